@@ -1,0 +1,418 @@
+//! The feature catalog: the one source of truth for every unstable feature kshim covers.
+//!
+//! Three readers share this file, and none of them keeps a second copy of it: the shim itself
+//! (as [`crate::catalog`], so `cargo doc` renders it), the shim's build script (through
+//! `#[path]`, to derive the cfgs from the compiler's release) and the xtask (through `#[path]`,
+//! to probe compilers, build the shim the way Kbuild does and predict what each compiler must
+//! say). It therefore uses `core` only and refers to nothing else in the crate.
+//!
+//! Every fact here was confirmed against a real compiler or a public source:
+//!
+//! - "stable since" releases are what `rustc`'s own `stable_features` lint says ("the feature
+//!   `inline_const` has been stable since 1.79.0"), checked on 1.85.0, 1.95.0, 1.96.0 and a
+//!   1.97.0 nightly, and agree with the seed commit's comments and the Rust release notes;
+//! - tracking issues are the ones `rustc` names in its E0658 "see issue #N" notes (1.63.0 for
+//!   the language features it still gated, a 1.97.0 nightly for the rest);
+//!   `dispatch_from_dyn` has none (`issue = "none"` in `core`);
+//! - `derive_coerce_pointee` first exists in 1.84.0, which is why the kernel's
+//!   `CONFIG_RUSTC_HAS_COERCE_POINTEE` is `RUSTC_VERSION >= 108400`.
+//!
+//! The `cargo xtask matrix` job re-checks the probe-able facts on every run: where a compiler
+//! disagrees with this file, the compiler wins and the difference is reported as a failure.
+
+/// A Rust release number, `major.minor.patch`, without channel or build suffixes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Release {
+    /// The major version, `1` for every release so far.
+    pub major: u32,
+    /// The minor version: `85` in 1.85.0.
+    pub minor: u32,
+    /// The patch version: `1` in 1.84.1.
+    pub patch: u32,
+}
+
+impl Release {
+    /// Builds a release from its three numbers.
+    pub const fn new(major: u32, minor: u32, patch: u32) -> Self {
+        Self {
+            major,
+            minor,
+            patch,
+        }
+    }
+
+    /// Parses exactly `MAJOR.MINOR.PATCH`, three decimal numbers and nothing else.
+    ///
+    /// Suffixes such as `-nightly` belong to the caller, which knows what they mean.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::catalog::Release;
+    ///
+    /// assert_eq!(Release::parse("1.85.0"), Some(Release::new(1, 85, 0)));
+    /// assert_eq!(Release::parse("1.85"), None);
+    /// assert_eq!(Release::parse("1.85.0-nightly"), None);
+    /// ```
+    pub fn parse(text: &str) -> Option<Self> {
+        let mut parts = text.split('.');
+        let mut next = || -> Option<u32> {
+            let part = parts.next()?;
+            if part.is_empty() || !part.bytes().all(|byte| byte.is_ascii_digit()) {
+                return None;
+            }
+            part.parse().ok()
+        };
+        let release = Self::new(next()?, next()?, next()?);
+        match parts.next() {
+            None => Some(release),
+            Some(_) => None,
+        }
+    }
+}
+
+impl core::fmt::Display for Release {
+    fn fmt(&self, formatter: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(formatter, "{}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
+
+/// The oldest compiler the kernel supported at the time of the seed commit (Linux 6.10 on).
+pub const MINIMUM_RELEASE: Release = Release::new(1, 78, 0);
+
+/// The cfg that is set when the shim is built the way the kernel builds `rust/kernel`.
+///
+/// Kernel mode means `RUSTC_BOOTSTRAP=1` (or a nightly compiler) and the whole `#![feature]`
+/// block on; without it, the shim enables no feature at all ("stable mode").
+pub const KERNEL_MODE_CFG: &str = "kshim_kernel_mode";
+
+/// Where the kernel enables a feature, as of the seed commit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelUse {
+    /// Only in the `kernel` crate's own list, `rust/kernel/lib.rs`.
+    KernelCrate,
+    /// Only in `rust_allowed_features`, the `-Zallow-features` list for code outside `rust/`.
+    AllowedOutsideRust,
+    /// In both lists.
+    Both,
+}
+
+impl KernelUse {
+    /// Whether code outside `rust/` (drivers, samples) may enable the feature.
+    pub const fn allowed_outside_rust(self) -> bool {
+        matches!(self, Self::AllowedOutsideRust | Self::Both)
+    }
+
+    /// Whether `rust/kernel/lib.rs` enables the feature.
+    pub const fn in_kernel_crate(self) -> bool {
+        matches!(self, Self::KernelCrate | Self::Both)
+    }
+}
+
+/// A cfg that the build derives from the compiler's release number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DerivedCfg {
+    /// The cfg's name, as passed to `--cfg`.
+    pub name: &'static str,
+    /// The first release on which the cfg is set.
+    pub from: Release,
+}
+
+impl DerivedCfg {
+    /// Whether a compiler of this release gets the cfg.
+    pub fn holds_for(&self, release: Release) -> bool {
+        release >= self.from
+    }
+}
+
+/// One unstable feature that the kernel used, and everything kshim knows about it.
+#[derive(Clone, Copy, Debug)]
+pub struct Feature {
+    /// The name inside `#![feature(...)]`.
+    pub name: &'static str,
+    /// The release that stabilized it, or `None` while it is still unstable.
+    pub stable_since: Option<Release>,
+    /// The first release that knows the feature at all, where that is later than
+    /// [`MINIMUM_RELEASE`]; before it, `#![feature(name)]` is error E0635.
+    pub known_since: Option<Release>,
+    /// The number of its tracking issue in `rust-lang/rust`, if it has one.
+    pub tracking_issue: Option<u32>,
+    /// Which of the kernel's two lists enables it.
+    pub kernel_use: KernelUse,
+    /// The cfg predicate under which the shim's `lib.rs` enables the feature.
+    pub gate: &'static str,
+    /// The compiler-derived cfg that selects the stabilized form, or the predecessor
+    /// features, if any.
+    pub cfg: Option<DerivedCfg>,
+    /// What the feature does, in one line.
+    pub summary: &'static str,
+    /// The stable replacement, in one line.
+    pub replacement: &'static str,
+    /// The file stem of the example in `examples/` that teaches it.
+    pub example: &'static str,
+}
+
+impl Feature {
+    /// Whether this feature is stable on a compiler of this release.
+    pub fn is_stable_on(&self, release: Release) -> bool {
+        self.stable_since.is_some_and(|since| release >= since)
+    }
+
+    /// Whether a compiler of this release knows this feature name at all.
+    pub fn is_known_on(&self, release: Release) -> bool {
+        // `Option::is_none_or` is too new for the shim's 1.78.0 minimum.
+        match self.known_since {
+            Some(since) => release >= since,
+            None => true,
+        }
+    }
+}
+
+const fn stable_cfg(name: &'static str, from: Release) -> Option<DerivedCfg> {
+    Some(DerivedCfg { name, from })
+}
+
+const RUST_1_79: Release = Release::new(1, 79, 0);
+const RUST_1_81: Release = Release::new(1, 81, 0);
+const RUST_1_82: Release = Release::new(1, 82, 0);
+const RUST_1_83: Release = Release::new(1, 83, 0);
+const RUST_1_84: Release = Release::new(1, 84, 0);
+const RUST_1_87: Release = Release::new(1, 87, 0);
+
+/// The kernel's `CONFIG_RUSTC_HAS_COERCE_POINTEE`: set from 1.84.0, the first release with
+/// `derive(CoercePointee)`.
+pub const HAS_COERCE_POINTEE: DerivedCfg = DerivedCfg {
+    name: "CONFIG_RUSTC_HAS_COERCE_POINTEE",
+    from: RUST_1_84,
+};
+
+const KERNEL_MODE_WITH_COERCE_POINTEE: &str =
+    "all(kshim_kernel_mode, CONFIG_RUSTC_HAS_COERCE_POINTEE)";
+const KERNEL_MODE_WITHOUT_COERCE_POINTEE: &str =
+    "all(kshim_kernel_mode, not(CONFIG_RUSTC_HAS_COERCE_POINTEE))";
+
+/// Every feature, in the order of the shim's `lib.rs` feature block.
+///
+/// The first twelve follow `rust/kernel/lib.rs` as the seed commit leaves it; the last two are
+/// the `rust_allowed_features` entries that the kernel crate's own list does not have.
+pub const FEATURES: &[Feature] = &[
+    Feature {
+        name: "inline_const",
+        stable_since: Some(RUST_1_79),
+        known_since: None,
+        tracking_issue: Some(76001),
+        kernel_use: KernelUse::KernelCrate,
+        gate: KERNEL_MODE_CFG,
+        cfg: stable_cfg("kshim_stable_inline_const", RUST_1_79),
+        summary: "`const { ... }` blocks: a constant evaluated at compile time, inline in an expression",
+        replacement: "a named `const` item in a helper trait or struct, evaluated when it is used",
+        example: "rust_inline_const",
+    },
+    Feature {
+        name: "lint_reasons",
+        stable_since: Some(RUST_1_81),
+        known_since: None,
+        tracking_issue: Some(54503),
+        kernel_use: KernelUse::Both,
+        gate: KERNEL_MODE_CFG,
+        cfg: stable_cfg("kshim_stable_lint_reasons", RUST_1_81),
+        summary: "`#[expect(lint, reason = \"...\")]`: an allow that warns once the lint stops firing",
+        replacement: "`#[allow(lint)]` with a comment, which silently outlives its reason",
+        example: "rust_lint_reasons",
+    },
+    Feature {
+        name: "raw_ref_op",
+        stable_since: Some(RUST_1_82),
+        known_since: None,
+        tracking_issue: Some(64490),
+        kernel_use: KernelUse::Both,
+        gate: KERNEL_MODE_CFG,
+        cfg: stable_cfg("kshim_stable_raw_ref_op", RUST_1_82),
+        summary: "`&raw const place` / `&raw mut place`: a raw pointer to a place without an intermediate reference",
+        replacement: "`core::ptr::addr_of!` / `addr_of_mut!`, the same operation spelled as a macro",
+        example: "rust_raw_ref_op",
+    },
+    Feature {
+        name: "const_maybe_uninit_as_mut_ptr",
+        stable_since: Some(RUST_1_83),
+        known_since: None,
+        tracking_issue: Some(75251),
+        kernel_use: KernelUse::KernelCrate,
+        gate: KERNEL_MODE_CFG,
+        cfg: stable_cfg("kshim_stable_const_maybe_uninit_as_mut_ptr", RUST_1_83),
+        summary: "`MaybeUninit::as_mut_ptr` in `const fn`: initialize memory in place at compile time",
+        replacement: "build the value by value in a `const fn` loop and wrap it afterwards",
+        example: "rust_const_eval",
+    },
+    Feature {
+        name: "const_mut_refs",
+        stable_since: Some(RUST_1_83),
+        known_since: None,
+        tracking_issue: Some(57349),
+        kernel_use: KernelUse::KernelCrate,
+        gate: KERNEL_MODE_CFG,
+        cfg: stable_cfg("kshim_stable_const_mut_refs", RUST_1_83),
+        summary: "`&mut` references in `const fn`: mutate through a helper while evaluating a constant",
+        replacement: "pass values in and return them out (`fn step(x: T) -> T`), no `&mut` in const code",
+        example: "rust_const_eval",
+    },
+    Feature {
+        name: "const_ptr_write",
+        stable_since: Some(RUST_1_83),
+        known_since: None,
+        tracking_issue: Some(86302),
+        kernel_use: KernelUse::KernelCrate,
+        gate: KERNEL_MODE_CFG,
+        cfg: stable_cfg("kshim_stable_const_ptr_write", RUST_1_83),
+        summary: "`ptr::write` in `const fn`: write through a raw pointer at compile time",
+        replacement: "assign whole values in const code and leave pointer writes to run time",
+        example: "rust_const_eval",
+    },
+    Feature {
+        name: "const_refs_to_cell",
+        stable_since: Some(RUST_1_83),
+        known_since: None,
+        tracking_issue: Some(80384),
+        kernel_use: KernelUse::KernelCrate,
+        gate: KERNEL_MODE_CFG,
+        cfg: stable_cfg("kshim_stable_const_refs_to_cell", RUST_1_83),
+        summary: "references to types with interior mutability in const contexts, such as a `const` pointing at a `static` lock",
+        replacement: "take the address at run time, or hold a raw pointer to the `static` instead of a reference",
+        example: "rust_const_eval",
+    },
+    Feature {
+        name: "arbitrary_self_types",
+        stable_since: None,
+        known_since: None,
+        tracking_issue: Some(44874),
+        kernel_use: KernelUse::Both,
+        gate: KERNEL_MODE_CFG,
+        cfg: None,
+        summary: "methods whose receiver is a custom smart pointer: `fn f(self: ArcBorrow<'_, Self>)`",
+        replacement: "an extension trait implemented for the smart pointer, so `ptr.f()` still reads the same",
+        example: "rust_arbitrary_self_types",
+    },
+    Feature {
+        name: "derive_coerce_pointee",
+        stable_since: None,
+        known_since: Some(RUST_1_84),
+        tracking_issue: Some(123430),
+        kernel_use: KernelUse::KernelCrate,
+        gate: KERNEL_MODE_WITH_COERCE_POINTEE,
+        cfg: Some(HAS_COERCE_POINTEE),
+        summary: "`#[derive(CoercePointee)]`: let a custom smart pointer coerce `Arc<T>` to `Arc<dyn Trait>` and dispatch on it",
+        replacement: "an explicit conversion macro that unsizes the inner raw pointer, where the language can check it",
+        example: "rust_coerce_pointee",
+    },
+    Feature {
+        name: "coerce_unsized",
+        stable_since: None,
+        known_since: None,
+        tracking_issue: Some(18598),
+        kernel_use: KernelUse::KernelCrate,
+        gate: KERNEL_MODE_WITHOUT_COERCE_POINTEE,
+        cfg: Some(HAS_COERCE_POINTEE),
+        summary: "`impl CoerceUnsized`: the pre-1.84 way to make a custom pointer coerce to `dyn Trait`",
+        replacement: "the same explicit conversion macro as for `derive_coerce_pointee`",
+        example: "rust_coerce_pointee",
+    },
+    Feature {
+        name: "dispatch_from_dyn",
+        stable_since: None,
+        known_since: None,
+        tracking_issue: None,
+        kernel_use: KernelUse::KernelCrate,
+        gate: KERNEL_MODE_WITHOUT_COERCE_POINTEE,
+        cfg: Some(HAS_COERCE_POINTEE),
+        summary: "`impl DispatchFromDyn`: the pre-1.84 way to make `self: Arc<Self>` methods object-safe",
+        replacement: "dispatch through `&dyn Trait` borrowed from the pointer instead of through the pointer",
+        example: "rust_coerce_pointee",
+    },
+    Feature {
+        name: "unsize",
+        stable_since: None,
+        known_since: None,
+        tracking_issue: Some(18598),
+        kernel_use: KernelUse::KernelCrate,
+        gate: KERNEL_MODE_WITHOUT_COERCE_POINTEE,
+        cfg: Some(HAS_COERCE_POINTEE),
+        summary: "the `Unsize` marker trait, the bound that the pre-1.84 `CoerceUnsized` impls need",
+        replacement: "let the built-in raw-pointer unsizing coercion check `T: Unsize<U>` for you",
+        example: "rust_coerce_pointee",
+    },
+    Feature {
+        name: "asm_const",
+        stable_since: Some(RUST_1_82),
+        known_since: None,
+        tracking_issue: Some(93332),
+        kernel_use: KernelUse::AllowedOutsideRust,
+        gate: KERNEL_MODE_CFG,
+        cfg: stable_cfg("kshim_stable_asm_const", RUST_1_82),
+        summary: "`const` operands in `asm!`: a compile-time integer pasted into the assembly text",
+        replacement: "pass the value in a register operand (`in(reg)`), at the cost of a register and a move",
+        example: "rust_asm_const",
+    },
+    Feature {
+        name: "asm_goto",
+        stable_since: Some(RUST_1_87),
+        known_since: None,
+        tracking_issue: Some(119364),
+        kernel_use: KernelUse::AllowedOutsideRust,
+        gate: KERNEL_MODE_CFG,
+        cfg: stable_cfg("kshim_stable_asm_goto", RUST_1_87),
+        summary: "`label { ... }` operands in `asm!`: assembly that jumps into Rust code, as static keys do",
+        replacement: "an ordinary load-and-branch on an atomic flag, paid on every call",
+        example: "rust_asm_goto",
+    },
+];
+
+/// Looks a feature up by its `#![feature(...)]` name.
+pub fn feature(name: &str) -> Option<&'static Feature> {
+    FEATURES.iter().find(|feature| feature.name == name)
+}
+
+/// Every cfg name that a build of the shim may set, each once, for `--check-cfg`.
+pub fn all_cfg_names() -> impl Iterator<Item = &'static str> {
+    let derived = FEATURES.iter().enumerate().filter_map(|(index, feature)| {
+        let cfg = feature.cfg?;
+        let first = FEATURES[..index]
+            .iter()
+            .all(|earlier| earlier.cfg.map(|other| other.name) != Some(cfg.name));
+        first.then_some(cfg.name)
+    });
+    core::iter::once(KERNEL_MODE_CFG).chain(derived)
+}
+
+/// The cfgs that a compiler of this release gets, each once; kernel mode adds
+/// [`KERNEL_MODE_CFG`].
+///
+/// # Examples
+///
+/// ```
+/// use kernel::catalog::{derived_cfgs, Release};
+///
+/// let on_1_85: Vec<_> = derived_cfgs(Release::new(1, 85, 0), false).collect();
+/// assert!(on_1_85.contains(&"CONFIG_RUSTC_HAS_COERCE_POINTEE"));
+/// assert!(on_1_85.contains(&"kshim_stable_inline_const"));
+/// assert!(!on_1_85.contains(&"kshim_stable_asm_goto"));
+/// assert!(!on_1_85.contains(&"kshim_kernel_mode"));
+/// ```
+pub fn derived_cfgs(release: Release, kernel_mode: bool) -> impl Iterator<Item = &'static str> {
+    let mode = kernel_mode.then_some(KERNEL_MODE_CFG);
+    let derived = all_cfg_names().skip(1).filter(move |name| {
+        FEATURES
+            .iter()
+            .filter_map(|feature| feature.cfg)
+            .any(|cfg| cfg.name == *name && cfg.holds_for(release))
+    });
+    mode.into_iter().chain(derived)
+}
+
+/// The features that code outside the shim may enable in kernel mode: the kernel's
+/// `rust_allowed_features`, joined with commas for `-Zallow-features`.
+pub fn allowed_features() -> impl Iterator<Item = &'static str> {
+    FEATURES
+        .iter()
+        .filter(|feature| feature.kernel_use.allowed_outside_rust())
+        .map(|feature| feature.name)
+}

@@ -1,0 +1,88 @@
+//! A core-only crate shaped like the Linux kernel's `rust/kernel`, for teaching.
+//!
+//! Every unstable feature that the kernel's Rust code depended on in 2025 appears here inside a
+//! real kernel-style abstraction, next to its stable replacement. Which form is compiled is
+//! chosen by cfgs derived from the compiler (see [`catalog`]):
+//!
+//! - kernel mode (`kshim_kernel_mode`, set by `RUSTC_BOOTSTRAP=1` or a nightly compiler): the
+//!   feature block below is on, exactly as in `rust/kernel/lib.rs`, and the gated forms are
+//!   used;
+//! - stable mode: no `#![feature]` at all; the stabilized syntax is used where the compiler
+//!   has it, and the stable replacement where it does not, from Rust 1.78.0 on.
+//!
+//! The `catalog` module is the one source of truth for every feature: its stable-since
+//! release, tracking issue, replacement, the cfg that selects it and the example that teaches
+//! it.
+
+#![no_std]
+//
+// Please see https://github.com/Rust-for-Linux/linux/issues/2 for details on
+// the unstable features in use.
+//
+// Stable since Rust 1.79.0.
+#![cfg_attr(kshim_kernel_mode, feature(inline_const))]
+//
+// Stable since Rust 1.81.0.
+#![cfg_attr(kshim_kernel_mode, feature(lint_reasons))]
+//
+// Stable since Rust 1.82.0.
+#![cfg_attr(kshim_kernel_mode, feature(raw_ref_op))]
+//
+// Stable since Rust 1.83.0.
+#![cfg_attr(kshim_kernel_mode, feature(const_maybe_uninit_as_mut_ptr))]
+#![cfg_attr(kshim_kernel_mode, feature(const_mut_refs))]
+#![cfg_attr(kshim_kernel_mode, feature(const_ptr_write))]
+#![cfg_attr(kshim_kernel_mode, feature(const_refs_to_cell))]
+//
+// Expected to become stable.
+#![cfg_attr(kshim_kernel_mode, feature(arbitrary_self_types))]
+//
+// `feature(derive_coerce_pointee)` is expected to become stable. Before Rust
+// 1.84.0, it did not exist, so enable the predecessor features.
+#![cfg_attr(
+    all(kshim_kernel_mode, CONFIG_RUSTC_HAS_COERCE_POINTEE),
+    feature(derive_coerce_pointee)
+)]
+#![cfg_attr(
+    all(kshim_kernel_mode, not(CONFIG_RUSTC_HAS_COERCE_POINTEE)),
+    feature(coerce_unsized)
+)]
+#![cfg_attr(
+    all(kshim_kernel_mode, not(CONFIG_RUSTC_HAS_COERCE_POINTEE)),
+    feature(dispatch_from_dyn)
+)]
+#![cfg_attr(
+    all(kshim_kernel_mode, not(CONFIG_RUSTC_HAS_COERCE_POINTEE)),
+    feature(unsize)
+)]
+//
+// The kernel allows these two only outside `rust/` (`rust_allowed_features` in
+// `scripts/Makefile.build`); the shim enables them for its `jump_label` and `asm`
+// abstractions.
+//
+// Stable since Rust 1.82.0.
+#![cfg_attr(kshim_kernel_mode, feature(asm_const))]
+//
+// Stable since Rust 1.87.0.
+#![cfg_attr(kshim_kernel_mode, feature(asm_goto))]
+//
+// As in the kernel, a feature that has become stable keeps its attribute until the minimum
+// Rust version passes it; the compiler's reminder is expected.
+#![cfg_attr(kshim_kernel_mode, allow(stable_features))]
+#![warn(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+pub mod asm;
+pub mod build_assert;
+pub mod catalog;
+pub mod const_init;
+pub mod container_of;
+pub mod error;
+pub mod jump_label;
+pub mod module;
+pub mod prelude;
+pub mod print;
+pub mod sync;
+
+pub use crate::module::{Module, ThisModule};

@@ -1,0 +1,244 @@
+//! `pr_info!`-style logging into a fixed buffer that the host can read back.
+//!
+//! The kernel's `pr_*!` macros hand a message to `printk`, which adds it to the kernel log
+//! (`dmesg`). Here the kernel log is a fixed-size buffer in a `static`, so that a module that
+//! runs on the host can be checked by what it logged. Each line is written as
+//! `[level] prefix: message`, where the prefix is the module name that `module!` declares, as
+//! `pr_fmt` makes it in the kernel.
+
+use core::cell::UnsafeCell;
+use core::fmt::{self, Write};
+use core::sync::atomic::{AtomicBool, Ordering};
+
+/// How many bytes the log keeps; later lines are dropped and [`Log::truncated`] says so.
+pub const LOG_CAPACITY: usize = 16 * 1024;
+
+/// A message's importance, as printk's `KERN_*` levels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// `KERN_EMERG`: the system is unusable.
+    Emerg,
+    /// `KERN_ALERT`: action must be taken at once.
+    Alert,
+    /// `KERN_CRIT`: a critical condition.
+    Crit,
+    /// `KERN_ERR`: an error condition.
+    Err,
+    /// `KERN_WARNING`: a warning.
+    Warning,
+    /// `KERN_NOTICE`: normal but significant.
+    Notice,
+    /// `KERN_INFO`: informational.
+    Info,
+    /// `KERN_DEBUG`: debug-level messages.
+    Debug,
+}
+
+impl Level {
+    /// The level's name as it appears in the log.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Level::Emerg => "emerg",
+            Level::Alert => "alert",
+            Level::Crit => "crit",
+            Level::Err => "err",
+            Level::Warning => "warn",
+            Level::Notice => "notice",
+            Level::Info => "info",
+            Level::Debug => "debug",
+        }
+    }
+}
+
+/// A copy of the log's text, taken by [`snapshot`].
+#[derive(Clone)]
+pub struct Log {
+    bytes: [u8; LOG_CAPACITY],
+    len: usize,
+    truncated: bool,
+}
+
+impl Log {
+    /// The logged text; every line ends with `\n`.
+    pub fn as_str(&self) -> &str {
+        // The buffer only ever receives whole `&str` fragments that fit (see `Buffer::append`),
+        // so it is valid UTF-8 up to `len`; fall back to nothing rather than panic.
+        core::str::from_utf8(&self.bytes[..self.len]).unwrap_or("")
+    }
+
+    /// The logged lines, without their line endings.
+    pub fn lines(&self) -> core::str::Lines<'_> {
+        self.as_str().lines()
+    }
+
+    /// Whether messages were dropped because the buffer was full.
+    pub fn truncated(&self) -> bool {
+        self.truncated
+    }
+}
+
+impl fmt::Debug for Log {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
+/// The buffer behind the log, with its spin lock.
+///
+/// # Invariants
+///
+/// `contents` is only accessed while `locked` is held, and `contents.len <= LOG_CAPACITY`.
+struct Buffer {
+    locked: AtomicBool,
+    contents: UnsafeCell<Log>,
+}
+
+// SAFETY: `contents` is only touched with `locked` held (see `Buffer::with`), so the buffer
+// may be shared between threads.
+unsafe impl Sync for Buffer {}
+
+static BUFFER: Buffer = Buffer {
+    locked: AtomicBool::new(false),
+    contents: UnsafeCell::new(Log {
+        bytes: [0; LOG_CAPACITY],
+        len: 0,
+        truncated: false,
+    }),
+};
+
+impl Buffer {
+    fn with<R>(&self, f: impl FnOnce(&mut Log) -> R) -> R {
+        while self
+            .locked
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            core::hint::spin_loop();
+        }
+        // SAFETY: the lock is held from the exchange above until the store below, so this is
+        // the only reference to `contents`.
+        let result = f(unsafe { &mut *self.contents.get() });
+        self.locked.store(false, Ordering::Release);
+        result
+    }
+}
+
+impl Write for Log {
+    fn write_str(&mut self, text: &str) -> fmt::Result {
+        let end = self.len + text.len();
+        if self.truncated || end > LOG_CAPACITY {
+            self.truncated = true;
+            return Ok(());
+        }
+        self.bytes[self.len..end].copy_from_slice(text.as_bytes());
+        // INVARIANT: `end <= LOG_CAPACITY`, checked above.
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// Appends one line to the log; the `pr_*!` macros call this.
+#[doc(hidden)]
+pub fn call_printk(level: Level, prefix: &str, args: fmt::Arguments<'_>) {
+    BUFFER.with(|log| {
+        let (start, already_truncated) = (log.len, log.truncated);
+        // Writing to `Log` never fails; a full buffer only sets `truncated`.
+        let _ = write!(log, "[{}] {prefix}: {args}\n", level.name());
+        if log.truncated && !already_truncated {
+            // INVARIANT: shrinking keeps `len <= LOG_CAPACITY`; only whole lines stay.
+            log.len = start;
+        }
+    });
+}
+
+/// Empties the log.
+pub fn clear() {
+    BUFFER.with(|log| {
+        log.len = 0;
+        log.truncated = false;
+    });
+}
+
+/// Copies the log as it is now.
+pub fn snapshot() -> Log {
+    BUFFER.with(|log| log.clone())
+}
+
+/// Logs at a given level with the calling module's prefix.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! print_macro {
+    ($level:ident, $($arg:tt)+) => {
+        // `crate::__LOG_PREFIX` is resolved in the calling crate, where `module!` defines it,
+        // just as in the kernel.
+        $crate::print::call_printk(
+            $crate::print::Level::$level,
+            crate::__LOG_PREFIX,
+            ::core::format_args!($($arg)+),
+        )
+    };
+}
+
+/// Logs an informational message, like the kernel's `pr_info!`.
+///
+/// The calling crate must declare its module with [`module!`](crate::module!), which defines
+/// the prefix.
+#[macro_export]
+macro_rules! pr_info {
+    ($($arg:tt)+) => { $crate::print_macro!(Info, $($arg)+) };
+}
+
+/// Logs a notice, like the kernel's `pr_notice!`.
+#[macro_export]
+macro_rules! pr_notice {
+    ($($arg:tt)+) => { $crate::print_macro!(Notice, $($arg)+) };
+}
+
+/// Logs a warning, like the kernel's `pr_warn!`.
+#[macro_export]
+macro_rules! pr_warn {
+    ($($arg:tt)+) => { $crate::print_macro!(Warning, $($arg)+) };
+}
+
+/// Logs an error, like the kernel's `pr_err!`.
+#[macro_export]
+macro_rules! pr_err {
+    ($($arg:tt)+) => { $crate::print_macro!(Err, $($arg)+) };
+}
+
+/// Logs a debug message, like the kernel's `pr_debug!`.
+#[macro_export]
+macro_rules! pr_debug {
+    ($($arg:tt)+) => { $crate::print_macro!(Debug, $($arg)+) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The crate's own tests log with this prefix, as a module would.
+    const PREFIX: &str = "print_test";
+
+    #[test]
+    fn lines_carry_level_and_prefix_and_overflow_is_reported() {
+        let _guard = crate::module::tests::serialize();
+        clear();
+        call_printk(Level::Info, PREFIX, format_args!("hello {}", 42));
+        call_printk(Level::Err, PREFIX, format_args!("bad"));
+        let log = snapshot();
+        let lines: [&str; 2] = ["[info] print_test: hello 42", "[err] print_test: bad"];
+        assert!(log.lines().eq(lines));
+        assert!(!log.truncated());
+
+        let long = [b'x'; 1000];
+        let long = core::str::from_utf8(&long).unwrap();
+        for _ in 0..LOG_CAPACITY / 1000 + 1 {
+            call_printk(Level::Debug, PREFIX, format_args!("{long}"));
+        }
+        let log = snapshot();
+        assert!(log.truncated());
+        assert!(log.as_str().len() <= LOG_CAPACITY);
+        assert!(log.as_str().ends_with('\n'), "only whole lines are kept");
+        clear();
+    }
+}

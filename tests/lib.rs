@@ -1,0 +1,1 @@
+//! Shared helpers for kshim's repository-level tests.

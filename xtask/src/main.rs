@@ -1,0 +1,3 @@
+//! kshim's automation, one binary whose first argument is the command.
+
+fn main() {}
