@@ -242,7 +242,7 @@ pub const FEATURES: &[Feature] = &[
         cfg: stable_cfg("kshim_stable_const_maybe_uninit_as_mut_ptr", RUST_1_83),
         summary: "`MaybeUninit::as_mut_ptr` in `const fn`: initialize memory in place at compile time",
         replacement: "build the value by value in a `const fn` loop and wrap it afterwards",
-        example: "rust_const_eval",
+        example: "rust_const_maybe_uninit_as_mut_ptr",
     },
     Feature {
         name: "const_mut_refs",
@@ -254,7 +254,7 @@ pub const FEATURES: &[Feature] = &[
         cfg: stable_cfg("kshim_stable_const_mut_refs", RUST_1_83),
         summary: "`&mut` references in `const fn`: mutate through a helper while evaluating a constant",
         replacement: "pass values in and return them out (`fn step(x: T) -> T`), no `&mut` in const code",
-        example: "rust_const_eval",
+        example: "rust_const_mut_refs",
     },
     Feature {
         name: "const_ptr_write",
@@ -266,7 +266,7 @@ pub const FEATURES: &[Feature] = &[
         cfg: stable_cfg("kshim_stable_const_ptr_write", RUST_1_83),
         summary: "`ptr::write` in `const fn`: write through a raw pointer at compile time",
         replacement: "assign whole values in const code and leave pointer writes to run time",
-        example: "rust_const_eval",
+        example: "rust_const_ptr_write",
     },
     Feature {
         name: "const_refs_to_cell",
@@ -278,7 +278,7 @@ pub const FEATURES: &[Feature] = &[
         cfg: stable_cfg("kshim_stable_const_refs_to_cell", RUST_1_83),
         summary: "references to types with interior mutability in const contexts, such as a `const` pointing at a `static` lock",
         replacement: "take the address at run time, or hold a raw pointer to the `static` instead of a reference",
-        example: "rust_const_eval",
+        example: "rust_const_refs_to_cell",
     },
     Feature {
         name: "arbitrary_self_types",
