@@ -1,3 +1,44 @@
 //! kshim's automation, one binary whose first argument is the command.
+//!
+//! Exit status: 0 success, 1 a mismatch or failure that the command reports, 2 bad input or an
+//! error that stopped the work (the message says which).
 
-fn main() {}
+use std::process::ExitCode;
+use xtask::flags::{self, XtaskCmd};
+use xtask::Verdict;
+
+fn main() -> ExitCode {
+    let flags = match flags::Xtask::from_env() {
+        Ok(flags) => flags,
+        Err(error) if error.is_help() => {
+            println!("{error}");
+            return ExitCode::SUCCESS;
+        }
+        Err(error) => {
+            eprintln!("error: {error}\n(run `cargo xtask --help` for the commands and flags)");
+            return ExitCode::from(2);
+        }
+    };
+    let outcome = xshell::Shell::new()
+        .map_err(anyhow::Error::from)
+        .and_then(|sh| {
+            sh.change_dir(xtask::project_root());
+            match &flags.subcommand {
+                XtaskCmd::Matrix(cmd) => cmd.run(&sh),
+                XtaskCmd::Toolchains(cmd) => cmd.run(&sh),
+                XtaskCmd::Audit(cmd) => cmd.run(&sh),
+                XtaskCmd::Merge(cmd) => cmd.run(&sh),
+                XtaskCmd::CiMatrix(cmd) => cmd.run(&sh),
+                XtaskCmd::Docs(cmd) => cmd.run(&sh),
+                XtaskCmd::Bench(cmd) => cmd.run(&sh),
+            }
+        });
+    match outcome {
+        Ok(Verdict::Success) => ExitCode::SUCCESS,
+        Ok(Verdict::Failure) => ExitCode::from(1),
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}

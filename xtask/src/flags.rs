@@ -1,0 +1,213 @@
+//! Every command and flag of `cargo xtask`, declared once; `--help` is generated from the docs.
+
+use std::path::PathBuf;
+
+xflags::xflags! {
+    src "./src/flags.rs"
+
+    /// kshim's automation: check which real compilers can build the kernel-style shim.
+    ///
+    /// Exit status: 0 success; 1 the matrix (or audit, merge) found a mismatch or a failure;
+    /// 2 bad input (flags, pin file, catalog) or an environment problem that stopped the work.
+    cmd xtask {
+        /// Build and test the shim and every example on every pinned toolchain, and compare
+        /// what each compiler says with what the catalog predicts.
+        cmd matrix {
+            /// Select or add a compiler: a rustup toolchain name (`nightly`, `1.85.0`) or a path to a
+            /// rustc executable (a wrapper script counts). Repeatable; with it, only these run.
+            repeated --toolchain spec: String
+            /// Output: `human` (default; tables and a summary line per toolchain), `json` or `markdown`.
+            optional --format format: String
+            /// Run at most N rustc processes at once (default: the number of cores).
+            optional -j, --jobs n: usize
+            /// Ignore cached results and run everything again (the cache is still refreshed).
+            optional --no-cache
+            /// Print every rustc command it would run, one per line, runnable in a POSIX shell; run nothing.
+            optional --dry-run
+            /// Fail (exit 1) when a pinned toolchain is missing, not only on mismatches.
+            optional --strict
+            /// Kill any single rustc or test process that runs longer than this many seconds (default 300).
+            optional --timeout seconds: u64
+            /// Run only shard K of N of the toolchains (`--shard 1/3`), for spreading the matrix over CI machines.
+            optional --shard k_of_n: String
+            /// The pin file to read (default: `toolchains.toml` at the repository root).
+            optional --pins path: PathBuf
+        }
+
+        /// List every pinned toolchain: where it was found, with its `rustc -vV` summary, or
+        /// the exact command that would install it.
+        cmd toolchains {
+            /// Select or add a compiler, as for `matrix`. Repeatable.
+            repeated --toolchain spec: String
+            /// The pin file to read (default: `toolchains.toml` at the repository root).
+            optional --pins path: PathBuf
+
+            /// List the pins (the default).
+            default cmd list {}
+            /// Install what can be installed: rustup for official releases (fails offline, and
+            /// says so), Debian's packages, unpacked under `target/toolchains/`, for the releases
+            /// Debian's registry serves.
+            cmd install {}
+        }
+
+        /// Report which of a crate's `#![feature(...)]` lines each toolchain still needs.
+        cmd audit {
+            /// The crate root to read (`src/lib.rs` of any crate).
+            optional path: PathBuf
+            /// Audit this comma-separated feature list instead of a file, as in the kernel's
+            /// `rust_allowed_features`.
+            optional --features list: String
+            /// Lint mode: report features stable at or before this release as removable, and
+            /// `cfg_attr` branches that can no longer be taken as dead.
+            optional --min-rust release: String
+            /// Select or add a compiler, as for `matrix`. Repeatable.
+            repeated --toolchain spec: String
+            /// Output: `human` (default), `json` or `markdown`.
+            optional --format format: String
+            /// The pin file to read (default: `toolchains.toml` at the repository root).
+            optional --pins path: PathBuf
+        }
+
+        /// Join matrix reports written by `matrix --shard` into one, with the same tables and
+        /// exit status as one whole run.
+        cmd merge {
+            /// The JSON reports to join.
+            repeated reports: PathBuf
+            /// Output: `human` (default), `json` or `markdown`.
+            optional --format format: String
+            /// Fail when a pinned toolchain is missing, as `matrix --strict`.
+            optional --strict
+        }
+
+        /// Print the CI job matrix (JSON) from the pin file, for the GitHub Actions workflow.
+        cmd ci-matrix {
+            /// How many shards to spread the toolchains over (default: one per toolchain).
+            optional --shards n: usize
+            /// The pin file to read (default: `toolchains.toml` at the repository root).
+            optional --pins path: PathBuf
+        }
+
+        /// Regenerate the README's feature table and `docs/features.md` from the catalog and a
+        /// matrix report.
+        cmd docs {
+            /// The matrix JSON report to read (default: the last run's, under `target/`).
+            optional --report path: PathBuf
+            /// Only check that the generated files are up to date; change nothing.
+            optional --check
+        }
+
+        /// Time a cold matrix, a warm matrix and the same rustc commands run by
+        /// `xargs -P <cores>`, and print the figures for BENCHMARKS.md.
+        cmd bench {
+            /// Select or add a compiler, as for `matrix`. Repeatable.
+            repeated --toolchain spec: String
+            /// How many times to run each measurement (default 3).
+            optional --runs n: usize
+        }
+    }
+}
+// generated start
+// The following code is generated by `xflags` macro.
+// Run `env UPDATE_XFLAGS=1 cargo build` to regenerate.
+#[derive(Debug)]
+pub struct Xtask {
+    pub subcommand: XtaskCmd,
+}
+
+#[derive(Debug)]
+pub enum XtaskCmd {
+    Matrix(Matrix),
+    Toolchains(Toolchains),
+    Audit(Audit),
+    Merge(Merge),
+    CiMatrix(CiMatrix),
+    Docs(Docs),
+    Bench(Bench),
+}
+
+#[derive(Debug)]
+pub struct Matrix {
+    pub toolchain: Vec<String>,
+    pub format: Option<String>,
+    pub jobs: Option<usize>,
+    pub no_cache: bool,
+    pub dry_run: bool,
+    pub strict: bool,
+    pub timeout: Option<u64>,
+    pub shard: Option<String>,
+    pub pins: Option<PathBuf>,
+}
+
+#[derive(Debug)]
+pub struct Toolchains {
+    pub toolchain: Vec<String>,
+    pub pins: Option<PathBuf>,
+    pub subcommand: ToolchainsCmd,
+}
+
+#[derive(Debug)]
+pub enum ToolchainsCmd {
+    List(List),
+    Install(Install),
+}
+
+#[derive(Debug)]
+pub struct List;
+
+#[derive(Debug)]
+pub struct Install;
+
+#[derive(Debug)]
+pub struct Audit {
+    pub path: Option<PathBuf>,
+
+    pub features: Option<String>,
+    pub min_rust: Option<String>,
+    pub toolchain: Vec<String>,
+    pub format: Option<String>,
+    pub pins: Option<PathBuf>,
+}
+
+#[derive(Debug)]
+pub struct Merge {
+    pub reports: Vec<PathBuf>,
+
+    pub format: Option<String>,
+    pub strict: bool,
+}
+
+#[derive(Debug)]
+pub struct CiMatrix {
+    pub shards: Option<usize>,
+    pub pins: Option<PathBuf>,
+}
+
+#[derive(Debug)]
+pub struct Docs {
+    pub report: Option<PathBuf>,
+    pub check: bool,
+}
+
+#[derive(Debug)]
+pub struct Bench {
+    pub toolchain: Vec<String>,
+    pub runs: Option<usize>,
+}
+
+impl Xtask {
+    #[allow(dead_code)]
+    pub fn from_env_or_exit() -> Self {
+        Self::from_env_or_exit_()
+    }
+
+    #[allow(dead_code)]
+    pub fn from_env() -> xflags::Result<Self> {
+        Self::from_env_()
+    }
+
+    #[allow(dead_code)]
+    pub fn from_vec(args: Vec<std::ffi::OsString>) -> xflags::Result<Self> {
+        Self::from_vec_(args)
+    }
+}
+// generated end

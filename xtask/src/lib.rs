@@ -1,0 +1,37 @@
+//! kshim's automation as a library, so that the repository tests can drive the same code.
+//!
+//! `main.rs` only parses flags and dispatches; each command lives in its own module, with
+//! `impl flags::Command { fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> }`.
+
+pub mod flags;
+
+/// The feature catalog, read from the shim itself so that there is no second copy.
+pub use kernel::catalog;
+
+pub mod audit;
+pub mod bench;
+pub mod ci_matrix;
+pub mod docs;
+pub mod matrix;
+pub mod merge;
+pub mod toolchains;
+
+use std::path::PathBuf;
+
+/// How a command that ran to its end came out; errors (exit status 2) are `anyhow::Error`s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Everything matched: exit status 0.
+    Success,
+    /// The command found a mismatch or a failure it reports: exit status 1.
+    Failure,
+}
+
+/// The repository's root, where `Cargo.toml`, `toolchains.toml` and `target/` are.
+pub fn project_root() -> PathBuf {
+    let manifest_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest_dir
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or(manifest_dir)
+}
