@@ -1,0 +1,272 @@
+//! Tidy tests: the repository agrees with its catalog and its own rules.
+//!
+//! These read files only; they run in milliseconds and need no compiler.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use xtask::catalog::{allowed_features, FEATURES};
+use xtask::project_root;
+
+fn read(relative: &str) -> String {
+    let path = project_root().join(relative);
+    fs::read_to_string(&path).unwrap_or_else(|error| panic!("reading {}: {error}", path.display()))
+}
+
+/// One `#![cfg_attr(GATE, feature(NAME))]` line of `lib.rs`, with the comment above it.
+#[derive(Debug)]
+struct FeatureLine {
+    gate: String,
+    name: String,
+    comment: String,
+    line_number: usize,
+}
+
+/// Reads the feature block of the shim's `lib.rs`.
+///
+/// rustfmt wraps long attributes over several lines, so each attribute is joined into one line
+/// (with the spacing rustfmt adds removed) before it is read.
+fn lib_rs_feature_lines() -> Vec<FeatureLine> {
+    let mut lines = Vec::new();
+    // One comment heads a group of lines with the same status, as in the kernel: it lasts
+    // until the next comment starts.
+    let mut comment = String::new();
+    let mut previous_was_comment = false;
+    let mut attribute: Option<(String, usize)> = None;
+    for (index, line) in read("kernel-shim/src/lib.rs").lines().enumerate() {
+        let line = line.trim();
+        if let Some((text, start)) = attribute.as_mut() {
+            if !text.ends_with('(') && !line.starts_with(')') {
+                text.push(' ');
+            }
+            text.push_str(line);
+            if line.ends_with(")]") {
+                let (text, start) = (text.replace(",)", ")"), *start);
+                attribute = None;
+                lines.extend(parse_feature_attribute(&text, &comment, start));
+            }
+            continue;
+        }
+        if let Some(text) = line.strip_prefix("//") {
+            if !previous_was_comment {
+                comment.clear();
+            }
+            comment.push_str(text.trim());
+            comment.push(' ');
+            previous_was_comment = true;
+            continue;
+        }
+        previous_was_comment = false;
+        if line.starts_with("#![cfg_attr(") && !line.ends_with(")]") {
+            attribute = Some((line.to_string(), index + 1));
+        } else {
+            lines.extend(parse_feature_attribute(line, &comment, index + 1));
+        }
+    }
+    lines
+}
+
+/// Reads `#![cfg_attr(GATE, feature(NAME))]`, or nothing if the line is something else.
+fn parse_feature_attribute(line: &str, comment: &str, line_number: usize) -> Option<FeatureLine> {
+    let attribute = line.strip_prefix("#![cfg_attr(")?.strip_suffix("))]")?;
+    let (gate, name) = attribute.split_once(", feature(")?;
+    Some(FeatureLine {
+        gate: gate.to_string(),
+        name: name.to_string(),
+        comment: comment.to_string(),
+        line_number,
+    })
+}
+
+#[test]
+fn lib_rs_feature_block_matches_the_catalog() {
+    let lines = lib_rs_feature_lines();
+    let found: Vec<(&str, &str)> = lines
+        .iter()
+        .map(|line| (line.name.as_str(), line.gate.as_str()))
+        .collect();
+    let expected: Vec<(&str, &str)> = FEATURES
+        .iter()
+        .map(|feature| (feature.name, feature.gate))
+        .collect();
+    assert_eq!(
+        found, expected,
+        "kernel-shim/src/lib.rs's feature block must list the catalog's features, in its \
+         order, each under the catalog's gate"
+    );
+    for (line, feature) in lines.iter().zip(FEATURES) {
+        let comment = line.comment.to_lowercase();
+        match feature.stable_since {
+            Some(release) => assert!(
+                comment.contains(&format!("stable since rust {release}.")),
+                "lib.rs:{}: `{}` needs a `// Stable since Rust {release}.` comment above it, \
+                 found {:?}",
+                line.line_number,
+                feature.name,
+                line.comment
+            ),
+            None => assert!(
+                comment.contains("expected to become stable"),
+                "lib.rs:{}: unstable `{}` needs an `Expected to become stable.` comment, \
+                 found {:?}",
+                line.line_number,
+                feature.name,
+                line.comment
+            ),
+        }
+    }
+}
+
+#[test]
+fn every_feature_has_an_example_declared_in_cargo_toml() {
+    let manifest = read("examples/Cargo.toml");
+    for feature in FEATURES {
+        let file = project_root().join(format!("examples/{}.rs", feature.example));
+        assert!(
+            file.is_file(),
+            "catalog entry `{}` names example `{}`, but {} does not exist",
+            feature.name,
+            feature.example,
+            file.display()
+        );
+        let declaration = format!(
+            "name = \"{}\"\npath = \"{}.rs\"",
+            feature.example, feature.example
+        );
+        assert!(
+            manifest.contains(&declaration),
+            "examples/Cargo.toml has no [[example]] for `{}`",
+            feature.example
+        );
+        let text = read(&format!("examples/{}.rs", feature.example));
+        assert!(
+            text.contains(feature.name),
+            "examples/{}.rs never names the feature `{}` it teaches",
+            feature.example,
+            feature.name
+        );
+        assert!(
+            text.contains("#[cfg(test)]"),
+            "examples/{}.rs has no tests",
+            feature.example
+        );
+    }
+}
+
+/// Every `feature(NAME)` that a file enables, with or without `cfg_attr`.
+fn enabled_features(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if !line.starts_with("#![") {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(start) = rest.find("feature(") {
+            rest = &rest[start + "feature(".len()..];
+            let end = rest.find(')').unwrap_or(rest.len());
+            names.extend(rest[..end].split(',').map(|name| name.trim().to_string()));
+            rest = &rest[end..];
+        }
+    }
+    names
+}
+
+#[test]
+fn examples_enable_only_features_the_kernel_allows_outside_rust() {
+    let allowed: Vec<&str> = allowed_features().collect();
+    for file in rust_files(&project_root().join("examples")) {
+        let text = fs::read_to_string(&file).unwrap();
+        for name in enabled_features(&text) {
+            assert!(
+                allowed.contains(&name.as_str()),
+                "{} enables `{name}`, which the kernel's rust_allowed_features ({}) does not \
+                 allow outside rust/",
+                file.display(),
+                allowed.join(",")
+            );
+        }
+    }
+}
+
+#[test]
+fn the_feature_extractor_sees_cfg_attr_lines() {
+    let text =
+        "#![no_std]\n#![cfg_attr(kshim_kernel_mode, feature(raw_ref_op))]\n#![feature(a, b)]\n";
+    assert_eq!(enabled_features(text), ["raw_ref_op", "a", "b"]);
+}
+
+/// Every `.rs` file below `dir`, skipping build output.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in fs::read_dir(&dir).unwrap_or_else(|error| panic!("{}: {error}", dir.display()))
+        {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|name| name != "target") {
+                    pending.push(path);
+                }
+            } else if path.extension().is_some_and(|extension| extension == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn every_source_file_starts_with_a_module_doc() {
+    let root = project_root();
+    let mut checked = 0;
+    for top in ["kernel-shim", "examples", "xtask", "tests"] {
+        for file in rust_files(&root.join(top)) {
+            let text = fs::read_to_string(&file).unwrap();
+            let first = text
+                .lines()
+                .find(|line| !line.trim().is_empty())
+                .unwrap_or("");
+            assert!(
+                first.starts_with("//!"),
+                "{} must start with a `//!` doc comment, not {first:?}",
+                file.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(
+        checked > 20,
+        "only {checked} source files found: is the walk broken?"
+    );
+}
+
+#[test]
+fn readme_feature_table_is_up_to_date() {
+    let readme = read("README.md");
+    let generated = xtask::docs::splice_table(
+        &readme,
+        &xtask::docs::feature_table(),
+        Path::new("README.md"),
+    )
+    .unwrap();
+    assert!(
+        generated == readme,
+        "README.md's feature table is stale: run `cargo xtask docs` to regenerate it"
+    );
+}
+
+#[test]
+fn readme_shows_the_two_commands_and_ci_runs_the_test_command() {
+    let readme = read("README.md");
+    assert!(readme.contains("cargo xtask matrix"));
+    let ci = read(".ci/run");
+    let test_command = "cargo test --workspace";
+    assert!(
+        readme.contains(test_command),
+        "README.md must show `{test_command}`"
+    );
+    assert!(
+        ci.contains(test_command),
+        ".ci/run must run README's `{test_command}`"
+    );
+}
