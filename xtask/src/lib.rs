@@ -14,7 +14,10 @@ pub mod ci_matrix;
 pub mod docs;
 pub mod matrix;
 pub mod merge;
+pub mod provision;
+pub mod toolchain;
 pub mod toolchains;
+pub mod version;
 
 use std::path::PathBuf;
 

@@ -1,0 +1,840 @@
+//! Pinned toolchains and the compilers that satisfy them.
+//!
+//! The pin file (`toolchains.toml` at the repository root) names every compiler the matrix
+//! wants, by the release its `rustc -vV` must report. A pin is satisfied by any compiler that
+//! reports it, wherever that compiler comes from: any rustup toolchain of any name, a Debian
+//! package unpacked by `cargo xtask toolchains install` under `target/toolchains/debian/`, or a
+//! rustc path given with `--toolchain`. [`discover`] answers "which compiler satisfies each pin,
+//! and which pins are missing", and is what every command that runs compilers starts from.
+//!
+//! The pin file is read by a small parser for the TOML subset it uses (see [`Pins::parse`]),
+//! so that the xtask needs no TOML crate.
+
+use crate::version::{parse_release, parse_verbose_version, Channel, RustcVersion};
+use anyhow::{bail, Context};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use xshell::{cmd, Shell};
+
+/// Where a compiler comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// An installed rustup toolchain, by the name `rustup toolchain list` gives it.
+    Rustup {
+        /// The toolchain's name: `nightly-x86_64-unknown-linux-gnu`, `1.95.0`.
+        name: String,
+    },
+    /// A rustc executable given by path with `--toolchain`.
+    Path,
+    /// Debian's packages, unpacked by `cargo xtask toolchains install`.
+    Debian {
+        /// The compiler package as `package=version`: `rustc-web=1.85.0+dfsg3-1~deb12u3`.
+        package: String,
+    },
+}
+
+/// A compiler the xtask can run, and how to run it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Toolchain {
+    /// A unique short id for reports: the pin's id, or for a `--toolchain` spec one derived
+    /// from it.
+    pub id: String,
+    /// What was asked for or how it was found: `rustup:nightly`, `/path/to/rustc`,
+    /// `debian:rustc-web=1.85.0+dfsg3-1~deb12u3`.
+    pub spec: String,
+    /// Where it comes from.
+    pub source: Source,
+    /// The absolute path of the executable to run (never the rustup proxy).
+    pub rustc: PathBuf,
+    /// Extra environment for every run of this rustc and of the programs it builds, such as
+    /// `LD_LIBRARY_PATH` for an unpacked Debian compiler.
+    pub env: Vec<(String, String)>,
+    /// The id of the pin it satisfies, if any.
+    pub pin: Option<String>,
+}
+
+impl fmt::Display for Toolchain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.id == self.spec {
+            write!(f, "{}", self.id)
+        } else {
+            write!(f, "{} ({})", self.id, self.spec)
+        }
+    }
+}
+
+/// What became of one pin or one `--toolchain` spec.
+#[derive(Debug, Clone)]
+pub enum Availability {
+    /// A compiler that runs and reports a version.
+    Found {
+        /// The compiler.
+        toolchain: Toolchain,
+        /// What its `rustc -vV` said.
+        version: RustcVersion,
+    },
+    /// A compiler that exists but does not work.
+    Broken {
+        /// The compiler.
+        toolchain: Toolchain,
+        /// Why: it cannot be run, it exited non-zero, or its `-vV` is unreadable; with what it
+        /// printed.
+        error: String,
+    },
+    /// A pin that no compiler on this machine satisfies.
+    Missing {
+        /// The pin.
+        pin: Pin,
+        /// The exact command that would install it.
+        install_hint: String,
+    },
+}
+
+impl Availability {
+    /// The report id: the toolchain's, or the missing pin's.
+    pub fn id(&self) -> &str {
+        match self {
+            Availability::Found { toolchain, .. } | Availability::Broken { toolchain, .. } => {
+                &toolchain.id
+            }
+            Availability::Missing { pin, .. } => &pin.id,
+        }
+    }
+}
+
+/// A Debian package that provides a pinned release.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DebianPackage {
+    /// The compiler package: `rustc` or `rustc-web`.
+    pub package: String,
+    /// An exact Debian version, if the pin asks for one; otherwise the newest version the
+    /// registry serves whose upstream part is the pin's release.
+    pub version: Option<String>,
+}
+
+impl fmt::Display for DebianPackage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.version {
+            Some(version) => write!(f, "{}={version}", self.package),
+            None => f.write_str(&self.package),
+        }
+    }
+}
+
+/// The roles a pin can have, and what each means.
+pub const ROLES: &[(&str, &str)] = &[
+    ("minimum", "the oldest release the kernel supports"),
+    (
+        "feature",
+        "a release at which a catalog feature stabilized or first appeared",
+    ),
+    ("debian", "a compiler Debian ships"),
+    ("rust-toolchain", "the release rust-toolchain.toml pins"),
+    ("nightly", "the nightly the project is checked with"),
+];
+
+/// One pinned toolchain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pin {
+    /// Its unique id, used in reports.
+    pub id: String,
+    /// The release as `rustc -vV` must report it: "1.85.0", "1.97.0-nightly".
+    pub release: String,
+    /// The commit date `rustc -vV` must report, `YYYY-MM-DD`; required for nightlies.
+    pub commit_date: Option<String>,
+    /// Why it is pinned: one of [`ROLES`].
+    pub role: String,
+    /// The rustup toolchain name that installs it.
+    pub rustup: Option<String>,
+    /// The Debian package that provides it.
+    pub debian: Option<DebianPackage>,
+    /// A free-form note for people reading reports.
+    pub note: Option<String>,
+    /// The line of its `[[pin]]` header in the pin file.
+    pub line: usize,
+}
+
+impl Pin {
+    /// Whether a compiler that printed `version` satisfies this pin.
+    pub fn is_satisfied_by(&self, version: &RustcVersion) -> bool {
+        version.release_string() == self.release
+            && match &self.commit_date {
+                Some(date) => version.commit_date.as_deref() == Some(date.as_str()),
+                None => true,
+            }
+    }
+
+    /// The release, with the commit date for pins that have one: "1.97.0-nightly (2026-05-19)".
+    pub fn describe_release(&self) -> String {
+        match &self.commit_date {
+            Some(date) => format!("{} ({date})", self.release),
+            None => self.release.clone(),
+        }
+    }
+
+    /// The exact command that would install a compiler satisfying this pin.
+    pub fn install_hint(&self) -> String {
+        let rustup = self
+            .rustup
+            .as_ref()
+            .map(|name| format!("rustup toolchain install {name} --profile minimal"));
+        let debian = self.debian.as_ref().map(|debian| {
+            format!("cargo xtask toolchains install (unpacks Debian's {debian} under target/toolchains/)")
+        });
+        match (rustup, debian) {
+            (Some(rustup), Some(debian)) => format!("{debian}, or {rustup}"),
+            (Some(one), None) | (None, Some(one)) => one,
+            (None, None) => "no install source in the pin file; install it by hand, then use \
+                             --toolchain PATH"
+                .to_owned(),
+        }
+    }
+}
+
+/// The pin file, parsed.
+#[derive(Debug, Clone)]
+pub struct Pins {
+    /// The pins, in file order.
+    pub pins: Vec<Pin>,
+    /// The file they were read from.
+    pub path: PathBuf,
+}
+
+impl Pins {
+    /// The default pin file: `toolchains.toml` at the repository root.
+    pub fn default_path() -> PathBuf {
+        crate::project_root().join("toolchains.toml")
+    }
+
+    /// Reads and parses a pin file; errors name the file and the line.
+    pub fn load(path: &Path) -> anyhow::Result<Pins> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading the pin file {}", path.display()))?;
+        Pins::parse(&text, path)
+    }
+
+    /// Parses a pin file's text; `path` is only for messages.
+    ///
+    /// The file is the TOML subset that pins need: comment lines and trailing comments, blank
+    /// lines, `[[pin]]` table headers, and `key = "basic string"` lines (escapes `\"` and `\\`
+    /// only). Keys: `id`, `release`, `role` (required); `commit-date` (required for a
+    /// nightly), `rustup`, `debian` (`package` or `package=version`), `note`. Every error is
+    /// `FILE:LINE: what is wrong`: bad syntax, an unknown key or role, a duplicated key, id or
+    /// release, a release or date that is not one.
+    pub fn parse(text: &str, path: &Path) -> anyhow::Result<Pins> {
+        let file = path.display();
+        let mut tables: Vec<(usize, RawTable)> = Vec::new();
+        for (index, raw_line) in text.lines().enumerate() {
+            let line_number = index + 1;
+            let fail = |message: String| anyhow::anyhow!("{file}:{line_number}: {message}");
+            let line = raw_line.trim_end_matches('\r').trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if line.starts_with('[') {
+                if before_comment(line).trim_end() != "[[pin]]" {
+                    return Err(fail(format!(
+                        "unknown table `{line}`; the only table is `[[pin]]`"
+                    )));
+                }
+                tables.push((line_number, BTreeMap::new()));
+                continue;
+            }
+            let (key, value) = parse_key_value(line).map_err(fail)?;
+            let Some((_, table)) = tables.last_mut() else {
+                return Err(fail(format!(
+                    "`{key}` is outside any `[[pin]]` table; start each pin with `[[pin]]`"
+                )));
+            };
+            if !PIN_KEYS.contains(&key.as_str()) {
+                return Err(fail(format!(
+                    "unknown key `{key}`; a pin has {}",
+                    PIN_KEYS.join(", ")
+                )));
+            }
+            if let Some((first_line, _)) = table.get(&key) {
+                return Err(fail(format!(
+                    "duplicate key `{key}` (first set on line {first_line})"
+                )));
+            }
+            table.insert(key, (line_number, value));
+        }
+
+        let mut pins: Vec<Pin> = Vec::new();
+        for (header_line, mut table) in tables {
+            let mut take = |key: &str| table.remove(key);
+            let required = |value: Option<(usize, String)>, key: &str| {
+                value
+                    .ok_or_else(|| anyhow::anyhow!("{file}:{header_line}: this pin has no `{key}`"))
+            };
+            let (id_line, id) = required(take("id"), "id")?;
+            let (release_line, release) = required(take("release"), "release")?;
+            let (role_line, role) = required(take("role"), "role")?;
+            let commit_date = take("commit-date");
+            let rustup = take("rustup");
+            let debian = take("debian");
+            let note = take("note").map(|(_, note)| note);
+
+            let at = |line: usize, message: String| anyhow::anyhow!("{file}:{line}: {message}");
+            if id.is_empty()
+                || !id
+                    .bytes()
+                    .all(|byte| byte.is_ascii_alphanumeric() || b".-_".contains(&byte))
+            {
+                bail!(at(
+                    id_line,
+                    format!("the id `{id}` is not a short name of letters, digits, `.`, `-`, `_`")
+                ));
+            }
+            let (_, channel) = parse_release(&release).map_err(|error| at(release_line, error))?;
+            if !ROLES.iter().any(|(name, _)| *name == role) {
+                let names: Vec<&str> = ROLES.iter().map(|(name, _)| *name).collect();
+                bail!(at(
+                    role_line,
+                    format!("unknown role `{role}`; the roles are {}", names.join(", "))
+                ));
+            }
+            if let Some((line, date)) = &commit_date {
+                if !crate::version::is_iso_date(date) {
+                    bail!(at(
+                        *line,
+                        format!("the commit date `{date}` is not YYYY-MM-DD")
+                    ));
+                }
+            }
+            if channel == Channel::Nightly && commit_date.is_none() {
+                bail!(at(
+                    release_line,
+                    format!(
+                        "the nightly `{release}` needs a `commit-date`: every nightly of a \
+                         cycle reports the same release"
+                    )
+                ));
+            }
+            if let Some((line, name)) = &rustup {
+                if name.is_empty() || name.contains(char::is_whitespace) {
+                    bail!(at(
+                        *line,
+                        format!("the rustup name `{name}` is not a toolchain name")
+                    ));
+                }
+            }
+            let debian = match debian {
+                Some((line, value)) => Some(parse_debian(&value).map_err(|error| at(line, error))?),
+                None => None,
+            };
+            let commit_date = commit_date.map(|(_, date)| date);
+            if let Some(earlier) = pins.iter().find(|pin| pin.id == id) {
+                bail!(at(
+                    id_line,
+                    format!("duplicate pin id `{id}` (also on line {})", earlier.line)
+                ));
+            }
+            if let Some(earlier) = pins
+                .iter()
+                .find(|pin| pin.release == release && pin.commit_date == commit_date)
+            {
+                bail!(at(
+                    release_line,
+                    format!(
+                        "duplicate pin: `{}` (line {}) already pins {release}",
+                        earlier.id, earlier.line
+                    )
+                ));
+            }
+            pins.push(Pin {
+                id,
+                release,
+                commit_date,
+                role,
+                rustup: rustup.map(|(_, name)| name),
+                debian,
+                note,
+                line: header_line,
+            });
+        }
+        if pins.is_empty() {
+            bail!("{file}: no `[[pin]]` tables");
+        }
+        Ok(Pins {
+            pins,
+            path: path.to_owned(),
+        })
+    }
+}
+
+/// One `[[pin]]` table as read: each key's line and string value.
+type RawTable = BTreeMap<String, (usize, String)>;
+
+const PIN_KEYS: &[&str] = &[
+    "id",
+    "release",
+    "commit-date",
+    "role",
+    "rustup",
+    "debian",
+    "note",
+];
+
+/// Parses `key = "value"` with an optional trailing comment.
+fn parse_key_value(line: &str) -> Result<(String, String), String> {
+    let Some((key, rest)) = line.split_once('=') else {
+        return Err(format!("expected `key = \"value\"`, found `{line}`"));
+    };
+    let key = key.trim();
+    if key.is_empty()
+        || !key
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
+    {
+        return Err(format!(
+            "`{key}` is not a bare key (letters, digits, `-`, `_`)"
+        ));
+    }
+    let rest = rest.trim_start();
+    let Some(body) = rest.strip_prefix('"') else {
+        return Err(format!(
+            "the value of `{key}` must be a double-quoted string, found `{rest}`"
+        ));
+    };
+    let mut value = String::new();
+    let mut chars = body.chars();
+    loop {
+        match chars.next() {
+            None => return Err(format!("the string value of `{key}` is not closed")),
+            Some('"') => break,
+            Some('\\') => match chars.next() {
+                Some(escaped @ ('"' | '\\')) => value.push(escaped),
+                Some(other) => {
+                    return Err(format!(
+                        "unsupported escape `\\{other}` in `{key}`; only `\\\"` and `\\\\` are"
+                    ))
+                }
+                None => return Err(format!("the string value of `{key}` is not closed")),
+            },
+            Some(other) => value.push(other),
+        }
+    }
+    let after = before_comment(chars.as_str()).trim();
+    if !after.is_empty() {
+        return Err(format!(
+            "unexpected text `{after}` after the value of `{key}`"
+        ));
+    }
+    Ok((key.to_owned(), value))
+}
+
+/// The part of a line (outside any string) before a `#` comment.
+fn before_comment(text: &str) -> &str {
+    text.split_once('#')
+        .map_or(text, |(before, _comment)| before)
+}
+
+fn parse_debian(value: &str) -> Result<DebianPackage, String> {
+    let (package, version) = match value.split_once('=') {
+        Some((package, version)) => (package, Some(version)),
+        None => (value, None),
+    };
+    let is_package_name = |name: &str| {
+        name.len() >= 2
+            && name.bytes().all(|byte| {
+                byte.is_ascii_lowercase() || byte.is_ascii_digit() || b"+-.".contains(&byte)
+            })
+    };
+    if !is_package_name(package) {
+        return Err(format!(
+            "`{value}` is not a Debian package (`package` or `package=version`)"
+        ));
+    }
+    if let Some(version) = version {
+        if version.is_empty() || !version.starts_with(|c: char| c.is_ascii_digit()) {
+            return Err(format!("`{version}` in `{value}` is not a Debian version"));
+        }
+    }
+    Ok(DebianPackage {
+        package: package.to_owned(),
+        version: version.map(str::to_owned),
+    })
+}
+
+/// Where `cargo xtask toolchains install` puts what it provisions: `target/toolchains/` at the
+/// repository root.
+///
+/// It ignores `CARGO_TARGET_DIR` on purpose: that is one build's scratch space, while the
+/// provisioned compilers are the machine's, shared by every build of the repository.
+pub fn toolchains_dir() -> PathBuf {
+    crate::project_root().join("target").join("toolchains")
+}
+
+/// The file in a provisioned compiler's directory that says it is complete and what it holds.
+pub const PROVISIONED_MARKER: &str = "kshim-provisioned.txt";
+
+/// The pins resolved to compilers, plus every `--toolchain` spec.
+///
+/// The pins come from `pins_path`, or from `toolchains.toml` at the repository root. Without
+/// specs, the result has one entry per pin, in file order: the compiler that satisfies it
+/// (preferring, among several, the rustup toolchain the pin names, then any other rustup
+/// toolchain, then a provisioned Debian compiler), or why none does. With specs, it has one
+/// entry per spec, in order, and nothing else; each spec is a rustup toolchain name or a path
+/// to a rustc executable, and one that names nothing is an error.
+pub fn discover(
+    sh: &Shell,
+    pins_path: Option<&Path>,
+    specs: &[String],
+) -> anyhow::Result<Vec<Availability>> {
+    let pins_path = pins_path
+        .map(Path::to_owned)
+        .unwrap_or_else(Pins::default_path);
+    let pins = Pins::load(&pins_path)?;
+    if specs.is_empty() {
+        Ok(discover_pins(sh, &pins))
+    } else {
+        discover_specs(sh, &pins, specs)
+    }
+}
+
+fn discover_pins(sh: &Shell, pins: &Pins) -> Vec<Availability> {
+    let candidates: Vec<Availability> = rustup_candidates(sh)
+        .into_iter()
+        .chain(provisioned_candidates(sh))
+        .collect();
+    pins.pins
+        .iter()
+        .map(|pin| {
+            let found = candidates
+                .iter()
+                .filter_map(|candidate| match candidate {
+                    Availability::Found { toolchain, version } if pin.is_satisfied_by(version) => {
+                        Some((toolchain, version))
+                    }
+                    _ => None,
+                })
+                .min_by_key(|(toolchain, _)| preference(pin, toolchain));
+            if let Some((toolchain, version)) = found {
+                let toolchain = Toolchain {
+                    id: pin.id.clone(),
+                    pin: Some(pin.id.clone()),
+                    ..toolchain.clone()
+                };
+                return Availability::Found {
+                    toolchain,
+                    version: version.clone(),
+                };
+            }
+            let broken = candidates.iter().find_map(|candidate| match candidate {
+                Availability::Broken { toolchain, error } if is_meant_for(pin, toolchain) => {
+                    Some((toolchain, error))
+                }
+                _ => None,
+            });
+            if let Some((toolchain, error)) = broken {
+                return Availability::Broken {
+                    toolchain: Toolchain {
+                        id: pin.id.clone(),
+                        pin: Some(pin.id.clone()),
+                        ..toolchain.clone()
+                    },
+                    error: error.clone(),
+                };
+            }
+            Availability::Missing {
+                pin: pin.clone(),
+                install_hint: pin.install_hint(),
+            }
+        })
+        .collect()
+}
+
+/// Orders the compilers that satisfy a pin: the rustup toolchain the pin names first.
+fn preference(pin: &Pin, toolchain: &Toolchain) -> (u8, String) {
+    let rank = match &toolchain.source {
+        Source::Rustup { name }
+            if pin
+                .rustup
+                .as_deref()
+                .is_some_and(|r| rustup_name_is(name, r)) =>
+        {
+            0
+        }
+        Source::Rustup { .. } => 1,
+        Source::Debian { .. } => 2,
+        Source::Path => 3,
+    };
+    (rank, toolchain.spec.clone())
+}
+
+/// Whether a compiler that does not work was the one meant to satisfy `pin`, so that the pin
+/// is reported broken rather than missing.
+fn is_meant_for(pin: &Pin, toolchain: &Toolchain) -> bool {
+    match &toolchain.source {
+        Source::Rustup { name } => pin
+            .rustup
+            .as_deref()
+            .is_some_and(|r| rustup_name_is(name, r)),
+        Source::Debian { package } => pin.debian.as_ref().is_some_and(|debian| {
+            let (name, version) = package.split_once('=').unwrap_or((package, ""));
+            name == debian.package
+                && match &debian.version {
+                    Some(wanted) => wanted == version,
+                    None => debian_upstream_version(version) == pin.release,
+                }
+        }),
+        Source::Path => false,
+    }
+}
+
+/// Whether an installed toolchain (`1.95.0-x86_64-unknown-linux-gnu`) is the one a short
+/// rustup name (`1.95.0`) means.
+fn rustup_name_is(installed: &str, short: &str) -> bool {
+    installed == short
+        // The rest must be a host triple (`x86_64-...`), not more of a name (`-2026-05-20`).
+        || installed
+            .strip_prefix(short)
+            .and_then(|rest| rest.strip_prefix('-'))
+            .is_some_and(|host| host.starts_with(|c: char| c.is_ascii_alphabetic()))
+}
+
+/// The upstream part of a Debian version: `1.85.0` for `1.85.0+dfsg3-1~deb12u3`.
+pub fn debian_upstream_version(version: &str) -> &str {
+    let without_epoch = version.split_once(':').map_or(version, |(_, rest)| rest);
+    let end = without_epoch
+        .find(['+', '-', '~'])
+        .unwrap_or(without_epoch.len());
+    &without_epoch[..end]
+}
+
+/// Every installed rustup toolchain, probed; none if rustup is not there.
+fn rustup_candidates(sh: &Shell) -> Vec<Availability> {
+    let Ok(list) = cmd!(sh, "rustup toolchain list")
+        .quiet()
+        .ignore_stderr()
+        .read()
+    else {
+        return Vec::new();
+    };
+    list.lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "no" && !name.is_empty()) // "no installed toolchains"
+        .filter_map(|name| resolve_rustup(sh, name).ok())
+        .map(|toolchain| probe(sh, toolchain))
+        .collect()
+}
+
+/// Every compiler `cargo xtask toolchains install` provisioned, probed.
+fn provisioned_candidates(sh: &Shell) -> Vec<Availability> {
+    let Ok(entries) = std::fs::read_dir(toolchains_dir().join("debian")) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|dir| dir.join(PROVISIONED_MARKER).is_file())
+        .collect();
+    dirs.sort();
+    dirs.into_iter()
+        .filter_map(|dir| provisioned_toolchain(&dir))
+        .map(|toolchain| probe(sh, toolchain))
+        .collect()
+}
+
+/// The toolchain in a provisioned directory, from its marker file (whose first line is the
+/// compiler's `package=version`).
+pub fn provisioned_toolchain(dir: &Path) -> Option<Toolchain> {
+    let marker = std::fs::read_to_string(dir.join(PROVISIONED_MARKER)).ok()?;
+    let package = marker.lines().next()?.trim().to_owned();
+    let rustc = dir.join("usr").join("bin").join("rustc");
+    Some(Toolchain {
+        id: package.clone(),
+        spec: format!("debian:{package}"),
+        source: Source::Debian { package },
+        env: library_path_env(&rustc),
+        rustc,
+        pin: None,
+    })
+}
+
+/// Resolves a rustup toolchain name to its real rustc with `rustup which`.
+fn resolve_rustup(sh: &Shell, name: &str) -> anyhow::Result<Toolchain> {
+    let output = cmd!(sh, "rustup which rustc --toolchain {name}")
+        .quiet()
+        .ignore_status()
+        .output()
+        .context("running `rustup` (is rustup installed?)")?;
+    if !output.status.success() {
+        let installed: Vec<String> = cmd!(sh, "rustup toolchain list")
+            .quiet()
+            .ignore_stderr()
+            .read()
+            .map(|list| {
+                list.lines()
+                    .filter_map(|line| line.split_whitespace().next().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        bail!(
+            "`rustup which rustc --toolchain {name}` failed: {}(installed: {})",
+            String::from_utf8_lossy(&output.stderr)
+                .trim_end()
+                .to_owned()
+                + " ",
+            installed.join(", ")
+        );
+    }
+    let rustc = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+    Ok(Toolchain {
+        id: name.to_owned(),
+        spec: format!("rustup:{name}"),
+        source: Source::Rustup {
+            name: name.to_owned(),
+        },
+        env: library_path_env(&rustc),
+        rustc,
+        pin: None,
+    })
+}
+
+/// The `LD_LIBRARY_PATH` a rustc needs when its shared libraries are in a multiarch directory.
+///
+/// Debian's rustc, unpacked anywhere but `/`, lives in `PREFIX/usr/bin/rustc` and needs
+/// `librustc_driver-*.so` and `libLLVM.so.N` from `PREFIX/usr/lib/<multiarch>/`, which it has
+/// no rpath for. So for any rustc, every `BIN/../lib/*/` directory that holds a
+/// `librustc_driver-*.so` goes on the library path. rustup's compilers keep the driver in
+/// `BIN/../lib/` itself, which their rpath covers, and get nothing.
+pub fn library_path_env(rustc: &Path) -> Vec<(String, String)> {
+    let Some(lib) = rustc
+        .parent()
+        .and_then(Path::parent)
+        .map(|prefix| prefix.join("lib"))
+    else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(&lib) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|dir| {
+            std::fs::read_dir(dir).is_ok_and(|mut files| {
+                files.any(|file| {
+                    file.ok().is_some_and(|file| {
+                        let name = file.file_name();
+                        let name = name.to_string_lossy();
+                        name.starts_with("librustc_driver-") && name.ends_with(".so")
+                    })
+                })
+            })
+        })
+        .collect();
+    if dirs.is_empty() {
+        return Vec::new();
+    }
+    dirs.sort();
+    let joined = std::env::join_paths(&dirs)
+        .map(|joined| joined.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    vec![("LD_LIBRARY_PATH".to_owned(), joined)]
+}
+
+/// Runs `rustc -vV` and classifies the compiler as found or broken.
+pub fn probe(sh: &Shell, toolchain: Toolchain) -> Availability {
+    match run_verbose_version(sh, &toolchain) {
+        Ok(version) => Availability::Found { toolchain, version },
+        Err(error) => Availability::Broken {
+            error: format!("{error:#}"),
+            toolchain,
+        },
+    }
+}
+
+/// Runs `rustc -vV` with the toolchain's environment and parses what it prints.
+pub fn run_verbose_version(sh: &Shell, toolchain: &Toolchain) -> anyhow::Result<RustcVersion> {
+    let rustc = &toolchain.rustc;
+    let mut command = cmd!(sh, "{rustc} -vV").quiet().ignore_status();
+    for (key, value) in &toolchain.env {
+        command = command.env(key, value);
+    }
+    let output = command
+        .output()
+        .with_context(|| format!("cannot run {}", rustc.display()))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        bail!(
+            "`{} -vV` exited with {}; stderr: {}",
+            rustc.display(),
+            output.status,
+            first_lines(&stderr, 5)
+        );
+    }
+    parse_verbose_version(&stdout).map_err(anyhow::Error::from)
+}
+
+fn first_lines(text: &str, count: usize) -> String {
+    let text = text.trim();
+    if text.is_empty() {
+        return "(empty)".to_owned();
+    }
+    let lines: Vec<&str> = text.lines().take(count).collect();
+    let more = if text.lines().count() > count {
+        " ..."
+    } else {
+        ""
+    };
+    format!("{}{more}", lines.join(" | "))
+}
+
+fn discover_specs(sh: &Shell, pins: &Pins, specs: &[String]) -> anyhow::Result<Vec<Availability>> {
+    let mut results: Vec<Availability> = Vec::new();
+    for spec in specs {
+        let toolchain = spec_toolchain(sh, spec).with_context(|| format!("--toolchain {spec}"))?;
+        let mut availability = probe(sh, toolchain);
+        if let Availability::Found { toolchain, version } = &mut availability {
+            toolchain.pin = pins
+                .pins
+                .iter()
+                .find(|pin| pin.is_satisfied_by(version))
+                .map(|pin| pin.id.clone());
+            if toolchain.source == Source::Path {
+                toolchain.id = version.release_string();
+            }
+        }
+        results.push(availability);
+    }
+    // Two specs may derive the same id (two paths to 1.85.0 compilers): number the later ones.
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for availability in &mut results {
+        if let Availability::Found { toolchain, .. } | Availability::Broken { toolchain, .. } =
+            availability
+        {
+            let count = seen.entry(toolchain.id.clone()).or_insert(0);
+            *count += 1;
+            if *count > 1 {
+                toolchain.id = format!("{}#{count}", toolchain.id);
+            }
+        }
+    }
+    Ok(results)
+}
+
+/// Turns one `--toolchain` spec into a toolchain: a path if it has a `/` or names a file,
+/// otherwise a rustup toolchain name.
+fn spec_toolchain(sh: &Shell, spec: &str) -> anyhow::Result<Toolchain> {
+    let as_path = Path::new(spec);
+    if spec.contains(std::path::MAIN_SEPARATOR) || sh.current_dir().join(as_path).is_file() {
+        let rustc = sh.current_dir().join(as_path);
+        if !rustc.is_file() {
+            bail!("{} is not a file", rustc.display());
+        }
+        return Ok(Toolchain {
+            id: spec.to_owned(),
+            spec: rustc.display().to_string(),
+            source: Source::Path,
+            env: library_path_env(&rustc),
+            rustc,
+            pin: None,
+        });
+    }
+    resolve_rustup(sh, spec)
+}
