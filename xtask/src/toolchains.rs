@@ -1,11 +1,211 @@
-//! `cargo xtask toolchains`: not written yet; its owner replaces this file.
+//! `cargo xtask toolchains [install]`: which pinned compilers this machine has, and getting
+//! the missing ones.
+//!
+//! `list` (the default) prints every pin: the compiler that satisfies it (where it is, and its
+//! `rustc -vV` summary), or the exact command that would install it, or why the compiler that
+//! should satisfy it does not work. With `--toolchain` specs it prints those compilers instead.
+//! Exit status 1 when a compiler is broken; a missing pin is the normal state of a fresh
+//! machine and is not a failure.
+//!
+//! `install` installs what it can (see [`crate::provision`]), reports plainly what it could
+//! not get, lists the pins again, and exits 1 when a pin is still missing.
 
-use crate::{flags, Verdict};
+use crate::catalog::{self, Release};
+use crate::toolchain::{discover, Availability, Pin, Pins, Source, ROLES};
+use crate::version::RustcVersion;
+use crate::{flags, provision, Verdict};
+use std::time::Instant;
 use xshell::Shell;
 
 impl flags::Toolchains {
     /// Runs `cargo xtask toolchains`.
-    pub fn run(&self, _sh: &Shell) -> anyhow::Result<Verdict> {
-        anyhow::bail!("`cargo xtask toolchains` is not written yet")
+    pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
+        let pins_path = self.pins.clone().unwrap_or_else(Pins::default_path);
+        match self.subcommand {
+            flags::ToolchainsCmd::List(_) => {
+                let found = discover(sh, Some(&pins_path), &self.toolchain)?;
+                let pins = Pins::load(&pins_path)?;
+                print_list(&pins, &found, !self.toolchain.is_empty());
+                Ok(verdict_of_list(&found))
+            }
+            flags::ToolchainsCmd::Install(_) => {
+                if !self.toolchain.is_empty() {
+                    anyhow::bail!(
+                        "`toolchains install` installs the pins; --toolchain only names \
+                         compilers that are already there"
+                    );
+                }
+                install(sh, &pins_path)
+            }
+        }
+    }
+}
+
+fn install(sh: &Shell, pins_path: &std::path::Path) -> anyhow::Result<Verdict> {
+    let started = Instant::now();
+    let pins = Pins::load(pins_path)?;
+    let before = discover(sh, Some(pins_path), &[])?;
+    let outcomes = provision::install(sh, &pins, &before)?;
+    println!();
+    println!("Install summary ({:.1}s):", started.elapsed().as_secs_f64());
+    let mut failed = 0;
+    for (id, outcome) in &outcomes {
+        match outcome {
+            provision::Outcome::AlreadyThere => println!("  {id}: already there"),
+            provision::Outcome::Installed(how) => println!("  {id}: installed: {how}"),
+            provision::Outcome::Failed(why) => {
+                failed += 1;
+                println!("  {id}: NOT installed: {why}");
+            }
+        }
+    }
+    println!();
+    let after = discover(sh, Some(pins_path), &[])?;
+    print_list(&pins, &after, false);
+    if failed == 0 {
+        Ok(Verdict::Success)
+    } else {
+        println!(
+            "\n{failed} of {} pins could not be installed (see above).",
+            outcomes.len()
+        );
+        Ok(Verdict::Failure)
+    }
+}
+
+fn verdict_of_list(found: &[Availability]) -> Verdict {
+    if found
+        .iter()
+        .any(|entry| matches!(entry, Availability::Broken { .. }))
+    {
+        Verdict::Failure
+    } else {
+        Verdict::Success
+    }
+}
+
+fn print_list(pins: &Pins, found: &[Availability], specs: bool) {
+    let count =
+        |wanted: fn(&Availability) -> bool| found.iter().filter(|entry| wanted(entry)).count();
+    let found_count = count(|entry| matches!(entry, Availability::Found { .. }));
+    let missing_count = count(|entry| matches!(entry, Availability::Missing { .. }));
+    let broken_count = count(|entry| matches!(entry, Availability::Broken { .. }));
+    if specs {
+        println!(
+            "Compilers given with --toolchain: {} ({found_count} found, {broken_count} broken)",
+            found.len()
+        );
+    } else {
+        println!(
+            "Pins in {}: {} ({found_count} found, {missing_count} missing, {broken_count} broken)",
+            pins.path.display(),
+            found.len()
+        );
+    }
+    let id_width = found
+        .iter()
+        .map(|entry| entry.id().len())
+        .max()
+        .unwrap_or(0);
+    for entry in found {
+        let id = entry.id();
+        match entry {
+            Availability::Found { toolchain, version } => {
+                let pin = toolchain
+                    .pin
+                    .as_ref()
+                    .and_then(|pin| pins.pins.iter().find(|p| &p.id == pin));
+                println!(
+                    "  {id:id_width$}  found    {}{}",
+                    version.summary(),
+                    below_minimum(version)
+                );
+                if let Some(pin) = pin {
+                    println!("  {:id_width$}           pin: {}", "", describe_pin(pin));
+                }
+                let how = match &toolchain.source {
+                    Source::Rustup { .. } | Source::Debian { .. } => toolchain.spec.clone(),
+                    Source::Path => "path".to_owned(),
+                };
+                println!(
+                    "  {:id_width$}           {how}: {}",
+                    "",
+                    toolchain.rustc.display()
+                );
+                for (key, value) in &toolchain.env {
+                    println!("  {:id_width$}           with {key}={value}", "");
+                }
+                println!("  {:id_width$}           {}", "", version.first_line);
+            }
+            Availability::Broken { toolchain, error } => {
+                println!("  {id:id_width$}  BROKEN   {}", toolchain.rustc.display());
+                if let Some(pin) = toolchain
+                    .pin
+                    .as_ref()
+                    .and_then(|pin| pins.pins.iter().find(|p| &p.id == pin))
+                {
+                    println!("  {:id_width$}           pin: {}", "", describe_pin(pin));
+                }
+                for line in error.lines() {
+                    println!("  {:id_width$}           {line}", "");
+                }
+            }
+            Availability::Missing { pin, install_hint } => {
+                println!("  {id:id_width$}  missing  {}", describe_pin(pin));
+                println!("  {:id_width$}           install: {install_hint}", "");
+            }
+        }
+    }
+}
+
+/// "1.84.0, role feature: derive_coerce_pointee first appears, CONFIG_RUSTC_HAS_COERCE_POINTEE".
+fn describe_pin(pin: &Pin) -> String {
+    let mut text = format!("{}, role {}", pin.describe_release(), pin.role);
+    let role_meaning = ROLES
+        .iter()
+        .find(|(name, _)| *name == pin.role)
+        .map(|(_, meaning)| *meaning);
+    let catalog_facts = crate::version::parse_release(&pin.release)
+        .ok()
+        .map(|(release, _)| catalog_facts(release))
+        .unwrap_or_default();
+    if !catalog_facts.is_empty() {
+        text.push_str(": ");
+        text.push_str(&catalog_facts.join(", "));
+    } else if let Some(meaning) = role_meaning {
+        text.push_str(": ");
+        text.push_str(meaning);
+    }
+    if let Some(note) = &pin.note {
+        text.push_str(&format!(" ({note})"));
+    }
+    text
+}
+
+/// What the catalog says happens at `release`: features that stabilize or first appear there.
+pub fn catalog_facts(release: Release) -> Vec<String> {
+    let mut facts = Vec::new();
+    if release == catalog::MINIMUM_RELEASE {
+        facts.push("the kernel's minimum".to_owned());
+    }
+    for feature in catalog::FEATURES {
+        if feature.stable_since == Some(release) {
+            facts.push(format!("{} stable", feature.name));
+        }
+        if feature.known_since == Some(release) {
+            facts.push(format!("{} first appears", feature.name));
+        }
+    }
+    if catalog::HAS_COERCE_POINTEE.from == release {
+        facts.push(format!("{} set", catalog::HAS_COERCE_POINTEE.name));
+    }
+    facts
+}
+
+fn below_minimum(version: &RustcVersion) -> String {
+    if version.release < catalog::MINIMUM_RELEASE {
+        format!(", below the minimum {}", catalog::MINIMUM_RELEASE)
+    } else {
+        String::new()
     }
 }
