@@ -1,5 +1,12 @@
-//! Synchronisation primitives: reference counting with [`Arc`] and [`ArcBorrow`].
+//! Synchronisation primitives: reference counting with [`Arc`] and [`ArcBorrow`], and a
+//! [`workqueue`] of reference-counted work items.
+//!
+//! These are where the kernel's four pointer features meet: `Arc` coerces to `Arc<dyn Trait>`
+//! through `derive(CoercePointee)` (before Rust 1.84: `CoerceUnsized`, `DispatchFromDyn` and
+//! `Unsize`), and work items are run through an `ArcBorrow<'_, Self>` receiver
+//! (`arbitrary_self_types`). Each has its stable replacement next to it.
 
 mod arc;
+pub mod workqueue;
 
-pub use arc::{Arc, ArcBorrow};
+pub use arc::{Arc, ArcBorrow, ArcPool};
