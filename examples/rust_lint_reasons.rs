@@ -1,33 +1,99 @@
-//! Placeholder: its owner replaces this file with the real example.
+//! `#[expect(lint, reason = "...")]`: silence a lint now, and hear about it once it is moot.
+//!
+//! `#[expect]` (`lint_reasons`, stable since Rust 1.81.0, tracking issue #54503) works like
+//! `#[allow]` while the lint fires, and warns with `unfulfilled_lint_expectations` as soon as
+//! it stops firing, quoting the reason:
+//!
+//! ```text
+//! warning: this lint expectation is unfulfilled
+//!   = note: suspend support is the next patch; this expectation goes with it
+//! ```
+//!
+//! The kernel moved from `#[allow]` to `#[expect]` so that silenced lints cannot outlive their
+//! reason; it allows the feature outside `rust/` so that drivers can do the same. The stable
+//! replacement is `#[allow(lint)]` with the reason in a comment: the code is the same, but
+//! nothing tells anyone when the comment has become false. Here `Suspended` is never
+//! constructed yet, so `dead_code` fires; the patch that adds suspend support will make the
+//! `#[expect]` warn, and that warning is the reminder to delete it. (With `cfg`-dependent
+//! lints, the condition of the `cfg_attr` has to follow the lint, or `#[expect]` warns in the
+//! configurations where the lint is quiet; the kernel uses `#[allow]` for those.)
+
+// On compilers before 1.81.0 this is what makes `#[expect]` and `reason =` available; on
+// later ones the feature is stable and only earns a reminder, kept as the kernel keeps it.
+#![cfg_attr(kshim_kernel_mode, feature(lint_reasons))]
+#![cfg_attr(kshim_kernel_mode, allow(stable_features))]
 
 use kernel::prelude::*;
 
 module! {
-    type: Placeholder,
+    type: RustLintReasons,
     name: "rust_lint_reasons",
     authors: ["Rust for Linux Contributors"],
-    description: "placeholder",
+    description: "Rust lint_reasons sample",
     license: "GPL",
 }
 
-struct Placeholder {
-    numbers: [i32; 3],
+/// The power states of the sample's device.
+#[derive(Clone, Copy)]
+enum PowerState {
+    /// Running and taking requests.
+    Active,
+    /// Powered, but with nothing to do.
+    Idle,
+    /// Powered down until resumed; nothing enters this state yet.
+    #[cfg_attr(
+        any(kshim_kernel_mode, kshim_stable_lint_reasons),
+        expect(
+            dead_code,
+            reason = "suspend support is the next patch; this expectation goes with it"
+        )
+    )]
+    // Stable mode before Rust 1.81.0: suspend support is the next patch. (This `allow` will
+    // keep silencing `dead_code` after it lands, unless someone remembers to remove it.)
+    #[cfg_attr(
+        not(any(kshim_kernel_mode, kshim_stable_lint_reasons)),
+        allow(dead_code)
+    )]
+    Suspended,
 }
 
-impl kernel::Module for Placeholder {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("placeholder (init)");
-        pr_info!("Am I built-in? {}", false);
-        Ok(Placeholder {
-            numbers: [72, 108, 200],
-        })
+impl PowerState {
+    fn name(self) -> &'static str {
+        match self {
+            PowerState::Active => "active",
+            PowerState::Idle => "idle",
+            PowerState::Suspended => "suspended",
+        }
     }
 }
 
-impl Drop for Placeholder {
+struct RustLintReasons {
+    state: PowerState,
+}
+
+impl RustLintReasons {
+    fn enter(&mut self, next: PowerState) {
+        pr_info!("power: {} -> {}", self.state.name(), next.name());
+        self.state = next;
+    }
+}
+
+impl kernel::Module for RustLintReasons {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        pr_info!("Rust lint_reasons sample (init)");
+        let mut device = RustLintReasons {
+            state: PowerState::Active,
+        };
+        device.enter(PowerState::Idle);
+        device.enter(PowerState::Active);
+        Ok(device)
+    }
+}
+
+impl Drop for RustLintReasons {
     fn drop(&mut self) {
-        pr_info!("My numbers are {:?}", self.numbers);
-        pr_info!("placeholder (exit)");
+        pr_info!("power state at exit: {}", self.state.name());
+        pr_info!("Rust lint_reasons sample (exit)");
     }
 }
 
@@ -36,14 +102,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn logs_init_and_exit() {
-        let log = kernel::module::load_unload::<Placeholder>(&THIS_MODULE).unwrap();
+    fn logs_power_transitions() {
+        let log = kernel::module::load_unload::<RustLintReasons>(&THIS_MODULE).unwrap();
         assert_eq!(
             log.as_str(),
-            "[info] rust_lint_reasons: placeholder (init)\n\
-             [info] rust_lint_reasons: Am I built-in? false\n\
-             [info] rust_lint_reasons: My numbers are [72, 108, 200]\n\
-             [info] rust_lint_reasons: placeholder (exit)\n"
+            "[info] rust_lint_reasons: Rust lint_reasons sample (init)\n\
+             [info] rust_lint_reasons: power: active -> idle\n\
+             [info] rust_lint_reasons: power: idle -> active\n\
+             [info] rust_lint_reasons: power state at exit: active\n\
+             [info] rust_lint_reasons: Rust lint_reasons sample (exit)\n"
         );
     }
 }
