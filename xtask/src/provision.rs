@@ -102,6 +102,7 @@ fn install_rustup(sh: &Shell, pin: &Pin, name: &str) -> anyhow::Result<String> {
     println!("  rustup: rustup toolchain install {name} --profile minimal");
     let started = Instant::now();
     let output = cmd!(sh, "rustup toolchain install {name} --profile minimal")
+        .env("RUST_BACKTRACE", "0")
         .quiet()
         .ignore_status()
         .output()
@@ -110,7 +111,7 @@ fn install_rustup(sh: &Shell, pin: &Pin, name: &str) -> anyhow::Result<String> {
         bail!(
             "`rustup toolchain install {name}` exited with {}: {}",
             output.status,
-            last_line(&String::from_utf8_lossy(&output.stderr))
+            error_and_cause(&String::from_utf8_lossy(&output.stderr))
         );
     }
     let rustc = cmd!(sh, "rustup which rustc --toolchain {name}")
@@ -585,10 +586,135 @@ fn lists_are_stale() -> bool {
     }
 }
 
+/// The gist of an error report such as rustup's: its `error:` line and its innermost cause
+/// (the last line before any backtrace), e.g. "error: could not download file from '...' /
+/// 4: Connection refused (os error 111)".
+pub fn error_and_cause(text: &str) -> String {
+    let report = text.split("Stack backtrace:").next().unwrap_or(text);
+    let error = report
+        .lines()
+        .map(str::trim)
+        .find(|line| line.starts_with("error"));
+    let cause = last_line(report);
+    match error {
+        Some(error) if error != cause => format!("{error} / {cause}"),
+        Some(error) => error.to_owned(),
+        None => cause,
+    }
+}
+
 fn last_line(text: &str) -> String {
     text.lines()
         .map(str::trim)
         .rfind(|line| !line.is_empty())
         .unwrap_or("(no message)")
         .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depends_of_rustc_web() {
+        // `apt-cache show rustc-web=1.85.0+dfsg3-1~deb12u3`, and libstd-rust-web-1.85's.
+        let depends = parse_depends(
+            "libc6 (>= 2.34), libgcc-s1 (>= 3.0), libstd-rust-web-dev (= 1.85.0+dfsg3-1~deb12u3), \
+             gcc, libc-dev, binutils (>= 2.26)",
+        );
+        let names: Vec<&str> = depends.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "libc6",
+                "libgcc-s1",
+                "libstd-rust-web-dev",
+                "gcc",
+                "libc-dev",
+                "binutils"
+            ]
+        );
+        assert_eq!(
+            depends[2].exact_version.as_deref(),
+            Some("1.85.0+dfsg3-1~deb12u3")
+        );
+        assert_eq!(depends[0].exact_version, None);
+        let libraries: Vec<String> =
+            parse_depends("libc6 (>= 2.34), libgcc-s1 (>= 4.2), libllvm19, libstdc++6 (>= 11)")
+                .into_iter()
+                .filter(|dependency| is_compiler_library(&dependency.name))
+                .map(|dependency| dependency.name)
+                .collect();
+        assert_eq!(libraries, ["libllvm19"]);
+    }
+
+    #[test]
+    fn depends_with_alternatives_and_architectures() {
+        let depends = parse_depends("libc-dev | libc6-dev:amd64 (>= 2), python3:any");
+        assert_eq!(
+            depends,
+            [
+                Dependency {
+                    name: "libc-dev".into(),
+                    exact_version: None
+                },
+                Dependency {
+                    name: "python3".into(),
+                    exact_version: None
+                },
+            ]
+        );
+        assert!(parse_depends("").is_empty());
+    }
+
+    #[test]
+    fn madison_listing() {
+        let listing = " rustc-web | 1.96.0+dfsg1-1~deb12u2 | http://deb.debian.org/debian-security bookworm-security/main amd64 Packages
+ rustc-web | 1.85.0+dfsg3-1~deb12u3 | http://deb.debian.org/debian bookworm/main amd64 Packages
+ rustc-web | 1.85.0+dfsg3-1~deb12u3 | http://deb.debian.org/debian bookworm/main Sources
+ rustc-web-doc | 1.85.0+dfsg3-1~deb12u3 | http://deb.debian.org/debian bookworm/main amd64 Packages
+";
+        assert_eq!(
+            parse_madison(listing, "rustc-web"),
+            ["1.96.0+dfsg1-1~deb12u2", "1.85.0+dfsg3-1~deb12u3"]
+        );
+        assert!(parse_madison("", "rustc").is_empty());
+    }
+
+    #[test]
+    fn fields_of_the_first_stanza() {
+        let shown = "Package: libllvm19\nVersion: 1:19.1.7-3~deb12u1\nSHA256: 6edf\n\nPackage: libllvm19\nVersion: 1:19.1.6\nSHA256: 0000\n";
+        assert_eq!(
+            field(shown, "Version").as_deref(),
+            Some("1:19.1.7-3~deb12u1")
+        );
+        assert_eq!(field(shown, "SHA256").as_deref(), Some("6edf"));
+        assert_eq!(field(shown, "Depends"), None);
+    }
+
+    #[test]
+    fn rustup_error_gist() {
+        // What `rustup toolchain install 1.78.0` prints when it cannot reach its server.
+        let stderr = "info: syncing channel updates for 1.78.0-x86_64-unknown-linux-gnu
+error: could not download file from 'http://127.0.0.1:9/dist/channel-rust-1.78.0.toml.sha256' to '/root/.rustup/tmp/x_file'
+
+Caused by:
+    0: error downloading file
+    1: error sending request for url (http://127.0.0.1:9/dist/channel-rust-1.78.0.toml.sha256)
+    2: client error (Connect)
+    3: tcp connect error
+    4: Connection refused (os error 111)
+
+Stack backtrace:
+   0: <E as anyhow::context::ext::StdError>::ext_context
+  22: <unknown>
+";
+        assert_eq!(
+            error_and_cause(stderr),
+            "error: could not download file from 'http://127.0.0.1:9/dist/channel-rust-1.78.0.toml.sha256' \
+             to '/root/.rustup/tmp/x_file' / 4: Connection refused (os error 111)"
+        );
+        assert_eq!(error_and_cause(""), "(no message)");
+        assert_eq!(error_and_cause("error: one line\n"), "error: one line");
+    }
 }

@@ -838,3 +838,460 @@ fn spec_toolchain(sh: &Shell, spec: &str) -> anyhow::Result<Toolchain> {
     }
     resolve_rustup(sh, spec)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{self, Release};
+    use std::os::unix::fs::PermissionsExt;
+
+    const GOOD: &str = r#"# A comment line.
+[[pin]]
+id = "1.85.0"   # a trailing comment
+release = "1.85.0"
+role = "debian"
+debian = "rustc-web"
+rustup = "1.85.0"
+note = "a \"quoted\" word and a # that is not a comment"
+
+[[pin]]  # comment after a header
+id = "nightly"
+release = "1.97.0-nightly"
+commit-date = "2026-05-19"
+role = "nightly"
+debian = "rustc=1.63.0+dfsg1-2"
+"#;
+
+    fn parse(text: &str) -> anyhow::Result<Pins> {
+        Pins::parse(text, Path::new("pins.toml"))
+    }
+
+    fn error_of(text: &str) -> String {
+        match parse(text) {
+            Ok(pins) => panic!("parsed {pins:?}"),
+            Err(error) => format!("{error:#}"),
+        }
+    }
+
+    /// A one-pin file with `line` added to the pin (which starts on line 1).
+    fn with_line(line: &str) -> String {
+        format!("[[pin]]\nid = \"a\"\nrelease = \"1.85.0\"\nrole = \"feature\"\n{line}\n")
+    }
+
+    #[test]
+    fn good_file() {
+        let pins = parse(GOOD).unwrap();
+        assert_eq!(pins.path, Path::new("pins.toml"));
+        assert_eq!(
+            pins.pins[0],
+            Pin {
+                id: "1.85.0".into(),
+                release: "1.85.0".into(),
+                commit_date: None,
+                role: "debian".into(),
+                rustup: Some("1.85.0".into()),
+                debian: Some(DebianPackage {
+                    package: "rustc-web".into(),
+                    version: None
+                }),
+                note: Some("a \"quoted\" word and a # that is not a comment".into()),
+                line: 2,
+            }
+        );
+        let nightly = &pins.pins[1];
+        assert_eq!(nightly.line, 10);
+        assert_eq!(nightly.commit_date.as_deref(), Some("2026-05-19"));
+        assert_eq!(
+            nightly.debian,
+            Some(DebianPackage {
+                package: "rustc".into(),
+                version: Some("1.63.0+dfsg1-2".into())
+            })
+        );
+        assert_eq!(nightly.describe_release(), "1.97.0-nightly (2026-05-19)");
+    }
+
+    #[test]
+    fn crlf_file() {
+        let pins = parse(&GOOD.replace('\n', "\r\n")).unwrap();
+        assert_eq!(pins.pins.len(), 2);
+        assert_eq!(pins.pins[1].role, "nightly");
+    }
+
+    #[test]
+    fn syntax_errors_name_file_and_line() {
+        assert_eq!(
+            error_of(&with_line("rustup 1.85.0")),
+            "pins.toml:5: expected `key = \"value\"`, found `rustup 1.85.0`"
+        );
+        assert_eq!(
+            error_of(&with_line("rustup = 1.85")),
+            "pins.toml:5: the value of `rustup` must be a double-quoted string, found `1.85`"
+        );
+        assert_eq!(
+            error_of(&with_line("rustup = \"1.85.0")),
+            "pins.toml:5: the string value of `rustup` is not closed"
+        );
+        assert_eq!(
+            error_of(&with_line("rustup = \"1.85.0\" extra")),
+            "pins.toml:5: unexpected text `extra` after the value of `rustup`"
+        );
+        assert_eq!(
+            error_of(&with_line("note = \"tab\\t\"")),
+            "pins.toml:5: unsupported escape `\\t` in `note`; only `\\\"` and `\\\\` are"
+        );
+        assert_eq!(
+            error_of(&with_line("[pin]")),
+            "pins.toml:5: unknown table `[pin]`; the only table is `[[pin]]`"
+        );
+        assert_eq!(
+            error_of("id = \"a\"\n"),
+            "pins.toml:1: `id` is outside any `[[pin]]` table; start each pin with `[[pin]]`"
+        );
+        assert_eq!(error_of("# nothing\n"), "pins.toml: no `[[pin]]` tables");
+    }
+
+    #[test]
+    fn unknown_and_duplicate_keys() {
+        assert_eq!(
+            error_of(&with_line("channel = \"stable\"")),
+            "pins.toml:5: unknown key `channel`; a pin has id, release, commit-date, role, \
+             rustup, debian, note"
+        );
+        assert_eq!(
+            error_of(&with_line("role = \"debian\"")),
+            "pins.toml:5: duplicate key `role` (first set on line 4)"
+        );
+        assert_eq!(
+            error_of("[[pin]]\nid = \"a\"\nrole = \"feature\"\n"),
+            "pins.toml:1: this pin has no `release`"
+        );
+    }
+
+    #[test]
+    fn values_that_are_not_what_they_claim() {
+        let bad_release = "[[pin]]\nid = \"a\"\nrelease = \"1.85\"\nrole = \"feature\"\n";
+        assert!(error_of(bad_release)
+            .starts_with("pins.toml:3: the release `1.85` is not MAJOR.MINOR.PATCH"));
+        let bad_release = bad_release.replace("1.85", "one.eighty-five");
+        assert!(error_of(&bad_release).starts_with("pins.toml:3: the release `one.eighty-five`"));
+        assert_eq!(
+            error_of(&with_line("commit-date = \"May 19\"")),
+            "pins.toml:5: the commit date `May 19` is not YYYY-MM-DD"
+        );
+        assert_eq!(
+            error_of(&with_line("debian = \"Rustc Web\"")),
+            "pins.toml:5: `Rustc Web` is not a Debian package (`package` or `package=version`)"
+        );
+        assert_eq!(
+            error_of(&with_line("rustup = \"1.85 .0\"")),
+            "pins.toml:5: the rustup name `1.85 .0` is not a toolchain name"
+        );
+        let bad_role = "[[pin]]\nid = \"a\"\nrelease = \"1.85.0\"\nrole = \"oldest\"\n";
+        assert_eq!(
+            error_of(bad_role),
+            "pins.toml:4: unknown role `oldest`; the roles are minimum, feature, debian, \
+             rust-toolchain, nightly"
+        );
+        let nightly = "[[pin]]\nid = \"n\"\nrelease = \"1.97.0-nightly\"\nrole = \"nightly\"\n";
+        assert!(error_of(nightly)
+            .starts_with("pins.toml:3: the nightly `1.97.0-nightly` needs a `commit-date`"));
+        let bad_id = "[[pin]]\nid = \"a b\"\nrelease = \"1.85.0\"\nrole = \"feature\"\n";
+        assert!(error_of(bad_id).starts_with("pins.toml:2: the id `a b` is not a short name"));
+    }
+
+    #[test]
+    fn duplicate_pins() {
+        let two = |second_id: &str, second_release: &str| {
+            format!(
+                "[[pin]]\nid = \"a\"\nrelease = \"1.85.0\"\nrole = \"feature\"\n\n\
+                 [[pin]]\nid = \"{second_id}\"\nrelease = \"{second_release}\"\nrole = \"feature\"\n"
+            )
+        };
+        assert_eq!(
+            error_of(&two("a", "1.86.0")),
+            "pins.toml:7: duplicate pin id `a` (also on line 1)"
+        );
+        assert_eq!(
+            error_of(&two("b", "1.85.0")),
+            "pins.toml:8: duplicate pin: `a` (line 1) already pins 1.85.0"
+        );
+        // The same release at two commit dates is two different nightlies.
+        let nightlies = "[[pin]]\nid = \"a\"\nrelease = \"1.97.0-nightly\"\ncommit-date = \"2026-05-19\"\nrole = \"nightly\"\n\
+                         [[pin]]\nid = \"b\"\nrelease = \"1.97.0-nightly\"\ncommit-date = \"2026-05-20\"\nrole = \"nightly\"\n";
+        assert_eq!(parse(nightlies).unwrap().pins.len(), 2);
+    }
+
+    #[test]
+    fn load_names_a_missing_file() {
+        let error = Pins::load(Path::new("/nonexistent/pins.toml")).unwrap_err();
+        assert!(format!("{error:#}").starts_with("reading the pin file /nonexistent/pins.toml: "));
+    }
+
+    #[test]
+    fn satisfaction_needs_release_and_commit_date() {
+        let pins = parse(GOOD).unwrap();
+        let version = |release: &str, date: &str| {
+            parse_verbose_version(&format!(
+                "rustc {release} (0 {date})\ncommit-date: {date}\nhost: x86_64-unknown-linux-gnu\nrelease: {release}\n"
+            ))
+            .unwrap()
+        };
+        assert!(pins.pins[0].is_satisfied_by(&version("1.85.0", "2025-02-17")));
+        assert!(!pins.pins[0].is_satisfied_by(&version("1.85.1", "2025-02-17")));
+        assert!(pins.pins[1].is_satisfied_by(&version("1.97.0-nightly", "2026-05-19")));
+        assert!(!pins.pins[1].is_satisfied_by(&version("1.97.0-nightly", "2026-05-18")));
+        assert!(!pins.pins[1].is_satisfied_by(&version("1.97.0", "2026-05-19")));
+    }
+
+    #[test]
+    fn debian_upstream_versions() {
+        assert_eq!(debian_upstream_version("1.85.0+dfsg3-1~deb12u3"), "1.85.0");
+        assert_eq!(debian_upstream_version("1.63.0+dfsg1-2"), "1.63.0");
+        assert_eq!(debian_upstream_version("1:19.1.7-3~deb12u1"), "19.1.7");
+        assert_eq!(debian_upstream_version("1.96.0"), "1.96.0");
+    }
+
+    #[test]
+    fn rustup_names() {
+        assert!(rustup_name_is("1.95.0-x86_64-unknown-linux-gnu", "1.95.0"));
+        assert!(rustup_name_is("nightly", "nightly"));
+        assert!(!rustup_name_is(
+            "nightly-2026-05-20-x86_64-unknown-linux-gnu",
+            "nightly"
+        ));
+        assert!(!rustup_name_is("1.95.0-x86_64-unknown-linux-gnu", "1.95"));
+    }
+
+    /// A scratch directory for one test, emptied first.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("kshim-xtask-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn write_script(path: &Path, body: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, format!("#!/bin/sh\n{body}")).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    fn fake_verbose_version(release: &str, date: &str) -> String {
+        format!(
+            "rustc {release} (abcdef012 {date})\nbinary: rustc\ncommit-hash: abcdef0123\n\
+             commit-date: {date}\nhost: x86_64-unknown-linux-gnu\nrelease: {release}\n"
+        )
+    }
+
+    #[test]
+    fn discovers_wrapper_scripts_given_as_specs() {
+        let dir = scratch("specs");
+        let pins = dir.join("pins.toml");
+        std::fs::write(&pins, GOOD).unwrap();
+        let nightly = dir.join("nightly-rustc");
+        write_script(
+            &nightly,
+            &format!(
+                "[ \"$1\" = -vV ] || exit 3\ncat <<'END'\n{}END\n",
+                fake_verbose_version("1.97.0-nightly", "2026-05-19")
+            ),
+        );
+        let unpinned = dir.join("unpinned-rustc");
+        write_script(
+            &unpinned,
+            &format!(
+                "cat <<'END'\n{}END\n",
+                fake_verbose_version("1.80.1", "2024-08-07")
+            ),
+        );
+        let failing = dir.join("failing-rustc");
+        write_script(&failing, "echo 'error: no such sysroot' >&2\nexit 7\n");
+        let garbage = dir.join("garbage-rustc");
+        write_script(&garbage, "echo 'hello from a wrapper'\n");
+
+        let sh = Shell::new().unwrap();
+        sh.change_dir(&dir);
+        let specs: Vec<String> = [
+            nightly.display().to_string(),
+            "./unpinned-rustc".to_owned(),
+            failing.display().to_string(),
+            garbage.display().to_string(),
+            nightly.display().to_string(),
+        ]
+        .into();
+        let found = discover(&sh, Some(&pins), &specs).unwrap();
+        assert_eq!(found.len(), 5, "{found:#?}");
+
+        let Availability::Found { toolchain, version } = &found[0] else {
+            panic!("{:#?}", found[0]);
+        };
+        assert_eq!(toolchain.id, "1.97.0-nightly");
+        assert_eq!(toolchain.pin.as_deref(), Some("nightly"));
+        assert_eq!(toolchain.source, Source::Path);
+        assert_eq!(toolchain.rustc, nightly);
+        assert_eq!(toolchain.env, Vec::new());
+        assert_eq!(version.channel, Channel::Nightly);
+
+        let Availability::Found { toolchain, version } = &found[1] else {
+            panic!("{:#?}", found[1]);
+        };
+        assert_eq!(toolchain.id, "1.80.1");
+        assert_eq!(toolchain.pin, None);
+        assert!(toolchain.rustc.is_absolute());
+        assert_eq!(version.release, Release::new(1, 80, 1));
+
+        let Availability::Broken { error, .. } = &found[2] else {
+            panic!("{:#?}", found[2]);
+        };
+        assert!(error.contains("exited with exit status: 7"), "{error}");
+        assert!(error.contains("error: no such sysroot"), "{error}");
+
+        let Availability::Broken { error, .. } = &found[3] else {
+            panic!("{:#?}", found[3]);
+        };
+        assert!(
+            error.contains("it printed:\nhello from a wrapper"),
+            "{error}"
+        );
+
+        // The same compiler twice gets two ids.
+        assert_eq!(found[4].id(), "1.97.0-nightly#2");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_spec_that_names_nothing_is_an_error() {
+        let dir = scratch("nothing");
+        let pins = dir.join("pins.toml");
+        std::fs::write(&pins, GOOD).unwrap();
+        let sh = Shell::new().unwrap();
+        let missing = dir.join("no-such-rustc").display().to_string();
+        let error = discover(&sh, Some(&pins), std::slice::from_ref(&missing)).unwrap_err();
+        assert_eq!(
+            format!("{error:#}"),
+            format!("--toolchain {missing}: {missing} is not a file")
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_debian_layout_gets_its_library_path() {
+        let dir = scratch("debian-layout");
+        let pins = dir.join("pins.toml");
+        std::fs::write(&pins, GOOD).unwrap();
+        let libs = dir.join("root/usr/lib/x86_64-linux-gnu");
+        std::fs::create_dir_all(&libs).unwrap();
+        std::fs::write(libs.join("librustc_driver-0123abcd.so"), "").unwrap();
+        // The fake only answers when it is given the library path, as the real one.
+        let rustc = dir.join("root/usr/bin/rustc");
+        write_script(
+            &rustc,
+            &format!(
+                "[ \"$LD_LIBRARY_PATH\" = '{}' ] || {{ echo \"LD_LIBRARY_PATH=$LD_LIBRARY_PATH\" >&2; exit 127; }}\n\
+                 cat <<'END'\n{}END\n",
+                libs.display(),
+                fake_verbose_version("1.85.0", "2025-02-17")
+            ),
+        );
+        let sh = Shell::new().unwrap();
+        let found = discover(&sh, Some(&pins), &[rustc.display().to_string()]).unwrap();
+        let Availability::Found { toolchain, .. } = &found[0] else {
+            panic!("{:#?}", found[0]);
+        };
+        assert_eq!(
+            toolchain.env,
+            vec![("LD_LIBRARY_PATH".to_owned(), libs.display().to_string())]
+        );
+        assert_eq!(toolchain.pin.as_deref(), Some("1.85.0"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn repository_pins() -> Pins {
+        Pins::load(&Pins::default_path()).unwrap_or_else(|error| panic!("{error:#}"))
+    }
+
+    fn pinned(pins: &Pins, release: Release, role: &str) -> bool {
+        pins.pins
+            .iter()
+            .any(|pin| pin.release == release.to_string() && pin.role == role)
+    }
+
+    #[test]
+    fn every_release_the_catalog_names_is_pinned() {
+        let pins = repository_pins();
+        assert!(
+            pinned(&pins, catalog::MINIMUM_RELEASE, "minimum"),
+            "toolchains.toml has no `minimum` pin for {}",
+            catalog::MINIMUM_RELEASE
+        );
+        let mut releases: Vec<Release> = catalog::FEATURES
+            .iter()
+            .flat_map(|feature| [feature.stable_since, feature.known_since])
+            .flatten()
+            .chain([catalog::HAS_COERCE_POINTEE.from])
+            .collect();
+        releases.sort();
+        releases.dedup();
+        for release in releases {
+            assert!(
+                pinned(&pins, release, "feature"),
+                "the catalog names {release} but toolchains.toml has no `feature` pin for it"
+            );
+        }
+        for pin in pins.pins.iter().filter(|pin| pin.role == "feature") {
+            let (release, _) = parse_release(&pin.release).unwrap();
+            assert!(
+                !crate::toolchains::catalog_facts(release).is_empty(),
+                "toolchains.toml:{}: pin `{}` has role `feature` but the catalog names no \
+                 feature at {release}",
+                pin.line,
+                pin.id
+            );
+        }
+    }
+
+    #[test]
+    fn the_rust_toolchain_pin_is_rust_toolchain_toml_channel() {
+        let pins = repository_pins();
+        let file = crate::project_root().join("rust-toolchain.toml");
+        let text = std::fs::read_to_string(&file).unwrap();
+        let channel = text
+            .lines()
+            .find_map(|line| line.trim().strip_prefix("channel = \""))
+            .and_then(|rest| rest.strip_suffix('"'))
+            .unwrap_or_else(|| panic!("no channel in {}", file.display()));
+        let pin = pins
+            .pins
+            .iter()
+            .find(|pin| pin.role == "rust-toolchain")
+            .expect("toolchains.toml has no `rust-toolchain` pin");
+        assert_eq!(pin.release, channel, "toolchains.toml:{}", pin.line);
+        assert_eq!(
+            pin.rustup.as_deref(),
+            Some(channel),
+            "toolchains.toml:{}",
+            pin.line
+        );
+    }
+
+    #[test]
+    fn the_repository_pins_what_the_project_needs() {
+        let pins = repository_pins();
+        let releases: Vec<(&str, &str)> = pins
+            .pins
+            .iter()
+            .map(|pin| (pin.release.as_str(), pin.role.as_str()))
+            .collect();
+        for wanted in [
+            ("1.63.0", "debian"),
+            ("1.85.0", "debian"),
+            ("1.96.0", "debian"),
+            ("1.97.0-nightly", "nightly"),
+        ] {
+            assert!(releases.contains(&wanted), "{wanted:?} is not pinned");
+        }
+        let nightly = pins.pins.iter().find(|pin| pin.role == "nightly").unwrap();
+        assert_eq!(nightly.commit_date.as_deref(), Some("2026-05-19"));
+    }
+}

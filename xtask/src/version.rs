@@ -160,11 +160,7 @@ pub fn parse_verbose_version(text: &str) -> Result<RustcVersion, VersionError> {
     let first_version = first_line
         .strip_prefix("rustc ")
         .and_then(|rest| rest.split_whitespace().next())
-        .ok_or_else(|| {
-            error(format!(
-                "the first line is not `rustc VERSION ...`: {first_line:?}"
-            ))
-        })?;
+        .ok_or_else(|| error("the first line is not `rustc VERSION ...`".to_owned()))?;
 
     let mut fields = Fields::default();
     for line in lines {
@@ -274,4 +270,244 @@ struct Fields {
     host: Option<String>,
     release: Option<String>,
     llvm_version: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Real outputs, pasted from the compilers on this project's machines.
+    const DEBIAN_1_63: &str = "rustc 1.63.0
+binary: rustc
+commit-hash: unknown
+commit-date: unknown
+host: x86_64-unknown-linux-gnu
+release: 1.63.0
+LLVM version: 14.0.6
+";
+    const DEBIAN_1_85: &str = "rustc 1.85.0 (4d91de4e4 2025-02-17) (built from a source tarball)
+binary: rustc
+commit-hash: 4d91de4e48198da2e33413efdcd9cd2cc0c46688
+commit-date: 2025-02-17
+host: x86_64-unknown-linux-gnu
+release: 1.85.0
+LLVM version: 19.1.7
+";
+    const DEBIAN_1_96: &str = "rustc 1.96.0 (ac68faa20 2026-05-25) (built from a source tarball)
+binary: rustc
+commit-hash: ac68faa20c58cbccd01ee7208bf3b6e93a7d7f96
+commit-date: 2026-05-25
+host: x86_64-unknown-linux-gnu
+release: 1.96.0
+LLVM version: 22.1.8
+";
+    const RUSTUP_1_95: &str = "rustc 1.95.0 (59807616e 2026-04-14)
+binary: rustc
+commit-hash: 59807616e1fa2540724bfbac14d7976d7e4a3860
+commit-date: 2026-04-14
+host: x86_64-unknown-linux-gnu
+release: 1.95.0
+LLVM version: 22.1.2
+";
+    const NIGHTLY_1_97: &str = "rustc 1.97.0-nightly (e50aa6fba 2026-05-19)
+binary: rustc
+commit-hash: e50aa6fba4e63ab34c72bf9acfd2c307c1155d1a
+commit-date: 2026-05-19
+host: x86_64-unknown-linux-gnu
+release: 1.97.0-nightly
+LLVM version: 22.1.4
+";
+
+    fn parsed(text: &str) -> RustcVersion {
+        parse_verbose_version(text).unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    fn error_of(text: &str) -> String {
+        match parse_verbose_version(text) {
+            Ok(version) => panic!("parsed {version:?} from {text:?}"),
+            Err(error) => error.to_string(),
+        }
+    }
+
+    #[test]
+    fn debian_1_63_without_commit_information() {
+        let version = parsed(DEBIAN_1_63);
+        assert_eq!(version.release, Release::new(1, 63, 0));
+        assert_eq!(version.channel, Channel::Stable);
+        assert_eq!(version.commit_hash, None);
+        assert_eq!(version.commit_date, None);
+        assert_eq!(version.host, "x86_64-unknown-linux-gnu");
+        assert_eq!(version.llvm_version.as_deref(), Some("14.0.6"));
+        assert_eq!(version.first_line, "rustc 1.63.0");
+        assert_eq!(version.summary(), "1.63.0 stable (commit date unknown)");
+        assert_eq!(version.raw, DEBIAN_1_63);
+    }
+
+    #[test]
+    fn debian_1_85_built_from_a_source_tarball() {
+        let version = parsed(DEBIAN_1_85);
+        assert_eq!(version.release, Release::new(1, 85, 0));
+        assert_eq!(version.channel, Channel::Stable);
+        assert_eq!(
+            version.commit_hash.as_deref(),
+            Some("4d91de4e48198da2e33413efdcd9cd2cc0c46688")
+        );
+        assert_eq!(version.commit_date.as_deref(), Some("2025-02-17"));
+        assert_eq!(version.llvm_version.as_deref(), Some("19.1.7"));
+        assert_eq!(
+            version.first_line,
+            "rustc 1.85.0 (4d91de4e4 2025-02-17) (built from a source tarball)"
+        );
+        assert_eq!(version.summary(), "1.85.0 stable (2025-02-17)");
+    }
+
+    #[test]
+    fn debian_1_96() {
+        let version = parsed(DEBIAN_1_96);
+        assert_eq!(version.release, Release::new(1, 96, 0));
+        assert_eq!(version.commit_date.as_deref(), Some("2026-05-25"));
+        assert_eq!(version.llvm_version.as_deref(), Some("22.1.8"));
+        assert_eq!(version.release_string(), "1.96.0");
+    }
+
+    #[test]
+    fn rustup_stable_1_95() {
+        let version = parsed(RUSTUP_1_95);
+        assert_eq!(version.release, Release::new(1, 95, 0));
+        assert_eq!(version.channel, Channel::Stable);
+        assert_eq!(version.summary(), "1.95.0 stable (2026-04-14)");
+    }
+
+    #[test]
+    fn nightly_keeps_its_suffix_out_of_the_release() {
+        let version = parsed(NIGHTLY_1_97);
+        assert_eq!(version.release, Release::new(1, 97, 0));
+        assert_eq!(version.channel, Channel::Nightly);
+        assert_eq!(version.release_string(), "1.97.0-nightly");
+        assert_eq!(version.commit_date.as_deref(), Some("2026-05-19"));
+        assert_eq!(version.summary(), "1.97.0 nightly (2026-05-19)");
+    }
+
+    #[test]
+    fn beta_with_and_without_number() {
+        let text = RUSTUP_1_95
+            .replace("rustc 1.95.0 ", "rustc 1.86.0-beta.3 ")
+            .replace("release: 1.95.0", "release: 1.86.0-beta.3");
+        let version = parsed(&text);
+        assert_eq!(version.release, Release::new(1, 86, 0));
+        assert_eq!(version.channel, Channel::Beta);
+        assert_eq!(version.release_string(), "1.86.0-beta.3");
+        assert_eq!(
+            parse_release("1.86.0-beta"),
+            Ok((Release::new(1, 86, 0), Channel::Beta))
+        );
+        assert!(parse_release("1.86.0-beta.").is_err());
+        assert!(parse_release("1.86.0-beta.x").is_err());
+    }
+
+    #[test]
+    fn dev_build() {
+        let text = "rustc 1.90.0-dev\nbinary: rustc\ncommit-hash: unknown\ncommit-date: unknown\n\
+                    host: aarch64-unknown-linux-gnu\nrelease: 1.90.0-dev\nLLVM version: 20.1.5\n";
+        let version = parsed(text);
+        assert_eq!(version.channel, Channel::Dev);
+        assert_eq!(version.release, Release::new(1, 90, 0));
+        assert_eq!(version.host, "aarch64-unknown-linux-gnu");
+    }
+
+    #[test]
+    fn crlf_line_endings() {
+        let version = parsed(&DEBIAN_1_85.replace('\n', "\r\n"));
+        assert_eq!(version.release, Release::new(1, 85, 0));
+        assert_eq!(version.host, "x86_64-unknown-linux-gnu");
+        assert_eq!(version.commit_date.as_deref(), Some("2025-02-17"));
+        assert!(!version.first_line.ends_with('\r'));
+    }
+
+    #[test]
+    fn extra_lines_and_unknown_keys_are_ignored() {
+        let text = format!("\n{RUSTUP_1_95}future-key: whatever\nnote from a wrapper script\n\n");
+        let version = parsed(&text);
+        assert_eq!(version.release, Release::new(1, 95, 0));
+        assert_eq!(version.raw, text);
+    }
+
+    #[test]
+    fn without_llvm_line() {
+        let text = RUSTUP_1_95.replace("LLVM version: 22.1.2\n", "");
+        assert_eq!(parsed(&text).llvm_version, None);
+    }
+
+    #[test]
+    fn empty_output() {
+        let message = error_of("");
+        assert!(message.contains("the output is empty"), "{message}");
+        assert!(message.contains("it printed nothing"), "{message}");
+        let message = error_of(" \n\n");
+        assert!(message.contains("but whitespace"), "{message}");
+    }
+
+    #[test]
+    fn garbage_is_quoted_in_the_error() {
+        let message = error_of("Segmentation fault (core dumped)\n");
+        assert!(message.contains("not `rustc VERSION ...`"), "{message}");
+        assert!(
+            message.contains("it printed:\nSegmentation fault (core dumped)"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn release_without_patch_number() {
+        let text = "rustc 1.85\nhost: x86_64-unknown-linux-gnu\nrelease: 1.85\n";
+        let message = error_of(text);
+        assert!(
+            message.contains("the release `1.85` is not MAJOR.MINOR.PATCH"),
+            "{message}"
+        );
+        assert!(message.contains("release: 1.85"), "{message}");
+    }
+
+    #[test]
+    fn missing_release_line() {
+        let text = RUSTUP_1_95.replace("release: 1.95.0\n", "");
+        assert!(error_of(&text).contains("there is no `release:` line"));
+    }
+
+    #[test]
+    fn missing_host_line() {
+        let text = RUSTUP_1_95.replace("host: x86_64-unknown-linux-gnu\n", "");
+        assert!(error_of(&text).contains("there is no `host:` line"));
+    }
+
+    #[test]
+    fn first_line_and_release_line_must_agree() {
+        let text = RUSTUP_1_95.replace("release: 1.95.0", "release: 1.94.0");
+        let message = error_of(&text);
+        assert!(
+            message.contains("the first line says `1.95.0` but the `release:` line says `1.94.0`"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn contradicting_repeated_key() {
+        let text = format!("{RUSTUP_1_95}host: i686-unknown-linux-gnu\n");
+        assert!(error_of(&text).contains("the key `host` appears twice"));
+    }
+
+    #[test]
+    fn unknown_suffix_and_bad_date() {
+        let text = RUSTUP_1_95.replace("1.95.0", "1.95.0-custom");
+        assert!(error_of(&text).contains("has the suffix `-custom`"));
+        let text = RUSTUP_1_95.replace("commit-date: 2026-04-14", "commit-date: 14.04.2026");
+        assert!(error_of(&text).contains("the commit date `14.04.2026` is not YYYY-MM-DD"));
+    }
+
+    #[test]
+    fn long_garbage_is_cut() {
+        let message = error_of(&"x".repeat(5000));
+        assert!(message.ends_with("..."), "{message}");
+        assert!(message.len() < 1000, "{}", message.len());
+    }
 }
