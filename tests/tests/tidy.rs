@@ -270,3 +270,58 @@ fn readme_shows_the_two_commands_and_ci_runs_the_test_command() {
         ".ci/run must run README's `{test_command}`"
     );
 }
+
+#[test]
+fn workflow_takes_its_toolchains_from_the_pin_file() {
+    let workflow = read(".github/workflows/matrix.yml");
+    let pins = xtask::toolchain::Pins::load(&project_root().join("toolchains.toml")).unwrap();
+    // The job matrix comes from the pin file, and each job runs its own shard of it.
+    for needed in [
+        "cargo xtask ci-matrix",
+        "fromJSON(needs.plan.outputs.jobs)",
+        "${{ matrix.install }}",
+        "cargo xtask matrix --shard \"$shard\"",
+        "cargo xtask merge",
+    ] {
+        assert!(
+            workflow.contains(needed),
+            "the workflow must use `{needed}`"
+        );
+    }
+    // The only toolchain the workflow names itself is the image's, which must be the one
+    // rust-toolchain.toml pins; every other release must come from the pin file.
+    let channel = read("rust-toolchain.toml")
+        .lines()
+        .find_map(|line| line.strip_prefix("channel = "))
+        .map(|value| value.trim_matches('"').to_string())
+        .expect("rust-toolchain.toml has a channel");
+    for image in workflow
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("container: "))
+    {
+        assert_eq!(
+            image,
+            format!("rust:{channel}-bookworm"),
+            "the workflow's image"
+        );
+    }
+    let without_image = workflow.replace(&format!("rust:{channel}-bookworm"), "");
+    for pin in &pins.pins {
+        assert!(
+            !without_image.contains(&pin.release),
+            "the workflow names {} itself; it must come from toolchains.toml through \
+             `cargo xtask ci-matrix`",
+            pin.release
+        );
+    }
+    // And the job matrix really covers every pin, once.
+    let matrix = xtask::ci_matrix::job_matrix(&pins, pins.pins.len()).unwrap();
+    for pin in &pins.pins {
+        assert_eq!(
+            matrix.matches(&format!("\"pins\":\"{}\"", pin.id)).count(),
+            1,
+            "pin {} in {matrix}",
+            pin.id
+        );
+    }
+}
