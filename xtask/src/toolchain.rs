@@ -657,6 +657,7 @@ pub fn provisioned_toolchain(dir: &Path) -> Option<Toolchain> {
 /// Resolves a rustup toolchain name to its real rustc with `rustup which`.
 fn resolve_rustup(sh: &Shell, name: &str) -> anyhow::Result<Toolchain> {
     let output = cmd!(sh, "rustup which rustc --toolchain {name}")
+        .env("RUST_BACKTRACE", "0")
         .quiet()
         .ignore_status()
         .output()
@@ -673,11 +674,8 @@ fn resolve_rustup(sh: &Shell, name: &str) -> anyhow::Result<Toolchain> {
             })
             .unwrap_or_default();
         bail!(
-            "`rustup which rustc --toolchain {name}` failed: {}(installed: {})",
-            String::from_utf8_lossy(&output.stderr)
-                .trim_end()
-                .to_owned()
-                + " ",
+            "`rustup which rustc --toolchain {name}` failed: {} (installed: {})",
+            crate::provision::error_and_cause(&String::from_utf8_lossy(&output.stderr)),
             installed.join(", ")
         );
     }
