@@ -143,7 +143,7 @@ pub fn call_printk(level: Level, prefix: &str, args: fmt::Arguments<'_>) {
     BUFFER.with(|log| {
         let (start, already_truncated) = (log.len, log.truncated);
         // Writing to `Log` never fails; a full buffer only sets `truncated`.
-        let _ = write!(log, "[{}] {prefix}: {args}\n", level.name());
+        let _ = writeln!(log, "[{}] {prefix}: {args}", level.name());
         if log.truncated && !already_truncated {
             // INVARIANT: shrinking keeps `len <= LOG_CAPACITY`; only whole lines stay.
             log.len = start;
@@ -167,6 +167,8 @@ pub fn snapshot() -> Log {
 /// Logs at a given level with the calling module's prefix.
 #[doc(hidden)]
 #[macro_export]
+// `crate::__LOG_PREFIX` must name the *calling* crate's prefix, as in the kernel's `pr_*!`.
+#[allow(clippy::crate_in_macro_def)]
 macro_rules! print_macro {
     ($level:ident, $($arg:tt)+) => {
         // `crate::__LOG_PREFIX` is resolved in the calling crate, where `module!` defines it,
