@@ -7,8 +7,8 @@
 //! value into the assembly text, where it becomes an immediate or a displacement.
 //!
 //! [`read_once_u32_at`] is the smallest helper of that kind: one load whose displacement is
-//! the field offset, like the kernel's `READ_ONCE(ptr->field)`. Its [`const_operand`] form puts
-//! the offset into the instruction; the stable replacement, [`register_operand`], passes it in
+//! the field offset, like the kernel's `READ_ONCE(ptr->field)`. Its `const_operand` form puts
+//! the offset into the instruction; the stable replacement, `register_operand`, passes it in
 //! a register, which costs that register and a `mov` to fill it (`[base + index]` addressing
 //! instead of `[base + displacement]`). A literal could also be spliced into the template with
 //! `concat!`/`stringify!`, but only a literal: not `offset_of!(...)`, nor a const generic.

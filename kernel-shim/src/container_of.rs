@@ -14,7 +14,7 @@
 //! Where the gated syntax may live is the lesson here:
 //!
 //! - In a function body, `&raw` is rejected by compilers before 1.82.0 while parsing, even in
-//!   an item that `#[cfg]` removes. The [`raw_ref`] form is therefore a file of its own,
+//!   an item that `#[cfg]` removes. The `raw_ref` form is therefore a file of its own,
 //!   declared under the cfg, and the [`addr_of`] form stays here.
 //! - A `macro_rules!` body is only a token tree until the macro is expanded, and `& raw const`
 //!   are three ordinary tokens to any compiler, so both `container_of!` forms are defined
