@@ -44,16 +44,6 @@ impl Release {
     /// Parses exactly `MAJOR.MINOR.PATCH`, three decimal numbers and nothing else.
     ///
     /// Suffixes such as `-nightly` belong to the caller, which knows what they mean.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use kernel::catalog::Release;
-    ///
-    /// assert_eq!(Release::parse("1.85.0"), Some(Release::new(1, 85, 0)));
-    /// assert_eq!(Release::parse("1.85"), None);
-    /// assert_eq!(Release::parse("1.85.0-nightly"), None);
-    /// ```
     pub fn parse(text: &str) -> Option<Self> {
         let mut parts = text.split('.');
         let mut next = || -> Option<u32> {
@@ -385,18 +375,6 @@ pub fn all_cfg_names() -> impl Iterator<Item = &'static str> {
 
 /// The cfgs that a compiler of this release gets, each once; kernel mode adds
 /// [`KERNEL_MODE_CFG`].
-///
-/// # Examples
-///
-/// ```
-/// use kernel::catalog::{derived_cfgs, Release};
-///
-/// let on_1_85: Vec<_> = derived_cfgs(Release::new(1, 85, 0), false).collect();
-/// assert!(on_1_85.contains(&"CONFIG_RUSTC_HAS_COERCE_POINTEE"));
-/// assert!(on_1_85.contains(&"kshim_stable_inline_const"));
-/// assert!(!on_1_85.contains(&"kshim_stable_asm_goto"));
-/// assert!(!on_1_85.contains(&"kshim_kernel_mode"));
-/// ```
 pub fn derived_cfgs(release: Release, kernel_mode: bool) -> impl Iterator<Item = &'static str> {
     let mode = kernel_mode.then_some(KERNEL_MODE_CFG);
     let derived = all_cfg_names().skip(1).filter(move |name| {
@@ -415,4 +393,81 @@ pub fn allowed_features() -> impl Iterator<Item = &'static str> {
         .iter()
         .filter(|feature| feature.kernel_use.allowed_outside_rust())
         .map(|feature| feature.name)
+}
+
+// Unit tests, not doctests: this file is also compiled into the xtask, where doctests naming
+// the `kernel` crate could not run.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn release_parse_takes_exactly_three_numbers() {
+        assert_eq!(Release::parse("1.85.0"), Some(Release::new(1, 85, 0)));
+        assert_eq!(Release::parse("1.85"), None);
+        assert_eq!(Release::parse("1.85.0-nightly"), None);
+        assert_eq!(Release::parse("1..0"), None);
+        assert_eq!(Release::parse("1.85.0.1"), None);
+        assert!(Release::new(1, 84, 1) > Release::new(1, 84, 0));
+    }
+
+    #[test]
+    fn derived_cfgs_follow_the_release() {
+        let on = |release, kernel_mode| {
+            let mut cfgs = [""; 16];
+            let mut count = 0;
+            for cfg in derived_cfgs(release, kernel_mode) {
+                cfgs[count] = cfg;
+                count += 1;
+            }
+            (cfgs, count)
+        };
+        let (cfgs, count) = on(Release::new(1, 85, 0), false);
+        let cfgs = &cfgs[..count];
+        assert!(cfgs.contains(&"CONFIG_RUSTC_HAS_COERCE_POINTEE"));
+        assert!(cfgs.contains(&"kshim_stable_inline_const"));
+        assert!(!cfgs.contains(&"kshim_stable_asm_goto"));
+        assert!(!cfgs.contains(&KERNEL_MODE_CFG));
+        let (cfgs, count) = on(MINIMUM_RELEASE, true);
+        assert_eq!(
+            &cfgs[..count],
+            [KERNEL_MODE_CFG],
+            "1.78.0 has nothing stable yet"
+        );
+        // Every name is declared once for --check-cfg, however many features share it.
+        let mut names = [""; 16];
+        let mut count = 0;
+        for name in all_cfg_names() {
+            assert!(!names[..count].contains(&name), "{name} twice");
+            names[count] = name;
+            count += 1;
+        }
+        assert_eq!(
+            count,
+            1 + 9 + 1,
+            "kernel mode, nine stable features, coerce-pointee"
+        );
+    }
+
+    #[test]
+    fn allowed_features_are_the_kernels_list() {
+        let mut allowed = [""; 8];
+        let mut count = 0;
+        for name in allowed_features() {
+            allowed[count] = name;
+            count += 1;
+        }
+        let allowed = &mut allowed[..count];
+        allowed.sort_unstable();
+        assert_eq!(
+            allowed,
+            [
+                "arbitrary_self_types",
+                "asm_const",
+                "asm_goto",
+                "lint_reasons",
+                "raw_ref_op"
+            ]
+        );
+    }
 }

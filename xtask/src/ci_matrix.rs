@@ -157,7 +157,10 @@ mod tests {
             seen.sort();
             let mut all: Vec<String> = pins.pins.iter().map(|pin| pin.id.clone()).collect();
             all.sort();
-            assert_eq!(seen, all, "{count} shards must cover every pin exactly once");
+            assert_eq!(
+                seen, all,
+                "{count} shards must cover every pin exactly once"
+            );
             let (min, max) = (sizes.iter().min().unwrap(), sizes.iter().max().unwrap());
             assert!(max - min <= 1, "{count} shards are unbalanced: {sizes:?}");
         }

@@ -47,7 +47,11 @@ xflags::xflags! {
             /// Install what can be installed: rustup for official releases (fails offline, and
             /// says so), Debian's packages, unpacked under `target/toolchains/`, for the releases
             /// Debian's registry serves.
-            cmd install {}
+            cmd install {
+                /// Install from Debian's registry only and never run rustup (for machines, such
+                /// as CI, that may reach only the package registries).
+                optional --no-rustup
+            }
         }
 
         /// Report which of a crate's `#![feature(...)]` lines each toolchain still needs.
@@ -155,7 +159,9 @@ pub enum ToolchainsCmd {
 pub struct List;
 
 #[derive(Debug)]
-pub struct Install;
+pub struct Install {
+    pub no_rustup: bool,
+}
 
 #[derive(Debug)]
 pub struct Audit {

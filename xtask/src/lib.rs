@@ -5,16 +5,24 @@
 
 pub mod flags;
 
-/// The feature catalog, read from the shim itself so that there is no second copy.
-pub use kernel::catalog;
+/// The feature catalog: the shim's own file, compiled in here too, so that there is no second
+/// copy and a shim that does not build cannot stop the tool that reports it.
+#[path = "../../kernel-shim/src/catalog.rs"]
+pub mod catalog;
 
 pub mod audit;
 pub mod bench;
+pub mod cache;
 pub mod ci_matrix;
 pub mod docs;
+pub mod exec;
+pub mod expect;
 pub mod matrix;
 pub mod merge;
+pub mod plan;
+pub mod probe;
 pub mod provision;
+pub mod report;
 pub mod toolchain;
 pub mod toolchains;
 pub mod version;

@@ -41,11 +41,12 @@ pub enum Outcome {
 ///
 /// A pin with a Debian package is provisioned from Debian first, since that changes nothing
 /// outside `target/`; rustup is tried when there is no Debian package or it failed. One pin's
-/// failure does not stop the others.
+/// failure does not stop the others. With `use_rustup` false, rustup is never run.
 pub fn install(
     sh: &Shell,
     pins: &Pins,
     availability: &[Availability],
+    use_rustup: bool,
 ) -> anyhow::Result<Vec<(String, Outcome)>> {
     let mut apt = Apt::default();
     let mut outcomes = Vec::new();
@@ -74,7 +75,9 @@ pub fn install(
                 }
             }
         }
-        if installed.is_none() {
+        if installed.is_none() && !use_rustup && pin.rustup.is_some() {
+            failures.push("rustup: skipped (--no-rustup)".to_string());
+        } else if installed.is_none() {
             if let Some(name) = &pin.rustup {
                 match install_rustup(sh, pin, name) {
                     Ok(done) => installed = Some(done),

@@ -28,24 +28,24 @@ impl flags::Toolchains {
                 print_list(&pins, &found, !self.toolchain.is_empty());
                 Ok(verdict_of_list(&found))
             }
-            flags::ToolchainsCmd::Install(_) => {
+            flags::ToolchainsCmd::Install(ref install_flags) => {
                 if !self.toolchain.is_empty() {
                     anyhow::bail!(
                         "`toolchains install` installs the pins; --toolchain only names \
                          compilers that are already there"
                     );
                 }
-                install(sh, &pins_path)
+                install(sh, &pins_path, !install_flags.no_rustup)
             }
         }
     }
 }
 
-fn install(sh: &Shell, pins_path: &std::path::Path) -> anyhow::Result<Verdict> {
+fn install(sh: &Shell, pins_path: &std::path::Path, use_rustup: bool) -> anyhow::Result<Verdict> {
     let started = Instant::now();
     let pins = Pins::load(pins_path)?;
     let before = discover(sh, Some(pins_path), &[])?;
-    let outcomes = provision::install(sh, &pins, &before)?;
+    let outcomes = provision::install(sh, &pins, &before, use_rustup)?;
     println!();
     println!("Install summary ({:.1}s):", started.elapsed().as_secs_f64());
     let mut failed = 0;
