@@ -1,11 +1,520 @@
-//! `cargo xtask matrix`: not written yet; its owner replaces this file.
+//! `cargo xtask matrix`: every pinned compiler probed, and the shim and every example built and
+//! tested with it in kernel mode and stable mode, compared cell by cell with the catalog.
+//!
+//! For each toolchain: its availability ([`crate::toolchain::discover`], then the verdict:
+//! ok, below the minimum, or broken), one probe of every catalog feature ([`crate::probe`]),
+//! and builds and tests with rustc driven directly, as Kbuild does ([`crate::plan`]). The steps
+//! run in parallel ([`crate::exec`]), results are cached under `target/kshim/cache/`
+//! ([`crate::cache`]), and the report ([`crate::report`]) is printed and also written to
+//! `target/kshim/matrix-report.json`.
 
-use crate::{flags, Verdict};
+use crate::cache::{file_stamp, hash_file, write_atomically, Cache, Key, StableHasher};
+use crate::catalog::FEATURES;
+use crate::exec::{self, Progress, StepResult};
+use crate::expect::{expected_outcome, expected_status, Outcome, Verdict as ToolchainVerdict};
+use crate::plan::{self, Kind, Layout, Mode, PlannedToolchain, Rustc, Step};
+use crate::probe;
+use crate::report::{BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
+use crate::toolchain::{discover, Availability, Source};
+use crate::version::RustcVersion;
+use crate::{flags, project_root, Verdict};
+use anyhow::{bail, Context};
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 use xshell::Shell;
+
+/// How long one process may run unless `--timeout` says otherwise.
+pub const DEFAULT_TIMEOUT_SECONDS: u64 = 300;
+
+/// The output formats of `--format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Tables and summary lines for a terminal.
+    Human,
+    /// The JSON report.
+    Json,
+    /// The tables as Markdown.
+    Markdown,
+}
+
+impl Format {
+    /// Reads `--format`.
+    pub fn parse(text: &str) -> anyhow::Result<Self> {
+        match text {
+            "human" => Ok(Format::Human),
+            "json" => Ok(Format::Json),
+            "markdown" => Ok(Format::Markdown),
+            other => bail!("--format must be `human`, `json` or `markdown`, not `{other}`"),
+        }
+    }
+}
+
+/// Reads `--shard K/N` into `(K, N)`, 1 <= K <= N.
+pub fn parse_shard(text: &str) -> anyhow::Result<(usize, usize)> {
+    let parsed = text
+        .split_once('/')
+        .and_then(|(k, n)| Some((k.trim().parse().ok()?, n.trim().parse().ok()?)));
+    match parsed {
+        Some((k, n)) if k >= 1 && k <= n => Ok((k, n)),
+        _ => bail!("--shard must be K/N with 1 <= K <= N (`--shard 1/3`), not `{text}`"),
+    }
+}
+
+/// One toolchain of the run, with what discovery found.
+struct Column {
+    entry: ToolchainEntry,
+    /// The compiler, for toolchains that run.
+    rustc: Option<Rustc>,
+    version: Option<RustcVersion>,
+}
+
+fn column(availability: Availability) -> Column {
+    let source_word = |source: &Source| {
+        match source {
+            Source::Rustup { .. } => "rustup",
+            Source::Path => "path",
+            Source::Debian { .. } => "debian",
+        }
+        .to_string()
+    };
+    match availability {
+        Availability::Found { toolchain, version } => Column {
+            entry: ToolchainEntry {
+                id: toolchain.id.clone(),
+                spec: toolchain.spec.clone(),
+                source: Some(source_word(&toolchain.source)),
+                pin: toolchain.pin.clone(),
+                rustc: Some(toolchain.rustc.to_string_lossy().into_owned()),
+                release_text: Some(version.release_string()),
+                release: Some(version.release),
+                channel: Some(version.channel.name().to_string()),
+                commit_date: version.commit_date.clone(),
+                host: Some(version.host.clone()),
+                verdict: ToolchainVerdict::for_release(version.release),
+            },
+            rustc: Some(Rustc {
+                path: toolchain.rustc.clone(),
+                env: toolchain.env.clone(),
+                release: version.release,
+            }),
+            version: Some(version),
+        },
+        Availability::Broken { toolchain, error } => Column {
+            entry: ToolchainEntry {
+                id: toolchain.id.clone(),
+                spec: toolchain.spec.clone(),
+                source: Some(source_word(&toolchain.source)),
+                pin: toolchain.pin.clone(),
+                rustc: Some(toolchain.rustc.to_string_lossy().into_owned()),
+                release_text: None,
+                release: None,
+                channel: None,
+                commit_date: None,
+                host: None,
+                verdict: ToolchainVerdict::Broken(error),
+            },
+            rustc: None,
+            version: None,
+        },
+        Availability::Missing { pin, install_hint } => Column {
+            entry: ToolchainEntry {
+                id: pin.id.clone(),
+                spec: format!("pin:{}", pin.id),
+                source: None,
+                pin: Some(pin.id.clone()),
+                rustc: None,
+                release_text: Some(pin.release.clone()),
+                release: None,
+                channel: None,
+                commit_date: pin.commit_date.clone(),
+                host: None,
+                verdict: ToolchainVerdict::Missing(install_hint),
+            },
+            rustc: None,
+            version: None,
+        },
+    }
+}
+
+/// A file-system-safe directory name for a toolchain id.
+fn directory_name(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The compiler's identity for cache keys: where it is, its size and modification time, what
+/// `-vV` says, and the environment it runs with.
+fn compiler_identity(rustc: &Rustc, version: &RustcVersion) -> Key {
+    let mut hasher = StableHasher::new();
+    hasher.field(rustc.path.to_string_lossy().as_bytes());
+    let (size, modified) = file_stamp(&rustc.path).unwrap_or((0, 0));
+    hasher
+        .number(u128::from(size))
+        .number(modified)
+        .field(&version.raw);
+    for (name, value) in &rustc.env {
+        hasher.field(name).field(value);
+    }
+    hasher.finish()
+}
+
+/// The progress line on stderr: one updating line on a terminal, plain lines otherwise.
+struct ProgressLine<'a> {
+    terminal: bool,
+    total: usize,
+    toolchains: &'a [Column],
+    width: Mutex<usize>,
+}
+
+impl ProgressLine<'_> {
+    fn show(&self, text: &str) {
+        let mut stderr = std::io::stderr().lock();
+        if self.terminal {
+            let mut width = self
+                .width
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner());
+            let shown: String = text.chars().take(150).collect();
+            let _ = write!(stderr, "\r{shown:<width$}", width = *width);
+            *width = shown.chars().count();
+        } else {
+            let _ = writeln!(stderr, "{text}");
+        }
+        let _ = stderr.flush();
+    }
+
+    fn clear(&self) {
+        if self.terminal {
+            let width = *self
+                .width
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner());
+            eprint!("\r{:width$}\r", "");
+        }
+    }
+}
+
+impl Progress for ProgressLine<'_> {
+    fn started(&self, _index: usize, step: &Step) {
+        if self.terminal {
+            let id = &self.toolchains[step.toolchain].entry.id;
+            self.show(&format!("matrix: {id}: {} ...", step.label()));
+        }
+    }
+
+    fn finished(&self, _index: usize, step: &Step, result: &StepResult, done: usize) {
+        if result.cached && !self.terminal {
+            return;
+        }
+        let id = &self.toolchains[step.toolchain].entry.id;
+        let how = if result.cached {
+            "cached".to_string()
+        } else {
+            format!("{} in {:.1} s", result.outcome.word(), result.seconds)
+        };
+        self.show(&format!(
+            "matrix: {done} of {}: {id}: {}: {how}",
+            self.total,
+            step.label()
+        ));
+    }
+}
 
 impl flags::Matrix {
     /// Runs `cargo xtask matrix`.
-    pub fn run(&self, _sh: &Shell) -> anyhow::Result<Verdict> {
-        anyhow::bail!("`cargo xtask matrix` is not written yet")
+    pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
+        let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
+        let jobs = match self.jobs {
+            Some(0) => bail!("-j/--jobs must be at least 1"),
+            Some(jobs) => jobs,
+            None => std::thread::available_parallelism().map_or(1, usize::from),
+        };
+        let timeout = match self.timeout {
+            Some(0) => bail!("--timeout must be at least 1 second"),
+            Some(seconds) => seconds,
+            None => DEFAULT_TIMEOUT_SECONDS,
+        };
+        let shard = self.shard.as_deref().map(parse_shard).transpose()?;
+        let layout = Layout::new(&project_root());
+
+        let mut availabilities = discover(sh, self.pins.as_deref(), &self.toolchain)?;
+        if let Some((k, n)) = shard {
+            availabilities = availabilities
+                .into_iter()
+                .enumerate()
+                .filter(|(index, _)| index % n == k - 1)
+                .map(|(_, availability)| availability)
+                .collect();
+        }
+        let columns: Vec<Column> = availabilities.into_iter().map(column).collect();
+
+        let mut planned = Vec::new();
+        let mut used_names: Vec<String> = Vec::new();
+        for (index, column) in columns.iter().enumerate() {
+            let Some(rustc) = &column.rustc else { continue };
+            let mut name = directory_name(&column.entry.id);
+            if used_names.contains(&name) {
+                name = format!("{name}-{index}");
+            }
+            used_names.push(name.clone());
+            planned.push(PlannedToolchain {
+                index,
+                directory_name: name,
+                rustc: rustc.clone(),
+                builds: column.entry.verdict == ToolchainVerdict::Ok,
+            });
+        }
+        let examples = plan::examples(&layout.root)?;
+        let steps = plan::plan(&layout, &planned, &examples)?;
+        let probe_source = probe::probe_source();
+
+        if self.dry_run {
+            print_dry_run(&layout, &steps, &probe_source);
+            return Ok(Verdict::Success);
+        }
+
+        let probe_path = layout.probe_source();
+        if std::fs::read_to_string(&probe_path).ok().as_deref() != Some(probe_source.as_str()) {
+            write_atomically(&probe_path, probe_source.as_bytes())?;
+        }
+        let identities: HashMap<usize, Key> = columns
+            .iter()
+            .enumerate()
+            .filter_map(|(index, column)| {
+                Some((
+                    index,
+                    compiler_identity(column.rustc.as_ref()?, column.version.as_ref()?),
+                ))
+            })
+            .collect();
+        let mut file_hashes: HashMap<PathBuf, Key> = HashMap::new();
+        let keys = exec::cache_keys(
+            &steps,
+            &|toolchain| identities.get(&toolchain).copied().unwrap_or(Key(0)),
+            &mut |path: &Path| {
+                if let Some(key) = file_hashes.get(path) {
+                    return Ok(*key);
+                }
+                let key = hash_file(path)?;
+                file_hashes.insert(path.to_path_buf(), key);
+                Ok(key)
+            },
+        )?;
+        let cache = Cache::new(layout.cache(), !self.no_cache);
+        let progress = ProgressLine {
+            terminal: std::io::stderr().is_terminal(),
+            total: steps.len(),
+            toolchains: &columns,
+            width: Mutex::new(0),
+        };
+        let start = Instant::now();
+        let results = exec::execute(
+            &steps,
+            &keys,
+            &cache,
+            jobs,
+            Duration::from_secs(timeout),
+            &progress,
+        );
+        progress.clear();
+        let reused = results.iter().filter(|result| result.cached).count();
+        eprintln!(
+            "matrix: {} steps on {} toolchain(s) in {:.1} s ({reused} from the cache, -j {jobs})",
+            steps.len(),
+            planned.len(),
+            start.elapsed().as_secs_f64()
+        );
+
+        let report = assemble(
+            &columns,
+            &steps,
+            &results,
+            &examples,
+            self.strict,
+            self.shard.clone(),
+        );
+        let json = report.to_json().to_pretty();
+        write_atomically(&layout.report(), json.as_bytes()).context("writing the matrix report")?;
+        match format {
+            Format::Json => print!("{json}"),
+            Format::Markdown => print!("{}", report.markdown()),
+            Format::Human => {
+                let colour = std::io::stdout().is_terminal()
+                    && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
+                print!("{}", report.human(colour));
+            }
+        }
+        Ok(report.verdict())
+    }
+}
+
+/// Prints every command the run would execute, each runnable in a POSIX shell as it stands.
+fn print_dry_run(layout: &Layout, steps: &[Step], probe_source: &str) {
+    let mut directories: Vec<&PathBuf> = steps.iter().flat_map(|step| &step.directories).collect();
+    directories.sort();
+    directories.dedup();
+    let probe_path = layout.probe_source();
+    if let Some(parent) = probe_path.parent() {
+        println!("mkdir -p {}", plan::shell_quote(&parent.to_string_lossy()));
+    }
+    let lines: Vec<String> = probe_source.lines().map(plan::shell_quote).collect();
+    println!(
+        "printf '%s\\n' {} > {}",
+        lines.join(" "),
+        plan::shell_quote(&probe_path.to_string_lossy())
+    );
+    if !directories.is_empty() {
+        let quoted: Vec<String> = directories
+            .iter()
+            .map(|directory| plan::shell_quote(&directory.to_string_lossy()))
+            .collect();
+        println!("mkdir -p {}", quoted.join(" "));
+    }
+    for step in steps {
+        println!("{}", step.compile.shell_line());
+        if let Some(run) = &step.run {
+            println!("{}", run.shell_line());
+        }
+    }
+}
+
+/// Puts observations and predictions side by side.
+fn assemble(
+    columns: &[Column],
+    steps: &[Step],
+    results: &[StepResult],
+    examples: &[plan::Example],
+    strict: bool,
+    shard: Option<String>,
+) -> Report {
+    let probes: HashMap<usize, &StepResult> = steps
+        .iter()
+        .zip(results)
+        .filter(|(step, _)| step.kind == Kind::Probe)
+        .map(|(step, result)| (step.toolchain, result))
+        .collect();
+    let features = FEATURES
+        .iter()
+        .enumerate()
+        .map(|(feature_index, feature)| {
+            columns
+                .iter()
+                .enumerate()
+                .map(|(index, column)| {
+                    let expected = match (&column.entry.verdict, column.entry.release) {
+                        (ToolchainVerdict::Ok, Some(release)) => {
+                            Some(expected_status(feature, release))
+                        }
+                        _ => None,
+                    };
+                    let observed = match probes.get(&index).and_then(|result| result.probe.as_ref())
+                    {
+                        Some(Ok(statuses)) => Observed::Status(statuses[feature_index]),
+                        Some(Err(error)) => Observed::ProbeFailed(error.clone()),
+                        None => match probes.get(&index) {
+                            Some(result) => Observed::ProbeFailed(
+                                result
+                                    .first_error
+                                    .clone()
+                                    .unwrap_or_else(|| "the probe did not run".into()),
+                            ),
+                            None => Observed::NotProbed,
+                        },
+                    };
+                    FeatureCell { observed, expected }
+                })
+                .collect()
+        })
+        .collect();
+
+    let mut builds = Vec::new();
+    let targets: Vec<String> = std::iter::once("kernel".to_string())
+        .chain(examples.iter().map(|example| example.name.clone()))
+        .collect();
+    for (index, column) in columns.iter().enumerate() {
+        if matches!(column.entry.verdict, ToolchainVerdict::Missing(_)) {
+            continue;
+        }
+        let expected = expected_outcome(&column.entry.verdict);
+        for target in &targets {
+            for kind in [Kind::Build, Kind::Test] {
+                for mode in Mode::ALL {
+                    let found = steps.iter().zip(results).find(|(step, _)| {
+                        step.toolchain == index
+                            && step.kind == kind
+                            && step.mode == Some(mode)
+                            && &step.target == target
+                    });
+                    let cell = match found {
+                        Some((_, result)) => BuildCell {
+                            toolchain: index,
+                            target: target.clone(),
+                            mode,
+                            kind,
+                            outcome: result.outcome,
+                            expected,
+                            first_error: result.first_error.clone(),
+                            seconds: result.seconds,
+                            cached: result.cached,
+                            tests: result.tests,
+                        },
+                        None => BuildCell {
+                            toolchain: index,
+                            target: target.clone(),
+                            mode,
+                            kind,
+                            outcome: Outcome::Skipped,
+                            expected,
+                            first_error: Some(format!(
+                                "not run: the toolchain is {}",
+                                column.entry.verdict.word()
+                            )),
+                            seconds: 0.0,
+                            cached: false,
+                            tests: None,
+                        },
+                    };
+                    builds.push(cell);
+                }
+            }
+        }
+    }
+    Report {
+        toolchains: columns.iter().map(|column| column.entry.clone()).collect(),
+        features,
+        builds,
+        strict,
+        shard,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_formats_and_shards() {
+        assert_eq!(Format::parse("json").unwrap(), Format::Json);
+        assert!(Format::parse("yaml").is_err());
+        assert_eq!(parse_shard("2/3").unwrap(), (2, 3));
+        for bad in ["0/3", "4/3", "1", "a/b", "1/0"] {
+            assert!(parse_shard(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn directory_names_are_safe() {
+        assert_eq!(directory_name("1.95.0"), "1.95.0");
+        assert_eq!(directory_name("/usr/bin/rustc"), "_usr_bin_rustc");
     }
 }

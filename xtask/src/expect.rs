@@ -1,0 +1,254 @@
+//! What the catalog predicts for every cell of the matrix, before any compiler runs.
+//!
+//! The prediction is made from the catalog and the compiler's release alone; the matrix then
+//! compares it with what the compiler did. Where they differ, the compiler wins and the
+//! difference is reported as a failure.
+
+use crate::catalog::{derived_cfgs, Feature, Release, FEATURES, MINIMUM_RELEASE};
+use crate::probe::Status;
+
+/// Whether a toolchain can take part in the matrix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Runs and is at least [`MINIMUM_RELEASE`]: probed, built and tested.
+    Ok,
+    /// Runs but is older than the kernel's minimum: probed for information, builds skipped.
+    TooOld,
+    /// Cannot be run, or its `rustc -vV` is unreadable; the message says which and what it got.
+    Broken(String),
+    /// A pinned toolchain that is not installed; the message is the command that installs it.
+    Missing(String),
+}
+
+impl Verdict {
+    /// The verdict for a compiler that runs and reports `release`.
+    pub fn for_release(release: Release) -> Self {
+        if release >= MINIMUM_RELEASE {
+            Verdict::Ok
+        } else {
+            Verdict::TooOld
+        }
+    }
+
+    /// The verdict as one word, the report's `verdict` value.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Verdict::Ok => "ok",
+            Verdict::TooOld => "too-old",
+            Verdict::Broken(_) => "broken",
+            Verdict::Missing(_) => "missing",
+        }
+    }
+
+    /// A sentence for people: what the verdict means, with the message if there is one.
+    pub fn describe(&self) -> String {
+        match self {
+            Verdict::Ok => "ok".to_string(),
+            Verdict::TooOld => format!("below the minimum ({MINIMUM_RELEASE})"),
+            Verdict::Broken(message) => format!("broken: {message}"),
+            Verdict::Missing(hint) => format!("missing; install it with: {hint}"),
+        }
+    }
+
+    /// Whether the compiler runs, so that its probe can run.
+    pub fn can_probe(&self) -> bool {
+        matches!(self, Verdict::Ok | Verdict::TooOld)
+    }
+}
+
+/// How a build or test cell came out (or must come out).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// It built; for tests, every test passed.
+    Pass,
+    /// rustc failed, a test failed, or the process was killed.
+    Fail,
+    /// It did not run: the toolchain is too old or broken, or what it needs failed.
+    Skipped,
+}
+
+impl Outcome {
+    /// The outcome as one word, the report's `outcome`/`expected` value.
+    pub fn word(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "fail",
+            Outcome::Skipped => "skipped",
+        }
+    }
+
+    /// Reads [`Outcome::word`] back.
+    pub fn from_word(word: &str) -> Option<Self> {
+        [Outcome::Pass, Outcome::Fail, Outcome::Skipped]
+            .into_iter()
+            .find(|outcome| outcome.word() == word)
+    }
+}
+
+/// What the probe must say about `feature` on a compiler of `release`.
+pub fn expected_status(feature: &Feature, release: Release) -> Status {
+    if !feature.is_known_on(release) {
+        Status::Unknown
+    } else if feature.is_stable_on(release) {
+        // `is_stable_on` holds only for features with a release.
+        Status::Stable(feature.stable_since.unwrap_or(release))
+    } else {
+        Status::Gated
+    }
+}
+
+/// What every build and test cell must do on a toolchain with this verdict: pass in both
+/// modes from the minimum release on, and not run otherwise.
+pub fn expected_outcome(verdict: &Verdict) -> Outcome {
+    match verdict {
+        Verdict::Ok => Outcome::Pass,
+        _ => Outcome::Skipped,
+    }
+}
+
+/// Evaluates a cfg predicate (`name`, `all(..)`, `any(..)`, `not(..)`) with the given cfgs set.
+///
+/// # Examples
+///
+/// ```
+/// use xtask::expect::cfg_holds;
+///
+/// let set = ["kshim_kernel_mode"];
+/// assert_eq!(cfg_holds("all(kshim_kernel_mode, not(CONFIG_RUSTC_HAS_COERCE_POINTEE))", &set), Ok(true));
+/// assert_eq!(cfg_holds("any(a, b)", &set), Ok(false));
+/// ```
+pub fn cfg_holds(predicate: &str, set: &[&str]) -> Result<bool, String> {
+    let mut rest = predicate.trim();
+    let value = cfg_predicate(&mut rest, set)?;
+    if rest.trim().is_empty() {
+        Ok(value)
+    } else {
+        Err(format!(
+            "trailing text {rest:?} in cfg predicate {predicate:?}"
+        ))
+    }
+}
+
+fn cfg_predicate(rest: &mut &str, set: &[&str]) -> Result<bool, String> {
+    *rest = rest.trim_start();
+    let end = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    let (name, after) = rest.split_at(end);
+    if name.is_empty() {
+        return Err(format!("expected a cfg name at {rest:?}"));
+    }
+    *rest = after.trim_start();
+    let Some(after_paren) = rest.strip_prefix('(') else {
+        return Ok(set.contains(&name));
+    };
+    *rest = after_paren;
+    let mut values = Vec::new();
+    loop {
+        *rest = rest.trim_start();
+        if let Some(after) = rest.strip_prefix(')') {
+            *rest = after;
+            break;
+        }
+        values.push(cfg_predicate(rest, set)?);
+        *rest = rest.trim_start();
+        if let Some(after) = rest.strip_prefix(',') {
+            *rest = after;
+        } else if !rest.starts_with(')') {
+            return Err(format!("expected `,` or `)` at {rest:?}"));
+        }
+    }
+    match (name, values.as_slice()) {
+        ("all", values) => Ok(values.iter().all(|value| *value)),
+        ("any", values) => Ok(values.iter().any(|value| *value)),
+        ("not", [value]) => Ok(!value),
+        (other, _) => Err(format!("unsupported cfg operator `{other}(..)`")),
+    }
+}
+
+/// The features the shim's `lib.rs` enables in kernel mode on a compiler of `release`: the
+/// catalog entries whose gate holds with that compiler's kernel-mode cfgs.
+pub fn enabled_in_kernel_mode(release: Release) -> Vec<&'static Feature> {
+    let cfgs: Vec<&str> = derived_cfgs(release, true).collect();
+    FEATURES
+        .iter()
+        // The catalog's gates are tested to parse; a malformed one counts as enabled so that it
+        // shows up rather than vanishes.
+        .filter(|feature| cfg_holds(feature.gate, &cfgs).unwrap_or(true))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::feature;
+
+    fn release(text: &str) -> Release {
+        Release::parse(text).unwrap()
+    }
+
+    #[test]
+    fn verdicts_follow_the_minimum() {
+        assert_eq!(Verdict::for_release(release("1.78.0")), Verdict::Ok);
+        assert_eq!(Verdict::for_release(release("1.77.2")), Verdict::TooOld);
+        assert_eq!(Verdict::TooOld.describe(), "below the minimum (1.78.0)");
+        assert_eq!(expected_outcome(&Verdict::Ok), Outcome::Pass);
+        assert_eq!(expected_outcome(&Verdict::TooOld), Outcome::Skipped);
+        assert_eq!(
+            expected_outcome(&Verdict::Broken("x".into())),
+            Outcome::Skipped
+        );
+    }
+
+    #[test]
+    fn statuses_follow_the_catalog() {
+        let inline_const = feature("inline_const").unwrap();
+        assert_eq!(
+            expected_status(inline_const, release("1.78.0")),
+            Status::Gated
+        );
+        assert_eq!(
+            expected_status(inline_const, release("1.79.0")),
+            Status::Stable(release("1.79.0"))
+        );
+        assert_eq!(
+            expected_status(inline_const, release("1.97.0")),
+            Status::Stable(release("1.79.0"))
+        );
+        let pointee = feature("derive_coerce_pointee").unwrap();
+        assert_eq!(expected_status(pointee, release("1.83.0")), Status::Unknown);
+        assert_eq!(expected_status(pointee, release("1.84.0")), Status::Gated);
+        let asm_goto = feature("asm_goto").unwrap();
+        assert_eq!(expected_status(asm_goto, release("1.86.0")), Status::Gated);
+        assert_eq!(
+            expected_status(asm_goto, release("1.87.0")),
+            Status::Stable(release("1.87.0"))
+        );
+    }
+
+    #[test]
+    fn every_catalog_gate_parses() {
+        for feature in FEATURES {
+            assert!(cfg_holds(feature.gate, &[]).is_ok(), "{}", feature.gate);
+        }
+        assert!(cfg_holds("all(a", &[]).is_err());
+        assert!(cfg_holds("not(a, b)", &["a"]).is_err());
+        assert!(cfg_holds("a b", &["a"]).is_err());
+    }
+
+    #[test]
+    fn kernel_mode_swaps_the_coerce_pointee_predecessors() {
+        let names = |text: &str| -> Vec<&str> {
+            enabled_in_kernel_mode(release(text))
+                .iter()
+                .map(|feature| feature.name)
+                .collect()
+        };
+        let before = names("1.83.0");
+        assert!(before.contains(&"coerce_unsized") && !before.contains(&"derive_coerce_pointee"));
+        let after = names("1.85.0");
+        assert!(!after.contains(&"unsize") && after.contains(&"derive_coerce_pointee"));
+        assert_eq!(before.len(), FEATURES.len() - 1);
+        assert_eq!(after.len(), FEATURES.len() - 3);
+    }
+}
