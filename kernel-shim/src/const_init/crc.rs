@@ -100,6 +100,8 @@ mod mut_refs {
 }
 
 /// The pre-1.83 replacement: the same algorithm, with the table passed in and returned.
+// Kept compiled, and tested against the gated form, where that form is the one selected.
+#[cfg_attr(any(kshim_kernel_mode, kshim_stable_const_mut_refs), allow(dead_code))]
 mod by_value {
     pub(super) const fn crc32_le_table(poly: u32) -> [u32; 256] {
         let mut table = [0; 256];
@@ -170,8 +172,10 @@ impl<const POLY: u32> Crc32<POLY> {
 
 /// The pre-1.79 replacement for a `const` block in a generic function: a named associated
 /// constant, which the compiler evaluates for each `POLY` that mentions it.
+#[cfg_attr(any(kshim_kernel_mode, kshim_stable_inline_const), allow(dead_code))]
 struct ReplacementTable<const POLY: u32>;
 
+#[cfg_attr(any(kshim_kernel_mode, kshim_stable_inline_const), allow(dead_code))]
 impl<const POLY: u32> ReplacementTable<POLY> {
     const TABLE: [u32; 256] = {
         assert!(

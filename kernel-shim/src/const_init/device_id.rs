@@ -100,6 +100,13 @@ const fn raw_entry<T: RawDeviceId>(id: T, index: usize) -> T::RawType {
 ///
 /// Only read through [`Transmute::dst`] after writing `src`, when `Src` and `Dst` have the
 /// same size and every `Src` is a valid `Dst`; the callers below argue it.
+#[cfg_attr(
+    all(
+        any(kshim_kernel_mode, kshim_stable_const_refs_to_cell),
+        any(kshim_kernel_mode, kshim_stable_const_maybe_uninit_as_mut_ptr)
+    ),
+    allow(dead_code)
+)]
 #[repr(C)]
 union Transmute<Src: Copy, Dst: Copy> {
     src: Src,
@@ -121,6 +128,9 @@ mod refs_to_cell {
 
 /// The gated store: write `driver_data` through a pointer at the trait's offset.
 #[cfg(any(kshim_kernel_mode, kshim_stable_const_ptr_write))]
+// Clippy checks `const` calls against the 1.78 minimum; the cfg above already limits this
+// module to compilers where the call is allowed.
+#[allow(clippy::incompatible_msrv)]
 mod ptr_write {
     use super::RawDeviceId;
 
@@ -140,6 +150,9 @@ mod ptr_write {
 
 /// The gated table: write each entry into the array's uninitialized storage in place.
 #[cfg(any(kshim_kernel_mode, kshim_stable_const_maybe_uninit_as_mut_ptr))]
+// Clippy checks `const` calls against the 1.78 minimum; the cfg above already limits this
+// module to compilers where the call is allowed.
+#[allow(clippy::incompatible_msrv)]
 mod in_place {
     use super::{raw_entry, RawDeviceId};
     use core::mem::MaybeUninit;
@@ -160,9 +173,15 @@ mod in_place {
 }
 
 /// The replacements, plain Rust 1.78: values in, values out, `union`s for the reinterpreting.
+///
+/// Each stays compiled, and tested against its gated form, where that form is the one selected.
 mod by_value {
     use super::{raw_entry, size_of, MaybeUninit, RawDeviceId, Transmute, MAX_RAW_ID_SIZE};
 
+    #[cfg_attr(
+        any(kshim_kernel_mode, kshim_stable_const_refs_to_cell),
+        allow(dead_code)
+    )]
     pub(super) const fn to_raw<T: RawDeviceId>(id: T) -> T::RawType {
         // SAFETY: `RawDeviceId` guarantees that `T` and `T::RawType` have the same size and
         // that every `T` is a valid `T::RawType`, which is the `Transmute` invariant.
@@ -170,12 +189,14 @@ mod by_value {
     }
 
     /// A raw entry that can also be written one byte at a time.
+    #[cfg_attr(any(kshim_kernel_mode, kshim_stable_const_ptr_write), allow(dead_code))]
     #[repr(C)]
     union Overlay<R: Copy> {
         raw: R,
         bytes: [u8; MAX_RAW_ID_SIZE],
     }
 
+    #[cfg_attr(any(kshim_kernel_mode, kshim_stable_const_ptr_write), allow(dead_code))]
     pub(super) const fn with_driver_data<T: RawDeviceId>(
         raw: T::RawType,
         data: usize,
@@ -199,6 +220,10 @@ mod by_value {
         unsafe { overlay.raw }
     }
 
+    #[cfg_attr(
+        any(kshim_kernel_mode, kshim_stable_const_maybe_uninit_as_mut_ptr),
+        allow(dead_code)
+    )]
     pub(super) const fn build<T: RawDeviceId, const N: usize>(ids: [T; N]) -> [T::RawType; N] {
         let mut table = [MaybeUninit::<T::RawType>::uninit(); N];
         let mut index = 0;
