@@ -1,1 +1,57 @@
 //! Shared helpers for kshim's repository-level tests.
+//!
+//! They find the compiler the tests run under and give each test its own scratch directory
+//! under `target/`, so that tests running in parallel never share output files.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The repository root.
+pub fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+}
+
+/// The real rustc of the toolchain running the tests, by absolute path.
+///
+/// `RUSTC` wins if set; otherwise rustup's answer for the active toolchain (rustup's proxies
+/// pass `RUSTUP_TOOLCHAIN` down, so `cargo +nightly test` gets nightly's); otherwise `rustc`
+/// from `PATH`, resolved to a file.
+pub fn current_rustc() -> PathBuf {
+    if let Some(rustc) = std::env::var_os("RUSTC").filter(|value| !value.is_empty()) {
+        return resolve(PathBuf::from(rustc));
+    }
+    let rustup = Command::new("rustup").args(["which", "rustc"]).output();
+    if let Ok(output) = rustup {
+        let path = String::from_utf8_lossy(&output.stdout).trim().to_string();
+        if output.status.success() && !path.is_empty() {
+            return PathBuf::from(path);
+        }
+    }
+    resolve(PathBuf::from("rustc"))
+}
+
+/// A bare program name looked up on `PATH`; anything else made absolute.
+fn resolve(program: PathBuf) -> PathBuf {
+    if program.components().count() > 1 {
+        return std::fs::canonicalize(&program).unwrap_or(program);
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|directory| directory.join(&program))
+        .find(|candidate| candidate.is_file())
+        .unwrap_or(program)
+}
+
+/// A fresh, empty directory for one test: `target/kshim/tests/<name>`.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let directory = project_root().join("target/kshim/tests").join(name);
+    // Left-overs of an earlier run would let a broken build pass with an old binary.
+    let _ = std::fs::remove_dir_all(&directory);
+    std::fs::create_dir_all(&directory)
+        .unwrap_or_else(|error| panic!("creating {}: {error}", directory.display()));
+    directory
+}

@@ -170,6 +170,7 @@ fn compiler_identity(rustc: &Rustc, version: &RustcVersion) -> Key {
 
 /// The progress line on stderr: one updating line on a terminal, plain lines otherwise.
 struct ProgressLine<'a> {
+    enabled: bool,
     terminal: bool,
     total: usize,
     toolchains: &'a [Column],
@@ -178,6 +179,9 @@ struct ProgressLine<'a> {
 
 impl ProgressLine<'_> {
     fn show(&self, text: &str) {
+        if !self.enabled {
+            return;
+        }
         let mut stderr = std::io::stderr().lock();
         if self.terminal {
             let mut width = self
@@ -194,7 +198,7 @@ impl ProgressLine<'_> {
     }
 
     fn clear(&self) {
-        if self.terminal {
+        if self.enabled && self.terminal {
             let width = *self
                 .width
                 .lock()
@@ -230,123 +234,78 @@ impl Progress for ProgressLine<'_> {
     }
 }
 
+/// Everything a matrix run needs besides the repository, as the flags give it.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// `--toolchain` specs; empty means every pin.
+    pub toolchains: Vec<String>,
+    /// `--pins`.
+    pub pins: Option<PathBuf>,
+    /// At most this many processes at once.
+    pub jobs: usize,
+    /// Any one process is killed after this long.
+    pub timeout: Duration,
+    /// Whether cached results may be used (`--no-cache` turns it off; results are still stored).
+    pub use_cache: bool,
+    /// Whether missing pins fail the run.
+    pub strict: bool,
+    /// `--shard K/N`.
+    pub shard: Option<(usize, usize)>,
+    /// Whether to print progress lines on stderr.
+    pub progress: bool,
+}
+
+impl Options {
+    /// The defaults for `toolchains`: every core, the default timeout, the cache on.
+    pub fn new(toolchains: Vec<String>) -> Self {
+        Self {
+            toolchains,
+            pins: None,
+            jobs: std::thread::available_parallelism().map_or(1, usize::from),
+            timeout: Duration::from_secs(DEFAULT_TIMEOUT_SECONDS),
+            use_cache: true,
+            strict: false,
+            shard: None,
+            progress: false,
+        }
+    }
+}
+
 impl flags::Matrix {
+    /// Reads the flags into [`Options`] and the output format, rejecting bad values.
+    pub fn options(&self) -> anyhow::Result<(Options, Format)> {
+        let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
+        let mut options = Options::new(self.toolchain.clone());
+        match self.jobs {
+            Some(0) => bail!("-j/--jobs must be at least 1"),
+            Some(jobs) => options.jobs = jobs,
+            None => {}
+        }
+        match self.timeout {
+            Some(0) => bail!("--timeout must be at least 1 second"),
+            Some(seconds) => options.timeout = Duration::from_secs(seconds),
+            None => {}
+        }
+        options.shard = self.shard.as_deref().map(parse_shard).transpose()?;
+        options.pins = self.pins.clone();
+        options.use_cache = !self.no_cache;
+        options.strict = self.strict;
+        options.progress = true;
+        Ok((options, format))
+    }
+
     /// Runs `cargo xtask matrix`.
     pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
-        let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
-        let jobs = match self.jobs {
-            Some(0) => bail!("-j/--jobs must be at least 1"),
-            Some(jobs) => jobs,
-            None => std::thread::available_parallelism().map_or(1, usize::from),
-        };
-        let timeout = match self.timeout {
-            Some(0) => bail!("--timeout must be at least 1 second"),
-            Some(seconds) => seconds,
-            None => DEFAULT_TIMEOUT_SECONDS,
-        };
-        let shard = self.shard.as_deref().map(parse_shard).transpose()?;
+        let (options, format) = self.options()?;
         let layout = Layout::new(&project_root());
-
-        let mut availabilities = discover(sh, self.pins.as_deref(), &self.toolchain)?;
-        if let Some((k, n)) = shard {
-            availabilities = availabilities
-                .into_iter()
-                .enumerate()
-                .filter(|(index, _)| index % n == k - 1)
-                .map(|(_, availability)| availability)
-                .collect();
-        }
-        let columns: Vec<Column> = availabilities.into_iter().map(column).collect();
-
-        let mut planned = Vec::new();
-        let mut used_names: Vec<String> = Vec::new();
-        for (index, column) in columns.iter().enumerate() {
-            let Some(rustc) = &column.rustc else { continue };
-            let mut name = directory_name(&column.entry.id);
-            if used_names.contains(&name) {
-                name = format!("{name}-{index}");
-            }
-            used_names.push(name.clone());
-            planned.push(PlannedToolchain {
-                index,
-                directory_name: name,
-                rustc: rustc.clone(),
-                builds: column.entry.verdict == ToolchainVerdict::Ok,
-            });
-        }
-        let examples = plan::examples(&layout.root)?;
-        let steps = plan::plan(&layout, &planned, &examples)?;
-        let probe_source = probe::probe_source();
-
         if self.dry_run {
-            print_dry_run(&layout, &steps, &probe_source);
+            let planned = plan_run(sh, &layout, &options)?;
+            print_dry_run(&layout, &planned.steps, &probe::probe_source());
             return Ok(Verdict::Success);
         }
-
-        let probe_path = layout.probe_source();
-        if std::fs::read_to_string(&probe_path).ok().as_deref() != Some(probe_source.as_str()) {
-            write_atomically(&probe_path, probe_source.as_bytes())?;
-        }
-        let identities: HashMap<usize, Key> = columns
-            .iter()
-            .enumerate()
-            .filter_map(|(index, column)| {
-                Some((
-                    index,
-                    compiler_identity(column.rustc.as_ref()?, column.version.as_ref()?),
-                ))
-            })
-            .collect();
-        let mut file_hashes: HashMap<PathBuf, Key> = HashMap::new();
-        let keys = exec::cache_keys(
-            &steps,
-            &|toolchain| identities.get(&toolchain).copied().unwrap_or(Key(0)),
-            &mut |path: &Path| {
-                if let Some(key) = file_hashes.get(path) {
-                    return Ok(*key);
-                }
-                let key = hash_file(path)?;
-                file_hashes.insert(path.to_path_buf(), key);
-                Ok(key)
-            },
-        )?;
-        let cache = Cache::new(layout.cache(), !self.no_cache);
-        let progress = ProgressLine {
-            terminal: std::io::stderr().is_terminal(),
-            total: steps.len(),
-            toolchains: &columns,
-            width: Mutex::new(0),
-        };
-        let start = Instant::now();
-        let results = exec::execute(
-            &steps,
-            &keys,
-            &cache,
-            jobs,
-            Duration::from_secs(timeout),
-            &progress,
-        );
-        progress.clear();
-        let reused = results.iter().filter(|result| result.cached).count();
-        eprintln!(
-            "matrix: {} steps on {} toolchain(s) in {:.1} s ({reused} from the cache, -j {jobs})",
-            steps.len(),
-            planned.len(),
-            start.elapsed().as_secs_f64()
-        );
-
-        let report = assemble(
-            &columns,
-            &steps,
-            &results,
-            &examples,
-            self.strict,
-            self.shard.clone(),
-        );
-        let json = report.to_json().to_pretty();
-        write_atomically(&layout.report(), json.as_bytes()).context("writing the matrix report")?;
+        let report = run_matrix(&layout, &options)?;
         match format {
-            Format::Json => print!("{json}"),
+            Format::Json => print!("{}", report.to_json().to_pretty()),
             Format::Markdown => print!("{}", report.markdown()),
             Format::Human => {
                 let colour = std::io::stdout().is_terminal()
@@ -356,6 +315,132 @@ impl flags::Matrix {
         }
         Ok(report.verdict())
     }
+}
+
+/// The toolchains found and the steps planned for them.
+struct PlannedRun {
+    columns: Vec<Column>,
+    planned: Vec<PlannedToolchain>,
+    examples: Vec<plan::Example>,
+    steps: Vec<Step>,
+}
+
+/// Discovers the toolchains (this runs each one's `rustc -vV`) and plans every step.
+fn plan_run(sh: &Shell, layout: &Layout, options: &Options) -> anyhow::Result<PlannedRun> {
+    let mut availabilities = discover(sh, options.pins.as_deref(), &options.toolchains)?;
+    if let Some((k, n)) = options.shard {
+        availabilities = availabilities
+            .into_iter()
+            .enumerate()
+            .filter(|(index, _)| index % n == k - 1)
+            .map(|(_, availability)| availability)
+            .collect();
+    }
+    let columns: Vec<Column> = availabilities.into_iter().map(column).collect();
+    let mut planned = Vec::new();
+    let mut used_names: Vec<String> = Vec::new();
+    for (index, column) in columns.iter().enumerate() {
+        let Some(rustc) = &column.rustc else { continue };
+        let mut name = directory_name(&column.entry.id);
+        if used_names.contains(&name) {
+            name = format!("{name}-{index}");
+        }
+        used_names.push(name.clone());
+        planned.push(PlannedToolchain {
+            index,
+            directory_name: name,
+            rustc: rustc.clone(),
+            builds: column.entry.verdict == ToolchainVerdict::Ok,
+        });
+    }
+    let examples = plan::examples(&layout.root)?;
+    let steps = plan::plan(layout, &planned, &examples)?;
+    Ok(PlannedRun {
+        columns,
+        planned,
+        examples,
+        steps,
+    })
+}
+
+/// Runs the whole matrix and returns its report, which is also written (as JSON) to
+/// [`Layout::report`].
+pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> {
+    let sh = Shell::new()?;
+    sh.change_dir(&layout.root);
+    let PlannedRun {
+        columns,
+        planned,
+        examples,
+        steps,
+    } = plan_run(&sh, layout, options)?;
+    let probe_source = probe::probe_source();
+    let probe_path = layout.probe_source();
+    if std::fs::read_to_string(&probe_path).ok().as_deref() != Some(probe_source.as_str()) {
+        write_atomically(&probe_path, probe_source.as_bytes())?;
+    }
+    let identities: HashMap<usize, Key> = columns
+        .iter()
+        .enumerate()
+        .filter_map(|(index, column)| {
+            Some((
+                index,
+                compiler_identity(column.rustc.as_ref()?, column.version.as_ref()?),
+            ))
+        })
+        .collect();
+    let mut file_hashes: HashMap<PathBuf, Key> = HashMap::new();
+    let keys = exec::cache_keys(
+        &steps,
+        &|toolchain| identities.get(&toolchain).copied().unwrap_or(Key(0)),
+        &mut |path: &Path| {
+            if let Some(key) = file_hashes.get(path) {
+                return Ok(*key);
+            }
+            let key = hash_file(path)?;
+            file_hashes.insert(path.to_path_buf(), key);
+            Ok(key)
+        },
+    )?;
+    let cache = Cache::new(layout.cache(), options.use_cache);
+    let progress = ProgressLine {
+        enabled: options.progress,
+        terminal: std::io::stderr().is_terminal(),
+        total: steps.len(),
+        toolchains: &columns,
+        width: Mutex::new(0),
+    };
+    let start = Instant::now();
+    let results = exec::execute(
+        &steps,
+        &keys,
+        &cache,
+        options.jobs,
+        options.timeout,
+        &progress,
+    );
+    progress.clear();
+    if options.progress {
+        let reused = results.iter().filter(|result| result.cached).count();
+        eprintln!(
+            "matrix: {} steps on {} toolchain(s) in {:.1} s ({reused} from the cache, -j {})",
+            steps.len(),
+            planned.len(),
+            start.elapsed().as_secs_f64(),
+            options.jobs
+        );
+    }
+    let report = assemble(
+        &columns,
+        &steps,
+        &results,
+        &examples,
+        options.strict,
+        options.shard.map(|(k, n)| format!("{k}/{n}")),
+    );
+    write_atomically(&layout.report(), report.to_json().to_pretty().as_bytes())
+        .context("writing the matrix report")?;
+    Ok(report)
 }
 
 /// Prints every command the run would execute, each runnable in a POSIX shell as it stands.

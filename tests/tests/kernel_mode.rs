@@ -1,0 +1,456 @@
+//! Kernel-mode tests: the shim and every example built with rustc the way Kbuild builds them,
+//! with the compiler running these tests.
+//!
+//! - Every example prints the same, non-empty module log in kernel mode and in stable mode.
+//! - For every catalog feature F, `gated_matches_replacement_F` ran and passed in kernel mode;
+//!   the pre-1.84 `CoerceUnsized` path is also built and tested, by withholding
+//!   `CONFIG_RUSTC_HAS_COERCE_POINTEE` on a compiler that still has those features.
+//! - The kernel's `-Zallow-features` rule bites: a feature outside the list is error E0725.
+//! - `cargo xtask matrix` on this compiler agrees with the catalog on every cell, writes its
+//!   JSON report, and answers a second run from its cache.
+//!
+//! They use the xtask's own command lines ([`xtask::plan::Rustc`]), so that what is tested here
+//! is exactly what the matrix runs on every other compiler.
+
+use kshim_tests::{current_rustc, project_root, scratch_dir};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use xtask::catalog::{allowed_features, FEATURES, HAS_COERCE_POINTEE};
+use xtask::exec::{first_rustc_error, run, ProcessOutput, TestSummary};
+use xtask::expect::cfg_holds;
+use xtask::matrix::{run_matrix, Options};
+use xtask::plan::{examples, mode_cfgs, Example, Invocation, Layout, Mode, Output, Rustc};
+use xtask::report::json::{self, Value};
+
+const TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The compiler these tests run under, with the environment it needs.
+fn compiler() -> Rustc {
+    let path = current_rustc();
+    let env = xtask::toolchain::library_path_env(&path);
+    let output = run(
+        &Invocation {
+            program: path.clone(),
+            args: vec!["-vV".into()],
+            env: env.clone(),
+            env_remove: Vec::new(),
+        },
+        TIMEOUT,
+    )
+    .unwrap_or_else(|error| panic!("running {} -vV: {error}", path.display()));
+    let version = xtask::version::parse_verbose_version(&output.stdout)
+        .unwrap_or_else(|error| panic!("{} -vV: {error}", path.display()));
+    Rustc {
+        path,
+        env,
+        release: version.release,
+    }
+}
+
+/// Runs a process; a failure is returned as a message with the command's first error.
+fn run_ok(invocation: &Invocation) -> Result<ProcessOutput, String> {
+    let output = run(invocation, TIMEOUT)
+        .map_err(|error| format!("cannot run {}: {error}", invocation.program.display()))?;
+    if output.success() {
+        Ok(output)
+    } else {
+        Err(format!(
+            "`{}` failed: {}\n{}{}",
+            invocation.shell_line(),
+            first_rustc_error(&output.stderr).unwrap_or_default(),
+            output.stdout,
+            output.stderr
+        ))
+    }
+}
+
+/// Runs a test binary built from `invocation` at `binary` and reads libtest's report.
+fn build_and_run_tests(
+    rustc: &Rustc,
+    invocation: &Invocation,
+    binary: &Path,
+) -> Result<TestSummary, String> {
+    run_ok(invocation)?;
+    let output = run_ok(&xtask::plan::test_run(rustc, binary))?;
+    TestSummary::parse(&output.stdout)
+        .ok_or_else(|| format!("{} printed no `test result:` line", binary.display()))
+}
+
+/// The shim's rlib for `mode` and `cfgs`, built into `directory`.
+fn build_shim(rustc: &Rustc, mode: Mode, cfgs: &[&str], directory: &Path) -> PathBuf {
+    std::fs::create_dir_all(directory).unwrap();
+    let invocation = rustc.shim(
+        &project_root(),
+        mode,
+        cfgs,
+        false,
+        Output::Directory(directory),
+    );
+    if let Err(message) = run_ok(&invocation) {
+        panic!("the shim does not build in {} mode: {message}", mode.word());
+    }
+    directory.join("libkernel.rlib")
+}
+
+fn all_examples() -> Vec<Example> {
+    let examples = examples(&project_root()).expect("reading examples/Cargo.toml");
+    assert!(
+        examples
+            .iter()
+            .any(|example| example.name == "rust_minimal"),
+        "examples/Cargo.toml lists no rust_minimal: {examples:?}"
+    );
+    examples
+}
+
+#[test]
+fn examples_log_the_same_in_kernel_mode_and_stable_mode() {
+    let rustc = compiler();
+    let examples = all_examples();
+    let scratch = scratch_dir("module_logs");
+    let logs_per_mode: Vec<Vec<Result<String, String>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = Mode::ALL
+            .map(|mode| {
+                let (rustc, examples, scratch) = (&rustc, &examples, &scratch);
+                scope.spawn(move || {
+                    let directory = scratch.join(mode.word());
+                    let cfgs = mode_cfgs(rustc.release, mode);
+                    let rlib = build_shim(rustc, mode, &cfgs, &directory);
+                    examples
+                        .iter()
+                        .map(|example| {
+                            let build = rustc.example(
+                                example,
+                                mode,
+                                &cfgs,
+                                &rlib,
+                                false,
+                                Output::Directory(&directory),
+                            );
+                            run_ok(&build)?;
+                            let binary = directory.join(&example.name);
+                            run_ok(&xtask::plan::test_run(rustc, &binary))
+                                .map(|output| output.stdout)
+                        })
+                        .collect()
+                })
+            })
+            .into_iter()
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().expect("a build thread panicked"))
+            .collect()
+    });
+    let mut problems = Vec::new();
+    for (index, example) in examples.iter().enumerate() {
+        match (&logs_per_mode[0][index], &logs_per_mode[1][index]) {
+            (Ok(kernel), Ok(stable)) => {
+                if kernel.trim().is_empty() {
+                    problems.push(format!("{}: the module logged nothing", example.name));
+                } else if kernel != stable {
+                    problems.push(format!(
+                        "{}: the logs differ\n--- kernel mode\n{kernel}--- stable mode\n{stable}",
+                        example.name
+                    ));
+                }
+            }
+            (kernel, stable) => {
+                for (mode, result) in [("kernel", kernel), ("stable", stable)] {
+                    if let Err(message) = result {
+                        problems.push(format!("{} ({mode} mode): {message}", example.name));
+                    }
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+/// Builds and runs the shim's tests and every example's tests in kernel mode with `cfgs`, and
+/// returns each test binary's name and summary, or what failed.
+fn kernel_mode_test_runs(
+    rustc: &Rustc,
+    cfgs: &[&str],
+    directory: &Path,
+) -> Vec<(String, Result<TestSummary, String>)> {
+    let rlib = build_shim(rustc, Mode::Kernel, cfgs, directory);
+    let shim_binary = directory.join("kernel-test");
+    let shim = rustc.shim(
+        &project_root(),
+        Mode::Kernel,
+        cfgs,
+        true,
+        Output::File(&shim_binary),
+    );
+    let mut runs = vec![(
+        "kernel".to_string(),
+        build_and_run_tests(rustc, &shim, &shim_binary),
+    )];
+    for example in all_examples() {
+        let binary = directory.join(format!("{}-test", example.name));
+        let invocation = rustc.example(
+            &example,
+            Mode::Kernel,
+            cfgs,
+            &rlib,
+            true,
+            Output::File(&binary),
+        );
+        runs.push((
+            example.name.clone(),
+            build_and_run_tests(rustc, &invocation, &binary),
+        ));
+    }
+    runs
+}
+
+#[test]
+fn every_feature_has_a_passing_equivalence_test_in_kernel_mode() {
+    let rustc = compiler();
+    let scratch = scratch_dir("equivalence");
+    let with_pointee = mode_cfgs(rustc.release, Mode::Kernel);
+    // The pre-1.84 path, on a compiler that still knows the predecessor features.
+    let without_pointee: Vec<&str> = with_pointee
+        .iter()
+        .copied()
+        .filter(|cfg| *cfg != HAS_COERCE_POINTEE.name)
+        .collect();
+    let configurations = [
+        ("kernel mode", with_pointee, scratch.join("kernel")),
+        (
+            "kernel mode without CONFIG_RUSTC_HAS_COERCE_POINTEE",
+            without_pointee,
+            scratch.join("kernel-without-coerce-pointee"),
+        ),
+    ];
+    let mut problems = Vec::new();
+    let mut covered = BTreeSet::new();
+    for (label, cfgs, directory) in &configurations {
+        let runs = kernel_mode_test_runs(&rustc, cfgs, directory);
+        for (binary, run) in &runs {
+            match run {
+                Err(message) => problems.push(format!("{label}: {binary}: {message}")),
+                Ok(summary) if summary.failed > 0 || summary.passed == 0 => problems.push(format!(
+                    "{label}: {binary}: {} passed, {} failed",
+                    summary.passed, summary.failed
+                )),
+                Ok(_) => {}
+            }
+        }
+        for feature in FEATURES {
+            // The test is compiled wherever the gated form is, which is where lib.rs enables
+            // the feature in kernel mode.
+            if !cfg_holds(feature.gate, cfgs).expect("catalog gates parse") {
+                continue;
+            }
+            let name = format!("gated_matches_replacement_{}", feature.name);
+            let passed = runs
+                .iter()
+                .any(|(_, run)| run.as_ref().is_ok_and(|summary| summary.passed_test(&name)));
+            if passed {
+                covered.insert(feature.name);
+            } else {
+                problems.push(format!(
+                    "{label}: no test named `{name}` ran and passed in the shim or an example"
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert_eq!(
+        covered.len(),
+        FEATURES.len(),
+        "features no configuration covered: {:?}",
+        FEATURES
+            .iter()
+            .map(|feature| feature.name)
+            .filter(|name| !covered.contains(name))
+            .collect::<Vec<_>>()
+    );
+}
+
+/// Compiles a fixture the way Kbuild compiles code outside `rust/`, with JSON diagnostics.
+fn compile_outside_rust(rustc: &Rustc, source: &Path, directory: &Path) -> ProcessOutput {
+    let allowed: Vec<&str> = allowed_features().collect();
+    let mut env = rustc.env.clone();
+    env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
+    let invocation = Invocation {
+        program: rustc.path.clone(),
+        args: vec![
+            "--edition".into(),
+            "2021".into(),
+            "--crate-type".into(),
+            "lib".into(),
+            "--emit=metadata".into(),
+            "--error-format=json".into(),
+            format!("-Zallow-features={}", allowed.join(",")),
+            source.to_string_lossy().into_owned(),
+            "--out-dir".into(),
+            directory.to_string_lossy().into_owned(),
+        ],
+        env,
+        env_remove: Vec::new(),
+    };
+    run(&invocation, TIMEOUT).expect("running rustc")
+}
+
+/// The (code, message) of every JSON diagnostic on rustc's stderr.
+fn diagnostics(stderr: &str) -> Vec<(String, String)> {
+    stderr
+        .lines()
+        .filter(|line| line.starts_with('{'))
+        .map(|line| {
+            let diagnostic = json::parse(line).unwrap_or_else(|error| panic!("{error}: {line}"));
+            let code = diagnostic
+                .get("code")
+                .and_then(|code| code.get("code"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            let message = diagnostic
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            (code, message)
+        })
+        .collect()
+}
+
+#[test]
+fn allow_features_rejects_what_the_kernel_does_not_allow() {
+    let rustc = compiler();
+    let scratch = scratch_dir("allow_features");
+    let fixtures = project_root().join("tests/fixtures");
+
+    let outside = compile_outside_rust(&rustc, &fixtures.join("outside_allow_list.rs"), &scratch);
+    assert!(
+        !outside.success(),
+        "a feature outside -Zallow-features compiled:\n{}",
+        outside.stderr
+    );
+    let found = diagnostics(&outside.stderr);
+    assert!(
+        found
+            .iter()
+            .any(|(code, message)| code == "E0725" && message.contains("`coerce_unsized`")),
+        "no E0725 naming coerce_unsized among {found:?}"
+    );
+
+    let inside_path = fixtures.join("inside_allow_list.rs");
+    let inside_text = std::fs::read_to_string(&inside_path).unwrap();
+    let enabled: BTreeSet<&str> = inside_text
+        .lines()
+        .find_map(|line| line.strip_prefix("#![feature(")?.strip_suffix(")]"))
+        .expect("the fixture has a #![feature(...)] line")
+        .split(',')
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        enabled,
+        allowed_features().collect::<BTreeSet<_>>(),
+        "{} must enable exactly the catalog's allowed features",
+        inside_path.display()
+    );
+    let inside = compile_outside_rust(&rustc, &inside_path, &scratch);
+    assert!(
+        inside.success(),
+        "the allowed features did not compile with -Zallow-features:\n{}",
+        inside.stderr
+    );
+}
+
+#[test]
+fn the_matrix_agrees_with_the_catalog_on_this_compiler() {
+    let rustc = compiler();
+    let root = project_root();
+    // Its own report and cache, so that the developer's last `cargo xtask matrix` stays.
+    let layout = Layout {
+        root: root.clone(),
+        kshim: root.join("target/kshim/tests/matrix"),
+    };
+    let mut options = Options::new(vec![rustc.path.to_string_lossy().into_owned()]);
+    options.jobs = 2;
+    let report = run_matrix(&layout, &options).expect("running the matrix");
+    let text = report.to_json().to_pretty();
+    let value = json::parse(&text).expect("the report is JSON");
+    let written = std::fs::read_to_string(layout.report()).expect("the report file exists");
+    assert_eq!(
+        json::parse(&written).unwrap(),
+        value,
+        "the report file differs"
+    );
+
+    let get = |value: &Value, key: &str| -> Value {
+        value
+            .get(key)
+            .cloned()
+            .unwrap_or_else(|| panic!("no `{key}` in {value}"))
+    };
+    assert_eq!(get(&value, "schema").as_u64(), Some(1));
+    let toolchains = get(&value, "toolchains");
+    let toolchains = toolchains.as_array().unwrap();
+    assert_eq!(toolchains.len(), 1, "{text}");
+    let toolchain = &toolchains[0];
+    let id = get(toolchain, "id").as_str().unwrap().to_string();
+    assert_eq!(get(toolchain, "verdict").as_str(), Some("ok"), "{text}");
+    assert!(get(toolchain, "release")
+        .as_str()
+        .is_some_and(|release| release.starts_with(&rustc.release.to_string())));
+    for key in ["spec", "source", "channel", "commit_date", "error"] {
+        get(toolchain, key);
+    }
+
+    let features = get(&value, "features");
+    let features = features.as_array().unwrap();
+    assert_eq!(features.len(), FEATURES.len());
+    for (feature, entry) in FEATURES.iter().zip(features) {
+        assert_eq!(get(entry, "name").as_str(), Some(feature.name));
+        let cell = get(&get(entry, "toolchains"), &id);
+        assert_eq!(
+            get(&cell, "ok").as_bool(),
+            Some(true),
+            "{}: the compiler and the catalog disagree: {cell}",
+            feature.name
+        );
+        assert_eq!(get(&cell, "observed"), get(&cell, "expected"));
+    }
+
+    let builds = get(&value, "builds");
+    let builds = builds.as_array().unwrap();
+    assert_eq!(builds.len(), (1 + all_examples().len()) * 2 * 2);
+    let failed: Vec<String> = builds
+        .iter()
+        .filter(|build| get(build, "ok").as_bool() != Some(true))
+        .map(ToString::to_string)
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "cells that differ:\n{}",
+        failed.join("\n")
+    );
+    for build in builds {
+        assert_eq!(get(build, "outcome").as_str(), Some("pass"));
+        if get(build, "kind").as_str() == Some("test") {
+            let passed = get(&get(build, "tests"), "passed").as_u64();
+            assert!(passed.is_some_and(|passed| passed > 0), "{build}");
+        }
+    }
+    assert_eq!(get(&value, "verdict").as_str(), Some("success"));
+    assert_eq!(report.verdict(), xtask::Verdict::Success);
+
+    // Nothing changed: the second run answers every step from the cache.
+    let start = Instant::now();
+    let again = run_matrix(&layout, &options).expect("running the matrix again");
+    let elapsed = start.elapsed();
+    assert!(
+        again.builds.iter().all(|build| build.cached),
+        "a warm run rebuilt something"
+    );
+    assert!(
+        elapsed < Duration::from_secs(5),
+        "a warm run took {elapsed:?}"
+    );
+}
