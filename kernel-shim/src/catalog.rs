@@ -140,6 +140,9 @@ pub struct Feature {
     pub replacement: &'static str,
     /// The file stem of the example in `examples/` that teaches it.
     pub example: &'static str,
+    /// The path, from the shim's root, of the abstraction that shows it, for documentation
+    /// links (`jump_label::static_branch_unlikely`).
+    pub shim_item: &'static str,
 }
 
 impl Feature {
@@ -195,8 +198,9 @@ pub const FEATURES: &[Feature] = &[
         gate: KERNEL_MODE_CFG,
         cfg: stable_cfg("kshim_stable_inline_const", RUST_1_79),
         summary: "`const { ... }` blocks: a constant evaluated at compile time, inline in an expression",
-        replacement: "a named `const` item in a helper trait or struct, evaluated when it is used",
+        replacement: "a named associated `const` on a helper type, evaluated where it is used",
         example: "rust_inline_const",
+        shim_item: "const_init::crc::Crc32",
     },
     Feature {
         name: "lint_reasons",
@@ -209,6 +213,7 @@ pub const FEATURES: &[Feature] = &[
         summary: "`#[expect(lint, reason = \"...\")]`: an allow that warns once the lint stops firing",
         replacement: "`#[allow(lint)]` with a comment, which silently outlives its reason",
         example: "rust_lint_reasons",
+        shim_item: "jump_label::StaticKey",
     },
     Feature {
         name: "raw_ref_op",
@@ -221,6 +226,7 @@ pub const FEATURES: &[Feature] = &[
         summary: "`&raw const place` / `&raw mut place`: a raw pointer to a place without an intermediate reference",
         replacement: "`core::ptr::addr_of!` / `addr_of_mut!`, the same operation spelled as a macro",
         example: "rust_raw_ref_op",
+        shim_item: "container_of!",
     },
     Feature {
         name: "const_maybe_uninit_as_mut_ptr",
@@ -231,8 +237,9 @@ pub const FEATURES: &[Feature] = &[
         gate: KERNEL_MODE_CFG,
         cfg: stable_cfg("kshim_stable_const_maybe_uninit_as_mut_ptr", RUST_1_83),
         summary: "`MaybeUninit::as_mut_ptr` in `const fn`: initialize memory in place at compile time",
-        replacement: "build the value by value in a `const fn` loop and wrap it afterwards",
+        replacement: "fill an array of `MaybeUninit` by value, then convert it through a `union`",
         example: "rust_const_maybe_uninit_as_mut_ptr",
+        shim_item: "const_init::device_id::IdArray",
     },
     Feature {
         name: "const_mut_refs",
@@ -243,8 +250,9 @@ pub const FEATURES: &[Feature] = &[
         gate: KERNEL_MODE_CFG,
         cfg: stable_cfg("kshim_stable_const_mut_refs", RUST_1_83),
         summary: "`&mut` references in `const fn`: mutate through a helper while evaluating a constant",
-        replacement: "pass values in and return them out (`fn step(x: T) -> T`), no `&mut` in const code",
+        replacement: "pass the table in and return it by value: a copy per call while the constant is evaluated",
         example: "rust_const_mut_refs",
+        shim_item: "const_init::crc::crc32_le_table",
     },
     Feature {
         name: "const_ptr_write",
@@ -255,8 +263,9 @@ pub const FEATURES: &[Feature] = &[
         gate: KERNEL_MODE_CFG,
         cfg: stable_cfg("kshim_stable_const_ptr_write", RUST_1_83),
         summary: "`ptr::write` in `const fn`: write through a raw pointer at compile time",
-        replacement: "assign whole values in const code and leave pointer writes to run time",
+        replacement: "overlay the entry with a byte array in a `union` and write it byte by byte",
         example: "rust_const_ptr_write",
+        shim_item: "const_init::device_id::IdArray",
     },
     Feature {
         name: "const_refs_to_cell",
@@ -266,9 +275,10 @@ pub const FEATURES: &[Feature] = &[
         kernel_use: KernelUse::KernelCrate,
         gate: KERNEL_MODE_CFG,
         cfg: stable_cfg("kshim_stable_const_refs_to_cell", RUST_1_83),
-        summary: "references to types with interior mutability in const contexts, such as a `const` pointing at a `static` lock",
-        replacement: "take the address at run time, or hold a raw pointer to the `static` instead of a reference",
+        summary: "borrowing a value that may hold interior mutability (a generic `T`, an `UnsafeCell`) during const evaluation, as `transmute_copy(&id)` in a const ID-table builder does",
+        replacement: "copy the value through a `union` instead of borrowing it",
         example: "rust_const_refs_to_cell",
+        shim_item: "const_init::device_id::IdArray",
     },
     Feature {
         name: "arbitrary_self_types",
@@ -281,6 +291,7 @@ pub const FEATURES: &[Feature] = &[
         summary: "methods whose receiver is a custom smart pointer: `fn f(self: ArcBorrow<'_, Self>)`",
         replacement: "an extension trait implemented for the smart pointer, so `ptr.f()` still reads the same",
         example: "rust_arbitrary_self_types",
+        shim_item: "sync::workqueue",
     },
     Feature {
         name: "derive_coerce_pointee",
@@ -293,6 +304,7 @@ pub const FEATURES: &[Feature] = &[
         summary: "`#[derive(CoercePointee)]`: let a custom smart pointer coerce `Arc<T>` to `Arc<dyn Trait>` and dispatch on it",
         replacement: "an explicit conversion macro that unsizes the inner raw pointer, where the language can check it",
         example: "rust_coerce_pointee",
+        shim_item: "sync::Arc",
     },
     Feature {
         name: "coerce_unsized",
@@ -305,6 +317,7 @@ pub const FEATURES: &[Feature] = &[
         summary: "`impl CoerceUnsized`: the pre-1.84 way to make a custom pointer coerce to `dyn Trait`",
         replacement: "the same explicit conversion macro as for `derive_coerce_pointee`",
         example: "rust_coerce_pointee",
+        shim_item: "sync::Arc",
     },
     Feature {
         name: "dispatch_from_dyn",
@@ -317,6 +330,7 @@ pub const FEATURES: &[Feature] = &[
         summary: "`impl DispatchFromDyn`: the pre-1.84 way to make `self: Arc<Self>` methods object-safe",
         replacement: "dispatch through `&dyn Trait` borrowed from the pointer instead of through the pointer",
         example: "rust_coerce_pointee",
+        shim_item: "sync::Arc",
     },
     Feature {
         name: "unsize",
@@ -329,6 +343,7 @@ pub const FEATURES: &[Feature] = &[
         summary: "the `Unsize` marker trait, the bound that the pre-1.84 `CoerceUnsized` impls need",
         replacement: "let the built-in raw-pointer unsizing coercion check `T: Unsize<U>` for you",
         example: "rust_coerce_pointee",
+        shim_item: "sync::Arc",
     },
     Feature {
         name: "asm_const",
@@ -341,6 +356,7 @@ pub const FEATURES: &[Feature] = &[
         summary: "`const` operands in `asm!`: a compile-time integer pasted into the assembly text",
         replacement: "pass the value in a register operand (`in(reg)`), at the cost of a register and a move",
         example: "rust_asm_const",
+        shim_item: "asm::read_once_u32_at",
     },
     Feature {
         name: "asm_goto",
@@ -353,6 +369,7 @@ pub const FEATURES: &[Feature] = &[
         summary: "`label { ... }` operands in `asm!`: assembly that jumps into Rust code, as static keys do",
         replacement: "an ordinary load-and-branch on an atomic flag, paid on every call",
         example: "rust_asm_goto",
+        shim_item: "jump_label::static_branch_unlikely",
     },
 ];
 

@@ -79,6 +79,8 @@ pub mod catalog;
 pub mod const_init;
 pub mod container_of;
 pub mod error;
+#[doc = include_str!("features.md")]
+pub mod features {}
 pub mod jump_label;
 pub mod module;
 pub mod prelude;

@@ -241,18 +241,17 @@ fn every_source_file_starts_with_a_module_doc() {
 }
 
 #[test]
-fn readme_feature_table_is_up_to_date() {
-    let readme = read("README.md");
-    let generated = xtask::docs::splice_table(
-        &readme,
-        &xtask::docs::feature_table(),
-        Path::new("README.md"),
-    )
-    .unwrap();
-    assert!(
-        generated == readme,
-        "README.md's feature table is stale: run `cargo xtask docs` to regenerate it"
-    );
+fn generated_docs_are_up_to_date() {
+    // Without a fresh report, the statuses kept in docs/features.md are reused: the check is
+    // that the catalog and the generated pages agree.
+    for (path, expected) in xtask::docs::generated_files(None).unwrap() {
+        let found = fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            found == expected,
+            "{} is stale: run `cargo xtask docs` to regenerate it",
+            path.display()
+        );
+    }
 }
 
 #[test]

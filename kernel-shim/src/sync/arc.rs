@@ -141,7 +141,7 @@ impl<T, const N: usize> Default for ArcPool<T, N> {
 ///
 /// # Invariants
 ///
-/// `ptr` points to an [`ArcInner<T>`] in an `ArcPool` (which lives forever), whose data is
+/// `ptr` points to an `ArcInner<T>` in an `ArcPool` (which lives forever), whose data is
 /// initialized, and this `Arc` owns one of the references that its `refcount` counts.
 ///
 /// # Examples

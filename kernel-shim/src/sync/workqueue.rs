@@ -11,11 +11,11 @@
 //!
 //! In kernel mode, [`WorkItem::run`] takes `self: ArcBorrow<'_, Self>`, a custom smart pointer
 //! as receiver, which needs `arbitrary_self_types`; calling it on a `dyn WorkItem` also needs
-//! `ArcBorrow` to implement `DispatchFromDyn` (see [`ArcBorrow`]). That form is in [`gated`].
+//! `ArcBorrow` to implement `DispatchFromDyn` (see [`ArcBorrow`](crate::sync::ArcBorrow)). That form is in `gated`, compiled in kernel mode only.
 //!
 //! Stable Rust allows only `self`, `&self`, `&mut self`, `Box<Self>`, `Rc<Self>`, `Arc<Self>`
 //! (the standard library's) and `Pin` of those as receivers, so [`replacement`] declares
-//! `run(this: ArcBorrow<'_, Self>)`, an associated function, and adds [`RunWorkItem`], an
+//! `run(this: ArcBorrow<'_, Self>)`, an associated function, and adds [`replacement::RunWorkItem`], an
 //! extension trait implemented for `ArcBorrow<'_, T>`, so that call sites still read
 //! `item.run()`. Such a trait is not object safe, so for the queue's `dyn` items the
 //! replacement also carries a hidden object-safe trampoline that each item type gets from a
