@@ -362,14 +362,40 @@ fn allow_features_rejects_what_the_kernel_does_not_allow() {
     );
 }
 
+/// Copies what the matrix reads (the shim's sources, the examples and their manifest) to
+/// `target/kshim/tests/<name>/`, which is kept between runs so that its cache is too.
+fn copy_of_the_sources(name: &str) -> PathBuf {
+    fn copy_tree(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let path = entry.unwrap().path();
+            let target = to.join(path.file_name().unwrap());
+            if path.is_dir() {
+                copy_tree(&path, &target);
+            } else {
+                std::fs::copy(&path, &target).unwrap();
+            }
+        }
+    }
+    let root = project_root();
+    let copy = root.join("target/kshim/tests").join(name);
+    for tree in ["kernel-shim/src", "examples"] {
+        // A file another run left behind must not become an input.
+        let _ = std::fs::remove_dir_all(copy.join(tree));
+        copy_tree(&root.join(tree), &copy.join(tree));
+    }
+    copy
+}
+
 #[test]
 fn the_matrix_agrees_with_the_catalog_on_this_compiler() {
     let rustc = compiler();
-    let root = project_root();
-    // Its own report and cache, so that the developer's last `cargo xtask matrix` stays.
+    // A copy of the sources, so that the cache check at the end can change one of them; with
+    // its own report and cache, so that the developer's last `cargo xtask matrix` stays.
+    let root = copy_of_the_sources("matrix");
     let layout = Layout {
         root: root.clone(),
-        kshim: root.join("target/kshim/tests/matrix"),
+        kshim: root.join("kshim"),
     };
     let mut options = Options::new(vec![rustc.path.to_string_lossy().into_owned()]);
     options.jobs = 2;
@@ -453,4 +479,41 @@ fn the_matrix_agrees_with_the_catalog_on_this_compiler() {
         elapsed < Duration::from_secs(5),
         "a warm run took {elapsed:?}"
     );
+
+    // One example changes: its four cells run again, nothing else does.
+    let changed = root.join("examples/rust_minimal.rs");
+    let mut text = std::fs::read_to_string(&changed).unwrap();
+    // Different on every run, so that no earlier run's cache entry can match it.
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    text.push_str(&format!(
+        "\n// A change that the cache must notice: {nonce}\n"
+    ));
+    std::fs::write(&changed, text).unwrap();
+    let after_change = run_matrix(&layout, &options).expect("running the matrix after a change");
+    let rerun: Vec<String> = after_change
+        .builds
+        .iter()
+        .filter(|build| !build.cached)
+        .map(|build| {
+            format!(
+                "{} {} ({})",
+                build.kind.word(),
+                build.target,
+                build.mode.word()
+            )
+        })
+        .collect();
+    assert_eq!(
+        rerun,
+        [
+            "build rust_minimal (kernel)",
+            "build rust_minimal (stable)",
+            "test rust_minimal (kernel)",
+            "test rust_minimal (stable)"
+        ]
+    );
+    assert_eq!(after_change.verdict(), xtask::Verdict::Success);
 }

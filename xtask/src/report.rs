@@ -355,9 +355,15 @@ impl Report {
                     builds.len()
                 )
             }
-            (Verdict::TooOld, _) => format!(
-                "{label}: below the minimum ({MINIMUM_RELEASE}), builds skipped; for information, {probe}"
-            ),
+            (Verdict::TooOld, _) => {
+                let unknown = observed
+                    .iter()
+                    .filter(|status| matches!(status, Some(Status::Unknown)))
+                    .count();
+                format!(
+                    "{label}: below the minimum ({MINIMUM_RELEASE}), builds skipped; for information, {probe}, {unknown} unknown to it"
+                )
+            }
             (verdict, _) => format!("{label}: {}", verdict.describe()),
         }
     }
@@ -625,7 +631,13 @@ pub fn failure_line(failure: &Failure) -> String {
         failure.toolchain, failure.cell, failure.expected, failure.observed
     );
     if let Some(error) = &failure.first_error {
-        let _ = write!(line, ": {error}");
+        // One failure, one line: a multi-line message (a broken compiler's output) is joined.
+        let error: Vec<&str> = error
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty())
+            .collect();
+        let _ = write!(line, ": {}", error.join(" | "));
     }
     line
 }
@@ -842,6 +854,19 @@ mod tests {
         };
         assert_eq!(strict.failures().len(), 3);
         assert_eq!(strict.failures()[0].observed, "missing");
+    }
+
+    #[test]
+    fn a_broken_toolchain_fails_on_one_line() {
+        let mut report = sample();
+        report.toolchains[1].verdict =
+            Verdict::Broken("cannot read `rustc -vV` output; it printed:\ngarbage\n".into());
+        let failures = report.failures();
+        assert_eq!(
+            failure_line(&failures[0]),
+            "1.78.0: toolchain: expected ok, observed broken: \
+             cannot read `rustc -vV` output; it printed: | garbage"
+        );
     }
 
     #[test]
