@@ -22,6 +22,7 @@ use anyhow::{bail, Context};
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use xshell::Shell;
@@ -175,6 +176,8 @@ struct ProgressLine<'a> {
     total: usize,
     toolchains: &'a [Column],
     width: Mutex<usize>,
+    /// Steps finished so far, for the line shown when a step starts.
+    done: AtomicUsize,
 }
 
 impl ProgressLine<'_> {
@@ -212,11 +215,17 @@ impl Progress for ProgressLine<'_> {
     fn started(&self, _index: usize, step: &Step) {
         if self.terminal {
             let id = &self.toolchains[step.toolchain].entry.id;
-            self.show(&format!("matrix: {id}: {} ...", step.label()));
+            let done = self.done.load(Ordering::Relaxed);
+            self.show(&format!(
+                "matrix: {done} of {} done: {id}: {} ...",
+                self.total,
+                step.label()
+            ));
         }
     }
 
     fn finished(&self, _index: usize, step: &Step, result: &StepResult, done: usize) {
+        self.done.store(done, Ordering::Relaxed);
         if result.cached && !self.terminal {
             return;
         }
@@ -409,6 +418,7 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
         total: steps.len(),
         toolchains: &columns,
         width: Mutex::new(0),
+        done: AtomicUsize::new(0),
     };
     let start = Instant::now();
     let results = exec::execute(
