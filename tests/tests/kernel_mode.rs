@@ -446,7 +446,8 @@ fn the_matrix_agrees_with_the_catalog_on_this_compiler() {
 
     let builds = get(&value, "builds");
     let builds = builds.as_array().unwrap();
-    assert_eq!(builds.len(), (1 + all_examples().len()) * 2 * 2);
+    // Per mode: the shim's build and tests, and each example's build, run and tests.
+    assert_eq!(builds.len(), (2 + 3 * all_examples().len()) * 2);
     let failed: Vec<String> = builds
         .iter()
         .filter(|build| get(build, "ok").as_bool() != Some(true))
@@ -480,7 +481,7 @@ fn the_matrix_agrees_with_the_catalog_on_this_compiler() {
         "a warm run took {elapsed:?}"
     );
 
-    // One example changes: its four cells run again, nothing else does.
+    // One example changes: its six cells run again, nothing else does.
     let changed = root.join("examples/rust_minimal.rs");
     let mut text = std::fs::read_to_string(&changed).unwrap();
     // Different on every run, so that no earlier run's cache entry can match it.
@@ -511,9 +512,49 @@ fn the_matrix_agrees_with_the_catalog_on_this_compiler() {
         [
             "build rust_minimal (kernel)",
             "build rust_minimal (stable)",
+            "run rust_minimal (kernel)",
+            "run rust_minimal (stable)",
             "test rust_minimal (kernel)",
             "test rust_minimal (stable)"
         ]
     );
     assert_eq!(after_change.verdict(), xtask::Verdict::Success);
+
+    // An example whose log depends on the mode fails its run cells, with the first difference.
+    let text = std::fs::read_to_string(&changed).unwrap();
+    let init_line = "pr_info!(\"Rust minimal sample (init)\");";
+    assert!(
+        text.contains(init_line),
+        "{} changed shape",
+        changed.display()
+    );
+    let text = text.replace(
+        init_line,
+        "pr_info!(\"Rust minimal sample (init) {}\", cfg!(kshim_kernel_mode));",
+    );
+    std::fs::write(&changed, text).unwrap();
+    let diverged = run_matrix(&layout, &options).expect("running the matrix on diverging logs");
+    let failures = diverged.failures();
+    let cells: Vec<&str> = failures
+        .iter()
+        .map(|failure| failure.cell.as_str())
+        .collect();
+    // The example's own test checks the exact log, so it fails too.
+    assert_eq!(
+        cells,
+        [
+            "run rust_minimal (kernel)",
+            "run rust_minimal (stable)",
+            "test rust_minimal (kernel)",
+            "test rust_minimal (stable)"
+        ],
+        "{failures:#?}"
+    );
+    assert!(
+        failures[0].first_error.as_deref().is_some_and(|error| error.contains(
+            "differs between the modes at line 1: kernel mode \"[info] rust_minimal: Rust minimal sample (init) true\""
+        )),
+        "{failures:#?}"
+    );
+    assert_eq!(diverged.verdict(), xtask::Verdict::Failure);
 }

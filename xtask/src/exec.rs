@@ -185,6 +185,8 @@ pub struct StepResult {
     pub tests: Option<(u64, u64, u64)>,
     /// For the probe: one status per catalog feature, or why the probe failed.
     pub probe: Option<Result<Vec<Status>, String>>,
+    /// For an example's run: the module log it printed.
+    pub log: Option<String>,
 }
 
 impl StepResult {
@@ -196,6 +198,7 @@ impl StepResult {
             cached: false,
             tests: None,
             probe: None,
+            log: None,
         }
     }
 
@@ -233,6 +236,7 @@ impl StepResult {
                 }),
             ),
             ("probe".into(), probe),
+            ("log".into(), Value::opt_string(self.log.clone())),
             (
                 "artifact".into(),
                 artifact.map_or(Value::Null, |(size, modified)| {
@@ -283,6 +287,7 @@ impl StepResult {
             cached: true,
             tests,
             probe,
+            log: entry.get("log")?.as_str().map(String::from),
         })
     }
 }
@@ -299,7 +304,7 @@ pub fn cache_keys(
     for step in steps {
         let mut hasher = StableHasher::new();
         hasher
-            .field("kshim matrix step v1")
+            .field("kshim matrix step v2")
             .field(step.kind.word())
             .number(compiler_identity(step.toolchain).0);
         for invocation in std::iter::once(&step.compile).chain(&step.run) {
@@ -369,7 +374,8 @@ fn run_step(step: &Step, key: Key, cache: &Cache, timeout: Duration) -> StepResu
         Ok(output) if output.status.is_none() => {
             cacheable = false;
             failed(format!(
-                "rustc killed after {} s (--timeout)",
+                "{} killed after {} s (--timeout)",
+                step.compile.program.display(),
                 timeout.as_secs()
             ))
         }
@@ -382,6 +388,25 @@ fn run_step(step: &Step, key: Key, cache: &Cache, timeout: Duration) -> StepResu
             };
             result.probe = Some(classified);
             outcome
+        }
+        Ok(output) if step.kind == Kind::Run => {
+            result.seconds = output.seconds;
+            if !output.success() {
+                let status = output
+                    .status
+                    .map_or_else(|| "no status".to_string(), |status| status.to_string());
+                let first = output
+                    .stderr
+                    .lines()
+                    .find(|line| !line.trim().is_empty())
+                    .unwrap_or("no output on stderr");
+                failed(format!("the module exited with {status}: {first}"))
+            } else if output.stdout.trim().is_empty() {
+                failed("the module logged nothing".into())
+            } else {
+                result.log = Some(output.stdout.clone());
+                (Outcome::Pass, None)
+            }
         }
         Ok(output) if !output.success() => {
             result.seconds = output.seconds;
@@ -454,12 +479,21 @@ fn test_failure(
             .map(|(name, _)| name.as_str())
             .collect();
         if !failing.is_empty() {
-            let panic = output
-                .stdout
-                .lines()
-                .chain(output.stderr.lines())
-                .find(|line| line.contains("panicked at"))
-                .map(|line| format!(": {}", line.trim()))
+            // Since Rust 1.73 the panic message is on the line after `panicked at FILE:LINE:COL:`.
+            let lines: Vec<&str> = output.stdout.lines().chain(output.stderr.lines()).collect();
+            let panic = lines
+                .iter()
+                .position(|line| line.contains("panicked at"))
+                .map(|index| {
+                    let mut text = lines[index].trim().to_string();
+                    if text.ends_with(':') {
+                        if let Some(message) = lines.get(index + 1) {
+                            text.push(' ');
+                            text.push_str(message.trim());
+                        }
+                    }
+                    format!(": {text}")
+                })
                 .unwrap_or_default();
             return format!(
                 "{} of {} tests failed ({}){panic}",
@@ -604,6 +638,7 @@ mod tests {
             first_error: None,
             seconds: 1.5,
             cached: false,
+            log: Some("[info] m: init\n".into()),
             tests: Some((12, 0, 1)),
             probe: Some(Ok(vec![
                 Status::Stable(crate::catalog::Release::new(1, 79, 0)),
@@ -616,6 +651,7 @@ mod tests {
         assert!(back.cached);
         assert_eq!(back.tests, result.tests);
         assert_eq!(back.probe, result.probe);
+        assert_eq!(back.log, result.log);
         assert_eq!(back.outcome, Outcome::Pass);
         // An artifact that is gone makes the entry stale.
         assert!(StepResult::from_cache_entry(

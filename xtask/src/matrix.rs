@@ -535,7 +535,13 @@ fn assemble(
         }
         let expected = expected_outcome(&column.entry.verdict);
         for target in &targets {
-            for kind in [Kind::Build, Kind::Test] {
+            // The shim is a library: nothing to run.
+            let kinds: &[Kind] = if target == "kernel" {
+                &[Kind::Build, Kind::Test]
+            } else {
+                &[Kind::Build, Kind::Run, Kind::Test]
+            };
+            for &kind in kinds {
                 for mode in Mode::ALL {
                     let found = steps.iter().zip(results).find(|(step, _)| {
                         step.toolchain == index
@@ -577,6 +583,7 @@ fn assemble(
             }
         }
     }
+    compare_module_logs(&mut builds, steps, results);
     Report {
         toolchains: columns.iter().map(|column| column.entry.clone()).collect(),
         features,
@@ -584,6 +591,60 @@ fn assemble(
         strict,
         shard,
     }
+}
+
+/// Fails both run cells of an example whose module log differs between kernel mode and
+/// stable mode: the two forms of a feature must behave the same, down to what they log.
+fn compare_module_logs(builds: &mut [BuildCell], steps: &[Step], results: &[StepResult]) {
+    let log = |toolchain: usize, target: &str, mode: Mode| {
+        steps
+            .iter()
+            .zip(results)
+            .find(|(step, _)| {
+                step.kind == Kind::Run
+                    && step.toolchain == toolchain
+                    && step.target == target
+                    && step.mode == Some(mode)
+            })
+            .and_then(|(_, result)| result.log.as_deref())
+    };
+    for build in builds.iter_mut() {
+        if build.kind != Kind::Run || build.outcome != Outcome::Pass {
+            continue;
+        }
+        let (Some(kernel), Some(stable)) = (
+            log(build.toolchain, &build.target, Mode::Kernel),
+            log(build.toolchain, &build.target, Mode::Stable),
+        ) else {
+            continue;
+        };
+        if let Some(difference) = first_difference(kernel, stable) {
+            build.outcome = Outcome::Fail;
+            build.first_error = Some(difference);
+        }
+    }
+}
+
+/// The first line where two module logs differ, described for the failure list.
+pub fn first_difference(kernel: &str, stable: &str) -> Option<String> {
+    if kernel == stable {
+        return None;
+    }
+    let mut kernel_lines = kernel.lines();
+    let mut stable_lines = stable.lines();
+    for number in 1.. {
+        match (kernel_lines.next(), stable_lines.next()) {
+            (Some(left), Some(right)) if left == right => continue,
+            (left, right) => {
+                return Some(format!(
+                    "the module log differs between the modes at line {number}: kernel mode {:?}, stable mode {:?}",
+                    left.unwrap_or("(end)"),
+                    right.unwrap_or("(end)")
+                ))
+            }
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -595,6 +656,18 @@ mod tests {
         assert_eq!(Format::parse("json").unwrap(), Format::Json);
         assert_eq!(Format::parse("markdown").unwrap(), Format::Markdown);
         assert!(Format::parse("yaml").is_err());
+    }
+
+    #[test]
+    fn module_logs_are_compared_line_by_line() {
+        assert_eq!(first_difference("a\nb\n", "a\nb\n"), None);
+        assert_eq!(
+            first_difference("a\nb\n", "a\nc\n").unwrap(),
+            "the module log differs between the modes at line 2: kernel mode \"b\", stable mode \"c\""
+        );
+        assert!(first_difference("a\n", "a\nextra\n")
+            .unwrap()
+            .contains("kernel mode \"(end)\", stable mode \"extra\""));
     }
 
     #[test]

@@ -47,6 +47,8 @@ pub enum Kind {
     Probe,
     /// Compile a crate with code generation.
     Build,
+    /// Run an example's binary: load and unload the module, print its log.
+    Run,
     /// Compile a crate with `--test` and run the test binary.
     Test,
 }
@@ -57,6 +59,7 @@ impl Kind {
         match self {
             Kind::Probe => "probe",
             Kind::Build => "build",
+            Kind::Run => "run",
             Kind::Test => "test",
         }
     }
@@ -449,7 +452,7 @@ pub struct Step {
     pub target: String,
     /// The mode, for builds and tests.
     pub mode: Option<Mode>,
-    /// The rustc invocation.
+    /// The rustc invocation (for [`Kind::Run`], the example's binary).
     pub compile: Invocation,
     /// For tests, the test binary's run.
     pub run: Option<Invocation>,
@@ -513,7 +516,7 @@ impl Layout {
 }
 
 /// Plans every step for the toolchains: probes and shim builds first (everything else waits
-/// for them), then the shim's tests and every example's build and tests in both modes.
+/// for them), then the shim's tests, and every example's build, run and tests in both modes.
 pub fn plan(
     layout: &Layout,
     toolchains: &[PlannedToolchain],
@@ -605,35 +608,61 @@ pub fn plan(
                 .cloned()
                 .context("every toolchain that builds has a shim step per mode")?;
             for (example, files) in examples.iter().zip(&example_files) {
-                let test_binary = directory.join(format!("{}-test", example.name));
-                for (kind, output, run) in [
-                    (Kind::Build, Output::Directory(&directory), None),
-                    (
-                        Kind::Test,
-                        Output::File(&test_binary),
-                        Some(test_run(&toolchain.rustc, &test_binary)),
+                let binary = directory.join(&example.name);
+                let build = steps.len();
+                steps.push(Step {
+                    toolchain: toolchain.index,
+                    kind: Kind::Build,
+                    target: example.name.clone(),
+                    mode: Some(mode),
+                    compile: toolchain.rustc.example(
+                        example,
+                        mode,
+                        &cfgs,
+                        &rlib,
+                        false,
+                        Output::Directory(&directory),
                     ),
-                ] {
-                    steps.push(Step {
-                        toolchain: toolchain.index,
-                        kind,
-                        target: example.name.clone(),
-                        mode: Some(mode),
-                        compile: toolchain.rustc.example(
-                            example,
-                            mode,
-                            &cfgs,
-                            &rlib,
-                            kind == Kind::Test,
-                            output,
-                        ),
-                        run,
-                        artifact: None,
-                        directories: vec![directory.clone()],
-                        inputs: files.clone(),
-                        deps: vec![library],
-                    });
-                }
+                    run: None,
+                    // The run step below needs this very binary.
+                    artifact: Some(binary.clone()),
+                    directories: vec![directory.clone()],
+                    inputs: files.clone(),
+                    deps: vec![library],
+                });
+                steps.push(Step {
+                    toolchain: toolchain.index,
+                    kind: Kind::Run,
+                    target: example.name.clone(),
+                    mode: Some(mode),
+                    compile: test_run(&toolchain.rustc, &binary),
+                    run: None,
+                    artifact: None,
+                    directories: Vec::new(),
+                    // The build's cache key already covers the sources.
+                    inputs: Vec::new(),
+                    deps: vec![build],
+                });
+                let test_binary = directory.join(format!("{}-test", example.name));
+                steps.push(Step {
+                    toolchain: toolchain.index,
+                    kind: Kind::Test,
+                    target: example.name.clone(),
+                    mode: Some(mode),
+                    compile: toolchain.rustc.example(
+                        example,
+                        mode,
+                        &cfgs,
+                        &rlib,
+                        true,
+                        Output::File(&test_binary),
+                    ),
+                    run: Some(test_run(&toolchain.rustc, &test_binary)),
+                    artifact: None,
+                    directories: vec![directory.clone()],
+                    inputs: files.clone(),
+                    deps: vec![library],
+                });
             }
         }
     }

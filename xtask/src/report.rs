@@ -41,11 +41,14 @@
 //!       }
 //!     }
 //!   }],
-//!   "builds": [{                        // every toolchain x target x mode x kind
+//!   "builds": [{                        // every toolchain x target x mode x kind (the shim has
+//!                                       // no "run")
 //!     "toolchain": "debian-1.85.0",
 //!     "target": "kernel",               // the shim, or an example's name
 //!     "mode": "kernel",                 // "kernel" | "stable"
 //!     "kind": "build",                  // "build" (rustc --emit=link) | "test" (rustc --test, run)
+//!                                       // | "run" (an example's binary: it must exit 0, log
+//!                                       // something, and log the same in both modes)
 //!     "outcome": "pass",                // "pass" | "fail" | "skipped"
 //!     "expected": "pass",
 //!     "ok": true,
@@ -351,7 +354,7 @@ impl Report {
                     .map(|(passed, _, _)| passed)
                     .sum();
                 format!(
-                    "{label}: {probe}; {bootstrap}; {passed} of {} builds and test runs pass ({unit_tests} tests passed)",
+                    "{label}: {probe}; {bootstrap}; {passed} of {} builds, runs and test runs pass ({unit_tests} tests passed)",
                     builds.len()
                 )
             }
@@ -539,7 +542,7 @@ impl Report {
                     .collect(),
             ));
         }
-        let mut builds = Table::new("build / test (kernel mode / stable mode)", &headers);
+        let mut builds = Table::new("build / run / test (kernel mode / stable mode)", &headers);
         let mut row_keys: Vec<(String, Kind)> = Vec::new();
         for build in &self.builds {
             let key = (build.target.clone(), build.kind);
@@ -606,7 +609,7 @@ impl Report {
         let (features, builds) = self.tables();
         let mut out = String::from("## Features\n\n");
         features.render_markdown(&mut out);
-        out.push_str("\n## Builds and tests (kernel mode / stable mode)\n\n");
+        out.push_str("\n## Builds, runs and tests (kernel mode / stable mode)\n\n");
         builds.render_markdown(&mut out);
         out.push_str("\n`!` marks a cell that differs from the catalog's prediction.\n");
         let failures = self.failures();
@@ -969,7 +972,7 @@ mod tests {
             "{summary}"
         );
         assert!(
-            summary.contains("3 of 4 builds and test runs pass"),
+            summary.contains("3 of 4 builds, runs and test runs pass"),
             "{summary}"
         );
         let markdown = report.markdown();
