@@ -13,7 +13,7 @@ use crate::report::json::Value;
 use std::io::Read;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Condvar, Mutex};
+use std::sync::{mpsc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -47,13 +47,17 @@ pub fn run(invocation: &Invocation, timeout: Duration) -> std::io::Result<Proces
         .stderr(Stdio::piped())
         .spawn()?;
     // Both pipes are drained on their own threads so that neither can fill and block the
-    // child while we wait on the other.
+    // child while we wait on the other. Each thread says when its pipe closes: when both have,
+    // the child has almost always exited, so the wait below wakes at once instead of polling.
+    let (closed, pipe_closed) = mpsc::channel::<()>();
     let drain = |stream: Option<Box<dyn Read + Send>>| {
+        let closed = closed.clone();
         thread::spawn(move || {
             let mut bytes = Vec::new();
             if let Some(mut stream) = stream {
                 let _ = stream.read_to_end(&mut bytes);
             }
+            let _ = closed.send(());
             String::from_utf8_lossy(&bytes).into_owned()
         })
     };
@@ -69,12 +73,28 @@ pub fn run(invocation: &Invocation, timeout: Duration) -> std::io::Result<Proces
             .take()
             .map(|s| Box::new(s) as Box<dyn Read + Send>),
     );
+    drop(closed);
+    let deadline = start + timeout;
+    let mut timed_out = false;
+    for _ in 0..2 {
+        match pipe_closed.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(()) => {}
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                timed_out = true;
+                break;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    // A child that closed its pipes but runs on is polled until the deadline.
     let mut pause = Duration::from_millis(1);
     let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break Some(status);
+        if !timed_out {
+            if let Some(status) = child.try_wait()? {
+                break Some(status);
+            }
         }
-        if start.elapsed() >= timeout {
+        if timed_out || Instant::now() >= deadline {
             let _ = child.kill();
             let _ = child.wait();
             break None;
