@@ -324,3 +324,37 @@ fn workflow_takes_its_toolchains_from_the_pin_file() {
         );
     }
 }
+
+/// The `text` block of the JSON layout in `xtask/src/report.rs`'s module doc.
+fn report_schema_from_source() -> String {
+    let source = read("xtask/src/report.rs");
+    let mut lines = source
+        .lines()
+        .skip_while(|line| !line.starts_with("//! ```text"))
+        .skip(1)
+        .take_while(|line| !line.starts_with("//! ```"));
+    let mut schema = String::new();
+    for line in &mut lines {
+        let line = line
+            .strip_prefix("//! ")
+            .or_else(|| line.strip_prefix("//!"))
+            .unwrap();
+        schema.push_str(line);
+        schema.push('\n');
+    }
+    schema
+}
+
+#[test]
+fn readme_documents_the_report_schema_as_the_code_does() {
+    let schema = report_schema_from_source();
+    assert!(
+        schema.contains("\"toolchains\""),
+        "no schema found in xtask/src/report.rs"
+    );
+    assert!(
+        read("README.md").contains(&schema),
+        "README.md's JSON schema differs from the one documented in xtask/src/report.rs; \
+         copy it over"
+    );
+}
