@@ -8,7 +8,6 @@
 use crate::toolchain::{Pin, Pins};
 use crate::{flags, Verdict};
 use anyhow::Context;
-use std::fmt::Write;
 use xshell::Shell;
 
 /// One shard of the matrix: the `K` in `--shard K/N`, 1-based, out of `count`.
@@ -65,18 +64,8 @@ fn install_command(pin: &Pin) -> Option<String> {
 }
 
 fn json_string(text: &str) -> String {
-    let mut quoted = String::from('"');
-    for c in text.chars() {
-        match c {
-            '"' => quoted.push_str("\\\""),
-            '\\' => quoted.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(quoted, "\\u{:04x}", c as u32);
-            }
-            c => quoted.push(c),
-        }
-    }
-    quoted.push('"');
+    let mut quoted = String::new();
+    crate::report::json::write_string(&mut quoted, text);
     quoted
 }
 
