@@ -81,6 +81,9 @@ xflags::xflags! {
             optional --format format: String
             /// Fail when a pinned toolchain is missing, as `matrix --strict`.
             optional --strict
+            /// The pin file the shards were run from (default: `toolchains.toml` at the
+            /// repository root); the shards must cover its pins exactly.
+            optional --pins path: PathBuf
         }
 
         /// Print the CI job matrix (JSON) from the pin file, for the GitHub Actions workflow.
@@ -180,6 +183,7 @@ pub struct Merge {
 
     pub format: Option<String>,
     pub strict: bool,
+    pub pins: Option<PathBuf>,
 }
 
 #[derive(Debug)]

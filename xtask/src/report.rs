@@ -520,6 +520,213 @@ impl Report {
         ])
     }
 
+    /// Reads a report back from its JSON (what [`Report::to_json`] wrote), for `merge`.
+    ///
+    /// The report must have this schema and this catalog's features, in catalog order. What
+    /// the JSON does not keep is recomputed: the verdict, the failures and the summaries.
+    pub fn from_json(value: &Value) -> Result<Report, String> {
+        fn field<'a>(value: &'a Value, key: &str, what: &str) -> Result<&'a Value, String> {
+            value
+                .get(key)
+                .ok_or_else(|| format!("{what} has no `{key}`"))
+        }
+        fn text<'a>(value: &'a Value, key: &str, what: &str) -> Result<&'a str, String> {
+            field(value, key, what)?
+                .as_str()
+                .ok_or_else(|| format!("{what}: `{key}` is not a string"))
+        }
+        fn optional(value: &Value, key: &str, what: &str) -> Result<Option<String>, String> {
+            match field(value, key, what)? {
+                Value::Null => Ok(None),
+                Value::String(text) => Ok(Some(text.clone())),
+                _ => Err(format!("{what}: `{key}` is neither a string nor null")),
+            }
+        }
+        fn array<'a>(value: &'a Value, key: &str, what: &str) -> Result<&'a [Value], String> {
+            field(value, key, what)?
+                .as_array()
+                .ok_or_else(|| format!("{what}: `{key}` is not an array"))
+        }
+        fn release(text: Option<String>, what: &str) -> Result<Option<Release>, String> {
+            text.map(|text| {
+                crate::version::parse_release(&text)
+                    .map(|(release, _)| release)
+                    .map_err(|error| format!("{what}: {error}"))
+            })
+            .transpose()
+        }
+        fn status(
+            word: Option<String>,
+            since: Option<Release>,
+            what: &str,
+        ) -> Result<Option<Status>, String> {
+            Ok(match (word.as_deref(), since) {
+                (None, _) => None,
+                (Some("stable"), Some(since)) => Some(Status::Stable(since)),
+                (Some("gated"), _) => Some(Status::Gated),
+                (Some("unknown"), _) => Some(Status::Unknown),
+                (Some("removed"), _) => Some(Status::Removed),
+                (Some(other), _) => return Err(format!("{what}: unknown status `{other}`")),
+            })
+        }
+
+        let schema = field(value, "schema", "the report")?.as_u64();
+        if schema != Some(u64::from(SCHEMA_VERSION)) {
+            return Err(format!(
+                "the report has schema {}, this xtask reads schema {SCHEMA_VERSION}",
+                schema.map_or_else(|| "?".to_string(), |schema| schema.to_string())
+            ));
+        }
+        let failures = array(value, "failures", "the report")?;
+        let mut toolchains = Vec::new();
+        for (index, entry) in array(value, "toolchains", "the report")?.iter().enumerate() {
+            let what = format!("toolchains[{index}]");
+            let id = text(entry, "id", &what)?.to_string();
+            let error = optional(entry, "error", &what)?;
+            let verdict = match text(entry, "verdict", &what)? {
+                "ok" => Verdict::Ok,
+                "too-old" => Verdict::TooOld,
+                "broken" => Verdict::Broken(error.unwrap_or_default()),
+                "missing" => Verdict::Missing(error.unwrap_or_default()),
+                other => return Err(format!("{what}: unknown verdict `{other}`")),
+            };
+            let release_text = optional(entry, "release", &what)?;
+            // A missing pin's release is what the pin file asks for, not a compiler's.
+            let release = match verdict {
+                Verdict::Missing(_) => None,
+                _ => release(release_text.clone(), &what)?,
+            };
+            toolchains.push(ToolchainEntry {
+                id,
+                spec: text(entry, "spec", &what)?.to_string(),
+                source: optional(entry, "source", &what)?,
+                pin: optional(entry, "pin", &what)?,
+                rustc: optional(entry, "rustc", &what)?,
+                release_text,
+                release,
+                channel: optional(entry, "channel", &what)?,
+                commit_date: optional(entry, "commit_date", &what)?,
+                host: optional(entry, "host", &what)?,
+                verdict,
+            });
+        }
+        let index_of = |id: &str, what: &str| {
+            toolchains
+                .iter()
+                .position(|toolchain| toolchain.id == id)
+                .ok_or_else(|| format!("{what}: no toolchain `{id}` in the report"))
+        };
+
+        let entries = array(value, "features", "the report")?;
+        let names: Vec<&str> = entries
+            .iter()
+            .map(|entry| entry.get("name").and_then(Value::as_str).unwrap_or("?"))
+            .collect();
+        let catalog: Vec<&str> = FEATURES.iter().map(|feature| feature.name).collect();
+        if names != catalog {
+            return Err(format!(
+                "the report's features ({}) are not this catalog's ({}): it was made from another \
+                 version of kernel-shim/src/catalog.rs",
+                names.join(", "),
+                catalog.join(", ")
+            ));
+        }
+        let mut features = Vec::new();
+        for (feature, entry) in FEATURES.iter().zip(entries) {
+            let cells_value = field(entry, "toolchains", feature.name)?;
+            let mut cells = Vec::new();
+            for toolchain in &toolchains {
+                let what = format!("feature {} on {}", feature.name, toolchain.id);
+                let cell = field(cells_value, &toolchain.id, &what)?;
+                let observed_since = release(optional(cell, "stable_since", &what)?, &what)?;
+                let observed = match text(cell, "observed", &what)? {
+                    "not-probed" => Observed::NotProbed,
+                    "probe-failed" => {
+                        // The message is kept in the failure list, which names the cell.
+                        let cell_name = format!("feature {}", feature.name);
+                        let message = failures
+                            .iter()
+                            .find(|failure| {
+                                failure.get("toolchain").and_then(Value::as_str)
+                                    == Some(toolchain.id.as_str())
+                                    && failure.get("cell").and_then(Value::as_str)
+                                        == Some(cell_name.as_str())
+                            })
+                            .and_then(|failure| failure.get("first_error"))
+                            .and_then(Value::as_str)
+                            .unwrap_or("the probe failed")
+                            .to_string();
+                        Observed::ProbeFailed(message)
+                    }
+                    word => Observed::Status(
+                        status(Some(word.to_string()), observed_since, &what)?
+                            .ok_or_else(|| format!("{what}: no status"))?,
+                    ),
+                };
+                let expected_since =
+                    release(optional(cell, "expected_stable_since", &what)?, &what)?;
+                let expected = status(optional(cell, "expected", &what)?, expected_since, &what)?;
+                cells.push(FeatureCell { observed, expected });
+            }
+            features.push(cells);
+        }
+
+        let mut builds = Vec::new();
+        for (index, build) in array(value, "builds", "the report")?.iter().enumerate() {
+            let what = format!("builds[{index}]");
+            let word = |key: &str| text(build, key, &what);
+            let outcome = |key: &str| -> Result<Outcome, String> {
+                let word = word(key)?;
+                Outcome::from_word(word).ok_or_else(|| format!("{what}: unknown outcome `{word}`"))
+            };
+            let mode = word("mode")?;
+            let kind = word("kind")?;
+            let tests = match field(build, "tests", &what)? {
+                Value::Null => None,
+                counts => {
+                    let count = |key: &str| {
+                        counts
+                            .get(key)
+                            .and_then(Value::as_u64)
+                            .ok_or_else(|| format!("{what}: tests.{key} is not a count"))
+                    };
+                    Some((count("passed")?, count("failed")?, count("ignored")?))
+                }
+            };
+            builds.push(BuildCell {
+                toolchain: index_of(word("toolchain")?, &what)?,
+                target: word("target")?.to_string(),
+                mode: Mode::ALL
+                    .into_iter()
+                    .find(|candidate| candidate.word() == mode)
+                    .ok_or_else(|| format!("{what}: unknown mode `{mode}`"))?,
+                kind: [Kind::Probe, Kind::Build, Kind::Run, Kind::Test]
+                    .into_iter()
+                    .find(|candidate| candidate.word() == kind)
+                    .ok_or_else(|| format!("{what}: unknown kind `{kind}`"))?,
+                outcome: outcome("outcome")?,
+                expected: outcome("expected")?,
+                first_error: optional(build, "first_error", &what)?,
+                seconds: field(build, "seconds", &what)?
+                    .as_f64()
+                    .ok_or_else(|| format!("{what}: `seconds` is not a number"))?,
+                cached: field(build, "cached", &what)?
+                    .as_bool()
+                    .ok_or_else(|| format!("{what}: `cached` is not a boolean"))?,
+                tests,
+            });
+        }
+        Ok(Report {
+            toolchains,
+            features,
+            builds,
+            strict: field(value, "strict", "the report")?
+                .as_bool()
+                .ok_or("the report: `strict` is not a boolean")?,
+            shard: optional(value, "shard", "the report")?,
+        })
+    }
+
     /// The feature table and the build-and-test table, as rows of cells; a cell's flag says
     /// whether it differs from the prediction.
     ///
@@ -655,16 +862,16 @@ fn paint(text: &str, colour: &str, enabled: bool) -> String {
     }
 }
 
-/// A table with a row-name column and one column per toolchain.
-struct Table {
+/// A table with a row-name column and one column per toolchain (`audit` renders with it too).
+pub(crate) struct Table {
     corner: String,
     headers: Vec<String>,
     /// Row name, then (text, differs) per column.
-    rows: Vec<(String, Vec<(String, bool)>)>,
+    pub(crate) rows: Vec<(String, Vec<(String, bool)>)>,
 }
 
 impl Table {
-    fn new(corner: &str, headers: &[String]) -> Self {
+    pub(crate) fn new(corner: &str, headers: &[String]) -> Self {
         Self {
             corner: corner.to_string(),
             headers: headers.to_vec(),
@@ -680,7 +887,7 @@ impl Table {
         }
     }
 
-    fn render_text(&self, out: &mut String, colour: bool) {
+    pub(crate) fn render_text(&self, out: &mut String, colour: bool) {
         let first_width = self
             .rows
             .iter()
@@ -724,7 +931,7 @@ impl Table {
         }
     }
 
-    fn render_markdown(&self, out: &mut String) {
+    pub(crate) fn render_markdown(&self, out: &mut String) {
         let _ = write!(out, "| {} |", self.corner);
         for header in &self.headers {
             let _ = write!(out, " {header} |");
@@ -955,6 +1162,31 @@ mod tests {
                 .map(<[_]>::len),
             Some(2)
         );
+    }
+
+    #[test]
+    fn json_reads_back_into_the_same_report() {
+        let mut report = sample();
+        report.features[0][0].observed = Observed::ProbeFailed("error: rustc crashed".into());
+        report.toolchains[1].verdict = Verdict::Missing("rustup toolchain install 1.78.0".into());
+        let json = report.to_json();
+        let back = Report::from_json(&json::parse(&json.to_pretty()).unwrap()).unwrap();
+        assert_eq!(back.to_json(), json);
+        assert_eq!(back.human(false), report.human(false));
+        assert_eq!(back.verdict(), report.verdict());
+        assert_eq!(
+            back.features[0][0].observed,
+            Observed::ProbeFailed("error: rustc crashed".into())
+        );
+
+        let Value::Object(mut members) = json.clone() else {
+            unreachable!()
+        };
+        members.retain(|(key, _)| key != "builds");
+        let error = Report::from_json(&Value::Object(members)).unwrap_err();
+        assert_eq!(error, "the report has no `builds`");
+        let error = Report::from_json(&Value::Array(vec![])).unwrap_err();
+        assert_eq!(error, "the report has no `schema`");
     }
 
     #[test]
