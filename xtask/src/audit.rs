@@ -220,8 +220,9 @@ fn directory_name(id: &str) -> String {
 }
 
 /// Discovers the toolchains, probes each that runs (in parallel), and sums up.
-pub fn run_audit(sh: &Shell, options: &Options) -> anyhow::Result<AuditReport> {
-    let availabilities = discover(sh, options.pins.as_deref(), &options.toolchains)?;
+pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
+    let sh = Shell::new()?;
+    let availabilities = discover(&sh, options.pins.as_deref(), &options.toolchains)?;
     let names = options.input.names();
     let scratch = options.scratch.join(std::process::id().to_string());
     let columns: Vec<Column> = std::thread::scope(|scope| {
@@ -343,10 +344,11 @@ impl AuditReport {
         if summary.needs_bootstrap.is_empty() {
             line.push_str("; needs no RUSTC_BOOTSTRAP");
         } else {
+            let count = summary.needs_bootstrap.len();
+            let verb = if count == 1 { "needs" } else { "need" };
             let _ = write!(
                 line,
-                "; {} still need RUSTC_BOOTSTRAP ({})",
-                summary.needs_bootstrap.len(),
+                "; {count} still {verb} RUSTC_BOOTSTRAP ({})",
                 list(&summary.needs_bootstrap)
             );
         }
@@ -684,9 +686,9 @@ impl flags::Audit {
     }
 
     /// Runs `cargo xtask audit`.
-    pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
+    pub fn run(&self, _sh: &Shell) -> anyhow::Result<Verdict> {
         let (options, format) = self.options()?;
-        let report = run_audit(sh, &options)?;
+        let report = run_audit(&options)?;
         match format {
             Format::Json => print!("{}", report.to_json().to_pretty()),
             Format::Markdown => print!("{}", report.markdown()),

@@ -113,7 +113,8 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
                             position % count + 1
                         ),
                         None => bail!(
-                            "{} (shard {shard}) has pin {pin}, which is not in the pin file {}",
+                            "{} (shard {shard}) has pin {pin}, which is not in the pin file {} \
+                             (give merge the --pins the shards were run with)",
                             path.display(),
                             pins.path.display()
                         ),

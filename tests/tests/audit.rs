@@ -1,0 +1,197 @@
+//! `cargo xtask audit` on the compiler running these tests: the shim's own feature block, the
+//! kernel's (a fixture copied from the seed commit), the kernel's `rust_allowed_features`
+//! list, and a pin file whose only toolchain is missing.
+//!
+//! What the compiler answers is checked against the catalog, whose stable-since releases the
+//! matrix confirms on every pinned compiler; the audit itself never reads them.
+
+use kshim_tests::{current_rustc, project_root, scratch_dir};
+use xtask::audit::input::{read_crate_root, read_feature_list, Input};
+use xtask::audit::{parse_min_rust, run_audit, AuditReport, Options, Probed};
+use xtask::catalog::{feature, Release};
+use xtask::expect::expected_status;
+use xtask::probe::Status;
+use xtask::Verdict;
+
+/// Audits `input` on this compiler alone.
+fn audit(name: &str, input: Input, min_rust: Option<&str>) -> AuditReport {
+    let mut options = Options::new(input);
+    options.toolchains = vec![current_rustc().to_string_lossy().into_owned()];
+    options.scratch = scratch_dir(name);
+    options.min_rust = min_rust.map(|text| parse_min_rust(text).unwrap());
+    run_audit(&options).expect("running the audit")
+}
+
+/// This compiler's release and its answer for each name of the input.
+fn answers(report: &AuditReport) -> (Release, Vec<(String, Status)>) {
+    assert_eq!(report.columns.len(), 1);
+    let Probed::Answered(answer) = &report.columns[0].probed else {
+        panic!("the compiler did not answer: {:?}", report.columns[0]);
+    };
+    let names = report.input.names();
+    let pairs = names
+        .iter()
+        .map(|name| {
+            (
+                name.to_string(),
+                answer.status(&report.input, name).unwrap(),
+            )
+        })
+        .collect();
+    (answer.release, pairs)
+}
+
+/// Every answer about a catalog feature is what the catalog predicts for this release.
+fn assert_catalog_agrees(release: Release, answers: &[(String, Status)]) {
+    for (name, status) in answers {
+        if let Some(feature) = feature(name) {
+            assert_eq!(*status, expected_status(feature, release), "{name}");
+        }
+    }
+}
+
+#[test]
+fn the_shims_feature_block() {
+    let input = read_crate_root(&project_root().join("kernel-shim/src/lib.rs")).unwrap();
+    assert_eq!(input.entries.len(), 14);
+    let report = audit("audit-shim", input, None);
+    let (release, answers) = answers(&report);
+    assert_catalog_agrees(release, &answers);
+    assert!(
+        release >= Release::new(1, 87, 0),
+        "the tests run on 1.95 or a nightly"
+    );
+    let summary = report.summary_line(0);
+    assert!(
+        summary.contains(
+            "11 active feature(s) (3 switched off by their cfg_attr), 9 stable; \
+             2 still need RUSTC_BOOTSTRAP (arbitrary_self_types, derive_coerce_pointee)"
+        ),
+        "{summary}"
+    );
+    let text = report.human(false);
+    assert!(
+        text.contains("coerce_unsized") && text.contains("gated (off)"),
+        "{text}"
+    );
+    assert_eq!(
+        report.cross.stable_from, None,
+        "arbitrary_self_types is unstable"
+    );
+    assert_eq!(report.verdict(), Verdict::Success);
+}
+
+#[test]
+fn the_kernels_feature_block_at_min_rust_1_85() {
+    let path = project_root().join("tests/fixtures/audit/kernel_lib_b9b701fce49a.rs");
+    let input = read_crate_root(&path).unwrap();
+    let report = audit("audit-kernel", input, Some("1.85"));
+    let (release, answers) = answers(&report);
+    assert_catalog_agrees(release, &answers);
+    let lines = |findings: &[xtask::audit::summary::Finding]| -> Vec<(String, usize)> {
+        findings
+            .iter()
+            .map(|finding| {
+                let entry = &report.input.entries[finding.entry];
+                (entry.name.clone(), entry.location.unwrap().0)
+            })
+            .collect()
+    };
+    // What the kernel itself removed once its minimum reached 1.85: the seven stabilized
+    // features, and the pre-1.84 `CoerceUnsized` branch.
+    let expected_removable = [
+        ("inline_const", 14),
+        ("lint_reasons", 17),
+        ("raw_ref_op", 20),
+        ("const_maybe_uninit_as_mut_ptr", 23),
+        ("const_mut_refs", 24),
+        ("const_ptr_write", 25),
+        ("const_refs_to_cell", 26),
+    ];
+    assert_eq!(
+        lines(&report.removable),
+        expected_removable.map(|(name, line)| (name.to_string(), line))
+    );
+    assert_eq!(
+        lines(&report.dead),
+        [
+            ("coerce_unsized", 34),
+            ("dispatch_from_dyn", 35),
+            ("unsize", 36)
+        ]
+        .map(|(name, line)| (name.to_string(), line))
+    );
+    let text = report.human(false);
+    assert!(
+        text.contains("kernel_lib_b9b701fce49a.rs:14: feature(inline_const): stable since 1.79.0, at or before 1.85.0"),
+        "{text}"
+    );
+    assert_eq!(
+        report.verdict(),
+        Verdict::Failure,
+        "the lint found lines to remove"
+    );
+    let json = report.to_json();
+    assert_eq!(
+        json.get("removable")
+            .and_then(|r| r.as_array())
+            .map(<[_]>::len),
+        Some(7)
+    );
+}
+
+#[test]
+fn the_kernels_allowed_features_list() {
+    let input = read_feature_list(
+        "asm_const,asm_goto,arbitrary_self_types,lint_reasons,raw_ref_op,no_such_feature",
+    )
+    .unwrap();
+    let report = audit("audit-list", input, Some("1.85.0"));
+    let (release, answers) = answers(&report);
+    assert_catalog_agrees(release, &answers);
+    assert_eq!(
+        answers.last(),
+        Some(&("no_such_feature".to_string(), Status::Unknown))
+    );
+    let removable: Vec<&str> = report
+        .removable
+        .iter()
+        .map(|finding| report.input.entries[finding.entry].name.as_str())
+        .collect();
+    assert_eq!(
+        removable,
+        ["asm_const", "lint_reasons", "raw_ref_op"],
+        "asm_goto is 1.87"
+    );
+    assert!(report.dead.is_empty());
+    let summary = report.summary_line(0);
+    assert!(
+        summary.contains(
+            "still needs RUSTC_BOOTSTRAP (arbitrary_self_types); unknown to it: no_such_feature"
+        ),
+        "{summary}"
+    );
+}
+
+#[test]
+fn a_missing_toolchain_is_reported_not_fatal() {
+    let directory = scratch_dir("audit-missing");
+    let pins = directory.join("pins.toml");
+    std::fs::write(
+        &pins,
+        "[[pin]]\nid = \"ancient\"\nrelease = \"1.0.0\"\nrole = \"feature\"\nrustup = \"1.0.0\"\n",
+    )
+    .unwrap();
+    let mut options = Options::new(read_feature_list("asm_goto").unwrap());
+    options.pins = Some(pins);
+    options.scratch = directory;
+    let report = run_audit(&options).expect("a missing toolchain must not stop the audit");
+    assert_eq!(
+        report.summary_line(0),
+        "ancient (1.0.0): missing; install it with: rustup toolchain install 1.0.0 --profile minimal"
+    );
+    assert!(report
+        .human(false)
+        .contains("No compiler answered: nothing can be concluded."));
+    assert_eq!(report.verdict(), Verdict::Failure);
+}
