@@ -5,13 +5,30 @@
 //! `rustc -vV` text), the exact command line and environment, the contents of every input
 //! file, and the keys of the steps it depends on. std's `DefaultHasher` is not stable across
 //! Rust releases, so the hash is FNV-1a with 128 bits, written out here.
+//!
+//! # Nothing lost, nothing wrong
+//!
+//! - Every entry (and the report) is written to a temporary file and renamed over its name
+//!   ([`write_atomically`]), so a reader, or a run after a crash, sees the old entry or the
+//!   new one, never a torn one. There is no `fsync`: after a power cut an entry may be empty
+//!   or missing, and an entry that does not parse is a miss, never a result.
+//! - An entry is stored only after its step finished, from processes that ran to an exit
+//!   code of their own (see `exec`); a step cut short by a kill, a timeout or an interrupt
+//!   leaves no entry, so the next run does it again.
+//! - An entry that names an artifact (the shim's rlib, an example's binary) records the
+//!   artifact's size and modification time and is a miss when they differ.
+//! - One matrix at a time per `target/kshim/` ([`RunLock`]); a second waits, saying so, and
+//!   then finds the first one's results in the cache.
 
 use crate::report::json::Value;
 use anyhow::Context;
 use std::fmt;
 use std::fs;
+use std::io::Write;
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 /// A 128-bit FNV-1a hash of a sequence of length-prefixed fields.
 #[derive(Clone, Debug)]
@@ -143,6 +160,137 @@ impl Cache {
     /// Stores an entry for `key`, atomically.
     pub fn store(&self, key: Key, entry: &Value) -> anyhow::Result<()> {
         write_atomically(&self.path(key), entry.to_string().as_bytes())
+    }
+}
+
+/// Removes temporary files that a killed run left in `directory` (see [`write_atomically`]).
+///
+/// Only while holding the [`RunLock`]: then no other run can be writing one.
+pub fn remove_stale_temporaries(directory: &Path) {
+    let Ok(entries) = fs::read_dir(directory) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') && name.ends_with(".tmp") {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The exclusive lock of one matrix directory (`target/kshim/matrix.lock`), held for a whole
+/// run, so that two runs never write the same outputs at once.
+///
+/// It is an advisory `flock`, which the kernel drops when the last descriptor of the lock
+/// file is closed: when the run ends, or is killed, and everything it started that inherited
+/// the descriptor (see [`crate::exec::run_holding`]) has ended too. The file holds the
+/// owner's process id for the waiting message, and is never deleted (deleting a lock file
+/// lets a third run lock a new file while the second still holds the old one).
+///
+/// # Invariants
+///
+/// `file` is open on the lock file and holds `LOCK_EX` on it.
+#[derive(Debug)]
+pub struct RunLock {
+    file: fs::File,
+}
+
+impl RunLock {
+    /// Takes the lock at `path`, waiting while another run holds it; `waiting` is called once,
+    /// with a sentence that names the other run, before the wait begins.
+    ///
+    /// Fails when the lock file cannot be created (an unwritable `target/`), and when the run is
+    /// interrupted (SIGINT, SIGTERM) while it waits.
+    pub fn acquire(path: &Path, waiting: &mut dyn FnMut(&str)) -> anyhow::Result<RunLock> {
+        let directory = path
+            .parent()
+            .with_context(|| format!("{} has no parent directory", path.display()))?;
+        fs::create_dir_all(directory).with_context(|| {
+            format!(
+                "cannot create {}, where the matrix keeps its lock, cache and report",
+                directory.display()
+            )
+        })?;
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .with_context(|| format!("cannot open the matrix's lock file {}", path.display()))?;
+        let mut announced = false;
+        loop {
+            // SAFETY: `flock` only reads the descriptor, which `file` keeps open.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                break;
+            }
+            let error = std::io::Error::last_os_error();
+            if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                return Err(error).with_context(|| format!("locking {}", path.display()));
+            }
+            if !announced {
+                announced = true;
+                waiting(&Self::holder(path));
+            }
+            if let Some(signal) = crate::exec::interrupted() {
+                anyhow::bail!(
+                    "interrupted (signal {signal}) while waiting for the lock {}",
+                    path.display()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // INVARIANT: the loop above ends only once `flock` granted LOCK_EX on `file`.
+        let lock = RunLock { file };
+        lock.record_owner()
+            .with_context(|| format!("writing {}", path.display()))?;
+        Ok(lock)
+    }
+
+    /// Writes this process's id into the lock file, for the message of a run that waits.
+    fn record_owner(&self) -> std::io::Result<()> {
+        let mut file = &self.file;
+        file.set_len(0)?;
+        std::io::Seek::rewind(&mut file)?;
+        writeln!(file, "{}", std::process::id())
+    }
+
+    /// Who holds the lock, as the waiting message says it.
+    fn holder(path: &Path) -> String {
+        let owner = || -> Option<u32> { fs::read_to_string(path).ok()?.trim().parse().ok() };
+        let alive = |pid: u32| {
+            // SAFETY: signal 0 only checks that the process exists; it sends nothing.
+            let answer = unsafe { libc::kill(pid as libc::pid_t, 0) };
+            answer == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+        };
+        // The owner writes its id just after it takes the lock: look twice before saying it is
+        // gone.
+        let mut pid = owner();
+        if pid.is_some_and(|pid| !alive(pid)) {
+            std::thread::sleep(Duration::from_millis(200));
+            pid = owner();
+        }
+        match pid {
+            Some(pid) if alive(pid) => format!(
+                "waiting for another cargo xtask matrix (pid {pid}) to finish (lock: {})",
+                path.display()
+            ),
+            Some(pid) => format!(
+                "waiting for the processes that an earlier cargo xtask matrix (pid {pid}, no \
+                 longer running) left behind to finish (lock: {})",
+                path.display()
+            ),
+            None => format!(
+                "waiting for another cargo xtask matrix to finish (lock: {})",
+                path.display()
+            ),
+        }
+    }
+
+    /// The lock file's descriptor, for processes that must keep the lock while they live.
+    pub fn descriptor(&self) -> RawFd {
+        self.file.as_raw_fd()
     }
 }
 

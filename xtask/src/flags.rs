@@ -32,6 +32,10 @@ xflags::xflags! {
             optional --shard k_of_n: String
             /// The pin file to read (default: `toolchains.toml` at the repository root).
             optional --pins path: PathBuf
+            /// Check the kshim sources in this directory (its `kernel-shim/`, `examples/`, and by
+            /// default its `toolchains.toml`) instead of this checkout's; the cache, lock and
+            /// report go to its `target/kshim/`.
+            optional --root path: PathBuf
         }
 
         /// List every pinned toolchain: where it was found, with its `rustc -vV` summary, or
@@ -143,6 +147,7 @@ pub struct Matrix {
     pub timeout: Option<u64>,
     pub shard: Option<String>,
     pub pins: Option<PathBuf>,
+    pub root: Option<PathBuf>,
 }
 
 #[derive(Debug)]

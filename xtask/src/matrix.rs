@@ -10,16 +10,36 @@
 //!
 //! `--dry-run` still runs each compiler's `rustc -vV` (the cfgs and `--check-cfg` depend on
 //! the release) and then prints every other command instead of running it.
+//!
+//! # When things go wrong
+//!
+//! - A compiler that does not work (no such file, not executable, not rustc, unreadable
+//!   `-vV`, no `core` in its sysroot, cannot start, hangs) is reported `broken` with the reason
+//!   and the others go on; one that crashes or hangs in a build fails that cell, with how it
+//!   ended. No process outlives `--timeout`: each runs in its own process group, killed whole
+//!   ([`crate::exec`]).
+//! - Bad input stops the run before anything is built, with one message naming the file and
+//!   line where there is one, and exit status 2: a malformed pin file, a catalog entry whose
+//!   example is not an `[[example]]` or has no file ([`plan::check_catalog_examples`]), a
+//!   `target/kshim/` that cannot be written.
+//! - One run at a time per `target/kshim/` ([`RunLock`]): a second one waits, saying so, and
+//!   then takes the first one's results from the cache.
+//! - SIGINT or SIGTERM kills the running processes, prints the steps that had completed, and
+//!   ends the xtask by the same signal (exit status 130 for SIGINT in a shell). Completed steps
+//!   stay cached; the report file is left as the last complete run wrote it.
 
-use crate::cache::{file_stamp, hash_file, write_atomically, Cache, Key, StableHasher};
+use crate::cache::{
+    file_stamp, hash_file, remove_stale_temporaries, write_atomically, Cache, Key, RunLock,
+    StableHasher,
+};
 use crate::catalog::FEATURES;
 use crate::ci_matrix::Shard;
-use crate::exec::{self, Progress, StepResult};
+use crate::exec::{self, Limits, Progress, StepResult};
 use crate::expect::{expected_outcome, expected_status, Outcome, Verdict as ToolchainVerdict};
 use crate::plan::{self, Kind, Layout, Mode, PlannedToolchain, Rustc, Step};
 use crate::probe;
 use crate::report::{BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
-use crate::toolchain::{discover, Availability, Source};
+use crate::toolchain::{discover_within, Availability, Source};
 use crate::version::RustcVersion;
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
@@ -146,18 +166,52 @@ fn directory_name(id: &str) -> String {
         .collect()
 }
 
-/// The compiler's identity for cache keys: where it is, its size and modification time, what
-/// `-vV` says, and the environment it runs with.
-fn compiler_identity(rustc: &Rustc, version: &RustcVersion) -> Key {
+/// The compiler's identity for cache keys: where it is, its contents, size and modification
+/// time, what `-vV` says, the environment it runs with, and its sysroot's libraries (their
+/// names, sizes and modification times).
+///
+/// The contents catch a compiler replaced by another of the same size and time (a wrapper
+/// script rewritten and `touch`ed back); `-vV` catches a wrapper whose text stayed but whose
+/// real compiler changed; the sysroot catches a standard library rebuilt under an unchanged
+/// driver.
+pub fn compiler_identity(rustc: &Rustc, version: &RustcVersion) -> Key {
     let mut hasher = StableHasher::new();
     hasher.field(rustc.path.to_string_lossy().as_bytes());
     let (size, modified) = file_stamp(&rustc.path).unwrap_or((0, 0));
+    let contents = hash_file(&rustc.path).map_or(0, |key| key.0);
     hasher
         .number(u128::from(size))
         .number(modified)
+        .number(contents)
         .field(&version.raw);
     for (name, value) in &rustc.env {
         hasher.field(name).field(value);
+    }
+    if let Some(sysroot) = &version.sysroot {
+        hasher.field(sysroot.to_string_lossy().as_bytes());
+        let libraries = [
+            sysroot.join("lib"),
+            sysroot.join("lib/rustlib").join(&version.host).join("lib"),
+        ];
+        for directory in libraries {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(&directory)
+                .map(|entries| {
+                    entries
+                        .filter_map(Result::ok)
+                        .map(|entry| entry.path())
+                        .filter(|path| path.is_file())
+                        .collect()
+                })
+                .unwrap_or_default();
+            files.sort();
+            for file in files {
+                let (size, modified) = file_stamp(&file).unwrap_or((0, 0));
+                hasher
+                    .field(file.to_string_lossy().as_bytes())
+                    .number(u128::from(size))
+                    .number(modified);
+            }
+        }
     }
     hasher.finish()
 }
@@ -257,6 +311,29 @@ pub struct Options {
     pub progress: bool,
 }
 
+/// The error of a run stopped by SIGINT or SIGTERM, after it printed what had completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Interrupted {
+    /// The signal that stopped it.
+    pub signal: i32,
+}
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "interrupted by {}", signal_name(self.signal))
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+fn signal_name(signal: i32) -> String {
+    match signal {
+        libc::SIGINT => "SIGINT".into(),
+        libc::SIGTERM => "SIGTERM".into(),
+        other => format!("signal {other}"),
+    }
+}
+
 impl Options {
     /// The defaults for `toolchains`: every core, the default timeout, the cache on.
     pub fn new(toolchains: Vec<String>) -> Self {
@@ -297,15 +374,39 @@ impl flags::Matrix {
     }
 
     /// Runs `cargo xtask matrix`.
+    ///
+    /// An interrupted run (SIGINT, SIGTERM) ends the process by that same signal once it has
+    /// said what completed, as a well-behaved command-line program does, so that a shell loop
+    /// or `make` running it stops too.
     pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
-        let (options, format) = self.options()?;
-        let layout = Layout::new(&project_root());
+        let (mut options, format) = self.options()?;
+        let root = match &self.root {
+            Some(root) => {
+                std::fs::canonicalize(root).with_context(|| format!("--root {}", root.display()))?
+            }
+            None => project_root(),
+        };
+        if options.pins.is_none() && self.root.is_some() {
+            options.pins = Some(root.join("toolchains.toml"));
+        }
+        let layout = Layout::new(&root);
         if self.dry_run {
             let planned = plan_run(sh, &layout, &options)?;
             print_dry_run(&layout, &planned.steps, &probe::probe_source());
             return Ok(Verdict::Success);
         }
-        let report = run_matrix(&layout, &options)?;
+        let guard = exec::InterruptGuard::install().context("installing the SIGINT handler")?;
+        let report = match run_matrix(&layout, &options) {
+            Ok(report) => report,
+            Err(error) => {
+                if let Some(Interrupted { signal }) = error.downcast_ref::<Interrupted>() {
+                    drop(guard);
+                    die_by(*signal);
+                }
+                return Err(error);
+            }
+        };
+        drop(guard);
         match format {
             Format::Json => print!("{}", report.to_json().to_pretty()),
             Format::Markdown => print!("{}", report.markdown()),
@@ -319,6 +420,19 @@ impl flags::Matrix {
     }
 }
 
+/// Ends the process by `signal`, with its default action.
+fn die_by(signal: i32) -> ! {
+    let _ = std::io::stdout().flush();
+    // SAFETY: restoring the default action and raising a signal have no memory effects; the
+    // default action of SIGINT and SIGTERM ends the process.
+    unsafe {
+        libc::signal(signal, libc::SIG_DFL);
+        libc::raise(signal);
+    }
+    // Unreachable unless the signal is blocked; then exit as a shell would report it.
+    std::process::exit(128 + signal)
+}
+
 /// The toolchains found and the steps planned for them.
 struct PlannedRun {
     columns: Vec<Column>,
@@ -329,7 +443,20 @@ struct PlannedRun {
 
 /// Discovers the toolchains (this runs each one's `rustc -vV`) and plans every step.
 fn plan_run(sh: &Shell, layout: &Layout, options: &Options) -> anyhow::Result<PlannedRun> {
-    let mut availabilities = discover(sh, options.pins.as_deref(), &options.toolchains)?;
+    let examples = plan::examples(&layout.root)?;
+    plan::check_catalog_examples(
+        FEATURES,
+        &examples,
+        &layout.root.join("examples/Cargo.toml"),
+        // The catalog compiled into this xtask, wherever the sources checked are.
+        &project_root().join("kernel-shim/src/catalog.rs"),
+    )?;
+    let mut availabilities = discover_within(
+        sh,
+        options.pins.as_deref(),
+        &options.toolchains,
+        options.timeout,
+    )?;
     if let Some(shard) = options.shard {
         availabilities = availabilities
             .into_iter()
@@ -355,7 +482,6 @@ fn plan_run(sh: &Shell, layout: &Layout, options: &Options) -> anyhow::Result<Pl
             builds: column.entry.verdict == ToolchainVerdict::Ok,
         });
     }
-    let examples = plan::examples(&layout.root)?;
     let steps = plan::plan(layout, &planned, &examples)?;
     Ok(PlannedRun {
         columns,
@@ -367,7 +493,21 @@ fn plan_run(sh: &Shell, layout: &Layout, options: &Options) -> anyhow::Result<Pl
 
 /// Runs the whole matrix and returns its report, which is also written (as JSON) to
 /// [`Layout::report`].
+///
+/// It holds the directory's [`RunLock`] throughout, waiting for another run that holds it. If
+/// the run is interrupted ([`exec::InterruptGuard`]), it prints the steps that had completed
+/// and fails with [`Interrupted`], writing no report.
 pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> {
+    let start = Instant::now();
+    let lock = RunLock::acquire(&layout.lock(), &mut |message| {
+        eprintln!("matrix: {message}")
+    })?;
+    for directory in [layout.cache(), layout.kshim.join("matrix")] {
+        std::fs::create_dir_all(&directory)
+            .with_context(|| format!("cannot create {}", directory.display()))?;
+        remove_stale_temporaries(&directory);
+    }
+    remove_stale_temporaries(&layout.kshim);
     let sh = Shell::new()?;
     sh.change_dir(&layout.root);
     let PlannedRun {
@@ -376,6 +516,13 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
         examples,
         steps,
     } = plan_run(&sh, layout, options)?;
+    if let Some(signal) = exec::interrupted() {
+        eprintln!(
+            "matrix: {} while checking the toolchains; nothing was built",
+            Interrupted { signal }
+        );
+        return Err(Interrupted { signal }.into());
+    }
     let probe_source = probe::probe_source();
     let probe_path = layout.probe_source();
     if std::fs::read_to_string(&probe_path).ok().as_deref() != Some(probe_source.as_str()) {
@@ -394,6 +541,7 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
     let mut file_hashes: HashMap<PathBuf, Key> = HashMap::new();
     let keys = exec::cache_keys(
         &steps,
+        &exec::inherited_environment(),
         &|toolchain| identities.get(&toolchain).copied().unwrap_or(Key(0)),
         &mut |path: &Path| {
             if let Some(key) = file_hashes.get(path) {
@@ -413,16 +561,16 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
         width: Mutex::new(0),
         done: AtomicUsize::new(0),
     };
-    let start = Instant::now();
-    let results = exec::execute(
-        &steps,
-        &keys,
-        &cache,
-        options.jobs,
-        options.timeout,
-        &progress,
-    );
+    let limits = Limits {
+        timeout: options.timeout,
+        lock: Some(lock.descriptor()),
+    };
+    let results = exec::execute(&steps, &keys, &cache, options.jobs, limits, &progress);
     progress.clear();
+    if let Some(signal) = exec::interrupted() {
+        report_interrupted(layout, &columns, &steps, &results, start, signal);
+        return Err(Interrupted { signal }.into());
+    }
     if options.progress {
         let reused = results.iter().filter(|result| result.cached).count();
         eprintln!(
@@ -444,6 +592,52 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
     write_atomically(&layout.report(), report.to_json().to_pretty().as_bytes())
         .context("writing the matrix report")?;
     Ok(report)
+}
+
+/// Says, on stderr, what an interrupted run had done: every step that completed, with its
+/// outcome, and what did not.
+fn report_interrupted(
+    layout: &Layout,
+    columns: &[Column],
+    steps: &[Step],
+    results: &[StepResult],
+    start: Instant,
+    signal: i32,
+) {
+    let completed: Vec<(&Step, &StepResult)> = steps
+        .iter()
+        .zip(results)
+        .filter(|(_, result)| !result.interrupted)
+        .collect();
+    let cached = completed.iter().filter(|(_, result)| result.cached).count();
+    let mut text = format!(
+        "matrix: {} after {:.1} s; its running processes were killed\n\
+         matrix: {} of {} steps had completed ({cached} from the cache); they are cached, so the \
+         next run starts from them:\n",
+        Interrupted { signal },
+        start.elapsed().as_secs_f64(),
+        completed.len(),
+        steps.len(),
+    );
+    for (step, result) in &completed {
+        let id = &columns[step.toolchain].entry.id;
+        let error = match &result.first_error {
+            Some(error) if result.outcome != Outcome::Pass => format!(": {error}"),
+            _ => String::new(),
+        };
+        text.push_str(&format!(
+            "  {id}: {}: {}{error}\n",
+            step.label(),
+            result.outcome.word()
+        ));
+    }
+    text.push_str(&format!(
+        "matrix: {} steps did not complete; no report was written ({} is the last complete \
+         run's)\n",
+        steps.len() - completed.len(),
+        layout.report().display()
+    ));
+    eprint!("{text}");
 }
 
 /// Prints every command the run would execute, each runnable in a POSIX shell as it stands.

@@ -6,7 +6,7 @@
 //! `RUSTC_BOOTSTRAP=1` and `--cfg kshim_kernel_mode`, and code outside the shim gets the
 //! kernel's `-Zallow-features` list.
 
-use crate::catalog::{all_cfg_names, allowed_features, derived_cfgs, Release};
+use crate::catalog::{all_cfg_names, allowed_features, derived_cfgs, Feature, Release};
 use anyhow::Context;
 use std::fmt;
 use std::fs;
@@ -80,12 +80,19 @@ pub struct Invocation {
 }
 
 impl Invocation {
-    /// A command ready to spawn, with the environment applied.
+    /// A command ready to spawn: an empty environment plus what
+    /// [`crate::exec::inherited_environment`] passes through, minus `env_remove`, plus `env`.
+    ///
+    /// Starting empty is what makes the environment part of the cache key exactly: nothing the
+    /// caller happens to have set (`RUSTC_BOOTSTRAP`, `RUSTFLAGS`, `RUST_TEST_THREADS`) can
+    /// change a result behind the key's back.
     pub fn command(&self) -> Command {
         let mut command = Command::new(&self.program);
-        command.args(&self.args);
-        for name in &self.env_remove {
-            command.env_remove(name);
+        command.args(&self.args).env_clear();
+        for (name, value) in crate::exec::inherited_environment() {
+            if !self.env_remove.contains(&name) {
+                command.env(name, value);
+            }
         }
         for (name, value) in &self.env {
             command.env(name, value);
@@ -380,6 +387,52 @@ pub fn parse_examples(text: &str, directory: &Path) -> anyhow::Result<Vec<Exampl
     Ok(examples)
 }
 
+/// Checks that every example the catalog names is an `[[example]]` of `manifest` whose source
+/// file exists, so that the matrix never reports a feature as taught by an example it did not
+/// build.
+///
+/// The error names the file and line to fix: the manifest's `[[example]]` whose file is
+/// missing, or the catalog's entry (`catalog`, where the catalog's source is) that names an
+/// example the manifest does not declare.
+pub fn check_catalog_examples(
+    features: &[Feature],
+    examples: &[Example],
+    manifest: &Path,
+    catalog: &Path,
+) -> anyhow::Result<()> {
+    let line_of = |file: &Path, needle: &str| {
+        fs::read_to_string(file).ok().and_then(|text| {
+            text.lines()
+                .position(|line| line.contains(needle))
+                .map(|index| format!("{}:{}", file.display(), index + 1))
+        })
+    };
+    for feature in features {
+        let name = feature.example;
+        let Some(example) = examples.iter().find(|example| example.name == name) else {
+            let place = line_of(catalog, &format!("example: \"{name}\""))
+                .unwrap_or_else(|| format!("the catalog ({})", catalog.display()));
+            anyhow::bail!(
+                "{place}: the feature `{}` names the example `{name}`, but {} declares no \
+                 [[example]] named `{name}`",
+                feature.name,
+                manifest.display()
+            );
+        };
+        if !example.path.is_file() {
+            let place = line_of(manifest, &format!("name = \"{name}\""))
+                .unwrap_or_else(|| manifest.display().to_string());
+            anyhow::bail!(
+                "{place}: the [[example]] `{name}` (which the catalog names for the feature \
+                 `{}`) has no source file: {} does not exist",
+                feature.name,
+                example.path.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The files an example's build reads: the example and its out-of-line modules, found through
 /// `#[path = "..."]` attributes and `mod name;` declarations, transitively.
 pub fn example_inputs(example: &Path) -> anyhow::Result<Vec<PathBuf>> {
@@ -512,6 +565,11 @@ impl Layout {
     /// The last run's report.
     pub fn report(&self) -> PathBuf {
         self.kshim.join("matrix-report.json")
+    }
+
+    /// The lock that one run at a time holds.
+    pub fn lock(&self) -> PathBuf {
+        self.kshim.join("matrix.lock")
     }
 }
 

@@ -15,6 +15,7 @@ use anyhow::{bail, Context};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 use xshell::{cmd, Shell};
 
 /// Where a compiler comes from.
@@ -477,27 +478,61 @@ pub const PROVISIONED_MARKER: &str = "kshim-provisioned.txt";
 /// (preferring, among several, the rustup toolchain the pin names, then any other rustup
 /// toolchain, then a provisioned Debian compiler), or why none does. With specs, it has one
 /// entry per spec, in order, and nothing else; each spec is a rustup toolchain name or a path
-/// to a rustc executable, and one that names nothing is an error.
+/// to a rustc executable; one that names nothing (no such file, no such rustup toolchain) is
+/// [`Availability::Broken`], with the reason, like any other compiler that does not work.
+///
+/// Each compiler's `rustc -vV` and `rustc --print sysroot` may take [`PROBE_TIMEOUT`]; use
+/// [`discover_within`] for another limit.
 pub fn discover(
     sh: &Shell,
     pins_path: Option<&Path>,
     specs: &[String],
+) -> anyhow::Result<Vec<Availability>> {
+    discover_within(sh, pins_path, specs, PROBE_TIMEOUT)
+}
+
+/// How long `rustc -vV` (and `rustc --print sysroot`) may take by default before the compiler
+/// is killed and reported broken.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// [`discover`], killing any compiler whose `rustc -vV` or `--print sysroot` runs longer than
+/// `timeout` (with its process group) and reporting it broken.
+pub fn discover_within(
+    sh: &Shell,
+    pins_path: Option<&Path>,
+    specs: &[String],
+    timeout: Duration,
 ) -> anyhow::Result<Vec<Availability>> {
     let pins_path = pins_path
         .map(Path::to_owned)
         .unwrap_or_else(Pins::default_path);
     let pins = Pins::load(&pins_path)?;
     if specs.is_empty() {
-        Ok(discover_pins(sh, &pins))
+        Ok(discover_pins(sh, &pins, timeout))
     } else {
-        discover_specs(sh, &pins, specs)
+        Ok(discover_specs(sh, &pins, specs, timeout))
     }
 }
 
-fn discover_pins(sh: &Shell, pins: &Pins) -> Vec<Availability> {
-    let candidates: Vec<Availability> = rustup_candidates(sh)
+/// Probes toolchains in parallel: each probe mostly waits, and a hanging compiler then costs
+/// one timeout however many others there are.
+fn probe_all(toolchains: Vec<Toolchain>, timeout: Duration) -> Vec<Availability> {
+    std::thread::scope(|scope| {
+        let probes: Vec<_> = toolchains
+            .into_iter()
+            .map(|toolchain| scope.spawn(move || probe_within(toolchain, timeout)))
+            .collect();
+        probes
+            .into_iter()
+            .map(|probe| probe.join().expect("a toolchain probe panicked"))
+            .collect()
+    })
+}
+
+fn discover_pins(sh: &Shell, pins: &Pins, timeout: Duration) -> Vec<Availability> {
+    let candidates: Vec<Availability> = rustup_candidates(sh, timeout)
         .into_iter()
-        .chain(provisioned_candidates(sh))
+        .chain(provisioned_candidates(timeout))
         .collect();
     pins.pins
         .iter()
@@ -605,7 +640,7 @@ pub fn debian_upstream_version(version: &str) -> &str {
 }
 
 /// Every installed rustup toolchain, probed; none if rustup is not there.
-fn rustup_candidates(sh: &Shell) -> Vec<Availability> {
+fn rustup_candidates(sh: &Shell, timeout: Duration) -> Vec<Availability> {
     let Ok(list) = cmd!(sh, "rustup toolchain list")
         .quiet()
         .ignore_stderr()
@@ -613,16 +648,17 @@ fn rustup_candidates(sh: &Shell) -> Vec<Availability> {
     else {
         return Vec::new();
     };
-    list.lines()
+    let toolchains = list
+        .lines()
         .filter_map(|line| line.split_whitespace().next())
         .filter(|name| *name != "no" && !name.is_empty()) // "no installed toolchains"
         .filter_map(|name| resolve_rustup(sh, name).ok())
-        .map(|toolchain| probe(sh, toolchain))
-        .collect()
+        .collect();
+    probe_all(toolchains, timeout)
 }
 
 /// Every compiler `cargo xtask toolchains install` provisioned, probed.
-fn provisioned_candidates(sh: &Shell) -> Vec<Availability> {
+fn provisioned_candidates(timeout: Duration) -> Vec<Availability> {
     let Ok(entries) = std::fs::read_dir(toolchains_dir().join("debian")) else {
         return Vec::new();
     };
@@ -632,10 +668,11 @@ fn provisioned_candidates(sh: &Shell) -> Vec<Availability> {
         .filter(|dir| dir.join(PROVISIONED_MARKER).is_file())
         .collect();
     dirs.sort();
-    dirs.into_iter()
+    let toolchains = dirs
+        .into_iter()
         .filter_map(|dir| provisioned_toolchain(&dir))
-        .map(|toolchain| probe(sh, toolchain))
-        .collect()
+        .collect();
+    probe_all(toolchains, timeout)
 }
 
 /// The toolchain in a provisioned directory, from its marker file (whose first line is the
@@ -735,38 +772,105 @@ pub fn library_path_env(rustc: &Path) -> Vec<(String, String)> {
     vec![("LD_LIBRARY_PATH".to_owned(), joined)]
 }
 
-/// Runs `rustc -vV` and classifies the compiler as found or broken.
-pub fn probe(sh: &Shell, toolchain: Toolchain) -> Availability {
-    match run_verbose_version(sh, &toolchain) {
+/// Runs `rustc -vV` and classifies the compiler as found or broken, within [`PROBE_TIMEOUT`].
+pub fn probe(_sh: &Shell, toolchain: Toolchain) -> Availability {
+    probe_within(toolchain, PROBE_TIMEOUT)
+}
+
+/// Classifies a compiler as found or broken: it must start, answer `rustc -vV` readably within
+/// `timeout`, and have `core` for its host in its sysroot (a compiler without one cannot build
+/// anything, whatever its `-vV` says).
+pub fn probe_within(toolchain: Toolchain, timeout: Duration) -> Availability {
+    match check_compiler(&toolchain, timeout) {
         Ok(version) => Availability::Found { toolchain, version },
-        Err(error) => Availability::Broken {
-            error: format!("{error:#}"),
-            toolchain,
-        },
+        Err(error) => Availability::Broken { error, toolchain },
     }
 }
 
-/// Runs `rustc -vV` with the toolchain's environment and parses what it prints.
-pub fn run_verbose_version(sh: &Shell, toolchain: &Toolchain) -> anyhow::Result<RustcVersion> {
+fn check_compiler(toolchain: &Toolchain, timeout: Duration) -> Result<RustcVersion, String> {
+    if !toolchain.rustc.exists() {
+        return Err(format!("{} does not exist", toolchain.rustc.display()));
+    }
+    if toolchain.rustc.is_dir() {
+        return Err(format!(
+            "{} is a directory, not a rustc executable",
+            toolchain.rustc.display()
+        ));
+    }
+    let mut version = run_verbose_version(toolchain, timeout)?;
+    let sysroot = run_rustc(toolchain, &["--print", "sysroot"], timeout)?;
+    // The last line: a wrapper's own chatter comes before what rustc prints.
+    let sysroot = sysroot
+        .stdout
+        .lines()
+        .map(str::trim)
+        .rfind(|line| !line.is_empty())
+        .map(PathBuf::from)
+        .ok_or_else(|| {
+            format!(
+                "`{} --print sysroot` printed nothing",
+                toolchain.rustc.display()
+            )
+        })?;
+    let libraries = sysroot
+        .join("lib")
+        .join("rustlib")
+        .join(&version.host)
+        .join("lib");
+    let has_core = std::fs::read_dir(&libraries).is_ok_and(|entries| {
+        entries.filter_map(Result::ok).any(|entry| {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("libcore-") && name.ends_with(".rlib")
+        })
+    });
+    if !has_core {
+        return Err(format!(
+            "its sysroot {} has no `core` for its host {}: no libcore-*.rlib in {}",
+            sysroot.display(),
+            version.host,
+            libraries.display()
+        ));
+    }
+    version.sysroot = Some(sysroot);
+    Ok(version)
+}
+
+/// Runs the compiler with `args` and its environment, killing it after `timeout`; an error
+/// says how it failed and what it printed on stderr.
+fn run_rustc(
+    toolchain: &Toolchain,
+    args: &[&str],
+    timeout: Duration,
+) -> Result<crate::exec::ProcessOutput, String> {
     let rustc = &toolchain.rustc;
-    let mut command = cmd!(sh, "{rustc} -vV").quiet().ignore_status();
-    for (key, value) in &toolchain.env {
-        command = command.env(key, value);
-    }
-    let output = command
-        .output()
-        .with_context(|| format!("cannot run {}", rustc.display()))?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        bail!(
-            "`{} -vV` exited with {}; stderr: {}",
+    let invocation = crate::plan::Invocation {
+        program: rustc.clone(),
+        args: args.iter().map(|arg| arg.to_string()).collect(),
+        env: toolchain.env.clone(),
+        env_remove: Vec::new(),
+    };
+    let output = crate::exec::run(&invocation, timeout)
+        .map_err(|error| crate::exec::describe_spawn_error(rustc, &error))?;
+    if !output.success() {
+        return Err(format!(
+            "`{} {}` failed ({}); stderr: {}",
             rustc.display(),
-            output.status,
-            first_lines(&stderr, 5)
-        );
+            args.join(" "),
+            output.describe_ending(timeout),
+            first_lines(&output.stderr, 5)
+        ));
     }
-    parse_verbose_version(&stdout).map_err(anyhow::Error::from)
+    Ok(output)
+}
+
+/// Runs `rustc -vV` with the toolchain's environment and parses what it prints.
+pub fn run_verbose_version(
+    toolchain: &Toolchain,
+    timeout: Duration,
+) -> Result<RustcVersion, String> {
+    let output = run_rustc(toolchain, &["-vV"], timeout)?;
+    parse_verbose_version(&output.stdout).map_err(|error| error.to_string())
 }
 
 fn first_lines(text: &str, count: usize) -> String {
@@ -783,12 +887,44 @@ fn first_lines(text: &str, count: usize) -> String {
     format!("{}{more}", lines.join(" | "))
 }
 
-fn discover_specs(sh: &Shell, pins: &Pins, specs: &[String]) -> anyhow::Result<Vec<Availability>> {
-    let mut results: Vec<Availability> = Vec::new();
-    for spec in specs {
-        let toolchain = spec_toolchain(sh, spec).with_context(|| format!("--toolchain {spec}"))?;
-        let mut availability = probe(sh, toolchain);
-        if let Availability::Found { toolchain, version } = &mut availability {
+fn discover_specs(
+    sh: &Shell,
+    pins: &Pins,
+    specs: &[String],
+    timeout: Duration,
+) -> Vec<Availability> {
+    let mut unresolved = Vec::new();
+    let mut toolchains = Vec::new();
+    for (position, spec) in specs.iter().enumerate() {
+        match spec_toolchain(sh, spec) {
+            Ok(toolchain) => toolchains.push((position, toolchain)),
+            Err(error) => unresolved.push((position, spec, format!("{error:#}"))),
+        }
+    }
+    let (positions, toolchains): (Vec<usize>, Vec<Toolchain>) = toolchains.into_iter().unzip();
+    let mut results: Vec<(usize, Availability)> = positions
+        .into_iter()
+        .zip(probe_all(toolchains, timeout))
+        .collect();
+    // A name that is neither a file nor a rustup toolchain is broken like any other.
+    results.extend(unresolved.into_iter().map(|(position, spec, error)| {
+        let toolchain = Toolchain {
+            id: spec.clone(),
+            spec: format!("rustup:{spec}"),
+            source: Source::Rustup { name: spec.clone() },
+            rustc: PathBuf::from(spec),
+            env: Vec::new(),
+            pin: None,
+        };
+        (position, Availability::Broken { toolchain, error })
+    }));
+    results.sort_by_key(|(position, _)| *position);
+    let mut results: Vec<Availability> = results
+        .into_iter()
+        .map(|(_, availability)| availability)
+        .collect();
+    for availability in &mut results {
+        if let Availability::Found { toolchain, version } = availability {
             toolchain.pin = pins
                 .pins
                 .iter()
@@ -798,7 +934,6 @@ fn discover_specs(sh: &Shell, pins: &Pins, specs: &[String]) -> anyhow::Result<V
                 toolchain.id = version.release_string();
             }
         }
-        results.push(availability);
     }
     // Two specs may derive the same id (two paths to 1.85.0 compilers): number the later ones.
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
@@ -813,7 +948,7 @@ fn discover_specs(sh: &Shell, pins: &Pins, specs: &[String]) -> anyhow::Result<V
             }
         }
     }
-    Ok(results)
+    results
 }
 
 /// Turns one `--toolchain` spec into a toolchain: a path if it has a `/` or names a file,
@@ -821,10 +956,8 @@ fn discover_specs(sh: &Shell, pins: &Pins, specs: &[String]) -> anyhow::Result<V
 fn spec_toolchain(sh: &Shell, spec: &str) -> anyhow::Result<Toolchain> {
     let as_path = Path::new(spec);
     if spec.contains(std::path::MAIN_SEPARATOR) || sh.current_dir().join(as_path).is_file() {
+        // One that does not exist is reported broken by the probe, with the others going on.
         let rustc = sh.current_dir().join(as_path);
-        if !rustc.is_file() {
-            bail!("{} is not a file", rustc.display());
-        }
         return Ok(Toolchain {
             id: spec.to_owned(),
             spec: rustc.display().to_string(),
@@ -1069,9 +1202,22 @@ debian = "rustc=1.63.0+dfsg1-2"
         dir
     }
 
+    /// A fake compiler: answers `--print sysroot` with a sysroot that has `core` for the
+    /// host (a compiler without one is broken), and anything else with `body`.
     fn write_script(path: &Path, body: &str) {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, format!("#!/bin/sh\n{body}")).unwrap();
+        let directory = path.parent().unwrap();
+        let sysroot = directory.join("fake-sysroot");
+        let core = sysroot.join("lib/rustlib/x86_64-unknown-linux-gnu/lib");
+        std::fs::create_dir_all(&core).unwrap();
+        std::fs::write(core.join("libcore-0123abcd.rlib"), "").unwrap();
+        std::fs::write(
+            path,
+            format!(
+                "#!/bin/sh\n[ \"$1 $2\" = '--print sysroot' ] && {{ echo '{}'; exit 0; }}\n{body}",
+                sysroot.display()
+            ),
+        )
+        .unwrap();
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 
@@ -1142,7 +1288,7 @@ debian = "rustc=1.63.0+dfsg1-2"
         let Availability::Broken { error, .. } = &found[2] else {
             panic!("{:#?}", found[2]);
         };
-        assert!(error.contains("exited with exit status: 7"), "{error}");
+        assert!(error.contains("-vV` failed (exit status 7)"), "{error}");
         assert!(error.contains("error: no such sysroot"), "{error}");
 
         let Availability::Broken { error, .. } = &found[3] else {
@@ -1159,17 +1305,28 @@ debian = "rustc=1.63.0+dfsg1-2"
     }
 
     #[test]
-    fn a_spec_that_names_nothing_is_an_error() {
+    fn a_spec_that_names_nothing_is_broken() {
         let dir = scratch("nothing");
         let pins = dir.join("pins.toml");
         std::fs::write(&pins, GOOD).unwrap();
         let sh = Shell::new().unwrap();
         let missing = dir.join("no-such-rustc").display().to_string();
-        let error = discover(&sh, Some(&pins), std::slice::from_ref(&missing)).unwrap_err();
-        assert_eq!(
-            format!("{error:#}"),
-            format!("--toolchain {missing}: {missing} is not a file")
-        );
+        let found = discover(
+            &sh,
+            Some(&pins),
+            &[missing.clone(), "no-such-toolchain".into()],
+        )
+        .unwrap();
+        let Availability::Broken { error, .. } = &found[0] else {
+            panic!("{:#?}", found[0]);
+        };
+        assert_eq!(error, &format!("{missing} does not exist"));
+        // A name that is no file and no rustup toolchain: broken too, with rustup's answer.
+        let Availability::Broken { toolchain, error } = &found[1] else {
+            panic!("{:#?}", found[1]);
+        };
+        assert_eq!(toolchain.id, "no-such-toolchain");
+        assert!(error.contains("no-such-toolchain"), "{error}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -72,14 +72,21 @@ pub struct RustcVersion {
     pub first_line: String,
     /// The whole output, unchanged, so that callers can key caches on it.
     pub raw: String,
+    /// Where its standard library is (`rustc --print sysroot`), once
+    /// [`crate::toolchain::probe`] has checked that it has `core` for the host; `None` from
+    /// the parser alone.
+    pub sysroot: Option<std::path::PathBuf>,
 }
 
 impl RustcVersion {
     /// The release as `rustc -vV` writes it, suffix included: "1.97.0-nightly", "1.85.0".
     pub fn release_string(&self) -> String {
+        // From the compiler's own lines on: a wrapper's lines before them do not count.
         self.raw
             .lines()
-            .find_map(|line| line.trim_end_matches('\r').strip_prefix("release: "))
+            .map(|line| line.trim_end_matches('\r'))
+            .skip_while(|line| *line != self.first_line)
+            .find_map(|line| line.strip_prefix("release: "))
             .map(|release| release.trim().to_owned())
             .unwrap_or_else(|| self.release.to_string())
     }
@@ -153,14 +160,23 @@ pub fn parse_verbose_version(text: &str) -> Result<RustcVersion, VersionError> {
     let mut lines = text
         .lines()
         .map(|line| line.trim_end_matches('\r'))
-        .skip_while(|line| line.trim().is_empty());
-    let first_line = lines
-        .next()
-        .ok_or_else(|| error("the output is empty".to_owned()))?;
-    let first_version = first_line
-        .strip_prefix("rustc ")
-        .and_then(|rest| rest.split_whitespace().next())
-        .ok_or_else(|| error("the first line is not `rustc VERSION ...`".to_owned()))?;
+        .skip_while(|line| line.trim().is_empty())
+        .peekable();
+    if lines.peek().is_none() {
+        return Err(error("the output is empty".to_owned()));
+    }
+    // A wrapper script may print its own lines first; what the compiler says starts at its
+    // `rustc VERSION` line.
+    let version_of = |line: &str| {
+        line.strip_prefix("rustc ")
+            .and_then(|rest| rest.split_whitespace().next())
+            .map(str::to_owned)
+    };
+    let mut lines = lines.skip_while(|line| version_of(line).is_none());
+    let first_line = lines.next().ok_or_else(|| {
+        error("the first line is not `rustc VERSION ...` (nor is any later line)".to_owned())
+    })?;
+    let first_version = version_of(first_line).unwrap_or_default();
 
     let mut fields = Fields::default();
     for line in lines {
@@ -217,6 +233,7 @@ pub fn parse_verbose_version(text: &str) -> Result<RustcVersion, VersionError> {
         llvm_version: known(fields.llvm_version),
         first_line: first_line.to_owned(),
         raw: text.to_owned(),
+        sysroot: None,
     })
 }
 
@@ -430,6 +447,18 @@ LLVM version: 22.1.4
         let version = parsed(&text);
         assert_eq!(version.release, Release::new(1, 95, 0));
         assert_eq!(version.raw, text);
+    }
+
+    #[test]
+    fn a_wrapper_may_print_lines_before_the_compiler() {
+        let text = format!("wrapper: using the cached compiler\nrelease: 9.9.9\n{DEBIAN_1_85}");
+        let version = parsed(&text);
+        assert_eq!(version.release, Release::new(1, 85, 0));
+        assert_eq!(
+            version.first_line,
+            "rustc 1.85.0 (4d91de4e4 2025-02-17) (built from a source tarball)"
+        );
+        assert_eq!(version.release_string(), "1.85.0");
     }
 
     #[test]
