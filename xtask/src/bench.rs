@@ -367,6 +367,17 @@ fn cpu_model() -> String {
 }
 
 /// Times one process to its end; its output is kept for the checks.
+/// Runs `work` holding the matrix's run lock, so no `cargo xtask matrix` shares the outputs.
+fn with_run_lock<T>(
+    layout: &Layout,
+    work: impl FnOnce() -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    let _lock = crate::cache::RunLock::acquire(&layout.lock(), &mut |message| {
+        eprintln!("bench: {message}")
+    })?;
+    work()
+}
+
 fn timed(command: xshell::Cmd<'_>) -> anyhow::Result<(f64, Output)> {
     let start = Instant::now();
     let output = command.quiet().ignore_status().output()?;
@@ -482,7 +493,9 @@ impl flags::Bench {
         };
         let mut matrix_failed = false;
         for run in 1..=runs {
-            sh.remove_path(&outputs)?;
+            // The matrix's own run lock guards the outputs while the bench, not a matrix,
+            // touches them; the timed matrix takes that lock itself.
+            with_run_lock(&layout, || Ok(sh.remove_path(&outputs)?))?;
             let load = load_average();
             let (seconds, output) = timed(cmd!(
                 sh,
@@ -506,9 +519,11 @@ impl flags::Bench {
             figures.steps = summary.steps;
             figures.loads.push(load);
 
-            sh.remove_path(&outputs)?;
             let load = load_average();
-            let (seconds, output) = timed(cmd!(sh, "sh {script_path}"))?;
+            let (seconds, output) = with_run_lock(&layout, || {
+                sh.remove_path(&outputs)?;
+                timed(cmd!(sh, "sh {script_path}"))
+            })?;
             if !output.status.success() {
                 bail!(
                     "the plain run {} failed ({}), so it did not do the matrix's work:\n{}",

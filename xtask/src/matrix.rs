@@ -646,6 +646,11 @@ fn print_dry_run(layout: &Layout, steps: &[Step], probe_source: &str) {
     directories.sort();
     directories.dedup();
     let probe_path = layout.probe_source();
+    // Shown once rather than on every line, so that each line stays short and readable.
+    println!(
+        "# The matrix gives each command only PATH and TMPDIR from its own environment, plus the \
+         variables shown; to run these lines exactly so: env -i PATH=\"$PATH\" sh -e FILE"
+    );
     if let Some(parent) = probe_path.parent() {
         println!("mkdir -p {}", plan::shell_quote(&parent.to_string_lossy()));
     }
