@@ -52,7 +52,6 @@ use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
 use input::Input;
 use std::fmt::Write;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use summary::{Answer, CrossSummary, Finding};
@@ -207,18 +206,6 @@ pub fn probe_names(
     result
 }
 
-fn directory_name(id: &str) -> String {
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 /// Discovers the toolchains, probes each that runs (in parallel), and sums up.
 pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
     let sh = Shell::new()?;
@@ -231,8 +218,10 @@ pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
             .enumerate()
             .map(|(index, availability)| {
                 let names = &names;
-                let directory =
-                    scratch.join(format!("{index}-{}", directory_name(availability.id())));
+                let directory = scratch.join(format!(
+                    "{index}-{}",
+                    crate::matrix::directory_name(availability.id())
+                ));
                 scope.spawn(move || column(availability, names, &directory, options.timeout))
             })
             .collect();
@@ -689,15 +678,11 @@ impl flags::Audit {
     pub fn run(&self, _sh: &Shell) -> anyhow::Result<Verdict> {
         let (options, format) = self.options()?;
         let report = run_audit(&options)?;
-        match format {
-            Format::Json => print!("{}", report.to_json().to_pretty()),
-            Format::Markdown => print!("{}", report.markdown()),
-            Format::Human => {
-                let colour = std::io::stdout().is_terminal()
-                    && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
-                print!("{}", report.human(colour));
-            }
-        }
+        format.print(
+            || report.to_json(),
+            || report.markdown(),
+            |colour| report.human(colour),
+        );
         Ok(report.verdict())
     }
 }

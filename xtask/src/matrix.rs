@@ -75,6 +75,25 @@ impl Format {
             other => bail!("--format must be `human`, `json` or `markdown`, not `{other}`"),
         }
     }
+
+    /// Prints a report on stdout in this format; the human form is coloured only on a terminal
+    /// and never when `NO_COLOR` is set. The matrix, `merge` and `audit` all print this way.
+    pub fn print(
+        self,
+        json: impl FnOnce() -> crate::report::json::Value,
+        markdown: impl FnOnce() -> String,
+        human: impl FnOnce(bool) -> String,
+    ) {
+        match self {
+            Format::Json => print!("{}", json().to_pretty()),
+            Format::Markdown => print!("{}", markdown()),
+            Format::Human => {
+                let colour = std::io::stdout().is_terminal()
+                    && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
+                print!("{}", human(colour));
+            }
+        }
+    }
 }
 
 /// One toolchain of the run, with what discovery found.
@@ -154,7 +173,7 @@ fn column(availability: Availability) -> Column {
 }
 
 /// A file-system-safe directory name for a toolchain id.
-fn directory_name(id: &str) -> String {
+pub(crate) fn directory_name(id: &str) -> String {
     id.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || "._-".contains(c) {
@@ -407,15 +426,11 @@ impl flags::Matrix {
             }
         };
         drop(guard);
-        match format {
-            Format::Json => print!("{}", report.to_json().to_pretty()),
-            Format::Markdown => print!("{}", report.markdown()),
-            Format::Human => {
-                let colour = std::io::stdout().is_terminal()
-                    && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
-                print!("{}", report.human(colour));
-            }
-        }
+        format.print(
+            || report.to_json(),
+            || report.markdown(),
+            |colour| report.human(colour),
+        );
         Ok(report.verdict())
     }
 }

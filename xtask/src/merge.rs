@@ -13,7 +13,6 @@ use crate::report::Report;
 use crate::toolchain::Pins;
 use crate::{flags, Verdict};
 use anyhow::{bail, Context};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use xshell::Shell;
 
@@ -195,15 +194,11 @@ impl flags::Merge {
             .map(|path| Ok((path.clone(), read_report(path)?)))
             .collect::<anyhow::Result<Vec<_>>>()?;
         let report = merge(&reports, &pins, self.strict)?;
-        match format {
-            Format::Json => print!("{}", report.to_json().to_pretty()),
-            Format::Markdown => print!("{}", report.markdown()),
-            Format::Human => {
-                let colour = std::io::stdout().is_terminal()
-                    && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
-                print!("{}", report.human(colour));
-            }
-        }
+        format.print(
+            || report.to_json(),
+            || report.markdown(),
+            |colour| report.human(colour),
+        );
         Ok(report.verdict())
     }
 }
