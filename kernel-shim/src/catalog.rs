@@ -11,9 +11,15 @@
 //! - "stable since" releases are what `rustc`'s own `stable_features` lint says ("the feature
 //!   `inline_const` has been stable since 1.79.0"), checked on 1.85.0, 1.95.0, 1.96.0 and a
 //!   1.97.0 nightly, and agree with the seed commit's comments and the Rust release notes;
-//! - tracking issues are the ones `rustc` names in its E0658 "see issue #N" notes (1.63.0 for
-//!   the language features it still gated, a 1.97.0 nightly for the rest);
-//!   `dispatch_from_dyn` has none (`issue = "none"` in `core`);
+//! - tracking issues are the ones `rustc` names in its E0658 "see issue #N" notes where it
+//!   names one: 1.63.0 for `inline_const`, `lint_reasons`, `raw_ref_op`, `const_mut_refs` and
+//!   `asm_const`, 1.85.0 for `asm_goto`, a 1.97.0 nightly for `arbitrary_self_types`,
+//!   `derive_coerce_pointee`, `coerce_unsized` and `unsize`; that nightly names none for
+//!   `dispatch_from_dyn` (`issue = "none"` in `core`). For the three library features whose
+//!   const-unstable message names no issue, the public source is: `const_ptr_write`, #86302 in
+//!   `core`'s `rustc_const_unstable` attribute; `const_refs_to_cell`, #80384 in rustc's feature
+//!   table; `const_maybe_uninit_as_mut_ptr`, #75251, which its stabilization (rust-lang/rust
+//!   #130542, for 1.83.0) cites;
 //! - `derive_coerce_pointee` first exists in 1.84.0, which is why the kernel's
 //!   `CONFIG_RUSTC_HAS_COERCE_POINTEE` is `RUSTC_VERSION >= 108400`.
 //!
