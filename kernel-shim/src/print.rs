@@ -107,6 +107,11 @@ static BUFFER: Buffer = Buffer {
 };
 
 impl Buffer {
+    /// Runs `f` on the log with the lock held.
+    ///
+    /// `f` formats the caller's arguments, which runs their `Display` impls: one that logs
+    /// deadlocks (it spins on the lock held here), and one that panics releases the lock on the
+    /// way out, so that the next caller is not stuck behind it.
     fn with<R>(&self, f: impl FnOnce(&mut Log) -> R) -> R {
         while self
             .locked
@@ -115,11 +120,19 @@ impl Buffer {
         {
             core::hint::spin_loop();
         }
-        // SAFETY: the lock is held from the exchange above until the store below, so this is
-        // the only reference to `contents`.
-        let result = f(unsafe { &mut *self.contents.get() });
-        self.locked.store(false, Ordering::Release);
-        result
+        let _unlock = Unlock(&self.locked);
+        // SAFETY: the lock is held from the exchange above until `_unlock` is dropped, after
+        // `f` has returned or unwound, so this is the only reference to `contents`.
+        f(unsafe { &mut *self.contents.get() })
+    }
+}
+
+/// Releases the log's lock when dropped, also while unwinding.
+struct Unlock<'a>(&'a AtomicBool);
+
+impl Drop for Unlock<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
     }
 }
 
@@ -141,14 +154,35 @@ impl Write for Log {
 #[doc(hidden)]
 pub fn call_printk(level: Level, prefix: &str, args: fmt::Arguments<'_>) {
     BUFFER.with(|log| {
-        let (start, already_truncated) = (log.len, log.truncated);
+        let mut line = Line {
+            start: log.len,
+            already_truncated: log.truncated,
+            log,
+            complete: false,
+        };
         // Writing to `Log` never fails; a full buffer only sets `truncated`.
-        let _ = writeln!(log, "[{}] {prefix}: {args}", level.name());
-        if log.truncated && !already_truncated {
-            // INVARIANT: shrinking keeps `len <= LOG_CAPACITY`; only whole lines stay.
-            log.len = start;
-        }
+        let _ = writeln!(line.log, "[{}] {prefix}: {args}", level.name());
+        line.complete = true;
     });
+}
+
+/// One line being appended to the log; dropping it takes the line back unless it is whole.
+struct Line<'a> {
+    log: &'a mut Log,
+    start: usize,
+    already_truncated: bool,
+    complete: bool,
+}
+
+impl Drop for Line<'_> {
+    fn drop(&mut self) {
+        // A line cut short by the full buffer, or by an argument whose formatting panicked
+        // (this runs while unwinding), must not stay half-written.
+        if !self.complete || (self.log.truncated && !self.already_truncated) {
+            // INVARIANT: shrinking keeps `len <= LOG_CAPACITY`; only whole lines stay.
+            self.log.len = self.start;
+        }
+    }
 }
 
 /// Empties the log.
@@ -241,6 +275,31 @@ mod tests {
         assert!(log.truncated());
         assert!(log.as_str().len() <= LOG_CAPACITY);
         assert!(log.as_str().ends_with('\n'), "only whole lines are kept");
+        clear();
+    }
+
+    #[test]
+    fn a_panicking_argument_does_not_leave_the_log_locked() {
+        extern crate std;
+
+        /// An argument whose formatting panics, with the log's lock held.
+        struct Panics;
+
+        impl fmt::Display for Panics {
+            fn fmt(&self, _formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                panic!("formatting failed");
+            }
+        }
+
+        let _guard = crate::module::tests::serialize();
+        clear();
+        let unwound = std::panic::catch_unwind(|| {
+            call_printk(Level::Info, PREFIX, format_args!("{}", Panics));
+        });
+        assert!(unwound.is_err());
+        // Would spin forever if the unwinding had kept the lock; the abandoned line is gone.
+        call_printk(Level::Info, PREFIX, format_args!("after"));
+        assert_eq!(snapshot().as_str(), "[info] print_test: after\n");
         clear();
     }
 }
