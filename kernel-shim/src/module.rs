@@ -41,7 +41,10 @@ impl ThisModule {
 }
 
 /// A kernel module: built by `init` when it is loaded, dropped when it is unloaded.
-pub trait Module: Sized + Sync {
+///
+/// As in the kernel, it must be `Send`: the thread that unloads a module (and drops it) need
+/// not be the one that loaded it.
+pub trait Module: Sized + Sync + Send {
     /// Called when the module is loaded; an error makes loading fail, as `insmod` reports it.
     fn init(module: &'static ThisModule) -> Result<Self>;
 }
