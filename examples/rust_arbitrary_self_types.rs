@@ -4,9 +4,9 @@
 //! standard library's `Box`, `Rc`, `Arc` and `Pin`. `arbitrary_self_types` lifts that limit
 //! for any type that dereferences to `Self`. The kernel has its own `Arc` (no weak count, its
 //! own allocator) and its `ArcBorrow<'_, T>`, a borrowed `Arc` that costs no atomic operation
-//! but can still become an `Arc` when the callee decides to keep the object. Binder's work
-//! items and the kernel's list abstractions take `self: ArcBorrow<'_, Self>` (or
-//! `self: Arc<Self>`), called as `item.run()`, also through `dyn Trait`.
+//! but can still become an `Arc` when the callee decides to keep the object. Binder's
+//! `Process` methods take `self: ArcBorrow<'_, Self>`, and its work items (`DeliverToRead`)
+//! take an `Arc` of themselves as `self`, called as methods, also through `dyn Trait`.
 //!
 //! Here a small driver polls two sensors from a work queue (`kernel::sync::workqueue`). Each
 //! poll is a work item whose `run` reads through its `ArcBorrow`, and, if it has more to do,

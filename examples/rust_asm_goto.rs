@@ -2,10 +2,11 @@
 //!
 //! A `label { ... }` operand (`asm_goto`, stable since Rust 1.87.0, tracking issue #119364)
 //! names a Rust block that the assembly may jump to. The kernel's static keys are built on it:
-//! `static_branch_unlikely()` is a five-byte NOP plus a `__jump_table` entry, and enabling the
-//! key patches the NOP into a `jmp` to the label, so a disabled tracepoint or debug check costs
-//! one NOP and no load at all. The kernel allows the feature outside `rust/` because its
-//! `static_branch_unlikely!` macro expands the `asm!` in the driver's crate.
+//! `static_branch_unlikely()` is a NOP (two or five bytes on x86-64) plus a `__jump_table`
+//! entry, and enabling the key patches the NOP into a `jmp` to the label, so a disabled
+//! tracepoint or debug check costs one NOP and no load at all. The kernel allows the feature
+//! outside `rust/` because its `static_branch_unlikely!` macro expands the `asm!` in the
+//! driver's crate.
 //!
 //! The stable replacement, the kernel's `CONFIG_JUMP_LABEL=n` path, loads the key and branches
 //! on it: correct, but a load, a compare and a branch on every pass. A host process cannot

@@ -2,8 +2,10 @@
 //!
 //! `const_mut_refs` (tracking issue #57349, stable since Rust 1.83.0) allows `&mut` references
 //! in `const fn` and constants: a helper may update its caller's state in place, as C code
-//! passes `uint32_t *crc`. The kernel enabled it to fill `const` tables (vtables whose `owner`
-//! is `THIS_MODULE`, ID tables, CRC-like lookup tables) with ordinary helper functions.
+//! passes `uint32_t *crc`. The kernel enabled it, with the other three 1.83.0 features, for
+//! its device ID tables: `IdArray::new` fills its table through `MaybeUninit::as_mut_ptr`,
+//! which takes `&mut self`. A lookup table filled by helper functions, as here, is the same
+//! need.
 //!
 //! The stable replacement threads the state through by value: `fn step(state) -> state`. For
 //! a `u32` that costs nothing but style; for a table it is a copy of the whole table per call

@@ -151,8 +151,8 @@ macro_rules! __container_of_addr_of {
 ///
 /// # Invariants
 ///
-/// Once initialized by [`ListLinks::init`] or [`ListLinks::add_tail`], `next` and `prev` point to initialized `ListLinks` of the same list, and
-/// `(*(*links).next).prev == links`.
+/// Once initialized by [`ListLinks::init`] or [`ListLinks::add_tail`], `next` and `prev` point
+/// to initialized `ListLinks` of the same list, and `(*(*links).next).prev == links`.
 #[repr(C)]
 #[derive(Debug)]
 pub struct ListLinks {
@@ -312,7 +312,7 @@ impl ListLinks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use core::mem::{offset_of, MaybeUninit};
+    use core::mem::MaybeUninit;
     use core::ptr;
 
     /// An object that lives on a list, with fields before and after its links.
@@ -394,6 +394,8 @@ mod tests {
     #[cfg(any(kshim_kernel_mode, kshim_stable_raw_ref_op))]
     #[test]
     fn gated_matches_replacement_raw_ref_op() {
+        use core::mem::offset_of;
+
         // Field projections: the same addresses, and the ones `offset_of!` predicts.
         let mut storage = device(9, "nvme0", 42);
         let device_ptr = storage.as_mut_ptr();

@@ -1,8 +1,8 @@
 //! Static keys: branches that are almost free while disabled, like `<linux/jump_label.h>`.
 //!
-//! In the kernel, `static_branch_unlikely(&key)` compiles to a five-byte NOP and an entry in
-//! the `__jump_table` section; enabling the key rewrites that NOP into a `jmp` to the unlikely
-//! block. The Rust side (`rust/kernel/jump_label.rs`) needs `asm goto` for that: an `asm!` with
+//! In the kernel, `static_branch_unlikely(&key)` compiles to a NOP (two or five bytes on
+//! x86-64) and an entry in the `__jump_table` section; enabling the key rewrites that NOP into
+//! a `jmp` to the unlikely block. The Rust side (`rust/kernel/jump_label.rs`) needs `asm goto` for that: an `asm!` with
 //! a `label { ... }` operand, so that the assembly can transfer control into a Rust block
 //! (`asm_goto`, stable since Rust 1.87.0, tracking issue #119364). Without it, Rust code can
 //! only call `static_key_count()` and branch on the result, a load and a compare on every pass.

@@ -30,7 +30,8 @@ use core::mem::{size_of, MaybeUninit};
 /// [`RawType`](Self::RawType) (for example, by being a `#[repr(transparent)]` wrapper around
 /// it), that every initialized `Self` is a valid `RawType`, and that
 /// [`DRIVER_DATA_OFFSET`](Self::DRIVER_DATA_OFFSET) is the offset of a `usize` field of
-/// `RawType` (such as `kernel_ulong_t driver_data`) to which any value may be written.
+/// `RawType` (such as `kernel_ulong_t driver_data`), aligned for `usize` (so not a field of a
+/// packed structure), to which any value may be written.
 pub unsafe trait RawDeviceId: Copy {
     /// The structure the C side reads, such as `struct pci_device_id`.
     type RawType: Copy;
@@ -140,9 +141,10 @@ mod ptr_write {
     ) -> T::RawType {
         let mut raw = raw;
         let entry = core::ptr::addr_of_mut!(raw).cast::<u8>();
-        // SAFETY: `RawDeviceId` guarantees a `usize` field at `DRIVER_DATA_OFFSET` inside
-        // `T::RawType`, so the pointer stays in `raw`, is aligned for `usize` (the structure
-        // is at least as aligned as its field) and may be written with any value.
+        // SAFETY: `RawDeviceId` guarantees an aligned `usize` field at `DRIVER_DATA_OFFSET`
+        // inside `T::RawType`, so the pointer stays in `raw`, is aligned for `usize` (`raw` is
+        // aligned for `T::RawType`, and the field's offset is a multiple of `usize`'s
+        // alignment) and may be written with any value.
         unsafe { entry.add(T::DRIVER_DATA_OFFSET).cast::<usize>().write(data) };
         raw
     }

@@ -11,16 +11,19 @@
 //!
 //! In kernel mode, [`WorkItem::run`] takes `self: ArcBorrow<'_, Self>`, a custom smart pointer
 //! as receiver, which needs `arbitrary_self_types`; calling it on a `dyn WorkItem` also needs
-//! `ArcBorrow` to implement `DispatchFromDyn` (see [`ArcBorrow`](crate::sync::ArcBorrow)). That form is in `gated`, compiled in kernel mode only.
+//! `ArcBorrow` to implement `DispatchFromDyn` (see [`ArcBorrow`](crate::sync::ArcBorrow)).
+//! That form is in `gated`, compiled in kernel mode only.
 //!
 //! Stable Rust allows only `self`, `&self`, `&mut self`, `Box<Self>`, `Rc<Self>`, `Arc<Self>`
 //! (the standard library's) and `Pin` of those as receivers, so [`replacement`] declares
-//! `run(this: ArcBorrow<'_, Self>)`, an associated function, and adds [`replacement::RunWorkItem`], an
-//! extension trait implemented for `ArcBorrow<'_, T>`, so that call sites still read
-//! `item.run()`. Such a trait is not object safe, so for the queue's `dyn` items the
-//! replacement also carries a hidden object-safe trampoline that each item type gets from a
-//! blanket impl. The costs: implementors write `this` instead of `self`, callers import
-//! `RunWorkItem`, and the trampoline is one more indirect call's worth of code per item type.
+//! `run(this: ArcBorrow<'_, Self>)`, an associated function, and adds
+//! [`replacement::RunWorkItem`], an extension trait implemented for `ArcBorrow<'_, T>`, so that
+//! call sites still read `item.run()`. A trait whose method has no receiver cannot be used as
+//! `dyn WorkItem`, so for the queue's `dyn` items the replacement also carries a hidden
+//! object-safe trampoline that each item type gets from a blanket impl. The costs:
+//! implementors write `this` instead of `self`, callers import `RunWorkItem`, and every item
+//! type gets one more function, the trampoline, which the queue calls through the vtable
+//! where the kernel form calls `run` itself.
 
 use crate::sync::Arc;
 use core::cell::UnsafeCell;
