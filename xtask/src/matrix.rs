@@ -39,7 +39,7 @@ use crate::expect::{expected_outcome, expected_status, Outcome, Verdict as Toolc
 use crate::plan::{self, Kind, Layout, Mode, PlannedToolchain, Rustc, Step};
 use crate::probe;
 use crate::report::{BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
-use crate::toolchain::{discover_within, Availability, Source};
+use crate::toolchain::{discover_within, Availability, Source, Toolchain};
 use crate::version::RustcVersion;
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
@@ -105,28 +105,36 @@ struct Column {
 }
 
 fn column(availability: Availability) -> Column {
-    let source_word = |source: &Source| {
-        match source {
-            Source::Rustup { .. } => "rustup",
-            Source::Path => "path",
-            Source::Debian { .. } => "debian",
-        }
-        .to_string()
+    // What any compiler that was found, working or not, says about itself.
+    let found = |toolchain: &Toolchain, verdict| ToolchainEntry {
+        id: toolchain.id.clone(),
+        spec: toolchain.spec.clone(),
+        source: Some(
+            match toolchain.source {
+                Source::Rustup { .. } => "rustup",
+                Source::Path => "path",
+                Source::Debian { .. } => "debian",
+            }
+            .to_string(),
+        ),
+        pin: toolchain.pin.clone(),
+        rustc: Some(toolchain.rustc.to_string_lossy().into_owned()),
+        release_text: None,
+        release: None,
+        channel: None,
+        commit_date: None,
+        host: None,
+        verdict,
     };
     match availability {
         Availability::Found { toolchain, version } => Column {
             entry: ToolchainEntry {
-                id: toolchain.id.clone(),
-                spec: toolchain.spec.clone(),
-                source: Some(source_word(&toolchain.source)),
-                pin: toolchain.pin.clone(),
-                rustc: Some(toolchain.rustc.to_string_lossy().into_owned()),
                 release_text: Some(version.release_string()),
                 release: Some(version.release),
                 channel: Some(version.channel.name().to_string()),
                 commit_date: version.commit_date.clone(),
                 host: Some(version.host.clone()),
-                verdict: ToolchainVerdict::for_release(version.release),
+                ..found(&toolchain, ToolchainVerdict::for_release(version.release))
             },
             rustc: Some(Rustc {
                 path: toolchain.rustc.clone(),
@@ -136,19 +144,7 @@ fn column(availability: Availability) -> Column {
             version: Some(version),
         },
         Availability::Broken { toolchain, error } => Column {
-            entry: ToolchainEntry {
-                id: toolchain.id.clone(),
-                spec: toolchain.spec.clone(),
-                source: Some(source_word(&toolchain.source)),
-                pin: toolchain.pin.clone(),
-                rustc: Some(toolchain.rustc.to_string_lossy().into_owned()),
-                release_text: None,
-                release: None,
-                channel: None,
-                commit_date: None,
-                host: None,
-                verdict: ToolchainVerdict::Broken(error),
-            },
+            entry: found(&toolchain, ToolchainVerdict::Broken(error)),
             rustc: None,
             version: None,
         },
