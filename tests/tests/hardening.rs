@@ -17,8 +17,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use xtask::catalog::FEATURES;
-use xtask::exec::inherited_environment;
-use xtask::plan::{Invocation, Layout};
+use xtask::plan::Layout;
+use xtask::process::inherited_environment;
+use xtask::process::Invocation;
 use xtask::report::json::{self, Value};
 use xtask::toolchain::{discover_within, Availability};
 use xtask::version::Channel;
@@ -65,7 +66,7 @@ fn real_compiler() -> &'static RealCompiler {
     static REAL: OnceLock<RealCompiler> = OnceLock::new();
     REAL.get_or_init(|| {
         let path = current_rustc();
-        let output = xtask::exec::run(
+        let output = xtask::process::run(
             &Invocation {
                 program: path.clone(),
                 args: vec!["-vV".into()],
@@ -849,7 +850,7 @@ fn cache_keys_change_with_sources_flags_and_environment() {
     std::fs::create_dir_all(probe.parent().unwrap()).unwrap();
     std::fs::write(&probe, xtask::probe::probe_source()).unwrap();
     let keys = |steps: &[xtask::plan::Step], inherited: &[(String, String)]| {
-        xtask::exec::cache_keys(steps, inherited, &|_| xtask::cache::Key(7), &mut |path| {
+        xtask::cache::cache_keys(steps, inherited, &|_| xtask::cache::Key(7), &mut |path| {
             xtask::cache::hash_file(path)
         })
         .unwrap()
@@ -892,13 +893,12 @@ fn cache_keys_change_with_sources_flags_and_environment() {
 
     // A flag on one command line, and one environment variable of one process.
     let mut flagged = steps.clone();
-    flagged[1].compile.args.push("-Copt-level=1".into());
+    flagged[1].processes[0].args.push("-Copt-level=1".into());
     let flagged_keys = keys(&flagged, &inherited);
     assert_ne!(flagged_keys[1], shim_changed[1]);
     assert_eq!(flagged_keys[0], shim_changed[0]);
     let mut with_env = steps.clone();
-    with_env[1]
-        .compile
+    with_env[1].processes[0]
         .env
         .push(("RUST_MIN_STACK".into(), "1000000".into()));
     assert_ne!(keys(&with_env, &inherited)[1], shim_changed[1]);
@@ -909,7 +909,7 @@ fn cache_keys_change_with_sources_flags_and_environment() {
     let other = keys(&steps, &other_inherited);
     assert!(other.iter().zip(&shim_changed).all(|(a, b)| a != b));
     // RUSTFLAGS is never inherited, so it cannot be part of any key.
-    assert!(!xtask::exec::INHERITED_VARIABLES.contains(&"RUSTFLAGS"));
+    assert!(!xtask::process::INHERITED_VARIABLES.contains(&"RUSTFLAGS"));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -17,10 +17,13 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use xtask::catalog::{allowed_features, FEATURES, HAS_COERCE_POINTEE};
-use xtask::exec::{first_rustc_error, run, ProcessOutput, TestSummary};
+use xtask::diagnostics::first_rustc_error;
 use xtask::expect::cfg_holds;
+use xtask::libtest::TestSummary;
 use xtask::matrix::{run_matrix, Options};
-use xtask::plan::{examples, mode_cfgs, Example, Invocation, Layout, Mode, Output, Rustc};
+use xtask::plan::{examples, mode_cfgs, Example, Layout, Mode, Output, Product, Rustc};
+use xtask::process::Invocation;
+use xtask::process::{run, ProcessOutput};
 use xtask::report::json::{self, Value};
 
 const TIMEOUT: Duration = Duration::from_secs(300);
@@ -84,7 +87,7 @@ fn build_shim(rustc: &Rustc, mode: Mode, cfgs: &[&str], directory: &Path) -> Pat
         &project_root(),
         mode,
         cfgs,
-        false,
+        Product::Crate,
         Output::Directory(directory),
     );
     if let Err(message) = run_ok(&invocation) {
@@ -125,7 +128,7 @@ fn examples_log_the_same_in_kernel_mode_and_stable_mode() {
                                 mode,
                                 &cfgs,
                                 &rlib,
-                                false,
+                                Product::Crate,
                                 Output::Directory(&directory),
                             );
                             run_ok(&build)?;
@@ -181,7 +184,7 @@ fn kernel_mode_test_runs(
         &project_root(),
         Mode::Kernel,
         cfgs,
-        true,
+        Product::Tests,
         Output::File(&shim_binary),
     );
     let mut runs = vec![(
@@ -195,7 +198,7 @@ fn kernel_mode_test_runs(
             Mode::Kernel,
             cfgs,
             &rlib,
-            true,
+            Product::Tests,
             Output::File(&binary),
         );
         runs.push((

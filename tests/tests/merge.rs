@@ -8,10 +8,11 @@ use kshim_tests::{current_rustc, project_root};
 use std::path::PathBuf;
 use std::time::Duration;
 use xtask::ci_matrix::Shard;
-use xtask::exec::run;
 use xtask::matrix::{run_matrix, Options};
 use xtask::merge::{merge, read_report};
-use xtask::plan::{Invocation, Layout};
+use xtask::plan::Layout;
+use xtask::process::run;
+use xtask::process::Invocation;
 use xtask::report::json::Value;
 use xtask::toolchain::Pins;
 

@@ -40,11 +40,12 @@ pub mod input;
 pub mod summary;
 
 use crate::catalog::Release;
-use crate::exec;
+use crate::diagnostics::first_rustc_error;
 use crate::expect::Verdict as ToolchainVerdict;
 use crate::matrix::{Format, DEFAULT_TIMEOUT_SECONDS};
 use crate::plan::Rustc;
 use crate::probe::{self, Status};
+use crate::process;
 use crate::report::json::Value;
 use crate::report::Table;
 use crate::toolchain::{discover, Availability};
@@ -180,7 +181,7 @@ pub fn probe_names(
     let result = std::fs::write(&source, probe::probe_source_for(names, "cargo xtask audit"))
         .map_err(|error| format!("cannot write {}: {error}", source.display()))
         .and_then(|()| {
-            exec::run(&rustc.probe(&source, directory), timeout)
+            process::run(&rustc.probe(&source, directory), timeout)
                 .map_err(|error| format!("cannot run {}: {error}", rustc.path.display()))
         })
         .and_then(|output| {
@@ -197,7 +198,7 @@ pub fn probe_names(
                 .iter()
                 .any(|status| matches!(status, Status::Unknown | Status::Removed));
             if !output.success() && !explained {
-                return Err(exec::first_rustc_error(&output.stderr)
+                return Err(first_rustc_error(&output.stderr)
                     .unwrap_or_else(|| "the probe failed and printed nothing".into()));
             }
             Ok(statuses)

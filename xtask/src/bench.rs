@@ -16,7 +16,8 @@
 //! Cold and plain runs alternate, so that a change in the machine's background load falls on
 //! both. The xtask binary is the one running the bench, so no `cargo run` is timed.
 
-use crate::plan::{shell_quote, Layout};
+use crate::plan::Layout;
+use crate::process::shell_quote;
 use crate::report::json;
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
@@ -707,7 +708,7 @@ fn markdown(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Invocation;
+    use crate::process::Invocation;
 
     #[test]
     fn splits_what_shell_quote_writes() {

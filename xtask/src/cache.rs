@@ -20,6 +20,10 @@
 //! - One matrix at a time per `target/kshim/` ([`RunLock`]); a second waits, saying so, and
 //!   then finds the first one's results in the cache.
 
+use crate::expect::Outcome;
+use crate::judge::StepResult;
+use crate::plan::Step;
+use crate::probe::Status;
 use crate::report::json::Value;
 use anyhow::Context;
 use std::fmt;
@@ -147,20 +151,172 @@ impl Cache {
         self.directory.join(format!("{key}.json"))
     }
 
-    /// The stored entry for `key`, if reading is allowed and a well-formed entry exists.
-    pub fn load(&self, key: Key) -> Option<Value> {
+    /// The stored result for `key`, if reading is allowed, a well-formed entry exists and the
+    /// step's `artifact` is the file the entry recorded.
+    pub fn load(&self, key: Key, artifact: Option<&Path>) -> Option<StepResult> {
         if !self.read {
             return None;
         }
         let text = fs::read_to_string(self.path(key)).ok()?;
         // A damaged entry is a miss; the rerun overwrites it.
-        crate::report::json::parse(&text).ok()
+        decode_entry(&crate::report::json::parse(&text).ok()?, artifact)
     }
 
-    /// Stores an entry for `key`, atomically.
-    pub fn store(&self, key: Key, entry: &Value) -> anyhow::Result<()> {
-        write_atomically(&self.path(key), entry.to_string().as_bytes())
+    /// Stores a result for `key`, atomically, with the `artifact` stamp it was made with.
+    pub fn store(
+        &self,
+        key: Key,
+        result: &StepResult,
+        artifact: Option<(u64, u128)>,
+    ) -> anyhow::Result<()> {
+        write_atomically(
+            &self.path(key),
+            encode_entry(result, artifact).to_string().as_bytes(),
+        )
     }
+}
+
+/// A step's result as a cache entry; `artifact` is the stamp of the file the step made.
+fn encode_entry(result: &StepResult, artifact: Option<(u64, u128)>) -> Value {
+    let probe = match &result.probe {
+        None => Value::Null,
+        Some(Ok(statuses)) => Value::Array(
+            statuses
+                .iter()
+                .map(|status| {
+                    Value::String(match status.stable_since() {
+                        Some(since) => format!("stable {since}"),
+                        None => status.word().to_string(),
+                    })
+                })
+                .collect(),
+        ),
+        Some(Err(error)) => Value::Object(vec![("error".into(), Value::String(error.clone()))]),
+    };
+    Value::Object(vec![
+        (
+            "outcome".into(),
+            Value::String(result.outcome.word().into()),
+        ),
+        (
+            "first_error".into(),
+            Value::opt_string(result.first_error.clone()),
+        ),
+        ("seconds".into(), Value::Number(result.seconds)),
+        (
+            "tests".into(),
+            result
+                .tests
+                .map_or(Value::Null, |(passed, failed, ignored)| {
+                    Value::Array(vec![
+                        Value::Number(passed as f64),
+                        Value::Number(failed as f64),
+                        Value::Number(ignored as f64),
+                    ])
+                }),
+        ),
+        ("probe".into(), probe),
+        ("log".into(), Value::opt_string(result.log.clone())),
+        (
+            "artifact".into(),
+            artifact.map_or(Value::Null, |(size, modified)| {
+                Value::String(format!("{size} {modified}"))
+            }),
+        ),
+    ])
+}
+
+/// Reads a cache entry back; `None` for a damaged entry or one whose artifact has changed.
+fn decode_entry(entry: &Value, artifact: Option<&Path>) -> Option<StepResult> {
+    if let Some(path) = artifact {
+        let (size, modified) = file_stamp(path)?;
+        if entry.get("artifact")?.as_str()? != format!("{size} {modified}") {
+            return None;
+        }
+    }
+    let probe = match entry.get("probe")? {
+        Value::Null => None,
+        Value::Array(words) => Some(Ok(words
+            .iter()
+            .map(|word| {
+                let word = word.as_str()?;
+                Some(match word.strip_prefix("stable ") {
+                    Some(since) => Status::Stable(crate::catalog::Release::parse(since)?),
+                    None => [Status::Gated, Status::Unknown, Status::Removed]
+                        .into_iter()
+                        .find(|status| status.word() == word)?,
+                })
+            })
+            .collect::<Option<Vec<_>>>()?)),
+        error => Some(Err(error.get("error")?.as_str()?.to_string())),
+    };
+    let tests = match entry.get("tests")? {
+        Value::Null => None,
+        counts => {
+            let counts = counts.as_array()?;
+            Some((
+                counts.first()?.as_u64()?,
+                counts.get(1)?.as_u64()?,
+                counts.get(2)?.as_u64()?,
+            ))
+        }
+    };
+    Some(StepResult {
+        outcome: Outcome::from_word(entry.get("outcome")?.as_str()?)?,
+        first_error: entry.get("first_error")?.as_str().map(String::from),
+        seconds: entry.get("seconds")?.as_f64()?,
+        cached: true,
+        tests,
+        probe,
+        log: entry.get("log")?.as_str().map(String::from),
+        interrupted: false,
+    })
+}
+
+/// Computes every step's cache key: the compiler's identity, the command lines, the
+/// environment every process gets (`inherited`, from [`inherited_environment`], and the
+/// invocation's own variables), the inputs' contents and the keys of the steps it needs (so a
+/// changed shim reruns everything built on it).
+pub fn cache_keys(
+    steps: &[Step],
+    inherited: &[(String, String)],
+    compiler_identity: &dyn Fn(usize) -> Key,
+    file_hash: &mut dyn FnMut(&Path) -> anyhow::Result<Key>,
+) -> anyhow::Result<Vec<Key>> {
+    let mut keys: Vec<Key> = Vec::with_capacity(steps.len());
+    for step in steps {
+        let mut hasher = StableHasher::new();
+        hasher
+            .field("kshim matrix step v3")
+            .field(step.kind.word())
+            .number(compiler_identity(step.toolchain).0);
+        for (name, value) in inherited {
+            hasher.field("inherit").field(name).field(value);
+        }
+        for invocation in &step.processes {
+            hasher.field(invocation.program.to_string_lossy().as_bytes());
+            hasher.number(invocation.args.len() as u128);
+            for arg in &invocation.args {
+                hasher.field(arg);
+            }
+            for (name, value) in &invocation.env {
+                hasher.field("set").field(name).field(value);
+            }
+            for name in &invocation.env_remove {
+                hasher.field("remove").field(name);
+            }
+        }
+        for input in &step.inputs {
+            hasher
+                .field(input.to_string_lossy().as_bytes())
+                .number(file_hash(input)?.0);
+        }
+        for &dep in &step.deps {
+            hasher.number(keys[dep].0);
+        }
+        keys.push(hasher.finish());
+    }
+    Ok(keys)
 }
 
 /// Removes temporary files that a killed run left in `directory` (see [`write_atomically`]).
@@ -184,7 +340,7 @@ pub fn remove_stale_temporaries(directory: &Path) {
 ///
 /// It is an advisory `flock`, which the kernel drops when the last descriptor of the lock
 /// file is closed: when the run ends, or is killed, and everything it started that inherited
-/// the descriptor (see [`crate::exec::run_holding`]) has ended too. The file holds the
+/// the descriptor (see [`crate::process::run_holding`]) has ended too. The file holds the
 /// owner's process id for the waiting message, and is never deleted (deleting a lock file
 /// lets a third run lock a new file while the second still holds the old one).
 ///
@@ -233,7 +389,7 @@ impl RunLock {
                 announced = true;
                 waiting(&Self::holder(path));
             }
-            if let Some(signal) = crate::exec::interrupted() {
+            if let Some(signal) = crate::interrupt::interrupted() {
                 anyhow::bail!(
                     "interrupted (signal {signal}) while waiting for the lock {}",
                     path.display()
@@ -297,6 +453,37 @@ impl RunLock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cache_entries_round_trip() {
+        let result = StepResult {
+            outcome: Outcome::Pass,
+            first_error: None,
+            seconds: 1.5,
+            cached: false,
+            log: Some("[info] m: init\n".into()),
+            tests: Some((12, 0, 1)),
+            probe: Some(Ok(vec![
+                Status::Stable(crate::catalog::Release::new(1, 79, 0)),
+                Status::Gated,
+                Status::Unknown,
+            ])),
+            interrupted: false,
+        };
+        let entry = encode_entry(&result, None);
+        let back = decode_entry(&entry, None).unwrap();
+        assert!(back.cached);
+        assert_eq!(back.tests, result.tests);
+        assert_eq!(back.probe, result.probe);
+        assert_eq!(back.log, result.log);
+        assert_eq!(back.outcome, Outcome::Pass);
+        // An artifact that is gone makes the entry stale.
+        assert!(decode_entry(
+            &encode_entry(&result, Some((1, 2))),
+            Some(Path::new("/nonexistent/libkernel.rlib"))
+        )
+        .is_none());
+    }
 
     #[test]
     fn fnv1a_128_matches_the_reference_values() {

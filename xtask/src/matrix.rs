@@ -34,11 +34,15 @@ use crate::cache::{
 };
 use crate::catalog::FEATURES;
 use crate::ci_matrix::Shard;
-use crate::exec::{self, Limits, Progress, StepResult};
 use crate::expect::{expected_outcome, expected_status, Outcome, Verdict as ToolchainVerdict};
+use crate::interrupt::{self, die_by, Interrupted};
+use crate::judge::StepResult;
 use crate::plan::{self, Kind, Layout, Mode, PlannedToolchain, Rustc, Step};
 use crate::probe;
+use crate::process::{self, shell_quote};
 use crate::report::{BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
+use crate::runner::{self, Limits};
+use crate::schedule::{self, Progress};
 use crate::toolchain::{discover_within, Availability, Source, Toolchain};
 use crate::version::RustcVersion;
 use crate::{flags, project_root, Verdict};
@@ -326,29 +330,6 @@ pub struct Options {
     pub progress: bool,
 }
 
-/// The error of a run stopped by SIGINT or SIGTERM, after it printed what had completed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Interrupted {
-    /// The signal that stopped it.
-    pub signal: i32,
-}
-
-impl std::fmt::Display for Interrupted {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(formatter, "interrupted by {}", signal_name(self.signal))
-    }
-}
-
-impl std::error::Error for Interrupted {}
-
-fn signal_name(signal: i32) -> String {
-    match signal {
-        libc::SIGINT => "SIGINT".into(),
-        libc::SIGTERM => "SIGTERM".into(),
-        other => format!("signal {other}"),
-    }
-}
-
 impl Options {
     /// The defaults for `toolchains`: every core, the default timeout, the cache on.
     pub fn new(toolchains: Vec<String>) -> Self {
@@ -410,7 +391,8 @@ impl flags::Matrix {
             print_dry_run(&layout, &planned.steps, &probe::probe_source());
             return Ok(Verdict::Success);
         }
-        let guard = exec::InterruptGuard::install().context("installing the SIGINT handler")?;
+        let guard =
+            interrupt::InterruptGuard::install().context("installing the SIGINT handler")?;
         let report = match run_matrix(&layout, &options) {
             Ok(report) => report,
             Err(error) => {
@@ -429,19 +411,6 @@ impl flags::Matrix {
         );
         Ok(report.verdict())
     }
-}
-
-/// Ends the process by `signal`, with its default action.
-fn die_by(signal: i32) -> ! {
-    let _ = std::io::stdout().flush();
-    // SAFETY: restoring the default action and raising a signal have no memory effects; the
-    // default action of SIGINT and SIGTERM ends the process.
-    unsafe {
-        libc::signal(signal, libc::SIG_DFL);
-        libc::raise(signal);
-    }
-    // Unreachable unless the signal is blocked; then exit as a shell would report it.
-    std::process::exit(128 + signal)
 }
 
 /// The toolchains found and the steps planned for them.
@@ -506,7 +475,7 @@ fn plan_run(sh: &Shell, layout: &Layout, options: &Options) -> anyhow::Result<Pl
 /// [`Layout::report`].
 ///
 /// It holds the directory's [`RunLock`] throughout, waiting for another run that holds it. If
-/// the run is interrupted ([`exec::InterruptGuard`]), it prints the steps that had completed
+/// the run is interrupted ([`interrupt::InterruptGuard`]), it prints the steps that had completed
 /// and fails with [`Interrupted`], writing no report.
 pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> {
     let start = Instant::now();
@@ -527,7 +496,7 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
         examples,
         steps,
     } = plan_run(&sh, layout, options)?;
-    if let Some(signal) = exec::interrupted() {
+    if let Some(signal) = interrupt::interrupted() {
         eprintln!(
             "matrix: {} while checking the toolchains; nothing was built",
             Interrupted { signal }
@@ -550,9 +519,9 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
         })
         .collect();
     let mut file_hashes: HashMap<PathBuf, Key> = HashMap::new();
-    let keys = exec::cache_keys(
+    let keys = crate::cache::cache_keys(
         &steps,
-        &exec::inherited_environment(),
+        &process::inherited_environment(),
         &|toolchain| identities.get(&toolchain).copied().unwrap_or(Key(0)),
         &mut |path: &Path| {
             if let Some(key) = file_hashes.get(path) {
@@ -576,9 +545,11 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
         timeout: options.timeout,
         lock: Some(lock.descriptor()),
     };
-    let results = exec::execute(&steps, &keys, &cache, options.jobs, limits, &progress);
+    let results = schedule::execute(&steps, options.jobs, &progress, &|index| {
+        runner::run_step(&steps[index], keys[index], &cache, limits)
+    });
     progress.clear();
-    if let Some(signal) = exec::interrupted() {
+    if let Some(signal) = interrupt::interrupted() {
         report_interrupted(layout, &columns, &steps, &results, start, signal);
         return Err(Interrupted { signal }.into());
     }
@@ -663,25 +634,24 @@ fn print_dry_run(layout: &Layout, steps: &[Step], probe_source: &str) {
          variables shown; to run these lines exactly so: env -i PATH=\"$PATH\" sh -e FILE"
     );
     if let Some(parent) = probe_path.parent() {
-        println!("mkdir -p {}", plan::shell_quote(&parent.to_string_lossy()));
+        println!("mkdir -p {}", shell_quote(&parent.to_string_lossy()));
     }
-    let lines: Vec<String> = probe_source.lines().map(plan::shell_quote).collect();
+    let lines: Vec<String> = probe_source.lines().map(shell_quote).collect();
     println!(
         "printf '%s\\n' {} > {}",
         lines.join(" "),
-        plan::shell_quote(&probe_path.to_string_lossy())
+        shell_quote(&probe_path.to_string_lossy())
     );
     if !directories.is_empty() {
         let quoted: Vec<String> = directories
             .iter()
-            .map(|directory| plan::shell_quote(&directory.to_string_lossy()))
+            .map(|directory| shell_quote(&directory.to_string_lossy()))
             .collect();
         println!("mkdir -p {}", quoted.join(" "));
     }
     for step in steps {
-        println!("{}", step.compile.shell_line());
-        if let Some(run) = &step.run {
-            println!("{}", run.shell_line());
+        for invocation in &step.processes {
+            println!("{}", invocation.shell_line());
         }
     }
 }

@@ -7,11 +7,10 @@
 //! kernel's `-Zallow-features` list.
 
 use crate::catalog::{all_cfg_names, allowed_features, derived_cfgs, Feature, Release};
+use crate::process::Invocation;
 use anyhow::Context;
-use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The release that stabilized `--check-cfg`; older compilers reject the flag.
 pub const CHECK_CFG_SINCE: Release = Release::new(1, 80, 0);
@@ -65,73 +64,6 @@ impl Kind {
     }
 }
 
-/// One process to run: program, arguments and the environment changes it needs.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Invocation {
-    /// The executable, by absolute path.
-    pub program: PathBuf,
-    /// The arguments.
-    pub args: Vec<String>,
-    /// Variables set for this process.
-    pub env: Vec<(String, String)>,
-    /// Variables removed from the inherited environment, so that the caller's
-    /// `RUSTC_BOOTSTRAP` cannot turn a stable-mode build into a kernel-mode one.
-    pub env_remove: Vec<String>,
-}
-
-impl Invocation {
-    /// A command ready to spawn: an empty environment plus what
-    /// [`crate::exec::inherited_environment`] passes through, minus `env_remove`, plus `env`.
-    ///
-    /// Starting empty is what makes the environment part of the cache key exactly: nothing the
-    /// caller happens to have set (`RUSTC_BOOTSTRAP`, `RUSTFLAGS`, `RUST_TEST_THREADS`) can
-    /// change a result behind the key's back.
-    pub fn command(&self) -> Command {
-        let mut command = Command::new(&self.program);
-        command.args(&self.args).env_clear();
-        for (name, value) in crate::exec::inherited_environment() {
-            if !self.env_remove.contains(&name) {
-                command.env(name, value);
-            }
-        }
-        for (name, value) in &self.env {
-            command.env(name, value);
-        }
-        command
-    }
-
-    /// The invocation as one POSIX shell line: `NAME=value ... /abs/program args`, quoted.
-    ///
-    /// Removed variables are not shown: in an ordinary shell they are not set anyway.
-    pub fn shell_line(&self) -> String {
-        let mut words: Vec<String> = self
-            .env
-            .iter()
-            .map(|(name, value)| format!("{name}={}", shell_quote(value)))
-            .collect();
-        words.push(shell_quote(&self.program.to_string_lossy()));
-        words.extend(self.args.iter().map(|arg| shell_quote(arg)));
-        words.join(" ")
-    }
-}
-
-impl fmt::Display for Invocation {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(&self.shell_line())
-    }
-}
-
-/// Quotes a word for a POSIX shell: unchanged if it has only safe characters, otherwise in
-/// single quotes with each `'` written as `'\''`.
-pub fn shell_quote(word: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c);
-    if !word.is_empty() && word.chars().all(safe) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
-
 /// The cfgs a build in `mode` gets from a compiler of `release`.
 pub fn mode_cfgs(release: Release, mode: Mode) -> Vec<&'static str> {
     derived_cfgs(release, mode == Mode::Kernel).collect()
@@ -146,6 +78,15 @@ pub struct Rustc {
     pub env: Vec<(String, String)>,
     /// The release it reports.
     pub release: Release,
+}
+
+/// What a compilation of the shim or an example produces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Product {
+    /// The crate itself: the shim's rlib, an example's binary.
+    Crate,
+    /// Its unit-test binary (`rustc --test`).
+    Tests,
 }
 
 /// Where a compilation writes its result.
@@ -232,25 +173,24 @@ impl Rustc {
         invocation
     }
 
-    /// The shim as an rlib (`--test` off) or as its unit-test binary (`test` on).
+    /// The shim as an rlib, or as its unit-test binary.
     pub fn shim(
         &self,
         root: &Path,
         mode: Mode,
         cfgs: &[&str],
-        test: bool,
+        product: Product,
         output: Output<'_>,
     ) -> Invocation {
         let mut invocation = self.base(mode);
         invocation
             .args
             .extend(["--crate-name", "kernel"].map(String::from));
-        if test {
-            invocation.args.push("--test".into());
-        } else {
-            invocation
+        match product {
+            Product::Tests => invocation.args.push("--test".into()),
+            Product::Crate => invocation
                 .args
-                .extend(["--crate-type", "rlib", "--emit=link"].map(String::from));
+                .extend(["--crate-type", "rlib", "--emit=link"].map(String::from)),
         }
         invocation.args.push(path_arg(&shim_root(root)));
         Self::add_cfgs(&mut invocation, cfgs);
@@ -258,27 +198,26 @@ impl Rustc {
         invocation
     }
 
-    /// An example as a binary (`test` off) or as its test binary (`test` on), linked against
-    /// the shim's rlib; in kernel mode limited to the kernel's `-Zallow-features` list.
+    /// An example as a binary, or as its test binary, linked against the shim's rlib; in
+    /// kernel mode limited to the kernel's `-Zallow-features` list.
     pub fn example(
         &self,
         example: &Example,
         mode: Mode,
         cfgs: &[&str],
         rlib: &Path,
-        test: bool,
+        product: Product,
         output: Output<'_>,
     ) -> Invocation {
         let mut invocation = self.base(mode);
         invocation
             .args
             .extend(["--crate-name".to_string(), example.name.clone()]);
-        if test {
-            invocation.args.push("--test".into());
-        } else {
-            invocation
+        match product {
+            Product::Tests => invocation.args.push("--test".into()),
+            Product::Crate => invocation
                 .args
-                .extend(["--crate-type", "bin", "--emit=link"].map(String::from));
+                .extend(["--crate-type", "bin", "--emit=link"].map(String::from)),
         }
         invocation.args.push(path_arg(&example.path));
         if mode == Mode::Kernel {
@@ -505,10 +444,9 @@ pub struct Step {
     pub target: String,
     /// The mode, for builds and tests.
     pub mode: Option<Mode>,
-    /// The rustc invocation (for [`Kind::Run`], the example's binary).
-    pub compile: Invocation,
-    /// For tests, the test binary's run.
-    pub run: Option<Invocation>,
+    /// Its processes, each run only after the one before it succeeded: rustc; for a test, rustc
+    /// and then the test binary; for a run, the example's binary.
+    pub processes: Vec<Invocation>,
     /// A file later steps need (the shim's rlib), which a cache hit must find unchanged.
     pub artifact: Option<PathBuf>,
     /// Directories to create before running.
@@ -595,8 +533,7 @@ pub fn plan(
             kind: Kind::Probe,
             target: "features".into(),
             mode: None,
-            compile: toolchain.rustc.probe(&layout.probe_source(), &probe_dir),
-            run: None,
+            processes: vec![toolchain.rustc.probe(&layout.probe_source(), &probe_dir)],
             artifact: None,
             directories: vec![probe_dir],
             inputs: vec![layout.probe_source()],
@@ -619,14 +556,13 @@ pub fn plan(
                 kind: Kind::Build,
                 target: "kernel".into(),
                 mode: Some(mode),
-                compile: toolchain.rustc.shim(
+                processes: vec![toolchain.rustc.shim(
                     &layout.root,
                     mode,
                     &cfgs,
-                    false,
+                    Product::Crate,
                     Output::Directory(&directory),
-                ),
-                run: None,
+                )],
                 artifact: Some(directory.join("libkernel.rlib")),
                 directories: vec![directory],
                 inputs: shim_files.clone(),
@@ -639,20 +575,21 @@ pub fn plan(
             let directory = layout.output(&toolchain.directory_name, mode.word());
             let cfgs = mode_cfgs(toolchain.rustc.release, mode);
             let test_binary = directory.join("kernel-test");
-            let run = test_run(&toolchain.rustc, &test_binary);
             steps.push(Step {
                 toolchain: toolchain.index,
                 kind: Kind::Test,
                 target: "kernel".into(),
                 mode: Some(mode),
-                compile: toolchain.rustc.shim(
-                    &layout.root,
-                    mode,
-                    &cfgs,
-                    true,
-                    Output::File(&test_binary),
-                ),
-                run: Some(run),
+                processes: vec![
+                    toolchain.rustc.shim(
+                        &layout.root,
+                        mode,
+                        &cfgs,
+                        Product::Tests,
+                        Output::File(&test_binary),
+                    ),
+                    test_run(&toolchain.rustc, &test_binary),
+                ],
                 artifact: None,
                 directories: vec![directory.clone()],
                 inputs: shim_files.clone(),
@@ -673,15 +610,14 @@ pub fn plan(
                     kind: Kind::Build,
                     target: example.name.clone(),
                     mode: Some(mode),
-                    compile: toolchain.rustc.example(
+                    processes: vec![toolchain.rustc.example(
                         example,
                         mode,
                         &cfgs,
                         &rlib,
-                        false,
+                        Product::Crate,
                         Output::Directory(&directory),
-                    ),
-                    run: None,
+                    )],
                     // The run step below needs this very binary.
                     artifact: Some(binary.clone()),
                     directories: vec![directory.clone()],
@@ -693,8 +629,7 @@ pub fn plan(
                     kind: Kind::Run,
                     target: example.name.clone(),
                     mode: Some(mode),
-                    compile: test_run(&toolchain.rustc, &binary),
-                    run: None,
+                    processes: vec![test_run(&toolchain.rustc, &binary)],
                     artifact: None,
                     directories: Vec::new(),
                     // The build's cache key already covers the sources.
@@ -707,15 +642,17 @@ pub fn plan(
                     kind: Kind::Test,
                     target: example.name.clone(),
                     mode: Some(mode),
-                    compile: toolchain.rustc.example(
-                        example,
-                        mode,
-                        &cfgs,
-                        &rlib,
-                        true,
-                        Output::File(&test_binary),
-                    ),
-                    run: Some(test_run(&toolchain.rustc, &test_binary)),
+                    processes: vec![
+                        toolchain.rustc.example(
+                            example,
+                            mode,
+                            &cfgs,
+                            &rlib,
+                            Product::Tests,
+                            Output::File(&test_binary),
+                        ),
+                        test_run(&toolchain.rustc, &test_binary),
+                    ],
                     artifact: None,
                     directories: vec![directory.clone()],
                     inputs: files.clone(),
@@ -741,17 +678,6 @@ pub fn test_run(rustc: &Rustc, binary: &Path) -> Invocation {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn quotes_only_what_needs_it() {
-        assert_eq!(shell_quote("--edition"), "--edition");
-        assert_eq!(
-            shell_quote("cfg(kshim_kernel_mode)"),
-            "'cfg(kshim_kernel_mode)'"
-        );
-        assert_eq!(shell_quote("it's"), r"'it'\''s'");
-        assert_eq!(shell_quote(""), "''");
-    }
 
     #[test]
     fn reads_example_tables() {
@@ -791,7 +717,7 @@ mod tests {
                 Mode::Kernel,
                 &cfgs,
                 Path::new("/o/libkernel.rlib"),
-                false,
+                Product::Crate,
                 Output::Directory(Path::new("/o")),
             )
             .shell_line();
@@ -812,7 +738,7 @@ mod tests {
             Path::new("/p"),
             Mode::Stable,
             &mode_cfgs(rustc.release, Mode::Stable),
-            false,
+            Product::Crate,
             Output::Directory(Path::new("/o")),
         );
         assert!(!stable.shell_line().contains("RUSTC_BOOTSTRAP"));
@@ -826,7 +752,7 @@ mod tests {
                 Path::new("/p"),
                 Mode::Stable,
                 &[],
-                false,
+                Product::Crate,
                 Output::Directory(Path::new("/o")),
             )
             .shell_line();

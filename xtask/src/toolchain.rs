@@ -842,16 +842,16 @@ fn run_rustc(
     toolchain: &Toolchain,
     args: &[&str],
     timeout: Duration,
-) -> Result<crate::exec::ProcessOutput, String> {
+) -> Result<crate::process::ProcessOutput, String> {
     let rustc = &toolchain.rustc;
-    let invocation = crate::plan::Invocation {
+    let invocation = crate::process::Invocation {
         program: rustc.clone(),
         args: args.iter().map(|arg| arg.to_string()).collect(),
         env: toolchain.env.clone(),
         env_remove: Vec::new(),
     };
-    let output = crate::exec::run(&invocation, timeout)
-        .map_err(|error| crate::exec::describe_spawn_error(rustc, &error))?;
+    let output = crate::process::run(&invocation, timeout)
+        .map_err(|error| crate::process::describe_spawn_error(rustc, &error))?;
     if !output.success() {
         return Err(format!(
             "`{} {}` failed ({}); stderr: {}",

@@ -1,0 +1,104 @@
+//! SIGINT and SIGTERM as a request to stop: running processes are killed, no new work starts,
+//! and the command ends by the same signal once it has said what completed.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The signal that interrupted the run, or 0.
+static INTERRUPT: AtomicI32 = AtomicI32::new(0);
+
+/// The signal (SIGINT or SIGTERM) that asked the run to stop, if one did since the current
+/// [`InterruptGuard`] was installed.
+pub fn interrupted() -> Option<i32> {
+    match INTERRUPT.load(Ordering::SeqCst) {
+        0 => None,
+        signal => Some(signal),
+    }
+}
+
+extern "C" fn record_interrupt(signal: libc::c_int) {
+    // Only an atomic store: the one thing a signal handler may safely do here.
+    INTERRUPT.store(signal, Ordering::SeqCst);
+}
+
+/// While it lives, SIGINT and SIGTERM stop the run instead of killing the xtask: running
+/// processes are killed, no new step starts, and [`interrupted`] says which signal came.
+///
+/// std has no signal handling, hence `libc`. The handler is installed with `SA_RESETHAND`, so a
+/// second Ctrl-C kills the xtask at once (its direct children die with it, by
+/// `PR_SET_PDEATHSIG`). Dropping the guard restores the previous handlers.
+pub struct InterruptGuard {
+    previous: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+impl InterruptGuard {
+    /// Installs the handler for SIGINT and SIGTERM and clears any earlier interrupt.
+    pub fn install() -> std::io::Result<Self> {
+        INTERRUPT.store(0, Ordering::SeqCst);
+        let mut guard = InterruptGuard {
+            previous: Vec::new(),
+        };
+        for signal in [libc::SIGINT, libc::SIGTERM] {
+            // SAFETY: `sigaction` is plain old data, for which all-zero is a valid value
+            // (empty mask, no flags), and every field that matters is set below.
+            let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
+            action.sa_sigaction = record_interrupt as extern "C" fn(libc::c_int) as usize;
+            action.sa_flags = libc::SA_RESTART | libc::SA_RESETHAND;
+            // SAFETY: as above.
+            let mut previous: libc::sigaction = unsafe { std::mem::zeroed() };
+            // SAFETY: both pointers are to live, initialised `sigaction` values; the handler
+            // only stores to an atomic, which is async-signal-safe.
+            if unsafe { libc::sigaction(signal, &action, &mut previous) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            guard.previous.push((signal, previous));
+        }
+        Ok(guard)
+    }
+}
+
+impl Drop for InterruptGuard {
+    fn drop(&mut self) {
+        for (signal, previous) in &self.previous {
+            // SAFETY: `previous` is what `sigaction` returned for this signal, so restoring it
+            // is always valid.
+            unsafe { libc::sigaction(*signal, previous, std::ptr::null_mut()) };
+        }
+    }
+}
+
+/// The error of a run stopped by SIGINT or SIGTERM, after it printed what had completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Interrupted {
+    /// The signal that stopped it.
+    pub signal: i32,
+}
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "interrupted by {}", signal_name(self.signal))
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+pub fn signal_name(signal: i32) -> String {
+    match signal {
+        libc::SIGINT => "SIGINT".into(),
+        libc::SIGTERM => "SIGTERM".into(),
+        other => format!("signal {other}"),
+    }
+}
+
+/// Ends the process by `signal`, with its default action.
+pub fn die_by(signal: i32) -> ! {
+    let _ = std::io::stdout().flush();
+    // SAFETY: restoring the default action and raising a signal have no memory effects; the
+    // default action of SIGINT and SIGTERM ends the process.
+    unsafe {
+        libc::signal(signal, libc::SIG_DFL);
+        libc::raise(signal);
+    }
+    // Unreachable unless the signal is blocked; then exit as a shell would report it.
+    std::process::exit(128 + signal)
+}

@@ -1,0 +1,226 @@
+//! What a step's processes mean: [`judge`] reads what they printed and how they ended, and
+//! says whether the step passed, with the first error, the probe's statuses, the test counts
+//! or the module log; it runs nothing.
+
+use crate::diagnostics::{first_rustc_error, has_error_diagnostic};
+use crate::expect::Outcome;
+use crate::libtest::TestSummary;
+use crate::plan::{Kind, Step};
+use crate::probe::{self, Status};
+use crate::process::{describe_status, missing_library, Killed, ProcessOutput};
+use std::time::Duration;
+
+/// How a step came out.
+#[derive(Clone, Debug)]
+pub struct StepResult {
+    /// Passed, failed, or did not run.
+    pub outcome: Outcome,
+    /// The first error, for failures and skips.
+    pub first_error: Option<String>,
+    /// Wall-clock seconds of the run that produced this result (a cached result keeps the
+    /// original's).
+    pub seconds: f64,
+    /// Whether it came from the cache.
+    pub cached: bool,
+    /// For tests that ran: libtest's counts (names are not kept).
+    pub tests: Option<(u64, u64, u64)>,
+    /// For the probe: one status per catalog feature, or why the probe failed.
+    pub probe: Option<Result<Vec<Status>, String>>,
+    /// For an example's run: the module log it printed.
+    pub log: Option<String>,
+    /// Whether the run was interrupted before this step could finish; such a result is
+    /// never cached and never reported as the step's outcome.
+    pub interrupted: bool,
+}
+
+impl StepResult {
+    /// A step that did not run, and why.
+    pub fn skipped(reason: String) -> Self {
+        StepResult {
+            outcome: Outcome::Skipped,
+            first_error: Some(reason),
+            seconds: 0.0,
+            cached: false,
+            tests: None,
+            probe: None,
+            log: None,
+            interrupted: false,
+        }
+    }
+
+    /// A step that failed before or outside its processes (a directory it could not create,
+    /// a program it could not start).
+    pub fn failed(message: String) -> Self {
+        StepResult {
+            outcome: Outcome::Fail,
+            ..StepResult::skipped(message)
+        }
+    }
+
+    /// A step the run's interrupt cut short.
+    pub fn interrupted() -> Self {
+        StepResult {
+            interrupted: true,
+            ..StepResult::skipped("not run to its end: the run was interrupted".into())
+        }
+    }
+}
+
+/// Judges a step from the outputs of its processes, in the order of [`Step::processes`]; a
+/// process that did not succeed is the last one that ran.
+///
+/// `timeout` only words the failure of a process killed by `--timeout`.
+pub fn judge(step: &Step, outputs: &[ProcessOutput], timeout: Duration) -> StepResult {
+    let mut result = StepResult {
+        outcome: Outcome::Pass,
+        seconds: outputs.iter().map(|output| output.seconds).sum(),
+        ..StepResult::skipped(String::new())
+    };
+    result.first_error = None;
+    if let Err(message) = judge_outputs(step, outputs, timeout, &mut result) {
+        result.outcome = Outcome::Fail;
+        result.first_error = Some(message);
+    }
+    result
+}
+
+fn judge_outputs(
+    step: &Step,
+    outputs: &[ProcessOutput],
+    timeout: Duration,
+    result: &mut StepResult,
+) -> Result<(), String> {
+    let Some(first) = outputs.first() else {
+        return Err("no process ran".into());
+    };
+    let ending = |output: &ProcessOutput| output.describe_ending(timeout);
+    if first.killed == Some(Killed::Timeout) {
+        return Err(format!(
+            "{} {}",
+            step.processes[0].program.display(),
+            ending(first)
+        ));
+    }
+    match step.kind {
+        Kind::Probe => {
+            // Unknown names (E0635) make the probe fail; anything else that fails without an
+            // error diagnostic (a crash, a wrapper's own failure) says nothing about features.
+            if !first.success() && !has_error_diagnostic(&first.stderr) {
+                return Err(format!(
+                    "rustc {} without a diagnostic: {}",
+                    ending(first),
+                    first_line_or(&first.stderr, "no output on stderr")
+                ));
+            }
+            let classified = probe::classify(&first.stderr);
+            result.probe = Some(classified.clone());
+            classified.map(|_| ())
+        }
+        Kind::Run => {
+            if !first.success() {
+                Err(format!(
+                    "the module {}: {}",
+                    ending(first),
+                    first_line_or(&first.stderr, "no output on stderr")
+                ))
+            } else if first.stdout.trim().is_empty() {
+                Err("the module logged nothing".into())
+            } else {
+                result.log = Some(first.stdout.clone());
+                Ok(())
+            }
+        }
+        Kind::Build | Kind::Test if !first.success() => {
+            // rustc's own error when it printed one; otherwise how it ended (a crash, a
+            // wrapper's failure, a missing library) and the first thing it said.
+            let said_error = first.stderr.lines().any(|line| line.starts_with("error"))
+                && missing_library(&first.stderr).is_none();
+            let error = first_rustc_error(&first.stderr).filter(|_| said_error);
+            Err(
+                match (first.status.and_then(|status| status.code()), error) {
+                    (Some(_), Some(error)) => error,
+                    _ => format!(
+                        "rustc {}: {}",
+                        ending(first),
+                        first_line_or(&first.stderr, "it printed nothing")
+                    ),
+                },
+            )
+        }
+        Kind::Build => Ok(()),
+        Kind::Test => {
+            let Some(tested) = outputs.get(1) else {
+                return Ok(());
+            };
+            if tested.killed == Some(Killed::Timeout) {
+                return Err(format!(
+                    "{} {}",
+                    step.processes[1].program.display(),
+                    ending(tested)
+                ));
+            }
+            let summary = TestSummary::parse(&tested.stdout);
+            result.tests = summary
+                .as_ref()
+                .map(|summary| (summary.passed, summary.failed, summary.ignored));
+            match (tested.status, summary) {
+                (Some(status), Some(summary)) if status.success() && summary.failed == 0 => Ok(()),
+                (Some(_), summary) => Err(test_failure(summary, tested)),
+                (None, _) => Err(format!("the test binary {}", ending(tested))),
+            }
+        }
+    }
+}
+
+/// The first non-empty line of `text`, or `otherwise`.
+fn first_line_or<'a>(text: &'a str, otherwise: &'a str) -> &'a str {
+    text.lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .unwrap_or(otherwise)
+}
+
+/// The first line that explains a failed test run: the failing tests' names, or the panic.
+fn test_failure(summary: Option<TestSummary>, output: &ProcessOutput) -> String {
+    if let Some(summary) = summary {
+        let failing: Vec<&str> = summary
+            .tests
+            .iter()
+            .filter(|(_, result)| result == "FAILED")
+            .map(|(name, _)| name.as_str())
+            .collect();
+        if !failing.is_empty() {
+            // Since Rust 1.73 the panic message is on the line after `panicked at FILE:LINE:COL:`.
+            let lines: Vec<&str> = output.stdout.lines().chain(output.stderr.lines()).collect();
+            let panic = lines
+                .iter()
+                .position(|line| line.contains("panicked at"))
+                .map(|index| {
+                    let mut text = lines[index].trim().to_string();
+                    if text.ends_with(':') {
+                        if let Some(message) = lines.get(index + 1) {
+                            text.push(' ');
+                            text.push_str(message.trim());
+                        }
+                    }
+                    format!(": {text}")
+                })
+                .unwrap_or_default();
+            return format!(
+                "{} of {} tests failed ({}){panic}",
+                summary.failed,
+                summary.passed + summary.failed,
+                failing.join(", ")
+            );
+        }
+    }
+    let last = output
+        .stderr
+        .lines()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or("no output");
+    let ending = output
+        .status
+        .map_or_else(|| "no exit status".to_string(), describe_status);
+    format!("the test binary ended with {ending}: {last}")
+}

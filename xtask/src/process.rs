@@ -1,0 +1,403 @@
+//! Running one process: a clean environment, its own process group killed whole on timeout or
+//! interrupt, death with the xtask, and bounded capture of both output streams.
+
+use crate::interrupt::interrupted;
+use std::fmt;
+use std::io::Read;
+use std::os::fd::RawFd;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// The variables a process inherits from the xtask's environment; every other one is removed.
+pub const INHERITED_VARIABLES: [&str; 2] = ["PATH", "TMPDIR"];
+
+/// The values of [`INHERITED_VARIABLES`] that are set, in that order: what every process
+/// inherits, and so part of every cache key.
+pub fn inherited_environment() -> Vec<(String, String)> {
+    INHERITED_VARIABLES
+        .iter()
+        .filter_map(|name| {
+            let value = std::env::var_os(name)?;
+            Some((name.to_string(), value.to_string_lossy().into_owned()))
+        })
+        .collect()
+}
+
+/// How much of each output stream is kept.
+pub const CAPTURE_LIMIT: usize = 16 << 20;
+
+/// How often a waiting runner looks at the clock and at [`interrupted`].
+const TICK: Duration = Duration::from_millis(50);
+
+/// How long a process's output may stay open after the process itself has exited (held by
+/// something it left behind) before its group is killed.
+const STRAGGLER_GRACE: Duration = Duration::from_millis(500);
+
+/// One process to run: program, arguments and the environment changes it needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invocation {
+    /// The executable, by absolute path.
+    pub program: PathBuf,
+    /// The arguments.
+    pub args: Vec<String>,
+    /// Variables set for this process.
+    pub env: Vec<(String, String)>,
+    /// Variables removed from the inherited environment, so that the caller's
+    /// `RUSTC_BOOTSTRAP` cannot turn a stable-mode build into a kernel-mode one.
+    pub env_remove: Vec<String>,
+}
+
+impl Invocation {
+    /// A command ready to spawn: an empty environment plus what
+    /// [`inherited_environment`] passes through, minus `env_remove`, plus `env`.
+    ///
+    /// Starting empty is what makes the environment part of the cache key exactly: nothing the
+    /// caller happens to have set (`RUSTC_BOOTSTRAP`, `RUSTFLAGS`, `RUST_TEST_THREADS`) can
+    /// change a result behind the key's back.
+    pub fn command(&self) -> Command {
+        let mut command = Command::new(&self.program);
+        command.args(&self.args).env_clear();
+        for (name, value) in inherited_environment() {
+            if !self.env_remove.contains(&name) {
+                command.env(name, value);
+            }
+        }
+        for (name, value) in &self.env {
+            command.env(name, value);
+        }
+        command
+    }
+
+    /// The invocation as one POSIX shell line: `NAME=value ... /abs/program args`, quoted.
+    ///
+    /// Removed variables are not shown: in an ordinary shell they are not set anyway.
+    pub fn shell_line(&self) -> String {
+        let mut words: Vec<String> = self
+            .env
+            .iter()
+            .map(|(name, value)| format!("{name}={}", shell_quote(value)))
+            .collect();
+        words.push(shell_quote(&self.program.to_string_lossy()));
+        words.extend(self.args.iter().map(|arg| shell_quote(arg)));
+        words.join(" ")
+    }
+}
+
+impl fmt::Display for Invocation {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(&self.shell_line())
+    }
+}
+
+/// Quotes a word for a POSIX shell: unchanged if it has only safe characters, otherwise in
+/// single quotes with each `'` written as `'\''`.
+pub fn shell_quote(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// Why the runner killed a process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Killed {
+    /// It ran longer than `--timeout`.
+    Timeout,
+    /// The run was interrupted (SIGINT or SIGTERM).
+    Interrupted,
+}
+
+/// What a finished process left behind.
+#[derive(Clone, Debug)]
+pub struct ProcessOutput {
+    /// Its exit status; `None` if the runner killed it (then `killed` says why).
+    pub status: Option<ExitStatus>,
+    /// Why the runner killed it, if it did.
+    pub killed: Option<Killed>,
+    /// Everything it wrote to stdout (up to [`CAPTURE_LIMIT`]).
+    pub stdout: String,
+    /// Everything it wrote to stderr (up to [`CAPTURE_LIMIT`]).
+    pub stderr: String,
+    /// How long it ran.
+    pub seconds: f64,
+}
+
+impl ProcessOutput {
+    /// Whether it exited with status 0.
+    pub fn success(&self) -> bool {
+        self.status.is_some_and(|status| status.success())
+    }
+
+    /// How it ended, in words: "exit status 3", "killed by signal 11 (SIGSEGV)", "killed after
+    /// 5 s (--timeout)", with the dynamic loader's complaint when it could not start at all.
+    pub fn describe_ending(&self, timeout: Duration) -> String {
+        let ending = match (self.killed, self.status) {
+            (Some(Killed::Timeout), _) => {
+                format!("killed after {} s (--timeout)", timeout.as_secs())
+            }
+            (Some(Killed::Interrupted), _) => "killed: the run was interrupted".to_string(),
+            (None, Some(status)) => describe_status(status),
+            (None, None) => "no exit status".to_string(),
+        };
+        match missing_library(&self.stderr) {
+            Some(library) => format!(
+                "{ending}: it cannot start, the dynamic loader cannot find the shared library \
+                 {library} (is LD_LIBRARY_PATH set for it?)"
+            ),
+            None => ending,
+        }
+    }
+}
+
+/// An exit status in words: "exit status 3", "killed by signal 11 (SIGSEGV), core dumped".
+pub fn describe_status(status: ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        return format!("exit status {code}");
+    }
+    let Some(signal) = status.signal() else {
+        return status.to_string();
+    };
+    let name = match signal {
+        libc::SIGHUP => " (SIGHUP)",
+        libc::SIGINT => " (SIGINT)",
+        libc::SIGQUIT => " (SIGQUIT)",
+        libc::SIGILL => " (SIGILL)",
+        libc::SIGTRAP => " (SIGTRAP)",
+        libc::SIGABRT => " (SIGABRT)",
+        libc::SIGBUS => " (SIGBUS)",
+        libc::SIGFPE => " (SIGFPE)",
+        libc::SIGKILL => " (SIGKILL)",
+        libc::SIGSEGV => " (SIGSEGV)",
+        libc::SIGPIPE => " (SIGPIPE)",
+        libc::SIGTERM => " (SIGTERM)",
+        _ => "",
+    };
+    let core = if status.core_dumped() {
+        ", core dumped"
+    } else {
+        ""
+    };
+    format!("killed by signal {signal}{name}{core}")
+}
+
+/// The library the dynamic loader could not find, from its message on stderr
+/// ("error while loading shared libraries: librustc_driver-....so: cannot open shared object
+/// file").
+pub fn missing_library(stderr: &str) -> Option<&str> {
+    let (_, rest) = stderr.split_once("error while loading shared libraries: ")?;
+    rest.split(':').next().map(str::trim)
+}
+
+/// Why a program could not be started at all, from the spawn error.
+pub fn describe_spawn_error(program: &Path, error: &std::io::Error) -> String {
+    let program = program.display();
+    match error.raw_os_error() {
+        Some(libc::ENOENT) => {
+            format!("cannot run {program}: it does not exist (or its `#!` interpreter does not)")
+        }
+        Some(libc::EACCES) => {
+            format!("cannot run {program}: permission denied (is it executable?)")
+        }
+        Some(libc::ENOEXEC) => {
+            format!("cannot run {program}: it is not an executable this system can run")
+        }
+        _ => format!("cannot run {program}: {error}"),
+    }
+}
+
+/// One output stream, read on its own thread into a shared buffer, so that the runner can
+/// take what has arrived even if something keeps the pipe open forever.
+struct Capture {
+    bytes: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Capture {
+    fn start(stream: Option<impl Read + Send + 'static>, closed: mpsc::Sender<()>) -> Self {
+        let bytes = Arc::new(Mutex::new(Vec::new()));
+        let shared = Arc::clone(&bytes);
+        thread::spawn(move || {
+            if let Some(mut stream) = stream {
+                let mut chunk = [0u8; 8192];
+                loop {
+                    match stream.read(&mut chunk) {
+                        Ok(0) => break,
+                        Ok(count) => {
+                            let mut bytes =
+                                shared.lock().unwrap_or_else(|poison| poison.into_inner());
+                            let room = CAPTURE_LIMIT.saturating_sub(bytes.len());
+                            bytes.extend_from_slice(&chunk[..count.min(room)]);
+                        }
+                        Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(_) => break,
+                    }
+                }
+            }
+            let _ = closed.send(());
+        });
+        Capture { bytes }
+    }
+
+    fn take(&self) -> String {
+        let bytes = self
+            .bytes
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+/// Whether the child has exited, without reaping it: while it is an unreaped zombie its
+/// process id, and so its process group's id, cannot be reused, so killing the group is safe.
+fn has_exited(child: &Child) -> bool {
+    // SAFETY: `siginfo_t` is plain old data; all-zero is valid and is what `waitid` leaves
+    // in `si_pid` when nothing has exited (with WNOHANG).
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `info` is a live `siginfo_t`; WNOWAIT leaves the child reapable by std's
+    // `Child::wait`, so std's bookkeeping stays right.
+    let result = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            child.id() as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    // SAFETY: `waitid` filled `info` (or left it zeroed); reading `si_pid` is valid for a
+    // SIGCHLD-style record, which is what `waitid` produces.
+    result == 0 && unsafe { info.si_pid() } != 0
+}
+
+/// Kills every process in the child's process group (the child leads it).
+fn kill_group(child: &Child) {
+    // SAFETY: `kill` has no memory effects. The group id is the child's pid, which cannot have
+    // been reused: the caller has not reaped the child yet.
+    unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+}
+
+/// Runs one process to its end, or kills it (with its whole process group) after `timeout`
+/// or when the run is interrupted.
+pub fn run(invocation: &Invocation, timeout: Duration) -> std::io::Result<ProcessOutput> {
+    run_holding(invocation, timeout, None)
+}
+
+/// [`run`], with `lock` (an open descriptor holding the matrix's lock) inherited by the
+/// process, so that the lock stays held until it and everything it starts have exited, even
+/// if the xtask itself is killed.
+pub fn run_holding(
+    invocation: &Invocation,
+    timeout: Duration,
+    lock: Option<RawFd>,
+) -> std::io::Result<ProcessOutput> {
+    let start = Instant::now();
+    let mut command = invocation.command();
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs between fork and exec, and only makes async-signal-safe system
+    // calls (`prctl`, `getppid`, `fcntl`) on values copied in before the fork; it allocates
+    // nothing and takes no locks.
+    unsafe {
+        command.pre_exec(move || {
+            #[cfg(target_os = "linux")]
+            {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The xtask may have died between the fork and the prctl.
+                if libc::getppid() != parent {
+                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                }
+            }
+            #[cfg(not(target_os = "linux"))]
+            let _ = parent;
+            if let Some(fd) = lock {
+                // Clear close-on-exec in the child only: it keeps the lock's descriptor.
+                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        })
+    };
+    let mut child = command.spawn()?;
+    let (closed, pipe_closed) = mpsc::channel::<()>();
+    let stdout = Capture::start(child.stdout.take(), closed.clone());
+    let stderr = Capture::start(child.stderr.take(), closed);
+    let deadline = start + timeout;
+    let mut open_pipes = 2;
+    let mut exited_at: Option<Instant> = None;
+    let mut pause = Duration::from_millis(1);
+    // Wake when a pipe closes (the usual sign of the end), on every tick otherwise.
+    let killed = loop {
+        if open_pipes > 0 {
+            let wait = TICK.min(deadline.saturating_duration_since(Instant::now()));
+            match pipe_closed.recv_timeout(wait) {
+                Ok(()) => open_pipes -= 1,
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => open_pipes = 0,
+            }
+        } else {
+            // Both pipes are closed; the exit follows within moments.
+            thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(20));
+        }
+        let now = Instant::now();
+        if exited_at.is_none() && has_exited(&child) {
+            exited_at = Some(now);
+        }
+        if let Some(exited) = exited_at {
+            if open_pipes == 0 || now.duration_since(exited) >= STRAGGLER_GRACE {
+                break None;
+            }
+        }
+        if interrupted().is_some() {
+            break Some(Killed::Interrupted);
+        }
+        if now >= deadline {
+            break Some(Killed::Timeout);
+        }
+    };
+    // The child is exited-but-unreaped or still running: either way its group is still ours.
+    kill_group(&child);
+    let status = child.wait()?;
+    // Killing the group closes the pipes, unless a process escaped the group.
+    let grace = Instant::now() + Duration::from_secs(1);
+    while open_pipes > 0 {
+        match pipe_closed.recv_timeout(grace.saturating_duration_since(Instant::now())) {
+            Ok(()) => open_pipes -= 1,
+            Err(_) => break,
+        }
+    }
+    Ok(ProcessOutput {
+        status: if killed.is_some() { None } else { Some(status) },
+        killed,
+        stdout: stdout.take(),
+        stderr: stderr.take(),
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_only_what_needs_it() {
+        assert_eq!(shell_quote("--edition"), "--edition");
+        assert_eq!(
+            shell_quote("cfg(kshim_kernel_mode)"),
+            "'cfg(kshim_kernel_mode)'"
+        );
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+}
