@@ -21,7 +21,7 @@ use xtask::plan::Layout;
 use xtask::process::inherited_environment;
 use xtask::process::Invocation;
 use xtask::report::json::{self, Value};
-use xtask::toolchain::{discover_within, Availability};
+use xtask::toolchain::Availability;
 use xtask::version::Channel;
 
 /// The `xtask` binary of this checkout, built (once per test run) into a target directory of
@@ -265,7 +265,7 @@ fn discover(dir: &Path, specs: &[PathBuf], timeout: Duration) -> Vec<Availabilit
         .iter()
         .map(|spec| spec.display().to_string())
         .collect();
-    discover_within(&sh, Some(&pins), &specs, timeout).unwrap()
+    xtask::toolchain::discover(&sh, Some(&pins), &specs, timeout).unwrap()
 }
 
 fn broken_error(availability: &Availability) -> &str {

@@ -42,13 +42,12 @@ pub mod summary;
 use crate::catalog::Release;
 use crate::diagnostics::first_rustc_error;
 use crate::expect::Verdict as ToolchainVerdict;
-use crate::matrix::{Format, DEFAULT_TIMEOUT_SECONDS};
+use crate::output::{Format, Table};
 use crate::plan::Rustc;
 use crate::probe::{self, Status};
 use crate::process;
 use crate::report::json::Value;
-use crate::report::Table;
-use crate::toolchain::{discover, Availability};
+use crate::toolchain::{discover, Availability, VERSION_TIMEOUT};
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
 use input::Input;
@@ -88,7 +87,7 @@ impl Options {
             pins: None,
             min_rust: None,
             scratch: project_root().join("target/kshim/audit"),
-            timeout: Duration::from_secs(DEFAULT_TIMEOUT_SECONDS),
+            timeout: process::DEFAULT_TIMEOUT,
         }
     }
 }
@@ -210,7 +209,12 @@ pub fn probe_names(
 /// Discovers the toolchains, probes each that runs (in parallel), and sums up.
 pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
     let sh = Shell::new()?;
-    let availabilities = discover(&sh, options.pins.as_deref(), &options.toolchains)?;
+    let availabilities = discover(
+        &sh,
+        options.pins.as_deref(),
+        &options.toolchains,
+        VERSION_TIMEOUT,
+    )?;
     let names = options.input.names();
     let scratch = options.scratch.join(std::process::id().to_string());
     let columns: Vec<Column> = std::thread::scope(|scope| {
@@ -221,7 +225,7 @@ pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
                 let names = &names;
                 let directory = scratch.join(format!(
                     "{index}-{}",
-                    crate::matrix::directory_name(availability.id())
+                    crate::plan::directory_name(availability.id())
                 ));
                 scope.spawn(move || column(availability, names, &directory, options.timeout))
             })

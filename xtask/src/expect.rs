@@ -178,6 +178,26 @@ pub fn enabled_in_kernel_mode(release: Release) -> Vec<&'static Feature> {
         .collect()
 }
 
+/// What the catalog says happens at `release`: features that stabilize or first appear there.
+pub fn catalog_facts(release: Release) -> Vec<String> {
+    let mut facts = Vec::new();
+    if release == crate::catalog::MINIMUM_RELEASE {
+        facts.push("the kernel's minimum".to_owned());
+    }
+    for feature in crate::catalog::FEATURES {
+        if feature.stable_since == Some(release) {
+            facts.push(format!("{} stable", feature.name));
+        }
+        if feature.known_since == Some(release) {
+            facts.push(format!("{} first appears", feature.name));
+        }
+    }
+    if crate::catalog::HAS_COERCE_POINTEE.from == release {
+        facts.push(format!("{} set", crate::catalog::HAS_COERCE_POINTEE.name));
+    }
+    facts
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,6 +22,7 @@ pub mod judge;
 pub mod libtest;
 pub mod matrix;
 pub mod merge;
+pub mod output;
 pub mod plan;
 pub mod probe;
 pub mod process;

@@ -37,13 +37,14 @@ use crate::ci_matrix::Shard;
 use crate::expect::{expected_outcome, expected_status, Outcome, Verdict as ToolchainVerdict};
 use crate::interrupt::{self, die_by, Interrupted};
 use crate::judge::StepResult;
-use crate::plan::{self, Kind, Layout, Mode, PlannedToolchain, Rustc, Step};
+use crate::output::Format;
+use crate::plan::{self, directory_name, Kind, Layout, Mode, PlannedToolchain, Rustc, Step};
 use crate::probe;
 use crate::process::{self, shell_quote};
 use crate::report::{BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
 use crate::runner::{self, Limits};
 use crate::schedule::{self, Progress};
-use crate::toolchain::{discover_within, Availability, Source, Toolchain};
+use crate::toolchain::{discover, Availability, Source, Toolchain};
 use crate::version::RustcVersion;
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
@@ -54,51 +55,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use xshell::Shell;
-
-/// How long one process may run unless `--timeout` says otherwise.
-pub const DEFAULT_TIMEOUT_SECONDS: u64 = 300;
-
-/// The output formats of `--format`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// Tables and summary lines for a terminal.
-    Human,
-    /// The JSON report.
-    Json,
-    /// The tables as Markdown.
-    Markdown,
-}
-
-impl Format {
-    /// Reads `--format`.
-    pub fn parse(text: &str) -> anyhow::Result<Self> {
-        match text {
-            "human" => Ok(Format::Human),
-            "json" => Ok(Format::Json),
-            "markdown" => Ok(Format::Markdown),
-            other => bail!("--format must be `human`, `json` or `markdown`, not `{other}`"),
-        }
-    }
-
-    /// Prints a report on stdout in this format; the human form is coloured only on a terminal
-    /// and never when `NO_COLOR` is set. The matrix, `merge` and `audit` all print this way.
-    pub fn print(
-        self,
-        json: impl FnOnce() -> crate::report::json::Value,
-        markdown: impl FnOnce() -> String,
-        human: impl FnOnce(bool) -> String,
-    ) {
-        match self {
-            Format::Json => print!("{}", json().to_pretty()),
-            Format::Markdown => print!("{}", markdown()),
-            Format::Human => {
-                let colour = std::io::stdout().is_terminal()
-                    && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
-                print!("{}", human(colour));
-            }
-        }
-    }
-}
 
 /// One toolchain of the run, with what discovery found.
 struct Column {
@@ -170,19 +126,6 @@ fn column(availability: Availability) -> Column {
             version: None,
         },
     }
-}
-
-/// A file-system-safe directory name for a toolchain id.
-pub(crate) fn directory_name(id: &str) -> String {
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// The compiler's identity for cache keys: where it is, its contents, size and modification
@@ -337,7 +280,7 @@ impl Options {
             toolchains,
             pins: None,
             jobs: std::thread::available_parallelism().map_or(1, usize::from),
-            timeout: Duration::from_secs(DEFAULT_TIMEOUT_SECONDS),
+            timeout: process::DEFAULT_TIMEOUT,
             use_cache: true,
             strict: false,
             shard: None,
@@ -431,7 +374,7 @@ fn plan_run(sh: &Shell, layout: &Layout, options: &Options) -> anyhow::Result<Pl
         // The catalog compiled into this xtask, wherever the sources checked are.
         &project_root().join("kernel-shim/src/catalog.rs"),
     )?;
-    let mut availabilities = discover_within(
+    let mut availabilities = discover(
         sh,
         options.pins.as_deref(),
         &options.toolchains,
@@ -832,13 +775,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_formats() {
-        assert_eq!(Format::parse("json").unwrap(), Format::Json);
-        assert_eq!(Format::parse("markdown").unwrap(), Format::Markdown);
-        assert!(Format::parse("yaml").is_err());
-    }
-
-    #[test]
     fn module_logs_are_compared_line_by_line() {
         assert_eq!(first_difference("a\nb\n", "a\nb\n"), None);
         assert_eq!(
@@ -848,11 +784,5 @@ mod tests {
         assert!(first_difference("a\n", "a\nextra\n")
             .unwrap()
             .contains("kernel mode \"(end)\", stable mode \"extra\""));
-    }
-
-    #[test]
-    fn directory_names_are_safe() {
-        assert_eq!(directory_name("1.95.0"), "1.95.0");
-        assert_eq!(directory_name("/usr/bin/rustc"), "_usr_bin_rustc");
     }
 }

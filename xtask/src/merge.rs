@@ -7,7 +7,7 @@
 //! with the same tables, summaries and exit status.
 
 use crate::ci_matrix::Shard;
-use crate::matrix::Format;
+use crate::output::Format;
 use crate::report::json;
 use crate::report::Report;
 use crate::toolchain::Pins;

@@ -419,6 +419,19 @@ pub fn example_inputs(example: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// A file-system-safe directory name for a toolchain id.
+pub fn directory_name(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// A toolchain as the planner sees it: an index into the matrix's toolchain list, its compiler
 /// and whether it gets builds (ok) or only the probe (too old).
 #[derive(Clone, Debug)]
@@ -678,6 +691,12 @@ pub fn test_run(rustc: &Rustc, binary: &Path) -> Invocation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn directory_names_are_safe() {
+        assert_eq!(directory_name("1.95.0"), "1.95.0");
+        assert_eq!(directory_name("/usr/bin/rustc"), "_usr_bin_rustc");
+    }
 
     #[test]
     fn reads_example_tables() {

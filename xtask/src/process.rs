@@ -27,6 +27,9 @@ pub fn inherited_environment() -> Vec<(String, String)> {
         .collect()
 }
 
+/// How long one process may run unless `--timeout` says otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// How much of each output stream is kept.
 pub const CAPTURE_LIMIT: usize = 16 << 20;
 
@@ -386,6 +389,31 @@ pub fn run_holding(
     })
 }
 
+/// The gist of an error report such as rustup's: its `error:` line and its innermost cause
+/// (the last line before any backtrace), e.g. "error: could not download file from '...' /
+/// 4: Connection refused (os error 111)".
+pub fn error_and_cause(text: &str) -> String {
+    let report = text.split("Stack backtrace:").next().unwrap_or(text);
+    let error = report
+        .lines()
+        .map(str::trim)
+        .find(|line| line.starts_with("error"));
+    let cause = last_line(report);
+    match error {
+        Some(error) if error != cause => format!("{error} / {cause}"),
+        Some(error) => error.to_owned(),
+        None => cause,
+    }
+}
+
+pub fn last_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .rfind(|line| !line.is_empty())
+        .unwrap_or("(no message)")
+        .to_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -399,5 +427,31 @@ mod tests {
         );
         assert_eq!(shell_quote("it's"), r"'it'\''s'");
         assert_eq!(shell_quote(""), "''");
+    }
+
+    #[test]
+    fn rustup_error_gist() {
+        // What `rustup toolchain install 1.78.0` prints when it cannot reach its server.
+        let stderr = "info: syncing channel updates for 1.78.0-x86_64-unknown-linux-gnu
+error: could not download file from 'http://127.0.0.1:9/dist/channel-rust-1.78.0.toml.sha256' to '/root/.rustup/tmp/x_file'
+
+Caused by:
+    0: error downloading file
+    1: error sending request for url (http://127.0.0.1:9/dist/channel-rust-1.78.0.toml.sha256)
+    2: client error (Connect)
+    3: tcp connect error
+    4: Connection refused (os error 111)
+
+Stack backtrace:
+   0: <E as anyhow::context::ext::StdError>::ext_context
+  22: <unknown>
+";
+        assert_eq!(
+            error_and_cause(stderr),
+            "error: could not download file from 'http://127.0.0.1:9/dist/channel-rust-1.78.0.toml.sha256' \
+             to '/root/.rustup/tmp/x_file' / 4: Connection refused (os error 111)"
+        );
+        assert_eq!(error_and_cause(""), "(no message)");
+        assert_eq!(error_and_cause("error: one line\n"), "error: one line");
     }
 }

@@ -15,8 +15,8 @@
 //! Downloads already present (with the SHA-256 the registry lists) are not fetched again.
 
 use crate::toolchain::{
-    debian_upstream_version, probe, provisioned_toolchain, toolchains_dir, Availability,
-    DebianPackage, Pin, Pins, PROVISIONED_MARKER,
+    debian_upstream_version, provisioned_toolchain, toolchains_dir, verify, Availability,
+    DebianPackage, Pin, Pins, PROVISIONED_MARKER, VERSION_TIMEOUT,
 };
 use anyhow::{bail, Context};
 use std::collections::BTreeSet;
@@ -114,7 +114,7 @@ fn install_rustup(sh: &Shell, pin: &Pin, name: &str) -> anyhow::Result<String> {
         bail!(
             "`rustup toolchain install {name}` exited with {}: {}",
             output.status,
-            error_and_cause(&String::from_utf8_lossy(&output.stderr))
+            crate::process::error_and_cause(&String::from_utf8_lossy(&output.stderr))
         );
     }
     let rustc = cmd!(sh, "rustup which rustc --toolchain {name}")
@@ -133,7 +133,7 @@ fn install_rustup(sh: &Shell, pin: &Pin, name: &str) -> anyhow::Result<String> {
         env: Vec::new(),
         pin: Some(pin.id.clone()),
     };
-    let version = verified(sh, pin, toolchain)?;
+    let version = verified(pin, toolchain)?;
     Ok(format!(
         "rustup toolchain {name}: {} ({:.1}s)",
         version.summary(),
@@ -159,7 +159,7 @@ fn provision_debian(
 
     if dir.join(PROVISIONED_MARKER).is_file() {
         if let Some(toolchain) = provisioned_toolchain(&dir) {
-            match verified(sh, pin, toolchain) {
+            match verified(pin, toolchain) {
                 Ok(version) => {
                     return Ok(format!(
                         "already unpacked in {}: {}",
@@ -210,7 +210,7 @@ fn provision_debian(
                 "`apt-get download {}` exited with {}: {}",
                 to_fetch.join(" "),
                 output.status,
-                last_line(&String::from_utf8_lossy(&output.stderr))
+                crate::process::last_line(&String::from_utf8_lossy(&output.stderr))
             );
         }
         for spec in &to_fetch {
@@ -255,7 +255,7 @@ fn provision_debian(
         .with_context(|| format!("writing the marker in {}", staging.display()))?;
     let toolchain =
         provisioned_toolchain(&staging).context("reading back the marker just written")?;
-    let checked = verified(sh, pin, toolchain);
+    let checked = verified(pin, toolchain);
     let version = match checked {
         Ok(version) => version,
         Err(error) => {
@@ -282,20 +282,18 @@ fn provision_debian(
 
 /// Runs the compiler and checks that it reports the pinned release.
 fn verified(
-    sh: &Shell,
     pin: &Pin,
     toolchain: crate::toolchain::Toolchain,
 ) -> anyhow::Result<crate::version::RustcVersion> {
-    match probe(sh, toolchain) {
-        Availability::Found { version, .. } if pin.is_satisfied_by(&version) => Ok(version),
-        Availability::Found { version, .. } => bail!(
+    match verify(&toolchain, VERSION_TIMEOUT) {
+        Ok(version) if pin.is_satisfied_by(&version) => Ok(version),
+        Ok(version) => bail!(
             "it reports {} ({}), not the pinned {}",
             version.release_string(),
             version.first_line,
             pin.describe_release()
         ),
-        Availability::Broken { error, .. } => bail!("{error}"),
-        Availability::Missing { .. } => unreachable!("probe never reports a pin missing"),
+        Err(error) => bail!("{error}"),
     }
 }
 
@@ -520,7 +518,7 @@ impl Apt {
             Ok(output) => println!(
                 "  apt-get update failed ({}): {}; going on with the lists there are",
                 output.status,
-                last_line(&String::from_utf8_lossy(&output.stderr))
+                crate::process::last_line(&String::from_utf8_lossy(&output.stderr))
             ),
             Err(error) => println!("  cannot run apt-get update: {error}; going on"),
         }
@@ -587,31 +585,6 @@ fn lists_are_stale() -> bool {
             .duration_since(modified)
             .is_ok_and(|age| age > Duration::from_secs(24 * 60 * 60)),
     }
-}
-
-/// The gist of an error report such as rustup's: its `error:` line and its innermost cause
-/// (the last line before any backtrace), e.g. "error: could not download file from '...' /
-/// 4: Connection refused (os error 111)".
-pub fn error_and_cause(text: &str) -> String {
-    let report = text.split("Stack backtrace:").next().unwrap_or(text);
-    let error = report
-        .lines()
-        .map(str::trim)
-        .find(|line| line.starts_with("error"));
-    let cause = last_line(report);
-    match error {
-        Some(error) if error != cause => format!("{error} / {cause}"),
-        Some(error) => error.to_owned(),
-        None => cause,
-    }
-}
-
-fn last_line(text: &str) -> String {
-    text.lines()
-        .map(str::trim)
-        .rfind(|line| !line.is_empty())
-        .unwrap_or("(no message)")
-        .to_owned()
 }
 
 #[cfg(test)]
@@ -693,31 +666,5 @@ mod tests {
         );
         assert_eq!(field(shown, "SHA256").as_deref(), Some("6edf"));
         assert_eq!(field(shown, "Depends"), None);
-    }
-
-    #[test]
-    fn rustup_error_gist() {
-        // What `rustup toolchain install 1.78.0` prints when it cannot reach its server.
-        let stderr = "info: syncing channel updates for 1.78.0-x86_64-unknown-linux-gnu
-error: could not download file from 'http://127.0.0.1:9/dist/channel-rust-1.78.0.toml.sha256' to '/root/.rustup/tmp/x_file'
-
-Caused by:
-    0: error downloading file
-    1: error sending request for url (http://127.0.0.1:9/dist/channel-rust-1.78.0.toml.sha256)
-    2: client error (Connect)
-    3: tcp connect error
-    4: Connection refused (os error 111)
-
-Stack backtrace:
-   0: <E as anyhow::context::ext::StdError>::ext_context
-  22: <unknown>
-";
-        assert_eq!(
-            error_and_cause(stderr),
-            "error: could not download file from 'http://127.0.0.1:9/dist/channel-rust-1.78.0.toml.sha256' \
-             to '/root/.rustup/tmp/x_file' / 4: Connection refused (os error 111)"
-        );
-        assert_eq!(error_and_cause(""), "(no message)");
-        assert_eq!(error_and_cause("error: one line\n"), "error: one line");
     }
 }

@@ -68,6 +68,7 @@ pub mod json;
 
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
 use crate::expect::{enabled_in_kernel_mode, Outcome, Verdict};
+use crate::output::{paint_red, Table};
 use crate::plan::{Kind, Mode};
 use crate::probe::Status;
 use json::Value;
@@ -801,7 +802,7 @@ impl Report {
         if !failures.is_empty() {
             let _ = writeln!(out, "\n{} failure(s):", failures.len());
             for failure in &failures {
-                let _ = writeln!(out, "  {}", paint(&failure_line(failure), RED, colour));
+                let _ = writeln!(out, "  {}", paint_red(&failure_line(failure), colour));
             }
         }
         out.push('\n');
@@ -850,110 +851,6 @@ pub fn failure_line(failure: &Failure) -> String {
         let _ = write!(line, ": {}", error.join(" | "));
     }
     line
-}
-
-const RED: &str = "\x1b[31m";
-
-fn paint(text: &str, colour: &str, enabled: bool) -> String {
-    if enabled {
-        format!("{colour}{text}\x1b[0m")
-    } else {
-        text.to_string()
-    }
-}
-
-/// A table with a row-name column and one column per toolchain (`audit` renders with it too).
-pub(crate) struct Table {
-    corner: String,
-    headers: Vec<String>,
-    /// Row name, then (text, differs) per column.
-    pub(crate) rows: Vec<(String, Vec<(String, bool)>)>,
-}
-
-impl Table {
-    pub(crate) fn new(corner: &str, headers: &[String]) -> Self {
-        Self {
-            corner: corner.to_string(),
-            headers: headers.to_vec(),
-            rows: Vec::new(),
-        }
-    }
-
-    fn cell_text((text, differs): &(String, bool)) -> String {
-        if *differs {
-            format!("{text} !")
-        } else {
-            text.clone()
-        }
-    }
-
-    pub(crate) fn render_text(&self, out: &mut String, colour: bool) {
-        let first_width = self
-            .rows
-            .iter()
-            .map(|(name, _)| name.len())
-            .chain([self.corner.len()])
-            .max()
-            .unwrap_or(0);
-        let widths: Vec<usize> = self
-            .headers
-            .iter()
-            .enumerate()
-            .map(|(column, header)| {
-                self.rows
-                    .iter()
-                    .map(|(_, cells)| Self::cell_text(&cells[column]).chars().count())
-                    .chain([header.chars().count()])
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        let _ = write!(out, "{:first_width$}", self.corner);
-        for (header, width) in self.headers.iter().zip(&widths) {
-            let _ = write!(out, "  {header:width$}");
-        }
-        out.push('\n');
-        for (name, cells) in &self.rows {
-            let _ = write!(out, "{name:first_width$}");
-            for (cell, width) in cells.iter().zip(&widths) {
-                let text = format!("{:width$}", Self::cell_text(cell));
-                let _ = write!(
-                    out,
-                    "  {}",
-                    if cell.1 {
-                        paint(&text, RED, colour)
-                    } else {
-                        text
-                    }
-                );
-            }
-            out.push('\n');
-        }
-    }
-
-    pub(crate) fn render_markdown(&self, out: &mut String) {
-        let _ = write!(out, "| {} |", self.corner);
-        for header in &self.headers {
-            let _ = write!(out, " {header} |");
-        }
-        out.push_str("\n|---|");
-        for _ in &self.headers {
-            out.push_str("---|");
-        }
-        out.push('\n');
-        for (name, cells) in &self.rows {
-            let _ = write!(out, "| `{name}` |");
-            for cell in cells {
-                let text = Self::cell_text(cell);
-                if cell.1 {
-                    let _ = write!(out, " **{text}** |");
-                } else {
-                    let _ = write!(out, " {text} |");
-                }
-            }
-            out.push('\n');
-        }
-    }
 }
 
 #[cfg(test)]

@@ -481,23 +481,9 @@ pub const PROVISIONED_MARKER: &str = "kshim-provisioned.txt";
 /// to a rustc executable; one that names nothing (no such file, no such rustup toolchain) is
 /// [`Availability::Broken`], with the reason, like any other compiler that does not work.
 ///
-/// Each compiler's `rustc -vV` and `rustc --print sysroot` may take [`PROBE_TIMEOUT`]; use
-/// [`discover_within`] for another limit.
+/// A compiler whose `rustc -vV` or `--print sysroot` runs longer than `timeout` is killed
+/// (with its process group) and reported broken.
 pub fn discover(
-    sh: &Shell,
-    pins_path: Option<&Path>,
-    specs: &[String],
-) -> anyhow::Result<Vec<Availability>> {
-    discover_within(sh, pins_path, specs, PROBE_TIMEOUT)
-}
-
-/// How long `rustc -vV` (and `rustc --print sysroot`) may take by default before the compiler
-/// is killed and reported broken.
-pub const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// [`discover`], killing any compiler whose `rustc -vV` or `--print sysroot` runs longer than
-/// `timeout` (with its process group) and reporting it broken.
-pub fn discover_within(
     sh: &Shell,
     pins_path: Option<&Path>,
     specs: &[String],
@@ -514,13 +500,22 @@ pub fn discover_within(
     }
 }
 
+/// How long `rustc -vV` (and `rustc --print sysroot`) may take where no `--timeout` is given,
+/// before the compiler is killed and reported broken.
+pub const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// Probes toolchains in parallel: each probe mostly waits, and a hanging compiler then costs
 /// one timeout however many others there are.
 fn probe_all(toolchains: Vec<Toolchain>, timeout: Duration) -> Vec<Availability> {
     std::thread::scope(|scope| {
         let probes: Vec<_> = toolchains
             .into_iter()
-            .map(|toolchain| scope.spawn(move || probe_within(toolchain, timeout)))
+            .map(|toolchain| {
+                scope.spawn(move || match verify(&toolchain, timeout) {
+                    Ok(version) => Availability::Found { toolchain, version },
+                    Err(error) => Availability::Broken { error, toolchain },
+                })
+            })
             .collect();
         probes
             .into_iter()
@@ -712,7 +707,7 @@ fn resolve_rustup(sh: &Shell, name: &str) -> anyhow::Result<Toolchain> {
             .unwrap_or_default();
         bail!(
             "`rustup which rustc --toolchain {name}` failed: {} (installed: {})",
-            crate::provision::error_and_cause(&String::from_utf8_lossy(&output.stderr)),
+            crate::process::error_and_cause(&String::from_utf8_lossy(&output.stderr)),
             installed.join(", ")
         );
     }
@@ -772,22 +767,10 @@ pub fn library_path_env(rustc: &Path) -> Vec<(String, String)> {
     vec![("LD_LIBRARY_PATH".to_owned(), joined)]
 }
 
-/// Runs `rustc -vV` and classifies the compiler as found or broken, within [`PROBE_TIMEOUT`].
-pub fn probe(_sh: &Shell, toolchain: Toolchain) -> Availability {
-    probe_within(toolchain, PROBE_TIMEOUT)
-}
-
-/// Classifies a compiler as found or broken: it must start, answer `rustc -vV` readably within
-/// `timeout`, and have `core` for its host in its sysroot (a compiler without one cannot build
-/// anything, whatever its `-vV` says).
-pub fn probe_within(toolchain: Toolchain, timeout: Duration) -> Availability {
-    match check_compiler(&toolchain, timeout) {
-        Ok(version) => Availability::Found { toolchain, version },
-        Err(error) => Availability::Broken { error, toolchain },
-    }
-}
-
-fn check_compiler(toolchain: &Toolchain, timeout: Duration) -> Result<RustcVersion, String> {
+/// Checks that a compiler works: it must start, answer `rustc -vV` readably within `timeout`,
+/// and have `core` for its host in its sysroot (a compiler without one cannot build anything,
+/// whatever its `-vV` says).
+pub fn verify(toolchain: &Toolchain, timeout: Duration) -> Result<RustcVersion, String> {
     if !toolchain.rustc.exists() {
         return Err(format!("{} does not exist", toolchain.rustc.display()));
     }
@@ -1264,7 +1247,7 @@ debian = "rustc=1.63.0+dfsg1-2"
             nightly.display().to_string(),
         ]
         .into();
-        let found = discover(&sh, Some(&pins), &specs).unwrap();
+        let found = discover(&sh, Some(&pins), &specs, VERSION_TIMEOUT).unwrap();
         assert_eq!(found.len(), 5, "{found:#?}");
 
         let Availability::Found { toolchain, version } = &found[0] else {
@@ -1315,6 +1298,7 @@ debian = "rustc=1.63.0+dfsg1-2"
             &sh,
             Some(&pins),
             &[missing.clone(), "no-such-toolchain".into()],
+            VERSION_TIMEOUT,
         )
         .unwrap();
         let Availability::Broken { error, .. } = &found[0] else {
@@ -1350,7 +1334,13 @@ debian = "rustc=1.63.0+dfsg1-2"
             ),
         );
         let sh = Shell::new().unwrap();
-        let found = discover(&sh, Some(&pins), &[rustc.display().to_string()]).unwrap();
+        let found = discover(
+            &sh,
+            Some(&pins),
+            &[rustc.display().to_string()],
+            VERSION_TIMEOUT,
+        )
+        .unwrap();
         let Availability::Found { toolchain, .. } = &found[0] else {
             panic!("{:#?}", found[0]);
         };
@@ -1397,7 +1387,7 @@ debian = "rustc=1.63.0+dfsg1-2"
         for pin in pins.pins.iter().filter(|pin| pin.role == "feature") {
             let (release, _) = parse_release(&pin.release).unwrap();
             assert!(
-                !crate::toolchains::catalog_facts(release).is_empty(),
+                !crate::expect::catalog_facts(release).is_empty(),
                 "toolchains.toml:{}: pin `{}` has role `feature` but the catalog names no \
                  feature at {release}",
                 pin.line,

@@ -10,8 +10,8 @@
 //! `install` installs what it can (see [`crate::provision`]), reports plainly what it could
 //! not get, lists the pins again, and exits 1 when a pin is still missing.
 
-use crate::catalog::{self, Release};
-use crate::toolchain::{discover, Availability, Pin, Pins, Source, ROLES};
+use crate::catalog;
+use crate::toolchain::{discover, Availability, Pin, Pins, Source, ROLES, VERSION_TIMEOUT};
 use crate::version::RustcVersion;
 use crate::{flags, provision, Verdict};
 use std::time::Instant;
@@ -23,7 +23,7 @@ impl flags::Toolchains {
         let pins_path = self.pins.clone().unwrap_or_else(Pins::default_path);
         match self.subcommand {
             flags::ToolchainsCmd::List(_) => {
-                let found = discover(sh, Some(&pins_path), &self.toolchain)?;
+                let found = discover(sh, Some(&pins_path), &self.toolchain, VERSION_TIMEOUT)?;
                 let pins = Pins::load(&pins_path)?;
                 print_list(&pins, &found, !self.toolchain.is_empty());
                 Ok(verdict_of_list(&found))
@@ -44,7 +44,7 @@ impl flags::Toolchains {
 fn install(sh: &Shell, pins_path: &std::path::Path, use_rustup: bool) -> anyhow::Result<Verdict> {
     let started = Instant::now();
     let pins = Pins::load(pins_path)?;
-    let before = discover(sh, Some(pins_path), &[])?;
+    let before = discover(sh, Some(pins_path), &[], VERSION_TIMEOUT)?;
     let outcomes = provision::install(sh, &pins, &before, use_rustup)?;
     println!();
     println!("Install summary ({:.1}s):", started.elapsed().as_secs_f64());
@@ -60,7 +60,7 @@ fn install(sh: &Shell, pins_path: &std::path::Path, use_rustup: bool) -> anyhow:
         }
     }
     println!();
-    let after = discover(sh, Some(pins_path), &[])?;
+    let after = discover(sh, Some(pins_path), &[], VERSION_TIMEOUT)?;
     print_list(&pins, &after, false);
     if failed == 0 {
         Ok(Verdict::Success)
@@ -167,7 +167,7 @@ fn describe_pin(pin: &Pin) -> String {
         .map(|(_, meaning)| *meaning);
     let catalog_facts = crate::version::parse_release(&pin.release)
         .ok()
-        .map(|(release, _)| catalog_facts(release))
+        .map(|(release, _)| crate::expect::catalog_facts(release))
         .unwrap_or_default();
     if !catalog_facts.is_empty() {
         text.push_str(": ");
@@ -180,26 +180,6 @@ fn describe_pin(pin: &Pin) -> String {
         text.push_str(&format!(" ({note})"));
     }
     text
-}
-
-/// What the catalog says happens at `release`: features that stabilize or first appear there.
-pub fn catalog_facts(release: Release) -> Vec<String> {
-    let mut facts = Vec::new();
-    if release == catalog::MINIMUM_RELEASE {
-        facts.push("the kernel's minimum".to_owned());
-    }
-    for feature in catalog::FEATURES {
-        if feature.stable_since == Some(release) {
-            facts.push(format!("{} stable", feature.name));
-        }
-        if feature.known_since == Some(release) {
-            facts.push(format!("{} first appears", feature.name));
-        }
-    }
-    if catalog::HAS_COERCE_POINTEE.from == release {
-        facts.push(format!("{} set", catalog::HAS_COERCE_POINTEE.name));
-    }
-    facts
 }
 
 fn below_minimum(version: &RustcVersion) -> String {
