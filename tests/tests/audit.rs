@@ -135,7 +135,7 @@ fn the_kernels_feature_block_at_min_rust_1_85() {
     assert_eq!(
         json.get("removable")
             .and_then(|r| r.as_array())
-            .map(<[_]>::len),
+            .map(Vec::len),
         Some(7)
     );
 }

@@ -17,10 +17,10 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use xtask::catalog::FEATURES;
+use xtask::json::{self, Value};
 use xtask::plan::Layout;
 use xtask::process::inherited_environment;
 use xtask::process::Invocation;
-use xtask::report::json::{self, Value};
 use xtask::toolchain::Availability;
 use xtask::version::Channel;
 
@@ -180,7 +180,7 @@ fn results_of(report: &Value) -> Value {
             Value::Object(members) => Value::Object(
                 members
                     .iter()
-                    .filter(|(key, _)| key != "seconds" && key != "cached")
+                    .filter(|(key, _)| *key != "seconds" && *key != "cached")
                     .map(|(key, value)| (key.clone(), strip(value)))
                     .collect(),
             ),
@@ -630,9 +630,10 @@ fn a_matrix_of_bad_compilers_reports_each_and_finishes() {
     for (name, outcome, error) in chatty_cells {
         assert_eq!(outcome, "pass", "{name}: {error}");
     }
-    // Nothing hangs: the hanging builds cost one timeout, in parallel with the rest.
+    // Nothing hangs: the hanging builds are killed at their 4 s timeout. The bound is loose on
+    // purpose, since a loaded machine slows the other cells; a hang would mean forever.
     assert!(
-        elapsed < Duration::from_secs(25),
+        elapsed < Duration::from_secs(120),
         "the matrix took {elapsed:?}"
     );
     assert!(processes_mentioning(&dir.display().to_string()).is_empty());

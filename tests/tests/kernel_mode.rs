@@ -19,12 +19,12 @@ use std::time::{Duration, Instant};
 use xtask::catalog::{allowed_features, FEATURES, HAS_COERCE_POINTEE};
 use xtask::diagnostics::first_rustc_error;
 use xtask::expect::cfg_holds;
+use xtask::json::{self, Value};
 use xtask::libtest::TestSummary;
 use xtask::matrix::{run_matrix, Options};
 use xtask::plan::{examples, mode_cfgs, Example, Layout, Mode, Output, Product, Rustc};
 use xtask::process::Invocation;
 use xtask::process::{run, ProcessOutput};
-use xtask::report::json::{self, Value};
 
 const TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -403,7 +403,7 @@ fn the_matrix_agrees_with_the_catalog_on_this_compiler() {
     let mut options = Options::new(vec![rustc.path.to_string_lossy().into_owned()]);
     options.jobs = 2;
     let report = run_matrix(&layout, &options).expect("running the matrix");
-    let text = report.to_json().to_pretty();
+    let text = json::to_pretty(&report.to_json());
     let value = json::parse(&text).expect("the report is JSON");
     let written = std::fs::read_to_string(layout.report()).expect("the report file exists");
     assert_eq!(

@@ -8,12 +8,12 @@ use kshim_tests::{current_rustc, project_root};
 use std::path::PathBuf;
 use std::time::Duration;
 use xtask::ci_matrix::Shard;
+use xtask::json::{self, Value};
 use xtask::matrix::{run_matrix, Options};
 use xtask::merge::{merge, read_report};
 use xtask::plan::Layout;
 use xtask::process::run;
 use xtask::process::Invocation;
-use xtask::report::json::Value;
 use xtask::toolchain::Pins;
 
 /// A pin file for this compiler (first) and a missing toolchain (second).
@@ -60,7 +60,7 @@ fn without_timings(value: &Value) -> Value {
         Value::Object(members) => Value::Object(
             members
                 .iter()
-                .filter(|(key, _)| key != "seconds" && key != "cached")
+                .filter(|(key, _)| *key != "seconds" && *key != "cached")
                 .map(|(key, value)| (key.clone(), without_timings(value)))
                 .collect(),
         ),
@@ -99,7 +99,7 @@ fn two_shards_merge_into_the_whole_run() {
         assert_eq!(report.shard.as_deref(), Some(format!("{index}/2").as_str()));
         assert_eq!(report.toolchains.len(), 1);
         let path = directory.join(format!("shard-{index}.json"));
-        std::fs::write(&path, report.to_json().to_pretty()).unwrap();
+        std::fs::write(&path, json::to_pretty(&report.to_json())).unwrap();
         shard_reports.push((
             path.clone(),
             read_report(&path).expect("reading a shard's report"),

@@ -42,11 +42,11 @@ pub mod summary;
 use crate::catalog::Release;
 use crate::diagnostics::first_rustc_error;
 use crate::expect::Verdict as ToolchainVerdict;
+use crate::json::{self, Value};
 use crate::output::{Format, Table};
 use crate::plan::Rustc;
 use crate::probe::{self, Status};
 use crate::process;
-use crate::report::json::Value;
 use crate::toolchain::{discover, Availability, VERSION_TIMEOUT};
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
@@ -534,7 +534,7 @@ impl AuditReport {
     /// The report as JSON, in the layout documented at the top of this module.
     pub fn to_json(&self) -> Value {
         let string = |text: &str| Value::String(text.to_string());
-        let release = |release: Option<Release>| Value::opt_string(release.map(|r| r.to_string()));
+        let release = |release: Option<Release>| json::opt_string(release.map(|r| r.to_string()));
         let names = |names: &[String]| Value::Array(names.iter().map(|n| string(n)).collect());
         let features = self
             .input
@@ -542,14 +542,14 @@ impl AuditReport {
             .iter()
             .map(|entry| {
                 let (line, column) = entry.location.unzip();
-                let number = |n: Option<usize>| n.map_or(Value::Null, |n| Value::Number(n as f64));
-                Value::Object(vec![
+                let number = |n: Option<usize>| n.map_or(Value::Null, Value::from);
+                json::object(vec![
                     ("name".into(), string(&entry.name)),
                     ("line".into(), number(line)),
                     ("column".into(), number(column)),
                     (
                         "condition".into(),
-                        Value::opt_string(entry.condition.as_ref().map(ToString::to_string)),
+                        json::opt_string(entry.condition.as_ref().map(ToString::to_string)),
                     ),
                 ])
             })
@@ -584,10 +584,10 @@ impl AuditReport {
                                 let activity = summary::name_active_on(&lines, answer.release);
                                 (
                                     name.to_string(),
-                                    Value::Object(vec![
+                                    json::object(vec![
                                         (
                                             "status".into(),
-                                            Value::opt_string(status.map(Status::word)),
+                                            json::opt_string(status.map(Status::word)),
                                         ),
                                         (
                                             "stable_since".into(),
@@ -606,15 +606,15 @@ impl AuditReport {
                     }
                     None => (Value::Null, Value::Null),
                 };
-                Value::Object(vec![
+                json::object(vec![
                     ("id".into(), string(&column.id)),
                     ("spec".into(), string(&column.spec)),
                     (
                         "release".into(),
-                        Value::opt_string(column.release_text.clone()),
+                        json::opt_string(column.release_text.clone()),
                     ),
                     ("verdict".into(), string(column.verdict.word())),
-                    ("error".into(), Value::opt_string(error)),
+                    ("error".into(), json::opt_string(error)),
                     ("features".into(), features),
                     ("needs_bootstrap".into(), needs_bootstrap),
                     ("summary".into(), string(&self.summary_line(index))),
@@ -627,7 +627,7 @@ impl AuditReport {
                     .iter()
                     .map(|finding| {
                         let entry = &self.input.entries[finding.entry];
-                        Value::Object(vec![
+                        json::object(vec![
                             ("name".into(), string(&entry.name)),
                             ("at".into(), string(&self.input.place(entry))),
                             ("reason".into(), string(&finding.reason)),
@@ -640,11 +640,11 @@ impl AuditReport {
             Verdict::Success => "success",
             Verdict::Failure => "failure",
         };
-        Value::Object(vec![
-            ("schema".into(), Value::Number(f64::from(SCHEMA_VERSION))),
+        json::object(vec![
+            ("schema".into(), Value::from(SCHEMA_VERSION)),
             (
                 "path".into(),
-                Value::opt_string(self.input.path.as_ref().map(|p| p.display().to_string())),
+                json::opt_string(self.input.path.as_ref().map(|p| p.display().to_string())),
             ),
             ("min_rust".into(), release(self.min_rust)),
             ("verdict".into(), string(verdict)),
@@ -835,7 +835,7 @@ mod tests {
     #[test]
     fn json_has_the_documented_shape() {
         let report = sample(Some("1.85.0"));
-        let value = crate::report::json::parse(&report.to_json().to_pretty()).unwrap();
+        let value = crate::json::parse(&json::to_pretty(&report.to_json())).unwrap();
         assert_eq!(value.get("schema").and_then(Value::as_u64), Some(1));
         assert_eq!(value.get("path"), Some(&Value::Null));
         assert_eq!(
@@ -857,7 +857,7 @@ mod tests {
             toolchains[0]
                 .get("needs_bootstrap")
                 .and_then(Value::as_array)
-                .map(<[Value]>::len),
+                .map(Vec::len),
             Some(2)
         );
         assert_eq!(
@@ -877,7 +877,7 @@ mod tests {
             value
                 .get("removable")
                 .and_then(Value::as_array)
-                .map(<[Value]>::len),
+                .map(Vec::len),
             Some(3)
         );
     }

@@ -16,9 +16,9 @@
 //! Cold and plain runs alternate, so that a change in the machine's background load falls on
 //! both. The xtask binary is the one running the bench, so no `cargo run` is timed.
 
+use crate::json;
 use crate::plan::Layout;
 use crate::process::shell_quote;
-use crate::report::json;
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
 use std::collections::{BTreeSet, HashMap};
@@ -401,8 +401,8 @@ fn toolchains_in_report(report: &Path) -> anyhow::Result<Vec<String>> {
     Ok(report
         .get("toolchains")
         .and_then(json::Value::as_array)
-        .unwrap_or_default()
-        .iter()
+        .into_iter()
+        .flatten()
         .filter(|toolchain| {
             toolchain
                 .get("rustc")

@@ -21,10 +21,10 @@
 //!   then finds the first one's results in the cache.
 
 use crate::expect::Outcome;
+use crate::json::{self, Value};
 use crate::judge::StepResult;
 use crate::plan::Step;
 use crate::probe::Status;
-use crate::report::json::Value;
 use anyhow::Context;
 use std::fmt;
 use std::fs;
@@ -159,7 +159,7 @@ impl Cache {
         }
         let text = fs::read_to_string(self.path(key)).ok()?;
         // A damaged entry is a miss; the rerun overwrites it.
-        decode_entry(&crate::report::json::parse(&text).ok()?, artifact)
+        decode_entry(&crate::json::parse(&text).ok()?, artifact)
     }
 
     /// Stores a result for `key`, atomically, with the `artifact` stamp it was made with.
@@ -191,32 +191,32 @@ fn encode_entry(result: &StepResult, artifact: Option<(u64, u128)>) -> Value {
                 })
                 .collect(),
         ),
-        Some(Err(error)) => Value::Object(vec![("error".into(), Value::String(error.clone()))]),
+        Some(Err(error)) => json::object(vec![("error".into(), Value::String(error.clone()))]),
     };
-    Value::Object(vec![
+    json::object(vec![
         (
             "outcome".into(),
             Value::String(result.outcome.word().into()),
         ),
         (
             "first_error".into(),
-            Value::opt_string(result.first_error.clone()),
+            json::opt_string(result.first_error.clone()),
         ),
-        ("seconds".into(), Value::Number(result.seconds)),
+        ("seconds".into(), Value::from(result.seconds)),
         (
             "tests".into(),
             result
                 .tests
                 .map_or(Value::Null, |(passed, failed, ignored)| {
                     Value::Array(vec![
-                        Value::Number(passed as f64),
-                        Value::Number(failed as f64),
-                        Value::Number(ignored as f64),
+                        Value::from(passed),
+                        Value::from(failed),
+                        Value::from(ignored),
                     ])
                 }),
         ),
         ("probe".into(), probe),
-        ("log".into(), Value::opt_string(result.log.clone())),
+        ("log".into(), json::opt_string(result.log.clone())),
         (
             "artifact".into(),
             artifact.map_or(Value::Null, |(size, modified)| {

@@ -64,9 +64,7 @@ fn install_command(pin: &Pin) -> Option<String> {
 }
 
 fn json_string(text: &str) -> String {
-    let mut quoted = String::new();
-    crate::report::json::write_string(&mut quoted, text);
-    quoted
+    crate::json::quote(text)
 }
 
 /// The job matrix for GitHub Actions: `{"include": [{"shard", "pins", "install"}, ...]}`.

@@ -27,11 +27,8 @@ pub fn first_rustc_error(stderr: &str) -> Option<String> {
 pub fn has_error_diagnostic(stderr: &str) -> bool {
     stderr.lines().any(|line| {
         line.starts_with('{')
-            && crate::report::json::parse(line).is_ok_and(|diagnostic| {
-                diagnostic
-                    .get("level")
-                    .and_then(crate::report::json::Value::as_str)
-                    == Some("error")
+            && crate::json::parse(line).is_ok_and(|diagnostic| {
+                diagnostic.get("level").and_then(crate::json::Value::as_str) == Some("error")
             })
     })
 }

@@ -12,7 +12,7 @@
 //!   after a catalog change without running the matrix again.
 
 use crate::catalog::{Feature, KernelUse, FEATURES};
-use crate::report::json::{self, Value};
+use crate::json::{self, Value};
 use crate::{flags, project_root, Verdict};
 use anyhow::Context;
 use std::fmt::Write;

@@ -18,6 +18,7 @@ pub mod diagnostics;
 pub mod docs;
 pub mod expect;
 pub mod interrupt;
+pub mod json;
 pub mod judge;
 pub mod libtest;
 pub mod matrix;

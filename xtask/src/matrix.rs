@@ -36,6 +36,7 @@ use crate::catalog::FEATURES;
 use crate::ci_matrix::Shard;
 use crate::expect::{expected_outcome, expected_status, Outcome, Verdict as ToolchainVerdict};
 use crate::interrupt::{self, die_by, Interrupted};
+use crate::json;
 use crate::judge::StepResult;
 use crate::output::Format;
 use crate::plan::{self, directory_name, Kind, Layout, Mode, PlannedToolchain, Rustc, Step};
@@ -514,8 +515,11 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
         options.strict,
         options.shard.map(|shard| shard.to_string()),
     );
-    write_atomically(&layout.report(), report.to_json().to_pretty().as_bytes())
-        .context("writing the matrix report")?;
+    write_atomically(
+        &layout.report(),
+        json::to_pretty(&report.to_json()).as_bytes(),
+    )
+    .context("writing the matrix report")?;
     Ok(report)
 }
 

@@ -7,8 +7,8 @@
 //! with the same tables, summaries and exit status.
 
 use crate::ci_matrix::Shard;
+use crate::json;
 use crate::output::Format;
-use crate::report::json;
 use crate::report::Report;
 use crate::toolchain::Pins;
 use crate::{flags, Verdict};
@@ -403,7 +403,7 @@ mod tests {
         std::fs::write(&garbage, "matrix: 3 of 4 builds pass\n").unwrap();
         let error = format!("{:#}", read_report(&garbage).unwrap_err());
         assert!(
-            error.ends_with("garbage.json is not a matrix report (written by `cargo xtask matrix --format json`): invalid JSON at byte 0: unexpected character"),
+            error.ends_with("garbage.json is not a matrix report (written by `cargo xtask matrix --format json`): expected value at line 1 column 1"),
             "{error}"
         );
         let other = directory.join("other.json");

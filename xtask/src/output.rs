@@ -1,7 +1,7 @@
 //! How results reach people: the `--format` choice, colour, and the tables that the matrix,
 //! `merge` and `audit` print.
 
-use crate::report::json::Value;
+use crate::json::{self, Value};
 use anyhow::bail;
 use std::fmt::Write;
 use std::io::IsTerminal;
@@ -37,7 +37,7 @@ impl Format {
         human: impl FnOnce(bool) -> String,
     ) {
         match self {
-            Format::Json => print!("{}", json().to_pretty()),
+            Format::Json => print!("{}", json::to_pretty(&json())),
             Format::Markdown => print!("{}", markdown()),
             Format::Human => print!("{}", human(colour_on(std::io::stdout().is_terminal()))),
         }

@@ -9,7 +9,7 @@
 //! E0635 errors do not stop it from classifying the other names.
 
 use crate::catalog::{Release, FEATURES};
-use crate::report::json::{self, Value};
+use crate::json::{self, Value};
 use std::fmt;
 
 /// What a compiler says about one feature name.
@@ -192,12 +192,12 @@ mod tests {
 
     fn diagnostic(level: &str, code: Option<&str>, message: &str) -> String {
         let code = code.map_or(Value::Null, |code| {
-            Value::Object(vec![
+            json::object(vec![
                 ("code".into(), Value::String(code.into())),
                 ("explanation".into(), Value::Null),
             ])
         });
-        Value::Object(vec![
+        json::object(vec![
             ("$message_type".into(), Value::String("diagnostic".into())),
             ("message".into(), Value::String(message.into())),
             ("code".into(), code),

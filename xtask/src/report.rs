@@ -64,14 +64,12 @@
 //! }
 //! ```
 
-pub mod json;
-
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
 use crate::expect::{enabled_in_kernel_mode, Outcome, Verdict};
+use crate::json::{self, Value};
 use crate::output::{paint_red, Table};
 use crate::plan::{Kind, Mode};
 use crate::probe::Status;
-use json::Value;
 use std::fmt::Write;
 
 /// The version of the JSON layout above; bumped on any incompatible change.
@@ -375,7 +373,7 @@ impl Report {
     /// The report as JSON, in the layout documented at the top of this module.
     pub fn to_json(&self) -> Value {
         let string = |text: &str| Value::String(text.to_string());
-        let release = |release: Option<Release>| Value::opt_string(release.map(|r| r.to_string()));
+        let release = |release: Option<Release>| json::opt_string(release.map(|r| r.to_string()));
         let toolchains = self
             .toolchains
             .iter()
@@ -386,27 +384,27 @@ impl Report {
                     Verdict::TooOld => Some(toolchain.verdict.describe()),
                     Verdict::Broken(message) | Verdict::Missing(message) => Some(message.clone()),
                 };
-                Value::Object(vec![
+                json::object(vec![
                     ("id".into(), string(&toolchain.id)),
                     ("spec".into(), string(&toolchain.spec)),
-                    ("source".into(), Value::opt_string(toolchain.source.clone())),
-                    ("pin".into(), Value::opt_string(toolchain.pin.clone())),
-                    ("rustc".into(), Value::opt_string(toolchain.rustc.clone())),
+                    ("source".into(), json::opt_string(toolchain.source.clone())),
+                    ("pin".into(), json::opt_string(toolchain.pin.clone())),
+                    ("rustc".into(), json::opt_string(toolchain.rustc.clone())),
                     (
                         "release".into(),
-                        Value::opt_string(toolchain.release_text.clone()),
+                        json::opt_string(toolchain.release_text.clone()),
                     ),
                     (
                         "channel".into(),
-                        Value::opt_string(toolchain.channel.clone()),
+                        json::opt_string(toolchain.channel.clone()),
                     ),
                     (
                         "commit_date".into(),
-                        Value::opt_string(toolchain.commit_date.clone()),
+                        json::opt_string(toolchain.commit_date.clone()),
                     ),
-                    ("host".into(), Value::opt_string(toolchain.host.clone())),
+                    ("host".into(), json::opt_string(toolchain.host.clone())),
                     ("verdict".into(), string(toolchain.verdict.word())),
-                    ("error".into(), Value::opt_string(error)),
+                    ("error".into(), json::opt_string(error)),
                     ("summary".into(), string(&self.summary_line(index))),
                 ])
             })
@@ -426,12 +424,12 @@ impl Report {
                         };
                         (
                             toolchain.id.clone(),
-                            Value::Object(vec![
+                            json::object(vec![
                                 ("observed".into(), string(cell.observed.word())),
                                 ("stable_since".into(), release(observed_since)),
                                 (
                                     "expected".into(),
-                                    Value::opt_string(cell.expected.map(|status| status.word())),
+                                    json::opt_string(cell.expected.map(|status| status.word())),
                                 ),
                                 (
                                     "expected_stable_since".into(),
@@ -442,7 +440,7 @@ impl Report {
                         )
                     })
                     .collect();
-                Value::Object(vec![
+                json::object(vec![
                     ("name".into(), string(feature.name)),
                     ("catalog_stable_since".into(), release(feature.stable_since)),
                     ("toolchains".into(), Value::Object(per_toolchain)),
@@ -453,7 +451,7 @@ impl Report {
             .builds
             .iter()
             .map(|build| {
-                Value::Object(vec![
+                json::object(vec![
                     (
                         "toolchain".into(),
                         string(&self.toolchains[build.toolchain].id),
@@ -466,11 +464,11 @@ impl Report {
                     ("ok".into(), Value::Bool(build.ok())),
                     (
                         "first_error".into(),
-                        Value::opt_string(build.first_error.clone()),
+                        json::opt_string(build.first_error.clone()),
                     ),
                     (
                         "seconds".into(),
-                        Value::Number((build.seconds * 1000.0).round() / 1000.0),
+                        Value::from((build.seconds * 1000.0).round() / 1000.0),
                     ),
                     ("cached".into(), Value::Bool(build.cached)),
                     (
@@ -478,10 +476,10 @@ impl Report {
                         build
                             .tests
                             .map_or(Value::Null, |(passed, failed, ignored)| {
-                                Value::Object(vec![
-                                    ("passed".into(), Value::Number(passed as f64)),
-                                    ("failed".into(), Value::Number(failed as f64)),
-                                    ("ignored".into(), Value::Number(ignored as f64)),
+                                json::object(vec![
+                                    ("passed".into(), Value::from(passed)),
+                                    ("failed".into(), Value::from(failed)),
+                                    ("ignored".into(), Value::from(ignored)),
                                 ])
                             }),
                     ),
@@ -492,12 +490,12 @@ impl Report {
             .failures()
             .into_iter()
             .map(|failure| {
-                Value::Object(vec![
+                json::object(vec![
                     ("toolchain".into(), Value::String(failure.toolchain)),
                     ("cell".into(), Value::String(failure.cell)),
                     ("expected".into(), Value::String(failure.expected)),
                     ("observed".into(), Value::String(failure.observed)),
-                    ("first_error".into(), Value::opt_string(failure.first_error)),
+                    ("first_error".into(), json::opt_string(failure.first_error)),
                 ])
             })
             .collect();
@@ -505,14 +503,14 @@ impl Report {
             crate::Verdict::Success => "success",
             crate::Verdict::Failure => "failure",
         };
-        Value::Object(vec![
-            ("schema".into(), Value::Number(f64::from(SCHEMA_VERSION))),
+        json::object(vec![
+            ("schema".into(), Value::from(SCHEMA_VERSION)),
             (
                 "minimum_release".into(),
                 string(&MINIMUM_RELEASE.to_string()),
             ),
             ("strict".into(), Value::Bool(self.strict)),
-            ("shard".into(), Value::opt_string(self.shard.clone())),
+            ("shard".into(), json::opt_string(self.shard.clone())),
             ("verdict".into(), string(verdict)),
             ("toolchains".into(), Value::Array(toolchains)),
             ("features".into(), Value::Array(features)),
@@ -546,6 +544,7 @@ impl Report {
         fn array<'a>(value: &'a Value, key: &str, what: &str) -> Result<&'a [Value], String> {
             field(value, key, what)?
                 .as_array()
+                .map(Vec::as_slice)
                 .ok_or_else(|| format!("{what}: `{key}` is not an array"))
         }
         fn release(text: Option<String>, what: &str) -> Result<Option<Release>, String> {
@@ -979,7 +978,7 @@ mod tests {
     #[test]
     fn json_has_the_documented_shape() {
         let report = sample();
-        let value = json::parse(&report.to_json().to_pretty()).unwrap();
+        let value = json::parse(&json::to_pretty(&report.to_json())).unwrap();
         assert_eq!(value.get("schema").and_then(Value::as_u64), Some(1));
         assert_eq!(
             value.get("verdict").and_then(Value::as_str),
@@ -1056,7 +1055,7 @@ mod tests {
             value
                 .get("failures")
                 .and_then(Value::as_array)
-                .map(<[_]>::len),
+                .map(Vec::len),
             Some(2)
         );
     }
@@ -1067,7 +1066,7 @@ mod tests {
         report.features[0][0].observed = Observed::ProbeFailed("error: rustc crashed".into());
         report.toolchains[1].verdict = Verdict::Missing("rustup toolchain install 1.78.0".into());
         let json = report.to_json();
-        let back = Report::from_json(&json::parse(&json.to_pretty()).unwrap()).unwrap();
+        let back = Report::from_json(&json::parse(&json::to_pretty(&json)).unwrap()).unwrap();
         assert_eq!(back.to_json(), json);
         assert_eq!(back.human(false), report.human(false));
         assert_eq!(back.verdict(), report.verdict());
@@ -1079,7 +1078,7 @@ mod tests {
         let Value::Object(mut members) = json.clone() else {
             unreachable!()
         };
-        members.retain(|(key, _)| key != "builds");
+        members.remove("builds");
         let error = Report::from_json(&Value::Object(members)).unwrap_err();
         assert_eq!(error, "the report has no `builds`");
         let error = Report::from_json(&Value::Array(vec![])).unwrap_err();
