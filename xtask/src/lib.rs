@@ -13,6 +13,7 @@ pub mod catalog;
 pub mod audit;
 pub mod bench;
 pub mod cache;
+pub mod cfg;
 pub mod ci_matrix;
 pub mod diagnostics;
 pub mod docs;

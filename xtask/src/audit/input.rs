@@ -1,6 +1,7 @@
 //! The feature names an audit starts from: a crate root's `#![feature]` lines, or a list.
 
-use super::attributes::{read_features, Predicate};
+use super::attributes::read_features;
+use crate::cfg::Predicate;
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
 

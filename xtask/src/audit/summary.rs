@@ -4,9 +4,9 @@
 //! from the catalog's own stable-since releases: the audit is about any crate, and the
 //! compilers are the authority on their features.
 
-use super::attributes::Predicate;
 use super::input::{Entry, Input};
 use crate::catalog::{all_cfg_names, derived_cfgs, Release, FEATURES};
+use crate::cfg::{Predicate, Query};
 use crate::probe::Status;
 
 /// Whether a condition holds on a compiler of `release`, in three-valued logic.
@@ -14,16 +14,19 @@ use crate::probe::Status;
 /// The cfgs the build derives from the compiler (the kernel's `CONFIG_RUSTC_HAS_COERCE_POINTEE`,
 /// the shim's `kshim_*`, with kernel mode on, since the feature lines are what kernel mode
 /// enables) are known: set or not. Any other cfg (`feature = "std"`, `target_arch`, a Kconfig
-/// symbol) is unknown, and so is a predicate that depends on it. No condition means active.
+/// symbol) is unknown, and so is `version(...)` (the unstable `cfg_version`) and a predicate
+/// that depends on either. No condition means active.
 pub fn active_on(condition: Option<&Predicate>, release: Release) -> Option<bool> {
     let Some(condition) = condition else {
         return Some(true);
     };
-    let lookup = |name: &str, value: Option<&str>| -> Option<bool> {
-        if value.is_some() || !all_cfg_names().any(|known| known == name) {
-            return None;
+    let lookup = |query: Query<'_>| -> Option<bool> {
+        match query {
+            Query::Name(name) if all_cfg_names().any(|known| known == name) => {
+                Some(derived_cfgs(release, true).any(|set| set == name))
+            }
+            _ => None,
         }
-        Some(derived_cfgs(release, true).any(|set| set == name))
     };
     condition.evaluate(&lookup)
 }

@@ -1,0 +1,738 @@
+//! Cfg predicates (`all(unix, not(feature = "std"))`): the one type, reader and evaluator that
+//! the audit, the expectations and the repository tests share, together with the small lexer
+//! of Rust token trees that reads them and that [`crate::audit::attributes`] uses for whole
+//! attributes; errors carry line and column.
+
+use crate::catalog::Release;
+use std::fmt;
+
+/// How deep brackets may nest in an attribute or a predicate.
+///
+/// rustc accepts thousands of levels (1.95.0 takes 5000 nested `cfg_attr`s and overflows its
+/// stack only at some tens of thousands); real crates use a handful. The cap keeps every
+/// recursion over a token tree or a predicate (reading, evaluating, printing, dropping) far
+/// from the end of a thread's stack.
+pub const MAX_NESTING: usize = 128;
+
+/// A cfg predicate, as in `#[cfg(...)]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Predicate {
+    /// `true` or `false`, accepted by rustc from 1.88.0 on.
+    Bool(bool),
+    /// A bare name: `CONFIG_RUSTC_HAS_COERCE_POINTEE`.
+    Name(String),
+    /// A name with a value: `target_arch = "x86_64"`.
+    KeyValue(String, String),
+    /// `version("1.79")`: the compiler is this release or later (the unstable `cfg_version`).
+    Version(Release),
+    /// `all(...)`.
+    All(Vec<Predicate>),
+    /// `any(...)`.
+    Any(Vec<Predicate>),
+    /// `not(...)`.
+    Not(Box<Predicate>),
+}
+
+/// What [`Predicate::evaluate`] asks its lookup about: one leaf of the predicate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Query<'a> {
+    /// Whether the cfg `name` is set.
+    Name(&'a str),
+    /// Whether the cfg `key` is set with this value.
+    KeyValue(&'a str, &'a str),
+    /// Whether the compiler is this release or later.
+    Version(Release),
+}
+
+impl fmt::Display for Predicate {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn list(
+            formatter: &mut fmt::Formatter<'_>,
+            name: &str,
+            items: &[Predicate],
+        ) -> fmt::Result {
+            write!(formatter, "{name}(")?;
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    formatter.write_str(", ")?;
+                }
+                write!(formatter, "{item}")?;
+            }
+            formatter.write_str(")")
+        }
+        match self {
+            Predicate::Bool(value) => write!(formatter, "{value}"),
+            Predicate::Name(name) => formatter.write_str(name),
+            Predicate::KeyValue(key, value) => write!(formatter, "{key} = {value:?}"),
+            Predicate::Version(release) => write!(formatter, "version(\"{release}\")"),
+            Predicate::All(items) => list(formatter, "all", items),
+            Predicate::Any(items) => list(formatter, "any", items),
+            Predicate::Not(inner) => write!(formatter, "not({inner})"),
+        }
+    }
+}
+
+impl Predicate {
+    /// Reads a predicate written as in `#[cfg(...)]`, such as a catalog gate.
+    pub fn parse(text: &str) -> Result<Predicate, SyntaxError> {
+        let mut lexer = Lexer::new(text);
+        let mut tokens = Vec::new();
+        loop {
+            lexer.skip_trivia()?;
+            if lexer.peek_at(0).is_none() {
+                break;
+            }
+            tokens.push(lexer.token()?);
+        }
+        let Some(first) = tokens.first() else {
+            return Err(lexer.error("expected a cfg predicate, found nothing"));
+        };
+        Predicate::from_tokens(&tokens, first)
+    }
+
+    /// Reads a predicate from its tokens; `context` (the bracket group or attribute it stands
+    /// in) is where an empty predicate is reported.
+    pub(crate) fn from_tokens(
+        tokens: &[Spanned],
+        context: &Spanned,
+    ) -> Result<Predicate, SyntaxError> {
+        let Some((first, rest)) = tokens.split_first() else {
+            return Err(context.error("expected a cfg predicate"));
+        };
+        let Token::Ident(name) = &first.token else {
+            return Err(first.error("expected a cfg predicate"));
+        };
+        match (name.as_str(), rest) {
+            ("true", []) => Ok(Predicate::Bool(true)),
+            ("false", []) => Ok(Predicate::Bool(false)),
+            (_, []) => Ok(Predicate::Name(name.clone())),
+            (
+                _,
+                [Spanned {
+                    token: Token::Punct('='),
+                    ..
+                }, value],
+            ) => match &value.token {
+                Token::Str(value) => Ok(Predicate::KeyValue(name.clone(), value.clone())),
+                _ => Err(value.error("a cfg value must be a string literal")),
+            },
+            (
+                "version",
+                [group @ Spanned {
+                    token: Token::Group('(', inner),
+                    ..
+                }],
+            ) => read_version(group, inner),
+            (
+                "all" | "any" | "not",
+                [group @ Spanned {
+                    token: Token::Group('(', inner),
+                    ..
+                }],
+            ) => {
+                let items: Vec<Predicate> = split_commas(inner)?
+                    .into_iter()
+                    .map(|item| Predicate::from_tokens(item, group))
+                    .collect::<Result<_, _>>()?;
+                match name.as_str() {
+                    "all" => Ok(Predicate::All(items)),
+                    "any" => Ok(Predicate::Any(items)),
+                    _ => match <[Predicate; 1]>::try_from(items) {
+                        Ok([inner]) => Ok(Predicate::Not(Box::new(inner))),
+                        Err(_) => Err(group.error("`not` takes exactly one predicate")),
+                    },
+                }
+            }
+            (
+                other,
+                [Spanned {
+                    token: Token::Group('(', _),
+                    ..
+                }],
+            ) => Err(first.error(format!("unknown cfg predicate `{other}(...)`"))),
+            (_, [other, ..]) => Err(other.error("malformed cfg predicate")),
+        }
+    }
+
+    /// Evaluates the predicate in three-valued logic: `lookup` answers each leaf, or `None`
+    /// when nothing is known about it.
+    pub fn evaluate(&self, lookup: &dyn Fn(Query<'_>) -> Option<bool>) -> Option<bool> {
+        match self {
+            Predicate::Bool(value) => Some(*value),
+            Predicate::Name(name) => lookup(Query::Name(name)),
+            Predicate::KeyValue(key, value) => lookup(Query::KeyValue(key, value)),
+            Predicate::Version(release) => lookup(Query::Version(*release)),
+            Predicate::Not(inner) => inner.evaluate(lookup).map(|value| !value),
+            Predicate::All(items) => {
+                let mut result = Some(true);
+                for item in items {
+                    match item.evaluate(lookup) {
+                        Some(false) => return Some(false),
+                        None => result = None,
+                        Some(true) => {}
+                    }
+                }
+                result
+            }
+            Predicate::Any(items) => {
+                let mut result = Some(false);
+                for item in items {
+                    match item.evaluate(lookup) {
+                        Some(true) => return Some(true),
+                        None => result = None,
+                        Some(false) => {}
+                    }
+                }
+                result
+            }
+        }
+    }
+
+    /// Whether the predicate holds when exactly the cfg names in `set` are set, as with one
+    /// `rustc --cfg NAME` for each; `None` only when it asks for a `version(...)`, which names
+    /// cannot answer.
+    ///
+    /// Every `key = "value"` pair is unset, since the set holds names only.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use xtask::cfg::Predicate;
+    ///
+    /// let set = ["kshim_kernel_mode"];
+    /// let gate = Predicate::parse("all(kshim_kernel_mode, not(CONFIG_RUSTC_HAS_COERCE_POINTEE))");
+    /// assert_eq!(gate.unwrap().holds_with(&set), Some(true));
+    /// assert_eq!(Predicate::parse("any(a, b)").unwrap().holds_with(&set), Some(false));
+    /// ```
+    pub fn holds_with(&self, set: &[&str]) -> Option<bool> {
+        self.evaluate(&|query| match query {
+            Query::Name(name) => Some(set.contains(&name)),
+            Query::KeyValue(..) => Some(false),
+            Query::Version(_) => None,
+        })
+    }
+}
+
+/// Reads the argument of `version(...)`: one string literal, `"MAJOR.MINOR"` or
+/// `"MAJOR.MINOR.PATCH"`.
+fn read_version(group: &Spanned, inner: &[Spanned]) -> Result<Predicate, SyntaxError> {
+    let [literal @ Spanned {
+        token: Token::Str(text),
+        ..
+    }] = inner
+    else {
+        return Err(group.error("`version` takes one string literal, as in `version(\"1.79\")`"));
+    };
+    // rustc only warns about another form, and takes it for a future release.
+    Release::parse(text)
+        .or_else(|| Release::parse(&format!("{text}.0")))
+        .map(Predicate::Version)
+        .ok_or_else(|| {
+            literal.error(format!(
+                "`version({text:?})` is not a release: write \"MAJOR.MINOR\" or \
+                 \"MAJOR.MINOR.PATCH\""
+            ))
+        })
+}
+
+/// Why a predicate or a crate root could not be read, with where.
+#[derive(Debug, PartialEq, Eq)]
+pub struct SyntaxError {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for SyntaxError {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "{}:{}: {}", self.line, self.column, self.message)
+    }
+}
+
+impl std::error::Error for SyntaxError {}
+
+impl SyntaxError {
+    fn at((line, column): (usize, usize), message: impl Into<String>) -> Self {
+        SyntaxError {
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+}
+
+/// One token tree of an attribute or a predicate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Token {
+    /// An identifier or keyword; a raw one keeps its `r#`, so `r#true` is no boolean.
+    Ident(String),
+    /// A string literal, plain or raw, by its value.
+    Str(String),
+    /// Any other literal (number, character, byte or C string), as far as it was read.
+    Literal(String),
+    /// One punctuation character: `=`, `,`, `!`, `#` and the like.
+    Punct(char),
+    /// A bracketed group: its opening bracket and its tokens.
+    Group(char, Vec<Spanned>),
+}
+
+/// A token and where it starts, 1-based.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Spanned {
+    pub(crate) token: Token,
+    pub(crate) line: usize,
+    pub(crate) column: usize,
+}
+
+impl Spanned {
+    pub(crate) fn error(&self, message: impl Into<String>) -> SyntaxError {
+        SyntaxError::at((self.line, self.column), message)
+    }
+}
+
+/// Splits a group's tokens at its top-level commas into non-empty items; a trailing comma is
+/// allowed, an empty item elsewhere is an error, as in rustc.
+pub(crate) fn split_commas(tokens: &[Spanned]) -> Result<Vec<&[Spanned]>, SyntaxError> {
+    let mut items = Vec::new();
+    let mut start = 0;
+    for (index, spanned) in tokens.iter().enumerate() {
+        if spanned.token == Token::Punct(',') {
+            if index == start {
+                return Err(spanned.error("expected an item before `,`"));
+            }
+            items.push(&tokens[start..index]);
+            start = index + 1;
+        }
+    }
+    if start < tokens.len() {
+        items.push(&tokens[start..]);
+    }
+    Ok(items)
+}
+
+/// Reads Rust token trees from text, keeping line and column.
+#[derive(Clone)]
+pub(crate) struct Lexer<'a> {
+    rest: &'a str,
+    pub(crate) line: usize,
+    pub(crate) column: usize,
+    depth: usize,
+}
+
+fn is_ident_start(c: char) -> bool {
+    c.is_alphabetic() || c == '_'
+}
+
+fn is_ident_continue(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+impl<'a> Lexer<'a> {
+    pub(crate) fn new(text: &'a str) -> Self {
+        Self {
+            rest: text,
+            line: 1,
+            column: 1,
+            depth: 0,
+        }
+    }
+
+    pub(crate) fn error(&self, message: impl Into<String>) -> SyntaxError {
+        SyntaxError::at((self.line, self.column), message)
+    }
+
+    pub(crate) fn bump(&mut self) -> Option<char> {
+        let next = self.rest.chars().next()?;
+        self.rest = &self.rest[next.len_utf8()..];
+        if next == '\n' {
+            self.line += 1;
+            self.column = 1;
+        } else {
+            self.column += 1;
+        }
+        Some(next)
+    }
+
+    /// The character `ahead` characters on, without reading it.
+    pub(crate) fn peek_at(&self, ahead: usize) -> Option<char> {
+        self.rest.chars().nth(ahead)
+    }
+
+    /// Reads the characters that `keep` accepts, up to the first it does not.
+    fn take_while(&mut self, keep: impl Fn(char) -> bool) -> &'a str {
+        let start = self.rest;
+        let length = start.find(|c| !keep(c)).unwrap_or(start.len());
+        while self.rest.len() > start.len() - length {
+            self.bump();
+        }
+        &start[..length]
+    }
+
+    /// Skips whitespace and comments (block comments nest, as in Rust).
+    pub(crate) fn skip_trivia(&mut self) -> Result<(), SyntaxError> {
+        loop {
+            match (self.peek_at(0), self.peek_at(1)) {
+                (Some(c), _) if c.is_whitespace() => {
+                    self.bump();
+                }
+                (Some('/'), Some('/')) => {
+                    self.take_while(|c| c != '\n');
+                }
+                (Some('/'), Some('*')) => {
+                    let start = self.error("unterminated block comment");
+                    self.bump();
+                    self.bump();
+                    let mut depth = 1;
+                    while depth > 0 {
+                        match (self.bump(), self.peek_at(0)) {
+                            (Some('*'), Some('/')) => {
+                                self.bump();
+                                depth -= 1;
+                            }
+                            (Some('/'), Some('*')) => {
+                                self.bump();
+                                depth += 1;
+                            }
+                            (Some(_), _) => {}
+                            (None, _) => return Err(start),
+                        }
+                    }
+                }
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    /// Reads one token tree.
+    pub(crate) fn token(&mut self) -> Result<Spanned, SyntaxError> {
+        self.skip_trivia()?;
+        let (line, column) = (self.line, self.column);
+        let spanned = |token| Spanned {
+            token,
+            line,
+            column,
+        };
+        let start = (line, column);
+        let Some(first) = self.peek_at(0) else {
+            return Err(self.error("unexpected end of file inside an attribute"));
+        };
+        if is_ident_start(first) {
+            let word = self.take_while(is_ident_continue);
+            let hashes = self.rest.chars().take_while(|c| *c == '#').count();
+            let raw_string = self.peek_at(hashes) == Some('"');
+            return match (word, self.peek_at(0)) {
+                ("r", Some('"' | '#')) if raw_string => Ok(spanned(Token::Str(self.raw(start)?))),
+                ("br" | "cr", Some('"' | '#')) if raw_string => {
+                    Ok(spanned(Token::Literal(self.raw(start)?)))
+                }
+                ("r", Some('#')) if self.peek_at(1).is_some_and(is_ident_start) => {
+                    self.bump();
+                    let name = self.take_while(is_ident_continue);
+                    Ok(spanned(Token::Ident(format!("r#{name}"))))
+                }
+                ("b" | "c", Some('"')) | ("b", Some('\'')) => {
+                    Ok(spanned(Token::Literal(self.quoted(start)?)))
+                }
+                _ => Ok(spanned(Token::Ident(word.to_string()))),
+            };
+        }
+        if first == '"' {
+            return Ok(spanned(Token::Str(self.quoted(start)?)));
+        }
+        if first == '\'' {
+            // A character literal, or the quote of a lifetime.
+            if self.peek_at(1) == Some('\\') || self.peek_at(2) == Some('\'') {
+                return Ok(spanned(Token::Literal(self.quoted(start)?)));
+            }
+            self.bump();
+            return Ok(spanned(Token::Punct('\'')));
+        }
+        if first.is_ascii_digit() {
+            let number = self.take_while(|c| is_ident_continue(c) || c == '.');
+            return Ok(spanned(Token::Literal(number.to_string())));
+        }
+        let close = match first {
+            '(' => ')',
+            '[' => ']',
+            '{' => '}',
+            ')' | ']' | '}' => return Err(SyntaxError::at(start, format!("unbalanced `{first}`"))),
+            _ => {
+                self.bump();
+                return Ok(spanned(Token::Punct(first)));
+            }
+        };
+        if self.depth == MAX_NESTING {
+            return Err(SyntaxError::at(
+                start,
+                format!(
+                "brackets nested more than {MAX_NESTING} deep, which this reader does not follow"
+            ),
+            ));
+        }
+        self.bump();
+        self.depth += 1;
+        let mut inner = Vec::new();
+        loop {
+            self.skip_trivia()?;
+            match self.peek_at(0) {
+                Some(c) if c == close => {
+                    self.bump();
+                    self.depth -= 1;
+                    return Ok(spanned(Token::Group(first, inner)));
+                }
+                Some(')' | ']' | '}') => {
+                    return Err(self.error(format!(
+                        "expected `{close}` to close the `{first}` at {line}:{column}"
+                    )))
+                }
+                None => return Err(SyntaxError::at(start, format!("`{first}` is never closed"))),
+                Some(_) => inner.push(self.token()?),
+            }
+        }
+    }
+
+    /// Reads a raw string's body, from its `#`s to its closing quote and `#`s; escapes mean
+    /// nothing there, so `r"C:\dir\"` ends at its last quote.
+    fn raw(&mut self, start: (usize, usize)) -> Result<String, SyntaxError> {
+        let hashes = self.take_while(|c| c == '#').len();
+        self.bump();
+        let mut value = String::new();
+        loop {
+            match self.bump() {
+                Some('"') if self.rest.bytes().take_while(|b| *b == b'#').count() >= hashes => {
+                    for _ in 0..hashes {
+                        self.bump();
+                    }
+                    return Ok(value);
+                }
+                Some(c) => value.push(c),
+                None => return Err(SyntaxError::at(start, "unterminated raw string literal")),
+            }
+        }
+    }
+
+    /// Reads a quoted literal (string or character) from its opening quote, escapes resolved.
+    fn quoted(&mut self, start: (usize, usize)) -> Result<String, SyntaxError> {
+        let quote = self.bump();
+        let mut value = String::new();
+        loop {
+            match self.bump() {
+                Some(c) if Some(c) == quote => return Ok(value),
+                Some('\\') => self.escape(&mut value)?,
+                Some(c) => value.push(c),
+                None if quote == Some('"') => {
+                    return Err(SyntaxError::at(start, "unterminated string literal"))
+                }
+                None => return Err(SyntaxError::at(start, "unterminated character literal")),
+            }
+        }
+    }
+
+    /// Reads one escape after its backslash into `value`.
+    fn escape(&mut self, value: &mut String) -> Result<(), SyntaxError> {
+        let at = self.error("unknown character escape");
+        let escaped = match self.bump() {
+            Some('n') => '\n',
+            Some('r') => '\r',
+            Some('t') => '\t',
+            Some('0') => '\0',
+            Some(c @ ('\\' | '\'' | '"')) => c,
+            Some('\n') => {
+                // A line continuation: the newline and the next line's indentation vanish.
+                self.take_while(char::is_whitespace);
+                return Ok(());
+            }
+            Some('x') => {
+                let digits: String = [self.bump(), self.bump()].into_iter().flatten().collect();
+                u8::from_str_radix(&digits, 16)
+                    .ok()
+                    .map(char::from)
+                    .ok_or_else(|| SyntaxError {
+                        message: format!("`\\x{digits}` is not an escape of two hex digits"),
+                        ..at
+                    })?
+            }
+            Some('u') if self.peek_at(0) == Some('{') => {
+                self.bump();
+                let digits = self.take_while(|c| c.is_ascii_hexdigit() || c == '_');
+                let closed = self.bump() == Some('}');
+                u32::from_str_radix(&digits.replace('_', ""), 16)
+                    .ok()
+                    .and_then(char::from_u32)
+                    .filter(|_| closed)
+                    .ok_or_else(|| SyntaxError {
+                        message: "malformed `\\u{...}` escape".into(),
+                        ..at
+                    })?
+            }
+            _ => return Err(at),
+        };
+        value.push(escaped);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::FEATURES;
+
+    fn parse(text: &str) -> Predicate {
+        Predicate::parse(text).unwrap_or_else(|error| panic!("{text}: {error}"))
+    }
+
+    fn parse_error(text: &str) -> SyntaxError {
+        Predicate::parse(text).expect_err(text)
+    }
+
+    #[test]
+    fn every_catalog_gate_parses_and_is_decided_by_cfg_names() {
+        for feature in FEATURES {
+            let gate = Predicate::parse(feature.gate).unwrap_or_else(|error| {
+                panic!("{}: gate {:?}: {error}", feature.name, feature.gate)
+            });
+            assert!(gate.holds_with(&[]).is_some(), "{}", feature.gate);
+        }
+    }
+
+    #[test]
+    fn predicates_read_and_print_back() {
+        for text in [
+            "a",
+            "true",
+            "not(false)",
+            "r#true",
+            "target_arch = \"x86_64\"",
+            "all(a, any(b, not(c)), d = \"e\")",
+            "all()",
+            "version(\"1.79.0\")",
+        ] {
+            assert_eq!(parse(text).to_string(), text);
+        }
+        assert_eq!(
+            parse("all(/* why */ a ,\n b,)"),
+            Predicate::All(vec![
+                Predicate::Name("a".into()),
+                Predicate::Name("b".into())
+            ])
+        );
+        assert_eq!(parse("true"), Predicate::Bool(true));
+        assert_eq!(parse("r#true"), Predicate::Name("r#true".into()));
+        assert_eq!(
+            parse("version(\"1.79\")"),
+            Predicate::Version(Release::new(1, 79, 0))
+        );
+        assert_eq!(
+            parse(r#"path = r"C:\dir\""#),
+            Predicate::KeyValue("path".into(), "C:\\dir\\".into())
+        );
+        assert_eq!(
+            parse(r#"key = "tab\there, \"quoted\", \x41\u{1F600}""#),
+            Predicate::KeyValue("key".into(), "tab\there, \"quoted\", A\u{1F600}".into())
+        );
+    }
+
+    #[test]
+    fn malformed_predicates_say_what_and_where() {
+        let cases = [
+            ("", (1, 1), "found nothing"),
+            ("all(a", (1, 4), "never closed"),
+            ("not(a, b)", (1, 4), "exactly one"),
+            ("not()", (1, 4), "exactly one"),
+            ("a b", (1, 3), "malformed cfg predicate"),
+            ("a::b", (1, 2), "malformed cfg predicate"),
+            ("all(a,,b)", (1, 7), "expected an item before `,`"),
+            ("feature = 1", (1, 11), "must be a string literal"),
+            ("feature = b\"x\"", (1, 11), "must be a string literal"),
+            ("\n  foo(a)", (2, 3), "unknown cfg predicate `foo(...)`"),
+            ("true(a)", (1, 1), "unknown cfg predicate `true(...)`"),
+            ("\"a\"", (1, 1), "expected a cfg predicate"),
+            ("version(1.79)", (1, 8), "one string literal"),
+            ("version(\"1.79\", \"1.80\")", (1, 8), "one string literal"),
+            ("version(\"1.79-beta\")", (1, 9), "is not a release"),
+            ("version(\"1\")", (1, 9), "is not a release"),
+            ("a = \"\\q\"", (1, 7), "unknown character escape"),
+            ("a = \"open", (1, 5), "unterminated string literal"),
+            ("a = r#\"open\"", (1, 5), "unterminated raw string literal"),
+            ("a)", (1, 2), "unbalanced `)`"),
+        ];
+        for (text, (line, column), message) in cases {
+            let error = parse_error(text);
+            assert!(
+                (error.line, error.column) == (line, column) && error.message.contains(message),
+                "{text:?}: expected {line}:{column}: …{message}…, got {error}"
+            );
+        }
+    }
+
+    #[test]
+    fn nesting_is_capped_with_a_clean_error() {
+        let nested = |depth: usize| format!("{}a{}", "not(".repeat(depth), ")".repeat(depth));
+        let deepest = parse(&nested(MAX_NESTING));
+        assert_eq!(
+            deepest.holds_with(&["a"]),
+            Some(true),
+            "an even number of `not`s"
+        );
+        let error = parse_error(&nested(MAX_NESTING + 1));
+        // The opening bracket of level MAX_NESTING + 1, after MAX_NESTING `not(`s and `not`.
+        assert_eq!((error.line, error.column), (1, 4 * MAX_NESTING + 4));
+        assert!(
+            error.message.contains("nested more than 128 deep"),
+            "{error}"
+        );
+        let error = parse_error(&nested(3000));
+        assert_eq!((error.line, error.column), (1, 4 * MAX_NESTING + 4));
+    }
+
+    #[test]
+    fn three_valued_evaluation() {
+        let predicate = Predicate::All(vec![
+            Predicate::Name("known".into()),
+            Predicate::Not(Box::new(Predicate::Name("unknown".into()))),
+        ]);
+        let lookup = |query: Query<'_>| (query == Query::Name("known")).then_some(true);
+        assert_eq!(predicate.evaluate(&lookup), None);
+        let set = |_: Query<'_>| Some(true);
+        assert_eq!(predicate.evaluate(&set), Some(false));
+        let any = Predicate::Any(vec![
+            Predicate::Name("unknown".into()),
+            Predicate::Name("known".into()),
+        ]);
+        assert_eq!(any.evaluate(&lookup), Some(true));
+        assert_eq!(parse("any(unknown, true)").evaluate(&lookup), Some(true));
+        assert_eq!(parse("all(unknown, false)").evaluate(&lookup), Some(false));
+    }
+
+    #[test]
+    fn versions_are_asked_of_the_lookup() {
+        let compiler = Release::new(1, 85, 0);
+        let lookup = |query: Query<'_>| match query {
+            Query::Version(release) => Some(compiler >= release),
+            _ => None,
+        };
+        assert_eq!(parse("version(\"1.79\")").evaluate(&lookup), Some(true));
+        assert_eq!(parse("version(\"1.85.1\")").evaluate(&lookup), Some(false));
+        assert_eq!(
+            parse("not(version(\"1.86\"))").evaluate(&lookup),
+            Some(true)
+        );
+        assert_eq!(parse("version(\"1.79\")").holds_with(&["a"]), None);
+    }
+
+    #[test]
+    fn names_hold_when_set_and_pairs_never() {
+        let set = ["kshim_kernel_mode", "CONFIG_RUSTC_HAS_COERCE_POINTEE"];
+        assert_eq!(parse("kshim_kernel_mode").holds_with(&set), Some(true));
+        assert_eq!(parse("other").holds_with(&set), Some(false));
+        assert_eq!(
+            parse("all(kshim_kernel_mode, not(CONFIG_RUSTC_HAS_COERCE_POINTEE))").holds_with(&set),
+            Some(false)
+        );
+        assert_eq!(parse("feature = \"std\"").holds_with(&set), Some(false));
+        assert_eq!(parse("any(false, not(true))").holds_with(&set), Some(false));
+    }
+}
