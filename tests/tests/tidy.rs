@@ -4,7 +4,9 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use xtask::audit::attributes::read_features;
 use xtask::catalog::{allowed_features, FEATURES};
+use xtask::cfg::{Predicate, SyntaxError};
 use xtask::project_root;
 
 fn read(relative: &str) -> String {
@@ -12,7 +14,7 @@ fn read(relative: &str) -> String {
     fs::read_to_string(&path).unwrap_or_else(|error| panic!("reading {}: {error}", path.display()))
 }
 
-/// One `#![cfg_attr(GATE, feature(NAME))]` line of `lib.rs`, with the comment above it.
+/// One feature that `lib.rs` enables, with the comment above its attribute.
 #[derive(Debug)]
 struct FeatureLine {
     gate: String,
@@ -21,60 +23,44 @@ struct FeatureLine {
     line_number: usize,
 }
 
-/// Reads the feature block of the shim's `lib.rs`.
-///
-/// rustfmt wraps long attributes over several lines, so each attribute is joined into one line
-/// (with the spacing rustfmt adds removed) before it is read.
+/// Reads the feature block of the shim's `lib.rs` with the audit's attribute reader.
 fn lib_rs_feature_lines() -> Vec<FeatureLine> {
-    let mut lines = Vec::new();
+    let text = read("kernel-shim/src/lib.rs");
+    let features = read_features(&text)
+        .unwrap_or_else(|error| panic!("kernel-shim/src/lib.rs:{error}: malformed attribute"));
+    let lines: Vec<&str> = text.lines().collect();
+    features
+        .into_iter()
+        .map(|feature| FeatureLine {
+            gate: feature
+                .condition()
+                .map_or_else(|| "(unconditional)".to_string(), |gate| gate.to_string()),
+            comment: comment_heading(&lines[..feature.line - 1]),
+            line_number: feature.line,
+            name: feature.name,
+        })
+        .collect()
+}
+
+/// The comment that heads what follows `lines`: their last group of `//` lines.
+fn comment_heading(lines: &[&str]) -> String {
     // One comment heads a group of lines with the same status, as in the kernel: it lasts
     // until the next comment starts.
     let mut comment = String::new();
     let mut previous_was_comment = false;
-    let mut attribute: Option<(String, usize)> = None;
-    for (index, line) in read("kernel-shim/src/lib.rs").lines().enumerate() {
-        let line = line.trim();
-        if let Some((text, start)) = attribute.as_mut() {
-            if !text.ends_with('(') && !line.starts_with(')') {
-                text.push(' ');
-            }
-            text.push_str(line);
-            if line.ends_with(")]") {
-                let (text, start) = (text.replace(",)", ")"), *start);
-                attribute = None;
-                lines.extend(parse_feature_attribute(&text, &comment, start));
-            }
+    for line in lines {
+        let Some(text) = line.trim().strip_prefix("//") else {
+            previous_was_comment = false;
             continue;
+        };
+        if !previous_was_comment {
+            comment.clear();
         }
-        if let Some(text) = line.strip_prefix("//") {
-            if !previous_was_comment {
-                comment.clear();
-            }
-            comment.push_str(text.trim());
-            comment.push(' ');
-            previous_was_comment = true;
-            continue;
-        }
-        previous_was_comment = false;
-        if line.starts_with("#![cfg_attr(") && !line.ends_with(")]") {
-            attribute = Some((line.to_string(), index + 1));
-        } else {
-            lines.extend(parse_feature_attribute(line, &comment, index + 1));
-        }
+        comment.push_str(text.trim());
+        comment.push(' ');
+        previous_was_comment = true;
     }
-    lines
-}
-
-/// Reads `#![cfg_attr(GATE, feature(NAME))]`, or nothing if the line is something else.
-fn parse_feature_attribute(line: &str, comment: &str, line_number: usize) -> Option<FeatureLine> {
-    let attribute = line.strip_prefix("#![cfg_attr(")?.strip_suffix("))]")?;
-    let (gate, name) = attribute.split_once(", feature(")?;
-    Some(FeatureLine {
-        gate: gate.to_string(),
-        name: name.to_string(),
-        comment: comment.to_string(),
-        line_number,
-    })
+    comment
 }
 
 #[test]
@@ -84,9 +70,18 @@ fn lib_rs_feature_block_matches_the_catalog() {
         .iter()
         .map(|line| (line.name.as_str(), line.gate.as_str()))
         .collect();
+    // Both sides as the reader prints them, so that spacing and line breaks do not count.
+    let gates: Vec<String> = FEATURES
+        .iter()
+        .map(|feature| match Predicate::parse(feature.gate) {
+            Ok(gate) => gate.to_string(),
+            Err(error) => panic!("catalog gate of `{}`: {error}", feature.name),
+        })
+        .collect();
     let expected: Vec<(&str, &str)> = FEATURES
         .iter()
-        .map(|feature| (feature.name, feature.gate))
+        .zip(&gates)
+        .map(|(feature, gate)| (feature.name, gate.as_str()))
         .collect();
     assert_eq!(
         found, expected,
@@ -152,22 +147,12 @@ fn every_feature_has_an_example_declared_in_cargo_toml() {
     }
 }
 
-/// Every `feature(NAME)` that a file enables, with or without `cfg_attr`.
-fn enabled_features(text: &str) -> Vec<String> {
-    let mut names = Vec::new();
-    for line in text.lines().map(str::trim) {
-        if !line.starts_with("#![") {
-            continue;
-        }
-        let mut rest = line;
-        while let Some(start) = rest.find("feature(") {
-            rest = &rest[start + "feature(".len()..];
-            let end = rest.find(')').unwrap_or(rest.len());
-            names.extend(rest[..end].split(',').map(|name| name.trim().to_string()));
-            rest = &rest[end..];
-        }
-    }
-    names
+/// Every `feature(NAME)` that a crate root enables, with or without `cfg_attr`.
+fn enabled_features(text: &str) -> Result<Vec<String>, SyntaxError> {
+    Ok(read_features(text)?
+        .into_iter()
+        .map(|feature| feature.name)
+        .collect())
 }
 
 #[test]
@@ -175,7 +160,9 @@ fn examples_enable_only_features_the_kernel_allows_outside_rust() {
     let allowed: Vec<&str> = allowed_features().collect();
     for file in rust_files(&project_root().join("examples")) {
         let text = fs::read_to_string(&file).unwrap();
-        for name in enabled_features(&text) {
+        let names = enabled_features(&text)
+            .unwrap_or_else(|error| panic!("{}:{error}: malformed attribute", file.display()));
+        for name in names {
             assert!(
                 allowed.contains(&name.as_str()),
                 "{} enables `{name}`, which the kernel's rust_allowed_features ({}) does not \
@@ -191,7 +178,7 @@ fn examples_enable_only_features_the_kernel_allows_outside_rust() {
 fn the_feature_extractor_sees_cfg_attr_lines() {
     let text =
         "#![no_std]\n#![cfg_attr(kshim_kernel_mode, feature(raw_ref_op))]\n#![feature(a, b)]\n";
-    assert_eq!(enabled_features(text), ["raw_ref_op", "a", "b"]);
+    assert_eq!(enabled_features(text).unwrap(), ["raw_ref_op", "a", "b"]);
 }
 
 /// Every `.rs` file below `dir`, skipping build output.
