@@ -10,10 +10,10 @@ use std::time::Duration;
 use xtask::ci_matrix::Shard;
 use xtask::json::{self, Value};
 use xtask::matrix::{run_matrix, Options};
-use xtask::merge::{merge, read_report};
+use xtask::merge::merge;
 use xtask::plan::Layout;
-use xtask::process::run;
-use xtask::process::Invocation;
+use xtask::process::{run, Invocation};
+use xtask::report::Report;
 use xtask::toolchain::Pins;
 
 /// A pin file for this compiler (first) and a missing toolchain (second).
@@ -102,7 +102,7 @@ fn two_shards_merge_into_the_whole_run() {
         std::fs::write(&path, json::to_pretty(&report.to_json())).unwrap();
         shard_reports.push((
             path.clone(),
-            read_report(&path).expect("reading a shard's report"),
+            Report::read(&path).expect("reading a shard's report"),
         ));
     }
     let merged = merge(&shard_reports, &Pins::load(&pins).unwrap(), false).expect("merging");

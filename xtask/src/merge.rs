@@ -7,7 +7,6 @@
 //! with the same tables, summaries and exit status.
 
 use crate::ci_matrix::Shard;
-use crate::json;
 use crate::output::Format;
 use crate::report::Report;
 use crate::toolchain::Pins;
@@ -15,20 +14,6 @@ use crate::{flags, Verdict};
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
 use xshell::Shell;
-
-/// Reads one shard's report file.
-pub fn read_report(path: &Path) -> anyhow::Result<Report> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the report {}", path.display()))?;
-    let value = json::parse(&text).map_err(|error| {
-        anyhow::anyhow!(
-            "{} is not a matrix report (written by `cargo xtask matrix --format json`): {error}",
-            path.display()
-        )
-    })?;
-    Report::from_json(&value)
-        .map_err(|error| anyhow::anyhow!("{} is not a matrix report: {error}", path.display()))
-}
 
 /// Joins shard reports, checked against the pins they were run from, into one report.
 pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow::Result<Report> {
@@ -191,7 +176,7 @@ impl flags::Merge {
         let reports = self
             .reports
             .iter()
-            .map(|path| Ok((path.clone(), read_report(path)?)))
+            .map(|path| Ok((path.clone(), Report::read(path)?)))
             .collect::<anyhow::Result<Vec<_>>>()?;
         let report = merge(&reports, &pins, self.strict)?;
         format.print(
@@ -401,21 +386,21 @@ mod tests {
         std::fs::create_dir_all(&directory).unwrap();
         let garbage = directory.join("garbage.json");
         std::fs::write(&garbage, "matrix: 3 of 4 builds pass\n").unwrap();
-        let error = format!("{:#}", read_report(&garbage).unwrap_err());
+        let error = format!("{:#}", Report::read(&garbage).unwrap_err());
         assert!(
             error.ends_with("garbage.json is not a matrix report (written by `cargo xtask matrix --format json`): expected value at line 1 column 1"),
             "{error}"
         );
         let other = directory.join("other.json");
         std::fs::write(&other, "{\"schema\": 1, \"include\": []}").unwrap();
-        let error = format!("{:#}", read_report(&other).unwrap_err());
+        let error = format!("{:#}", Report::read(&other).unwrap_err());
         assert!(
             error.ends_with("other.json is not a matrix report: the report has no `failures`"),
             "{error}"
         );
         let error = format!(
             "{:#}",
-            read_report(&directory.join("absent.json")).unwrap_err()
+            Report::read(&directory.join("absent.json")).unwrap_err()
         );
         assert!(error.contains("cannot read the report"), "{error}");
     }

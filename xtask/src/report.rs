@@ -519,7 +519,22 @@ impl Report {
         ])
     }
 
-    /// Reads a report back from its JSON (what [`Report::to_json`] wrote), for `merge`.
+    /// Reads a report file that `cargo xtask matrix --format json` wrote.
+    pub fn read(path: &std::path::Path) -> anyhow::Result<Report> {
+        use anyhow::Context as _;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the report {}", path.display()))?;
+        let value = json::parse(&text).map_err(|error| {
+            anyhow::anyhow!(
+                "{} is not a matrix report (written by `cargo xtask matrix --format json`): {error}",
+                path.display()
+            )
+        })?;
+        Report::from_json(&value)
+            .map_err(|error| anyhow::anyhow!("{} is not a matrix report: {error}", path.display()))
+    }
+
+    /// Reads a report back from its JSON (what [`Report::to_json`] wrote), for `merge` and `docs`.
     ///
     /// The report must have this schema and this catalog's features, in catalog order. What
     /// the JSON does not keep is recomputed: the verdict, the failures and the summaries.
