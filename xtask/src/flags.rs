@@ -101,9 +101,11 @@ xflags::xflags! {
         /// Regenerate the README's feature table and `docs/features.md` from the catalog and a
         /// matrix report.
         cmd docs {
-            /// The matrix JSON report to read (default: the last run's, under `target/`).
+            /// A matrix JSON report whose statuses replace those in `docs/features.md`; without
+            /// one they are kept as they are.
             optional --report path: PathBuf
-            /// Only check that the generated files are up to date; change nothing.
+            /// Only check that the generated files are up to date (with `--report`, the
+            /// statuses too); change nothing.
             optional --check
         }
 
