@@ -10,7 +10,7 @@ use xtask::audit::input::{read_crate_root, read_feature_list, Input};
 use xtask::audit::{parse_min_rust, run_audit, AuditReport, Options, Probed};
 use xtask::catalog::{feature, Release};
 use xtask::expect::expected_status;
-use xtask::probe::Status;
+use xtask::status::Status;
 use xtask::Verdict;
 
 /// Audits `input` on this compiler alone.

@@ -412,8 +412,8 @@ fn each_bad_compiler_gets_a_verdict_of_its_own() {
         panic!("too old: {:#?}", found[10]);
     };
     assert_eq!(
-        xtask::expect::Verdict::for_release(version.release),
-        xtask::expect::Verdict::TooOld
+        xtask::expect::ToolchainVerdict::for_release(version.release),
+        xtask::expect::ToolchainVerdict::TooOld
     );
     let no_core = broken_error(&found[11]);
     assert!(

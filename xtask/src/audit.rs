@@ -41,12 +41,13 @@ pub mod summary;
 
 use crate::catalog::Release;
 use crate::diagnostics::first_rustc_error;
-use crate::expect::Verdict as ToolchainVerdict;
+use crate::expect::ToolchainVerdict;
 use crate::json::{self, Value};
 use crate::output::{Format, Table};
 use crate::plan::Rustc;
-use crate::probe::{self, Status};
+use crate::probe;
 use crate::process;
+use crate::status::Status;
 use crate::toolchain::{discover, Availability, VERSION_TIMEOUT};
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};

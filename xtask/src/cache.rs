@@ -20,11 +20,12 @@
 //! - One matrix at a time per `target/kshim/` ([`RunLock`]); a second waits, saying so, and
 //!   then finds the first one's results in the cache.
 
+use crate::catalog::Release;
 use crate::expect::Outcome;
 use crate::json::{self, Value};
 use crate::judge::StepResult;
 use crate::plan::Step;
-use crate::probe::Status;
+use crate::status::Status;
 use anyhow::Context;
 use std::fmt;
 use std::fs;
@@ -184,10 +185,10 @@ fn encode_entry(result: &StepResult, artifact: Option<(u64, u128)>) -> Value {
             statuses
                 .iter()
                 .map(|status| {
-                    Value::String(match status.stable_since() {
-                        Some(since) => format!("stable {since}"),
-                        None => status.word().to_string(),
-                    })
+                    Value::Array(vec![
+                        Value::from(status.word()),
+                        json::opt_string(status.stable_since().map(|since| since.to_string())),
+                    ])
                 })
                 .collect(),
         ),
@@ -236,16 +237,14 @@ fn decode_entry(entry: &Value, artifact: Option<&Path>) -> Option<StepResult> {
     }
     let probe = match entry.get("probe")? {
         Value::Null => None,
-        Value::Array(words) => Some(Ok(words
+        Value::Array(statuses) => Some(Ok(statuses
             .iter()
-            .map(|word| {
-                let word = word.as_str()?;
-                Some(match word.strip_prefix("stable ") {
-                    Some(since) => Status::Stable(crate::catalog::Release::parse(since)?),
-                    None => [Status::Gated, Status::Unknown, Status::Removed]
-                        .into_iter()
-                        .find(|status| status.word() == word)?,
-                })
+            .map(|parts| {
+                let since = match parts.get(1)? {
+                    Value::Null => None,
+                    since => Some(Release::parse(since.as_str()?)?),
+                };
+                Status::from_parts(parts.get(0)?.as_str()?, since)
             })
             .collect::<Option<Vec<_>>>()?)),
         error => Some(Err(error.get("error")?.as_str()?.to_string())),
@@ -287,7 +286,7 @@ pub fn cache_keys(
     for step in steps {
         let mut hasher = StableHasher::new();
         hasher
-            .field("kshim matrix step v3")
+            .field("kshim matrix step v4")
             .field(step.kind.word())
             .number(compiler_identity(step.toolchain).0);
         for (name, value) in inherited {

@@ -423,9 +423,9 @@ impl flags::Docs {
 mod tests {
     use super::*;
     use crate::catalog::Release;
-    use crate::expect::{expected_status, Verdict as ToolchainVerdict};
-    use crate::probe::Status;
+    use crate::expect::{expected_status, ToolchainVerdict};
     use crate::report::ToolchainEntry;
+    use crate::status::Status;
     use std::fs;
 
     /// A toolchain that runs `release`, or a missing pin without one.

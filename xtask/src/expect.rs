@@ -6,11 +6,11 @@
 
 use crate::catalog::{derived_cfgs, Feature, Release, FEATURES, MINIMUM_RELEASE};
 use crate::cfg::Predicate;
-use crate::probe::Status;
+use crate::status::Status;
 
 /// Whether a toolchain can take part in the matrix.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum ToolchainVerdict {
     /// Runs and is at least [`MINIMUM_RELEASE`]: probed, built and tested.
     Ok,
     /// Runs but is older than the kernel's minimum: probed for information, builds skipped.
@@ -21,39 +21,39 @@ pub enum Verdict {
     Missing(String),
 }
 
-impl Verdict {
+impl ToolchainVerdict {
     /// The verdict for a compiler that runs and reports `release`.
     pub fn for_release(release: Release) -> Self {
         if release >= MINIMUM_RELEASE {
-            Verdict::Ok
+            ToolchainVerdict::Ok
         } else {
-            Verdict::TooOld
+            ToolchainVerdict::TooOld
         }
     }
 
     /// The verdict as one word, the report's `verdict` value.
     pub fn word(&self) -> &'static str {
         match self {
-            Verdict::Ok => "ok",
-            Verdict::TooOld => "too-old",
-            Verdict::Broken(_) => "broken",
-            Verdict::Missing(_) => "missing",
+            ToolchainVerdict::Ok => "ok",
+            ToolchainVerdict::TooOld => "too-old",
+            ToolchainVerdict::Broken(_) => "broken",
+            ToolchainVerdict::Missing(_) => "missing",
         }
     }
 
     /// A sentence for people: what the verdict means, with the message if there is one.
     pub fn describe(&self) -> String {
         match self {
-            Verdict::Ok => "ok".to_string(),
-            Verdict::TooOld => format!("below the minimum ({MINIMUM_RELEASE})"),
-            Verdict::Broken(message) => format!("broken: {message}"),
-            Verdict::Missing(hint) => format!("missing; install it with: {hint}"),
+            ToolchainVerdict::Ok => "ok".to_string(),
+            ToolchainVerdict::TooOld => format!("below the minimum ({MINIMUM_RELEASE})"),
+            ToolchainVerdict::Broken(message) => format!("broken: {message}"),
+            ToolchainVerdict::Missing(hint) => format!("missing; install it with: {hint}"),
         }
     }
 
     /// Whether the compiler runs, so that its probe can run.
     pub fn can_probe(&self) -> bool {
-        matches!(self, Verdict::Ok | Verdict::TooOld)
+        matches!(self, ToolchainVerdict::Ok | ToolchainVerdict::TooOld)
     }
 }
 
@@ -100,9 +100,9 @@ pub fn expected_status(feature: &Feature, release: Release) -> Status {
 
 /// What every build and test cell must do on a toolchain with this verdict: pass in both
 /// modes from the minimum release on, and not run otherwise.
-pub fn expected_outcome(verdict: &Verdict) -> Outcome {
+pub fn expected_outcome(verdict: &ToolchainVerdict) -> Outcome {
     match verdict {
-        Verdict::Ok => Outcome::Pass,
+        ToolchainVerdict::Ok => Outcome::Pass,
         _ => Outcome::Skipped,
     }
 }
@@ -155,13 +155,25 @@ mod tests {
 
     #[test]
     fn verdicts_follow_the_minimum() {
-        assert_eq!(Verdict::for_release(release("1.78.0")), Verdict::Ok);
-        assert_eq!(Verdict::for_release(release("1.77.2")), Verdict::TooOld);
-        assert_eq!(Verdict::TooOld.describe(), "below the minimum (1.78.0)");
-        assert_eq!(expected_outcome(&Verdict::Ok), Outcome::Pass);
-        assert_eq!(expected_outcome(&Verdict::TooOld), Outcome::Skipped);
         assert_eq!(
-            expected_outcome(&Verdict::Broken("x".into())),
+            ToolchainVerdict::for_release(release("1.78.0")),
+            ToolchainVerdict::Ok
+        );
+        assert_eq!(
+            ToolchainVerdict::for_release(release("1.77.2")),
+            ToolchainVerdict::TooOld
+        );
+        assert_eq!(
+            ToolchainVerdict::TooOld.describe(),
+            "below the minimum (1.78.0)"
+        );
+        assert_eq!(expected_outcome(&ToolchainVerdict::Ok), Outcome::Pass);
+        assert_eq!(
+            expected_outcome(&ToolchainVerdict::TooOld),
+            Outcome::Skipped
+        );
+        assert_eq!(
+            expected_outcome(&ToolchainVerdict::Broken("x".into())),
             Outcome::Skipped
         );
     }

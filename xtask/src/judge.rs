@@ -6,8 +6,9 @@ use crate::diagnostics::{first_rustc_error, has_error_diagnostic};
 use crate::expect::Outcome;
 use crate::libtest::TestSummary;
 use crate::plan::{Kind, Step};
-use crate::probe::{self, Status};
+use crate::probe;
 use crate::process::{describe_status, missing_library, Killed, ProcessOutput};
+use crate::status::Status;
 use std::time::Duration;
 
 /// How a step came out.

@@ -32,6 +32,7 @@ pub mod provision;
 pub mod report;
 pub mod runner;
 pub mod schedule;
+pub mod status;
 pub mod toolchain;
 pub mod toolchains;
 pub mod version;

@@ -34,7 +34,7 @@ use crate::cache::{
 };
 use crate::catalog::FEATURES;
 use crate::ci_matrix::Shard;
-use crate::expect::{expected_outcome, expected_status, Outcome, Verdict as ToolchainVerdict};
+use crate::expect::{expected_outcome, expected_status, Outcome, ToolchainVerdict};
 use crate::interrupt::{self, die_by, Interrupted};
 use crate::json;
 use crate::judge::StepResult;

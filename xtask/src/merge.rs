@@ -192,7 +192,7 @@ impl flags::Merge {
 mod tests {
     use super::*;
     use crate::catalog::FEATURES;
-    use crate::expect::{Outcome, Verdict as ToolchainVerdict};
+    use crate::expect::{Outcome, ToolchainVerdict};
     use crate::plan::{Kind, Mode};
     use crate::report::{BuildCell, FeatureCell, Observed, ToolchainEntry};
 

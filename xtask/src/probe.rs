@@ -10,53 +10,7 @@
 
 use crate::catalog::{Release, FEATURES};
 use crate::json::{self, Value};
-use std::fmt;
-
-/// What a compiler says about one feature name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Status {
-    /// Stable since this release: `#![feature]` is no longer needed.
-    Stable(Release),
-    /// Known and still unstable: usable only behind `#![feature]` with `RUSTC_BOOTSTRAP=1`.
-    Gated,
-    /// The compiler does not know the name (E0635).
-    Unknown,
-    /// The feature existed once and was removed (E0557).
-    Removed,
-}
-
-impl Status {
-    /// The status as one word, the report's `observed`/`expected` value.
-    pub fn word(self) -> &'static str {
-        match self {
-            Status::Stable(_) => "stable",
-            Status::Gated => "gated",
-            Status::Unknown => "unknown",
-            Status::Removed => "removed",
-        }
-    }
-
-    /// The release that stabilized it, for a stable feature.
-    pub fn stable_since(self) -> Option<Release> {
-        match self {
-            Status::Stable(since) => Some(since),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for Status {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Status::Stable(since) => write!(formatter, "stable {}.{}", since.major, since.minor)
-                .and_then(|()| match since.patch {
-                    0 => Ok(()),
-                    patch => write!(formatter, ".{patch}"),
-                }),
-            other => formatter.write_str(other.word()),
-        }
-    }
-}
+use crate::status::Status;
 
 /// The probe crate's source: every catalog feature in one `#![feature]` attribute.
 pub fn probe_source() -> String {

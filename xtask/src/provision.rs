@@ -26,7 +26,7 @@ use xshell::{cmd, Shell};
 
 /// What `install` did for one pin.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Installation {
     /// A working compiler already satisfied the pin; nothing was done.
     AlreadyThere,
     /// It was installed; the text says how and where.
@@ -47,7 +47,7 @@ pub fn install(
     pins: &Pins,
     availability: &[Availability],
     use_rustup: bool,
-) -> anyhow::Result<Vec<(String, Outcome)>> {
+) -> anyhow::Result<Vec<(String, Installation)>> {
     let mut apt = Apt::default();
     let mut outcomes = Vec::new();
     for pin in &pins.pins {
@@ -56,7 +56,7 @@ pub fn install(
             _ => false,
         });
         if satisfied {
-            outcomes.push((pin.id.clone(), Outcome::AlreadyThere));
+            outcomes.push((pin.id.clone(), Installation::AlreadyThere));
             continue;
         }
         println!(
@@ -89,11 +89,11 @@ pub fn install(
             }
         }
         let outcome = match installed {
-            Some(done) => Outcome::Installed(done),
-            None if failures.is_empty() => {
-                Outcome::Failed("the pin names no rustup toolchain and no Debian package".into())
-            }
-            None => Outcome::Failed(failures.join("; ")),
+            Some(done) => Installation::Installed(done),
+            None if failures.is_empty() => Installation::Failed(
+                "the pin names no rustup toolchain and no Debian package".into(),
+            ),
+            None => Installation::Failed(failures.join("; ")),
         };
         outcomes.push((pin.id.clone(), outcome));
     }

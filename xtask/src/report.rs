@@ -65,11 +65,11 @@
 //! ```
 
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
-use crate::expect::{enabled_in_kernel_mode, Outcome, Verdict};
+use crate::expect::{enabled_in_kernel_mode, Outcome, ToolchainVerdict};
 use crate::json::{self, Value};
 use crate::output::{paint_red, Table};
 use crate::plan::{Kind, Mode};
-use crate::probe::Status;
+use crate::status::Status;
 use std::fmt::Write;
 
 /// The version of the JSON layout above; bumped on any incompatible change.
@@ -99,7 +99,7 @@ pub struct ToolchainEntry {
     /// The host triple.
     pub host: Option<String>,
     /// Whether it can take part.
-    pub verdict: Verdict,
+    pub verdict: ToolchainVerdict,
 }
 
 impl ToolchainEntry {
@@ -233,8 +233,10 @@ impl Report {
         let mut failures = Vec::new();
         for toolchain in &self.toolchains {
             let failed = match &toolchain.verdict {
-                Verdict::Broken(message) => Some(("ok", "broken", message.clone())),
-                Verdict::Missing(hint) if self.strict => Some(("found", "missing", hint.clone())),
+                ToolchainVerdict::Broken(message) => Some(("ok", "broken", message.clone())),
+                ToolchainVerdict::Missing(hint) if self.strict => {
+                    Some(("found", "missing", hint.clone()))
+                }
                 _ => None,
             };
             if let Some((expected, observed, message)) = failed {
@@ -321,7 +323,7 @@ impl Report {
             "the probe failed".to_string()
         };
         match (&toolchain.verdict, toolchain.release) {
-            (Verdict::Ok, Some(release)) => {
+            (ToolchainVerdict::Ok, Some(release)) => {
                 let still_gated: Vec<&str> = enabled_in_kernel_mode(release)
                     .into_iter()
                     .filter(|feature| {
@@ -357,7 +359,7 @@ impl Report {
                     builds.len()
                 )
             }
-            (Verdict::TooOld, _) => {
+            (ToolchainVerdict::TooOld, _) => {
                 let unknown = observed
                     .iter()
                     .filter(|status| matches!(status, Some(Status::Unknown)))
@@ -380,9 +382,11 @@ impl Report {
             .enumerate()
             .map(|(index, toolchain)| {
                 let error = match &toolchain.verdict {
-                    Verdict::Ok => None,
-                    Verdict::TooOld => Some(toolchain.verdict.describe()),
-                    Verdict::Broken(message) | Verdict::Missing(message) => Some(message.clone()),
+                    ToolchainVerdict::Ok => None,
+                    ToolchainVerdict::TooOld => Some(toolchain.verdict.describe()),
+                    ToolchainVerdict::Broken(message) | ToolchainVerdict::Missing(message) => {
+                        Some(message.clone())
+                    }
                 };
                 json::object(vec![
                     ("id".into(), string(&toolchain.id)),
@@ -575,14 +579,12 @@ impl Report {
             since: Option<Release>,
             what: &str,
         ) -> Result<Option<Status>, String> {
-            Ok(match (word.as_deref(), since) {
-                (None, _) => None,
-                (Some("stable"), Some(since)) => Some(Status::Stable(since)),
-                (Some("gated"), _) => Some(Status::Gated),
-                (Some("unknown"), _) => Some(Status::Unknown),
-                (Some("removed"), _) => Some(Status::Removed),
-                (Some(other), _) => return Err(format!("{what}: unknown status `{other}`")),
-            })
+            match word {
+                None => Ok(None),
+                Some(word) => Status::from_parts(&word, since)
+                    .map(Some)
+                    .ok_or_else(|| format!("{what}: unknown status `{word}`")),
+            }
         }
 
         let schema = field(value, "schema", "the report")?.as_u64();
@@ -599,16 +601,16 @@ impl Report {
             let id = text(entry, "id", &what)?.to_string();
             let error = optional(entry, "error", &what)?;
             let verdict = match text(entry, "verdict", &what)? {
-                "ok" => Verdict::Ok,
-                "too-old" => Verdict::TooOld,
-                "broken" => Verdict::Broken(error.unwrap_or_default()),
-                "missing" => Verdict::Missing(error.unwrap_or_default()),
+                "ok" => ToolchainVerdict::Ok,
+                "too-old" => ToolchainVerdict::TooOld,
+                "broken" => ToolchainVerdict::Broken(error.unwrap_or_default()),
+                "missing" => ToolchainVerdict::Missing(error.unwrap_or_default()),
                 other => return Err(format!("{what}: unknown verdict `{other}`")),
             };
             let release_text = optional(entry, "release", &what)?;
             // A missing pin's release is what the pin file asks for, not a compiler's.
             let release = match verdict {
-                Verdict::Missing(_) => None,
+                ToolchainVerdict::Missing(_) => None,
                 _ => release(release_text.clone(), &what)?,
             };
             toolchains.push(ToolchainEntry {
@@ -748,7 +750,9 @@ impl Report {
     /// Missing toolchains have no column: their summary line says how to install them.
     fn tables(&self) -> (Table, Table) {
         let shown: Vec<usize> = (0..self.toolchains.len())
-            .filter(|&index| !matches!(self.toolchains[index].verdict, Verdict::Missing(_)))
+            .filter(|&index| {
+                !matches!(self.toolchains[index].verdict, ToolchainVerdict::Missing(_))
+            })
             .collect();
         let headers: Vec<String> = shown
             .iter()
@@ -872,7 +876,7 @@ mod tests {
     use super::*;
     use crate::expect::expected_status;
 
-    fn toolchain(id: &str, release: &str, verdict: Verdict) -> ToolchainEntry {
+    fn toolchain(id: &str, release: &str, verdict: ToolchainVerdict) -> ToolchainEntry {
         ToolchainEntry {
             id: id.into(),
             spec: format!("rustup:{id}"),
@@ -927,13 +931,13 @@ mod tests {
         };
         Report {
             toolchains: vec![
-                toolchain("1.85.0", "1.85.0", Verdict::Ok),
+                toolchain("1.85.0", "1.85.0", ToolchainVerdict::Ok),
                 ToolchainEntry {
                     source: None,
                     rustc: None,
                     release_text: None,
                     release: None,
-                    ..toolchain("1.78.0", "1.78.0", Verdict::Missing("rustup toolchain install 1.78.0".into()))
+                    ..toolchain("1.78.0", "1.78.0", ToolchainVerdict::Missing("rustup toolchain install 1.78.0".into()))
                 },
             ],
             features,
@@ -980,8 +984,9 @@ mod tests {
     #[test]
     fn a_broken_toolchain_fails_on_one_line() {
         let mut report = sample();
-        report.toolchains[1].verdict =
-            Verdict::Broken("cannot read `rustc -vV` output; it printed:\ngarbage\n".into());
+        report.toolchains[1].verdict = ToolchainVerdict::Broken(
+            "cannot read `rustc -vV` output; it printed:\ngarbage\n".into(),
+        );
         let failures = report.failures();
         assert_eq!(
             failure_line(&failures[0]),
@@ -1079,7 +1084,8 @@ mod tests {
     fn json_reads_back_into_the_same_report() {
         let mut report = sample();
         report.features[0][0].observed = Observed::ProbeFailed("error: rustc crashed".into());
-        report.toolchains[1].verdict = Verdict::Missing("rustup toolchain install 1.78.0".into());
+        report.toolchains[1].verdict =
+            ToolchainVerdict::Missing("rustup toolchain install 1.78.0".into());
         let json = report.to_json();
         let back = Report::from_json(&json::parse(&json::to_pretty(&json)).unwrap()).unwrap();
         assert_eq!(back.to_json(), json);

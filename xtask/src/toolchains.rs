@@ -51,9 +51,9 @@ fn install(sh: &Shell, pins_path: &std::path::Path, use_rustup: bool) -> anyhow:
     let mut failed = 0;
     for (id, outcome) in &outcomes {
         match outcome {
-            provision::Outcome::AlreadyThere => println!("  {id}: already there"),
-            provision::Outcome::Installed(how) => println!("  {id}: installed: {how}"),
-            provision::Outcome::Failed(why) => {
+            provision::Installation::AlreadyThere => println!("  {id}: already there"),
+            provision::Installation::Installed(how) => println!("  {id}: installed: {how}"),
+            provision::Installation::Failed(why) => {
                 failed += 1;
                 println!("  {id}: NOT installed: {why}");
             }

@@ -7,7 +7,7 @@
 use super::input::{Entry, Input};
 use crate::catalog::{all_cfg_names, derived_cfgs, Release, FEATURES};
 use crate::cfg::{Predicate, Query};
-use crate::probe::Status;
+use crate::status::Status;
 
 /// Whether a condition holds on a compiler of `release`, in three-valued logic.
 ///
