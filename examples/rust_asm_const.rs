@@ -87,7 +87,10 @@ unsafe fn read_once<const OFFSET: usize>(stats: &Stats) -> u32 {
     value
 }
 
-/// Reads the `u32` at `OFFSET` in `stats` with one volatile load, on other architectures.
+/// Reads the `u32` at `OFFSET` in `stats` with the shim's one load for this architecture.
+///
+/// The shim has both forms for arm64 (`ldr w0, [x1, #OFFSET]`), riscv64 (`lw a0, OFFSET(a1)`)
+/// and loongarch64 (`ld.w $a0, $a1, OFFSET`) in `kernel::arch`, and a volatile load elsewhere.
 ///
 /// # Safety
 ///

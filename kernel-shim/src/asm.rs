@@ -9,15 +9,20 @@
 //! [`read_once_u32_at`] is the smallest helper of that kind: one load whose displacement is
 //! the field offset, like the kernel's `READ_ONCE(ptr->field)`. Its `const_operand` form puts
 //! the offset into the instruction; the stable replacement, `register_operand`, passes it in
-//! a register, which costs that register and a `mov` to fill it (`[base + index]` addressing
-//! instead of `[base + displacement]`). A literal could also be spliced into the template with
-//! `concat!`/`stringify!`, but only a literal: not `offset_of!(...)`, nor a const generic.
-//! Other architectures use a volatile read.
+//! a register, which costs that register and a move to fill it (`[base + index]` addressing
+//! instead of `[base + displacement]`, and on RISC-V, which has no indexed load, an `add`
+//! too). A literal could also be spliced into the template with `concat!`/`stringify!`, but
+//! only a literal: not `offset_of!(...)`, nor a const generic. Both forms exist for x86-64,
+//! arm64, riscv64 and loongarch64 (in [`crate::arch`]); other architectures use a volatile
+//! read.
 
 /// Reads the `u32` at `base + OFFSET` with exactly one load, like `READ_ONCE()` of a field.
 ///
-/// On x86-64 this is a single `mov` that the compiler can neither merge, repeat nor drop; the
-/// offset is usually an `offset_of!` result.
+/// On the four architectures the shim knows, this is a single load instruction that the
+/// compiler can neither merge, repeat nor drop; the offset is usually an `offset_of!` result.
+/// An offset that the architecture's load cannot encode as an immediate fails the build (from
+/// 2047 bytes on RISC-V and LoongArch, 16380 on arm64, 2 GiB on x86-64); such a field is read
+/// with [`register_operand`] instead.
 ///
 /// # Safety
 ///
@@ -44,20 +49,38 @@
 /// ```
 #[inline(always)]
 pub unsafe fn read_once_u32_at<const OFFSET: usize>(base: *const u8) -> u32 {
-    #[cfg(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_const)))]
+    #[cfg(all(
+        any(
+            target_arch = "x86_64",
+            target_arch = "aarch64",
+            target_arch = "riscv64",
+            target_arch = "loongarch64"
+        ),
+        any(kshim_kernel_mode, kshim_stable_asm_const)
+    ))]
     {
         // SAFETY: the caller's guarantees are this function's own.
         unsafe { const_operand::read_once_u32_at::<OFFSET>(base) }
     }
     #[cfg(all(
-        target_arch = "x86_64",
+        any(
+            target_arch = "x86_64",
+            target_arch = "aarch64",
+            target_arch = "riscv64",
+            target_arch = "loongarch64"
+        ),
         not(any(kshim_kernel_mode, kshim_stable_asm_const))
     ))]
     {
         // SAFETY: the caller's guarantees are this function's own.
         unsafe { register_operand::read_once_u32_at::<OFFSET>(base) }
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64",
+        target_arch = "loongarch64"
+    )))]
     {
         // SAFETY: the caller guarantees that `base + OFFSET` is in bounds, aligned and
         // readable; a volatile read is performed exactly once.
@@ -65,77 +88,26 @@ pub unsafe fn read_once_u32_at<const OFFSET: usize>(base: *const u8) -> u32 {
     }
 }
 
-/// Rejects, when it is instantiated, an offset that no x86-64 displacement can hold.
-#[cfg(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_const)))]
-struct Displacement<const OFFSET: usize>;
+/// The `asm_const` form for the architecture being built for: the offset is an immediate.
+#[cfg(all(
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64",
+        target_arch = "loongarch64"
+    ),
+    any(kshim_kernel_mode, kshim_stable_asm_const)
+))]
+pub use crate::arch::current::const_operand;
 
-#[cfg(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_const)))]
-impl<const OFFSET: usize> Displacement<OFFSET> {
-    /// Evaluated at compile time for each `OFFSET` used, so a too-large one fails the build.
-    ///
-    /// An associated `const` rather than a `const { }` block, which Rust 1.78.0 lacks.
-    const FITS: () = assert!(
-        OFFSET <= i32::MAX as usize,
-        "an x86-64 displacement is a signed 32-bit number"
-    );
-}
-
-/// The `asm_const` form: the offset is a `const` operand, a displacement in the instruction.
-///
-/// The `const` operand is input to the `asm!` macro, which is not expanded while the module is
-/// configured out, so older compilers accept this file as it is (Rust 1.63.0 does).
-#[cfg(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_const)))]
-pub mod const_operand {
-    /// Reads the `u32` at `base + OFFSET` with one `mov eax, dword ptr [base + OFFSET]`.
-    ///
-    /// # Safety
-    ///
-    /// As for [`super::read_once_u32_at`].
-    #[inline(always)]
-    pub unsafe fn read_once_u32_at<const OFFSET: usize>(base: *const u8) -> u32 {
-        // Naming the unit `const` is what makes the compiler evaluate it for this `OFFSET`.
-        let () = super::Displacement::<OFFSET>::FITS;
-        let value: u32;
-        // SAFETY: the caller guarantees that the four bytes at `base + OFFSET` are readable and
-        // aligned; the assembly reads only them, writes no memory, no stack and no flags.
-        unsafe {
-            core::arch::asm!(
-                "mov {value:e}, dword ptr [{base} + {offset}]",
-                value = lateout(reg) value,
-                base = in(reg) base,
-                offset = const OFFSET,
-                options(nostack, readonly, preserves_flags),
-            );
-        }
-        value
-    }
-}
-
-/// The stable replacement: the offset travels in a register, an index in the address.
-#[cfg(target_arch = "x86_64")]
-pub mod register_operand {
-    /// Reads the `u32` at `base + OFFSET` with one `mov eax, dword ptr [base + index]`.
-    ///
-    /// # Safety
-    ///
-    /// As for [`super::read_once_u32_at`].
-    #[inline(always)]
-    pub unsafe fn read_once_u32_at<const OFFSET: usize>(base: *const u8) -> u32 {
-        let value: u32;
-        // SAFETY: the caller guarantees that the four bytes at `base + OFFSET` are readable and
-        // aligned; the assembly reads only them, writes no memory, no stack and no flags.
-        unsafe {
-            core::arch::asm!(
-                "mov {value:e}, dword ptr [{base} + {offset}]",
-                value = lateout(reg) value,
-                base = in(reg) base,
-                offset = in(reg) OFFSET,
-                options(nostack, readonly, preserves_flags),
-            );
-        }
-        value
-    }
-}
+/// The stable replacement for the architecture being built for: the offset is in a register.
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64",
+    target_arch = "loongarch64"
+))]
+pub use crate::arch::current::register_operand;
 
 #[cfg(test)]
 mod tests {

@@ -73,6 +73,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod arch;
 pub mod asm;
 pub mod build_assert;
 pub mod catalog;
