@@ -2,27 +2,40 @@
 //!
 //! A `label { ... }` operand (`asm_goto`, stable since Rust 1.87.0, tracking issue #119364)
 //! names a Rust block that the assembly may jump to. The kernel's static keys are built on it:
-//! `static_branch_unlikely()` is a NOP (two or five bytes on x86-64) plus a `__jump_table`
-//! entry, and enabling the key patches the NOP into a `jmp` to the label, so a disabled
-//! tracepoint or debug check costs one NOP and no load at all. The kernel allows the feature
-//! outside `rust/` because its `static_branch_unlikely!` macro expands the `asm!` in the
-//! driver's crate.
+//! `static_branch_unlikely!(KEY)` assembles to a NOP plus a `__jump_table` entry (site, label,
+//! key), and enabling the key rewrites the NOP into a jump to the label, so a disabled
+//! tracepoint costs one NOP: no load, no compare. On x86-64 the shim's `arch_static_branch`
+//! (`kernel::arch::x86_64`, after `arch/x86/include/asm/jump_label.h`) expands to
 //!
-//! The stable replacement, the kernel's `CONFIG_JUMP_LABEL=n` path, loads the key and branches
-//! on it: correct, but a load, a compare and a branch on every pass. A host process cannot
-//! patch its own text, so the `asm goto` below makes the same jump into Rust code but decides
-//! it by reading the key itself; only the patching is missing. The label operand is input to
-//! the `asm!` macro, which is not expanded in code that `#[cfg]` removes, so both forms stand
-//! side by side below. (`kernel::jump_label` has the shim's version, with a counting key.)
+//! ```text
+//! 1: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00         # nopl 0x0(%rax,%rax,1)
+//! .pushsection __jump_table, "awR"
+//! .balign 8
+//! .long 1b - .                                  # the site
+//! .long {l_yes} - .                             # the label: `break 'enabled true`
+//! .quad {symb} + {off} + {branch} - .           # the key, by `sym` and two `const`s
+//! .popsection
+//! ```
+//!
+//! and enabling writes `e9 rel32` (`jmp l_yes`) over the five bytes. The kernel allows the
+//! feature outside `rust/` because its `static_branch_unlikely!` macro expands the `asm!` in
+//! the driver's crate, as here: this crate enables `asm_goto` (and `asm_const`, for the key's
+//! `offset_of!`) in kernel mode.
+//!
+//! The stable replacement, the kernel's `CONFIG_JUMP_LABEL=n` path, loads the key's count and
+//! branches on it: correct, but a load, a compare and a branch on every pass. The shim's macro
+//! picks it by itself where `asm goto` is missing, so the module below reads the same either
+//! way; its tests show the bytes at the site before and after the key changes.
 //!
 //! This module has a tracepoint in its packet path: quiet until the key is enabled.
 
-// On compilers before 1.87.0 this is what allows `label` operands; on later ones the feature
-// is stable and only earns a reminder, kept as the kernel keeps it.
+// On compilers before 1.87.0 (1.82.0) these are what allow `label` (`const`) operands; on later
+// ones the features are stable and only earn a reminder, kept as the kernel keeps them.
 #![cfg_attr(kshim_kernel_mode, feature(asm_goto))]
+#![cfg_attr(kshim_kernel_mode, feature(asm_const))]
 #![cfg_attr(kshim_kernel_mode, allow(stable_features))]
 
-use core::sync::atomic::{AtomicBool, Ordering};
+use kernel::jump_label::StaticKey;
 use kernel::prelude::*;
 
 module! {
@@ -33,43 +46,23 @@ module! {
     license: "GPL",
 }
 
-/// The tracepoint's key, like `DEFINE_STATIC_KEY_FALSE(trace_packets)`.
-static TRACE_PACKETS: AtomicBool = AtomicBool::new(false);
-
-/// Whether the tracepoint is on: the assembly tests the key and jumps to `enabled` if it is set.
-#[cfg(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_goto)))]
-#[inline(always)]
-fn trace_packets_enabled() -> bool {
-    'enabled: {
-        // SAFETY: the assembly reads the key's one byte, which is a live `static`, with a
-        // single load (atomic, as a relaxed load would be), writes no memory and no stack, and
-        // leaves only by falling through or by jumping to the label, both visible to Rust.
-        unsafe {
-            core::arch::asm!(
-                "cmp byte ptr [{key}], 0",
-                "jne {enabled}",
-                key = in(reg) TRACE_PACKETS.as_ptr(),
-                enabled = label {
-                    break 'enabled true;
-                },
-                options(nostack, readonly),
-            );
-        }
-        false
-    }
+/// A tracepoint with its key inside, like the kernel's `struct tracepoint`.
+#[repr(C)]
+struct Tracepoint {
+    name: &'static str,
+    key: StaticKey,
 }
 
-/// Whether the tracepoint is on: load the key and branch, as C does without jump labels.
-#[cfg(not(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_goto))))]
-#[inline(always)]
-fn trace_packets_enabled() -> bool {
-    TRACE_PACKETS.load(Ordering::Relaxed)
-}
+/// The packet tracepoint, like `DEFINE_STATIC_KEY_FALSE(trace_packets)` in a tracepoint.
+static TRACE_PACKETS: Tracepoint = Tracepoint {
+    name: "packets",
+    key: StaticKey::INIT,
+};
 
-/// The packet path, with its tracepoint.
+/// The packet path, with its tracepoint: a NOP while the key is disabled.
 fn receive(length: usize) -> usize {
-    if trace_packets_enabled() {
-        pr_info!("trace: received {} bytes", length);
+    if kernel::static_branch_unlikely!(TRACE_PACKETS, Tracepoint, key) {
+        pr_info!("{}: received {} bytes", TRACE_PACKETS.name, length);
     }
     length
 }
@@ -82,9 +75,9 @@ impl kernel::Module for RustAsmGoto {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         pr_info!("Rust asm_goto sample (init)");
         let mut bytes = receive(64) + receive(1500);
-        TRACE_PACKETS.store(true, Ordering::Relaxed);
+        TRACE_PACKETS.key.enable();
         bytes += receive(576);
-        TRACE_PACKETS.store(false, Ordering::Relaxed);
+        TRACE_PACKETS.key.disable();
         bytes += receive(9000);
         Ok(RustAsmGoto { bytes })
     }
@@ -107,9 +100,77 @@ mod tests {
         assert_eq!(
             log.as_str(),
             "[info] rust_asm_goto: Rust asm_goto sample (init)\n\
-             [info] rust_asm_goto: trace: received 576 bytes\n\
+             [info] rust_asm_goto: packets: received 576 bytes\n\
              [info] rust_asm_goto: received 11140 bytes in all\n\
              [info] rust_asm_goto: Rust asm_goto sample (exit)\n"
+        );
+    }
+
+    /// Patches the tracepoint's sites while loaded, as a test of the loader's own module.
+    #[cfg(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_goto)))]
+    struct SitePatching;
+
+    #[cfg(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_goto)))]
+    impl kernel::Module for SitePatching {
+        fn init(_module: &'static ThisModule) -> Result<Self> {
+            use kernel::jump_label::{load_and_branch, sites};
+
+            /// The bytes at each of the tracepoint's sites.
+            fn site_bytes() -> Vec<[u8; 5]> {
+                sites(&TRACE_PACKETS.key)
+                    .map(|site| site.instruction())
+                    .collect()
+            }
+
+            /// `jmp rel32` from each site to its label, computed here from the entries alone.
+            fn jumps() -> Vec<[u8; 5]> {
+                sites(&TRACE_PACKETS.key)
+                    .map(|site| {
+                        let rel32 = (site.target() as i64 - (site.code() as i64 + 5)) as i32;
+                        let [b0, b1, b2, b3] = rel32.to_le_bytes();
+                        [0xe9, b0, b1, b2, b3]
+                    })
+                    .collect()
+            }
+
+            let nop5 = [0x0f, 0x1f, 0x44, 0x00, 0x00];
+            let count = sites(&TRACE_PACKETS.key).count();
+            assert!(count >= 1, "`receive` has at least one site");
+            assert!(sites(&TRACE_PACKETS.key).all(|site| !site.is_branch()));
+
+            assert_eq!(
+                site_bytes(),
+                vec![nop5; count],
+                "disabled: a NOP at every site"
+            );
+            assert_eq!(receive(1), 1);
+            assert!(!load_and_branch::static_branch_unlikely(&TRACE_PACKETS.key));
+
+            TRACE_PACKETS.key.enable();
+            assert_eq!(
+                site_bytes(),
+                jumps(),
+                "enabled: a jump to the label at every site"
+            );
+            assert_ne!(site_bytes(), vec![nop5; count]);
+            assert!(load_and_branch::static_branch_unlikely(&TRACE_PACKETS.key));
+            assert_eq!(receive(2), 2);
+
+            assert!(TRACE_PACKETS.key.disable());
+            assert_eq!(site_bytes(), vec![nop5; count], "disabled again: NOPs back");
+            assert_eq!(receive(3), 3);
+            Ok(SitePatching)
+        }
+    }
+
+    #[cfg(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_goto)))]
+    #[test]
+    fn gated_matches_replacement_asm_goto() {
+        let log = kernel::module::load_unload::<SitePatching>(&THIS_MODULE).unwrap();
+        // Only the call made while the key was enabled reached the tracepoint's block.
+        assert_eq!(
+            log.as_str(),
+            "[info] rust_asm_goto: packets: received 2 bytes\n"
         );
     }
 }

@@ -1,30 +1,39 @@
-//! Static keys: branches that are almost free while disabled, like `<linux/jump_label.h>`.
+//! Static keys: branches that cost one NOP while disabled, patched like `<linux/jump_label.h>`.
 //!
-//! In the kernel, `static_branch_unlikely(&key)` compiles to a NOP (two or five bytes on
-//! x86-64) and an entry in the `__jump_table` section; enabling the key rewrites that NOP into
-//! a `jmp` to the unlikely block. The Rust side (`rust/kernel/jump_label.rs`) needs `asm goto` for that: an `asm!` with
-//! a `label { ... }` operand, so that the assembly can transfer control into a Rust block
-//! (`asm_goto`, stable since Rust 1.87.0, tracking issue #119364). Without it, Rust code can
-//! only call `static_key_count()` and branch on the result, a load and a compare on every pass.
+//! In the kernel, `static_branch_unlikely!(KEY)` compiles to a NOP at the branch site and an
+//! entry in the `__jump_table` section: where the site is, where the unlikely block is, and
+//! which key decides. Enabling the key finds every entry of that key and rewrites its NOP into
+//! a jump to the block (`arch_jump_label_transform()`, through `text_poke()`); disabling it
+//! writes the NOP back. The Rust side (`rust/kernel/jump_label.rs`) needs `asm goto` for that:
+//! an `asm!` with a `label { ... }` operand, so that the patched jump lands in a Rust block
+//! (`asm_goto`, stable since Rust 1.87.0, tracking issue #119364), and `const` operands for
+//! the key's field offset and the branch polarity (`asm_const`, stable since Rust 1.82.0).
 //!
-//! A process on the host cannot patch its own text, so the `asm_goto` form here keeps the
-//! language feature and changes only what decides the jump: the assembly reads the key's
-//! count itself and jumps to the label when the key is enabled. The control flow out of the
-//! assembly into a Rust block is the kernel's; the patching is not. The stable replacement,
-//! [`load_and_branch`], is the kernel's `CONFIG_JUMP_LABEL=n` path: an atomic load and an
-//! ordinary branch. [`static_branch_unlikely`] picks the `asm goto` form on x86-64 in kernel
-//! mode or from Rust 1.87.0 on, and the replacement everywhere else.
+//! The shim does the same. [`static_branch_unlikely!`] expands the architecture's
+//! `arch_static_branch` (see [`crate::arch`]: x86-64, arm64, riscv64 and loongarch64), and
+//! [`StaticKey::enable`] and [`StaticKey::disable`] patch the sites. The shim is `core`-only,
+//! so what depends on the running program comes from whoever loads it, as the kernel's
+//! `text_poke()` comes from the architecture: [`init`] receives the program's `__jump_table`
+//! and a text-poke hook, which [`module!`](crate::module!) provides on x86-64 Linux hosts.
+//!
+//! The stable replacement, [`load_and_branch`], is the kernel's `CONFIG_JUMP_LABEL=n` path:
+//! `static_key_count()` and an ordinary branch, a load and a compare on every pass. It is
+//! chosen before Rust 1.87.0 in stable mode, and on every other architecture.
 
-use core::sync::atomic::{AtomicI32, Ordering};
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
-/// A static key: a count of enablers, read by [`static_branch_unlikely`].
+/// A static key: a count of enablers, tested by [`static_branch_unlikely!`].
 ///
 /// Like C's `struct static_key`, the key is enabled while its count is positive, so that
-/// independent users can each enable it and disable it again.
+/// independent users can each enable it and disable it again. Its address, four-byte aligned,
+/// is what the `__jump_table` entries point at, with the branch polarity in bit 0.
 ///
 /// # Invariants
 ///
-/// `count` is never negative.
+/// `count` is never negative, and changes only with the jump label lock held; while it is
+/// positive, every site of the key that [`init`] knows jumps to its label, and while it is
+/// zero, every such site is a NOP.
 #[repr(C)]
 #[derive(Debug)]
 pub struct StaticKey {
@@ -34,23 +43,20 @@ pub struct StaticKey {
 impl StaticKey {
     /// A disabled key, for initializing `static`s, like C's `STATIC_KEY_INIT_FALSE`.
     ///
-    /// A key must live in a `static`, because in the kernel the jump entries point at it. On
-    /// Rust 1.78.0, without `const { }` blocks, a `const` is also the only way to fill an array
-    /// of keys: `[StaticKey::INIT; N]`.
+    /// A key must live in a `static`, because the jump entries point at it. On Rust 1.78.0,
+    /// without `const { }` blocks, a `const` is also the only way to fill an array of keys:
+    /// `[StaticKey::INIT; N]`.
     ///
     /// # Examples
     ///
     /// ```
-    /// use kernel::jump_label::{static_branch_unlikely, StaticKey};
+    /// use kernel::jump_label::StaticKey;
     ///
-    /// static TRACING: StaticKey = StaticKey::INIT;
     /// static PER_CPU_TRACING: [StaticKey; 4] = [StaticKey::INIT; 4];
     ///
-    /// assert!(!static_branch_unlikely(&TRACING));
-    /// PER_CPU_TRACING[2].enable();
-    /// // Each use of the `const` was a fresh key: only the one enabled changed.
-    /// assert!(static_branch_unlikely(&PER_CPU_TRACING[2]));
-    /// assert!(!static_branch_unlikely(&PER_CPU_TRACING[1]));
+    /// // Each use of the `const` is a fresh key, at its own address.
+    /// assert!(!PER_CPU_TRACING[2].is_enabled());
+    /// assert!(!core::ptr::eq(&PER_CPU_TRACING[1], &PER_CPU_TRACING[2]));
     /// ```
     // The lint warns that every use of an interior-mutable `const` is a new copy, which is
     // exactly what an initializer is for. `#[expect]` (stable since 1.81.0) would warn if the
@@ -67,104 +73,166 @@ impl StaticKey {
         not(any(kshim_kernel_mode, kshim_stable_lint_reasons)),
         allow(clippy::declare_interior_mutable_const)
     )]
-    // INVARIANT: the count starts at zero.
+    // INVARIANT: the count starts at zero, and the sites at their NOPs.
     pub const INIT: StaticKey = StaticKey {
         count: AtomicI32::new(0),
     };
 
-    /// Adds one enabler, like `static_key_slow_inc()`; the key is enabled from now on.
+    /// Adds one enabler, like `static_key_slow_inc()`; the first one patches every site.
+    ///
+    /// As in the kernel, the sites jump before the count says so, so that a reader of
+    /// [`StaticKey::is_enabled`] never sees an enabled key whose sites still fall through.
+    ///
+    /// # Panics
+    ///
+    /// Where the `asm goto` form is compiled, if [`init`] has not run: the sites could not be
+    /// patched (the kernel WARNs "static key used before call to jump_label_init()").
     pub fn enable(&self) {
-        // INVARIANT: adding one to a non-negative count keeps it non-negative (the count of
-        // enablers cannot reach `i32::MAX` in any real use, as in C).
-        self.count.fetch_add(1, Ordering::SeqCst);
+        let state = STATE.lock();
+        let count = self.count.load(Ordering::Relaxed);
+        if count == 0 {
+            state.update(self, true);
+        }
+        // INVARIANT: a non-negative count plus one stays non-negative (the count of enablers
+        // cannot reach `i32::MAX` in any real use, as in C); the sites jump from now on.
+        self.count.store(count + 1, Ordering::Release);
     }
 
     /// Removes one enabler, like `static_key_slow_dec()`; returns `false`, and changes nothing,
-    /// if the key had none.
+    /// if the key had none. The last one writes the NOPs back.
     pub fn disable(&self) -> bool {
-        self.count
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |count| {
-                // INVARIANT: only a positive count is decremented.
-                (count > 0).then(|| count - 1)
-            })
-            .is_ok()
+        let state = STATE.lock();
+        let count = self.count.load(Ordering::Relaxed);
+        if count == 0 {
+            return false;
+        }
+        // INVARIANT: only a positive count is decremented; at zero the sites fall through
+        // again once `update` returns, before the lock is released.
+        self.count.store(count - 1, Ordering::Release);
+        if count == 1 {
+            state.update(self, false);
+        }
+        true
     }
 
     /// Whether the key is enabled now, like `static_key_enabled()`.
+    #[inline]
     pub fn is_enabled(&self) -> bool {
         self.count.load(Ordering::Relaxed) > 0
     }
 }
 
-/// Whether the unlikely branch guarded by `key` should run, like `static_branch_unlikely()`.
+/// Turns a branch polarity into the `const` operand added to the key's address.
+///
+/// A function rather than a cast, as in `rust/kernel/jump_label.rs`, so that only a `bool` is
+/// accepted.
+#[doc(hidden)]
+pub const fn bool_to_int(branch: bool) -> i32 {
+    branch as i32
+}
+
+/// Whether the unlikely branch guarded by a static key should run, like `static_branch_unlikely()`.
+///
+/// `static_branch_unlikely!(KEY)` takes a `static` [`StaticKey`];
+/// `static_branch_unlikely!(TRACEPOINT, Tracepoint, key)` takes a `static` whose field `key`
+/// is the [`StaticKey`], the kernel's form, which passes `offset_of!(Tracepoint, key)` to the
+/// assembly as a `const` operand. Where the `asm goto` form is compiled, the crate using the
+/// macro needs `asm_goto` (and `asm_const` before Rust 1.82.0), as a kernel driver does.
 ///
 /// # Examples
 ///
+/// The key is patched through the hook that loading a module installs:
+///
 /// ```
-/// use kernel::jump_label::{static_branch_unlikely, StaticKey};
+/// use core::sync::atomic::{AtomicUsize, Ordering};
+/// use kernel::jump_label::StaticKey;
+/// use kernel::prelude::*;
+///
+/// module! {
+///     type: Checker,
+///     name: "checker",
+///     authors: ["Rust for Linux Contributors"],
+///     description: "debug checks behind a static key",
+///     license: "GPL",
+/// }
 ///
 /// static DEBUG_CHECKS: StaticKey = StaticKey::INIT;
+/// static CHECKED: AtomicUsize = AtomicUsize::new(0);
 ///
 /// fn checked_len(data: &[u8]) -> usize {
-///     if static_branch_unlikely(&DEBUG_CHECKS) {
-///         assert!(data.len() < 4096, "oversized buffer");
+///     if kernel::static_branch_unlikely!(DEBUG_CHECKS) {
+///         CHECKED.fetch_add(data.len(), Ordering::Relaxed);
 ///     }
 ///     data.len()
 /// }
 ///
-/// assert_eq!(checked_len(&[1, 2, 3]), 3);
-/// DEBUG_CHECKS.enable();
-/// assert_eq!(checked_len(&[1, 2, 3]), 3);
-/// assert!(DEBUG_CHECKS.disable());
+/// struct Checker;
+///
+/// impl kernel::Module for Checker {
+///     fn init(_module: &'static ThisModule) -> Result<Self> {
+///         checked_len(&[1, 2, 3]);
+///         DEBUG_CHECKS.enable();
+///         checked_len(&[1, 2]);
+///         assert!(DEBUG_CHECKS.disable());
+///         checked_len(&[1]);
+///         Ok(Checker)
+///     }
+/// }
+///
+/// kernel::module::load_unload::<Checker>(&THIS_MODULE).unwrap();
+/// assert_eq!(CHECKED.load(Ordering::Relaxed), 2, "only the call while enabled checked");
 /// ```
-#[inline(always)]
-pub fn static_branch_unlikely(key: &StaticKey) -> bool {
-    #[cfg(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_goto)))]
-    {
-        asm_goto::static_branch_unlikely(key)
-    }
-    #[cfg(not(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_goto))))]
-    {
-        load_and_branch::static_branch_unlikely(key)
-    }
+#[macro_export]
+macro_rules! static_branch_unlikely {
+    ($key:path) => {
+        $crate::__static_branch_unlikely!($key, 0, &$key)
+    };
+    ($key:path, $keytyp:ty, $field:ident) => {{
+        let _: &$keytyp = &$key;
+        $crate::__static_branch_unlikely!(
+            $key,
+            ::core::mem::offset_of!($keytyp, $field),
+            &$key.$field
+        )
+    }};
+}
+pub use static_branch_unlikely;
+
+/// The `asm goto` form of [`static_branch_unlikely!`]: the architecture's NOP and jump entry.
+#[cfg(all(
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64",
+        target_arch = "loongarch64"
+    ),
+    any(kshim_kernel_mode, kshim_stable_asm_goto)
+))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __static_branch_unlikely {
+    ($key:path, $offset:expr, $key_ref:expr) => {{
+        let _: &'static $crate::jump_label::StaticKey = $key_ref;
+        $crate::__arch_static_branch!($key, $offset, false)
+    }};
 }
 
-/// The `asm goto` form: the assembly decides, and jumps into a Rust block.
-///
-/// Only x86-64 has it here. The `label { }` operand is input to the `asm!` macro, which a
-/// compiler without `asm_goto` never expands while the module is configured out, so the
-/// module may stay in this file: Rust 1.63.0 and later parse it without complaint.
-#[cfg(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_goto)))]
-pub mod asm_goto {
-    use super::StaticKey;
-
-    /// Whether the unlikely branch should run, decided by assembly that jumps to a label.
-    ///
-    /// The kernel's `arch_static_branch!` emits a NOP that is patched into `jmp {l_yes}`; here
-    /// the jump is conditional on the count the assembly loads, and the label block is where
-    /// control arrives when the key is enabled.
-    #[inline(always)]
-    pub fn static_branch_unlikely(key: &StaticKey) -> bool {
-        'enabled: {
-            // SAFETY: the assembly reads the four aligned bytes of `key.count`, which `key`
-            // keeps alive, and writes no memory and no stack. The load is a single aligned
-            // `mov`, atomic on x86-64, so it reads the count as a relaxed atomic load would, as
-            // the kernel's `READ_ONCE()` does. It leaves only through the fall-through or the
-            // label, both of which Rust sees.
-            unsafe {
-                core::arch::asm!(
-                    "cmp dword ptr [{count}], 0",
-                    "jg {enabled}",
-                    count = in(reg) key.count.as_ptr(),
-                    enabled = label {
-                        break 'enabled true;
-                    },
-                    options(nostack, readonly),
-                );
-            }
-            false
-        }
-    }
+/// The replacement form of [`static_branch_unlikely!`]: load the count and branch.
+#[cfg(not(all(
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64",
+        target_arch = "loongarch64"
+    ),
+    any(kshim_kernel_mode, kshim_stable_asm_goto)
+)))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __static_branch_unlikely {
+    ($key:path, $offset:expr, $key_ref:expr) => {
+        $crate::jump_label::load_and_branch::static_branch_unlikely($key_ref)
+    };
 }
 
 /// The stable replacement: load the count and branch on it, as C does without jump labels.
@@ -178,40 +246,378 @@ pub mod load_and_branch {
     }
 }
 
+/// One `__jump_table` entry, as `arch_static_branch` emits it: three relative offsets.
+///
+/// The layout of the kernel's `struct jump_entry` with `CONFIG_HAVE_ARCH_JUMP_LABEL_RELATIVE`:
+/// each field holds the distance from the field itself to what it names, so the table needs
+/// no relocation when the program is loaded at another address.
+///
+/// # Invariants
+///
+/// An entry exists only inside the `__jump_table` that the linker built from
+/// `arch_static_branch`'s assembly: `code` leads to a site in the program's text, readable
+/// for the architecture's `JUMP_LABEL_NOP_SIZE` bytes, `target` to its label, and `key` to a
+/// `static` [`StaticKey`] plus the branch polarity.
+#[repr(C)]
+#[derive(Debug)]
+pub struct JumpEntry {
+    code: i32,
+    target: i32,
+    key: isize,
+}
+
+impl JumpEntry {
+    /// The address of the site, the NOP that enabling rewrites (`jump_entry_code()`).
+    pub fn code(&self) -> usize {
+        (&self.code as *const i32 as usize).wrapping_add(self.code as isize as usize)
+    }
+
+    /// The address of the label, where the patched jump goes (`jump_entry_target()`).
+    pub fn target(&self) -> usize {
+        (&self.target as *const i32 as usize).wrapping_add(self.target as isize as usize)
+    }
+
+    /// The key this site belongs to (`jump_entry_key()`), without the polarity bits.
+    pub fn key(&self) -> *const StaticKey {
+        let tagged = (&self.key as *const isize as usize).wrapping_add(self.key as usize);
+        (tagged & !3) as *const StaticKey
+    }
+
+    /// Whether the site jumps when the key is disabled (`jump_entry_is_branch()`).
+    ///
+    /// `false` for [`static_branch_unlikely!`]: a NOP while the key is disabled.
+    pub fn is_branch(&self) -> bool {
+        (&self.key as *const isize as usize).wrapping_add(self.key as usize) & 1 != 0
+    }
+
+    /// The instruction now at the site: the NOP, or the jump that enabling wrote.
+    #[cfg(any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64",
+        target_arch = "loongarch64"
+    ))]
+    pub fn instruction(&self) -> [u8; crate::arch::current::JUMP_LABEL_NOP_SIZE] {
+        let site = self.code() as *const [u8; crate::arch::current::JUMP_LABEL_NOP_SIZE];
+        // SAFETY: by the type invariant, `code` leads to that many readable bytes of text; the
+        // read is volatile because the text-poke hook changes them behind the compiler's back.
+        unsafe { core::ptr::read_volatile(site) }
+    }
+}
+
+/// Writes `instruction` over the site at `site` in the running program's text, like `text_poke()`.
+///
+/// # Safety
+///
+/// `site` must be the address of a static-branch site of the running program, and
+/// `instruction` a whole instruction of the same size for the current architecture.
+pub type TextPoke = unsafe fn(site: *mut u8, instruction: &[u8]);
+
+/// What the loader of a program gives the jump label code: where the entries are, how to patch.
+#[derive(Clone, Copy, Debug)]
+pub struct TextPatching {
+    /// Returns the program's `__jump_table`, as the linker laid it out.
+    pub jump_table: fn() -> &'static [JumpEntry],
+    /// Writes an instruction over a site, as the kernel's `text_poke()` does.
+    pub text_poke: TextPoke,
+}
+
+/// Records the program's jump table and text-poke hook, like `jump_label_init()` at boot.
+///
+/// The first call checks that every site still holds the architecture's NOP, as the table
+/// promises; later calls with the same table change nothing. Only then can keys be enabled.
+///
+/// # Safety
+///
+/// `patching.jump_table` must return the running program's `__jump_table` (the entries between
+/// the linker's `__start___jump_table` and `__stop___jump_table`), and `patching.text_poke`
+/// must write exactly the given bytes over the given site and nothing else, in a way that no
+/// thread can observe half done, or while no other thread runs that site.
+///
+/// # Panics
+///
+/// If called again with a different table, or if a site does not hold a NOP.
+pub unsafe fn init(patching: TextPatching) {
+    let mut state = STATE.lock();
+    let table = (patching.jump_table)();
+    if let Some(known) = state.patching() {
+        let known_table = (known.jump_table)();
+        assert!(
+            core::ptr::eq(known_table, table),
+            "jump_label::init: the program's jump table cannot change"
+        );
+        return;
+    }
+    #[cfg(all(
+        any(
+            target_arch = "x86_64",
+            target_arch = "aarch64",
+            target_arch = "riscv64",
+            target_arch = "loongarch64"
+        ),
+        any(kshim_kernel_mode, kshim_stable_asm_goto)
+    ))]
+    for entry in table {
+        let found = entry.instruction();
+        assert!(
+            found == crate::arch::current::NOP,
+            "jump_label::init: the site at {:#x} holds {found:02x?}, not a NOP",
+            entry.code()
+        );
+    }
+    state.set_patching(patching);
+}
+
+/// The entries of `key` in the table that [`init`] recorded: its sites, in table order.
+///
+/// Empty before [`init`], and for a key no [`static_branch_unlikely!`] tests.
+pub fn sites(key: &StaticKey) -> impl Iterator<Item = &'static JumpEntry> + '_ {
+    let table = match STATE.lock().patching() {
+        Some(patching) => (patching.jump_table)(),
+        None => &[],
+    };
+    table
+        .iter()
+        .filter(move |entry| core::ptr::eq(entry.key(), key))
+}
+
+/// The jump label lock (`jump_label_mutex`) and what [`init`] recorded.
+///
+/// # Invariants
+///
+/// `patching` is only accessed while `locked` is held.
+struct JumpLabelState {
+    locked: AtomicBool,
+    patching: UnsafeCell<Option<TextPatching>>,
+}
+
+// SAFETY: `patching` is only touched with `locked` held (see `JumpLabelState::lock`), so the
+// state may be shared between threads.
+unsafe impl Sync for JumpLabelState {}
+
+static STATE: JumpLabelState = JumpLabelState {
+    locked: AtomicBool::new(false),
+    patching: UnsafeCell::new(None),
+};
+
+impl JumpLabelState {
+    /// Takes the lock, spinning until it is free.
+    fn lock(&'static self) -> StateGuard {
+        while self
+            .locked
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            core::hint::spin_loop();
+        }
+        StateGuard { state: self }
+    }
+}
+
+/// The jump label lock, held; released when dropped, a panic's unwinding included.
+///
+/// # Invariants
+///
+/// `state.locked` is held by this guard.
+struct StateGuard {
+    state: &'static JumpLabelState,
+}
+
+impl StateGuard {
+    /// What [`init`] recorded, if it ran.
+    fn patching(&self) -> Option<TextPatching> {
+        // SAFETY: the lock is held (type invariant), so nothing else accesses `patching`.
+        unsafe { *self.state.patching.get() }
+    }
+
+    /// Records what [`init`] was given.
+    fn set_patching(&mut self, patching: TextPatching) {
+        // SAFETY: the lock is held (type invariant), so nothing else accesses `patching`.
+        unsafe { *self.state.patching.get() = Some(patching) }
+    }
+
+    /// Makes every site of `key` jump (`enabled`) or fall through, like `jump_label_update()`.
+    #[cfg(all(
+        any(
+            target_arch = "x86_64",
+            target_arch = "aarch64",
+            target_arch = "riscv64",
+            target_arch = "loongarch64"
+        ),
+        any(kshim_kernel_mode, kshim_stable_asm_goto)
+    ))]
+    fn update(&self, key: &StaticKey, enabled: bool) {
+        let patching = self.patching().expect(
+            "static key used before jump_label::init(): nothing can patch its sites \
+             (on the host, load the code as a module with `module!`)",
+        );
+        for entry in (patching.jump_table)() {
+            if core::ptr::eq(entry.key(), key) {
+                // `jump_label_type()`: a site jumps when the key's state differs from its
+                // polarity.
+                arch_jump_label_transform(&patching, entry, enabled != entry.is_branch());
+            }
+        }
+    }
+
+    /// Without the `asm goto` form there are no sites, and only the count changes.
+    #[cfg(not(all(
+        any(
+            target_arch = "x86_64",
+            target_arch = "aarch64",
+            target_arch = "riscv64",
+            target_arch = "loongarch64"
+        ),
+        any(kshim_kernel_mode, kshim_stable_asm_goto)
+    )))]
+    fn update(&self, _key: &StaticKey, _enabled: bool) {}
+}
+
+impl Drop for StateGuard {
+    fn drop(&mut self) {
+        self.state.locked.store(false, Ordering::Release);
+    }
+}
+
+/// Writes the jump or the NOP over one site, like the kernel's `arch_jump_label_transform()`.
+///
+/// As x86's `__jump_label_patch()`, it first checks that the site holds what the other state
+/// wrote, so that a wrong table stops here rather than corrupting code.
+#[cfg(all(
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64",
+        target_arch = "loongarch64"
+    ),
+    any(kshim_kernel_mode, kshim_stable_asm_goto)
+))]
+fn arch_jump_label_transform(patching: &TextPatching, entry: &JumpEntry, jump: bool) {
+    use crate::arch::current;
+
+    let (code, target) = (entry.code(), entry.target());
+    let branch = current::jump(code, target).unwrap_or_else(|| {
+        panic!("jump label: the site at {code:#x} cannot reach its label at {target:#x}")
+    });
+    let (expected, new) = if jump {
+        (current::NOP, branch)
+    } else {
+        (branch, current::NOP)
+    };
+    let found = entry.instruction();
+    assert!(
+        found == expected,
+        "jump label: unexpected instruction {found:02x?} at {code:#x}, expected {expected:02x?}"
+    );
+    // SAFETY: `code` is a site of the running program (`JumpEntry`'s invariant) and `new` a
+    // whole instruction of the architecture's site size; `init`'s caller promised that the
+    // hook writes just that, safely for other threads; the jump label lock, held by our
+    // caller, keeps two writes from overlapping, as `text_mutex` does.
+    unsafe { (patching.text_poke)(code as *mut u8, &new) };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn enable_counts_and_disable_never_goes_negative() {
-        let key = StaticKey::INIT;
-        assert!(!key.is_enabled());
-        assert!(!key.disable(), "disabling a disabled key changes nothing");
-        key.enable();
-        key.enable();
-        assert!(key.disable());
-        assert!(key.is_enabled(), "one enabler is left");
-        assert!(key.disable());
-        assert!(!key.is_enabled());
-        assert!(!key.disable());
-        assert_eq!(key.count.load(Ordering::Relaxed), 0);
+    crate::__host_text_patching!();
+
+    /// Gives the test binary's jump table and text poke to the jump label code, as a loader would.
+    pub(crate) fn init_for_tests() {
+        if let Some(patching) = __KSHIM_TEXT_PATCHING {
+            // SAFETY: the hook is the host runner's, for this very program: its table is this
+            // binary's `__jump_table`, and its poke writes one site; each test patches only its
+            // own keys' sites, which no other test's thread runs.
+            unsafe { init(patching) };
+        }
     }
 
-    #[cfg(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_goto)))]
+    #[test]
+    fn enable_counts_and_disable_never_goes_negative() {
+        init_for_tests();
+        static KEY: StaticKey = StaticKey::INIT;
+        assert!(!KEY.is_enabled());
+        assert!(!KEY.disable(), "disabling a disabled key changes nothing");
+        KEY.enable();
+        KEY.enable();
+        assert!(KEY.disable());
+        assert!(KEY.is_enabled(), "one enabler is left");
+        assert!(KEY.disable());
+        assert!(!KEY.is_enabled());
+        assert!(!KEY.disable());
+        assert_eq!(KEY.count.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn entries_decode_their_relative_offsets() {
+        #[repr(C)]
+        struct Image {
+            entry: JumpEntry,
+            key: StaticKey,
+        }
+        static IMAGE: Image = Image {
+            // 8 bytes before the entry, 16 after its `target` field, and the key just after
+            // the entry, with the polarity bit set.
+            entry: JumpEntry {
+                code: -8,
+                target: 16,
+                key: 8 + 1,
+            },
+            key: StaticKey::INIT,
+        };
+        let entry = &IMAGE.entry;
+        let base = entry as *const JumpEntry as usize;
+        assert_eq!(entry.code(), base - 8);
+        assert_eq!(entry.target(), base + 4 + 16);
+        assert_eq!(entry.key(), &IMAGE.key as *const StaticKey);
+        assert!(entry.is_branch());
+    }
+
+    #[cfg(all(
+        any(
+            target_arch = "x86_64",
+            target_arch = "aarch64",
+            target_arch = "riscv64",
+            target_arch = "loongarch64"
+        ),
+        any(kshim_kernel_mode, kshim_stable_asm_goto)
+    ))]
     #[test]
     fn gated_matches_replacement_asm_goto() {
-        /// What a caller does on each side of the branch, so that both sides leave a trace.
-        fn trace_path(enabled: bool, slow_path_runs: &mut u32) -> &'static str {
-            if enabled {
-                *slow_path_runs += 1;
-                "slow path"
-            } else {
-                "fast path"
-            }
+        use crate::arch::current;
+
+        /// A key inside a larger `static`, as the kernel's tracepoints hold theirs.
+        #[repr(C)]
+        struct Tracepoint {
+            name: &'static str,
+            key: StaticKey,
+        }
+        static TRACEPOINT: Tracepoint = Tracepoint {
+            name: "sched_switch",
+            key: StaticKey::INIT,
+        };
+        static KEY: StaticKey = StaticKey::INIT;
+
+        /// One site per key, out of line so that each has exactly one entry.
+        #[inline(never)]
+        fn tracepoint_on() -> bool {
+            crate::static_branch_unlikely!(TRACEPOINT, Tracepoint, key)
+        }
+        #[inline(never)]
+        fn key_on() -> bool {
+            crate::static_branch_unlikely!(KEY)
         }
 
-        static KEY: StaticKey = StaticKey::INIT;
-        // Counts chosen to reach both outcomes and the compare's edges: zero, one, several.
+        init_for_tests();
+        assert_eq!(TRACEPOINT.name, "sched_switch");
+        let site = sites(&KEY).next().expect("the site of KEY");
+        assert_eq!(sites(&KEY).count(), 1);
+        let tracepoint_site = sites(&TRACEPOINT.key)
+            .next()
+            .expect("the site of TRACEPOINT");
+        assert!(!site.is_branch());
+
+        // Counts chosen to reach both outcomes and the patching's edges: zero, one, several.
         type Step = fn(&StaticKey);
         let steps: [(Step, bool); 6] = [
             (|_| {}, false),
@@ -221,29 +627,25 @@ mod tests {
             (|key| assert!(key.disable()), false),
             (|key| assert!(!key.disable()), false),
         ];
-        let (mut gated_slow_runs, mut replacement_slow_runs) = (0, 0);
         for (step, expected) in steps {
             step(&KEY);
-            let gated = asm_goto::static_branch_unlikely(&KEY);
-            let replacement = load_and_branch::static_branch_unlikely(&KEY);
-            assert_eq!(gated, expected, "asm goto, count {:?}", KEY.count);
-            assert_eq!(
-                replacement, expected,
-                "load and branch, count {:?}",
-                KEY.count
-            );
-            assert_eq!(
-                trace_path(gated, &mut gated_slow_runs),
-                trace_path(replacement, &mut replacement_slow_runs)
-            );
+            step(&TRACEPOINT.key);
+            assert_eq!(key_on(), expected, "asm goto, count {:?}", KEY.count);
+            assert_eq!(tracepoint_on(), expected, "asm goto, by field offset");
+            assert_eq!(load_and_branch::static_branch_unlikely(&KEY), expected);
+            // The real bytes at the site: the NOP, or the jump to the label.
+            let jump = current::jump(site.code(), site.target()).unwrap();
+            let (now, other) = (site.instruction(), tracepoint_site.instruction());
+            if expected {
+                assert_eq!(now, jump);
+                assert_eq!(
+                    other,
+                    current::jump(tracepoint_site.code(), tracepoint_site.target()).unwrap()
+                );
+            } else {
+                assert_eq!((now, other), (current::NOP, current::NOP));
+            }
         }
-        assert_eq!((gated_slow_runs, replacement_slow_runs), (3, 3));
-
-        // A count the assembly's signed compare must not mistake for enabled.
-        KEY.count.store(i32::MIN, Ordering::Relaxed);
-        assert!(!asm_goto::static_branch_unlikely(&KEY));
-        assert!(!load_and_branch::static_branch_unlikely(&KEY));
-        KEY.count.store(0, Ordering::Relaxed);
     }
 
     #[cfg(any(kshim_kernel_mode, kshim_stable_lint_reasons))]
@@ -275,16 +677,17 @@ mod tests {
         static ALLOW_KEYS: [StaticKey; 3] = [UNDER_ALLOW; 3];
         static SHIM_KEYS: [StaticKey; 3] = [StaticKey::INIT; 3];
 
+        init_for_tests();
         for keys in [&EXPECT_KEYS, &ALLOW_KEYS, &SHIM_KEYS] {
             keys[1].enable();
         }
         let states = |keys: &[StaticKey; 3]| {
             let mut states = [false; 4];
             for (state, key) in states.iter_mut().zip(keys) {
-                *state = static_branch_unlikely(key);
+                *state = load_and_branch::static_branch_unlikely(key);
             }
             let fresh = [UNDER_EXPECT, UNDER_ALLOW, StaticKey::INIT];
-            states[3] = fresh.iter().any(static_branch_unlikely);
+            states[3] = fresh.iter().any(load_and_branch::static_branch_unlikely);
             states
         };
         let expected = [false, true, false, false];
