@@ -24,8 +24,9 @@ use crate::catalog::Release;
 use crate::expect::Outcome;
 use crate::json::{self, Value};
 use crate::judge::StepResult;
-use crate::plan::Step;
+use crate::plan::{Rustc, Step};
 use crate::status::Status;
+use crate::version::RustcVersion;
 use anyhow::Context;
 use std::fmt;
 use std::fs;
@@ -316,6 +317,56 @@ pub fn cache_keys(
         keys.push(hasher.finish());
     }
     Ok(keys)
+}
+
+/// The compiler's identity for cache keys: where it is, its contents, size and modification
+/// time, what `-vV` says, the environment it runs with, and its sysroot's libraries (their
+/// names, sizes and modification times).
+///
+/// The contents catch a compiler replaced by another of the same size and time (a wrapper
+/// script rewritten and `touch`ed back); `-vV` catches a wrapper whose text stayed but whose
+/// real compiler changed; the sysroot catches a standard library rebuilt under an unchanged
+/// driver.
+pub fn compiler_identity(rustc: &Rustc, version: &RustcVersion) -> Key {
+    let mut hasher = StableHasher::new();
+    hasher.field(rustc.path.to_string_lossy().as_bytes());
+    let (size, modified) = file_stamp(&rustc.path).unwrap_or((0, 0));
+    let contents = hash_file(&rustc.path).map_or(0, |key| key.0);
+    hasher
+        .number(u128::from(size))
+        .number(modified)
+        .number(contents)
+        .field(&version.raw);
+    for (name, value) in &rustc.env {
+        hasher.field(name).field(value);
+    }
+    if let Some(sysroot) = &version.sysroot {
+        hasher.field(sysroot.to_string_lossy().as_bytes());
+        let libraries = [
+            sysroot.join("lib"),
+            sysroot.join("lib/rustlib").join(&version.host).join("lib"),
+        ];
+        for directory in libraries {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(&directory)
+                .map(|entries| {
+                    entries
+                        .filter_map(Result::ok)
+                        .map(|entry| entry.path())
+                        .filter(|path| path.is_file())
+                        .collect()
+                })
+                .unwrap_or_default();
+            files.sort();
+            for file in files {
+                let (size, modified) = file_stamp(&file).unwrap_or((0, 0));
+                hasher
+                    .field(file.to_string_lossy().as_bytes())
+                    .number(u128::from(size))
+                    .number(modified);
+            }
+        }
+    }
+    hasher.finish()
 }
 
 /// Removes temporary files that a killed run left in `directory` (see [`write_atomically`]).

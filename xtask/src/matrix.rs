@@ -29,24 +29,22 @@
 //!   stay cached; the report file is left as the last complete run wrote it.
 
 use crate::cache::{
-    file_stamp, hash_file, remove_stale_temporaries, write_atomically, Cache, Key, RunLock,
-    StableHasher,
+    compiler_identity, hash_file, remove_stale_temporaries, write_atomically, Cache, Key, RunLock,
 };
-use crate::catalog::FEATURES;
 use crate::ci_matrix::Shard;
-use crate::expect::{expected_outcome, expected_status, Outcome, ToolchainVerdict};
+use crate::expect::Outcome;
 use crate::interrupt::{self, die_by, Interrupted};
 use crate::json;
 use crate::judge::StepResult;
 use crate::output::Format;
-use crate::plan::{self, directory_name, Kind, Layout, Mode, PlannedToolchain, Rustc, Step};
+use crate::plan::{plan_run, Layout, PlannedRun, Selection, Step};
 use crate::probe;
 use crate::process::{self, shell_quote};
-use crate::report::{BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
+use crate::report::assemble::{assemble, toolchain_entry};
+use crate::report::{Report, ToolchainEntry};
 use crate::runner::{self, Limits};
 use crate::schedule::{self, Progress};
-use crate::toolchain::{discover, Availability, Source, Toolchain};
-use crate::version::RustcVersion;
+use crate::toolchain::Availability;
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
 use std::collections::HashMap;
@@ -57,134 +55,12 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use xshell::Shell;
 
-/// One toolchain of the run, with what discovery found.
-struct Column {
-    entry: ToolchainEntry,
-    /// The compiler, for toolchains that run.
-    rustc: Option<Rustc>,
-    version: Option<RustcVersion>,
-}
-
-fn column(availability: Availability) -> Column {
-    // What any compiler that was found, working or not, says about itself.
-    let found = |toolchain: &Toolchain, verdict| ToolchainEntry {
-        id: toolchain.id.clone(),
-        spec: toolchain.spec.clone(),
-        source: Some(
-            match toolchain.source {
-                Source::Rustup { .. } => "rustup",
-                Source::Path => "path",
-                Source::Debian { .. } => "debian",
-            }
-            .to_string(),
-        ),
-        pin: toolchain.pin.clone(),
-        rustc: Some(toolchain.rustc.to_string_lossy().into_owned()),
-        release_text: None,
-        release: None,
-        channel: None,
-        commit_date: None,
-        host: None,
-        verdict,
-    };
-    match availability {
-        Availability::Found { toolchain, version } => Column {
-            entry: ToolchainEntry {
-                release_text: Some(version.release_string()),
-                release: Some(version.release),
-                channel: Some(version.channel.name().to_string()),
-                commit_date: version.commit_date.clone(),
-                host: Some(version.host.clone()),
-                ..found(&toolchain, ToolchainVerdict::for_release(version.release))
-            },
-            rustc: Some(Rustc {
-                path: toolchain.rustc.clone(),
-                env: toolchain.env.clone(),
-                release: version.release,
-            }),
-            version: Some(version),
-        },
-        Availability::Broken { toolchain, error } => Column {
-            entry: found(&toolchain, ToolchainVerdict::Broken(error)),
-            rustc: None,
-            version: None,
-        },
-        Availability::Missing { pin, install_hint } => Column {
-            entry: ToolchainEntry {
-                id: pin.id.clone(),
-                spec: format!("pin:{}", pin.id),
-                source: None,
-                pin: Some(pin.id.clone()),
-                rustc: None,
-                release_text: Some(pin.release.clone()),
-                release: None,
-                channel: None,
-                commit_date: pin.commit_date.clone(),
-                host: None,
-                verdict: ToolchainVerdict::Missing(install_hint),
-            },
-            rustc: None,
-            version: None,
-        },
-    }
-}
-
-/// The compiler's identity for cache keys: where it is, its contents, size and modification
-/// time, what `-vV` says, the environment it runs with, and its sysroot's libraries (their
-/// names, sizes and modification times).
-///
-/// The contents catch a compiler replaced by another of the same size and time (a wrapper
-/// script rewritten and `touch`ed back); `-vV` catches a wrapper whose text stayed but whose
-/// real compiler changed; the sysroot catches a standard library rebuilt under an unchanged
-/// driver.
-pub fn compiler_identity(rustc: &Rustc, version: &RustcVersion) -> Key {
-    let mut hasher = StableHasher::new();
-    hasher.field(rustc.path.to_string_lossy().as_bytes());
-    let (size, modified) = file_stamp(&rustc.path).unwrap_or((0, 0));
-    let contents = hash_file(&rustc.path).map_or(0, |key| key.0);
-    hasher
-        .number(u128::from(size))
-        .number(modified)
-        .number(contents)
-        .field(&version.raw);
-    for (name, value) in &rustc.env {
-        hasher.field(name).field(value);
-    }
-    if let Some(sysroot) = &version.sysroot {
-        hasher.field(sysroot.to_string_lossy().as_bytes());
-        let libraries = [
-            sysroot.join("lib"),
-            sysroot.join("lib/rustlib").join(&version.host).join("lib"),
-        ];
-        for directory in libraries {
-            let mut files: Vec<PathBuf> = std::fs::read_dir(&directory)
-                .map(|entries| {
-                    entries
-                        .filter_map(Result::ok)
-                        .map(|entry| entry.path())
-                        .filter(|path| path.is_file())
-                        .collect()
-                })
-                .unwrap_or_default();
-            files.sort();
-            for file in files {
-                let (size, modified) = file_stamp(&file).unwrap_or((0, 0));
-                hasher
-                    .field(file.to_string_lossy().as_bytes())
-                    .number(u128::from(size))
-                    .number(modified);
-            }
-        }
-    }
-    hasher.finish()
-}
-
 /// The progress line on stderr: one updating line on a terminal, plain lines otherwise.
 struct ProgressLine<'a> {
     enabled: bool,
     terminal: bool,
     total: usize,
-    toolchains: &'a [Column],
+    toolchains: &'a [ToolchainEntry],
     width: Mutex<usize>,
     /// Steps finished so far, for the line shown when a step starts.
     done: AtomicUsize,
@@ -224,7 +100,7 @@ impl ProgressLine<'_> {
 impl Progress for ProgressLine<'_> {
     fn started(&self, _index: usize, step: &Step) {
         if self.terminal {
-            let id = &self.toolchains[step.toolchain].entry.id;
+            let id = &self.toolchains[step.toolchain].id;
             let done = self.done.load(Ordering::Relaxed);
             self.show(&format!(
                 "matrix: {done} of {} done: {id}: {} ...",
@@ -239,7 +115,7 @@ impl Progress for ProgressLine<'_> {
         if result.cached && !self.terminal {
             return;
         }
-        let id = &self.toolchains[step.toolchain].entry.id;
+        let id = &self.toolchains[step.toolchain].id;
         let how = if result.cached {
             "cached".to_string()
         } else {
@@ -275,6 +151,15 @@ pub struct Options {
 }
 
 impl Options {
+    /// Which compilers the run checks.
+    pub fn selection(&self) -> Selection {
+        Selection {
+            toolchains: self.toolchains.clone(),
+            pins: self.pins.clone(),
+            shard: self.shard,
+        }
+    }
+
     /// The defaults for `toolchains`: every core, the default timeout, the cache on.
     pub fn new(toolchains: Vec<String>) -> Self {
         Self {
@@ -331,7 +216,7 @@ impl flags::Matrix {
         }
         let layout = Layout::new(&root);
         if self.dry_run {
-            let planned = plan_run(sh, &layout, &options)?;
+            let planned = plan_run(sh, &layout, &options.selection(), options.timeout)?;
             print_dry_run(&layout, &planned.steps, &probe::probe_source());
             return Ok(Verdict::Success);
         }
@@ -357,64 +242,6 @@ impl flags::Matrix {
     }
 }
 
-/// The toolchains found and the steps planned for them.
-struct PlannedRun {
-    columns: Vec<Column>,
-    planned: Vec<PlannedToolchain>,
-    examples: Vec<plan::Example>,
-    steps: Vec<Step>,
-}
-
-/// Discovers the toolchains (this runs each one's `rustc -vV`) and plans every step.
-fn plan_run(sh: &Shell, layout: &Layout, options: &Options) -> anyhow::Result<PlannedRun> {
-    let examples = plan::examples(&layout.root)?;
-    plan::check_catalog_examples(
-        FEATURES,
-        &examples,
-        &layout.root.join("examples/Cargo.toml"),
-        // The catalog compiled into this xtask, wherever the sources checked are.
-        &project_root().join("kernel-shim/src/catalog.rs"),
-    )?;
-    let mut availabilities = discover(
-        sh,
-        options.pins.as_deref(),
-        &options.toolchains,
-        options.timeout,
-    )?;
-    if let Some(shard) = options.shard {
-        availabilities = availabilities
-            .into_iter()
-            .enumerate()
-            .filter(|(position, _)| shard.owns(*position))
-            .map(|(_, availability)| availability)
-            .collect();
-    }
-    let columns: Vec<Column> = availabilities.into_iter().map(column).collect();
-    let mut planned = Vec::new();
-    let mut used_names: Vec<String> = Vec::new();
-    for (index, column) in columns.iter().enumerate() {
-        let Some(rustc) = &column.rustc else { continue };
-        let mut name = directory_name(&column.entry.id);
-        if used_names.contains(&name) {
-            name = format!("{name}-{index}");
-        }
-        used_names.push(name.clone());
-        planned.push(PlannedToolchain {
-            index,
-            directory_name: name,
-            rustc: rustc.clone(),
-            builds: column.entry.verdict == ToolchainVerdict::Ok,
-        });
-    }
-    let steps = plan::plan(layout, &planned, &examples)?;
-    Ok(PlannedRun {
-        columns,
-        planned,
-        examples,
-        steps,
-    })
-}
-
 /// Runs the whole matrix and returns its report, which is also written (as JSON) to
 /// [`Layout::report`].
 ///
@@ -435,11 +262,12 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
     let sh = Shell::new()?;
     sh.change_dir(&layout.root);
     let PlannedRun {
-        columns,
+        availabilities,
         planned,
         examples,
         steps,
-    } = plan_run(&sh, layout, options)?;
+    } = plan_run(&sh, layout, &options.selection(), options.timeout)?;
+    let columns: Vec<ToolchainEntry> = availabilities.iter().map(toolchain_entry).collect();
     if let Some(signal) = interrupt::interrupted() {
         eprintln!(
             "matrix: {} while checking the toolchains; nothing was built",
@@ -452,14 +280,14 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
     if std::fs::read_to_string(&probe_path).ok().as_deref() != Some(probe_source.as_str()) {
         write_atomically(&probe_path, probe_source.as_bytes())?;
     }
-    let identities: HashMap<usize, Key> = columns
+    let identities: HashMap<usize, Key> = planned
         .iter()
-        .enumerate()
-        .filter_map(|(index, column)| {
-            Some((
-                index,
-                compiler_identity(column.rustc.as_ref()?, column.version.as_ref()?),
-            ))
+        .filter_map(|toolchain| match &availabilities[toolchain.index] {
+            Availability::Found { version, .. } => Some((
+                toolchain.index,
+                compiler_identity(&toolchain.rustc, version),
+            )),
+            _ => None,
         })
         .collect();
     let mut file_hashes: HashMap<PathBuf, Key> = HashMap::new();
@@ -527,7 +355,7 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
 /// outcome, and what did not.
 fn report_interrupted(
     layout: &Layout,
-    columns: &[Column],
+    columns: &[ToolchainEntry],
     steps: &[Step],
     results: &[StepResult],
     start: Instant,
@@ -549,7 +377,7 @@ fn report_interrupted(
         steps.len(),
     );
     for (step, result) in &completed {
-        let id = &columns[step.toolchain].entry.id;
+        let id = &columns[step.toolchain].id;
         let error = match &result.first_error {
             Some(error) if result.outcome != Outcome::Pass => format!(": {error}"),
             _ => String::new(),
@@ -600,193 +428,5 @@ fn print_dry_run(layout: &Layout, steps: &[Step], probe_source: &str) {
         for invocation in &step.processes {
             println!("{}", invocation.shell_line());
         }
-    }
-}
-
-/// Puts observations and predictions side by side.
-fn assemble(
-    columns: &[Column],
-    steps: &[Step],
-    results: &[StepResult],
-    examples: &[plan::Example],
-    strict: bool,
-    shard: Option<String>,
-) -> Report {
-    let probes: HashMap<usize, &StepResult> = steps
-        .iter()
-        .zip(results)
-        .filter(|(step, _)| step.kind == Kind::Probe)
-        .map(|(step, result)| (step.toolchain, result))
-        .collect();
-    let features = FEATURES
-        .iter()
-        .enumerate()
-        .map(|(feature_index, feature)| {
-            columns
-                .iter()
-                .enumerate()
-                .map(|(index, column)| {
-                    let expected = match (&column.entry.verdict, column.entry.release) {
-                        (ToolchainVerdict::Ok, Some(release)) => {
-                            Some(expected_status(feature, release))
-                        }
-                        _ => None,
-                    };
-                    let observed = match probes.get(&index).and_then(|result| result.probe.as_ref())
-                    {
-                        Some(Ok(statuses)) => Observed::Status(statuses[feature_index]),
-                        Some(Err(error)) => Observed::ProbeFailed(error.clone()),
-                        None => match probes.get(&index) {
-                            Some(result) => Observed::ProbeFailed(
-                                result
-                                    .first_error
-                                    .clone()
-                                    .unwrap_or_else(|| "the probe did not run".into()),
-                            ),
-                            None => Observed::NotProbed,
-                        },
-                    };
-                    FeatureCell { observed, expected }
-                })
-                .collect()
-        })
-        .collect();
-
-    let mut builds = Vec::new();
-    let targets: Vec<String> = std::iter::once("kernel".to_string())
-        .chain(examples.iter().map(|example| example.name.clone()))
-        .collect();
-    for (index, column) in columns.iter().enumerate() {
-        if matches!(column.entry.verdict, ToolchainVerdict::Missing(_)) {
-            continue;
-        }
-        let expected = expected_outcome(&column.entry.verdict);
-        for target in &targets {
-            // The shim is a library: nothing to run.
-            let kinds: &[Kind] = if target == "kernel" {
-                &[Kind::Build, Kind::Test]
-            } else {
-                &[Kind::Build, Kind::Run, Kind::Test]
-            };
-            for &kind in kinds {
-                for mode in Mode::ALL {
-                    let found = steps.iter().zip(results).find(|(step, _)| {
-                        step.toolchain == index
-                            && step.kind == kind
-                            && step.mode == Some(mode)
-                            && &step.target == target
-                    });
-                    let cell = match found {
-                        Some((_, result)) => BuildCell {
-                            toolchain: index,
-                            target: target.clone(),
-                            mode,
-                            kind,
-                            outcome: result.outcome,
-                            expected,
-                            first_error: result.first_error.clone(),
-                            seconds: result.seconds,
-                            cached: result.cached,
-                            tests: result.tests,
-                        },
-                        None => BuildCell {
-                            toolchain: index,
-                            target: target.clone(),
-                            mode,
-                            kind,
-                            outcome: Outcome::Skipped,
-                            expected,
-                            first_error: Some(format!(
-                                "not run: the toolchain is {}",
-                                column.entry.verdict.word()
-                            )),
-                            seconds: 0.0,
-                            cached: false,
-                            tests: None,
-                        },
-                    };
-                    builds.push(cell);
-                }
-            }
-        }
-    }
-    compare_module_logs(&mut builds, steps, results);
-    Report {
-        toolchains: columns.iter().map(|column| column.entry.clone()).collect(),
-        features,
-        builds,
-        strict,
-        shard,
-    }
-}
-
-/// Fails both run cells of an example whose module log differs between kernel mode and
-/// stable mode: the two forms of a feature must behave the same, down to what they log.
-fn compare_module_logs(builds: &mut [BuildCell], steps: &[Step], results: &[StepResult]) {
-    let log = |toolchain: usize, target: &str, mode: Mode| {
-        steps
-            .iter()
-            .zip(results)
-            .find(|(step, _)| {
-                step.kind == Kind::Run
-                    && step.toolchain == toolchain
-                    && step.target == target
-                    && step.mode == Some(mode)
-            })
-            .and_then(|(_, result)| result.log.as_deref())
-    };
-    for build in builds.iter_mut() {
-        if build.kind != Kind::Run || build.outcome != Outcome::Pass {
-            continue;
-        }
-        let (Some(kernel), Some(stable)) = (
-            log(build.toolchain, &build.target, Mode::Kernel),
-            log(build.toolchain, &build.target, Mode::Stable),
-        ) else {
-            continue;
-        };
-        if let Some(difference) = first_difference(kernel, stable) {
-            build.outcome = Outcome::Fail;
-            build.first_error = Some(difference);
-        }
-    }
-}
-
-/// The first line where two module logs differ, described for the failure list.
-pub fn first_difference(kernel: &str, stable: &str) -> Option<String> {
-    if kernel == stable {
-        return None;
-    }
-    let mut kernel_lines = kernel.lines();
-    let mut stable_lines = stable.lines();
-    for number in 1.. {
-        match (kernel_lines.next(), stable_lines.next()) {
-            (Some(left), Some(right)) if left == right => continue,
-            (left, right) => {
-                return Some(format!(
-                    "the module log differs between the modes at line {number}: kernel mode {:?}, stable mode {:?}",
-                    left.unwrap_or("(end)"),
-                    right.unwrap_or("(end)")
-                ))
-            }
-        }
-    }
-    None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn module_logs_are_compared_line_by_line() {
-        assert_eq!(first_difference("a\nb\n", "a\nb\n"), None);
-        assert_eq!(
-            first_difference("a\nb\n", "a\nc\n").unwrap(),
-            "the module log differs between the modes at line 2: kernel mode \"b\", stable mode \"c\""
-        );
-        assert!(first_difference("a\n", "a\nextra\n")
-            .unwrap()
-            .contains("kernel mode \"(end)\", stable mode \"extra\""));
     }
 }

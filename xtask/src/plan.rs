@@ -6,11 +6,18 @@
 //! `RUSTC_BOOTSTRAP=1` and `--cfg kshim_kernel_mode`, and code outside the shim gets the
 //! kernel's `-Zallow-features` list.
 
-use crate::catalog::{all_cfg_names, allowed_features, derived_cfgs, Feature, Release};
+use crate::catalog::{all_cfg_names, allowed_features, derived_cfgs, Feature, Release, FEATURES};
+use crate::ci_matrix::Shard;
+use crate::expect::ToolchainVerdict;
 use crate::process::Invocation;
+use crate::project_root;
+use crate::toolchain::{discover, Availability};
 use anyhow::Context;
+use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+use xshell::Shell;
 
 /// The release that stabilized `--check-cfg`; older compilers reject the flag.
 pub const CHECK_CFG_SINCE: Release = Release::new(1, 80, 0);
@@ -522,6 +529,90 @@ impl Layout {
     pub fn lock(&self) -> PathBuf {
         self.kshim.join("matrix.lock")
     }
+}
+
+/// The toolchains a run found and the steps planned for them.
+pub struct PlannedRun {
+    /// Every pin or `--toolchain` spec of the run (of the shard, with one), in order.
+    pub availabilities: Vec<Availability>,
+    /// The toolchains that run, as the steps name them.
+    pub planned: Vec<PlannedToolchain>,
+    /// The examples read from `examples/Cargo.toml`.
+    pub examples: Vec<Example>,
+    /// Every step, in an order that puts each after the steps it needs.
+    pub steps: Vec<Step>,
+}
+
+/// What a run checks: which compilers, from which pin file, of which shard.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    /// `--toolchain` specs; empty means every pin.
+    pub toolchains: Vec<String>,
+    /// `--pins`: the pin file, if not the repository's.
+    pub pins: Option<PathBuf>,
+    /// `--shard K/N`: only the toolchains this shard owns.
+    pub shard: Option<Shard>,
+}
+
+/// Discovers the toolchains (running each one's `rustc -vV`, killed after `timeout`) and
+/// plans every step for them.
+pub fn plan_run(
+    sh: &Shell,
+    layout: &Layout,
+    selection: &Selection,
+    timeout: Duration,
+) -> anyhow::Result<PlannedRun> {
+    let examples = examples(&layout.root)?;
+    check_catalog_examples(
+        FEATURES,
+        &examples,
+        &layout.root.join("examples/Cargo.toml"),
+        // The catalog compiled into this xtask, wherever the sources checked are.
+        &project_root().join("kernel-shim/src/catalog.rs"),
+    )?;
+    let mut availabilities = discover(
+        sh,
+        selection.pins.as_deref(),
+        &selection.toolchains,
+        timeout,
+    )?;
+    if let Some(shard) = selection.shard {
+        availabilities = availabilities
+            .into_iter()
+            .enumerate()
+            .filter(|(position, _)| shard.owns(*position))
+            .map(|(_, availability)| availability)
+            .collect();
+    }
+    let mut planned = Vec::new();
+    let mut used_names: HashSet<String> = HashSet::new();
+    for (index, availability) in availabilities.iter().enumerate() {
+        let Availability::Found { toolchain, version } = availability else {
+            continue;
+        };
+        let mut name = directory_name(&toolchain.id);
+        if !used_names.insert(name.clone()) {
+            name = format!("{name}-{index}");
+            used_names.insert(name.clone());
+        }
+        planned.push(PlannedToolchain {
+            index,
+            directory_name: name,
+            rustc: Rustc {
+                path: toolchain.rustc.clone(),
+                env: toolchain.env.clone(),
+                release: version.release,
+            },
+            builds: ToolchainVerdict::for_release(version.release) == ToolchainVerdict::Ok,
+        });
+    }
+    let steps = plan(layout, &planned, &examples)?;
+    Ok(PlannedRun {
+        availabilities,
+        planned,
+        examples,
+        steps,
+    })
 }
 
 /// Plans every step for the toolchains: probes and shim builds first (everything else waits

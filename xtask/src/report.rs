@@ -63,6 +63,7 @@
 //!   }]
 //! }
 //! ```
+pub mod assemble;
 
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
 use crate::expect::{enabled_in_kernel_mode, Outcome, ToolchainVerdict};

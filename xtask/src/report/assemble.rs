@@ -1,0 +1,251 @@
+//! The report of a run, assembled from the toolchains found, the steps planned and their
+//! results, next to what the catalog predicts for every cell.
+
+use super::{BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
+use crate::catalog::FEATURES;
+use crate::expect::{expected_outcome, expected_status, Outcome, ToolchainVerdict};
+use crate::judge::StepResult;
+use crate::plan::{Example, Kind, Mode, Step};
+use crate::toolchain::{Availability, Source, Toolchain};
+use std::collections::HashMap;
+
+/// The report's column for what discovery found: the compiler's own account of itself, and
+/// whether it can take part.
+pub fn toolchain_entry(availability: &Availability) -> ToolchainEntry {
+    // What any compiler that was found, working or not, says about itself.
+    let found = |toolchain: &Toolchain, verdict| ToolchainEntry {
+        id: toolchain.id.clone(),
+        spec: toolchain.spec.clone(),
+        source: Some(
+            match toolchain.source {
+                Source::Rustup { .. } => "rustup",
+                Source::Path => "path",
+                Source::Debian { .. } => "debian",
+            }
+            .to_string(),
+        ),
+        pin: toolchain.pin.clone(),
+        rustc: Some(toolchain.rustc.to_string_lossy().into_owned()),
+        release_text: None,
+        release: None,
+        channel: None,
+        commit_date: None,
+        host: None,
+        verdict,
+    };
+    match availability {
+        Availability::Found { toolchain, version } => ToolchainEntry {
+            release_text: Some(version.release_string()),
+            release: Some(version.release),
+            channel: Some(version.channel.name().to_string()),
+            commit_date: version.commit_date.clone(),
+            host: Some(version.host.clone()),
+            ..found(toolchain, ToolchainVerdict::for_release(version.release))
+        },
+        Availability::Broken { toolchain, error } => {
+            found(toolchain, ToolchainVerdict::Broken(error.clone()))
+        }
+        Availability::Missing { pin, install_hint } => ToolchainEntry {
+            id: pin.id.clone(),
+            spec: format!("pin:{}", pin.id),
+            source: None,
+            pin: Some(pin.id.clone()),
+            rustc: None,
+            release_text: Some(pin.release.clone()),
+            release: None,
+            channel: None,
+            commit_date: pin.commit_date.clone(),
+            host: None,
+            verdict: ToolchainVerdict::Missing(install_hint.clone()),
+        },
+    }
+}
+
+/// The report of a run: what each step observed next to what the catalog predicts for every
+/// cell, in the columns given.
+pub fn assemble(
+    columns: &[ToolchainEntry],
+    steps: &[Step],
+    results: &[StepResult],
+    examples: &[Example],
+    strict: bool,
+    shard: Option<String>,
+) -> Report {
+    let probes: HashMap<usize, &StepResult> = steps
+        .iter()
+        .zip(results)
+        .filter(|(step, _)| step.kind == Kind::Probe)
+        .map(|(step, result)| (step.toolchain, result))
+        .collect();
+    let features = FEATURES
+        .iter()
+        .enumerate()
+        .map(|(feature_index, feature)| {
+            columns
+                .iter()
+                .enumerate()
+                .map(|(index, column)| {
+                    let expected = match (&column.verdict, column.release) {
+                        (ToolchainVerdict::Ok, Some(release)) => {
+                            Some(expected_status(feature, release))
+                        }
+                        _ => None,
+                    };
+                    let observed = match probes.get(&index).and_then(|result| result.probe.as_ref())
+                    {
+                        Some(Ok(statuses)) => Observed::Status(statuses[feature_index]),
+                        Some(Err(error)) => Observed::ProbeFailed(error.clone()),
+                        None => match probes.get(&index) {
+                            Some(result) => Observed::ProbeFailed(
+                                result
+                                    .first_error
+                                    .clone()
+                                    .unwrap_or_else(|| "the probe did not run".into()),
+                            ),
+                            None => Observed::NotProbed,
+                        },
+                    };
+                    FeatureCell { observed, expected }
+                })
+                .collect()
+        })
+        .collect();
+
+    let mut builds = Vec::new();
+    let targets: Vec<String> = std::iter::once("kernel".to_string())
+        .chain(examples.iter().map(|example| example.name.clone()))
+        .collect();
+    for (index, column) in columns.iter().enumerate() {
+        if matches!(column.verdict, ToolchainVerdict::Missing(_)) {
+            continue;
+        }
+        let expected = expected_outcome(&column.verdict);
+        for target in &targets {
+            // The shim is a library: nothing to run.
+            let kinds: &[Kind] = if target == "kernel" {
+                &[Kind::Build, Kind::Test]
+            } else {
+                &[Kind::Build, Kind::Run, Kind::Test]
+            };
+            for &kind in kinds {
+                for mode in Mode::ALL {
+                    let found = steps.iter().zip(results).find(|(step, _)| {
+                        step.toolchain == index
+                            && step.kind == kind
+                            && step.mode == Some(mode)
+                            && &step.target == target
+                    });
+                    let cell = match found {
+                        Some((_, result)) => BuildCell {
+                            toolchain: index,
+                            target: target.clone(),
+                            mode,
+                            kind,
+                            outcome: result.outcome,
+                            expected,
+                            first_error: result.first_error.clone(),
+                            seconds: result.seconds,
+                            cached: result.cached,
+                            tests: result.tests,
+                        },
+                        None => BuildCell {
+                            toolchain: index,
+                            target: target.clone(),
+                            mode,
+                            kind,
+                            outcome: Outcome::Skipped,
+                            expected,
+                            first_error: Some(format!(
+                                "not run: the toolchain is {}",
+                                column.verdict.word()
+                            )),
+                            seconds: 0.0,
+                            cached: false,
+                            tests: None,
+                        },
+                    };
+                    builds.push(cell);
+                }
+            }
+        }
+    }
+    compare_module_logs(&mut builds, steps, results);
+    Report {
+        toolchains: columns.to_vec(),
+        features,
+        builds,
+        strict,
+        shard,
+    }
+}
+
+/// Fails both run cells of an example whose module log differs between kernel mode and
+/// stable mode: the two forms of a feature must behave the same, down to what they log.
+fn compare_module_logs(builds: &mut [BuildCell], steps: &[Step], results: &[StepResult]) {
+    let log = |toolchain: usize, target: &str, mode: Mode| {
+        steps
+            .iter()
+            .zip(results)
+            .find(|(step, _)| {
+                step.kind == Kind::Run
+                    && step.toolchain == toolchain
+                    && step.target == target
+                    && step.mode == Some(mode)
+            })
+            .and_then(|(_, result)| result.log.as_deref())
+    };
+    for build in builds.iter_mut() {
+        if build.kind != Kind::Run || build.outcome != Outcome::Pass {
+            continue;
+        }
+        let (Some(kernel), Some(stable)) = (
+            log(build.toolchain, &build.target, Mode::Kernel),
+            log(build.toolchain, &build.target, Mode::Stable),
+        ) else {
+            continue;
+        };
+        if let Some(difference) = first_difference(kernel, stable) {
+            build.outcome = Outcome::Fail;
+            build.first_error = Some(difference);
+        }
+    }
+}
+
+/// The first line where two module logs differ, described for the failure list.
+pub fn first_difference(kernel: &str, stable: &str) -> Option<String> {
+    if kernel == stable {
+        return None;
+    }
+    let mut kernel_lines = kernel.lines();
+    let mut stable_lines = stable.lines();
+    for number in 1.. {
+        match (kernel_lines.next(), stable_lines.next()) {
+            (Some(left), Some(right)) if left == right => continue,
+            (left, right) => {
+                return Some(format!(
+                    "the module log differs between the modes at line {number}: kernel mode {:?}, stable mode {:?}",
+                    left.unwrap_or("(end)"),
+                    right.unwrap_or("(end)")
+                ))
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_logs_are_compared_line_by_line() {
+        assert_eq!(first_difference("a\nb\n", "a\nb\n"), None);
+        assert_eq!(
+            first_difference("a\nb\n", "a\nc\n").unwrap(),
+            "the module log differs between the modes at line 2: kernel mode \"b\", stable mode \"c\""
+        );
+        assert!(first_difference("a\n", "a\nextra\n")
+            .unwrap()
+            .contains("kernel mode \"(end)\", stable mode \"extra\""));
+    }
+}
