@@ -22,6 +22,7 @@ pub mod interrupt;
 pub mod json;
 pub mod judge;
 pub mod libtest;
+pub mod loader;
 pub mod matrix;
 pub mod merge;
 pub mod output;

@@ -1,0 +1,553 @@
+//! How to start a compiler unpacked under a prefix: with the host's loader and
+//! `LD_LIBRARY_PATH` when the host's C library is new enough for it, or else through the
+//! loader unpacked beside it, read from the ELF files themselves.
+
+use anyhow::{bail, ensure, Context};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What an ELF file says about loading it: its interpreter and the glibc symbol versions it
+/// needs or defines.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ElfLinkage {
+    /// `PT_INTERP`: `/lib64/ld-linux-x86-64.so.2`, for an executable.
+    pub interpreter: Option<String>,
+    /// Every `GLIBC_x.y[.z]` version it needs, from any library.
+    pub glibc_needed: Vec<GlibcVersion>,
+    /// Whether it defines `GLIBC_x.y` versions itself, that is, belongs to glibc.
+    pub is_glibc: bool,
+}
+
+/// A glibc symbol version: `GLIBC_2.39` is `[2, 39]`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct GlibcVersion(pub Vec<u32>);
+
+impl GlibcVersion {
+    /// Parses `GLIBC_2.39` (or `2.39`); the unnumbered names (`GLIBC_PRIVATE`) are `None`.
+    pub fn parse(text: &str) -> Option<GlibcVersion> {
+        let numbers = text.strip_prefix("GLIBC_").unwrap_or(text);
+        let parts: Option<Vec<u32>> = numbers.split('.').map(|part| part.parse().ok()).collect();
+        parts.filter(|parts| parts.len() >= 2).map(GlibcVersion)
+    }
+}
+
+impl std::fmt::Display for GlibcVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = self.0.iter().map(u32::to_string).collect();
+        write!(f, "{}", parts.join("."))
+    }
+}
+
+const PT_INTERP: u32 = 3;
+const SHT_GNU_VERDEF: u32 = 0x6fff_fffd;
+const SHT_GNU_VERNEED: u32 = 0x6fff_fffe;
+
+/// Reads the interpreter and glibc versions of a little-endian ELF64 file, reading only its
+/// headers and version sections.
+pub fn elf_linkage(path: &Path) -> anyhow::Result<ElfLinkage> {
+    let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let read = |offset: u64, length: usize| -> anyhow::Result<Vec<u8>> {
+        ensure!(
+            length <= 1 << 26,
+            "an ELF table of {length} bytes is implausible"
+        );
+        let mut buffer = vec![0; length];
+        file.read_exact_at(&mut buffer, offset)
+            .with_context(|| format!("reading {} bytes at {offset}", length))?;
+        Ok(buffer)
+    };
+    let header = read(0, 64).with_context(|| format!("reading {}", path.display()))?;
+    ensure!(
+        header.starts_with(b"\x7fELF") && header[4] == 2 && header[5] == 1,
+        "{} is not a little-endian 64-bit ELF file",
+        path.display()
+    );
+    let u16_at = |bytes: &[u8], at: usize| u16::from_le_bytes([bytes[at], bytes[at + 1]]);
+    let u32_at = |bytes: &[u8], at: usize| {
+        u32::from_le_bytes(bytes[at..at + 4].try_into().expect("four bytes"))
+    };
+    let u64_at = |bytes: &[u8], at: usize| {
+        u64::from_le_bytes(bytes[at..at + 8].try_into().expect("eight bytes"))
+    };
+    let string_at = |table: &[u8], at: usize| -> String {
+        let tail = table.get(at..).unwrap_or_default();
+        let end = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
+        String::from_utf8_lossy(&tail[..end]).into_owned()
+    };
+    let mut linkage = ElfLinkage::default();
+
+    let (program_headers, program_entry, program_count) = (
+        u64_at(&header, 0x20),
+        usize::from(u16_at(&header, 0x36)),
+        usize::from(u16_at(&header, 0x38)),
+    );
+    let programs = read(program_headers, program_entry * program_count)?;
+    for index in 0..program_count {
+        let entry = &programs[index * program_entry..][..program_entry];
+        if u32_at(entry, 0) == PT_INTERP {
+            let interpreter = read(u64_at(entry, 8), u64_at(entry, 32) as usize)?;
+            linkage.interpreter = Some(string_at(&interpreter, 0));
+        }
+    }
+
+    let (section_headers, section_entry, section_count) = (
+        u64_at(&header, 0x28),
+        usize::from(u16_at(&header, 0x3a)),
+        usize::from(u16_at(&header, 0x3c)),
+    );
+    let sections = read(section_headers, section_entry * section_count)?;
+    let section = |index: usize| &sections[index * section_entry..][..section_entry];
+    for index in 0..section_count {
+        let entry = section(index);
+        let kind = u32_at(entry, 4);
+        if kind != SHT_GNU_VERNEED && kind != SHT_GNU_VERDEF {
+            continue;
+        }
+        let data = read(u64_at(entry, 24), u64_at(entry, 32) as usize)?;
+        let strings_header = section(u32_at(entry, 40) as usize);
+        let strings = read(
+            u64_at(strings_header, 24),
+            u64_at(strings_header, 32) as usize,
+        )?;
+        let mut at = 0usize;
+        loop {
+            ensure!(
+                at + 20 <= data.len(),
+                "a version entry runs past its section"
+            );
+            if kind == SHT_GNU_VERNEED {
+                let (count, aux, next) = (
+                    u16_at(&data, at + 2),
+                    u32_at(&data, at + 8) as usize,
+                    u32_at(&data, at + 12) as usize,
+                );
+                let mut aux_at = at + aux;
+                for _ in 0..count {
+                    ensure!(
+                        aux_at + 16 <= data.len(),
+                        "a version need runs past its section"
+                    );
+                    let name = string_at(&strings, u32_at(&data, aux_at + 8) as usize);
+                    linkage.glibc_needed.extend(GlibcVersion::parse(&name));
+                    aux_at += u32_at(&data, aux_at + 12) as usize;
+                }
+                if next == 0 {
+                    break;
+                }
+                at += next;
+            } else {
+                let (aux, next) = (
+                    u32_at(&data, at + 12) as usize,
+                    u32_at(&data, at + 16) as usize,
+                );
+                ensure!(
+                    at + aux + 8 <= data.len(),
+                    "a version definition runs past its section"
+                );
+                let name = string_at(&strings, u32_at(&data, at + aux) as usize);
+                linkage.is_glibc |= GlibcVersion::parse(&name).is_some();
+                if next == 0 {
+                    break;
+                }
+                at += next;
+            }
+        }
+    }
+    linkage.glibc_needed.sort();
+    linkage.glibc_needed.dedup();
+    Ok(linkage)
+}
+
+/// The glibc version of the running process (the host's), as `gnu_get_libc_version` says.
+pub fn host_glibc() -> GlibcVersion {
+    extern "C" {
+        fn gnu_get_libc_version() -> *const libc::c_char;
+    }
+    // SAFETY: gnu_get_libc_version takes nothing and returns a pointer to a static,
+    // NUL-terminated string that lives as long as the process.
+    let text = unsafe { std::ffi::CStr::from_ptr(gnu_get_libc_version()) };
+    GlibcVersion::parse(&text.to_string_lossy()).unwrap_or(GlibcVersion(vec![0, 0]))
+}
+
+/// The multiarch library directories of `prefix` (`usr/lib/x86_64-linux-gnu`,
+/// `lib/x86_64-linux-gnu`) that exist, `usr/lib` first.
+pub fn library_dirs(prefix: &Path) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    for base in ["usr/lib", "lib"] {
+        let Ok(entries) = std::fs::read_dir(prefix.join(base)) else {
+            continue;
+        };
+        let mut found: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .filter(|entry| entry.file_name().to_string_lossy().contains("-linux-"))
+            .map(|entry| entry.path())
+            .filter(|path| path.is_dir())
+            .collect();
+        found.sort();
+        dirs.extend(found);
+    }
+    dirs
+}
+
+/// The newest glibc version that the compiler under `prefix` or a library beside it needs
+/// (glibc's own files aside), with the file that needs it.
+pub fn newest_glibc_needed(prefix: &Path) -> anyhow::Result<Option<(GlibcVersion, PathBuf)>> {
+    let mut files = vec![prefix.join("usr/bin/rustc")];
+    for dir in library_dirs(prefix) {
+        let entries =
+            std::fs::read_dir(&dir).with_context(|| format!("listing {}", dir.display()))?;
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let is_file = entry.file_type().is_ok_and(|kind| kind.is_file());
+            if is_file && name.contains(".so") {
+                files.push(entry.path());
+            }
+        }
+    }
+    let mut newest: Option<(GlibcVersion, PathBuf)> = None;
+    for file in files {
+        let Ok(linkage) = elf_linkage(&file) else {
+            continue; // a linker script or another non-ELF file that happens to match
+        };
+        if linkage.is_glibc {
+            continue;
+        }
+        if let Some(needed) = linkage.glibc_needed.last() {
+            if newest.as_ref().is_none_or(|(known, _)| needed > known) {
+                newest = Some((needed.clone(), file));
+            }
+        }
+    }
+    Ok(newest)
+}
+
+/// How a compiler is started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoaderKind {
+    /// The host's loader, with the prefix's libraries on `LD_LIBRARY_PATH`.
+    Host,
+    /// The loader unpacked in the prefix, given the library path and the real rustc.
+    OwnLoader,
+}
+
+/// The command that runs a compiler: `program`, then `leading_args`, then rustc's own
+/// arguments, with `env` added.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    /// Which loader runs it.
+    pub kind: LoaderKind,
+    /// The executable: `PREFIX/usr/bin/rustc`, or the prefix's `ld-linux-x86-64.so.2`.
+    pub program: PathBuf,
+    /// For [`LoaderKind::OwnLoader`]: `--library-path DIRS PREFIX/usr/bin/rustc --sysroot
+    /// PREFIX/usr` (rustc would look for its sysroot beside the loader otherwise).
+    pub leading_args: Vec<String>,
+    /// For [`LoaderKind::Host`]: `LD_LIBRARY_PATH`.
+    pub env: Vec<(String, String)>,
+}
+
+impl Launch {
+    /// How to start the compiler unpacked under `prefix`.
+    ///
+    /// A prefix that holds a loader of its own (the C library was unpacked into it because
+    /// the host's is too old) runs through it: `--library-path` then reaches only the
+    /// compiler's process, and the `cc` it starts keeps the host's libraries, so what it
+    /// links runs on the host. Otherwise the host's loader runs it with `LD_LIBRARY_PATH`,
+    /// which needs the host's glibc to be at least the newest version that the compiler
+    /// and its libraries need.
+    pub fn for_prefix(prefix: &Path) -> anyhow::Result<Launch> {
+        let prefix = std::path::absolute(prefix)
+            .with_context(|| format!("making {} absolute", prefix.display()))?;
+        let rustc = prefix.join("usr/bin/rustc");
+        ensure!(rustc.is_file(), "{} does not exist", rustc.display());
+        let linkage = elf_linkage(&rustc)?;
+        let dirs = library_dirs(&prefix);
+        let joined = std::env::join_paths(&dirs)
+            .context("joining the library directories")?
+            .to_string_lossy()
+            .into_owned();
+        let own_loader = linkage.interpreter.as_deref().and_then(|interpreter| {
+            let name = Path::new(interpreter).file_name()?;
+            dirs.iter()
+                .map(|dir| dir.join(name))
+                .find(|candidate| candidate.is_file())
+        });
+        if let Some(loader) = own_loader {
+            return Ok(Launch {
+                kind: LoaderKind::OwnLoader,
+                program: loader,
+                leading_args: vec![
+                    "--library-path".to_owned(),
+                    joined,
+                    rustc.display().to_string(),
+                    "--sysroot".to_owned(),
+                    prefix.join("usr").display().to_string(),
+                ],
+                env: Vec::new(),
+            });
+        }
+        let host = host_glibc();
+        if let Some((needed, file)) = newest_glibc_needed(&prefix)? {
+            if needed > host {
+                bail!(
+                    "{} needs glibc {needed}, the host has {host}, and {} has no loader of its own \
+                     (provision it with its C library)",
+                    file.display(),
+                    prefix.display()
+                );
+            }
+        }
+        Ok(Launch {
+            kind: LoaderKind::Host,
+            program: rustc,
+            leading_args: Vec::new(),
+            env: if dirs.is_empty() {
+                Vec::new()
+            } else {
+                vec![("LD_LIBRARY_PATH".to_owned(), joined)]
+            },
+        })
+    }
+
+    /// The whole command line for rustc arguments `args`: program first.
+    pub fn command_line(&self, args: &[&str]) -> Vec<String> {
+        std::iter::once(self.program.display().to_string())
+            .chain(self.leading_args.iter().cloned())
+            .chain(args.iter().map(|arg| arg.to_string()))
+            .collect()
+    }
+
+    /// Runs the compiler with `args` in an environment of only `PATH` plus its own, killed
+    /// after `timeout`; returns its standard output, or what went wrong with its stderr.
+    pub fn run(&self, args: &[&str], timeout: Duration) -> anyhow::Result<String> {
+        let mut command = Command::new(&self.program);
+        command
+            .args(&self.leading_args)
+            .args(args)
+            .env_clear()
+            .envs(std::env::var_os("PATH").map(|path| ("PATH", path)))
+            .envs(self.env.iter().map(|(key, value)| (key, value)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let shown = self.command_line(args).join(" ");
+        let mut child = command
+            .spawn()
+            .with_context(|| format!("starting `{shown}`"))?;
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().context("waiting for the compiler")? {
+                break status;
+            }
+            if started.elapsed() > timeout {
+                let _ = child.kill();
+                let _ = child.wait();
+                bail!(
+                    "`{shown}` ran longer than {}s and was killed",
+                    timeout.as_secs()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let output = child
+            .wait_with_output()
+            .context("reading the compiler's output")?;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        ensure!(
+            status.success(),
+            "`{shown}` failed ({status}): {}",
+            stderr.lines().take(3).collect::<Vec<_>>().join(" | ")
+        );
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+
+    /// The shared libraries the compiler's process loads from outside `prefix`, as its loader
+    /// resolves them (`ld.so --list`); for [`LoaderKind::OwnLoader`] this must be empty.
+    pub fn libraries_outside(&self, prefix: &Path) -> anyhow::Result<Vec<String>> {
+        let prefix = std::path::absolute(prefix)
+            .with_context(|| format!("making {} absolute", prefix.display()))?;
+        let listing = match self.kind {
+            LoaderKind::OwnLoader => {
+                let mut args: Vec<&str> =
+                    self.leading_args[..3].iter().map(String::as_str).collect();
+                args.insert(2, "--list");
+                let mut command = Command::new(&self.program);
+                command.args(&args).env_clear();
+                let output = command.output().context("running the loader with --list")?;
+                String::from_utf8_lossy(&output.stdout).into_owned()
+            }
+            LoaderKind::Host => {
+                let output = Command::new("ldd")
+                    .arg(&self.program)
+                    .env_clear()
+                    .envs(self.env.iter().map(|(key, value)| (key, value)))
+                    .output()
+                    .context("running ldd")?;
+                String::from_utf8_lossy(&output.stdout).into_owned()
+            }
+        };
+        Ok(listing
+            .lines()
+            .filter_map(|line| {
+                let path = line
+                    .split("=>")
+                    .nth(1)
+                    .unwrap_or(line)
+                    .split_whitespace()
+                    .next()?;
+                (path.starts_with('/') && !Path::new(path).starts_with(&prefix))
+                    .then(|| path.to_owned())
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The host's `libc.so.6` and loader, as this process has them mapped.
+    fn host_file(name: &str) -> PathBuf {
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        maps.lines()
+            .filter_map(|line| line.split_whitespace().nth(5))
+            .map(PathBuf::from)
+            .find(|path| {
+                path.file_name()
+                    .is_some_and(|file| file.to_string_lossy().starts_with(name))
+            })
+            .unwrap_or_else(|| panic!("no {name} mapped"))
+    }
+
+    #[test]
+    fn glibc_versions_order_numerically() {
+        let parse = |text| GlibcVersion::parse(text).unwrap();
+        assert!(parse("GLIBC_2.2.5") < parse("GLIBC_2.14"));
+        assert!(parse("GLIBC_2.36") < parse("2.39"));
+        assert_eq!(parse("GLIBC_2.39").to_string(), "2.39");
+        assert_eq!(GlibcVersion::parse("GLIBC_PRIVATE"), None);
+        assert_eq!(GlibcVersion::parse("GLIBC_ABI_DT_RELR"), None);
+    }
+
+    #[test]
+    fn the_hosts_glibc_is_what_getconf_says() {
+        let said = Command::new("getconf")
+            .arg("GNU_LIBC_VERSION")
+            .output()
+            .unwrap();
+        let said = String::from_utf8(said.stdout).unwrap();
+        assert_eq!(format!("glibc {}", host_glibc()), said.trim());
+    }
+
+    #[test]
+    fn reads_the_linkage_of_real_elf_files() {
+        let test_binary = elf_linkage(&std::env::current_exe().unwrap()).unwrap();
+        assert_eq!(
+            test_binary.interpreter.as_deref(),
+            Some("/lib64/ld-linux-x86-64.so.2")
+        );
+        assert!(!test_binary.is_glibc);
+        let newest = test_binary.glibc_needed.last().unwrap();
+        assert!(
+            *newest <= host_glibc() && *newest >= GlibcVersion(vec![2, 2, 5]),
+            "{newest}"
+        );
+
+        let libc = elf_linkage(&host_file("libc.so.6")).unwrap();
+        assert!(libc.is_glibc);
+        let error = elf_linkage(Path::new("/etc/os-release"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("not a little-endian 64-bit ELF file"),
+            "{error}"
+        );
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = crate::project_root()
+            .join("target/kshim/test-scratch/loader")
+            .join(name);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("usr/bin")).unwrap();
+        dir
+    }
+
+    /// A prefix whose "rustc" is the host's `echo`, which prints the arguments it is given.
+    fn echo_prefix(name: &str) -> PathBuf {
+        let prefix = scratch(name);
+        let echo = Command::new("sh")
+            .args(["-c", "command -v echo || true"])
+            .output()
+            .unwrap();
+        let echo = String::from_utf8(echo.stdout).unwrap();
+        let echo = if echo.trim().starts_with('/') {
+            echo.trim().to_owned()
+        } else {
+            "/bin/echo".to_owned()
+        };
+        std::fs::copy(echo, prefix.join("usr/bin/rustc")).unwrap();
+        prefix
+    }
+
+    #[test]
+    fn a_prefix_without_a_loader_runs_under_the_hosts() {
+        let prefix = echo_prefix("host");
+        let libs = prefix.join("usr/lib/x86_64-linux-gnu");
+        std::fs::create_dir_all(&libs).unwrap();
+        let launch = Launch::for_prefix(&prefix).unwrap();
+        assert_eq!(launch.kind, LoaderKind::Host);
+        assert_eq!(launch.program, prefix.join("usr/bin/rustc"));
+        assert!(launch.leading_args.is_empty());
+        assert_eq!(
+            launch.env,
+            [("LD_LIBRARY_PATH".to_owned(), libs.display().to_string())]
+        );
+        assert_eq!(
+            launch.run(&["-vV"], Duration::from_secs(10)).unwrap(),
+            "-vV\n"
+        );
+    }
+
+    #[test]
+    fn a_prefix_with_its_own_loader_runs_through_it() {
+        let prefix = echo_prefix("own");
+        let libs = prefix.join("usr/lib/x86_64-linux-gnu");
+        std::fs::create_dir_all(&libs).unwrap();
+        std::fs::copy(
+            host_file("ld-linux-x86-64.so.2"),
+            libs.join("ld-linux-x86-64.so.2"),
+        )
+        .unwrap();
+        std::fs::copy(host_file("libc.so.6"), libs.join("libc.so.6")).unwrap();
+        let launch = Launch::for_prefix(&prefix).unwrap();
+        assert_eq!(launch.kind, LoaderKind::OwnLoader);
+        assert_eq!(launch.program, libs.join("ld-linux-x86-64.so.2"));
+        let rustc = prefix.join("usr/bin/rustc").display().to_string();
+        let sysroot = prefix.join("usr").display().to_string();
+        assert_eq!(
+            launch.command_line(&["-vV"]),
+            [
+                launch.program.display().to_string(),
+                "--library-path".into(),
+                libs.display().to_string(),
+                rustc,
+                "--sysroot".into(),
+                sysroot.clone(),
+                "-vV".into()
+            ]
+        );
+        assert!(launch.env.is_empty());
+        // The real program gets `--sysroot` first: the loader passed it on as it stands.
+        assert_eq!(
+            launch.run(&["-vV"], Duration::from_secs(10)).unwrap(),
+            format!("--sysroot {sysroot} -vV\n")
+        );
+        assert_eq!(
+            launch.libraries_outside(&prefix).unwrap(),
+            Vec::<String>::new()
+        );
+    }
+}
