@@ -10,6 +10,7 @@ pub mod flags;
 #[path = "../../kernel-shim/src/catalog.rs"]
 pub mod catalog;
 
+pub mod apt;
 pub mod audit;
 pub mod bench;
 pub mod cache;

@@ -14,6 +14,7 @@
 //! moved into place only then, so an interrupted run leaves nothing that looks complete.
 //! Downloads already present (with the SHA-256 the registry lists) are not fetched again.
 
+use crate::apt::{is_compiler_library, parse_depends, parse_madison};
 use crate::toolchain::{
     debian_upstream_version, provisioned_toolchain, toolchains_dir, verify, Availability,
     DebianPackage, Pin, Pins, PROVISIONED_MARKER, VERSION_TIMEOUT,
@@ -356,54 +357,6 @@ fn field(stanza_text: &str, name: &str) -> Option<String> {
     })
 }
 
-/// One entry of a `Depends` line: the first alternative's name, and its version if the
-/// dependency pins one with `(= VERSION)`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Dependency {
-    /// The package name, without an architecture qualifier.
-    pub name: String,
-    /// The version required with `=`, if any.
-    pub exact_version: Option<String>,
-}
-
-/// Parses a `Depends:` value: `libc6 (>= 2.34), libstd-rust-web-dev (= 1.85.0+dfsg3-1~deb12u3)`.
-pub fn parse_depends(value: &str) -> Vec<Dependency> {
-    value
-        .split(',')
-        .filter_map(|entry| {
-            let first_alternative = entry.split('|').next()?.trim();
-            let (name, constraint) = match first_alternative.split_once('(') {
-                Some((name, constraint)) => (name.trim(), Some(constraint.trim_end_matches(')'))),
-                None => (first_alternative, None),
-            };
-            let name = name.split(':').next()?.trim();
-            if name.is_empty() {
-                return None;
-            }
-            let exact_version = constraint.and_then(|constraint| {
-                constraint
-                    .trim()
-                    .strip_prefix('=')
-                    .map(|version| version.trim().to_owned())
-            });
-            Some(Dependency {
-                name: name.to_owned(),
-                exact_version,
-            })
-        })
-        .collect()
-}
-
-/// Whether a dependency of a Debian rustc package belongs in the unpacked copy.
-///
-/// The compiler runs from the unpacked directory, so it needs what it loads and links from
-/// there: the standard library packages (`libstd-rust*`: the rlibs and `librustc_driver`) and
-/// the LLVM it was built against (`libllvm*`). The rest of its `Depends` (libc6, libgcc-s1, gcc,
-/// binutils, libc-dev) is the ordinary toolchain that a machine building Rust already has.
-pub fn is_compiler_library(name: &str) -> bool {
-    name.starts_with("libstd-rust") || name.starts_with("libllvm")
-}
-
 /// The apt queries one `install` run makes, with the lists refreshed at most once.
 #[derive(Default)]
 struct Apt {
@@ -535,25 +488,6 @@ fn madison(sh: &Shell, package: &str) -> anyhow::Result<Vec<String>> {
     Ok(parse_madison(&listing, package))
 }
 
-/// Parses `apt-cache madison` lines: ` rustc-web | 1.85.0+dfsg3-1~deb12u3 | http://... Packages`.
-pub fn parse_madison(listing: &str, package: &str) -> Vec<String> {
-    let mut versions: Vec<String> = Vec::new();
-    for line in listing.lines() {
-        let mut columns = line.split('|').map(str::trim);
-        let (Some(name), Some(version), Some(source)) =
-            (columns.next(), columns.next(), columns.next())
-        else {
-            continue;
-        };
-        // Source packages are listed too ("... Sources"); only binaries can be downloaded.
-        if name == package && !source.ends_with("Sources") && !versions.iter().any(|v| v == version)
-        {
-            versions.push(version.to_owned());
-        }
-    }
-    versions
-}
-
 /// The version apt would install of `name`.
 fn candidate(sh: &Shell, name: &str) -> anyhow::Result<String> {
     let policy = cmd!(sh, "apt-cache policy {name}")
@@ -590,72 +524,6 @@ fn lists_are_stale() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn depends_of_rustc_web() {
-        // `apt-cache show rustc-web=1.85.0+dfsg3-1~deb12u3`, and libstd-rust-web-1.85's.
-        let depends = parse_depends(
-            "libc6 (>= 2.34), libgcc-s1 (>= 3.0), libstd-rust-web-dev (= 1.85.0+dfsg3-1~deb12u3), \
-             gcc, libc-dev, binutils (>= 2.26)",
-        );
-        let names: Vec<&str> = depends.iter().map(|d| d.name.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "libc6",
-                "libgcc-s1",
-                "libstd-rust-web-dev",
-                "gcc",
-                "libc-dev",
-                "binutils"
-            ]
-        );
-        assert_eq!(
-            depends[2].exact_version.as_deref(),
-            Some("1.85.0+dfsg3-1~deb12u3")
-        );
-        assert_eq!(depends[0].exact_version, None);
-        let libraries: Vec<String> =
-            parse_depends("libc6 (>= 2.34), libgcc-s1 (>= 4.2), libllvm19, libstdc++6 (>= 11)")
-                .into_iter()
-                .filter(|dependency| is_compiler_library(&dependency.name))
-                .map(|dependency| dependency.name)
-                .collect();
-        assert_eq!(libraries, ["libllvm19"]);
-    }
-
-    #[test]
-    fn depends_with_alternatives_and_architectures() {
-        let depends = parse_depends("libc-dev | libc6-dev:amd64 (>= 2), python3:any");
-        assert_eq!(
-            depends,
-            [
-                Dependency {
-                    name: "libc-dev".into(),
-                    exact_version: None
-                },
-                Dependency {
-                    name: "python3".into(),
-                    exact_version: None
-                },
-            ]
-        );
-        assert!(parse_depends("").is_empty());
-    }
-
-    #[test]
-    fn madison_listing() {
-        let listing = " rustc-web | 1.96.0+dfsg1-1~deb12u2 | http://deb.debian.org/debian-security bookworm-security/main amd64 Packages
- rustc-web | 1.85.0+dfsg3-1~deb12u3 | http://deb.debian.org/debian bookworm/main amd64 Packages
- rustc-web | 1.85.0+dfsg3-1~deb12u3 | http://deb.debian.org/debian bookworm/main Sources
- rustc-web-doc | 1.85.0+dfsg3-1~deb12u3 | http://deb.debian.org/debian bookworm/main amd64 Packages
-";
-        assert_eq!(
-            parse_madison(listing, "rustc-web"),
-            ["1.96.0+dfsg1-1~deb12u2", "1.85.0+dfsg3-1~deb12u3"]
-        );
-        assert!(parse_madison("", "rustc").is_empty());
-    }
 
     #[test]
     fn fields_of_the_first_stanza() {
