@@ -133,7 +133,7 @@ fn examples_log_the_same_in_kernel_mode_and_stable_mode() {
                             );
                             run_ok(&build)?;
                             let binary = directory.join(&example.name);
-                            run_ok(&xtask::plan::test_run(rustc, &binary))
+                            run_ok(&xtask::plan::binary_run(rustc, &binary))
                                 .map(|output| output.stdout)
                         })
                         .collect()

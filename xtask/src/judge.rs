@@ -181,39 +181,37 @@ fn first_line_or<'a>(text: &'a str, otherwise: &'a str) -> &'a str {
         .unwrap_or(otherwise)
 }
 
-/// The first line that explains a failed test run: the failing tests' names, or the panic.
+/// The first line that explains a failed test run: the failing tests' names, and the first
+/// one's panic.
 fn test_failure(summary: Option<TestSummary>, output: &ProcessOutput) -> String {
-    if let Some(summary) = summary {
+    if let Some(summary) = summary.filter(|summary| !summary.failures.is_empty()) {
         let failing: Vec<&str> = summary
-            .tests
+            .failures
             .iter()
-            .filter(|(_, result)| result == "FAILED")
             .map(|(name, _)| name.as_str())
             .collect();
-        if !failing.is_empty() {
-            // Since Rust 1.73 the panic message is on the line after `panicked at FILE:LINE:COL:`.
-            let lines: Vec<&str> = output.stdout.lines().chain(output.stderr.lines()).collect();
-            let panic = lines
-                .iter()
-                .position(|line| line.contains("panicked at"))
-                .map(|index| {
-                    let mut text = lines[index].trim().to_string();
-                    if text.ends_with(':') {
-                        if let Some(message) = lines.get(index + 1) {
-                            text.push(' ');
-                            text.push_str(message.trim());
-                        }
+        // Since Rust 1.73 the panic message is on the line after `panicked at FILE:LINE:COL:`.
+        let lines: Vec<&str> = summary.failures[0].1.lines().collect();
+        let panic = lines
+            .iter()
+            .position(|line| line.contains("panicked at"))
+            .map(|index| {
+                let mut text = lines[index].trim().to_string();
+                if text.ends_with(':') {
+                    if let Some(message) = lines.get(index + 1) {
+                        text.push(' ');
+                        text.push_str(message.trim());
                     }
-                    format!(": {text}")
-                })
-                .unwrap_or_default();
-            return format!(
-                "{} of {} tests failed ({}){panic}",
-                summary.failed,
-                summary.passed + summary.failed,
-                failing.join(", ")
-            );
-        }
+                }
+                format!(": {text}")
+            })
+            .unwrap_or_default();
+        return format!(
+            "{} of {} tests failed ({}){panic}",
+            summary.failed,
+            summary.passed + summary.failed,
+            failing.join(", ")
+        );
     }
     let last = output
         .stderr

@@ -1,6 +1,14 @@
-//! What a libtest binary printed: the counts and each test's result.
+//! What a libtest binary reported, read from its JSON events (`--format json -Z
+//! unstable-options`): the counts and each test's result, with a failing test's own output
+//! kept inside its event, where it cannot be mistaken for results.
 
-/// The counts libtest prints in its `test result:` line, and each test's own line.
+use crate::json::{self, Value};
+
+/// The arguments that make a test binary report JSON events; stable-built binaries accept
+/// them with `RUSTC_BOOTSTRAP=1` in their environment.
+pub const JSON_ARGS: [&str; 4] = ["--format", "json", "-Z", "unstable-options"];
+
+/// The counts of libtest's closing `suite` event, and each test's own result.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TestSummary {
     /// Tests that passed.
@@ -9,47 +17,47 @@ pub struct TestSummary {
     pub failed: u64,
     /// Tests marked `#[ignore]`.
     pub ignored: u64,
-    /// Each test's full path and its result word (`ok`, `FAILED`, `ignored`), in output order.
+    /// Each test's full path and its result (`ok`, `failed`, `ignored`), in output order.
     pub tests: Vec<(String, String)>,
+    /// Each failing test's path and what it printed (its panic message among it).
+    pub failures: Vec<(String, String)>,
 }
 
 impl TestSummary {
-    /// Reads libtest's standard output; `None` if it has no `test result:` line (the binary
-    /// crashed before the end).
+    /// Reads a test binary's standard output; `None` without the closing `suite` event (the
+    /// binary crashed or was killed before the end). Lines that are not libtest's events are
+    /// passed over.
     pub fn parse(stdout: &str) -> Option<TestSummary> {
         let mut summary = TestSummary::default();
-        let mut saw_result = false;
-        for line in stdout.lines() {
-            if let Some(rest) = line.strip_prefix("test ") {
-                if let Some((name, result)) = rest.rsplit_once(" ... ") {
-                    summary
-                        .tests
-                        .push((name.to_string(), result.trim().to_string()));
-                    continue;
-                }
-            }
-            let Some(counts) = line.strip_prefix("test result: ") else {
+        let mut finished = false;
+        for line in stdout.lines().filter(|line| line.starts_with('{')) {
+            let Ok(event) = json::parse(line) else {
                 continue;
             };
-            saw_result = true;
-            for part in counts.split(';') {
-                let mut words = part.split_whitespace().rev();
-                let (Some(label), Some(number)) = (words.next(), words.next()) else {
-                    continue;
-                };
-                let number: u64 = number.parse().unwrap_or(0);
-                match label {
-                    "passed" => summary.passed += number,
-                    "failed" => summary.failed += number,
-                    "ignored" => summary.ignored += number,
-                    _ => {}
+            let text = |key: &str| event.get(key).and_then(Value::as_str);
+            let count = |key: &str| event.get(key).and_then(Value::as_u64).unwrap_or(0);
+            match (text("type"), text("event")) {
+                (Some("suite"), Some("ok" | "failed")) => {
+                    finished = true;
+                    summary.passed = count("passed");
+                    summary.failed = count("failed");
+                    summary.ignored = count("ignored");
                 }
+                (Some("test"), Some(result @ ("ok" | "failed" | "ignored"))) => {
+                    let name = text("name").unwrap_or_default().to_string();
+                    if result == "failed" {
+                        let output = text("stdout").unwrap_or_default().to_string();
+                        summary.failures.push((name.clone(), output));
+                    }
+                    summary.tests.push((name, result.to_string()));
+                }
+                _ => {}
             }
         }
-        saw_result.then_some(summary)
+        finished.then_some(summary)
     }
 
-    /// Whether a test whose path ends in `name` ran and printed `ok`.
+    /// Whether a test whose path ends in `name` ran and passed.
     pub fn passed_test(&self, name: &str) -> bool {
         self.tests.iter().any(|(path, result)| {
             (path == name || path.ends_with(&format!("::{name}"))) && result == "ok"
@@ -61,18 +69,39 @@ impl TestSummary {
 mod tests {
     use super::*;
 
+    // What `rustc --test` 1.95.0's binary printed, run with JSON_ARGS and RUSTC_BOOTSTRAP=1,
+    // for tests `a` (passes), `b` (prints a fake summary, then panics) and `c` (ignored).
+    const EVENTS: &str = r#"{ "type": "suite", "event": "started", "test_count": 3 }
+{ "type": "test", "event": "started", "name": "a" }
+{ "type": "test", "event": "started", "name": "b" }
+{ "type": "test", "name": "a", "event": "ok" }
+{ "type": "test", "event": "started", "name": "c" }
+{ "type": "test", "name": "c", "event": "ignored" }
+{ "type": "test", "name": "b", "event": "failed", "stdout": "test result: ok. 7 passed\n\nthread 'b' (5377) panicked at t.rs:2:57:\nboom\n" }
+{ "type": "suite", "event": "failed", "passed": 1, "failed": 1, "ignored": 1, "measured": 0, "filtered_out": 0, "exec_time": 0.25 }
+"#;
+
     #[test]
-    fn reads_libtest_output() {
-        let stdout = "\nrunning 3 tests\n\
-            test sync::tests::gated_matches_replacement_unsize ... ok\n\
-            test tests::slow ... ignored\n\
-            test tests::broken ... FAILED\n\n\
-            test result: FAILED. 1 passed; 1 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.00s\n";
-        let summary = TestSummary::parse(stdout).unwrap();
+    fn reads_libtest_events() {
+        let summary = TestSummary::parse(EVENTS).unwrap();
         assert_eq!((summary.passed, summary.failed, summary.ignored), (1, 1, 1));
-        assert!(summary.passed_test("gated_matches_replacement_unsize"));
-        assert!(!summary.passed_test("broken"));
-        assert!(!summary.passed_test("replacement_unsize"));
-        assert_eq!(TestSummary::parse("running 1 test\n"), None);
+        assert!(summary.passed_test("a"));
+        assert!(!summary.passed_test("b"));
+        assert_eq!(summary.failures.len(), 1);
+        assert!(summary.failures[0].1.contains("panicked at t.rs:2:57"));
+    }
+
+    #[test]
+    fn a_test_that_prints_results_cannot_fake_them() {
+        let printed = "test result: ok. 7 passed; 0 failed\nrunning 9 tests\n";
+        assert_eq!(TestSummary::parse(printed), None);
+        let summary = TestSummary::parse(&format!("{printed}{EVENTS}")).unwrap();
+        assert_eq!((summary.passed, summary.failed), (1, 1));
+    }
+
+    #[test]
+    fn an_unfinished_run_has_no_summary() {
+        let cut = EVENTS.lines().take(4).collect::<Vec<_>>().join("\n");
+        assert_eq!(TestSummary::parse(&cut), None);
     }
 }

@@ -733,7 +733,7 @@ pub fn plan(
                     kind: Kind::Run,
                     target: example.name.clone(),
                     mode: Some(mode),
-                    processes: vec![test_run(&toolchain.rustc, &binary)],
+                    processes: vec![binary_run(&toolchain.rustc, &binary)],
                     artifact: None,
                     directories: Vec::new(),
                     // The build's cache key already covers the sources.
@@ -768,15 +768,24 @@ pub fn plan(
     Ok(steps)
 }
 
-/// Running a test binary: with the toolchain's environment, since it may link the
+/// Running an example's binary: with the toolchain's environment, since it may link the
 /// toolchain's shared libraries.
-pub fn test_run(rustc: &Rustc, binary: &Path) -> Invocation {
+pub fn binary_run(rustc: &Rustc, binary: &Path) -> Invocation {
     Invocation {
         program: binary.to_path_buf(),
         args: Vec::new(),
         env: rustc.env.clone(),
         env_remove: Vec::new(),
     }
+}
+
+/// Running a test binary so that it reports libtest's JSON events, which a stable-built
+/// binary accepts with `RUSTC_BOOTSTRAP=1` (it changes nothing else about the tests).
+pub fn test_run(rustc: &Rustc, binary: &Path) -> Invocation {
+    let mut invocation = binary_run(rustc, binary);
+    invocation.args = crate::libtest::JSON_ARGS.map(String::from).to_vec();
+    invocation.env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
+    invocation
 }
 
 #[cfg(test)]
