@@ -1,24 +1,7 @@
-//! The matrix's result cache: one small JSON file per step under `target/kshim/cache/`, named by
-//! a stable hash of everything that can change the step's result.
-//!
-//! The key covers the compiler's identity (path, size, modification time and its whole
-//! `rustc -vV` text), the exact command line and environment, the contents of every input
-//! file, and the keys of the steps it depends on. std's `DefaultHasher` is not stable across
-//! Rust releases, so the hash is FNV-1a with 128 bits, written out here.
-//!
-//! # Nothing lost, nothing wrong
-//!
-//! - Every entry (and the report) is written to a temporary file and renamed over its name
-//!   ([`write_atomically`]), so a reader, or a run after a crash, sees the old entry or the
-//!   new one, never a torn one. There is no `fsync`: after a power cut an entry may be empty
-//!   or missing, and an entry that does not parse is a miss, never a result.
-//! - An entry is stored only after its step finished, from processes that ran to an exit
-//!   code of their own (see `exec`); a step cut short by a kill, a timeout or an interrupt
-//!   leaves no entry, so the next run does it again.
-//! - An entry that names an artifact (the shim's rlib, an example's binary) records the
-//!   artifact's size and modification time and is a miss when they differ.
-//! - One matrix at a time per `target/kshim/` ([`RunLock`]); a second waits, saying so, and
-//!   then finds the first one's results in the cache.
+//! The matrix's result cache under `target/kshim/cache/`: one entry per step, named by an
+//! FNV-1a-128 hash of everything that can change its result (the compiler's identity, command
+//! lines, environment, input files and the keys of the steps it needs), written atomically and
+//! only for results that are the compiler's word; and the lock that lets one run at a time use it.
 
 use crate::catalog::Release;
 use crate::expect::Outcome;

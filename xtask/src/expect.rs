@@ -1,8 +1,6 @@
-//! What the catalog predicts for every cell of the matrix, before any compiler runs.
-//!
-//! The prediction is made from the catalog and the compiler's release alone; the matrix then
-//! compares it with what the compiler did. Where they differ, the compiler wins and the
-//! difference is reported as a failure.
+//! What the catalog predicts for every cell of the matrix from the compiler's release alone,
+//! before any compiler runs; where a compiler disagrees, the compiler wins and the difference is
+//! a failure.
 
 use crate::catalog::{derived_cfgs, Feature, Release, FEATURES, MINIMUM_RELEASE};
 use crate::cfg::Predicate;

@@ -1,32 +1,6 @@
-//! `cargo xtask matrix`: every pinned compiler probed, and the shim and every example built and
-//! tested with it in kernel mode and stable mode, compared cell by cell with the catalog.
-//!
-//! For each toolchain: its availability ([`crate::toolchain::discover`], then the verdict:
-//! ok, below the minimum, or broken), one probe of every catalog feature ([`crate::probe`]),
-//! and builds and tests with rustc driven directly, as Kbuild does ([`crate::plan`]). The steps
-//! run in parallel ([`crate::exec`]), results are cached under `target/kshim/cache/`
-//! ([`crate::cache`]), and the report ([`crate::report`]) is printed and also written to
-//! `target/kshim/matrix-report.json`.
-//!
-//! `--dry-run` still runs each compiler's `rustc -vV` (the cfgs and `--check-cfg` depend on
-//! the release) and then prints every other command instead of running it.
-//!
-//! # When things go wrong
-//!
-//! - A compiler that does not work (no such file, not executable, not rustc, unreadable
-//!   `-vV`, no `core` in its sysroot, cannot start, hangs) is reported `broken` with the reason
-//!   and the others go on; one that crashes or hangs in a build fails that cell, with how it
-//!   ended. No process outlives `--timeout`: each runs in its own process group, killed whole
-//!   ([`crate::exec`]).
-//! - Bad input stops the run before anything is built, with one message naming the file and
-//!   line where there is one, and exit status 2: a malformed pin file, a catalog entry whose
-//!   example is not an `[[example]]` or has no file ([`plan::check_catalog_examples`]), a
-//!   `target/kshim/` that cannot be written.
-//! - One run at a time per `target/kshim/` ([`RunLock`]): a second one waits, saying so, and
-//!   then takes the first one's results from the cache.
-//! - SIGINT or SIGTERM kills the running processes, prints the steps that had completed, and
-//!   ends the xtask by the same signal (exit status 130 for SIGINT in a shell). Completed steps
-//!   stay cached; the report file is left as the last complete run wrote it.
+//! `cargo xtask matrix`: every pinned compiler probed, the shim and every example built, run and
+//! tested with it in both modes, each cell compared with the catalog's prediction; this module
+//! only orchestrates (plan, cache keys, scheduler, report) and answers Ctrl-C.
 
 use crate::cache::{
     compiler_identity, hash_file, remove_stale_temporaries, write_atomically, Cache, Key, RunLock,
@@ -36,7 +10,7 @@ use crate::expect::Outcome;
 use crate::interrupt::{self, die_by, Interrupted};
 use crate::json;
 use crate::judge::StepResult;
-use crate::output::Format;
+use crate::output::{self, Format};
 use crate::plan::{plan_run, Layout, PlannedRun, Selection, Step};
 use crate::probe;
 use crate::process::{self, shell_quote};
@@ -48,7 +22,7 @@ use crate::toolchain::Availability;
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
 use std::collections::HashMap;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -59,6 +33,8 @@ use xshell::Shell;
 struct ProgressLine<'a> {
     enabled: bool,
     terminal: bool,
+    /// The terminal's width in columns, which the updating line never exceeds.
+    columns: usize,
     total: usize,
     toolchains: &'a [ToolchainEntry],
     width: Mutex<usize>,
@@ -77,7 +53,8 @@ impl ProgressLine<'_> {
                 .width
                 .lock()
                 .unwrap_or_else(|poison| poison.into_inner());
-            let shown: String = text.chars().take(150).collect();
+            // One column short of the width, so that the line never wraps.
+            let shown: String = text.chars().take(self.columns.saturating_sub(1)).collect();
             let _ = write!(stderr, "\r{shown:<width$}", width = *width);
             *width = shown.chars().count();
         } else {
@@ -307,7 +284,8 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
     let cache = Cache::new(layout.cache(), options.use_cache);
     let progress = ProgressLine {
         enabled: options.progress,
-        terminal: std::io::stderr().is_terminal(),
+        terminal: output::updating_terminal(),
+        columns: output::terminal_columns(),
         total: steps.len(),
         toolchains: &columns,
         width: Mutex::new(0),

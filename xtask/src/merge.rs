@@ -1,10 +1,6 @@
-//! `cargo xtask merge`: the JSON reports of `matrix --shard K/N` joined into one whole run's.
-//!
-//! The shards must fit together exactly: every report records its shard, every shard from 1
-//! to N is there once, all say the same N, no toolchain is in two reports, and each report
-//! holds exactly the pins that [`Shard`]'s one rule gives its shard from the pin file. The
-//! merged report lists the toolchains in pin-file order, as one whole run does, and is printed
-//! with the same tables, summaries and exit status.
+//! `cargo xtask merge`: the JSON reports of `matrix --shard K/N` joined into one whole run's,
+//! printed with the same tables, summaries and exit status, once the shards are shown to fit
+//! together exactly.
 
 use crate::ci_matrix::Shard;
 use crate::output::Format;

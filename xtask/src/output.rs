@@ -57,6 +57,29 @@ pub fn colour_on(terminal: bool) -> bool {
     terminal && std::env::var_os("TERM").is_none_or(|term| term != "dumb")
 }
 
+/// Whether stderr is a terminal that can redraw a line in place: not a pipe or file, and not
+/// a `TERM=dumb` one.
+pub fn updating_terminal() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("TERM").is_none_or(|term| term != "dumb")
+}
+
+/// The width of the terminal on stderr, in columns: what the kernel says it is, else
+/// `COLUMNS`, else 80.
+pub fn terminal_columns() -> usize {
+    // SAFETY: `winsize` is plain old data, for which all-zero is a valid value.
+    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+    // SAFETY: TIOCGWINSZ only writes a `winsize` into the live value it is given.
+    let asked = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut size) };
+    if asked == 0 && size.ws_col > 0 {
+        return usize::from(size.ws_col);
+    }
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|columns| columns.parse().ok())
+        .filter(|&columns| columns > 0)
+        .unwrap_or(80)
+}
+
 /// `text` in red when `enabled`: how every table marks what differs from the prediction.
 pub fn paint_red(text: &str, enabled: bool) -> String {
     if enabled {

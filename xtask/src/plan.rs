@@ -1,10 +1,6 @@
-//! The rustc command lines of the matrix, and the graph of steps that runs them.
-//!
-//! Everything is built with rustc alone, the way the kernel's Kbuild builds `rust/kernel` and
-//! the code outside it: no Cargo, no build script. The cfgs the build script would derive come
-//! from the same catalog ([`crate::catalog::derived_cfgs`]); kernel mode adds
-//! `RUSTC_BOOTSTRAP=1` and `--cfg kshim_kernel_mode`, and code outside the shim gets the
-//! kernel's `-Zallow-features` list.
+//! The matrix's plan: the toolchains found, the rustc command lines (driven directly, as Kbuild
+//! does, with the cfgs the catalog derives and, in kernel mode, `RUSTC_BOOTSTRAP=1` and the
+//! kernel's `-Zallow-features`), and the graph of steps that runs them.
 
 use crate::catalog::{all_cfg_names, allowed_features, derived_cfgs, Feature, Release, FEATURES};
 use crate::ci_matrix::Shard;

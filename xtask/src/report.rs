@@ -1,68 +1,7 @@
-//! The matrix's report: what every compiler did next to what the catalog predicted, as tables
-//! for people, Markdown, or JSON.
-//!
-//! # The JSON report (`--format json`, and `target/kshim/matrix-report.json` after every run)
-//!
-//! ```text
-//! {
-//!   "schema": 1,
-//!   "minimum_release": "1.78.0",        // the catalog's MINIMUM_RELEASE
-//!   "strict": false,                    // whether --strict was given
-//!   "shard": null,                      // "K/N" with --shard
-//!   "verdict": "success",               // "success" (exit 0) or "failure" (exit 1)
-//!   "toolchains": [{                    // one per pin or --toolchain spec, in order
-//!     "id": "debian-1.85.0",            // unique; the key of the per-toolchain objects below
-//!     "spec": "debian:rustc-web=1.85.0+dfsg3-1~deb12u3",
-//!     "source": "debian",               // "rustup" | "debian" | "path" | null (missing)
-//!     "pin": "debian-1.85.0",           // the pin it satisfies, or null
-//!     "rustc": "/abs/path/to/rustc",    // null when missing
-//!     "release": "1.85.0",              // as `rustc -vV` says it ("1.97.0-nightly"); null if unknown
-//!     "channel": "stable",              // "stable" | "beta" | "nightly" | "dev" | null
-//!     "commit_date": "2025-02-17",      // or null
-//!     "host": "x86_64-unknown-linux-gnu", // or null
-//!     "verdict": "ok",                  // "ok" | "too-old" | "broken" | "missing"
-//!     "error": null,                    // broken: what failed and what it printed;
-//!                                       // too-old: "below the minimum (1.78.0)";
-//!                                       // missing: the command that installs it
-//!     "summary": "debian-1.85.0 (1.85.0): 8 of 14 features stable; ..."
-//!   }],
-//!   "features": [{                      // one per catalog feature, in catalog order
-//!     "name": "inline_const",
-//!     "catalog_stable_since": "1.79.0", // or null
-//!     "toolchains": {                   // one member per toolchain id
-//!       "debian-1.85.0": {
-//!         "observed": "stable",         // "stable" | "gated" | "unknown" | "removed"
-//!                                       // | "not-probed" (missing/broken) | "probe-failed"
-//!         "stable_since": "1.79.0",     // what the compiler said, or null
-//!         "expected": "stable",         // the catalog's prediction; null below the minimum
-//!                                       // (the probe is then informational) or when not probed
-//!         "expected_stable_since": "1.79.0", // or null
-//!         "ok": true                    // observed == expected (stable_since included)
-//!       }
-//!     }
-//!   }],
-//!   "builds": [{                        // every toolchain x target x mode x kind (the shim has
-//!                                       // no "run")
-//!     "toolchain": "debian-1.85.0",
-//!     "target": "kernel",               // the shim, or an example's name
-//!     "mode": "kernel",                 // "kernel" | "stable"
-//!     "kind": "build",                  // "build" (rustc --emit=link) | "test" (rustc --test, run)
-//!                                       // | "run" (an example's binary: it must exit 0, log
-//!                                       // something, and log the same in both modes)
-//!     "outcome": "pass",                // "pass" | "fail" | "skipped"
-//!     "expected": "pass",
-//!     "ok": true,
-//!     "first_error": null,              // the compiler's (or test's) first error line
-//!     "seconds": 0.81,                  // of the run that produced the result
-//!     "cached": false,                  // true if the result came from target/kshim/cache
-//!     "tests": {"passed": 12, "failed": 0, "ignored": 0}  // tests that ran, else null
-//!   }],
-//!   "failures": [{                      // every difference, as printed
-//!     "toolchain": "nightly", "cell": "feature asm_goto",
-//!     "expected": "stable 1.87", "observed": "gated", "first_error": null
-//!   }]
-//! }
-//! ```
+//! The matrix's report: every cell observed next to its prediction, the failures and a summary
+//! per toolchain, as tables for people, Markdown, or the JSON whose layout README.md documents
+//! (section "The JSON report").
+
 pub mod assemble;
 
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
