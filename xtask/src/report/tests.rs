@@ -1,0 +1,279 @@
+//! Tests of the report: its failures, summaries, tables and JSON.
+
+use super::*;
+use crate::expect::expected_status;
+use crate::json::{self, Value};
+use crate::plan::{Kind, Mode};
+
+fn toolchain(id: &str, release: &str, verdict: ToolchainVerdict) -> ToolchainEntry {
+    ToolchainEntry {
+        id: id.into(),
+        spec: format!("rustup:{id}"),
+        source: Some("rustup".into()),
+        pin: Some(id.into()),
+        rustc: Some(format!("/toolchains/{id}/bin/rustc")),
+        release_text: Some(release.into()),
+        release: Release::parse(release),
+        channel: Some("stable".into()),
+        commit_date: Some("2025-02-17".into()),
+        host: Some("x86_64-unknown-linux-gnu".into()),
+        verdict,
+    }
+}
+
+/// A report for 1.85.0 where the compiler agrees with the catalog except that it calls
+/// `asm_goto` stable since 1.86.0, and one example fails in kernel mode.
+fn sample() -> Report {
+    let release = Release::new(1, 85, 0);
+    let features = FEATURES
+        .iter()
+        .map(|feature| {
+            let expected = expected_status(feature, release);
+            let observed = if feature.name == "asm_goto" {
+                Status::Stable(Release::new(1, 86, 0))
+            } else {
+                expected
+            };
+            vec![
+                FeatureCell {
+                    observed: Observed::Status(observed),
+                    expected: Some(expected),
+                },
+                FeatureCell {
+                    observed: Observed::NotProbed,
+                    expected: None,
+                },
+            ]
+        })
+        .collect();
+    let build = |target: &str, mode, kind, outcome, first_error: Option<&str>| BuildCell {
+        toolchain: 0,
+        target: target.into(),
+        mode,
+        kind,
+        outcome,
+        expected: Outcome::Pass,
+        first_error: first_error.map(String::from),
+        seconds: 0.5,
+        cached: false,
+        tests: (kind == Kind::Test).then_some((3, 0, 0)),
+    };
+    Report {
+        toolchains: vec![
+            toolchain("1.85.0", "1.85.0", ToolchainVerdict::Ok),
+            ToolchainEntry {
+                source: None,
+                rustc: None,
+                release_text: None,
+                release: None,
+                ..toolchain(
+                    "1.78.0",
+                    "1.78.0",
+                    ToolchainVerdict::Missing("rustup toolchain install 1.78.0".into()),
+                )
+            },
+        ],
+        features,
+        builds: vec![
+            build("kernel", Mode::Kernel, Kind::Build, Outcome::Pass, None),
+            build("kernel", Mode::Stable, Kind::Build, Outcome::Pass, None),
+            build(
+                "rust_asm_goto",
+                Mode::Kernel,
+                Kind::Build,
+                Outcome::Fail,
+                Some(
+                    "error[E0658]: label operands are unstable (at examples/rust_asm_goto.rs:9:5)",
+                ),
+            ),
+            build(
+                "rust_asm_goto",
+                Mode::Stable,
+                Kind::Test,
+                Outcome::Pass,
+                None,
+            ),
+        ],
+        strict: false,
+        shard: None,
+    }
+}
+
+#[test]
+fn failures_name_toolchain_cell_expected_observed_and_error() {
+    let report = sample();
+    let failures = report.failures();
+    assert_eq!(failures.len(), 2, "{failures:#?}");
+    assert_eq!(
+        failure_line(&failures[0]),
+        "1.85.0: feature asm_goto: expected gated, observed stable 1.86"
+    );
+    assert_eq!(
+        failure_line(&failures[1]),
+        "1.85.0: build rust_asm_goto (kernel): expected pass, observed fail: \
+         error[E0658]: label operands are unstable (at examples/rust_asm_goto.rs:9:5)"
+    );
+    assert_eq!(report.verdict(), crate::Verdict::Failure);
+    let strict = Report {
+        strict: true,
+        ..sample()
+    };
+    assert_eq!(strict.failures().len(), 3);
+    assert_eq!(strict.failures()[0].observed, "missing");
+}
+
+#[test]
+fn a_broken_toolchain_fails_on_one_line() {
+    let mut report = sample();
+    report.toolchains[1].verdict =
+        ToolchainVerdict::Broken("cannot read `rustc -vV` output; it printed:\ngarbage\n".into());
+    let failures = report.failures();
+    assert_eq!(
+        failure_line(&failures[0]),
+        "1.78.0: toolchain: expected ok, observed broken: \
+         cannot read `rustc -vV` output; it printed: | garbage"
+    );
+}
+
+#[test]
+fn json_has_the_documented_shape() {
+    let report = sample();
+    let value = json::parse(&json::to_pretty(&report.to_json())).unwrap();
+    assert_eq!(value.get("schema").and_then(Value::as_u64), Some(1));
+    assert_eq!(
+        value.get("verdict").and_then(Value::as_str),
+        Some("failure")
+    );
+    let toolchains = value.get("toolchains").and_then(Value::as_array).unwrap();
+    for key in [
+        "id",
+        "spec",
+        "source",
+        "pin",
+        "rustc",
+        "release",
+        "channel",
+        "commit_date",
+        "host",
+        "verdict",
+        "error",
+        "summary",
+    ] {
+        assert!(toolchains[0].get(key).is_some(), "toolchains[].{key}");
+    }
+    assert_eq!(
+        toolchains[1].get("verdict").and_then(Value::as_str),
+        Some("missing")
+    );
+    assert_eq!(
+        toolchains[1].get("error").and_then(Value::as_str),
+        Some("rustup toolchain install 1.78.0")
+    );
+    let features = value.get("features").and_then(Value::as_array).unwrap();
+    assert_eq!(features.len(), FEATURES.len());
+    let asm_goto = features
+        .iter()
+        .find(|feature| feature.get("name").and_then(Value::as_str) == Some("asm_goto"))
+        .unwrap();
+    let cell = asm_goto
+        .get("toolchains")
+        .and_then(|t| t.get("1.85.0"))
+        .unwrap();
+    assert_eq!(cell.get("observed").and_then(Value::as_str), Some("stable"));
+    assert_eq!(
+        cell.get("stable_since").and_then(Value::as_str),
+        Some("1.86.0")
+    );
+    assert_eq!(cell.get("expected").and_then(Value::as_str), Some("gated"));
+    assert_eq!(cell.get("ok").and_then(Value::as_bool), Some(false));
+    let builds = value.get("builds").and_then(Value::as_array).unwrap();
+    assert_eq!(builds.len(), 4);
+    for key in [
+        "toolchain",
+        "target",
+        "mode",
+        "kind",
+        "outcome",
+        "expected",
+        "ok",
+        "first_error",
+        "seconds",
+        "cached",
+        "tests",
+    ] {
+        assert!(builds[0].get(key).is_some(), "builds[].{key}");
+    }
+    assert_eq!(builds[2].get("ok").and_then(Value::as_bool), Some(false));
+    assert_eq!(
+        builds[3]
+            .get("tests")
+            .and_then(|t| t.get("passed"))
+            .and_then(Value::as_u64),
+        Some(3)
+    );
+    assert_eq!(
+        value
+            .get("failures")
+            .and_then(Value::as_array)
+            .map(Vec::len),
+        Some(2)
+    );
+}
+
+#[test]
+fn json_reads_back_into_the_same_report() {
+    let mut report = sample();
+    report.features[0][0].observed = Observed::ProbeFailed("error: rustc crashed".into());
+    report.toolchains[1].verdict =
+        ToolchainVerdict::Missing("rustup toolchain install 1.78.0".into());
+    let json = report.to_json();
+    let back = Report::from_json(&json::parse(&json::to_pretty(&json)).unwrap()).unwrap();
+    assert_eq!(back.to_json(), json);
+    assert_eq!(back.human(false), report.human(false));
+    assert_eq!(back.verdict(), report.verdict());
+    assert_eq!(
+        back.features[0][0].observed,
+        Observed::ProbeFailed("error: rustc crashed".into())
+    );
+
+    let Value::Object(mut members) = json.clone() else {
+        unreachable!()
+    };
+    members.remove("builds");
+    let error = Report::from_json(&Value::Object(members)).unwrap_err();
+    assert_eq!(error, "the report has no `builds`");
+    let error = Report::from_json(&Value::Array(vec![])).unwrap_err();
+    assert_eq!(error, "the report has no `schema`");
+}
+
+#[test]
+fn tables_mark_differences_and_summaries_count() {
+    let report = sample();
+    let text = report.human(false);
+    assert!(text.contains("stable 1.86 !"), "{text}");
+    assert!(text.contains("FAIL/- !"), "{text}");
+    assert!(text.contains("stable 1.79 "), "{text}");
+    assert!(!text.contains('\x1b'));
+    assert!(report.human(true).contains("\x1b[31m"));
+    let summary = report.summary_line(0);
+    assert!(
+        summary.starts_with("1.85.0: 9 of 14 features stable; kernel mode still needs RUSTC_BOOTSTRAP for 2 (arbitrary_self_types, derive_coerce_pointee);"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("3 of 4 builds, runs and test runs pass"),
+        "{summary}"
+    );
+    let markdown = report.markdown();
+    assert!(
+        markdown.contains("| `inline_const` | stable 1.79 |\n"),
+        "{markdown}"
+    );
+    // The missing toolchain has no column, only its summary line.
+    assert!(!markdown.contains("1.78.0 |"), "{markdown}");
+    assert!(
+        markdown.contains("- 1.78.0: missing; install it with: rustup toolchain install"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("**stable 1.86 !**"), "{markdown}");
+}

@@ -1,0 +1,119 @@
+//! The report as tables and summary lines for people, and as Markdown to paste into an issue.
+
+use super::{failure_line, BuildCell, Report};
+use crate::catalog::FEATURES;
+use crate::expect::Outcome;
+use crate::expect::ToolchainVerdict;
+use crate::output::{paint_red, Table};
+use crate::plan::{Kind, Mode};
+use std::fmt::Write;
+
+impl Report {
+    /// The feature table and the build-and-test table, as rows of cells; a cell's flag says
+    /// whether it differs from the prediction.
+    ///
+    /// Missing toolchains have no column: their summary line says how to install them.
+    fn tables(&self) -> (Table, Table) {
+        let shown: Vec<usize> = (0..self.toolchains.len())
+            .filter(|&index| {
+                !matches!(self.toolchains[index].verdict, ToolchainVerdict::Missing(_))
+            })
+            .collect();
+        let headers: Vec<String> = shown
+            .iter()
+            .map(|&index| self.toolchains[index].label())
+            .collect();
+        let mut features = Table::new("feature", &headers);
+        for (feature, cells) in FEATURES.iter().zip(&self.features) {
+            features.rows.push((
+                feature.name.to_string(),
+                shown
+                    .iter()
+                    .map(|&index| (cells[index].observed.cell(), !cells[index].ok()))
+                    .collect(),
+            ));
+        }
+        let mut builds = Table::new("build / run / test (kernel mode / stable mode)", &headers);
+        let mut row_keys: Vec<(String, Kind)> = Vec::new();
+        for build in &self.builds {
+            let key = (build.target.clone(), build.kind);
+            if !row_keys.contains(&key) {
+                row_keys.push(key);
+            }
+        }
+        for (target, kind) in row_keys {
+            let cells = shown
+                .iter()
+                .map(|&index| {
+                    let cell = |mode: Mode| {
+                        self.builds.iter().find(|build| {
+                            build.toolchain == index
+                                && build.target == target
+                                && build.kind == kind
+                                && build.mode == mode
+                        })
+                    };
+                    let word = |build: Option<&BuildCell>| match build.map(|build| build.outcome) {
+                        Some(Outcome::Pass) => "pass",
+                        Some(Outcome::Fail) => "FAIL",
+                        Some(Outcome::Skipped) => "skip",
+                        None => "-",
+                    };
+                    let (kernel, stable) = (cell(Mode::Kernel), cell(Mode::Stable));
+                    let differs = [kernel, stable]
+                        .iter()
+                        .any(|build| build.is_some_and(|build| !build.ok()));
+                    (format!("{}/{}", word(kernel), word(stable)), differs)
+                })
+                .collect();
+            builds
+                .rows
+                .push((format!("{} {}", kind.word(), target), cells));
+        }
+        (features, builds)
+    }
+
+    /// The tables, the failures and the summary lines for a terminal or a log.
+    pub fn human(&self, colour: bool) -> String {
+        let (features, builds) = self.tables();
+        let mut out = String::new();
+        features.render_text(&mut out, colour);
+        out.push('\n');
+        builds.render_text(&mut out, colour);
+        out.push_str("\n`!` marks a cell that differs from the catalog's prediction.\n");
+        let failures = self.failures();
+        if !failures.is_empty() {
+            let _ = writeln!(out, "\n{} failure(s):", failures.len());
+            for failure in &failures {
+                let _ = writeln!(out, "  {}", paint_red(&failure_line(failure), colour));
+            }
+        }
+        out.push('\n');
+        for index in 0..self.toolchains.len() {
+            let _ = writeln!(out, "{}", self.summary_line(index));
+        }
+        out
+    }
+
+    /// The same tables, failures and summaries as Markdown.
+    pub fn markdown(&self) -> String {
+        let (features, builds) = self.tables();
+        let mut out = String::from("## Features\n\n");
+        features.render_markdown(&mut out);
+        out.push_str("\n## Builds, runs and tests (kernel mode / stable mode)\n\n");
+        builds.render_markdown(&mut out);
+        out.push_str("\n`!` marks a cell that differs from the catalog's prediction.\n");
+        let failures = self.failures();
+        if !failures.is_empty() {
+            out.push_str("\n## Failures\n\n");
+            for failure in &failures {
+                let _ = writeln!(out, "- {}", failure_line(failure).replace('|', "\\|"));
+            }
+        }
+        out.push_str("\n## Summary\n\n");
+        for index in 0..self.toolchains.len() {
+            let _ = writeln!(out, "- {}", self.summary_line(index));
+        }
+        out
+    }
+}
