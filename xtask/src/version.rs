@@ -265,15 +265,33 @@ pub fn parse_release(text: &str) -> Result<(Release, Channel), String> {
     Ok((release, channel))
 }
 
-/// Whether `text` is a date written `YYYY-MM-DD` (digits in the right places; the calendar is
-/// the compiler's business).
+/// Whether `text` is a day of the Gregorian calendar written `YYYY-MM-DD`: `2024-02-29` is,
+/// `2026-02-30` and `2026-13-01` are not.
 pub fn is_iso_date(text: &str) -> bool {
     let bytes = text.as_bytes();
-    bytes.len() == 10
+    let shaped = bytes.len() == 10
         && bytes.iter().enumerate().all(|(index, byte)| match index {
             4 | 7 => *byte == b'-',
             _ => byte.is_ascii_digit(),
-        })
+        });
+    if !shaped {
+        return false;
+    }
+    let number = |range: std::ops::Range<usize>| -> u32 {
+        text[range]
+            .bytes()
+            .fold(0, |number, digit| number * 10 + u32::from(digit - b'0'))
+    };
+    let (year, month, day) = (number(0..4), number(5..7), number(8..10));
+    let is_leap_year = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days_in_month = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if is_leap_year => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days_in_month).contains(&day)
 }
 
 fn is_decimal(text: &str) -> bool {
@@ -531,6 +549,37 @@ LLVM version: 22.1.4
         assert!(error_of(&text).contains("has the suffix `-custom`"));
         let text = RUSTUP_1_95.replace("commit-date: 2026-04-14", "commit-date: 14.04.2026");
         assert!(error_of(&text).contains("the commit date `14.04.2026` is not YYYY-MM-DD"));
+        let text = RUSTUP_1_95.replace("commit-date: 2026-04-14", "commit-date: 2026-04-31");
+        assert!(error_of(&text).contains("the commit date `2026-04-31` is not YYYY-MM-DD"));
+    }
+
+    #[test]
+    fn iso_dates_are_days_of_the_calendar() {
+        for good in [
+            "2026-05-19",
+            "2024-02-29",
+            "2000-02-29",
+            "1999-12-31",
+            "2026-01-01",
+        ] {
+            assert!(is_iso_date(good), "{good}");
+        }
+        for bad in [
+            "2026-13-45",
+            "2026-02-30",
+            "2025-02-29",
+            "1900-02-29",
+            "2026-04-31",
+            "2026-00-01",
+            "2026-01-00",
+            "2026-5-19",
+            "2026/05/19",
+            "2026-05-19 ",
+            "+026-05-19",
+            "",
+        ] {
+            assert!(!is_iso_date(bad), "{bad}");
+        }
     }
 
     #[test]
