@@ -433,7 +433,7 @@ mod tests {
         ToolchainEntry {
             id: id.into(),
             spec: format!("pin:{id}"),
-            source: release.map(|_| "rustup".into()),
+            source: release.map(|_| crate::toolchain::SourceKind::Rustup),
             pin: Some(id.into()),
             rustc: None,
             release_text: release.map(|release| release.to_string()),

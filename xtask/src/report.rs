@@ -10,6 +10,7 @@ use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
 use crate::expect::{enabled_in_kernel_mode, Outcome, ToolchainVerdict};
 use crate::plan::{Kind, Mode};
 use crate::status::Status;
+use crate::toolchain::SourceKind;
 use std::fmt::Write;
 
 /// The version of the JSON layout above; bumped on any incompatible change.
@@ -22,8 +23,8 @@ pub struct ToolchainEntry {
     pub id: String,
     /// What was asked for, or how it was found.
     pub spec: String,
-    /// `rustup`, `debian`, `path`, or `None` when missing.
-    pub source: Option<String>,
+    /// Where the compiler comes from, or `None` when missing.
+    pub source: Option<SourceKind>,
     /// The pin it satisfies.
     pub pin: Option<String>,
     /// The rustc executable.

@@ -35,6 +35,47 @@ pub enum Source {
     },
 }
 
+impl Source {
+    /// What kind of source this is, without the details.
+    pub fn kind(&self) -> SourceKind {
+        match self {
+            Source::Rustup { .. } => SourceKind::Rustup,
+            Source::Path => SourceKind::Path,
+            Source::Debian { .. } => SourceKind::Debian,
+        }
+    }
+}
+
+/// The kinds of [`Source`], as reports name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKind {
+    /// An installed rustup toolchain.
+    Rustup,
+    /// A rustc executable given by path.
+    Path,
+    /// Debian's packages.
+    Debian,
+}
+
+impl SourceKind {
+    /// Every kind.
+    pub const ALL: [SourceKind; 3] = [SourceKind::Rustup, SourceKind::Path, SourceKind::Debian];
+
+    /// The word reports use: `rustup`, `path`, `debian`.
+    pub fn word(self) -> &'static str {
+        match self {
+            SourceKind::Rustup => "rustup",
+            SourceKind::Path => "path",
+            SourceKind::Debian => "debian",
+        }
+    }
+
+    /// The kind that `word` names, if any.
+    pub fn from_word(word: &str) -> Option<SourceKind> {
+        SourceKind::ALL.into_iter().find(|kind| kind.word() == word)
+    }
+}
+
 /// A compiler the xtask can run, and how to run it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Toolchain {
@@ -1156,6 +1197,25 @@ debian = "rustc=1.63.0+dfsg1-2"
         assert!(pins.pins[1].is_satisfied_by(&version("1.97.0-nightly", "2026-05-19")));
         assert!(!pins.pins[1].is_satisfied_by(&version("1.97.0-nightly", "2026-05-18")));
         assert!(!pins.pins[1].is_satisfied_by(&version("1.97.0", "2026-05-19")));
+    }
+
+    #[test]
+    fn source_kinds_are_named_by_the_report_words() {
+        let words: Vec<&str> = SourceKind::ALL.iter().map(|kind| kind.word()).collect();
+        assert_eq!(words, ["rustup", "path", "debian"]);
+        for kind in SourceKind::ALL {
+            assert_eq!(SourceKind::from_word(kind.word()), Some(kind));
+        }
+        assert_eq!(SourceKind::from_word("Rustup"), None);
+        let rustup = Source::Rustup {
+            name: "1.85.0".into(),
+        };
+        assert_eq!(rustup.kind(), SourceKind::Rustup);
+        let debian = Source::Debian {
+            package: "rustc-web=1.85.0+dfsg3-1~deb12u3".into(),
+        };
+        assert_eq!(debian.kind(), SourceKind::Debian);
+        assert_eq!(Source::Path.kind(), SourceKind::Path);
     }
 
     #[test]

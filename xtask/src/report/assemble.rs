@@ -6,7 +6,7 @@ use crate::catalog::FEATURES;
 use crate::expect::{expected_outcome, expected_status, Outcome, ToolchainVerdict};
 use crate::judge::StepResult;
 use crate::plan::{Example, Kind, Mode, Step};
-use crate::toolchain::{Availability, Source, Toolchain};
+use crate::toolchain::{Availability, Toolchain};
 use std::collections::HashMap;
 
 /// The report's column for what discovery found: the compiler's own account of itself, and
@@ -16,14 +16,7 @@ pub fn toolchain_entry(availability: &Availability) -> ToolchainEntry {
     let found = |toolchain: &Toolchain, verdict| ToolchainEntry {
         id: toolchain.id.clone(),
         spec: toolchain.spec.clone(),
-        source: Some(
-            match toolchain.source {
-                Source::Rustup { .. } => "rustup",
-                Source::Path => "path",
-                Source::Debian { .. } => "debian",
-            }
-            .to_string(),
-        ),
+        source: Some(toolchain.source.kind()),
         pin: toolchain.pin.clone(),
         rustc: Some(toolchain.rustc.to_string_lossy().into_owned()),
         release_text: None,

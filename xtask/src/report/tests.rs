@@ -9,7 +9,7 @@ fn toolchain(id: &str, release: &str, verdict: ToolchainVerdict) -> ToolchainEnt
     ToolchainEntry {
         id: id.into(),
         spec: format!("rustup:{id}"),
-        source: Some("rustup".into()),
+        source: Some(SourceKind::Rustup),
         pin: Some(id.into()),
         rustc: Some(format!("/toolchains/{id}/bin/rustc")),
         release_text: Some(release.into()),
@@ -276,4 +276,13 @@ fn tables_mark_differences_and_summaries_count() {
         "{markdown}"
     );
     assert!(markdown.contains("**stable 1.86 !**"), "{markdown}");
+}
+
+#[test]
+fn json_names_the_source_by_its_word_and_refuses_others() {
+    let json = json::to_pretty(&sample().to_json());
+    assert!(json.contains("\"source\": \"rustup\""), "{json}");
+    let error = Report::from_json(&json::parse(&json.replace("\"rustup\"", "\"apt\"")).unwrap())
+        .unwrap_err();
+    assert_eq!(error, "toolchains[0]: unknown source `apt`");
 }

@@ -7,6 +7,7 @@ use crate::expect::{Outcome, ToolchainVerdict};
 use crate::json::{self, Value};
 use crate::plan::{Kind, Mode};
 use crate::status::Status;
+use crate::toolchain::SourceKind;
 
 impl Report {
     /// The report as JSON, in the layout documented at the top of this module.
@@ -28,7 +29,10 @@ impl Report {
                 json::object(vec![
                     ("id".into(), string(&toolchain.id)),
                     ("spec".into(), string(&toolchain.spec)),
-                    ("source".into(), json::opt_string(toolchain.source.clone())),
+                    (
+                        "source".into(),
+                        json::opt_string(toolchain.source.map(|kind| kind.word().to_string())),
+                    ),
                     ("pin".into(), json::opt_string(toolchain.pin.clone())),
                     ("rustc".into(), json::opt_string(toolchain.rustc.clone())),
                     (
@@ -253,7 +257,12 @@ impl Report {
             toolchains.push(ToolchainEntry {
                 id,
                 spec: text(entry, "spec", &what)?.to_string(),
-                source: optional(entry, "source", &what)?,
+                source: optional(entry, "source", &what)?
+                    .map(|word| {
+                        SourceKind::from_word(&word)
+                            .ok_or_else(|| format!("{what}: unknown source `{word}`"))
+                    })
+                    .transpose()?,
                 pin: optional(entry, "pin", &what)?,
                 rustc: optional(entry, "rustc", &what)?,
                 release_text,
