@@ -7,14 +7,13 @@
 use kshim_tests::{current_rustc, project_root};
 use std::path::PathBuf;
 use std::time::Duration;
-use xtask::ci_matrix::Shard;
 use xtask::json::{self, Value};
 use xtask::matrix::{run_matrix, Options};
 use xtask::merge::merge;
+use xtask::pins::{Pins, Shard};
 use xtask::plan::Layout;
 use xtask::process::{run, Invocation};
 use xtask::report::Report;
-use xtask::toolchain::Pins;
 
 /// A pin file for this compiler (first) and a missing toolchain (second).
 fn pin_file(directory: &std::path::Path) -> PathBuf {

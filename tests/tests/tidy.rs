@@ -260,7 +260,7 @@ fn readme_shows_the_two_commands_and_ci_runs_the_test_command() {
 #[test]
 fn workflow_takes_its_toolchains_from_the_pin_file() {
     let workflow = read(".github/workflows/matrix.yml");
-    let pins = xtask::toolchain::Pins::load(&project_root().join("toolchains.toml")).unwrap();
+    let pins = xtask::pins::Pins::load(&project_root().join("toolchains.toml")).unwrap();
     // The job matrix comes from the pin file, and each job runs its own shard of it.
     for needed in [
         "cargo xtask ci-matrix",

@@ -27,6 +27,7 @@ pub mod loader;
 pub mod matrix;
 pub mod merge;
 pub mod output;
+pub mod pins;
 pub mod plan;
 pub mod probe;
 pub mod process;

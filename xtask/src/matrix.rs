@@ -5,12 +5,12 @@
 use crate::cache::{
     compiler_identity, hash_file, remove_stale_temporaries, write_atomically, Cache, Key, RunLock,
 };
-use crate::ci_matrix::Shard;
 use crate::expect::Outcome;
 use crate::interrupt::{self, die_by, Interrupted};
 use crate::json;
 use crate::judge::StepResult;
 use crate::output::{self, Format};
+use crate::pins::Shard;
 use crate::plan::{plan_run, Layout, PlannedRun, Selection, Step};
 use crate::probe;
 use crate::process::{self, shell_quote};

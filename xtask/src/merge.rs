@@ -2,10 +2,9 @@
 //! printed with the same tables, summaries and exit status, once the shards are shown to fit
 //! together exactly.
 
-use crate::ci_matrix::Shard;
 use crate::output::Format;
+use crate::pins::{Pins, Shard};
 use crate::report::Report;
-use crate::toolchain::Pins;
 use crate::{flags, Verdict};
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};

@@ -3,8 +3,8 @@
 //! kernel's `-Zallow-features`), and the graph of steps that runs them.
 
 use crate::catalog::{all_cfg_names, allowed_features, derived_cfgs, Feature, Release, FEATURES};
-use crate::ci_matrix::Shard;
 use crate::expect::ToolchainVerdict;
+use crate::pins::Shard;
 use crate::process::Invocation;
 use crate::project_root;
 use crate::toolchain::{discover, Availability};

@@ -15,9 +15,10 @@
 //! Downloads already present (with the SHA-256 the registry lists) are not fetched again.
 
 use crate::apt::{is_compiler_library, parse_depends, parse_madison};
+use crate::pins::{DebianPackage, Pin, Pins};
 use crate::toolchain::{
     debian_upstream_version, provisioned_toolchain, toolchains_dir, verify, Availability,
-    DebianPackage, Pin, Pins, PROVISIONED_MARKER, VERSION_TIMEOUT,
+    PROVISIONED_MARKER, VERSION_TIMEOUT,
 };
 use anyhow::{bail, Context};
 use std::collections::BTreeSet;

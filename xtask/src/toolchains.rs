@@ -11,7 +11,8 @@
 //! not get, lists the pins again, and exits 1 when a pin is still missing.
 
 use crate::catalog;
-use crate::toolchain::{discover, Availability, Pin, Pins, Source, ROLES, VERSION_TIMEOUT};
+use crate::pins::{Pin, Pins};
+use crate::toolchain::{discover, Availability, Source, VERSION_TIMEOUT};
 use crate::version::RustcVersion;
 use crate::{flags, provision, Verdict};
 use std::time::Instant;
@@ -161,10 +162,6 @@ fn print_list(pins: &Pins, found: &[Availability], specs: bool) {
 /// "1.84.0, role feature: derive_coerce_pointee first appears, CONFIG_RUSTC_HAS_COERCE_POINTEE".
 fn describe_pin(pin: &Pin) -> String {
     let mut text = format!("{}, role {}", pin.describe_release(), pin.role);
-    let role_meaning = ROLES
-        .iter()
-        .find(|(name, _)| *name == pin.role)
-        .map(|(_, meaning)| *meaning);
     let catalog_facts = crate::version::parse_release(&pin.release)
         .ok()
         .map(|(release, _)| crate::expect::catalog_facts(release))
@@ -172,9 +169,9 @@ fn describe_pin(pin: &Pin) -> String {
     if !catalog_facts.is_empty() {
         text.push_str(": ");
         text.push_str(&catalog_facts.join(", "));
-    } else if let Some(meaning) = role_meaning {
+    } else {
         text.push_str(": ");
-        text.push_str(meaning);
+        text.push_str(pin.role.description());
     }
     if let Some(note) = &pin.note {
         text.push_str(&format!(" ({note})"));
