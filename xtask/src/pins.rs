@@ -4,9 +4,11 @@
 
 use crate::version::{parse_release, Channel, RustcVersion};
 use anyhow::{bail, Context};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use toml_parser::parser::{Event, EventKind, ValidateWhitespace};
+use toml_parser::{ParseError, Source};
 
 /// Why a release is pinned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -168,52 +170,20 @@ impl Pins {
 
     /// Parses a pin file's text; `path` is only for messages.
     ///
-    /// The file is the TOML subset that pins need: comment lines and trailing comments, blank
-    /// lines, `[[pin]]` table headers, and `key = "basic string"` lines (escapes `\"` and `\\`
-    /// only). Keys: `id`, `release`, `role` (required); `commit-date` (required for a
-    /// nightly), `rustup`, `debian` (`package` or `package=version`), `note`. Every error is
-    /// `FILE:LINE: what is wrong`: bad syntax, an unknown key or role, a duplicated key, id or
-    /// release, a release or date that is not one.
+    /// The file is TOML whose only tables are `[[pin]]`, each of string values. Keys: `id`,
+    /// `release`, `role` (required); `commit-date` (required for a nightly), `rustup`, `debian`
+    /// (`package` or `package=version`), `note`. Every error is `FILE:LINE: what is wrong`:
+    /// bad TOML, another table, an unknown key or role, a value that is no string, a duplicated
+    /// key, id or release, a release or date that is not one. The time taken is linear in the
+    /// size of the file.
     pub fn parse(text: &str, path: &Path) -> anyhow::Result<Pins> {
         let file = path.display();
-        let mut tables: Vec<(usize, RawTable)> = Vec::new();
-        for (index, raw_line) in text.lines().enumerate() {
-            let line_number = index + 1;
-            let fail = |message: String| anyhow::anyhow!("{file}:{line_number}: {message}");
-            let line = raw_line.trim_end_matches('\r').trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            if line.starts_with('[') {
-                if before_comment(line).trim_end() != "[[pin]]" {
-                    return Err(fail(format!(
-                        "unknown table `{line}`; the only table is `[[pin]]`"
-                    )));
-                }
-                tables.push((line_number, BTreeMap::new()));
-                continue;
-            }
-            let (key, value) = parse_key_value(line).map_err(fail)?;
-            let Some((_, table)) = tables.last_mut() else {
-                return Err(fail(format!(
-                    "`{key}` is outside any `[[pin]]` table; start each pin with `[[pin]]`"
-                )));
-            };
-            if !PIN_KEYS.contains(&key.as_str()) {
-                return Err(fail(format!(
-                    "unknown key `{key}`; a pin has {}",
-                    PIN_KEYS.join(", ")
-                )));
-            }
-            if let Some((first_line, _)) = table.get(&key) {
-                return Err(fail(format!(
-                    "duplicate key `{key}` (first set on line {first_line})"
-                )));
-            }
-            table.insert(key, (line_number, value));
-        }
+        let tables = read_tables(text)
+            .map_err(|(line, message)| anyhow::anyhow!("{file}:{line}: {message}"))?;
 
         let mut pins: Vec<Pin> = Vec::new();
+        let mut pin_of_id: HashMap<String, usize> = HashMap::new();
+        let mut pin_of_release: HashMap<(String, Option<String>), usize> = HashMap::new();
         for (header_line, mut table) in tables {
             let mut take = |key: &str| table.remove(key);
             let required = |value: Option<(usize, String)>, key: &str| {
@@ -277,16 +247,18 @@ impl Pins {
                 None => None,
             };
             let commit_date = commit_date.map(|(_, date)| date);
-            if let Some(earlier) = pins.iter().find(|pin| pin.id == id) {
+            if let Some(&earlier) = pin_of_id.get(&id) {
                 bail!(at(
                     id_line,
-                    format!("duplicate pin id `{id}` (also on line {})", earlier.line)
+                    format!(
+                        "duplicate pin id `{id}` (also on line {})",
+                        pins[earlier].line
+                    )
                 ));
             }
-            if let Some(earlier) = pins
-                .iter()
-                .find(|pin| pin.release == release && pin.commit_date == commit_date)
-            {
+            let release_key = (release.clone(), commit_date.clone());
+            if let Some(&earlier) = pin_of_release.get(&release_key) {
+                let earlier = &pins[earlier];
                 bail!(at(
                     release_line,
                     format!(
@@ -295,6 +267,8 @@ impl Pins {
                     )
                 ));
             }
+            pin_of_id.insert(id.clone(), pins.len());
+            pin_of_release.insert(release_key, pins.len());
             pins.push(Pin {
                 id,
                 release,
@@ -319,6 +293,9 @@ impl Pins {
 /// One `[[pin]]` table as read: each key's line and string value.
 type RawTable = BTreeMap<String, (usize, String)>;
 
+/// An error at a line of the pin file.
+type LineError = (usize, String);
+
 const PIN_KEYS: &[&str] = &[
     "id",
     "release",
@@ -329,58 +306,328 @@ const PIN_KEYS: &[&str] = &[
     "note",
 ];
 
-/// Parses `key = "value"` with an optional trailing comment.
-fn parse_key_value(line: &str) -> Result<(String, String), String> {
-    let Some((key, rest)) = line.split_once('=') else {
-        return Err(format!("expected `key = \"value\"`, found `{line}`"));
-    };
-    let key = key.trim();
-    if key.is_empty()
-        || !key
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
-    {
-        return Err(format!(
-            "`{key}` is not a bare key (letters, digits, `-`, `_`)"
-        ));
+/// Reads the `[[pin]]` tables of a TOML document, each with its header's line.
+///
+/// The first error in the file wins: a TOML syntax error, or a table, key or value this file
+/// may not have. `toml_parser` checks the syntax first and leaves decoding to the reader, so an
+/// error that the reader finds before the first syntax error is the first error of the file,
+/// and one after it may be an echo of it.
+fn read_tables(text: &str) -> Result<Vec<(usize, RawTable)>, LineError> {
+    let source = Source::new(text);
+    let tokens = source.lex().into_vec();
+    let mut events: Vec<Event> = Vec::new();
+    let mut syntax_errors: Vec<ParseError> = Vec::new();
+    toml_parser::parser::parse_document(
+        &tokens,
+        &mut ValidateWhitespace::new(&mut events, source),
+        &mut syntax_errors,
+    );
+    let lines = LineStarts::new(text);
+    let read = TableReader {
+        source,
+        lines: &lines,
     }
-    let rest = rest.trim_start();
-    let Some(body) = rest.strip_prefix('"') else {
-        return Err(format!(
-            "the value of `{key}` must be a double-quoted string, found `{rest}`"
-        ));
-    };
-    let mut value = String::new();
-    let mut chars = body.chars();
-    loop {
-        match chars.next() {
-            None => return Err(format!("the string value of `{key}` is not closed")),
-            Some('"') => break,
-            Some('\\') => match chars.next() {
-                Some(escaped @ ('"' | '\\')) => value.push(escaped),
-                Some(other) => {
-                    return Err(format!(
-                        "unsupported escape `\\{other}` in `{key}`; only `\\\"` and `\\\\` are"
-                    ))
-                }
-                None => return Err(format!("the string value of `{key}` is not closed")),
-            },
-            Some(other) => value.push(other),
+    .read(&events);
+    let first_syntax_error = syntax_errors
+        .iter()
+        .map(|error| (error_offset(error), error))
+        .min_by_key(|(offset, _)| *offset);
+    let at = |offset: usize, message: String| Err((lines.line_of(offset), message));
+    match (read, first_syntax_error) {
+        (Err(Misread::Invalid(offset, message)), Some((syntax, _))) if offset < syntax => {
+            at(offset, message)
         }
+        (Err(Misread::Syntax(offset, message)), Some((syntax, _))) if offset <= syntax => {
+            at(offset, message)
+        }
+        (_, Some((offset, error))) => at(offset, describe_toml_error(text, error)),
+        (Err(Misread::Invalid(offset, message) | Misread::Syntax(offset, message)), None) => {
+            at(offset, message)
+        }
+        (Err(Misread::Malformed(offset)), None) => at(offset, "malformed TOML".to_owned()),
+        (Ok(tables), None) => Ok(tables),
     }
-    let after = before_comment(chars.as_str()).trim();
-    if !after.is_empty() {
-        return Err(format!(
-            "unexpected text `{after}` after the value of `{key}`"
-        ));
-    }
-    Ok((key.to_owned(), value))
 }
 
-/// The part of a line (outside any string) before a `#` comment.
-fn before_comment(text: &str) -> &str {
-    text.split_once('#')
-        .map_or(text, |(before, _comment)| before)
+/// Where in the text an error of `toml_parser` is.
+fn error_offset(error: &ParseError) -> usize {
+    error
+        .unexpected()
+        .or(error.context())
+        .map_or(0, |span| span.start())
+}
+
+/// An error of `toml_parser` as a message: what it says, what it expected, what it found.
+fn describe_toml_error(text: &str, error: &ParseError) -> String {
+    let mut message = error.description().to_owned();
+    if let Some(expected) = error.expected().filter(|expected| !expected.is_empty()) {
+        let expected: Vec<String> = expected
+            .iter()
+            .map(|expected| match expected {
+                toml_parser::Expected::Literal(literal) => format!("`{}`", visible(literal)),
+                toml_parser::Expected::Description(description) => description.to_string(),
+                _ => "something else".to_owned(),
+            })
+            .collect();
+        message.push_str(&format!(", expected {}", expected.join(" or ")));
+    }
+    let offset = error_offset(error);
+    // What it found: the rest of the line from the error on.
+    let rest = text
+        .get(offset..)
+        .and_then(|rest| rest.lines().next())
+        .map(str::trim)
+        .unwrap_or_default();
+    if !rest.is_empty() {
+        message.push_str(&format!(", found `{}`", visible(rest)));
+    }
+    message
+}
+
+/// `text` with its control characters escaped, to quote it in a one-line message.
+fn visible(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// The byte offsets at which the lines of a text start, to turn offsets into line numbers.
+struct LineStarts(Vec<usize>);
+
+impl LineStarts {
+    fn new(text: &str) -> LineStarts {
+        let after_newlines = text.match_indices('\n').map(|(index, _)| index + 1);
+        LineStarts(std::iter::once(0).chain(after_newlines).collect())
+    }
+
+    /// The 1-based line that holds the byte at `offset`.
+    fn line_of(&self, offset: usize) -> usize {
+        self.0.partition_point(|&start| start <= offset)
+    }
+}
+
+/// Why [`TableReader`] stopped.
+enum Misread {
+    /// A table, key or value the pin file may not have, at a byte offset.
+    Invalid(usize, String),
+    /// A syntax error that `toml_parser` reports too, said with what the reader knows.
+    Syntax(usize, String),
+    /// Events that only come with a TOML syntax error, which `toml_parser` reports.
+    Malformed(usize),
+}
+
+/// Walks `toml_parser`'s events, decoding keys and strings; errors are at byte offsets.
+struct TableReader<'t, 'l> {
+    source: Source<'t>,
+    lines: &'l LineStarts,
+}
+
+impl TableReader<'_, '_> {
+    fn read(&self, events: &[Event]) -> Result<Vec<(usize, RawTable)>, Misread> {
+        let mut events = events
+            .iter()
+            .filter(|event| {
+                !matches!(
+                    event.kind(),
+                    EventKind::Whitespace | EventKind::Comment | EventKind::Newline
+                )
+            })
+            .peekable();
+        let mut tables: Vec<(usize, RawTable)> = Vec::new();
+        while let Some(event) = events.next() {
+            let start = event.span().start();
+            match event.kind() {
+                EventKind::ArrayTableOpen | EventKind::StdTableOpen => {
+                    let key = self.key(&mut events)?;
+                    let end = match events.next() {
+                        Some(close)
+                            if matches!(
+                                close.kind(),
+                                EventKind::ArrayTableClose | EventKind::StdTableClose
+                            ) =>
+                        {
+                            close.span().end()
+                        }
+                        _ => return Err(Misread::Malformed(start)),
+                    };
+                    if event.kind() != EventKind::ArrayTableOpen || key != ["pin"] {
+                        let header = &self.source.input()[start..end];
+                        return Err(Misread::Invalid(
+                            start,
+                            format!("unknown table `{header}`; the only table is `[[pin]]`"),
+                        ));
+                    }
+                    tables.push((self.lines.line_of(start), BTreeMap::new()));
+                }
+                EventKind::SimpleKey => {
+                    let mut key = vec![self.simple_key(event)?];
+                    key.extend(self.key(&mut events)?);
+                    let key = key.join(".");
+                    if events
+                        .next_if(|event| event.kind() == EventKind::KeyValSep)
+                        .is_none()
+                    {
+                        let line = self.source.input()[start..].lines().next();
+                        return Err(Misread::Syntax(
+                            start,
+                            format!(
+                                "expected `key = \"value\"`, found `{}`",
+                                visible(line.unwrap_or_default().trim())
+                            ),
+                        ));
+                    }
+                    let value = self.string_value(&key, &mut events)?;
+                    if let Some(first) = events.next_if(|event| event.kind() == EventKind::Error) {
+                        // `toml_parser` marks each token up to the end of the line.
+                        let mut end = first.span().end();
+                        while let Some(more) =
+                            events.next_if(|event| event.kind() == EventKind::Error)
+                        {
+                            end = more.span().end();
+                        }
+                        let extra = &self.source.input()[first.span().start()..end];
+                        return Err(Misread::Syntax(
+                            first.span().start(),
+                            format!(
+                                "unexpected text `{}` after the value of `{key}`",
+                                visible(extra)
+                            ),
+                        ));
+                    }
+                    let Some((_, table)) = tables.last_mut() else {
+                        return Err(Misread::Invalid(
+                            start,
+                            format!(
+                                "`{key}` is outside any `[[pin]]` table; start each pin with \
+                                 `[[pin]]`"
+                            ),
+                        ));
+                    };
+                    if !PIN_KEYS.contains(&key.as_str()) {
+                        return Err(Misread::Invalid(
+                            start,
+                            format!("unknown key `{key}`; a pin has {}", PIN_KEYS.join(", ")),
+                        ));
+                    }
+                    if let Some((first_line, _)) = table.get(&key) {
+                        return Err(Misread::Invalid(
+                            start,
+                            format!("duplicate key `{key}` (first set on line {first_line})"),
+                        ));
+                    }
+                    table.insert(key, (self.lines.line_of(start), value));
+                }
+                _ => return Err(Misread::Malformed(start)),
+            }
+        }
+        Ok(tables)
+    }
+
+    /// The parts of a key after its first (`.b.c` of `a.b.c`), or all of a table header's.
+    fn key<'e>(
+        &self,
+        events: &mut std::iter::Peekable<impl Iterator<Item = &'e Event>>,
+    ) -> Result<Vec<String>, Misread> {
+        let mut parts = Vec::new();
+        while let Some(event) =
+            events.next_if(|event| matches!(event.kind(), EventKind::SimpleKey | EventKind::KeySep))
+        {
+            if event.kind() == EventKind::SimpleKey {
+                parts.push(self.simple_key(event)?);
+            }
+        }
+        Ok(parts)
+    }
+
+    fn simple_key(&self, event: &Event) -> Result<String, Misread> {
+        let raw = self.raw(event);
+        let mut key = String::new();
+        let mut errors: Vec<ParseError> = Vec::new();
+        raw.decode_key(&mut key, &mut errors);
+        match errors.first() {
+            Some(error) => Err(Misread::Invalid(
+                error_offset(error),
+                describe_toml_error(self.source.input(), error),
+            )),
+            None => Ok(key),
+        }
+    }
+
+    /// Reads a value, which must be a string, and decodes it.
+    fn string_value<'e>(
+        &self,
+        key: &str,
+        events: &mut std::iter::Peekable<impl Iterator<Item = &'e Event>>,
+    ) -> Result<String, Misread> {
+        let Some(event) = events.next() else {
+            return Err(Misread::Malformed(self.source.input().len()));
+        };
+        let start = event.span().start();
+        let not_a_string = |end: usize| {
+            let found = &self.source.input()[start..end];
+            Misread::Invalid(
+                start,
+                format!("the value of `{key}` must be a string, found `{found}`"),
+            )
+        };
+        match event.kind() {
+            EventKind::Scalar => {
+                let mut value = String::new();
+                let mut errors: Vec<ParseError> = Vec::new();
+                let kind = self.raw(event).decode_scalar(&mut value, &mut errors);
+                if let Some(error) = errors.first() {
+                    let offset = error_offset(error);
+                    // The decoder reports a missing closing quote at the string's end, which
+                    // for a multi-line string is the end of the file.
+                    if offset == event.span().end() {
+                        return Err(Misread::Invalid(
+                            start,
+                            format!("the string value of `{key}` is not closed"),
+                        ));
+                    }
+                    let message = format!(
+                        "in the value of `{key}`: {}",
+                        describe_toml_error(self.source.input(), error)
+                    );
+                    return Err(Misread::Invalid(offset, message));
+                }
+                if kind != toml_parser::decoder::ScalarKind::String {
+                    return Err(not_a_string(event.span().end()));
+                }
+                Ok(value)
+            }
+            EventKind::ArrayOpen | EventKind::InlineTableOpen => {
+                // Skip to the matching close, to quote the whole value.
+                let mut depth = 1;
+                let mut end = event.span().end();
+                for inner in events.by_ref() {
+                    end = inner.span().end();
+                    match inner.kind() {
+                        EventKind::ArrayOpen | EventKind::InlineTableOpen => depth += 1,
+                        EventKind::ArrayClose | EventKind::InlineTableClose => depth -= 1,
+                        _ => {}
+                    }
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                Err(not_a_string(end))
+            }
+            _ => Err(Misread::Malformed(start)),
+        }
+    }
+
+    fn raw(&self, event: &Event) -> toml_parser::Raw<'_> {
+        self.source
+            .get(event)
+            .expect("toml_parser's events lie within its source")
+    }
 }
 
 fn parse_debian(value: &str) -> Result<DebianPackage, String> {
@@ -545,7 +792,7 @@ debian = "rustc=1.63.0+dfsg1-2"
         );
         assert_eq!(
             error_of(&with_line("rustup = 1.85")),
-            "pins.toml:5: the value of `rustup` must be a double-quoted string, found `1.85`"
+            "pins.toml:5: the value of `rustup` must be a string, found `1.85`"
         );
         assert_eq!(
             error_of(&with_line("rustup = \"1.85.0")),
@@ -556,8 +803,9 @@ debian = "rustc=1.63.0+dfsg1-2"
             "pins.toml:5: unexpected text `extra` after the value of `rustup`"
         );
         assert_eq!(
-            error_of(&with_line("note = \"tab\\t\"")),
-            "pins.toml:5: unsupported escape `\\t` in `note`; only `\\\"` and `\\\\` are"
+            error_of(&with_line("note = \"tab\\q\"")),
+            "pins.toml:5: in the value of `note`: missing escaped value, expected `b` or `e` or \
+             `f` or `n` or `r` or `\\` or `\"` or `x` or `u` or `U`, found `q\"`"
         );
         assert_eq!(
             error_of(&with_line("[pin]")),
@@ -568,6 +816,150 @@ debian = "rustc=1.63.0+dfsg1-2"
             "pins.toml:1: `id` is outside any `[[pin]]` table; start each pin with `[[pin]]`"
         );
         assert_eq!(error_of("# nothing\n"), "pins.toml: no `[[pin]]` tables");
+    }
+
+    /// Parses `text` and expects its one pin's `note`.
+    fn note_of(text: &str) -> String {
+        let pins = parse(&with_line(text)).unwrap_or_else(|error| panic!("{text:?}: {error:#}"));
+        pins.pins[0].note.clone().unwrap()
+    }
+
+    #[test]
+    fn toml_strings_are_decoded() {
+        assert_eq!(
+            note_of(r#"note = "tab\t, \"quote\", \\, \u00e9\U0001F980""#),
+            "tab\t, \"quote\", \\, é🦀"
+        );
+        assert_eq!(note_of(r"note = 'C:\no\escapes'"), r"C:\no\escapes");
+        assert_eq!(note_of("note = \"\"\"\none\ntwo\"\"\""), "one\ntwo");
+        assert_eq!(note_of("note = \"\"\"one \\\n    two\"\"\""), "one two");
+        assert_eq!(note_of("note = '''\n'quoted' \\n'''"), "'quoted' \\n");
+        assert_eq!(note_of("note = \"a\tb\""), "a\tb");
+        assert_eq!(note_of("\"note\" = 'quoted key'"), "quoted key");
+        assert_eq!(note_of("'note' = \"literal key\""), "literal key");
+        assert_eq!(
+            note_of("note = \"x\" # comment with \"quotes\" and 'apostrophes'"),
+            "x"
+        );
+        // A multi-line value counts its lines: the next error is on the right one.
+        assert_eq!(
+            error_of(&with_line("note = \"\"\"\n\n\"\"\"\nchannel = \"x\"")),
+            "pins.toml:8: unknown key `channel`; a pin has id, release, commit-date, role, \
+             rustup, debian, note"
+        );
+    }
+
+    #[test]
+    fn raw_control_characters_and_bad_toml_are_refused() {
+        assert_eq!(
+            error_of(&with_line("note = \"a\u{1}b\"")),
+            "pins.toml:5: in the value of `note`: invalid basic string, expected \
+             non-double-quote visible characters or `\\`, found `\\u{1}b\"`"
+        );
+        assert!(error_of(&with_line("note = 'a\u{7f}b'"))
+            .starts_with("pins.toml:5: in the value of `note`: invalid literal string"));
+        assert!(error_of(&with_line("note = \"\"\"a\u{0}b\"\"\""))
+            .starts_with("pins.toml:5: in the value of `note`: invalid multi-line basic string"));
+        assert!(error_of(&with_line("# a \u{1b} in a comment"))
+            .starts_with("pins.toml:5: invalid comment character"));
+        assert!(error_of(&with_line("note = \"x\"\rrustup = \"y\""))
+            .starts_with("pins.toml:5: carriage return must be followed by newline"));
+        assert!(error_of(&with_line("note = \"bad \\q escape\""))
+            .starts_with("pins.toml:5: in the value of `note`: missing escaped value"));
+        assert!(error_of(&with_line("note = \"\\u00\""))
+            .starts_with("pins.toml:5: in the value of `note`: too few unicode value digits"));
+        assert!(error_of(&with_line("note = \"\\uD800\""))
+            .starts_with("pins.toml:5: in the value of `note`: "));
+        assert_eq!(
+            error_of(&with_line("note = '''never closed")),
+            "pins.toml:5: the string value of `note` is not closed"
+        );
+        assert_eq!(
+            error_of(&with_line("note = [\"a\", \"b\"]")),
+            "pins.toml:5: the value of `note` must be a string, found `[\"a\", \"b\"]`"
+        );
+        assert_eq!(
+            error_of(&with_line("note = { text = \"a\" }")),
+            "pins.toml:5: the value of `note` must be a string, found `{ text = \"a\" }`"
+        );
+        assert_eq!(
+            error_of(&with_line("note = true")),
+            "pins.toml:5: the value of `note` must be a string, found `true`"
+        );
+        assert_eq!(
+            error_of(&with_line("[[pin]")),
+            "pins.toml:5: unclosed array table, expected `]`"
+        );
+        assert_eq!(
+            error_of(&with_line("[[pins]]")),
+            "pins.toml:5: unknown table `[[pins]]`; the only table is `[[pin]]`"
+        );
+        assert_eq!(
+            error_of(&with_line("[[pin.extra]]")),
+            "pins.toml:5: unknown table `[[pin.extra]]`; the only table is `[[pin]]`"
+        );
+        assert_eq!(
+            error_of(&with_line("note.text = \"a\"")),
+            "pins.toml:5: unknown key `note.text`; a pin has id, release, commit-date, role, \
+             rustup, debian, note"
+        );
+        // The same key, quoted or not, is one key.
+        assert_eq!(
+            error_of(&with_line("\"role\" = \"debian\"")),
+            "pins.toml:5: duplicate key `role` (first set on line 4)"
+        );
+        // The first error of the file wins, whatever its kind.
+        assert_eq!(
+            error_of(&with_line("channel = \"x\"\nnote = \"a\u{1}b\"\nrustup 1")),
+            "pins.toml:5: unknown key `channel`; a pin has id, release, commit-date, role, \
+             rustup, debian, note"
+        );
+        assert_eq!(
+            error_of(&with_line("rustup 1\nchannel = \"x\"")),
+            "pins.toml:5: expected `key = \"value\"`, found `rustup 1`"
+        );
+    }
+
+    #[test]
+    fn commit_dates_must_be_days_of_the_calendar() {
+        for bad in [
+            "2026-13-45",
+            "2026-02-30",
+            "2025-02-29",
+            "2026-04-31",
+            "2026-00-10",
+        ] {
+            assert_eq!(
+                error_of(&with_line(&format!("commit-date = \"{bad}\""))),
+                format!("pins.toml:5: the commit date `{bad}` is not YYYY-MM-DD")
+            );
+        }
+        let leap_day = parse(&with_line("commit-date = \"2024-02-29\"")).unwrap();
+        assert_eq!(leap_day.pins[0].commit_date.as_deref(), Some("2024-02-29"));
+    }
+
+    #[test]
+    fn unusual_but_legal_toml_reads_as_the_plain_file() {
+        // GOOD, line for line, with a byte order mark, CRLF line ends, quoted keys, literal
+        // and multi-line strings, escapes, tabs, and comments in odd places.
+        let unusual = "\u{feff}# A comment line.\r\n\
+                       [[ \"pin\" ]]\r\n\
+                       \"id\" = '1.85.0'#\r\n\
+                       'release'=\"1.85\\u002E0\"\r\n\
+                       \trole\t=\t\"debian\"   \r\n\
+                       debian = \"\"\"rustc-web\"\"\"\r\n\
+                       rustup = '''1.85.0'''\r\n\
+                       note = 'a \"quoted\" word and a # that is not a comment'\r\n\
+                       \t\r\n\
+                       [[pin]]#[[pin]]\r\n\
+                       id = \"\\u006Eightly\"\r\n\
+                       release = \"1.97.0-nightly\"\r\n\
+                       \"commit-date\" = \"2026-05-19\"\r\n\
+                       role = \"\\U0000006Eightly\"\r\n\
+                       debian = \"\"\"\\\r\n      rustc=1.63.0+dfsg1-2\"\"\"\r\n";
+        let plain = parse(GOOD).unwrap();
+        let unusual = parse(unusual).unwrap_or_else(|error| panic!("{error:#}"));
+        assert_eq!(unusual.pins, plain.pins);
     }
 
     #[test]
