@@ -1,29 +1,16 @@
 //! `cargo xtask bench`: how long the matrix takes cold and warm, next to the very same rustc
-//! commands run by `xargs -P <cores>` with no orchestration at all.
-//!
-//! Every figure is the wall-clock time of a whole process, taken with [`Instant`] around it:
-//!
-//! - the cold matrix: `xtask matrix -j <cores> --no-cache`, after `target/kshim/matrix/` (every
-//!   output directory) is removed; its own summary line must say that nothing came from the
-//!   cache, or the bench stops;
-//! - the plain parallel run: `sh target/kshim/bench/plain.sh`, a script made from
-//!   `xtask matrix --dry-run` by [`PlainRun::from_dry_run`], also after the output
-//!   directories are removed;
-//! - the warm matrix: `xtask matrix -j <cores>` once everything is cached (after one untimed
-//!   run that refreshes the cache); its summary line must say that every step came from it;
-//! - the xtask's start-up: `xtask --help`, which parses the flags and exits.
-//!
-//! Cold and plain runs alternate, so that a change in the machine's background load falls on
-//! both. The xtask binary is the one running the bench, so no `cargo run` is timed.
+//! and test commands, taken from the matrix's own plan ([`plan_run`]), run by `xargs -P <cores>`
+//! with no orchestration at all.
 
-use crate::json;
-use crate::plan::Layout;
-use crate::process::shell_quote;
-use crate::{flags, project_root, Verdict};
+use crate::cache::{write_atomically, RunLock};
+use crate::expect::ToolchainVerdict;
+use crate::plan::{plan_run, Kind, Layout, Selection, Step};
+use crate::process::{shell_quote, DEFAULT_TIMEOUT};
+use crate::report::Report;
+use crate::{flags, probe, project_root, Verdict};
 use anyhow::{bail, Context};
-use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::Output;
 use std::time::Instant;
 use xshell::{cmd, Shell};
@@ -34,198 +21,97 @@ pub const DEFAULT_RUNS: usize = 3;
 /// The issue's target: the cold matrix within this factor of the plain parallel run.
 pub const TARGET_RATIO: f64 = 1.2;
 
-/// Splits one line of the dry-run script into shell words.
-///
-/// It reads what [`shell_quote`] writes: plain words, single-quoted words and backslash
-/// escapes; anything that would need a real shell to expand (`"`, `$`, backquotes) is refused
-/// rather than guessed at.
-pub fn split_words(line: &str) -> anyhow::Result<Vec<String>> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(quoted) => word.push(quoted),
-                        None => bail!("unterminated single quote in: {line}"),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                word.push(
-                    chars
-                        .next()
-                        .with_context(|| format!("a backslash ends the line: {line}"))?,
-                );
-            }
-            '"' | '$' | '`' => bail!("`{c}` needs a shell to expand it, in: {line}"),
-            c if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            c => {
-                in_word = true;
-                word.push(c);
-            }
-        }
-    }
-    if in_word {
-        words.push(word);
-    }
-    Ok(words)
-}
-
-/// Whether a shell word is a variable assignment (`NAME=value`) in front of a command.
-fn is_assignment(word: &str) -> bool {
-    let Some((name, _)) = word.split_once('=') else {
-        return false;
-    };
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// The file a rustc command line writes, from its `-o`, or its `--out-dir`, `--crate-name`,
-/// `--crate-type`, `--test` and `--emit` arguments; `None` if it names no output.
-fn rustc_output(args: &[String]) -> Option<String> {
-    let mut out_dir = None;
-    let mut file = None;
-    let mut crate_name = None;
-    let mut crate_type = None;
-    let mut test = false;
-    let mut metadata_only = false;
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "-o" => file = args.next(),
-            "--out-dir" => out_dir = args.next(),
-            "--crate-name" => crate_name = args.next(),
-            "--crate-type" => crate_type = args.next(),
-            "--test" => test = true,
-            emit if emit.starts_with("--emit=") => metadata_only = !emit.contains("link"),
-            _ => {}
-        }
-    }
-    if let Some(file) = file {
-        return Some(file.clone());
-    }
-    let (directory, name) = (out_dir?, crate_name?);
-    Some(if test || crate_type.map(String::as_str) == Some("bin") {
-        format!("{directory}/{name}")
-    } else if metadata_only {
-        format!("{directory}/lib{name}.rmeta")
-    } else {
-        format!("{directory}/lib{name}.rlib")
-    })
-}
-
-/// The dry-run script rearranged for `xargs -P`: the same commands, grouped into jobs and
+/// The matrix's steps rearranged for `xargs -P`: the same processes, grouped into jobs and
 /// waves.
 ///
-/// - Setup lines (`mkdir`, `printf ... > file`) run first, one after another.
-/// - A job is one rustc command line followed, joined by `&&`, by every line that executes
-///   what it built (a test binary, an example's binary): one `sh -c` each.
-/// - A job that reads another's output (`--extern kernel=.../libkernel.rlib`) waits for it:
-///   its wave is one more than its producer's. Jobs that nothing waits for all go into the
-///   last wave, so that the first waves hold only what later ones need (the shim's rlibs)
-///   and as little time as possible is lost at the barrier between waves.
-/// - Within a wave, jobs keep the dry-run's order.
-/// - A metadata-only compile that no job reads (the feature probe) is followed by `|| true`:
-///   the matrix classifies its diagnostics and ignores its exit status, and a compiler that
-///   does not know every probed feature (1.63.0) exits 1 on it. Any other failing job makes
-///   the script exit 1.
+/// - A job is one `sh -c`: a step's processes joined by `&&` (a test binary runs only after
+///   its compile), followed by any step that is the only one needing its only dependency (an
+///   example's run, after its build).
+/// - A job waits for the jobs of its steps' [`Step::deps`]: its wave is one more than theirs.
+///   Jobs that nothing waits for all go into the last wave, so that the first waves hold only
+///   what later ones need (the shim's rlibs) and little time is lost at the barriers.
+/// - Within a wave, jobs keep the plan's order.
+/// - The feature probe is followed by `|| true`: the matrix classifies its diagnostics and
+///   ignores its exit status (a compiler that does not know every probed feature exits 1).
+///   It always starts its job, so that `|| true` covers it alone. Any other failing job
+///   makes the script exit 1.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlainRun {
-    /// Lines that run first, in order.
-    pub setup: Vec<String>,
+    /// The steps' directories, created first.
+    pub directories: Vec<PathBuf>,
+    /// Variables some steps run without, unset for all (in practice `RUSTC_BOOTSTRAP`, which
+    /// each kernel-mode line sets again for itself).
+    pub unset: Vec<String>,
     /// Each wave's jobs, each job as one shell command line.
     pub waves: Vec<Vec<String>>,
+    /// How many processes the jobs start (compiles and runs, not counting `sh` and `xargs`).
+    pub processes: usize,
 }
 
 impl PlainRun {
-    /// Groups the lines of `xtask matrix --dry-run` into setup, jobs and waves.
-    pub fn from_dry_run(script: &str) -> anyhow::Result<PlainRun> {
-        struct Job {
-            lines: Vec<String>,
-            deps: BTreeSet<usize>,
-            metadata_only: bool,
+    /// Groups a plan's steps into jobs and waves.
+    pub fn from_steps(steps: &[Step]) -> PlainRun {
+        let mut dependents = vec![0usize; steps.len()];
+        for &dep in steps.iter().flat_map(|step| &step.deps) {
+            dependents[dep] += 1;
         }
-        let mut setup = Vec::new();
-        let mut jobs: Vec<Job> = Vec::new();
-        // Each output file, by the job that writes it.
-        let mut producers: HashMap<String, usize> = HashMap::new();
-        for line in script.lines().map(str::trim) {
-            if line.is_empty() || line.starts_with('#') {
-                continue;
+        // Dependencies point to earlier steps only, so a step's dependency already has a job.
+        let mut job_of: Vec<usize> = Vec::with_capacity(steps.len());
+        let mut jobs: Vec<Vec<usize>> = Vec::new();
+        for (index, step) in steps.iter().enumerate() {
+            match step.deps[..] {
+                [dep] if dependents[dep] == 1 && step.kind != Kind::Probe => {
+                    let job = job_of[dep];
+                    job_of.push(job);
+                    jobs[job].push(index);
+                }
+                _ => {
+                    job_of.push(jobs.len());
+                    jobs.push(vec![index]);
+                }
             }
-            let words = split_words(line)?;
-            let Some(program_index) = words.iter().position(|word| !is_assignment(word)) else {
-                bail!("a dry-run line with no command: {line}");
-            };
-            let program = &words[program_index];
-            let args = &words[program_index + 1..];
-            if program == "mkdir" || program == "printf" {
-                setup.push(line.to_string());
-                continue;
-            }
-            let deps: BTreeSet<usize> = args
-                .iter()
-                .flat_map(|arg| {
-                    // `--extern kernel=PATH` names its file after the `=`.
-                    std::iter::once(arg.as_str()).chain(arg.split_once('=').map(|(_, value)| value))
-                })
-                .filter_map(|word| producers.get(word).copied())
-                .collect();
-            if let Some(&producer) = producers.get(program.as_str()) {
-                let job = &mut jobs[producer];
-                job.lines.push(line.to_string());
-                job.deps
-                    .extend(deps.into_iter().filter(|&dep| dep != producer));
-                continue;
-            }
-            let output = rustc_output(args);
-            let metadata_only = output
-                .as_deref()
-                .is_some_and(|output| output.ends_with(".rmeta"));
-            if let Some(output) = output {
-                producers.insert(output, jobs.len());
-            }
-            jobs.push(Job {
-                lines: vec![line.to_string()],
-                deps,
-                metadata_only,
-            });
         }
-        // Dependencies point to earlier jobs only, so one pass in order finds every depth.
+        // A job's producers come from earlier steps, so from earlier jobs: one pass finds
+        // every depth.
         let mut depth = vec![0usize; jobs.len()];
         let mut needed = vec![false; jobs.len()];
-        for index in 0..jobs.len() {
-            for &dep in &jobs[index].deps {
-                needed[dep] = true;
-                depth[index] = depth[index].max(depth[dep] + 1);
+        for (job, members) in jobs.iter().enumerate() {
+            for &dep in members.iter().flat_map(|&member| &steps[member].deps) {
+                let producer = job_of[dep];
+                if producer != job {
+                    needed[producer] = true;
+                    depth[job] = depth[job].max(depth[producer] + 1);
+                }
             }
         }
         let last = depth.iter().copied().max().unwrap_or(0);
         let mut waves = vec![Vec::new(); if jobs.is_empty() { 0 } else { last + 1 }];
-        for (index, job) in jobs.into_iter().enumerate() {
-            let wave = if needed[index] { depth[index] } else { last };
-            let mut text = job.lines.join(" && ");
-            if job.metadata_only && !needed[index] {
-                text.push_str(" || true");
-            }
-            waves[wave].push(text);
+        for (job, members) in jobs.iter().enumerate() {
+            let lines: Vec<String> = members
+                .iter()
+                .map(|&member| step_line(&steps[member]))
+                .collect();
+            waves[if needed[job] { depth[job] } else { last }].push(lines.join(" && "));
         }
-        Ok(PlainRun { setup, waves })
+        let mut directories: Vec<PathBuf> = steps
+            .iter()
+            .flat_map(|step| step.directories.iter().cloned())
+            .collect();
+        directories.sort();
+        directories.dedup();
+        let processes = steps.iter().flat_map(|step| &step.processes);
+        let mut unset: Vec<String> = processes
+            .clone()
+            .flat_map(|process| process.env_remove.iter().cloned())
+            .collect();
+        unset.sort();
+        unset.dedup();
+        PlainRun {
+            directories,
+            unset,
+            waves,
+            processes: processes.count(),
+        }
     }
 
     /// How many jobs there are in all.
@@ -233,40 +119,35 @@ impl PlainRun {
         self.waves.iter().map(Vec::len).sum()
     }
 
-    /// How many processes the jobs start (compiles and runs, not counting `sh` and `xargs`).
-    pub fn processes(&self) -> usize {
-        self.waves
-            .iter()
-            .flatten()
-            .map(|job| job.trim_end_matches(" || true").matches(" && ").count() + 1)
-            .sum()
-    }
-
-    /// The POSIX shell script that runs it: setup lines, then each wave through
+    /// The POSIX shell script that runs it: the directories, then each wave through
     /// `xargs -0 -n 1 -P <parallelism> sh -c`; it exits 1 if any job failed.
-    pub fn script(&self, parallelism: usize, origin: &str) -> String {
-        let mut script = String::new();
-        let _ = writeln!(
-            script,
+    pub fn script(&self, parallelism: usize) -> String {
+        let mut script = format!(
             "#!/bin/sh\n\
-             # The plain parallel baseline of `cargo xtask bench`, generated from `{origin}`:\n\
-             # the same compiles and runs as the matrix, with no scheduler, cache or report.\n\
-             # Setup first; then each wave through `xargs -P {parallelism}`, one `sh -c` per job\n\
-             # (a compile, then the runs of what it built, joined by &&). A wave starts when\n\
-             # the one before it has finished.\n\
-             set -e\n\
-             unset RUSTC_BOOTSTRAP"
+             # The plain parallel baseline of `cargo xtask bench`: the matrix's planned compiles\n\
+             # and runs, with no scheduler, cache or report. Each wave goes through\n\
+             # `xargs -P {parallelism}`, one `sh -c` per job (a step's processes, joined by &&);\n\
+             # a wave starts when the one before it has finished.\n\
+             set -e\n"
         );
-        for line in &self.setup {
-            let _ = writeln!(script, "{line}");
+        for name in &self.unset {
+            let _ = writeln!(script, "unset {name}");
+        }
+        if !self.directories.is_empty() {
+            let quoted: Vec<String> = self
+                .directories
+                .iter()
+                .map(|directory| shell_quote(&directory.to_string_lossy()))
+                .collect();
+            let _ = writeln!(script, "mkdir -p {}", quoted.join(" "));
         }
         script.push_str("status=0\n");
-        let total = self.waves.len();
         for (number, wave) in self.waves.iter().enumerate() {
             let _ = writeln!(
                 script,
-                "# wave {} of {total}: {} jobs\nprintf '%s\\0' \\",
+                "# wave {} of {}: {} jobs\nprintf '%s\\0' \\",
                 number + 1,
+                self.waves.len(),
                 wave.len()
             );
             for job in wave {
@@ -282,67 +163,76 @@ impl PlainRun {
     }
 }
 
+/// One step as a shell command line: its processes joined by `&&`.
+fn step_line(step: &Step) -> String {
+    let processes: Vec<String> = step
+        .processes
+        .iter()
+        .map(|process| process.shell_line())
+        .collect();
+    let line = processes.join(" && ");
+    if step.kind == Kind::Probe {
+        format!("{line} || true")
+    } else {
+        line
+    }
+}
+
+/// Checks a matrix report's build, run and test cells against the plan: `planned` of them,
+/// and either every one (`warm`) or none taken from the cache.
+///
+/// The report does not say whether a feature probe came from the cache, so only these cells
+/// decide; the probe shares their cache and `--no-cache` turns it off for every step alike.
+pub fn check_cache_use(
+    report: &Report,
+    planned: usize,
+    warm: bool,
+    what: &str,
+) -> anyhow::Result<()> {
+    // Only a toolchain that builds has steps behind its cells; the others' are placeholders.
+    let cells: Vec<bool> = report
+        .builds
+        .iter()
+        .filter(|cell| report.toolchains[cell.toolchain].verdict == ToolchainVerdict::Ok)
+        .map(|cell| cell.cached)
+        .collect();
+    if cells.len() != planned {
+        bail!(
+            "the {what} matrix reported {} build, run and test cells where the bench planned \
+             {planned}: it did not do the plain run's work",
+            cells.len()
+        );
+    }
+    let cached = cells.iter().filter(|&&cached| cached).count();
+    if cached != if warm { planned } else { 0 } {
+        bail!(
+            "the {what} matrix took {cached} of {planned} results from the cache: not a {what} run"
+        );
+    }
+    Ok(())
+}
+
 /// The wall-clock seconds of one measurement's runs.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Samples(pub Vec<f64>);
 
 impl Samples {
-    fn sorted(&self) -> Vec<f64> {
+    /// The fastest, the middle (the mean of the middle two for an even count) and the slowest
+    /// run; not a number for no runs.
+    pub fn min_median_max(&self) -> [f64; 3] {
         let mut sorted = self.0.clone();
         sorted.sort_by(f64::total_cmp);
-        sorted
+        let Some((&min, &max)) = sorted.first().zip(sorted.last()) else {
+            return [f64::NAN; 3];
+        };
+        let middle = sorted.len() / 2;
+        let below = (sorted.len() - 1) / 2;
+        [min, (sorted[below] + sorted[middle]) / 2.0, max]
     }
 
-    /// The fastest run.
-    pub fn min(&self) -> f64 {
-        self.sorted().first().copied().unwrap_or(f64::NAN)
-    }
-
-    /// The slowest run.
-    pub fn max(&self) -> f64 {
-        self.sorted().last().copied().unwrap_or(f64::NAN)
-    }
-
-    /// The middle run (the mean of the middle two for an even count).
+    /// The middle run.
     pub fn median(&self) -> f64 {
-        let sorted = self.sorted();
-        match sorted.len() {
-            0 => f64::NAN,
-            n if n % 2 == 1 => sorted[n / 2],
-            n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
-        }
-    }
-}
-
-/// What the matrix's last stderr line says: `matrix: N steps on T toolchain(s) in S s (R from
-/// the cache, -j J)`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct MatrixSummary {
-    /// Steps planned.
-    pub steps: usize,
-    /// Seconds the step runner took, as the matrix measured it.
-    pub seconds: f64,
-    /// Steps whose result came from the cache.
-    pub cached: usize,
-}
-
-impl MatrixSummary {
-    /// Finds and reads the summary line in the matrix's stderr.
-    pub fn parse(stderr: &str) -> Option<MatrixSummary> {
-        let line = stderr
-            .lines()
-            .rev()
-            .find(|line| line.starts_with("matrix: ") && line.contains(" from the cache"))?;
-        let rest = line.strip_prefix("matrix: ")?;
-        let (steps, rest) = rest.split_once(" steps on ")?;
-        let (_, rest) = rest.split_once(" in ")?;
-        let (seconds, rest) = rest.split_once(" s (")?;
-        let (cached, _) = rest.split_once(" from the cache")?;
-        Some(MatrixSummary {
-            steps: steps.parse().ok()?,
-            seconds: seconds.parse().ok()?,
-            cached: cached.parse().ok()?,
-        })
+        self.min_median_max()[1]
     }
 }
 
@@ -367,18 +257,16 @@ fn cpu_model() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-/// Times one process to its end; its output is kept for the checks.
 /// Runs `work` holding the matrix's run lock, so no `cargo xtask matrix` shares the outputs.
 fn with_run_lock<T>(
     layout: &Layout,
     work: impl FnOnce() -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
-    let _lock = crate::cache::RunLock::acquire(&layout.lock(), &mut |message| {
-        eprintln!("bench: {message}")
-    })?;
+    let _lock = RunLock::acquire(&layout.lock(), &mut |message| eprintln!("bench: {message}"))?;
     work()
 }
 
+/// Times one process to its end; its output is kept for the checks.
 fn timed(command: xshell::Cmd<'_>) -> anyhow::Result<(f64, Output)> {
     let start = Instant::now();
     let output = command.quiet().ignore_status().output()?;
@@ -392,54 +280,31 @@ fn stderr_tail(output: &Output) -> String {
     lines[lines.len().saturating_sub(5)..].join("\n")
 }
 
-/// The toolchains the last matrix run used: `id release (verdict)` for each found one.
-fn toolchains_in_report(report: &Path) -> anyhow::Result<Vec<String>> {
-    let text = std::fs::read_to_string(report)
-        .with_context(|| format!("reading the matrix report {}", report.display()))?;
-    let report = json::parse(&text)
-        .map_err(|error| anyhow::anyhow!("reading {}: {error}", report.display()))?;
-    Ok(report
-        .get("toolchains")
-        .and_then(json::Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|toolchain| {
-            toolchain
-                .get("rustc")
-                .and_then(json::Value::as_str)
-                .is_some()
-        })
-        .map(|toolchain| {
-            let field = |name: &str| {
-                toolchain
-                    .get(name)
-                    .and_then(json::Value::as_str)
-                    .unwrap_or("?")
-            };
-            let (id, release) = (field("id"), field("release"));
-            if id == release {
-                format!("{id} ({})", field("verdict"))
-            } else {
-                format!("{id} = {release} ({})", field("verdict"))
-            }
-        })
-        .collect())
-}
-
 /// Everything one bench run measured.
+#[derive(Default)]
 struct Figures {
     cold: Samples,
     plain: Samples,
     warm: Samples,
     startup: Samples,
-    /// The matrix's own step-runner seconds in the cold runs.
-    cold_runner: Samples,
+    /// The bench's own [`plan_run`]: the matrix's discovery and planning.
+    planning: Samples,
     steps: usize,
     loads: Vec<String>,
+    /// `id = release (verdict)` of each toolchain found, from the last report.
+    toolchains: Vec<String>,
 }
 
 impl flags::Bench {
-    /// Runs `cargo xtask bench`.
+    /// Runs `cargo xtask bench`, printing a Markdown table of wall-clock seconds.
+    ///
+    /// Each figure is one whole process, timed with [`Instant`] around it: the cold matrix
+    /// (`xtask matrix -j <cores> --no-cache` after `target/kshim/matrix/` is removed; no cell of
+    /// its report may come from the cache), the plain run (`sh target/kshim/bench/plain.sh`, a
+    /// [`PlainRun`], after the same removal and with the probe source written as the matrix
+    /// writes it), the warm matrix (`xtask matrix -j <cores>` after one untimed run refreshes
+    /// the cache; every cell must come from it) and the xtask's start-up (`xtask --help`).
+    /// Cold and plain runs alternate, so that a change in the machine's load falls on both.
     pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
         let runs = match self.runs {
             Some(0) => bail!("--runs must be at least 1"),
@@ -451,78 +316,82 @@ impl flags::Bench {
         let layout = Layout::new(&project_root());
         let outputs = layout.kshim.join("matrix");
         let bench_directory = layout.kshim.join("bench");
-        let selection: Vec<String> = self
+        let selection = Selection {
+            toolchains: self.toolchain.clone(),
+            ..Selection::default()
+        };
+        let toolchain_flags: Vec<String> = self
             .toolchain
             .iter()
             .flat_map(|spec| ["--toolchain".to_string(), spec.clone()])
             .collect();
-        let selection_args = &selection;
+        let selection_args = &toolchain_flags;
         let jobs = cores.to_string();
 
-        let dry_run = cmd!(sh, "{xtask} matrix -j {jobs} --dry-run {selection_args...}")
-            .quiet()
-            .read()
-            .context("running `xtask matrix --dry-run`")?;
-        let plain = PlainRun::from_dry_run(&dry_run)?;
-        let origin = format!(
-            "xtask matrix -j {cores} --dry-run{}",
-            selection
-                .iter()
-                .map(|word| format!(" {}", shell_quote(word)))
-                .collect::<String>()
-        );
+        let steps = plan_run(sh, &layout, &selection, DEFAULT_TIMEOUT)?.steps;
+        let planned_cells = steps.iter().filter(|step| step.kind != Kind::Probe).count();
+        let plain = PlainRun::from_steps(&steps);
         let script_path = bench_directory.join("plain.sh");
         sh.create_dir(&bench_directory)?;
-        sh.write_file(&script_path, plain.script(cores, &origin))?;
+        sh.write_file(&script_path, plain.script(cores))?;
         eprintln!(
-            "bench: plain run {}: {} setup lines, {} jobs ({} processes) in {} waves",
+            "bench: plain run {}: {} steps as {} jobs ({} processes) in {} waves",
             script_path.display(),
-            plain.setup.len(),
+            steps.len(),
             plain.jobs(),
-            plain.processes(),
+            plain.processes,
             plain.waves.len()
         );
 
         let mut figures = Figures {
-            cold: Samples::default(),
-            plain: Samples::default(),
-            warm: Samples::default(),
-            startup: Samples::default(),
-            cold_runner: Samples::default(),
-            steps: 0,
-            loads: Vec::new(),
+            steps: steps.len(),
+            ..Figures::default()
         };
         let mut matrix_failed = false;
-        for run in 1..=runs {
+        // One matrix run, timed, and the report it wrote; a cold one starts with no outputs.
+        let matrix = |what: &str, cold: bool| -> anyhow::Result<(f64, Report)> {
+            let mut stale = vec![layout.report()];
+            if cold {
+                stale.push(outputs.clone());
+            }
             // The matrix's own run lock guards the outputs while the bench, not a matrix,
             // touches them; the timed matrix takes that lock itself.
-            with_run_lock(&layout, || Ok(sh.remove_path(&outputs)?))?;
-            let load = load_average();
+            with_run_lock(&layout, || {
+                stale.iter().try_for_each(|path| Ok(sh.remove_path(path)?))
+            })?;
+            let no_cache = cold.then_some("--no-cache");
             let (seconds, output) = timed(cmd!(
                 sh,
-                "{xtask} matrix -j {jobs} --no-cache {selection_args...}"
+                "{xtask} matrix -j {jobs} {no_cache...} {selection_args...}"
             ))?;
-            let summary = self.check_matrix("cold", &output)?;
-            if summary.cached != 0 {
+            if !matches!(output.status.code(), Some(0 | 1)) {
                 bail!(
-                    "the cold matrix took {} of {} results from the cache: not a cold run",
-                    summary.cached,
-                    summary.steps
+                    "the {what} matrix stopped ({}):\n{}",
+                    output.status,
+                    stderr_tail(&output)
                 );
             }
-            matrix_failed |= output.status.code() != Some(0);
-            eprintln!(
-                "bench: cold matrix, run {run} of {runs}: {seconds:.2} s ({} steps; load {load})",
-                summary.steps
-            );
+            let report = Report::read(&layout.report())
+                .with_context(|| format!("after the {what} matrix"))?;
+            Ok((seconds, report))
+        };
+        for run in 1..=runs {
+            let start = Instant::now();
+            plan_run(sh, &layout, &selection, DEFAULT_TIMEOUT)?;
+            figures.planning.0.push(start.elapsed().as_secs_f64());
+
+            let load = load_average();
+            let (seconds, report) = matrix("cold", true)?;
+            check_cache_use(&report, planned_cells, false, "cold")?;
+            matrix_failed |= report.verdict() == Verdict::Failure;
+            eprintln!("bench: cold matrix, run {run} of {runs}: {seconds:.2} s (load {load})");
             figures.cold.0.push(seconds);
-            figures.cold_runner.0.push(summary.seconds);
-            figures.steps = summary.steps;
             figures.loads.push(load);
 
             let load = load_average();
             let (seconds, output) = with_run_lock(&layout, || {
                 sh.remove_path(&outputs)?;
+                write_atomically(&layout.probe_source(), probe::probe_source().as_bytes())?;
                 timed(cmd!(sh, "sh {script_path}"))
             })?;
             if !output.status.success() {
@@ -541,22 +410,27 @@ impl flags::Bench {
         // One untimed run puts the current outputs' stamps into the cache; the plain run
         // rewrote every artifact since the last cold run.
         eprintln!("bench: refreshing the cache for the warm runs");
-        let (_, output) = timed(cmd!(sh, "{xtask} matrix -j {jobs} {selection_args...}"))?;
-        self.check_matrix("refresh", &output)?;
+        matrix("refresh", false)?;
         for run in 1..=runs {
             let load = load_average();
-            let (seconds, output) =
-                timed(cmd!(sh, "{xtask} matrix -j {jobs} {selection_args...}"))?;
-            let summary = self.check_matrix("warm", &output)?;
-            if summary.cached != summary.steps {
-                bail!(
-                    "the warm matrix ran {} of {} steps again: not a warm run",
-                    summary.steps - summary.cached,
-                    summary.steps
-                );
-            }
+            let (seconds, report) = matrix("warm", false)?;
+            check_cache_use(&report, planned_cells, true, "warm")?;
             eprintln!("bench: warm matrix, run {run} of {runs}: {seconds:.3} s (load {load})");
             figures.warm.0.push(seconds);
+            figures.toolchains = report
+                .toolchains
+                .iter()
+                .filter(|toolchain| toolchain.rustc.is_some())
+                .map(|toolchain| {
+                    let verdict = toolchain.verdict.word();
+                    match &toolchain.release_text {
+                        Some(release) if *release != toolchain.id => {
+                            format!("{} = {release} ({verdict})", toolchain.id)
+                        }
+                        _ => format!("{} ({verdict})", toolchain.id),
+                    }
+                })
+                .collect();
         }
         for _ in 0..runs {
             let (seconds, output) = timed(cmd!(sh, "{xtask} --help"))?;
@@ -570,8 +444,7 @@ impl flags::Bench {
             figures.startup.median()
         );
 
-        let toolchains = toolchains_in_report(&layout.report())?;
-        let table = markdown(&figures, &plain, cores, &toolchains, &self.toolchain);
+        let table = markdown(&figures, &plain, cores, &self.toolchain);
         print!("{table}");
         let table_path = bench_directory.join("results.md");
         sh.write_file(&table_path, &table)?;
@@ -588,54 +461,29 @@ impl flags::Bench {
             Verdict::Failure
         })
     }
-
-    /// Reads a matrix run's summary line, failing when the matrix stopped with an error.
-    fn check_matrix(&self, what: &str, output: &Output) -> anyhow::Result<MatrixSummary> {
-        if !matches!(output.status.code(), Some(0 | 1)) {
-            bail!(
-                "the {what} matrix stopped ({}):\n{}",
-                output.status,
-                stderr_tail(output)
-            );
-        }
-        MatrixSummary::parse(&String::from_utf8_lossy(&output.stderr)).with_context(|| {
-            format!(
-                "the {what} matrix printed no summary line:\n{}",
-                stderr_tail(output)
-            )
-        })
-    }
 }
 
 /// The results as Markdown, ready for BENCHMARKS.md.
-fn markdown(
-    figures: &Figures,
-    plain: &PlainRun,
-    cores: usize,
-    toolchains: &[String],
-    selection: &[String],
-) -> String {
+fn markdown(figures: &Figures, plain: &PlainRun, cores: usize, selection: &[String]) -> String {
     let runs = figures.cold.0.len();
     let selection_flags: String = selection
         .iter()
         .map(|spec| format!(" --toolchain {}", shell_quote(spec)))
         .collect();
-    let mut text = String::new();
-    let _ = writeln!(
-        text,
-        "Measured by `cargo xtask bench{}{selection_flags}` on {cores} cores ({}); {} matrix steps; \
-         plain run: {} jobs, {} processes, {} waves; toolchains: {}.\n",
-        if runs == DEFAULT_RUNS {
-            String::new()
-        } else {
-            format!(" --runs {runs}")
-        },
+    let runs_flag = if runs == DEFAULT_RUNS {
+        String::new()
+    } else {
+        format!(" --runs {runs}")
+    };
+    let mut text = format!(
+        "Measured by `cargo xtask bench{runs_flag}{selection_flags}` on {cores} cores ({}); {} \
+         matrix steps; plain run: {} jobs, {} processes, {} waves; toolchains: {}.\n\n",
         cpu_model(),
         figures.steps,
         plain.jobs(),
-        plain.processes(),
+        plain.processes,
         plain.waves.len(),
-        toolchains.join(", ")
+        figures.toolchains.join(", ")
     );
     text.push_str("| Measurement | Command | Runs | Min (s) | Median (s) | Max (s) |\n");
     text.push_str("|---|---|---:|---:|---:|---:|\n");
@@ -658,13 +506,11 @@ fn markdown(
         ("xtask start-up", "`xtask --help`".into(), &figures.startup),
     ];
     for (name, command, samples) in rows {
+        let [min, median, max] = samples.min_median_max();
+        let runs = samples.0.len();
         let _ = writeln!(
             text,
-            "| {name} | {command} | {} | {:.3} | {:.3} | {:.3} |",
-            samples.0.len(),
-            samples.min(),
-            samples.median(),
-            samples.max()
+            "| {name} | {command} | {runs} | {min:.3} | {median:.3} | {max:.3} |"
         );
     }
     let ratio = figures.cold.median() / figures.plain.median();
@@ -673,24 +519,24 @@ fn markdown(
     } else {
         format!("missed by {:.0} %", (ratio / TARGET_RATIO - 1.0) * 100.0)
     };
+    let by_run: Vec<String> = figures
+        .cold
+        .0
+        .iter()
+        .zip(&figures.plain.0)
+        .map(|(cold, plain)| format!("{:.3}", cold / plain))
+        .collect();
     let _ = writeln!(
         text,
         "\n- Cold matrix / plain parallel run (medians): **{ratio:.3}** (target at most \
          {TARGET_RATIO}: {verdict}); run by run: {}.",
-        figures
-            .cold
-            .0
-            .iter()
-            .zip(&figures.plain.0)
-            .map(|(cold, plain)| format!("{:.3}", cold / plain))
-            .collect::<Vec<_>>()
-            .join(", ")
+        by_run.join(", ")
     );
     let _ = writeln!(
         text,
-        "- Of the cold matrix, the step runner itself (the matrix's own figure): median {:.3} s; \
-         the rest is discovery (`rustc -vV` of every compiler), planning, hashing and the report.",
-        figures.cold_runner.median()
+        "- Of the cold matrix, discovery and planning (`rustc -vV` of every compiler and the \
+         plan; the bench's own `plan_run`, timed before each cold run): median {:.3} s.",
+        figures.planning.median()
     );
     let _ = writeln!(
         text,
@@ -708,166 +554,142 @@ fn markdown(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::Mode;
     use crate::process::Invocation;
 
-    #[test]
-    fn splits_what_shell_quote_writes() {
-        let invocation = Invocation {
-            program: "/r/rustc".into(),
-            args: vec![
-                "--check-cfg".into(),
-                "cfg(kshim_kernel_mode)".into(),
-                "it's".into(),
-                String::new(),
-            ],
-            env: vec![("LD_LIBRARY_PATH".into(), "/a b/lib".into())],
-            env_remove: Vec::new(),
-        };
-        assert_eq!(
-            split_words(&invocation.shell_line()).unwrap(),
-            [
-                "LD_LIBRARY_PATH=/a b/lib",
-                "/r/rustc",
-                "--check-cfg",
-                "cfg(kshim_kernel_mode)",
-                "it's",
-                ""
-            ]
-        );
-        assert!(split_words("echo \"$HOME\"").is_err());
-        assert!(split_words("echo 'open").is_err());
+    /// A step of `kind` running `programs` (each with `args`) after the steps `deps`.
+    fn step(kind: Kind, target: &str, deps: &[usize], programs: &[&str], args: &[&str]) -> Step {
+        Step {
+            toolchain: 0,
+            kind,
+            target: target.into(),
+            mode: (kind != Kind::Probe).then_some(Mode::Kernel),
+            processes: programs
+                .iter()
+                .map(|program| Invocation {
+                    program: program.into(),
+                    args: args.iter().map(|arg| arg.to_string()).collect(),
+                    env: Vec::new(),
+                    env_remove: Vec::new(),
+                })
+                .collect(),
+            artifact: None,
+            directories: vec![format!("/o/{target}").into()],
+            inputs: Vec::new(),
+            deps: deps.to_vec(),
+        }
+    }
+
+    /// One toolchain and one example, in the plan's order.
+    fn plan() -> Vec<Step> {
+        let mut steps = vec![
+            step(Kind::Probe, "features", &[], &["/r/rustc"], &["probe.rs"]),
+            step(Kind::Build, "kernel", &[], &["/r/rustc"], &["lib.rs"]),
+            step(
+                Kind::Test,
+                "kernel",
+                &[],
+                &["/r/rustc", "/o/kernel-test"],
+                &[],
+            ),
+            step(Kind::Build, "m", &[1], &["/r/rustc"], &["m.rs"]),
+            step(Kind::Run, "m", &[3], &["/o/m"], &[]),
+            step(Kind::Test, "m", &[1], &["/r/rustc", "/o/m-test"], &["it's"]),
+        ];
+        steps[1].processes[0].env = vec![("RUSTC_BOOTSTRAP".into(), "1".into())];
+        steps[5].processes[0].env_remove = vec!["RUSTC_BOOTSTRAP".into()];
+        steps
     }
 
     #[test]
-    fn finds_what_rustc_writes() {
-        let words = |line: &str| split_words(line).unwrap();
-        assert_eq!(
-            rustc_output(&words(
-                "--crate-name kernel --crate-type rlib --emit=link lib.rs --out-dir /o"
-            ))
-            .as_deref(),
-            Some("/o/libkernel.rlib")
-        );
-        assert_eq!(
-            rustc_output(&words("--crate-name m --crate-type bin m.rs --out-dir /o")).as_deref(),
-            Some("/o/m")
-        );
-        assert_eq!(
-            rustc_output(&words("--crate-name m --test m.rs -o /o/m-test")).as_deref(),
-            Some("/o/m-test")
-        );
-        assert_eq!(
-            rustc_output(&words(
-                "--crate-name p --crate-type lib --emit=metadata p.rs --out-dir /o"
-            ))
-            .as_deref(),
-            Some("/o/libp.rmeta")
-        );
-        assert_eq!(rustc_output(&words("--version")), None);
-    }
-
-    /// A dry-run of one toolchain with one example, in the matrix's order.
-    const DRY_RUN: &str = "\
-mkdir -p /t/matrix
-printf '%s\\n' 'fn main() {}' > /t/matrix/probe.rs
-mkdir -p /t/k /t/p
-RUSTC_BOOTSTRAP=1 /r/rustc --crate-name kshim_probe --crate-type lib --emit=metadata /t/matrix/probe.rs --out-dir /t/p
-RUSTC_BOOTSTRAP=1 /r/rustc --crate-name kernel --crate-type rlib --emit=link lib.rs --out-dir /t/k
-RUSTC_BOOTSTRAP=1 /r/rustc --crate-name kernel --test lib.rs -o /t/k/kernel-test
-/t/k/kernel-test
-RUSTC_BOOTSTRAP=1 /r/rustc --crate-name m --crate-type bin m.rs --extern kernel=/t/k/libkernel.rlib --out-dir /t/k
-/t/k/m
-RUSTC_BOOTSTRAP=1 /r/rustc --crate-name m --test m.rs --extern kernel=/t/k/libkernel.rlib -o /t/k/m-test
-/t/k/m-test
-";
-
-    #[test]
-    fn groups_the_dry_run_into_jobs_and_waves() {
-        let plain = PlainRun::from_dry_run(DRY_RUN).unwrap();
-        assert_eq!(plain.setup.len(), 3);
-        assert!(plain.setup[1].starts_with("printf"));
+    fn groups_the_plan_into_jobs_and_waves_of_a_script() {
+        let plain = PlainRun::from_steps(&plan());
         // Only the shim's rlib is needed by others; everything else waits for the last wave,
-        // and each binary runs right after its own compile.
+        // the example's run goes with its build, and a test binary runs after its compile.
         assert_eq!(
             plain.waves,
             [
-                vec!["RUSTC_BOOTSTRAP=1 /r/rustc --crate-name kernel --crate-type rlib --emit=link lib.rs --out-dir /t/k".to_string()],
+                vec!["RUSTC_BOOTSTRAP=1 /r/rustc lib.rs".to_string()],
                 vec![
-                    "RUSTC_BOOTSTRAP=1 /r/rustc --crate-name kshim_probe --crate-type lib --emit=metadata /t/matrix/probe.rs --out-dir /t/p || true".to_string(),
-                    "RUSTC_BOOTSTRAP=1 /r/rustc --crate-name kernel --test lib.rs -o /t/k/kernel-test && /t/k/kernel-test".to_string(),
-                    "RUSTC_BOOTSTRAP=1 /r/rustc --crate-name m --crate-type bin m.rs --extern kernel=/t/k/libkernel.rlib --out-dir /t/k && /t/k/m".to_string(),
-                    "RUSTC_BOOTSTRAP=1 /r/rustc --crate-name m --test m.rs --extern kernel=/t/k/libkernel.rlib -o /t/k/m-test && /t/k/m-test".to_string(),
+                    "/r/rustc probe.rs || true".to_string(),
+                    "/r/rustc && /o/kernel-test".to_string(),
+                    "/r/rustc m.rs && /o/m".to_string(),
+                    r"/r/rustc 'it'\''s' && /o/m-test 'it'\''s'".to_string(),
                 ],
             ]
         );
         assert_eq!(plain.jobs(), 5);
-        // Every compile and every run of the dry-run, none lost and none added.
-        assert_eq!(plain.processes(), 8);
-    }
-
-    #[test]
-    fn a_chain_of_dependencies_makes_one_wave_per_link() {
-        let plain = PlainRun::from_dry_run(
-            "/r/rustc --crate-name a --crate-type rlib a.rs --out-dir /o\n\
-             /r/rustc --crate-name b --crate-type rlib b.rs --extern a=/o/liba.rlib --out-dir /o\n\
-             /r/rustc --crate-name c --crate-type bin c.rs --extern b=/o/libb.rlib --out-dir /o\n\
-             /r/rustc --crate-name d --crate-type bin d.rs --extern a=/o/liba.rlib --out-dir /o\n",
-        )
-        .unwrap();
-        let names: Vec<Vec<&str>> = plain
-            .waves
-            .iter()
-            .map(|wave| {
-                wave.iter()
-                    .map(|job| job.split_whitespace().nth(2).unwrap())
-                    .collect()
-            })
-            .collect();
-        assert_eq!(names, [vec!["a"], vec!["b"], vec!["c", "d"]]);
-        assert!(PlainRun::from_dry_run("").unwrap().waves.is_empty());
-    }
-
-    #[test]
-    fn the_script_runs_each_wave_through_xargs() {
-        let plain = PlainRun::from_dry_run(DRY_RUN).unwrap();
-        let script = plain.script(2, "xtask matrix --dry-run");
+        // Every process of the plan, none lost and none added.
+        assert_eq!(plain.processes, 8);
+        let script = plain.script(2);
         assert!(script.starts_with("#!/bin/sh\n"), "{script}");
-        assert!(script.contains("unset RUSTC_BOOTSTRAP\nmkdir -p /t/matrix\n"));
-        assert_eq!(
-            script
-                .matches("| xargs -0 -n 1 -P 2 sh -c || status=1")
-                .count(),
-            2
+        // A stable-mode line runs without the variable that kernel-mode lines set.
+        let setup = "set -e\nunset RUSTC_BOOTSTRAP\nmkdir -p /o/features /o/kernel /o/m\n";
+        assert!(script.contains(setup), "{script}");
+        let wave = "| xargs -0 -n 1 -P 2 sh -c || status=1";
+        assert_eq!(script.matches(wave).count(), 2, "{script}");
+        assert!(
+            script.contains("  '/r/rustc m.rs && /o/m' \\\n"),
+            "{script}"
         );
-        assert!(script.contains(
-            "  'RUSTC_BOOTSTRAP=1 /r/rustc --crate-name m --test m.rs --extern kernel=/t/k/libkernel.rlib -o /t/k/m-test && /t/k/m-test' \\\n"
-        ));
         assert!(script.ends_with("exit \"$status\"\n"));
     }
 
     #[test]
-    fn statistics_of_the_runs() {
-        let samples = Samples(vec![3.0, 1.0, 2.0]);
+    fn a_chain_of_dependencies_makes_one_wave_per_link() {
+        // b and d need a; only c needs b, so c goes with b; e needs c and d.
+        let steps = [
+            step(Kind::Build, "a", &[], &["a"], &[]),
+            step(Kind::Build, "b", &[0], &["b"], &[]),
+            step(Kind::Build, "c", &[1], &["c"], &[]),
+            step(Kind::Build, "d", &[0], &["d"], &[]),
+            step(Kind::Build, "e", &[2, 3], &["e"], &[]),
+            step(Kind::Build, "f", &[], &["f"], &[]),
+        ];
         assert_eq!(
-            (samples.min(), samples.median(), samples.max()),
-            (1.0, 2.0, 3.0)
+            PlainRun::from_steps(&steps).waves,
+            [vec!["a"], vec!["b && c", "d"], vec!["e", "f"]]
         );
-        assert_eq!(Samples(vec![4.0, 1.0, 2.0, 3.0]).median(), 2.5);
-        assert!(Samples::default().median().is_nan());
+        assert!(PlainRun::from_steps(&[]).waves.is_empty());
     }
 
     #[test]
-    fn reads_the_matrix_summary_line() {
-        let stderr = "matrix: 3 of 380: nightly: build kernel (kernel): pass in 0.4 s\n\
-            matrix: 380 steps on 5 toolchain(s) in 27.4 s (0 from the cache, -j 2)\n";
+    fn the_script_runs_in_a_real_shell() {
+        let directory =
+            std::env::temp_dir().join(format!("kshim-xtask-{}-bench", std::process::id()));
+        let file = |name: &str| directory.join(name).to_string_lossy().into_owned();
+        let (lib, ex) = (file("out/lib"), file("out/ex"));
+        let mut steps = vec![
+            // A probe that fails must not fail the run.
+            step(Kind::Probe, "features", &[], &["false"], &[]),
+            step(Kind::Build, "lib", &[], &["touch"], &[&lib]),
+            step(Kind::Build, "ex", &[1], &["cp"], &[&lib, &ex]),
+            step(Kind::Run, "ex", &[2], &["test"], &["-f", &ex]),
+        ];
+        for step in &mut steps {
+            step.directories = vec![directory.join("out")];
+        }
+        let script = directory.join("plain.sh");
+        let run = |steps: &[Step]| {
+            std::fs::write(&script, PlainRun::from_steps(steps).script(2)).unwrap();
+            let status = std::process::Command::new("sh").arg(&script).status();
+            status.unwrap().code()
+        };
+        std::fs::create_dir_all(&directory).unwrap();
+        let passed = run(&steps);
+        steps.push(step(Kind::Test, "ex", &[1], &["false"], &[]));
+        let failed = run(&steps);
+        std::fs::remove_dir_all(&directory).unwrap();
+        assert_eq!((passed, failed), (Some(0), Some(1)));
+    }
+
+    #[test]
+    fn statistics_of_the_runs() {
         assert_eq!(
-            MatrixSummary::parse(stderr),
-            Some(MatrixSummary {
-                steps: 380,
-                seconds: 27.4,
-                cached: 0
-            })
+            Samples(vec![3.0, 1.0, 2.0]).min_median_max(),
+            [1.0, 2.0, 3.0]
         );
-        assert_eq!(MatrixSummary::parse("matrix: 3 of 380: x\n"), None);
+        assert_eq!(Samples(vec![4.0, 1.0, 2.0, 3.0]).median(), 2.5);
+        assert!(Samples::default().median().is_nan());
     }
 }
