@@ -692,4 +692,51 @@ mod tests {
         assert_eq!(Samples(vec![4.0, 1.0, 2.0, 3.0]).median(), 2.5);
         assert!(Samples::default().median().is_nan());
     }
+
+    #[test]
+    fn the_cache_checks_count_only_cells_with_steps_behind_them() {
+        use crate::expect::Outcome;
+        use crate::report::{BuildCell, ToolchainEntry};
+        let entry = |id: &str, verdict| ToolchainEntry {
+            id: id.into(),
+            spec: id.into(),
+            source: None,
+            pin: None,
+            rustc: Some(format!("/{id}/rustc")),
+            release_text: None,
+            release: None,
+            channel: None,
+            commit_date: None,
+            host: None,
+            verdict,
+        };
+        let cell = |toolchain, cached| BuildCell {
+            toolchain,
+            target: "kernel".into(),
+            mode: Mode::Kernel,
+            kind: Kind::Build,
+            outcome: Outcome::Pass,
+            expected: Outcome::Pass,
+            first_error: None,
+            seconds: 0.1,
+            cached,
+            tests: None,
+        };
+        let report = |cached| Report {
+            toolchains: vec![
+                entry("1.95.0", ToolchainVerdict::Ok),
+                entry("1.63.0", ToolchainVerdict::TooOld),
+            ],
+            features: Vec::new(),
+            // The too-old toolchain's cell is a placeholder, never cached.
+            builds: vec![cell(0, cached), cell(0, cached), cell(1, false)],
+            strict: false,
+            shard: None,
+        };
+        assert!(check_cache_use(&report(false), 2, false, "cold").is_ok());
+        assert!(check_cache_use(&report(true), 2, true, "warm").is_ok());
+        assert!(check_cache_use(&report(true), 2, false, "cold").is_err());
+        assert!(check_cache_use(&report(false), 2, true, "warm").is_err());
+        assert!(check_cache_use(&report(false), 3, false, "cold").is_err());
+    }
 }
