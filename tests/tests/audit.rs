@@ -109,11 +109,11 @@ fn the_kernels_feature_block_at_min_rust_1_85() {
         ("const_refs_to_cell", 26),
     ];
     assert_eq!(
-        lines(&report.removable),
+        lines(&report.lint.removable),
         expected_removable.map(|(name, line)| (name.to_string(), line))
     );
     assert_eq!(
-        lines(&report.dead),
+        lines(&report.lint.dead),
         [
             ("coerce_unsized", 34),
             ("dispatch_from_dyn", 35),
@@ -123,7 +123,7 @@ fn the_kernels_feature_block_at_min_rust_1_85() {
     );
     let text = report.human(false);
     assert!(
-        text.contains("kernel_lib_b9b701fce49a.rs:14: feature(inline_const): stable since 1.79.0, at or before 1.85.0"),
+        text.contains("kernel_lib_b9b701fce49a.rs:14:12: feature(inline_const): stable since 1.79.0, at or before 1.85.0"),
         "{text}"
     );
     assert_eq!(
@@ -154,6 +154,7 @@ fn the_kernels_allowed_features_list() {
         Some(&("no_such_feature".to_string(), Status::Unknown))
     );
     let removable: Vec<&str> = report
+        .lint
         .removable
         .iter()
         .map(|finding| report.input.entries[finding.entry].name.as_str())
@@ -163,14 +164,24 @@ fn the_kernels_allowed_features_list() {
         ["asm_const", "lint_reasons", "raw_ref_op"],
         "asm_goto is 1.87"
     );
-    assert!(report.dead.is_empty());
+    assert!(report.lint.dead.is_empty());
     let summary = report.summary_line(0);
     assert!(
         summary.contains(
-            "still needs RUSTC_BOOTSTRAP (arbitrary_self_types); unknown to it: no_such_feature"
+            "still needs RUSTC_BOOTSTRAP (arbitrary_self_types); \
+             build errors on it: unknown feature no_such_feature"
         ),
         "{summary}"
     );
+    // An unknown name is a build error on every compiler from the minimum on, not a feature
+    // waiting for stabilization.
+    let errors: Vec<&str> = report
+        .lint
+        .errors
+        .iter()
+        .map(|finding| report.input.entries[finding.entry].name.as_str())
+        .collect();
+    assert_eq!(errors, ["no_such_feature"]);
 }
 
 #[test]

@@ -65,8 +65,9 @@ xflags::xflags! {
             /// Audit this comma-separated feature list instead of a file, as in the kernel's
             /// `rust_allowed_features`.
             optional --features list: String
-            /// Lint mode: report features stable at or before this release as removable, and
-            /// `cfg_attr` branches that can no longer be taken as dead.
+            /// Lint mode: report features stable at or before this release as removable,
+            /// `cfg_attr` branches that can no longer be taken as dead, and features a compiler
+            /// from this release on rejects (unknown or removed) as build errors.
             optional --min-rust release: String
             /// Select or add a compiler, as for `matrix`. Repeatable.
             repeated --toolchain spec: String
@@ -74,6 +75,9 @@ xflags::xflags! {
             optional --format format: String
             /// The pin file to read (default: `toolchains.toml` at the repository root).
             optional --pins path: PathBuf
+            /// A Kconfig file (the kernel's `init/Kconfig`) whose `def_bool RUSTC_VERSION >= N`
+            /// entries decide `CONFIG_*` cfgs, next to the built-in table.
+            optional --kconfig path: PathBuf
         }
 
         /// Join matrix reports written by `matrix --shard` into one, with the same tables and
@@ -182,6 +186,7 @@ pub struct Audit {
     pub toolchain: Vec<String>,
     pub format: Option<String>,
     pub pins: Option<PathBuf>,
+    pub kconfig: Option<PathBuf>,
 }
 
 #[derive(Debug)]

@@ -15,10 +15,12 @@ pub struct FeatureAttribute {
     pub name: String,
     /// The `cfg_attr` predicates it stands under, outermost first; empty when unconditional.
     pub conditions: Vec<Predicate>,
-    /// Where the attribute starts, 1-based.
+    /// Where the feature's name stands, 1-based.
     pub line: usize,
-    /// Where the attribute starts, 1-based, in characters.
+    /// Where the feature's name stands, 1-based, in characters.
     pub column: usize,
+    /// Where its attribute's `#!` stands: features of one attribute share it.
+    pub attribute: (usize, usize),
 }
 
 impl FeatureAttribute {
@@ -105,14 +107,15 @@ fn read_attribute(
         ("feature", Some(list)) => {
             for item in split_commas(list)? {
                 match item {
-                    [Spanned {
+                    [spanned @ Spanned {
                         token: Token::Ident(feature),
                         ..
                     }] => features.push(FeatureAttribute {
                         name: feature.clone(),
                         conditions: conditions.clone(),
-                        line: start.0,
-                        column: start.1,
+                        line: spanned.line,
+                        column: spanned.column,
+                        attribute: start,
                     }),
                     [] => {}
                     [other, ..] => return Err(other.error("expected a feature name")),
@@ -199,7 +202,11 @@ mod tests {
                 ("twice".into(), Some("all(all(a, b = \"x\"), c)".into())),
             ]
         );
-        assert_eq!((features[4].line, features[4].column), (8, 1));
+        // Each feature has its own place, also inside a multi-line attribute.
+        assert_eq!((features[4].line, features[4].column), (10, 13));
+        assert_eq!(features[4].attribute, (8, 1));
+        assert_eq!((features[2].line, features[2].column), (6, 26));
+        assert_eq!(features[1].attribute, features[2].attribute);
     }
 
     #[test]
@@ -253,7 +260,7 @@ mod tests {
         let features =
             read_features("\u{feff}#!/usr/bin/env run-cargo-script\n#![feature(b)]").unwrap();
         assert_eq!(names(&features), [("b".into(), None)]);
-        assert_eq!((features[0].line, features[0].column), (2, 1));
+        assert_eq!((features[0].line, features[0].column), (2, 12));
         // `#!` followed by `[`, past whitespace and comments, is an attribute, not a shebang.
         let spaced = read_features("#! /* why */ [feature(c)]\n#![feature(d)]").unwrap();
         assert_eq!(names(&spaced), [("c".into(), None), ("d".into(), None)]);

@@ -12,8 +12,19 @@ pub struct Entry {
     pub name: String,
     /// The `cfg_attr` condition it stands under, or `None` when unconditional.
     pub condition: Option<Predicate>,
-    /// Where its attribute starts (1-based line and column); `None` for a `--features` list.
+    /// Where its name stands (1-based line and column); `None` for a `--features` list.
     pub location: Option<(usize, usize)>,
+    /// Where its attribute's `#!` stands; `None` for a `--features` list.
+    pub attribute: Option<(usize, usize)>,
+}
+
+/// What kind of crate the names are probed in, as the audited crate is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrateKind {
+    /// A library (or binary): `--crate-type lib`.
+    Library,
+    /// A procedural-macro crate: `--crate-type proc-macro`, which loads `proc_macro`.
+    ProcMacro,
 }
 
 /// What was audited.
@@ -23,6 +34,11 @@ pub struct Input {
     pub path: Option<PathBuf>,
     /// Every feature, in the order the file (or list) gives them.
     pub entries: Vec<Entry>,
+    /// How the crate is built.
+    pub kind: CrateKind,
+    /// Whether the crate loads `proc_macro` (`extern crate proc_macro`), whose library
+    /// features a plain crate does not know; a `--features` list may name them, so it does.
+    pub loads_proc_macro: bool,
 }
 
 impl Input {
@@ -37,12 +53,25 @@ impl Input {
         names
     }
 
-    /// `path:line` for an entry, or the name alone for a list entry.
+    /// `path:line:column` for an entry, or the name alone for a list entry.
     pub fn place(&self, entry: &Entry) -> String {
         match (&self.path, entry.location) {
-            (Some(path), Some((line, _))) => format!("{}:{line}", path.display()),
+            (Some(path), Some((line, column))) => {
+                format!("{}:{line}:{column}", path.display())
+            }
             _ => format!("--features {}", entry.name),
         }
+    }
+
+    /// How many attributes the entries come from (a `--features` list: one per name).
+    pub fn attribute_count(&self) -> usize {
+        let mut starts: Vec<Option<(usize, usize)>> = Vec::new();
+        for entry in &self.entries {
+            if entry.attribute.is_none() || !starts.contains(&entry.attribute) {
+                starts.push(entry.attribute);
+            }
+        }
+        starts.len()
     }
 }
 
@@ -73,11 +102,14 @@ pub fn read_feature_list(list: &str) -> anyhow::Result<Input> {
             name: name.to_string(),
             condition: None,
             location: None,
+            attribute: None,
         });
     }
     Ok(Input {
         path: None,
         entries,
+        kind: CrateKind::Library,
+        loads_proc_macro: true,
     })
 }
 
@@ -142,18 +174,44 @@ pub fn read_crate_root(path: &Path) -> anyhow::Result<Input> {
             root.display()
         );
     }
-    let entries = features
-        .into_iter()
-        .map(|feature| Entry {
-            condition: feature.condition(),
-            location: Some((feature.line, feature.column)),
-            name: feature.name,
-        })
-        .collect();
+    let entries = features.into_iter().map(Entry::from).collect();
     Ok(Input {
+        kind: crate_kind(&root, &text),
+        loads_proc_macro: text.contains("extern crate proc_macro"),
         path: Some(root),
         entries,
     })
+}
+
+impl From<super::attributes::FeatureAttribute> for Entry {
+    fn from(feature: super::attributes::FeatureAttribute) -> Self {
+        Entry {
+            condition: feature.condition(),
+            location: Some((feature.line, feature.column)),
+            attribute: Some(feature.attribute),
+            name: feature.name,
+        }
+    }
+}
+
+/// A procedural-macro crate defines `#[proc_macro...]` functions in its root, or says
+/// `proc-macro = true` in the `Cargo.toml` beside its `src/`.
+fn crate_kind(root: &Path, text: &str) -> CrateKind {
+    let manifest = root
+        .parent()
+        .and_then(Path::parent)
+        .map(|package| package.join("Cargo.toml"))
+        .and_then(|manifest| std::fs::read_to_string(manifest).ok())
+        .unwrap_or_default();
+    let says_proc_macro = manifest.lines().any(|line| {
+        let line: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+        line == "proc-macro=true" || line == "proc_macro=true"
+    });
+    if says_proc_macro || text.contains("#[proc_macro") {
+        CrateKind::ProcMacro
+    } else {
+        CrateKind::Library
+    }
 }
 
 #[cfg(test)]
@@ -240,6 +298,13 @@ mod tests {
         );
         assert!(input
             .place(&input.entries[2])
-            .ends_with("crate/src/lib.rs:2"));
+            .ends_with("crate/src/lib.rs:2:34"));
+        assert_eq!(input.attribute_count(), 2);
+        assert_eq!(input.kind, CrateKind::Library);
+        std::fs::write(directory.join("Cargo.toml"), "[lib]\nproc-macro = true\n").unwrap();
+        assert_eq!(
+            read_crate_root(&directory).unwrap().kind,
+            CrateKind::ProcMacro
+        );
     }
 }

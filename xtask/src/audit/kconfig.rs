@@ -1,0 +1,192 @@
+//! The kernel's compiler cfgs (`CONFIG_RUSTC_HAS_X`, set from a `RUSTC_VERSION` threshold in
+//! `init/Kconfig`): a built-in table that cites each entry's source, and a reader for a
+//! Kconfig file the user names with `--kconfig`.
+
+use crate::catalog::Release;
+use anyhow::Context;
+use std::path::Path;
+
+/// One `config RUSTC_HAS_X` symbol that is `def_bool RUSTC_VERSION >= N`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KconfigSymbol {
+    /// The cfg name the Rust code sees: `CONFIG_RUSTC_HAS_X`.
+    pub cfg: String,
+    /// The first release for which it is set.
+    pub from: Release,
+    /// Where the threshold comes from.
+    pub source: String,
+}
+
+/// The kernel's `init/Kconfig` entries, each as the patch that added it writes it (the same
+/// lines appear in later patches' context); `--kconfig` reads a tree's own file instead.
+const BUILT_IN: &[(&str, u32, &str)] = &[
+    (
+        "RUSTC_HAS_SLICE_AS_FLATTENED",
+        108000,
+        "Linux init/Kconfig, from the rust-for-linux patch that adds it (slice::as_flattened)",
+    ),
+    (
+        "RUSTC_HAS_COERCE_POINTEE",
+        108400,
+        "Linux init/Kconfig (v6.13 on), for derive(CoercePointee)",
+    ),
+    (
+        "RUSTC_HAS_STABLE_STRICT_PROVENANCE",
+        108400,
+        "Linux init/Kconfig, as quoted by later patches' context lines (strict provenance)",
+    ),
+    (
+        "RUSTC_HAS_DO_NOT_RECOMMEND",
+        108500,
+        "Linux init/Kconfig, from the patch that adds it (#[diagnostic::do_not_recommend])",
+    ),
+    (
+        "RUSTC_HAS_SPAN_FILE",
+        108800,
+        "Linux init/Kconfig, as Documentation/rust/general-information.rst shows it (Span::file)",
+    ),
+    (
+        "RUSTC_HAS_UNSAFE_PINNED",
+        108800,
+        "Linux init/Kconfig, from the patch that adds it (UnsafePinned)",
+    ),
+    (
+        "RUSTC_HAS_UNNECESSARY_TRANSMUTES",
+        108800,
+        "Linux init/Kconfig, as quoted by later patches' context lines",
+    ),
+    (
+        "RUSTC_HAS_FILE_WITH_NUL",
+        108900,
+        "Linux init/Kconfig, from the patch that adds it (Location::file_with_nul)",
+    ),
+    (
+        "RUSTC_HAS_CSTR_DEBUG_UTF8",
+        108900,
+        "Linux init/Kconfig, from the patch that adds it (CStr's Debug as UTF-8)",
+    ),
+    (
+        "RUSTC_HAS_FILE_AS_C_STR",
+        109100,
+        "Linux init/Kconfig, from the patch that adds it (Location::file_as_c_str)",
+    ),
+];
+
+/// Reads Kconfig's `RUSTC_VERSION` number (`MAJOR * 100000 + MINOR * 100 + PATCH`): `108400`
+/// is 1.84.0.
+pub fn release_of_rustc_version(number: u32) -> Release {
+    Release::new(number / 100_000, number / 100 % 1000, number % 100)
+}
+
+/// The built-in table.
+pub fn built_in() -> Vec<KconfigSymbol> {
+    BUILT_IN
+        .iter()
+        .map(|(name, number, source)| KconfigSymbol {
+            cfg: format!("CONFIG_{name}"),
+            from: release_of_rustc_version(*number),
+            source: (*source).to_string(),
+        })
+        .collect()
+}
+
+/// Reads every `config NAME` whose entry is `def_bool RUSTC_VERSION >= N` from Kconfig text;
+/// any other entry (a `$(rustc-option,...)` probe, a `depends on`) says nothing about the
+/// release alone and is left out, so its cfg stays undecided.
+pub fn read_kconfig(text: &str, file: &str) -> Vec<KconfigSymbol> {
+    let mut symbols = Vec::new();
+    let mut current: Option<(String, usize, bool)> = None;
+    let mut finish = |current: &mut Option<(String, usize, bool)>, threshold: Option<u32>| {
+        if let (Some((name, line, true)), Some(number)) = (current.take(), threshold) {
+            symbols.push(KconfigSymbol {
+                cfg: format!("CONFIG_{name}"),
+                from: release_of_rustc_version(number),
+                source: format!("{file}:{line}"),
+            });
+        }
+    };
+    let mut threshold = None;
+    for (index, line) in text.lines().enumerate() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["config" | "menuconfig", name] => {
+                finish(&mut current, threshold.take());
+                current = Some((name.to_string(), index + 1, true));
+            }
+            ["def_bool", "RUSTC_VERSION", ">=", number] => {
+                threshold = number.parse().ok();
+            }
+            [] => {}
+            [first, ..] if first.starts_with('#') => {}
+            ["help" | "---help---", ..] => {
+                finish(&mut current, threshold.take());
+            }
+            _ => {
+                // Anything else (`depends on`, another default) makes the entry more than a
+                // release threshold.
+                if let Some(entry) = current.as_mut() {
+                    entry.2 = false;
+                }
+            }
+        }
+    }
+    finish(&mut current, threshold.take());
+    symbols
+}
+
+/// The symbols an audit decides: the built-in table, with a Kconfig file's entries in place of
+/// (or next to) it.
+pub fn symbols(kconfig: Option<&Path>) -> anyhow::Result<Vec<KconfigSymbol>> {
+    let mut symbols = built_in();
+    if let Some(path) = kconfig {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("--kconfig: cannot read {}", path.display()))?;
+        for symbol in read_kconfig(&text, &path.display().to_string()) {
+            symbols.retain(|known| known.cfg != symbol.cfg);
+            symbols.push(symbol);
+        }
+    }
+    Ok(symbols)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_release_thresholds_and_leaves_the_rest() {
+        let text = "config RUSTC_HAS_COERCE_POINTEE\n\
+                    \tdef_bool RUSTC_VERSION >= 108400\n\
+                    \n\
+                    config RUSTC_HAS_ANNOTATE_TABLEJUMP\n\
+                    \tdepends on RUST\n\
+                    \tdef_bool $(rustc-option,-Cllvm-args=--loongarch-annotate-tablejump)\n\
+                    \n\
+                    # a comment\n\
+                    config RUSTC_HAS_GUARDED\n\
+                    \tdepends on X86\n\
+                    \tdef_bool RUSTC_VERSION >= 109000\n\
+                    config RUSTC_HAS_FILE_WITH_NUL\n\
+                    \tdef_bool RUSTC_VERSION >= 108900\n";
+        let symbols = read_kconfig(text, "init/Kconfig");
+        assert_eq!(
+            symbols,
+            [
+                KconfigSymbol {
+                    cfg: "CONFIG_RUSTC_HAS_COERCE_POINTEE".into(),
+                    from: Release::new(1, 84, 0),
+                    source: "init/Kconfig:1".into(),
+                },
+                KconfigSymbol {
+                    cfg: "CONFIG_RUSTC_HAS_FILE_WITH_NUL".into(),
+                    from: Release::new(1, 89, 0),
+                    source: "init/Kconfig:12".into(),
+                },
+            ]
+        );
+        assert_eq!(release_of_rustc_version(109701), Release::new(1, 97, 1));
+        assert!(built_in()
+            .iter()
+            .all(|symbol| symbol.source.contains("init/Kconfig")));
+    }
+}

@@ -1,0 +1,163 @@
+//! Asking one compiler about a crate's feature names: the one-call probe of
+//! [`crate::probe`], built as the audited crate is (a library or a proc-macro crate), narrowed
+//! down by halves when some name breaks it (`staged_api`), and the target's `--print cfg`.
+
+use super::decide::{read_print_cfg, TargetCfgs};
+use super::input::{CrateKind, Input};
+use crate::diagnostics::first_rustc_error;
+use crate::plan::Rustc;
+use crate::probe::{self, Diagnostics};
+use crate::process::{self, Invocation};
+use crate::status::Status;
+use std::path::Path;
+use std::time::Duration;
+
+/// How to probe one compiler.
+pub struct Prober<'a> {
+    /// The compiler.
+    pub rustc: &'a Rustc,
+    /// How the audited crate is built.
+    pub kind: CrateKind,
+    /// Whether the probe loads `proc_macro`.
+    pub loads_proc_macro: bool,
+    /// Where the probes are written and compiled (created; the caller removes it).
+    pub directory: &'a Path,
+    /// A probe running longer than this is killed.
+    pub timeout: Duration,
+}
+
+/// A compiler's answer: a status per name and the names that broke the one-call probe.
+pub type Probed = (Vec<Status>, Vec<(String, String)>);
+
+impl<'a> Prober<'a> {
+    /// A prober for an input, as its crate is built.
+    pub fn for_input(
+        rustc: &'a Rustc,
+        input: &Input,
+        directory: &'a Path,
+        timeout: Duration,
+    ) -> Self {
+        Prober {
+            rustc,
+            kind: input.kind,
+            loads_proc_macro: input.loads_proc_macro || input.kind == CrateKind::ProcMacro,
+            directory,
+            timeout,
+        }
+    }
+
+    /// Compiles one probe crate enabling `names` and reads its diagnostics; a crash, a kill or
+    /// a failure without any diagnostic is an error.
+    fn run(&self, names: &[&str]) -> Result<Diagnostics, String> {
+        let directory = self.directory;
+        std::fs::create_dir_all(directory)
+            .map_err(|error| format!("cannot create {}: {error}", directory.display()))?;
+        let source = directory.join("kshim_audit_probe.rs");
+        let extern_crates: &[&str] = if self.loads_proc_macro {
+            &["proc_macro"]
+        } else {
+            &[]
+        };
+        let mut text = probe::probe_source_with(names, "cargo xtask audit", extern_crates);
+        if names.is_empty() {
+            // The baseline: the same crate without any feature.
+            text = text.replace("#![feature()]\n", "");
+        }
+        std::fs::write(&source, text)
+            .map_err(|error| format!("cannot write {}: {error}", source.display()))?;
+        let mut invocation = self.rustc.probe(&source, directory);
+        if self.kind == CrateKind::ProcMacro {
+            set_crate_type(&mut invocation, "proc-macro");
+        }
+        let output = process::run(&invocation, self.timeout)
+            .map_err(|error| format!("cannot run {}: {error}", self.rustc.path.display()))?;
+        if output.status.is_none() {
+            return Err(format!(
+                "the probe was killed after {} s",
+                self.timeout.as_secs()
+            ));
+        }
+        let diagnostics = probe::read_diagnostics(&output.stderr, names)?;
+        // A probe fails because of a name's status or another error it prints; a failure
+        // with neither (a crash) is no answer at all.
+        let explained = diagnostics
+            .statuses
+            .iter()
+            .any(|status| matches!(status, Status::Unknown | Status::Removed));
+        if !output.success() && !explained && diagnostics.other_errors.is_empty() {
+            return Err(first_rustc_error(&output.stderr)
+                .unwrap_or_else(|| "the probe failed and printed nothing".into()));
+        }
+        Ok(diagnostics)
+    }
+
+    /// Probes every name, in one call when it works; when an error that is about no name's
+    /// status fails it, finds the names that cause it by halves and answers for the rest.
+    ///
+    /// A name that fails a probe alone keeps the status its own diagnostics give (a name the
+    /// compiler does not know is still E0635), with the error beside it.
+    pub fn probe(&self, names: &[&str]) -> Result<Probed, String> {
+        let whole = self.run(names)?;
+        if whole.other_errors.is_empty() {
+            return Ok((whole.statuses, Vec::new()));
+        }
+        let baseline = self.run(&[])?;
+        if let Some(error) = baseline.other_errors.into_iter().next() {
+            // The crate fails without any feature: nothing here is about the names.
+            return Err(error);
+        }
+        let mut statuses = Vec::with_capacity(names.len());
+        let mut breakers = Vec::new();
+        self.narrow(names, whole, &mut statuses, &mut breakers)?;
+        Ok((statuses, breakers))
+    }
+
+    fn narrow(
+        &self,
+        names: &[&str],
+        diagnostics: Diagnostics,
+        statuses: &mut Vec<Status>,
+        breakers: &mut Vec<(String, String)>,
+    ) -> Result<(), String> {
+        if diagnostics.other_errors.is_empty() {
+            statuses.extend(diagnostics.statuses);
+            return Ok(());
+        }
+        if let [name] = names {
+            statuses.extend(diagnostics.statuses);
+            breakers.push((name.to_string(), diagnostics.other_errors.join("; ")));
+            return Ok(());
+        }
+        let (left, right) = names.split_at(names.len() / 2);
+        for half in [left, right] {
+            let answer = self.run(half)?;
+            self.narrow(half, answer, statuses, breakers)?;
+        }
+        Ok(())
+    }
+}
+
+/// Replaces the value of `--crate-type` in a rustc command line.
+fn set_crate_type(invocation: &mut Invocation, crate_type: &str) {
+    if let Some(index) = invocation.args.iter().position(|arg| arg == "--crate-type") {
+        if let Some(value) = invocation.args.get_mut(index + 1) {
+            *value = crate_type.to_string();
+        }
+    }
+}
+
+/// The compiler's cfgs for its host target (`rustc --print cfg`), or why it gave none.
+pub fn print_cfg(rustc: &Rustc, timeout: Duration) -> Result<TargetCfgs, String> {
+    let invocation = Invocation {
+        program: rustc.path.clone(),
+        args: vec!["--print".into(), "cfg".into()],
+        env: rustc.env.clone(),
+        env_remove: vec!["RUSTC_BOOTSTRAP".into()],
+    };
+    let output = process::run(&invocation, timeout)
+        .map_err(|error| format!("cannot run {}: {error}", rustc.path.display()))?;
+    if !output.success() {
+        return Err(process::last_line(&output.stderr));
+    }
+    Ok(read_print_cfg(&output.stdout))
+}

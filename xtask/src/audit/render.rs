@@ -1,0 +1,543 @@
+//! How an audit is written: the table, one summary line per toolchain and the conclusions
+//! across them, for a terminal, as Markdown, or as the JSON report whose layout
+//! [`AuditReport::to_json`] documents.
+
+use super::summary::{self, Conditional, Finding};
+use super::{input, AuditReport, Column, Probed};
+use crate::catalog::Release;
+use crate::expect::ToolchainVerdict;
+use crate::json::{self, Value};
+use crate::output::Table;
+use crate::status::Status;
+use crate::Verdict;
+use std::fmt::Write;
+
+/// The version of the JSON layout.
+pub const SCHEMA_VERSION: u32 = 1;
+
+fn list(names: &[String]) -> String {
+    names.join(", ")
+}
+
+/// `a (if `c`), b (if `d` or `e`)`.
+fn conditional_list(items: &[Conditional]) -> String {
+    items
+        .iter()
+        .map(|(name, conditions)| format!("{name} (if {})", conditions.join(" or ")))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn rejected_list(items: &[(String, Status)]) -> String {
+    items
+        .iter()
+        .map(|(name, status)| format!("{} feature {name}", status.word()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl AuditReport {
+    /// One line per toolchain: what its answer means for the crate.
+    pub fn summary_line(&self, index: usize) -> String {
+        let column = &self.columns[index];
+        let label = column.label();
+        let answer = match (&column.probed, &column.verdict) {
+            (Probed::Answered(answer), _) => answer,
+            (Probed::Failed(error), _) => return format!("{label}: the probe failed: {error}"),
+            (Probed::NotProbed, verdict) => return format!("{label}: {}", verdict.describe()),
+        };
+        let summary = summary::summarize(&self.input, &self.decider, answer);
+        let mut line = format!("{label}: ");
+        if column.verdict == ToolchainVerdict::TooOld {
+            line.push_str("below the kernel's minimum, for information: ");
+        }
+        let _ = write!(line, "{} active feature(s)", summary.active);
+        let mut off = Vec::new();
+        if summary.inactive > 0 {
+            off.push(format!(
+                "{} switched off by their cfg_attr",
+                summary.inactive
+            ));
+        }
+        if !summary.other_target.is_empty() {
+            off.push(format!(
+                "{} for another target: {}",
+                summary.other_target.len(),
+                list(&summary.other_target)
+            ));
+        }
+        if !off.is_empty() {
+            let _ = write!(line, " ({})", off.join("; "));
+        }
+        let _ = write!(line, ", {} stable", summary.stable);
+        let undecided = conditional_list(&summary.undecided_gated);
+        match (summary.needs_bootstrap.len(), undecided.is_empty()) {
+            (0, true) => line.push_str("; needs no RUSTC_BOOTSTRAP"),
+            (0, false) => {
+                let _ = write!(
+                    line,
+                    "; needs no RUSTC_BOOTSTRAP unless a condition it cannot decide holds: \
+                     {undecided}"
+                );
+            }
+            (count, _) => {
+                let verb = if count == 1 { "needs" } else { "need" };
+                let _ = write!(
+                    line,
+                    "; {count} still {verb} RUSTC_BOOTSTRAP ({})",
+                    list(&summary.needs_bootstrap)
+                );
+                if !undecided.is_empty() {
+                    let _ = write!(
+                        line,
+                        ", and if conditions it cannot decide hold, also {undecided}"
+                    );
+                }
+            }
+        }
+        if !summary.errors.is_empty() {
+            let _ = write!(
+                line,
+                "; build errors on it: {}",
+                rejected_list(&summary.errors)
+            );
+        }
+        if !summary.undecided_errors.is_empty() {
+            let _ = write!(
+                line,
+                "; build errors on it if their conditions hold: {}",
+                conditional_list(&summary.undecided_errors)
+            );
+        }
+        for (name, error) in &answer.breakers {
+            let _ = write!(
+                line,
+                "; {name} fails a plain crate ({error}), so it was probed alone"
+            );
+        }
+        line
+    }
+
+    fn lowest_release(&self) -> Option<Release> {
+        self.columns
+            .iter()
+            .filter_map(|column| Some(column.answer()?.release))
+            .min()
+    }
+
+    /// The lines about all toolchains together, and the lint's findings.
+    fn conclusions(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        let cross = &self.cross;
+        if self.columns.iter().all(|column| column.answer().is_none()) {
+            lines.push("No compiler answered: nothing can be concluded.".to_string());
+            return lines;
+        }
+        let depends = if cross.depends_on.is_empty() {
+            String::new()
+        } else {
+            format!(" unless {} holds", cross.depends_on.join(" or "))
+        };
+        match cross.stable_from {
+            Some(release) if Some(release) == self.lowest_release() => lines.push(format!(
+                "Needs only stable Rust on every release probed, from {release} on{depends}."
+            )),
+            Some(release) => lines.push(format!(
+                "Needs only stable Rust from release {release} on{depends}."
+            )),
+            None if cross.never_stable.is_empty() => {}
+            None => lines.push(format!(
+                "Needs RUSTC_BOOTSTRAP on every release the compilers speak of: no compiler \
+                 calls {} stable.",
+                list(&cross.never_stable)
+            )),
+        }
+        if !cross.depends_on.is_empty() {
+            match cross.stable_from_if_conditions_hold {
+                Some(release) => lines.push(format!(
+                    "If {} holds: needs only stable Rust from release {release} on.",
+                    cross.depends_on.join(" or ")
+                )),
+                None => {
+                    let names: Vec<String> = cross
+                        .never_stable_if
+                        .iter()
+                        .map(|(name, _)| name.clone())
+                        .collect();
+                    lines.push(format!(
+                        "If {} holds: needs RUSTC_BOOTSTRAP on every release the compilers \
+                         speak of, since no compiler calls {} stable.",
+                        cross.depends_on.join(" or "),
+                        list(&names)
+                    ))
+                }
+            }
+        }
+        if !cross.rejected_by_newest.is_empty() {
+            lines.push(format!(
+                "Build errors on the newest compiler, not features waiting for stabilization: {}.",
+                rejected_list(&cross.rejected_by_newest)
+            ));
+        }
+        match (&cross.known_from, &cross.last_unknowing) {
+            (Some(release), None) => lines.push(format!(
+                "Every active feature is known from {release} on (the lowest release probed)."
+            )),
+            (Some(release), Some((before, names))) => lines.push(format!(
+                "Every active feature is known from {release} on ({before} does not know {}).",
+                list(names)
+            )),
+            (None, Some((release, names))) => lines.push(format!(
+                "No probed release knows every active feature: {release}, the newest, lacks {}.",
+                list(names)
+            )),
+            (None, None) => {}
+        }
+        if let Some(minimum) = self.min_rust {
+            if self.lint.is_empty() {
+                lines.push(format!(
+                    "--min-rust {minimum}: nothing to remove, no dead cfg_attr branch, no \
+                     build error."
+                ));
+            }
+            let findings = [
+                ("removable", "", &self.lint.removable),
+                ("dead", "cfg_attr branch for ", &self.lint.dead),
+                ("error", "", &self.lint.errors),
+            ];
+            for (word, what, findings) in findings {
+                for finding in findings {
+                    let entry = &self.input.entries[finding.entry];
+                    lines.push(format!(
+                        "{word}: {}: {what}feature({}): {}",
+                        self.input.place(entry),
+                        entry.name,
+                        finding.reason
+                    ));
+                }
+            }
+        }
+        lines
+    }
+
+    fn heading(&self) -> String {
+        let conditional = self
+            .input
+            .entries
+            .iter()
+            .filter(|entry| entry.condition.is_some())
+            .count();
+        let mut heading = match &self.input.path {
+            Some(path) => format!(
+                "audit of {}: {} feature(s) in {} attribute(s)",
+                path.display(),
+                self.input.entries.len(),
+                self.input.attribute_count()
+            ),
+            None => format!(
+                "audit of the --features list: {} feature(s)",
+                self.input.entries.len()
+            ),
+        };
+        if conditional > 0 {
+            let _ = write!(heading, ", {conditional} under cfg_attr");
+        }
+        let _ = write!(heading, "; {} toolchain(s)", self.columns.len());
+        heading
+    }
+
+    fn table(&self, markdown: bool) -> Table {
+        let shown: Vec<&Column> = self
+            .columns
+            .iter()
+            .filter(|column| !matches!(column.probed, Probed::NotProbed))
+            .collect();
+        let code = |text: String| if markdown { format!("`{text}`") } else { text };
+        let mut headers = vec!["line:col".to_string(), "condition".to_string()];
+        headers.extend(shown.iter().map(|column| column.label()));
+        let mut table = Table::new("feature", &headers);
+        for entry in &self.input.entries {
+            let mut cells = vec![
+                entry
+                    .location
+                    .map_or_else(|| "-".into(), |(line, column)| format!("{line}:{column}")),
+                entry
+                    .condition
+                    .as_ref()
+                    .map_or_else(|| "-".into(), |condition| code(condition.to_string())),
+            ];
+            for column in &shown {
+                let cell = match &column.probed {
+                    Probed::Answered(answer) => {
+                        let status = answer
+                            .status(&self.input, &entry.name)
+                            .map_or_else(|| "-".into(), |status| status.to_string());
+                        let condition = entry.condition.as_ref();
+                        match self.decider.active_on(condition, answer.release) {
+                            Some(true) => status,
+                            Some(false)
+                                if self.decider.for_another_target(condition, answer.release) =>
+                            {
+                                format!("{status} (other target)")
+                            }
+                            Some(false) => format!("{status} (off)"),
+                            None => format!("{status} (?)"),
+                        }
+                    }
+                    _ => "probe failed".into(),
+                };
+                cells.push(cell);
+            }
+            table.rows.push((
+                entry.name.clone(),
+                cells.into_iter().map(|c| (c, false)).collect(),
+            ));
+        }
+        table
+    }
+
+    const LEGEND: &'static str = "`(off)`: its cfg_attr condition does not hold on that compiler; \
+         `(other target)`: it holds only for another target than the one probed; \
+         `(?)`: the condition depends on a cfg the audit cannot derive from the compiler.";
+
+    /// The table, the summaries and the findings for a terminal or a log.
+    pub fn human(&self, colour: bool) -> String {
+        let mut out = self.heading();
+        out.push_str("\n\n");
+        self.table(false).render_text(&mut out, colour);
+        let _ = writeln!(out, "\n{}\n", Self::LEGEND);
+        for index in 0..self.columns.len() {
+            let _ = writeln!(out, "{}", self.summary_line(index));
+        }
+        out.push('\n');
+        for line in self.conclusions() {
+            let _ = writeln!(out, "{line}");
+        }
+        out
+    }
+
+    /// The same as Markdown.
+    pub fn markdown(&self) -> String {
+        let mut out = format!("## {}\n\n", self.heading());
+        self.table(true).render_markdown(&mut out);
+        let _ = writeln!(out, "\n{}\n\n## Summary\n", Self::LEGEND);
+        for index in 0..self.columns.len() {
+            let _ = writeln!(out, "- {}", self.summary_line(index));
+        }
+        out.push('\n');
+        for line in self.conclusions() {
+            let _ = writeln!(out, "- {line}");
+        }
+        out
+    }
+
+    /// The report as JSON.
+    ///
+    /// ```text
+    /// {
+    ///   "schema": 1,
+    ///   "path": "kernel-shim/src/lib.rs",  // null for --features
+    ///   "min_rust": "1.85.0",              // or null
+    ///   "verdict": "failure",              // "failure" (exit 1): --min-rust found something,
+    ///                                      // or no compiler answered
+    ///   "features": [{"name": "inline_const", "line": 23, "column": 12,  // null for --features
+    ///                 "condition": "kshim_kernel_mode"}],                 // null: unconditional
+    ///   "toolchains": [{
+    ///     "id": "1.95.0", "spec": "rustup:1.95.0", "release": "1.95.0",  // release null if unknown
+    ///     "label": "1.95.0",               // as the table's header shows it
+    ///     "verdict": "ok",                 // "ok" | "too-old" | "broken" | "missing"
+    ///     "error": null,                   // why it was not probed, or how its probe failed
+    ///     "features": {"inline_const": {"status": "stable", "stable_since": "1.79.0",
+    ///                                   "active": true,    // true | false | null (undecided)
+    ///                                   "other_target": false}},
+    ///     "needs_bootstrap": ["arbitrary_self_types"],     // active and still unstable
+    ///     "build_errors": [],              // active and unknown or removed
+    ///     "probed_alone": [{"name": "staged_api", "error": "..."}],
+    ///     "summary": "1.95.0: ..."
+    ///   }],
+    ///   "target": {"target_arch": ["x86_64"], ...},  // the probed target's cfgs
+    ///   "stable_from": null,               // undecided conditions taken as false
+    ///   "stable_from_if_conditions_hold": null,
+    ///   "depends_on": ["`docsrs`"],        // the undecided conditions that change it
+    ///   "never_stable": ["arbitrary_self_types"],
+    ///   "rejected_by_newest": ["concat_idents"],
+    ///   "known_from": "1.63.0",            // lowest probed release knowing every active feature
+    ///   "removable": [{"name": "inline_const", "at": "lib.rs:23:12", "reason": "..."}],
+    ///   "dead": [...], "errors": [...]     // --min-rust's other findings, alike
+    /// }
+    /// ```
+    pub fn to_json(&self) -> Value {
+        let string = |text: &str| Value::String(text.to_string());
+        let release = |release: Option<Release>| json::opt_string(release.map(|r| r.to_string()));
+        let names = |names: &[String]| Value::Array(names.iter().map(|n| string(n)).collect());
+        let features = self
+            .input
+            .entries
+            .iter()
+            .map(|entry| {
+                let (line, column) = entry.location.unzip();
+                let number = |n: Option<usize>| n.map_or(Value::Null, Value::from);
+                json::object(vec![
+                    ("name".into(), string(&entry.name)),
+                    ("line".into(), number(line)),
+                    ("column".into(), number(column)),
+                    (
+                        "condition".into(),
+                        json::opt_string(entry.condition.as_ref().map(ToString::to_string)),
+                    ),
+                ])
+            })
+            .collect();
+        let toolchains = self
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(index, column)| self.toolchain_json(index, column))
+            .collect();
+        let findings = |findings: &[Finding]| {
+            Value::Array(
+                findings
+                    .iter()
+                    .map(|finding| {
+                        let entry = &self.input.entries[finding.entry];
+                        json::object(vec![
+                            ("name".into(), string(&entry.name)),
+                            ("at".into(), string(&self.input.place(entry))),
+                            ("reason".into(), string(&finding.reason)),
+                        ])
+                    })
+                    .collect(),
+            )
+        };
+        let verdict = match self.verdict() {
+            Verdict::Success => "success",
+            Verdict::Failure => "failure",
+        };
+        let mut target: Vec<(String, Value)> = Vec::new();
+        for (key, value) in &self.decider.target {
+            let value = value.as_deref().map_or(Value::Null, string);
+            match target.iter_mut().find(|(known, _)| known == key) {
+                Some((_, Value::Array(values))) => values.push(value),
+                _ => target.push((key.clone(), Value::Array(vec![value]))),
+            }
+        }
+        json::object(vec![
+            ("schema".into(), Value::from(SCHEMA_VERSION)),
+            (
+                "path".into(),
+                json::opt_string(self.input.path.as_ref().map(|p| p.display().to_string())),
+            ),
+            ("min_rust".into(), release(self.min_rust)),
+            ("verdict".into(), string(verdict)),
+            ("features".into(), Value::Array(features)),
+            ("toolchains".into(), Value::Array(toolchains)),
+            ("target".into(), json::object(target)),
+            ("stable_from".into(), release(self.cross.stable_from)),
+            (
+                "stable_from_if_conditions_hold".into(),
+                release(self.cross.stable_from_if_conditions_hold),
+            ),
+            ("depends_on".into(), names(&self.cross.depends_on)),
+            ("never_stable".into(), names(&self.cross.never_stable)),
+            (
+                "rejected_by_newest".into(),
+                Value::Array(
+                    self.cross
+                        .rejected_by_newest
+                        .iter()
+                        .map(|(name, _)| string(name))
+                        .collect(),
+                ),
+            ),
+            ("known_from".into(), release(self.cross.known_from)),
+            ("removable".into(), findings(&self.lint.removable)),
+            ("dead".into(), findings(&self.lint.dead)),
+            ("errors".into(), findings(&self.lint.errors)),
+        ])
+    }
+
+    fn toolchain_json(&self, index: usize, column: &Column) -> Value {
+        let string = |text: &str| Value::String(text.to_string());
+        let names = |names: &[String]| Value::Array(names.iter().map(|n| string(n)).collect());
+        let error = match (&column.probed, &column.verdict) {
+            (Probed::Failed(error), _) => Some(error.clone()),
+            (_, ToolchainVerdict::Broken(message) | ToolchainVerdict::Missing(message)) => {
+                Some(message.clone())
+            }
+            (_, ToolchainVerdict::TooOld) => Some(column.verdict.describe()),
+            _ => None,
+        };
+        let mut fields = vec![
+            ("id".into(), string(&column.id)),
+            ("spec".into(), string(&column.spec)),
+            (
+                "release".into(),
+                json::opt_string(column.release_text.clone()),
+            ),
+            ("label".into(), string(&column.label())),
+            ("verdict".into(), string(column.verdict.word())),
+            ("error".into(), json::opt_string(error)),
+        ];
+        match column.answer() {
+            Some(answer) => {
+                let per_name = self
+                    .input
+                    .names()
+                    .into_iter()
+                    .map(|name| {
+                        let status = answer.status(&self.input, name);
+                        let lines: Vec<&input::Entry> = summary::lines_of(&self.input, name);
+                        let activity = self.decider.name_active_on(&lines, answer.release);
+                        let other_target = lines.iter().any(|entry| {
+                            self.decider
+                                .for_another_target(entry.condition.as_ref(), answer.release)
+                        });
+                        let object = json::object(vec![
+                            ("status".into(), json::opt_string(status.map(Status::word))),
+                            (
+                                "stable_since".into(),
+                                json::opt_string(
+                                    status.and_then(Status::stable_since).map(|r| r.to_string()),
+                                ),
+                            ),
+                            ("active".into(), activity.map_or(Value::Null, Value::Bool)),
+                            (
+                                "other_target".into(),
+                                Value::Bool(activity == Some(false) && other_target),
+                            ),
+                        ]);
+                        (name.to_string(), object)
+                    })
+                    .collect();
+                let summary = summary::summarize(&self.input, &self.decider, answer);
+                let errors: Vec<String> = summary.errors.into_iter().map(|(n, _)| n).collect();
+                let alone = answer
+                    .breakers
+                    .iter()
+                    .map(|(name, error)| {
+                        json::object(vec![
+                            ("name".into(), string(name)),
+                            ("error".into(), string(error)),
+                        ])
+                    })
+                    .collect();
+                fields.push(("features".into(), Value::Object(per_name)));
+                fields.push(("needs_bootstrap".into(), names(&summary.needs_bootstrap)));
+                fields.push(("build_errors".into(), names(&errors)));
+                fields.push(("probed_alone".into(), Value::Array(alone)));
+            }
+            None => {
+                for key in [
+                    "features",
+                    "needs_bootstrap",
+                    "build_errors",
+                    "probed_alone",
+                ] {
+                    fields.push((key.into(), Value::Null));
+                }
+            }
+        }
+        fields.push(("summary".into(), string(&self.summary_line(index))));
+        json::object(fields)
+    }
+}
