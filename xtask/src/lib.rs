@@ -38,6 +38,7 @@ pub mod schedule;
 pub mod status;
 pub mod toolchain;
 pub mod toolchains;
+pub mod usage;
 pub mod version;
 
 use std::path::PathBuf;
