@@ -14,11 +14,12 @@ pub mod render;
 pub mod summary;
 
 use crate::catalog::Release;
-use crate::expect::ToolchainVerdict;
 use crate::output::Format;
 use crate::plan::Rustc;
 use crate::process;
-use crate::toolchain::{discover, Availability, Source, VERSION_TIMEOUT};
+use crate::report::assemble::toolchain_entry;
+use crate::report::ToolchainEntry;
+use crate::toolchain::{discover, Availability, SourceKind, VERSION_TIMEOUT};
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
 use decide::{Decider, TargetCfgs};
@@ -88,16 +89,8 @@ pub enum Probed {
 /// One toolchain of the audit.
 #[derive(Clone, Debug)]
 pub struct Column {
-    /// The id, as in the matrix.
-    pub id: String,
-    /// What was asked for, or how it was found.
-    pub spec: String,
-    /// Whether it was given as a path to a rustc.
-    pub is_path: bool,
-    /// The release as `rustc -vV` (or, for a missing pin, the pin file) writes it.
-    pub release_text: Option<String>,
-    /// Whether it can take part.
-    pub verdict: ToolchainVerdict,
+    /// The toolchain as the matrix's report shows it: id, spec, source, release, verdict.
+    pub entry: ToolchainEntry,
     /// Its answer.
     pub probed: Probed,
 }
@@ -106,26 +99,15 @@ impl Column {
     /// The column header: the id, with the release if the id does not already say it, and for
     /// a compiler given as a path, the path (two of one release are told apart by it).
     pub fn label(&self) -> String {
-        let mut notes = Vec::new();
-        match &self.release_text {
-            Some(release) if !self.id.ends_with(release.as_str()) => notes.push(release.clone()),
-            _ => {}
-        }
-        if self.is_path {
-            let root = project_root();
-            let path = Path::new(&self.spec);
-            notes.push(
-                path.strip_prefix(&root)
-                    .unwrap_or(path)
-                    .display()
-                    .to_string(),
-            );
-        }
-        if notes.is_empty() {
-            self.id.clone()
-        } else {
-            format!("{} ({})", self.id, notes.join(", "))
-        }
+        let entry = &self.entry;
+        let path = (entry.source == Some(SourceKind::Path)).then(|| {
+            let path = Path::new(&entry.spec);
+            path.strip_prefix(project_root())
+                .unwrap_or(path)
+                .display()
+                .to_string()
+        });
+        crate::output::column_label(&entry.id, entry.release_text.as_deref(), path.as_deref())
     }
 
     /// Its answer, if it gave one.
@@ -241,57 +223,32 @@ fn column(
     names: &[&str],
     directory: &Path,
 ) -> (Column, Option<TargetCfgs>) {
-    match availability {
-        Availability::Found { toolchain, version } => {
-            let rustc = Rustc {
-                path: toolchain.rustc.clone(),
-                env: toolchain.env.clone(),
-                release: version.release,
-            };
-            let prober =
-                probing::Prober::for_input(&rustc, &options.input, directory, options.timeout);
-            let probed = match prober.probe(names) {
-                Ok((statuses, breakers)) => Probed::Answered(Answer {
-                    release: version.release,
-                    statuses,
-                    breakers,
-                }),
-                Err(error) => Probed::Failed(error),
-            };
-            let target = probing::print_cfg(&rustc, options.timeout).ok();
-            let column = Column {
-                id: toolchain.id,
-                spec: toolchain.spec,
-                is_path: toolchain.source == Source::Path,
-                release_text: Some(version.release_string()),
-                verdict: ToolchainVerdict::for_release(version.release),
-                probed,
-            };
-            (column, target)
-        }
-        Availability::Broken { toolchain, error } => {
-            let column = Column {
-                id: toolchain.id,
-                spec: toolchain.spec,
-                is_path: toolchain.source == Source::Path,
-                release_text: None,
-                verdict: ToolchainVerdict::Broken(error),
+    let entry = toolchain_entry(&availability);
+    let Availability::Found { toolchain, version } = availability else {
+        return (
+            Column {
+                entry,
                 probed: Probed::NotProbed,
-            };
-            (column, None)
-        }
-        Availability::Missing { pin, install_hint } => {
-            let column = Column {
-                id: pin.id.clone(),
-                spec: format!("pin:{}", pin.id),
-                is_path: false,
-                release_text: Some(pin.release.clone()),
-                verdict: ToolchainVerdict::Missing(install_hint),
-                probed: Probed::NotProbed,
-            };
-            (column, None)
-        }
-    }
+            },
+            None,
+        );
+    };
+    let rustc = Rustc {
+        path: toolchain.rustc.clone(),
+        env: toolchain.env.clone(),
+        release: version.release,
+    };
+    let prober = probing::Prober::for_input(&rustc, &options.input, directory, options.timeout);
+    let probed = match prober.probe(names) {
+        Ok((statuses, breakers)) => Probed::Answered(Answer {
+            release: version.release,
+            statuses,
+            breakers,
+        }),
+        Err(error) => Probed::Failed(error),
+    };
+    let target = probing::print_cfg(&rustc, options.timeout).ok();
+    (Column { entry, probed }, target)
 }
 
 impl flags::Audit {

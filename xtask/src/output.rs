@@ -80,6 +80,22 @@ pub fn terminal_columns() -> usize {
         .unwrap_or(80)
 }
 
+/// A toolchain's column header, the same in every table: its id, with the release when the id
+/// does not already end in it, and the path of a compiler given as one (which tells two
+/// compilers of one release apart).
+pub fn column_label(id: &str, release: Option<&str>, path: Option<&str>) -> String {
+    let mut notes: Vec<&str> = Vec::new();
+    if let Some(release) = release.filter(|release| !id.ends_with(release)) {
+        notes.push(release);
+    }
+    notes.extend(path);
+    if notes.is_empty() {
+        id.to_string()
+    } else {
+        format!("{id} ({})", notes.join(", "))
+    }
+}
+
 /// `text` in red when `enabled`: how every table marks what differs from the prediction.
 pub fn paint_red(text: &str, enabled: bool) -> String {
     if enabled {

@@ -46,12 +46,7 @@ pub struct ToolchainEntry {
 impl ToolchainEntry {
     /// The column header: the id, with the release if the id does not already say it.
     pub fn label(&self) -> String {
-        match &self.release_text {
-            Some(release) if release != &self.id && !self.id.ends_with(release.as_str()) => {
-                format!("{} ({release})", self.id)
-            }
-            _ => self.id.clone(),
-        }
+        crate::output::column_label(&self.id, self.release_text.as_deref(), None)
     }
 }
 

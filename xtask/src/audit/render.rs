@@ -41,14 +41,14 @@ impl AuditReport {
     pub fn summary_line(&self, index: usize) -> String {
         let column = &self.columns[index];
         let label = column.label();
-        let answer = match (&column.probed, &column.verdict) {
+        let answer = match (&column.probed, &column.entry.verdict) {
             (Probed::Answered(answer), _) => answer,
             (Probed::Failed(error), _) => return format!("{label}: the probe failed: {error}"),
             (Probed::NotProbed, verdict) => return format!("{label}: {}", verdict.describe()),
         };
         let summary = summary::summarize(&self.input, &self.decider, answer);
         let mut line = format!("{label}: ");
-        if column.verdict == ToolchainVerdict::TooOld {
+        if column.entry.verdict == ToolchainVerdict::TooOld {
             line.push_str("below the kernel's minimum, for information: ");
         }
         let _ = write!(line, "{} active feature(s)", summary.active);
@@ -459,23 +459,23 @@ impl AuditReport {
     fn toolchain_json(&self, index: usize, column: &Column) -> Value {
         let string = |text: &str| Value::String(text.to_string());
         let names = |names: &[String]| Value::Array(names.iter().map(|n| string(n)).collect());
-        let error = match (&column.probed, &column.verdict) {
+        let error = match (&column.probed, &column.entry.verdict) {
             (Probed::Failed(error), _) => Some(error.clone()),
             (_, ToolchainVerdict::Broken(message) | ToolchainVerdict::Missing(message)) => {
                 Some(message.clone())
             }
-            (_, ToolchainVerdict::TooOld) => Some(column.verdict.describe()),
+            (_, ToolchainVerdict::TooOld) => Some(column.entry.verdict.describe()),
             _ => None,
         };
         let mut fields = vec![
-            ("id".into(), string(&column.id)),
-            ("spec".into(), string(&column.spec)),
+            ("id".into(), string(&column.entry.id)),
+            ("spec".into(), string(&column.entry.spec)),
             (
                 "release".into(),
-                json::opt_string(column.release_text.clone()),
+                json::opt_string(column.entry.release_text.clone()),
             ),
             ("label".into(), string(&column.label())),
-            ("verdict".into(), string(column.verdict.word())),
+            ("verdict".into(), string(column.entry.verdict.word())),
             ("error".into(), json::opt_string(error)),
         ];
         match column.answer() {

@@ -1,6 +1,7 @@
 //! The audit's report on fake answers: summaries, conclusions, the lint and the JSON layout.
 
 use super::*;
+use crate::expect::ToolchainVerdict;
 use crate::json::{self, Value};
 use crate::status::Status;
 use input::read_feature_list;
@@ -15,12 +16,26 @@ fn sample(min_rust: Option<&str>) -> AuditReport {
     let input =
         read_feature_list("asm_const,asm_goto,arbitrary_self_types,lint_reasons,raw_ref_op")
             .unwrap();
-    let answered = |id: &str, release: &str, statuses: Vec<Status>| Column {
+    let entry = |id: &str, spec: &str, release: &str, verdict| ToolchainEntry {
         id: id.into(),
-        spec: format!("rustup:{id}"),
-        is_path: false,
+        spec: spec.into(),
+        source: None,
+        pin: None,
+        rustc: None,
         release_text: Some(release.into()),
-        verdict: ToolchainVerdict::for_release(Release::parse(release).unwrap()),
+        release: Release::parse(release),
+        channel: None,
+        commit_date: None,
+        host: None,
+        verdict,
+    };
+    let answered = |id: &str, release: &str, statuses: Vec<Status>| Column {
+        entry: entry(
+            id,
+            &format!("rustup:{id}"),
+            release,
+            ToolchainVerdict::for_release(Release::parse(release).unwrap()),
+        ),
         probed: Probed::Answered(Answer {
             release: Release::parse(release).unwrap(),
             statuses,
@@ -51,19 +66,19 @@ fn sample(min_rust: Option<&str>) -> AuditReport {
             ],
         ),
         Column {
-            id: "1.78.0".into(),
-            spec: "pin:1.78.0".into(),
-            is_path: false,
-            release_text: Some("1.78.0".into()),
-            verdict: ToolchainVerdict::Missing("rustup toolchain install 1.78.0".into()),
+            entry: entry(
+                "1.78.0",
+                "pin:1.78.0",
+                "1.78.0",
+                ToolchainVerdict::Missing("rustup toolchain install 1.78.0".into()),
+            ),
             probed: Probed::NotProbed,
         },
         Column {
-            id: "odd".into(),
-            spec: "/opt/odd/rustc".into(),
-            is_path: true,
-            release_text: Some("1.90.0".into()),
-            verdict: ToolchainVerdict::Ok,
+            entry: ToolchainEntry {
+                source: Some(SourceKind::Path),
+                ..entry("odd", "/opt/odd/rustc", "1.90.0", ToolchainVerdict::Ok)
+            },
             probed: Probed::Failed("error[E0463]: can't find crate for `core`".into()),
         },
     ];
