@@ -48,11 +48,6 @@ impl ToolchainVerdict {
             ToolchainVerdict::Missing(hint) => format!("missing; install it with: {hint}"),
         }
     }
-
-    /// Whether the compiler runs, so that its probe can run.
-    pub fn can_probe(&self) -> bool {
-        matches!(self, ToolchainVerdict::Ok | ToolchainVerdict::TooOld)
-    }
 }
 
 /// How a build or test cell came out (or must come out).
