@@ -5,6 +5,7 @@
 
 use crate::catalog::Release;
 use crate::expect::Outcome;
+use crate::files;
 use crate::json::{self, Value};
 use crate::judge::StepResult;
 use crate::plan::{Rustc, Step};
@@ -78,9 +79,19 @@ impl fmt::Display for Key {
     }
 }
 
-/// Hashes a file's contents, naming the file in the error.
+/// The largest cache entry read; a larger one (or one that is not a regular file) is a miss.
+/// An entry's largest part is a module log, at most [`crate::process::CAPTURE_LIMIT`] before
+/// JSON escapes it.
+const ENTRY_LIMIT: u64 = 64 << 20;
+
+/// The largest input or compiler file hashed.
+const HASHED_FILE_LIMIT: u64 = 1 << 30;
+
+/// Hashes a file's contents, naming the file in the error; only a regular file, of at most
+/// [`HASHED_FILE_LIMIT`].
 pub fn hash_file(path: &Path) -> anyhow::Result<Key> {
-    let bytes = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = files::read_bytes(path, HASHED_FILE_LIMIT)
+        .with_context(|| format!("reading {}", path.display()))?;
     Ok(StableHasher::new().field(&bytes).finish())
 }
 
@@ -142,7 +153,7 @@ impl Cache {
         if !self.read {
             return None;
         }
-        let text = fs::read_to_string(self.path(key)).ok()?;
+        let text = files::read_text(&self.path(key), ENTRY_LIMIT).ok()?;
         // A damaged entry is a miss; the rerun overwrites it.
         decode_entry(&crate::json::parse(&text).ok()?, artifact)
     }

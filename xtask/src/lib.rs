@@ -19,6 +19,7 @@ pub mod ci_matrix;
 pub mod diagnostics;
 pub mod docs;
 pub mod expect;
+pub mod files;
 pub mod interrupt;
 pub mod json;
 pub mod judge;

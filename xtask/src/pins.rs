@@ -163,7 +163,7 @@ impl Pins {
 
     /// Reads and parses a pin file; errors name the file and the line.
     pub fn load(path: &Path) -> anyhow::Result<Pins> {
-        let text = std::fs::read_to_string(path)
+        let text = crate::files::read_text(path, 16 << 20)
             .with_context(|| format!("reading the pin file {}", path.display()))?;
         Pins::parse(&text, path)
     }
