@@ -18,7 +18,8 @@ xflags::xflags! {
             repeated --toolchain spec: String
             /// Output: `human` (default; tables and a summary line per toolchain), `json` or `markdown`.
             optional --format format: String
-            /// Run at most N rustc processes at once (default: the number of cores).
+            /// Run at most N rustc processes at once (default: the number of cores; at most
+            /// four per core, and a larger N is lowered to that).
             optional -j, --jobs n: usize
             /// Ignore cached results and run everything again (the cache is still refreshed).
             optional --no-cache
@@ -26,7 +27,8 @@ xflags::xflags! {
             optional --dry-run
             /// Fail (exit 1) when a pinned toolchain is missing, not only on mismatches.
             optional --strict
-            /// Kill any single rustc or test process that runs longer than this many seconds (default 300).
+            /// Kill any single rustc or test process that runs longer than this many seconds
+            /// (default 300, at most 86400).
             optional --timeout seconds: u64
             /// Run only shard K of N of the toolchains (`--shard 1/3`), for spreading the matrix over CI machines.
             optional --shard k_of_n: String

@@ -102,6 +102,14 @@ fn judge_outputs(
             ending(first)
         ));
     }
+    if let Some(index) = outputs.iter().position(|output| !output.complete) {
+        // What was read may lack its end, so it cannot be judged.
+        return Err(format!(
+            "the output of {} could not be read to its end: something it started left its \
+             process group and kept the pipe open",
+            step.processes[index].program.display()
+        ));
+    }
     match step.kind {
         Kind::Probe => {
             // Unknown names (E0635) make the probe fail; anything else that fails without an

@@ -5,9 +5,15 @@
 
 use std::process::ExitCode;
 use xtask::flags::{self, XtaskCmd};
+use xtask::output;
 use xtask::Verdict;
 
 fn main() -> ExitCode {
+    // Rust ignores SIGPIPE, which turns a write to a closed pipe (`cargo xtask matrix | head -1`)
+    // into a panic; with the default action the xtask ends quietly there, as Unix tools do.
+    // SAFETY: setting a signal's disposition to its default has no memory effects, and no
+    // other thread exists yet.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let flags = match flags::Xtask::from_env() {
         Ok(flags) => flags,
         Err(error) if error.is_help() => {
@@ -15,7 +21,10 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(error) => {
-            eprintln!("error: {error}\n(run `cargo xtask --help` for the commands and flags)");
+            eprintln!(
+                "error: {}\n(run `cargo xtask --help` for the commands and flags)",
+                output::escape_lines(&error.to_string())
+            );
             return ExitCode::from(2);
         }
     };
@@ -37,7 +46,8 @@ fn main() -> ExitCode {
         Ok(Verdict::Success) => ExitCode::SUCCESS,
         Ok(Verdict::Failure) => ExitCode::from(1),
         Err(error) => {
-            eprintln!("error: {error:#}");
+            // Input echoed in a message (an id, a path) must not drive the terminal.
+            eprintln!("error: {}", output::escape_lines(&format!("{error:#}")));
             ExitCode::from(2)
         }
     }

@@ -11,7 +11,7 @@ use crate::json;
 use crate::judge::StepResult;
 use crate::output::{self, Format};
 use crate::pins::Shard;
-use crate::plan::{plan_run, Layout, PlannedRun, Selection, Step};
+use crate::plan::{plan_run, Kind, Layout, PlannedRun, Selection, Step};
 use crate::probe;
 use crate::process::{self, shell_quote};
 use crate::report::assemble::{assemble, toolchain_entry};
@@ -23,6 +23,7 @@ use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
 use std::collections::HashMap;
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -54,11 +55,14 @@ impl ProgressLine<'_> {
                 .lock()
                 .unwrap_or_else(|poison| poison.into_inner());
             // One column short of the width, so that the line never wraps.
-            let shown: String = text.chars().take(self.columns.saturating_sub(1)).collect();
-            let _ = write!(stderr, "\r{shown:<width$}", width = *width);
+            let shown: String = output::escape(text)
+                .chars()
+                .take(self.columns.saturating_sub(1))
+                .collect();
+            let _ = write!(stderr, "\r{}", output::pad(&shown, *width));
             *width = shown.chars().count();
         } else {
-            let _ = writeln!(stderr, "{text}");
+            let _ = writeln!(stderr, "{}", output::escape(text));
         }
         let _ = stderr.flush();
     }
@@ -69,7 +73,7 @@ impl ProgressLine<'_> {
                 .width
                 .lock()
                 .unwrap_or_else(|poison| poison.into_inner());
-            eprint!("\r{:width$}\r", "");
+            eprint!("\r{}\r", output::pad("", width));
         }
     }
 }
@@ -105,6 +109,15 @@ impl Progress for ProgressLine<'_> {
         ));
     }
 }
+
+/// The most processes a run starts at once: four per core. More only compete for the cores
+/// and the memory, and make timeouts fire for the machine's sake rather than the compiler's.
+pub fn jobs_limit() -> usize {
+    4 * std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// The longest `--timeout` accepted.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// Everything a matrix run needs besides the repository, as the flags give it.
 #[derive(Clone, Debug)]
@@ -159,11 +172,16 @@ impl flags::Matrix {
         let mut options = Options::new(self.toolchain.clone());
         match self.jobs {
             Some(0) => bail!("-j/--jobs must be at least 1"),
-            Some(jobs) => options.jobs = jobs,
+            Some(jobs) => options.jobs = jobs.min(jobs_limit()),
             None => {}
         }
         match self.timeout {
             Some(0) => bail!("--timeout must be at least 1 second"),
+            Some(seconds) if seconds > MAX_TIMEOUT.as_secs() => bail!(
+                "--timeout {seconds} is more than a day ({} seconds): no single rustc or test \
+                 process should run that long",
+                MAX_TIMEOUT.as_secs()
+            ),
             Some(seconds) => options.timeout = Duration::from_secs(seconds),
             None => {}
         }
@@ -182,9 +200,18 @@ impl flags::Matrix {
     /// or `make` running it stops too.
     pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
         let (mut options, format) = self.options()?;
+        if let Some(jobs) = self.jobs.filter(|&jobs| jobs > options.jobs) {
+            eprintln!(
+                "matrix: -j {jobs} lowered to {}, four per core of this machine",
+                options.jobs
+            );
+        }
         let root = match &self.root {
             Some(root) => {
-                std::fs::canonicalize(root).with_context(|| format!("--root {}", root.display()))?
+                let root = std::fs::canonicalize(root)
+                    .with_context(|| format!("--root {}", root.display()))?;
+                check_checkout(&root)?;
+                root
             }
             None => project_root(),
         };
@@ -219,6 +246,44 @@ impl flags::Matrix {
     }
 }
 
+/// Fails unless `root` holds kshim's sources, before anything is created under it.
+fn check_checkout(root: &Path) -> anyhow::Result<()> {
+    for part in ["kernel-shim/src/lib.rs", "examples/Cargo.toml"] {
+        if !root.join(part).is_file() {
+            bail!(
+                "--root {}: not a kshim checkout (it has no {part})",
+                output::escape(&root.to_string_lossy())
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Fails when a step must link and no `cc`, the linker rustc runs for the host, is on the
+/// `PATH` the processes get: one environment error instead of a failed build per cell.
+fn check_linker(steps: &[Step]) -> anyhow::Result<()> {
+    if steps.iter().all(|step| step.kind == Kind::Probe) {
+        return Ok(());
+    }
+    let path = process::inherited_environment()
+        .into_iter()
+        .find(|(name, _)| name == "PATH")
+        .map(|(_, value)| value)
+        .unwrap_or_default();
+    let found = std::env::split_paths(&path).any(|directory| {
+        std::fs::metadata(directory.join("cc"))
+            .is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
+    });
+    if !found {
+        bail!(
+            "no `cc` on PATH ({}): rustc links the tests and examples with it; install a C \
+             compiler (gcc or clang) or put one on PATH as `cc`",
+            output::escape(&path)
+        );
+    }
+    Ok(())
+}
+
 /// Runs the whole matrix and returns its report, which is also written (as JSON) to
 /// [`Layout::report`].
 ///
@@ -244,6 +309,7 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
         examples,
         steps,
     } = plan_run(&sh, layout, &options.selection(), options.timeout)?;
+    check_linker(&steps)?;
     let columns: Vec<ToolchainEntry> = availabilities.iter().map(toolchain_entry).collect();
     if let Some(signal) = interrupt::interrupted() {
         eprintln!(
@@ -360,11 +426,8 @@ fn report_interrupted(
             Some(error) if result.outcome != Outcome::Pass => format!(": {error}"),
             _ => String::new(),
         };
-        text.push_str(&format!(
-            "  {id}: {}: {}{error}\n",
-            step.label(),
-            result.outcome.word()
-        ));
+        let line = format!("{id}: {}: {}{error}", step.label(), result.outcome.word());
+        text.push_str(&format!("  {}\n", output::escape(&line)));
     }
     text.push_str(&format!(
         "matrix: {} steps did not complete; no report was written ({} is the last complete \

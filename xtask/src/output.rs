@@ -3,6 +3,7 @@
 
 use crate::json::{self, Value};
 use anyhow::bail;
+use std::borrow::Cow;
 use std::fmt::Write;
 use std::io::IsTerminal;
 
@@ -24,7 +25,10 @@ impl Format {
             "human" => Ok(Format::Human),
             "json" => Ok(Format::Json),
             "markdown" => Ok(Format::Markdown),
-            other => bail!("--format must be `human`, `json` or `markdown`, not `{other}`"),
+            other => bail!(
+                "--format must be `human`, `json` or `markdown`, not `{}`",
+                escape(other)
+            ),
         }
     }
 
@@ -105,7 +109,55 @@ pub fn paint_red(text: &str, enabled: bool) -> String {
     }
 }
 
+/// `text` as a terminal or a page may show it: every control character (ESC, NUL, a line
+/// break, DEL, the C1 controls) and every bidirectional override written as an escape (`\e`,
+/// `\0`, `\n`, `\u{202e}`), so that text from a report, a pin file or a compiler can neither
+/// drive the terminal nor break a table's lines.
+pub fn escape(text: &str) -> Cow<'_, str> {
+    let hostile = |character: char| {
+        character.is_control()
+            || matches!(character, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(hostile) {
+        return Cow::Borrowed(text);
+    }
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for character in text.chars() {
+        match character {
+            '\n' => escaped.push_str("\\n"),
+            '\r' => escaped.push_str("\\r"),
+            '\t' => escaped.push_str("\\t"),
+            '\0' => escaped.push_str("\\0"),
+            '\x1b' => escaped.push_str("\\e"),
+            character if hostile(character) => {
+                let _ = write!(escaped, "\\u{{{:x}}}", u32::from(character));
+            }
+            character => escaped.push(character),
+        }
+    }
+    Cow::Owned(escaped)
+}
+
+/// [`escape`] for each line of `text`, keeping its line breaks: for messages whose lines are
+/// the tool's own and whose parts may come from input.
+pub fn escape_lines(text: &str) -> String {
+    text.split('\n').map(escape).collect::<Vec<_>>().join("\n")
+}
+
+/// `text` followed by spaces up to `width` characters; unlike `format!("{text:width$}")` it
+/// takes any width, where the standard library panics from 65536 on.
+pub fn pad(text: &str, width: usize) -> String {
+    let mut padded = String::from(text);
+    padded.extend(std::iter::repeat_n(
+        ' ',
+        width.saturating_sub(text.chars().count()),
+    ));
+    padded
+}
+
 /// A table with a row-name column and one column per toolchain (`audit` renders with it too).
+///
+/// Every name and cell is shown through [`escape`].
 pub struct Table {
     corner: String,
     headers: Vec<String>,
@@ -123,61 +175,68 @@ impl Table {
     }
 
     fn cell_text((text, differs): &(String, bool)) -> String {
+        let text = escape(text);
         if *differs {
             format!("{text} !")
         } else {
-            text.clone()
+            text.into_owned()
         }
     }
 
     pub fn render_text(&self, out: &mut String, colour: bool) {
-        let first_width = self
+        let width = |text: &str| text.chars().count();
+        let corner = escape(&self.corner);
+        let headers: Vec<Cow<str>> = self.headers.iter().map(|header| escape(header)).collect();
+        let rows: Vec<(Cow<str>, Vec<String>)> = self
             .rows
             .iter()
-            .map(|(name, _)| name.len())
-            .chain([self.corner.len()])
+            .map(|(name, cells)| (escape(name), cells.iter().map(Self::cell_text).collect()))
+            .collect();
+        let first_width = rows
+            .iter()
+            .map(|(name, _)| width(name))
+            .chain([width(&corner)])
             .max()
             .unwrap_or(0);
-        let widths: Vec<usize> = self
-            .headers
+        let widths: Vec<usize> = headers
             .iter()
             .enumerate()
             .map(|(column, header)| {
-                self.rows
-                    .iter()
-                    .map(|(_, cells)| Self::cell_text(&cells[column]).chars().count())
-                    .chain([header.chars().count()])
+                rows.iter()
+                    .filter_map(|(_, cells)| cells.get(column))
+                    .map(|cell| width(cell))
+                    .chain([width(header)])
                     .max()
                     .unwrap_or(0)
             })
             .collect();
-        let _ = write!(out, "{:first_width$}", self.corner);
-        for (header, width) in self.headers.iter().zip(&widths) {
-            let _ = write!(out, "  {header:width$}");
+        out.push_str(&pad(&corner, first_width));
+        for (header, width) in headers.iter().zip(&widths) {
+            out.push_str("  ");
+            out.push_str(&pad(header, *width));
         }
         out.push('\n');
-        for (name, cells) in &self.rows {
-            let _ = write!(out, "{name:first_width$}");
-            for (cell, width) in cells.iter().zip(&widths) {
-                let text = format!("{:width$}", Self::cell_text(cell));
-                let _ = write!(
-                    out,
-                    "  {}",
-                    if cell.1 {
-                        paint_red(&text, colour)
-                    } else {
-                        text
-                    }
-                );
+        for ((name, cells), (_, raw)) in rows.iter().zip(&self.rows) {
+            out.push_str(&pad(name, first_width));
+            for ((cell, (_, differs)), width) in cells.iter().zip(raw).zip(&widths) {
+                let text = pad(cell, *width);
+                out.push_str("  ");
+                out.push_str(&if *differs {
+                    paint_red(&text, colour)
+                } else {
+                    text
+                });
             }
             out.push('\n');
         }
     }
 
     pub fn render_markdown(&self, out: &mut String) {
-        let _ = write!(out, "| {} |", self.corner);
+        // A `|` inside a cell would end it.
+        let cell = |text: &str| escape(text).replace('|', "\\|");
+        let _ = write!(out, "| {} |", cell(&self.corner));
         for header in &self.headers {
-            let _ = write!(out, " {header} |");
+            let _ = write!(out, " {} |", cell(header));
         }
         out.push_str("\n|---|");
         for _ in &self.headers {
@@ -185,10 +244,10 @@ impl Table {
         }
         out.push('\n');
         for (name, cells) in &self.rows {
-            let _ = write!(out, "| `{name}` |");
-            for cell in cells {
-                let text = Self::cell_text(cell);
-                if cell.1 {
+            let _ = write!(out, "| `{}` |", cell(name));
+            for entry in cells {
+                let text = cell(&Self::cell_text(entry));
+                if entry.1 {
                     let _ = write!(out, " **{text}** |");
                 } else {
                     let _ = write!(out, " {text} |");

@@ -3,12 +3,12 @@
 
 use crate::interrupt::interrupted;
 use std::fmt;
+use std::fs::File;
 use std::io::Read;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{mpsc, Arc, Mutex};
+use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -39,6 +39,10 @@ const TICK: Duration = Duration::from_millis(50);
 /// How long a process's output may stay open after the process itself has exited (held by
 /// something it left behind) before its group is killed.
 const STRAGGLER_GRACE: Duration = Duration::from_millis(500);
+
+/// How long the output of a killed process group may still be read, for a process outside the
+/// group that keeps writing into its pipe.
+const DRAIN_LIMIT: Duration = Duration::from_secs(10);
 
 /// One process to run: program, arguments and the environment changes it needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -127,6 +131,9 @@ pub struct ProcessOutput {
     pub stdout: String,
     /// Everything it wrote to stderr (up to [`CAPTURE_LIMIT`]).
     pub stderr: String,
+    /// Whether both streams were read to their end: not when something it started left its
+    /// process group and kept a pipe open, so that the output may lack its end.
+    pub complete: bool,
     /// How long it ran.
     pub seconds: f64,
 }
@@ -214,44 +221,92 @@ pub fn describe_spawn_error(program: &Path, error: &std::io::Error) -> String {
     }
 }
 
-/// One output stream, read on its own thread into a shared buffer, so that the runner can
-/// take what has arrived even if something keeps the pipe open forever.
-struct Capture {
-    bytes: Arc<Mutex<Vec<u8>>>,
+/// Both output streams of a child, read with `poll` in the runner's own thread, so that what
+/// the process wrote has been read before the runner decides that it has ended: no reader
+/// thread that an overloaded machine could leave unscheduled past a grace period.
+struct Streams {
+    /// The read ends still open: stdout, then stderr.
+    pipes: [Option<File>; 2],
+    /// What each has delivered, up to [`CAPTURE_LIMIT`].
+    bytes: [Vec<u8>; 2],
 }
 
-impl Capture {
-    fn start(stream: Option<impl Read + Send + 'static>, closed: mpsc::Sender<()>) -> Self {
-        let bytes = Arc::new(Mutex::new(Vec::new()));
-        let shared = Arc::clone(&bytes);
-        thread::spawn(move || {
-            if let Some(mut stream) = stream {
-                let mut chunk = [0u8; 8192];
-                loop {
-                    match stream.read(&mut chunk) {
-                        Ok(0) => break,
-                        Ok(count) => {
-                            let mut bytes =
-                                shared.lock().unwrap_or_else(|poison| poison.into_inner());
-                            let room = CAPTURE_LIMIT.saturating_sub(bytes.len());
-                            bytes.extend_from_slice(&chunk[..count.min(room)]);
-                        }
-                        Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(_) => break,
-                    }
-                }
-            }
-            let _ = closed.send(());
-        });
-        Capture { bytes }
+impl Streams {
+    fn new(stdout: Option<ChildStdout>, stderr: Option<ChildStderr>) -> Self {
+        Streams {
+            pipes: [
+                stdout.map(|pipe| File::from(OwnedFd::from(pipe))),
+                stderr.map(|pipe| File::from(OwnedFd::from(pipe))),
+            ],
+            bytes: [Vec::new(), Vec::new()],
+        }
     }
 
-    fn take(&self) -> String {
-        let bytes = self
-            .bytes
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
-        String::from_utf8_lossy(&bytes).into_owned()
+    /// How many streams have not reached their end yet.
+    fn open(&self) -> usize {
+        self.pipes.iter().filter(|pipe| pipe.is_some()).count()
+    }
+
+    /// Waits up to `wait` for output and reads what is there; whether anything arrived (data
+    /// or the end of a stream).
+    fn read_for(&mut self, wait: Duration) -> bool {
+        let (indices, mut fds): (Vec<usize>, Vec<libc::pollfd>) = self
+            .pipes
+            .iter()
+            .enumerate()
+            .filter_map(|(index, pipe)| {
+                let fd = pipe.as_ref()?.as_raw_fd();
+                let events = libc::POLLIN;
+                Some((
+                    index,
+                    libc::pollfd {
+                        fd,
+                        events,
+                        revents: 0,
+                    },
+                ))
+            })
+            .unzip();
+        if fds.is_empty() {
+            thread::sleep(wait);
+            return false;
+        }
+        let milliseconds = wait.as_millis().min(i32::MAX as u128) as libc::c_int;
+        // SAFETY: `fds` is a live array of `fds.len()` pollfd records, which `poll` only
+        // writes `revents` into.
+        let ready =
+            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, milliseconds) };
+        if ready <= 0 {
+            // Nothing within `wait`, or a signal (EINTR): the caller looks at the clock.
+            return false;
+        }
+        let mut chunk = [0u8; 65536];
+        let mut arrived = false;
+        for (index, fd) in indices.into_iter().zip(&fds) {
+            if fd.revents == 0 {
+                continue;
+            }
+            let Some(pipe) = self.pipes[index].as_mut() else {
+                continue;
+            };
+            arrived = true;
+            match pipe.read(&mut chunk) {
+                Ok(0) => self.pipes[index] = None,
+                Ok(count) => {
+                    // Read past the limit too, so that the writer is never blocked on a full pipe.
+                    let bytes = &mut self.bytes[index];
+                    let room = CAPTURE_LIMIT.saturating_sub(bytes.len());
+                    bytes.extend_from_slice(&chunk[..count.min(room)]);
+                }
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => self.pipes[index] = None,
+            }
+        }
+        arrived
+    }
+
+    fn take(&self, index: usize) -> String {
+        String::from_utf8_lossy(&self.bytes[index]).into_owned()
     }
 }
 
@@ -332,24 +387,21 @@ pub fn run_holding(
         })
     };
     let mut child = command.spawn()?;
-    let (closed, pipe_closed) = mpsc::channel::<()>();
-    let stdout = Capture::start(child.stdout.take(), closed.clone());
-    let stderr = Capture::start(child.stderr.take(), closed);
-    let deadline = start + timeout;
-    let mut open_pipes = 2;
+    let mut streams = Streams::new(child.stdout.take(), child.stderr.take());
+    // A timeout too large to add to the clock is no timeout at all.
+    let deadline = start.checked_add(timeout);
     let mut exited_at: Option<Instant> = None;
     let mut pause = Duration::from_millis(1);
-    // Wake when a pipe closes (the usual sign of the end), on every tick otherwise.
+    // Wake when output arrives or a stream ends (the usual sign of the end), on every tick
+    // otherwise.
     let killed = loop {
-        if open_pipes > 0 {
-            let wait = TICK.min(deadline.saturating_duration_since(Instant::now()));
-            match pipe_closed.recv_timeout(wait) {
-                Ok(()) => open_pipes -= 1,
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => open_pipes = 0,
-            }
+        if streams.open() > 0 {
+            let left = deadline.map_or(TICK, |deadline| {
+                deadline.saturating_duration_since(Instant::now())
+            });
+            streams.read_for(TICK.min(left));
         } else {
-            // Both pipes are closed; the exit follows within moments.
+            // Both streams have ended; the exit follows within moments.
             thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(20));
         }
@@ -358,33 +410,34 @@ pub fn run_holding(
             exited_at = Some(now);
         }
         if let Some(exited) = exited_at {
-            if open_pipes == 0 || now.duration_since(exited) >= STRAGGLER_GRACE {
+            if streams.open() == 0 || now.duration_since(exited) >= STRAGGLER_GRACE {
                 break None;
             }
         }
         if interrupted().is_some() {
             break Some(Killed::Interrupted);
         }
-        if now >= deadline {
+        if deadline.is_some_and(|deadline| now >= deadline) {
             break Some(Killed::Timeout);
         }
     };
     // The child is exited-but-unreaped or still running: either way its group is still ours.
     kill_group(&child);
     let status = child.wait()?;
-    // Killing the group closes the pipes, unless a process escaped the group.
-    let grace = Instant::now() + Duration::from_secs(1);
-    while open_pipes > 0 {
-        match pipe_closed.recv_timeout(grace.saturating_duration_since(Instant::now())) {
-            Ok(()) => open_pipes -= 1,
-            Err(_) => break,
+    // With the group dead, what is left in the pipes is read and then they end, unless a
+    // process that left the group holds one: give up after a grace period of silence.
+    let drain_end = Instant::now() + DRAIN_LIMIT;
+    while streams.open() > 0 && Instant::now() < drain_end && interrupted().is_none() {
+        if !streams.read_for(STRAGGLER_GRACE) {
+            break;
         }
     }
     Ok(ProcessOutput {
         status: if killed.is_some() { None } else { Some(status) },
         killed,
-        stdout: stdout.take(),
-        stderr: stderr.take(),
+        stdout: streams.take(0),
+        stderr: streams.take(1),
+        complete: streams.open() == 0,
         seconds: start.elapsed().as_secs_f64(),
     })
 }

@@ -18,14 +18,37 @@ pub struct Limits {
     pub lock: Option<RawFd>,
 }
 
-/// Whether a process's result says something about the inputs, so that it may be cached: it
-/// ran to an exit code of its own. Not when it was killed (timeout, interrupt), died of a
-/// signal (a crash may be the machine's, such as the OOM killer), or could not start (a
-/// missing shared library is the environment's fault).
-fn is_repeatable(output: &ProcessOutput) -> bool {
+/// What a process says when the machine, not its input, made it fail: the messages of
+/// EAGAIN, ENOMEM, ENFILE, EMFILE and ENOSPC as Rust's `io::Error` and the C library print
+/// them, and Rust's own allocation failure.
+const MACHINE_TROUBLE: [&str; 11] = [
+    "Resource temporarily unavailable",
+    "(os error 11)",
+    "Cannot allocate memory",
+    "(os error 12)",
+    "Too many open files",
+    "(os error 23)",
+    "(os error 24)",
+    "No space left on device",
+    "(os error 28)",
+    "memory allocation of",
+    "failed to spawn thread",
+];
+
+/// Whether a process's result is the compiler's (or the program's) word on its inputs, so
+/// that it may be cached: it ran to an exit code of its own and its output was read to the
+/// end. Not when it was killed (timeout, interrupt), died of a signal (a crash may be the
+/// machine's, such as the OOM killer), could not start (a missing shared library is the
+/// environment's fault), or said the machine ran out of processes, threads, memory,
+/// descriptors or disk.
+pub fn is_repeatable(output: &ProcessOutput) -> bool {
+    let machine_trouble = |text: &str| MACHINE_TROUBLE.iter().any(|sign| text.contains(sign));
     output.killed.is_none()
+        && output.complete
         && output.status.is_some_and(|status| status.code().is_some())
         && missing_library(&output.stderr).is_none()
+        && !machine_trouble(&output.stderr)
+        && !machine_trouble(&output.stdout)
 }
 
 /// Runs a step's processes, each only after the one before it succeeded, or reads its cached
@@ -65,4 +88,88 @@ pub fn run_step(step: &Step, key: Key, cache: &Cache, limits: Limits) -> StepRes
         let _ = cache.store(key, &result, artifact);
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expect::Outcome;
+    use crate::plan::{Kind, Mode};
+    use crate::process::Invocation;
+    use std::path::PathBuf;
+
+    /// A step of `kind` whose one process is `sh -c script`.
+    fn shell_step(kind: Kind, script: &str) -> Step {
+        Step {
+            toolchain: 0,
+            kind,
+            target: "rust_minimal".into(),
+            mode: Some(Mode::Kernel),
+            processes: vec![Invocation {
+                program: PathBuf::from("/bin/sh"),
+                args: vec!["-c".into(), script.into()],
+                env: Vec::new(),
+                env_remove: Vec::new(),
+            }],
+            artifact: None,
+            directories: Vec::new(),
+            inputs: Vec::new(),
+            deps: Vec::new(),
+        }
+    }
+
+    /// Runs the step against a fresh cache; its result and whether the cache kept it.
+    fn run_and_look(name: &str, step: &Step) -> (StepResult, bool) {
+        let directory = crate::project_root()
+            .join("target/kshim/unit-tests/runner")
+            .join(name);
+        let _ = std::fs::remove_dir_all(&directory);
+        let cache = Cache::new(directory, true);
+        let key = Key(1);
+        let limits = Limits {
+            timeout: Duration::from_secs(60),
+            lock: None,
+        };
+        let result = run_step(step, key, &cache, limits);
+        let kept = cache.load(key, None).is_some();
+        (result, kept)
+    }
+
+    #[test]
+    fn the_compilers_word_is_cached_the_machines_is_not() {
+        let (result, kept) = run_and_look(
+            "compiler",
+            &shell_step(
+                Kind::Build,
+                "echo 'error[E0425]: cannot find value `x` in this scope' >&2; exit 1",
+            ),
+        );
+        assert_eq!(result.outcome, Outcome::Fail);
+        assert!(kept, "a compile error is the compiler's word");
+
+        let (result, kept) = run_and_look(
+            "linker",
+            &shell_step(
+                Kind::Build,
+                "echo 'error: could not exec the linker `cc`: Resource temporarily unavailable \
+                 (os error 11)' >&2; exit 1",
+            ),
+        );
+        assert_eq!(result.outcome, Outcome::Fail);
+        assert!(
+            !kept,
+            "a machine out of processes is not the compiler's word"
+        );
+
+        // Something the module started leaves its group and holds stdout open: what was read
+        // may lack its end.
+        let (result, kept) = run_and_look(
+            "held-pipe",
+            &shell_step(Kind::Run, "setsid sleep 3 & echo '[info] m: init'"),
+        );
+        assert_eq!(result.outcome, Outcome::Fail);
+        let error = result.first_error.unwrap();
+        assert!(error.contains("could not be read to its end"), "{error}");
+        assert!(!kept, "an output not read to its end is not cached");
+    }
 }

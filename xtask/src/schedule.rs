@@ -6,6 +6,8 @@ use crate::expect::Outcome;
 use crate::interrupt::interrupted;
 use crate::judge::StepResult;
 use crate::plan::Step;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::sync::{Condvar, Mutex};
 use std::thread;
 use std::time::Duration;
@@ -33,33 +35,40 @@ pub fn execute(
     run_step: &(dyn Fn(usize) -> StepResult + Sync),
 ) -> Vec<StepResult> {
     struct State {
-        started: Vec<bool>,
+        /// Steps whose dependencies have all finished and that no worker has taken yet,
+        /// lowest index first: the plan puts the steps that others wait for first.
+        ready: BinaryHeap<Reverse<usize>>,
+        /// Per step, how many of its dependencies have not finished yet.
+        waiting_for: Vec<usize>,
         results: Vec<Option<StepResult>>,
         done: usize,
     }
+    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); steps.len()];
+    for (index, step) in steps.iter().enumerate() {
+        for &dep in &step.deps {
+            dependents[dep].push(index);
+        }
+    }
+    let waiting_for: Vec<usize> = steps.iter().map(|step| step.deps.len()).collect();
+    let ready = (0..steps.len())
+        .filter(|&index| waiting_for[index] == 0)
+        .map(Reverse)
+        .collect();
     let state = Mutex::new(State {
-        started: vec![false; steps.len()],
+        ready,
+        waiting_for,
         results: vec![None; steps.len()],
         done: 0,
     });
     let wake = Condvar::new();
     let worker = || loop {
         let mut guard = state.lock().unwrap_or_else(|poison| poison.into_inner());
-        // The lowest-numbered step whose dependencies are finished: the plan puts the steps
-        // that others wait for first.
         let next = loop {
             if guard.done == steps.len() || interrupted().is_some() {
                 return;
             }
-            let ready = (0..steps.len()).find(|&index| {
-                !guard.started[index]
-                    && steps[index]
-                        .deps
-                        .iter()
-                        .all(|&dep| guard.results[dep].is_some())
-            });
-            match ready {
-                Some(index) => break index,
+            match guard.ready.pop() {
+                Some(Reverse(index)) => break index,
                 // With a timeout, so that an interrupt is noticed by idle workers too.
                 None => {
                     guard = wake
@@ -69,7 +78,6 @@ pub fn execute(
                 }
             }
         };
-        guard.started[next] = true;
         let step = &steps[next];
         let blocked = step.deps.iter().find_map(|&dep| {
             let result = guard.results[dep].as_ref()?;
@@ -103,12 +111,28 @@ pub fn execute(
         guard.done += 1;
         progress.finished(next, step, &result, guard.done);
         guard.results[next] = Some(result);
+        for &dependent in &dependents[next] {
+            guard.waiting_for[dependent] -= 1;
+            if guard.waiting_for[dependent] == 0 {
+                guard.ready.push(Reverse(dependent));
+            }
+        }
         drop(guard);
         wake.notify_all();
     };
+    // More workers than steps would only wait.
+    let workers = jobs.clamp(1, steps.len().max(1));
     thread::scope(|scope| {
-        for _ in 0..jobs.max(1) {
-            scope.spawn(worker);
+        let mut started = 0;
+        for _ in 0..workers {
+            // A machine that cannot start another thread runs with the workers it has.
+            match thread::Builder::new().spawn_scoped(scope, worker) {
+                Ok(_) => started += 1,
+                Err(_) => break,
+            }
+        }
+        if started == 0 {
+            worker();
         }
     });
     state
@@ -124,4 +148,82 @@ pub fn execute(
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Kind;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Instant;
+
+    struct Quiet;
+
+    impl Progress for Quiet {
+        fn started(&self, _: usize, _: &Step) {}
+        fn finished(&self, _: usize, _: &Step, _: &StepResult, _: usize) {}
+    }
+
+    fn step(deps: Vec<usize>) -> Step {
+        Step {
+            toolchain: 0,
+            kind: Kind::Build,
+            target: "kernel".into(),
+            mode: None,
+            processes: Vec::new(),
+            artifact: None,
+            directories: Vec::new(),
+            inputs: Vec::new(),
+            deps,
+        }
+    }
+
+    #[test]
+    fn steps_run_after_their_dependencies_in_linear_time() {
+        // Many independent steps and a long chain: a scheduler that scans every step for the
+        // next ready one takes minutes here.
+        let count = 50_000;
+        let steps: Vec<Step> = (0..count)
+            .map(|index| match index {
+                0 => step(Vec::new()),
+                _ if index % 2 == 0 => step(vec![index - 2]),
+                _ => step(vec![0]),
+            })
+            .collect();
+        let clock = AtomicUsize::new(0);
+        let finished_at: Vec<AtomicUsize> = (0..count).map(|_| AtomicUsize::new(0)).collect();
+        let start = Instant::now();
+        let results = execute(&steps, 4, &Quiet, &|index| {
+            finished_at[index].store(clock.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+            // Step 7 fails: nothing depends on it. Step 10 fails: the chain after it is skipped.
+            if index == 7 || index == 10 {
+                StepResult::failed("failed".into())
+            } else {
+                StepResult {
+                    outcome: Outcome::Pass,
+                    ..StepResult::skipped(String::new())
+                }
+            }
+        });
+        let seconds = start.elapsed().as_secs_f64();
+        assert!(seconds < 10.0, "{count} steps took {seconds:.1} s");
+        for (index, step) in steps.iter().enumerate() {
+            for &dep in &step.deps {
+                let ran = finished_at[index].load(Ordering::SeqCst);
+                assert!(
+                    ran == 0 || ran > finished_at[dep].load(Ordering::SeqCst),
+                    "step {index} ran before {dep}"
+                );
+            }
+        }
+        assert_eq!(results[9].outcome, Outcome::Pass);
+        assert_eq!(results[10].outcome, Outcome::Fail);
+        assert_eq!(results[12].outcome, Outcome::Skipped);
+        assert_eq!(
+            results[12].first_error.as_deref(),
+            Some("not run: build kernel failed")
+        );
+        assert_eq!(results[14].outcome, Outcome::Skipped);
+        assert_eq!(results[13].outcome, Outcome::Pass);
+    }
 }
