@@ -379,6 +379,10 @@ pub fn regenerate(root: &Path, report: Option<&Path>, check: bool) -> anyhow::Re
     let files = match report {
         Some(path) => {
             let report = Report::read(path)?;
+            // Checked as `merge` checks a shard's, before anything is generated or written.
+            report.check_complete().map_err(|error| {
+                anyhow::anyhow!("{} is not a whole report: {error}", path.display())
+            })?;
             let files = generated_files(root, Some(&report))
                 .with_context(|| format!("{}: not usable for the statuses", path.display()))?;
             eprintln!("statuses from {}", path.display());
@@ -476,10 +480,40 @@ mod tests {
                     .collect()
             })
             .collect();
+        // Every cell the plan makes, passed where the toolchain builds and skipped where not.
+        let mut targets: Vec<&str> = FEATURES.iter().map(|feature| feature.example).collect();
+        targets.sort();
+        targets.dedup();
+        targets.insert(0, "kernel");
+        let mut builds = Vec::new();
+        for (index, toolchain) in toolchains.iter().enumerate() {
+            if matches!(toolchain.verdict, ToolchainVerdict::Missing(_)) {
+                continue;
+            }
+            let expected = crate::expect::expected_outcome(&toolchain.verdict);
+            for &target in &targets {
+                for &kind in crate::report::cell_kinds(target) {
+                    for mode in crate::plan::Mode::ALL {
+                        builds.push(crate::report::BuildCell {
+                            toolchain: index,
+                            target: target.into(),
+                            mode,
+                            kind,
+                            outcome: expected,
+                            expected,
+                            first_error: None,
+                            seconds: 0.0,
+                            cached: false,
+                            tests: None,
+                        });
+                    }
+                }
+            }
+        }
         Report {
             toolchains,
             features,
-            builds: Vec::new(),
+            builds,
             strict: false,
             shard: None,
         }
@@ -595,8 +629,15 @@ mod tests {
             "nul.json",
             &report(vec![toolchain("1.95.0\0", STABLE)]),
         );
+        let mut incomplete_report = report(vec![toolchain("1.95.0", STABLE)]);
+        incomplete_report.builds.clear();
+        let incomplete = write_report(&root, "incomplete.json", &incomplete_report);
         for (path, message) in [
             (&garbage, "is not a matrix report"),
+            (
+                &incomplete,
+                "incomplete.json is not a whole report: toolchain 1.95.0 lacks",
+            ),
             (
                 &not_a_report,
                 "is not a matrix report: the report has no `failures`",

@@ -2,15 +2,20 @@
 //! printed with the same tables, summaries and exit status, once the shards are shown to fit
 //! together exactly.
 
-use crate::output::Format;
+use crate::output::{escape, Format};
 use crate::pins::{Pins, Shard};
-use crate::report::Report;
+use crate::report::{BuildCell, Report};
 use crate::{flags, Verdict};
-use anyhow::{bail, Context};
+use anyhow::{anyhow, bail, Context};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use xshell::Shell;
 
 /// Joins shard reports, checked against the pins they were run from, into one report.
+///
+/// Each report must be whole and consistent ([`Report::check_complete`]), and together they
+/// must hold every pin exactly once, each in the shard the pin file gives it. Time and memory
+/// are linear in the size of the reports and the pin file.
 pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow::Result<Report> {
     if reports.is_empty() {
         bail!("give the JSON reports of every `cargo xtask matrix --shard K/N` run to merge");
@@ -25,7 +30,10 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
             );
         };
         let shard = Shard::parse(text)
-            .with_context(|| format!("{}: its shard {text:?}", path.display()))?;
+            .with_context(|| format!("{}: its shard {:?}", path.display(), escape(text)))?;
+        report
+            .check_complete()
+            .map_err(|error| anyhow!("{} is not a whole report: {error}", path.display()))?;
         shards.push((shard, path, report));
     }
     let count = shards[0].0.count;
@@ -37,80 +45,90 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
             path.display()
         );
     }
-    for index in 1..=count {
-        let holders: Vec<&Path> = shards
-            .iter()
-            .filter(|(shard, _, _)| shard.index == index)
-            .map(|(_, path, _)| *path)
-            .collect();
-        match holders.as_slice() {
-            [_] => {}
-            [] => bail!("shard {index}/{count} is missing: give the reports of all {count} shards"),
-            [first, second, ..] => bail!(
-                "shard {index}/{count} is given twice: {} and {}",
-                first.display(),
-                second.display()
-            ),
+    let mut holders: HashMap<usize, &Path> = HashMap::new();
+    let mut twice: Option<(usize, &Path, &Path)> = None;
+    for (shard, path, _) in &shards {
+        if let Some(first) = holders.insert(shard.index, path) {
+            // The lowest shard given twice is named, whatever the order of the reports.
+            if twice.is_none_or(|(index, _, _)| shard.index < index) {
+                twice = Some((shard.index, first, path));
+            }
         }
     }
+    // At most one more than the reports given: the first gap is within that.
+    if let Some(index) = (1..=count).find(|index| !holders.contains_key(index)) {
+        if twice.is_none_or(|(twice, _, _)| index < twice) {
+            bail!("shard {index}/{count} is missing: give the reports of all {count} shards");
+        }
+    }
+    if let Some((index, first, second)) = twice {
+        bail!(
+            "shard {index}/{count} is given twice: {} and {}",
+            first.display(),
+            second.display()
+        );
+    }
     // Overlap first: it names both reports, which says more than "not this shard's pin".
-    for (position, (_, path, report)) in shards.iter().enumerate() {
+    let mut holder_of_id: HashMap<&str, &Path> = HashMap::new();
+    for (_, path, report) in &shards {
         for toolchain in &report.toolchains {
-            if let Some((_, other, _)) = shards[position + 1..]
-                .iter()
-                .find(|(_, _, other)| other.toolchains.iter().any(|t| t.id == toolchain.id))
-            {
+            if let Some(other) = holder_of_id.insert(&toolchain.id, path) {
                 bail!(
                     "toolchain {} is in two reports, {} and {}: the shards overlap",
-                    toolchain.id,
-                    path.display(),
-                    other.display()
+                    escape(&toolchain.id),
+                    other.display(),
+                    path.display()
                 );
             }
         }
     }
+    let position_of: HashMap<&str, usize> = pins
+        .pins
+        .iter()
+        .enumerate()
+        .map(|(position, pin)| (pin.id.as_str(), position))
+        .collect();
+    // Each shard's pins, in file order, by the one rule of [`Shard::owns`].
+    let mut assigned: HashMap<usize, Vec<&str>> = HashMap::new();
+    for (position, pin) in pins.pins.iter().enumerate() {
+        let index = position % count + 1;
+        assigned.entry(index).or_default().push(pin.id.as_str());
+    }
     for (shard, path, report) in &shards {
-        let assigned: Vec<&str> = shard
-            .pins(&pins.pins)
-            .iter()
-            .map(|pin| pin.id.as_str())
-            .collect();
+        let mut held: HashSet<&str> = HashSet::new();
         for toolchain in &report.toolchains {
-            match toolchain.pin.as_deref() {
-                None => bail!(
+            let Some(pin) = toolchain.pin.as_deref() else {
+                bail!(
                     "{}: toolchain {} was given with --toolchain, not taken from the pin file; \
                      merge joins shards of the pinned toolchains",
                     path.display(),
-                    toolchain.id
+                    escape(&toolchain.id)
+                );
+            };
+            match position_of.get(pin) {
+                Some(&position) if !shard.owns(position) => bail!(
+                    "{} (shard {shard}) has pin {}, which the pin file gives to shard {}/{count}",
+                    path.display(),
+                    escape(pin),
+                    position % count + 1
                 ),
-                Some(pin) if !assigned.contains(&pin) => {
-                    let owner = pins.pins.iter().position(|candidate| candidate.id == pin);
-                    match owner {
-                        Some(position) => bail!(
-                            "{} (shard {shard}) has pin {pin}, which the pin file gives to shard {}/{count}",
-                            path.display(),
-                            position % count + 1
-                        ),
-                        None => bail!(
-                            "{} (shard {shard}) has pin {pin}, which is not in the pin file {} \
-                             (give merge the --pins the shards were run with)",
-                            path.display(),
-                            pins.path.display()
-                        ),
-                    }
-                }
                 Some(_) => {}
+                None => bail!(
+                    "{} (shard {shard}) has pin {}, which is not in the pin file {} \
+                     (give merge the --pins the shards were run with)",
+                    path.display(),
+                    escape(pin),
+                    pins.path.display()
+                ),
             }
+            held.insert(pin);
         }
-        let missing: Vec<&str> = assigned
-            .iter()
-            .copied()
-            .filter(|pin| {
-                !report
-                    .toolchains
-                    .iter()
-                    .any(|t| t.pin.as_deref() == Some(*pin))
-            })
+        let missing: Vec<String> = assigned
+            .get(&shard.index)
+            .into_iter()
+            .flatten()
+            .filter(|pin| !held.contains(*pin))
+            .map(|pin| escape(pin).into_owned())
             .collect();
         if !missing.is_empty() {
             bail!(
@@ -130,34 +148,37 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         strict: strict || shards.iter().any(|(_, _, report)| report.strict),
         shard: None,
     };
+    let mut found: HashMap<&str, (usize, usize)> = HashMap::new();
+    let mut builds_of: Vec<Vec<Vec<&BuildCell>>> = Vec::with_capacity(shards.len());
+    for (position, (_, _, report)) in shards.iter().enumerate() {
+        for (index, toolchain) in report.toolchains.iter().enumerate() {
+            if let Some(pin) = toolchain.pin.as_deref() {
+                found.insert(pin, (position, index));
+            }
+        }
+        let mut by_toolchain = vec![Vec::new(); report.toolchains.len()];
+        for build in &report.builds {
+            by_toolchain[build.toolchain].push(build);
+        }
+        builds_of.push(by_toolchain);
+    }
     for pin in &pins.pins {
-        let found = shards.iter().find_map(|(_, _, report)| {
-            let index = report
-                .toolchains
-                .iter()
-                .position(|t| t.pin.as_deref() == Some(pin.id.as_str()))?;
-            Some((report, index))
-        });
-        let Some((report, index)) = found else {
+        let Some(&(position, index)) = found.get(pin.id.as_str()) else {
             // Checked above: every pin is in its shard's report.
-            bail!("pin {} is in no report", pin.id);
+            bail!("pin {} is in no report", escape(&pin.id));
         };
+        let report = shards[position].2;
         let new_index = merged.toolchains.len();
         merged.toolchains.push(report.toolchains[index].clone());
         for (cells, shard_cells) in merged.features.iter_mut().zip(&report.features) {
             cells.push(shard_cells[index].clone());
         }
-        merged.builds.extend(
-            report
-                .builds
-                .iter()
-                .filter(|build| build.toolchain == index)
-                .map(|build| {
-                    let mut build = build.clone();
-                    build.toolchain = new_index;
-                    build
-                }),
-        );
+        merged
+            .builds
+            .extend(builds_of[position][index].iter().map(|build| BuildCell {
+                toolchain: new_index,
+                ..(*build).clone()
+            }));
     }
     Ok(merged)
 }
@@ -188,8 +209,8 @@ mod tests {
     use super::*;
     use crate::catalog::FEATURES;
     use crate::expect::{Outcome, ToolchainVerdict};
-    use crate::plan::{Kind, Mode};
-    use crate::report::{BuildCell, FeatureCell, Observed, ToolchainEntry};
+    use crate::plan::Mode;
+    use crate::report::{cell_kinds, FeatureCell, Observed, ToolchainEntry};
 
     fn pins(ids: &[&str]) -> Pins {
         let text: String = ids
@@ -199,8 +220,37 @@ mod tests {
         Pins::parse(&text, Path::new("pins.toml")).unwrap()
     }
 
-    /// A shard's report with a missing toolchain per pin id, and one build cell each.
+    /// A shard's report: pin 1.78.0 missing, every other pin a toolchain below the minimum
+    /// with every build cell skipped, the cells' first errors naming its place in the shard.
     fn shard(text: Option<&str>, ids: &[&str]) -> Report {
+        let mut targets: Vec<&str> = FEATURES.iter().map(|feature| feature.example).collect();
+        targets.sort();
+        targets.dedup();
+        targets.insert(0, "kernel");
+        let mut builds = Vec::new();
+        for (toolchain, &id) in ids.iter().enumerate() {
+            if id == "1.78.0" {
+                continue;
+            }
+            for &target in &targets {
+                for &kind in cell_kinds(target) {
+                    for mode in Mode::ALL {
+                        builds.push(BuildCell {
+                            toolchain,
+                            target: target.into(),
+                            mode,
+                            kind,
+                            outcome: Outcome::Skipped,
+                            expected: Outcome::Skipped,
+                            first_error: Some(format!("build {toolchain}")),
+                            seconds: 0.0,
+                            cached: false,
+                            tests: None,
+                        });
+                    }
+                }
+            }
+        }
         Report {
             toolchains: ids
                 .iter()
@@ -215,7 +265,11 @@ mod tests {
                     channel: None,
                     commit_date: None,
                     host: None,
-                    verdict: ToolchainVerdict::Missing(format!("rustup toolchain install {id}")),
+                    verdict: if *id == "1.78.0" {
+                        ToolchainVerdict::Missing(format!("rustup toolchain install {id}"))
+                    } else {
+                        ToolchainVerdict::TooOld
+                    },
                 })
                 .collect(),
             features: FEATURES
@@ -229,20 +283,7 @@ mod tests {
                         .collect()
                 })
                 .collect(),
-            builds: (0..ids.len())
-                .map(|toolchain| BuildCell {
-                    toolchain,
-                    target: "kernel".into(),
-                    mode: Mode::Kernel,
-                    kind: Kind::Build,
-                    outcome: Outcome::Skipped,
-                    expected: Outcome::Skipped,
-                    first_error: Some(format!("build {toolchain}")),
-                    seconds: 0.0,
-                    cached: false,
-                    tests: None,
-                })
-                .collect(),
+            builds,
             strict: false,
             shard: text.map(String::from),
         }
@@ -277,12 +318,14 @@ mod tests {
         let ids: Vec<&str> = merged.toolchains.iter().map(|t| t.id.as_str()).collect();
         assert_eq!(ids, PINS);
         assert_eq!(merged.shard, None);
-        let builds: Vec<(usize, &str)> = merged
+        let mut builds: Vec<(usize, &str)> = merged
             .builds
             .iter()
             .map(|build| (build.toolchain, build.first_error.as_deref().unwrap()))
             .collect();
-        assert_eq!(builds, [(0, "build 0"), (1, "build 0"), (2, "build 1")]);
+        builds.dedup();
+        assert_eq!(builds, [(1, "build 0"), (2, "build 1")]);
+        merged.check_complete().unwrap();
         assert_eq!(merged.verdict(), crate::Verdict::Success);
         let strict = merge(
             &reports(&[

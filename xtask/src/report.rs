@@ -3,6 +3,7 @@
 //! (section "The JSON report").
 
 pub mod assemble;
+mod check;
 mod text;
 mod to_json;
 
@@ -98,6 +99,16 @@ impl FeatureCell {
             (_, None) => true,
             (Observed::NotProbed, Some(_)) => false,
         }
+    }
+}
+
+/// The build, run and test cells the plan makes for a target in each mode: the shim is a
+/// library, so it has nothing to run.
+pub fn cell_kinds(target: &str) -> &'static [Kind] {
+    if target == "kernel" {
+        &[Kind::Build, Kind::Test]
+    } else {
+        &[Kind::Build, Kind::Run, Kind::Test]
     }
 }
 
@@ -230,15 +241,36 @@ impl Report {
         }
     }
 
-    fn builds_of(&self, toolchain: usize) -> impl Iterator<Item = &BuildCell> {
-        self.builds
-            .iter()
-            .filter(move |build| build.toolchain == toolchain)
+    /// Per toolchain: its build cells, how many passed, and how many unit tests passed; one
+    /// pass over the builds, so that summaries take time linear in the report.
+    fn build_counts(&self) -> Vec<BuildCounts> {
+        let mut counts = vec![BuildCounts::default(); self.toolchains.len()];
+        for build in &self.builds {
+            let Some(count) = counts.get_mut(build.toolchain) else {
+                continue;
+            };
+            count.cells += 1;
+            count.passed += usize::from(build.outcome == Outcome::Pass);
+            count.unit_tests += build.tests.map_or(0, |(passed, _, _)| passed);
+        }
+        counts
+    }
+
+    /// Every toolchain's [`Report::summary_line`], in column order.
+    pub fn summary_lines(&self) -> Vec<String> {
+        let counts = self.build_counts();
+        (0..self.toolchains.len())
+            .map(|index| self.summary_line_with(index, counts[index]))
+            .collect()
     }
 
     /// One line per toolchain: "1.85.0: 8 of 14 features stable; kernel mode still needs
     /// RUSTC_BOOTSTRAP for 3 (...); 52 of 52 builds and tests pass".
     pub fn summary_line(&self, index: usize) -> String {
+        self.summary_line_with(index, self.build_counts()[index])
+    }
+
+    fn summary_line_with(&self, index: usize, counts: BuildCounts) -> String {
         let toolchain = &self.toolchains[index];
         let label = toolchain.label();
         let observed: Vec<Option<Status>> = self
@@ -280,19 +312,9 @@ impl Report {
                         still_gated.join(", ")
                     ),
                 };
-                let builds: Vec<&BuildCell> = self.builds_of(index).collect();
-                let passed = builds
-                    .iter()
-                    .filter(|build| build.outcome == Outcome::Pass)
-                    .count();
-                let unit_tests: u64 = builds
-                    .iter()
-                    .filter_map(|build| build.tests)
-                    .map(|(passed, _, _)| passed)
-                    .sum();
                 format!(
-                    "{label}: {probe}; {bootstrap}; {passed} of {} builds, runs and test runs pass ({unit_tests} tests passed)",
-                    builds.len()
+                    "{label}: {probe}; {bootstrap}; {} of {} builds, runs and test runs pass ({} tests passed)",
+                    counts.passed, counts.cells, counts.unit_tests
                 )
             }
             (ToolchainVerdict::TooOld, _) => {
@@ -307,6 +329,14 @@ impl Report {
             (verdict, _) => format!("{label}: {}", verdict.describe()),
         }
     }
+}
+
+/// One toolchain's build cells, counted for its summary line.
+#[derive(Clone, Copy, Debug, Default)]
+struct BuildCounts {
+    cells: usize,
+    passed: usize,
+    unit_tests: u64,
 }
 
 /// A failure as one line: toolchain, cell, expected, observed, first error.

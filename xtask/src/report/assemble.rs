@@ -1,7 +1,7 @@
 //! The report of a run, assembled from the toolchains found, the steps planned and their
 //! results, next to what the catalog predicts for every cell.
 
-use super::{BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
+use super::{cell_kinds, BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
 use crate::catalog::FEATURES;
 use crate::expect::{expected_outcome, expected_status, Outcome, ToolchainVerdict};
 use crate::judge::StepResult;
@@ -104,6 +104,14 @@ pub fn assemble(
         })
         .collect();
 
+    // Each step's result by its cell, so that assembling takes time linear in the steps.
+    let mut by_cell: HashMap<(usize, Kind, Mode, &str), &StepResult> = HashMap::new();
+    for (step, result) in steps.iter().zip(results) {
+        if let Some(mode) = step.mode {
+            let key = (step.toolchain, step.kind, mode, step.target.as_str());
+            by_cell.entry(key).or_insert(result);
+        }
+    }
     let mut builds = Vec::new();
     let targets: Vec<String> = std::iter::once("kernel".to_string())
         .chain(examples.iter().map(|example| example.name.clone()))
@@ -114,22 +122,11 @@ pub fn assemble(
         }
         let expected = expected_outcome(&column.verdict);
         for target in &targets {
-            // The shim is a library: nothing to run.
-            let kinds: &[Kind] = if target == "kernel" {
-                &[Kind::Build, Kind::Test]
-            } else {
-                &[Kind::Build, Kind::Run, Kind::Test]
-            };
-            for &kind in kinds {
+            for &kind in cell_kinds(target) {
                 for mode in Mode::ALL {
-                    let found = steps.iter().zip(results).find(|(step, _)| {
-                        step.toolchain == index
-                            && step.kind == kind
-                            && step.mode == Some(mode)
-                            && &step.target == target
-                    });
+                    let found = by_cell.get(&(index, kind, mode, target.as_str()));
                     let cell = match found {
-                        Some((_, result)) => BuildCell {
+                        Some(result) => BuildCell {
                             toolchain: index,
                             target: target.clone(),
                             mode,
@@ -162,7 +159,7 @@ pub fn assemble(
             }
         }
     }
-    compare_module_logs(&mut builds, steps, results);
+    compare_module_logs(&mut builds, &by_cell);
     Report {
         toolchains: columns.to_vec(),
         features,
@@ -174,18 +171,14 @@ pub fn assemble(
 
 /// Fails both run cells of an example whose module log differs between kernel mode and
 /// stable mode: the two forms of a feature must behave the same, down to what they log.
-fn compare_module_logs(builds: &mut [BuildCell], steps: &[Step], results: &[StepResult]) {
+fn compare_module_logs(
+    builds: &mut [BuildCell],
+    by_cell: &HashMap<(usize, Kind, Mode, &str), &StepResult>,
+) {
     let log = |toolchain: usize, target: &str, mode: Mode| {
-        steps
-            .iter()
-            .zip(results)
-            .find(|(step, _)| {
-                step.kind == Kind::Run
-                    && step.toolchain == toolchain
-                    && step.target == target
-                    && step.mode == Some(mode)
-            })
-            .and_then(|(_, result)| result.log.as_deref())
+        by_cell
+            .get(&(toolchain, Kind::Run, mode, target))
+            .and_then(|result| result.log.as_deref())
     };
     for build in builds.iter_mut() {
         if build.kind != Kind::Run || build.outcome != Outcome::Pass {

@@ -4,8 +4,9 @@ use super::{failure_line, BuildCell, Report};
 use crate::catalog::FEATURES;
 use crate::expect::Outcome;
 use crate::expect::ToolchainVerdict;
-use crate::output::{paint_red, Table};
+use crate::output::{escape, paint_red, Table};
 use crate::plan::{Kind, Mode};
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 impl Report {
@@ -34,25 +35,30 @@ impl Report {
             ));
         }
         let mut builds = Table::new("build / run / test (kernel mode / stable mode)", &headers);
-        let mut row_keys: Vec<(String, Kind)> = Vec::new();
+        // Rows in the order the builds first name them; cells found through an index, so
+        // that the table takes time linear in the report.
+        let mut row_keys: Vec<(&str, Kind)> = Vec::new();
+        let mut cells: HashMap<(usize, &str, Kind, Mode), &BuildCell> = HashMap::new();
         for build in &self.builds {
-            let key = (build.target.clone(), build.kind);
-            if !row_keys.contains(&key) {
-                row_keys.push(key);
+            let key = (
+                build.toolchain,
+                build.target.as_str(),
+                build.kind,
+                build.mode,
+            );
+            cells.entry(key).or_insert(build);
+        }
+        let mut seen = HashSet::new();
+        for build in &self.builds {
+            if seen.insert((build.target.as_str(), build.kind)) {
+                row_keys.push((build.target.as_str(), build.kind));
             }
         }
         for (target, kind) in row_keys {
-            let cells = shown
+            let row = shown
                 .iter()
                 .map(|&index| {
-                    let cell = |mode: Mode| {
-                        self.builds.iter().find(|build| {
-                            build.toolchain == index
-                                && build.target == target
-                                && build.kind == kind
-                                && build.mode == mode
-                        })
-                    };
+                    let cell = |mode: Mode| cells.get(&(index, target, kind, mode)).copied();
                     let word = |build: Option<&BuildCell>| match build.map(|build| build.outcome) {
                         Some(Outcome::Pass) => "pass",
                         Some(Outcome::Fail) => "FAIL",
@@ -68,7 +74,7 @@ impl Report {
                 .collect();
             builds
                 .rows
-                .push((format!("{} {}", kind.word(), target), cells));
+                .push((format!("{} {}", kind.word(), target), row));
         }
         (features, builds)
     }
@@ -85,12 +91,13 @@ impl Report {
         if !failures.is_empty() {
             let _ = writeln!(out, "\n{} failure(s):", failures.len());
             for failure in &failures {
-                let _ = writeln!(out, "  {}", paint_red(&failure_line(failure), colour));
+                let line = escape(&failure_line(failure)).into_owned();
+                let _ = writeln!(out, "  {}", paint_red(&line, colour));
             }
         }
         out.push('\n');
-        for index in 0..self.toolchains.len() {
-            let _ = writeln!(out, "{}", self.summary_line(index));
+        for summary in self.summary_lines() {
+            let _ = writeln!(out, "{}", escape(&summary));
         }
         out
     }
@@ -107,12 +114,13 @@ impl Report {
         if !failures.is_empty() {
             out.push_str("\n## Failures\n\n");
             for failure in &failures {
-                let _ = writeln!(out, "- {}", failure_line(failure).replace('|', "\\|"));
+                let line = escape(&failure_line(failure)).replace('|', "\\|");
+                let _ = writeln!(out, "- {line}");
             }
         }
         out.push_str("\n## Summary\n\n");
-        for index in 0..self.toolchains.len() {
-            let _ = writeln!(out, "- {}", self.summary_line(index));
+        for summary in self.summary_lines() {
+            let _ = writeln!(out, "- {}", escape(&summary));
         }
         out
     }

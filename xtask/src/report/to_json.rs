@@ -5,20 +5,26 @@ use super::{BuildCell, FeatureCell, Observed, Report, ToolchainEntry, SCHEMA_VER
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
 use crate::expect::{Outcome, ToolchainVerdict};
 use crate::json::{self, Value};
+use crate::output::escape;
 use crate::plan::{Kind, Mode};
 use crate::status::Status;
 use crate::toolchain::SourceKind;
+use std::collections::HashMap;
+
+/// The largest report file read: about two thousand toolchains' worth.
+pub const REPORT_LIMIT: u64 = 64 << 20;
 
 impl Report {
     /// The report as JSON, in the layout documented at the top of this module.
     pub fn to_json(&self) -> Value {
         let string = |text: &str| Value::String(text.to_string());
         let release = |release: Option<Release>| json::opt_string(release.map(|r| r.to_string()));
+        let summaries = self.summary_lines();
         let toolchains = self
             .toolchains
             .iter()
-            .enumerate()
-            .map(|(index, toolchain)| {
+            .zip(summaries)
+            .map(|(toolchain, summary)| {
                 let error = match &toolchain.verdict {
                     ToolchainVerdict::Ok => None,
                     ToolchainVerdict::TooOld => Some(toolchain.verdict.describe()),
@@ -50,7 +56,7 @@ impl Report {
                     ("host".into(), json::opt_string(toolchain.host.clone())),
                     ("verdict".into(), string(toolchain.verdict.word())),
                     ("error".into(), json::opt_string(error)),
-                    ("summary".into(), string(&self.summary_line(index))),
+                    ("summary".into(), Value::String(summary)),
                 ])
             })
             .collect();
@@ -167,7 +173,7 @@ impl Report {
     /// Reads a report file that `cargo xtask matrix --format json` wrote.
     pub fn read(path: &std::path::Path) -> anyhow::Result<Report> {
         use anyhow::Context as _;
-        let text = std::fs::read_to_string(path)
+        let text = crate::files::read_text(path, REPORT_LIMIT)
             .with_context(|| format!("cannot read the report {}", path.display()))?;
         let value = json::parse(&text).map_err(|error| {
             anyhow::anyhow!(
@@ -175,8 +181,14 @@ impl Report {
                 path.display()
             )
         })?;
-        Report::from_json(&value)
-            .map_err(|error| anyhow::anyhow!("{} is not a matrix report: {error}", path.display()))
+        // The message may quote the file's own text.
+        Report::from_json(&value).map_err(|error| {
+            anyhow::anyhow!(
+                "{} is not a matrix report: {}",
+                path.display(),
+                escape(&error)
+            )
+        })
     }
 
     /// Reads a report back from its JSON (what [`Report::to_json`] wrote), for `merge` and `docs`.
@@ -273,11 +285,43 @@ impl Report {
                 verdict,
             });
         }
+        // Cells name their toolchain by id: two toolchains with one id would share cells.
+        let mut positions: HashMap<&str, usize> = HashMap::with_capacity(toolchains.len());
+        for (index, toolchain) in toolchains.iter().enumerate() {
+            if let Some(first) = positions.insert(&toolchain.id, index) {
+                return Err(format!(
+                    "toolchains[{index}] has the id `{}` of toolchains[{first}]: every toolchain \
+                     needs an id of its own",
+                    escape(&toolchain.id)
+                ));
+            }
+        }
         let index_of = |id: &str, what: &str| {
-            toolchains
-                .iter()
-                .position(|toolchain| toolchain.id == id)
-                .ok_or_else(|| format!("{what}: no toolchain `{id}` in the report"))
+            positions
+                .get(id)
+                .copied()
+                .ok_or_else(|| format!("{what}: no toolchain `{}` in the report", escape(id)))
+        };
+        // A failed probe's message is kept in the failure list, which names the cell.
+        let mut failure_errors: HashMap<(&str, &str), &str> = HashMap::new();
+        for failure in failures {
+            let part = |key: &str| failure.get(key).and_then(Value::as_str);
+            if let (Some(toolchain), Some(cell), Some(error)) =
+                (part("toolchain"), part("cell"), part("first_error"))
+            {
+                failure_errors.entry((toolchain, cell)).or_insert(error);
+            }
+        }
+        // The `ok` the file states must be what its cell says: a report edited into
+        // contradiction is not trusted.
+        let stated_ok = |entry: &Value, ok: bool, what: &str| -> Result<(), String> {
+            match field(entry, "ok", what)?.as_bool() {
+                Some(stated) if stated == ok => Ok(()),
+                Some(stated) => Err(format!(
+                    "{what}: `ok` is {stated}, but what was observed and what was expected say {ok}"
+                )),
+                None => Err(format!("{what}: `ok` is not a boolean")),
+            }
         };
 
         let entries = array(value, "features", "the report")?;
@@ -305,21 +349,12 @@ impl Report {
                 let observed = match text(cell, "observed", &what)? {
                     "not-probed" => Observed::NotProbed,
                     "probe-failed" => {
-                        // The message is kept in the failure list, which names the cell.
                         let cell_name = format!("feature {}", feature.name);
-                        let message = failures
-                            .iter()
-                            .find(|failure| {
-                                failure.get("toolchain").and_then(Value::as_str)
-                                    == Some(toolchain.id.as_str())
-                                    && failure.get("cell").and_then(Value::as_str)
-                                        == Some(cell_name.as_str())
-                            })
-                            .and_then(|failure| failure.get("first_error"))
-                            .and_then(Value::as_str)
-                            .unwrap_or("the probe failed")
-                            .to_string();
-                        Observed::ProbeFailed(message)
+                        let message = failure_errors
+                            .get(&(toolchain.id.as_str(), cell_name.as_str()))
+                            .copied()
+                            .unwrap_or("the probe failed");
+                        Observed::ProbeFailed(message.to_string())
                     }
                     word => Observed::Status(
                         status(Some(word.to_string()), observed_since, &what)?
@@ -329,7 +364,9 @@ impl Report {
                 let expected_since =
                     release(optional(cell, "expected_stable_since", &what)?, &what)?;
                 let expected = status(optional(cell, "expected", &what)?, expected_since, &what)?;
-                cells.push(FeatureCell { observed, expected });
+                let cell_read = FeatureCell { observed, expected };
+                stated_ok(cell, cell_read.ok(), &what)?;
+                cells.push(cell_read);
             }
             features.push(cells);
         }
@@ -356,6 +393,12 @@ impl Report {
                     Some((count("passed")?, count("failed")?, count("ignored")?))
                 }
             };
+            let seconds = field(build, "seconds", &what)?
+                .as_f64()
+                .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
+                .ok_or_else(|| format!("{what}: `seconds` is not a number of seconds"))?;
+            let (outcome, expected) = (outcome("outcome")?, outcome("expected")?);
+            stated_ok(build, outcome == expected, &what)?;
             builds.push(BuildCell {
                 toolchain: index_of(word("toolchain")?, &what)?,
                 target: word("target")?.to_string(),
@@ -367,19 +410,17 @@ impl Report {
                     .into_iter()
                     .find(|candidate| candidate.word() == kind)
                     .ok_or_else(|| format!("{what}: unknown kind `{kind}`"))?,
-                outcome: outcome("outcome")?,
-                expected: outcome("expected")?,
+                outcome,
+                expected,
                 first_error: optional(build, "first_error", &what)?,
-                seconds: field(build, "seconds", &what)?
-                    .as_f64()
-                    .ok_or_else(|| format!("{what}: `seconds` is not a number"))?,
+                seconds,
                 cached: field(build, "cached", &what)?
                     .as_bool()
                     .ok_or_else(|| format!("{what}: `cached` is not a boolean"))?,
                 tests,
             });
         }
-        Ok(Report {
+        let report = Report {
             toolchains,
             features,
             builds,
@@ -387,6 +428,18 @@ impl Report {
                 .as_bool()
                 .ok_or("the report: `strict` is not a boolean")?,
             shard: optional(value, "shard", "the report")?,
-        })
+        };
+        let verdict = match report.verdict() {
+            crate::Verdict::Success => "success",
+            crate::Verdict::Failure => "failure",
+        };
+        let stated = text(value, "verdict", "the report")?;
+        if stated != verdict {
+            return Err(format!(
+                "the report's verdict is `{}`, but its cells make it `{verdict}`",
+                escape(stated)
+            ));
+        }
+        Ok(report)
     }
 }

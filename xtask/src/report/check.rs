@@ -1,0 +1,294 @@
+//! Whether a report is whole and consistent: every cell the plan calls for, once, on every
+//! toolchain, each with the prediction the catalog makes; what `merge` and `docs --report`
+//! check before they trust a report that was read from a file.
+
+use super::{cell_kinds, BuildCell, Report};
+use crate::catalog::FEATURES;
+use crate::expect::{expected_outcome, Outcome, ToolchainVerdict};
+use crate::output::escape;
+use crate::plan::{Kind, Mode};
+use std::collections::{BTreeSet, HashSet};
+
+fn describe(report: &Report, build: &BuildCell) -> String {
+    let toolchain = report
+        .toolchains
+        .get(build.toolchain)
+        .map_or("?", |toolchain| toolchain.id.as_str());
+    escape(&format!(
+        "{} {} ({}) on {toolchain}",
+        build.kind.word(),
+        build.target,
+        build.mode.word()
+    ))
+    .into_owned()
+}
+
+impl Report {
+    /// Fails, saying what is wrong, unless the report is whole and consistent.
+    ///
+    /// Whole: a feature cell per catalog feature and toolchain, and on every toolchain that
+    /// was found the same build, run and test cells in both modes for the shim and every
+    /// example (the catalog's and any other the report has), each once; a missing toolchain
+    /// has none. Consistent: ids and pins name one toolchain each, every build cell expects
+    /// what the catalog expects of its toolchain, and a toolchain that builds nothing has only
+    /// skipped cells. Time and memory are linear in the size of the report.
+    pub fn check_complete(&self) -> Result<(), String> {
+        if self.features.len() != FEATURES.len() {
+            return Err(format!(
+                "the report has {} feature rows, the catalog {} features",
+                self.features.len(),
+                FEATURES.len()
+            ));
+        }
+        for (feature, cells) in FEATURES.iter().zip(&self.features) {
+            if cells.len() != self.toolchains.len() {
+                return Err(format!(
+                    "feature {} has {} cells for {} toolchains",
+                    feature.name,
+                    cells.len(),
+                    self.toolchains.len()
+                ));
+            }
+        }
+        let mut ids = HashSet::new();
+        let mut pins = HashSet::new();
+        for toolchain in &self.toolchains {
+            if !ids.insert(toolchain.id.as_str()) {
+                return Err(format!(
+                    "two toolchains have the id `{}`",
+                    escape(&toolchain.id)
+                ));
+            }
+            if let Some(pin) = &toolchain.pin {
+                if !pins.insert(pin.as_str()) {
+                    return Err(format!("two toolchains satisfy the pin `{}`", escape(pin)));
+                }
+            }
+        }
+
+        let mut targets: BTreeSet<&str> = FEATURES.iter().map(|feature| feature.example).collect();
+        targets.insert("kernel");
+        let mut cells: Vec<HashSet<(&str, Kind, Mode)>> =
+            vec![HashSet::new(); self.toolchains.len()];
+        for build in &self.builds {
+            let Some(toolchain) = self.toolchains.get(build.toolchain) else {
+                return Err(format!(
+                    "a build cell names toolchain {} of {}",
+                    build.toolchain,
+                    self.toolchains.len()
+                ));
+            };
+            if !cell_kinds(&build.target).contains(&build.kind) {
+                return Err(format!(
+                    "{}: the plan makes no such cell",
+                    describe(self, build)
+                ));
+            }
+            let expected = expected_outcome(&toolchain.verdict);
+            match &toolchain.verdict {
+                ToolchainVerdict::Missing(_) => {
+                    return Err(format!(
+                        "{}: the toolchain is missing, so it has no cells",
+                        describe(self, build)
+                    ))
+                }
+                _ if build.expected != expected => {
+                    return Err(format!(
+                    "{}: it expects `{}`, but the catalog expects `{}` of a toolchain that is {}",
+                    describe(self, build),
+                    build.expected.word(),
+                    expected.word(),
+                    toolchain.verdict.word()
+                ))
+                }
+                ToolchainVerdict::TooOld | ToolchainVerdict::Broken(_)
+                    if build.outcome != Outcome::Skipped =>
+                {
+                    return Err(format!(
+                        "{}: its outcome is `{}`, but nothing is built on a toolchain that is {}",
+                        describe(self, build),
+                        build.outcome.word(),
+                        toolchain.verdict.word()
+                    ))
+                }
+                _ => {}
+            }
+            if !cells[build.toolchain].insert((&build.target, build.kind, build.mode)) {
+                return Err(format!(
+                    "{}: the cell is there twice",
+                    describe(self, build)
+                ));
+            }
+            targets.insert(&build.target);
+        }
+
+        for (toolchain, present) in self.toolchains.iter().zip(&cells) {
+            if matches!(toolchain.verdict, ToolchainVerdict::Missing(_)) {
+                continue;
+            }
+            let required = || {
+                targets.iter().flat_map(|&target| {
+                    cell_kinds(target)
+                        .iter()
+                        .flat_map(move |&kind| Mode::ALL.map(|mode| (target, kind, mode)))
+                })
+            };
+            let lacking: Vec<String> = required()
+                .filter(|cell| !present.contains(cell))
+                .map(|(target, kind, mode)| format!("{} {target} ({})", kind.word(), mode.word()))
+                .collect();
+            if !lacking.is_empty() {
+                let shown: Vec<&str> = lacking.iter().take(3).map(String::as_str).collect();
+                return Err(escape(&format!(
+                    "toolchain {} lacks {} of the {} build, run and test cells the plan calls for: {}{}",
+                    toolchain.id,
+                    lacking.len(),
+                    required().count(),
+                    shown.join(", "),
+                    if lacking.len() > shown.len() { ", ..." } else { "" }
+                ))
+                .into_owned());
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{FeatureCell, Observed, ToolchainEntry};
+
+    /// A whole report: one toolchain that is ok with every cell passing, one missing.
+    fn whole() -> Report {
+        let ok = ToolchainEntry {
+            id: "1.85.0".into(),
+            spec: "1.85.0".into(),
+            source: None,
+            pin: Some("1.85.0".into()),
+            rustc: None,
+            release_text: Some("1.85.0".into()),
+            release: crate::catalog::Release::parse("1.85.0"),
+            channel: None,
+            commit_date: None,
+            host: None,
+            verdict: ToolchainVerdict::Ok,
+        };
+        let missing = ToolchainEntry {
+            id: "1.78.0".into(),
+            pin: Some("1.78.0".into()),
+            verdict: ToolchainVerdict::Missing("rustup toolchain install 1.78.0".into()),
+            ..ok.clone()
+        };
+        let mut targets: Vec<&str> = FEATURES.iter().map(|feature| feature.example).collect();
+        targets.sort();
+        targets.dedup();
+        targets.insert(0, "kernel");
+        let mut builds = Vec::new();
+        for target in targets {
+            for &kind in cell_kinds(target) {
+                for mode in Mode::ALL {
+                    builds.push(BuildCell {
+                        toolchain: 0,
+                        target: target.into(),
+                        mode,
+                        kind,
+                        outcome: Outcome::Pass,
+                        expected: Outcome::Pass,
+                        first_error: None,
+                        seconds: 0.1,
+                        cached: false,
+                        tests: None,
+                    });
+                }
+            }
+        }
+        let cell = FeatureCell {
+            observed: Observed::NotProbed,
+            expected: None,
+        };
+        Report {
+            toolchains: vec![ok, missing],
+            features: FEATURES
+                .iter()
+                .map(|_| vec![cell.clone(), cell.clone()])
+                .collect(),
+            builds,
+            strict: false,
+            shard: None,
+        }
+    }
+
+    fn refused(change: impl FnOnce(&mut Report)) -> String {
+        let mut report = whole();
+        change(&mut report);
+        report.check_complete().unwrap_err()
+    }
+
+    #[test]
+    fn a_whole_report_passes() {
+        whole().check_complete().unwrap();
+    }
+
+    #[test]
+    fn lacking_duplicated_or_contradictory_cells_are_refused() {
+        let cells = whole().builds.len();
+        assert_eq!(
+            refused(|report| report.builds.clear()),
+            format!(
+                "toolchain 1.85.0 lacks {cells} of the {cells} build, run and test cells the plan \
+                 calls for: build kernel (kernel), build kernel (stable), test kernel (kernel), ..."
+            )
+        );
+        let last = refused(|report| {
+            report.builds.pop();
+        });
+        assert!(
+            last.starts_with(&format!("toolchain 1.85.0 lacks 1 of the {cells}")),
+            "{last}"
+        );
+        assert_eq!(
+            refused(|report| {
+                let copy = report.builds[0].clone();
+                report.builds.push(copy);
+            }),
+            "build kernel (kernel) on 1.85.0: the cell is there twice"
+        );
+        assert_eq!(
+            refused(|report| {
+                report.builds[0].outcome = Outcome::Fail;
+                report.builds[0].expected = Outcome::Fail;
+            }),
+            "build kernel (kernel) on 1.85.0: it expects `fail`, but the catalog expects `pass` \
+             of a toolchain that is ok"
+        );
+        assert_eq!(
+            refused(|report| report.toolchains[1].id = "1.85.0".into()),
+            "two toolchains have the id `1.85.0`"
+        );
+        assert_eq!(
+            refused(|report| report.builds[0].toolchain = 1),
+            "build kernel (kernel) on 1.78.0: the toolchain is missing, so it has no cells"
+        );
+        assert_eq!(
+            refused(|report| {
+                report.toolchains[0].verdict = ToolchainVerdict::Broken("no".into());
+                for build in &mut report.builds {
+                    build.expected = Outcome::Skipped;
+                }
+            }),
+            "build kernel (kernel) on 1.85.0: its outcome is `pass`, but nothing is built on a \
+             toolchain that is broken"
+        );
+        let escaped = refused(|report| report.builds[0].target = "a\u{1b}[31m".into());
+        assert!(escaped.contains("run a\\e[31m (kernel)"), "{escaped}");
+        assert_eq!(
+            refused(|report| report.builds[0].kind = Kind::Run),
+            "run kernel (kernel) on 1.85.0: the plan makes no such cell"
+        );
+        assert!(refused(|report| {
+            report.features[3].pop();
+        })
+        .starts_with("feature "));
+    }
+}
