@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 /// The repository root.
 pub fn project_root() -> PathBuf {
@@ -54,4 +55,22 @@ pub fn scratch_dir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&directory)
         .unwrap_or_else(|error| panic!("creating {}: {error}", directory.display()));
     directory
+}
+
+/// The `xtask` binary of this checkout, built (once per test binary) into a target directory
+/// of its own, so that it never waits for the lock of the `cargo test` running the tests.
+pub fn xtask_binary() -> &'static Path {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        let target = project_root().join("target/kshim/xtask-for-tests");
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "--quiet", "--package", "xtask", "--bin", "xtask"])
+            .env("CARGO_TARGET_DIR", &target)
+            .current_dir(project_root())
+            .status()
+            .expect("running cargo build -p xtask");
+        assert!(status.success(), "cargo build -p xtask failed");
+        target.join("debug/xtask")
+    })
 }

@@ -8,7 +8,7 @@
 //! its own (exit codes, signals, two runs at once, stdout) runs the real `xtask` binary,
 //! built once into its own target directory ([`xtask_binary`]).
 
-use kshim_tests::{current_rustc, project_root, scratch_dir};
+use kshim_tests::{current_rustc, project_root, scratch_dir, xtask_binary};
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
@@ -23,24 +23,6 @@ use xtask::process::inherited_environment;
 use xtask::process::Invocation;
 use xtask::toolchain::Availability;
 use xtask::version::Channel;
-
-/// The `xtask` binary of this checkout, built (once per test run) into a target directory of
-/// its own, so that it never waits for the lock of the `cargo test` running these tests.
-fn xtask_binary() -> &'static Path {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| {
-        let target = project_root().join("target/kshim/xtask-for-tests");
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "--quiet", "--package", "xtask", "--bin", "xtask"])
-            .env("CARGO_TARGET_DIR", &target)
-            .current_dir(project_root())
-            .status()
-            .expect("running cargo build -p xtask");
-        assert!(status.success(), "cargo build -p xtask failed");
-        target.join("debug/xtask")
-    })
-}
 
 /// `xtask ARGS`, run to its end.
 fn xtask(args: &[&str]) -> Output {
