@@ -208,9 +208,8 @@ impl flags::Merge {
 mod tests {
     use super::*;
     use crate::catalog::FEATURES;
-    use crate::expect::{Outcome, ToolchainVerdict};
-    use crate::plan::Mode;
-    use crate::report::{cell_kinds, FeatureCell, Observed, ToolchainEntry};
+    use crate::expect::ToolchainVerdict;
+    use crate::report::{planned_builds, FeatureCell, Observed, ToolchainEntry};
 
     fn pins(ids: &[&str]) -> Pins {
         let text: String = ids
@@ -223,55 +222,32 @@ mod tests {
     /// A shard's report: pin 1.78.0 missing, every other pin a toolchain below the minimum
     /// with every build cell skipped, the cells' first errors naming its place in the shard.
     fn shard(text: Option<&str>, ids: &[&str]) -> Report {
-        let mut targets: Vec<&str> = FEATURES.iter().map(|feature| feature.example).collect();
-        targets.sort();
-        targets.dedup();
-        targets.insert(0, "kernel");
-        let mut builds = Vec::new();
-        for (toolchain, &id) in ids.iter().enumerate() {
-            if id == "1.78.0" {
-                continue;
-            }
-            for &target in &targets {
-                for &kind in cell_kinds(target) {
-                    for mode in Mode::ALL {
-                        builds.push(BuildCell {
-                            toolchain,
-                            target: target.into(),
-                            mode,
-                            kind,
-                            outcome: Outcome::Skipped,
-                            expected: Outcome::Skipped,
-                            first_error: Some(format!("build {toolchain}")),
-                            seconds: 0.0,
-                            cached: false,
-                            tests: None,
-                        });
-                    }
-                }
-            }
+        let toolchains: Vec<ToolchainEntry> = ids
+            .iter()
+            .map(|id| ToolchainEntry {
+                id: id.to_string(),
+                spec: format!("pin:{id}"),
+                source: None,
+                pin: Some(id.to_string()),
+                rustc: None,
+                release_text: Some(id.to_string()),
+                release: None,
+                channel: None,
+                commit_date: None,
+                host: None,
+                verdict: if *id == "1.78.0" {
+                    ToolchainVerdict::Missing(format!("rustup toolchain install {id}"))
+                } else {
+                    ToolchainVerdict::TooOld
+                },
+            })
+            .collect();
+        let mut builds = planned_builds(&toolchains);
+        for build in &mut builds {
+            build.first_error = Some(format!("build {}", build.toolchain));
         }
         Report {
-            toolchains: ids
-                .iter()
-                .map(|id| ToolchainEntry {
-                    id: id.to_string(),
-                    spec: format!("pin:{id}"),
-                    source: None,
-                    pin: Some(id.to_string()),
-                    rustc: None,
-                    release_text: Some(id.to_string()),
-                    release: None,
-                    channel: None,
-                    commit_date: None,
-                    host: None,
-                    verdict: if *id == "1.78.0" {
-                        ToolchainVerdict::Missing(format!("rustup toolchain install {id}"))
-                    } else {
-                        ToolchainVerdict::TooOld
-                    },
-                })
-                .collect(),
+            toolchains,
             features: FEATURES
                 .iter()
                 .map(|_| {

@@ -157,7 +157,7 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{FeatureCell, Observed, ToolchainEntry};
+    use crate::report::{planned_builds, FeatureCell, Observed, ToolchainEntry};
 
     /// A whole report: one toolchain that is ok with every cell passing, one missing.
     fn whole() -> Report {
@@ -180,40 +180,18 @@ mod tests {
             verdict: ToolchainVerdict::Missing("rustup toolchain install 1.78.0".into()),
             ..ok.clone()
         };
-        let mut targets: Vec<&str> = FEATURES.iter().map(|feature| feature.example).collect();
-        targets.sort();
-        targets.dedup();
-        targets.insert(0, "kernel");
-        let mut builds = Vec::new();
-        for target in targets {
-            for &kind in cell_kinds(target) {
-                for mode in Mode::ALL {
-                    builds.push(BuildCell {
-                        toolchain: 0,
-                        target: target.into(),
-                        mode,
-                        kind,
-                        outcome: Outcome::Pass,
-                        expected: Outcome::Pass,
-                        first_error: None,
-                        seconds: 0.1,
-                        cached: false,
-                        tests: None,
-                    });
-                }
-            }
-        }
         let cell = FeatureCell {
             observed: Observed::NotProbed,
             expected: None,
         };
+        let toolchains = vec![ok, missing];
         Report {
-            toolchains: vec![ok, missing],
+            builds: planned_builds(&toolchains),
             features: FEATURES
                 .iter()
                 .map(|_| vec![cell.clone(), cell.clone()])
                 .collect(),
-            builds,
+            toolchains,
             strict: false,
             shard: None,
         }

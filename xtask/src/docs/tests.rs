@@ -1,0 +1,288 @@
+//! Tests of the generated files: the status region, refused reports, `--check`.
+
+use super::*;
+use crate::catalog::Release;
+use crate::expect::{expected_status, ToolchainVerdict};
+use crate::report::ToolchainEntry;
+use crate::status::Status;
+use std::fs;
+
+/// A toolchain that runs `release`, or a missing pin without one.
+fn toolchain(id: &str, release: Option<Release>) -> ToolchainEntry {
+    ToolchainEntry {
+        id: id.into(),
+        spec: format!("pin:{id}"),
+        source: release.map(|_| crate::toolchain::SourceKind::Rustup),
+        pin: Some(id.into()),
+        rustc: None,
+        release_text: release.map(|release| release.to_string()),
+        release,
+        channel: None,
+        commit_date: None,
+        host: None,
+        verdict: match release {
+            Some(release) => ToolchainVerdict::for_release(release),
+            None => ToolchainVerdict::Missing(format!("rustup toolchain install {id}")),
+        },
+    }
+}
+
+/// A whole run's report in which every compiler says what the catalog predicts (a compiler
+/// below the minimum says `gated`).
+fn report(toolchains: Vec<ToolchainEntry>) -> Report {
+    let features = FEATURES
+        .iter()
+        .map(|feature| {
+            toolchains
+                .iter()
+                .map(|toolchain| match (&toolchain.verdict, toolchain.release) {
+                    (ToolchainVerdict::Ok, Some(release)) => {
+                        let status = expected_status(feature, release);
+                        FeatureCell {
+                            observed: Observed::Status(status),
+                            expected: Some(status),
+                        }
+                    }
+                    (ToolchainVerdict::TooOld, Some(_)) => FeatureCell {
+                        observed: Observed::Status(Status::Gated),
+                        expected: None,
+                    },
+                    _ => FeatureCell {
+                        observed: Observed::NotProbed,
+                        expected: None,
+                    },
+                })
+                .collect()
+        })
+        .collect();
+    let builds = crate::report::planned_builds(&toolchains);
+    Report {
+        toolchains,
+        features,
+        builds,
+        strict: false,
+        shard: None,
+    }
+}
+
+const STABLE: Option<Release> = Some(Release::new(1, 95, 0));
+
+fn feature_index(name: &str) -> usize {
+    FEATURES
+        .iter()
+        .position(|feature| feature.name == name)
+        .unwrap()
+}
+
+#[test]
+fn the_region_shows_what_each_compiler_said_and_what_was_predicted() {
+    let mut report = report(vec![
+        toolchain("1.95.0", STABLE),
+        toolchain("debian-1.63.0", Some(Release::new(1, 63, 0))),
+        toolchain("1.78.0", None),
+    ]);
+    report.features[feature_index("asm_goto")][0].observed = Observed::Status(Status::Gated);
+    let region = status_region(&report).unwrap();
+    assert!(
+        region.starts_with('\n') && region.ends_with(".\n"),
+        "{region}"
+    );
+    assert!(
+        region.contains("run on 2 toolchains: they agree with the catalog on 13 of the 14 statuses it predicts. Not probed in that run: 1.78.0 (missing).\n"),
+        "{region}"
+    );
+    assert!(region.contains("\n| Feature | 1.95.0 | debian-1.63.0 |\n|---|---|---|\n"));
+    assert!(region.contains("\n| `inline_const` | stable 1.79 | *gated* |\n"));
+    assert!(region.contains("\n| `unsize` | gated | *gated* |\n"));
+    assert!(region.contains("\n| `asm_goto` | **gated**, predicted stable 1.87 | *gated* |\n"));
+}
+
+#[test]
+fn text_from_the_report_is_escaped_or_refused() {
+    let escaped = status_region(&report(vec![toolchain("a|b*", STABLE)])).unwrap();
+    assert!(
+        escaped.contains("| Feature | a\\|b\\* (1.95.0) |"),
+        "{escaped}"
+    );
+
+    let refused = |report: Report| format!("{:#}", status_region(&report).unwrap_err());
+    assert_eq!(
+        refused(report(vec![toolchain("stable\u{1b}[2J", STABLE)])),
+        "the toolchain id \"stable\\u{1b}[2J\" holds the control character '\\u{1b}': refusing the report"
+    );
+    let mut newline = toolchain("1.95.0", STABLE);
+    newline.release_text = Some("1.95.0\n# Injected".into());
+    assert!(refused(report(vec![newline])).starts_with(
+        "toolchain 1.95.0's release \"1.95.0\\n# Injected\" holds the control character '\\n'"
+    ));
+    let mut shard = report(vec![toolchain("1.95.0", STABLE)]);
+    shard.shard = Some("1/2".into());
+    assert!(refused(shard).starts_with("the report is shard 1/2's"));
+    assert_eq!(
+        refused(report(vec![toolchain("1.78.0", None)])),
+        "the report probed no toolchain, so it has no statuses to show"
+    );
+}
+
+const GENERATED: [&str; 3] = [
+    "README.md",
+    "docs/features.md",
+    "kernel-shim/src/features.md",
+];
+
+/// A copy of the generated files under `target/`, for a test to change.
+fn scratch_root(name: &str) -> PathBuf {
+    let root = project_root()
+        .join("target/kshim/unit-tests/docs")
+        .join(name);
+    let _ = fs::remove_dir_all(&root);
+    for file in GENERATED {
+        let copy = root.join(file);
+        fs::create_dir_all(copy.parent().unwrap()).unwrap();
+        fs::copy(project_root().join(file), copy).unwrap();
+    }
+    root
+}
+
+fn contents(root: &Path) -> Vec<Vec<u8>> {
+    GENERATED
+        .iter()
+        .map(|file| fs::read(root.join(file)).unwrap())
+        .collect()
+}
+
+fn write_report(root: &Path, name: &str, report: &Report) -> PathBuf {
+    let path = root.join(name);
+    fs::write(&path, crate::json::to_pretty(&report.to_json())).unwrap();
+    path
+}
+
+#[test]
+fn a_refused_report_changes_nothing() {
+    let root = scratch_root("refused");
+    let before = contents(&root);
+    let garbage = root.join("garbage.json");
+    fs::write(&garbage, "matrix: 3 of 4 builds pass\n").unwrap();
+    let not_a_report = root.join("not-a-report.json");
+    fs::write(&not_a_report, "{\"schema\": 1, \"include\": []}").unwrap();
+    let escape = write_report(
+        &root,
+        "escape.json",
+        &report(vec![toolchain("nightly\u{1b}]0;x\u{7}", STABLE)]),
+    );
+    let nul = write_report(
+        &root,
+        "nul.json",
+        &report(vec![toolchain("1.95.0\0", STABLE)]),
+    );
+    let mut incomplete_report = report(vec![toolchain("1.95.0", STABLE)]);
+    incomplete_report.builds.clear();
+    let incomplete = write_report(&root, "incomplete.json", &incomplete_report);
+    for (path, message) in [
+        (&garbage, "is not a matrix report"),
+        (
+            &incomplete,
+            "incomplete.json is not a whole report: toolchain 1.95.0 lacks",
+        ),
+        (
+            &not_a_report,
+            "is not a matrix report: the report has no `failures`",
+        ),
+        (&escape, "not usable for the statuses: the toolchain id"),
+        (
+            &nul,
+            "not usable for the statuses: the toolchain id \"1.95.0\\0\"",
+        ),
+    ] {
+        for check in [false, true] {
+            let error = format!("{:#}", regenerate(&root, Some(path), check).unwrap_err());
+            assert!(error.contains(message), "{error}");
+            assert!(
+                contents(&root) == before,
+                "{} changed a file",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn check_honours_the_report_and_keeps_the_statuses_without_one() {
+    let root = scratch_root("check");
+    let page_path = root.join("docs/features.md");
+    let page = || fs::read_to_string(&page_path).unwrap();
+    let statuses = |page: &str| {
+        MATRIX_STATUS
+            .contents(page, &page_path)
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(regenerate(&root, None, true).unwrap(), Verdict::Success);
+
+    let two = write_report(
+        &root,
+        "two.json",
+        &report(vec![toolchain("1.95.0", STABLE), toolchain("1.78.0", None)]),
+    );
+    let one = write_report(
+        &root,
+        "one.json",
+        &report(vec![toolchain("1.95.0", STABLE)]),
+    );
+    let before = page();
+    assert_eq!(
+        regenerate(&root, Some(&two), true).unwrap(),
+        Verdict::Failure
+    );
+    assert_eq!(page(), before, "--check wrote the page");
+
+    assert_eq!(
+        regenerate(&root, Some(&two), false).unwrap(),
+        Verdict::Success
+    );
+    assert!(page().contains("\n| Feature | 1.95.0 |\n"));
+    assert_eq!(
+        regenerate(&root, Some(&two), true).unwrap(),
+        Verdict::Success
+    );
+    assert_eq!(
+        regenerate(&root, Some(&one), true).unwrap(),
+        Verdict::Failure
+    );
+    assert_eq!(regenerate(&root, None, true).unwrap(), Verdict::Success);
+
+    // A stale catalog section is found with a report and without one, and regenerating
+    // without a report keeps the statuses byte for byte, even edited ones.
+    let edited = page()
+        .replace("## `unsize`", "## `unsized`")
+        .replace(MATRIX_STATUS.end, &format!("kept\n{}", MATRIX_STATUS.end));
+    fs::write(&page_path, &edited).unwrap();
+    assert_eq!(
+        regenerate(&root, Some(&two), true).unwrap(),
+        Verdict::Failure
+    );
+    assert_eq!(regenerate(&root, None, true).unwrap(), Verdict::Failure);
+    assert_eq!(regenerate(&root, None, false).unwrap(), Verdict::Success);
+    assert!(page().contains("## `unsize`\n") && !page().contains("## `unsized`"));
+    assert_eq!(statuses(&page()), statuses(&edited));
+    assert!(statuses(&page()).ends_with(".\nkept\n"));
+}
+
+#[test]
+fn a_page_without_the_status_region_is_not_silently_emptied() {
+    let root = scratch_root("no-region");
+    let page_path = root.join("docs/features.md");
+    fs::write(&page_path, "# The features\n").unwrap();
+    let error = format!("{:#}", regenerate(&root, None, false).unwrap_err());
+    assert!(
+        error.starts_with("cannot keep the page's statuses"),
+        "{error}"
+    );
+    assert_eq!(fs::read_to_string(&page_path).unwrap(), "# The features\n");
+
+    fs::remove_file(&page_path).unwrap();
+    assert_eq!(regenerate(&root, None, false).unwrap(), Verdict::Success);
+    assert!(fs::read_to_string(&page_path)
+        .unwrap()
+        .contains(NO_MATRIX_RUN));
+}
