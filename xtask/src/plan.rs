@@ -20,7 +20,7 @@ use crate::process::Invocation;
 use crate::project_root;
 use crate::toolchain::{discover, Availability};
 use anyhow::Context;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use xshell::Shell;
@@ -252,8 +252,8 @@ pub fn plan(
         example_files.push(example_inputs(&example.path)?);
     }
     let mut steps = Vec::new();
-    // (toolchain position, mode) -> index of the shim's rlib step
-    let mut libraries = Vec::new();
+    // (toolchain position, mode) -> the shim's rlib step and its file
+    let mut libraries: HashMap<(usize, Mode), (usize, PathBuf)> = HashMap::new();
     for toolchain in toolchains {
         let probe_dir = layout.output(&toolchain.directory_name, "probe");
         steps.push(Step {
@@ -273,12 +273,10 @@ pub fn plan(
         for mode in Mode::ALL {
             let directory = layout.output(&toolchain.directory_name, mode.word());
             let cfgs = mode_cfgs(toolchain.rustc.release, mode);
-            libraries.push((
-                toolchain.index,
-                mode,
-                steps.len(),
-                directory.join("libkernel.rlib"),
-            ));
+            libraries.insert(
+                (toolchain.index, mode),
+                (steps.len(), directory.join("libkernel.rlib")),
+            );
             steps.push(Step {
                 toolchain: toolchain.index,
                 kind: Kind::Build,
@@ -323,11 +321,8 @@ pub fn plan(
                 inputs: shim_files.clone(),
                 deps: Vec::new(),
             });
-            let (_, _, library, rlib) = libraries
-                .iter()
-                .find(|(index, library_mode, _, _)| {
-                    *index == toolchain.index && *library_mode == mode
-                })
+            let (library, rlib) = libraries
+                .get(&(toolchain.index, mode))
                 .cloned()
                 .context("every toolchain that builds has a shim step per mode")?;
             for (example, files) in examples.iter().zip(&example_files) {
