@@ -819,6 +819,7 @@ fn cache_keys_change_with_sources_flags_and_environment() {
     let rustc = xtask::plan::Rustc {
         path: real.path.clone(),
         env: Vec::new(),
+        loader: None,
         release: version.release,
     };
     let planned = [xtask::plan::PlannedToolchain {

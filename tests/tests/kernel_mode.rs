@@ -47,6 +47,7 @@ fn compiler() -> Rustc {
     Rustc {
         path,
         env,
+        loader: None,
         release: version.release,
     }
 }

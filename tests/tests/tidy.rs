@@ -267,8 +267,8 @@ fn workflow_takes_its_toolchains_from_the_pin_file() {
     for needed in [
         "cargo xtask ci-matrix",
         "fromJSON(needs.plan.outputs.jobs)",
-        "${{ matrix.install }}",
-        "cargo xtask matrix --shard \"$shard\"",
+        "cargo xtask toolchains install --shard \"$SHARD\"",
+        "cargo xtask matrix --shard \"$SHARD\"",
         "cargo xtask merge",
     ] {
         assert!(
@@ -300,6 +300,34 @@ fn workflow_takes_its_toolchains_from_the_pin_file() {
             "the workflow names {} itself; it must come from toolchains.toml through \
              `cargo xtask ci-matrix`",
             pin.release
+        );
+    }
+    // No expression is part of a script, where the shell would evaluate what it expands to:
+    // values reach the commands through `env:`, quoted.
+    // The indentation of the `run: |` whose script the line is in.
+    let mut script_of: Option<usize> = None;
+    for (number, line) in workflow.lines().enumerate() {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        if let Some(rest) = trimmed
+            .strip_prefix("run:")
+            .or_else(|| trimmed.strip_prefix("- run:"))
+        {
+            script_of = (rest.trim() == "|").then_some(indent);
+            assert!(
+                !rest.contains("${{"),
+                ".github/workflows/matrix.yml:{}: an expression in a script: {line}",
+                number + 1
+            );
+            continue;
+        }
+        if script_of.is_some_and(|run| !trimmed.is_empty() && indent <= run) {
+            script_of = None;
+        }
+        assert!(
+            !(script_of.is_some() && line.contains("${{")),
+            ".github/workflows/matrix.yml:{}: an expression in a script: {line}",
+            number + 1
         );
     }
     // And the job matrix really covers every pin, once.

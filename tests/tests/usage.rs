@@ -22,6 +22,7 @@ fn arbitrary_self_types_is_needed_by_the_workqueue() {
     let rustc = Rustc {
         path: current_rustc(),
         env: Vec::new(),
+        loader: None,
         release: version.release,
     };
     let input = read_crate_root(&root.join("kernel-shim/src/lib.rs")).unwrap();

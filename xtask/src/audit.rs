@@ -233,11 +233,7 @@ fn column(
             None,
         );
     };
-    let rustc = Rustc {
-        path: toolchain.rustc.clone(),
-        env: toolchain.env.clone(),
-        release: version.release,
-    };
+    let rustc = Rustc::of(&toolchain, version.release);
     let prober = probing::Prober::for_input(&rustc, &options.input, directory, options.timeout);
     let probed = match prober.probe(names) {
         Ok((statuses, breakers)) => Probed::Answered(Answer {

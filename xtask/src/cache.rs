@@ -334,6 +334,12 @@ pub fn compiler_identity(rustc: &Rustc, version: &RustcVersion) -> Key {
     for (name, value) in &rustc.env {
         hasher.field(name).field(value);
     }
+    if let Some(loader) = &rustc.loader {
+        hasher.field(loader.program.to_string_lossy().as_bytes());
+        for arg in &loader.leading_args {
+            hasher.field(arg);
+        }
+    }
     if let Some(sysroot) = &version.sysroot {
         hasher.field(sysroot.to_string_lossy().as_bytes());
         let libraries = [

@@ -57,6 +57,10 @@ xflags::xflags! {
                 /// Install from Debian's registry only and never run rustup (for machines, such
                 /// as CI, that may reach only the package registries).
                 optional --no-rustup
+                /// Install only the pin with this id. Repeatable.
+                repeated --only id: String
+                /// Install only shard K of N of the pins (`--shard 1/3`), as `matrix --shard`.
+                optional --shard k_of_n: String
             }
         }
 
@@ -177,6 +181,8 @@ pub struct List;
 #[derive(Debug)]
 pub struct Install {
     pub no_rustup: bool,
+    pub only: Vec<String>,
+    pub shard: Option<String>,
 }
 
 #[derive(Debug)]

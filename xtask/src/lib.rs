@@ -16,6 +16,7 @@ pub mod bench;
 pub mod cache;
 pub mod cfg;
 pub mod ci_matrix;
+pub mod debian;
 pub mod diagnostics;
 pub mod docs;
 pub mod expect;

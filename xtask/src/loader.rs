@@ -233,18 +233,34 @@ pub enum LoaderKind {
     OwnLoader,
 }
 
-/// The command that runs a compiler: `program`, then `leading_args`, then rustc's own
-/// arguments, with `env` added.
+/// The loader a compiler runs through instead of the host's: the program started in rustc's
+/// place and the arguments before rustc's own.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct OwnLoader {
+    /// The prefix's `ld-linux-x86-64.so.2`.
+    pub program: PathBuf,
+    /// `--library-path DIRS PREFIX/usr/bin/rustc --sysroot PREFIX/usr` (rustc would look for
+    /// its sysroot beside the loader otherwise).
+    pub leading_args: Vec<String>,
+}
+
+/// The program and first arguments that start `rustc`: the loader's, or rustc itself.
+pub fn start(rustc: &Path, loader: Option<&OwnLoader>) -> (PathBuf, Vec<String>) {
+    match loader {
+        Some(loader) => (loader.program.clone(), loader.leading_args.clone()),
+        None => (rustc.to_owned(), Vec::new()),
+    }
+}
+
+/// The command that runs a compiler: the real rustc, through its own loader or the host's
+/// with `env` added.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Launch {
-    /// Which loader runs it.
-    pub kind: LoaderKind,
-    /// The executable: `PREFIX/usr/bin/rustc`, or the prefix's `ld-linux-x86-64.so.2`.
-    pub program: PathBuf,
-    /// For [`LoaderKind::OwnLoader`]: `--library-path DIRS PREFIX/usr/bin/rustc --sysroot
-    /// PREFIX/usr` (rustc would look for its sysroot beside the loader otherwise).
-    pub leading_args: Vec<String>,
-    /// For [`LoaderKind::Host`]: `LD_LIBRARY_PATH`.
+    /// The real rustc: `PREFIX/usr/bin/rustc`.
+    pub rustc: PathBuf,
+    /// The loader it runs through, if not the host's.
+    pub loader: Option<OwnLoader>,
+    /// For the host's loader: `LD_LIBRARY_PATH`.
     pub env: Vec<(String, String)>,
 }
 
@@ -265,7 +281,7 @@ impl Launch {
         let linkage = elf_linkage(&rustc)?;
         let dirs = library_dirs(&prefix);
         let joined = std::env::join_paths(&dirs)
-            .context("joining the library directories")?
+            .context("joining the library directories (a path holds a `:`)")?
             .to_string_lossy()
             .into_owned();
         let own_loader = linkage.interpreter.as_deref().and_then(|interpreter| {
@@ -276,15 +292,17 @@ impl Launch {
         });
         if let Some(loader) = own_loader {
             return Ok(Launch {
-                kind: LoaderKind::OwnLoader,
-                program: loader,
-                leading_args: vec![
-                    "--library-path".to_owned(),
-                    joined,
-                    rustc.display().to_string(),
-                    "--sysroot".to_owned(),
-                    prefix.join("usr").display().to_string(),
-                ],
+                loader: Some(OwnLoader {
+                    program: loader,
+                    leading_args: vec![
+                        "--library-path".to_owned(),
+                        joined,
+                        rustc.display().to_string(),
+                        "--sysroot".to_owned(),
+                        prefix.join("usr").display().to_string(),
+                    ],
+                }),
+                rustc,
                 env: Vec::new(),
             });
         }
@@ -300,9 +318,8 @@ impl Launch {
             }
         }
         Ok(Launch {
-            kind: LoaderKind::Host,
-            program: rustc,
-            leading_args: Vec::new(),
+            rustc,
+            loader: None,
             env: if dirs.is_empty() {
                 Vec::new()
             } else {
@@ -311,10 +328,24 @@ impl Launch {
         })
     }
 
+    /// Which loader runs it.
+    pub fn kind(&self) -> LoaderKind {
+        match self.loader {
+            Some(_) => LoaderKind::OwnLoader,
+            None => LoaderKind::Host,
+        }
+    }
+
+    /// The executable started: the loader, or rustc itself.
+    pub fn program(&self) -> PathBuf {
+        start(&self.rustc, self.loader.as_ref()).0
+    }
+
     /// The whole command line for rustc arguments `args`: program first.
     pub fn command_line(&self, args: &[&str]) -> Vec<String> {
-        std::iter::once(self.program.display().to_string())
-            .chain(self.leading_args.iter().cloned())
+        let (program, leading_args) = start(&self.rustc, self.loader.as_ref());
+        std::iter::once(program.display().to_string())
+            .chain(leading_args)
             .chain(args.iter().map(|arg| arg.to_string()))
             .collect()
     }
@@ -322,9 +353,10 @@ impl Launch {
     /// Runs the compiler with `args` in an environment of only `PATH` plus its own, killed
     /// after `timeout`; returns its standard output, or what went wrong with its stderr.
     pub fn run(&self, args: &[&str], timeout: Duration) -> anyhow::Result<String> {
-        let mut command = Command::new(&self.program);
+        let (program, leading_args) = start(&self.rustc, self.loader.as_ref());
+        let mut command = Command::new(program);
         command
-            .args(&self.leading_args)
+            .args(leading_args)
             .args(args)
             .env_clear()
             .envs(std::env::var_os("PATH").map(|path| ("PATH", path)))
@@ -368,19 +400,21 @@ impl Launch {
     pub fn libraries_outside(&self, prefix: &Path) -> anyhow::Result<Vec<String>> {
         let prefix = std::path::absolute(prefix)
             .with_context(|| format!("making {} absolute", prefix.display()))?;
-        let listing = match self.kind {
-            LoaderKind::OwnLoader => {
-                let mut args: Vec<&str> =
-                    self.leading_args[..3].iter().map(String::as_str).collect();
+        let listing = match &self.loader {
+            Some(loader) => {
+                let mut args: Vec<&str> = loader.leading_args[..3]
+                    .iter()
+                    .map(String::as_str)
+                    .collect();
                 args.insert(2, "--list");
-                let mut command = Command::new(&self.program);
+                let mut command = Command::new(&loader.program);
                 command.args(&args).env_clear();
                 let output = command.output().context("running the loader with --list")?;
                 String::from_utf8_lossy(&output.stdout).into_owned()
             }
-            LoaderKind::Host => {
+            None => {
                 let output = Command::new("ldd")
-                    .arg(&self.program)
+                    .arg(&self.rustc)
                     .env_clear()
                     .envs(self.env.iter().map(|(key, value)| (key, value)))
                     .output()
@@ -498,9 +532,9 @@ mod tests {
         let libs = prefix.join("usr/lib/x86_64-linux-gnu");
         std::fs::create_dir_all(&libs).unwrap();
         let launch = Launch::for_prefix(&prefix).unwrap();
-        assert_eq!(launch.kind, LoaderKind::Host);
-        assert_eq!(launch.program, prefix.join("usr/bin/rustc"));
-        assert!(launch.leading_args.is_empty());
+        assert_eq!(launch.kind(), LoaderKind::Host);
+        assert_eq!(launch.program(), prefix.join("usr/bin/rustc"));
+        assert_eq!(launch.loader, None);
         assert_eq!(
             launch.env,
             [("LD_LIBRARY_PATH".to_owned(), libs.display().to_string())]
@@ -523,14 +557,15 @@ mod tests {
         .unwrap();
         std::fs::copy(host_file("libc.so.6"), libs.join("libc.so.6")).unwrap();
         let launch = Launch::for_prefix(&prefix).unwrap();
-        assert_eq!(launch.kind, LoaderKind::OwnLoader);
-        assert_eq!(launch.program, libs.join("ld-linux-x86-64.so.2"));
+        assert_eq!(launch.kind(), LoaderKind::OwnLoader);
+        assert_eq!(launch.program(), libs.join("ld-linux-x86-64.so.2"));
+        assert_eq!(launch.rustc, prefix.join("usr/bin/rustc"));
         let rustc = prefix.join("usr/bin/rustc").display().to_string();
         let sysroot = prefix.join("usr").display().to_string();
         assert_eq!(
             launch.command_line(&["-vV"]),
             [
-                launch.program.display().to_string(),
+                launch.program().display().to_string(),
                 "--library-path".into(),
                 libs.display().to_string(),
                 rustc,

@@ -201,6 +201,7 @@ pub fn plan_run(
         timeout,
     )?;
     if let Some(shard) = selection.shard {
+        shard.check(availabilities.len())?;
         availabilities = availabilities
             .into_iter()
             .enumerate()
@@ -222,11 +223,7 @@ pub fn plan_run(
         planned.push(PlannedToolchain {
             index,
             directory_name: name,
-            rustc: Rustc {
-                path: toolchain.rustc.clone(),
-                env: toolchain.env.clone(),
-                release: version.release,
-            },
+            rustc: Rustc::of(toolchain, version.release),
             builds: ToolchainVerdict::for_release(version.release) == ToolchainVerdict::Ok,
         });
     }

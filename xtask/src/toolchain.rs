@@ -1,18 +1,25 @@
 //! The compilers that satisfy the pins of [`crate::pins`]: a pin is satisfied by any compiler
-//! whose `rustc -vV` reports its release, wherever that compiler comes from (any rustup
-//! toolchain of any name, a Debian package unpacked by `cargo xtask toolchains install` under
-//! `target/toolchains/debian/`, or a rustc path given with `--toolchain`); [`discover`] answers
-//! "which compiler satisfies each pin, and which pins are missing", and is what every command
-//! that runs compilers starts from.
+//! whose `rustc -vV` reports its release, wherever it comes from (any rustup toolchain, a Debian
+//! compiler unpacked under `target/toolchains/debian/`, which may run through its own loader,
+//! or a `--toolchain` path or `debian:SUITE:PACKAGE=VERSION`); [`discover`] answers which
+//! compiler satisfies each pin and which pins are missing.
 
+use crate::debian::{self, DebianSource};
+use crate::interrupt::interrupted;
+use crate::loader::{Launch, OwnLoader};
 use crate::pins::{Pin, Pins};
 use crate::version::{parse_verbose_version, RustcVersion};
-use anyhow::{bail, Context};
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 use xshell::{cmd, Shell};
+
+mod specs;
+#[cfg(test)]
+mod tests;
 
 /// Where a compiler comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,10 +31,11 @@ pub enum Source {
     },
     /// A rustc executable given by path with `--toolchain`.
     Path,
-    /// Debian's packages, unpacked by `cargo xtask toolchains install`.
+    /// Debian's packages, unpacked by `cargo xtask toolchains install` or for a
+    /// `--toolchain debian:...` spec.
     Debian {
-        /// The compiler package as `package=version`: `rustc-web=1.85.0+dfsg3-1~deb12u3`.
-        package: String,
+        /// The compiler package with its suite and exact version.
+        package: DebianSource,
     },
 }
 
@@ -79,17 +87,36 @@ pub struct Toolchain {
     /// from it.
     pub id: String,
     /// What was asked for or how it was found: `rustup:nightly`, `/path/to/rustc`,
-    /// `debian:rustc-web=1.85.0+dfsg3-1~deb12u3`.
+    /// `debian:trixie:rustc=1.85.1+dfsg1-1+deb13u1`.
     pub spec: String,
     /// Where it comes from.
     pub source: Source,
-    /// The absolute path of the executable to run (never the rustup proxy).
+    /// The absolute path of the real rustc (never the rustup proxy, never a loader): what the
+    /// compiler's identity is read from.
     pub rustc: PathBuf,
     /// Extra environment for every run of this rustc and of the programs it builds, such as
-    /// `LD_LIBRARY_PATH` for an unpacked Debian compiler.
+    /// `LD_LIBRARY_PATH` for an unpacked Debian compiler under the host's loader.
     pub env: Vec<(String, String)>,
+    /// The loader it runs through when the host's C library is too old for it; every command
+    /// line then starts with the loader and its arguments, then rustc's own.
+    pub loader: Option<OwnLoader>,
     /// The id of the pin it satisfies, if any.
     pub pin: Option<String>,
+}
+
+impl Toolchain {
+    /// The toolchain started as `launch` says.
+    fn launched(id: String, spec: String, source: Source, launch: Launch) -> Toolchain {
+        Toolchain {
+            id,
+            spec,
+            source,
+            rustc: launch.rustc,
+            env: launch.env,
+            loader: launch.loader,
+            pin: None,
+        }
+    }
 }
 
 impl fmt::Display for Toolchain {
@@ -141,30 +168,21 @@ impl Availability {
     }
 }
 
-/// Where `cargo xtask toolchains install` puts what it provisions: `target/toolchains/` at the
-/// repository root.
-///
-/// It ignores `CARGO_TARGET_DIR` on purpose: that is one build's scratch space, while the
-/// provisioned compilers are the machine's, shared by every build of the repository.
-pub fn toolchains_dir() -> PathBuf {
-    crate::project_root().join("target").join("toolchains")
-}
-
-/// The file in a provisioned compiler's directory that says it is complete and what it holds.
-pub const PROVISIONED_MARKER: &str = "kshim-provisioned.txt";
-
 /// The pins resolved to compilers, plus every `--toolchain` spec.
 ///
 /// The pins come from `pins_path`, or from `toolchains.toml` at the repository root. Without
 /// specs, the result has one entry per pin, in file order: the compiler that satisfies it
 /// (preferring, among several, the rustup toolchain the pin names, then any other rustup
 /// toolchain, then a provisioned Debian compiler), or why none does. With specs, it has one
-/// entry per spec, in order, and nothing else; each spec is a rustup toolchain name or a path
-/// to a rustc executable; one that names nothing (no such file, no such rustup toolchain) is
-/// [`Availability::Broken`], with the reason, like any other compiler that does not work.
+/// entry per spec, in order, and nothing else; each spec is a rustup toolchain name, a path to
+/// a rustc executable, or `debian:SUITE:PACKAGE[=VERSION]`, provisioned on the spot (progress
+/// on stderr); one that names nothing is [`Availability::Broken`], with the reason, like any
+/// other compiler that does not work.
 ///
 /// A compiler whose `rustc -vV` or `--print sysroot` runs longer than `timeout` is killed
-/// (with its process group) and reported broken.
+/// (with its process group) and reported broken. Repeated specs are resolved and probed once,
+/// so the time is linear in their number; after SIGINT or SIGTERM ([`crate::interrupt`]) no
+/// more are resolved or probed, and those left are reported broken as not checked.
 pub fn discover(
     sh: &Shell,
     pins_path: Option<&Path>,
@@ -178,7 +196,7 @@ pub fn discover(
     if specs.is_empty() {
         Ok(discover_pins(sh, &pins, timeout))
     } else {
-        Ok(discover_specs(sh, &pins, specs, timeout))
+        Ok(specs::discover_specs(sh, &pins, specs, timeout))
     }
 }
 
@@ -186,28 +204,78 @@ pub fn discover(
 /// before the compiler is killed and reported broken.
 pub const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Probes toolchains in parallel: each probe mostly waits, and a hanging compiler then costs
-/// one timeout however many others there are.
+/// At most this many compilers are probed at once: each probe mostly waits, so a hanging one
+/// costs one timeout, but a thousand at once would swamp the machine.
+const PARALLEL_PROBES: usize = 16;
+
+/// The error of a compiler that was never checked because the run was interrupted.
+const NOT_CHECKED: &str = "not checked: the run was interrupted";
+
+/// What makes two toolchains the same compiler: its rustc, loader and environment.
+type CompilerKey = (PathBuf, Option<OwnLoader>, Vec<(String, String)>);
+
+fn compiler_key(toolchain: &Toolchain) -> CompilerKey {
+    (
+        toolchain.rustc.clone(),
+        toolchain.loader.clone(),
+        toolchain.env.clone(),
+    )
+}
+
+/// Probes toolchains, a few at a time, each distinct compiler once.
 fn probe_all(toolchains: Vec<Toolchain>, timeout: Duration) -> Vec<Availability> {
+    let mut first_of: HashMap<CompilerKey, usize> = HashMap::new();
+    let distinct: Vec<usize> = toolchains
+        .iter()
+        .enumerate()
+        .filter(|(index, toolchain)| {
+            *first_of.entry(compiler_key(toolchain)).or_insert(*index) == *index
+        })
+        .map(|(index, _)| index)
+        .collect();
+    let answers: Mutex<HashMap<usize, Result<RustcVersion, String>>> = Mutex::new(HashMap::new());
+    let next = AtomicUsize::new(0);
     std::thread::scope(|scope| {
-        let probes: Vec<_> = toolchains
-            .into_iter()
-            .map(|toolchain| {
-                scope.spawn(move || match verify(&toolchain, timeout) {
-                    Ok(version) => Availability::Found { toolchain, version },
-                    Err(error) => Availability::Broken { error, toolchain },
-                })
-            })
-            .collect();
-        probes
-            .into_iter()
-            .map(|probe| probe.join().expect("a toolchain probe panicked"))
-            .collect()
-    })
+        for _ in 0..PARALLEL_PROBES.min(distinct.len()) {
+            scope.spawn(|| {
+                while let Some(&index) = distinct.get(next.fetch_add(1, Ordering::SeqCst)) {
+                    let answer = match interrupted() {
+                        Some(_) => Err(NOT_CHECKED.to_owned()),
+                        None => verify(&toolchains[index], timeout),
+                    };
+                    answers
+                        .lock()
+                        .expect("a probe panicked")
+                        .insert(index, answer);
+                }
+            });
+        }
+    });
+    let answers = answers.into_inner().expect("a probe panicked");
+    toolchains
+        .into_iter()
+        .map(
+            |toolchain| match &answers[&first_of[&compiler_key(&toolchain)]] {
+                Ok(version) => Availability::Found {
+                    toolchain,
+                    version: version.clone(),
+                },
+                Err(error) => Availability::Broken {
+                    toolchain,
+                    error: error.clone(),
+                },
+            },
+        )
+        .collect()
 }
 
 fn discover_pins(sh: &Shell, pins: &Pins, timeout: Duration) -> Vec<Availability> {
-    let candidates: Vec<Availability> = rustup_candidates(sh, timeout)
+    let installed = rustup_toolchains(sh);
+    let rustup: Vec<Toolchain> = installed
+        .iter()
+        .map(|(name, rustc)| rustup_toolchain(name, rustc))
+        .collect();
+    let candidates: Vec<Availability> = probe_all(rustup, timeout)
         .into_iter()
         .chain(provisioned_candidates(timeout))
         .collect();
@@ -284,12 +352,12 @@ fn is_meant_for(pin: &Pin, toolchain: &Toolchain) -> bool {
             .rustup
             .as_deref()
             .is_some_and(|r| rustup_name_is(name, r)),
-        Source::Debian { package } => pin.debian.as_ref().is_some_and(|debian| {
-            let (name, version) = package.split_once('=').unwrap_or((package, ""));
-            name == debian.package
-                && match &debian.version {
+        Source::Debian { package } => pin.debian.as_ref().is_some_and(|wanted| {
+            let version = package.version.as_deref().unwrap_or_default();
+            package.package == wanted.package
+                && match &wanted.version {
                     Some(wanted) => wanted == version,
-                    None => debian_upstream_version(version) == pin.release,
+                    None => debian::upstream_version(version) == pin.release,
                 }
         }),
         Source::Path => false,
@@ -307,103 +375,89 @@ fn rustup_name_is(installed: &str, short: &str) -> bool {
             .is_some_and(|host| host.starts_with(|c: char| c.is_ascii_alphabetic()))
 }
 
-/// The upstream part of a Debian version: `1.85.0` for `1.85.0+dfsg3-1~deb12u3`.
-pub fn debian_upstream_version(version: &str) -> &str {
-    let without_epoch = version.split_once(':').map_or(version, |(_, rest)| rest);
-    let end = without_epoch
-        .find(['+', '-', '~'])
-        .unwrap_or(without_epoch.len());
-    &without_epoch[..end]
-}
-
-/// Every installed rustup toolchain, probed; none if rustup is not there.
-fn rustup_candidates(sh: &Shell, timeout: Duration) -> Vec<Availability> {
-    let Ok(list) = cmd!(sh, "rustup toolchain list")
+/// Every installed rustup toolchain with its real rustc, from one `rustup toolchain list -v`
+/// (none if rustup is not there).
+fn rustup_toolchains(sh: &Shell) -> Vec<(String, PathBuf)> {
+    let Ok(list) = cmd!(sh, "rustup toolchain list -v")
+        .env("RUST_BACKTRACE", "0")
         .quiet()
         .ignore_stderr()
         .read()
     else {
         return Vec::new();
     };
-    let toolchains = list
-        .lines()
-        .filter_map(|line| line.split_whitespace().next())
-        .filter(|name| *name != "no" && !name.is_empty()) // "no installed toolchains"
-        .filter_map(|name| resolve_rustup(sh, name).ok())
-        .collect();
-    probe_all(toolchains, timeout)
+    parse_rustup_list(&list)
 }
 
-/// Every compiler `cargo xtask toolchains install` provisioned, probed.
-fn provisioned_candidates(timeout: Duration) -> Vec<Availability> {
-    let Ok(entries) = std::fs::read_dir(toolchains_dir().join("debian")) else {
-        return Vec::new();
-    };
-    let mut dirs: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|dir| dir.join(PROVISIONED_MARKER).is_file())
-        .collect();
-    dirs.sort();
-    let toolchains = dirs
-        .into_iter()
-        .filter_map(|dir| provisioned_toolchain(&dir))
-        .collect();
-    probe_all(toolchains, timeout)
+/// Reads `rustup toolchain list -v`: `NAME [(default)] [(active)] PATH` per line.
+fn parse_rustup_list(list: &str) -> Vec<(String, PathBuf)> {
+    list.lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let name = words.next()?;
+            let path = words.last().filter(|path| path.starts_with('/'))?;
+            Some((name.to_owned(), Path::new(path).join("bin").join("rustc")))
+        })
+        .collect()
 }
 
-/// The toolchain in a provisioned directory, from its marker file (whose first line is the
-/// compiler's `package=version`).
-pub fn provisioned_toolchain(dir: &Path) -> Option<Toolchain> {
-    let marker = std::fs::read_to_string(dir.join(PROVISIONED_MARKER)).ok()?;
-    let package = marker.lines().next()?.trim().to_owned();
-    let rustc = dir.join("usr").join("bin").join("rustc");
-    Some(Toolchain {
-        id: package.clone(),
-        spec: format!("debian:{package}"),
-        source: Source::Debian { package },
-        env: library_path_env(&rustc),
-        rustc,
-        pin: None,
-    })
-}
-
-/// Resolves a rustup toolchain name to its real rustc with `rustup which`.
-fn resolve_rustup(sh: &Shell, name: &str) -> anyhow::Result<Toolchain> {
-    let output = cmd!(sh, "rustup which rustc --toolchain {name}")
-        .env("RUST_BACKTRACE", "0")
-        .quiet()
-        .ignore_status()
-        .output()
-        .context("running `rustup` (is rustup installed?)")?;
-    if !output.status.success() {
-        let installed: Vec<String> = cmd!(sh, "rustup toolchain list")
-            .quiet()
-            .ignore_stderr()
-            .read()
-            .map(|list| {
-                list.lines()
-                    .filter_map(|line| line.split_whitespace().next().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
-        bail!(
-            "`rustup which rustc --toolchain {name}` failed: {} (installed: {})",
-            crate::process::error_and_cause(&String::from_utf8_lossy(&output.stderr)),
-            installed.join(", ")
-        );
-    }
-    let rustc = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
-    Ok(Toolchain {
+fn rustup_toolchain(name: &str, rustc: &Path) -> Toolchain {
+    Toolchain {
         id: name.to_owned(),
         spec: format!("rustup:{name}"),
         source: Source::Rustup {
             name: name.to_owned(),
         },
-        env: library_path_env(&rustc),
-        rustc,
+        env: library_path_env(rustc),
+        rustc: rustc.to_owned(),
+        loader: None,
         pin: None,
-    })
+    }
+}
+
+/// Every compiler provisioned under `target/toolchains/debian/`, probed; one whose loader cannot
+/// be worked out is broken, with the reason.
+fn provisioned_candidates(timeout: Duration) -> Vec<Availability> {
+    let mut broken = Vec::new();
+    let mut toolchains = Vec::new();
+    for (prefix, package) in debian::provisioned_prefixes(&debian::toolchains_dir()) {
+        match provisioned_toolchain(&prefix, package) {
+            Ok(toolchain) => toolchains.push(toolchain),
+            Err(broken_one) => broken.push(*broken_one),
+        }
+    }
+    probe_all(toolchains, timeout)
+        .into_iter()
+        .chain(broken)
+        .collect()
+}
+
+/// The toolchain unpacked in `prefix`, started as [`Launch::for_prefix`] says.
+fn provisioned_toolchain(
+    prefix: &Path,
+    package: DebianSource,
+) -> Result<Toolchain, Box<Availability>> {
+    let id = package.to_string();
+    let spec = format!("debian:{package}");
+    let source = Source::Debian { package };
+    match Launch::for_prefix(prefix) {
+        Ok(launch) => Ok(Toolchain::launched(id, spec, source, launch)),
+        Err(error) => {
+            let rustc = prefix.join("usr/bin/rustc");
+            Err(Box::new(Availability::Broken {
+                toolchain: Toolchain {
+                    id,
+                    spec,
+                    source,
+                    env: library_path_env(&rustc),
+                    rustc,
+                    loader: None,
+                    pin: None,
+                },
+                error: format!("{error:#}"),
+            }))
+        }
+    }
 }
 
 /// The `LD_LIBRARY_PATH` a rustc needs when its shared libraries are in a multiarch directory.
@@ -509,9 +563,11 @@ fn run_rustc(
     timeout: Duration,
 ) -> Result<crate::process::ProcessOutput, String> {
     let rustc = &toolchain.rustc;
+    let (program, mut all_args) = crate::loader::start(rustc, toolchain.loader.as_ref());
+    all_args.extend(args.iter().map(|arg| arg.to_string()));
     let invocation = crate::process::Invocation {
-        program: rustc.clone(),
-        args: args.iter().map(|arg| arg.to_string()).collect(),
+        program,
+        args: all_args,
         env: toolchain.env.clone(),
         env_remove: Vec::new(),
     };
@@ -550,309 +606,4 @@ fn first_lines(text: &str, count: usize) -> String {
         ""
     };
     format!("{}{more}", lines.join(" | "))
-}
-
-fn discover_specs(
-    sh: &Shell,
-    pins: &Pins,
-    specs: &[String],
-    timeout: Duration,
-) -> Vec<Availability> {
-    let mut unresolved = Vec::new();
-    let mut toolchains = Vec::new();
-    for (position, spec) in specs.iter().enumerate() {
-        match spec_toolchain(sh, spec) {
-            Ok(toolchain) => toolchains.push((position, toolchain)),
-            Err(error) => unresolved.push((position, spec, format!("{error:#}"))),
-        }
-    }
-    let (positions, toolchains): (Vec<usize>, Vec<Toolchain>) = toolchains.into_iter().unzip();
-    let mut results: Vec<(usize, Availability)> = positions
-        .into_iter()
-        .zip(probe_all(toolchains, timeout))
-        .collect();
-    // A name that is neither a file nor a rustup toolchain is broken like any other.
-    results.extend(unresolved.into_iter().map(|(position, spec, error)| {
-        let toolchain = Toolchain {
-            id: spec.clone(),
-            spec: format!("rustup:{spec}"),
-            source: Source::Rustup { name: spec.clone() },
-            rustc: PathBuf::from(spec),
-            env: Vec::new(),
-            pin: None,
-        };
-        (position, Availability::Broken { toolchain, error })
-    }));
-    results.sort_by_key(|(position, _)| *position);
-    let mut results: Vec<Availability> = results
-        .into_iter()
-        .map(|(_, availability)| availability)
-        .collect();
-    for availability in &mut results {
-        if let Availability::Found { toolchain, version } = availability {
-            toolchain.pin = pins
-                .pins
-                .iter()
-                .find(|pin| pin.is_satisfied_by(version))
-                .map(|pin| pin.id.clone());
-            if toolchain.source == Source::Path {
-                toolchain.id = version.release_string();
-            }
-        }
-    }
-    // Two specs may derive the same id (two paths to 1.85.0 compilers): number the later ones.
-    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    for availability in &mut results {
-        if let Availability::Found { toolchain, .. } | Availability::Broken { toolchain, .. } =
-            availability
-        {
-            let count = seen.entry(toolchain.id.clone()).or_insert(0);
-            *count += 1;
-            if *count > 1 {
-                toolchain.id = format!("{}#{count}", toolchain.id);
-            }
-        }
-    }
-    results
-}
-
-/// Turns one `--toolchain` spec into a toolchain: a path if it has a `/` or names a file,
-/// otherwise a rustup toolchain name.
-fn spec_toolchain(sh: &Shell, spec: &str) -> anyhow::Result<Toolchain> {
-    let as_path = Path::new(spec);
-    if spec.contains(std::path::MAIN_SEPARATOR) || sh.current_dir().join(as_path).is_file() {
-        // One that does not exist is reported broken by the probe, with the others going on.
-        let rustc = sh.current_dir().join(as_path);
-        return Ok(Toolchain {
-            id: spec.to_owned(),
-            spec: rustc.display().to_string(),
-            source: Source::Path,
-            env: library_path_env(&rustc),
-            rustc,
-            pin: None,
-        });
-    }
-    resolve_rustup(sh, spec)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::catalog::Release;
-    use crate::pins::tests::GOOD;
-    use crate::version::Channel;
-    use std::os::unix::fs::PermissionsExt;
-
-    #[test]
-    fn source_kinds_are_named_by_the_report_words() {
-        let words: Vec<&str> = SourceKind::ALL.iter().map(|kind| kind.word()).collect();
-        assert_eq!(words, ["rustup", "path", "debian"]);
-        for kind in SourceKind::ALL {
-            assert_eq!(SourceKind::from_word(kind.word()), Some(kind));
-        }
-        assert_eq!(SourceKind::from_word("Rustup"), None);
-        let rustup = Source::Rustup {
-            name: "1.85.0".into(),
-        };
-        assert_eq!(rustup.kind(), SourceKind::Rustup);
-        let debian = Source::Debian {
-            package: "rustc-web=1.85.0+dfsg3-1~deb12u3".into(),
-        };
-        assert_eq!(debian.kind(), SourceKind::Debian);
-        assert_eq!(Source::Path.kind(), SourceKind::Path);
-    }
-
-    #[test]
-    fn debian_upstream_versions() {
-        assert_eq!(debian_upstream_version("1.85.0+dfsg3-1~deb12u3"), "1.85.0");
-        assert_eq!(debian_upstream_version("1.63.0+dfsg1-2"), "1.63.0");
-        assert_eq!(debian_upstream_version("1:19.1.7-3~deb12u1"), "19.1.7");
-        assert_eq!(debian_upstream_version("1.96.0"), "1.96.0");
-    }
-
-    #[test]
-    fn rustup_names() {
-        assert!(rustup_name_is("1.95.0-x86_64-unknown-linux-gnu", "1.95.0"));
-        assert!(rustup_name_is("nightly", "nightly"));
-        assert!(!rustup_name_is(
-            "nightly-2026-05-20-x86_64-unknown-linux-gnu",
-            "nightly"
-        ));
-        assert!(!rustup_name_is("1.95.0-x86_64-unknown-linux-gnu", "1.95"));
-    }
-
-    /// A scratch directory for one test, emptied first.
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("kshim-xtask-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
-    /// A fake compiler: answers `--print sysroot` with a sysroot that has `core` for the
-    /// host (a compiler without one is broken), and anything else with `body`.
-    fn write_script(path: &Path, body: &str) {
-        let directory = path.parent().unwrap();
-        let sysroot = directory.join("fake-sysroot");
-        let core = sysroot.join("lib/rustlib/x86_64-unknown-linux-gnu/lib");
-        std::fs::create_dir_all(&core).unwrap();
-        std::fs::write(core.join("libcore-0123abcd.rlib"), "").unwrap();
-        std::fs::write(
-            path,
-            format!(
-                "#!/bin/sh\n[ \"$1 $2\" = '--print sysroot' ] && {{ echo '{}'; exit 0; }}\n{body}",
-                sysroot.display()
-            ),
-        )
-        .unwrap();
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-
-    fn fake_verbose_version(release: &str, date: &str) -> String {
-        format!(
-            "rustc {release} (abcdef012 {date})\nbinary: rustc\ncommit-hash: abcdef0123\n\
-             commit-date: {date}\nhost: x86_64-unknown-linux-gnu\nrelease: {release}\n"
-        )
-    }
-
-    #[test]
-    fn discovers_wrapper_scripts_given_as_specs() {
-        let dir = scratch("specs");
-        let pins = dir.join("pins.toml");
-        std::fs::write(&pins, GOOD).unwrap();
-        let nightly = dir.join("nightly-rustc");
-        write_script(
-            &nightly,
-            &format!(
-                "[ \"$1\" = -vV ] || exit 3\ncat <<'END'\n{}END\n",
-                fake_verbose_version("1.97.0-nightly", "2026-05-19")
-            ),
-        );
-        let unpinned = dir.join("unpinned-rustc");
-        write_script(
-            &unpinned,
-            &format!(
-                "cat <<'END'\n{}END\n",
-                fake_verbose_version("1.80.1", "2024-08-07")
-            ),
-        );
-        let failing = dir.join("failing-rustc");
-        write_script(&failing, "echo 'error: no such sysroot' >&2\nexit 7\n");
-        let garbage = dir.join("garbage-rustc");
-        write_script(&garbage, "echo 'hello from a wrapper'\n");
-
-        let sh = Shell::new().unwrap();
-        sh.change_dir(&dir);
-        let specs: Vec<String> = [
-            nightly.display().to_string(),
-            "./unpinned-rustc".to_owned(),
-            failing.display().to_string(),
-            garbage.display().to_string(),
-            nightly.display().to_string(),
-        ]
-        .into();
-        let found = discover(&sh, Some(&pins), &specs, VERSION_TIMEOUT).unwrap();
-        assert_eq!(found.len(), 5, "{found:#?}");
-
-        let Availability::Found { toolchain, version } = &found[0] else {
-            panic!("{:#?}", found[0]);
-        };
-        assert_eq!(toolchain.id, "1.97.0-nightly");
-        assert_eq!(toolchain.pin.as_deref(), Some("nightly"));
-        assert_eq!(toolchain.source, Source::Path);
-        assert_eq!(toolchain.rustc, nightly);
-        assert_eq!(toolchain.env, Vec::new());
-        assert_eq!(version.channel, Channel::Nightly);
-
-        let Availability::Found { toolchain, version } = &found[1] else {
-            panic!("{:#?}", found[1]);
-        };
-        assert_eq!(toolchain.id, "1.80.1");
-        assert_eq!(toolchain.pin, None);
-        assert!(toolchain.rustc.is_absolute());
-        assert_eq!(version.release, Release::new(1, 80, 1));
-
-        let Availability::Broken { error, .. } = &found[2] else {
-            panic!("{:#?}", found[2]);
-        };
-        assert!(error.contains("-vV` failed (exit status 7)"), "{error}");
-        assert!(error.contains("error: no such sysroot"), "{error}");
-
-        let Availability::Broken { error, .. } = &found[3] else {
-            panic!("{:#?}", found[3]);
-        };
-        assert!(
-            error.contains("it printed:\nhello from a wrapper"),
-            "{error}"
-        );
-
-        // The same compiler twice gets two ids.
-        assert_eq!(found[4].id(), "1.97.0-nightly#2");
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn a_spec_that_names_nothing_is_broken() {
-        let dir = scratch("nothing");
-        let pins = dir.join("pins.toml");
-        std::fs::write(&pins, GOOD).unwrap();
-        let sh = Shell::new().unwrap();
-        let missing = dir.join("no-such-rustc").display().to_string();
-        let found = discover(
-            &sh,
-            Some(&pins),
-            &[missing.clone(), "no-such-toolchain".into()],
-            VERSION_TIMEOUT,
-        )
-        .unwrap();
-        let Availability::Broken { error, .. } = &found[0] else {
-            panic!("{:#?}", found[0]);
-        };
-        assert_eq!(error, &format!("{missing} does not exist"));
-        // A name that is no file and no rustup toolchain: broken too, with rustup's answer.
-        let Availability::Broken { toolchain, error } = &found[1] else {
-            panic!("{:#?}", found[1]);
-        };
-        assert_eq!(toolchain.id, "no-such-toolchain");
-        assert!(error.contains("no-such-toolchain"), "{error}");
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn a_debian_layout_gets_its_library_path() {
-        let dir = scratch("debian-layout");
-        let pins = dir.join("pins.toml");
-        std::fs::write(&pins, GOOD).unwrap();
-        let libs = dir.join("root/usr/lib/x86_64-linux-gnu");
-        std::fs::create_dir_all(&libs).unwrap();
-        std::fs::write(libs.join("librustc_driver-0123abcd.so"), "").unwrap();
-        // The fake only answers when it is given the library path, as the real one.
-        let rustc = dir.join("root/usr/bin/rustc");
-        write_script(
-            &rustc,
-            &format!(
-                "[ \"$LD_LIBRARY_PATH\" = '{}' ] || {{ echo \"LD_LIBRARY_PATH=$LD_LIBRARY_PATH\" >&2; exit 127; }}\n\
-                 cat <<'END'\n{}END\n",
-                libs.display(),
-                fake_verbose_version("1.85.0", "2025-02-17")
-            ),
-        );
-        let sh = Shell::new().unwrap();
-        let found = discover(
-            &sh,
-            Some(&pins),
-            &[rustc.display().to_string()],
-            VERSION_TIMEOUT,
-        )
-        .unwrap();
-        let Availability::Found { toolchain, .. } = &found[0] else {
-            panic!("{:#?}", found[0]);
-        };
-        assert_eq!(
-            toolchain.env,
-            vec![("LD_LIBRARY_PATH".to_owned(), libs.display().to_string())]
-        );
-        assert_eq!(toolchain.pin.as_deref(), Some("1.85.0"));
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
 }

@@ -1,17 +1,10 @@
-//! `cargo xtask toolchains [install]`: which pinned compilers this machine has, and getting
-//! the missing ones.
-//!
-//! `list` (the default) prints every pin: the compiler that satisfies it (where it is, and its
-//! `rustc -vV` summary), or the exact command that would install it, or why the compiler that
-//! should satisfy it does not work. With `--toolchain` specs it prints those compilers instead.
-//! Exit status 1 when a compiler is broken; a missing pin is the normal state of a fresh
-//! machine and is not a failure.
-//!
-//! `install` installs what it can (see [`crate::provision`]), reports plainly what it could
-//! not get, lists the pins again, and exits 1 when a pin is still missing.
+//! `cargo xtask toolchains [install]`: every pin with the compiler that satisfies it (or the
+//! command that installs it, or why its compiler does not work), exit 1 when one is broken;
+//! `install` provisions what it can through [`crate::provision`] and exits 1 when a pin is
+//! still missing.
 
 use crate::catalog;
-use crate::pins::{Pin, Pins};
+use crate::pins::{Pin, Pins, Shard};
 use crate::toolchain::{discover, Availability, Source, VERSION_TIMEOUT};
 use crate::version::RustcVersion;
 use crate::{flags, provision, Verdict};
@@ -36,17 +29,47 @@ impl flags::Toolchains {
                          compilers that are already there"
                     );
                 }
-                install(sh, &pins_path, !install_flags.no_rustup)
+                install(sh, &pins_path, install_flags)
             }
         }
     }
 }
 
-fn install(sh: &Shell, pins_path: &std::path::Path, use_rustup: bool) -> anyhow::Result<Verdict> {
+/// The pins `--only` and `--shard` select, in file order; an id that names no pin is an error.
+fn selected<'p>(pins: &'p Pins, flags: &flags::Install) -> anyhow::Result<Vec<&'p Pin>> {
+    for id in &flags.only {
+        if !pins.pins.iter().any(|pin| &pin.id == id) {
+            anyhow::bail!(
+                "--only {}: {} has no pin of that id",
+                id.escape_debug(),
+                pins.path.display()
+            );
+        }
+    }
+    let shard = flags.shard.as_deref().map(Shard::parse).transpose()?;
+    if let Some(shard) = shard {
+        shard.check(pins.pins.len())?;
+    }
+    Ok(pins
+        .pins
+        .iter()
+        .enumerate()
+        .filter(|(position, _)| shard.is_none_or(|shard| shard.owns(*position)))
+        .filter(|(_, pin)| flags.only.is_empty() || flags.only.contains(&pin.id))
+        .map(|(_, pin)| pin)
+        .collect())
+}
+
+fn install(
+    sh: &Shell,
+    pins_path: &std::path::Path,
+    flags: &flags::Install,
+) -> anyhow::Result<Verdict> {
     let started = Instant::now();
     let pins = Pins::load(pins_path)?;
+    let wanted = selected(&pins, flags)?;
     let before = discover(sh, Some(pins_path), &[], VERSION_TIMEOUT)?;
-    let outcomes = provision::install(sh, &pins, &before, use_rustup)?;
+    let outcomes = provision::install(sh, &wanted, &before, !flags.no_rustup)?;
     println!();
     println!("Install summary ({:.1}s):", started.elapsed().as_secs_f64());
     let mut failed = 0;
@@ -133,6 +156,13 @@ fn print_list(pins: &Pins, found: &[Availability], specs: bool) {
                     "",
                     toolchain.rustc.display()
                 );
+                if let Some(loader) = &toolchain.loader {
+                    println!(
+                        "  {:id_width$}           through its own loader: {}",
+                        "",
+                        loader.program.display()
+                    );
+                }
                 for (key, value) in &toolchain.env {
                     println!("  {:id_width$}           with {key}={value}", "");
                 }
@@ -174,6 +204,18 @@ fn describe_pin(pin: &Pin) -> String {
         text.push_str(pin.role.description());
     }
     if let Some(note) = &pin.note {
+        // A note is free text: its control characters are shown, never sent to the terminal.
+        let note: String = note
+            .chars()
+            .flat_map(|c| {
+                let shown: Vec<char> = if c.is_control() {
+                    c.escape_default().collect()
+                } else {
+                    vec![c]
+                };
+                shown
+            })
+            .collect();
         text.push_str(&format!(" ({note})"));
     }
     text

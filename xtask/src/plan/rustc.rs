@@ -45,6 +45,8 @@ pub struct Rustc {
     pub path: PathBuf,
     /// Extra environment for rustc and for what it builds (`LD_LIBRARY_PATH` for Debian's).
     pub env: Vec<(String, String)>,
+    /// The loader it runs through, if not the host's: command lines then start with it.
+    pub loader: Option<crate::loader::OwnLoader>,
     /// The release it reports.
     pub release: Release,
 }
@@ -71,7 +73,41 @@ fn path_arg(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// The first release that knows `--edition 2021`; older ones get 2018 (only the feature probe
+/// runs on them, since they are below the minimum).
+const EDITION_2021_SINCE: Release = Release::new(1, 56, 0);
+
 impl Rustc {
+    /// The compiler of a discovered toolchain that reports `release`.
+    pub fn of(toolchain: &crate::toolchain::Toolchain, release: Release) -> Rustc {
+        Rustc {
+            path: toolchain.rustc.clone(),
+            env: toolchain.env.clone(),
+            loader: toolchain.loader.clone(),
+            release,
+        }
+    }
+
+    /// An invocation of this rustc with `args` after the loader's, if it has one.
+    fn invocation(&self, args: Vec<String>, env: Vec<(String, String)>) -> Invocation {
+        let (program, mut leading) = crate::loader::start(&self.path, self.loader.as_ref());
+        leading.extend(args);
+        Invocation {
+            program,
+            args: leading,
+            env,
+            env_remove: Vec::new(),
+        }
+    }
+
+    fn edition(&self) -> &'static str {
+        if self.release >= EDITION_2021_SINCE {
+            "2021"
+        } else {
+            "2018"
+        }
+    }
+
     /// The parts every compilation shares: environment for the mode, edition, check-cfg.
     fn base(&self, mode: Mode) -> Invocation {
         let mut env = self.env.clone();
@@ -80,7 +116,7 @@ impl Rustc {
             Mode::Kernel => env.push(("RUSTC_BOOTSTRAP".into(), "1".into())),
             Mode::Stable => env_remove.push("RUSTC_BOOTSTRAP".into()),
         }
-        let mut args = vec!["--edition".into(), "2021".into()];
+        let mut args = vec!["--edition".into(), self.edition().into()];
         if self.release >= CHECK_CFG_SINCE {
             for name in all_cfg_names() {
                 args.push("--check-cfg".into());
@@ -88,10 +124,8 @@ impl Rustc {
             }
         }
         Invocation {
-            program: self.path.clone(),
-            args,
-            env,
             env_remove,
+            ..self.invocation(args, env)
         }
     }
 
@@ -117,12 +151,7 @@ impl Rustc {
 
     /// The feature probe: a metadata-only library build with JSON diagnostics.
     pub fn probe(&self, source: &Path, out_dir: &Path) -> Invocation {
-        let mut invocation = Invocation {
-            program: self.path.clone(),
-            args: Vec::new(),
-            env: self.env.clone(),
-            env_remove: Vec::new(),
-        };
+        let mut invocation = self.invocation(Vec::new(), self.env.clone());
         invocation.env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
         invocation.args.extend(
             [
@@ -131,7 +160,7 @@ impl Rustc {
                 "--crate-type",
                 "lib",
                 "--edition",
-                "2021",
+                self.edition(),
                 "--error-format=json",
                 "--emit=metadata",
             ]

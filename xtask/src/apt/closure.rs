@@ -1,0 +1,274 @@
+//! The packages that unpacked together make a compiler run: its shared-library closure, read
+//! from the packages' `Depends` within the suites named, never from a hand list.
+
+use super::{
+    checked_package, checked_suite, checked_version, compare_versions, parse_relations, Relation,
+    Served, Stanza,
+};
+use anyhow::{bail, ensure, Context};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A package chosen for a closure, with what downloading and checking it needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// The package name.
+    pub name: String,
+    /// The exact version.
+    pub version: String,
+    /// The suite it is taken from.
+    pub suite: String,
+    /// The architecture of its `.deb` (`amd64`, `all`).
+    pub architecture: String,
+    /// Its source package: `rustc`, `llvm-toolchain-19`, `glibc`.
+    pub source: String,
+    /// The size of its `.deb` in bytes.
+    pub size: u64,
+    /// The SHA-256 of its `.deb`, as the signed index lists it.
+    pub sha256: String,
+    /// Why it is in the closure: `rustc=1.85.1+dfsg1-1+deb13u1 depends on libstd-rust-dev (= ...)`.
+    pub wanted_by: String,
+}
+
+impl Resolved {
+    /// The file name `apt-get download` gives its `.deb` (the epoch's `:` escaped).
+    pub fn deb_file_name(&self) -> String {
+        format!(
+            "{}_{}_{}.deb",
+            self.name,
+            self.version.replace(':', "%3a"),
+            self.architecture
+        )
+    }
+}
+
+impl fmt::Display for Resolved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}={} ({})", self.name, self.version, self.suite)
+    }
+}
+
+/// What the closure may take from the machine itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostLibraries {
+    /// A library the host has installed at a version that satisfies the dependency is used
+    /// from the host: the compiler then runs under the host's loader with `LD_LIBRARY_PATH`,
+    /// which programs it starts (`cc`, the linker) inherit, so they must keep finding the
+    /// host's own copies of what they load. Safe because Debian's shared-library packages
+    /// keep their ABI within a soname and the dependency's version bound is what the
+    /// compiler's binaries were checked to need.
+    Reuse,
+    /// Nothing comes from the host: the compiler runs under the loader unpacked beside it.
+    Never,
+}
+
+/// What the closure needs to know about packages: the registry through the private apt, or
+/// fixed records in tests.
+pub trait PackageIndex {
+    /// Every binary version of `name` the configured suites serve (none for a virtual
+    /// package).
+    fn served(&mut self, name: &str) -> anyhow::Result<Vec<Served>>;
+    /// The record of `name` at `version`.
+    fn record(&mut self, name: &str, version: &str) -> anyhow::Result<Stanza>;
+    /// The real packages that provide the virtual package `name`, as `(package, version)`.
+    fn providers(&mut self, name: &str) -> anyhow::Result<Vec<(String, String)>>;
+    /// The version of `name` installed on the machine, if it is installed.
+    fn installed(&mut self, name: &str) -> anyhow::Result<Option<String>>;
+}
+
+/// The packages that unpacked together make `package` at `version` run: the package itself,
+/// and recursively every dependency that is a shared library (section `libs` or `oldlibs`)
+/// or built from the compiler's own source package; programs it only starts (gcc,
+/// binutils) and development files it does not load (libc6-dev) stay the host's.
+///
+/// Every package comes from `suites`, which are in order of preference: a dependency takes
+/// the newest version that satisfies it in the first suite that has one. With
+/// [`HostLibraries::Reuse`], a library the host satisfies is left out (never one of the
+/// compiler's own packages, which must sit beside it).
+pub fn closure(
+    index: &mut dyn PackageIndex,
+    package: &str,
+    version: &str,
+    suites: &[String],
+    host: HostLibraries,
+) -> anyhow::Result<Vec<Resolved>> {
+    checked_package(package)?;
+    checked_version(version)?;
+    for suite in suites {
+        checked_suite(suite)?;
+    }
+    let served = index.served(package)?;
+    let Some(root_suite) = suites
+        .iter()
+        .find(|suite| {
+            served
+                .iter()
+                .any(|entry| &entry.suite == *suite && entry.version == version)
+        })
+        .cloned()
+    else {
+        let listed: Vec<String> = served
+            .iter()
+            .map(|entry| format!("{} ({})", entry.version, entry.suite))
+            .collect();
+        bail!(
+            "{} serve no {package}={version}{}",
+            describe_suites(suites),
+            if listed.is_empty() {
+                format!("; the registry (as the private apt knows it) has no {package} at all")
+            } else {
+                format!("; the registry has {package} {}", listed.join(", "))
+            }
+        );
+    };
+    let root_record = index.record(package, version)?;
+    let own_source = source_of(&root_record, package);
+    let mut chosen: BTreeMap<String, Resolved> = BTreeMap::new();
+    let mut queue = vec![(
+        package.to_owned(),
+        version.to_owned(),
+        root_suite,
+        format!("asked for ({})", describe_suites(suites)),
+    )];
+    while let Some((name, version, suite, wanted_by)) = queue.pop() {
+        let record = index.record(&name, &version)?;
+        let resolved = Resolved {
+            architecture: record.get("Architecture").unwrap_or("all").to_owned(),
+            source: source_of(&record, &name),
+            size: record
+                .get("Size")
+                .and_then(|size| size.parse().ok())
+                .with_context(|| format!("the record of {name}={version} has no Size"))?,
+            sha256: record
+                .get("SHA256")
+                .with_context(|| format!("the record of {name}={version} has no SHA256"))?
+                .to_owned(),
+            name: name.clone(),
+            version: version.clone(),
+            suite,
+            wanted_by,
+        };
+        chosen.insert(name.clone(), resolved);
+        let relations = ["Pre-Depends", "Depends"]
+            .iter()
+            .filter_map(|key| record.get(key))
+            .flat_map(parse_relations);
+        for alternatives in relations {
+            let described = alternatives
+                .iter()
+                .map(Relation::to_string)
+                .collect::<Vec<_>>()
+                .join(" | ");
+            let dependent = format!("{name}={version} depends on {described}");
+            // A package already taken (or queued) must fit this dependency too.
+            let taken = alternatives.iter().find_map(|relation| {
+                let version = chosen
+                    .get(&relation.name)
+                    .map(|resolved| resolved.version.clone())
+                    .or_else(|| {
+                        queue
+                            .iter()
+                            .find(|(queued, ..)| queued == &relation.name)
+                            .map(|(_, version, ..)| version.clone())
+                    })?;
+                Some((relation, version))
+            });
+            if let Some((relation, taken_version)) = taken {
+                ensure!(
+                    relation.accepts(&taken_version),
+                    "{dependent}, but {}={taken_version} is already taken",
+                    relation.name
+                );
+                continue;
+            }
+            let Some((candidate, candidate_version, candidate_suite)) =
+                choose(index, &alternatives, suites)?
+            else {
+                bail!(
+                    "{dependent}, which {} do not serve (no package of that name or providing it, at a fitting version)",
+                    describe_suites(suites)
+                );
+            };
+            let candidate_record = index.record(&candidate, &candidate_version)?;
+            let is_own = source_of(&candidate_record, &candidate) == own_source;
+            let section = candidate_record.get("Section").unwrap_or("");
+            let section = section.rsplit('/').next().unwrap_or(section);
+            if !is_own && section != "libs" && section != "oldlibs" {
+                continue;
+            }
+            if !is_own && host == HostLibraries::Reuse {
+                let mut on_host = false;
+                for relation in &alternatives {
+                    if index
+                        .installed(&relation.name)?
+                        .is_some_and(|installed| relation.accepts(&installed))
+                    {
+                        on_host = true;
+                        break;
+                    }
+                }
+                if on_host {
+                    continue;
+                }
+            }
+            queue.push((candidate, candidate_version, candidate_suite, dependent));
+        }
+    }
+    Ok(chosen.into_values().collect())
+}
+
+/// The first alternative the suites serve at a fitting version, as `(package, version,
+/// suite)`; a virtual package is replaced by a real package that provides it.
+fn choose(
+    index: &mut dyn PackageIndex,
+    alternatives: &[Relation],
+    suites: &[String],
+) -> anyhow::Result<Option<(String, String, String)>> {
+    for relation in alternatives {
+        let served = index.served(&relation.name)?;
+        if let Some((version, suite)) = best_in_suites(&served, suites, |v| relation.accepts(v)) {
+            return Ok(Some((relation.name.clone(), version, suite)));
+        }
+    }
+    for relation in alternatives.iter().filter(|r| r.constraint.is_none()) {
+        for (provider, provider_version) in index.providers(&relation.name)? {
+            let served = index.served(&provider)?;
+            if let Some((version, suite)) =
+                best_in_suites(&served, suites, |v| v == provider_version)
+            {
+                return Ok(Some((provider, version, suite)));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The newest accepted version in the first suite (of `suites`, in order) that has one.
+fn best_in_suites(
+    served: &[Served],
+    suites: &[String],
+    accepts: impl Fn(&str) -> bool,
+) -> Option<(String, String)> {
+    suites.iter().find_map(|suite| {
+        served
+            .iter()
+            .filter(|entry| &entry.suite == suite && accepts(&entry.version))
+            .max_by(|a, b| compare_versions(&a.version, &b.version))
+            .map(|entry| (entry.version.clone(), suite.clone()))
+    })
+}
+
+fn source_of(record: &Stanza, package: &str) -> String {
+    record
+        .get("Source")
+        .and_then(|source| source.split_whitespace().next())
+        .unwrap_or(package)
+        .to_owned()
+}
+
+fn describe_suites(suites: &[String]) -> String {
+    match suites {
+        [one] => format!("the suite {one}"),
+        _ => format!("the suites {}", suites.join(", ")),
+    }
+}

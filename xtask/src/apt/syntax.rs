@@ -1,0 +1,303 @@
+//! Debian's control-file syntax as apt prints it: versions compared as dpkg does, `Depends`
+//! relations, stanzas, and `apt-cache madison`/`showpkg` listings.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+/// Compares two Debian versions as dpkg does (epoch, then upstream, then revision, `~`
+/// sorting before everything, even the end of the string).
+pub fn compare_versions(a: &str, b: &str) -> Ordering {
+    fn split(version: &str) -> (u64, &str, &str) {
+        let (epoch, rest) = match version.split_once(':') {
+            Some((epoch, rest)) => (epoch.parse().unwrap_or(0), rest),
+            None => (0, version),
+        };
+        let (upstream, revision) = rest.rsplit_once('-').unwrap_or((rest, ""));
+        (epoch, upstream, revision)
+    }
+    let (epoch_a, upstream_a, revision_a) = split(a);
+    let (epoch_b, upstream_b, revision_b) = split(b);
+    epoch_a
+        .cmp(&epoch_b)
+        .then_with(|| compare_fragment(upstream_a.as_bytes(), upstream_b.as_bytes()))
+        .then_with(|| compare_fragment(revision_a.as_bytes(), revision_b.as_bytes()))
+}
+
+/// dpkg's `verrevcmp`: alternating runs of non-digits (compared by [`sort_weight`]) and
+/// digits (compared as numbers).
+fn compare_fragment(a: &[u8], b: &[u8]) -> Ordering {
+    fn sort_weight(c: Option<u8>) -> i32 {
+        match c {
+            None => 0,
+            Some(c) if c.is_ascii_digit() => 0,
+            Some(c) if c.is_ascii_alphabetic() => i32::from(c),
+            Some(b'~') => -1,
+            Some(c) => i32::from(c) + 256,
+        }
+    }
+    let digit = |s: &[u8], i: usize| s.get(i).is_some_and(u8::is_ascii_digit);
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        while (i < a.len() && !digit(a, i)) || (j < b.len() && !digit(b, j)) {
+            let (wa, wb) = (
+                sort_weight(a.get(i).copied()),
+                sort_weight(b.get(j).copied()),
+            );
+            if wa != wb {
+                return wa.cmp(&wb);
+            }
+            i += 1;
+            j += 1;
+        }
+        while a.get(i) == Some(&b'0') {
+            i += 1;
+        }
+        while b.get(j) == Some(&b'0') {
+            j += 1;
+        }
+        let mut first_difference = Ordering::Equal;
+        while digit(a, i) && digit(b, j) {
+            if first_difference == Ordering::Equal {
+                first_difference = a[i].cmp(&b[j]);
+            }
+            i += 1;
+            j += 1;
+        }
+        if digit(a, i) {
+            return Ordering::Greater;
+        }
+        if digit(b, j) {
+            return Ordering::Less;
+        }
+        if first_difference != Ordering::Equal {
+            return first_difference;
+        }
+    }
+    Ordering::Equal
+}
+
+/// A version relation of a dependency: `<<`, `<=`, `=`, `>=`, `>>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operator {
+    /// `<<`
+    Earlier,
+    /// `<=` (also the obsolete `<`)
+    EarlierOrEqual,
+    /// `=`
+    Exactly,
+    /// `>=` (also the obsolete `>`)
+    LaterOrEqual,
+    /// `>>`
+    Later,
+}
+
+impl fmt::Display for Operator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Operator::Earlier => "<<",
+            Operator::EarlierOrEqual => "<=",
+            Operator::Exactly => "=",
+            Operator::LaterOrEqual => ">=",
+            Operator::Later => ">>",
+        })
+    }
+}
+
+/// One alternative of a dependency: `libc6 (>= 2.34)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Relation {
+    /// The package (or virtual package) name, without an architecture qualifier.
+    pub name: String,
+    /// The version relation, if the dependency has one.
+    pub constraint: Option<(Operator, String)>,
+}
+
+impl Relation {
+    /// Whether `version` of this package satisfies the relation.
+    pub fn accepts(&self, version: &str) -> bool {
+        let Some((operator, wanted)) = &self.constraint else {
+            return true;
+        };
+        let order = compare_versions(version, wanted);
+        match operator {
+            Operator::Earlier => order == Ordering::Less,
+            Operator::EarlierOrEqual => order != Ordering::Greater,
+            Operator::Exactly => order == Ordering::Equal,
+            Operator::LaterOrEqual => order != Ordering::Less,
+            Operator::Later => order == Ordering::Greater,
+        }
+    }
+}
+
+impl fmt::Display for Relation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.constraint {
+            Some((operator, version)) => write!(f, "{} ({operator} {version})", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
+/// Parses a `Depends:` (or `Pre-Depends:`) value into its entries, each a list of
+/// alternatives (`a | b`); architecture restrictions and build profiles are dropped.
+pub fn parse_relations(value: &str) -> Vec<Vec<Relation>> {
+    value
+        .split(',')
+        .map(|entry| {
+            entry
+                .split('|')
+                .filter_map(|alternative| {
+                    // Architecture restrictions (`[amd64]`) and build profiles (`<!nocheck>`)
+                    // follow the name and the version relation.
+                    let after = alternative.find(')').unwrap_or(0);
+                    let end = alternative[after..]
+                        .find(['[', '<'])
+                        .map_or(alternative.len(), |at| after + at);
+                    let alternative = alternative[..end].trim();
+                    let (name, constraint) = match alternative.split_once('(') {
+                        Some((name, constraint)) => {
+                            (name.trim(), Some(constraint.trim_end_matches(')').trim()))
+                        }
+                        None => (alternative, None),
+                    };
+                    let name = name.split(':').next()?.trim();
+                    if name.is_empty() {
+                        return None;
+                    }
+                    let constraint = constraint.and_then(|text| {
+                        let operators = [
+                            ("<<", Operator::Earlier),
+                            ("<=", Operator::EarlierOrEqual),
+                            (">=", Operator::LaterOrEqual),
+                            (">>", Operator::Later),
+                            ("=", Operator::Exactly),
+                            ("<", Operator::EarlierOrEqual),
+                            (">", Operator::LaterOrEqual),
+                        ];
+                        operators.iter().find_map(|(symbol, operator)| {
+                            text.strip_prefix(symbol)
+                                .map(|version| (*operator, version.trim().to_owned()))
+                        })
+                    });
+                    Some(Relation {
+                        name: name.to_owned(),
+                        constraint,
+                    })
+                })
+                .collect::<Vec<_>>()
+        })
+        .filter(|alternatives| !alternatives.is_empty())
+        .collect()
+}
+
+/// One stanza of a control file (an `apt-cache show` record, a deb822 sources entry).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stanza {
+    fields: Vec<(String, String)>,
+}
+
+impl Stanza {
+    /// The value of `name` (field names are case-insensitive), continuation lines joined
+    /// with newlines.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+}
+
+/// Parses control-file text into stanzas; `#` comment lines are skipped.
+pub fn parse_stanzas(text: &str) -> Vec<Stanza> {
+    let mut stanzas = Vec::new();
+    let mut current = Stanza::default();
+    for line in text.lines() {
+        if line.trim().is_empty() {
+            if !current.fields.is_empty() {
+                stanzas.push(std::mem::take(&mut current));
+            }
+        } else if line.starts_with('#') {
+            continue;
+        } else if line.starts_with([' ', '\t']) {
+            if let Some((_, value)) = current.fields.last_mut() {
+                value.push('\n');
+                value.push_str(line.trim());
+            }
+        } else if let Some((key, value)) = line.split_once(':') {
+            current
+                .fields
+                .push((key.trim().to_owned(), value.trim().to_owned()));
+        }
+    }
+    if !current.fields.is_empty() {
+        stanzas.push(current);
+    }
+    stanzas
+}
+
+/// One version of a package, as `apt-cache madison` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Served {
+    /// The Debian version.
+    pub version: String,
+    /// The suite that serves it: `bookworm-security`.
+    pub suite: String,
+}
+
+/// Parses `apt-cache madison` lines into every binary version of `package` and its suite:
+/// ` rustc-web | 1.85.0+dfsg3-1~deb12u3 | http://deb.debian.org/debian bookworm/main amd64 Packages`.
+pub fn parse_madison_entries(listing: &str, package: &str) -> Vec<Served> {
+    let mut served = Vec::new();
+    for line in listing.lines() {
+        let mut columns = line.split('|').map(str::trim);
+        let (Some(name), Some(version), Some(source)) =
+            (columns.next(), columns.next(), columns.next())
+        else {
+            continue;
+        };
+        // Source packages are listed too ("... Sources"); only binaries can be downloaded.
+        if name != package || source.ends_with("Sources") {
+            continue;
+        }
+        let Some(suite) = source
+            .split_whitespace()
+            .nth(1)
+            .and_then(|dist| dist.split('/').next())
+        else {
+            continue;
+        };
+        let entry = Served {
+            version: version.to_owned(),
+            suite: suite.to_owned(),
+        };
+        if !served.contains(&entry) {
+            served.push(entry);
+        }
+    }
+    served
+}
+
+/// Parses `apt-cache madison` lines into the versions of `package`, each once.
+pub fn parse_madison(listing: &str, package: &str) -> Vec<String> {
+    let mut versions: Vec<String> = Vec::new();
+    for entry in parse_madison_entries(listing, package) {
+        if !versions.contains(&entry.version) {
+            versions.push(entry.version);
+        }
+    }
+    versions
+}
+
+/// Parses the `Reverse Provides:` section of `apt-cache showpkg` into `(package, version)`.
+pub fn parse_reverse_provides(showpkg: &str) -> Vec<(String, String)> {
+    let Some((_, section)) = showpkg.split_once("Reverse Provides:") else {
+        return Vec::new();
+    };
+    section
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            Some((words.next()?.to_owned(), words.next()?.to_owned()))
+        })
+        .collect()
+}

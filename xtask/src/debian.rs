@@ -1,0 +1,597 @@
+//! Debian's compilers: the `SUITE:PACKAGE[=VERSION]` that names one, and provisioning it into a
+//! prefix of its own under `target/toolchains/debian/` through the private apt of
+//! [`crate::apt`], where it counts as installed only once it has answered `-vV`.
+
+use crate::apt::{self, AptIndex, HostLibraries, PrivateApt, Resolved};
+use crate::loader::Launch;
+use crate::version::{parse_verbose_version, RustcVersion};
+use anyhow::Context;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+use xshell::Shell;
+
+/// Where `cargo xtask toolchains install` keeps what it provisions: `target/toolchains/` at the
+/// repository root.
+///
+/// It ignores `CARGO_TARGET_DIR` on purpose: that is one build's scratch space, while the
+/// provisioned compilers are the machine's, shared by every build of the repository.
+pub fn toolchains_dir() -> PathBuf {
+    crate::project_root().join("target").join("toolchains")
+}
+
+/// The file in a provisioned compiler's prefix that says it is complete and what it holds: its
+/// first line is the [`DebianSource`] with its exact version, then one line per package.
+pub const MARKER: &str = "kshim-provisioned.txt";
+
+/// How long `-vV` of a freshly unpacked compiler may take.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How old the private apt's package lists may be before they are fetched again.
+const LISTS_MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// A Debian compiler package in a suite: `trixie:rustc=1.85.1+dfsg1-1+deb13u1`, or without a
+/// version (`bookworm:rustc-web`) for the newest build of the release wanted.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DebianSource {
+    /// The suite asked for: `bullseye`, `bookworm-security`, `sid`, `experimental`.
+    pub suite: String,
+    /// The compiler package: `rustc`, `rustc-web`, `rustc-mozilla`.
+    pub package: String,
+    /// An exact Debian version, if one is named.
+    pub version: Option<String>,
+}
+
+impl DebianSource {
+    /// Parses `SUITE:PACKAGE` or `SUITE:PACKAGE=VERSION`, each part checked against Debian's
+    /// syntax, so that no value can reach apt as an option or a pattern.
+    pub fn parse(text: &str) -> Result<DebianSource, String> {
+        let usage = "SUITE:PACKAGE or SUITE:PACKAGE=VERSION, such as \
+                     `trixie:rustc=1.85.1+dfsg1-1+deb13u1`";
+        let Some((suite, rest)) = text.split_once(':') else {
+            return Err(format!("`{}` names no suite; write {usage}", escaped(text)));
+        };
+        let (package, version) = match rest.split_once('=') {
+            Some((package, version)) => (package, Some(version)),
+            None => (rest, None),
+        };
+        if !apt::is_suite(suite) || suite.len() > 64 {
+            return Err(format!(
+                "`{}` is not a Debian suite (such as `bookworm` or `trixie-security`); write {usage}",
+                escaped(suite)
+            ));
+        }
+        if !apt::is_package_name(package) || package.len() > 100 {
+            return Err(format!(
+                "`{}` is not a Debian package name (lowercase letters, digits, `+`, `-`, `.`); \
+                 write {usage}",
+                escaped(package)
+            ));
+        }
+        if let Some(version) = version {
+            if !apt::is_version(version) || version.len() > 100 {
+                return Err(format!(
+                    "`{}` is not a Debian version ([epoch:]upstream[-revision], upstream starting \
+                     with a digit); write {usage}",
+                    escaped(version)
+                ));
+            }
+        }
+        Ok(DebianSource {
+            suite: suite.to_owned(),
+            package: package.to_owned(),
+            version: version.map(str::to_owned),
+        })
+    }
+
+    /// The suites its packages may come from, in order of preference: [`suite_family`].
+    pub fn suites(&self) -> Vec<String> {
+        suite_family(&self.suite)
+    }
+
+    /// `package=version`, or the package alone.
+    pub fn package_spec(&self) -> String {
+        match &self.version {
+            Some(version) => format!("{}={version}", self.package),
+            None => self.package.clone(),
+        }
+    }
+}
+
+impl fmt::Display for DebianSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.suite, self.package_spec())
+    }
+}
+
+/// `text` with control characters escaped, to quote it in a one-line message.
+fn escaped(text: &str) -> String {
+    text.chars().flat_map(char::escape_debug).collect()
+}
+
+/// The suites a compiler of `suite` takes its packages from, in order of preference: a stable
+/// release with its security and point-release updates, a backports suite on top of its
+/// release, `experimental` on top of `sid` (it holds only what differs from it).
+pub fn suite_family(suite: &str) -> Vec<String> {
+    let base = ["-security", "-updates", "-backports"]
+        .iter()
+        .find_map(|suffix| suite.strip_suffix(suffix))
+        .unwrap_or(suite);
+    match base {
+        "sid" | "unstable" => vec![base.to_owned()],
+        "experimental" | "rc-buggy" => vec![base.to_owned(), "sid".to_owned()],
+        _ => {
+            let mut family = Vec::new();
+            if suite.ends_with("-backports") {
+                family.push(suite.to_owned());
+            }
+            family.extend([
+                format!("{base}-security"),
+                format!("{base}-updates"),
+                base.to_owned(),
+            ]);
+            family
+        }
+    }
+}
+
+/// The upstream part of a Debian version: `1.85.0` for `1.85.0+dfsg3-1~deb12u3`.
+pub fn upstream_version(version: &str) -> &str {
+    let without_epoch = version.split_once(':').map_or(version, |(_, rest)| rest);
+    let end = without_epoch
+        .find(['+', '-', '~'])
+        .unwrap_or(without_epoch.len());
+    &without_epoch[..end]
+}
+
+/// The prefix a compiler package is unpacked into: `target/toolchains/debian/PACKAGE-VERSION`
+/// (an epoch's `:` escaped, since library paths are `:`-separated lists).
+pub fn prefix_of(root: &Path, package: &str, version: &str) -> PathBuf {
+    root.join("debian")
+        .join(format!("{package}-{}", version.replace(':', "%3a")))
+}
+
+/// The compiler a provisioned prefix holds, from its marker; `None` if it is not complete.
+pub fn read_marker(prefix: &Path) -> Option<DebianSource> {
+    let marker = std::fs::read_to_string(prefix.join(MARKER)).ok()?;
+    let first = marker.lines().next()?.trim();
+    DebianSource::parse(first)
+        .ok()
+        .filter(|source| source.version.is_some())
+}
+
+/// A compiler that is unpacked and answered `-vV`.
+#[derive(Debug, Clone)]
+pub struct Provisioned {
+    /// Its prefix.
+    pub prefix: PathBuf,
+    /// The package it is, with its exact version.
+    pub source: DebianSource,
+    /// How it is started.
+    pub launch: Launch,
+    /// What its `-vV` said.
+    pub version: RustcVersion,
+    /// Whether it was already there (nothing fetched or unpacked).
+    pub already: bool,
+    /// How many packages its prefix holds (0 when it was already there).
+    pub packages: usize,
+    /// Bytes fetched from the registry, and bytes of all its packages.
+    pub bytes: (u64, u64),
+    /// How long it took.
+    pub seconds: f64,
+}
+
+/// Provisions Debian compilers through one private apt, whose lists are fetched at most once per
+/// run (and only when a compiler is not there yet).
+pub struct Provisioner<'a> {
+    sh: &'a Shell,
+    root: PathBuf,
+    suites: Vec<String>,
+    apt: Option<PrivateApt>,
+    update_problems: BTreeMap<String, String>,
+    log: &'a mut dyn FnMut(&str),
+}
+
+impl<'a> Provisioner<'a> {
+    /// A provisioner under `root` (normally [`toolchains_dir`]) for compilers of `suites`
+    /// (every [`suite_family`] needed), saying what it does through `log`.
+    pub fn new(
+        sh: &'a Shell,
+        root: PathBuf,
+        suites: Vec<String>,
+        log: &'a mut dyn FnMut(&str),
+    ) -> Provisioner<'a> {
+        Provisioner {
+            sh,
+            root,
+            suites,
+            apt: None,
+            update_problems: BTreeMap::new(),
+            log,
+        }
+    }
+
+    /// Provisions `source`, unless a complete copy that `accept`s its `-vV` is there already.
+    ///
+    /// Without an exact version, the newest build in the suites whose upstream version is
+    /// `release` is taken. `accept` says whether the compiler is the one wanted (its release);
+    /// a copy it refuses is never moved into place.
+    pub fn provision(
+        &mut self,
+        source: &DebianSource,
+        release: Option<&str>,
+        accept: &dyn Fn(&RustcVersion) -> anyhow::Result<()>,
+    ) -> anyhow::Result<Provisioned> {
+        let started = Instant::now();
+        if let Some(found) = self.already_there(source, release, accept) {
+            return Ok(Provisioned {
+                seconds: started.elapsed().as_secs_f64(),
+                ..found
+            });
+        }
+        let apt = self.apt()?;
+        let suites = source.suites();
+        let version = match &source.version {
+            Some(version) => version.clone(),
+            None => self.newest_version(&apt, source, release)?,
+        };
+        let exact = DebianSource {
+            version: Some(version.clone()),
+            ..source.clone()
+        };
+        let mut index = AptIndex::new(self.sh, &apt);
+        let with_host = apt::closure(
+            &mut index,
+            &source.package,
+            &version,
+            &suites,
+            HostLibraries::Reuse,
+        )
+        .map_err(|error| self.with_update_problems(error, &suites))?;
+        // A closure that needs a newer C library than the host's brings its own loader, and
+        // then everything it loads must come from the suites.
+        let needs_own_c_library = with_host
+            .iter()
+            .any(|package| package.source == apt::C_LIBRARY_SOURCE);
+        let packages: Vec<Resolved> = if needs_own_c_library {
+            apt::closure(
+                &mut index,
+                &source.package,
+                &version,
+                &suites,
+                HostLibraries::Never,
+            )?
+        } else {
+            with_host
+        };
+        let total: u64 = packages.iter().map(|package| package.size).sum();
+        (self.log)(&format!(
+            "{exact}: {} packages, {:.1} MB, {}",
+            packages.len(),
+            total as f64 / 1e6,
+            if needs_own_c_library {
+                "with its own C library and loader (the host's glibc is older than it needs)"
+            } else {
+                "under the host's loader"
+            }
+        ));
+        let downloaded = apt.download(self.sh, &packages, &self.root.join("debian/downloads"))?;
+        if downloaded.fetched > 0 {
+            (self.log)(&format!(
+                "{exact}: fetched {} packages, {:.1} MB, in {:.1}s",
+                downloaded.fetched,
+                downloaded.fetched_bytes as f64 / 1e6,
+                downloaded.seconds
+            ));
+        }
+        let prefix = prefix_of(&self.root, &source.package, &version);
+        let mut marker = format!("{exact}\n");
+        for package in &packages {
+            marker.push_str(&format!("{package}\n"));
+        }
+        let mut checked = None;
+        apt::unpack_atomically(self.sh, &downloaded.files, &prefix, |staging| {
+            std::fs::write(staging.join(MARKER), &marker)
+                .with_context(|| format!("writing the marker in {}", staging.display()))?;
+            let (_, version) = answer(staging, accept)?;
+            checked = Some(version);
+            Ok(())
+        })
+        .with_context(|| format!("unpacking {exact} into {}", prefix.display()))?;
+        let launch = Launch::for_prefix(&prefix)?;
+        Ok(Provisioned {
+            prefix,
+            source: exact,
+            launch,
+            version: checked.context("the unpacked compiler was not checked")?,
+            already: false,
+            packages: packages.len(),
+            bytes: (downloaded.fetched_bytes, downloaded.total_bytes),
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// A complete prefix of `source` (or, without a version, of any build of `release`) whose
+    /// compiler answers and is accepted.
+    fn already_there(
+        &mut self,
+        source: &DebianSource,
+        release: Option<&str>,
+        accept: &dyn Fn(&RustcVersion) -> anyhow::Result<()>,
+    ) -> Option<Provisioned> {
+        let mut prefixes: Vec<(PathBuf, DebianSource)> = match &source.version {
+            Some(version) => {
+                let prefix = prefix_of(&self.root, &source.package, version);
+                let found = read_marker(&prefix)?;
+                vec![(prefix, found)]
+            }
+            None => provisioned_prefixes(&self.root)
+                .into_iter()
+                .filter(|(_, found)| {
+                    let version = found.version.as_deref().unwrap_or_default();
+                    found.package == source.package
+                        && release.is_some_and(|release| upstream_version(version) == release)
+                })
+                .collect(),
+        };
+        prefixes.retain(|(_, found)| {
+            found.package == source.package
+                && (source.version.is_none() || found.version == source.version)
+        });
+        for (prefix, found) in prefixes {
+            match answer(&prefix, accept) {
+                Ok((launch, version)) => {
+                    return Some(Provisioned {
+                        prefix,
+                        source: found,
+                        launch,
+                        version,
+                        already: true,
+                        packages: 0,
+                        bytes: (0, 0),
+                        seconds: 0.0,
+                    })
+                }
+                Err(error) => (self.log)(&format!(
+                    "{found}: the copy in {} does not work ({error:#}); unpacking it again",
+                    prefix.display()
+                )),
+            }
+        }
+        None
+    }
+
+    /// The private apt, created on first use with every suite it has listed before and every
+    /// suite of this run, its lists fetched when they are older than a day or lack a suite.
+    fn apt(&mut self) -> anyhow::Result<PrivateApt> {
+        if let Some(apt) = &self.apt {
+            return Ok(apt.clone());
+        }
+        let dir = self.root.join("apt");
+        let mut suites = PrivateApt::listed_suites(&dir);
+        for suite in &self.suites {
+            if !suites.contains(suite) {
+                suites.push(suite.clone());
+            }
+        }
+        let names: Vec<&str> = suites.iter().map(String::as_str).collect();
+        let apt = PrivateApt::create(self.sh, &dir, &names)?;
+        let stamp = dir.join("updated");
+        let fresh = std::fs::read_to_string(&stamp).is_ok_and(|listed| listed == suites.join(" "))
+            && std::fs::metadata(&stamp)
+                .and_then(|meta| meta.modified())
+                .is_ok_and(|modified| {
+                    SystemTime::now()
+                        .duration_since(modified)
+                        .is_ok_and(|age| age < LISTS_MAX_AGE)
+                });
+        if !fresh {
+            let started = Instant::now();
+            (self.log)(&format!(
+                "apt-get update of {} suites in {}",
+                suites.len(),
+                apt.dir().display()
+            ));
+            self.update_problems = apt.update(self.sh)?;
+            for (suite, problem) in &self.update_problems {
+                (self.log)(&format!("apt-get update: {suite}: {problem}"));
+            }
+            (self.log)(&format!(
+                "apt-get update took {:.1}s",
+                started.elapsed().as_secs_f64()
+            ));
+            if self.update_problems.is_empty() {
+                std::fs::write(&stamp, suites.join(" "))
+                    .with_context(|| format!("writing {}", stamp.display()))?;
+            }
+        }
+        self.apt = Some(apt.clone());
+        Ok(apt)
+    }
+
+    /// The newest version of `source`'s package in its suites whose upstream version is
+    /// `release` (any, without a release).
+    fn newest_version(
+        &self,
+        apt: &PrivateApt,
+        source: &DebianSource,
+        release: Option<&str>,
+    ) -> anyhow::Result<String> {
+        let suites = source.suites();
+        let served = apt.madison(self.sh, &source.package)?;
+        let in_suites: Vec<&apt::Served> = served
+            .iter()
+            .filter(|entry| suites.contains(&entry.suite))
+            .collect();
+        let best = in_suites
+            .iter()
+            .filter(|entry| {
+                release.is_none_or(|release| upstream_version(&entry.version) == release)
+            })
+            .max_by(|a, b| apt::compare_versions(&a.version, &b.version));
+        if let Some(best) = best {
+            return Ok(best.version.clone());
+        }
+        let listed: Vec<String> = in_suites
+            .iter()
+            .map(|entry| format!("{} ({})", entry.version, entry.suite))
+            .collect();
+        let error = anyhow::anyhow!(
+            "the suites {} serve {}, but no {} of release {}",
+            suites.join(", "),
+            if listed.is_empty() {
+                format!("no {} at all", source.package)
+            } else {
+                format!("{} {}", source.package, listed.join(", "))
+            },
+            source.package,
+            release.unwrap_or("any")
+        );
+        Err(self.with_update_problems(error, &suites))
+    }
+
+    /// `error`, with what `apt-get update` said about `suites` if it failed for any of them.
+    fn with_update_problems(&self, error: anyhow::Error, suites: &[String]) -> anyhow::Error {
+        let problems: Vec<String> = suites
+            .iter()
+            .filter_map(|suite| {
+                self.update_problems
+                    .get(suite)
+                    .map(|problem| format!("{suite}: {problem}"))
+            })
+            .collect();
+        if problems.is_empty() {
+            error
+        } else {
+            error.context(format!("apt-get update failed for {}", problems.join("; ")))
+        }
+    }
+}
+
+/// Starts the compiler in `prefix` with `-vV` and checks what it says with `accept`.
+fn answer(
+    prefix: &Path,
+    accept: &dyn Fn(&RustcVersion) -> anyhow::Result<()>,
+) -> anyhow::Result<(Launch, RustcVersion)> {
+    let launch = Launch::for_prefix(prefix)?;
+    let said = launch.run(&["-vV"], CHECK_TIMEOUT)?;
+    let version = parse_verbose_version(&said).map_err(|error| anyhow::anyhow!("{error}"))?;
+    accept(&version)?;
+    Ok((launch, version))
+}
+
+/// Every complete prefix under `root`'s `debian/`, with the compiler its marker names, sorted.
+pub fn provisioned_prefixes(root: &Path) -> Vec<(PathBuf, DebianSource)> {
+    let Ok(entries) = std::fs::read_dir(root.join("debian")) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(PathBuf, DebianSource)> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| {
+            !path
+                .file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with('.'))
+        })
+        .filter_map(|prefix| read_marker(&prefix).map(|source| (prefix, source)))
+        .collect();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_are_parsed_and_checked() {
+        let source = DebianSource::parse("trixie:rustc=1.85.1+dfsg1-1+deb13u1").unwrap();
+        assert_eq!(source.suite, "trixie");
+        assert_eq!(source.package, "rustc");
+        assert_eq!(source.version.as_deref(), Some("1.85.1+dfsg1-1+deb13u1"));
+        assert_eq!(source.to_string(), "trixie:rustc=1.85.1+dfsg1-1+deb13u1");
+        let bare = DebianSource::parse("bookworm-security:rustc-web").unwrap();
+        assert_eq!(bare.version, None);
+        assert_eq!(bare.to_string(), "bookworm-security:rustc-web");
+        for (bad, said) in [
+            ("rustc-web", "names no suite"),
+            ("--help", "names no suite"),
+            ("sid:--help", "`--help` is not a Debian package name"),
+            ("-o:rustc", "`-o` is not a Debian suite"),
+            ("sid:rustc=--help", "`--help` is not a Debian version"),
+            ("sid:rustc=1.0;touch pwned", "is not a Debian version"),
+            ("sid:x;touch${IFS}pwned", "is not a Debian package name"),
+            ("Sid:rustc", "`Sid` is not a Debian suite"),
+            (
+                "sid:rustc=1.0\u{1b}[31m",
+                "`1.0\\u{1b}[31m` is not a Debian version",
+            ),
+            ("sid/../..:rustc", "is not a Debian suite"),
+            ("sid:rustc=", "`` is not a Debian version"),
+        ] {
+            let error = DebianSource::parse(bad).unwrap_err();
+            assert!(error.contains(said), "{bad:?}: {error}");
+        }
+    }
+
+    #[test]
+    fn suite_families() {
+        assert_eq!(
+            suite_family("bullseye"),
+            ["bullseye-security", "bullseye-updates", "bullseye"]
+        );
+        assert_eq!(
+            suite_family("bookworm-security"),
+            ["bookworm-security", "bookworm-updates", "bookworm"]
+        );
+        assert_eq!(
+            suite_family("trixie-backports"),
+            [
+                "trixie-backports",
+                "trixie-security",
+                "trixie-updates",
+                "trixie"
+            ]
+        );
+        assert_eq!(suite_family("sid"), ["sid"]);
+        assert_eq!(suite_family("experimental"), ["experimental", "sid"]);
+    }
+
+    #[test]
+    fn upstream_versions_and_prefixes() {
+        assert_eq!(upstream_version("1.85.0+dfsg3-1~deb12u3"), "1.85.0");
+        assert_eq!(upstream_version("1.98.1+dfsg1-1~exp1"), "1.98.1");
+        assert_eq!(upstream_version("1:19.1.7-3~deb12u1"), "19.1.7");
+        assert_eq!(upstream_version("1.96.0"), "1.96.0");
+        let prefix = prefix_of(Path::new("/t"), "rustc", "1:1.0-1");
+        assert_eq!(prefix, Path::new("/t/debian/rustc-1%3a1.0-1"));
+    }
+
+    #[test]
+    fn markers_name_an_exact_compiler() {
+        let dir = crate::project_root().join("target/kshim/test-scratch/debian-marker");
+        let _ = std::fs::remove_dir_all(&dir);
+        let prefix = prefix_of(&dir, "rustc", "1.85.1+dfsg1-1+deb13u1");
+        std::fs::create_dir_all(&prefix).unwrap();
+        assert_eq!(read_marker(&prefix), None);
+        std::fs::write(prefix.join(MARKER), "trixie:rustc\n").unwrap();
+        assert_eq!(
+            read_marker(&prefix),
+            None,
+            "a marker names an exact version"
+        );
+        std::fs::write(
+            prefix.join(MARKER),
+            "trixie:rustc=1.85.1+dfsg1-1+deb13u1\nlibc6=2.41-12 (trixie)\n",
+        )
+        .unwrap();
+        let found = provisioned_prefixes(&dir);
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            found[0].1.to_string(),
+            "trixie:rustc=1.85.1+dfsg1-1+deb13u1"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,191 @@
+//! `--toolchain` specs resolved to compilers: rustup names from one `rustup toolchain list -v`,
+//! paths (through their own loader if their prefix has one), and Debian packages provisioned
+//! on the spot; each distinct spec once, so a thousand of them take linear time.
+
+use super::{
+    library_path_env, probe_all, rustup_name_is, rustup_toolchain, rustup_toolchains, Availability,
+    Source, Toolchain, NOT_CHECKED,
+};
+use crate::debian::{self, DebianSource, Provisioner};
+use crate::interrupt::interrupted;
+use crate::loader::Launch;
+use crate::pins::{Pin, Pins};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use xshell::Shell;
+
+pub(super) fn discover_specs(
+    sh: &Shell,
+    pins: &Pins,
+    specs: &[String],
+    timeout: Duration,
+) -> Vec<Availability> {
+    // Each distinct spec is resolved once; repeats share its answer.
+    let mut first_of: HashMap<&str, usize> = HashMap::new();
+    let distinct: Vec<&str> = specs
+        .iter()
+        .filter(|spec| {
+            let next = first_of.len();
+            *first_of.entry(spec.as_str()).or_insert(next) == next
+        })
+        .map(String::as_str)
+        .collect();
+    let mut rustup = None;
+    let debian_suites: Vec<String> = distinct
+        .iter()
+        .filter_map(|spec| DebianSource::parse(spec.strip_prefix("debian:")?).ok())
+        .flat_map(|source| source.suites())
+        .collect();
+    let mut log = |line: &str| eprintln!("toolchain: {line}");
+    let mut provisioner = Provisioner::new(sh, debian::toolchains_dir(), debian_suites, &mut log);
+    let mut resolved: Vec<Result<Toolchain, Availability>> = Vec::with_capacity(distinct.len());
+    for spec in &distinct {
+        let result = if interrupted().is_some() {
+            Err(NOT_CHECKED.to_owned())
+        } else {
+            spec_toolchain(sh, spec, &mut rustup, &mut provisioner)
+        };
+        resolved.push(result.map_err(|error| {
+            // A name that is neither a file nor a rustup toolchain is broken like any other.
+            Availability::Broken {
+                toolchain: Toolchain {
+                    id: (*spec).to_owned(),
+                    spec: (*spec).to_owned(),
+                    source: Source::Path,
+                    rustc: PathBuf::from(spec),
+                    env: Vec::new(),
+                    loader: None,
+                    pin: None,
+                },
+                error,
+            }
+        }));
+    }
+    let runnable: Vec<Toolchain> = resolved
+        .iter()
+        .filter_map(|result| result.as_ref().ok().cloned())
+        .collect();
+    let mut probed = probe_all(runnable, timeout).into_iter();
+    let answers: Vec<Availability> = resolved
+        .into_iter()
+        .map(|result| match result {
+            Ok(_) => probed.next().expect("one probe per runnable spec"),
+            Err(broken) => broken,
+        })
+        .collect();
+    let pin_of_release: HashMap<(String, Option<String>), &Pin> = pins
+        .pins
+        .iter()
+        .map(|pin| ((pin.release.clone(), pin.commit_date.clone()), pin))
+        .collect();
+    let mut results: Vec<Availability> = specs
+        .iter()
+        .map(|spec| answers[first_of[spec.as_str()]].clone())
+        .collect();
+    for availability in &mut results {
+        if let Availability::Found { toolchain, version } = availability {
+            let by_date =
+                pin_of_release.get(&(version.release_string(), version.commit_date.clone()));
+            let any_date = pin_of_release.get(&(version.release_string(), None));
+            toolchain.pin = by_date
+                .or(any_date)
+                .filter(|pin| pin.is_satisfied_by(version))
+                .map(|pin| pin.id.clone());
+            if matches!(toolchain.source, Source::Path | Source::Debian { .. }) {
+                toolchain.id = version.release_string();
+            }
+        }
+    }
+    // Two specs may derive the same id (two paths to 1.85.0 compilers): number the later ones.
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for availability in &mut results {
+        if let Availability::Found { toolchain, .. } | Availability::Broken { toolchain, .. } =
+            availability
+        {
+            let count = seen.entry(toolchain.id.clone()).or_insert(0);
+            *count += 1;
+            if *count > 1 {
+                toolchain.id = format!("{}#{count}", toolchain.id);
+            }
+        }
+    }
+    results
+}
+
+/// Turns one `--toolchain` spec into a toolchain: `debian:SUITE:PACKAGE[=VERSION]` provisioned
+/// on the spot, a path if it has a `/` or names a file, otherwise a rustup toolchain name
+/// (looked up in one `rustup toolchain list -v`, kept in `rustup`).
+fn spec_toolchain(
+    sh: &Shell,
+    spec: &str,
+    rustup: &mut Option<Vec<(String, PathBuf)>>,
+    provisioner: &mut Provisioner<'_>,
+) -> Result<Toolchain, String> {
+    if let Some(text) = spec.strip_prefix("debian:") {
+        let package = DebianSource::parse(text)?;
+        let provisioned = provisioner
+            .provision(&package, None, &|_| Ok(()))
+            .map_err(|error| format!("provisioning {package}: {error:#}"))?;
+        let exact = provisioned.source.clone();
+        return Ok(Toolchain::launched(
+            spec.to_owned(),
+            format!("debian:{exact}"),
+            Source::Debian { package: exact },
+            provisioned.launch,
+        ));
+    }
+    let as_path = Path::new(spec);
+    if spec.contains(std::path::MAIN_SEPARATOR) || sh.current_dir().join(as_path).is_file() {
+        // One that does not exist is reported broken by the probe, with the others going on.
+        let rustc = sh.current_dir().join(as_path);
+        let own_loader = rustc
+            .parent()
+            .filter(|bin| bin.ends_with("usr/bin"))
+            .and_then(|bin| bin.parent()?.parent())
+            .and_then(|prefix| Launch::for_prefix(prefix).ok())
+            .filter(|launch| launch.loader.is_some() && launch.rustc == rustc);
+        return Ok(match own_loader {
+            Some(launch) => Toolchain::launched(
+                spec.to_owned(),
+                rustc.display().to_string(),
+                Source::Path,
+                launch,
+            ),
+            None => Toolchain {
+                id: spec.to_owned(),
+                spec: rustc.display().to_string(),
+                source: Source::Path,
+                env: library_path_env(&rustc),
+                rustc,
+                loader: None,
+                pin: None,
+            },
+        });
+    }
+    let installed = rustup.get_or_insert_with(|| rustup_toolchains(sh));
+    let found = installed.iter().find(|(name, _)| name == spec).or_else(|| {
+        installed
+            .iter()
+            .find(|(name, _)| rustup_name_is(name, spec))
+    });
+    match found {
+        Some((_, rustc)) => Ok(Toolchain {
+            id: spec.to_owned(),
+            spec: format!("rustup:{spec}"),
+            ..rustup_toolchain(spec, rustc)
+        }),
+        None => {
+            let names: Vec<&str> = installed.iter().map(|(name, _)| name.as_str()).collect();
+            Err(format!(
+                "`{}` is no rustc file and no installed rustup toolchain (installed: {})",
+                spec.escape_debug(),
+                if names.is_empty() {
+                    "none, or rustup is not there".to_owned()
+                } else {
+                    names.join(", ")
+                }
+            ))
+        }
+    }
+}
