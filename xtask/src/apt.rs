@@ -10,28 +10,28 @@ mod syntax;
 mod tests;
 mod unpack;
 
-pub use closure::{closure, HostLibraries, PackageIndex, Resolved};
-pub use private::{apt_options, reachability_settings, AptIndex, Downloaded, Mirrors, PrivateApt};
-pub use syntax::{
-    compare_versions, parse_madison, parse_madison_entries, parse_relations,
-    parse_reverse_provides, parse_stanzas, Operator, Relation, Served, Stanza,
+pub(crate) use closure::{closure, HostLibraries, PackageIndex, Resolved};
+pub(crate) use private::{AptIndex, PrivateApt};
+pub(crate) use syntax::{
+    compare_versions, parse_madison_entries, parse_relations, parse_reverse_provides,
+    parse_stanzas, Relation, Served, Stanza,
 };
-pub use unpack::unpack_atomically;
+pub(crate) use unpack::unpack_atomically;
 
 use anyhow::ensure;
 
 /// The keyring every suite's signature is checked against (Debian's `debian-archive-keyring`).
-pub const ARCHIVE_KEYRING: &str = "/usr/share/keyrings/debian-archive-keyring.gpg";
+pub(crate) const ARCHIVE_KEYRING: &str = "/usr/share/keyrings/debian-archive-keyring.gpg";
 
 /// The machine's own deb822 sources, whose URIs the private apt reuses.
-pub const HOST_SOURCES: &str = "/etc/apt/sources.list.d/debian.sources";
+pub(crate) const HOST_SOURCES: &str = "/etc/apt/sources.list.d/debian.sources";
 
 /// The source package of the C library: a package built from it can only run under its own
 /// loader, so a closure that needs it cannot borrow the host's loader.
-pub const C_LIBRARY_SOURCE: &str = "glibc";
+pub(crate) const C_LIBRARY_SOURCE: &str = "glibc";
 
 /// Whether `name` is a Debian package name: `[a-z0-9][a-z0-9+.-]+` (Policy 5.6.1).
-pub fn is_package_name(name: &str) -> bool {
+pub(crate) fn is_package_name(name: &str) -> bool {
     let bytes = name.as_bytes();
     bytes.len() >= 2
         && (bytes[0].is_ascii_lowercase() || bytes[0].is_ascii_digit())
@@ -41,7 +41,7 @@ pub fn is_package_name(name: &str) -> bool {
 }
 
 /// Whether `version` is a Debian version, `[epoch:]upstream[-revision]` (Policy 5.6.12).
-pub fn is_version(version: &str) -> bool {
+pub(crate) fn is_version(version: &str) -> bool {
     let (epoch, rest) = match version.split_once(':') {
         Some((epoch, rest)) => (Some(epoch), rest),
         None => (None, version),
@@ -71,7 +71,7 @@ pub fn is_version(version: &str) -> bool {
 
 /// Whether `suite` is a suite or codename as the archive names them: `bookworm-security`,
 /// `trixie-backports`, `sid`.
-pub fn is_suite(suite: &str) -> bool {
+pub(crate) fn is_suite(suite: &str) -> bool {
     let bytes = suite.as_bytes();
     !bytes.is_empty()
         && bytes[0].is_ascii_lowercase()

@@ -16,10 +16,10 @@ use std::time::Instant;
 use xshell::{cmd, Shell};
 
 /// How many times each measurement runs unless `--runs` says otherwise.
-pub const DEFAULT_RUNS: usize = 3;
+pub(crate) const DEFAULT_RUNS: usize = 3;
 
 /// The issue's target: the cold matrix within this factor of the plain parallel run.
-pub const TARGET_RATIO: f64 = 1.2;
+pub(crate) const TARGET_RATIO: f64 = 1.2;
 
 /// The matrix's steps rearranged for `xargs -P`: the same processes, grouped into jobs and
 /// waves.
@@ -36,7 +36,7 @@ pub const TARGET_RATIO: f64 = 1.2;
 ///   It always starts its job, so that `|| true` covers it alone. Any other failing job
 ///   makes the script exit 1.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PlainRun {
+pub(crate) struct PlainRun {
     /// The steps' directories, created first.
     pub directories: Vec<PathBuf>,
     /// Variables some steps run without, unset for all (in practice `RUSTC_BOOTSTRAP`, which
@@ -50,7 +50,7 @@ pub struct PlainRun {
 
 impl PlainRun {
     /// Groups a plan's steps into jobs and waves.
-    pub fn from_steps(steps: &[Step]) -> PlainRun {
+    pub(crate) fn from_steps(steps: &[Step]) -> PlainRun {
         let mut dependents = vec![0usize; steps.len()];
         for &dep in steps.iter().flat_map(|step| &step.deps) {
             dependents[dep] += 1;
@@ -115,13 +115,13 @@ impl PlainRun {
     }
 
     /// How many jobs there are in all.
-    pub fn jobs(&self) -> usize {
+    pub(crate) fn jobs(&self) -> usize {
         self.waves.iter().map(Vec::len).sum()
     }
 
     /// The POSIX shell script that runs it: the directories, then each wave through
     /// `xargs -0 -n 1 -P <parallelism> sh -c`; it exits 1 if any job failed.
-    pub fn script(&self, parallelism: usize) -> String {
+    pub(crate) fn script(&self, parallelism: usize) -> String {
         let mut script = format!(
             "#!/bin/sh\n\
              # The plain parallel baseline of `cargo xtask bench`: the matrix's planned compiles\n\
@@ -183,7 +183,7 @@ fn step_line(step: &Step) -> String {
 ///
 /// The report does not say whether a feature probe came from the cache, so only these cells
 /// decide; the probe shares their cache and `--no-cache` turns it off for every step alike.
-pub fn check_cache_use(
+pub(crate) fn check_cache_use(
     report: &Report,
     planned: usize,
     warm: bool,
@@ -214,12 +214,12 @@ pub fn check_cache_use(
 
 /// The wall-clock seconds of one measurement's runs.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Samples(pub Vec<f64>);
+pub(crate) struct Samples(pub Vec<f64>);
 
 impl Samples {
     /// The fastest, the middle (the mean of the middle two for an even count) and the slowest
     /// run; not a number for no runs.
-    pub fn min_median_max(&self) -> [f64; 3] {
+    pub(crate) fn min_median_max(&self) -> [f64; 3] {
         let mut sorted = self.0.clone();
         sorted.sort_by(f64::total_cmp);
         let Some((&min, &max)) = sorted.first().zip(sorted.last()) else {
@@ -231,7 +231,7 @@ impl Samples {
     }
 
     /// The middle run.
-    pub fn median(&self) -> f64 {
+    pub(crate) fn median(&self) -> f64 {
         self.min_median_max()[1]
     }
 }

@@ -17,13 +17,13 @@ use xshell::Shell;
 ///
 /// It ignores `CARGO_TARGET_DIR` on purpose: that is one build's scratch space, while the
 /// provisioned compilers are the machine's, shared by every build of the repository.
-pub fn toolchains_dir() -> PathBuf {
+pub(crate) fn toolchains_dir() -> PathBuf {
     crate::project_root().join("target").join("toolchains")
 }
 
 /// The file in a provisioned compiler's prefix that says it is complete and what it holds: its
 /// first line is the [`DebianSource`] with its exact version, then one line per package.
-pub const MARKER: &str = "kshim-provisioned.txt";
+pub(crate) const MARKER: &str = "kshim-provisioned.txt";
 
 /// How long `-vV` of a freshly unpacked compiler may take.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(60);
@@ -113,7 +113,7 @@ fn escaped(text: &str) -> String {
 /// The suites a compiler of `suite` takes its packages from, in order of preference: a stable
 /// release with its security and point-release updates, a backports suite on top of its
 /// release, `experimental` on top of `sid` (it holds only what differs from it).
-pub fn suite_family(suite: &str) -> Vec<String> {
+pub(crate) fn suite_family(suite: &str) -> Vec<String> {
     let base = ["-security", "-updates", "-backports"]
         .iter()
         .find_map(|suffix| suite.strip_suffix(suffix))
@@ -137,7 +137,7 @@ pub fn suite_family(suite: &str) -> Vec<String> {
 }
 
 /// The upstream part of a Debian version: `1.85.0` for `1.85.0+dfsg3-1~deb12u3`.
-pub fn upstream_version(version: &str) -> &str {
+pub(crate) fn upstream_version(version: &str) -> &str {
     let without_epoch = version.split_once(':').map_or(version, |(_, rest)| rest);
     let end = without_epoch
         .find(['+', '-', '~'])
@@ -147,13 +147,13 @@ pub fn upstream_version(version: &str) -> &str {
 
 /// The prefix a compiler package is unpacked into: `target/toolchains/debian/PACKAGE-VERSION`
 /// (an epoch's `:` escaped, since library paths are `:`-separated lists).
-pub fn prefix_of(root: &Path, package: &str, version: &str) -> PathBuf {
+pub(crate) fn prefix_of(root: &Path, package: &str, version: &str) -> PathBuf {
     root.join("debian")
         .join(format!("{package}-{}", version.replace(':', "%3a")))
 }
 
 /// The compiler a provisioned prefix holds, from its marker; `None` if it is not complete.
-pub fn read_marker(prefix: &Path) -> Option<DebianSource> {
+pub(crate) fn read_marker(prefix: &Path) -> Option<DebianSource> {
     let marker = std::fs::read_to_string(prefix.join(MARKER)).ok()?;
     let first = marker.lines().next()?.trim();
     DebianSource::parse(first)
@@ -163,15 +163,13 @@ pub fn read_marker(prefix: &Path) -> Option<DebianSource> {
 
 /// A compiler that is unpacked and answered `-vV`.
 #[derive(Debug, Clone)]
-pub struct Provisioned {
+pub(crate) struct Provisioned {
     /// Its prefix.
     pub prefix: PathBuf,
     /// The package it is, with its exact version.
     pub source: DebianSource,
     /// How it is started.
     pub launch: Launch,
-    /// What its `-vV` said.
-    pub version: RustcVersion,
     /// Whether it was already there (nothing fetched or unpacked).
     pub already: bool,
     /// How many packages its prefix holds (0 when it was already there).
@@ -184,7 +182,7 @@ pub struct Provisioned {
 
 /// Provisions Debian compilers through one private apt, whose lists are fetched at most once per
 /// run (and only when a compiler is not there yet).
-pub struct Provisioner<'a> {
+pub(crate) struct Provisioner<'a> {
     sh: &'a Shell,
     root: PathBuf,
     suites: Vec<String>,
@@ -196,7 +194,7 @@ pub struct Provisioner<'a> {
 impl<'a> Provisioner<'a> {
     /// A provisioner under `root` (normally [`toolchains_dir`]) for compilers of `suites`
     /// (every [`suite_family`] needed), saying what it does through `log`.
-    pub fn new(
+    pub(crate) fn new(
         sh: &'a Shell,
         root: PathBuf,
         suites: Vec<String>,
@@ -217,7 +215,7 @@ impl<'a> Provisioner<'a> {
     /// Without an exact version, the newest build in the suites whose upstream version is
     /// `release` is taken. `accept` says whether the compiler is the one wanted (its release);
     /// a copy it refuses is never moved into place.
-    pub fn provision(
+    pub(crate) fn provision(
         &mut self,
         source: &DebianSource,
         release: Option<&str>,
@@ -299,12 +297,12 @@ impl<'a> Provisioner<'a> {
             Ok(())
         })
         .with_context(|| format!("unpacking {exact} into {}", prefix.display()))?;
+        checked.context("the unpacked compiler was not checked")?;
         let launch = Launch::for_prefix(&prefix)?;
         Ok(Provisioned {
             prefix,
             source: exact,
             launch,
-            version: checked.context("the unpacked compiler was not checked")?,
             already: false,
             packages: packages.len(),
             bytes: (downloaded.fetched_bytes, downloaded.total_bytes),
@@ -341,12 +339,11 @@ impl<'a> Provisioner<'a> {
         });
         for (prefix, found) in prefixes {
             match answer(&prefix, accept) {
-                Ok((launch, version)) => {
+                Ok((launch, _)) => {
                     return Some(Provisioned {
                         prefix,
                         source: found,
                         launch,
-                        version,
                         already: true,
                         packages: 0,
                         bytes: (0, 0),
@@ -482,7 +479,7 @@ fn answer(
 }
 
 /// Every complete prefix under `root`'s `debian/`, with the compiler its marker names, sorted.
-pub fn provisioned_prefixes(root: &Path) -> Vec<(PathBuf, DebianSource)> {
+pub(crate) fn provisioned_prefixes(root: &Path) -> Vec<(PathBuf, DebianSource)> {
     let Ok(entries) = std::fs::read_dir(root.join("debian")) else {
         return Vec::new();
     };

@@ -13,7 +13,7 @@ use std::path::Path;
 ///
 /// The file is opened without blocking and checked afterwards, so that a FIFO put in its place
 /// between a check and the open cannot stall the caller either.
-pub fn open_regular(path: &Path) -> anyhow::Result<(File, Metadata)> {
+pub(crate) fn open_regular(path: &Path) -> anyhow::Result<(File, Metadata)> {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -39,7 +39,7 @@ pub fn open_regular(path: &Path) -> anyhow::Result<(File, Metadata)> {
 }
 
 /// The contents of the regular file at `path`, refused if it holds more than `limit` bytes.
-pub fn read_bytes(path: &Path, limit: u64) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn read_bytes(path: &Path, limit: u64) -> anyhow::Result<Vec<u8>> {
     let (file, metadata) = open_regular(path)?;
     let too_large = || {
         anyhow::anyhow!(
@@ -60,7 +60,7 @@ pub fn read_bytes(path: &Path, limit: u64) -> anyhow::Result<Vec<u8>> {
 }
 
 /// [`read_bytes`] for a file that must be UTF-8 text.
-pub fn read_text(path: &Path, limit: u64) -> anyhow::Result<String> {
+pub(crate) fn read_text(path: &Path, limit: u64) -> anyhow::Result<String> {
     String::from_utf8(read_bytes(path, limit)?).context("it is not UTF-8 text")
 }
 

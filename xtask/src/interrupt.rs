@@ -9,7 +9,7 @@ static INTERRUPT: AtomicI32 = AtomicI32::new(0);
 
 /// The signal (SIGINT or SIGTERM) that asked the run to stop, if one did since the current
 /// [`InterruptGuard`] was installed.
-pub fn interrupted() -> Option<i32> {
+pub(crate) fn interrupted() -> Option<i32> {
     match INTERRUPT.load(Ordering::SeqCst) {
         0 => None,
         signal => Some(signal),
@@ -27,13 +27,13 @@ extern "C" fn record_interrupt(signal: libc::c_int) {
 /// std has no signal handling, hence `libc`. The handler is installed with `SA_RESETHAND`, so a
 /// second Ctrl-C kills the xtask at once (its direct children die with it, by
 /// `PR_SET_PDEATHSIG`). Dropping the guard restores the previous handlers.
-pub struct InterruptGuard {
+pub(crate) struct InterruptGuard {
     previous: Vec<(libc::c_int, libc::sigaction)>,
 }
 
 impl InterruptGuard {
     /// Installs the handler for SIGINT and SIGTERM and clears any earlier interrupt.
-    pub fn install() -> std::io::Result<Self> {
+    pub(crate) fn install() -> std::io::Result<Self> {
         INTERRUPT.store(0, Ordering::SeqCst);
         let mut guard = InterruptGuard {
             previous: Vec::new(),
@@ -69,7 +69,7 @@ impl Drop for InterruptGuard {
 
 /// The error of a run stopped by SIGINT or SIGTERM, after it printed what had completed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Interrupted {
+pub(crate) struct Interrupted {
     /// The signal that stopped it.
     pub signal: i32,
 }
@@ -82,7 +82,7 @@ impl std::fmt::Display for Interrupted {
 
 impl std::error::Error for Interrupted {}
 
-pub fn signal_name(signal: i32) -> String {
+pub(crate) fn signal_name(signal: i32) -> String {
     match signal {
         libc::SIGINT => "SIGINT".into(),
         libc::SIGTERM => "SIGTERM".into(),
@@ -91,7 +91,7 @@ pub fn signal_name(signal: i32) -> String {
 }
 
 /// Ends the process by `signal`, with its default action.
-pub fn die_by(signal: i32) -> ! {
+pub(crate) fn die_by(signal: i32) -> ! {
     let _ = std::io::stdout().flush();
     // SAFETY: restoring the default action and raising a signal have no memory effects; the
     // default action of SIGINT and SIGTERM ends the process.

@@ -3,6 +3,8 @@
 //! `main.rs` only parses flags and dispatches; each command lives in its own module, with
 //! `impl flags::Command { fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> }`.
 
+#![warn(unreachable_pub)]
+
 pub mod flags;
 
 /// The feature catalog: the shim's own file, compiled in here too, so that there is no second
@@ -10,22 +12,22 @@ pub mod flags;
 #[path = "../../kernel-shim/src/catalog.rs"]
 pub mod catalog;
 
-pub mod apt;
+mod apt;
 pub mod audit;
-pub mod bench;
+mod bench;
 pub mod cache;
 pub mod cfg;
 pub mod ci_matrix;
-pub mod debian;
+mod debian;
 pub mod diagnostics;
 pub mod docs;
 pub mod expect;
-pub mod files;
-pub mod interrupt;
+mod files;
+mod interrupt;
 pub mod json;
 pub mod judge;
 pub mod libtest;
-pub mod loader;
+mod loader;
 pub mod matrix;
 pub mod merge;
 pub mod output;
@@ -33,13 +35,13 @@ pub mod pins;
 pub mod plan;
 pub mod probe;
 pub mod process;
-pub mod provision;
+mod provision;
 pub mod report;
 pub mod runner;
 pub mod schedule;
 pub mod status;
 pub mod toolchain;
-pub mod toolchains;
+mod toolchains;
 pub mod usage;
 pub mod version;
 

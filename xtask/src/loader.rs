@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 /// What an ELF file says about loading it: its interpreter and the glibc symbol versions it
 /// needs or defines.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ElfLinkage {
+pub(crate) struct ElfLinkage {
     /// `PT_INTERP`: `/lib64/ld-linux-x86-64.so.2`, for an executable.
     pub interpreter: Option<String>,
     /// Every `GLIBC_x.y[.z]` version it needs, from any library.
@@ -23,11 +23,11 @@ pub struct ElfLinkage {
 
 /// A glibc symbol version: `GLIBC_2.39` is `[2, 39]`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct GlibcVersion(pub Vec<u32>);
+pub(crate) struct GlibcVersion(pub Vec<u32>);
 
 impl GlibcVersion {
     /// Parses `GLIBC_2.39` (or `2.39`); the unnumbered names (`GLIBC_PRIVATE`) are `None`.
-    pub fn parse(text: &str) -> Option<GlibcVersion> {
+    pub(crate) fn parse(text: &str) -> Option<GlibcVersion> {
         let numbers = text.strip_prefix("GLIBC_").unwrap_or(text);
         let parts: Option<Vec<u32>> = numbers.split('.').map(|part| part.parse().ok()).collect();
         parts.filter(|parts| parts.len() >= 2).map(GlibcVersion)
@@ -47,7 +47,7 @@ const SHT_GNU_VERNEED: u32 = 0x6fff_fffe;
 
 /// Reads the interpreter and glibc versions of a little-endian ELF64 file, reading only its
 /// headers and version sections.
-pub fn elf_linkage(path: &Path) -> anyhow::Result<ElfLinkage> {
+pub(crate) fn elf_linkage(path: &Path) -> anyhow::Result<ElfLinkage> {
     let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let read = |offset: u64, length: usize| -> anyhow::Result<Vec<u8>> {
         ensure!(
@@ -162,7 +162,7 @@ pub fn elf_linkage(path: &Path) -> anyhow::Result<ElfLinkage> {
 }
 
 /// The glibc version of the running process (the host's), as `gnu_get_libc_version` says.
-pub fn host_glibc() -> GlibcVersion {
+pub(crate) fn host_glibc() -> GlibcVersion {
     extern "C" {
         fn gnu_get_libc_version() -> *const libc::c_char;
     }
@@ -174,7 +174,7 @@ pub fn host_glibc() -> GlibcVersion {
 
 /// The multiarch library directories of `prefix` (`usr/lib/x86_64-linux-gnu`,
 /// `lib/x86_64-linux-gnu`) that exist, `usr/lib` first.
-pub fn library_dirs(prefix: &Path) -> Vec<PathBuf> {
+pub(crate) fn library_dirs(prefix: &Path) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     for base in ["usr/lib", "lib"] {
         let Ok(entries) = std::fs::read_dir(prefix.join(base)) else {
@@ -194,7 +194,9 @@ pub fn library_dirs(prefix: &Path) -> Vec<PathBuf> {
 
 /// The newest glibc version that the compiler under `prefix` or a library beside it needs
 /// (glibc's own files aside), with the file that needs it.
-pub fn newest_glibc_needed(prefix: &Path) -> anyhow::Result<Option<(GlibcVersion, PathBuf)>> {
+pub(crate) fn newest_glibc_needed(
+    prefix: &Path,
+) -> anyhow::Result<Option<(GlibcVersion, PathBuf)>> {
     let mut files = vec![prefix.join("usr/bin/rustc")];
     for dir in library_dirs(prefix) {
         let entries =
@@ -226,7 +228,8 @@ pub fn newest_glibc_needed(prefix: &Path) -> anyhow::Result<Option<(GlibcVersion
 
 /// How a compiler is started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LoaderKind {
+#[cfg(test)]
+pub(crate) enum LoaderKind {
     /// The host's loader, with the prefix's libraries on `LD_LIBRARY_PATH`.
     Host,
     /// The loader unpacked in the prefix, given the library path and the real rustc.
@@ -245,7 +248,7 @@ pub struct OwnLoader {
 }
 
 /// The program and first arguments that start `rustc`: the loader's, or rustc itself.
-pub fn start(rustc: &Path, loader: Option<&OwnLoader>) -> (PathBuf, Vec<String>) {
+pub(crate) fn start(rustc: &Path, loader: Option<&OwnLoader>) -> (PathBuf, Vec<String>) {
     match loader {
         Some(loader) => (loader.program.clone(), loader.leading_args.clone()),
         None => (rustc.to_owned(), Vec::new()),
@@ -255,7 +258,7 @@ pub fn start(rustc: &Path, loader: Option<&OwnLoader>) -> (PathBuf, Vec<String>)
 /// The command that runs a compiler: the real rustc, through its own loader or the host's
 /// with `env` added.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Launch {
+pub(crate) struct Launch {
     /// The real rustc: `PREFIX/usr/bin/rustc`.
     pub rustc: PathBuf,
     /// The loader it runs through, if not the host's.
@@ -273,7 +276,7 @@ impl Launch {
     /// links runs on the host. Otherwise the host's loader runs it with `LD_LIBRARY_PATH`,
     /// which needs the host's glibc to be at least the newest version that the compiler
     /// and its libraries need.
-    pub fn for_prefix(prefix: &Path) -> anyhow::Result<Launch> {
+    pub(crate) fn for_prefix(prefix: &Path) -> anyhow::Result<Launch> {
         let prefix = std::path::absolute(prefix)
             .with_context(|| format!("making {} absolute", prefix.display()))?;
         let rustc = prefix.join("usr/bin/rustc");
@@ -329,7 +332,8 @@ impl Launch {
     }
 
     /// Which loader runs it.
-    pub fn kind(&self) -> LoaderKind {
+    #[cfg(test)]
+    pub(crate) fn kind(&self) -> LoaderKind {
         match self.loader {
             Some(_) => LoaderKind::OwnLoader,
             None => LoaderKind::Host,
@@ -337,12 +341,13 @@ impl Launch {
     }
 
     /// The executable started: the loader, or rustc itself.
-    pub fn program(&self) -> PathBuf {
+    #[cfg(test)]
+    pub(crate) fn program(&self) -> PathBuf {
         start(&self.rustc, self.loader.as_ref()).0
     }
 
     /// The whole command line for rustc arguments `args`: program first.
-    pub fn command_line(&self, args: &[&str]) -> Vec<String> {
+    pub(crate) fn command_line(&self, args: &[&str]) -> Vec<String> {
         let (program, leading_args) = start(&self.rustc, self.loader.as_ref());
         std::iter::once(program.display().to_string())
             .chain(leading_args)
@@ -352,7 +357,7 @@ impl Launch {
 
     /// Runs the compiler with `args` in an environment of only `PATH` plus its own, killed
     /// after `timeout`; returns its standard output, or what went wrong with its stderr.
-    pub fn run(&self, args: &[&str], timeout: Duration) -> anyhow::Result<String> {
+    pub(crate) fn run(&self, args: &[&str], timeout: Duration) -> anyhow::Result<String> {
         let (program, leading_args) = start(&self.rustc, self.loader.as_ref());
         let mut command = Command::new(program);
         command
@@ -397,7 +402,8 @@ impl Launch {
 
     /// The shared libraries the compiler's process loads from outside `prefix`, as its loader
     /// resolves them (`ld.so --list`); for [`LoaderKind::OwnLoader`] this must be empty.
-    pub fn libraries_outside(&self, prefix: &Path) -> anyhow::Result<Vec<String>> {
+    #[cfg(test)]
+    pub(crate) fn libraries_outside(&self, prefix: &Path) -> anyhow::Result<Vec<String>> {
         let prefix = std::path::absolute(prefix)
             .with_context(|| format!("making {} absolute", prefix.display()))?;
         let listing = match &self.loader {

@@ -12,7 +12,7 @@ use xshell::{cmd, Shell};
 
 /// What `install` did for one pin.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Installation {
+pub(crate) enum Installation {
     /// A working compiler already satisfied the pin; nothing was done.
     AlreadyThere,
     /// It was installed; the text says how and where.
@@ -28,7 +28,7 @@ pub enum Installation {
 /// A pin with a Debian package is provisioned from Debian first, since that changes nothing
 /// outside `target/`; rustup is tried when there is no Debian package or it failed. One pin's
 /// failure does not stop the others. With `use_rustup` false, rustup is never run.
-pub fn install(
+pub(crate) fn install(
     sh: &Shell,
     wanted: &[&Pin],
     availability: &[Availability],

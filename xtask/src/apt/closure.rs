@@ -11,7 +11,7 @@ use std::fmt;
 
 /// A package chosen for a closure, with what downloading and checking it needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// The package name.
     pub name: String,
     /// The exact version.
@@ -32,7 +32,7 @@ pub struct Resolved {
 
 impl Resolved {
     /// The file name `apt-get download` gives its `.deb` (the epoch's `:` escaped).
-    pub fn deb_file_name(&self) -> String {
+    pub(crate) fn deb_file_name(&self) -> String {
         format!(
             "{}_{}_{}.deb",
             self.name,
@@ -50,7 +50,7 @@ impl fmt::Display for Resolved {
 
 /// What the closure may take from the machine itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HostLibraries {
+pub(crate) enum HostLibraries {
     /// A library the host has installed at a version that satisfies the dependency is used
     /// from the host: the compiler then runs under the host's loader with `LD_LIBRARY_PATH`,
     /// which programs it starts (`cc`, the linker) inherit, so they must keep finding the
@@ -64,7 +64,7 @@ pub enum HostLibraries {
 
 /// What the closure needs to know about packages: the registry through the private apt, or
 /// fixed records in tests.
-pub trait PackageIndex {
+pub(crate) trait PackageIndex {
     /// Every binary version of `name` the configured suites serve (none for a virtual
     /// package).
     fn served(&mut self, name: &str) -> anyhow::Result<Vec<Served>>;
@@ -85,7 +85,7 @@ pub trait PackageIndex {
 /// the newest version that satisfies it in the first suite that has one. With
 /// [`HostLibraries::Reuse`], a library the host satisfies is left out (never one of the
 /// compiler's own packages, which must sit beside it).
-pub fn closure(
+pub(crate) fn closure(
     index: &mut dyn PackageIndex,
     package: &str,
     version: &str,

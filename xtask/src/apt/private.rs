@@ -9,12 +9,12 @@ use super::{
 use anyhow::{bail, ensure, Context};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::Instant;
 use xshell::{cmd, Shell};
 
 /// Where the machine's apt fetches Debian from: the archive and the security archive.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mirrors {
+pub(crate) struct Mirrors {
     /// The archive's URI: `http://deb.debian.org/debian`.
     pub archive: String,
     /// The security archive's URI: `http://deb.debian.org/debian-security`.
@@ -26,7 +26,7 @@ pub struct Mirrors {
 impl Mirrors {
     /// The mirrors that a deb822 sources file names: the URI of its `-security` suites is the
     /// security archive's, the other one the archive's.
-    pub fn from_deb822(text: &str) -> anyhow::Result<Mirrors> {
+    pub(crate) fn from_deb822(text: &str) -> anyhow::Result<Mirrors> {
         let mut archive = None;
         let mut security = None;
         let mut components = Vec::new();
@@ -80,14 +80,14 @@ impl Mirrors {
     }
 
     /// Reads [`HOST_SOURCES`].
-    pub fn of_host() -> anyhow::Result<Mirrors> {
+    pub(crate) fn of_host() -> anyhow::Result<Mirrors> {
         let text = std::fs::read_to_string(HOST_SOURCES)
             .with_context(|| format!("reading the machine's apt sources {HOST_SOURCES}"))?;
         Mirrors::from_deb822(&text).with_context(|| format!("reading {HOST_SOURCES}"))
     }
 
     /// The one-line sources list for `suites`, every suite signed by [`ARCHIVE_KEYRING`].
-    pub fn sources_list(&self, suites: &[String]) -> String {
+    pub(crate) fn sources_list(&self, suites: &[String]) -> String {
         let components = self.components.join(" ");
         suites
             .iter()
@@ -105,7 +105,7 @@ impl Mirrors {
 
 /// The settings of the machine's apt that say how to reach the registry (proxies, whether an
 /// expired `Valid-Until` is accepted), from `apt-config dump`, to pass on to the private apt.
-pub fn reachability_settings(dump: &str) -> Vec<(String, String)> {
+pub(crate) fn reachability_settings(dump: &str) -> Vec<(String, String)> {
     const CARRIED: &[&str] = &[
         "Acquire::Check-Valid-Until",
         "Acquire::Check-Date",
@@ -134,7 +134,7 @@ pub fn reachability_settings(dump: &str) -> Vec<(String, String)> {
 /// one directory, so that nothing of the system's apt or dpkg state is read for decisions or
 /// written.
 #[derive(Debug, Clone)]
-pub struct PrivateApt {
+pub(crate) struct PrivateApt {
     dir: PathBuf,
     suites: Vec<String>,
     options: Vec<(String, String)>,
@@ -143,7 +143,7 @@ pub struct PrivateApt {
 impl PrivateApt {
     /// Creates (or reuses) the private apt in `dir` for `suites`, with the machine's mirrors
     /// ([`Mirrors::of_host`]) and its [`reachability_settings`].
-    pub fn create(sh: &Shell, dir: &Path, suites: &[&str]) -> anyhow::Result<PrivateApt> {
+    pub(crate) fn create(sh: &Shell, dir: &Path, suites: &[&str]) -> anyhow::Result<PrivateApt> {
         let mirrors = Mirrors::of_host()?;
         let dump = cmd!(sh, "apt-config dump")
             .quiet()
@@ -163,7 +163,7 @@ impl PrivateApt {
     }
 
     /// [`PrivateApt::create`] with every machine fact given.
-    pub fn with(
+    pub(crate) fn with(
         dir: &Path,
         suites: &[&str],
         mirrors: &Mirrors,
@@ -224,7 +224,7 @@ impl PrivateApt {
 
     /// The suites the sources list in `dir` names, if there is one (a directory that
     /// [`PrivateApt::create`] set up before).
-    pub fn listed_suites(dir: &Path) -> Vec<String> {
+    pub(crate) fn listed_suites(dir: &Path) -> Vec<String> {
         let Ok(text) = std::fs::read_to_string(dir.join("sources.list")) else {
             return Vec::new();
         };
@@ -242,17 +242,12 @@ impl PrivateApt {
     }
 
     /// The directory everything lives in.
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
-    /// The suites its sources list names.
-    pub fn suites(&self) -> &[String] {
-        &self.suites
-    }
-
     /// The `-o KEY=VALUE` arguments every apt command gets.
-    pub fn option_args(&self) -> Vec<String> {
+    pub(crate) fn option_args(&self) -> Vec<String> {
         self.options
             .iter()
             .flat_map(|(key, value)| ["-o".to_owned(), format!("{key}={value}")])
@@ -265,19 +260,6 @@ impl PrivateApt {
             .env("APT_CONFIG", self.dir.join("apt.conf"))
             .env("LC_ALL", "C")
             .quiet()
-    }
-
-    /// Whether every suite has a signed index, none older than `max_age`.
-    pub fn is_fresh(&self, max_age: Duration) -> bool {
-        self.suites.iter().all(|suite| {
-            self.release_file(suite)
-                .and_then(|path| std::fs::metadata(path).ok()?.modified().ok())
-                .is_some_and(|modified| {
-                    SystemTime::now()
-                        .duration_since(modified)
-                        .is_ok_and(|age| age < max_age)
-                })
-        })
     }
 
     /// The verified `InRelease` of `suite` in the lists, if apt has one.
@@ -296,7 +278,7 @@ impl PrivateApt {
     /// Runs `apt-get update`: fetches and verifies every suite's index. A suite that fails
     /// (not served, bad signature, cut short) keeps what it had; the result says, per suite,
     /// what went wrong, and the index is usable for the others.
-    pub fn update(&self, sh: &Shell) -> anyhow::Result<BTreeMap<String, String>> {
+    pub(crate) fn update(&self, sh: &Shell) -> anyhow::Result<BTreeMap<String, String>> {
         let output = self
             .apt(sh, "apt-get")
             .arg("update")
@@ -336,7 +318,7 @@ impl PrivateApt {
     }
 
     /// The binary versions of `package` the suites serve.
-    pub fn madison(&self, sh: &Shell, package: &str) -> anyhow::Result<Vec<Served>> {
+    pub(crate) fn madison(&self, sh: &Shell, package: &str) -> anyhow::Result<Vec<Served>> {
         checked_package(package)?;
         let listing = self
             .apt(sh, "apt-cache")
@@ -348,7 +330,7 @@ impl PrivateApt {
     }
 
     /// The record of `package` at `version`.
-    pub fn show(&self, sh: &Shell, package: &str, version: &str) -> anyhow::Result<Stanza> {
+    pub(crate) fn show(&self, sh: &Shell, package: &str, version: &str) -> anyhow::Result<Stanza> {
         let spec = format!(
             "{}={}",
             checked_package(package)?,
@@ -367,7 +349,11 @@ impl PrivateApt {
     }
 
     /// The real packages providing the virtual package `package`.
-    pub fn providers(&self, sh: &Shell, package: &str) -> anyhow::Result<Vec<(String, String)>> {
+    pub(crate) fn providers(
+        &self,
+        sh: &Shell,
+        package: &str,
+    ) -> anyhow::Result<Vec<(String, String)>> {
         checked_package(package)?;
         let shown = self
             .apt(sh, "apt-cache")
@@ -385,7 +371,7 @@ impl PrivateApt {
     /// apt fetches into a fresh directory beside the cache, and a file moves into the cache
     /// only once its SHA-256 matches, so an interrupted or cut-short download leaves nothing
     /// that a later run would take for complete.
-    pub fn download(
+    pub(crate) fn download(
         &self,
         sh: &Shell,
         packages: &[Resolved],
@@ -484,7 +470,7 @@ impl PrivateApt {
 /// preferences are its own, the dpkg status it reads is empty (so nothing installed on the
 /// machine steers a choice), downloads are not handed to the `_apt` user (who may not reach
 /// `dir`), and only `architecture`'s indices are fetched, without translations.
-pub fn apt_options(
+pub(crate) fn apt_options(
     dir: &Path,
     architecture: &str,
     carried: &[(String, String)],
@@ -518,7 +504,7 @@ pub fn apt_options(
 
 /// What [`PrivateApt::download`] did.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Downloaded {
+pub(crate) struct Downloaded {
     /// Every package's `.deb`, in the order asked.
     pub files: Vec<PathBuf>,
     /// How many were fetched (the others were in the cache).
@@ -532,7 +518,7 @@ pub struct Downloaded {
 }
 
 /// The [`PackageIndex`] of a [`PrivateApt`], with answers kept for the run.
-pub struct AptIndex<'a> {
+pub(crate) struct AptIndex<'a> {
     sh: &'a Shell,
     apt: &'a PrivateApt,
     served: BTreeMap<String, Vec<Served>>,
@@ -541,7 +527,7 @@ pub struct AptIndex<'a> {
 
 impl<'a> AptIndex<'a> {
     /// An index asking `apt`.
-    pub fn new(sh: &'a Shell, apt: &'a PrivateApt) -> AptIndex<'a> {
+    pub(crate) fn new(sh: &'a Shell, apt: &'a PrivateApt) -> AptIndex<'a> {
         AptIndex {
             sh,
             apt,

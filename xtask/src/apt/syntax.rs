@@ -6,7 +6,7 @@ use std::fmt;
 
 /// Compares two Debian versions as dpkg does (epoch, then upstream, then revision, `~`
 /// sorting before everything, even the end of the string).
-pub fn compare_versions(a: &str, b: &str) -> Ordering {
+pub(crate) fn compare_versions(a: &str, b: &str) -> Ordering {
     fn split(version: &str) -> (u64, &str, &str) {
         let (epoch, rest) = match version.split_once(':') {
             Some((epoch, rest)) => (epoch.parse().unwrap_or(0), rest),
@@ -78,7 +78,7 @@ fn compare_fragment(a: &[u8], b: &[u8]) -> Ordering {
 
 /// A version relation of a dependency: `<<`, `<=`, `=`, `>=`, `>>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operator {
+pub(crate) enum Operator {
     /// `<<`
     Earlier,
     /// `<=` (also the obsolete `<`)
@@ -105,7 +105,7 @@ impl fmt::Display for Operator {
 
 /// One alternative of a dependency: `libc6 (>= 2.34)`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Relation {
+pub(crate) struct Relation {
     /// The package (or virtual package) name, without an architecture qualifier.
     pub name: String,
     /// The version relation, if the dependency has one.
@@ -114,7 +114,7 @@ pub struct Relation {
 
 impl Relation {
     /// Whether `version` of this package satisfies the relation.
-    pub fn accepts(&self, version: &str) -> bool {
+    pub(crate) fn accepts(&self, version: &str) -> bool {
         let Some((operator, wanted)) = &self.constraint else {
             return true;
         };
@@ -140,7 +140,7 @@ impl fmt::Display for Relation {
 
 /// Parses a `Depends:` (or `Pre-Depends:`) value into its entries, each a list of
 /// alternatives (`a | b`); architecture restrictions and build profiles are dropped.
-pub fn parse_relations(value: &str) -> Vec<Vec<Relation>> {
+pub(crate) fn parse_relations(value: &str) -> Vec<Vec<Relation>> {
     value
         .split(',')
         .map(|entry| {
@@ -192,14 +192,14 @@ pub fn parse_relations(value: &str) -> Vec<Vec<Relation>> {
 
 /// One stanza of a control file (an `apt-cache show` record, a deb822 sources entry).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Stanza {
+pub(crate) struct Stanza {
     fields: Vec<(String, String)>,
 }
 
 impl Stanza {
     /// The value of `name` (field names are case-insensitive), continuation lines joined
     /// with newlines.
-    pub fn get(&self, name: &str) -> Option<&str> {
+    pub(crate) fn get(&self, name: &str) -> Option<&str> {
         self.fields
             .iter()
             .find(|(key, _)| key.eq_ignore_ascii_case(name))
@@ -208,7 +208,7 @@ impl Stanza {
 }
 
 /// Parses control-file text into stanzas; `#` comment lines are skipped.
-pub fn parse_stanzas(text: &str) -> Vec<Stanza> {
+pub(crate) fn parse_stanzas(text: &str) -> Vec<Stanza> {
     let mut stanzas = Vec::new();
     let mut current = Stanza::default();
     for line in text.lines() {
@@ -237,7 +237,7 @@ pub fn parse_stanzas(text: &str) -> Vec<Stanza> {
 
 /// One version of a package, as `apt-cache madison` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Served {
+pub(crate) struct Served {
     /// The Debian version.
     pub version: String,
     /// The suite that serves it: `bookworm-security`.
@@ -246,7 +246,7 @@ pub struct Served {
 
 /// Parses `apt-cache madison` lines into every binary version of `package` and its suite:
 /// ` rustc-web | 1.85.0+dfsg3-1~deb12u3 | http://deb.debian.org/debian bookworm/main amd64 Packages`.
-pub fn parse_madison_entries(listing: &str, package: &str) -> Vec<Served> {
+pub(crate) fn parse_madison_entries(listing: &str, package: &str) -> Vec<Served> {
     let mut served = Vec::new();
     for line in listing.lines() {
         let mut columns = line.split('|').map(str::trim);
@@ -278,7 +278,8 @@ pub fn parse_madison_entries(listing: &str, package: &str) -> Vec<Served> {
 }
 
 /// Parses `apt-cache madison` lines into the versions of `package`, each once.
-pub fn parse_madison(listing: &str, package: &str) -> Vec<String> {
+#[cfg(test)]
+pub(crate) fn parse_madison(listing: &str, package: &str) -> Vec<String> {
     let mut versions: Vec<String> = Vec::new();
     for entry in parse_madison_entries(listing, package) {
         if !versions.contains(&entry.version) {
@@ -289,7 +290,7 @@ pub fn parse_madison(listing: &str, package: &str) -> Vec<String> {
 }
 
 /// Parses the `Reverse Provides:` section of `apt-cache showpkg` into `(package, version)`.
-pub fn parse_reverse_provides(showpkg: &str) -> Vec<(String, String)> {
+pub(crate) fn parse_reverse_provides(showpkg: &str) -> Vec<(String, String)> {
     let Some((_, section)) = showpkg.split_once("Reverse Provides:") else {
         return Vec::new();
     };

@@ -1,6 +1,8 @@
 //! Tests of the private apt: syntax against the real dpkg, closures over fixtures captured
 //! from the registry, atomic unpacking of real `.deb` files, and (ignored) a real provisioning.
 
+use super::private::{apt_options, reachability_settings, Mirrors};
+use super::syntax::{parse_madison, Operator};
 use super::*;
 use anyhow::{bail, Context};
 use std::cmp::Ordering;

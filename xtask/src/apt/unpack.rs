@@ -8,7 +8,7 @@ use xshell::{cmd, Shell};
 /// go into a staging directory beside it, `check` runs on that (it may write a marker), and
 /// only then does the staging directory take `destination`'s place. On any failure the
 /// staging directory is removed.
-pub fn unpack_atomically(
+pub(crate) fn unpack_atomically(
     sh: &Shell,
     debs: &[PathBuf],
     destination: &Path,

@@ -12,7 +12,7 @@ use crate::toolchain::SourceKind;
 use std::collections::HashMap;
 
 /// The largest report file read: about two thousand toolchains' worth.
-pub const REPORT_LIMIT: u64 = 64 << 20;
+pub(super) const REPORT_LIMIT: u64 = 64 << 20;
 
 impl Report {
     /// The report as JSON, in the layout documented at the top of this module.
