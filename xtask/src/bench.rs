@@ -2,8 +2,9 @@
 //! and test commands, taken from the matrix's own plan ([`plan_run`]), run by `xargs -P <cores>`
 //! with no orchestration at all.
 
-use crate::cache::{write_atomically, RunLock};
+use crate::cache::RunLock;
 use crate::expect::ToolchainVerdict;
+use crate::files::write_atomically;
 use crate::plan::{plan_run, Kind, Layout, Selection, Step};
 use crate::process::{shell_quote, DEFAULT_TIMEOUT};
 use crate::report::Report;

@@ -6,6 +6,7 @@
 use crate::catalog::Release;
 use crate::expect::Outcome;
 use crate::files;
+use crate::files::write_atomically;
 use crate::json::{self, Value};
 use crate::judge::StepResult;
 use crate::plan::{Rustc, Step};
@@ -17,7 +18,6 @@ use std::fs;
 use std::io::Write;
 use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// A 128-bit FNV-1a hash of a sequence of length-prefixed fields.
@@ -104,30 +104,6 @@ pub fn file_stamp(path: &Path) -> Option<(u64, u128)> {
         .duration_since(std::time::UNIX_EPOCH)
         .ok()?;
     Some((metadata.len(), modified.as_nanos()))
-}
-
-/// Writes a file so that readers see the old contents or the new, never a torn mix: a
-/// temporary file in the same directory, then a rename over the target.
-pub fn write_atomically(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let directory = path
-        .parent()
-        .with_context(|| format!("{} has no parent directory", path.display()))?;
-    fs::create_dir_all(directory).with_context(|| format!("creating {}", directory.display()))?;
-    let file_name = path
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temporary = directory.join(format!(
-        ".{file_name}.{}.{}.tmp",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    fs::write(&temporary, contents).with_context(|| format!("writing {}", temporary.display()))?;
-    fs::rename(&temporary, path).with_context(|| {
-        let _ = fs::remove_file(&temporary);
-        format!("renaming {} to {}", temporary.display(), path.display())
-    })
 }
 
 /// The cache directory and whether reading from it is allowed (`--no-cache` still writes).

@@ -1,13 +1,14 @@
-//! Reading a file that the user or an earlier run names (a report, a pin file, a cache entry,
-//! a source to hash): only a regular file, and never more than a limit, so that a FIFO, a
-//! device such as `/dev/zero` or a directory is refused at once instead of hanging the xtask
-//! or filling its memory.
+//! Files in and out: reading one that the user or an earlier run names (a report, a pin file, a
+//! cache entry, a source to hash) only if it is a regular file and never past a limit, so that
+//! a FIFO, a device or a directory is refused at once instead of hanging the xtask; and writing
+//! one atomically, so that a reader never sees it torn.
 
 use anyhow::{bail, Context};
-use std::fs::{File, Metadata, OpenOptions};
+use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Opens `path` for reading if it is a regular file (after symbolic links), with its metadata.
 ///
@@ -72,6 +73,30 @@ fn describe_size(bytes: u64) -> String {
         }
     }
     format!("{bytes} bytes")
+}
+
+/// Writes a file so that readers see the old contents or the new, never a torn mix: a
+/// temporary file in the same directory, then a rename over the target.
+pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let directory = path
+        .parent()
+        .with_context(|| format!("{} has no parent directory", path.display()))?;
+    fs::create_dir_all(directory).with_context(|| format!("creating {}", directory.display()))?;
+    let file_name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temporary = directory.join(format!(
+        ".{file_name}.{}.{}.tmp",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    fs::write(&temporary, contents).with_context(|| format!("writing {}", temporary.display()))?;
+    fs::rename(&temporary, path).with_context(|| {
+        let _ = fs::remove_file(&temporary);
+        format!("renaming {} to {}", temporary.display(), path.display())
+    })
 }
 
 #[cfg(test)]

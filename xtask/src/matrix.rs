@@ -2,10 +2,9 @@
 //! tested with it in both modes, each cell compared with the catalog's prediction; this module
 //! only orchestrates (plan, cache keys, scheduler, report) and answers Ctrl-C.
 
-use crate::cache::{
-    compiler_identity, hash_file, remove_stale_temporaries, write_atomically, Cache, Key, RunLock,
-};
+use crate::cache::{compiler_identity, hash_file, remove_stale_temporaries, Cache, Key, RunLock};
 use crate::expect::Outcome;
+use crate::files::write_atomically;
 use crate::interrupt::{self, die_by, Interrupted};
 use crate::json;
 use crate::judge::StepResult;

@@ -17,6 +17,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 use xshell::{cmd, Shell};
 
+mod answers;
 mod specs;
 #[cfg(test)]
 mod tests;
@@ -516,21 +517,32 @@ pub fn verify(toolchain: &Toolchain, timeout: Duration) -> Result<RustcVersion, 
             toolchain.rustc.display()
         ));
     }
-    let mut version = run_verbose_version(toolchain, timeout)?;
-    let sysroot = run_rustc(toolchain, &["--print", "sysroot"], timeout)?;
-    // The last line: a wrapper's own chatter comes before what rustc prints.
-    let sysroot = sysroot
-        .stdout
-        .lines()
-        .map(str::trim)
-        .rfind(|line| !line.is_empty())
-        .map(PathBuf::from)
-        .ok_or_else(|| {
-            format!(
-                "`{} --print sysroot` printed nothing",
-                toolchain.rustc.display()
-            )
-        })?;
+    let stamps = answer_stamps(toolchain);
+    let cached = stamps.as_ref().and_then(|stamps| answers::load(stamps));
+    let (mut version, sysroot) = match cached {
+        Some(answers) => answers,
+        None => {
+            let version = run_verbose_version(toolchain, timeout)?;
+            let sysroot = run_rustc(toolchain, &["--print", "sysroot"], timeout)?;
+            // The last line: a wrapper's own chatter comes before what rustc prints.
+            let sysroot = sysroot
+                .stdout
+                .lines()
+                .map(str::trim)
+                .rfind(|line| !line.is_empty())
+                .map(PathBuf::from)
+                .ok_or_else(|| {
+                    format!(
+                        "`{} --print sysroot` printed nothing",
+                        toolchain.rustc.display()
+                    )
+                })?;
+            if let Some(stamps) = &stamps {
+                answers::store(stamps, &version, &sysroot);
+            }
+            (version, sysroot)
+        }
+    };
     let libraries = sysroot
         .join("lib")
         .join("rustlib")
@@ -553,6 +565,50 @@ pub fn verify(toolchain: &Toolchain, timeout: Duration) -> Result<RustcVersion, 
     }
     version.sysroot = Some(sysroot);
     Ok(version)
+}
+
+/// What the answers of an installed compiler (rustup's or a provisioned Debian one) depend on:
+/// its path and the size and modification time of its executable, its loader and every file
+/// of its `lib` directory and its host's `rustlib`, which an update or reinstall changes. `None`
+/// for a compiler given as a path, which may be a wrapper whose real compiler changes behind
+/// an unchanged file, so it is always asked.
+fn answer_stamps(toolchain: &Toolchain) -> Option<String> {
+    if toolchain.source == Source::Path {
+        return None;
+    }
+    let sysroot = toolchain.rustc.parent()?.parent()?;
+    let mut files = vec![toolchain.rustc.clone()];
+    files.extend(toolchain.loader.iter().map(|loader| loader.program.clone()));
+    let mut directories = vec![sysroot.join("lib"), sysroot.join("lib/x86_64-linux-gnu")];
+    if let Ok(entries) = std::fs::read_dir(sysroot.join("lib/rustlib")) {
+        directories.extend(
+            entries
+                .filter_map(Result::ok)
+                .map(|entry| entry.path().join("lib")),
+        );
+    }
+    for directory in directories {
+        if let Ok(entries) = std::fs::read_dir(&directory) {
+            files.extend(entries.filter_map(Result::ok).map(|entry| entry.path()));
+        }
+    }
+    files.sort();
+    let mut stamps = String::new();
+    for file in files {
+        let metadata = std::fs::metadata(&file).ok()?;
+        let modified = metadata
+            .modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?
+            .as_nanos();
+        stamps.push_str(&format!(
+            "{} {} {modified}\n",
+            file.display(),
+            metadata.len()
+        ));
+    }
+    Some(stamps)
 }
 
 /// Runs the compiler with `args` and its environment, killing it after `timeout`; an error
