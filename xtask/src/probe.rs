@@ -85,14 +85,12 @@ pub struct Diagnostics {
 pub fn read_diagnostics(stderr: &str, names: &[&str]) -> Result<Diagnostics, String> {
     let mut other_errors = Vec::new();
     let mut statuses = vec![Status::Gated; names.len()];
-    let indices_of = |name: &str| -> Vec<usize> {
-        names
-            .iter()
-            .enumerate()
-            .filter(|(_, candidate)| **candidate == name)
-            .map(|(index, _)| index)
-            .collect()
-    };
+    let mut positions: std::collections::HashMap<&str, Vec<usize>> = Default::default();
+    for (index, name) in names.iter().enumerate() {
+        positions.entry(name).or_default().push(index);
+    }
+    let indices_of =
+        |name: &str| -> Vec<usize> { positions.get(name).cloned().unwrap_or_default() };
     for line in stderr.lines().filter(|line| line.starts_with('{')) {
         let diagnostic = json::parse(line)
             .map_err(|error| format!("unreadable diagnostic ({error}): {line}"))?;

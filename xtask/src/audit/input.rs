@@ -3,7 +3,9 @@
 use super::attributes::read_features;
 use crate::cfg::Predicate;
 use anyhow::{bail, Context};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// One feature the audited crate enables.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,6 +29,9 @@ pub enum CrateKind {
     ProcMacro,
 }
 
+/// The distinct names in order, and for each its position and the indices of its entries.
+pub type Distinct = (Vec<String>, HashMap<String, (usize, Vec<usize>)>);
+
 /// What was audited.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Input {
@@ -39,18 +44,45 @@ pub struct Input {
     /// Whether the crate loads `proc_macro` (`extern crate proc_macro`), whose library
     /// features a plain crate does not know; a `--features` list may name them, so it does.
     pub loads_proc_macro: bool,
+    /// The distinct names, each with its position among them and the entries that enable it,
+    /// worked out once: a crate root may repeat one name, or name thousands.
+    pub distinct: OnceLock<Distinct>,
 }
 
 impl Input {
     /// The distinct names, in order of first appearance: what the probe asks about.
     pub fn names(&self) -> Vec<&str> {
-        let mut names: Vec<&str> = Vec::new();
-        for entry in &self.entries {
-            if !names.contains(&entry.name.as_str()) {
-                names.push(&entry.name);
+        self.distinct().0.iter().map(String::as_str).collect()
+    }
+
+    /// Where `name` stands among [`Input::names`].
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.distinct().1.get(name).map(|(position, _)| *position)
+    }
+
+    /// The entries that enable `name`, in order.
+    pub fn lines_of(&self, name: &str) -> Vec<&Entry> {
+        self.distinct()
+            .1
+            .get(name)
+            .map(|(_, lines)| lines.iter().map(|&index| &self.entries[index]).collect())
+            .unwrap_or_default()
+    }
+
+    fn distinct(&self) -> &Distinct {
+        self.distinct.get_or_init(|| {
+            let mut names = Vec::new();
+            let mut found: HashMap<String, (usize, Vec<usize>)> = HashMap::new();
+            for (index, entry) in self.entries.iter().enumerate() {
+                let next = names.len();
+                let (_, lines) = found.entry(entry.name.clone()).or_insert_with(|| {
+                    names.push(entry.name.clone());
+                    (next, Vec::new())
+                });
+                lines.push(index);
             }
-        }
-        names
+            (names, found)
+        })
     }
 
     /// `path:line:column` for an entry, or the name alone for a list entry.
@@ -65,13 +97,17 @@ impl Input {
 
     /// How many attributes the entries come from (a `--features` list: one per name).
     pub fn attribute_count(&self) -> usize {
-        let mut starts: Vec<Option<(usize, usize)>> = Vec::new();
+        let mut starts: HashSet<(usize, usize)> = HashSet::new();
+        let mut listed = 0;
         for entry in &self.entries {
-            if entry.attribute.is_none() || !starts.contains(&entry.attribute) {
-                starts.push(entry.attribute);
+            match entry.attribute {
+                Some(start) => {
+                    starts.insert(start);
+                }
+                None => listed += 1,
             }
         }
-        starts.len()
+        starts.len() + listed
     }
 }
 
@@ -110,6 +146,7 @@ pub fn read_feature_list(list: &str) -> anyhow::Result<Input> {
         entries,
         kind: CrateKind::Library,
         loads_proc_macro: true,
+        distinct: OnceLock::new(),
     })
 }
 
@@ -180,6 +217,7 @@ pub fn read_crate_root(path: &Path) -> anyhow::Result<Input> {
         loads_proc_macro: text.contains("extern crate proc_macro"),
         path: Some(root),
         entries,
+        distinct: OnceLock::new(),
     })
 }
 

@@ -24,18 +24,14 @@ pub struct Answer {
 impl Answer {
     /// Its status for a name of the input.
     pub fn status(&self, input: &Input, name: &str) -> Option<Status> {
-        let index = input.names().iter().position(|known| *known == name)?;
+        let index = input.position(name)?;
         self.statuses.get(index).copied()
     }
 }
 
 /// The lines that enable `name`.
 pub fn lines_of<'a>(input: &'a Input, name: &str) -> Vec<&'a Entry> {
-    input
-        .entries
-        .iter()
-        .filter(|entry| entry.name == name)
-        .collect()
+    input.lines_of(name)
 }
 
 /// A name and the conditions (as written) its lines depend on.
@@ -366,6 +362,7 @@ mod tests {
             entries,
             kind: CrateKind::Library,
             loads_proc_macro: false,
+            distinct: Default::default(),
         }
     }
 
