@@ -607,3 +607,22 @@ fn a_tree_that_is_no_checkout_or_a_machine_without_cc_is_one_error() {
         "a report was written"
     );
 }
+
+#[test]
+fn audit_inputs_that_are_no_files_are_refused_at_once() {
+    let directory = scratch_dir("hostile-audit");
+    let root = directory.join("lib.rs");
+    let kconfig = directory.join("Kconfig");
+    make_fifo(&root);
+    make_fifo(&kconfig);
+    let finished = xtask(&["audit", path_str(&root)]);
+    assert_refused(&finished, "it is a FIFO, not a regular file");
+    let finished = xtask(&[
+        "audit",
+        "--features",
+        "lint_reasons",
+        "--kconfig",
+        path_str(&kconfig),
+    ]);
+    assert_refused(&finished, "it is a FIFO, not a regular file");
+}

@@ -4,6 +4,7 @@
 //! still missing.
 
 use crate::catalog;
+use crate::output::{escape, pad};
 use crate::pins::{Pin, Pins, Shard};
 use crate::toolchain::{discover, Availability, Source, VERSION_TIMEOUT};
 use crate::version::RustcVersion;
@@ -126,11 +127,13 @@ fn print_list(pins: &Pins, found: &[Availability], specs: bool) {
             found.len()
         );
     }
+    // Formatting widths stop at 65535; `output::pad` takes any.
     let id_width = found
         .iter()
-        .map(|entry| entry.id().len())
+        .map(|entry| entry.id().chars().count())
         .max()
         .unwrap_or(0);
+    let blank = pad("", id_width);
     for entry in found {
         let id = entry.id();
         match entry {
@@ -140,50 +143,54 @@ fn print_list(pins: &Pins, found: &[Availability], specs: bool) {
                     .as_ref()
                     .and_then(|pin| pins.pins.iter().find(|p| &p.id == pin));
                 println!(
-                    "  {id:id_width$}  found    {}{}",
+                    "  {}  found    {}{}",
+                    pad(&escape(id), id_width),
                     version.summary(),
                     below_minimum(version)
                 );
                 if let Some(pin) = pin {
-                    println!("  {:id_width$}           pin: {}", "", describe_pin(pin));
+                    println!("  {blank}           pin: {}", describe_pin(pin));
                 }
                 let how = match &toolchain.source {
                     Source::Rustup { .. } | Source::Debian { .. } => toolchain.spec.clone(),
                     Source::Path => "path".to_owned(),
                 };
-                println!(
-                    "  {:id_width$}           {how}: {}",
-                    "",
-                    toolchain.rustc.display()
-                );
+                println!("  {blank}           {how}: {}", toolchain.rustc.display());
                 if let Some(loader) = &toolchain.loader {
                     println!(
-                        "  {:id_width$}           through its own loader: {}",
-                        "",
+                        "  {blank}           through its own loader: {}",
                         loader.program.display()
                     );
                 }
                 for (key, value) in &toolchain.env {
-                    println!("  {:id_width$}           with {key}={value}", "");
+                    println!("  {blank}           with {key}={value}");
                 }
-                println!("  {:id_width$}           {}", "", version.first_line);
+                println!("  {blank}           {}", version.first_line);
             }
             Availability::Broken { toolchain, error } => {
-                println!("  {id:id_width$}  BROKEN   {}", toolchain.rustc.display());
+                println!(
+                    "  {}  BROKEN   {}",
+                    pad(&escape(id), id_width),
+                    toolchain.rustc.display()
+                );
                 if let Some(pin) = toolchain
                     .pin
                     .as_ref()
                     .and_then(|pin| pins.pins.iter().find(|p| &p.id == pin))
                 {
-                    println!("  {:id_width$}           pin: {}", "", describe_pin(pin));
+                    println!("  {blank}           pin: {}", describe_pin(pin));
                 }
                 for line in error.lines() {
-                    println!("  {:id_width$}           {line}", "");
+                    println!("  {blank}           {line}");
                 }
             }
             Availability::Missing { pin, install_hint } => {
-                println!("  {id:id_width$}  missing  {}", describe_pin(pin));
-                println!("  {:id_width$}           install: {install_hint}", "");
+                println!(
+                    "  {}  missing  {}",
+                    pad(&escape(id), id_width),
+                    describe_pin(pin)
+                );
+                println!("  {blank}           install: {install_hint}");
             }
         }
     }

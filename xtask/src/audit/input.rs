@@ -187,7 +187,8 @@ pub fn read_crate_root(path: &Path) -> anyhow::Result<Input> {
             root.display()
         );
     }
-    let bytes = std::fs::read(&root).with_context(|| format!("cannot read {}", root.display()))?;
+    let bytes = crate::files::read_bytes(&root, 64 << 20)
+        .with_context(|| format!("cannot read {}", root.display()))?;
     let text = match String::from_utf8(bytes) {
         Ok(text) if !text.contains('\0') => text,
         _ => bail!(

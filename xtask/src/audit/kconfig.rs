@@ -139,7 +139,7 @@ pub fn read_kconfig(text: &str, file: &str) -> Vec<KconfigSymbol> {
 pub fn symbols(kconfig: Option<&Path>) -> anyhow::Result<Vec<KconfigSymbol>> {
     let mut symbols = built_in();
     if let Some(path) = kconfig {
-        let text = std::fs::read_to_string(path)
+        let text = crate::files::read_text(path, 16 << 20)
             .with_context(|| format!("--kconfig: cannot read {}", path.display()))?;
         for symbol in read_kconfig(&text, &path.display().to_string()) {
             symbols.retain(|known| known.cfg != symbol.cfg);
