@@ -1,65 +1,173 @@
-//! Where the shim uses a feature, as the compiler running these tests says it: the kernel-mode
-//! compile without that feature in `-Zallow-features` points at the catalog's shim item.
+//! Where the shim and the examples use each feature, as this machine's compilers say it
+//! (`cargo xtask usage`): each catalog feature's shim item is among the places a compiler on
+//! which the feature is gated reports, and each example uses the feature it teaches.
 
-use kshim_tests::{current_rustc, project_root, scratch_dir};
-use xtask::audit::decide::Decider;
-use xtask::audit::input::read_crate_root;
-use xtask::audit::kconfig;
-use xtask::catalog::{derived_cfgs, feature};
-use xtask::plan::Rustc;
-use xtask::process;
-use xtask::usage::{read_places, shim_without};
+use kshim_tests::project_root;
+use xtask::catalog::{feature, FEATURES};
+use xtask::places::in_shim_item;
+use xtask::plan::{Layout, Selection};
+use xtask::usage::run_usage;
+use xtask::usage_report::{UsageCell, UsageReport, UsedPlace};
+
+/// The compilers to ask: the pins found here, or the specs (rustup names, paths to a rustc or a
+/// wrapper) that `KSHIM_USAGE_TOOLCHAINS` lists, comma-separated, to reach compilers on which
+/// more features are still gated (an unpacked 1.78.0 gates all but one).
+fn selection() -> Selection {
+    let toolchains = std::env::var("KSHIM_USAGE_TOOLCHAINS")
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|spec| !spec.is_empty())
+        .map(String::from)
+        .collect();
+    Selection {
+        toolchains,
+        ..Selection::default()
+    }
+}
+
+fn usage_report() -> UsageReport {
+    let layout = Layout::new(&project_root());
+    let jobs = std::thread::available_parallelism().map_or(1, usize::from);
+    run_usage(
+        &layout,
+        &selection(),
+        jobs,
+        xtask::process::DEFAULT_TIMEOUT,
+        true,
+    )
+    .expect("the usage run")
+}
+
+fn place_text(place: &UsedPlace) -> String {
+    format!(
+        "{}:{}:{} (items {:?}, macros {:?}, compiling {})",
+        place.at.file, place.at.line, place.at.column, place.items, place.macros, place.target
+    )
+}
+
+/// Whether `a::b::N` names a module of the shim (`sync::workqueue`).
+fn is_module(shim_item: &str) -> bool {
+    let path = shim_item.replace("::", "/");
+    let source = project_root().join("kernel-shim/src");
+    source.join(format!("{path}.rs")).exists() || source.join(&path).join("mod.rs").exists()
+}
 
 #[test]
-fn arbitrary_self_types_is_needed_by_the_workqueue() {
-    let root = project_root();
-    let output = std::process::Command::new(current_rustc())
-        .arg("-vV")
-        .output()
-        .unwrap();
-    let version =
-        xtask::version::parse_verbose_version(&String::from_utf8_lossy(&output.stdout)).unwrap();
-    let rustc = Rustc {
-        path: current_rustc(),
-        env: Vec::new(),
-        loader: None,
-        release: version.release,
-    };
-    let input = read_crate_root(&root.join("kernel-shim/src/lib.rs")).unwrap();
-    let decider = Decider::new(&input, Vec::new(), kconfig::built_in());
-    let enabled: Vec<&str> = input
-        .entries
+fn shim_items_and_examples_are_where_the_compilers_say() {
+    let report = usage_report();
+    let mut failures = Vec::new();
+    let mut checked = Vec::new();
+    let mut unchecked = Vec::new();
+    for row in &report.features {
+        let catalog = feature(&row.name).expect("a catalog feature");
+        let module = is_module(catalog.shim_item);
+        let mut gated_on = Vec::new();
+        for (toolchain, cell) in report.toolchains.iter().zip(&row.cells) {
+            let places = match cell {
+                UsageCell::Used(places) => places,
+                UsageCell::Unused(_) => {
+                    failures.push(format!(
+                        "{} on {}: enabled and gated, but the compiler reports no place at all \
+                         (the shim item is `{}`)",
+                        row.name, toolchain.label, catalog.shim_item
+                    ));
+                    continue;
+                }
+                UsageCell::Failed(error, _) => {
+                    failures.push(format!("{} on {}: {error}", row.name, toolchain.label));
+                    continue;
+                }
+                _ => continue,
+            };
+            gated_on.push(toolchain.label.clone());
+            let in_item = places.iter().any(|place| {
+                let Some(relative) = place.at.file.strip_prefix("kernel-shim/src/") else {
+                    return false;
+                };
+                let names: Vec<&str> = place
+                    .items
+                    .iter()
+                    .chain(&place.macros)
+                    .map(String::as_str)
+                    .collect();
+                in_shim_item(catalog.shim_item, module, relative, &names)
+            });
+            if !in_item {
+                let found: Vec<String> = places.iter().map(place_text).collect();
+                failures.push(format!(
+                    "{} on {}: the shim item `{}` is not among the places the compiler \
+                     reports:\n    {}",
+                    row.name,
+                    toolchain.label,
+                    catalog.shim_item,
+                    found.join("\n    ")
+                ));
+            }
+            // An example can only use, under the kernel's -Zallow-features, what that list
+            // allows; the others it uses through the shim's item (checked below).
+            if catalog.kernel_use.allowed_outside_rust()
+                && !places.iter().any(|place| place.target == catalog.example)
+            {
+                let found: Vec<String> = places.iter().map(place_text).collect();
+                failures.push(format!(
+                    "{} on {}: the example {} that teaches it does not use it; the places \
+                     reported:\n    {}",
+                    row.name,
+                    toolchain.label,
+                    catalog.example,
+                    found.join("\n    ")
+                ));
+            }
+        }
+        if gated_on.is_empty() {
+            unchecked.push(row.name.as_str());
+        } else {
+            checked.push(format!("{} ({})", row.name, gated_on.join(", ")));
+        }
+    }
+    // The kernel's -Zallow-features does not let an example enable a feature of the kernel
+    // crate's own list, so such an example teaches it through the shim item that uses it, or
+    // in its stabilized form under the catalog's cfg: it must name one or the other in code.
+    for catalog in FEATURES
         .iter()
-        .filter(|entry| decider.active_on(entry.condition.as_ref(), rustc.release) == Some(true))
-        .map(|entry| entry.name.as_str())
-        .collect();
-    assert!(enabled.contains(&"arbitrary_self_types"), "{enabled:?}");
-    let cfgs: Vec<&str> = derived_cfgs(rustc.release, true).collect();
-    let out_dir = scratch_dir("usage-arbitrary-self-types");
-    let invocation = shim_without(
-        &rustc,
-        &root,
-        &cfgs,
-        &enabled,
-        "arbitrary_self_types",
-        &out_dir,
-    );
-    let result = process::run(&invocation, process::DEFAULT_TIMEOUT).unwrap();
+        .filter(|feature| !feature.kernel_use.allowed_outside_rust())
+    {
+        let path = project_root().join(format!("examples/{}.rs", catalog.example));
+        let source = std::fs::read_to_string(&path).unwrap();
+        let item = catalog
+            .shim_item
+            .rsplit("::")
+            .next()
+            .unwrap()
+            .trim_end_matches('!');
+        let cfg = catalog.cfg.map(|cfg| cfg.name);
+        let uses = source
+            .lines()
+            .filter(|line| !line.trim_start().starts_with("//"))
+            .flat_map(|line| line.split(|c: char| !(c.is_alphanumeric() || c == '_')))
+            .any(|word| word == item || Some(word) == cfg);
+        if !uses {
+            failures.push(format!(
+                "{}: the example {} names neither `{item}`, the shim item that uses the \
+                 feature, nor {}, the cfg of its stabilized form",
+                catalog.name,
+                path.display(),
+                cfg.map_or("(no cfg)".to_string(), |cfg| format!("`{cfg}`"))
+            ));
+        }
+    }
+    eprintln!("checked against the compilers: {}", checked.join("; "));
+    if !unchecked.is_empty() {
+        eprintln!(
+            "not gated on any compiler here, so not checked: {} (set KSHIM_USAGE_TOOLCHAINS to \
+             add an older compiler)",
+            unchecked.join(", ")
+        );
+    }
     assert!(
-        !result.success(),
-        "without the feature the shim must not build"
+        !checked.is_empty(),
+        "no feature is gated on any compiler found here, so nothing was checked"
     );
-    assert!(result.stderr.contains("E0725"), "{}", result.stderr);
-    let places = read_places(&result.stderr);
-    // The catalog's shim item for the feature is `sync::workqueue`.
-    assert_eq!(
-        feature("arbitrary_self_types").unwrap().shim_item,
-        "sync::workqueue"
-    );
-    assert!(
-        places
-            .iter()
-            .any(|place| place.file.ends_with("kernel-shim/src/sync/workqueue.rs")),
-        "{places:?}"
-    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

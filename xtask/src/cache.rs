@@ -9,6 +9,7 @@ use crate::files;
 use crate::files::write_atomically;
 use crate::json::{self, Value};
 use crate::judge::StepResult;
+use crate::places::{GateErrors, Location, Place};
 use crate::plan::{Rustc, Step};
 use crate::status::Status;
 use crate::version::RustcVersion;
@@ -190,6 +191,10 @@ fn encode_entry(result: &StepResult, artifact: Option<(u64, u128)>) -> Value {
         ("probe".into(), probe),
         ("log".into(), json::opt_string(result.log.clone())),
         (
+            "usage".into(),
+            result.usage.as_ref().map_or(Value::Null, encode_usage),
+        ),
+        (
             "artifact".into(),
             artifact.map_or(Value::Null, |(size, modified)| {
                 Value::String(format!("{size} {modified}"))
@@ -239,7 +244,97 @@ fn decode_entry(entry: &Value, artifact: Option<&Path>) -> Option<StepResult> {
         tests,
         probe,
         log: entry.get("log")?.as_str().map(String::from),
+        usage: match entry.get("usage") {
+            None | Some(Value::Null) => None,
+            Some(usage) => Some(decode_usage(usage)?),
+        },
         interrupted: false,
+    })
+}
+
+/// A usage compile's gate errors as a cache entry's `usage` member: locations as
+/// `[file, line, column]`, places as objects of their location, call site and macros.
+fn encode_usage(usage: &GateErrors) -> Value {
+    let location = |at: &Location| {
+        Value::Array(vec![
+            Value::String(at.file.clone()),
+            Value::from(at.line),
+            Value::from(at.column),
+        ])
+    };
+    let places = usage
+        .places
+        .iter()
+        .map(|place| {
+            json::object(vec![
+                ("at".into(), location(&place.location)),
+                (
+                    "call_site".into(),
+                    place.call_site.as_ref().map_or(Value::Null, location),
+                ),
+                (
+                    "macros".into(),
+                    Value::Array(place.macros.iter().cloned().map(Value::String).collect()),
+                ),
+            ])
+        })
+        .collect();
+    json::object(vec![
+        ("places".into(), Value::Array(places)),
+        (
+            "attributes".into(),
+            Value::Array(usage.attributes.iter().map(location).collect()),
+        ),
+        (
+            "other_error".into(),
+            json::opt_string(usage.other_error.clone()),
+        ),
+    ])
+}
+
+/// Reads [`encode_usage`] back; `None` if anything is malformed.
+fn decode_usage(usage: &Value) -> Option<GateErrors> {
+    let location = |value: &Value| -> Option<Location> {
+        let parts = value.as_array()?;
+        Some(Location {
+            file: parts.first()?.as_str()?.to_string(),
+            line: parts.get(1)?.as_u64()?,
+            column: parts.get(2)?.as_u64()?,
+        })
+    };
+    let places = usage
+        .get("places")?
+        .as_array()?
+        .iter()
+        .map(|place| {
+            Some(Place {
+                location: location(place.get("at")?)?,
+                call_site: match place.get("call_site")? {
+                    Value::Null => None,
+                    site => Some(location(site)?),
+                },
+                macros: place
+                    .get("macros")?
+                    .as_array()?
+                    .iter()
+                    .map(|name| name.as_str().map(String::from))
+                    .collect::<Option<_>>()?,
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let attributes = usage
+        .get("attributes")?
+        .as_array()?
+        .iter()
+        .map(location)
+        .collect::<Option<Vec<_>>>()?;
+    Some(GateErrors {
+        places,
+        attributes,
+        other_error: match usage.get("other_error")? {
+            Value::Null => None,
+            error => Some(error.as_str()?.to_string()),
+        },
     })
 }
 
@@ -287,6 +382,40 @@ pub fn cache_keys(
         keys.push(hasher.finish());
     }
     Ok(keys)
+}
+
+/// Every step's cache key in a run of `planned` toolchains (found among `availabilities`), with
+/// the inherited environment of [`crate::process::inherited_environment`] and each input file
+/// hashed once.
+pub fn run_keys(
+    steps: &[Step],
+    planned: &[crate::plan::PlannedToolchain],
+    availabilities: &[crate::toolchain::Availability],
+) -> anyhow::Result<Vec<Key>> {
+    let identities: std::collections::HashMap<usize, Key> = planned
+        .iter()
+        .filter_map(|toolchain| match &availabilities[toolchain.index] {
+            crate::toolchain::Availability::Found { version, .. } => Some((
+                toolchain.index,
+                compiler_identity(&toolchain.rustc, version),
+            )),
+            _ => None,
+        })
+        .collect();
+    let mut file_hashes: std::collections::HashMap<PathBuf, Key> = Default::default();
+    cache_keys(
+        steps,
+        &crate::process::inherited_environment(),
+        &|toolchain| identities.get(&toolchain).copied().unwrap_or(Key(0)),
+        &mut |path: &Path| {
+            if let Some(key) = file_hashes.get(path) {
+                return Ok(*key);
+            }
+            let key = hash_file(path)?;
+            file_hashes.insert(path.to_path_buf(), key);
+            Ok(key)
+        },
+    )
 }
 
 /// The compiler's identity for cache keys: where it is, its contents, size and modification
@@ -494,6 +623,27 @@ mod tests {
                 Status::Gated,
                 Status::Unknown,
             ])),
+            usage: Some(GateErrors {
+                places: vec![Place {
+                    location: Location {
+                        file: "kernel-shim/src/jump_label.rs".into(),
+                        line: 159,
+                        column: 9,
+                    },
+                    call_site: Some(Location {
+                        file: "examples/rust_asm_goto.rs".into(),
+                        line: 40,
+                        column: 8,
+                    }),
+                    macros: vec!["static_branch_unlikely!".into()],
+                }],
+                attributes: vec![Location {
+                    file: "lib.rs".into(),
+                    line: 67,
+                    column: 40,
+                }],
+                other_error: None,
+            }),
             interrupted: false,
         };
         let entry = encode_entry(&result, None);
@@ -502,6 +652,7 @@ mod tests {
         assert_eq!(back.tests, result.tests);
         assert_eq!(back.probe, result.probe);
         assert_eq!(back.log, result.log);
+        assert_eq!(back.usage, result.usage);
         assert_eq!(back.outcome, Outcome::Pass);
         // An artifact that is gone makes the entry stale.
         assert!(decode_entry(

@@ -86,6 +86,27 @@ xflags::xflags! {
             optional --kconfig path: PathBuf
         }
 
+        /// Show where each feature is used, as each compiler says: the shim and every example
+        /// compiled in kernel mode once per enabled feature, with that feature left out of
+        /// `-Zallow-features`, and the places its E0658 errors point at.
+        cmd usage {
+            /// Select or add a compiler, as for `matrix`. Repeatable; with it, only these run.
+            repeated --toolchain spec: String
+            /// Output: `human` (default; each feature's places per toolchain), `json` or `markdown`.
+            optional --format format: String
+            /// Run at most N rustc processes at once (default: the number of cores).
+            optional -j, --jobs n: usize
+            /// Ignore cached results and compile everything again (the cache is still refreshed).
+            optional --no-cache
+            /// The pin file to read (default: `toolchains.toml` at the repository root).
+            optional --pins path: PathBuf
+            /// Kill any single rustc process that runs longer than this many seconds (default 300).
+            optional --timeout seconds: u64
+            /// Write the run's compiles as a plain `xargs -P` shell script to this file (the
+            /// baseline of BENCHMARKS.md) and compile nothing.
+            optional --plain-script path: PathBuf
+        }
+
         /// Join matrix reports written by `matrix --shard` into one, with the same tables and
         /// exit status as one whole run.
         cmd merge {
@@ -108,12 +129,15 @@ xflags::xflags! {
             optional --pins path: PathBuf
         }
 
-        /// Regenerate the README's feature table and `docs/features.md` from the catalog and a
-        /// matrix report.
+        /// Regenerate the README's feature table and `docs/features.md` from the catalog, a
+        /// matrix report and a usage report.
         cmd docs {
             /// A matrix JSON report whose statuses replace those in `docs/features.md`; without
             /// one they are kept as they are.
             optional --report path: PathBuf
+            /// A usage JSON report (`cargo xtask usage --format json`) whose places replace those
+            /// in `docs/features.md`; without one they are kept as they are.
+            optional --usage path: PathBuf
             /// Only check that the generated files are up to date (with `--report`, the
             /// statuses too); change nothing.
             optional --check
@@ -142,6 +166,7 @@ pub enum XtaskCmd {
     Matrix(Matrix),
     Toolchains(Toolchains),
     Audit(Audit),
+    Usage(Usage),
     Merge(Merge),
     CiMatrix(CiMatrix),
     Docs(Docs),
@@ -198,6 +223,17 @@ pub struct Audit {
 }
 
 #[derive(Debug)]
+pub struct Usage {
+    pub toolchain: Vec<String>,
+    pub format: Option<String>,
+    pub jobs: Option<usize>,
+    pub no_cache: bool,
+    pub pins: Option<PathBuf>,
+    pub timeout: Option<u64>,
+    pub plain_script: Option<PathBuf>,
+}
+
+#[derive(Debug)]
 pub struct Merge {
     pub reports: Vec<PathBuf>,
 
@@ -215,6 +251,7 @@ pub struct CiMatrix {
 #[derive(Debug)]
 pub struct Docs {
     pub report: Option<PathBuf>,
+    pub usage: Option<PathBuf>,
     pub check: bool,
 }
 

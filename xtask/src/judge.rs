@@ -5,6 +5,7 @@
 use crate::diagnostics::{first_rustc_error, has_error_diagnostic};
 use crate::expect::Outcome;
 use crate::libtest::TestSummary;
+use crate::places::{read_gate_errors, GateErrors};
 use crate::plan::{Kind, Step};
 use crate::probe;
 use crate::process::{describe_status, missing_library, Killed, ProcessOutput};
@@ -29,6 +30,8 @@ pub struct StepResult {
     pub probe: Option<Result<Vec<Status>, String>>,
     /// For an example's run: the module log it printed.
     pub log: Option<String>,
+    /// For a usage compile: where the code needs the feature left out, and where it enables it.
+    pub usage: Option<GateErrors>,
     /// Whether the run was interrupted before this step could finish; such a result is
     /// never cached and never reported as the step's outcome.
     pub interrupted: bool,
@@ -45,6 +48,7 @@ impl StepResult {
             tests: None,
             probe: None,
             log: None,
+            usage: None,
             interrupted: false,
         }
     }
@@ -138,6 +142,21 @@ fn judge_outputs(
                 result.log = Some(first.stdout.clone());
                 Ok(())
             }
+        }
+        Kind::Usage => {
+            // Gate errors are what the compile is for; any other error makes the places
+            // incomplete, and a compile that printed no diagnostic said nothing about them.
+            if !first.success() && !has_error_diagnostic(&first.stderr) {
+                return Err(format!(
+                    "rustc {} without a diagnostic: {}",
+                    ending(first),
+                    first_line_or(&first.stderr, "no output on stderr")
+                ));
+            }
+            let read = read_gate_errors(&first.stderr);
+            let other = read.other_error.clone();
+            result.usage = Some(read);
+            other.map_or(Ok(()), Err)
         }
         Kind::Build | Kind::Test if !first.success() => {
             // rustc's own error when it printed one; otherwise how it ended (a crash, a

@@ -32,6 +32,8 @@ pub mod matrix;
 pub mod merge;
 pub mod output;
 pub mod pins;
+pub mod places;
+pub mod plain_run;
 pub mod plan;
 pub mod probe;
 pub mod process;
@@ -43,6 +45,7 @@ pub mod status;
 pub mod toolchain;
 mod toolchains;
 pub mod usage;
+pub mod usage_report;
 pub mod version;
 
 use std::path::PathBuf;

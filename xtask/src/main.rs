@@ -40,6 +40,7 @@ fn main() -> ExitCode {
                 XtaskCmd::CiMatrix(cmd) => cmd.run(&sh),
                 XtaskCmd::Docs(cmd) => cmd.run(&sh),
                 XtaskCmd::Bench(cmd) => cmd.run(&sh),
+                XtaskCmd::Usage(cmd) => cmd.run(&sh),
             }
         });
     match outcome {

@@ -6,12 +6,14 @@ mod examples;
 mod rustc;
 #[cfg(test)]
 mod tests;
+mod usage;
 
 pub use examples::{
     check_catalog_examples, example_inputs, examples, parse_examples, shim_inputs, shim_root,
     Example,
 };
 pub use rustc::{binary_run, mode_cfgs, test_run, Mode, Output, Product, Rustc, CHECK_CFG_SINCE};
+pub use usage::{example_without, plan_usage, shim_without, PlannedUsage, UsageCompile};
 
 use crate::catalog::FEATURES;
 use crate::expect::ToolchainVerdict;
@@ -36,6 +38,9 @@ pub enum Kind {
     Run,
     /// Compile a crate with `--test` and run the test binary.
     Test,
+    /// Compile a crate's metadata in kernel mode without one feature in `-Zallow-features`,
+    /// and read where it needs that feature.
+    Usage,
 }
 
 impl Kind {
@@ -46,6 +51,7 @@ impl Kind {
             Kind::Build => "build",
             Kind::Run => "run",
             Kind::Test => "test",
+            Kind::Usage => "usage",
         }
     }
 }

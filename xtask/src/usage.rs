@@ -1,131 +1,202 @@
-//! Where a feature is used, as the compiler says: the shim compiled in kernel mode with
-//! `-Zallow-features` set to every feature it enables but one reports E0725 on that feature's
-//! attribute and E0658 at each place that needs it; this module builds that compile and reads
-//! the places (the building block of a usage report, not yet a command).
+//! `cargo xtask usage`: where each feature is used, as each compiler says; this module only
+//! orchestrates (the plan's usage steps, cache keys, scheduler, the usage report) on the
+//! matrix's lock, outputs and cache.
 
-use crate::json::{self, Value};
-use crate::plan::{Mode, Output, Product, Rustc};
-use crate::process::Invocation;
-use std::path::Path;
+use crate::cache::{remove_stale_temporaries, run_keys, Cache, RunLock};
+use crate::files::write_atomically;
+use crate::interrupt::{self, die_by, Interrupted};
+use crate::judge::StepResult;
+use crate::output::{self, Format};
+use crate::plain_run::PlainRun;
+use crate::plan::{plan_run, plan_usage, Layout, PlannedRun, PlannedUsage, Selection, Step};
+use crate::process;
+use crate::report::assemble::toolchain_entry;
+use crate::report::ToolchainEntry;
+use crate::runner::{self, Limits};
+use crate::schedule::{self, Progress};
+use crate::usage_report::{self, UsageReport};
+use crate::{flags, json, probe, project_root, Verdict};
+use anyhow::{bail, Context};
+use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use xshell::Shell;
 
-/// One place the compiler says needs the feature.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Place {
-    /// The file, as rustc names it.
-    pub file: String,
-    /// 1-based line.
-    pub line: u64,
-    /// 1-based column.
-    pub column: u64,
+/// Where a usage run writes its JSON report.
+pub fn report_path(layout: &Layout) -> std::path::PathBuf {
+    layout.kshim.join("usage-report.json")
 }
 
-/// The metadata-only kernel-mode compile of the shim at `root` that leaves `feature` out of
-/// `-Zallow-features` (`enabled` is every feature the shim enables on this compiler).
-pub fn shim_without(
-    rustc: &Rustc,
-    root: &Path,
-    cfgs: &[&str],
-    enabled: &[&str],
-    feature: &str,
-    out_dir: &Path,
-) -> Invocation {
-    let mut invocation = rustc.shim(
-        root,
-        Mode::Kernel,
-        cfgs,
-        Product::Crate,
-        Output::Directory(out_dir),
-    );
-    for arg in &mut invocation.args {
-        if arg == "--emit=link" {
-            *arg = "--emit=metadata".into();
+/// A count of finished steps on one updating line, on a terminal only.
+struct Counter<'a> {
+    total: usize,
+    done: AtomicUsize,
+    terminal: bool,
+    columns: usize,
+    toolchains: &'a [ToolchainEntry],
+    features: Vec<Option<&'static str>>,
+}
+
+impl Progress for Counter<'_> {
+    fn started(&self, _index: usize, _step: &Step) {}
+
+    fn finished(&self, index: usize, step: &Step, _result: &StepResult, done: usize) {
+        self.done.store(done, Ordering::Relaxed);
+        if !self.terminal {
+            return;
         }
-    }
-    let allowed: Vec<&str> = enabled.iter().copied().filter(|f| *f != feature).collect();
-    invocation.args.push("--error-format=json".into());
-    invocation
-        .args
-        .push(format!("-Zallow-features={}", allowed.join(",")));
-    invocation
-}
-
-/// The primary spans of every E0658 error in rustc's JSON diagnostics, in order, each once.
-pub fn read_places(stderr: &str) -> Vec<Place> {
-    let mut places = Vec::new();
-    for line in stderr.lines().filter(|line| line.starts_with('{')) {
-        let Ok(diagnostic) = json::parse(line) else {
-            continue;
+        let what = match self.features[index] {
+            Some(feature) => format!("{} without {feature}", step.target),
+            None => step.label(),
         };
-        let code = diagnostic
-            .get("code")
-            .and_then(|code| code.get("code"))
-            .and_then(Value::as_str);
-        if code != Some("E0658") {
-            continue;
-        }
-        let spans = diagnostic.get("spans").and_then(Value::as_array);
-        for span in spans.into_iter().flatten() {
-            if span.get("is_primary").and_then(Value::as_bool) != Some(true) {
-                continue;
-            }
-            let field = |key: &str| span.get(key).and_then(Value::as_u64).unwrap_or(0);
-            let place = Place {
-                file: span
-                    .get("file_name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                line: field("line_start"),
-                column: field("column_start"),
-            };
-            if !places.contains(&place) {
-                places.push(place);
-            }
-        }
-    }
-    places
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reads_the_primary_spans_of_e0658_once() {
-        let error = |file: &str, line: u64| {
-            json::object(vec![
-                ("message".into(), Value::String("x is experimental".into())),
-                (
-                    "code".into(),
-                    json::object(vec![("code".into(), Value::String("E0658".into()))]),
-                ),
-                (
-                    "spans".into(),
-                    Value::Array(vec![json::object(vec![
-                        ("file_name".into(), Value::String(file.into())),
-                        ("line_start".into(), Value::from(line)),
-                        ("column_start".into(), Value::from(5u64)),
-                        ("is_primary".into(), Value::Bool(true)),
-                    ])]),
-                ),
-            ])
-            .to_string()
-        };
-        let stderr = [error("a.rs", 3), error("a.rs", 3), error("b.rs", 9)].join("\n");
-        assert_eq!(
-            read_places(&stderr),
-            [
-                Place {
-                    file: "a.rs".into(),
-                    line: 3,
-                    column: 5
-                },
-                Place {
-                    file: "b.rs".into(),
-                    line: 9,
-                    column: 5
-                }
-            ]
+        let line = format!(
+            "usage: {done} of {}: {}: {what}",
+            self.total, self.toolchains[step.toolchain].id
         );
+        let shown: String = line.chars().take(self.columns.saturating_sub(1)).collect();
+        let mut stderr = std::io::stderr().lock();
+        let _ = write!(stderr, "\r\x1b[K{shown}");
+        let _ = stderr.flush();
     }
+}
+
+impl flags::Usage {
+    /// Runs `cargo xtask usage`.
+    pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
+        let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
+        let jobs = match self.jobs {
+            Some(0) => bail!("-j/--jobs must be at least 1"),
+            Some(jobs) => jobs,
+            None => std::thread::available_parallelism().map_or(1, usize::from),
+        };
+        let timeout = match self.timeout {
+            Some(0) => bail!("--timeout must be at least 1 second"),
+            Some(seconds) => Duration::from_secs(seconds),
+            None => process::DEFAULT_TIMEOUT,
+        };
+        let layout = Layout::new(&project_root());
+        let selection = Selection {
+            toolchains: self.toolchain.clone(),
+            pins: self.pins.clone(),
+            shard: None,
+        };
+        if let Some(path) = &self.plain_script {
+            let planned = plan_run(sh, &layout, &selection, timeout)?;
+            let usage = plan_usage(&layout, &planned.planned, &planned.examples)?;
+            let plain = PlainRun::from_steps(&usage.steps);
+            write_atomically(&layout.probe_source(), probe::probe_source().as_bytes())?;
+            write_atomically(path, plain.script(jobs).as_bytes())?;
+            eprintln!(
+                "usage: {} steps as {} jobs in {} waves written to {} (run it with `sh`)",
+                usage.steps.len(),
+                plain.jobs(),
+                plain.waves.len(),
+                path.display()
+            );
+            return Ok(Verdict::Success);
+        }
+        let guard =
+            interrupt::InterruptGuard::install().context("installing the SIGINT handler")?;
+        let report = match run_usage(&layout, &selection, jobs, timeout, !self.no_cache) {
+            Ok(report) => report,
+            Err(error) => {
+                if let Some(Interrupted { signal }) = error.downcast_ref::<Interrupted>() {
+                    drop(guard);
+                    die_by(*signal);
+                }
+                return Err(error);
+            }
+        };
+        drop(guard);
+        format.print(
+            || report.to_json(),
+            || report.markdown(),
+            |_colour| report.human(),
+        );
+        Ok(report.verdict())
+    }
+}
+
+/// Runs every usage compile (and the probes and shim builds they need) on the selected
+/// toolchains, holding the matrix's lock, and returns the report, which is also written to
+/// [`report_path`].
+pub fn run_usage(
+    layout: &Layout,
+    selection: &Selection,
+    jobs: usize,
+    timeout: Duration,
+    use_cache: bool,
+) -> anyhow::Result<UsageReport> {
+    let start = Instant::now();
+    let lock = RunLock::acquire(&layout.lock(), &mut |message| eprintln!("usage: {message}"))?;
+    for directory in [layout.cache(), layout.kshim.join("matrix")] {
+        std::fs::create_dir_all(&directory)
+            .with_context(|| format!("cannot create {}", directory.display()))?;
+        remove_stale_temporaries(&directory);
+    }
+    let sh = Shell::new()?;
+    sh.change_dir(&layout.root);
+    let PlannedRun {
+        availabilities,
+        planned,
+        examples,
+        ..
+    } = plan_run(&sh, layout, selection, timeout)?;
+    let columns: Vec<ToolchainEntry> = availabilities.iter().map(toolchain_entry).collect();
+    let PlannedUsage { steps, compiles } = plan_usage(layout, &planned, &examples)?;
+    let probe_source = probe::probe_source();
+    let probe_path = layout.probe_source();
+    if std::fs::read_to_string(&probe_path).ok().as_deref() != Some(probe_source.as_str()) {
+        write_atomically(&probe_path, probe_source.as_bytes())?;
+    }
+    let keys = run_keys(&steps, &planned, &availabilities)?;
+    let cache = Cache::new(layout.cache(), use_cache);
+    let limits = Limits {
+        timeout,
+        lock: Some(lock.descriptor()),
+    };
+    let mut features = vec![None; steps.len()];
+    for compile in &compiles {
+        features[compile.step] = Some(compile.feature);
+    }
+    let counter = Counter {
+        total: steps.len(),
+        done: AtomicUsize::new(0),
+        terminal: output::updating_terminal(),
+        columns: output::terminal_columns(),
+        toolchains: &columns,
+        features,
+    };
+    let results = schedule::execute(&steps, jobs, &counter, &|index| {
+        runner::run_step(&steps[index], keys[index], &cache, limits)
+    });
+    if counter.terminal {
+        eprint!("\r\x1b[K");
+    }
+    if let Some(signal) = interrupt::interrupted() {
+        let finished = results.iter().filter(|result| !result.interrupted).count();
+        eprintln!(
+            "usage: {} after {finished} of {} steps; the finished ones are cached, no report \
+             was written",
+            Interrupted { signal },
+            steps.len()
+        );
+        return Err(Interrupted { signal }.into());
+    }
+    let reused = results.iter().filter(|result| result.cached).count();
+    eprintln!(
+        "usage: {} steps ({} usage compiles) on {} toolchain(s) in {:.1} s ({reused} from the \
+         cache, -j {jobs})",
+        steps.len(),
+        compiles.len(),
+        planned.iter().filter(|toolchain| toolchain.builds).count(),
+        start.elapsed().as_secs_f64(),
+    );
+    let report = usage_report::assemble(&layout.root, &columns, &steps, &results, &compiles);
+    write_atomically(
+        &report_path(layout),
+        json::to_pretty(&report.to_json()).as_bytes(),
+    )
+    .context("writing the usage report")?;
+    Ok(report)
 }

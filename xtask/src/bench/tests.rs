@@ -1,7 +1,7 @@
 //! Tests of the bench: the plain run's waves and script, and its checks of the report.
 
 use super::*;
-use crate::plan::Mode;
+use crate::plan::{Mode, Step};
 use crate::process::Invocation;
 
 /// A step of `kind` running `programs` (each with `args`) after the steps `deps`.

@@ -1,0 +1,571 @@
+//! Where code needs a feature, as rustc's JSON diagnostics say it (E0658, or an error whose help
+//! says to add `#![feature(...)]`), where the feature is enabled (E0725), and which items of the
+//! source enclose such a place.
+
+use crate::json::Value;
+
+/// A point in a source file, as rustc names it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Location {
+    /// The file, as rustc names it (absolute when it was given so).
+    pub file: String,
+    /// 1-based line.
+    pub line: u64,
+    /// 1-based column.
+    pub column: u64,
+}
+
+/// One place the compiler says needs a feature.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Place {
+    /// The primary span of the error: inside a macro's definition when a macro expanded there.
+    pub location: Location,
+    /// For a place inside a macro's expansion: the outermost call site, the line that made it.
+    pub call_site: Option<Location>,
+    /// The macros it was expanded through, outermost first (`static_branch_unlikely!`).
+    pub macros: Vec<String>,
+}
+
+/// What the compile without one feature in `-Zallow-features` said.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GateErrors {
+    /// Every place that needs the feature, in order, each once.
+    pub places: Vec<Place>,
+    /// Where the crate enables it: the attributes E0725 points at.
+    pub attributes: Vec<Location>,
+    /// The first error that is neither of those, which makes the places incomplete.
+    pub other_error: Option<String>,
+}
+
+fn location(span: &Value) -> Location {
+    let number = |key: &str| span.get(key).and_then(Value::as_u64).unwrap_or(0);
+    Location {
+        file: span
+            .get("file_name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        line: number("line_start"),
+        column: number("column_start"),
+    }
+}
+
+/// The outermost call site of a span inside a macro expansion, if it is one, and the macros
+/// expanded on the way, outermost first.
+fn expansion(span: &Value) -> (Option<Location>, Vec<String>) {
+    let mut outermost = None;
+    let mut macros = Vec::new();
+    let mut current = span;
+    // Expansions nest a few levels at most; the bound guards against a malformed cycle.
+    for _ in 0..64 {
+        let Some(expansion) = current.get("expansion").filter(|value| value.is_object()) else {
+            break;
+        };
+        if let Some(name) = expansion.get("macro_decl_name").and_then(Value::as_str) {
+            macros.push(name.to_string());
+        }
+        match expansion.get("span") {
+            Some(next) if next.is_object() => {
+                outermost = Some(next);
+                current = next;
+            }
+            _ => break,
+        }
+    }
+    macros.reverse();
+    (outermost.map(location), macros)
+}
+
+/// Whether a diagnostic or one of its children tells to add `#![feature(...)]`.
+fn asks_for_a_feature(diagnostic: &Value) -> bool {
+    let says = |value: &Value| {
+        value
+            .get("message")
+            .and_then(Value::as_str)
+            .is_some_and(|message| message.contains("#![feature("))
+    };
+    says(diagnostic)
+        || diagnostic
+            .get("children")
+            .and_then(Value::as_array)
+            .is_some_and(|children| children.iter().any(says))
+}
+
+/// Reads rustc's JSON diagnostics (`--error-format=json`) on `stderr`.
+pub fn read_gate_errors(stderr: &str) -> GateErrors {
+    let mut read = GateErrors::default();
+    for line in stderr.lines().filter(|line| line.starts_with('{')) {
+        let Ok(diagnostic) = crate::json::parse(line) else {
+            continue;
+        };
+        if diagnostic.get("level").and_then(Value::as_str) != Some("error") {
+            continue;
+        }
+        let message = diagnostic
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let code = diagnostic
+            .get("code")
+            .and_then(|code| code.get("code"))
+            .and_then(Value::as_str);
+        let primary = diagnostic
+            .get("spans")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|span| span.get("is_primary").and_then(Value::as_bool) == Some(true));
+        if code == Some("E0725") {
+            for span in primary {
+                let location = location(span);
+                if !read.attributes.contains(&location) {
+                    read.attributes.push(location);
+                }
+            }
+        } else if code == Some("E0658") || asks_for_a_feature(&diagnostic) {
+            for span in primary {
+                let (call_site, macros) = expansion(span);
+                let place = Place {
+                    location: location(span),
+                    call_site,
+                    macros,
+                };
+                if !read.places.contains(&place) {
+                    read.places.push(place);
+                }
+            }
+        } else if !message.starts_with("aborting due to") && read.other_error.is_none() {
+            let at = primary
+                .map(location)
+                .next()
+                .map(|at| format!(" (at {}:{}:{})", at.file, at.line, at.column))
+                .unwrap_or_default();
+            let code = code.map(|code| format!("[{code}]")).unwrap_or_default();
+            read.other_error = Some(format!("error{code}: {message}{at}"));
+        }
+    }
+    read
+}
+
+/// The keywords that begin an item, after its visibility and qualifiers.
+const ITEM_KEYWORDS: [&str; 11] = [
+    "fn",
+    "impl",
+    "struct",
+    "enum",
+    "union",
+    "trait",
+    "mod",
+    "const",
+    "static",
+    "type",
+    "macro_rules!",
+];
+
+/// The item a line begins, as `(keyword, rest of the line)`, if it begins one.
+fn item_header(line: &str) -> Option<(&'static str, &str)> {
+    let mut rest = line.trim_start();
+    loop {
+        let before = rest;
+        for qualifier in [
+            "pub(crate)",
+            "pub(super)",
+            "pub(self)",
+            "pub",
+            "unsafe",
+            "async",
+        ] {
+            if let Some(after) = rest.strip_prefix(qualifier) {
+                if after.starts_with(char::is_whitespace) {
+                    rest = after.trim_start();
+                }
+            }
+        }
+        if let Some(after) = rest.strip_prefix("pub(in ") {
+            rest = after
+                .split_once(')')
+                .map_or(after, |(_, after)| after)
+                .trim_start();
+        }
+        if let Some(after) = rest.strip_prefix("extern \"") {
+            rest = after
+                .split_once('"')
+                .map_or(after, |(_, after)| after)
+                .trim_start();
+        }
+        // `const fn` is a function; a lone `const` an item of its own.
+        if let Some(after) = rest.strip_prefix("const fn ") {
+            rest = after;
+            return Some(("fn", rest.trim_start()));
+        }
+        if rest == before {
+            break;
+        }
+    }
+    ITEM_KEYWORDS.iter().find_map(|&keyword| {
+        let after = rest.strip_prefix(keyword)?;
+        let boundary = keyword.ends_with('!')
+            || after.starts_with(|c: char| c.is_whitespace() || c == '<' || c == '{');
+        boundary.then(|| (keyword, after.trim_start()))
+    })
+}
+
+/// The leading identifier of `text`.
+fn identifier(text: &str) -> &str {
+    let end = text
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(text.len());
+    &text[..end]
+}
+
+/// The text after a balanced `<...>` at the start of `text`, or `text` itself.
+fn skip_generics(text: &str) -> &str {
+    let text = text.trim_start();
+    if !text.starts_with('<') {
+        return text;
+    }
+    let mut depth = 0usize;
+    for (index, character) in text.char_indices() {
+        match character {
+            '<' => depth += 1,
+            '>' if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    return text[index + 1..].trim_start();
+                }
+            }
+            _ => {}
+        }
+    }
+    ""
+}
+
+/// One item that encloses a place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EnclosingItem {
+    /// Its header line as the source has it, trimmed and cut before its body (`fn run(self:
+    /// ArcBorrow<'_, Self>)`).
+    pub header: String,
+    /// The name it is known by: a function's, type's, module's or constant's name, an `impl`'s
+    /// self type, a macro's name with `!`.
+    pub name: String,
+}
+
+fn enclosing_item(keyword: &str, rest: &str, line: &str) -> EnclosingItem {
+    let name = match keyword {
+        "impl" => {
+            let after_generics = skip_generics(rest);
+            let self_type = match after_generics.find(" for ") {
+                Some(index) => &after_generics[index + " for ".len()..],
+                None => after_generics,
+            };
+            let self_type = self_type.trim_start_matches(['&', '*', '(']).trim_start();
+            // A path (`crate::sync::Arc<T>`) is known by its last segment.
+            let last = self_type
+                .split(['<', ' ', '{'])
+                .next()
+                .unwrap_or_default()
+                .rsplit("::")
+                .next()
+                .unwrap_or_default();
+            identifier(last).to_string()
+        }
+        "macro_rules!" => format!("{}!", identifier(rest)),
+        _ => identifier(rest).to_string(),
+    };
+    let header = line.trim();
+    let header = header
+        .find(" {")
+        .map_or(header, |end| &header[..end])
+        .trim_end_matches([';', '{', ' ']);
+    EnclosingItem {
+        header: header.to_string(),
+        name,
+    }
+}
+
+fn indentation(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// The items that enclose line `line` (1-based) of `source`, outermost first.
+///
+/// Read from the layout alone, as rustfmt leaves it: the innermost item is the nearest line at
+/// or above the place that begins an item (after its visibility and qualifiers: `fn`, `impl`,
+/// `struct`, `enum`, `union`, `trait`, `mod`, `const`, `static`, `type`, `macro_rules!`) and,
+/// unless it is the place's own line, is indented less than the place's line; each enclosing
+/// item after it is the nearest such line above indented less than the one before. A place in
+/// an outer attribute (a line starting with `#[`, or inside one that such a line at a lower
+/// indentation opens) is the place of the item it is attached to: the first line after it, at
+/// the attribute's indentation, that is neither an attribute, its closing `)]`, nor a comment.
+pub fn enclosing_items(source: &str, line: u64) -> Vec<EnclosingItem> {
+    let lines: Vec<&str> = source.lines().collect();
+    let Some(mut index) = usize::try_from(line)
+        .ok()
+        .and_then(|line| line.checked_sub(1))
+        .filter(|&index| index < lines.len())
+    else {
+        return Vec::new();
+    };
+    if let Some(attributed) = attributed_item(&lines, index) {
+        index = attributed;
+    }
+    let mut items = Vec::new();
+    if let Some((keyword, rest)) = item_header(lines[index]) {
+        items.push(enclosing_item(keyword, rest, lines[index]));
+    }
+    let mut limit = indentation(lines[index]);
+    for candidate in lines[..index].iter().rev() {
+        if limit == 0 {
+            break;
+        }
+        if candidate.trim().is_empty() || indentation(candidate) >= limit {
+            continue;
+        }
+        if let Some((keyword, rest)) = item_header(candidate) {
+            items.push(enclosing_item(keyword, rest, candidate));
+            limit = indentation(candidate);
+        }
+    }
+    items.reverse();
+    items
+}
+
+/// The line of the item that an outer attribute around line `index` is attached to.
+fn attributed_item(lines: &[&str], index: usize) -> Option<usize> {
+    let is_attribute = |line: &str| line.trim_start().starts_with("#[");
+    let start = if is_attribute(lines[index]) {
+        index
+    } else {
+        let indent = indentation(lines[index]);
+        let opener = lines[..index]
+            .iter()
+            .rposition(|line| !line.trim().is_empty() && indentation(line) < indent)?;
+        if !is_attribute(lines[opener]) {
+            return None;
+        }
+        opener
+    };
+    let indent = indentation(lines[start]);
+    lines[start + 1..]
+        .iter()
+        .position(|line| {
+            let trimmed = line.trim_start();
+            indentation(line) == indent
+                && !trimmed.is_empty()
+                && !["#[", ")", "]", "//"]
+                    .iter()
+                    .any(|prefix| trimmed.starts_with(prefix))
+        })
+        .map(|offset| start + 1 + offset)
+        .filter(|&item| item_header(lines[item]).is_some())
+}
+
+/// The module path of a shim source file relative to `kernel-shim/src/`
+/// (`sync/workqueue.rs` is `["sync", "workqueue"]`, `sync/mod.rs` is `["sync"]`, `lib.rs` the
+/// root).
+pub fn module_path(relative: &str) -> Vec<String> {
+    let without_extension = relative.strip_suffix(".rs").unwrap_or(relative);
+    let mut segments: Vec<String> = without_extension.split('/').map(String::from).collect();
+    if matches!(segments.last().map(String::as_str), Some("mod" | "lib")) {
+        segments.pop();
+    }
+    segments
+}
+
+/// Whether a place in the shim file `relative` (to `kernel-shim/src/`) is in the catalog's shim
+/// item `a::b::N` (`sync::workqueue`, `sync::Arc`, `container_of!`); `names` are those of the
+/// items that enclose it and of the macros it was expanded through, `is_module` says whether
+/// `a::b::N` is a module of the shim.
+///
+/// A module's places are those of its file and its submodules' files. Any other item's are those
+/// of its module `a::b` (and below) unless that is the crate root, and those that an item or a
+/// module named `N` encloses, or a macro named `N` expanded: the architecture half of `asm::read_once_u32_at` is
+/// `arch::x86_64::read_once_u32_at`, and `container_of!`'s `&raw` form is `container_of::raw_ref`.
+pub fn in_shim_item(shim_item: &str, is_module: bool, relative: &str, names: &[&str]) -> bool {
+    let segments: Vec<&str> = shim_item.split("::").collect();
+    let module = module_path(relative);
+    let starts_with = |prefix: &[&str]| {
+        module.len() >= prefix.len() && module.iter().zip(prefix).all(|(a, b)| a == b)
+    };
+    if is_module {
+        return starts_with(&segments);
+    }
+    let Some((name, parent)) = segments.split_last() else {
+        return false;
+    };
+    let bare = name.trim_end_matches('!');
+    (!parent.is_empty() && starts_with(parent))
+        || module.iter().any(|segment| segment == bare)
+        || names.iter().any(|item| {
+            // A macro as invoked may carry its path: `kernel::static_branch_unlikely!`.
+            item.rsplit("::")
+                .next()
+                .unwrap_or(item)
+                .trim_end_matches('!')
+                == bare
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json;
+
+    fn error(code: Option<&str>, message: &str, file: &str, line: u64, help: &str) -> String {
+        json::object(vec![
+            ("level".into(), Value::String("error".into())),
+            ("message".into(), Value::String(message.into())),
+            (
+                "code".into(),
+                code.map_or(Value::Null, |code| {
+                    json::object(vec![("code".into(), Value::String(code.into()))])
+                }),
+            ),
+            (
+                "children".into(),
+                Value::Array(vec![json::object(vec![(
+                    "message".into(),
+                    Value::String(help.into()),
+                )])]),
+            ),
+            (
+                "spans".into(),
+                Value::Array(vec![json::object(vec![
+                    ("file_name".into(), Value::String(file.into())),
+                    ("line_start".into(), Value::from(line)),
+                    ("column_start".into(), Value::from(5u64)),
+                    ("is_primary".into(), Value::Bool(true)),
+                    ("expansion".into(), Value::Null),
+                ])]),
+            ),
+        ])
+        .to_string()
+    }
+
+    #[test]
+    fn reads_gate_errors_attributes_and_other_errors() {
+        let stderr = [
+            error(Some("E0725"), "not allowed", "lib.rs", 3, ""),
+            error(Some("E0658"), "x is experimental", "a.rs", 3, ""),
+            error(Some("E0658"), "x is experimental", "a.rs", 3, ""),
+            error(
+                None,
+                "`write` is not yet stable as a const fn",
+                "b.rs",
+                9,
+                "add `#![feature(const_ptr_write)]` to the crate attributes to enable",
+            ),
+            error(None, "aborting due to 3 previous errors", "", 0, ""),
+        ]
+        .join("\n");
+        let read = read_gate_errors(&stderr);
+        let at = |file: &str, line: u64| Location {
+            file: file.into(),
+            line,
+            column: 5,
+        };
+        assert_eq!(read.attributes, [at("lib.rs", 3)]);
+        let places: Vec<&Location> = read.places.iter().map(|place| &place.location).collect();
+        assert_eq!(places, [&at("a.rs", 3), &at("b.rs", 9)]);
+        assert_eq!(read.other_error, None);
+        let other = read_gate_errors(&error(Some("E0308"), "mismatched types", "c.rs", 1, ""));
+        assert_eq!(
+            other.other_error.as_deref(),
+            Some("error[E0308]: mismatched types (at c.rs:1:5)")
+        );
+    }
+
+    #[test]
+    fn finds_the_enclosing_items_from_the_layout() {
+        let source = "\
+pub mod gated {
+    use crate::sync::ArcBorrow;
+
+    pub trait WorkItem: Send + Sync {
+        fn run(self: ArcBorrow<'_, Self>);
+    }
+}
+
+unsafe impl<T: ?Sized + Unsize<U>, U: ?Sized> CoerceUnsized<Arc<U>> for crate::sync::Arc<T> {}
+
+impl StaticKey {
+    #[cfg_attr(
+        kshim_kernel_mode,
+        expect(lint)
+    )]
+    pub const INIT: Self = Self::new();
+}
+";
+        let names = |line: u64| -> Vec<String> {
+            enclosing_items(source, line)
+                .into_iter()
+                .map(|item| item.name)
+                .collect()
+        };
+        assert_eq!(names(5), ["gated", "WorkItem", "run"]);
+        assert_eq!(
+            enclosing_items(source, 5)[2].header,
+            "fn run(self: ArcBorrow<'_, Self>)"
+        );
+        assert_eq!(names(9), ["Arc"]);
+        assert_eq!(names(14), ["StaticKey", "INIT"]);
+        assert_eq!(names(12), ["StaticKey", "INIT"]);
+        assert_eq!(names(2), ["gated"]);
+        assert!(names(99).is_empty());
+    }
+
+    #[test]
+    fn shim_items_are_matched_by_module_or_enclosing_name() {
+        assert!(in_shim_item(
+            "sync::workqueue",
+            true,
+            "sync/workqueue.rs",
+            &[]
+        ));
+        assert!(!in_shim_item(
+            "sync::workqueue",
+            true,
+            "sync/arc.rs",
+            &["Arc"]
+        ));
+        assert!(in_shim_item("sync::Arc", false, "sync/arc.rs", &["Arc"]));
+        assert!(in_shim_item(
+            "container_of!",
+            false,
+            "container_of/raw_ref.rs",
+            &[]
+        ));
+        let arch = "arch/x86_64.rs";
+        assert!(in_shim_item(
+            "asm::read_once_u32_at",
+            false,
+            arch,
+            &["read_once_u32_at"]
+        ));
+        assert!(!in_shim_item(
+            "asm::read_once_u32_at",
+            false,
+            arch,
+            &["load"]
+        ));
+        let through = [
+            "kernel::static_branch_unlikely!",
+            "$crate::__arch_static_branch!",
+        ];
+        assert!(in_shim_item(
+            "jump_label::static_branch_unlikely",
+            false,
+            arch,
+            &through
+        ));
+        assert!(!in_shim_item(
+            "container_of!",
+            false,
+            "sync/arc.rs",
+            &["Arc"]
+        ));
+        assert_eq!(module_path("sync/mod.rs"), ["sync"]);
+        assert!(module_path("lib.rs").is_empty());
+    }
+}

@@ -1,0 +1,227 @@
+//! The usage run's plan: per toolchain the probe and the kernel-mode shim as the matrix plans
+//! them (so they share its outputs and cache), then one metadata-only kernel-mode compile per
+//! target (the shim, every example) and enabled feature, with that feature left out of
+//! `-Zallow-features`.
+
+use super::examples::{example_inputs, shim_inputs, Example};
+use super::rustc::{mode_cfgs, Mode, Output, Product, Rustc};
+use super::{plan, Kind, Layout, PlannedToolchain, Step};
+use crate::catalog::allowed_features;
+use crate::expect::enabled_in_kernel_mode;
+use crate::process::Invocation;
+use std::path::Path;
+
+/// One usage compile of the plan: which target it compiles without which feature.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UsageCompile {
+    /// Its index in [`PlannedUsage::steps`].
+    pub step: usize,
+    /// The index of the toolchain in the run.
+    pub toolchain: usize,
+    /// `kernel` for the shim, or the example's name.
+    pub target: String,
+    /// The feature left out of `-Zallow-features`.
+    pub feature: &'static str,
+}
+
+/// The steps of a usage run and what each usage compile asks.
+#[derive(Clone, Debug)]
+pub struct PlannedUsage {
+    /// Every step, each after the steps it needs: probes and shim builds, then usage compiles.
+    pub steps: Vec<Step>,
+    /// The usage compiles among the steps, in plan order.
+    pub compiles: Vec<UsageCompile>,
+}
+
+/// Makes a compile metadata-only, with JSON diagnostics and `allowed` as the only features.
+fn without(mut invocation: Invocation, allowed: &[&str]) -> Invocation {
+    invocation
+        .args
+        .retain(|arg| !arg.starts_with("-Zallow-features="));
+    for arg in &mut invocation.args {
+        if arg == "--emit=link" {
+            *arg = "--emit=metadata".into();
+        }
+    }
+    invocation.args.push("--error-format=json".into());
+    invocation
+        .args
+        .push(format!("-Zallow-features={}", allowed.join(",")));
+    invocation
+}
+
+fn all_but<'a>(features: &[&'a str], feature: &str) -> Vec<&'a str> {
+    features.iter().copied().filter(|f| *f != feature).collect()
+}
+
+/// The metadata-only kernel-mode compile of the shim at `root` that leaves `feature` out of
+/// `-Zallow-features` (`enabled` is every feature the shim enables on this compiler).
+pub fn shim_without(
+    rustc: &Rustc,
+    root: &Path,
+    cfgs: &[&str],
+    enabled: &[&str],
+    feature: &str,
+    out_dir: &Path,
+) -> Invocation {
+    let invocation = rustc.shim(
+        root,
+        Mode::Kernel,
+        cfgs,
+        Product::Crate,
+        Output::Directory(out_dir),
+    );
+    without(invocation, &all_but(enabled, feature))
+}
+
+/// The metadata-only kernel-mode compile of an example against the shim's `rlib`, with the
+/// kernel's `-Zallow-features` list (`allowed`) less `feature`.
+pub fn example_without(
+    rustc: &Rustc,
+    example: &Example,
+    cfgs: &[&str],
+    rlib: &Path,
+    allowed: &[&str],
+    feature: &str,
+    out_dir: &Path,
+) -> Invocation {
+    let invocation = rustc.example(
+        example,
+        Mode::Kernel,
+        cfgs,
+        rlib,
+        Product::Crate,
+        Output::Directory(out_dir),
+    );
+    without(invocation, &all_but(allowed, feature))
+}
+
+/// Plans a usage run on the toolchains that build (the others get no step): for each, every
+/// feature the shim enables in kernel mode on that release ([`enabled_in_kernel_mode`]) for the
+/// shim, and those of them in the kernel's `-Zallow-features` list for every example.
+pub fn plan_usage(
+    layout: &Layout,
+    toolchains: &[PlannedToolchain],
+    examples: &[Example],
+) -> anyhow::Result<PlannedUsage> {
+    let building: Vec<PlannedToolchain> = toolchains
+        .iter()
+        .filter(|toolchain| toolchain.builds)
+        .cloned()
+        .collect();
+    let mut steps: Vec<Step> = plan(layout, &building, examples)?
+        .into_iter()
+        .filter(|step| {
+            step.kind == Kind::Probe
+                || (step.kind == Kind::Build
+                    && step.target == "kernel"
+                    && step.mode == Some(Mode::Kernel))
+        })
+        .collect();
+    // Neither the probe nor the shim's build depends on another step.
+    debug_assert!(steps.iter().all(|step| step.deps.is_empty()));
+    let shim_files = shim_inputs(&layout.root)?;
+    let mut example_files = Vec::new();
+    for example in examples {
+        example_files.push(example_inputs(&example.path)?);
+    }
+    let mut compiles = Vec::new();
+    for toolchain in &building {
+        let Some((library, rlib)) = steps.iter().enumerate().find_map(|(index, step)| {
+            (step.kind == Kind::Build && step.toolchain == toolchain.index)
+                .then(|| (index, step.artifact.clone()))
+        }) else {
+            anyhow::bail!("the matrix's plan has no kernel-mode shim build for a toolchain");
+        };
+        let rlib = rlib.unwrap_or_default();
+        let cfgs = mode_cfgs(toolchain.rustc.release, Mode::Kernel);
+        let enabled: Vec<&'static str> = enabled_in_kernel_mode(toolchain.rustc.release)
+            .iter()
+            .map(|feature| feature.name)
+            .collect();
+        let allowed: Vec<&'static str> = allowed_features()
+            .filter(|name| enabled.contains(name))
+            .collect();
+        let usage = layout.output(&toolchain.directory_name, "usage");
+        let mut push = |target: &str, feature: &'static str, step: Step| {
+            compiles.push(UsageCompile {
+                step: steps.len(),
+                toolchain: toolchain.index,
+                target: target.to_string(),
+                feature,
+            });
+            steps.push(step);
+        };
+        for &feature in &enabled {
+            let directory = usage.join(format!("kernel-{feature}"));
+            let invocation = shim_without(
+                &toolchain.rustc,
+                &layout.root,
+                &cfgs,
+                &enabled,
+                feature,
+                &directory,
+            );
+            push(
+                "kernel",
+                feature,
+                usage_step(
+                    toolchain,
+                    "kernel",
+                    invocation,
+                    directory,
+                    &shim_files,
+                    None,
+                ),
+            );
+        }
+        for (example, files) in examples.iter().zip(&example_files) {
+            for &feature in &allowed {
+                let directory = usage.join(format!("{}-{feature}", example.name));
+                let invocation = example_without(
+                    &toolchain.rustc,
+                    example,
+                    &cfgs,
+                    &rlib,
+                    &allowed,
+                    feature,
+                    &directory,
+                );
+                push(
+                    &example.name,
+                    feature,
+                    usage_step(
+                        toolchain,
+                        &example.name,
+                        invocation,
+                        directory,
+                        files,
+                        Some(library),
+                    ),
+                );
+            }
+        }
+    }
+    Ok(PlannedUsage { steps, compiles })
+}
+
+fn usage_step(
+    toolchain: &PlannedToolchain,
+    target: &str,
+    invocation: Invocation,
+    directory: std::path::PathBuf,
+    inputs: &[std::path::PathBuf],
+    library: Option<usize>,
+) -> Step {
+    Step {
+        toolchain: toolchain.index,
+        kind: Kind::Usage,
+        target: target.to_string(),
+        mode: Some(Mode::Kernel),
+        processes: vec![invocation],
+        artifact: None,
+        directories: vec![directory],
+        inputs: inputs.to_vec(),
+        deps: library.into_iter().collect(),
+    }
+}

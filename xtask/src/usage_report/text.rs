@@ -1,0 +1,165 @@
+//! The usage report for people: per feature, the toolchains that said the same thing grouped on
+//! one line, then the places; as plain text or Markdown.
+
+use super::{SourcePoint, UsageCell, UsageReport, UsedPlace};
+
+/// A place as one line: `file:line:col in `item` (target)`, with the macro's call site.
+pub(super) fn place_line(place: &UsedPlace) -> String {
+    let mut line = format!("{}:{}:{}", place.at.file, place.at.line, place.at.column);
+    if let Some(item) = &place.item {
+        line.push_str(&format!(" in `{item}`"));
+    }
+    if let Some(site) = &place.call_site {
+        line.push_str(&format!(", expanded from {}", point_text(site)));
+        if !place.macros.is_empty() {
+            line.push_str(&format!(" through {}", place.macros.join(", ")));
+        }
+    }
+    if !place
+        .at
+        .file
+        .starts_with(&format!("examples/{}", place.target))
+    {
+        line.push_str(&format!(" ({})", compile_name(&place.target)));
+    }
+    line
+}
+
+/// `kernel` is the shim's compile; any other target is an example's.
+fn compile_name(target: &str) -> String {
+    if target == "kernel" {
+        "compiling the shim".to_string()
+    } else {
+        format!("compiling {target}")
+    }
+}
+
+fn point_text(at: &SourcePoint) -> String {
+    format!("{}:{}:{}", at.file, at.line, at.column)
+}
+
+/// What a cell says, in one line, without its places.
+pub(super) fn cell_summary(cell: &UsageCell) -> String {
+    match cell {
+        UsageCell::Used(places) => format!("{} place(s)", places.len()),
+        UsageCell::Unused(attributes) if attributes.is_empty() => {
+            "unused: gated, and nothing needs it".to_string()
+        }
+        UsageCell::Unused(attributes) => {
+            let at: Vec<String> = attributes.iter().map(point_text).collect();
+            format!(
+                "unused: gated and enabled (at {}), and nothing needs it",
+                at.join(", ")
+            )
+        }
+        UsageCell::Stable(since) => format!("stable here (since {since}), not gated"),
+        UsageCell::NotEnabled => "not enabled in kernel mode on this release".to_string(),
+        UsageCell::NotGated(status) => format!("{status} here, not gated"),
+        UsageCell::Failed(error, places) => {
+            format!("failed ({} place(s) read): {error}", places.len())
+        }
+        UsageCell::NotRun(reason) => format!("not run: {reason}"),
+    }
+}
+
+/// The toolchains of each distinct cell of a feature's row, in the order they first appear.
+fn groups<'a>(
+    report: &'a UsageReport,
+    cells: &'a [UsageCell],
+) -> Vec<(Vec<&'a str>, &'a UsageCell)> {
+    let mut groups: Vec<(Vec<&str>, &UsageCell)> = Vec::new();
+    for (toolchain, cell) in report.toolchains.iter().zip(cells) {
+        match groups.iter_mut().find(|(_, seen)| *seen == cell) {
+            Some((labels, _)) => labels.push(&toolchain.label),
+            None => groups.push((vec![&toolchain.label], cell)),
+        }
+    }
+    groups
+}
+
+fn places_of(cell: &UsageCell) -> &[UsedPlace] {
+    match cell {
+        UsageCell::Used(places) | UsageCell::Failed(_, places) => places,
+        _ => &[],
+    }
+}
+
+impl UsageReport {
+    /// The report as text: each feature, each group of toolchains, each place on its own line.
+    pub fn human(&self) -> String {
+        let mut out = String::new();
+        for feature in &self.features {
+            out.push_str(&format!(
+                "{} (shim item: {})\n",
+                feature.name, feature.shim_item
+            ));
+            for (labels, cell) in groups(self, &feature.cells) {
+                out.push_str(&format!(
+                    "  {}: {}\n",
+                    labels.join(", "),
+                    cell_summary(cell)
+                ));
+                for place in places_of(cell) {
+                    out.push_str(&format!("    {}\n", place_line(place)));
+                }
+            }
+        }
+        out.push_str(&self.summary());
+        out.push('\n');
+        out
+    }
+
+    /// One line: how many features each toolchain that ran found used, unused and stable.
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        for (index, toolchain) in self.toolchains.iter().enumerate() {
+            let count = |word: &str| {
+                self.features
+                    .iter()
+                    .filter(|feature| feature.cells[index].word() == word)
+                    .count()
+            };
+            if count("not-run") == self.features.len() {
+                continue;
+            }
+            let mut part = format!(
+                "{}: {} used, {} unused, {} stable here",
+                toolchain.label,
+                count("used"),
+                count("unused"),
+                count("stable")
+            );
+            if count("failed") > 0 {
+                part.push_str(&format!(", {} FAILED", count("failed")));
+            }
+            parts.push(part);
+        }
+        if parts.is_empty() {
+            "no toolchain ran".to_string()
+        } else {
+            parts.join("; ")
+        }
+    }
+
+    /// The report as Markdown: one table row per feature and group of toolchains.
+    pub fn markdown(&self) -> String {
+        let escape = |text: &str| text.replace('|', "\\|");
+        let mut out = String::from("| Feature | Toolchains | What they say |\n|---|---|---|\n");
+        for feature in &self.features {
+            for (labels, cell) in groups(self, &feature.cells) {
+                let mut said = escape(&cell_summary(cell));
+                for place in places_of(cell) {
+                    said.push_str("<br>");
+                    said.push_str(&escape(&place_line(place)));
+                }
+                out.push_str(&format!(
+                    "| `{}` | {} | {said} |\n",
+                    feature.name,
+                    escape(&labels.join(", "))
+                ));
+            }
+        }
+        out.push_str(&format!("\n{}\n", self.summary()));
+        out
+    }
+}
