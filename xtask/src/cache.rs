@@ -9,7 +9,7 @@ use crate::files;
 use crate::files::write_atomically;
 use crate::json::{self, Value};
 use crate::judge::StepResult;
-use crate::places::{GateErrors, Location, Place};
+use crate::places::GateErrors;
 use crate::plan::{Rustc, Step};
 use crate::status::Status;
 use crate::version::RustcVersion;
@@ -192,7 +192,10 @@ fn encode_entry(result: &StepResult, artifact: Option<(u64, u128)>) -> Value {
         ("log".into(), json::opt_string(result.log.clone())),
         (
             "usage".into(),
-            result.usage.as_ref().map_or(Value::Null, encode_usage),
+            result
+                .usage
+                .as_ref()
+                .map_or(Value::Null, GateErrors::to_json),
         ),
         (
             "artifact".into(),
@@ -246,95 +249,9 @@ fn decode_entry(entry: &Value, artifact: Option<&Path>) -> Option<StepResult> {
         log: entry.get("log")?.as_str().map(String::from),
         usage: match entry.get("usage") {
             None | Some(Value::Null) => None,
-            Some(usage) => Some(decode_usage(usage)?),
+            Some(usage) => Some(GateErrors::from_json(usage)?),
         },
         interrupted: false,
-    })
-}
-
-/// A usage compile's gate errors as a cache entry's `usage` member: locations as
-/// `[file, line, column]`, places as objects of their location, call site and macros.
-fn encode_usage(usage: &GateErrors) -> Value {
-    let location = |at: &Location| {
-        Value::Array(vec![
-            Value::String(at.file.clone()),
-            Value::from(at.line),
-            Value::from(at.column),
-        ])
-    };
-    let places = usage
-        .places
-        .iter()
-        .map(|place| {
-            json::object(vec![
-                ("at".into(), location(&place.location)),
-                (
-                    "call_site".into(),
-                    place.call_site.as_ref().map_or(Value::Null, location),
-                ),
-                (
-                    "macros".into(),
-                    Value::Array(place.macros.iter().cloned().map(Value::String).collect()),
-                ),
-            ])
-        })
-        .collect();
-    json::object(vec![
-        ("places".into(), Value::Array(places)),
-        (
-            "attributes".into(),
-            Value::Array(usage.attributes.iter().map(location).collect()),
-        ),
-        (
-            "other_error".into(),
-            json::opt_string(usage.other_error.clone()),
-        ),
-    ])
-}
-
-/// Reads [`encode_usage`] back; `None` if anything is malformed.
-fn decode_usage(usage: &Value) -> Option<GateErrors> {
-    let location = |value: &Value| -> Option<Location> {
-        let parts = value.as_array()?;
-        Some(Location {
-            file: parts.first()?.as_str()?.to_string(),
-            line: parts.get(1)?.as_u64()?,
-            column: parts.get(2)?.as_u64()?,
-        })
-    };
-    let places = usage
-        .get("places")?
-        .as_array()?
-        .iter()
-        .map(|place| {
-            Some(Place {
-                location: location(place.get("at")?)?,
-                call_site: match place.get("call_site")? {
-                    Value::Null => None,
-                    site => Some(location(site)?),
-                },
-                macros: place
-                    .get("macros")?
-                    .as_array()?
-                    .iter()
-                    .map(|name| name.as_str().map(String::from))
-                    .collect::<Option<_>>()?,
-            })
-        })
-        .collect::<Option<Vec<_>>>()?;
-    let attributes = usage
-        .get("attributes")?
-        .as_array()?
-        .iter()
-        .map(location)
-        .collect::<Option<Vec<_>>>()?;
-    Some(GateErrors {
-        places,
-        attributes,
-        other_error: match usage.get("other_error")? {
-            Value::Null => None,
-            error => Some(error.as_str()?.to_string()),
-        },
     })
 }
 
@@ -608,6 +525,7 @@ impl RunLock {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::places::{Location, Place};
 
     #[test]
     fn cache_entries_round_trip() {

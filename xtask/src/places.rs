@@ -2,7 +2,7 @@
 //! says to add `#![feature(...)]`), where the feature is enabled (E0725), and which items of the
 //! source enclose such a place.
 
-use crate::json::Value;
+use crate::json::{self, Value};
 
 /// A point in a source file, as rustc names it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -35,6 +35,95 @@ pub struct GateErrors {
     pub attributes: Vec<Location>,
     /// The first error that is neither of those, which makes the places incomplete.
     pub other_error: Option<String>,
+}
+
+impl GateErrors {
+    /// As JSON, the cache entry's `usage` member: locations as `[file, line, column]`,
+    /// places as objects of their location, call site and macros.
+    pub fn to_json(&self) -> Value {
+        let usage = self;
+        let location = |at: &Location| {
+            Value::Array(vec![
+                Value::String(at.file.clone()),
+                Value::from(at.line),
+                Value::from(at.column),
+            ])
+        };
+        let places = usage
+            .places
+            .iter()
+            .map(|place| {
+                json::object(vec![
+                    ("at".into(), location(&place.location)),
+                    (
+                        "call_site".into(),
+                        place.call_site.as_ref().map_or(Value::Null, location),
+                    ),
+                    (
+                        "macros".into(),
+                        Value::Array(place.macros.iter().cloned().map(Value::String).collect()),
+                    ),
+                ])
+            })
+            .collect();
+        json::object(vec![
+            ("places".into(), Value::Array(places)),
+            (
+                "attributes".into(),
+                Value::Array(usage.attributes.iter().map(location).collect()),
+            ),
+            (
+                "other_error".into(),
+                json::opt_string(usage.other_error.clone()),
+            ),
+        ])
+    }
+
+    /// Reads [`GateErrors::to_json`] back; `None` if anything is malformed.
+    pub fn from_json(usage: &Value) -> Option<GateErrors> {
+        let location = |value: &Value| -> Option<Location> {
+            let parts = value.as_array()?;
+            Some(Location {
+                file: parts.first()?.as_str()?.to_string(),
+                line: parts.get(1)?.as_u64()?,
+                column: parts.get(2)?.as_u64()?,
+            })
+        };
+        let places = usage
+            .get("places")?
+            .as_array()?
+            .iter()
+            .map(|place| {
+                Some(Place {
+                    location: location(place.get("at")?)?,
+                    call_site: match place.get("call_site")? {
+                        Value::Null => None,
+                        site => Some(location(site)?),
+                    },
+                    macros: place
+                        .get("macros")?
+                        .as_array()?
+                        .iter()
+                        .map(|name| name.as_str().map(String::from))
+                        .collect::<Option<_>>()?,
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let attributes = usage
+            .get("attributes")?
+            .as_array()?
+            .iter()
+            .map(location)
+            .collect::<Option<Vec<_>>>()?;
+        Some(GateErrors {
+            places,
+            attributes,
+            other_error: match usage.get("other_error")? {
+                Value::Null => None,
+                error => Some(error.as_str()?.to_string()),
+            },
+        })
+    }
 }
 
 fn location(span: &Value) -> Location {
@@ -310,20 +399,35 @@ pub fn enclosing_items(source: &str, line: u64) -> Vec<EnclosingItem> {
     if let Some(attributed) = attributed_item(&lines, index) {
         index = attributed;
     }
+    // An `impl` header may name its self type on a later line, before its `{`.
+    let header_at = |at: usize| -> String {
+        let mut header = lines[at].to_string();
+        for next in lines.iter().skip(at + 1).take(4) {
+            if header.contains('{') || header.trim_end().ends_with(';') {
+                break;
+            }
+            header.push(' ');
+            header.push_str(next.trim());
+        }
+        header
+    };
     let mut items = Vec::new();
-    if let Some((keyword, rest)) = item_header(lines[index]) {
+    let own = header_at(index);
+    if let Some((keyword, rest)) = item_header(&own) {
         items.push(enclosing_item(keyword, rest, lines[index]));
     }
     let mut limit = indentation(lines[index]);
-    for candidate in lines[..index].iter().rev() {
+    for (position, candidate) in lines[..index].iter().enumerate().rev() {
         if limit == 0 {
             break;
         }
         if candidate.trim().is_empty() || indentation(candidate) >= limit {
             continue;
         }
-        if let Some((keyword, rest)) = item_header(candidate) {
-            items.push(enclosing_item(keyword, rest, candidate));
+        if item_header(candidate).is_some() {
+            if let Some((keyword, rest)) = item_header(&header_at(position)) {
+                items.push(enclosing_item(keyword, rest, candidate));
+            }
             limit = indentation(candidate);
         }
     }
@@ -408,164 +512,4 @@ pub fn in_shim_item(shim_item: &str, is_module: bool, relative: &str, names: &[&
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::json;
-
-    fn error(code: Option<&str>, message: &str, file: &str, line: u64, help: &str) -> String {
-        json::object(vec![
-            ("level".into(), Value::String("error".into())),
-            ("message".into(), Value::String(message.into())),
-            (
-                "code".into(),
-                code.map_or(Value::Null, |code| {
-                    json::object(vec![("code".into(), Value::String(code.into()))])
-                }),
-            ),
-            (
-                "children".into(),
-                Value::Array(vec![json::object(vec![(
-                    "message".into(),
-                    Value::String(help.into()),
-                )])]),
-            ),
-            (
-                "spans".into(),
-                Value::Array(vec![json::object(vec![
-                    ("file_name".into(), Value::String(file.into())),
-                    ("line_start".into(), Value::from(line)),
-                    ("column_start".into(), Value::from(5u64)),
-                    ("is_primary".into(), Value::Bool(true)),
-                    ("expansion".into(), Value::Null),
-                ])]),
-            ),
-        ])
-        .to_string()
-    }
-
-    #[test]
-    fn reads_gate_errors_attributes_and_other_errors() {
-        let stderr = [
-            error(Some("E0725"), "not allowed", "lib.rs", 3, ""),
-            error(Some("E0658"), "x is experimental", "a.rs", 3, ""),
-            error(Some("E0658"), "x is experimental", "a.rs", 3, ""),
-            error(
-                None,
-                "`write` is not yet stable as a const fn",
-                "b.rs",
-                9,
-                "add `#![feature(const_ptr_write)]` to the crate attributes to enable",
-            ),
-            error(None, "aborting due to 3 previous errors", "", 0, ""),
-        ]
-        .join("\n");
-        let read = read_gate_errors(&stderr);
-        let at = |file: &str, line: u64| Location {
-            file: file.into(),
-            line,
-            column: 5,
-        };
-        assert_eq!(read.attributes, [at("lib.rs", 3)]);
-        let places: Vec<&Location> = read.places.iter().map(|place| &place.location).collect();
-        assert_eq!(places, [&at("a.rs", 3), &at("b.rs", 9)]);
-        assert_eq!(read.other_error, None);
-        let other = read_gate_errors(&error(Some("E0308"), "mismatched types", "c.rs", 1, ""));
-        assert_eq!(
-            other.other_error.as_deref(),
-            Some("error[E0308]: mismatched types (at c.rs:1:5)")
-        );
-    }
-
-    #[test]
-    fn finds_the_enclosing_items_from_the_layout() {
-        let source = "\
-pub mod gated {
-    use crate::sync::ArcBorrow;
-
-    pub trait WorkItem: Send + Sync {
-        fn run(self: ArcBorrow<'_, Self>);
-    }
-}
-
-unsafe impl<T: ?Sized + Unsize<U>, U: ?Sized> CoerceUnsized<Arc<U>> for crate::sync::Arc<T> {}
-
-impl StaticKey {
-    #[cfg_attr(
-        kshim_kernel_mode,
-        expect(lint)
-    )]
-    pub const INIT: Self = Self::new();
-}
-";
-        let names = |line: u64| -> Vec<String> {
-            enclosing_items(source, line)
-                .into_iter()
-                .map(|item| item.name)
-                .collect()
-        };
-        assert_eq!(names(5), ["gated", "WorkItem", "run"]);
-        assert_eq!(
-            enclosing_items(source, 5)[2].header,
-            "fn run(self: ArcBorrow<'_, Self>)"
-        );
-        assert_eq!(names(9), ["Arc"]);
-        assert_eq!(names(14), ["StaticKey", "INIT"]);
-        assert_eq!(names(12), ["StaticKey", "INIT"]);
-        assert_eq!(names(2), ["gated"]);
-        assert!(names(99).is_empty());
-    }
-
-    #[test]
-    fn shim_items_are_matched_by_module_or_enclosing_name() {
-        assert!(in_shim_item(
-            "sync::workqueue",
-            true,
-            "sync/workqueue.rs",
-            &[]
-        ));
-        assert!(!in_shim_item(
-            "sync::workqueue",
-            true,
-            "sync/arc.rs",
-            &["Arc"]
-        ));
-        assert!(in_shim_item("sync::Arc", false, "sync/arc.rs", &["Arc"]));
-        assert!(in_shim_item(
-            "container_of!",
-            false,
-            "container_of/raw_ref.rs",
-            &[]
-        ));
-        let arch = "arch/x86_64.rs";
-        assert!(in_shim_item(
-            "asm::read_once_u32_at",
-            false,
-            arch,
-            &["read_once_u32_at"]
-        ));
-        assert!(!in_shim_item(
-            "asm::read_once_u32_at",
-            false,
-            arch,
-            &["load"]
-        ));
-        let through = [
-            "kernel::static_branch_unlikely!",
-            "$crate::__arch_static_branch!",
-        ];
-        assert!(in_shim_item(
-            "jump_label::static_branch_unlikely",
-            false,
-            arch,
-            &through
-        ));
-        assert!(!in_shim_item(
-            "container_of!",
-            false,
-            "sync/arc.rs",
-            &["Arc"]
-        ));
-        assert_eq!(module_path("sync/mod.rs"), ["sync"]);
-        assert!(module_path("lib.rs").is_empty());
-    }
-}
+mod tests;

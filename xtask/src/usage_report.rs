@@ -4,7 +4,7 @@
 
 #[cfg(test)]
 mod tests;
-mod text;
+pub mod text;
 
 use crate::catalog::FEATURES;
 use crate::expect::ToolchainVerdict;

@@ -195,7 +195,10 @@ fn a_refused_report_changes_nothing() {
         ),
     ] {
         for check in [false, true] {
-            let error = format!("{:#}", regenerate(&root, Some(path), check).unwrap_err());
+            let error = format!(
+                "{:#}",
+                regenerate(&root, Some(path), None, check).unwrap_err()
+            );
             assert!(error.contains(message), "{error}");
             assert!(
                 contents(&root) == before,
@@ -217,7 +220,10 @@ fn check_honours_the_report_and_keeps_the_statuses_without_one() {
             .unwrap()
             .to_string()
     };
-    assert_eq!(regenerate(&root, None, true).unwrap(), Verdict::Success);
+    assert_eq!(
+        regenerate(&root, None, None, true).unwrap(),
+        Verdict::Success
+    );
 
     let two = write_report(
         &root,
@@ -231,25 +237,28 @@ fn check_honours_the_report_and_keeps_the_statuses_without_one() {
     );
     let before = page();
     assert_eq!(
-        regenerate(&root, Some(&two), true).unwrap(),
+        regenerate(&root, Some(&two), None, true).unwrap(),
         Verdict::Failure
     );
     assert_eq!(page(), before, "--check wrote the page");
 
     assert_eq!(
-        regenerate(&root, Some(&two), false).unwrap(),
+        regenerate(&root, Some(&two), None, false).unwrap(),
         Verdict::Success
     );
     assert!(page().contains("\n| Feature | 1.95.0 |\n"));
     assert_eq!(
-        regenerate(&root, Some(&two), true).unwrap(),
+        regenerate(&root, Some(&two), None, true).unwrap(),
         Verdict::Success
     );
     assert_eq!(
-        regenerate(&root, Some(&one), true).unwrap(),
+        regenerate(&root, Some(&one), None, true).unwrap(),
         Verdict::Failure
     );
-    assert_eq!(regenerate(&root, None, true).unwrap(), Verdict::Success);
+    assert_eq!(
+        regenerate(&root, None, None, true).unwrap(),
+        Verdict::Success
+    );
 
     // A stale catalog section is found with a report and without one, and regenerating
     // without a report keeps the statuses byte for byte, even edited ones.
@@ -258,11 +267,17 @@ fn check_honours_the_report_and_keeps_the_statuses_without_one() {
         .replace(MATRIX_STATUS.end, &format!("kept\n{}", MATRIX_STATUS.end));
     fs::write(&page_path, &edited).unwrap();
     assert_eq!(
-        regenerate(&root, Some(&two), true).unwrap(),
+        regenerate(&root, Some(&two), None, true).unwrap(),
         Verdict::Failure
     );
-    assert_eq!(regenerate(&root, None, true).unwrap(), Verdict::Failure);
-    assert_eq!(regenerate(&root, None, false).unwrap(), Verdict::Success);
+    assert_eq!(
+        regenerate(&root, None, None, true).unwrap(),
+        Verdict::Failure
+    );
+    assert_eq!(
+        regenerate(&root, None, None, false).unwrap(),
+        Verdict::Success
+    );
     assert!(page().contains("## `unsize`\n") && !page().contains("## `unsized`"));
     assert_eq!(statuses(&page()), statuses(&edited));
     assert!(statuses(&page()).ends_with(".\nkept\n"));
@@ -273,7 +288,7 @@ fn a_page_without_the_status_region_is_not_silently_emptied() {
     let root = scratch_root("no-region");
     let page_path = root.join("docs/features.md");
     fs::write(&page_path, "# The features\n").unwrap();
-    let error = format!("{:#}", regenerate(&root, None, false).unwrap_err());
+    let error = format!("{:#}", regenerate(&root, None, None, false).unwrap_err());
     assert!(
         error.starts_with("cannot keep the page's statuses"),
         "{error}"
@@ -281,7 +296,10 @@ fn a_page_without_the_status_region_is_not_silently_emptied() {
     assert_eq!(fs::read_to_string(&page_path).unwrap(), "# The features\n");
 
     fs::remove_file(&page_path).unwrap();
-    assert_eq!(regenerate(&root, None, false).unwrap(), Verdict::Success);
+    assert_eq!(
+        regenerate(&root, None, None, false).unwrap(),
+        Verdict::Success
+    );
     assert!(fs::read_to_string(&page_path)
         .unwrap()
         .contains(NO_MATRIX_RUN));

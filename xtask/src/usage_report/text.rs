@@ -39,7 +39,7 @@ fn point_text(at: &SourcePoint) -> String {
 }
 
 /// What a cell says, in one line, without its places.
-pub(super) fn cell_summary(cell: &UsageCell) -> String {
+pub(crate) fn cell_summary(cell: &UsageCell) -> String {
     match cell {
         UsageCell::Used(places) => format!("{} place(s)", places.len()),
         UsageCell::Unused(attributes) if attributes.is_empty() => {

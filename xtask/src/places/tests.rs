@@ -1,0 +1,169 @@
+//! The tests of reading gate errors, finding enclosing items and matching shim items.
+
+use super::*;
+
+fn error(code: Option<&str>, message: &str, file: &str, line: u64, help: &str) -> String {
+    json::object(vec![
+        ("level".into(), Value::String("error".into())),
+        ("message".into(), Value::String(message.into())),
+        (
+            "code".into(),
+            code.map_or(Value::Null, |code| {
+                json::object(vec![("code".into(), Value::String(code.into()))])
+            }),
+        ),
+        (
+            "children".into(),
+            Value::Array(vec![json::object(vec![(
+                "message".into(),
+                Value::String(help.into()),
+            )])]),
+        ),
+        (
+            "spans".into(),
+            Value::Array(vec![json::object(vec![
+                ("file_name".into(), Value::String(file.into())),
+                ("line_start".into(), Value::from(line)),
+                ("column_start".into(), Value::from(5u64)),
+                ("is_primary".into(), Value::Bool(true)),
+                ("expansion".into(), Value::Null),
+            ])]),
+        ),
+    ])
+    .to_string()
+}
+
+#[test]
+fn reads_gate_errors_attributes_and_other_errors() {
+    let stderr = [
+        error(Some("E0725"), "not allowed", "lib.rs", 3, ""),
+        error(Some("E0658"), "x is experimental", "a.rs", 3, ""),
+        error(Some("E0658"), "x is experimental", "a.rs", 3, ""),
+        error(
+            None,
+            "`write` is not yet stable as a const fn",
+            "b.rs",
+            9,
+            "add `#![feature(const_ptr_write)]` to the crate attributes to enable",
+        ),
+        error(None, "aborting due to 3 previous errors", "", 0, ""),
+    ]
+    .join("\n");
+    let read = read_gate_errors(&stderr);
+    let at = |file: &str, line: u64| Location {
+        file: file.into(),
+        line,
+        column: 5,
+    };
+    assert_eq!(read.attributes, [at("lib.rs", 3)]);
+    let places: Vec<&Location> = read.places.iter().map(|place| &place.location).collect();
+    assert_eq!(places, [&at("a.rs", 3), &at("b.rs", 9)]);
+    assert_eq!(read.other_error, None);
+    let other = read_gate_errors(&error(Some("E0308"), "mismatched types", "c.rs", 1, ""));
+    assert_eq!(
+        other.other_error.as_deref(),
+        Some("error[E0308]: mismatched types (at c.rs:1:5)")
+    );
+}
+
+#[test]
+fn finds_the_enclosing_items_from_the_layout() {
+    let source = "\
+pub mod gated {
+    use crate::sync::ArcBorrow;
+
+    pub trait WorkItem: Send + Sync {
+        fn run(self: ArcBorrow<'_, Self>);
+    }
+}
+
+unsafe impl<T: ?Sized + Unsize<U>, U: ?Sized> CoerceUnsized<Arc<U>> for crate::sync::Arc<T> {}
+
+impl<T: ?Sized + Unsize<U>, U: ?Sized> core::ops::DispatchFromDyn<ArcBorrow<'_, U>>
+    for ArcBorrow<'_, T>
+{
+    fn f() {}
+}
+
+impl StaticKey {
+    #[cfg_attr(
+        kshim_kernel_mode,
+        expect(lint)
+    )]
+    pub const INIT: Self = Self::new();
+}
+";
+    let names = |line: u64| -> Vec<String> {
+        enclosing_items(source, line)
+            .into_iter()
+            .map(|item| item.name)
+            .collect()
+    };
+    assert_eq!(names(5), ["gated", "WorkItem", "run"]);
+    assert_eq!(
+        enclosing_items(source, 5)[2].header,
+        "fn run(self: ArcBorrow<'_, Self>)"
+    );
+    assert_eq!(names(9), ["Arc"]);
+    assert_eq!(names(22), ["StaticKey", "INIT"]);
+    assert_eq!(names(20), ["StaticKey", "INIT"]);
+    assert_eq!(names(18), ["StaticKey", "INIT"]);
+    assert_eq!(names(14), ["ArcBorrow", "f"]);
+    assert_eq!(names(11), ["ArcBorrow"]);
+    assert_eq!(names(2), ["gated"]);
+    assert!(names(99).is_empty());
+}
+
+#[test]
+fn shim_items_are_matched_by_module_or_enclosing_name() {
+    assert!(in_shim_item(
+        "sync::workqueue",
+        true,
+        "sync/workqueue.rs",
+        &[]
+    ));
+    assert!(!in_shim_item(
+        "sync::workqueue",
+        true,
+        "sync/arc.rs",
+        &["Arc"]
+    ));
+    assert!(in_shim_item("sync::Arc", false, "sync/arc.rs", &["Arc"]));
+    assert!(in_shim_item(
+        "container_of!",
+        false,
+        "container_of/raw_ref.rs",
+        &[]
+    ));
+    let arch = "arch/x86_64.rs";
+    assert!(in_shim_item(
+        "asm::read_once_u32_at",
+        false,
+        arch,
+        &["read_once_u32_at"]
+    ));
+    assert!(!in_shim_item(
+        "asm::read_once_u32_at",
+        false,
+        arch,
+        &["load"]
+    ));
+    let through = [
+        "kernel::static_branch_unlikely!",
+        "$crate::__arch_static_branch!",
+    ];
+    assert!(in_shim_item(
+        "jump_label::static_branch_unlikely",
+        false,
+        arch,
+        &through
+    ));
+    assert!(!in_shim_item(
+        "container_of!",
+        false,
+        "sync/arc.rs",
+        &["Arc"]
+    ));
+    assert_eq!(module_path("sync/mod.rs"), ["sync"]);
+    assert!(module_path("lib.rs").is_empty());
+}
