@@ -110,7 +110,7 @@ impl PlainRun {
     pub fn script(&self, parallelism: usize) -> String {
         let mut script = format!(
             "#!/bin/sh\n\
-             # The plain parallel baseline of `cargo xtask bench`: the matrix's planned compiles\n\
+             # The plain parallel baseline of `cargo xtask bench` and `usage`: the planned compiles\n\
              # and runs, with no scheduler, cache or report. Each wave goes through\n\
              # `xargs -P {parallelism}`, one `sh -c` per job (a step's processes, joined by &&);\n\
              # a wave starts when the one before it has finished.\n\
