@@ -171,3 +171,70 @@ fn shim_items_and_examples_are_where_the_compilers_say() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// `audit --usage --rustc-args FILE`, the way a Kbuild user would run it: the shim's kernel-mode
+/// command line in a rustc argument file, on the compiler running these tests.
+#[test]
+fn audit_usage_reads_places_from_a_rustc_argument_file() {
+    use xtask::audit::usage::{usage_report, Compile};
+    use xtask::audit::{input::read_crate_root, run_audit, Options};
+    use xtask::plan::{mode_cfgs, Mode, Output, Product, Rustc};
+
+    let root = project_root();
+    let rustc_path = kshim_tests::current_rustc();
+    let output = std::process::Command::new(&rustc_path)
+        .arg("-vV")
+        .output()
+        .unwrap();
+    let version =
+        xtask::version::parse_verbose_version(&String::from_utf8_lossy(&output.stdout)).unwrap();
+    let rustc = Rustc {
+        path: rustc_path.clone(),
+        env: Vec::new(),
+        loader: None,
+        release: version.release,
+    };
+    let scratch = kshim_tests::scratch_dir("audit-usage-argfile");
+    let cfgs = mode_cfgs(rustc.release, Mode::Kernel);
+    let shim = rustc.shim(
+        &root,
+        Mode::Kernel,
+        &cfgs,
+        Product::Crate,
+        Output::Directory(&scratch),
+    );
+    let args: Vec<String> = shim
+        .args
+        .iter()
+        .map(|arg| arg.replace("--emit=link", "--emit=metadata"))
+        .collect();
+    let argfile = scratch.join("kernel.args");
+    std::fs::write(&argfile, args.join("\n")).unwrap();
+
+    let mut options = Options::new(read_crate_root(&root.join("kernel-shim/src/lib.rs")).unwrap());
+    options.toolchains = vec![rustc_path.to_string_lossy().into_owned()];
+    options.scratch = scratch.join("audit");
+    let report = run_audit(&options).unwrap();
+    let compile = Compile::ArgFile(argfile);
+    let usage = usage_report(&report, &compile, &scratch.join("usage"), options.timeout);
+    let row = usage
+        .features
+        .iter()
+        .find(|feature| feature.name == "arbitrary_self_types")
+        .unwrap();
+    let UsageCell::Used(places) = &row.cells[0] else {
+        panic!(
+            "arbitrary_self_types on {}: {:?}",
+            version.release, row.cells[0]
+        );
+    };
+    assert!(
+        places.iter().any(
+            |place| place.at.file.ends_with("kernel-shim/src/sync/workqueue.rs")
+                && place.at.line == 46
+                && place.items.last().map(String::as_str) == Some("run")
+        ),
+        "{:?}",
+        places.iter().map(place_text).collect::<Vec<_>>()
+    );
+}

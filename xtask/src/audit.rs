@@ -12,6 +12,7 @@ pub mod kconfig;
 pub mod probing;
 pub mod render;
 pub mod summary;
+pub mod usage;
 
 use crate::catalog::Release;
 use crate::output::Format;
@@ -93,6 +94,8 @@ pub struct Column {
     pub entry: ToolchainEntry,
     /// Its answer.
     pub probed: Probed,
+    /// The compiler, where it runs.
+    pub rustc: Option<Rustc>,
 }
 
 impl Column {
@@ -229,6 +232,7 @@ fn column(
             Column {
                 entry,
                 probed: Probed::NotProbed,
+                rustc: None,
             },
             None,
         );
@@ -244,7 +248,12 @@ fn column(
         Err(error) => Probed::Failed(error),
     };
     let target = probing::print_cfg(&rustc, options.timeout).ok();
-    (Column { entry, probed }, target)
+    let column = Column {
+        entry,
+        probed,
+        rustc: Some(rustc),
+    };
+    (column, target)
 }
 
 impl flags::Audit {
@@ -271,7 +280,27 @@ impl flags::Audit {
     /// Runs `cargo xtask audit`.
     pub fn run(&self, _sh: &Shell) -> anyhow::Result<Verdict> {
         let (options, format) = self.options()?;
+        if self.rustc_args.is_some() && !self.usage {
+            bail!("--rustc-args is for --usage");
+        }
+        let compile = self
+            .usage
+            .then(|| usage::Compile::for_input(&options.input, self.rustc_args.as_deref()))
+            .transpose()?;
         let report = run_audit(&options)?;
+        if let Some(compile) = compile {
+            let scratch = options
+                .scratch
+                .join(format!("usage-{}", std::process::id()));
+            let usage = usage::usage_report(&report, &compile, &scratch, options.timeout);
+            let _ = std::fs::remove_dir_all(&scratch);
+            format.print(
+                || usage.to_json(),
+                || usage.markdown(),
+                |_colour| usage.human(),
+            );
+            return Ok(usage.verdict());
+        }
         format.print(
             || report.to_json(),
             || report.markdown(),

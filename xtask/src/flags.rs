@@ -84,6 +84,13 @@ xflags::xflags! {
             /// A Kconfig file (the kernel's `init/Kconfig`) whose `def_bool RUSTC_VERSION >= N`
             /// entries decide `CONFIG_*` cfgs, next to the built-in table.
             optional --kconfig path: PathBuf
+            /// Show where the crate needs each gated feature it enables, as each compiler says:
+            /// one compile per toolchain and feature without it in `-Zallow-features`, through
+            /// the toolchain's Cargo for a Cargo package, else on the crate root alone.
+            optional --usage
+            /// With `--usage`: compile with these rustc arguments (one a line, as rustc's
+            /// `@FILE` reads them), the way Kbuild compiles a crate.
+            optional --rustc-args path: PathBuf
         }
 
         /// Show where each feature is used, as each compiler says: the shim and every example
@@ -220,6 +227,8 @@ pub struct Audit {
     pub format: Option<String>,
     pub pins: Option<PathBuf>,
     pub kconfig: Option<PathBuf>,
+    pub usage: bool,
+    pub rustc_args: Option<PathBuf>,
 }
 
 #[derive(Debug)]

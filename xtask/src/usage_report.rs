@@ -191,12 +191,13 @@ pub fn assemble(
             } else if mine.is_empty() {
                 UsageCell::NotEnabled
             } else {
-                let status = match probes
+                let (status, probe_error) = match probes
                     .get(&toolchain)
                     .and_then(|probe| probe.probe.as_ref())
                 {
-                    Some(Ok(statuses)) => statuses.get(feature_index).copied(),
-                    _ => None,
+                    Some(Ok(statuses)) => (statuses.get(feature_index).copied(), None),
+                    Some(Err(error)) => (None, Some(format!("the probe failed: {error}"))),
+                    None => (None, Some("the probe did not run".to_string())),
                 };
                 let mut places = Vec::new();
                 let mut attributes = Vec::new();
@@ -208,6 +209,9 @@ pub fn assemble(
                             places.push(used_place(&compile.target, place));
                         }
                         attributes.extend(usage.attributes.iter().map(|at| point(at, root)));
+                    }
+                    if problem.is_none() {
+                        problem.clone_from(&probe_error);
                     }
                     if result.outcome != crate::expect::Outcome::Pass && problem.is_none() {
                         let error = result.first_error.clone().unwrap_or_default();

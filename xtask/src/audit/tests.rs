@@ -41,6 +41,7 @@ fn sample(min_rust: Option<&str>) -> AuditReport {
             statuses,
             breakers: Vec::new(),
         }),
+        rustc: None,
     };
     let columns = vec![
         answered(
@@ -73,6 +74,7 @@ fn sample(min_rust: Option<&str>) -> AuditReport {
                 ToolchainVerdict::Missing("rustup toolchain install 1.78.0".into()),
             ),
             probed: Probed::NotProbed,
+            rustc: None,
         },
         Column {
             entry: ToolchainEntry {
@@ -80,6 +82,7 @@ fn sample(min_rust: Option<&str>) -> AuditReport {
                 ..entry("odd", "/opt/odd/rustc", "1.90.0", ToolchainVerdict::Ok)
             },
             probed: Probed::Failed("error[E0463]: can't find crate for `core`".into()),
+            rustc: None,
         },
     ];
     let min_rust = min_rust.map(|text| parse_min_rust(text).unwrap());

@@ -53,7 +53,9 @@ pub(crate) fn cell_summary(cell: &UsageCell) -> String {
             )
         }
         UsageCell::Stable(since) => format!("stable here (since {since}), not gated"),
-        UsageCell::NotEnabled => "not enabled in kernel mode on this release".to_string(),
+        UsageCell::NotEnabled => {
+            "not enabled on this release (its condition does not hold)".to_string()
+        }
         UsageCell::NotGated(status) => format!("{status} here, not gated"),
         UsageCell::Failed(error, places) => {
             format!("failed ({} place(s) read): {error}", places.len())
@@ -89,10 +91,14 @@ impl UsageReport {
     pub fn human(&self) -> String {
         let mut out = String::new();
         for feature in &self.features {
-            out.push_str(&format!(
-                "{} (shim item: {})\n",
-                feature.name, feature.shim_item
-            ));
+            if feature.shim_item.is_empty() {
+                out.push_str(&format!("{}\n", feature.name));
+            } else {
+                out.push_str(&format!(
+                    "{} (shim item: {})\n",
+                    feature.name, feature.shim_item
+                ));
+            }
             for (labels, cell) in groups(self, &feature.cells) {
                 out.push_str(&format!(
                     "  {}: {}\n",

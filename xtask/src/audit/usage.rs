@@ -1,0 +1,425 @@
+//! `audit PATH --usage`: where any crate needs each gated feature it enables, as each compiler
+//! says; one compile per toolchain and feature with that feature left out of `-Zallow-features`:
+//! through that toolchain's Cargo (`cargo rustc --lib --profile check`) for a Cargo package, with
+//! a rustc argument file (`--rustc-args FILE`, one argument a line, as rustc's `@FILE` reads
+//! it) the way Kbuild compiles, or on the bare crate root.
+
+use super::decide::Decider;
+use super::input::{CrateKind, Input};
+use super::{AuditReport, Column};
+use crate::json::{self, Value};
+use crate::places::{enclosing_items, read_gate_errors, GateErrors, Location};
+use crate::plan::Rustc;
+use crate::process::{self, Invocation};
+use crate::status::Status;
+use crate::usage_report::{
+    FeatureUsage, SourcePoint, UsageCell, UsageReport, UsageToolchain, UsedPlace,
+};
+use anyhow::{bail, Context};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How the audited crate is compiled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Compile {
+    /// A Cargo package: its manifest.
+    Cargo(PathBuf),
+    /// rustc's arguments, one per line, as rustc's `@FILE` reads them.
+    ArgFile(PathBuf),
+    /// The crate root alone, as a library (or proc-macro) crate of edition 2021.
+    Root(PathBuf, CrateKind),
+}
+
+impl Compile {
+    /// The compile for an audited crate root: `rustc_args` if given, else its Cargo package
+    /// where the root lies in one (`Cargo.toml` up to two directories above it), else the root.
+    pub fn for_input(input: &Input, rustc_args: Option<&Path>) -> anyhow::Result<Compile> {
+        if let Some(file) = rustc_args {
+            return Ok(Compile::ArgFile(file.to_path_buf()));
+        }
+        let Some(root) = &input.path else {
+            bail!("--usage needs a crate root or a Cargo package, not a --features list");
+        };
+        let manifest = root
+            .ancestors()
+            .skip(1)
+            .take(3)
+            .map(|directory| directory.join("Cargo.toml"))
+            .find(|manifest| manifest.is_file());
+        Ok(match manifest {
+            Some(manifest) => Compile::Cargo(manifest),
+            None => Compile::Root(root.clone(), input.kind),
+        })
+    }
+
+    /// The directory that relative file names in diagnostics start from.
+    fn base(&self) -> PathBuf {
+        let parent = |path: &Path| path.parent().map(Path::to_path_buf).unwrap_or_default();
+        match self {
+            Compile::Cargo(manifest) => parent(manifest),
+            _ => std::env::current_dir().unwrap_or_default(),
+        }
+    }
+
+    /// The compile that allows only `allowed`, writing under `scratch`.
+    fn invocation(
+        &self,
+        rustc: &Rustc,
+        allowed: &[&str],
+        scratch: &Path,
+    ) -> anyhow::Result<Invocation> {
+        let allow = format!("-Zallow-features={}", allowed.join(","));
+        let mut env = rustc.env.clone();
+        env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
+        let program_and_args = match self {
+            Compile::Cargo(manifest) => {
+                let cargo = rustc.path.with_file_name("cargo");
+                if !cargo.is_file() {
+                    bail!("no Cargo beside {}", rustc.path.display());
+                }
+                env.push(("RUSTC".into(), rustc.path.to_string_lossy().into_owned()));
+                // Cargo finds its registry and configuration from these; the process starts
+                // with a cleared environment.
+                for name in ["HOME", "CARGO_HOME"] {
+                    if let Ok(value) = std::env::var(name) {
+                        env.push((name.into(), value));
+                    }
+                }
+                let args = [
+                    "rustc",
+                    "--lib",
+                    "--profile",
+                    "check",
+                    "--message-format=json",
+                    "--manifest-path",
+                    &manifest.to_string_lossy(),
+                    "--target-dir",
+                    &scratch.to_string_lossy(),
+                    "--",
+                    &allow,
+                ]
+                .map(String::from)
+                .to_vec();
+                (cargo, args)
+            }
+            Compile::ArgFile(file) => {
+                let text = std::fs::read_to_string(file)
+                    .with_context(|| format!("reading {}", file.display()))?;
+                let mut args: Vec<String> = Vec::new();
+                for line in text.lines() {
+                    let previous_was_z = args.last().is_some_and(|last| last == "-Z");
+                    if line.starts_with("--error-format") || line.starts_with("-Zallow-features") {
+                        continue;
+                    }
+                    if previous_was_z && line.starts_with("allow-features") {
+                        args.pop();
+                        continue;
+                    }
+                    args.push(line.to_string());
+                }
+                let derived = scratch.join("rustc-args");
+                std::fs::create_dir_all(scratch)
+                    .with_context(|| format!("creating {}", scratch.display()))?;
+                std::fs::write(&derived, args.join("\n"))
+                    .with_context(|| format!("writing {}", derived.display()))?;
+                let args = vec![
+                    format!("@{}", derived.display()),
+                    "--error-format=json".into(),
+                    allow,
+                ];
+                (rustc.path.clone(), args)
+            }
+            Compile::Root(root, kind) => {
+                let crate_type = match kind {
+                    CrateKind::Library => "lib",
+                    CrateKind::ProcMacro => "proc-macro",
+                };
+                let args = vec![
+                    "--edition".into(),
+                    "2021".into(),
+                    "--crate-type".into(),
+                    crate_type.into(),
+                    "--emit=metadata".into(),
+                    "--error-format=json".into(),
+                    "--out-dir".into(),
+                    scratch.to_string_lossy().into_owned(),
+                    root.to_string_lossy().into_owned(),
+                    allow,
+                ];
+                (rustc.path.clone(), args)
+            }
+        };
+        let (program, args) = program_and_args;
+        Ok(Invocation {
+            program,
+            args,
+            env,
+            env_remove: Vec::new(),
+        })
+    }
+
+    /// rustc's JSON diagnostics, one a line, from what the compile printed (Cargo wraps them
+    /// in its own messages on stdout).
+    fn diagnostics(&self, stdout: &str, stderr: &str) -> String {
+        match self {
+            Compile::Cargo(_) => stdout
+                .lines()
+                .filter_map(|line| json::parse(line).ok())
+                .filter(|message| {
+                    message.get("reason").and_then(Value::as_str) == Some("compiler-message")
+                })
+                .filter_map(|message| message.get("message").map(Value::to_string))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => stderr.to_string(),
+        }
+    }
+}
+
+/// What one compile without `feature` (of the `allowed` names) found, or why it could not say.
+fn compile_without(
+    compile: &Compile,
+    rustc: &Rustc,
+    active: &[&str],
+    feature: &str,
+    scratch: &Path,
+    timeout: Duration,
+) -> Result<GateErrors, String> {
+    let allowed: Vec<&str> = active
+        .iter()
+        .copied()
+        .filter(|name| *name != feature)
+        .collect();
+    let invocation = compile
+        .invocation(rustc, &allowed, scratch)
+        .map_err(|error| format!("{error:#}"))?;
+    let output = process::run(&invocation, timeout)
+        .map_err(|error| process::describe_spawn_error(&invocation.program, &error))?;
+    let read = read_gate_errors(&compile.diagnostics(&output.stdout, &output.stderr));
+    if !output.success() && read.places.is_empty() && read.attributes.is_empty() {
+        // rustc's own error where it gave one, else Cargo's first error line.
+        let said = read.other_error.clone().unwrap_or_else(|| {
+            let lines = || output.stderr.lines().chain(output.stdout.lines());
+            lines()
+                .find(|line| line.starts_with("error"))
+                .or_else(|| lines().find(|line| !line.trim().is_empty()))
+                .unwrap_or("it printed nothing")
+                .to_string()
+        });
+        return Err(format!(
+            "the compile {}: {said}",
+            output.describe_ending(timeout)
+        ));
+    }
+    match &read.other_error {
+        Some(error) => Err(error.clone()),
+        None => Ok(read),
+    }
+}
+
+/// A location with its file relative to `base` where it lies inside it.
+fn point(location: &Location, base: &Path) -> SourcePoint {
+    let file = Path::new(&location.file);
+    SourcePoint {
+        file: file
+            .strip_prefix(base)
+            .unwrap_or(file)
+            .to_string_lossy()
+            .into_owned(),
+        line: location.line,
+        column: location.column,
+    }
+}
+
+/// The usage of every feature the audited crate enables, on every toolchain that answered the
+/// probe: a feature the probe calls gated and whose line is active there is compiled without.
+pub fn usage_report(
+    report: &AuditReport,
+    compile: &Compile,
+    scratch: &Path,
+    timeout: Duration,
+) -> UsageReport {
+    let input = &report.input;
+    let names = input.names();
+    let cells: Vec<Vec<UsageCell>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = report
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(index, column)| {
+                let names = &names;
+                let scratch = scratch.join(format!("usage-{index}"));
+                scope.spawn(move || {
+                    column_cells(
+                        input,
+                        &report.decider,
+                        column,
+                        names,
+                        compile,
+                        &scratch,
+                        timeout,
+                    )
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().expect("a usage thread panicked"))
+            .collect()
+    });
+    UsageReport {
+        toolchains: report
+            .columns
+            .iter()
+            .map(|column| UsageToolchain {
+                id: column.entry.id.clone(),
+                label: column.label(),
+                release: column.entry.release_text.clone(),
+            })
+            .collect(),
+        features: names
+            .iter()
+            .enumerate()
+            .map(|(index, name)| FeatureUsage {
+                name: name.to_string(),
+                shim_item: String::new(),
+                cells: cells.iter().map(|column| column[index].clone()).collect(),
+            })
+            .collect(),
+    }
+}
+
+fn column_cells(
+    input: &Input,
+    decider: &Decider,
+    column: &Column,
+    names: &[&str],
+    compile: &Compile,
+    scratch: &Path,
+    timeout: Duration,
+) -> Vec<UsageCell> {
+    let (Some(answer), Some(rustc)) = (column.answer(), column.rustc.clone()) else {
+        let reason = column.entry.verdict.describe();
+        return names
+            .iter()
+            .map(|_| UsageCell::NotRun(reason.clone()))
+            .collect();
+    };
+    // Whether any line enabling `name` is active on this release; `None` if that depends on
+    // a condition the audit cannot decide (a build script's cfg, a Cargo feature).
+    let activity = |name: &str| -> Option<bool> {
+        let mut undecided = false;
+        for entry in input.entries.iter().filter(|entry| entry.name == name) {
+            match decider.active_on(entry.condition.as_ref(), answer.release) {
+                Some(true) => return Some(true),
+                Some(false) => {}
+                None => undecided = true,
+            }
+        }
+        (!undecided).then_some(false)
+    };
+    // Allowing a name the build does not enable is harmless; leaving out one it does (behind
+    // a condition the audit cannot decide) would break every compile.
+    let allowed: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|name| activity(name) != Some(false))
+        .collect();
+    let baseline = compile_without(compile, &rustc, &allowed, "", scratch, timeout);
+    if let Err(error) = baseline {
+        let error = format!("with every feature allowed, {error}");
+        return names
+            .iter()
+            .map(|_| UsageCell::Failed(error.clone(), Vec::new()))
+            .collect();
+    }
+    let base = compile.base();
+    let mut sources = std::collections::HashMap::new();
+    names
+        .iter()
+        .map(|name| {
+            match activity(name) {
+                Some(true) => {}
+                Some(false) => return UsageCell::NotEnabled,
+                None => {
+                    return UsageCell::NotRun(
+                        "its line's condition is undecided, so it is left out".into(),
+                    )
+                }
+            }
+            match answer.status(input, name) {
+                Some(Status::Stable(since)) => return UsageCell::Stable(since.to_string()),
+                Some(Status::Gated) => {}
+                Some(other) => return UsageCell::NotGated(other.word().into()),
+                None => return UsageCell::NotGated("unanswered".into()),
+            }
+            match compile_without(compile, &rustc, &allowed, name, scratch, timeout) {
+                Err(error) => UsageCell::Failed(error, Vec::new()),
+                Ok(read) if read.places.is_empty() => {
+                    UsageCell::Unused(read.attributes.iter().map(|at| point(at, &base)).collect())
+                }
+                Ok(read) => {
+                    let mut places: Vec<UsedPlace> = read
+                        .places
+                        .iter()
+                        .map(|place| {
+                            let at = point(&place.location, &base);
+                            let source = sources.entry(at.file.clone()).or_insert_with(|| {
+                                std::fs::read_to_string(base.join(&at.file)).ok()
+                            });
+                            let items = source
+                                .as_deref()
+                                .map(|source| enclosing_items(source, at.line))
+                                .unwrap_or_default();
+                            UsedPlace {
+                                target: "crate".into(),
+                                item: items.last().map(|item| item.header.clone()),
+                                items: items.into_iter().map(|item| item.name).collect(),
+                                call_site: place.call_site.as_ref().map(|site| point(site, &base)),
+                                macros: place.macros.clone(),
+                                at,
+                            }
+                        })
+                        .collect();
+                    places.sort_by(|a, b| a.at.cmp(&b.at));
+                    UsageCell::Used(places)
+                }
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_argument_file_gets_our_allow_list_and_json_diagnostics_only() {
+        let scratch = crate::project_root().join("target/kshim/unit-tests/audit-usage");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let file = scratch.join("given.args");
+        std::fs::write(
+            &file,
+            "--edition=2021\n-Z\nallow-features=a,b\n-Zallow-features=a\n--error-format=short\nlib.rs",
+        )
+        .unwrap();
+        let rustc = Rustc {
+            path: PathBuf::from("/usr/bin/rustc"),
+            env: Vec::new(),
+            loader: None,
+            release: crate::catalog::Release::new(1, 95, 0),
+        };
+        let invocation = Compile::ArgFile(file)
+            .invocation(&rustc, &["a", "c"], &scratch)
+            .unwrap();
+        let derived = std::fs::read_to_string(scratch.join("rustc-args")).unwrap();
+        assert_eq!(derived, "--edition=2021\nlib.rs");
+        assert_eq!(
+            invocation.args[1..],
+            ["--error-format=json", "-Zallow-features=a,c"]
+        );
+        assert!(invocation
+            .env
+            .contains(&("RUSTC_BOOTSTRAP".to_string(), "1".to_string())));
+    }
+}
