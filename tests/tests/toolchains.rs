@@ -4,29 +4,12 @@
 //! These run the real `xtask` binary, built once into a target directory of its own (the same
 //! one the hardening tests use), with fake compilers written as shell scripts.
 
-use kshim_tests::{project_root, scratch_dir};
+use kshim_tests::{project_root, scratch_dir, xtask_binary};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-
-fn xtask_binary() -> &'static Path {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| {
-        let target = project_root().join("target/kshim/xtask-for-tests");
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "--quiet", "--package", "xtask", "--bin", "xtask"])
-            .env("CARGO_TARGET_DIR", &target)
-            .current_dir(project_root())
-            .status()
-            .expect("running cargo build -p xtask");
-        assert!(status.success(), "cargo build -p xtask failed");
-        target.join("debug/xtask")
-    })
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

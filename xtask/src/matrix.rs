@@ -2,7 +2,7 @@
 //! tested with it in both modes, each cell compared with the catalog's prediction; this module
 //! only orchestrates (plan, cache keys, scheduler, report) and answers Ctrl-C.
 
-use crate::cache::{compiler_identity, hash_file, remove_stale_temporaries, Cache, Key, RunLock};
+use crate::cache::{remove_stale_temporaries, run_keys, Cache, RunLock};
 use crate::expect::Outcome;
 use crate::files::write_atomically;
 use crate::interrupt::{self, die_by, Interrupted};
@@ -17,10 +17,8 @@ use crate::report::assemble::{assemble, toolchain_entry};
 use crate::report::{Report, ToolchainEntry};
 use crate::runner::{self, Limits};
 use crate::schedule::{self, Progress};
-use crate::toolchain::Availability;
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
-use std::collections::HashMap;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -322,30 +320,7 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
     if std::fs::read_to_string(&probe_path).ok().as_deref() != Some(probe_source.as_str()) {
         write_atomically(&probe_path, probe_source.as_bytes())?;
     }
-    let identities: HashMap<usize, Key> = planned
-        .iter()
-        .filter_map(|toolchain| match &availabilities[toolchain.index] {
-            Availability::Found { version, .. } => Some((
-                toolchain.index,
-                compiler_identity(&toolchain.rustc, version),
-            )),
-            _ => None,
-        })
-        .collect();
-    let mut file_hashes: HashMap<PathBuf, Key> = HashMap::new();
-    let keys = crate::cache::cache_keys(
-        &steps,
-        &process::inherited_environment(),
-        &|toolchain| identities.get(&toolchain).copied().unwrap_or(Key(0)),
-        &mut |path: &Path| {
-            if let Some(key) = file_hashes.get(path) {
-                return Ok(*key);
-            }
-            let key = hash_file(path)?;
-            file_hashes.insert(path.to_path_buf(), key);
-            Ok(key)
-        },
-    )?;
+    let keys = run_keys(&steps, &planned, &availabilities)?;
     let cache = Cache::new(layout.cache(), options.use_cache);
     let progress = ProgressLine {
         enabled: options.progress,
