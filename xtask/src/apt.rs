@@ -11,12 +11,12 @@ mod tests;
 mod unpack;
 
 pub(crate) use closure::{closure, HostLibraries, PackageIndex, Resolved};
-pub(crate) use private::{AptIndex, PrivateApt};
+pub(crate) use private::{AptIndex, Downloaded, PrivateApt};
 pub(crate) use syntax::{
     compare_versions, parse_madison_entries, parse_relations, parse_reverse_provides,
     parse_stanzas, Relation, Served, Stanza,
 };
-pub(crate) use unpack::unpack_atomically;
+pub(crate) use unpack::{extract_atomically, list_members, unpack_atomically};
 
 use anyhow::ensure;
 

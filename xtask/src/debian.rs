@@ -310,6 +310,51 @@ impl<'a> Provisioner<'a> {
         })
     }
 
+    /// Where it provisions: normally [`toolchains_dir`].
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Says `line` through the log it was given.
+    pub(crate) fn say(&mut self, line: &str) {
+        (self.log)(line)
+    }
+
+    /// Downloads (or finds in the download cache, verified) `package` alone, at `version` or
+    /// else the newest version `suites` serve, for a package whose parts are extracted rather
+    /// than unpacked with its dependencies.
+    pub(crate) fn fetch_one(
+        &mut self,
+        package: &str,
+        version: Option<&str>,
+        suites: &[String],
+    ) -> anyhow::Result<(Resolved, apt::Downloaded)> {
+        let apt = self.apt()?;
+        let version = match version {
+            Some(version) => version.to_owned(),
+            None => {
+                let source = DebianSource {
+                    suite: suites.first().cloned().unwrap_or_default(),
+                    package: package.to_owned(),
+                    version: None,
+                };
+                self.newest_version(&apt, &source, None)?
+            }
+        };
+        let mut index = AptIndex::new(self.sh, &apt);
+        let resolved = apt::closure(&mut index, package, &version, suites, HostLibraries::Reuse)
+            .map_err(|error| self.with_update_problems(error, suites))?
+            .into_iter()
+            .find(|resolved| resolved.name == package)
+            .with_context(|| format!("the closure of {package}={version} lacks it"))?;
+        let downloaded = apt.download(
+            self.sh,
+            std::slice::from_ref(&resolved),
+            &self.root.join("debian/downloads"),
+        )?;
+        Ok((resolved, downloaded))
+    }
+
     /// A complete prefix of `source` (or, without a version, of any build of `release`) whose
     /// compiler answers and is accepted.
     fn already_there(

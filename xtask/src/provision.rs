@@ -1,8 +1,13 @@
 //! Installing pinned toolchains: Debian's compilers, unpacked under `target/toolchains/debian/`
 //! by [`crate::debian`] without touching the system, and rustup for official releases; each
-//! counts as installed only once it answers `-vV` with the pinned release.
+//! counts as installed only once it answers `-vV` with the pinned release. Beside them, the
+//! library sources of every Debian compiler ([`crate::library_sources`]) and qemu's user-mode
+//! emulators ([`crate::emulators`]), whose absence is reported but fails nothing.
 
 use crate::debian::{self, Provisioner};
+use crate::emulators;
+use crate::extracted::Extracted;
+use crate::library_sources;
 use crate::pins::{DebianSource, Pin};
 use crate::toolchain::{verify, Availability, Source, Toolchain, VERSION_TIMEOUT};
 use anyhow::{bail, Context};
@@ -34,13 +39,23 @@ pub(crate) fn install(
     availability: &[Availability],
     use_rustup: bool,
 ) -> anyhow::Result<Vec<(String, Installation)>> {
+    let root = debian::toolchains_dir();
+    let qemu_suites = emulators::host_codename()
+        .map(|codename| emulators::qemu_suites(&codename))
+        .unwrap_or_default();
     let suites: Vec<String> = wanted
         .iter()
         .filter_map(|pin| pin.debian.as_ref())
         .flat_map(DebianSource::suites)
+        .chain(
+            debian::provisioned_prefixes(&root)
+                .iter()
+                .flat_map(|(_, source)| source.suites()),
+        )
+        .chain(qemu_suites.iter().cloned())
         .collect();
     let mut log = |line: &str| println!("  {line}");
-    let mut provisioner = Provisioner::new(sh, debian::toolchains_dir(), suites, &mut log);
+    let mut provisioner = Provisioner::new(sh, root, suites, &mut log);
     let mut outcomes = Vec::new();
     for pin in wanted {
         let satisfied = availability.iter().any(|entry| match entry {
@@ -92,7 +107,62 @@ pub(crate) fn install(
         };
         outcomes.push((pin.id.clone(), outcome));
     }
+    provision_extras(&mut provisioner);
     Ok(outcomes)
+}
+
+/// Provisions the library sources of every Debian compiler under `target/toolchains/debian/`
+/// and qemu's emulators, saying for each what was done or why it could not be.
+fn provision_extras(provisioner: &mut Provisioner<'_>) {
+    let compilers = debian::provisioned_prefixes(provisioner.root());
+    for (_, compiler) in compilers {
+        let outcome = library_sources::provision_sources(provisioner, &compiler);
+        report_extracted(
+            provisioner,
+            &format!("{compiler}: library sources"),
+            outcome,
+        );
+    }
+    let outcome = emulators::host_codename().and_then(|codename| {
+        emulators::provision_qemu(provisioner, &emulators::qemu_suites(&codename))
+    });
+    report_extracted(provisioner, "qemu's user-mode emulators", outcome);
+}
+
+fn report_extracted(
+    provisioner: &mut Provisioner<'_>,
+    what: &str,
+    outcome: anyhow::Result<Extracted>,
+) {
+    let line = match outcome {
+        Ok(done) if done.already => format!(
+            "{what}: {} already in {}",
+            done.marker.identity(),
+            done.prefix.display()
+        ),
+        Ok(done) => {
+            let fetched = if done.fetched_bytes == 0 {
+                "from the download cache".to_owned()
+            } else {
+                format!(
+                    "{:.1} MB fetched in {:.1}s",
+                    done.fetched_bytes as f64 / 1e6,
+                    done.seconds.0
+                )
+            };
+            format!(
+                "{what}: {} extracted into {} ({:.1} MB of a {:.1} MB package, {fetched}; \
+                 extracted in {:.1}s)",
+                done.marker.identity(),
+                done.prefix.display(),
+                done.extracted_bytes as f64 / 1e6,
+                done.deb_bytes as f64 / 1e6,
+                done.seconds.1
+            )
+        }
+        Err(error) => format!("{what}: not provisioned (nothing else depends on it): {error:#}"),
+    };
+    provisioner.say(&line);
 }
 
 /// Runs `rustup toolchain install` and checks that the result satisfies the pin.

@@ -8,7 +8,7 @@ use crate::output::{escape, pad};
 use crate::pins::{Pin, Pins, Shard};
 use crate::toolchain::{discover, Availability, Source, VERSION_TIMEOUT};
 use crate::version::RustcVersion;
-use crate::{flags, provision, Verdict};
+use crate::{emulators, flags, library_sources, provision, Verdict};
 use std::time::Instant;
 use xshell::Shell;
 
@@ -166,6 +166,13 @@ fn print_list(pins: &Pins, found: &[Availability], specs: bool) {
                     println!("  {blank}           with {key}={value}");
                 }
                 println!("  {blank}           {}", version.first_line);
+                match library_sources::library_sources(toolchain, version) {
+                    Ok(sources) => println!(
+                        "  {blank}           library sources: {} (core edition {})",
+                        sources.identity, sources.core_edition
+                    ),
+                    Err(missing) => println!("  {blank}           {missing}"),
+                }
             }
             Availability::Broken { toolchain, error } => {
                 println!(
@@ -193,6 +200,12 @@ fn print_list(pins: &Pins, found: &[Availability], specs: bool) {
                 println!("  {blank}           install: {install_hint}");
             }
         }
+    }
+    match emulators::provisioned_qemu() {
+        Some(qemu) => println!("qemu's user-mode emulators: {qemu}"),
+        None => println!(
+            "qemu's user-mode emulators: not provisioned; run `cargo xtask toolchains install`"
+        ),
     }
 }
 

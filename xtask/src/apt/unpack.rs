@@ -1,7 +1,9 @@
-//! Unpacking `.deb` files into a directory that either does not exist or is complete.
+//! Unpacking `.deb` files, whole or only some of their members, into a directory that either
+//! does not exist or is complete.
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use xshell::{cmd, Shell};
 
 /// Unpacks `debs` into `destination` so that it either does not exist or is complete: they
@@ -13,6 +15,90 @@ pub(crate) fn unpack_atomically(
     debs: &[PathBuf],
     destination: &Path,
     check: impl FnOnce(&Path) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    replace_atomically(destination, |staging| {
+        for deb in debs {
+            cmd!(sh, "dpkg-deb --extract {deb} {staging}")
+                .quiet()
+                .run()
+                .with_context(|| format!("unpacking {}", deb.display()))?;
+        }
+        check(staging)
+    })
+}
+
+/// Extracts from `deb` only the `members` named (as [`list_members`] gives them, such as
+/// `./usr/src/rustc-1.96.0/library/core`; a directory brings everything under it) into
+/// `destination`, as atomically as [`unpack_atomically`]. A member the package lacks is an
+/// error, so a package without a wanted part is never taken for complete.
+pub(crate) fn extract_atomically(
+    deb: &Path,
+    members: &[String],
+    destination: &Path,
+    check: impl FnOnce(&Path) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    replace_atomically(destination, |staging| {
+        let mut tar = Command::new("tar");
+        tar.args(["-x", "--no-wildcards", "-C"])
+            .arg(staging)
+            .args(["-f", "-", "--"])
+            .args(members);
+        data_through(deb, tar)?;
+        check(staging)
+    })
+    .with_context(|| format!("extracting from {}", deb.display()))
+}
+
+/// Every member of `deb`'s data, as tar names them: `./usr/bin/qemu-aarch64-static`,
+/// directories with a trailing `/`.
+pub(crate) fn list_members(deb: &Path) -> anyhow::Result<Vec<String>> {
+    let mut tar = Command::new("tar");
+    tar.args(["-t", "-f", "-"]);
+    let listing = data_through(deb, tar)?;
+    Ok(listing.lines().map(str::to_owned).collect())
+}
+
+/// Runs `tar` on the data archive of `deb` (from `dpkg-deb --fsys-tarfile`, piped) and returns
+/// what it prints; either failing is an error that says what it printed.
+fn data_through(deb: &Path, mut tar: Command) -> anyhow::Result<String> {
+    let mut data = Command::new("dpkg-deb")
+        .arg("--fsys-tarfile")
+        .arg(deb)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("running dpkg-deb (is this a Debian-like system?)")?;
+    let tar = tar
+        .stdin(data.stdout.take().context("dpkg-deb's output")?)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .context("running tar")?;
+    let data = data.wait_with_output().context("waiting for dpkg-deb")?;
+    // tar first: when it stops early, dpkg-deb only fails with a broken pipe.
+    if !tar.status.success() {
+        bail!(
+            "tar exited with {}: {}",
+            tar.status,
+            String::from_utf8_lossy(&tar.stderr).trim()
+        );
+    }
+    if !data.status.success() {
+        bail!(
+            "`dpkg-deb --fsys-tarfile {}` exited with {}: {}",
+            deb.display(),
+            data.status,
+            String::from_utf8_lossy(&data.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&tar.stdout).into_owned())
+}
+
+/// Fills a staging directory beside `destination` with `fill` and only then lets it take
+/// `destination`'s place; on any failure the staging directory is removed.
+fn replace_atomically(
+    destination: &Path,
+    fill: impl FnOnce(&Path) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let parent = destination
         .parent()
@@ -31,13 +117,7 @@ pub(crate) fn unpack_atomically(
     }
     std::fs::create_dir(&staging).with_context(|| format!("creating {}", staging.display()))?;
     let result = (|| {
-        for deb in debs {
-            cmd!(sh, "dpkg-deb --extract {deb} {staging}")
-                .quiet()
-                .run()
-                .with_context(|| format!("unpacking {}", deb.display()))?;
-        }
-        check(&staging)?;
+        fill(&staging)?;
         if destination.exists() {
             let old = parent.join(format!(".{name}.old-{}", std::process::id()));
             std::fs::rename(destination, &old)
