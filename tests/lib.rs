@@ -74,3 +74,24 @@ pub fn xtask_binary() -> &'static Path {
         target.join("debug/xtask")
     })
 }
+
+/// Waits for `child`, killing it and failing the test if it still runs after `deadline`: a
+/// command that hangs is a bug of its own.
+pub fn wait_within(
+    child: &mut std::process::Child,
+    deadline: std::time::Duration,
+    what: &str,
+) -> std::process::ExitStatus {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if started.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} still ran after {deadline:?}: it hangs");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

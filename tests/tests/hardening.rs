@@ -755,7 +755,10 @@ fn a_changed_compiler_or_environment_is_never_answered_from_the_cache() {
     let compiler_arg = compiler.display().to_string();
     let run = |env: &[(&str, &str)]| {
         let output = Command::new(xtask_binary())
+            // The wrapper answers `--print target-list` as the real compiler behind it, which
+            // knows targets 1.70.0 did not: the target axis is left out.
             .args(["matrix", "--root", &root_arg, "--toolchain", &compiler_arg])
+            .args(["--target", "none"])
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .output()
@@ -912,6 +915,8 @@ fn start_matrix(root: &Path, extra: &[&str]) -> Child {
             "2",
         ])
         .args(["--toolchain", &real_compiler().path.display().to_string()])
+        // Only the host's cells: the target axis has tests of its own (`targets.rs`).
+        .args(["--target", "none"])
         .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -49,18 +49,7 @@ fn xtask_within(deadline: Duration, args: &[&str], env: &[(&str, &str)]) -> Fini
         let _ = pipes.0.read_to_end(&mut stdout);
         (stdout, err.join().unwrap())
     });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("xtask {args:?} still ran after {deadline:?}: it hangs");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = kshim_tests::wait_within(&mut child, deadline, &format!("xtask {args:?}"));
     let (stdout, stderr) = readers.join().unwrap();
     let finished = Finished {
         status,
@@ -203,6 +192,7 @@ fn shard_report(count: usize, shard: usize, shards: usize) -> Report {
         builds,
         strict: false,
         shard: Some(format!("{shard}/{shards}")),
+        platforms: Default::default(),
     }
 }
 

@@ -366,6 +366,7 @@ fn sample_report() -> xtask::report::Report {
     use xtask::catalog::{Release, FEATURES};
     use xtask::expect::{Outcome, ToolchainVerdict};
     use xtask::plan::{Kind, Mode};
+    use xtask::report::platforms::{CrossCell, KnownCell, Platforms};
     use xtask::report::{BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
     use xtask::status::Status;
     let release = Release::new(1, 85, 0);
@@ -407,6 +408,30 @@ fn sample_report() -> xtask::report::Report {
         }],
         strict: false,
         shard: None,
+        platforms: Platforms {
+            triples: vec!["aarch64-unknown-none".into()],
+            sources: vec![Some(Ok("rust-web-src=1.85.0".into()))],
+            known: vec![KnownCell {
+                toolchain: 0,
+                triple: "aarch64-unknown-none".into(),
+                observed: Some(true),
+                expected: Some(true),
+                error: None,
+            }],
+            cross: vec![CrossCell {
+                toolchain: 0,
+                triple: "aarch64-unknown-none".into(),
+                target: "sites".into(),
+                kind: Kind::Objects,
+                mode: Some(Mode::Kernel),
+                outcome: Outcome::Pass,
+                expected: Outcome::Pass,
+                first_error: None,
+                detail: Some("3 static-branch sites".into()),
+                seconds: 0.4,
+                cached: false,
+            }],
+        },
     }
 }
 

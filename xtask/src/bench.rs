@@ -3,12 +3,13 @@
 //! with no orchestration at all.
 
 use crate::cache::RunLock;
-use crate::expect::ToolchainVerdict;
+use crate::expect::{Outcome, ToolchainVerdict};
 use crate::files::write_atomically;
 use crate::plain_run::PlainRun;
 use crate::plan::{plan_run, Kind, Layout, Selection};
 use crate::process::{shell_quote, DEFAULT_TIMEOUT};
 use crate::report::Report;
+use crate::targets::parse_platforms;
 use crate::{flags, probe, project_root, Verdict};
 use anyhow::{bail, Context};
 use std::fmt::Write as _;
@@ -33,12 +34,21 @@ pub(crate) fn check_cache_use(
     warm: bool,
     what: &str,
 ) -> anyhow::Result<()> {
-    // Only a toolchain that builds has steps behind its cells; the others' are placeholders.
+    // Only a toolchain that builds has steps behind its cells; the others' are placeholders,
+    // as are the cross cells predicted to be skipped (no sources, an unknown target).
     let cells: Vec<bool> = report
         .builds
         .iter()
         .filter(|cell| report.toolchains[cell.toolchain].verdict == ToolchainVerdict::Ok)
         .map(|cell| cell.cached)
+        .chain(
+            report
+                .platforms
+                .cross
+                .iter()
+                .filter(|cell| cell.expected == Outcome::Pass)
+                .map(|cell| cell.cached),
+        )
         .collect();
     if cells.len() != planned {
         bail!(
@@ -162,18 +172,31 @@ impl flags::Bench {
         let bench_directory = layout.kshim.join("bench");
         let selection = Selection {
             toolchains: self.toolchain.clone(),
+            platforms: (!self.target.is_empty())
+                .then(|| parse_platforms(&self.target))
+                .transpose()
+                .map_err(anyhow::Error::msg)?,
             ..Selection::default()
         };
         let toolchain_flags: Vec<String> = self
             .toolchain
             .iter()
             .flat_map(|spec| ["--toolchain".to_string(), spec.clone()])
+            .chain(
+                self.target
+                    .iter()
+                    .flat_map(|triple| ["--target".to_string(), triple.clone()]),
+            )
             .collect();
         let selection_args = &toolchain_flags;
         let jobs = cores.to_string();
 
         let steps = plan_run(sh, &layout, &selection, DEFAULT_TIMEOUT)?.steps;
-        let planned_cells = steps.iter().filter(|step| step.kind != Kind::Probe).count();
+        // The probes' results are no cells of their own.
+        let planned_cells = steps
+            .iter()
+            .filter(|step| !matches!(step.kind, Kind::Probe | Kind::Targets))
+            .count();
         let plain = PlainRun::from_steps(&steps);
         let script_path = bench_directory.join("plain.sh");
         sh.create_dir(&bench_directory)?;

@@ -198,6 +198,12 @@ fn encode_entry(result: &StepResult, artifact: Option<(u64, u128)>) -> Value {
                 .map_or(Value::Null, GateErrors::to_json),
         ),
         (
+            "targets".into(),
+            result.targets.as_ref().map_or(Value::Null, |targets| {
+                Value::Array(targets.iter().cloned().map(Value::String).collect())
+            }),
+        ),
+        (
             "artifact".into(),
             artifact.map_or(Value::Null, |(size, modified)| {
                 Value::String(format!("{size} {modified}"))
@@ -250,6 +256,16 @@ fn decode_entry(entry: &Value, artifact: Option<&Path>) -> Option<StepResult> {
         usage: match entry.get("usage") {
             None | Some(Value::Null) => None,
             Some(usage) => Some(GateErrors::from_json(usage)?),
+        },
+        targets: match entry.get("targets") {
+            None | Some(Value::Null) => None,
+            Some(targets) => Some(
+                targets
+                    .as_array()?
+                    .iter()
+                    .map(|target| target.as_str().map(String::from))
+                    .collect::<Option<Vec<_>>>()?,
+            ),
         },
         interrupted: false,
     })
@@ -562,6 +578,7 @@ mod tests {
                 }],
                 other_error: None,
             }),
+            targets: Some(vec!["aarch64-unknown-none".into()]),
             interrupted: false,
         };
         let entry = encode_entry(&result, None);
@@ -571,6 +588,7 @@ mod tests {
         assert_eq!(back.probe, result.probe);
         assert_eq!(back.log, result.log);
         assert_eq!(back.usage, result.usage);
+        assert_eq!(back.targets, result.targets);
         assert_eq!(back.outcome, Outcome::Pass);
         // An artifact that is gone makes the entry stale.
         assert!(decode_entry(

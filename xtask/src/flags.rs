@@ -38,6 +38,10 @@ xflags::xflags! {
             /// default its `toolchains.toml`) instead of this checkout's; the cache, lock and
             /// report go to its `target/kshim/`.
             optional --root path: PathBuf
+            /// Cross-build for only this kernel target (repeatable): x86_64-unknown-none,
+            /// aarch64-unknown-none, riscv64imac-unknown-none-elf or loongarch64-unknown-none;
+            /// `none` for the host alone. Default: all four.
+            repeated --target triple: String
         }
 
         /// List every pinned toolchain: where it was found, with its `rustc -vV` summary, or
@@ -157,6 +161,8 @@ xflags::xflags! {
             repeated --toolchain spec: String
             /// How many times to run each measurement (default 3).
             optional --runs n: usize
+            /// Cross-build for only this kernel target, as for `matrix`. Repeatable.
+            repeated --target triple: String
         }
     }
 }
@@ -192,6 +198,7 @@ pub struct Matrix {
     pub shard: Option<String>,
     pub pins: Option<PathBuf>,
     pub root: Option<PathBuf>,
+    pub target: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -268,6 +275,7 @@ pub struct Docs {
 pub struct Bench {
     pub toolchain: Vec<String>,
     pub runs: Option<usize>,
+    pub target: Vec<String>,
 }
 
 impl Xtask {

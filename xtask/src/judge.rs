@@ -10,6 +10,7 @@ use crate::plan::{Kind, Step};
 use crate::probe;
 use crate::process::{describe_status, missing_library, Killed, ProcessOutput};
 use crate::status::Status;
+use crate::targets::{parse_target_list, KERNEL_TARGETS};
 use std::time::Duration;
 
 /// How a step came out.
@@ -32,6 +33,8 @@ pub struct StepResult {
     pub log: Option<String>,
     /// For a usage compile: where the code needs the feature left out, and where it enables it.
     pub usage: Option<GateErrors>,
+    /// For the target-list probe: the kernel targets the compiler knows.
+    pub targets: Option<Vec<String>>,
     /// Whether the run was interrupted before this step could finish; such a result is
     /// never cached and never reported as the step's outcome.
     pub interrupted: bool,
@@ -49,6 +52,7 @@ impl StepResult {
             probe: None,
             log: None,
             usage: None,
+            targets: None,
             interrupted: false,
         }
     }
@@ -158,7 +162,27 @@ fn judge_outputs(
             result.usage = Some(read);
             other.map_or(Ok(()), Err)
         }
-        Kind::Build | Kind::Test if !first.success() => {
+        Kind::Targets => {
+            if !first.success() {
+                return Err(format!(
+                    "rustc --print target-list {}: {}",
+                    ending(first),
+                    first_line_or(&first.stderr, "no output on stderr")
+                ));
+            }
+            let listed = parse_target_list(&first.stdout);
+            result.targets = Some(
+                KERNEL_TARGETS
+                    .iter()
+                    .filter(|target| listed.iter().any(|name| name == target.triple))
+                    .map(|target| target.triple.to_string())
+                    .collect(),
+            );
+            Ok(())
+        }
+        Kind::Build | Kind::Test | Kind::Core | Kind::Objects | Kind::Emulate
+            if !first.success() =>
+        {
             // rustc's own error when it printed one; otherwise how it ended (a crash, a
             // wrapper's failure, a missing library) and the first thing it said.
             let said_error = first.stderr.lines().any(|line| line.starts_with("error"))
@@ -175,7 +199,23 @@ fn judge_outputs(
                 },
             )
         }
-        Kind::Build => Ok(()),
+        Kind::Build | Kind::Core | Kind::Objects => Ok(()),
+        Kind::Emulate => {
+            let Some(ran) = outputs.get(1) else {
+                return Ok(());
+            };
+            if ran.success() {
+                result.log = Some(ran.stdout.clone());
+                return Ok(());
+            }
+            let said = ran
+                .stdout
+                .lines()
+                .chain(ran.stderr.lines())
+                .rfind(|line| !line.trim().is_empty())
+                .unwrap_or("no output");
+            Err(format!("the test program {}: {said}", ending(ran)))
+        }
         Kind::Test => {
             let Some(tested) = outputs.get(1) else {
                 return Ok(());

@@ -47,6 +47,7 @@ pub mod report;
 pub mod runner;
 pub mod schedule;
 pub mod status;
+pub mod targets;
 pub mod toolchain;
 mod toolchains;
 pub mod usage;

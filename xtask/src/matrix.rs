@@ -14,9 +14,12 @@ use crate::plan::{plan_run, Kind, Layout, PlannedRun, Selection, Step};
 use crate::probe;
 use crate::process::{self, shell_quote};
 use crate::report::assemble::{assemble, toolchain_entry};
+use crate::report::platforms::PlannedPlatforms;
 use crate::report::{Report, ToolchainEntry};
 use crate::runner::{self, Limits};
 use crate::schedule::{self, Progress};
+use crate::targets::{llvm_major, parse_platforms, KernelTarget};
+use crate::toolchain::Availability;
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
 use std::io::Write;
@@ -135,6 +138,8 @@ pub struct Options {
     pub shard: Option<Shard>,
     /// Whether to print progress lines on stderr.
     pub progress: bool,
+    /// `--target`: the kernel targets to cross-build for; `None` means all of them.
+    pub platforms: Option<Vec<&'static KernelTarget>>,
 }
 
 impl Options {
@@ -144,6 +149,7 @@ impl Options {
             toolchains: self.toolchains.clone(),
             pins: self.pins.clone(),
             shard: self.shard,
+            platforms: self.platforms.clone(),
         }
     }
 
@@ -158,6 +164,7 @@ impl Options {
             strict: false,
             shard: None,
             progress: false,
+            platforms: None,
         }
     }
 }
@@ -187,6 +194,9 @@ impl flags::Matrix {
         options.use_cache = !self.no_cache;
         options.strict = self.strict;
         options.progress = true;
+        if !self.target.is_empty() {
+            options.platforms = Some(parse_platforms(&self.target).map_err(anyhow::Error::msg)?);
+        }
         Ok((options, format))
     }
 
@@ -305,6 +315,9 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
         planned,
         examples,
         steps,
+        cross,
+        platforms,
+        not_run,
     } = plan_run(&sh, layout, &options.selection(), options.timeout)?;
     check_linker(&steps)?;
     let columns: Vec<ToolchainEntry> = availabilities.iter().map(toolchain_entry).collect();
@@ -360,6 +373,20 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
         &examples,
         options.strict,
         options.shard.map(|shard| shard.to_string()),
+        &PlannedPlatforms {
+            platforms: &platforms,
+            cross: &cross,
+            not_run: &not_run,
+            llvm: &availabilities
+                .iter()
+                .map(|availability| match availability {
+                    Availability::Found { version, .. } => {
+                        version.llvm_version.as_deref().and_then(llvm_major)
+                    }
+                    _ => None,
+                })
+                .collect::<Vec<_>>(),
+        },
     );
     write_atomically(
         &layout.report(),

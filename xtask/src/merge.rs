@@ -4,6 +4,7 @@
 
 use crate::output::{escape, Format};
 use crate::pins::{Pins, Shard};
+use crate::report::platforms::{CrossCell, KnownCell, Platforms};
 use crate::report::{BuildCell, Report};
 use crate::{flags, Verdict};
 use anyhow::{anyhow, bail, Context};
@@ -147,7 +148,23 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         builds: Vec::new(),
         strict: strict || shards.iter().any(|(_, _, report)| report.strict),
         shard: None,
+        platforms: Platforms::default(),
     };
+    // Every shard ran the same kernel targets, or their cells would not line up.
+    if let Some((_, _, first)) = shards.first() {
+        for (_, path, report) in shards.iter() {
+            if report.platforms.triples != first.platforms.triples {
+                bail!(
+                    "{} ran the kernel targets [{}], another shard [{}]: run every shard with \
+                     the same --target",
+                    path.display(),
+                    report.platforms.triples.join(", "),
+                    first.platforms.triples.join(", ")
+                );
+            }
+        }
+        merged.platforms.triples = first.platforms.triples.clone();
+    }
     let mut found: HashMap<&str, (usize, usize)> = HashMap::new();
     let mut builds_of: Vec<Vec<Vec<&BuildCell>>> = Vec::with_capacity(shards.len());
     for (position, (_, _, report)) in shards.iter().enumerate() {
@@ -179,6 +196,31 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
                 toolchain: new_index,
                 ..(*build).clone()
             }));
+        let platforms = &report.platforms;
+        merged
+            .platforms
+            .sources
+            .push(platforms.sources.get(index).cloned().flatten());
+        merged.platforms.known.extend(
+            platforms
+                .known
+                .iter()
+                .filter(|cell| cell.toolchain == index)
+                .map(|cell| KnownCell {
+                    toolchain: new_index,
+                    ..cell.clone()
+                }),
+        );
+        merged.platforms.cross.extend(
+            platforms
+                .cross
+                .iter()
+                .filter(|cell| cell.toolchain == index)
+                .map(|cell| CrossCell {
+                    toolchain: new_index,
+                    ..cell.clone()
+                }),
+        );
     }
     Ok(merged)
 }
@@ -262,6 +304,7 @@ mod tests {
             builds,
             strict: false,
             shard: text.map(String::from),
+            platforms: crate::report::platforms::Platforms::default(),
         }
     }
 
@@ -406,7 +449,7 @@ mod tests {
             "{error}"
         );
         let other = directory.join("other.json");
-        std::fs::write(&other, "{\"schema\": 1, \"include\": []}").unwrap();
+        std::fs::write(&other, "{\"schema\": 2, \"include\": []}").unwrap();
         let error = format!("{:#}", Report::read(&other).unwrap_err());
         assert!(
             error.ends_with("other.json is not a matrix report: the report has no `failures`"),

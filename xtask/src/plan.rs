@@ -2,24 +2,35 @@
 //! does, with the cfgs the catalog derives and, in kernel mode, `RUSTC_BOOTSTRAP=1` and the
 //! kernel's `-Zallow-features`), and the graph of steps that runs them.
 
+mod cross;
 mod examples;
 mod rustc;
 #[cfg(test)]
 mod tests;
 mod usage;
 
+pub use cross::{
+    empty_builtins_source, not_built, plan_cross, program_source, sites_source, CrossToolchain,
+    Emulation,
+};
 pub use examples::{
     check_catalog_examples, example_inputs, examples, parse_examples, shim_inputs, shim_root,
     Example,
 };
-pub use rustc::{binary_run, mode_cfgs, test_run, Mode, Output, Product, Rustc, CHECK_CFG_SINCE};
+pub use rustc::{
+    binary_run, mode_cfgs, test_run, Builtins, CrossOutput, Mode, Output, Product, Rustc,
+    CHECK_CFG_SINCE,
+};
 pub use usage::{example_without, plan_usage, shim_without, PlannedUsage, UsageCompile};
 
 use crate::catalog::FEATURES;
+use crate::emulators::qemu_user;
 use crate::expect::ToolchainVerdict;
+use crate::library_sources::library_sources;
 use crate::pins::Shard;
 use crate::process::Invocation;
 use crate::project_root;
+use crate::targets::{KernelTarget, KERNEL_TARGETS};
 use crate::toolchain::{discover, Availability};
 use anyhow::Context;
 use std::collections::{HashMap, HashSet};
@@ -41,6 +52,15 @@ pub enum Kind {
     /// Compile a crate's metadata in kernel mode without one feature in `-Zallow-features`,
     /// and read where it needs that feature.
     Usage,
+    /// Ask the compiler which kernel targets it knows (`--print target-list`).
+    Targets,
+    /// Build `core` or `compiler_builtins` for a kernel target from the compiler's own sources.
+    Core,
+    /// Compile the static-key sample to an object for a kernel target and check its sites.
+    Objects,
+    /// Build the freestanding test program for a kernel target and run it, natively or under
+    /// qemu's user-mode emulator.
+    Emulate,
 }
 
 impl Kind {
@@ -52,6 +72,10 @@ impl Kind {
             Kind::Run => "run",
             Kind::Test => "test",
             Kind::Usage => "usage",
+            Kind::Targets => "targets",
+            Kind::Core => "core",
+            Kind::Objects => "objects",
+            Kind::Emulate => "emulate",
         }
     }
 }
@@ -105,14 +129,37 @@ pub struct Step {
     pub inputs: Vec<PathBuf>,
     /// Steps that must pass first (indices into the plan, always lower than this step's).
     pub deps: Vec<usize>,
+    /// The kernel target it builds for; `None` for the host.
+    pub platform: Option<&'static KernelTarget>,
+    /// What the runner checks itself once the processes succeeded.
+    pub check: Option<Check>,
+}
+
+/// A check the runner makes in-process after a step's processes succeeded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// The static-branch sites of an object, by [`crate::jump_table::check_object`].
+    JumpTable {
+        /// The object file.
+        object: PathBuf,
+        /// `target_arch` of the target it was built for.
+        arch: &'static str,
+        /// Key symbol and number of sites the object must hold, each key once; empty when
+        /// the build uses the load-and-branch replacement and has no sites at all.
+        expected: Vec<(String, usize)>,
+    },
 }
 
 impl Step {
     /// A short label for progress lines and failures: `build rust_minimal (kernel)`.
     pub fn label(&self) -> String {
-        match self.mode {
+        let label = match self.mode {
             Some(mode) => format!("{} {} ({})", self.kind.word(), self.target, mode.word()),
             None => format!("{} {}", self.kind.word(), self.target),
+        };
+        match self.platform {
+            Some(platform) => format!("{label} for {}", platform.triple),
+            None => label,
         }
     }
 }
@@ -169,6 +216,13 @@ pub struct PlannedRun {
     pub planned: Vec<PlannedToolchain>,
     /// The examples read from `examples/Cargo.toml`.
     pub examples: Vec<Example>,
+    /// Per entry of `availabilities`: how a toolchain that was found takes part in the target
+    /// axis (`None` for one that was not found).
+    pub cross: Vec<Option<CrossToolchain>>,
+    /// The kernel targets of the run.
+    pub platforms: Vec<&'static KernelTarget>,
+    /// Why each kernel target's test program is not built or not run here, if it is not.
+    pub not_run: Vec<Option<String>>,
     /// Every step, in an order that puts each after the steps it needs.
     pub steps: Vec<Step>,
 }
@@ -182,6 +236,8 @@ pub struct Selection {
     pub pins: Option<PathBuf>,
     /// `--shard K/N`: only the toolchains this shard owns.
     pub shard: Option<Shard>,
+    /// `--target`: the kernel targets; `None` means all of them.
+    pub platforms: Option<Vec<&'static KernelTarget>>,
 }
 
 /// Discovers the toolchains (running each one's `rustc -vV`, killed after `timeout`) and
@@ -216,11 +272,15 @@ pub fn plan_run(
             .collect();
     }
     let mut planned = Vec::new();
+    let mut cross = vec![None; availabilities.len()];
     let mut used_names: HashSet<String> = HashSet::new();
     for (index, availability) in availabilities.iter().enumerate() {
         let Availability::Found { toolchain, version } = availability else {
             continue;
         };
+        cross[index] = Some(CrossToolchain {
+            sources: library_sources(toolchain, version),
+        });
         let mut name = directory_name(&toolchain.id);
         if !used_names.insert(name.clone()) {
             name = format!("{name}-{index}");
@@ -233,12 +293,93 @@ pub fn plan_run(
             builds: ToolchainVerdict::for_release(version.release) == ToolchainVerdict::Ok,
         });
     }
-    let steps = plan(layout, &planned, &examples)?;
+    let mut steps = plan(layout, &planned, &examples)?;
+    let platforms = selection
+        .platforms
+        .clone()
+        .unwrap_or_else(|| KERNEL_TARGETS.iter().collect());
+    let emulation = Emulation {
+        linker: find_linker(&availabilities),
+        runner: &|target: &KernelTarget| {
+            (target.arch != std::env::consts::ARCH).then(|| {
+                qemu_user(target.arch).ok_or_else(|| {
+                    format!(
+                        "no qemu-{}-static here to run it: `cargo xtask toolchains install` \
+                         unpacks Debian's qemu-user-static",
+                        target.arch
+                    )
+                })
+            })
+        },
+    };
+    let crossing: Vec<(PlannedToolchain, CrossToolchain)> = planned
+        .iter()
+        .filter_map(|toolchain| {
+            let cross = cross[toolchain.index].clone()?;
+            Some((toolchain.clone(), cross))
+        })
+        .collect();
+    if !platforms.is_empty() {
+        plan_cross(layout, &crossing, &platforms, &emulation, &mut steps)?;
+    }
+    let not_run = platforms
+        .iter()
+        .map(|platform| emulation.not_run(platform))
+        .collect();
     Ok(PlannedRun {
         availabilities,
         planned,
         examples,
         steps,
+        cross,
+        platforms,
+        not_run,
+    })
+}
+
+/// The `ld.lld` that links the test programs: `rust-lld` from a rustup toolchain that was
+/// found (Debian's compilers ship none), or `ld.lld` on `PATH`.
+fn find_linker(availabilities: &[Availability]) -> Result<PathBuf, String> {
+    let bundled = availabilities.iter().find_map(|availability| {
+        let Availability::Found { toolchain, version } = availability else {
+            return None;
+        };
+        let sysroot = toolchain.rustc.parent()?.parent()?;
+        let lld = sysroot
+            .join("lib/rustlib")
+            .join(&version.host)
+            .join("bin/rust-lld");
+        lld.is_file().then_some(lld)
+    });
+    // The xtask's machine has rustup (README's first command runs through it), whichever
+    // compilers were selected.
+    let rustup = || {
+        let home = std::env::var_os("RUSTUP_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".rustup")))?;
+        let mut toolchains: Vec<PathBuf> = std::fs::read_dir(home.join("toolchains"))
+            .ok()?
+            .filter_map(|entry| Some(entry.ok()?.path()))
+            .collect();
+        toolchains.sort();
+        toolchains.into_iter().find_map(|toolchain| {
+            let hosts = std::fs::read_dir(toolchain.join("lib/rustlib")).ok()?;
+            hosts
+                .filter_map(|entry| Some(entry.ok()?.path().join("bin/rust-lld")))
+                .find(|lld| lld.is_file())
+        })
+    };
+    let on_path = || {
+        std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|directory| directory.join("ld.lld"))
+                .find(|lld| lld.is_file())
+        })
+    };
+    bundled.or_else(rustup).or_else(on_path).ok_or_else(|| {
+        "no linker for the test programs: no rustup toolchain has rust-lld, and no ld.lld is on \
+         PATH"
+            .to_string()
     })
 }
 
@@ -269,6 +410,8 @@ pub fn plan(
             directories: vec![probe_dir],
             inputs: vec![layout.probe_source()],
             deps: Vec::new(),
+            platform: None,
+            check: None,
         });
         if !toolchain.builds {
             continue;
@@ -296,6 +439,8 @@ pub fn plan(
                 directories: vec![directory],
                 inputs: shim_files.clone(),
                 deps: Vec::new(),
+                platform: None,
+                check: None,
             });
         }
     }
@@ -323,6 +468,8 @@ pub fn plan(
                 directories: vec![directory.clone()],
                 inputs: shim_files.clone(),
                 deps: Vec::new(),
+                platform: None,
+                check: None,
             });
             let (library, rlib) = libraries
                 .get(&(toolchain.index, mode))
@@ -349,6 +496,8 @@ pub fn plan(
                     directories: vec![directory.clone()],
                     inputs: files.clone(),
                     deps: vec![library],
+                    platform: None,
+                    check: None,
                 });
                 steps.push(Step {
                     toolchain: toolchain.index,
@@ -361,6 +510,8 @@ pub fn plan(
                     // The build's cache key already covers the sources.
                     inputs: Vec::new(),
                     deps: vec![build],
+                    platform: None,
+                    check: None,
                 });
                 let test_binary = directory.join(format!("{}-test", example.name));
                 steps.push(Step {
@@ -383,6 +534,8 @@ pub fn plan(
                     directories: vec![directory.clone()],
                     inputs: files.clone(),
                     deps: vec![library],
+                    platform: None,
+                    check: None,
                 });
             }
         }

@@ -4,6 +4,7 @@
 
 pub mod assemble;
 mod check;
+pub mod platforms;
 mod text;
 mod to_json;
 
@@ -15,7 +16,7 @@ use crate::toolchain::SourceKind;
 use std::fmt::Write;
 
 /// The version of the JSON layout above; bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One toolchain column.
 #[derive(Clone, Debug)]
@@ -172,6 +173,8 @@ pub struct Report {
     pub strict: bool,
     /// `K/N` when the run was one shard.
     pub shard: Option<String>,
+    /// The target axis: which kernel targets each compiler knows, and the cross cells.
+    pub platforms: platforms::Platforms,
 }
 
 impl Report {
@@ -229,6 +232,7 @@ impl Report {
                 first_error: build.first_error.clone(),
             });
         }
+        failures.extend(self.platforms.failures(&self.toolchains));
         failures
     }
 
@@ -312,8 +316,13 @@ impl Report {
                         still_gated.join(", ")
                     ),
                 };
+                let platforms = self
+                    .platforms
+                    .summary(index)
+                    .map(|text| format!("; {text}"))
+                    .unwrap_or_default();
                 format!(
-                    "{label}: {probe}; {bootstrap}; {} of {} builds, runs and test runs pass ({} tests passed)",
+                    "{label}: {probe}; {bootstrap}; {} of {} builds, runs and test runs pass ({} tests passed){platforms}",
                     counts.passed, counts.cells, counts.unit_tests
                 )
             }

@@ -2,8 +2,10 @@
 //! and cached when the result is the compiler's word rather than the machine's.
 
 use crate::cache::{file_stamp, Cache, Key};
+use crate::expect::Outcome;
 use crate::judge::{judge, StepResult};
-use crate::plan::Step;
+use crate::jump_table::check_object;
+use crate::plan::{Check, Step};
 use crate::process::{self, describe_spawn_error, missing_library, Killed, ProcessOutput};
 use std::os::fd::RawFd;
 use std::time::Duration;
@@ -81,7 +83,14 @@ pub fn run_step(step: &Step, key: Key, cache: &Cache, limits: Limits) -> StepRes
             break;
         }
     }
-    let result = judge(step, &outputs, limits.timeout);
+    let mut result = judge(step, &outputs, limits.timeout);
+    if let (Some(check), Outcome::Pass) = (&step.check, result.outcome) {
+        if let Err((error, repeatable)) = run_check(check, &mut result) {
+            result.outcome = Outcome::Fail;
+            result.first_error = Some(error);
+            cacheable &= repeatable;
+        }
+    }
     if cacheable {
         let artifact = step.artifact.as_deref().and_then(file_stamp);
         // A cache that cannot be written costs a rerun next time, nothing more.
@@ -90,10 +99,40 @@ pub fn run_step(step: &Step, key: Key, cache: &Cache, limits: Limits) -> StepRes
     result
 }
 
+/// The largest object a check reads.
+const OBJECT_LIMIT: u64 = 256 << 20;
+
+/// Makes a step's own check, noting what it found in the result's log; a failure says whether
+/// it is the object's (repeatable) or the file system's.
+fn run_check(check: &Check, result: &mut StepResult) -> Result<(), (String, bool)> {
+    match check {
+        Check::JumpTable {
+            object,
+            arch,
+            expected,
+        } => {
+            let bytes = crate::files::read_bytes(object, OBJECT_LIMIT)
+                .map_err(|error| (format!("reading {}: {error:#}", object.display()), false))?;
+            let expected: Vec<(&str, usize)> = expected
+                .iter()
+                .map(|(key, count)| (key.as_str(), *count))
+                .collect();
+            let sites = check_object(&bytes, arch, &expected)
+                .map_err(|error| (format!("{}: {error}", object.display()), true))?;
+            result.log = Some(match sites.len() {
+                0 => "no static-branch sites: the load-and-branch replacement".to_string(),
+                count => {
+                    format!("{count} static-branch sites, each a NOP with its __jump_table entry")
+                }
+            });
+            Ok(())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::expect::Outcome;
     use crate::plan::{Kind, Mode};
     use crate::process::Invocation;
     use std::path::PathBuf;
@@ -115,6 +154,8 @@ mod tests {
             directories: Vec::new(),
             inputs: Vec::new(),
             deps: Vec::new(),
+            platform: None,
+            check: None,
         }
     }
 
@@ -171,5 +212,58 @@ mod tests {
         let error = result.first_error.unwrap();
         assert!(error.contains("could not be read to its end"), "{error}");
         assert!(!kept, "an output not read to its end is not cached");
+    }
+
+    #[test]
+    fn a_killed_core_build_fails_and_is_not_kept() {
+        let mut step = shell_step(Kind::Core, "sleep 5");
+        step.mode = None;
+        let directory = crate::project_root().join("target/kshim/unit-tests/runner/core-killed");
+        let _ = std::fs::remove_dir_all(&directory);
+        let cache = Cache::new(directory, true);
+        let limits = Limits {
+            timeout: Duration::from_secs(1),
+            lock: None,
+        };
+        let result = run_step(&step, Key(2), &cache, limits);
+        assert_eq!(result.outcome, Outcome::Fail);
+        let error = result.first_error.unwrap();
+        assert!(error.contains("1 s"), "{error}");
+        assert!(
+            cache.load(Key(2), None).is_none(),
+            "a killed build is not cached"
+        );
+    }
+
+    #[test]
+    fn an_object_that_fails_its_check_fails_the_step() {
+        let directory = crate::project_root().join("target/kshim/unit-tests/runner/check");
+        let _ = std::fs::remove_dir_all(&directory);
+        std::fs::create_dir_all(&directory).unwrap();
+        let object = directory.join("not-an-object.o");
+        let mut step = shell_step(
+            Kind::Objects,
+            &format!("printf 'not an ELF file' > '{}'", object.display()),
+        );
+        step.check = Some(Check::JumpTable {
+            object: object.clone(),
+            arch: "aarch64",
+            expected: Vec::new(),
+        });
+        let (result, kept) = run_and_look("check-garbage", &step);
+        assert_eq!(result.outcome, Outcome::Fail);
+        let error = result.first_error.unwrap();
+        assert!(error.contains("not-an-object.o"), "{error}");
+        assert!(kept, "what the object holds is the compiler's word");
+
+        step.processes[0].args[1] = "true".into();
+        std::fs::remove_file(&object).unwrap();
+        let (result, kept) = run_and_look("check-missing", &step);
+        assert_eq!(result.outcome, Outcome::Fail);
+        assert!(result.first_error.unwrap().contains("reading"));
+        assert!(
+            !kept,
+            "an object the file system lost is not the compiler's word"
+        );
     }
 }

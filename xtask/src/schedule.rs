@@ -175,6 +175,8 @@ mod tests {
             directories: Vec::new(),
             inputs: Vec::new(),
             deps,
+            platform: None,
+            check: None,
         }
     }
 

@@ -76,6 +76,8 @@ impl flags::Usage {
         };
         let layout = Layout::new(&project_root());
         let selection = Selection {
+            // Where the code needs each feature does not depend on the target.
+            platforms: Some(Vec::new()),
             toolchains: self.toolchain.clone(),
             pins: self.pins.clone(),
             shard: None,

@@ -24,6 +24,8 @@ fn step(kind: Kind, target: &str, deps: &[usize], programs: &[&str], args: &[&st
         directories: vec![format!("/o/{target}").into()],
         inputs: Vec::new(),
         deps: deps.to_vec(),
+        platform: None,
+        check: None,
     }
 }
 
@@ -178,6 +180,7 @@ fn the_cache_checks_count_only_cells_with_steps_behind_them() {
         builds: vec![cell(0, cached), cell(0, cached), cell(1, false)],
         strict: false,
         shard: None,
+        platforms: crate::report::platforms::Platforms::default(),
     };
     assert!(check_cache_use(&report(false), 2, false, "cold").is_ok());
     assert!(check_cache_use(&report(true), 2, true, "warm").is_ok());

@@ -62,6 +62,7 @@ fn report(toolchains: Vec<ToolchainEntry>) -> Report {
         builds,
         strict: false,
         shard: None,
+        platforms: crate::report::platforms::Platforms::default(),
     }
 }
 
@@ -164,7 +165,7 @@ fn a_refused_report_changes_nothing() {
     let garbage = root.join("garbage.json");
     fs::write(&garbage, "matrix: 3 of 4 builds pass\n").unwrap();
     let not_a_report = root.join("not-a-report.json");
-    fs::write(&not_a_report, "{\"schema\": 1, \"include\": []}").unwrap();
+    fs::write(&not_a_report, "{\"schema\": 2, \"include\": []}").unwrap();
     let escape = write_report(
         &root,
         "escape.json",

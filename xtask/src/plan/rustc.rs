@@ -3,6 +3,7 @@
 
 use super::examples::{shim_root, Example};
 use crate::catalog::{all_cfg_names, allowed_features, derived_cfgs, Release};
+use crate::library_sources::{LibrarySources, SourceCrate};
 use crate::process::Invocation;
 use std::path::{Path, PathBuf};
 
@@ -118,7 +119,8 @@ impl Rustc {
         }
         let mut args = vec!["--edition".into(), self.edition().into()];
         if self.release >= CHECK_CFG_SINCE {
-            for name in all_cfg_names() {
+            // `cfg(test)` is not among the names rustc knows once `--check-cfg` lists any.
+            for name in all_cfg_names().chain(["test"]) {
                 args.push("--check-cfg".into());
                 args.push(format!("cfg({name})"));
             }
@@ -134,6 +136,20 @@ impl Rustc {
             invocation.args.push("--cfg".into());
             invocation.args.push((*cfg).to_string());
         }
+    }
+
+    /// What a crate outside the shim gets: in kernel mode the kernel's `-Zallow-features`
+    /// list, the shim's rlib as `kernel`, and the mode's cfgs.
+    fn add_kernel_user(invocation: &mut Invocation, mode: Mode, cfgs: &[&str], rlib: &Path) {
+        if mode == Mode::Kernel {
+            let allowed: Vec<&str> = allowed_features().collect();
+            invocation
+                .args
+                .push(format!("-Zallow-features={}", allowed.join(",")));
+        }
+        invocation.args.push("--extern".into());
+        invocation.args.push(format!("kernel={}", path_arg(rlib)));
+        Self::add_cfgs(invocation, cfgs);
     }
 
     fn add_output(invocation: &mut Invocation, output: Output<'_>) {
@@ -218,18 +234,182 @@ impl Rustc {
                 .extend(["--crate-type", "bin", "--emit=link"].map(String::from)),
         }
         invocation.args.push(path_arg(&example.path));
-        if mode == Mode::Kernel {
-            let allowed: Vec<&str> = allowed_features().collect();
-            invocation
-                .args
-                .push(format!("-Zallow-features={}", allowed.join(",")));
-        }
-        invocation.args.push("--extern".into());
-        invocation.args.push(format!("kernel={}", path_arg(rlib)));
-        Self::add_cfgs(&mut invocation, cfgs);
+        Self::add_kernel_user(&mut invocation, mode, cfgs, rlib);
         Self::add_output(&mut invocation, output);
         invocation
     }
+}
+
+impl Rustc {
+    /// `rustc --print target-list`: the targets this compiler knows.
+    pub fn target_list(&self) -> Invocation {
+        self.invocation(
+            ["--print", "target-list"].map(String::from).to_vec(),
+            self.env.clone(),
+        )
+    }
+
+    /// The parts every build of a sysroot crate shares, as the standard library's own build
+    /// has them: unstable features allowed, everything unmarked unstable, no unwinding, and
+    /// no lints, since newer lints may fire on an older library.
+    fn sysroot_crate(&self, name: &str, edition: &str, triple: &str, out_dir: &Path) -> Invocation {
+        let mut env = self.env.clone();
+        env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
+        let mut invocation = self.invocation(Vec::new(), env);
+        invocation.args.extend(
+            [
+                "--edition",
+                edition,
+                "--crate-name",
+                name,
+                "--crate-type",
+                "rlib",
+                "--target",
+                triple,
+                "-C",
+                "panic=abort",
+                "-C",
+                "opt-level=2",
+                "-Zforce-unstable-if-unmarked",
+                "--cap-lints",
+                "allow",
+            ]
+            .map(String::from),
+        );
+        Self::add_output(&mut invocation, Output::Directory(out_dir));
+        invocation
+    }
+
+    /// `core` for `triple`, from the compiler's own library sources, into `out_dir` (the
+    /// sysroot's `lib/rustlib/TRIPLE/lib`).
+    pub fn core(&self, sources: &LibrarySources, triple: &str, out_dir: &Path) -> Invocation {
+        let mut invocation = self.sysroot_crate("core", &sources.core_edition, triple, out_dir);
+        invocation
+            .args
+            .push(path_arg(&sources.library.join("core/src/lib.rs")));
+        invocation
+    }
+
+    /// `compiler_builtins` for `triple`, against the `core` in `sysroot`.
+    pub fn compiler_builtins(
+        &self,
+        builtins: &Builtins<'_>,
+        triple: &str,
+        sysroot: &Path,
+        out_dir: &Path,
+    ) -> Invocation {
+        let (edition, root) = match builtins {
+            Builtins::Sources(source) => (source.edition.as_str(), source.root.as_path()),
+            Builtins::Empty(file) => ("2018", file.as_path()),
+        };
+        let mut invocation = self.sysroot_crate("compiler_builtins", edition, triple, out_dir);
+        if let Builtins::Sources(_) = builtins {
+            // What the standard library's build asks of it; without `mem`, since the
+            // programs bring their own memory functions as the kernel does.
+            invocation.args.push("--cfg".into());
+            invocation.args.push("feature=\"compiler-builtins\"".into());
+        }
+        Self::set_sysroot(&mut invocation, sysroot);
+        invocation.args.push(path_arg(root));
+        invocation
+    }
+
+    /// Points a compilation at `sysroot`, in place of the one a compiler run through its own
+    /// loader is given (rustc takes `--sysroot` once).
+    fn set_sysroot(invocation: &mut Invocation, sysroot: &Path) {
+        match invocation.args.iter().position(|arg| arg == "--sysroot") {
+            Some(index) if index + 1 < invocation.args.len() => {
+                invocation.args[index + 1] = path_arg(sysroot);
+            }
+            _ => invocation
+                .args
+                .extend(["--sysroot".into(), path_arg(sysroot)]),
+        }
+    }
+
+    /// Makes a compilation build for `triple` with the `core` of `sysroot`, as the kernel
+    /// builds its Rust: no unwinding.
+    pub fn for_platform(invocation: &mut Invocation, triple: &str, sysroot: &Path) {
+        Self::set_sysroot(invocation, sysroot);
+        invocation.args.extend([
+            "--target".into(),
+            triple.into(),
+            "-C".into(),
+            "panic=abort".into(),
+        ]);
+    }
+
+    /// A crate of `tests/targets/` built against the shim's rlib for a kernel target: the
+    /// static-key sample as one object, or the test program linked by `linker` (`rust-lld`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn cross_crate(
+        &self,
+        source: &Path,
+        name: &str,
+        mode: Mode,
+        cfgs: &[&str],
+        rlib: &Path,
+        output: CrossOutput<'_>,
+    ) -> Invocation {
+        let mut invocation = self.base(mode);
+        invocation
+            .args
+            .extend(["--crate-name".to_string(), name.to_string()]);
+        invocation
+            .args
+            .extend(["-C", "opt-level=2", "-C", "codegen-units=1"].map(String::from));
+        match output {
+            CrossOutput::Object(object) => {
+                invocation
+                    .args
+                    .extend(["--crate-type", "lib", "--emit=obj", "-o"].map(String::from));
+                invocation.args.push(path_arg(object));
+            }
+            CrossOutput::Program { binary, linker } => {
+                invocation.args.extend(
+                    [
+                        "--crate-type",
+                        "bin",
+                        "-C",
+                        "relocation-model=static",
+                        "-C",
+                        "linker-flavor=ld.lld",
+                    ]
+                    .map(String::from),
+                );
+                invocation.args.push("-C".into());
+                invocation.args.push(format!("linker={}", path_arg(linker)));
+                invocation.args.push("-o".into());
+                invocation.args.push(path_arg(binary));
+            }
+        }
+        invocation.args.push(path_arg(source));
+        Self::add_kernel_user(&mut invocation, mode, cfgs, rlib);
+        invocation
+    }
+}
+
+/// The `compiler_builtins` a sysroot gets.
+#[derive(Clone, Debug)]
+pub enum Builtins<'a> {
+    /// Built from the compiler's own library sources.
+    Sources(&'a SourceCrate),
+    /// The empty crate of `tests/targets/`, where the sources hold none.
+    Empty(PathBuf),
+}
+
+/// Where a crate built for a kernel target goes.
+#[derive(Clone, Copy, Debug)]
+pub enum CrossOutput<'a> {
+    /// One relocatable object (`--emit=obj`, one codegen unit).
+    Object(&'a Path),
+    /// A statically linked executable, linked by `linker` (an `ld.lld`).
+    Program {
+        /// The executable.
+        binary: &'a Path,
+        /// The linker.
+        linker: &'a Path,
+    },
 }
 
 /// Running an example's binary: with the toolchain's environment, since it may link the

@@ -223,5 +223,7 @@ fn usage_step(
         directories: vec![directory],
         inputs: inputs.to_vec(),
         deps: library.into_iter().collect(),
+        platform: None,
+        check: None,
     }
 }

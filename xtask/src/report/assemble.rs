@@ -1,6 +1,7 @@
 //! The report of a run, assembled from the toolchains found, the steps planned and their
 //! results, next to what the catalog predicts for every cell.
 
+use super::platforms::{assemble_platforms, PlannedPlatforms};
 use super::{cell_kinds, BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
 use crate::catalog::FEATURES;
 use crate::expect::{expected_outcome, expected_status, Outcome, ToolchainVerdict};
@@ -63,6 +64,7 @@ pub fn assemble(
     examples: &[Example],
     strict: bool,
     shard: Option<String>,
+    planned: &PlannedPlatforms<'_>,
 ) -> Report {
     let probes: HashMap<usize, &StepResult> = steps
         .iter()
@@ -166,6 +168,7 @@ pub fn assemble(
         builds,
         strict,
         shard,
+        platforms: assemble_platforms(columns, steps, results, planned),
     }
 }
 

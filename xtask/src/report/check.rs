@@ -194,6 +194,7 @@ mod tests {
             toolchains,
             strict: false,
             shard: None,
+            platforms: crate::report::platforms::Platforms::default(),
         }
     }
 

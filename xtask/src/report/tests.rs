@@ -96,6 +96,7 @@ fn sample() -> Report {
         ],
         strict: false,
         shard: None,
+        platforms: crate::report::platforms::Platforms::default(),
     }
 }
 
@@ -139,7 +140,10 @@ fn a_broken_toolchain_fails_on_one_line() {
 fn json_has_the_documented_shape() {
     let report = sample();
     let value = json::parse(&json::to_pretty(&report.to_json())).unwrap();
-    assert_eq!(value.get("schema").and_then(Value::as_u64), Some(1));
+    assert_eq!(
+        value.get("schema").and_then(Value::as_u64),
+        Some(u64::from(SCHEMA_VERSION))
+    );
     assert_eq!(
         value.get("verdict").and_then(Value::as_str),
         Some("failure")

@@ -14,7 +14,7 @@ impl Report {
     /// whether it differs from the prediction.
     ///
     /// Missing toolchains have no column: their summary line says how to install them.
-    fn tables(&self) -> (Table, Table) {
+    fn tables(&self) -> (Table, Table, Option<Table>) {
         let shown: Vec<usize> = (0..self.toolchains.len())
             .filter(|&index| {
                 !matches!(self.toolchains[index].verdict, ToolchainVerdict::Missing(_))
@@ -76,16 +76,24 @@ impl Report {
                 .rows
                 .push((format!("{} {}", kind.word(), target), row));
         }
-        (features, builds)
+        let platforms = self.platforms.table(&shown, &headers);
+        (features, builds, platforms)
     }
 
     /// The tables, the failures and the summary lines for a terminal or a log.
     pub fn human(&self, colour: bool) -> String {
-        let (features, builds) = self.tables();
+        let (features, builds, platforms) = self.tables();
         let mut out = String::new();
         features.render_text(&mut out, colour);
         out.push('\n');
         builds.render_text(&mut out, colour);
+        if let Some(platforms) = platforms {
+            out.push('\n');
+            platforms.render_text(&mut out, colour);
+            for note in self.platforms.notes(&self.toolchains) {
+                let _ = writeln!(out, "  {}", escape(&note));
+            }
+        }
         out.push_str("\n`!` marks a cell that differs from the catalog's prediction.\n");
         let failures = self.failures();
         if !failures.is_empty() {
@@ -104,11 +112,19 @@ impl Report {
 
     /// The same tables, failures and summaries as Markdown.
     pub fn markdown(&self) -> String {
-        let (features, builds) = self.tables();
+        let (features, builds, platforms) = self.tables();
         let mut out = String::from("## Features\n\n");
         features.render_markdown(&mut out);
         out.push_str("\n## Builds, runs and tests (kernel mode / stable mode)\n\n");
         builds.render_markdown(&mut out);
+        if let Some(platforms) = platforms {
+            out.push_str("\n## Kernel targets (kernel mode / stable mode)\n\n");
+            platforms.render_markdown(&mut out);
+            out.push('\n');
+            for note in self.platforms.notes(&self.toolchains) {
+                let _ = writeln!(out, "- {}", escape(&note).replace('|', "\\|"));
+            }
+        }
         out.push_str("\n`!` marks a cell that differs from the catalog's prediction.\n");
         let failures = self.failures();
         if !failures.is_empty() {

@@ -1,6 +1,7 @@
 //! The report as JSON and back, in the layout README.md documents; reading checks every field,
 //! so a damaged or foreign file is refused with what is wrong.
 
+use super::platforms::Platforms;
 use super::{BuildCell, FeatureCell, Observed, Report, ToolchainEntry, SCHEMA_VERSION};
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
 use crate::expect::{Outcome, ToolchainVerdict};
@@ -166,6 +167,7 @@ impl Report {
             ("toolchains".into(), Value::Array(toolchains)),
             ("features".into(), Value::Array(features)),
             ("builds".into(), Value::Array(builds)),
+            ("platforms".into(), self.platforms.to_json(&self.toolchains)),
             ("failures".into(), Value::Array(failures)),
         ])
     }
@@ -420,7 +422,13 @@ impl Report {
                 tests,
             });
         }
+        let platforms = Platforms::from_json(
+            field(value, "platforms", "the report")?,
+            &toolchains,
+            &|id, what| index_of(id, what),
+        )?;
         let report = Report {
+            platforms,
             toolchains,
             features,
             builds,

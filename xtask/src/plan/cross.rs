@@ -1,0 +1,300 @@
+//! The target axis of the plan: for every toolchain, which kernel targets it knows; and where
+//! it builds and its own library sources are at hand, `core` and `compiler_builtins` for each
+//! kernel target, then per mode the shim, the static-key sample's object (whose sites the
+//! runner checks) and the freestanding test program, run natively or under qemu.
+
+use super::rustc::{mode_cfgs, Builtins, CrossOutput, Mode, Output, Product, Rustc};
+use super::{Check, Kind, Layout, PlannedToolchain, Step};
+use crate::catalog::Release;
+use crate::library_sources::LibrarySources;
+use crate::process::Invocation;
+use crate::targets::KernelTarget;
+use std::path::{Path, PathBuf};
+
+/// The static-key sample, compiled to an object per target and mode.
+pub fn sites_source(root: &Path) -> PathBuf {
+    root.join("tests/targets/sites.rs")
+}
+
+/// The freestanding test program, built and run per target and mode.
+pub fn program_source(root: &Path) -> PathBuf {
+    root.join("tests/targets/run.rs")
+}
+
+/// Every file of the test program: its root and the module it keeps its Linux plumbing in.
+fn program_inputs(root: &Path) -> Vec<PathBuf> {
+    vec![program_source(root), root.join("tests/targets/linux.rs")]
+}
+
+/// The empty `compiler_builtins` that a sysroot holds where the sources have none: nothing is
+/// linked against it but the test program, which needs none of its routines.
+pub fn empty_builtins_source(root: &Path) -> PathBuf {
+    root.join("tests/targets/compiler_builtins.rs")
+}
+
+/// How one toolchain takes part in the target axis.
+#[derive(Clone, Debug)]
+pub struct CrossToolchain {
+    /// Its library sources, or why there are none.
+    pub sources: Result<LibrarySources, String>,
+}
+
+/// What the machine offers the test programs.
+pub struct Emulation<'a> {
+    /// The `ld.lld` that links them, or why there is none.
+    pub linker: Result<PathBuf, String>,
+    /// What runs each architecture's program: `None` runs it natively (the host's own
+    /// architecture), `Some(Err(why))` means it cannot run here.
+    pub runner: &'a dyn Fn(&KernelTarget) -> Option<Result<PathBuf, String>>,
+}
+
+impl Emulation<'_> {
+    /// Why the test program of `target` is not built or not run here, if it is not.
+    pub fn not_run(&self, target: &KernelTarget) -> Option<String> {
+        if let Err(why) = &self.linker {
+            return Some(why.clone());
+        }
+        (self.runner)(target).and_then(Result::err)
+    }
+}
+
+/// Why no cross step runs for `target` on a toolchain, if none does: the catalog says the
+/// compiler does not know it, or its sources are missing. What the report's cells say.
+pub fn not_built(
+    release: Release,
+    sources: &Result<LibrarySources, String>,
+    target: &KernelTarget,
+) -> Option<String> {
+    if target.known_on(release) == Some(false) {
+        return Some(format!(
+            "rustc {release} does not know {} ({})",
+            target.triple,
+            target.absent_through.map_or("", |(_, why)| why)
+        ));
+    }
+    sources.as_ref().err().cloned()
+}
+
+/// The target-list probe of every toolchain, and the cross steps of those that build.
+pub fn plan_cross(
+    layout: &Layout,
+    toolchains: &[(PlannedToolchain, CrossToolchain)],
+    platforms: &[&'static KernelTarget],
+    emulation: &Emulation<'_>,
+    steps: &mut Vec<Step>,
+) -> anyhow::Result<()> {
+    let shim_files = super::shim_inputs(&layout.root)?;
+    for (toolchain, cross) in toolchains {
+        let directory = layout.output(&toolchain.directory_name, "targets");
+        steps.push(Step {
+            toolchain: toolchain.index,
+            kind: Kind::Targets,
+            target: "targets".into(),
+            mode: None,
+            processes: vec![toolchain.rustc.target_list()],
+            artifact: None,
+            directories: vec![directory],
+            inputs: Vec::new(),
+            deps: Vec::new(),
+            platform: None,
+            check: None,
+        });
+        if !toolchain.builds {
+            continue;
+        }
+        let Ok(sources) = &cross.sources else {
+            continue;
+        };
+        let sysroot = layout.output(&toolchain.directory_name, "sysroot");
+        for &platform in platforms {
+            if not_built(toolchain.rustc.release, &cross.sources, platform).is_some() {
+                continue;
+            }
+            plan_target(
+                layout,
+                toolchain,
+                sources,
+                platform,
+                &sysroot,
+                &shim_files,
+                emulation,
+                steps,
+            );
+        }
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn plan_target(
+    layout: &Layout,
+    toolchain: &PlannedToolchain,
+    sources: &LibrarySources,
+    platform: &'static KernelTarget,
+    sysroot: &Path,
+    shim_files: &[PathBuf],
+    emulation: &Emulation<'_>,
+    steps: &mut Vec<Step>,
+) {
+    let rustc = &toolchain.rustc;
+    let libraries = sysroot
+        .join("lib/rustlib")
+        .join(platform.triple)
+        .join("lib");
+    let step = |kind, target: &str, mode, processes, artifact, inputs, deps, check| Step {
+        toolchain: toolchain.index,
+        kind,
+        target: target.to_string(),
+        mode,
+        processes,
+        artifact,
+        directories: vec![libraries.clone()],
+        inputs,
+        deps,
+        platform: Some(platform),
+        check,
+    };
+    let core = steps.len();
+    steps.push(step(
+        Kind::Core,
+        "core",
+        None,
+        vec![rustc.core(sources, platform.triple, &libraries)],
+        Some(libraries.join("libcore.rlib")),
+        // The sources are not hashed: their path names the package version or the
+        // toolchain they belong to, and the key has both the command line and the compiler.
+        Vec::new(),
+        Vec::new(),
+        None,
+    ));
+    let builtins_crate = match &sources.compiler_builtins {
+        Some(source) => Builtins::Sources(source),
+        None => Builtins::Empty(empty_builtins_source(&layout.root)),
+    };
+    let builtins_inputs = match &builtins_crate {
+        Builtins::Empty(file) => vec![file.clone()],
+        Builtins::Sources(_) => Vec::new(),
+    };
+    let builtins = steps.len();
+    steps.push(step(
+        Kind::Core,
+        "compiler_builtins",
+        None,
+        vec![rustc.compiler_builtins(&builtins_crate, platform.triple, sysroot, &libraries)],
+        Some(libraries.join("libcompiler_builtins.rlib")),
+        builtins_inputs,
+        vec![core],
+        None,
+    ));
+    for mode in Mode::ALL {
+        let cfgs = mode_cfgs(rustc.release, mode);
+        let directory = layout.output(
+            &toolchain.directory_name,
+            &format!("{}-{}", mode.word(), platform.triple),
+        );
+        let rlib = directory.join("libkernel.rlib");
+        let mut shim = rustc.shim(
+            &layout.root,
+            mode,
+            &cfgs,
+            Product::Crate,
+            Output::Directory(&directory),
+        );
+        Rustc::for_platform(&mut shim, platform.triple, sysroot);
+        let library = steps.len();
+        steps.push(Step {
+            directories: vec![directory.clone()],
+            ..step(
+                Kind::Build,
+                "kernel",
+                Some(mode),
+                vec![shim],
+                Some(rlib.clone()),
+                shim_files.to_vec(),
+                vec![builtins],
+                None,
+            )
+        });
+        let object = directory.join("kshim_sites.o");
+        let sites = sites_source(&layout.root);
+        let mut compile = rustc.cross_crate(
+            &sites,
+            "kshim_sites",
+            mode,
+            &cfgs,
+            &rlib,
+            CrossOutput::Object(&object),
+        );
+        Rustc::for_platform(&mut compile, platform.triple, sysroot);
+        let has_sites = mode == Mode::Kernel || cfgs.contains(&"kshim_stable_asm_goto");
+        let expected = if has_sites {
+            crate::jump_table::SAMPLE_SITES
+                .iter()
+                .map(|&(key, count)| (key.to_string(), count))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        steps.push(Step {
+            directories: vec![directory.clone()],
+            ..step(
+                Kind::Objects,
+                "sites",
+                Some(mode),
+                vec![compile],
+                None,
+                vec![sites],
+                vec![library],
+                Some(Check::JumpTable {
+                    object,
+                    arch: platform.arch,
+                    expected,
+                }),
+            )
+        });
+        let (Ok(linker), None) = (&emulation.linker, emulation.not_run(platform)) else {
+            continue;
+        };
+        let binary = directory.join("kshim_run");
+        let program = program_source(&layout.root);
+        let mut build = rustc.cross_crate(
+            &program,
+            "kshim_run",
+            mode,
+            &cfgs,
+            &rlib,
+            CrossOutput::Program {
+                binary: &binary,
+                linker,
+            },
+        );
+        Rustc::for_platform(&mut build, platform.triple, sysroot);
+        let run = match (emulation.runner)(platform) {
+            Some(Ok(emulator)) => Invocation {
+                program: emulator,
+                args: vec![binary.to_string_lossy().into_owned()],
+                env: Vec::new(),
+                env_remove: Vec::new(),
+            },
+            _ => Invocation {
+                program: binary.clone(),
+                args: Vec::new(),
+                env: Vec::new(),
+                env_remove: Vec::new(),
+            },
+        };
+        steps.push(Step {
+            directories: vec![directory.clone()],
+            ..step(
+                Kind::Emulate,
+                "program",
+                Some(mode),
+                vec![build, run],
+                None,
+                program_inputs(&layout.root),
+                vec![library],
+                None,
+            )
+        });
+    }
+}

@@ -1,0 +1,397 @@
+//! The report's target axis: per toolchain and kernel target, whether the compiler knows the
+//! target, and the cross cells (`core`, `compiler_builtins`, then per mode the shim, the
+//! static-key sample's objects and the test program), each next to its prediction.
+
+use super::{Failure, ToolchainEntry};
+use crate::expect::{Outcome, ToolchainVerdict};
+use crate::judge::StepResult;
+use crate::plan::{mode_cfgs, not_built, CrossToolchain, Kind, Mode, Step};
+use crate::targets::{broken_jump_tables, kernel_target, KernelTarget};
+use std::collections::HashMap;
+
+#[cfg(test)]
+mod tests;
+mod text;
+mod to_json;
+
+/// Whether one compiler knows one kernel target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KnownCell {
+    /// The index of the toolchain.
+    pub toolchain: usize,
+    /// The target triple.
+    pub triple: String,
+    /// What `rustc --print target-list` said; `None` where it did not run or failed.
+    pub observed: Option<bool>,
+    /// What the catalog predicts; `None` where it makes no claim.
+    pub expected: Option<bool>,
+    /// Why there is no observation, if the probe ran and failed.
+    pub error: Option<String>,
+}
+
+impl KnownCell {
+    /// Whether observation and prediction agree; a failed probe never does.
+    pub fn ok(&self) -> bool {
+        match (self.observed, self.expected) {
+            (Some(observed), Some(expected)) => observed == expected,
+            _ => self.error.is_none(),
+        }
+    }
+}
+
+/// The stages of one toolchain on one kernel target, in the order they run: `(target, kind,
+/// moded)`.
+pub const STAGES: [(&str, Kind, bool); 5] = [
+    ("core", Kind::Core, false),
+    ("compiler_builtins", Kind::Core, false),
+    ("kernel", Kind::Build, true),
+    ("sites", Kind::Objects, true),
+    ("program", Kind::Emulate, true),
+];
+
+/// One cross step on one toolchain and kernel target.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CrossCell {
+    /// The index of the toolchain.
+    pub toolchain: usize,
+    /// The target triple.
+    pub triple: String,
+    /// One of [`STAGES`]' targets.
+    pub target: String,
+    /// Its kind, as [`STAGES`] gives it.
+    pub kind: Kind,
+    /// The mode, for the stages built per mode.
+    pub mode: Option<Mode>,
+    /// What happened.
+    pub outcome: Outcome,
+    /// What the catalog predicts.
+    pub expected: Outcome,
+    /// The first error, for failures and skips.
+    pub first_error: Option<String>,
+    /// What the step found: the static-branch sites checked, the test program's last line.
+    pub detail: Option<String>,
+    /// Seconds of the run that produced the result.
+    pub seconds: f64,
+    /// Whether the result came from the cache.
+    pub cached: bool,
+}
+
+impl CrossCell {
+    /// Whether the outcome is the predicted one.
+    pub fn ok(&self) -> bool {
+        self.outcome == self.expected
+    }
+
+    /// The cell as the failure list names it: `build kernel (kernel) for aarch64-unknown-none`.
+    pub fn label(&self) -> String {
+        match self.mode {
+            Some(mode) => format!(
+                "{} {} ({}) for {}",
+                self.kind.word(),
+                self.target,
+                mode.word(),
+                self.triple
+            ),
+            None => format!("{} {} for {}", self.kind.word(), self.target, self.triple),
+        }
+    }
+}
+
+/// The target axis of a report.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Platforms {
+    /// The kernel targets of the run, in catalog order.
+    pub triples: Vec<String>,
+    /// Per toolchain: where its library sources come from, or why there are none (`None` for
+    /// a toolchain that was not found).
+    pub sources: Vec<Option<Result<String, String>>>,
+    /// Per toolchain that was found and kernel target, whether the compiler knows it.
+    pub known: Vec<KnownCell>,
+    /// Every cross cell.
+    pub cross: Vec<CrossCell>,
+}
+
+/// What the plan knew of the target axis.
+pub struct PlannedPlatforms<'a> {
+    /// The kernel targets of the run.
+    pub platforms: &'a [&'static KernelTarget],
+    /// Per toolchain column: how it takes part, if it was found.
+    pub cross: &'a [Option<CrossToolchain>],
+    /// Per kernel target: why its test program is not built or run here, if it is not.
+    pub not_run: &'a [Option<String>],
+    /// Per toolchain column: the major version of its LLVM, where `rustc -vV` says it.
+    pub llvm: &'a [Option<u32>],
+}
+
+/// The target axis of a run's report, from its steps' results.
+pub fn assemble_platforms(
+    columns: &[ToolchainEntry],
+    steps: &[Step],
+    results: &[StepResult],
+    planned: &PlannedPlatforms<'_>,
+) -> Platforms {
+    let mut listed: HashMap<usize, &StepResult> = HashMap::new();
+    let mut by_cell: HashMap<(usize, &str, &str, Option<Mode>), &StepResult> = HashMap::new();
+    for (step, result) in steps.iter().zip(results) {
+        if step.kind == Kind::Targets {
+            listed.insert(step.toolchain, result);
+        } else if let Some(platform) = step.platform {
+            by_cell.insert(
+                (
+                    step.toolchain,
+                    platform.triple,
+                    step.target.as_str(),
+                    step.mode,
+                ),
+                result,
+            );
+        }
+    }
+    let mut platforms = Platforms {
+        triples: planned
+            .platforms
+            .iter()
+            .map(|platform| platform.triple.to_string())
+            .collect(),
+        sources: planned
+            .cross
+            .iter()
+            .map(|cross| {
+                cross.as_ref().map(|cross| match &cross.sources {
+                    Ok(sources) => Ok(sources.identity.clone()),
+                    Err(why) => Err(why.clone()),
+                })
+            })
+            .collect(),
+        ..Platforms::default()
+    };
+    if planned.platforms.is_empty() {
+        return platforms;
+    }
+    for (index, column) in columns.iter().enumerate() {
+        let Some(Some(cross)) = planned.cross.get(index) else {
+            continue;
+        };
+        let release = column.release;
+        for (position, &platform) in planned.platforms.iter().enumerate() {
+            let probe = listed.get(&index);
+            platforms.known.push(KnownCell {
+                toolchain: index,
+                triple: platform.triple.to_string(),
+                observed: probe
+                    .and_then(|result| result.targets.as_ref())
+                    .map(|known| known.iter().any(|name| name == platform.triple)),
+                expected: release.and_then(|release| platform.known_on(release)),
+                error: probe
+                    .filter(|result| result.outcome != Outcome::Pass)
+                    .map(|result| result.first_error.clone().unwrap_or_default()),
+            });
+            let why_not = match (&column.verdict, release) {
+                (ToolchainVerdict::Ok, Some(release)) => {
+                    not_built(release, &cross.sources, platform)
+                }
+                (verdict, _) => Some(format!("not run: the toolchain is {}", verdict.word())),
+            };
+            let broken = broken_jump_tables(platform, planned.llvm.get(index).copied().flatten());
+            for (target, kind, moded) in STAGES {
+                let modes: &[Option<Mode>] = if moded {
+                    &[Some(Mode::Kernel), Some(Mode::Stable)]
+                } else {
+                    &[None]
+                };
+                for &mode in modes {
+                    let why_not = why_not.clone().or_else(|| {
+                        (kind == Kind::Emulate)
+                            .then(|| planned.not_run[position].clone())
+                            .flatten()
+                    });
+                    // The sample's and the program's checks fail where the build has sites and
+                    // the compiler's LLVM writes their entries wrongly.
+                    let has_sites = mode.zip(release).is_some_and(|(mode, release)| {
+                        mode == Mode::Kernel
+                            || mode_cfgs(release, mode).contains(&"kshim_stable_asm_goto")
+                    });
+                    let expected = if why_not.is_some() {
+                        Outcome::Skipped
+                    } else if broken.is_some()
+                        && has_sites
+                        && matches!(kind, Kind::Objects | Kind::Emulate)
+                    {
+                        Outcome::Fail
+                    } else {
+                        Outcome::Pass
+                    };
+                    let found = by_cell.get(&(index, platform.triple, target, mode));
+                    platforms.cross.push(match found {
+                        Some(result) => CrossCell {
+                            toolchain: index,
+                            triple: platform.triple.to_string(),
+                            target: target.to_string(),
+                            kind,
+                            mode,
+                            outcome: result.outcome,
+                            expected,
+                            first_error: result.first_error.clone(),
+                            detail: result.log.as_deref().and_then(last_line),
+                            seconds: result.seconds,
+                            cached: result.cached,
+                        },
+                        None => CrossCell {
+                            toolchain: index,
+                            triple: platform.triple.to_string(),
+                            target: target.to_string(),
+                            kind,
+                            mode,
+                            outcome: Outcome::Skipped,
+                            expected,
+                            first_error: why_not,
+                            detail: None,
+                            seconds: 0.0,
+                            cached: false,
+                        },
+                    });
+                }
+            }
+        }
+    }
+    platforms
+}
+
+/// The last non-empty line of a log, trimmed.
+fn last_line(log: &str) -> Option<String> {
+    log.lines()
+        .map(str::trim)
+        .rfind(|line| !line.is_empty())
+        .map(String::from)
+}
+
+impl Platforms {
+    /// Every difference on the target axis, as the failure list prints it.
+    pub fn failures(&self, toolchains: &[ToolchainEntry]) -> Vec<Failure> {
+        let id = |index: usize| {
+            toolchains
+                .get(index)
+                .map_or_else(|| "?".to_string(), |toolchain| toolchain.id.clone())
+        };
+        let word = |known: Option<bool>| match known {
+            Some(true) => "known",
+            Some(false) => "unknown",
+            None => "-",
+        };
+        let mut failures = Vec::new();
+        for cell in self.known.iter().filter(|cell| !cell.ok()) {
+            failures.push(Failure {
+                toolchain: id(cell.toolchain),
+                cell: format!("target {}", cell.triple),
+                expected: word(cell.expected).into(),
+                observed: match &cell.error {
+                    Some(_) => "target-list failed".into(),
+                    None => word(cell.observed).into(),
+                },
+                first_error: cell.error.clone(),
+            });
+        }
+        for cell in self.cross.iter().filter(|cell| !cell.ok()) {
+            failures.push(Failure {
+                toolchain: id(cell.toolchain),
+                cell: cell.label(),
+                expected: cell.expected.word().into(),
+                observed: cell.outcome.word().into(),
+                first_error: cell.first_error.clone(),
+            });
+        }
+        failures
+    }
+
+    /// For a toolchain's summary line: how many kernel targets it knows, and how its cross
+    /// cells came out; `None` when the run had no target axis or the toolchain none.
+    pub fn summary(&self, toolchain: usize) -> Option<String> {
+        let known: Vec<&KnownCell> = self
+            .known
+            .iter()
+            .filter(|cell| cell.toolchain == toolchain)
+            .collect();
+        if known.is_empty() {
+            return None;
+        }
+        let knows = known
+            .iter()
+            .filter(|cell| cell.observed == Some(true))
+            .count();
+        let cells: Vec<&CrossCell> = self
+            .cross
+            .iter()
+            .filter(|cell| cell.toolchain == toolchain)
+            .collect();
+        let passed = cells
+            .iter()
+            .filter(|cell| cell.outcome == Outcome::Pass)
+            .count();
+        let predicted = cells
+            .iter()
+            .filter(|cell| cell.outcome == Outcome::Fail && cell.expected == Outcome::Fail)
+            .count();
+        let mut text = format!(
+            "knows {knows} of {} kernel targets; {passed} of {} cross cells pass",
+            known.len(),
+            cells.len()
+        );
+        if predicted > 0 {
+            text.push_str(&format!(", {predicted} fail as predicted"));
+        }
+        if let Some(Some(Err(why))) = self.sources.get(toolchain) {
+            text.push_str(&format!(" ({why})"));
+        }
+        Some(text)
+    }
+
+    /// Fails, saying what is wrong, unless every cell names a toolchain of `count` and a
+    /// kernel target of the run, once.
+    pub fn check(&self, count: usize) -> Result<(), String> {
+        for triple in &self.triples {
+            if kernel_target(triple).is_none() {
+                return Err(format!("`{triple}` is not a kernel target"));
+            }
+        }
+        if self.sources.len() != count {
+            return Err(format!(
+                "the target axis has sources for {} toolchains, the report {count}",
+                self.sources.len()
+            ));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for cell in &self.known {
+            if cell.toolchain >= count || !self.triples.contains(&cell.triple) {
+                return Err(format!(
+                    "a target cell names toolchain {} and `{}`, not one of the run's",
+                    cell.toolchain, cell.triple
+                ));
+            }
+            if !seen.insert((cell.toolchain, cell.triple.as_str(), "", None)) {
+                return Err(format!("target {} is there twice", cell.triple));
+            }
+        }
+        for cell in &self.cross {
+            if cell.toolchain >= count || !self.triples.contains(&cell.triple) {
+                return Err(format!(
+                    "{}: names no toolchain or target of the run",
+                    cell.label()
+                ));
+            }
+            if !STAGES.iter().any(|&(target, kind, moded)| {
+                target == cell.target && kind == cell.kind && moded == cell.mode.is_some()
+            }) {
+                return Err(format!("{}: the plan makes no such cell", cell.label()));
+            }
+            if !seen.insert((
+                cell.toolchain,
+                cell.triple.as_str(),
+                cell.target.as_str(),
+                cell.mode,
+            )) {
+                return Err(format!("{}: the cell is there twice", cell.label()));
+            }
+        }
+        Ok(())
+    }
+}

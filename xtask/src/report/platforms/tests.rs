@@ -1,0 +1,272 @@
+//! Tests of the target axis: what each cell is predicted to do, its JSON, and the checks of a
+//! report read back.
+
+use super::*;
+use crate::catalog::Release;
+use crate::json;
+use crate::library_sources::LibrarySources;
+use crate::report::Report;
+use crate::targets::kernel_target;
+use crate::toolchain::SourceKind;
+use std::path::PathBuf;
+
+fn column(id: &str, release: &str, verdict: ToolchainVerdict) -> ToolchainEntry {
+    ToolchainEntry {
+        id: id.into(),
+        spec: format!("debian:{id}"),
+        source: Some(SourceKind::Debian),
+        pin: Some(id.into()),
+        rustc: Some(format!("/toolchains/{id}/usr/bin/rustc")),
+        release_text: Some(release.into()),
+        release: Release::parse(release),
+        channel: Some("stable".into()),
+        commit_date: None,
+        host: Some("x86_64-unknown-linux-gnu".into()),
+        verdict,
+    }
+}
+
+fn sources() -> CrossToolchain {
+    CrossToolchain {
+        sources: Ok(LibrarySources {
+            library: PathBuf::from("/sources/library"),
+            identity: "rust-web-src=1.78.0+dfsg1-2~deb11u3 (bullseye)".into(),
+            core_edition: "2021".into(),
+            compiler_builtins: None,
+        }),
+    }
+}
+
+/// The target axis of one toolchain on `triples` where nothing ran but the target list, which
+/// listed every kernel target.
+fn predicted(
+    column: ToolchainEntry,
+    cross: CrossToolchain,
+    triples: &[&str],
+    not_run: Option<&str>,
+    llvm: Option<u32>,
+) -> Platforms {
+    let platforms: Vec<&'static KernelTarget> = triples
+        .iter()
+        .map(|triple| kernel_target(triple).unwrap())
+        .collect();
+    let listed = Step {
+        toolchain: 0,
+        kind: Kind::Targets,
+        target: "targets".into(),
+        mode: None,
+        processes: Vec::new(),
+        artifact: None,
+        directories: Vec::new(),
+        inputs: Vec::new(),
+        deps: Vec::new(),
+        platform: None,
+        check: None,
+    };
+    let result = StepResult {
+        outcome: Outcome::Pass,
+        targets: Some(
+            crate::targets::KERNEL_TARGETS
+                .iter()
+                .map(|target| target.triple.to_string())
+                .collect(),
+        ),
+        ..StepResult::skipped(String::new())
+    };
+    let not_run = vec![not_run.map(String::from); platforms.len()];
+    assemble_platforms(
+        &[column],
+        &[listed],
+        &[result],
+        &PlannedPlatforms {
+            platforms: &platforms,
+            cross: &[Some(cross)],
+            not_run: &not_run,
+            llvm: &[llvm],
+        },
+    )
+}
+
+fn expected(platforms: &Platforms, target: &str, mode: Option<Mode>) -> Outcome {
+    platforms
+        .cross
+        .iter()
+        .find(|cell| cell.target == target && cell.mode == mode)
+        .unwrap()
+        .expected
+}
+
+#[test]
+fn llvm_16_on_loongarch64_is_predicted_to_fail_where_there_are_sites() {
+    let platforms = predicted(
+        column("1.78.0", "1.78.0", ToolchainVerdict::Ok),
+        sources(),
+        &["loongarch64-unknown-none"],
+        None,
+        Some(16),
+    );
+    assert_eq!(platforms.known.len(), 1);
+    assert!(platforms.known[0].ok());
+    assert_eq!(platforms.cross.len(), 8);
+    assert_eq!(expected(&platforms, "core", None), Outcome::Pass);
+    assert_eq!(
+        expected(&platforms, "kernel", Some(Mode::Kernel)),
+        Outcome::Pass
+    );
+    assert_eq!(
+        expected(&platforms, "sites", Some(Mode::Kernel)),
+        Outcome::Fail
+    );
+    assert_eq!(
+        expected(&platforms, "program", Some(Mode::Kernel)),
+        Outcome::Fail
+    );
+    // 1.78.0 has no `asm goto` in stable mode, so no sites to write wrongly.
+    assert_eq!(
+        expected(&platforms, "sites", Some(Mode::Stable)),
+        Outcome::Pass
+    );
+
+    let fixed = predicted(
+        column("1.85.0", "1.85.0", ToolchainVerdict::Ok),
+        sources(),
+        &["loongarch64-unknown-none"],
+        None,
+        Some(19),
+    );
+    assert!(fixed
+        .cross
+        .iter()
+        .all(|cell| cell.expected == Outcome::Pass));
+    let other = predicted(
+        column("1.78.0", "1.78.0", ToolchainVerdict::Ok),
+        sources(),
+        &["aarch64-unknown-none"],
+        None,
+        Some(16),
+    );
+    assert!(other
+        .cross
+        .iter()
+        .all(|cell| cell.expected == Outcome::Pass));
+}
+
+#[test]
+fn missing_sources_an_old_compiler_and_no_emulator_skip_with_reasons() {
+    let missing = CrossToolchain {
+        sources: Err("no library sources: run `rustup component add rust-src`".into()),
+    };
+    let platforms = predicted(
+        column("1.95.0", "1.95.0", ToolchainVerdict::Ok),
+        missing,
+        &["aarch64-unknown-none"],
+        None,
+        Some(20),
+    );
+    assert!(platforms.cross.iter().all(|cell| {
+        cell.expected == Outcome::Skipped
+            && cell.ok()
+            && cell.first_error.as_deref()
+                == Some("no library sources: run `rustup component add rust-src`")
+    }));
+    assert_eq!(
+        platforms.sources,
+        [Some(Err(
+            "no library sources: run `rustup component add rust-src`".to_string()
+        ))]
+    );
+
+    let old = predicted(
+        column("debian-1.48.0", "1.48.0", ToolchainVerdict::TooOld),
+        sources(),
+        &["loongarch64-unknown-none"],
+        None,
+        Some(11),
+    );
+    assert_eq!(
+        old.known[0].expected,
+        Some(false),
+        "loongarch64 came in 1.72.0"
+    );
+    assert_eq!(
+        old.known[0].observed,
+        Some(true),
+        "this target list says otherwise"
+    );
+    assert!(!old.known[0].ok());
+    assert!(old
+        .cross
+        .iter()
+        .all(|cell| cell.expected == Outcome::Skipped && cell.ok()));
+
+    let no_qemu = predicted(
+        column("1.85.0", "1.85.0", ToolchainVerdict::Ok),
+        sources(),
+        &["riscv64imac-unknown-none-elf"],
+        Some("no qemu-riscv64 here"),
+        Some(19),
+    );
+    for cell in &no_qemu.cross {
+        let wanted = if cell.kind == Kind::Emulate {
+            Outcome::Skipped
+        } else {
+            Outcome::Pass
+        };
+        assert_eq!(cell.expected, wanted, "{}", cell.label());
+    }
+    let toolchains = [column("1.85.0", "1.85.0", ToolchainVerdict::Ok)];
+    assert!(no_qemu
+        .notes(&toolchains)
+        .contains(&"riscv64imac-unknown-none-elf: no qemu-riscv64 here".to_string()));
+}
+
+#[test]
+fn the_target_axis_reads_back_from_json_and_is_checked() {
+    let columns = vec![column("1.78.0", "1.78.0", ToolchainVerdict::Ok)];
+    let mut platforms = predicted(
+        columns[0].clone(),
+        sources(),
+        &["x86_64-unknown-none", "loongarch64-unknown-none"],
+        None,
+        Some(16),
+    );
+    platforms.cross[0].outcome = Outcome::Pass;
+    platforms.cross[0].detail = Some("4 static-branch sites".into());
+    let report = Report {
+        toolchains: columns,
+        features: crate::catalog::FEATURES
+            .iter()
+            .map(|_| {
+                vec![crate::report::FeatureCell {
+                    observed: crate::report::Observed::NotProbed,
+                    expected: None,
+                }]
+            })
+            .collect(),
+        builds: Vec::new(),
+        strict: false,
+        shard: None,
+        platforms,
+    };
+    let text = json::to_pretty(&report.to_json());
+    let back = Report::from_json(&json::parse(&text).unwrap()).unwrap();
+    assert_eq!(back.platforms, report.platforms);
+    assert!(report
+        .failures()
+        .iter()
+        .any(|failure| failure.cell == "objects sites (kernel) for loongarch64-unknown-none"));
+
+    let mut twice = report.platforms.clone();
+    twice.cross.push(twice.cross[0].clone());
+    let error = twice.check(1).unwrap_err();
+    assert!(error.contains("there twice"), "{error}");
+    let mut foreign = report.platforms.clone();
+    foreign.triples.push("sparc64-unknown-none".into());
+    assert!(foreign
+        .check(1)
+        .unwrap_err()
+        .contains("not a kernel target"));
+    let mut stage = report.platforms.clone();
+    stage.cross[0].target = "linker".into();
+    assert!(stage.check(1).unwrap_err().contains("no such cell"));
+}

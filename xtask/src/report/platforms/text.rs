@@ -1,0 +1,137 @@
+//! The target axis as a table for people, and the notes that say why cells were skipped.
+
+use super::{CrossCell, KnownCell, Platforms, STAGES};
+use crate::expect::Outcome;
+use crate::output::Table;
+use crate::plan::{Kind, Mode};
+use crate::report::ToolchainEntry;
+use crate::targets::{kernel_target, BROKEN_JUMP_TABLES};
+use std::collections::HashMap;
+
+impl Platforms {
+    /// The kernel-target table: per target, whether each compiler knows it, then its stages
+    /// (kernel mode / stable mode where built per mode); `None` without a target axis.
+    pub fn table(&self, shown: &[usize], headers: &[String]) -> Option<Table> {
+        if self.triples.is_empty() {
+            return None;
+        }
+        let mut table = Table::new("kernel target (kernel mode / stable mode)", headers);
+        let mut known: HashMap<(usize, &str), &KnownCell> = HashMap::new();
+        for cell in &self.known {
+            known.insert((cell.toolchain, cell.triple.as_str()), cell);
+        }
+        let mut cross: HashMap<(usize, &str, &str, Option<Mode>), &CrossCell> = HashMap::new();
+        for cell in &self.cross {
+            cross.insert(
+                (
+                    cell.toolchain,
+                    cell.triple.as_str(),
+                    cell.target.as_str(),
+                    cell.mode,
+                ),
+                cell,
+            );
+        }
+        let word = |cell: Option<&&CrossCell>| match cell.map(|cell| cell.outcome) {
+            Some(Outcome::Pass) => "pass",
+            Some(Outcome::Fail) => "FAIL",
+            Some(Outcome::Skipped) => "skip",
+            None => "-",
+        };
+        for triple in &self.triples {
+            let row = shown
+                .iter()
+                .map(|&index| match known.get(&(index, triple.as_str())) {
+                    Some(cell) => (
+                        match (cell.observed, &cell.error) {
+                            (_, Some(_)) => "failed".to_string(),
+                            (Some(true), _) => "known".to_string(),
+                            (Some(false), _) => "unknown".to_string(),
+                            (None, _) => "-".to_string(),
+                        },
+                        !cell.ok(),
+                    ),
+                    None => ("-".to_string(), false),
+                })
+                .collect();
+            table.rows.push((format!("{triple}: listed"), row));
+            for (target, kind, moded) in STAGES {
+                let row = shown
+                    .iter()
+                    .map(|&index| {
+                        let cell = |mode| cross.get(&(index, triple.as_str(), target, mode));
+                        if moded {
+                            let (kernel, stable) =
+                                (cell(Some(Mode::Kernel)), cell(Some(Mode::Stable)));
+                            let differs = [kernel, stable]
+                                .iter()
+                                .any(|cell| cell.is_some_and(|cell| !cell.ok()));
+                            (format!("{}/{}", word(kernel), word(stable)), differs)
+                        } else {
+                            let cell = cell(None);
+                            (word(cell).to_string(), cell.is_some_and(|cell| !cell.ok()))
+                        }
+                    })
+                    .collect();
+                let stage = match kind {
+                    Kind::Build => "build kernel",
+                    Kind::Objects => "check static-key objects",
+                    Kind::Emulate => "run test program",
+                    _ => target,
+                };
+                table.rows.push((format!("{triple}: {stage}"), row));
+            }
+        }
+        Some(table)
+    }
+
+    /// Why cells were skipped, once each: toolchains without library sources, targets whose
+    /// test program cannot run here.
+    pub fn notes(&self, toolchains: &[ToolchainEntry]) -> Vec<String> {
+        let mut notes = Vec::new();
+        for (toolchain, sources) in toolchains.iter().zip(&self.sources) {
+            if let Some(Err(why)) = sources {
+                notes.push(format!("{}: {why}", toolchain.id));
+            }
+        }
+        // Skips the plan made for a reason of the target's own; a failed step's dependents
+        // and a toolchain's verdict or missing sources are said elsewhere.
+        let mut reasons: Vec<String> = self
+            .cross
+            .iter()
+            .filter(|cell| cell.expected == Outcome::Skipped && cell.outcome == Outcome::Skipped)
+            .filter_map(|cell| {
+                let why = cell.first_error.as_ref()?;
+                let sources_why = self.sources.get(cell.toolchain).cloned().flatten();
+                let said = sources_why.and_then(Result::err).as_ref() == Some(why)
+                    || why.starts_with("not run: the toolchain is");
+                (!said).then(|| format!("{}: {why}", cell.triple))
+            })
+            .collect();
+        // Failures the catalog predicts, with what the compilers showed.
+        for cell in self
+            .cross
+            .iter()
+            .filter(|cell| cell.expected == Outcome::Fail)
+        {
+            let Some(broken) = kernel_target(&cell.triple).and_then(|target| {
+                BROKEN_JUMP_TABLES
+                    .iter()
+                    .find(|broken| broken.arch == target.arch)
+            }) else {
+                continue;
+            };
+            let id = toolchains
+                .get(cell.toolchain)
+                .map_or("?", |toolchain| toolchain.id.as_str());
+            reasons.push(format!(
+                "{}: {id} is predicted to fail its static-branch checks: {}",
+                cell.triple, broken.evidence
+            ));
+        }
+        reasons.sort();
+        reasons.dedup();
+        notes.extend(reasons);
+        notes
+    }
+}

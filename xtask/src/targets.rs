@@ -1,0 +1,261 @@
+//! The kernel's four Rust architectures as the matrix's target axis: each one's built-in
+//! freestanding target, and which compilers know it, as public sources state and the compilers
+//! confirm (`rustc --print target-list`); what the targets table predicts comes from here.
+
+use crate::catalog::Release;
+
+/// One architecture the kernel builds Rust code for, and the built-in target the matrix uses.
+#[derive(Debug, PartialEq, Eq)]
+pub struct KernelTarget {
+    /// The target triple: a freestanding target, since the kernel brings its own runtime.
+    pub triple: &'static str,
+    /// `target_arch` as Rust spells it.
+    pub arch: &'static str,
+    /// The kernel's `arch/` directory, and the shim's module after it.
+    pub kernel_arch: &'static str,
+    /// The first release that knows the target, and the public source or compiler that says so.
+    pub known_from: (Release, &'static str),
+    /// The last release that cannot know it (the target did not exist yet), and why; `None`
+    /// where no release is known to lack it.
+    pub absent_through: Option<(Release, &'static str)>,
+}
+
+/// The kernel's Rust architectures, in the order the report shows them.
+pub const KERNEL_TARGETS: &[KernelTarget] = &[
+    KernelTarget {
+        triple: "x86_64-unknown-none",
+        arch: "x86_64",
+        kernel_arch: "x86",
+        known_from: (
+            Release::new(1, 62, 0),
+            "tier 2 from 1.62.0: rust-lang/rust#95705, merged 2022-04-08",
+        ),
+        absent_through: Some((
+            Release::new(1, 56, 0),
+            "added by rust-lang/rust#89062, opened 2021-09-18 while 1.57.0 was in development",
+        )),
+    },
+    KernelTarget {
+        triple: "aarch64-unknown-none",
+        arch: "aarch64",
+        kernel_arch: "arm64",
+        known_from: (
+            Release::new(1, 48, 0),
+            "listed by Debian's rustc 1.48.0, the oldest compiler checked",
+        ),
+        absent_through: None,
+    },
+    KernelTarget {
+        triple: "riscv64imac-unknown-none-elf",
+        arch: "riscv64",
+        kernel_arch: "riscv",
+        known_from: (
+            Release::new(1, 48, 0),
+            "listed by Debian's rustc 1.48.0, the oldest compiler checked",
+        ),
+        absent_through: None,
+    },
+    KernelTarget {
+        triple: "loongarch64-unknown-none",
+        arch: "loongarch64",
+        kernel_arch: "loongarch",
+        known_from: (
+            Release::new(1, 72, 0),
+            "added by rust-lang/rust#112310, merged 2023-06-07 while 1.72.0 was in development",
+        ),
+        absent_through: Some((
+            Release::new(1, 71, 0),
+            "rust-lang/rust#112310 came after 1.71.0 branched",
+        )),
+    },
+];
+
+/// Compilers whose LLVM writes a target's `__jump_table` entries wrongly, as the compilers
+/// showed it: the sites are there, but an entry does not lead back to its key, so enabling the
+/// key patches nothing.
+#[derive(Debug, PartialEq, Eq)]
+pub struct BrokenJumpTables {
+    /// `target_arch` of the target.
+    pub arch: &'static str,
+    /// The newest LLVM major version known to do it; every older one is predicted to as well.
+    pub llvm_through: u32,
+    /// The first LLVM major version known to write the entries right.
+    pub llvm_fixed_by: u32,
+    /// What the compilers showed.
+    pub evidence: &'static str,
+}
+
+/// Every known case of [`BrokenJumpTables`].
+pub const BROKEN_JUMP_TABLES: &[BrokenJumpTables] = &[BrokenJumpTables {
+    arch: "loongarch64",
+    llvm_through: 16,
+    llvm_fixed_by: 19,
+    evidence: "LLVM 16 (Debian's rustc 1.78.0, LLVM 16.0.6) assembles the key field \
+               `.quad key + offset + branch - .` as an absolute R_LARCH_64, dropping `- .`; \
+               LLVM 19 (Debian's 1.85.0) writes R_LARCH_64_PCREL",
+}];
+
+/// Why a compiler with LLVM `llvm` (the major version) writes `target`'s static-branch
+/// entries wrongly, if it is known to.
+pub fn broken_jump_tables(target: &KernelTarget, llvm: Option<u32>) -> Option<&'static str> {
+    let llvm = llvm?;
+    BROKEN_JUMP_TABLES
+        .iter()
+        .find(|broken| broken.arch == target.arch && llvm <= broken.llvm_through)
+        .map(|broken| broken.evidence)
+}
+
+/// The major version of an LLVM version string (`16.0.6`, `19.1.7-rust-1.85.0-stable`).
+pub fn llvm_major(version: &str) -> Option<u32> {
+    version.split('.').next()?.parse().ok()
+}
+
+/// The kernel target of a triple.
+pub fn kernel_target(triple: &str) -> Option<&'static KernelTarget> {
+    KERNEL_TARGETS.iter().find(|target| target.triple == triple)
+}
+
+impl KernelTarget {
+    /// Whether a compiler of `release` knows the target, by the catalog: `None` between the
+    /// releases that the sources speak for.
+    pub fn known_on(&self, release: Release) -> Option<bool> {
+        if release >= self.known_from.0 {
+            Some(true)
+        } else if self
+            .absent_through
+            .is_some_and(|(through, _)| release <= through)
+        {
+            Some(false)
+        } else {
+            None
+        }
+    }
+}
+
+/// Reads `--target` values: kernel target triples, each once and in catalog order, or `none`
+/// alone for the host only (an empty list).
+pub fn parse_platforms(values: &[String]) -> Result<Vec<&'static KernelTarget>, String> {
+    if values.iter().any(|value| value == "none") {
+        if values.len() > 1 {
+            return Err(
+                "--target none means the host alone; it cannot be given with other targets".into(),
+            );
+        }
+        return Ok(Vec::new());
+    }
+    let mut platforms: Vec<&'static KernelTarget> = Vec::new();
+    for value in values {
+        let Some(target) = kernel_target(value) else {
+            let known: Vec<&str> = KERNEL_TARGETS.iter().map(|target| target.triple).collect();
+            return Err(format!(
+                "--target {}: not one of the kernel's targets ({}), nor `none`",
+                crate::output::escape(value),
+                known.join(", ")
+            ));
+        };
+        if !platforms.contains(&target) {
+            platforms.push(target);
+        }
+    }
+    // Catalog order, whatever order the flags gave: reports of one selection then line up.
+    platforms.sort_by_key(|target| {
+        KERNEL_TARGETS
+            .iter()
+            .position(|known| known == *target)
+            .unwrap_or(usize::MAX)
+    });
+    Ok(platforms)
+}
+
+/// The target names of `rustc --print target-list`: one per line; anything that is not a
+/// plausible target name (a warning, a blank line) is left out.
+pub fn parse_target_list(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .map(str::trim)
+        .filter(|line| {
+            !line.is_empty()
+                && line.len() <= 100
+                && line
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        })
+        .map(String::from)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn release(text: &str) -> Release {
+        Release::parse(text).unwrap()
+    }
+
+    #[test]
+    fn predictions_speak_only_where_a_source_does() {
+        let loongarch = kernel_target("loongarch64-unknown-none").unwrap();
+        assert_eq!(loongarch.known_on(release("1.48.0")), Some(false));
+        assert_eq!(loongarch.known_on(release("1.71.0")), Some(false));
+        assert_eq!(loongarch.known_on(release("1.72.0")), Some(true));
+        let x86 = kernel_target("x86_64-unknown-none").unwrap();
+        assert_eq!(x86.known_on(release("1.48.0")), Some(false));
+        assert_eq!(x86.known_on(release("1.60.0")), None);
+        assert_eq!(x86.known_on(release("1.63.0")), Some(true));
+        let arm64 = kernel_target("aarch64-unknown-none").unwrap();
+        assert_eq!(arm64.known_on(release("1.40.0")), None);
+        assert_eq!(arm64.known_on(release("1.78.0")), Some(true));
+        for target in KERNEL_TARGETS {
+            assert!(
+                target.known_on(crate::catalog::MINIMUM_RELEASE) == Some(true),
+                "{} must be known from the kernel's minimum on",
+                target.triple
+            );
+        }
+    }
+
+    #[test]
+    fn target_flags_name_kernel_targets_or_none() {
+        let values = |list: &[&str]| {
+            list.iter()
+                .map(|value| value.to_string())
+                .collect::<Vec<_>>()
+        };
+        let picked = parse_platforms(&values(&["aarch64-unknown-none", "aarch64-unknown-none"]));
+        assert_eq!(picked.unwrap().len(), 1, "named twice, built once");
+        let picked = parse_platforms(&values(&[
+            "loongarch64-unknown-none",
+            "x86_64-unknown-none",
+        ]))
+        .unwrap();
+        assert_eq!(picked[0].triple, "x86_64-unknown-none", "catalog order");
+        assert_eq!(parse_platforms(&values(&["none"])).unwrap().len(), 0);
+        let error = parse_platforms(&values(&["none", "x86_64-unknown-none"])).unwrap_err();
+        assert!(error.contains("the host alone"), "{error}");
+        let error = parse_platforms(&values(&["aarch64-linux\u{1b}[2J"])).unwrap_err();
+        assert!(error.contains("not one of the kernel's targets"), "{error}");
+        assert!(!error.contains('\u{1b}'), "escaped: {error}");
+    }
+
+    #[test]
+    fn broken_jump_tables_follow_the_llvm_version() {
+        let loongarch = kernel_target("loongarch64-unknown-none").unwrap();
+        let arm64 = kernel_target("aarch64-unknown-none").unwrap();
+        assert!(broken_jump_tables(loongarch, llvm_major("16.0.6")).is_some());
+        assert!(broken_jump_tables(loongarch, llvm_major("19.1.7")).is_none());
+        assert!(
+            broken_jump_tables(loongarch, None).is_none(),
+            "no claim without a version"
+        );
+        assert!(broken_jump_tables(arm64, llvm_major("16.0.6")).is_none());
+        assert_eq!(llvm_major("22.1.8-rust-1.97.1-stable"), Some(22));
+        assert_eq!(llvm_major("garbage"), None);
+    }
+
+    #[test]
+    fn target_lists_keep_only_names() {
+        let listed =
+            parse_target_list("aarch64-unknown-none\n\nwarning: x y\nx86_64-unknown-none\n");
+        assert_eq!(listed, ["aarch64-unknown-none", "x86_64-unknown-none"]);
+    }
+}
