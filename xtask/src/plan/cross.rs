@@ -85,7 +85,6 @@ pub fn plan_cross(
 ) -> anyhow::Result<()> {
     let shim_files = super::shim_inputs(&layout.root)?;
     for (toolchain, cross) in toolchains {
-        let directory = layout.output(&toolchain.directory_name, "targets");
         steps.push(Step {
             toolchain: toolchain.index,
             kind: Kind::Targets,
@@ -93,7 +92,8 @@ pub fn plan_cross(
             mode: None,
             processes: vec![toolchain.rustc.target_list()],
             artifact: None,
-            directories: vec![directory],
+            // It writes nothing.
+            directories: Vec::new(),
             inputs: Vec::new(),
             deps: Vec::new(),
             platform: None,

@@ -341,7 +341,6 @@ impl Rustc {
 
     /// A crate of `tests/targets/` built against the shim's rlib for a kernel target: the
     /// static-key sample as one object, or the test program linked by `linker` (`rust-lld`).
-    #[allow(clippy::too_many_arguments)]
     pub fn cross_crate(
         &self,
         source: &Path,
