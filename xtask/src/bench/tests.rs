@@ -187,4 +187,27 @@ fn the_cache_checks_count_only_cells_with_steps_behind_them() {
     assert!(check_cache_use(&report(true), 2, false, "cold").is_err());
     assert!(check_cache_use(&report(false), 2, true, "warm").is_err());
     assert!(check_cache_use(&report(false), 3, false, "cold").is_err());
+
+    // On the target axis, a cell predicted to fail ran; one predicted to be skipped did not.
+    let cross = |expected, cached| crate::report::platforms::CrossCell {
+        toolchain: 0,
+        triple: "loongarch64-unknown-none".into(),
+        target: "sites".into(),
+        kind: Kind::Objects,
+        mode: Some(Mode::Kernel),
+        outcome: expected,
+        expected,
+        first_error: None,
+        detail: None,
+        seconds: 0.1,
+        cached,
+    };
+    let mut axis = report(true);
+    axis.platforms.cross = vec![
+        cross(Outcome::Fail, true),
+        cross(Outcome::Pass, true),
+        cross(Outcome::Skipped, false),
+    ];
+    assert!(check_cache_use(&axis, 4, true, "warm").is_ok());
+    assert!(check_cache_use(&axis, 5, true, "warm").is_err());
 }
