@@ -102,3 +102,19 @@ pub(crate) fn die_by(signal: i32) -> ! {
     // Unreachable unless the signal is blocked; then exit as a shell would report it.
     std::process::exit(128 + signal)
 }
+
+/// Runs a command's `work` with the [`InterruptGuard`] installed; if it failed with
+/// [`Interrupted`], ends the process by that same signal once the guard is gone, as a
+/// well-behaved command-line program does, so that a shell loop or `make` running it stops too.
+pub(crate) fn run_interruptible<T>(work: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
+    use anyhow::Context as _;
+    let guard = InterruptGuard::install().context("installing the SIGINT handler")?;
+    let result = work();
+    drop(guard);
+    if let Err(error) = &result {
+        if let Some(Interrupted { signal }) = error.downcast_ref::<Interrupted>() {
+            die_by(*signal);
+        }
+    }
+    result
+}

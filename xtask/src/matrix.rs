@@ -5,7 +5,7 @@
 use crate::cache::{remove_stale_temporaries, run_keys, Cache, RunLock};
 use crate::expect::Outcome;
 use crate::files::write_atomically;
-use crate::interrupt::{self, die_by, Interrupted};
+use crate::interrupt::{self, Interrupted};
 use crate::json;
 use crate::judge::StepResult;
 use crate::output::{self, Format};
@@ -231,19 +231,7 @@ impl flags::Matrix {
             print_dry_run(&layout, &planned.steps, &probe::probe_source());
             return Ok(Verdict::Success);
         }
-        let guard =
-            interrupt::InterruptGuard::install().context("installing the SIGINT handler")?;
-        let report = match run_matrix(&layout, &options) {
-            Ok(report) => report,
-            Err(error) => {
-                if let Some(Interrupted { signal }) = error.downcast_ref::<Interrupted>() {
-                    drop(guard);
-                    die_by(*signal);
-                }
-                return Err(error);
-            }
-        };
-        drop(guard);
+        let report = interrupt::run_interruptible(|| run_matrix(&layout, &options))?;
         format.print(
             || report.to_json(),
             || report.markdown(),

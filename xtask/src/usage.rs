@@ -4,7 +4,7 @@
 
 use crate::cache::{remove_stale_temporaries, run_keys, Cache, RunLock};
 use crate::files::write_atomically;
-use crate::interrupt::{self, die_by, Interrupted};
+use crate::interrupt::{self, Interrupted};
 use crate::judge::StepResult;
 use crate::output::{self, Format};
 use crate::plain_run::PlainRun;
@@ -97,19 +97,9 @@ impl flags::Usage {
             );
             return Ok(Verdict::Success);
         }
-        let guard =
-            interrupt::InterruptGuard::install().context("installing the SIGINT handler")?;
-        let report = match run_usage(&layout, &selection, jobs, timeout, !self.no_cache) {
-            Ok(report) => report,
-            Err(error) => {
-                if let Some(Interrupted { signal }) = error.downcast_ref::<Interrupted>() {
-                    drop(guard);
-                    die_by(*signal);
-                }
-                return Err(error);
-            }
-        };
-        drop(guard);
+        let report = interrupt::run_interruptible(|| {
+            run_usage(&layout, &selection, jobs, timeout, !self.no_cache)
+        })?;
         format.print(
             || report.to_json(),
             || report.markdown(),
