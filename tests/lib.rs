@@ -95,3 +95,42 @@ pub fn wait_within(
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// A pin file with one pin, for trees whose matrix only uses `--toolchain`.
+pub const ONE_PIN: &str = "[[pin]]\nid = \"minimum\"\nrelease = \"1.78.0\"\nrole = \"minimum\"\n";
+
+/// A tiny kshim tree in the fresh scratch directory `name`: a shim with one unit test, and each
+/// of `examples` (the names the catalog gives, which the caller reads: this library cannot) as
+/// a one-line module with a test, so that the matrix's catalog check passes and a toolchain's
+/// whole matrix takes seconds; its pin file is [`ONE_PIN`].
+pub fn tiny_tree(name: &str, examples: &[&str]) -> PathBuf {
+    let root = scratch_dir(name);
+    let shim = root.join("kernel-shim/src");
+    std::fs::create_dir_all(&shim).unwrap();
+    std::fs::write(
+        shim.join("lib.rs"),
+        "//! A tiny stand-in for the shim.\n#![cfg_attr(not(test), no_std)]\n\
+         /// The answer.\npub fn answer() -> u32 { 42 }\n\
+         #[cfg(test)]\nmod tests {\n    #[test]\n    fn answers() { assert_eq!(super::answer(), 42); }\n}\n",
+    )
+    .unwrap();
+    let directory = root.join("examples");
+    std::fs::create_dir_all(&directory).unwrap();
+    let mut manifest = String::from("[package]\nname = \"tiny-examples\"\n");
+    for name in examples {
+        manifest.push_str(&format!(
+            "\n[[example]]\nname = \"{name}\"\npath = \"{name}.rs\"\n"
+        ));
+        std::fs::write(
+            directory.join(format!("{name}.rs")),
+            format!(
+                "fn main() {{ println!(\"[info] {name}: {{}}\", kernel::answer()); }}\n\
+                 #[cfg(test)]\nmod tests {{\n    #[test]\n    fn loads() {{ assert_eq!(kernel::answer(), 42); }}\n}}\n"
+            ),
+        )
+        .unwrap();
+    }
+    std::fs::write(directory.join("Cargo.toml"), manifest).unwrap();
+    std::fs::write(root.join("toolchains.toml"), ONE_PIN).unwrap();
+    root
+}

@@ -109,43 +109,12 @@ fn wrapper(path: &Path, verbose_version: &str, before: &str) -> PathBuf {
     )
 }
 
-/// A pin file with one pin, for trees whose matrix only uses `--toolchain`.
-const PINS: &str = "[[pin]]\nid = \"minimum\"\nrelease = \"1.78.0\"\nrole = \"minimum\"\n";
-
-/// A tiny kshim tree in a fresh scratch directory: a shim with one unit test, and every
-/// example the catalog names as a one-line module with a test, so that the matrix's catalog
-/// check passes and a toolchain's whole matrix takes seconds.
+/// A tiny kshim tree in a fresh scratch directory ([`kshim_tests::tiny_tree`]) with every
+/// example the catalog names.
 fn tiny_tree(name: &str) -> PathBuf {
-    let root = scratch_dir(&format!("hardening-{name}"));
-    let shim = root.join("kernel-shim/src");
-    std::fs::create_dir_all(&shim).unwrap();
-    std::fs::write(
-        shim.join("lib.rs"),
-        "//! A tiny stand-in for the shim.\n#![cfg_attr(not(test), no_std)]\n\
-         /// The answer.\npub fn answer() -> u32 { 42 }\n\
-         #[cfg(test)]\nmod tests {\n    #[test]\n    fn answers() { assert_eq!(super::answer(), 42); }\n}\n",
-    )
-    .unwrap();
-    let examples = root.join("examples");
-    std::fs::create_dir_all(&examples).unwrap();
     let names: BTreeSet<&str> = FEATURES.iter().map(|feature| feature.example).collect();
-    let mut manifest = String::from("[package]\nname = \"tiny-examples\"\n");
-    for name in &names {
-        manifest.push_str(&format!(
-            "\n[[example]]\nname = \"{name}\"\npath = \"{name}.rs\"\n"
-        ));
-        std::fs::write(
-            examples.join(format!("{name}.rs")),
-            format!(
-                "fn main() {{ println!(\"[info] {name}: {{}}\", kernel::answer()); }}\n\
-                 #[cfg(test)]\nmod tests {{\n    #[test]\n    fn loads() {{ assert_eq!(kernel::answer(), 42); }}\n}}\n"
-            ),
-        )
-        .unwrap();
-    }
-    std::fs::write(examples.join("Cargo.toml"), manifest).unwrap();
-    std::fs::write(root.join("toolchains.toml"), PINS).unwrap();
-    root
+    let names: Vec<&str> = names.into_iter().collect();
+    kshim_tests::tiny_tree(&format!("hardening-{name}"), &names)
 }
 
 fn get<'a>(value: &'a Value, key: &str) -> &'a Value {
@@ -241,7 +210,7 @@ fn running(pid: u32) -> bool {
 /// Discovers the given specs with `timeout`, against the tiny pin file.
 fn discover(dir: &Path, specs: &[PathBuf], timeout: Duration) -> Vec<Availability> {
     let pins = dir.join("pins.toml");
-    std::fs::write(&pins, PINS).unwrap();
+    std::fs::write(&pins, kshim_tests::ONE_PIN).unwrap();
     let sh = xshell::Shell::new().unwrap();
     let specs: Vec<String> = specs
         .iter()

@@ -218,39 +218,7 @@ fn build_mut(report: &mut Value, index: usize) -> &mut Value {
 
 /// A tiny kshim tree: a shim with one test and every example the catalog names.
 fn tiny_tree(name: &str) -> PathBuf {
-    let root = scratch_dir(&format!("hostile-{name}"));
-    let shim = root.join("kernel-shim/src");
-    std::fs::create_dir_all(&shim).unwrap();
-    std::fs::write(
-        shim.join("lib.rs"),
-        "//! A tiny stand-in for the shim.\n#![cfg_attr(not(test), no_std)]\n\
-         /// The answer.\npub fn answer() -> u32 { 42 }\n\
-         #[cfg(test)]\nmod tests {\n    #[test]\n    fn answers() { assert_eq!(super::answer(), 42); }\n}\n",
-    )
-    .unwrap();
-    let examples = root.join("examples");
-    std::fs::create_dir_all(&examples).unwrap();
-    let mut manifest = String::from("[package]\nname = \"tiny-examples\"\n");
-    for name in targets().into_iter().skip(1) {
-        manifest.push_str(&format!(
-            "\n[[example]]\nname = \"{name}\"\npath = \"{name}.rs\"\n"
-        ));
-        std::fs::write(
-            examples.join(format!("{name}.rs")),
-            format!(
-                "fn main() {{ println!(\"[info] {name}: {{}}\", kernel::answer()); }}\n\
-                 #[cfg(test)]\nmod tests {{\n    #[test]\n    fn loads() {{ assert_eq!(kernel::answer(), 42); }}\n}}\n"
-            ),
-        )
-        .unwrap();
-    }
-    std::fs::write(examples.join("Cargo.toml"), manifest).unwrap();
-    std::fs::write(
-        root.join("toolchains.toml"),
-        "[[pin]]\nid = \"minimum\"\nrelease = \"1.78.0\"\nrole = \"minimum\"\n",
-    )
-    .unwrap();
-    root
+    kshim_tests::tiny_tree(&format!("hostile-{name}"), &targets()[1..])
 }
 
 #[test]
