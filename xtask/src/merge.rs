@@ -166,18 +166,20 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         merged.platforms.triples = first.platforms.triples.clone();
     }
     let mut found: HashMap<&str, (usize, usize)> = HashMap::new();
-    let mut builds_of: Vec<Vec<Vec<&BuildCell>>> = Vec::with_capacity(shards.len());
+    // Per shard, each toolchain's cells, so that merging takes time linear in the reports.
+    let mut cells_of = Vec::with_capacity(shards.len());
     for (position, (_, _, report)) in shards.iter().enumerate() {
         for (index, toolchain) in report.toolchains.iter().enumerate() {
             if let Some(pin) = toolchain.pin.as_deref() {
                 found.insert(pin, (position, index));
             }
         }
-        let mut by_toolchain = vec![Vec::new(); report.toolchains.len()];
-        for build in &report.builds {
-            by_toolchain[build.toolchain].push(build);
-        }
-        builds_of.push(by_toolchain);
+        let count = report.toolchains.len();
+        cells_of.push((
+            by_toolchain(&report.builds, count, |cell| cell.toolchain),
+            by_toolchain(&report.platforms.known, count, |cell| cell.toolchain),
+            by_toolchain(&report.platforms.cross, count, |cell| cell.toolchain),
+        ));
     }
     for pin in &pins.pins {
         let Some(&(position, index)) = found.get(pin.id.as_str()) else {
@@ -190,39 +192,45 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         for (cells, shard_cells) in merged.features.iter_mut().zip(&report.features) {
             cells.push(shard_cells[index].clone());
         }
+        let (builds, known, cross) = &cells_of[position];
         merged
             .builds
-            .extend(builds_of[position][index].iter().map(|build| BuildCell {
+            .extend(builds[index].iter().map(|cell| BuildCell {
                 toolchain: new_index,
-                ..(*build).clone()
+                ..(*cell).clone()
             }));
-        let platforms = &report.platforms;
         merged
             .platforms
             .sources
-            .push(platforms.sources.get(index).cloned().flatten());
-        merged.platforms.known.extend(
-            platforms
-                .known
-                .iter()
-                .filter(|cell| cell.toolchain == index)
-                .map(|cell| KnownCell {
-                    toolchain: new_index,
-                    ..cell.clone()
-                }),
-        );
-        merged.platforms.cross.extend(
-            platforms
-                .cross
-                .iter()
-                .filter(|cell| cell.toolchain == index)
-                .map(|cell| CrossCell {
-                    toolchain: new_index,
-                    ..cell.clone()
-                }),
-        );
+            .push(report.platforms.sources.get(index).cloned().flatten());
+        merged
+            .platforms
+            .known
+            .extend(known[index].iter().map(|cell| KnownCell {
+                toolchain: new_index,
+                ..(*cell).clone()
+            }));
+        merged
+            .platforms
+            .cross
+            .extend(cross[index].iter().map(|cell| CrossCell {
+                toolchain: new_index,
+                ..(*cell).clone()
+            }));
     }
     Ok(merged)
+}
+
+/// `cells` grouped by the toolchain each names (by `toolchain`), for `count` toolchains; a
+/// cell that names none of them is left out (reading and checking a report refuse one).
+fn by_toolchain<T>(cells: &[T], count: usize, toolchain: impl Fn(&T) -> usize) -> Vec<Vec<&T>> {
+    let mut grouped = vec![Vec::new(); count];
+    for cell in cells {
+        if let Some(group) = grouped.get_mut(toolchain(cell)) {
+            group.push(cell);
+        }
+    }
+    grouped
 }
 
 impl flags::Merge {
