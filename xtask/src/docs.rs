@@ -75,27 +75,137 @@ impl Region {
     }
 }
 
-/// The README's feature table: one row per catalog feature, in catalog order.
-pub fn feature_table() -> String {
+/// The README's feature table: one row per catalog feature, in catalog order, each linked to
+/// the line of the shim where its gated form and replacement stand.
+pub fn feature_table(root: &Path) -> anyhow::Result<String> {
     let mut table = String::from(
-        "| Feature | Kernel use | Stable since | Tracking issue | Stable replacement | Example |\n\
-         |---|---|---|---|---|---|\n",
+        "| Feature | Kernel use | Stable since | Tracking issue | Stable replacement | Shim | Example |\n\
+         |---|---|---|---|---|---|---|\n",
     );
     for feature in FEATURES {
+        let (file, line) = shim_location(root, feature.shim_item)?;
         // Writing to a String cannot fail.
         let _ = writeln!(
             table,
-            "| `{}` | {} | {} | {} | {} | [`{}`](examples/{}.rs) |",
+            "| `{}` | {} | {} | {} | {} | [`{}`]({file}#L{line}) | [`{}`](examples/{}.rs) |",
             feature.name,
             kernel_use(feature),
             stable_since(feature),
             tracking_issue(feature),
             feature.replacement.replace('|', "\\|"),
+            feature.shim_item,
             feature.example,
             feature.example,
         );
     }
-    table
+    Ok(table)
+}
+
+/// Where the catalog's `shim_item` is defined: its file, relative to `root`, and the first line
+/// of its attributes, so that a link lands on the gated form with its replacement below it.
+///
+/// `a::b::Item` is looked for in module `a::b` and then its submodules, a module `a::b` is its
+/// file's first line, and an exported macro `name!` is looked for in every file of the shim.
+fn shim_location(root: &Path, shim_item: &str) -> anyhow::Result<(String, usize)> {
+    let src = root.join("kernel-shim/src");
+    let module_file = |segments: &[&str]| -> Option<PathBuf> {
+        if segments.is_empty() {
+            return Some(src.join("lib.rs"));
+        }
+        let stem = src.join(segments.join("/"));
+        [stem.with_extension("rs"), stem.join("mod.rs")]
+            .into_iter()
+            .find(|file| file.is_file())
+    };
+    let relative = |file: &Path| {
+        file.strip_prefix(root)
+            .unwrap_or(file)
+            .display()
+            .to_string()
+    };
+    let (files, name) = match shim_item.strip_suffix('!') {
+        Some(name) => (shim_sources(&src)?, name),
+        None => {
+            let segments: Vec<&str> = shim_item.split("::").collect();
+            if let Some(file) = module_file(&segments) {
+                return Ok((relative(&file), 1));
+            }
+            let (name, modules) = segments.split_last().context("an empty shim item")?;
+            // The module's own file first, then its submodules', for a re-exported item.
+            let mut files: Vec<PathBuf> = module_file(modules).into_iter().collect();
+            let directory = src.join(modules.join("/"));
+            if !modules.is_empty() && directory.is_dir() {
+                files.extend(shim_sources(&directory)?);
+            }
+            (files, *name)
+        }
+    };
+    for file in &files {
+        let text =
+            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+        let lines: Vec<&str> = text.lines().collect();
+        if let Some(index) = lines.iter().position(|line| defines(line, name)) {
+            // Back over the item's attributes (a `cfg`, a `derive`), up to its doc comment.
+            let mut first = index;
+            while first > 0 {
+                let above = lines[first - 1].trim_start();
+                if above.is_empty() || above.starts_with("//") || above == "}" {
+                    break;
+                }
+                first -= 1;
+            }
+            return Ok((relative(file), first + 1));
+        }
+    }
+    bail!("the catalog's shim item `{shim_item}` is defined nowhere in kernel-shim/src")
+}
+
+/// Every `.rs` file under `dir` but tests, sorted, so that the first definition found is always
+/// the same.
+fn shim_sources(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in
+            std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?
+        {
+            let path = entry?.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|extension| extension == "rs")
+                && path.file_stem().is_some_and(|stem| stem != "tests")
+            {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Whether `line` defines an item or macro called `name`.
+fn defines(line: &str, name: &str) -> bool {
+    let mut rest = line.trim_start();
+    for visibility in ["pub(crate) ", "pub "] {
+        rest = rest.strip_prefix(visibility).unwrap_or(rest);
+    }
+    [
+        "struct ",
+        "enum ",
+        "union ",
+        "trait ",
+        "type ",
+        "fn ",
+        "const fn ",
+        "unsafe fn ",
+        "const ",
+        "static ",
+        "mod ",
+        "macro_rules! ",
+    ]
+    .iter()
+    .filter_map(|keyword| rest.strip_prefix(keyword)?.strip_prefix(name))
+    .any(|after| !after.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
 }
 
 fn stable_since(feature: &Feature) -> String {
@@ -123,24 +233,27 @@ fn kernel_use(feature: &Feature) -> &'static str {
 
 /// How a page links to the shim's abstractions.
 #[derive(Clone, Copy)]
-enum Links {
+enum Links<'a> {
     /// rustdoc intra-doc links, for the `kernel::features` page.
     Rustdoc,
-    /// Plain text and repository paths, for GitHub.
-    Repository,
+    /// Repository paths and lines, for GitHub, in the checkout at this root.
+    Repository(&'a Path),
 }
 
 /// One section per feature: what it does, how it is gated and selected, its replacement.
-fn feature_sections(links: Links) -> String {
+fn feature_sections(links: Links<'_>) -> anyhow::Result<String> {
     let mut page = String::new();
     for feature in FEATURES {
         let item = match links {
             Links::Rustdoc => format!("[`{0}`](crate::{0})", feature.shim_item),
-            Links::Repository => format!("`kernel::{}`", feature.shim_item),
+            Links::Repository(root) => {
+                let (file, line) = shim_location(root, feature.shim_item)?;
+                format!("[`kernel::{}`](../{file}#L{line})", feature.shim_item)
+            }
         };
         let example = match links {
             Links::Rustdoc => format!("`examples/{}.rs`", feature.example),
-            Links::Repository => {
+            Links::Repository(_) => {
                 format!("[`examples/{0}.rs`](../examples/{0}.rs)", feature.example)
             }
         };
@@ -177,16 +290,16 @@ fn feature_sections(links: Links) -> String {
             replacement = feature.replacement,
         );
     }
-    page
+    Ok(page)
 }
 
 /// The `kernel::features` page that `cargo doc` renders.
-pub fn shim_features_page() -> String {
-    format!(
+pub fn shim_features_page() -> anyhow::Result<String> {
+    Ok(format!(
         "Every unstable feature the kernel used, and where this crate shows it.\n\n\
-         Generated from [`crate::catalog`] by `cargo xtask docs`; do not edit.\n\n{}",
-        feature_sections(Links::Rustdoc).trim_end()
-    ) + "\n"
+         Generated from [`crate::catalog`] by `cargo xtask docs`; do not edit.\n\n{}\n",
+        feature_sections(Links::Rustdoc)?.trim_end()
+    ))
 }
 
 /// The contents of the [`MATRIX_STATUS`] region of a page that no report has filled yet.
@@ -195,9 +308,9 @@ const NO_MATRIX_RUN: &str = "\nNo matrix run has been recorded yet: run `cargo x
 
 /// The `docs/features.md` page: the catalog's sections, then `statuses` (the contents of the
 /// [`MATRIX_STATUS`] region) and `places` (of the [`USAGE_PLACES`] region) under their own
-/// headings.
-pub fn features_page(statuses: &str, places: &str) -> String {
-    format!(
+/// headings; the shim's items are linked to their lines in the checkout at `root`.
+pub fn features_page(root: &Path, statuses: &str, places: &str) -> anyhow::Result<String> {
+    Ok(format!(
         "# The features\n\n\
          <!-- Generated by `cargo xtask docs` from kernel-shim/src/catalog.rs, and the last \
          section from a matrix run's report; do not edit. -->\n\n\
@@ -210,12 +323,12 @@ pub fn features_page(statuses: &str, places: &str) -> String {
          {begin}{statuses}{end}\n\n\
          ## Where the compilers say each feature is used\n\n\
          {places_begin}{places}{places_end}\n",
-        sections = feature_sections(Links::Repository),
+        sections = feature_sections(Links::Repository(root))?,
         begin = MATRIX_STATUS.begin,
         end = MATRIX_STATUS.end,
         places_begin = USAGE_PLACES.begin,
         places_end = USAGE_PLACES.end,
-    )
+    ))
 }
 
 /// Refuses text with a control character (ESC, NUL, a line break ...), which no page should
@@ -385,13 +498,17 @@ pub fn generated_files_with(
     Ok(vec![
         (
             readme_path.clone(),
-            FEATURE_TABLE.splice(&readme, &format!("\n{}", feature_table()), &readme_path)?,
+            FEATURE_TABLE.splice(
+                &readme,
+                &format!("\n{}", feature_table(root)?),
+                &readme_path,
+            )?,
         ),
         (
             root.join("kernel-shim/src/features.md"),
-            shim_features_page(),
+            shim_features_page()?,
         ),
-        (page_path, features_page(&statuses, &places)),
+        (page_path, features_page(root, &statuses, &places)?),
     ])
 }
 

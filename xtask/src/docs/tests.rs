@@ -89,7 +89,11 @@ fn the_region_shows_what_each_compiler_said_and_what_was_predicted() {
         "{region}"
     );
     assert!(
-        region.contains("run on 2 toolchains: they agree with the catalog on 13 of the 14 statuses it predicts. Not probed in that run: 1.78.0 (missing).\n"),
+        region.contains(&format!(
+            "run on 2 toolchains: they agree with the catalog on {} of the {} statuses it predicts. Not probed in that run: 1.78.0 (missing).\n",
+            FEATURES.len() - 1,
+            FEATURES.len()
+        )),
         "{region}"
     );
     assert!(region.contains("\n| Feature | 1.95.0 | debian-1.63.0 |\n|---|---|---|\n"));
@@ -131,16 +135,20 @@ const GENERATED: [&str; 3] = [
     "kernel-shim/src/features.md",
 ];
 
-/// A copy of the generated files under `target/`, for a test to change.
+/// A copy of the generated files, and of the shim's sources they link to, under `target/`, for
+/// a test to change.
 fn scratch_root(name: &str) -> PathBuf {
     let root = project_root()
         .join("target/kshim/unit-tests/docs")
         .join(name);
     let _ = fs::remove_dir_all(&root);
-    for file in GENERATED {
-        let copy = root.join(file);
+    let sources = project_root().join("kernel-shim/src");
+    let mut files: Vec<PathBuf> = shim_sources(&sources).unwrap();
+    files.extend(GENERATED.iter().map(|file| project_root().join(file)));
+    for file in files {
+        let copy = root.join(file.strip_prefix(project_root()).unwrap());
         fs::create_dir_all(copy.parent().unwrap()).unwrap();
-        fs::copy(project_root().join(file), copy).unwrap();
+        fs::copy(&file, copy).unwrap();
     }
     root
 }
@@ -304,4 +312,37 @@ fn a_page_without_the_status_region_is_not_silently_emptied() {
     assert!(fs::read_to_string(&page_path)
         .unwrap()
         .contains(NO_MATRIX_RUN));
+}
+
+#[test]
+fn every_shim_item_links_to_its_definition_with_the_replacement_beside_it() {
+    let root = project_root();
+    for feature in FEATURES {
+        let (file, line) = shim_location(&root, feature.shim_item).unwrap();
+        let text = fs::read_to_string(root.join(&file)).unwrap();
+        assert!(
+            line <= text.lines().count(),
+            "{}: {file}:{line}",
+            feature.name
+        );
+    }
+    // The gated `Arc` (its derive and the pre-1.84 impls) and its stable replacement, the
+    // `unsize_arc!` macro, are on one screen from the line the link lands on.
+    let (file, line) = shim_location(&root, "sync::Arc").unwrap();
+    assert_eq!(file, "kernel-shim/src/sync/arc.rs");
+    let text = fs::read_to_string(root.join(&file)).unwrap();
+    let screen: Vec<&str> = text.lines().skip(line - 1).take(60).collect();
+    assert!(screen[0].starts_with("#["), "{}", screen[0]);
+    for needle in [
+        "derive(core::marker::CoercePointee)",
+        "core::ops::CoerceUnsized<Arc<U>>",
+        "`unsize_arc!(arc => dyn Trait)`",
+    ] {
+        assert!(
+            screen.iter().any(|l| l.contains(needle)),
+            "{needle} not within 60 lines of {file}:{line}"
+        );
+    }
+    let error = shim_location(&root, "sync::NoSuchThing").unwrap_err();
+    assert!(error.to_string().contains("sync::NoSuchThing"), "{error}");
 }
