@@ -22,11 +22,12 @@
 //!
 //! Status: still unstable as of nightly 1.97 (2026-05), tracking issue
 //! [#44874](https://github.com/rust-lang/rust/issues/44874); the kernel lists
-//! `arbitrary_self_types` in `rust_allowed_features`, so a module may enable it itself, as this
-//! one does in kernel mode. Calling such a method on `dyn WorkItem` also needs `ArcBorrow` to
-//! implement `DispatchFromDyn`, which the shim provides (see `rust_coerce_pointee`).
+//! `arbitrary_self_types` in `rust_allowed_features`, so Kbuild turns it on for every module
+//! (`-Zcrate-attr='feature(...)'`): a module uses it and never enables it itself (a
+//! `#![feature(arbitrary_self_types)]` of its own would be an error, E0636). Calling such a
+//! method on `dyn WorkItem` also needs `ArcBorrow` to implement `DispatchFromDyn`, which the
+//! shim provides (see `rust_coerce_pointee`).
 
-#![cfg_attr(kshim_kernel_mode, feature(arbitrary_self_types))]
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::prelude::*;

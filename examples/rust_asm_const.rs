@@ -16,10 +16,8 @@
 //! This module reads its statistics block the way `READ_ONCE(stats->field)` does: one load
 //! per field, each with the field's offset built in.
 
-// On compilers before 1.82.0 this is what allows `const` operands; on later ones the feature
-// is stable and only earns a reminder, kept as the kernel keeps it.
-#![cfg_attr(kshim_kernel_mode, feature(asm_const))]
-#![cfg_attr(kshim_kernel_mode, allow(stable_features))]
+// No `#![feature]`: in kernel mode Kbuild's `-Zcrate-attr='feature(...)'` already turns
+// `asm_const` on, which allows `const` operands before 1.82.0.
 
 use core::mem::offset_of;
 use kernel::prelude::*;

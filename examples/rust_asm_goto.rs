@@ -29,11 +29,9 @@
 //!
 //! This module has a tracepoint in its packet path: quiet until the key is enabled.
 
-// On compilers before 1.87.0 (1.82.0) these are what allow `label` (`const`) operands; on later
-// ones the features are stable and only earn a reminder, kept as the kernel keeps them.
-#![cfg_attr(kshim_kernel_mode, feature(asm_goto))]
-#![cfg_attr(kshim_kernel_mode, feature(asm_const))]
-#![cfg_attr(kshim_kernel_mode, allow(stable_features))]
+// No `#![feature]`: in kernel mode Kbuild's `-Zcrate-attr='feature(...)'` already turns
+// `asm_goto` and `asm_const` on, which allow `label` operands before 1.87.0 (`const` ones
+// before 1.82.0).
 
 use kernel::jump_label::StaticKey;
 use kernel::prelude::*;

@@ -16,7 +16,8 @@
 //! `rust_allowed_features`, so a driver (or this sample) may not enable them. It does not need
 //! to: the impls live in the `kernel` crate, and using a coercion or a `dyn` call needs no
 //! feature. This sample is that situation. Its only feature is `arbitrary_self_types`, which
-//! the kernel does allow, for the `self: Arc<Self>` receiver itself.
+//! the kernel allows, for the `self: Arc<Self>` receiver itself: Kbuild turns it on for every
+//! driver, so the sample uses it without enabling it.
 //!
 //! The stable replacement is the shim's `unsize_arc!` macro: it hands the `Arc`'s inner raw
 //! pointer to the language's built-in unsizing coercion, which can change nothing but the
@@ -28,8 +29,6 @@
 //! [#123430](https://github.com/rust-lang/rust/issues/123430) (its stabilization is expected),
 //! `coerce_unsized` and `unsize` in [#18598](https://github.com/rust-lang/rust/issues/18598),
 //! and `dispatch_from_dyn` has no tracking issue: it is meant to stay internal.
-
-#![cfg_attr(kshim_kernel_mode, feature(arbitrary_self_types))]
 
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;

@@ -18,10 +18,8 @@
 //! lints, the condition of the `cfg_attr` has to follow the lint, or `#[expect]` warns in the
 //! configurations where the lint is quiet; the kernel uses `#[allow]` for those.)
 
-// On compilers before 1.81.0 this is what makes `#[expect]` and `reason =` available; on
-// later ones the feature is stable and only earns a reminder, kept as the kernel keeps it.
-#![cfg_attr(kshim_kernel_mode, feature(lint_reasons))]
-#![cfg_attr(kshim_kernel_mode, allow(stable_features))]
+// No `#![feature]`: in kernel mode Kbuild's `-Zcrate-attr='feature(...)'` already turns
+// `lint_reasons` on, which makes `#[expect]` and `reason =` available before 1.81.0.
 
 use kernel::prelude::*;
 

@@ -17,11 +17,9 @@
 //! This module links three devices into a list through their `links` field, then walks the
 //! list and steps back from each `links` to its `Device` with `kernel::container_of!`.
 
-// On compilers before 1.82.0 this is what lets `&raw` (ours, and `container_of!`'s expansion)
-// through; on later ones the feature is stable and the attribute only earns a reminder, which
-// the kernel keeps until its minimum version passes 1.82.0.
-#![cfg_attr(kshim_kernel_mode, feature(raw_ref_op))]
-#![cfg_attr(kshim_kernel_mode, allow(stable_features))]
+// No `#![feature]`: in kernel mode Kbuild's `-Zcrate-attr='feature(...)'` already turns
+// `raw_ref_op` on, which lets `&raw` (ours, and `container_of!`'s expansion) through on
+// compilers before 1.82.0.
 
 use core::mem::MaybeUninit;
 use kernel::container_of::ListLinks;

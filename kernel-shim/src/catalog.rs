@@ -418,6 +418,11 @@ pub fn allowed_features() -> impl Iterator<Item = &'static str> {
         .map(|feature| feature.name)
 }
 
+/// `rust_allowed_features` as the seed's `scripts/Makefile.build` writes it, the list Kbuild
+/// passes to every driver as `-Zallow-features` and `-Zcrate-attr='feature(...)'`; the same
+/// features as [`allowed_features`], in the kernel's order.
+pub const RUST_ALLOWED_FEATURES: &str = "asm_const,asm_goto,arbitrary_self_types,lint_reasons,raw_ref_op";
+
 // Unit tests, not doctests: this file is also compiled into the xtask, where doctests naming
 // the `kernel` crate could not run.
 #[cfg(test)]
@@ -482,6 +487,14 @@ mod tests {
         }
         let allowed = &mut allowed[..count];
         allowed.sort_unstable();
+        let mut makefile = [""; 8];
+        let mut listed = 0;
+        for name in RUST_ALLOWED_FEATURES.split(',') {
+            makefile[listed] = name;
+            listed += 1;
+        }
+        makefile[..listed].sort_unstable();
+        assert_eq!(&makefile[..listed], &allowed[..]);
         assert_eq!(
             allowed,
             [

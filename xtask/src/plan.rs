@@ -1,6 +1,7 @@
 //! The matrix's plan: the toolchains found, the rustc command lines (driven directly, as Kbuild
-//! does, with the cfgs the catalog derives and, in kernel mode, `RUSTC_BOOTSTRAP=1` and the
-//! kernel's `-Zallow-features`), and the graph of steps that runs them.
+//! does, with the cfgs the catalog derives and, in kernel mode, `RUSTC_BOOTSTRAP=1` and, for
+//! every crate but the shim, Kbuild's flags for a driver), and the graph of steps that runs
+//! them.
 
 mod cross;
 mod examples;
@@ -18,7 +19,7 @@ pub use examples::{
     Example,
 };
 pub use rustc::{
-    binary_run, mode_cfgs, test_run, Builtins, CrossOutput, Mode, Output, Product, Rustc,
+    binary_run, kbuild_driver_flags, mode_cfgs, test_run, Builtins, CrossOutput, Mode, Output, Product, Rustc,
     CHECK_CFG_SINCE,
 };
 pub use usage::{example_without, plan_usage, shim_without, PlannedUsage, UsageCompile};
