@@ -62,7 +62,7 @@ impl SensorPoll {
     fn poll(this: ArcBorrow<'_, Self>) {
         let index = this.next.fetch_add(1, Ordering::Relaxed);
         pr_info!(
-            "{}: reading {} = {}",
+            "{}: reading {} = {}\n",
             this.name,
             index,
             this.readings[index]
@@ -70,7 +70,7 @@ impl SensorPoll {
         if index + 1 < this.readings.len() {
             // More to read: keep the object, taking a reference only now.
             if POLLS.enqueue(Arc::from(this)).is_err() {
-                pr_warn!("{}: poll queue full, giving up", this.name);
+                pr_warn!("{}: poll queue full, giving up\n", this.name);
             }
         }
     }
@@ -96,7 +96,7 @@ struct RustArbitrarySelfTypes {
 
 impl kernel::Module for RustArbitrarySelfTypes {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("Rust arbitrary_self_types sample (init)");
+        pr_info!("Rust arbitrary_self_types sample (init)\n");
         let sensor = |name, readings| SensorPoll {
             name,
             readings,
@@ -111,9 +111,9 @@ impl kernel::Module for RustArbitrarySelfTypes {
         if POLLS.enqueue(fan.clone()).is_err() {
             return Err(EBUSY);
         }
-        pr_info!("queued {} polls", POLLS.pending());
+        pr_info!("queued {} polls\n", POLLS.pending());
         let ran = POLLS.flush();
-        pr_info!("ran {} polls", ran);
+        pr_info!("ran {} polls\n", ran);
         Ok(RustArbitrarySelfTypes {
             sensors: [temperature, fan],
         })
@@ -124,12 +124,12 @@ impl Drop for RustArbitrarySelfTypes {
     fn drop(&mut self) {
         for sensor in &self.sensors {
             pr_info!(
-                "{}: {} readings taken",
+                "{}: {} readings taken\n",
                 sensor.name,
                 sensor.next.load(Ordering::Relaxed)
             );
         }
-        pr_info!("Rust arbitrary_self_types sample (exit)");
+        pr_info!("Rust arbitrary_self_types sample (exit)\n");
     }
 }
 

@@ -106,7 +106,7 @@ struct RustAsmConst {
 
 impl kernel::Module for RustAsmConst {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("Rust asm_const sample (init)");
+        pr_info!("Rust asm_const sample (init)\n");
         let stats = Stats {
             packets: 3,
             bytes: 1500,
@@ -119,7 +119,7 @@ impl kernel::Module for RustAsmConst {
                 read_once::<{ offset_of!(Stats, bytes) }>(&stats),
             )
         };
-        pr_info!("received {} packets, {} bytes", packets, bytes);
+        pr_info!("received {} packets, {} bytes\n", packets, bytes);
         Ok(RustAsmConst { stats })
     }
 }
@@ -128,8 +128,8 @@ impl Drop for RustAsmConst {
     fn drop(&mut self) {
         // SAFETY: `errors` is a `u32` field of `Stats`.
         let errors = unsafe { read_once::<{ offset_of!(Stats, errors) }>(&self.stats) };
-        pr_info!("errors at exit: {}", errors);
-        pr_info!("Rust asm_const sample (exit)");
+        pr_info!("errors at exit: {}\n", errors);
+        pr_info!("Rust asm_const sample (exit)\n");
     }
 }
 

@@ -60,7 +60,7 @@ static TRACE_PACKETS: Tracepoint = Tracepoint {
 /// The packet path, with its tracepoint: a NOP while the key is disabled.
 fn receive(length: usize) -> usize {
     if kernel::static_branch_unlikely!(TRACE_PACKETS, Tracepoint, key) {
-        pr_info!("{}: received {} bytes", TRACE_PACKETS.name, length);
+        pr_info!("{}: received {} bytes\n", TRACE_PACKETS.name, length);
     }
     length
 }
@@ -71,7 +71,7 @@ struct RustAsmGoto {
 
 impl kernel::Module for RustAsmGoto {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("Rust asm_goto sample (init)");
+        pr_info!("Rust asm_goto sample (init)\n");
         let mut bytes = receive(64) + receive(1500);
         TRACE_PACKETS.key.enable();
         bytes += receive(576);
@@ -83,8 +83,8 @@ impl kernel::Module for RustAsmGoto {
 
 impl Drop for RustAsmGoto {
     fn drop(&mut self) {
-        pr_info!("received {} bytes in all", self.bytes);
-        pr_info!("Rust asm_goto sample (exit)");
+        pr_info!("received {} bytes in all\n", self.bytes);
+        pr_info!("Rust asm_goto sample (exit)\n");
     }
 }
 

@@ -90,12 +90,12 @@ impl Device for Uart {
 
     #[cfg(kshim_kernel_mode)]
     fn remove(self: Arc<Self>) {
-        pr_info!("{}: removed", self.name());
+        pr_info!("{}: removed\n", self.name());
     }
 
     #[cfg(not(kshim_kernel_mode))]
     fn remove(&self) {
-        pr_info!("{}: removed", self.name());
+        pr_info!("{}: removed\n", self.name());
     }
 }
 
@@ -114,24 +114,24 @@ impl Device for Rtc {
 
     #[cfg(kshim_kernel_mode)]
     fn remove(self: Arc<Self>) {
-        pr_info!("{}: removed", self.name());
+        pr_info!("{}: removed\n", self.name());
     }
 
     #[cfg(not(kshim_kernel_mode))]
     fn remove(&self) {
-        pr_info!("{}: removed", self.name());
+        pr_info!("{}: removed\n", self.name());
     }
 }
 
 impl Drop for Uart {
     fn drop(&mut self) {
-        pr_info!("ttyS0: freed");
+        pr_info!("ttyS0: freed\n");
     }
 }
 
 impl Drop for Rtc {
     fn drop(&mut self) {
-        pr_info!("rtc0: freed");
+        pr_info!("rtc0: freed\n");
     }
 }
 
@@ -142,7 +142,7 @@ struct RustCoercePointee {
 
 impl kernel::Module for RustCoercePointee {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("Rust coerce_pointee sample (init)");
+        pr_info!("Rust coerce_pointee sample (init)\n");
         let uart = Arc::new_in(
             Uart {
                 interrupts: AtomicU32::new(0),
@@ -160,13 +160,13 @@ impl kernel::Module for RustCoercePointee {
         let devices: [Arc<dyn Device>; 2] = [unsize_arc!(uart.clone()), unsize_arc!(rtc)];
 
         for device in &devices {
-            pr_info!("{}: registered, irq {}", device.name(), device.irq());
+            pr_info!("{}: registered, irq {}\n", device.name(), device.irq());
         }
         // The typed handle and the `dyn Device` are one object.
         uart.interrupt();
         uart.interrupt();
         for device in &devices {
-            pr_info!("{}: {} interrupts", device.name(), device.interrupts());
+            pr_info!("{}: {} interrupts\n", device.name(), device.interrupts());
         }
         let [uart_device, rtc_device] = devices;
         Ok(RustCoercePointee {
@@ -180,7 +180,7 @@ impl Drop for RustCoercePointee {
     fn drop(&mut self) {
         // The typed handle reaches the same object as the `dyn Device` did.
         self.uart.interrupt();
-        pr_info!("ttyS0: {} interrupts at exit", self.uart.interrupts());
+        pr_info!("ttyS0: {} interrupts at exit\n", self.uart.interrupts());
         for device in self.devices.iter_mut().filter_map(Option::take) {
             // Kernel mode: dispatched on `Arc<dyn Device>` itself (`DispatchFromDyn`), which
             // consumes it. Stable mode: dispatched on `&dyn Device`; `device` is dropped at
@@ -188,7 +188,7 @@ impl Drop for RustCoercePointee {
             // does not, since `self.uart` still holds one.
             device.remove();
         }
-        pr_info!("Rust coerce_pointee sample (exit)");
+        pr_info!("Rust coerce_pointee sample (exit)\n");
     }
 }
 

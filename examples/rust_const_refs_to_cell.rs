@@ -88,7 +88,7 @@ struct RustConstRefsToCell;
 
 impl kernel::Module for RustConstRefsToCell {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("Rust const refs to cell sample (init)");
+        pr_info!("Rust const refs to cell sample (init)\n");
         let (opens, errors) = (&STATS.opens, &STATS.errors);
         let before = (
             opens.load(Ordering::Relaxed),
@@ -96,12 +96,12 @@ impl kernel::Module for RustConstRefsToCell {
         );
         open_many(7);
         pr_info!(
-            "opens {}, errors {}",
+            "opens {}, errors {}\n",
             opens.load(Ordering::Relaxed) - before.0,
             errors.load(Ordering::Relaxed) - before.1
         );
         pr_info!(
-            "handle and static agree: {}",
+            "handle and static agree: {}\n",
             core::ptr::eq(HANDLE.get(), &STATS)
         );
         Ok(RustConstRefsToCell)
@@ -110,7 +110,7 @@ impl kernel::Module for RustConstRefsToCell {
 
 impl Drop for RustConstRefsToCell {
     fn drop(&mut self) {
-        pr_info!("Rust const refs to cell sample (exit)");
+        pr_info!("Rust const refs to cell sample (exit)\n");
     }
 }
 

@@ -71,14 +71,14 @@ struct RustLintReasons {
 
 impl RustLintReasons {
     fn enter(&mut self, next: PowerState) {
-        pr_info!("power: {} -> {}", self.state.name(), next.name());
+        pr_info!("power: {} -> {}\n", self.state.name(), next.name());
         self.state = next;
     }
 }
 
 impl kernel::Module for RustLintReasons {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("Rust lint_reasons sample (init)");
+        pr_info!("Rust lint_reasons sample (init)\n");
         let mut device = RustLintReasons {
             state: PowerState::Active,
         };
@@ -90,8 +90,8 @@ impl kernel::Module for RustLintReasons {
 
 impl Drop for RustLintReasons {
     fn drop(&mut self) {
-        pr_info!("power state at exit: {}", self.state.name());
-        pr_info!("Rust lint_reasons sample (exit)");
+        pr_info!("power state at exit: {}\n", self.state.name());
+        pr_info!("Rust lint_reasons sample (exit)\n");
     }
 }
 

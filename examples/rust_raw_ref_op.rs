@@ -70,7 +70,7 @@ struct RustRawRefOp {
 
 impl kernel::Module for RustRawRefOp {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("Rust raw_ref_op sample (init)");
+        pr_info!("Rust raw_ref_op sample (init)\n");
 
         let mut head = MaybeUninit::<ListLinks>::uninit();
         let mut devices = [(1, "eth0"), (2, "sda"), (3, "tty0")].map(|(id, name)| Device {
@@ -91,7 +91,7 @@ impl kernel::Module for RustRawRefOp {
             let mut links = ListLinks::next(head.as_ptr());
             while !core::ptr::eq(links, head.as_ptr()) {
                 let device = kernel::container_of!(links, Device, links);
-                pr_info!("device {}: {}", (*device).id, (*device).name);
+                pr_info!("device {}: {}\n", (*device).id, (*device).name);
                 devices_seen += 1;
                 links = ListLinks::next(links);
             }
@@ -102,8 +102,8 @@ impl kernel::Module for RustRawRefOp {
 
 impl Drop for RustRawRefOp {
     fn drop(&mut self) {
-        pr_info!("walked {} devices", self.devices_seen);
-        pr_info!("Rust raw_ref_op sample (exit)");
+        pr_info!("walked {} devices\n", self.devices_seen);
+        pr_info!("Rust raw_ref_op sample (exit)\n");
     }
 }
 

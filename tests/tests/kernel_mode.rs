@@ -533,7 +533,7 @@ fn the_matrix_agrees_with_the_catalog_on_this_compiler() {
 
     // An example whose log depends on the mode fails its run cells, with the first difference.
     let text = std::fs::read_to_string(&changed).unwrap();
-    let init_line = "pr_info!(\"Rust minimal sample (init)\");";
+    let init_line = "pr_info!(\"Rust minimal sample (init)\\n\");";
     assert!(
         text.contains(init_line),
         "{} changed shape",
@@ -541,7 +541,7 @@ fn the_matrix_agrees_with_the_catalog_on_this_compiler() {
     );
     let text = text.replace(
         init_line,
-        "pr_info!(\"Rust minimal sample (init) {}\", cfg!(kshim_kernel_mode));",
+        "pr_info!(\"Rust minimal sample (init) {}\\n\", cfg!(kshim_kernel_mode));",
     );
     std::fs::write(&changed, text).unwrap();
     let diverged = run_matrix(&layout, &options).expect("running the matrix on diverging logs");
