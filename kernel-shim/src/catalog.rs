@@ -15,11 +15,12 @@
 //!   names one: 1.63.0 for `inline_const`, `lint_reasons`, `raw_ref_op`, `const_mut_refs` and
 //!   `asm_const`, 1.85.0 for `asm_goto`, a 1.97.0 nightly for `arbitrary_self_types`,
 //!   `derive_coerce_pointee`, `coerce_unsized` and `unsize`; that nightly names none for
-//!   `dispatch_from_dyn` (`issue = "none"` in `core`). For the three library features whose
-//!   const-unstable message names no issue, the public source is: `const_ptr_write`, #86302 in
-//!   `core`'s `rustc_const_unstable` attribute; `const_refs_to_cell`, #80384 in rustc's feature
-//!   table; `const_maybe_uninit_as_mut_ptr`, #75251, which its stabilization (rust-lang/rust
-//!   #130542, for 1.83.0) cites;
+//!   `dispatch_from_dyn` (`issue = "none"` in `core`). Where the compiler's message names no
+//!   issue, the public source is: for the library features, `const_ptr_write`, #86302 in
+//!   `core`'s `rustc_const_unstable` attribute, and `const_maybe_uninit_as_mut_ptr`, #75251,
+//!   which its stabilization (rust-lang/rust #130542, for 1.83.0) cites; for
+//!   `const_refs_to_cell`, a language feature (rustc's `accepted.rs` lists it, stable in
+//!   1.83.0), #80384 in that table;
 //! - `derive_coerce_pointee` first exists in 1.84.0, which is why the kernel's
 //!   `CONFIG_RUSTC_HAS_COERCE_POINTEE` is `RUSTC_VERSION >= 108400`.
 //!
