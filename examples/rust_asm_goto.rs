@@ -17,10 +17,14 @@
 //! .popsection
 //! ```
 //!
-//! and enabling writes `e9 rel32` (`jmp l_yes`) over the five bytes. The kernel allows the
-//! feature outside `rust/` because its `static_branch_unlikely!` macro expands the `asm!` in
-//! the driver's crate, as here: this crate enables `asm_goto` (and `asm_const`, for the key's
-//! `offset_of!`) in kernel mode.
+//! and enabling writes `e9 rel32` (`jmp l_yes`) over the five bytes. That is the kernel's form
+//! without objtool (`!CONFIG_HAVE_JUMP_LABEL_HACK`). A normal x86-64 kernel build has objtool,
+//! and there the site is `1: jmp {l_yes}` (2 or 5 bytes, as the assembler chooses) with the
+//! key field `key + 2`, and objtool writes the NOP; a host program has no objtool pass, so the
+//! shim models only the NOP form. The kernel allows the feature outside `rust/` because its
+//! `static_branch_unlikely!` macro expands the `asm!` in the driver's crate, as here: Kbuild
+//! turns `asm_goto` (and `asm_const`, for the key's `offset_of!`) on for this crate in kernel
+//! mode.
 //!
 //! The stable replacement, the kernel's `CONFIG_JUMP_LABEL=n` path, loads the key's count and
 //! branches on it: correct, but a load, a compare and a branch on every pass. The shim's macro
