@@ -4,9 +4,12 @@
 //! issue #64490) make a raw pointer to a place without creating a reference first. Kernel
 //! objects are linked through fields that C and other objects reach by raw pointer, and that
 //! may still be uninitialized: a `&mut` on the way to such a field would assert uniqueness and
-//! validity that do not hold. The kernel uses `&raw` in `container_of!`, in `kernel::list` and
-//! in its `Opaque` projections, and allows it outside `rust/` because those macros expand it in
-//! the driver's own crate.
+//! validity that do not hold. The kernel uses `&raw` in `kernel::list` and in its `Opaque`
+//! projections, and allows it outside `rust/` because such macros expand it in the driver's
+//! own crate. The shim's `container_of!` uses it too, as the kernel's does since April 2025
+//! (Tamir Duberstein's type check, `&raw const (*container_ptr).$($fields)*`), after the seed
+//! commit: at the seed, `container_of!` cast to `*const u8` and stepped back with
+//! `ptr.sub(offset)`, with no `&raw` in it.
 //!
 //! The stable replacement, `core::ptr::addr_of_mut!(place)`, is the same operation spelled as a
 //! macro and costs nothing at run time; `&raw` only reads better and composes with method
