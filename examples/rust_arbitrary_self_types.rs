@@ -28,7 +28,6 @@
 //! method on `dyn WorkItem` also needs `ArcBorrow` to implement `DispatchFromDyn`, which the
 //! shim provides (see `rust_coerce_pointee`).
 
-
 use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::prelude::*;
 #[cfg(not(kshim_kernel_mode))]
