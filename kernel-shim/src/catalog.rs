@@ -424,7 +424,15 @@ pub fn allowed_features() -> impl Iterator<Item = &'static str> {
 /// `rust_allowed_features` as the seed's `scripts/Makefile.build` writes it, the list Kbuild
 /// passes to every driver as `-Zallow-features` and `-Zcrate-attr='feature(...)'`; the same
 /// features as [`allowed_features`], in the kernel's order.
-pub const RUST_ALLOWED_FEATURES: &str = "asm_const,asm_goto,arbitrary_self_types,lint_reasons,raw_ref_op";
+pub const RUST_ALLOWED_FEATURES: &str =
+    "asm_const,asm_goto,arbitrary_self_types,lint_reasons,raw_ref_op";
+
+/// The first release on which a crate that enables a feature Kbuild has already turned on gets
+/// the deny-by-default `duplicate_features` lint instead of error E0636; both say "the feature
+/// `...` has already been enabled" (1.78.0: "declared"). Measured with Kbuild's flags on
+/// `tests/fixtures/inside_allow_list.rs`: rustup's 1.95.0 says E0636, Debian's 1.96.0 and a
+/// 1.97.0 nightly the lint.
+pub const DUPLICATE_FEATURES_LINT_SINCE: Release = Release::new(1, 96, 0);
 
 // Unit tests, not doctests: this file is also compiled into the xtask, where doctests naming
 // the `kernel` crate could not run.

@@ -410,6 +410,17 @@ fn sample_report() -> xtask::report::Report {
             tests: Some((1, 1, 0)),
         }],
         strict: false,
+        kbuild: vec![xtask::report::kbuild::KbuildCell {
+            toolchain: 0,
+            fixture: "outside_allow_list".into(),
+            expected: Some("E0725".into()),
+            observed: Some(vec!["E0725".into()]),
+            first_error: Some(
+                "error[E0725]: the feature `coerce_unsized` is not in the list".into(),
+            ),
+            seconds: 0.1,
+            cached: false,
+        }],
         shard: None,
         platforms: Platforms {
             triples: vec!["aarch64-unknown-none".into()],

@@ -199,6 +199,27 @@ impl Rustc {
         invocation
     }
 
+    /// A fixture compiled as Kbuild compiles a driver, metadata only, with JSON diagnostics.
+    pub fn kbuild_fixture(&self, source: &Path, out_dir: &Path) -> Invocation {
+        let mut invocation = self.base(Mode::Kernel);
+        invocation.args.extend(
+            [
+                "--crate-name",
+                "kshim_kbuild",
+                "--crate-type",
+                "lib",
+                "--emit=metadata",
+                "--error-format=json",
+            ]
+            .map(String::from),
+        );
+        let allowed: Vec<&str> = RUST_ALLOWED_FEATURES.split(',').collect();
+        invocation.args.extend(kbuild_driver_flags(&allowed));
+        invocation.args.push(path_arg(source));
+        Self::add_output(&mut invocation, Output::Directory(out_dir));
+        invocation
+    }
+
     /// The shim as an rlib, or as its unit-test binary.
     pub fn shim(
         &self,
