@@ -243,3 +243,90 @@ pub fn kbuild_from_json(
     }
     Ok(cells)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Release;
+
+    fn cell(expected: Option<&str>, observed: Option<&[&str]>) -> KbuildCell {
+        KbuildCell {
+            toolchain: 0,
+            fixture: "inside_allow_list".into(),
+            expected: expected.map(String::from),
+            observed: observed.map(|codes| codes.iter().map(|code| code.to_string()).collect()),
+            first_error: None,
+            seconds: 0.25,
+            cached: false,
+        }
+    }
+
+    #[test]
+    fn only_exactly_the_predicted_error_is_ok() {
+        assert!(cell(Some("E0636"), Some(&["E0636"])).ok());
+        assert!(cell(None, None).ok());
+        for wrong in [
+            cell(Some("E0636"), Some(&["duplicate_features"])),
+            cell(Some("E0636"), Some(&[])),
+            cell(Some("E0636"), Some(&["E0636", "E0725"])),
+            cell(Some("E0636"), None),
+            cell(None, Some(&["E0636"])),
+        ] {
+            assert!(!wrong.ok(), "{wrong:?}");
+        }
+        assert_eq!(cell(Some("E0636"), Some(&[])).observed_word(), "builds");
+        assert_eq!(cell(None, None).observed_word(), "not run");
+    }
+
+    #[test]
+    fn predictions_follow_the_release() {
+        let release = |text| Release::parse(text).unwrap();
+        assert_eq!(
+            expected_kbuild_error("inside_allow_list", release("1.95.0")),
+            Some("E0636")
+        );
+        assert_eq!(
+            expected_kbuild_error("inside_allow_list", release("1.96.0")),
+            Some("duplicate_features")
+        );
+        assert_eq!(
+            expected_kbuild_error("outside_allow_list", release("1.78.0")),
+            Some("E0725")
+        );
+        assert_eq!(expected_kbuild_error("other", release("1.78.0")), None);
+    }
+
+    #[test]
+    fn cells_round_trip_through_json() {
+        let toolchains = [ToolchainEntry {
+            id: "t".into(),
+            spec: "t".into(),
+            source: None,
+            pin: None,
+            rustc: None,
+            release_text: None,
+            release: None,
+            channel: None,
+            commit_date: None,
+            host: None,
+            verdict: ToolchainVerdict::Ok,
+        }];
+        let cells = vec![
+            cell(Some("E0636"), Some(&["E0636"])),
+            cell(Some("E0636"), Some(&["duplicate_features"])),
+            cell(None, None),
+        ];
+        let value = kbuild_to_json(&cells, &toolchains);
+        let index_of = |id: &str, what: &str| {
+            (id == "t")
+                .then_some(0)
+                .ok_or_else(|| format!("{what}: no toolchain {id}"))
+        };
+        assert_eq!(kbuild_from_json(Some(&value), &index_of).unwrap(), cells);
+        assert_eq!(kbuild_from_json(None, &index_of).unwrap(), []);
+        // An `ok` that contradicts the codes is refused.
+        let text = json::to_pretty(&value).replacen("\"ok\": true", "\"ok\": false", 1);
+        let tampered = crate::json::parse(&text).unwrap();
+        assert!(kbuild_from_json(Some(&tampered), &index_of).is_err());
+    }
+}
