@@ -22,11 +22,11 @@
 //!
 //! Status: still unstable as of nightly 1.97 (2026-05), tracking issue
 //! [#44874](https://github.com/rust-lang/rust/issues/44874); the kernel lists
-//! `arbitrary_self_types` in `rust_allowed_features`, so a module may enable it itself, as this
-//! one does in kernel mode. Calling such a method on `dyn WorkItem` also needs `ArcBorrow` to
-//! implement `DispatchFromDyn`, which the shim provides (see `rust_coerce_pointee`).
-
-#![cfg_attr(kshim_kernel_mode, feature(arbitrary_self_types))]
+//! `arbitrary_self_types` in `rust_allowed_features`, so Kbuild turns it on for every module
+//! (`-Zcrate-attr='feature(...)'`): a module uses it and never enables it itself (a
+//! `#![feature(arbitrary_self_types)]` of its own would be an error, E0636). Calling such a
+//! method on `dyn WorkItem` also needs `ArcBorrow` to implement `DispatchFromDyn`, which the
+//! shim provides (see `rust_coerce_pointee`).
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::prelude::*;
@@ -61,7 +61,7 @@ impl SensorPoll {
     fn poll(this: ArcBorrow<'_, Self>) {
         let index = this.next.fetch_add(1, Ordering::Relaxed);
         pr_info!(
-            "{}: reading {} = {}",
+            "{}: reading {} = {}\n",
             this.name,
             index,
             this.readings[index]
@@ -69,7 +69,7 @@ impl SensorPoll {
         if index + 1 < this.readings.len() {
             // More to read: keep the object, taking a reference only now.
             if POLLS.enqueue(Arc::from(this)).is_err() {
-                pr_warn!("{}: poll queue full, giving up", this.name);
+                pr_warn!("{}: poll queue full, giving up\n", this.name);
             }
         }
     }
@@ -95,7 +95,7 @@ struct RustArbitrarySelfTypes {
 
 impl kernel::Module for RustArbitrarySelfTypes {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("Rust arbitrary_self_types sample (init)");
+        pr_info!("Rust arbitrary_self_types sample (init)\n");
         let sensor = |name, readings| SensorPoll {
             name,
             readings,
@@ -110,9 +110,9 @@ impl kernel::Module for RustArbitrarySelfTypes {
         if POLLS.enqueue(fan.clone()).is_err() {
             return Err(EBUSY);
         }
-        pr_info!("queued {} polls", POLLS.pending());
+        pr_info!("queued {} polls\n", POLLS.pending());
         let ran = POLLS.flush();
-        pr_info!("ran {} polls", ran);
+        pr_info!("ran {} polls\n", ran);
         Ok(RustArbitrarySelfTypes {
             sensors: [temperature, fan],
         })
@@ -123,12 +123,12 @@ impl Drop for RustArbitrarySelfTypes {
     fn drop(&mut self) {
         for sensor in &self.sensors {
             pr_info!(
-                "{}: {} readings taken",
+                "{}: {} readings taken\n",
                 sensor.name,
                 sensor.next.load(Ordering::Relaxed)
             );
         }
-        pr_info!("Rust arbitrary_self_types sample (exit)");
+        pr_info!("Rust arbitrary_self_types sample (exit)\n");
     }
 }
 

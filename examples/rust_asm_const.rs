@@ -16,10 +16,8 @@
 //! This module reads its statistics block the way `READ_ONCE(stats->field)` does: one load
 //! per field, each with the field's offset built in.
 
-// On compilers before 1.82.0 this is what allows `const` operands; on later ones the feature
-// is stable and only earns a reminder, kept as the kernel keeps it.
-#![cfg_attr(kshim_kernel_mode, feature(asm_const))]
-#![cfg_attr(kshim_kernel_mode, allow(stable_features))]
+// No `#![feature]`: in kernel mode Kbuild's `-Zcrate-attr='feature(...)'` already turns
+// `asm_const` on, which allows `const` operands before 1.82.0.
 
 use core::mem::offset_of;
 use kernel::prelude::*;
@@ -108,7 +106,7 @@ struct RustAsmConst {
 
 impl kernel::Module for RustAsmConst {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("Rust asm_const sample (init)");
+        pr_info!("Rust asm_const sample (init)\n");
         let stats = Stats {
             packets: 3,
             bytes: 1500,
@@ -121,7 +119,7 @@ impl kernel::Module for RustAsmConst {
                 read_once::<{ offset_of!(Stats, bytes) }>(&stats),
             )
         };
-        pr_info!("received {} packets, {} bytes", packets, bytes);
+        pr_info!("received {} packets, {} bytes\n", packets, bytes);
         Ok(RustAsmConst { stats })
     }
 }
@@ -130,8 +128,8 @@ impl Drop for RustAsmConst {
     fn drop(&mut self) {
         // SAFETY: `errors` is a `u32` field of `Stats`.
         let errors = unsafe { read_once::<{ offset_of!(Stats, errors) }>(&self.stats) };
-        pr_info!("errors at exit: {}", errors);
-        pr_info!("Rust asm_const sample (exit)");
+        pr_info!("errors at exit: {}\n", errors);
+        pr_info!("Rust asm_const sample (exit)\n");
     }
 }
 

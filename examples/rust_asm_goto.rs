@@ -17,10 +17,14 @@
 //! .popsection
 //! ```
 //!
-//! and enabling writes `e9 rel32` (`jmp l_yes`) over the five bytes. The kernel allows the
-//! feature outside `rust/` because its `static_branch_unlikely!` macro expands the `asm!` in
-//! the driver's crate, as here: this crate enables `asm_goto` (and `asm_const`, for the key's
-//! `offset_of!`) in kernel mode.
+//! and enabling writes `e9 rel32` (`jmp l_yes`) over the five bytes. That is the kernel's form
+//! without objtool (`!CONFIG_HAVE_JUMP_LABEL_HACK`). A normal x86-64 kernel build has objtool,
+//! and there the site is `1: jmp {l_yes}` (2 or 5 bytes, as the assembler chooses) with the
+//! key field `key + 2`, and objtool writes the NOP; a host program has no objtool pass, so the
+//! shim models only the NOP form. The kernel allows the feature outside `rust/` because its
+//! `static_branch_unlikely!` macro expands the `asm!` in the driver's crate, as here: Kbuild
+//! turns `asm_goto` (and `asm_const`, for the key's `offset_of!`) on for this crate in kernel
+//! mode.
 //!
 //! The stable replacement, the kernel's `CONFIG_JUMP_LABEL=n` path, loads the key's count and
 //! branches on it: correct, but a load, a compare and a branch on every pass. The shim's macro
@@ -29,11 +33,9 @@
 //!
 //! This module has a tracepoint in its packet path: quiet until the key is enabled.
 
-// On compilers before 1.87.0 (1.82.0) these are what allow `label` (`const`) operands; on later
-// ones the features are stable and only earn a reminder, kept as the kernel keeps them.
-#![cfg_attr(kshim_kernel_mode, feature(asm_goto))]
-#![cfg_attr(kshim_kernel_mode, feature(asm_const))]
-#![cfg_attr(kshim_kernel_mode, allow(stable_features))]
+// No `#![feature]`: in kernel mode Kbuild's `-Zcrate-attr='feature(...)'` already turns
+// `asm_goto` and `asm_const` on, which allow `label` operands before 1.87.0 (`const` ones
+// before 1.82.0).
 
 use kernel::jump_label::StaticKey;
 use kernel::prelude::*;
@@ -62,7 +64,7 @@ static TRACE_PACKETS: Tracepoint = Tracepoint {
 /// The packet path, with its tracepoint: a NOP while the key is disabled.
 fn receive(length: usize) -> usize {
     if kernel::static_branch_unlikely!(TRACE_PACKETS, Tracepoint, key) {
-        pr_info!("{}: received {} bytes", TRACE_PACKETS.name, length);
+        pr_info!("{}: received {} bytes\n", TRACE_PACKETS.name, length);
     }
     length
 }
@@ -73,7 +75,7 @@ struct RustAsmGoto {
 
 impl kernel::Module for RustAsmGoto {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("Rust asm_goto sample (init)");
+        pr_info!("Rust asm_goto sample (init)\n");
         let mut bytes = receive(64) + receive(1500);
         TRACE_PACKETS.key.enable();
         bytes += receive(576);
@@ -85,8 +87,8 @@ impl kernel::Module for RustAsmGoto {
 
 impl Drop for RustAsmGoto {
     fn drop(&mut self) {
-        pr_info!("received {} bytes in all", self.bytes);
-        pr_info!("Rust asm_goto sample (exit)");
+        pr_info!("received {} bytes in all\n", self.bytes);
+        pr_info!("Rust asm_goto sample (exit)\n");
     }
 }
 

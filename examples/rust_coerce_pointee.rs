@@ -16,7 +16,8 @@
 //! `rust_allowed_features`, so a driver (or this sample) may not enable them. It does not need
 //! to: the impls live in the `kernel` crate, and using a coercion or a `dyn` call needs no
 //! feature. This sample is that situation. Its only feature is `arbitrary_self_types`, which
-//! the kernel does allow, for the `self: Arc<Self>` receiver itself.
+//! the kernel allows, for the `self: Arc<Self>` receiver itself: Kbuild turns it on for every
+//! driver, so the sample uses it without enabling it.
 //!
 //! The stable replacement is the shim's `unsize_arc!` macro: it hands the `Arc`'s inner raw
 //! pointer to the language's built-in unsizing coercion, which can change nothing but the
@@ -28,8 +29,6 @@
 //! [#123430](https://github.com/rust-lang/rust/issues/123430) (its stabilization is expected),
 //! `coerce_unsized` and `unsize` in [#18598](https://github.com/rust-lang/rust/issues/18598),
 //! and `dispatch_from_dyn` has no tracking issue: it is meant to stay internal.
-
-#![cfg_attr(kshim_kernel_mode, feature(arbitrary_self_types))]
 
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
@@ -91,12 +90,12 @@ impl Device for Uart {
 
     #[cfg(kshim_kernel_mode)]
     fn remove(self: Arc<Self>) {
-        pr_info!("{}: removed", self.name());
+        pr_info!("{}: removed\n", self.name());
     }
 
     #[cfg(not(kshim_kernel_mode))]
     fn remove(&self) {
-        pr_info!("{}: removed", self.name());
+        pr_info!("{}: removed\n", self.name());
     }
 }
 
@@ -115,24 +114,24 @@ impl Device for Rtc {
 
     #[cfg(kshim_kernel_mode)]
     fn remove(self: Arc<Self>) {
-        pr_info!("{}: removed", self.name());
+        pr_info!("{}: removed\n", self.name());
     }
 
     #[cfg(not(kshim_kernel_mode))]
     fn remove(&self) {
-        pr_info!("{}: removed", self.name());
+        pr_info!("{}: removed\n", self.name());
     }
 }
 
 impl Drop for Uart {
     fn drop(&mut self) {
-        pr_info!("ttyS0: freed");
+        pr_info!("ttyS0: freed\n");
     }
 }
 
 impl Drop for Rtc {
     fn drop(&mut self) {
-        pr_info!("rtc0: freed");
+        pr_info!("rtc0: freed\n");
     }
 }
 
@@ -143,7 +142,7 @@ struct RustCoercePointee {
 
 impl kernel::Module for RustCoercePointee {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("Rust coerce_pointee sample (init)");
+        pr_info!("Rust coerce_pointee sample (init)\n");
         let uart = Arc::new_in(
             Uart {
                 interrupts: AtomicU32::new(0),
@@ -161,13 +160,13 @@ impl kernel::Module for RustCoercePointee {
         let devices: [Arc<dyn Device>; 2] = [unsize_arc!(uart.clone()), unsize_arc!(rtc)];
 
         for device in &devices {
-            pr_info!("{}: registered, irq {}", device.name(), device.irq());
+            pr_info!("{}: registered, irq {}\n", device.name(), device.irq());
         }
         // The typed handle and the `dyn Device` are one object.
         uart.interrupt();
         uart.interrupt();
         for device in &devices {
-            pr_info!("{}: {} interrupts", device.name(), device.interrupts());
+            pr_info!("{}: {} interrupts\n", device.name(), device.interrupts());
         }
         let [uart_device, rtc_device] = devices;
         Ok(RustCoercePointee {
@@ -181,7 +180,7 @@ impl Drop for RustCoercePointee {
     fn drop(&mut self) {
         // The typed handle reaches the same object as the `dyn Device` did.
         self.uart.interrupt();
-        pr_info!("ttyS0: {} interrupts at exit", self.uart.interrupts());
+        pr_info!("ttyS0: {} interrupts at exit\n", self.uart.interrupts());
         for device in self.devices.iter_mut().filter_map(Option::take) {
             // Kernel mode: dispatched on `Arc<dyn Device>` itself (`DispatchFromDyn`), which
             // consumes it. Stable mode: dispatched on `&dyn Device`; `device` is dropped at
@@ -189,7 +188,7 @@ impl Drop for RustCoercePointee {
             // does not, since `self.uart` still holds one.
             device.remove();
         }
-        pr_info!("Rust coerce_pointee sample (exit)");
+        pr_info!("Rust coerce_pointee sample (exit)\n");
     }
 }
 

@@ -53,13 +53,13 @@ struct RustConstMaybeUninitAsMutPtr {
 
 impl kernel::Module for RustConstMaybeUninitAsMutPtr {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("Rust const MaybeUninit::as_mut_ptr sample (init)");
+        pr_info!("Rust const MaybeUninit::as_mut_ptr sample (init)\n");
         let mut probed = 0;
         for (vendor, device) in BUS {
             match PCI_TABLE.find(vendor, device) {
                 Some(index) => {
                     pr_info!(
-                        "{:04x}:{:04x}: {} (driver_data {})",
+                        "{:04x}:{:04x}: {} (driver_data {})\n",
                         vendor,
                         device,
                         BOARDS[index],
@@ -67,7 +67,7 @@ impl kernel::Module for RustConstMaybeUninitAsMutPtr {
                     );
                     probed += 1;
                 }
-                None => pr_info!("{:04x}:{:04x}: not ours", vendor, device),
+                None => pr_info!("{:04x}:{:04x}: not ours\n", vendor, device),
             }
         }
         Ok(RustConstMaybeUninitAsMutPtr { probed })
@@ -76,8 +76,8 @@ impl kernel::Module for RustConstMaybeUninitAsMutPtr {
 
 impl Drop for RustConstMaybeUninitAsMutPtr {
     fn drop(&mut self) {
-        pr_info!("removing {} devices", self.probed);
-        pr_info!("Rust const MaybeUninit::as_mut_ptr sample (exit)");
+        pr_info!("removing {} devices\n", self.probed);
+        pr_info!("Rust const MaybeUninit::as_mut_ptr sample (exit)\n");
     }
 }
 

@@ -81,17 +81,17 @@ struct RustConstMutRefs;
 
 impl kernel::Module for RustConstMutRefs {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("Rust const mut refs sample (init)");
+        pr_info!("Rust const mut refs sample (init)\n");
         // The same CRC, computed at load time from the static table, must agree.
         let loaded = !kernel::const_init::crc::crc32_le(!0, FIRMWARE, &CRC32_TABLE);
         pr_info!(
-            "firmware: {} bytes, crc32 {:#010x} at build time, {:#010x} at load time",
+            "firmware: {} bytes, crc32 {:#010x} at build time, {:#010x} at load time\n",
             FIRMWARE.len(),
             EXPECTED_CRC,
             loaded
         );
         if loaded != EXPECTED_CRC {
-            pr_err!("firmware image is corrupt");
+            pr_err!("firmware image is corrupt\n");
             return Err(EIO);
         }
         Ok(RustConstMutRefs)
@@ -100,7 +100,7 @@ impl kernel::Module for RustConstMutRefs {
 
 impl Drop for RustConstMutRefs {
     fn drop(&mut self) {
-        pr_info!("Rust const mut refs sample (exit)");
+        pr_info!("Rust const mut refs sample (exit)\n");
     }
 }
 

@@ -70,14 +70,14 @@ struct RustConstPtrWrite {
 
 impl kernel::Module for RustConstPtrWrite {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("Rust const ptr::write sample (init)");
+        pr_info!("Rust const ptr::write sample (init)\n");
         let mut bound = 0;
         for node in NODES {
             match OF_TABLE.find(node) {
                 Some(index) => {
                     let info = &INFO[index];
                     pr_info!(
-                        "probe {}: data {}, fifo {} bytes, dma {}",
+                        "probe {}: data {}, fifo {} bytes, dma {}\n",
                         node,
                         index,
                         info.fifo_size,
@@ -85,7 +85,7 @@ impl kernel::Module for RustConstPtrWrite {
                     );
                     bound += 1;
                 }
-                None => pr_info!("{}: no match", node),
+                None => pr_info!("{}: no match\n", node),
             }
         }
         Ok(RustConstPtrWrite { bound })
@@ -94,8 +94,8 @@ impl kernel::Module for RustConstPtrWrite {
 
 impl Drop for RustConstPtrWrite {
     fn drop(&mut self) {
-        pr_info!("unbinding {} devices", self.bound);
-        pr_info!("Rust const ptr::write sample (exit)");
+        pr_info!("unbinding {} devices\n", self.bound);
+        pr_info!("Rust const ptr::write sample (exit)\n");
     }
 }
 

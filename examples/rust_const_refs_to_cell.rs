@@ -1,25 +1,24 @@
-//! A `const` that points at a `static` with interior mutability: a module's shared counters.
+//! Borrowing a value of a generic type while a constant is evaluated: a driver's ID table.
 //!
-//! `const_refs_to_cell` (tracking issue #80384, stable since Rust 1.83.0) allows references
-//! to values that may contain an `UnsafeCell` (atomics, locks, `Opaque<T>`) in constant
-//! evaluation. The kernel needed it wherever a `const fn` borrows a value of a generic type,
-//! which might hold a cell: `IdArray::new` copies each ID with `transmute_copy(&id)`.
+//! `const_refs_to_cell` (tracking issue #80384; a language feature, stable since Rust 1.83.0)
+//! lets a `const fn` borrow a value that may contain an `UnsafeCell`. A value of a generic type
+//! `T` may: nothing rules a cell out. So before 1.83.0, `&id` with `id: T` in a `const fn` is
+//! an error, and that is what the kernel hit: `IdArray::new` builds a driver's
+//! `struct pci_device_id` table at compile time and copies each ID to its raw type with
+//! `transmute_copy(&id)`, generic over the bus's ID type. `rust/kernel/lib.rs` enables the
+//! feature for it.
 //!
-//! Naming a `static` from a `const`, as here, needs one more feature, `const_refs_to_static`,
-//! stabilized in the same release; the kernel's lists never had it, so before 1.83.0 even
-//! kernel mode cannot write this. Even now, the constant may not keep a *reference* to the
-//! static's atomics (the compiler rejects a constant that refers to mutable memory), so it
-//! keeps a raw pointer, as C's `.owner = THIS_MODULE` does.
-//!
-//! The stable replacement is a `static` instead of a `const`: statics may always borrow
-//! statics. It costs one more symbol and an indirection a constant would fold away, and it
-//! cannot appear where only a constant may, such as in another constant's initializer.
-//!
-//! This module enables no feature: the `const` form stands under
-//! `kshim_stable_const_refs_to_cell`, where it is stable, and the `static` form otherwise.
-//! The borrow of a generic value lives in the shim (`kernel::const_init::device_id`).
+//! The feature is in the `kernel` crate's list, not in `rust_allowed_features`, so a driver
+//! cannot enable it (Kbuild's `-Zallow-features` refuses it with E0725): before 1.83.0, a driver
+//! gets that borrow only inside the `kernel` crate. This sample shows both sides. Its own
+//! generic `raw_id` copies an ID as the kernel does, borrowing it, where the compiler has the
+//! feature stable (`kshim_stable_const_refs_to_cell`), and before that, the stable
+//! replacement: copy the value through a `union`, by value, with no borrow. It costs a `union`
+//! type, a `Copy` bound and an unsafe read of a field that was not written. The sample's
+//! table is then built again with the shim's `IdArray::new`, which borrows inside the `kernel`
+//! crate (`kernel::const_init::device_id`), and the two tables must agree.
 
-use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::const_init::device_id::{IdArray, PciDeviceId, RawDeviceId, RawPciId};
 use kernel::prelude::*;
 
 module! {
@@ -30,79 +29,68 @@ module! {
     license: "GPL",
 }
 
-/// Counters that every user of the module shares: the interior-mutable `static`.
-struct Stats {
-    opens: AtomicU32,
-    errors: AtomicU32,
-}
+/// The network cards this driver handles.
+const IDS: [PciDeviceId; 3] = [
+    PciDeviceId::new(0x8086, 0x10D3), // Intel 82574L
+    PciDeviceId::new(0x1AF4, 0x1000), // virtio-net
+    PciDeviceId::new(0x10EC, 0x8168), // Realtek RTL8111
+];
 
-static STATS: Stats = Stats {
-    opens: AtomicU32::new(0),
-    errors: AtomicU32::new(0),
-};
-
-/// A handle to the module's counters, as a file-operations table would carry it.
-///
-/// # Invariants
-///
-/// `stats` points to a `Stats` that lives for the whole program.
-struct StatsHandle {
-    stats: *const Stats,
-}
-
-// SAFETY: the handle only ever gives out `&Stats`, and `Stats` is `Sync` (atomics only).
-unsafe impl Sync for StatsHandle {}
-
-impl StatsHandle {
-    const fn new(stats: &'static Stats) -> Self {
-        // INVARIANT: `stats` is `'static`.
-        StatsHandle { stats }
-    }
-
-    fn get(&self) -> &'static Stats {
-        // SAFETY: by the type invariant, `stats` points to a `Stats` that lives forever.
-        unsafe { &*self.stats }
-    }
-}
-
-/// The handle as a constant that refers to the `static`: the stabilized form.
+/// The raw structure of an ID, made while a constant is evaluated: the stabilized form, a
+/// borrow of the generic value, as the kernel's `IdArray::new` writes it.
 #[cfg(kshim_stable_const_refs_to_cell)]
-const HANDLE: StatsHandle = StatsHandle::new(&STATS);
-
-/// The handle as a `static` that refers to the `static`: the pre-1.83 replacement.
-#[cfg(not(kshim_stable_const_refs_to_cell))]
-static HANDLE: StatsHandle = StatsHandle::new(&STATS);
-
-/// Opens the device `count` times, failing every third open, as a user might.
-fn open_many(count: u32) {
-    let stats = HANDLE.get();
-    for attempt in 1..=count {
-        stats.opens.fetch_add(1, Ordering::Relaxed);
-        if attempt % 3 == 0 {
-            stats.errors.fetch_add(1, Ordering::Relaxed);
-        }
-    }
+const fn raw_id<T: RawDeviceId>(id: T) -> T::RawType {
+    // `&id` is what needs `const_refs_to_cell`: `T` is generic, so it may hold a cell.
+    // SAFETY: `RawDeviceId` guarantees that `T` has the layout of `T::RawType` and that every
+    // `T` is a valid `T::RawType`; `&id` is valid for reads of that size.
+    unsafe { core::mem::transmute_copy(&id) }
 }
+
+/// A value of one type read back as another, by value, as a `const fn` could before 1.83.0.
+#[cfg(not(kshim_stable_const_refs_to_cell))]
+#[repr(C)]
+union Transmute<Src: Copy, Dst: Copy> {
+    src: Src,
+    dst: Dst,
+}
+
+/// The raw structure of an ID, made while a constant is evaluated: the replacement, a copy
+/// through a `union`, with no borrow.
+#[cfg(not(kshim_stable_const_refs_to_cell))]
+const fn raw_id<T: RawDeviceId>(id: T) -> T::RawType {
+    // SAFETY: `RawDeviceId` guarantees that `T` has the size and layout of `T::RawType` and
+    // that every `T` is a valid `T::RawType`, so the `dst` field, which overlays all of `src`,
+    // holds a valid value once `src` is written.
+    unsafe { Transmute { src: id }.dst }
+}
+
+/// The driver's own raw table, copied entry by entry at compile time.
+const RAW_IDS: [RawPciId; 3] = [raw_id(IDS[0]), raw_id(IDS[1]), raw_id(IDS[2])];
+
+/// The same table built by the `kernel` crate, with `driver_data` set to each entry's index.
+static PCI_TABLE: IdArray<PciDeviceId, 3> = IdArray::new(IDS);
 
 struct RustConstRefsToCell;
 
 impl kernel::Module for RustConstRefsToCell {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("Rust const refs to cell sample (init)");
-        let (opens, errors) = (&STATS.opens, &STATS.errors);
-        let before = (
-            opens.load(Ordering::Relaxed),
-            errors.load(Ordering::Relaxed),
-        );
-        open_many(7);
+        pr_info!("Rust const refs to cell sample (init)\n");
+        for (index, raw) in RAW_IDS.iter().enumerate() {
+            let kernel = &PCI_TABLE.raw_ids()[index];
+            pr_info!(
+                "id {}: vendor {:04x} device {:04x}, as the kernel copied it: {}\n",
+                index,
+                raw.vendor,
+                raw.device,
+                RawPciId {
+                    driver_data: 0,
+                    ..*kernel
+                } == *raw
+            );
+        }
         pr_info!(
-            "opens {}, errors {}",
-            opens.load(Ordering::Relaxed) - before.0,
-            errors.load(Ordering::Relaxed) - before.1
-        );
-        pr_info!(
-            "handle and static agree: {}",
-            core::ptr::eq(HANDLE.get(), &STATS)
+            "probe 1af4:1000: driver_data {:?}\n",
+            PCI_TABLE.find(0x1AF4, 0x1000)
         );
         Ok(RustConstRefsToCell)
     }
@@ -110,7 +98,7 @@ impl kernel::Module for RustConstRefsToCell {
 
 impl Drop for RustConstRefsToCell {
     fn drop(&mut self) {
-        pr_info!("Rust const refs to cell sample (exit)");
+        pr_info!("Rust const refs to cell sample (exit)\n");
     }
 }
 
@@ -119,14 +107,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_handle_updates_the_shared_counters() {
+    fn the_drivers_copy_and_the_kernels_table_agree() {
         let log = kernel::module::load_unload::<RustConstRefsToCell>(&THIS_MODULE).unwrap();
         assert_eq!(
             log.as_str(),
             "[info] rust_const_refs_to_cell: Rust const refs to cell sample (init)\n\
-             [info] rust_const_refs_to_cell: opens 7, errors 2\n\
-             [info] rust_const_refs_to_cell: handle and static agree: true\n\
+             [info] rust_const_refs_to_cell: id 0: vendor 8086 device 10d3, as the kernel \
+             copied it: true\n\
+             [info] rust_const_refs_to_cell: id 1: vendor 1af4 device 1000, as the kernel \
+             copied it: true\n\
+             [info] rust_const_refs_to_cell: id 2: vendor 10ec device 8168, as the kernel \
+             copied it: true\n\
+             [info] rust_const_refs_to_cell: probe 1af4:1000: driver_data Some(1)\n\
              [info] rust_const_refs_to_cell: Rust const refs to cell sample (exit)\n"
         );
+        // Field by field, not only what the log shows.
+        for (index, raw) in RAW_IDS.iter().enumerate() {
+            let kernel = PCI_TABLE.raw_ids()[index];
+            assert_eq!(kernel.driver_data, index);
+            assert_eq!(
+                RawPciId {
+                    driver_data: 0,
+                    ..kernel
+                },
+                *raw
+            );
+        }
     }
 }

@@ -100,14 +100,14 @@ struct RustInlineConst {
 
 impl kernel::Module for RustInlineConst {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("Rust inline const sample (init)");
+        pr_info!("Rust inline const sample (init)\n");
         let mut fifo = Fifo::<8>::new();
         let mut pushed = 0;
         for &byte in b"123456789" {
             match fifo.push(byte) {
                 Ok(()) => pushed += 1,
                 Err(error) => {
-                    pr_info!("push after {} bytes: {:?}", pushed, error);
+                    pr_info!("push after {} bytes: {:?}\n", pushed, error);
                     break;
                 }
             }
@@ -126,11 +126,11 @@ impl Drop for RustInlineConst {
         }
         let drained = &drained[..count];
         pr_info!(
-            "drained {:?}, crc32 {:#010x}",
+            "drained {:?}, crc32 {:#010x}\n",
             core::str::from_utf8(drained).unwrap_or("?"),
             Crc32::<CRC32_IEEE>::checksum(drained)
         );
-        pr_info!("Rust inline const sample (exit)");
+        pr_info!("Rust inline const sample (exit)\n");
     }
 }
 

@@ -18,10 +18,8 @@
 //! lints, the condition of the `cfg_attr` has to follow the lint, or `#[expect]` warns in the
 //! configurations where the lint is quiet; the kernel uses `#[allow]` for those.)
 
-// On compilers before 1.81.0 this is what makes `#[expect]` and `reason =` available; on
-// later ones the feature is stable and only earns a reminder, kept as the kernel keeps it.
-#![cfg_attr(kshim_kernel_mode, feature(lint_reasons))]
-#![cfg_attr(kshim_kernel_mode, allow(stable_features))]
+// No `#![feature]`: in kernel mode Kbuild's `-Zcrate-attr='feature(...)'` already turns
+// `lint_reasons` on, which makes `#[expect]` and `reason =` available before 1.81.0.
 
 use kernel::prelude::*;
 
@@ -73,14 +71,14 @@ struct RustLintReasons {
 
 impl RustLintReasons {
     fn enter(&mut self, next: PowerState) {
-        pr_info!("power: {} -> {}", self.state.name(), next.name());
+        pr_info!("power: {} -> {}\n", self.state.name(), next.name());
         self.state = next;
     }
 }
 
 impl kernel::Module for RustLintReasons {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("Rust lint_reasons sample (init)");
+        pr_info!("Rust lint_reasons sample (init)\n");
         let mut device = RustLintReasons {
             state: PowerState::Active,
         };
@@ -92,8 +90,8 @@ impl kernel::Module for RustLintReasons {
 
 impl Drop for RustLintReasons {
     fn drop(&mut self) {
-        pr_info!("power state at exit: {}", self.state.name());
-        pr_info!("Rust lint_reasons sample (exit)");
+        pr_info!("power state at exit: {}\n", self.state.name());
+        pr_info!("Rust lint_reasons sample (exit)\n");
     }
 }
 

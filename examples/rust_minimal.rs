@@ -19,8 +19,8 @@ struct RustMinimal {
 
 impl kernel::Module for RustMinimal {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("Rust minimal sample (init)");
-        pr_info!("Am I built-in? {}", false);
+        pr_info!("Rust minimal sample (init)\n");
+        pr_info!("Am I built-in? {}\n", false);
         Ok(RustMinimal {
             numbers: [72, 108, 200],
         })
@@ -29,8 +29,8 @@ impl kernel::Module for RustMinimal {
 
 impl Drop for RustMinimal {
     fn drop(&mut self) {
-        pr_info!("My numbers are {:?}", self.numbers);
-        pr_info!("Rust minimal sample (exit)");
+        pr_info!("My numbers are {:?}\n", self.numbers);
+        pr_info!("Rust minimal sample (exit)\n");
     }
 }
 

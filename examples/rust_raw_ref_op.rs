@@ -4,9 +4,12 @@
 //! issue #64490) make a raw pointer to a place without creating a reference first. Kernel
 //! objects are linked through fields that C and other objects reach by raw pointer, and that
 //! may still be uninitialized: a `&mut` on the way to such a field would assert uniqueness and
-//! validity that do not hold. The kernel uses `&raw` in `container_of!`, in `kernel::list` and
-//! in its `Opaque` projections, and allows it outside `rust/` because those macros expand it in
-//! the driver's own crate.
+//! validity that do not hold. The kernel uses `&raw` in `kernel::list` and in its `Opaque`
+//! projections, and allows it outside `rust/` because such macros expand it in the driver's
+//! own crate. The shim's `container_of!` uses it too, as the kernel's does since April 2025
+//! (Tamir Duberstein's type check, `&raw const (*container_ptr).$($fields)*`), after the seed
+//! commit: at the seed, `container_of!` cast to `*const u8` and stepped back with
+//! `ptr.sub(offset)`, with no `&raw` in it.
 //!
 //! The stable replacement, `core::ptr::addr_of_mut!(place)`, is the same operation spelled as a
 //! macro and costs nothing at run time; `&raw` only reads better and composes with method
@@ -17,11 +20,9 @@
 //! This module links three devices into a list through their `links` field, then walks the
 //! list and steps back from each `links` to its `Device` with `kernel::container_of!`.
 
-// On compilers before 1.82.0 this is what lets `&raw` (ours, and `container_of!`'s expansion)
-// through; on later ones the feature is stable and the attribute only earns a reminder, which
-// the kernel keeps until its minimum version passes 1.82.0.
-#![cfg_attr(kshim_kernel_mode, feature(raw_ref_op))]
-#![cfg_attr(kshim_kernel_mode, allow(stable_features))]
+// No `#![feature]`: in kernel mode Kbuild's `-Zcrate-attr='feature(...)'` already turns
+// `raw_ref_op` on, which lets `&raw` (ours, and `container_of!`'s expansion) through on
+// compilers before 1.82.0.
 
 use core::mem::MaybeUninit;
 use kernel::container_of::ListLinks;
@@ -72,7 +73,7 @@ struct RustRawRefOp {
 
 impl kernel::Module for RustRawRefOp {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("Rust raw_ref_op sample (init)");
+        pr_info!("Rust raw_ref_op sample (init)\n");
 
         let mut head = MaybeUninit::<ListLinks>::uninit();
         let mut devices = [(1, "eth0"), (2, "sda"), (3, "tty0")].map(|(id, name)| Device {
@@ -93,7 +94,7 @@ impl kernel::Module for RustRawRefOp {
             let mut links = ListLinks::next(head.as_ptr());
             while !core::ptr::eq(links, head.as_ptr()) {
                 let device = kernel::container_of!(links, Device, links);
-                pr_info!("device {}: {}", (*device).id, (*device).name);
+                pr_info!("device {}: {}\n", (*device).id, (*device).name);
                 devices_seen += 1;
                 links = ListLinks::next(links);
             }
@@ -104,8 +105,8 @@ impl kernel::Module for RustRawRefOp {
 
 impl Drop for RustRawRefOp {
     fn drop(&mut self) {
-        pr_info!("walked {} devices", self.devices_seen);
-        pr_info!("Rust raw_ref_op sample (exit)");
+        pr_info!("walked {} devices\n", self.devices_seen);
+        pr_info!("Rust raw_ref_op sample (exit)\n");
     }
 }
 

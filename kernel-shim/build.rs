@@ -4,7 +4,8 @@
 //! the same catalog. `examples/build.rs` reuses this file, since the examples need the same
 //! cfgs to pick their gated or stable forms.
 //!
-//! Kernel mode, the way the kernel builds `rust/kernel`, is chosen by `KSHIM_MODE=kernel`, or
+//! Kernel mode (the shim as the kernel builds `rust/kernel`, the examples as Kbuild builds a
+//! driver, through `.cargo/kbuild-rustc`) is chosen by `KSHIM_MODE=kernel`, or
 //! else by `RUSTC_BOOTSTRAP=1` (or a value naming this crate), or else by a nightly or dev
 //! compiler. `KSHIM_MODE=stable` or `RUSTC_BOOTSTRAP=-1` forces stable mode.
 
@@ -77,7 +78,16 @@ pub fn main() {
         println!("cargo:rustc-check-cfg=cfg({name})");
     }
     let compiler = probe_compiler();
-    for name in catalog::derived_cfgs(compiler.release, kernel_mode(&compiler)) {
+    let kernel = kernel_mode(&compiler);
+    for name in catalog::derived_cfgs(compiler.release, kernel) {
         println!("cargo:rustc-cfg={name}");
+    }
+    // Every package but the shim is a driver: in kernel mode Kbuild gives it the allowed
+    // features, which `.cargo/kbuild-rustc` passes on, since a build script cannot.
+    if kernel && env::var("CARGO_PKG_NAME").as_deref() != Ok("kernel-shim") {
+        println!(
+            "cargo:rustc-env=KSHIM_KBUILD_ALLOWED_FEATURES={}",
+            catalog::RUST_ALLOWED_FEATURES
+        );
     }
 }

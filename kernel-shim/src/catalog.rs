@@ -15,11 +15,12 @@
 //!   names one: 1.63.0 for `inline_const`, `lint_reasons`, `raw_ref_op`, `const_mut_refs` and
 //!   `asm_const`, 1.85.0 for `asm_goto`, a 1.97.0 nightly for `arbitrary_self_types`,
 //!   `derive_coerce_pointee`, `coerce_unsized` and `unsize`; that nightly names none for
-//!   `dispatch_from_dyn` (`issue = "none"` in `core`). For the three library features whose
-//!   const-unstable message names no issue, the public source is: `const_ptr_write`, #86302 in
-//!   `core`'s `rustc_const_unstable` attribute; `const_refs_to_cell`, #80384 in rustc's feature
-//!   table; `const_maybe_uninit_as_mut_ptr`, #75251, which its stabilization (rust-lang/rust
-//!   #130542, for 1.83.0) cites;
+//!   `dispatch_from_dyn` (`issue = "none"` in `core`). Where the compiler's message names no
+//!   issue, the public source is: for the library features, `const_ptr_write`, #86302 in
+//!   `core`'s `rustc_const_unstable` attribute, and `const_maybe_uninit_as_mut_ptr`, #75251,
+//!   which its stabilization (rust-lang/rust #130542, for 1.83.0) cites; for
+//!   `const_refs_to_cell`, a language feature (rustc's `accepted.rs` lists it, stable in
+//!   1.83.0), #80384 in that table;
 //! - `derive_coerce_pointee` first exists in 1.84.0, which is why the kernel's
 //!   `CONFIG_RUSTC_HAS_COERCE_POINTEE` is `RUSTC_VERSION >= 108400`.
 //!
@@ -73,7 +74,9 @@ impl core::fmt::Display for Release {
     }
 }
 
-/// The oldest compiler the kernel supported at the time of the seed commit (Linux 6.10 on).
+/// The oldest compiler the kernel supported at the time of the seed commit: the minimum from
+/// Linux 6.11 on, when the kernel began to accept a range of versions (6.10 required exactly
+/// 1.78.0, a single version rather than a minimum).
 pub const MINIMUM_RELEASE: Release = Release::new(1, 78, 0);
 
 /// The cfg that is set when the shim is built the way the kernel builds `rust/kernel`.
@@ -418,6 +421,19 @@ pub fn allowed_features() -> impl Iterator<Item = &'static str> {
         .map(|feature| feature.name)
 }
 
+/// `rust_allowed_features` as the seed's `scripts/Makefile.build` writes it, the list Kbuild
+/// passes to every driver as `-Zallow-features` and `-Zcrate-attr='feature(...)'`; the same
+/// features as [`allowed_features`], in the kernel's order.
+pub const RUST_ALLOWED_FEATURES: &str =
+    "asm_const,asm_goto,arbitrary_self_types,lint_reasons,raw_ref_op";
+
+/// The first release on which a crate that enables a feature Kbuild has already turned on gets
+/// the deny-by-default `duplicate_features` lint instead of error E0636; both say "the feature
+/// `...` has already been enabled" (1.78.0: "declared"). Measured with Kbuild's flags on
+/// `tests/fixtures/inside_allow_list.rs`: rustup's 1.95.0 says E0636, Debian's 1.96.0 and a
+/// 1.97.0 nightly the lint.
+pub const DUPLICATE_FEATURES_LINT_SINCE: Release = Release::new(1, 96, 0);
+
 // Unit tests, not doctests: this file is also compiled into the xtask, where doctests naming
 // the `kernel` crate could not run.
 #[cfg(test)]
@@ -468,6 +484,14 @@ mod tests {
     fn allowed_features_are_the_kernels_list() {
         let mut allowed: Vec<_> = allowed_features().collect();
         allowed.sort_unstable();
+        let mut makefile = [""; 8];
+        let mut listed = 0;
+        for name in RUST_ALLOWED_FEATURES.split(',') {
+            makefile[listed] = name;
+            listed += 1;
+        }
+        makefile[..listed].sort_unstable();
+        assert_eq!(&makefile[..listed], &allowed[..]);
         assert_eq!(
             allowed,
             [

@@ -8,8 +8,10 @@
 //! since Rust 1.82.0, tracking issue #64490) make the pointer directly; the stable
 //! replacement, `core::ptr::addr_of!` / `addr_of_mut!`, is the same operation spelled as a
 //! macro, at no run-time cost at all. The kernel switched to `&raw` because it reads as what
-//! it is, and it is in the kernel's allowed list for drivers because macros like
-//! [`container_of!`](crate::container_of!) expand it in the driver's own crate.
+//! it is, and it is in the kernel's allowed list for drivers because macros expand it in the
+//! driver's own crate. Its [`container_of!`](crate::container_of!) took `&raw` only after the
+//! seed commit (April 2025, to check the field pointer's type); at the seed it stepped back
+//! with `ptr.sub(offset)` from a `*const u8`, and needed no feature.
 //!
 //! Where the gated syntax may live is the lesson here:
 //!

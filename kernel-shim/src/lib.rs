@@ -56,9 +56,11 @@
     feature(unsize)
 )]
 //
-// The kernel allows these two only outside `rust/` (`rust_allowed_features` in
-// `scripts/Makefile.build`); the shim enables them for its `jump_label` and `asm`
-// abstractions.
+// Not in `rust/kernel/lib.rs`: the kernel crate does not use them itself, and crates under
+// `rust/` are not limited by `-Zallow-features` at all. They are in `rust_allowed_features`
+// (`scripts/Makefile.build`) because `static_branch_unlikely!` expands its `asm goto` and
+// its `const` operand inside the driver's crate. The shim enables them for its own
+// `jump_label` and `asm` abstractions.
 //
 // Stable since Rust 1.82.0.
 #![cfg_attr(kshim_kernel_mode, feature(asm_const))]

@@ -318,14 +318,14 @@ pub(crate) mod tests {
 
     impl Module for Logs {
         fn init(module: &'static ThisModule) -> Result<Self> {
-            call_printk(Level::Info, module.info().name, format_args!("init"));
+            call_printk(Level::Info, module.info().name, format_args!("init\n"));
             Ok(Logs)
         }
     }
 
     impl Drop for Logs {
         fn drop(&mut self) {
-            call_printk(Level::Info, "loader_test", format_args!("exit"));
+            call_printk(Level::Info, "loader_test", format_args!("exit\n"));
         }
     }
 

@@ -2,9 +2,12 @@
 //!
 //! The kernel's `pr_*!` macros hand a message to `printk`, which adds it to the kernel log
 //! (`dmesg`). Here the kernel log is a fixed-size buffer in a `static`, so that a module that
-//! runs on the host can be checked by what it logged. Each line is written as
+//! runs on the host can be checked by what it logged. Each message is written as
 //! `[level] prefix: message`, where the prefix is the module name that `module!` declares, as
-//! `pr_fmt` makes it in the kernel.
+//! `pr_fmt` makes it in the kernel. As in the kernel, the message carries its own line end:
+//! kernel code writes `pr_info!("...\n")`, and the macros add none. A message that does not
+//! end its line is ended by the next one, as `printk` ends a record that the next message does
+//! not continue (the shim has no `pr_cont!`).
 
 use core::cell::UnsafeCell;
 use core::fmt::{self, Write};
@@ -59,7 +62,7 @@ pub struct Log {
 }
 
 impl Log {
-    /// The logged text; every line ends with `\n`.
+    /// The logged text, as the messages wrote it.
     pub fn as_str(&self) -> &str {
         // The buffer only ever receives whole `&str` fragments that fit (see `Buffer::append`),
         // so it is valid UTF-8 up to `len`; fall back to nothing rather than panic.
@@ -150,10 +153,11 @@ impl Write for Log {
     }
 }
 
-/// Appends one line to the log; the `pr_*!` macros call this.
+/// Appends one message to the log; the `pr_*!` macros call this.
 #[doc(hidden)]
 pub fn call_printk(level: Level, prefix: &str, args: fmt::Arguments<'_>) {
     BUFFER.with(|log| {
+        let unfinished = log.len > 0 && log.bytes[log.len - 1] != b'\n';
         let mut line = Line {
             start: log.len,
             already_truncated: log.truncated,
@@ -161,7 +165,10 @@ pub fn call_printk(level: Level, prefix: &str, args: fmt::Arguments<'_>) {
             complete: false,
         };
         // Writing to `Log` never fails; a full buffer only sets `truncated`.
-        let _ = writeln!(line.log, "[{}] {prefix}: {args}", level.name());
+        if unfinished {
+            let _ = line.log.write_str("\n");
+        }
+        let _ = write!(line.log, "[{}] {prefix}: {args}", level.name());
         line.complete = true;
     });
 }
@@ -259,17 +266,20 @@ mod tests {
     fn lines_carry_level_and_prefix_and_overflow_is_reported() {
         let _guard = crate::module::tests::serialize();
         clear();
+        // The message carries its line end; one without is ended by the next message.
         call_printk(Level::Info, PREFIX, format_args!("hello {}", 42));
-        call_printk(Level::Err, PREFIX, format_args!("bad"));
+        call_printk(Level::Err, PREFIX, format_args!("bad\n"));
         let log = snapshot();
-        let lines: [&str; 2] = ["[info] print_test: hello 42", "[err] print_test: bad"];
-        assert!(log.lines().eq(lines));
+        assert_eq!(
+            log.as_str(),
+            "[info] print_test: hello 42\n[err] print_test: bad\n"
+        );
         assert!(!log.truncated());
 
         let long = [b'x'; 1000];
         let long = core::str::from_utf8(&long).unwrap();
         for _ in 0..LOG_CAPACITY / 1000 + 1 {
-            call_printk(Level::Debug, PREFIX, format_args!("{long}"));
+            call_printk(Level::Debug, PREFIX, format_args!("{long}\n"));
         }
         let log = snapshot();
         assert!(log.truncated());
@@ -298,7 +308,7 @@ mod tests {
         });
         assert!(unwound.is_err());
         // Would spin forever if the unwinding had kept the lock; the abandoned line is gone.
-        call_printk(Level::Info, PREFIX, format_args!("after"));
+        call_printk(Level::Info, PREFIX, format_args!("after\n"));
         assert_eq!(snapshot().as_str(), "[info] print_test: after\n");
         clear();
     }

@@ -19,9 +19,8 @@
 #![no_std]
 #![no_main]
 // The shim's `static_branch_unlikely!` expands its `asm goto` here, in the user's crate, as a
-// kernel driver's does; kernel mode enables the features the way the kernel's Makefile does.
-#![cfg_attr(kshim_kernel_mode, feature(asm_goto, asm_const))]
-#![cfg_attr(kshim_kernel_mode, allow(stable_features))]
+// kernel driver's does; in kernel mode the xtask gives it Kbuild's flags for a driver, which
+// turn the allowed features on, so it writes no `#![feature]`.
 // The program brings its own `memcpy` family (the sysroot's `compiler_builtins` is empty), so
 // the compiler must not turn their loops back into calls to themselves.
 #![no_builtins]

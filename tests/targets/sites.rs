@@ -11,9 +11,6 @@
 //! The xtask's unit test counts the macro's uses in this file, so keep each on one line.
 
 #![no_std]
-#![cfg_attr(kshim_kernel_mode, feature(asm_goto))]
-#![cfg_attr(kshim_kernel_mode, feature(asm_const))]
-#![cfg_attr(kshim_kernel_mode, allow(stable_features))]
 
 use core::mem::offset_of;
 use core::sync::atomic::{AtomicU32, Ordering};

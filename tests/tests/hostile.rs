@@ -191,6 +191,7 @@ fn shard_report(count: usize, shard: usize, shards: usize) -> Report {
         features,
         builds,
         strict: false,
+        kbuild: Vec::new(),
         shard: Some(format!("{shard}/{shards}")),
         platforms: Default::default(),
     }

@@ -5,7 +5,8 @@
 //! - For every catalog feature F, `gated_matches_replacement_F` ran and passed in kernel mode;
 //!   the pre-1.84 `CoerceUnsized` path is also built and tested, by withholding
 //!   `CONFIG_RUSTC_HAS_COERCE_POINTEE` on a compiler that still has those features.
-//! - The kernel's `-Zallow-features` rule bites: a feature outside the list is error E0725.
+//! - Kbuild's rules bite: a driver that enables an allowed feature itself gets E0636 (or the
+//!   `duplicate_features` lint), one outside the list E0725.
 //! - `cargo xtask matrix` on this compiler agrees with the catalog on every cell, writes its
 //!   JSON report, and answers a second run from its cache.
 //!
@@ -18,11 +19,15 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use xtask::catalog::{allowed_features, FEATURES, HAS_COERCE_POINTEE};
 use xtask::cfg::Predicate;
+use xtask::diagnostics::error_diagnostics;
 use xtask::diagnostics::first_rustc_error;
+use xtask::expect::expected_kbuild_error;
 use xtask::json::{self, Value};
 use xtask::libtest::TestSummary;
 use xtask::matrix::{run_matrix, Options};
-use xtask::plan::{examples, mode_cfgs, Example, Layout, Mode, Output, Product, Rustc};
+use xtask::plan::{
+    examples, kbuild_fixture, mode_cfgs, Example, Layout, Mode, Output, Product, Rustc,
+};
 use xtask::process::Invocation;
 use xtask::process::{run, ProcessOutput};
 
@@ -279,67 +284,24 @@ fn every_feature_has_a_passing_equivalence_test_in_kernel_mode() {
     );
 }
 
-/// Compiles a fixture the way Kbuild compiles code outside `rust/`, with JSON diagnostics.
-fn compile_outside_rust(rustc: &Rustc, source: &Path, directory: &Path) -> ProcessOutput {
-    let allowed: Vec<&str> = allowed_features().collect();
-    let mut env = rustc.env.clone();
-    env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
-    let invocation = Invocation {
-        program: rustc.path.clone(),
-        args: vec![
-            "--edition".into(),
-            "2021".into(),
-            "--crate-type".into(),
-            "lib".into(),
-            "--emit=metadata".into(),
-            "--error-format=json".into(),
-            format!("-Zallow-features={}", allowed.join(",")),
-            source.to_string_lossy().into_owned(),
-            "--out-dir".into(),
-            directory.to_string_lossy().into_owned(),
-        ],
-        env,
-        env_remove: Vec::new(),
-    };
-    run(&invocation, TIMEOUT).expect("running rustc")
-}
-
-/// The (code, message) of every JSON diagnostic on rustc's stderr.
-fn diagnostics(stderr: &str) -> Vec<(String, String)> {
-    stderr
-        .lines()
-        .filter(|line| line.starts_with('{'))
-        .map(|line| {
-            let diagnostic = json::parse(line).unwrap_or_else(|error| panic!("{error}: {line}"));
-            let code = diagnostic
-                .get("code")
-                .and_then(|code| code.get("code"))
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            let message = diagnostic
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            (code, message)
-        })
-        .collect()
+/// Compiles a fixture as Kbuild compiles a driver, with JSON diagnostics: the matrix's own
+/// command line for its Kbuild cells.
+fn compile_as_a_driver(rustc: &Rustc, source: &Path, directory: &Path) -> ProcessOutput {
+    run(&rustc.kbuild_fixture(source, directory), TIMEOUT).expect("running rustc")
 }
 
 #[test]
-fn allow_features_rejects_what_the_kernel_does_not_allow() {
+fn kbuild_refuses_what_a_driver_enables_itself() {
     let rustc = compiler();
     let scratch = scratch_dir("allow_features");
-    let fixtures = project_root().join("tests/fixtures");
 
-    let outside = compile_outside_rust(&rustc, &fixtures.join("outside_allow_list.rs"), &scratch);
+    let outside = compile_as_a_driver(&rustc, &kbuild_fixture("outside_allow_list"), &scratch);
     assert!(
         !outside.success(),
         "a feature outside -Zallow-features compiled:\n{}",
         outside.stderr
     );
-    let found = diagnostics(&outside.stderr);
+    let found = error_diagnostics(&outside.stderr);
     assert!(
         found
             .iter()
@@ -347,7 +309,7 @@ fn allow_features_rejects_what_the_kernel_does_not_allow() {
         "no E0725 naming coerce_unsized among {found:?}"
     );
 
-    let inside_path = fixtures.join("inside_allow_list.rs");
+    let inside_path = kbuild_fixture("inside_allow_list");
     let inside_text = std::fs::read_to_string(&inside_path).unwrap();
     let enabled: BTreeSet<&str> = inside_text
         .lines()
@@ -362,12 +324,24 @@ fn allow_features_rejects_what_the_kernel_does_not_allow() {
         "{} must enable exactly the catalog's allowed features",
         inside_path.display()
     );
-    let inside = compile_outside_rust(&rustc, &inside_path, &scratch);
+    let inside = compile_as_a_driver(&rustc, &inside_path, &scratch);
     assert!(
-        inside.success(),
-        "the allowed features did not compile with -Zallow-features:\n{}",
+        !inside.success(),
+        "a driver that enables the allowed features itself compiled:\n{}",
         inside.stderr
     );
+    // Every feature it enables is reported, each with the code the catalog predicts.
+    let predicted = expected_kbuild_error("inside_allow_list", rustc.release).unwrap();
+    let found = error_diagnostics(&inside.stderr);
+    for feature in &enabled {
+        assert!(
+            found
+                .iter()
+                .any(|(code, message)| code == predicted
+                    && message.contains(&format!("`{feature}`"))),
+            "no {predicted} naming {feature} among {found:?}"
+        );
+    }
 }
 
 /// Copies what the matrix reads (the shim's sources, the examples and their manifest) to
@@ -533,7 +507,7 @@ fn the_matrix_agrees_with_the_catalog_on_this_compiler() {
 
     // An example whose log depends on the mode fails its run cells, with the first difference.
     let text = std::fs::read_to_string(&changed).unwrap();
-    let init_line = "pr_info!(\"Rust minimal sample (init)\");";
+    let init_line = "pr_info!(\"Rust minimal sample (init)\\n\");";
     assert!(
         text.contains(init_line),
         "{} changed shape",
@@ -541,7 +515,7 @@ fn the_matrix_agrees_with_the_catalog_on_this_compiler() {
     );
     let text = text.replace(
         init_line,
-        "pr_info!(\"Rust minimal sample (init) {}\", cfg!(kshim_kernel_mode));",
+        "pr_info!(\"Rust minimal sample (init) {}\\n\", cfg!(kshim_kernel_mode));",
     );
     std::fs::write(&changed, text).unwrap();
     let diverged = run_matrix(&layout, &options).expect("running the matrix on diverging logs");

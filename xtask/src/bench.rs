@@ -36,7 +36,8 @@ pub(crate) fn check_cache_use(
 ) -> anyhow::Result<()> {
     // Only a toolchain that builds has steps behind its cells; the others' are placeholders,
     // as are the cross cells predicted to be skipped (no sources, an unknown target, no
-    // emulator). Those predicted to fail did run.
+    // emulator). Those predicted to fail did run, as did the Kbuild cells of a toolchain that
+    // builds.
     let cells: Vec<bool> = report
         .builds
         .iter()
@@ -48,6 +49,13 @@ pub(crate) fn check_cache_use(
                 .cross
                 .iter()
                 .filter(|cell| cell.expected != Outcome::Skipped)
+                .map(|cell| cell.cached),
+        )
+        .chain(
+            report
+                .kbuild
+                .iter()
+                .filter(|cell| report.toolchains[cell.toolchain].verdict == ToolchainVerdict::Ok)
                 .map(|cell| cell.cached),
         )
         .collect();

@@ -204,6 +204,12 @@ fn encode_entry(result: &StepResult, artifact: Option<(u64, u128)>) -> Value {
             }),
         ),
         (
+            "error_codes".into(),
+            result.error_codes.as_ref().map_or(Value::Null, |codes| {
+                Value::Array(codes.iter().cloned().map(Value::String).collect())
+            }),
+        ),
+        (
             "artifact".into(),
             artifact.map_or(Value::Null, |(size, modified)| {
                 Value::String(format!("{size} {modified}"))
@@ -264,6 +270,16 @@ fn decode_entry(entry: &Value, artifact: Option<&Path>) -> Option<StepResult> {
                     .as_array()?
                     .iter()
                     .map(|target| target.as_str().map(String::from))
+                    .collect::<Option<Vec<_>>>()?,
+            ),
+        },
+        error_codes: match entry.get("error_codes") {
+            None | Some(Value::Null) => None,
+            Some(codes) => Some(
+                codes
+                    .as_array()?
+                    .iter()
+                    .map(|code| code.as_str().map(String::from))
                     .collect::<Option<Vec<_>>>()?,
             ),
         },
@@ -579,6 +595,7 @@ mod tests {
                 other_error: None,
             }),
             targets: Some(vec!["aarch64-unknown-none".into()]),
+            error_codes: Some(vec!["E0636".into(), "duplicate_features".into()]),
             interrupted: false,
         };
         let entry = encode_entry(&result, None);
@@ -589,6 +606,7 @@ mod tests {
         assert_eq!(back.log, result.log);
         assert_eq!(back.usage, result.usage);
         assert_eq!(back.targets, result.targets);
+        assert_eq!(back.error_codes, result.error_codes);
         assert_eq!(back.outcome, Outcome::Pass);
         // An artifact that is gone makes the entry stale.
         assert!(decode_entry(

@@ -100,6 +100,21 @@ pub fn expected_outcome(verdict: &ToolchainVerdict) -> Outcome {
     }
 }
 
+/// The error a crate built as Kbuild builds a driver gets on a compiler of `release`, by the
+/// fixture it is (`tests/fixtures/NAME.rs`): enabling an allowed feature itself is E0636, or
+/// from [`DUPLICATE_FEATURES_LINT_SINCE`](crate::catalog::DUPLICATE_FEATURES_LINT_SINCE) the
+/// `duplicate_features` lint; enabling one outside the list is E0725.
+pub fn expected_kbuild_error(fixture: &str, release: Release) -> Option<&'static str> {
+    match fixture {
+        "inside_allow_list" if release >= crate::catalog::DUPLICATE_FEATURES_LINT_SINCE => {
+            Some("duplicate_features")
+        }
+        "inside_allow_list" => Some("E0636"),
+        "outside_allow_list" => Some("E0725"),
+        _ => None,
+    }
+}
+
 /// The features the shim's `lib.rs` enables in kernel mode on a compiler of `release`: the
 /// catalog entries whose gate holds with that compiler's kernel-mode cfgs.
 pub fn enabled_in_kernel_mode(release: Release) -> Vec<&'static Feature> {

@@ -2,7 +2,7 @@
 //! says whether the step passed, with the first error, the probe's statuses, the test counts
 //! or the module log; it runs nothing.
 
-use crate::diagnostics::{first_rustc_error, has_error_diagnostic};
+use crate::diagnostics::{error_diagnostics, first_rustc_error, has_error_diagnostic};
 use crate::expect::Outcome;
 use crate::libtest::TestSummary;
 use crate::places::{read_gate_errors, GateErrors};
@@ -35,6 +35,9 @@ pub struct StepResult {
     pub usage: Option<GateErrors>,
     /// For the target-list probe: the kernel targets the compiler knows.
     pub targets: Option<Vec<String>>,
+    /// For a Kbuild fixture's compile: the codes of its errors, in order, each once (rustc's
+    /// `E0636`, or a lint's name).
+    pub error_codes: Option<Vec<String>>,
     /// Whether the run was interrupted before this step could finish; such a result is
     /// never cached and never reported as the step's outcome.
     pub interrupted: bool,
@@ -53,6 +56,7 @@ impl StepResult {
             log: None,
             usage: None,
             targets: None,
+            error_codes: None,
             interrupted: false,
         }
     }
@@ -161,6 +165,29 @@ fn judge_outputs(
             let other = read.other_error.clone();
             result.usage = Some(read);
             other.map_or(Ok(()), Err)
+        }
+        Kind::Kbuild => {
+            // The compile is expected to fail: what counts is which errors it gave.
+            if !first.success() && !has_error_diagnostic(&first.stderr) {
+                return Err(format!(
+                    "rustc {} without a diagnostic: {}",
+                    ending(first),
+                    first_line_or(&first.stderr, "no output on stderr")
+                ));
+            }
+            let errors = error_diagnostics(&first.stderr);
+            let mut codes: Vec<String> = Vec::new();
+            for (code, _) in &errors {
+                if !code.is_empty() && !codes.contains(code) {
+                    codes.push(code.clone());
+                }
+            }
+            result.error_codes = Some(codes);
+            match errors.first() {
+                None => Ok(()),
+                Some((code, message)) if code.is_empty() => Err(format!("error: {message}")),
+                Some((code, message)) => Err(format!("error[{code}]: {message}")),
+            }
         }
         Kind::Targets => {
             if !first.success() {

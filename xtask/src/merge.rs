@@ -4,6 +4,7 @@
 
 use crate::output::{escape, Format};
 use crate::pins::{Pins, Shard};
+use crate::report::kbuild::KbuildCell;
 use crate::report::platforms::{CrossCell, KnownCell, Platforms};
 use crate::report::{BuildCell, Report};
 use crate::{flags, Verdict};
@@ -147,6 +148,7 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         features: vec![Vec::new(); crate::catalog::FEATURES.len()],
         builds: Vec::new(),
         strict: strict || shards.iter().any(|(_, _, report)| report.strict),
+        kbuild: Vec::new(),
         shard: None,
         platforms: Platforms::default(),
     };
@@ -179,6 +181,7 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
             by_toolchain(&report.builds, count, |cell| cell.toolchain),
             by_toolchain(&report.platforms.known, count, |cell| cell.toolchain),
             by_toolchain(&report.platforms.cross, count, |cell| cell.toolchain),
+            by_toolchain(&report.kbuild, count, |cell| cell.toolchain),
         ));
     }
     for pin in &pins.pins {
@@ -192,7 +195,7 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         for (cells, shard_cells) in merged.features.iter_mut().zip(&report.features) {
             cells.push(shard_cells[index].clone());
         }
-        let (builds, known, cross) = &cells_of[position];
+        let (builds, known, cross, kbuild) = &cells_of[position];
         merged
             .builds
             .extend(builds[index].iter().map(|cell| BuildCell {
@@ -214,6 +217,12 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
             .platforms
             .cross
             .extend(cross[index].iter().map(|cell| CrossCell {
+                toolchain: new_index,
+                ..(*cell).clone()
+            }));
+        merged
+            .kbuild
+            .extend(kbuild[index].iter().map(|cell| KbuildCell {
                 toolchain: new_index,
                 ..(*cell).clone()
             }));
@@ -311,6 +320,7 @@ mod tests {
                 .collect(),
             builds,
             strict: false,
+            kbuild: Vec::new(),
             shard: text.map(String::from),
             platforms: crate::report::platforms::Platforms::default(),
         }

@@ -149,10 +149,14 @@ impl PlainRun {
     }
 }
 
-/// Whether a step's exit status means nothing by itself: the probe's and a usage compile's,
-/// and a test program's on a kernel target, which the catalog may predict to fail.
+/// Whether a step's exit status means nothing by itself: the probe's, a usage compile's and a
+/// Kbuild fixture's (which fails by design), and a test program's on a kernel target, which
+/// the catalog may predict to fail.
 fn ignores_status(kind: Kind) -> bool {
-    matches!(kind, Kind::Probe | Kind::Usage | Kind::Emulate)
+    matches!(
+        kind,
+        Kind::Probe | Kind::Usage | Kind::Kbuild | Kind::Emulate
+    )
 }
 
 /// One step as a shell command line: its processes joined by `&&`.

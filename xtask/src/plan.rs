@@ -1,6 +1,7 @@
 //! The matrix's plan: the toolchains found, the rustc command lines (driven directly, as Kbuild
-//! does, with the cfgs the catalog derives and, in kernel mode, `RUSTC_BOOTSTRAP=1` and the
-//! kernel's `-Zallow-features`), and the graph of steps that runs them.
+//! does, with the cfgs the catalog derives and, in kernel mode, `RUSTC_BOOTSTRAP=1` and, for
+//! every crate but the shim, Kbuild's flags for a driver), and the graph of steps that runs
+//! them.
 
 mod cross;
 mod examples;
@@ -18,8 +19,8 @@ pub use examples::{
     Example,
 };
 pub use rustc::{
-    binary_run, mode_cfgs, test_run, Builtins, CrossOutput, Mode, Output, Product, Rustc,
-    CHECK_CFG_SINCE,
+    binary_run, kbuild_driver_flags, mode_cfgs, test_run, Builtins, CrossOutput, Mode, Output,
+    Product, Rustc, CHECK_CFG_SINCE,
 };
 pub use usage::{example_without, plan_usage, shim_without, PlannedUsage, UsageCompile};
 
@@ -52,6 +53,9 @@ pub enum Kind {
     /// Compile a crate's metadata in kernel mode without one feature in `-Zallow-features`,
     /// and read where it needs that feature.
     Usage,
+    /// Compile a fixture of `tests/fixtures/` as Kbuild compiles a driver, and read the
+    /// codes of its errors: what a driver gets when it enables features itself.
+    Kbuild,
     /// Ask the compiler which kernel targets it knows (`--print target-list`).
     Targets,
     /// Build `core` or `compiler_builtins` for a kernel target from the compiler's own sources.
@@ -72,6 +76,7 @@ impl Kind {
             Kind::Run => "run",
             Kind::Test => "test",
             Kind::Usage => "usage",
+            Kind::Kbuild => "kbuild",
             Kind::Targets => "targets",
             Kind::Core => "core",
             Kind::Objects => "objects",
@@ -383,6 +388,18 @@ fn find_linker(availabilities: &[Availability]) -> Result<PathBuf, String> {
     })
 }
 
+/// The fixtures of `tests/fixtures/` that each toolchain compiles as Kbuild compiles a driver:
+/// one enables the allowed features itself, one a feature outside the list.
+pub const KBUILD_FIXTURES: [&str; 2] = ["inside_allow_list", "outside_allow_list"];
+
+/// A Kbuild fixture's source, in this xtask's own checkout: like the catalog, the fixtures
+/// check the compilers' rules, whichever sources are checked.
+pub fn kbuild_fixture(name: &str) -> PathBuf {
+    project_root()
+        .join("tests/fixtures")
+        .join(format!("{name}.rs"))
+}
+
 /// Plans every step for the toolchains: probes and shim builds first (everything else waits
 /// for them), then the shim's tests, and every example's build, run and tests in both modes.
 pub fn plan(
@@ -415,6 +432,23 @@ pub fn plan(
         });
         if !toolchain.builds {
             continue;
+        }
+        for fixture in KBUILD_FIXTURES {
+            let directory = layout.output(&toolchain.directory_name, "kbuild");
+            let source = kbuild_fixture(fixture);
+            steps.push(Step {
+                toolchain: toolchain.index,
+                kind: Kind::Kbuild,
+                target: fixture.into(),
+                mode: Some(Mode::Kernel),
+                processes: vec![toolchain.rustc.kbuild_fixture(&source, &directory)],
+                artifact: None,
+                directories: vec![directory],
+                inputs: vec![source],
+                deps: Vec::new(),
+                platform: None,
+                check: None,
+            });
         }
         for mode in Mode::ALL {
             let directory = layout.output(&toolchain.directory_name, mode.word());

@@ -4,6 +4,7 @@
 
 pub mod assemble;
 mod check;
+pub mod kbuild;
 pub mod platforms;
 mod text;
 mod to_json;
@@ -175,6 +176,8 @@ pub struct Report {
     pub shard: Option<String>,
     /// The target axis: which kernel targets each compiler knows, and the cross cells.
     pub platforms: platforms::Platforms,
+    /// Per toolchain, the Kbuild fixtures: what a driver gets when it enables features itself.
+    pub kbuild: Vec<kbuild::KbuildCell>,
 }
 
 impl Report {
@@ -232,6 +235,7 @@ impl Report {
                 first_error: build.first_error.clone(),
             });
         }
+        failures.extend(kbuild::kbuild_failures(&self.kbuild, &self.toolchains));
         failures.extend(self.platforms.failures(&self.toolchains));
         failures
     }

@@ -1,10 +1,18 @@
 //! x86-64: a 5-byte NOP that becomes `jmp rel32`, and loads with a 32-bit displacement.
 //!
-//! As `arch/x86/include/asm/jump_label.h` (the `!CONFIG_HAVE_JUMP_LABEL_HACK` form, without
-//! objtool) and `arch/x86/kernel/jump_label.c`: the site is `BYTES_NOP5`
-//! (`0f 1f 44 00 00`, `nopl 0x0(%rax,%rax,1)`), enabling writes `e9 rel32` over it, and the
-//! `__jump_table` entry is `.long 1b - .`, `.long label - .`, `.quad key - .`, eight-byte
-//! aligned. The kernel's `asm!` wrapper (`rust/kernel/lib.rs`) adds `options(att_syntax)` on
+//! `arch/x86/include/asm/jump_label.h` has two forms of `ARCH_STATIC_BRANCH_ASM`, the macro
+//! the kernel's Rust side expands too:
+//!
+//! - with `CONFIG_HAVE_JUMP_LABEL_HACK`, as a normal x86-64 build has it (objtool runs on
+//!   every object): the site is `1: jmp label # objtool NOPs this`, which the assembler makes
+//!   a 2- or 5-byte jump, and the entry's key field is `key + 2`; objtool then writes a NOP of
+//!   the jump's size over the site, and `arch/x86/kernel/jump_label.c` patches either size;
+//! - without it: the site is `BYTES_NOP5` (`0f 1f 44 00 00`, `nopl 0x0(%rax,%rax,1)`) and the
+//!   key field is `key`.
+//!
+//! The shim models only the second form: a host program has no objtool pass to turn the first
+//! into NOPs. Enabling writes `e9 rel32` over the site, and the `__jump_table` entry is
+//! `.long 1b - .`, `.long label - .`, `.quad key - .`, eight-byte aligned. The kernel's `asm!` wrapper (`rust/kernel/lib.rs`) adds `options(att_syntax)` on
 //! x86, as the C headers are written in AT&T syntax; the static branch below does the same,
 //! which also keeps the label `1:` from reading as the binary number `1b` in Intel syntax.
 

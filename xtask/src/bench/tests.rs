@@ -179,6 +179,7 @@ fn the_cache_checks_count_only_cells_with_steps_behind_them() {
         // The too-old toolchain's cell is a placeholder, never cached.
         builds: vec![cell(0, cached), cell(0, cached), cell(1, false)],
         strict: false,
+        kbuild: Vec::new(),
         shard: None,
         platforms: crate::report::platforms::Platforms::default(),
     };

@@ -61,6 +61,7 @@ fn report(toolchains: Vec<ToolchainEntry>) -> Report {
         features,
         builds,
         strict: false,
+        kbuild: Vec::new(),
         shard: None,
         platforms: crate::report::platforms::Platforms::default(),
     }

@@ -2,7 +2,7 @@
 //! and the runs of what they build.
 
 use super::examples::{shim_root, Example};
-use crate::catalog::{all_cfg_names, allowed_features, derived_cfgs, Release};
+use crate::catalog::{all_cfg_names, derived_cfgs, Release, RUST_ALLOWED_FEATURES};
 use crate::library_sources::{LibrarySources, SourceCrate};
 use crate::process::Invocation;
 use std::path::{Path, PathBuf};
@@ -13,8 +13,8 @@ pub const CHECK_CFG_SINCE: Release = Release::new(1, 80, 0);
 /// How the shim and the examples are built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mode {
-    /// The kernel's way: `RUSTC_BOOTSTRAP=1`, the feature block on, `-Zallow-features` outside
-    /// the shim.
+    /// The kernel's way: `RUSTC_BOOTSTRAP=1`, the shim's feature block on as in `rust/kernel`,
+    /// and every other crate built as Kbuild builds a driver ([`kbuild_driver_flags`]).
     Kernel,
     /// No `#![feature]` at all: stabilized syntax where the compiler has it, the stable
     /// replacement where it does not.
@@ -72,6 +72,20 @@ pub enum Output<'a> {
 
 fn path_arg(path: &Path) -> String {
     path.to_string_lossy().into_owned()
+}
+
+/// The driver-facing part of Kbuild's `rust_common_cmd` (`scripts/Makefile.build`) for the
+/// allowed features `allowed`: only they may be enabled, and they are already on, so a driver
+/// writes no `#![feature]`. Kbuild's `-Zcrate-attr=no_std` is left out: the examples are host
+/// programs that the module runner runs. `-Astable_features` is from the kernel's
+/// `rust_common_flags`, which every Rust crate of the tree gets.
+pub fn kbuild_driver_flags(allowed: &[&str]) -> [String; 3] {
+    let list = allowed.join(",");
+    [
+        format!("-Zallow-features={list}"),
+        format!("-Zcrate-attr=feature({list})"),
+        "-Astable_features".into(),
+    ]
 }
 
 /// The first release that knows `--edition 2021`; older ones get 2018 (only the feature probe
@@ -138,14 +152,12 @@ impl Rustc {
         }
     }
 
-    /// What a crate outside the shim gets: in kernel mode the kernel's `-Zallow-features`
-    /// list, the shim's rlib as `kernel`, and the mode's cfgs.
+    /// What a crate outside the shim gets: in kernel mode Kbuild's flags for a driver
+    /// ([`kbuild_driver_flags`]), the shim's rlib as `kernel`, and the mode's cfgs.
     fn add_kernel_user(invocation: &mut Invocation, mode: Mode, cfgs: &[&str], rlib: &Path) {
         if mode == Mode::Kernel {
-            let allowed: Vec<&str> = allowed_features().collect();
-            invocation
-                .args
-                .push(format!("-Zallow-features={}", allowed.join(",")));
+            let allowed: Vec<&str> = RUST_ALLOWED_FEATURES.split(',').collect();
+            invocation.args.extend(kbuild_driver_flags(&allowed));
         }
         invocation.args.push("--extern".into());
         invocation.args.push(format!("kernel={}", path_arg(rlib)));
@@ -182,6 +194,27 @@ impl Rustc {
             ]
             .map(String::from),
         );
+        invocation.args.push(path_arg(source));
+        Self::add_output(&mut invocation, Output::Directory(out_dir));
+        invocation
+    }
+
+    /// A fixture compiled as Kbuild compiles a driver, metadata only, with JSON diagnostics.
+    pub fn kbuild_fixture(&self, source: &Path, out_dir: &Path) -> Invocation {
+        let mut invocation = self.base(Mode::Kernel);
+        invocation.args.extend(
+            [
+                "--crate-name",
+                "kshim_kbuild",
+                "--crate-type",
+                "lib",
+                "--emit=metadata",
+                "--error-format=json",
+            ]
+            .map(String::from),
+        );
+        let allowed: Vec<&str> = RUST_ALLOWED_FEATURES.split(',').collect();
+        invocation.args.extend(kbuild_driver_flags(&allowed));
         invocation.args.push(path_arg(source));
         Self::add_output(&mut invocation, Output::Directory(out_dir));
         invocation

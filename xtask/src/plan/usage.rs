@@ -4,7 +4,7 @@
 //! `-Zallow-features`.
 
 use super::examples::{example_inputs, shim_inputs, Example};
-use super::rustc::{mode_cfgs, Mode, Output, Product, Rustc};
+use super::rustc::{kbuild_driver_flags, mode_cfgs, Mode, Output, Product, Rustc};
 use super::{plan, Kind, Layout, PlannedToolchain, Step};
 use crate::catalog::allowed_features;
 use crate::expect::enabled_in_kernel_mode;
@@ -33,20 +33,31 @@ pub struct PlannedUsage {
     pub compiles: Vec<UsageCompile>,
 }
 
-/// Makes a compile metadata-only, with JSON diagnostics and `allowed` as the only features.
+/// Makes a compile metadata-only, with JSON diagnostics and `allowed` as the only features
+/// (for an example, also the only ones Kbuild's `-Zcrate-attr` turns on).
 fn without(mut invocation: Invocation, allowed: &[&str]) -> Invocation {
-    invocation
+    let driver = invocation
         .args
-        .retain(|arg| !arg.starts_with("-Zallow-features="));
+        .iter()
+        .any(|arg| arg.starts_with("-Zcrate-attr=feature("));
+    invocation.args.retain(|arg| {
+        !arg.starts_with("-Zallow-features=")
+            && !arg.starts_with("-Zcrate-attr=feature(")
+            && arg != "-Astable_features"
+    });
     for arg in &mut invocation.args {
         if arg == "--emit=link" {
             *arg = "--emit=metadata".into();
         }
     }
     invocation.args.push("--error-format=json".into());
-    invocation
-        .args
-        .push(format!("-Zallow-features={}", allowed.join(",")));
+    if driver {
+        invocation.args.extend(kbuild_driver_flags(allowed));
+    } else {
+        invocation
+            .args
+            .push(format!("-Zallow-features={}", allowed.join(",")));
+    }
     invocation
 }
 

@@ -167,6 +167,7 @@ pub fn assemble(
         features,
         builds,
         strict,
+        kbuild: super::kbuild::assemble_kbuild(columns, steps, results),
         shard,
         platforms: assemble_platforms(columns, steps, results, planned),
     }

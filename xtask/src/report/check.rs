@@ -122,6 +122,33 @@ impl Report {
             targets.insert(&build.target);
         }
 
+        let mut kbuild_cells = HashSet::new();
+        for cell in &self.kbuild {
+            let toolchain = self.toolchains.get(cell.toolchain).ok_or_else(|| {
+                format!(
+                    "a kbuild cell names toolchain {} of {}",
+                    cell.toolchain,
+                    self.toolchains.len()
+                )
+            })?;
+            let predicted = match (&toolchain.verdict, toolchain.release) {
+                (ToolchainVerdict::Ok, Some(release)) => {
+                    crate::expect::expected_kbuild_error(&cell.fixture, release)
+                }
+                _ => None,
+            };
+            if cell.expected.as_deref() != predicted
+                || !kbuild_cells.insert((cell.toolchain, cell.fixture.as_str()))
+            {
+                return Err(escape(&format!(
+                    "kbuild {} on {}: the cell is there twice, or expects {:?} where the catalog \
+                     expects {predicted:?}",
+                    cell.fixture, toolchain.id, cell.expected
+                ))
+                .into_owned());
+            }
+        }
+
         for (toolchain, present) in self.toolchains.iter().zip(&cells) {
             if matches!(toolchain.verdict, ToolchainVerdict::Missing(_)) {
                 continue;
@@ -193,6 +220,7 @@ mod tests {
                 .collect(),
             toolchains,
             strict: false,
+            kbuild: Vec::new(),
             shard: None,
             platforms: crate::report::platforms::Platforms::default(),
         }

@@ -95,6 +95,7 @@ fn sample() -> Report {
             ),
         ],
         strict: false,
+        kbuild: Vec::new(),
         shard: None,
         platforms: crate::report::platforms::Platforms::default(),
     }

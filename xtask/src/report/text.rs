@@ -76,6 +76,7 @@ impl Report {
                 .rows
                 .push((format!("{} {}", kind.word(), target), row));
         }
+        super::kbuild::kbuild_rows(&self.kbuild, &shown, &mut builds);
         let platforms = self.platforms.table(&shown, &headers);
         (features, builds, platforms)
     }

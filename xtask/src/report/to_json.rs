@@ -1,6 +1,7 @@
 //! The report as JSON and back, in the layout README.md documents; reading checks every field,
 //! so a damaged or foreign file is refused with what is wrong.
 
+use super::kbuild::{kbuild_from_json, kbuild_to_json};
 use super::platforms::Platforms;
 use super::{BuildCell, FeatureCell, Observed, Report, ToolchainEntry, SCHEMA_VERSION};
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
@@ -167,6 +168,10 @@ impl Report {
             ("toolchains".into(), Value::Array(toolchains)),
             ("features".into(), Value::Array(features)),
             ("builds".into(), Value::Array(builds)),
+            (
+                "kbuild".into(),
+                kbuild_to_json(&self.kbuild, &self.toolchains),
+            ),
             ("platforms".into(), self.platforms.to_json(&self.toolchains)),
             ("failures".into(), Value::Array(failures)),
         ])
@@ -427,6 +432,7 @@ impl Report {
             &toolchains,
             &|id, what| index_of(id, what),
         )?;
+        let kbuild = kbuild_from_json(value.get("kbuild"), &|id, what| index_of(id, what))?;
         let report = Report {
             platforms,
             toolchains,
@@ -435,6 +441,7 @@ impl Report {
             strict: field(value, "strict", "the report")?
                 .as_bool()
                 .ok_or("the report: `strict` is not a boolean")?,
+            kbuild,
             shard: optional(value, "shard", "the report")?,
         };
         let verdict = match report.verdict() {

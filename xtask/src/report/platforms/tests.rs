@@ -245,6 +245,7 @@ fn the_target_axis_reads_back_from_json_and_is_checked() {
             .collect(),
         builds: Vec::new(),
         strict: false,
+        kbuild: Vec::new(),
         shard: None,
         platforms,
     };

@@ -1,0 +1,332 @@
+//! The Kbuild cells: per toolchain, what a driver built as Kbuild builds it gets when it enables
+//! an allowed feature itself (`inside_allow_list`) and when it enables one outside the list
+//! (`outside_allow_list`), as the codes of the compiler's errors next to the catalog's
+//! prediction ([`expected_kbuild_error`]).
+
+use super::{Failure, ToolchainEntry};
+use crate::expect::{expected_kbuild_error, ToolchainVerdict};
+use crate::json::{self, Value};
+use crate::judge::StepResult;
+use crate::output::Table;
+use crate::plan::{Kind, Step, KBUILD_FIXTURES};
+use std::collections::HashMap;
+
+/// One fixture compiled by one toolchain.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KbuildCell {
+    /// The index of the toolchain.
+    pub toolchain: usize,
+    /// The fixture, `tests/fixtures/NAME.rs`.
+    pub fixture: String,
+    /// The error code the catalog predicts; `None` where nothing is built (the toolchain is
+    /// too old or broken).
+    pub expected: Option<String>,
+    /// The codes of the compiler's errors, each once, in order (empty: it built); `None` when
+    /// the compile did not run or said nothing readable.
+    pub observed: Option<Vec<String>>,
+    /// The compiler's first error, or why the cell has no codes.
+    pub first_error: Option<String>,
+    /// Wall-clock seconds of the run that produced the result.
+    pub seconds: f64,
+    /// Whether it came from the cache.
+    pub cached: bool,
+}
+
+impl KbuildCell {
+    /// Whether the compiler gave exactly the predicted error, or nothing ran where nothing
+    /// was predicted.
+    pub fn ok(&self) -> bool {
+        match (&self.expected, &self.observed) {
+            (Some(expected), Some(codes)) => codes.len() == 1 && codes[0] == *expected,
+            (None, None) => true,
+            _ => false,
+        }
+    }
+
+    /// What the compiler gave, as one word for tables and failures.
+    pub fn observed_word(&self) -> String {
+        match &self.observed {
+            None => "not run".into(),
+            Some(codes) if codes.is_empty() => "builds".into(),
+            Some(codes) => codes.join("+"),
+        }
+    }
+}
+
+/// The Kbuild cells of a run: one per toolchain that was found and fixture.
+pub fn assemble_kbuild(
+    columns: &[ToolchainEntry],
+    steps: &[Step],
+    results: &[StepResult],
+) -> Vec<KbuildCell> {
+    let by_cell: HashMap<(usize, &str), &StepResult> = steps
+        .iter()
+        .zip(results)
+        .filter(|(step, _)| step.kind == Kind::Kbuild)
+        .map(|(step, result)| ((step.toolchain, step.target.as_str()), result))
+        .collect();
+    let mut cells = Vec::new();
+    for (index, column) in columns.iter().enumerate() {
+        if matches!(column.verdict, ToolchainVerdict::Missing(_)) {
+            continue;
+        }
+        for fixture in KBUILD_FIXTURES {
+            let expected = match (&column.verdict, column.release) {
+                (ToolchainVerdict::Ok, Some(release)) => {
+                    expected_kbuild_error(fixture, release).map(String::from)
+                }
+                _ => None,
+            };
+            let found = by_cell.get(&(index, fixture));
+            cells.push(KbuildCell {
+                toolchain: index,
+                fixture: fixture.into(),
+                expected,
+                observed: found.and_then(|result| result.error_codes.clone()),
+                first_error: match found {
+                    Some(result) => result.first_error.clone(),
+                    None => Some(format!(
+                        "not run: the toolchain is {}",
+                        column.verdict.word()
+                    )),
+                },
+                seconds: found.map_or(0.0, |result| result.seconds),
+                cached: found.is_some_and(|result| result.cached),
+            });
+        }
+    }
+    cells
+}
+
+/// The cells that differ from their prediction, as failures.
+pub fn kbuild_failures(cells: &[KbuildCell], toolchains: &[ToolchainEntry]) -> Vec<Failure> {
+    cells
+        .iter()
+        .filter(|cell| !cell.ok())
+        .map(|cell| Failure {
+            toolchain: toolchains
+                .get(cell.toolchain)
+                .map_or_else(String::new, |toolchain| toolchain.id.clone()),
+            cell: format!("kbuild {}", cell.fixture),
+            expected: cell.expected.clone().unwrap_or_else(|| "not run".into()),
+            observed: cell.observed_word(),
+            first_error: cell.first_error.clone(),
+        })
+        .collect()
+}
+
+/// Adds a row per fixture to `table`, a cell per toolchain in `shown`: the codes the compiler
+/// gave, flagged where they differ from the prediction.
+pub fn kbuild_rows(cells: &[KbuildCell], shown: &[usize], table: &mut Table) {
+    for fixture in KBUILD_FIXTURES {
+        let row = shown
+            .iter()
+            .map(|&index| {
+                let cell = cells
+                    .iter()
+                    .find(|cell| cell.toolchain == index && cell.fixture == fixture);
+                match cell {
+                    Some(cell) if cell.expected.is_none() && cell.observed.is_none() => {
+                        ("skip".to_string(), false)
+                    }
+                    Some(cell) => (cell.observed_word(), !cell.ok()),
+                    None => ("-".to_string(), false),
+                }
+            })
+            .collect();
+        table.rows.push((format!("kbuild {fixture}"), row));
+    }
+}
+
+/// The cells as the report's `kbuild` member, naming toolchains by id.
+pub fn kbuild_to_json(cells: &[KbuildCell], toolchains: &[ToolchainEntry]) -> Value {
+    Value::Array(
+        cells
+            .iter()
+            .map(|cell| {
+                json::object(vec![
+                    (
+                        "toolchain".into(),
+                        Value::String(
+                            toolchains
+                                .get(cell.toolchain)
+                                .map_or_else(String::new, |toolchain| toolchain.id.clone()),
+                        ),
+                    ),
+                    ("fixture".into(), Value::String(cell.fixture.clone())),
+                    ("expected".into(), json::opt_string(cell.expected.clone())),
+                    (
+                        "observed".into(),
+                        cell.observed.as_ref().map_or(Value::Null, |codes| {
+                            Value::Array(codes.iter().cloned().map(Value::String).collect())
+                        }),
+                    ),
+                    ("ok".into(), Value::Bool(cell.ok())),
+                    (
+                        "first_error".into(),
+                        json::opt_string(cell.first_error.clone()),
+                    ),
+                    (
+                        "seconds".into(),
+                        Value::from((cell.seconds * 1000.0).round() / 1000.0),
+                    ),
+                    ("cached".into(), Value::Bool(cell.cached)),
+                ])
+            })
+            .collect(),
+    )
+}
+
+/// Reads the report's `kbuild` member back; `index_of` finds a toolchain by id. A report
+/// without the member (written before it existed) has no Kbuild cells.
+pub fn kbuild_from_json(
+    value: Option<&Value>,
+    index_of: &dyn Fn(&str, &str) -> Result<usize, String>,
+) -> Result<Vec<KbuildCell>, String> {
+    let Some(value) = value else {
+        return Ok(Vec::new());
+    };
+    let entries = value
+        .as_array()
+        .ok_or("the report: `kbuild` is not an array")?;
+    let mut cells = Vec::new();
+    for (position, entry) in entries.iter().enumerate() {
+        let what = format!("kbuild[{position}]");
+        let text = |key: &str| {
+            entry
+                .get(key)
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("{what}: `{key}` is not a string"))
+        };
+        let optional = |key: &str| match entry.get(key) {
+            Some(Value::Null) => Ok(None),
+            Some(Value::String(text)) => Ok(Some(text.clone())),
+            _ => Err(format!("{what}: `{key}` is neither a string nor null")),
+        };
+        let fixture = text("fixture")?;
+        if !KBUILD_FIXTURES.contains(&fixture) {
+            return Err(format!("{what}: unknown fixture `{fixture}`"));
+        }
+        let observed = match entry.get("observed") {
+            Some(Value::Null) => None,
+            Some(Value::Array(codes)) => Some(
+                codes
+                    .iter()
+                    .map(|code| code.as_str().map(String::from))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| format!("{what}: `observed` holds something not a string"))?,
+            ),
+            _ => return Err(format!("{what}: `observed` is neither a list nor null")),
+        };
+        let cell = KbuildCell {
+            toolchain: index_of(text("toolchain")?, &what)?,
+            fixture: fixture.to_string(),
+            expected: optional("expected")?,
+            observed,
+            first_error: optional("first_error")?,
+            seconds: entry
+                .get("seconds")
+                .and_then(Value::as_f64)
+                .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
+                .ok_or_else(|| format!("{what}: `seconds` is not a number of seconds"))?,
+            cached: entry
+                .get("cached")
+                .and_then(Value::as_bool)
+                .ok_or_else(|| format!("{what}: `cached` is not a boolean"))?,
+        };
+        if entry.get("ok").and_then(Value::as_bool) != Some(cell.ok()) {
+            return Err(format!(
+                "{what}: its `ok` does not follow from `expected` and `observed`"
+            ));
+        }
+        cells.push(cell);
+    }
+    Ok(cells)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Release;
+
+    fn cell(expected: Option<&str>, observed: Option<&[&str]>) -> KbuildCell {
+        KbuildCell {
+            toolchain: 0,
+            fixture: "inside_allow_list".into(),
+            expected: expected.map(String::from),
+            observed: observed.map(|codes| codes.iter().map(|code| code.to_string()).collect()),
+            first_error: None,
+            seconds: 0.25,
+            cached: false,
+        }
+    }
+
+    #[test]
+    fn only_exactly_the_predicted_error_is_ok() {
+        assert!(cell(Some("E0636"), Some(&["E0636"])).ok());
+        assert!(cell(None, None).ok());
+        for wrong in [
+            cell(Some("E0636"), Some(&["duplicate_features"])),
+            cell(Some("E0636"), Some(&[])),
+            cell(Some("E0636"), Some(&["E0636", "E0725"])),
+            cell(Some("E0636"), None),
+            cell(None, Some(&["E0636"])),
+        ] {
+            assert!(!wrong.ok(), "{wrong:?}");
+        }
+        assert_eq!(cell(Some("E0636"), Some(&[])).observed_word(), "builds");
+        assert_eq!(cell(None, None).observed_word(), "not run");
+    }
+
+    #[test]
+    fn predictions_follow_the_release() {
+        let release = |text| Release::parse(text).unwrap();
+        assert_eq!(
+            expected_kbuild_error("inside_allow_list", release("1.95.0")),
+            Some("E0636")
+        );
+        assert_eq!(
+            expected_kbuild_error("inside_allow_list", release("1.96.0")),
+            Some("duplicate_features")
+        );
+        assert_eq!(
+            expected_kbuild_error("outside_allow_list", release("1.78.0")),
+            Some("E0725")
+        );
+        assert_eq!(expected_kbuild_error("other", release("1.78.0")), None);
+    }
+
+    #[test]
+    fn cells_round_trip_through_json() {
+        let toolchains = [ToolchainEntry {
+            id: "t".into(),
+            spec: "t".into(),
+            source: None,
+            pin: None,
+            rustc: None,
+            release_text: None,
+            release: None,
+            channel: None,
+            commit_date: None,
+            host: None,
+            verdict: ToolchainVerdict::Ok,
+        }];
+        let cells = vec![
+            cell(Some("E0636"), Some(&["E0636"])),
+            cell(Some("E0636"), Some(&["duplicate_features"])),
+            cell(None, None),
+        ];
+        let value = kbuild_to_json(&cells, &toolchains);
+        let index_of = |id: &str, what: &str| {
+            (id == "t")
+                .then_some(0)
+                .ok_or_else(|| format!("{what}: no toolchain {id}"))
+        };
+        assert_eq!(kbuild_from_json(Some(&value), &index_of).unwrap(), cells);
+        assert_eq!(kbuild_from_json(None, &index_of).unwrap(), []);
+        // An `ok` that contradicts the codes is refused.
+        let text = json::to_pretty(&value).replacen("\"ok\": true", "\"ok\": false", 1);
+        let tampered = crate::json::parse(&text).unwrap();
+        assert!(kbuild_from_json(Some(&tampered), &index_of).is_err());
+    }
+}
