@@ -7,8 +7,9 @@
 
 use crate::debian::{self, Provisioner};
 use crate::extracted::{self, Extracted, Marker, Wanted};
+use crate::loader::interpreter;
 use anyhow::{bail, Context};
-use std::io::Read;
+use object::ReadCache;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -135,14 +136,13 @@ fn checked_emulator(emulator: &Path) -> anyhow::Result<String> {
     if !metadata.is_file() {
         bail!("{} is not a regular file", emulator.display());
     }
-    let mut head = Vec::new();
-    std::fs::File::open(emulator)
-        .and_then(|file| file.take(1 << 16).read_to_end(&mut head))
-        .with_context(|| format!("reading {}", emulator.display()))?;
-    match elf_interpreter(&head) {
-        Some(false) => {}
-        Some(true) => bail!("{} is dynamically linked", emulator.display()),
-        None => bail!("{} is not a 64-bit ELF executable", emulator.display()),
+    let file =
+        std::fs::File::open(emulator).with_context(|| format!("reading {}", emulator.display()))?;
+    if interpreter(&ReadCache::new(file))
+        .with_context(|| format!("reading {}", emulator.display()))?
+        .is_some()
+    {
+        bail!("{} is dynamically linked", emulator.display());
     }
     let output = Command::new(emulator)
         .arg("--version")
@@ -161,25 +161,6 @@ fn checked_emulator(emulator: &Path) -> anyhow::Result<String> {
         );
     }
     Ok(first)
-}
-
-/// Whether a little-endian 64-bit ELF file asks for a program interpreter (a `PT_INTERP`
-/// program header: it is dynamically linked); `None` if `elf` is not such a file.
-fn elf_interpreter(elf: &[u8]) -> Option<bool> {
-    const PT_INTERP: u32 = 3;
-    if elf.get(..6)? != b"\x7fELF\x02\x01" {
-        return None;
-    }
-    let u16_at = |at: usize| Some(u16::from_le_bytes(elf.get(at..at + 2)?.try_into().ok()?));
-    let phoff = u64::from_le_bytes(elf.get(0x20..0x28)?.try_into().ok()?);
-    let (entry_size, count) = (usize::from(u16_at(0x36)?), usize::from(u16_at(0x38)?));
-    let phoff = usize::try_from(phoff).ok()?;
-    (0..count)
-        .map(|index| {
-            let at = phoff.checked_add(index.checked_mul(entry_size)?)?;
-            Some(u32::from_le_bytes(elf.get(at..at + 4)?.try_into().ok()?))
-        })
-        .try_fold(false, |dynamic, kind| Some(dynamic || kind? == PT_INTERP))
 }
 
 #[cfg(test)]
@@ -226,13 +207,13 @@ mod tests {
     #[test]
     fn static_and_dynamic_executables_are_told_apart() {
         let host_dynamic = std::fs::read("/bin/sh").unwrap();
-        assert_eq!(elf_interpreter(&host_dynamic), Some(true));
-        assert_eq!(elf_interpreter(b"#!/bin/sh\n"), None);
-        assert_eq!(elf_interpreter(&host_dynamic[..40]), None);
+        assert!(interpreter(&host_dynamic[..]).unwrap().is_some());
+        assert!(interpreter(&b"#!/bin/sh\n"[..]).is_err());
+        assert!(interpreter(&host_dynamic[..40]).is_err());
         // A static executable: the header with no program header asking for an interpreter.
         let mut header = host_dynamic[..64].to_vec();
         header[0x38..0x3a].copy_from_slice(&0u16.to_le_bytes());
-        assert_eq!(elf_interpreter(&header), Some(false));
+        assert_eq!(interpreter(&header[..]).unwrap(), None);
     }
 
     #[test]
@@ -301,8 +282,8 @@ mod tests {
                 program.display()
             );
             assert_eq!(
-                elf_interpreter(&std::fs::read(&program).unwrap()),
-                Some(false)
+                interpreter(&std::fs::read(&program).unwrap()[..]).unwrap(),
+                None
             );
         }
         assert_eq!(qemu_user("x86_64"), None);

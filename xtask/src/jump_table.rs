@@ -24,10 +24,10 @@
 //! The key is the smallest data symbol around the key field's target, so that a key inside a
 //! merged block is still found by name.
 
-use crate::elf::{
-    Object, Relocation, EM_AARCH64, EM_LOONGARCH, EM_RISCV, EM_X86_64, SHF_ALLOC, SHF_EXECINSTR,
-    STT_OBJECT,
-};
+use crate::targets::{target_of_arch, KernelTarget};
+use object::elf::{self, FileHeader64, RelocationType, SectionHeader64, Sym64};
+use object::read::elf::{FileHeader, Rela, SectionHeader, SectionTable, Sym, SymbolTable};
+use object::{Endianness, SectionIndex, SymbolIndex};
 use std::collections::BTreeMap;
 
 /// One static-branch site as the object records it.
@@ -55,40 +55,9 @@ pub const SAMPLE_SITES: &[(&str, usize)] = &[
 /// The sample crate whose object [`SAMPLE_SITES`] describes, relative to the project root.
 pub const SAMPLE_PATH: &str = "tests/targets/sites.rs";
 
-/// An architecture with static keys, as the shim's `arch` module knows it.
-struct Arch {
-    /// `target_arch` as Rust names it.
-    name: &'static str,
-    /// `e_machine`.
-    machine: u16,
-    /// The instruction at every disabled site.
-    nop: &'static [u8],
-}
-
-const ARCHES: [Arch; 4] = [
-    Arch {
-        name: "x86_64",
-        machine: EM_X86_64,
-        nop: &[0x0f, 0x1f, 0x44, 0x00, 0x00],
-    },
-    Arch {
-        name: "aarch64",
-        machine: EM_AARCH64,
-        nop: &[0x1f, 0x20, 0x03, 0xd5],
-    },
-    Arch {
-        name: "riscv64",
-        machine: EM_RISCV,
-        nop: &[0x13, 0x00, 0x00, 0x00],
-    },
-    Arch {
-        name: "loongarch64",
-        machine: EM_LOONGARCH,
-        nop: &[0x00, 0x00, 0x40, 0x03],
-    },
-];
-
 const ENTRY_SIZE: u64 = 16;
+
+type Elf = FileHeader64<Endianness>;
 
 /// What a relocation contributes to a field: a PC-relative value, or one half of a pair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,78 +67,265 @@ enum Role {
     Sub,
 }
 
-/// The role and width in bytes of a relocation type that a `__jump_table` field may carry.
-fn classify(machine: u16, kind: u32) -> Option<(Role, u64)> {
-    let role = match (machine, kind) {
-        (EM_X86_64, 2) | (EM_AARCH64, 261) | (EM_RISCV, 57) | (EM_LOONGARCH, 99) => {
-            (Role::PcRelative, 4)
+/// The role and width in bytes of a relocation type that may carry a `__jump_table` field on
+/// `target`, as its row in [`KERNEL_TARGETS`](crate::targets::KERNEL_TARGETS) says.
+fn classify(target: &KernelTarget, kind: u32) -> Option<(Role, u64)> {
+    let types = &target.jump_table;
+    let is = |known: Option<RelocationType>| known.is_some_and(|known| known.0 == kind);
+    let pairs = types.pairs.map(|pair| pair.map(Some));
+    let pair = |at: usize| pairs.is_some_and(|pair| is(pair[at]));
+    Some(if is(types.pc32) {
+        (Role::PcRelative, 4)
+    } else if is(types.pc64) {
+        (Role::PcRelative, 8)
+    } else if pair(0) {
+        (Role::Add, 4)
+    } else if pair(1) {
+        (Role::Add, 8)
+    } else if pair(2) {
+        (Role::Sub, 4)
+    } else if pair(3) {
+        (Role::Sub, 8)
+    } else {
+        return None;
+    })
+}
+
+/// One relocation of a `__jump_table` section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Relocation {
+    /// `r_offset`: where in the section it applies.
+    offset: u64,
+    /// `r_type`, whose meaning depends on the machine.
+    kind: u32,
+    /// `r_sym`, checked to be an index into the symbol table.
+    symbol: usize,
+    /// `r_addend`.
+    addend: i64,
+}
+
+/// A relocatable object as the `object` crate reads it, with what the checker needs checked
+/// once: the header's type, the section and symbol tables, and that every section's bytes lie
+/// inside the file. The bytes may be hostile: what is wrong is an `Err`, never a panic.
+struct Object<'a> {
+    data: &'a [u8],
+    endian: Endianness,
+    machine: u16,
+    sections: SectionTable<'a, Elf>,
+    symbols: SymbolTable<'a, Elf>,
+}
+
+/// Names an error of the `object` crate as the checker reports it.
+fn read_error(what: &str) -> impl Fn(object::read::Error) -> String + '_ {
+    move |error| format!("{what}: {error}")
+}
+
+impl<'a> Object<'a> {
+    fn parse(data: &'a [u8]) -> Result<Object<'a>, String> {
+        let header = Elf::parse(data).map_err(read_error("not an ELF64 object"))?;
+        let endian = header.endian().map_err(read_error("the ELF header"))?;
+        let kind = header.e_type.get(endian);
+        if kind != elf::ET_REL {
+            return Err(format!("not a relocatable object: e_type is {}", kind.0));
         }
-        (EM_X86_64, 24) | (EM_AARCH64, 260) | (EM_LOONGARCH, 109) => (Role::PcRelative, 8),
-        (EM_RISCV, 35) | (EM_LOONGARCH, 50) => (Role::Add, 4),
-        (EM_RISCV, 36) | (EM_LOONGARCH, 51) => (Role::Add, 8),
-        (EM_RISCV, 39) | (EM_LOONGARCH, 55) => (Role::Sub, 4),
-        (EM_RISCV, 40) | (EM_LOONGARCH, 56) => (Role::Sub, 8),
-        _ => return None,
-    };
-    Some(role)
+        let version = header.e_version.get(endian);
+        if version != u32::from(elf::EV_CURRENT.0) {
+            return Err(format!("e_version is {version}, not 1"));
+        }
+        let header_size = header.e_ehsize.get(endian);
+        if usize::from(header_size) != std::mem::size_of::<Elf>() {
+            return Err(format!("e_ehsize is {header_size}, not 64"));
+        }
+        let sections = header
+            .sections(endian, data)
+            .map_err(read_error("the section headers"))?;
+        if sections.is_empty() {
+            return Err("the object has no section headers".into());
+        }
+        for (index, section) in sections.enumerate() {
+            section
+                .data(endian, data)
+                .map_err(read_error(&format!("section {}", index.0)))?;
+        }
+        let symbols = sections
+            .symbols(endian, data, elf::SHT_SYMTAB)
+            .map_err(read_error("the symbol table"))?;
+        Ok(Object {
+            data,
+            endian,
+            machine: header.e_machine.get(endian).0,
+            sections,
+            symbols,
+        })
+    }
+
+    /// Section `index`, which must exist (index 0 is the null section).
+    fn section(&self, index: usize) -> Result<&'a SectionHeader64<Endianness>, String> {
+        self.sections
+            .section(SectionIndex(index))
+            .map_err(read_error(&format!("section {index}")))
+    }
+
+    fn section_name(&self, index: usize) -> String {
+        self.section(index)
+            .and_then(|section| {
+                let name = self.sections.section_name(self.endian, section);
+                name.map_err(read_error("a section name"))
+            })
+            .map_or_else(|_| "?".into(), |name| String::from_utf8_lossy(name).into())
+    }
+
+    fn flags(&self, index: usize) -> Result<u64, String> {
+        Ok(self.section(index)?.sh_flags(self.endian).0)
+    }
+
+    fn data(&self, index: usize) -> Result<&'a [u8], String> {
+        self.section(index)?
+            .data(self.endian, self.data)
+            .map_err(read_error(&format!("section {index}")))
+    }
+
+    /// The indices of the sections called `name`, in order.
+    fn sections_named(&self, name: &str) -> Vec<usize> {
+        (1..self.sections.len())
+            .filter(|&index| self.section_name(index) == name)
+            .collect()
+    }
+
+    fn symbol(&self, index: usize) -> Result<&'a Sym64<Endianness>, String> {
+        self.symbols
+            .symbol(SymbolIndex(index))
+            .map_err(read_error(&format!("symbol {index}")))
+    }
+
+    fn symbol_name(&self, index: usize) -> Result<String, String> {
+        let name = self.symbols.symbol_name(self.endian, self.symbol(index)?);
+        let name = name.map_err(read_error(&format!("the name of symbol {index}")))?;
+        Ok(String::from_utf8_lossy(name).into())
+    }
+
+    /// The index of the section symbol `index` is defined in, if it is defined in one.
+    fn defined_in(&self, index: usize) -> Result<Option<usize>, String> {
+        let symbol = self.symbol(index)?;
+        let section = self
+            .symbols
+            .symbol_section(self.endian, symbol, SymbolIndex(index))
+            .map_err(read_error(&format!("symbol {index}")))?;
+        match section {
+            Some(section) => {
+                self.section(section.0)?;
+                Ok(Some(section.0))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// The `RELA` relocations that apply to section `target`. A `REL` section is an error,
+    /// since its addends would be in the bytes it applies to.
+    fn relocations(&self, target: usize) -> Result<Vec<Relocation>, String> {
+        let mut relocations = Vec::new();
+        for (index, table) in self.sections.enumerate() {
+            if table.sh_info(self.endian) as usize != target {
+                continue;
+            }
+            let what = format!("relocation section {}", index.0);
+            if table.sh_type(self.endian) == elf::SHT_REL {
+                return Err(format!("{what} has REL entries, which are not supported"));
+            }
+            let Some((entries, link)) = table
+                .rela(self.endian, self.data)
+                .map_err(read_error(&what))?
+            else {
+                continue;
+            };
+            if link != self.symbols.section() || self.symbols.is_empty() {
+                return Err(format!(
+                    "{what}: sh_link {} is not the symbol table",
+                    link.0
+                ));
+            }
+            for entry in entries {
+                let symbol = entry.r_sym(self.endian, false) as usize;
+                if symbol >= self.symbols.len() {
+                    return Err(format!("{what}: symbol index {symbol} is out of range"));
+                }
+                relocations.push(Relocation {
+                    offset: entry.r_offset(self.endian),
+                    kind: entry.r_type(self.endian, false).0,
+                    symbol,
+                    addend: entry.r_addend(self.endian),
+                });
+            }
+        }
+        Ok(relocations)
+    }
 }
 
 /// A place in the object: a section index and an offset in it.
 type Place = (usize, u64);
 
 /// One `__jump_table` section's relocations, found by the offset they apply to.
-struct Table<'r> {
+struct Table {
     index: usize,
-    by_offset: BTreeMap<u64, Vec<&'r Relocation>>,
+    by_offset: BTreeMap<u64, Vec<Relocation>>,
     used: usize,
 }
 
 struct Checker<'a> {
     object: Object<'a>,
-    arch: &'static Arch,
+    target: &'static KernelTarget,
     /// The data symbols of each section, the candidates for a key.
     data_symbols: Vec<Vec<usize>>,
 }
 
 impl Checker<'_> {
     fn describe(&self, (section, offset): Place) -> String {
-        let name = self.object.sections.get(section).map_or("?", |s| &s.name);
-        format!("{name}+{offset:#x}")
+        format!("{}+{offset:#x}", self.object.section_name(section))
     }
 
     /// Where `symbol + addend` lies.
     fn resolve(&self, relocation: &Relocation) -> Result<Place, String> {
-        let symbol = &self.object.symbols[relocation.symbol];
-        let section = symbol.defined_in().ok_or_else(|| {
-            format!(
-                "symbol {:?} is not defined in a section of the object",
-                symbol.name
-            )
+        let section = self.object.defined_in(relocation.symbol)?.ok_or_else(|| {
+            let name = self
+                .object
+                .symbol_name(relocation.symbol)
+                .unwrap_or_default();
+            format!("symbol {name:?} is not defined in a section of the object")
         })?;
-        let offset = (symbol.value as i64)
+        let value = self
+            .object
+            .symbol(relocation.symbol)?
+            .st_value(self.object.endian);
+        let offset = (value as i64)
             .checked_add(relocation.addend)
             .and_then(|offset| u64::try_from(offset).ok())
-            .ok_or_else(|| format!("{:?} + {} is out of range", symbol.name, relocation.addend))?;
+            .ok_or_else(|| {
+                let name = self
+                    .object
+                    .symbol_name(relocation.symbol)
+                    .unwrap_or_default();
+                format!("{name:?} + {} is out of range", relocation.addend)
+            })?;
         Ok((section, offset))
     }
 
     /// What the `width`-byte field at `at` in `table` points at, and the relocation's symbol.
-    fn field(&self, table: &mut Table<'_>, at: u64, width: u64) -> Result<(Place, usize), String> {
+    fn field(&self, table: &mut Table, at: u64, width: u64) -> Result<(Place, usize), String> {
         let field = (table.index, at);
         let here = table.by_offset.get(&at).map_or(&[][..], Vec::as_slice);
         let roles: Vec<Option<(Role, u64)>> = here
             .iter()
-            .map(|relocation| classify(self.object.machine, relocation.kind))
+            .map(|relocation| classify(self.target, relocation.kind))
             .collect();
         let target = match roles.as_slice() {
-            [Some((Role::PcRelative, w))] if *w == width => here[0],
+            [Some((Role::PcRelative, w))] if *w == width => &here[0],
             [Some((Role::Add, w1)), Some((Role::Sub, w2))] if *w1 == width && *w2 == width => {
-                self.own_address(field, here[1])?;
-                here[0]
+                self.own_address(field, &here[1])?;
+                &here[0]
             }
             [Some((Role::Sub, w1)), Some((Role::Add, w2))] if *w1 == width && *w2 == width => {
-                self.own_address(field, here[0])?;
-                here[1]
+                self.own_address(field, &here[0])?;
+                &here[1]
             }
             _ => {
                 let kinds: Vec<String> = here.iter().map(|r| r.kind.to_string()).collect();
@@ -199,17 +355,16 @@ impl Checker<'_> {
     }
 
     /// The entry at `at`: the site, its label and its key, each checked.
-    fn entry(&self, table: &mut Table<'_>, at: u64) -> Result<Site, String> {
+    fn entry(&self, table: &mut Table, at: u64) -> Result<Site, String> {
         let (site, _) = self.field(table, at, 4)?;
         let (label, _) = self.field(table, at + 4, 4)?;
         let (key, key_symbol) = self.field(table, at + 8, 8)?;
-        let section = &self.object.sections[site.0];
-        if section.flags & SHF_EXECINSTR == 0 {
+        if self.object.flags(site.0)? & elf::SHF_EXECINSTR.0 == 0 {
             let site = self.describe(site);
             return Err(format!("the site {site} is not in an executable section"));
         }
-        let text = self.object.section_data(site.0)?;
-        let nop = self.arch.nop;
+        let text = self.object.data(site.0)?;
+        let nop = self.target.nop;
         let found = usize::try_from(site.1)
             .ok()
             .and_then(|start| text.get(start..start.checked_add(nop.len())?))
@@ -219,11 +374,12 @@ impl Checker<'_> {
                 "the site {} holds {}, not the {} NOP {}",
                 self.describe(site),
                 hex(found),
-                self.arch.name,
+                self.target.arch,
                 hex(nop)
             ));
         }
-        if label.0 != site.0 || label.1 >= section.size {
+        let size = self.object.section(site.0)?.sh_size(self.object.endian);
+        if label.0 != site.0 || label.1 >= size {
             return Err(format!(
                 "the label {} of the site {} is not in the site's section",
                 self.describe(label),
@@ -232,7 +388,7 @@ impl Checker<'_> {
         }
         let (key_name, branch) = self.key(key, key_symbol)?;
         Ok(Site {
-            section: section.name.clone(),
+            section: self.object.section_name(site.0),
             offset: site.1,
             label: label.1,
             key: key_name,
@@ -247,29 +403,33 @@ impl Checker<'_> {
     /// relocated against if it is among the smallest.
     fn key(&self, (section, tagged): Place, relocated: usize) -> Result<(String, bool), String> {
         let place = (section, tagged & !1);
-        let data = &self.object.sections[section];
-        if data.flags & SHF_ALLOC == 0 || data.flags & SHF_EXECINSTR != 0 {
+        let flags = self.object.flags(section)?;
+        if flags & elf::SHF_ALLOC.0 == 0 || flags & elf::SHF_EXECINSTR.0 != 0 {
             let key = self.describe(place);
             return Err(format!("the key {key} is not in a data section"));
         }
-        if place.1 % 4 != 0 || data.align < 4 {
+        let align = self
+            .object
+            .section(section)?
+            .sh_addralign(self.object.endian);
+        if place.1 % 4 != 0 || align < 4 {
             let key = self.describe(place);
             return Err(format!("the key {key} is not four-byte aligned"));
         }
-        let symbols = &self.object.symbols;
-        let symbol = self.data_symbols[section]
-            .iter()
-            .copied()
-            .filter(|&index| {
-                let symbol = &symbols[index];
-                symbol.value <= place.1 && place.1 - symbol.value < symbol.size
-            })
-            .min_by_key(|&index| (symbols[index].size, index != relocated))
-            .ok_or_else(|| {
-                let key = self.describe(place);
-                format!("the key {key} is not inside a data symbol")
-            })?;
-        Ok((symbols[symbol].name.clone(), tagged & 1 != 0))
+        let endian = self.object.endian;
+        let mut inside = Vec::new();
+        for &index in &self.data_symbols[section] {
+            let symbol = self.object.symbol(index)?;
+            let (value, size) = (symbol.st_value(endian), symbol.st_size(endian));
+            if value <= place.1 && place.1 - value < size {
+                inside.push((size, index != relocated, index));
+            }
+        }
+        let (_, _, symbol) = inside.into_iter().min().ok_or_else(|| {
+            let key = self.describe(place);
+            format!("the key {key} is not inside a data symbol")
+        })?;
+        Ok((self.object.symbol_name(symbol)?, tagged & 1 != 0))
     }
 }
 
@@ -290,50 +450,55 @@ pub fn check_object(
     target_arch: &str,
     expected: &[(&str, usize)],
 ) -> Result<Vec<Site>, String> {
-    let arch = ARCHES
-        .iter()
-        .find(|arch| arch.name == target_arch)
+    let target = target_of_arch(target_arch)
         .ok_or_else(|| format!("no static-branch NOP is known for target_arch {target_arch:?}"))?;
     let object = Object::parse(bytes)?;
-    if object.machine != arch.machine {
+    if object.machine != target.machine.0 {
         return Err(format!(
             "the object's e_machine is {}, not {} for {target_arch}",
-            object.machine, arch.machine
+            object.machine, target.machine.0
         ));
     }
-    let relocations = object.relocations()?;
+    if (object.endian == Endianness::Little) != target.little_endian {
+        return Err(format!("the object's byte order is not {target_arch}'s"));
+    }
     let mut data_symbols = vec![Vec::new(); object.sections.len()];
-    for (index, symbol) in object.symbols.iter().enumerate() {
-        if let Some(section) = symbol.defined_in() {
-            if symbol.kind == STT_OBJECT && !symbol.name.is_empty() {
+    for index in 1..object.symbols.len() {
+        let symbol = object.symbol(index)?;
+        if let Some(section) = object.defined_in(index)? {
+            if symbol.st_type() == elf::STT_OBJECT && !object.symbol_name(index)?.is_empty() {
                 data_symbols[section].push(index);
             }
         }
     }
     let checker = Checker {
         object,
-        arch,
+        target,
         data_symbols,
     };
     let mut sites = Vec::new();
     for index in checker.object.sections_named("__jump_table") {
-        let size = checker.object.sections[index].size;
+        let size = checker
+            .object
+            .section(index)?
+            .sh_size(checker.object.endian);
         if !size.is_multiple_of(ENTRY_SIZE) {
             return Err(format!(
                 "__jump_table's size {size:#x} is not a multiple of 16"
             ));
         }
+        let relocations = checker.object.relocations(index)?;
         let mut table = Table {
             index,
             by_offset: BTreeMap::new(),
             used: 0,
         };
-        for relocation in &relocations[index] {
+        for relocation in &relocations {
             table
                 .by_offset
                 .entry(relocation.offset)
                 .or_default()
-                .push(relocation);
+                .push(*relocation);
         }
         for at in (0..size).step_by(ENTRY_SIZE as usize) {
             let site = checker
@@ -341,10 +506,10 @@ pub fn check_object(
                 .map_err(|error| format!("__jump_table entry at {at:#x}: {error}"))?;
             sites.push(site);
         }
-        if table.used != relocations[index].len() {
+        if table.used != relocations.len() {
             return Err(format!(
                 "__jump_table has {} relocations outside its entries' fields",
-                relocations[index].len() - table.used
+                relocations.len() - table.used
             ));
         }
     }

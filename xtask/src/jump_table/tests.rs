@@ -134,9 +134,19 @@ fn sample_sites_match_the_sample_source() {
 
 #[test]
 fn the_nops_are_the_shims() {
-    let arch_dir = crate::project_root().join("kernel-shim/src/arch");
-    for (arch, file) in ARCHES.iter().zip(["x86_64", "arm64", "riscv", "loongarch"]) {
-        let source = std::fs::read_to_string(arch_dir.join(format!("{file}.rs"))).unwrap();
+    let shim = crate::project_root().join("kernel-shim/src");
+    let modules = std::fs::read_to_string(shim.join("arch.rs")).unwrap();
+    for target in crate::targets::KERNEL_TARGETS {
+        // `#[cfg(target_arch = "aarch64")]` above `pub use arm64 as current;`
+        let cfg = format!("#[cfg(target_arch = \"{}\")]", target.arch);
+        let module = modules.split(&cfg).nth(1).unwrap().trim_start();
+        let file = module
+            .strip_prefix("pub use ")
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap();
+        let source = std::fs::read_to_string(shim.join(format!("arch/{file}.rs"))).unwrap();
         let line = source
             .lines()
             .find(|line| line.starts_with("pub const NOP"))
@@ -150,7 +160,7 @@ fn the_nops_are_the_shims() {
             let parse = |byte: &str| u8::from_str_radix(byte.trim().trim_start_matches("0x"), 16);
             list.split(',').map(|byte| parse(byte).unwrap()).collect()
         };
-        assert_eq!(bytes, arch.nop, "{file}.rs: {line}");
+        assert_eq!(bytes, target.nop, "{file}.rs: {line}");
     }
 }
 
@@ -215,11 +225,10 @@ fn wrong_expectations_and_architectures_are_named() {
 #[test]
 fn a_changed_nop_names_its_site() {
     let bytes = object(KERNEL);
-    let object = Object::parse(bytes).unwrap();
     for site in check_sample(KERNEL, SAMPLE_SITES) {
-        let section = &object.sections[object.sections_named(&site.section)[0]];
+        let (offset, _) = file_range(bytes, &site.section);
         let mut changed = bytes.to_vec();
-        let at = usize::try_from(section.offset + site.offset).unwrap() + 2;
+        let at = offset + site.offset as usize + 2;
         changed[at] ^= 0x10;
         let error = check_object(&changed, "x86_64", SAMPLE_SITES).unwrap_err();
         let place = format!("the site {}+{:#x} holds", site.section, site.offset);
@@ -231,14 +240,20 @@ fn a_changed_nop_names_its_site() {
     }
 }
 
+/// Where the bytes of the section called `name` lie in the object: offset and size.
+fn file_range(bytes: &[u8], name: &str) -> (usize, usize) {
+    let object = Object::parse(bytes).unwrap();
+    let section = object.section(object.sections_named(name)[0]).unwrap();
+    let (offset, size) = section.file_range(object.endian).unwrap();
+    (offset as usize, size as usize)
+}
+
 /// The kernel-mode object with one change to the `__jump_table` relocation at `r_offset`:
 /// `change` gets the 24 bytes of the `Elf64_Rela`.
 fn with_relocation_changed(r_offset: u64, change: impl Fn(&mut [u8])) -> Vec<u8> {
     let bytes = object(KERNEL);
-    let object = Object::parse(bytes).unwrap();
-    let table = object.sections_named(".rela__jump_table")[0];
-    let start = object.sections[table].offset as usize;
-    let end = start + object.sections[table].size as usize;
+    let (start, size) = file_range(bytes, ".rela__jump_table");
+    let end = start + size;
     let mut changed = bytes.to_vec();
     let entry = changed[start..end]
         .chunks_exact_mut(24)
@@ -269,8 +284,9 @@ fn corrupted_relocations_are_named() {
     let other_symbol = {
         let object = Object::parse(object(KERNEL)).unwrap();
         let table = object.sections_named("__jump_table")[0];
-        let relocations = object.relocations().unwrap();
-        relocations[table]
+        object
+            .relocations(table)
+            .unwrap()
             .iter()
             .find(|r| r.offset == 16)
             .unwrap()
@@ -328,7 +344,8 @@ fn flipped_header_and_section_table_bytes_never_panic() {
     ];
     let mut must_fail: Vec<usize> = must_fail.to_vec();
     for (index, section) in object.sections.iter().enumerate().skip(1) {
-        if section.kind != crate::elf::SHT_NOBITS && section.size > 0 {
+        let endian = object.endian;
+        if section.sh_type(endian) != elf::SHT_NOBITS && section.sh_size(endian) > 0 {
             let header = table + index * 64;
             must_fail.extend([header + 24 + 7, header + 32 + 7]);
         }
@@ -373,7 +390,7 @@ fn objects_named_in_the_environment() {
         let table = object.sections_named("__jump_table");
         let mut kinds: Vec<u32> = table
             .iter()
-            .flat_map(|&index| object.relocations().unwrap()[index].clone())
+            .flat_map(|&index| object.relocations(index).unwrap())
             .map(|relocation| relocation.kind)
             .collect();
         kinds.sort();
@@ -393,9 +410,9 @@ fn objects_named_in_the_environment() {
             assert!(flipped.is_ok(), "{file}: flipping byte {at:#x} panicked");
         }
         for site in sites {
-            let section = &object.sections[object.sections_named(&site.section)[0]];
+            let (offset, _) = file_range(&bytes, &site.section);
             let mut changed = bytes.clone();
-            changed[(section.offset + site.offset) as usize] ^= 0x40;
+            changed[offset + site.offset as usize] ^= 0x40;
             let error = check_object(&changed, arch, expected).unwrap_err();
             let place = format!("the site {}+{:#x} holds", site.section, site.offset);
             assert!(error.contains(&place), "{file}: {error}");
