@@ -77,7 +77,10 @@ pub fn main() {
         println!("cargo:rustc-check-cfg=cfg({name})");
     }
     let compiler = probe_compiler();
-    for name in catalog::derived_cfgs(compiler.release, kernel_mode(&compiler)) {
+    // Cargo gives a build script the target's cfgs as `CARGO_CFG_*`.
+    let target_arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    let derived = catalog::derived_cfgs(compiler.release, kernel_mode(&compiler));
+    for name in derived.chain(catalog::arch_cfg(&target_arch)) {
         println!("cargo:rustc-cfg={name}");
     }
 }

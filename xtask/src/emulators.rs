@@ -1,21 +1,27 @@
 //! qemu's user-mode emulators, which run the test binaries of the kernel's targets on this
 //! machine: Debian's statically linked ones from the host's release (with its backports, where
 //! qemu is newest), of which `cargo xtask toolchains install` extracts only the emulators of
-//! [`EMULATED`] into `target/toolchains/qemu/`. Up to qemu 8 they are `qemu-user-static`'s
+//! [`emulated`] into `target/toolchains/qemu/`. Up to qemu 8 they are `qemu-user-static`'s
 //! `qemu-ARCH-static`; from qemu 9 on, `qemu-user` itself is static and `qemu-user-static`
 //! holds only symbolic links to it.
 
 use crate::debian::{self, Provisioner};
 use crate::extracted::{self, Extracted, Marker, Wanted};
 use crate::loader::interpreter;
+use crate::targets::KERNEL_TARGETS;
 use anyhow::{bail, Context};
 use object::ReadCache;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The architectures (as Rust spells them) whose emulators are provisioned: those of the
-/// kernel's targets other than the host's.
-pub const EMULATED: [&str; 3] = ["aarch64", "riscv64", "loongarch64"];
+/// The architectures (as Rust spells them, and as qemu names its emulators) whose emulators are
+/// provisioned: those of the kernel's targets other than the host's.
+pub fn emulated() -> impl Iterator<Item = &'static str> {
+    KERNEL_TARGETS
+        .iter()
+        .filter(|target| target.emulated)
+        .map(|target| target.arch)
+}
 
 /// The Debian packages that may hold the static emulators, in order of preference, with the
 /// name of the emulator of `ARCH` in each.
@@ -31,13 +37,13 @@ fn qemu_dir(root: &Path) -> PathBuf {
 
 /// The user-mode emulator of `target_arch` (as Rust spells it: `aarch64`, `riscv64`,
 /// `loongarch64`), if `cargo xtask toolchains install` provisioned it; `None` for the host's
-/// own `x86_64`, which runs natively, and for any architecture not in [`EMULATED`].
+/// own `x86_64`, which runs natively, and for any architecture not in [`emulated`].
 pub fn qemu_user(target_arch: &str) -> Option<PathBuf> {
     qemu_user_in(&debian::toolchains_dir(), target_arch)
 }
 
 fn qemu_user_in(root: &Path, target_arch: &str) -> Option<PathBuf> {
-    if !EMULATED.contains(&target_arch) {
+    if !emulated().any(|arch| arch == target_arch) {
         return None;
     }
     let dir = qemu_dir(root);
@@ -70,11 +76,10 @@ pub(crate) fn qemu_suites(codename: &str) -> Vec<String> {
     debian::suite_family(&format!("{codename}-backports"))
 }
 
-/// The members of a package that hold the emulators of [`EMULATED`], named as `pattern`
+/// The members of a package that hold the emulators of [`emulated`], named as `pattern`
 /// says; an emulator the package lacks is an error.
 fn emulator_members(members: &[String], pattern: &str) -> anyhow::Result<Vec<String>> {
-    EMULATED
-        .iter()
+    emulated()
         .map(|arch| {
             let wanted = format!("./{}", pattern.replace("ARCH", arch));
             if members.contains(&wanted) {
@@ -94,8 +99,8 @@ pub(crate) fn provision_qemu(
     suites: &[String],
 ) -> anyhow::Result<Extracted> {
     let prefix = qemu_dir(provisioner.root());
-    if let Some(marker) = Marker::read(&prefix)
-        .filter(|marker| EMULATED.iter().all(|arch| marker.get(arch).is_some()))
+    if let Some(marker) =
+        Marker::read(&prefix).filter(|marker| emulated().all(|arch| marker.get(arch).is_some()))
     {
         return Ok(Extracted::already(prefix, marker));
     }
@@ -112,7 +117,7 @@ pub(crate) fn provision_qemu(
         let outcome = extracted::provision(provisioner, &wanted, |staging| {
             let mut fields = Vec::new();
             let mut said = String::new();
-            for arch in EMULATED {
+            for arch in emulated() {
                 let relative = pattern.replace("ARCH", arch);
                 said = checked_emulator(&staging.join(&relative))?;
                 fields.push((arch.to_owned(), relative));
@@ -189,14 +194,13 @@ mod tests {
     #[test]
     fn emulators_are_chosen_or_missed() {
         let pattern = "usr/bin/qemu-ARCH-static";
-        let mut members: Vec<String> = EMULATED
-            .iter()
+        let mut members: Vec<String> = emulated()
             .map(|arch| format!("./usr/bin/qemu-{arch}-static"))
             .collect();
         members.push("./usr/bin/qemu-aarch64_be-static".into());
         assert_eq!(
             emulator_members(&members, pattern).unwrap(),
-            members[..EMULATED.len()]
+            members[..emulated().count()]
         );
         assert!(emulator_members(&members, "usr/bin/qemu-ARCH").is_err());
         members.retain(|member| !member.contains("loongarch64"));
@@ -256,19 +260,20 @@ mod tests {
     fn provisioned_emulators_run_their_architectures_programs() {
         use std::os::unix::fs::PermissionsExt;
         // The instructions of `a0 = 42; syscall number = 93 (exit); syscall`.
-        let programs: [(&str, u16, [u32; 3]); 3] = [
-            ("aarch64", 183, [0xd280_0540, 0xd280_0ba8, 0xd400_0001]),
-            ("riscv64", 243, [0x02a0_0513, 0x05d0_0893, 0x0000_0073]),
-            ("loongarch64", 258, [0x0380_a804, 0x0381_740b, 0x002b_0000]),
+        let programs: [(&str, [u32; 3]); 3] = [
+            ("aarch64", [0xd280_0540, 0xd280_0ba8, 0xd400_0001]),
+            ("riscv64", [0x02a0_0513, 0x05d0_0893, 0x0000_0073]),
+            ("loongarch64", [0x0380_a804, 0x0381_740b, 0x002b_0000]),
         ];
-        assert_eq!(programs.map(|(arch, ..)| arch), EMULATED);
+        assert!(programs.map(|(arch, _)| arch).into_iter().eq(emulated()));
         let Some(_) = qemu_user("aarch64") else {
             eprintln!("qemu's emulators are not provisioned: run `cargo xtask toolchains install`");
             return;
         };
         let dir = crate::project_root().join("target/kshim/test-scratch/emulators");
         std::fs::create_dir_all(&dir).unwrap();
-        for (arch, machine, instructions) in programs {
+        for (arch, instructions) in programs {
+            let machine = crate::targets::target_of_arch(arch).unwrap().machine.0;
             let emulator = qemu_user(arch).unwrap();
             let program = dir.join(format!("exit-42-{arch}"));
             std::fs::write(&program, tiny_program(machine, &instructions)).unwrap();

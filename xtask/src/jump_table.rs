@@ -4,22 +4,9 @@
 //!
 //! An entry is 16 bytes, eight-byte aligned, the same on all four architectures: `.long site -
 //! .`, `.long label - .`, `.quad key + offset + branch - .`, where `branch` is bit 0. Only the
-//! relocations that express these differences differ; as measured on the sample with rustc
-//! 1.95.0 (x86-64) and Debian's 1.96.0 (all four, `*-none` targets, LLVM 22):
-//!
-//! - x86-64: `R_X86_64_PC32` for the site and the label (against the function's section
-//!   symbol plus the offset), `R_X86_64_PC64` for the key (against the key's own symbol plus
-//!   the field offset); NOP `0f 1f 44 00 00`.
-//! - arm64: `R_AARCH64_PREL32` and `R_AARCH64_PREL64`, against the same symbols as on x86-64;
-//!   NOP `1f 20 03 d5`.
-//! - riscv64: every field is an `R_RISCV_ADD32`/`R_RISCV_SUB32` pair (`ADD64`/`SUB64` for the
-//!   key) at the field's offset, because linker relaxation may still move the code: the `ADD`
-//!   names the target (local labels `.Ltmp`/`.LBB` kept in the symbol table), the `SUB` a
-//!   local label at the field itself. The keys are merged into one local `.L_MergedGlobals`,
-//!   which the key field names with the key's offset in it. NOP `13 00 00 00`.
-//! - loongarch64: `R_LARCH_32_PCREL` against local labels and `R_LARCH_64_PCREL` against the
-//!   key's symbol; NOP `00 00 40 03`. `ADD`/`SUB` pairs, as riscv64 has, are accepted too,
-//!   as older LLVMs emit them, but were not seen.
+//! relocations that express these differences differ, one PC-relative relocation of the field's
+//! width or an `ADD`/`SUB` pair, as each architecture's row in
+//! [`KERNEL_TARGETS`](crate::targets::KERNEL_TARGETS) says with what was measured.
 //!
 //! The key is the smallest data symbol around the key field's target, so that a key inside a
 //! merged block is still found by name.
@@ -439,8 +426,8 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// Reads the object's `__jump_table` and checks every entry: its site is the NOP of the
-/// object's architecture (which must be `target_arch`, as Rust names it: "x86_64", "aarch64",
-/// "riscv64", "loongarch64"), its label lies in the same section, and its key is a data symbol
+/// object's architecture (which must be `target_arch` of a kernel target, as Rust names it),
+/// its label lies in the same section, and its key is a data symbol
 /// (the offset/branch addend resolving inside it; bit 0 = branch). Then checks that the sites
 /// per key symbol are exactly `expected` (key symbol name -> count; an empty `expected` means
 /// the object must have no `__jump_table` entries at all, as in stable mode before asm goto).

@@ -65,7 +65,7 @@ fn build_sample(name: &str, mode: Mode, cfgs_of: Option<Release>) -> Vec<u8> {
     let directory = root.join("target/kshim/unit-tests/jump-table").join(name);
     std::fs::create_dir_all(&directory).unwrap();
     let rustc = host_rustc();
-    let cfgs = mode_cfgs(cfgs_of.unwrap_or(rustc.release), mode);
+    let cfgs = mode_cfgs(cfgs_of.unwrap_or(rustc.release), mode, None);
     let _ = run(&rustc.shim(
         &root,
         mode,
