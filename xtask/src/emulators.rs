@@ -12,7 +12,6 @@ use crate::targets::KERNEL_TARGETS;
 use anyhow::{bail, Context};
 use object::ReadCache;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The architectures (as Rust spells them, and as qemu names its emulators) whose emulators are
 /// provisioned: those of the kernel's targets other than the host's.
@@ -149,8 +148,10 @@ fn checked_emulator(emulator: &Path) -> anyhow::Result<String> {
     {
         bail!("{} is dynamically linked", emulator.display());
     }
-    let output = Command::new(emulator)
-        .arg("--version")
+    let sh = xshell::Shell::new()?;
+    let output = xshell::cmd!(sh, "{emulator} --version")
+        .ignore_status()
+        .quiet()
         .output()
         .with_context(|| format!("running {} --version", emulator.display()))?;
     let first = String::from_utf8_lossy(&output.stdout)
@@ -275,10 +276,15 @@ mod tests {
         for (arch, instructions) in programs {
             let machine = crate::targets::target_of_arch(arch).unwrap().machine.0;
             let emulator = qemu_user(arch).unwrap();
+            let said = checked_emulator(&emulator).unwrap();
+            assert!(said.starts_with("qemu-"), "{said}");
             let program = dir.join(format!("exit-42-{arch}"));
             std::fs::write(&program, tiny_program(machine, &instructions)).unwrap();
             std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
-            let status = Command::new(&emulator).arg(&program).status().unwrap();
+            let status = std::process::Command::new(&emulator)
+                .arg(&program)
+                .status()
+                .unwrap();
             assert_eq!(
                 status.code(),
                 Some(42),

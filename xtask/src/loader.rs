@@ -2,14 +2,16 @@
 //! `LD_LIBRARY_PATH` when the host's C library is new enough for it, or else through the
 //! loader unpacked beside it, read from the ELF files themselves.
 
+use crate::process::Invocation;
 use anyhow::{bail, ensure, Context};
 use object::elf::FileHeader64;
 use object::read::elf::{FileHeader, ProgramHeader, SectionHeader};
 use object::{LittleEndian, ReadCache, ReadRef};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+#[cfg(test)]
+use std::process::Command;
+use std::time::Duration;
 
 /// What an ELF file says about loading it: its interpreter and the glibc symbol versions it
 /// needs or defines.
@@ -307,49 +309,35 @@ impl Launch {
             .collect()
     }
 
-    /// Runs the compiler with `args` in an environment of only `PATH` plus its own, killed
-    /// after `timeout`; returns its standard output, or what went wrong with its stderr.
+    /// Runs the compiler with `args` as every monitored step runs ([`crate::process::run`]:
+    /// a clean environment plus its own, killed with its process group after `timeout`);
+    /// returns its standard output, or what went wrong with its stderr.
     pub(crate) fn run(&self, args: &[&str], timeout: Duration) -> anyhow::Result<String> {
         let (program, leading_args) = start(&self.rustc, self.loader.as_ref());
-        let mut command = Command::new(program);
-        command
-            .args(leading_args)
-            .args(args)
-            .env_clear()
-            .envs(std::env::var_os("PATH").map(|path| ("PATH", path)))
-            .envs(self.env.iter().map(|(key, value)| (key, value)))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let shown = self.command_line(args).join(" ");
-        let mut child = command
-            .spawn()
-            .with_context(|| format!("starting `{shown}`"))?;
-        let started = Instant::now();
-        let status = loop {
-            if let Some(status) = child.try_wait().context("waiting for the compiler")? {
-                break status;
-            }
-            if started.elapsed() > timeout {
-                let _ = child.kill();
-                let _ = child.wait();
-                bail!(
-                    "`{shown}` ran longer than {}s and was killed",
-                    timeout.as_secs()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        let invocation = Invocation {
+            program,
+            args: leading_args
+                .into_iter()
+                .chain(args.iter().map(|arg| arg.to_string()))
+                .collect(),
+            env: self.env.clone(),
+            env_remove: Vec::new(),
         };
-        let output = child
-            .wait_with_output()
-            .context("reading the compiler's output")?;
-        let stderr = String::from_utf8_lossy(&output.stderr);
+        let shown = self.command_line(args).join(" ");
+        let output = crate::process::run(&invocation, timeout)
+            .with_context(|| format!("starting `{shown}`"))?;
         ensure!(
-            status.success(),
-            "`{shown}` failed ({status}): {}",
-            stderr.lines().take(3).collect::<Vec<_>>().join(" | ")
+            output.success(),
+            "`{shown}` failed ({}): {}",
+            output.describe_ending(timeout),
+            output
+                .stderr
+                .lines()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" | ")
         );
-        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+        Ok(output.stdout)
     }
 
     /// The shared libraries the compiler's process loads from outside `prefix`, as its loader
