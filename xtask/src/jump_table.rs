@@ -12,7 +12,7 @@
 //! merged block is still found by name.
 
 use crate::targets::{target_of_arch, KernelTarget};
-use object::elf::{self, FileHeader64, RelocationType, SectionHeader64, Sym64};
+use object::elf::{self, FileHeader64, Machine, RelocationType, SectionHeader64, Sym64};
 use object::read::elf::{FileHeader, Rela, SectionHeader, SectionTable, Sym, SymbolTable};
 use object::{Endianness, SectionIndex, SymbolIndex};
 use std::collections::BTreeMap;
@@ -316,11 +316,17 @@ impl Checker<'_> {
             }
             _ => {
                 let kinds: Vec<String> = here.iter().map(|r| r.kind.to_string()).collect();
+                let names = elf::machine_names(Machine(self.object.machine)).r;
+                let names: Vec<&str> = here
+                    .iter()
+                    .map(|r| names.name(RelocationType(r.kind)).unwrap_or("unknown"))
+                    .collect();
                 return Err(format!(
-                    "the {width}-byte field at {} has relocation types [{}], \
+                    "the {width}-byte field at {} has relocation types [{}] ({}), \
                      not one PC-relative of its width nor an ADD/SUB pair",
                     self.describe(field),
-                    kinds.join(", ")
+                    kinds.join(", "),
+                    names.join(", ")
                 ));
             }
         };

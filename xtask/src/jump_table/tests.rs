@@ -302,6 +302,7 @@ fn corrupted_relocations_are_named() {
         error.contains("field at __jump_table+0x4 has relocation types [1]"),
         "{error}"
     );
+    assert!(error.contains("[1] (R_X86_64_64), not one"), "{error}");
 }
 
 /// `check_object` on `bytes`, with a panic turned into a failure that names `what`.
