@@ -2,7 +2,7 @@
 //! the architecture's NOP, at a label in the same section and at a key symbol, and each key
 //! has as many sites as the source has `static_branch_unlikely!` uses.
 //!
-//! An entry is 16 bytes, eight-byte aligned, the same on all four architectures: `.long site -
+//! An entry is 16 bytes, eight-byte aligned, the same on every kernel architecture: `.long site -
 //! .`, `.long label - .`, `.quad key + offset + branch - .`, where `branch` is bit 0. Only the
 //! relocations that express these differences differ, one PC-relative relocation of the field's
 //! width or an `ADD`/`SUB` pair, as each architecture's row in
@@ -12,6 +12,7 @@
 //! merged block is still found by name.
 
 use crate::targets::{target_of_arch, KernelTarget};
+use anyhow::{anyhow, bail};
 use object::elf::{self, FileHeader64, Machine, RelocationType, SectionHeader64, Sym64};
 use object::read::elf::{FileHeader, Rela, SectionHeader, SectionTable, Sym, SymbolTable};
 use object::{Endianness, SectionIndex, SymbolIndex};
@@ -103,31 +104,31 @@ struct Object<'a> {
 }
 
 /// Names an error of the `object` crate as the checker reports it.
-fn read_error(what: &str) -> impl Fn(object::read::Error) -> String + '_ {
-    move |error| format!("{what}: {error}")
+fn read_error(what: &str) -> impl Fn(object::read::Error) -> anyhow::Error + '_ {
+    move |error| anyhow!("{what}: {error}")
 }
 
 impl<'a> Object<'a> {
-    fn parse(data: &'a [u8]) -> Result<Object<'a>, String> {
+    fn parse(data: &'a [u8]) -> anyhow::Result<Object<'a>> {
         let header = Elf::parse(data).map_err(read_error("not an ELF64 object"))?;
         let endian = header.endian().map_err(read_error("the ELF header"))?;
         let kind = header.e_type.get(endian);
         if kind != elf::ET_REL {
-            return Err(format!("not a relocatable object: e_type is {}", kind.0));
+            return Err(anyhow!("not a relocatable object: e_type is {}", kind.0));
         }
         let version = header.e_version.get(endian);
         if version != u32::from(elf::EV_CURRENT.0) {
-            return Err(format!("e_version is {version}, not 1"));
+            return Err(anyhow!("e_version is {version}, not 1"));
         }
         let header_size = header.e_ehsize.get(endian);
         if usize::from(header_size) != std::mem::size_of::<Elf>() {
-            return Err(format!("e_ehsize is {header_size}, not 64"));
+            return Err(anyhow!("e_ehsize is {header_size}, not 64"));
         }
         let sections = header
             .sections(endian, data)
             .map_err(read_error("the section headers"))?;
         if sections.is_empty() {
-            return Err("the object has no section headers".into());
+            bail!("the object has no section headers");
         }
         for (index, section) in sections.enumerate() {
             section
@@ -147,7 +148,7 @@ impl<'a> Object<'a> {
     }
 
     /// Section `index`, which must exist (index 0 is the null section).
-    fn section(&self, index: usize) -> Result<&'a SectionHeader64<Endianness>, String> {
+    fn section(&self, index: usize) -> anyhow::Result<&'a SectionHeader64<Endianness>> {
         self.sections
             .section(SectionIndex(index))
             .map_err(read_error(&format!("section {index}")))
@@ -162,11 +163,11 @@ impl<'a> Object<'a> {
             .map_or_else(|_| "?".into(), |name| String::from_utf8_lossy(name).into())
     }
 
-    fn flags(&self, index: usize) -> Result<u64, String> {
+    fn flags(&self, index: usize) -> anyhow::Result<u64> {
         Ok(self.section(index)?.sh_flags(self.endian).0)
     }
 
-    fn data(&self, index: usize) -> Result<&'a [u8], String> {
+    fn data(&self, index: usize) -> anyhow::Result<&'a [u8]> {
         self.section(index)?
             .data(self.endian, self.data)
             .map_err(read_error(&format!("section {index}")))
@@ -179,20 +180,20 @@ impl<'a> Object<'a> {
             .collect()
     }
 
-    fn symbol(&self, index: usize) -> Result<&'a Sym64<Endianness>, String> {
+    fn symbol(&self, index: usize) -> anyhow::Result<&'a Sym64<Endianness>> {
         self.symbols
             .symbol(SymbolIndex(index))
             .map_err(read_error(&format!("symbol {index}")))
     }
 
-    fn symbol_name(&self, index: usize) -> Result<String, String> {
+    fn symbol_name(&self, index: usize) -> anyhow::Result<String> {
         let name = self.symbols.symbol_name(self.endian, self.symbol(index)?);
         let name = name.map_err(read_error(&format!("the name of symbol {index}")))?;
         Ok(String::from_utf8_lossy(name).into())
     }
 
     /// The index of the section symbol `index` is defined in, if it is defined in one.
-    fn defined_in(&self, index: usize) -> Result<Option<usize>, String> {
+    fn defined_in(&self, index: usize) -> anyhow::Result<Option<usize>> {
         let symbol = self.symbol(index)?;
         let section = self
             .symbols
@@ -209,7 +210,7 @@ impl<'a> Object<'a> {
 
     /// The `RELA` relocations that apply to section `target`. A `REL` section is an error,
     /// since its addends would be in the bytes it applies to.
-    fn relocations(&self, target: usize) -> Result<Vec<Relocation>, String> {
+    fn relocations(&self, target: usize) -> anyhow::Result<Vec<Relocation>> {
         let mut relocations = Vec::new();
         for (index, table) in self.sections.enumerate() {
             if table.sh_info(self.endian) as usize != target {
@@ -217,7 +218,7 @@ impl<'a> Object<'a> {
             }
             let what = format!("relocation section {}", index.0);
             if table.sh_type(self.endian) == elf::SHT_REL {
-                return Err(format!("{what} has REL entries, which are not supported"));
+                return Err(anyhow!("{what} has REL entries, which are not supported"));
             }
             let Some((entries, link)) = table
                 .rela(self.endian, self.data)
@@ -226,7 +227,7 @@ impl<'a> Object<'a> {
                 continue;
             };
             if link != self.symbols.section() || self.symbols.is_empty() {
-                return Err(format!(
+                return Err(anyhow!(
                     "{what}: sh_link {} is not the symbol table",
                     link.0
                 ));
@@ -234,7 +235,7 @@ impl<'a> Object<'a> {
             for entry in entries {
                 let symbol = entry.r_sym(self.endian, false) as usize;
                 if symbol >= self.symbols.len() {
-                    return Err(format!("{what}: symbol index {symbol} is out of range"));
+                    return Err(anyhow!("{what}: symbol index {symbol} is out of range"));
                 }
                 relocations.push(Relocation {
                     offset: entry.r_offset(self.endian),
@@ -271,13 +272,13 @@ impl Checker<'_> {
     }
 
     /// Where `symbol + addend` lies.
-    fn resolve(&self, relocation: &Relocation) -> Result<Place, String> {
+    fn resolve(&self, relocation: &Relocation) -> anyhow::Result<Place> {
         let section = self.object.defined_in(relocation.symbol)?.ok_or_else(|| {
             let name = self
                 .object
                 .symbol_name(relocation.symbol)
                 .unwrap_or_default();
-            format!("symbol {name:?} is not defined in a section of the object")
+            anyhow!("symbol {name:?} is not defined in a section of the object")
         })?;
         let value = self
             .object
@@ -291,13 +292,13 @@ impl Checker<'_> {
                     .object
                     .symbol_name(relocation.symbol)
                     .unwrap_or_default();
-                format!("{name:?} + {} is out of range", relocation.addend)
+                anyhow!("{name:?} + {} is out of range", relocation.addend)
             })?;
         Ok((section, offset))
     }
 
     /// What the `width`-byte field at `at` in `table` points at, and the relocation's symbol.
-    fn field(&self, table: &mut Table, at: u64, width: u64) -> Result<(Place, usize), String> {
+    fn field(&self, table: &mut Table, at: u64, width: u64) -> anyhow::Result<(Place, usize)> {
         let field = (table.index, at);
         let here = table.by_offset.get(&at).map_or(&[][..], Vec::as_slice);
         let roles: Vec<Option<(Role, u64)>> = here
@@ -321,7 +322,7 @@ impl Checker<'_> {
                     .iter()
                     .map(|r| names.name(RelocationType(r.kind)).unwrap_or("unknown"))
                     .collect();
-                return Err(format!(
+                return Err(anyhow!(
                     "the {width}-byte field at {} has relocation types [{}] ({}), \
                      not one PC-relative of its width nor an ADD/SUB pair",
                     self.describe(field),
@@ -335,10 +336,10 @@ impl Checker<'_> {
     }
 
     /// Checks that the `SUB` half of a pair subtracts the field's own address.
-    fn own_address(&self, field: Place, sub: &Relocation) -> Result<(), String> {
+    fn own_address(&self, field: Place, sub: &Relocation) -> anyhow::Result<()> {
         let subtracted = self.resolve(sub)?;
         if subtracted != field {
-            return Err(format!(
+            return Err(anyhow!(
                 "the field at {} subtracts {}, not its own address",
                 self.describe(field),
                 self.describe(subtracted)
@@ -348,22 +349,22 @@ impl Checker<'_> {
     }
 
     /// The entry at `at`: the site, its label and its key, each checked.
-    fn entry(&self, table: &mut Table, at: u64) -> Result<Site, String> {
+    fn entry(&self, table: &mut Table, at: u64) -> anyhow::Result<Site> {
         let (site, _) = self.field(table, at, 4)?;
         let (label, _) = self.field(table, at + 4, 4)?;
         let (key, key_symbol) = self.field(table, at + 8, 8)?;
         if self.object.flags(site.0)? & elf::SHF_EXECINSTR.0 == 0 {
             let site = self.describe(site);
-            return Err(format!("the site {site} is not in an executable section"));
+            return Err(anyhow!("the site {site} is not in an executable section"));
         }
         let text = self.object.data(site.0)?;
         let nop = self.target.nop;
         let found = usize::try_from(site.1)
             .ok()
             .and_then(|start| text.get(start..start.checked_add(nop.len())?))
-            .ok_or_else(|| format!("the site {} lies beyond its section", self.describe(site)))?;
+            .ok_or_else(|| anyhow!("the site {} lies beyond its section", self.describe(site)))?;
         if found != nop {
-            return Err(format!(
+            return Err(anyhow!(
                 "the site {} holds {}, not the {} NOP {}",
                 self.describe(site),
                 hex(found),
@@ -373,7 +374,7 @@ impl Checker<'_> {
         }
         let size = self.object.section(site.0)?.sh_size(self.object.endian);
         if label.0 != site.0 || label.1 >= size {
-            return Err(format!(
+            return Err(anyhow!(
                 "the label {} of the site {} is not in the site's section",
                 self.describe(label),
                 self.describe(site)
@@ -394,12 +395,12 @@ impl Checker<'_> {
     /// LLVM may merge the keys into one local `.L_MergedGlobals` and relocate against it
     /// (riscv64 does), so the key is the smallest data symbol around the place, the one
     /// relocated against if it is among the smallest.
-    fn key(&self, (section, tagged): Place, relocated: usize) -> Result<(String, bool), String> {
+    fn key(&self, (section, tagged): Place, relocated: usize) -> anyhow::Result<(String, bool)> {
         let place = (section, tagged & !1);
         let flags = self.object.flags(section)?;
         if flags & elf::SHF_ALLOC.0 == 0 || flags & elf::SHF_EXECINSTR.0 != 0 {
             let key = self.describe(place);
-            return Err(format!("the key {key} is not in a data section"));
+            return Err(anyhow!("the key {key} is not in a data section"));
         }
         let align = self
             .object
@@ -407,7 +408,7 @@ impl Checker<'_> {
             .sh_addralign(self.object.endian);
         if place.1 % 4 != 0 || align < 4 {
             let key = self.describe(place);
-            return Err(format!("the key {key} is not four-byte aligned"));
+            return Err(anyhow!("the key {key} is not four-byte aligned"));
         }
         let endian = self.object.endian;
         let mut inside = Vec::new();
@@ -420,7 +421,7 @@ impl Checker<'_> {
         }
         let (_, _, symbol) = inside.into_iter().min().ok_or_else(|| {
             let key = self.describe(place);
-            format!("the key {key} is not inside a data symbol")
+            anyhow!("the key {key} is not inside a data symbol")
         })?;
         Ok((self.object.symbol_name(symbol)?, tagged & 1 != 0))
     }
@@ -442,18 +443,19 @@ pub fn check_object(
     bytes: &[u8],
     target_arch: &str,
     expected: &[(&str, usize)],
-) -> Result<Vec<Site>, String> {
+) -> anyhow::Result<Vec<Site>> {
     let target = target_of_arch(target_arch)
-        .ok_or_else(|| format!("no static-branch NOP is known for target_arch {target_arch:?}"))?;
+        .ok_or_else(|| anyhow!("no static-branch NOP is known for target_arch {target_arch:?}"))?;
     let object = Object::parse(bytes)?;
     if object.machine != target.machine.0 {
-        return Err(format!(
+        return Err(anyhow!(
             "the object's e_machine is {}, not {} for {target_arch}",
-            object.machine, target.machine.0
+            object.machine,
+            target.machine.0
         ));
     }
     if (object.endian == Endianness::Little) != target.little_endian {
-        return Err(format!("the object's byte order is not {target_arch}'s"));
+        return Err(anyhow!("the object's byte order is not {target_arch}'s"));
     }
     let mut data_symbols = vec![Vec::new(); object.sections.len()];
     for index in 1..object.symbols.len() {
@@ -476,7 +478,7 @@ pub fn check_object(
             .section(index)?
             .sh_size(checker.object.endian);
         if !size.is_multiple_of(ENTRY_SIZE) {
-            return Err(format!(
+            return Err(anyhow!(
                 "__jump_table's size {size:#x} is not a multiple of 16"
             ));
         }
@@ -496,11 +498,11 @@ pub fn check_object(
         for at in (0..size).step_by(ENTRY_SIZE as usize) {
             let site = checker
                 .entry(&mut table, at)
-                .map_err(|error| format!("__jump_table entry at {at:#x}: {error}"))?;
+                .map_err(|error| anyhow!("__jump_table entry at {at:#x}: {error}"))?;
             sites.push(site);
         }
         if table.used != relocations.len() {
-            return Err(format!(
+            return Err(anyhow!(
                 "__jump_table has {} relocations outside its entries' fields",
                 relocations.len() - table.used
             ));
@@ -511,7 +513,7 @@ pub fn check_object(
         *counts.entry(&site.key).or_default() += 1;
     }
     if let (true, Some(site)) = (expected.is_empty(), sites.first()) {
-        return Err(format!(
+        return Err(anyhow!(
             "expected no __jump_table entries, found {} (the first: key {} at {}+{:#x})",
             sites.len(),
             site.key,
@@ -522,11 +524,11 @@ pub fn check_object(
     for (key, count) in expected {
         let found = counts.remove(key).unwrap_or(0);
         if found != *count {
-            return Err(format!("key {key} has {found} sites, expected {count}"));
+            return Err(anyhow!("key {key} has {found} sites, expected {count}"));
         }
     }
     if let Some((key, count)) = counts.into_iter().next() {
-        return Err(format!("key {key} has {count} sites, expected none"));
+        return Err(anyhow!("key {key} has {count} sites, expected none"));
     }
     Ok(sites)
 }

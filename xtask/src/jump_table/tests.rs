@@ -202,22 +202,28 @@ fn stable_mode_with_asm_goto_has_every_site() {
 #[test]
 fn stable_mode_before_asm_goto_has_no_table() {
     check_sample(BEFORE_ASM_GOTO, &[]);
-    let error = check_object(object(BEFORE_ASM_GOTO), "x86_64", SAMPLE_SITES).unwrap_err();
+    let error = check_object(object(BEFORE_ASM_GOTO), "x86_64", SAMPLE_SITES)
+        .unwrap_err()
+        .to_string();
     assert_eq!(error, "key KSHIM_TRACE_KEY has 0 sites, expected 2");
 }
 
 #[test]
 fn wrong_expectations_and_architectures_are_named() {
     let bytes = object(KERNEL);
-    let error = check_object(bytes, "x86_64", &[]).unwrap_err();
+    let error = check_object(bytes, "x86_64", &[]).unwrap_err().to_string();
     assert!(
         error.starts_with("expected no __jump_table entries, found 4"),
         "{error}"
     );
     let fewer = &SAMPLE_SITES[..2];
-    let error = check_object(bytes, "x86_64", fewer).unwrap_err();
+    let error = check_object(bytes, "x86_64", fewer)
+        .unwrap_err()
+        .to_string();
     assert_eq!(error, "key KSHIM_TRACEPOINT has 1 sites, expected none");
-    let error = check_object(bytes, "aarch64", SAMPLE_SITES).unwrap_err();
+    let error = check_object(bytes, "aarch64", SAMPLE_SITES)
+        .unwrap_err()
+        .to_string();
     assert_eq!(error, "the object's e_machine is 62, not 183 for aarch64");
     assert!(check_object(bytes, "mips64", SAMPLE_SITES).is_err());
 }
@@ -230,7 +236,9 @@ fn a_changed_nop_names_its_site() {
         let mut changed = bytes.to_vec();
         let at = offset + site.offset as usize + 2;
         changed[at] ^= 0x10;
-        let error = check_object(&changed, "x86_64", SAMPLE_SITES).unwrap_err();
+        let error = check_object(&changed, "x86_64", SAMPLE_SITES)
+            .unwrap_err()
+            .to_string();
         let place = format!("the site {}+{:#x} holds", site.section, site.offset);
         assert!(error.contains(&place), "{error}");
         assert!(
@@ -275,10 +283,12 @@ fn corrupted_relocations_are_named() {
     let branch = check(&with_relocation_changed(first_key, |e| add_to_addend(e, 1))).unwrap();
     assert!(branch[0].branch, "bit 0 of the key field is the branch");
     assert!(!branch[1].branch);
-    let error = check(&with_relocation_changed(first_key, |e| add_to_addend(e, 2))).unwrap_err();
+    let error = check(&with_relocation_changed(first_key, |e| add_to_addend(e, 2)))
+        .unwrap_err()
+        .to_string();
     assert!(error.ends_with("is not four-byte aligned"), "{error}");
     let far = with_relocation_changed(first_key, |e| add_to_addend(e, 0x1000));
-    let error = check(&far).unwrap_err();
+    let error = check(&far).unwrap_err().to_string();
     assert!(error.ends_with("is not inside a data symbol"), "{error}");
     // The first entry's label, relocated against the second entry's site's section.
     let other_symbol = {
@@ -295,9 +305,11 @@ fn corrupted_relocations_are_named() {
     let moved = with_relocation_changed(4, |e| {
         e[12..16].copy_from_slice(&other_symbol.to_le_bytes())
     });
-    let error = check(&moved).unwrap_err();
+    let error = check(&moved).unwrap_err().to_string();
     assert!(error.ends_with("is not in the site's section"), "{error}");
-    let error = check(&with_relocation_changed(4, |e| e[8] = 1)).unwrap_err();
+    let error = check(&with_relocation_changed(4, |e| e[8] = 1))
+        .unwrap_err()
+        .to_string();
     assert!(
         error.contains("field at __jump_table+0x4 has relocation types [1]"),
         "{error}"
@@ -306,7 +318,7 @@ fn corrupted_relocations_are_named() {
 }
 
 /// `check_object` on `bytes`, with a panic turned into a failure that names `what`.
-fn check_without_panic(bytes: &[u8], what: &str) -> Result<Vec<Site>, String> {
+fn check_without_panic(bytes: &[u8], what: &str) -> anyhow::Result<Vec<Site>> {
     catch_unwind(AssertUnwindSafe(|| {
         check_object(bytes, "x86_64", SAMPLE_SITES)
     }))
@@ -414,7 +426,9 @@ fn objects_named_in_the_environment() {
             let (offset, _) = file_range(&bytes, &site.section);
             let mut changed = bytes.clone();
             changed[offset + site.offset as usize] ^= 0x40;
-            let error = check_object(&changed, arch, expected).unwrap_err();
+            let error = check_object(&changed, arch, expected)
+                .unwrap_err()
+                .to_string();
             let place = format!("the site {}+{:#x} holds", site.section, site.offset);
             assert!(error.contains(&place), "{file}: {error}");
         }
