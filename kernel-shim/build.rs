@@ -79,7 +79,10 @@ pub fn main() {
     }
     let compiler = probe_compiler();
     let kernel = kernel_mode(&compiler);
-    for name in catalog::derived_cfgs(compiler.release, kernel) {
+    // Cargo gives a build script the target's cfgs as `CARGO_CFG_*`.
+    let target_arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    let derived = catalog::derived_cfgs(compiler.release, kernel);
+    for name in derived.chain(catalog::arch_cfg(&target_arch)) {
         println!("cargo:rustc-cfg={name}");
     }
     // Every package but the shim is a driver: in kernel mode Kbuild gives it the allowed

@@ -49,38 +49,17 @@
 /// ```
 #[inline(always)]
 pub unsafe fn read_once_u32_at<const OFFSET: usize>(base: *const u8) -> u32 {
-    #[cfg(all(
-        any(
-            target_arch = "x86_64",
-            target_arch = "aarch64",
-            target_arch = "riscv64",
-            target_arch = "loongarch64"
-        ),
-        any(kshim_kernel_mode, kshim_stable_asm_const)
-    ))]
+    #[cfg(all(kshim_have_arch, any(kshim_kernel_mode, kshim_stable_asm_const)))]
     {
         // SAFETY: the caller's guarantees are this function's own.
         unsafe { const_operand::read_once_u32_at::<OFFSET>(base) }
     }
-    #[cfg(all(
-        any(
-            target_arch = "x86_64",
-            target_arch = "aarch64",
-            target_arch = "riscv64",
-            target_arch = "loongarch64"
-        ),
-        not(any(kshim_kernel_mode, kshim_stable_asm_const))
-    ))]
+    #[cfg(all(kshim_have_arch, not(any(kshim_kernel_mode, kshim_stable_asm_const))))]
     {
         // SAFETY: the caller's guarantees are this function's own.
         unsafe { register_operand::read_once_u32_at::<OFFSET>(base) }
     }
-    #[cfg(not(any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "riscv64",
-        target_arch = "loongarch64"
-    )))]
+    #[cfg(not(kshim_have_arch))]
     {
         // SAFETY: the caller guarantees that `base + OFFSET` is in bounds, aligned and
         // readable; a volatile read is performed exactly once.
@@ -89,24 +68,11 @@ pub unsafe fn read_once_u32_at<const OFFSET: usize>(base: *const u8) -> u32 {
 }
 
 /// The `asm_const` form for the architecture being built for: the offset is an immediate.
-#[cfg(all(
-    any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "riscv64",
-        target_arch = "loongarch64"
-    ),
-    any(kshim_kernel_mode, kshim_stable_asm_const)
-))]
+#[cfg(all(kshim_have_arch, any(kshim_kernel_mode, kshim_stable_asm_const)))]
 pub use crate::arch::current::const_operand;
 
 /// The stable replacement for the architecture being built for: the offset is in a register.
-#[cfg(any(
-    target_arch = "x86_64",
-    target_arch = "aarch64",
-    target_arch = "riscv64",
-    target_arch = "loongarch64"
-))]
+#[cfg(kshim_have_arch)]
 pub use crate::arch::current::register_operand;
 
 #[cfg(test)]

@@ -85,6 +85,22 @@ pub const MINIMUM_RELEASE: Release = Release::new(1, 78, 0);
 /// block on; without it, the shim enables no feature at all ("stable mode").
 pub const KERNEL_MODE_CFG: &str = "kshim_kernel_mode";
 
+/// The cfg that is set where the architecture being built for has a module in the shim's
+/// `arch/`: its static-branch NOP and jump entry and its `asm_const` load. It plays the part of
+/// the kernel's `HAVE_ARCH_JUMP_LABEL`, which each architecture's Kconfig selects; without it
+/// the shim keeps its portable replacements.
+pub const ARCH_CFG: &str = "kshim_have_arch";
+
+/// The `target_arch`es that [`ARCH_CFG`] is set for, as the kernel's Kconfig lists the
+/// architectures that select `HAVE_ARCH_JUMP_LABEL`. The xtask's table of the kernel's
+/// architectures (`xtask/src/targets.rs`) has a row for each, and a test keeps the two equal.
+pub const ARCH_MODULES: &[&str] = &["x86_64", "aarch64", "riscv64", "loongarch64"];
+
+/// [`ARCH_CFG`] if a build for `target_arch` gets it.
+pub fn arch_cfg(target_arch: &str) -> Option<&'static str> {
+    ARCH_MODULES.contains(&target_arch).then_some(ARCH_CFG)
+}
+
 /// Where the kernel enables a feature, as of the seed commit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KernelUse {
@@ -396,7 +412,9 @@ pub fn all_cfg_names() -> impl Iterator<Item = &'static str> {
             .all(|earlier| earlier.cfg.map(|other| other.name) != Some(cfg.name));
         first.then_some(cfg.name)
     });
-    core::iter::once(KERNEL_MODE_CFG).chain(derived)
+    core::iter::once(KERNEL_MODE_CFG)
+        .chain(derived)
+        .chain(core::iter::once(ARCH_CFG))
 }
 
 /// The cfgs that a compiler of this release gets, each once; kernel mode adds
@@ -475,9 +493,12 @@ mod tests {
             .count();
         assert_eq!(
             count,
-            1 + stable_cfgs + 1,
-            "kernel mode, one per stable feature, coerce-pointee"
+            1 + stable_cfgs + 1 + 1,
+            "kernel mode, one per stable feature, coerce-pointee, the architecture's"
         );
+        assert_eq!(all_cfg_names().last(), Some(ARCH_CFG));
+        assert_eq!(arch_cfg("riscv64"), Some(ARCH_CFG));
+        assert_eq!(arch_cfg("s390x"), None);
     }
 
     #[test]

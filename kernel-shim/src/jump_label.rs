@@ -199,15 +199,7 @@ macro_rules! static_branch_unlikely {
 pub use static_branch_unlikely;
 
 /// The `asm goto` form of [`static_branch_unlikely!`]: the architecture's NOP and jump entry.
-#[cfg(all(
-    any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "riscv64",
-        target_arch = "loongarch64"
-    ),
-    any(kshim_kernel_mode, kshim_stable_asm_goto)
-))]
+#[cfg(all(kshim_have_arch, any(kshim_kernel_mode, kshim_stable_asm_goto)))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __static_branch_unlikely {
@@ -218,15 +210,7 @@ macro_rules! __static_branch_unlikely {
 }
 
 /// The replacement form of [`static_branch_unlikely!`]: load the count and branch.
-#[cfg(not(all(
-    any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "riscv64",
-        target_arch = "loongarch64"
-    ),
-    any(kshim_kernel_mode, kshim_stable_asm_goto)
-)))]
+#[cfg(not(all(kshim_have_arch, any(kshim_kernel_mode, kshim_stable_asm_goto))))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __static_branch_unlikely {
@@ -291,12 +275,7 @@ impl JumpEntry {
     }
 
     /// The instruction now at the site: the NOP, or the jump that enabling wrote.
-    #[cfg(any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "riscv64",
-        target_arch = "loongarch64"
-    ))]
+    #[cfg(kshim_have_arch)]
     pub fn instruction(&self) -> [u8; crate::arch::current::JUMP_LABEL_NOP_SIZE] {
         let site = self.code() as *const [u8; crate::arch::current::JUMP_LABEL_NOP_SIZE];
         // SAFETY: by the type invariant, `code` leads to that many readable bytes of text; the
@@ -348,15 +327,7 @@ pub unsafe fn init(patching: TextPatching) {
         );
         return;
     }
-    #[cfg(all(
-        any(
-            target_arch = "x86_64",
-            target_arch = "aarch64",
-            target_arch = "riscv64",
-            target_arch = "loongarch64"
-        ),
-        any(kshim_kernel_mode, kshim_stable_asm_goto)
-    ))]
+    #[cfg(all(kshim_have_arch, any(kshim_kernel_mode, kshim_stable_asm_goto)))]
     for entry in table {
         let found = entry.instruction();
         assert!(
@@ -437,15 +408,7 @@ impl StateGuard {
     }
 
     /// Makes every site of `key` jump (`enabled`) or fall through, like `jump_label_update()`.
-    #[cfg(all(
-        any(
-            target_arch = "x86_64",
-            target_arch = "aarch64",
-            target_arch = "riscv64",
-            target_arch = "loongarch64"
-        ),
-        any(kshim_kernel_mode, kshim_stable_asm_goto)
-    ))]
+    #[cfg(all(kshim_have_arch, any(kshim_kernel_mode, kshim_stable_asm_goto)))]
     fn update(&self, key: &StaticKey, enabled: bool) {
         let patching = self.patching().expect(
             "static key used before jump_label::init(): nothing can patch its sites \
@@ -461,15 +424,7 @@ impl StateGuard {
     }
 
     /// Without the `asm goto` form there are no sites, and only the count changes.
-    #[cfg(not(all(
-        any(
-            target_arch = "x86_64",
-            target_arch = "aarch64",
-            target_arch = "riscv64",
-            target_arch = "loongarch64"
-        ),
-        any(kshim_kernel_mode, kshim_stable_asm_goto)
-    )))]
+    #[cfg(not(all(kshim_have_arch, any(kshim_kernel_mode, kshim_stable_asm_goto))))]
     fn update(&self, _key: &StaticKey, _enabled: bool) {}
 }
 
@@ -483,15 +438,7 @@ impl Drop for StateGuard {
 ///
 /// As x86's `__jump_label_patch()`, it first checks that the site holds what the other state
 /// wrote, so that a wrong table stops here rather than corrupting code.
-#[cfg(all(
-    any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "riscv64",
-        target_arch = "loongarch64"
-    ),
-    any(kshim_kernel_mode, kshim_stable_asm_goto)
-))]
+#[cfg(all(kshim_have_arch, any(kshim_kernel_mode, kshim_stable_asm_goto)))]
 fn arch_jump_label_transform(patching: &TextPatching, entry: &JumpEntry, jump: bool) {
     use crate::arch::current;
 
@@ -573,15 +520,7 @@ mod tests {
         assert!(entry.is_branch());
     }
 
-    #[cfg(all(
-        any(
-            target_arch = "x86_64",
-            target_arch = "aarch64",
-            target_arch = "riscv64",
-            target_arch = "loongarch64"
-        ),
-        any(kshim_kernel_mode, kshim_stable_asm_goto)
-    ))]
+    #[cfg(all(kshim_have_arch, any(kshim_kernel_mode, kshim_stable_asm_goto)))]
     #[test]
     fn gated_matches_replacement_asm_goto() {
         use crate::arch::current;

@@ -110,12 +110,7 @@ pub unsafe fn kshim_read_registers(registers: *const Registers) -> u32 {
 /// # Safety
 ///
 /// `registers` must point to a live, aligned `Registers`.
-#[cfg(any(
-    target_arch = "x86_64",
-    target_arch = "aarch64",
-    target_arch = "riscv64",
-    target_arch = "loongarch64"
-))]
+#[cfg(kshim_have_arch)]
 #[no_mangle]
 pub unsafe fn kshim_read_control(registers: *const Registers) -> u32 {
     // SAFETY: the caller passes a live, aligned `Registers`; the offset is a `u32` field's.

@@ -124,7 +124,7 @@ fn examples_log_the_same_in_kernel_mode_and_stable_mode() {
                 let (rustc, examples, scratch) = (&rustc, &examples, &scratch);
                 scope.spawn(move || {
                     let directory = scratch.join(mode.word());
-                    let cfgs = mode_cfgs(rustc.release, mode);
+                    let cfgs = mode_cfgs(rustc.release, mode, None);
                     let rlib = build_shim(rustc, mode, &cfgs, &directory);
                     examples
                         .iter()
@@ -219,7 +219,7 @@ fn kernel_mode_test_runs(
 fn every_feature_has_a_passing_equivalence_test_in_kernel_mode() {
     let rustc = compiler();
     let scratch = scratch_dir("equivalence");
-    let with_pointee = mode_cfgs(rustc.release, Mode::Kernel);
+    let with_pointee = mode_cfgs(rustc.release, Mode::Kernel, None);
     // The pre-1.84 path, on a compiler that still knows the predecessor features.
     let without_pointee: Vec<&str> = with_pointee
         .iter()

@@ -195,7 +195,7 @@ fn audit_usage_reads_places_from_a_rustc_argument_file() {
         release: version.release,
     };
     let scratch = kshim_tests::scratch_dir("audit-usage-argfile");
-    let cfgs = mode_cfgs(rustc.release, Mode::Kernel);
+    let cfgs = mode_cfgs(rustc.release, Mode::Kernel, None);
     let shim = rustc.shim(
         &root,
         Mode::Kernel,

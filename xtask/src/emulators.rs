@@ -1,20 +1,26 @@
 //! qemu's user-mode emulators, which run the test binaries of the kernel's targets on this
 //! machine: Debian's statically linked ones from the host's release (with its backports, where
 //! qemu is newest), of which `cargo xtask toolchains install` extracts only the emulators of
-//! [`EMULATED`] into `target/toolchains/qemu/`. Up to qemu 8 they are `qemu-user-static`'s
+//! [`emulated`] into `target/toolchains/qemu/`. Up to qemu 8 they are `qemu-user-static`'s
 //! `qemu-ARCH-static`; from qemu 9 on, `qemu-user` itself is static and `qemu-user-static`
 //! holds only symbolic links to it.
 
 use crate::debian::{self, Provisioner};
 use crate::extracted::{self, Extracted, Marker, Wanted};
+use crate::loader::interpreter;
+use crate::targets::KERNEL_TARGETS;
 use anyhow::{bail, Context};
-use std::io::Read;
+use object::ReadCache;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-/// The architectures (as Rust spells them) whose emulators are provisioned: those of the
-/// kernel's targets other than the host's.
-pub const EMULATED: [&str; 3] = ["aarch64", "riscv64", "loongarch64"];
+/// The architectures (as Rust spells them, and as qemu names its emulators) whose emulators are
+/// provisioned: those of the kernel's targets other than the host's.
+pub fn emulated() -> impl Iterator<Item = &'static str> {
+    KERNEL_TARGETS
+        .iter()
+        .filter(|target| target.emulated)
+        .map(|target| target.arch)
+}
 
 /// The Debian packages that may hold the static emulators, in order of preference, with the
 /// name of the emulator of `ARCH` in each.
@@ -30,13 +36,13 @@ fn qemu_dir(root: &Path) -> PathBuf {
 
 /// The user-mode emulator of `target_arch` (as Rust spells it: `aarch64`, `riscv64`,
 /// `loongarch64`), if `cargo xtask toolchains install` provisioned it; `None` for the host's
-/// own `x86_64`, which runs natively, and for any architecture not in [`EMULATED`].
+/// own `x86_64`, which runs natively, and for any architecture not in [`emulated`].
 pub fn qemu_user(target_arch: &str) -> Option<PathBuf> {
     qemu_user_in(&debian::toolchains_dir(), target_arch)
 }
 
 fn qemu_user_in(root: &Path, target_arch: &str) -> Option<PathBuf> {
-    if !EMULATED.contains(&target_arch) {
+    if !emulated().any(|arch| arch == target_arch) {
         return None;
     }
     let dir = qemu_dir(root);
@@ -69,11 +75,10 @@ pub(crate) fn qemu_suites(codename: &str) -> Vec<String> {
     debian::suite_family(&format!("{codename}-backports"))
 }
 
-/// The members of a package that hold the emulators of [`EMULATED`], named as `pattern`
+/// The members of a package that hold the emulators of [`emulated`], named as `pattern`
 /// says; an emulator the package lacks is an error.
 fn emulator_members(members: &[String], pattern: &str) -> anyhow::Result<Vec<String>> {
-    EMULATED
-        .iter()
+    emulated()
         .map(|arch| {
             let wanted = format!("./{}", pattern.replace("ARCH", arch));
             if members.contains(&wanted) {
@@ -93,8 +98,8 @@ pub(crate) fn provision_qemu(
     suites: &[String],
 ) -> anyhow::Result<Extracted> {
     let prefix = qemu_dir(provisioner.root());
-    if let Some(marker) = Marker::read(&prefix)
-        .filter(|marker| EMULATED.iter().all(|arch| marker.get(arch).is_some()))
+    if let Some(marker) =
+        Marker::read(&prefix).filter(|marker| emulated().all(|arch| marker.get(arch).is_some()))
     {
         return Ok(Extracted::already(prefix, marker));
     }
@@ -111,7 +116,7 @@ pub(crate) fn provision_qemu(
         let outcome = extracted::provision(provisioner, &wanted, |staging| {
             let mut fields = Vec::new();
             let mut said = String::new();
-            for arch in EMULATED {
+            for arch in emulated() {
                 let relative = pattern.replace("ARCH", arch);
                 said = checked_emulator(&staging.join(&relative))?;
                 fields.push((arch.to_owned(), relative));
@@ -135,17 +140,18 @@ fn checked_emulator(emulator: &Path) -> anyhow::Result<String> {
     if !metadata.is_file() {
         bail!("{} is not a regular file", emulator.display());
     }
-    let mut head = Vec::new();
-    std::fs::File::open(emulator)
-        .and_then(|file| file.take(1 << 16).read_to_end(&mut head))
-        .with_context(|| format!("reading {}", emulator.display()))?;
-    match elf_interpreter(&head) {
-        Some(false) => {}
-        Some(true) => bail!("{} is dynamically linked", emulator.display()),
-        None => bail!("{} is not a 64-bit ELF executable", emulator.display()),
+    let file =
+        std::fs::File::open(emulator).with_context(|| format!("reading {}", emulator.display()))?;
+    if interpreter(&ReadCache::new(file))
+        .with_context(|| format!("reading {}", emulator.display()))?
+        .is_some()
+    {
+        bail!("{} is dynamically linked", emulator.display());
     }
-    let output = Command::new(emulator)
-        .arg("--version")
+    let sh = xshell::Shell::new()?;
+    let output = xshell::cmd!(sh, "{emulator} --version")
+        .ignore_status()
+        .quiet()
         .output()
         .with_context(|| format!("running {} --version", emulator.display()))?;
     let first = String::from_utf8_lossy(&output.stdout)
@@ -161,25 +167,6 @@ fn checked_emulator(emulator: &Path) -> anyhow::Result<String> {
         );
     }
     Ok(first)
-}
-
-/// Whether a little-endian 64-bit ELF file asks for a program interpreter (a `PT_INTERP`
-/// program header: it is dynamically linked); `None` if `elf` is not such a file.
-fn elf_interpreter(elf: &[u8]) -> Option<bool> {
-    const PT_INTERP: u32 = 3;
-    if elf.get(..6)? != b"\x7fELF\x02\x01" {
-        return None;
-    }
-    let u16_at = |at: usize| Some(u16::from_le_bytes(elf.get(at..at + 2)?.try_into().ok()?));
-    let phoff = u64::from_le_bytes(elf.get(0x20..0x28)?.try_into().ok()?);
-    let (entry_size, count) = (usize::from(u16_at(0x36)?), usize::from(u16_at(0x38)?));
-    let phoff = usize::try_from(phoff).ok()?;
-    (0..count)
-        .map(|index| {
-            let at = phoff.checked_add(index.checked_mul(entry_size)?)?;
-            Some(u32::from_le_bytes(elf.get(at..at + 4)?.try_into().ok()?))
-        })
-        .try_fold(false, |dynamic, kind| Some(dynamic || kind? == PT_INTERP))
 }
 
 #[cfg(test)]
@@ -208,14 +195,13 @@ mod tests {
     #[test]
     fn emulators_are_chosen_or_missed() {
         let pattern = "usr/bin/qemu-ARCH-static";
-        let mut members: Vec<String> = EMULATED
-            .iter()
+        let mut members: Vec<String> = emulated()
             .map(|arch| format!("./usr/bin/qemu-{arch}-static"))
             .collect();
         members.push("./usr/bin/qemu-aarch64_be-static".into());
         assert_eq!(
             emulator_members(&members, pattern).unwrap(),
-            members[..EMULATED.len()]
+            members[..emulated().count()]
         );
         assert!(emulator_members(&members, "usr/bin/qemu-ARCH").is_err());
         members.retain(|member| !member.contains("loongarch64"));
@@ -226,13 +212,13 @@ mod tests {
     #[test]
     fn static_and_dynamic_executables_are_told_apart() {
         let host_dynamic = std::fs::read("/bin/sh").unwrap();
-        assert_eq!(elf_interpreter(&host_dynamic), Some(true));
-        assert_eq!(elf_interpreter(b"#!/bin/sh\n"), None);
-        assert_eq!(elf_interpreter(&host_dynamic[..40]), None);
+        assert!(interpreter(&host_dynamic[..]).unwrap().is_some());
+        assert!(interpreter(&b"#!/bin/sh\n"[..]).is_err());
+        assert!(interpreter(&host_dynamic[..40]).is_err());
         // A static executable: the header with no program header asking for an interpreter.
         let mut header = host_dynamic[..64].to_vec();
         header[0x38..0x3a].copy_from_slice(&0u16.to_le_bytes());
-        assert_eq!(elf_interpreter(&header), Some(false));
+        assert_eq!(interpreter(&header[..]).unwrap(), None);
     }
 
     #[test]
@@ -275,24 +261,30 @@ mod tests {
     fn provisioned_emulators_run_their_architectures_programs() {
         use std::os::unix::fs::PermissionsExt;
         // The instructions of `a0 = 42; syscall number = 93 (exit); syscall`.
-        let programs: [(&str, u16, [u32; 3]); 3] = [
-            ("aarch64", 183, [0xd280_0540, 0xd280_0ba8, 0xd400_0001]),
-            ("riscv64", 243, [0x02a0_0513, 0x05d0_0893, 0x0000_0073]),
-            ("loongarch64", 258, [0x0380_a804, 0x0381_740b, 0x002b_0000]),
+        let programs: [(&str, [u32; 3]); 3] = [
+            ("aarch64", [0xd280_0540, 0xd280_0ba8, 0xd400_0001]),
+            ("riscv64", [0x02a0_0513, 0x05d0_0893, 0x0000_0073]),
+            ("loongarch64", [0x0380_a804, 0x0381_740b, 0x002b_0000]),
         ];
-        assert_eq!(programs.map(|(arch, ..)| arch), EMULATED);
+        assert!(programs.map(|(arch, _)| arch).into_iter().eq(emulated()));
         let Some(_) = qemu_user("aarch64") else {
             eprintln!("qemu's emulators are not provisioned: run `cargo xtask toolchains install`");
             return;
         };
         let dir = crate::project_root().join("target/kshim/test-scratch/emulators");
         std::fs::create_dir_all(&dir).unwrap();
-        for (arch, machine, instructions) in programs {
+        for (arch, instructions) in programs {
+            let machine = crate::targets::target_of_arch(arch).unwrap().machine.0;
             let emulator = qemu_user(arch).unwrap();
+            let said = checked_emulator(&emulator).unwrap();
+            assert!(said.starts_with("qemu-"), "{said}");
             let program = dir.join(format!("exit-42-{arch}"));
             std::fs::write(&program, tiny_program(machine, &instructions)).unwrap();
             std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
-            let status = Command::new(&emulator).arg(&program).status().unwrap();
+            let status = std::process::Command::new(&emulator)
+                .arg(&program)
+                .status()
+                .unwrap();
             assert_eq!(
                 status.code(),
                 Some(42),
@@ -301,8 +293,8 @@ mod tests {
                 program.display()
             );
             assert_eq!(
-                elf_interpreter(&std::fs::read(&program).unwrap()),
-                Some(false)
+                interpreter(&std::fs::read(&program).unwrap()[..]).unwrap(),
+                None
             );
         }
         assert_eq!(qemu_user("x86_64"), None);

@@ -2,32 +2,20 @@
 //! the architecture's NOP, at a label in the same section and at a key symbol, and each key
 //! has as many sites as the source has `static_branch_unlikely!` uses.
 //!
-//! An entry is 16 bytes, eight-byte aligned, the same on all four architectures: `.long site -
+//! An entry is 16 bytes, eight-byte aligned, the same on every kernel architecture: `.long site -
 //! .`, `.long label - .`, `.quad key + offset + branch - .`, where `branch` is bit 0. Only the
-//! relocations that express these differences differ; as measured on the sample with rustc
-//! 1.95.0 (x86-64) and Debian's 1.96.0 (all four, `*-none` targets, LLVM 22):
-//!
-//! - x86-64: `R_X86_64_PC32` for the site and the label (against the function's section
-//!   symbol plus the offset), `R_X86_64_PC64` for the key (against the key's own symbol plus
-//!   the field offset); NOP `0f 1f 44 00 00`.
-//! - arm64: `R_AARCH64_PREL32` and `R_AARCH64_PREL64`, against the same symbols as on x86-64;
-//!   NOP `1f 20 03 d5`.
-//! - riscv64: every field is an `R_RISCV_ADD32`/`R_RISCV_SUB32` pair (`ADD64`/`SUB64` for the
-//!   key) at the field's offset, because linker relaxation may still move the code: the `ADD`
-//!   names the target (local labels `.Ltmp`/`.LBB` kept in the symbol table), the `SUB` a
-//!   local label at the field itself. The keys are merged into one local `.L_MergedGlobals`,
-//!   which the key field names with the key's offset in it. NOP `13 00 00 00`.
-//! - loongarch64: `R_LARCH_32_PCREL` against local labels and `R_LARCH_64_PCREL` against the
-//!   key's symbol; NOP `00 00 40 03`. `ADD`/`SUB` pairs, as riscv64 has, are accepted too,
-//!   as older LLVMs emit them, but were not seen.
+//! relocations that express these differences differ, one PC-relative relocation of the field's
+//! width or an `ADD`/`SUB` pair, as each architecture's row in
+//! [`KERNEL_TARGETS`](crate::targets::KERNEL_TARGETS) says with what was measured.
 //!
 //! The key is the smallest data symbol around the key field's target, so that a key inside a
 //! merged block is still found by name.
 
-use crate::elf::{
-    Object, Relocation, EM_AARCH64, EM_LOONGARCH, EM_RISCV, EM_X86_64, SHF_ALLOC, SHF_EXECINSTR,
-    STT_OBJECT,
-};
+use crate::targets::{target_of_arch, KernelTarget};
+use anyhow::{anyhow, bail};
+use object::elf::{self, FileHeader64, Machine, RelocationType, SectionHeader64, Sym64};
+use object::read::elf::{FileHeader, Rela, SectionHeader, SectionTable, Sym, SymbolTable};
+use object::{Endianness, SectionIndex, SymbolIndex};
 use std::collections::BTreeMap;
 
 /// One static-branch site as the object records it.
@@ -55,40 +43,9 @@ pub const SAMPLE_SITES: &[(&str, usize)] = &[
 /// The sample crate whose object [`SAMPLE_SITES`] describes, relative to the project root.
 pub const SAMPLE_PATH: &str = "tests/targets/sites.rs";
 
-/// An architecture with static keys, as the shim's `arch` module knows it.
-struct Arch {
-    /// `target_arch` as Rust names it.
-    name: &'static str,
-    /// `e_machine`.
-    machine: u16,
-    /// The instruction at every disabled site.
-    nop: &'static [u8],
-}
-
-const ARCHES: [Arch; 4] = [
-    Arch {
-        name: "x86_64",
-        machine: EM_X86_64,
-        nop: &[0x0f, 0x1f, 0x44, 0x00, 0x00],
-    },
-    Arch {
-        name: "aarch64",
-        machine: EM_AARCH64,
-        nop: &[0x1f, 0x20, 0x03, 0xd5],
-    },
-    Arch {
-        name: "riscv64",
-        machine: EM_RISCV,
-        nop: &[0x13, 0x00, 0x00, 0x00],
-    },
-    Arch {
-        name: "loongarch64",
-        machine: EM_LOONGARCH,
-        nop: &[0x00, 0x00, 0x40, 0x03],
-    },
-];
-
 const ENTRY_SIZE: u64 = 16;
+
+type Elf = FileHeader64<Endianness>;
 
 /// What a relocation contributes to a field: a PC-relative value, or one half of a pair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,86 +55,279 @@ enum Role {
     Sub,
 }
 
-/// The role and width in bytes of a relocation type that a `__jump_table` field may carry.
-fn classify(machine: u16, kind: u32) -> Option<(Role, u64)> {
-    let role = match (machine, kind) {
-        (EM_X86_64, 2) | (EM_AARCH64, 261) | (EM_RISCV, 57) | (EM_LOONGARCH, 99) => {
-            (Role::PcRelative, 4)
+/// The role and width in bytes of a relocation type that may carry a `__jump_table` field on
+/// `target`, as its row in [`KERNEL_TARGETS`](crate::targets::KERNEL_TARGETS) says.
+fn classify(target: &KernelTarget, kind: u32) -> Option<(Role, u64)> {
+    let types = &target.jump_table;
+    let is = |known: Option<RelocationType>| known.is_some_and(|known| known.0 == kind);
+    let pairs = types.pairs.map(|pair| pair.map(Some));
+    let pair = |at: usize| pairs.is_some_and(|pair| is(pair[at]));
+    Some(if is(types.pc32) {
+        (Role::PcRelative, 4)
+    } else if is(types.pc64) {
+        (Role::PcRelative, 8)
+    } else if pair(0) {
+        (Role::Add, 4)
+    } else if pair(1) {
+        (Role::Add, 8)
+    } else if pair(2) {
+        (Role::Sub, 4)
+    } else if pair(3) {
+        (Role::Sub, 8)
+    } else {
+        return None;
+    })
+}
+
+/// One relocation of a `__jump_table` section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Relocation {
+    /// `r_offset`: where in the section it applies.
+    offset: u64,
+    /// `r_type`, whose meaning depends on the machine.
+    kind: u32,
+    /// `r_sym`, checked to be an index into the symbol table.
+    symbol: usize,
+    /// `r_addend`.
+    addend: i64,
+}
+
+/// A relocatable object as the `object` crate reads it, with what the checker needs checked
+/// once: the header's type, the section and symbol tables, and that every section's bytes lie
+/// inside the file. The bytes may be hostile: what is wrong is an `Err`, never a panic.
+struct Object<'a> {
+    data: &'a [u8],
+    endian: Endianness,
+    machine: u16,
+    sections: SectionTable<'a, Elf>,
+    symbols: SymbolTable<'a, Elf>,
+}
+
+/// Names an error of the `object` crate as the checker reports it.
+fn read_error(what: &str) -> impl Fn(object::read::Error) -> anyhow::Error + '_ {
+    move |error| anyhow!("{what}: {error}")
+}
+
+impl<'a> Object<'a> {
+    fn parse(data: &'a [u8]) -> anyhow::Result<Object<'a>> {
+        let header = Elf::parse(data).map_err(read_error("not an ELF64 object"))?;
+        let endian = header.endian().map_err(read_error("the ELF header"))?;
+        let kind = header.e_type.get(endian);
+        if kind != elf::ET_REL {
+            return Err(anyhow!("not a relocatable object: e_type is {}", kind.0));
         }
-        (EM_X86_64, 24) | (EM_AARCH64, 260) | (EM_LOONGARCH, 109) => (Role::PcRelative, 8),
-        (EM_RISCV, 35) | (EM_LOONGARCH, 50) => (Role::Add, 4),
-        (EM_RISCV, 36) | (EM_LOONGARCH, 51) => (Role::Add, 8),
-        (EM_RISCV, 39) | (EM_LOONGARCH, 55) => (Role::Sub, 4),
-        (EM_RISCV, 40) | (EM_LOONGARCH, 56) => (Role::Sub, 8),
-        _ => return None,
-    };
-    Some(role)
+        let version = header.e_version.get(endian);
+        if version != u32::from(elf::EV_CURRENT.0) {
+            return Err(anyhow!("e_version is {version}, not 1"));
+        }
+        let header_size = header.e_ehsize.get(endian);
+        if usize::from(header_size) != std::mem::size_of::<Elf>() {
+            return Err(anyhow!("e_ehsize is {header_size}, not 64"));
+        }
+        let sections = header
+            .sections(endian, data)
+            .map_err(read_error("the section headers"))?;
+        if sections.is_empty() {
+            bail!("the object has no section headers");
+        }
+        for (index, section) in sections.enumerate() {
+            section
+                .data(endian, data)
+                .map_err(read_error(&format!("section {}", index.0)))?;
+        }
+        let symbols = sections
+            .symbols(endian, data, elf::SHT_SYMTAB)
+            .map_err(read_error("the symbol table"))?;
+        Ok(Object {
+            data,
+            endian,
+            machine: header.e_machine.get(endian).0,
+            sections,
+            symbols,
+        })
+    }
+
+    /// Section `index`, which must exist (index 0 is the null section).
+    fn section(&self, index: usize) -> anyhow::Result<&'a SectionHeader64<Endianness>> {
+        self.sections
+            .section(SectionIndex(index))
+            .map_err(read_error(&format!("section {index}")))
+    }
+
+    fn section_name(&self, index: usize) -> String {
+        self.section(index)
+            .and_then(|section| {
+                let name = self.sections.section_name(self.endian, section);
+                name.map_err(read_error("a section name"))
+            })
+            .map_or_else(|_| "?".into(), |name| String::from_utf8_lossy(name).into())
+    }
+
+    fn flags(&self, index: usize) -> anyhow::Result<u64> {
+        Ok(self.section(index)?.sh_flags(self.endian).0)
+    }
+
+    fn data(&self, index: usize) -> anyhow::Result<&'a [u8]> {
+        self.section(index)?
+            .data(self.endian, self.data)
+            .map_err(read_error(&format!("section {index}")))
+    }
+
+    /// The indices of the sections called `name`, in order.
+    fn sections_named(&self, name: &str) -> Vec<usize> {
+        (1..self.sections.len())
+            .filter(|&index| self.section_name(index) == name)
+            .collect()
+    }
+
+    fn symbol(&self, index: usize) -> anyhow::Result<&'a Sym64<Endianness>> {
+        self.symbols
+            .symbol(SymbolIndex(index))
+            .map_err(read_error(&format!("symbol {index}")))
+    }
+
+    fn symbol_name(&self, index: usize) -> anyhow::Result<String> {
+        let name = self.symbols.symbol_name(self.endian, self.symbol(index)?);
+        let name = name.map_err(read_error(&format!("the name of symbol {index}")))?;
+        Ok(String::from_utf8_lossy(name).into())
+    }
+
+    /// The index of the section symbol `index` is defined in, if it is defined in one.
+    fn defined_in(&self, index: usize) -> anyhow::Result<Option<usize>> {
+        let symbol = self.symbol(index)?;
+        let section = self
+            .symbols
+            .symbol_section(self.endian, symbol, SymbolIndex(index))
+            .map_err(read_error(&format!("symbol {index}")))?;
+        match section {
+            Some(section) => {
+                self.section(section.0)?;
+                Ok(Some(section.0))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// The `RELA` relocations that apply to section `target`. A `REL` section is an error,
+    /// since its addends would be in the bytes it applies to.
+    fn relocations(&self, target: usize) -> anyhow::Result<Vec<Relocation>> {
+        let mut relocations = Vec::new();
+        for (index, table) in self.sections.enumerate() {
+            if table.sh_info(self.endian) as usize != target {
+                continue;
+            }
+            let what = format!("relocation section {}", index.0);
+            if table.sh_type(self.endian) == elf::SHT_REL {
+                return Err(anyhow!("{what} has REL entries, which are not supported"));
+            }
+            let Some((entries, link)) = table
+                .rela(self.endian, self.data)
+                .map_err(read_error(&what))?
+            else {
+                continue;
+            };
+            if link != self.symbols.section() || self.symbols.is_empty() {
+                return Err(anyhow!(
+                    "{what}: sh_link {} is not the symbol table",
+                    link.0
+                ));
+            }
+            for entry in entries {
+                let symbol = entry.r_sym(self.endian, false) as usize;
+                if symbol >= self.symbols.len() {
+                    return Err(anyhow!("{what}: symbol index {symbol} is out of range"));
+                }
+                relocations.push(Relocation {
+                    offset: entry.r_offset(self.endian),
+                    kind: entry.r_type(self.endian, false).0,
+                    symbol,
+                    addend: entry.r_addend(self.endian),
+                });
+            }
+        }
+        Ok(relocations)
+    }
 }
 
 /// A place in the object: a section index and an offset in it.
 type Place = (usize, u64);
 
 /// One `__jump_table` section's relocations, found by the offset they apply to.
-struct Table<'r> {
+struct Table {
     index: usize,
-    by_offset: BTreeMap<u64, Vec<&'r Relocation>>,
+    by_offset: BTreeMap<u64, Vec<Relocation>>,
     used: usize,
 }
 
 struct Checker<'a> {
     object: Object<'a>,
-    arch: &'static Arch,
+    target: &'static KernelTarget,
     /// The data symbols of each section, the candidates for a key.
     data_symbols: Vec<Vec<usize>>,
 }
 
 impl Checker<'_> {
     fn describe(&self, (section, offset): Place) -> String {
-        let name = self.object.sections.get(section).map_or("?", |s| &s.name);
-        format!("{name}+{offset:#x}")
+        format!("{}+{offset:#x}", self.object.section_name(section))
     }
 
     /// Where `symbol + addend` lies.
-    fn resolve(&self, relocation: &Relocation) -> Result<Place, String> {
-        let symbol = &self.object.symbols[relocation.symbol];
-        let section = symbol.defined_in().ok_or_else(|| {
-            format!(
-                "symbol {:?} is not defined in a section of the object",
-                symbol.name
-            )
+    fn resolve(&self, relocation: &Relocation) -> anyhow::Result<Place> {
+        let section = self.object.defined_in(relocation.symbol)?.ok_or_else(|| {
+            let name = self
+                .object
+                .symbol_name(relocation.symbol)
+                .unwrap_or_default();
+            anyhow!("symbol {name:?} is not defined in a section of the object")
         })?;
-        let offset = (symbol.value as i64)
+        let value = self
+            .object
+            .symbol(relocation.symbol)?
+            .st_value(self.object.endian);
+        let offset = (value as i64)
             .checked_add(relocation.addend)
             .and_then(|offset| u64::try_from(offset).ok())
-            .ok_or_else(|| format!("{:?} + {} is out of range", symbol.name, relocation.addend))?;
+            .ok_or_else(|| {
+                let name = self
+                    .object
+                    .symbol_name(relocation.symbol)
+                    .unwrap_or_default();
+                anyhow!("{name:?} + {} is out of range", relocation.addend)
+            })?;
         Ok((section, offset))
     }
 
     /// What the `width`-byte field at `at` in `table` points at, and the relocation's symbol.
-    fn field(&self, table: &mut Table<'_>, at: u64, width: u64) -> Result<(Place, usize), String> {
+    fn field(&self, table: &mut Table, at: u64, width: u64) -> anyhow::Result<(Place, usize)> {
         let field = (table.index, at);
         let here = table.by_offset.get(&at).map_or(&[][..], Vec::as_slice);
         let roles: Vec<Option<(Role, u64)>> = here
             .iter()
-            .map(|relocation| classify(self.object.machine, relocation.kind))
+            .map(|relocation| classify(self.target, relocation.kind))
             .collect();
         let target = match roles.as_slice() {
-            [Some((Role::PcRelative, w))] if *w == width => here[0],
+            [Some((Role::PcRelative, w))] if *w == width => &here[0],
             [Some((Role::Add, w1)), Some((Role::Sub, w2))] if *w1 == width && *w2 == width => {
-                self.own_address(field, here[1])?;
-                here[0]
+                self.own_address(field, &here[1])?;
+                &here[0]
             }
             [Some((Role::Sub, w1)), Some((Role::Add, w2))] if *w1 == width && *w2 == width => {
-                self.own_address(field, here[0])?;
-                here[1]
+                self.own_address(field, &here[0])?;
+                &here[1]
             }
             _ => {
                 let kinds: Vec<String> = here.iter().map(|r| r.kind.to_string()).collect();
-                return Err(format!(
-                    "the {width}-byte field at {} has relocation types [{}], \
+                let names = elf::machine_names(Machine(self.object.machine)).r;
+                let names: Vec<&str> = here
+                    .iter()
+                    .map(|r| names.name(RelocationType(r.kind)).unwrap_or("unknown"))
+                    .collect();
+                return Err(anyhow!(
+                    "the {width}-byte field at {} has relocation types [{}] ({}), \
                      not one PC-relative of its width nor an ADD/SUB pair",
                     self.describe(field),
-                    kinds.join(", ")
+                    kinds.join(", "),
+                    names.join(", ")
                 ));
             }
         };
@@ -186,10 +336,10 @@ impl Checker<'_> {
     }
 
     /// Checks that the `SUB` half of a pair subtracts the field's own address.
-    fn own_address(&self, field: Place, sub: &Relocation) -> Result<(), String> {
+    fn own_address(&self, field: Place, sub: &Relocation) -> anyhow::Result<()> {
         let subtracted = self.resolve(sub)?;
         if subtracted != field {
-            return Err(format!(
+            return Err(anyhow!(
                 "the field at {} subtracts {}, not its own address",
                 self.describe(field),
                 self.describe(subtracted)
@@ -199,32 +349,32 @@ impl Checker<'_> {
     }
 
     /// The entry at `at`: the site, its label and its key, each checked.
-    fn entry(&self, table: &mut Table<'_>, at: u64) -> Result<Site, String> {
+    fn entry(&self, table: &mut Table, at: u64) -> anyhow::Result<Site> {
         let (site, _) = self.field(table, at, 4)?;
         let (label, _) = self.field(table, at + 4, 4)?;
         let (key, key_symbol) = self.field(table, at + 8, 8)?;
-        let section = &self.object.sections[site.0];
-        if section.flags & SHF_EXECINSTR == 0 {
+        if self.object.flags(site.0)? & elf::SHF_EXECINSTR.0 == 0 {
             let site = self.describe(site);
-            return Err(format!("the site {site} is not in an executable section"));
+            return Err(anyhow!("the site {site} is not in an executable section"));
         }
-        let text = self.object.section_data(site.0)?;
-        let nop = self.arch.nop;
+        let text = self.object.data(site.0)?;
+        let nop = self.target.nop;
         let found = usize::try_from(site.1)
             .ok()
             .and_then(|start| text.get(start..start.checked_add(nop.len())?))
-            .ok_or_else(|| format!("the site {} lies beyond its section", self.describe(site)))?;
+            .ok_or_else(|| anyhow!("the site {} lies beyond its section", self.describe(site)))?;
         if found != nop {
-            return Err(format!(
+            return Err(anyhow!(
                 "the site {} holds {}, not the {} NOP {}",
                 self.describe(site),
                 hex(found),
-                self.arch.name,
+                self.target.arch,
                 hex(nop)
             ));
         }
-        if label.0 != site.0 || label.1 >= section.size {
-            return Err(format!(
+        let size = self.object.section(site.0)?.sh_size(self.object.endian);
+        if label.0 != site.0 || label.1 >= size {
+            return Err(anyhow!(
                 "the label {} of the site {} is not in the site's section",
                 self.describe(label),
                 self.describe(site)
@@ -232,7 +382,7 @@ impl Checker<'_> {
         }
         let (key_name, branch) = self.key(key, key_symbol)?;
         Ok(Site {
-            section: section.name.clone(),
+            section: self.object.section_name(site.0),
             offset: site.1,
             label: label.1,
             key: key_name,
@@ -245,31 +395,35 @@ impl Checker<'_> {
     /// LLVM may merge the keys into one local `.L_MergedGlobals` and relocate against it
     /// (riscv64 does), so the key is the smallest data symbol around the place, the one
     /// relocated against if it is among the smallest.
-    fn key(&self, (section, tagged): Place, relocated: usize) -> Result<(String, bool), String> {
+    fn key(&self, (section, tagged): Place, relocated: usize) -> anyhow::Result<(String, bool)> {
         let place = (section, tagged & !1);
-        let data = &self.object.sections[section];
-        if data.flags & SHF_ALLOC == 0 || data.flags & SHF_EXECINSTR != 0 {
+        let flags = self.object.flags(section)?;
+        if flags & elf::SHF_ALLOC.0 == 0 || flags & elf::SHF_EXECINSTR.0 != 0 {
             let key = self.describe(place);
-            return Err(format!("the key {key} is not in a data section"));
+            return Err(anyhow!("the key {key} is not in a data section"));
         }
-        if place.1 % 4 != 0 || data.align < 4 {
+        let align = self
+            .object
+            .section(section)?
+            .sh_addralign(self.object.endian);
+        if place.1 % 4 != 0 || align < 4 {
             let key = self.describe(place);
-            return Err(format!("the key {key} is not four-byte aligned"));
+            return Err(anyhow!("the key {key} is not four-byte aligned"));
         }
-        let symbols = &self.object.symbols;
-        let symbol = self.data_symbols[section]
-            .iter()
-            .copied()
-            .filter(|&index| {
-                let symbol = &symbols[index];
-                symbol.value <= place.1 && place.1 - symbol.value < symbol.size
-            })
-            .min_by_key(|&index| (symbols[index].size, index != relocated))
-            .ok_or_else(|| {
-                let key = self.describe(place);
-                format!("the key {key} is not inside a data symbol")
-            })?;
-        Ok((symbols[symbol].name.clone(), tagged & 1 != 0))
+        let endian = self.object.endian;
+        let mut inside = Vec::new();
+        for &index in &self.data_symbols[section] {
+            let symbol = self.object.symbol(index)?;
+            let (value, size) = (symbol.st_value(endian), symbol.st_size(endian));
+            if value <= place.1 && place.1 - value < size {
+                inside.push((size, index != relocated, index));
+            }
+        }
+        let (_, _, symbol) = inside.into_iter().min().ok_or_else(|| {
+            let key = self.describe(place);
+            anyhow!("the key {key} is not inside a data symbol")
+        })?;
+        Ok((self.object.symbol_name(symbol)?, tagged & 1 != 0))
     }
 }
 
@@ -279,8 +433,8 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// Reads the object's `__jump_table` and checks every entry: its site is the NOP of the
-/// object's architecture (which must be `target_arch`, as Rust names it: "x86_64", "aarch64",
-/// "riscv64", "loongarch64"), its label lies in the same section, and its key is a data symbol
+/// object's architecture (which must be `target_arch` of a kernel target, as Rust names it),
+/// its label lies in the same section, and its key is a data symbol
 /// (the offset/branch addend resolving inside it; bit 0 = branch). Then checks that the sites
 /// per key symbol are exactly `expected` (key symbol name -> count; an empty `expected` means
 /// the object must have no `__jump_table` entries at all, as in stable mode before asm goto).
@@ -289,62 +443,68 @@ pub fn check_object(
     bytes: &[u8],
     target_arch: &str,
     expected: &[(&str, usize)],
-) -> Result<Vec<Site>, String> {
-    let arch = ARCHES
-        .iter()
-        .find(|arch| arch.name == target_arch)
-        .ok_or_else(|| format!("no static-branch NOP is known for target_arch {target_arch:?}"))?;
+) -> anyhow::Result<Vec<Site>> {
+    let target = target_of_arch(target_arch)
+        .ok_or_else(|| anyhow!("no static-branch NOP is known for target_arch {target_arch:?}"))?;
     let object = Object::parse(bytes)?;
-    if object.machine != arch.machine {
-        return Err(format!(
+    if object.machine != target.machine.0 {
+        return Err(anyhow!(
             "the object's e_machine is {}, not {} for {target_arch}",
-            object.machine, arch.machine
+            object.machine,
+            target.machine.0
         ));
     }
-    let relocations = object.relocations()?;
+    if (object.endian == Endianness::Little) != target.little_endian {
+        return Err(anyhow!("the object's byte order is not {target_arch}'s"));
+    }
     let mut data_symbols = vec![Vec::new(); object.sections.len()];
-    for (index, symbol) in object.symbols.iter().enumerate() {
-        if let Some(section) = symbol.defined_in() {
-            if symbol.kind == STT_OBJECT && !symbol.name.is_empty() {
+    for index in 1..object.symbols.len() {
+        let symbol = object.symbol(index)?;
+        if let Some(section) = object.defined_in(index)? {
+            if symbol.st_type() == elf::STT_OBJECT && !object.symbol_name(index)?.is_empty() {
                 data_symbols[section].push(index);
             }
         }
     }
     let checker = Checker {
         object,
-        arch,
+        target,
         data_symbols,
     };
     let mut sites = Vec::new();
     for index in checker.object.sections_named("__jump_table") {
-        let size = checker.object.sections[index].size;
+        let size = checker
+            .object
+            .section(index)?
+            .sh_size(checker.object.endian);
         if !size.is_multiple_of(ENTRY_SIZE) {
-            return Err(format!(
+            return Err(anyhow!(
                 "__jump_table's size {size:#x} is not a multiple of 16"
             ));
         }
+        let relocations = checker.object.relocations(index)?;
         let mut table = Table {
             index,
             by_offset: BTreeMap::new(),
             used: 0,
         };
-        for relocation in &relocations[index] {
+        for relocation in &relocations {
             table
                 .by_offset
                 .entry(relocation.offset)
                 .or_default()
-                .push(relocation);
+                .push(*relocation);
         }
         for at in (0..size).step_by(ENTRY_SIZE as usize) {
             let site = checker
                 .entry(&mut table, at)
-                .map_err(|error| format!("__jump_table entry at {at:#x}: {error}"))?;
+                .map_err(|error| anyhow!("__jump_table entry at {at:#x}: {error}"))?;
             sites.push(site);
         }
-        if table.used != relocations[index].len() {
-            return Err(format!(
+        if table.used != relocations.len() {
+            return Err(anyhow!(
                 "__jump_table has {} relocations outside its entries' fields",
-                relocations[index].len() - table.used
+                relocations.len() - table.used
             ));
         }
     }
@@ -353,7 +513,7 @@ pub fn check_object(
         *counts.entry(&site.key).or_default() += 1;
     }
     if let (true, Some(site)) = (expected.is_empty(), sites.first()) {
-        return Err(format!(
+        return Err(anyhow!(
             "expected no __jump_table entries, found {} (the first: key {} at {}+{:#x})",
             sites.len(),
             site.key,
@@ -364,11 +524,11 @@ pub fn check_object(
     for (key, count) in expected {
         let found = counts.remove(key).unwrap_or(0);
         if found != *count {
-            return Err(format!("key {key} has {found} sites, expected {count}"));
+            return Err(anyhow!("key {key} has {found} sites, expected {count}"));
         }
     }
     if let Some((key, count)) = counts.into_iter().next() {
-        return Err(format!("key {key} has {count} sites, expected none"));
+        return Err(anyhow!("key {key} has {count} sites, expected none"));
     }
     Ok(sites)
 }

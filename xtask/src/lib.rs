@@ -21,7 +21,6 @@ pub mod ci_matrix;
 mod debian;
 pub mod diagnostics;
 pub mod docs;
-pub mod elf;
 pub mod emulators;
 pub mod expect;
 mod extracted;

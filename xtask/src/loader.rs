@@ -2,12 +2,16 @@
 //! `LD_LIBRARY_PATH` when the host's C library is new enough for it, or else through the
 //! loader unpacked beside it, read from the ELF files themselves.
 
+use crate::process::Invocation;
 use anyhow::{bail, ensure, Context};
+use object::elf::FileHeader64;
+use object::read::elf::{FileHeader, ProgramHeader, SectionHeader};
+use object::{LittleEndian, ReadCache, ReadRef};
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+#[cfg(test)]
+use std::process::Command;
+use std::time::Duration;
 
 /// What an ELF file says about loading it: its interpreter and the glibc symbol versions it
 /// needs or defines.
@@ -41,118 +45,68 @@ impl std::fmt::Display for GlibcVersion {
     }
 }
 
-const PT_INTERP: u32 = 3;
-const SHT_GNU_VERDEF: u32 = 0x6fff_fffd;
-const SHT_GNU_VERNEED: u32 = 0x6fff_fffe;
+type Elf = FileHeader64<LittleEndian>;
 
 /// Reads the interpreter and glibc versions of a little-endian ELF64 file, reading only its
-/// headers and version sections.
+/// headers and version sections (a compiler's libraries are hundreds of megabytes).
 pub(crate) fn elf_linkage(path: &Path) -> anyhow::Result<ElfLinkage> {
     let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
-    let read = |offset: u64, length: usize| -> anyhow::Result<Vec<u8>> {
-        ensure!(
-            length <= 1 << 26,
-            "an ELF table of {length} bytes is implausible"
-        );
-        let mut buffer = vec![0; length];
-        file.read_exact_at(&mut buffer, offset)
-            .with_context(|| format!("reading {} bytes at {offset}", length))?;
-        Ok(buffer)
-    };
-    let header = read(0, 64).with_context(|| format!("reading {}", path.display()))?;
-    ensure!(
-        header.starts_with(b"\x7fELF") && header[4] == 2 && header[5] == 1,
-        "{} is not a little-endian 64-bit ELF file",
-        path.display()
-    );
-    let u16_at = |bytes: &[u8], at: usize| u16::from_le_bytes([bytes[at], bytes[at + 1]]);
-    let u32_at = |bytes: &[u8], at: usize| {
-        u32::from_le_bytes(bytes[at..at + 4].try_into().expect("four bytes"))
-    };
-    let u64_at = |bytes: &[u8], at: usize| {
-        u64::from_le_bytes(bytes[at..at + 8].try_into().expect("eight bytes"))
-    };
-    let string_at = |table: &[u8], at: usize| -> String {
-        let tail = table.get(at..).unwrap_or_default();
-        let end = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
-        String::from_utf8_lossy(&tail[..end]).into_owned()
-    };
-    let mut linkage = ElfLinkage::default();
+    linkage(&ReadCache::new(file)).with_context(|| format!("reading {}", path.display()))
+}
 
-    let (program_headers, program_entry, program_count) = (
-        u64_at(&header, 0x20),
-        usize::from(u16_at(&header, 0x36)),
-        usize::from(u16_at(&header, 0x38)),
-    );
-    let programs = read(program_headers, program_entry * program_count)?;
-    for index in 0..program_count {
-        let entry = &programs[index * program_entry..][..program_entry];
-        if u32_at(entry, 0) == PT_INTERP {
-            let interpreter = read(u64_at(entry, 8), u64_at(entry, 32) as usize)?;
-            linkage.interpreter = Some(string_at(&interpreter, 0));
+/// The `PT_INTERP` of a little-endian ELF64 file: `None` for a statically linked one.
+pub(crate) fn interpreter<'a, R: ReadRef<'a>>(data: R) -> anyhow::Result<Option<String>> {
+    let header = header(data)?;
+    let endian = LittleEndian;
+    for program in header.program_headers(endian, data).map_err(elf_error)? {
+        if let Some(path) = program.interpreter(endian, data).map_err(elf_error)? {
+            return Ok(Some(String::from_utf8_lossy(path).into_owned()));
         }
     }
+    Ok(None)
+}
 
-    let (section_headers, section_entry, section_count) = (
-        u64_at(&header, 0x28),
-        usize::from(u16_at(&header, 0x3a)),
-        usize::from(u16_at(&header, 0x3c)),
-    );
-    let sections = read(section_headers, section_entry * section_count)?;
-    let section = |index: usize| &sections[index * section_entry..][..section_entry];
-    for index in 0..section_count {
-        let entry = section(index);
-        let kind = u32_at(entry, 4);
-        if kind != SHT_GNU_VERNEED && kind != SHT_GNU_VERDEF {
-            continue;
+fn header<'a, R: ReadRef<'a>>(data: R) -> anyhow::Result<&'a Elf> {
+    let header = Elf::parse(data).ok();
+    header
+        .filter(|header| header.endian().is_ok())
+        .context("not a little-endian 64-bit ELF file")
+}
+
+fn elf_error(error: object::read::Error) -> anyhow::Error {
+    anyhow::anyhow!("a malformed ELF file: {error}")
+}
+
+fn linkage<'a, R: ReadRef<'a>>(data: R) -> anyhow::Result<ElfLinkage> {
+    let endian = LittleEndian;
+    let mut linkage = ElfLinkage {
+        interpreter: interpreter(data)?,
+        ..ElfLinkage::default()
+    };
+    let sections = header(data)?.sections(endian, data).map_err(elf_error)?;
+    for section in sections.iter() {
+        if let Some((mut needs, link)) = section.gnu_verneed(endian, data).map_err(elf_error)? {
+            let strings = sections.strings(endian, data, link).map_err(elf_error)?;
+            while let Some((_, mut versions)) = needs.next().map_err(elf_error)? {
+                while let Some(version) = versions.next().map_err(elf_error)? {
+                    let name = version.name(endian, strings).map_err(elf_error)?;
+                    linkage
+                        .glibc_needed
+                        .extend(GlibcVersion::parse(&String::from_utf8_lossy(name)));
+                }
+            }
         }
-        let data = read(u64_at(entry, 24), u64_at(entry, 32) as usize)?;
-        let strings_header = section(u32_at(entry, 40) as usize);
-        let strings = read(
-            u64_at(strings_header, 24),
-            u64_at(strings_header, 32) as usize,
-        )?;
-        let mut at = 0usize;
-        loop {
-            ensure!(
-                at + 20 <= data.len(),
-                "a version entry runs past its section"
-            );
-            if kind == SHT_GNU_VERNEED {
-                let (count, aux, next) = (
-                    u16_at(&data, at + 2),
-                    u32_at(&data, at + 8) as usize,
-                    u32_at(&data, at + 12) as usize,
-                );
-                let mut aux_at = at + aux;
-                for _ in 0..count {
-                    ensure!(
-                        aux_at + 16 <= data.len(),
-                        "a version need runs past its section"
-                    );
-                    let name = string_at(&strings, u32_at(&data, aux_at + 8) as usize);
-                    linkage.glibc_needed.extend(GlibcVersion::parse(&name));
-                    aux_at += u32_at(&data, aux_at + 12) as usize;
+        if let Some((mut definitions, link)) =
+            section.gnu_verdef(endian, data).map_err(elf_error)?
+        {
+            let strings = sections.strings(endian, data, link).map_err(elf_error)?;
+            while let Some((_, mut names)) = definitions.next().map_err(elf_error)? {
+                // The first name is the version's own; any others are its parents.
+                if let Some(name) = names.next().map_err(elf_error)? {
+                    let name = name.name(endian, strings).map_err(elf_error)?;
+                    linkage.is_glibc |=
+                        GlibcVersion::parse(&String::from_utf8_lossy(name)).is_some();
                 }
-                if next == 0 {
-                    break;
-                }
-                at += next;
-            } else {
-                let (aux, next) = (
-                    u32_at(&data, at + 12) as usize,
-                    u32_at(&data, at + 16) as usize,
-                );
-                ensure!(
-                    at + aux + 8 <= data.len(),
-                    "a version definition runs past its section"
-                );
-                let name = string_at(&strings, u32_at(&data, at + aux) as usize);
-                linkage.is_glibc |= GlibcVersion::parse(&name).is_some();
-                if next == 0 {
-                    break;
-                }
-                at += next;
             }
         }
     }
@@ -355,49 +309,35 @@ impl Launch {
             .collect()
     }
 
-    /// Runs the compiler with `args` in an environment of only `PATH` plus its own, killed
-    /// after `timeout`; returns its standard output, or what went wrong with its stderr.
+    /// Runs the compiler with `args` as every monitored step runs ([`crate::process::run`]:
+    /// a clean environment plus its own, killed with its process group after `timeout`);
+    /// returns its standard output, or what went wrong with its stderr.
     pub(crate) fn run(&self, args: &[&str], timeout: Duration) -> anyhow::Result<String> {
         let (program, leading_args) = start(&self.rustc, self.loader.as_ref());
-        let mut command = Command::new(program);
-        command
-            .args(leading_args)
-            .args(args)
-            .env_clear()
-            .envs(std::env::var_os("PATH").map(|path| ("PATH", path)))
-            .envs(self.env.iter().map(|(key, value)| (key, value)))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let shown = self.command_line(args).join(" ");
-        let mut child = command
-            .spawn()
-            .with_context(|| format!("starting `{shown}`"))?;
-        let started = Instant::now();
-        let status = loop {
-            if let Some(status) = child.try_wait().context("waiting for the compiler")? {
-                break status;
-            }
-            if started.elapsed() > timeout {
-                let _ = child.kill();
-                let _ = child.wait();
-                bail!(
-                    "`{shown}` ran longer than {}s and was killed",
-                    timeout.as_secs()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        let invocation = Invocation {
+            program,
+            args: leading_args
+                .into_iter()
+                .chain(args.iter().map(|arg| arg.to_string()))
+                .collect(),
+            env: self.env.clone(),
+            env_remove: Vec::new(),
         };
-        let output = child
-            .wait_with_output()
-            .context("reading the compiler's output")?;
-        let stderr = String::from_utf8_lossy(&output.stderr);
+        let shown = self.command_line(args).join(" ");
+        let output = crate::process::run(&invocation, timeout)
+            .with_context(|| format!("starting `{shown}`"))?;
         ensure!(
-            status.success(),
-            "`{shown}` failed ({status}): {}",
-            stderr.lines().take(3).collect::<Vec<_>>().join(" | ")
+            output.success(),
+            "`{shown}` failed ({}): {}",
+            output.describe_ending(timeout),
+            output
+                .stderr
+                .lines()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" | ")
         );
-        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+        Ok(output.stdout)
     }
 
     /// The shared libraries the compiler's process loads from outside `prefix`, as its loader
@@ -497,13 +437,68 @@ mod tests {
 
         let libc = elf_linkage(&host_file("libc.so.6")).unwrap();
         assert!(libc.is_glibc);
-        let error = elf_linkage(Path::new("/etc/os-release"))
-            .unwrap_err()
-            .to_string();
+        let error = format!(
+            "{:#}",
+            elf_linkage(Path::new("/etc/os-release")).unwrap_err()
+        );
         assert!(
             error.contains("not a little-endian 64-bit ELF file"),
             "{error}"
         );
+    }
+
+    /// A 160-byte ELF file: the header, a version-needs section at 64 and, at 96, the one
+    /// section header, whose `sh_link` names section 5 of 1. The hand-written reader this
+    /// replaced indexed its section table with it and panicked. With `names`, a second
+    /// section header, a string table, makes it the section name table, as readers expect.
+    fn bad_sh_link(names: bool) -> Vec<u8> {
+        let mut elf = b"\x7fELF\x02\x01\x01".to_vec();
+        elf.resize(16, 0);
+        elf.extend(3u16.to_le_bytes()); // ET_DYN
+        elf.extend(62u16.to_le_bytes()); // EM_X86_64
+        elf.extend(1u32.to_le_bytes());
+        elf.extend([0u64, 0, 96].iter().flat_map(|word| word.to_le_bytes())); // entry, phoff, shoff
+        elf.extend(0u32.to_le_bytes());
+        let (count, names_index) = if names { (2, 1) } else { (1, 0) };
+        for half in [64u16, 56, 0, 64, count, names_index] {
+            elf.extend(half.to_le_bytes());
+        }
+        elf.resize(96, 0); // a zeroed version need: one entry, no names
+        let mut section = |kind: u32, offset: u64, size: u64, link: u32| {
+            elf.extend(0u32.to_le_bytes()); // sh_name
+            elf.extend(kind.to_le_bytes());
+            elf.extend(
+                [0u64, 0, offset, size]
+                    .iter()
+                    .flat_map(|word| word.to_le_bytes()),
+            );
+            elf.extend(link.to_le_bytes());
+            elf.extend([0u8; 20]);
+        };
+        section(0x6fff_fffe, 64, 32, 5); // SHT_GNU_VERNEED, sh_link 5: no such section
+        if names {
+            section(3, 64, 1, 0); // SHT_STRTAB: the first byte of the zeroes, ""
+        }
+        elf
+    }
+
+    #[test]
+    fn a_malformed_file_is_an_error_not_a_panic() {
+        let bytes = bad_sh_link(false);
+        assert_eq!(bytes.len(), 160);
+        let error = linkage(&bytes[..]).unwrap_err().to_string();
+        assert!(error.contains("malformed ELF"), "{error}");
+        let path = scratch("bad-sh-link").join("bad.so");
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(elf_linkage(&path).is_err());
+        let named = bad_sh_link(true);
+        let error = linkage(&named[..]).unwrap_err().to_string();
+        assert_eq!(error, "a malformed ELF file: Invalid ELF section index");
+        for bytes in [bytes, named] {
+            for length in 0..bytes.len() {
+                assert!(linkage(&bytes[..length]).is_err(), "{length} bytes");
+            }
+        }
     }
 
     fn scratch(name: &str) -> PathBuf {

@@ -452,7 +452,7 @@ pub fn plan(
         }
         for mode in Mode::ALL {
             let directory = layout.output(&toolchain.directory_name, mode.word());
-            let cfgs = mode_cfgs(toolchain.rustc.release, mode);
+            let cfgs = mode_cfgs(toolchain.rustc.release, mode, None);
             libraries.insert(
                 (toolchain.index, mode),
                 (steps.len(), directory.join("libkernel.rlib")),
@@ -481,7 +481,7 @@ pub fn plan(
     for toolchain in toolchains.iter().filter(|toolchain| toolchain.builds) {
         for mode in Mode::ALL {
             let directory = layout.output(&toolchain.directory_name, mode.word());
-            let cfgs = mode_cfgs(toolchain.rustc.release, mode);
+            let cfgs = mode_cfgs(toolchain.rustc.release, mode, None);
             let test_binary = directory.join("kernel-test");
             steps.push(Step {
                 toolchain: toolchain.index,

@@ -1,15 +1,19 @@
-//! The kernel's four Rust architectures as the matrix's target axis: each one's built-in
+//! The kernel's Rust architectures, one row each: the matrix's target axis (each one's built-in
 //! freestanding target, and which compilers know it, as public sources state and the compilers
-//! confirm (`rustc --print target-list`); what the targets table predicts comes from here.
+//! confirm with `rustc --print target-list`), what its objects look like (ELF machine, NOP,
+//! `__jump_table` relocations) and how its programs run here (the emulator). Every other module
+//! asks this table; the shim's `arch/` modules, like the kernel's per-architecture headers, hold
+//! the instructions themselves.
 
 use crate::catalog::Release;
+use object::elf::{self, Machine, RelocationType};
 
 /// One architecture the kernel builds Rust code for, and the built-in target the matrix uses.
 #[derive(Debug, PartialEq, Eq)]
 pub struct KernelTarget {
     /// The target triple: a freestanding target, since the kernel brings its own runtime.
     pub triple: &'static str,
-    /// `target_arch` as Rust spells it.
+    /// `target_arch` as Rust spells it; also the name of its qemu user-mode emulator.
     pub arch: &'static str,
     /// The kernel's `arch/` directory, and the shim's module after it.
     pub kernel_arch: &'static str,
@@ -18,6 +22,31 @@ pub struct KernelTarget {
     /// The last release that cannot know it (the target did not exist yet), and why; `None`
     /// where no release is known to lack it.
     pub absent_through: Option<(Release, &'static str)>,
+    /// `e_machine` of its objects.
+    pub machine: Machine,
+    /// Whether its objects are little-endian.
+    pub little_endian: bool,
+    /// The instruction at every disabled static-branch site, as the shim's `arch::*::NOP`.
+    pub nop: &'static [u8],
+    /// The relocation types that may carry a `__jump_table` field.
+    pub jump_table: JumpTableRelocations,
+    /// Whether its test programs run under qemu's user-mode emulator (every one but the
+    /// host's).
+    pub emulated: bool,
+}
+
+/// How an architecture's assembler expresses the `__jump_table` fields `.long x - .` and
+/// `.quad x - .`: one PC-relative relocation of the field's width, or a pair that adds the
+/// target and subtracts the field's own address. The rows' types are those measured on the
+/// sample with rustc 1.95.0 (x86-64) and Debian's 1.96.0 (all four, LLVM 22).
+#[derive(Debug, PartialEq, Eq)]
+pub struct JumpTableRelocations {
+    /// The 32-bit PC-relative type, if there is one.
+    pub pc32: Option<RelocationType>,
+    /// The 64-bit PC-relative type, if there is one.
+    pub pc64: Option<RelocationType>,
+    /// The `ADD32`, `ADD64`, `SUB32` and `SUB64` types of a pair, if the architecture has them.
+    pub pairs: Option<[RelocationType; 4]>,
 }
 
 /// The kernel's Rust architectures, in the order the report shows them.
@@ -34,6 +63,17 @@ pub const KERNEL_TARGETS: &[KernelTarget] = &[
             Release::new(1, 56, 0),
             "added by rust-lang/rust#89062, opened 2021-09-18 while 1.57.0 was in development",
         )),
+        machine: elf::EM_X86_64,
+        little_endian: true,
+        nop: &[0x0f, 0x1f, 0x44, 0x00, 0x00],
+        jump_table: JumpTableRelocations {
+            // Against the function's section symbol plus the offset; the key field against
+            // the key's own symbol plus the field offset.
+            pc32: Some(elf::R_X86_64_PC32),
+            pc64: Some(elf::R_X86_64_PC64),
+            pairs: None,
+        },
+        emulated: false,
     },
     KernelTarget {
         triple: "aarch64-unknown-none",
@@ -44,6 +84,16 @@ pub const KERNEL_TARGETS: &[KernelTarget] = &[
             "listed by Debian's rustc 1.48.0, the oldest compiler checked",
         ),
         absent_through: None,
+        machine: elf::EM_AARCH64,
+        little_endian: true,
+        nop: &[0x1f, 0x20, 0x03, 0xd5],
+        jump_table: JumpTableRelocations {
+            // Against the same symbols as on x86-64.
+            pc32: Some(elf::R_AARCH64_PREL32),
+            pc64: Some(elf::R_AARCH64_PREL64),
+            pairs: None,
+        },
+        emulated: true,
     },
     KernelTarget {
         triple: "riscv64imac-unknown-none-elf",
@@ -54,6 +104,24 @@ pub const KERNEL_TARGETS: &[KernelTarget] = &[
             "listed by Debian's rustc 1.48.0, the oldest compiler checked",
         ),
         absent_through: None,
+        machine: elf::EM_RISCV,
+        little_endian: true,
+        nop: &[0x13, 0x00, 0x00, 0x00],
+        jump_table: JumpTableRelocations {
+            // Every field is an ADD/SUB pair, since linker relaxation may still move the code:
+            // the ADD names the target (local labels `.Ltmp`/`.LBB` kept in the symbol table),
+            // the SUB a local label at the field itself. The keys are merged into one local
+            // `.L_MergedGlobals`, which the key field names with the key's offset in it.
+            pc32: Some(elf::R_RISCV_32_PCREL),
+            pc64: None,
+            pairs: Some([
+                elf::R_RISCV_ADD32,
+                elf::R_RISCV_ADD64,
+                elf::R_RISCV_SUB32,
+                elf::R_RISCV_SUB64,
+            ]),
+        },
+        emulated: true,
     },
     KernelTarget {
         triple: "loongarch64-unknown-none",
@@ -67,6 +135,22 @@ pub const KERNEL_TARGETS: &[KernelTarget] = &[
             Release::new(1, 71, 0),
             "rust-lang/rust#112310 came after 1.71.0 branched",
         )),
+        machine: elf::EM_LOONGARCH,
+        little_endian: true,
+        nop: &[0x00, 0x00, 0x40, 0x03],
+        jump_table: JumpTableRelocations {
+            // Against local labels, and the key field against the key's symbol.
+            pc32: Some(elf::R_LARCH_32_PCREL),
+            pc64: Some(elf::R_LARCH_64_PCREL),
+            // Older LLVMs emit pairs, as riscv64 does; none were seen.
+            pairs: Some([
+                elf::R_LARCH_ADD32,
+                elf::R_LARCH_ADD64,
+                elf::R_LARCH_SUB32,
+                elf::R_LARCH_SUB64,
+            ]),
+        },
+        emulated: true,
     },
 ];
 
@@ -113,6 +197,11 @@ pub fn llvm_major(version: &str) -> Option<u32> {
 /// The kernel target of a triple.
 pub fn kernel_target(triple: &str) -> Option<&'static KernelTarget> {
     KERNEL_TARGETS.iter().find(|target| target.triple == triple)
+}
+
+/// The kernel target of a `target_arch`.
+pub fn target_of_arch(arch: &str) -> Option<&'static KernelTarget> {
+    KERNEL_TARGETS.iter().find(|target| target.arch == arch)
 }
 
 impl KernelTarget {
@@ -250,6 +339,12 @@ mod tests {
         assert!(broken_jump_tables(arm64, llvm_major("16.0.6")).is_none());
         assert_eq!(llvm_major("22.1.8-rust-1.97.1-stable"), Some(22));
         assert_eq!(llvm_major("garbage"), None);
+    }
+
+    #[test]
+    fn the_shims_arch_cfg_is_set_for_exactly_the_rows() {
+        let arches: Vec<&str> = KERNEL_TARGETS.iter().map(|target| target.arch).collect();
+        assert_eq!(arches, crate::catalog::ARCH_MODULES);
     }
 
     #[test]

@@ -65,7 +65,7 @@ fn build_sample(name: &str, mode: Mode, cfgs_of: Option<Release>) -> Vec<u8> {
     let directory = root.join("target/kshim/unit-tests/jump-table").join(name);
     std::fs::create_dir_all(&directory).unwrap();
     let rustc = host_rustc();
-    let cfgs = mode_cfgs(cfgs_of.unwrap_or(rustc.release), mode);
+    let cfgs = mode_cfgs(cfgs_of.unwrap_or(rustc.release), mode, None);
     let _ = run(&rustc.shim(
         &root,
         mode,
@@ -134,9 +134,19 @@ fn sample_sites_match_the_sample_source() {
 
 #[test]
 fn the_nops_are_the_shims() {
-    let arch_dir = crate::project_root().join("kernel-shim/src/arch");
-    for (arch, file) in ARCHES.iter().zip(["x86_64", "arm64", "riscv", "loongarch"]) {
-        let source = std::fs::read_to_string(arch_dir.join(format!("{file}.rs"))).unwrap();
+    let shim = crate::project_root().join("kernel-shim/src");
+    let modules = std::fs::read_to_string(shim.join("arch.rs")).unwrap();
+    for target in crate::targets::KERNEL_TARGETS {
+        // `#[cfg(target_arch = "aarch64")]` above `pub use arm64 as current;`
+        let cfg = format!("#[cfg(target_arch = \"{}\")]", target.arch);
+        let module = modules.split(&cfg).nth(1).unwrap().trim_start();
+        let file = module
+            .strip_prefix("pub use ")
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap();
+        let source = std::fs::read_to_string(shim.join(format!("arch/{file}.rs"))).unwrap();
         let line = source
             .lines()
             .find(|line| line.starts_with("pub const NOP"))
@@ -150,7 +160,7 @@ fn the_nops_are_the_shims() {
             let parse = |byte: &str| u8::from_str_radix(byte.trim().trim_start_matches("0x"), 16);
             list.split(',').map(|byte| parse(byte).unwrap()).collect()
         };
-        assert_eq!(bytes, arch.nop, "{file}.rs: {line}");
+        assert_eq!(bytes, target.nop, "{file}.rs: {line}");
     }
 }
 
@@ -192,22 +202,28 @@ fn stable_mode_with_asm_goto_has_every_site() {
 #[test]
 fn stable_mode_before_asm_goto_has_no_table() {
     check_sample(BEFORE_ASM_GOTO, &[]);
-    let error = check_object(object(BEFORE_ASM_GOTO), "x86_64", SAMPLE_SITES).unwrap_err();
+    let error = check_object(object(BEFORE_ASM_GOTO), "x86_64", SAMPLE_SITES)
+        .unwrap_err()
+        .to_string();
     assert_eq!(error, "key KSHIM_TRACE_KEY has 0 sites, expected 2");
 }
 
 #[test]
 fn wrong_expectations_and_architectures_are_named() {
     let bytes = object(KERNEL);
-    let error = check_object(bytes, "x86_64", &[]).unwrap_err();
+    let error = check_object(bytes, "x86_64", &[]).unwrap_err().to_string();
     assert!(
         error.starts_with("expected no __jump_table entries, found 4"),
         "{error}"
     );
     let fewer = &SAMPLE_SITES[..2];
-    let error = check_object(bytes, "x86_64", fewer).unwrap_err();
+    let error = check_object(bytes, "x86_64", fewer)
+        .unwrap_err()
+        .to_string();
     assert_eq!(error, "key KSHIM_TRACEPOINT has 1 sites, expected none");
-    let error = check_object(bytes, "aarch64", SAMPLE_SITES).unwrap_err();
+    let error = check_object(bytes, "aarch64", SAMPLE_SITES)
+        .unwrap_err()
+        .to_string();
     assert_eq!(error, "the object's e_machine is 62, not 183 for aarch64");
     assert!(check_object(bytes, "mips64", SAMPLE_SITES).is_err());
 }
@@ -215,13 +231,14 @@ fn wrong_expectations_and_architectures_are_named() {
 #[test]
 fn a_changed_nop_names_its_site() {
     let bytes = object(KERNEL);
-    let object = Object::parse(bytes).unwrap();
     for site in check_sample(KERNEL, SAMPLE_SITES) {
-        let section = &object.sections[object.sections_named(&site.section)[0]];
+        let (offset, _) = file_range(bytes, &site.section);
         let mut changed = bytes.to_vec();
-        let at = usize::try_from(section.offset + site.offset).unwrap() + 2;
+        let at = offset + site.offset as usize + 2;
         changed[at] ^= 0x10;
-        let error = check_object(&changed, "x86_64", SAMPLE_SITES).unwrap_err();
+        let error = check_object(&changed, "x86_64", SAMPLE_SITES)
+            .unwrap_err()
+            .to_string();
         let place = format!("the site {}+{:#x} holds", site.section, site.offset);
         assert!(error.contains(&place), "{error}");
         assert!(
@@ -231,14 +248,20 @@ fn a_changed_nop_names_its_site() {
     }
 }
 
+/// Where the bytes of the section called `name` lie in the object: offset and size.
+fn file_range(bytes: &[u8], name: &str) -> (usize, usize) {
+    let object = Object::parse(bytes).unwrap();
+    let section = object.section(object.sections_named(name)[0]).unwrap();
+    let (offset, size) = section.file_range(object.endian).unwrap();
+    (offset as usize, size as usize)
+}
+
 /// The kernel-mode object with one change to the `__jump_table` relocation at `r_offset`:
 /// `change` gets the 24 bytes of the `Elf64_Rela`.
 fn with_relocation_changed(r_offset: u64, change: impl Fn(&mut [u8])) -> Vec<u8> {
     let bytes = object(KERNEL);
-    let object = Object::parse(bytes).unwrap();
-    let table = object.sections_named(".rela__jump_table")[0];
-    let start = object.sections[table].offset as usize;
-    let end = start + object.sections[table].size as usize;
+    let (start, size) = file_range(bytes, ".rela__jump_table");
+    let end = start + size;
     let mut changed = bytes.to_vec();
     let entry = changed[start..end]
         .chunks_exact_mut(24)
@@ -260,17 +283,20 @@ fn corrupted_relocations_are_named() {
     let branch = check(&with_relocation_changed(first_key, |e| add_to_addend(e, 1))).unwrap();
     assert!(branch[0].branch, "bit 0 of the key field is the branch");
     assert!(!branch[1].branch);
-    let error = check(&with_relocation_changed(first_key, |e| add_to_addend(e, 2))).unwrap_err();
+    let error = check(&with_relocation_changed(first_key, |e| add_to_addend(e, 2)))
+        .unwrap_err()
+        .to_string();
     assert!(error.ends_with("is not four-byte aligned"), "{error}");
     let far = with_relocation_changed(first_key, |e| add_to_addend(e, 0x1000));
-    let error = check(&far).unwrap_err();
+    let error = check(&far).unwrap_err().to_string();
     assert!(error.ends_with("is not inside a data symbol"), "{error}");
     // The first entry's label, relocated against the second entry's site's section.
     let other_symbol = {
         let object = Object::parse(object(KERNEL)).unwrap();
         let table = object.sections_named("__jump_table")[0];
-        let relocations = object.relocations().unwrap();
-        relocations[table]
+        object
+            .relocations(table)
+            .unwrap()
             .iter()
             .find(|r| r.offset == 16)
             .unwrap()
@@ -279,17 +305,20 @@ fn corrupted_relocations_are_named() {
     let moved = with_relocation_changed(4, |e| {
         e[12..16].copy_from_slice(&other_symbol.to_le_bytes())
     });
-    let error = check(&moved).unwrap_err();
+    let error = check(&moved).unwrap_err().to_string();
     assert!(error.ends_with("is not in the site's section"), "{error}");
-    let error = check(&with_relocation_changed(4, |e| e[8] = 1)).unwrap_err();
+    let error = check(&with_relocation_changed(4, |e| e[8] = 1))
+        .unwrap_err()
+        .to_string();
     assert!(
         error.contains("field at __jump_table+0x4 has relocation types [1]"),
         "{error}"
     );
+    assert!(error.contains("[1] (R_X86_64_64), not one"), "{error}");
 }
 
 /// `check_object` on `bytes`, with a panic turned into a failure that names `what`.
-fn check_without_panic(bytes: &[u8], what: &str) -> Result<Vec<Site>, String> {
+fn check_without_panic(bytes: &[u8], what: &str) -> anyhow::Result<Vec<Site>> {
     catch_unwind(AssertUnwindSafe(|| {
         check_object(bytes, "x86_64", SAMPLE_SITES)
     }))
@@ -328,7 +357,8 @@ fn flipped_header_and_section_table_bytes_never_panic() {
     ];
     let mut must_fail: Vec<usize> = must_fail.to_vec();
     for (index, section) in object.sections.iter().enumerate().skip(1) {
-        if section.kind != crate::elf::SHT_NOBITS && section.size > 0 {
+        let endian = object.endian;
+        if section.sh_type(endian) != elf::SHT_NOBITS && section.sh_size(endian) > 0 {
             let header = table + index * 64;
             must_fail.extend([header + 24 + 7, header + 32 + 7]);
         }
@@ -373,7 +403,7 @@ fn objects_named_in_the_environment() {
         let table = object.sections_named("__jump_table");
         let mut kinds: Vec<u32> = table
             .iter()
-            .flat_map(|&index| object.relocations().unwrap()[index].clone())
+            .flat_map(|&index| object.relocations(index).unwrap())
             .map(|relocation| relocation.kind)
             .collect();
         kinds.sort();
@@ -393,10 +423,12 @@ fn objects_named_in_the_environment() {
             assert!(flipped.is_ok(), "{file}: flipping byte {at:#x} panicked");
         }
         for site in sites {
-            let section = &object.sections[object.sections_named(&site.section)[0]];
+            let (offset, _) = file_range(&bytes, &site.section);
             let mut changed = bytes.clone();
-            changed[(section.offset + site.offset) as usize] ^= 0x40;
-            let error = check_object(&changed, arch, expected).unwrap_err();
+            changed[offset + site.offset as usize] ^= 0x40;
+            let error = check_object(&changed, arch, expected)
+                .unwrap_err()
+                .to_string();
             let place = format!("the site {}+{:#x} holds", site.section, site.offset);
             assert!(error.contains(&place), "{file}: {error}");
         }

@@ -187,7 +187,7 @@ fn plan_target(
         None,
     ));
     for mode in Mode::ALL {
-        let cfgs = mode_cfgs(rustc.release, mode);
+        let cfgs = mode_cfgs(rustc.release, mode, Some(platform));
         let directory = layout.output(
             &toolchain.directory_name,
             &format!("{}-{}", mode.word(), platform.triple),

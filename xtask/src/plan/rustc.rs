@@ -2,9 +2,10 @@
 //! and the runs of what they build.
 
 use super::examples::{shim_root, Example};
-use crate::catalog::{all_cfg_names, derived_cfgs, Release, RUST_ALLOWED_FEATURES};
+use crate::catalog::{all_cfg_names, arch_cfg, derived_cfgs, Release, RUST_ALLOWED_FEATURES};
 use crate::library_sources::{LibrarySources, SourceCrate};
 use crate::process::Invocation;
+use crate::targets::KernelTarget;
 use std::path::{Path, PathBuf};
 
 /// The release that stabilized `--check-cfg`; older compilers reject the flag.
@@ -34,9 +35,17 @@ impl Mode {
     }
 }
 
-/// The cfgs a build in `mode` gets from a compiler of `release`.
-pub fn mode_cfgs(release: Release, mode: Mode) -> Vec<&'static str> {
-    derived_cfgs(release, mode == Mode::Kernel).collect()
+/// The cfgs a build in `mode` gets from a compiler of `release`, for `platform` (`None`: the
+/// host, which is the machine the xtask runs on), as the shim's build script derives them.
+pub fn mode_cfgs(
+    release: Release,
+    mode: Mode,
+    platform: Option<&KernelTarget>,
+) -> Vec<&'static str> {
+    let target_arch = platform.map_or(std::env::consts::ARCH, |platform| platform.arch);
+    derived_cfgs(release, mode == Mode::Kernel)
+        .chain(arch_cfg(target_arch))
+        .collect()
 }
 
 /// A compiler as the command lines need it.

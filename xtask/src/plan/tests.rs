@@ -41,7 +41,7 @@ fn kernel_mode_lines_carry_bootstrap_and_the_allow_list() {
         name: "rust_minimal".into(),
         path: "/p/examples/rust_minimal.rs".into(),
     };
-    let cfgs = mode_cfgs(rustc.release, Mode::Kernel);
+    let cfgs = mode_cfgs(rustc.release, Mode::Kernel, None);
     let line = rustc
         .example(
             &example,
@@ -70,7 +70,7 @@ fn kernel_mode_lines_carry_bootstrap_and_the_allow_list() {
     let stable = rustc.shim(
         Path::new("/p"),
         Mode::Stable,
-        &mode_cfgs(rustc.release, Mode::Stable),
+        &mode_cfgs(rustc.release, Mode::Stable, None),
         Product::Crate,
         Output::Directory(Path::new("/o")),
     );

@@ -145,7 +145,7 @@ pub fn plan_usage(
             anyhow::bail!("the matrix's plan has no kernel-mode shim build for a toolchain");
         };
         let rlib = rlib.unwrap_or_default();
-        let cfgs = mode_cfgs(toolchain.rustc.release, Mode::Kernel);
+        let cfgs = mode_cfgs(toolchain.rustc.release, Mode::Kernel, None);
         let enabled: Vec<&'static str> = enabled_in_kernel_mode(toolchain.rustc.release)
             .iter()
             .map(|feature| feature.name)

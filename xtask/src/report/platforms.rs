@@ -209,7 +209,7 @@ pub fn assemble_platforms(
                     // the compiler's LLVM writes their entries wrongly.
                     let has_sites = mode.zip(release).is_some_and(|(mode, release)| {
                         mode == Mode::Kernel
-                            || mode_cfgs(release, mode).contains(&"kshim_stable_asm_goto")
+                            || mode_cfgs(release, mode, None).contains(&"kshim_stable_asm_goto")
                     });
                     let expected = if why_not.is_some() {
                         Outcome::Skipped
