@@ -140,18 +140,22 @@ xflags::xflags! {
             optional --pins path: PathBuf
         }
 
-        /// Regenerate the README's feature table and `docs/features.md` from the catalog, a
-        /// matrix report and a usage report.
+        /// Regenerate the README's feature table, `docs/features.md` and the compatibility
+        /// page `docs/compat.html` from the catalog and the reports recorded under `docs/`.
         cmd docs {
-            /// A matrix JSON report whose statuses replace those in `docs/features.md`; without
-            /// one they are kept as they are.
+            /// A matrix JSON report whose statuses replace those in `docs/features.md`, recorded
+            /// as `docs/matrix-report.json` for the page; without one they are kept as they are.
             optional --report path: PathBuf
             /// A usage JSON report (`cargo xtask usage --format json`) whose places replace those
-            /// in `docs/features.md`; without one they are kept as they are.
+            /// in `docs/features.md`, recorded as `docs/usage-report.json` for the page; without
+            /// one they are kept as they are.
             optional --usage path: PathBuf
             /// Only check that the generated files are up to date (with `--report`, the
             /// statuses too); change nothing.
             optional --check
+            /// Also take `docs/compat.png`, the screenshot of the compatibility page, with
+            /// headless chromium (`apt-get install chromium`).
+            optional --screenshot
         }
 
         /// Time a cold matrix, a warm matrix and the same rustc commands run by
@@ -269,6 +273,7 @@ pub struct Docs {
     pub report: Option<PathBuf>,
     pub usage: Option<PathBuf>,
     pub check: bool,
+    pub screenshot: bool,
 }
 
 #[derive(Debug)]

@@ -233,7 +233,7 @@ impl flags::Matrix {
         }
         let report = interrupt::run_interruptible(|| run_matrix(&layout, &options))?;
         format.print(
-            || report.to_json(),
+            || crate::date::stamp(report.to_json()),
             || report.markdown(),
             |colour| report.human(colour),
         );
@@ -378,7 +378,7 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
     );
     write_atomically(
         &layout.report(),
-        json::to_pretty(&report.to_json()).as_bytes(),
+        json::to_pretty(&crate::date::stamp(report.to_json())).as_bytes(),
     )
     .context("writing the matrix report")?;
     Ok(report)

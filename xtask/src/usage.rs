@@ -101,7 +101,7 @@ impl flags::Usage {
             run_usage(&layout, &selection, jobs, timeout, !self.no_cache)
         })?;
         format.print(
-            || report.to_json(),
+            || crate::date::stamp(report.to_json()),
             || report.markdown(),
             |_colour| report.human(),
         );
@@ -187,7 +187,7 @@ pub fn run_usage(
     let report = usage_report::assemble(&layout.root, &columns, &steps, &results, &compiles);
     write_atomically(
         &report_path(layout),
-        json::to_pretty(&report.to_json()).as_bytes(),
+        json::to_pretty(&crate::date::stamp(report.to_json())).as_bytes(),
     )
     .context("writing the usage report")?;
     Ok(report)

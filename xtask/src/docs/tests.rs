@@ -305,3 +305,46 @@ fn a_page_without_the_status_region_is_not_silently_emptied() {
         .unwrap()
         .contains(NO_MATRIX_RUN));
 }
+
+#[test]
+fn the_page_orders_columns_by_release_and_frames_only_what_differs() {
+    let mut report = report(vec![
+        toolchain("nightly", Some(Release::new(1, 97, 0))),
+        toolchain("1.79.0", None),
+        toolchain("debian-1.48.0", Some(Release::new(1, 48, 0))),
+        toolchain("1.95.0", STABLE),
+    ]);
+    let inline_const = feature_index("inline_const");
+    report.features[inline_const][3].observed = Observed::Status(Status::Gated);
+    report.toolchains[3].rustc = Some("/home/x/.rustup/toolchains/1.95.0/bin/rustc".into());
+    let page = page::compat_page(&report, None, "2026-12-04 02:40 UTC<script>");
+
+    let header = |id: &str| page.find(&format!(">{id}<")).unwrap();
+    assert!(header("debian-1.48.0") < header("1.95.0") && header("1.95.0") < header("nightly"));
+    assert!(
+        !page.contains(">1.79.0</th>"),
+        "a missing compiler got a column"
+    );
+    assert!(
+        page.contains("<code>1.79.0</code>"),
+        "a missing compiler is not listed"
+    );
+    assert_eq!(
+        page.matches(" differs\" data-cell").count()
+            + page.matches(" differs below\" data-cell").count(),
+        report.failures().len()
+    );
+    assert!(page.contains("data-cell=\"feature/inline_const/1.95.0\""));
+    assert!(
+        page.contains("class=\"cell st-gated differs\" data-cell=\"feature/inline_const/1.95.0\"")
+    );
+    assert!(page.contains(
+        "class=\"cell st-gated below\" data-cell=\"feature/inline_const/debian-1.48.0\""
+    ));
+    assert!(
+        page.contains("~/.rustup/toolchains/1.95.0/bin/rustc"),
+        "the home directory leaked"
+    );
+    assert!(!page.contains("<script>") && page.contains("02:40 UTC&lt;script&gt;"));
+    assert!(!page.contains("http://") && !page.contains("https://"));
+}
