@@ -278,7 +278,9 @@ pub fn status_region(report: &Report) -> anyhow::Result<String> {
     };
     let mut shown = Vec::new();
     let mut not_probed = Vec::new();
-    for (index, toolchain) in report.toolchains.iter().enumerate() {
+    // Columns in release order, as in every table.
+    for index in crate::report::release_order(&report.toolchains) {
+        let toolchain = &report.toolchains[index];
         refuse_control_characters(&toolchain.id, "the toolchain id")?;
         if let Some(release) = &toolchain.release_text {
             let what = format!("toolchain {}'s release", toolchain.id);
