@@ -185,6 +185,22 @@ fn the_kernels_allowed_features_list() {
 }
 
 #[test]
+fn a_build_error_is_a_finding_and_the_summary_says_it_first() {
+    let input = read_feature_list("inline_const,nosuch_feature").unwrap();
+    let report = audit("audit-build-error", input, None);
+    assert_eq!(report.verdict(), xtask::Verdict::Failure);
+    let text = report.human(false);
+    let errors = text
+        .find("Build errors on the newest compiler, not features waiting for stabilization: unknown feature nosuch_feature.")
+        .unwrap_or_else(|| panic!("{text}"));
+    let apart = text
+        .find("Apart from those build errors, needs only stable Rust")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(errors < apart, "{text}");
+    assert!(!text.contains("\nNeeds only stable Rust"), "{text}");
+}
+
+#[test]
 fn a_missing_toolchain_is_reported_not_fatal() {
     let directory = scratch_dir("audit-missing");
     let pins = directory.join("pins.toml");

@@ -163,10 +163,13 @@ impl AuditReport {
         }
     }
 
-    /// Failure when `--min-rust` found something, or when no compiler answered.
+    /// Failure when `--min-rust` found something, when the newest compiler rejects a feature
+    /// (a build error), or when no compiler answered.
     pub fn verdict(&self) -> Verdict {
         let answered = self.columns.iter().any(|column| column.answer().is_some());
-        if answered && self.lint.is_empty() {
+        // A feature the newest compiler rejects is a build error: a finding, as `cargo msrv
+        // verify` fails on a crate that does not build.
+        if answered && self.lint.is_empty() && self.cross.rejected_by_newest.is_empty() {
             Verdict::Success
         } else {
             Verdict::Failure

@@ -138,12 +138,23 @@ impl AuditReport {
         } else {
             format!(" unless {} holds", cross.depends_on.join(" or "))
         };
+        // A build error comes first, and the stable-Rust verdict then speaks only of the rest,
+        // so the summary never reads as a clean bill next to a crate that does not build.
+        let apart = if cross.rejected_by_newest.is_empty() {
+            "Needs"
+        } else {
+            lines.push(format!(
+                "Build errors on the newest compiler, not features waiting for stabilization: {}.",
+                rejected_list(&cross.rejected_by_newest)
+            ));
+            "Apart from those build errors, needs"
+        };
         match cross.stable_from {
             Some(release) if Some(release) == self.lowest_release() => lines.push(format!(
-                "Needs only stable Rust on every release probed, from {release} on{depends}."
+                "{apart} only stable Rust on every release probed, from {release} on{depends}."
             )),
             Some(release) => lines.push(format!(
-                "Needs only stable Rust from release {release} on{depends}."
+                "{apart} only stable Rust from release {release} on{depends}."
             )),
             None if cross.never_stable.is_empty() => {}
             None => lines.push(format!(
@@ -172,12 +183,6 @@ impl AuditReport {
                     ))
                 }
             }
-        }
-        if !cross.rejected_by_newest.is_empty() {
-            lines.push(format!(
-                "Build errors on the newest compiler, not features waiting for stabilization: {}.",
-                rejected_list(&cross.rejected_by_newest)
-            ));
         }
         match (&cross.known_from, &cross.last_unknowing) {
             (Some(release), None) => lines.push(format!(
