@@ -248,3 +248,40 @@ fn a_name_that_names_no_toolchain_is_bad_input_and_a_pin_id_names_its_pin() {
     assert!(!stdout.contains("BROKEN"), "{stdout}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_dry_run_says_where_each_pin_comes_from_or_how_to_provision_it() {
+    let dir = scratch_dir("toolchains-dry-run");
+    let pins = dir.join("pins.toml");
+    std::fs::write(
+        &pins,
+        "[[pin]]\nid = \"ancient\"\nrelease = \"1.0.0\"\nrole = \"feature\"\nrustup = \"1.0.0\"\n",
+    )
+    .unwrap();
+    let rustc = fake_rustc(&dir, "rustc", "0");
+    let output = Command::new(xtask_binary())
+        .args(["matrix", "--dry-run", "--target", "none", "--pins"])
+        .arg(&pins)
+        .args(["+ancient", "--toolchain"])
+        .arg(&rustc)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let lines: Vec<&str> = stdout.lines().take(3).collect();
+    assert_eq!(
+        lines[..2],
+        [
+            "# Toolchains of this run:",
+            "#   ancient: not provisioned, so listed as missing; to provision it: rustup \
+             toolchain install 1.0.0 --profile minimal",
+        ],
+        "{stdout:.2000}"
+    );
+    assert!(
+        lines[2].starts_with("#   1.85.0: path ") && lines[2].ends_with(" (1.85.0)"),
+        "{stdout:.2000}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

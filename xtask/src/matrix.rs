@@ -228,6 +228,7 @@ impl flags::Matrix {
         let layout = Layout::new(&root);
         if self.dry_run {
             let planned = plan_run(sh, &layout, &options.selection(), options.timeout)?;
+            print_dry_run_toolchains(&planned.availabilities);
             print_dry_run(&layout, &planned.steps, &probe::probe_source());
             return Ok(Verdict::Success);
         }
@@ -428,6 +429,33 @@ fn report_interrupted(
 }
 
 /// Prints every command the run would execute, each runnable in a POSIX shell as it stands.
+/// Says, as shell comments before the commands, which compiler each pin or spec would use and
+/// where it comes from, and which pins are not provisioned and how to provision them: the
+/// matrix itself installs nothing for a pin.
+fn print_dry_run_toolchains(availabilities: &[Availability]) {
+    println!("# Toolchains of this run:");
+    for availability in availabilities {
+        let id = output::escape(availability.id()).into_owned();
+        let line = match availability {
+            Availability::Found { toolchain, version } => format!(
+                "{id}: {} {} ({})",
+                toolchain.source.kind().word(),
+                output::escape(&toolchain.rustc.to_string_lossy()),
+                version.release_string()
+            ),
+            Availability::Broken { error, .. } => {
+                let first = error.lines().next().unwrap_or_default();
+                format!("{id}: broken, skipped: {}", output::escape(first))
+            }
+            Availability::Missing { install_hint, .. } => format!(
+                "{id}: not provisioned, so listed as missing; to provision it: {}",
+                output::escape(install_hint)
+            ),
+        };
+        println!("#   {line}");
+    }
+}
+
 fn print_dry_run(layout: &Layout, steps: &[Step], probe_source: &str) {
     let mut directories: Vec<&PathBuf> = steps.iter().flat_map(|step| &step.directories).collect();
     directories.sort();
