@@ -27,7 +27,8 @@ pub fn report_path(layout: &Layout) -> std::path::PathBuf {
     layout.kshim.join("usage-report.json")
 }
 
-/// A count of finished steps on one updating line, on a terminal only.
+/// A count of finished steps on one updating line on a terminal, else a line per step that
+/// ran, as the matrix's progress.
 struct Counter<'a> {
     total: usize,
     done: AtomicUsize,
@@ -40,9 +41,10 @@ struct Counter<'a> {
 impl Progress for Counter<'_> {
     fn started(&self, _index: usize, _step: &Step) {}
 
-    fn finished(&self, index: usize, step: &Step, _result: &StepResult, done: usize) {
+    fn finished(&self, index: usize, step: &Step, result: &StepResult, done: usize) {
         self.done.store(done, Ordering::Relaxed);
-        if !self.terminal {
+        // Off a terminal, as the matrix does: one line per step that ran, none for the cached.
+        if !self.terminal && result.cached {
             return;
         }
         let what = match self.features[index] {
@@ -53,6 +55,15 @@ impl Progress for Counter<'_> {
             "usage: {done} of {}: {}: {what}",
             self.total, self.toolchains[step.toolchain].id
         );
+        if !self.terminal {
+            let line = format!(
+                "{line}: {} in {:.1} s",
+                result.outcome.word(),
+                result.seconds
+            );
+            eprintln!("{}", crate::output::escape(&line));
+            return;
+        }
         let shown: String = line.chars().take(self.columns.saturating_sub(1)).collect();
         let mut stderr = std::io::stderr().lock();
         let _ = write!(stderr, "\r\x1b[K{shown}");
