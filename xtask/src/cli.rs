@@ -2,6 +2,7 @@
 //! for that command, `help` and a bare `cargo xtask` listing the commands, "did you mean"
 //! for a mistyped flag or command, and rustup's `+TOOLCHAIN` as `--toolchain TOOLCHAIN`.
 
+use crate::output;
 use std::ffi::OsString;
 
 /// The whole help text xflags generates from `flags.rs`.
@@ -53,8 +54,10 @@ pub fn command_list() -> String {
         text.push_str(&format!("    {name:width$}  {}\n", summary(section)));
     }
     text.push_str(
-        "\n`cargo xtask help COMMAND` or `cargo xtask COMMAND --help` shows one command's flags; \
-         `+TOOLCHAIN` is short for `--toolchain TOOLCHAIN`.\n",
+        "\nEvery command also takes `--color auto|always|never` (default: `CARGO_TERM_COLOR`, else \
+         auto), `-q`/`--quiet` (no progress on stderr) and `-v`/`--verbose` (a progress line for \
+         cached steps too).\n`cargo xtask help COMMAND` or `cargo xtask COMMAND --help` shows one \
+         command's flags; `+TOOLCHAIN` is short for `--toolchain TOOLCHAIN`.\n",
     );
     text
 }
@@ -85,7 +88,13 @@ pub fn command_help(words: &[String]) -> Option<String> {
         .filter(|(name, _)| *name == wanted || name.starts_with(&format!("{wanted} ")))
         .map(|(_, section)| section.as_str())
         .collect();
-    (!text.is_empty()).then(|| format!("Usage: cargo xtask {wanted} [FLAGS]\n\n{text}"))
+    (!text.is_empty()).then(|| {
+        format!(
+            "Usage: cargo xtask {wanted} [FLAGS]\n\n{text}\
+             Every command also takes --color auto|always|never, -q/--quiet and -v/--verbose \
+             (`cargo xtask help`).\n"
+        )
+    })
 }
 
 /// Every command's words, as the help names them.
@@ -211,7 +220,41 @@ pub fn prepare(args: Vec<OsString>) -> Prepared {
         };
     }
     let mut parsed = Vec::with_capacity(args.len() + 1);
-    for arg in args {
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        // The flags every command takes, as cargo's: read here, so that no command declares
+        // them again.
+        match arg.to_str() {
+            Some("-q" | "--quiet") => {
+                output::set_verbosity(-1);
+                continue;
+            }
+            Some("-v" | "--verbose") => {
+                output::set_verbosity(1);
+                continue;
+            }
+            Some("--color") => {
+                let value = args.next().and_then(|value| value.into_string().ok());
+                match value.as_deref().map(output::parse_colour_choice) {
+                    Some(Ok(choice)) => output::set_colour_choice(choice),
+                    Some(Err(error)) => return Prepared::Refuse(error.to_string()),
+                    None => {
+                        return Prepared::Refuse(
+                            "--color needs a value: auto, always or never".into(),
+                        )
+                    }
+                }
+                continue;
+            }
+            Some(text) if text.starts_with("--color=") => {
+                match output::parse_colour_choice(&text["--color=".len()..]) {
+                    Ok(choice) => output::set_colour_choice(choice),
+                    Err(error) => return Prepared::Refuse(error.to_string()),
+                }
+                continue;
+            }
+            _ => {}
+        }
         match arg.to_str().and_then(|arg| arg.strip_prefix('+')) {
             Some(toolchain) if !toolchain.is_empty() => {
                 parsed.push("--toolchain".into());
@@ -317,6 +360,21 @@ mod tests {
         );
         let far = explain_error("unexpected flag: `--zzzzzzz`", &args(&["matrix"]));
         assert!(!far.contains("did you mean"), "{far}");
+    }
+
+    #[test]
+    fn the_flags_of_every_command_are_read_here() {
+        assert_eq!(
+            prepare(args(&["docs", "--color=never", "-q", "--check"])),
+            Prepared::Parse(args(&["docs", "--check"]))
+        );
+        assert!(!output::colour_on(true));
+        output::set_colour_choice(0);
+        output::set_verbosity(0);
+        assert_eq!(
+            prepare(args(&["docs", "--color", "sometimes"])),
+            Prepared::Refuse("--color must be `auto`, `always` or `never`, not `sometimes`".into())
+        );
     }
 
     #[test]

@@ -93,7 +93,7 @@ impl Progress for ProgressLine<'_> {
 
     fn finished(&self, _index: usize, step: &Step, result: &StepResult, done: usize) {
         self.done.store(done, Ordering::Relaxed);
-        if result.cached && !self.terminal {
+        if result.cached && !self.terminal && output::verbosity() < 1 {
             return;
         }
         let id = &self.toolchains[step.toolchain].id;
@@ -325,7 +325,7 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
     let keys = run_keys(&steps, &planned, &availabilities)?;
     let cache = Cache::new(layout.cache(), options.use_cache);
     let progress = ProgressLine {
-        enabled: options.progress,
+        enabled: options.progress && output::verbosity() >= 0,
         terminal: output::updating_terminal(),
         columns: output::terminal_columns(),
         total: steps.len(),

@@ -44,7 +44,8 @@ impl Progress for Counter<'_> {
     fn finished(&self, index: usize, step: &Step, result: &StepResult, done: usize) {
         self.done.store(done, Ordering::Relaxed);
         // Off a terminal, as the matrix does: one line per step that ran, none for the cached.
-        if !self.terminal && result.cached {
+        let verbosity = crate::output::verbosity();
+        if verbosity < 0 || (!self.terminal && result.cached && verbosity < 1) {
             return;
         }
         let what = match self.features[index] {
