@@ -273,7 +273,11 @@ impl flags::Audit {
             (None, Some(list)) => input::read_feature_list(list)?,
         };
         let mut options = Options::new(input);
-        options.toolchains = self.toolchain.clone();
+        options.toolchains = crate::pins::with_range(
+            &self.toolchain,
+            self.pins.as_deref(),
+            self.version_range.as_deref(),
+        )?;
         options.pins = self.pins.clone();
         options.kconfig = self.kconfig.clone();
         options.min_rust = self.min_rust.as_deref().map(parse_min_rust).transpose()?;

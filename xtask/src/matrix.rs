@@ -173,7 +173,11 @@ impl flags::Matrix {
     /// Reads the flags into [`Options`] and the output format, rejecting bad values.
     pub fn options(&self) -> anyhow::Result<(Options, Format)> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
-        let mut options = Options::new(self.toolchain.clone());
+        let mut options = Options::new(crate::pins::with_range(
+            &self.toolchain,
+            self.pins.as_deref(),
+            self.version_range.as_deref(),
+        )?);
         match self.jobs {
             Some(0) => bail!("-j/--jobs must be at least 1"),
             Some(jobs) => options.jobs = jobs.min(jobs_limit()),

@@ -90,7 +90,11 @@ impl flags::Usage {
         let selection = Selection {
             // Where the code needs each feature does not depend on the target.
             platforms: Some(Vec::new()),
-            toolchains: self.toolchain.clone(),
+            toolchains: crate::pins::with_range(
+                &self.toolchain,
+                self.pins.as_deref(),
+                self.version_range.as_deref(),
+            )?,
             pins: self.pins.clone(),
             shard: None,
         };
