@@ -51,6 +51,26 @@ pub fn stamp(mut report: Value) -> Value {
     report
 }
 
+/// The latest `date` of the reports at `paths` (a merge is as recent as its newest shard), if
+/// any has one; the fixed-width form sorts as text.
+pub fn latest_of(paths: &[std::path::PathBuf]) -> Option<String> {
+    paths
+        .iter()
+        .filter_map(|path| {
+            let text = crate::files::read_text(path, 64 << 20).ok()?;
+            Some(of_report(&crate::json::parse(&text).ok()?)?.to_string())
+        })
+        .max()
+}
+
+/// `report` with `date` as its `date` member, where there is one.
+pub fn with_date(mut report: Value, date: Option<&str>) -> Value {
+    if let (Value::Object(members), Some(date)) = (&mut report, date) {
+        members.insert("date".into(), Value::String(date.to_string()));
+    }
+    report
+}
+
 /// The `date` member of a report, if it has one.
 pub fn of_report(report: &Value) -> Option<&str> {
     report.get("date").and_then(Value::as_str)
