@@ -244,6 +244,28 @@ fn generated_docs_are_up_to_date() {
 }
 
 #[test]
+fn the_compatibility_page_is_generated_from_the_recorded_reports() {
+    // The page, its reports and the regions of docs/features.md: what `cargo xtask docs
+    // --check` checks in CI, here for `cargo test` too.
+    let root = project_root();
+    for recorded in [
+        xtask::docs::MATRIX_REPORT,
+        xtask::docs::USAGE_REPORT,
+        xtask::docs::page::PAGE,
+    ] {
+        assert!(
+            root.join(recorded).is_file(),
+            "{recorded} is missing: record a real run with `cargo xtask docs --report FILE --usage FILE`"
+        );
+    }
+    assert_eq!(
+        xtask::docs::regenerate(&root, None, None, true).unwrap(),
+        xtask::Verdict::Success,
+        "a generated file is stale: run `cargo xtask docs`"
+    );
+}
+
+#[test]
 fn readme_shows_the_two_commands_and_ci_runs_the_test_command() {
     let readme = read("README.md");
     assert!(readme.contains("cargo xtask matrix"));

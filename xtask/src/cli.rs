@@ -115,7 +115,9 @@ fn flags_of(words: &[String]) -> Vec<String> {
         .iter()
         .find(|(name, _)| *name == wanted)
         .map_or(top, |(_, text)| text.clone());
-    let mut flags = vec!["--help".to_string()];
+    let mut flags: Vec<String> = ["--help", "--quiet", "--verbose", "--color"]
+        .map(String::from)
+        .to_vec();
     for line in section.lines() {
         let line = line.trim_start();
         for word in line.split([',', ' ']) {
@@ -148,7 +150,7 @@ pub fn closest<'a>(typed: &str, candidates: &'a [String]) -> Option<&'a str> {
     candidates
         .iter()
         .map(|candidate| (distance(typed, candidate), candidate))
-        .filter(|(distance, candidate)| *distance <= (candidate.len() / 3).max(1))
+        .filter(|(distance, candidate)| *distance <= (candidate.len() / 3).max(2))
         .min_by_key(|(distance, _)| *distance)
         .map(|(_, candidate)| candidate.as_str())
 }
