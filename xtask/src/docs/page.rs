@@ -163,7 +163,9 @@ fn status_words(observed: &Observed) -> String {
 /// The short text inside a feature cell.
 fn status_short(observed: &Observed) -> String {
     match observed {
-        Observed::Status(Status::Stable(since)) => format!("{}.{}", since.major, since.minor),
+        Observed::Status(Status::Stable(since)) => {
+            format!("since {}.{}", since.major, since.minor)
+        }
         Observed::Status(Status::Gated) => "gated".into(),
         Observed::Status(Status::Unknown) => "unknown".into(),
         Observed::Status(Status::Removed) => "removed".into(),
@@ -280,7 +282,7 @@ fn below_class(toolchain: &ToolchainEntry) -> &'static str {
 fn legend() -> String {
     format!(
         "<section class=\"legend\"><h2>Legend</h2><div class=\"keys\">\
-         <span><i class=\"sw st-stable\">1.79</i> stable since 1.79</span>\
+         <span><i class=\"sw st-stable\">since 1.79</i> stable since 1.79</span>\
          <span><i class=\"sw st-gated\">gated</i> gated: needs RUSTC_BOOTSTRAP</span>\
          <span><i class=\"sw st-unknown\">unknown</i> unknown to this compiler</span>\
          <span><i class=\"sw out-pass\">\u{2713}</i> passed</span>\
@@ -765,7 +767,7 @@ fn compilers_table(
             (Some(kind), Some(rustc)) => format!(
                 "{} (<code>{}</code>)<br><small><code>{}</code></small>",
                 kind.word(),
-                escape_html(&toolchain.spec),
+                escape_html(&shown_path(&toolchain.spec)),
                 escape_html(&shown_path(rustc))
             ),
             _ => format!("pin <code>{}</code>", escape_html(&toolchain.spec)),
