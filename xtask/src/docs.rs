@@ -599,7 +599,7 @@ fn take_screenshot(root: &Path) -> anyhow::Result<()> {
     let scratch = root.join("target/kshim");
     std::fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
     let png = root.join(SCREENSHOT);
-    crate::browser::screenshot(&crate::browser::file_url(&page), &png, 1400, 1500, &scratch)?;
+    crate::browser::screenshot(&crate::browser::file_url(&page), &png, 1400, 2200, &scratch)?;
     eprintln!("docs: wrote {SCREENSHOT}");
     Ok(())
 }

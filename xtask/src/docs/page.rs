@@ -185,9 +185,12 @@ fn outcome_words(outcome: Outcome) -> &'static str {
 /// The page for `report`, with the places of `usage` where given, dated `date` (the report's).
 pub fn compat_page(report: &Report, usage: Option<&UsageReport>, date: &str) -> String {
     let order = release_order(&report.toolchains);
-    let (found, missing): (Vec<usize>, Vec<usize>) = order
-        .into_iter()
-        .partition(|&index| report.toolchains[index].release.is_some());
+    let (found, missing): (Vec<usize>, Vec<usize>) = order.into_iter().partition(|&index| {
+        matches!(
+            report.toolchains[index].verdict,
+            ToolchainVerdict::Ok | ToolchainVerdict::TooOld
+        )
+    });
     let mut popups = Popups::default();
     let failures = report.failures();
     let mut body = String::new();
@@ -605,7 +608,16 @@ fn target_grid(report: &Report, found: &[usize], popups: &mut Popups) -> String 
             html.push_str("</tr>\n");
         }
     }
-    html.push_str("</tbody></table></section>\n");
+    html.push_str("</tbody></table>");
+    let notes = platforms.notes(&report.toolchains);
+    if !notes.is_empty() {
+        html.push_str("<ul class=\"notes\">");
+        for note in notes {
+            let _ = write!(html, "<li>{}</li>", escape_html(&note));
+        }
+        html.push_str("</ul>");
+    }
+    html.push_str("</section>\n");
     html
 }
 
@@ -633,27 +645,44 @@ fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -> String {
             )
         })
         .collect();
-    let counts: Vec<String> = found
-        .iter()
-        .filter_map(|&index| {
-            let builds: Vec<_> = report
-                .builds
-                .iter()
-                .filter(|build| build.toolchain == index)
-                .collect();
-            (!builds.is_empty()).then(|| {
-                format!(
-                    "{} of {} on {}",
-                    builds
-                        .iter()
-                        .filter(|build| build.outcome == Outcome::Pass)
-                        .count(),
-                    builds.len(),
-                    name(&report.toolchains[index])
-                )
-            })
-        })
-        .collect();
+    // Per compiler that built: how many cells passed; those below the minimum are named once.
+    let mut passes: Vec<(usize, usize, &str)> = Vec::new();
+    let mut below: Vec<&str> = Vec::new();
+    for &index in found {
+        let toolchain = &report.toolchains[index];
+        if toolchain.verdict == ToolchainVerdict::TooOld {
+            below.push(name(toolchain));
+            continue;
+        }
+        let builds: Vec<_> = report
+            .builds
+            .iter()
+            .filter(|build| build.toolchain == index)
+            .collect();
+        let passed = builds
+            .iter()
+            .filter(|build| build.outcome == Outcome::Pass)
+            .count();
+        passes.push((passed, builds.len(), name(toolchain)));
+    }
+    let mut counts: Vec<String> = match passes.first() {
+        Some(&(passed, total, _)) if passes.iter().all(|&(p, t, _)| (p, t) == (passed, total)) => {
+            vec![format!(
+                "{passed} of {total} pass on each of the {} compilers from the minimum on",
+                passes.len()
+            )]
+        }
+        _ => passes
+            .iter()
+            .map(|(passed, total, id)| format!("{passed} of {total} on {id}"))
+            .collect(),
+    };
+    if !below.is_empty() {
+        counts.push(format!(
+            "not built on {} (below the minimum)",
+            below.join(", ")
+        ));
+    }
     let differs = report.builds.iter().any(|build| !build.ok());
     let mut html = format!(
         "<section><h2 id=\"host\">Host builds, runs and tests</h2>\
@@ -665,7 +694,7 @@ fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -> String {
         if counts.is_empty() {
             "no compiler built anything".to_string()
         } else {
-            counts.join(", ")
+            counts.join("; ")
         },
         column_headers(report, found)
     );
@@ -876,5 +905,6 @@ table.list tr.below { opacity: .6; }
 .pop pre { white-space: pre-wrap; background: #f3f5f8; padding: 8px; border-radius: 4px;
   font-size: 12px; }
 .pop ul { padding-left: 18px; }
+ul.notes { color: var(--muted); font-size: 12.5px; max-width: 80em; padding-left: 18px; }
 footer { margin-top: 32px; color: var(--muted); font-size: 12px; }
 ";
