@@ -228,6 +228,12 @@ impl flags::Matrix {
         };
         if options.pins.is_none() && self.root.is_some() {
             options.pins = Some(root.join("toolchains.toml"));
+            // The range selects from the pin file the run reads.
+            options.toolchains = crate::pins::with_range(
+                &self.toolchain,
+                options.pins.as_deref(),
+                self.version_range.as_deref(),
+            )?;
         }
         let layout = Layout::new(&root);
         if self.dry_run {
