@@ -776,8 +776,9 @@ fn compilers_table(
     let summaries = report.summary_lines();
     for &index in found.iter().chain(missing) {
         let toolchain = &report.toolchains[index];
+        let found = !matches!(toolchain.verdict, ToolchainVerdict::Missing(_));
         let version = match (&toolchain.release_text, &toolchain.channel) {
-            (Some(release), channel) => {
+            (Some(release), channel) if found => {
                 let mut text = format!("rustc {release}");
                 if let Some(date) = &toolchain.commit_date {
                     let _ = write!(text, " ({date})");
@@ -790,7 +791,7 @@ fn compilers_table(
                 }
                 text
             }
-            (None, _) => "\u{2013}".into(),
+            _ => "\u{2013}".into(),
         };
         let from = match (toolchain.source, &toolchain.rustc) {
             (Some(kind), Some(rustc)) => format!(
@@ -892,6 +893,7 @@ details summary { cursor: pointer; margin-bottom: 8px; }
 table.list { border-collapse: collapse; }
 table.list th, table.list td { border-bottom: 1px solid var(--line); padding: 5px 10px;
   text-align: left; vertical-align: top; font-size: 13px; }
+table.list th { white-space: nowrap; }
 table.list td.cell { text-align: left; border-radius: 0; }
 table.list tr.below { opacity: .6; }
 .v-ok { color: var(--stable-fg); } .v-too-old { color: var(--muted); }
