@@ -5,7 +5,7 @@
 //! What the compiler answers is checked against the catalog, whose stable-since releases the
 //! matrix confirms on every pinned compiler; the audit itself never reads them.
 
-use kshim_tests::{current_rustc, project_root, scratch_dir};
+use kshim_tests::{current_rustc, project_root, scratch_dir, xtask_binary};
 use xtask::audit::input::{read_crate_root, read_feature_list, Input};
 use xtask::audit::{parse_min_rust, run_audit, AuditReport, Options, Probed};
 use xtask::catalog::{feature, Release};
@@ -123,7 +123,13 @@ fn the_kernels_feature_block_at_min_rust_1_85() {
     );
     let text = report.human(false);
     assert!(
-        text.contains("kernel_lib_b9b701fce49a.rs:14:12: feature(inline_const): stable since 1.79.0, at or before 1.85.0"),
+        text.contains(
+            "removable: feature(inline_const): stable since 1.79.0, at or before 1.85.0\n  --> "
+        ) && text.contains(&format!(
+            "kernel_lib_b9b701fce49a.rs:14:12\n   |\n14 | #![feature(inline_const)]\n   | {}{}\n",
+            " ".repeat(11),
+            "^".repeat("inline_const".len())
+        )),
         "{text}"
     );
     assert_eq!(
@@ -185,6 +191,22 @@ fn the_kernels_allowed_features_list() {
 }
 
 #[test]
+fn a_build_error_is_a_finding_and_the_summary_says_it_first() {
+    let input = read_feature_list("inline_const,nosuch_feature").unwrap();
+    let report = audit("audit-build-error", input, None);
+    assert_eq!(report.verdict(), Verdict::Failure);
+    let text = report.human(false);
+    let errors = text
+        .find("Build errors on the newest compiler, not features waiting for stabilization: unknown feature nosuch_feature.")
+        .unwrap_or_else(|| panic!("{text}"));
+    let apart = text
+        .find("Apart from those build errors, needs only stable Rust")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(errors < apart, "{text}");
+    assert!(!text.contains("\nNeeds only stable Rust"), "{text}");
+}
+
+#[test]
 fn a_missing_toolchain_is_reported_not_fatal() {
     let directory = scratch_dir("audit-missing");
     let pins = directory.join("pins.toml");
@@ -205,4 +227,40 @@ fn a_missing_toolchain_is_reported_not_fatal() {
         .human(false)
         .contains("No compiler answered: nothing can be concluded."));
     assert_eq!(report.verdict(), Verdict::Failure);
+}
+
+#[test]
+fn a_packages_rust_version_is_its_minimum() {
+    let package = scratch_dir("audit-rust-version");
+    std::fs::create_dir_all(package.join("src")).unwrap();
+    std::fs::write(
+        package.join("Cargo.toml"),
+        "[package]\nname = \"rv\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
+         rust-version = \"1.80\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(package.join("src/lib.rs"), "#![feature(inline_const)]\n").unwrap();
+    let output = std::process::Command::new(xtask_binary())
+        .arg("audit")
+        .arg(package.join("src/lib.rs"))
+        .arg("--toolchain")
+        .arg(current_rustc())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("audit: --min-rust 1.80.0, the rust-version of"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("feature(inline_const): stable since 1.79.0, at or before 1.80.0"),
+        "{stdout}"
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "a removable feature is a finding"
+    );
 }

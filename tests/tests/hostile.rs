@@ -585,3 +585,36 @@ fn audit_inputs_that_are_no_files_are_refused_at_once() {
     ]);
     assert_refused(&finished, "it is a FIFO, not a regular file");
 }
+
+#[test]
+fn every_command_answers_help_typos_and_the_common_flags_as_cargo_does() {
+    // `docs` says what it did, even when that is nothing.
+    let docs = xtask(&["docs", "--check", "-q", "--color=never"]);
+    assert_eq!(docs.status.code(), Some(0), "{}", docs.stderr);
+    assert!(
+        docs.stderr.starts_with("docs: all ")
+            && docs.stderr.contains("generated files are up to date"),
+        "{}",
+        docs.stderr
+    );
+    // A bare `cargo xtask` and `help` list the commands; `COMMAND --help` is that command's.
+    for args in [&[][..], &["help"][..]] {
+        let list = xtask(args);
+        assert_eq!(list.status.code(), Some(0));
+        assert!(
+            list.stdout.contains("\nCommands:\n    matrix "),
+            "{}",
+            list.stdout
+        );
+    }
+    let help = xtask(&["audit", "--help"]);
+    assert!(
+        help.stdout.starts_with("Usage: cargo xtask audit [FLAGS]")
+            && !help.stdout.contains("xtask matrix"),
+        "{}",
+        help.stdout
+    );
+    assert_refused(&xtask(&["usage", "--jobz", "2"]), "did you mean `--jobs`?");
+    assert_refused(&xtask(&["merj"]), "did you mean `merge`?");
+    assert_refused(&xtask(&["docs", "--color", "blue"]), "--color must be");
+}

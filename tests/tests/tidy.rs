@@ -247,6 +247,28 @@ fn generated_docs_are_up_to_date() {
 }
 
 #[test]
+fn the_compatibility_page_is_generated_from_the_recorded_reports() {
+    // The page, its reports and the regions of docs/features.md: what `cargo xtask docs
+    // --check` checks in CI, here for `cargo test` too.
+    let root = project_root();
+    for recorded in [
+        xtask::docs::MATRIX_REPORT,
+        xtask::docs::USAGE_REPORT,
+        xtask::docs::page::PAGE,
+    ] {
+        assert!(
+            root.join(recorded).is_file(),
+            "{recorded} is missing: record a real run with `cargo xtask docs --report FILE --usage FILE`"
+        );
+    }
+    assert_eq!(
+        xtask::docs::regenerate(&root, None, None, true).unwrap(),
+        xtask::Verdict::Success,
+        "a generated file is stale: run `cargo xtask docs`"
+    );
+}
+
+#[test]
 fn readme_shows_the_two_commands_and_ci_runs_the_test_command() {
     let readme = read("README.md");
     assert!(readme.contains("cargo xtask matrix"));
@@ -466,7 +488,8 @@ fn readme_documents_the_report_schema_as_the_code_does() {
         .map(|pair| pair[0].to_string())
         .collect();
     let mut written = std::collections::BTreeSet::new();
-    json_keys(&sample_report().to_json(), &mut written);
+    // As `matrix` writes it: stamped with the run's date.
+    json_keys(&xtask::date::stamp(sample_report().to_json()), &mut written);
     // The per-toolchain objects are keyed by toolchain id, which the layout shows by example.
     written.remove("t");
     let undocumented: Vec<&String> = written.difference(&documented).collect();

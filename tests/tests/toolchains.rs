@@ -67,7 +67,7 @@ fn a_thousand_toolchain_flags_take_linear_time() {
     let rustc = fake_rustc(&dir, "rustc", "0").display().to_string();
     let specs = |count: usize| -> Vec<String> {
         (0..count)
-            .flat_map(|n| [rustc.clone(), format!("no-such-toolchain-{n}")])
+            .flat_map(|n| [rustc.clone(), format!("/nonexistent/no-such-toolchain-{n}")])
             .collect()
     };
     let (small, small_time) = toolchains(&pins, &specs(50));
@@ -82,8 +82,7 @@ fn a_thousand_toolchain_flags_take_linear_time() {
     );
     assert!(stdout.contains("1.85.0#500"), "repeats get numbered ids");
     assert!(
-        stdout
-            .contains("`no-such-toolchain-499` is no rustc file and no installed rustup toolchain"),
+        stdout.contains("/nonexistent/no-such-toolchain-499 does not exist"),
         "{stdout:.2000}"
     );
     // The same compiler given 500 times is probed once (-vV and --print sysroot).
@@ -107,7 +106,7 @@ fn ctrl_c_stops_the_resolution_of_many_toolchains() {
         .args(["matrix", "--dry-run", "--pins"])
         .arg(&pins)
         .current_dir(&dir);
-    // Distinct paths to one slow compiler, and unknown names, a thousand in all.
+    // Distinct paths to one slow compiler, and paths to nothing, a thousand in all.
     for n in 0..40 {
         let link = dir.join(format!("rustc-{n}"));
         std::os::unix::fs::symlink(&slow, &link).unwrap();
@@ -116,7 +115,7 @@ fn ctrl_c_stops_the_resolution_of_many_toolchains() {
     for n in 0..960 {
         command
             .arg("--toolchain")
-            .arg(format!("no-such-toolchain-{n}"));
+            .arg(format!("/nonexistent/no-such-toolchain-{n}"));
     }
     let child = command
         .stdin(Stdio::null())
@@ -218,4 +217,71 @@ fn the_job_matrix_holds_only_shards_and_pin_ids() {
         let ids = job["pins"].as_str().unwrap();
         assert!(ids.split(' ').all(xtask::pins::is_pin_id), "{ids}");
     }
+}
+
+#[test]
+fn a_name_that_names_no_toolchain_is_bad_input_and_a_pin_id_names_its_pin() {
+    let dir = scratch_dir("toolchains-no-such-name");
+    let pins = pin_file(&dir);
+    let (output, _) = toolchains(&pins, &["nosuch".to_string()]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--toolchain `nosuch` names no toolchain: it is no pin id of")
+            && stderr.contains("no path to a rustc and no `debian:SUITE:PACKAGE` spec"),
+        "{stderr}"
+    );
+    // A pin's id is the pin, found or missing as the pin file's search finds it: never broken.
+    let pin_text = std::fs::read_to_string(&pins).unwrap();
+    let id = pin_text
+        .lines()
+        .find_map(|line| line.strip_prefix("id = \""))
+        .and_then(|rest| rest.strip_suffix('"'))
+        .expect("the pin file has an id");
+    let (output, _) = toolchains(&pins, &[id.to_string()]);
+    let stdout = text(&output.stdout);
+    assert!(
+        output.status.code() == Some(0) || output.status.code() == Some(1),
+        "{}",
+        text(&output.stderr)
+    );
+    assert!(!stdout.contains("BROKEN"), "{stdout}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_dry_run_says_where_each_pin_comes_from_or_how_to_provision_it() {
+    let dir = scratch_dir("toolchains-dry-run");
+    let pins = dir.join("pins.toml");
+    std::fs::write(
+        &pins,
+        "[[pin]]\nid = \"ancient\"\nrelease = \"1.0.0\"\nrole = \"feature\"\nrustup = \"1.0.0\"\n",
+    )
+    .unwrap();
+    let rustc = fake_rustc(&dir, "rustc", "0");
+    let output = Command::new(xtask_binary())
+        .args(["matrix", "--dry-run", "--target", "none", "--pins"])
+        .arg(&pins)
+        .args(["+ancient", "--toolchain"])
+        .arg(&rustc)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let lines: Vec<&str> = stdout.lines().take(3).collect();
+    assert_eq!(
+        lines[..2],
+        [
+            "# Toolchains of this run:",
+            "#   ancient: not provisioned, so listed as missing; to provision it: rustup \
+             toolchain install 1.0.0 --profile minimal",
+        ],
+        "{stdout:.2000}"
+    );
+    assert!(
+        lines[2].starts_with("#   1.85.0: path ") && lines[2].ends_with(" (1.85.0)"),
+        "{stdout:.2000}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

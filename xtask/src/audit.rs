@@ -163,10 +163,13 @@ impl AuditReport {
         }
     }
 
-    /// Failure when `--min-rust` found something, or when no compiler answered.
+    /// Failure when `--min-rust` found something, when the newest compiler rejects a feature
+    /// (a build error), or when no compiler answered.
     pub fn verdict(&self) -> Verdict {
         let answered = self.columns.iter().any(|column| column.answer().is_some());
-        if answered && self.lint.is_empty() {
+        // A feature the newest compiler rejects is a build error: a finding, as `cargo msrv
+        // verify` fails on a crate that does not build.
+        if answered && self.lint.is_empty() && self.cross.rejected_by_newest.is_empty() {
             Verdict::Success
         } else {
             Verdict::Failure
@@ -270,10 +273,30 @@ impl flags::Audit {
             (None, Some(list)) => input::read_feature_list(list)?,
         };
         let mut options = Options::new(input);
-        options.toolchains = self.toolchain.clone();
+        options.toolchains = crate::pins::with_range(
+            &self.toolchain,
+            self.pins.as_deref(),
+            self.version_range.as_deref(),
+        )?;
         options.pins = self.pins.clone();
         options.kconfig = self.kconfig.clone();
-        options.min_rust = self.min_rust.as_deref().map(parse_min_rust).transpose()?;
+        options.min_rust = match (&self.min_rust, &options.input.path) {
+            (Some(text), _) => Some(parse_min_rust(text)?),
+            // As cargo-msrv does: a package's `rust-version` is its minimum.
+            (None, Some(root)) => usage::package_manifest(root)
+                .and_then(|manifest| package_rust_version(&manifest))
+                .map(|(manifest, text)| {
+                    let release = parse_min_rust(&text)
+                        .with_context(|| format!("the rust-version of {}", manifest.display()))?;
+                    eprintln!(
+                        "audit: --min-rust {release}, the rust-version of {}",
+                        manifest.display()
+                    );
+                    anyhow::Ok(release)
+                })
+                .transpose()?,
+            (None, None) => None,
+        };
         Ok((options, format))
     }
 
@@ -312,3 +335,26 @@ impl flags::Audit {
 
 #[cfg(test)]
 mod tests;
+
+/// The `rust-version` of the package whose manifest is `manifest`, as `cargo metadata` reads it
+/// (workspace inheritance included), with the manifest's path; `None` where it has none or
+/// cargo cannot read it (then the audit runs without a minimum, as without `--min-rust`).
+fn package_rust_version(manifest: &Path) -> Option<(PathBuf, String)> {
+    let manifest = std::fs::canonicalize(manifest).ok()?;
+    let sh = Shell::new().ok()?;
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = xshell::cmd!(
+        sh,
+        "{cargo} metadata --no-deps --format-version 1 --offline --manifest-path {manifest}"
+    )
+    .quiet()
+    .ignore_stderr()
+    .read()
+    .ok()?;
+    let metadata = crate::json::parse(&output).ok()?;
+    let package = metadata["packages"].as_array()?.iter().find(|package| {
+        package["manifest_path"].as_str().map(Path::new) == Some(manifest.as_path())
+    })?;
+    let version = package["rust_version"].as_str()?.to_string();
+    Some((manifest, version))
+}

@@ -3,6 +3,7 @@
 //! the statuses of a real matrix run and the places of a real usage run, which only `--report`
 //! and `--usage` replace.
 
+pub mod page;
 mod places;
 #[cfg(test)]
 mod tests;
@@ -390,7 +391,9 @@ pub fn status_region(report: &Report) -> anyhow::Result<String> {
     };
     let mut shown = Vec::new();
     let mut not_probed = Vec::new();
-    for (index, toolchain) in report.toolchains.iter().enumerate() {
+    // Columns in release order, as in every table.
+    for index in crate::report::release_order(&report.toolchains) {
+        let toolchain = &report.toolchains[index];
         refuse_control_characters(&toolchain.id, "the toolchain id")?;
         if let Some(release) = &toolchain.release_text {
             let what = format!("toolchain {}'s release", toolchain.id);
@@ -512,17 +515,102 @@ pub fn generated_files_with(
     ])
 }
 
+/// Where the reports the compatibility page is generated from are committed, relative to the
+/// repository root.
+pub const MATRIX_REPORT: &str = "docs/matrix-report.json";
+/// The usage report beside it.
+pub const USAGE_REPORT: &str = "docs/usage-report.json";
+
+/// A report file's text, or `None` where it does not exist.
+fn read_optional(path: &Path) -> anyhow::Result<Option<String>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(error).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+/// The compatibility page generated from the matrix report `matrix` (its text, read from
+/// `path`) and the usage report, dated by the matrix report; "date not recorded" for a report
+/// made before reports carried one.
+fn compat_page_for(
+    matrix: &str,
+    path: &Path,
+    report: &Report,
+    usage: Option<&UsageReport>,
+) -> anyhow::Result<String> {
+    let value = crate::json::parse(matrix)
+        .map_err(|error| anyhow::anyhow!("{} is not a matrix report: {error}", path.display()))?;
+    let date = crate::date::of_report(&value).unwrap_or("date not recorded");
+    refuse_control_characters(date, "the report's date")?;
+    Ok(page::compat_page(report, usage, date))
+}
+
+/// The page and the reports it is generated from: with `report` (and `usage`) given, the
+/// reports to record under `docs/` (their text as given) and the page generated from them;
+/// without, the page generated from the recorded ones, if there are any.
+fn page_files(
+    root: &Path,
+    given: Option<(&Path, &Report)>,
+    usage_given: Option<(&Path, &UsageReport)>,
+) -> anyhow::Result<Vec<(PathBuf, String)>> {
+    let matrix_path = root.join(MATRIX_REPORT);
+    let usage_path = root.join(USAGE_REPORT);
+    let mut files = Vec::new();
+    let recorded_usage;
+    let usage = match usage_given {
+        Some((path, usage)) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            files.push((usage_path, text));
+            Some(usage)
+        }
+        None => match read_optional(&usage_path)? {
+            Some(_) => {
+                recorded_usage = UsageReport::read(&usage_path)?;
+                Some(&recorded_usage)
+            }
+            None => None,
+        },
+    };
+    let recorded;
+    let (text, path, report) = match given {
+        Some((path, report)) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            files.push((matrix_path.clone(), text.clone()));
+            (text, path.to_path_buf(), report)
+        }
+        None => match read_optional(&matrix_path)? {
+            Some(text) => {
+                recorded = Report::read(&matrix_path)?;
+                recorded.check_complete().map_err(|error| {
+                    anyhow::anyhow!("{} is not a whole report: {error}", matrix_path.display())
+                })?;
+                (text, matrix_path.clone(), &recorded)
+            }
+            None => return Ok(files),
+        },
+    };
+    let html = compat_page_for(&text, &path, report, usage)?;
+    files.push((root.join(page::PAGE), html));
+    Ok(files)
+}
+
 /// Regenerates every generated file under `root`, or with `check` only lists the stale ones;
-/// with `report`, the statuses of `docs/features.md` too, and with `usage` its places.
+/// with `report`, the statuses of `docs/features.md` too, and with `usage` its places. The
+/// reports given are recorded under `docs/`, and the compatibility page is generated from the
+/// recorded ones.
 ///
 /// Everything is read, validated and generated before the first file is written, so a report
-/// that is refused changes nothing.
+/// that is refused changes nothing. Says on stderr what it wrote, or that nothing was stale.
 pub fn regenerate(
     root: &Path,
     report: Option<&Path>,
     usage: Option<&Path>,
     check: bool,
 ) -> anyhow::Result<Verdict> {
+    let usage_path = usage;
     let usage = usage
         .map(|path| {
             UsageReport::read(path)
@@ -533,42 +621,64 @@ pub fn regenerate(
                 .with_context(|| format!("{}: not usable for the places", path.display()))
         })
         .transpose()?;
-    let files = match report {
+    let usage_given = usage_path.zip(usage.as_ref());
+    let mut files = match report {
         Some(path) => {
             let report = Report::read(path)?;
             // Checked as `merge` checks a shard's, before anything is generated or written.
             report.check_complete().map_err(|error| {
                 anyhow::anyhow!("{} is not a whole report: {error}", path.display())
             })?;
-            let files = generated_files_with(root, Some(&report), usage.as_ref())
+            let mut files = generated_files_with(root, Some(&report), usage.as_ref())
                 .with_context(|| format!("{}: not usable for the statuses", path.display()))?;
-            eprintln!("statuses from {}", path.display());
+            files.extend(page_files(root, Some((path, &report)), usage_given)?);
             files
         }
-        None => generated_files_with(root, None, usage.as_ref())?,
+        None => {
+            let mut files = generated_files_with(root, None, usage.as_ref())?;
+            files.extend(page_files(root, None, usage_given)?);
+            files
+        }
     };
+    // A report recorded from its own place is already there.
+    files.dedup_by(|later, earlier| later.0 == earlier.0);
     let mut stale = Vec::new();
+    let mut written = Vec::new();
+    let shown = |path: &Path| {
+        path.strip_prefix(root)
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    };
+    let count = files.len();
     for (path, contents) in files {
         if std::fs::read_to_string(&path).ok().as_deref() == Some(contents.as_str()) {
             continue;
         }
         if check {
-            stale.push(path.display().to_string());
+            stale.push(shown(&path));
             continue;
         }
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("creating {}", parent.display()))?;
         }
-        std::fs::write(&path, contents).with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("regenerated {}", path.display());
+        crate::files::write_atomically(&path, contents.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+        written.push(shown(&path));
+    }
+    if !written.is_empty() {
+        eprintln!("docs: wrote {}", written.join(", "));
     }
     if stale.is_empty() {
+        if written.is_empty() {
+            eprintln!("docs: all {count} generated files are up to date");
+        }
         return Ok(Verdict::Success);
     }
     eprintln!(
-        "stale: {}; run `cargo xtask docs` to regenerate (with `--report` for the statuses, \
-         `--usage` for the places)",
+        "docs: stale: {}; run `cargo xtask docs` to regenerate (with `--report` for the \
+         statuses, `--usage` for the places)",
         stale.join(", ")
     );
     Ok(Verdict::Failure)
@@ -577,11 +687,36 @@ pub fn regenerate(
 impl flags::Docs {
     /// Runs `cargo xtask docs`.
     pub fn run(&self, _sh: &Shell) -> anyhow::Result<Verdict> {
-        regenerate(
-            &project_root(),
+        let root = project_root();
+        let verdict = regenerate(
+            &root,
             self.report.as_deref(),
             self.usage.as_deref(),
             self.check,
-        )
+        )?;
+        if self.screenshot && !self.check {
+            take_screenshot(&root)?;
+        }
+        Ok(verdict)
     }
+}
+
+/// Where the page's screenshot is written, relative to the repository root.
+pub const SCREENSHOT: &str = "docs/compat.png";
+
+/// Takes [`SCREENSHOT`] of the generated page with headless chromium.
+fn take_screenshot(root: &Path) -> anyhow::Result<()> {
+    let page = root.join(page::PAGE);
+    if !page.is_file() {
+        bail!(
+            "no {} to take a picture of: record a report first (`cargo xtask docs --report FILE`)",
+            page::PAGE
+        );
+    }
+    let scratch = root.join("target/kshim");
+    std::fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
+    let png = root.join(SCREENSHOT);
+    crate::browser::screenshot(&crate::browser::file_url(&page), &png, 1400, 2200, &scratch)?;
+    eprintln!("docs: wrote {SCREENSHOT}");
+    Ok(())
 }

@@ -16,6 +16,9 @@ xflags::xflags! {
             /// Select or add a compiler: a rustup toolchain name (`nightly`, `1.85.0`) or a path to a
             /// rustc executable (a wrapper script counts). Repeatable; with it, only these run.
             repeated --toolchain spec: String
+            /// Add the pins whose release lies in this range, as cargo-hack's: `1.78..`,
+            /// `1.78..1.85` (end excluded), `1.78..=1.85`, `..=1.85`.
+            optional --version-range range: String
             /// Output: `human` (default; tables and a summary line per toolchain), `json` or `markdown`.
             optional --format format: String
             /// Run at most N rustc processes at once (default: the number of cores; at most
@@ -81,6 +84,8 @@ xflags::xflags! {
             optional --min-rust release: String
             /// Select or add a compiler, as for `matrix`. Repeatable.
             repeated --toolchain spec: String
+            /// Add the pins whose release lies in this range, as for `matrix`.
+            optional --version-range range: String
             /// Output: `human` (default), `json` or `markdown`.
             optional --format format: String
             /// The pin file to read (default: `toolchains.toml` at the repository root).
@@ -103,6 +108,8 @@ xflags::xflags! {
         cmd usage {
             /// Select or add a compiler, as for `matrix`. Repeatable; with it, only these run.
             repeated --toolchain spec: String
+            /// Add the pins whose release lies in this range, as for `matrix`.
+            optional --version-range range: String
             /// Output: `human` (default; each feature's places per toolchain), `json` or `markdown`.
             optional --format format: String
             /// Run at most N rustc processes at once (default: the number of cores).
@@ -140,18 +147,22 @@ xflags::xflags! {
             optional --pins path: PathBuf
         }
 
-        /// Regenerate the README's feature table and `docs/features.md` from the catalog, a
-        /// matrix report and a usage report.
+        /// Regenerate the README's feature table, `docs/features.md` and the compatibility
+        /// page `docs/compat.html` from the catalog and the reports recorded under `docs/`.
         cmd docs {
-            /// A matrix JSON report whose statuses replace those in `docs/features.md`; without
-            /// one they are kept as they are.
+            /// A matrix JSON report whose statuses replace those in `docs/features.md`, recorded
+            /// as `docs/matrix-report.json` for the page; without one they are kept as they are.
             optional --report path: PathBuf
             /// A usage JSON report (`cargo xtask usage --format json`) whose places replace those
-            /// in `docs/features.md`; without one they are kept as they are.
+            /// in `docs/features.md`, recorded as `docs/usage-report.json` for the page; without
+            /// one they are kept as they are.
             optional --usage path: PathBuf
             /// Only check that the generated files are up to date (with `--report`, the
             /// statuses too); change nothing.
             optional --check
+            /// Also take `docs/compat.png`, the screenshot of the compatibility page, with
+            /// headless chromium (`apt-get install chromium`).
+            optional --screenshot
         }
 
         /// Time a cold matrix, a warm matrix and the same rustc commands run by
@@ -189,6 +200,7 @@ pub enum XtaskCmd {
 #[derive(Debug)]
 pub struct Matrix {
     pub toolchain: Vec<String>,
+    pub version_range: Option<String>,
     pub format: Option<String>,
     pub jobs: Option<usize>,
     pub no_cache: bool,
@@ -231,6 +243,7 @@ pub struct Audit {
     pub features: Option<String>,
     pub min_rust: Option<String>,
     pub toolchain: Vec<String>,
+    pub version_range: Option<String>,
     pub format: Option<String>,
     pub pins: Option<PathBuf>,
     pub kconfig: Option<PathBuf>,
@@ -241,6 +254,7 @@ pub struct Audit {
 #[derive(Debug)]
 pub struct Usage {
     pub toolchain: Vec<String>,
+    pub version_range: Option<String>,
     pub format: Option<String>,
     pub jobs: Option<usize>,
     pub no_cache: bool,
@@ -269,6 +283,7 @@ pub struct Docs {
     pub report: Option<PathBuf>,
     pub usage: Option<PathBuf>,
     pub check: bool,
+    pub screenshot: bool,
 }
 
 #[derive(Debug)]

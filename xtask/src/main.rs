@@ -4,6 +4,7 @@
 //! error that stopped the work (the message says which).
 
 use std::process::ExitCode;
+use xtask::cli;
 use xtask::flags::{self, XtaskCmd};
 use xtask::output;
 use xtask::Verdict;
@@ -14,17 +15,27 @@ fn main() -> ExitCode {
     // SAFETY: setting a signal's disposition to its default has no memory effects, and no
     // other thread exists yet.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
-    let flags = match flags::Xtask::from_env() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let args = match cli::prepare(args.clone()) {
+        cli::Prepared::Parse(args) => args,
+        cli::Prepared::Print(text) => {
+            print!("{text}");
+            return ExitCode::SUCCESS;
+        }
+        cli::Prepared::Refuse(message) => {
+            eprintln!("error: {}", output::escape_lines(&message));
+            return ExitCode::from(2);
+        }
+    };
+    let flags = match flags::Xtask::from_vec(args.clone()) {
         Ok(flags) => flags,
         Err(error) if error.is_help() => {
             println!("{error}");
             return ExitCode::SUCCESS;
         }
         Err(error) => {
-            eprintln!(
-                "error: {}\n(run `cargo xtask --help` for the commands and flags)",
-                output::escape_lines(&error.to_string())
-            );
+            let message = cli::explain_error(&error.to_string(), &args);
+            eprintln!("error: {}", output::escape_lines(&message));
             return ExitCode::from(2);
         }
     };

@@ -93,7 +93,7 @@ impl Progress for ProgressLine<'_> {
 
     fn finished(&self, _index: usize, step: &Step, result: &StepResult, done: usize) {
         self.done.store(done, Ordering::Relaxed);
-        if result.cached && !self.terminal {
+        if result.cached && !self.terminal && output::verbosity() < 1 {
             return;
         }
         let id = &self.toolchains[step.toolchain].id;
@@ -173,7 +173,11 @@ impl flags::Matrix {
     /// Reads the flags into [`Options`] and the output format, rejecting bad values.
     pub fn options(&self) -> anyhow::Result<(Options, Format)> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
-        let mut options = Options::new(self.toolchain.clone());
+        let mut options = Options::new(crate::pins::with_range(
+            &self.toolchain,
+            self.pins.as_deref(),
+            self.version_range.as_deref(),
+        )?);
         match self.jobs {
             Some(0) => bail!("-j/--jobs must be at least 1"),
             Some(jobs) => options.jobs = jobs.min(jobs_limit()),
@@ -224,16 +228,23 @@ impl flags::Matrix {
         };
         if options.pins.is_none() && self.root.is_some() {
             options.pins = Some(root.join("toolchains.toml"));
+            // The range selects from the pin file the run reads.
+            options.toolchains = crate::pins::with_range(
+                &self.toolchain,
+                options.pins.as_deref(),
+                self.version_range.as_deref(),
+            )?;
         }
         let layout = Layout::new(&root);
         if self.dry_run {
             let planned = plan_run(sh, &layout, &options.selection(), options.timeout)?;
+            print_dry_run_toolchains(&planned.availabilities);
             print_dry_run(&layout, &planned.steps, &probe::probe_source());
             return Ok(Verdict::Success);
         }
         let report = interrupt::run_interruptible(|| run_matrix(&layout, &options))?;
         format.print(
-            || report.to_json(),
+            || crate::date::stamp(report.to_json()),
             || report.markdown(),
             |colour| report.human(colour),
         );
@@ -324,7 +335,7 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
     let keys = run_keys(&steps, &planned, &availabilities)?;
     let cache = Cache::new(layout.cache(), options.use_cache);
     let progress = ProgressLine {
-        enabled: options.progress,
+        enabled: options.progress && output::verbosity() >= 0,
         terminal: output::updating_terminal(),
         columns: output::terminal_columns(),
         total: steps.len(),
@@ -378,7 +389,7 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
     );
     write_atomically(
         &layout.report(),
-        json::to_pretty(&report.to_json()).as_bytes(),
+        json::to_pretty(&crate::date::stamp(report.to_json())).as_bytes(),
     )
     .context("writing the matrix report")?;
     Ok(report)
@@ -428,6 +439,33 @@ fn report_interrupted(
 }
 
 /// Prints every command the run would execute, each runnable in a POSIX shell as it stands.
+/// Says, as shell comments before the commands, which compiler each pin or spec would use and
+/// where it comes from, and which pins are not provisioned and how to provision them: the
+/// matrix itself installs nothing for a pin.
+fn print_dry_run_toolchains(availabilities: &[Availability]) {
+    println!("# Toolchains of this run:");
+    for availability in availabilities {
+        let id = output::escape(availability.id()).into_owned();
+        let line = match availability {
+            Availability::Found { toolchain, version } => format!(
+                "{id}: {} {} ({})",
+                toolchain.source.kind().word(),
+                output::escape(&toolchain.rustc.to_string_lossy()),
+                version.release_string()
+            ),
+            Availability::Broken { error, .. } => {
+                let first = error.lines().next().unwrap_or_default();
+                format!("{id}: broken, skipped: {}", output::escape(first))
+            }
+            Availability::Missing { install_hint, .. } => format!(
+                "{id}: not provisioned, so listed as missing; to provision it: {}",
+                output::escape(install_hint)
+            ),
+        };
+        println!("#   {line}");
+    }
+}
+
 fn print_dry_run(layout: &Layout, steps: &[Step], probe_source: &str) {
     let mut directories: Vec<&PathBuf> = steps.iter().flat_map(|step| &step.directories).collect();
     directories.sort();

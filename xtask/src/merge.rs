@@ -254,8 +254,9 @@ impl flags::Merge {
             .map(|path| Ok((path.clone(), Report::read(path)?)))
             .collect::<anyhow::Result<Vec<_>>>()?;
         let report = merge(&reports, &pins, self.strict)?;
+        let date = crate::date::latest_of(&self.reports);
         format.print(
-            || report.to_json(),
+            || crate::date::with_date(report.to_json(), date.as_deref()),
             || report.markdown(),
             |colour| report.human(colour),
         );

@@ -6,6 +6,7 @@ use anyhow::bail;
 use std::borrow::Cow;
 use std::fmt::Write;
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicI8, AtomicU8, Ordering};
 
 /// The output formats of `--format`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,9 +49,56 @@ impl Format {
     }
 }
 
-/// Whether to colour output for a stream that is (or is not) a terminal: `NO_COLOR` turns it
-/// off, `CLICOLOR_FORCE` on even for a pipe, and a `TERM=dumb` terminal gets none.
+/// `--color`: 0 auto, 1 always, 2 never; set once from the command line.
+static COLOUR_CHOICE: AtomicU8 = AtomicU8::new(0);
+/// `-q` (-1), nothing (0) or `-v` (1): how much progress goes to stderr.
+static VERBOSITY: AtomicI8 = AtomicI8::new(0);
+
+/// Reads a `--color` (or `CARGO_TERM_COLOR`) value: `auto`, `always` or `never`.
+pub fn parse_colour_choice(text: &str) -> anyhow::Result<u8> {
+    match text {
+        "auto" => Ok(0),
+        "always" => Ok(1),
+        "never" => Ok(2),
+        other => bail!(
+            "--color must be `auto`, `always` or `never`, not `{}`",
+            escape(other)
+        ),
+    }
+}
+
+/// Sets `--color` (a [`parse_colour_choice`] value) for the whole process.
+pub fn set_colour_choice(choice: u8) {
+    COLOUR_CHOICE.store(choice, Ordering::Relaxed);
+}
+
+/// Sets `-q` (-1) or `-v` (1) for the whole process.
+pub fn set_verbosity(verbosity: i8) {
+    VERBOSITY.store(verbosity, Ordering::Relaxed);
+}
+
+/// `-q` (-1: no progress), default (0) or `-v` (1: a line for cached steps too).
+pub fn verbosity() -> i8 {
+    VERBOSITY.load(Ordering::Relaxed)
+}
+
+/// Whether to colour output for a stream that is (or is not) a terminal: `--color always` or
+/// `never` decide, then `CARGO_TERM_COLOR` (as cargo reads it); else `NO_COLOR` turns it off,
+/// `CLICOLOR_FORCE` on even for a pipe, and a `TERM=dumb` terminal gets none.
 pub fn colour_on(terminal: bool) -> bool {
+    let from_environment = std::env::var("CARGO_TERM_COLOR")
+        .ok()
+        .and_then(|text| parse_colour_choice(&text).ok())
+        .unwrap_or(0);
+    match COLOUR_CHOICE.load(Ordering::Relaxed) {
+        1 => return true,
+        2 => return false,
+        _ => match from_environment {
+            1 => return true,
+            2 => return false,
+            _ => {}
+        },
+    }
     let set = |name: &str| std::env::var_os(name).is_some_and(|value| !value.is_empty());
     if set("NO_COLOR") {
         return false;

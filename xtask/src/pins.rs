@@ -7,6 +7,7 @@ mod toml;
 #[cfg(test)]
 pub(crate) mod tests;
 
+use crate::catalog::Release;
 pub use crate::debian::DebianSource;
 use crate::version::{parse_release, Channel, RustcVersion};
 use anyhow::{bail, Context};
@@ -412,4 +413,92 @@ impl fmt::Display for Shard {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(formatter, "{}/{}", self.index, self.count)
     }
+}
+
+/// A release range as cargo-hack's `--version-range` spells it: `1.78..`, `1.78..1.85` (end
+/// excluded), `1.78..=1.85`, `..1.85`, `..=1.85`; a bound is `MAJOR.MINOR` (any patch) or
+/// `MAJOR.MINOR.PATCH`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReleaseRange {
+    /// The lowest release in the range.
+    pub from: Option<Release>,
+    /// The first release past the range.
+    pub until: Option<Release>,
+}
+
+impl ReleaseRange {
+    /// Reads a range; the error says what a range looks like.
+    pub fn parse(text: &str) -> anyhow::Result<Self> {
+        let bad = || {
+            anyhow::anyhow!(
+                "--version-range `{}` is no release range: write `1.78..`, `1.78..1.85` (end \
+                 excluded), `1.78..=1.85` or `..=1.85`",
+                text.escape_debug()
+            )
+        };
+        let (start, end) = text.split_once("..").ok_or_else(bad)?;
+        let bound = |text: &str| -> anyhow::Result<Option<(Release, bool)>> {
+            if text.is_empty() {
+                return Ok(None);
+            }
+            if let Some(release) = Release::parse(text) {
+                return Ok(Some((release, true)));
+            }
+            match Release::parse(&format!("{text}.0")) {
+                Some(release) => Ok(Some((release, false))),
+                None => Err(bad()),
+            }
+        };
+        let from = bound(start)?.map(|(release, _)| release);
+        let until = match end.strip_prefix('=') {
+            Some(end) => match bound(end)? {
+                Some((release, true)) => Some(Release::new(
+                    release.major,
+                    release.minor,
+                    release.patch + 1,
+                )),
+                Some((release, false)) => Some(Release::new(release.major, release.minor + 1, 0)),
+                None => return Err(bad()),
+            },
+            None => bound(end)?.map(|(release, _)| release),
+        };
+        Ok(ReleaseRange { from, until })
+    }
+
+    /// Whether `release` lies in the range.
+    pub fn contains(&self, release: Release) -> bool {
+        self.from.is_none_or(|from| release >= from)
+            && self.until.is_none_or(|until| release < until)
+    }
+}
+
+/// `specs` and the ids of the pins of `pins_path` (default: [`Pins::default_path`]) whose
+/// release lies in `range`, for `--version-range`; a range that selects no pin is bad input.
+pub fn with_range(
+    specs: &[String],
+    pins_path: Option<&Path>,
+    range: Option<&str>,
+) -> anyhow::Result<Vec<String>> {
+    let Some(text) = range else {
+        return Ok(specs.to_vec());
+    };
+    let range = ReleaseRange::parse(text)?;
+    let path = pins_path.map_or_else(Pins::default_path, Path::to_path_buf);
+    let pins = Pins::load(&path)?;
+    let selected: Vec<String> = pins
+        .pins
+        .iter()
+        .filter(|pin| Release::parse(&pin.release).is_some_and(|release| range.contains(release)))
+        .map(|pin| pin.id.clone())
+        .collect();
+    if selected.is_empty() {
+        anyhow::bail!(
+            "--version-range `{}` selects no pin of {}",
+            text.escape_debug(),
+            path.display()
+        );
+    }
+    let mut all = specs.to_vec();
+    all.extend(selected.into_iter().filter(|id| !specs.contains(id)));
+    Ok(all)
 }

@@ -53,6 +53,27 @@ impl ToolchainEntry {
     }
 }
 
+/// The indices of `toolchains` in release order (then by id), the column order of every table
+/// and page; those without a release (missing, broken) follow in their own order.
+pub fn release_order(toolchains: &[ToolchainEntry]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..toolchains.len()).collect();
+    order.sort_by(|&a, &b| {
+        let key = |index: usize| {
+            let toolchain = &toolchains[index];
+            (
+                toolchain.release.is_none(),
+                toolchain.release,
+                toolchain.id.as_str(),
+            )
+        };
+        match (toolchains[a].release, toolchains[b].release) {
+            (None, None) => a.cmp(&b),
+            _ => key(a).cmp(&key(b)),
+        }
+    });
+    order
+}
+
 /// What the probe found for one feature on one toolchain.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Observed {

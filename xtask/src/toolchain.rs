@@ -197,7 +197,7 @@ pub fn discover(
     if specs.is_empty() {
         Ok(discover_pins(sh, &pins, timeout))
     } else {
-        Ok(specs::discover_specs(sh, &pins, specs, timeout))
+        specs::discover_specs(sh, &pins, specs, timeout)
     }
 }
 

@@ -27,7 +27,8 @@ pub fn report_path(layout: &Layout) -> std::path::PathBuf {
     layout.kshim.join("usage-report.json")
 }
 
-/// A count of finished steps on one updating line, on a terminal only.
+/// A count of finished steps on one updating line on a terminal, else a line per step that
+/// ran, as the matrix's progress.
 struct Counter<'a> {
     total: usize,
     done: AtomicUsize,
@@ -40,9 +41,11 @@ struct Counter<'a> {
 impl Progress for Counter<'_> {
     fn started(&self, _index: usize, _step: &Step) {}
 
-    fn finished(&self, index: usize, step: &Step, _result: &StepResult, done: usize) {
+    fn finished(&self, index: usize, step: &Step, result: &StepResult, done: usize) {
         self.done.store(done, Ordering::Relaxed);
-        if !self.terminal {
+        // Off a terminal, as the matrix does: one line per step that ran, none for the cached.
+        let verbosity = crate::output::verbosity();
+        if verbosity < 0 || (!self.terminal && result.cached && verbosity < 1) {
             return;
         }
         let what = match self.features[index] {
@@ -53,6 +56,15 @@ impl Progress for Counter<'_> {
             "usage: {done} of {}: {}: {what}",
             self.total, self.toolchains[step.toolchain].id
         );
+        if !self.terminal {
+            let line = format!(
+                "{line}: {} in {:.1} s",
+                result.outcome.word(),
+                result.seconds
+            );
+            eprintln!("{}", crate::output::escape(&line));
+            return;
+        }
         let shown: String = line.chars().take(self.columns.saturating_sub(1)).collect();
         let mut stderr = std::io::stderr().lock();
         let _ = write!(stderr, "\r\x1b[K{shown}");
@@ -78,7 +90,11 @@ impl flags::Usage {
         let selection = Selection {
             // Where the code needs each feature does not depend on the target.
             platforms: Some(Vec::new()),
-            toolchains: self.toolchain.clone(),
+            toolchains: crate::pins::with_range(
+                &self.toolchain,
+                self.pins.as_deref(),
+                self.version_range.as_deref(),
+            )?,
             pins: self.pins.clone(),
             shard: None,
         };
@@ -101,7 +117,7 @@ impl flags::Usage {
             run_usage(&layout, &selection, jobs, timeout, !self.no_cache)
         })?;
         format.print(
-            || report.to_json(),
+            || crate::date::stamp(report.to_json()),
             || report.markdown(),
             |_colour| report.human(),
         );
@@ -187,7 +203,7 @@ pub fn run_usage(
     let report = usage_report::assemble(&layout.root, &columns, &steps, &results, &compiles);
     write_atomically(
         &report_path(layout),
-        json::to_pretty(&report.to_json()).as_bytes(),
+        json::to_pretty(&crate::date::stamp(report.to_json())).as_bytes(),
     )
     .context("writing the usage report")?;
     Ok(report)

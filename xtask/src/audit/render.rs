@@ -126,7 +126,7 @@ impl AuditReport {
     }
 
     /// The lines about all toolchains together, and the lint's findings.
-    fn conclusions(&self) -> Vec<String> {
+    fn conclusions(&self, snippets: bool) -> Vec<String> {
         let mut lines = Vec::new();
         let cross = &self.cross;
         if self.columns.iter().all(|column| column.answer().is_none()) {
@@ -138,12 +138,23 @@ impl AuditReport {
         } else {
             format!(" unless {} holds", cross.depends_on.join(" or "))
         };
+        // A build error comes first, and the stable-Rust verdict then speaks only of the rest,
+        // so the summary never reads as a clean bill next to a crate that does not build.
+        let apart = if cross.rejected_by_newest.is_empty() {
+            "Needs"
+        } else {
+            lines.push(format!(
+                "Build errors on the newest compiler, not features waiting for stabilization: {}.",
+                rejected_list(&cross.rejected_by_newest)
+            ));
+            "Apart from those build errors, needs"
+        };
         match cross.stable_from {
             Some(release) if Some(release) == self.lowest_release() => lines.push(format!(
-                "Needs only stable Rust on every release probed, from {release} on{depends}."
+                "{apart} only stable Rust on every release probed, from {release} on{depends}."
             )),
             Some(release) => lines.push(format!(
-                "Needs only stable Rust from release {release} on{depends}."
+                "{apart} only stable Rust from release {release} on{depends}."
             )),
             None if cross.never_stable.is_empty() => {}
             None => lines.push(format!(
@@ -172,12 +183,6 @@ impl AuditReport {
                     ))
                 }
             }
-        }
-        if !cross.rejected_by_newest.is_empty() {
-            lines.push(format!(
-                "Build errors on the newest compiler, not features waiting for stabilization: {}.",
-                rejected_list(&cross.rejected_by_newest)
-            ));
         }
         match (&cross.known_from, &cross.last_unknowing) {
             (Some(release), None) => lines.push(format!(
@@ -208,16 +213,40 @@ impl AuditReport {
             for (word, what, findings) in findings {
                 for finding in findings {
                     let entry = &self.input.entries[finding.entry];
-                    lines.push(format!(
-                        "{word}: {}: {what}feature({}): {}",
-                        self.input.place(entry),
-                        entry.name,
-                        finding.reason
-                    ));
+                    let message = format!("{what}feature({}): {}", entry.name, finding.reason);
+                    match self.snippet(word, &message, entry).filter(|_| snippets) {
+                        Some(snippet) => lines.push(snippet),
+                        None => {
+                            lines.push(format!("{word}: {}: {message}", self.input.place(entry)))
+                        }
+                    }
                 }
             }
         }
         lines
+    }
+
+    /// A finding as rustc shows a diagnostic: the message, where, and the source line with the
+    /// feature's name underlined; `None` for a `--features` list or an unreadable file.
+    fn snippet(&self, word: &str, message: &str, entry: &super::input::Entry) -> Option<String> {
+        let path = self.input.path.as_ref()?;
+        let (line, column) = entry.location?;
+        let text = crate::files::read_text(path, 16 << 20).ok()?;
+        let source = text.lines().nth(line.checked_sub(1)?)?;
+        let number = line.to_string();
+        let pad = " ".repeat(number.len());
+        // Tabs stay tabs, so that the carets line up under the name however they are shown.
+        let lead: String = source
+            .chars()
+            .take(column.saturating_sub(1))
+            .map(|character| if character == '\t' { '\t' } else { ' ' })
+            .collect();
+        Some(format!(
+            "{word}: {message}\n{pad}--> {}\n{pad} |\n{number} | {}\n{pad} | {lead}{}",
+            self.input.place(entry),
+            crate::output::escape(source),
+            "^".repeat(entry.name.chars().count())
+        ))
     }
 
     fn heading(&self) -> String {
@@ -310,7 +339,7 @@ impl AuditReport {
             let _ = writeln!(out, "{}", self.summary_line(index));
         }
         out.push('\n');
-        for line in self.conclusions() {
+        for line in self.conclusions(true) {
             let _ = writeln!(out, "{line}");
         }
         out
@@ -325,7 +354,7 @@ impl AuditReport {
             let _ = writeln!(out, "- {}", self.summary_line(index));
         }
         out.push('\n');
-        for line in self.conclusions() {
+        for line in self.conclusions(false) {
             let _ = writeln!(out, "- {line}");
         }
         out

@@ -30,6 +30,15 @@ pub enum Compile {
     Root(PathBuf, CrateKind),
 }
 
+/// The `Cargo.toml` of the package a crate root lies in: up to two directories above it.
+pub fn package_manifest(root: &Path) -> Option<PathBuf> {
+    root.ancestors()
+        .skip(1)
+        .take(3)
+        .map(|directory| directory.join("Cargo.toml"))
+        .find(|manifest| manifest.is_file())
+}
+
 impl Compile {
     /// The compile for an audited crate root: `rustc_args` if given, else its Cargo package
     /// where the root lies in one (`Cargo.toml` up to two directories above it), else the root.
@@ -40,13 +49,7 @@ impl Compile {
         let Some(root) = &input.path else {
             bail!("--usage needs a crate root or a Cargo package, not a --features list");
         };
-        let manifest = root
-            .ancestors()
-            .skip(1)
-            .take(3)
-            .map(|directory| directory.join("Cargo.toml"))
-            .find(|manifest| manifest.is_file());
-        Ok(match manifest {
+        Ok(match package_manifest(root) {
             Some(manifest) => Compile::Cargo(manifest),
             None => Compile::Root(root.clone(), input.kind),
         })

@@ -57,6 +57,18 @@ fn link(at: &SourcePoint) -> anyhow::Result<String> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c));
     if !inside {
+        // A file of the compiler's own library sources, shown from their `library/`: the
+        // machine's path to them means nothing to a reader.
+        if let Some(at_library) = at
+            .file
+            .find("/library/")
+            .filter(|_| at.file.starts_with('/'))
+        {
+            return Ok(format!(
+                "{} (the compiler's library sources)",
+                escape_markdown(&format!("{}:{}", &at.file[at_library + 1..], at.line))
+            ));
+        }
         return Ok(escape_markdown(&format!("{}:{}", at.file, at.line)));
     }
     let shown = at.file.strip_prefix("kernel-shim/src/").unwrap_or(&at.file);
@@ -84,13 +96,23 @@ fn place_text(place: &UsedPlace) -> anyhow::Result<String> {
 /// Fails, before anything is written, for a report in which no toolchain ran, and for text with
 /// a control character in it.
 pub fn usage_region(report: &UsageReport) -> anyhow::Result<String> {
-    let ran: Vec<usize> = (0..report.toolchains.len())
+    let mut ran: Vec<usize> = (0..report.toolchains.len())
         .filter(|&index| {
             report.features.iter().any(|feature| {
                 !matches!(feature.cells.get(index), Some(UsageCell::NotRun(_)) | None)
             })
         })
         .collect();
+    // In release order, as the status table's columns.
+    ran.sort_by_key(|&index| {
+        let toolchain = &report.toolchains[index];
+        let release = toolchain.release.as_deref().and_then(|text| {
+            crate::version::parse_release(text)
+                .ok()
+                .map(|(release, _)| release)
+        });
+        (release, toolchain.id.clone())
+    });
     if ran.is_empty() {
         bail!("no toolchain ran in the usage report, so it has no places to show");
     }

@@ -97,10 +97,11 @@ fn the_region_shows_what_each_compiler_said_and_what_was_predicted() {
         )),
         "{region}"
     );
-    assert!(region.contains("\n| Feature | 1.95.0 | debian-1.63.0 |\n|---|---|---|\n"));
-    assert!(region.contains("\n| `inline_const` | stable 1.79 | *gated* |\n"));
-    assert!(region.contains("\n| `unsize` | gated | *gated* |\n"));
-    assert!(region.contains("\n| `asm_goto` | **gated**, predicted stable 1.87 | *gated* |\n"));
+    // Columns in release order, whatever the report's order.
+    assert!(region.contains("\n| Feature | debian-1.63.0 | 1.95.0 |\n|---|---|---|\n"));
+    assert!(region.contains("\n| `inline_const` | *gated* | stable 1.79 |\n"));
+    assert!(region.contains("\n| `unsize` | *gated* | gated |\n"));
+    assert!(region.contains("\n| `asm_goto` | *gated* | **gated**, predicted stable 1.87 |\n"));
 }
 
 #[test]
@@ -346,4 +347,47 @@ fn every_shim_item_links_to_its_definition_with_the_replacement_beside_it() {
     }
     let error = shim_location(&root, "sync::NoSuchThing").unwrap_err();
     assert!(error.to_string().contains("sync::NoSuchThing"), "{error}");
+}
+
+#[test]
+fn the_page_orders_columns_by_release_and_frames_only_what_differs() {
+    let mut report = report(vec![
+        toolchain("nightly", Some(Release::new(1, 97, 0))),
+        toolchain("1.79.0", None),
+        toolchain("debian-1.48.0", Some(Release::new(1, 48, 0))),
+        toolchain("1.95.0", STABLE),
+    ]);
+    let inline_const = feature_index("inline_const");
+    report.features[inline_const][3].observed = Observed::Status(Status::Gated);
+    report.toolchains[3].rustc = Some("/home/x/.rustup/toolchains/1.95.0/bin/rustc".into());
+    let page = page::compat_page(&report, None, "2026-12-04 02:40 UTC<script>");
+
+    let header = |id: &str| page.find(&format!(">{id}<")).unwrap();
+    assert!(header("debian-1.48.0") < header("1.95.0") && header("1.95.0") < header("nightly"));
+    assert!(
+        !page.contains(">1.79.0</th>"),
+        "a missing compiler got a column"
+    );
+    assert!(
+        page.contains("<code>1.79.0</code>"),
+        "a missing compiler is not listed"
+    );
+    assert_eq!(
+        page.matches(" differs\" data-cell").count()
+            + page.matches(" differs below\" data-cell").count(),
+        report.failures().len()
+    );
+    assert!(page.contains("data-cell=\"feature/inline_const/1.95.0\""));
+    assert!(
+        page.contains("class=\"cell st-gated differs\" data-cell=\"feature/inline_const/1.95.0\"")
+    );
+    assert!(page.contains(
+        "class=\"cell st-gated below\" data-cell=\"feature/inline_const/debian-1.48.0\""
+    ));
+    assert!(
+        page.contains("~/.rustup/toolchains/1.95.0/bin/rustc"),
+        "the home directory leaked"
+    );
+    assert!(!page.contains("<script>") && page.contains("02:40 UTC&lt;script&gt;"));
+    assert!(!page.contains("http://") && !page.contains("https://"));
 }

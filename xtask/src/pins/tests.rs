@@ -644,3 +644,21 @@ fn shard_syntax() {
         assert!(error.contains("K/N"), "{bad:?}: {error}");
     }
 }
+
+#[test]
+fn release_ranges_read_as_cargo_hack_writes_them() {
+    use crate::catalog::Release;
+    use crate::pins::ReleaseRange;
+    let release = |minor, patch| Release::new(1, minor, patch);
+    let inside =
+        |text: &str, candidate: Release| ReleaseRange::parse(text).unwrap().contains(candidate);
+    assert!(inside("1.78..", release(78, 0)) && inside("1.78..", release(98, 1)));
+    assert!(!inside("1.78..", release(63, 0)));
+    assert!(inside("1.78..1.85", release(84, 1)) && !inside("1.78..1.85", release(85, 0)));
+    assert!(inside("1.78..=1.85", release(85, 1)) && !inside("1.78..=1.85", release(86, 0)));
+    assert!(inside("..=1.85.0", release(85, 0)) && !inside("..=1.85.0", release(85, 1)));
+    assert!(inside("..", release(48, 0)));
+    for bad in ["1.78", "1.x..", "..=", "1.78...1.80"] {
+        assert!(ReleaseRange::parse(bad).is_err(), "{bad}");
+    }
+}

@@ -331,6 +331,10 @@ impl Platforms {
             .iter()
             .filter(|cell| cell.outcome == Outcome::Fail && cell.expected == Outcome::Fail)
             .count();
+        let skipped = cells
+            .iter()
+            .filter(|cell| cell.outcome == Outcome::Skipped)
+            .count();
         let mut text = format!(
             "knows {knows} of {} kernel targets; {passed} of {} cross cells pass",
             known.len(),
@@ -339,8 +343,19 @@ impl Platforms {
         if predicted > 0 {
             text.push_str(&format!(", {predicted} fail as predicted"));
         }
-        if let Some(Some(Err(why))) = self.sources.get(toolchain) {
-            text.push_str(&format!(" ({why})"));
+        // Cells that could not run are said as skipped, with why, so that they never read as
+        // failures: "32 skipped: no library sources (`rustup component add rust-src ...`)".
+        match self.sources.get(toolchain) {
+            Some(Some(Err(why))) if skipped > 0 => {
+                let why = match why.split_once(": run ") {
+                    Some((what, command)) => format!("{what} ({command})"),
+                    None => why.clone(),
+                };
+                text.push_str(&format!(", {skipped} skipped: {why}"));
+            }
+            Some(Some(Err(why))) => text.push_str(&format!(" ({why})")),
+            _ if skipped > 0 => text.push_str(&format!(", {skipped} skipped")),
+            _ => {}
         }
         Some(text)
     }

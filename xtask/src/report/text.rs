@@ -13,9 +13,11 @@ impl Report {
     /// The feature table and the build-and-test table, as rows of cells; a cell's flag says
     /// whether it differs from the prediction.
     ///
-    /// Missing toolchains have no column: their summary line says how to install them.
+    /// Columns are in release order; missing toolchains have no column: their summary line
+    /// says how to install them.
     fn tables(&self) -> (Table, Table, Option<Table>) {
-        let shown: Vec<usize> = (0..self.toolchains.len())
+        let shown: Vec<usize> = super::release_order(&self.toolchains)
+            .into_iter()
             .filter(|&index| {
                 !matches!(self.toolchains[index].verdict, ToolchainVerdict::Missing(_))
             })
@@ -105,7 +107,7 @@ impl Report {
             }
         }
         out.push('\n');
-        for summary in self.summary_lines() {
+        for summary in self.summary_lines_by_release() {
             let _ = writeln!(out, "{}", escape(&summary));
         }
         out
@@ -136,9 +138,18 @@ impl Report {
             }
         }
         out.push_str("\n## Summary\n\n");
-        for summary in self.summary_lines() {
+        for summary in self.summary_lines_by_release() {
             let _ = writeln!(out, "- {}", escape(&summary));
         }
         out
+    }
+
+    /// [`Report::summary_lines`] in release order, as the tables' columns.
+    fn summary_lines_by_release(&self) -> Vec<String> {
+        let lines = self.summary_lines();
+        super::release_order(&self.toolchains)
+            .into_iter()
+            .map(|index| lines[index].clone())
+            .collect()
     }
 }

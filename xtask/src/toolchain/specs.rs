@@ -15,11 +15,118 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use xshell::Shell;
 
+/// Resolves `specs`, in their order: a path, an installed rustup toolchain or a
+/// `debian:SUITE:PACKAGE` spec as such, and a pin's id as the pin is found without them (so
+/// `--toolchain debian-1.98.1` names the same compiler to every command, and a pin that is not
+/// provisioned is missing). A spec that is none of these is bad input: the error lists what
+/// would have been accepted.
 pub(super) fn discover_specs(
     sh: &Shell,
     pins: &Pins,
     specs: &[String],
     timeout: Duration,
+) -> anyhow::Result<Vec<Availability>> {
+    let installed = rustup_toolchains(sh);
+    let is_rustup = |spec: &str| {
+        installed
+            .iter()
+            .any(|(name, _)| name == spec || rustup_name_is(name, spec))
+    };
+    let is_path = |spec: &str| {
+        spec.contains(std::path::MAIN_SEPARATOR) || sh.current_dir().join(spec).is_file()
+    };
+    let pin_of = |spec: &str| {
+        let named = !spec.starts_with("debian:") && !is_path(spec) && !is_rustup(spec);
+        pins.pins.iter().find(|pin| named && pin.id == spec)
+    };
+    let unknown: Vec<&str> = specs
+        .iter()
+        .map(String::as_str)
+        .filter(|spec| {
+            !spec.starts_with("debian:")
+                && !is_path(spec)
+                && !is_rustup(spec)
+                && pin_of(spec).is_none()
+        })
+        .collect();
+    if let Some(spec) = unknown.first() {
+        let names: Vec<&str> = installed.iter().map(|(name, _)| name.as_str()).collect();
+        let ids: Vec<&str> = pins.pins.iter().map(|pin| pin.id.as_str()).collect();
+        anyhow::bail!(
+            "--toolchain `{}` names no toolchain: it is no pin id of {} ({}), no installed rustup \
+             toolchain ({}), no path to a rustc and no `debian:SUITE:PACKAGE` spec",
+            spec.escape_debug(),
+            pins.path.display(),
+            ids.join(", "),
+            if names.is_empty() {
+                "none, or rustup is not there".to_owned()
+            } else {
+                names.join(", ")
+            }
+        );
+    }
+    let mut named_pins: Vec<Pin> = Vec::new();
+    for spec in specs {
+        if let Some(pin) = pin_of(spec) {
+            if !named_pins.iter().any(|named| named.id == pin.id) {
+                named_pins.push(pin.clone());
+            }
+        }
+    }
+    let pin_answers = if named_pins.is_empty() {
+        Vec::new()
+    } else {
+        super::discover_pins(
+            sh,
+            &Pins {
+                pins: named_pins.clone(),
+                path: pins.path.clone(),
+            },
+            timeout,
+        )
+    };
+    let other_specs: Vec<String> = specs
+        .iter()
+        .filter(|spec| pin_of(spec).is_none())
+        .cloned()
+        .collect();
+    let mut others = resolve_specs(sh, pins, &other_specs, timeout, installed.clone()).into_iter();
+    let mut results: Vec<Availability> = specs
+        .iter()
+        .map(|spec| match pin_of(spec) {
+            Some(pin) => {
+                let at = named_pins
+                    .iter()
+                    .position(|named| named.id == pin.id)
+                    .expect("every named pin is resolved");
+                pin_answers[at].clone()
+            }
+            None => others.next().expect("one answer per other spec"),
+        })
+        .collect();
+    // Two specs may derive the same id (two paths to 1.85.0 compilers): number the later ones.
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for availability in &mut results {
+        if let Availability::Found { toolchain, .. } | Availability::Broken { toolchain, .. } =
+            availability
+        {
+            let count = seen.entry(toolchain.id.clone()).or_insert(0);
+            *count += 1;
+            if *count > 1 {
+                toolchain.id = format!("{}#{count}", toolchain.id);
+            }
+        }
+    }
+    Ok(results)
+}
+
+/// Resolves specs that are paths, rustup toolchains (among `installed`) or Debian specs.
+fn resolve_specs(
+    sh: &Shell,
+    pins: &Pins,
+    specs: &[String],
+    timeout: Duration,
+    installed: Vec<(String, PathBuf)>,
 ) -> Vec<Availability> {
     // Each distinct spec is resolved once; repeats share its answer.
     let mut first_of: HashMap<&str, usize> = HashMap::new();
@@ -31,7 +138,7 @@ pub(super) fn discover_specs(
         })
         .map(String::as_str)
         .collect();
-    let mut rustup = None;
+    let mut rustup = Some(installed);
     let debian_suites: Vec<String> = distinct
         .iter()
         .filter_map(|spec| DebianSource::parse(spec.strip_prefix("debian:")?).ok())
@@ -94,19 +201,6 @@ pub(super) fn discover_specs(
                 .map(|pin| pin.id.clone());
             if matches!(toolchain.source, Source::Path | Source::Debian { .. }) {
                 toolchain.id = version.release_string();
-            }
-        }
-    }
-    // Two specs may derive the same id (two paths to 1.85.0 compilers): number the later ones.
-    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    for availability in &mut results {
-        if let Availability::Found { toolchain, .. } | Availability::Broken { toolchain, .. } =
-            availability
-        {
-            let count = seen.entry(toolchain.id.clone()).or_insert(0);
-            *count += 1;
-            if *count > 1 {
-                toolchain.id = format!("{}#{count}", toolchain.id);
             }
         }
     }

@@ -148,7 +148,7 @@ fn discovers_wrapper_scripts_given_as_specs() {
 }
 
 #[test]
-fn a_spec_that_names_nothing_is_broken() {
+fn a_path_to_nothing_is_broken_and_a_name_that_names_nothing_is_bad_input() {
     let dir = scratch("nothing");
     let pins = dir.join("pins.toml");
     std::fs::write(&pins, GOOD).unwrap();
@@ -157,7 +157,7 @@ fn a_spec_that_names_nothing_is_broken() {
     let found = discover(
         &sh,
         Some(&pins),
-        &[missing.clone(), "no-such-toolchain".into()],
+        std::slice::from_ref(&missing),
         VERSION_TIMEOUT,
     )
     .unwrap();
@@ -165,12 +165,20 @@ fn a_spec_that_names_nothing_is_broken() {
         panic!("{:#?}", found[0]);
     };
     assert_eq!(error, &format!("{missing} does not exist"));
-    // A name that is no file and no rustup toolchain: broken too, with rustup's answer.
-    let Availability::Broken { toolchain, error } = &found[1] else {
-        panic!("{:#?}", found[1]);
-    };
-    assert_eq!(toolchain.id, "no-such-toolchain");
-    assert!(error.contains("no-such-toolchain"), "{error}");
+    // A name that is no pin, no file and no rustup toolchain: bad input, naming what would do.
+    let error = discover(
+        &sh,
+        Some(&pins),
+        &[missing, "no-such-toolchain".into()],
+        VERSION_TIMEOUT,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.starts_with("--toolchain `no-such-toolchain` names no toolchain: it is no pin id of")
+            && error.contains("(1.85.0, "),
+        "{error}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -271,3 +271,33 @@ fn the_target_axis_reads_back_from_json_and_is_checked() {
     stage.cross[0].target = "linker".into();
     assert!(stage.check(1).unwrap_err().contains("no such cell"));
 }
+
+#[test]
+fn cells_without_library_sources_are_said_as_skipped_with_the_command_that_adds_them() {
+    let missing = CrossToolchain {
+        sources: Err(
+            "no library sources: run `rustup component add rust-src --toolchain 1.95.0`".into(),
+        ),
+    };
+    let platforms = predicted(
+        column("1.95.0", "1.95.0", ToolchainVerdict::Ok),
+        missing,
+        &["x86_64-unknown-none", "aarch64-unknown-none"],
+        None,
+        Some(20),
+    );
+    let skipped = platforms
+        .cross
+        .iter()
+        .filter(|cell| cell.outcome == Outcome::Skipped)
+        .count();
+    assert!(skipped > 0 && skipped == platforms.cross.len());
+    let summary = platforms.summary(0).unwrap();
+    assert!(
+        summary.ends_with(&format!(
+            "0 of {skipped} cross cells pass, {skipped} skipped: no library sources \
+             (`rustup component add rust-src --toolchain 1.95.0`)"
+        )),
+        "{summary}"
+    );
+}

@@ -1,0 +1,395 @@
+//! The command line's manners around the flags that `flags.rs` declares: each command's help
+//! for that command, `help` and a bare `cargo xtask` listing the commands, "did you mean"
+//! for a mistyped flag or command, and rustup's `+TOOLCHAIN` as `--toolchain TOOLCHAIN`.
+
+use crate::output;
+use std::ffi::OsString;
+
+/// The whole help text xflags generates from `flags.rs`.
+pub fn full_help() -> String {
+    match crate::flags::Xtask::from_vec(vec!["--help".into()]) {
+        Err(help) => help.to_string(),
+        Ok(_) => String::new(),
+    }
+}
+
+/// The help split into the top section and one section per command, keyed by the command's
+/// words (`matrix`, `toolchains install`).
+fn sections(help: &str) -> (String, Vec<(String, String)>) {
+    let mut top = String::new();
+    let mut commands: Vec<(String, String)> = Vec::new();
+    for line in help.lines() {
+        if let Some(words) = line.strip_prefix("xtask ") {
+            commands.push((words.trim().to_string(), String::new()));
+        }
+        let section = match commands.last_mut() {
+            Some((_, text)) => text,
+            None => &mut top,
+        };
+        section.push_str(line);
+        section.push('\n');
+    }
+    (top, commands)
+}
+
+/// The top-level help with the list of commands, each with the first line of its description.
+pub fn command_list() -> String {
+    let help = full_help();
+    let (top, commands) = sections(&help);
+    let intro: String = top
+        .lines()
+        .take_while(|line| !line.starts_with("OPTIONS") && !line.starts_with("SUBCOMMANDS"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let mut text = format!(
+        "{}\n\nUsage: cargo xtask COMMAND [FLAGS]\n\nCommands:\n",
+        intro.trim_end()
+    );
+    let width = commands
+        .iter()
+        .map(|(name, _)| name.len())
+        .max()
+        .unwrap_or(0);
+    for (name, section) in &commands {
+        text.push_str(&format!("    {name:width$}  {}\n", summary(section)));
+    }
+    text.push_str(
+        "\nEvery command also takes `--color auto|always|never` (default: `CARGO_TERM_COLOR`, else \
+         auto), `-q`/`--quiet` (no progress on stderr) and `-v`/`--verbose` (a progress line for \
+         cached steps too).\n`cargo xtask help COMMAND` or `cargo xtask COMMAND --help` shows one \
+         command's flags; `+TOOLCHAIN` is short for `--toolchain TOOLCHAIN`.\n",
+    );
+    text
+}
+
+/// The first sentence of a command's description, from its help section.
+fn summary(section: &str) -> String {
+    let paragraph: Vec<&str> = section
+        .lines()
+        .skip(1)
+        .map(str::trim)
+        .take_while(|line| !line.is_empty())
+        .collect();
+    let paragraph = paragraph.join(" ");
+    match paragraph.find(". ").or_else(|| paragraph.find(": ")) {
+        Some(end) => paragraph[..end].to_string(),
+        None => paragraph.trim_end_matches('.').to_string(),
+    }
+}
+
+/// The help of the command named by `words` (`["toolchains", "install"]`) and of the commands
+/// under it; `None` for no such command.
+pub fn command_help(words: &[String]) -> Option<String> {
+    let wanted = words.join(" ");
+    let help = full_help();
+    let (_, commands) = sections(&help);
+    let text: String = commands
+        .iter()
+        .filter(|(name, _)| *name == wanted || name.starts_with(&format!("{wanted} ")))
+        .map(|(_, section)| section.as_str())
+        .collect();
+    (!text.is_empty()).then(|| {
+        format!(
+            "Usage: cargo xtask {wanted} [FLAGS]\n\n{text}\
+             Every command also takes --color auto|always|never, -q/--quiet and -v/--verbose \
+             (`cargo xtask help`).\n"
+        )
+    })
+}
+
+/// Every command's words, as the help names them.
+pub fn commands() -> Vec<String> {
+    sections(&full_help())
+        .1
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect()
+}
+
+/// The flags the help lists under the command named by `words` (not its subcommands').
+fn flags_of(words: &[String]) -> Vec<String> {
+    let wanted = words.join(" ");
+    let help = full_help();
+    let (top, commands) = sections(&help);
+    let section = commands
+        .iter()
+        .find(|(name, _)| *name == wanted)
+        .map_or(top, |(_, text)| text.clone());
+    let mut flags: Vec<String> = ["--help", "--quiet", "--verbose", "--color"]
+        .map(String::from)
+        .to_vec();
+    for line in section.lines() {
+        let line = line.trim_start();
+        for word in line.split([',', ' ']) {
+            if word.starts_with("--") && line.starts_with('-') {
+                flags.push(word.to_string());
+            }
+        }
+    }
+    flags
+}
+
+/// The number of single-character edits between `a` and `b`.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let substitution = previous + usize::from(ca != cb);
+            previous = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
+/// The candidate closest to `typed`, if one is close enough to be what was meant.
+pub fn closest<'a>(typed: &str, candidates: &'a [String]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .map(|candidate| (distance(typed, candidate), candidate))
+        .filter(|(distance, candidate)| *distance <= (candidate.len() / 3).max(2))
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate.as_str())
+}
+
+/// The words of the command that `args` (without the program) name, as far as they name one.
+fn command_words(args: &[OsString]) -> Vec<String> {
+    let known = commands();
+    let mut words: Vec<String> = Vec::new();
+    for arg in args {
+        let Some(arg) = arg.to_str() else { break };
+        if arg.starts_with('-') || arg.starts_with('+') {
+            continue;
+        }
+        let mut candidate = words.clone();
+        candidate.push(arg.to_string());
+        if known.contains(&candidate.join(" ")) {
+            words = candidate;
+        } else {
+            break;
+        }
+    }
+    words
+}
+
+/// What to do with the arguments before xflags parses them.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Prepared {
+    /// Parse these (with `+TOOLCHAIN` rewritten).
+    Parse(Vec<OsString>),
+    /// Print this on stdout and exit 0 (help, the list of commands).
+    Print(String),
+    /// Bad input: print this error and exit 2.
+    Refuse(String),
+}
+
+/// Reads the arguments (without the program name) the way cargo's users expect: `help
+/// [COMMAND]`, no command at all, `COMMAND --help`, and `+TOOLCHAIN`.
+pub fn prepare(args: Vec<OsString>) -> Prepared {
+    let text = |arg: &OsString| arg.to_str().map(String::from);
+    match args.first().and_then(text).as_deref() {
+        None => return Prepared::Print(command_list()),
+        Some("help") => {
+            let words: Vec<String> = args[1..].iter().filter_map(text).collect();
+            if words.is_empty() {
+                return Prepared::Print(command_list());
+            }
+            return match command_help(&words) {
+                Some(help) => Prepared::Print(help),
+                None => Prepared::Refuse(unknown_command(&words.join(" "))),
+            };
+        }
+        Some("-h" | "--help") => return Prepared::Print(command_list()),
+        _ => {}
+    }
+    let words = command_words(&args);
+    if words.is_empty() {
+        if let Some(first) = args
+            .first()
+            .and_then(text)
+            .filter(|arg| !arg.starts_with('-'))
+        {
+            return Prepared::Refuse(unknown_command(&first));
+        }
+    }
+    if args.iter().any(|arg| arg == "-h" || arg == "--help") {
+        return match command_help(&words) {
+            Some(help) => Prepared::Print(help),
+            None => Prepared::Print(command_list()),
+        };
+    }
+    let mut parsed = Vec::with_capacity(args.len() + 1);
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        // The flags every command takes, as cargo's: read here, so that no command declares
+        // them again.
+        match arg.to_str() {
+            Some("-q" | "--quiet") => {
+                output::set_verbosity(-1);
+                continue;
+            }
+            Some("-v" | "--verbose") => {
+                output::set_verbosity(1);
+                continue;
+            }
+            Some("--color") => {
+                let value = args.next().and_then(|value| value.into_string().ok());
+                match value.as_deref().map(output::parse_colour_choice) {
+                    Some(Ok(choice)) => output::set_colour_choice(choice),
+                    Some(Err(error)) => return Prepared::Refuse(error.to_string()),
+                    None => {
+                        return Prepared::Refuse(
+                            "--color needs a value: auto, always or never".into(),
+                        )
+                    }
+                }
+                continue;
+            }
+            Some(text) if text.starts_with("--color=") => {
+                match output::parse_colour_choice(&text["--color=".len()..]) {
+                    Ok(choice) => output::set_colour_choice(choice),
+                    Err(error) => return Prepared::Refuse(error.to_string()),
+                }
+                continue;
+            }
+            _ => {}
+        }
+        match arg.to_str().and_then(|arg| arg.strip_prefix('+')) {
+            Some(toolchain) if !toolchain.is_empty() => {
+                parsed.push("--toolchain".into());
+                parsed.push(toolchain.into());
+            }
+            _ => parsed.push(arg),
+        }
+    }
+    Prepared::Parse(parsed)
+}
+
+fn unknown_command(typed: &str) -> String {
+    let known = commands();
+    let top: Vec<String> = known
+        .iter()
+        .filter(|name| !name.contains(' '))
+        .cloned()
+        .collect();
+    match closest(typed, &top) {
+        Some(meant) => format!("no command `{typed}`: did you mean `{meant}`?"),
+        None => format!("no command `{typed}`; the commands are {}", top.join(", ")),
+    }
+}
+
+/// xflags's error `message` for `args`, with a suggestion where a flag or command was
+/// mistyped, and where to find the help.
+pub fn explain_error(message: &str, args: &[OsString]) -> String {
+    let words = command_words(args);
+    let mut text = message.to_string();
+    if let Some(typed) = message
+        .strip_prefix("unexpected flag: `")
+        .and_then(|rest| rest.strip_suffix('`'))
+    {
+        let name = typed.split('=').next().unwrap_or(typed);
+        if let Some(meant) = closest(name, &flags_of(&words)) {
+            text.push_str(&format!("\n  did you mean `{meant}`?"));
+        }
+    }
+    let help = if words.is_empty() {
+        "cargo xtask help".to_string()
+    } else {
+        format!("cargo xtask {} --help", words.join(" "))
+    };
+    text.push_str(&format!("\n(run `{help}` for the flags)"));
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(words: &[&str]) -> Vec<OsString> {
+        words.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn each_command_gets_its_own_help() {
+        let Prepared::Print(help) = prepare(args(&["matrix", "--help"])) else {
+            panic!("matrix --help is not printed");
+        };
+        assert!(
+            help.starts_with("Usage: cargo xtask matrix [FLAGS]\n"),
+            "{help}"
+        );
+        assert!(
+            help.contains("--dry-run") && !help.contains("xtask audit"),
+            "{help}"
+        );
+        let Prepared::Print(help) = prepare(args(&["help", "toolchains"])) else {
+            panic!("help toolchains is not printed");
+        };
+        assert!(help.contains("xtask toolchains install"), "{help}");
+        assert!(!help.contains("xtask matrix"), "{help}");
+    }
+
+    #[test]
+    fn help_and_no_command_list_the_commands() {
+        for words in [&[][..], &["help"][..], &["--help"][..]] {
+            let Prepared::Print(list) = prepare(args(words)) else {
+                panic!("{words:?} prints no list");
+            };
+            for command in ["matrix", "toolchains", "audit", "usage", "merge", "docs"] {
+                assert!(
+                    list.lines()
+                        .any(|line| line.trim_start().starts_with(command)),
+                    "{words:?}: {command} is not listed:\n{list}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn mistakes_get_suggestions() {
+        let message = explain_error(
+            "unexpected flag: `--toolchians`",
+            &args(&["matrix", "--toolchians", "x"]),
+        );
+        assert!(message.contains("did you mean `--toolchain`?"), "{message}");
+        assert!(message.contains("cargo xtask matrix --help"), "{message}");
+        assert_eq!(
+            prepare(args(&["matrx"])),
+            Prepared::Refuse("no command `matrx`: did you mean `matrix`?".into())
+        );
+        let far = explain_error("unexpected flag: `--zzzzzzz`", &args(&["matrix"]));
+        assert!(!far.contains("did you mean"), "{far}");
+    }
+
+    #[test]
+    fn the_flags_of_every_command_are_read_here() {
+        assert_eq!(
+            prepare(args(&["docs", "--color=never", "-q", "--check"])),
+            Prepared::Parse(args(&["docs", "--check"]))
+        );
+        assert!(!output::colour_on(true));
+        output::set_colour_choice(0);
+        output::set_verbosity(0);
+        assert_eq!(
+            prepare(args(&["docs", "--color", "sometimes"])),
+            Prepared::Refuse("--color must be `auto`, `always` or `never`, not `sometimes`".into())
+        );
+    }
+
+    #[test]
+    fn plus_toolchain_is_short_for_the_flag() {
+        assert_eq!(
+            prepare(args(&["matrix", "+nightly", "--format", "json"])),
+            Prepared::Parse(args(&[
+                "matrix",
+                "--toolchain",
+                "nightly",
+                "--format",
+                "json"
+            ]))
+        );
+    }
+}
