@@ -13,6 +13,7 @@ pub mod flags;
 pub mod catalog;
 
 mod apt;
+pub mod attributes;
 pub mod audit;
 mod bench;
 pub mod cache;
@@ -30,6 +31,8 @@ mod interrupt;
 pub mod json;
 pub mod judge;
 pub mod jump_table;
+pub mod kconfig;
+pub mod kernel_tree;
 pub mod library_sources;
 pub mod libtest;
 mod loader;

@@ -1,0 +1,1 @@
+//! Tests of the kernel tree reader against the real trees.
