@@ -94,8 +94,7 @@ pub(super) fn driver_flags(
         .split_whitespace()
         .filter(|word| word.starts_with("-Zallow-features=") || word.starts_with("-Zcrate-attr="))
         .map(|word| {
-            word.replace('\'', "")
-                .replace('"', "")
+            word.replace(['\'', '"'], "")
                 .replace("$(rust_allowed_features)", &list)
         })
         .collect();

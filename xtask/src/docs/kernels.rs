@@ -1,0 +1,354 @@
+//! `docs/kernels.md`: per real kernel tree, the features its `rust/kernel/lib.rs` enables, its
+//! allowed list, which compilers built it for real, and how the lists changed from one tree to
+//! the next, linked to the shim's example of each feature the catalog has. Generated from the
+//! committed JSON of a `cargo xtask kernel` run ([`KERNEL_REPORT`]), read as data.
+
+use crate::catalog::FEATURES;
+use crate::json::{self, Value};
+use anyhow::{bail, Context};
+use std::fmt::Write;
+use std::path::Path;
+
+/// The committed report the page is made from, relative to the repository's root.
+pub const KERNEL_REPORT: &str = "docs/kernel-report.json";
+
+/// The page itself, relative to the repository's root.
+pub const KERNELS_PAGE: &str = "docs/kernels.md";
+
+/// The crate root whose features the page lists: the one the shim stands for.
+const KERNEL_CRATE: &str = "rust/kernel/lib.rs";
+
+/// One tree as the page needs it.
+struct TreeData {
+    id: String,
+    version: String,
+    package: Option<String>,
+    minimum_rustc: Option<String>,
+    allowed: Vec<String>,
+    /// Each feature `rust/kernel/lib.rs` enables on some compiler, with the releases that
+    /// enable it, and all the releases probed.
+    features: Vec<(String, Vec<String>)>,
+    probed: Vec<String>,
+    /// (real result, rustc release, reason) per cell.
+    real: Vec<(String, String, String)>,
+    error: Option<String>,
+}
+
+fn strings(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn text(value: &Value, key: &str) -> Option<String> {
+    value.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+/// Reads the report's trees and cells; a report without them is an error naming the file.
+fn read_trees(report: &Value, file: &Path) -> anyhow::Result<Vec<TreeData>> {
+    let (Some(trees), Some(cells)) = (
+        report.get("trees").and_then(Value::as_array),
+        report.get("cells").and_then(Value::as_array),
+    ) else {
+        bail!(
+            "{}: not a `cargo xtask kernel` JSON report (no `trees` and `cells`)",
+            file.display()
+        );
+    };
+    let mut result = Vec::new();
+    for tree in trees {
+        let id =
+            text(tree, "id").with_context(|| format!("{}: a tree without id", file.display()))?;
+        let mut data = TreeData {
+            version: text(tree, "version").unwrap_or_else(|| "?".into()),
+            package: text(tree, "package"),
+            minimum_rustc: text(tree, "minimum_rustc"),
+            allowed: strings(tree.get("allowed_features")),
+            features: Vec::new(),
+            probed: Vec::new(),
+            real: Vec::new(),
+            error: text(tree, "error"),
+            id,
+        };
+        for cell in cells
+            .iter()
+            .filter(|cell| text(cell, "tree").as_deref() == Some(&data.id))
+        {
+            let release = text(cell, "rustc")
+                .or_else(|| text(cell, "toolchain"))
+                .unwrap_or_else(|| "?".into());
+            let reason = text(cell, "first_error")
+                .or_else(|| text(cell, "reason"))
+                .unwrap_or_default();
+            data.real.push((
+                text(cell, "real").unwrap_or_else(|| "not run".into()),
+                release.clone(),
+                reason,
+            ));
+            let kernel = cell
+                .get("crates")
+                .and_then(Value::as_array)
+                .and_then(|crates| {
+                    crates
+                        .iter()
+                        .find(|krate| text(krate, "root").as_deref() == Some(KERNEL_CRATE))
+                });
+            let Some(kernel) = kernel else {
+                continue;
+            };
+            data.probed.push(release.clone());
+            for feature in strings(kernel.get("features")) {
+                match data.features.iter_mut().find(|(name, _)| *name == feature) {
+                    Some((_, releases)) => releases.push(release.clone()),
+                    None => data.features.push((feature, vec![release.clone()])),
+                }
+            }
+        }
+        result.push(data);
+    }
+    Ok(result)
+}
+
+/// Where the shim shows `feature`, or that it does not.
+fn in_the_shim(feature: &str) -> String {
+    match FEATURES.iter().find(|known| known.name == feature) {
+        Some(known) => format!(
+            "[`examples/{0}.rs`](../examples/{0}.rs), [`{1}`](features.md#{1})",
+            known.example, known.name
+        ),
+        None => "not in the shim".to_string(),
+    }
+}
+
+fn code_list(names: &[String]) -> String {
+    if names.is_empty() {
+        return "none".into();
+    }
+    names
+        .iter()
+        .map(|name| format!("`{name}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn releases_with(data: &TreeData, real: &str) -> Vec<String> {
+    data.real
+        .iter()
+        .filter(|(word, _, _)| word == real)
+        .map(|(_, release, _)| release.clone())
+        .collect()
+}
+
+fn tree_section(page: &mut String, data: &TreeData) {
+    let _ = writeln!(page, "## Linux {} (`{}`)\n", data.version, data.id);
+    if let Some(error) = &data.error {
+        let _ = writeln!(
+            page,
+            "Not read in that run: {}.\n",
+            super::escape_markdown(error)
+        );
+        return;
+    }
+    if let Some(package) = &data.package {
+        let _ = writeln!(page, "- Debian package: `{package}`.");
+    }
+    let _ = writeln!(
+        page,
+        "- Minimum rustc (x86_64, `scripts/min-tool-version.sh`): {}.",
+        data.minimum_rustc.as_deref().unwrap_or("?")
+    );
+    let _ = writeln!(
+        page,
+        "- Allowed outside `rust/` (`rust_allowed_features`, on for every driver through \
+         `-Zcrate-attr`): {}.",
+        code_list(&data.allowed)
+    );
+    let mut built = Vec::new();
+    for (word, label) in [
+        ("pass", "built for real by"),
+        ("refused", "refused by the tree's own check"),
+        ("fail", "failed to build with"),
+    ] {
+        let releases = releases_with(data, word);
+        if !releases.is_empty() {
+            built.push(format!("{label} {}", releases.join(", ")));
+        }
+    }
+    let not_run: Vec<String> = data
+        .real
+        .iter()
+        .filter(|(word, _, _)| word == "not run")
+        .map(|(_, release, reason)| format!("{release} ({})", super::escape_markdown(reason)))
+        .collect();
+    if !not_run.is_empty() {
+        built.push(format!("not built: {}", not_run.join("; ")));
+    }
+    let _ = writeln!(
+        page,
+        "- Compilers: {}.\n",
+        if built.is_empty() {
+            "none in that run".to_string()
+        } else {
+            built.join("; ")
+        }
+    );
+    if data.features.is_empty() {
+        let _ = writeln!(
+            page,
+            "No compiler's probe of `{KERNEL_CRATE}` is in that run.\n"
+        );
+        return;
+    }
+    let _ = writeln!(
+        page,
+        "| Feature `{KERNEL_CRATE}` enables | With | Allowed outside `rust/` | In the shim |\n\
+         |---|---|---|---|"
+    );
+    for (feature, releases) in &data.features {
+        let with = if releases.len() == data.probed.len() {
+            "every compiler probed".to_string()
+        } else {
+            let without: Vec<&String> = data
+                .probed
+                .iter()
+                .filter(|release| !releases.contains(release))
+                .collect();
+            format!(
+                "{} (not {})",
+                releases.join(", "),
+                without
+                    .iter()
+                    .map(|release| release.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        let allowed = if data.allowed.contains(feature) {
+            "yes"
+        } else {
+            "no"
+        };
+        let _ = writeln!(
+            page,
+            "| `{feature}` | {with} | {allowed} | {} |",
+            in_the_shim(feature)
+        );
+    }
+    let only_allowed: Vec<String> = data
+        .allowed
+        .iter()
+        .filter(|name| !data.features.iter().any(|(feature, _)| feature == *name))
+        .cloned()
+        .collect();
+    if !only_allowed.is_empty() {
+        let _ = writeln!(
+            page,
+            "\nAllowed for drivers but not enabled by `{KERNEL_CRATE}`: {}.",
+            only_allowed
+                .iter()
+                .map(|name| format!("`{name}` ({})", in_the_shim(name)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    page.push('\n');
+}
+
+fn difference(before: &[String], after: &[String]) -> (Vec<String>, Vec<String>) {
+    let dropped = before
+        .iter()
+        .filter(|name| !after.contains(name))
+        .cloned()
+        .collect();
+    let added = after
+        .iter()
+        .filter(|name| !before.contains(name))
+        .cloned()
+        .collect();
+    (dropped, added)
+}
+
+fn change_section(page: &mut String, before: &TreeData, after: &TreeData) {
+    let names = |data: &TreeData| -> Vec<String> {
+        data.features.iter().map(|(name, _)| name.clone()).collect()
+    };
+    let (dropped, added) = difference(&names(before), &names(after));
+    let (allowed_dropped, allowed_added) = difference(&before.allowed, &after.allowed);
+    let _ = writeln!(
+        page,
+        "### From {} to {}\n\n\
+         - `{KERNEL_CRATE}`: {} features, then {}; dropped {}; added {}.\n\
+         - `rust_allowed_features`: {}, then {}; dropped {}; added {}.\n",
+        before.id,
+        after.id,
+        before.features.len(),
+        after.features.len(),
+        code_list(&dropped),
+        code_list(&added),
+        before.allowed.len(),
+        after.allowed.len(),
+        code_list(&allowed_dropped),
+        code_list(&allowed_added),
+    );
+}
+
+/// The page for the report text `report` (`None`: no report committed yet).
+pub fn kernels_page(report: Option<&str>, file: &Path) -> anyhow::Result<String> {
+    let mut page = String::from(
+        "# The real kernel trees\n\n\
+         <!-- Generated by `cargo xtask docs` from docs/kernel-report.json, the JSON of a \
+         `cargo xtask kernel` run; do not edit. -->\n\n\
+         What each real kernel tree asks of the Rust compiler, as its own files say \
+         (`scripts/min-tool-version.sh`, `scripts/Makefile.build`, `init/Kconfig`, its crate \
+         roots), and what real compilers did with it: the probes of its feature attributes and \
+         its own Kbuild build of `rust/`, the samples and the drivers. A feature the shim shows \
+         links to its example; the others (newer than the catalog) say \"not in the shim\": \
+         growing the catalog is a later step.\n\n",
+    );
+    let Some(report) = report else {
+        let _ = writeln!(
+            page,
+            "No `cargo xtask kernel` report is recorded yet: run `cargo xtask kernel --format \
+             json > {KERNEL_REPORT}`, then `cargo xtask docs`."
+        );
+        return Ok(page);
+    };
+    let value =
+        json::parse(report).map_err(|error| anyhow::anyhow!("{}: {error}", file.display()))?;
+    let trees = read_trees(&value, file)?;
+    for data in &trees {
+        tree_section(&mut page, data);
+    }
+    let readable: Vec<&TreeData> = trees
+        .iter()
+        .filter(|data| data.error.is_none() && !data.features.is_empty())
+        .collect();
+    if readable.len() >= 2 {
+        page.push_str("## How the lists changed\n\n");
+        for pair in readable.windows(2) {
+            change_section(&mut page, pair[0], pair[1]);
+        }
+    }
+    Ok(page.trim_end().to_string() + "\n")
+}
+
+/// The page's path and contents for the repository at `root`.
+pub fn generated(root: &Path) -> anyhow::Result<(std::path::PathBuf, String)> {
+    let file = root.join(KERNEL_REPORT);
+    let report = match std::fs::read_to_string(&file) {
+        Ok(text) => Some(text),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+        Err(error) => return Err(error).with_context(|| format!("reading {}", file.display())),
+    };
+    Ok((
+        root.join(KERNELS_PAGE),
+        kernels_page(report.as_deref(), &file)?,
+    ))
+}
