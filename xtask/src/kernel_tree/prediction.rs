@@ -210,6 +210,11 @@ fn compile(
     if names.is_empty() {
         source = source.replace("#![feature()]\n", "");
     }
+    if names.contains(&"staged_api") {
+        // A crate with `staged_api` on must say its own stability, as 6.1's vendored `alloc`
+        // does; without it the empty probe fails for a reason of its own.
+        source.push_str("#![unstable(feature = \"kshim_kernel_probe\", issue = \"none\")]\n");
+    }
     let path = directory.join("kshim_kernel_probe.rs");
     std::fs::write(&path, source).with_context(|| format!("writing {}", path.display()))?;
     let mut invocation: Invocation = rustc.probe(&path, directory);

@@ -401,3 +401,85 @@ fn the_kernels_page_shows_how_the_lists_changed_from_6_12_to_7_3() {
     );
     assert!(page.contains("## Linux 7.3.0-rc7 (`7.3`)"), "{page}");
 }
+
+/// A private copy of the files of the real 6.12 tree that [`read`] needs, with `rust/` reduced
+/// to its kernel crate and two injected samples: one that enables an allowed feature itself,
+/// one that uses a feature outside the list.
+fn tree_with_bad_samples(root: &Path, name: &str) -> PathBuf {
+    let copy = std::env::temp_dir().join(format!("kshim-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&copy);
+    for file in [
+        "Makefile",
+        "init/Kconfig",
+        "rust/Makefile",
+        "rust/kernel/lib.rs",
+        "scripts/Makefile.build",
+        "scripts/min-tool-version.sh",
+    ] {
+        let to = copy.join(file);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(root.join(file), to).unwrap();
+    }
+    let samples = copy.join("samples/rust");
+    std::fs::create_dir_all(&samples).unwrap();
+    std::fs::write(
+        samples.join("Makefile"),
+        "obj-m += rust_twice.o rust_outside.o\n",
+    )
+    .unwrap();
+    std::fs::write(samples.join("rust_twice.rs"), "#![feature(lint_reasons)]\n").unwrap();
+    std::fs::write(samples.join("rust_outside.rs"), "#![feature(never_type)]\n").unwrap();
+    copy
+}
+
+#[test]
+fn a_driver_that_enables_an_allowed_feature_or_one_outside_the_list_fails() {
+    let Some(root) = real_tree("6.12") else {
+        return;
+    };
+    let copy = tree_with_bad_samples(&root, "bad-samples");
+    let tree = read(&copy).unwrap();
+    assert_eq!(
+        tree.crates
+            .iter()
+            .map(|krate| (krate.root.as_str(), krate.build))
+            .collect::<Vec<_>>(),
+        [
+            ("rust/kernel/lib.rs", Build::Library),
+            ("samples/rust/rust_outside.rs", Build::Kbuild),
+            ("samples/rust/rust_twice.rs", Build::Kbuild),
+        ]
+    );
+    let directory = copy.join("probes");
+    let timeout = std::time::Duration::from_secs(120);
+    for id in ["1.78.0", "debian-1.98.1"] {
+        let Some(rustc) = compiler(id) else {
+            continue;
+        };
+        let prediction = predict(&tree, &rustc, &directory, timeout).unwrap();
+        assert_eq!(
+            prediction.predicted,
+            Predicted::Fail,
+            "{id}: {prediction:#?}"
+        );
+        let errors = |root: &str| {
+            let krate = prediction.crates.iter().find(|k| k.root == root).unwrap();
+            assert_eq!(krate.predicted, Predicted::Fail, "{id}: {krate:?}");
+            krate.errors.join("\n")
+        };
+        let twice = errors("samples/rust/rust_twice.rs");
+        assert!(
+            // E0636 "already been declared" on 1.78, later "already been enabled"; on 1.98.1 the
+            // deny-by-default `duplicate_features` lint instead of E0636.
+            (twice.contains("E0636") || twice.contains("[duplicate_features]"))
+                && twice.contains("the feature `lint_reasons` has already"),
+            "{id}: {twice}"
+        );
+        let outside = errors("samples/rust/rust_outside.rs");
+        assert!(
+            outside.contains("E0725") && outside.contains("`never_type`"),
+            "{id}: {outside}"
+        );
+    }
+    std::fs::remove_dir_all(&copy).unwrap();
+}
