@@ -111,6 +111,19 @@ impl Tree {
         self.minimums[0].rustc
     }
 
+    /// Every `RUSTC_HAS_*` of the tree's Kconfig (`CONFIG_RUSTC_HAS_X`), and whether Kconfig
+    /// sets it for a compiler of `release`, in the Kconfig's order.
+    pub fn rustc_has(&self, release: Release) -> Vec<(String, bool)> {
+        self.kconfig
+            .iter()
+            .filter(|symbol| symbol.cfg.starts_with("CONFIG_RUSTC_HAS_"))
+            .map(|symbol| {
+                let set = symbol.from.is_some_and(|from| release >= from);
+                (symbol.cfg.clone(), set)
+            })
+            .collect()
+    }
+
     /// The tree's Kconfig symbol named `cfg` (`CONFIG_RUSTC_HAS_X`), if its Kconfig has it.
     pub fn symbol(&self, cfg: &str) -> Option<&KconfigSymbol> {
         self.kconfig.iter().find(|symbol| symbol.cfg == cfg)

@@ -269,6 +269,18 @@ fn predicts_7_3_with_real_compilers() {
         // A stable compiler needs the bootstrap for `#![feature]`.
         assert!(kernel.needs_bootstrap);
         assert!(!kernel.features.contains(&"file_with_nul".to_string()));
+        // 7.3's Kconfig has five thresholds, from 1.88.0 on: none is set for 1.85.0.
+        assert_eq!(
+            tree.rustc_has(rustc.release),
+            [
+                "SPAN_FILE",
+                "UNNECESSARY_TRANSMUTES",
+                "FILE_WITH_NUL",
+                "FILE_AS_C_STR",
+                "SUSPICIOUS_RUNTIME_SYMBOL_DEFINITIONS"
+            ]
+            .map(|name| (format!("CONFIG_RUSTC_HAS_{name}"), false))
+        );
     }
     if let Some(rustc) = compiler("1.78.0") {
         let prediction = predict(&tree, &rustc, &directory, timeout).unwrap();
