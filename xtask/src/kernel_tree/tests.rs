@@ -495,3 +495,33 @@ fn a_driver_that_enables_an_allowed_feature_or_one_outside_the_list_fails() {
     }
     std::fs::remove_dir_all(&copy).unwrap();
 }
+
+/// What `kconfig.rs` says of `CONFIG_RUSTC_HAS_UNSAFE_PINNED`, checked against every tree.
+#[test]
+fn no_trees_kconfig_defines_rustc_has_unsafe_pinned() {
+    let mut tested_by_pin_init = Vec::new();
+    for series in ["6.1", "6.12", "7.2", "7.3"] {
+        let Some(root) = real_tree(series) else {
+            continue;
+        };
+        let kconfig = std::fs::read_to_string(root.join("init/Kconfig")).unwrap();
+        assert!(!kconfig.contains("UNSAFE_PINNED"), "{series}");
+        let tree = read(&root).unwrap();
+        let tests_it = tree.crates.iter().any(|krate| {
+            krate.features.iter().any(|feature| {
+                feature
+                    .condition()
+                    .is_some_and(|c| c.to_string().contains("CONFIG_RUSTC_HAS_UNSAFE_PINNED"))
+            })
+        });
+        if tests_it {
+            tested_by_pin_init.push(series);
+        }
+    }
+    if real_tree("7.3").is_some() {
+        assert!(
+            tested_by_pin_init.contains(&"7.3"),
+            "{tested_by_pin_init:?}"
+        );
+    }
+}
