@@ -32,6 +32,7 @@ pub mod json;
 pub mod judge;
 pub mod jump_table;
 pub mod kconfig;
+mod kernel;
 pub mod kernel_tree;
 pub mod library_sources;
 pub mod libtest;

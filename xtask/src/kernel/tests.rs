@@ -1,0 +1,305 @@
+//! Tests of `cargo xtask kernel`'s reading of trees, its wrapper, its classification of what a
+//! build printed and its cache entries, on small trees made in a temporary directory; and
+//! README's documentation of its JSON.
+
+use super::build::{self, Built, Real};
+use super::report::{Cell, Report, TreeEntry};
+use super::trees;
+use crate::json::Value;
+use crate::kernel_tree::{CratePrediction, Predicted, Prediction};
+use std::path::{Path, PathBuf};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kshim-kernel-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write(root: &Path, relative: &str, text: &str) {
+    let path = root.join(relative);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// A tree with the files the build reads: a top Makefile, scripts/config, one sample and one
+/// Rust driver built from a composite object, one C driver.
+fn small_tree(name: &str) -> PathBuf {
+    let root = temp_dir(name);
+    write(
+        &root,
+        "Makefile",
+        "VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 118\n",
+    );
+    write(&root, "scripts/config", "#!/bin/sh\n");
+    write(
+        &root,
+        "samples/rust/Kconfig",
+        "menuconfig SAMPLES_RUST\n\tbool \"Rust samples\"\n\tdepends on RUST\n\n\
+         config SAMPLE_RUST_MINIMAL\n\ttristate \"Minimal\"\n\thelp\n\t  RUST is mentioned\n\n\
+         config SAMPLE_RUST_HOSTPROGS\n\tbool \"Host programs\"\n",
+    );
+    write(
+        &root,
+        "samples/rust/Makefile",
+        "obj-$(CONFIG_SAMPLE_RUST_MINIMAL) += rust_minimal.o\n\
+         subdir-$(CONFIG_SAMPLE_RUST_HOSTPROGS) += hostprogs\n",
+    );
+    write(&root, "samples/rust/rust_minimal.rs", "");
+    write(
+        &root,
+        "drivers/block/Kconfig",
+        "config BLK_DEV_RUST_NULL\n\ttristate \"Rust null block driver\"\n\tdepends on RUST && CONFIGFS_FS\n\n\
+         config BLK_DEV_NULL_BLK\n\ttristate \"C null block driver\"\n\tdepends on BLOCK\n",
+    );
+    write(
+        &root,
+        "drivers/block/Makefile",
+        "obj-$(CONFIG_BLK_DEV_RUST_NULL) += rnull_mod.o\nrnull_mod-y := rnull.o configfs.o\n\
+         obj-$(CONFIG_BLK_DEV_NULL_BLK) += null_blk.o\n",
+    );
+    write(&root, "drivers/block/rnull.rs", "");
+    write(
+        &root,
+        "drivers/net/phy/Kconfig",
+        "config RUST_PHYLIB_ABSTRACTIONS\n\tbool \"Rust PHYLIB\"\n\tdepends on RUST\n\n\
+         config AX88796B_RUST_PHY\n\tbool \"Rust PHY\"\n\tdepends on RUST_PHYLIB_ABSTRACTIONS && AX88796B_PHY\n",
+    );
+    write(&root, "drivers/block/configfs.c", "");
+    write(&root, "drivers/block/null_blk.c", "");
+    root
+}
+
+#[test]
+fn a_kernel_tree_is_recognised_and_anything_else_refused() {
+    let root = small_tree("recognised");
+    trees::check_kernel_tree(&root).unwrap();
+    let empty = temp_dir("not-a-tree");
+    let error = format!("{:#}", trees::check_kernel_tree(&empty).unwrap_err());
+    assert!(error.contains("is no kernel tree"), "{error}");
+    write(&empty, "Makefile", "all:\n\techo hello\n");
+    let error = format!("{:#}", trees::check_kernel_tree(&empty).unwrap_err());
+    assert!(error.contains("sets no VERSION"), "{error}");
+    std::fs::remove_dir_all(root).unwrap();
+    std::fs::remove_dir_all(empty).unwrap();
+}
+
+#[test]
+fn every_rust_sample_and_rust_driver_is_turned_on_with_its_objects() {
+    let root = small_tree("symbols");
+    let symbols = build::rust_symbols(&root);
+    assert_eq!(
+        symbols,
+        vec![
+            ("AX88796B_RUST_PHY".to_owned(), false),
+            ("BLK_DEV_RUST_NULL".to_owned(), true),
+            ("RUST_PHYLIB_ABSTRACTIONS".to_owned(), false),
+            ("SAMPLE_RUST_HOSTPROGS".to_owned(), false),
+            ("SAMPLE_RUST_MINIMAL".to_owned(), true),
+        ]
+    );
+    assert_eq!(
+        build::objects_of(&root, "SAMPLE_RUST_MINIMAL"),
+        vec!["samples/rust/rust_minimal.o"]
+    );
+    // The composite's Rust member only: configfs.o is C.
+    assert_eq!(
+        build::objects_of(&root, "BLK_DEV_RUST_NULL"),
+        vec!["drivers/block/rnull.o"]
+    );
+    assert!(build::objects_of(&root, "BLK_DEV_NULL_BLK").is_empty());
+    std::fs::remove_dir_all(root).unwrap();
+}
+
+#[test]
+fn the_wrapper_passes_its_own_sysroot_only_when_the_caller_gave_none() {
+    let dir = temp_dir("wrapper");
+    let program = dir.join("echo-args");
+    write(
+        &dir,
+        "echo-args",
+        "#!/bin/sh\necho \"$FROM_WRAPPER\" \"$@\"\n",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let wrapper = dir.join("w/rustc");
+    let leading = [
+        "--library-path",
+        "/lib's",
+        "rustc",
+        "--sysroot",
+        "/prefix/usr",
+    ]
+    .map(String::from);
+    build::write_wrapper(
+        &wrapper,
+        &program,
+        &leading,
+        &[("FROM_WRAPPER".to_owned(), "set".to_owned())],
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let output = std::process::Command::new(&wrapper)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(output.status.success());
+        String::from_utf8(output.stdout).unwrap()
+    };
+    assert_eq!(
+        run(&["--version"]),
+        "set --library-path /lib's rustc --sysroot /prefix/usr --version\n"
+    );
+    assert_eq!(
+        run(&["--sysroot=/dev/null", "x.rs"]),
+        "set --library-path /lib's rustc --sysroot=/dev/null x.rs\n"
+    );
+    assert_eq!(
+        run(&["--sysroot", "/other", "x.rs"]),
+        "set --library-path /lib's rustc --sysroot /other x.rs\n"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_first_error_names_the_place_rustc_gave() {
+    let said = "  RUSTC L rust/kernel.o\nwarning: unused\nerror[E0635]: unknown feature `x`\n \
+                --> rust/kernel/lib.rs:17:12\n  |\nmake[2]: *** [rust/Makefile:1] Error 1\n";
+    assert_eq!(
+        build::first_error(said).as_deref(),
+        Some("error[E0635]: unknown feature `x` (rust/kernel/lib.rs:17:12)")
+    );
+    assert_eq!(build::first_error("all fine\n"), None);
+}
+
+fn built(real: Real) -> Built {
+    Built {
+        real,
+        reason: "why".into(),
+        first_error: Some("error: e".into()),
+        warning: None,
+        cacheable: true,
+        enabled: vec!["SAMPLE_RUST_MINIMAL".into()],
+        objects: 3,
+        steps: vec![("prepare".into(), 1.5)],
+    }
+}
+
+#[test]
+fn cached_results_round_trip_and_a_result_not_run_is_never_read_back() {
+    let dir = temp_dir("cache");
+    let entry = dir.join("entry.json");
+    for real in [Real::Pass, Real::Fail, Real::Refused] {
+        super::store_result(&entry, &built(real.clone())).unwrap();
+        let back = super::load_result(&entry).unwrap();
+        assert_eq!(back.real, real);
+        assert_eq!(back.first_error.as_deref(), Some("error: e"));
+        assert_eq!(back.enabled, vec!["SAMPLE_RUST_MINIMAL"]);
+        assert_eq!(back.objects, 3);
+    }
+    super::store_result(&entry, &built(Real::NotRun)).unwrap();
+    assert!(super::load_result(&entry).is_none());
+    std::fs::write(&entry, "{\"real\": \"pass\"").unwrap();
+    assert!(super::load_result(&entry).is_none());
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+fn report() -> Report {
+    let prediction = Prediction {
+        minimum_met: true,
+        predicted: Predicted::Pass,
+        crates: vec![CratePrediction {
+            root: "rust/kernel/lib.rs".into(),
+            features: vec!["used_with_arg".into()],
+            predicted: Predicted::Pass,
+            needs_bootstrap: true,
+            errors: Vec::new(),
+            undecided: Vec::new(),
+        }],
+    };
+    Report {
+        trees: vec![TreeEntry {
+            id: "6.12".into(),
+            version: Some("6.12.118".into()),
+            package: Some("linux-source-6.12=6.12.118-1".into()),
+            identity: Some("linux-source-6.12=6.12.118-1 (trixie-security)".into()),
+            sha256: Some("0".repeat(64)),
+            minimum_rustc: Some("1.78.0".into()),
+            allowed_features: vec!["lint_reasons".into()],
+            error: None,
+        }],
+        cells: vec![
+            Cell {
+                tree: "6.12".into(),
+                toolchain: "debian-1.78.0".into(),
+                rustc: Some("1.78.0".into()),
+                prediction: Ok(prediction.clone()),
+                built: built(Real::Pass),
+                cached: false,
+            },
+            Cell {
+                tree: "6.12".into(),
+                toolchain: "debian-1.98.1".into(),
+                rustc: Some("1.98.1".into()),
+                prediction: Ok(prediction),
+                built: built(Real::Fail),
+                cached: true,
+            },
+        ],
+        tools: Ok("clang 19; bindgen 0.71.1".into()),
+        seconds: 1.0,
+    }
+}
+
+#[test]
+fn a_disagreement_is_a_finding_printed_with_its_first_error() {
+    let report = report();
+    let findings = report.findings();
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].toolchain, "debian-1.98.1");
+    let human = report.human();
+    assert!(
+        human.contains("finding: 6.12 with debian-1.98.1: predicted pass, really fail: error: e"),
+        "{human}"
+    );
+    assert!(report
+        .markdown()
+        .contains("| 6.12 | debian-1.78.0 | 1.78.0 | yes | pass | pass |"));
+}
+
+#[test]
+fn the_readme_documents_every_key_of_the_json_and_no_other() {
+    fn keys(value: &Value, into: &mut std::collections::BTreeSet<String>) {
+        match value {
+            Value::Object(members) => {
+                for (key, member) in members {
+                    into.insert(key.clone());
+                    keys(member, into);
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|item| keys(item, into)),
+            _ => {}
+        }
+    }
+    let mut written = std::collections::BTreeSet::new();
+    keys(&report().to_json(), &mut written);
+    let readme = std::fs::read_to_string(crate::project_root().join("README.md")).unwrap();
+    let section = readme
+        .split("## Real kernel trees")
+        .nth(1)
+        .and_then(|rest| rest.split("The JSON report (`--format json`):").nth(1))
+        .and_then(|rest| rest.split("```text\n").nth(1))
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("README.md documents the kernel report's JSON in a ```text block");
+    let mut documented = std::collections::BTreeSet::new();
+    for part in section.split('"').collect::<Vec<_>>().windows(2) {
+        if part[1].starts_with(':') && !part[0].contains(' ') {
+            documented.insert(part[0].to_string());
+        }
+    }
+    assert!(written.len() > 20, "{written:?}");
+    assert_eq!(
+        documented, written,
+        "README.md's kernel JSON layout and to_json differ"
+    );
+}
