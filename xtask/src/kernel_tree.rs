@@ -50,6 +50,9 @@ pub struct Tree {
     pub minimums: Vec<Minimum>,
     /// `rust_allowed_features` of `scripts/Makefile.build`, in its order.
     pub allowed_features: Vec<String>,
+    /// The words of `scripts/Makefile.build`'s `rust_common_cmd`, as written (Make variables
+    /// unexpanded): how Kbuild compiles every crate outside `rust/`.
+    pub rust_common_cmd: Vec<String>,
     /// The words of `rust_common_cmd` that decide which features a crate outside `rust/` may
     /// use (`-Zallow-features=...`, `-Zcrate-attr=...`), with the allowed list put in.
     pub driver_flags: Vec<String>,
@@ -167,7 +170,9 @@ pub fn read(root: &Path) -> anyhow::Result<Tree> {
             build.display()
         )
     })?;
-    let driver_flags = makefiles::driver_flags(&build_text, &allowed_features)
+    let rust_common_cmd = makefiles::rust_common_cmd(&build_text)
+        .with_context(|| format!("{}: reading `rust_common_cmd`", build.display()))?;
+    let driver_flags = makefiles::driver_flags(&rust_common_cmd, &allowed_features)
         .with_context(|| format!("{}: reading `rust_common_cmd`", build.display()))?;
     let kconfig_path = root.join("init/Kconfig");
     let kconfig = read_kconfig(&read_text(&kconfig_path)?, "init/Kconfig");
@@ -199,6 +204,7 @@ pub fn read(root: &Path) -> anyhow::Result<Tree> {
         version,
         minimums,
         allowed_features,
+        rust_common_cmd,
         driver_flags,
         kconfig,
         crates,

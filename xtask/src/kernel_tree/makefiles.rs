@@ -81,17 +81,19 @@ pub(super) fn allowed_features(makefile_build: &str) -> Option<Vec<String>> {
     )
 }
 
-/// The words of `rust_common_cmd` that say which features a driver may use and has on
-/// (`-Zallow-features=`, `-Zcrate-attr=`), quotes removed and the allowed list put in.
-pub(super) fn driver_flags(
-    makefile_build: &str,
-    allowed: &[String],
-) -> anyhow::Result<Vec<String>> {
+/// The words of `rust_common_cmd`, as written.
+pub(super) fn rust_common_cmd(makefile_build: &str) -> anyhow::Result<Vec<String>> {
     let command =
         assignment(makefile_build, "rust_common_cmd").context("it defines no `rust_common_cmd`")?;
+    Ok(command.split_whitespace().map(str::to_string).collect())
+}
+
+/// The words of `rust_common_cmd` that say which features a driver may use and has on
+/// (`-Zallow-features=`, `-Zcrate-attr=`), quotes removed and the allowed list put in.
+pub(super) fn driver_flags(command: &[String], allowed: &[String]) -> anyhow::Result<Vec<String>> {
     let list = allowed.join(",");
     let flags: Vec<String> = command
-        .split_whitespace()
+        .iter()
         .filter(|word| word.starts_with("-Zallow-features=") || word.starts_with("-Zcrate-attr="))
         .map(|word| {
             word.replace(['\'', '"'], "")

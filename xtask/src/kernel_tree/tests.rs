@@ -68,6 +68,11 @@ fn reads_6_12() {
             "-Zcrate-attr=feature(arbitrary_self_types,lint_reasons,used_with_arg)",
         ]
     );
+    assert!(tree.rust_common_cmd.windows(2).any(|pair| pair
+        == [
+            "-Zcrate-attr=no_std",
+            "-Zcrate-attr='feature($(rust_allowed_features))'"
+        ]));
     assert_eq!(tree.minimum_rustc(), Release::new(1, 78, 0));
     assert_eq!(
         tree.minimum("x86_64").unwrap().bindgen,
