@@ -15,6 +15,10 @@ pub const KERNEL_REPORT: &str = "docs/kernel-report.json";
 /// The page itself, relative to the repository's root.
 pub const KERNELS_PAGE: &str = "docs/kernels.md";
 
+/// The comparison shown first, when the report has both trees: 6.12, the first long-term tree
+/// with a minimum rustc rather than one exact release, and 7.3, the newest.
+const HEADLINE: (&str, &str) = ("6.12", "7.3");
+
 /// The crate root whose features the page lists: the one the shim stands for.
 const KERNEL_CRATE: &str = "rust/kernel/lib.rs";
 
@@ -29,6 +33,8 @@ struct TreeData {
     /// enable it, and all the releases probed.
     features: Vec<(String, Vec<String>)>,
     probed: Vec<String>,
+    /// Every other crate root that enables a feature on some compiler, with those features.
+    others: Vec<(String, Vec<String>)>,
     /// (real result, rustc release, reason) per cell.
     real: Vec<(String, String, String)>,
     error: Option<String>,
@@ -73,6 +79,7 @@ fn read_trees(report: &Value, file: &Path) -> anyhow::Result<Vec<TreeData>> {
             allowed: strings(tree.get("allowed_features")),
             features: Vec::new(),
             probed: Vec::new(),
+            others: Vec::new(),
             real: Vec::new(),
             error: text(tree, "error"),
             id,
@@ -92,14 +99,38 @@ fn read_trees(report: &Value, file: &Path) -> anyhow::Result<Vec<TreeData>> {
                 release.clone(),
                 reason,
             ));
-            let kernel = cell
+            let crates = cell
                 .get("crates")
                 .and_then(Value::as_array)
-                .and_then(|crates| {
-                    crates
-                        .iter()
-                        .find(|krate| text(krate, "root").as_deref() == Some(KERNEL_CRATE))
-                });
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            for krate in crates {
+                let Some(root) = text(krate, "root") else {
+                    continue;
+                };
+                if root == KERNEL_CRATE {
+                    continue;
+                }
+                let features = strings(krate.get("features"));
+                if features.is_empty() {
+                    continue;
+                }
+                let index = match data.others.iter().position(|(known, _)| *known == root) {
+                    Some(index) => index,
+                    None => {
+                        data.others.push((root, Vec::new()));
+                        data.others.len() - 1
+                    }
+                };
+                for feature in features {
+                    if !data.others[index].1.contains(&feature) {
+                        data.others[index].1.push(feature);
+                    }
+                }
+            }
+            let kernel = crates
+                .iter()
+                .find(|krate| text(krate, "root").as_deref() == Some(KERNEL_CRATE));
             let Some(kernel) = kernel else {
                 continue;
             };
@@ -258,6 +289,15 @@ fn tree_section(page: &mut String, data: &TreeData) {
                 .join(", ")
         );
     }
+    if !data.others.is_empty() {
+        let _ = writeln!(
+            page,
+            "\nThe other crate roots that enable features (on some compiler probed):\n"
+        );
+        for (root, features) in &data.others {
+            let _ = writeln!(page, "- `{root}`: {}", code_list(features));
+        }
+    }
     page.push('\n');
 }
 
@@ -332,8 +372,15 @@ pub fn kernels_page(report: Option<&str>, file: &Path) -> anyhow::Result<String>
         .collect();
     if readable.len() >= 2 {
         page.push_str("## How the lists changed\n\n");
+        let find = |id: &str| readable.iter().copied().find(|data| data.id == id);
+        let (from, to) = HEADLINE;
+        if let (Some(before), Some(after)) = (find(from), find(to)) {
+            change_section(&mut page, before, after);
+        }
         for pair in readable.windows(2) {
-            change_section(&mut page, pair[0], pair[1]);
+            if (pair[0].id.as_str(), pair[1].id.as_str()) != HEADLINE {
+                change_section(&mut page, pair[0], pair[1]);
+            }
         }
     }
     Ok(page.trim_end().to_string() + "\n")
