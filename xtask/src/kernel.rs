@@ -146,14 +146,10 @@ fn run(
     let started = Instant::now();
     let dir = trees::kernel_dir();
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let _lock = RunLock::acquire(&dir.join("kernel.lock"), &mut |message| {
-        eprintln!(
-            "kernel: {}",
-            message.replace("cargo xtask matrix", "cargo xtask kernel")
-        )
-    })?;
+    // Taken before anything under target/kernel/ is written, and only then: a run whose trees
+    // cannot be read never waits for another's build.
+    let mut lock: Option<RunLock> = None;
     let results_dir = dir.join("results");
-    crate::cache::remove_stale_temporaries(&results_dir);
     let progress = |line: &str| eprintln!("kernel: {line}");
 
     let compilers: Vec<Found> = discover(sh, pins_path, specs)?
@@ -186,7 +182,8 @@ fn run(
         .collect();
 
     progress("looking for the build tools");
-    let tools = build::find_tools(&dir);
+    let tools = build::find_tools(&dir, build::BINDGEN);
+    let mut old_tools = None;
     let suites: Vec<String> = pins
         .iter()
         .filter_map(|pin| match &pin.source {
@@ -214,6 +211,9 @@ fn run(
             break;
         }
         eprintln!("kernel: tree {}: providing it", pin.id);
+        if matches!(pin.source, TreeSource::Debian(_)) {
+            take_lock(&mut lock, &dir)?;
+        }
         let provided = trees::provide(&mut provisioner, pin);
         let read = provided
             .as_ref()
@@ -295,7 +295,23 @@ fn run(
                 crate::kernel_tree::predict(&rules, &rustc, &probes, Duration::from_secs(120))
                     .map_err(|error| format!("{error:#}"));
             let _ = std::fs::remove_dir_all(&probes);
-            let tools = match &tools {
+            let needs_old_bindgen = rules
+                .minimum(crate::kernel_tree::HOST_ARCH.0)
+                .is_some_and(|minimum| minimum.bindgen < build::SIZE_T_IS_USIZE_REMOVED);
+            let tools = if needs_old_bindgen {
+                old_tools.get_or_insert_with(|| {
+                    build::find_tools(&dir, build::OLD_BINDGEN).map_err(|missing| {
+                        format!(
+                            "{missing} (this tree passes bindgen `--size_t-is-usize`, which \
+                             bindgen 0.65 removed; its minimum is {})",
+                            rules.minimums[0].bindgen
+                        )
+                    })
+                })
+            } else {
+                &tools
+            };
+            let tools = match tools {
                 Ok(tools) => tools,
                 Err(missing) => {
                     cells.push(Cell {
@@ -309,6 +325,7 @@ fn run(
                     continue;
                 }
             };
+            take_lock(&mut lock, &dir)?;
             let library = match kernel_library(&mut provisioner, &dir, &found.toolchain, version) {
                 Ok(library) => library,
                 Err(error) => {
@@ -433,6 +450,24 @@ fn run(
         tools: tools.map(|tools| tools.identity),
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// Takes the lock of `target/kernel/` unless `lock` holds it already, waiting for another run
+/// that holds it; then removes what a killed run left half-written among the results.
+fn take_lock(lock: &mut Option<RunLock>, dir: &Path) -> anyhow::Result<()> {
+    if lock.is_none() {
+        *lock = Some(RunLock::acquire(
+            &dir.join("kernel.lock"),
+            &mut |message| {
+                eprintln!(
+                    "kernel: {}",
+                    message.replace("cargo xtask matrix", "cargo xtask kernel")
+                )
+            },
+        )?);
+        crate::cache::remove_stale_temporaries(&dir.join("results"));
+    }
+    Ok(())
 }
 
 /// The compilers: every pin without specs; with them, each spec in order, where a spec that is a

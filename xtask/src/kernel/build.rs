@@ -12,9 +12,33 @@ use std::time::{Duration, SystemTime};
 /// The LLVM the trees are built with: `LLVM=-19` makes Kbuild run `clang-19`, `ld.lld-19`...
 pub(crate) const LLVM_SUFFIX: &str = "-19";
 
-/// The bindgen-cli release installed under `target/kernel/tools/` (it meets 6.12's 0.65.1 and
-/// 7.3's 0.71.1 minimums).
-pub(crate) const BINDGEN_VERSION: &str = "0.71.1";
+/// The bindgen every tree from 6.11 on is built with: bindgen-cli 0.71.1, installed under
+/// `target/kernel/tools/` (it meets 6.12's 0.65.1 and 7.3's 0.71.1 minimums).
+pub(crate) const BINDGEN: Bindgen = Bindgen {
+    version: "0.71.1",
+    krate: "bindgen-cli",
+};
+
+/// The bindgen of trees that still pass `--size_t-is-usize` (6.1: its minimum is 0.56.0), which
+/// bindgen 0.65 removed: the `bindgen` crate 0.56.0 carries that command line.
+pub(crate) const OLD_BINDGEN: Bindgen = Bindgen {
+    version: "0.56.0",
+    krate: "bindgen",
+};
+
+/// The first bindgen without `--size_t-is-usize`: a tree whose minimum is below it gets
+/// [`OLD_BINDGEN`].
+pub(crate) const SIZE_T_IS_USIZE_REMOVED: crate::catalog::Release =
+    crate::catalog::Release::new(0, 65, 0);
+
+/// One bindgen release and the crate whose `cargo install` provides its command line.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Bindgen {
+    /// Its version.
+    pub version: &'static str,
+    /// The crate that installs it.
+    pub krate: &'static str,
+}
 
 /// The packages the kernel's build needs from the system's apt.
 pub(crate) const SYSTEM_PACKAGES: &str =
@@ -36,23 +60,25 @@ pub(crate) struct Tools {
     pub identity: String,
 }
 
-/// Where bindgen-cli is installed: `target/kernel/tools/bindgen-VERSION/bin/bindgen`.
-pub(crate) fn bindgen_root(kernel_dir: &Path) -> PathBuf {
+/// Where `bindgen` is installed: `target/kernel/tools/bindgen-VERSION/bin/bindgen`.
+pub(crate) fn bindgen_root(kernel_dir: &Path, bindgen: Bindgen) -> PathBuf {
     kernel_dir
         .join("tools")
-        .join(format!("bindgen-{BINDGEN_VERSION}"))
+        .join(format!("bindgen-{}", bindgen.version))
 }
 
-/// The command that installs bindgen-cli where [`find_tools`] looks.
-pub(crate) fn bindgen_install_command(kernel_dir: &Path) -> String {
+/// The command that installs `bindgen` where [`find_tools`] looks.
+pub(crate) fn bindgen_install_command(kernel_dir: &Path, bindgen: Bindgen) -> String {
     format!(
-        "cargo install bindgen-cli --version {BINDGEN_VERSION} --locked --root {}",
-        bindgen_root(kernel_dir).display()
+        "cargo install {} --version {} --locked --root {}",
+        bindgen.krate,
+        bindgen.version,
+        bindgen_root(kernel_dir, bindgen).display()
     )
 }
 
 /// The tools a build needs, or what is missing and the command that installs it.
-pub(crate) fn find_tools(kernel_dir: &Path) -> Result<Tools, String> {
+pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> Result<Tools, String> {
     let mut missing = Vec::new();
     for program in [
         "clang-19",
@@ -84,12 +110,13 @@ pub(crate) fn find_tools(kernel_dir: &Path) -> Result<Tools, String> {
             missing.join(", ")
         ));
     }
-    let bindgen = bindgen_root(kernel_dir).join("bin/bindgen");
+    let bindgen = bindgen_root(kernel_dir, wanted).join("bin/bindgen");
     if !bindgen.is_file() {
         problems.push(format!(
-            "no bindgen-cli {BINDGEN_VERSION} at {}: install it with `{}`",
+            "no bindgen {} at {}: install it with `{}`",
+            wanted.version,
             bindgen.display(),
-            bindgen_install_command(kernel_dir)
+            bindgen_install_command(kernel_dir, wanted)
         ));
     }
     if !problems.is_empty() {
