@@ -37,6 +37,8 @@ struct TreeData {
     others: Vec<(String, Vec<String>)>,
     /// (real result, rustc release, reason) per cell.
     real: Vec<(String, String, String)>,
+    /// The cells whose prediction the real build contradicted: (release, predicted, real).
+    findings: Vec<(String, String, String)>,
     error: Option<String>,
 }
 
@@ -80,6 +82,7 @@ fn read_trees(report: &Value, file: &Path) -> anyhow::Result<Vec<TreeData>> {
             features: Vec::new(),
             probed: Vec::new(),
             others: Vec::new(),
+            findings: Vec::new(),
             real: Vec::new(),
             error: text(tree, "error"),
             id,
@@ -94,11 +97,13 @@ fn read_trees(report: &Value, file: &Path) -> anyhow::Result<Vec<TreeData>> {
             let reason = text(cell, "first_error")
                 .or_else(|| text(cell, "reason"))
                 .unwrap_or_default();
-            data.real.push((
-                text(cell, "real").unwrap_or_else(|| "not run".into()),
-                release.clone(),
-                reason,
-            ));
+            let real = text(cell, "real").unwrap_or_else(|| "not run".into());
+            if cell.get("finding").and_then(Value::as_bool) == Some(true) {
+                let predicted = text(cell, "predicted").unwrap_or_else(|| "?".into());
+                data.findings
+                    .push((release.clone(), predicted, real.clone()));
+            }
+            data.real.push((real, release.clone(), reason));
             let crates = cell
                 .get("crates")
                 .and_then(Value::as_array)
@@ -220,6 +225,12 @@ fn tree_section(page: &mut String, data: &TreeData) {
         .collect();
     if !not_run.is_empty() {
         built.push(format!("not built: {}", not_run.join("; ")));
+    }
+    for (release, predicted, real) in &data.findings {
+        built.push(format!(
+            "**finding**: with {release} the probes predicted {predicted}, the real build said \
+             {real}"
+        ));
     }
     let _ = writeln!(
         page,
@@ -398,4 +409,52 @@ pub fn generated(root: &Path) -> anyhow::Result<(std::path::PathBuf, String)> {
         root.join(KERNELS_PAGE),
         kernels_page(report.as_deref(), &file)?,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How the page reads the real results and findings of a report; the layout is
+    /// `cargo xtask kernel`'s JSON (README), the values made up for the renderer.
+    #[test]
+    fn real_results_and_findings_are_shown_per_tree() {
+        let report = r#"{
+          "trees": [
+            {"id": "6.12", "version": "6.12.118", "package": "linux-source-6.12=6.12.118-1",
+             "minimum_rustc": "1.78.0", "allowed_features": ["lint_reasons"], "error": null},
+            {"id": "5.10", "version": "5.10.262", "package": null, "minimum_rustc": null,
+             "allowed_features": [], "error": "no Rust support"}
+          ],
+          "cells": [
+            {"tree": "6.12", "toolchain": "1.78.0", "rustc": "1.78.0", "predicted": "pass",
+             "crates": [{"root": "rust/kernel/lib.rs", "features": ["lint_reasons"]}],
+             "real": "pass", "reason": "built", "first_error": null, "finding": false},
+            {"tree": "6.12", "toolchain": "debian-1.98.1", "rustc": "1.98.1",
+             "predicted": "pass",
+             "crates": [{"root": "rust/kernel/lib.rs", "features": ["lint_reasons"]}],
+             "real": "fail", "reason": "make failed", "first_error": "error[E0000]: x",
+             "finding": true},
+            {"tree": "6.12", "toolchain": "nightly", "rustc": null, "predicted": null,
+             "crates": [], "real": "not run", "reason": "not installed", "finding": false}
+          ]
+        }"#;
+        let page = kernels_page(Some(report), Path::new("r.json")).unwrap();
+        assert!(
+            page.contains(
+                "- Compilers: built for real by 1.78.0; failed to build with 1.98.1; not built: \
+                 nightly (not installed); **finding**: with 1.98.1 the probes predicted pass, \
+                 the real build said fail."
+            ),
+            "{page}"
+        );
+        assert!(
+            page.contains("## Linux 5.10.262 (`5.10`)\n\nNot read in that run: no Rust support.")
+        );
+        assert!(page.contains("| `lint_reasons` | every compiler probed | yes | [`examples/"));
+        let error = kernels_page(Some("{}"), Path::new("r.json")).unwrap_err();
+        assert!(format!("{error}").contains("not a `cargo xtask kernel` JSON report"));
+        let none = kernels_page(None, Path::new("r.json")).unwrap();
+        assert!(none.contains("No `cargo xtask kernel` report is recorded yet"));
+    }
 }
