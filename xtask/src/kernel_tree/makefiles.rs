@@ -109,9 +109,14 @@ pub(super) fn driver_flags(command: &[String], allowed: &[String]) -> anyhow::Re
     Ok(flags)
 }
 
-/// The crate roots of the tree: those `rust/Makefile` compiles (`$(src)/PATH.rs`), then, as the
-/// kernel's own `scripts/generate_rust_analyzer.py` finds them, every `.rs` file under
-/// `samples/` and `drivers/` whose `NAME.o` its directory's `Makefile` or `Kbuild` names.
+/// Top directories whose `.rs` files are no Kbuild objects: `rust/` has its own Makefile, the
+/// others hold host programs and user-space tools.
+const NOT_KBUILD: [&str; 5] = ["rust", "scripts", "tools", "Documentation", ".git"];
+
+/// The crate roots of the tree: those `rust/Makefile` compiles (`$(src)/PATH.rs`), then every
+/// `.rs` file whose `NAME.o` its directory's `Makefile` or `Kbuild` names, the test the
+/// kernel's own `scripts/generate_rust_analyzer.py` applies; it looks under `samples/` and
+/// `drivers/` only, this everywhere but [`NOT_KBUILD`] (7.3 also has `mm/kasan/` and `lib/`).
 pub(super) fn crate_roots(
     root: &Path,
     rust_makefile: &str,
@@ -130,8 +135,13 @@ pub(super) fn crate_roots(
         }
     }
     let mut others = Vec::new();
-    for top in ["samples", "drivers"] {
-        collect_kbuild_roots(root, &root.join(top), &mut others)?;
+    let entries = std::fs::read_dir(root).with_context(|| format!("listing {}", root.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("listing {}", root.display()))?;
+        let name = entry.file_name();
+        if entry.file_type()?.is_dir() && !NOT_KBUILD.iter().any(|skip| name == *skip) {
+            collect_kbuild_roots(root, &entry.path(), &mut others)?;
+        }
     }
     others.sort();
     roots.extend(others.into_iter().map(|path| (path, Build::Kbuild)));

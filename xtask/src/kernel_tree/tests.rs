@@ -162,6 +162,8 @@ fn reads_7_3() {
         "rust/pin-init/internal/src/lib.rs",
         "drivers/block/rnull/rnull.rs",
         "drivers/android/binder/rust_binder_main.rs",
+        "mm/kasan/kasan_test_rust.rs",
+        "lib/find_bit_benchmark_rust.rs",
     ] {
         krate(&tree, expected);
     }
