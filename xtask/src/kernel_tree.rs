@@ -1,5 +1,5 @@
 //! A real kernel tree's Rust rules, read from its own files, and what a compiler's probes of
-//! them predict: the layer below `cargo xtask kernel` and the generated docs.
+//! them predict: the layer below `cargo xtask kernel`.
 //!
 //! [`read`] takes the version from the top `Makefile`, the minimum tool versions by running the
 //! tree's own `scripts/min-tool-version.sh`, `rust_allowed_features` and the driver-facing
@@ -35,8 +35,8 @@ const ARCHES: &[(&str, &str)] = &[
     ("um", "um"),
 ];
 
-/// The biggest file the reader takes (the biggest crate root, `bindings`, is generated and not
-/// read; `kernel/lib.rs` is a few kilobytes, `init/Kconfig` about 70 KB).
+/// The biggest file the reader takes: far above what it reads (crate roots of a few to a few
+/// hundred kilobytes, `init/Kconfig` about 70 KB), far below what would hurt.
 const MAX_FILE: u64 = 16 << 20;
 
 /// A kernel tree's Rust rules.
