@@ -425,11 +425,14 @@ fn run(
                 pair_started.elapsed().as_secs_f64(),
                 built.first_error.as_deref().unwrap_or(&built.reason)
             ));
-            if !built.cacheable || crate::interrupt::interrupted().is_some() {
-                // A machine failure may have spoiled the directory: open it again next time.
+            if out.is_spoiled() {
                 opened = None;
-            } else if let Err(error) = store_result(&entry, &built) {
-                eprintln!("kernel: {label}: the result was not cached: {error:#}");
+            }
+            // Only a compiler's verdict, never a run cut short, is cached.
+            if built.cacheable && crate::interrupt::interrupted().is_none() {
+                if let Err(error) = store_result(&entry, &built) {
+                    eprintln!("kernel: {label}: the result was not cached: {error:#}");
+                }
             }
             cells.push(Cell {
                 tree: pin.id.clone(),

@@ -270,11 +270,15 @@ impl Built {
     }
 }
 
-/// One tree's build directory (`make O=`), reused between pairs. Its marker says that the last
-/// build in it ended normally (not killed); a directory without one is removed before use.
+/// One tree's build directory (`make O=`), reused between pairs. Its marker (the tree and the
+/// tools) is there only between builds that ended normally: it is removed when a build starts
+/// and written back when it ends, unless the build was killed or the machine failed. A
+/// directory without it (a build killed, even with the xtask itself) is removed before use.
 pub(crate) struct BuildDir {
     /// The directory.
     pub out: PathBuf,
+    marker: String,
+    spoiled: std::cell::Cell<bool>,
 }
 
 const BUILD_MARKER: &str = "kshim-build.txt";
@@ -284,20 +288,42 @@ impl BuildDir {
     /// same tree and tools, removed and made again otherwise.
     pub(crate) fn open(dir: &Path, tree_identity: &str, tools: &str) -> anyhow::Result<BuildDir> {
         let out = dir.to_owned();
-        let wanted = format!("{tree_identity}\n{tools}\n");
-        let marker = std::fs::read_to_string(out.join(BUILD_MARKER)).ok();
-        if out.exists() && marker.as_deref() != Some(wanted.as_str()) {
+        let marker = format!("{tree_identity}\n{tools}\n");
+        let found = std::fs::read_to_string(out.join(BUILD_MARKER)).ok();
+        if out.exists() && found.as_deref() != Some(marker.as_str()) {
             std::fs::remove_dir_all(&out)
                 .map_err(|error| anyhow::anyhow!("removing {}: {error}", out.display()))?;
         }
         std::fs::create_dir_all(&out)?;
-        std::fs::write(out.join(BUILD_MARKER), &wanted)?;
-        Ok(BuildDir { out })
+        Ok(BuildDir {
+            out,
+            marker,
+            spoiled: std::cell::Cell::new(false),
+        })
+    }
+
+    /// A build starts: until [`BuildDir::seal`], the directory counts as half-built.
+    fn begin(&self) {
+        self.spoiled.set(false);
+        let _ = std::fs::remove_file(self.out.join(BUILD_MARKER));
     }
 
     /// Forgets the directory: the next [`BuildDir::open`] starts it again.
     fn spoil(&self) {
+        self.spoiled.set(true);
         let _ = std::fs::remove_file(self.out.join(BUILD_MARKER));
+    }
+
+    /// The build ended: unless it was spoiled, the directory may be reused.
+    fn seal(&self) {
+        if !self.spoiled.get() {
+            let _ = std::fs::write(self.out.join(BUILD_MARKER), &self.marker);
+        }
+    }
+
+    /// Whether the last build spoiled it.
+    pub(crate) fn is_spoiled(&self) -> bool {
+        self.spoiled.get()
     }
 }
 
@@ -632,6 +658,13 @@ pub(crate) fn first_error(said: &str) -> Option<String> {
 
 /// Configures and builds the pair's Rust; the tree has accepted the compiler.
 pub(crate) fn build(pair: &Pair<'_>, warning: Option<String>) -> Built {
+    pair.out.begin();
+    let built = build_in(pair, warning);
+    pair.out.seal();
+    built
+}
+
+fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
     let mut steps: Vec<(String, f64)> = Vec::new();
     let started = SystemTime::now();
     let config_path = pair.out.out.join(".config");
