@@ -439,10 +439,10 @@ pub(crate) fn rust_available(pair: &Pair<'_>) -> Result<Option<String>, Box<Buil
 /// The `***` lines of `scripts/rust_is_available.sh`, joined: "Rust compiler '…' is too old.
 /// Your version: 1.78.0 Minimum version: 1.85.0".
 fn summary_of_stars(said: &str) -> String {
-    let lines: Vec<&str> = said
+    let lines: Vec<String> = said
         .lines()
         .filter_map(|line| line.trim().strip_prefix("***"))
-        .map(str::trim)
+        .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
         .filter(|line| !line.is_empty())
         .collect();
     if lines.is_empty() {

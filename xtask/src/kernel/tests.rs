@@ -303,3 +303,154 @@ fn the_readme_documents_every_key_of_the_json_and_no_other() {
         "README.md's kernel JSON layout and to_json differ"
     );
 }
+
+/// A tree whose top Makefile plays Kbuild: each target does what the real one does to the
+/// files the build checks, or, by the word in the tree's `mode` file, what goes wrong (`refuse`,
+/// `drop` CONFIG_RUST, `slow` to be killed, `error` from rustc, `stale` objects).
+fn playing_tree(name: &str, mode: &str) -> PathBuf {
+    let root = small_tree(name);
+    write(&root, "mode", mode);
+    write(
+        &root,
+        "Makefile",
+        "VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 0\nmode := $(shell cat mode)\n\
+         .PHONY: rustavailable x86_64_defconfig olddefconfig prepare rust/ samples/rust/ \
+         drivers/block/rnull.o\n\
+         rustavailable:\n\
+         \t@if [ $(mode) = refuse ]; then echo '***'; echo \"*** Rust compiler '$(RUSTC)' is too old.\"; \
+         echo '***   Your version:    1.78.0'; echo '***'; exit 1; fi\n\
+         x86_64_defconfig:\n\t@mkdir -p $(O); echo CONFIG_SAMPLES=y > $(O)/.config\n\
+         olddefconfig:\n\t@if [ $(mode) = drop ]; then grep -v '^CONFIG_RUST=' $(O)/.config > $(O)/.new; \
+         mv $(O)/.new $(O)/.config; fi\n\
+         prepare:\n\t@if [ $(mode) = slow ]; then sleep 60; fi\n\
+         \t@mkdir -p $(O)/rust; for o in core kernel; do touch $(O)/rust/$$o.o; \
+         echo \"cmd_rust/$$o.o := $(RUSTC) --emit=obj\" > $(O)/rust/.$$o.o.cmd; done\n\
+         rust/:\n\t@if [ $(mode) = error ]; then echo 'error[E0635]: unknown feature `x`' >&2; \
+         echo ' --> rust/kernel/lib.rs:1:1' >&2; exit 2; fi\n\
+         samples/rust/:\n\t@mkdir -p $(O)/samples/rust; if [ $(mode) != stale ]; then \
+         touch $(O)/samples/rust/rust_minimal.o; \
+         echo \"cmd := $(RUSTC)\" > $(O)/samples/rust/.rust_minimal.o.cmd; fi\n\
+         drivers/block/rnull.o:\n\t@mkdir -p $(O)/drivers/block; touch $(O)/$@; \
+         echo \"cmd := $(RUSTC)\" > $(O)/drivers/block/.rnull.o.cmd\n",
+    );
+    // scripts/config: -e/-m/-d on the file after --file, as the kernel's does.
+    write(
+        &root,
+        "scripts/config",
+        "#!/bin/sh\nfile=$2; shift 2\nwhile [ $# -gt 0 ]; do\n  case $1 in\n\
+         -e) echo \"CONFIG_$2=y\" >> $file ;;\n  -m) echo \"CONFIG_$2=m\" >> $file ;;\n\
+         -d) grep -v \"^CONFIG_$2=\" $file > $file.new; mv $file.new $file ;;\n  esac\n  shift 2\ndone\n",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        root.join("scripts/config"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    root
+}
+
+/// Builds the playing tree `mode` in a fresh build directory with a wrapper that is never run.
+fn play(mode: &str, timeout: u64) -> (Built, bool, bool) {
+    let root = playing_tree(&format!("play-{mode}"), mode);
+    let out_dir = root.join("out");
+    let out = build::BuildDir::open(&out_dir, "tree", "tools").unwrap();
+    let compiler = build::Compiler {
+        wrapper: root.join("wrappers/one/rustc"),
+        library: root.join("library"),
+    };
+    let tools = build::Tools {
+        bindgen: root.join("bindgen"),
+        libclang: root.join("libclang"),
+        identity: "tools".into(),
+    };
+    let pair = build::Pair {
+        tree: &root,
+        out: &out,
+        compiler: &compiler,
+        tools: &tools,
+        jobs: 1,
+        timeout: std::time::Duration::from_secs(timeout),
+        progress: &|_| {},
+    };
+    let built = match build::rust_available(&pair) {
+        Err(refused) => *refused,
+        Ok(warning) => build::build(&pair, warning),
+    };
+    let sealed = out_dir.join("kshim-build.txt").is_file();
+    let spoiled = out.is_spoiled();
+    std::fs::remove_dir_all(root).unwrap();
+    (built, sealed, spoiled)
+}
+
+#[test]
+fn a_build_that_really_happened_passes_and_its_directory_is_kept() {
+    let (built, sealed, _) = play("pass", 60);
+    assert_eq!(built.real, Real::Pass, "{built:?}");
+    assert!(built.cacheable);
+    // rust/core.o, rust/kernel.o, the sample and the Rust driver's object.
+    assert_eq!(built.objects, 4, "{built:?}");
+    assert!(built.enabled.contains(&"BLK_DEV_RUST_NULL".to_owned()));
+    assert!(sealed);
+}
+
+#[test]
+fn the_trees_refusal_is_a_real_result() {
+    let (built, _, _) = play("refuse", 60);
+    assert_eq!(built.real, Real::Refused, "{built:?}");
+    assert!(built.cacheable);
+    let said = built.first_error.unwrap();
+    assert!(said.contains("is too old. Your version: 1.78.0"), "{said}");
+}
+
+#[test]
+fn a_config_that_loses_config_rust_builds_nothing_and_is_not_cached() {
+    let (built, sealed, _) = play("drop", 60);
+    assert_eq!(built.real, Real::NotRun, "{built:?}");
+    assert!(
+        built.reason.contains("dropped CONFIG_RUST=y"),
+        "{}",
+        built.reason
+    );
+    assert!(!built.cacheable);
+    assert!(!built.steps.iter().any(|(step, _)| step == "prepare"));
+    assert!(
+        sealed,
+        "the directory is consistent: only the configuration ran"
+    );
+}
+
+#[test]
+fn a_build_killed_midway_is_not_cached_and_its_directory_is_discarded() {
+    let (built, sealed, spoiled) = play("slow", 2);
+    assert_eq!(built.real, Real::NotRun, "{built:?}");
+    assert!(
+        built.reason.contains("killed after 2 s"),
+        "{}",
+        built.reason
+    );
+    assert!(!built.cacheable);
+    assert!(spoiled && !sealed);
+}
+
+#[test]
+fn a_compiler_error_fails_with_its_place_and_objects_not_rebuilt_are_no_pass() {
+    let (built, sealed, _) = play("error", 60);
+    assert_eq!(built.real, Real::Fail, "{built:?}");
+    assert!(built.cacheable);
+    assert_eq!(
+        built.first_error.as_deref(),
+        Some("error[E0635]: unknown feature `x` (rust/kernel/lib.rs:1:1)")
+    );
+    assert!(sealed);
+    let (built, sealed, spoiled) = play("stale", 60);
+    assert_eq!(built.real, Real::NotRun, "{built:?}");
+    assert!(
+        built
+            .reason
+            .contains("samples/rust/rust_minimal.o (not rebuilt in this build)"),
+        "{}",
+        built.reason
+    );
+    assert!(!built.cacheable && spoiled && !sealed);
+}
