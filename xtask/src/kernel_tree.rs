@@ -17,6 +17,7 @@ pub use prediction::{predict, CratePrediction, Predicted, Prediction};
 use crate::attributes::{read_features, FeatureAttribute};
 use crate::catalog::Release;
 use crate::kconfig::{read_kconfig, KconfigSymbol};
+use crate::process::{self, Invocation};
 use anyhow::{bail, ensure, Context};
 use std::path::{Path, PathBuf};
 
@@ -34,6 +35,9 @@ const ARCHES: &[(&str, &str)] = &[
     ("s390", "s390"),
     ("um", "um"),
 ];
+
+/// How long `min-tool-version.sh` may take: it only prints a version.
+const SCRIPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The biggest file the reader takes: far above what it reads (crate roots of a few to a few
 /// hundred kilobytes, `init/Kconfig` about 70 KB), far below what would hurt.
@@ -212,29 +216,31 @@ pub fn read(root: &Path) -> anyhow::Result<Tree> {
 }
 
 /// Runs the tree's `scripts/min-tool-version.sh` for rustc, bindgen and LLVM, as Kbuild runs
-/// it (with `ARCH` and `SRCARCH` in the environment).
+/// it (with `ARCH` and `SRCARCH` in the environment, under `sh`).
 fn minimum(root: &Path, arch: &str, srcarch: &str) -> anyhow::Result<Minimum> {
     let script = root.join("scripts/min-tool-version.sh");
     let ask = |tool: &str| -> anyhow::Result<Release> {
-        let output = std::process::Command::new("sh")
-            .arg(&script)
-            .arg(tool)
-            .env("ARCH", arch)
-            .env("SRCARCH", srcarch)
-            .output()
-            .with_context(|| format!("running {}", script.display()))?;
-        let stdout = String::from_utf8_lossy(&output.stdout);
+        let invocation = Invocation {
+            program: PathBuf::from("/bin/sh"),
+            args: vec![script.display().to_string(), tool.to_string()],
+            env: vec![
+                ("ARCH".to_string(), arch.to_string()),
+                ("SRCARCH".to_string(), srcarch.to_string()),
+            ],
+            env_remove: Vec::new(),
+        };
+        let output = process::run(&invocation, SCRIPT_TIMEOUT)
+            .with_context(|| format!("running {invocation}"))?;
         ensure!(
-            output.status.success(),
-            "{} {tool} (ARCH={arch}) failed: {}",
-            script.display(),
-            String::from_utf8_lossy(&output.stderr).trim()
+            output.success(),
+            "{invocation}: {}: {}",
+            output.describe_ending(SCRIPT_TIMEOUT),
+            process::last_line(&output.stderr)
         );
-        Release::parse(stdout.trim()).with_context(|| {
+        Release::parse(output.stdout.trim()).with_context(|| {
             format!(
-                "{} {tool} printed `{}`, not a version",
-                script.display(),
-                stdout.trim()
+                "{invocation} printed `{}`, not a version",
+                output.stdout.trim()
             )
         })
     };

@@ -557,3 +557,34 @@ fn no_trees_kconfig_defines_rustc_has_unsafe_pinned() {
         );
     }
 }
+
+#[test]
+fn a_min_tool_version_script_that_fails_is_named_in_the_error() {
+    let Some(root) = real_tree("6.12") else {
+        return;
+    };
+    let copy = std::env::temp_dir().join(format!("kshim-bad-script-{}", std::process::id()));
+    for file in [
+        "Makefile",
+        "init/Kconfig",
+        "rust/Makefile",
+        "scripts/Makefile.build",
+    ] {
+        let to = copy.join(file);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(root.join(file), to).unwrap();
+    }
+    std::fs::write(
+        copy.join("scripts/min-tool-version.sh"),
+        "echo \"$1: unknown tool\" >&2\nexit 1\n",
+    )
+    .unwrap();
+    let error = format!("{:#}", read(&copy).unwrap_err());
+    std::fs::remove_dir_all(&copy).unwrap();
+    assert!(
+        error.contains("min-tool-version.sh rustc")
+            && error.contains("exit status 1")
+            && error.contains("rustc: unknown tool"),
+        "{error}"
+    );
+}
