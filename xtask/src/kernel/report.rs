@@ -308,6 +308,24 @@ impl Report {
         for row in &rows {
             text.push_str(&line(row.iter().map(String::as_str).collect()));
         }
+        for cell in self
+            .cells
+            .iter()
+            .filter(|cell| !cell.built.steps.is_empty())
+        {
+            let steps: Vec<String> = cell
+                .built
+                .steps
+                .iter()
+                .map(|(step, seconds)| format!("{step} {seconds:.1} s"))
+                .collect();
+            text.push_str(&format!(
+                "\n{} with {}: {}",
+                cell.tree,
+                cell.toolchain,
+                steps.join(", ")
+            ));
+        }
         for cell in &self.cells {
             if let Some(warning) = &cell.built.warning {
                 text.push_str(&format!(
