@@ -63,9 +63,21 @@ pub struct CratePrediction {
     /// The probe's errors, each naming the feature and the code: `unknown feature `x` (E0635)`.
     pub errors: Vec<String>,
     /// Features under a condition the tree's files cannot decide (a `CONFIG_*` that only a
-    /// `.config` sets), with it; they are left out of the probe.
+    /// `.config` sets, a cfg of the target), with it; they are left out of the probe.
     pub undecided: Vec<String>,
 }
+
+/// Cfg names the compiler sets from the target and the codegen flags, not Kbuild.
+const COMPILER_NAMES: &[&str] = &[
+    "debug_assertions",
+    "overflow_checks",
+    "ub_checks",
+    "unix",
+    "windows",
+];
+
+/// Cfg keys the compiler sets (besides every `target_*`).
+const COMPILER_KEYS: &[&str] = &["panic", "relocation_model", "sanitize"];
 
 /// The features `krate` enables on a compiler of `release`, and those left undecided.
 pub(super) fn enabled_features(
@@ -87,10 +99,14 @@ pub(super) fn enabled_features(
             None if name.starts_with("CONFIG_RUSTC_HAS_") => Some(false),
             None => None,
         },
+        // What the compiler sets for the kernel's target and flags is left to the target.
+        Query::Name(name) if COMPILER_NAMES.contains(&name) => None,
         // Kbuild passes no other cfg to these crates: `doc`, `test`, `feature = "std"` are off.
         Query::Name(_) => Some(false),
         Query::KeyValue(key, value) if cfg_set(&format!("{key}=\"{value}\"")) => Some(true),
-        Query::KeyValue(key, _) if key.starts_with("target_") => None,
+        Query::KeyValue(key, _) if key.starts_with("target_") || COMPILER_KEYS.contains(&key) => {
+            None
+        }
         Query::KeyValue(..) => Some(false),
         Query::Version(wanted) => Some(release >= wanted),
     };
