@@ -47,7 +47,7 @@ pub(crate) const SYSTEM_PACKAGES: &str =
 /// How the configuration is made; part of every result's cache key, so that changing it
 /// rebuilds.
 pub(crate) const CONFIG_RECIPE: &str = "x86_64_defconfig; -d MITIGATION_CALL_DEPTH_TRACKING; \
-     -e RUST -e SAMPLES -e SAMPLES_RUST; every SAMPLE_RUST_*; every Rust driver; olddefconfig; v2";
+     -e RUST -e SAMPLES -e SAMPLES_RUST; every SAMPLE_RUST_*; every Rust driver and its objects; olddefconfig; v3";
 
 /// The build tools, found.
 #[derive(Clone, Debug)]
@@ -554,6 +554,8 @@ pub(crate) fn objects_of(tree: &Path, symbol: &str) -> Vec<String> {
         let Ok(text) = std::fs::read_to_string(&makefile) else {
             continue;
         };
+        // A list continued over lines (`rust_binder-y := \` then one member a line) is one.
+        let text = text.replace("\\\n", " ");
         if !text.contains(&needle) {
             continue;
         }

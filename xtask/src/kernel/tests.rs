@@ -61,6 +61,18 @@ fn small_tree(name: &str) -> PathBuf {
     write(&root, "drivers/block/rnull.rs", "");
     write(
         &root,
+        "drivers/gpu/Kconfig",
+        "config NOVA_CORE\n\ttristate \"nova-core\"\n\tdepends on PCI\n\tdepends on RUST\n",
+    );
+    write(
+        &root,
+        "drivers/gpu/Makefile",
+        "obj-$(CONFIG_NOVA_CORE) += nova-core.o\nnova-core-y := \\\n\tnova-core/nova_core.o \\\n\
+         \tnova-core/nova_core_exports.o\n",
+    );
+    write(&root, "drivers/gpu/nova-core/nova_core.rs", "");
+    write(
+        &root,
         "drivers/net/phy/Kconfig",
         "config RUST_PHYLIB_ABSTRACTIONS\n\tbool \"Rust PHYLIB\"\n\tdepends on RUST\n\n\
          config AX88796B_RUST_PHY\n\tbool \"Rust PHY\"\n\tdepends on RUST_PHYLIB_ABSTRACTIONS && AX88796B_PHY\n",
@@ -93,6 +105,7 @@ fn every_rust_sample_and_rust_driver_is_turned_on_with_its_objects() {
         vec![
             ("AX88796B_RUST_PHY".to_owned(), false),
             ("BLK_DEV_RUST_NULL".to_owned(), true),
+            ("NOVA_CORE".to_owned(), true),
             ("RUST_PHYLIB_ABSTRACTIONS".to_owned(), false),
             ("SAMPLE_RUST_HOSTPROGS".to_owned(), false),
             ("SAMPLE_RUST_MINIMAL".to_owned(), true),
@@ -108,6 +121,11 @@ fn every_rust_sample_and_rust_driver_is_turned_on_with_its_objects() {
         vec!["drivers/block/rnull.o"]
     );
     assert!(build::objects_of(&root, "BLK_DEV_NULL_BLK").is_empty());
+    // A composite continued over lines, its Rust member in a directory below.
+    assert_eq!(
+        build::objects_of(&root, "NOVA_CORE"),
+        vec!["drivers/gpu/nova-core/nova_core.o"]
+    );
     std::fs::remove_dir_all(root).unwrap();
 }
 
@@ -314,8 +332,7 @@ fn playing_tree(name: &str, mode: &str) -> PathBuf {
         &root,
         "Makefile",
         "VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 0\nmode := $(shell cat mode)\n\
-         .PHONY: rustavailable x86_64_defconfig olddefconfig prepare rust/ samples/rust/ \
-         drivers/block/rnull.o\n\
+         .PHONY: rustavailable x86_64_defconfig olddefconfig prepare rust/ samples/rust/\n\
          rustavailable:\n\
          \t@if [ $(mode) = refuse ]; then echo '***'; echo \"*** Rust compiler '$(RUSTC)' is too old.\"; \
          echo '***   Your version:    1.78.0'; echo '***'; exit 1; fi\n\
@@ -330,8 +347,8 @@ fn playing_tree(name: &str, mode: &str) -> PathBuf {
          samples/rust/:\n\t@mkdir -p $(O)/samples/rust; if [ $(mode) != stale ]; then \
          touch $(O)/samples/rust/rust_minimal.o; \
          echo \"cmd := $(RUSTC)\" > $(O)/samples/rust/.rust_minimal.o.cmd; fi\n\
-         drivers/block/rnull.o:\n\t@mkdir -p $(O)/drivers/block; touch $(O)/$@; \
-         echo \"cmd := $(RUSTC)\" > $(O)/drivers/block/.rnull.o.cmd\n",
+         drivers/%.o:\n\t@mkdir -p $(dir $(O)/$@); touch $(O)/$@; \
+         echo \"cmd := $(RUSTC)\" > $(dir $(O)/$@).$(notdir $@).cmd\n",
     );
     // scripts/config: -e/-m/-d on the file after --file, as the kernel's does.
     write(
@@ -388,8 +405,8 @@ fn a_build_that_really_happened_passes_and_its_directory_is_kept() {
     let (built, sealed, _) = play("pass", 60);
     assert_eq!(built.real, Real::Pass, "{built:?}");
     assert!(built.cacheable);
-    // rust/core.o, rust/kernel.o, the sample and the Rust driver's object.
-    assert_eq!(built.objects, 4, "{built:?}");
+    // rust/core.o, rust/kernel.o, the sample and the two Rust drivers' objects.
+    assert_eq!(built.objects, 5, "{built:?}");
     assert!(built.enabled.contains(&"BLK_DEV_RUST_NULL".to_owned()));
     assert!(sealed);
 }
@@ -453,4 +470,33 @@ fn a_compiler_error_fails_with_its_place_and_objects_not_rebuilt_are_no_pass() {
         built.reason
     );
     assert!(!built.cacheable && spoiled && !sealed);
+}
+
+#[test]
+fn the_rust_drivers_of_a_real_tree_map_to_their_objects() {
+    let trees = crate::project_root().join("target/kernel/trees");
+    let Some(root) = std::fs::read_dir(&trees).ok().and_then(|entries| {
+        entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.path().join("linux-source-7.3"))
+            .find(|root| root.join("Makefile").is_file())
+    }) else {
+        eprintln!("note: no 7.3 tree under {}; skipped", trees.display());
+        return;
+    };
+    for (symbol, object) in [
+        (
+            "ANDROID_BINDER_IPC_RUST",
+            "drivers/android/binder/rust_binder_main.o",
+        ),
+        ("NOVA_CORE", "drivers/gpu/nova-core/nova_core.o"),
+        ("DRM_NOVA", "drivers/gpu/drm/nova/nova.o"),
+        ("SAMPLE_RUST_MINIMAL", "samples/rust/rust_minimal.o"),
+    ] {
+        let objects = build::objects_of(&root, symbol);
+        assert!(
+            objects.contains(&object.to_owned()),
+            "{symbol}: {objects:?}"
+        );
+    }
 }
