@@ -246,11 +246,27 @@ fn compile(
         "the probe {}",
         output.describe_ending(timeout)
     );
-    let diagnostics =
-        probe::read_diagnostics(&output.stderr, &names).map_err(|error| anyhow::anyhow!(error))?;
-    let mut errors: Vec<String> = names
+    // The features `-Zcrate-attr=feature(...)` turns on are classified as the source's are.
+    let mut classified = names.clone();
+    for flag in flags {
+        if let Some(list) = flag
+            .strip_prefix("-Zcrate-attr=feature(")
+            .and_then(|rest| rest.strip_suffix(')'))
+        {
+            classified.extend(list.split(',').map(str::trim).filter(|n| !n.is_empty()));
+        }
+    }
+    let diagnostics = probe::read_diagnostics(&output.stderr, &classified)
+        .map_err(|error| anyhow::anyhow!(error))?;
+    let mut seen = Vec::new();
+    let mut errors: Vec<String> = classified
         .iter()
         .zip(&diagnostics.statuses)
+        .filter(|(name, _)| {
+            let first = !seen.contains(*name);
+            seen.push(**name);
+            first
+        })
         .filter_map(|(name, status)| match status {
             Status::Unknown => Some(format!("unknown feature `{name}` (E0635)")),
             Status::Removed => Some(format!("feature `{name}` has been removed (E0557)")),

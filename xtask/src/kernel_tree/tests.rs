@@ -334,6 +334,24 @@ fn predicts_7_3_with_real_compilers() {
             kernel.errors
         );
     }
+    if let Some(rustc) = compiler("debian-1.63.0") {
+        // A driver's features come from `-Zcrate-attr`: its errors name them as the source's.
+        let prediction = predict(&tree, &rustc, &directory, timeout).unwrap();
+        let minimal = prediction
+            .crates
+            .iter()
+            .find(|krate| krate.root == "samples/rust/rust_minimal.rs")
+            .unwrap();
+        assert!(minimal.features.is_empty());
+        assert_eq!(minimal.predicted, Predicted::Fail);
+        assert!(
+            minimal
+                .errors
+                .contains(&"unknown feature `asm_goto` (E0635)".to_string()),
+            "{:?}",
+            minimal.errors
+        );
+    }
     let _ = std::fs::remove_dir_all(&directory);
 }
 
