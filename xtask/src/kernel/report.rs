@@ -229,7 +229,8 @@ impl Report {
                         why = format!("{why}; probes fail: {}", failing.join(" | "));
                     }
                 }
-                if let Err(error) = &cell.prediction {
+                // A cell not run says why already; the prediction's error is then the same.
+                if let (Err(error), false) = (&cell.prediction, cell.built.real == Real::NotRun) {
                     why = format!("{why}; no prediction: {error}");
                 }
                 [
