@@ -324,7 +324,8 @@ fn the_readme_documents_every_key_of_the_json_and_no_other() {
 
 /// A tree whose top Makefile plays Kbuild: each target does what the real one does to the
 /// files the build checks, or, by the word in the tree's `mode` file, what goes wrong (`refuse`,
-/// `drop` CONFIG_RUST, `slow` to be killed, `error` from rustc, `stale` objects).
+/// `drop` CONFIG_RUST, `slow` to be killed, a `full` disk, `error` from rustc, `stale`
+/// objects).
 fn playing_tree(name: &str, mode: &str) -> PathBuf {
     let root = small_tree(name);
     write(&root, "mode", mode);
@@ -340,6 +341,7 @@ fn playing_tree(name: &str, mode: &str) -> PathBuf {
          olddefconfig:\n\t@if [ $(mode) = drop ]; then grep -v '^CONFIG_RUST=' $(O)/.config > $(O)/.new; \
          mv $(O)/.new $(O)/.config; fi\n\
          prepare:\n\t@if [ $(mode) = slow ]; then sleep 60; fi\n\
+         \t@if [ $(mode) = full ]; then echo 'rust/core.o: No space left on device' >&2; exit 2; fi\n\
          \t@mkdir -p $(O)/rust; for o in core kernel; do touch $(O)/rust/$$o.o; \
          echo \"cmd_rust/$$o.o := $(RUSTC) --emit=obj\" > $(O)/rust/.$$o.o.cmd; done\n\
          rust/:\n\t@if [ $(mode) = error ]; then echo 'error[E0635]: unknown feature `x`' >&2; \
@@ -499,4 +501,16 @@ fn the_rust_drivers_of_a_real_tree_map_to_their_objects() {
             "{symbol}: {objects:?}"
         );
     }
+}
+
+#[test]
+fn a_full_disk_is_the_machines_failure_not_the_compilers() {
+    let (built, sealed, spoiled) = play("full", 60);
+    assert_eq!(built.real, Real::NotRun, "{built:?}");
+    assert!(
+        built.reason.contains("the disk is full"),
+        "{}",
+        built.reason
+    );
+    assert!(!built.cacheable && spoiled && !sealed);
 }
