@@ -42,10 +42,12 @@ impl flags::Kernel {
             Some(seconds) => Duration::from_secs(seconds),
             None => MAKE_TIMEOUT,
         };
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
         let jobs = match self.jobs {
             Some(0) => bail!("-j/--jobs must be at least 1"),
-            Some(jobs) => jobs,
-            None => std::thread::available_parallelism().map_or(1, usize::from),
+            // More than four per core only competes for the cores and the memory.
+            Some(jobs) => jobs.min(4 * cores),
+            None => cores,
         };
         let pins_path = self.pins.clone().unwrap_or_else(Pins::default_path);
         let pins = Pins::load(&pins_path)?;
