@@ -780,6 +780,25 @@ fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
         .flat_map(|symbol| objects_of(pair.tree, symbol))
         .collect();
     let driver_count = driver_objects.len();
+    let mut expected: Vec<String> = vec!["rust/core.o".into(), "rust/kernel.o".into()];
+    for symbol in enabled
+        .iter()
+        .filter(|symbol| symbol.starts_with("SAMPLE_RUST"))
+    {
+        expected.extend(objects_of(pair.tree, symbol));
+    }
+    expected.extend(driver_objects.iter().cloned());
+    // Objects this same wrapper built before are up to date for Kbuild, which would then build
+    // nothing and prove nothing: they and their command records go, so that the compiler
+    // builds them again now.
+    let wrapper = pair.compiler.wrapper.display().to_string();
+    for object in &expected {
+        let cmd = pair.out.out.join(cmd_file(object));
+        if std::fs::read_to_string(&cmd).is_ok_and(|text| text.contains(&wrapper)) {
+            let _ = std::fs::remove_file(pair.out.out.join(object));
+            let _ = std::fs::remove_file(&cmd);
+        }
+    }
     let output = run_make!("prepare", &["prepare"]);
     if !output.success() {
         return compiler_failure("make prepare", &output, warning, enabled, steps);
@@ -807,23 +826,10 @@ fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
         built.warning = warning;
         return built;
     }
-    let mut expected: Vec<String> = vec!["rust/core.o".into(), "rust/kernel.o".into()];
-    for symbol in enabled
-        .iter()
-        .filter(|symbol| symbol.starts_with("SAMPLE_RUST"))
-    {
-        expected.extend(objects_of(pair.tree, symbol));
-    }
-    expected.extend(driver_objects);
-    let wrapper = pair.compiler.wrapper.display().to_string();
     let mut stale = Vec::new();
     for object in &expected {
         let path = pair.out.out.join(object);
-        let name = Path::new(object);
-        let cmd = name.parent().unwrap_or(Path::new("")).join(format!(
-            ".{}.cmd",
-            name.file_name().unwrap_or_default().to_string_lossy()
-        ));
+        let cmd = cmd_file(object);
         let fresh = std::fs::metadata(&path)
             .and_then(|meta| meta.modified())
             .is_ok_and(|modified| modified >= started);
@@ -870,6 +876,15 @@ fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
         objects: expected.len(),
         steps,
     }
+}
+
+/// The `.cmd` file in which Kbuild records how it built `object`: `dir/.name.o.cmd`.
+fn cmd_file(object: &str) -> PathBuf {
+    let name = Path::new(object);
+    name.parent().unwrap_or(Path::new("")).join(format!(
+        ".{}.cmd",
+        name.file_name().unwrap_or_default().to_string_lossy()
+    ))
 }
 
 /// A build that ended with a failure the tools reported: the compiler's verdict when rustc said
