@@ -419,7 +419,7 @@ fn run(
             let pair_started = Instant::now();
             let built = match build::rust_available(&pair) {
                 Err(refused) => *refused,
-                Ok(warning) => build::build(&pair, warning),
+                Ok(accepted) => build::build(&pair, accepted),
             };
             say(&format!(
                 "{} in {:.0} s: {}",

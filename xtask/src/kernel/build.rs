@@ -398,9 +398,17 @@ fn resolved(mut invocation: Invocation) -> Invocation {
     invocation
 }
 
-/// Asks the tree whether it accepts the pair's compiler: `make rustavailable`. `Ok(warning)`
-/// when it does, `Err(built)` with the refusal (or why it could not be asked) otherwise.
-pub(crate) fn rust_available(pair: &Pair<'_>) -> Result<Option<String>, Box<Built>> {
+/// What the tree's `make rustavailable` said of a compiler it accepts.
+pub(crate) struct Accepted {
+    /// Its warning, if any (6.1 warns about a compiler newer than its minimum).
+    pub warning: Option<String>,
+    /// How long it took.
+    pub seconds: f64,
+}
+
+/// Asks the tree whether it accepts the pair's compiler: `make rustavailable`. `Ok` with its
+/// warning when it does, `Err(built)` with the refusal (or why it could not be asked) otherwise.
+pub(crate) fn rust_available(pair: &Pair<'_>) -> Result<Accepted, Box<Built>> {
     let output = match pair.make(&["rustavailable"]) {
         Ok(output) => output,
         Err(error) => {
@@ -426,7 +434,10 @@ pub(crate) fn rust_available(pair: &Pair<'_>) -> Result<Option<String>, Box<Buil
         .find(|line| line.contains("***") && line.to_lowercase().contains("warning"))
         .map(|_| summary_of_stars(&said));
     if output.success() {
-        return Ok(warning.filter(|text| !text.is_empty()));
+        return Ok(Accepted {
+            warning: warning.filter(|text| !text.is_empty()),
+            seconds: output.seconds,
+        });
     }
     let mut refused = Built::not_run(String::new(), steps);
     refused.real = Real::Refused;
@@ -659,9 +670,12 @@ pub(crate) fn first_error(said: &str) -> Option<String> {
 }
 
 /// Configures and builds the pair's Rust; the tree has accepted the compiler.
-pub(crate) fn build(pair: &Pair<'_>, warning: Option<String>) -> Built {
+pub(crate) fn build(pair: &Pair<'_>, accepted: Accepted) -> Built {
     pair.out.begin();
-    let built = build_in(pair, warning);
+    let mut built = build_in(pair, accepted.warning);
+    built
+        .steps
+        .insert(0, ("rustavailable".to_owned(), accepted.seconds));
     pair.out.seal();
     built
 }

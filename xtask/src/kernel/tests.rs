@@ -402,7 +402,7 @@ fn play_times(mode: &str, timeout: u64, times: usize) -> (Built, bool, bool) {
     for _ in 0..times {
         built = Some(match build::rust_available(&pair) {
             Err(refused) => *refused,
-            Ok(warning) => build::build(&pair, warning),
+            Ok(accepted) => build::build(&pair, accepted),
         });
         // Every later build starts strictly after the objects of this one.
         std::thread::sleep(std::time::Duration::from_millis(20));
