@@ -4,7 +4,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use xtask::audit::attributes::read_features;
+use xtask::attributes::read_features;
 use xtask::catalog::FEATURES;
 use xtask::cfg::{Predicate, SyntaxError};
 use xtask::project_root;

@@ -1,20 +1,20 @@
 //! `cargo xtask audit`: which of a crate's `#![feature]` lines each toolchain still needs, and
-//! what that means across them: the names come from a crate root ([`input`]) or a list, each
+//! what that means across them: the names come from a crate root ([`input`], read by
+//! [`crate::attributes`]) or a list, each
 //! compiler is asked about all of them at once ([`probing`]), conditions are decided per
-//! release and for the probed target ([`decide`], [`kconfig`]), [`summary`] draws the
+//! release and for the probed target ([`decide`], [`crate::kconfig`]), [`summary`] draws the
 //! conclusions and [`render`] writes them (human, Markdown, JSON; its schema is documented
 //! there).
 
-pub mod attributes;
 pub mod decide;
 pub mod input;
-pub mod kconfig;
 pub mod probing;
 pub mod render;
 pub mod summary;
 pub mod usage;
 
 use crate::catalog::Release;
+use crate::kconfig;
 use crate::output::Format;
 use crate::plan::Rustc;
 use crate::process;

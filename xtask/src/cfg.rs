@@ -1,6 +1,6 @@
 //! Cfg predicates (`all(unix, not(feature = "std"))`): the one type, reader and evaluator that
 //! the audit, the expectations and the repository tests share, together with the small lexer
-//! of Rust token trees that reads them and that [`crate::audit::attributes`] uses for whole
+//! of Rust token trees that reads them and that [`crate::attributes`] uses for whole
 //! attributes; errors carry line and column.
 
 use crate::catalog::Release;

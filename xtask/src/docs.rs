@@ -1,8 +1,10 @@
 //! `cargo xtask docs`: README.md's feature table, the `kernel::features` page and
 //! `docs/features.md`, generated from the catalog, and in `docs/features.md` two marked regions,
 //! the statuses of a real matrix run and the places of a real usage run, which only `--report`
-//! and `--usage` replace.
+//! and `--usage` replace; and `docs/kernels.md` from the committed JSON of a `cargo xtask
+//! kernel` run ([`kernels`]).
 
+pub mod kernels;
 pub mod page;
 mod places;
 #[cfg(test)]
@@ -512,6 +514,7 @@ pub fn generated_files_with(
             shim_features_page()?,
         ),
         (page_path, features_page(root, &statuses, &places)?),
+        kernels::generated(root)?,
     ])
 }
 

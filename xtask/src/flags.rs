@@ -47,6 +47,30 @@ xflags::xflags! {
             repeated --target triple: String
         }
 
+        /// Build real kernel trees' Rust with real compilers: for every pinned tree (`[[tree]]`
+        /// in the pin file) and compiler, predict from the tree's own rules and probes, then run
+        /// the tree's `make rustavailable` and build its Rust (prepare, rust/, samples/rust/, the
+        /// Rust drivers) for real; a prediction the build contradicts is a finding (exit 1).
+        cmd kernel {
+            /// A tree: a pin's id (`6.12`) or the path of a kernel checkout. Repeatable; default:
+            /// every pinned tree.
+            repeated --tree tree: String
+            /// Select or add a compiler, as for `matrix`. Repeatable; default: every pin.
+            repeated --toolchain spec: String
+            /// Output: `human` (default), `json` or `markdown`.
+            optional --format format: String
+            /// The pin file to read (default: `toolchains.toml` at the repository root).
+            optional --pins path: PathBuf
+            /// Build again even where a cached result exists (the cache is still refreshed).
+            optional --no-cache
+            /// Kill any single `make` that runs longer than this many seconds (default 1800).
+            optional --timeout seconds: u64
+            /// `make -jN` (default: the number of cores).
+            optional -j, --jobs n: usize
+            /// Also fail (exit 1) when a cell could not be built (a missing tool or compiler).
+            optional --strict
+        }
+
         /// List every pinned toolchain: where it was found, with its `rustc -vV` summary, or
         /// the exact command that would install it.
         cmd toolchains {
@@ -188,6 +212,7 @@ pub struct Xtask {
 #[derive(Debug)]
 pub enum XtaskCmd {
     Matrix(Matrix),
+    Kernel(Kernel),
     Toolchains(Toolchains),
     Audit(Audit),
     Usage(Usage),
@@ -211,6 +236,18 @@ pub struct Matrix {
     pub pins: Option<PathBuf>,
     pub root: Option<PathBuf>,
     pub target: Vec<String>,
+}
+
+#[derive(Debug)]
+pub struct Kernel {
+    pub tree: Vec<String>,
+    pub toolchain: Vec<String>,
+    pub format: Option<String>,
+    pub pins: Option<PathBuf>,
+    pub no_cache: bool,
+    pub timeout: Option<u64>,
+    pub jobs: Option<usize>,
+    pub strict: bool,
 }
 
 #[derive(Debug)]

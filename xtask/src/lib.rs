@@ -13,6 +13,7 @@ pub mod flags;
 pub mod catalog;
 
 mod apt;
+pub mod attributes;
 pub mod audit;
 mod bench;
 pub mod browser;
@@ -32,6 +33,9 @@ mod interrupt;
 pub mod json;
 pub mod judge;
 pub mod jump_table;
+pub mod kconfig;
+mod kernel;
+pub mod kernel_tree;
 pub mod library_sources;
 pub mod libtest;
 mod loader;

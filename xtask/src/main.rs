@@ -52,6 +52,7 @@ fn main() -> ExitCode {
                 XtaskCmd::Docs(cmd) => cmd.run(&sh),
                 XtaskCmd::Bench(cmd) => cmd.run(&sh),
                 XtaskCmd::Usage(cmd) => cmd.run(&sh),
+                XtaskCmd::Kernel(cmd) => cmd.run(&sh),
             }
         });
     match outcome {

@@ -1,6 +1,7 @@
 //! The pin file (`toolchains.toml` at the repository root): every compiler the matrix wants,
-//! by the release its `rustc -vV` must report, why it is pinned and how to install it; and
-//! [`Shard`], the one rule that splits the pins between CI jobs.
+//! by the release its `rustc -vV` must report, why it is pinned and how to install it; the
+//! kernel trees `cargo xtask kernel` builds ([`TreePin`]); and [`Shard`], the one rule that
+//! splits the pins between CI jobs.
 
 mod toml;
 
@@ -170,11 +171,37 @@ pub fn is_rustup_toolchain_name(name: &str) -> bool {
             .all(|byte| byte.is_ascii_alphanumeric() || b".-_".contains(&byte))
 }
 
+/// Where a pinned kernel tree comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TreeSource {
+    /// Debian's `linux-source-X` package (`SUITE:linux-source-X=VERSION`), whose tarball is
+    /// unpacked under `target/kernel/trees/`.
+    Debian(DebianSource),
+    /// A kernel tree already on disk (a developer's checkout), used where it is and never
+    /// written to: builds go to a directory of their own (`make O=`).
+    Path(PathBuf),
+}
+
+/// One pinned kernel tree: a `[[tree]]` table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreePin {
+    /// Its unique id, as for a [`Pin`]: `6.12`, `7.3`, `my-checkout`.
+    pub id: String,
+    /// Where it comes from.
+    pub source: TreeSource,
+    /// A free-form note for people reading reports.
+    pub note: Option<String>,
+    /// The line of its `[[tree]]` header in the pin file.
+    pub line: usize,
+}
+
 /// The pin file, parsed.
 #[derive(Debug, Clone)]
 pub struct Pins {
     /// The pins, in file order.
     pub pins: Vec<Pin>,
+    /// The kernel trees, in file order.
+    pub trees: Vec<TreePin>,
     /// The file they were read from.
     pub path: PathBuf,
 }
@@ -208,9 +235,22 @@ impl Pins {
             .map_err(|(line, message)| anyhow::anyhow!("{file}:{line}: {message}"))?;
 
         let mut pins: Vec<Pin> = Vec::new();
+        let mut trees: Vec<TreePin> = Vec::new();
         let mut pin_of_id: HashMap<String, usize> = HashMap::new();
         let mut pin_of_release: HashMap<(String, Option<String>), usize> = HashMap::new();
-        for (header_line, mut table) in tables {
+        for (kind, header_line, mut table) in tables {
+            if kind == toml::TableKind::Tree {
+                let tree = parse_tree(&file.to_string(), header_line, table)?;
+                if let Some(earlier) = trees.iter().find(|earlier| earlier.id == tree.id) {
+                    bail!(
+                        "{file}:{header_line}: duplicate tree id `{}` (also on line {})",
+                        tree.id,
+                        earlier.line
+                    );
+                }
+                trees.push(tree);
+                continue;
+            }
             let mut take = |key: &str| table.remove(key);
             let required = |value: Option<(usize, String)>, key: &str| {
                 value
@@ -350,9 +390,64 @@ impl Pins {
         }
         Ok(Pins {
             pins,
+            trees,
             path: path.to_owned(),
         })
     }
+}
+
+/// One `[[tree]]` table: `id`, and exactly one of `debian` (`SUITE:linux-source-X=VERSION`) and
+/// `path` (a directory, relative to the working directory or absolute); `note`.
+fn parse_tree(
+    file: &str,
+    header_line: usize,
+    mut table: toml::RawTable,
+) -> anyhow::Result<TreePin> {
+    let at = |line: usize, message: String| anyhow::anyhow!("{file}:{line}: {message}");
+    let (id_line, id) = table
+        .remove("id")
+        .ok_or_else(|| at(header_line, "this tree has no `id`".into()))?;
+    if !is_pin_id(&id) {
+        bail!(at(
+            id_line,
+            format!(
+                "the tree id `{}` is not a short name: at most {MAX_ID_LENGTH} letters, digits, \
+                 `.`, `-`, `_`, starting with a letter or digit",
+                id.escape_debug()
+            )
+        ));
+    }
+    let source = match (table.remove("debian"), table.remove("path")) {
+        (Some((line, value)), None) => {
+            let source = DebianSource::parse(&value).map_err(|error| at(line, error))?;
+            if !source.package.starts_with("linux-source-") {
+                bail!(at(
+                    line,
+                    format!(
+                        "`{}` is not a kernel source package (`linux-source-X`)",
+                        source.package
+                    )
+                ));
+            }
+            TreeSource::Debian(source)
+        }
+        (None, Some((line, value))) => {
+            if value.is_empty() || value.contains('\0') {
+                bail!(at(line, "the tree's `path` is empty".into()));
+            }
+            TreeSource::Path(PathBuf::from(value))
+        }
+        _ => bail!(at(
+            header_line,
+            "a tree has exactly one of `debian` (SUITE:linux-source-X=VERSION) and `path`".into()
+        )),
+    };
+    Ok(TreePin {
+        id,
+        source,
+        note: table.remove("note").map(|(_, note)| note),
+        line: header_line,
+    })
 }
 
 /// One shard of the matrix: the `K` in `--shard K/N`, 1-based, out of `count`.

@@ -4,9 +4,9 @@
 //! undecided.
 
 use super::input::{Entry, Input};
-use super::kconfig::KconfigSymbol;
 use crate::catalog::{all_cfg_names, derived_cfgs, Release, FEATURES};
 use crate::cfg::{Predicate, Query};
+use crate::kconfig::KconfigSymbol;
 
 /// The first release whose `cfg(version(...))` rustc evaluates (with the unstable
 /// `cfg_version`); before it, such a condition is undecided.
@@ -54,7 +54,7 @@ impl Decider {
         let mut thresholds: Vec<Release> = FEATURES
             .iter()
             .filter_map(|feature| Some(feature.cfg?.from))
-            .chain(kconfig.iter().map(|symbol| symbol.from))
+            .chain(kconfig.iter().filter_map(|symbol| symbol.from))
             .collect();
         for condition in input.entries.iter().filter_map(|e| e.condition.as_ref()) {
             version_leaves(condition, &mut thresholds);
@@ -90,7 +90,7 @@ impl Decider {
                 .kconfig
                 .iter()
                 .find(|symbol| symbol.cfg == name)
-                .map(|symbol| release >= symbol.from),
+                .map(|symbol| symbol.from.is_some_and(|from| release >= from)),
             // A nightly of 1.97 counts as 1.97, as rustc counts it by default.
             Query::Version(wanted) if release >= FIRST_WITH_CFG_VERSION => Some(release >= wanted),
             _ => None,
@@ -187,7 +187,7 @@ mod tests {
         Decider::new(
             &read_feature_list("a").unwrap(),
             target,
-            super::super::kconfig::built_in(),
+            crate::kconfig::built_in(),
         )
     }
 

@@ -1,6 +1,6 @@
 //! The feature names an audit starts from: a crate root's `#![feature]` lines, or a list.
 
-use super::attributes::read_features;
+use crate::attributes::read_features;
 use crate::cfg::Predicate;
 use anyhow::{bail, Context};
 use std::collections::{HashMap, HashSet};
@@ -222,8 +222,8 @@ pub fn read_crate_root(path: &Path) -> anyhow::Result<Input> {
     })
 }
 
-impl From<super::attributes::FeatureAttribute> for Entry {
-    fn from(feature: super::attributes::FeatureAttribute) -> Self {
+impl From<crate::attributes::FeatureAttribute> for Entry {
+    fn from(feature: crate::attributes::FeatureAttribute) -> Self {
         Entry {
             condition: feature.condition(),
             location: Some((feature.line, feature.column)),

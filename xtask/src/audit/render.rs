@@ -329,12 +329,33 @@ impl AuditReport {
          `(other target)`: it holds only for another target than the one probed; \
          `(?)`: the condition depends on a cfg the audit cannot derive from the compiler.";
 
+    /// Why a condition that names a cfg no Kconfig defines (`from: None`) is off everywhere.
+    fn never_set_notes(&self) -> Vec<String> {
+        self.decider
+            .kconfig
+            .iter()
+            .filter(|symbol| symbol.from.is_none())
+            .filter(|symbol| {
+                self.input.entries.iter().any(|entry| {
+                    entry
+                        .condition
+                        .as_ref()
+                        .is_some_and(|condition| names_cfg(condition, &symbol.cfg))
+                })
+            })
+            .map(|symbol| format!("`{}`: {}.", symbol.cfg, symbol.source))
+            .collect()
+    }
+
     /// The table, the summaries and the findings for a terminal or a log.
     pub fn human(&self, colour: bool) -> String {
         let mut out = self.heading();
         out.push_str("\n\n");
         self.table(false).render_text(&mut out, colour);
         let _ = writeln!(out, "\n{}\n", Self::LEGEND);
+        for note in self.never_set_notes() {
+            let _ = writeln!(out, "{note}\n");
+        }
         for index in 0..self.columns.len() {
             let _ = writeln!(out, "{}", self.summary_line(index));
         }
@@ -349,7 +370,11 @@ impl AuditReport {
     pub fn markdown(&self) -> String {
         let mut out = format!("## {}\n\n", self.heading());
         self.table(true).render_markdown(&mut out);
-        let _ = writeln!(out, "\n{}\n\n## Summary\n", Self::LEGEND);
+        let _ = writeln!(out, "\n{}\n", Self::LEGEND);
+        for note in self.never_set_notes() {
+            let _ = writeln!(out, "{note}\n");
+        }
+        let _ = writeln!(out, "## Summary\n");
         for index in 0..self.columns.len() {
             let _ = writeln!(out, "- {}", self.summary_line(index));
         }
@@ -568,5 +593,18 @@ impl AuditReport {
         }
         fields.push(("summary".into(), string(&self.summary_line(index))));
         json::object(fields)
+    }
+}
+
+/// Whether `predicate` has the bare cfg `name` among its leaves.
+fn names_cfg(predicate: &crate::cfg::Predicate, name: &str) -> bool {
+    use crate::cfg::Predicate;
+    match predicate {
+        Predicate::Name(leaf) => leaf == name,
+        Predicate::All(items) | Predicate::Any(items) => {
+            items.iter().any(|item| names_cfg(item, name))
+        }
+        Predicate::Not(inner) => names_cfg(inner, name),
+        Predicate::Bool(_) | Predicate::KeyValue(..) | Predicate::Version(_) => false,
     }
 }

@@ -332,10 +332,10 @@ pub fn lint(input: &Input, decider: &Decider, answers: &[Answer], minimum: Relea
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit::attributes::read_features;
+    use crate::attributes::read_features;
     use crate::audit::input::CrateKind;
-    use crate::audit::kconfig;
     use crate::cfg::Predicate;
+    use crate::kconfig;
 
     fn decider(input: &Input) -> Decider {
         Decider::new(input, Vec::new(), kconfig::built_in())

@@ -200,3 +200,46 @@ fn json_has_the_documented_shape() {
         Some(3)
     );
 }
+
+#[test]
+fn a_cfg_no_kconfig_defines_is_explained_where_a_condition_names_it() {
+    // The attribute as Linux 7.3-rc7's rust/pin-init/src/lib.rs (lines 267-270) writes it.
+    let root = project_root().join(format!(
+        "target/kshim/unit-tests/audit-never-set-{}.rs",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(root.parent().unwrap()).unwrap();
+    std::fs::write(
+        &root,
+        "#![cfg_attr(\n    all(feature = \"unsafe-pinned\", CONFIG_RUSTC_HAS_UNSAFE_PINNED),\n    \
+         feature(unsafe_pinned)\n)]\n",
+    )
+    .unwrap();
+    let input = input::read_crate_root(&root).unwrap();
+    std::fs::remove_file(&root).unwrap();
+    let decider = Decider::new(&input, Vec::new(), kconfig::built_in());
+    assert_eq!(
+        decider.active_on(input.entries[0].condition.as_ref(), Release::new(1, 98, 0)),
+        Some(false)
+    );
+    let human = AuditReport::new(input, decider, Vec::new(), None).human(false);
+    assert!(
+        human.contains(
+            "`CONFIG_RUSTC_HAS_UNSAFE_PINNED`: no tree's init/Kconfig defines it (7.3's \
+             included), though pin-init's lib.rs tests it in a cfg_attr"
+        ) && human.contains("in the kernel that branch is never on."),
+        "{human}"
+    );
+    // Without such a condition, no note.
+    let plain = AuditReport::new(
+        read_feature_list("lint_reasons").unwrap(),
+        Decider::new(
+            &read_feature_list("lint_reasons").unwrap(),
+            Vec::new(),
+            kconfig::built_in(),
+        ),
+        Vec::new(),
+        None,
+    );
+    assert!(!plain.human(false).contains("never on"));
+}

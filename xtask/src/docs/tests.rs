@@ -131,10 +131,11 @@ fn text_from_the_report_is_escaped_or_refused() {
     );
 }
 
-const GENERATED: [&str; 3] = [
+const GENERATED: [&str; 4] = [
     "README.md",
     "docs/features.md",
     "kernel-shim/src/features.md",
+    super::kernels::KERNELS_PAGE,
 ];
 
 /// A copy of the generated files, and of the shim's sources they link to, under `target/`, for
@@ -151,6 +152,11 @@ fn scratch_root(name: &str) -> PathBuf {
         let copy = root.join(file.strip_prefix(project_root()).unwrap());
         fs::create_dir_all(copy.parent().unwrap()).unwrap();
         fs::copy(&file, copy).unwrap();
+    }
+    // The kernels page is made from the committed kernel report, when there is one.
+    let report = project_root().join(super::kernels::KERNEL_REPORT);
+    if report.is_file() {
+        fs::copy(report, root.join(super::kernels::KERNEL_REPORT)).unwrap();
     }
     root
 }

@@ -106,7 +106,7 @@ fn syntax_errors_name_file_and_line() {
     );
     assert_eq!(
         error_of(&with_line("[pin]")),
-        "pins.toml:5: unknown table `[pin]`; the only table is `[[pin]]`"
+        "pins.toml:5: unknown table `[pin]`; the tables are `[[pin]]` and `[[tree]]`"
     );
     assert_eq!(
         error_of("id = \"a\"\n"),
@@ -189,11 +189,11 @@ fn raw_control_characters_and_bad_toml_are_refused() {
     );
     assert_eq!(
         error_of(&with_line("[[pins]]")),
-        "pins.toml:5: unknown table `[[pins]]`; the only table is `[[pin]]`"
+        "pins.toml:5: unknown table `[[pins]]`; the tables are `[[pin]]` and `[[tree]]`"
     );
     assert_eq!(
         error_of(&with_line("[[pin.extra]]")),
-        "pins.toml:5: unknown table `[[pin.extra]]`; the only table is `[[pin]]`"
+        "pins.toml:5: unknown table `[[pin.extra]]`; the tables are `[[pin]]` and `[[tree]]`"
     );
     assert_eq!(
         error_of(&with_line("note.text = \"a\"")),
@@ -661,4 +661,76 @@ fn release_ranges_read_as_cargo_hack_writes_them() {
     for bad in ["1.78", "1.x..", "..=", "1.78...1.80"] {
         assert!(ReleaseRange::parse(bad).is_err(), "{bad}");
     }
+}
+
+#[test]
+fn kernel_trees_are_pinned_beside_the_compilers() {
+    let text = format!(
+        "{GOOD}\n[[tree]]\nid = \"6.12\"\ndebian = \"trixie-security:linux-source-6.12=6.12.118-1\"\n\
+         note = \"n\"\n\n[[tree]]\nid = \"mine\"\npath = \"../linux\"\n"
+    );
+    let pins = parse(&text).unwrap();
+    assert_eq!(pins.pins.len(), 2);
+    assert_eq!(pins.trees.len(), 2);
+    assert_eq!(pins.trees[0].id, "6.12");
+    let TreeSource::Debian(source) = &pins.trees[0].source else {
+        panic!("{:?}", pins.trees[0]);
+    };
+    assert_eq!(
+        source.to_string(),
+        "trixie-security:linux-source-6.12=6.12.118-1"
+    );
+    assert_eq!(pins.trees[0].note.as_deref(), Some("n"));
+    assert_eq!(
+        pins.trees[1].source,
+        TreeSource::Path(PathBuf::from("../linux"))
+    );
+    let lines = GOOD.lines().count();
+    for (tree, said) in [
+        ("id = \"t\"\n", "a tree has exactly one of `debian`"),
+        (
+            "id = \"t\"\npath = \"/a\"\ndebian = \"sid:linux-source-7.2\"\n",
+            "a tree has exactly one of",
+        ),
+        (
+            "debian = \"sid:linux-source-7.2\"\n",
+            "this tree has no `id`",
+        ),
+        (
+            "id = \"t\"\ndebian = \"sid:rustc\"\n",
+            "is not a kernel source package",
+        ),
+        ("id = \"../t\"\npath = \"/a\"\n", "is not a short name"),
+        (
+            "id = \"t\"\nrelease = \"1.85.0\"\n",
+            "unknown key `release`; a tree has id, debian, path, note",
+        ),
+    ] {
+        let error = error_of(&format!("{GOOD}\n[[tree]]\n{tree}"));
+        assert!(error.contains(said), "{tree:?}: {error}");
+        let line: usize = error
+            .strip_prefix("pins.toml:")
+            .and_then(|rest| rest.split(':').next())
+            .and_then(|line| line.parse().ok())
+            .unwrap_or_else(|| panic!("{error}"));
+        assert!((lines + 2..=lines + 5).contains(&line), "{error}");
+    }
+    let twice = format!(
+        "{GOOD}\n[[tree]]\nid = \"t\"\npath = \"/a\"\n[[tree]]\nid = \"t\"\npath = \"/b\"\n"
+    );
+    assert!(
+        error_of(&twice).contains("duplicate tree id `t`"),
+        "{}",
+        error_of(&twice)
+    );
+}
+
+#[test]
+fn the_repository_pins_the_four_debian_trees() {
+    let ids: Vec<String> = repository_pins()
+        .trees
+        .iter()
+        .map(|tree| tree.id.clone())
+        .collect();
+    assert_eq!(ids, ["6.1", "6.12", "7.2", "7.3"]);
 }

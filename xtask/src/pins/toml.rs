@@ -1,12 +1,21 @@
-//! Reading the pin file's TOML with `toml_parser`: the `[[pin]]` tables, each key's line and
-//! decoded string value, and every error at its `FILE:LINE`.
+//! Reading the pin file's TOML with `toml_parser`: the `[[pin]]` and `[[tree]]` tables, each
+//! key's line and decoded string value, and every error at its `FILE:LINE`.
 
 use std::collections::BTreeMap;
 use toml_parser::parser::{Event, EventKind, ValidateWhitespace};
 use toml_parser::{ParseError, Source};
 
-/// One `[[pin]]` table as read: each key's line and string value.
+/// One `[[pin]]` or `[[tree]]` table as read: each key's line and string value.
 pub(super) type RawTable = BTreeMap<String, (usize, String)>;
+
+/// Which table a [`RawTable`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum TableKind {
+    /// `[[pin]]`: a compiler.
+    Pin,
+    /// `[[tree]]`: a kernel tree.
+    Tree,
+}
 
 /// An error at a line of the pin file.
 pub(super) type LineError = (usize, String);
@@ -21,13 +30,16 @@ const PIN_KEYS: &[&str] = &[
     "note",
 ];
 
-/// Reads the `[[pin]]` tables of a TOML document, each with its header's line.
+const TREE_KEYS: &[&str] = &["id", "debian", "path", "note"];
+
+/// Reads the `[[pin]]` and `[[tree]]` tables of a TOML document, each with its kind and its
+/// header's line.
 ///
 /// The first error in the file wins: a TOML syntax error, or a table, key or value this file
 /// may not have. `toml_parser` checks the syntax first and leaves decoding to the reader, so an
 /// error that the reader finds before the first syntax error is the first error of the file,
 /// and one after it may be an echo of it.
-pub(super) fn read_tables(text: &str) -> Result<Vec<(usize, RawTable)>, LineError> {
+pub(super) fn read_tables(text: &str) -> Result<Vec<(TableKind, usize, RawTable)>, LineError> {
     let source = Source::new(text);
     let tokens = source.lex().into_vec();
     let mut events: Vec<Event> = Vec::new();
@@ -144,7 +156,7 @@ struct TableReader<'t, 'l> {
 }
 
 impl TableReader<'_, '_> {
-    fn read(&self, events: &[Event]) -> Result<Vec<(usize, RawTable)>, Misread> {
+    fn read(&self, events: &[Event]) -> Result<Vec<(TableKind, usize, RawTable)>, Misread> {
         let mut events = events
             .iter()
             .filter(|event| {
@@ -154,7 +166,7 @@ impl TableReader<'_, '_> {
                 )
             })
             .peekable();
-        let mut tables: Vec<(usize, RawTable)> = Vec::new();
+        let mut tables: Vec<(TableKind, usize, RawTable)> = Vec::new();
         while let Some(event) = events.next() {
             let start = event.span().start();
             match event.kind() {
@@ -171,14 +183,22 @@ impl TableReader<'_, '_> {
                         }
                         _ => return Err(Misread::Malformed(start)),
                     };
-                    if event.kind() != EventKind::ArrayTableOpen || key != ["pin"] {
-                        let header = &self.source.input()[start..end];
-                        return Err(Misread::Invalid(
-                            start,
-                            format!("unknown table `{header}`; the only table is `[[pin]]`"),
-                        ));
-                    }
-                    tables.push((self.lines.line_of(start), BTreeMap::new()));
+                    let array = event.kind() == EventKind::ArrayTableOpen;
+                    let kind = match key.as_slice() {
+                        [name] if array && name == "pin" => TableKind::Pin,
+                        [name] if array && name == "tree" => TableKind::Tree,
+                        _ => {
+                            let header = &self.source.input()[start..end];
+                            return Err(Misread::Invalid(
+                                start,
+                                format!(
+                                    "unknown table `{header}`; the tables are `[[pin]]` and \
+                                     `[[tree]]`"
+                                ),
+                            ));
+                        }
+                    };
+                    tables.push((kind, self.lines.line_of(start), BTreeMap::new()));
                 }
                 EventKind::SimpleKey => {
                     let mut key = vec![self.simple_key(event)?];
@@ -215,7 +235,7 @@ impl TableReader<'_, '_> {
                             ),
                         ));
                     }
-                    let Some((_, table)) = tables.last_mut() else {
+                    let Some((kind, _, table)) = tables.last_mut() else {
                         return Err(Misread::Invalid(
                             start,
                             format!(
@@ -224,10 +244,14 @@ impl TableReader<'_, '_> {
                             ),
                         ));
                     };
-                    if !PIN_KEYS.contains(&key.as_str()) {
+                    let (keys, what) = match kind {
+                        TableKind::Pin => (PIN_KEYS, "a pin"),
+                        TableKind::Tree => (TREE_KEYS, "a tree"),
+                    };
+                    if !keys.contains(&key.as_str()) {
                         return Err(Misread::Invalid(
                             start,
-                            format!("unknown key `{key}`; a pin has {}", PIN_KEYS.join(", ")),
+                            format!("unknown key `{key}`; {what} has {}", keys.join(", ")),
                         ));
                     }
                     if let Some((first_line, _)) = table.get(&key) {

@@ -80,6 +80,7 @@ pub(super) fn discover_specs(
             sh,
             &Pins {
                 pins: named_pins.clone(),
+                trees: Vec::new(),
                 path: pins.path.clone(),
             },
             timeout,

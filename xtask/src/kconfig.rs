@@ -1,6 +1,6 @@
 //! The kernel's compiler cfgs (`CONFIG_RUSTC_HAS_X`, set from a `RUSTC_VERSION` threshold in
-//! `init/Kconfig`): a built-in table that cites each entry's source, and a reader for a
-//! Kconfig file the user names with `--kconfig`.
+//! `init/Kconfig`): a built-in table that cites each entry's source, and a reader for a tree's
+//! own Kconfig file (`audit --kconfig`, `cargo xtask kernel`).
 
 use crate::catalog::Release;
 use anyhow::Context;
@@ -11,8 +11,9 @@ use std::path::Path;
 pub struct KconfigSymbol {
     /// The cfg name the Rust code sees: `CONFIG_RUSTC_HAS_X`.
     pub cfg: String,
-    /// The first release for which it is set.
-    pub from: Release,
+    /// The first release for which it is set; `None` for a cfg that Rust code tests but no
+    /// Kconfig defines, so that it is never set.
+    pub from: Option<Release>,
     /// Where the threshold comes from.
     pub source: String,
 }
@@ -46,11 +47,6 @@ const BUILT_IN: &[(&str, u32, &str)] = &[
         "Linux init/Kconfig, as Documentation/rust/general-information.rst shows it (Span::file)",
     ),
     (
-        "RUSTC_HAS_UNSAFE_PINNED",
-        108800,
-        "Linux init/Kconfig, from the patch that adds it (UnsafePinned)",
-    ),
-    (
         "RUSTC_HAS_UNNECESSARY_TRANSMUTES",
         108800,
         "Linux init/Kconfig, as quoted by later patches' context lines",
@@ -72,22 +68,34 @@ const BUILT_IN: &[(&str, u32, &str)] = &[
     ),
 ];
 
+/// Cfgs that the kernel's Rust code tests but that no tree's `init/Kconfig` defines, with why
+/// they are listed: the kernel never passes them, so the branch they guard is never on.
+const NEVER_DEFINED: &[(&str, &str)] = &[(
+    "RUSTC_HAS_UNSAFE_PINNED",
+    "no tree's init/Kconfig defines it (7.3's included), though pin-init's lib.rs tests it in a \
+     cfg_attr (`all(feature = \"unsafe-pinned\", CONFIG_RUSTC_HAS_UNSAFE_PINNED)`, for \
+     `feature(unsafe_pinned)`): in the kernel that branch is never on",
+)];
+
 /// Reads Kconfig's `RUSTC_VERSION` number (`MAJOR * 100000 + MINOR * 100 + PATCH`): `108400`
 /// is 1.84.0.
 pub fn release_of_rustc_version(number: u32) -> Release {
     Release::new(number / 100_000, number / 100 % 1000, number % 100)
 }
 
-/// The built-in table.
+/// The built-in table, the cfgs no Kconfig defines included (never set).
 pub fn built_in() -> Vec<KconfigSymbol> {
-    BUILT_IN
-        .iter()
-        .map(|(name, number, source)| KconfigSymbol {
-            cfg: format!("CONFIG_{name}"),
-            from: release_of_rustc_version(*number),
-            source: (*source).to_string(),
-        })
-        .collect()
+    let defined = BUILT_IN.iter().map(|(name, number, source)| KconfigSymbol {
+        cfg: format!("CONFIG_{name}"),
+        from: Some(release_of_rustc_version(*number)),
+        source: (*source).to_string(),
+    });
+    let never = NEVER_DEFINED.iter().map(|(name, why)| KconfigSymbol {
+        cfg: format!("CONFIG_{name}"),
+        from: None,
+        source: (*why).to_string(),
+    });
+    defined.chain(never).collect()
 }
 
 /// Reads every `config NAME` whose entry is `def_bool RUSTC_VERSION >= N` from Kconfig text;
@@ -100,7 +108,7 @@ pub fn read_kconfig(text: &str, file: &str) -> Vec<KconfigSymbol> {
         if let (Some((name, line, true)), Some(number)) = (current.take(), threshold) {
             symbols.push(KconfigSymbol {
                 cfg: format!("CONFIG_{name}"),
-                from: release_of_rustc_version(number),
+                from: Some(release_of_rustc_version(number)),
                 source: format!("{file}:{line}"),
             });
         }
@@ -174,12 +182,12 @@ mod tests {
             [
                 KconfigSymbol {
                     cfg: "CONFIG_RUSTC_HAS_COERCE_POINTEE".into(),
-                    from: Release::new(1, 84, 0),
+                    from: Some(Release::new(1, 84, 0)),
                     source: "init/Kconfig:1".into(),
                 },
                 KconfigSymbol {
                     cfg: "CONFIG_RUSTC_HAS_FILE_WITH_NUL".into(),
-                    from: Release::new(1, 89, 0),
+                    from: Some(Release::new(1, 89, 0)),
                     source: "init/Kconfig:12".into(),
                 },
             ]
@@ -188,5 +196,11 @@ mod tests {
         assert!(built_in()
             .iter()
             .all(|symbol| symbol.source.contains("init/Kconfig")));
+        let pinned = built_in()
+            .into_iter()
+            .find(|symbol| symbol.cfg == "CONFIG_RUSTC_HAS_UNSAFE_PINNED")
+            .unwrap();
+        assert_eq!(pinned.from, None);
+        assert!(pinned.source.contains("never on"), "{}", pinned.source);
     }
 }

@@ -1,0 +1,641 @@
+//! `cargo xtask kernel`: every pinned kernel tree (`[[tree]]` in the pin file) with every
+//! compiler, the matrix's way of resolving them. Per cell, the prediction of
+//! [`crate::kernel_tree`] (the tree's own rules and probes) beside the real build of
+//! [`build`]: the tree's `make rustavailable`, then its Rust built for real. A disagreement is
+//! a finding (exit 1). Trees, tools, build directories and results live under
+//! `target/kernel/`; a result is cached by (tree, compiler identity, library sources, tools,
+//! configuration), and only when it is the compiler's verdict.
+
+mod build;
+mod report;
+#[cfg(test)]
+mod tests;
+mod trees;
+
+use crate::cache::{compiler_identity, RunLock, StableHasher};
+use crate::debian::Provisioner;
+use crate::extracted::{self, Wanted};
+use crate::flags;
+use crate::json::Value;
+use crate::output::Format;
+use crate::pins::{Pins, TreePin, TreeSource};
+use crate::plan::Rustc;
+use crate::toolchain::{self, Availability, Source, Toolchain};
+use crate::version::RustcVersion;
+use crate::Verdict;
+use anyhow::{bail, Context};
+use build::{Built, Real};
+use report::{Cell, Report, TreeEntry};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use xshell::Shell;
+
+/// How long one `make` may run unless `--timeout` says otherwise.
+const MAKE_TIMEOUT: Duration = Duration::from_secs(1800);
+
+impl flags::Kernel {
+    /// Runs `cargo xtask kernel`.
+    pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
+        let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
+        let timeout = match self.timeout {
+            Some(0) => bail!("--timeout must be at least 1 second"),
+            Some(seconds) => Duration::from_secs(seconds),
+            None => MAKE_TIMEOUT,
+        };
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let jobs = match self.jobs {
+            Some(0) => bail!("-j/--jobs must be at least 1"),
+            // More than four per core only competes for the cores and the memory.
+            Some(jobs) => jobs.min(4 * cores),
+            None => cores,
+        };
+        let pins_path = self.pins.clone().unwrap_or_else(Pins::default_path);
+        let pins = Pins::load(&pins_path)?;
+        let trees = select_trees(&pins, &self.tree)?;
+        let report = crate::interrupt::run_interruptible(|| {
+            run(
+                sh,
+                &pins_path,
+                &trees,
+                &self.toolchain,
+                timeout,
+                jobs,
+                !self.no_cache,
+            )
+        })?;
+        format.print(
+            || report.to_json(),
+            || report.markdown(),
+            |_| report.human(),
+        );
+        let not_run = report
+            .cells
+            .iter()
+            .any(|cell| cell.built.real == Real::NotRun);
+        Ok(
+            if !report.findings().is_empty() || (self.strict && not_run) {
+                Verdict::Failure
+            } else {
+                Verdict::Success
+            },
+        )
+    }
+}
+
+/// The trees `--tree` names (pin ids, or paths of local trees), or every pinned tree.
+fn select_trees(pins: &Pins, wanted: &[String]) -> anyhow::Result<Vec<TreePin>> {
+    if wanted.is_empty() {
+        if pins.trees.is_empty() {
+            bail!(
+                "{} pins no kernel tree (`[[tree]]`); add one or name a path with --tree",
+                pins.path.display()
+            );
+        }
+        return Ok(pins.trees.clone());
+    }
+    let mut chosen = Vec::new();
+    for name in wanted {
+        if let Some(pin) = pins.trees.iter().find(|pin| &pin.id == name) {
+            chosen.push(pin.clone());
+        } else if name.contains('/') || Path::new(name).is_dir() {
+            let id: String = Path::new(name)
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "local".into())
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || ".-_".contains(c) {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            chosen.push(TreePin {
+                id: format!("path-{id}"),
+                source: TreeSource::Path(PathBuf::from(name)),
+                note: None,
+                line: 0,
+            });
+        } else {
+            let ids: Vec<&str> = pins.trees.iter().map(|pin| pin.id.as_str()).collect();
+            bail!(
+                "--tree {}: no such tree pin (the pins are {}) and no such directory",
+                crate::output::escape(name),
+                ids.join(", ")
+            );
+        }
+    }
+    Ok(chosen)
+}
+
+/// One found compiler, with what a build needs of it or why it cannot have it.
+struct Found {
+    toolchain: Toolchain,
+    version: Option<RustcVersion>,
+    problem: Option<String>,
+}
+
+fn run(
+    sh: &Shell,
+    pins_path: &Path,
+    pins: &[TreePin],
+    specs: &[String],
+    timeout: Duration,
+    jobs: usize,
+    use_cache: bool,
+) -> anyhow::Result<Report> {
+    let started = Instant::now();
+    let dir = trees::kernel_dir();
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    // Taken before anything under target/kernel/ is written, and only then: a run whose trees
+    // cannot be read never waits for another's build.
+    let mut lock: Option<RunLock> = None;
+    let results_dir = dir.join("results");
+    let progress = |line: &str| eprintln!("kernel: {line}");
+
+    let compilers: Vec<Found> = discover(sh, pins_path, specs)?
+        .into_iter()
+        .map(|availability| match availability {
+            Availability::Found { toolchain, version } => Found {
+                toolchain,
+                version: Some(version),
+                problem: None,
+            },
+            Availability::Broken { toolchain, error } => Found {
+                toolchain,
+                version: None,
+                problem: Some(format!("the compiler does not work: {error}")),
+            },
+            Availability::Missing { pin, install_hint } => Found {
+                toolchain: Toolchain {
+                    id: pin.id.clone(),
+                    spec: pin.id.clone(),
+                    source: Source::Path,
+                    rustc: PathBuf::new(),
+                    env: Vec::new(),
+                    loader: None,
+                    pin: Some(pin.id.clone()),
+                },
+                version: None,
+                problem: Some(format!("not installed: {install_hint}")),
+            },
+        })
+        .collect();
+
+    progress("looking for the build tools");
+    let tools = build::find_tools(&dir, build::BINDGEN);
+    let mut old_tools = None;
+    let suites: Vec<String> = pins
+        .iter()
+        .filter_map(|pin| match &pin.source {
+            TreeSource::Debian(source) => Some(source.suites()),
+            TreeSource::Path(_) => None,
+        })
+        .flatten()
+        .chain(
+            compilers
+                .iter()
+                .filter_map(|found| match &found.toolchain.source {
+                    Source::Debian { package } => Some(package.suites()),
+                    _ => None,
+                })
+                .flatten(),
+        )
+        .collect();
+    let mut log = |line: &str| eprintln!("kernel: {line}");
+    let mut provisioner = Provisioner::new(sh, dir.clone(), suites, &mut log);
+
+    let mut tree_entries = Vec::new();
+    let mut cells = Vec::new();
+    for pin in pins {
+        if crate::interrupt::interrupted().is_some() {
+            break;
+        }
+        eprintln!("kernel: tree {}: providing it", pin.id);
+        if matches!(pin.source, TreeSource::Debian(_)) {
+            take_lock(&mut lock, &dir)?;
+        }
+        let provided = trees::provide(&mut provisioner, pin);
+        let read = provided
+            .as_ref()
+            .map_err(|error| format!("{error:#}"))
+            .and_then(|tree| {
+                crate::kernel_tree::read(&tree.root).map_err(|error| format!("{error:#}"))
+            });
+        let entry = TreeEntry {
+            id: pin.id.clone(),
+            version: read.as_ref().ok().map(|rules| rules.version.clone()),
+            package: provided.as_ref().ok().and_then(|tree| tree.package.clone()),
+            identity: provided.as_ref().ok().map(|tree| tree.identity.clone()),
+            sha256: provided.as_ref().ok().and_then(|tree| tree.sha256.clone()),
+            minimum_rustc: read
+                .as_ref()
+                .ok()
+                .map(|rules| rules.minimum_rustc().to_string()),
+            allowed_features: read
+                .as_ref()
+                .map(|rules| rules.allowed_features.clone())
+                .unwrap_or_default(),
+            error: read.as_ref().err().cloned(),
+        };
+        if let Ok(tree) = &provided {
+            if tree.cost.0 + tree.cost.1 > 0.0 {
+                eprintln!(
+                    "kernel: tree {}: {:.1} MB fetched in {:.1} s, unpacked in {:.1} s",
+                    pin.id,
+                    tree.cost.2 as f64 / 1e6,
+                    tree.cost.0,
+                    tree.cost.1
+                );
+            }
+        }
+        tree_entries.push(entry);
+        let (tree, rules) = match (provided, read) {
+            (Ok(tree), Ok(rules)) => (tree, rules),
+            (Err(_), _) | (_, Err(_)) => {
+                let error = tree_entries
+                    .last()
+                    .and_then(|entry: &TreeEntry| entry.error.clone())
+                    .unwrap_or_default();
+                for found in &compilers {
+                    cells.push(Cell {
+                        tree: pin.id.clone(),
+                        toolchain: found.toolchain.id.clone(),
+                        rustc: found.version.as_ref().map(RustcVersion::release_string),
+                        prediction: Err(error.clone()),
+                        built: not_run(format!("the tree cannot be used: {error}")),
+                        cached: false,
+                    });
+                }
+                continue;
+            }
+        };
+        let build_dir = dir.join("build").join(&pin.id);
+        let mut opened: Option<build::BuildDir> = None;
+        for found in &compilers {
+            if crate::interrupt::interrupted().is_some() {
+                break;
+            }
+            let label = format!("{} with {}", pin.id, found.toolchain.id);
+            let rustc_release = found.version.as_ref().map(RustcVersion::release_string);
+            let Some(version) = &found.version else {
+                cells.push(Cell {
+                    tree: pin.id.clone(),
+                    toolchain: found.toolchain.id.clone(),
+                    rustc: None,
+                    prediction: Err("no compiler".into()),
+                    built: not_run(found.problem.clone().unwrap_or_default()),
+                    cached: false,
+                });
+                continue;
+            };
+            let rustc = Rustc::of(&found.toolchain, version.release);
+            let probes = dir.join("probes").join(&pin.id).join(&found.toolchain.id);
+            eprintln!("kernel: {label}: predicting");
+            let prediction =
+                crate::kernel_tree::predict(&rules, &rustc, &probes, Duration::from_secs(120))
+                    .map_err(|error| format!("{error:#}"));
+            let _ = std::fs::remove_dir_all(&probes);
+            let needs_old_bindgen = rules
+                .minimum(crate::kernel_tree::HOST_ARCH.0)
+                .is_some_and(|minimum| minimum.bindgen < build::SIZE_T_IS_USIZE_REMOVED);
+            let tools = if needs_old_bindgen {
+                old_tools.get_or_insert_with(|| {
+                    build::find_tools(&dir, build::OLD_BINDGEN).map_err(|missing| {
+                        format!(
+                            "{missing} (this tree passes bindgen `--size_t-is-usize`, which \
+                             bindgen 0.65 removed; its minimum is {})",
+                            rules.minimums[0].bindgen
+                        )
+                    })
+                })
+            } else {
+                &tools
+            };
+            let tools = match tools {
+                Ok(tools) => tools,
+                Err(missing) => {
+                    cells.push(Cell {
+                        tree: pin.id.clone(),
+                        toolchain: found.toolchain.id.clone(),
+                        rustc: rustc_release,
+                        prediction,
+                        built: not_run(format!("the build tools are missing: {missing}")),
+                        cached: false,
+                    });
+                    continue;
+                }
+            };
+            take_lock(&mut lock, &dir)?;
+            let library = match kernel_library(&mut provisioner, &dir, &found.toolchain, version) {
+                Ok(library) => library,
+                Err(error) => {
+                    cells.push(Cell {
+                        tree: pin.id.clone(),
+                        toolchain: found.toolchain.id.clone(),
+                        rustc: rustc_release,
+                        prediction,
+                        built: not_run(format!("no library sources for RUST_LIB_SRC: {error}")),
+                        cached: false,
+                    });
+                    continue;
+                }
+            };
+            let key = {
+                let mut hasher = StableHasher::new();
+                hasher
+                    .field("kernel result v1")
+                    .field(&tree.identity)
+                    .number(compiler_identity(&rustc, version).0)
+                    .field(library.1.as_bytes())
+                    .field(&tools.identity)
+                    .field(build::CONFIG_RECIPE);
+                hasher.finish()
+            };
+            let entry = results_dir.join(format!("{key}.json"));
+            if use_cache {
+                if let Some(built) = load_result(&entry) {
+                    eprintln!("kernel: {label}: {} (cached)", built.real.word());
+                    cells.push(Cell {
+                        tree: pin.id.clone(),
+                        toolchain: found.toolchain.id.clone(),
+                        rustc: rustc_release,
+                        prediction,
+                        built,
+                        cached: true,
+                    });
+                    continue;
+                }
+            }
+            let wrapper = dir.join("wrappers").join(&found.toolchain.id).join("rustc");
+            let (program, leading) =
+                crate::loader::start(&found.toolchain.rustc, found.toolchain.loader.as_ref());
+            if let Err(error) =
+                build::write_wrapper(&wrapper, &program, &leading, &found.toolchain.env)
+            {
+                cells.push(Cell {
+                    tree: pin.id.clone(),
+                    toolchain: found.toolchain.id.clone(),
+                    rustc: rustc_release,
+                    prediction,
+                    built: not_run(format!("writing the wrapper: {error:#}")),
+                    cached: false,
+                });
+                continue;
+            }
+            let compiler = build::Compiler {
+                wrapper,
+                library: library.0.clone(),
+            };
+            if opened.is_none() {
+                match build::BuildDir::open(&build_dir, &tree.identity, &tools.identity) {
+                    Ok(out) => opened = Some(out),
+                    Err(error) => {
+                        cells.push(Cell {
+                            tree: pin.id.clone(),
+                            toolchain: found.toolchain.id.clone(),
+                            rustc: rustc_release,
+                            prediction,
+                            built: not_run(format!("the build directory: {error:#}")),
+                            cached: false,
+                        });
+                        continue;
+                    }
+                }
+            }
+            let out = opened.as_ref().expect("opened above");
+            let say = |line: &str| eprintln!("kernel: {label}: {line}");
+            let pair = build::Pair {
+                tree: &tree.root,
+                out,
+                compiler: &compiler,
+                tools,
+                jobs,
+                timeout,
+                progress: &say,
+            };
+            say("make rustavailable");
+            let pair_started = Instant::now();
+            let built = match build::rust_available(&pair) {
+                Err(refused) => *refused,
+                Ok(accepted) => build::build(&pair, accepted),
+            };
+            say(&format!(
+                "{} in {:.0} s: {}",
+                built.real.word(),
+                pair_started.elapsed().as_secs_f64(),
+                built.first_error.as_deref().unwrap_or(&built.reason)
+            ));
+            if out.is_spoiled() {
+                opened = None;
+            }
+            // Only a compiler's verdict, never a run cut short, is cached.
+            if built.cacheable && crate::interrupt::interrupted().is_none() {
+                if let Err(error) = store_result(&entry, &built) {
+                    eprintln!("kernel: {label}: the result was not cached: {error:#}");
+                }
+            }
+            cells.push(Cell {
+                tree: pin.id.clone(),
+                toolchain: found.toolchain.id.clone(),
+                rustc: rustc_release,
+                prediction,
+                built,
+                cached: false,
+            });
+        }
+    }
+    if let Some(signal) = crate::interrupt::interrupted() {
+        return Err(crate::interrupt::Interrupted { signal }.into());
+    }
+    Ok(Report {
+        trees: tree_entries,
+        cells,
+        tools: tools.map(|tools| tools.identity),
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Takes the lock of `target/kernel/` unless `lock` holds it already, waiting for another run
+/// that holds it; then removes what a killed run left half-written among the results.
+fn take_lock(lock: &mut Option<RunLock>, dir: &Path) -> anyhow::Result<()> {
+    if lock.is_none() {
+        *lock = Some(RunLock::acquire(
+            &dir.join("kernel.lock"),
+            &mut |message| {
+                eprintln!(
+                    "kernel: {}",
+                    message.replace("cargo xtask matrix", "cargo xtask kernel")
+                )
+            },
+        )?);
+        crate::cache::remove_stale_temporaries(&dir.join("results"));
+    }
+    Ok(())
+}
+
+/// The compilers: every pin without specs; with them, each spec in order, where a spec that is a
+/// pin's id takes that pin's compiler and any other is resolved as the matrix resolves it.
+fn discover(sh: &Shell, pins_path: &Path, specs: &[String]) -> anyhow::Result<Vec<Availability>> {
+    let timeout = toolchain::VERSION_TIMEOUT;
+    let pinned = Pins::load(pins_path)?;
+    let is_pin = |spec: &String| pinned.pins.iter().any(|pin| &pin.id == spec);
+    if specs.is_empty() || !specs.iter().any(is_pin) {
+        return toolchain::discover(sh, Some(pins_path), specs, timeout);
+    }
+    let every_pin = toolchain::discover(sh, Some(pins_path), &[], timeout)?;
+    let others: Vec<String> = specs.iter().filter(|spec| !is_pin(spec)).cloned().collect();
+    let mut resolved = if others.is_empty() {
+        Vec::new()
+    } else {
+        toolchain::discover(sh, Some(pins_path), &others, timeout)?
+    }
+    .into_iter();
+    Ok(specs
+        .iter()
+        .filter_map(|spec| {
+            if is_pin(spec) {
+                every_pin.iter().find(|found| found.id() == spec).cloned()
+            } else {
+                resolved.next()
+            }
+        })
+        .collect())
+}
+
+fn not_run(reason: String) -> Built {
+    Built {
+        real: Real::NotRun,
+        reason,
+        first_error: None,
+        warning: None,
+        cacheable: false,
+        enabled: Vec::new(),
+        objects: 0,
+        steps: Vec::new(),
+    }
+}
+
+/// The whole `library/` of a compiler's own sources, for `RUST_LIB_SRC` (the kernel builds
+/// `core`, and before 6.13 `alloc`, from it), with what it is exactly: a Debian compiler's
+/// source package extracted whole under `target/kernel/library/`, or a rustup sysroot's
+/// `rust-src`.
+fn kernel_library(
+    provisioner: &mut Provisioner<'_>,
+    dir: &Path,
+    toolchain: &Toolchain,
+    version: &RustcVersion,
+) -> anyhow::Result<(PathBuf, String)> {
+    let debian = match &toolchain.source {
+        Source::Debian { package } => Some(package.clone()),
+        Source::Path => version
+            .sysroot
+            .as_deref()
+            .and_then(Path::parent)
+            .and_then(crate::debian::read_marker),
+        Source::Rustup { .. } => None,
+    };
+    let Some(compiler) = debian else {
+        let sources = crate::library_sources::library_sources(toolchain, version)
+            .map_err(anyhow::Error::msg)?;
+        return Ok((sources.library, sources.identity));
+    };
+    let package = crate::library_sources::source_package(&compiler.package)
+        .with_context(|| format!("Debian's {} has no known source package", compiler.package))?;
+    let version_wanted = compiler
+        .version
+        .clone()
+        .context("the compiler names no exact version")?;
+    let suites = compiler.suites();
+    let select = |members: &[String]| -> anyhow::Result<Vec<String>> {
+        members
+            .iter()
+            .find_map(|member| {
+                let rest = member.strip_prefix("./usr/src/")?;
+                let (top, rest) = rest.split_once('/')?;
+                (rest == "library/core/src/lib.rs")
+                    .then(|| vec![format!("./usr/src/{top}/library/")])
+            })
+            .context("it holds no usr/src/*/library/core/src/lib.rs")
+    };
+    let prefix = dir
+        .join("library")
+        .join(format!("{package}-{}", version_wanted.replace(':', "%3a")));
+    let wanted = Wanted {
+        package: &package,
+        version: Some(&version_wanted),
+        suites: &suites,
+        prefix,
+        select: &select,
+    };
+    let extracted = extracted::provision(provisioner, &wanted, |staging| {
+        let library = std::fs::read_dir(staging.join("usr/src"))?
+            .filter_map(Result::ok)
+            .map(|entry| entry.path().join("library"))
+            .find(|library| library.join("core/src/lib.rs").is_file())
+            .context("no library/core/src/lib.rs was extracted")?;
+        let relative = library.strip_prefix(staging)?.display().to_string();
+        Ok(vec![("library".to_owned(), relative)])
+    })?;
+    let library = extracted
+        .prefix
+        .join(extracted.marker.get("library").unwrap_or("library"));
+    Ok((
+        library,
+        format!("{} (whole library/)", extracted.marker.identity()),
+    ))
+}
+
+/// A cached real result, if `entry` holds a well-formed one.
+fn load_result(entry: &Path) -> Option<Built> {
+    let text = crate::files::read_text(entry, 1 << 20).ok()?;
+    let value = crate::json::parse(&text).ok()?;
+    let string = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+    let list = |key: &str| -> Vec<String> {
+        value
+            .get(key)
+            .and_then(Value::as_array)
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|item| item.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let real = Real::from_word(&string("real")?)?;
+    if real == Real::NotRun {
+        return None;
+    }
+    Some(Built {
+        real,
+        reason: string("reason")?,
+        first_error: string("first_error"),
+        warning: string("warning"),
+        cacheable: true,
+        enabled: list("enabled"),
+        objects: value.get("objects").and_then(Value::as_u64).unwrap_or(0) as usize,
+        steps: Vec::new(),
+    })
+}
+
+/// Stores a real result that is the compiler's verdict.
+fn store_result(entry: &Path, built: &Built) -> anyhow::Result<()> {
+    let strings = |list: &[String]| Value::Array(list.iter().cloned().map(Value::String).collect());
+    let value = crate::json::object(vec![
+        ("real".into(), Value::String(built.real.word().into())),
+        ("reason".into(), Value::String(built.reason.clone())),
+        (
+            "first_error".into(),
+            crate::json::opt_string(built.first_error.clone()),
+        ),
+        (
+            "warning".into(),
+            crate::json::opt_string(built.warning.clone()),
+        ),
+        ("enabled".into(), strings(&built.enabled)),
+        ("objects".into(), Value::from(built.objects)),
+    ]);
+    crate::files::write_atomically(entry, value.to_string().as_bytes())
+}

@@ -1,0 +1,391 @@
+//! What `cargo xtask kernel` found, per tree and per (tree, compiler) cell, as text for a
+//! terminal, Markdown, and the JSON documented in README's "cargo xtask kernel" section.
+
+use super::build::{Built, Real};
+use crate::json::{self, Value};
+use crate::kernel_tree::{Predicted, Prediction};
+
+/// One tree as the report shows it.
+#[derive(Clone, Debug)]
+pub(crate) struct TreeEntry {
+    /// The pin's id.
+    pub id: String,
+    /// The version its Makefile says, "6.12.118"; `None` when the tree could not be read.
+    pub version: Option<String>,
+    /// The Debian package, `linux-source-6.12=6.12.118-1`, if it is one.
+    pub package: Option<String>,
+    /// Where it came from exactly, with the suite, or its path.
+    pub identity: Option<String>,
+    /// The `.deb`'s SHA-256.
+    pub sha256: Option<String>,
+    /// The minimum rustc for x86_64.
+    pub minimum_rustc: Option<String>,
+    /// `rust_allowed_features`.
+    pub allowed_features: Vec<String>,
+    /// Why it could not be provided or read, if so.
+    pub error: Option<String>,
+}
+
+/// One (tree, compiler) cell.
+#[derive(Clone, Debug)]
+pub(crate) struct Cell {
+    /// The tree's id.
+    pub tree: String,
+    /// The toolchain's id.
+    pub toolchain: String,
+    /// The compiler's release, "1.78.0"; `None` when it was not found.
+    pub rustc: Option<String>,
+    /// The prediction, or why there is none.
+    pub prediction: Result<Prediction, String>,
+    /// The real build.
+    pub built: Built,
+    /// Whether the real result came from the cache.
+    pub cached: bool,
+}
+
+impl Cell {
+    /// Whether the prediction and the real result disagree: a finding.
+    pub(crate) fn disagrees(&self) -> bool {
+        let Ok(prediction) = &self.prediction else {
+            return false;
+        };
+        let predicted = match prediction.predicted {
+            Predicted::Pass => Real::Pass,
+            Predicted::Fail => Real::Fail,
+            Predicted::Refused => Real::Refused,
+        };
+        self.built.real != Real::NotRun && self.built.real != predicted
+    }
+}
+
+/// The whole report.
+#[derive(Clone, Debug)]
+pub(crate) struct Report {
+    /// The trees, in pin order.
+    pub trees: Vec<TreeEntry>,
+    /// The cells, tree by tree, compilers in pin order.
+    pub cells: Vec<Cell>,
+    /// The build tools, or why they are missing.
+    pub tools: Result<String, String>,
+    /// Wall time of the run.
+    pub seconds: f64,
+}
+
+impl Report {
+    /// The cells whose prediction the real build contradicts.
+    pub(crate) fn findings(&self) -> Vec<&Cell> {
+        self.cells.iter().filter(|cell| cell.disagrees()).collect()
+    }
+
+    /// The JSON form.
+    pub(crate) fn to_json(&self) -> Value {
+        let strings =
+            |list: &[String]| Value::Array(list.iter().cloned().map(Value::String).collect());
+        let trees = self
+            .trees
+            .iter()
+            .map(|tree| {
+                json::object(vec![
+                    ("id".into(), Value::String(tree.id.clone())),
+                    ("version".into(), json::opt_string(tree.version.clone())),
+                    ("package".into(), json::opt_string(tree.package.clone())),
+                    ("source".into(), json::opt_string(tree.identity.clone())),
+                    ("sha256".into(), json::opt_string(tree.sha256.clone())),
+                    (
+                        "minimum_rustc".into(),
+                        json::opt_string(tree.minimum_rustc.clone()),
+                    ),
+                    ("allowed_features".into(), strings(&tree.allowed_features)),
+                    ("error".into(), json::opt_string(tree.error.clone())),
+                ])
+            })
+            .collect();
+        let cells = self
+            .cells
+            .iter()
+            .map(|cell| {
+                let (minimum_met, predicted, crates, prediction_error) = match &cell.prediction {
+                    Ok(prediction) => (
+                        Value::Bool(prediction.minimum_met),
+                        Value::String(prediction.predicted.word().into()),
+                        Value::Array(
+                            prediction
+                                .crates
+                                .iter()
+                                .map(|krate| {
+                                    json::object(vec![
+                                        ("root".into(), Value::String(krate.root.clone())),
+                                        ("features".into(), strings(&krate.features)),
+                                        (
+                                            "predicted".into(),
+                                            Value::String(krate.predicted.word().into()),
+                                        ),
+                                        (
+                                            "needs_bootstrap".into(),
+                                            Value::Bool(krate.needs_bootstrap),
+                                        ),
+                                        ("errors".into(), strings(&krate.errors)),
+                                    ])
+                                })
+                                .collect(),
+                        ),
+                        Value::Null,
+                    ),
+                    Err(error) => (
+                        Value::Null,
+                        Value::Null,
+                        Value::Array(Vec::new()),
+                        Value::String(error.clone()),
+                    ),
+                };
+                json::object(vec![
+                    ("tree".into(), Value::String(cell.tree.clone())),
+                    ("toolchain".into(), Value::String(cell.toolchain.clone())),
+                    ("rustc".into(), json::opt_string(cell.rustc.clone())),
+                    ("minimum_met".into(), minimum_met),
+                    ("predicted".into(), predicted),
+                    ("prediction_error".into(), prediction_error),
+                    ("crates".into(), crates),
+                    ("real".into(), Value::String(cell.built.real.word().into())),
+                    ("reason".into(), Value::String(cell.built.reason.clone())),
+                    (
+                        "first_error".into(),
+                        json::opt_string(cell.built.first_error.clone()),
+                    ),
+                    (
+                        "warning".into(),
+                        json::opt_string(cell.built.warning.clone()),
+                    ),
+                    ("enabled".into(), strings(&cell.built.enabled)),
+                    ("objects".into(), Value::from(cell.built.objects)),
+                    (
+                        "steps".into(),
+                        Value::Array(
+                            cell.built
+                                .steps
+                                .iter()
+                                .map(|(name, seconds)| {
+                                    json::object(vec![
+                                        ("step".into(), Value::String(name.clone())),
+                                        ("seconds".into(), Value::from(*seconds)),
+                                    ])
+                                })
+                                .collect(),
+                        ),
+                    ),
+                    ("cached".into(), Value::Bool(cell.cached)),
+                    ("finding".into(), Value::Bool(cell.disagrees())),
+                ])
+            })
+            .collect();
+        json::object(vec![
+            ("trees".into(), Value::Array(trees)),
+            ("cells".into(), Value::Array(cells)),
+            (
+                "tools".into(),
+                match &self.tools {
+                    Ok(tools) => Value::String(tools.clone()),
+                    Err(_) => Value::Null,
+                },
+            ),
+            (
+                "tools_error".into(),
+                match &self.tools {
+                    Ok(_) => Value::Null,
+                    Err(error) => Value::String(error.clone()),
+                },
+            ),
+            ("seconds".into(), Value::from(self.seconds)),
+        ])
+    }
+
+    fn rows(&self) -> Vec<[String; 7]> {
+        self.cells
+            .iter()
+            .map(|cell| {
+                let (minimum, predicted) = match &cell.prediction {
+                    Ok(prediction) => (
+                        if prediction.minimum_met { "yes" } else { "no" }.to_owned(),
+                        prediction.predicted.word().to_owned(),
+                    ),
+                    Err(_) => ("?".into(), "no prediction".into()),
+                };
+                let mut why = cell
+                    .built
+                    .first_error
+                    .clone()
+                    .unwrap_or_else(|| cell.built.reason.clone());
+                if cell.cached {
+                    why = format!("(cached) {why}");
+                }
+                if let Ok(prediction) = &cell.prediction {
+                    let failing: Vec<String> = prediction
+                        .crates
+                        .iter()
+                        .filter(|krate| krate.predicted == Predicted::Fail)
+                        .map(|krate| format!("{}: {}", krate.root, krate.errors.join("; ")))
+                        .collect();
+                    if !failing.is_empty() {
+                        why = format!("{why}; probes fail: {}", failing.join(" | "));
+                    }
+                }
+                // A cell not run says why already; the prediction's error is then the same.
+                if let (Err(error), false) = (&cell.prediction, cell.built.real == Real::NotRun) {
+                    why = format!("{why}; no prediction: {error}");
+                }
+                [
+                    cell.tree.clone(),
+                    cell.toolchain.clone(),
+                    cell.rustc.clone().unwrap_or_else(|| "-".into()),
+                    minimum,
+                    predicted,
+                    format!(
+                        "{}{}",
+                        cell.built.real.word(),
+                        if cell.disagrees() { " (FINDING)" } else { "" }
+                    ),
+                    why,
+                ]
+            })
+            .collect()
+    }
+
+    fn tree_lines(&self) -> Vec<String> {
+        self.trees
+            .iter()
+            .map(|tree| match &tree.error {
+                Some(error) => format!("{}: {error}", tree.id),
+                None => format!(
+                    "{}: Linux {}, {}; minimum rustc {}; allowed features: {}",
+                    tree.id,
+                    tree.version.as_deref().unwrap_or("?"),
+                    tree.identity.as_deref().unwrap_or("?"),
+                    tree.minimum_rustc.as_deref().unwrap_or("?"),
+                    tree.allowed_features.join(", ")
+                ),
+            })
+            .collect()
+    }
+
+    /// The human form.
+    pub(crate) fn human(&self) -> String {
+        let mut text = String::new();
+        for line in self.tree_lines() {
+            text.push_str(&format!("{line}\n"));
+        }
+        match &self.tools {
+            Ok(tools) => text.push_str(&format!("tools: {tools}\n")),
+            Err(error) => text.push_str(&format!("tools: {error}\n")),
+        }
+        text.push('\n');
+        let header = [
+            "tree",
+            "toolchain",
+            "rustc",
+            "minimum",
+            "predicted",
+            "real",
+            "why",
+        ];
+        let rows = self.rows();
+        let mut widths = header.map(str::len);
+        for row in &rows {
+            for (width, value) in widths.iter_mut().zip(row.iter()).take(6) {
+                *width = (*width).max(value.len());
+            }
+        }
+        let line = |cells: Vec<&str>| {
+            let mut out = String::new();
+            for (index, value) in cells.iter().enumerate() {
+                if index < 6 {
+                    out.push_str(&format!("{value:<width$}  ", width = widths[index]));
+                } else {
+                    out.push_str(value);
+                }
+            }
+            out.trim_end().to_owned() + "\n"
+        };
+        text.push_str(&line(header.to_vec()));
+        for row in &rows {
+            text.push_str(&line(row.iter().map(String::as_str).collect()));
+        }
+        for cell in self
+            .cells
+            .iter()
+            .filter(|cell| !cell.built.steps.is_empty())
+        {
+            let steps: Vec<String> = cell
+                .built
+                .steps
+                .iter()
+                .map(|(step, seconds)| format!("{step} {seconds:.1} s"))
+                .collect();
+            text.push_str(&format!(
+                "\n{} with {}: {}",
+                cell.tree,
+                cell.toolchain,
+                steps.join(", ")
+            ));
+        }
+        for cell in &self.cells {
+            if let Some(warning) = &cell.built.warning {
+                text.push_str(&format!(
+                    "\n{} with {}: the tree's check warned: {warning}",
+                    cell.tree, cell.toolchain
+                ));
+            }
+        }
+        let findings = self.findings();
+        text.push_str(&format!(
+            "\nkernel: {} cells, {} pass, {} fail, {} refused, {} not run; {} findings \
+             (prediction contradicted by the real build); {:.0} s\n",
+            self.cells.len(),
+            self.count(Real::Pass),
+            self.count(Real::Fail),
+            self.count(Real::Refused),
+            self.count(Real::NotRun),
+            findings.len(),
+            self.seconds
+        ));
+        for cell in findings {
+            text.push_str(&format!(
+                "finding: {} with {}: predicted {}, really {}: {}\n",
+                cell.tree,
+                cell.toolchain,
+                cell.prediction
+                    .as_ref()
+                    .map_or("?", |prediction| prediction.predicted.word()),
+                cell.built.real.word(),
+                cell.built
+                    .first_error
+                    .as_deref()
+                    .unwrap_or(&cell.built.reason)
+            ));
+        }
+        text
+    }
+
+    fn count(&self, real: Real) -> usize {
+        self.cells
+            .iter()
+            .filter(|cell| cell.built.real == real)
+            .count()
+    }
+
+    /// The Markdown form.
+    pub(crate) fn markdown(&self) -> String {
+        let escape = |text: &str| text.replace('|', "\\|").replace('\n', " ");
+        let mut text = String::from("## Kernel trees\n\n");
+        for line in self.tree_lines() {
+            text.push_str(&format!("- {}\n", escape(&line)));
+        }
+        text.push_str(
+            "\n| tree | toolchain | rustc | minimum met | predicted | real | why |\n|---|---|---|---|---|---|---|\n",
+        );
+        for row in self.rows() {
+            let cells: Vec<String> = row.iter().map(|value| escape(value)).collect();
+            text.push_str(&format!("| {} |\n", cells.join(" | ")));
+        }
+        text
+    }
+}

@@ -1,0 +1,143 @@
+//! The kernel trees `cargo xtask kernel` builds: Debian's `linux-source-X`, fetched through the
+//! project's private apt ([`crate::debian::Provisioner`]) and unpacked under
+//! `target/kernel/trees/` by [`crate::extracted::provision`] (complete only once its marker,
+//! with the `.deb`'s SHA-256, is in place), or a local checkout used where it is.
+
+use crate::debian::Provisioner;
+use crate::extracted::{self, Wanted};
+use crate::pins::{TreePin, TreeSource};
+use anyhow::{bail, Context};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A kernel tree ready to be read and built.
+#[derive(Clone, Debug)]
+pub(crate) struct Tree {
+    /// The top of the tree (its `Makefile`, `scripts/`).
+    pub root: PathBuf,
+    /// Where it comes from, exactly: `linux-source-6.12=6.12.118-1 (trixie-security)`, or the
+    /// path of a local tree.
+    pub identity: String,
+    /// The Debian package, with its version, when it is one.
+    pub package: Option<String>,
+    /// The `.deb`'s SHA-256, when it is one.
+    pub sha256: Option<String>,
+    /// What providing it cost: (fetch seconds, unpack seconds, bytes fetched); zero when it was
+    /// there already.
+    pub cost: (f64, f64, u64),
+}
+
+/// The directory under which trees, builds, tools and results live: `target/kernel/`.
+pub(crate) fn kernel_dir() -> PathBuf {
+    crate::project_root().join("target").join("kernel")
+}
+
+/// Provides the tree `pin` names: unpacks a Debian tree (once; a complete copy is reused), or
+/// checks that a local path is a kernel tree.
+pub(crate) fn provide(provisioner: &mut Provisioner<'_>, pin: &TreePin) -> anyhow::Result<Tree> {
+    match &pin.source {
+        TreeSource::Path(path) => {
+            let root = std::fs::canonicalize(path)
+                .with_context(|| format!("the tree `{}`: {}", pin.id, path.display()))?;
+            check_kernel_tree(&root)?;
+            Ok(Tree {
+                identity: format!("local tree {}", root.display()),
+                root,
+                package: None,
+                sha256: None,
+                cost: (0.0, 0.0, 0),
+            })
+        }
+        TreeSource::Debian(source) => {
+            let suites = source.suites();
+            let version = source.version.as_deref();
+            let prefix = provisioner.root().join("trees").join(format!(
+                "{}-{}",
+                source.package,
+                version.unwrap_or("newest").replace(':', "%3a")
+            ));
+            let tarball = format!("./usr/src/{}.tar.xz", source.package);
+            let select = |members: &[String]| -> anyhow::Result<Vec<String>> {
+                match members.iter().find(|member| **member == tarball) {
+                    Some(member) => Ok(vec![member.clone()]),
+                    None => bail!("the package holds no {tarball}"),
+                }
+            };
+            let wanted = Wanted {
+                package: &source.package,
+                version,
+                suites: &suites,
+                prefix: prefix.clone(),
+                select: &select,
+            };
+            let top = source.package.clone();
+            let extracted = extracted::provision(provisioner, &wanted, |staging| {
+                unpack_tarball(staging, &top)
+            })?;
+            let tree = extracted
+                .marker
+                .get("tree")
+                .context("the tree's marker names no directory")?;
+            let root = extracted.prefix.join(tree);
+            check_kernel_tree(&root)?;
+            Ok(Tree {
+                root,
+                identity: extracted.marker.identity(),
+                package: Some(format!(
+                    "{}={}",
+                    extracted.marker.package, extracted.marker.version
+                )),
+                sha256: Some(extracted.marker.sha256.clone()),
+                cost: (
+                    extracted.seconds.0,
+                    extracted.seconds.1,
+                    extracted.fetched_bytes,
+                ),
+            })
+        }
+    }
+}
+
+/// Unpacks the package's tarball in the staging directory and removes it: xz's checksums and
+/// tar's exit status verify it, and a tree without its top `Makefile` is refused.
+fn unpack_tarball(staging: &Path, top: &str) -> anyhow::Result<Vec<(String, String)>> {
+    let tarball = staging.join("usr/src").join(format!("{top}.tar.xz"));
+    let output = Command::new("tar")
+        .arg("-xJf")
+        .arg(&tarball)
+        .arg("-C")
+        .arg(staging)
+        .output()
+        .context("running tar")?;
+    if !output.status.success() {
+        bail!(
+            "unpacking {}: tar {}: {}",
+            tarball.display(),
+            output.status,
+            crate::process::last_line(&String::from_utf8_lossy(&output.stderr))
+        );
+    }
+    std::fs::remove_file(&tarball).with_context(|| format!("removing {}", tarball.display()))?;
+    check_kernel_tree(&staging.join(top))?;
+    Ok(vec![("tree".to_owned(), top.to_owned())])
+}
+
+/// Fails unless `root` is a kernel tree: a top `Makefile` that sets `VERSION` and `PATCHLEVEL`,
+/// and `scripts/config`.
+pub(crate) fn check_kernel_tree(root: &Path) -> anyhow::Result<()> {
+    let makefile = root.join("Makefile");
+    let text = crate::files::read_text(&makefile, 1 << 20)
+        .with_context(|| format!("{} is no kernel tree", root.display()))?;
+    let sets = |name: &str| {
+        text.lines()
+            .any(|line| line.split('=').next().map(str::trim) == Some(name))
+    };
+    if !sets("VERSION") || !sets("PATCHLEVEL") || !root.join("scripts/config").is_file() {
+        bail!(
+            "{} is no kernel tree: its Makefile sets no VERSION and PATCHLEVEL, or it has no \
+             scripts/config",
+            root.display()
+        );
+    }
+    Ok(())
+}

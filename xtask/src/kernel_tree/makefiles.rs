@@ -1,0 +1,231 @@
+//! What the tree's Makefiles say: its version, the allowed list and the flags Kbuild gives a
+//! driver, the crate roots, and the `--cfg`s `rust/Makefile` gives each crate of `rust/`.
+//!
+//! Make is not evaluated: the reader takes the few shapes these files have used from 6.1 to
+//! 7.3 (`NAME := words`, `\` continuations, `$(if $(call rustc-min-version,N),words)`) and
+//! errors where a needed one is missing.
+
+use super::Build;
+use crate::catalog::Release;
+use crate::kconfig::release_of_rustc_version;
+use anyhow::{bail, Context};
+use std::path::Path;
+
+/// The version as the top Makefile sets it: `VERSION.PATCHLEVEL.SUBLEVEL` and `EXTRAVERSION`
+/// (`7.3.0-rc7`).
+pub(super) fn version(makefile: &str) -> Option<String> {
+    let value = |name: &str| {
+        makefile.lines().find_map(|line| {
+            let (key, value) = line.split_once('=')?;
+            (key.trim() == name).then(|| value.trim().to_string())
+        })
+    };
+    let numbers = [value("VERSION")?, value("PATCHLEVEL")?, value("SUBLEVEL")?];
+    if numbers
+        .iter()
+        .any(|number| number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    Some(format!(
+        "{}{}",
+        numbers.join("."),
+        value("EXTRAVERSION").unwrap_or_default()
+    ))
+}
+
+/// The logical lines of a Makefile: `\`-continued lines joined with a space, comments kept.
+fn logical_lines(text: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut current = String::new();
+    for line in text.lines() {
+        match line.strip_suffix('\\') {
+            Some(start) => {
+                current.push_str(start);
+                current.push(' ');
+            }
+            None => {
+                current.push_str(line);
+                lines.push(std::mem::take(&mut current));
+            }
+        }
+    }
+    if !current.is_empty() {
+        lines.push(current);
+    }
+    lines
+}
+
+/// The value of the first assignment to `name` (`name := value`, `name = value`).
+fn assignment(text: &str, name: &str) -> Option<String> {
+    logical_lines(text).into_iter().find_map(|line| {
+        let rest = line.strip_prefix(name)?;
+        let rest = rest.trim_start();
+        let value = rest
+            .strip_prefix(":=")
+            .or_else(|| rest.strip_prefix("?="))
+            .or_else(|| rest.strip_prefix('='))?;
+        Some(value.trim().to_string())
+    })
+}
+
+/// `rust_allowed_features` of `scripts/Makefile.build`, or `None` when it sets none.
+pub(super) fn allowed_features(makefile_build: &str) -> Option<Vec<String>> {
+    let value = assignment(makefile_build, "rust_allowed_features")?;
+    Some(
+        value
+            .split(',')
+            .map(|name| name.trim().to_string())
+            .filter(|name| !name.is_empty())
+            .collect(),
+    )
+}
+
+/// The words of `rust_common_cmd`, as written.
+pub(super) fn rust_common_cmd(makefile_build: &str) -> anyhow::Result<Vec<String>> {
+    let command =
+        assignment(makefile_build, "rust_common_cmd").context("it defines no `rust_common_cmd`")?;
+    Ok(command.split_whitespace().map(str::to_string).collect())
+}
+
+/// The words of `rust_common_cmd` that say which features a driver may use and has on
+/// (`-Zallow-features=`, `-Zcrate-attr=`), quotes removed and the allowed list put in.
+pub(super) fn driver_flags(command: &[String], allowed: &[String]) -> anyhow::Result<Vec<String>> {
+    let list = allowed.join(",");
+    let flags: Vec<String> = command
+        .iter()
+        .filter(|word| word.starts_with("-Zallow-features=") || word.starts_with("-Zcrate-attr="))
+        .map(|word| {
+            word.replace(['\'', '"'], "")
+                .replace("$(rust_allowed_features)", &list)
+        })
+        .collect();
+    if !flags
+        .iter()
+        .any(|flag| flag.starts_with("-Zallow-features="))
+    {
+        bail!("`rust_common_cmd` passes no -Zallow-features");
+    }
+    Ok(flags)
+}
+
+/// Top directories whose `.rs` files are no Kbuild objects: `rust/` has its own Makefile, the
+/// others hold host programs and user-space tools.
+const NOT_KBUILD: [&str; 5] = ["rust", "scripts", "tools", "Documentation", ".git"];
+
+/// The crate roots of the tree: those `rust/Makefile` compiles (`$(src)/PATH.rs`), then every
+/// `.rs` file whose `NAME.o` its directory's `Makefile` or `Kbuild` names, the test the
+/// kernel's own `scripts/generate_rust_analyzer.py` applies; it looks under `samples/` and
+/// `drivers/` only, this everywhere but [`NOT_KBUILD`] (7.3 also has `mm/kasan/` and `lib/`).
+pub(super) fn crate_roots(
+    root: &Path,
+    rust_makefile: &str,
+) -> anyhow::Result<Vec<(String, Build)>> {
+    let mut roots: Vec<(String, Build)> = Vec::new();
+    for word in rust_makefile.split(|c: char| c.is_whitespace() || c == ':') {
+        let Some(path) = word.strip_prefix("$(src)/") else {
+            continue;
+        };
+        let path = format!("rust/{path}");
+        if path.ends_with(".rs")
+            && root.join(&path).is_file()
+            && !roots.iter().any(|(known, _)| *known == path)
+        {
+            roots.push((path, Build::Library));
+        }
+    }
+    let mut others = Vec::new();
+    let entries = std::fs::read_dir(root).with_context(|| format!("listing {}", root.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("listing {}", root.display()))?;
+        let name = entry.file_name();
+        if entry.file_type()?.is_dir() && !NOT_KBUILD.iter().any(|skip| name == *skip) {
+            collect_kbuild_roots(root, &entry.path(), &mut others)?;
+        }
+    }
+    others.sort();
+    roots.extend(others.into_iter().map(|path| (path, Build::Kbuild)));
+    Ok(roots)
+}
+
+fn collect_kbuild_roots(root: &Path, dir: &Path, roots: &mut Vec<String>) -> anyhow::Result<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    let mut build_files: Option<String> = None;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("listing {}", dir.display()))?;
+        let path = entry.path();
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            collect_kbuild_roots(root, &path, roots)?;
+            continue;
+        }
+        if path.extension().is_none_or(|extension| extension != "rs") {
+            continue;
+        }
+        let text = build_files.get_or_insert_with(|| {
+            ["Makefile", "Kbuild"]
+                .iter()
+                .filter_map(|name| std::fs::read_to_string(dir.join(name)).ok())
+                .collect::<Vec<_>>()
+                .join("\n")
+        });
+        let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+        if text.contains(&format!("{stem}.o")) {
+            let relative = path.strip_prefix(root).unwrap_or(&path);
+            roots.push(relative.to_string_lossy().into_owned());
+        }
+    }
+    Ok(())
+}
+
+/// A crate's name from its root, as Kbuild and `rust/Makefile` name it: `rust/kernel/lib.rs`
+/// is `kernel`, `rust/pin-init/internal/src/lib.rs` is `pin_init_internal`,
+/// `samples/rust/rust_minimal.rs` is `rust_minimal`.
+pub(super) fn crate_name(root: &str) -> String {
+    let path = root.strip_prefix("rust/").unwrap_or(root);
+    let name = if let Some(dir) = path
+        .strip_suffix("/src/lib.rs")
+        .or_else(|| path.strip_suffix("/lib.rs"))
+    {
+        dir.to_string()
+    } else {
+        let file = path.rsplit('/').next().unwrap_or(path);
+        file.trim_end_matches(".rs").to_string()
+    };
+    name.replace(['/', '-'], "_")
+}
+
+/// The `--cfg`s `rust/Makefile` gives crate `name` (`NAME-cfgs := ...`), each with the release
+/// from which it is given when it stands in `$(if $(call rustc-min-version,N),...)`.
+pub(super) fn crate_cfgs(rust_makefile: &str, name: &str) -> Vec<(String, Option<Release>)> {
+    let Some(value) = assignment(rust_makefile, &format!("{name}-cfgs")) else {
+        return Vec::new();
+    };
+    let mut cfgs = Vec::new();
+    let mut rest = value.as_str();
+    while !rest.trim().is_empty() {
+        rest = rest.trim_start();
+        if let Some(after) = rest.strip_prefix("$(if $(call rustc-min-version,") {
+            let Some((number, after)) = after.split_once(')') else {
+                break;
+            };
+            let Some((words, after)) = after.trim_start_matches(',').split_once(')') else {
+                break;
+            };
+            let from = number.trim().parse().ok().map(release_of_rustc_version);
+            cfgs.extend(
+                words
+                    .split_whitespace()
+                    .map(|word| (word.to_string(), from)),
+            );
+            rest = after;
+        } else {
+            let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+            cfgs.push((rest[..end].to_string(), None));
+            rest = &rest[end..];
+        }
+    }
+    cfgs
+}
