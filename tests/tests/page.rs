@@ -97,6 +97,27 @@ fn report_cells(report: &Value) -> BTreeMap<String, (String, bool)> {
             (format!("out-{}", text(build, "outcome")), !ok(build)),
         );
     }
+    for cell in report["kbuild"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+    {
+        if shown.contains(text(cell, "toolchain")) {
+            let class = if ok(cell) {
+                "kb-expected"
+            } else {
+                "kb-unexpected"
+            };
+            cells.insert(
+                format!(
+                    "kbuild/{}/{}",
+                    text(cell, "fixture"),
+                    text(cell, "toolchain")
+                ),
+                (class.to_string(), !ok(cell)),
+            );
+        }
+    }
     let platforms = &report["platforms"];
     for known in platforms["known"].as_array().expect("known") {
         let class = match (known["observed"].as_bool(), known["error"].is_null()) {
@@ -124,6 +145,25 @@ fn report_cells(report: &Value) -> BTreeMap<String, (String, bool)> {
                 text(cross, "toolchain")
             ),
             (format!("out-{}", text(cross, "outcome")), !ok(cross)),
+        );
+    }
+    cells
+}
+
+/// The kernel grid's cells for the recorded `cargo xtask kernel` report: key, the class of the
+/// real result, and whether the prediction said otherwise (framed as a `finding`).
+fn kernel_cells(report: &Value) -> BTreeMap<String, (String, bool)> {
+    let mut cells = BTreeMap::new();
+    for cell in report["cells"]
+        .as_array()
+        .expect("the kernel report's cells")
+    {
+        cells.insert(
+            format!("kernel/{}/{}", text(cell, "tree"), text(cell, "rustc")),
+            (
+                format!("kt-{}", text(cell, "real").replace(' ', "-")),
+                cell["finding"].as_bool() == Some(true),
+            ),
         );
     }
     cells
@@ -161,7 +201,39 @@ fn the_committed_page_shows_every_cell_of_the_committed_report() {
     }
 
     let shown = page_cells(&dom);
-    let expected = report_cells(&report);
+    let mut expected = report_cells(&report);
+    let kernel = match std::fs::read_to_string(root.join("docs/kernel-report.json")) {
+        Ok(text) => kernel_cells(&json::parse(&text).expect("docs/kernel-report.json is JSON")),
+        Err(_) => BTreeMap::new(),
+    };
+    let findings = kernel.values().filter(|(_, finding)| *finding).count();
+    for (key, (class, finding)) in &kernel {
+        let classes = shown
+            .get(key)
+            .unwrap_or_else(|| panic!("the page has no kernel cell {key}"));
+        assert!(
+            classes.contains(class),
+            "{key}: {class}, not in {classes:?}"
+        );
+        assert_eq!(
+            classes.contains("finding"),
+            *finding,
+            "{key}: framed as a finding"
+        );
+    }
+    let framed_findings = shown
+        .values()
+        .filter(|classes| classes.contains("finding"))
+        .count();
+    assert_eq!(
+        framed_findings, findings,
+        "kernel findings framed on the page"
+    );
+    expected.extend(
+        kernel
+            .into_iter()
+            .map(|(key, (class, _))| (key, (class, false))),
+    );
     let missing: Vec<&String> = expected
         .keys()
         .filter(|key| !shown.contains_key(*key))

@@ -534,9 +534,10 @@ fn read_optional(path: &Path) -> anyhow::Result<Option<String>> {
 }
 
 /// The compatibility page generated from the matrix report `matrix` (its text, read from
-/// `path`) and the usage report, dated by the matrix report; "date not recorded" for a report
-/// made before reports carried one.
+/// `path`), the usage report and the kernel report recorded under `root`, dated by the matrix
+/// report; "date not recorded" for a report made before reports carried one.
 fn compat_page_for(
+    root: &Path,
     matrix: &str,
     path: &Path,
     report: &Report,
@@ -546,7 +547,17 @@ fn compat_page_for(
         .map_err(|error| anyhow::anyhow!("{} is not a matrix report: {error}", path.display()))?;
     let date = crate::date::of_report(&value).unwrap_or("date not recorded");
     refuse_control_characters(date, "the report's date")?;
-    Ok(page::compat_page(report, usage, date))
+    let kernel_path = root.join(kernels::KERNEL_REPORT);
+    let kernel_trees = match read_optional(&kernel_path)? {
+        Some(text) => {
+            let value = crate::json::parse(&text).map_err(|error| {
+                anyhow::anyhow!("{} is not a kernel report: {error}", kernel_path.display())
+            })?;
+            kernels::read_trees(&value, &kernel_path)?
+        }
+        None => Vec::new(),
+    };
+    Ok(page::compat_page(report, usage, &kernel_trees, date))
 }
 
 /// The page and the reports it is generated from: with `report` (and `usage`) given, the
@@ -595,7 +606,7 @@ fn page_files(
             None => return Ok(files),
         },
     };
-    let html = compat_page_for(&text, &path, report, usage)?;
+    let html = compat_page_for(root, &text, &path, report, usage)?;
     files.push((root.join(page::PAGE), html));
     Ok(files)
 }

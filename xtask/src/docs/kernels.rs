@@ -22,24 +22,24 @@ const HEADLINE: (&str, &str) = ("6.12", "7.3");
 /// The crate root whose features the page lists: the one the shim stands for.
 const KERNEL_CRATE: &str = "rust/kernel/lib.rs";
 
-/// One tree as the page needs it.
-struct TreeData {
-    id: String,
-    version: String,
-    package: Option<String>,
-    minimum_rustc: Option<String>,
-    allowed: Vec<String>,
+/// One tree as the pages need it.
+pub struct TreeData {
+    pub id: String,
+    pub version: String,
+    pub package: Option<String>,
+    pub minimum_rustc: Option<String>,
+    pub allowed: Vec<String>,
     /// Each feature `rust/kernel/lib.rs` enables on some compiler, with the releases that
     /// enable it, and all the releases probed.
-    features: Vec<(String, Vec<String>)>,
-    probed: Vec<String>,
+    pub features: Vec<(String, Vec<String>)>,
+    pub probed: Vec<String>,
     /// Every other crate root that enables a feature on some compiler, with those features.
-    others: Vec<(String, Vec<String>)>,
+    pub others: Vec<(String, Vec<String>)>,
     /// (real result, rustc release, reason) per cell.
-    real: Vec<(String, String, String)>,
+    pub real: Vec<(String, String, String)>,
     /// The cells whose prediction the real build contradicted: (release, predicted, real).
-    findings: Vec<(String, String, String)>,
-    error: Option<String>,
+    pub findings: Vec<(String, String, String)>,
+    pub error: Option<String>,
 }
 
 fn strings(value: Option<&Value>) -> Vec<String> {
@@ -60,7 +60,7 @@ fn text(value: &Value, key: &str) -> Option<String> {
 }
 
 /// Reads the report's trees and cells; a report without them is an error naming the file.
-fn read_trees(report: &Value, file: &Path) -> anyhow::Result<Vec<TreeData>> {
+pub fn read_trees(report: &Value, file: &Path) -> anyhow::Result<Vec<TreeData>> {
     let (Some(trees), Some(cells)) = (
         report.get("trees").and_then(Value::as_array),
         report.get("cells").and_then(Value::as_array),

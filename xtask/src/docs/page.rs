@@ -6,6 +6,7 @@
 //! class naming what was observed; a cell that differs from the catalog's prediction also has
 //! the class `differs`, so the browser test can count them against the report's failures.
 
+use super::kernels::TreeData;
 use crate::catalog::{FEATURES, MINIMUM_RELEASE};
 use crate::expect::{Outcome, ToolchainVerdict};
 use crate::plan::{Kind, Mode};
@@ -183,7 +184,12 @@ fn outcome_words(outcome: Outcome) -> &'static str {
 }
 
 /// The page for `report`, with the places of `usage` where given, dated `date` (the report's).
-pub fn compat_page(report: &Report, usage: Option<&UsageReport>, date: &str) -> String {
+pub fn compat_page(
+    report: &Report,
+    usage: Option<&UsageReport>,
+    kernel_trees: &[TreeData],
+    date: &str,
+) -> String {
     let order = release_order(&report.toolchains);
     let (found, missing): (Vec<usize>, Vec<usize>) = order.into_iter().partition(|&index| {
         matches!(
@@ -216,7 +222,8 @@ pub fn compat_page(report: &Report, usage: Option<&UsageReport>, date: &str) -> 
     body.push_str(&feature_grid(report, usage, &found, &mut popups));
     body.push_str(&target_grid(report, &found, &mut popups));
     body.push_str(&host_grid(report, &found, &mut popups));
-    body.push_str(&kernel_trees_section());
+    body.push_str(&kbuild_grid(report, &found, &mut popups));
+    body.push_str(&kernel_trees_section(kernel_trees, &mut popups));
     body.push_str(&compilers_table(report, &found, &missing, &mut popups));
     if !failures.is_empty() {
         body.push_str("<section><h2 id=\"failures\">Where the compilers disagree</h2><ul>");
@@ -755,10 +762,155 @@ fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -> String {
 
 /// The kernel trees x compilers grid's place: `cargo xtask kernel`'s report fills it once that
 /// command exists; until then the page says there is none rather than showing anything.
-fn kernel_trees_section() -> String {
-    "<section><h2 id=\"kernel-trees\">Kernel trees</h2><p class=\"muted\">Which compiler builds \
-     which kernel tree's Rust: no kernel-tree report yet.</p></section>\n"
-        .into()
+/// What a driver gets from each compiler when it breaks Kbuild's rules: the codes of its
+/// errors per fixture of `tests/fixtures/`, framed where they are not the catalog's prediction.
+fn kbuild_grid(report: &Report, found: &[usize], popups: &mut Popups) -> String {
+    if report.kbuild.is_empty() {
+        return String::new();
+    }
+    let mut fixtures: Vec<&str> = Vec::new();
+    for cell in &report.kbuild {
+        if !fixtures.contains(&cell.fixture.as_str()) {
+            fixtures.push(&cell.fixture);
+        }
+    }
+    let mut html = format!(
+        "<section><h2 id=\"kbuild\">A driver against Kbuild's rules</h2>\
+         <p class=\"muted\">Each fixture compiled as Kbuild compiles a driver \
+         (<code>-Zallow-features</code> and <code>-Zcrate-attr=feature(…)</code> with the kernel's \
+         list): <code>inside_allow_list</code> enables an allowed feature itself, \
+         <code>outside_allow_list</code> uses one outside the list. The cell shows the codes of \
+         the compiler's errors.</p>\
+         <table class=\"grid\"><thead><tr><th class=\"corner\">fixture</th>{}</tr></thead>\
+         <tbody>\n",
+        column_headers(report, found)
+    );
+    for fixture in fixtures {
+        let _ = write!(
+            html,
+            "<tr><th class=\"row\"><code>{}</code></th>",
+            escape_html(fixture)
+        );
+        for &index in found {
+            let toolchain = &report.toolchains[index];
+            let Some(cell) = report
+                .kbuild
+                .iter()
+                .find(|cell| cell.toolchain == index && cell.fixture == fixture)
+            else {
+                html.push_str("<td></td>");
+                continue;
+            };
+            let shown = match &cell.observed {
+                Some(codes) if codes.is_empty() => "built".to_string(),
+                Some(codes) => codes.join(", "),
+                None => "\u{2013}".to_string(),
+            };
+            let predicted = match &cell.expected {
+                Some(code) => format!("The catalog predicts {}.", escape_html(code)),
+                None => "Nothing is built on this compiler.".to_string(),
+            };
+            let body = format!(
+                "<p>{}</p><p class=\"muted\">{predicted}</p>",
+                escape_html(cell.first_error.as_deref().unwrap_or(&shown)),
+            );
+            let id = popups.add(&format!("{fixture} on {}", name(toolchain)), &body);
+            let _ = write!(
+                html,
+                "<td class=\"cell {}{}{}\" data-cell=\"kbuild/{}/{}\" title=\"{}\">\
+                 <a href=\"#{id}\">{}</a></td>",
+                if cell.ok() {
+                    "kb-expected"
+                } else {
+                    "kb-unexpected"
+                },
+                if cell.ok() { "" } else { " differs" },
+                below_class(toolchain),
+                escape_html(fixture),
+                escape_html(&toolchain.id),
+                escape_html(&predicted),
+                escape_html(&shown),
+            );
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</tbody></table></section>\n");
+    html
+}
+
+/// Which compiler built which real kernel tree's Rust, from the recorded `cargo xtask kernel`
+/// report: the real result per tree and compiler, framed (`finding`) where the prediction from
+/// the tree's own rules said otherwise.
+fn kernel_trees_section(trees: &[TreeData], popups: &mut Popups) -> String {
+    if trees.is_empty() {
+        return "<section><h2 id=\"kernel-trees\">Kernel trees</h2><p class=\"muted\">Which \
+                compiler builds which kernel tree's Rust: no <code>cargo xtask kernel</code> \
+                report is recorded (<code>docs/kernel-report.json</code>).</p></section>\n"
+            .into();
+    }
+    let mut releases: Vec<&str> = Vec::new();
+    for tree in trees {
+        for (_, release, _) in &tree.real {
+            if !releases.contains(&release.as_str()) {
+                releases.push(release);
+            }
+        }
+    }
+    releases.sort_by_key(|release| crate::catalog::Release::parse(release));
+    let mut html = String::from(
+        "<section><h2 id=\"kernel-trees\">Kernel trees</h2><p class=\"muted\">Each real kernel \
+         tree's Rust built with each compiler by the tree's own Kbuild (<code>cargo xtask \
+         kernel</code>): <i>refused</i> is the tree's own <code>make rustavailable</code> saying \
+         no. A frame marks a real result that the prediction from the tree's rules did not \
+         expect. Details: <a href=\"kernels.md\">docs/kernels.md</a>.</p>\
+         <table class=\"grid\"><thead><tr><th class=\"corner\">tree</th>",
+    );
+    for release in &releases {
+        let _ = write!(html, "<th>{}</th>", escape_html(release));
+    }
+    html.push_str("</tr></thead><tbody>\n");
+    for tree in trees {
+        let _ = write!(
+            html,
+            "<tr><th class=\"row\">{} <small>{}</small></th>",
+            escape_html(&tree.id),
+            escape_html(&tree.version)
+        );
+        for release in &releases {
+            let Some((real, _, reason)) = tree.real.iter().find(|(_, r, _)| r == release) else {
+                html.push_str("<td></td>");
+                continue;
+            };
+            let finding = tree.findings.iter().find(|(r, _, _)| r == release);
+            let mut body = format!(
+                "<p>{}</p>",
+                escape_html(if reason.is_empty() { real } else { reason })
+            );
+            if let Some((_, predicted, _)) = finding {
+                let _ = write!(
+                    body,
+                    "<p class=\"bad\">Predicted {}, the real build says {}.</p>",
+                    escape_html(predicted),
+                    escape_html(real)
+                );
+            }
+            let id = popups.add(&format!("Linux {} with {release}", tree.version), &body);
+            let _ = write!(
+                html,
+                "<td class=\"cell kt-{}{}\" data-cell=\"kernel/{}/{}\" title=\"{}\">\
+                 <a href=\"#{id}\">{}</a></td>",
+                real.replace(' ', "-"),
+                if finding.is_some() { " finding" } else { "" },
+                escape_html(&tree.id),
+                escape_html(release),
+                escape_html(reason),
+                escape_html(real),
+            );
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</tbody></table></section>\n");
+    html
 }
 
 /// The compilers, by release: exact version, where each came from, and its verdict.
@@ -887,6 +1039,10 @@ td.squares { background: transparent; white-space: nowrap; }
 .out-skipped { background: var(--unknown); color: var(--unknown-fg); }
 .sw.out-pass, .sw.out-fail, .sw.out-skipped { min-width: 22px; }
 .differs { outline: 3px solid var(--bad); outline-offset: -1px; }
+.finding { outline: 3px dashed var(--bad); outline-offset: -1px; }
+.kt-pass, .kb-expected { background: var(--stable); color: var(--stable-fg); }
+.kt-fail, .kb-unexpected { background: var(--fail); color: var(--fail-fg); font-weight: 700; }
+.kt-refused { background: var(--gated); color: var(--gated-fg); }
 .below { opacity: .45; }
 table.grid th.col.below { opacity: .45; }
 details summary { cursor: pointer; margin-bottom: 8px; }

@@ -366,7 +366,7 @@ fn the_page_orders_columns_by_release_and_frames_only_what_differs() {
     let inline_const = feature_index("inline_const");
     report.features[inline_const][3].observed = Observed::Status(Status::Gated);
     report.toolchains[3].rustc = Some("/home/x/.rustup/toolchains/1.95.0/bin/rustc".into());
-    let page = page::compat_page(&report, None, "2026-12-04 02:40 UTC<script>");
+    let page = page::compat_page(&report, None, &[], "2026-12-04 02:40 UTC<script>");
 
     let header = |id: &str| page.find(&format!(">{id}<")).unwrap();
     assert!(header("debian-1.48.0") < header("1.95.0") && header("1.95.0") < header("nightly"));
