@@ -650,12 +650,23 @@ fn machine_failure(output: &ProcessOutput, timeout: Duration) -> Option<String> 
     None
 }
 
-/// The first error line of a build's output, with the line after a rustc error (its place).
+/// The first error line of a build's output: rustc's (with the line after it, its place), else
+/// a C compiler's, else make's own (`*** [...] Error 1`, `*** No rule ... Stop.`). The banner
+/// lines of `scripts/rust_is_available.sh` (`*** Rust compiler ... is too new`) are warnings.
 pub(crate) fn first_error(said: &str) -> Option<String> {
     let lines: Vec<&str> = said.lines().collect();
-    let at = lines.iter().position(|line| {
-        line.starts_with("error") || line.contains(": error:") || line.contains("*** ")
-    })?;
+    let kinds: [&dyn Fn(&str) -> bool; 3] = [
+        &|line| line.starts_with("error"),
+        &|line| line.contains(": error:"),
+        &|line| {
+            !line.trim_start().starts_with("***")
+                && line.contains("*** ")
+                && (line.contains("Error") || line.contains("Stop."))
+        },
+    ];
+    let at = kinds
+        .iter()
+        .find_map(|kind| lines.iter().position(|line| kind(line)))?;
     let mut text = lines[at].trim().to_owned();
     if let Some(next) = lines
         .get(at + 1)

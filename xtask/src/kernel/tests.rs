@@ -188,6 +188,13 @@ fn the_first_error_names_the_place_rustc_gave() {
         Some("error[E0635]: unknown feature `x` (rust/kernel/lib.rs:17:12)")
     );
     assert_eq!(build::first_error("all fine\n"), None);
+    // rust_is_available.sh's banner is a warning; make's own failure line is an error.
+    let said = "***\n*** Rust compiler 'rustc' is too new. This may or may not work.\n***\n\
+                make[1]: *** No rule to make target 'x.o'.  Stop.\n";
+    assert_eq!(
+        build::first_error(said).as_deref(),
+        Some("make[1]: *** No rule to make target 'x.o'.  Stop.")
+    );
 }
 
 fn built(real: Real) -> Built {
