@@ -26,6 +26,7 @@ pub mod emulators;
 pub mod expect;
 mod extracted;
 mod files;
+pub mod hash;
 mod interrupt;
 pub mod json;
 pub mod judge;
