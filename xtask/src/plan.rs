@@ -93,6 +93,21 @@ pub fn directory_name(id: &str) -> String {
         .collect()
 }
 
+/// The output directory's name of a compiler: its id, and a short hash of where the compiler
+/// is and how it is started, so that no two compilers (`1.95.0` and a `--toolchain` wrapper,
+/// a pin moved to another package) ever share outputs.
+fn identity_directory_name(toolchain: &crate::toolchain::Toolchain) -> String {
+    let mut hasher = crate::hash::StableHasher::new();
+    hasher
+        .field(toolchain.rustc.to_string_lossy().as_bytes())
+        .field(&toolchain.spec);
+    if let Some(loader) = &toolchain.loader {
+        hasher.field(loader.program.to_string_lossy().as_bytes());
+    }
+    let hash = hasher.finish().to_string();
+    format!("{}-{}", directory_name(&toolchain.id), &hash[..8])
+}
+
 /// A toolchain as the planner sees it: an index into the matrix's toolchain list, its compiler
 /// and whether it gets builds (ok) or only the probe (too old).
 #[derive(Clone, Debug)]
@@ -133,6 +148,9 @@ pub struct Step {
     pub platform: Option<&'static KernelTarget>,
     /// What the runner checks itself once the processes succeeded.
     pub check: Option<Check>,
+    /// The files its processes write that anything reads later: removed before they run, and
+    /// required after they succeed, so that what is judged or run is what was just built.
+    pub outputs: Vec<PathBuf>,
 }
 
 /// A check the runner makes in-process after a step's processes succeeded.
@@ -281,7 +299,7 @@ pub fn plan_run(
         cross[index] = Some(CrossToolchain {
             sources: library_sources(toolchain, version),
         });
-        let mut name = directory_name(&toolchain.id);
+        let mut name = identity_directory_name(toolchain);
         if !used_names.insert(name.clone()) {
             name = format!("{name}-{index}");
             used_names.insert(name.clone());
@@ -412,6 +430,7 @@ pub fn plan(
             deps: Vec::new(),
             platform: None,
             check: None,
+            outputs: Vec::new(),
         });
         if !toolchain.builds {
             continue;
@@ -436,11 +455,12 @@ pub fn plan(
                     Output::Directory(&directory),
                 )],
                 artifact: Some(directory.join("libkernel.rlib")),
-                directories: vec![directory],
+                directories: vec![directory.clone()],
                 inputs: shim_files.clone(),
                 deps: Vec::new(),
                 platform: None,
                 check: None,
+                outputs: vec![directory.join("libkernel.rlib")],
             });
         }
     }
@@ -470,6 +490,7 @@ pub fn plan(
                 deps: Vec::new(),
                 platform: None,
                 check: None,
+                outputs: vec![test_binary.clone()],
             });
             let (library, rlib) = libraries
                 .get(&(toolchain.index, mode))
@@ -498,6 +519,7 @@ pub fn plan(
                     deps: vec![library],
                     platform: None,
                     check: None,
+                    outputs: vec![binary.clone()],
                 });
                 steps.push(Step {
                     toolchain: toolchain.index,
@@ -512,6 +534,7 @@ pub fn plan(
                     deps: vec![build],
                     platform: None,
                     check: None,
+                    outputs: Vec::new(),
                 });
                 let test_binary = directory.join(format!("{}-test", example.name));
                 steps.push(Step {
@@ -536,6 +559,7 @@ pub fn plan(
                     deps: vec![library],
                     platform: None,
                     check: None,
+                    outputs: vec![test_binary.clone()],
                 });
             }
         }

@@ -110,6 +110,19 @@ pub fn run_step(step: &Step, key: Key, cache: &Cache, limits: Limits) -> StepRes
             return StepResult::failed(format!("creating {}: {error}", directory.display()));
         }
     }
+    for output in &step.outputs {
+        // An output left from an earlier run would be judged, run or linked as if this run
+        // had built it.
+        match std::fs::remove_file(output) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                return StepResult::failed(format!(
+                    "removing the old {} before building it again: {error}",
+                    output.display()
+                ))
+            }
+            _ => {}
+        }
+    }
     let mut outputs = Vec::new();
     let mut cacheable = true;
     for (index, invocation) in step.processes.iter().enumerate() {
@@ -130,6 +143,18 @@ pub fn run_step(step: &Step, key: Key, cache: &Cache, limits: Limits) -> StepRes
         }
     }
     let mut result = judge(step, &outputs, limits.timeout);
+    if result.outcome == Outcome::Pass {
+        if let Some(missing) = step.outputs.iter().find(|output| !output.is_file()) {
+            result.outcome = Outcome::Fail;
+            result.first_error = Some(format!(
+                "{} succeeded but did not write {}: a program it ran (the linker) claimed work \
+                 it did not do",
+                step.processes[0].program.display(),
+                missing.display()
+            ));
+            cacheable = false;
+        }
+    }
     if let (Some(check), Outcome::Pass) = (&step.check, result.outcome) {
         if let Err((error, repeatable)) = run_check(check, &mut result) {
             result.outcome = Outcome::Fail;
@@ -202,6 +227,7 @@ mod tests {
             deps: Vec::new(),
             platform: None,
             check: None,
+            outputs: Vec::new(),
         }
     }
 
@@ -319,6 +345,33 @@ mod tests {
         let (result, kept) = run_and_look("tests-crashed", &tests);
         assert_eq!(result.outcome, Outcome::Fail);
         assert!(!kept, "a crashed test program is not its word");
+    }
+
+    #[test]
+    fn an_output_is_removed_before_its_step_and_required_after_it() {
+        let directory = crate::project_root().join("target/kshim/unit-tests/runner/outputs");
+        let _ = std::fs::remove_dir_all(&directory);
+        std::fs::create_dir_all(&directory).unwrap();
+        let binary = directory.join("rust_minimal");
+        std::fs::write(&binary, "an old build").unwrap();
+        // A compiler whose linker says it linked, and wrote nothing.
+        let mut step = shell_step(Kind::Build, "true");
+        step.outputs = vec![binary.clone()];
+        let (result, kept) = run_and_look("outputs-missing", &step);
+        assert_eq!(
+            result.outcome,
+            Outcome::Fail,
+            "the old binary was taken as new"
+        );
+        let error = result.first_error.unwrap();
+        assert!(error.contains("did not write"), "{error}");
+        assert!(!binary.exists(), "the old binary is still there");
+        assert!(!kept, "a missing output is not the compiler's word");
+        step.processes[0].args[1] = format!("echo new > '{}'", binary.display());
+        let (result, kept) = run_and_look("outputs-written", &step);
+        assert_eq!(result.outcome, Outcome::Pass);
+        assert!(kept);
+        assert_eq!(std::fs::read_to_string(&binary).unwrap(), "new\n");
     }
 
     #[test]

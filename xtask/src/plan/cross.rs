@@ -98,6 +98,7 @@ pub fn plan_cross(
             deps: Vec::new(),
             platform: None,
             check: None,
+            outputs: Vec::new(),
         });
         if !toolchain.builds {
             continue;
@@ -141,19 +142,23 @@ fn plan_target(
         .join("lib/rustlib")
         .join(platform.triple)
         .join("lib");
-    let step = |kind, target: &str, mode, processes, artifact, inputs, deps, check| Step {
-        toolchain: toolchain.index,
-        kind,
-        target: target.to_string(),
-        mode,
-        processes,
-        artifact,
-        directories: vec![libraries.clone()],
-        inputs,
-        deps,
-        platform: Some(platform),
-        check,
-    };
+    let step =
+        |kind, target: &str, mode, processes, artifact: Option<PathBuf>, inputs, deps, check| {
+            Step {
+                toolchain: toolchain.index,
+                kind,
+                target: target.to_string(),
+                mode,
+                processes,
+                outputs: artifact.iter().cloned().collect(),
+                artifact,
+                directories: vec![libraries.clone()],
+                inputs,
+                deps,
+                platform: Some(platform),
+                check,
+            }
+        };
     let core = steps.len();
     steps.push(step(
         Kind::Core,
@@ -237,6 +242,7 @@ fn plan_target(
         };
         steps.push(Step {
             directories: vec![directory.clone()],
+            outputs: vec![object.clone()],
             ..step(
                 Kind::Objects,
                 "sites",
@@ -285,6 +291,7 @@ fn plan_target(
         };
         steps.push(Step {
             directories: vec![directory.clone()],
+            outputs: vec![binary],
             ..step(
                 Kind::Emulate,
                 "program",

@@ -225,5 +225,6 @@ fn usage_step(
         deps: library.into_iter().collect(),
         platform: None,
         check: None,
+        outputs: Vec::new(),
     }
 }
