@@ -143,6 +143,11 @@ pub fn run_step(step: &Step, key: Key, cache: &Cache, limits: Limits) -> StepRes
         }
     }
     let mut result = judge(step, &outputs, limits.timeout);
+    if result.outcome == Outcome::Fail && outputs.iter().all(ProcessOutput::success) {
+        // Every process said it succeeded and the judge found otherwise (a program that
+        // exited 0 without its last line): no process gave a verdict to keep.
+        cacheable = false;
+    }
     if result.outcome == Outcome::Pass {
         if let Some(missing) = step.outputs.iter().find(|output| !output.is_file()) {
             result.outcome = Outcome::Fail;
@@ -372,6 +377,45 @@ mod tests {
         assert_eq!(result.outcome, Outcome::Pass);
         assert!(kept);
         assert_eq!(std::fs::read_to_string(&binary).unwrap(), "new\n");
+    }
+
+    #[test]
+    fn an_emulator_that_exits_0_passes_only_a_program_that_said_it_completed() {
+        let run = |name: &str, emulator: &str| {
+            let mut step = shell_step(Kind::Emulate, "true");
+            step.processes.push(Invocation {
+                program: PathBuf::from("/bin/sh"),
+                args: vec!["-c".into(), emulator.into()],
+                env: Vec::new(),
+                env_remove: Vec::new(),
+            });
+            run_and_look(name, &step)
+        };
+        for (name, emulator) in [
+            ("silent", "exit 0"),
+            ("cut-short", "echo '  pass: one'; echo '  pass: two'"),
+            ("miscounted", "echo '  pass: one'; echo 'ok: 2 checks'"),
+            ("none", "echo 'ok: 0 checks'"),
+        ] {
+            let (result, kept) = run(name, emulator);
+            assert_eq!(
+                result.outcome,
+                Outcome::Fail,
+                "{name}: a program never run passed"
+            );
+            let error = result.first_error.unwrap();
+            assert!(
+                error.contains("did not say it completed"),
+                "{name}: {error}"
+            );
+            assert!(!kept, "{name}");
+        }
+        let (result, kept) = run(
+            "completed",
+            "echo '  pass: one'; echo '  pass: two'; echo 'ok: 2 checks'",
+        );
+        assert_eq!(result.outcome, Outcome::Pass, "{:?}", result.first_error);
+        assert!(kept);
     }
 
     #[test]
