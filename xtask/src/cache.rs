@@ -7,7 +7,7 @@ use crate::catalog::Release;
 use crate::expect::Outcome;
 use crate::files;
 use crate::files::write_atomically;
-pub use crate::hash::{file_stamp, hash_file, Key, StableHasher};
+pub use crate::hash::{file_stamp, hash_file, stat_stamp, tree_stamp, Key, StableHasher};
 use crate::json::{self, Value};
 use crate::judge::StepResult;
 use crate::places::GateErrors;
@@ -204,7 +204,7 @@ pub fn cache_keys(
     for step in steps {
         let mut hasher = StableHasher::new();
         hasher
-            .field("kshim matrix step v4")
+            .field("kshim matrix step v5")
             .field(step.kind.word())
             .number(compiler_identity(step.toolchain).0);
         for (name, value) in inherited {
@@ -239,11 +239,14 @@ pub fn cache_keys(
 /// Every step's cache key in a run of `planned` toolchains (found among `availabilities`), with
 /// the inherited environment of [`crate::process::inherited_environment`] and each input file
 /// hashed once.
+/// (see [`input_key`]).
 pub fn run_keys(
     steps: &[Step],
     planned: &[crate::plan::PlannedToolchain],
     availabilities: &[crate::toolchain::Availability],
+    root: &Path,
 ) -> anyhow::Result<Vec<Key>> {
+    let provisioned = crate::debian::toolchains_dir();
     let identities: std::collections::HashMap<usize, Key> = planned
         .iter()
         .filter_map(|toolchain| match &availabilities[toolchain.index] {
@@ -263,16 +266,31 @@ pub fn run_keys(
             if let Some(key) = file_hashes.get(path) {
                 return Ok(*key);
             }
-            let key = hash_file(path)?;
+            let key = input_key(path, root, &provisioned)?;
             file_hashes.insert(path.to_path_buf(), key);
             Ok(key)
         },
     )
 }
 
+/// The key of one input of a step. A file of the checkout at `root` (outside `provisioned`) by
+/// its contents; any other file (the library sources, the linker, the emulator, which
+/// `cargo xtask toolchains install` provisioned or the system has) by its [`stat_stamp`], and a
+/// directory by its [`tree_stamp`]: their contents would cost seconds on every run, and
+/// `cargo xtask toolchains verify` checks the provisioned ones against their digests.
+pub fn input_key(path: &Path, root: &Path, provisioned: &Path) -> anyhow::Result<Key> {
+    if path.is_dir() {
+        tree_stamp(path)
+    } else if path.starts_with(root) && !path.starts_with(provisioned) {
+        hash_file(path)
+    } else {
+        stat_stamp(path).with_context(|| format!("reading {}", path.display()))
+    }
+}
+
 /// The compiler's identity for cache keys: where it is, its contents, size and modification
-/// time, what `-vV` says, the environment it runs with, and its sysroot's libraries (their
-/// names, sizes and modification times).
+/// time, what `-vV` says, the environment it runs with, its loader, and its sysroot's
+/// libraries and host tools (`rust-lld`) by their [`stat_stamp`]s.
 ///
 /// The contents catch a compiler replaced by another of the same size and time (a wrapper
 /// script rewritten and `touch`ed back); `-vV` catches a wrapper whose text stayed but whose
@@ -293,6 +311,7 @@ pub fn compiler_identity(rustc: &Rustc, version: &RustcVersion) -> Key {
     }
     if let Some(loader) = &rustc.loader {
         hasher.field(loader.program.to_string_lossy().as_bytes());
+        hasher.number(stat_stamp(&loader.program).map_or(0, |stamp| stamp.0));
         for arg in &loader.leading_args {
             hasher.field(arg);
         }
@@ -302,6 +321,7 @@ pub fn compiler_identity(rustc: &Rustc, version: &RustcVersion) -> Key {
         let libraries = [
             sysroot.join("lib"),
             sysroot.join("lib/rustlib").join(&version.host).join("lib"),
+            sysroot.join("lib/rustlib").join(&version.host).join("bin"),
         ];
         for directory in libraries {
             let mut files: Vec<PathBuf> = std::fs::read_dir(&directory)
@@ -315,11 +335,9 @@ pub fn compiler_identity(rustc: &Rustc, version: &RustcVersion) -> Key {
                 .unwrap_or_default();
             files.sort();
             for file in files {
-                let (size, modified) = file_stamp(&file).unwrap_or((0, 0));
                 hasher
                     .field(file.to_string_lossy().as_bytes())
-                    .number(u128::from(size))
-                    .number(modified);
+                    .number(stat_stamp(&file).map_or(0, |stamp| stamp.0));
             }
         }
     }
@@ -461,6 +479,157 @@ impl RunLock {
 mod tests {
     use super::*;
     use crate::places::{Location, Place};
+    use crate::plan::Rustc;
+
+    /// Rewrites `file` with other bytes of the same size, and sets its modification time back.
+    fn overwrite_keeping_size_and_time(file: &Path) {
+        let metadata = fs::metadata(file).unwrap();
+        let mut bytes = fs::read(file).unwrap();
+        bytes[0] ^= 1;
+        std::thread::sleep(Duration::from_millis(20));
+        fs::write(file, &bytes).unwrap();
+        fs::File::options()
+            .write(true)
+            .open(file)
+            .unwrap()
+            .set_modified(metadata.modified().unwrap())
+            .unwrap();
+        assert_eq!(fs::metadata(file).unwrap().len(), metadata.len());
+    }
+
+    #[test]
+    fn a_sysroot_library_rewritten_in_place_changes_the_compilers_identity() {
+        let sysroot = crate::project_root().join("target/kshim/unit-tests/cache-sysroot");
+        let _ = fs::remove_dir_all(&sysroot);
+        let host = "x86_64-unknown-linux-gnu";
+        let libraries = sysroot.join("lib/rustlib").join(host).join("lib");
+        fs::create_dir_all(&libraries).unwrap();
+        fs::create_dir_all(sysroot.join("bin")).unwrap();
+        let rustc = sysroot.join("bin/rustc");
+        fs::write(&rustc, "#!/bin/sh\n").unwrap();
+        let libcore = libraries.join("libcore-0123.rlib");
+        fs::write(&libcore, vec![b'c'; 4096]).unwrap();
+        let rustc = Rustc {
+            path: rustc,
+            env: Vec::new(),
+            loader: None,
+            release: Release::new(1, 95, 0),
+        };
+        let version = RustcVersion {
+            sysroot: Some(sysroot.clone()),
+            ..crate::version::parse_verbose_version(
+                "rustc 1.95.0 (59807616e 2026-04-14)\nbinary: rustc\nhost: x86_64-unknown-linux-gnu\nrelease: 1.95.0\n",
+            )
+            .unwrap()
+        };
+        let before = compiler_identity(&rustc, &version);
+        overwrite_keeping_size_and_time(&libcore);
+        assert_ne!(
+            compiler_identity(&rustc, &version),
+            before,
+            "a libcore rewritten with its size and time kept served the old results"
+        );
+    }
+
+    #[test]
+    fn provisioned_inputs_rewritten_in_place_change_the_keys_of_the_cross_cells() {
+        use crate::plan::{plan_cross, CrossToolchain, Emulation, Layout, PlannedToolchain};
+        let scratch = crate::project_root().join("target/kshim/unit-tests/cache-cross");
+        let _ = fs::remove_dir_all(&scratch);
+        let library = scratch.join("usr/src/rustc-1.95.0/library");
+        fs::create_dir_all(library.join("core/src")).unwrap();
+        fs::create_dir_all(library.join("stdarch/crates/core_arch/src")).unwrap();
+        let core = library.join("core/src/lib.rs");
+        fs::write(&core, "#![no_core]\n").unwrap();
+        fs::write(library.join("stdarch/crates/core_arch/src/mod.rs"), "\n").unwrap();
+        let emulator = scratch.join("qemu-aarch64");
+        fs::write(&emulator, "#!/bin/sh\nexec \"$@\"\n").unwrap();
+        let linker = scratch.join("ld.lld");
+        fs::write(&linker, "#!/bin/sh\n").unwrap();
+        let root = crate::project_root();
+        let layout = Layout::new(&root);
+        let toolchain = PlannedToolchain {
+            index: 0,
+            directory_name: "cache-cross".into(),
+            rustc: Rustc {
+                path: scratch.join("rustc"),
+                env: Vec::new(),
+                loader: None,
+                release: Release::new(1, 95, 0),
+            },
+            builds: true,
+        };
+        let sources = crate::library_sources::LibrarySources {
+            library: library.clone(),
+            identity: "test sources".into(),
+            core_edition: "2021".into(),
+            compiler_builtins: None,
+        };
+        let platform = crate::targets::KERNEL_TARGETS
+            .iter()
+            .find(|target| target.arch == "aarch64")
+            .unwrap();
+        let runner = |_: &crate::targets::KernelTarget| Some(Ok(emulator.clone()));
+        let emulation = Emulation {
+            linker: Ok(linker.clone()),
+            runner: &runner,
+        };
+        let mut steps = Vec::new();
+        plan_cross(
+            &layout,
+            &[(
+                toolchain,
+                CrossToolchain {
+                    sources: Ok(sources),
+                },
+            )],
+            &[platform],
+            &emulation,
+            &mut steps,
+        )
+        .unwrap();
+        let provisioned = scratch.clone();
+        let keys = || {
+            cache_keys(&steps, &[], &|_| Key(1), &mut |path: &Path| {
+                input_key(path, &root, &provisioned)
+            })
+            .unwrap()
+        };
+        let of = |keys: &[Key], kind: crate::plan::Kind| -> Vec<Key> {
+            steps
+                .iter()
+                .zip(keys)
+                .filter(|(step, _)| step.kind == kind)
+                .map(|(_, key)| *key)
+                .collect()
+        };
+        let before = keys();
+        assert_eq!(before, keys(), "keys are stable");
+        overwrite_keeping_size_and_time(&core);
+        let after_core = keys();
+        assert!(
+            of(&after_core, crate::plan::Kind::Core)
+                .iter()
+                .zip(of(&before, crate::plan::Kind::Core))
+                .all(|(after, before)| *after != before),
+            "a damaged library source kept the key of core"
+        );
+        overwrite_keeping_size_and_time(&emulator);
+        let after_emulator = keys();
+        assert!(
+            of(&after_emulator, crate::plan::Kind::Emulate)
+                .iter()
+                .zip(of(&after_core, crate::plan::Kind::Emulate))
+                .all(|(after, before)| *after != before),
+            "a replaced emulator kept the key of the program's run"
+        );
+        overwrite_keeping_size_and_time(&linker);
+        assert_ne!(
+            of(&keys(), crate::plan::Kind::Emulate),
+            of(&after_emulator, crate::plan::Kind::Emulate),
+            "a replaced linker kept the key of the program's build"
+        );
+    }
 
     #[test]
     fn cache_entries_round_trip() {

@@ -89,9 +89,82 @@ pub fn file_stamp(path: &Path) -> Option<(u64, u128)> {
     Some((metadata.len(), modified.as_nanos()))
 }
 
+/// A file's stat stamp: its device, inode, size, and modification and change times. No write
+/// keeps all of them: rewriting a file in place changes its change time (which no system call
+/// sets back), replacing it changes its inode. Cheap enough for every file of a sysroot or of
+/// the library sources on each run, where contents would cost seconds; what a stamp cannot
+/// tell (that the bytes are the ones Debian shipped) `cargo xtask toolchains verify` does.
+pub fn stat_stamp(path: &Path) -> std::io::Result<Key> {
+    use std::os::unix::fs::MetadataExt;
+    let metadata = fs::metadata(path)?;
+    let mut hasher = StableHasher::new();
+    hasher
+        .number(u128::from(metadata.dev()))
+        .number(u128::from(metadata.ino()))
+        .number(u128::from(metadata.size()))
+        .number(metadata.mtime() as u128)
+        .number(metadata.mtime_nsec() as u128)
+        .number(metadata.ctime() as u128)
+        .number(metadata.ctime_nsec() as u128);
+    Ok(hasher.finish())
+}
+
+/// The stamp of a directory tree: the relative path and [`stat_stamp`] of every file below
+/// `directory`, in name order, so that a file added, removed, renamed or rewritten changes it.
+pub fn tree_stamp(directory: &Path) -> anyhow::Result<Key> {
+    let mut hasher = StableHasher::new();
+    let mut pending = vec![directory.to_path_buf()];
+    while let Some(current) = pending.pop() {
+        let mut entries: Vec<_> = fs::read_dir(&current)
+            .with_context(|| format!("reading {}", current.display()))?
+            .collect::<Result<_, _>>()
+            .with_context(|| format!("reading {}", current.display()))?;
+        entries.sort_by_key(|entry| entry.file_name());
+        for entry in entries {
+            let path = entry.path();
+            let relative = path.strip_prefix(directory).unwrap_or(&path);
+            hasher.field(relative.to_string_lossy().as_bytes());
+            if entry.file_type()?.is_dir() {
+                pending.push(path);
+            } else {
+                let stamp =
+                    stat_stamp(&path).with_context(|| format!("reading {}", path.display()))?;
+                hasher.number(stamp.0);
+            }
+        }
+    }
+    Ok(hasher.finish())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_write_keeps_a_stamp() {
+        let directory = crate::project_root().join("target/kshim/unit-tests/hash-stamps");
+        let _ = fs::remove_dir_all(&directory);
+        fs::create_dir_all(directory.join("src")).unwrap();
+        let file = directory.join("src/lib.rs");
+        fs::write(&file, "pub fn f() {}\n").unwrap();
+        let before = (stat_stamp(&file).unwrap(), tree_stamp(&directory).unwrap());
+        let modified = fs::metadata(&file).unwrap().modified().unwrap();
+        // The same size, the modification time set back: only the change time tells.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        fs::write(&file, "pub fn g() {}\n").unwrap();
+        fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(modified)
+            .unwrap();
+        assert_eq!(fs::metadata(&file).unwrap().len(), 14);
+        assert_ne!(stat_stamp(&file).unwrap(), before.0);
+        assert_ne!(tree_stamp(&directory).unwrap(), before.1);
+        let after = tree_stamp(&directory).unwrap();
+        fs::write(directory.join("src/new.rs"), "").unwrap();
+        assert_ne!(tree_stamp(&directory).unwrap(), after, "an added file");
+    }
 
     #[test]
     fn fnv1a_128_matches_the_reference_values() {

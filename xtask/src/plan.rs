@@ -387,17 +387,20 @@ fn find_linker(availabilities: &[Availability]) -> Result<PathBuf, String> {
                 .find(|lld| lld.is_file())
         })
     };
-    let on_path = || {
-        std::env::var_os("PATH").and_then(|path| {
-            std::env::split_paths(&path)
-                .map(|directory| directory.join("ld.lld"))
-                .find(|lld| lld.is_file())
-        })
-    };
+    let on_path = || on_path("ld.lld");
     bundled.or_else(rustup).or_else(on_path).ok_or_else(|| {
         "no linker for the test programs: no rustup toolchain has rust-lld, and no ld.lld is on \
          PATH"
             .to_string()
+    })
+}
+
+/// The first file called `name` in a directory of `PATH`.
+fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|directory| directory.join(name))
+            .find(|file| file.is_file())
     })
 }
 
@@ -409,9 +412,12 @@ pub fn plan(
     examples: &[Example],
 ) -> anyhow::Result<Vec<Step>> {
     let shim_files = shim_inputs(&layout.root)?;
+    // What links the host's binaries (rustc's default linker) decides them as the sources do.
+    let linker: Vec<PathBuf> = on_path("cc").into_iter().collect();
+    let shim_test_files = [shim_files.clone(), linker.clone()].concat();
     let mut example_files = Vec::new();
     for example in examples {
-        example_files.push(example_inputs(&example.path)?);
+        example_files.push([example_inputs(&example.path)?, linker.clone()].concat());
     }
     let mut steps = Vec::new();
     // (toolchain position, mode) -> the shim's rlib step and its file
@@ -486,7 +492,7 @@ pub fn plan(
                 ],
                 artifact: None,
                 directories: vec![directory.clone()],
-                inputs: shim_files.clone(),
+                inputs: shim_test_files.clone(),
                 deps: Vec::new(),
                 platform: None,
                 check: None,

@@ -166,9 +166,9 @@ fn plan_target(
         None,
         vec![rustc.core(sources, platform.triple, &libraries)],
         Some(libraries.join("libcore.rlib")),
-        // The sources are not hashed: their path names the package version or the
-        // toolchain they belong to, and the key has both the command line and the compiler.
-        Vec::new(),
+        // Provisioned files, keyed by their stat stamps (see `cache::run_keys`): a damaged
+        // source must not be served a result built from the intact one.
+        sources.parts(),
         Vec::new(),
         None,
     ));
@@ -178,7 +178,7 @@ fn plan_target(
     };
     let builtins_inputs = match &builtins_crate {
         Builtins::Empty(file) => vec![file.clone()],
-        Builtins::Sources(_) => Vec::new(),
+        Builtins::Sources(_) => sources.parts(),
     };
     let builtins = steps.len();
     steps.push(step(
@@ -289,6 +289,12 @@ fn plan_target(
                 env_remove: Vec::new(),
             },
         };
+        // The linker and the emulator decide the cell as much as the sources do.
+        let mut inputs = program_inputs(&layout.root);
+        inputs.push(linker.clone());
+        if run.program != binary {
+            inputs.push(run.program.clone());
+        }
         steps.push(Step {
             directories: vec![directory.clone()],
             outputs: vec![binary],
@@ -298,7 +304,7 @@ fn plan_target(
                 Some(mode),
                 vec![build, run],
                 None,
-                program_inputs(&layout.root),
+                inputs,
                 vec![library],
                 None,
             )
