@@ -91,6 +91,18 @@ pub fn is_the_compilers_word(step: &Step, index: usize, output: &ProcessOutput) 
     }
 }
 
+/// The provisioned file that rustc's error names, when a step that builds the toolchain's own
+/// library sources (`core`, `compiler_builtins`) failed in them.
+fn provisioned_error_file(step: &Step, outputs: &[ProcessOutput]) -> Option<String> {
+    let compile = outputs.first().filter(|output| !output.success())?;
+    if step.kind != Kind::Core {
+        return None;
+    }
+    error_files(&compile.stderr)
+        .into_iter()
+        .find(|file| !is_own_source(step, file) && !file.starts_with('<'))
+}
+
 /// Whether `file`, as a diagnostic names it, is one of the step's own input files.
 fn is_own_source(step: &Step, file: &str) -> bool {
     let named = Path::new(file);
@@ -143,6 +155,15 @@ pub fn run_step(step: &Step, key: Key, cache: &Cache, limits: Limits) -> StepRes
         }
     }
     let mut result = judge(step, &outputs, limits.timeout);
+    if let Some(file) = provisioned_error_file(step, &outputs) {
+        // The compiler's own library sources do not fail to build on it unless they changed.
+        result.first_error = Some(format!(
+            "{} (in {file}, a provisioned file, not kshim's: it may be damaged; `cargo xtask \
+             toolchains verify` checks every provisioned file against its digest, `cargo xtask \
+             toolchains install` repairs what is damaged)",
+            result.first_error.unwrap_or_default()
+        ));
+    }
     if result.outcome == Outcome::Fail && outputs.iter().all(ProcessOutput::success) {
         // Every process said it succeeded and the judge found otherwise (a program that
         // exited 0 without its last line): no process gave a verdict to keep.
@@ -416,6 +437,29 @@ mod tests {
         );
         assert_eq!(result.outcome, Outcome::Pass, "{:?}", result.first_error);
         assert!(kept);
+    }
+
+    #[test]
+    fn an_error_in_the_provisioned_library_sources_says_they_may_be_damaged() {
+        let mut step = shell_step(
+            Kind::Core,
+            "printf 'error[E0463]: cannot find crate\\n --> /provisioned/library/core/src/lib.rs:1:1\\n' \
+             >&2; exit 1",
+        );
+        step.mode = None;
+        step.inputs = vec![PathBuf::from("/provisioned/library/core")];
+        let (result, kept) = run_and_look("core-damaged", &step);
+        assert_eq!(result.outcome, Outcome::Fail);
+        let error = result.first_error.unwrap();
+        assert!(
+            error.contains("/provisioned/library/core/src/lib.rs, a provisioned file")
+                && error.contains("cargo xtask toolchains install"),
+            "{error}"
+        );
+        assert!(
+            !kept,
+            "a damaged library source was taken for the compiler's word"
+        );
     }
 
     #[test]
