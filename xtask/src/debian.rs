@@ -189,6 +189,7 @@ pub(crate) struct Provisioner<'a> {
     apt: Option<PrivateApt>,
     update_problems: BTreeMap<String, String>,
     log: &'a mut dyn FnMut(&str),
+    verify: bool,
 }
 
 impl<'a> Provisioner<'a> {
@@ -207,7 +208,38 @@ impl<'a> Provisioner<'a> {
             apt: None,
             update_problems: BTreeMap::new(),
             log,
+            verify: false,
         }
+    }
+
+    /// A provisioner that checks every file of a prefix against its recorded digest before it
+    /// takes the prefix as there already, as `cargo xtask toolchains install` does (it costs
+    /// about a second per compiler, too much for every discovery).
+    pub(crate) fn verifying(mut self) -> Self {
+        self.verify = true;
+        self
+    }
+
+    /// Whether `prefix` (holding `what`) may be taken as it is: always, unless this
+    /// provisioner verifies; then only when every file matches its recorded digest. Says why
+    /// not.
+    pub(crate) fn intact(&mut self, prefix: &Path, what: &str) -> bool {
+        if !self.verify {
+            return true;
+        }
+        let why = match crate::digests::damaged(prefix) {
+            Ok(damaged) if damaged.is_empty() => return true,
+            Ok(damaged) => format!(
+                "{} damaged file(s) in {} ({}{})",
+                damaged.len(),
+                prefix.display(),
+                damaged[..damaged.len().min(3)].join(", "),
+                if damaged.len() > 3 { ", ..." } else { "" }
+            ),
+            Err(error) => format!("{error:#}"),
+        };
+        (self.log)(&format!("{what}: {why}; provisioning it again"));
+        false
     }
 
     /// Provisions `source`, unless a complete copy that `accept`s its `-vV` is there already.
@@ -294,7 +326,7 @@ impl<'a> Provisioner<'a> {
                 .with_context(|| format!("writing the marker in {}", staging.display()))?;
             let (_, version) = answer(staging, accept)?;
             checked = Some(version);
-            Ok(())
+            crate::digests::record(staging)
         })
         .with_context(|| format!("unpacking {exact} into {}", prefix.display()))?;
         checked.context("the unpacked compiler was not checked")?;
@@ -383,6 +415,9 @@ impl<'a> Provisioner<'a> {
                 && (source.version.is_none() || found.version == source.version)
         });
         for (prefix, found) in prefixes {
+            if !self.intact(&prefix, &found.to_string()) {
+                continue;
+            }
             match answer(&prefix, accept) {
                 Ok((launch, _)) => {
                     return Some(Provisioned {
@@ -545,6 +580,37 @@ pub(crate) fn provisioned_prefixes(root: &Path) -> Vec<(PathBuf, DebianSource)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn install_takes_a_prefix_as_there_only_when_its_files_match_their_digests() {
+        let root = crate::project_root().join("target/kshim/unit-tests/provisioner-intact");
+        let _ = std::fs::remove_dir_all(&root);
+        let prefix = root.join("debian/rust-src-1.97.1+dfsg1-1");
+        let lib = prefix.join("usr/src/rustc-1.97.1/library/core/src/lib.rs");
+        std::fs::create_dir_all(lib.parent().unwrap()).unwrap();
+        std::fs::write(&lib, "#![no_core]\n").unwrap();
+        let sh = Shell::new().unwrap();
+        let mut said = Vec::new();
+        let mut log = |line: &str| said.push(line.to_owned());
+        let mut provisioner = Provisioner::new(&sh, root.clone(), Vec::new(), &mut log).verifying();
+        assert!(
+            !provisioner.intact(&prefix, "rust-src"),
+            "a prefix with no digests was taken as there"
+        );
+        crate::digests::record(&prefix).unwrap();
+        assert!(provisioner.intact(&prefix, "rust-src"));
+        std::fs::write(&lib, "").unwrap();
+        assert!(
+            !provisioner.intact(&prefix, "rust-src"),
+            "an emptied lib.rs was taken as there"
+        );
+        drop(provisioner);
+        assert!(
+            said.iter()
+                .any(|line| line.contains("library/core/src/lib.rs: changed")),
+            "{said:?}"
+        );
+    }
 
     #[test]
     fn sources_are_parsed_and_checked() {

@@ -20,6 +20,7 @@ pub mod cfg;
 pub mod ci_matrix;
 mod debian;
 pub mod diagnostics;
+mod digests;
 pub mod docs;
 pub mod elf;
 pub mod emulators;
