@@ -584,3 +584,69 @@ fn audit_inputs_that_are_no_files_are_refused_at_once() {
     ]);
     assert_refused(&finished, "it is a FIFO, not a regular file");
 }
+
+// ---------------------------------------------------------------------------------------------
+// 2. Provisioning changes nothing it was not asked to.
+
+/// Every path under `directory` with its size and modification time, in name order: what a
+/// run that changes nothing leaves as it was.
+fn snapshot(directory: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
+    let mut seen = Vec::new();
+    let mut pending = vec![directory.to_path_buf()];
+    while let Some(current) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&current) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            let Ok(metadata) = entry.metadata() else {
+                continue;
+            };
+            if metadata.is_dir() {
+                pending.push(path.clone());
+            }
+            seen.push((path, metadata.len(), metadata.modified().unwrap()));
+        }
+    }
+    seen.sort();
+    seen
+}
+
+#[test]
+fn a_dry_run_with_a_debian_compiler_not_there_changes_nothing() {
+    let tree = tiny_tree("dry-run");
+    let toolchains = kshim_tests::project_root().join("target/toolchains");
+    // Only the private apt and the top of the prefixes: the prefixes' insides are large.
+    let apt = toolchains.join("apt");
+    let before = (
+        snapshot(&apt),
+        std::fs::read_dir(toolchains.join("debian"))
+            .map(|entries| entries.count())
+            .ok(),
+    );
+    let finished = xtask_within(
+        Duration::from_secs(60),
+        &[
+            "matrix",
+            "--dry-run",
+            "--root",
+            path_str(&tree),
+            "--toolchain",
+            // A suite the private apt has never listed: a run that provisions fetches it.
+            "debian:bookwrom:rustc",
+        ],
+        &[],
+    );
+    assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
+    let after = (
+        snapshot(&apt),
+        std::fs::read_dir(toolchains.join("debian"))
+            .map(|entries| entries.count())
+            .ok(),
+    );
+    assert!(
+        before == after,
+        "--dry-run changed {}",
+        toolchains.display()
+    );
+}

@@ -5,10 +5,11 @@
 use crate::apt::{self, AptIndex, HostLibraries, PrivateApt, Resolved};
 use crate::loader::Launch;
 use crate::version::{parse_verbose_version, RustcVersion};
-use anyhow::Context;
+use anyhow::{bail, Context};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 use xshell::Shell;
 
@@ -19,6 +20,15 @@ use xshell::Shell;
 /// provisioned compilers are the machine's, shared by every build of the repository.
 pub(crate) fn toolchains_dir() -> PathBuf {
     crate::project_root().join("target").join("toolchains")
+}
+
+/// Set once a run promised to change nothing: then no provisioner starts its apt.
+static CHANGE_NOTHING: AtomicBool = AtomicBool::new(false);
+
+/// Makes every later provisioning in this process fail, before it touches the private apt,
+/// the network or `target/toolchains/`: what `--dry-run` promises.
+pub(crate) fn change_nothing() {
+    CHANGE_NOTHING.store(true, Ordering::Relaxed);
 }
 
 /// The file in a provisioned compiler's prefix that says it is complete and what it holds: its
@@ -444,6 +454,13 @@ impl<'a> Provisioner<'a> {
     fn apt(&mut self) -> anyhow::Result<PrivateApt> {
         if let Some(apt) = &self.apt {
             return Ok(apt.clone());
+        }
+        if CHANGE_NOTHING.load(Ordering::Relaxed) {
+            bail!(
+                "not provisioned: this run changes nothing (--dry-run: no apt-get update, no \
+                 download, no unpacking); `cargo xtask toolchains install` or the same run \
+                 without --dry-run provisions it"
+            );
         }
         let dir = self.root.join("apt");
         let mut suites = PrivateApt::listed_suites(&dir);

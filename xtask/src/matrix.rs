@@ -227,6 +227,7 @@ impl flags::Matrix {
         }
         let layout = Layout::new(&root);
         if self.dry_run {
+            crate::debian::change_nothing();
             let planned = plan_run(sh, &layout, &options.selection(), options.timeout)?;
             print_dry_run(&layout, &planned.steps, &probe::probe_source());
             return Ok(Verdict::Success);
