@@ -650,3 +650,53 @@ fn a_dry_run_with_a_debian_compiler_not_there_changes_nothing() {
         toolchains.display()
     );
 }
+
+#[test]
+fn a_lock_held_only_by_what_a_dead_run_left_is_reclaimed() {
+    let tree = tiny_tree("orphan-lock");
+    let lock = tree.join("target/kshim/matrix.lock");
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    // A run that died by SIGKILL: its id in the lock file, and a process it started (in a
+    // process group of its own, as the runner starts them) still holding the lock.
+    let mut dead = Command::new("true").spawn().unwrap();
+    let dead_pid = dead.id();
+    dead.wait().unwrap();
+    let mut orphan = Command::new("setsid")
+        .args(["flock", path_str(&lock), "sleep", "120"])
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("running setsid flock");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Command::new("flock")
+        .args(["-n", path_str(&lock), "true"])
+        .status()
+        .unwrap()
+        .success()
+    {
+        assert!(Instant::now() < deadline, "flock never took the lock");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::write(&lock, format!("{dead_pid}\n")).unwrap();
+    let finished = xtask_within(
+        Duration::from_secs(60),
+        &[
+            "matrix",
+            "--root",
+            path_str(&tree),
+            "--toolchain",
+            "/nonexistent/rustc",
+        ],
+        &[],
+    );
+    let _ = orphan.kill();
+    let _ = orphan.wait();
+    assert!(
+        finished
+            .stderr
+            .contains(&format!("(pid {dead_pid}) is dead")),
+        "{}",
+        finished.stderr
+    );
+    assert!(finished.stderr.contains("sleep"), "{}", finished.stderr);
+    assert_eq!(finished.status.code(), Some(1), "{}", finished.stderr);
+}

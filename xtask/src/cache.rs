@@ -360,6 +360,61 @@ pub fn remove_stale_temporaries(directory: &Path) {
     }
 }
 
+/// Whether process `pid` exists (signal 0 checks, and sends nothing).
+fn process_exists(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists; it sends nothing.
+    let answer = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    answer == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The processes with a descriptor open on the lock file `path`, from `/proc`: each one's id,
+/// process group and name.
+fn lock_holders(path: &Path) -> Vec<(u32, u32, String)> {
+    let Ok(target) = fs::canonicalize(path) else {
+        return Vec::new();
+    };
+    let mut holders = Vec::new();
+    let Ok(processes) = fs::read_dir("/proc") else {
+        return holders;
+    };
+    for process in processes.filter_map(Result::ok) {
+        let Some(pid) = process
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        let Ok(descriptors) = fs::read_dir(process.path().join("fd")) else {
+            continue;
+        };
+        let holds = descriptors
+            .filter_map(Result::ok)
+            .any(|fd| fs::read_link(fd.path()).is_ok_and(|link| link == target));
+        if !holds {
+            continue;
+        }
+        // `/proc/PID/stat`: `PID (NAME) STATE PPID PGRP ...`, NAME may hold spaces.
+        let Ok(stat) = fs::read_to_string(process.path().join("stat")) else {
+            continue;
+        };
+        let Some((name, rest)) = stat
+            .split_once(" (")
+            .and_then(|(_, rest)| rest.rsplit_once(") "))
+        else {
+            continue;
+        };
+        let Some(group) = rest.split_whitespace().nth(2).and_then(|g| g.parse().ok()) else {
+            continue;
+        };
+        holders.push((pid, group, name.to_owned()));
+    }
+    holders
+}
+
 /// The exclusive lock of one matrix directory (`target/kshim/matrix.lock`), held for a whole
 /// run, so that two runs never write the same outputs at once.
 ///
@@ -401,6 +456,7 @@ impl RunLock {
             .open(path)
             .with_context(|| format!("cannot open the matrix's lock file {}", path.display()))?;
         let mut announced = false;
+        let mut reclaimed = false;
         loop {
             // SAFETY: `flock` only reads the descriptor, which `file` keeps open.
             if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
@@ -413,6 +469,12 @@ impl RunLock {
             if !announced {
                 announced = true;
                 waiting(&Self::holder(path));
+            }
+            if !reclaimed {
+                if let Some(message) = Self::reclaim_from_the_dead(path) {
+                    reclaimed = true;
+                    waiting(&message);
+                }
             }
             if let Some(signal) = crate::interrupt::interrupted() {
                 anyhow::bail!(
@@ -437,14 +499,51 @@ impl RunLock {
         writeln!(file, "{}", std::process::id())
     }
 
+    /// When the run that took the lock is dead and only what it started holds it still (it was
+    /// killed with SIGKILL, so it could not end them), ends their process groups so that the
+    /// lock comes free, and says whom it ended; `None` while the owner lives or before it has
+    /// written its id. What a dead run's processes do, no one will read.
+    fn reclaim_from_the_dead(path: &Path) -> Option<String> {
+        let owner: u32 = fs::read_to_string(path).ok()?.trim().parse().ok()?;
+        if process_exists(owner) {
+            return None;
+        }
+        // The owner writes its id just after it takes the lock: look again before acting.
+        std::thread::sleep(Duration::from_millis(200));
+        let again: u32 = fs::read_to_string(path).ok()?.trim().parse().ok()?;
+        if again != owner || process_exists(owner) {
+            return None;
+        }
+        let holders = lock_holders(path);
+        if holders.is_empty() {
+            return None;
+        }
+        // SAFETY: `getpgrp` has no arguments and cannot fail.
+        let own_group = unsafe { libc::getpgrp() } as u32;
+        let mut ended = Vec::new();
+        for (pid, group, name) in holders
+            .iter()
+            .filter(|(_, group, _)| *group > 1 && *group != own_group)
+        {
+            // SAFETY: `killpg` only sends a signal to the group the holder leads or is in.
+            unsafe { libc::killpg(*group as libc::pid_t, libc::SIGKILL) };
+            ended.push(format!("pid {pid} ({name}, group {group})"));
+        }
+        if ended.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "the run that held the lock (pid {owner}) is dead; ending what it left holding it: {} \
+             (lock: {})",
+            ended.join(", "),
+            path.display()
+        ))
+    }
+
     /// Who holds the lock, as the waiting message says it.
     fn holder(path: &Path) -> String {
         let owner = || -> Option<u32> { fs::read_to_string(path).ok()?.trim().parse().ok() };
-        let alive = |pid: u32| {
-            // SAFETY: signal 0 only checks that the process exists; it sends nothing.
-            let answer = unsafe { libc::kill(pid as libc::pid_t, 0) };
-            answer == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-        };
+        let alive = process_exists;
         // The owner writes its id just after it takes the lock: look twice before saying it is
         // gone.
         let mut pid = owner();
