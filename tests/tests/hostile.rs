@@ -484,6 +484,78 @@ fn merge_and_docs_refuse_incomplete_or_contradictory_reports() {
     assert_refused(&merged, "is not a matrix report");
 }
 
+#[test]
+fn merge_and_docs_recompute_every_prediction_and_refuse_what_disagrees() {
+    let directory = scratch_dir("hostile-merge-predictions");
+    let pins = directory.join("pins.toml");
+    pin_file(&pins, 4);
+    let first = shard_report(4, 1, 2).to_json();
+    let second_path = directory.join("2.json");
+    write_json(&second_path, &shard_report(4, 2, 2).to_json());
+    let check = |name: &str, report: &Value, message: &str| {
+        let path = directory.join(name);
+        write_json(&path, report);
+        let merged = xtask(&[
+            "merge",
+            "--pins",
+            path_str(&pins),
+            path_str(&path),
+            path_str(&second_path),
+        ]);
+        assert_refused(&merged, message);
+        assert!(merged.stderr.contains(name), "{}", merged.stderr);
+        if !name.starts_with("strict") && !name.starts_with("release") {
+            let docs = xtask(&["docs", "--check", "--report", path_str(&path)]);
+            assert_refused(&docs, message);
+        }
+    };
+    let asm_goto = FEATURES
+        .iter()
+        .position(|feature| feature.name == "asm_goto")
+        .unwrap();
+    // A cell that agrees with itself and not with the catalog: gated where asm_goto is stable.
+    let mut gated = first.clone();
+    let cell = &mut gated["features"][asm_goto]["toolchains"]["p0"];
+    cell["observed"] = "gated".into();
+    cell["stable_since"] = Value::Null;
+    cell["expected"] = "gated".into();
+    cell["expected_stable_since"] = Value::Null;
+    check(
+        "gated.json",
+        &gated,
+        "feature asm_goto on p0: it expects `gated`, but the catalog predicts `stable`",
+    );
+    let mut later = first.clone();
+    later["features"][asm_goto]["toolchains"]["p0"]["stable_since"] = "1.150.0".into();
+    later["features"][asm_goto]["toolchains"]["p0"]["expected_stable_since"] = "1.150.0".into();
+    check(
+        "later.json",
+        &later,
+        "feature asm_goto on p0: stable since 1.150.0, after the compiler's own release 1.100.0",
+    );
+    let mut date = first.clone();
+    date["toolchains"][0]["commit_date"] = "1999-99-99".into();
+    check(
+        "date.json",
+        &date,
+        "toolchain p0: its commit date `1999-99-99` is no date",
+    );
+    let mut release = first.clone();
+    release["toolchains"][0]["release"] = "1.101.0".into();
+    check(
+        "release.json",
+        &release,
+        "toolchain p0 reports release 1.101.0, but its pin p0 wants 1.100.0",
+    );
+    let mut strict = first.clone();
+    strict["strict"] = true.into();
+    check(
+        "strict.json",
+        &strict,
+        "run every shard with the same --strict",
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // 6. Linear time, and 7. misleading results.
 
