@@ -470,7 +470,7 @@ impl<'a> Provisioner<'a> {
             }
         }
         let names: Vec<&str> = suites.iter().map(String::as_str).collect();
-        let apt = PrivateApt::create(self.sh, &dir, &names)?;
+        let mut apt = PrivateApt::create(self.sh, &dir, &names)?;
         let stamp = dir.join("updated");
         let fresh = std::fs::read_to_string(&stamp).is_ok_and(|listed| listed == suites.join(" "))
             && std::fs::metadata(&stamp)
@@ -498,6 +498,25 @@ impl<'a> Provisioner<'a> {
             if self.update_problems.is_empty() {
                 std::fs::write(&stamp, suites.join(" "))
                     .with_context(|| format!("writing {}", stamp.display()))?;
+            } else {
+                // A suite that could not be listed (a typo such as `bookwrom`, a suite gone
+                // from the mirror) is not kept: every later run would update it again. A run
+                // that needs it adds it back.
+                let kept: Vec<&str> = names
+                    .iter()
+                    .copied()
+                    .filter(|suite| !self.update_problems.contains_key(*suite))
+                    .collect();
+                apt = PrivateApt::create(self.sh, &dir, &kept)?;
+                (self.log)(&format!(
+                    "apt: {} left out of {} until a run needs them again",
+                    self.update_problems
+                        .keys()
+                        .map(String::as_str)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    dir.join("sources.list").display()
+                ));
             }
         }
         self.apt = Some(apt.clone());
