@@ -726,6 +726,8 @@ fn a_dry_run_with_a_debian_compiler_not_there_changes_nothing() {
 #[test]
 fn a_lock_held_only_by_what_a_dead_run_left_is_reclaimed() {
     let tree = tiny_tree("orphan-lock");
+    // Built first: a build that outlasts the orphan would find the lock free.
+    xtask_binary();
     let lock = tree.join("target/kshim/matrix.lock");
     std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
     // A run that died by SIGKILL: its id in the lock file, and a process it started (in a
@@ -733,11 +735,24 @@ fn a_lock_held_only_by_what_a_dead_run_left_is_reclaimed() {
     let mut dead = Command::new("true").spawn().unwrap();
     let dead_pid = dead.id();
     dead.wait().unwrap();
-    let mut orphan = Command::new("setsid")
-        .args(["flock", path_str(&lock), "sleep", "120"])
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("running setsid flock");
+    /// Ends the orphan however the test ends.
+    struct Orphan(std::process::Child);
+    impl Drop for Orphan {
+        fn drop(&mut self) {
+            // The orphan leads its own process group (setsid): it and its `sleep`.
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", self.0.id())])
+                .status();
+            let _ = self.0.wait();
+        }
+    }
+    let _orphan = Orphan(
+        Command::new("setsid")
+            .args(["flock", path_str(&lock), "sleep", "600"])
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("running setsid flock"),
+    );
     let deadline = Instant::now() + Duration::from_secs(10);
     while Command::new("flock")
         .args(["-n", path_str(&lock), "true"])
@@ -760,8 +775,6 @@ fn a_lock_held_only_by_what_a_dead_run_left_is_reclaimed() {
         ],
         &[],
     );
-    let _ = orphan.kill();
-    let _ = orphan.wait();
     assert!(
         finished
             .stderr
