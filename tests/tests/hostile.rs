@@ -485,6 +485,78 @@ fn merge_and_docs_refuse_incomplete_or_contradictory_reports() {
     assert_refused(&merged, "is not a matrix report");
 }
 
+#[test]
+fn merge_and_docs_recompute_every_prediction_and_refuse_what_disagrees() {
+    let directory = scratch_dir("hostile-merge-predictions");
+    let pins = directory.join("pins.toml");
+    pin_file(&pins, 4);
+    let first = shard_report(4, 1, 2).to_json();
+    let second_path = directory.join("2.json");
+    write_json(&second_path, &shard_report(4, 2, 2).to_json());
+    let check = |name: &str, report: &Value, message: &str| {
+        let path = directory.join(name);
+        write_json(&path, report);
+        let merged = xtask(&[
+            "merge",
+            "--pins",
+            path_str(&pins),
+            path_str(&path),
+            path_str(&second_path),
+        ]);
+        assert_refused(&merged, message);
+        assert!(merged.stderr.contains(name), "{}", merged.stderr);
+        if !name.starts_with("strict") && !name.starts_with("release") {
+            let docs = xtask(&["docs", "--check", "--report", path_str(&path)]);
+            assert_refused(&docs, message);
+        }
+    };
+    let asm_goto = FEATURES
+        .iter()
+        .position(|feature| feature.name == "asm_goto")
+        .unwrap();
+    // A cell that agrees with itself and not with the catalog: gated where asm_goto is stable.
+    let mut gated = first.clone();
+    let cell = &mut gated["features"][asm_goto]["toolchains"]["p0"];
+    cell["observed"] = "gated".into();
+    cell["stable_since"] = Value::Null;
+    cell["expected"] = "gated".into();
+    cell["expected_stable_since"] = Value::Null;
+    check(
+        "gated.json",
+        &gated,
+        "feature asm_goto on p0: it expects `gated`, but the catalog predicts `stable`",
+    );
+    let mut later = first.clone();
+    later["features"][asm_goto]["toolchains"]["p0"]["stable_since"] = "1.150.0".into();
+    later["features"][asm_goto]["toolchains"]["p0"]["expected_stable_since"] = "1.150.0".into();
+    check(
+        "later.json",
+        &later,
+        "feature asm_goto on p0: stable since 1.150.0, after the compiler's own release 1.100.0",
+    );
+    let mut date = first.clone();
+    date["toolchains"][0]["commit_date"] = "1999-99-99".into();
+    check(
+        "date.json",
+        &date,
+        "toolchain p0: its commit date `1999-99-99` is no date",
+    );
+    let mut release = first.clone();
+    release["toolchains"][0]["release"] = "1.101.0".into();
+    check(
+        "release.json",
+        &release,
+        "toolchain p0 reports release 1.101.0, but its pin p0 wants 1.100.0",
+    );
+    let mut strict = first.clone();
+    strict["strict"] = true.into();
+    check(
+        "strict.json",
+        &strict,
+        "run every shard with the same --strict",
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // 6. Linear time, and 7. misleading results.
 
@@ -617,4 +689,133 @@ fn every_command_answers_help_typos_and_the_common_flags_as_cargo_does() {
     assert_refused(&xtask(&["usage", "--jobz", "2"]), "did you mean `--jobs`?");
     assert_refused(&xtask(&["merj"]), "did you mean `merge`?");
     assert_refused(&xtask(&["docs", "--color", "blue"]), "--color must be");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Provisioning changes nothing it was not asked to.
+
+/// Every path under `directory` with its size and modification time, in name order: what a
+/// run that changes nothing leaves as it was.
+fn snapshot(directory: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
+    let mut seen = Vec::new();
+    let mut pending = vec![directory.to_path_buf()];
+    while let Some(current) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&current) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            let Ok(metadata) = entry.metadata() else {
+                continue;
+            };
+            if metadata.is_dir() {
+                pending.push(path.clone());
+            }
+            seen.push((path, metadata.len(), metadata.modified().unwrap()));
+        }
+    }
+    seen.sort();
+    seen
+}
+
+#[test]
+fn a_dry_run_with_a_debian_compiler_not_there_changes_nothing() {
+    let tree = tiny_tree("dry-run");
+    let toolchains = kshim_tests::project_root().join("target/toolchains");
+    // Only the private apt and the top of the prefixes: the prefixes' insides are large.
+    let apt = toolchains.join("apt");
+    let before = (
+        snapshot(&apt),
+        std::fs::read_dir(toolchains.join("debian"))
+            .map(|entries| entries.count())
+            .ok(),
+    );
+    let finished = xtask_within(
+        Duration::from_secs(60),
+        &[
+            "matrix",
+            "--dry-run",
+            "--root",
+            path_str(&tree),
+            "--toolchain",
+            // A suite the private apt has never listed: a run that provisions fetches it.
+            "debian:bookwrom:rustc",
+        ],
+        &[],
+    );
+    assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
+    let after = (
+        snapshot(&apt),
+        std::fs::read_dir(toolchains.join("debian"))
+            .map(|entries| entries.count())
+            .ok(),
+    );
+    assert!(
+        before == after,
+        "--dry-run changed {}",
+        toolchains.display()
+    );
+}
+
+#[test]
+fn a_lock_held_only_by_what_a_dead_run_left_is_reclaimed() {
+    let tree = tiny_tree("orphan-lock");
+    // Built first: a build that outlasts the orphan would find the lock free.
+    xtask_binary();
+    let lock = tree.join("target/kshim/matrix.lock");
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    // A run that died by SIGKILL: its id in the lock file, and a process it started (in a
+    // process group of its own, as the runner starts them) still holding the lock.
+    let mut dead = Command::new("true").spawn().unwrap();
+    let dead_pid = dead.id();
+    dead.wait().unwrap();
+    /// Ends the orphan however the test ends.
+    struct Orphan(std::process::Child);
+    impl Drop for Orphan {
+        fn drop(&mut self) {
+            // The orphan leads its own process group (setsid): it and its `sleep`.
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", self.0.id())])
+                .status();
+            let _ = self.0.wait();
+        }
+    }
+    let _orphan = Orphan(
+        Command::new("setsid")
+            .args(["flock", path_str(&lock), "sleep", "600"])
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("running setsid flock"),
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Command::new("flock")
+        .args(["-n", path_str(&lock), "true"])
+        .status()
+        .unwrap()
+        .success()
+    {
+        assert!(Instant::now() < deadline, "flock never took the lock");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::write(&lock, format!("{dead_pid}\n")).unwrap();
+    let finished = xtask_within(
+        Duration::from_secs(60),
+        &[
+            "matrix",
+            "--root",
+            path_str(&tree),
+            "--toolchain",
+            "/nonexistent/rustc",
+        ],
+        &[],
+    );
+    assert!(
+        finished
+            .stderr
+            .contains(&format!("(pid {dead_pid}) is dead")),
+        "{}",
+        finished.stderr
+    );
+    assert!(finished.stderr.contains("sleep"), "{}", finished.stderr);
+    assert_eq!(finished.status.code(), Some(1), "{}", finished.stderr);
 }

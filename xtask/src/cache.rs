@@ -7,6 +7,7 @@ use crate::catalog::Release;
 use crate::expect::Outcome;
 use crate::files;
 use crate::files::write_atomically;
+pub use crate::hash::{file_stamp, hash_file, stat_stamp, tree_stamp, Key, StableHasher};
 use crate::json::{self, Value};
 use crate::judge::StepResult;
 use crate::places::GateErrors;
@@ -14,98 +15,16 @@ use crate::plan::{Rustc, Step};
 use crate::status::Status;
 use crate::version::RustcVersion;
 use anyhow::Context;
-use std::fmt;
 use std::fs;
 use std::io::Write;
 use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// A 128-bit FNV-1a hash of a sequence of length-prefixed fields.
-#[derive(Clone, Debug)]
-pub struct StableHasher {
-    state: u128,
-}
-
-const FNV_OFFSET_BASIS: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
-const FNV_PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013b;
-
-impl Default for StableHasher {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl StableHasher {
-    /// A hasher in its initial state.
-    pub fn new() -> Self {
-        Self {
-            state: FNV_OFFSET_BASIS,
-        }
-    }
-
-    fn raw(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.state ^= u128::from(byte);
-            self.state = self.state.wrapping_mul(FNV_PRIME);
-        }
-    }
-
-    /// Adds one field; the length prefix keeps `("ab", "c")` apart from `("a", "bc")`.
-    pub fn field(&mut self, bytes: impl AsRef<[u8]>) -> &mut Self {
-        let bytes = bytes.as_ref();
-        self.raw(&(bytes.len() as u64).to_le_bytes());
-        self.raw(bytes);
-        self
-    }
-
-    /// Adds a number as one field.
-    pub fn number(&mut self, number: u128) -> &mut Self {
-        self.field(number.to_le_bytes())
-    }
-
-    /// The hash of everything added so far.
-    pub fn finish(&self) -> Key {
-        Key(self.state)
-    }
-}
-
-/// A cache key: the hash of a step's inputs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Key(pub u128);
-
-impl fmt::Display for Key {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(formatter, "{:032x}", self.0)
-    }
-}
-
 /// The largest cache entry read; a larger one (or one that is not a regular file) is a miss.
 /// An entry's largest part is a module log, at most [`crate::process::CAPTURE_LIMIT`] before
 /// JSON escapes it.
 const ENTRY_LIMIT: u64 = 64 << 20;
-
-/// The largest input or compiler file hashed.
-const HASHED_FILE_LIMIT: u64 = 1 << 30;
-
-/// Hashes a file's contents, naming the file in the error; only a regular file, of at most
-/// [`HASHED_FILE_LIMIT`].
-pub fn hash_file(path: &Path) -> anyhow::Result<Key> {
-    let bytes = files::read_bytes(path, HASHED_FILE_LIMIT)
-        .with_context(|| format!("reading {}", path.display()))?;
-    Ok(StableHasher::new().field(&bytes).finish())
-}
-
-/// A file's size and modification time, which say cheaply whether it was replaced.
-pub fn file_stamp(path: &Path) -> Option<(u64, u128)> {
-    let metadata = fs::metadata(path).ok()?;
-    let modified = metadata
-        .modified()
-        .ok()?
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?;
-    Some((metadata.len(), modified.as_nanos()))
-}
 
 /// The cache directory and whether reading from it is allowed (`--no-cache` still writes).
 #[derive(Clone, Debug)]
@@ -301,7 +220,7 @@ pub fn cache_keys(
     for step in steps {
         let mut hasher = StableHasher::new();
         hasher
-            .field("kshim matrix step v4")
+            .field("kshim matrix step v5")
             .field(step.kind.word())
             .number(compiler_identity(step.toolchain).0);
         for (name, value) in inherited {
@@ -336,11 +255,14 @@ pub fn cache_keys(
 /// Every step's cache key in a run of `planned` toolchains (found among `availabilities`), with
 /// the inherited environment of [`crate::process::inherited_environment`] and each input file
 /// hashed once.
+/// (see [`input_key`]).
 pub fn run_keys(
     steps: &[Step],
     planned: &[crate::plan::PlannedToolchain],
     availabilities: &[crate::toolchain::Availability],
+    root: &Path,
 ) -> anyhow::Result<Vec<Key>> {
+    let provisioned = crate::debian::toolchains_dir();
     let identities: std::collections::HashMap<usize, Key> = planned
         .iter()
         .filter_map(|toolchain| match &availabilities[toolchain.index] {
@@ -360,16 +282,31 @@ pub fn run_keys(
             if let Some(key) = file_hashes.get(path) {
                 return Ok(*key);
             }
-            let key = hash_file(path)?;
+            let key = input_key(path, root, &provisioned)?;
             file_hashes.insert(path.to_path_buf(), key);
             Ok(key)
         },
     )
 }
 
+/// The key of one input of a step. A file of the checkout at `root` (outside `provisioned`) by
+/// its contents; any other file (the library sources, the linker, the emulator, which
+/// `cargo xtask toolchains install` provisioned or the system has) by its [`stat_stamp`], and a
+/// directory by its [`tree_stamp`]: their contents would cost seconds on every run, and
+/// `cargo xtask toolchains verify` checks the provisioned ones against their digests.
+pub fn input_key(path: &Path, root: &Path, provisioned: &Path) -> anyhow::Result<Key> {
+    if path.is_dir() {
+        tree_stamp(path)
+    } else if path.starts_with(root) && !path.starts_with(provisioned) {
+        hash_file(path)
+    } else {
+        stat_stamp(path).with_context(|| format!("reading {}", path.display()))
+    }
+}
+
 /// The compiler's identity for cache keys: where it is, its contents, size and modification
-/// time, what `-vV` says, the environment it runs with, and its sysroot's libraries (their
-/// names, sizes and modification times).
+/// time, what `-vV` says, the environment it runs with, its loader, and its sysroot's
+/// libraries and host tools (`rust-lld`) by their [`stat_stamp`]s.
 ///
 /// The contents catch a compiler replaced by another of the same size and time (a wrapper
 /// script rewritten and `touch`ed back); `-vV` catches a wrapper whose text stayed but whose
@@ -390,6 +327,7 @@ pub fn compiler_identity(rustc: &Rustc, version: &RustcVersion) -> Key {
     }
     if let Some(loader) = &rustc.loader {
         hasher.field(loader.program.to_string_lossy().as_bytes());
+        hasher.number(stat_stamp(&loader.program).map_or(0, |stamp| stamp.0));
         for arg in &loader.leading_args {
             hasher.field(arg);
         }
@@ -399,6 +337,7 @@ pub fn compiler_identity(rustc: &Rustc, version: &RustcVersion) -> Key {
         let libraries = [
             sysroot.join("lib"),
             sysroot.join("lib/rustlib").join(&version.host).join("lib"),
+            sysroot.join("lib/rustlib").join(&version.host).join("bin"),
         ];
         for directory in libraries {
             let mut files: Vec<PathBuf> = std::fs::read_dir(&directory)
@@ -412,11 +351,9 @@ pub fn compiler_identity(rustc: &Rustc, version: &RustcVersion) -> Key {
                 .unwrap_or_default();
             files.sort();
             for file in files {
-                let (size, modified) = file_stamp(&file).unwrap_or((0, 0));
                 hasher
                     .field(file.to_string_lossy().as_bytes())
-                    .number(u128::from(size))
-                    .number(modified);
+                    .number(stat_stamp(&file).map_or(0, |stamp| stamp.0));
             }
         }
     }
@@ -437,6 +374,61 @@ pub fn remove_stale_temporaries(directory: &Path) {
             let _ = fs::remove_file(entry.path());
         }
     }
+}
+
+/// Whether process `pid` exists (signal 0 checks, and sends nothing).
+fn process_exists(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists; it sends nothing.
+    let answer = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    answer == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The processes with a descriptor open on the lock file `path`, from `/proc`: each one's id,
+/// process group and name.
+fn lock_holders(path: &Path) -> Vec<(u32, u32, String)> {
+    let Ok(target) = fs::canonicalize(path) else {
+        return Vec::new();
+    };
+    let mut holders = Vec::new();
+    let Ok(processes) = fs::read_dir("/proc") else {
+        return holders;
+    };
+    for process in processes.filter_map(Result::ok) {
+        let Some(pid) = process
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        let Ok(descriptors) = fs::read_dir(process.path().join("fd")) else {
+            continue;
+        };
+        let holds = descriptors
+            .filter_map(Result::ok)
+            .any(|fd| fs::read_link(fd.path()).is_ok_and(|link| link == target));
+        if !holds {
+            continue;
+        }
+        // `/proc/PID/stat`: `PID (NAME) STATE PPID PGRP ...`, NAME may hold spaces.
+        let Ok(stat) = fs::read_to_string(process.path().join("stat")) else {
+            continue;
+        };
+        let Some((name, rest)) = stat
+            .split_once(" (")
+            .and_then(|(_, rest)| rest.rsplit_once(") "))
+        else {
+            continue;
+        };
+        let Some(group) = rest.split_whitespace().nth(2).and_then(|g| g.parse().ok()) else {
+            continue;
+        };
+        holders.push((pid, group, name.to_owned()));
+    }
+    holders
 }
 
 /// The exclusive lock of one matrix directory (`target/kshim/matrix.lock`), held for a whole
@@ -480,6 +472,7 @@ impl RunLock {
             .open(path)
             .with_context(|| format!("cannot open the matrix's lock file {}", path.display()))?;
         let mut announced = false;
+        let mut reclaimed = false;
         loop {
             // SAFETY: `flock` only reads the descriptor, which `file` keeps open.
             if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
@@ -492,6 +485,12 @@ impl RunLock {
             if !announced {
                 announced = true;
                 waiting(&Self::holder(path));
+            }
+            if !reclaimed {
+                if let Some(message) = Self::reclaim_from_the_dead(path) {
+                    reclaimed = true;
+                    waiting(&message);
+                }
             }
             if let Some(signal) = crate::interrupt::interrupted() {
                 anyhow::bail!(
@@ -516,14 +515,51 @@ impl RunLock {
         writeln!(file, "{}", std::process::id())
     }
 
+    /// When the run that took the lock is dead and only what it started holds it still (it was
+    /// killed with SIGKILL, so it could not end them), ends their process groups so that the
+    /// lock comes free, and says whom it ended; `None` while the owner lives or before it has
+    /// written its id. What a dead run's processes do, no one will read.
+    fn reclaim_from_the_dead(path: &Path) -> Option<String> {
+        let owner: u32 = fs::read_to_string(path).ok()?.trim().parse().ok()?;
+        if process_exists(owner) {
+            return None;
+        }
+        // The owner writes its id just after it takes the lock: look again before acting.
+        std::thread::sleep(Duration::from_millis(200));
+        let again: u32 = fs::read_to_string(path).ok()?.trim().parse().ok()?;
+        if again != owner || process_exists(owner) {
+            return None;
+        }
+        let holders = lock_holders(path);
+        if holders.is_empty() {
+            return None;
+        }
+        // SAFETY: `getpgrp` has no arguments and cannot fail.
+        let own_group = unsafe { libc::getpgrp() } as u32;
+        let mut ended = Vec::new();
+        for (pid, group, name) in holders
+            .iter()
+            .filter(|(_, group, _)| *group > 1 && *group != own_group)
+        {
+            // SAFETY: `killpg` only sends a signal to the group the holder leads or is in.
+            unsafe { libc::killpg(*group as libc::pid_t, libc::SIGKILL) };
+            ended.push(format!("pid {pid} ({name}, group {group})"));
+        }
+        if ended.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "the run that held the lock (pid {owner}) is dead; ending what it left holding it: {} \
+             (lock: {})",
+            ended.join(", "),
+            path.display()
+        ))
+    }
+
     /// Who holds the lock, as the waiting message says it.
     fn holder(path: &Path) -> String {
         let owner = || -> Option<u32> { fs::read_to_string(path).ok()?.trim().parse().ok() };
-        let alive = |pid: u32| {
-            // SAFETY: signal 0 only checks that the process exists; it sends nothing.
-            let answer = unsafe { libc::kill(pid as libc::pid_t, 0) };
-            answer == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-        };
+        let alive = process_exists;
         // The owner writes its id just after it takes the lock: look twice before saying it is
         // gone.
         let mut pid = owner();
@@ -558,6 +594,157 @@ impl RunLock {
 mod tests {
     use super::*;
     use crate::places::{Location, Place};
+    use crate::plan::Rustc;
+
+    /// Rewrites `file` with other bytes of the same size, and sets its modification time back.
+    fn overwrite_keeping_size_and_time(file: &Path) {
+        let metadata = fs::metadata(file).unwrap();
+        let mut bytes = fs::read(file).unwrap();
+        bytes[0] ^= 1;
+        std::thread::sleep(Duration::from_millis(20));
+        fs::write(file, &bytes).unwrap();
+        fs::File::options()
+            .write(true)
+            .open(file)
+            .unwrap()
+            .set_modified(metadata.modified().unwrap())
+            .unwrap();
+        assert_eq!(fs::metadata(file).unwrap().len(), metadata.len());
+    }
+
+    #[test]
+    fn a_sysroot_library_rewritten_in_place_changes_the_compilers_identity() {
+        let sysroot = crate::project_root().join("target/kshim/unit-tests/cache-sysroot");
+        let _ = fs::remove_dir_all(&sysroot);
+        let host = "x86_64-unknown-linux-gnu";
+        let libraries = sysroot.join("lib/rustlib").join(host).join("lib");
+        fs::create_dir_all(&libraries).unwrap();
+        fs::create_dir_all(sysroot.join("bin")).unwrap();
+        let rustc = sysroot.join("bin/rustc");
+        fs::write(&rustc, "#!/bin/sh\n").unwrap();
+        let libcore = libraries.join("libcore-0123.rlib");
+        fs::write(&libcore, vec![b'c'; 4096]).unwrap();
+        let rustc = Rustc {
+            path: rustc,
+            env: Vec::new(),
+            loader: None,
+            release: Release::new(1, 95, 0),
+        };
+        let version = RustcVersion {
+            sysroot: Some(sysroot.clone()),
+            ..crate::version::parse_verbose_version(
+                "rustc 1.95.0 (59807616e 2026-04-14)\nbinary: rustc\nhost: x86_64-unknown-linux-gnu\nrelease: 1.95.0\n",
+            )
+            .unwrap()
+        };
+        let before = compiler_identity(&rustc, &version);
+        overwrite_keeping_size_and_time(&libcore);
+        assert_ne!(
+            compiler_identity(&rustc, &version),
+            before,
+            "a libcore rewritten with its size and time kept served the old results"
+        );
+    }
+
+    #[test]
+    fn provisioned_inputs_rewritten_in_place_change_the_keys_of_the_cross_cells() {
+        use crate::plan::{plan_cross, CrossToolchain, Emulation, Layout, PlannedToolchain};
+        let scratch = crate::project_root().join("target/kshim/unit-tests/cache-cross");
+        let _ = fs::remove_dir_all(&scratch);
+        let library = scratch.join("usr/src/rustc-1.95.0/library");
+        fs::create_dir_all(library.join("core/src")).unwrap();
+        fs::create_dir_all(library.join("stdarch/crates/core_arch/src")).unwrap();
+        let core = library.join("core/src/lib.rs");
+        fs::write(&core, "#![no_core]\n").unwrap();
+        fs::write(library.join("stdarch/crates/core_arch/src/mod.rs"), "\n").unwrap();
+        let emulator = scratch.join("qemu-aarch64");
+        fs::write(&emulator, "#!/bin/sh\nexec \"$@\"\n").unwrap();
+        let linker = scratch.join("ld.lld");
+        fs::write(&linker, "#!/bin/sh\n").unwrap();
+        let root = crate::project_root();
+        let layout = Layout::new(&root);
+        let toolchain = PlannedToolchain {
+            index: 0,
+            directory_name: "cache-cross".into(),
+            rustc: Rustc {
+                path: scratch.join("rustc"),
+                env: Vec::new(),
+                loader: None,
+                release: Release::new(1, 95, 0),
+            },
+            builds: true,
+        };
+        let sources = crate::library_sources::LibrarySources {
+            library: library.clone(),
+            identity: "test sources".into(),
+            core_edition: "2021".into(),
+            compiler_builtins: None,
+        };
+        let platform = crate::targets::KERNEL_TARGETS
+            .iter()
+            .find(|target| target.arch == "aarch64")
+            .unwrap();
+        let runner = |_: &crate::targets::KernelTarget| Some(Ok(emulator.clone()));
+        let emulation = Emulation {
+            linker: Ok(linker.clone()),
+            runner: &runner,
+        };
+        let mut steps = Vec::new();
+        plan_cross(
+            &layout,
+            &[(
+                toolchain,
+                CrossToolchain {
+                    sources: Ok(sources),
+                },
+            )],
+            &[platform],
+            &emulation,
+            &mut steps,
+        )
+        .unwrap();
+        let provisioned = scratch.clone();
+        let keys = || {
+            cache_keys(&steps, &[], &|_| Key(1), &mut |path: &Path| {
+                input_key(path, &root, &provisioned)
+            })
+            .unwrap()
+        };
+        let of = |keys: &[Key], kind: crate::plan::Kind| -> Vec<Key> {
+            steps
+                .iter()
+                .zip(keys)
+                .filter(|(step, _)| step.kind == kind)
+                .map(|(_, key)| *key)
+                .collect()
+        };
+        let before = keys();
+        assert_eq!(before, keys(), "keys are stable");
+        overwrite_keeping_size_and_time(&core);
+        let after_core = keys();
+        assert!(
+            of(&after_core, crate::plan::Kind::Core)
+                .iter()
+                .zip(of(&before, crate::plan::Kind::Core))
+                .all(|(after, before)| *after != before),
+            "a damaged library source kept the key of core"
+        );
+        overwrite_keeping_size_and_time(&emulator);
+        let after_emulator = keys();
+        assert!(
+            of(&after_emulator, crate::plan::Kind::Emulate)
+                .iter()
+                .zip(of(&after_core, crate::plan::Kind::Emulate))
+                .all(|(after, before)| *after != before),
+            "a replaced emulator kept the key of the program's run"
+        );
+        overwrite_keeping_size_and_time(&linker);
+        assert_ne!(
+            of(&keys(), crate::plan::Kind::Emulate),
+            of(&after_emulator, crate::plan::Kind::Emulate),
+            "a replaced linker kept the key of the program's build"
+        );
+    }
 
     #[test]
     fn cache_entries_round_trip() {
@@ -614,28 +801,5 @@ mod tests {
             Some(Path::new("/nonexistent/libkernel.rlib"))
         )
         .is_none());
-    }
-
-    #[test]
-    fn fnv1a_128_matches_the_reference_values() {
-        // Reference values of FNV-1a 128 for "" and "a" (from the FNV authors' test suite),
-        // computed on the raw bytes without the length prefix `field` adds.
-        let mut empty = StableHasher::new();
-        empty.raw(b"");
-        assert_eq!(
-            empty.finish().to_string(),
-            "6c62272e07bb014262b821756295c58d"
-        );
-        let mut a = StableHasher::new();
-        a.raw(b"a");
-        assert_eq!(a.finish().to_string(), "d228cb696f1a8caf78912b704e4a8964");
-    }
-
-    #[test]
-    fn fields_are_length_prefixed() {
-        let split =
-            |first: &str, second: &str| StableHasher::new().field(first).field(second).finish();
-        assert_ne!(split("ab", "c"), split("a", "bc"));
-        assert_eq!(split("ab", "c"), split("ab", "c"));
     }
 }

@@ -5,10 +5,11 @@
 use crate::apt::{self, AptIndex, HostLibraries, PrivateApt, Resolved};
 use crate::loader::Launch;
 use crate::version::{parse_verbose_version, RustcVersion};
-use anyhow::Context;
+use anyhow::{bail, Context};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 use xshell::Shell;
 
@@ -19,6 +20,15 @@ use xshell::Shell;
 /// provisioned compilers are the machine's, shared by every build of the repository.
 pub(crate) fn toolchains_dir() -> PathBuf {
     crate::project_root().join("target").join("toolchains")
+}
+
+/// Set once a run promised to change nothing: then no provisioner starts its apt.
+static CHANGE_NOTHING: AtomicBool = AtomicBool::new(false);
+
+/// Makes every later provisioning in this process fail, before it touches the private apt,
+/// the network or `target/toolchains/`: what `--dry-run` promises.
+pub(crate) fn change_nothing() {
+    CHANGE_NOTHING.store(true, Ordering::Relaxed);
 }
 
 /// The file in a provisioned compiler's prefix that says it is complete and what it holds: its
@@ -189,6 +199,7 @@ pub(crate) struct Provisioner<'a> {
     apt: Option<PrivateApt>,
     update_problems: BTreeMap<String, String>,
     log: &'a mut dyn FnMut(&str),
+    verify: bool,
 }
 
 impl<'a> Provisioner<'a> {
@@ -207,7 +218,38 @@ impl<'a> Provisioner<'a> {
             apt: None,
             update_problems: BTreeMap::new(),
             log,
+            verify: false,
         }
+    }
+
+    /// A provisioner that checks every file of a prefix against its recorded digest before it
+    /// takes the prefix as there already, as `cargo xtask toolchains install` does (it costs
+    /// about a second per compiler, too much for every discovery).
+    pub(crate) fn verifying(mut self) -> Self {
+        self.verify = true;
+        self
+    }
+
+    /// Whether `prefix` (holding `what`) may be taken as it is: always, unless this
+    /// provisioner verifies; then only when every file matches its recorded digest. Says why
+    /// not.
+    pub(crate) fn intact(&mut self, prefix: &Path, what: &str) -> bool {
+        if !self.verify {
+            return true;
+        }
+        let why = match crate::digests::damaged(prefix) {
+            Ok(damaged) if damaged.is_empty() => return true,
+            Ok(damaged) => format!(
+                "{} damaged file(s) in {} ({}{})",
+                damaged.len(),
+                prefix.display(),
+                damaged[..damaged.len().min(3)].join(", "),
+                if damaged.len() > 3 { ", ..." } else { "" }
+            ),
+            Err(error) => format!("{error:#}"),
+        };
+        (self.log)(&format!("{what}: {why}; provisioning it again"));
+        false
     }
 
     /// Provisions `source`, unless a complete copy that `accept`s its `-vV` is there already.
@@ -294,7 +336,7 @@ impl<'a> Provisioner<'a> {
                 .with_context(|| format!("writing the marker in {}", staging.display()))?;
             let (_, version) = answer(staging, accept)?;
             checked = Some(version);
-            Ok(())
+            crate::digests::record(staging)
         })
         .with_context(|| format!("unpacking {exact} into {}", prefix.display()))?;
         checked.context("the unpacked compiler was not checked")?;
@@ -383,6 +425,9 @@ impl<'a> Provisioner<'a> {
                 && (source.version.is_none() || found.version == source.version)
         });
         for (prefix, found) in prefixes {
+            if !self.intact(&prefix, &found.to_string()) {
+                continue;
+            }
             match answer(&prefix, accept) {
                 Ok((launch, _)) => {
                     return Some(Provisioned {
@@ -410,6 +455,13 @@ impl<'a> Provisioner<'a> {
         if let Some(apt) = &self.apt {
             return Ok(apt.clone());
         }
+        if CHANGE_NOTHING.load(Ordering::Relaxed) {
+            bail!(
+                "not provisioned: this run changes nothing (--dry-run: no apt-get update, no \
+                 download, no unpacking); `cargo xtask toolchains install` or the same run \
+                 without --dry-run provisions it"
+            );
+        }
         let dir = self.root.join("apt");
         let mut suites = PrivateApt::listed_suites(&dir);
         for suite in &self.suites {
@@ -418,7 +470,7 @@ impl<'a> Provisioner<'a> {
             }
         }
         let names: Vec<&str> = suites.iter().map(String::as_str).collect();
-        let apt = PrivateApt::create(self.sh, &dir, &names)?;
+        let mut apt = PrivateApt::create(self.sh, &dir, &names)?;
         let stamp = dir.join("updated");
         let fresh = std::fs::read_to_string(&stamp).is_ok_and(|listed| listed == suites.join(" "))
             && std::fs::metadata(&stamp)
@@ -446,6 +498,25 @@ impl<'a> Provisioner<'a> {
             if self.update_problems.is_empty() {
                 std::fs::write(&stamp, suites.join(" "))
                     .with_context(|| format!("writing {}", stamp.display()))?;
+            } else {
+                // A suite that could not be listed (a typo such as `bookwrom`, a suite gone
+                // from the mirror) is not kept: every later run would update it again. A run
+                // that needs it adds it back.
+                let kept: Vec<&str> = names
+                    .iter()
+                    .copied()
+                    .filter(|suite| !self.update_problems.contains_key(*suite))
+                    .collect();
+                apt = PrivateApt::create(self.sh, &dir, &kept)?;
+                (self.log)(&format!(
+                    "apt: {} left out of {} until a run needs them again",
+                    self.update_problems
+                        .keys()
+                        .map(String::as_str)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    dir.join("sources.list").display()
+                ));
             }
         }
         self.apt = Some(apt.clone());
@@ -545,6 +616,37 @@ pub(crate) fn provisioned_prefixes(root: &Path) -> Vec<(PathBuf, DebianSource)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn install_takes_a_prefix_as_there_only_when_its_files_match_their_digests() {
+        let root = crate::project_root().join("target/kshim/unit-tests/provisioner-intact");
+        let _ = std::fs::remove_dir_all(&root);
+        let prefix = root.join("debian/rust-src-1.97.1+dfsg1-1");
+        let lib = prefix.join("usr/src/rustc-1.97.1/library/core/src/lib.rs");
+        std::fs::create_dir_all(lib.parent().unwrap()).unwrap();
+        std::fs::write(&lib, "#![no_core]\n").unwrap();
+        let sh = Shell::new().unwrap();
+        let mut said = Vec::new();
+        let mut log = |line: &str| said.push(line.to_owned());
+        let mut provisioner = Provisioner::new(&sh, root.clone(), Vec::new(), &mut log).verifying();
+        assert!(
+            !provisioner.intact(&prefix, "rust-src"),
+            "a prefix with no digests was taken as there"
+        );
+        crate::digests::record(&prefix).unwrap();
+        assert!(provisioner.intact(&prefix, "rust-src"));
+        std::fs::write(&lib, "").unwrap();
+        assert!(
+            !provisioner.intact(&prefix, "rust-src"),
+            "an emptied lib.rs was taken as there"
+        );
+        drop(provisioner);
+        assert!(
+            said.iter()
+                .any(|line| line.contains("library/core/src/lib.rs: changed")),
+            "{said:?}"
+        );
+    }
 
     #[test]
     fn sources_are_parsed_and_checked() {

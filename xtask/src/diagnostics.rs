@@ -1,5 +1,5 @@
-//! What rustc printed: its first error for a failure line, and whether its JSON diagnostics
-//! hold an error.
+//! What rustc printed: its first error for a failure line, whether its JSON diagnostics
+//! hold an error, and which files its errors name.
 
 /// The first error a failed rustc printed, with its location: `error[E0658]: ... (at
 /// examples/x.rs:3:5)`.
@@ -58,6 +58,66 @@ pub fn error_diagnostics(stderr: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The files that rustc's errors on `stderr` name, in either format: for the human one, the
+/// `-->` and `:::` lines of every `error` up to the next message; for JSON, every span of every
+/// error-level diagnostic, their macro expansions' spans included. An error that names no file
+/// (a linker's failure, `could not write output`) adds nothing.
+pub fn error_files(stderr: &str) -> Vec<String> {
+    let mut files = Vec::new();
+    let mut in_error = false;
+    for line in stderr.lines() {
+        if line.starts_with('{') {
+            in_error = false;
+            if let Ok(diagnostic) = crate::json::parse(line) {
+                if diagnostic.get("level").and_then(crate::json::Value::as_str) == Some("error") {
+                    span_files(&diagnostic, &mut files);
+                }
+            }
+            continue;
+        }
+        // A message starts at the line's first column with a word; its source lines, `|`
+        // gutters and notes are indented or numbered.
+        if line.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            in_error = line.starts_with("error") && !line.starts_with("error: aborting due to");
+            continue;
+        }
+        if !in_error {
+            continue;
+        }
+        let trimmed = line.trim_start();
+        if let Some(location) = trimmed
+            .strip_prefix("--> ")
+            .or_else(|| trimmed.strip_prefix("::: "))
+        {
+            // `file:line:column`, and the file may hold colons of its own.
+            let mut parts = location.rsplitn(3, ':');
+            let (_, _, file) = (parts.next(), parts.next(), parts.next());
+            files.push(file.unwrap_or(location).to_string());
+        }
+    }
+    files
+}
+
+/// Adds the `file_name` of every span below `value` (children, expansions) to `files`.
+fn span_files(value: &crate::json::Value, files: &mut Vec<String>) {
+    use crate::json::Value;
+    match value {
+        Value::Object(members) => {
+            if let Some(Value::String(file)) = members.get("file_name") {
+                files.push(file.clone());
+            }
+            for (name, member) in members {
+                // `rendered` repeats the message as text; `children` are notes, not errors.
+                if name != "rendered" && name != "children" {
+                    span_files(member, files);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| span_files(item, files)),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,6 +146,24 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn error_files_are_the_files_errors_name() {
+        let human = "warning: unused\n --> a.rs:1:1\n\
+            error[E0425]: cannot find value `x`\n  --> examples/x.rs:3:5\n   |\n\
+            3  |     x\n   |     ^\n  ::: kernel-shim/src/lib.rs:9:1\n\
+            error: linking with `cc` failed: exit status: 1\n  |\n  = note: \"cc\"\n\
+            error: aborting due to 2 previous errors\n";
+        assert_eq!(
+            error_files(human),
+            ["examples/x.rs", "kernel-shim/src/lib.rs"]
+        );
+        assert!(error_files("error: linking with `cc` failed: exit status: 1\n").is_empty());
+        let json = r#"{"level":"error","message":"m","spans":[{"file_name":"p.rs","expansion":{"span":{"file_name":"q.rs"}}}],"children":[{"spans":[{"file_name":"note.rs"}]}]}"#;
+        assert_eq!(error_files(json), ["p.rs", "q.rs"]);
+        let warning = r#"{"level":"warning","spans":[{"file_name":"p.rs"}]}"#;
+        assert!(error_files(warning).is_empty());
     }
 
     #[test]

@@ -155,7 +155,9 @@ pub(crate) fn provision(
                 .version
                 .is_none_or(|version| version == marker.version)
     }) {
-        return Ok(Extracted::already(wanted.prefix.clone(), marker));
+        if provisioner.intact(&wanted.prefix, &marker.identity()) {
+            return Ok(Extracted::already(wanted.prefix.clone(), marker));
+        }
     }
     let (resolved, downloaded) =
         provisioner.fetch_one(wanted.package, wanted.version, wanted.suites)?;
@@ -178,7 +180,8 @@ pub(crate) fn provision(
     apt::extract_atomically(&deb, &members, &wanted.prefix, |staging| {
         marker.fields = check(staging)?;
         std::fs::write(staging.join(MARKER), marker.render())
-            .with_context(|| format!("writing the marker in {}", staging.display()))
+            .with_context(|| format!("writing the marker in {}", staging.display()))?;
+        crate::digests::record(staging)
     })
     .with_context(|| format!("extracting {resolved} into {}", wanted.prefix.display()))?;
     Ok(Extracted {

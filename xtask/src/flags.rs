@@ -93,6 +93,10 @@ xflags::xflags! {
                 /// Install only shard K of N of the pins (`--shard 1/3`), as `matrix --shard`.
                 optional --shard k_of_n: String
             }
+            /// Check every provisioned file under `target/toolchains/` against the SHA-256
+            /// recorded when it was unpacked; exit 1, naming each damaged file and the
+            /// command that repairs it, when one differs or is missing.
+            cmd verify {}
         }
 
         /// Report which of a crate's `#![feature(...)]` lines each toolchain still needs.
@@ -261,6 +265,7 @@ pub struct Toolchains {
 pub enum ToolchainsCmd {
     List(List),
     Install(Install),
+    Verify(Verify),
 }
 
 #[derive(Debug)]
@@ -272,6 +277,9 @@ pub struct Install {
     pub only: Vec<String>,
     pub shard: Option<String>,
 }
+
+#[derive(Debug)]
+pub struct Verify;
 
 #[derive(Debug)]
 pub struct Audit {

@@ -232,6 +232,15 @@ fn judge_outputs(
                 return Ok(());
             };
             if ran.success() {
+                // Exit status 0 is also what a runner says that never ran the program (an
+                // emulator replaced by a script): only the program's own last line, with its
+                // checks counted, says it ran to the end.
+                completed_checks(&ran.stdout).map_err(|why| {
+                    format!(
+                        "{} exited 0, but the test program did not say it completed: {why}",
+                        step.processes[1].program.display()
+                    )
+                })?;
                 result.log = Some(ran.stdout.clone());
                 return Ok(());
             }
@@ -265,6 +274,31 @@ fn judge_outputs(
             }
         }
     }
+}
+
+/// The number of checks the test program (`tests/targets/run.rs`) made, from its output: its
+/// last line must be `ok: N checks`, N more than none and the number of `  pass: ` lines it
+/// printed before.
+pub fn completed_checks(stdout: &str) -> Result<usize, String> {
+    let last = stdout
+        .lines()
+        .rfind(|line| !line.trim().is_empty())
+        .ok_or("it printed nothing")?;
+    let count = last
+        .strip_prefix("ok: ")
+        .and_then(|rest| rest.strip_suffix(" checks"))
+        .and_then(|count| count.parse::<usize>().ok())
+        .ok_or_else(|| format!("its last line is {last:?}, not `ok: N checks`"))?;
+    let passed = stdout
+        .lines()
+        .filter(|line| line.starts_with("  pass: "))
+        .count();
+    if count == 0 || count != passed {
+        return Err(format!(
+            "it says `{last}` after printing {passed} passed checks"
+        ));
+    }
+    Ok(count)
 }
 
 /// The first non-empty line of `text`, or `otherwise`.

@@ -226,6 +226,28 @@ fn table_value(text: &str, table: &str, key: &str) -> Option<Value> {
     None
 }
 
+/// The parts of `library/` that the cross builds read, and whether every source package has
+/// them.
+const LIBRARY_PARTS: [(&str, bool); 5] = [
+    ("core", true),
+    ("stdarch/crates/core_arch", true),
+    ("portable-simd/crates/core_simd", false),
+    ("compiler-builtins", false),
+    ("Cargo.toml", false),
+];
+
+impl LibrarySources {
+    /// The files and directories of [`LIBRARY_PARTS`] that these sources have: what a build of
+    /// `core` or `compiler_builtins` reads, and so what its cache key covers.
+    pub fn parts(&self) -> Vec<PathBuf> {
+        LIBRARY_PARTS
+            .iter()
+            .map(|(part, _)| self.library.join(part))
+            .filter(|path| path.exists())
+            .collect()
+    }
+}
+
 /// Chooses from a source package's members the parts the cross builds need: `library/core`,
 /// `stdarch/crates/core_arch`, and where the package has them, `portable-simd/crates/core_simd`,
 /// `compiler-builtins` and `library/Cargo.toml`.
@@ -245,13 +267,7 @@ pub(crate) fn sources_members(members: &[String]) -> anyhow::Result<Vec<String>>
             .any(|member| member.trim_end_matches('/') == wanted)
     };
     let mut chosen = Vec::new();
-    for (part, required) in [
-        ("core", true),
-        ("stdarch/crates/core_arch", true),
-        ("portable-simd/crates/core_simd", false),
-        ("compiler-builtins", false),
-        ("Cargo.toml", false),
-    ] {
+    for (part, required) in LIBRARY_PARTS {
         if has(part) {
             chosen.push(format!("{library}{part}"));
         } else if required {

@@ -237,6 +237,7 @@ impl flags::Matrix {
         }
         let layout = Layout::new(&root);
         if self.dry_run {
+            crate::debian::change_nothing();
             let planned = plan_run(sh, &layout, &options.selection(), options.timeout)?;
             print_dry_run_toolchains(&planned.availabilities);
             print_dry_run(&layout, &planned.steps, &probe::probe_source());
@@ -332,7 +333,7 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
     if std::fs::read_to_string(&probe_path).ok().as_deref() != Some(probe_source.as_str()) {
         write_atomically(&probe_path, probe_source.as_bytes())?;
     }
-    let keys = run_keys(&steps, &planned, &availabilities)?;
+    let keys = run_keys(&steps, &planned, &availabilities, &layout.root)?;
     let cache = Cache::new(layout.cache(), options.use_cache);
     let progress = ProgressLine {
         enabled: options.progress && output::verbosity() >= 0,

@@ -2,6 +2,7 @@
 //! printed with the same tables, summaries and exit status, once the shards are shown to fit
 //! together exactly.
 
+use crate::expect::ToolchainVerdict;
 use crate::output::{escape, Format};
 use crate::pins::{Pins, Shard};
 use crate::report::kbuild::KbuildCell;
@@ -107,6 +108,33 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
                     escape(&toolchain.id)
                 );
             };
+            let found = !matches!(
+                toolchain.verdict,
+                ToolchainVerdict::Missing(_) | ToolchainVerdict::Broken(_)
+            );
+            if let (Some(&position), Some(release), true) =
+                (position_of.get(pin), toolchain.release, found)
+            {
+                // What `Pin::is_satisfied_by` required of the compiler when the shard ran.
+                let wanted = &pins.pins[position].release;
+                let wanted_release = crate::catalog::Release::parse(
+                    wanted
+                        .split_once('-')
+                        .map_or(wanted.as_str(), |(release, _)| release),
+                );
+                if wanted_release != Some(release) {
+                    let release = release.to_string();
+                    bail!(
+                        "{} (shard {shard}): toolchain {} reports release {}, but its pin {} \
+                         wants {}",
+                        path.display(),
+                        escape(&toolchain.id),
+                        escape(&release),
+                        escape(pin),
+                        escape(wanted)
+                    );
+                }
+            }
             match position_of.get(pin) {
                 Some(&position) if !shard.owns(position) => bail!(
                     "{} (shard {shard}) has pin {}, which the pin file gives to shard {}/{count}",
@@ -140,6 +168,27 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
                 missing.join(", ")
             );
         }
+    }
+
+    if let Some((_, path, report)) = shards
+        .iter()
+        .find(|(_, _, report)| report.strict != shards[0].2.strict)
+    {
+        bail!(
+            "{} was run {}, {} {}: run every shard with the same --strict",
+            path.display(),
+            if report.strict {
+                "with --strict"
+            } else {
+                "without --strict"
+            },
+            shards[0].1.display(),
+            if shards[0].2.strict {
+                "with it"
+            } else {
+                "without it"
+            }
+        );
     }
 
     // Pin-file order, as one whole run lists them.

@@ -98,6 +98,21 @@ pub fn directory_name(id: &str) -> String {
         .collect()
 }
 
+/// The output directory's name of a compiler: its id, and a short hash of where the compiler
+/// is and how it is started, so that no two compilers (`1.95.0` and a `--toolchain` wrapper,
+/// a pin moved to another package) ever share outputs.
+fn identity_directory_name(toolchain: &crate::toolchain::Toolchain) -> String {
+    let mut hasher = crate::hash::StableHasher::new();
+    hasher
+        .field(toolchain.rustc.to_string_lossy().as_bytes())
+        .field(&toolchain.spec);
+    if let Some(loader) = &toolchain.loader {
+        hasher.field(loader.program.to_string_lossy().as_bytes());
+    }
+    let hash = hasher.finish().to_string();
+    format!("{}-{}", directory_name(&toolchain.id), &hash[..8])
+}
+
 /// A toolchain as the planner sees it: an index into the matrix's toolchain list, its compiler
 /// and whether it gets builds (ok) or only the probe (too old).
 #[derive(Clone, Debug)]
@@ -138,6 +153,9 @@ pub struct Step {
     pub platform: Option<&'static KernelTarget>,
     /// What the runner checks itself once the processes succeeded.
     pub check: Option<Check>,
+    /// The files its processes write that anything reads later: removed before they run, and
+    /// required after they succeed, so that what is judged or run is what was just built.
+    pub outputs: Vec<PathBuf>,
 }
 
 /// A check the runner makes in-process after a step's processes succeeded.
@@ -286,7 +304,7 @@ pub fn plan_run(
         cross[index] = Some(CrossToolchain {
             sources: library_sources(toolchain, version),
         });
-        let mut name = directory_name(&toolchain.id);
+        let mut name = identity_directory_name(toolchain);
         if !used_names.insert(name.clone()) {
             name = format!("{name}-{index}");
             used_names.insert(name.clone());
@@ -374,13 +392,7 @@ fn find_linker(availabilities: &[Availability]) -> Result<PathBuf, String> {
                 .find(|lld| lld.is_file())
         })
     };
-    let on_path = || {
-        std::env::var_os("PATH").and_then(|path| {
-            std::env::split_paths(&path)
-                .map(|directory| directory.join("ld.lld"))
-                .find(|lld| lld.is_file())
-        })
-    };
+    let on_path = || on_path("ld.lld");
     bundled.or_else(rustup).or_else(on_path).ok_or_else(|| {
         "no linker for the test programs: no rustup toolchain has rust-lld, and no ld.lld is on \
          PATH"
@@ -400,6 +412,15 @@ pub fn kbuild_fixture(name: &str) -> PathBuf {
         .join(format!("{name}.rs"))
 }
 
+/// The first file called `name` in a directory of `PATH`.
+fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|directory| directory.join(name))
+            .find(|file| file.is_file())
+    })
+}
+
 /// Plans every step for the toolchains: probes and shim builds first (everything else waits
 /// for them), then the shim's tests, and every example's build, run and tests in both modes.
 pub fn plan(
@@ -408,9 +429,12 @@ pub fn plan(
     examples: &[Example],
 ) -> anyhow::Result<Vec<Step>> {
     let shim_files = shim_inputs(&layout.root)?;
+    // What links the host's binaries (rustc's default linker) decides them as the sources do.
+    let linker: Vec<PathBuf> = on_path("cc").into_iter().collect();
+    let shim_test_files = [shim_files.clone(), linker.clone()].concat();
     let mut example_files = Vec::new();
     for example in examples {
-        example_files.push(example_inputs(&example.path)?);
+        example_files.push([example_inputs(&example.path)?, linker.clone()].concat());
     }
     let mut steps = Vec::new();
     // (toolchain position, mode) -> the shim's rlib step and its file
@@ -429,6 +453,7 @@ pub fn plan(
             deps: Vec::new(),
             platform: None,
             check: None,
+            outputs: Vec::new(),
         });
         if !toolchain.builds {
             continue;
@@ -448,6 +473,8 @@ pub fn plan(
                 deps: Vec::new(),
                 platform: None,
                 check: None,
+                // Each is predicted to fail: its outcome is the compiler's codes, not a file.
+                outputs: Vec::new(),
             });
         }
         for mode in Mode::ALL {
@@ -470,11 +497,12 @@ pub fn plan(
                     Output::Directory(&directory),
                 )],
                 artifact: Some(directory.join("libkernel.rlib")),
-                directories: vec![directory],
+                directories: vec![directory.clone()],
                 inputs: shim_files.clone(),
                 deps: Vec::new(),
                 platform: None,
                 check: None,
+                outputs: vec![directory.join("libkernel.rlib")],
             });
         }
     }
@@ -500,10 +528,11 @@ pub fn plan(
                 ],
                 artifact: None,
                 directories: vec![directory.clone()],
-                inputs: shim_files.clone(),
+                inputs: shim_test_files.clone(),
                 deps: Vec::new(),
                 platform: None,
                 check: None,
+                outputs: vec![test_binary.clone()],
             });
             let (library, rlib) = libraries
                 .get(&(toolchain.index, mode))
@@ -532,6 +561,7 @@ pub fn plan(
                     deps: vec![library],
                     platform: None,
                     check: None,
+                    outputs: vec![binary.clone()],
                 });
                 steps.push(Step {
                     toolchain: toolchain.index,
@@ -546,6 +576,7 @@ pub fn plan(
                     deps: vec![build],
                     platform: None,
                     check: None,
+                    outputs: Vec::new(),
                 });
                 let test_binary = directory.join(format!("{}-test", example.name));
                 steps.push(Step {
@@ -570,6 +601,7 @@ pub fn plan(
                     deps: vec![library],
                     platform: None,
                     check: None,
+                    outputs: vec![test_binary.clone()],
                 });
             }
         }

@@ -55,12 +55,23 @@ pub(crate) fn install(
         .chain(qemu_suites.iter().cloned())
         .collect();
     let mut log = |line: &str| println!("  {line}");
-    let mut provisioner = Provisioner::new(sh, root, suites, &mut log);
+    let mut provisioner = Provisioner::new(sh, root, suites, &mut log).verifying();
     let mut outcomes = Vec::new();
     for pin in wanted {
-        let satisfied = availability.iter().any(|entry| match entry {
-            Availability::Found { toolchain, .. } => toolchain.pin.as_deref() == Some(&pin.id),
-            _ => false,
+        let found = availability.iter().find_map(|entry| match entry {
+            Availability::Found { toolchain, .. } if toolchain.pin.as_deref() == Some(&pin.id) => {
+                Some(toolchain)
+            }
+            _ => None,
+        });
+        // A Debian compiler is there only if its files are the ones unpacked.
+        let satisfied = found.is_some_and(|toolchain| {
+            !matches!(toolchain.source, Source::Debian { .. })
+                || toolchain
+                    .rustc
+                    .ancestors()
+                    .nth(3)
+                    .is_some_and(|prefix| provisioner.intact(prefix, &pin.id))
         });
         if satisfied {
             outcomes.push((pin.id.clone(), Installation::AlreadyThere));

@@ -1,13 +1,16 @@
 //! One step of the plan run: its cached result, or its processes one after another, judged,
-//! and cached when the result is the compiler's word rather than the machine's.
+//! and cached only when the result is the compiler's word on the code rather than the
+//! machine's.
 
 use crate::cache::{file_stamp, Cache, Key};
+use crate::diagnostics::error_files;
 use crate::expect::Outcome;
 use crate::judge::{judge, StepResult};
 use crate::jump_table::check_object;
-use crate::plan::{Check, Step};
+use crate::plan::{Check, Kind, Step};
 use crate::process::{self, describe_spawn_error, missing_library, Killed, ProcessOutput};
 use std::os::fd::RawFd;
+use std::path::Path;
 use std::time::Duration;
 
 /// How every process is treated: the per-process timeout, and the descriptor of the matrix's
@@ -20,37 +23,92 @@ pub struct Limits {
     pub lock: Option<RawFd>,
 }
 
-/// What a process says when the machine, not its input, made it fail: the messages of
-/// EAGAIN, ENOMEM, ENFILE, EMFILE and ENOSPC as Rust's `io::Error` and the C library print
-/// them, and Rust's own allocation failure.
-const MACHINE_TROUBLE: [&str; 11] = [
+/// What a process says when the machine, not its input, made it fail: any `io::Error` as Rust
+/// prints it (`(os error N)`: a full disk, a read-only file system, no more processes), the C
+/// library's words for the commonest of them, and Rust's own allocation failure.
+const MACHINE_TROUBLE: [&str; 7] = [
+    "(os error ",
     "Resource temporarily unavailable",
-    "(os error 11)",
     "Cannot allocate memory",
-    "(os error 12)",
-    "Too many open files",
-    "(os error 23)",
-    "(os error 24)",
     "No space left on device",
-    "(os error 28)",
+    "Read-only file system",
     "memory allocation of",
     "failed to spawn thread",
 ];
 
-/// Whether a process's result is the compiler's (or the program's) word on its inputs, so
-/// that it may be cached: it ran to an exit code of its own and its output was read to the
-/// end. Not when it was killed (timeout, interrupt), died of a signal (a crash may be the
-/// machine's, such as the OOM killer), could not start (a missing shared library is the
-/// environment's fault), or said the machine ran out of processes, threads, memory,
-/// descriptors or disk.
-pub fn is_repeatable(output: &ProcessOutput) -> bool {
+/// What rustc says when its linker, not the code, failed: the linker is another program, whose
+/// failure (a crash, a full disk) names no line of the source.
+const LINKER_FAILURE: [&str; 3] = [
+    "linking with `",
+    "could not exec the linker",
+    "error: linker `",
+];
+
+/// Whether the `index`th process of `step` gave the compiler's (or the program's) word on its
+/// inputs, so that its result may be cached.
+///
+/// Every process must have ended with an exit code of its own, been read to the end, found its
+/// shared libraries, and said nothing of the machine's trouble. A process that failed must
+/// have said why in terms of the code: rustc an error naming a file of the step's own sources
+/// (not the toolchain's library sources, which are provisioned files that may be damaged), and
+/// not its linker's failure; a test program the number of its checks that failed. A crash, a
+/// signal, a linker's failure, an `os error`, an unexplained exit status are the machine's
+/// word, or nobody's, and are never kept.
+pub fn is_the_compilers_word(step: &Step, index: usize, output: &ProcessOutput) -> bool {
     let machine_trouble = |text: &str| MACHINE_TROUBLE.iter().any(|sign| text.contains(sign));
-    output.killed.is_none()
+    let ran_to_its_end = output.killed.is_none()
         && output.complete
         && output.status.is_some_and(|status| status.code().is_some())
         && missing_library(&output.stderr).is_none()
         && !machine_trouble(&output.stderr)
-        && !machine_trouble(&output.stdout)
+        && !machine_trouble(&output.stdout);
+    if !ran_to_its_end {
+        return false;
+    }
+    if output.success() {
+        return true;
+    }
+    let compiles = !matches!(step.kind, Kind::Run) && index == 0;
+    if compiles {
+        // rustc's own errors end with status 1; 101 is a panic of the compiler.
+        output.status.and_then(|status| status.code()) == Some(1)
+            && !LINKER_FAILURE
+                .iter()
+                .any(|sign| output.stderr.contains(sign))
+            && error_files(&output.stderr)
+                .iter()
+                .any(|file| is_own_source(step, file))
+    } else {
+        match step.kind {
+            Kind::Test => crate::libtest::TestSummary::parse(&output.stdout)
+                .is_some_and(|summary| summary.failed > 0),
+            Kind::Emulate => output
+                .stdout
+                .lines()
+                .any(|line| line.starts_with("FAILED: ")),
+            _ => false,
+        }
+    }
+}
+
+/// The provisioned file that rustc's error names, when a step that builds the toolchain's own
+/// library sources (`core`, `compiler_builtins`) failed in them.
+fn provisioned_error_file(step: &Step, outputs: &[ProcessOutput]) -> Option<String> {
+    let compile = outputs.first().filter(|output| !output.success())?;
+    if step.kind != Kind::Core {
+        return None;
+    }
+    error_files(&compile.stderr)
+        .into_iter()
+        .find(|file| !is_own_source(step, file) && !file.starts_with('<'))
+}
+
+/// Whether `file`, as a diagnostic names it, is one of the step's own input files.
+fn is_own_source(step: &Step, file: &str) -> bool {
+    let named = Path::new(file);
+    step.inputs
+        .iter()
+        .any(|input| input == named || input.ends_with(named) || named.ends_with(input))
 }
 
 /// Runs a step's processes, each only after the one before it succeeded, or reads its cached
@@ -64,16 +122,29 @@ pub fn run_step(step: &Step, key: Key, cache: &Cache, limits: Limits) -> StepRes
             return StepResult::failed(format!("creating {}: {error}", directory.display()));
         }
     }
+    for output in &step.outputs {
+        // An output left from an earlier run would be judged, run or linked as if this run
+        // had built it.
+        match std::fs::remove_file(output) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                return StepResult::failed(format!(
+                    "removing the old {} before building it again: {error}",
+                    output.display()
+                ))
+            }
+            _ => {}
+        }
+    }
     let mut outputs = Vec::new();
     let mut cacheable = true;
-    for invocation in &step.processes {
+    for (index, invocation) in step.processes.iter().enumerate() {
         let output = match process::run_holding(invocation, limits.timeout, limits.lock) {
             Ok(output) => output,
             Err(error) => {
                 return StepResult::failed(describe_spawn_error(&invocation.program, &error))
             }
         };
-        cacheable &= is_repeatable(&output);
+        cacheable &= is_the_compilers_word(step, index, &output);
         if output.killed == Some(Killed::Interrupted) {
             return StepResult::interrupted();
         }
@@ -84,6 +155,32 @@ pub fn run_step(step: &Step, key: Key, cache: &Cache, limits: Limits) -> StepRes
         }
     }
     let mut result = judge(step, &outputs, limits.timeout);
+    if let Some(file) = provisioned_error_file(step, &outputs) {
+        // The compiler's own library sources do not fail to build on it unless they changed.
+        result.first_error = Some(format!(
+            "{} (in {file}, a provisioned file, not kshim's: it may be damaged; `cargo xtask \
+             toolchains verify` checks every provisioned file against its digest, `cargo xtask \
+             toolchains install` repairs what is damaged)",
+            result.first_error.unwrap_or_default()
+        ));
+    }
+    if result.outcome == Outcome::Fail && outputs.iter().all(ProcessOutput::success) {
+        // Every process said it succeeded and the judge found otherwise (a program that
+        // exited 0 without its last line): no process gave a verdict to keep.
+        cacheable = false;
+    }
+    if result.outcome == Outcome::Pass {
+        if let Some(missing) = step.outputs.iter().find(|output| !output.is_file()) {
+            result.outcome = Outcome::Fail;
+            result.first_error = Some(format!(
+                "{} succeeded but did not write {}: a program it ran (the linker) claimed work \
+                 it did not do",
+                step.processes[0].program.display(),
+                missing.display()
+            ));
+            cacheable = false;
+        }
+    }
     if let (Some(check), Outcome::Pass) = (&step.check, result.outcome) {
         if let Err((error, repeatable)) = run_check(check, &mut result) {
             result.outcome = Outcome::Fail;
@@ -156,6 +253,7 @@ mod tests {
             deps: Vec::new(),
             platform: None,
             check: None,
+            outputs: Vec::new(),
         }
     }
 
@@ -178,15 +276,18 @@ mod tests {
 
     #[test]
     fn the_compilers_word_is_cached_the_machines_is_not() {
-        let (result, kept) = run_and_look(
-            "compiler",
-            &shell_step(
-                Kind::Build,
-                "echo 'error[E0425]: cannot find value `x` in this scope' >&2; exit 1",
-            ),
+        let mut located = shell_step(
+            Kind::Build,
+            "printf 'error[E0425]: cannot find value `x` in this scope\\n --> examples/x.rs:3:5\\n' \
+             >&2; exit 1",
         );
+        located.inputs = vec![PathBuf::from("/tree/examples/x.rs")];
+        let (result, kept) = run_and_look("compiler", &located);
         assert_eq!(result.outcome, Outcome::Fail);
-        assert!(kept, "a compile error is the compiler's word");
+        assert!(
+            kept,
+            "a compile error in the step's source is the compiler's word"
+        );
 
         let (result, kept) = run_and_look(
             "linker",
@@ -212,6 +313,153 @@ mod tests {
         let error = result.first_error.unwrap();
         assert!(error.contains("could not be read to its end"), "{error}");
         assert!(!kept, "an output not read to its end is not cached");
+    }
+
+    #[test]
+    fn only_an_error_that_names_the_steps_own_source_is_kept() {
+        // Each fails as rustc does when something other than the code made it fail; each was
+        // cached before (the linker's message, the read-only file system, the error in a
+        // damaged library source, the crash and the silent exit were all taken as verdicts).
+        let source = "/tree/examples/x.rs";
+        let failures = [
+            (
+                "linker",
+                "echo 'error: linking with `cc` failed: exit status: 1' >&2; exit 1",
+            ),
+            (
+                "read-only",
+                "echo 'error: could not write output to x.o: Read-only file system (os error \
+                 30)' >&2; exit 1",
+            ),
+            (
+                "library",
+                "printf 'error[E0463]: cannot find crate\\n --> /provisioned/library/core/src/\
+                 lib.rs:1:1\\n' >&2; exit 1",
+            ),
+            ("signal", "echo 'error: x' >&2; kill -BUS $$"),
+            ("silent", "exit 1"),
+            (
+                "panic",
+                "printf 'error: internal compiler error\\n --> examples/x.rs:1:1\\n' >&2; \
+                 exit 101",
+            ),
+        ];
+        for (name, script) in failures {
+            let mut step = shell_step(Kind::Build, script);
+            step.inputs = vec![PathBuf::from(source)];
+            let (result, kept) = run_and_look(name, &step);
+            assert_eq!(result.outcome, Outcome::Fail, "{name}");
+            assert!(!kept, "{name}: {:?} was cached", result.first_error);
+        }
+        // A test program that counted its failures gave its word; one that crashed did not.
+        let mut tests = shell_step(Kind::Test, "true");
+        tests.processes.push(Invocation {
+            program: PathBuf::from("/bin/sh"),
+            args: vec![
+                "-c".into(),
+                "echo '{\"type\":\"suite\",\"event\":\"failed\",\"passed\":1,\"failed\":1,\
+                 \"ignored\":0}'; exit 101"
+                    .into(),
+            ],
+            env: Vec::new(),
+            env_remove: Vec::new(),
+        });
+        let (result, kept) = run_and_look("tests-counted", &tests);
+        assert_eq!(result.outcome, Outcome::Fail);
+        assert!(kept, "counted test failures are the program's word");
+        tests.processes[1].args[1] = "kill -SEGV $$".into();
+        let (result, kept) = run_and_look("tests-crashed", &tests);
+        assert_eq!(result.outcome, Outcome::Fail);
+        assert!(!kept, "a crashed test program is not its word");
+    }
+
+    #[test]
+    fn an_output_is_removed_before_its_step_and_required_after_it() {
+        let directory = crate::project_root().join("target/kshim/unit-tests/runner/outputs");
+        let _ = std::fs::remove_dir_all(&directory);
+        std::fs::create_dir_all(&directory).unwrap();
+        let binary = directory.join("rust_minimal");
+        std::fs::write(&binary, "an old build").unwrap();
+        // A compiler whose linker says it linked, and wrote nothing.
+        let mut step = shell_step(Kind::Build, "true");
+        step.outputs = vec![binary.clone()];
+        let (result, kept) = run_and_look("outputs-missing", &step);
+        assert_eq!(
+            result.outcome,
+            Outcome::Fail,
+            "the old binary was taken as new"
+        );
+        let error = result.first_error.unwrap();
+        assert!(error.contains("did not write"), "{error}");
+        assert!(!binary.exists(), "the old binary is still there");
+        assert!(!kept, "a missing output is not the compiler's word");
+        step.processes[0].args[1] = format!("echo new > '{}'", binary.display());
+        let (result, kept) = run_and_look("outputs-written", &step);
+        assert_eq!(result.outcome, Outcome::Pass);
+        assert!(kept);
+        assert_eq!(std::fs::read_to_string(&binary).unwrap(), "new\n");
+    }
+
+    #[test]
+    fn an_emulator_that_exits_0_passes_only_a_program_that_said_it_completed() {
+        let run = |name: &str, emulator: &str| {
+            let mut step = shell_step(Kind::Emulate, "true");
+            step.processes.push(Invocation {
+                program: PathBuf::from("/bin/sh"),
+                args: vec!["-c".into(), emulator.into()],
+                env: Vec::new(),
+                env_remove: Vec::new(),
+            });
+            run_and_look(name, &step)
+        };
+        for (name, emulator) in [
+            ("silent", "exit 0"),
+            ("cut-short", "echo '  pass: one'; echo '  pass: two'"),
+            ("miscounted", "echo '  pass: one'; echo 'ok: 2 checks'"),
+            ("none", "echo 'ok: 0 checks'"),
+        ] {
+            let (result, kept) = run(name, emulator);
+            assert_eq!(
+                result.outcome,
+                Outcome::Fail,
+                "{name}: a program never run passed"
+            );
+            let error = result.first_error.unwrap();
+            assert!(
+                error.contains("did not say it completed"),
+                "{name}: {error}"
+            );
+            assert!(!kept, "{name}");
+        }
+        let (result, kept) = run(
+            "completed",
+            "echo '  pass: one'; echo '  pass: two'; echo 'ok: 2 checks'",
+        );
+        assert_eq!(result.outcome, Outcome::Pass, "{:?}", result.first_error);
+        assert!(kept);
+    }
+
+    #[test]
+    fn an_error_in_the_provisioned_library_sources_says_they_may_be_damaged() {
+        let mut step = shell_step(
+            Kind::Core,
+            "printf 'error[E0463]: cannot find crate\\n --> /provisioned/library/core/src/lib.rs:1:1\\n' \
+             >&2; exit 1",
+        );
+        step.mode = None;
+        step.inputs = vec![PathBuf::from("/provisioned/library/core")];
+        let (result, kept) = run_and_look("core-damaged", &step);
+        assert_eq!(result.outcome, Outcome::Fail);
+        let error = result.first_error.unwrap();
+        assert!(
+            error.contains("/provisioned/library/core/src/lib.rs, a provisioned file")
+                && error.contains("cargo xtask toolchains install"),
+            "{error}"
+        );
+        assert!(
+            !kept,
+            "a damaged library source was taken for the compiler's word"
+        );
     }
 
     #[test]

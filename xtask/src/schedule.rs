@@ -177,6 +177,7 @@ mod tests {
             deps,
             platform: None,
             check: None,
+            outputs: Vec::new(),
         }
     }
 

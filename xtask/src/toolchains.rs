@@ -32,8 +32,47 @@ impl flags::Toolchains {
                 }
                 install(sh, &pins_path, install_flags)
             }
+            flags::ToolchainsCmd::Verify(_) => Ok(verify(&crate::debian::toolchains_dir())),
         }
     }
+}
+
+/// Checks every provisioned prefix under `root` against its digests, printing one line per
+/// prefix and one per damaged file.
+fn verify(root: &std::path::Path) -> Verdict {
+    let started = Instant::now();
+    let prefixes = crate::digests::provisioned_prefixes(root);
+    let mut bad = 0;
+    for prefix in &prefixes {
+        match crate::digests::damaged(prefix) {
+            Ok(damaged) if damaged.is_empty() => println!("intact   {}", prefix.display()),
+            Ok(damaged) => {
+                bad += 1;
+                println!("DAMAGED  {}", prefix.display());
+                for file in damaged {
+                    println!("         {file}");
+                }
+            }
+            Err(error) => {
+                bad += 1;
+                println!("UNKNOWN  {}: {error:#}", prefix.display());
+            }
+        }
+    }
+    println!(
+        "{} of {} provisioned prefixes intact ({:.1}s)",
+        prefixes.len() - bad,
+        prefixes.len(),
+        started.elapsed().as_secs_f64()
+    );
+    if bad == 0 {
+        return Verdict::Success;
+    }
+    println!(
+        "repair: `cargo xtask toolchains install --no-rustup` provisions every damaged or \
+         unchecked prefix again (from the download cache where it can)"
+    );
+    Verdict::Failure
 }
 
 /// The pins `--only` and `--shard` select, in file order; an id that names no pin is an error.

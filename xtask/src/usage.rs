@@ -157,7 +157,7 @@ pub fn run_usage(
     if std::fs::read_to_string(&probe_path).ok().as_deref() != Some(probe_source.as_str()) {
         write_atomically(&probe_path, probe_source.as_bytes())?;
     }
-    let keys = run_keys(&steps, &planned, &availabilities)?;
+    let keys = run_keys(&steps, &planned, &availabilities, &layout.root)?;
     let cache = Cache::new(layout.cache(), use_cache);
     let limits = Limits {
         timeout,

@@ -26,6 +26,7 @@ fn step(kind: Kind, target: &str, deps: &[usize], programs: &[&str], args: &[&st
         deps: deps.to_vec(),
         platform: None,
         check: None,
+        outputs: Vec::new(),
     }
 }
 

@@ -98,6 +98,7 @@ pub fn plan_cross(
             deps: Vec::new(),
             platform: None,
             check: None,
+            outputs: Vec::new(),
         });
         if !toolchain.builds {
             continue;
@@ -141,19 +142,23 @@ fn plan_target(
         .join("lib/rustlib")
         .join(platform.triple)
         .join("lib");
-    let step = |kind, target: &str, mode, processes, artifact, inputs, deps, check| Step {
-        toolchain: toolchain.index,
-        kind,
-        target: target.to_string(),
-        mode,
-        processes,
-        artifact,
-        directories: vec![libraries.clone()],
-        inputs,
-        deps,
-        platform: Some(platform),
-        check,
-    };
+    let step =
+        |kind, target: &str, mode, processes, artifact: Option<PathBuf>, inputs, deps, check| {
+            Step {
+                toolchain: toolchain.index,
+                kind,
+                target: target.to_string(),
+                mode,
+                processes,
+                outputs: artifact.iter().cloned().collect(),
+                artifact,
+                directories: vec![libraries.clone()],
+                inputs,
+                deps,
+                platform: Some(platform),
+                check,
+            }
+        };
     let core = steps.len();
     steps.push(step(
         Kind::Core,
@@ -161,9 +166,9 @@ fn plan_target(
         None,
         vec![rustc.core(sources, platform.triple, &libraries)],
         Some(libraries.join("libcore.rlib")),
-        // The sources are not hashed: their path names the package version or the
-        // toolchain they belong to, and the key has both the command line and the compiler.
-        Vec::new(),
+        // Provisioned files, keyed by their stat stamps (see `cache::run_keys`): a damaged
+        // source must not be served a result built from the intact one.
+        sources.parts(),
         Vec::new(),
         None,
     ));
@@ -173,7 +178,7 @@ fn plan_target(
     };
     let builtins_inputs = match &builtins_crate {
         Builtins::Empty(file) => vec![file.clone()],
-        Builtins::Sources(_) => Vec::new(),
+        Builtins::Sources(_) => sources.parts(),
     };
     let builtins = steps.len();
     steps.push(step(
@@ -237,6 +242,7 @@ fn plan_target(
         };
         steps.push(Step {
             directories: vec![directory.clone()],
+            outputs: vec![object.clone()],
             ..step(
                 Kind::Objects,
                 "sites",
@@ -283,15 +289,22 @@ fn plan_target(
                 env_remove: Vec::new(),
             },
         };
+        // The linker and the emulator decide the cell as much as the sources do.
+        let mut inputs = program_inputs(&layout.root);
+        inputs.push(linker.clone());
+        if run.program != binary {
+            inputs.push(run.program.clone());
+        }
         steps.push(Step {
             directories: vec![directory.clone()],
+            outputs: vec![binary],
             ..step(
                 Kind::Emulate,
                 "program",
                 Some(mode),
                 vec![build, run],
                 None,
-                program_inputs(&layout.root),
+                inputs,
                 vec![library],
                 None,
             )

@@ -10,6 +10,28 @@ fn directory_names_are_safe() {
 }
 
 #[test]
+fn every_compiler_has_its_own_output_directory() {
+    let toolchain = |id: &str, rustc: &str| crate::toolchain::Toolchain {
+        id: id.into(),
+        spec: id.into(),
+        source: crate::toolchain::Source::Path,
+        rustc: PathBuf::from(rustc),
+        env: Vec::new(),
+        loader: None,
+        pin: None,
+    };
+    let rustup = identity_directory_name(&toolchain("1.95.0", "/rustup/1.95.0/bin/rustc"));
+    let wrapper = identity_directory_name(&toolchain("1.95.0", "/tmp/wrapper/rustc"));
+    assert!(rustup.starts_with("1.95.0-"), "{rustup}");
+    assert_ne!(rustup, wrapper, "two compilers share their outputs");
+    assert_eq!(
+        rustup,
+        identity_directory_name(&toolchain("1.95.0", "/rustup/1.95.0/bin/rustc")),
+        "a compiler's directory is the same from run to run"
+    );
+}
+
+#[test]
 fn reads_example_tables() {
     let manifest = "[package]\nname = \"x\"\n\n[[example]]\nname = \"a\"\npath = \"a.rs\"\ntest = true\n\n[[example]]\nname = \"b\"\n\n[dependencies]\nname = \"not an example\"\n";
     let examples = parse_examples(manifest, Path::new("/e")).unwrap();

@@ -236,5 +236,6 @@ fn usage_step(
         deps: library.into_iter().collect(),
         platform: None,
         check: None,
+        outputs: Vec::new(),
     }
 }

@@ -2,11 +2,13 @@
 //! toolchain, each with the prediction the catalog makes; what `merge` and `docs --report`
 //! check before they trust a report that was read from a file.
 
+use super::Observed;
 use super::{cell_kinds, BuildCell, Report};
 use crate::catalog::FEATURES;
-use crate::expect::{expected_outcome, Outcome, ToolchainVerdict};
+use crate::expect::{expected_outcome, expected_status, Outcome, ToolchainVerdict};
 use crate::output::escape;
 use crate::plan::{Kind, Mode};
+use crate::status::Status;
 use std::collections::{BTreeSet, HashSet};
 
 fn describe(report: &Report, build: &BuildCell) -> String {
@@ -50,6 +52,7 @@ impl Report {
                 ));
             }
         }
+        self.check_predictions()?;
         let mut ids = HashSet::new();
         let mut pins = HashSet::new();
         for toolchain in &self.toolchains {
@@ -178,6 +181,83 @@ impl Report {
             }
         }
         Ok(())
+    }
+}
+
+impl Report {
+    /// Fails unless every prediction the report carries is the one the catalog makes of its
+    /// toolchain's release, and no answer is one its compiler cannot have given: a toolchain's
+    /// verdict, each feature cell's expected status, a feature stable since a release after
+    /// the compiler's own, a commit date that is no date. A report is read from a file that
+    /// anyone may have written: what it predicts is recomputed, never believed.
+    fn check_predictions(&self) -> Result<(), String> {
+        for (index, toolchain) in self.toolchains.iter().enumerate() {
+            let id = escape(&toolchain.id).into_owned();
+            if let Some(date) = &toolchain.commit_date {
+                if !is_date(date) {
+                    return Err(format!(
+                        "toolchain {id}: its commit date `{}` is no date",
+                        escape(date)
+                    ));
+                }
+            }
+            let Some(release) = toolchain.release else {
+                continue;
+            };
+            let found = !matches!(
+                toolchain.verdict,
+                ToolchainVerdict::Missing(_) | ToolchainVerdict::Broken(_)
+            );
+            if found && toolchain.verdict != ToolchainVerdict::for_release(release) {
+                return Err(format!(
+                    "toolchain {id}: it is `{}`, but the catalog calls a compiler of release \
+                     {release} `{}`",
+                    toolchain.verdict.word(),
+                    ToolchainVerdict::for_release(release).word()
+                ));
+            }
+            for (feature, cells) in FEATURES.iter().zip(&self.features) {
+                let cell = &cells[index];
+                if let Observed::Status(Status::Stable(since)) = cell.observed {
+                    if since > release {
+                        return Err(format!(
+                            "feature {} on {id}: stable since {since}, after the compiler's own \
+                             release {release}",
+                            feature.name
+                        ));
+                    }
+                }
+                let predicted = expected_status(feature, release);
+                if found && cell.expected.is_some_and(|expected| expected != predicted) {
+                    return Err(format!(
+                        "feature {} on {id}: it expects `{}`, but the catalog predicts `{}` \
+                         of release {release}",
+                        feature.name,
+                        cell.expected.map_or("none", |expected| expected.word()),
+                        predicted.word()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `text` is a calendar date `YYYY-MM-DD`.
+fn is_date(text: &str) -> bool {
+    let parts: Vec<&str> = text.split('-').collect();
+    let number = |part: &str, digits: usize| {
+        (part.len() == digits && part.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| part.parse::<u32>().ok())
+            .flatten()
+    };
+    match parts[..] {
+        [year, month, day] => {
+            number(year, 4).is_some()
+                && number(month, 2).is_some_and(|month| (1..=12).contains(&month))
+                && number(day, 2).is_some_and(|day| (1..=31).contains(&day))
+        }
+        _ => false,
     }
 }
 

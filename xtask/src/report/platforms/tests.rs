@@ -62,6 +62,7 @@ fn predicted(
         deps: Vec::new(),
         platform: None,
         check: None,
+        outputs: Vec::new(),
     };
     let result = StepResult {
         outcome: Outcome::Pass,
