@@ -51,7 +51,7 @@ fn ok(value: &Value) -> bool {
         .unwrap_or_else(|| panic!("no `ok` in {value}"))
 }
 
-/// The cells the page must show for the report, read from its JSON as README documents it:
+/// The cells the page must show for the report, read from its JSON as docs/matrix.md documents it:
 /// key, the class its status gives, and whether it differs from the catalog.
 fn report_cells(report: &Value) -> BTreeMap<String, (String, bool)> {
     let mut cells = BTreeMap::new();

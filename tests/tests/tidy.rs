@@ -472,14 +472,14 @@ fn sample_report() -> xtask::report::Report {
 }
 
 #[test]
-fn readme_documents_the_report_schema_as_the_code_does() {
-    let readme = read("README.md");
+fn the_matrix_page_documents_the_report_schema_as_the_code_does() {
+    let readme = read("docs/matrix.md");
     let block = readme
-        .split("### The JSON report")
+        .split("## The JSON report")
         .nth(1)
         .and_then(|section| section.split("```text\n").nth(1))
         .and_then(|block| block.split("```").next())
-        .expect("README.md has a ```text block under \"### The JSON report\"");
+        .expect("docs/matrix.md has a ```text block under \"## The JSON report\"");
     let documented: std::collections::BTreeSet<String> = block
         .split('"')
         .collect::<Vec<_>>()
@@ -499,7 +499,7 @@ fn readme_documents_the_report_schema_as_the_code_does() {
         .collect();
     assert!(
         undocumented.is_empty() && stale.is_empty(),
-        "README.md's JSON layout is out of step with `Report::to_json`: keys written but not \
+        "docs/matrix.md's JSON layout is out of step with `Report::to_json`: keys written but not \
          documented {undocumented:?}, documented but not written {stale:?}"
     );
 }
@@ -598,4 +598,94 @@ fn the_architecture_check_sees_what_it_looks_for() {
     let single = "#[cfg(target_arch = \"x86_64\")]\n#[cfg(any(unix, windows))]";
     assert!(architecture_facts(single).is_empty());
     assert!(architecture_facts(&code_only("// x86_64-unknown-none\n")).is_empty());
+}
+
+/// GitHub's anchor for a Markdown heading: lower case, spaces to `-`, punctuation dropped.
+fn heading_anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The anchors of a Markdown file's headings, fenced code left out.
+fn anchors(markdown: &str) -> Vec<String> {
+    let mut fenced = false;
+    let mut anchors = Vec::new();
+    for line in markdown.lines() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced && line.starts_with('#') {
+            anchors.push(heading_anchor(line.trim_start_matches('#')));
+        }
+    }
+    anchors
+}
+
+#[test]
+fn readme_and_docs_link_only_to_what_exists() {
+    let root = project_root();
+    let mut pages = vec![PathBuf::from("README.md")];
+    for entry in fs::read_dir(root.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|extension| extension == "md") {
+            pages.push(path.strip_prefix(&root).unwrap().to_path_buf());
+        }
+    }
+    let mut broken = Vec::new();
+    for page in &pages {
+        let text = read(page.to_str().unwrap());
+        let directory = page.parent().unwrap_or(Path::new(""));
+        for link in text.split("](").skip(1) {
+            let Some(target) = link.split(')').next() else {
+                continue;
+            };
+            if target.contains("://") || target.starts_with("crate::") {
+                continue;
+            }
+            let (file, anchor) = target.split_once('#').unwrap_or((target, ""));
+            let file = if file.is_empty() {
+                page.clone()
+            } else {
+                directory.join(file)
+            };
+            let path = root.join(&file);
+            if !path.exists() {
+                broken.push(format!("{}: {target} (no such file)", page.display()));
+                continue;
+            }
+            let is_markdown = file.extension().is_some_and(|extension| extension == "md");
+            if !anchor.is_empty() && is_markdown {
+                let text = fs::read_to_string(&path).unwrap();
+                if !anchors(&text).iter().any(|known| known == anchor) {
+                    broken.push(format!("{}: {target} (no such heading)", page.display()));
+                }
+            }
+        }
+    }
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn the_layout_page_names_every_module_of_the_xtask() {
+    let layout = read("docs/layout.md");
+    let lib = read("xtask/src/lib.rs");
+    let missing: Vec<&str> = lib
+        .lines()
+        .filter_map(|line| {
+            let line = line.trim_start_matches("pub ");
+            line.strip_prefix("mod ")?.strip_suffix(';')
+        })
+        .filter(|module| !layout.contains(&format!("`{module}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/layout.md does not say where these modules stand: {missing:?}"
+    );
 }

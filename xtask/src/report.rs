@@ -1,6 +1,6 @@
 //! The matrix's report: every cell observed next to its prediction, the failures and a summary
-//! per toolchain, as tables for people, Markdown, or the JSON whose layout README.md documents
-//! (section "The JSON report").
+//! per toolchain, as tables for people, Markdown, or the JSON whose layout docs/matrix.md
+//! documents (section "The JSON report").
 
 pub mod assemble;
 mod check;

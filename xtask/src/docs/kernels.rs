@@ -416,7 +416,7 @@ mod tests {
     use super::*;
 
     /// How the page reads the real results and findings of a report; the layout is
-    /// `cargo xtask kernel`'s JSON (README), the values made up for the renderer.
+    /// `cargo xtask kernel`'s JSON (docs/kernel.md), the values made up for the renderer.
     #[test]
     fn real_results_and_findings_are_shown_per_tree() {
         let report = r#"{

@@ -1,5 +1,5 @@
 //! What `cargo xtask kernel` found, per tree and per (tree, compiler) cell, as text for a
-//! terminal, Markdown, and the JSON documented in README's "cargo xtask kernel" section.
+//! terminal, Markdown, and the JSON documented in docs/kernel.md.
 
 use super::build::{Built, Real};
 use crate::json::{self, Value};

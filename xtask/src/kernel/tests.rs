@@ -1,6 +1,6 @@
 //! Tests of `cargo xtask kernel`'s reading of trees, its wrapper, its classification of what a
 //! build printed and its cache entries, on small trees made in a temporary directory; and
-//! README's documentation of its JSON.
+//! docs/kernel.md's documentation of its JSON.
 
 use super::build::{self, Built, Real};
 use super::report::{Cell, Report, TreeEntry};
@@ -308,14 +308,14 @@ fn the_readme_documents_every_key_of_the_json_and_no_other() {
     }
     let mut written = std::collections::BTreeSet::new();
     keys(&report().to_json(), &mut written);
-    let readme = std::fs::read_to_string(crate::project_root().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(crate::project_root().join("docs/kernel.md")).unwrap();
     let section = readme
-        .split("## Real kernel trees")
+        .split("# Real kernel trees")
         .nth(1)
         .and_then(|rest| rest.split("The JSON report (`--format json`):").nth(1))
         .and_then(|rest| rest.split("```text\n").nth(1))
         .and_then(|rest| rest.split("\n```").next())
-        .expect("README.md documents the kernel report's JSON in a ```text block");
+        .expect("docs/kernel.md documents the kernel report's JSON in a ```text block");
     let mut documented = std::collections::BTreeSet::new();
     for part in section.split('"').collect::<Vec<_>>().windows(2) {
         if part[1].starts_with(':') && !part[0].contains(' ') {
@@ -325,7 +325,7 @@ fn the_readme_documents_every_key_of_the_json_and_no_other() {
     assert!(written.len() > 20, "{written:?}");
     assert_eq!(
         documented, written,
-        "README.md's kernel JSON layout and to_json differ"
+        "docs/kernel.md's kernel JSON layout and to_json differ"
     );
 }
 

@@ -1,4 +1,4 @@
-//! The report as JSON and back, in the layout README.md documents; reading checks every field,
+//! The report as JSON and back, in the layout docs/matrix.md documents; reading checks every field,
 //! so a damaged or foreign file is refused with what is wrong.
 
 use super::kbuild::{kbuild_from_json, kbuild_to_json};

@@ -124,14 +124,14 @@ fn the_readme_documents_every_key_and_no_other() {
     let mut written = std::collections::BTreeSet::new();
     // As `usage` writes it: stamped with the run's date.
     keys(&crate::date::stamp(report().to_json()), &mut written);
-    let readme = std::fs::read_to_string(crate::project_root().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(crate::project_root().join("docs/audit.md")).unwrap();
     let section = readme
         .split("## Where each feature is used")
         .nth(1)
         .and_then(|rest| rest.split("The JSON report (`--format json`):").nth(1))
         .and_then(|rest| rest.split("```text\n").nth(1))
         .and_then(|rest| rest.split("\n```").next())
-        .expect("README.md documents the usage report's JSON in a ```text block");
+        .expect("docs/audit.md documents the usage report's JSON in a ```text block");
     let mut documented = std::collections::BTreeSet::new();
     for part in section.split('"').collect::<Vec<_>>().windows(2) {
         if part[1].starts_with(':') && !part[0].contains(' ') && part[0] != "1.95.0" {
@@ -141,6 +141,6 @@ fn the_readme_documents_every_key_and_no_other() {
     assert!(written.len() > 10, "{written:?}");
     assert_eq!(
         documented, written,
-        "README.md's usage JSON layout and to_json differ"
+        "docs/audit.md's usage JSON layout and to_json differ"
     );
 }
