@@ -131,9 +131,10 @@ fn text_from_the_report_is_escaped_or_refused() {
     );
 }
 
-const GENERATED: [&str; 4] = [
+const GENERATED: [&str; 5] = [
     "README.md",
     "docs/features.md",
+    MATRIX_PAGE,
     "kernel-shim/src/features.md",
     super::kernels::KERNELS_PAGE,
 ];
