@@ -209,10 +209,13 @@ fn decode_entry(entry: &Value, artifact: Option<&Path>) -> Option<StepResult> {
 /// Computes every step's cache key: the compiler's identity, the command lines, the
 /// environment every process gets (`inherited`, from [`inherited_environment`], and the
 /// invocation's own variables), the inputs' contents and the keys of the steps it needs (so a
-/// changed shim reruns everything built on it).
+/// changed shim reruns everything built on it); a step the xtask checks itself (an object's
+/// jump table) also by `checker`, the checking xtask's identity, so that a changed checker's
+/// verdict is never served from a run of the old one.
 pub fn cache_keys(
     steps: &[Step],
     inherited: &[(String, String)],
+    checker: Key,
     compiler_identity: &dyn Fn(usize) -> Key,
     file_hash: &mut dyn FnMut(&Path) -> anyhow::Result<Key>,
 ) -> anyhow::Result<Vec<Key>> {
@@ -247,6 +250,9 @@ pub fn cache_keys(
         for &dep in &step.deps {
             hasher.number(keys[dep].0);
         }
+        if step.check.is_some() {
+            hasher.field("checked by").number(checker.0);
+        }
         keys.push(hasher.finish());
     }
     Ok(keys)
@@ -274,9 +280,14 @@ pub fn run_keys(
         })
         .collect();
     let mut file_hashes: std::collections::HashMap<PathBuf, Key> = Default::default();
+    // The running xtask, by a stamp that every rebuild changes.
+    let checker = std::env::current_exe()
+        .and_then(|exe| crate::hash::stat_stamp(&exe))
+        .context("stamping the running xtask, which checks objects itself")?;
     cache_keys(
         steps,
         &crate::process::inherited_environment(),
+        checker,
         &|toolchain| identities.get(&toolchain).copied().unwrap_or(Key(0)),
         &mut |path: &Path| {
             if let Some(key) = file_hashes.get(path) {
@@ -705,7 +716,7 @@ mod tests {
         .unwrap();
         let provisioned = scratch.clone();
         let keys = || {
-            cache_keys(&steps, &[], &|_| Key(1), &mut |path: &Path| {
+            cache_keys(&steps, &[], Key(2), &|_| Key(1), &mut |path: &Path| {
                 input_key(path, &root, &provisioned)
             })
             .unwrap()
@@ -720,6 +731,15 @@ mod tests {
         };
         let before = keys();
         assert_eq!(before, keys(), "keys are stable");
+        // A step the xtask checks itself is keyed by the checker too, and only such a step.
+        let other_checker = cache_keys(&steps, &[], Key(3), &|_| Key(1), &mut |path: &Path| {
+            input_key(path, &root, &provisioned)
+        })
+        .unwrap();
+        assert!(steps.iter().any(|step| step.check.is_some()));
+        for ((step, before), after) in steps.iter().zip(&before).zip(&other_checker) {
+            assert_eq!(step.check.is_some(), before != after, "{:?}", step.kind);
+        }
         overwrite_keeping_size_and_time(&core);
         let after_core = keys();
         assert!(
