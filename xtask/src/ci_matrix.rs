@@ -1,5 +1,6 @@
-//! `cargo xtask ci-matrix`: the CI job matrix, from the pin file and split by [`Shard`]'s one
-//! rule, so the workflow never repeats the list of toolchains.
+//! `cargo xtask ci-matrix`: the CI job matrices, from the pin file: the toolchains split by
+//! [`Shard`]'s one rule, and the kernel trees one job each, so the workflow never repeats
+//! either list.
 
 use crate::pins::{Pins, Shard};
 use crate::{flags, Verdict};
@@ -34,11 +35,29 @@ pub fn job_matrix(pins: &Pins, shards: usize) -> anyhow::Result<String> {
     Ok(serde_json::json!({ "include": jobs }).to_string())
 }
 
+/// The kernel trees' job matrix: `{"include": [{"tree": "ID"}, ...]}`, one job per pinned tree,
+/// holding nothing but the tree's id, which the pin file's reader checked as it checks a pin's.
+pub fn tree_matrix(pins: &Pins) -> anyhow::Result<String> {
+    if pins.trees.is_empty() {
+        anyhow::bail!("{} pins no kernel tree", pins.path.display());
+    }
+    let jobs: Vec<serde_json::Value> = pins
+        .trees
+        .iter()
+        .map(|tree| serde_json::json!({ "tree": tree.id }))
+        .collect();
+    Ok(serde_json::json!({ "include": jobs }).to_string())
+}
+
 impl flags::CiMatrix {
     /// Runs `cargo xtask ci-matrix`.
     pub fn run(&self, _sh: &Shell) -> anyhow::Result<Verdict> {
         let path = self.pins.clone().unwrap_or_else(Pins::default_path);
         let pins = Pins::load(&path)?;
+        if self.kernel {
+            println!("{}", tree_matrix(&pins)?);
+            return Ok(Verdict::Success);
+        }
         let shards = self.shards.unwrap_or(pins.pins.len());
         println!("{}", job_matrix(&pins, shards)?);
         Ok(Verdict::Success)
@@ -61,5 +80,22 @@ mod tests {
         );
         assert!(job_matrix(&pins(3), 4).is_err());
         assert!(job_matrix(&pins(3), 0).is_err());
+    }
+
+    #[test]
+    fn tree_matrix_lists_every_pinned_tree_once() {
+        let pinned = Pins::load(&Pins::default_path()).unwrap();
+        let matrix: serde_json::Value =
+            serde_json::from_str(&tree_matrix(&pinned).unwrap()).unwrap();
+        let ids: Vec<&str> = matrix["include"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|job| job["tree"].as_str().unwrap())
+            .collect();
+        let trees: Vec<&str> = pinned.trees.iter().map(|tree| tree.id.as_str()).collect();
+        assert_eq!(ids, trees);
+        assert!(ids.contains(&"6.12") && ids.contains(&"7.3"), "{ids:?}");
+        assert!(tree_matrix(&pins(2)).is_err(), "a pin file without trees");
     }
 }

@@ -171,6 +171,9 @@ xflags::xflags! {
         cmd ci-matrix {
             /// How many shards to spread the toolchains over (default: one per toolchain).
             optional --shards n: usize
+            /// Print the kernel trees' job matrix instead: one job per pinned tree, which builds
+            /// that tree with every compiler (`cargo xtask kernel --tree ID`).
+            optional --kernel
             /// The pin file to read (default: `toolchains.toml` at the repository root).
             optional --pins path: PathBuf
         }
@@ -320,6 +323,7 @@ pub struct Merge {
 #[derive(Debug)]
 pub struct CiMatrix {
     pub shards: Option<usize>,
+    pub kernel: bool,
     pub pins: Option<PathBuf>,
 }
 
