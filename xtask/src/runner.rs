@@ -103,8 +103,19 @@ fn provisioned_error_file(step: &Step, outputs: &[ProcessOutput]) -> Option<Stri
         .find(|file| !is_own_source(step, file) && !file.starts_with('<'))
 }
 
-/// Whether `file`, as a diagnostic names it, is one of the step's own input files.
+/// Whether `file`, as a diagnostic names it, is one of the step's own input files, or the
+/// `<crate attribute>` that `-Zcrate-attr` puts on the step's own command line (as Kbuild's
+/// `feature(L)`), which the cache key holds like a file's contents.
 fn is_own_source(step: &Step, file: &str) -> bool {
+    let on_the_command_line = step.processes.iter().any(|invocation| {
+        invocation
+            .args
+            .iter()
+            .any(|arg| arg.starts_with("-Zcrate-attr"))
+    });
+    if file == "<crate attribute>" {
+        return on_the_command_line;
+    }
     let named = Path::new(file);
     step.inputs
         .iter()
@@ -351,6 +362,25 @@ mod tests {
             assert_eq!(result.outcome, Outcome::Fail, "{name}");
             assert!(!kept, "{name}: {:?} was cached", result.first_error);
         }
+        // An error on the `-Zcrate-attr` of the step's own command line (Kbuild's `feature(L)`
+        // meeting a driver's own) is the compiler's word on what the key holds; one that names
+        // `<crate attribute>` when no such flag was given is not.
+        let script = r#"echo '{"level":"error","message":"the feature `a` has already been enabled","spans":[{"file_name":"<crate attribute>"}]}' >&2; exit 1"#;
+        let mut kbuild = shell_step(Kind::Kbuild, script);
+        let (_, kept) = run_and_look("crate-attr-without-flag", &kbuild);
+        assert!(
+            !kept,
+            "an error on a crate attribute the step did not pass was cached"
+        );
+        kbuild.processes[0]
+            .args
+            .push("-Zcrate-attr=feature(a)".into());
+        let (result, kept) = run_and_look("crate-attr", &kbuild);
+        assert_eq!(result.outcome, Outcome::Fail);
+        assert!(
+            kept,
+            "an error on the step's own -Zcrate-attr was not cached"
+        );
         // A test program that counted its failures gave its word; one that crashed did not.
         let mut tests = shell_step(Kind::Test, "true");
         tests.processes.push(Invocation {
