@@ -381,7 +381,7 @@ fn output_directory(root: &Path) -> PathBuf {
 fn machine_fault_is_not_cached(name: &str, mount: impl Fn(&Path) -> Option<Mounted>, error: &str) {
     let root = tiny_tree(name);
     // A first run makes the output directory; its passes are then forgotten.
-    let (first, _) = host_matrix(&root, &[]);
+    let (first, before) = host_matrix(&root, &[]);
     assert_eq!(first.status.code(), Some(0), "{}", first.stderr);
     let output = output_directory(&root);
     std::fs::remove_dir_all(root.join("target/kshim/cache")).unwrap();
@@ -406,7 +406,28 @@ fn machine_fault_is_not_cached(name: &str, mount: impl Fn(&Path) -> Option<Mount
         "the machine's failures outlived it:\n{}",
         after.stdout
     );
+    assert!(
+        results_of(&report) == results_of(&before),
+        "after the fault, the results differ from those before it:\n{}",
+        after.stdout
+    );
     assert_eq!(after.status.code(), Some(0), "{}", after.stderr);
+}
+
+/// A report without what differs between two runs with the same results: timings and whether
+/// a result came from the cache.
+fn results_of(report: &Value) -> Value {
+    match report {
+        Value::Object(members) => Value::Object(
+            members
+                .iter()
+                .filter(|(key, _)| *key != "seconds" && *key != "cached" && *key != "date")
+                .map(|(key, value)| (key.clone(), results_of(value)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(results_of).collect()),
+        other => other.clone(),
+    }
 }
 
 #[test]
