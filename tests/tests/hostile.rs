@@ -458,6 +458,68 @@ fn a_full_disk_under_the_outputs_fails_cells_that_are_not_cached() {
 }
 
 #[test]
+fn a_linker_that_writes_nothing_fails_links_instead_of_running_old_binaries() {
+    let root = tiny_tree("silent-cc");
+    let (first, before) = host_matrix(&root, &[]);
+    assert_eq!(first.status.code(), Some(0), "{}", first.stderr);
+    // A `cc` first on the PATH the xtask hands its compilers: it exits 0 and writes nothing.
+    let bin = root.join("silent-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("cc"), "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(bin.join("cc"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let rustc = current_rustc();
+    let silent = xtask_within(
+        Duration::from_secs(120),
+        &[
+            "matrix",
+            "--root",
+            path_str(&root),
+            "--toolchain",
+            path_str(&rustc),
+            "--target",
+            "none",
+            "--format",
+            "json",
+            "--no-cache",
+        ],
+        &[("PATH", &path)],
+    );
+    assert_eq!(silent.status.code(), Some(1), "{}", silent.stderr);
+    let report = json::parse(&silent.stdout).unwrap();
+    let builds = report["builds"].as_array().unwrap();
+    let passed_before = before["builds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|build| build["outcome"] == "pass")
+        .count();
+    // Every cell links a program (a test harness or an example), except the shim's library
+    // build: none of those may pass on binaries of the run before.
+    let linked: Vec<&Value> = builds
+        .iter()
+        .filter(|build| !(build["target"] == "kernel" && build["kind"] == "build"))
+        .collect();
+    assert!(!linked.is_empty() && passed_before > linked.len() / 2);
+    for build in linked {
+        assert_ne!(
+            build["outcome"], "pass",
+            "an old binary was judged: {build}"
+        );
+        assert_eq!(build["cached"], false, "{build}");
+    }
+    assert!(
+        silent.stdout.contains("did not write"),
+        "no cell says the linker wrote nothing:\n{}",
+        silent.stdout
+    );
+}
+
+#[test]
 fn cache_entries_that_are_no_files_or_too_large_are_misses() {
     let directory = scratch_dir("hostile-cache");
     let cache = Cache::new(directory.clone(), true);
