@@ -991,6 +991,78 @@ fn a_dry_run_with_a_debian_compiler_not_there_changes_nothing() {
 }
 
 #[test]
+fn toolchains_install_waits_for_the_lock_a_matrix_holds() {
+    let directory = scratch_dir("hostile-install-lock");
+    // Built first, so that the build's time is not taken for waiting.
+    let binary = xtask_binary();
+    // The lock of the checkout whose target/toolchains install fills, as a matrix there holds
+    // it: its id (a live process, this test's) in the file, and the lock held.
+    let lock = kshim_tests::project_root().join("target/kshim/matrix.lock");
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    /// Ends the holder however the test ends.
+    struct Holder(std::process::Child);
+    impl Drop for Holder {
+        fn drop(&mut self) {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", self.0.id())])
+                .status();
+            let _ = self.0.wait();
+        }
+    }
+    let holder = Holder(
+        Command::new("setsid")
+            .args(["flock", path_str(&lock), "sleep", "600"])
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("running setsid flock"),
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Command::new("flock")
+        .args(["-n", path_str(&lock), "true"])
+        .status()
+        .unwrap()
+        .success()
+    {
+        assert!(Instant::now() < deadline, "flock never took the lock");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::write(&lock, format!("{}\n", std::process::id())).unwrap();
+    // `--only` naming no pin: once it has the lock, it ends at once with exit 2 and installs
+    // nothing (also when it wrongly takes no lock).
+    let pins = directory.join("pins.toml");
+    std::fs::write(&pins, kshim_tests::ONE_PIN).unwrap();
+    let stderr = directory.join("stderr");
+    let mut install = Command::new(binary)
+        .args(["toolchains", "--pins", path_str(&pins), "install"])
+        .args(["--no-rustup", "--only", "no-such-pin"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let early = install.try_wait().unwrap();
+    let said = std::fs::read_to_string(&stderr).unwrap();
+    drop(holder);
+    let status = kshim_tests::wait_within(&mut install, Duration::from_secs(30), "install");
+    assert!(
+        early.is_none(),
+        "toolchains install ran while a matrix held the lock:\n{said}"
+    );
+    assert!(
+        said.contains("toolchains install: waiting")
+            && said.contains(&format!("(pid {})", std::process::id())),
+        "{said}"
+    );
+    assert_eq!(
+        status.code(),
+        Some(2),
+        "{}",
+        std::fs::read_to_string(&stderr).unwrap()
+    );
+}
+
+#[test]
 fn a_lock_held_only_by_what_a_dead_run_left_is_reclaimed() {
     let tree = tiny_tree("orphan-lock");
     // Built first: a build that outlasts the orphan would find the lock free.
