@@ -806,9 +806,13 @@ fn cache_keys_change_with_sources_flags_and_environment() {
     std::fs::create_dir_all(probe.parent().unwrap()).unwrap();
     std::fs::write(&probe, xtask::probe::probe_source()).unwrap();
     let keys = |steps: &[xtask::plan::Step], inherited: &[(String, String)]| {
-        xtask::cache::cache_keys(steps, inherited, &|_| xtask::cache::Key(7), &mut |path| {
-            xtask::cache::hash_file(path)
-        })
+        xtask::cache::cache_keys(
+            steps,
+            inherited,
+            xtask::cache::Key(8),
+            &|_| xtask::cache::Key(7),
+            &mut |path| xtask::cache::hash_file(path),
+        )
         .unwrap()
     };
     let inherited = inherited_environment();

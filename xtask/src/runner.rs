@@ -75,9 +75,11 @@ pub fn is_the_compilers_word(step: &Step, index: usize, output: &ProcessOutput) 
             && !LINKER_FAILURE
                 .iter()
                 .any(|sign| output.stderr.contains(sign))
-            && error_files(&output.stderr)
-                .iter()
-                .any(|file| is_own_source(step, file))
+            && error_files(&output.stderr).iter().any(|file| {
+                // `-Zcrate-attr` attributes (Kbuild's allow list) are on the command line,
+                // which the key holds: an error there is the compiler's word on the step too.
+                is_own_source(step, file) || file == "<crate attribute>"
+            })
     } else {
         match step.kind {
             Kind::Test => crate::libtest::TestSummary::parse(&output.stdout)
