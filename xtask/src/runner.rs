@@ -291,6 +291,15 @@ mod tests {
             "a compile error in the step's source is the compiler's word"
         );
 
+        // Kbuild's allow list, given as `-Zcrate-attr`, is where rustc places E0636.
+        let attribute = shell_step(
+            Kind::Build,
+            "printf 'error[E0636]: the feature `asm_const` has already been enabled\\n              --> <crate attribute>:1:9\\n' >&2; exit 1",
+        );
+        let (result, kept) = run_and_look("crate-attribute", &attribute);
+        assert_eq!(result.outcome, Outcome::Fail);
+        assert!(kept, "an error in a -Zcrate-attr is the compiler's word");
+
         let (result, kept) = run_and_look(
             "linker",
             &shell_step(
