@@ -286,6 +286,239 @@ fn a_machine_out_of_resources_is_never_cached_and_jobs_are_capped() {
     }
 }
 
+/// A mount this test made, undone however the test ends (lazily, should a process still hold a
+/// file under it).
+struct Mounted(PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let done = Command::new("umount").arg(&self.0).status();
+        if !done.is_ok_and(|status| status.success()) {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+}
+
+/// Runs each `mount` command line in turn, the first of which mounts on `point`; `None` when
+/// this machine does not let the test mount (not root). Under `CI=true` that is a failure: the
+/// fault tests must run there.
+fn mounted(point: &Path, commands: &[&[&str]]) -> Option<Mounted> {
+    let mut guard = None;
+    for args in commands {
+        let output = Command::new("mount")
+            .args(*args)
+            .stdin(Stdio::null())
+            .output();
+        let ok = output.as_ref().is_ok_and(|output| output.status.success());
+        if !ok {
+            let why = match &output {
+                Ok(output) => String::from_utf8_lossy(&output.stderr).into_owned(),
+                Err(error) => error.to_string(),
+            };
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true, and mount {args:?} failed: {why}"
+            );
+            eprintln!("skipped: mount {args:?} failed (not root?): {why}");
+            return None;
+        }
+        guard.get_or_insert_with(|| Mounted(point.to_path_buf()));
+    }
+    guard
+}
+
+/// The matrix of the compiler running these tests on `root`, host cells only, as JSON.
+fn host_matrix(root: &Path, extra: &[&str]) -> (Finished, Value) {
+    let rustc = current_rustc();
+    let mut args = vec![
+        "matrix",
+        "--root",
+        path_str(root),
+        "--toolchain",
+        path_str(&rustc),
+        "--target",
+        "none",
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    let finished = xtask_within(Duration::from_secs(120), &args, &[]);
+    let report = json::parse(&finished.stdout)
+        .unwrap_or_else(|error| panic!("no JSON report ({error}):\n{}", finished.stderr));
+    (finished, report)
+}
+
+/// The build cells that ran and failed, and how many of those came from the cache.
+fn failures(report: &Value) -> (usize, usize) {
+    let failed: Vec<&Value> = report["builds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|build| build["outcome"] == "fail")
+        .collect();
+    let cached = failed
+        .iter()
+        .filter(|build| build["cached"] == true)
+        .count();
+    (failed.len(), cached)
+}
+
+/// The one toolchain's output directory of a run on `root`.
+fn output_directory(root: &Path) -> PathBuf {
+    let matrix = root.join("target/kshim/matrix");
+    let directories: Vec<PathBuf> = std::fs::read_dir(&matrix)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.is_dir())
+        .collect();
+    assert_eq!(directories.len(), 1, "{directories:?}");
+    directories.into_iter().next().unwrap()
+}
+
+/// A fault under the output directory (read-only, or a full disk) fails cells with the system's
+/// error; once the fault is gone, the next run builds them again and they pass.
+fn machine_fault_is_not_cached(name: &str, mount: impl Fn(&Path) -> Option<Mounted>, error: &str) {
+    let root = tiny_tree(name);
+    // A first run makes the output directory; its passes are then forgotten.
+    let (first, before) = host_matrix(&root, &[]);
+    assert_eq!(first.status.code(), Some(0), "{}", first.stderr);
+    let output = output_directory(&root);
+    std::fs::remove_dir_all(root.join("target/kshim/cache")).unwrap();
+    {
+        let Some(_mounted) = mount(&output) else {
+            return;
+        };
+        let (faulty, report) = host_matrix(&root, &[]);
+        assert_eq!(faulty.status.code(), Some(1), "{}", faulty.stderr);
+        let (failed, _) = failures(&report);
+        assert!(failed > 0, "no cell failed:\n{}", faulty.stdout);
+        assert!(
+            faulty.stdout.contains(error),
+            "no {error:?} in the report:\n{}",
+            faulty.stdout
+        );
+    }
+    let (after, report) = host_matrix(&root, &[]);
+    assert_eq!(
+        failures(&report),
+        (0, 0),
+        "the machine's failures outlived it:\n{}",
+        after.stdout
+    );
+    assert!(
+        results_of(&report) == results_of(&before),
+        "after the fault, the results differ from those before it:\n{}",
+        after.stdout
+    );
+    assert_eq!(after.status.code(), Some(0), "{}", after.stderr);
+}
+
+/// A report without what differs between two runs with the same results: timings and whether
+/// a result came from the cache.
+fn results_of(report: &Value) -> Value {
+    match report {
+        Value::Object(members) => Value::Object(
+            members
+                .iter()
+                .filter(|(key, _)| *key != "seconds" && *key != "cached" && *key != "date")
+                .map(|(key, value)| (key.clone(), results_of(value)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(results_of).collect()),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn a_read_only_output_directory_fails_cells_that_are_not_cached() {
+    machine_fault_is_not_cached(
+        "read-only",
+        |output| {
+            let point = path_str(output);
+            mounted(
+                output,
+                &[&["--bind", point, point], &["-o", "remount,bind,ro", point]],
+            )
+        },
+        "Read-only file system",
+    );
+}
+
+#[test]
+fn a_full_disk_under_the_outputs_fails_cells_that_are_not_cached() {
+    machine_fault_is_not_cached(
+        "full-disk",
+        |output| {
+            let point = path_str(output);
+            mounted(output, &[&["-t", "tmpfs", "-o", "size=2m", "tmpfs", point]])
+        },
+        "No space left on device",
+    );
+}
+
+#[test]
+fn a_linker_that_writes_nothing_fails_links_instead_of_running_old_binaries() {
+    let root = tiny_tree("silent-cc");
+    let (first, before) = host_matrix(&root, &[]);
+    assert_eq!(first.status.code(), Some(0), "{}", first.stderr);
+    // A `cc` first on the PATH the xtask hands its compilers: it exits 0 and writes nothing.
+    let bin = root.join("silent-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("cc"), "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(bin.join("cc"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let rustc = current_rustc();
+    let silent = xtask_within(
+        Duration::from_secs(120),
+        &[
+            "matrix",
+            "--root",
+            path_str(&root),
+            "--toolchain",
+            path_str(&rustc),
+            "--target",
+            "none",
+            "--format",
+            "json",
+            "--no-cache",
+        ],
+        &[("PATH", &path)],
+    );
+    assert_eq!(silent.status.code(), Some(1), "{}", silent.stderr);
+    let report = json::parse(&silent.stdout).unwrap();
+    let builds = report["builds"].as_array().unwrap();
+    let passed_before = before["builds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|build| build["outcome"] == "pass")
+        .count();
+    // Every cell links a program (a test harness or an example), except the shim's library
+    // build: none of those may pass on binaries of the run before.
+    let linked: Vec<&Value> = builds
+        .iter()
+        .filter(|build| !(build["target"] == "kernel" && build["kind"] == "build"))
+        .collect();
+    assert!(!linked.is_empty() && passed_before > linked.len() / 2);
+    for build in linked {
+        assert_ne!(
+            build["outcome"], "pass",
+            "an old binary was judged: {build}"
+        );
+        assert_eq!(build["cached"], false, "{build}");
+    }
+    assert!(
+        silent.stdout.contains("did not write"),
+        "no cell says the linker wrote nothing:\n{}",
+        silent.stdout
+    );
+}
+
 #[test]
 fn cache_entries_that_are_no_files_or_too_large_are_misses() {
     let directory = scratch_dir("hostile-cache");
@@ -754,6 +987,78 @@ fn a_dry_run_with_a_debian_compiler_not_there_changes_nothing() {
         before == after,
         "--dry-run changed {}",
         toolchains.display()
+    );
+}
+
+#[test]
+fn toolchains_install_waits_for_the_lock_a_matrix_holds() {
+    let directory = scratch_dir("hostile-install-lock");
+    // Built first, so that the build's time is not taken for waiting.
+    let binary = xtask_binary();
+    // The lock of the checkout whose target/toolchains install fills, as a matrix there holds
+    // it: its id (a live process, this test's) in the file, and the lock held.
+    let lock = kshim_tests::project_root().join("target/kshim/matrix.lock");
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    /// Ends the holder however the test ends.
+    struct Holder(std::process::Child);
+    impl Drop for Holder {
+        fn drop(&mut self) {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", self.0.id())])
+                .status();
+            let _ = self.0.wait();
+        }
+    }
+    let holder = Holder(
+        Command::new("setsid")
+            .args(["flock", path_str(&lock), "sleep", "600"])
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("running setsid flock"),
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Command::new("flock")
+        .args(["-n", path_str(&lock), "true"])
+        .status()
+        .unwrap()
+        .success()
+    {
+        assert!(Instant::now() < deadline, "flock never took the lock");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::write(&lock, format!("{}\n", std::process::id())).unwrap();
+    // `--only` naming no pin: once it has the lock, it ends at once with exit 2 and installs
+    // nothing (also when it wrongly takes no lock).
+    let pins = directory.join("pins.toml");
+    std::fs::write(&pins, kshim_tests::ONE_PIN).unwrap();
+    let stderr = directory.join("stderr");
+    let mut install = Command::new(binary)
+        .args(["toolchains", "--pins", path_str(&pins), "install"])
+        .args(["--no-rustup", "--only", "no-such-pin"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let early = install.try_wait().unwrap();
+    let said = std::fs::read_to_string(&stderr).unwrap();
+    drop(holder);
+    let status = kshim_tests::wait_within(&mut install, Duration::from_secs(30), "install");
+    assert!(
+        early.is_none(),
+        "toolchains install ran while a matrix held the lock:\n{said}"
+    );
+    assert!(
+        said.contains("toolchains install: waiting")
+            && said.contains(&format!("(pid {})", std::process::id())),
+        "{said}"
+    );
+    assert_eq!(
+        status.code(),
+        Some(2),
+        "{}",
+        std::fs::read_to_string(&stderr).unwrap()
     );
 }
 

@@ -95,10 +95,9 @@ fn provisioned(id: &str, with_sources: bool) -> (String, Toolchain) {
         .find(|pin| pin.id == id)
         .and_then(|pin| pin.debian.clone())
         .unwrap_or_else(|| panic!("no pin {id} with a Debian source"));
-    let version = debian.version.as_deref().expect("an exact Debian version");
-    let rustc = project_root()
-        .join("target/toolchains/debian")
-        .join(format!("{}-{version}", debian.package))
+    assert!(debian.version.is_some(), "an exact Debian version");
+    let rustc = xtask::toolchain::provisioned_prefix(&debian)
+        .unwrap_or_else(|| project_root().join("target/toolchains/debian/(none)"))
         .join("usr/bin/rustc");
     assert!(
         rustc.is_file(),

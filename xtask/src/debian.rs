@@ -155,11 +155,27 @@ pub(crate) fn upstream_version(version: &str) -> &str {
     &without_epoch[..end]
 }
 
-/// The prefix a compiler package is unpacked into: `target/toolchains/debian/PACKAGE-VERSION`
-/// (an epoch's `:` escaped, since library paths are `:`-separated lists).
+/// The prefix a package is unpacked into: `target/toolchains/debian/PACKAGE-VERSION` (an
+/// epoch's `:` escaped, since library paths are `:`-separated lists).
 pub(crate) fn prefix_of(root: &Path, package: &str, version: &str) -> PathBuf {
     root.join("debian")
         .join(format!("{package}-{}", version.replace(':', "%3a")))
+}
+
+/// The prefix a compiler is unpacked into, with the dependency closure its suite resolves:
+/// `target/toolchains/debian/SUITE_PACKAGE-VERSION` (no suite, package or version holds `_`).
+/// Prefixes are found by their markers ([`provisioned_prefixes`]), whatever their names.
+pub(crate) fn compiler_prefix(root: &Path, source: &DebianSource) -> PathBuf {
+    let named = prefix_of(
+        root,
+        &source.package,
+        source.version.as_deref().unwrap_or(""),
+    );
+    named.with_file_name(format!(
+        "{}_{}",
+        source.suite,
+        named.file_name().unwrap().to_string_lossy()
+    ))
 }
 
 /// The compiler a provisioned prefix holds, from its marker; `None` if it is not complete.
@@ -325,7 +341,7 @@ impl<'a> Provisioner<'a> {
                 downloaded.seconds
             ));
         }
-        let prefix = prefix_of(&self.root, &source.package, &version);
+        let prefix = compiler_prefix(&self.root, &exact);
         let mut marker = format!("{exact}\n");
         for package in &packages {
             marker.push_str(&format!("{package}\n"));
@@ -406,11 +422,15 @@ impl<'a> Provisioner<'a> {
         accept: &dyn Fn(&RustcVersion) -> anyhow::Result<()>,
     ) -> Option<Provisioned> {
         let mut prefixes: Vec<(PathBuf, DebianSource)> = match &source.version {
-            Some(version) => {
-                let prefix = prefix_of(&self.root, &source.package, version);
-                let found = read_marker(&prefix)?;
-                vec![(prefix, found)]
-            }
+            // Or where it was unpacked before prefixes were named by suite too: taken when its
+            // marker names this suite.
+            Some(version) => [
+                compiler_prefix(&self.root, source),
+                prefix_of(&self.root, &source.package, version),
+            ]
+            .into_iter()
+            .filter_map(|prefix| read_marker(&prefix).map(|found| (prefix, found)))
+            .collect(),
             None => provisioned_prefixes(&self.root)
                 .into_iter()
                 .filter(|(_, found)| {
@@ -420,8 +440,10 @@ impl<'a> Provisioner<'a> {
                 })
                 .collect(),
         };
+        // Another suite's build of the same version holds another suite's libraries.
         prefixes.retain(|(_, found)| {
-            found.package == source.package
+            found.suite == source.suite
+                && found.package == source.package
                 && (source.version.is_none() || found.version == source.version)
         });
         for (prefix, found) in prefixes {
@@ -710,6 +732,28 @@ mod tests {
         assert_eq!(upstream_version("1.96.0"), "1.96.0");
         let prefix = prefix_of(Path::new("/t"), "rustc", "1:1.0-1");
         assert_eq!(prefix, Path::new("/t/debian/rustc-1%3a1.0-1"));
+    }
+
+    #[test]
+    fn a_compilers_prefix_is_its_own_per_suite_and_found_by_its_marker() {
+        let sid = DebianSource::parse("sid:rustc=1.97.1+dfsg1-1").unwrap();
+        let backports = DebianSource::parse("trixie-backports:rustc=1.97.1+dfsg1-1").unwrap();
+        let root = crate::project_root().join("target/kshim/test-scratch/debian-suites");
+        let _ = std::fs::remove_dir_all(&root);
+        let (sid_prefix, backports_prefix) = (
+            compiler_prefix(&root, &sid),
+            compiler_prefix(&root, &backports),
+        );
+        // The same package and version from two suites hold other dependency closures.
+        assert_ne!(sid_prefix, backports_prefix);
+        for (prefix, source) in [(&sid_prefix, &sid), (&backports_prefix, &backports)] {
+            std::fs::create_dir_all(prefix).unwrap();
+            std::fs::write(prefix.join(MARKER), format!("{source}\n")).unwrap();
+        }
+        assert_eq!(
+            provisioned_prefixes(&root),
+            [(sid_prefix, sid), (backports_prefix, backports)]
+        );
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //! `install` provisions what it can through [`crate::provision`] and exits 1 when a pin is
 //! still missing.
 
+use crate::cache::RunLock;
 use crate::catalog;
 use crate::output::{escape, pad};
 use crate::pins::{Pin, Pins, Shard};
+use crate::plan::Layout;
 use crate::toolchain::{discover, Availability, Source, VERSION_TIMEOUT};
 use crate::version::RustcVersion;
 use crate::{emulators, flags, library_sources, provision, Verdict};
@@ -106,6 +108,12 @@ fn install(
     flags: &flags::Install,
 ) -> anyhow::Result<Verdict> {
     let started = Instant::now();
+    // A matrix on this checkout runs the compilers this would replace: the two take turns. The
+    // lock comes first, so that what is read below is not changing under a running matrix.
+    let _lock = RunLock::acquire(
+        &Layout::new(&crate::project_root()).lock(),
+        &mut |message| eprintln!("toolchains install: {message}"),
+    )?;
     let pins = Pins::load(pins_path)?;
     let wanted = selected(&pins, flags)?;
     let before = discover(sh, Some(pins_path), &[], VERSION_TIMEOUT)?;
