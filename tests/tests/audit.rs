@@ -264,3 +264,47 @@ fn a_packages_rust_version_is_its_minimum() {
         "a removable feature is a finding"
     );
 }
+
+#[test]
+fn a_feature_enabled_twice_is_a_build_error() {
+    let directory = scratch_dir("audit-twice");
+    let root = directory.join("twice.rs");
+    std::fs::write(
+        &root,
+        "#![feature(never_type)]\n#![cfg_attr(all(), feature(never_type))]\npub fn f() {}\n",
+    )
+    .unwrap();
+    // What the compiler itself says, bootstrapped so that the gate does not stop it first:
+    // E0636, or the deny-by-default `duplicate_features` lint on newer compilers.
+    let compiled = std::process::Command::new(current_rustc())
+        .env("RUSTC_BOOTSTRAP", "1")
+        .args(["--crate-type", "lib", "--emit=metadata", "--out-dir"])
+        .arg(&directory)
+        .arg(&root)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&compiled.stderr);
+    assert!(!compiled.status.success(), "{said}");
+    assert!(
+        said.contains("the feature `never_type` has already been enabled"),
+        "{said}"
+    );
+
+    let output = std::process::Command::new(xtask_binary())
+        .arg("audit")
+        .arg(&root)
+        .args(["--min-rust", "1.85", "--toolchain"])
+        .arg(current_rustc())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("error: feature(never_type): enabled twice"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("(first at line 1, column 12)"), "{stdout}");
+    assert!(stdout.contains("twice.rs:2:28"), "{stdout}");
+    assert!(!stdout.contains("no build error"), "{stdout}");
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+}
