@@ -308,3 +308,33 @@ fn a_feature_enabled_twice_is_a_build_error() {
     assert!(!stdout.contains("no build error"), "{stdout}");
     assert_eq!(output.status.code(), Some(1), "{stdout}");
 }
+
+#[test]
+fn a_crate_root_without_features_needs_no_unstable_feature() {
+    // memchr 2.8.3's attributes (its lib.rs, lines 172-186): valid, with no feature.
+    let root = scratch_dir("audit-no-feature").join("lib.rs");
+    std::fs::write(
+        &root,
+        "#![deny(missing_docs)]\n#![no_std]\n#![cfg_attr(\n    not(any(\n        \
+         all(target_arch = \"x86_64\", target_feature = \"sse2\"),\n        \
+         all(target_arch = \"wasm32\", target_feature = \"simd128\"),\n        \
+         target_arch = \"aarch64\",\n    )),\n    allow(dead_code)\n)]\n\
+         #![cfg_attr(miri, allow(dead_code, unused_macros))]\n\npub fn f() {}\n",
+    )
+    .unwrap();
+    let output = std::process::Command::new(xtask_binary())
+        .arg("audit")
+        .arg(&root)
+        .args(["--min-rust", "1.60", "--toolchain"])
+        .arg(current_rustc())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stdout.contains("needs no unstable feature on any compiler"),
+        "{stdout}{stderr}"
+    );
+    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+}

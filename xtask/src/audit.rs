@@ -164,9 +164,10 @@ impl AuditReport {
     }
 
     /// Failure when `--min-rust` found something, when the newest compiler rejects a feature
-    /// (a build error), or when no compiler answered.
+    /// (a build error), or when no compiler answered about a crate that enables any feature.
     pub fn verdict(&self) -> Verdict {
-        let answered = self.columns.iter().any(|column| column.answer().is_some());
+        let answered = self.input.entries.is_empty()
+            || self.columns.iter().any(|column| column.answer().is_some());
         // A feature the newest compiler rejects is a build error: a finding, as `cargo msrv
         // verify` fails on a crate that does not build.
         if answered && self.lint.is_empty() && self.cross.rejected_by_newest.is_empty() {

@@ -129,6 +129,12 @@ impl AuditReport {
     fn conclusions(&self, snippets: bool) -> Vec<String> {
         let mut lines = Vec::new();
         let cross = &self.cross;
+        if self.input.entries.is_empty() {
+            lines.push(
+                "It enables no feature: needs no unstable feature on any compiler.".to_string(),
+            );
+            return lines;
+        }
         if self.columns.iter().all(|column| column.answer().is_none()) {
             lines.push("No compiler answered: nothing can be concluded.".to_string());
             return lines;
