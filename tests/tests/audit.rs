@@ -338,3 +338,69 @@ fn a_crate_root_without_features_needs_no_unstable_feature() {
     );
     assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
 }
+
+#[test]
+fn the_given_kconfig_wins_over_the_catalogs_derivation() {
+    let directory = scratch_dir("audit-kconfig-wins");
+    let kconfig = directory.join("Kconfig");
+    std::fs::write(
+        &kconfig,
+        "config RUSTC_HAS_COERCE_POINTEE\n\tdef_bool RUSTC_VERSION >= 109900\n",
+    )
+    .unwrap();
+    let path = project_root().join("tests/fixtures/audit/kernel_lib_b9b701fce49a.rs");
+    let mut options = Options::new(read_crate_root(&path).unwrap());
+    options.toolchains = vec![current_rustc().to_string_lossy().into_owned()];
+    options.scratch = directory;
+    options.kconfig = Some(kconfig);
+    let report = run_audit(&options).unwrap();
+    let (release, _) = answers(&report);
+    let active = |name: &str| {
+        let entry = report.input.lines_of(name)[0];
+        report.decider.active_on(entry.condition.as_ref(), release)
+    };
+    // On 1.95 the Kconfig's 1.99.0 threshold is not reached: the pre-1.84 branch is taken.
+    assert_eq!(active("derive_coerce_pointee"), Some(false));
+    assert_eq!(active("coerce_unsized"), Some(true));
+}
+
+#[test]
+fn kconfig_files_a_dot_config_is_refused_and_one_without_thresholds_is_said() {
+    let directory = scratch_dir("audit-kconfig-files");
+    let audit_with = |kconfig: &std::path::Path| {
+        std::process::Command::new(xtask_binary())
+            .args(["audit", "--features", "asm_goto", "--kconfig"])
+            .arg(kconfig)
+            .arg("--toolchain")
+            .arg(current_rustc())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let dot_config = directory.join(".config");
+    std::fs::write(&dot_config, "CONFIG_RUST=y\nCONFIG_RUSTC_VERSION=109500\n").unwrap();
+    let refused = audit_with(&dot_config);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("is a .config (line 1: `CONFIG_RUST=y`), not a Kconfig"),
+        "{stderr}"
+    );
+
+    // The Rust entries of 6.1's init/Kconfig: no release threshold among them.
+    let six_one = directory.join("Kconfig");
+    std::fs::write(
+        &six_one,
+        "config RUST_IS_AVAILABLE\n\tdef_bool $(success,$(srctree)/scripts/rust_is_available.sh)\n\n\
+         config RUSTC_VERSION_TEXT\n\tstring\n\tdepends on RUST\n\
+         \tdefault \"$(shell,$(RUSTC) --version 2>/dev/null)\"\n",
+    )
+    .unwrap();
+    let read = audit_with(&six_one);
+    let stderr = String::from_utf8_lossy(&read.stderr);
+    assert!(
+        stderr.contains("defines no RUSTC_HAS_* release threshold"),
+        "{stderr}"
+    );
+    assert_eq!(read.status.code(), Some(0), "{stderr}");
+}

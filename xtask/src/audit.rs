@@ -187,7 +187,21 @@ pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
         &options.toolchains,
         VERSION_TIMEOUT,
     )?;
-    let kconfig = kconfig::symbols(options.kconfig.as_deref())?;
+    let given = match &options.kconfig {
+        Some(path) => {
+            let given = kconfig::read_kconfig_file(path)?;
+            if given.is_empty() {
+                eprintln!(
+                    "audit: --kconfig {} defines no RUSTC_HAS_* release threshold (a tree from \
+                     before them, such as 6.1); the built-in table decides",
+                    path.display()
+                );
+            }
+            given
+        }
+        None => Vec::new(),
+    };
+    let kconfig = kconfig::with_given(given);
     let names = options.input.names();
     let scratch = options.scratch.join(std::process::id().to_string());
     let results: Vec<(Column, Option<TargetCfgs>)> = std::thread::scope(|scope| {
