@@ -404,3 +404,81 @@ fn kconfig_files_a_dot_config_is_refused_and_one_without_thresholds_is_said() {
     );
     assert_eq!(read.status.code(), Some(0), "{stderr}");
 }
+
+#[test]
+fn rustc_args_that_name_outputs_linkers_plugins_or_files_are_left_out_and_named() {
+    let directory = scratch_dir("audit-rustc-args");
+    let outside = directory.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let root = directory.join("lib.rs");
+    std::fs::write(
+        &root,
+        "#![feature(never_type)]\npub type Never = !;\nfn main() {}\n",
+    )
+    .unwrap();
+    // A linker that leaves a mark if it is ever run.
+    let linker = directory.join("fake-linker");
+    std::fs::write(
+        &linker,
+        format!("#!/bin/sh\ntouch {}/linked\nexit 1\n", outside.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&linker, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let other = directory.join("other.args");
+    std::fs::write(&other, "--cfg\nfrom_other_file\n").unwrap();
+    let o = |name: &str| outside.join(name).display().to_string();
+    let args = [
+        "--edition=2021".to_string(),
+        "--crate-type=bin".into(),
+        "--crate-name=given".into(),
+        "-o".into(),
+        o("dash-o"),
+        "--out-dir".into(),
+        o("out-dir"),
+        format!("--emit=link={}", o("emit")),
+        format!("-Clinker={}", linker.display()),
+        "-C".into(),
+        format!("linker={}", linker.display()),
+        "-Zllvm-plugins=/nonexistent/plugin.so".into(),
+        format!("@{}", other.display()),
+        root.display().to_string(),
+    ];
+    let file = directory.join("given.args");
+    std::fs::write(&file, args.join("\n")).unwrap();
+    let output = std::process::Command::new(xtask_binary())
+        .arg("audit")
+        .arg(&root)
+        .args(["--usage", "--rustc-args"])
+        .arg(&file)
+        .arg("--toolchain")
+        .arg(current_rustc())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let left: Vec<&str> = outside
+        .read_dir()
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .map(|name| Box::leak(name.into_boxed_str()) as &str)
+        .collect();
+    assert!(
+        left.is_empty(),
+        "written outside: {left:?}\n{stdout}{stderr}"
+    );
+    for named in [
+        format!("`-o {}` (an output path)", o("dash-o")),
+        format!("`--out-dir {}` (an output path)", o("out-dir")),
+        format!("`--emit=link={}` (an output path)", o("emit")),
+        format!("`-Clinker={}` (a linker)", linker.display()),
+        format!("`-C linker={}` (a linker)", linker.display()),
+        "`-Zllvm-plugins=/nonexistent/plugin.so` (a plugin)".to_string(),
+        format!("`@{}` (another argument file)", other.display()),
+    ] {
+        assert!(stderr.contains(&named), "{named} not in\n{stderr}");
+    }
+    // The compile still ran, and found where the crate needs the feature.
+    assert!(stdout.contains("lib.rs:2:18"), "{stdout}{stderr}");
+}
