@@ -482,3 +482,32 @@ fn rustc_args_that_name_outputs_linkers_plugins_or_files_are_left_out_and_named(
     // The compile still ran, and found where the crate needs the feature.
     assert!(stdout.contains("lib.rs:2:18"), "{stdout}{stderr}");
 }
+
+#[test]
+fn proc_macro_library_features_are_probed_with_proc_macro_loaded() {
+    // The opening of a proc-macro crate root (the kernel's rust/macros/lib.rs enables
+    // `proc_macro_span`), read without the `#[proc_macro]` functions that show its kind.
+    let root = scratch_dir("audit-proc-macro").join("lib.rs");
+    std::fs::write(
+        &root,
+        "#![cfg_attr(not(CONFIG_RUSTC_HAS_SPAN_FILE), feature(proc_macro_span))]\n\
+         #![feature(proc_macro_def_site, proc_macro_diagnostic, no_such_feature)]\n",
+    )
+    .unwrap();
+    let input = read_crate_root(&root).unwrap();
+    let report = audit("audit-proc-macro", input, None);
+    let (_, answers) = answers(&report);
+    for name in [
+        "proc_macro_span",
+        "proc_macro_def_site",
+        "proc_macro_diagnostic",
+    ] {
+        let status = answers.iter().find(|(n, _)| n == name).unwrap().1;
+        assert!(
+            matches!(status, Status::Gated | Status::Stable(_)),
+            "{name}: {status:?}"
+        );
+    }
+    // A name no library knows stays unknown.
+    assert_eq!(answers.last().unwrap().1, Status::Unknown);
+}
