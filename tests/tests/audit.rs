@@ -264,3 +264,250 @@ fn a_packages_rust_version_is_its_minimum() {
         "a removable feature is a finding"
     );
 }
+
+#[test]
+fn a_feature_enabled_twice_is_a_build_error() {
+    let directory = scratch_dir("audit-twice");
+    let root = directory.join("twice.rs");
+    std::fs::write(
+        &root,
+        "#![feature(never_type)]\n#![cfg_attr(all(), feature(never_type))]\npub fn f() {}\n",
+    )
+    .unwrap();
+    // What the compiler itself says, bootstrapped so that the gate does not stop it first:
+    // E0636, or the deny-by-default `duplicate_features` lint on newer compilers.
+    let compiled = std::process::Command::new(current_rustc())
+        .env("RUSTC_BOOTSTRAP", "1")
+        .args(["--crate-type", "lib", "--emit=metadata", "--out-dir"])
+        .arg(&directory)
+        .arg(&root)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&compiled.stderr);
+    assert!(!compiled.status.success(), "{said}");
+    assert!(
+        said.contains("the feature `never_type` has already been enabled"),
+        "{said}"
+    );
+
+    let output = std::process::Command::new(xtask_binary())
+        .arg("audit")
+        .arg(&root)
+        .args(["--min-rust", "1.85", "--toolchain"])
+        .arg(current_rustc())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("error: feature(never_type): enabled twice"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("(first at line 1, column 12)"), "{stdout}");
+    assert!(stdout.contains("twice.rs:2:28"), "{stdout}");
+    assert!(!stdout.contains("no build error"), "{stdout}");
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+}
+
+#[test]
+fn a_crate_root_without_features_needs_no_unstable_feature() {
+    // memchr 2.8.3's attributes (its lib.rs, lines 172-186): valid, with no feature.
+    let root = scratch_dir("audit-no-feature").join("lib.rs");
+    std::fs::write(
+        &root,
+        "#![deny(missing_docs)]\n#![no_std]\n#![cfg_attr(\n    not(any(\n        \
+         all(target_arch = \"x86_64\", target_feature = \"sse2\"),\n        \
+         all(target_arch = \"wasm32\", target_feature = \"simd128\"),\n        \
+         target_arch = \"aarch64\",\n    )),\n    allow(dead_code)\n)]\n\
+         #![cfg_attr(miri, allow(dead_code, unused_macros))]\n\npub fn f() {}\n",
+    )
+    .unwrap();
+    let output = std::process::Command::new(xtask_binary())
+        .arg("audit")
+        .arg(&root)
+        .args(["--min-rust", "1.60", "--toolchain"])
+        .arg(current_rustc())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stdout.contains("needs no unstable feature on any compiler"),
+        "{stdout}{stderr}"
+    );
+    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+}
+
+#[test]
+fn the_given_kconfig_wins_over_the_catalogs_derivation() {
+    let directory = scratch_dir("audit-kconfig-wins");
+    let kconfig = directory.join("Kconfig");
+    std::fs::write(
+        &kconfig,
+        "config RUSTC_HAS_COERCE_POINTEE\n\tdef_bool RUSTC_VERSION >= 109900\n",
+    )
+    .unwrap();
+    let path = project_root().join("tests/fixtures/audit/kernel_lib_b9b701fce49a.rs");
+    let mut options = Options::new(read_crate_root(&path).unwrap());
+    options.toolchains = vec![current_rustc().to_string_lossy().into_owned()];
+    options.scratch = directory;
+    options.kconfig = Some(kconfig);
+    let report = run_audit(&options).unwrap();
+    let (release, _) = answers(&report);
+    let active = |name: &str| {
+        let entry = report.input.lines_of(name)[0];
+        report.decider.active_on(entry.condition.as_ref(), release)
+    };
+    // On 1.95 the Kconfig's 1.99.0 threshold is not reached: the pre-1.84 branch is taken.
+    assert_eq!(active("derive_coerce_pointee"), Some(false));
+    assert_eq!(active("coerce_unsized"), Some(true));
+}
+
+#[test]
+fn kconfig_files_a_dot_config_is_refused_and_one_without_thresholds_is_said() {
+    let directory = scratch_dir("audit-kconfig-files");
+    let audit_with = |kconfig: &std::path::Path| {
+        std::process::Command::new(xtask_binary())
+            .args(["audit", "--features", "asm_goto", "--kconfig"])
+            .arg(kconfig)
+            .arg("--toolchain")
+            .arg(current_rustc())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let dot_config = directory.join(".config");
+    std::fs::write(&dot_config, "CONFIG_RUST=y\nCONFIG_RUSTC_VERSION=109500\n").unwrap();
+    let refused = audit_with(&dot_config);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("is a .config (line 1: `CONFIG_RUST=y`), not a Kconfig"),
+        "{stderr}"
+    );
+
+    // The Rust entries of 6.1's init/Kconfig: no release threshold among them.
+    let six_one = directory.join("Kconfig");
+    std::fs::write(
+        &six_one,
+        "config RUST_IS_AVAILABLE\n\tdef_bool $(success,$(srctree)/scripts/rust_is_available.sh)\n\n\
+         config RUSTC_VERSION_TEXT\n\tstring\n\tdepends on RUST\n\
+         \tdefault \"$(shell,$(RUSTC) --version 2>/dev/null)\"\n",
+    )
+    .unwrap();
+    let read = audit_with(&six_one);
+    let stderr = String::from_utf8_lossy(&read.stderr);
+    assert!(
+        stderr.contains("defines no RUSTC_HAS_* release threshold"),
+        "{stderr}"
+    );
+    assert_eq!(read.status.code(), Some(0), "{stderr}");
+}
+
+#[test]
+fn rustc_args_that_name_outputs_linkers_plugins_or_files_are_left_out_and_named() {
+    let directory = scratch_dir("audit-rustc-args");
+    let outside = directory.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let root = directory.join("lib.rs");
+    std::fs::write(
+        &root,
+        "#![feature(never_type)]\npub type Never = !;\nfn main() {}\n",
+    )
+    .unwrap();
+    // A linker that leaves a mark if it is ever run.
+    let linker = directory.join("fake-linker");
+    std::fs::write(
+        &linker,
+        format!("#!/bin/sh\ntouch {}/linked\nexit 1\n", outside.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&linker, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let other = directory.join("other.args");
+    std::fs::write(&other, "--cfg\nfrom_other_file\n").unwrap();
+    let o = |name: &str| outside.join(name).display().to_string();
+    let args = [
+        "--edition=2021".to_string(),
+        "--crate-type=bin".into(),
+        "--crate-name=given".into(),
+        "-o".into(),
+        o("dash-o"),
+        "--out-dir".into(),
+        o("out-dir"),
+        format!("--emit=link={}", o("emit")),
+        format!("-Clinker={}", linker.display()),
+        "-C".into(),
+        format!("linker={}", linker.display()),
+        "-Zllvm-plugins=/nonexistent/plugin.so".into(),
+        format!("@{}", other.display()),
+        root.display().to_string(),
+    ];
+    let file = directory.join("given.args");
+    std::fs::write(&file, args.join("\n")).unwrap();
+    let output = std::process::Command::new(xtask_binary())
+        .arg("audit")
+        .arg(&root)
+        .args(["--usage", "--rustc-args"])
+        .arg(&file)
+        .arg("--toolchain")
+        .arg(current_rustc())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let left: Vec<&str> = outside
+        .read_dir()
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .map(|name| Box::leak(name.into_boxed_str()) as &str)
+        .collect();
+    assert!(
+        left.is_empty(),
+        "written outside: {left:?}\n{stdout}{stderr}"
+    );
+    for named in [
+        format!("`-o {}` (an output path)", o("dash-o")),
+        format!("`--out-dir {}` (an output path)", o("out-dir")),
+        format!("`--emit=link={}` (an output path)", o("emit")),
+        format!("`-Clinker={}` (a linker)", linker.display()),
+        format!("`-C linker={}` (a linker)", linker.display()),
+        "`-Zllvm-plugins=/nonexistent/plugin.so` (a plugin)".to_string(),
+        format!("`@{}` (another argument file)", other.display()),
+    ] {
+        assert!(stderr.contains(&named), "{named} not in\n{stderr}");
+    }
+    // The compile still ran, and found where the crate needs the feature.
+    assert!(stdout.contains("lib.rs:2:18"), "{stdout}{stderr}");
+}
+
+#[test]
+fn proc_macro_library_features_are_probed_with_proc_macro_loaded() {
+    // The opening of a proc-macro crate root (the kernel's rust/macros/lib.rs enables
+    // `proc_macro_span`), read without the `#[proc_macro]` functions that show its kind.
+    let root = scratch_dir("audit-proc-macro").join("lib.rs");
+    std::fs::write(
+        &root,
+        "#![cfg_attr(not(CONFIG_RUSTC_HAS_SPAN_FILE), feature(proc_macro_span))]\n\
+         #![feature(proc_macro_def_site, proc_macro_diagnostic, no_such_feature)]\n",
+    )
+    .unwrap();
+    let input = read_crate_root(&root).unwrap();
+    let report = audit("audit-proc-macro", input, None);
+    let (_, answers) = answers(&report);
+    for name in [
+        "proc_macro_span",
+        "proc_macro_def_site",
+        "proc_macro_diagnostic",
+    ] {
+        let status = answers.iter().find(|(n, _)| n == name).unwrap().1;
+        assert!(
+            matches!(status, Status::Gated | Status::Stable(_)),
+            "{name}: {status:?}"
+        );
+    }
+    // A name no library knows stays unknown.
+    assert_eq!(answers.last().unwrap().1, Status::Unknown);
+}

@@ -96,6 +96,8 @@ fn read_attribute(
     let Token::Ident(name) = &first.token else {
         return Err(first.error("an attribute must start with a name"));
     };
+    // rustc reads a raw identifier as its plain name: `r#feature` is `feature`.
+    let name = unraw(name);
     let list = match rest {
         [Spanned {
             token: Token::Group('(', list),
@@ -103,7 +105,7 @@ fn read_attribute(
         }] => Some(list),
         _ => None,
     };
-    match (name.as_str(), list) {
+    match (name, list) {
         ("feature", Some(list)) => {
             for item in split_commas(list)? {
                 match item {
@@ -111,7 +113,7 @@ fn read_attribute(
                         token: Token::Ident(feature),
                         ..
                     }] => features.push(FeatureAttribute {
-                        name: feature.clone(),
+                        name: unraw(feature).to_string(),
                         conditions: conditions.clone(),
                         line: spanned.line,
                         column: spanned.column,
@@ -146,6 +148,11 @@ fn read_attribute(
         ("cfg_attr", None) => Err(first.error("expected `cfg_attr(predicate, attribute, ...)`")),
         _ => Ok(()),
     }
+}
+
+/// An identifier without its `r#`, if it is a raw one.
+fn unraw(name: &str) -> &str {
+    name.strip_prefix("r#").unwrap_or(name)
 }
 
 #[cfg(test)]
@@ -289,6 +296,24 @@ mod tests {
         assert!(
             unterminated.message.contains("unterminated raw string"),
             "{unterminated}"
+        );
+    }
+
+    #[test]
+    fn raw_identifier_attribute_names_are_the_same_attributes() {
+        // rustc reads `r#feature` as `feature` (E0554 on a stable compiler), also inside
+        // `cfg_attr` and as `r#cfg_attr` itself.
+        let text = "#![r#feature(never_type)]\n\
+                    #![cfg_attr(all(), r#feature(a))]\n\
+                    #![r#cfg_attr(b, feature(r#c), r#feature(d))]\n";
+        assert_eq!(
+            names(&read_features(text).unwrap()),
+            [
+                ("never_type".into(), None),
+                ("a".into(), Some("all()".into())),
+                ("c".into(), Some("b".into())),
+                ("d".into(), Some("b".into())),
+            ]
         );
     }
 

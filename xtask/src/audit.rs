@@ -164,9 +164,10 @@ impl AuditReport {
     }
 
     /// Failure when `--min-rust` found something, when the newest compiler rejects a feature
-    /// (a build error), or when no compiler answered.
+    /// (a build error), or when no compiler answered about a crate that enables any feature.
     pub fn verdict(&self) -> Verdict {
-        let answered = self.columns.iter().any(|column| column.answer().is_some());
+        let answered = self.input.entries.is_empty()
+            || self.columns.iter().any(|column| column.answer().is_some());
         // A feature the newest compiler rejects is a build error: a finding, as `cargo msrv
         // verify` fails on a crate that does not build.
         if answered && self.lint.is_empty() && self.cross.rejected_by_newest.is_empty() {
@@ -186,7 +187,21 @@ pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
         &options.toolchains,
         VERSION_TIMEOUT,
     )?;
-    let kconfig = kconfig::symbols(options.kconfig.as_deref())?;
+    let given = match &options.kconfig {
+        Some(path) => {
+            let given = kconfig::read_kconfig_file(path)?;
+            if given.is_empty() {
+                eprintln!(
+                    "audit: --kconfig {} defines no RUSTC_HAS_* release threshold (a tree from \
+                     before them, such as 6.1); the built-in table decides",
+                    path.display()
+                );
+            }
+            given
+        }
+        None => Vec::new(),
+    };
+    let kconfig = kconfig::with_given(given);
     let names = options.input.names();
     let scratch = options.scratch.join(std::process::id().to_string());
     let results: Vec<(Column, Option<TargetCfgs>)> = std::thread::scope(|scope| {

@@ -145,16 +145,67 @@ pub fn read_kconfig(text: &str, file: &str) -> Vec<KconfigSymbol> {
 /// The symbols an audit decides: the built-in table, with a Kconfig file's entries in place of
 /// (or next to) it.
 pub fn symbols(kconfig: Option<&Path>) -> anyhow::Result<Vec<KconfigSymbol>> {
+    let given = match kconfig {
+        Some(path) => read_kconfig_file(path)?,
+        None => Vec::new(),
+    };
+    Ok(with_given(given))
+}
+
+/// The built-in table with a Kconfig file's symbols in place of (or next to) its own.
+pub fn with_given(given: Vec<KconfigSymbol>) -> Vec<KconfigSymbol> {
     let mut symbols = built_in();
-    if let Some(path) = kconfig {
-        let text = crate::files::read_text(path, 16 << 20)
-            .with_context(|| format!("--kconfig: cannot read {}", path.display()))?;
-        for symbol in read_kconfig(&text, &path.display().to_string()) {
-            symbols.retain(|known| known.cfg != symbol.cfg);
-            symbols.push(symbol);
-        }
+    for symbol in given {
+        symbols.retain(|known| known.cfg != symbol.cfg);
+        symbols.push(symbol);
     }
-    Ok(symbols)
+    symbols
+}
+
+/// Reads a Kconfig file's thresholds (none, for a tree older than them, such as 6.1's).
+///
+/// Errors: an unreadable file; a `.config` (`CONFIG_X=y` lines, a configuration, not the
+/// Kconfig that defines the symbols); a file with no `config` entry at all.
+pub fn read_kconfig_file(path: &Path) -> anyhow::Result<Vec<KconfigSymbol>> {
+    let text = crate::files::read_text(path, 16 << 20)
+        .with_context(|| format!("--kconfig: cannot read {}", path.display()))?;
+    let mut has_entry = false;
+    for (index, line) in text.lines().enumerate() {
+        // A `.config` line stands at the start of its line; a Kconfig's help text that quotes
+        // one is indented.
+        let is_symbol = |name: &str| {
+            name.strip_prefix("CONFIG_").is_some_and(|rest| {
+                !rest.is_empty() && rest.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            })
+        };
+        let assignment = line
+            .split_once('=')
+            .is_some_and(|(name, _)| is_symbol(name));
+        let unset = line
+            .strip_prefix("# ")
+            .and_then(|rest| rest.strip_suffix(" is not set"))
+            .is_some_and(is_symbol);
+        let line = line.trim();
+        if assignment || unset {
+            anyhow::bail!(
+                "--kconfig: {} is a .config (line {}: `{line}`), not a Kconfig: give the \
+                 tree's init/Kconfig, which defines the RUSTC_HAS_* thresholds",
+                path.display(),
+                index + 1
+            );
+        }
+        has_entry |= matches!(
+            line.split_whitespace().next(),
+            Some("config" | "menuconfig")
+        );
+    }
+    if !has_entry {
+        anyhow::bail!(
+            "--kconfig: {} is no Kconfig: it has no `config` entry; give the tree's init/Kconfig",
+            path.display()
+        );
+    }
+    Ok(read_kconfig(&text, &path.display().to_string()))
 }
 
 #[cfg(test)]
@@ -202,5 +253,58 @@ mod tests {
             .unwrap();
         assert_eq!(pinned.from, None);
         assert!(pinned.source.contains("never on"), "{}", pinned.source);
+    }
+    fn scratch(name: &str, text: &str) -> std::path::PathBuf {
+        let directory = crate::project_root().join("target/kshim/unit-tests/kconfig");
+        std::fs::create_dir_all(&directory).unwrap();
+        let path = directory.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_dot_config_is_no_kconfig() {
+        let dot_config = scratch(
+            "dot-config",
+            "#\n# Automatically generated file; DO NOT EDIT.\n#\nCONFIG_RUST=y\n\
+             # CONFIG_RUST_DEBUG_ASSERTIONS is not set\nCONFIG_RUSTC_VERSION=108500\n",
+        );
+        let error = format!("{:#}", symbols(Some(&dot_config)).unwrap_err());
+        assert!(
+            error.contains("is a .config") && error.contains("line 4: `CONFIG_RUST=y`"),
+            "{error}"
+        );
+        let empty = scratch("empty", "# nothing\n");
+        let error = format!("{:#}", symbols(Some(&empty)).unwrap_err());
+        assert!(error.contains("has no `config` entry"), "{error}");
+    }
+
+    #[test]
+    fn the_given_kconfig_replaces_the_built_in_threshold() {
+        let raised = scratch(
+            "raised",
+            "config RUSTC_HAS_COERCE_POINTEE\n\tdef_bool RUSTC_VERSION >= 109900\n",
+        );
+        let symbols = symbols(Some(&raised)).unwrap();
+        let pointee: Vec<&KconfigSymbol> = symbols
+            .iter()
+            .filter(|symbol| symbol.cfg == "CONFIG_RUSTC_HAS_COERCE_POINTEE")
+            .collect();
+        assert_eq!(pointee.len(), 1);
+        assert_eq!(pointee[0].from, Some(Release::new(1, 99, 0)));
+    }
+
+    #[test]
+    fn a_kconfig_without_thresholds_is_read() {
+        // 6.1's init/Kconfig, whose Rust entries are no release thresholds.
+        let six_one = scratch(
+            "6.1",
+            "config RUST_IS_AVAILABLE\n\tdef_bool $(success,$(srctree)/scripts/rust_is_available.sh)\n\
+             \thelp\n\t  This shows whether a suitable Rust toolchain is available (found).\n\
+             \t  CONFIG_BFQ_GROUP_IOSCHED=y; (help text may quote a .config line)\n\n\
+             config RUSTC_VERSION_TEXT\n\tstring\n\tdepends on RUST\n\
+             \tdefault \"$(shell,$(RUSTC) --version 2>/dev/null)\"\n",
+        );
+        assert_eq!(read_kconfig_file(&six_one).unwrap(), []);
     }
 }

@@ -82,15 +82,16 @@ impl Decider {
                 Query::Version(_) => false,
             }));
         }
+        // A Kconfig threshold (a `--kconfig` file's, else the built-in table's) wins over the
+        // catalog's derivation of the same name.
+        let kconfig = |name: &str| self.kconfig.iter().find(|symbol| symbol.cfg == name);
         match query {
+            Query::Name(name) if kconfig(name).is_some() => {
+                kconfig(name).map(|symbol| symbol.from.is_some_and(|from| release >= from))
+            }
             Query::Name(name) if all_cfg_names().any(|known| known == name) => {
                 Some(derived_cfgs(release, true).any(|set| set == name))
             }
-            Query::Name(name) => self
-                .kconfig
-                .iter()
-                .find(|symbol| symbol.cfg == name)
-                .map(|symbol| symbol.from.is_some_and(|from| release >= from)),
             // A nightly of 1.97 counts as 1.97, as rustc counts it by default.
             Query::Version(wanted) if release >= FIRST_WITH_CFG_VERSION => Some(release >= wanted),
             _ => None,

@@ -178,7 +178,8 @@ fn crate_root(path: &Path) -> anyhow::Result<PathBuf> {
 /// Reads every `#![feature]` of a crate root, `cfg_attr` conditions included.
 ///
 /// Errors, each naming the path: no such file; not Rust source (not a `.rs` file, or not
-/// UTF-8 text); a malformed attribute (with line and column); no feature attribute at all.
+/// UTF-8 text); a malformed attribute (with line and column). A root that enables no feature
+/// is valid: it has no entries.
 pub fn read_crate_root(path: &Path) -> anyhow::Result<Input> {
     let root = crate_root(path)?;
     if root.extension().and_then(|extension| extension.to_str()) != Some("rs") {
@@ -205,13 +206,6 @@ pub fn read_crate_root(path: &Path) -> anyhow::Result<Input> {
             error.message
         )
     })?;
-    if features.is_empty() {
-        bail!(
-            "{} enables no feature: it has no `#![feature(...)]` or \
-             `#![cfg_attr(..., feature(...))]` before its first item",
-            root.display()
-        );
-    }
     let entries = features.into_iter().map(Entry::from).collect();
     Ok(Input {
         kind: crate_kind(&root, &text),
@@ -310,10 +304,10 @@ mod tests {
             "{error}"
         );
 
+        // A root that enables no feature is valid (memchr's), not an error.
         let plain = directory.join("plain.rs");
         std::fs::write(&plain, "#![no_std]\npub fn f() {}\n").unwrap();
-        let none = read_crate_root(&plain).unwrap_err().to_string();
-        assert!(none.contains("enables no feature"), "{none}");
+        assert!(read_crate_root(&plain).unwrap().entries.is_empty());
 
         let no_root = read_crate_root(&directory).unwrap_err().to_string();
         assert!(no_root.contains("without src/lib.rs"), "{no_root}");

@@ -96,7 +96,37 @@ impl<'a> Prober<'a> {
     ///
     /// A name that fails a probe alone keeps the status its own diagnostics give (a name the
     /// compiler does not know is still E0635), with the error beside it.
+    ///
+    /// A name a crate without `proc_macro` does not know is asked again with `proc_macro`
+    /// loaded: a `proc_macro` library feature (`proc_macro_span`) is known only there, and a
+    /// crate enabling one is a proc-macro crate (or loads it) whose kind the root may not show.
     pub fn probe(&self, names: &[&str]) -> Result<Probed, String> {
+        let (mut statuses, breakers) = self.probe_as_built(names)?;
+        if !self.loads_proc_macro {
+            let unknown: Vec<(usize, &str)> = names
+                .iter()
+                .enumerate()
+                .filter(|(index, _)| statuses.get(*index) == Some(&Status::Unknown))
+                .map(|(index, name)| (index, *name))
+                .collect();
+            if !unknown.is_empty() {
+                let with_proc_macro = Prober {
+                    loads_proc_macro: true,
+                    ..*self
+                };
+                let again: Vec<&str> = unknown.iter().map(|(_, name)| *name).collect();
+                let (answers, _) = with_proc_macro.probe_as_built(&again)?;
+                for ((index, _), status) in unknown.into_iter().zip(answers) {
+                    if status != Status::Unknown {
+                        statuses[index] = status;
+                    }
+                }
+            }
+        }
+        Ok((statuses, breakers))
+    }
+
+    fn probe_as_built(&self, names: &[&str]) -> Result<Probed, String> {
         let whole = self.run(names)?;
         if whole.other_errors.is_empty() {
             return Ok((whole.statuses, Vec::new()));

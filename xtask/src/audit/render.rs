@@ -129,6 +129,12 @@ impl AuditReport {
     fn conclusions(&self, snippets: bool) -> Vec<String> {
         let mut lines = Vec::new();
         let cross = &self.cross;
+        if self.input.entries.is_empty() {
+            lines.push(
+                "It enables no feature: needs no unstable feature on any compiler.".to_string(),
+            );
+            return lines;
+        }
         if self.columns.iter().all(|column| column.answer().is_none()) {
             lines.push("No compiler answered: nothing can be concluded.".to_string());
             return lines;
@@ -210,11 +216,20 @@ impl AuditReport {
                 ("dead", "cfg_attr branch for ", &self.lint.dead),
                 ("error", "", &self.lint.errors),
             ];
+            // The source is read once, not once a finding: a root may repeat a line 100k times.
+            let text = match (&self.input.path, snippets) {
+                (Some(path), true) => crate::files::read_text(path, 16 << 20).ok(),
+                _ => None,
+            };
+            let source: Vec<&str> = text
+                .as_deref()
+                .map(|t| t.lines().collect())
+                .unwrap_or_default();
             for (word, what, findings) in findings {
                 for finding in findings {
                     let entry = &self.input.entries[finding.entry];
                     let message = format!("{what}feature({}): {}", entry.name, finding.reason);
-                    match self.snippet(word, &message, entry).filter(|_| snippets) {
+                    match self.snippet(word, &message, entry, &source) {
                         Some(snippet) => lines.push(snippet),
                         None => {
                             lines.push(format!("{word}: {}: {message}", self.input.place(entry)))
@@ -227,12 +242,17 @@ impl AuditReport {
     }
 
     /// A finding as rustc shows a diagnostic: the message, where, and the source line with the
-    /// feature's name underlined; `None` for a `--features` list or an unreadable file.
-    fn snippet(&self, word: &str, message: &str, entry: &super::input::Entry) -> Option<String> {
-        let path = self.input.path.as_ref()?;
+    /// feature's name underlined, from the source's `lines`; `None` for a `--features` list or
+    /// an unreadable file (no lines).
+    fn snippet(
+        &self,
+        word: &str,
+        message: &str,
+        entry: &super::input::Entry,
+        lines: &[&str],
+    ) -> Option<String> {
         let (line, column) = entry.location?;
-        let text = crate::files::read_text(path, 16 << 20).ok()?;
-        let source = text.lines().nth(line.checked_sub(1)?)?;
+        let source = *lines.get(line.checked_sub(1)?)?;
         let number = line.to_string();
         let pad = " ".repeat(number.len());
         // Tabs stay tabs, so that the carets line up under the name however they are shown.

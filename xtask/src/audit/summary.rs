@@ -8,6 +8,7 @@ use super::decide::Decider;
 use super::input::{Entry, Input};
 use crate::catalog::Release;
 use crate::status::Status;
+use std::collections::HashMap;
 
 /// One compiler's answer for every distinct name, in [`Input::names`] order.
 #[derive(Clone, Debug)]
@@ -284,7 +285,43 @@ impl Lint {
 /// The `--min-rust` lint.
 pub fn lint(input: &Input, decider: &Decider, answers: &[Answer], minimum: Release) -> Lint {
     let mut lint = Lint::default();
+    let from_minimum: Vec<&Answer> = answers
+        .iter()
+        .filter(|answer| answer.release >= minimum)
+        .collect();
+    // Per name, the first entry active on each compiler from the minimum on: a later line
+    // active on the same compiler enables it twice.
+    let mut first_active: HashMap<&str, Vec<Option<usize>>> = HashMap::new();
     for (index, entry) in input.entries.iter().enumerate() {
+        let firsts = first_active
+            .entry(entry.name.as_str())
+            .or_insert_with(|| vec![None; from_minimum.len()]);
+        let mut twice: Vec<(Release, usize)> = Vec::new();
+        for (slot, answer) in from_minimum.iter().enumerate() {
+            if decider.active_on(entry.condition.as_ref(), answer.release) == Some(true) {
+                match firsts[slot] {
+                    Some(first) => twice.push((answer.release, first)),
+                    None => firsts[slot] = Some(index),
+                }
+            }
+        }
+        twice.sort_by_key(|(release, _)| *release);
+        if let Some(&(_, first)) = twice.first() {
+            let releases: Vec<String> = twice.iter().map(|(r, _)| r.to_string()).collect();
+            let first_place = match input.entries[first].location {
+                Some((line, column)) => format!("line {line}, column {column}"),
+                None => "the list".to_string(),
+            };
+            lint.errors.push(Finding {
+                entry: index,
+                reason: format!(
+                    "enabled twice (first at {first_place}): rustc rejects a feature enabled \
+                     twice (E0636, or the deny-by-default `duplicate_features` lint), a build \
+                     error on {}",
+                    releases.join(", ")
+                ),
+            });
+        }
         if let Some(since) = stable_since(input, answers, &entry.name).filter(|&s| s <= minimum) {
             lint.removable.push(Finding {
                 entry: index,

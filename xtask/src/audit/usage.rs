@@ -44,6 +44,15 @@ impl Compile {
     /// where the root lies in one (`Cargo.toml` up to two directories above it), else the root.
     pub fn for_input(input: &Input, rustc_args: Option<&Path>) -> anyhow::Result<Compile> {
         if let Some(file) = rustc_args {
+            let (_, left_out) = read_rustc_args(file)?;
+            if !left_out.is_empty() {
+                eprintln!(
+                    "audit: --rustc-args {}: left out {}; the compiles write metadata under the \
+                     audit's scratch directory",
+                    file.display(),
+                    left_out.join(", ")
+                );
+            }
             return Ok(Compile::ArgFile(file.to_path_buf()));
         }
         let Some(root) = &input.path else {
@@ -106,20 +115,7 @@ impl Compile {
                 (cargo, args)
             }
             Compile::ArgFile(file) => {
-                let text = std::fs::read_to_string(file)
-                    .with_context(|| format!("reading {}", file.display()))?;
-                let mut args: Vec<String> = Vec::new();
-                for line in text.lines() {
-                    let previous_was_z = args.last().is_some_and(|last| last == "-Z");
-                    if line.starts_with("--error-format") || line.starts_with("-Zallow-features") {
-                        continue;
-                    }
-                    if previous_was_z && line.starts_with("allow-features") {
-                        args.pop();
-                        continue;
-                    }
-                    args.push(line.to_string());
-                }
+                let (args, _) = read_rustc_args(file)?;
                 let derived = scratch.join("rustc-args");
                 std::fs::create_dir_all(scratch)
                     .with_context(|| format!("creating {}", scratch.display()))?;
@@ -127,6 +123,9 @@ impl Compile {
                     .with_context(|| format!("writing {}", derived.display()))?;
                 let args = vec![
                     format!("@{}", derived.display()),
+                    "--emit=metadata".into(),
+                    "--out-dir".into(),
+                    scratch.to_string_lossy().into_owned(),
                     "--error-format=json".into(),
                     allow,
                 ];
@@ -177,6 +176,66 @@ impl Compile {
             _ => stderr.to_string(),
         }
     }
+}
+
+/// Reads a `--rustc-args` file (one argument a line): the arguments the audit's compiles pass
+/// on, and those it leaves out, each as written with why: an output path (`-o`, `--out-dir`,
+/// `--emit`, `-C incremental`, `-Z temps-dir`: the compiles write metadata under the audit's
+/// scratch directory), a linker, a plugin (`-Z llvm-plugins`, `-Z codegen-backend`) or another
+/// argument file (`@FILE`). Its own `--error-format` and `-Z allow-features` go silently: the
+/// audit sets both.
+pub fn read_rustc_args(file: &Path) -> anyhow::Result<(Vec<String>, Vec<String>)> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("--rustc-args: cannot read {}", file.display()))?;
+    let lines: Vec<&str> = text.lines().collect();
+    let (mut kept, mut left_out) = (Vec::new(), Vec::new());
+    let mut index = 0;
+    while index < lines.len() {
+        let line = lines[index];
+        // A flag and its value, whether written as one argument or two.
+        let two = |flag: &str| line == flag && index + 1 < lines.len();
+        let (flag, value, width) = if two("-o")
+            || two("--out-dir")
+            || two("--emit")
+            || two("-C")
+            || two("--codegen")
+            || two("-Z")
+        {
+            (line, lines[index + 1], 2)
+        } else if let Some(value) = line.strip_prefix("-C").or(line.strip_prefix("--codegen=")) {
+            ("-C", value, 1)
+        } else if let Some(value) = line.strip_prefix("-Z") {
+            ("-Z", value, 1)
+        } else {
+            (line, "", 1)
+        };
+        let option = |name: &str| value == name || value.starts_with(&format!("{name}="));
+        let why = match flag {
+            "-o" | "--out-dir" | "--emit" => Some("an output path"),
+            _ if line.starts_with("-o")
+                || line.starts_with("--out-dir=")
+                || line.starts_with("--emit=") =>
+            {
+                Some("an output path")
+            }
+            "-C" | "--codegen" if option("linker") => Some("a linker"),
+            "-C" | "--codegen" if option("incremental") => Some("an output path"),
+            "-Z" if option("temps-dir") => Some("an output path"),
+            "-Z" if option("llvm-plugins") || option("codegen-backend") => Some("a plugin"),
+            "-Z" if option("allow-features") => Some(""),
+            _ if line.starts_with("--error-format") => Some(""),
+            _ if line.starts_with('@') => Some("another argument file"),
+            _ => None,
+        };
+        let written = lines[index..index + width].join(" ");
+        match why {
+            Some("") => {}
+            Some(why) => left_out.push(format!("`{written}` ({why})")),
+            None => kept.extend(lines[index..index + width].iter().map(|s| s.to_string())),
+        }
+        index += width;
+    }
+    Ok((kept, left_out))
 }
 
 /// What one compile without `feature` (of the `allowed` names) found, or why it could not say.
@@ -419,7 +478,13 @@ mod tests {
         assert_eq!(derived, "--edition=2021\nlib.rs");
         assert_eq!(
             invocation.args[1..],
-            ["--error-format=json", "-Zallow-features=a,c"]
+            [
+                "--emit=metadata",
+                "--out-dir",
+                &scratch.to_string_lossy(),
+                "--error-format=json",
+                "-Zallow-features=a,c"
+            ]
         );
         assert!(invocation
             .env
