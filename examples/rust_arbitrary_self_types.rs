@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! A method whose receiver is the kernel's own smart pointer: `fn run(self: ArcBorrow<'_, Self>)`.
 //!
 //! Stable Rust lets a method take `self` only as `Self`, `&Self`, `&mut Self`, or one of the

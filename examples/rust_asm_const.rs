@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `const` operands in `asm!`: a field offset from `offset_of!` becomes the load's displacement.
 //!
 //! A `const` operand (`asm_const`, stable since Rust 1.82.0, tracking issue #93332) pastes a

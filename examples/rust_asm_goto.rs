@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `asm goto`: assembly that jumps straight into a Rust block, the heart of static keys.
 //!
 //! A `label { ... }` operand (`asm_goto`, stable since Rust 1.87.0, tracking issue #119364)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Turning the kernel's `Arc<Uart>` into an `Arc<dyn Device>`, and calling `self: Arc<Self>`
 //! methods on it.
 //!

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `MaybeUninit::as_mut_ptr` in `const fn`: a PCI ID table written in place by the compiler.
 //!
 //! `const_maybe_uninit_as_mut_ptr` (tracking issue #75251, stable since Rust 1.83.0) makes

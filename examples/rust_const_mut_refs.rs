@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `&mut` in `const fn`: a firmware checksum computed by the compiler through a helper.
 //!
 //! `const_mut_refs` (tracking issue #57349, stable since Rust 1.83.0) allows `&mut` references

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `ptr::write` in `const fn`: each device tree ID's `data` field set by the compiler.
 //!
 //! `const_ptr_write` (tracking issue #86302, stable since Rust 1.83.0) makes `ptr::write` and

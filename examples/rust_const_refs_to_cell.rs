@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Borrowing a value of a generic type while a constant is evaluated: a driver's ID table.
 //!
 //! `const_refs_to_cell` (tracking issue #80384; a language feature, stable since Rust 1.83.0)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! A compile-time check on a generic parameter, written as a `const { }` block.
 //!
 //! `inline_const` (tracking issue #76001, stable since Rust 1.79.0) lets an expression contain

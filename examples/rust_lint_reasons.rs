@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `#[expect(lint, reason = "...")]`: silence a lint now, and hear about it once it is moot.
 //!
 //! `#[expect]` (`lint_reasons`, stable since Rust 1.81.0, tracking issue #54503) works like

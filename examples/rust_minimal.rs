@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The smallest module: it logs when it is loaded and when it is unloaded.
 //!
 //! This is the kernel's `samples/rust/rust_minimal.rs`, line for line where the host allows.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Raw pointers to fields with `&raw mut place`: an intrusive list, walked with `container_of!`.
 //!
 //! `&raw const place` and `&raw mut place` (`raw_ref_op`, stable since Rust 1.82.0, tracking

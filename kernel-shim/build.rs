@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Derives the shim's cfgs from the compiler that builds it, with no dependencies.
 //!
 //! Cargo runs this; `cargo xtask matrix` drives rustc directly and derives the same cfgs from

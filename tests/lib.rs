@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Shared helpers for kshim's repository-level tests.
 //!
 //! They find the compiler the tests run under and give each test its own scratch directory

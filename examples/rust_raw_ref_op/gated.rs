@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The `raw_ref_op` form of the sample's projection: `&raw mut (*device).links`.
 //!
 //! A file of its own because compilers before Rust 1.82.0 reject `&raw` while parsing, even in

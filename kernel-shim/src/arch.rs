@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The per-architecture halves of static keys and `asm_const` loads, laid out as the kernel's `arch/`.
 //!
 //! Each module mirrors one architecture's `arch/*/include/asm/jump_label.h` (the NOP and the

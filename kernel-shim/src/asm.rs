@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Architecture helpers in inline assembly that embed compile-time constants.
 //!
 //! The kernel's assembly often needs a number that Rust computes at compile time: the

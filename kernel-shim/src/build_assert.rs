@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Compile-time assertions, like the kernel's `static_assert!` and `build_assert!`.
 //!
 //! A condition that the compiler can evaluate should fail the build, not the boot. The kernel

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The feature catalog: the one source of truth for every unstable feature kshim covers.
 //!
 //! Three readers share this file, and none of them keeps a second copy of it: the shim itself

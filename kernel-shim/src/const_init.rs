@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Tables and initializers built at compile time, the kernel's four `const_*` features at work.
 //!
 //! C fills such tables with a host program (`lib/gen_crc32table.c` writes `crc32table.h`) or

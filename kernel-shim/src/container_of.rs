@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `container_of!` and intrusive list links: raw pointers to fields, with no reference between.
 //!
 //! Kernel data structures embed their links: a `struct list_head` inside the object, reached

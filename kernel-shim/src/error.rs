@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Kernel-style errors: a negative errno wrapped in a type, as in `kernel::error`.
 
 use core::fmt;

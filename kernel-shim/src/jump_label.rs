@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Static keys: branches that cost one NOP while disabled, patched like `<linux/jump_label.h>`.
 //!
 //! In the kernel, `static_branch_unlikely!(KEY)` compiles to a NOP at the branch site and an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! A core-only crate shaped like the Linux kernel's `rust/kernel`, for teaching.
 //!
 //! Every unstable feature that the kernel's Rust code depended on in 2025 appears here inside a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Kernel modules: the [`Module`] trait and the [`module!`](crate::module!) declaration.
 //!
 //! In the kernel, `module!` turns a type that implements `Module` into a loadable module:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The kernel prelude: what nearly every module imports, as `use kernel::prelude::*;`.
 
 pub use crate::error::{code::*, Error, Result};

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `pr_info!`-style logging into a fixed buffer that the host can read back.
 //!
 //! The kernel's `pr_*!` macros hand a message to `printk`, which adds it to the kernel log

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The process around the checks: Linux's entry point, system calls and the C memory functions.
 //!
 //! The program links no C library, so what one would give it is here: `_start`, which the

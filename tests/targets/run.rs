@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! A freestanding Linux program that runs the shim's static keys and `asm_const` loads for real.
 //!
 //! It is built for a kernel target (`x86_64-unknown-none`, `aarch64-unknown-none`,

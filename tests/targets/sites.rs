@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! A sample of static-branch sites, compiled to an object for each target and mode and read
 //! back by the xtask's `jump_table` checker.
 //!

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `cargo xtask audit` on the compiler running these tests: the shim's own feature block, the
 //! kernel's (a fixture copied from the seed commit), the kernel's `rust_allowed_features`
 //! list, and a pin file whose only toolchain is missing.

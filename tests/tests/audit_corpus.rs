@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `cargo xtask audit` on real crate roots (`tests/fixtures/audit/crates/`) with every
 //! compiler found here, against what those compilers answered when the corpus was made, and
 //! on real compilers for what needs no fixture: a name that breaks the probe, a proc-macro

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Hardening: the matrix facing compilers that misbehave, bad input, interrupted and
 //! concurrent runs.
 //!

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Hostile input: what a careless or malicious user gives `cargo xtask` ends in a message and
 //! exit status 2 (or a quiet end on a closed pipe), never in a panic, a hang, a wrong exit
 //! status or a false result kept in the cache. Every input is generated here, none is a

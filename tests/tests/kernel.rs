@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `cargo xtask kernel` on trees it cannot use, made in a scratch directory: a path that is no
 //! kernel tree, a tree without Rust (as 5.10), a `Makefile.build` without an allowed list.
 //! Each is a clear cell of its own, the other trees go on, and nothing is built or cached.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Kernel-mode tests: the shim and every example built with rustc the way Kbuild builds them,
 //! with the compiler running these tests.
 //!

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `cargo xtask merge`: the matrix run as two shards on this compiler, merged, gives the same
 //! report, tables and verdict as one whole run.
 //!

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The committed compatibility page (`docs/compat.html`) as a real browser builds it: Debian's
 //! chromium, headless, loads it from a `file:` URL and hands back its document, in which every
 //! cell of the committed report (`docs/matrix-report.json`) must carry the class of its status,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Tidy tests: the repository agrees with its catalog and its own rules.
 //!
 //! These read files only; they run in milliseconds and need no compiler.
@@ -207,17 +208,28 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// The licence line every source file opens with, as the kernel's do.
+const SPDX: &str = "// SPDX-License-Identifier: GPL-2.0";
+
 #[test]
-fn every_source_file_starts_with_a_module_doc() {
+fn every_source_file_starts_with_its_licence_and_a_module_doc() {
     let root = project_root();
     let mut checked = 0;
     for top in ["kernel-shim", "examples", "xtask", "tests"] {
         for file in rust_files(&root.join(top)) {
             let text = fs::read_to_string(&file).unwrap();
-            let first = text
-                .lines()
-                .find(|line| !line.trim().is_empty())
-                .unwrap_or("");
+            // Fixtures are inputs whose lines tests quote, kept as the files they copy.
+            let fixture = file.starts_with(root.join("tests/fixtures"));
+            let mut lines = text.lines().filter(|line| !line.trim().is_empty());
+            if !fixture {
+                assert_eq!(
+                    lines.next(),
+                    Some(SPDX),
+                    "{} must open with `{SPDX}`",
+                    file.display()
+                );
+            }
+            let first = lines.next().unwrap_or("");
             assert!(
                 first.starts_with("//!"),
                 "{} must start with a `//!` doc comment, not {first:?}",

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Toolchains given in bulk or from hostile pin files: a thousand `--toolchain` flags resolved in
 //! linear time and stopped by Ctrl-C, and pin values that never reach a shell or an option.
 //!

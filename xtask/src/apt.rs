@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! A private apt under `target/` that reaches any Debian suite without touching the system's
 //! apt or dpkg state, and what is built on it: Debian's version and relation syntax, a
 //! compiler's shared-library closure read from the packages' `Depends`, verified downloads and

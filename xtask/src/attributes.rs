@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Reads the `#![feature(...)]` lines of a crate root, `cfg_attr` conditions included.
 //!
 //! Inner attributes can only stand at the top of a crate root, before its first item, so the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `cargo xtask audit`: which of a crate's `#![feature]` lines each toolchain still needs, and
 //! what that means across them: the names come from a crate root ([`input`], read by
 //! [`crate::attributes`]) or a list, each

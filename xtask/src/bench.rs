@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `cargo xtask bench`: how long the matrix takes cold and warm, next to the very same rustc
 //! and test commands, taken from the matrix's own plan ([`plan_run`]), run by `xargs -P <cores>`
 //! with no orchestration at all.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! A real browser, headless: Debian's `chromium`, for the compatibility page's screenshot and
 //! for the test that reads the page as the browser built it (`--dump-dom`).
 //!

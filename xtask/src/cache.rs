@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The matrix's result cache under `target/kshim/cache/`: one entry per step, named by an
 //! FNV-1a-128 hash of everything that can change its result (the compiler's identity, command
 //! lines, environment, input files and the keys of the steps it needs), written atomically and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Cfg predicates (`all(unix, not(feature = "std"))`): the one type, reader and evaluator that
 //! the audit, the expectations and the repository tests share, together with the small lexer
 //! of Rust token trees that reads them and that [`crate::attributes`] uses for whole

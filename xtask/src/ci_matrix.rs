@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `cargo xtask ci-matrix`: the CI job matrices, from the pin file: the toolchains split by
 //! [`Shard`]'s one rule, and the kernel trees one job each, so the workflow never repeats
 //! either list.

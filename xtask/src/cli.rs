@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The command line's manners around the flags that `flags.rs` declares: each command's help
 //! for that command, `help` and a bare `cargo xtask` listing the commands, "did you mean"
 //! for a mistyped flag or command, and rustup's `+TOOLCHAIN` as `--toolchain TOOLCHAIN`.

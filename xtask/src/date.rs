@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! When a report was made: the UTC minute a run ended, as the reports' `date` member carries it,
 //! so that a page generated from a report is dated by the report and not by its generation.
 

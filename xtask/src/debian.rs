@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Debian's compilers: the `SUITE:PACKAGE[=VERSION]` that names one, and provisioning it into a
 //! prefix of its own under `target/toolchains/debian/` through the private apt of
 //! [`crate::apt`], where it counts as installed only once it has answered `-vV`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! What rustc printed: its first error for a failure line, whether its JSON diagnostics
 //! hold an error, and which files its errors name.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! What every provisioned prefix under `target/toolchains/` held when it was made: the SHA-256
 //! of each of its regular files, recorded in `kshim-digests.txt` before the prefix took its
 //! place, and checked by `cargo xtask toolchains install` (before it says "already there") and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `cargo xtask docs`: README.md's feature table, the `kernel::features` page and
 //! `docs/features.md`, generated from the catalog, and in `docs/features.md` two marked regions,
 //! the statuses of a real matrix run and the places of a real usage run, which only `--report`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! qemu's user-mode emulators, which run the test binaries of the kernel's targets on this
 //! machine: Debian's statically linked ones from the host's release (with its backports, where
 //! qemu is newest), of which `cargo xtask toolchains install` extracts only the emulators of

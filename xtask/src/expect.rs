@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! What the catalog predicts for every cell of the matrix from the compiler's release alone,
 //! before any compiler runs; where a compiler disagrees, the compiler wins and the difference is
 //! a failure.

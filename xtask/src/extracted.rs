@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Parts of one Debian package extracted into a prefix of their own under
 //! `target/toolchains/`, such as a compiler's library sources or qemu's emulators: fetched
 //! through [`crate::debian::Provisioner`]'s private apt, extracted atomically, and complete only

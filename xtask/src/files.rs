@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Files in and out: reading one that the user or an earlier run names (a report, a pin file, a
 //! cache entry, a source to hash) only if it is a regular file and never past a limit, so that
 //! a FIFO, a device or a directory is refused at once instead of hanging the xtask; and writing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Every command and flag of `cargo xtask`, declared once; `--help` is generated from the docs.
 
 use std::path::PathBuf;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Stable hashes and cheap file stamps: FNV-1a-128 over length-prefixed fields, the same on
 //! every machine and every build of the xtask, for the cache's keys and the names of output
 //! directories; a file's contents hashed; a file's stat stamp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! SIGINT and SIGTERM as a request to stop: running processes are killed, no new work starts,
 //! and the command ends by the same signal once it has said what completed.
 

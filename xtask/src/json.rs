@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! JSON: serde_json's untyped [`Value`], and the few helpers every reader and writer of the
 //! reports, the cache and rustc's diagnostics shares.
 

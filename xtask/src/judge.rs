@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! What a step's processes mean: [`judge`] reads what they printed and how they ended, and
 //! says whether the step passed, with the first error, the probe's statuses, the test counts
 //! or the module log; it runs nothing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Checks the static-branch sites of a compiled object: every `__jump_table` entry points at
 //! the architecture's NOP, at a label in the same section and at a key symbol, and each key
 //! has as many sites as the source has `static_branch_unlikely!` uses.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The kernel's compiler cfgs (`CONFIG_RUSTC_HAS_X`, set from a `RUSTC_VERSION` threshold in
 //! `init/Kconfig`): a built-in table that cites each entry's source, and a reader for a tree's
 //! own Kconfig file (`audit --kconfig`, `cargo xtask kernel`).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `cargo xtask kernel`: every pinned kernel tree (`[[tree]]` in the pin file) with every
 //! compiler, the matrix's way of resolving them. Per cell, the prediction of
 //! [`crate::kernel_tree`] (the tree's own rules and probes) beside the real build of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! A real kernel tree's Rust rules, read from its own files, and what a compiler's probes of
 //! them predict: the layer below `cargo xtask kernel`.
 //!

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! kshim's automation as a library, so that the repository tests can drive the same code.
 //!
 //! `main.rs` only parses flags and dispatches; each command lives in its own module, with

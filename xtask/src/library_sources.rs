@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Each compiler's own library sources, which the cross builds compile `core` from: the
 //! `rust-src` component in a rustup (or any) sysroot, or for a Debian compiler the matching
 //! source package (`rust-src` for `rustc`, `rust-web-src` for `rustc-web`), of which

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! What a libtest binary reported, read from its JSON events (`--format json -Z
 //! unstable-options`): the counts and each test's result, with a failing test's own output
 //! kept inside its event, where it cannot be mistaken for results.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! How to start a compiler unpacked under a prefix: with the host's loader and
 //! `LD_LIBRARY_PATH` when the host's C library is new enough for it, or else through the
 //! loader unpacked beside it, read from the ELF files themselves.

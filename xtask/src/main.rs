@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! kshim's automation, one binary whose first argument is the command.
 //!
 //! Exit status: 0 success, 1 a mismatch or failure that the command reports, 2 bad input or an

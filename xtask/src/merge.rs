@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `cargo xtask merge`: the JSON reports of `matrix --shard K/N` joined into one whole run's,
 //! printed with the same tables, summaries and exit status, once the shards are shown to fit
 //! together exactly.

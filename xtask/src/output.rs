@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! How results reach people: the `--format` choice, colour, and the tables that the matrix,
 //! `merge` and `audit` print.
 

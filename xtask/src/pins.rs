@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The pin file (`toolchains.toml` at the repository root): every compiler the matrix wants,
 //! by the release its `rustc -vV` must report, why it is pinned and how to install it; the
 //! kernel trees `cargo xtask kernel` builds ([`TreePin`]); and [`Shard`], the one rule that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Where code needs a feature, as rustc's JSON diagnostics say it (E0658, or an error whose help
 //! says to add `#![feature(...)]`), where the feature is enabled (E0725), and which items of the
 //! source enclose such a place.

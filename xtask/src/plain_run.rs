@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The plain parallel baseline of a planned run: the same processes as the plan's steps,
 //! grouped into `sh -c` jobs and dependency waves for `xargs -P`, with no scheduler, cache or
 //! report.

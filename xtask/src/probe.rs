@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Asking a compiler what it thinks of every catalog feature, in one rustc call.
 //!
 //! The probe crate is a library whose only content is `#![feature(a, b, ...)]` with all the

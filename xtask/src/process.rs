@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Running one process: a clean environment, its own process group killed whole on timeout or
 //! interrupt, death with the xtask, and bounded capture of both output streams.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Installing pinned toolchains: Debian's compilers, unpacked under `target/toolchains/debian/`
 //! by [`crate::debian`] without touching the system, and rustup for official releases; each
 //! counts as installed only once it answers `-vV` with the pinned release. Beside them, the

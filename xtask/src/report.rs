@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The matrix's report: every cell observed next to its prediction, the failures and a summary
 //! per toolchain, as tables for people, Markdown, or the JSON whose layout docs/matrix.md
 //! documents (section "The JSON report").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! One step of the plan run: its cached result, or its processes one after another, judged,
 //! and cached only when the result is the compiler's word on the code rather than the
 //! machine's.

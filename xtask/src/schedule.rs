@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The step graph's scheduler: at most N steps at once, each after the steps it depends on, a
 //! step whose dependency did not pass skipped with the reason; what a step does is the
 //! caller's.

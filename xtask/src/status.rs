@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! What a compiler says about one feature name: stable since a release, gated, unknown or
 //! removed, with the one encoding (a word and a release) that everything writes and reads.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The kernel's Rust architectures, one row each: the matrix's target axis (each one's built-in
 //! freestanding target, and which compilers know it, as public sources state and the compilers
 //! confirm with `rustc --print target-list`), what its objects look like (ELF machine, NOP,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The compilers that satisfy the pins of [`crate::pins`]: a pin is satisfied by any compiler
 //! whose `rustc -vV` reports its release, wherever it comes from (any rustup toolchain, a Debian
 //! compiler unpacked under `target/toolchains/debian/`, which may run through its own loader,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `cargo xtask toolchains [install]`: every pin with the compiler that satisfies it (or the
 //! command that installs it, or why its compiler does not work), exit 1 when one is broken;
 //! `install` provisions what it can through [`crate::provision`] and exits 1 when a pin is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `cargo xtask usage`: where each feature is used, as each compiler says; this module only
 //! orchestrates (the plan's usage steps, cache keys, scheduler, the usage report) on the
 //! matrix's lock, outputs and cache.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The usage report: for every catalog feature and toolchain, the places the compiler says need
 //! the feature, each with its enclosing item, or why there are none; assembled from a usage
 //! run's steps, and written and read as JSON (the layout is in docs/audit.md).

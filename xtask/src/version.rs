@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! What a compiler says about itself: the parser for `rustc -vV`.
 //!
 //! Every way a compiler reaches the xtask (rustup, a path, a Debian package unpacked under

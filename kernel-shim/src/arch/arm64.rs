@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! arm64: a 4-byte `nop` that becomes `b label`, and `ldr` with a scaled immediate offset.
 //!
 //! As `arch/arm64/include/asm/jump_label.h` and `arch/arm64/kernel/jump_label.c`: the site is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! loongarch64: a 4-byte `nop` that becomes `b label`, and `ld.w` with a 12-bit offset.
 //!
 //! As `arch/loongarch/include/asm/jump_label.h` and `arch/loongarch/kernel/jump_label.c`: the

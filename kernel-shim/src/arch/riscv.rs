@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! riscv64: a 4-byte `nop` that becomes `jal zero, label`, and `lw` with a 12-bit offset.
 //!
 //! As `arch/riscv/include/asm/jump_label.h` and `arch/riscv/kernel/jump_label.c`: the site is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! x86-64: a 5-byte NOP that becomes `jmp rel32`, and loads with a 32-bit displacement.
 //!
 //! `arch/x86/include/asm/jump_label.h` has two forms of `ARCH_STATIC_BRANCH_ASM`, the macro

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! CRC-32 lookup tables computed by the compiler, like the kernel's `lib/crc32table.h`.
 //!
 //! The kernel generates its CRC tables with a host program, `lib/gen_crc32table.c`, whose

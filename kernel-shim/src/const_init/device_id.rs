@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Device ID tables built at compile time, like the kernel's `IdArray` in `device_id.rs`.
 //!
 //! A driver hands the C side an array of raw ID structures (`struct pci_device_id`,

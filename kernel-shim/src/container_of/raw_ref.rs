@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The `raw_ref_op` form of the link projection: `&raw mut (*links).next`.
 //!
 //! This is a file of its own because compilers before Rust 1.82.0 reject `&raw` as soon as

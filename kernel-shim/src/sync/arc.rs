@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! A reference-counted pointer, [`Arc`], and its borrowed form, [`ArcBorrow`].
 //!
 //! This follows the kernel's `rust/kernel/sync/arc.rs`: `Arc<T>` is one non-null pointer to an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Synchronisation primitives: reference counting with [`Arc`] and [`ArcBorrow`], and a
 //! [`workqueue`] of reference-counted work items.
 //!

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Deferred work: a queue of reference-counted items, each run through an `ArcBorrow` receiver.
 //!
 //! A driver that cannot do something in the current context (an interrupt handler, a held

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The packages that unpacked together make a compiler run: its shared-library closure, read
 //! from the packages' `Depends` within the suites named, never from a hand list.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The private apt itself: the machine's mirrors and reachability settings, its own sources
 //! list, lists, caches and empty dpkg status under one directory, and the queries and
 //! verified downloads made through it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Debian's control-file syntax as apt prints it: versions compared as dpkg does, `Depends`
 //! relations, stanzas, and `apt-cache madison`/`showpkg` listings.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Tests of the private apt: syntax against the real dpkg, closures over fixtures captured
 //! from the registry, atomic unpacking of real `.deb` files, and (ignored) a real provisioning.
 

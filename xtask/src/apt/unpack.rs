@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Unpacking `.deb` files, whole or only some of their members, into a directory that either
 //! does not exist or is complete.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! How the audit decides a `cfg_attr` condition for a compiler release: the cfgs derived from
 //! the compiler (the catalog's, the kernel's Kconfig thresholds, `version(...)`), the probed
 //! target's own cfgs, and nothing else: any other cfg (`docsrs`, `feature = "std"`) stays

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The feature names an audit starts from: a crate root's `#![feature]` lines, or a list.
 
 use crate::attributes::read_features;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Asking one compiler about a crate's feature names: the one-call probe of
 //! [`crate::probe`], built as the audited crate is (a library or a proc-macro crate), narrowed
 //! down by halves when some name breaks it (`staged_api`), and the target's `--print cfg`.

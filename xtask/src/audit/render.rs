@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! How an audit is written: the table, one summary line per toolchain and the conclusions
 //! across them, for a terminal, as Markdown, or as the JSON report whose layout
 //! [`AuditReport::to_json`] documents.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! What the compilers' answers mean for the audited crate: per toolchain, and across them.
 //!
 //! Everything here is computed from the probes' answers and the [`Decider`]'s conditions, never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The audit's report on fake answers: summaries, conclusions, the lint and the JSON layout.
 
 use super::*;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `audit PATH --usage`: where any crate needs each gated feature it enables, as each compiler
 //! says; one compile per toolchain and feature with that feature left out of `-Zallow-features`:
 //! through that toolchain's Cargo (`cargo rustc --lib --profile check`) for a Cargo package, with

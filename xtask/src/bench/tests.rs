@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Tests of the bench: the plain run's waves and script, and its checks of the report.
 
 use super::*;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Tests of cfg predicates: reading, printing and deciding them.
 
 use super::*;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `docs/kernels.md`: per real kernel tree, the features its `rust/kernel/lib.rs` enables, its
 //! allowed list, which compilers built it for real, and how the lists changed from one tree to
 //! the next, linked to the shim's example of each feature the catalog has. Generated from the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `docs/compat.html`: the compatibility page, one self-contained file (inline style, no script,
 //! no external asset, readable from a `file:` URL) generated from a matrix report and a usage
 //! report: the feature, target and host-build grids, the compilers, and a popup per cell.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The places region of `docs/features.md`: where each compiler of a usage run says the code
 //! needs each feature, linked to the source lines, replaced only by `docs --usage`.
 

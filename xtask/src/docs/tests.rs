@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Tests of the generated files: the status region, refused reports, `--check`.
 
 use super::*;

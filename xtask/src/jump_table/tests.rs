@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The checker against real objects: the sample compiled by the host's rustc with the shim in
 //! kernel mode, in stable mode, and in stable mode as a compiler before `asm goto` builds it;
 //! then the same objects truncated and corrupted.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Building one kernel tree's Rust with one compiler, as `../shared/KERNELS.md` found it works:
 //! the tree's own `make rustavailable`, a defconfig with `CONFIG_RUST`, every Rust sample and the
 //! Rust drivers the configuration can enable, then `prepare`, `rust/`, `samples/rust/` and the

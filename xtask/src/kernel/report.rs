@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! What `cargo xtask kernel` found, per tree and per (tree, compiler) cell, as text for a
 //! terminal, Markdown, and the JSON documented in docs/kernel.md.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Tests of `cargo xtask kernel`'s reading of trees, its wrapper, its classification of what a
 //! build printed and its cache entries, on small trees made in a temporary directory; and
 //! docs/kernel.md's documentation of its JSON.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The kernel trees `cargo xtask kernel` builds: Debian's `linux-source-X`, fetched through the
 //! project's private apt ([`crate::debian::Provisioner`]) and unpacked under
 //! `target/kernel/trees/` by [`crate::extracted::provision`] (complete only once its marker,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! What the tree's Makefiles say: its version, the allowed list and the flags Kbuild gives a
 //! driver, the crate roots, and the `--cfg`s `rust/Makefile` gives each crate of `rust/`.
 //!

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! What one compiler's probes say about a tree: per crate root, a metadata-only compile of a
 //! probe crate that enables the features the root enables for that compiler (its `cfg_attr`
 //! conditions decided by [`crate::cfg`] with the tree's Kconfig and `rust/Makefile` cfgs), with

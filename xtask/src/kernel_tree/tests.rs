@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Tests against the real trees (Debian's `linux-source-X`, as `cargo xtask kernel` unpacks
 //! them under `target/kernel/trees/`, or under `$KSHIM_KERNEL_TREES/linux-source-X`) and the
 //! provisioned compilers. Absent trees skip a test with a note; under `CI=true` an absent 6.12

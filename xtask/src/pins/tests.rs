@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Tests of the pin file: its TOML, every value checked against what it names, the
 //! repository's own pins, and the shards.
 

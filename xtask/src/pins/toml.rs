@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Reading the pin file's TOML with `toml_parser`: the `[[pin]]` and `[[tree]]` tables, each
 //! key's line and decoded string value, and every error at its `FILE:LINE`.
 

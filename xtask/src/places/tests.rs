@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The tests of reading gate errors, finding enclosing items and matching shim items.
 
 use super::*;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The target axis of the plan: for every toolchain, which kernel targets it knows; and where
 //! it builds and its own library sources are at hand, `core` and `compiler_builtins` for each
 //! kernel target, then per mode the shim, the static-key sample's object (whose sites the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The shim's and the examples' sources as the matrix needs them: the `[[example]]` tables of
 //! `examples/Cargo.toml`, every file a build reads, and the check that the catalog names only
 //! examples that exist.

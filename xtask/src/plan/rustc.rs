@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The rustc command lines of the matrix: the probe, the shim and the examples in either mode,
 //! and the runs of what they build.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Tests of the plan: command lines, examples and directory names.
 
 use super::*;

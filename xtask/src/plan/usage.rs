@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The usage run's plan: per toolchain the probe and the kernel-mode shim as the matrix plans
 //! them (so they share its outputs and cache), then one metadata-only kernel-mode compile per
 //! target (the shim, every example) and enabled feature, with that feature left out of

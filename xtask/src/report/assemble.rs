@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The report of a run, assembled from the toolchains found, the steps planned and their
 //! results, next to what the catalog predicts for every cell.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Whether a report is whole and consistent: every cell the plan calls for, once, on every
 //! toolchain, each with the prediction the catalog makes; what `merge` and `docs --report`
 //! check before they trust a report that was read from a file.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The Kbuild cells: per toolchain, what a driver built as Kbuild builds it gets when it enables
 //! an allowed feature itself (`inside_allow_list`) and when it enables one outside the list
 //! (`outside_allow_list`), as the codes of the compiler's errors next to the catalog's

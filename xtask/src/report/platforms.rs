@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The report's target axis: per toolchain and kernel target, whether the compiler knows the
 //! target, and the cross cells (`core`, `compiler_builtins`, then per mode the shim, the
 //! static-key sample's objects and the test program), each next to its prediction.

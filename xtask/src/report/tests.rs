@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Tests of the report: its failures, summaries, tables and JSON.
 
 use super::*;

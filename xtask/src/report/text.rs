@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The report as tables and summary lines for people, and as Markdown to paste into an issue.
 
 use super::{failure_line, BuildCell, Report};

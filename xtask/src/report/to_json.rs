@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The report as JSON and back, in the layout docs/matrix.md documents; reading checks every field,
 //! so a damaged or foreign file is refused with what is wrong.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! What an installed compiler answered to `-vV` and `--print sysroot`, kept under
 //! `target/toolchains/answers/` with the stamps of its files, so that a warm run starts no
 //! compiler just to ask again; any changed stamp asks again.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! `--toolchain` specs resolved to compilers: rustup names from one `rustup toolchain list -v`,
 //! paths (through their own loader if their prefix has one), and Debian packages provisioned
 //! on the spot; each distinct spec once, so a thousand of them take linear time.

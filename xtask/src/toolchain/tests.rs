@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Tests of discovery: wrapper scripts and fake compilers given as specs, Debian layouts, own
 //! loaders, and a thousand specs resolved in linear time.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The usage report's tests: its JSON read back equal, and the cells a run's results make.
 
 use super::*;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The usage report for people: per feature, the toolchains that said the same thing grouped on
 //! one line, then the places; as plain text or Markdown.
 

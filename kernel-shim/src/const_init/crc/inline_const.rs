@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The `inline_const` form of [`Crc32`](super::Crc32)'s table: a `const` block in a generic
 //! function.
 //!

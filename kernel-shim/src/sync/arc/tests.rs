@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Tests of `Arc`, `ArcBorrow` and `unsize_arc!`: both forms of unsizing must behave the same.
 
 extern crate std;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! Tests of the target axis: what each cell is predicted to do, its JSON, and the checks of a
 //! report read back.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The target axis as a table for people, and the notes that say why cells were skipped.
 
 use super::{CrossCell, KnownCell, Platforms, STAGES};

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 //! The target axis as the report's `platforms` member, and back.
 
 use super::{CrossCell, KnownCell, Platforms, STAGES};
