@@ -265,7 +265,10 @@ fn run(
                         toolchain: found.toolchain.id.clone(),
                         rustc: found.version.as_ref().map(RustcVersion::release_string),
                         prediction: Err(error.clone()),
-                        built: not_run(format!("the tree cannot be used: {error}")),
+                        built: Built::not_run(
+                            format!("the tree cannot be used: {error}"),
+                            Vec::new(),
+                        ),
                         cached: false,
                     });
                 }
@@ -286,7 +289,7 @@ fn run(
                     toolchain: found.toolchain.id.clone(),
                     rustc: None,
                     prediction: Err("no compiler".into()),
-                    built: not_run(found.problem.clone().unwrap_or_default()),
+                    built: Built::not_run(found.problem.clone().unwrap_or_default(), Vec::new()),
                     cached: false,
                 });
                 continue;
@@ -322,7 +325,10 @@ fn run(
                         toolchain: found.toolchain.id.clone(),
                         rustc: rustc_release,
                         prediction,
-                        built: not_run(format!("the build tools are missing: {missing}")),
+                        built: Built::not_run(
+                            format!("the build tools are missing: {missing}"),
+                            Vec::new(),
+                        ),
                         cached: false,
                     });
                     continue;
@@ -337,7 +343,10 @@ fn run(
                         toolchain: found.toolchain.id.clone(),
                         rustc: rustc_release,
                         prediction,
-                        built: not_run(format!("no library sources for RUST_LIB_SRC: {error}")),
+                        built: Built::not_run(
+                            format!("no library sources for RUST_LIB_SRC: {error}"),
+                            Vec::new(),
+                        ),
                         cached: false,
                     });
                     continue;
@@ -380,7 +389,7 @@ fn run(
                     toolchain: found.toolchain.id.clone(),
                     rustc: rustc_release,
                     prediction,
-                    built: not_run(format!("writing the wrapper: {error:#}")),
+                    built: Built::not_run(format!("writing the wrapper: {error:#}"), Vec::new()),
                     cached: false,
                 });
                 continue;
@@ -398,7 +407,10 @@ fn run(
                             toolchain: found.toolchain.id.clone(),
                             rustc: rustc_release,
                             prediction,
-                            built: not_run(format!("the build directory: {error:#}")),
+                            built: Built::not_run(
+                                format!("the build directory: {error:#}"),
+                                Vec::new(),
+                            ),
                             cached: false,
                         });
                         continue;
@@ -503,19 +515,6 @@ fn discover(sh: &Shell, pins_path: &Path, specs: &[String]) -> anyhow::Result<Ve
             }
         })
         .collect())
-}
-
-fn not_run(reason: String) -> Built {
-    Built {
-        real: Real::NotRun,
-        reason,
-        first_error: None,
-        warning: None,
-        cacheable: false,
-        enabled: Vec::new(),
-        objects: 0,
-        steps: Vec::new(),
-    }
 }
 
 /// The whole `library/` of a compiler's own sources, for `RUST_LIB_SRC` (the kernel builds

@@ -257,7 +257,8 @@ pub(crate) struct Built {
 }
 
 impl Built {
-    fn not_run(reason: String, steps: Vec<(String, f64)>) -> Built {
+    /// A cell that was not built, and why; `steps` are those that ran before it stopped.
+    pub(crate) fn not_run(reason: String, steps: Vec<(String, f64)>) -> Built {
         Built {
             real: Real::NotRun,
             reason,
