@@ -283,15 +283,21 @@ fn run(
             }
             let label = format!("{} with {}", pin.id, found.toolchain.id);
             let rustc_release = found.version.as_ref().map(RustcVersion::release_string);
+            // Every way this pair ends is one cell of the same tree, compiler and release.
+            let cell = |prediction, built, cached| Cell {
+                tree: pin.id.clone(),
+                toolchain: found.toolchain.id.clone(),
+                rustc: rustc_release.clone(),
+                prediction,
+                built,
+                cached,
+            };
             let Some(version) = &found.version else {
-                cells.push(Cell {
-                    tree: pin.id.clone(),
-                    toolchain: found.toolchain.id.clone(),
-                    rustc: None,
-                    prediction: Err("no compiler".into()),
-                    built: Built::not_run(found.problem.clone().unwrap_or_default(), Vec::new()),
-                    cached: false,
-                });
+                cells.push(cell(
+                    Err("no compiler".into()),
+                    Built::not_run(found.problem.clone().unwrap_or_default(), Vec::new()),
+                    false,
+                ));
                 continue;
             };
             let rustc = Rustc::of(&found.toolchain, version.release);
@@ -320,17 +326,14 @@ fn run(
             let tools = match tools {
                 Ok(tools) => tools,
                 Err(missing) => {
-                    cells.push(Cell {
-                        tree: pin.id.clone(),
-                        toolchain: found.toolchain.id.clone(),
-                        rustc: rustc_release,
+                    cells.push(cell(
                         prediction,
-                        built: Built::not_run(
+                        Built::not_run(
                             format!("the build tools are missing: {missing}"),
                             Vec::new(),
                         ),
-                        cached: false,
-                    });
+                        false,
+                    ));
                     continue;
                 }
             };
@@ -338,17 +341,14 @@ fn run(
             let library = match kernel_library(&mut provisioner, &dir, &found.toolchain, version) {
                 Ok(library) => library,
                 Err(error) => {
-                    cells.push(Cell {
-                        tree: pin.id.clone(),
-                        toolchain: found.toolchain.id.clone(),
-                        rustc: rustc_release,
+                    cells.push(cell(
                         prediction,
-                        built: Built::not_run(
+                        Built::not_run(
                             format!("no library sources for RUST_LIB_SRC: {error}"),
                             Vec::new(),
                         ),
-                        cached: false,
-                    });
+                        false,
+                    ));
                     continue;
                 }
             };
@@ -367,14 +367,7 @@ fn run(
             if use_cache {
                 if let Some(built) = load_result(&entry) {
                     eprintln!("kernel: {label}: {} (cached)", built.real.word());
-                    cells.push(Cell {
-                        tree: pin.id.clone(),
-                        toolchain: found.toolchain.id.clone(),
-                        rustc: rustc_release,
-                        prediction,
-                        built,
-                        cached: true,
-                    });
+                    cells.push(cell(prediction, built, true));
                     continue;
                 }
             }
@@ -384,14 +377,11 @@ fn run(
             if let Err(error) =
                 build::write_wrapper(&wrapper, &program, &leading, &found.toolchain.env)
             {
-                cells.push(Cell {
-                    tree: pin.id.clone(),
-                    toolchain: found.toolchain.id.clone(),
-                    rustc: rustc_release,
+                cells.push(cell(
                     prediction,
-                    built: Built::not_run(format!("writing the wrapper: {error:#}"), Vec::new()),
-                    cached: false,
-                });
+                    Built::not_run(format!("writing the wrapper: {error:#}"), Vec::new()),
+                    false,
+                ));
                 continue;
             }
             let compiler = build::Compiler {
@@ -402,17 +392,11 @@ fn run(
                 match build::BuildDir::open(&build_dir, &tree.identity, &tools.identity) {
                     Ok(out) => opened = Some(out),
                     Err(error) => {
-                        cells.push(Cell {
-                            tree: pin.id.clone(),
-                            toolchain: found.toolchain.id.clone(),
-                            rustc: rustc_release,
+                        cells.push(cell(
                             prediction,
-                            built: Built::not_run(
-                                format!("the build directory: {error:#}"),
-                                Vec::new(),
-                            ),
-                            cached: false,
-                        });
+                            Built::not_run(format!("the build directory: {error:#}"), Vec::new()),
+                            false,
+                        ));
                         continue;
                     }
                 }
@@ -449,14 +433,7 @@ fn run(
                     eprintln!("kernel: {label}: the result was not cached: {error:#}");
                 }
             }
-            cells.push(Cell {
-                tree: pin.id.clone(),
-                toolchain: found.toolchain.id.clone(),
-                rustc: rustc_release,
-                prediction,
-                built,
-                cached: false,
-            });
+            cells.push(cell(prediction, built, false));
         }
     }
     if let Some(signal) = crate::interrupt::interrupted() {
