@@ -701,3 +701,43 @@ fn the_layout_page_names_every_module_of_the_xtask() {
         "docs/layout.md does not say where these modules stand: {missing:?}"
     );
 }
+
+/// The most lines a source file may have (`wc -l`): past it, a file holds more than one idea.
+const MOST_LINES: usize = 700;
+
+#[test]
+fn no_source_file_is_over_700_lines() {
+    let root = project_root();
+    let manifest = read("Cargo.toml");
+    let members: Vec<&str> = manifest
+        .lines()
+        .find_map(|line| line.strip_prefix("members = "))
+        .expect("Cargo.toml lists the workspace's members on one `members = [...]` line")
+        .trim_matches(|c| c == '[' || c == ']')
+        .split(',')
+        .map(|member| member.trim().trim_matches('"'))
+        .collect();
+    let mut checked = 0;
+    let mut long = Vec::new();
+    for member in members {
+        for file in rust_files(&root.join(member)) {
+            let lines = fs::read_to_string(&file).unwrap().lines().count();
+            if lines > MOST_LINES {
+                long.push(format!(
+                    "{}: {lines} lines",
+                    file.strip_prefix(&root).unwrap().display()
+                ));
+            }
+            checked += 1;
+        }
+    }
+    assert!(
+        checked > 50,
+        "only {checked} source files found: is the walk broken?"
+    );
+    assert!(
+        long.is_empty(),
+        "no source file may be over {MOST_LINES} lines: split these along their seams:\n{}",
+        long.join("\n")
+    );
+}
