@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The compilers, by release: exact version, where each came from, and its verdict.
+
+use super::{below_class, escape_html, name, verdict_class, Popups};
+use crate::expect::ToolchainVerdict;
+use crate::report::Report;
+use std::fmt::Write;
+
+/// A path the report recorded, shown without the machine it ran on: from `target/` for
+/// compilers this project unpacked, from `~/.rustup/` for rustup's.
+fn shown_path(path: &str) -> String {
+    for marker in ["/target/toolchains/", "/.rustup/"] {
+        if let Some(at) = path.find(marker) {
+            let prefix = if marker == "/.rustup/" { "~" } else { "" };
+            return format!("{prefix}{}", &path[at..].trim_start_matches('/'))
+                .replace("~.rustup", "~/.rustup");
+        }
+    }
+    path.to_string()
+}
+
+/// The compilers, by release: exact version, where each came from, and its verdict.
+pub(super) fn compilers_table(
+    report: &Report,
+    found: &[usize],
+    missing: &[usize],
+    popups: &mut Popups,
+) -> String {
+    let mut html = String::from(
+        "<section><h2 id=\"compilers\">The compilers</h2><table class=\"list\"><thead><tr>\
+         <th>compiler</th><th>version</th><th>from</th><th>verdict</th><th>summary</th>\
+         </tr></thead><tbody>\n",
+    );
+    let summaries = report.summary_lines();
+    for &index in found.iter().chain(missing) {
+        let toolchain = &report.toolchains[index];
+        let found = !matches!(toolchain.verdict, ToolchainVerdict::Missing(_));
+        let version = match (&toolchain.release_text, &toolchain.channel) {
+            (Some(release), channel) if found => {
+                let mut text = format!("rustc {release}");
+                if let Some(date) = &toolchain.commit_date {
+                    let _ = write!(text, " ({date})");
+                }
+                if let Some(channel) = channel {
+                    let _ = write!(text, ", {channel}");
+                }
+                if let Some(host) = &toolchain.host {
+                    let _ = write!(text, ", {host}");
+                }
+                text
+            }
+            _ => "\u{2013}".into(),
+        };
+        let from = match (toolchain.source, &toolchain.rustc) {
+            (Some(kind), Some(rustc)) => format!(
+                "{} (<code>{}</code>)<br><small><code>{}</code></small>",
+                kind.word(),
+                escape_html(&shown_path(&toolchain.spec)),
+                escape_html(&shown_path(rustc))
+            ),
+            _ => format!("pin <code>{}</code>", escape_html(&toolchain.spec)),
+        };
+        let failed = matches!(toolchain.verdict, ToolchainVerdict::Broken(_))
+            || (report.strict && matches!(toolchain.verdict, ToolchainVerdict::Missing(_)));
+        let verdict = match &toolchain.verdict {
+            ToolchainVerdict::Broken(message) | ToolchainVerdict::Missing(message) => {
+                let id = popups.add(
+                    &format!("{}: {}", name(toolchain), toolchain.verdict.word()),
+                    &format!("<pre>{}</pre>", escape_html(message)),
+                );
+                format!(
+                    "<a href=\"#{id}\">{}</a>",
+                    escape_html(toolchain.verdict.word())
+                )
+            }
+            other => escape_html(other.word()),
+        };
+        let summary = summaries[index]
+            .split_once(": ")
+            .map_or(summaries[index].as_str(), |(_, rest)| rest);
+        let _ = writeln!(
+            html,
+            "<tr class=\"{}\"><th><code>{}</code></th><td>{}</td><td>{from}</td>\
+             <td class=\"cell {}{}\" data-cell=\"toolchain/{}\">{verdict}</td><td>{}</td></tr>",
+            below_class(toolchain).trim(),
+            escape_html(name(toolchain)),
+            escape_html(&version),
+            verdict_class(&toolchain.verdict),
+            if failed { " differs" } else { "" },
+            escape_html(&toolchain.id),
+            escape_html(summary),
+        );
+    }
+    html.push_str("</tbody></table></section>\n");
+    html
+}

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The feature x compiler grid, each cell opening the places where the usage report says the
+//! feature is needed.
+
+use super::{below_class, column_headers, escape_html, feature_class, name, Popups};
+use crate::catalog::FEATURES;
+use crate::report::{FeatureCell, Observed, Report};
+use crate::status::Status;
+use crate::usage_report::text::cell_summary;
+use crate::usage_report::{SourcePoint, UsageCell, UsageReport};
+use std::collections::HashMap;
+use std::fmt::Write;
+
+/// What a feature status says, spelled out for a legend, a title or a popup.
+fn status_words(observed: &Observed) -> String {
+    match observed {
+        Observed::Status(Status::Stable(since)) => {
+            format!("stable since {}.{}", since.major, since.minor)
+                + &if since.patch == 0 {
+                    String::new()
+                } else {
+                    format!(".{}", since.patch)
+                }
+        }
+        Observed::Status(Status::Gated) => "gated: needs RUSTC_BOOTSTRAP".into(),
+        Observed::Status(Status::Unknown) => "unknown to this compiler".into(),
+        Observed::Status(Status::Removed) => "removed from this compiler".into(),
+        Observed::NotProbed => "not probed".into(),
+        Observed::ProbeFailed(_) => "the probe failed".into(),
+    }
+}
+
+/// The short text inside a feature cell.
+fn status_short(observed: &Observed) -> String {
+    match observed {
+        Observed::Status(Status::Stable(since)) => {
+            format!("since {}.{}", since.major, since.minor)
+        }
+        Observed::Status(Status::Gated) => "gated".into(),
+        Observed::Status(Status::Unknown) => "unknown".into(),
+        Observed::Status(Status::Removed) => "removed".into(),
+        Observed::NotProbed => "\u{2013}".into(),
+        Observed::ProbeFailed(_) => "failed".into(),
+    }
+}
+
+/// The feature x compiler grid, each cell opening the places the usage report has for it.
+pub(super) fn feature_grid(
+    report: &Report,
+    usage: Option<&UsageReport>,
+    found: &[usize],
+    popups: &mut Popups,
+) -> String {
+    let usage_cells: HashMap<(&str, &str), &UsageCell> = usage
+        .map(|usage| {
+            usage
+                .features
+                .iter()
+                .flat_map(|feature| {
+                    usage
+                        .toolchains
+                        .iter()
+                        .zip(&feature.cells)
+                        .map(|(toolchain, cell)| {
+                            ((feature.name.as_str(), toolchain.id.as_str()), cell)
+                        })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut html = format!(
+        "<section><h2 id=\"features\">Features</h2>\
+         <p class=\"muted\">What each compiler says when a <code>#![feature]</code> attribute \
+         names the feature, with <code>RUSTC_BOOTSTRAP=1</code>.</p>\
+         <table class=\"grid\"><thead><tr><th class=\"corner\">feature</th>{}</tr></thead><tbody>\n",
+        column_headers(report, found)
+    );
+    for (feature, cells) in FEATURES.iter().zip(&report.features) {
+        let _ = write!(
+            html,
+            "<tr><th class=\"row\"><code>{}</code></th>",
+            feature.name
+        );
+        for &index in found {
+            let toolchain = &report.toolchains[index];
+            let cell: &FeatureCell = &cells[index];
+            let words = status_words(&cell.observed);
+            let mut detail = format!(
+                "<p><b>{}</b> on <b>{}</b>: {}.</p>",
+                feature.name,
+                escape_html(name(toolchain)),
+                escape_html(&words)
+            );
+            match cell.expected {
+                Some(expected) if !cell.ok() => {
+                    let _ = write!(
+                        detail,
+                        "<p class=\"bad\">The catalog predicts {}.</p>",
+                        escape_html(&status_words(&Observed::Status(expected)))
+                    );
+                }
+                Some(_) => detail.push_str("<p class=\"muted\">As the catalog predicts.</p>"),
+                None => detail.push_str(
+                    "<p class=\"muted\">Below the kernel's minimum: probed for information, \
+                     not predicted.</p>",
+                ),
+            }
+            if let Observed::ProbeFailed(error) = &cell.observed {
+                let _ = write!(detail, "<pre>{}</pre>", escape_html(error));
+            }
+            if let Some(usage_cell) = usage_cells.get(&(feature.name, toolchain.id.as_str())) {
+                detail.push_str(&usage_html(usage_cell));
+            }
+            let id = popups.add(&format!("{} on {}", feature.name, name(toolchain)), &detail);
+            let _ = write!(
+                html,
+                "<td class=\"cell {}{}{}\" data-cell=\"feature/{}/{}\"><a href=\"#{id}\" \
+                 title=\"{}\">{}</a></td>",
+                feature_class(&cell.observed),
+                if cell.ok() { "" } else { " differs" },
+                below_class(toolchain),
+                feature.name,
+                escape_html(&toolchain.id),
+                escape_html(&words),
+                escape_html(&status_short(&cell.observed)),
+            );
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</tbody></table></section>\n");
+    html
+}
+
+/// Where the usage report says a feature is needed, or why it says nowhere.
+fn usage_html(cell: &UsageCell) -> String {
+    match cell {
+        UsageCell::Used(places) | UsageCell::Failed(_, places) if !places.is_empty() => {
+            let mut html = String::from("<p>Where this compiler says it is needed:</p><ul>");
+            for place in places {
+                let _ = write!(html, "<li>{}", point_html(&place.at));
+                if let Some(item) = &place.item {
+                    let _ = write!(html, " in <code>{}</code>", escape_html(item));
+                }
+                if let Some(site) = &place.call_site {
+                    let _ = write!(html, ", expanded at {}", point_html(site));
+                }
+                html.push_str("</li>");
+            }
+            html.push_str("</ul>");
+            if let UsageCell::Failed(error, _) = cell {
+                let _ = write!(
+                    html,
+                    "<p class=\"bad\">A compile failed, so this may be incomplete:</p><pre>{}</pre>",
+                    escape_html(error)
+                );
+            }
+            html
+        }
+        other => format!(
+            "<p class=\"muted\">Usage: {}.</p>",
+            escape_html(&cell_summary(other))
+        ),
+    }
+}
+
+/// A source point as a link from `docs/` for a repository file, or as text relative to the
+/// compiler's library sources (`library/core/src/...`) for a file of theirs.
+fn point_html(at: &SourcePoint) -> String {
+    if let Some(at_library) = at
+        .file
+        .find("/library/")
+        .filter(|_| at.file.starts_with('/'))
+    {
+        let relative = &at.file[at_library + 1..];
+        return format!(
+            "<code>{}:{}</code> <span class=\"muted\">(the compiler's library sources)</span>",
+            escape_html(relative),
+            at.line
+        );
+    }
+    let inside = !at.file.starts_with('/') && !at.file.split('/').any(|part| part == "..");
+    if inside {
+        format!(
+            "<a href=\"../{0}#L{1}\"><code>{2}:{1}</code></a>",
+            escape_html(&at.file),
+            at.line,
+            escape_html(&at.file)
+        )
+    } else {
+        format!("<code>{}:{}</code>", escape_html(&at.file), at.line)
+    }
+}

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The kernel's side: a driver against Kbuild's rules, and the real kernel trees built by each
+//! compiler.
+
+use super::super::kernels::TreeData;
+use super::{below_class, column_headers, escape_html, name, Popups};
+use crate::report::Report;
+use std::fmt::Write;
+
+/// The kernel trees x compilers grid's place: `cargo xtask kernel`'s report fills it once that
+/// command exists; until then the page says there is none rather than showing anything.
+/// What a driver gets from each compiler when it breaks Kbuild's rules: the codes of its
+/// errors per fixture of `tests/fixtures/`, framed where they are not the catalog's prediction.
+pub(super) fn kbuild_grid(report: &Report, found: &[usize], popups: &mut Popups) -> String {
+    if report.kbuild.is_empty() {
+        return String::new();
+    }
+    let mut fixtures: Vec<&str> = Vec::new();
+    for cell in &report.kbuild {
+        if !fixtures.contains(&cell.fixture.as_str()) {
+            fixtures.push(&cell.fixture);
+        }
+    }
+    let mut html = format!(
+        "<section><h2 id=\"kbuild\">A driver against Kbuild's rules</h2>\
+         <p class=\"muted\">Each fixture compiled as Kbuild compiles a driver \
+         (<code>-Zallow-features</code> and <code>-Zcrate-attr=feature(…)</code> with the kernel's \
+         list): <code>inside_allow_list</code> enables an allowed feature itself, \
+         <code>outside_allow_list</code> uses one outside the list. The cell shows the codes of \
+         the compiler's errors.</p>\
+         <table class=\"grid\"><thead><tr><th class=\"corner\">fixture</th>{}</tr></thead>\
+         <tbody>\n",
+        column_headers(report, found)
+    );
+    for fixture in fixtures {
+        let _ = write!(
+            html,
+            "<tr><th class=\"row\"><code>{}</code></th>",
+            escape_html(fixture)
+        );
+        for &index in found {
+            let toolchain = &report.toolchains[index];
+            let Some(cell) = report
+                .kbuild
+                .iter()
+                .find(|cell| cell.toolchain == index && cell.fixture == fixture)
+            else {
+                html.push_str("<td></td>");
+                continue;
+            };
+            let shown = match &cell.observed {
+                Some(codes) if codes.is_empty() => "built".to_string(),
+                Some(codes) => codes.join(", "),
+                None => "\u{2013}".to_string(),
+            };
+            let predicted = match &cell.expected {
+                Some(code) => format!("The catalog predicts {}.", escape_html(code)),
+                None => "Nothing is built on this compiler.".to_string(),
+            };
+            let body = format!(
+                "<p>{}</p><p class=\"muted\">{predicted}</p>",
+                escape_html(cell.first_error.as_deref().unwrap_or(&shown)),
+            );
+            let id = popups.add(&format!("{fixture} on {}", name(toolchain)), &body);
+            let _ = write!(
+                html,
+                "<td class=\"cell {}{}{}\" data-cell=\"kbuild/{}/{}\" title=\"{}\">\
+                 <a href=\"#{id}\">{}</a></td>",
+                if cell.ok() {
+                    "kb-expected"
+                } else {
+                    "kb-unexpected"
+                },
+                if cell.ok() { "" } else { " differs" },
+                below_class(toolchain),
+                escape_html(fixture),
+                escape_html(&toolchain.id),
+                escape_html(&predicted),
+                escape_html(&shown),
+            );
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</tbody></table></section>\n");
+    html
+}
+
+/// Which compiler built which real kernel tree's Rust, from the recorded `cargo xtask kernel`
+/// report: the real result per tree and compiler, framed (`finding`) where the prediction from
+/// the tree's own rules said otherwise.
+pub(super) fn kernel_trees_section(trees: &[TreeData], popups: &mut Popups) -> String {
+    if trees.is_empty() {
+        return "<section><h2 id=\"kernel-trees\">Kernel trees</h2><p class=\"muted\">Which \
+                compiler builds which kernel tree's Rust: no <code>cargo xtask kernel</code> \
+                report is recorded (<code>docs/kernel-report.json</code>).</p></section>\n"
+            .into();
+    }
+    let mut releases: Vec<&str> = Vec::new();
+    for tree in trees {
+        for (_, release, _) in &tree.real {
+            if !releases.contains(&release.as_str()) {
+                releases.push(release);
+            }
+        }
+    }
+    releases.sort_by_key(|release| crate::catalog::Release::parse(release));
+    let mut html = String::from(
+        "<section><h2 id=\"kernel-trees\">Kernel trees</h2><p class=\"muted\">Each real kernel \
+         tree's Rust built with each compiler by the tree's own Kbuild (<code>cargo xtask \
+         kernel</code>): <i>refused</i> is the tree's own <code>make rustavailable</code> saying \
+         no. A frame marks a real result that the prediction from the tree's rules did not \
+         expect. Details: <a href=\"kernels.md\">docs/kernels.md</a>.</p>\
+         <table class=\"grid\"><thead><tr><th class=\"corner\">tree</th>",
+    );
+    for release in &releases {
+        let _ = write!(html, "<th>{}</th>", escape_html(release));
+    }
+    html.push_str("</tr></thead><tbody>\n");
+    for tree in trees {
+        let _ = write!(
+            html,
+            "<tr><th class=\"row\">{} <small>{}</small></th>",
+            escape_html(&tree.id),
+            escape_html(&tree.version)
+        );
+        for release in &releases {
+            let Some((real, _, reason)) = tree.real.iter().find(|(_, r, _)| r == release) else {
+                html.push_str("<td></td>");
+                continue;
+            };
+            let finding = tree.findings.iter().find(|(r, _, _)| r == release);
+            let mut body = format!(
+                "<p>{}</p>",
+                escape_html(if reason.is_empty() { real } else { reason })
+            );
+            if let Some((_, predicted, _)) = finding {
+                let _ = write!(
+                    body,
+                    "<p class=\"bad\">Predicted {}, the real build says {}.</p>",
+                    escape_html(predicted),
+                    escape_html(real)
+                );
+            }
+            let id = popups.add(&format!("Linux {} with {release}", tree.version), &body);
+            let _ = write!(
+                html,
+                "<td class=\"cell kt-{}{}\" data-cell=\"kernel/{}/{}\" title=\"{}\">\
+                 <a href=\"#{id}\">{}</a></td>",
+                real.replace(' ', "-"),
+                if finding.is_some() { " finding" } else { "" },
+                escape_html(&tree.id),
+                escape_html(release),
+                escape_html(reason),
+                escape_html(real),
+            );
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</tbody></table></section>\n");
+    html
+}
