@@ -2,13 +2,11 @@
 //! The kernel's side: a driver against Kbuild's rules, and the real kernel trees built by each
 //! compiler.
 
-use super::super::kernels::TreeData;
 use super::{below_class, column_headers, escape_html, name, Popups};
+use crate::docs::kernels::TreeData;
 use crate::report::Report;
 use std::fmt::Write;
 
-/// The kernel trees x compilers grid's place: `cargo xtask kernel`'s report fills it once that
-/// command exists; until then the page says there is none rather than showing anything.
 /// What a driver gets from each compiler when it breaks Kbuild's rules: the codes of its
 /// errors per fixture of `tests/fixtures/`, framed where they are not the catalog's prediction.
 pub(super) fn kbuild_grid(report: &Report, found: &[usize], popups: &mut Popups) -> String {
