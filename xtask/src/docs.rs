@@ -5,17 +5,19 @@
 //! and `--usage` replace; and `docs/kernels.md` from the committed JSON of a `cargo xtask
 //! kernel` run ([`kernels`]).
 
+mod features;
 pub mod kernels;
 pub mod page;
 mod places;
 #[cfg(test)]
 mod tests;
 
-use crate::catalog::{Feature, KernelUse, FEATURES, MINIMUM_RELEASE};
+use crate::catalog::{FEATURES, MINIMUM_RELEASE};
 use crate::report::{FeatureCell, Observed, Report};
 use crate::usage_report::UsageReport;
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
+pub use features::{feature_table, features_page, shim_features_page};
 pub use places::{usage_region, USAGE_PLACES};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -79,261 +81,9 @@ impl Region {
     }
 }
 
-/// The README's feature table: one row per catalog feature, in catalog order, each linked to
-/// the line of the shim where its gated form and replacement stand.
-pub fn feature_table(root: &Path) -> anyhow::Result<String> {
-    let mut table = String::from(
-        "| Feature | Kernel use | Stable since | Tracking issue | Stable replacement | Shim | Example |\n\
-         |---|---|---|---|---|---|---|\n",
-    );
-    for feature in FEATURES {
-        let (file, line) = shim_location(root, feature.shim_item)?;
-        // Writing to a String cannot fail.
-        let _ = writeln!(
-            table,
-            "| `{}` | {} | {} | {} | {} | [`{}`]({file}#L{line}) | [`{}`](examples/{}.rs) |",
-            feature.name,
-            kernel_use(feature),
-            stable_since(feature),
-            tracking_issue(feature),
-            feature.replacement.replace('|', "\\|"),
-            feature.shim_item,
-            feature.example,
-            feature.example,
-        );
-    }
-    Ok(table)
-}
-
-/// Where the catalog's `shim_item` is defined: its file, relative to `root`, and the first line
-/// of its attributes, so that a link lands on the gated form with its replacement below it.
-///
-/// `a::b::Item` is looked for in module `a::b` and then its submodules, a module `a::b` is its
-/// file's first line, and an exported macro `name!` is looked for in every file of the shim.
-fn shim_location(root: &Path, shim_item: &str) -> anyhow::Result<(String, usize)> {
-    let src = root.join("kernel-shim/src");
-    let module_file = |segments: &[&str]| -> Option<PathBuf> {
-        if segments.is_empty() {
-            return Some(src.join("lib.rs"));
-        }
-        let stem = src.join(segments.join("/"));
-        [stem.with_extension("rs"), stem.join("mod.rs")]
-            .into_iter()
-            .find(|file| file.is_file())
-    };
-    let relative = |file: &Path| {
-        file.strip_prefix(root)
-            .unwrap_or(file)
-            .display()
-            .to_string()
-    };
-    let (files, name) = match shim_item.strip_suffix('!') {
-        Some(name) => (shim_sources(&src)?, name),
-        None => {
-            let segments: Vec<&str> = shim_item.split("::").collect();
-            if let Some(file) = module_file(&segments) {
-                return Ok((relative(&file), 1));
-            }
-            let (name, modules) = segments.split_last().context("an empty shim item")?;
-            // The module's own file first, then its submodules', for a re-exported item.
-            let mut files: Vec<PathBuf> = module_file(modules).into_iter().collect();
-            let directory = src.join(modules.join("/"));
-            if !modules.is_empty() && directory.is_dir() {
-                files.extend(shim_sources(&directory)?);
-            }
-            (files, *name)
-        }
-    };
-    for file in &files {
-        let text =
-            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-        let lines: Vec<&str> = text.lines().collect();
-        if let Some(index) = lines.iter().position(|line| defines(line, name)) {
-            // Back over the item's attributes (a `cfg`, a `derive`), up to its doc comment.
-            let mut first = index;
-            while first > 0 {
-                let above = lines[first - 1].trim_start();
-                if above.is_empty() || above.starts_with("//") || above == "}" {
-                    break;
-                }
-                first -= 1;
-            }
-            return Ok((relative(file), first + 1));
-        }
-    }
-    bail!("the catalog's shim item `{shim_item}` is defined nowhere in kernel-shim/src")
-}
-
-/// Every `.rs` file under `dir` but tests, sorted, so that the first definition found is always
-/// the same.
-fn shim_sources(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in
-            std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?
-        {
-            let path = entry?.path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.extension().is_some_and(|extension| extension == "rs")
-                && path.file_stem().is_some_and(|stem| stem != "tests")
-            {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    Ok(files)
-}
-
-/// Whether `line` defines an item or macro called `name`.
-fn defines(line: &str, name: &str) -> bool {
-    let mut rest = line.trim_start();
-    for visibility in ["pub(crate) ", "pub "] {
-        rest = rest.strip_prefix(visibility).unwrap_or(rest);
-    }
-    [
-        "struct ",
-        "enum ",
-        "union ",
-        "trait ",
-        "type ",
-        "fn ",
-        "const fn ",
-        "unsafe fn ",
-        "const ",
-        "static ",
-        "mod ",
-        "macro_rules! ",
-    ]
-    .iter()
-    .filter_map(|keyword| rest.strip_prefix(keyword)?.strip_prefix(name))
-    .any(|after| !after.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
-}
-
-fn stable_since(feature: &Feature) -> String {
-    match (feature.stable_since, feature.known_since) {
-        (Some(release), _) => release.to_string(),
-        (None, Some(first)) => format!("not stable (exists from {first})"),
-        (None, None) => "not stable".to_string(),
-    }
-}
-
-fn tracking_issue(feature: &Feature) -> String {
-    match feature.tracking_issue {
-        Some(number) => format!("[#{number}](https://github.com/rust-lang/rust/issues/{number})"),
-        None => "none".to_string(),
-    }
-}
-
-fn kernel_use(feature: &Feature) -> &'static str {
-    match feature.kernel_use {
-        KernelUse::KernelCrate => "`rust/kernel`",
-        KernelUse::AllowedOutsideRust => "allowed outside `rust/`",
-        KernelUse::Both => "both",
-    }
-}
-
-/// How a page links to the shim's abstractions.
-#[derive(Clone, Copy)]
-enum Links<'a> {
-    /// rustdoc intra-doc links, for the `kernel::features` page.
-    Rustdoc,
-    /// Repository paths and lines, for GitHub, in the checkout at this root.
-    Repository(&'a Path),
-}
-
-/// One section per feature: what it does, how it is gated and selected, its replacement.
-fn feature_sections(links: Links<'_>) -> anyhow::Result<String> {
-    let mut page = String::new();
-    for feature in FEATURES {
-        let item = match links {
-            Links::Rustdoc => format!("[`{0}`](crate::{0})", feature.shim_item),
-            Links::Repository(root) => {
-                let (file, line) = shim_location(root, feature.shim_item)?;
-                format!("[`kernel::{}`](../{file}#L{line})", feature.shim_item)
-            }
-        };
-        let example = match links {
-            Links::Rustdoc => format!("`examples/{}.rs`", feature.example),
-            Links::Repository(_) => {
-                format!("[`examples/{0}.rs`](../examples/{0}.rs)", feature.example)
-            }
-        };
-        let gate = match feature.cfg {
-            Some(cfg) if feature.stable_since.is_some() => format!(
-                "the gated form in kernel mode (`{}`), the stabilized syntax in stable mode from \
-                 {} on (`{}`), the replacement before that",
-                feature.gate, cfg.from, cfg.name
-            ),
-            Some(cfg) => format!(
-                "`{}`, where `{}` is derived from the compiler: set from {} on",
-                feature.gate, cfg.name, cfg.from
-            ),
-            None => format!(
-                "`{}`; stable mode always uses the replacement",
-                feature.gate
-            ),
-        };
-        let _ = writeln!(
-            page,
-            "## `{name}`\n\n\
-             {summary}.\n\n\
-             - Stable since: {since}; tracking issue: {tracking}.\n\
-             - Kernel use: {kernel_use}.\n\
-             - In the shim: {item}.\n\
-             - Selected by: {gate}.\n\
-             - Stable replacement: {replacement}.\n\
-             - Example: {example}.\n",
-            name = feature.name,
-            summary = feature.summary,
-            since = stable_since(feature),
-            tracking = tracking_issue(feature),
-            kernel_use = kernel_use(feature),
-            replacement = feature.replacement,
-        );
-    }
-    Ok(page)
-}
-
-/// The `kernel::features` page that `cargo doc` renders.
-pub fn shim_features_page() -> anyhow::Result<String> {
-    Ok(format!(
-        "Every unstable feature the kernel used, and where this crate shows it.\n\n\
-         Generated from [`crate::catalog`] by `cargo xtask docs`; do not edit.\n\n{}\n",
-        feature_sections(Links::Rustdoc)?.trim_end()
-    ))
-}
-
 /// The contents of the [`MATRIX_STATUS`] region of a page that no report has filled yet.
 const NO_MATRIX_RUN: &str = "\nNo matrix run has been recorded yet: run `cargo xtask matrix`, \
      then `cargo xtask docs --report target/kshim/matrix-report.json`.\n";
-
-/// The `docs/features.md` page: the catalog's sections, then `statuses` (the contents of the
-/// [`MATRIX_STATUS`] region) and `places` (of the [`USAGE_PLACES`] region) under their own
-/// headings; the shim's items are linked to their lines in the checkout at `root`.
-pub fn features_page(root: &Path, statuses: &str, places: &str) -> anyhow::Result<String> {
-    Ok(format!(
-        "# The features\n\n\
-         <!-- Generated by `cargo xtask docs` from kernel-shim/src/catalog.rs, and the last \
-         section from a matrix run's report; do not edit. -->\n\n\
-         Every unstable feature that the kernel's Rust code used in 2025, with its stable \
-         replacement and the abstraction of `kernel-shim` that shows both. The last section, \
-         [What the compilers say](#what-the-compilers-say), is what real compilers answered in \
-         a `cargo xtask matrix` run.\n\n\
-         {sections}\
-         ## What the compilers say\n\n\
-         {begin}{statuses}{end}\n\n\
-         ## Where the compilers say each feature is used\n\n\
-         {places_begin}{places}{places_end}\n",
-        sections = feature_sections(Links::Repository(root))?,
-        begin = MATRIX_STATUS.begin,
-        end = MATRIX_STATUS.end,
-        places_begin = USAGE_PLACES.begin,
-        places_end = USAGE_PLACES.end,
-    ))
-}
 
 /// Refuses text with a control character (ESC, NUL, a line break ...), which no page should
 /// show and which would break a table; `what` names the text for the error.

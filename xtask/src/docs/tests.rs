@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Tests of the generated files: the status region, refused reports, `--check`.
 
+use super::features::{shim_location, shim_sources};
 use super::*;
 use crate::catalog::Release;
 use crate::expect::{expected_status, ToolchainVerdict};
