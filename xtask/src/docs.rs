@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 //! `cargo xtask docs`: README.md's feature table, the `kernel::features` page and
-//! `docs/features.md`, generated from the catalog, and in `docs/features.md` two marked regions,
-//! the statuses of a real matrix run and the places of a real usage run, which only `--report`
-//! and `--usage` replace; and `docs/kernels.md` from the committed JSON of a `cargo xtask
-//! kernel` run ([`kernels`]).
+//! `docs/features.md`, generated from the catalog (`features`), and in `docs/features.md` two
+//! marked regions, the statuses of a real matrix run and the places of a real usage run, which
+//! only `--report` and `--usage` replace; and `docs/kernels.md` from the committed JSON of a
+//! `cargo xtask kernel` run ([`kernels`]).
 
 mod features;
 pub mod kernels;
