@@ -362,7 +362,7 @@ fn copy_of_the_sources(name: &str) -> PathBuf {
     }
     let root = project_root();
     let copy = root.join("target/kshim/tests").join(name);
-    for tree in ["kernel-shim/src", "examples", "tests/targets"] {
+    for tree in ["kernel-shim/src", "examples", "xtask/programs"] {
         // A file another run left behind must not become an input.
         let _ = std::fs::remove_dir_all(copy.join(tree));
         copy_tree(&root.join(tree), &copy.join(tree));

@@ -277,7 +277,7 @@ fn judge_outputs(
     }
 }
 
-/// The number of checks the test program (`tests/targets/run.rs`) made, from its output: its
+/// The number of checks the test program (`xtask/programs/run.rs`) made, from its output: its
 /// last line must be `ok: N checks`, N more than none and the number of `  pass: ` lines it
 /// printed before.
 pub fn completed_checks(stdout: &str) -> Result<usize, String> {

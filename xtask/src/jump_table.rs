@@ -34,7 +34,7 @@ pub struct Site {
     pub branch: bool,
 }
 
-/// The sites per key that `tests/targets/sites.rs` has, where the `asm goto` form is compiled.
+/// The sites per key that `xtask/programs/sites.rs` has, where the `asm goto` form is compiled.
 pub const SAMPLE_SITES: &[(&str, usize)] = &[
     ("KSHIM_TRACE_KEY", 2),
     ("KSHIM_DEBUG_KEY", 1),
@@ -42,7 +42,7 @@ pub const SAMPLE_SITES: &[(&str, usize)] = &[
 ];
 
 /// The sample crate whose object [`SAMPLE_SITES`] describes, relative to the project root.
-pub const SAMPLE_PATH: &str = "tests/targets/sites.rs";
+pub const SAMPLE_PATH: &str = "xtask/programs/sites.rs";
 
 const ENTRY_SIZE: u64 = 16;
 

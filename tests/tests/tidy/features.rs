@@ -156,7 +156,8 @@ fn drivers_enable_no_feature() {
     // (E0725): the examples and the target programs, built as drivers, enable none.
     let root = project_root();
     let mut drivers = rust_files(&root.join("examples"));
-    drivers.extend(["tests/targets/run.rs", "tests/targets/sites.rs"].map(|file| root.join(file)));
+    drivers
+        .extend(["xtask/programs/run.rs", "xtask/programs/sites.rs"].map(|file| root.join(file)));
     for file in drivers {
         let text = fs::read_to_string(&file).unwrap();
         let names = enabled_features(&text)

@@ -14,23 +14,23 @@ use std::path::{Path, PathBuf};
 
 /// The static-key sample, compiled to an object per target and mode.
 pub fn sites_source(root: &Path) -> PathBuf {
-    root.join("tests/targets/sites.rs")
+    root.join("xtask/programs/sites.rs")
 }
 
 /// The freestanding test program, built and run per target and mode.
 pub fn program_source(root: &Path) -> PathBuf {
-    root.join("tests/targets/run.rs")
+    root.join("xtask/programs/run.rs")
 }
 
 /// Every file of the test program: its root and the module it keeps its Linux plumbing in.
 fn program_inputs(root: &Path) -> Vec<PathBuf> {
-    vec![program_source(root), root.join("tests/targets/linux.rs")]
+    vec![program_source(root), root.join("xtask/programs/linux.rs")]
 }
 
 /// The empty `compiler_builtins` that a sysroot holds where the sources have none: nothing is
 /// linked against it but the test program, which needs none of its routines.
 pub fn empty_builtins_source(root: &Path) -> PathBuf {
-    root.join("tests/targets/compiler_builtins.rs")
+    root.join("xtask/programs/compiler_builtins.rs")
 }
 
 /// How one toolchain takes part in the target axis.

@@ -382,7 +382,7 @@ impl Rustc {
         ]);
     }
 
-    /// A crate of `tests/targets/` built against the shim's rlib for a kernel target: the
+    /// A crate of `xtask/programs/` built against the shim's rlib for a kernel target: the
     /// static-key sample as one object, or the test program linked by `linker` (`rust-lld`).
     pub fn cross_crate(
         &self,
@@ -436,7 +436,7 @@ impl Rustc {
 pub enum Builtins<'a> {
     /// Built from the compiler's own library sources.
     Sources(&'a SourceCrate),
-    /// The empty crate of `tests/targets/`, where the sources hold none.
+    /// The empty crate of `xtask/programs/`, where the sources hold none.
     Empty(PathBuf),
 }
 
