@@ -10,7 +10,7 @@ use crate::emulators;
 use crate::extracted::Extracted;
 use crate::library_sources;
 use crate::pins::{DebianSource, Pin};
-use crate::toolchain::{verify, Availability, Source, Toolchain, VERSION_TIMEOUT};
+use crate::toolchain::{is_meant_for, verify, Availability, Source, Toolchain, VERSION_TIMEOUT};
 use anyhow::{bail, Context};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -65,14 +65,16 @@ pub(crate) fn install(
             }
             _ => None,
         });
-        // A Debian compiler is there only if its files are the ones unpacked.
+        // A Debian compiler is there only if its files are the ones unpacked, and, for a pin
+        // with a Debian source, only if it is that source (not another suite's build).
         let satisfied = found.is_some_and(|toolchain| {
             !matches!(toolchain.source, Source::Debian { .. })
-                || toolchain
-                    .rustc
-                    .ancestors()
-                    .nth(3)
-                    .is_some_and(|prefix| provisioner.intact(prefix, &pin.id))
+                || (pin.debian.is_none() || is_meant_for(pin, toolchain))
+                    && toolchain
+                        .rustc
+                        .ancestors()
+                        .nth(3)
+                        .is_some_and(|prefix| provisioner.intact(prefix, &pin.id))
         });
         if satisfied {
             outcomes.push((pin.id.clone(), Installation::AlreadyThere));
