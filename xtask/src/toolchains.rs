@@ -118,7 +118,21 @@ fn install(
     let pins = Pins::load(pins_path)?;
     let wanted = selected(&pins, flags)?;
     let before = discover(sh, Some(pins_path), &[], VERSION_TIMEOUT)?;
-    let outcomes = provision::install(sh, &wanted, &before, !flags.no_rustup)?;
+    let beside = if !flags.only.is_empty() {
+        provision::Beside::PinsAlone
+    } else if flags.shard.is_some() {
+        provision::Beside::PinsAndEmulators
+    } else {
+        provision::Beside::Everything
+    };
+    let outcomes = provision::install(
+        sh,
+        crate::debian::toolchains_dir(),
+        &wanted,
+        &before,
+        !flags.no_rustup,
+        beside,
+    )?;
     println!();
     println!("Install summary ({:.1}s):", started.elapsed().as_secs_f64());
     let mut failed = 0;
