@@ -12,7 +12,7 @@ use hostile::*;
 use kshim_tests::{scratch_dir, xtask_binary};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 // ---------------------------------------------------------------------------------------------
 // 2. Provisioning changes nothing it was not asked to.
@@ -88,6 +88,7 @@ fn toolchains_install_waits_for_the_lock_a_matrix_holds() {
     // The lock of the checkout whose target/toolchains install fills, as a matrix there holds
     // it: its id (a live process, this test's) in the file, and the lock held.
     let lock = kshim_tests::project_root().join("target/kshim/matrix.lock");
+    let _turn = one_holder_of_the_checkouts_lock();
     let holder = hold_lock(&lock);
     std::fs::write(&lock, format!("{}\n", std::process::id())).unwrap();
     // `--only` naming no pin: once it has the lock, it ends at once with exit 2 and installs
@@ -158,4 +159,59 @@ fn a_lock_held_only_by_what_a_dead_run_left_is_reclaimed() {
     );
     assert!(finished.stderr.contains("sleep"), "{}", finished.stderr);
     assert_eq!(finished.status.code(), Some(1), "{}", finished.stderr);
+}
+
+#[test]
+fn a_matrix_of_another_tree_takes_this_checkouts_lock_before_it_provisions_here() {
+    let tree = tiny_tree("root-provisions");
+    // Built first, so that the build's time is not taken for waiting.
+    let binary = xtask_binary();
+    // `matrix --root TREE` holds TREE's lock, but a `debian:` spec is provisioned into this
+    // checkout's target/toolchains, which runs here use: a run here holds this lock.
+    let toolchains = kshim_tests::project_root().join("target/toolchains");
+    let lock = kshim_tests::project_root().join("target/kshim/matrix.lock");
+    let _turn = one_holder_of_the_checkouts_lock();
+    let holder = hold_lock(&lock);
+    std::fs::write(&lock, format!("{}\n", std::process::id())).unwrap();
+    let apt = snapshot(&toolchains.join("apt"));
+    let stderr = tree.join("stderr");
+    let mut matrix = Command::new(binary)
+        .args(["matrix", "--root", path_str(&tree), "--toolchain"])
+        // A suite no private apt has listed: it cannot be there already, so it is provisioned.
+        .arg("debian:bookwrom:rustc")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+    let waiting = format!(
+        "toolchain: to write into {}: waiting for another cargo xtask matrix (pid {})",
+        toolchains.display(),
+        std::process::id()
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut said = String::new();
+    while !said.contains(&waiting)
+        && matrix.try_wait().unwrap().is_none()
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(100));
+        said = std::fs::read_to_string(&stderr).unwrap();
+    }
+    // Ended while it waits (or at once, if it provisioned without the lock): it writes nothing.
+    let _ = Command::new("kill")
+        .args(["-INT", &matrix.id().to_string()])
+        .status();
+    let status = kshim_tests::wait_within(&mut matrix, Duration::from_secs(30), "matrix");
+    drop(holder);
+    let said = std::fs::read_to_string(&stderr).unwrap();
+    assert!(
+        said.contains(&waiting),
+        "matrix --root provisioned here without this checkout's lock ({status}):\n{said}"
+    );
+    assert!(
+        snapshot(&toolchains.join("apt")) == apt,
+        "{} changed while another run held the lock",
+        toolchains.display()
+    );
 }

@@ -4,11 +4,11 @@
 //! `install` provisions what it can through [`crate::provision`] and exits 1 when a pin is
 //! still missing.
 
-use crate::cache::RunLock;
 use crate::catalog;
 use crate::output::{escape, pad};
 use crate::pins::{Pin, Pins, Shard};
 use crate::plan::Layout;
+use crate::run_lock::RunLock;
 use crate::toolchain::{discover, Availability, Source, VERSION_TIMEOUT};
 use crate::version::RustcVersion;
 use crate::{emulators, flags, library_sources, provision, Verdict};

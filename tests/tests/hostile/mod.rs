@@ -264,6 +264,13 @@ impl Drop for Holder {
     }
 }
 
+/// Serialises the tests that hold this checkout's run lock: two holders in one test binary would
+/// each wait for the other's `sleep`.
+pub fn one_holder_of_the_checkouts_lock() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Starts a [`Holder`] of the lock at `path` and returns once it holds it.
 pub fn hold_lock(path: &Path) -> Holder {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
