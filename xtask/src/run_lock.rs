@@ -269,3 +269,26 @@ impl Drop for RunLock {
 fn held() -> std::sync::MutexGuard<'static, Vec<(u64, u64)>> {
     HELD.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A process that holds a lock takes it again at once, without locking it a second time
+    /// (which would wait on itself for ever); once it lets it go, the lock is taken anew.
+    #[test]
+    fn a_lock_this_process_holds_is_not_taken_twice() {
+        let dir = crate::project_root().join("target/kshim/unit-tests/run-lock");
+        let _ = fs::remove_dir_all(&dir);
+        let path = dir.join("matrix.lock");
+        let mut said = Vec::new();
+        let held = RunLock::acquire(&path, &mut |line| said.push(line.to_owned())).unwrap();
+        let again = RunLock::acquire_unless_held(&path, &mut |line| said.push(line.to_owned()));
+        assert!(again.unwrap().is_none());
+        drop(held);
+        let anew = RunLock::acquire_unless_held(&path, &mut |line| said.push(line.to_owned()));
+        assert!(anew.unwrap().is_some());
+        assert!(said.is_empty(), "{said:?}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}
