@@ -307,6 +307,15 @@ impl<'a> Provisioner<'a> {
             version: Some(version.clone()),
             ..source.clone()
         };
+        // Without a version, the newest one was to be asked for first; it may be there.
+        if source.version.is_none() {
+            if let Some(found) = self.already_there(&exact, release, accept) {
+                return Ok(Provisioned {
+                    seconds: started.elapsed().as_secs_f64(),
+                    ..found
+                });
+            }
+        }
         let mut index = AptIndex::new(self.sh, &apt);
         let with_host = apt::closure(
             &mut index,

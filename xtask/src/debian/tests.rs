@@ -263,3 +263,35 @@ fn a_reused_prefix_is_taken_only_for_the_suite_its_marker_names() {
     drop(provisioner);
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// A spec without a version (`bookworm-security:rustc-web`) takes the newest build the suite
+/// serves, and when a prefix of exactly that build is there, it is taken as it is, not unpacked
+/// again over itself (which made every run's compiler a new file, and so a cache miss). It asks
+/// deb.debian.org for bookworm-security's list alone.
+#[test]
+fn a_spec_without_a_version_takes_the_newest_build_when_it_is_there() {
+    let root = crate::project_root().join("target/kshim/unit-tests/newest-there");
+    let _ = std::fs::remove_dir_all(&root);
+    let sh = Shell::new().unwrap();
+    let asked = DebianSource::parse("bookworm-security:rustc-web").unwrap();
+    let mut said = Vec::new();
+    let mut log = |line: &str| said.push(line.to_owned());
+    let suites = vec!["bookworm-security".to_owned()];
+    let mut provisioner = provisioner_logging(&sh, &root, suites, &mut log);
+    let apt = provisioner.apt().unwrap();
+    let newest = provisioner
+        .newest_version(&apt, &asked, None)
+        .unwrap_or_else(|error| panic!("is deb.debian.org reachable? {error:#}"));
+    let exact = DebianSource {
+        version: Some(newest),
+        ..asked.clone()
+    };
+    let prefix = compiler_prefix(&root, &exact);
+    fake_prefix(&prefix, &exact, &a_real_rustc());
+    let found = provisioner
+        .provision(&asked, None, &|_| Ok(()))
+        .map(|found| (found.prefix, found.source, found.already));
+    assert_eq!(found.unwrap(), (prefix, exact, true));
+    drop(provisioner);
+    std::fs::remove_dir_all(&root).unwrap();
+}
