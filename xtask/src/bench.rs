@@ -3,13 +3,13 @@
 //! and test commands, taken from the matrix's own plan ([`plan_run`]), run by `xargs -P <cores>`
 //! with no orchestration at all.
 
-use crate::cache::RunLock;
 use crate::expect::{Outcome, ToolchainVerdict};
 use crate::files::write_atomically;
 use crate::plain_run::PlainRun;
 use crate::plan::{plan_run, Kind, Layout, Selection};
 use crate::process::{shell_quote, DEFAULT_TIMEOUT};
 use crate::report::Report;
+use crate::run_lock::RunLock;
 use crate::targets::parse_platforms;
 use crate::{flags, probe, project_root, Verdict};
 use anyhow::{bail, Context};

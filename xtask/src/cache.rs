@@ -17,10 +17,7 @@ use crate::status::Status;
 use crate::version::RustcVersion;
 use anyhow::Context;
 use std::fs;
-use std::io::Write;
-use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// The largest cache entry read; a larger one (or one that is not a regular file) is a miss.
 /// An entry's largest part is a module log, at most [`crate::process::CAPTURE_LIMIT`] before
@@ -374,7 +371,7 @@ pub fn compiler_identity(rustc: &Rustc, version: &RustcVersion) -> Key {
 
 /// Removes temporary files that a killed run left in `directory` (see [`write_atomically`]).
 ///
-/// Only while holding the [`RunLock`]: then no other run can be writing one.
+/// Only while holding the [`crate::run_lock::RunLock`]: then no other run can be writing one.
 pub fn remove_stale_temporaries(directory: &Path) {
     let Ok(entries) = fs::read_dir(directory) else {
         return;
@@ -388,225 +385,12 @@ pub fn remove_stale_temporaries(directory: &Path) {
     }
 }
 
-/// Whether process `pid` exists (signal 0 checks, and sends nothing).
-fn process_exists(pid: u32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists; it sends nothing.
-    let answer = unsafe { libc::kill(pid as libc::pid_t, 0) };
-    answer == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-}
-
-/// The processes with a descriptor open on the lock file `path`, from `/proc`: each one's id,
-/// process group and name.
-fn lock_holders(path: &Path) -> Vec<(u32, u32, String)> {
-    let Ok(target) = fs::canonicalize(path) else {
-        return Vec::new();
-    };
-    let mut holders = Vec::new();
-    let Ok(processes) = fs::read_dir("/proc") else {
-        return holders;
-    };
-    for process in processes.filter_map(Result::ok) {
-        let Some(pid) = process
-            .file_name()
-            .to_str()
-            .and_then(|name| name.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == std::process::id() {
-            continue;
-        }
-        let Ok(descriptors) = fs::read_dir(process.path().join("fd")) else {
-            continue;
-        };
-        let holds = descriptors
-            .filter_map(Result::ok)
-            .any(|fd| fs::read_link(fd.path()).is_ok_and(|link| link == target));
-        if !holds {
-            continue;
-        }
-        // `/proc/PID/stat`: `PID (NAME) STATE PPID PGRP ...`, NAME may hold spaces.
-        let Ok(stat) = fs::read_to_string(process.path().join("stat")) else {
-            continue;
-        };
-        let Some((name, rest)) = stat
-            .split_once(" (")
-            .and_then(|(_, rest)| rest.rsplit_once(") "))
-        else {
-            continue;
-        };
-        let Some(group) = rest.split_whitespace().nth(2).and_then(|g| g.parse().ok()) else {
-            continue;
-        };
-        holders.push((pid, group, name.to_owned()));
-    }
-    holders
-}
-
-/// The exclusive lock of one matrix directory (`target/kshim/matrix.lock`), held for a whole
-/// run, so that two runs never write the same outputs at once.
-///
-/// It is an advisory `flock`, which the kernel drops when the last descriptor of the lock
-/// file is closed: when the run ends, or is killed, and everything it started that inherited
-/// the descriptor (see [`crate::process::run_holding`]) has ended too. The file holds the
-/// owner's process id for the waiting message, and is never deleted (deleting a lock file
-/// lets a third run lock a new file while the second still holds the old one).
-///
-/// # Invariants
-///
-/// `file` is open on the lock file and holds `LOCK_EX` on it.
-#[derive(Debug)]
-pub struct RunLock {
-    file: fs::File,
-}
-
-impl RunLock {
-    /// Takes the lock at `path`, waiting while another run holds it; `waiting` is called once,
-    /// with a sentence that names the other run, before the wait begins.
-    ///
-    /// Fails when the lock file cannot be created (an unwritable `target/`), and when the run is
-    /// interrupted (SIGINT, SIGTERM) while it waits.
-    pub fn acquire(path: &Path, waiting: &mut dyn FnMut(&str)) -> anyhow::Result<RunLock> {
-        let directory = path
-            .parent()
-            .with_context(|| format!("{} has no parent directory", path.display()))?;
-        fs::create_dir_all(directory).with_context(|| {
-            format!(
-                "cannot create {}, where the matrix keeps its lock, cache and report",
-                directory.display()
-            )
-        })?;
-        let file = fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .with_context(|| format!("cannot open the matrix's lock file {}", path.display()))?;
-        let mut announced = false;
-        let mut reclaimed = false;
-        loop {
-            // SAFETY: `flock` only reads the descriptor, which `file` keeps open.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-                break;
-            }
-            let error = std::io::Error::last_os_error();
-            if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
-                return Err(error).with_context(|| format!("locking {}", path.display()));
-            }
-            if !announced {
-                announced = true;
-                waiting(&Self::holder(path));
-            }
-            if !reclaimed {
-                if let Some(message) = Self::reclaim_from_the_dead(path) {
-                    reclaimed = true;
-                    waiting(&message);
-                }
-            }
-            if let Some(signal) = crate::interrupt::interrupted() {
-                anyhow::bail!(
-                    "interrupted (signal {signal}) while waiting for the lock {}",
-                    path.display()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        // INVARIANT: the loop above ends only once `flock` granted LOCK_EX on `file`.
-        let lock = RunLock { file };
-        lock.record_owner()
-            .with_context(|| format!("writing {}", path.display()))?;
-        Ok(lock)
-    }
-
-    /// Writes this process's id into the lock file, for the message of a run that waits.
-    fn record_owner(&self) -> std::io::Result<()> {
-        let mut file = &self.file;
-        file.set_len(0)?;
-        std::io::Seek::rewind(&mut file)?;
-        writeln!(file, "{}", std::process::id())
-    }
-
-    /// When the run that took the lock is dead and only what it started holds it still (it was
-    /// killed with SIGKILL, so it could not end them), ends their process groups so that the
-    /// lock comes free, and says whom it ended; `None` while the owner lives or before it has
-    /// written its id. What a dead run's processes do, no one will read.
-    fn reclaim_from_the_dead(path: &Path) -> Option<String> {
-        let owner: u32 = fs::read_to_string(path).ok()?.trim().parse().ok()?;
-        if process_exists(owner) {
-            return None;
-        }
-        // The owner writes its id just after it takes the lock: look again before acting.
-        std::thread::sleep(Duration::from_millis(200));
-        let again: u32 = fs::read_to_string(path).ok()?.trim().parse().ok()?;
-        if again != owner || process_exists(owner) {
-            return None;
-        }
-        let holders = lock_holders(path);
-        if holders.is_empty() {
-            return None;
-        }
-        // SAFETY: `getpgrp` has no arguments and cannot fail.
-        let own_group = unsafe { libc::getpgrp() } as u32;
-        let mut ended = Vec::new();
-        for (pid, group, name) in holders
-            .iter()
-            .filter(|(_, group, _)| *group > 1 && *group != own_group)
-        {
-            // SAFETY: `killpg` only sends a signal to the group the holder leads or is in.
-            unsafe { libc::killpg(*group as libc::pid_t, libc::SIGKILL) };
-            ended.push(format!("pid {pid} ({name}, group {group})"));
-        }
-        if ended.is_empty() {
-            return None;
-        }
-        Some(format!(
-            "the run that held the lock (pid {owner}) is dead; ending what it left holding it: {} \
-             (lock: {})",
-            ended.join(", "),
-            path.display()
-        ))
-    }
-
-    /// Who holds the lock, as the waiting message says it.
-    fn holder(path: &Path) -> String {
-        let owner = || -> Option<u32> { fs::read_to_string(path).ok()?.trim().parse().ok() };
-        let alive = process_exists;
-        // The owner writes its id just after it takes the lock: look twice before saying it is
-        // gone.
-        let mut pid = owner();
-        if pid.is_some_and(|pid| !alive(pid)) {
-            std::thread::sleep(Duration::from_millis(200));
-            pid = owner();
-        }
-        match pid {
-            Some(pid) if alive(pid) => format!(
-                "waiting for another cargo xtask matrix (pid {pid}) to finish (lock: {})",
-                path.display()
-            ),
-            Some(pid) => format!(
-                "waiting for the processes that an earlier cargo xtask matrix (pid {pid}, no \
-                 longer running) left behind to finish (lock: {})",
-                path.display()
-            ),
-            None => format!(
-                "waiting for another cargo xtask matrix to finish (lock: {})",
-                path.display()
-            ),
-        }
-    }
-
-    /// The lock file's descriptor, for processes that must keep the lock while they live.
-    pub fn descriptor(&self) -> RawFd {
-        self.file.as_raw_fd()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::places::{Location, Place};
     use crate::plan::Rustc;
+    use std::time::Duration;
 
     /// Rewrites `file` with other bytes of the same size, and sets its modification time back.
     fn overwrite_keeping_size_and_time(file: &Path) {

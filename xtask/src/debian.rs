@@ -5,6 +5,7 @@
 
 use crate::apt::{self, AptIndex, HostLibraries, PrivateApt, Resolved};
 use crate::loader::Launch;
+use crate::run_lock::{self, RunLock};
 use crate::version::{parse_verbose_version, RustcVersion};
 use anyhow::{bail, Context};
 use std::collections::BTreeMap;
@@ -217,11 +218,18 @@ pub(crate) struct Provisioner<'a> {
     update_problems: BTreeMap<String, String>,
     log: &'a mut dyn FnMut(&str),
     verify: bool,
+    /// The lock of the checkout it writes into, to take before it first writes.
+    lock: Option<PathBuf>,
+    /// That lock, once taken (`None` as well while a lock this process holds covers it).
+    held: Option<RunLock>,
 }
 
 impl<'a> Provisioner<'a> {
     /// A provisioner under `root` (normally [`toolchains_dir`]) for compilers of `suites`
-    /// (every [`suite_family`] needed), saying what it does through `log`.
+    /// (every [`suite_family`] needed), saying what it does through `log`. Under
+    /// [`toolchains_dir`], before it first writes (when its private apt starts), it takes the
+    /// run lock of this checkout, whose runs use what it writes, unless this process holds it:
+    /// the lock `matrix --root OTHER` holds is OTHER's.
     pub(crate) fn new(
         sh: &'a Shell,
         root: PathBuf,
@@ -230,12 +238,14 @@ impl<'a> Provisioner<'a> {
     ) -> Provisioner<'a> {
         Provisioner {
             sh,
-            root,
             suites,
             apt: None,
             update_problems: BTreeMap::new(),
+            lock: (root == toolchains_dir()).then(|| run_lock::of_checkout(&crate::project_root())),
+            root,
             log,
             verify: false,
+            held: None,
         }
     }
 
@@ -297,6 +307,15 @@ impl<'a> Provisioner<'a> {
             version: Some(version.clone()),
             ..source.clone()
         };
+        // Without a version, the newest one was to be asked for first; it may be there.
+        if source.version.is_none() {
+            if let Some(found) = self.already_there(&exact, release, accept) {
+                return Ok(Provisioned {
+                    seconds: started.elapsed().as_secs_f64(),
+                    ..found
+                });
+            }
+        }
         let mut index = AptIndex::new(self.sh, &apt);
         let with_host = apt::closure(
             &mut index,
@@ -484,6 +503,13 @@ impl<'a> Provisioner<'a> {
                  download, no unpacking); `cargo xtask toolchains install` or the same run \
                  without --dry-run provisions it"
             );
+        }
+        if let Some(lock) = self.lock.clone() {
+            let (log, root) = (&mut *self.log, &self.root);
+            self.held = RunLock::acquire_unless_held(&lock, &mut |message| {
+                log(&format!("to write into {}: {message}", root.display()))
+            })?;
+            self.lock = None;
         }
         let dir = self.root.join("apt");
         let mut suites = PrivateApt::listed_suites(&dir);

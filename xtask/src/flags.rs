@@ -89,9 +89,11 @@ xflags::xflags! {
                 /// Install from Debian's registry only and never run rustup (for machines, such
                 /// as CI, that may reach only the package registries).
                 optional --no-rustup
-                /// Install only the pin with this id. Repeatable.
+                /// Install only the pin with this id, and its Debian compiler's library
+                /// sources: no other compiler's, no emulator. Repeatable.
                 repeated --only id: String
-                /// Install only shard K of N of the pins (`--shard 1/3`), as `matrix --shard`.
+                /// Install only shard K of N of the pins (`--shard 1/3`), as `matrix --shard`,
+                /// with their compilers' library sources and the emulators.
                 optional --shard k_of_n: String
             }
             /// Check every provisioned file under `target/toolchains/` against the SHA-256

@@ -13,7 +13,7 @@ mod report;
 mod tests;
 mod trees;
 
-use crate::cache::{compiler_identity, RunLock, StableHasher};
+use crate::cache::{compiler_identity, StableHasher};
 use crate::debian::Provisioner;
 use crate::extracted::{self, Wanted};
 use crate::flags;
@@ -21,6 +21,7 @@ use crate::json::Value;
 use crate::output::Format;
 use crate::pins::{Pins, TreePin, TreeSource};
 use crate::plan::Rustc;
+use crate::run_lock::RunLock;
 use crate::toolchain::{self, Availability, Source, Toolchain};
 use crate::version::RustcVersion;
 use crate::Verdict;

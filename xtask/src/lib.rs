@@ -53,6 +53,7 @@ pub mod probe;
 pub mod process;
 mod provision;
 pub mod report;
+pub mod run_lock;
 pub mod runner;
 pub mod schedule;
 pub mod status;

@@ -85,12 +85,12 @@ pub(crate) fn source_package(compiler: &str) -> Option<String> {
 }
 
 /// The prefix the sources of `package` at `version` are extracted into.
-fn sources_prefix(root: &Path, package: &str, version: &str) -> PathBuf {
+pub(crate) fn sources_prefix(root: &Path, package: &str, version: &str) -> PathBuf {
     debian::prefix_of(root, package, version)
 }
 
 /// The file beside a prefix that says why the last `toolchains install` could not provision it.
-fn unavailable_note(prefix: &Path) -> PathBuf {
+pub(crate) fn unavailable_note(prefix: &Path) -> PathBuf {
     let mut name = prefix.file_name().unwrap_or_default().to_owned();
     name.push(".unavailable");
     prefix.with_file_name(name)

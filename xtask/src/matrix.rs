@@ -3,7 +3,7 @@
 //! tested with it in both modes, each cell compared with the catalog's prediction; this module
 //! only orchestrates (plan, cache keys, scheduler, report) and answers Ctrl-C.
 
-use crate::cache::{remove_stale_temporaries, run_keys, Cache, RunLock};
+use crate::cache::{remove_stale_temporaries, run_keys, Cache};
 use crate::expect::Outcome;
 use crate::files::write_atomically;
 use crate::interrupt::{self, Interrupted};
@@ -17,6 +17,7 @@ use crate::process::{self, shell_quote};
 use crate::report::assemble::{assemble, toolchain_entry};
 use crate::report::platforms::PlannedPlatforms;
 use crate::report::{Report, ToolchainEntry};
+use crate::run_lock::RunLock;
 use crate::runner::{self, Limits};
 use crate::schedule::{self, Progress};
 use crate::targets::{llvm_major, parse_platforms, KernelTarget};

@@ -228,7 +228,7 @@ impl Layout {
 
     /// The lock that one run at a time holds.
     pub fn lock(&self) -> PathBuf {
-        self.kshim.join("matrix.lock")
+        crate::run_lock::of_checkout(&self.root)
     }
 }
 

@@ -10,11 +10,24 @@ use crate::emulators;
 use crate::extracted::Extracted;
 use crate::library_sources;
 use crate::pins::{DebianSource, Pin};
-use crate::toolchain::{verify, Availability, Source, Toolchain, VERSION_TIMEOUT};
+use crate::toolchain::{is_meant_for, verify, Availability, Source, Toolchain, VERSION_TIMEOUT};
 use anyhow::{bail, Context};
 use std::path::PathBuf;
 use std::time::Instant;
 use xshell::{cmd, Shell};
+
+/// What `install` provisions beside the pins' compilers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Beside {
+    /// The library sources of every Debian compiler under the root, and qemu's emulators: an
+    /// install of every pin.
+    Everything,
+    /// The library sources of the pins' own Debian compilers, and qemu's emulators, which the
+    /// pins' cross cells need: a shard's install.
+    PinsAndEmulators,
+    /// The library sources of the pins' own Debian compilers alone: `--only`.
+    PinsAlone,
+}
 
 /// What `install` did for one pin.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,36 +41,42 @@ pub(crate) enum Installation {
 }
 
 /// Installs every pin of `wanted` that `availability` (from [`crate::toolchain::discover`] on
-/// the same pins) reports missing or broken, printing progress, and says for each what became
-/// of it.
+/// the same pins) reports missing or broken into `root` (normally [`debian::toolchains_dir`]),
+/// then what `beside` says, printing progress, and says for each pin what became of it.
 ///
 /// A pin with a Debian package is provisioned from Debian first, since that changes nothing
 /// outside `target/`; rustup is tried when there is no Debian package or it failed. One pin's
 /// failure does not stop the others. With `use_rustup` false, rustup is never run.
 pub(crate) fn install(
     sh: &Shell,
+    root: PathBuf,
     wanted: &[&Pin],
     availability: &[Availability],
     use_rustup: bool,
+    beside: Beside,
 ) -> anyhow::Result<Vec<(String, Installation)>> {
-    let root = debian::toolchains_dir();
-    let qemu_suites = emulators::host_codename()
-        .map(|codename| emulators::qemu_suites(&codename))
-        .unwrap_or_default();
+    let qemu_suites = match beside {
+        Beside::PinsAlone => Vec::new(),
+        Beside::Everything | Beside::PinsAndEmulators => emulators::host_codename()
+            .map(|codename| emulators::qemu_suites(&codename))
+            .unwrap_or_default(),
+    };
+    let others = match beside {
+        Beside::Everything => debian::provisioned_prefixes(&root),
+        Beside::PinsAndEmulators | Beside::PinsAlone => Vec::new(),
+    };
     let suites: Vec<String> = wanted
         .iter()
         .filter_map(|pin| pin.debian.as_ref())
         .flat_map(DebianSource::suites)
-        .chain(
-            debian::provisioned_prefixes(&root)
-                .iter()
-                .flat_map(|(_, source)| source.suites()),
-        )
+        .chain(others.iter().flat_map(|(_, source)| source.suites()))
         .chain(qemu_suites.iter().cloned())
         .collect();
     let mut log = |line: &str| println!("  {line}");
     let mut provisioner = Provisioner::new(sh, root, suites, &mut log).verifying();
     let mut outcomes = Vec::new();
+    // The Debian compilers the pins end up with, whose library sources go beside them.
+    let mut compilers: Vec<DebianSource> = Vec::new();
     for pin in wanted {
         let found = availability.iter().find_map(|entry| match entry {
             Availability::Found { toolchain, .. } if toolchain.pin.as_deref() == Some(&pin.id) => {
@@ -65,16 +84,21 @@ pub(crate) fn install(
             }
             _ => None,
         });
-        // A Debian compiler is there only if its files are the ones unpacked.
+        // A Debian compiler is there only if its files are the ones unpacked, and, for a pin
+        // with a Debian source, only if it is that source (not another suite's build).
         let satisfied = found.is_some_and(|toolchain| {
             !matches!(toolchain.source, Source::Debian { .. })
-                || toolchain
-                    .rustc
-                    .ancestors()
-                    .nth(3)
-                    .is_some_and(|prefix| provisioner.intact(prefix, &pin.id))
+                || (pin.debian.is_none() || is_meant_for(pin, toolchain))
+                    && toolchain
+                        .rustc
+                        .ancestors()
+                        .nth(3)
+                        .is_some_and(|prefix| provisioner.intact(prefix, &pin.id))
         });
         if satisfied {
+            if let Some(Source::Debian { package }) = found.map(|toolchain| &toolchain.source) {
+                compilers.push(package.clone());
+            }
             outcomes.push((pin.id.clone(), Installation::AlreadyThere));
             continue;
         }
@@ -87,7 +111,10 @@ pub(crate) fn install(
         let mut installed = None;
         if let Some(package) = &pin.debian {
             match provision_debian(&mut provisioner, pin, package) {
-                Ok(done) => installed = Some(done),
+                Ok((done, compiler)) => {
+                    compilers.push(compiler);
+                    installed = Some(done);
+                }
                 Err(error) => {
                     println!("  {}: Debian {package}: failed: {error:#}", pin.id);
                     failures.push(format!("Debian {package}: {error:#}"));
@@ -119,21 +146,33 @@ pub(crate) fn install(
         };
         outcomes.push((pin.id.clone(), outcome));
     }
-    provision_extras(&mut provisioner);
+    provision_extras(&mut provisioner, beside, others, compilers);
     Ok(outcomes)
 }
 
-/// Provisions the library sources of every Debian compiler under `target/toolchains/debian/`
-/// and qemu's emulators, saying for each what was done or why it could not be.
-fn provision_extras(provisioner: &mut Provisioner<'_>) {
-    let compilers = debian::provisioned_prefixes(provisioner.root());
-    for (_, compiler) in compilers {
+/// Provisions the library sources of the pins' Debian `compilers` and of the `others` under the
+/// root, and qemu's emulators unless `beside` leaves them out, saying for each what was done or
+/// why it could not be.
+fn provision_extras(
+    provisioner: &mut Provisioner<'_>,
+    beside: Beside,
+    others: Vec<(PathBuf, DebianSource)>,
+    mut compilers: Vec<DebianSource>,
+) {
+    compilers.extend(others.into_iter().map(|(_, compiler)| compiler));
+    compilers.sort_by_key(ToString::to_string);
+    compilers.dedup();
+    for compiler in compilers {
         let outcome = library_sources::provision_sources(provisioner, &compiler);
         report_extracted(
             provisioner,
             &format!("{compiler}: library sources"),
             outcome,
         );
+    }
+    if beside == Beside::PinsAlone {
+        provisioner.say("qemu's user-mode emulators: left as they are (--only)");
+        return;
     }
     let outcome = emulators::host_codename().and_then(|codename| {
         emulators::provision_qemu(provisioner, &emulators::qemu_suites(&codename))
@@ -225,7 +264,7 @@ fn provision_debian(
     provisioner: &mut Provisioner<'_>,
     pin: &Pin,
     package: &DebianSource,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<(String, DebianSource)> {
     let accept = |version: &crate::version::RustcVersion| {
         if pin.is_satisfied_by(version) {
             Ok(())
@@ -256,7 +295,7 @@ fn provision_debian(
     };
     let version = verified(pin, toolchain)?;
     let (fetched, total) = provisioned.bytes;
-    Ok(if provisioned.already {
+    let said = if provisioned.already {
         format!(
             "Debian {} already unpacked in {}: {}, {loader}",
             provisioned.source,
@@ -274,7 +313,8 @@ fn provision_debian(
             total as f64 / 1e6,
             provisioned.seconds
         )
-    })
+    };
+    Ok((said, provisioned.source))
 }
 
 /// Runs the compiler and checks that it reports the pinned release.
@@ -288,5 +328,105 @@ fn verified(pin: &Pin, toolchain: Toolchain) -> anyhow::Result<crate::version::R
             pin.describe_release()
         ),
         Err(error) => bail!("{error}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extracted::Marker;
+    use crate::pins::Pins;
+    use crate::version::parse_verbose_version;
+    use std::path::Path;
+
+    /// Library sources at `version` under `root` whose files no digest vouches for: an install
+    /// that looks at them provisions them again.
+    fn unvouched_sources(root: &Path, version: &str) -> PathBuf {
+        let prefix = library_sources::sources_prefix(root, "rust-src", version);
+        std::fs::create_dir_all(&prefix).unwrap();
+        let marker = Marker {
+            package: "rust-src".into(),
+            version: version.into(),
+            suite: "sid".into(),
+            sha256: "ab".repeat(32),
+            fields: vec![("library".into(), "library".into())],
+        };
+        std::fs::write(prefix.join(crate::extracted::MARKER), marker.render()).unwrap();
+        library_sources::unavailable_note(&prefix)
+    }
+
+    /// `install --only A` (a pin whose Debian compiler is there, intact) looks at A's library
+    /// sources and at nothing else under the root: not the sources of another compiler there
+    /// (which it used to provide again), not the emulators. Nothing can be fetched here: the
+    /// private apt's place is a file, so each provisioning tried leaves its failure noted.
+    #[test]
+    fn install_only_provisions_the_library_sources_of_the_pins_it_names() {
+        let root = crate::project_root().join("target/kshim/unit-tests/install-only");
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("apt"), "not a directory: nothing is fetched\n").unwrap();
+        let sh = Shell::new().unwrap();
+        let real = cmd!(sh, "rustup which rustc").read().unwrap();
+        let said = cmd!(sh, "{real} -vV").read().unwrap();
+        let version = parse_verbose_version(&said).unwrap();
+        let release = version.release_string();
+        let (a, b) = (
+            format!("sid:rustc={release}+dfsg1-1"),
+            format!("trixie:rustc={release}+dfsg1-2"),
+        );
+        let pins = Pins::parse(
+            &format!(
+                "[[pin]]\nid = \"a\"\nrelease = \"{release}\"\nrole = \"debian\"\n\
+                 debian = \"{a}\"\n"
+            ),
+            Path::new("toolchains.toml"),
+        )
+        .unwrap();
+        // Both compilers provisioned, each with its sources; A's prefix vouched for by digests.
+        let mut toolchain = None;
+        for spec in [&a, &b] {
+            let source = DebianSource::parse(spec).unwrap();
+            let prefix = debian::compiler_prefix(&root, &source);
+            std::fs::create_dir_all(prefix.join("usr/bin")).unwrap();
+            std::os::unix::fs::symlink(&real, prefix.join("usr/bin/rustc")).unwrap();
+            std::fs::write(prefix.join(debian::MARKER), format!("{source}\n")).unwrap();
+            crate::digests::record(&prefix).unwrap();
+            toolchain.get_or_insert_with(|| Toolchain {
+                id: "a".into(),
+                spec: format!("debian:{source}"),
+                rustc: prefix.join("usr/bin/rustc"),
+                source: Source::Debian { package: source },
+                env: Vec::new(),
+                loader: None,
+                pin: Some("a".into()),
+            });
+        }
+        let (a_version, b_version) = (format!("{release}+dfsg1-1"), format!("{release}+dfsg1-2"));
+        let a_note = unvouched_sources(&root, &a_version);
+        let b_note = unvouched_sources(&root, &b_version);
+        let found = [Availability::Found {
+            toolchain: toolchain.unwrap(),
+            version,
+        }];
+        let outcomes = install(
+            &sh,
+            root.clone(),
+            &[&pins.pins[0]],
+            &found,
+            false,
+            Beside::PinsAlone,
+        )
+        .unwrap();
+        assert_eq!(outcomes, [("a".to_owned(), Installation::AlreadyThere)]);
+        assert!(
+            a_note.is_file(),
+            "the sources of the pin's compiler were not looked at"
+        );
+        assert!(
+            !b_note.exists(),
+            "--only a provisioned another compiler's sources: {}",
+            std::fs::read_to_string(&b_note).unwrap_or_default()
+        );
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }

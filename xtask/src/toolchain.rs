@@ -328,27 +328,23 @@ fn discover_pins(sh: &Shell, pins: &Pins, timeout: Duration) -> Vec<Availability
         .collect()
 }
 
-/// Orders the compilers that satisfy a pin: the rustup toolchain the pin names first.
+/// Orders the compilers that satisfy a pin: the rustup toolchain the pin names first, and of
+/// Debian's, the build of the suite the pin names before another suite's build of its release.
 fn preference(pin: &Pin, toolchain: &Toolchain) -> (u8, String) {
     let rank = match &toolchain.source {
-        Source::Rustup { name }
-            if pin
-                .rustup
-                .as_deref()
-                .is_some_and(|r| rustup_name_is(name, r)) =>
-        {
-            0
-        }
+        Source::Rustup { .. } if is_meant_for(pin, toolchain) => 0,
         Source::Rustup { .. } => 1,
-        Source::Debian { .. } => 2,
-        Source::Path => 3,
+        Source::Debian { .. } if is_meant_for(pin, toolchain) => 2,
+        Source::Debian { .. } => 3,
+        Source::Path => 4,
     };
     (rank, toolchain.spec.clone())
 }
 
-/// Whether a compiler that does not work was the one meant to satisfy `pin`, so that the pin
-/// is reported broken rather than missing.
-fn is_meant_for(pin: &Pin, toolchain: &Toolchain) -> bool {
+/// Whether `toolchain` is the one the pin names as its source: its rustup toolchain, or its
+/// Debian package from the pin's suite (at the pin's version, or of its release). A broken one
+/// makes the pin broken rather than missing.
+pub(crate) fn is_meant_for(pin: &Pin, toolchain: &Toolchain) -> bool {
     match &toolchain.source {
         Source::Rustup { name } => pin
             .rustup
@@ -356,7 +352,8 @@ fn is_meant_for(pin: &Pin, toolchain: &Toolchain) -> bool {
             .is_some_and(|r| rustup_name_is(name, r)),
         Source::Debian { package } => pin.debian.as_ref().is_some_and(|wanted| {
             let version = package.version.as_deref().unwrap_or_default();
-            package.package == wanted.package
+            package.suite == wanted.suite
+                && package.package == wanted.package
                 && match &wanted.version {
                     Some(wanted) => wanted == version,
                     None => debian::upstream_version(version) == pin.release,

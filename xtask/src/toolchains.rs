@@ -4,11 +4,11 @@
 //! `install` provisions what it can through [`crate::provision`] and exits 1 when a pin is
 //! still missing.
 
-use crate::cache::RunLock;
 use crate::catalog;
 use crate::output::{escape, pad};
 use crate::pins::{Pin, Pins, Shard};
 use crate::plan::Layout;
+use crate::run_lock::RunLock;
 use crate::toolchain::{discover, Availability, Source, VERSION_TIMEOUT};
 use crate::version::RustcVersion;
 use crate::{emulators, flags, library_sources, provision, Verdict};
@@ -118,7 +118,21 @@ fn install(
     let pins = Pins::load(pins_path)?;
     let wanted = selected(&pins, flags)?;
     let before = discover(sh, Some(pins_path), &[], VERSION_TIMEOUT)?;
-    let outcomes = provision::install(sh, &wanted, &before, !flags.no_rustup)?;
+    let beside = if !flags.only.is_empty() {
+        provision::Beside::PinsAlone
+    } else if flags.shard.is_some() {
+        provision::Beside::PinsAndEmulators
+    } else {
+        provision::Beside::Everything
+    };
+    let outcomes = provision::install(
+        sh,
+        crate::debian::toolchains_dir(),
+        &wanted,
+        &before,
+        !flags.no_rustup,
+        beside,
+    )?;
     println!();
     println!("Install summary ({:.1}s):", started.elapsed().as_secs_f64());
     let mut failed = 0;

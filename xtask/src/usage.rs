@@ -3,7 +3,7 @@
 //! orchestrates (the plan's usage steps, cache keys, scheduler, the usage report) on the
 //! matrix's lock, outputs and cache.
 
-use crate::cache::{remove_stale_temporaries, run_keys, Cache, RunLock};
+use crate::cache::{remove_stale_temporaries, run_keys, Cache};
 use crate::files::write_atomically;
 use crate::interrupt::{self, Interrupted};
 use crate::judge::StepResult;
@@ -13,6 +13,7 @@ use crate::plan::{plan_run, plan_usage, Layout, PlannedRun, PlannedUsage, Select
 use crate::process;
 use crate::report::assemble::toolchain_entry;
 use crate::report::ToolchainEntry;
+use crate::run_lock::RunLock;
 use crate::runner::{self, Limits};
 use crate::schedule::{self, Progress};
 use crate::usage_report::{self, UsageReport};

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Tests of Debian's compilers: sources and suites, prefixes and their markers, and a prefix
-//! taken as installed only when its files match their digests.
+//! Tests of [`crate::debian`]: sources, suites, prefixes, markers, and what a provisioner takes
+//! as there already.
 
 use super::*;
 
@@ -146,4 +146,152 @@ fn markers_name_an_exact_compiler() {
         "trixie:rustc=1.85.1+dfsg1-1+deb13u1"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A provisioner under `root` that keeps what it says in `said`.
+fn provisioner_logging<'a>(
+    sh: &'a Shell,
+    root: &Path,
+    suites: Vec<String>,
+    log: &'a mut dyn FnMut(&str),
+) -> Provisioner<'a> {
+    Provisioner::new(sh, root.to_path_buf(), suites, log)
+}
+
+/// A suite that `apt-get update` cannot list (a typo) is left out of the private sources list
+/// once the provisioning that named it has failed, so that no later provisioning updates it
+/// again, while the suites it could list stay. It asks deb.debian.org, as provisioning does.
+#[test]
+fn a_suite_apt_cannot_list_is_not_kept_in_the_private_sources_list() {
+    let root = crate::project_root().join("target/kshim/unit-tests/typo-suite");
+    let _ = std::fs::remove_dir_all(&root);
+    let sh = Shell::new().unwrap();
+    let typo = DebianSource::parse("bookwrom:rustc").unwrap();
+    // One small real suite beside the typo's, as the private apt keeps those it listed before.
+    let mut suites = typo.suites();
+    suites.push("bookworm-updates".to_owned());
+    let mut said = Vec::new();
+    let mut log = |line: &str| said.push(line.to_owned());
+    let error = provisioner_logging(&sh, &root, suites, &mut log)
+        .provision(&typo, None, &|_| Ok(()))
+        .map(|provisioned| provisioned.prefix)
+        .unwrap_err();
+    let error = format!("{error:#}");
+    assert!(
+        error.starts_with("apt-get update failed for bookwrom-security: ")
+            && error.contains("serve no rustc at all"),
+        "{error}"
+    );
+    let list = std::fs::read_to_string(root.join("apt/sources.list")).unwrap();
+    assert!(!list.contains("bookwrom"), "the typo was kept:\n{list}");
+    assert!(
+        list.contains(" bookworm-updates "),
+        "bookworm-updates, which apt-get update listed, was not kept (is deb.debian.org \
+         reachable?):\n{list}\n{said:#?}"
+    );
+    // The next provisioning updates what was kept, and nothing of the typo.
+    let mut said = Vec::new();
+    let mut log = |line: &str| said.push(line.to_owned());
+    let mut later = provisioner_logging(&sh, &root, Vec::new(), &mut log);
+    later.apt().unwrap();
+    drop(later);
+    assert!(
+        said.iter()
+            .any(|line| line.starts_with("apt-get update of 1 suites")),
+        "{said:#?}"
+    );
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// The compiler running these tests, by the path of its real executable.
+fn a_real_rustc() -> PathBuf {
+    let output = std::process::Command::new("rustup")
+        .args(["which", "rustc"])
+        .output()
+        .expect("running rustup which rustc");
+    assert!(output.status.success(), "{output:?}");
+    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
+}
+
+/// A complete prefix at `prefix` whose marker says it holds `source`, with a compiler that
+/// answers (the real one, linked).
+fn fake_prefix(prefix: &Path, source: &DebianSource, rustc: &Path) {
+    std::fs::create_dir_all(prefix.join("usr/bin")).unwrap();
+    std::os::unix::fs::symlink(rustc, prefix.join("usr/bin/rustc")).unwrap();
+    std::fs::write(prefix.join(MARKER), format!("{source}\n")).unwrap();
+}
+
+/// A prefix found for a compiler (by its name, old or new, or among all for a release) is taken
+/// only when its marker names the suite asked for: one suite's build of a version is never
+/// taken for another suite's, which resolves other libraries.
+#[test]
+fn a_reused_prefix_is_taken_only_for_the_suite_its_marker_names() {
+    let root = crate::project_root().join("target/kshim/unit-tests/reused-prefix");
+    let _ = std::fs::remove_dir_all(&root);
+    let rustc = a_real_rustc();
+    let sid = DebianSource::parse("sid:rustc=1.97.1+dfsg1-1").unwrap();
+    let forky = DebianSource::parse("forky:rustc=1.97.1+dfsg1-1").unwrap();
+    // sid's build under the older name (PACKAGE-VERSION, no suite), and a prefix under forky's
+    // name whose marker names sid (copied there).
+    let old = root.join("debian/rustc-1.97.1+dfsg1-1");
+    let misnamed = root.join("debian/forky_rustc-1.97.1+dfsg1-1");
+    fake_prefix(&old, &sid, &rustc);
+    fake_prefix(&misnamed, &sid, &rustc);
+    let sh = Shell::new().unwrap();
+    let mut log = |_: &str| {};
+    let mut provisioner = provisioner_logging(&sh, &root, Vec::new(), &mut log);
+    let any = |_: &RustcVersion| Ok(());
+    let unversioned = |source: &DebianSource| DebianSource {
+        version: None,
+        ..source.clone()
+    };
+    let taken = provisioner
+        .already_there(&forky, None, &any)
+        .map(|found| (found.prefix, found.source));
+    assert_eq!(taken, None, "sid's build was taken for forky's");
+    let taken = provisioner
+        .already_there(&unversioned(&forky), Some("1.97.1"), &any)
+        .map(|found| (found.prefix, found.source));
+    assert_eq!(taken, None, "sid's build was taken for forky's 1.97.1");
+    for (asked, release) in [(sid.clone(), None), (unversioned(&sid), Some("1.97.1"))] {
+        let found = provisioner
+            .already_there(&asked, release, &any)
+            .unwrap_or_else(|| panic!("{asked}: sid's own build was not taken"));
+        assert_eq!(found.source, sid);
+        assert!(found.already);
+    }
+    drop(provisioner);
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// A spec without a version (`bookworm-security:rustc-web`) takes the newest build the suite
+/// serves, and when a prefix of exactly that build is there, it is taken as it is, not unpacked
+/// again over itself (which made every run's compiler a new file, and so a cache miss). It asks
+/// deb.debian.org for bookworm-security's list alone.
+#[test]
+fn a_spec_without_a_version_takes_the_newest_build_when_it_is_there() {
+    let root = crate::project_root().join("target/kshim/unit-tests/newest-there");
+    let _ = std::fs::remove_dir_all(&root);
+    let sh = Shell::new().unwrap();
+    let asked = DebianSource::parse("bookworm-security:rustc-web").unwrap();
+    let mut said = Vec::new();
+    let mut log = |line: &str| said.push(line.to_owned());
+    let suites = vec!["bookworm-security".to_owned()];
+    let mut provisioner = provisioner_logging(&sh, &root, suites, &mut log);
+    let apt = provisioner.apt().unwrap();
+    let newest = provisioner
+        .newest_version(&apt, &asked, None)
+        .unwrap_or_else(|error| panic!("is deb.debian.org reachable? {error:#}"));
+    let exact = DebianSource {
+        version: Some(newest),
+        ..asked.clone()
+    };
+    let prefix = compiler_prefix(&root, &exact);
+    fake_prefix(&prefix, &exact, &a_real_rustc());
+    let found = provisioner
+        .provision(&asked, None, &|_| Ok(()))
+        .map(|found| (found.prefix, found.source, found.already));
+    assert_eq!(found.unwrap(), (prefix, exact, true));
+    drop(provisioner);
+    std::fs::remove_dir_all(&root).unwrap();
 }

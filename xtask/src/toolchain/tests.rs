@@ -268,3 +268,39 @@ fn a_debian_spec_is_checked_before_anything_runs() {
     assert!(errors[2].contains("`sid` names no suite"), "{}", errors[2]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A pin of sid's build of 1.97.1 is satisfied by sid's prefix when forky's build of the same
+/// version is there too (forky's spec sorts first): another suite's build, which resolved other
+/// libraries, never stands in for the pin's own; and it is the pin's broken compiler only when
+/// it is the pin's own.
+#[test]
+fn a_debian_pin_takes_its_own_suites_build_before_another_suites() {
+    let pins = Pins::parse(
+        "[[pin]]\nid = \"debian-1.97.1\"\nrelease = \"1.97.1\"\nrole = \"debian\"\n\
+         debian = \"sid:rustc=1.97.1+dfsg1-1\"\n",
+        Path::new("toolchains.toml"),
+    )
+    .unwrap();
+    let pin = &pins.pins[0];
+    let debian = |text: &str| {
+        let package = DebianSource::parse(text).unwrap();
+        Toolchain {
+            id: text.to_owned(),
+            spec: format!("debian:{text}"),
+            source: Source::Debian { package },
+            rustc: PathBuf::from("/p/usr/bin/rustc"),
+            env: Vec::new(),
+            loader: None,
+            pin: None,
+        }
+    };
+    let sid = debian("sid:rustc=1.97.1+dfsg1-1");
+    let forky = debian("forky:rustc=1.97.1+dfsg1-1");
+    assert!(is_meant_for(pin, &sid));
+    assert!(!is_meant_for(pin, &forky), "forky's build taken for sid's");
+    let chosen = [&forky, &sid]
+        .into_iter()
+        .min_by_key(|toolchain| preference(pin, toolchain))
+        .unwrap();
+    assert_eq!(chosen.spec, sid.spec);
+}

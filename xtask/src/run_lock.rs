@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The run lock of a checkout (`target/kshim/matrix.lock`): one run at a time writes the
+//! checkout's outputs and its provisioned compilers, a waiting run says who holds the lock, and a
+//! lock only a dead run's orphans hold is reclaimed. A process takes each lock once: taking one it
+//! holds already (a matrix that provisions into its own checkout) neither waits nor locks again.
+
+use anyhow::Context;
+use std::fs;
+use std::io::Write;
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The run lock of the checkout at `root`.
+pub fn of_checkout(root: &Path) -> PathBuf {
+    root.join("target/kshim/matrix.lock")
+}
+
+/// The locks this process holds, by their files' device and inode numbers.
+static HELD: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
+
+/// Whether process `pid` exists (signal 0 checks, and sends nothing).
+fn process_exists(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists; it sends nothing.
+    let answer = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    answer == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The processes with a descriptor open on the lock file `path`, from `/proc`: each one's id,
+/// process group and name.
+fn lock_holders(path: &Path) -> Vec<(u32, u32, String)> {
+    let Ok(target) = fs::canonicalize(path) else {
+        return Vec::new();
+    };
+    let mut holders = Vec::new();
+    let Ok(processes) = fs::read_dir("/proc") else {
+        return holders;
+    };
+    for process in processes.filter_map(Result::ok) {
+        let Some(pid) = process
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        let Ok(descriptors) = fs::read_dir(process.path().join("fd")) else {
+            continue;
+        };
+        let holds = descriptors
+            .filter_map(Result::ok)
+            .any(|fd| fs::read_link(fd.path()).is_ok_and(|link| link == target));
+        if !holds {
+            continue;
+        }
+        // `/proc/PID/stat`: `PID (NAME) STATE PPID PGRP ...`, NAME may hold spaces.
+        let Ok(stat) = fs::read_to_string(process.path().join("stat")) else {
+            continue;
+        };
+        let Some((name, rest)) = stat
+            .split_once(" (")
+            .and_then(|(_, rest)| rest.rsplit_once(") "))
+        else {
+            continue;
+        };
+        let Some(group) = rest.split_whitespace().nth(2).and_then(|g| g.parse().ok()) else {
+            continue;
+        };
+        holders.push((pid, group, name.to_owned()));
+    }
+    holders
+}
+
+/// The exclusive lock of one matrix directory (`target/kshim/matrix.lock`), held for a whole
+/// run, so that two runs never write the same outputs at once.
+///
+/// It is an advisory `flock`, which the kernel drops when the last descriptor of the lock
+/// file is closed: when the run ends, or is killed, and everything it started that inherited
+/// the descriptor (see [`crate::process::run_holding`]) has ended too. The file holds the
+/// owner's process id for the waiting message, and is never deleted (deleting a lock file
+/// lets a third run lock a new file while the second still holds the old one).
+///
+/// # Invariants
+///
+/// `file` is open on the lock file and holds `LOCK_EX` on it.
+#[derive(Debug)]
+pub struct RunLock {
+    file: fs::File,
+    /// The lock file's device and inode numbers, as [`HELD`] lists it.
+    id: (u64, u64),
+}
+
+impl RunLock {
+    /// Takes the lock at `path`, waiting while another run holds it; `waiting` is called once,
+    /// with a sentence that names the other run, before the wait begins.
+    ///
+    /// Fails when the lock file cannot be created (an unwritable `target/`), and when the run is
+    /// interrupted (SIGINT, SIGTERM) while it waits.
+    pub fn acquire(path: &Path, waiting: &mut dyn FnMut(&str)) -> anyhow::Result<RunLock> {
+        let directory = path
+            .parent()
+            .with_context(|| format!("{} has no parent directory", path.display()))?;
+        fs::create_dir_all(directory).with_context(|| {
+            format!(
+                "cannot create {}, where the matrix keeps its lock, cache and report",
+                directory.display()
+            )
+        })?;
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .with_context(|| format!("cannot open the matrix's lock file {}", path.display()))?;
+        let mut announced = false;
+        let mut reclaimed = false;
+        loop {
+            // SAFETY: `flock` only reads the descriptor, which `file` keeps open.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                break;
+            }
+            let error = std::io::Error::last_os_error();
+            if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                return Err(error).with_context(|| format!("locking {}", path.display()));
+            }
+            if !announced {
+                announced = true;
+                waiting(&Self::holder(path));
+            }
+            if !reclaimed {
+                if let Some(message) = Self::reclaim_from_the_dead(path) {
+                    reclaimed = true;
+                    waiting(&message);
+                }
+            }
+            if let Some(signal) = crate::interrupt::interrupted() {
+                anyhow::bail!(
+                    "interrupted (signal {signal}) while waiting for the lock {}",
+                    path.display()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let metadata = file
+            .metadata()
+            .with_context(|| format!("reading {}", path.display()))?;
+        let id = (metadata.dev(), metadata.ino());
+        held().push(id);
+        // INVARIANT: the loop above ends only once `flock` granted LOCK_EX on `file`.
+        let lock = RunLock { file, id };
+        lock.record_owner()
+            .with_context(|| format!("writing {}", path.display()))?;
+        Ok(lock)
+    }
+
+    /// Takes the lock at `path` as [`RunLock::acquire`] does, unless this process holds it
+    /// already: then `None`, and what holds it covers the caller too (taking it again would wait
+    /// for ever, on this very process).
+    pub fn acquire_unless_held(
+        path: &Path,
+        waiting: &mut dyn FnMut(&str),
+    ) -> anyhow::Result<Option<RunLock>> {
+        let id = fs::metadata(path).map(|metadata| (metadata.dev(), metadata.ino()));
+        if id.is_ok_and(|id| held().contains(&id)) {
+            return Ok(None);
+        }
+        RunLock::acquire(path, waiting).map(Some)
+    }
+
+    /// Writes this process's id into the lock file, for the message of a run that waits.
+    fn record_owner(&self) -> std::io::Result<()> {
+        let mut file = &self.file;
+        file.set_len(0)?;
+        std::io::Seek::rewind(&mut file)?;
+        writeln!(file, "{}", std::process::id())
+    }
+
+    /// When the run that took the lock is dead and only what it started holds it still (it was
+    /// killed with SIGKILL, so it could not end them), ends their process groups so that the
+    /// lock comes free, and says whom it ended; `None` while the owner lives or before it has
+    /// written its id. What a dead run's processes do, no one will read.
+    fn reclaim_from_the_dead(path: &Path) -> Option<String> {
+        let owner: u32 = fs::read_to_string(path).ok()?.trim().parse().ok()?;
+        if process_exists(owner) {
+            return None;
+        }
+        // The owner writes its id just after it takes the lock: look again before acting.
+        std::thread::sleep(Duration::from_millis(200));
+        let again: u32 = fs::read_to_string(path).ok()?.trim().parse().ok()?;
+        if again != owner || process_exists(owner) {
+            return None;
+        }
+        let holders = lock_holders(path);
+        if holders.is_empty() {
+            return None;
+        }
+        // SAFETY: `getpgrp` has no arguments and cannot fail.
+        let own_group = unsafe { libc::getpgrp() } as u32;
+        let mut ended = Vec::new();
+        for (pid, group, name) in holders
+            .iter()
+            .filter(|(_, group, _)| *group > 1 && *group != own_group)
+        {
+            // SAFETY: `killpg` only sends a signal to the group the holder leads or is in.
+            unsafe { libc::killpg(*group as libc::pid_t, libc::SIGKILL) };
+            ended.push(format!("pid {pid} ({name}, group {group})"));
+        }
+        if ended.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "the run that held the lock (pid {owner}) is dead; ending what it left holding it: {} \
+             (lock: {})",
+            ended.join(", "),
+            path.display()
+        ))
+    }
+
+    /// Who holds the lock, as the waiting message says it.
+    fn holder(path: &Path) -> String {
+        let owner = || -> Option<u32> { fs::read_to_string(path).ok()?.trim().parse().ok() };
+        let alive = process_exists;
+        // The owner writes its id just after it takes the lock: look twice before saying it is
+        // gone.
+        let mut pid = owner();
+        if pid.is_some_and(|pid| !alive(pid)) {
+            std::thread::sleep(Duration::from_millis(200));
+            pid = owner();
+        }
+        match pid {
+            Some(pid) if alive(pid) => format!(
+                "waiting for another cargo xtask matrix (pid {pid}) to finish (lock: {})",
+                path.display()
+            ),
+            Some(pid) => format!(
+                "waiting for the processes that an earlier cargo xtask matrix (pid {pid}, no \
+                 longer running) left behind to finish (lock: {})",
+                path.display()
+            ),
+            None => format!(
+                "waiting for another cargo xtask matrix to finish (lock: {})",
+                path.display()
+            ),
+        }
+    }
+
+    /// The lock file's descriptor, for processes that must keep the lock while they live.
+    pub fn descriptor(&self) -> RawFd {
+        self.file.as_raw_fd()
+    }
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        let mut held = held();
+        if let Some(position) = held.iter().position(|id| *id == self.id) {
+            held.swap_remove(position);
+        }
+    }
+}
+
+/// [`HELD`], which no panic while it was locked leaves unusable.
+fn held() -> std::sync::MutexGuard<'static, Vec<(u64, u64)>> {
+    HELD.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A process that holds a lock takes it again at once, without locking it a second time
+    /// (which would wait on itself for ever); once it lets it go, the lock is taken anew.
+    #[test]
+    fn a_lock_this_process_holds_is_not_taken_twice() {
+        let dir = crate::project_root().join("target/kshim/unit-tests/run-lock");
+        let _ = fs::remove_dir_all(&dir);
+        let path = dir.join("matrix.lock");
+        let mut said = Vec::new();
+        let held = RunLock::acquire(&path, &mut |line| said.push(line.to_owned())).unwrap();
+        let again = RunLock::acquire_unless_held(&path, &mut |line| said.push(line.to_owned()));
+        assert!(again.unwrap().is_none());
+        drop(held);
+        let anew = RunLock::acquire_unless_held(&path, &mut |line| said.push(line.to_owned()));
+        assert!(anew.unwrap().is_some());
+        assert!(said.is_empty(), "{said:?}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}
