@@ -2,12 +2,11 @@
 //! `cargo xtask audit`: which of a crate's `#![feature]` lines each toolchain still needs, and
 //! what that means across them: the names come from a crate root ([`input`], read by
 //! [`crate::attributes`]) or a list, each
-//! compiler is asked about all of them at once ([`probing`]), conditions are decided per
-//! release and for the probed target ([`decide`], [`crate::kconfig`]), [`summary`] draws the
-//! conclusions and [`render`] writes them (human, Markdown, JSON; its schema is documented
+//! compiler is asked about all of them at once ([`probing`]), [`summary`] decides the
+//! conditions per release and for the probed target (with [`crate::kconfig`]) and draws the
+//! conclusions, and [`render`] writes them (human, Markdown, JSON; its schema is documented
 //! there).
 
-pub mod decide;
 pub mod input;
 pub mod probing;
 pub mod render;
@@ -24,11 +23,10 @@ use crate::report::ToolchainEntry;
 use crate::toolchain::{discover, Availability, SourceKind, VERSION_TIMEOUT};
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
-use decide::{Decider, TargetCfgs};
 use input::Input;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use summary::{Answer, CrossSummary, Lint};
+use summary::{Answer, CrossSummary, Decider, Lint, TargetCfgs};
 use xshell::Shell;
 
 /// Everything an audit needs, as the flags give it.

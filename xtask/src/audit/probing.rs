@@ -3,8 +3,8 @@
 //! [`crate::probe`], built as the audited crate is (a library or a proc-macro crate), narrowed
 //! down by halves when some name breaks it (`staged_api`), and the target's `--print cfg`.
 
-use super::decide::{read_print_cfg, TargetCfgs};
 use super::input::{CrateKind, Input};
+use super::summary::TargetCfgs;
 use crate::diagnostics::first_rustc_error;
 use crate::plan::Rustc;
 use crate::probe::{self, Diagnostics};
@@ -191,4 +191,16 @@ pub fn print_cfg(rustc: &Rustc, timeout: Duration) -> Result<TargetCfgs, String>
         return Err(process::last_line(&output.stderr));
     }
     Ok(read_print_cfg(&output.stdout))
+}
+
+/// Reads `rustc --print cfg`: one `name` or `key="value"` per line.
+pub fn read_print_cfg(text: &str) -> TargetCfgs {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .map(|line| match line.split_once('=') {
+            Some((key, value)) => (key.to_string(), Some(value.trim_matches('"').to_string())),
+            None => (line.to_string(), None),
+        })
+        .collect()
 }

@@ -4,8 +4,9 @@
 //! [`AuditReport::to_json`] documents.
 
 use super::summary::{self, Conditional, Finding};
-use super::{input, AuditReport, Column, Probed};
+use super::{AuditReport, Column, Probed};
 use crate::catalog::Release;
+use crate::cfg::Query;
 use crate::expect::ToolchainVerdict;
 use crate::json::{self, Value};
 use crate::output::Table;
@@ -358,10 +359,10 @@ impl AuditReport {
             .filter(|symbol| symbol.from.is_none())
             .filter(|symbol| {
                 self.input.entries.iter().any(|entry| {
-                    entry
-                        .condition
-                        .as_ref()
-                        .is_some_and(|condition| names_cfg(condition, &symbol.cfg))
+                    entry.condition.as_ref().is_some_and(|condition| {
+                        let named = |query: Query<'_>| query == Query::Name(&symbol.cfg);
+                        !summary::leaves(condition, |q| named(q).then_some(())).is_empty()
+                    })
                 })
             })
             .map(|symbol| format!("`{}`: {}.", symbol.cfg, symbol.source))
@@ -561,7 +562,7 @@ impl AuditReport {
                     .into_iter()
                     .map(|name| {
                         let status = answer.status(&self.input, name);
-                        let lines: Vec<&input::Entry> = summary::lines_of(&self.input, name);
+                        let lines = self.input.lines_of(name);
                         let activity = self.decider.name_active_on(&lines, answer.release);
                         let other_target = lines.iter().any(|entry| {
                             self.decider
@@ -614,18 +615,5 @@ impl AuditReport {
         }
         fields.push(("summary".into(), string(&self.summary_line(index))));
         json::object(fields)
-    }
-}
-
-/// Whether `predicate` has the bare cfg `name` among its leaves.
-fn names_cfg(predicate: &crate::cfg::Predicate, name: &str) -> bool {
-    use crate::cfg::Predicate;
-    match predicate {
-        Predicate::Name(leaf) => leaf == name,
-        Predicate::All(items) | Predicate::Any(items) => {
-            items.iter().any(|item| names_cfg(item, name))
-        }
-        Predicate::Not(inner) => names_cfg(inner, name),
-        Predicate::Bool(_) | Predicate::KeyValue(..) | Predicate::Version(_) => false,
     }
 }

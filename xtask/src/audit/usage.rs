@@ -5,8 +5,8 @@
 //! a rustc argument file (`--rustc-args FILE`, one argument a line, as rustc's `@FILE` reads
 //! it) the way Kbuild compiles, or on the bare crate root.
 
-use super::decide::Decider;
 use super::input::{CrateKind, Input};
+use super::summary::Decider;
 use super::{AuditReport, Column};
 use crate::json::{self, Value};
 use crate::places::{enclosing_items, read_gate_errors, GateErrors, Location};
