@@ -5,10 +5,10 @@
 
 use kshim_tests::project_root;
 use xtask::catalog::{feature, FEATURES};
-use xtask::places::in_shim_item;
+use xtask::places::{in_shim_item, UsedPlace};
 use xtask::plan::{Layout, Selection};
 use xtask::usage::run_usage;
-use xtask::usage_report::{UsageCell, UsageReport, UsedPlace};
+use xtask::usage_report::{UsageCell, UsageReport};
 
 /// The compilers to ask: the pins found here, or the specs (rustup names, paths to a rustc or a
 /// wrapper) that `KSHIM_USAGE_TOOLCHAINS` lists, comma-separated, to reach compilers on which

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Where code needs a feature, as rustc's JSON diagnostics say it (E0658, or an error whose help
-//! says to add `#![feature(...)]`), where the feature is enabled (E0725), and which items of the
-//! source enclose such a place.
+//! says to add `#![feature(...)]`), where the feature is enabled (E0725), which items of the
+//! source enclose such a place, and the place as every report records it ([`UsedPlace`]).
 
 use crate::json::{self, Value};
 
@@ -24,6 +24,34 @@ pub struct Place {
     /// For a place inside a macro's expansion: the outermost call site, the line that made it.
     pub call_site: Option<Location>,
     /// The macros it was expanded through, outermost first (`static_branch_unlikely!`).
+    pub macros: Vec<String>,
+}
+
+/// A point in the repository: a path relative to its root (or as rustc named it, outside it).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SourcePoint {
+    /// The file, relative to the repository root where it is inside it.
+    pub file: String,
+    /// 1-based line.
+    pub line: u64,
+    /// 1-based column.
+    pub column: u64,
+}
+
+/// One place that needs a feature.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UsedPlace {
+    /// The compile that reported it: `kernel` for the shim, or an example's name.
+    pub target: String,
+    /// Where the compiler points.
+    pub at: SourcePoint,
+    /// The header of the innermost enclosing item (`fn run(self: ArcBorrow<'_, Self>)`), if any.
+    pub item: Option<String>,
+    /// The names of the enclosing items, outermost first (`gated`, `WorkItem`, `run`).
+    pub items: Vec<String>,
+    /// For a place inside a macro's expansion: the line that invoked the macro.
+    pub call_site: Option<SourcePoint>,
+    /// The macros it was expanded through, outermost first.
     pub macros: Vec<String>,
 }
 

@@ -11,7 +11,7 @@ use crate::catalog::FEATURES;
 use crate::expect::ToolchainVerdict;
 use crate::json::{self, Value};
 use crate::judge::StepResult;
-use crate::places::{enclosing_items, Location};
+use crate::places::{enclosing_items, Location, SourcePoint, UsedPlace};
 use crate::plan::{Kind, Step, UsageCompile};
 use crate::report::ToolchainEntry;
 use crate::status::Status;
@@ -32,34 +32,6 @@ pub struct UsageToolchain {
     pub label: String,
     /// The release as `rustc -vV` writes it, if the compiler runs.
     pub release: Option<String>,
-}
-
-/// A point in the repository: a path relative to its root (or as rustc named it, outside it).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct SourcePoint {
-    /// The file, relative to the repository root where it is inside it.
-    pub file: String,
-    /// 1-based line.
-    pub line: u64,
-    /// 1-based column.
-    pub column: u64,
-}
-
-/// One place that needs a feature.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UsedPlace {
-    /// The compile that reported it: `kernel` for the shim, or an example's name.
-    pub target: String,
-    /// Where the compiler points.
-    pub at: SourcePoint,
-    /// The header of the innermost enclosing item (`fn run(self: ArcBorrow<'_, Self>)`), if any.
-    pub item: Option<String>,
-    /// The names of the enclosing items, outermost first (`gated`, `WorkItem`, `run`).
-    pub items: Vec<String>,
-    /// For a place inside a macro's expansion: the line that invoked the macro.
-    pub call_site: Option<SourcePoint>,
-    /// The macros it was expanded through, outermost first.
-    pub macros: Vec<String>,
 }
 
 /// What one toolchain says about one feature.

@@ -9,13 +9,13 @@ use super::input::{CrateKind, Input};
 use super::summary::Decider;
 use super::{AuditReport, Column};
 use crate::json::{self, Value};
-use crate::places::{enclosing_items, read_gate_errors, GateErrors, Location};
+use crate::places::{
+    enclosing_items, read_gate_errors, GateErrors, Location, SourcePoint, UsedPlace,
+};
 use crate::plan::Rustc;
 use crate::process::{self, Invocation};
 use crate::status::Status;
-use crate::usage_report::{
-    FeatureUsage, SourcePoint, UsageCell, UsageReport, UsageToolchain, UsedPlace,
-};
+use crate::usage_report::{FeatureUsage, UsageCell, UsageReport, UsageToolchain};
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -10,12 +10,13 @@
 use super::kernels::TreeData;
 use crate::catalog::{FEATURES, MINIMUM_RELEASE};
 use crate::expect::{Outcome, ToolchainVerdict};
+use crate::places::SourcePoint;
 use crate::plan::{Kind, Mode};
 use crate::report::platforms::{CrossCell, STAGES};
 use crate::report::{cell_kinds, release_order, FeatureCell, Observed, Report, ToolchainEntry};
 use crate::status::Status;
 use crate::usage_report::text::cell_summary;
-use crate::usage_report::{SourcePoint, UsageCell, UsageReport};
+use crate::usage_report::{UsageCell, UsageReport};
 use std::collections::HashMap;
 use std::fmt::Write;
 

@@ -3,8 +3,9 @@
 //! needs each feature, linked to the source lines, replaced only by `docs --usage`.
 
 use super::{escape_markdown, refuse_control_characters, Region};
+use crate::places::{SourcePoint, UsedPlace};
 use crate::usage_report::text::cell_summary;
-use crate::usage_report::{SourcePoint, UsageCell, UsageReport, UsedPlace};
+use crate::usage_report::{UsageCell, UsageReport};
 use anyhow::{bail, Context};
 use std::fmt::Write;
 use std::path::Path;

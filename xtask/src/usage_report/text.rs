@@ -2,7 +2,8 @@
 //! The usage report for people: per feature, the toolchains that said the same thing grouped on
 //! one line, then the places; as plain text or Markdown.
 
-use super::{SourcePoint, UsageCell, UsageReport, UsedPlace};
+use super::{UsageCell, UsageReport};
+use crate::places::{SourcePoint, UsedPlace};
 
 /// A place as one line: `file:line:col in `item` (target)`, with the macro's call site.
 pub(super) fn place_line(place: &UsedPlace) -> String {
