@@ -4,6 +4,8 @@
 //! source enclose such a place, and the place as every report records it ([`UsedPlace`]).
 
 use crate::json::{self, Value};
+use std::collections::HashMap;
+use std::path::Path;
 
 /// A point in a source file, as rustc names it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -53,6 +55,70 @@ pub struct UsedPlace {
     pub call_site: Option<SourcePoint>,
     /// The macros it was expanded through, outermost first.
     pub macros: Vec<String>,
+}
+
+impl SourcePoint {
+    /// A location, its file relative to `root` where it lies inside it.
+    pub fn of(location: &Location, root: &Path) -> SourcePoint {
+        let file = Path::new(&location.file);
+        SourcePoint {
+            file: file
+                .strip_prefix(root)
+                .unwrap_or(file)
+                .to_string_lossy()
+                .into_owned(),
+            line: location.line,
+            column: location.column,
+        }
+    }
+}
+
+/// Makes the compiler's places into [`UsedPlace`]s: files relative to a root, each place with
+/// the items around it, read from the sources (each file once).
+pub struct PlaceReader<'a> {
+    root: &'a Path,
+    sources: HashMap<String, Option<String>>,
+}
+
+impl<'a> PlaceReader<'a> {
+    /// A reader of the sources under `root`.
+    pub fn new(root: &'a Path) -> Self {
+        PlaceReader {
+            root,
+            sources: HashMap::new(),
+        }
+    }
+
+    /// `place` as the compile `target` reported it.
+    pub fn place(&mut self, target: &str, place: &Place) -> UsedPlace {
+        let at = SourcePoint::of(&place.location, self.root);
+        let call_site = place
+            .call_site
+            .as_ref()
+            .map(|site| SourcePoint::of(site, self.root));
+        // A place inside a macro of another crate (`core::ptr::addr_of_mut!`) is given the
+        // items around the call site that expanded it.
+        let mut items = Vec::new();
+        for candidate in [Some(&at), call_site.as_ref()].into_iter().flatten() {
+            let root = self.root;
+            let source = self
+                .sources
+                .entry(candidate.file.clone())
+                .or_insert_with(|| std::fs::read_to_string(root.join(&candidate.file)).ok());
+            if let Some(source) = source {
+                items = enclosing_items(source, candidate.line);
+                break;
+            }
+        }
+        UsedPlace {
+            target: target.to_string(),
+            item: items.last().map(|item| item.header.clone()),
+            items: items.into_iter().map(|item| item.name).collect(),
+            call_site,
+            macros: place.macros.clone(),
+            at,
+        }
+    }
 }
 
 /// What the compile without one feature in `-Zallow-features` said.
