@@ -177,7 +177,7 @@ fn shim_items_and_examples_are_where_the_compilers_say() {
 /// command line in a rustc argument file, on the compiler running these tests.
 #[test]
 fn audit_usage_reads_places_from_a_rustc_argument_file() {
-    use xtask::audit::usage::{usage_report, Compile};
+    use xtask::audit::compile::Compile;
     use xtask::audit::{input::read_crate_root, run_audit, Options};
     use xtask::plan::{mode_cfgs, Mode, Output, Product, Rustc};
 
@@ -217,7 +217,7 @@ fn audit_usage_reads_places_from_a_rustc_argument_file() {
     options.scratch = scratch.join("audit");
     let report = run_audit(&options).unwrap();
     let compile = Compile::ArgFile(argfile);
-    let usage = usage_report(&report, &compile, &scratch.join("usage"), options.timeout);
+    let usage = report.usage(&compile, &scratch.join("usage"), options.timeout);
     let row = usage
         .features
         .iter()

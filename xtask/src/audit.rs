@@ -5,13 +5,14 @@
 //! compiler is asked about all of them at once ([`probing`]), [`summary`] decides the
 //! conditions per release and for the probed target (with [`crate::kconfig`]) and draws the
 //! conclusions, and [`render`] writes them (human, Markdown, JSON; its schema is documented
-//! there).
+//! there); with `--usage`, [`compile`] compiles the crate without each gated feature and
+//! writes where it is used instead.
 
+pub mod compile;
 pub mod input;
 pub mod probing;
 pub mod render;
 pub mod summary;
-pub mod usage;
 
 use crate::catalog::Release;
 use crate::kconfig;
@@ -177,6 +178,22 @@ impl AuditReport {
     }
 }
 
+/// `work` on every item, each on a thread of its own: the answers, in order.
+fn in_parallel<T: Send, R: Send>(
+    items: impl IntoIterator<Item = T>,
+    work: impl Fn(usize, T) -> R + Sync,
+) -> Vec<R> {
+    std::thread::scope(|scope| {
+        let work = &work;
+        let handles: Vec<_> = (items.into_iter().enumerate())
+            .map(|(index, item)| scope.spawn(move || work(index, item)))
+            .collect();
+        (handles.into_iter())
+            .map(|handle| handle.join().expect("an audit thread panicked"))
+            .collect()
+    })
+}
+
 /// Discovers the toolchains, probes each that runs (in parallel), and sums up.
 pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
     let sh = Shell::new()?;
@@ -203,23 +220,14 @@ pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
     let kconfig = kconfig::with_given(given);
     let names = options.input.names();
     let scratch = options.scratch.join(std::process::id().to_string());
-    let results: Vec<(Column, Option<TargetCfgs>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = availabilities
-            .into_iter()
-            .enumerate()
-            .map(|(index, availability)| {
-                let names = &names;
-                let directory = scratch.join(format!(
-                    "{index}-{}",
-                    crate::plan::directory_name(availability.id())
-                ));
-                scope.spawn(move || column(availability, options, names, &directory))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|handle| handle.join().expect("a probe thread panicked"))
-            .collect()
+    let results = in_parallel(availabilities, |index, availability| {
+        let name = crate::plan::directory_name(availability.id());
+        column(
+            availability,
+            options,
+            &names,
+            &scratch.join(format!("{index}-{name}")),
+        )
     });
     let _ = std::fs::remove_dir_all(&scratch);
     // Every compiler here builds for the same host: the first answer stands for the target.
@@ -297,7 +305,7 @@ impl flags::Audit {
         options.min_rust = match (&self.min_rust, &options.input.path) {
             (Some(text), _) => Some(parse_min_rust(text)?),
             // As cargo-msrv does: a package's `rust-version` is its minimum.
-            (None, Some(root)) => usage::package_manifest(root)
+            (None, Some(root)) => compile::package_manifest(root)
                 .and_then(|manifest| package_rust_version(&manifest))
                 .map(|(manifest, text)| {
                     let release = parse_min_rust(&text)
@@ -322,14 +330,14 @@ impl flags::Audit {
         }
         let compile = self
             .usage
-            .then(|| usage::Compile::for_input(&options.input, self.rustc_args.as_deref()))
+            .then(|| compile::Compile::for_input(&options.input, self.rustc_args.as_deref()))
             .transpose()?;
         let report = run_audit(&options)?;
         if let Some(compile) = compile {
             let scratch = options
                 .scratch
                 .join(format!("usage-{}", std::process::id()));
-            let usage = usage::usage_report(&report, &compile, &scratch, options.timeout);
+            let usage = report.usage(&compile, &scratch, options.timeout);
             let _ = std::fs::remove_dir_all(&scratch);
             format.print(
                 || usage.to_json(),
