@@ -7,7 +7,7 @@
 
 pub mod kernels;
 pub mod page;
-mod places;
+mod places_region;
 #[cfg(test)]
 mod tests;
 
@@ -16,7 +16,7 @@ use crate::report::{FeatureCell, Observed, Report};
 use crate::usage_report::UsageReport;
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
-pub use places::{usage_region, USAGE_PLACES};
+pub use places_region::{usage_region, USAGE_PLACES};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use xshell::Shell;
@@ -499,7 +499,7 @@ pub fn generated_files_with(
     };
     let places = match usage {
         Some(usage) => usage_region(usage)?,
-        None => places::kept_region(&page_path)?,
+        None => places_region::kept_region(&page_path)?,
     };
     Ok(vec![
         (

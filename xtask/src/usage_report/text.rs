@@ -66,16 +66,19 @@ pub(crate) fn cell_summary(cell: &UsageCell) -> String {
     }
 }
 
-/// The toolchains of each distinct cell of a feature's row, in the order they first appear.
-fn groups<'a>(
+/// The toolchains (those at `indices`, in that order) of each distinct cell of a feature's
+/// row, in the order the cells first appear.
+pub(crate) fn groups<'a>(
     report: &'a UsageReport,
     cells: &'a [UsageCell],
+    indices: impl IntoIterator<Item = usize>,
 ) -> Vec<(Vec<&'a str>, &'a UsageCell)> {
     let mut groups: Vec<(Vec<&str>, &UsageCell)> = Vec::new();
-    for (toolchain, cell) in report.toolchains.iter().zip(cells) {
+    for index in indices {
+        let (label, cell) = (report.toolchains[index].label.as_str(), &cells[index]);
         match groups.iter_mut().find(|(_, seen)| *seen == cell) {
-            Some((labels, _)) => labels.push(&toolchain.label),
-            None => groups.push((vec![&toolchain.label], cell)),
+            Some((labels, _)) => labels.push(label),
+            None => groups.push((vec![label], cell)),
         }
     }
     groups
@@ -101,7 +104,7 @@ impl UsageReport {
                     feature.name, feature.shim_item
                 ));
             }
-            for (labels, cell) in groups(self, &feature.cells) {
+            for (labels, cell) in groups(self, &feature.cells, 0..self.toolchains.len()) {
                 out.push_str(&format!(
                     "  {}: {}\n",
                     labels.join(", "),
@@ -154,7 +157,7 @@ impl UsageReport {
         let escape = |text: &str| text.replace('|', "\\|");
         let mut out = String::from("| Feature | Toolchains | What they say |\n|---|---|---|\n");
         for feature in &self.features {
-            for (labels, cell) in groups(self, &feature.cells) {
+            for (labels, cell) in groups(self, &feature.cells, 0..self.toolchains.len()) {
                 let mut said = escape(&cell_summary(cell));
                 for place in places_of(cell) {
                     said.push_str("<br>");
