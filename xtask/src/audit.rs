@@ -305,7 +305,7 @@ impl flags::Audit {
         options.min_rust = match (&self.min_rust, &options.input.path) {
             (Some(text), _) => Some(parse_min_rust(text)?),
             // As cargo-msrv does: a package's `rust-version` is its minimum.
-            (None, Some(root)) => compile::package_manifest(root)
+            (None, Some(root)) => input::package_manifest(root)
                 .and_then(|manifest| package_rust_version(&manifest))
                 .map(|(manifest, text)| {
                     let release = parse_min_rust(&text)

@@ -6,7 +6,7 @@
 //! it) the way Kbuild compiles, or on the bare crate root. The places are read, recorded and
 //! shown as the usage run's are ([`crate::places`], [`crate::usage_report`]).
 
-use super::input::{CrateKind, Input};
+use super::input::{package_manifest, CrateKind, Input};
 use super::{AuditReport, Column};
 use crate::json::{self, Value};
 use crate::places::{read_gate_errors, GateErrors, PlaceReader, SourcePoint};
@@ -27,15 +27,6 @@ pub enum Compile {
     ArgFile(PathBuf),
     /// The crate root alone, as a library (or proc-macro) crate of edition 2021.
     Root(PathBuf, CrateKind),
-}
-
-/// The `Cargo.toml` of the package a crate root lies in: up to two directories above it.
-pub fn package_manifest(root: &Path) -> Option<PathBuf> {
-    root.ancestors()
-        .skip(1)
-        .take(3)
-        .map(|directory| directory.join("Cargo.toml"))
-        .find(|manifest| manifest.is_file())
 }
 
 impl Compile {

@@ -371,38 +371,36 @@ impl AuditReport {
 
     /// The table, the summaries and the findings for a terminal or a log.
     pub fn human(&self, colour: bool) -> String {
-        let mut out = self.heading();
-        out.push_str("\n\n");
-        self.table(false).render_text(&mut out, colour);
-        let _ = writeln!(out, "\n{}\n", Self::LEGEND);
-        for note in self.never_set_notes() {
-            let _ = writeln!(out, "{note}\n");
-        }
-        for index in 0..self.columns.len() {
-            let _ = writeln!(out, "{}", self.summary_line(index));
-        }
-        out.push('\n');
-        for line in self.conclusions(true) {
-            let _ = writeln!(out, "{line}");
-        }
-        out
+        self.text(false, colour)
     }
 
     /// The same as Markdown.
     pub fn markdown(&self) -> String {
-        let mut out = format!("## {}\n\n", self.heading());
-        self.table(true).render_markdown(&mut out);
+        self.text(true, false)
+    }
+
+    fn text(&self, markdown: bool, colour: bool) -> String {
+        let (title, item) = if markdown { ("## ", "- ") } else { ("", "") };
+        let mut out = format!("{title}{}\n\n", self.heading());
+        if markdown {
+            self.table(true).render_markdown(&mut out);
+        } else {
+            self.table(false).render_text(&mut out, colour);
+        }
         let _ = writeln!(out, "\n{}\n", Self::LEGEND);
         for note in self.never_set_notes() {
             let _ = writeln!(out, "{note}\n");
         }
-        let _ = writeln!(out, "## Summary\n");
+        if markdown {
+            let _ = writeln!(out, "## Summary\n");
+        }
         for index in 0..self.columns.len() {
-            let _ = writeln!(out, "- {}", self.summary_line(index));
+            let _ = writeln!(out, "{item}{}", self.summary_line(index));
         }
         out.push('\n');
-        for line in self.conclusions(false) {
-            let _ = writeln!(out, "- {line}");
+        // Snippets of the source for a terminal; Markdown lists the findings on one line each.
+        for line in self.conclusions(!markdown) {
+            let _ = writeln!(out, "{item}{line}");
         }
         out
     }
