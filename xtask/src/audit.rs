@@ -264,14 +264,9 @@ fn column(
     };
     let rustc = Rustc::of(&toolchain, version.release);
     let prober = probing::Prober::for_input(&rustc, &options.input, directory, options.timeout);
-    let probed = match prober.probe(names) {
-        Ok((statuses, breakers)) => Probed::Answered(Answer {
-            release: version.release,
-            statuses,
-            breakers,
-        }),
-        Err(error) => Probed::Failed(error),
-    };
+    let probed = prober
+        .probe(names)
+        .map_or_else(Probed::Failed, Probed::Answered);
     let target = probing::print_cfg(&rustc, options.timeout).ok();
     let column = Column {
         entry,

@@ -56,9 +56,10 @@ impl Compile {
 
     /// The directory that relative file names in diagnostics start from.
     fn base(&self) -> PathBuf {
-        let parent = |path: &Path| path.parent().map(Path::to_path_buf).unwrap_or_default();
         match self {
-            Compile::Cargo(manifest) => parent(manifest),
+            Compile::Cargo(manifest) => {
+                manifest.parent().map(Path::to_path_buf).unwrap_or_default()
+            }
             _ => std::env::current_dir().unwrap_or_default(),
         }
     }

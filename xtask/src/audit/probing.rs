@@ -4,7 +4,7 @@
 //! down by halves when some name breaks it (`staged_api`), and the target's `--print cfg`.
 
 use super::input::{CrateKind, Input};
-use super::summary::TargetCfgs;
+use super::summary::{Answer, TargetCfgs};
 use crate::diagnostics::first_rustc_error;
 use crate::plan::Rustc;
 use crate::probe::{self, Diagnostics};
@@ -27,8 +27,8 @@ pub struct Prober<'a> {
     pub timeout: Duration,
 }
 
-/// A compiler's answer: a status per name and the names that broke the one-call probe.
-pub type Probed = (Vec<Status>, Vec<(String, String)>);
+/// A status per name and the names that broke the one-call probe.
+type Statuses = (Vec<Status>, Vec<(String, String)>);
 
 impl<'a> Prober<'a> {
     /// A prober for an input, as its crate is built.
@@ -101,7 +101,7 @@ impl<'a> Prober<'a> {
     /// A name a crate without `proc_macro` does not know is asked again with `proc_macro`
     /// loaded: a `proc_macro` library feature (`proc_macro_span`) is known only there, and a
     /// crate enabling one is a proc-macro crate (or loads it) whose kind the root may not show.
-    pub fn probe(&self, names: &[&str]) -> Result<Probed, String> {
+    pub fn probe(&self, names: &[&str]) -> Result<Answer, String> {
         let (mut statuses, breakers) = self.probe_as_built(names)?;
         if !self.loads_proc_macro {
             let unknown: Vec<(usize, &str)> = names
@@ -124,10 +124,14 @@ impl<'a> Prober<'a> {
                 }
             }
         }
-        Ok((statuses, breakers))
+        Ok(Answer {
+            release: self.rustc.release,
+            statuses,
+            breakers,
+        })
     }
 
-    fn probe_as_built(&self, names: &[&str]) -> Result<Probed, String> {
+    fn probe_as_built(&self, names: &[&str]) -> Result<Statuses, String> {
         let whole = self.run(names)?;
         if whole.other_errors.is_empty() {
             return Ok((whole.statuses, Vec::new()));

@@ -445,10 +445,11 @@ impl Lint {
 /// The `--min-rust` lint.
 pub fn lint(input: &Input, decider: &Decider, answers: &[Answer], minimum: Release) -> Lint {
     let mut lint = Lint::default();
-    let from_minimum: Vec<&Answer> = answers
+    let mut from_minimum: Vec<&Answer> = answers
         .iter()
         .filter(|answer| answer.release >= minimum)
         .collect();
+    from_minimum.sort_by_key(|answer| answer.release);
     // Per name, the first entry active on each compiler from the minimum on: a later line
     // active on the same compiler enables it twice.
     let mut first_active: HashMap<&str, Vec<Option<usize>>> = HashMap::new();
@@ -456,16 +457,24 @@ pub fn lint(input: &Input, decider: &Decider, answers: &[Answer], minimum: Relea
         let firsts = first_active
             .entry(entry.name.as_str())
             .or_insert_with(|| vec![None; from_minimum.len()]);
-        let mut twice: Vec<(Release, usize)> = Vec::new();
+        // On each compiler from the minimum on where the line is active: whether an earlier
+        // line enabled the name already, and whether the compiler rejects it.
+        let (mut twice, mut rejecting): (Vec<(Release, usize)>, Vec<(Release, Status)>) =
+            Default::default();
         for (slot, answer) in from_minimum.iter().enumerate() {
-            if decider.active_on(entry.condition.as_ref(), answer.release) == Some(true) {
-                match firsts[slot] {
-                    Some(first) => twice.push((answer.release, first)),
-                    None => firsts[slot] = Some(index),
-                }
+            if decider.active_on(entry.condition.as_ref(), answer.release) != Some(true) {
+                continue;
+            }
+            match firsts[slot] {
+                Some(first) => twice.push((answer.release, first)),
+                None => firsts[slot] = Some(index),
+            }
+            if let Some(status @ (Status::Unknown | Status::Removed)) =
+                answer.status(input, &entry.name)
+            {
+                rejecting.push((answer.release, status));
             }
         }
-        twice.sort_by_key(|(release, _)| *release);
         if let Some(&(_, first)) = twice.first() {
             let releases: Vec<String> = twice.iter().map(|(r, _)| r.to_string()).collect();
             let first_place = match input.entries[first].location {
@@ -499,19 +508,6 @@ pub fn lint(input: &Input, decider: &Decider, answers: &[Answer], minimum: Relea
                 reason: format!("`{condition}` is false on every compiler from {minimum} on"),
             });
         }
-        let mut rejecting: Vec<(Release, Status)> = answers
-            .iter()
-            .filter(|answer| answer.release >= minimum)
-            .filter(|answer| {
-                decider.active_on(entry.condition.as_ref(), answer.release) == Some(true)
-            })
-            .filter_map(|answer| {
-                let status = answer.status(input, &entry.name)?;
-                matches!(status, Status::Unknown | Status::Removed)
-                    .then_some((answer.release, status))
-            })
-            .collect();
-        rejecting.sort_by_key(|(release, _)| *release);
         if !rejecting.is_empty() {
             let words: Vec<String> = rejecting
                 .iter()
