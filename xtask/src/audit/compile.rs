@@ -179,21 +179,16 @@ pub fn read_rustc_args(file: &Path) -> anyhow::Result<(Vec<String>, Vec<String>)
     while index < lines.len() {
         let line = lines[index];
         // A flag and its value, whether written as one argument or two.
-        let two = |flag: &str| line == flag && index + 1 < lines.len();
-        let (flag, value, width) = if two("-o")
-            || two("--out-dir")
-            || two("--emit")
-            || two("-C")
-            || two("--codegen")
-            || two("-Z")
-        {
-            (line, lines[index + 1], 2)
-        } else if let Some(value) = line.strip_prefix("-C").or(line.strip_prefix("--codegen=")) {
-            ("-C", value, 1)
-        } else if let Some(value) = line.strip_prefix("-Z") {
-            ("-Z", value, 1)
-        } else {
-            (line, "", 1)
+        let codegen = line.strip_prefix("-C").or(line.strip_prefix("--codegen="));
+        let (flag, value, width) = match (line, lines.get(index + 1)) {
+            ("-o" | "--out-dir" | "--emit" | "-C" | "--codegen" | "-Z", Some(next)) => {
+                (line, *next, 2)
+            }
+            _ => match (codegen, line.strip_prefix("-Z")) {
+                (Some(value), _) => ("-C", value, 1),
+                (None, Some(value)) => ("-Z", value, 1),
+                (None, None) => (line, "", 1),
+            },
         };
         let option = |name: &str| value == name || value.starts_with(&format!("{name}="));
         let why = match flag {
