@@ -74,6 +74,13 @@ impl Compile {
         let allow = format!("-Zallow-features={}", allowed.join(","));
         let mut env = rustc.env.clone();
         env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
+        // rustc itself, writing only metadata and JSON diagnostics.
+        let rustc_metadata = |mut args: Vec<String>| {
+            let out_dir = scratch.to_string_lossy().into_owned();
+            args.extend(["--emit=metadata".into(), "--out-dir".into(), out_dir]);
+            args.extend(["--error-format=json".into(), allow.clone()]);
+            (rustc.path.clone(), args)
+        };
         let (program, args) = match self {
             Compile::Cargo(manifest) => {
                 let cargo = rustc.path.with_file_name("cargo");
@@ -105,37 +112,26 @@ impl Compile {
                 .to_vec();
                 (cargo, args)
             }
-            Compile::ArgFile(_) | Compile::Root(..) => {
-                let mut args = match self {
-                    Compile::ArgFile(file) => {
-                        let (args, _) = read_rustc_args(file)?;
-                        let derived = scratch.join("rustc-args");
-                        std::fs::create_dir_all(scratch)
-                            .with_context(|| format!("creating {}", scratch.display()))?;
-                        std::fs::write(&derived, args.join("\n"))
-                            .with_context(|| format!("writing {}", derived.display()))?;
-                        vec![format!("@{}", derived.display())]
-                    }
-                    Compile::Root(root, kind) => {
-                        let crate_type = match kind {
-                            CrateKind::Library => "lib",
-                            CrateKind::ProcMacro => "proc-macro",
-                        };
-                        let root = root.to_string_lossy();
-                        ["--edition", "2021", "--crate-type", crate_type, &root]
-                            .map(String::from)
-                            .to_vec()
-                    }
-                    Compile::Cargo(_) => unreachable!("handled above"),
+            Compile::ArgFile(file) => {
+                let (args, _) = read_rustc_args(file)?;
+                let derived = scratch.join("rustc-args");
+                std::fs::create_dir_all(scratch)
+                    .with_context(|| format!("creating {}", scratch.display()))?;
+                std::fs::write(&derived, args.join("\n"))
+                    .with_context(|| format!("writing {}", derived.display()))?;
+                rustc_metadata(vec![format!("@{}", derived.display())])
+            }
+            Compile::Root(root, kind) => {
+                let crate_type = match kind {
+                    CrateKind::Library => "lib",
+                    CrateKind::ProcMacro => "proc-macro",
                 };
-                args.extend([
-                    "--emit=metadata".into(),
-                    "--out-dir".into(),
-                    scratch.to_string_lossy().into_owned(),
-                    "--error-format=json".into(),
-                    allow,
-                ]);
-                (rustc.path.clone(), args)
+                let root = root.to_string_lossy();
+                rustc_metadata(
+                    ["--edition", "2021", "--crate-type", crate_type, &root]
+                        .map(String::from)
+                        .to_vec(),
+                )
             }
         };
         Ok(Invocation {
