@@ -29,8 +29,7 @@ pub type TargetCfgs = Vec<(String, Option<String>)>;
 /// What a condition's leaves are decided from.
 #[derive(Clone, Debug, Default)]
 pub struct Decider {
-    /// The probed target's cfgs, as `rustc --print cfg` lists them (`("target_arch",
-    /// Some("x86_64"))`, `("unix", None)`); empty when no compiler printed them.
+    /// The probed target's cfgs; empty when no compiler printed them.
     pub target: TargetCfgs,
     /// The Kconfig thresholds.
     pub kconfig: Vec<KconfigSymbol>,
@@ -459,8 +458,8 @@ pub fn lint(input: &Input, decider: &Decider, answers: &[Answer], minimum: Relea
             .or_insert_with(|| vec![None; from_minimum.len()]);
         // On each compiler from the minimum on where the line is active: whether an earlier
         // line enabled the name already, and whether the compiler rejects it.
-        let (mut twice, mut rejecting): (Vec<(Release, usize)>, Vec<(Release, Status)>) =
-            Default::default();
+        let mut twice: Vec<(Release, usize)> = Vec::new();
+        let mut rejecting: Vec<(Release, Status)> = Vec::new();
         for (slot, answer) in from_minimum.iter().enumerate() {
             if decider.active_on(entry.condition.as_ref(), answer.release) != Some(true) {
                 continue;
