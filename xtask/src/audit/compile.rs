@@ -74,19 +74,21 @@ impl Compile {
         let allow = format!("-Zallow-features={}", allowed.join(","));
         let mut env = rustc.env.clone();
         env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
-        // rustc itself, writing only metadata and JSON diagnostics.
+        // rustc itself (through its own loader where it has one), writing only metadata and
+        // JSON diagnostics.
         let rustc_metadata = |mut args: Vec<String>| {
             let out_dir = scratch.to_string_lossy().into_owned();
             args.extend(["--emit=metadata".into(), "--out-dir".into(), out_dir]);
             args.extend(["--error-format=json".into(), allow.clone()]);
-            (rustc.path.clone(), args)
+            rustc.invocation(args, env.clone())
         };
-        let (program, args) = match self {
+        Ok(match self {
             Compile::Cargo(manifest) => {
                 let cargo = rustc.path.with_file_name("cargo");
                 if !cargo.is_file() {
                     bail!("no Cargo beside {}", rustc.path.display());
                 }
+                let mut env = env.clone();
                 env.push(("RUSTC".into(), rustc.path.to_string_lossy().into_owned()));
                 // Cargo finds its registry and configuration from these; the process starts
                 // with a cleared environment.
@@ -110,7 +112,12 @@ impl Compile {
                 ]
                 .map(String::from)
                 .to_vec();
-                (cargo, args)
+                Invocation {
+                    program: cargo,
+                    args,
+                    env,
+                    env_remove: Vec::new(),
+                }
             }
             Compile::ArgFile(file) => {
                 let (args, _) = read_rustc_args(file)?;
@@ -133,12 +140,6 @@ impl Compile {
                         .to_vec(),
                 )
             }
-        };
-        Ok(Invocation {
-            program,
-            args,
-            env,
-            env_remove: Vec::new(),
         })
     }
 

@@ -183,12 +183,8 @@ fn set_crate_type(invocation: &mut Invocation, crate_type: &str) {
 
 /// The compiler's cfgs for its host target (`rustc --print cfg`), or why it gave none.
 pub fn print_cfg(rustc: &Rustc, timeout: Duration) -> Result<TargetCfgs, String> {
-    let invocation = Invocation {
-        program: rustc.path.clone(),
-        args: vec!["--print".into(), "cfg".into()],
-        env: rustc.env.clone(),
-        env_remove: vec!["RUSTC_BOOTSTRAP".into()],
-    };
+    let mut invocation = rustc.invocation(vec!["--print".into(), "cfg".into()], rustc.env.clone());
+    invocation.env_remove.push("RUSTC_BOOTSTRAP".into());
     let output = process::run(&invocation, timeout)
         .map_err(|error| format!("cannot run {}: {error}", rustc.path.display()))?;
     if !output.success() {
