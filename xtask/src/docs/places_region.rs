@@ -99,11 +99,7 @@ fn place_text(place: &UsedPlace) -> anyhow::Result<String> {
 /// a control character in it.
 pub fn usage_region(report: &UsageReport) -> anyhow::Result<String> {
     let mut ran: Vec<usize> = (0..report.toolchains.len())
-        .filter(|&index| {
-            report.features.iter().any(|feature| {
-                !matches!(feature.cells.get(index), Some(UsageCell::NotRun(_)) | None)
-            })
-        })
+        .filter(|&index| report.ran(index))
         .collect();
     // In release order, as the status table's columns.
     ran.sort_by_key(|&index| {

@@ -120,6 +120,12 @@ impl UsageReport {
         out
     }
 
+    /// Whether the toolchain at `index` ran for any feature.
+    pub fn ran(&self, index: usize) -> bool {
+        (self.features.iter())
+            .any(|feature| !matches!(feature.cells.get(index), Some(UsageCell::NotRun(_)) | None))
+    }
+
     /// One line: how many features each toolchain that ran found used, unused and stable.
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();
@@ -130,7 +136,7 @@ impl UsageReport {
                     .filter(|feature| feature.cells[index].word() == word)
                     .count()
             };
-            if count("not-run") == self.features.len() {
+            if !self.ran(index) {
                 continue;
             }
             let mut part = format!(
