@@ -5,10 +5,10 @@
 
 use kshim_tests::project_root;
 use xtask::catalog::{feature, FEATURES};
-use xtask::places::in_shim_item;
+use xtask::places::{in_shim_item, UsedPlace};
 use xtask::plan::{Layout, Selection};
 use xtask::usage::run_usage;
-use xtask::usage_report::{UsageCell, UsageReport, UsedPlace};
+use xtask::usage_report::{UsageCell, UsageReport};
 
 /// The compilers to ask: the pins found here, or the specs (rustup names, paths to a rustc or a
 /// wrapper) that `KSHIM_USAGE_TOOLCHAINS` lists, comma-separated, to reach compilers on which
@@ -177,7 +177,7 @@ fn shim_items_and_examples_are_where_the_compilers_say() {
 /// command line in a rustc argument file, on the compiler running these tests.
 #[test]
 fn audit_usage_reads_places_from_a_rustc_argument_file() {
-    use xtask::audit::usage::{usage_report, Compile};
+    use xtask::audit::compile::Compile;
     use xtask::audit::{input::read_crate_root, run_audit, Options};
     use xtask::plan::{mode_cfgs, Mode, Output, Product, Rustc};
 
@@ -217,7 +217,7 @@ fn audit_usage_reads_places_from_a_rustc_argument_file() {
     options.scratch = scratch.join("audit");
     let report = run_audit(&options).unwrap();
     let compile = Compile::ArgFile(argfile);
-    let usage = usage_report(&report, &compile, &scratch.join("usage"), options.timeout);
+    let usage = report.usage(&compile, &scratch.join("usage"), options.timeout);
     let row = usage
         .features
         .iter()

@@ -2,17 +2,17 @@
 //! `cargo xtask audit`: which of a crate's `#![feature]` lines each toolchain still needs, and
 //! what that means across them: the names come from a crate root ([`input`], read by
 //! [`crate::attributes`]) or a list, each
-//! compiler is asked about all of them at once ([`probing`]), conditions are decided per
-//! release and for the probed target ([`decide`], [`crate::kconfig`]), [`summary`] draws the
-//! conclusions and [`render`] writes them (human, Markdown, JSON; its schema is documented
-//! there).
+//! compiler is asked about all of them at once ([`probing`]), [`summary`] decides the
+//! conditions per release and for the probed target (with [`crate::kconfig`]) and draws the
+//! conclusions, and [`render`] writes them (human, Markdown, JSON; its schema is documented
+//! there); with `--usage`, [`compile`] compiles the crate without each gated feature and
+//! writes where it is used instead.
 
-pub mod decide;
+pub mod compile;
 pub mod input;
 pub mod probing;
 pub mod render;
 pub mod summary;
-pub mod usage;
 
 use crate::catalog::Release;
 use crate::kconfig;
@@ -24,11 +24,10 @@ use crate::report::ToolchainEntry;
 use crate::toolchain::{discover, Availability, SourceKind, VERSION_TIMEOUT};
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
-use decide::{Decider, TargetCfgs};
 use input::Input;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use summary::{Answer, CrossSummary, Lint};
+use summary::{Answer, CrossSummary, Decider, Lint, TargetCfgs};
 use xshell::Shell;
 
 /// Everything an audit needs, as the flags give it.
@@ -179,6 +178,22 @@ impl AuditReport {
     }
 }
 
+/// `work` on every item, each on a thread of its own: the answers, in order.
+fn in_parallel<T: Send, R: Send>(
+    items: impl IntoIterator<Item = T>,
+    work: impl Fn(usize, T) -> R + Sync,
+) -> Vec<R> {
+    std::thread::scope(|scope| {
+        let work = &work;
+        let handles: Vec<_> = (items.into_iter().enumerate())
+            .map(|(index, item)| scope.spawn(move || work(index, item)))
+            .collect();
+        (handles.into_iter())
+            .map(|handle| handle.join().expect("an audit thread panicked"))
+            .collect()
+    })
+}
+
 /// Discovers the toolchains, probes each that runs (in parallel), and sums up.
 pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
     let sh = Shell::new()?;
@@ -205,23 +220,14 @@ pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
     let kconfig = kconfig::with_given(given);
     let names = options.input.names();
     let scratch = options.scratch.join(std::process::id().to_string());
-    let results: Vec<(Column, Option<TargetCfgs>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = availabilities
-            .into_iter()
-            .enumerate()
-            .map(|(index, availability)| {
-                let names = &names;
-                let directory = scratch.join(format!(
-                    "{index}-{}",
-                    crate::plan::directory_name(availability.id())
-                ));
-                scope.spawn(move || column(availability, options, names, &directory))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|handle| handle.join().expect("a probe thread panicked"))
-            .collect()
+    let results = in_parallel(availabilities, |index, availability| {
+        let name = crate::plan::directory_name(availability.id());
+        column(
+            availability,
+            options,
+            &names,
+            &scratch.join(format!("{index}-{name}")),
+        )
     });
     let _ = std::fs::remove_dir_all(&scratch);
     // Every compiler here builds for the same host: the first answer stands for the target.
@@ -258,14 +264,9 @@ fn column(
     };
     let rustc = Rustc::of(&toolchain, version.release);
     let prober = probing::Prober::for_input(&rustc, &options.input, directory, options.timeout);
-    let probed = match prober.probe(names) {
-        Ok((statuses, breakers)) => Probed::Answered(Answer {
-            release: version.release,
-            statuses,
-            breakers,
-        }),
-        Err(error) => Probed::Failed(error),
-    };
+    let probed = prober
+        .probe(names)
+        .map_or_else(Probed::Failed, Probed::Answered);
     let target = probing::print_cfg(&rustc, options.timeout).ok();
     let column = Column {
         entry,
@@ -299,7 +300,7 @@ impl flags::Audit {
         options.min_rust = match (&self.min_rust, &options.input.path) {
             (Some(text), _) => Some(parse_min_rust(text)?),
             // As cargo-msrv does: a package's `rust-version` is its minimum.
-            (None, Some(root)) => usage::package_manifest(root)
+            (None, Some(root)) => input::package_manifest(root)
                 .and_then(|manifest| package_rust_version(&manifest))
                 .map(|(manifest, text)| {
                     let release = parse_min_rust(&text)
@@ -324,14 +325,14 @@ impl flags::Audit {
         }
         let compile = self
             .usage
-            .then(|| usage::Compile::for_input(&options.input, self.rustc_args.as_deref()))
+            .then(|| compile::Compile::for_input(&options.input, self.rustc_args.as_deref()))
             .transpose()?;
         let report = run_audit(&options)?;
         if let Some(compile) = compile {
             let scratch = options
                 .scratch
                 .join(format!("usage-{}", std::process::id()));
-            let usage = usage::usage_report(&report, &compile, &scratch, options.timeout);
+            let usage = report.usage(&compile, &scratch, options.timeout);
             let _ = std::fs::remove_dir_all(&scratch);
             format.print(
                 || usage.to_json(),

@@ -8,7 +8,7 @@
 mod features;
 pub mod kernels;
 pub mod page;
-mod places;
+mod places_region;
 #[cfg(test)]
 mod tests;
 
@@ -18,7 +18,7 @@ use crate::usage_report::UsageReport;
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
 pub use features::{feature_table, features_page, shim_features_page};
-pub use places::{usage_region, USAGE_PLACES};
+pub use places_region::{usage_region, USAGE_PLACES};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use xshell::Shell;
@@ -249,7 +249,7 @@ pub fn generated_files_with(
     };
     let places = match usage {
         Some(usage) => usage_region(usage)?,
-        None => places::kept_region(&page_path)?,
+        None => places_region::kept_region(&page_path)?,
     };
     Ok(vec![
         (

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Where code needs a feature, as rustc's JSON diagnostics say it (E0658, or an error whose help
-//! says to add `#![feature(...)]`), where the feature is enabled (E0725), and which items of the
-//! source enclose such a place.
+//! says to add `#![feature(...)]`), where the feature is enabled (E0725), which items of the
+//! source enclose such a place, and the place as every report records it ([`UsedPlace`]).
 
 use crate::json::{self, Value};
+use std::collections::HashMap;
+use std::path::Path;
 
 /// A point in a source file, as rustc names it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -464,6 +466,98 @@ fn attributed_item(lines: &[&str], index: usize) -> Option<usize> {
         })
         .map(|offset| start + 1 + offset)
         .filter(|&item| item_header(lines[item]).is_some())
+}
+
+/// A point in the repository: a path relative to its root (or as rustc named it, outside it).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SourcePoint {
+    /// The file, relative to the repository root where it is inside it.
+    pub file: String,
+    /// 1-based line.
+    pub line: u64,
+    /// 1-based column.
+    pub column: u64,
+}
+
+/// One place that needs a feature.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UsedPlace {
+    /// The compile that reported it: `kernel` for the shim, or an example's name.
+    pub target: String,
+    /// Where the compiler points.
+    pub at: SourcePoint,
+    /// The header of the innermost enclosing item (`fn run(self: ArcBorrow<'_, Self>)`), if any.
+    pub item: Option<String>,
+    /// The names of the enclosing items, outermost first (`gated`, `WorkItem`, `run`).
+    pub items: Vec<String>,
+    /// For a place inside a macro's expansion: the line that invoked the macro.
+    pub call_site: Option<SourcePoint>,
+    /// The macros it was expanded through, outermost first.
+    pub macros: Vec<String>,
+}
+
+impl SourcePoint {
+    /// A location, its file relative to `root` where it lies inside it.
+    pub fn of(location: &Location, root: &Path) -> SourcePoint {
+        let file = Path::new(&location.file);
+        SourcePoint {
+            file: file
+                .strip_prefix(root)
+                .unwrap_or(file)
+                .to_string_lossy()
+                .into_owned(),
+            line: location.line,
+            column: location.column,
+        }
+    }
+}
+
+/// Makes the compiler's places into [`UsedPlace`]s: files relative to a root, each place with
+/// the items around it, read from the sources (each file once).
+pub struct PlaceReader<'a> {
+    root: &'a Path,
+    sources: HashMap<String, Option<String>>,
+}
+
+impl<'a> PlaceReader<'a> {
+    /// A reader of the sources under `root`.
+    pub fn new(root: &'a Path) -> Self {
+        PlaceReader {
+            root,
+            sources: HashMap::new(),
+        }
+    }
+
+    /// `place` as the compile `target` reported it.
+    pub fn place(&mut self, target: &str, place: &Place) -> UsedPlace {
+        let at = SourcePoint::of(&place.location, self.root);
+        let call_site = place
+            .call_site
+            .as_ref()
+            .map(|site| SourcePoint::of(site, self.root));
+        // A place inside a macro of another crate (`core::ptr::addr_of_mut!`) is given the
+        // items around the call site that expanded it.
+        let mut items = Vec::new();
+        for candidate in [Some(&at), call_site.as_ref()].into_iter().flatten() {
+            let root = self.root;
+            let source = self
+                .sources
+                .entry(candidate.file.clone())
+                .or_insert_with(|| std::fs::read_to_string(root.join(&candidate.file)).ok());
+            if let Some(source) = source {
+                items = enclosing_items(source, candidate.line);
+                break;
+            }
+        }
+        UsedPlace {
+            target: target.to_string(),
+            item: items.last().map(|item| item.header.clone()),
+            items: items.into_iter().map(|item| item.name).collect(),
+            call_site,
+            macros: place.macros.clone(),
+            at,
+        }
+    }
 }
 
 /// The module path of a shim source file relative to `kernel-shim/src/`

@@ -11,7 +11,7 @@ use crate::catalog::FEATURES;
 use crate::expect::ToolchainVerdict;
 use crate::json::{self, Value};
 use crate::judge::StepResult;
-use crate::places::{enclosing_items, Location};
+use crate::places::{PlaceReader, SourcePoint, UsedPlace};
 use crate::plan::{Kind, Step, UsageCompile};
 use crate::report::ToolchainEntry;
 use crate::status::Status;
@@ -34,32 +34,15 @@ pub struct UsageToolchain {
     pub release: Option<String>,
 }
 
-/// A point in the repository: a path relative to its root (or as rustc named it, outside it).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct SourcePoint {
-    /// The file, relative to the repository root where it is inside it.
-    pub file: String,
-    /// 1-based line.
-    pub line: u64,
-    /// 1-based column.
-    pub column: u64,
-}
-
-/// One place that needs a feature.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UsedPlace {
-    /// The compile that reported it: `kernel` for the shim, or an example's name.
-    pub target: String,
-    /// Where the compiler points.
-    pub at: SourcePoint,
-    /// The header of the innermost enclosing item (`fn run(self: ArcBorrow<'_, Self>)`), if any.
-    pub item: Option<String>,
-    /// The names of the enclosing items, outermost first (`gated`, `WorkItem`, `run`).
-    pub items: Vec<String>,
-    /// For a place inside a macro's expansion: the line that invoked the macro.
-    pub call_site: Option<SourcePoint>,
-    /// The macros it was expanded through, outermost first.
-    pub macros: Vec<String>,
+impl UsageToolchain {
+    /// A toolchain of the run, shown as `label`.
+    pub fn of(entry: &ToolchainEntry, label: String) -> Self {
+        UsageToolchain {
+            id: entry.id.clone(),
+            label,
+            release: entry.release_text.clone(),
+        }
+    }
 }
 
 /// What one toolchain says about one feature.
@@ -94,6 +77,19 @@ impl UsageCell {
             UsageCell::NotRun(_) => "not-run",
         }
     }
+
+    /// A gated feature's cell from what its compiles found: used at `places`, else unused
+    /// (enabled at `attributes`).
+    pub fn found(mut places: Vec<UsedPlace>, mut attributes: Vec<SourcePoint>) -> UsageCell {
+        if places.is_empty() {
+            attributes.sort();
+            attributes.dedup();
+            UsageCell::Unused(attributes)
+        } else {
+            places.sort_by(|a, b| a.at.cmp(&b.at));
+            UsageCell::Used(places)
+        }
+    }
 }
 
 /// One catalog feature's row.
@@ -116,22 +112,6 @@ pub struct UsageReport {
     pub features: Vec<FeatureUsage>,
 }
 
-/// `file` relative to `root` where it lies inside it.
-fn relative(file: &str, root: &Path) -> String {
-    Path::new(file).strip_prefix(root).map_or_else(
-        |_| file.to_string(),
-        |path| path.to_string_lossy().into_owned(),
-    )
-}
-
-fn point(location: &Location, root: &Path) -> SourcePoint {
-    SourcePoint {
-        file: relative(&location.file, root),
-        line: location.line,
-        column: location.column,
-    }
-}
-
 /// Assembles the report of a run over `columns` (every toolchain, as the matrix lists them)
 /// from its steps, their results and the usage compiles among them; the enclosing items are
 /// read from the sources under `root`.
@@ -142,31 +122,7 @@ pub fn assemble(
     results: &[StepResult],
     compiles: &[UsageCompile],
 ) -> UsageReport {
-    let mut sources: HashMap<String, Option<String>> = HashMap::new();
-    let mut used_place = |target: &str, place: &crate::places::Place| {
-        let at = point(&place.location, root);
-        let call_site = place.call_site.as_ref().map(|site| point(site, root));
-        // A place inside a macro of another crate (`core::ptr::addr_of_mut!`) is given the
-        // items around the call site that expanded it.
-        let mut items = Vec::new();
-        for candidate in [Some(&at), call_site.as_ref()].into_iter().flatten() {
-            let source = sources
-                .entry(candidate.file.clone())
-                .or_insert_with(|| std::fs::read_to_string(root.join(&candidate.file)).ok());
-            if let Some(source) = source {
-                items = enclosing_items(source, candidate.line);
-                break;
-            }
-        }
-        UsedPlace {
-            target: target.to_string(),
-            item: items.last().map(|item| item.header.clone()),
-            items: items.into_iter().map(|item| item.name).collect(),
-            call_site,
-            macros: place.macros.clone(),
-            at,
-        }
-    };
+    let mut reader = PlaceReader::new(root);
     let probes: HashMap<usize, &StepResult> = steps
         .iter()
         .zip(results)
@@ -207,9 +163,10 @@ pub fn assemble(
                     let result = &results[compile.step];
                     if let Some(usage) = &result.usage {
                         for place in &usage.places {
-                            places.push(used_place(&compile.target, place));
+                            places.push(reader.place(&compile.target, place));
                         }
-                        attributes.extend(usage.attributes.iter().map(|at| point(at, root)));
+                        attributes
+                            .extend(usage.attributes.iter().map(|at| SourcePoint::of(at, root)));
                     }
                     if problem.is_none() {
                         problem.clone_from(&probe_error);
@@ -228,12 +185,7 @@ pub fn assemble(
                     (Some(Status::Unknown | Status::Removed), None) if places.is_empty() => {
                         UsageCell::NotGated(status.map(Status::word).unwrap_or_default().into())
                     }
-                    (_, None) if !places.is_empty() => UsageCell::Used(places),
-                    (_, None) => {
-                        attributes.sort();
-                        attributes.dedup();
-                        UsageCell::Unused(attributes)
-                    }
+                    (_, None) => UsageCell::found(places, attributes),
                 }
             };
             cells.push(cell);
@@ -247,11 +199,7 @@ pub fn assemble(
     UsageReport {
         toolchains: columns
             .iter()
-            .map(|column| UsageToolchain {
-                id: column.id.clone(),
-                label: column.label(),
-                release: column.release_text.clone(),
-            })
+            .map(|column| UsageToolchain::of(column, column.label()))
             .collect(),
         features,
     }

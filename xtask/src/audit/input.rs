@@ -228,13 +228,19 @@ impl From<crate::attributes::FeatureAttribute> for Entry {
     }
 }
 
+/// The `Cargo.toml` of the package a crate root lies in: up to two directories above it.
+pub fn package_manifest(root: &Path) -> Option<PathBuf> {
+    root.ancestors()
+        .skip(1)
+        .take(3)
+        .map(|directory| directory.join("Cargo.toml"))
+        .find(|manifest| manifest.is_file())
+}
+
 /// A procedural-macro crate defines `#[proc_macro...]` functions in its root, or says
-/// `proc-macro = true` in the `Cargo.toml` beside its `src/`.
+/// `proc-macro = true` in its package's `Cargo.toml`.
 fn crate_kind(root: &Path, text: &str) -> CrateKind {
-    let manifest = root
-        .parent()
-        .and_then(Path::parent)
-        .map(|package| package.join("Cargo.toml"))
+    let manifest = package_manifest(root)
         .and_then(|manifest| std::fs::read_to_string(manifest).ok())
         .unwrap_or_default();
     let says_proc_macro = manifest.lines().any(|line| {

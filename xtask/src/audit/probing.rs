@@ -3,8 +3,8 @@
 //! [`crate::probe`], built as the audited crate is (a library or a proc-macro crate), narrowed
 //! down by halves when some name breaks it (`staged_api`), and the target's `--print cfg`.
 
-use super::decide::{read_print_cfg, TargetCfgs};
 use super::input::{CrateKind, Input};
+use super::summary::{Answer, TargetCfgs};
 use crate::diagnostics::first_rustc_error;
 use crate::plan::Rustc;
 use crate::probe::{self, Diagnostics};
@@ -27,8 +27,8 @@ pub struct Prober<'a> {
     pub timeout: Duration,
 }
 
-/// A compiler's answer: a status per name and the names that broke the one-call probe.
-pub type Probed = (Vec<Status>, Vec<(String, String)>);
+/// A status per name and the names that broke the one-call probe.
+type Statuses = (Vec<Status>, Vec<(String, String)>);
 
 impl<'a> Prober<'a> {
     /// A prober for an input, as its crate is built.
@@ -101,7 +101,7 @@ impl<'a> Prober<'a> {
     /// A name a crate without `proc_macro` does not know is asked again with `proc_macro`
     /// loaded: a `proc_macro` library feature (`proc_macro_span`) is known only there, and a
     /// crate enabling one is a proc-macro crate (or loads it) whose kind the root may not show.
-    pub fn probe(&self, names: &[&str]) -> Result<Probed, String> {
+    pub fn probe(&self, names: &[&str]) -> Result<Answer, String> {
         let (mut statuses, breakers) = self.probe_as_built(names)?;
         if !self.loads_proc_macro {
             let unknown: Vec<(usize, &str)> = names
@@ -124,10 +124,14 @@ impl<'a> Prober<'a> {
                 }
             }
         }
-        Ok((statuses, breakers))
+        Ok(Answer {
+            release: self.rustc.release,
+            statuses,
+            breakers,
+        })
     }
 
-    fn probe_as_built(&self, names: &[&str]) -> Result<Probed, String> {
+    fn probe_as_built(&self, names: &[&str]) -> Result<Statuses, String> {
         let whole = self.run(names)?;
         if whole.other_errors.is_empty() {
             return Ok((whole.statuses, Vec::new()));
@@ -179,16 +183,24 @@ fn set_crate_type(invocation: &mut Invocation, crate_type: &str) {
 
 /// The compiler's cfgs for its host target (`rustc --print cfg`), or why it gave none.
 pub fn print_cfg(rustc: &Rustc, timeout: Duration) -> Result<TargetCfgs, String> {
-    let invocation = Invocation {
-        program: rustc.path.clone(),
-        args: vec!["--print".into(), "cfg".into()],
-        env: rustc.env.clone(),
-        env_remove: vec!["RUSTC_BOOTSTRAP".into()],
-    };
+    let mut invocation = rustc.invocation(vec!["--print".into(), "cfg".into()], rustc.env.clone());
+    invocation.env_remove.push("RUSTC_BOOTSTRAP".into());
     let output = process::run(&invocation, timeout)
         .map_err(|error| format!("cannot run {}: {error}", rustc.path.display()))?;
     if !output.success() {
         return Err(process::last_line(&output.stderr));
     }
     Ok(read_print_cfg(&output.stdout))
+}
+
+/// Reads `rustc --print cfg`: one `name` or `key="value"` per line.
+pub fn read_print_cfg(text: &str) -> TargetCfgs {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .map(|line| match line.split_once('=') {
+            Some((key, value)) => (key.to_string(), Some(value.trim_matches('"').to_string())),
+            None => (line.to_string(), None),
+        })
+        .collect()
 }

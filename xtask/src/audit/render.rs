@@ -4,8 +4,9 @@
 //! [`AuditReport::to_json`] documents.
 
 use super::summary::{self, Conditional, Finding};
-use super::{input, AuditReport, Column, Probed};
+use super::{AuditReport, Column, Probed};
 use crate::catalog::Release;
+use crate::cfg::Query;
 use crate::expect::ToolchainVerdict;
 use crate::json::{self, Value};
 use crate::output::Table;
@@ -358,10 +359,10 @@ impl AuditReport {
             .filter(|symbol| symbol.from.is_none())
             .filter(|symbol| {
                 self.input.entries.iter().any(|entry| {
-                    entry
-                        .condition
-                        .as_ref()
-                        .is_some_and(|condition| names_cfg(condition, &symbol.cfg))
+                    entry.condition.as_ref().is_some_and(|condition| {
+                        let named = |query: Query<'_>| query == Query::Name(&symbol.cfg);
+                        !summary::leaves(condition, |q| named(q).then_some(())).is_empty()
+                    })
                 })
             })
             .map(|symbol| format!("`{}`: {}.", symbol.cfg, symbol.source))
@@ -370,38 +371,36 @@ impl AuditReport {
 
     /// The table, the summaries and the findings for a terminal or a log.
     pub fn human(&self, colour: bool) -> String {
-        let mut out = self.heading();
-        out.push_str("\n\n");
-        self.table(false).render_text(&mut out, colour);
-        let _ = writeln!(out, "\n{}\n", Self::LEGEND);
-        for note in self.never_set_notes() {
-            let _ = writeln!(out, "{note}\n");
-        }
-        for index in 0..self.columns.len() {
-            let _ = writeln!(out, "{}", self.summary_line(index));
-        }
-        out.push('\n');
-        for line in self.conclusions(true) {
-            let _ = writeln!(out, "{line}");
-        }
-        out
+        self.text(false, colour)
     }
 
     /// The same as Markdown.
     pub fn markdown(&self) -> String {
-        let mut out = format!("## {}\n\n", self.heading());
-        self.table(true).render_markdown(&mut out);
+        self.text(true, false)
+    }
+
+    fn text(&self, markdown: bool, colour: bool) -> String {
+        let (title, item) = if markdown { ("## ", "- ") } else { ("", "") };
+        let mut out = format!("{title}{}\n\n", self.heading());
+        if markdown {
+            self.table(true).render_markdown(&mut out);
+        } else {
+            self.table(false).render_text(&mut out, colour);
+        }
         let _ = writeln!(out, "\n{}\n", Self::LEGEND);
         for note in self.never_set_notes() {
             let _ = writeln!(out, "{note}\n");
         }
-        let _ = writeln!(out, "## Summary\n");
+        if markdown {
+            let _ = writeln!(out, "## Summary\n");
+        }
         for index in 0..self.columns.len() {
-            let _ = writeln!(out, "- {}", self.summary_line(index));
+            let _ = writeln!(out, "{item}{}", self.summary_line(index));
         }
         out.push('\n');
-        for line in self.conclusions(false) {
-            let _ = writeln!(out, "- {line}");
+        // Snippets of the source for a terminal; Markdown lists the findings on one line each.
+        for line in self.conclusions(!markdown) {
+            let _ = writeln!(out, "{item}{line}");
         }
         out
     }
@@ -561,7 +560,7 @@ impl AuditReport {
                     .into_iter()
                     .map(|name| {
                         let status = answer.status(&self.input, name);
-                        let lines: Vec<&input::Entry> = summary::lines_of(&self.input, name);
+                        let lines = self.input.lines_of(name);
                         let activity = self.decider.name_active_on(&lines, answer.release);
                         let other_target = lines.iter().any(|entry| {
                             self.decider
@@ -614,18 +613,5 @@ impl AuditReport {
         }
         fields.push(("summary".into(), string(&self.summary_line(index))));
         json::object(fields)
-    }
-}
-
-/// Whether `predicate` has the bare cfg `name` among its leaves.
-fn names_cfg(predicate: &crate::cfg::Predicate, name: &str) -> bool {
-    use crate::cfg::Predicate;
-    match predicate {
-        Predicate::Name(leaf) => leaf == name,
-        Predicate::All(items) | Predicate::Any(items) => {
-            items.iter().any(|item| names_cfg(item, name))
-        }
-        Predicate::Not(inner) => names_cfg(inner, name),
-        Predicate::Bool(_) | Predicate::KeyValue(..) | Predicate::Version(_) => false,
     }
 }

@@ -1,15 +1,178 @@
 // SPDX-License-Identifier: GPL-2.0
-//! What the compilers' answers mean for the audited crate: per toolchain, and across them.
+//! What the compilers' answers mean for the audited crate: how each `cfg_attr` condition is
+//! decided for a release ([`Decider`]), then what each compiler's answer means
+//! ([`summarize`]), what they mean together ([`cross_summary`]) and what `--min-rust` finds
+//! ([`lint`]).
 //!
-//! Everything here is computed from the probes' answers and the [`Decider`]'s conditions, never
-//! from the catalog's own stable-since releases: the audit is about any crate, and the
-//! compilers are the authority on their features.
+//! A condition is decided from the cfgs derived from the compiler (the catalog's, the kernel's
+//! Kconfig thresholds, `version(...)`) and the probed target's own cfgs, and nothing else: any
+//! other cfg (`docsrs`, `feature = "std"`) stays undecided. Everything is computed from the
+//! probes' answers, never from the catalog's own stable-since releases: the audit is about any
+//! crate, and the compilers are the authority on their features.
 
-use super::decide::Decider;
 use super::input::{Entry, Input};
-use crate::catalog::Release;
+use crate::catalog::{all_cfg_names, derived_cfgs, Release, FEATURES};
+use crate::cfg::{Predicate, Query};
+use crate::kconfig::KconfigSymbol;
 use crate::status::Status;
+use std::cell::RefCell;
 use std::collections::HashMap;
+
+/// The first release whose `cfg(version(...))` rustc evaluates (with the unstable
+/// `cfg_version`); before it, such a condition is undecided.
+const FIRST_WITH_CFG_VERSION: Release = Release::new(1, 45, 0);
+
+/// A target's cfgs, as `rustc --print cfg` lists them: `("target_arch", Some("x86_64"))`,
+/// `("unix", None)`.
+pub type TargetCfgs = Vec<(String, Option<String>)>;
+
+/// What a condition's leaves are decided from.
+#[derive(Clone, Debug, Default)]
+pub struct Decider {
+    /// The probed target's cfgs; empty when no compiler printed them.
+    pub target: TargetCfgs,
+    /// The Kconfig thresholds.
+    pub kconfig: Vec<KconfigSymbol>,
+    /// Every release at which a decided leaf can change, ascending.
+    thresholds: Vec<Release>,
+}
+
+/// Whether a leaf is about the target: decided by `--print cfg`.
+fn is_target_leaf(query: Query<'_>) -> bool {
+    match query {
+        Query::Name(name) => matches!(name, "unix" | "windows"),
+        Query::KeyValue(key, _) => key.starts_with("target_") || key == "panic",
+        Query::Version(_) => false,
+    }
+}
+
+/// The leaves of a condition that `map` turns into something.
+pub fn leaves<T>(condition: &Predicate, map: impl Fn(Query<'_>) -> Option<T>) -> Vec<T> {
+    let found = RefCell::new(Vec::new());
+    // Every leaf is answered as undecided, so that `evaluate` visits every one.
+    condition.evaluate(&|query| {
+        found.borrow_mut().extend(map(query));
+        None
+    });
+    found.into_inner()
+}
+
+impl Decider {
+    /// A decider for an input's conditions, with the target's cfgs and the Kconfig thresholds.
+    pub fn new(input: &Input, target: TargetCfgs, kconfig: Vec<KconfigSymbol>) -> Self {
+        let mut thresholds: Vec<Release> = FEATURES
+            .iter()
+            .filter_map(|feature| Some(feature.cfg?.from))
+            .chain(kconfig.iter().filter_map(|symbol| symbol.from))
+            .collect();
+        for condition in input.entries.iter().filter_map(|e| e.condition.as_ref()) {
+            thresholds.extend(leaves(condition, |query| match query {
+                Query::Version(release) => Some(release),
+                _ => None,
+            }));
+        }
+        thresholds.push(FIRST_WITH_CFG_VERSION);
+        thresholds.sort();
+        thresholds.dedup();
+        Decider {
+            target,
+            kconfig,
+            thresholds,
+        }
+    }
+
+    fn leaf(&self, query: Query<'_>, release: Release, with_target: bool) -> Option<bool> {
+        if is_target_leaf(query) {
+            if !with_target || self.target.is_empty() {
+                return None;
+            }
+            return Some(self.target.iter().any(|(key, value)| match query {
+                Query::Name(name) => key == name && value.is_none(),
+                Query::KeyValue(wanted, wanted_value) => {
+                    key == wanted && value.as_deref() == Some(wanted_value)
+                }
+                Query::Version(_) => false,
+            }));
+        }
+        // A Kconfig threshold (a `--kconfig` file's, else the built-in table's) wins over the
+        // catalog's derivation of the same name.
+        let kconfig = |name: &str| self.kconfig.iter().find(|symbol| symbol.cfg == name);
+        match query {
+            Query::Name(name) if kconfig(name).is_some() => {
+                kconfig(name).map(|symbol| symbol.from.is_some_and(|from| release >= from))
+            }
+            Query::Name(name) if all_cfg_names().any(|known| known == name) => {
+                Some(derived_cfgs(release, true).any(|set| set == name))
+            }
+            // A nightly of 1.97 counts as 1.97, as rustc counts it by default.
+            Query::Version(wanted) if release >= FIRST_WITH_CFG_VERSION => Some(release >= wanted),
+            _ => None,
+        }
+    }
+
+    /// Whether a condition holds on a compiler of `release` for the probed target, in
+    /// three-valued logic; no condition means active.
+    pub fn active_on(&self, condition: Option<&Predicate>, release: Release) -> Option<bool> {
+        let Some(condition) = condition else {
+            return Some(true);
+        };
+        condition.evaluate(&|query| self.leaf(query, release, true))
+    }
+
+    /// Whether a condition is false on `release` only because of the probed target: a line
+    /// meant for another target.
+    pub fn for_another_target(&self, condition: Option<&Predicate>, release: Release) -> bool {
+        let Some(condition) = condition else {
+            return false;
+        };
+        self.active_on(Some(condition), release) == Some(false)
+            && condition.evaluate(&|query| self.leaf(query, release, false)) != Some(false)
+    }
+
+    /// `from` and every later release at which a decided leaf changes: between two of them,
+    /// every condition stays as it is.
+    pub fn releases_from(&self, from: Release) -> Vec<Release> {
+        let mut releases = vec![from];
+        releases.extend(self.thresholds.iter().copied().filter(|&r| r > from));
+        releases
+    }
+
+    /// A `cfg_attr` branch that no compiler from `from` on can take (undecided leaves keep it
+    /// alive).
+    pub fn is_dead_from(&self, condition: Option<&Predicate>, from: Release) -> bool {
+        condition.is_some()
+            && self
+                .releases_from(from)
+                .into_iter()
+                .all(|release| self.active_on(condition, release) == Some(false))
+    }
+
+    /// Whether a name enabled on several lines is active: if any line is; undecided if none
+    /// is and some line is undecided.
+    pub fn name_active_on(&self, lines: &[&Entry], release: Release) -> Option<bool> {
+        let activities: Vec<Option<bool>> = lines
+            .iter()
+            .map(|entry| self.active_on(entry.condition.as_ref(), release))
+            .collect();
+        if activities.contains(&Some(true)) {
+            Some(true)
+        } else if activities.contains(&None) {
+            None
+        } else {
+            Some(false)
+        }
+    }
+
+    /// The conditions of a name's undecided lines on `release`, as written: what its being
+    /// active depends on.
+    pub fn undecided_conditions(&self, lines: &[&Entry], release: Release) -> Vec<String> {
+        lines
+            .iter()
+            .filter(|entry| self.active_on(entry.condition.as_ref(), release).is_none())
+            .filter_map(|entry| entry.condition.as_ref().map(|c| format!("`{c}`")))
+            .collect()
+    }
+}
 
 /// One compiler's answer for every distinct name, in [`Input::names`] order.
 #[derive(Clone, Debug)]
@@ -29,11 +192,6 @@ impl Answer {
         let index = input.position(name)?;
         self.statuses.get(index).copied()
     }
-}
-
-/// The lines that enable `name`.
-pub fn lines_of<'a>(input: &'a Input, name: &str) -> Vec<&'a Entry> {
-    input.lines_of(name)
 }
 
 /// A name and the conditions (as written) its lines depend on.
@@ -73,7 +231,7 @@ pub fn summarize(input: &Input, decider: &Decider, answer: &Answer) -> Toolchain
     let mut summary = ToolchainSummary::default();
     // A name enabled on several lines counts once, as active if any of its lines is.
     for name in input.names() {
-        let lines = lines_of(input, name);
+        let lines = input.lines_of(name);
         let activity = decider.name_active_on(&lines, answer.release);
         let status = answer.status(input, name);
         match activity {
@@ -218,7 +376,7 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
             if since_of(name).is_some() || rejected(name) {
                 continue;
             }
-            let lines = lines_of(input, name);
+            let lines = input.lines_of(name);
             match decider.name_active_on(&lines, at) {
                 Some(true) if stable_from.is_none() => push_once(&mut never_stable, name),
                 None if stable_from_if_conditions_hold.is_none() => never_stable_if
@@ -286,10 +444,11 @@ impl Lint {
 /// The `--min-rust` lint.
 pub fn lint(input: &Input, decider: &Decider, answers: &[Answer], minimum: Release) -> Lint {
     let mut lint = Lint::default();
-    let from_minimum: Vec<&Answer> = answers
+    let mut from_minimum: Vec<&Answer> = answers
         .iter()
         .filter(|answer| answer.release >= minimum)
         .collect();
+    from_minimum.sort_by_key(|answer| answer.release);
     // Per name, the first entry active on each compiler from the minimum on: a later line
     // active on the same compiler enables it twice.
     let mut first_active: HashMap<&str, Vec<Option<usize>>> = HashMap::new();
@@ -297,16 +456,24 @@ pub fn lint(input: &Input, decider: &Decider, answers: &[Answer], minimum: Relea
         let firsts = first_active
             .entry(entry.name.as_str())
             .or_insert_with(|| vec![None; from_minimum.len()]);
+        // On each compiler from the minimum on where the line is active: whether an earlier
+        // line enabled the name already, and whether the compiler rejects it.
         let mut twice: Vec<(Release, usize)> = Vec::new();
+        let mut rejecting: Vec<(Release, Status)> = Vec::new();
         for (slot, answer) in from_minimum.iter().enumerate() {
-            if decider.active_on(entry.condition.as_ref(), answer.release) == Some(true) {
-                match firsts[slot] {
-                    Some(first) => twice.push((answer.release, first)),
-                    None => firsts[slot] = Some(index),
-                }
+            if decider.active_on(entry.condition.as_ref(), answer.release) != Some(true) {
+                continue;
+            }
+            match firsts[slot] {
+                Some(first) => twice.push((answer.release, first)),
+                None => firsts[slot] = Some(index),
+            }
+            if let Some(status @ (Status::Unknown | Status::Removed)) =
+                answer.status(input, &entry.name)
+            {
+                rejecting.push((answer.release, status));
             }
         }
-        twice.sort_by_key(|(release, _)| *release);
         if let Some(&(_, first)) = twice.first() {
             let releases: Vec<String> = twice.iter().map(|(r, _)| r.to_string()).collect();
             let first_place = match input.entries[first].location {
@@ -340,19 +507,6 @@ pub fn lint(input: &Input, decider: &Decider, answers: &[Answer], minimum: Relea
                 reason: format!("`{condition}` is false on every compiler from {minimum} on"),
             });
         }
-        let mut rejecting: Vec<(Release, Status)> = answers
-            .iter()
-            .filter(|answer| answer.release >= minimum)
-            .filter(|answer| {
-                decider.active_on(entry.condition.as_ref(), answer.release) == Some(true)
-            })
-            .filter_map(|answer| {
-                let status = answer.status(input, &entry.name)?;
-                matches!(status, Status::Unknown | Status::Removed)
-                    .then_some((answer.release, status))
-            })
-            .collect();
-        rejecting.sort_by_key(|(release, _)| *release);
         if !rejecting.is_empty() {
             let words: Vec<String> = rejecting
                 .iter()
@@ -368,272 +522,4 @@ pub fn lint(input: &Input, decider: &Decider, answers: &[Answer], minimum: Relea
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::attributes::read_features;
-    use crate::audit::input::CrateKind;
-    use crate::cfg::Predicate;
-    use crate::kconfig;
-
-    fn decider(input: &Input) -> Decider {
-        Decider::new(input, Vec::new(), kconfig::built_in())
-    }
-
-    fn release(text: &str) -> Release {
-        Release::parse(text).unwrap()
-    }
-
-    /// The seed commit's feature block, as the kernel has it.
-    fn kernel_block() -> Input {
-        let text = "#![feature(inline_const)]\n\
-             #![feature(lint_reasons)]\n\
-             #![feature(arbitrary_self_types)]\n\
-             #![cfg_attr(CONFIG_RUSTC_HAS_COERCE_POINTEE, feature(derive_coerce_pointee))]\n\
-             #![cfg_attr(not(CONFIG_RUSTC_HAS_COERCE_POINTEE), feature(coerce_unsized))]\n";
-        let entries = read_features(text)
-            .unwrap()
-            .into_iter()
-            .map(Entry::from)
-            .collect();
-        Input {
-            path: Some("lib.rs".into()),
-            entries,
-            kind: CrateKind::Library,
-            loads_proc_macro: false,
-            distinct: Default::default(),
-        }
-    }
-
-    /// Fake answers in `Input::names` order: inline_const, lint_reasons, arbitrary_self_types,
-    /// derive_coerce_pointee, coerce_unsized.
-    fn answer(text: &str, statuses: [Status; 5]) -> Answer {
-        Answer {
-            release: release(text),
-            statuses: statuses.to_vec(),
-            breakers: Vec::new(),
-        }
-    }
-
-    fn stable(text: &str) -> Status {
-        Status::Stable(release(text))
-    }
-
-    #[test]
-    fn conditions_follow_the_derived_cfgs_and_unknown_cfgs_stay_unknown() {
-        let decider = decider(&kernel_block());
-        let active_on = |p: Option<&Predicate>, r| decider.active_on(p, r);
-        let pointee = Predicate::Name("CONFIG_RUSTC_HAS_COERCE_POINTEE".into());
-        assert_eq!(active_on(Some(&pointee), release("1.83.0")), Some(false));
-        assert_eq!(active_on(Some(&pointee), release("1.84.0")), Some(true));
-        assert_eq!(active_on(None, release("1.63.0")), Some(true));
-        let kernel = Predicate::Name("kshim_kernel_mode".into());
-        assert_eq!(active_on(Some(&kernel), release("1.78.0")), Some(true));
-        let std = Predicate::KeyValue("feature".into(), "std".into());
-        assert_eq!(active_on(Some(&std), release("1.95.0")), None);
-        let either = Predicate::Any(vec![std.clone(), pointee.clone()]);
-        assert_eq!(active_on(Some(&either), release("1.85.0")), Some(true));
-        assert_eq!(active_on(Some(&either), release("1.80.0")), None);
-        assert!(decider.releases_from(release("1.82.5")).starts_with(&[
-            release("1.82.5"),
-            release("1.83.0"),
-            release("1.84.0")
-        ]));
-        let not_pointee = Predicate::Not(Box::new(pointee));
-        assert!(decider.is_dead_from(Some(&not_pointee), release("1.84.0")));
-        assert!(!decider.is_dead_from(Some(&not_pointee), release("1.83.0")));
-        assert!(!decider.is_dead_from(None, release("1.95.0")));
-        // A cfg the audit cannot derive keeps a branch alive.
-        let guarded = Predicate::All(vec![not_pointee, Predicate::Name("CONFIG_X".into())]);
-        assert!(decider.is_dead_from(Some(&guarded), release("1.85.0")));
-        let maybe = Predicate::Any(vec![
-            Predicate::Not(Box::new(Predicate::Name(
-                "CONFIG_RUSTC_HAS_COERCE_POINTEE".into(),
-            ))),
-            Predicate::Name("CONFIG_X".into()),
-        ]);
-        assert!(!decider.is_dead_from(Some(&maybe), release("1.85.0")));
-    }
-
-    #[test]
-    fn per_toolchain_summaries_count_what_still_needs_bootstrap() {
-        let input = kernel_block();
-        let old = answer(
-            "1.78.0",
-            [
-                Status::Gated,
-                Status::Gated,
-                Status::Gated,
-                Status::Unknown,
-                Status::Gated,
-            ],
-        );
-        assert_eq!(
-            summarize(&input, &decider(&input), &old),
-            ToolchainSummary {
-                active: 4,
-                inactive: 1,
-                stable: 0,
-                needs_bootstrap: vec![
-                    "inline_const".into(),
-                    "lint_reasons".into(),
-                    "arbitrary_self_types".into(),
-                    "coerce_unsized".into()
-                ],
-                ..ToolchainSummary::default()
-            },
-            "derive_coerce_pointee is unknown to 1.78 but switched off there"
-        );
-        let new = answer(
-            "1.85.0",
-            [
-                stable("1.79.0"),
-                stable("1.81.0"),
-                Status::Gated,
-                Status::Gated,
-                Status::Gated,
-            ],
-        );
-        let summary = summarize(&input, &decider(&input), &new);
-        assert_eq!(
-            (summary.active, summary.inactive, summary.stable),
-            (4, 1, 2)
-        );
-        assert_eq!(
-            summary.needs_bootstrap,
-            ["arbitrary_self_types", "derive_coerce_pointee"]
-        );
-    }
-
-    #[test]
-    fn stable_from_needs_every_line_that_can_be_active_to_be_stable() {
-        let input = kernel_block();
-        let answers = [
-            answer(
-                "1.85.0",
-                [
-                    stable("1.79.0"),
-                    stable("1.81.0"),
-                    Status::Gated,
-                    Status::Gated,
-                    Status::Gated,
-                ],
-            ),
-            answer(
-                "1.95.0",
-                [
-                    stable("1.79.0"),
-                    stable("1.81.0"),
-                    Status::Gated,
-                    Status::Gated,
-                    Status::Gated,
-                ],
-            ),
-        ];
-        let cross = cross_summary(&input, &decider(&input), &answers);
-        assert_eq!(cross.stable_from, None);
-        assert_eq!(
-            cross.never_stable,
-            ["arbitrary_self_types", "derive_coerce_pointee"],
-            "coerce_unsized is switched off on every newer compiler, so it does not count"
-        );
-        assert_eq!(cross.known_from, Some(release("1.85.0")));
-
-        // A future compiler that stabilizes both: the crate needs only stable Rust from there,
-        // and coerce_unsized (off from 1.84) never has to be stable.
-        let future = answer(
-            "1.99.0",
-            [
-                stable("1.79.0"),
-                stable("1.81.0"),
-                stable("1.98.0"),
-                stable("1.99.0"),
-                Status::Gated,
-            ],
-        );
-        let cross = cross_summary(&input, &decider(&input), &[answers[0].clone(), future]);
-        assert_eq!(cross.stable_from, Some(release("1.99.0")));
-        assert!(cross.never_stable.is_empty());
-    }
-
-    #[test]
-    fn known_from_is_the_lowest_release_above_the_last_that_lacks_an_active_feature() {
-        let input = kernel_block();
-        let answers = [
-            answer(
-                "1.63.0",
-                [
-                    Status::Gated,
-                    Status::Unknown,
-                    Status::Gated,
-                    Status::Unknown,
-                    Status::Gated,
-                ],
-            ),
-            answer(
-                "1.85.0",
-                [
-                    stable("1.79.0"),
-                    stable("1.81.0"),
-                    Status::Gated,
-                    Status::Gated,
-                    Status::Gated,
-                ],
-            ),
-        ];
-        let cross = cross_summary(&input, &decider(&input), &answers);
-        assert_eq!(cross.known_from, Some(release("1.85.0")));
-        assert_eq!(
-            cross.last_unknowing,
-            Some((release("1.63.0"), vec!["lint_reasons".to_string()])),
-            "derive_coerce_pointee is off on 1.63, so only lint_reasons counts"
-        );
-        let broken_new = answer(
-            "1.95.0",
-            [
-                stable("1.79.0"),
-                Status::Removed,
-                Status::Gated,
-                Status::Gated,
-                Status::Gated,
-            ],
-        );
-        let cross = cross_summary(&input, &decider(&input), &[answers[1].clone(), broken_new]);
-        assert_eq!(cross.known_from, None);
-    }
-
-    #[test]
-    fn min_rust_finds_removable_lines_and_dead_branches() {
-        let input = kernel_block();
-        let answers = [answer(
-            "1.95.0",
-            [
-                stable("1.79.0"),
-                stable("1.81.0"),
-                Status::Gated,
-                Status::Gated,
-                Status::Gated,
-            ],
-        )];
-        let Lint {
-            removable, dead, ..
-        } = lint(&input, &decider(&input), &answers, release("1.80.0"));
-        assert_eq!(removable.iter().map(|f| f.entry).collect::<Vec<_>>(), [0]);
-        assert!(dead.is_empty(), "{dead:?}");
-        let Lint {
-            removable, dead, ..
-        } = lint(&input, &decider(&input), &answers, release("1.85.0"));
-        assert_eq!(
-            removable.iter().map(|f| f.entry).collect::<Vec<_>>(),
-            [0, 1]
-        );
-        assert_eq!(dead.iter().map(|f| f.entry).collect::<Vec<_>>(), [4]);
-        assert_eq!(
-            dead[0].reason,
-            "`not(CONFIG_RUSTC_HAS_COERCE_POINTEE)` is false on every compiler from 1.85.0 on"
-        );
-        assert_eq!(
-            removable[1].reason,
-            "stable since 1.81.0, at or before 1.85.0"
-        );
-    }
-}
+mod tests;

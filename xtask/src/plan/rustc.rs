@@ -114,7 +114,7 @@ impl Rustc {
     }
 
     /// An invocation of this rustc with `args` after the loader's, if it has one.
-    fn invocation(&self, args: Vec<String>, env: Vec<(String, String)>) -> Invocation {
+    pub(crate) fn invocation(&self, args: Vec<String>, env: Vec<(String, String)>) -> Invocation {
         let (program, mut leading) = crate::loader::start(&self.path, self.loader.as_ref());
         leading.extend(args);
         Invocation {

@@ -2,7 +2,8 @@
 //! The usage report for people: per feature, the toolchains that said the same thing grouped on
 //! one line, then the places; as plain text or Markdown.
 
-use super::{SourcePoint, UsageCell, UsageReport, UsedPlace};
+use super::{UsageCell, UsageReport};
+use crate::places::{SourcePoint, UsedPlace};
 
 /// A place as one line: `file:line:col in `item` (target)`, with the macro's call site.
 pub(super) fn place_line(place: &UsedPlace) -> String {
@@ -65,16 +66,19 @@ pub(crate) fn cell_summary(cell: &UsageCell) -> String {
     }
 }
 
-/// The toolchains of each distinct cell of a feature's row, in the order they first appear.
-fn groups<'a>(
+/// The toolchains (those at `indices`, in that order) of each distinct cell of a feature's
+/// row, in the order the cells first appear.
+pub(crate) fn groups<'a>(
     report: &'a UsageReport,
     cells: &'a [UsageCell],
+    indices: impl IntoIterator<Item = usize>,
 ) -> Vec<(Vec<&'a str>, &'a UsageCell)> {
     let mut groups: Vec<(Vec<&str>, &UsageCell)> = Vec::new();
-    for (toolchain, cell) in report.toolchains.iter().zip(cells) {
+    for index in indices {
+        let (label, cell) = (report.toolchains[index].label.as_str(), &cells[index]);
         match groups.iter_mut().find(|(_, seen)| *seen == cell) {
-            Some((labels, _)) => labels.push(&toolchain.label),
-            None => groups.push((vec![&toolchain.label], cell)),
+            Some((labels, _)) => labels.push(label),
+            None => groups.push((vec![label], cell)),
         }
     }
     groups
@@ -100,7 +104,7 @@ impl UsageReport {
                     feature.name, feature.shim_item
                 ));
             }
-            for (labels, cell) in groups(self, &feature.cells) {
+            for (labels, cell) in groups(self, &feature.cells, 0..self.toolchains.len()) {
                 out.push_str(&format!(
                     "  {}: {}\n",
                     labels.join(", "),
@@ -116,6 +120,12 @@ impl UsageReport {
         out
     }
 
+    /// Whether the toolchain at `index` ran for any feature.
+    pub fn ran(&self, index: usize) -> bool {
+        (self.features.iter())
+            .any(|feature| !matches!(feature.cells.get(index), Some(UsageCell::NotRun(_)) | None))
+    }
+
     /// One line: how many features each toolchain that ran found used, unused and stable.
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();
@@ -126,7 +136,7 @@ impl UsageReport {
                     .filter(|feature| feature.cells[index].word() == word)
                     .count()
             };
-            if count("not-run") == self.features.len() {
+            if !self.ran(index) {
                 continue;
             }
             let mut part = format!(
@@ -153,7 +163,7 @@ impl UsageReport {
         let escape = |text: &str| text.replace('|', "\\|");
         let mut out = String::from("| Feature | Toolchains | What they say |\n|---|---|---|\n");
         for feature in &self.features {
-            for (labels, cell) in groups(self, &feature.cells) {
+            for (labels, cell) in groups(self, &feature.cells, 0..self.toolchains.len()) {
                 let mut said = escape(&cell_summary(cell));
                 for place in places_of(cell) {
                     said.push_str("<br>");

@@ -7,7 +7,8 @@ use crate::catalog::FEATURES;
 use crate::report::{FeatureCell, Observed, Report};
 use crate::status::Status;
 use crate::usage_report::text::cell_summary;
-use crate::usage_report::{SourcePoint, UsageCell, UsageReport};
+use crate::places::SourcePoint;
+use crate::usage_report::{UsageCell, UsageReport};
 use std::collections::HashMap;
 use std::fmt::Write;
 

@@ -3,19 +3,17 @@
 //! says; one compile per toolchain and feature with that feature left out of `-Zallow-features`:
 //! through that toolchain's Cargo (`cargo rustc --lib --profile check`) for a Cargo package, with
 //! a rustc argument file (`--rustc-args FILE`, one argument a line, as rustc's `@FILE` reads
-//! it) the way Kbuild compiles, or on the bare crate root.
+//! it) the way Kbuild compiles, or on the bare crate root. The places are read, recorded and
+//! shown as the usage run's are ([`crate::places`], [`crate::usage_report`]).
 
-use super::decide::Decider;
-use super::input::{CrateKind, Input};
+use super::input::{package_manifest, CrateKind, Input};
 use super::{AuditReport, Column};
 use crate::json::{self, Value};
-use crate::places::{enclosing_items, read_gate_errors, GateErrors, Location};
+use crate::places::{read_gate_errors, GateErrors, PlaceReader, SourcePoint};
 use crate::plan::Rustc;
 use crate::process::{self, Invocation};
 use crate::status::Status;
-use crate::usage_report::{
-    FeatureUsage, SourcePoint, UsageCell, UsageReport, UsageToolchain, UsedPlace,
-};
+use crate::usage_report::{FeatureUsage, UsageCell, UsageReport, UsageToolchain};
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -29,15 +27,6 @@ pub enum Compile {
     ArgFile(PathBuf),
     /// The crate root alone, as a library (or proc-macro) crate of edition 2021.
     Root(PathBuf, CrateKind),
-}
-
-/// The `Cargo.toml` of the package a crate root lies in: up to two directories above it.
-pub fn package_manifest(root: &Path) -> Option<PathBuf> {
-    root.ancestors()
-        .skip(1)
-        .take(3)
-        .map(|directory| directory.join("Cargo.toml"))
-        .find(|manifest| manifest.is_file())
 }
 
 impl Compile {
@@ -67,9 +56,10 @@ impl Compile {
 
     /// The directory that relative file names in diagnostics start from.
     fn base(&self) -> PathBuf {
-        let parent = |path: &Path| path.parent().map(Path::to_path_buf).unwrap_or_default();
         match self {
-            Compile::Cargo(manifest) => parent(manifest),
+            Compile::Cargo(manifest) => {
+                manifest.parent().map(Path::to_path_buf).unwrap_or_default()
+            }
             _ => std::env::current_dir().unwrap_or_default(),
         }
     }
@@ -84,12 +74,21 @@ impl Compile {
         let allow = format!("-Zallow-features={}", allowed.join(","));
         let mut env = rustc.env.clone();
         env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
-        let program_and_args = match self {
+        // rustc itself (through its own loader where it has one), writing only metadata and
+        // JSON diagnostics.
+        let rustc_metadata = |mut args: Vec<String>| {
+            let out_dir = scratch.to_string_lossy().into_owned();
+            args.extend(["--emit=metadata".into(), "--out-dir".into(), out_dir]);
+            args.extend(["--error-format=json".into(), allow.clone()]);
+            rustc.invocation(args, env.clone())
+        };
+        Ok(match self {
             Compile::Cargo(manifest) => {
                 let cargo = rustc.path.with_file_name("cargo");
                 if !cargo.is_file() {
                     bail!("no Cargo beside {}", rustc.path.display());
                 }
+                let mut env = env.clone();
                 env.push(("RUSTC".into(), rustc.path.to_string_lossy().into_owned()));
                 // Cargo finds its registry and configuration from these; the process starts
                 // with a cleared environment.
@@ -113,7 +112,12 @@ impl Compile {
                 ]
                 .map(String::from)
                 .to_vec();
-                (cargo, args)
+                Invocation {
+                    program: cargo,
+                    args,
+                    env,
+                    env_remove: Vec::new(),
+                }
             }
             Compile::ArgFile(file) => {
                 let (args, _) = read_rustc_args(file)?;
@@ -122,42 +126,20 @@ impl Compile {
                     .with_context(|| format!("creating {}", scratch.display()))?;
                 std::fs::write(&derived, args.join("\n"))
                     .with_context(|| format!("writing {}", derived.display()))?;
-                let args = vec![
-                    format!("@{}", derived.display()),
-                    "--emit=metadata".into(),
-                    "--out-dir".into(),
-                    scratch.to_string_lossy().into_owned(),
-                    "--error-format=json".into(),
-                    allow,
-                ];
-                (rustc.path.clone(), args)
+                rustc_metadata(vec![format!("@{}", derived.display())])
             }
             Compile::Root(root, kind) => {
                 let crate_type = match kind {
                     CrateKind::Library => "lib",
                     CrateKind::ProcMacro => "proc-macro",
                 };
-                let args = vec![
-                    "--edition".into(),
-                    "2021".into(),
-                    "--crate-type".into(),
-                    crate_type.into(),
-                    "--emit=metadata".into(),
-                    "--error-format=json".into(),
-                    "--out-dir".into(),
-                    scratch.to_string_lossy().into_owned(),
-                    root.to_string_lossy().into_owned(),
-                    allow,
-                ];
-                (rustc.path.clone(), args)
+                let root = root.to_string_lossy();
+                rustc_metadata(
+                    ["--edition", "2021", "--crate-type", crate_type, &root]
+                        .map(String::from)
+                        .to_vec(),
+                )
             }
-        };
-        let (program, args) = program_and_args;
-        Ok(Invocation {
-            program,
-            args,
-            env,
-            env_remove: Vec::new(),
         })
     }
 
@@ -194,21 +176,16 @@ pub fn read_rustc_args(file: &Path) -> anyhow::Result<(Vec<String>, Vec<String>)
     while index < lines.len() {
         let line = lines[index];
         // A flag and its value, whether written as one argument or two.
-        let two = |flag: &str| line == flag && index + 1 < lines.len();
-        let (flag, value, width) = if two("-o")
-            || two("--out-dir")
-            || two("--emit")
-            || two("-C")
-            || two("--codegen")
-            || two("-Z")
-        {
-            (line, lines[index + 1], 2)
-        } else if let Some(value) = line.strip_prefix("-C").or(line.strip_prefix("--codegen=")) {
-            ("-C", value, 1)
-        } else if let Some(value) = line.strip_prefix("-Z") {
-            ("-Z", value, 1)
-        } else {
-            (line, "", 1)
+        let codegen = line.strip_prefix("-C").or(line.strip_prefix("--codegen="));
+        let (flag, value, width) = match (line, lines.get(index + 1)) {
+            ("-o" | "--out-dir" | "--emit" | "-C" | "--codegen" | "-Z", Some(next)) => {
+                (line, *next, 2)
+            }
+            _ => match (codegen, line.strip_prefix("-Z")) {
+                (Some(value), _) => ("-C", value, 1),
+                (None, Some(value)) => ("-Z", value, 1),
+                (None, None) => (line, "", 1),
+            },
         };
         let option = |name: &str| value == name || value.starts_with(&format!("{name}="));
         let why = match flag {
@@ -280,176 +257,94 @@ fn compile_without(
     }
 }
 
-/// A location with its file relative to `base` where it lies inside it.
-fn point(location: &Location, base: &Path) -> SourcePoint {
-    let file = Path::new(&location.file);
-    SourcePoint {
-        file: file
-            .strip_prefix(base)
-            .unwrap_or(file)
-            .to_string_lossy()
-            .into_owned(),
-        line: location.line,
-        column: location.column,
-    }
-}
-
-/// The usage of every feature the audited crate enables, on every toolchain that answered the
-/// probe: a feature the probe calls gated and whose line is active there is compiled without.
-pub fn usage_report(
-    report: &AuditReport,
-    compile: &Compile,
-    scratch: &Path,
-    timeout: Duration,
-) -> UsageReport {
-    let input = &report.input;
-    let names = input.names();
-    let cells: Vec<Vec<UsageCell>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = report
-            .columns
-            .iter()
-            .enumerate()
-            .map(|(index, column)| {
-                let names = &names;
-                let scratch = scratch.join(format!("usage-{index}"));
-                scope.spawn(move || {
-                    column_cells(
-                        input,
-                        &report.decider,
-                        column,
-                        names,
-                        compile,
-                        &scratch,
-                        timeout,
-                    )
+impl AuditReport {
+    /// The usage of every feature the audited crate enables, on every toolchain that answered
+    /// the probe: a feature the probe calls gated and whose line is active there is compiled
+    /// without.
+    pub fn usage(&self, compile: &Compile, scratch: &Path, timeout: Duration) -> UsageReport {
+        let names = self.input.names();
+        let cells: Vec<Vec<UsageCell>> = super::in_parallel(&self.columns, |index, column| {
+            let scratch = scratch.join(format!("usage-{index}"));
+            self.column_cells(column, &names, compile, &scratch, timeout)
+        });
+        UsageReport {
+            toolchains: (self.columns.iter())
+                .map(|column| UsageToolchain::of(&column.entry, column.label()))
+                .collect(),
+            features: names
+                .iter()
+                .enumerate()
+                .map(|(index, name)| FeatureUsage {
+                    name: name.to_string(),
+                    shim_item: String::new(),
+                    cells: cells.iter().map(|column| column[index].clone()).collect(),
                 })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|handle| handle.join().expect("a usage thread panicked"))
-            .collect()
-    });
-    UsageReport {
-        toolchains: report
-            .columns
-            .iter()
-            .map(|column| UsageToolchain {
-                id: column.entry.id.clone(),
-                label: column.label(),
-                release: column.entry.release_text.clone(),
-            })
-            .collect(),
-        features: names
-            .iter()
-            .enumerate()
-            .map(|(index, name)| FeatureUsage {
-                name: name.to_string(),
-                shim_item: String::new(),
-                cells: cells.iter().map(|column| column[index].clone()).collect(),
-            })
-            .collect(),
-    }
-}
-
-fn column_cells(
-    input: &Input,
-    decider: &Decider,
-    column: &Column,
-    names: &[&str],
-    compile: &Compile,
-    scratch: &Path,
-    timeout: Duration,
-) -> Vec<UsageCell> {
-    let (Some(answer), Some(rustc)) = (column.answer(), column.rustc.clone()) else {
-        let reason = column.entry.verdict.describe();
-        return names
-            .iter()
-            .map(|_| UsageCell::NotRun(reason.clone()))
-            .collect();
-    };
-    // Whether any line enabling `name` is active on this release; `None` if that depends on
-    // a condition the audit cannot decide (a build script's cfg, a Cargo feature).
-    let activity = |name: &str| -> Option<bool> {
-        let mut undecided = false;
-        for entry in input.entries.iter().filter(|entry| entry.name == name) {
-            match decider.active_on(entry.condition.as_ref(), answer.release) {
-                Some(true) => return Some(true),
-                Some(false) => {}
-                None => undecided = true,
-            }
+                .collect(),
         }
-        (!undecided).then_some(false)
-    };
-    // Allowing a name the build does not enable is harmless; leaving out one it does (behind
-    // a condition the audit cannot decide) would break every compile.
-    let allowed: Vec<&str> = names
-        .iter()
-        .copied()
-        .filter(|name| activity(name) != Some(false))
-        .collect();
-    let baseline = compile_without(compile, &rustc, &allowed, "", scratch, timeout);
-    if let Err(error) = baseline {
-        let error = format!("with every feature allowed, {error}");
-        return names
-            .iter()
-            .map(|_| UsageCell::Failed(error.clone(), Vec::new()))
-            .collect();
     }
-    let base = compile.base();
-    let mut sources = std::collections::HashMap::new();
-    names
-        .iter()
-        .map(|name| {
-            match activity(name) {
-                Some(true) => {}
-                Some(false) => return UsageCell::NotEnabled,
-                None => {
-                    return UsageCell::NotRun(
-                        "its line's condition is undecided, so it is left out".into(),
-                    )
+
+    fn column_cells(
+        &self,
+        column: &Column,
+        names: &[&str],
+        compile: &Compile,
+        scratch: &Path,
+        timeout: Duration,
+    ) -> Vec<UsageCell> {
+        let (Some(answer), Some(rustc)) = (column.answer(), column.rustc.as_ref()) else {
+            return vec![UsageCell::NotRun(column.entry.verdict.describe()); names.len()];
+        };
+        // `None` where a line's condition is one the audit cannot decide (a build script's cfg,
+        // a Cargo feature).
+        let activity =
+            |name: &str| (self.decider).name_active_on(&self.input.lines_of(name), answer.release);
+        // Allowing a name the build does not enable is harmless; leaving out one it does
+        // (behind a condition the audit cannot decide) would break every compile.
+        let allowed: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|name| activity(name) != Some(false))
+            .collect();
+        if let Err(error) = compile_without(compile, rustc, &allowed, "", scratch, timeout) {
+            let error = format!("with every feature allowed, {error}");
+            return vec![UsageCell::Failed(error, Vec::new()); names.len()];
+        }
+        let base = compile.base();
+        let mut reader = PlaceReader::new(&base);
+        names
+            .iter()
+            .map(|name| {
+                match activity(name) {
+                    Some(true) => {}
+                    Some(false) => return UsageCell::NotEnabled,
+                    None => {
+                        return UsageCell::NotRun(
+                            "its line's condition is undecided, so it is left out".into(),
+                        )
+                    }
                 }
-            }
-            match answer.status(input, name) {
-                Some(Status::Stable(since)) => return UsageCell::Stable(since.to_string()),
-                Some(Status::Gated) => {}
-                Some(other) => return UsageCell::NotGated(other.word().into()),
-                None => return UsageCell::NotGated("unanswered".into()),
-            }
-            match compile_without(compile, &rustc, &allowed, name, scratch, timeout) {
-                Err(error) => UsageCell::Failed(error, Vec::new()),
-                Ok(read) if read.places.is_empty() => {
-                    UsageCell::Unused(read.attributes.iter().map(|at| point(at, &base)).collect())
+                match answer.status(&self.input, name) {
+                    Some(Status::Stable(since)) => return UsageCell::Stable(since.to_string()),
+                    Some(Status::Gated) => {}
+                    Some(other) => return UsageCell::NotGated(other.word().into()),
+                    None => return UsageCell::NotGated("unanswered".into()),
                 }
-                Ok(read) => {
-                    let mut places: Vec<UsedPlace> = read
-                        .places
-                        .iter()
-                        .map(|place| {
-                            let at = point(&place.location, &base);
-                            let source = sources.entry(at.file.clone()).or_insert_with(|| {
-                                std::fs::read_to_string(base.join(&at.file)).ok()
-                            });
-                            let items = source
-                                .as_deref()
-                                .map(|source| enclosing_items(source, at.line))
-                                .unwrap_or_default();
-                            UsedPlace {
-                                target: "crate".into(),
-                                item: items.last().map(|item| item.header.clone()),
-                                items: items.into_iter().map(|item| item.name).collect(),
-                                call_site: place.call_site.as_ref().map(|site| point(site, &base)),
-                                macros: place.macros.clone(),
-                                at,
-                            }
-                        })
-                        .collect();
-                    places.sort_by(|a, b| a.at.cmp(&b.at));
-                    UsageCell::Used(places)
+                match compile_without(compile, rustc, &allowed, name, scratch, timeout) {
+                    Err(error) => UsageCell::Failed(error, Vec::new()),
+                    Ok(read) => UsageCell::found(
+                        read.places
+                            .iter()
+                            .map(|place| reader.place("crate", place))
+                            .collect(),
+                        read.attributes
+                            .iter()
+                            .map(|at| SourcePoint::of(at, &base))
+                            .collect(),
+                    ),
                 }
-            }
-        })
-        .collect()
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -3,8 +3,9 @@
 //! needs each feature, linked to the source lines, replaced only by `docs --usage`.
 
 use super::{escape_markdown, refuse_control_characters, Region};
-use crate::usage_report::text::cell_summary;
-use crate::usage_report::{SourcePoint, UsageCell, UsageReport, UsedPlace};
+use crate::places::{SourcePoint, UsedPlace};
+use crate::usage_report::text::{cell_summary, groups};
+use crate::usage_report::{UsageCell, UsageReport};
 use anyhow::{bail, Context};
 use std::fmt::Write;
 use std::path::Path;
@@ -98,11 +99,7 @@ fn place_text(place: &UsedPlace) -> anyhow::Result<String> {
 /// a control character in it.
 pub fn usage_region(report: &UsageReport) -> anyhow::Result<String> {
     let mut ran: Vec<usize> = (0..report.toolchains.len())
-        .filter(|&index| {
-            report.features.iter().any(|feature| {
-                !matches!(feature.cells.get(index), Some(UsageCell::NotRun(_)) | None)
-            })
-        })
+        .filter(|&index| report.ran(index))
         .collect();
     // In release order, as the status table's columns.
     ran.sort_by_key(|&index| {
@@ -137,16 +134,7 @@ pub fn usage_region(report: &UsageReport) -> anyhow::Result<String> {
     region.push_str("\n\n| Feature | Toolchains | Where |\n|---|---|---|\n");
     for feature in &report.features {
         refuse_control_characters(&feature.name, "the feature name")?;
-        let mut groups: Vec<(Vec<&str>, &UsageCell)> = Vec::new();
-        for &index in &ran {
-            let cell = &feature.cells[index];
-            let label = report.toolchains[index].label.as_str();
-            match groups.iter_mut().find(|(_, seen)| *seen == cell) {
-                Some((labels, _)) => labels.push(label),
-                None => groups.push((vec![label], cell)),
-            }
-        }
-        for (labels, cell) in groups {
+        for (labels, cell) in groups(report, &feature.cells, ran.iter().copied()) {
             let said = match cell {
                 UsageCell::Used(places) => places
                     .iter()
