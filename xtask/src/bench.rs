@@ -147,6 +147,10 @@ impl flags::Bench {
     /// run refreshes the cache; every step that ran must come from it). Cold and plain runs
     /// alternate, so that a change in the machine's load falls on both.
     pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
+        crate::interrupt::run_interruptible(|| self.measure(sh))
+    }
+
+    fn measure(&self, sh: &Shell) -> anyhow::Result<Verdict> {
         let runs = match self.runs {
             Some(0) => bail!("--runs must be at least 1"),
             Some(runs) => runs,
@@ -236,6 +240,9 @@ impl flags::Bench {
                     .output()?;
                 (start.elapsed().as_secs_f64(), output)
             };
+            if let Some(signal) = crate::interrupt::interrupted() {
+                return Err(crate::interrupt::Interrupted { signal }.into());
+            }
             if !output.status.success() {
                 let stderr = String::from_utf8_lossy(&output.stderr);
                 let tail: Vec<&str> = stderr.lines().rev().take(5).collect();

@@ -14,7 +14,8 @@ use crate::runner::{self, Limits};
 use crate::schedule::{self, Progress};
 use crate::{expect::Outcome, probe, process};
 use anyhow::{bail, Context};
-use std::io::Write;
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -190,9 +191,13 @@ pub fn drive(
         &layout.root,
     )?;
     let cache = Cache::new(layout.cache(), settings.use_cache);
-    let mut labels: Vec<String> = steps.iter().map(Step::label).collect();
+    let name = |step: &Step, what: String| {
+        format!("{}: {what}", planned.availabilities[step.toolchain].id())
+    };
+    let mut names: Vec<String> = steps.iter().map(|step| name(step, step.label())).collect();
     for compile in &compiles {
-        labels[compile.step] = format!("{} without {}", compile.target, compile.feature);
+        let what = format!("{} without {}", compile.target, compile.feature);
+        names[compile.step] = name(&steps[compile.step], what);
     }
     let display = Display {
         command,
@@ -200,13 +205,7 @@ pub fn drive(
         terminal: output::updating_terminal(),
         columns: output::terminal_columns(),
         total: steps.len(),
-        names: steps
-            .iter()
-            .zip(&labels)
-            .map(|(step, label)| {
-                format!("{}: {label}", planned.availabilities[step.toolchain].id())
-            })
-            .collect(),
+        names,
         done: AtomicUsize::new(0),
     };
     let limits = Limits {
@@ -240,14 +239,15 @@ pub fn drive(
                 _ => String::new(),
             };
             let line = format!("{name}: {}{error}", result.outcome.word());
-            text.push_str(&format!("  {}\n", output::escape(&line)));
+            let _ = writeln!(text, "  {}", output::escape(&line));
         }
-        text.push_str(&format!(
+        let _ = writeln!(
+            text,
             "{command}: {} steps did not complete; no report was written ({} is the last \
-             complete run's)\n",
+             complete run's)",
             steps.len() - completed.len(),
             work.report(layout).display()
-        ));
+        );
         eprint!("{text}");
         return Err(Interrupted { signal }.into());
     }
