@@ -265,22 +265,12 @@ impl flags::Bench {
             timed("warm", true, &mut warm)?;
         }
 
-        let mut flags: String = self
-            .toolchain
-            .iter()
-            .map(|spec| format!(" --toolchain {}", shell_quote(spec)))
-            .chain(
-                self.target
-                    .iter()
-                    .map(|t| format!(" --target {}", shell_quote(t))),
-            )
+        // The flags as given, so that the table says how to take it again.
+        let flags: String = std::env::args()
+            .skip_while(|arg| arg != "bench")
+            .skip(1)
+            .map(|arg| format!(" {}", shell_quote(&arg)))
             .collect();
-        if self.usage {
-            flags.push_str(" --usage");
-        }
-        if runs != DEFAULT_RUNS {
-            flags.push_str(&format!(" --runs {runs}"));
-        }
         let mut table = format!(
             "Measured by `cargo xtask bench{flags}` on {cores} cores ({}); {steps} {what} steps, \
              {processes} processes; toolchains: {}.\n\n\
