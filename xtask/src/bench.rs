@@ -205,16 +205,17 @@ impl flags::Bench {
         let [mut cold, mut plain, mut warm, mut planning] = <[Samples; 4]>::default();
         let mut loads = Vec::new();
         let mut skipped = 0;
+        let settings = |use_cache| Settings {
+            jobs: cores,
+            timeout: DEFAULT_TIMEOUT,
+            use_cache,
+            progress: false,
+        };
         // One timed run, after removing the outputs first for a cold one.
         let mut timed = |label: &str, use_cache: bool, samples: &mut Samples| {
             let load = load_average();
             drop(driver::lock(&layout, "bench", !use_cache)?);
-            let settings = Settings {
-                jobs: cores,
-                timeout: DEFAULT_TIMEOUT,
-                use_cache,
-                progress: false,
-            };
+            let settings = settings(use_cache);
             let start = Instant::now();
             let driven = driver::drive(&layout, &selection, work, settings)?;
             let seconds = start.elapsed().as_secs_f64();
@@ -260,7 +261,7 @@ impl flags::Bench {
         // One untimed run puts the current outputs' stamps into the cache; the plain run
         // rewrote every artifact since the last cold run.
         eprintln!("bench: refreshing the cache for the warm runs");
-        timed("refresh", true, &mut Samples::default())?;
+        driver::drive(&layout, &selection, work, settings(true))?;
         for _ in 0..runs {
             timed("warm", true, &mut warm)?;
         }
