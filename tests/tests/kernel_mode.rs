@@ -381,7 +381,7 @@ fn the_matrix_agrees_with_the_catalog_on_this_compiler() {
         kshim: root.join("kshim"),
     };
     let mut options = Options::new(vec![rustc.path.to_string_lossy().into_owned()]);
-    options.jobs = 2;
+    options.settings.jobs = 2;
     let report = run_matrix(&layout, &options).expect("running the matrix");
     let text = json::to_pretty(&report.to_json());
     let value = json::parse(&text).expect("the report is JSON");

@@ -80,8 +80,8 @@ fn two_shards_merge_into_the_whole_run() {
         kshim: directory.join("kshim"),
     };
     let mut options = Options::new(Vec::new());
-    options.pins = Some(pins.clone());
-    options.jobs = 2;
+    options.selection.pins = Some(pins.clone());
+    options.settings.jobs = 2;
     let whole = run_matrix(&layout, &options).expect("the whole run");
     assert_eq!(whole.toolchains.len(), 2);
     assert_eq!(
@@ -94,7 +94,7 @@ fn two_shards_merge_into_the_whole_run() {
 
     let mut shard_reports = Vec::new();
     for index in [2, 1] {
-        options.shard = Some(Shard { index, count: 2 });
+        options.selection.shard = Some(Shard { index, count: 2 });
         let report = run_matrix(&layout, &options).expect("a shard's run");
         assert_eq!(report.shard.as_deref(), Some(format!("{index}/2").as_str()));
         assert_eq!(report.toolchains.len(), 1);

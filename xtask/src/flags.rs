@@ -64,9 +64,11 @@ xflags::xflags! {
             optional --pins path: PathBuf
             /// Build again even where a cached result exists (the cache is still refreshed).
             optional --no-cache
-            /// Kill any single `make` that runs longer than this many seconds (default 1800).
+            /// Kill any single `make` that runs longer than this many seconds (default 1800, at
+            /// most 86400).
             optional --timeout seconds: u64
-            /// `make -jN` (default: the number of cores).
+            /// `make -jN` (default: the number of cores; at most four per core, and a larger N
+            /// is lowered to that).
             optional -j, --jobs n: usize
             /// Also fail (exit 1) when a cell could not be built (a missing tool or compiler).
             optional --strict
@@ -143,17 +145,16 @@ xflags::xflags! {
             optional --version-range range: String
             /// Output: `human` (default; each feature's places per toolchain), `json` or `markdown`.
             optional --format format: String
-            /// Run at most N rustc processes at once (default: the number of cores).
+            /// Run at most N rustc processes at once (default: the number of cores; at most
+            /// four per core, and a larger N is lowered to that).
             optional -j, --jobs n: usize
             /// Ignore cached results and compile everything again (the cache is still refreshed).
             optional --no-cache
             /// The pin file to read (default: `toolchains.toml` at the repository root).
             optional --pins path: PathBuf
-            /// Kill any single rustc process that runs longer than this many seconds (default 300).
+            /// Kill any single rustc process that runs longer than this many seconds
+            /// (default 300, at most 86400).
             optional --timeout seconds: u64
-            /// Write the run's compiles as a plain `xargs -P` shell script to this file (the
-            /// baseline of BENCHMARKS.md) and compile nothing.
-            optional --plain-script path: PathBuf
         }
 
         /// Join matrix reports written by `matrix --shard` into one, with the same tables and
@@ -200,7 +201,7 @@ xflags::xflags! {
         }
 
         /// Time a cold matrix, a warm matrix and the same rustc commands run by
-        /// `xargs -P <cores>`, and print the figures for BENCHMARKS.md.
+        /// `make -j <cores>`, and print the figures for BENCHMARKS.md.
         cmd bench {
             /// Select or add a compiler, as for `matrix`. Repeatable.
             repeated --toolchain spec: String
@@ -208,6 +209,8 @@ xflags::xflags! {
             optional --runs n: usize
             /// Cross-build for only this kernel target, as for `matrix`. Repeatable.
             repeated --target triple: String
+            /// Time the usage run (`cargo xtask usage`'s compiles) instead of the matrix.
+            optional --usage
         }
     }
 }
@@ -311,7 +314,6 @@ pub struct Usage {
     pub no_cache: bool,
     pub pins: Option<PathBuf>,
     pub timeout: Option<u64>,
-    pub plain_script: Option<PathBuf>,
 }
 
 #[derive(Debug)]
@@ -343,6 +345,7 @@ pub struct Bench {
     pub toolchain: Vec<String>,
     pub runs: Option<usize>,
     pub target: Vec<String>,
+    pub usage: bool,
 }
 
 impl Xtask {

@@ -39,18 +39,8 @@ impl flags::Kernel {
     /// Runs `cargo xtask kernel`.
     pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
-        let timeout = match self.timeout {
-            Some(0) => bail!("--timeout must be at least 1 second"),
-            Some(seconds) => Duration::from_secs(seconds),
-            None => MAKE_TIMEOUT,
-        };
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        let jobs = match self.jobs {
-            Some(0) => bail!("-j/--jobs must be at least 1"),
-            // More than four per core only competes for the cores and the memory.
-            Some(jobs) => jobs.min(4 * cores),
-            None => cores,
-        };
+        let timeout = crate::driver::timeout(self.timeout, MAKE_TIMEOUT)?;
+        let jobs = crate::driver::jobs("kernel", self.jobs)?;
         let pins_path = self.pins.clone().unwrap_or_else(Pins::default_path);
         let pins = Pins::load(&pins_path)?;
         let trees = select_trees(&pins, &self.tree)?;

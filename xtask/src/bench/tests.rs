@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Tests of the bench: the plain run's waves and script, and its checks of the report.
+//! Tests of the bench: the plain run's Makefile, run by a real make, and the checks of a
+//! timed run.
 
 use super::*;
 use crate::plan::{Mode, Step};
@@ -53,59 +54,34 @@ fn plan() -> Vec<Step> {
 }
 
 #[test]
-fn groups_the_plan_into_jobs_and_waves_of_a_script() {
-    let plain = PlainRun::from_steps(&plan());
-    // Only the shim's rlib is needed by others; everything else waits for the last wave,
-    // the example's run goes with its build, and a test binary runs after its compile.
-    assert_eq!(
-        plain.waves,
-        [
-            vec!["RUSTC_BOOTSTRAP=1 /r/rustc lib.rs".to_string()],
-            vec![
-                "/r/rustc probe.rs || true".to_string(),
-                "/r/rustc && /o/kernel-test".to_string(),
-                "/r/rustc m.rs && /o/m".to_string(),
-                r"/r/rustc 'it'\''s' && /o/m-test 'it'\''s'".to_string(),
-            ],
-        ]
-    );
-    assert_eq!(plain.jobs(), 5);
-    // Every process of the plan, none lost and none added.
-    assert_eq!(plain.processes, 8);
-    let script = plain.script(2);
-    assert!(script.starts_with("#!/bin/sh\n"), "{script}");
+fn the_makefile_has_a_target_per_step_after_its_dependencies() {
+    let text = makefile(&plan());
     // A stable-mode line runs without the variable that kernel-mode lines set.
-    let setup = "set -e\nunset RUSTC_BOOTSTRAP\nmkdir -p /o/features /o/kernel /o/m\n";
-    assert!(script.contains(setup), "{script}");
-    let wave = "| xargs -0 -n 1 -P 2 sh -c || status=1";
-    assert_eq!(script.matches(wave).count(), 2, "{script}");
+    assert!(text.contains("\nunexport RUSTC_BOOTSTRAP\n"), "{text}");
     assert!(
-        script.contains("  '/r/rustc m.rs && /o/m' \\\n"),
-        "{script}"
+        text.contains("directories:\n\tmkdir -p /o/features /o/kernel /o/m\n"),
+        "{text}"
     );
-    assert!(script.ends_with("exit \"$status\"\n"));
+    assert!(text.contains("all: s0 s1 s2 s3 s4 s5\n"), "{text}");
+    // Every step once, after its dependencies; the probe's status ignored; quoting kept and
+    // `$` doubled for make.
+    for recipe in [
+        "s0: directories\n\t/r/rustc probe.rs || true\n",
+        "s1: directories\n\tRUSTC_BOOTSTRAP=1 /r/rustc lib.rs\n",
+        "s2: directories\n\t/r/rustc && /o/kernel-test\n",
+        "s3: directories s1\n\t/r/rustc m.rs\n",
+        "s4: directories s3\n\t/o/m\n",
+        "s5: directories s1\n\t/r/rustc 'it'\\''s' && /o/m-test 'it'\\''s'\n",
+    ] {
+        assert!(text.contains(recipe), "{recipe:?} in {text}");
+    }
+    let mut dollar = plan();
+    dollar[4].processes[0].args = vec!["$HOME".into()];
+    assert!(makefile(&dollar).contains("\t/o/m '$$HOME'\n"));
 }
 
 #[test]
-fn a_chain_of_dependencies_makes_one_wave_per_link() {
-    // b and d need a; only c needs b, so c goes with b; e needs c and d.
-    let steps = [
-        step(Kind::Build, "a", &[], &["a"], &[]),
-        step(Kind::Build, "b", &[0], &["b"], &[]),
-        step(Kind::Build, "c", &[1], &["c"], &[]),
-        step(Kind::Build, "d", &[0], &["d"], &[]),
-        step(Kind::Build, "e", &[2, 3], &["e"], &[]),
-        step(Kind::Build, "f", &[], &["f"], &[]),
-    ];
-    assert_eq!(
-        PlainRun::from_steps(&steps).waves,
-        [vec!["a"], vec!["b && c", "d"], vec!["e", "f"]]
-    );
-    assert!(PlainRun::from_steps(&[]).waves.is_empty());
-}
-
-#[test]
-fn the_script_runs_in_a_real_shell() {
+fn the_makefile_runs_in_a_real_make() {
     let directory = std::env::temp_dir().join(format!("kshim-xtask-{}-bench", std::process::id()));
     let file = |name: &str| directory.join(name).to_string_lossy().into_owned();
     let (lib, ex) = (file("out/lib"), file("out/ex"));
@@ -119,18 +95,21 @@ fn the_script_runs_in_a_real_shell() {
     for step in &mut steps {
         step.directories = vec![directory.join("out")];
     }
-    let script = directory.join("plain.sh");
+    let path = directory.join("plain.mk");
     let run = |steps: &[Step]| {
-        std::fs::write(&script, PlainRun::from_steps(steps).script(2)).unwrap();
-        let status = std::process::Command::new("sh").arg(&script).status();
-        status.unwrap().code()
+        std::fs::write(&path, makefile(steps)).unwrap();
+        let status = std::process::Command::new("make")
+            .args(["-r", "-s", "-k", "-j", "2", "-f"])
+            .arg(&path)
+            .output();
+        status.unwrap().status.code()
     };
     std::fs::create_dir_all(&directory).unwrap();
     let passed = run(&steps);
     steps.push(step(Kind::Test, "ex", &[1], &["false"], &[]));
     let failed = run(&steps);
     std::fs::remove_dir_all(&directory).unwrap();
-    assert_eq!((passed, failed), (Some(0), Some(1)));
+    assert_eq!((passed, failed), (Some(0), Some(2)));
 }
 
 #[test]
@@ -144,73 +123,20 @@ fn statistics_of_the_runs() {
 }
 
 #[test]
-fn the_cache_checks_count_only_cells_with_steps_behind_them() {
-    use crate::expect::Outcome;
-    use crate::report::{BuildCell, ToolchainEntry};
-    let entry = |id: &str, verdict| ToolchainEntry {
-        id: id.into(),
-        spec: id.into(),
-        source: None,
-        pin: None,
-        rustc: Some(format!("/{id}/rustc")),
-        release_text: None,
-        release: None,
-        channel: None,
-        commit_date: None,
-        host: None,
-        verdict,
-    };
-    let cell = |toolchain, cached| BuildCell {
-        toolchain,
-        target: "kernel".into(),
-        mode: Mode::Kernel,
-        kind: Kind::Build,
+fn a_timed_run_is_all_cold_or_all_warm() {
+    let ran = |cached| StepResult {
         outcome: Outcome::Pass,
-        expected: Outcome::Pass,
-        first_error: None,
-        seconds: 0.1,
         cached,
-        tests: None,
+        ..StepResult::skipped(String::new())
     };
-    let report = |cached| Report {
-        toolchains: vec![
-            entry("1.95.0", ToolchainVerdict::Ok),
-            entry("1.63.0", ToolchainVerdict::TooOld),
-        ],
-        features: Vec::new(),
-        // The too-old toolchain's cell is a placeholder, never cached.
-        builds: vec![cell(0, cached), cell(0, cached), cell(1, false)],
-        strict: false,
-        kbuild: Vec::new(),
-        shard: None,
-        platforms: crate::report::platforms::Platforms::default(),
-    };
-    assert!(check_cache_use(&report(false), 2, false, "cold").is_ok());
-    assert!(check_cache_use(&report(true), 2, true, "warm").is_ok());
-    assert!(check_cache_use(&report(true), 2, false, "cold").is_err());
-    assert!(check_cache_use(&report(false), 2, true, "warm").is_err());
-    assert!(check_cache_use(&report(false), 3, false, "cold").is_err());
-
-    // On the target axis, a cell predicted to fail ran; one predicted to be skipped did not.
-    let cross = |expected, cached| crate::report::platforms::CrossCell {
-        toolchain: 0,
-        triple: "loongarch64-unknown-none".into(),
-        target: "sites".into(),
-        kind: Kind::Objects,
-        mode: Some(Mode::Kernel),
-        outcome: expected,
-        expected,
-        first_error: None,
-        detail: None,
-        seconds: 0.1,
-        cached,
-    };
-    let mut axis = report(true);
-    axis.platforms.cross = vec![
-        cross(Outcome::Fail, true),
-        cross(Outcome::Pass, true),
-        cross(Outcome::Skipped, false),
-    ];
-    assert!(check_cache_use(&axis, 4, true, "warm").is_ok());
-    assert!(check_cache_use(&axis, 5, true, "warm").is_err());
+    let skipped = StepResult::skipped("not run: kernel build failed".into());
+    let cold = [ran(false), ran(false), skipped.clone()];
+    let warm = [ran(true), ran(true), skipped];
+    assert_eq!(check_run(&cold, 3, false, "cold").unwrap(), 1);
+    assert_eq!(check_run(&warm, 3, true, "warm").unwrap(), 1);
+    assert!(check_run(&warm, 3, false, "cold").is_err());
+    assert!(check_run(&cold, 3, true, "warm").is_err());
+    assert!(check_run(&[ran(true), ran(false)], 2, true, "warm").is_err());
+    // Not the work the bench planned.
+    assert!(check_run(&cold, 4, false, "cold").is_err());
 }
