@@ -599,20 +599,13 @@ fn load_result(entry: &Path) -> Option<Built> {
 
 /// Stores a real result that is the compiler's verdict.
 fn store_result(entry: &Path, built: &Built) -> anyhow::Result<()> {
-    let strings = |list: &[String]| Value::Array(list.iter().cloned().map(Value::String).collect());
-    let value = crate::json::object(vec![
-        ("real".into(), Value::String(built.real.word().into())),
-        ("reason".into(), Value::String(built.reason.clone())),
-        (
-            "first_error".into(),
-            crate::json::opt_string(built.first_error.clone()),
-        ),
-        (
-            "warning".into(),
-            crate::json::opt_string(built.warning.clone()),
-        ),
-        ("enabled".into(), strings(&built.enabled)),
-        ("objects".into(), Value::from(built.objects)),
-    ]);
+    let value = crate::json::json!({
+        "real": built.real.word(),
+        "reason": built.reason,
+        "first_error": built.first_error,
+        "warning": built.warning,
+        "enabled": built.enabled,
+        "objects": built.objects,
+    });
     crate::files::write_atomically(entry, value.to_string().as_bytes())
 }

@@ -168,8 +168,9 @@ impl BuildCell {
     }
 }
 
-/// One difference between the compilers and the catalog, as printed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One difference between the compilers and the catalog, as printed (and as the JSON report
+/// lists it).
+#[derive(Clone, Debug, PartialEq, Eq, crate::json::Serialize, crate::json::Deserialize)]
 pub struct Failure {
     /// The toolchain's id.
     pub toolchain: String,
