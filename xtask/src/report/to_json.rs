@@ -5,12 +5,13 @@
 
 use super::kbuild::KbuildJson;
 use super::platforms::to_json::PlatformsJson;
+use super::{milliseconds, mode, outcome, seconds, stated_ok};
 use super::{BuildCell, Failure, FeatureCell, Observed, Report, ToolchainEntry, SCHEMA_VERSION};
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
-use crate::expect::{Outcome, ToolchainVerdict};
+use crate::expect::ToolchainVerdict;
 use crate::json::{self, Deserialize, Serialize, Value};
 use crate::output::escape;
-use crate::plan::{Kind, Mode};
+use crate::plan::Kind;
 use crate::status::Status;
 use crate::toolchain::SourceKind;
 use std::collections::{BTreeMap, HashMap};
@@ -104,43 +105,6 @@ struct TestCounts {
     passed: u64,
     failed: u64,
     ignored: u64,
-}
-
-/// Seconds as the reports keep them: to the millisecond.
-pub(crate) fn milliseconds(seconds: f64) -> f64 {
-    (seconds * 1000.0).round() / 1000.0
-}
-
-/// Seconds read back: a finite, non-negative number.
-pub(crate) fn seconds(seconds: f64, what: &str) -> Result<f64, String> {
-    if seconds.is_finite() && seconds >= 0.0 {
-        Ok(seconds)
-    } else {
-        Err(format!("{what}: `seconds` is not a number of seconds"))
-    }
-}
-
-/// The `ok` a file states must be what its cell says: a report edited into contradiction is
-/// not trusted.
-pub(crate) fn stated_ok(stated: bool, ok: bool, what: &str) -> Result<(), String> {
-    if stated == ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "{what}: `ok` is {stated}, but what was observed and what was expected say {ok}"
-        ))
-    }
-}
-
-/// A mode or a kind by its word.
-pub(crate) fn mode(word: &str, what: &str) -> Result<Mode, String> {
-    let found = Mode::ALL.into_iter().find(|mode| mode.word() == word);
-    found.ok_or_else(|| format!("{what}: unknown mode `{word}`"))
-}
-
-/// An outcome by its word.
-pub(crate) fn outcome(word: &str, what: &str) -> Result<Outcome, String> {
-    Outcome::from_word(word).ok_or_else(|| format!("{what}: unknown outcome `{word}`"))
 }
 
 fn release(text: Option<&str>, what: &str) -> Result<Option<Release>, String> {

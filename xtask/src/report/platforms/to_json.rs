@@ -3,8 +3,8 @@
 
 use super::{CrossCell, KnownCell, Platforms, STAGES};
 use crate::json::{self, Deserialize, Serialize};
-use crate::report::to_json::{milliseconds, mode, outcome, seconds, stated_ok};
 use crate::report::ToolchainEntry;
+use crate::report::{milliseconds, mode, outcome, seconds, stated_ok};
 use std::collections::BTreeMap;
 
 /// The `platforms` member.
