@@ -253,6 +253,24 @@ fn json_reads_back_into_the_same_report() {
     );
     let error = Report::from_json("[]").unwrap_err();
     assert_eq!(error, "the report has schema ?, this xtask reads schema 2");
+    // A member of another type is refused by name and place, never taken for a default.
+    let text = json::to_pretty(&json);
+    for (good, bad, named) in [
+        (
+            "\"cached\": false",
+            "\"cached\": \"no\"",
+            "invalid type: string \"no\", expected a boolean at line",
+        ),
+        (
+            "\"seconds\": 0.5",
+            "\"seconds\": \"0.5\"",
+            "invalid type: string \"0.5\", expected f64 at line",
+        ),
+    ] {
+        assert!(text.contains(good), "{text}");
+        let error = Report::from_json(&text.replacen(good, bad, 1)).unwrap_err();
+        assert!(error.starts_with(named), "{error}");
+    }
 }
 
 #[test]
