@@ -4,7 +4,7 @@
 //! [`Value`] for what others write (rustc's diagnostics, libtest's events).
 
 pub use serde::{Deserialize, Serialize};
-pub use serde_json::{json, Map, Value};
+pub use serde_json::{json, Value};
 
 /// Parses JSON text; the error says what is wrong and where.
 pub fn parse(text: &str) -> Result<Value, String> {
