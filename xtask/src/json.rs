@@ -19,7 +19,8 @@ pub fn read<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
 
 /// A value as a [`Value`], whose objects keep their keys sorted, as the reports are written.
 pub fn to_value(value: &impl Serialize) -> Value {
-    // The xtask's types serialize without fail: their maps have string keys.
+    // The xtask's types serialize without fail (their maps have string keys); only a path that
+    // is not UTF-8 (a kept compiler answer's sysroot) would come out as null, and miss later.
     serde_json::to_value(value).unwrap_or_default()
 }
 
