@@ -9,7 +9,7 @@ use crate::expect::Outcome;
 use crate::files;
 use crate::files::write_atomically;
 pub use crate::hash::{file_stamp, hash_file, stat_stamp, tree_stamp, Key, StableHasher};
-use crate::json::{self, Value};
+use crate::json::{self, Deserialize, Serialize};
 use crate::judge::StepResult;
 use crate::places::GateErrors;
 use crate::plan::{Rustc, Step};
@@ -49,7 +49,7 @@ impl Cache {
         }
         let text = files::read_text(&self.path(key), ENTRY_LIMIT).ok()?;
         // A damaged entry is a miss; the rerun overwrites it.
-        decode_entry(&crate::json::parse(&text).ok()?, artifact)
+        decode_entry(&text, artifact)
     }
 
     /// Stores a result for `key`, atomically, with the `artifact` stamp it was made with.
@@ -59,147 +59,104 @@ impl Cache {
         result: &StepResult,
         artifact: Option<(u64, u128)>,
     ) -> anyhow::Result<()> {
-        write_atomically(
-            &self.path(key),
-            encode_entry(result, artifact).to_string().as_bytes(),
-        )
+        write_atomically(&self.path(key), encode_entry(result, artifact).as_bytes())
     }
+}
+
+/// A cache entry: a step's result and the stamp of the file the step made.
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    outcome: String,
+    #[serde(deserialize_with = "json::nullable")]
+    first_error: Option<String>,
+    seconds: f64,
+    #[serde(deserialize_with = "json::nullable")]
+    tests: Option<(u64, u64, u64)>,
+    #[serde(deserialize_with = "json::nullable")]
+    probe: Option<ProbeEntry>,
+    #[serde(deserialize_with = "json::nullable")]
+    log: Option<String>,
+    /// These three are absent from entries of steps that have none.
+    usage: Option<GateErrors>,
+    targets: Option<Vec<String>>,
+    error_codes: Option<Vec<String>>,
+    /// `SIZE MODIFIED`, the stamp of the step's artifact.
+    #[serde(deserialize_with = "json::nullable")]
+    artifact: Option<String>,
+}
+
+/// A probe's answer: per feature its status word and release, or why it failed.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum ProbeEntry {
+    Statuses(Vec<(String, Option<String>)>),
+    Failed { error: String },
 }
 
 /// A step's result as a cache entry; `artifact` is the stamp of the file the step made.
-fn encode_entry(result: &StepResult, artifact: Option<(u64, u128)>) -> Value {
-    let probe = match &result.probe {
-        None => Value::Null,
-        Some(Ok(statuses)) => Value::Array(
-            statuses
-                .iter()
+fn encode_entry(result: &StepResult, artifact: Option<(u64, u128)>) -> String {
+    let probe = result.probe.as_ref().map(|probe| match probe {
+        Ok(statuses) => ProbeEntry::Statuses(
+            (statuses.iter())
                 .map(|status| {
-                    Value::Array(vec![
-                        Value::from(status.word()),
-                        json::opt_string(status.stable_since().map(|since| since.to_string())),
-                    ])
+                    let since = status.stable_since().map(|since| since.to_string());
+                    (status.word().to_string(), since)
                 })
                 .collect(),
         ),
-        Some(Err(error)) => json::object(vec![("error".into(), Value::String(error.clone()))]),
+        Err(error) => ProbeEntry::Failed {
+            error: error.clone(),
+        },
+    });
+    let entry = Entry {
+        outcome: result.outcome.word().into(),
+        first_error: result.first_error.clone(),
+        seconds: result.seconds,
+        tests: result.tests,
+        probe,
+        log: result.log.clone(),
+        usage: result.usage.clone(),
+        targets: result.targets.clone(),
+        error_codes: result.error_codes.clone(),
+        artifact: artifact.map(|(size, modified)| format!("{size} {modified}")),
     };
-    json::object(vec![
-        (
-            "outcome".into(),
-            Value::String(result.outcome.word().into()),
-        ),
-        (
-            "first_error".into(),
-            json::opt_string(result.first_error.clone()),
-        ),
-        ("seconds".into(), Value::from(result.seconds)),
-        (
-            "tests".into(),
-            result
-                .tests
-                .map_or(Value::Null, |(passed, failed, ignored)| {
-                    Value::Array(vec![
-                        Value::from(passed),
-                        Value::from(failed),
-                        Value::from(ignored),
-                    ])
-                }),
-        ),
-        ("probe".into(), probe),
-        ("log".into(), json::opt_string(result.log.clone())),
-        (
-            "usage".into(),
-            result
-                .usage
-                .as_ref()
-                .map_or(Value::Null, GateErrors::to_json),
-        ),
-        (
-            "targets".into(),
-            result.targets.as_ref().map_or(Value::Null, |targets| {
-                Value::Array(targets.iter().cloned().map(Value::String).collect())
-            }),
-        ),
-        (
-            "error_codes".into(),
-            result.error_codes.as_ref().map_or(Value::Null, |codes| {
-                Value::Array(codes.iter().cloned().map(Value::String).collect())
-            }),
-        ),
-        (
-            "artifact".into(),
-            artifact.map_or(Value::Null, |(size, modified)| {
-                Value::String(format!("{size} {modified}"))
-            }),
-        ),
-    ])
+    json::to_value(&entry).to_string()
 }
 
 /// Reads a cache entry back; `None` for a damaged entry or one whose artifact has changed.
-fn decode_entry(entry: &Value, artifact: Option<&Path>) -> Option<StepResult> {
+fn decode_entry(text: &str, artifact: Option<&Path>) -> Option<StepResult> {
+    let entry: Entry = json::read(text).ok()?;
     if let Some(path) = artifact {
         let (size, modified) = file_stamp(path)?;
-        if entry.get("artifact")?.as_str()? != format!("{size} {modified}") {
+        if entry.artifact? != format!("{size} {modified}") {
             return None;
         }
     }
-    let probe = match entry.get("probe")? {
-        Value::Null => None,
-        Value::Array(statuses) => Some(Ok(statuses
-            .iter()
-            .map(|parts| {
-                let since = match parts.get(1)? {
-                    Value::Null => None,
-                    since => Some(Release::parse(since.as_str()?)?),
+    let probe = match entry.probe {
+        None => None,
+        Some(ProbeEntry::Statuses(statuses)) => Some(Ok(statuses
+            .into_iter()
+            .map(|(word, since)| {
+                let since = match since {
+                    None => None,
+                    Some(since) => Some(Release::parse(&since)?),
                 };
-                Status::from_parts(parts.get(0)?.as_str()?, since)
+                Status::from_parts(&word, since)
             })
             .collect::<Option<Vec<_>>>()?)),
-        error => Some(Err(error.get("error")?.as_str()?.to_string())),
-    };
-    let tests = match entry.get("tests")? {
-        Value::Null => None,
-        counts => {
-            let counts = counts.as_array()?;
-            Some((
-                counts.first()?.as_u64()?,
-                counts.get(1)?.as_u64()?,
-                counts.get(2)?.as_u64()?,
-            ))
-        }
+        Some(ProbeEntry::Failed { error }) => Some(Err(error)),
     };
     Some(StepResult {
-        outcome: Outcome::from_word(entry.get("outcome")?.as_str()?)?,
-        first_error: entry.get("first_error")?.as_str().map(String::from),
-        seconds: entry.get("seconds")?.as_f64()?,
+        outcome: Outcome::from_word(&entry.outcome)?,
+        first_error: entry.first_error,
+        seconds: entry.seconds,
         cached: true,
-        tests,
+        tests: entry.tests,
         probe,
-        log: entry.get("log")?.as_str().map(String::from),
-        usage: match entry.get("usage") {
-            None | Some(Value::Null) => None,
-            Some(usage) => Some(GateErrors::from_json(usage)?),
-        },
-        targets: match entry.get("targets") {
-            None | Some(Value::Null) => None,
-            Some(targets) => Some(
-                targets
-                    .as_array()?
-                    .iter()
-                    .map(|target| target.as_str().map(String::from))
-                    .collect::<Option<Vec<_>>>()?,
-            ),
-        },
-        error_codes: match entry.get("error_codes") {
-            None | Some(Value::Null) => None,
-            Some(codes) => Some(
-                codes
-                    .as_array()?
-                    .iter()
-                    .map(|code| code.as_str().map(String::from))
-                    .collect::<Option<Vec<_>>>()?,
-            ),
-        },
+        log: entry.log,
+        usage: entry.usage,
+        targets: entry.targets,
+        error_codes: entry.error_codes,
         interrupted: false,
     })
 }
@@ -386,225 +343,4 @@ pub fn remove_stale_temporaries(directory: &Path) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::places::{Location, Place};
-    use crate::plan::Rustc;
-    use std::time::Duration;
-
-    /// Rewrites `file` with other bytes of the same size, and sets its modification time back.
-    fn overwrite_keeping_size_and_time(file: &Path) {
-        let metadata = fs::metadata(file).unwrap();
-        let mut bytes = fs::read(file).unwrap();
-        bytes[0] ^= 1;
-        std::thread::sleep(Duration::from_millis(20));
-        fs::write(file, &bytes).unwrap();
-        fs::File::options()
-            .write(true)
-            .open(file)
-            .unwrap()
-            .set_modified(metadata.modified().unwrap())
-            .unwrap();
-        assert_eq!(fs::metadata(file).unwrap().len(), metadata.len());
-    }
-
-    #[test]
-    fn a_sysroot_library_rewritten_in_place_changes_the_compilers_identity() {
-        let sysroot = crate::project_root().join("target/kshim/unit-tests/cache-sysroot");
-        let _ = fs::remove_dir_all(&sysroot);
-        let host = "x86_64-unknown-linux-gnu";
-        let libraries = sysroot.join("lib/rustlib").join(host).join("lib");
-        fs::create_dir_all(&libraries).unwrap();
-        fs::create_dir_all(sysroot.join("bin")).unwrap();
-        let rustc = sysroot.join("bin/rustc");
-        fs::write(&rustc, "#!/bin/sh\n").unwrap();
-        let libcore = libraries.join("libcore-0123.rlib");
-        fs::write(&libcore, vec![b'c'; 4096]).unwrap();
-        let rustc = Rustc {
-            path: rustc,
-            env: Vec::new(),
-            loader: None,
-            release: Release::new(1, 95, 0),
-        };
-        let version = RustcVersion {
-            sysroot: Some(sysroot.clone()),
-            ..crate::version::parse_verbose_version(
-                "rustc 1.95.0 (59807616e 2026-04-14)\nbinary: rustc\nhost: x86_64-unknown-linux-gnu\nrelease: 1.95.0\n",
-            )
-            .unwrap()
-        };
-        let before = compiler_identity(&rustc, &version);
-        overwrite_keeping_size_and_time(&libcore);
-        assert_ne!(
-            compiler_identity(&rustc, &version),
-            before,
-            "a libcore rewritten with its size and time kept served the old results"
-        );
-    }
-
-    #[test]
-    fn provisioned_inputs_rewritten_in_place_change_the_keys_of_the_cross_cells() {
-        use crate::plan::{plan_cross, CrossToolchain, Emulation, Layout, PlannedToolchain};
-        let scratch = crate::project_root().join("target/kshim/unit-tests/cache-cross");
-        let _ = fs::remove_dir_all(&scratch);
-        let library = scratch.join("usr/src/rustc-1.95.0/library");
-        fs::create_dir_all(library.join("core/src")).unwrap();
-        fs::create_dir_all(library.join("stdarch/crates/core_arch/src")).unwrap();
-        let core = library.join("core/src/lib.rs");
-        fs::write(&core, "#![no_core]\n").unwrap();
-        fs::write(library.join("stdarch/crates/core_arch/src/mod.rs"), "\n").unwrap();
-        let emulator = scratch.join("qemu-aarch64");
-        fs::write(&emulator, "#!/bin/sh\nexec \"$@\"\n").unwrap();
-        let linker = scratch.join("ld.lld");
-        fs::write(&linker, "#!/bin/sh\n").unwrap();
-        let root = crate::project_root();
-        let layout = Layout::new(&root);
-        let toolchain = PlannedToolchain {
-            index: 0,
-            directory_name: "cache-cross".into(),
-            rustc: Rustc {
-                path: scratch.join("rustc"),
-                env: Vec::new(),
-                loader: None,
-                release: Release::new(1, 95, 0),
-            },
-            builds: true,
-        };
-        let sources = crate::library_sources::LibrarySources {
-            library: library.clone(),
-            identity: "test sources".into(),
-            core_edition: "2021".into(),
-            compiler_builtins: None,
-        };
-        let platform = crate::targets::KERNEL_TARGETS
-            .iter()
-            .find(|target| target.arch == "aarch64")
-            .unwrap();
-        let runner = |_: &crate::targets::KernelTarget| Some(Ok(emulator.clone()));
-        let emulation = Emulation {
-            linker: Ok(linker.clone()),
-            runner: &runner,
-        };
-        let mut steps = Vec::new();
-        plan_cross(
-            &layout,
-            &[(
-                toolchain,
-                CrossToolchain {
-                    sources: Ok(sources),
-                },
-            )],
-            &[platform],
-            &emulation,
-            &mut steps,
-        )
-        .unwrap();
-        let provisioned = scratch.clone();
-        let keys = || {
-            cache_keys(&steps, &[], Key(2), &|_| Key(1), &mut |path: &Path| {
-                input_key(path, &root, &provisioned)
-            })
-            .unwrap()
-        };
-        let of = |keys: &[Key], kind: crate::plan::Kind| -> Vec<Key> {
-            steps
-                .iter()
-                .zip(keys)
-                .filter(|(step, _)| step.kind == kind)
-                .map(|(_, key)| *key)
-                .collect()
-        };
-        let before = keys();
-        assert_eq!(before, keys(), "keys are stable");
-        // A step the xtask checks itself is keyed by the checker too, and only such a step.
-        let other_checker = cache_keys(&steps, &[], Key(3), &|_| Key(1), &mut |path: &Path| {
-            input_key(path, &root, &provisioned)
-        })
-        .unwrap();
-        assert!(steps.iter().any(|step| step.check.is_some()));
-        for ((step, before), after) in steps.iter().zip(&before).zip(&other_checker) {
-            assert_eq!(step.check.is_some(), before != after, "{:?}", step.kind);
-        }
-        overwrite_keeping_size_and_time(&core);
-        let after_core = keys();
-        assert!(
-            of(&after_core, crate::plan::Kind::Core)
-                .iter()
-                .zip(of(&before, crate::plan::Kind::Core))
-                .all(|(after, before)| *after != before),
-            "a damaged library source kept the key of core"
-        );
-        overwrite_keeping_size_and_time(&emulator);
-        let after_emulator = keys();
-        assert!(
-            of(&after_emulator, crate::plan::Kind::Emulate)
-                .iter()
-                .zip(of(&after_core, crate::plan::Kind::Emulate))
-                .all(|(after, before)| *after != before),
-            "a replaced emulator kept the key of the program's run"
-        );
-        overwrite_keeping_size_and_time(&linker);
-        assert_ne!(
-            of(&keys(), crate::plan::Kind::Emulate),
-            of(&after_emulator, crate::plan::Kind::Emulate),
-            "a replaced linker kept the key of the program's build"
-        );
-    }
-
-    #[test]
-    fn cache_entries_round_trip() {
-        let result = StepResult {
-            outcome: Outcome::Pass,
-            first_error: None,
-            seconds: 1.5,
-            cached: false,
-            log: Some("[info] m: init\n".into()),
-            tests: Some((12, 0, 1)),
-            probe: Some(Ok(vec![
-                Status::Stable(crate::catalog::Release::new(1, 79, 0)),
-                Status::Gated,
-                Status::Unknown,
-            ])),
-            usage: Some(GateErrors {
-                places: vec![Place {
-                    location: Location {
-                        file: "kernel-shim/src/jump_label.rs".into(),
-                        line: 159,
-                        column: 9,
-                    },
-                    call_site: Some(Location {
-                        file: "examples/rust_asm_goto.rs".into(),
-                        line: 40,
-                        column: 8,
-                    }),
-                    macros: vec!["static_branch_unlikely!".into()],
-                }],
-                attributes: vec![Location {
-                    file: "lib.rs".into(),
-                    line: 67,
-                    column: 40,
-                }],
-                other_error: None,
-            }),
-            targets: Some(vec!["aarch64-unknown-none".into()]),
-            error_codes: Some(vec!["E0636".into(), "duplicate_features".into()]),
-            interrupted: false,
-        };
-        let entry = encode_entry(&result, None);
-        let back = decode_entry(&entry, None).unwrap();
-        assert!(back.cached);
-        assert_eq!(back.tests, result.tests);
-        assert_eq!(back.probe, result.probe);
-        assert_eq!(back.log, result.log);
-        assert_eq!(back.usage, result.usage);
-        assert_eq!(back.targets, result.targets);
-        assert_eq!(back.error_codes, result.error_codes);
-        assert_eq!(back.outcome, Outcome::Pass);
-        // An artifact that is gone makes the entry stale.
-        assert!(decode_entry(
-            &encode_entry(&result, Some((1, 2))),
-            Some(Path::new("/nonexistent/libkernel.rlib"))
-        )
-        .is_none());
-    }
-}
+mod tests;

@@ -1,12 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
-//! JSON: serde_json's untyped [`Value`], and the few helpers every reader and writer of the
-//! reports, the cache and rustc's diagnostics shares.
+//! JSON, the one layer every reader and writer of the reports and the cache goes through:
+//! typed structs with serde's derive for the files the xtask writes, serde_json's untyped
+//! [`Value`] for what others write (rustc's diagnostics, libtest's events).
 
-pub use serde_json::{Map, Value};
+pub use serde::{Deserialize, Serialize};
+pub use serde_json::{json, Value};
 
 /// Parses JSON text; the error says what is wrong and where.
 pub fn parse(text: &str) -> Result<Value, String> {
     serde_json::from_str(text).map_err(|error| error.to_string())
+}
+
+/// Reads JSON text as `T`; the error names the member that is missing or of the wrong type,
+/// and the line and column.
+pub fn read<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    serde_json::from_str(text).map_err(|error| error.to_string())
+}
+
+/// A value as a [`Value`], whose objects keep their keys sorted, as the reports are written.
+pub fn to_value(value: &impl Serialize) -> Value {
+    // The xtask's types serialize without fail (their maps have string keys); only a path that
+    // is not UTF-8 (a kept compiler answer's sysroot) would come out as null, and miss later.
+    serde_json::to_value(value).unwrap_or_default()
 }
 
 /// A value written with two-space indentation and a final newline, as the reports are.
@@ -17,19 +32,14 @@ pub fn to_pretty(value: &Value) -> String {
     text
 }
 
-/// An object with these members; keys come out sorted, as serde_json keeps them.
-pub fn object(members: Vec<(String, Value)>) -> Value {
-    Value::Object(members.into_iter().collect())
-}
-
-/// A string, or `null` for `None`.
-pub fn opt_string(text: Option<impl Into<String>>) -> Value {
-    text.map_or(Value::Null, |text| Value::String(text.into()))
-}
-
-/// `text` as a JSON string literal, quotes included.
-pub fn quote(text: &str) -> String {
-    Value::String(text.to_owned()).to_string()
+/// For `#[serde(deserialize_with = "json::nullable")]` on an `Option` member: it may be null but
+/// must be there (serde's derive reads a missing `Option` as `None`).
+pub fn nullable<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::deserialize(deserializer)
 }
 
 #[cfg(test)]
@@ -56,14 +66,10 @@ mod tests {
 
     #[test]
     fn writes_the_reports_layout() {
-        let value = object(vec![
-            ("b".into(), Value::Array(vec![Value::from(1), Value::Null])),
-            ("a".into(), opt_string(Some("x\u{1b}"))),
-        ]);
+        let value = json!({ "b": [1, null], "a": "x\u{1b}" });
         assert_eq!(
             to_pretty(&value),
             "{\n  \"a\": \"x\\u001b\",\n  \"b\": [\n    1,\n    null\n  ]\n}\n"
         );
-        assert_eq!(quote("a\"b"), r#""a\"b""#);
     }
 }

@@ -17,7 +17,7 @@ use crate::cache::{compiler_identity, StableHasher};
 use crate::debian::Provisioner;
 use crate::extracted::{self, Wanted};
 use crate::flags;
-use crate::json::Value;
+use crate::json::{self, Deserialize, Serialize};
 use crate::output::Format;
 use crate::pins::{Pins, TreePin, TreeSource};
 use crate::plan::Rustc;
@@ -555,55 +555,44 @@ fn kernel_library(
     ))
 }
 
+/// A kept real result (a build's step times are not kept).
+#[derive(Serialize, Deserialize)]
+struct KeptBuild {
+    real: String,
+    reason: String,
+    #[serde(deserialize_with = "json::nullable")]
+    first_error: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
+    warning: Option<String>,
+    enabled: Vec<String>,
+    objects: usize,
+}
+
 /// A cached real result, if `entry` holds a well-formed one.
 fn load_result(entry: &Path) -> Option<Built> {
-    let text = crate::files::read_text(entry, 1 << 20).ok()?;
-    let value = crate::json::parse(&text).ok()?;
-    let string = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
-    let list = |key: &str| -> Vec<String> {
-        value
-            .get(key)
-            .and_then(Value::as_array)
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(|item| item.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let real = Real::from_word(&string("real")?)?;
-    if real == Real::NotRun {
-        return None;
-    }
+    let kept: KeptBuild = json::read(&crate::files::read_text(entry, 1 << 20).ok()?).ok()?;
+    let real = Real::from_word(&kept.real).filter(|real| *real != Real::NotRun)?;
     Some(Built {
         real,
-        reason: string("reason")?,
-        first_error: string("first_error"),
-        warning: string("warning"),
+        reason: kept.reason,
+        first_error: kept.first_error,
+        warning: kept.warning,
         cacheable: true,
-        enabled: list("enabled"),
-        objects: value.get("objects").and_then(Value::as_u64).unwrap_or(0) as usize,
+        enabled: kept.enabled,
+        objects: kept.objects,
         steps: Vec::new(),
     })
 }
 
 /// Stores a real result that is the compiler's verdict.
 fn store_result(entry: &Path, built: &Built) -> anyhow::Result<()> {
-    let strings = |list: &[String]| Value::Array(list.iter().cloned().map(Value::String).collect());
-    let value = crate::json::object(vec![
-        ("real".into(), Value::String(built.real.word().into())),
-        ("reason".into(), Value::String(built.reason.clone())),
-        (
-            "first_error".into(),
-            crate::json::opt_string(built.first_error.clone()),
-        ),
-        (
-            "warning".into(),
-            crate::json::opt_string(built.warning.clone()),
-        ),
-        ("enabled".into(), strings(&built.enabled)),
-        ("objects".into(), Value::from(built.objects)),
-    ]);
-    crate::files::write_atomically(entry, value.to_string().as_bytes())
+    let kept = KeptBuild {
+        real: built.real.word().into(),
+        reason: built.reason.clone(),
+        first_error: built.first_error.clone(),
+        warning: built.warning.clone(),
+        enabled: built.enabled.clone(),
+        objects: built.objects,
+    };
+    crate::files::write_atomically(entry, json::to_value(&kept).to_string().as_bytes())
 }

@@ -521,7 +521,9 @@ mod tests {
         std::fs::write(&other, "{\"schema\": 2, \"include\": []}").unwrap();
         let error = format!("{:#}", Report::read(&other).unwrap_err());
         assert!(
-            error.ends_with("other.json is not a matrix report: the report has no `failures`"),
+            error.ends_with(
+                "other.json is not a matrix report: missing field `minimum_release` at line 1 column 28"
+            ),
             "{error}"
         );
         let error = format!(

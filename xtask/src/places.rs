@@ -3,12 +3,13 @@
 //! says to add `#![feature(...)]`), where the feature is enabled (E0725), which items of the
 //! source enclose such a place, and the place as every report records it ([`UsedPlace`]).
 
-use crate::json::{self, Value};
+use crate::json::{self, Deserialize, Serialize, Value};
 use std::collections::HashMap;
 use std::path::Path;
 
 /// A point in a source file, as rustc names it.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(into = "LocationJson", from = "LocationJson")]
 pub struct Location {
     /// The file, as rustc names it (absolute when it was given so).
     pub file: String,
@@ -19,113 +20,43 @@ pub struct Location {
 }
 
 /// One place the compiler says needs a feature.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Place {
     /// The primary span of the error: inside a macro's definition when a macro expanded there.
+    #[serde(rename = "at")]
     pub location: Location,
     /// For a place inside a macro's expansion: the outermost call site, the line that made it.
+    #[serde(deserialize_with = "json::nullable")]
     pub call_site: Option<Location>,
     /// The macros it was expanded through, outermost first (`static_branch_unlikely!`).
     pub macros: Vec<String>,
 }
 
-/// What the compile without one feature in `-Zallow-features` said.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// What the compile without one feature in `-Zallow-features` said (in the cache, as its entry's
+/// `usage` member).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GateErrors {
     /// Every place that needs the feature, in order, each once.
     pub places: Vec<Place>,
     /// Where the crate enables it: the attributes E0725 points at.
     pub attributes: Vec<Location>,
     /// The first error that is neither of those, which makes the places incomplete.
+    #[serde(deserialize_with = "json::nullable")]
     pub other_error: Option<String>,
 }
 
-impl GateErrors {
-    /// As JSON, the cache entry's `usage` member: locations as `[file, line, column]`,
-    /// places as objects of their location, call site and macros.
-    pub fn to_json(&self) -> Value {
-        let usage = self;
-        let location = |at: &Location| {
-            Value::Array(vec![
-                Value::String(at.file.clone()),
-                Value::from(at.line),
-                Value::from(at.column),
-            ])
-        };
-        let places = usage
-            .places
-            .iter()
-            .map(|place| {
-                json::object(vec![
-                    ("at".into(), location(&place.location)),
-                    (
-                        "call_site".into(),
-                        place.call_site.as_ref().map_or(Value::Null, location),
-                    ),
-                    (
-                        "macros".into(),
-                        Value::Array(place.macros.iter().cloned().map(Value::String).collect()),
-                    ),
-                ])
-            })
-            .collect();
-        json::object(vec![
-            ("places".into(), Value::Array(places)),
-            (
-                "attributes".into(),
-                Value::Array(usage.attributes.iter().map(location).collect()),
-            ),
-            (
-                "other_error".into(),
-                json::opt_string(usage.other_error.clone()),
-            ),
-        ])
-    }
+/// A location in the cache's entries: `[file, line, column]`.
+type LocationJson = (String, u64, u64);
 
-    /// Reads [`GateErrors::to_json`] back; `None` if anything is malformed.
-    pub fn from_json(usage: &Value) -> Option<GateErrors> {
-        let location = |value: &Value| -> Option<Location> {
-            let parts = value.as_array()?;
-            Some(Location {
-                file: parts.first()?.as_str()?.to_string(),
-                line: parts.get(1)?.as_u64()?,
-                column: parts.get(2)?.as_u64()?,
-            })
-        };
-        let places = usage
-            .get("places")?
-            .as_array()?
-            .iter()
-            .map(|place| {
-                Some(Place {
-                    location: location(place.get("at")?)?,
-                    call_site: match place.get("call_site")? {
-                        Value::Null => None,
-                        site => Some(location(site)?),
-                    },
-                    macros: place
-                        .get("macros")?
-                        .as_array()?
-                        .iter()
-                        .map(|name| name.as_str().map(String::from))
-                        .collect::<Option<_>>()?,
-                })
-            })
-            .collect::<Option<Vec<_>>>()?;
-        let attributes = usage
-            .get("attributes")?
-            .as_array()?
-            .iter()
-            .map(location)
-            .collect::<Option<Vec<_>>>()?;
-        Some(GateErrors {
-            places,
-            attributes,
-            other_error: match usage.get("other_error")? {
-                Value::Null => None,
-                error => Some(error.as_str()?.to_string()),
-            },
-        })
+impl From<Location> for LocationJson {
+    fn from(at: Location) -> Self {
+        (at.file, at.line, at.column)
+    }
+}
+
+impl From<LocationJson> for Location {
+    fn from((file, line, column): LocationJson) -> Self {
+        Location { file, line, column }
     }
 }
 
@@ -469,7 +400,7 @@ fn attributed_item(lines: &[&str], index: usize) -> Option<usize> {
 }
 
 /// A point in the repository: a path relative to its root (or as rustc named it, outside it).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SourcePoint {
     /// The file, relative to the repository root where it is inside it.
     pub file: String,
@@ -479,18 +410,21 @@ pub struct SourcePoint {
     pub column: u64,
 }
 
-/// One place that needs a feature.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One place that needs a feature (in the JSON, `at`'s members are the place's own).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UsedPlace {
     /// The compile that reported it: `kernel` for the shim, or an example's name.
     pub target: String,
     /// Where the compiler points.
+    #[serde(flatten)]
     pub at: SourcePoint,
     /// The header of the innermost enclosing item (`fn run(self: ArcBorrow<'_, Self>)`), if any.
+    #[serde(deserialize_with = "json::nullable")]
     pub item: Option<String>,
     /// The names of the enclosing items, outermost first (`gated`, `WorkItem`, `run`).
     pub items: Vec<String>,
     /// For a place inside a macro's expansion: the line that invoked the macro.
+    #[serde(deserialize_with = "json::nullable")]
     pub call_site: Option<SourcePoint>,
     /// The macros it was expanded through, outermost first.
     pub macros: Vec<String>,

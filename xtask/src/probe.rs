@@ -181,19 +181,14 @@ mod tests {
     use crate::catalog::Release;
 
     fn diagnostic(level: &str, code: Option<&str>, message: &str) -> String {
-        let code = code.map_or(Value::Null, |code| {
-            json::object(vec![
-                ("code".into(), Value::String(code.into())),
-                ("explanation".into(), Value::Null),
-            ])
-        });
-        json::object(vec![
-            ("$message_type".into(), Value::String("diagnostic".into())),
-            ("message".into(), Value::String(message.into())),
-            ("code".into(), code),
-            ("level".into(), Value::String(level.into())),
-            ("spans".into(), Value::Array(vec![])),
-        ])
+        let code = code.map(|code| json::json!({ "code": code, "explanation": null }));
+        json::json!({
+            "$message_type": "diagnostic",
+            "message": message,
+            "code": code,
+            "level": level,
+            "spans": [],
+        })
         .to_string()
     }
 

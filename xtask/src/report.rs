@@ -168,8 +168,9 @@ impl BuildCell {
     }
 }
 
-/// One difference between the compilers and the catalog, as printed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One difference between the compilers and the catalog, as printed (and as the JSON report
+/// lists it).
+#[derive(Clone, Debug, PartialEq, Eq, crate::json::Serialize, crate::json::Deserialize)]
 pub struct Failure {
     /// The toolchain's id.
     pub toolchain: String,
@@ -425,6 +426,45 @@ pub(crate) fn planned_builds(toolchains: &[ToolchainEntry]) -> Vec<BuildCell> {
         }
     }
     builds
+}
+
+// The checks every part of the JSON report (`to_json`, `kbuild`, `platforms`) is read back with.
+
+/// Seconds as the reports keep them: to the millisecond.
+fn milliseconds(seconds: f64) -> f64 {
+    (seconds * 1000.0).round() / 1000.0
+}
+
+/// Seconds read back: a finite, non-negative number.
+fn seconds(seconds: f64, what: &str) -> Result<f64, String> {
+    if seconds.is_finite() && seconds >= 0.0 {
+        Ok(seconds)
+    } else {
+        Err(format!("{what}: `seconds` is not a number of seconds"))
+    }
+}
+
+/// The `ok` a file states must be what its cell says: a report edited into contradiction is
+/// not trusted.
+fn stated_ok(stated: bool, ok: bool, what: &str) -> Result<(), String> {
+    if stated == ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what}: `ok` is {stated}, but what was observed and what was expected say {ok}"
+        ))
+    }
+}
+
+/// A mode by its word.
+fn mode(word: &str, what: &str) -> Result<Mode, String> {
+    let found = Mode::ALL.into_iter().find(|mode| mode.word() == word);
+    found.ok_or_else(|| format!("{what}: unknown mode `{word}`"))
+}
+
+/// An outcome by its word.
+fn outcome(word: &str, what: &str) -> Result<Outcome, String> {
+    Outcome::from_word(word).ok_or_else(|| format!("{what}: unknown outcome `{word}`"))
 }
 
 #[cfg(test)]

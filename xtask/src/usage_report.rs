@@ -9,28 +9,29 @@ pub mod text;
 
 use crate::catalog::FEATURES;
 use crate::expect::ToolchainVerdict;
-use crate::json::{self, Value};
+use crate::json::{self, Deserialize, Serialize, Value};
 use crate::judge::StepResult;
 use crate::places::{PlaceReader, SourcePoint, UsedPlace};
 use crate::plan::{Kind, Step, UsageCompile};
 use crate::report::ToolchainEntry;
 use crate::status::Status;
 use crate::Verdict;
-use anyhow::{bail, Context};
-use std::collections::HashMap;
+use anyhow::{anyhow, bail, Context};
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 /// The report's `schema` value.
 pub const SCHEMA: u64 = 1;
 
 /// A toolchain as the usage report shows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UsageToolchain {
     /// The unique id, as the matrix's.
     pub id: String,
     /// The id with the release where the id does not say it (`nightly (1.97.0-nightly)`).
     pub label: String,
     /// The release as `rustc -vV` writes it, if the compiler runs.
+    #[serde(deserialize_with = "json::nullable")]
     pub release: Option<String>,
 }
 
@@ -205,6 +206,33 @@ pub fn assemble(
     }
 }
 
+/// The report file. Members are written in key order (through [`Value`]), whatever the order here.
+#[derive(Serialize, Deserialize)]
+struct UsageJson {
+    schema: u64,
+    report: String,
+    verdict: String,
+    toolchains: Vec<UsageToolchain>,
+    features: Vec<FeatureJson>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct FeatureJson {
+    name: String,
+    shim_item: String,
+    /// Keyed by toolchain id.
+    toolchains: BTreeMap<String, CellJson>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct CellJson {
+    status: String,
+    #[serde(deserialize_with = "json::nullable")]
+    detail: Option<String>,
+    places: Vec<UsedPlace>,
+    enabled_at: Vec<SourcePoint>,
+}
+
 impl UsageReport {
     /// Failure when a compile failed for a reason other than the feature gate.
     pub fn verdict(&self) -> Verdict {
@@ -223,38 +251,8 @@ impl UsageReport {
 
     /// The report as JSON.
     pub fn to_json(&self) -> Value {
-        let string = |text: &str| Value::String(text.to_string());
-        let point = |at: &SourcePoint| {
-            json::object(vec![
-                ("file".into(), string(&at.file)),
-                ("line".into(), Value::from(at.line)),
-                ("column".into(), Value::from(at.column)),
-            ])
-        };
-        let place = |place: &UsedPlace| {
-            let mut members = vec![
-                ("target".into(), string(&place.target)),
-                ("item".into(), json::opt_string(place.item.clone())),
-                (
-                    "items".into(),
-                    Value::Array(place.items.iter().map(|name| string(name)).collect()),
-                ),
-                (
-                    "call_site".into(),
-                    place.call_site.as_ref().map_or(Value::Null, point),
-                ),
-                (
-                    "macros".into(),
-                    Value::Array(place.macros.iter().map(|name| string(name)).collect()),
-                ),
-            ];
-            if let Value::Object(at) = point(&place.at) {
-                members.extend(at);
-            }
-            json::object(members)
-        };
         let cell = |cell: &UsageCell| {
-            let (places, enabled_at, detail): (&[UsedPlace], &[SourcePoint], Option<&str>) =
+            let (places, enabled_at, detail): (&[UsedPlace], &[SourcePoint], Option<&String>) =
                 match cell {
                     UsageCell::Used(places) => (places, &[], None),
                     UsageCell::Unused(attributes) => (&[], attributes, None),
@@ -264,63 +262,27 @@ impl UsageReport {
                     UsageCell::NotRun(reason) => (&[], &[], Some(reason)),
                     UsageCell::NotEnabled => (&[], &[], None),
                 };
-            json::object(vec![
-                ("status".into(), string(cell.word())),
-                ("detail".into(), json::opt_string(detail)),
-                (
-                    "places".into(),
-                    Value::Array(places.iter().map(place).collect()),
-                ),
-                (
-                    "enabled_at".into(),
-                    Value::Array(enabled_at.iter().map(point).collect()),
-                ),
-            ])
+            CellJson {
+                status: cell.word().to_string(),
+                detail: detail.cloned(),
+                places: places.to_vec(),
+                enabled_at: enabled_at.to_vec(),
+            }
         };
-        json::object(vec![
-            ("schema".into(), Value::from(SCHEMA)),
-            ("report".into(), string("usage")),
-            ("verdict".into(), string(self.verdict_word())),
-            (
-                "toolchains".into(),
-                Value::Array(
-                    self.toolchains
-                        .iter()
-                        .map(|toolchain| {
-                            json::object(vec![
-                                ("id".into(), string(&toolchain.id)),
-                                ("label".into(), string(&toolchain.label)),
-                                (
-                                    "release".into(),
-                                    json::opt_string(toolchain.release.clone()),
-                                ),
-                            ])
-                        })
-                        .collect(),
-                ),
-            ),
-            (
-                "features".into(),
-                Value::Array(
-                    self.features
-                        .iter()
-                        .map(|feature| {
-                            let cells = self
-                                .toolchains
-                                .iter()
-                                .zip(&feature.cells)
-                                .map(|(toolchain, one)| (toolchain.id.clone(), cell(one)))
-                                .collect();
-                            json::object(vec![
-                                ("name".into(), string(&feature.name)),
-                                ("shim_item".into(), string(&feature.shim_item)),
-                                ("toolchains".into(), json::object(cells)),
-                            ])
-                        })
-                        .collect(),
-                ),
-            ),
-        ])
+        let features = self.features.iter().map(|feature| FeatureJson {
+            name: feature.name.clone(),
+            shim_item: feature.shim_item.clone(),
+            toolchains: (self.toolchains.iter().zip(&feature.cells))
+                .map(|(toolchain, one)| (toolchain.id.clone(), cell(one)))
+                .collect(),
+        });
+        json::to_value(&UsageJson {
+            schema: SCHEMA,
+            report: "usage".to_string(),
+            verdict: self.verdict_word().to_string(),
+            toolchains: self.toolchains.clone(),
+            features: features.collect(),
+        })
     }
 
     fn verdict_word(&self) -> &'static str {
@@ -331,114 +293,46 @@ impl UsageReport {
     }
 
     /// Reads a report that [`UsageReport::to_json`] wrote.
-    pub fn from_json(value: &Value) -> anyhow::Result<UsageReport> {
+    pub fn from_json(text: &str) -> anyhow::Result<UsageReport> {
+        let value = json::parse(text).map_err(|error| anyhow!("not JSON: {error}"))?;
         if value.get("report").and_then(Value::as_str) != Some("usage")
             || value.get("schema").and_then(Value::as_u64) != Some(SCHEMA)
         {
             bail!("not a usage report of schema {SCHEMA} (written by `cargo xtask usage --format json`)");
         }
-        let text = |value: &Value, key: &str| -> anyhow::Result<String> {
-            value
-                .get(key)
-                .and_then(Value::as_str)
-                .map(String::from)
-                .with_context(|| format!("`{key}` is missing or not a string"))
-        };
-        let optional =
-            |value: &Value, key: &str| value.get(key).and_then(Value::as_str).map(String::from);
-        let number = |value: &Value, key: &str| -> anyhow::Result<u64> {
-            value
-                .get(key)
-                .and_then(Value::as_u64)
-                .with_context(|| format!("`{key}` is missing or not a number"))
-        };
-        let array = |value: &Value, key: &str| -> anyhow::Result<Vec<Value>> {
-            value
-                .get(key)
-                .and_then(Value::as_array)
-                .cloned()
-                .with_context(|| format!("`{key}` is missing or not an array"))
-        };
-        let strings = |value: &Value, key: &str| -> anyhow::Result<Vec<String>> {
-            array(value, key)?
-                .iter()
-                .map(|name| {
-                    name.as_str()
-                        .map(String::from)
-                        .with_context(|| format!("`{key}` holds something else than a string"))
-                })
-                .collect()
-        };
-        let point = |value: &Value| -> anyhow::Result<SourcePoint> {
-            Ok(SourcePoint {
-                file: text(value, "file")?,
-                line: number(value, "line")?,
-                column: number(value, "column")?,
-            })
-        };
-        let place = |value: &Value| -> anyhow::Result<UsedPlace> {
-            Ok(UsedPlace {
-                target: text(value, "target")?,
-                at: point(value)?,
-                item: optional(value, "item"),
-                items: strings(value, "items")?,
-                macros: strings(value, "macros")?,
-                call_site: match value.get("call_site") {
-                    None | Some(Value::Null) => None,
-                    Some(site) => Some(point(site)?),
-                },
-            })
-        };
-        let toolchains = array(value, "toolchains")?
-            .iter()
-            .map(|toolchain| {
-                Ok(UsageToolchain {
-                    id: text(toolchain, "id")?,
-                    label: text(toolchain, "label")?,
-                    release: optional(toolchain, "release"),
-                })
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?;
+        let file: UsageJson = json::read(text).map_err(|error| anyhow!("{error}"))?;
         let mut features = Vec::new();
-        for feature in array(value, "features")? {
-            let name = text(&feature, "name")?;
+        for feature in file.features {
             let mut cells = Vec::new();
-            for toolchain in &toolchains {
-                let cell = feature
-                    .get("toolchains")
-                    .and_then(|cells| cells.get(&toolchain.id))
+            let name = feature.name;
+            let mut by_id = feature.toolchains;
+            for toolchain in &file.toolchains {
+                let cell = (by_id.remove(&toolchain.id))
                     .with_context(|| format!("feature {name} has no cell for {}", toolchain.id))?;
                 let detail = || {
-                    optional(cell, "detail")
+                    (cell.detail.clone())
                         .with_context(|| format!("feature {name}, {}: no detail", toolchain.id))
                 };
-                let places = || -> anyhow::Result<Vec<UsedPlace>> {
-                    array(cell, "places")?.iter().map(place).collect()
-                };
-                cells.push(match text(cell, "status")?.as_str() {
-                    "used" => UsageCell::Used(places()?),
-                    "unused" => UsageCell::Unused(
-                        array(cell, "enabled_at")?
-                            .iter()
-                            .map(point)
-                            .collect::<anyhow::Result<_>>()?,
-                    ),
+                cells.push(match cell.status.as_str() {
+                    "used" => UsageCell::Used(cell.places),
+                    "unused" => UsageCell::Unused(cell.enabled_at),
                     "stable" => UsageCell::Stable(detail()?),
                     "not-enabled" => UsageCell::NotEnabled,
                     "not-gated" => UsageCell::NotGated(detail()?),
-                    "failed" => UsageCell::Failed(detail()?, places()?),
+                    "failed" => UsageCell::Failed(detail()?, cell.places),
                     "not-run" => UsageCell::NotRun(detail()?),
                     other => bail!("feature {name}, {}: unknown status `{other}`", toolchain.id),
                 });
             }
+            let shim_item = feature.shim_item;
             features.push(FeatureUsage {
                 name,
-                shim_item: text(&feature, "shim_item")?,
+                shim_item,
                 cells,
             });
         }
         Ok(UsageReport {
-            toolchains,
+            toolchains: file.toolchains,
             features,
         })
     }
@@ -447,8 +341,6 @@ impl UsageReport {
     pub fn read(path: &Path) -> anyhow::Result<UsageReport> {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let value = json::parse(&text)
-            .map_err(|error| anyhow::anyhow!("{} is not JSON: {error}", path.display()))?;
-        UsageReport::from_json(&value).with_context(|| format!("reading {}", path.display()))
+        UsageReport::from_json(&text).with_context(|| format!("reading {}", path.display()))
     }
 }

@@ -8,10 +8,11 @@ use super::{AuditReport, Column, Probed};
 use crate::catalog::Release;
 use crate::cfg::Query;
 use crate::expect::ToolchainVerdict;
-use crate::json::{self, Value};
+use crate::json::{self, Serialize, Value};
 use crate::output::Table;
 use crate::status::Status;
 use crate::Verdict;
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// The version of the JSON layout.
@@ -440,99 +441,60 @@ impl AuditReport {
     ///   "dead": [...], "errors": [...]     // --min-rust's other findings, alike
     /// }
     /// ```
-    pub fn to_json(&self) -> Value {
-        let string = |text: &str| Value::String(text.to_string());
-        let release = |release: Option<Release>| json::opt_string(release.map(|r| r.to_string()));
-        let names = |names: &[String]| Value::Array(names.iter().map(|n| string(n)).collect());
-        let features = self
-            .input
-            .entries
-            .iter()
-            .map(|entry| {
-                let (line, column) = entry.location.unzip();
-                let number = |n: Option<usize>| n.map_or(Value::Null, Value::from);
-                json::object(vec![
-                    ("name".into(), string(&entry.name)),
-                    ("line".into(), number(line)),
-                    ("column".into(), number(column)),
-                    (
-                        "condition".into(),
-                        json::opt_string(entry.condition.as_ref().map(ToString::to_string)),
-                    ),
-                ])
-            })
-            .collect();
-        let toolchains = self
-            .columns
-            .iter()
-            .enumerate()
-            .map(|(index, column)| self.toolchain_json(index, column))
-            .collect();
-        let findings = |findings: &[Finding]| {
-            Value::Array(
-                findings
-                    .iter()
-                    .map(|finding| {
-                        let entry = &self.input.entries[finding.entry];
-                        json::object(vec![
-                            ("name".into(), string(&entry.name)),
-                            ("at".into(), string(&self.input.place(entry))),
-                            ("reason".into(), string(&finding.reason)),
-                        ])
-                    })
-                    .collect(),
-            )
-        };
-        let verdict = match self.verdict() {
-            Verdict::Success => "success",
-            Verdict::Failure => "failure",
-        };
-        let mut target: Vec<(String, Value)> = Vec::new();
-        for (key, value) in &self.decider.target {
-            let value = value.as_deref().map_or(Value::Null, string);
-            match target.iter_mut().find(|(known, _)| known == key) {
-                Some((_, Value::Array(values))) => values.push(value),
-                _ => target.push((key.clone(), Value::Array(vec![value]))),
+    pub fn to_json<'a>(&'a self) -> Value {
+        let release = |release: Option<Release>| release.map(|release| release.to_string());
+        let features = self.input.entries.iter().map(|entry| {
+            let (line, column) = entry.location.unzip();
+            EntryJson {
+                name: &entry.name,
+                line,
+                column,
+                condition: entry.condition.as_ref().map(ToString::to_string),
             }
+        });
+        let toolchains = self.columns.iter().enumerate();
+        let toolchains = toolchains.map(|(index, column)| self.toolchain_json(index, column));
+        let findings = |findings: &'a [Finding]| {
+            let findings = findings.iter().map(|finding| {
+                let entry = &self.input.entries[finding.entry];
+                FindingJson {
+                    name: &entry.name,
+                    at: self.input.place(entry),
+                    reason: &finding.reason,
+                }
+            });
+            findings.collect::<Vec<_>>()
+        };
+        let mut target: BTreeMap<&str, Vec<Option<&str>>> = BTreeMap::new();
+        for (key, value) in &self.decider.target {
+            target.entry(key).or_default().push(value.as_deref());
         }
-        json::object(vec![
-            ("schema".into(), Value::from(SCHEMA_VERSION)),
-            (
-                "path".into(),
-                json::opt_string(self.input.path.as_ref().map(|p| p.display().to_string())),
-            ),
-            ("min_rust".into(), release(self.min_rust)),
-            ("verdict".into(), string(verdict)),
-            ("features".into(), Value::Array(features)),
-            ("toolchains".into(), Value::Array(toolchains)),
-            ("target".into(), json::object(target)),
-            ("stable_from".into(), release(self.cross.stable_from)),
-            (
-                "stable_from_if_conditions_hold".into(),
-                release(self.cross.stable_from_if_conditions_hold),
-            ),
-            ("depends_on".into(), names(&self.cross.depends_on)),
-            ("never_stable".into(), names(&self.cross.never_stable)),
-            (
-                "rejected_by_newest".into(),
-                Value::Array(
-                    self.cross
-                        .rejected_by_newest
-                        .iter()
-                        .map(|(name, _)| string(name))
-                        .collect(),
-                ),
-            ),
-            ("known_from".into(), release(self.cross.known_from)),
-            ("removable".into(), findings(&self.lint.removable)),
-            ("dead".into(), findings(&self.lint.dead)),
-            ("errors".into(), findings(&self.lint.errors)),
-        ])
+        json::to_value(&AuditJson {
+            schema: SCHEMA_VERSION,
+            path: self.input.path.as_ref().map(|p| p.display().to_string()),
+            min_rust: release(self.min_rust),
+            verdict: match self.verdict() {
+                Verdict::Success => "success",
+                Verdict::Failure => "failure",
+            },
+            features: features.collect(),
+            toolchains: toolchains.collect(),
+            target,
+            stable_from: release(self.cross.stable_from),
+            stable_from_if_conditions_hold: release(self.cross.stable_from_if_conditions_hold),
+            depends_on: &self.cross.depends_on,
+            never_stable: &self.cross.never_stable,
+            rejected_by_newest: (self.cross.rejected_by_newest.iter())
+                .map(|(name, _)| &**name)
+                .collect(),
+            known_from: release(self.cross.known_from),
+            removable: findings(&self.lint.removable),
+            dead: findings(&self.lint.dead),
+            errors: findings(&self.lint.errors),
+        })
     }
 
-    fn toolchain_json(&self, index: usize, column: &Column) -> Value {
-        let string = |text: &str| Value::String(text.to_string());
-        let names = |names: &[String]| Value::Array(names.iter().map(|n| string(n)).collect());
+    fn toolchain_json<'a>(&'a self, index: usize, column: &'a Column) -> ToolchainJson<'a> {
         let error = match (&column.probed, &column.entry.verdict) {
             (Probed::Failed(error), _) => Some(error.clone()),
             (_, ToolchainVerdict::Broken(message) | ToolchainVerdict::Missing(message)) => {
@@ -541,77 +503,114 @@ impl AuditReport {
             (_, ToolchainVerdict::TooOld) => Some(column.entry.verdict.describe()),
             _ => None,
         };
-        let mut fields = vec![
-            ("id".into(), string(&column.entry.id)),
-            ("spec".into(), string(&column.entry.spec)),
-            (
-                "release".into(),
-                json::opt_string(column.entry.release_text.clone()),
-            ),
-            ("label".into(), string(&column.label())),
-            ("verdict".into(), string(column.entry.verdict.word())),
-            ("error".into(), json::opt_string(error)),
-        ];
-        match column.answer() {
-            Some(answer) => {
-                let per_name = self
-                    .input
-                    .names()
-                    .into_iter()
-                    .map(|name| {
-                        let status = answer.status(&self.input, name);
-                        let lines = self.input.lines_of(name);
-                        let activity = self.decider.name_active_on(&lines, answer.release);
-                        let other_target = lines.iter().any(|entry| {
-                            self.decider
-                                .for_another_target(entry.condition.as_ref(), answer.release)
-                        });
-                        let object = json::object(vec![
-                            ("status".into(), json::opt_string(status.map(Status::word))),
-                            (
-                                "stable_since".into(),
-                                json::opt_string(
-                                    status.and_then(Status::stable_since).map(|r| r.to_string()),
-                                ),
-                            ),
-                            ("active".into(), activity.map_or(Value::Null, Value::Bool)),
-                            (
-                                "other_target".into(),
-                                Value::Bool(activity == Some(false) && other_target),
-                            ),
-                        ]);
-                        (name.to_string(), object)
-                    })
-                    .collect();
-                let summary = summary::summarize(&self.input, &self.decider, answer);
-                let errors: Vec<String> = summary.errors.into_iter().map(|(n, _)| n).collect();
-                let alone = answer
-                    .breakers
-                    .iter()
-                    .map(|(name, error)| {
-                        json::object(vec![
-                            ("name".into(), string(name)),
-                            ("error".into(), string(error)),
-                        ])
-                    })
-                    .collect();
-                fields.push(("features".into(), Value::Object(per_name)));
-                fields.push(("needs_bootstrap".into(), names(&summary.needs_bootstrap)));
-                fields.push(("build_errors".into(), names(&errors)));
-                fields.push(("probed_alone".into(), Value::Array(alone)));
-            }
-            None => {
-                for key in [
-                    "features",
-                    "needs_bootstrap",
-                    "build_errors",
-                    "probed_alone",
-                ] {
-                    fields.push((key.into(), Value::Null));
-                }
-            }
+        let mut json = ToolchainJson {
+            id: &column.entry.id,
+            spec: &column.entry.spec,
+            release: &column.entry.release_text,
+            label: column.label(),
+            verdict: column.entry.verdict.word(),
+            error,
+            features: None,
+            needs_bootstrap: None,
+            build_errors: None,
+            probed_alone: None,
+            summary: self.summary_line(index),
+        };
+        if let Some(answer) = column.answer() {
+            let per_name = self.input.names().into_iter().map(|name| {
+                let status = answer.status(&self.input, name);
+                let lines = self.input.lines_of(name);
+                let activity = self.decider.name_active_on(&lines, answer.release);
+                let other_target = lines.iter().any(|entry| {
+                    self.decider
+                        .for_another_target(entry.condition.as_ref(), answer.release)
+                });
+                let status = StatusJson {
+                    status: status.map(Status::word),
+                    stable_since: status.and_then(Status::stable_since).map(|r| r.to_string()),
+                    active: activity,
+                    other_target: activity == Some(false) && other_target,
+                };
+                (name, status)
+            });
+            let summary = summary::summarize(&self.input, &self.decider, answer);
+            let alone = answer.breakers.iter();
+            json.features = Some(per_name.collect());
+            json.needs_bootstrap = Some(summary.needs_bootstrap);
+            json.build_errors = Some(summary.errors.into_iter().map(|(n, _)| n).collect());
+            json.probed_alone = Some(
+                alone
+                    .map(|(name, error)| AloneJson { name, error })
+                    .collect(),
+            );
         }
-        fields.push(("summary".into(), string(&self.summary_line(index))));
-        json::object(fields)
+        json
     }
+}
+
+/// The JSON report, whose layout [`AuditReport::to_json`] documents.
+#[derive(Serialize)]
+struct AuditJson<'a> {
+    schema: u32,
+    path: Option<String>,
+    min_rust: Option<String>,
+    verdict: &'static str,
+    features: Vec<EntryJson<'a>>,
+    toolchains: Vec<ToolchainJson<'a>>,
+    /// Each cfg with all its values: `target_feature` has many.
+    target: BTreeMap<&'a str, Vec<Option<&'a str>>>,
+    stable_from: Option<String>,
+    stable_from_if_conditions_hold: Option<String>,
+    depends_on: &'a [String],
+    never_stable: &'a [String],
+    rejected_by_newest: Vec<&'a str>,
+    known_from: Option<String>,
+    removable: Vec<FindingJson<'a>>,
+    dead: Vec<FindingJson<'a>>,
+    errors: Vec<FindingJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct EntryJson<'a> {
+    name: &'a str,
+    line: Option<usize>,
+    column: Option<usize>,
+    condition: Option<String>,
+}
+
+#[derive(Serialize)]
+struct FindingJson<'a> {
+    name: &'a str,
+    at: String,
+    reason: &'a str,
+}
+
+/// A toolchain; the members from `features` to `probed_alone` are null where nothing answered.
+#[derive(Serialize)]
+struct ToolchainJson<'a> {
+    id: &'a str,
+    spec: &'a str,
+    release: &'a Option<String>,
+    label: String,
+    verdict: &'static str,
+    error: Option<String>,
+    features: Option<BTreeMap<&'a str, StatusJson>>,
+    needs_bootstrap: Option<Vec<String>>,
+    build_errors: Option<Vec<String>>,
+    probed_alone: Option<Vec<AloneJson<'a>>>,
+    summary: String,
+}
+
+#[derive(Serialize)]
+struct StatusJson {
+    status: Option<&'static str>,
+    stable_since: Option<String>,
+    active: Option<bool>,
+    other_target: bool,
+}
+
+#[derive(Serialize)]
+struct AloneJson<'a> {
+    name: &'a str,
+    error: &'a str,
 }

@@ -206,7 +206,7 @@ fn a_refused_report_changes_nothing() {
         ),
         (
             &not_a_report,
-            "is not a matrix report: the report has no `failures`",
+            "is not a matrix report: missing field `minimum_release` at line 1",
         ),
         (&escape, "not usable for the statuses: the toolchain id"),
         (

@@ -3,7 +3,7 @@
 //! terminal, Markdown, and the JSON documented in docs/kernel.md.
 
 use super::build::{Built, Real};
-use crate::json::{self, Value};
+use crate::json::{self, Serialize, Value};
 use crate::kernel_tree::{Predicted, Prediction};
 
 /// One tree as the report shows it.
@@ -59,6 +59,63 @@ impl Cell {
     }
 }
 
+/// The report file (written only: nothing reads it back but people and the docs' check).
+#[derive(Serialize)]
+struct ReportJson<'a> {
+    trees: Vec<TreeJson<'a>>,
+    cells: Vec<CellJson<'a>>,
+    tools: Option<&'a String>,
+    tools_error: Option<&'a String>,
+    seconds: f64,
+}
+
+#[derive(Serialize)]
+struct TreeJson<'a> {
+    id: &'a str,
+    version: &'a Option<String>,
+    package: &'a Option<String>,
+    source: &'a Option<String>,
+    sha256: &'a Option<String>,
+    minimum_rustc: &'a Option<String>,
+    allowed_features: &'a [String],
+    error: &'a Option<String>,
+}
+
+#[derive(Serialize)]
+struct CellJson<'a> {
+    tree: &'a str,
+    toolchain: &'a str,
+    rustc: &'a Option<String>,
+    minimum_met: Option<bool>,
+    predicted: Option<&'a str>,
+    prediction_error: Option<&'a String>,
+    crates: Vec<CrateJson<'a>>,
+    real: &'a str,
+    reason: &'a str,
+    first_error: &'a Option<String>,
+    warning: &'a Option<String>,
+    enabled: &'a [String],
+    objects: usize,
+    steps: Vec<StepJson<'a>>,
+    cached: bool,
+    finding: bool,
+}
+
+#[derive(Serialize)]
+struct CrateJson<'a> {
+    root: &'a str,
+    features: &'a [String],
+    predicted: &'a str,
+    needs_bootstrap: bool,
+    errors: &'a [String],
+}
+
+#[derive(Serialize)]
+struct StepJson<'a> {
+    step: &'a str,
+    seconds: f64,
+}
+
 /// The whole report.
 #[derive(Clone, Debug)]
 pub(crate) struct Report {
@@ -80,124 +137,60 @@ impl Report {
 
     /// The JSON form.
     pub(crate) fn to_json(&self) -> Value {
-        let strings =
-            |list: &[String]| Value::Array(list.iter().cloned().map(Value::String).collect());
-        let trees = self
-            .trees
-            .iter()
-            .map(|tree| {
-                json::object(vec![
-                    ("id".into(), Value::String(tree.id.clone())),
-                    ("version".into(), json::opt_string(tree.version.clone())),
-                    ("package".into(), json::opt_string(tree.package.clone())),
-                    ("source".into(), json::opt_string(tree.identity.clone())),
-                    ("sha256".into(), json::opt_string(tree.sha256.clone())),
-                    (
-                        "minimum_rustc".into(),
-                        json::opt_string(tree.minimum_rustc.clone()),
-                    ),
-                    ("allowed_features".into(), strings(&tree.allowed_features)),
-                    ("error".into(), json::opt_string(tree.error.clone())),
-                ])
-            })
-            .collect();
-        let cells = self
-            .cells
-            .iter()
-            .map(|cell| {
-                let (minimum_met, predicted, crates, prediction_error) = match &cell.prediction {
-                    Ok(prediction) => (
-                        Value::Bool(prediction.minimum_met),
-                        Value::String(prediction.predicted.word().into()),
-                        Value::Array(
-                            prediction
-                                .crates
-                                .iter()
-                                .map(|krate| {
-                                    json::object(vec![
-                                        ("root".into(), Value::String(krate.root.clone())),
-                                        ("features".into(), strings(&krate.features)),
-                                        (
-                                            "predicted".into(),
-                                            Value::String(krate.predicted.word().into()),
-                                        ),
-                                        (
-                                            "needs_bootstrap".into(),
-                                            Value::Bool(krate.needs_bootstrap),
-                                        ),
-                                        ("errors".into(), strings(&krate.errors)),
-                                    ])
-                                })
-                                .collect(),
-                        ),
-                        Value::Null,
-                    ),
-                    Err(error) => (
-                        Value::Null,
-                        Value::Null,
-                        Value::Array(Vec::new()),
-                        Value::String(error.clone()),
-                    ),
-                };
-                json::object(vec![
-                    ("tree".into(), Value::String(cell.tree.clone())),
-                    ("toolchain".into(), Value::String(cell.toolchain.clone())),
-                    ("rustc".into(), json::opt_string(cell.rustc.clone())),
-                    ("minimum_met".into(), minimum_met),
-                    ("predicted".into(), predicted),
-                    ("prediction_error".into(), prediction_error),
-                    ("crates".into(), crates),
-                    ("real".into(), Value::String(cell.built.real.word().into())),
-                    ("reason".into(), Value::String(cell.built.reason.clone())),
-                    (
-                        "first_error".into(),
-                        json::opt_string(cell.built.first_error.clone()),
-                    ),
-                    (
-                        "warning".into(),
-                        json::opt_string(cell.built.warning.clone()),
-                    ),
-                    ("enabled".into(), strings(&cell.built.enabled)),
-                    ("objects".into(), Value::from(cell.built.objects)),
-                    (
-                        "steps".into(),
-                        Value::Array(
-                            cell.built
-                                .steps
-                                .iter()
-                                .map(|(name, seconds)| {
-                                    json::object(vec![
-                                        ("step".into(), Value::String(name.clone())),
-                                        ("seconds".into(), Value::from(*seconds)),
-                                    ])
-                                })
-                                .collect(),
-                        ),
-                    ),
-                    ("cached".into(), Value::Bool(cell.cached)),
-                    ("finding".into(), Value::Bool(cell.disagrees())),
-                ])
-            })
-            .collect();
-        json::object(vec![
-            ("trees".into(), Value::Array(trees)),
-            ("cells".into(), Value::Array(cells)),
-            (
-                "tools".into(),
-                match &self.tools {
-                    Ok(tools) => Value::String(tools.clone()),
-                    Err(_) => Value::Null,
-                },
-            ),
-            (
-                "tools_error".into(),
-                match &self.tools {
-                    Ok(_) => Value::Null,
-                    Err(error) => Value::String(error.clone()),
-                },
-            ),
-            ("seconds".into(), Value::from(self.seconds)),
-        ])
+        let trees = self.trees.iter().map(|tree| TreeJson {
+            id: &tree.id,
+            version: &tree.version,
+            package: &tree.package,
+            source: &tree.identity,
+            sha256: &tree.sha256,
+            minimum_rustc: &tree.minimum_rustc,
+            allowed_features: &tree.allowed_features,
+            error: &tree.error,
+        });
+        let cells = self.cells.iter().map(|cell| {
+            let prediction = cell.prediction.as_ref();
+            let crates = prediction.map(|prediction| &prediction.crates[..]);
+            CellJson {
+                tree: &cell.tree,
+                toolchain: &cell.toolchain,
+                rustc: &cell.rustc,
+                minimum_met: prediction.ok().map(|prediction| prediction.minimum_met),
+                predicted: prediction
+                    .ok()
+                    .map(|prediction| prediction.predicted.word()),
+                prediction_error: prediction.err(),
+                crates: (crates.unwrap_or_default().iter())
+                    .map(|krate| CrateJson {
+                        root: &krate.root,
+                        features: &krate.features,
+                        predicted: krate.predicted.word(),
+                        needs_bootstrap: krate.needs_bootstrap,
+                        errors: &krate.errors,
+                    })
+                    .collect(),
+                real: cell.built.real.word(),
+                reason: &cell.built.reason,
+                first_error: &cell.built.first_error,
+                warning: &cell.built.warning,
+                enabled: &cell.built.enabled,
+                objects: cell.built.objects,
+                steps: (cell.built.steps.iter())
+                    .map(|(step, seconds)| StepJson {
+                        step,
+                        seconds: *seconds,
+                    })
+                    .collect(),
+                cached: cell.cached,
+                finding: cell.disagrees(),
+            }
+        });
+        json::to_value(&ReportJson {
+            trees: trees.collect(),
+            cells: cells.collect(),
+            tools: self.tools.as_ref().ok(),
+            tools_error: self.tools.as_ref().err(),
+            seconds: self.seconds,
+        })
     }
 
     fn rows(&self) -> Vec<[String; 7]> {

@@ -363,36 +363,25 @@ fn report_part(
     tree: &Tree,
     predictions: &[(String, Prediction)],
 ) -> (Value, Vec<Value>) {
-    let strings = |list: &[String]| Value::Array(list.iter().cloned().map(Value::String).collect());
-    let tree_value = crate::json::object(vec![
-        ("id".into(), Value::String(tree_id.into())),
-        ("version".into(), Value::String(tree.version.clone())),
-        (
-            "minimum_rustc".into(),
-            Value::String(tree.minimum_rustc().to_string()),
-        ),
-        ("allowed_features".into(), strings(&tree.allowed_features)),
-    ]);
+    let tree_value = crate::json::json!({
+        "id": tree_id,
+        "version": tree.version,
+        "minimum_rustc": tree.minimum_rustc().to_string(),
+        "allowed_features": tree.allowed_features,
+    });
     let cells = predictions
         .iter()
         .map(|(release, prediction)| {
-            let crates = prediction
-                .crates
-                .iter()
-                .map(|krate| {
-                    crate::json::object(vec![
-                        ("root".into(), Value::String(krate.root.clone())),
-                        ("features".into(), strings(&krate.features)),
-                    ])
-                })
+            let crates: Vec<Value> = (prediction.crates.iter())
+                .map(|krate| crate::json::json!({ "root": krate.root, "features": krate.features }))
                 .collect();
-            crate::json::object(vec![
-                ("tree".into(), Value::String(tree_id.into())),
-                ("rustc".into(), Value::String(release.clone())),
-                ("crates".into(), Value::Array(crates)),
-                ("real".into(), Value::String("not run".into())),
-                ("reason".into(), Value::String("predictions only".into())),
-            ])
+            crate::json::json!({
+                "tree": tree_id,
+                "rustc": release,
+                "crates": crates,
+                "real": "not run",
+                "reason": "predictions only",
+            })
         })
         .collect();
     (tree_value, cells)
@@ -430,10 +419,7 @@ fn the_kernels_page_shows_how_the_lists_changed_from_6_12_to_7_3() {
         cells.extend(tree_cells);
     }
     let _ = std::fs::remove_dir_all(&directory);
-    let report = crate::json::object(vec![
-        ("trees".into(), Value::Array(trees)),
-        ("cells".into(), Value::Array(cells)),
-    ]);
+    let report = crate::json::json!({ "trees": trees, "cells": cells });
     let page = crate::docs::kernels::kernels_page(
         Some(&report.to_string()),
         Path::new("docs/kernel-report.json"),

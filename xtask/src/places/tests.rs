@@ -4,33 +4,20 @@
 use super::*;
 
 fn error(code: Option<&str>, message: &str, file: &str, line: u64, help: &str) -> String {
-    json::object(vec![
-        ("level".into(), Value::String("error".into())),
-        ("message".into(), Value::String(message.into())),
-        (
-            "code".into(),
-            code.map_or(Value::Null, |code| {
-                json::object(vec![("code".into(), Value::String(code.into()))])
-            }),
-        ),
-        (
-            "children".into(),
-            Value::Array(vec![json::object(vec![(
-                "message".into(),
-                Value::String(help.into()),
-            )])]),
-        ),
-        (
-            "spans".into(),
-            Value::Array(vec![json::object(vec![
-                ("file_name".into(), Value::String(file.into())),
-                ("line_start".into(), Value::from(line)),
-                ("column_start".into(), Value::from(5u64)),
-                ("is_primary".into(), Value::Bool(true)),
-                ("expansion".into(), Value::Null),
-            ])]),
-        ),
-    ])
+    let code = code.map(|code| json::json!({ "code": code }));
+    json::json!({
+        "level": "error",
+        "message": message,
+        "code": code,
+        "children": [{ "message": help }],
+        "spans": [{
+            "file_name": file,
+            "line_start": line,
+            "column_start": 5,
+            "is_primary": true,
+            "expansion": null,
+        }],
+    })
     .to_string()
 }
 

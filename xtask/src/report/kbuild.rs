@@ -4,9 +4,10 @@
 //! (`outside_allow_list`), as the codes of the compiler's errors next to the catalog's
 //! prediction ([`expected_kbuild_error`]).
 
+use super::{milliseconds, seconds, stated_ok};
 use super::{Failure, ToolchainEntry};
 use crate::expect::{expected_kbuild_error, ToolchainVerdict};
-use crate::json::{self, Value};
+use crate::json::{self, Deserialize, Serialize};
 use crate::judge::StepResult;
 use crate::output::Table;
 use crate::plan::{Kind, Step, KBUILD_FIXTURES};
@@ -139,110 +140,68 @@ pub fn kbuild_rows(cells: &[KbuildCell], shown: &[usize], table: &mut Table) {
     }
 }
 
-/// The cells as the report's `kbuild` member, naming toolchains by id.
-pub fn kbuild_to_json(cells: &[KbuildCell], toolchains: &[ToolchainEntry]) -> Value {
-    Value::Array(
-        cells
-            .iter()
-            .map(|cell| {
-                json::object(vec![
-                    (
-                        "toolchain".into(),
-                        Value::String(
-                            toolchains
-                                .get(cell.toolchain)
-                                .map_or_else(String::new, |toolchain| toolchain.id.clone()),
-                        ),
-                    ),
-                    ("fixture".into(), Value::String(cell.fixture.clone())),
-                    ("expected".into(), json::opt_string(cell.expected.clone())),
-                    (
-                        "observed".into(),
-                        cell.observed.as_ref().map_or(Value::Null, |codes| {
-                            Value::Array(codes.iter().cloned().map(Value::String).collect())
-                        }),
-                    ),
-                    ("ok".into(), Value::Bool(cell.ok())),
-                    (
-                        "first_error".into(),
-                        json::opt_string(cell.first_error.clone()),
-                    ),
-                    (
-                        "seconds".into(),
-                        Value::from((cell.seconds * 1000.0).round() / 1000.0),
-                    ),
-                    ("cached".into(), Value::Bool(cell.cached)),
-                ])
-            })
-            .collect(),
-    )
+/// A cell as the report's `kbuild` member lists it.
+#[derive(Serialize, Deserialize)]
+pub(super) struct KbuildJson {
+    toolchain: String,
+    fixture: String,
+    #[serde(deserialize_with = "json::nullable")]
+    expected: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
+    observed: Option<Vec<String>>,
+    ok: bool,
+    #[serde(deserialize_with = "json::nullable")]
+    first_error: Option<String>,
+    seconds: f64,
+    cached: bool,
 }
 
-/// Reads the report's `kbuild` member back; `index_of` finds a toolchain by id. A report
-/// without the member (written before it existed) has no Kbuild cells.
-pub fn kbuild_from_json(
-    value: Option<&Value>,
-    index_of: &dyn Fn(&str, &str) -> Result<usize, String>,
-) -> Result<Vec<KbuildCell>, String> {
-    let Some(value) = value else {
-        return Ok(Vec::new());
-    };
-    let entries = value
-        .as_array()
-        .ok_or("the report: `kbuild` is not an array")?;
-    let mut cells = Vec::new();
-    for (position, entry) in entries.iter().enumerate() {
-        let what = format!("kbuild[{position}]");
-        let text = |key: &str| {
-            entry
-                .get(key)
-                .and_then(Value::as_str)
-                .ok_or_else(|| format!("{what}: `{key}` is not a string"))
+impl KbuildJson {
+    /// The cells, naming toolchains by id.
+    pub(super) fn write(cells: &[KbuildCell], toolchains: &[ToolchainEntry]) -> Vec<Self> {
+        let id = |index: usize| {
+            toolchains
+                .get(index)
+                .map_or_else(String::new, |t| t.id.clone())
         };
-        let optional = |key: &str| match entry.get(key) {
-            Some(Value::Null) => Ok(None),
-            Some(Value::String(text)) => Ok(Some(text.clone())),
-            _ => Err(format!("{what}: `{key}` is neither a string nor null")),
-        };
-        let fixture = text("fixture")?;
-        if !KBUILD_FIXTURES.contains(&fixture) {
-            return Err(format!("{what}: unknown fixture `{fixture}`"));
-        }
-        let observed = match entry.get("observed") {
-            Some(Value::Null) => None,
-            Some(Value::Array(codes)) => Some(
-                codes
-                    .iter()
-                    .map(|code| code.as_str().map(String::from))
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| format!("{what}: `observed` holds something not a string"))?,
-            ),
-            _ => return Err(format!("{what}: `observed` is neither a list nor null")),
-        };
-        let cell = KbuildCell {
-            toolchain: index_of(text("toolchain")?, &what)?,
-            fixture: fixture.to_string(),
-            expected: optional("expected")?,
-            observed,
-            first_error: optional("first_error")?,
-            seconds: entry
-                .get("seconds")
-                .and_then(Value::as_f64)
-                .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
-                .ok_or_else(|| format!("{what}: `seconds` is not a number of seconds"))?,
-            cached: entry
-                .get("cached")
-                .and_then(Value::as_bool)
-                .ok_or_else(|| format!("{what}: `cached` is not a boolean"))?,
-        };
-        if entry.get("ok").and_then(Value::as_bool) != Some(cell.ok()) {
-            return Err(format!(
-                "{what}: its `ok` does not follow from `expected` and `observed`"
-            ));
-        }
-        cells.push(cell);
+        let cells = cells.iter().map(|cell| KbuildJson {
+            toolchain: id(cell.toolchain),
+            fixture: cell.fixture.clone(),
+            expected: cell.expected.clone(),
+            observed: cell.observed.clone(),
+            ok: cell.ok(),
+            first_error: cell.first_error.clone(),
+            seconds: milliseconds(cell.seconds),
+            cached: cell.cached,
+        });
+        cells.collect()
     }
-    Ok(cells)
+
+    /// The cells read back; `index_of` finds a toolchain by id.
+    pub(super) fn read(
+        entries: Vec<Self>,
+        index_of: &dyn Fn(&str, &str) -> Result<usize, String>,
+    ) -> Result<Vec<KbuildCell>, String> {
+        let mut cells = Vec::new();
+        for (position, entry) in entries.into_iter().enumerate() {
+            let what = format!("kbuild[{position}]");
+            if !KBUILD_FIXTURES.contains(&entry.fixture.as_str()) {
+                return Err(format!("{what}: unknown fixture `{}`", entry.fixture));
+            }
+            let cell = KbuildCell {
+                toolchain: index_of(&entry.toolchain, &what)?,
+                fixture: entry.fixture,
+                expected: entry.expected,
+                observed: entry.observed,
+                first_error: entry.first_error,
+                seconds: seconds(entry.seconds, &what)?,
+                cached: entry.cached,
+            };
+            stated_ok(entry.ok, cell.ok(), &what)?;
+            cells.push(cell);
+        }
+        Ok(cells)
+    }
 }
 
 #[cfg(test)]
@@ -317,17 +276,19 @@ mod tests {
             cell(Some("E0636"), Some(&["duplicate_features"])),
             cell(None, None),
         ];
-        let value = kbuild_to_json(&cells, &toolchains);
+        let text = json::to_pretty(&json::to_value(&KbuildJson::write(&cells, &toolchains)));
         let index_of = |id: &str, what: &str| {
             (id == "t")
                 .then_some(0)
                 .ok_or_else(|| format!("{what}: no toolchain {id}"))
         };
-        assert_eq!(kbuild_from_json(Some(&value), &index_of).unwrap(), cells);
-        assert_eq!(kbuild_from_json(None, &index_of).unwrap(), []);
+        let read = |text: &str| KbuildJson::read(json::read(text).unwrap(), &index_of);
+        assert_eq!(read(&text).unwrap(), cells);
         // An `ok` that contradicts the codes is refused.
-        let text = json::to_pretty(&value).replacen("\"ok\": true", "\"ok\": false", 1);
-        let tampered = crate::json::parse(&text).unwrap();
-        assert!(kbuild_from_json(Some(&tampered), &index_of).is_err());
+        let tampered = text.replacen("\"ok\": true", "\"ok\": false", 1);
+        assert_eq!(
+            read(&tampered).unwrap_err(),
+            "kbuild[0]: `ok` is false, but what was observed and what was expected say true"
+        );
     }
 }

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 #[cfg(test)]
 mod tests;
 mod text;
-mod to_json;
+pub(super) mod to_json;
 
 /// Whether one compiler knows one kernel target.
 #[derive(Clone, Debug, PartialEq, Eq)]

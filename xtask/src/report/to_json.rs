@@ -1,181 +1,211 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The report as JSON and back, in the layout docs/matrix.md documents; reading checks every field,
-//! so a damaged or foreign file is refused with what is wrong.
+//! The report as JSON and back, in the layout docs/matrix.md documents: typed members, so that a
+//! damaged or foreign file is refused with the member that is wrong; then what the members must
+//! agree on (ids, words, each `ok`, the verdict) is checked here.
 
-use super::kbuild::{kbuild_from_json, kbuild_to_json};
-use super::platforms::Platforms;
-use super::{BuildCell, FeatureCell, Observed, Report, ToolchainEntry, SCHEMA_VERSION};
+use super::kbuild::KbuildJson;
+use super::platforms::to_json::PlatformsJson;
+use super::{milliseconds, mode, outcome, seconds, stated_ok};
+use super::{BuildCell, Failure, FeatureCell, Observed, Report, ToolchainEntry, SCHEMA_VERSION};
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
-use crate::expect::{Outcome, ToolchainVerdict};
-use crate::json::{self, Value};
+use crate::expect::ToolchainVerdict;
+use crate::json::{self, Deserialize, Serialize, Value};
 use crate::output::escape;
-use crate::plan::{Kind, Mode};
+use crate::plan::Kind;
 use crate::status::Status;
 use crate::toolchain::SourceKind;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// The largest report file read: about two thousand toolchains' worth.
 pub(super) const REPORT_LIMIT: u64 = 64 << 20;
 
+/// The report file. Members are written in key order (through [`Value`]), whatever the order here.
+#[derive(Serialize, Deserialize)]
+struct ReportJson {
+    schema: u32,
+    minimum_release: String,
+    strict: bool,
+    #[serde(deserialize_with = "json::nullable")]
+    shard: Option<String>,
+    verdict: String,
+    toolchains: Vec<ToolchainJson>,
+    features: Vec<FeatureJson>,
+    builds: Vec<BuildJson>,
+    /// Absent in reports written before the Kbuild cells existed.
+    #[serde(default)]
+    kbuild: Vec<KbuildJson>,
+    platforms: PlatformsJson,
+    failures: Vec<Failure>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ToolchainJson {
+    id: String,
+    spec: String,
+    #[serde(deserialize_with = "json::nullable")]
+    source: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
+    pin: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
+    rustc: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
+    release: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
+    channel: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
+    commit_date: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
+    host: Option<String>,
+    verdict: String,
+    #[serde(deserialize_with = "json::nullable")]
+    error: Option<String>,
+    summary: String,
+}
+
+#[derive(Serialize, Deserialize)]
+struct FeatureJson {
+    name: String,
+    #[serde(deserialize_with = "json::nullable")]
+    catalog_stable_since: Option<String>,
+    /// Keyed by toolchain id.
+    toolchains: BTreeMap<String, CellJson>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct CellJson {
+    observed: String,
+    #[serde(deserialize_with = "json::nullable")]
+    stable_since: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
+    expected: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
+    expected_stable_since: Option<String>,
+    ok: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+struct BuildJson {
+    toolchain: String,
+    target: String,
+    mode: String,
+    kind: String,
+    outcome: String,
+    expected: String,
+    ok: bool,
+    #[serde(deserialize_with = "json::nullable")]
+    first_error: Option<String>,
+    seconds: f64,
+    cached: bool,
+    #[serde(deserialize_with = "json::nullable")]
+    tests: Option<TestCounts>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct TestCounts {
+    passed: u64,
+    failed: u64,
+    ignored: u64,
+}
+
+fn release(text: Option<&str>, what: &str) -> Result<Option<Release>, String> {
+    text.map(|text| {
+        crate::version::parse_release(text)
+            .map(|(release, _)| release)
+            .map_err(|error| format!("{what}: {error}"))
+    })
+    .transpose()
+}
+
+fn status(word: &str, since: Option<Release>, what: &str) -> Result<Status, String> {
+    Status::from_parts(word, since).ok_or_else(|| format!("{what}: unknown status `{word}`"))
+}
+
+fn verdict_word(report: &Report) -> &'static str {
+    match report.verdict() {
+        crate::Verdict::Success => "success",
+        crate::Verdict::Failure => "failure",
+    }
+}
+
 impl Report {
-    /// The report as JSON, in the layout documented at the top of this module.
+    /// The report as JSON, in the layout docs/matrix.md documents.
     pub fn to_json(&self) -> Value {
-        let string = |text: &str| Value::String(text.to_string());
-        let release = |release: Option<Release>| json::opt_string(release.map(|r| r.to_string()));
-        let summaries = self.summary_lines();
-        let toolchains = self
-            .toolchains
-            .iter()
-            .zip(summaries)
-            .map(|(toolchain, summary)| {
-                let error = match &toolchain.verdict {
-                    ToolchainVerdict::Ok => None,
-                    ToolchainVerdict::TooOld => Some(toolchain.verdict.describe()),
-                    ToolchainVerdict::Broken(message) | ToolchainVerdict::Missing(message) => {
-                        Some(message.clone())
-                    }
-                };
-                json::object(vec![
-                    ("id".into(), string(&toolchain.id)),
-                    ("spec".into(), string(&toolchain.spec)),
-                    (
-                        "source".into(),
-                        json::opt_string(toolchain.source.map(|kind| kind.word().to_string())),
-                    ),
-                    ("pin".into(), json::opt_string(toolchain.pin.clone())),
-                    ("rustc".into(), json::opt_string(toolchain.rustc.clone())),
-                    (
-                        "release".into(),
-                        json::opt_string(toolchain.release_text.clone()),
-                    ),
-                    (
-                        "channel".into(),
-                        json::opt_string(toolchain.channel.clone()),
-                    ),
-                    (
-                        "commit_date".into(),
-                        json::opt_string(toolchain.commit_date.clone()),
-                    ),
-                    ("host".into(), json::opt_string(toolchain.host.clone())),
-                    ("verdict".into(), string(toolchain.verdict.word())),
-                    ("error".into(), json::opt_string(error)),
-                    ("summary".into(), Value::String(summary)),
-                ])
-            })
-            .collect();
-        let features = FEATURES
-            .iter()
-            .zip(&self.features)
-            .map(|(feature, cells)| {
-                let per_toolchain = self
-                    .toolchains
-                    .iter()
-                    .zip(cells)
-                    .map(|(toolchain, cell)| {
-                        let observed_since = match cell.observed {
-                            Observed::Status(status) => status.stable_since(),
-                            _ => None,
-                        };
-                        (
-                            toolchain.id.clone(),
-                            json::object(vec![
-                                ("observed".into(), string(cell.observed.word())),
-                                ("stable_since".into(), release(observed_since)),
-                                (
-                                    "expected".into(),
-                                    json::opt_string(cell.expected.map(|status| status.word())),
-                                ),
-                                (
-                                    "expected_stable_since".into(),
-                                    release(cell.expected.and_then(Status::stable_since)),
-                                ),
-                                ("ok".into(), Value::Bool(cell.ok())),
-                            ]),
-                        )
-                    })
-                    .collect();
-                json::object(vec![
-                    ("name".into(), string(feature.name)),
-                    ("catalog_stable_since".into(), release(feature.stable_since)),
-                    ("toolchains".into(), Value::Object(per_toolchain)),
-                ])
-            })
-            .collect();
-        let builds = self
-            .builds
-            .iter()
-            .map(|build| {
-                json::object(vec![
-                    (
-                        "toolchain".into(),
-                        string(&self.toolchains[build.toolchain].id),
-                    ),
-                    ("target".into(), string(&build.target)),
-                    ("mode".into(), string(build.mode.word())),
-                    ("kind".into(), string(build.kind.word())),
-                    ("outcome".into(), string(build.outcome.word())),
-                    ("expected".into(), string(build.expected.word())),
-                    ("ok".into(), Value::Bool(build.ok())),
-                    (
-                        "first_error".into(),
-                        json::opt_string(build.first_error.clone()),
-                    ),
-                    (
-                        "seconds".into(),
-                        Value::from((build.seconds * 1000.0).round() / 1000.0),
-                    ),
-                    ("cached".into(), Value::Bool(build.cached)),
-                    (
-                        "tests".into(),
-                        build
-                            .tests
-                            .map_or(Value::Null, |(passed, failed, ignored)| {
-                                json::object(vec![
-                                    ("passed".into(), Value::from(passed)),
-                                    ("failed".into(), Value::from(failed)),
-                                    ("ignored".into(), Value::from(ignored)),
-                                ])
-                            }),
-                    ),
-                ])
-            })
-            .collect();
-        let failures = self
-            .failures()
-            .into_iter()
-            .map(|failure| {
-                json::object(vec![
-                    ("toolchain".into(), Value::String(failure.toolchain)),
-                    ("cell".into(), Value::String(failure.cell)),
-                    ("expected".into(), Value::String(failure.expected)),
-                    ("observed".into(), Value::String(failure.observed)),
-                    ("first_error".into(), json::opt_string(failure.first_error)),
-                ])
-            })
-            .collect();
-        let verdict = match self.verdict() {
-            crate::Verdict::Success => "success",
-            crate::Verdict::Failure => "failure",
-        };
-        json::object(vec![
-            ("schema".into(), Value::from(SCHEMA_VERSION)),
-            (
-                "minimum_release".into(),
-                string(&MINIMUM_RELEASE.to_string()),
-            ),
-            ("strict".into(), Value::Bool(self.strict)),
-            ("shard".into(), json::opt_string(self.shard.clone())),
-            ("verdict".into(), string(verdict)),
-            ("toolchains".into(), Value::Array(toolchains)),
-            ("features".into(), Value::Array(features)),
-            ("builds".into(), Value::Array(builds)),
-            (
-                "kbuild".into(),
-                kbuild_to_json(&self.kbuild, &self.toolchains),
-            ),
-            ("platforms".into(), self.platforms.to_json(&self.toolchains)),
-            ("failures".into(), Value::Array(failures)),
-        ])
+        let release = |release: Option<Release>| release.map(|release| release.to_string());
+        let id = |index: usize| self.toolchains[index].id.clone();
+        let toolchains = self.toolchains.iter().zip(self.summary_lines());
+        let toolchains = toolchains.map(|(toolchain, summary)| ToolchainJson {
+            id: toolchain.id.clone(),
+            spec: toolchain.spec.clone(),
+            source: toolchain.source.map(|kind| kind.word().to_string()),
+            pin: toolchain.pin.clone(),
+            rustc: toolchain.rustc.clone(),
+            release: toolchain.release_text.clone(),
+            channel: toolchain.channel.clone(),
+            commit_date: toolchain.commit_date.clone(),
+            host: toolchain.host.clone(),
+            verdict: toolchain.verdict.word().to_string(),
+            error: match &toolchain.verdict {
+                ToolchainVerdict::Ok => None,
+                ToolchainVerdict::TooOld => Some(toolchain.verdict.describe()),
+                ToolchainVerdict::Broken(message) | ToolchainVerdict::Missing(message) => {
+                    Some(message.clone())
+                }
+            },
+            summary,
+        });
+        let features = FEATURES.iter().zip(&self.features);
+        let features = features.map(|(feature, cells)| FeatureJson {
+            name: feature.name.to_string(),
+            catalog_stable_since: release(feature.stable_since),
+            toolchains: (self.toolchains.iter().zip(cells))
+                .map(|(toolchain, cell)| {
+                    let observed_since = match cell.observed {
+                        Observed::Status(status) => status.stable_since(),
+                        _ => None,
+                    };
+                    let cell = CellJson {
+                        observed: cell.observed.word().to_string(),
+                        stable_since: release(observed_since),
+                        expected: cell.expected.map(|status| status.word().to_string()),
+                        expected_stable_since: release(
+                            cell.expected.and_then(Status::stable_since),
+                        ),
+                        ok: cell.ok(),
+                    };
+                    (toolchain.id.clone(), cell)
+                })
+                .collect(),
+        });
+        let builds = self.builds.iter().map(|build| BuildJson {
+            toolchain: id(build.toolchain),
+            target: build.target.clone(),
+            mode: build.mode.word().to_string(),
+            kind: build.kind.word().to_string(),
+            outcome: build.outcome.word().to_string(),
+            expected: build.expected.word().to_string(),
+            ok: build.ok(),
+            first_error: build.first_error.clone(),
+            seconds: milliseconds(build.seconds),
+            cached: build.cached,
+            tests: (build.tests).map(|(passed, failed, ignored)| TestCounts {
+                passed,
+                failed,
+                ignored,
+            }),
+        });
+        json::to_value(&ReportJson {
+            schema: SCHEMA_VERSION,
+            minimum_release: MINIMUM_RELEASE.to_string(),
+            strict: self.strict,
+            shard: self.shard.clone(),
+            verdict: verdict_word(self).to_string(),
+            toolchains: toolchains.collect(),
+            features: features.collect(),
+            builds: builds.collect(),
+            kbuild: KbuildJson::write(&self.kbuild, &self.toolchains),
+            platforms: PlatformsJson::write(&self.platforms, &self.toolchains),
+            failures: self.failures(),
+        })
     }
 
     /// Reads a report file that `cargo xtask matrix --format json` wrote.
@@ -183,14 +213,14 @@ impl Report {
         use anyhow::Context as _;
         let text = crate::files::read_text(path, REPORT_LIMIT)
             .with_context(|| format!("cannot read the report {}", path.display()))?;
-        let value = json::parse(&text).map_err(|error| {
+        json::parse(&text).map_err(|error| {
             anyhow::anyhow!(
                 "{} is not a matrix report (written by `cargo xtask matrix --format json`): {error}",
                 path.display()
             )
         })?;
         // The message may quote the file's own text.
-        Report::from_json(&value).map_err(|error| {
+        Report::from_json(&text).map_err(|error| {
             anyhow::anyhow!(
                 "{} is not a matrix report: {}",
                 path.display(),
@@ -199,97 +229,51 @@ impl Report {
         })
     }
 
-    /// Reads a report back from its JSON (what [`Report::to_json`] wrote), for `merge` and `docs`.
+    /// Reads a report back from its JSON text (what [`Report::to_json`] wrote), for `merge` and
+    /// `docs`.
     ///
     /// The report must have this schema and this catalog's features, in catalog order. What
     /// the JSON does not keep is recomputed: the verdict, the failures and the summaries.
-    pub fn from_json(value: &Value) -> Result<Report, String> {
-        fn field<'a>(value: &'a Value, key: &str, what: &str) -> Result<&'a Value, String> {
-            value
-                .get(key)
-                .ok_or_else(|| format!("{what} has no `{key}`"))
-        }
-        fn text<'a>(value: &'a Value, key: &str, what: &str) -> Result<&'a str, String> {
-            field(value, key, what)?
-                .as_str()
-                .ok_or_else(|| format!("{what}: `{key}` is not a string"))
-        }
-        fn optional(value: &Value, key: &str, what: &str) -> Result<Option<String>, String> {
-            match field(value, key, what)? {
-                Value::Null => Ok(None),
-                Value::String(text) => Ok(Some(text.clone())),
-                _ => Err(format!("{what}: `{key}` is neither a string nor null")),
-            }
-        }
-        fn array<'a>(value: &'a Value, key: &str, what: &str) -> Result<&'a [Value], String> {
-            field(value, key, what)?
-                .as_array()
-                .map(Vec::as_slice)
-                .ok_or_else(|| format!("{what}: `{key}` is not an array"))
-        }
-        fn release(text: Option<String>, what: &str) -> Result<Option<Release>, String> {
-            text.map(|text| {
-                crate::version::parse_release(&text)
-                    .map(|(release, _)| release)
-                    .map_err(|error| format!("{what}: {error}"))
-            })
-            .transpose()
-        }
-        fn status(
-            word: Option<String>,
-            since: Option<Release>,
-            what: &str,
-        ) -> Result<Option<Status>, String> {
-            match word {
-                None => Ok(None),
-                Some(word) => Status::from_parts(&word, since)
-                    .map(Some)
-                    .ok_or_else(|| format!("{what}: unknown status `{word}`")),
-            }
-        }
-
-        let schema = field(value, "schema", "the report")?.as_u64();
-        if schema != Some(u64::from(SCHEMA_VERSION)) {
+    pub fn from_json(text: &str) -> Result<Report, String> {
+        // The schema first, so that another layout is named as such rather than by a member.
+        let schema = json::parse(text)?.get("schema").cloned();
+        if schema.as_ref().and_then(Value::as_u64) != Some(u64::from(SCHEMA_VERSION)) {
             return Err(format!(
                 "the report has schema {}, this xtask reads schema {SCHEMA_VERSION}",
                 schema.map_or_else(|| "?".to_string(), |schema| schema.to_string())
             ));
         }
-        let failures = array(value, "failures", "the report")?;
+        let file: ReportJson = json::read(text)?;
         let mut toolchains = Vec::new();
-        for (index, entry) in array(value, "toolchains", "the report")?.iter().enumerate() {
+        for (index, entry) in file.toolchains.into_iter().enumerate() {
             let what = format!("toolchains[{index}]");
-            let id = text(entry, "id", &what)?.to_string();
-            let error = optional(entry, "error", &what)?;
-            let verdict = match text(entry, "verdict", &what)? {
+            let verdict = match entry.verdict.as_str() {
                 "ok" => ToolchainVerdict::Ok,
                 "too-old" => ToolchainVerdict::TooOld,
-                "broken" => ToolchainVerdict::Broken(error.unwrap_or_default()),
-                "missing" => ToolchainVerdict::Missing(error.unwrap_or_default()),
+                "broken" => ToolchainVerdict::Broken(entry.error.unwrap_or_default()),
+                "missing" => ToolchainVerdict::Missing(entry.error.unwrap_or_default()),
                 other => return Err(format!("{what}: unknown verdict `{other}`")),
             };
-            let release_text = optional(entry, "release", &what)?;
             // A missing pin's release is what the pin file asks for, not a compiler's.
             let release = match verdict {
                 ToolchainVerdict::Missing(_) => None,
-                _ => release(release_text.clone(), &what)?,
+                _ => release(entry.release.as_deref(), &what)?,
             };
+            let source = entry.source.map(|word| {
+                SourceKind::from_word(&word)
+                    .ok_or_else(|| format!("{what}: unknown source `{word}`"))
+            });
             toolchains.push(ToolchainEntry {
-                id,
-                spec: text(entry, "spec", &what)?.to_string(),
-                source: optional(entry, "source", &what)?
-                    .map(|word| {
-                        SourceKind::from_word(&word)
-                            .ok_or_else(|| format!("{what}: unknown source `{word}`"))
-                    })
-                    .transpose()?,
-                pin: optional(entry, "pin", &what)?,
-                rustc: optional(entry, "rustc", &what)?,
-                release_text,
+                id: entry.id,
+                spec: entry.spec,
+                source: source.transpose()?,
+                pin: entry.pin,
+                rustc: entry.rustc,
+                release_text: entry.release,
                 release,
-                channel: optional(entry, "channel", &what)?,
-                commit_date: optional(entry, "commit_date", &what)?,
-                host: optional(entry, "host", &what)?,
+                channel: entry.channel,
+                commit_date: entry.commit_date,
+                host: entry.host,
                 verdict,
             });
         }
@@ -312,31 +296,14 @@ impl Report {
         };
         // A failed probe's message is kept in the failure list, which names the cell.
         let mut failure_errors: HashMap<(&str, &str), &str> = HashMap::new();
-        for failure in failures {
-            let part = |key: &str| failure.get(key).and_then(Value::as_str);
-            if let (Some(toolchain), Some(cell), Some(error)) =
-                (part("toolchain"), part("cell"), part("first_error"))
-            {
-                failure_errors.entry((toolchain, cell)).or_insert(error);
+        for failure in &file.failures {
+            if let Some(error) = &failure.first_error {
+                let cell = (failure.toolchain.as_str(), failure.cell.as_str());
+                failure_errors.entry(cell).or_insert(error);
             }
         }
-        // The `ok` the file states must be what its cell says: a report edited into
-        // contradiction is not trusted.
-        let stated_ok = |entry: &Value, ok: bool, what: &str| -> Result<(), String> {
-            match field(entry, "ok", what)?.as_bool() {
-                Some(stated) if stated == ok => Ok(()),
-                Some(stated) => Err(format!(
-                    "{what}: `ok` is {stated}, but what was observed and what was expected say {ok}"
-                )),
-                None => Err(format!("{what}: `ok` is not a boolean")),
-            }
-        };
 
-        let entries = array(value, "features", "the report")?;
-        let names: Vec<&str> = entries
-            .iter()
-            .map(|entry| entry.get("name").and_then(Value::as_str).unwrap_or("?"))
-            .collect();
+        let names: Vec<&str> = file.features.iter().map(|entry| &*entry.name).collect();
         let catalog: Vec<&str> = FEATURES.iter().map(|feature| feature.name).collect();
         if names != catalog {
             return Err(format!(
@@ -347,14 +314,13 @@ impl Report {
             ));
         }
         let mut features = Vec::new();
-        for (feature, entry) in FEATURES.iter().zip(entries) {
-            let cells_value = field(entry, "toolchains", feature.name)?;
+        for (feature, entry) in FEATURES.iter().zip(&file.features) {
             let mut cells = Vec::new();
             for toolchain in &toolchains {
                 let what = format!("feature {} on {}", feature.name, toolchain.id);
-                let cell = field(cells_value, &toolchain.id, &what)?;
-                let observed_since = release(optional(cell, "stable_since", &what)?, &what)?;
-                let observed = match text(cell, "observed", &what)? {
+                let cell = (entry.toolchains.get(&toolchain.id))
+                    .ok_or_else(|| format!("{what}: no cell"))?;
+                let observed = match cell.observed.as_str() {
                     "not-probed" => Observed::NotProbed,
                     "probe-failed" => {
                         let cell_name = format!("feature {}", feature.name);
@@ -364,96 +330,64 @@ impl Report {
                             .unwrap_or("the probe failed");
                         Observed::ProbeFailed(message.to_string())
                     }
-                    word => Observed::Status(
-                        status(Some(word.to_string()), observed_since, &what)?
-                            .ok_or_else(|| format!("{what}: no status"))?,
-                    ),
+                    word => Observed::Status(status(
+                        word,
+                        release(cell.stable_since.as_deref(), &what)?,
+                        &what,
+                    )?),
                 };
-                let expected_since =
-                    release(optional(cell, "expected_stable_since", &what)?, &what)?;
-                let expected = status(optional(cell, "expected", &what)?, expected_since, &what)?;
+                let expected_since = release(cell.expected_stable_since.as_deref(), &what)?;
+                let expected = (cell.expected.as_deref())
+                    .map(|word| status(word, expected_since, &what))
+                    .transpose()?;
                 let cell_read = FeatureCell { observed, expected };
-                stated_ok(cell, cell_read.ok(), &what)?;
+                stated_ok(cell.ok, cell_read.ok(), &what)?;
                 cells.push(cell_read);
             }
             features.push(cells);
         }
 
         let mut builds = Vec::new();
-        for (index, build) in array(value, "builds", "the report")?.iter().enumerate() {
+        for (index, build) in file.builds.into_iter().enumerate() {
             let what = format!("builds[{index}]");
-            let word = |key: &str| text(build, key, &what);
-            let outcome = |key: &str| -> Result<Outcome, String> {
-                let word = word(key)?;
-                Outcome::from_word(word).ok_or_else(|| format!("{what}: unknown outcome `{word}`"))
-            };
-            let mode = word("mode")?;
-            let kind = word("kind")?;
-            let tests = match field(build, "tests", &what)? {
-                Value::Null => None,
-                counts => {
-                    let count = |key: &str| {
-                        counts
-                            .get(key)
-                            .and_then(Value::as_u64)
-                            .ok_or_else(|| format!("{what}: tests.{key} is not a count"))
-                    };
-                    Some((count("passed")?, count("failed")?, count("ignored")?))
-                }
-            };
-            let seconds = field(build, "seconds", &what)?
-                .as_f64()
-                .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
-                .ok_or_else(|| format!("{what}: `seconds` is not a number of seconds"))?;
-            let (outcome, expected) = (outcome("outcome")?, outcome("expected")?);
-            stated_ok(build, outcome == expected, &what)?;
+            let (outcome, expected) = (
+                outcome(&build.outcome, &what)?,
+                outcome(&build.expected, &what)?,
+            );
+            stated_ok(build.ok, outcome == expected, &what)?;
+            let kind = [Kind::Probe, Kind::Build, Kind::Run, Kind::Test]
+                .into_iter()
+                .find(|candidate| candidate.word() == build.kind)
+                .ok_or_else(|| format!("{what}: unknown kind `{}`", build.kind))?;
             builds.push(BuildCell {
-                toolchain: index_of(word("toolchain")?, &what)?,
-                target: word("target")?.to_string(),
-                mode: Mode::ALL
-                    .into_iter()
-                    .find(|candidate| candidate.word() == mode)
-                    .ok_or_else(|| format!("{what}: unknown mode `{mode}`"))?,
-                kind: [Kind::Probe, Kind::Build, Kind::Run, Kind::Test]
-                    .into_iter()
-                    .find(|candidate| candidate.word() == kind)
-                    .ok_or_else(|| format!("{what}: unknown kind `{kind}`"))?,
+                toolchain: index_of(&build.toolchain, &what)?,
+                target: build.target,
+                mode: mode(&build.mode, &what)?,
+                kind,
                 outcome,
                 expected,
-                first_error: optional(build, "first_error", &what)?,
-                seconds,
-                cached: field(build, "cached", &what)?
-                    .as_bool()
-                    .ok_or_else(|| format!("{what}: `cached` is not a boolean"))?,
-                tests,
+                first_error: build.first_error,
+                seconds: seconds(build.seconds, &what)?,
+                cached: build.cached,
+                tests: (build.tests).map(|tests| (tests.passed, tests.failed, tests.ignored)),
             });
         }
-        let platforms = Platforms::from_json(
-            field(value, "platforms", "the report")?,
-            &toolchains,
-            &|id, what| index_of(id, what),
-        )?;
-        let kbuild = kbuild_from_json(value.get("kbuild"), &|id, what| index_of(id, what))?;
+        let platforms = file.platforms.read(&toolchains, &index_of)?;
+        let kbuild = KbuildJson::read(file.kbuild, &index_of)?;
         let report = Report {
             platforms,
             toolchains,
             features,
             builds,
-            strict: field(value, "strict", "the report")?
-                .as_bool()
-                .ok_or("the report: `strict` is not a boolean")?,
+            strict: file.strict,
             kbuild,
-            shard: optional(value, "shard", "the report")?,
+            shard: file.shard,
         };
-        let verdict = match report.verdict() {
-            crate::Verdict::Success => "success",
-            crate::Verdict::Failure => "failure",
-        };
-        let stated = text(value, "verdict", "the report")?;
-        if stated != verdict {
+        let verdict = verdict_word(&report);
+        if file.verdict != verdict {
             return Err(format!(
                 "the report's verdict is `{}`, but its cells make it `{verdict}`",
-                escape(stated)
+                escape(&file.verdict)
             ));
         }
         Ok(report)

@@ -69,14 +69,31 @@ fn report() -> UsageReport {
 #[test]
 fn the_json_reads_back_equal() {
     let report = report();
-    let back = UsageReport::from_json(&report.to_json()).unwrap();
+    let back = UsageReport::from_json(&report.to_json().to_string()).unwrap();
     assert_eq!(back, report);
     assert_eq!(report.verdict(), Verdict::Failure);
     let text = json::to_pretty(&report.to_json());
     assert!(text.contains("\"status\": \"stable\""), "{text}");
-    let broken = json::parse(&text.replace("\"stable\"", "\"sideways\"")).unwrap();
+    let broken = text.replace("\"stable\"", "\"sideways\"");
     let error = format!("{:#}", UsageReport::from_json(&broken).unwrap_err());
     assert!(error.contains("unknown status `sideways`"), "{error}");
+    // The untyped reader took a release or an item of another type, or none at all, for
+    // null; the typed one names the member.
+    for (good, bad, named) in [
+        (
+            "\"release\": \"",
+            "\"release\": 1, \"x\": \"",
+            "invalid type: integer `1`",
+        ),
+        ("\"item\": ", "\"itemm\": ", "missing field `item`"),
+    ] {
+        assert!(text.contains(good), "{text}");
+        let error = format!(
+            "{:#}",
+            UsageReport::from_json(&text.replacen(good, bad, 1)).unwrap_err()
+        );
+        assert!(error.contains(named), "{error}");
+    }
 }
 
 #[test]
@@ -143,5 +160,19 @@ fn the_readme_documents_every_key_and_no_other() {
     assert_eq!(
         documented, written,
         "docs/audit.md's usage JSON layout and to_json differ"
+    );
+}
+
+#[test]
+fn the_recorded_report_reads_back_and_writes_out_byte_for_byte() {
+    let path = crate::project_root().join(crate::docs::USAGE_REPORT);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let report = UsageReport::read(&path).unwrap();
+    let date = crate::date::of_report(&json::parse(&text).unwrap()).map(String::from);
+    let written = json::to_pretty(&crate::date::with_date(report.to_json(), date.as_deref()));
+    assert!(
+        written == text,
+        "{} does not read back as written",
+        path.display()
     );
 }

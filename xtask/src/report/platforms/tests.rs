@@ -252,7 +252,7 @@ fn the_target_axis_reads_back_from_json_and_is_checked() {
         platforms,
     };
     let text = json::to_pretty(&report.to_json());
-    let back = Report::from_json(&json::parse(&text).unwrap()).unwrap();
+    let back = Report::from_json(&text).unwrap();
     assert_eq!(back.platforms, report.platforms);
     assert!(report
         .failures()
