@@ -6,6 +6,7 @@
 use super::build::{self, Built, Real};
 use super::report::{Cell, Report, TreeEntry};
 use super::trees;
+use super::{said, symbols, tools};
 use crate::json::Value;
 use crate::kernel_tree::{CratePrediction, Predicted, Prediction};
 use std::path::{Path, PathBuf};
@@ -100,7 +101,7 @@ fn a_kernel_tree_is_recognised_and_anything_else_refused() {
 #[test]
 fn every_rust_sample_and_rust_driver_is_turned_on_with_its_objects() {
     let root = small_tree("symbols");
-    let symbols = build::rust_symbols(&root);
+    let symbols = symbols::rust_symbols(&root);
     assert_eq!(
         symbols,
         vec![
@@ -113,18 +114,18 @@ fn every_rust_sample_and_rust_driver_is_turned_on_with_its_objects() {
         ]
     );
     assert_eq!(
-        build::objects_of(&root, "SAMPLE_RUST_MINIMAL"),
+        symbols::objects_of(&root, "SAMPLE_RUST_MINIMAL"),
         vec!["samples/rust/rust_minimal.o"]
     );
     // The composite's Rust member only: configfs.o is C.
     assert_eq!(
-        build::objects_of(&root, "BLK_DEV_RUST_NULL"),
+        symbols::objects_of(&root, "BLK_DEV_RUST_NULL"),
         vec!["drivers/block/rnull.o"]
     );
-    assert!(build::objects_of(&root, "BLK_DEV_NULL_BLK").is_empty());
+    assert!(symbols::objects_of(&root, "BLK_DEV_NULL_BLK").is_empty());
     // A composite continued over lines, its Rust member in a directory below.
     assert_eq!(
-        build::objects_of(&root, "NOVA_CORE"),
+        symbols::objects_of(&root, "NOVA_CORE"),
         vec!["drivers/gpu/nova-core/nova_core.o"]
     );
     std::fs::remove_dir_all(root).unwrap();
@@ -150,7 +151,7 @@ fn the_wrapper_passes_its_own_sysroot_only_when_the_caller_gave_none() {
         "/prefix/usr",
     ]
     .map(String::from);
-    build::write_wrapper(
+    tools::write_wrapper(
         &wrapper,
         &program,
         &leading,
@@ -185,15 +186,15 @@ fn the_first_error_names_the_place_rustc_gave() {
     let said = "  RUSTC L rust/kernel.o\nwarning: unused\nerror[E0635]: unknown feature `x`\n \
                 --> rust/kernel/lib.rs:17:12\n  |\nmake[2]: *** [rust/Makefile:1] Error 1\n";
     assert_eq!(
-        build::first_error(said).as_deref(),
+        said::first_error(said).as_deref(),
         Some("error[E0635]: unknown feature `x` (rust/kernel/lib.rs:17:12)")
     );
-    assert_eq!(build::first_error("all fine\n"), None);
+    assert_eq!(said::first_error("all fine\n"), None);
     // rust_is_available.sh's banner is a warning; make's own failure line is an error.
     let said = "***\n*** Rust compiler 'rustc' is too new. This may or may not work.\n***\n\
                 make[1]: *** No rule to make target 'x.o'.  Stop.\n";
     assert_eq!(
-        build::first_error(said).as_deref(),
+        said::first_error(said).as_deref(),
         Some("make[1]: *** No rule to make target 'x.o'.  Stop.")
     );
 }
@@ -388,11 +389,11 @@ fn play_times(mode: &str, timeout: u64, times: usize) -> (Built, bool, bool) {
     let root = playing_tree(&format!("play-{mode}"), mode);
     let out_dir = root.join("out");
     let out = build::BuildDir::open(&out_dir, "tree", "tools").unwrap();
-    let compiler = build::Compiler {
+    let compiler = tools::Compiler {
         wrapper: root.join("wrappers/one/rustc"),
         library: root.join("library"),
     };
-    let tools = build::Tools {
+    let tools = tools::Tools {
         bindgen: root.join("bindgen"),
         libclang: root.join("libclang"),
         identity: "tools".into(),
@@ -515,7 +516,7 @@ fn the_rust_drivers_of_a_real_tree_map_to_their_objects() {
         ("DRM_NOVA", "drivers/gpu/drm/nova/nova.o"),
         ("SAMPLE_RUST_MINIMAL", "samples/rust/rust_minimal.o"),
     ] {
-        let objects = build::objects_of(&root, symbol);
+        let objects = symbols::objects_of(&root, symbol);
         assert!(
             objects.contains(&object.to_owned()),
             "{symbol}: {objects:?}"

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0
+//! What a build's tools said: the first error among them, the refusal or warning of the tree's
+//! own Rust check, and whether a failure was the machine's rather than the compiler's.
+
+use crate::process::{self, ProcessOutput};
+use std::time::Duration;
+
+/// The `***` lines of `scripts/rust_is_available.sh`, joined: "Rust compiler '…' is too old.
+/// Your version: 1.78.0 Minimum version: 1.85.0".
+pub(crate) fn summary_of_stars(said: &str) -> String {
+    let lines: Vec<String> = said
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("***"))
+        .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|line| !line.is_empty())
+        .collect();
+    if lines.is_empty() {
+        process::last_line(said)
+    } else {
+        lines.join(" ")
+    }
+}
+
+/// Why a failed `make` is the machine's fault rather than the compiler's, if it is.
+pub(crate) fn machine_failure(output: &ProcessOutput, timeout: Duration) -> Option<String> {
+    if output.killed.is_some() {
+        return Some(output.describe_ending(timeout));
+    }
+    let said = format!("{}\n{}", output.stdout, output.stderr);
+    for (sign, what) in [
+        ("No space left on device", "the disk is full"),
+        ("Cannot allocate memory", "the machine ran out of memory"),
+        ("command not found", "a tool is missing"),
+        ("No such file or directory", "a file or tool is missing"),
+    ] {
+        if said.contains(sign) && !said.contains("error[E") {
+            return Some(format!(
+                "{what}: {}",
+                first_error(&said).unwrap_or_default()
+            ));
+        }
+    }
+    if output.status.is_none() || output.status.is_some_and(|status| status.code().is_none()) {
+        return Some(output.describe_ending(timeout));
+    }
+    None
+}
+
+/// The first error line of a build's output: rustc's (with the line after it, its place), else
+/// a C compiler's, else make's own (`*** [...] Error 1`, `*** No rule ... Stop.`). The banner
+/// lines of `scripts/rust_is_available.sh` (`*** Rust compiler ... is too new`) are warnings.
+pub(crate) fn first_error(said: &str) -> Option<String> {
+    let lines: Vec<&str> = said.lines().collect();
+    let kinds: [&dyn Fn(&str) -> bool; 3] = [
+        &|line| line.starts_with("error"),
+        &|line| line.contains(": error:"),
+        &|line| {
+            !line.trim_start().starts_with("***")
+                && line.contains("*** ")
+                && (line.contains("Error") || line.contains("Stop."))
+        },
+    ];
+    let at = kinds
+        .iter()
+        .find_map(|kind| lines.iter().position(|line| kind(line)))?;
+    let mut text = lines[at].trim().to_owned();
+    if let Some(next) = lines
+        .get(at + 1)
+        .filter(|next| next.trim_start().starts_with("-->"))
+    {
+        text.push_str(&format!(
+            " ({})",
+            next.trim().trim_start_matches("-->").trim()
+        ));
+    }
+    Some(text)
+}
