@@ -597,6 +597,7 @@ fn load_result(entry: &Path) -> Option<Built> {
         enabled: list("enabled"),
         objects: value.get("objects").and_then(Value::as_u64).unwrap_or(0) as usize,
         steps: Vec::new(),
+        tools: string("tools"),
     })
 }
 
@@ -616,6 +617,7 @@ fn store_result(entry: &Path, built: &Built) -> anyhow::Result<()> {
         ),
         ("enabled".into(), strings(&built.enabled)),
         ("objects".into(), Value::from(built.objects)),
+        ("tools".into(), crate::json::opt_string(built.tools.clone())),
     ]);
     crate::files::write_atomically(entry, value.to_string().as_bytes())
 }

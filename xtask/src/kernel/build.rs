@@ -70,6 +70,8 @@ pub(crate) struct Built {
     pub objects: usize,
     /// Each step and its wall time in seconds.
     pub steps: Vec<(String, f64)>,
+    /// The tools the tree's `make` ran with ([`Tools::identity`]); `None` when it never ran.
+    pub tools: Option<String>,
 }
 
 impl Built {
@@ -84,6 +86,7 @@ impl Built {
             enabled: Vec::new(),
             objects: 0,
             steps,
+            tools: None,
         }
     }
 }
@@ -262,6 +265,7 @@ pub(crate) fn rust_available(pair: &Pair<'_>) -> Result<Accepted, Box<Built>> {
     refused.cacheable = true;
     refused.first_error = Some(summary_of_stars(&said));
     refused.reason = "the tree's own `make rustavailable` refused it".into();
+    refused.tools = Some(pair.tools.identity.clone());
     Err(Box::new(refused))
 }
 
@@ -272,6 +276,7 @@ pub(crate) fn build(pair: &Pair<'_>, accepted: Accepted) -> Built {
     built
         .steps
         .insert(0, ("rustavailable".to_owned(), accepted.seconds));
+    built.tools = Some(pair.tools.identity.clone());
     pair.out.seal();
     built
 }
@@ -291,6 +296,7 @@ fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
             enabled: Vec::new(),
             objects: 0,
             steps,
+            tools: None,
         }
     };
     // Runs one `make`; a machine failure spoils the build directory and ends the pair.
@@ -485,6 +491,7 @@ fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
         enabled,
         objects: expected.len(),
         steps,
+        tools: None,
     }
 }
 
@@ -521,5 +528,6 @@ fn compiler_failure(
         enabled,
         objects: 0,
         steps,
+        tools: None,
     }
 }

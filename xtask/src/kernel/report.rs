@@ -73,6 +73,31 @@ pub(crate) struct Report {
 }
 
 impl Report {
+    /// The tools the cells' builds really ran with, each once, with the trees that used them
+    /// ("...; bindgen 0.56.0 ... (6.1) | ...; bindgen 0.71.1 ... (6.12, 7.3)"); when no build
+    /// ran, the tools found, or why they are missing.
+    pub(crate) fn tools_used(&self) -> Result<String, String> {
+        let mut used: Vec<(&str, Vec<&str>)> = Vec::new();
+        for cell in &self.cells {
+            let Some(tools) = cell.built.tools.as_deref() else {
+                continue;
+            };
+            match used.iter_mut().find(|(seen, _)| *seen == tools) {
+                Some((_, trees)) if trees.contains(&cell.tree.as_str()) => {}
+                Some((_, trees)) => trees.push(&cell.tree),
+                None => used.push((tools, vec![&cell.tree])),
+            }
+        }
+        if used.is_empty() {
+            return self.tools.clone();
+        }
+        Ok(used
+            .iter()
+            .map(|(tools, trees)| format!("{tools} ({})", trees.join(", ")))
+            .collect::<Vec<_>>()
+            .join(" | "))
+    }
+
     /// The cells whose prediction the real build contradicts.
     pub(crate) fn findings(&self) -> Vec<&Cell> {
         self.cells.iter().filter(|cell| cell.disagrees()).collect()
@@ -157,6 +182,7 @@ impl Report {
                         "warning".into(),
                         json::opt_string(cell.built.warning.clone()),
                     ),
+                    ("tools".into(), json::opt_string(cell.built.tools.clone())),
                     ("enabled".into(), strings(&cell.built.enabled)),
                     ("objects".into(), Value::from(cell.built.objects)),
                     (
@@ -184,8 +210,8 @@ impl Report {
             ("cells".into(), Value::Array(cells)),
             (
                 "tools".into(),
-                match &self.tools {
-                    Ok(tools) => Value::String(tools.clone()),
+                match self.tools_used() {
+                    Ok(tools) => Value::String(tools),
                     Err(_) => Value::Null,
                 },
             ),
@@ -274,7 +300,7 @@ impl Report {
         for line in self.tree_lines() {
             text.push_str(&format!("{line}\n"));
         }
-        match &self.tools {
+        match self.tools_used() {
             Ok(tools) => text.push_str(&format!("tools: {tools}\n")),
             Err(error) => text.push_str(&format!("tools: {error}\n")),
         }

@@ -46,32 +46,41 @@ pub(crate) fn machine_failure(output: &ProcessOutput, timeout: Duration) -> Opti
     None
 }
 
-/// The first error line of a build's output: rustc's (with the line after it, its place), else
-/// a C compiler's, else make's own (`*** [...] Error 1`, `*** No rule ... Stop.`). The banner
-/// lines of `scripts/rust_is_available.sh` (`*** Rust compiler ... is too new`) are warnings.
+/// The first error line of a build's output, in the words of the tool that failed first: rustc's
+/// or bindgen's `error...` (rustc's with the line after it, its place), a C compiler's or
+/// libclang's `FILE:LINE: error:`, a Rust tool's panic (bindgen's "Unable to generate bindings",
+/// with its message when it is on the next line); only when no tool said anything, make's own
+/// (`*** [...] Error 1`, `*** No rule ... Stop.`). The banner lines of
+/// `scripts/rust_is_available.sh` (`*** Rust compiler ... is too new`) are warnings.
 pub(crate) fn first_error(said: &str) -> Option<String> {
     let lines: Vec<&str> = said.lines().collect();
-    let kinds: [&dyn Fn(&str) -> bool; 3] = [
-        &|line| line.starts_with("error"),
-        &|line| line.contains(": error:"),
-        &|line| {
-            !line.trim_start().starts_with("***")
-                && line.contains("*** ")
-                && (line.contains("Error") || line.contains("Stop."))
-        },
-    ];
-    let at = kinds
+    let by_a_tool = |line: &&str| {
+        line.starts_with("error")
+            || line.starts_with("fatal error")
+            || line.contains(": error:")
+            || line.contains(": fatal error:")
+            || line.contains(" panicked at ")
+    };
+    let by_make = |line: &&str| {
+        !line.trim_start().starts_with("***")
+            && line.contains("*** ")
+            && (line.contains("Error") || line.contains("Stop."))
+    };
+    let at = lines
         .iter()
-        .find_map(|kind| lines.iter().position(|line| kind(line)))?;
+        .position(by_a_tool)
+        .or_else(|| lines.iter().position(by_make))?;
     let mut text = lines[at].trim().to_owned();
-    if let Some(next) = lines
+    let next = lines
         .get(at + 1)
-        .filter(|next| next.trim_start().starts_with("-->"))
-    {
-        text.push_str(&format!(
-            " ({})",
-            next.trim().trim_start_matches("-->").trim()
-        ));
+        .map(|next| next.trim())
+        .unwrap_or_default();
+    if let Some(place) = next.strip_prefix("-->") {
+        text.push_str(&format!(" ({})", place.trim()));
+    } else if text.contains(" panicked at ") && text.ends_with(':') && !next.is_empty() {
+        // Since Rust 1.73 a panic's message follows the line that names its place.
+        text.push(' ');
+        text.push_str(next);
     }
     Some(text)
 }

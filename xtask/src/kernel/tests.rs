@@ -199,6 +199,33 @@ fn the_first_error_names_the_place_rustc_gave() {
     );
 }
 
+#[test]
+fn the_first_error_is_the_failing_tools_own() {
+    // bindgen 0.56 (Rust before 1.73): one line; make's line after it is not the cause.
+    let said = "  BINDGEN rust/bindings/bindings_generated.rs\n\
+                thread 'main' panicked at 'Unable to generate bindings: ()', src/main.rs:52:36\n\
+                make[1]: *** [rust/Makefile:308: rust/bindings/bindings_generated.rs] Error 101\n";
+    assert_eq!(
+        said::first_error(said).as_deref(),
+        Some("thread 'main' panicked at 'Unable to generate bindings: ()', src/main.rs:52:36")
+    );
+    // A newer panic puts its message on the next line.
+    let said = "thread 'main' panicked at src/main.rs:52:36:\nUnable to generate bindings\n\
+                make[1]: *** [x] Error 101\n";
+    assert_eq!(
+        said::first_error(said).as_deref(),
+        Some("thread 'main' panicked at src/main.rs:52:36: Unable to generate bindings")
+    );
+    // libclang's diagnostic comes before bindgen's panic and before a later rustc error.
+    let said = "./include/linux/x.h:3:1: error: unknown type name 'y'\n\
+                thread 'main' panicked at 'Unable to generate bindings'\n\
+                error[E0425]: cannot find value `z`\n";
+    assert_eq!(
+        said::first_error(said).as_deref(),
+        Some("./include/linux/x.h:3:1: error: unknown type name 'y'")
+    );
+}
+
 fn built(real: Real) -> Built {
     Built {
         real,
@@ -209,6 +236,7 @@ fn built(real: Real) -> Built {
         enabled: vec!["SAMPLE_RUST_MINIMAL".into()],
         objects: 3,
         steps: vec![("prepare".into(), 1.5)],
+        tools: Some("clang 19; lld 19; bindgen 0.71.1 with libclang 19".into()),
     }
 }
 
@@ -223,6 +251,7 @@ fn cached_results_round_trip_and_a_result_not_run_is_never_read_back() {
         assert_eq!(back.first_error.as_deref(), Some("error: e"));
         assert_eq!(back.enabled, vec!["SAMPLE_RUST_MINIMAL"]);
         assert_eq!(back.objects, 3);
+        assert_eq!(back.tools, built(real.clone()).tools);
     }
     super::store_result(&entry, &built(Real::NotRun)).unwrap();
     assert!(super::load_result(&entry).is_none());
@@ -292,6 +321,33 @@ fn a_disagreement_is_a_finding_printed_with_its_first_error() {
     assert!(report
         .markdown()
         .contains("| 6.12 | debian-1.78.0 | 1.78.0 | yes | pass | pass |"));
+}
+
+#[test]
+fn the_report_names_the_tools_each_cell_really_ran_with() {
+    let mut report = report();
+    let old = "clang 19; lld 19; bindgen 0.56.0 with libclang LLVM 19.1.7";
+    let mut cell = report.cells[0].clone();
+    cell.tree = "6.1".into();
+    cell.built.tools = Some(old.into());
+    report.cells.push(cell);
+    let mut never_ran = report.cells[0].clone();
+    never_ran.built = Built::not_run("no compiler".into(), Vec::new());
+    report.cells.push(never_ran);
+    let json = report.to_json();
+    assert_eq!(
+        json.get("tools").and_then(Value::as_str),
+        Some(
+            "clang 19; lld 19; bindgen 0.71.1 with libclang 19 (6.12) | \
+             clang 19; lld 19; bindgen 0.56.0 with libclang LLVM 19.1.7 (6.1)"
+        )
+    );
+    let cells = json.get("cells").and_then(Value::as_array).unwrap();
+    assert_eq!(cells[2].get("tools").and_then(Value::as_str), Some(old));
+    assert_eq!(cells[3].get("tools"), Some(&Value::Null));
+    // With no build run, the tools found (or why they are missing) are all there is to say.
+    report.cells.truncate(0);
+    assert_eq!(report.tools_used(), report.tools);
 }
 
 #[test]

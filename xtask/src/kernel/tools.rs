@@ -49,7 +49,8 @@ pub(crate) struct Tools {
     pub bindgen: PathBuf,
     /// The directory holding `libclang.so` for bindgen.
     pub libclang: PathBuf,
-    /// What they are, exactly: clang's and bindgen's `--version`, for cache keys and the report.
+    /// What they are, exactly (clang's, lld's and bindgen's first line of
+    /// `--version`, and the libclang bindgen loads), for cache keys and the report.
     pub identity: String,
 }
 
@@ -115,32 +116,62 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> Result<Tools, St
     if !problems.is_empty() {
         return Err(problems.join("; "));
     }
-    let version_of = |program: &Path, env: Vec<(String, String)>| {
-        let invocation = Invocation {
-            program: program.to_owned(),
-            args: vec!["--version".into()],
-            env,
-            env_remove: Vec::new(),
-        };
-        match process::run(&invocation, Duration::from_secs(60)) {
-            Ok(output) if output.success() => {
-                Ok(output.stdout.lines().next().unwrap_or_default().to_owned())
-            }
-            Ok(output) => Err(format!(
-                "`{} --version` failed: {}",
-                program.display(),
-                output.describe_ending(Duration::from_secs(60))
-            )),
-            Err(error) => Err(process::describe_spawn_error(program, &error)),
+    let first = |lines: &[String]| lines.first().cloned().unwrap_or_default();
+    let clang = version_of(Path::new("/usr/bin/clang-19"), Vec::new())?;
+    let lld = version_of(Path::new("/usr/bin/ld.lld-19"), Vec::new())?;
+    let bindgen_says = version_of(&bindgen, vec![libclang_env(&libclang)])?;
+    // bindgen 0.71 names the libclang it loaded; 0.56 does not, and then the LLVM that
+    // libclang's directory belongs to says its version.
+    let loaded = match bindgen_says
+        .iter()
+        .find_map(|line| line.strip_prefix("Clang: "))
+    {
+        Some(loaded) => loaded.to_owned(),
+        None => {
+            let config = libclang
+                .parent()
+                .unwrap_or(&libclang)
+                .join("bin/llvm-config");
+            let llvm = version_of(&config, Vec::new())?;
+            format!("LLVM {} ({})", llvm.join(" "), libclang.display())
         }
     };
-    let clang = version_of(Path::new("/usr/bin/clang-19"), Vec::new())?;
-    let bindgen_says = version_of(&bindgen, vec![libclang_env(&libclang)])?;
     Ok(Tools {
-        identity: format!("{clang}; {bindgen_says}"),
+        identity: format!(
+            "{}; {}; {} with libclang {loaded}",
+            first(&clang),
+            first(&lld),
+            first(&bindgen_says)
+        ),
         bindgen,
         libclang,
     })
+}
+
+/// The lines `program --version` prints.
+fn version_of(program: &Path, env: Vec<(String, String)>) -> Result<Vec<String>, String> {
+    let invocation = Invocation {
+        program: program.to_owned(),
+        args: vec!["--version".into()],
+        env,
+        env_remove: Vec::new(),
+    };
+    let timeout = Duration::from_secs(60);
+    match process::run(&invocation, timeout) {
+        Ok(output) if output.success() => Ok(output
+            .stdout
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty())
+            .map(str::to_owned)
+            .collect()),
+        Ok(output) => Err(format!(
+            "`{} --version` failed: {}",
+            program.display(),
+            output.describe_ending(timeout)
+        )),
+        Err(error) => Err(process::describe_spawn_error(program, &error)),
+    }
 }
 
 pub(crate) fn libclang_env(libclang: &Path) -> (String, String) {
