@@ -120,8 +120,8 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> Result<Tools, St
     let clang = version_of(Path::new("/usr/bin/clang-19"), Vec::new())?;
     let lld = version_of(Path::new("/usr/bin/ld.lld-19"), Vec::new())?;
     let bindgen_says = version_of(&bindgen, vec![libclang_env(&libclang)])?;
-    // bindgen 0.71 names the libclang it loaded; 0.56 does not, and then the LLVM that
-    // libclang's directory belongs to says its version.
+    // With `--verbose`, bindgen names the libclang it loaded; one that does not has the LLVM
+    // that libclang's directory belongs to say its version.
     let loaded = match bindgen_says
         .iter()
         .find_map(|line| line.strip_prefix("Clang: "))
@@ -148,11 +148,12 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> Result<Tools, St
     })
 }
 
-/// The lines `program --version` prints.
+/// The lines `program --version` prints (bindgen's with `--verbose`).
 fn version_of(program: &Path, env: Vec<(String, String)>) -> Result<Vec<String>, String> {
+    let verbose = program.ends_with("bindgen").then(|| "--verbose".to_owned());
     let invocation = Invocation {
         program: program.to_owned(),
-        args: vec!["--version".into()],
+        args: std::iter::once("--version".to_owned()).chain(verbose).collect(),
         env,
         env_remove: Vec::new(),
     };
