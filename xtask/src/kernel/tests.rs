@@ -600,3 +600,25 @@ fn the_same_compiler_again_rebuilds_what_kbuild_would_call_up_to_date() {
     assert_eq!(built.real, Real::Pass, "{built:?}");
     assert!(sealed);
 }
+
+#[test]
+fn each_bindgen_runs_with_the_libclang_it_can_read_and_says_which() {
+    let dir = crate::project_root().join("target/kernel");
+    for (bindgen, libclang) in [
+        (tools::BINDGEN, "libclang 19."),
+        (tools::OLD_BINDGEN, "libclang 15."),
+    ] {
+        match tools::find_tools(&dir, bindgen) {
+            Ok(found) => {
+                let says = format!("bindgen {} with {libclang}", bindgen.version);
+                assert!(found.identity.contains(&says), "{}", found.identity);
+                assert!(found.identity.contains("LLD 19."), "{}", found.identity);
+            }
+            // Not installed here: the cell names the commands that install it.
+            Err(missing) => {
+                eprintln!("note: {missing}; skipped");
+                assert!(missing.contains("install"), "{missing}");
+            }
+        }
+    }
+}

@@ -11,17 +11,25 @@ use std::time::Duration;
 pub(crate) const LLVM_SUFFIX: &str = "-19";
 
 /// The bindgen every tree from 6.11 on is built with: bindgen-cli 0.71.1, installed under
-/// `target/kernel/tools/` (it meets 6.12's 0.65.1 and 7.3's 0.71.1 minimums).
+/// `target/kernel/tools/` (it meets 6.12's 0.65.1 and 7.3's 0.71.1 minimums), with libclang 19.
 pub(crate) const BINDGEN: Bindgen = Bindgen {
     version: "0.71.1",
     krate: "bindgen-cli",
+    libclang: "/usr/lib/llvm-19/lib",
+    libclang_package: "libclang-19-dev",
 };
 
 /// The bindgen of trees that still pass `--size_t-is-usize` (6.1: its minimum is 0.56.0), which
-/// bindgen 0.65 removed: the `bindgen` crate 0.56.0 carries that command line.
+/// bindgen 0.65 removed: the `bindgen` crate 0.56.0 carries that command line. It runs with
+/// bookworm's libclang 15: from 16 on, libclang spells an anonymous struct or union
+/// `(anonymous at FILE:LINE:COL)` where it gave an empty name, and bindgen before 0.62
+/// (rust-bindgen#2312, fixed by #2319) then panics: "`..._union_(anonymous_at_..._h_133_2)` is
+/// not a valid Ident", on 6.1's `include/linux/compiler_types.h`.
 pub(crate) const OLD_BINDGEN: Bindgen = Bindgen {
     version: "0.56.0",
     krate: "bindgen",
+    libclang: "/usr/lib/llvm-15/lib",
+    libclang_package: "libclang-15-dev",
 };
 
 /// The first bindgen without `--size_t-is-usize`: a tree whose minimum is below it gets
@@ -29,13 +37,18 @@ pub(crate) const OLD_BINDGEN: Bindgen = Bindgen {
 pub(crate) const SIZE_T_IS_USIZE_REMOVED: crate::catalog::Release =
     crate::catalog::Release::new(0, 65, 0);
 
-/// One bindgen release and the crate whose `cargo install` provides its command line.
+/// One bindgen release, the crate whose `cargo install` provides its command line, and the
+/// libclang it runs with.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Bindgen {
     /// Its version.
     pub version: &'static str,
     /// The crate that installs it.
     pub krate: &'static str,
+    /// The directory holding the `libclang.so` it loads (`LIBCLANG_PATH`).
+    pub libclang: &'static str,
+    /// The system package that provides that directory.
+    pub libclang_package: &'static str,
 }
 
 /// The packages the kernel's build needs from the system's apt.
@@ -93,15 +106,20 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> Result<Tools, St
             missing.push(header.to_owned());
         }
     }
-    let libclang = PathBuf::from("/usr/lib/llvm-19/lib");
-    if !libclang.join("libclang.so").exists() && !libclang.join("libclang.so.1").exists() {
-        missing.push(format!("{}/libclang.so", libclang.display()));
-    }
     let mut problems = Vec::new();
     if !missing.is_empty() {
         problems.push(format!(
             "{} missing: install them with `apt-get install {SYSTEM_PACKAGES}`",
             missing.join(", ")
+        ));
+    }
+    let libclang = PathBuf::from(wanted.libclang);
+    if !libclang.join("libclang.so").exists() {
+        problems.push(format!(
+            "no {}/libclang.so for bindgen {}: install it with `apt-get install {}`",
+            libclang.display(),
+            wanted.version,
+            wanted.libclang_package
         ));
     }
     let bindgen = bindgen_root(kernel_dir, wanted).join("bin/bindgen");
@@ -120,40 +138,25 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> Result<Tools, St
     let clang = version_of(Path::new("/usr/bin/clang-19"), Vec::new())?;
     let lld = version_of(Path::new("/usr/bin/ld.lld-19"), Vec::new())?;
     let bindgen_says = version_of(&bindgen, vec![libclang_env(&libclang)])?;
-    // With `--verbose`, bindgen names the libclang it loaded; one that does not has the LLVM
-    // that libclang's directory belongs to say its version.
-    let loaded = match bindgen_says
-        .iter()
-        .find_map(|line| line.strip_prefix("Clang: "))
-    {
-        Some(loaded) => loaded.to_owned(),
-        None => {
-            let config = libclang
-                .parent()
-                .unwrap_or(&libclang)
-                .join("bin/llvm-config");
-            let llvm = version_of(&config, Vec::new())?;
-            format!("LLVM {} ({})", llvm.join(" "), libclang.display())
-        }
-    };
+    let loaded = libclang_version(kernel_dir, &bindgen, &libclang)?;
     Ok(Tools {
         identity: format!(
-            "{}; {}; {} with libclang {loaded}",
+            "{}; {}; {} with libclang {loaded} ({})",
             first(&clang),
             first(&lld),
-            first(&bindgen_says)
+            first(&bindgen_says),
+            libclang.display()
         ),
         bindgen,
         libclang,
     })
 }
 
-/// The lines `program --version` prints (bindgen's with `--verbose`).
+/// The lines `program --version` prints.
 fn version_of(program: &Path, env: Vec<(String, String)>) -> Result<Vec<String>, String> {
-    let verbose = program.ends_with("bindgen").then(|| "--verbose".to_owned());
     let invocation = Invocation {
         program: program.to_owned(),
-        args: std::iter::once("--version".to_owned()).chain(verbose).collect(),
+        args: vec!["--version".into()],
         env,
         env_remove: Vec::new(),
     };
@@ -173,6 +176,48 @@ fn version_of(program: &Path, env: Vec<(String, String)>) -> Result<Vec<String>,
         )),
         Err(error) => Err(process::describe_spawn_error(program, &error)),
     }
+}
+
+/// The version of the libclang `bindgen` loads from `libclang`, asked as the kernel asks it
+/// (`scripts/rust_is_available_bindgen_libclang.h`): bindgen parses a header whose
+/// `#pragma message` prints `__clang_version__`, which works with every bindgen.
+fn libclang_version(kernel_dir: &Path, bindgen: &Path, libclang: &Path) -> Result<String, String> {
+    let header = kernel_dir.join("tools").join("libclang-version.h");
+    crate::files::write_atomically(
+        &header,
+        b"#pragma message(\"clang version \" __clang_version__)\n",
+    )
+    .map_err(|error| format!("writing {}: {error:#}", header.display()))?;
+    let invocation = Invocation {
+        program: bindgen.to_owned(),
+        args: vec![header.display().to_string()],
+        env: vec![libclang_env(libclang)],
+        env_remove: Vec::new(),
+    };
+    let timeout = Duration::from_secs(60);
+    let output = process::run(&invocation, timeout)
+        .map_err(|error| process::describe_spawn_error(bindgen, &error))?;
+    let said = format!("{}\n{}", output.stdout, output.stderr);
+    said.lines()
+        .find_map(|line| {
+            let version = line.split("clang version ").nth(1)?;
+            Some(
+                version
+                    .split(" [-W")
+                    .next()
+                    .unwrap_or(version)
+                    .trim()
+                    .to_owned(),
+            )
+        })
+        .ok_or_else(|| {
+            format!(
+                "`{} {}` did not say libclang's version: {}",
+                bindgen.display(),
+                header.display(),
+                output.describe_ending(timeout)
+            )
+        })
 }
 
 pub(crate) fn libclang_env(libclang: &Path) -> (String, String) {
