@@ -6,9 +6,9 @@
 //! after every configuration step (it drops out silently), and every Rust object must have been
 //! rebuilt, by that wrapper, during this build.
 
-use super::said::{first_error, machine_failure, summary_of_stars};
+use super::said::{failed_targets, first_error, machine_failure, summary_of_stars};
 use super::symbols::{enabled_in, objects_of, rust_symbols};
-use super::tools::{libclang_env, Compiler, Tools, LLVM_SUFFIX};
+use super::tools::{libclang_env, Compiler, Tools};
 use crate::process::{self, Invocation, ProcessOutput};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -172,7 +172,7 @@ impl Pair<'_> {
             "-C".to_owned(),
             self.tree.display().to_string(),
             format!("O={}", self.out.out.display()),
-            format!("LLVM={LLVM_SUFFIX}"),
+            format!("LLVM={}", self.tools.llvm_suffix),
             format!("RUSTC={}", self.compiler.wrapper.display()),
             format!("HOSTRUSTC={}", self.compiler.wrapper.display()),
             format!("BINDGEN={}", self.tools.bindgen.display()),
@@ -514,10 +514,16 @@ fn compiler_failure(
     steps: Vec<(String, f64)>,
 ) -> Built {
     let said = format!("{}\n{}", output.stdout, output.stderr);
-    let by_rustc = said.contains("error[E") || said.lines().any(|line| line.starts_with("error: "));
+    // bindgen's and libclang's errors look like rustc's (`error: ...`): the target make failed
+    // to make tells them apart.
+    let by_bindgen = failed_targets(&said).any(|target| target.ends_with("_generated.rs"));
+    let by_rustc = !by_bindgen
+        && (said.contains("error[E") || said.lines().any(|line| line.starts_with("error: ")));
     Built {
         real: Real::Fail,
-        reason: if by_rustc {
+        reason: if by_bindgen {
+            format!("{what} failed: bindgen could not generate the bindings (not cached: no compiler error)")
+        } else if by_rustc {
             format!("{what} failed: the compiler reported an error")
         } else {
             format!("{what} failed (not cached: no compiler error was seen)")

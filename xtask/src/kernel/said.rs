@@ -84,3 +84,16 @@ pub(crate) fn first_error(said: &str) -> Option<String> {
     }
     Some(text)
 }
+
+/// The targets make's error lines name: `rust/bindings/bindings_generated.rs` in
+/// `make[2]: *** [rust/Makefile:308: rust/bindings/bindings_generated.rs] Error 1`.
+pub(crate) fn failed_targets(said: &str) -> impl Iterator<Item = &str> {
+    said.lines().filter_map(|line| {
+        let (_, rest) = line.split_once("*** [")?;
+        let (inside, after) = rest.split_once(']')?;
+        after
+            .trim_start()
+            .starts_with("Error")
+            .then(|| inside.rsplit(": ").next().unwrap_or(inside).trim())
+    })
+}

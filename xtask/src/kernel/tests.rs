@@ -200,6 +200,16 @@ fn the_first_error_names_the_place_rustc_gave() {
 }
 
 #[test]
+fn the_target_make_failed_to_make_is_read_from_its_error_line() {
+    let said = "error: unknown argument: '-mindirect-branch-cs-prefix'\n\
+                make[2]: *** [/t/rust/Makefile:308: rust/bindings/bindings_generated.rs] Error 1\n\
+                make[1]: *** [/t/Makefile:1280: prepare0] Error 2\n\
+                make: *** No rule to make target 'x'.  Stop.\n";
+    let targets: Vec<&str> = said::failed_targets(said).collect();
+    assert_eq!(targets, ["rust/bindings/bindings_generated.rs", "prepare0"]);
+}
+
+#[test]
 fn the_first_error_is_the_failing_tools_own() {
     // bindgen 0.56 (Rust before 1.73): one line; make's line after it is not the cause.
     let said = "  BINDGEN rust/bindings/bindings_generated.rs\n\
@@ -452,6 +462,7 @@ fn play_times(mode: &str, timeout: u64, times: usize) -> (Built, bool, bool) {
     let tools = tools::Tools {
         bindgen: root.join("bindgen"),
         libclang: root.join("libclang"),
+        llvm_suffix: "-19".into(),
         identity: "tools".into(),
     };
     let pair = build::Pair {
@@ -612,7 +623,9 @@ fn each_bindgen_runs_with_the_libclang_it_can_read_and_says_which() {
             Ok(found) => {
                 let says = format!("bindgen {} with {libclang}", bindgen.version);
                 assert!(found.identity.contains(&says), "{}", found.identity);
-                assert!(found.identity.contains("LLD 19."), "{}", found.identity);
+                let lld = format!("LLD {}.", bindgen.llvm);
+                assert!(found.identity.contains(&lld), "{}", found.identity);
+                assert_eq!(found.llvm_suffix, format!("-{}", bindgen.llvm));
             }
             // Not installed here: the cell names the commands that install it.
             Err(missing) => {

@@ -7,29 +7,26 @@ use crate::process::{self, Invocation};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// The LLVM the trees are built with: `LLVM=-19` makes Kbuild run `clang-19`, `ld.lld-19`...
-pub(crate) const LLVM_SUFFIX: &str = "-19";
-
 /// The bindgen every tree from 6.11 on is built with: bindgen-cli 0.71.1, installed under
-/// `target/kernel/tools/` (it meets 6.12's 0.65.1 and 7.3's 0.71.1 minimums), with libclang 19.
+/// `target/kernel/tools/` (it meets 6.12's 0.65.1 and 7.3's 0.71.1 minimums), with LLVM 19.
 pub(crate) const BINDGEN: Bindgen = Bindgen {
     version: "0.71.1",
     krate: "bindgen-cli",
-    libclang: "/usr/lib/llvm-19/lib",
-    libclang_package: "libclang-19-dev",
+    llvm: "19",
 };
 
 /// The bindgen of trees that still pass `--size_t-is-usize` (6.1: its minimum is 0.56.0), which
 /// bindgen 0.65 removed: the `bindgen` crate 0.56.0 carries that command line. It runs with
-/// bookworm's libclang 15: from 16 on, libclang spells an anonymous struct or union
+/// bookworm's LLVM 15: from 16 on, libclang spells an anonymous struct or union
 /// `(anonymous at FILE:LINE:COL)` where it gave an empty name, and bindgen before 0.62
 /// (rust-bindgen#2312, fixed by #2319) then panics: "`..._union_(anonymous_at_..._h_133_2)` is
-/// not a valid Ident", on 6.1's `include/linux/compiler_types.h`.
+/// not a valid Ident", on 6.1's `include/linux/compiler_types.h`. Kbuild passes bindgen the C
+/// compiler's flags, so C is compiled with clang 15 too: libclang 15 rejects clang 19's
+/// `-mindirect-branch-cs-prefix`.
 pub(crate) const OLD_BINDGEN: Bindgen = Bindgen {
     version: "0.56.0",
     krate: "bindgen",
-    libclang: "/usr/lib/llvm-15/lib",
-    libclang_package: "libclang-15-dev",
+    llvm: "15",
 };
 
 /// The first bindgen without `--size_t-is-usize`: a tree whose minimum is below it gets
@@ -38,22 +35,24 @@ pub(crate) const SIZE_T_IS_USIZE_REMOVED: crate::catalog::Release =
     crate::catalog::Release::new(0, 65, 0);
 
 /// One bindgen release, the crate whose `cargo install` provides its command line, and the
-/// libclang it runs with.
+/// LLVM (clang, lld, libclang) the build runs with it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Bindgen {
     /// Its version.
     pub version: &'static str,
     /// The crate that installs it.
     pub krate: &'static str,
-    /// The directory holding the `libclang.so` it loads (`LIBCLANG_PATH`).
-    pub libclang: &'static str,
-    /// The system package that provides that directory.
-    pub libclang_package: &'static str,
+    /// The LLVM's major version: Kbuild gets `LLVM=-N`, bindgen `/usr/lib/llvm-N/lib`'s libclang.
+    pub llvm: &'static str,
 }
 
-/// The packages the kernel's build needs from the system's apt.
-pub(crate) const SYSTEM_PACKAGES: &str =
-    "clang-19 lld-19 llvm-19 libclang-19-dev flex bison libelf-dev libssl-dev bc cpio kmod";
+/// The packages the kernel's build needs from the system's apt, with LLVM `llvm`.
+pub(crate) fn system_packages(llvm: &str) -> String {
+    format!(
+        "clang-{llvm} lld-{llvm} llvm-{llvm} libclang-{llvm}-dev flex bison libelf-dev libssl-dev \
+         bc cpio kmod"
+    )
+}
 
 /// The build tools, found.
 #[derive(Clone, Debug)]
@@ -62,6 +61,8 @@ pub(crate) struct Tools {
     pub bindgen: PathBuf,
     /// The directory holding `libclang.so` for bindgen.
     pub libclang: PathBuf,
+    /// Kbuild's `LLVM=`: `-19` runs `clang-19`, `ld.lld-19`...
+    pub llvm_suffix: String,
     /// What they are, exactly (clang's, lld's and bindgen's first line of
     /// `--version`, and the libclang bindgen loads), for cache keys and the report.
     pub identity: String,
@@ -87,16 +88,14 @@ pub(crate) fn bindgen_install_command(kernel_dir: &Path, bindgen: Bindgen) -> St
 /// The tools a build needs, or what is missing and the command that installs it.
 pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> Result<Tools, String> {
     let mut missing = Vec::new();
-    for program in [
-        "clang-19",
-        "ld.lld-19",
-        "llvm-ar-19",
-        "llvm-nm-19",
-        "llvm-objcopy-19",
-        "flex",
-        "bison",
-        "bc",
-    ] {
+    let llvm_suffix = format!("-{}", wanted.llvm);
+    let programs = ["clang", "ld.lld", "llvm-ar", "llvm-nm", "llvm-objcopy"]
+        .map(|program| format!("{program}{llvm_suffix}"));
+    for program in programs
+        .iter()
+        .map(String::as_str)
+        .chain(["flex", "bison", "bc"])
+    {
         if !Path::new("/usr/bin").join(program).exists() {
             missing.push(program.to_owned());
         }
@@ -106,20 +105,16 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> Result<Tools, St
             missing.push(header.to_owned());
         }
     }
+    let libclang = PathBuf::from(format!("/usr/lib/llvm-{}/lib", wanted.llvm));
+    if !libclang.join("libclang.so").exists() {
+        missing.push(format!("{}/libclang.so", libclang.display()));
+    }
     let mut problems = Vec::new();
     if !missing.is_empty() {
         problems.push(format!(
-            "{} missing: install them with `apt-get install {SYSTEM_PACKAGES}`",
-            missing.join(", ")
-        ));
-    }
-    let libclang = PathBuf::from(wanted.libclang);
-    if !libclang.join("libclang.so").exists() {
-        problems.push(format!(
-            "no {}/libclang.so for bindgen {}: install it with `apt-get install {}`",
-            libclang.display(),
-            wanted.version,
-            wanted.libclang_package
+            "{} missing: install them with `apt-get install {}`",
+            missing.join(", "),
+            system_packages(wanted.llvm)
         ));
     }
     let bindgen = bindgen_root(kernel_dir, wanted).join("bin/bindgen");
@@ -135,8 +130,8 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> Result<Tools, St
         return Err(problems.join("; "));
     }
     let first = |lines: &[String]| lines.first().cloned().unwrap_or_default();
-    let clang = version_of(Path::new("/usr/bin/clang-19"), Vec::new())?;
-    let lld = version_of(Path::new("/usr/bin/ld.lld-19"), Vec::new())?;
+    let clang = version_of(&Path::new("/usr/bin").join(&programs[0]), Vec::new())?;
+    let lld = version_of(&Path::new("/usr/bin").join(&programs[1]), Vec::new())?;
     let bindgen_says = version_of(&bindgen, vec![libclang_env(&libclang)])?;
     let loaded = libclang_version(kernel_dir, &bindgen, &libclang)?;
     Ok(Tools {
@@ -149,6 +144,7 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> Result<Tools, St
         ),
         bindgen,
         libclang,
+        llvm_suffix,
     })
 }
 
