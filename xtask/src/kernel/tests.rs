@@ -417,6 +417,9 @@ fn playing_tree(name: &str, mode: &str) -> PathBuf {
          mv $(O)/.new $(O)/.config; fi\n\
          prepare:\n\t@if [ $(mode) = slow ]; then sleep 60; fi\n\
          \t@if [ $(mode) = full ]; then echo 'rust/core.o: No space left on device' >&2; exit 2; fi\n\
+         \t@if [ $(mode) = bindgen ]; then echo \"error: unknown argument: '-mx'\" >&2; \
+         echo 'make[2]: *** [rust/Makefile:1: rust/bindings/bindings_generated.rs] Error 1' >&2; \
+         exit 2; fi\n\
          \t@mkdir -p $(O)/rust; for o in core kernel; do [ -f $(O)/rust/.$$o.o.cmd ] || { \
          touch $(O)/rust/$$o.o; echo \"cmd_rust/$$o.o := $(RUSTC) --emit=obj\" > $(O)/rust/.$$o.o.cmd; }; \
          done\n\
@@ -560,6 +563,19 @@ fn a_compiler_error_fails_with_its_place_and_objects_not_rebuilt_are_no_pass() {
         built.reason
     );
     assert!(!built.cacheable && spoiled && !sealed);
+    // bindgen's (libclang's) `error:` is no compiler's verdict: named, and not cached.
+    let (built, _, _) = play("bindgen", 60);
+    assert_eq!(built.real, Real::Fail, "{built:?}");
+    assert!(!built.cacheable);
+    assert!(
+        built.reason.contains("bindgen could not generate"),
+        "{}",
+        built.reason
+    );
+    assert_eq!(
+        built.first_error.as_deref(),
+        Some("error: unknown argument: '-mx'")
+    );
 }
 
 #[test]
