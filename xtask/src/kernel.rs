@@ -346,10 +346,7 @@ fn run(
                 Err(error) => {
                     cells.push(cell(
                         prediction,
-                        Built::not_run(
-                            format!("no library sources for RUST_LIB_SRC: {error}"),
-                            Vec::new(),
-                        ),
+                        Built::not_run(format!("RUST_LIB_SRC: {error}"), Vec::new()),
                         false,
                     ));
                     continue;
