@@ -410,6 +410,8 @@ fn playing_tree(name: &str, mode: &str) -> PathBuf {
         "VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 0\nmode := $(shell cat mode)\n\
          .PHONY: rustavailable x86_64_defconfig olddefconfig prepare rust/ samples/rust/\n\
          rustavailable:\n\
+         \t@if [ $(mode) = new ]; then echo '***'; echo \"*** Rust compiler '$(RUSTC)' is too new. \
+         This may or may not work.\"; echo '***   Expected version: 1.62.0'; echo '***'; fi\n\
          \t@if [ $(mode) = refuse ]; then echo '***'; echo \"*** Rust compiler '$(RUSTC)' is too old.\"; \
          echo '***   Your version:    1.78.0'; echo '***'; exit 1; fi\n\
          x86_64_defconfig:\n\t@mkdir -p $(O); echo CONFIG_SAMPLES=y > $(O)/.config\n\
@@ -511,6 +513,14 @@ fn the_trees_refusal_is_a_real_result() {
     assert!(built.cacheable);
     let said = built.first_error.unwrap();
     assert!(said.contains("is too old. Your version: 1.78.0"), "{said}");
+    // 6.1's check accepts a newer compiler with a banner that never says "warning".
+    let (built, _, _) = play("new", 60);
+    assert_eq!(built.real, Real::Pass, "{built:?}");
+    let warning = built.warning.unwrap_or_default();
+    assert!(
+        warning.contains("is too new. This may or may not work. Expected version: 1.62.0"),
+        "{warning}"
+    );
 }
 
 #[test]
