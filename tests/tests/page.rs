@@ -159,8 +159,12 @@ fn kernel_cells(report: &Value) -> BTreeMap<String, (String, bool)> {
         .as_array()
         .expect("the kernel report's cells")
     {
+        // A compiler not found has no release: the page names it by its toolchain id.
+        let compiler = cell["rustc"]
+            .as_str()
+            .unwrap_or_else(|| text(cell, "toolchain"));
         cells.insert(
-            format!("kernel/{}/{}", text(cell, "tree"), text(cell, "rustc")),
+            format!("kernel/{}/{compiler}", text(cell, "tree")),
             (
                 format!("kt-{}", text(cell, "real").replace(' ', "-")),
                 cell["finding"].as_bool() == Some(true),

@@ -9,8 +9,11 @@
 
 mod build;
 mod report;
+mod said;
+mod symbols;
 #[cfg(test)]
 mod tests;
+mod tools;
 mod trees;
 
 use crate::cache::{compiler_identity, StableHasher};
@@ -176,7 +179,7 @@ fn run(
         .collect();
 
     progress("looking for the build tools");
-    let tools = build::find_tools(&dir, build::BINDGEN);
+    let tools = tools::find_tools(&dir, tools::BINDGEN);
     let mut old_tools = None;
     let suites: Vec<String> = pins
         .iter()
@@ -300,10 +303,10 @@ fn run(
             let _ = std::fs::remove_dir_all(&probes);
             let needs_old_bindgen = rules
                 .minimum(crate::kernel_tree::HOST_ARCH.0)
-                .is_some_and(|minimum| minimum.bindgen < build::SIZE_T_IS_USIZE_REMOVED);
+                .is_some_and(|minimum| minimum.bindgen < tools::SIZE_T_IS_USIZE_REMOVED);
             let tools = if needs_old_bindgen {
                 old_tools.get_or_insert_with(|| {
-                    build::find_tools(&dir, build::OLD_BINDGEN).map_err(|missing| {
+                    tools::find_tools(&dir, tools::OLD_BINDGEN).map_err(|missing| {
                         format!(
                             "{missing} (this tree passes bindgen `--size_t-is-usize`, which \
                              bindgen 0.65 removed; its minimum is {})",
@@ -334,10 +337,7 @@ fn run(
                 Err(error) => {
                     cells.push(cell(
                         prediction,
-                        Built::not_run(
-                            format!("no library sources for RUST_LIB_SRC: {error}"),
-                            Vec::new(),
-                        ),
+                        Built::not_run(format!("RUST_LIB_SRC: {error}"), Vec::new()),
                         false,
                     ));
                     continue;
@@ -366,7 +366,7 @@ fn run(
             let (program, leading) =
                 crate::loader::start(&found.toolchain.rustc, found.toolchain.loader.as_ref());
             if let Err(error) =
-                build::write_wrapper(&wrapper, &program, &leading, &found.toolchain.env)
+                tools::write_wrapper(&wrapper, &program, &leading, &found.toolchain.env)
             {
                 cells.push(cell(
                     prediction,
@@ -375,7 +375,7 @@ fn run(
                 ));
                 continue;
             }
-            let compiler = build::Compiler {
+            let compiler = tools::Compiler {
                 wrapper,
                 library: library.0.clone(),
             };
@@ -566,6 +566,8 @@ struct KeptBuild {
     warning: Option<String>,
     enabled: Vec<String>,
     objects: usize,
+    #[serde(deserialize_with = "json::nullable")]
+    tools: Option<String>,
 }
 
 /// A cached real result, if `entry` holds a well-formed one.
@@ -581,6 +583,7 @@ fn load_result(entry: &Path) -> Option<Built> {
         enabled: kept.enabled,
         objects: kept.objects,
         steps: Vec::new(),
+        tools: kept.tools,
     })
 }
 
@@ -593,6 +596,7 @@ fn store_result(entry: &Path, built: &Built) -> anyhow::Result<()> {
         warning: built.warning.clone(),
         enabled: built.enabled.clone(),
         objects: built.objects,
+        tools: built.tools.clone(),
     };
     crate::files::write_atomically(entry, json::to_value(&kept).to_string().as_bytes())
 }

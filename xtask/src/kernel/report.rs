@@ -64,7 +64,7 @@ impl Cell {
 struct ReportJson<'a> {
     trees: Vec<TreeJson<'a>>,
     cells: Vec<CellJson<'a>>,
-    tools: Option<&'a String>,
+    tools: Option<String>,
     tools_error: Option<&'a String>,
     seconds: f64,
 }
@@ -94,6 +94,7 @@ struct CellJson<'a> {
     reason: &'a str,
     first_error: &'a Option<String>,
     warning: &'a Option<String>,
+    tools: &'a Option<String>,
     enabled: &'a [String],
     objects: usize,
     steps: Vec<StepJson<'a>>,
@@ -130,6 +131,31 @@ pub(crate) struct Report {
 }
 
 impl Report {
+    /// The tools the cells' builds really ran with, each once, with the trees that used them
+    /// ("...; bindgen 0.56.0 ... (6.1) | ...; bindgen 0.71.1 ... (6.12, 7.3)"); when no build
+    /// ran, the tools found, or why they are missing.
+    pub(crate) fn tools_used(&self) -> Result<String, String> {
+        let mut used: Vec<(&str, Vec<&str>)> = Vec::new();
+        for cell in &self.cells {
+            let Some(tools) = cell.built.tools.as_deref() else {
+                continue;
+            };
+            match used.iter_mut().find(|(seen, _)| *seen == tools) {
+                Some((_, trees)) if trees.contains(&cell.tree.as_str()) => {}
+                Some((_, trees)) => trees.push(&cell.tree),
+                None => used.push((tools, vec![&cell.tree])),
+            }
+        }
+        if used.is_empty() {
+            return self.tools.clone();
+        }
+        Ok(used
+            .iter()
+            .map(|(tools, trees)| format!("{tools} ({})", trees.join(", ")))
+            .collect::<Vec<_>>()
+            .join(" | "))
+    }
+
     /// The cells whose prediction the real build contradicts.
     pub(crate) fn findings(&self) -> Vec<&Cell> {
         self.cells.iter().filter(|cell| cell.disagrees()).collect()
@@ -172,6 +198,7 @@ impl Report {
                 reason: &cell.built.reason,
                 first_error: &cell.built.first_error,
                 warning: &cell.built.warning,
+                tools: &cell.built.tools,
                 enabled: &cell.built.enabled,
                 objects: cell.built.objects,
                 steps: (cell.built.steps.iter())
@@ -187,7 +214,7 @@ impl Report {
         json::to_value(&ReportJson {
             trees: trees.collect(),
             cells: cells.collect(),
-            tools: self.tools.as_ref().ok(),
+            tools: self.tools_used().ok(),
             tools_error: self.tools.as_ref().err(),
             seconds: self.seconds,
         })
@@ -267,7 +294,7 @@ impl Report {
         for line in self.tree_lines() {
             text.push_str(&format!("{line}\n"));
         }
-        match &self.tools {
+        match self.tools_used() {
             Ok(tools) => text.push_str(&format!("tools: {tools}\n")),
             Err(error) => text.push_str(&format!("tools: {error}\n")),
         }

@@ -6,6 +6,7 @@
 use super::build::{self, Built, Real};
 use super::report::{Cell, Report, TreeEntry};
 use super::trees;
+use super::{said, symbols, tools};
 use crate::json::Value;
 use crate::kernel_tree::{CratePrediction, Predicted, Prediction};
 use std::path::{Path, PathBuf};
@@ -100,7 +101,7 @@ fn a_kernel_tree_is_recognised_and_anything_else_refused() {
 #[test]
 fn every_rust_sample_and_rust_driver_is_turned_on_with_its_objects() {
     let root = small_tree("symbols");
-    let symbols = build::rust_symbols(&root);
+    let symbols = symbols::rust_symbols(&root);
     assert_eq!(
         symbols,
         vec![
@@ -113,18 +114,18 @@ fn every_rust_sample_and_rust_driver_is_turned_on_with_its_objects() {
         ]
     );
     assert_eq!(
-        build::objects_of(&root, "SAMPLE_RUST_MINIMAL"),
+        symbols::objects_of(&root, "SAMPLE_RUST_MINIMAL"),
         vec!["samples/rust/rust_minimal.o"]
     );
     // The composite's Rust member only: configfs.o is C.
     assert_eq!(
-        build::objects_of(&root, "BLK_DEV_RUST_NULL"),
+        symbols::objects_of(&root, "BLK_DEV_RUST_NULL"),
         vec!["drivers/block/rnull.o"]
     );
-    assert!(build::objects_of(&root, "BLK_DEV_NULL_BLK").is_empty());
+    assert!(symbols::objects_of(&root, "BLK_DEV_NULL_BLK").is_empty());
     // A composite continued over lines, its Rust member in a directory below.
     assert_eq!(
-        build::objects_of(&root, "NOVA_CORE"),
+        symbols::objects_of(&root, "NOVA_CORE"),
         vec!["drivers/gpu/nova-core/nova_core.o"]
     );
     std::fs::remove_dir_all(root).unwrap();
@@ -150,7 +151,7 @@ fn the_wrapper_passes_its_own_sysroot_only_when_the_caller_gave_none() {
         "/prefix/usr",
     ]
     .map(String::from);
-    build::write_wrapper(
+    tools::write_wrapper(
         &wrapper,
         &program,
         &leading,
@@ -185,16 +186,53 @@ fn the_first_error_names_the_place_rustc_gave() {
     let said = "  RUSTC L rust/kernel.o\nwarning: unused\nerror[E0635]: unknown feature `x`\n \
                 --> rust/kernel/lib.rs:17:12\n  |\nmake[2]: *** [rust/Makefile:1] Error 1\n";
     assert_eq!(
-        build::first_error(said).as_deref(),
+        said::first_error(said).as_deref(),
         Some("error[E0635]: unknown feature `x` (rust/kernel/lib.rs:17:12)")
     );
-    assert_eq!(build::first_error("all fine\n"), None);
+    assert_eq!(said::first_error("all fine\n"), None);
     // rust_is_available.sh's banner is a warning; make's own failure line is an error.
     let said = "***\n*** Rust compiler 'rustc' is too new. This may or may not work.\n***\n\
                 make[1]: *** No rule to make target 'x.o'.  Stop.\n";
     assert_eq!(
-        build::first_error(said).as_deref(),
+        said::first_error(said).as_deref(),
         Some("make[1]: *** No rule to make target 'x.o'.  Stop.")
+    );
+}
+
+#[test]
+fn the_target_make_failed_to_make_is_read_from_its_error_line() {
+    let said = "error: unknown argument: '-mindirect-branch-cs-prefix'\n\
+                make[2]: *** [/t/rust/Makefile:308: rust/bindings/bindings_generated.rs] Error 1\n\
+                make[1]: *** [/t/Makefile:1280: prepare0] Error 2\n\
+                make: *** No rule to make target 'x'.  Stop.\n";
+    let targets: Vec<&str> = said::failed_targets(said).collect();
+    assert_eq!(targets, ["rust/bindings/bindings_generated.rs", "prepare0"]);
+}
+
+#[test]
+fn the_first_error_is_the_failing_tools_own() {
+    // bindgen 0.56 (Rust before 1.73): one line; make's line after it is not the cause.
+    let said = "  BINDGEN rust/bindings/bindings_generated.rs\n\
+                thread 'main' panicked at 'Unable to generate bindings: ()', src/main.rs:52:36\n\
+                make[1]: *** [rust/Makefile:308: rust/bindings/bindings_generated.rs] Error 101\n";
+    assert_eq!(
+        said::first_error(said).as_deref(),
+        Some("thread 'main' panicked at 'Unable to generate bindings: ()', src/main.rs:52:36")
+    );
+    // A newer panic puts its message on the next line.
+    let said = "thread 'main' panicked at src/main.rs:52:36:\nUnable to generate bindings\n\
+                make[1]: *** [x] Error 101\n";
+    assert_eq!(
+        said::first_error(said).as_deref(),
+        Some("thread 'main' panicked at src/main.rs:52:36: Unable to generate bindings")
+    );
+    // libclang's diagnostic comes before bindgen's panic and before a later rustc error.
+    let said = "./include/linux/x.h:3:1: error: unknown type name 'y'\n\
+                thread 'main' panicked at 'Unable to generate bindings'\n\
+                error[E0425]: cannot find value `z`\n";
+    assert_eq!(
+        said::first_error(said).as_deref(),
+        Some("./include/linux/x.h:3:1: error: unknown type name 'y'")
     );
 }
 
@@ -208,6 +246,7 @@ fn built(real: Real) -> Built {
         enabled: vec!["SAMPLE_RUST_MINIMAL".into()],
         objects: 3,
         steps: vec![("prepare".into(), 1.5)],
+        tools: Some("clang 19; lld 19; bindgen 0.71.1 with libclang 19".into()),
     }
 }
 
@@ -222,6 +261,7 @@ fn cached_results_round_trip_and_a_result_not_run_is_never_read_back() {
         assert_eq!(back.first_error.as_deref(), Some("error: e"));
         assert_eq!(back.enabled, vec!["SAMPLE_RUST_MINIMAL"]);
         assert_eq!(back.objects, 3);
+        assert_eq!(back.tools, built(real.clone()).tools);
     }
     super::store_result(&entry, &built(Real::NotRun)).unwrap();
     assert!(super::load_result(&entry).is_none());
@@ -294,6 +334,33 @@ fn a_disagreement_is_a_finding_printed_with_its_first_error() {
 }
 
 #[test]
+fn the_report_names_the_tools_each_cell_really_ran_with() {
+    let mut report = report();
+    let old = "clang 19; lld 19; bindgen 0.56.0 with libclang LLVM 19.1.7";
+    let mut cell = report.cells[0].clone();
+    cell.tree = "6.1".into();
+    cell.built.tools = Some(old.into());
+    report.cells.push(cell);
+    let mut never_ran = report.cells[0].clone();
+    never_ran.built = Built::not_run("no compiler".into(), Vec::new());
+    report.cells.push(never_ran);
+    let json = report.to_json();
+    assert_eq!(
+        json.get("tools").and_then(Value::as_str),
+        Some(
+            "clang 19; lld 19; bindgen 0.71.1 with libclang 19 (6.12) | \
+             clang 19; lld 19; bindgen 0.56.0 with libclang LLVM 19.1.7 (6.1)"
+        )
+    );
+    let cells = json.get("cells").and_then(Value::as_array).unwrap();
+    assert_eq!(cells[2].get("tools").and_then(Value::as_str), Some(old));
+    assert_eq!(cells[3].get("tools"), Some(&Value::Null));
+    // With no build run, the tools found (or why they are missing) are all there is to say.
+    report.cells.truncate(0);
+    assert_eq!(report.tools_used(), report.tools);
+}
+
+#[test]
 fn the_readme_documents_every_key_of_the_json_and_no_other() {
     fn keys(value: &Value, into: &mut std::collections::BTreeSet<String>) {
         match value {
@@ -343,6 +410,8 @@ fn playing_tree(name: &str, mode: &str) -> PathBuf {
         "VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 0\nmode := $(shell cat mode)\n\
          .PHONY: rustavailable x86_64_defconfig olddefconfig prepare rust/ samples/rust/\n\
          rustavailable:\n\
+         \t@if [ $(mode) = new ]; then echo '***'; echo \"*** Rust compiler '$(RUSTC)' is too new. \
+         This may or may not work.\"; echo '***   Expected version: 1.62.0'; echo '***'; fi\n\
          \t@if [ $(mode) = refuse ]; then echo '***'; echo \"*** Rust compiler '$(RUSTC)' is too old.\"; \
          echo '***   Your version:    1.78.0'; echo '***'; exit 1; fi\n\
          x86_64_defconfig:\n\t@mkdir -p $(O); echo CONFIG_SAMPLES=y > $(O)/.config\n\
@@ -350,6 +419,9 @@ fn playing_tree(name: &str, mode: &str) -> PathBuf {
          mv $(O)/.new $(O)/.config; fi\n\
          prepare:\n\t@if [ $(mode) = slow ]; then sleep 60; fi\n\
          \t@if [ $(mode) = full ]; then echo 'rust/core.o: No space left on device' >&2; exit 2; fi\n\
+         \t@if [ $(mode) = bindgen ]; then echo \"error: unknown argument: '-mx'\" >&2; \
+         echo 'make[2]: *** [rust/Makefile:1: rust/bindings/bindings_generated.rs] Error 1' >&2; \
+         exit 2; fi\n\
          \t@mkdir -p $(O)/rust; for o in core kernel; do [ -f $(O)/rust/.$$o.o.cmd ] || { \
          touch $(O)/rust/$$o.o; echo \"cmd_rust/$$o.o := $(RUSTC) --emit=obj\" > $(O)/rust/.$$o.o.cmd; }; \
          done\n\
@@ -388,13 +460,14 @@ fn play_times(mode: &str, timeout: u64, times: usize) -> (Built, bool, bool) {
     let root = playing_tree(&format!("play-{mode}"), mode);
     let out_dir = root.join("out");
     let out = build::BuildDir::open(&out_dir, "tree", "tools").unwrap();
-    let compiler = build::Compiler {
+    let compiler = tools::Compiler {
         wrapper: root.join("wrappers/one/rustc"),
         library: root.join("library"),
     };
-    let tools = build::Tools {
+    let tools = tools::Tools {
         bindgen: root.join("bindgen"),
         libclang: root.join("libclang"),
+        llvm_suffix: "-19".into(),
         identity: "tools".into(),
     };
     let pair = build::Pair {
@@ -440,6 +513,14 @@ fn the_trees_refusal_is_a_real_result() {
     assert!(built.cacheable);
     let said = built.first_error.unwrap();
     assert!(said.contains("is too old. Your version: 1.78.0"), "{said}");
+    // 6.1's check accepts a newer compiler with a banner that never says "warning".
+    let (built, _, _) = play("new", 60);
+    assert_eq!(built.real, Real::Pass, "{built:?}");
+    let warning = built.warning.unwrap_or_default();
+    assert!(
+        warning.contains("is too new. This may or may not work. Expected version: 1.62.0"),
+        "{warning}"
+    );
 }
 
 #[test]
@@ -492,6 +573,19 @@ fn a_compiler_error_fails_with_its_place_and_objects_not_rebuilt_are_no_pass() {
         built.reason
     );
     assert!(!built.cacheable && spoiled && !sealed);
+    // bindgen's (libclang's) `error:` is no compiler's verdict: named, and not cached.
+    let (built, _, _) = play("bindgen", 60);
+    assert_eq!(built.real, Real::Fail, "{built:?}");
+    assert!(!built.cacheable);
+    assert!(
+        built.reason.contains("bindgen could not generate"),
+        "{}",
+        built.reason
+    );
+    assert_eq!(
+        built.first_error.as_deref(),
+        Some("error: unknown argument: '-mx'")
+    );
 }
 
 #[test]
@@ -515,7 +609,7 @@ fn the_rust_drivers_of_a_real_tree_map_to_their_objects() {
         ("DRM_NOVA", "drivers/gpu/drm/nova/nova.o"),
         ("SAMPLE_RUST_MINIMAL", "samples/rust/rust_minimal.o"),
     ] {
-        let objects = build::objects_of(&root, symbol);
+        let objects = symbols::objects_of(&root, symbol);
         assert!(
             objects.contains(&object.to_owned()),
             "{symbol}: {objects:?}"
@@ -542,4 +636,28 @@ fn the_same_compiler_again_rebuilds_what_kbuild_would_call_up_to_date() {
     let (built, sealed, _) = play_times("pass", 60, 2);
     assert_eq!(built.real, Real::Pass, "{built:?}");
     assert!(sealed);
+}
+
+#[test]
+fn each_bindgen_runs_with_the_libclang_it_can_read_and_says_which() {
+    let dir = crate::project_root().join("target/kernel");
+    for (bindgen, libclang) in [
+        (tools::BINDGEN, "libclang 19."),
+        (tools::OLD_BINDGEN, "libclang 15."),
+    ] {
+        match tools::find_tools(&dir, bindgen) {
+            Ok(found) => {
+                let says = format!("bindgen {} with {libclang}", bindgen.version);
+                assert!(found.identity.contains(&says), "{}", found.identity);
+                let lld = format!("LLD {}.", bindgen.llvm);
+                assert!(found.identity.contains(&lld), "{}", found.identity);
+                assert_eq!(found.llvm_suffix, format!("-{}", bindgen.llvm));
+            }
+            // Not installed here: the cell names the commands that install it.
+            Err(missing) => {
+                eprintln!("note: {missing}; skipped");
+                assert!(missing.contains("install"), "{missing}");
+            }
+        }
+    }
 }

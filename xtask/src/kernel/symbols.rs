@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Which Rust Kconfig symbols a tree has (its samples and drivers) and which objects each builds,
+//! read from the tree's own `Kconfig` and `Makefile` files.
+
+use std::path::{Path, PathBuf};
+
+/// The Rust Kconfig symbols to turn on: every `SAMPLE_RUST_*` of `samples/rust/Kconfig`, and
+/// every symbol under `drivers/` whose `depends on` names `RUST` or, in turn, such a symbol (the
+/// PHY driver that depends on `RUST_PHYLIB_ABSTRACTIONS`); each with whether it is a tristate.
+pub(crate) fn rust_symbols(tree: &Path) -> Vec<(String, bool)> {
+    // (name, tristate, the words of its `depends on` lines, whether it is a Rust sample)
+    let mut entries: Vec<(String, bool, Vec<String>, bool)> = Vec::new();
+    let mut kconfigs = vec![tree.join("samples/rust/Kconfig")];
+    collect_kconfigs(&tree.join("drivers"), &mut kconfigs);
+    for file in kconfigs {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        let is_samples = file.ends_with("samples/rust/Kconfig");
+        for line in text.lines() {
+            let line = line.trim();
+            if let Some(name) = line
+                .strip_prefix("config ")
+                .or_else(|| line.strip_prefix("menuconfig "))
+            {
+                let name = name.trim().to_owned();
+                let sample = is_samples && name.starts_with("SAMPLE_RUST_");
+                entries.push((name, false, Vec::new(), sample));
+            } else if let Some((_, tristate, depends, _)) = entries.last_mut() {
+                if line.starts_with("tristate") {
+                    *tristate = true;
+                }
+                if let Some(condition) = line.strip_prefix("depends on") {
+                    depends.extend(
+                        condition
+                            .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                            .filter(|word| !word.is_empty())
+                            .map(str::to_owned),
+                    );
+                }
+            }
+        }
+    }
+    let mut rust: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    rust.insert("RUST".to_owned());
+    loop {
+        let before = rust.len();
+        for (name, _, depends, sample) in &entries {
+            if *sample || depends.iter().any(|word| rust.contains(word)) {
+                rust.insert(name.clone());
+            }
+        }
+        if rust.len() == before {
+            break;
+        }
+    }
+    let mut found: Vec<(String, bool)> = entries
+        .into_iter()
+        .filter(|(name, ..)| rust.contains(name) && name != "SAMPLES_RUST")
+        .map(|(name, tristate, ..)| (name, tristate))
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+fn collect_kconfigs(dir: &Path, into: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => collect_kconfigs(&path, into),
+            Ok(kind)
+                if kind.is_file() && entry.file_name().to_string_lossy().starts_with("Kconfig") =>
+            {
+                into.push(path)
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The symbols of `.config` that are `y` or `m`.
+pub(crate) fn enabled_in(config: &str) -> Vec<String> {
+    config
+        .lines()
+        .filter_map(|line| {
+            let (name, value) = line.strip_prefix("CONFIG_")?.split_once('=')?;
+            (value == "y" || value == "m").then(|| name.to_owned())
+        })
+        .collect()
+}
+
+/// The Rust objects a symbol builds: from the `Makefile` beside the `Kconfig` that declares it,
+/// each `obj-$(CONFIG_X) += NAME.o` whose `NAME.rs` exists, or the `.rs` members of a composite
+/// `NAME-y := ...`; paths relative to the tree.
+pub(crate) fn objects_of(tree: &Path, symbol: &str) -> Vec<String> {
+    let mut objects = Vec::new();
+    let mut makefiles = Vec::new();
+    collect_makefiles(&tree.join("drivers"), &mut makefiles);
+    makefiles.push(tree.join("samples/rust/Makefile"));
+    let needle = format!("$(CONFIG_{symbol})");
+    for makefile in makefiles {
+        let Ok(text) = std::fs::read_to_string(&makefile) else {
+            continue;
+        };
+        // A list continued over lines (`rust_binder-y := \` then one member a line) is one.
+        let text = text.replace("\\\n", " ");
+        if !text.contains(&needle) {
+            continue;
+        }
+        let dir = makefile.parent().unwrap_or(tree);
+        let relative = dir.strip_prefix(tree).unwrap_or(dir);
+        for line in text.lines().filter(|line| line.contains(&needle)) {
+            let Some((_, names)) = line.split_once("+=").or_else(|| line.split_once(":=")) else {
+                continue;
+            };
+            for name in names.split_whitespace() {
+                let Some(stem) = name.strip_suffix(".o") else {
+                    continue;
+                };
+                if dir.join(format!("{stem}.rs")).is_file() {
+                    objects.push(relative.join(name).display().to_string());
+                    continue;
+                }
+                let composite = [format!("{stem}-y"), format!("{stem}-objs")];
+                for member_line in text.lines() {
+                    let Some((left, right)) = member_line
+                        .split_once("+=")
+                        .or_else(|| member_line.split_once(":="))
+                    else {
+                        continue;
+                    };
+                    if !composite.iter().any(|key| left.trim() == key) {
+                        continue;
+                    }
+                    for member in right.split_whitespace() {
+                        if let Some(member_stem) = member.strip_suffix(".o") {
+                            if dir.join(format!("{member_stem}.rs")).is_file() {
+                                objects.push(relative.join(member).display().to_string());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    objects.sort();
+    objects.dedup();
+    objects
+}
+
+fn collect_makefiles(dir: &Path, into: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => collect_makefiles(&path, into),
+            Ok(kind) if kind.is_file() && entry.file_name() == "Makefile" => into.push(path),
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The tools a kernel build runs besides the compiler: clang, lld and LLVM's binutils from the
+//! system, bindgen of the version a tree asks for, and the wrapper through which Kbuild starts
+//! one compiler.
+
+use crate::process::{self, Invocation};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The bindgen every tree from 6.11 on is built with: bindgen-cli 0.71.1, installed under
+/// `target/kernel/tools/` (it meets 6.12's 0.65.1 and 7.3's 0.71.1 minimums), with LLVM 19.
+pub(crate) const BINDGEN: Bindgen = Bindgen {
+    version: "0.71.1",
+    krate: "bindgen-cli",
+    llvm: "19",
+};
+
+/// The bindgen of trees that still pass `--size_t-is-usize` (6.1: its minimum is 0.56.0), which
+/// bindgen 0.65 removed: the `bindgen` crate 0.56.0 carries that command line. It runs with
+/// bookworm's LLVM 15: from 16 on, libclang spells an anonymous struct or union
+/// `(anonymous at FILE:LINE:COL)` where it gave an empty name, and bindgen before 0.62
+/// (rust-bindgen#2312, fixed by #2319) then panics: "`..._union_(anonymous_at_..._h_133_2)` is
+/// not a valid Ident", on 6.1's `include/linux/compiler_types.h`. Kbuild passes bindgen the C
+/// compiler's flags, so C is compiled with clang 15 too: libclang 15 rejects clang 19's
+/// `-mindirect-branch-cs-prefix`.
+pub(crate) const OLD_BINDGEN: Bindgen = Bindgen {
+    version: "0.56.0",
+    krate: "bindgen",
+    llvm: "15",
+};
+
+/// The first bindgen without `--size_t-is-usize`: a tree whose minimum is below it gets
+/// [`OLD_BINDGEN`].
+pub(crate) const SIZE_T_IS_USIZE_REMOVED: crate::catalog::Release =
+    crate::catalog::Release::new(0, 65, 0);
+
+/// One bindgen release, the crate whose `cargo install` provides its command line, and the
+/// LLVM (clang, lld, libclang) the build runs with it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Bindgen {
+    /// Its version.
+    pub version: &'static str,
+    /// The crate that installs it.
+    pub krate: &'static str,
+    /// The LLVM's major version: Kbuild gets `LLVM=-N`, bindgen `/usr/lib/llvm-N/lib`'s libclang.
+    pub llvm: &'static str,
+}
+
+/// The packages the kernel's build needs from the system's apt, with LLVM `llvm`.
+pub(crate) fn system_packages(llvm: &str) -> String {
+    format!(
+        "clang-{llvm} lld-{llvm} llvm-{llvm} libclang-{llvm}-dev flex bison libelf-dev libssl-dev \
+         bc cpio kmod"
+    )
+}
+
+/// The build tools, found.
+#[derive(Clone, Debug)]
+pub(crate) struct Tools {
+    /// bindgen's command line.
+    pub bindgen: PathBuf,
+    /// The directory holding `libclang.so` for bindgen.
+    pub libclang: PathBuf,
+    /// Kbuild's `LLVM=`: `-19` runs `clang-19`, `ld.lld-19`...
+    pub llvm_suffix: String,
+    /// What they are, exactly (clang's, lld's and bindgen's first line of
+    /// `--version`, and the libclang bindgen loads), for cache keys and the report.
+    pub identity: String,
+}
+
+/// Where `bindgen` is installed: `target/kernel/tools/bindgen-VERSION/bin/bindgen`.
+pub(crate) fn bindgen_root(kernel_dir: &Path, bindgen: Bindgen) -> PathBuf {
+    kernel_dir
+        .join("tools")
+        .join(format!("bindgen-{}", bindgen.version))
+}
+
+/// The command that installs `bindgen` where [`find_tools`] looks.
+pub(crate) fn bindgen_install_command(kernel_dir: &Path, bindgen: Bindgen) -> String {
+    format!(
+        "cargo install {} --version {} --locked --root {}",
+        bindgen.krate,
+        bindgen.version,
+        bindgen_root(kernel_dir, bindgen).display()
+    )
+}
+
+/// The tools a build needs, or what is missing and the command that installs it.
+pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> Result<Tools, String> {
+    let mut missing = Vec::new();
+    let llvm_suffix = format!("-{}", wanted.llvm);
+    let programs = ["clang", "ld.lld", "llvm-ar", "llvm-nm", "llvm-objcopy"]
+        .map(|program| format!("{program}{llvm_suffix}"));
+    for program in programs
+        .iter()
+        .map(String::as_str)
+        .chain(["flex", "bison", "bc"])
+    {
+        if !Path::new("/usr/bin").join(program).exists() {
+            missing.push(program.to_owned());
+        }
+    }
+    for header in ["/usr/include/gelf.h", "/usr/include/openssl/ssl.h"] {
+        if !Path::new(header).is_file() {
+            missing.push(header.to_owned());
+        }
+    }
+    let libclang = PathBuf::from(format!("/usr/lib/llvm-{}/lib", wanted.llvm));
+    if !libclang.join("libclang.so").exists() {
+        missing.push(format!("{}/libclang.so", libclang.display()));
+    }
+    let mut problems = Vec::new();
+    if !missing.is_empty() {
+        problems.push(format!(
+            "{} missing: install them with `apt-get install {}`",
+            missing.join(", "),
+            system_packages(wanted.llvm)
+        ));
+    }
+    let bindgen = bindgen_root(kernel_dir, wanted).join("bin/bindgen");
+    if !bindgen.is_file() {
+        problems.push(format!(
+            "no bindgen {} at {}: install it with `{}`",
+            wanted.version,
+            bindgen.display(),
+            bindgen_install_command(kernel_dir, wanted)
+        ));
+    }
+    if !problems.is_empty() {
+        return Err(problems.join("; "));
+    }
+    let first = |lines: &[String]| lines.first().cloned().unwrap_or_default();
+    let clang = version_of(&Path::new("/usr/bin").join(&programs[0]), Vec::new())?;
+    let lld = version_of(&Path::new("/usr/bin").join(&programs[1]), Vec::new())?;
+    let bindgen_says = version_of(&bindgen, vec![libclang_env(&libclang)])?;
+    let loaded = libclang_version(kernel_dir, &bindgen, &libclang)?;
+    Ok(Tools {
+        identity: format!(
+            "{}; {}; {} with libclang {loaded} ({})",
+            first(&clang),
+            first(&lld),
+            first(&bindgen_says),
+            libclang.display()
+        ),
+        bindgen,
+        libclang,
+        llvm_suffix,
+    })
+}
+
+/// The lines `program --version` prints.
+fn version_of(program: &Path, env: Vec<(String, String)>) -> Result<Vec<String>, String> {
+    let invocation = Invocation {
+        program: program.to_owned(),
+        args: vec!["--version".into()],
+        env,
+        env_remove: Vec::new(),
+    };
+    let timeout = Duration::from_secs(60);
+    match process::run(&invocation, timeout) {
+        Ok(output) if output.success() => Ok(output
+            .stdout
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty())
+            .map(str::to_owned)
+            .collect()),
+        Ok(output) => Err(format!(
+            "`{} --version` failed: {}",
+            program.display(),
+            output.describe_ending(timeout)
+        )),
+        Err(error) => Err(process::describe_spawn_error(program, &error)),
+    }
+}
+
+/// The version of the libclang `bindgen` loads from `libclang`, asked as the kernel asks it
+/// (`scripts/rust_is_available_bindgen_libclang.h`): bindgen parses a header whose
+/// `#pragma message` prints `__clang_version__`, which works with every bindgen.
+fn libclang_version(kernel_dir: &Path, bindgen: &Path, libclang: &Path) -> Result<String, String> {
+    let header = kernel_dir.join("tools").join("libclang-version.h");
+    crate::files::write_atomically(
+        &header,
+        b"#pragma message(\"clang version \" __clang_version__)\n",
+    )
+    .map_err(|error| format!("writing {}: {error:#}", header.display()))?;
+    let invocation = Invocation {
+        program: bindgen.to_owned(),
+        args: vec![header.display().to_string()],
+        env: vec![libclang_env(libclang)],
+        env_remove: Vec::new(),
+    };
+    let timeout = Duration::from_secs(60);
+    let output = process::run(&invocation, timeout)
+        .map_err(|error| process::describe_spawn_error(bindgen, &error))?;
+    let said = format!("{}\n{}", output.stdout, output.stderr);
+    said.lines()
+        .find_map(|line| {
+            let version = line.split("clang version ").nth(1)?;
+            Some(
+                version
+                    .split(" [-W")
+                    .next()
+                    .unwrap_or(version)
+                    .trim()
+                    .to_owned(),
+            )
+        })
+        .ok_or_else(|| {
+            format!(
+                "`{} {}` did not say libclang's version: {}",
+                bindgen.display(),
+                header.display(),
+                output.describe_ending(timeout)
+            )
+        })
+}
+
+pub(crate) fn libclang_env(libclang: &Path) -> (String, String) {
+    ("LIBCLANG_PATH".to_owned(), libclang.display().to_string())
+}
+
+/// The compiler of one pair, ready for Kbuild.
+#[derive(Clone, Debug)]
+pub(crate) struct Compiler {
+    /// The wrapper Kbuild runs as `RUSTC` and `HOSTRUSTC`.
+    pub wrapper: PathBuf,
+    /// The `library/` directory of its own sources (`RUST_LIB_SRC`).
+    pub library: PathBuf,
+}
+
+/// Writes the wrapper that starts a compiler as `program` with `leading` arguments and `env`:
+/// a POSIX shell script. A leading `--sysroot` (a compiler run through its own loader names its
+/// sysroot) is passed only when the caller gave none: Kbuild passes `--sysroot=/dev/null` itself.
+pub(crate) fn write_wrapper(
+    path: &Path,
+    program: &Path,
+    leading: &[String],
+    env: &[(String, String)],
+) -> anyhow::Result<()> {
+    let quote = |word: &str| format!("'{}'", word.replace('\'', r"'\''"));
+    let mut without_sysroot = Vec::new();
+    let mut words = leading.iter();
+    while let Some(word) = words.next() {
+        if word == "--sysroot" {
+            words.next();
+        } else if !word.starts_with("--sysroot=") {
+            without_sysroot.push(quote(word));
+        }
+    }
+    let with_sysroot: Vec<String> = leading.iter().map(|word| quote(word)).collect();
+    let mut text = String::from(
+        "#!/bin/sh\n# Written by cargo xtask kernel: starts one compiler for Kbuild.\n",
+    );
+    for (name, value) in env {
+        text.push_str(&format!("export {name}={}\n", quote(value)));
+    }
+    let program = quote(&program.to_string_lossy());
+    text.push_str(&format!(
+        "for arg in \"$@\"; do\n  case \"$arg\" in\n    --sysroot|--sysroot=*) exec {program} {} \"$@\" ;;\n  esac\ndone\nexec {program} {} \"$@\"\n",
+        without_sysroot.join(" "),
+        with_sysroot.join(" ")
+    ));
+    crate::files::write_atomically(path, text.as_bytes())?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+    Ok(())
+}
