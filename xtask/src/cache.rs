@@ -178,7 +178,8 @@ pub fn cache_keys(
     for step in steps {
         let mut hasher = StableHasher::new();
         hasher
-            .field("kshim matrix step v5")
+            // v6: a target-list verdict holds every target listed, no longer only the table's.
+            .field("kshim matrix step v6")
             .field(step.kind.word())
             .number(compiler_identity(step.toolchain).0);
         for (name, value) in inherited {

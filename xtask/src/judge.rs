@@ -11,7 +11,7 @@ use crate::plan::{Kind, Step};
 use crate::probe;
 use crate::process::{describe_status, missing_library, Killed, ProcessOutput};
 use crate::status::Status;
-use crate::targets::{parse_target_list, KERNEL_TARGETS};
+use crate::targets::parse_target_list;
 use std::time::Duration;
 
 /// How a step came out.
@@ -34,7 +34,7 @@ pub struct StepResult {
     pub log: Option<String>,
     /// For a usage compile: where the code needs the feature left out, and where it enables it.
     pub usage: Option<GateErrors>,
-    /// For the target-list probe: the kernel targets the compiler knows.
+    /// For the target-list probe: every target the compiler knows.
     pub targets: Option<Vec<String>>,
     /// For a Kbuild fixture's compile: the codes of its errors, in order, each once (rustc's
     /// `E0636`, or a lint's name).
@@ -198,14 +198,9 @@ fn judge_outputs(
                     first_line_or(&first.stderr, "no output on stderr")
                 ));
             }
-            let listed = parse_target_list(&first.stdout);
-            result.targets = Some(
-                KERNEL_TARGETS
-                    .iter()
-                    .filter(|target| listed.iter().any(|name| name == target.triple))
-                    .map(|target| target.triple.to_string())
-                    .collect(),
-            );
+            // Every name the compiler listed, not only the table's: the verdict is cached by the
+            // compiler's identity alone, and a row added later must still find its answer.
+            result.targets = Some(parse_target_list(&first.stdout));
             Ok(())
         }
         Kind::Build | Kind::Test | Kind::Core | Kind::Objects | Kind::Emulate
