@@ -5,12 +5,12 @@
 //! the results mean is the commands' reports'.
 
 use crate::cache::{remove_stale_temporaries, run_keys, Cache};
-use crate::run_lock::RunLock;
 use crate::files::write_atomically;
 use crate::interrupt::{self, Interrupted};
 use crate::judge::StepResult;
 use crate::output;
 use crate::plan::{plan_run, plan_usage, Kind, Layout, PlannedRun, Selection, Step, UsageCompile};
+use crate::run_lock::RunLock;
 use crate::runner::{self, Limits};
 use crate::schedule::{self, Progress};
 use crate::{expect::Outcome, probe, process};
