@@ -26,11 +26,16 @@ use xshell::Shell;
 /// The longest `--timeout` accepted.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 
+/// The machine's cores: `-j` without the flag.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
 /// `-j`: at least 1; more than four per core only competes for the cores and the memory, and
 /// makes timeouts fire for the machine's sake rather than the compiler's, so a larger N is
 /// lowered, and `command` says so on stderr. Without the flag, one per core.
 pub fn jobs(command: &str, flag: Option<usize>) -> anyhow::Result<usize> {
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let cores = cores();
     match flag {
         None => Ok(cores),
         Some(0) => bail!("-j/--jobs must be at least 1"),

@@ -44,7 +44,7 @@ impl Options {
                 ..Selection::default()
             },
             settings: Settings {
-                jobs: std::thread::available_parallelism().map_or(1, usize::from),
+                jobs: driver::cores(),
                 timeout: process::DEFAULT_TIMEOUT,
                 use_cache: true,
                 progress: false,
