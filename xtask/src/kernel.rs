@@ -444,12 +444,7 @@ fn take_lock(lock: &mut Option<RunLock>, dir: &Path) -> anyhow::Result<()> {
     if lock.is_none() {
         *lock = Some(RunLock::acquire(
             &dir.join("kernel.lock"),
-            &mut |message| {
-                eprintln!(
-                    "kernel: {}",
-                    message.replace("cargo xtask matrix", "cargo xtask kernel")
-                )
-            },
+            &mut |message| eprintln!("kernel: {message}"),
         )?);
         crate::cache::remove_stale_temporaries(&dir.join("results"));
     }

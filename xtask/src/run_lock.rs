@@ -226,6 +226,10 @@ impl RunLock {
     fn holder(path: &Path) -> String {
         let owner = || -> Option<u32> { fs::read_to_string(path).ok()?.trim().parse().ok() };
         let alive = process_exists;
+        // The lock is named after the command whose lock it is: `matrix.lock`, `kernel.lock`.
+        let command = path
+            .file_stem()
+            .map_or("matrix".into(), |stem| stem.to_string_lossy());
         // The owner writes its id just after it takes the lock: look twice before saying it is
         // gone.
         let mut pid = owner();
@@ -235,16 +239,16 @@ impl RunLock {
         }
         match pid {
             Some(pid) if alive(pid) => format!(
-                "waiting for another cargo xtask matrix (pid {pid}) to finish (lock: {})",
+                "waiting for another cargo xtask {command} (pid {pid}) to finish (lock: {})",
                 path.display()
             ),
             Some(pid) => format!(
-                "waiting for the processes that an earlier cargo xtask matrix (pid {pid}, no \
+                "waiting for the processes that an earlier cargo xtask {command} (pid {pid}, no \
                  longer running) left behind to finish (lock: {})",
                 path.display()
             ),
             None => format!(
-                "waiting for another cargo xtask matrix to finish (lock: {})",
+                "waiting for another cargo xtask {command} to finish (lock: {})",
                 path.display()
             ),
         }
