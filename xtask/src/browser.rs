@@ -19,10 +19,7 @@ pub fn find() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("CHROMIUM").filter(|path| !path.is_empty()) {
         return Some(PathBuf::from(path));
     }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .flat_map(|directory| ["chromium", "chromium-browser"].map(|name| directory.join(name)))
-        .find(|candidate| candidate.is_file())
+    process::which("chromium").or_else(|| process::which("chromium-browser"))
 }
 
 /// The browser, or an error that says how to install it.

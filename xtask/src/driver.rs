@@ -17,7 +17,6 @@ use crate::{expect::Outcome, probe, process};
 use anyhow::{bail, Context};
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -289,20 +288,12 @@ fn check_linker(steps: &[Step]) -> anyhow::Result<()> {
     if steps.iter().all(|step| step.kind == Kind::Probe) {
         return Ok(());
     }
-    let path = process::inherited_environment()
-        .into_iter()
-        .find(|(name, _)| name == "PATH")
-        .map(|(_, value)| value)
-        .unwrap_or_default();
-    let found = std::env::split_paths(&path).any(|directory| {
-        std::fs::metadata(directory.join("cc"))
-            .is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
-    });
-    if !found {
+    if process::which("cc").is_none() {
+        let path = std::env::var_os("PATH").unwrap_or_default();
         bail!(
             "no `cc` on PATH ({}): rustc links the tests and examples with it; install a C \
              compiler (gcc or clang) or put one on PATH as `cc`",
-            output::escape(&path)
+            output::escape(&path.to_string_lossy())
         );
     }
     Ok(())

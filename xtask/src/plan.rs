@@ -393,7 +393,7 @@ fn find_linker(availabilities: &[Availability]) -> Result<PathBuf, String> {
                 .find(|lld| lld.is_file())
         })
     };
-    let on_path = || on_path("ld.lld");
+    let on_path = || crate::process::which("ld.lld");
     bundled.or_else(rustup).or_else(on_path).ok_or_else(|| {
         "no linker for the test programs: no rustup toolchain has rust-lld, and no ld.lld is on \
          PATH"
@@ -413,15 +413,6 @@ pub fn kbuild_fixture(name: &str) -> PathBuf {
         .join(format!("{name}.rs"))
 }
 
-/// The first file called `name` in a directory of `PATH`.
-fn on_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path)
-            .map(|directory| directory.join(name))
-            .find(|file| file.is_file())
-    })
-}
-
 /// Plans every step for the toolchains: probes and shim builds first (everything else waits
 /// for them), then the shim's tests, and every example's build, run and tests in both modes.
 pub fn plan(
@@ -431,7 +422,7 @@ pub fn plan(
 ) -> anyhow::Result<Vec<Step>> {
     let shim_files = shim_inputs(&layout.root)?;
     // What links the host's binaries (rustc's default linker) decides them as the sources do.
-    let linker: Vec<PathBuf> = on_path("cc").into_iter().collect();
+    let linker: Vec<PathBuf> = crate::process::which("cc").into_iter().collect();
     let shim_test_files = [shim_files.clone(), linker.clone()].concat();
     let mut example_files = Vec::new();
     for example in examples {

@@ -7,6 +7,7 @@ use std::fmt;
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
@@ -26,6 +27,21 @@ pub fn inherited_environment() -> Vec<(String, String)> {
             Some((name.to_string(), value.to_string_lossy().into_owned()))
         })
         .collect()
+}
+
+/// The first executable file called `name` in a directory of `PATH`, as a shell finds it.
+pub fn which(name: impl AsRef<Path>) -> Option<PathBuf> {
+    which_in(&std::env::var_os("PATH")?, name.as_ref())
+}
+
+/// [`which`] in the directories of `path`.
+fn which_in(path: &std::ffi::OsStr, name: &Path) -> Option<PathBuf> {
+    std::env::split_paths(path)
+        .map(|directory| directory.join(name))
+        .find(|file| {
+            std::fs::metadata(file)
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        })
 }
 
 /// How long one process may run unless `--timeout` says otherwise.
@@ -481,6 +497,27 @@ mod tests {
         );
         assert_eq!(shell_quote("it's"), r"'it'\''s'");
         assert_eq!(shell_quote(""), "''");
+    }
+
+    #[test]
+    fn which_finds_executable_files_only() {
+        let sh = which("sh").expect("no sh on PATH");
+        assert!(sh.is_absolute() && sh.ends_with("sh"), "{}", sh.display());
+        assert_eq!(which("kshim-no-such-program"), None);
+        // In the first directory: a directory and a file that is not executable, both called
+        // `sh`; the real `sh` comes after them.
+        let dir = crate::project_root().join("target/kshim/test-scratch/which");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("first/sh")).unwrap();
+        std::fs::create_dir_all(dir.join("second")).unwrap();
+        std::fs::write(dir.join("second/sh"), "").unwrap();
+        let mut directories = vec![dir.join("first"), dir.join("second")];
+        directories.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap()));
+        let path = std::env::join_paths(directories).unwrap();
+        assert_eq!(which_in(&path, Path::new("sh")), Some(sh));
+        let only_ours = std::env::join_paths([dir.join("first"), dir.join("second")]).unwrap();
+        assert_eq!(which_in(&only_ours, Path::new("sh")), None);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -25,13 +25,7 @@ fn host_rustc() -> Rustc {
             let path = String::from_utf8(output.stdout).ok()?;
             (output.status.success() && !path.trim().is_empty()).then(|| PathBuf::from(path.trim()))
         })
-        .or_else(|| {
-            std::env::var_os("PATH")
-                .iter()
-                .flat_map(std::env::split_paths)
-                .map(|directory| directory.join("rustc"))
-                .find(|path| path.is_file())
-        })
+        .or_else(|| crate::process::which("rustc"))
         .expect("no rustc: set RUSTC");
     let version = Command::new(&path).arg("-vV").output().unwrap();
     let version = String::from_utf8(version.stdout).unwrap();

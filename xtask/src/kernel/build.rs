@@ -208,11 +208,7 @@ impl Pair<'_> {
 /// `make` by its absolute path on `PATH`, as [`Invocation`] wants.
 fn resolved(mut invocation: Invocation) -> Invocation {
     if invocation.program.is_relative() {
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        if let Some(found) = std::env::split_paths(&path)
-            .map(|dir| dir.join(&invocation.program))
-            .find(|candidate| candidate.is_file())
-        {
+        if let Some(found) = process::which(&invocation.program) {
             invocation.program = found;
         }
     }
