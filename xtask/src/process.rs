@@ -3,6 +3,7 @@
 //! interrupt, death with the xtask, and bounded capture of both output streams.
 
 use crate::interrupt::interrupted;
+use anyhow::{anyhow, Context};
 use std::fmt;
 use std::fs::File;
 use std::io::Read;
@@ -10,7 +11,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -459,6 +460,34 @@ pub fn run_holding(
     })
 }
 
+/// The outputs of `first | second`, for the caller to judge (the first's stdout is the pipe,
+/// so it is empty). The one process this module starts that is not monitored: xshell has no
+/// pipes, and a file between the two would hold all that passes (a `.deb`'s whole data
+/// archive: 370 MB for qemu-user).
+pub fn pipe(first: xshell::Cmd<'_>, second: xshell::Cmd<'_>) -> anyhow::Result<[Output; 2]> {
+    let (mut first, mut second) = (Command::from(first), Command::from(second));
+    let cannot_run = |program: &std::ffi::OsStr, error| {
+        anyhow!(describe_spawn_error(Path::new(program), &error))
+    };
+    let mut head = first
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| cannot_run(first.get_program(), error))?;
+    let between = head.stdout.take().context("the pipe's read end")?;
+    let tail = second
+        .stdin(between)
+        .output()
+        .map_err(|error| cannot_run(second.get_program(), error));
+    // `second` holds the pipe's read end: closed, it ends the first, if only of a broken pipe.
+    drop(second);
+    let head = head
+        .wait_with_output()
+        .context("waiting for the pipe's first process")?;
+    Ok([head, tail?])
+}
+
 /// The gist of an error report such as rustup's: its `error:` line and its innermost cause
 /// (the last line before any backtrace), e.g. "error: could not download file from '...' /
 /// 4: Connection refused (os error 111)".
@@ -487,6 +516,7 @@ pub fn last_line(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use xshell::cmd;
 
     #[test]
     fn quotes_only_what_needs_it() {
@@ -518,6 +548,34 @@ mod tests {
         let only_ours = std::env::join_paths([dir.join("first"), dir.join("second")]).unwrap();
         assert_eq!(which_in(&only_ours, Path::new("sh")), None);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_pipe_passes_the_first_output_to_the_second_and_ends_when_it_stops() {
+        let sh = xshell::Shell::new().unwrap();
+        let [first, second] = pipe(cmd!(sh, "printf 'a\nb\n'"), cmd!(sh, "wc -l")).unwrap();
+        assert!(first.status.success() && first.stdout.is_empty());
+        assert_eq!(String::from_utf8_lossy(&second.stdout).trim(), "2");
+        // `yes` writes forever: it ends of the broken pipe once `head` has its line.
+        let [first, second] = pipe(cmd!(sh, "yes"), cmd!(sh, "head -n 1")).unwrap();
+        assert_eq!(first.status.signal(), Some(libc::SIGPIPE));
+        assert_eq!(String::from_utf8_lossy(&second.stdout), "y\n");
+        let [first, second] =
+            pipe(cmd!(sh, "sh -c 'echo no >&2; exit 3'"), cmd!(sh, "cat")).unwrap();
+        assert!(second.status.success());
+        assert_eq!(first.status.code(), Some(3));
+        assert_eq!(String::from_utf8_lossy(&first.stderr), "no\n");
+        for (first, second) in [
+            ("kshim-no-such-program", "cat"),
+            ("yes", "kshim-no-such-program"),
+        ] {
+            let error = pipe(cmd!(sh, "{first}"), cmd!(sh, "{second}")).unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                "cannot run kshim-no-such-program: it does not exist (or its `#!` interpreter \
+                 does not)"
+            );
+        }
     }
 
     #[test]

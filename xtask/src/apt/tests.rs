@@ -554,6 +554,44 @@ fn unpacking_is_all_or_nothing() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
+/// Only the members named are extracted (dpkg-deb's data piped through tar); a member the
+/// package lacks, or a package cut short, is an error with what tar or dpkg-deb said.
+#[test]
+fn extracting_some_members_through_tar() {
+    let sh = Shell::new().unwrap();
+    let dir = scratch("extract");
+    let deb = build_deb(&sh, &dir, "some");
+    let members = list_members(&deb).unwrap();
+    let text = "./usr/share/kshim/some.txt".to_owned();
+    assert!(members.contains(&text), "{members:?}");
+    let destination = dir.join("prefix");
+    extract_atomically(&deb, &[text], &destination, |_| Ok(())).unwrap();
+    let extracted = std::fs::read_to_string(destination.join("usr/share/kshim/some.txt"));
+    assert_eq!(extracted.unwrap(), "some");
+    assert!(!destination.join("DEBIAN").exists());
+
+    let missing = ["./usr/share/kshim/none.txt".to_owned()];
+    let error = extract_atomically(&deb, &missing, &dir.join("other"), |_| Ok(())).unwrap_err();
+    let error = format!("{error:#}");
+    assert!(
+        error.contains("tar exited with exit status: 2: "),
+        "{error}"
+    );
+    assert!(error.contains("none.txt: Not found in archive"), "{error}");
+    assert!(!dir.join("other").exists());
+
+    let bytes = std::fs::read(&deb).unwrap();
+    let cut = dir.join("cut.deb");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let error = format!("{:#}", list_members(&cut).unwrap_err());
+    assert!(
+        error.contains("tar: This does not look like a tar archive"),
+        "{error}"
+    );
+    let dpkg_deb = format!("`dpkg-deb --fsys-tarfile {}` exited with", cut.display());
+    assert!(error.contains(&dpkg_deb), "{error}");
+}
+
 /// Provisions Debian's 1.78.0 (bullseye's rustc-web) for real: the private apt, the
 /// closure, the download and the unpacking, and the compiler's own `-vV`.
 #[test]

@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Output;
 use xshell::{cmd, Shell};
 
 /// Unpacks `debs` into `destination` so that it either does not exist or is complete: they
@@ -38,13 +38,13 @@ pub(crate) fn extract_atomically(
     destination: &Path,
     check: impl FnOnce(&Path) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
+    let sh = Shell::new()?;
     replace_atomically(destination, |staging| {
-        let mut tar = Command::new("tar");
-        tar.args(["-x", "--no-wildcards", "-C"])
-            .arg(staging)
-            .args(["-f", "-", "--"])
-            .args(members);
-        data_through(deb, tar)?;
+        let tar = cmd!(
+            sh,
+            "tar -x --no-wildcards -C {staging} -f - -- {members...}"
+        );
+        data_through(&sh, deb, tar)?;
         check(staging)
     })
     .with_context(|| format!("extracting from {}", deb.display()))
@@ -53,44 +53,38 @@ pub(crate) fn extract_atomically(
 /// Every member of `deb`'s data, as tar names them: `./usr/bin/qemu-aarch64-static`,
 /// directories with a trailing `/`.
 pub(crate) fn list_members(deb: &Path) -> anyhow::Result<Vec<String>> {
-    let mut tar = Command::new("tar");
-    tar.args(["-t", "-f", "-"]);
-    let listing = data_through(deb, tar)?;
+    let sh = Shell::new()?;
+    let listing = data_through(&sh, deb, cmd!(sh, "tar -t -f -"))?;
     Ok(listing.lines().map(str::to_owned).collect())
 }
 
 /// Runs `tar` on the data archive of `deb` (from `dpkg-deb --fsys-tarfile`, piped) and returns
 /// what it prints; either failing is an error that says what it printed.
-fn data_through(deb: &Path, mut tar: Command) -> anyhow::Result<String> {
-    let mut data = Command::new("dpkg-deb")
-        .arg("--fsys-tarfile")
-        .arg(deb)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("running dpkg-deb (is this a Debian-like system?)")?;
-    let tar = tar
-        .stdin(data.stdout.take().context("dpkg-deb's output")?)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .context("running tar")?;
-    let data = data.wait_with_output().context("waiting for dpkg-deb")?;
-    // tar first: when it stops early, dpkg-deb only fails with a broken pipe.
+fn data_through(sh: &Shell, deb: &Path, tar: xshell::Cmd<'_>) -> anyhow::Result<String> {
+    let [data, tar] = crate::process::pipe(cmd!(sh, "dpkg-deb --fsys-tarfile {deb}"), tar)
+        .with_context(|| {
+            format!(
+                "reading the data of {} through tar (is this a Debian-like system?)",
+                deb.display()
+            )
+        })?;
+    // tar first: when it stops early, dpkg-deb only fails with a broken pipe; when dpkg-deb
+    // fails, tar only says that what it read is no archive.
+    let said = |output: &Output| String::from_utf8_lossy(&output.stderr).trim().to_owned();
+    let mut failures = Vec::new();
     if !tar.status.success() {
-        bail!(
-            "tar exited with {}: {}",
-            tar.status,
-            String::from_utf8_lossy(&tar.stderr).trim()
-        );
+        failures.push(format!("tar exited with {}: {}", tar.status, said(&tar)));
     }
     if !data.status.success() {
-        bail!(
+        failures.push(format!(
             "`dpkg-deb --fsys-tarfile {}` exited with {}: {}",
             deb.display(),
             data.status,
-            String::from_utf8_lossy(&data.stderr).trim()
-        );
+            said(&data)
+        ));
+    }
+    if !failures.is_empty() {
+        bail!("{}", failures.join("; "));
     }
     Ok(String::from_utf8_lossy(&tar.stdout).into_owned())
 }
