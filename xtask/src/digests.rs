@@ -8,7 +8,7 @@
 use anyhow::Context;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use xshell::{cmd, Shell};
 
 /// The file in a prefix that lists its files' digests.
 pub(crate) const DIGESTS: &str = "kshim-digests.txt";
@@ -112,11 +112,12 @@ fn regular_files(prefix: &Path) -> anyhow::Result<Vec<String>> {
 /// The SHA-256 of each of `files` (relative to `prefix`), by `sha256sum` in batches.
 fn digests_of(prefix: &Path, files: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
     let mut digests = BTreeMap::new();
+    let sh = Shell::new()?;
+    sh.change_dir(prefix);
     for batch in files.chunks(BATCH) {
-        let output = Command::new("sha256sum")
-            .arg("--")
-            .args(batch)
-            .current_dir(prefix)
+        let output = cmd!(sh, "sha256sum -- {batch...}")
+            .quiet()
+            .ignore_status()
             .output()
             .context("running sha256sum")?;
         anyhow::ensure!(

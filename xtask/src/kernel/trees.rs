@@ -9,7 +9,7 @@ use crate::extracted::{self, Wanted};
 use crate::pins::{TreePin, TreeSource};
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use xshell::{cmd, Shell};
 
 /// A kernel tree ready to be read and built.
 #[derive(Clone, Debug)]
@@ -103,11 +103,10 @@ pub(crate) fn provide(provisioner: &mut Provisioner<'_>, pin: &TreePin) -> anyho
 /// tar's exit status verify it, and a tree without its top `Makefile` is refused.
 fn unpack_tarball(staging: &Path, top: &str) -> anyhow::Result<Vec<(String, String)>> {
     let tarball = staging.join("usr/src").join(format!("{top}.tar.xz"));
-    let output = Command::new("tar")
-        .arg("-xJf")
-        .arg(&tarball)
-        .arg("-C")
-        .arg(staging)
+    let sh = Shell::new()?;
+    let output = cmd!(sh, "tar -xJf {tarball} -C {staging}")
+        .quiet()
+        .ignore_status()
         .output()
         .context("running tar")?;
     if !output.status.success() {
