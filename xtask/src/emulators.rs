@@ -173,6 +173,7 @@ fn checked_emulator(emulator: &Path) -> anyhow::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use xshell::cmd;
 
     #[test]
     fn host_release_and_suites() {
@@ -272,6 +273,7 @@ mod tests {
             eprintln!("qemu's emulators are not provisioned: run `cargo xtask toolchains install`");
             return;
         };
+        let sh = xshell::Shell::new().unwrap();
         let dir = crate::project_root().join("target/kshim/test-scratch/emulators");
         std::fs::create_dir_all(&dir).unwrap();
         for (arch, instructions) in programs {
@@ -282,10 +284,12 @@ mod tests {
             let program = dir.join(format!("exit-42-{arch}"));
             std::fs::write(&program, tiny_program(machine, &instructions)).unwrap();
             std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
-            let status = std::process::Command::new(&emulator)
-                .arg(&program)
-                .status()
-                .unwrap();
+            let status = cmd!(sh, "{emulator} {program}")
+                .quiet()
+                .ignore_status()
+                .output()
+                .unwrap()
+                .status;
             assert_eq!(
                 status.code(),
                 Some(42),

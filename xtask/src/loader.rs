@@ -10,9 +10,9 @@ use object::read::elf::{FileHeader, ProgramHeader, SectionHeader};
 use object::{LittleEndian, ReadCache, ReadRef};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-#[cfg(test)]
-use std::process::Command;
 use std::time::Duration;
+#[cfg(test)]
+use xshell::{cmd, Shell};
 
 /// What an ELF file says about loading it: its interpreter and the glibc symbol versions it
 /// needs or defines.
@@ -347,28 +347,34 @@ impl Launch {
     pub(crate) fn libraries_outside(&self, prefix: &Path) -> anyhow::Result<Vec<String>> {
         let prefix = std::path::absolute(prefix)
             .with_context(|| format!("making {} absolute", prefix.display()))?;
-        let listing = match &self.loader {
+        let sh = Shell::new()?;
+        let output = match &self.loader {
             Some(loader) => {
                 let mut args: Vec<&str> = loader.leading_args[..3]
                     .iter()
                     .map(String::as_str)
                     .collect();
                 args.insert(2, "--list");
-                let mut command = Command::new(&loader.program);
-                command.args(&args).env_clear();
-                let output = command.output().context("running the loader with --list")?;
-                String::from_utf8_lossy(&output.stdout).into_owned()
+                let program = &loader.program;
+                cmd!(sh, "{program} {args...}")
+                    .env_clear()
+                    .quiet()
+                    .ignore_status()
+                    .output()
+                    .context("running the loader with --list")?
             }
             None => {
-                let output = Command::new("ldd")
-                    .arg(&self.rustc)
+                let rustc = &self.rustc;
+                cmd!(sh, "ldd {rustc}")
                     .env_clear()
-                    .envs(self.env.iter().map(|(key, value)| (key, value)))
+                    .envs(self.env.iter().cloned())
+                    .quiet()
+                    .ignore_status()
                     .output()
-                    .context("running ldd")?;
-                String::from_utf8_lossy(&output.stdout).into_owned()
+                    .context("running ldd")?
             }
         };
+        let listing = String::from_utf8_lossy(&output.stdout);
         Ok(listing
             .lines()
             .filter_map(|line| {
@@ -414,11 +420,8 @@ mod tests {
 
     #[test]
     fn the_hosts_glibc_is_what_getconf_says() {
-        let said = Command::new("getconf")
-            .arg("GNU_LIBC_VERSION")
-            .output()
-            .unwrap();
-        let said = String::from_utf8(said.stdout).unwrap();
+        let sh = Shell::new().unwrap();
+        let said = cmd!(sh, "getconf GNU_LIBC_VERSION").read().unwrap();
         assert_eq!(format!("glibc {}", host_glibc()), said.trim());
     }
 
@@ -514,16 +517,7 @@ mod tests {
     /// A prefix whose "rustc" is the host's `echo`, which prints the arguments it is given.
     fn echo_prefix(name: &str) -> PathBuf {
         let prefix = scratch(name);
-        let echo = Command::new("sh")
-            .args(["-c", "command -v echo || true"])
-            .output()
-            .unwrap();
-        let echo = String::from_utf8(echo.stdout).unwrap();
-        let echo = if echo.trim().starts_with('/') {
-            echo.trim().to_owned()
-        } else {
-            "/bin/echo".to_owned()
-        };
+        let echo = crate::process::which("echo").unwrap_or_else(|| PathBuf::from("/bin/echo"));
         std::fs::copy(echo, prefix.join("usr/bin/rustc")).unwrap();
         prefix
     }
