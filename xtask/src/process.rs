@@ -578,6 +578,75 @@ mod tests {
         }
     }
 
+    /// Processes start here (monitored by [`run`], or [`pipe`]) or through `xshell::cmd!`:
+    /// `Command::new` appears in no other source file of the xtask, tests aside.
+    #[test]
+    fn processes_are_started_only_here_or_by_xshell() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let (mut scanned, mut found) = (0, Vec::new());
+        let mut pending = vec![src.clone()];
+        while let Some(dir) = pending.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                if path.is_dir() {
+                    if name != "tests" {
+                        pending.push(path);
+                    }
+                    continue;
+                }
+                if !name.ends_with(".rs") || name == "tests.rs" {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                if outside_test_modules(&text).contains("Command::new") {
+                    found.push(path.strip_prefix(&src).unwrap().display().to_string());
+                }
+                scanned += 1;
+            }
+        }
+        assert!(scanned > 50, "only {scanned} files under {}", src.display());
+        found.sort();
+        assert_eq!(
+            found,
+            ["process.rs"],
+            "start processes with process::run or xshell::cmd!"
+        );
+    }
+
+    /// `text` without its inline `#[cfg(test)] mod NAME { ... }` blocks (braces counted).
+    fn outside_test_modules(text: &str) -> String {
+        let (mut kept, mut rest) = (String::new(), text);
+        while let Some(start) = rest.find("#[cfg(test)]\nmod ") {
+            kept.push_str(&rest[..start]);
+            let body = &rest[start..];
+            let Some(open) = body.find('{') else {
+                return kept;
+            };
+            let mut depth = 0;
+            let end = body[open..].find(|c| {
+                depth += match c {
+                    '{' => 1,
+                    '}' => -1,
+                    _ => 0,
+                };
+                depth == 0
+            });
+            let Some(end) = end else {
+                return kept;
+            };
+            rest = &body[open + end + 1..];
+        }
+        kept + rest
+    }
+
+    #[test]
+    fn test_modules_are_told_apart() {
+        let text = "a\n#[cfg(test)]\nmod tests {\n    fn f() { g() }\n}\nb\n";
+        assert_eq!(outside_test_modules(text), "a\n\nb\n");
+        assert_eq!(outside_test_modules("c"), "c");
+    }
+
     #[test]
     fn rustup_error_gist() {
         // What `rustup toolchain install 1.78.0` prints when it cannot reach its server.
