@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Running one process: a clean environment, its own process group killed whole on timeout or
-//! interrupt, death with the xtask, and bounded capture of both output streams.
+//! interrupt, death with the xtask, and bounded capture of both output streams. Also the one
+//! `PATH` lookup ([`which`]) and the one pipe ([`pipe`]); other short commands are
+//! `xshell::cmd!`s, and no other file calls `Command::new` (a test checks).
 
 use crate::interrupt::interrupted;
 use anyhow::{anyhow, Context};
@@ -463,7 +465,8 @@ pub fn run_holding(
 /// The outputs of `first | second`, for the caller to judge (the first's stdout is the pipe,
 /// so it is empty). The one process this module starts that is not monitored: xshell has no
 /// pipes, and a file between the two would hold all that passes (a `.deb`'s whole data
-/// archive: 370 MB for qemu-user).
+/// archive: 370 MB for qemu-user). The first's stderr is read once the second has ended, so
+/// it must say little (more than a pipe's 64 KiB would stall both).
 pub fn pipe(first: xshell::Cmd<'_>, second: xshell::Cmd<'_>) -> anyhow::Result<[Output; 2]> {
     let (mut first, mut second) = (Command::from(first), Command::from(second));
     let cannot_run = |program: &std::ffi::OsStr, error| {
