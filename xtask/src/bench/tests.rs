@@ -5,6 +5,7 @@
 use super::*;
 use crate::plan::{Mode, Step};
 use crate::process::Invocation;
+use xshell::cmd;
 
 /// A step of `kind` running `programs` (each with `args`) after the steps `deps`.
 fn step(kind: Kind, target: &str, deps: &[usize], programs: &[&str], args: &[&str]) -> Step {
@@ -98,11 +99,11 @@ fn the_makefile_runs_in_a_real_make() {
     let path = directory.join("plain.mk");
     let run = |steps: &[Step]| {
         std::fs::write(&path, makefile(steps)).unwrap();
-        let status = std::process::Command::new("make")
-            .args(["-r", "-s", "-k", "-j", "2", "-f"])
-            .arg(&path)
-            .output();
-        status.unwrap().status.code()
+        let sh = xshell::Shell::new().unwrap();
+        let make = cmd!(sh, "make -r -s -k -j 2 -f {path}")
+            .quiet()
+            .ignore_status();
+        make.output().unwrap().status.code()
     };
     std::fs::create_dir_all(&directory).unwrap();
     let passed = run(&steps);

@@ -3,6 +3,7 @@
 //! as there already.
 
 use super::*;
+use xshell::cmd;
 
 #[test]
 fn install_takes_a_prefix_as_there_only_when_its_files_match_their_digests() {
@@ -205,12 +206,8 @@ fn a_suite_apt_cannot_list_is_not_kept_in_the_private_sources_list() {
 
 /// The compiler running these tests, by the path of its real executable.
 fn a_real_rustc() -> PathBuf {
-    let output = std::process::Command::new("rustup")
-        .args(["which", "rustc"])
-        .output()
-        .expect("running rustup which rustc");
-    assert!(output.status.success(), "{output:?}");
-    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
+    let sh = Shell::new().unwrap();
+    PathBuf::from(cmd!(sh, "rustup which rustc").quiet().read().unwrap())
 }
 
 /// A complete prefix at `prefix` whose marker says it holds `source`, with a compiler that

@@ -8,27 +8,23 @@ use crate::catalog::Release;
 use crate::plan::{mode_cfgs, Example, Mode, Output, Product, Rustc};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
+use xshell::{cmd, Shell};
 
 /// The host toolchain's real rustc: `RUSTC`, or rustup's for the active toolchain, or `rustc`
 /// from `PATH`.
 fn host_rustc() -> Rustc {
+    let sh = Shell::new().unwrap();
     let path = std::env::var_os("RUSTC")
         .filter(|value| !value.is_empty())
         .map(PathBuf::from)
         .or_else(|| {
-            let output = Command::new("rustup")
-                .args(["which", "rustc"])
-                .output()
-                .ok()?;
-            let path = String::from_utf8(output.stdout).ok()?;
-            (output.status.success() && !path.trim().is_empty()).then(|| PathBuf::from(path.trim()))
+            let path = cmd!(sh, "rustup which rustc").quiet().read().ok()?;
+            (!path.trim().is_empty()).then(|| PathBuf::from(path.trim()))
         })
         .or_else(|| crate::process::which("rustc"))
         .expect("no rustc: set RUSTC");
-    let version = Command::new(&path).arg("-vV").output().unwrap();
-    let version = String::from_utf8(version.stdout).unwrap();
+    let version = cmd!(sh, "{path} -vV").quiet().read().unwrap();
     let release = version
         .lines()
         .find_map(|line| line.strip_prefix("release: "))

@@ -10,6 +10,7 @@ use super::{said, symbols, tools};
 use crate::json::Value;
 use crate::kernel_tree::{CratePrediction, Predicted, Prediction};
 use std::path::{Path, PathBuf};
+use xshell::cmd;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("kshim-kernel-{name}-{}", std::process::id()));
@@ -159,24 +160,20 @@ fn the_wrapper_passes_its_own_sysroot_only_when_the_caller_gave_none() {
     )
     .unwrap();
     let run = |args: &[&str]| {
-        let output = std::process::Command::new(&wrapper)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(output.status.success());
-        String::from_utf8(output.stdout).unwrap()
+        let sh = xshell::Shell::new().unwrap();
+        cmd!(sh, "{wrapper} {args...}").quiet().read().unwrap()
     };
     assert_eq!(
         run(&["--version"]),
-        "set --library-path /lib's rustc --sysroot /prefix/usr --version\n"
+        "set --library-path /lib's rustc --sysroot /prefix/usr --version"
     );
     assert_eq!(
         run(&["--sysroot=/dev/null", "x.rs"]),
-        "set --library-path /lib's rustc --sysroot=/dev/null x.rs\n"
+        "set --library-path /lib's rustc --sysroot=/dev/null x.rs"
     );
     assert_eq!(
         run(&["--sysroot", "/other", "x.rs"]),
-        "set --library-path /lib's rustc --sysroot /other x.rs\n"
+        "set --library-path /lib's rustc --sysroot /other x.rs"
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
