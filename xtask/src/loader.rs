@@ -348,7 +348,7 @@ impl Launch {
         let prefix = std::path::absolute(prefix)
             .with_context(|| format!("making {} absolute", prefix.display()))?;
         let sh = Shell::new()?;
-        let output = match &self.loader {
+        let listing = match &self.loader {
             Some(loader) => {
                 let mut args: Vec<&str> = loader.leading_args[..3]
                     .iter()
@@ -356,25 +356,17 @@ impl Launch {
                     .collect();
                 args.insert(2, "--list");
                 let program = &loader.program;
-                cmd!(sh, "{program} {args...}")
-                    .env_clear()
-                    .quiet()
-                    .ignore_status()
-                    .output()
-                    .context("running the loader with --list")?
+                let list = cmd!(sh, "{program} {args...}").env_clear().quiet();
+                list.read().context("running the loader with --list")?
             }
             None => {
                 let rustc = &self.rustc;
-                cmd!(sh, "ldd {rustc}")
+                let ldd = cmd!(sh, "ldd {rustc}")
                     .env_clear()
-                    .envs(self.env.iter().cloned())
-                    .quiet()
-                    .ignore_status()
-                    .output()
-                    .context("running ldd")?
+                    .envs(self.env.iter().cloned());
+                ldd.quiet().read().context("running ldd")?
             }
         };
-        let listing = String::from_utf8_lossy(&output.stdout);
         Ok(listing
             .lines()
             .filter_map(|line| {
