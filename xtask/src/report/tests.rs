@@ -259,12 +259,12 @@ fn json_reads_back_into_the_same_report() {
         (
             "\"cached\": false",
             "\"cached\": \"no\"",
-            "invalid type: string \"no\", expected a boolean at line",
+            "builds[0].cached: invalid type: string \"no\", expected a boolean at line",
         ),
         (
             "\"seconds\": 0.5",
             "\"seconds\": \"0.5\"",
-            "invalid type: string \"0.5\", expected f64 at line",
+            "builds[0].seconds: invalid type: string \"0.5\", expected f64 at line",
         ),
     ] {
         assert!(text.contains(good), "{text}");
