@@ -13,6 +13,7 @@ mod places_region;
 mod tests;
 
 use crate::catalog::{FEATURES, MINIMUM_RELEASE};
+use crate::kernel_report::KernelJson;
 use crate::report::{FeatureCell, Observed, Report};
 use crate::usage_report::UsageReport;
 use crate::{flags, project_root, Verdict};
@@ -321,12 +322,7 @@ fn compat_page_for(
 ) -> anyhow::Result<String> {
     let kernel_path = root.join(kernels::KERNEL_REPORT);
     let kernel_trees = match read_optional(&kernel_path)? {
-        Some(text) => {
-            let value = crate::json::parse(&text).map_err(|error| {
-                anyhow::anyhow!("{} is not a kernel report: {error}", kernel_path.display())
-            })?;
-            kernels::read_trees(&value, &kernel_path)?
-        }
+        Some(text) => kernels::read_trees(&KernelJson::read(&text, &kernel_path)?),
         None => Vec::new(),
     };
     Ok(page::compat_page(report, usage, &kernel_trees, date))
