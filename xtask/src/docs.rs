@@ -356,28 +356,26 @@ fn page_files(
         },
     };
     let recorded;
-    let (text, path, report) = match given {
+    let report = match given {
         Some((path, report)) => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("reading {}", path.display()))?;
-            files.push((matrix_path.clone(), text.clone()));
-            (text, path.to_path_buf(), report)
+            files.push((matrix_path.clone(), text));
+            report
         }
         None => match read_optional(&matrix_path)? {
-            Some(text) => {
+            Some(_) => {
                 recorded = Report::read(&matrix_path)?;
                 recorded.check_complete().map_err(|error| {
                     anyhow::anyhow!("{} is not a whole report: {error}", matrix_path.display())
                 })?;
-                (text, matrix_path.clone(), &recorded)
+                &recorded
             }
             None => return Ok(files),
         },
     };
-    let value = crate::json::parse(&text)
-        .map_err(|error| anyhow::anyhow!("{} is not a matrix report: {error}", path.display()))?;
     // A report made before reports carried a date still makes a page.
-    let date = crate::date::of_report(&value).unwrap_or("date not recorded");
+    let date = report.date.as_deref().unwrap_or("date not recorded");
     refuse_control_characters(date, "the report's date")?;
     let html = compat_page_for(root, date, report, usage)?;
     files.push((root.join(page::PAGE), html));

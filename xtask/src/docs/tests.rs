@@ -66,6 +66,7 @@ fn report(toolchains: Vec<ToolchainEntry>) -> Report {
         kbuild: Vec::new(),
         shard: None,
         platforms: crate::report::platforms::Platforms::default(),
+        date: None,
     }
 }
 
