@@ -313,16 +313,3 @@ fn json_names_the_source_by_its_word_and_refuses_others() {
     let error = Report::from_json(&json.replace("\"rustup\"", "\"apt\"")).unwrap_err();
     assert_eq!(error, "toolchains[0]: unknown source `apt`");
 }
-
-#[test]
-fn the_recorded_report_reads_back_and_writes_out_byte_for_byte() {
-    let path = crate::project_root().join(crate::docs::MATRIX_REPORT);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let report = Report::read(&path).unwrap();
-    let written = json::to_pretty(&report.to_json());
-    assert!(
-        written == text,
-        "{} does not read back as written",
-        path.display()
-    );
-}

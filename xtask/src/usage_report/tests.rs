@@ -162,16 +162,3 @@ fn the_readme_documents_every_key_and_no_other() {
         "docs/audit.md's usage JSON layout and to_json differ"
     );
 }
-
-#[test]
-fn the_recorded_report_reads_back_and_writes_out_byte_for_byte() {
-    let path = crate::project_root().join(crate::docs::USAGE_REPORT);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let report = UsageReport::read(&path).unwrap();
-    let written = json::to_pretty(&report.to_json());
-    assert!(
-        written == text,
-        "{} does not read back as written",
-        path.display()
-    );
-}
