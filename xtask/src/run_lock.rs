@@ -32,14 +32,11 @@ pub fn set_command(words: &str) {
 }
 
 /// What the lock file at `path` says of the run that took the lock last: its process id, and
-/// its command where it recorded one (`12345 usage`).
-fn recorded_owner(path: &Path) -> Option<(u32, Option<String>)> {
+/// its command where it recorded one (`12345 usage`; else empty).
+fn recorded_owner(path: &Path) -> Option<(u32, String)> {
     let text = fs::read_to_string(path).ok()?;
-    let (pid, command) = match text.trim().split_once(' ') {
-        Some((pid, command)) => (pid, Some(command.to_owned())),
-        None => (text.trim(), None),
-    };
-    Some((pid.parse().ok()?, command))
+    let (pid, command) = text.trim().split_once(' ').unwrap_or((text.trim(), ""));
+    Some((pid.parse().ok()?, command.to_owned()))
 }
 
 /// Whether process `pid` exists (signal 0 checks, and sends nothing).
@@ -267,20 +264,20 @@ impl RunLock {
             owner = recorded_owner(path);
         }
         // A run that recorded no command (the library's own tests) is named as a run.
-        let run = |command: Option<&str>| match command.filter(|command| !command.is_empty()) {
-            Some(command) => format!("cargo xtask {}", crate::output::escape(command)),
-            None => "run".to_owned(),
+        let run = |command: &str| match command {
+            "" => "run".to_owned(),
+            command => format!("cargo xtask {}", crate::output::escape(command)),
         };
         match owner {
             Some((pid, command)) if alive(pid) => format!(
                 "waiting for another {} (pid {pid}) to finish (lock: {})",
-                run(command.as_deref()),
+                run(&command),
                 path.display()
             ),
             Some((pid, command)) => format!(
                 "waiting for the processes that an earlier {} (pid {pid}, no longer running) \
                  left behind to finish (lock: {})",
-                run(command.as_deref()),
+                run(&command),
                 path.display()
             ),
             None => format!(
