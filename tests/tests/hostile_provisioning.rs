@@ -172,7 +172,7 @@ fn a_matrix_of_another_tree_takes_this_checkouts_lock_before_it_provisions_here(
     let lock = kshim_tests::project_root().join("target/kshim/matrix.lock");
     let _turn = one_holder_of_the_checkouts_lock();
     let holder = hold_lock(&lock);
-    std::fs::write(&lock, format!("{}\n", std::process::id())).unwrap();
+    std::fs::write(&lock, format!("{} matrix\n", std::process::id())).unwrap();
     let apt = snapshot(&toolchains.join("apt"));
     let stderr = tree.join("stderr");
     let mut matrix = Command::new(binary)

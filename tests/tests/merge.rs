@@ -54,13 +54,13 @@ fn pin_file(directory: &std::path::Path) -> PathBuf {
 }
 
 /// The report's JSON without what differs between two runs of the same cells: how long each
-/// took and whether it came from the cache.
+/// took, whether it came from the cache, and when the run ended.
 fn without_timings(value: &Value) -> Value {
     match value {
         Value::Object(members) => Value::Object(
             members
                 .iter()
-                .filter(|(key, _)| *key != "seconds" && *key != "cached")
+                .filter(|(key, _)| !["seconds", "cached", "date"].contains(&key.as_str()))
                 .map(|(key, value)| (key.clone(), without_timings(value)))
                 .collect(),
         ),

@@ -222,6 +222,8 @@ pub fn prepare(args: Vec<OsString>) -> Prepared {
             None => Prepared::Print(command_list()),
         };
     }
+    // A run that waits for a lock this one holds names it by these words.
+    crate::run_lock::set_command(&words.join(" "));
     let mut parsed = Vec::with_capacity(args.len() + 1);
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {

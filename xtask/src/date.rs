@@ -2,8 +2,6 @@
 //! When a report was made: the UTC minute a run ended, as the reports' `date` member carries it,
 //! so that a page generated from a report is dated by the report and not by its generation.
 
-use crate::json::Value;
-
 /// The current UTC time to the minute, `2026-12-04 02:40 UTC`.
 pub fn utc_now() -> String {
     let seconds = std::time::SystemTime::now()
@@ -41,40 +39,6 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
     };
     let year = year_of_era + era * 400 + u64::from(month <= 2);
     (year, month, day)
-}
-
-/// `report` (a JSON object) with a `date` member saying it was made now; reading a report
-/// ignores members it does not know, so older readers take it as before.
-pub fn stamp(mut report: Value) -> Value {
-    if let Value::Object(members) = &mut report {
-        members.insert("date".into(), Value::String(utc_now()));
-    }
-    report
-}
-
-/// The latest `date` of the reports at `paths` (a merge is as recent as its newest shard), if
-/// any has one; the fixed-width form sorts as text.
-pub fn latest_of(paths: &[std::path::PathBuf]) -> Option<String> {
-    paths
-        .iter()
-        .filter_map(|path| {
-            let text = crate::files::read_text(path, 64 << 20).ok()?;
-            Some(of_report(&crate::json::parse(&text).ok()?)?.to_string())
-        })
-        .max()
-}
-
-/// `report` with `date` as its `date` member, where there is one.
-pub fn with_date(mut report: Value, date: Option<&str>) -> Value {
-    if let (Value::Object(members), Some(date)) = (&mut report, date) {
-        members.insert("date".into(), Value::String(date.to_string()));
-    }
-    report
-}
-
-/// The `date` member of a report, if it has one.
-pub fn of_report(report: &Value) -> Option<&str> {
-    report.get("date").and_then(Value::as_str)
 }
 
 #[cfg(test)]

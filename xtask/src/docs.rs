@@ -13,6 +13,7 @@ mod places_region;
 mod tests;
 
 use crate::catalog::{FEATURES, MINIMUM_RELEASE};
+use crate::kernel_report::KernelJson;
 use crate::report::{FeatureCell, Observed, Report};
 use crate::usage_report::UsageReport;
 use crate::{flags, project_root, Verdict};
@@ -321,12 +322,7 @@ fn compat_page_for(
 ) -> anyhow::Result<String> {
     let kernel_path = root.join(kernels::KERNEL_REPORT);
     let kernel_trees = match read_optional(&kernel_path)? {
-        Some(text) => {
-            let value = crate::json::parse(&text).map_err(|error| {
-                anyhow::anyhow!("{} is not a kernel report: {error}", kernel_path.display())
-            })?;
-            kernels::read_trees(&value, &kernel_path)?
-        }
+        Some(text) => kernels::read_trees(&KernelJson::read(&text, &kernel_path)?),
         None => Vec::new(),
     };
     Ok(page::compat_page(report, usage, &kernel_trees, date))
@@ -360,28 +356,26 @@ fn page_files(
         },
     };
     let recorded;
-    let (text, path, report) = match given {
+    let report = match given {
         Some((path, report)) => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("reading {}", path.display()))?;
-            files.push((matrix_path.clone(), text.clone()));
-            (text, path.to_path_buf(), report)
+            files.push((matrix_path.clone(), text));
+            report
         }
         None => match read_optional(&matrix_path)? {
-            Some(text) => {
+            Some(_) => {
                 recorded = Report::read(&matrix_path)?;
                 recorded.check_complete().map_err(|error| {
                     anyhow::anyhow!("{} is not a whole report: {error}", matrix_path.display())
                 })?;
-                (text, matrix_path.clone(), &recorded)
+                &recorded
             }
             None => return Ok(files),
         },
     };
-    let value = crate::json::parse(&text)
-        .map_err(|error| anyhow::anyhow!("{} is not a matrix report: {error}", path.display()))?;
     // A report made before reports carried a date still makes a page.
-    let date = crate::date::of_report(&value).unwrap_or("date not recorded");
+    let date = report.date.as_deref().unwrap_or("date not recorded");
     refuse_control_characters(date, "the report's date")?;
     let html = compat_page_for(root, date, report, usage)?;
     files.push((root.join(page::PAGE), html));

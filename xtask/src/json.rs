@@ -12,9 +12,14 @@ pub fn parse(text: &str) -> Result<Value, String> {
 }
 
 /// Reads JSON text as `T`; the error names the member that is missing or of the wrong type,
-/// and the line and column.
+/// with its path from the top (`cells[2].cached: invalid type ...`), and the line and column.
 pub fn read<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
-    serde_json::from_str(text).map_err(|error| error.to_string())
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value =
+        serde_path_to_error::deserialize(&mut deserializer).map_err(|error| error.to_string())?;
+    // Text after the value is refused, as `serde_json::from_str` does.
+    deserializer.end().map_err(|error| error.to_string())?;
+    Ok(value)
 }
 
 /// A value as a [`Value`], whose objects keep their keys sorted, as the reports are written.
@@ -62,6 +67,33 @@ mod tests {
         }
         assert_eq!(parse(r#""\u0041""#).unwrap(), Value::String("A".into()));
         assert_eq!(parse("1e2").unwrap().as_f64(), Some(100.0));
+    }
+
+    #[test]
+    fn a_typed_read_names_the_member_by_its_path() {
+        #[derive(Debug, Deserialize)]
+        struct Outer {
+            #[allow(dead_code)]
+            cells: Vec<Inner>,
+        }
+        #[derive(Debug, Deserialize)]
+        struct Inner {
+            #[allow(dead_code)]
+            cached: bool,
+        }
+        let error =
+            read::<Outer>(r#"{"cells": [{"cached": true}, {"cached": "no"}]}"#).unwrap_err();
+        assert_eq!(
+            error,
+            "cells[1].cached: invalid type: string \"no\", expected a boolean at line 1 column 44"
+        );
+        let error = read::<Outer>(r#"{"cells": [{}]}"#).unwrap_err();
+        assert_eq!(
+            error,
+            "cells[0]: missing field `cached` at line 1 column 13"
+        );
+        let error = read::<Outer>(r#"{"cells": []} []"#).unwrap_err();
+        assert_eq!(error, "trailing characters at line 1 column 15");
     }
 
     #[test]

@@ -59,7 +59,7 @@ impl flags::Kernel {
             )
         })?;
         format.print(
-            || report.to_json(),
+            || json::to_value(&report.to_json()),
             || report.markdown(),
             |_| report.human(),
         );

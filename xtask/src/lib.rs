@@ -39,6 +39,7 @@ pub mod judge;
 pub mod jump_table;
 pub mod kconfig;
 mod kernel;
+mod kernel_report;
 pub mod kernel_tree;
 pub mod library_sources;
 pub mod libtest;

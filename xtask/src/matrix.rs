@@ -115,7 +115,7 @@ impl flags::Matrix {
         }
         let report = interrupt::run_interruptible(|| run_matrix(&layout, &options))?;
         format.print(
-            || crate::date::stamp(report.to_json()),
+            || report.to_json(),
             || report.markdown(),
             |colour| report.human(colour),
         );
@@ -167,7 +167,7 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
     );
     write_atomically(
         &layout.report(),
-        json::to_pretty(&crate::date::stamp(report.to_json())).as_bytes(),
+        json::to_pretty(&report.to_json()).as_bytes(),
     )
     .context("writing the matrix report")?;
     Ok(report)

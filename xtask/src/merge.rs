@@ -201,6 +201,10 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         kbuild: Vec::new(),
         shard: None,
         platforms: Platforms::default(),
+        // As recent as its newest shard; the fixed-width form sorts as text.
+        date: (shards.iter())
+            .filter_map(|(_, _, report)| report.date.clone())
+            .max(),
     };
     // Every shard ran the same kernel targets, or their cells would not line up.
     if let Some((_, _, first)) = shards.first() {
@@ -304,9 +308,8 @@ impl flags::Merge {
             .map(|path| Ok((path.clone(), Report::read(path)?)))
             .collect::<anyhow::Result<Vec<_>>>()?;
         let report = merge(&reports, &pins, self.strict)?;
-        let date = crate::date::latest_of(&self.reports);
         format.print(
-            || crate::date::with_date(report.to_json(), date.as_deref()),
+            || report.to_json(),
             || report.markdown(),
             |colour| report.human(colour),
         );
@@ -374,6 +377,7 @@ mod tests {
             kbuild: Vec::new(),
             shard: text.map(String::from),
             platforms: crate::report::platforms::Platforms::default(),
+            date: None,
         }
     }
 
@@ -394,11 +398,12 @@ mod tests {
 
     #[test]
     fn shards_join_in_pin_order_with_their_build_cells() {
+        let mut second = shard(Some("2/2"), &["1.85.0"]);
+        second.date = Some("2026-12-04 03:48 UTC".into());
+        let mut first = shard(Some("1/2"), &["1.78.0", "1.95.0"]);
+        first.date = Some("2026-12-04 03:08 UTC".into());
         let merged = merge(
-            &reports(&[
-                ("b.json", shard(Some("2/2"), &["1.85.0"])),
-                ("a.json", shard(Some("1/2"), &["1.78.0", "1.95.0"])),
-            ]),
+            &reports(&[("b.json", second), ("a.json", first)]),
             &pins(&PINS),
             false,
         )
@@ -406,6 +411,8 @@ mod tests {
         let ids: Vec<&str> = merged.toolchains.iter().map(|t| t.id.as_str()).collect();
         assert_eq!(ids, PINS);
         assert_eq!(merged.shard, None);
+        // As recent as its newest shard.
+        assert_eq!(merged.date.as_deref(), Some("2026-12-04 03:48 UTC"));
         let mut builds: Vec<(usize, &str)> = merged
             .builds
             .iter()
@@ -429,6 +436,7 @@ mod tests {
             crate::Verdict::Failure,
             "--strict fails on missing pins"
         );
+        assert_eq!(strict.date, None, "no shard has a date");
     }
 
     #[test]

@@ -201,6 +201,9 @@ pub struct Report {
     pub platforms: platforms::Platforms,
     /// Per toolchain, the Kbuild fixtures: what a driver gets when it enables features itself.
     pub kbuild: Vec<kbuild::KbuildCell>,
+    /// The UTC minute the run ended (`2026-12-04 03:48 UTC`, [`crate::date::utc_now`]); a
+    /// merge's is its newest shard's. `None` in reports written before reports had dates.
+    pub date: Option<String>,
 }
 
 impl Report {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The run lock of a checkout (`target/kshim/matrix.lock`): one run at a time writes the
-//! checkout's outputs and its provisioned compilers, a waiting run says who holds the lock, and a
+//! checkout's outputs and its provisioned compilers, a waiting run says who holds the lock (the
+//! holder's command and process id, which it writes into the lock file), and a
 //! lock only a dead run's orphans hold is reclaimed. A process takes each lock once: taking one it
 //! holds already (a matrix that provisions into its own checkout) neither waits nor locks again.
 
@@ -10,7 +11,7 @@ use std::io::Write;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 /// The run lock of the checkout at `root`.
@@ -20,6 +21,23 @@ pub fn of_checkout(root: &Path) -> PathBuf {
 
 /// The locks this process holds, by their files' device and inode numbers.
 static HELD: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
+
+/// The command this process runs (`usage`, `toolchains install`), which every lock it takes
+/// records for the message of a run that waits.
+static COMMAND: OnceLock<String> = OnceLock::new();
+
+/// Records the command this process runs, once, before it takes a lock.
+pub fn set_command(words: &str) {
+    let _ = COMMAND.set(words.to_owned());
+}
+
+/// What the lock file at `path` says of the run that took the lock last: its process id, and
+/// its command where it recorded one (`12345 usage`; else empty).
+fn recorded_owner(path: &Path) -> Option<(u32, String)> {
+    let text = fs::read_to_string(path).ok()?;
+    let (pid, command) = text.trim().split_once(' ').unwrap_or((text.trim(), ""));
+    Some((pid.parse().ok()?, command.to_owned()))
+}
 
 /// Whether process `pid` exists (signal 0 checks, and sends nothing).
 fn process_exists(pid: u32) -> bool {
@@ -82,8 +100,9 @@ fn lock_holders(path: &Path) -> Vec<(u32, u32, String)> {
 /// It is an advisory `flock`, which the kernel drops when the last descriptor of the lock
 /// file is closed: when the run ends, or is killed, and everything it started that inherited
 /// the descriptor (see [`crate::process::run_holding`]) has ended too. The file holds the
-/// owner's process id for the waiting message, and is never deleted (deleting a lock file
-/// lets a third run lock a new file while the second still holds the old one).
+/// owner's process id and command (`12345 usage`) for the waiting message, and is never
+/// deleted (deleting a lock file lets a third run lock a new file while the second still holds
+/// the old one).
 ///
 /// # Invariants
 ///
@@ -102,6 +121,16 @@ impl RunLock {
     /// Fails when the lock file cannot be created (an unwritable `target/`), and when the run is
     /// interrupted (SIGINT, SIGTERM) while it waits.
     pub fn acquire(path: &Path, waiting: &mut dyn FnMut(&str)) -> anyhow::Result<RunLock> {
+        let command = COMMAND.get().map_or("", String::as_str);
+        RunLock::acquire_as(path, command, waiting)
+    }
+
+    /// [`RunLock::acquire`] for a run of `command` (none: empty).
+    fn acquire_as(
+        path: &Path,
+        command: &str,
+        waiting: &mut dyn FnMut(&str),
+    ) -> anyhow::Result<RunLock> {
         let directory = path
             .parent()
             .with_context(|| format!("{} has no parent directory", path.display()))?;
@@ -154,7 +183,7 @@ impl RunLock {
         held().push(id);
         // INVARIANT: the loop above ends only once `flock` granted LOCK_EX on `file`.
         let lock = RunLock { file, id };
-        lock.record_owner()
+        lock.record_owner(command)
             .with_context(|| format!("writing {}", path.display()))?;
         Ok(lock)
     }
@@ -173,12 +202,14 @@ impl RunLock {
         RunLock::acquire(path, waiting).map(Some)
     }
 
-    /// Writes this process's id into the lock file, for the message of a run that waits.
-    fn record_owner(&self) -> std::io::Result<()> {
+    /// Writes this process's id and `command` into the lock file, for the message of a run
+    /// that waits.
+    fn record_owner(&self, command: &str) -> std::io::Result<()> {
         let mut file = &self.file;
         file.set_len(0)?;
         std::io::Seek::rewind(&mut file)?;
-        writeln!(file, "{}", std::process::id())
+        let owner = format!("{} {command}", std::process::id());
+        writeln!(file, "{}", owner.trim_end())
     }
 
     /// When the run that took the lock is dead and only what it started holds it still (it was
@@ -186,13 +217,13 @@ impl RunLock {
     /// lock comes free, and says whom it ended; `None` while the owner lives or before it has
     /// written its id. What a dead run's processes do, no one will read.
     fn reclaim_from_the_dead(path: &Path) -> Option<String> {
-        let owner: u32 = fs::read_to_string(path).ok()?.trim().parse().ok()?;
+        let (owner, _) = recorded_owner(path)?;
         if process_exists(owner) {
             return None;
         }
         // The owner writes its id just after it takes the lock: look again before acting.
         std::thread::sleep(Duration::from_millis(200));
-        let again: u32 = fs::read_to_string(path).ok()?.trim().parse().ok()?;
+        let (again, _) = recorded_owner(path)?;
         if again != owner || process_exists(owner) {
             return None;
         }
@@ -224,31 +255,33 @@ impl RunLock {
 
     /// Who holds the lock, as the waiting message says it.
     fn holder(path: &Path) -> String {
-        let owner = || -> Option<u32> { fs::read_to_string(path).ok()?.trim().parse().ok() };
         let alive = process_exists;
-        // The lock is named after the command whose lock it is: `matrix.lock`, `kernel.lock`.
-        let command = path
-            .file_stem()
-            .map_or("matrix".into(), |stem| stem.to_string_lossy());
         // The owner writes its id just after it takes the lock: look twice before saying it is
         // gone.
-        let mut pid = owner();
-        if pid.is_some_and(|pid| !alive(pid)) {
+        let mut owner = recorded_owner(path);
+        if owner.as_ref().is_some_and(|(pid, _)| !alive(*pid)) {
             std::thread::sleep(Duration::from_millis(200));
-            pid = owner();
+            owner = recorded_owner(path);
         }
-        match pid {
-            Some(pid) if alive(pid) => format!(
-                "waiting for another cargo xtask {command} (pid {pid}) to finish (lock: {})",
+        // A run that recorded no command (the library's own tests) is named as a run.
+        let run = |command: &str| match command {
+            "" => "run".to_owned(),
+            command => format!("cargo xtask {}", crate::output::escape(command)),
+        };
+        match owner {
+            Some((pid, command)) if alive(pid) => format!(
+                "waiting for another {} (pid {pid}) to finish (lock: {})",
+                run(&command),
                 path.display()
             ),
-            Some(pid) => format!(
-                "waiting for the processes that an earlier cargo xtask {command} (pid {pid}, no \
-                 longer running) left behind to finish (lock: {})",
+            Some((pid, command)) => format!(
+                "waiting for the processes that an earlier {} (pid {pid}, no longer running) \
+                 left behind to finish (lock: {})",
+                run(&command),
                 path.display()
             ),
             None => format!(
-                "waiting for another cargo xtask {command} to finish (lock: {})",
+                "waiting for another run to finish (lock: {})",
                 path.display()
             ),
         }
@@ -293,6 +326,59 @@ mod tests {
         let anew = RunLock::acquire_unless_held(&path, &mut |line| said.push(line.to_owned()));
         assert!(anew.unwrap().is_some());
         assert!(said.is_empty(), "{said:?}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A run waiting for the lock names the command that holds it, as the holder wrote it into
+    /// the lock file: `usage` holding `matrix.lock` is named `usage`, not after the file.
+    #[test]
+    fn the_waiting_message_names_the_holders_command() {
+        let dir = crate::project_root().join("target/kshim/unit-tests/run-lock-holder");
+        let _ = fs::remove_dir_all(&dir);
+        let path = dir.join("matrix.lock");
+        let pid = std::process::id();
+        let held = RunLock::acquire_as(&path, "usage", &mut |_| {}).unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), format!("{pid} usage\n"));
+        // A second open of the file is refused the lock this one holds, in one process too.
+        let (said, heard) = std::sync::mpsc::channel();
+        let waiter = std::thread::spawn({
+            let path = path.clone();
+            move || {
+                let mut waiting = |line: &str| said.send(line.to_owned()).unwrap();
+                RunLock::acquire_as(&path, "matrix", &mut waiting).map(drop)
+            }
+        });
+        let message = heard.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(
+            message,
+            format!(
+                "waiting for another cargo xtask usage (pid {pid}) to finish (lock: {})",
+                path.display()
+            )
+        );
+        drop(held);
+        waiter.join().unwrap().unwrap();
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            format!("{pid} matrix\n")
+        );
+        // A lock file with the id alone (no command recorded) names a run; a hostile command is
+        // escaped.
+        for (recorded, named) in [
+            (format!("{pid}\n"), "another run (pid".to_owned()),
+            (
+                format!("{pid} toolchains install\n"),
+                "another cargo xtask toolchains install (pid".to_owned(),
+            ),
+            (
+                format!("{pid} x\u{1b}[2J\n"),
+                "another cargo xtask x\\e[2J (pid".to_owned(),
+            ),
+        ] {
+            fs::write(&path, recorded).unwrap();
+            let message = RunLock::holder(&path);
+            assert!(message.contains(&named), "{message}");
+        }
         fs::remove_dir_all(&dir).unwrap();
     }
 }

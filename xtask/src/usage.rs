@@ -37,7 +37,7 @@ impl flags::Usage {
             run_usage(&layout, &selection, jobs, timeout, !self.no_cache)
         })?;
         format.print(
-            || crate::date::stamp(report.to_json()),
+            || report.to_json(),
             || report.markdown(),
             |_colour| report.human(),
         );
@@ -73,7 +73,7 @@ pub fn run_usage(
     );
     write_atomically(
         &Work::Usage.report(layout),
-        json::to_pretty(&crate::date::stamp(report.to_json())).as_bytes(),
+        json::to_pretty(&report.to_json()).as_bytes(),
     )
     .context("writing the usage report")?;
     Ok(report)

@@ -111,6 +111,9 @@ pub struct UsageReport {
     pub toolchains: Vec<UsageToolchain>,
     /// One row per catalog feature, in catalog order.
     pub features: Vec<FeatureUsage>,
+    /// The UTC minute the run ended, as [`crate::report::Report::date`]; `None` for
+    /// `audit --usage`, which records nothing.
+    pub date: Option<String>,
 }
 
 /// Assembles the report of a run over `columns` (every toolchain, as the matrix lists them)
@@ -203,6 +206,8 @@ pub fn assemble(
             .map(|column| UsageToolchain::of(column, column.label()))
             .collect(),
         features,
+        // Assembled as the run ends.
+        date: Some(crate::date::utc_now()),
     }
 }
 
@@ -214,6 +219,8 @@ struct UsageJson {
     verdict: String,
     toolchains: Vec<UsageToolchain>,
     features: Vec<FeatureJson>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    date: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -282,6 +289,7 @@ impl UsageReport {
             verdict: self.verdict_word().to_string(),
             toolchains: self.toolchains.clone(),
             features: features.collect(),
+            date: self.date.clone(),
         })
     }
 
@@ -334,6 +342,7 @@ impl UsageReport {
         Ok(UsageReport {
             toolchains: file.toolchains,
             features,
+            date: file.date,
         })
     }
 

@@ -38,11 +38,7 @@ fn signal(child: &Child, signal: i32) {
 fn wait_for_lock(root: &Path, pid: u32) {
     let lock = Layout::new(root).lock();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while std::fs::read_to_string(&lock)
-        .ok()
-        .map(|text| text.trim().to_string())
-        != Some(pid.to_string())
-    {
+    while std::fs::read_to_string(&lock).ok() != Some(format!("{pid} matrix\n")) {
         assert!(Instant::now() < deadline, "run {pid} never took the lock");
         std::thread::sleep(Duration::from_millis(20));
     }

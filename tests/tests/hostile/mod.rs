@@ -190,6 +190,7 @@ pub fn shard_report(count: usize, shard: usize, shards: usize) -> Report {
         kbuild: Vec::new(),
         shard: Some(format!("{shard}/{shards}")),
         platforms: Default::default(),
+        date: None,
     }
 }
 

@@ -280,6 +280,7 @@ impl AuditReport {
                     cells: cells.iter().map(|column| column[index].clone()).collect(),
                 })
                 .collect(),
+            date: None,
         }
     }
 

@@ -5,8 +5,8 @@
 //! committed JSON of a `cargo xtask kernel` run ([`KERNEL_REPORT`]), read as data.
 
 use crate::catalog::FEATURES;
-use crate::json::{self, Value};
-use anyhow::{bail, Context};
+use crate::kernel_report::KernelJson;
+use anyhow::Context;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -43,114 +43,63 @@ pub struct TreeData {
     pub error: Option<String>,
 }
 
-fn strings(value: Option<&Value>) -> Vec<String> {
-    value
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn text(value: &Value, key: &str) -> Option<String> {
-    value.get(key).and_then(Value::as_str).map(str::to_string)
-}
-
-/// Reads the report's trees and cells; a report without them is an error naming the file.
-pub fn read_trees(report: &Value, file: &Path) -> anyhow::Result<Vec<TreeData>> {
-    let (Some(trees), Some(cells)) = (
-        report.get("trees").and_then(Value::as_array),
-        report.get("cells").and_then(Value::as_array),
-    ) else {
-        bail!(
-            "{}: not a `cargo xtask kernel` JSON report (no `trees` and `cells`)",
-            file.display()
-        );
-    };
+/// The trees of `report`, each with its cells.
+pub(crate) fn read_trees(report: &KernelJson) -> Vec<TreeData> {
     let mut result = Vec::new();
-    for tree in trees {
-        let id =
-            text(tree, "id").with_context(|| format!("{}: a tree without id", file.display()))?;
+    for tree in &report.trees {
         let mut data = TreeData {
-            version: text(tree, "version").unwrap_or_else(|| "?".into()),
-            package: text(tree, "package"),
-            minimum_rustc: text(tree, "minimum_rustc"),
-            allowed: strings(tree.get("allowed_features")),
+            id: tree.id.clone(),
+            version: tree.version.clone().unwrap_or_else(|| "?".into()),
+            package: tree.package.clone(),
+            minimum_rustc: tree.minimum_rustc.clone(),
+            allowed: tree.allowed_features.clone(),
             features: Vec::new(),
             probed: Vec::new(),
             others: Vec::new(),
             findings: Vec::new(),
             real: Vec::new(),
-            error: text(tree, "error"),
-            id,
+            error: tree.error.clone(),
         };
-        for cell in cells
-            .iter()
-            .filter(|cell| text(cell, "tree").as_deref() == Some(&data.id))
-        {
-            let release = text(cell, "rustc")
-                .or_else(|| text(cell, "toolchain"))
-                .unwrap_or_else(|| "?".into());
-            let reason = text(cell, "first_error")
-                .or_else(|| text(cell, "reason"))
-                .unwrap_or_default();
-            let real = text(cell, "real").unwrap_or_else(|| "not run".into());
-            if cell.get("finding").and_then(Value::as_bool) == Some(true) {
-                let predicted = text(cell, "predicted").unwrap_or_else(|| "?".into());
+        for cell in report.cells.iter().filter(|cell| cell.tree == data.id) {
+            let release = cell.rustc.clone().unwrap_or_else(|| cell.toolchain.clone());
+            let reason = (cell.first_error.clone()).unwrap_or_else(|| cell.reason.clone());
+            if cell.finding {
+                let predicted = cell.predicted.clone().unwrap_or_else(|| "?".into());
                 data.findings
-                    .push((release.clone(), predicted, real.clone()));
+                    .push((release.clone(), predicted, cell.real.clone()));
             }
-            data.real.push((real, release.clone(), reason));
-            let crates = cell
-                .get("crates")
-                .and_then(Value::as_array)
-                .map(Vec::as_slice)
-                .unwrap_or_default();
-            for krate in crates {
-                let Some(root) = text(krate, "root") else {
-                    continue;
-                };
-                if root == KERNEL_CRATE {
+            data.real.push((cell.real.clone(), release.clone(), reason));
+            for krate in &cell.crates {
+                if krate.root == KERNEL_CRATE || krate.features.is_empty() {
                     continue;
                 }
-                let features = strings(krate.get("features"));
-                if features.is_empty() {
-                    continue;
-                }
-                let index = match data.others.iter().position(|(known, _)| *known == root) {
+                let index = match (data.others.iter()).position(|(known, _)| *known == krate.root) {
                     Some(index) => index,
                     None => {
-                        data.others.push((root, Vec::new()));
+                        data.others.push((krate.root.clone(), Vec::new()));
                         data.others.len() - 1
                     }
                 };
-                for feature in features {
-                    if !data.others[index].1.contains(&feature) {
-                        data.others[index].1.push(feature);
+                for feature in &krate.features {
+                    if !data.others[index].1.contains(feature) {
+                        data.others[index].1.push(feature.clone());
                     }
                 }
             }
-            let kernel = crates
-                .iter()
-                .find(|krate| text(krate, "root").as_deref() == Some(KERNEL_CRATE));
-            let Some(kernel) = kernel else {
+            let Some(kernel) = cell.crates.iter().find(|krate| krate.root == KERNEL_CRATE) else {
                 continue;
             };
             data.probed.push(release.clone());
-            for feature in strings(kernel.get("features")) {
-                match data.features.iter_mut().find(|(name, _)| *name == feature) {
+            for feature in &kernel.features {
+                match data.features.iter_mut().find(|(name, _)| name == feature) {
                     Some((_, releases)) => releases.push(release.clone()),
-                    None => data.features.push((feature, vec![release.clone()])),
+                    None => data.features.push((feature.clone(), vec![release.clone()])),
                 }
             }
         }
         result.push(data);
     }
-    Ok(result)
+    result
 }
 
 /// Where the shim shows `feature`, or that it does not.
@@ -372,9 +321,7 @@ pub fn kernels_page(report: Option<&str>, file: &Path) -> anyhow::Result<String>
         );
         return Ok(page);
     };
-    let value =
-        json::parse(report).map_err(|error| anyhow::anyhow!("{}: {error}", file.display()))?;
-    let trees = read_trees(&value, file)?;
+    let trees = read_trees(&KernelJson::read(report, file)?);
     for data in &trees {
         tree_section(&mut page, data);
     }
@@ -416,31 +363,74 @@ pub fn generated(root: &Path) -> anyhow::Result<(std::path::PathBuf, String)> {
 mod tests {
     use super::*;
 
-    /// How the page reads the real results and findings of a report; the layout is
-    /// `cargo xtask kernel`'s JSON (docs/kernel.md), the values made up for the renderer.
+    use crate::kernel_report::{CellJson, CrateJson, TreeJson};
+
+    fn tree(id: &str, version: Option<&str>, allowed: &[&str], error: Option<&str>) -> TreeJson {
+        TreeJson {
+            id: id.into(),
+            version: version.map(Into::into),
+            package: version.map(|version| format!("linux-source-6.12={version}-1")),
+            source: None,
+            sha256: None,
+            minimum_rustc: version.map(|_| "1.78.0".into()),
+            allowed_features: allowed.iter().map(|name| name.to_string()).collect(),
+            error: error.map(Into::into),
+        }
+    }
+
+    fn cell(toolchain: &str, rustc: Option<&str>, real: &str, reason: &str) -> CellJson {
+        CellJson {
+            tree: "6.12".into(),
+            toolchain: toolchain.into(),
+            rustc: rustc.map(Into::into),
+            minimum_met: rustc.map(|_| true),
+            predicted: rustc.map(|_| "pass".into()),
+            prediction_error: None,
+            crates: (rustc.iter())
+                .map(|_| CrateJson {
+                    root: KERNEL_CRATE.into(),
+                    features: vec!["lint_reasons".into()],
+                    predicted: "pass".into(),
+                    needs_bootstrap: true,
+                    errors: Vec::new(),
+                })
+                .collect(),
+            real: real.into(),
+            reason: reason.into(),
+            first_error: None,
+            warning: None,
+            tools: None,
+            enabled: Vec::new(),
+            objects: 0,
+            steps: Vec::new(),
+            cached: false,
+            finding: false,
+        }
+    }
+
+    /// How the page reads the real results and findings of a report; the values are made up
+    /// for the renderer.
     #[test]
     fn real_results_and_findings_are_shown_per_tree() {
-        let report = r#"{
-          "trees": [
-            {"id": "6.12", "version": "6.12.118", "package": "linux-source-6.12=6.12.118-1",
-             "minimum_rustc": "1.78.0", "allowed_features": ["lint_reasons"], "error": null},
-            {"id": "5.10", "version": "5.10.262", "package": null, "minimum_rustc": null,
-             "allowed_features": [], "error": "no Rust support"}
-          ],
-          "cells": [
-            {"tree": "6.12", "toolchain": "1.78.0", "rustc": "1.78.0", "predicted": "pass",
-             "crates": [{"root": "rust/kernel/lib.rs", "features": ["lint_reasons"]}],
-             "real": "pass", "reason": "built", "first_error": null, "finding": false},
-            {"tree": "6.12", "toolchain": "debian-1.98.1", "rustc": "1.98.1",
-             "predicted": "pass",
-             "crates": [{"root": "rust/kernel/lib.rs", "features": ["lint_reasons"]}],
-             "real": "fail", "reason": "make failed", "first_error": "error[E0000]: x",
-             "finding": true},
-            {"tree": "6.12", "toolchain": "nightly", "rustc": null, "predicted": null,
-             "crates": [], "real": "not run", "reason": "not installed", "finding": false}
-          ]
-        }"#;
-        let page = kernels_page(Some(report), Path::new("r.json")).unwrap();
+        let mut failed = cell("debian-1.98.1", Some("1.98.1"), "fail", "make failed");
+        failed.first_error = Some("error[E0000]: x".into());
+        failed.finding = true;
+        let report = KernelJson {
+            trees: vec![
+                tree("6.12", Some("6.12.118"), &["lint_reasons"], None),
+                tree("5.10", Some("5.10.262"), &[], Some("no Rust support")),
+            ],
+            cells: vec![
+                cell("1.78.0", Some("1.78.0"), "pass", "built"),
+                failed,
+                cell("nightly", None, "not run", "not installed"),
+            ],
+            tools: None,
+            tools_error: None,
+            seconds: 1.0,
+        };
+        let text = crate::json::to_pretty(&crate::json::to_value(&report));
+        let page = kernels_page(Some(&text), Path::new("r.json")).unwrap();
         assert!(
             page.contains(
                 "- Compilers: built for real by 1.78.0; failed to build with 1.98.1; not built: \
@@ -454,7 +444,11 @@ mod tests {
         );
         assert!(page.contains("| `lint_reasons` | every compiler probed | yes | [`examples/"));
         let error = kernels_page(Some("{}"), Path::new("r.json")).unwrap_err();
-        assert!(format!("{error}").contains("not a `cargo xtask kernel` JSON report"));
+        assert_eq!(
+            format!("{error}"),
+            "r.json: not a `cargo xtask kernel` JSON report: missing field `trees` at line 1 \
+             column 2"
+        );
         let none = kernels_page(None, Path::new("r.json")).unwrap();
         assert!(none.contains("No `cargo xtask kernel` report is recorded yet"));
     }

@@ -3,7 +3,7 @@
 //! terminal, Markdown, and the JSON documented in docs/kernel.md.
 
 use super::build::{Built, Real};
-use crate::json::{self, Serialize, Value};
+use crate::kernel_report::{CellJson, CrateJson, KernelJson, StepJson, TreeJson};
 use crate::kernel_tree::{Predicted, Prediction};
 
 /// One tree as the report shows it.
@@ -59,64 +59,6 @@ impl Cell {
     }
 }
 
-/// The report file (written only: nothing reads it back but people and the docs' check).
-#[derive(Serialize)]
-struct ReportJson<'a> {
-    trees: Vec<TreeJson<'a>>,
-    cells: Vec<CellJson<'a>>,
-    tools: Option<String>,
-    tools_error: Option<&'a String>,
-    seconds: f64,
-}
-
-#[derive(Serialize)]
-struct TreeJson<'a> {
-    id: &'a str,
-    version: &'a Option<String>,
-    package: &'a Option<String>,
-    source: &'a Option<String>,
-    sha256: &'a Option<String>,
-    minimum_rustc: &'a Option<String>,
-    allowed_features: &'a [String],
-    error: &'a Option<String>,
-}
-
-#[derive(Serialize)]
-struct CellJson<'a> {
-    tree: &'a str,
-    toolchain: &'a str,
-    rustc: &'a Option<String>,
-    minimum_met: Option<bool>,
-    predicted: Option<&'a str>,
-    prediction_error: Option<&'a String>,
-    crates: Vec<CrateJson<'a>>,
-    real: &'a str,
-    reason: &'a str,
-    first_error: &'a Option<String>,
-    warning: &'a Option<String>,
-    tools: &'a Option<String>,
-    enabled: &'a [String],
-    objects: usize,
-    steps: Vec<StepJson<'a>>,
-    cached: bool,
-    finding: bool,
-}
-
-#[derive(Serialize)]
-struct CrateJson<'a> {
-    root: &'a str,
-    features: &'a [String],
-    predicted: &'a str,
-    needs_bootstrap: bool,
-    errors: &'a [String],
-}
-
-#[derive(Serialize)]
-struct StepJson<'a> {
-    step: &'a str,
-    seconds: f64,
-}
-
 /// The whole report.
 #[derive(Clone, Debug)]
 pub(crate) struct Report {
@@ -162,48 +104,46 @@ impl Report {
     }
 
     /// The JSON form.
-    pub(crate) fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> KernelJson {
         let trees = self.trees.iter().map(|tree| TreeJson {
-            id: &tree.id,
-            version: &tree.version,
-            package: &tree.package,
-            source: &tree.identity,
-            sha256: &tree.sha256,
-            minimum_rustc: &tree.minimum_rustc,
-            allowed_features: &tree.allowed_features,
-            error: &tree.error,
+            id: tree.id.clone(),
+            version: tree.version.clone(),
+            package: tree.package.clone(),
+            source: tree.identity.clone(),
+            sha256: tree.sha256.clone(),
+            minimum_rustc: tree.minimum_rustc.clone(),
+            allowed_features: tree.allowed_features.clone(),
+            error: tree.error.clone(),
         });
         let cells = self.cells.iter().map(|cell| {
             let prediction = cell.prediction.as_ref();
             let crates = prediction.map(|prediction| &prediction.crates[..]);
             CellJson {
-                tree: &cell.tree,
-                toolchain: &cell.toolchain,
-                rustc: &cell.rustc,
+                tree: cell.tree.clone(),
+                toolchain: cell.toolchain.clone(),
+                rustc: cell.rustc.clone(),
                 minimum_met: prediction.ok().map(|prediction| prediction.minimum_met),
-                predicted: prediction
-                    .ok()
-                    .map(|prediction| prediction.predicted.word()),
-                prediction_error: prediction.err(),
+                predicted: (prediction.ok()).map(|prediction| prediction.predicted.word().into()),
+                prediction_error: prediction.err().cloned(),
                 crates: (crates.unwrap_or_default().iter())
                     .map(|krate| CrateJson {
-                        root: &krate.root,
-                        features: &krate.features,
-                        predicted: krate.predicted.word(),
+                        root: krate.root.clone(),
+                        features: krate.features.clone(),
+                        predicted: krate.predicted.word().into(),
                         needs_bootstrap: krate.needs_bootstrap,
-                        errors: &krate.errors,
+                        errors: krate.errors.clone(),
                     })
                     .collect(),
-                real: cell.built.real.word(),
-                reason: &cell.built.reason,
-                first_error: &cell.built.first_error,
-                warning: &cell.built.warning,
-                tools: &cell.built.tools,
-                enabled: &cell.built.enabled,
+                real: cell.built.real.word().into(),
+                reason: cell.built.reason.clone(),
+                first_error: cell.built.first_error.clone(),
+                warning: cell.built.warning.clone(),
+                tools: cell.built.tools.clone(),
+                enabled: cell.built.enabled.clone(),
                 objects: cell.built.objects,
                 steps: (cell.built.steps.iter())
                     .map(|(step, seconds)| StepJson {
-                        step,
+                        step: step.clone(),
                         seconds: *seconds,
                     })
                     .collect(),
@@ -211,13 +151,13 @@ impl Report {
                 finding: cell.disagrees(),
             }
         });
-        json::to_value(&ReportJson {
+        KernelJson {
             trees: trees.collect(),
             cells: cells.collect(),
             tools: self.tools_used().ok(),
-            tools_error: self.tools.as_ref().err(),
+            tools_error: self.tools.as_ref().err().cloned(),
             seconds: self.seconds,
-        })
+        }
     }
 
     fn rows(&self) -> Vec<[String; 7]> {

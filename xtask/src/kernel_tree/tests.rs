@@ -5,7 +5,7 @@
 //! or 7.3 tree (which CI unpacks) fails it.
 
 use super::*;
-use crate::json::Value;
+use crate::kernel_report::{CellJson, CrateJson, KernelJson, TreeJson};
 use crate::plan::Rustc;
 use crate::toolchain::{discover, Availability, VERSION_TIMEOUT};
 
@@ -362,29 +362,48 @@ fn report_part(
     tree_id: &str,
     tree: &Tree,
     predictions: &[(String, Prediction)],
-) -> (Value, Vec<Value>) {
-    let tree_value = crate::json::json!({
-        "id": tree_id,
-        "version": tree.version,
-        "minimum_rustc": tree.minimum_rustc().to_string(),
-        "allowed_features": tree.allowed_features,
-    });
+) -> (TreeJson, Vec<CellJson>) {
+    let tree_json = TreeJson {
+        id: tree_id.into(),
+        version: Some(tree.version.clone()),
+        package: None,
+        source: None,
+        sha256: None,
+        minimum_rustc: Some(tree.minimum_rustc().to_string()),
+        allowed_features: tree.allowed_features.clone(),
+        error: None,
+    };
     let cells = predictions
         .iter()
-        .map(|(release, prediction)| {
-            let crates: Vec<Value> = (prediction.crates.iter())
-                .map(|krate| crate::json::json!({ "root": krate.root, "features": krate.features }))
-                .collect();
-            crate::json::json!({
-                "tree": tree_id,
-                "rustc": release,
-                "crates": crates,
-                "real": "not run",
-                "reason": "predictions only",
-            })
+        .map(|(release, prediction)| CellJson {
+            tree: tree_id.into(),
+            toolchain: release.clone(),
+            rustc: Some(release.clone()),
+            minimum_met: Some(prediction.minimum_met),
+            predicted: Some(prediction.predicted.word().into()),
+            prediction_error: None,
+            crates: (prediction.crates.iter())
+                .map(|krate| CrateJson {
+                    root: krate.root.clone(),
+                    features: krate.features.clone(),
+                    predicted: krate.predicted.word().into(),
+                    needs_bootstrap: krate.needs_bootstrap,
+                    errors: krate.errors.clone(),
+                })
+                .collect(),
+            real: "not run".into(),
+            reason: "predictions only".into(),
+            first_error: None,
+            warning: None,
+            tools: None,
+            enabled: Vec::new(),
+            objects: 0,
+            steps: Vec::new(),
+            cached: false,
+            finding: false,
         })
         .collect();
-    (tree_value, cells)
+    (tree_json, cells)
 }
 
 #[test]
@@ -419,9 +438,15 @@ fn the_kernels_page_shows_how_the_lists_changed_from_6_12_to_7_3() {
         cells.extend(tree_cells);
     }
     let _ = std::fs::remove_dir_all(&directory);
-    let report = crate::json::json!({ "trees": trees, "cells": cells });
+    let report = KernelJson {
+        trees,
+        cells,
+        tools: None,
+        tools_error: None,
+        seconds: 0.0,
+    };
     let page = crate::docs::kernels::kernels_page(
-        Some(&report.to_string()),
+        Some(&crate::json::to_value(&report).to_string()),
         Path::new("docs/kernel-report.json"),
     )
     .unwrap();

@@ -171,6 +171,8 @@ pub fn assemble(
         kbuild: super::kbuild::assemble_kbuild(columns, steps, results),
         shard,
         platforms: assemble_platforms(columns, steps, results, planned),
+        // Assembled as the run ends.
+        date: Some(crate::date::utc_now()),
     }
 }
 

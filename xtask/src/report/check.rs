@@ -304,6 +304,7 @@ mod tests {
             kbuild: Vec::new(),
             shard: None,
             platforms: crate::report::platforms::Platforms::default(),
+            date: None,
         }
     }
 

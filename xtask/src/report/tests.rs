@@ -99,6 +99,7 @@ fn sample() -> Report {
         kbuild: Vec::new(),
         shard: None,
         platforms: crate::report::platforms::Platforms::default(),
+        date: Some("2026-12-04 03:48 UTC".into()),
     }
 }
 
@@ -259,12 +260,12 @@ fn json_reads_back_into_the_same_report() {
         (
             "\"cached\": false",
             "\"cached\": \"no\"",
-            "invalid type: string \"no\", expected a boolean at line",
+            "builds[0].cached: invalid type: string \"no\", expected a boolean at line",
         ),
         (
             "\"seconds\": 0.5",
             "\"seconds\": \"0.5\"",
-            "invalid type: string \"0.5\", expected f64 at line",
+            "builds[0].seconds: invalid type: string \"0.5\", expected f64 at line",
         ),
     ] {
         assert!(text.contains(good), "{text}");
@@ -311,18 +312,4 @@ fn json_names_the_source_by_its_word_and_refuses_others() {
     assert!(json.contains("\"source\": \"rustup\""), "{json}");
     let error = Report::from_json(&json.replace("\"rustup\"", "\"apt\"")).unwrap_err();
     assert_eq!(error, "toolchains[0]: unknown source `apt`");
-}
-
-#[test]
-fn the_recorded_report_reads_back_and_writes_out_byte_for_byte() {
-    let path = crate::project_root().join(crate::docs::MATRIX_REPORT);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let report = Report::read(&path).unwrap();
-    let date = crate::date::of_report(&json::parse(&text).unwrap()).map(String::from);
-    let written = json::to_pretty(&crate::date::with_date(report.to_json(), date.as_deref()));
-    assert!(
-        written == text,
-        "{} does not read back as written",
-        path.display()
-    );
 }

@@ -36,6 +36,9 @@ struct ReportJson {
     kbuild: Vec<KbuildJson>,
     platforms: PlatformsJson,
     failures: Vec<Failure>,
+    /// Absent in reports written before reports had dates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    date: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -205,6 +208,7 @@ impl Report {
             kbuild: KbuildJson::write(&self.kbuild, &self.toolchains),
             platforms: PlatformsJson::write(&self.platforms, &self.toolchains),
             failures: self.failures(),
+            date: self.date.clone(),
         })
     }
 
@@ -382,6 +386,7 @@ impl Report {
             strict: file.strict,
             kbuild,
             shard: file.shard,
+            date: file.date,
         };
         let verdict = verdict_word(&report);
         if file.verdict != verdict {

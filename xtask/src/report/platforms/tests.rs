@@ -250,6 +250,7 @@ fn the_target_axis_reads_back_from_json_and_is_checked() {
         kbuild: Vec::new(),
         shard: None,
         platforms,
+        date: None,
     };
     let text = json::to_pretty(&report.to_json());
     let back = Report::from_json(&text).unwrap();
