@@ -7,14 +7,14 @@ pub use serde::{Deserialize, Serialize};
 pub use serde_json::{json, Value};
 
 /// Parses JSON text; the error says what is wrong and where.
-pub fn parse(text: &str) -> Result<Value, String> {
-    serde_json::from_str(text).map_err(|error| error.to_string())
+pub fn parse(text: &str) -> anyhow::Result<Value> {
+    Ok(serde_json::from_str(text)?)
 }
 
 /// Reads JSON text as `T`; the error names the member that is missing or of the wrong type,
 /// and the line and column.
-pub fn read<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
-    serde_json::from_str(text).map_err(|error| error.to_string())
+pub fn read<T: serde::de::DeserializeOwned>(text: &str) -> anyhow::Result<T> {
+    Ok(serde_json::from_str(text)?)
 }
 
 /// A value as a [`Value`], whose objects keep their keys sorted, as the reports are written.

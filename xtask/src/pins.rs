@@ -277,7 +277,7 @@ impl Pins {
                 ));
             }
             let (number, channel) =
-                parse_release(&release).map_err(|error| at(release_line, error))?;
+                parse_release(&release).map_err(|error| at(release_line, error.to_string()))?;
             let written = release.split('-').next().unwrap_or_default();
             if number.to_string() != written {
                 bail!(at(
