@@ -638,7 +638,7 @@ fn answer(
 ) -> anyhow::Result<(Launch, RustcVersion)> {
     let launch = Launch::for_prefix(prefix)?;
     let said = launch.run(&["-vV"], CHECK_TIMEOUT)?;
-    let version = parse_verbose_version(&said).map_err(|error| anyhow::anyhow!("{error}"))?;
+    let version = parse_verbose_version(&said)?;
     accept(&version)?;
     Ok((launch, version))
 }

@@ -322,9 +322,8 @@ fn compat_page_for(
     let kernel_path = root.join(kernels::KERNEL_REPORT);
     let kernel_trees = match read_optional(&kernel_path)? {
         Some(text) => {
-            let value = crate::json::parse(&text).map_err(|error| {
-                anyhow::anyhow!("{} is not a kernel report: {error}", kernel_path.display())
-            })?;
+            let value = crate::json::parse(&text)
+                .with_context(|| format!("{} is not a kernel report", kernel_path.display()))?;
             kernels::read_trees(&value, &kernel_path)?
         }
         None => Vec::new(),
@@ -379,7 +378,7 @@ fn page_files(
         },
     };
     let value = crate::json::parse(&text)
-        .map_err(|error| anyhow::anyhow!("{} is not a matrix report: {error}", path.display()))?;
+        .with_context(|| format!("{} is not a matrix report", path.display()))?;
     // A report made before reports carried a date still makes a page.
     let date = crate::date::of_report(&value).unwrap_or("date not recorded");
     refuse_control_characters(date, "the report's date")?;
