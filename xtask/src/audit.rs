@@ -264,9 +264,10 @@ fn column(
     };
     let rustc = Rustc::of(&toolchain, version.release);
     let prober = probing::Prober::for_input(&rustc, &options.input, directory, options.timeout);
-    let probed = prober
-        .probe(names)
-        .map_or_else(Probed::Failed, Probed::Answered);
+    let probed = prober.probe(names).map_or_else(
+        |error| Probed::Failed(format!("{error:#}")),
+        Probed::Answered,
+    );
     let target = probing::print_cfg(&rustc, options.timeout).ok();
     let column = Column {
         entry,

@@ -173,8 +173,7 @@ impl flags::Bench {
                 Work::Usage => Some(Vec::new()),
                 Work::Matrix => (!self.target.is_empty())
                     .then(|| parse_platforms(&self.target))
-                    .transpose()
-                    .map_err(anyhow::Error::msg)?,
+                    .transpose()?,
             },
             ..Selection::default()
         };

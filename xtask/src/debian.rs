@@ -58,36 +58,36 @@ pub struct DebianSource {
 impl DebianSource {
     /// Parses `SUITE:PACKAGE` or `SUITE:PACKAGE=VERSION`, each part checked against Debian's
     /// syntax, so that no value can reach apt as an option or a pattern.
-    pub fn parse(text: &str) -> Result<DebianSource, String> {
+    pub fn parse(text: &str) -> anyhow::Result<DebianSource> {
         let usage = "SUITE:PACKAGE or SUITE:PACKAGE=VERSION, such as \
                      `trixie:rustc=1.85.1+dfsg1-1+deb13u1`";
         let Some((suite, rest)) = text.split_once(':') else {
-            return Err(format!("`{}` names no suite; write {usage}", escaped(text)));
+            bail!("`{}` names no suite; write {usage}", escaped(text));
         };
         let (package, version) = match rest.split_once('=') {
             Some((package, version)) => (package, Some(version)),
             None => (rest, None),
         };
         if !apt::is_suite(suite) || suite.len() > 64 {
-            return Err(format!(
+            bail!(
                 "`{}` is not a Debian suite (such as `bookworm` or `trixie-security`); write {usage}",
                 escaped(suite)
-            ));
+            );
         }
         if !apt::is_package_name(package) || package.len() > 100 {
-            return Err(format!(
+            bail!(
                 "`{}` is not a Debian package name (lowercase letters, digits, `+`, `-`, `.`); \
                  write {usage}",
                 escaped(package)
-            ));
+            );
         }
         if let Some(version) = version {
             if !apt::is_version(version) || version.len() > 100 {
-                return Err(format!(
+                bail!(
                     "`{}` is not a Debian version ([epoch:]upstream[-revision], upstream starting \
                      with a digit); write {usage}",
                     escaped(version)
-                ));
+                );
             }
         }
         Ok(DebianSource {
@@ -638,7 +638,7 @@ fn answer(
 ) -> anyhow::Result<(Launch, RustcVersion)> {
     let launch = Launch::for_prefix(prefix)?;
     let said = launch.run(&["-vV"], CHECK_TIMEOUT)?;
-    let version = parse_verbose_version(&said).map_err(|error| anyhow::anyhow!("{error}"))?;
+    let version = parse_verbose_version(&said)?;
     accept(&version)?;
     Ok((launch, version))
 }

@@ -366,9 +366,9 @@ fn page_files(
         None => match read_optional(&matrix_path)? {
             Some(_) => {
                 recorded = Report::read(&matrix_path)?;
-                recorded.check_complete().map_err(|error| {
-                    anyhow::anyhow!("{} is not a whole report: {error}", matrix_path.display())
-                })?;
+                recorded
+                    .check_complete()
+                    .with_context(|| format!("{} is not a whole report", matrix_path.display()))?;
                 &recorded
             }
             None => return Ok(files),
@@ -418,9 +418,9 @@ pub fn regenerate(
         Some(path) => {
             let report = Report::read(path)?;
             // Checked as `merge` checks a shard's, before anything is generated or written.
-            report.check_complete().map_err(|error| {
-                anyhow::anyhow!("{} is not a whole report: {error}", path.display())
-            })?;
+            report
+                .check_complete()
+                .with_context(|| format!("{} is not a whole report", path.display()))?;
             let mut files = generated_files_with(root, Some(&report), usage.as_ref())
                 .with_context(|| format!("{}: not usable for the statuses", path.display()))?;
             files.extend(page_files(root, Some((path, &report)), usage_given)?);

@@ -7,18 +7,17 @@ pub use serde::{Deserialize, Serialize};
 pub use serde_json::{json, Value};
 
 /// Parses JSON text; the error says what is wrong and where.
-pub fn parse(text: &str) -> Result<Value, String> {
-    serde_json::from_str(text).map_err(|error| error.to_string())
+pub fn parse(text: &str) -> anyhow::Result<Value> {
+    Ok(serde_json::from_str(text)?)
 }
 
 /// Reads JSON text as `T`; the error names the member that is missing or of the wrong type,
 /// with its path from the top (`cells[2].cached: invalid type ...`), and the line and column.
-pub fn read<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+pub fn read<T: serde::de::DeserializeOwned>(text: &str) -> anyhow::Result<T> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let value =
-        serde_path_to_error::deserialize(&mut deserializer).map_err(|error| error.to_string())?;
+    let value = serde_path_to_error::deserialize(&mut deserializer)?;
     // Text after the value is refused, as `serde_json::from_str` does.
-    deserializer.end().map_err(|error| error.to_string())?;
+    deserializer.end()?;
     Ok(value)
 }
 
@@ -81,18 +80,21 @@ mod tests {
             #[allow(dead_code)]
             cached: bool,
         }
-        let error =
-            read::<Outer>(r#"{"cells": [{"cached": true}, {"cached": "no"}]}"#).unwrap_err();
+        let error = read::<Outer>(r#"{"cells": [{"cached": true}, {"cached": "no"}]}"#)
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             error,
             "cells[1].cached: invalid type: string \"no\", expected a boolean at line 1 column 44"
         );
-        let error = read::<Outer>(r#"{"cells": [{}]}"#).unwrap_err();
+        let error = read::<Outer>(r#"{"cells": [{}]}"#).unwrap_err().to_string();
         assert_eq!(
             error,
             "cells[0]: missing field `cached` at line 1 column 13"
         );
-        let error = read::<Outer>(r#"{"cells": []} []"#).unwrap_err();
+        let error = read::<Outer>(r#"{"cells": []} []"#)
+            .unwrap_err()
+            .to_string();
         assert_eq!(error, "trailing characters at line 1 column 15");
     }
 

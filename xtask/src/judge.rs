@@ -12,6 +12,7 @@ use crate::probe;
 use crate::process::{describe_status, missing_library, Killed, ProcessOutput};
 use crate::status::Status;
 use crate::targets::parse_target_list;
+use anyhow::{anyhow, bail, Context as _};
 use std::time::Duration;
 
 /// How a step came out.
@@ -93,7 +94,7 @@ pub fn judge(step: &Step, outputs: &[ProcessOutput], timeout: Duration) -> StepR
     result.first_error = None;
     if let Err(message) = judge_outputs(step, outputs, timeout, &mut result) {
         result.outcome = Outcome::Fail;
-        result.first_error = Some(message);
+        result.first_error = Some(format!("{message:#}"));
     }
     result
 }
@@ -103,50 +104,51 @@ fn judge_outputs(
     outputs: &[ProcessOutput],
     timeout: Duration,
     result: &mut StepResult,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let Some(first) = outputs.first() else {
-        return Err("no process ran".into());
+        bail!("no process ran");
     };
     let ending = |output: &ProcessOutput| output.describe_ending(timeout);
     if first.killed == Some(Killed::Timeout) {
-        return Err(format!(
-            "{} {}",
-            step.processes[0].program.display(),
-            ending(first)
-        ));
+        bail!("{} {}", step.processes[0].program.display(), ending(first));
     }
     if let Some(index) = outputs.iter().position(|output| !output.complete) {
         // What was read may lack its end, so it cannot be judged.
-        return Err(format!(
+        bail!(
             "the output of {} could not be read to its end: something it started left its \
              process group and kept the pipe open",
             step.processes[index].program.display()
-        ));
+        );
     }
     match step.kind {
         Kind::Probe => {
             // Unknown names (E0635) make the probe fail; anything else that fails without an
             // error diagnostic (a crash, a wrapper's own failure) says nothing about features.
             if !first.success() && !has_error_diagnostic(&first.stderr) {
-                return Err(format!(
+                bail!(
                     "rustc {} without a diagnostic: {}",
                     ending(first),
                     first_line_or(&first.stderr, "no output on stderr")
-                ));
+                );
             }
             let classified = probe::classify(&first.stderr);
-            result.probe = Some(classified.clone());
+            result.probe = Some(
+                classified
+                    .as_ref()
+                    .cloned()
+                    .map_err(|error| format!("{error:#}")),
+            );
             classified.map(|_| ())
         }
         Kind::Run => {
             if !first.success() {
-                Err(format!(
+                Err(anyhow!(
                     "the module {}: {}",
                     ending(first),
                     first_line_or(&first.stderr, "no output on stderr")
                 ))
             } else if first.stdout.trim().is_empty() {
-                Err("the module logged nothing".into())
+                Err(anyhow!("the module logged nothing"))
             } else {
                 result.log = Some(first.stdout.clone());
                 Ok(())
@@ -156,25 +158,25 @@ fn judge_outputs(
             // Gate errors are what the compile is for; any other error makes the places
             // incomplete, and a compile that printed no diagnostic said nothing about them.
             if !first.success() && !has_error_diagnostic(&first.stderr) {
-                return Err(format!(
+                bail!(
                     "rustc {} without a diagnostic: {}",
                     ending(first),
                     first_line_or(&first.stderr, "no output on stderr")
-                ));
+                );
             }
             let read = read_gate_errors(&first.stderr);
             let other = read.other_error.clone();
             result.usage = Some(read);
-            other.map_or(Ok(()), Err)
+            other.map_or(Ok(()), |error| Err(anyhow!(error)))
         }
         Kind::Kbuild => {
             // The compile is expected to fail: what counts is which errors it gave.
             if !first.success() && !has_error_diagnostic(&first.stderr) {
-                return Err(format!(
+                bail!(
                     "rustc {} without a diagnostic: {}",
                     ending(first),
                     first_line_or(&first.stderr, "no output on stderr")
-                ));
+                );
             }
             let errors = error_diagnostics(&first.stderr);
             let mut codes: Vec<String> = Vec::new();
@@ -186,17 +188,17 @@ fn judge_outputs(
             result.error_codes = Some(codes);
             match errors.first() {
                 None => Ok(()),
-                Some((code, message)) if code.is_empty() => Err(format!("error: {message}")),
-                Some((code, message)) => Err(format!("error[{code}]: {message}")),
+                Some((code, message)) if code.is_empty() => Err(anyhow!("error: {message}")),
+                Some((code, message)) => Err(anyhow!("error[{code}]: {message}")),
             }
         }
         Kind::Targets => {
             if !first.success() {
-                return Err(format!(
+                bail!(
                     "rustc --print target-list {}: {}",
                     ending(first),
                     first_line_or(&first.stderr, "no output on stderr")
-                ));
+                );
             }
             // Every name the compiler listed, not only the table's: the verdict is cached by the
             // compiler's identity alone, and a row added later must still find its answer.
@@ -213,8 +215,8 @@ fn judge_outputs(
             let error = first_rustc_error(&first.stderr).filter(|_| said_error);
             Err(
                 match (first.status.and_then(|status| status.code()), error) {
-                    (Some(_), Some(error)) => error,
-                    _ => format!(
+                    (Some(_), Some(error)) => anyhow!(error),
+                    _ => anyhow!(
                         "rustc {}: {}",
                         ending(first),
                         first_line_or(&first.stderr, "it printed nothing")
@@ -231,9 +233,9 @@ fn judge_outputs(
                 // Exit status 0 is also what a runner says that never ran the program (an
                 // emulator replaced by a script): only the program's own last line, with its
                 // checks counted, says it ran to the end.
-                completed_checks(&ran.stdout).map_err(|why| {
+                completed_checks(&ran.stdout).with_context(|| {
                     format!(
-                        "{} exited 0, but the test program did not say it completed: {why}",
+                        "{} exited 0, but the test program did not say it completed",
                         step.processes[1].program.display()
                     )
                 })?;
@@ -246,18 +248,14 @@ fn judge_outputs(
                 .chain(ran.stderr.lines())
                 .rfind(|line| !line.trim().is_empty())
                 .unwrap_or("no output");
-            Err(format!("the test program {}: {said}", ending(ran)))
+            Err(anyhow!("the test program {}: {said}", ending(ran)))
         }
         Kind::Test => {
             let Some(tested) = outputs.get(1) else {
                 return Ok(());
             };
             if tested.killed == Some(Killed::Timeout) {
-                return Err(format!(
-                    "{} {}",
-                    step.processes[1].program.display(),
-                    ending(tested)
-                ));
+                bail!("{} {}", step.processes[1].program.display(), ending(tested));
             }
             let summary = TestSummary::parse(&tested.stdout);
             result.tests = summary
@@ -265,8 +263,8 @@ fn judge_outputs(
                 .map(|summary| (summary.passed, summary.failed, summary.ignored));
             match (tested.status, summary) {
                 (Some(status), Some(summary)) if status.success() && summary.failed == 0 => Ok(()),
-                (Some(_), summary) => Err(test_failure(summary, tested)),
-                (None, _) => Err(format!("the test binary {}", ending(tested))),
+                (Some(_), summary) => Err(anyhow!(test_failure(summary, tested))),
+                (None, _) => Err(anyhow!("the test binary {}", ending(tested))),
             }
         }
     }
@@ -275,24 +273,22 @@ fn judge_outputs(
 /// The number of checks the test program (`xtask/programs/run.rs`) made, from its output: its
 /// last line must be `ok: N checks`, N more than none and the number of `  pass: ` lines it
 /// printed before.
-pub fn completed_checks(stdout: &str) -> Result<usize, String> {
+pub fn completed_checks(stdout: &str) -> anyhow::Result<usize> {
     let last = stdout
         .lines()
         .rfind(|line| !line.trim().is_empty())
-        .ok_or("it printed nothing")?;
+        .context("it printed nothing")?;
     let count = last
         .strip_prefix("ok: ")
         .and_then(|rest| rest.strip_suffix(" checks"))
         .and_then(|count| count.parse::<usize>().ok())
-        .ok_or_else(|| format!("its last line is {last:?}, not `ok: N checks`"))?;
+        .ok_or_else(|| anyhow!("its last line is {last:?}, not `ok: N checks`"))?;
     let passed = stdout
         .lines()
         .filter(|line| line.starts_with("  pass: "))
         .count();
     if count == 0 || count != passed {
-        return Err(format!(
-            "it says `{last}` after printing {passed} passed checks"
-        ));
+        bail!("it says `{last}` after printing {passed} passed checks");
     }
     Ok(count)
 }

@@ -28,7 +28,7 @@ use crate::run_lock::RunLock;
 use crate::toolchain::{self, Availability, Source, Toolchain};
 use crate::version::RustcVersion;
 use crate::Verdict;
-use anyhow::{bail, Context};
+use anyhow::{anyhow, bail, Context};
 use build::{Built, Real};
 use report::{Cell, Report, TreeEntry};
 use std::path::{Path, PathBuf};
@@ -307,8 +307,8 @@ fn run(
             let tools = if needs_old_bindgen {
                 old_tools.get_or_insert_with(|| {
                     tools::find_tools(&dir, tools::OLD_BINDGEN).map_err(|missing| {
-                        format!(
-                            "{missing} (this tree passes bindgen `--size_t-is-usize`, which \
+                        anyhow!(
+                            "{missing:#} (this tree passes bindgen `--size_t-is-usize`, which \
                              bindgen 0.65 removed; its minimum is {})",
                             rules.minimums[0].bindgen
                         )
@@ -323,7 +323,7 @@ fn run(
                     cells.push(cell(
                         prediction,
                         Built::not_run(
-                            format!("the build tools are missing: {missing}"),
+                            format!("the build tools are missing: {missing:#}"),
                             Vec::new(),
                         ),
                         false,
@@ -433,7 +433,9 @@ fn run(
     Ok(Report {
         trees: tree_entries,
         cells,
-        tools: tools.map(|tools| tools.identity),
+        tools: tools
+            .map(|tools| tools.identity)
+            .map_err(|missing| format!("{missing:#}")),
         seconds: started.elapsed().as_secs_f64(),
     })
 }
@@ -500,8 +502,7 @@ fn kernel_library(
         Source::Rustup { .. } => None,
     };
     let Some(compiler) = debian else {
-        let sources = crate::library_sources::library_sources(toolchain, version)
-            .map_err(anyhow::Error::msg)?;
+        let sources = crate::library_sources::library_sources(toolchain, version)?;
         return Ok((sources.library, sources.identity));
     };
     let package = crate::library_sources::source_package(&compiler.package)

@@ -10,7 +10,7 @@ use crate::debian::{self, DebianSource, Provisioner};
 use crate::extracted::{self, Extracted, Marker, Wanted};
 use crate::toolchain::{Source, Toolchain};
 use crate::version::RustcVersion;
-use anyhow::{bail, Context};
+use anyhow::{anyhow, bail, Context};
 use std::path::{Path, PathBuf};
 
 /// A compiler's own library sources, as the cross builds need them.
@@ -39,7 +39,7 @@ pub struct SourceCrate {
 pub fn library_sources(
     toolchain: &Toolchain,
     version: &RustcVersion,
-) -> Result<LibrarySources, String> {
+) -> anyhow::Result<LibrarySources> {
     let root = debian::toolchains_dir();
     let sysroot = version.sysroot.clone().unwrap_or_else(|| {
         let bin = toolchain.rustc.parent().unwrap_or(Path::new("/"));
@@ -50,7 +50,7 @@ pub fn library_sources(
         Source::Debian { package } => debian_sources(&root, package),
         Source::Rustup { name } => found_in(component, format!("rustup's rust-src of {name}"))
             .map_err(|_| {
-                format!(
+                anyhow!(
                     "no library sources: run `rustup component add rust-src --toolchain {name}`"
                 )
             }),
@@ -64,7 +64,7 @@ pub fn library_sources(
                 format!("rust-src in {}", sysroot.display()),
             )
             .map_err(|_| {
-                format!(
+                anyhow!(
                     "no library sources: {} holds no core/src/lib.rs (the rust-src \
                          component provides it)",
                     component.display()
@@ -97,22 +97,20 @@ pub(crate) fn unavailable_note(prefix: &Path) -> PathBuf {
 }
 
 /// The provisioned sources of a Debian compiler, whose version must be the compiler's exactly.
-fn debian_sources(root: &Path, compiler: &DebianSource) -> Result<LibrarySources, String> {
+fn debian_sources(root: &Path, compiler: &DebianSource) -> anyhow::Result<LibrarySources> {
     let install = "run `cargo xtask toolchains install`";
     let Some(version) = &compiler.version else {
-        return Err(format!(
-            "no library sources: {compiler} names no exact version to match"
-        ));
+        bail!("no library sources: {compiler} names no exact version to match");
     };
     let Some(package) = source_package(&compiler.package) else {
-        return Err(format!(
+        bail!(
             "no library sources: Debian's {} has no known source package",
             compiler.package
-        ));
+        );
     };
     let prefix = sources_prefix(root, &package, version);
     let Some(marker) = Marker::read(&prefix) else {
-        return Err(match std::fs::read_to_string(unavailable_note(&prefix)) {
+        bail!(match std::fs::read_to_string(unavailable_note(&prefix)) {
             Ok(note) => format!("no library sources: {}; {install}", note.trim()),
             Err(_) => {
                 format!("no library sources: {package}={version} is not provisioned; {install}")
@@ -120,25 +118,25 @@ fn debian_sources(root: &Path, compiler: &DebianSource) -> Result<LibrarySources
         });
     };
     if marker.package != package || &marker.version != version {
-        return Err(format!(
+        bail!(
             "no library sources: {} holds {}, not {package}={version}; {install}",
             prefix.display(),
             marker.identity()
-        ));
+        );
     }
     let library = prefix.join(marker.get("library").unwrap_or("library"));
     found_in(library, marker.identity())
-        .map_err(|why| format!("no library sources: {why}; {install}"))
+        .map_err(|why| anyhow!("no library sources: {why:#}; {install}"))
 }
 
 /// The sources in `library`, if it holds `core`.
-fn found_in(library: PathBuf, identity: String) -> Result<LibrarySources, String> {
+fn found_in(library: PathBuf, identity: String) -> anyhow::Result<LibrarySources> {
     let core_manifest = library.join("core/Cargo.toml");
     if !library.join("core/src/lib.rs").is_file() {
-        return Err(format!("{} holds no core/src/lib.rs", library.display()));
+        bail!("{} holds no core/src/lib.rs", library.display());
     }
     let manifest = std::fs::read_to_string(&core_manifest)
-        .map_err(|error| format!("reading {}: {error}", core_manifest.display()))?;
+        .with_context(|| format!("reading {}", core_manifest.display()))?;
     let workspace = std::fs::read_to_string(library.join("Cargo.toml")).ok();
     let core_edition = manifest_edition(&manifest, workspace.as_deref());
     let compiler_builtins = [
@@ -407,7 +405,7 @@ mod tests {
         let root = crate::project_root().join("target/kshim/test-scratch/library-sources");
         let _ = std::fs::remove_dir_all(&root);
         let compiler = DebianSource::parse("sid:rustc=1.97.1+dfsg1-1").unwrap();
-        let error = debian_sources(&root, &compiler).unwrap_err();
+        let error = debian_sources(&root, &compiler).unwrap_err().to_string();
         assert_eq!(
             error,
             "no library sources: rust-src=1.97.1+dfsg1-1 is not provisioned; \
@@ -420,7 +418,7 @@ mod tests {
             "rust-src=1.97.1+dfsg1-1: sid serves no rust-src=1.97.1+dfsg1-1\n",
         )
         .unwrap();
-        let error = debian_sources(&root, &compiler).unwrap_err();
+        let error = debian_sources(&root, &compiler).unwrap_err().to_string();
         assert!(
             error.starts_with("no library sources: rust-src=1.97.1+dfsg1-1: sid serves no"),
             "{error}"
@@ -443,7 +441,7 @@ mod tests {
             library_in(&prefix).as_deref(),
             Some("usr/src/rustc-1.97.1/library")
         );
-        let error = debian_sources(&root, &compiler).unwrap_err();
+        let error = debian_sources(&root, &compiler).unwrap_err().to_string();
         assert!(!error.contains("holds"), "no marker, no sources: {error}");
         let mut marker = Marker {
             package: "rust-src".into(),
@@ -453,7 +451,7 @@ mod tests {
             fields: vec![("library".into(), "usr/src/rustc-1.97.1/library".into())],
         };
         std::fs::write(prefix.join(extracted::MARKER), marker.render()).unwrap();
-        let error = debian_sources(&root, &compiler).unwrap_err();
+        let error = debian_sources(&root, &compiler).unwrap_err().to_string();
         assert!(
             error.contains("holds rust-src=1.97.1+dfsg1-2 (sid), not rust-src=1.97.1+dfsg1-1"),
             "{error}"
@@ -470,13 +468,13 @@ mod tests {
             library.join("compiler-builtins/compiler-builtins/src/lib.rs")
         );
         let mozilla = DebianSource::parse("bullseye:rustc-mozilla=1.63.0+dfsg1-2~deb11u1").unwrap();
-        let error = debian_sources(&root, &mozilla).unwrap_err();
+        let error = debian_sources(&root, &mozilla).unwrap_err().to_string();
         assert!(
             error.contains("rust-mozilla-src=1.63.0+dfsg1-2~deb11u1"),
             "{error}"
         );
         let unknown = DebianSource::parse("sid:cargo=0.66.0-1").unwrap();
-        let error = debian_sources(&root, &unknown).unwrap_err();
+        let error = debian_sources(&root, &unknown).unwrap_err().to_string();
         assert!(error.contains("no known source package"), "{error}");
         std::fs::remove_dir_all(&root).unwrap();
     }
@@ -501,7 +499,7 @@ mod tests {
                     let exact = compiler.version.clone().unwrap();
                     let prefix = sources_prefix(&debian::toolchains_dir(), &package, &exact);
                     if Marker::read(&prefix).is_none() {
-                        let error = answer.unwrap_err();
+                        let error = answer.unwrap_err().to_string();
                         assert!(
                             error.ends_with("run `cargo xtask toolchains install`"),
                             "{error}"
@@ -547,7 +545,7 @@ mod tests {
                         );
                     } else {
                         assert_eq!(
-                            answer.unwrap_err(),
+                            answer.unwrap_err().to_string(),
                             format!(
                                 "no library sources: run `rustup component add rust-src \
                                  --toolchain {name}`"

@@ -73,7 +73,7 @@ impl flags::Matrix {
         selection.shard = self.shard.as_deref().map(Shard::parse).transpose()?;
         selection.pins = self.pins.clone();
         if !self.target.is_empty() {
-            selection.platforms = Some(parse_platforms(&self.target).map_err(anyhow::Error::msg)?);
+            selection.platforms = Some(parse_platforms(&self.target)?);
         }
         options.strict = self.strict;
         Ok((options, format))

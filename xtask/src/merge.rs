@@ -10,7 +10,7 @@ use crate::report::kbuild::KbuildCell;
 use crate::report::platforms::{CrossCell, KnownCell, Platforms};
 use crate::report::{BuildCell, Report};
 use crate::{flags, Verdict};
-use anyhow::{anyhow, bail, Context};
+use anyhow::{bail, Context};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use xshell::Shell;
@@ -37,7 +37,7 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
             .with_context(|| format!("{}: its shard {:?}", path.display(), escape(text)))?;
         report
             .check_complete()
-            .map_err(|error| anyhow!("{} is not a whole report: {error}", path.display()))?;
+            .with_context(|| format!("{} is not a whole report", path.display()))?;
         shards.push((shard, path, report));
     }
     let count = shards[0].0.count;

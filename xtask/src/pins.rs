@@ -277,7 +277,7 @@ impl Pins {
                 ));
             }
             let (number, channel) =
-                parse_release(&release).map_err(|error| at(release_line, error))?;
+                parse_release(&release).map_err(|error| at(release_line, error.to_string()))?;
             let written = release.split('-').next().unwrap_or_default();
             if number.to_string() != written {
                 bail!(at(
@@ -333,7 +333,7 @@ impl Pins {
             }
             let debian = match debian {
                 Some((line, value)) => {
-                    Some(DebianSource::parse(&value).map_err(|error| at(line, error))?)
+                    Some(DebianSource::parse(&value).map_err(|error| at(line, error.to_string()))?)
                 }
                 None => None,
             };
@@ -420,7 +420,8 @@ fn parse_tree(
     }
     let source = match (table.remove("debian"), table.remove("path")) {
         (Some((line, value)), None) => {
-            let source = DebianSource::parse(&value).map_err(|error| at(line, error))?;
+            let source =
+                DebianSource::parse(&value).map_err(|error| at(line, error.to_string()))?;
             if !source.package.starts_with("linux-source-") {
                 bail!(at(
                     line,

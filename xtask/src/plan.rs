@@ -303,7 +303,7 @@ pub fn plan_run(
             continue;
         };
         cross[index] = Some(CrossToolchain {
-            sources: library_sources(toolchain, version),
+            sources: library_sources(toolchain, version).map_err(|why| format!("{why:#}")),
         });
         let mut name = identity_directory_name(toolchain);
         if !used_names.insert(name.clone()) {
@@ -326,7 +326,7 @@ pub fn plan_run(
         linker: find_linker(&availabilities),
         runner: &|target: &KernelTarget| {
             (target.arch != std::env::consts::ARCH).then(|| {
-                qemu_user(target.arch).ok_or_else(|| {
+                qemu_user(target.arch).with_context(|| {
                     format!(
                         "no qemu-{}-static here to run it: `cargo xtask toolchains install` \
                          unpacks Debian's qemu-user-static",
@@ -363,7 +363,7 @@ pub fn plan_run(
 
 /// The `ld.lld` that links the test programs: `rust-lld` from a rustup toolchain that was
 /// found (Debian's compilers ship none), or `ld.lld` on `PATH`.
-fn find_linker(availabilities: &[Availability]) -> Result<PathBuf, String> {
+fn find_linker(availabilities: &[Availability]) -> anyhow::Result<PathBuf> {
     let bundled = availabilities.iter().find_map(|availability| {
         let Availability::Found { toolchain, version } = availability else {
             return None;
@@ -394,11 +394,10 @@ fn find_linker(availabilities: &[Availability]) -> Result<PathBuf, String> {
         })
     };
     let on_path = || crate::process::which("ld.lld");
-    bundled.or_else(rustup).or_else(on_path).ok_or_else(|| {
+    bundled.or_else(rustup).or_else(on_path).context(
         "no linker for the test programs: no rustup toolchain has rust-lld, and no ld.lld is on \
-         PATH"
-            .to_string()
-    })
+         PATH",
+    )
 }
 
 /// The fixtures of `tests/fixtures/` that each toolchain compiles as Kbuild compiles a driver:

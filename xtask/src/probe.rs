@@ -12,6 +12,7 @@
 use crate::catalog::FEATURES;
 use crate::json::{self, Value};
 use crate::status::Status;
+use anyhow::{anyhow, Context as _};
 
 /// The probe crate's source: every catalog feature in one `#![feature]` attribute.
 pub fn probe_source() -> String {
@@ -55,7 +56,7 @@ pub fn probe_source_with(names: &[&str], generator: &str, extern_crates: &[&str]
 /// Any error other than E0635/E0557 about a catalog name means the probe itself failed (for
 /// example E0554, `#![feature]` refused on a stable channel); the error names the compiler's
 /// message.
-pub fn classify(stderr: &str) -> Result<Vec<Status>, String> {
+pub fn classify(stderr: &str) -> anyhow::Result<Vec<Status>> {
     let names: Vec<&str> = FEATURES.iter().map(|feature| feature.name).collect();
     classify_names(stderr, &names)
 }
@@ -64,10 +65,10 @@ pub fn classify(stderr: &str) -> Result<Vec<Status>, String> {
 /// probe made by [`probe_source_for`] from the same names.
 ///
 /// Errors are as for [`classify`].
-pub fn classify_names(stderr: &str, names: &[&str]) -> Result<Vec<Status>, String> {
+pub fn classify_names(stderr: &str, names: &[&str]) -> anyhow::Result<Vec<Status>> {
     let diagnostics = read_diagnostics(stderr, names)?;
     match diagnostics.other_errors.into_iter().next() {
-        Some(error) => Err(error),
+        Some(error) => Err(anyhow!(error)),
         None => Ok(diagnostics.statuses),
     }
 }
@@ -83,7 +84,7 @@ pub struct Diagnostics {
 
 /// Reads a probe's JSON diagnostics into a status per name and the other errors, which
 /// [`classify_names`] turns into a failure; an unreadable diagnostic is an error itself.
-pub fn read_diagnostics(stderr: &str, names: &[&str]) -> Result<Diagnostics, String> {
+pub fn read_diagnostics(stderr: &str, names: &[&str]) -> anyhow::Result<Diagnostics> {
     let mut other_errors = Vec::new();
     let mut statuses = vec![Status::Gated; names.len()];
     let mut positions: std::collections::HashMap<&str, Vec<usize>> = Default::default();
@@ -94,7 +95,7 @@ pub fn read_diagnostics(stderr: &str, names: &[&str]) -> Result<Diagnostics, Str
         |name: &str| -> Vec<usize> { positions.get(name).cloned().unwrap_or_default() };
     for line in stderr.lines().filter(|line| line.starts_with('{')) {
         let diagnostic = json::parse(line)
-            .map_err(|error| format!("unreadable diagnostic ({error}): {line}"))?;
+            .map_err(|error| anyhow!("unreadable diagnostic ({error}): {line}"))?;
         let message = diagnostic
             .get("message")
             .and_then(Value::as_str)
@@ -122,7 +123,7 @@ pub fn read_diagnostics(stderr: &str, names: &[&str]) -> Result<Diagnostics, Str
                     // A nightly says `stable since 1.97.0-nightly`: a pre-release is a release.
                     .and_then(|text| crate::version::parse_release(text).ok())
                     .map(|(release, _)| release)
-                    .ok_or_else(|| {
+                    .with_context(|| {
                         format!("no release in the stable_features warning: {message}")
                     })?;
                 Status::Stable(since)
@@ -242,7 +243,7 @@ mod tests {
             "`#![feature]` may not be used on the stable release channel",
         );
         assert_eq!(
-            classify(&stderr).unwrap_err(),
+            classify(&stderr).unwrap_err().to_string(),
             "error[E0554]: `#![feature]` may not be used on the stable release channel"
         );
     }

@@ -327,7 +327,7 @@ fn verified(pin: &Pin, toolchain: Toolchain) -> anyhow::Result<crate::version::R
             version.first_line,
             pin.describe_release()
         ),
-        Err(error) => bail!("{error}"),
+        Err(error) => Err(error),
     }
 }
 

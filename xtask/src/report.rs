@@ -15,6 +15,7 @@ use crate::expect::{enabled_in_kernel_mode, Outcome, ToolchainVerdict};
 use crate::plan::{Kind, Mode};
 use crate::status::Status;
 use crate::toolchain::SourceKind;
+use anyhow::anyhow;
 use std::fmt::Write;
 
 /// The version of the JSON layout above; bumped on any incompatible change.
@@ -439,35 +440,35 @@ fn milliseconds(seconds: f64) -> f64 {
 }
 
 /// Seconds read back: a finite, non-negative number.
-fn seconds(seconds: f64, what: &str) -> Result<f64, String> {
+fn seconds(seconds: f64, what: &str) -> anyhow::Result<f64> {
     if seconds.is_finite() && seconds >= 0.0 {
         Ok(seconds)
     } else {
-        Err(format!("{what}: `seconds` is not a number of seconds"))
+        Err(anyhow!("{what}: `seconds` is not a number of seconds"))
     }
 }
 
 /// The `ok` a file states must be what its cell says: a report edited into contradiction is
 /// not trusted.
-fn stated_ok(stated: bool, ok: bool, what: &str) -> Result<(), String> {
+fn stated_ok(stated: bool, ok: bool, what: &str) -> anyhow::Result<()> {
     if stated == ok {
         Ok(())
     } else {
-        Err(format!(
+        Err(anyhow!(
             "{what}: `ok` is {stated}, but what was observed and what was expected say {ok}"
         ))
     }
 }
 
 /// A mode by its word.
-fn mode(word: &str, what: &str) -> Result<Mode, String> {
+fn mode(word: &str, what: &str) -> anyhow::Result<Mode> {
     let found = Mode::ALL.into_iter().find(|mode| mode.word() == word);
-    found.ok_or_else(|| format!("{what}: unknown mode `{word}`"))
+    found.ok_or_else(|| anyhow!("{what}: unknown mode `{word}`"))
 }
 
 /// An outcome by its word.
-fn outcome(word: &str, what: &str) -> Result<Outcome, String> {
-    Outcome::from_word(word).ok_or_else(|| format!("{what}: unknown outcome `{word}`"))
+fn outcome(word: &str, what: &str) -> anyhow::Result<Outcome> {
+    Outcome::from_word(word).ok_or_else(|| anyhow!("{what}: unknown outcome `{word}`"))
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! the instructions themselves.
 
 use crate::catalog::Release;
+use anyhow::bail;
 use object::elf::{self, Machine, RelocationType};
 
 /// One architecture the kernel builds Rust code for, and the built-in target the matrix uses.
@@ -224,12 +225,10 @@ impl KernelTarget {
 
 /// Reads `--target` values: kernel target triples, each once and in catalog order, or `none`
 /// alone for the host only (an empty list).
-pub fn parse_platforms(values: &[String]) -> Result<Vec<&'static KernelTarget>, String> {
+pub fn parse_platforms(values: &[String]) -> anyhow::Result<Vec<&'static KernelTarget>> {
     if values.iter().any(|value| value == "none") {
         if values.len() > 1 {
-            return Err(
-                "--target none means the host alone; it cannot be given with other targets".into(),
-            );
+            bail!("--target none means the host alone; it cannot be given with other targets");
         }
         return Ok(Vec::new());
     }
@@ -237,11 +236,11 @@ pub fn parse_platforms(values: &[String]) -> Result<Vec<&'static KernelTarget>, 
     for value in values {
         let Some(target) = kernel_target(value) else {
             let known: Vec<&str> = KERNEL_TARGETS.iter().map(|target| target.triple).collect();
-            return Err(format!(
+            bail!(
                 "--target {}: not one of the kernel's targets ({}), nor `none`",
                 crate::output::escape(value),
                 known.join(", ")
-            ));
+            );
         };
         if !platforms.contains(&target) {
             platforms.push(target);
@@ -320,9 +319,13 @@ mod tests {
         .unwrap();
         assert_eq!(picked[0].triple, "x86_64-unknown-none", "catalog order");
         assert_eq!(parse_platforms(&values(&["none"])).unwrap().len(), 0);
-        let error = parse_platforms(&values(&["none", "x86_64-unknown-none"])).unwrap_err();
+        let error = parse_platforms(&values(&["none", "x86_64-unknown-none"]))
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("the host alone"), "{error}");
-        let error = parse_platforms(&values(&["aarch64-linux\u{1b}[2J"])).unwrap_err();
+        let error = parse_platforms(&values(&["aarch64-linux\u{1b}[2J"]))
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("not one of the kernel's targets"), "{error}");
         assert!(!error.contains('\u{1b}'), "escaped: {error}");
     }

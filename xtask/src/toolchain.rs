@@ -10,6 +10,7 @@ use crate::interrupt::interrupted;
 use crate::loader::{Launch, OwnLoader};
 use crate::pins::{Pin, Pins};
 use crate::version::{parse_verbose_version, RustcVersion};
+use anyhow::{anyhow, bail, Context as _};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -235,14 +236,14 @@ fn probe_all(toolchains: Vec<Toolchain>, timeout: Duration) -> Vec<Availability>
         })
         .map(|(index, _)| index)
         .collect();
-    let answers: Mutex<HashMap<usize, Result<RustcVersion, String>>> = Mutex::new(HashMap::new());
+    let answers: Mutex<HashMap<usize, anyhow::Result<RustcVersion>>> = Mutex::new(HashMap::new());
     let next = AtomicUsize::new(0);
     std::thread::scope(|scope| {
         for _ in 0..PARALLEL_PROBES.min(distinct.len()) {
             scope.spawn(|| {
                 while let Some(&index) = distinct.get(next.fetch_add(1, Ordering::SeqCst)) {
                     let answer = match interrupted() {
-                        Some(_) => Err(NOT_CHECKED.to_owned()),
+                        Some(_) => Err(anyhow!(NOT_CHECKED)),
                         None => verify(&toolchains[index], timeout),
                     };
                     answers
@@ -264,7 +265,7 @@ fn probe_all(toolchains: Vec<Toolchain>, timeout: Duration) -> Vec<Availability>
                 },
                 Err(error) => Availability::Broken {
                     toolchain,
-                    error: error.clone(),
+                    error: format!("{error:#}"),
                 },
             },
         )
@@ -514,15 +515,15 @@ pub fn library_path_env(rustc: &Path) -> Vec<(String, String)> {
 /// Checks that a compiler works: it must start, answer `rustc -vV` readably within `timeout`,
 /// and have `core` for its host in its sysroot (a compiler without one cannot build anything,
 /// whatever its `-vV` says).
-pub fn verify(toolchain: &Toolchain, timeout: Duration) -> Result<RustcVersion, String> {
+pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcVersion> {
     if !toolchain.rustc.exists() {
-        return Err(format!("{} does not exist", toolchain.rustc.display()));
+        bail!("{} does not exist", toolchain.rustc.display());
     }
     if toolchain.rustc.is_dir() {
-        return Err(format!(
+        bail!(
             "{} is a directory, not a rustc executable",
             toolchain.rustc.display()
-        ));
+        );
     }
     let stamps = answer_stamps(toolchain);
     let cached = stamps.as_ref().and_then(|stamps| answers::load(stamps));
@@ -538,7 +539,7 @@ pub fn verify(toolchain: &Toolchain, timeout: Duration) -> Result<RustcVersion, 
                 .map(str::trim)
                 .rfind(|line| !line.is_empty())
                 .map(PathBuf::from)
-                .ok_or_else(|| {
+                .with_context(|| {
                     format!(
                         "`{} --print sysroot` printed nothing",
                         toolchain.rustc.display()
@@ -563,12 +564,12 @@ pub fn verify(toolchain: &Toolchain, timeout: Duration) -> Result<RustcVersion, 
         })
     });
     if !has_core {
-        return Err(format!(
+        bail!(
             "its sysroot {} has no `core` for its host {}: no libcore-*.rlib in {}",
             sysroot.display(),
             version.host,
             libraries.display()
-        ));
+        );
     }
     version.sysroot = Some(sysroot);
     Ok(version)
@@ -624,7 +625,7 @@ fn run_rustc(
     toolchain: &Toolchain,
     args: &[&str],
     timeout: Duration,
-) -> Result<crate::process::ProcessOutput, String> {
+) -> anyhow::Result<crate::process::ProcessOutput> {
     let rustc = &toolchain.rustc;
     let (program, mut all_args) = crate::loader::start(rustc, toolchain.loader.as_ref());
     all_args.extend(args.iter().map(|arg| arg.to_string()));
@@ -635,15 +636,15 @@ fn run_rustc(
         env_remove: Vec::new(),
     };
     let output = crate::process::run(&invocation, timeout)
-        .map_err(|error| crate::process::describe_spawn_error(rustc, &error))?;
+        .map_err(|error| anyhow!(crate::process::describe_spawn_error(rustc, &error)))?;
     if !output.success() {
-        return Err(format!(
+        bail!(
             "`{} {}` failed ({}); stderr: {}",
             rustc.display(),
             args.join(" "),
             output.describe_ending(timeout),
             first_lines(&output.stderr, 5)
-        ));
+        );
     }
     Ok(output)
 }
@@ -652,9 +653,9 @@ fn run_rustc(
 pub fn run_verbose_version(
     toolchain: &Toolchain,
     timeout: Duration,
-) -> Result<RustcVersion, String> {
+) -> anyhow::Result<RustcVersion> {
     let output = run_rustc(toolchain, &["-vV"], timeout)?;
-    parse_verbose_version(&output.stdout).map_err(|error| error.to_string())
+    Ok(parse_verbose_version(&output.stdout)?)
 }
 
 fn first_lines(text: &str, count: usize) -> String {

@@ -16,7 +16,7 @@ use crate::plan::{Kind, Step, UsageCompile};
 use crate::report::ToolchainEntry;
 use crate::status::Status;
 use crate::Verdict;
-use anyhow::{anyhow, bail, Context};
+use anyhow::{bail, Context};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
@@ -302,13 +302,13 @@ impl UsageReport {
 
     /// Reads a report that [`UsageReport::to_json`] wrote.
     pub fn from_json(text: &str) -> anyhow::Result<UsageReport> {
-        let value = json::parse(text).map_err(|error| anyhow!("not JSON: {error}"))?;
+        let value = json::parse(text).context("not JSON")?;
         if value.get("report").and_then(Value::as_str) != Some("usage")
             || value.get("schema").and_then(Value::as_u64) != Some(SCHEMA)
         {
             bail!("not a usage report of schema {SCHEMA} (written by `cargo xtask usage --format json`)");
         }
-        let file: UsageJson = json::read(text).map_err(|error| anyhow!("{error}"))?;
+        let file: UsageJson = json::read(text)?;
         let mut features = Vec::new();
         for feature in file.features {
             let mut cells = Vec::new();

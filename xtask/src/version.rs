@@ -212,7 +212,8 @@ pub fn parse_verbose_version(text: &str) -> Result<RustcVersion, VersionError> {
             "the first line says `{first_version}` but the `release:` line says `{release_text}`"
         )));
     }
-    let (release, channel) = parse_release(&release_text).map_err(error)?;
+    let (release, channel) =
+        parse_release(&release_text).map_err(|problem| error(format!("{problem:#}")))?;
     let host = fields
         .host
         .filter(|host| !host.is_empty())
@@ -243,13 +244,13 @@ pub fn parse_verbose_version(text: &str) -> Result<RustcVersion, VersionError> {
 ///
 /// The error is a sentence naming the text, for [`VersionError::problem`] and the pin file's
 /// messages.
-pub fn parse_release(text: &str) -> Result<(Release, Channel), String> {
+pub fn parse_release(text: &str) -> anyhow::Result<(Release, Channel)> {
     let (number, suffix) = match text.split_once('-') {
         Some((number, suffix)) => (number, Some(suffix)),
         None => (text, None),
     };
     let release = Release::parse(number).ok_or_else(|| {
-        format!("the release `{text}` is not MAJOR.MINOR.PATCH with an optional -beta.N, -nightly or -dev")
+        anyhow::anyhow!("the release `{text}` is not MAJOR.MINOR.PATCH with an optional -beta.N, -nightly or -dev")
     })?;
     let channel = match suffix {
         None => Channel::Stable,
@@ -257,11 +258,9 @@ pub fn parse_release(text: &str) -> Result<(Release, Channel), String> {
         Some("dev") => Channel::Dev,
         Some("beta") => Channel::Beta,
         Some(beta) if beta.strip_prefix("beta.").is_some_and(is_decimal) => Channel::Beta,
-        Some(other) => {
-            return Err(format!(
-                "the release `{text}` has the suffix `-{other}`, which is none of -beta.N, -nightly, -dev"
-            ))
-        }
+        Some(other) => anyhow::bail!(
+            "the release `{text}` has the suffix `-{other}`, which is none of -beta.N, -nightly, -dev"
+        ),
     };
     Ok((release, channel))
 }
@@ -434,8 +433,8 @@ LLVM version: 22.1.4
         assert_eq!(version.channel, Channel::Beta);
         assert_eq!(version.release_string(), "1.86.0-beta.3");
         assert_eq!(
-            parse_release("1.86.0-beta"),
-            Ok((Release::new(1, 86, 0), Channel::Beta))
+            parse_release("1.86.0-beta").unwrap(),
+            (Release::new(1, 86, 0), Channel::Beta)
         );
         assert!(parse_release("1.86.0-beta.").is_err());
         assert!(parse_release("1.86.0-beta.x").is_err());

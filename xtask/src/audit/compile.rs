@@ -14,7 +14,7 @@ use crate::plan::Rustc;
 use crate::process::{self, Invocation};
 use crate::status::Status;
 use crate::usage_report::{FeatureUsage, UsageCell, UsageReport, UsageToolchain};
-use anyhow::{bail, Context};
+use anyhow::{anyhow, bail, Context};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -224,17 +224,15 @@ fn compile_without(
     feature: &str,
     scratch: &Path,
     timeout: Duration,
-) -> Result<GateErrors, String> {
+) -> anyhow::Result<GateErrors> {
     let allowed: Vec<&str> = active
         .iter()
         .copied()
         .filter(|name| *name != feature)
         .collect();
-    let invocation = compile
-        .invocation(rustc, &allowed, scratch)
-        .map_err(|error| format!("{error:#}"))?;
+    let invocation = compile.invocation(rustc, &allowed, scratch)?;
     let output = process::run(&invocation, timeout)
-        .map_err(|error| process::describe_spawn_error(&invocation.program, &error))?;
+        .map_err(|error| anyhow!(process::describe_spawn_error(&invocation.program, &error)))?;
     let read = read_gate_errors(&compile.diagnostics(&output.stdout, &output.stderr));
     if !output.success() && read.places.is_empty() && read.attributes.is_empty() {
         // rustc's own error where it gave one, else Cargo's first error line.
@@ -246,13 +244,10 @@ fn compile_without(
                 .unwrap_or("it printed nothing")
                 .to_string()
         });
-        return Err(format!(
-            "the compile {}: {said}",
-            output.describe_ending(timeout)
-        ));
+        bail!("the compile {}: {said}", output.describe_ending(timeout));
     }
     match &read.other_error {
-        Some(error) => Err(error.clone()),
+        Some(error) => bail!(error.clone()),
         None => Ok(read),
     }
 }
@@ -307,7 +302,7 @@ impl AuditReport {
             .filter(|name| activity(name) != Some(false))
             .collect();
         if let Err(error) = compile_without(compile, rustc, &allowed, "", scratch, timeout) {
-            let error = format!("with every feature allowed, {error}");
+            let error = format!("with every feature allowed, {error:#}");
             return vec![UsageCell::Failed(error, Vec::new()); names.len()];
         }
         let base = compile.base();
@@ -331,7 +326,7 @@ impl AuditReport {
                     None => return UsageCell::NotGated("unanswered".into()),
                 }
                 match compile_without(compile, rustc, &allowed, name, scratch, timeout) {
-                    Err(error) => UsageCell::Failed(error, Vec::new()),
+                    Err(error) => UsageCell::Failed(format!("{error:#}"), Vec::new()),
                     Ok(read) => UsageCell::found(
                         read.places
                             .iter()

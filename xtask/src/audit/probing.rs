@@ -10,6 +10,7 @@ use crate::plan::Rustc;
 use crate::probe::{self, Diagnostics};
 use crate::process::{self, Invocation};
 use crate::status::Status;
+use anyhow::{bail, Context as _};
 use std::path::Path;
 use std::time::Duration;
 
@@ -49,10 +50,10 @@ impl<'a> Prober<'a> {
 
     /// Compiles one probe crate enabling `names` and reads its diagnostics; a crash, a kill or
     /// a failure without any diagnostic is an error.
-    fn run(&self, names: &[&str]) -> Result<Diagnostics, String> {
+    fn run(&self, names: &[&str]) -> anyhow::Result<Diagnostics> {
         let directory = self.directory;
         std::fs::create_dir_all(directory)
-            .map_err(|error| format!("cannot create {}: {error}", directory.display()))?;
+            .with_context(|| format!("cannot create {}", directory.display()))?;
         let source = directory.join("kshim_audit_probe.rs");
         let extern_crates: &[&str] = if self.loads_proc_macro {
             &["proc_macro"]
@@ -65,18 +66,15 @@ impl<'a> Prober<'a> {
             text = text.replace("#![feature()]\n", "");
         }
         std::fs::write(&source, text)
-            .map_err(|error| format!("cannot write {}: {error}", source.display()))?;
+            .with_context(|| format!("cannot write {}", source.display()))?;
         let mut invocation = self.rustc.probe(&source, directory);
         if self.kind == CrateKind::ProcMacro {
             set_crate_type(&mut invocation, "proc-macro");
         }
         let output = process::run(&invocation, self.timeout)
-            .map_err(|error| format!("cannot run {}: {error}", self.rustc.path.display()))?;
+            .with_context(|| format!("cannot run {}", self.rustc.path.display()))?;
         if output.status.is_none() {
-            return Err(format!(
-                "the probe was killed after {} s",
-                self.timeout.as_secs()
-            ));
+            bail!("the probe was killed after {} s", self.timeout.as_secs());
         }
         let diagnostics = probe::read_diagnostics(&output.stderr, names)?;
         // A probe fails because of a name's status or another error it prints; a failure
@@ -86,7 +84,7 @@ impl<'a> Prober<'a> {
             .iter()
             .any(|status| matches!(status, Status::Unknown | Status::Removed));
         if !output.success() && !explained && diagnostics.other_errors.is_empty() {
-            return Err(first_rustc_error(&output.stderr)
+            bail!(first_rustc_error(&output.stderr)
                 .unwrap_or_else(|| "the probe failed and printed nothing".into()));
         }
         Ok(diagnostics)
@@ -101,7 +99,7 @@ impl<'a> Prober<'a> {
     /// A name a crate without `proc_macro` does not know is asked again with `proc_macro`
     /// loaded: a `proc_macro` library feature (`proc_macro_span`) is known only there, and a
     /// crate enabling one is a proc-macro crate (or loads it) whose kind the root may not show.
-    pub fn probe(&self, names: &[&str]) -> Result<Answer, String> {
+    pub fn probe(&self, names: &[&str]) -> anyhow::Result<Answer> {
         let (mut statuses, breakers) = self.probe_as_built(names)?;
         if !self.loads_proc_macro {
             let unknown: Vec<(usize, &str)> = names
@@ -131,7 +129,7 @@ impl<'a> Prober<'a> {
         })
     }
 
-    fn probe_as_built(&self, names: &[&str]) -> Result<Statuses, String> {
+    fn probe_as_built(&self, names: &[&str]) -> anyhow::Result<Statuses> {
         let whole = self.run(names)?;
         if whole.other_errors.is_empty() {
             return Ok((whole.statuses, Vec::new()));
@@ -139,7 +137,7 @@ impl<'a> Prober<'a> {
         let baseline = self.run(&[])?;
         if let Some(error) = baseline.other_errors.into_iter().next() {
             // The crate fails without any feature: nothing here is about the names.
-            return Err(error);
+            bail!(error);
         }
         let mut statuses = Vec::with_capacity(names.len());
         let mut breakers = Vec::new();
@@ -153,7 +151,7 @@ impl<'a> Prober<'a> {
         diagnostics: Diagnostics,
         statuses: &mut Vec<Status>,
         breakers: &mut Vec<(String, String)>,
-    ) -> Result<(), String> {
+    ) -> anyhow::Result<()> {
         if diagnostics.other_errors.is_empty() {
             statuses.extend(diagnostics.statuses);
             return Ok(());
@@ -182,13 +180,13 @@ fn set_crate_type(invocation: &mut Invocation, crate_type: &str) {
 }
 
 /// The compiler's cfgs for its host target (`rustc --print cfg`), or why it gave none.
-pub fn print_cfg(rustc: &Rustc, timeout: Duration) -> Result<TargetCfgs, String> {
+pub fn print_cfg(rustc: &Rustc, timeout: Duration) -> anyhow::Result<TargetCfgs> {
     let mut invocation = rustc.invocation(vec!["--print".into(), "cfg".into()], rustc.env.clone());
     invocation.env_remove.push("RUSTC_BOOTSTRAP".into());
     let output = process::run(&invocation, timeout)
-        .map_err(|error| format!("cannot run {}: {error}", rustc.path.display()))?;
+        .with_context(|| format!("cannot run {}", rustc.path.display()))?;
     if !output.success() {
-        return Err(process::last_line(&output.stderr));
+        bail!(process::last_line(&output.stderr));
     }
     Ok(read_print_cfg(&output.stdout))
 }

@@ -76,7 +76,7 @@ impl Report {
     /// The tools the cells' builds really ran with, each once, with the trees that used them
     /// ("...; bindgen 0.56.0 ... (6.1) | ...; bindgen 0.71.1 ... (6.12, 7.3)"); when no build
     /// ran, the tools found, or why they are missing.
-    pub(crate) fn tools_used(&self) -> Result<String, String> {
+    pub(crate) fn tools_used(&self) -> anyhow::Result<String> {
         let mut used: Vec<(&str, Vec<&str>)> = Vec::new();
         for cell in &self.cells {
             let Some(tools) = cell.built.tools.as_deref() else {
@@ -89,7 +89,7 @@ impl Report {
             }
         }
         if used.is_empty() {
-            return self.tools.clone();
+            return self.tools.clone().map_err(anyhow::Error::msg);
         }
         Ok(used
             .iter()

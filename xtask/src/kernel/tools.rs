@@ -4,6 +4,7 @@
 //! one compiler.
 
 use crate::process::{self, Invocation};
+use anyhow::{anyhow, bail, Context as _};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -86,7 +87,7 @@ pub(crate) fn bindgen_install_command(kernel_dir: &Path, bindgen: Bindgen) -> St
 }
 
 /// The tools a build needs, or what is missing and the command that installs it.
-pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> Result<Tools, String> {
+pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> anyhow::Result<Tools> {
     let mut missing = Vec::new();
     let llvm_suffix = format!("-{}", wanted.llvm);
     let programs = ["clang", "ld.lld", "llvm-ar", "llvm-nm", "llvm-objcopy"]
@@ -127,7 +128,7 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> Result<Tools, St
         ));
     }
     if !problems.is_empty() {
-        return Err(problems.join("; "));
+        bail!(problems.join("; "));
     }
     let first = |lines: &[String]| lines.first().cloned().unwrap_or_default();
     let clang = version_of(&Path::new("/usr/bin").join(&programs[0]), Vec::new())?;
@@ -149,7 +150,7 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> Result<Tools, St
 }
 
 /// The lines `program --version` prints.
-fn version_of(program: &Path, env: Vec<(String, String)>) -> Result<Vec<String>, String> {
+fn version_of(program: &Path, env: Vec<(String, String)>) -> anyhow::Result<Vec<String>> {
     let invocation = Invocation {
         program: program.to_owned(),
         args: vec!["--version".into()],
@@ -165,25 +166,25 @@ fn version_of(program: &Path, env: Vec<(String, String)>) -> Result<Vec<String>,
             .filter(|line| !line.is_empty())
             .map(str::to_owned)
             .collect()),
-        Ok(output) => Err(format!(
+        Ok(output) => Err(anyhow!(
             "`{} --version` failed: {}",
             program.display(),
             output.describe_ending(timeout)
         )),
-        Err(error) => Err(process::describe_spawn_error(program, &error)),
+        Err(error) => Err(anyhow!(process::describe_spawn_error(program, &error))),
     }
 }
 
 /// The version of the libclang `bindgen` loads from `libclang`, asked as the kernel asks it
 /// (`scripts/rust_is_available_bindgen_libclang.h`): bindgen parses a header whose
 /// `#pragma message` prints `__clang_version__`, which works with every bindgen.
-fn libclang_version(kernel_dir: &Path, bindgen: &Path, libclang: &Path) -> Result<String, String> {
+fn libclang_version(kernel_dir: &Path, bindgen: &Path, libclang: &Path) -> anyhow::Result<String> {
     let header = kernel_dir.join("tools").join("libclang-version.h");
     crate::files::write_atomically(
         &header,
         b"#pragma message(\"clang version \" __clang_version__)\n",
     )
-    .map_err(|error| format!("writing {}: {error:#}", header.display()))?;
+    .with_context(|| format!("writing {}", header.display()))?;
     let invocation = Invocation {
         program: bindgen.to_owned(),
         args: vec![header.display().to_string()],
@@ -192,7 +193,7 @@ fn libclang_version(kernel_dir: &Path, bindgen: &Path, libclang: &Path) -> Resul
     };
     let timeout = Duration::from_secs(60);
     let output = process::run(&invocation, timeout)
-        .map_err(|error| process::describe_spawn_error(bindgen, &error))?;
+        .map_err(|error| anyhow!(process::describe_spawn_error(bindgen, &error)))?;
     let said = format!("{}\n{}", output.stdout, output.stderr);
     said.lines()
         .find_map(|line| {
@@ -206,7 +207,7 @@ fn libclang_version(kernel_dir: &Path, bindgen: &Path, libclang: &Path) -> Resul
                     .to_owned(),
             )
         })
-        .ok_or_else(|| {
+        .with_context(|| {
             format!(
                 "`{} {}` did not say libclang's version: {}",
                 bindgen.display(),

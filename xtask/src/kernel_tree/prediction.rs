@@ -257,8 +257,7 @@ fn compile(
             classified.extend(list.split(',').map(str::trim).filter(|n| !n.is_empty()));
         }
     }
-    let diagnostics = probe::read_diagnostics(&output.stderr, &classified)
-        .map_err(|error| anyhow::anyhow!(error))?;
+    let diagnostics = probe::read_diagnostics(&output.stderr, &classified)?;
     let mut seen = Vec::new();
     let mut errors: Vec<String> = classified
         .iter()

@@ -43,19 +43,19 @@ pub struct CrossToolchain {
 /// What the machine offers the test programs.
 pub struct Emulation<'a> {
     /// The `ld.lld` that links them, or why there is none.
-    pub linker: Result<PathBuf, String>,
+    pub linker: anyhow::Result<PathBuf>,
     /// What runs each architecture's program: `None` runs it natively (the host's own
     /// architecture), `Some(Err(why))` means it cannot run here.
-    pub runner: &'a dyn Fn(&KernelTarget) -> Option<Result<PathBuf, String>>,
+    pub runner: &'a dyn Fn(&KernelTarget) -> Option<anyhow::Result<PathBuf>>,
 }
 
 impl Emulation<'_> {
     /// Why the test program of `target` is not built or not run here, if it is not.
     pub fn not_run(&self, target: &KernelTarget) -> Option<String> {
         if let Err(why) = &self.linker {
-            return Some(why.clone());
+            return Some(format!("{why:#}"));
         }
-        (self.runner)(target).and_then(Result::err)
+        (self.runner)(target)?.err().map(|why| format!("{why:#}"))
     }
 }
 

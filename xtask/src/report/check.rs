@@ -10,6 +10,7 @@ use crate::expect::{expected_outcome, expected_status, Outcome, ToolchainVerdict
 use crate::output::escape;
 use crate::plan::{Kind, Mode};
 use crate::status::Status;
+use anyhow::{bail, Context as _};
 use std::collections::{BTreeSet, HashSet};
 
 fn describe(report: &Report, build: &BuildCell) -> String {
@@ -35,22 +36,22 @@ impl Report {
     /// has none. Consistent: ids and pins name one toolchain each, every build cell expects
     /// what the catalog expects of its toolchain, and a toolchain that builds nothing has only
     /// skipped cells. Time and memory are linear in the size of the report.
-    pub fn check_complete(&self) -> Result<(), String> {
+    pub fn check_complete(&self) -> anyhow::Result<()> {
         if self.features.len() != FEATURES.len() {
-            return Err(format!(
+            bail!(
                 "the report has {} feature rows, the catalog {} features",
                 self.features.len(),
                 FEATURES.len()
-            ));
+            );
         }
         for (feature, cells) in FEATURES.iter().zip(&self.features) {
             if cells.len() != self.toolchains.len() {
-                return Err(format!(
+                bail!(
                     "feature {} has {} cells for {} toolchains",
                     feature.name,
                     cells.len(),
                     self.toolchains.len()
-                ));
+                );
             }
         }
         self.check_predictions()?;
@@ -58,14 +59,11 @@ impl Report {
         let mut pins = HashSet::new();
         for toolchain in &self.toolchains {
             if !ids.insert(toolchain.id.as_str()) {
-                return Err(format!(
-                    "two toolchains have the id `{}`",
-                    escape(&toolchain.id)
-                ));
+                bail!("two toolchains have the id `{}`", escape(&toolchain.id));
             }
             if let Some(pin) = &toolchain.pin {
                 if !pins.insert(pin.as_str()) {
-                    return Err(format!("two toolchains satisfy the pin `{}`", escape(pin)));
+                    bail!("two toolchains satisfy the pin `{}`", escape(pin));
                 }
             }
         }
@@ -76,59 +74,53 @@ impl Report {
             vec![HashSet::new(); self.toolchains.len()];
         for build in &self.builds {
             let Some(toolchain) = self.toolchains.get(build.toolchain) else {
-                return Err(format!(
+                bail!(
                     "a build cell names toolchain {} of {}",
                     build.toolchain,
                     self.toolchains.len()
-                ));
+                );
             };
             if !cell_kinds(&build.target).contains(&build.kind) {
-                return Err(format!(
-                    "{}: the plan makes no such cell",
-                    describe(self, build)
-                ));
+                bail!("{}: the plan makes no such cell", describe(self, build));
             }
             let expected = expected_outcome(&toolchain.verdict);
             match &toolchain.verdict {
                 ToolchainVerdict::Missing(_) => {
-                    return Err(format!(
+                    bail!(
                         "{}: the toolchain is missing, so it has no cells",
                         describe(self, build)
-                    ))
+                    )
                 }
                 _ if build.expected != expected => {
-                    return Err(format!(
+                    bail!(
                     "{}: it expects `{}`, but the catalog expects `{}` of a toolchain that is {}",
                     describe(self, build),
                     build.expected.word(),
                     expected.word(),
                     toolchain.verdict.word()
-                ))
+                )
                 }
                 ToolchainVerdict::TooOld | ToolchainVerdict::Broken(_)
                     if build.outcome != Outcome::Skipped =>
                 {
-                    return Err(format!(
+                    bail!(
                         "{}: its outcome is `{}`, but nothing is built on a toolchain that is {}",
                         describe(self, build),
                         build.outcome.word(),
                         toolchain.verdict.word()
-                    ))
+                    )
                 }
                 _ => {}
             }
             if !cells[build.toolchain].insert((&build.target, build.kind, build.mode)) {
-                return Err(format!(
-                    "{}: the cell is there twice",
-                    describe(self, build)
-                ));
+                bail!("{}: the cell is there twice", describe(self, build));
             }
             targets.insert(&build.target);
         }
 
         let mut kbuild_cells = HashSet::new();
         for cell in &self.kbuild {
-            let toolchain = self.toolchains.get(cell.toolchain).ok_or_else(|| {
+            let toolchain = self.toolchains.get(cell.toolchain).with_context(|| {
                 format!(
                     "a kbuild cell names toolchain {} of {}",
                     cell.toolchain,
@@ -144,7 +136,7 @@ impl Report {
             if cell.expected.as_deref() != predicted
                 || !kbuild_cells.insert((cell.toolchain, cell.fixture.as_str()))
             {
-                return Err(escape(&format!(
+                bail!(escape(&format!(
                     "kbuild {} on {}: the cell is there twice, or expects {:?} where the catalog \
                      expects {predicted:?}",
                     cell.fixture, toolchain.id, cell.expected
@@ -170,7 +162,7 @@ impl Report {
                 .collect();
             if !lacking.is_empty() {
                 let shown: Vec<&str> = lacking.iter().take(3).map(String::as_str).collect();
-                return Err(escape(&format!(
+                bail!(escape(&format!(
                     "toolchain {} lacks {} of the {} build, run and test cells the plan calls for: {}{}",
                     toolchain.id,
                     lacking.len(),
@@ -191,15 +183,15 @@ impl Report {
     /// verdict, each feature cell's expected status, a feature stable since a release after
     /// the compiler's own, a commit date that is no date. A report is read from a file that
     /// anyone may have written: what it predicts is recomputed, never believed.
-    fn check_predictions(&self) -> Result<(), String> {
+    fn check_predictions(&self) -> anyhow::Result<()> {
         for (index, toolchain) in self.toolchains.iter().enumerate() {
             let id = escape(&toolchain.id).into_owned();
             if let Some(date) = &toolchain.commit_date {
                 if !is_date(date) {
-                    return Err(format!(
+                    bail!(
                         "toolchain {id}: its commit date `{}` is no date",
                         escape(date)
-                    ));
+                    );
                 }
             }
             let Some(release) = toolchain.release else {
@@ -210,33 +202,33 @@ impl Report {
                 ToolchainVerdict::Missing(_) | ToolchainVerdict::Broken(_)
             );
             if found && toolchain.verdict != ToolchainVerdict::for_release(release) {
-                return Err(format!(
+                bail!(
                     "toolchain {id}: it is `{}`, but the catalog calls a compiler of release \
                      {release} `{}`",
                     toolchain.verdict.word(),
                     ToolchainVerdict::for_release(release).word()
-                ));
+                );
             }
             for (feature, cells) in FEATURES.iter().zip(&self.features) {
                 let cell = &cells[index];
                 if let Observed::Status(Status::Stable(since)) = cell.observed {
                     if since > release {
-                        return Err(format!(
+                        bail!(
                             "feature {} on {id}: stable since {since}, after the compiler's own \
                              release {release}",
                             feature.name
-                        ));
+                        );
                     }
                 }
                 let predicted = expected_status(feature, release);
                 if found && cell.expected.is_some_and(|expected| expected != predicted) {
-                    return Err(format!(
+                    bail!(
                         "feature {} on {id}: it expects `{}`, but the catalog predicts `{}` \
                          of release {release}",
                         feature.name,
                         cell.expected.map_or("none", |expected| expected.word()),
                         predicted.word()
-                    ));
+                    );
                 }
             }
         }
@@ -311,7 +303,7 @@ mod tests {
     fn refused(change: impl FnOnce(&mut Report)) -> String {
         let mut report = whole();
         change(&mut report);
-        report.check_complete().unwrap_err()
+        report.check_complete().unwrap_err().to_string()
     }
 
     #[test]

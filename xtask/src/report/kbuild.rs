@@ -11,6 +11,7 @@ use crate::json::{self, Deserialize, Serialize};
 use crate::judge::StepResult;
 use crate::output::Table;
 use crate::plan::{Kind, Step, KBUILD_FIXTURES};
+use anyhow::bail;
 use std::collections::HashMap;
 
 /// One fixture compiled by one toolchain.
@@ -180,13 +181,13 @@ impl KbuildJson {
     /// The cells read back; `index_of` finds a toolchain by id.
     pub(super) fn read(
         entries: Vec<Self>,
-        index_of: &dyn Fn(&str, &str) -> Result<usize, String>,
-    ) -> Result<Vec<KbuildCell>, String> {
+        index_of: &dyn Fn(&str, &str) -> anyhow::Result<usize>,
+    ) -> anyhow::Result<Vec<KbuildCell>> {
         let mut cells = Vec::new();
         for (position, entry) in entries.into_iter().enumerate() {
             let what = format!("kbuild[{position}]");
             if !KBUILD_FIXTURES.contains(&entry.fixture.as_str()) {
-                return Err(format!("{what}: unknown fixture `{}`", entry.fixture));
+                bail!("{what}: unknown fixture `{}`", entry.fixture);
             }
             let cell = KbuildCell {
                 toolchain: index_of(&entry.toolchain, &what)?,
@@ -208,6 +209,7 @@ impl KbuildJson {
 mod tests {
     use super::*;
     use crate::catalog::Release;
+    use anyhow::anyhow;
 
     fn cell(expected: Option<&str>, observed: Option<&[&str]>) -> KbuildCell {
         KbuildCell {
@@ -280,14 +282,14 @@ mod tests {
         let index_of = |id: &str, what: &str| {
             (id == "t")
                 .then_some(0)
-                .ok_or_else(|| format!("{what}: no toolchain {id}"))
+                .ok_or_else(|| anyhow!("{what}: no toolchain {id}"))
         };
         let read = |text: &str| KbuildJson::read(json::read(text).unwrap(), &index_of);
         assert_eq!(read(&text).unwrap(), cells);
         // An `ok` that contradicts the codes is refused.
         let tampered = text.replacen("\"ok\": true", "\"ok\": false", 1);
         assert_eq!(
-            read(&tampered).unwrap_err(),
+            read(&tampered).unwrap_err().to_string(),
             "kbuild[0]: `ok` is false, but what was observed and what was expected say true"
         );
     }

@@ -8,6 +8,7 @@ use crate::expect::{Outcome, ToolchainVerdict};
 use crate::judge::StepResult;
 use crate::plan::{mode_cfgs, not_built, CrossToolchain, Kind, Mode, Step};
 use crate::targets::{broken_jump_tables, kernel_target, KernelTarget};
+use anyhow::bail;
 use std::collections::HashMap;
 
 #[cfg(test)]
@@ -363,41 +364,39 @@ impl Platforms {
 
     /// Fails, saying what is wrong, unless every cell names a toolchain of `count` and a
     /// kernel target of the run, once.
-    pub fn check(&self, count: usize) -> Result<(), String> {
+    pub fn check(&self, count: usize) -> anyhow::Result<()> {
         for triple in &self.triples {
             if kernel_target(triple).is_none() {
-                return Err(format!("`{triple}` is not a kernel target"));
+                bail!("`{triple}` is not a kernel target");
             }
         }
         if self.sources.len() != count {
-            return Err(format!(
+            bail!(
                 "the target axis has sources for {} toolchains, the report {count}",
                 self.sources.len()
-            ));
+            );
         }
         let mut seen = std::collections::HashSet::new();
         for cell in &self.known {
             if cell.toolchain >= count || !self.triples.contains(&cell.triple) {
-                return Err(format!(
+                bail!(
                     "a target cell names toolchain {} and `{}`, not one of the run's",
-                    cell.toolchain, cell.triple
-                ));
+                    cell.toolchain,
+                    cell.triple
+                );
             }
             if !seen.insert((cell.toolchain, cell.triple.as_str(), "", None)) {
-                return Err(format!("target {} is there twice", cell.triple));
+                bail!("target {} is there twice", cell.triple);
             }
         }
         for cell in &self.cross {
             if cell.toolchain >= count || !self.triples.contains(&cell.triple) {
-                return Err(format!(
-                    "{}: names no toolchain or target of the run",
-                    cell.label()
-                ));
+                bail!("{}: names no toolchain or target of the run", cell.label());
             }
             if !STAGES.iter().any(|&(target, kind, moded)| {
                 target == cell.target && kind == cell.kind && moded == cell.mode.is_some()
             }) {
-                return Err(format!("{}: the plan makes no such cell", cell.label()));
+                bail!("{}: the plan makes no such cell", cell.label());
             }
             if !seen.insert((
                 cell.toolchain,
@@ -405,7 +404,7 @@ impl Platforms {
                 cell.target.as_str(),
                 cell.mode,
             )) {
-                return Err(format!("{}: the cell is there twice", cell.label()));
+                bail!("{}: the cell is there twice", cell.label());
             }
         }
         Ok(())

@@ -14,6 +14,7 @@ use crate::output::escape;
 use crate::plan::Kind;
 use crate::status::Status;
 use crate::toolchain::SourceKind;
+use anyhow::{anyhow, bail, Context as _};
 use std::collections::{BTreeMap, HashMap};
 
 /// The largest report file read: about two thousand toolchains' worth.
@@ -110,17 +111,17 @@ struct TestCounts {
     ignored: u64,
 }
 
-fn release(text: Option<&str>, what: &str) -> Result<Option<Release>, String> {
+fn release(text: Option<&str>, what: &str) -> anyhow::Result<Option<Release>> {
     text.map(|text| {
         crate::version::parse_release(text)
             .map(|(release, _)| release)
-            .map_err(|error| format!("{what}: {error}"))
+            .with_context(|| what.to_owned())
     })
     .transpose()
 }
 
-fn status(word: &str, since: Option<Release>, what: &str) -> Result<Status, String> {
-    Status::from_parts(word, since).ok_or_else(|| format!("{what}: unknown status `{word}`"))
+fn status(word: &str, since: Option<Release>, what: &str) -> anyhow::Result<Status> {
+    Status::from_parts(word, since).ok_or_else(|| anyhow!("{what}: unknown status `{word}`"))
 }
 
 fn verdict_word(report: &Report) -> &'static str {
@@ -214,21 +215,20 @@ impl Report {
 
     /// Reads a report file that `cargo xtask matrix --format json` wrote.
     pub fn read(path: &std::path::Path) -> anyhow::Result<Report> {
-        use anyhow::Context as _;
         let text = crate::files::read_text(path, REPORT_LIMIT)
             .with_context(|| format!("cannot read the report {}", path.display()))?;
-        json::parse(&text).map_err(|error| {
-            anyhow::anyhow!(
-                "{} is not a matrix report (written by `cargo xtask matrix --format json`): {error}",
+        json::parse(&text).with_context(|| {
+            format!(
+                "{} is not a matrix report (written by `cargo xtask matrix --format json`)",
                 path.display()
             )
         })?;
         // The message may quote the file's own text.
         Report::from_json(&text).map_err(|error| {
-            anyhow::anyhow!(
+            anyhow!(
                 "{} is not a matrix report: {}",
                 path.display(),
-                escape(&error)
+                escape(&format!("{error:#}"))
             )
         })
     }
@@ -238,14 +238,14 @@ impl Report {
     ///
     /// The report must have this schema and this catalog's features, in catalog order. What
     /// the JSON does not keep is recomputed: the verdict, the failures and the summaries.
-    pub fn from_json(text: &str) -> Result<Report, String> {
+    pub fn from_json(text: &str) -> anyhow::Result<Report> {
         // The schema first, so that another layout is named as such rather than by a member.
         let schema = json::parse(text)?.get("schema").cloned();
         if schema.as_ref().and_then(Value::as_u64) != Some(u64::from(SCHEMA_VERSION)) {
-            return Err(format!(
+            bail!(
                 "the report has schema {}, this xtask reads schema {SCHEMA_VERSION}",
                 schema.map_or_else(|| "?".to_string(), |schema| schema.to_string())
-            ));
+            );
         }
         let file: ReportJson = json::read(text)?;
         let mut toolchains = Vec::new();
@@ -256,7 +256,7 @@ impl Report {
                 "too-old" => ToolchainVerdict::TooOld,
                 "broken" => ToolchainVerdict::Broken(entry.error.unwrap_or_default()),
                 "missing" => ToolchainVerdict::Missing(entry.error.unwrap_or_default()),
-                other => return Err(format!("{what}: unknown verdict `{other}`")),
+                other => bail!("{what}: unknown verdict `{other}`"),
             };
             // A missing pin's release is what the pin file asks for, not a compiler's.
             let release = match verdict {
@@ -265,7 +265,7 @@ impl Report {
             };
             let source = entry.source.map(|word| {
                 SourceKind::from_word(&word)
-                    .ok_or_else(|| format!("{what}: unknown source `{word}`"))
+                    .ok_or_else(|| anyhow!("{what}: unknown source `{word}`"))
             });
             toolchains.push(ToolchainEntry {
                 id: entry.id,
@@ -285,18 +285,18 @@ impl Report {
         let mut positions: HashMap<&str, usize> = HashMap::with_capacity(toolchains.len());
         for (index, toolchain) in toolchains.iter().enumerate() {
             if let Some(first) = positions.insert(&toolchain.id, index) {
-                return Err(format!(
+                bail!(
                     "toolchains[{index}] has the id `{}` of toolchains[{first}]: every toolchain \
                      needs an id of its own",
                     escape(&toolchain.id)
-                ));
+                );
             }
         }
         let index_of = |id: &str, what: &str| {
             positions
                 .get(id)
                 .copied()
-                .ok_or_else(|| format!("{what}: no toolchain `{}` in the report", escape(id)))
+                .ok_or_else(|| anyhow!("{what}: no toolchain `{}` in the report", escape(id)))
         };
         // A failed probe's message is kept in the failure list, which names the cell.
         let mut failure_errors: HashMap<(&str, &str), &str> = HashMap::new();
@@ -310,12 +310,12 @@ impl Report {
         let names: Vec<&str> = file.features.iter().map(|entry| &*entry.name).collect();
         let catalog: Vec<&str> = FEATURES.iter().map(|feature| feature.name).collect();
         if names != catalog {
-            return Err(format!(
+            bail!(
                 "the report's features ({}) are not this catalog's ({}): it was made from another \
                  version of kernel-shim/src/catalog.rs",
                 names.join(", "),
                 catalog.join(", ")
-            ));
+            );
         }
         let mut features = Vec::new();
         for (feature, entry) in FEATURES.iter().zip(&file.features) {
@@ -323,7 +323,7 @@ impl Report {
             for toolchain in &toolchains {
                 let what = format!("feature {} on {}", feature.name, toolchain.id);
                 let cell = (entry.toolchains.get(&toolchain.id))
-                    .ok_or_else(|| format!("{what}: no cell"))?;
+                    .ok_or_else(|| anyhow!("{what}: no cell"))?;
                 let observed = match cell.observed.as_str() {
                     "not-probed" => Observed::NotProbed,
                     "probe-failed" => {
@@ -362,7 +362,7 @@ impl Report {
             let kind = [Kind::Probe, Kind::Build, Kind::Run, Kind::Test]
                 .into_iter()
                 .find(|candidate| candidate.word() == build.kind)
-                .ok_or_else(|| format!("{what}: unknown kind `{}`", build.kind))?;
+                .ok_or_else(|| anyhow!("{what}: unknown kind `{}`", build.kind))?;
             builds.push(BuildCell {
                 toolchain: index_of(&build.toolchain, &what)?,
                 target: build.target,
@@ -390,10 +390,10 @@ impl Report {
         };
         let verdict = verdict_word(&report);
         if file.verdict != verdict {
-            return Err(format!(
+            bail!(
                 "the report's verdict is `{}`, but its cells make it `{verdict}`",
                 escape(&file.verdict)
-            ));
+            );
         }
         Ok(report)
     }

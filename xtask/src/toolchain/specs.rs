@@ -11,6 +11,7 @@ use crate::debian::{self, DebianSource, Provisioner};
 use crate::interrupt::interrupted;
 use crate::loader::Launch;
 use crate::pins::{Pin, Pins};
+use anyhow::{anyhow, Context as _};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -151,7 +152,7 @@ fn resolve_specs(
     let mut resolved: Vec<Result<Toolchain, Availability>> = Vec::with_capacity(distinct.len());
     for spec in &distinct {
         let result = if interrupted().is_some() {
-            Err(NOT_CHECKED.to_owned())
+            Err(anyhow!(NOT_CHECKED))
         } else {
             spec_toolchain(sh, spec, &mut rustup, &mut provisioner)
         };
@@ -167,7 +168,7 @@ fn resolve_specs(
                     loader: None,
                     pin: None,
                 },
-                error,
+                error: format!("{error:#}"),
             }
         }));
     }
@@ -217,12 +218,12 @@ fn spec_toolchain(
     spec: &str,
     rustup: &mut Option<Vec<(String, PathBuf)>>,
     provisioner: &mut Provisioner<'_>,
-) -> Result<Toolchain, String> {
+) -> anyhow::Result<Toolchain> {
     if let Some(text) = spec.strip_prefix("debian:") {
         let package = DebianSource::parse(text)?;
         let provisioned = provisioner
             .provision(&package, None, &|_| Ok(()))
-            .map_err(|error| format!("provisioning {package}: {error:#}"))?;
+            .with_context(|| format!("provisioning {package}"))?;
         let exact = provisioned.source.clone();
         return Ok(Toolchain::launched(
             spec.to_owned(),
@@ -273,7 +274,7 @@ fn spec_toolchain(
         }),
         None => {
             let names: Vec<&str> = installed.iter().map(|(name, _)| name.as_str()).collect();
-            Err(format!(
+            Err(anyhow!(
                 "`{}` is no rustc file and no installed rustup toolchain (installed: {})",
                 spec.escape_debug(),
                 if names.is_empty() {

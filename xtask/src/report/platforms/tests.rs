@@ -262,17 +262,22 @@ fn the_target_axis_reads_back_from_json_and_is_checked() {
 
     let mut twice = report.platforms.clone();
     twice.cross.push(twice.cross[0].clone());
-    let error = twice.check(1).unwrap_err();
+    let error = twice.check(1).unwrap_err().to_string();
     assert!(error.contains("there twice"), "{error}");
     let mut foreign = report.platforms.clone();
     foreign.triples.push("sparc64-unknown-none".into());
     assert!(foreign
         .check(1)
         .unwrap_err()
+        .to_string()
         .contains("not a kernel target"));
     let mut stage = report.platforms.clone();
     stage.cross[0].target = "linker".into();
-    assert!(stage.check(1).unwrap_err().contains("no such cell"));
+    assert!(stage
+        .check(1)
+        .unwrap_err()
+        .to_string()
+        .contains("no such cell"));
 }
 
 #[test]

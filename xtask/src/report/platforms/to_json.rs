@@ -5,6 +5,7 @@ use super::{CrossCell, KnownCell, Platforms, STAGES};
 use crate::json::{self, Deserialize, Serialize};
 use crate::report::ToolchainEntry;
 use crate::report::{milliseconds, mode, outcome, seconds, stated_ok};
+use anyhow::anyhow;
 use std::collections::BTreeMap;
 
 /// The `platforms` member.
@@ -107,8 +108,8 @@ impl PlatformsJson {
     pub(in crate::report) fn read(
         self,
         toolchains: &[ToolchainEntry],
-        index_of: &dyn Fn(&str, &str) -> Result<usize, String>,
-    ) -> Result<Platforms, String> {
+        index_of: &dyn Fn(&str, &str) -> anyhow::Result<usize>,
+    ) -> anyhow::Result<Platforms> {
         let what = "the report's platforms";
         let mut sources = self.sources;
         let mut platforms = Platforms {
@@ -140,7 +141,7 @@ impl PlatformsJson {
                 .iter()
                 .find(|(target, _, _)| *target == cell.stage)
                 .copied()
-                .ok_or_else(|| format!("{what}: unknown stage `{}`", cell.stage))?;
+                .ok_or_else(|| anyhow!("{what}: unknown stage `{}`", cell.stage))?;
             let parsed = CrossCell {
                 toolchain: index_of(&cell.toolchain, &what)?,
                 triple: cell.target,
