@@ -6,13 +6,14 @@
 //! What the compiler answers is checked against the catalog, whose stable-since releases the
 //! matrix confirms on every pinned compiler; the audit itself never reads them.
 
-use kshim_tests::{current_rustc, project_root, scratch_dir, xtask_binary};
-use xtask::audit::input::{read_crate_root, read_feature_list, Input};
-use xtask::audit::{parse_min_rust, run_audit, AuditReport, Options, Probed};
-use xtask::catalog::{feature, Release};
-use xtask::expect::expected_status;
-use xtask::status::Status;
-use xtask::Verdict;
+use crate::audit::input::{read_crate_root, read_feature_list, Input};
+use crate::audit::{parse_min_rust, run_audit, AuditReport, Options, Probed};
+use crate::catalog::{feature, Release};
+use crate::expect::expected_status;
+use crate::project_root;
+use crate::status::Status;
+use crate::tests::support::{current_rustc, scratch_dir, xtask_binary};
+use crate::Verdict;
 
 /// Audits `input` on this compiler alone.
 fn audit(name: &str, input: Input, min_rust: Option<&str>) -> AuditReport {
@@ -84,12 +85,12 @@ fn the_shims_feature_block() {
 
 #[test]
 fn the_kernels_feature_block_at_min_rust_1_85() {
-    let path = project_root().join("tests/fixtures/audit/kernel_lib_b9b701fce49a.rs");
+    let path = project_root().join("xtask/tests/fixtures/audit/kernel_lib_b9b701fce49a.rs");
     let input = read_crate_root(&path).unwrap();
     let report = audit("audit-kernel", input, Some("1.85"));
     let (release, answers) = answers(&report);
     assert_catalog_agrees(release, &answers);
-    let lines = |findings: &[xtask::audit::summary::Finding]| -> Vec<(String, usize)> {
+    let lines = |findings: &[crate::audit::summary::Finding]| -> Vec<(String, usize)> {
         findings
             .iter()
             .map(|finding| {
@@ -349,7 +350,7 @@ fn the_given_kconfig_wins_over_the_catalogs_derivation() {
         "config RUSTC_HAS_COERCE_POINTEE\n\tdef_bool RUSTC_VERSION >= 109900\n",
     )
     .unwrap();
-    let path = project_root().join("tests/fixtures/audit/kernel_lib_b9b701fce49a.rs");
+    let path = project_root().join("xtask/tests/fixtures/audit/kernel_lib_b9b701fce49a.rs");
     let mut options = Options::new(read_crate_root(&path).unwrap());
     options.toolchains = vec![current_rustc().to_string_lossy().into_owned()];
     options.scratch = directory;

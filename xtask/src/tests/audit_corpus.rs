@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
-//! `cargo xtask audit` on real crate roots (`tests/fixtures/audit/crates/`) with every
+//! `cargo xtask audit` on real crate roots (`xtask/tests/fixtures/audit/crates/`) with every
 //! compiler found here, against what those compilers answered when the corpus was made, and
 //! on real compilers for what needs no fixture: a name that breaks the probe, a proc-macro
 //! crate, `version(...)` conditions.
 
-use kshim_tests::{current_rustc, project_root, scratch_dir};
+use crate::audit::input::{read_crate_root, read_feature_list, Input};
+use crate::audit::{run_audit, AuditReport, Options, Probed};
+use crate::json::Value;
+use crate::project_root;
+use crate::status::Status;
+use crate::tests::support::{current_rustc, scratch_dir};
 use std::collections::BTreeMap;
-use xtask::audit::input::{read_crate_root, read_feature_list, Input};
-use xtask::audit::{run_audit, AuditReport, Options, Probed};
-use xtask::json::Value;
-use xtask::status::Status;
 
 fn corpus() -> std::path::PathBuf {
-    project_root().join("tests/fixtures/audit/crates")
+    project_root().join("xtask/tests/fixtures/audit/crates")
 }
 
 /// Audits `input` with every pinned compiler that is found.

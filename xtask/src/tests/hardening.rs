@@ -14,7 +14,15 @@ mod bad_input;
 mod cache_keys;
 mod interrupted;
 
-use kshim_tests::{current_rustc, project_root, scratch_dir, xtask_binary};
+use crate::catalog::FEATURES;
+use crate::json::{self, Value};
+use crate::plan::Layout;
+use crate::process::inherited_environment;
+use crate::process::Invocation;
+use crate::project_root;
+use crate::tests::support::{current_rustc, scratch_dir, xtask_binary};
+use crate::toolchain::Availability;
+use crate::version::Channel;
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
@@ -22,13 +30,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-use xtask::catalog::FEATURES;
-use xtask::json::{self, Value};
-use xtask::plan::Layout;
-use xtask::process::inherited_environment;
-use xtask::process::Invocation;
-use xtask::toolchain::Availability;
-use xtask::version::Channel;
 
 /// `xtask ARGS`, run to its end.
 fn xtask(args: &[&str]) -> Output {
@@ -54,18 +55,18 @@ fn real_compiler() -> &'static RealCompiler {
     static REAL: OnceLock<RealCompiler> = OnceLock::new();
     REAL.get_or_init(|| {
         let path = current_rustc();
-        let output = xtask::process::run(
+        let output = crate::process::run(
             &Invocation {
                 program: path.clone(),
                 args: vec!["-vV".into()],
-                env: xtask::toolchain::library_path_env(&path),
+                env: crate::toolchain::library_path_env(&path),
                 env_remove: Vec::new(),
             },
             Duration::from_secs(60),
         )
         .expect("running rustc -vV");
         let verbose_version = output.stdout;
-        let version = xtask::version::parse_verbose_version(&verbose_version).unwrap();
+        let version = crate::version::parse_verbose_version(&verbose_version).unwrap();
         RealCompiler {
             path,
             release: version.release.to_string(),
@@ -115,12 +116,12 @@ fn wrapper(path: &Path, verbose_version: &str, before: &str) -> PathBuf {
     )
 }
 
-/// A tiny kshim tree in a fresh scratch directory ([`kshim_tests::tiny_tree`]) with every
+/// A tiny kshim tree in a fresh scratch directory ([`crate::tests::support::tiny_tree`]) with every
 /// example the catalog names.
 fn tiny_tree(name: &str) -> PathBuf {
     let names: BTreeSet<&str> = FEATURES.iter().map(|feature| feature.example).collect();
     let names: Vec<&str> = names.into_iter().collect();
-    kshim_tests::tiny_tree(&format!("hardening-{name}"), &names)
+    crate::tests::support::tiny_tree(&format!("hardening-{name}"), &names)
 }
 
 fn get<'a>(value: &'a Value, key: &str) -> &'a Value {

@@ -1,31 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0
-//! What every hostile-input suite (`tests/tests/hostile_*.rs`) shares: the real `xtask` run
-//! under a deadline, generated pins and reports, tiny trees, and a lock held by another process.
-//! Each suite uses a part of it.
-#![allow(dead_code)]
+//! Hostile inputs: every suite below generates its inputs and runs the real `xtask` under a
+//! deadline. What they share is here: the run, generated pins and reports, tiny trees, and a
+//! lock held by another process.
 
-use kshim_tests::{current_rustc, xtask_binary};
+mod cache;
+mod inputs;
+mod mounts;
+mod provisioning;
+mod reports;
+
+use crate::catalog::{Release, FEATURES};
+use crate::expect::{expected_status, Outcome, ToolchainVerdict};
+use crate::json::{self, Value};
+use crate::plan::Mode;
+use crate::report::{cell_kinds, BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
+use crate::tests::support::{current_rustc, xtask_binary};
 use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
-use xtask::catalog::{Release, FEATURES};
-use xtask::expect::{expected_status, Outcome, ToolchainVerdict};
-use xtask::json::{self, Value};
-use xtask::plan::Mode;
-use xtask::report::{cell_kinds, BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
 
 /// What a finished xtask left: its status, stdout and stderr.
-pub struct Finished {
-    pub status: ExitStatus,
-    pub stdout: String,
-    pub stderr: String,
+pub(crate) struct Finished {
+    pub(crate) status: ExitStatus,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 /// Runs `xtask ARGS` with `env` added, and fails the test if it runs longer than `deadline`:
 /// a hang is a failure, not a test that never ends.
-pub fn xtask_within(deadline: Duration, args: &[&str], env: &[(&str, &str)]) -> Finished {
+pub(crate) fn xtask_within(deadline: Duration, args: &[&str], env: &[(&str, &str)]) -> Finished {
     let mut child = Command::new(xtask_binary())
         .args(args)
         .envs(env.iter().copied())
@@ -45,7 +50,8 @@ pub fn xtask_within(deadline: Duration, args: &[&str], env: &[(&str, &str)]) -> 
         let _ = pipes.0.read_to_end(&mut stdout);
         (stdout, err.join().unwrap())
     });
-    let status = kshim_tests::wait_within(&mut child, deadline, &format!("xtask {args:?}"));
+    let status =
+        crate::tests::support::wait_within(&mut child, deadline, &format!("xtask {args:?}"));
     let (stdout, stderr) = readers.join().unwrap();
     let finished = Finished {
         status,
@@ -60,12 +66,12 @@ pub fn xtask_within(deadline: Duration, args: &[&str], env: &[(&str, &str)]) -> 
     finished
 }
 
-pub fn xtask(args: &[&str]) -> Finished {
+pub(crate) fn xtask(args: &[&str]) -> Finished {
     xtask_within(Duration::from_secs(30), args, &[])
 }
 
 /// Asserts that the run was refused as bad input (exit 2) with a message containing `message`.
-pub fn assert_refused(finished: &Finished, message: &str) {
+pub(crate) fn assert_refused(finished: &Finished, message: &str) {
     assert_eq!(
         finished.status.code(),
         Some(2),
@@ -79,11 +85,11 @@ pub fn assert_refused(finished: &Finished, message: &str) {
     );
 }
 
-pub fn path_str(path: &Path) -> &str {
+pub(crate) fn path_str(path: &Path) -> &str {
     path.to_str().expect("scratch paths are UTF-8")
 }
 
-pub fn make_fifo(path: &Path) {
+pub(crate) fn make_fifo(path: &Path) {
     let status = Command::new("mkfifo")
         .arg(path)
         .status()
@@ -92,25 +98,25 @@ pub fn make_fifo(path: &Path) {
 }
 
 /// The number of SIGPIPE, the signal of a write to a pipe that nobody reads.
-pub const SIGPIPE: i32 = 13;
+pub(crate) const SIGPIPE: i32 = 13;
 
 // ---------------------------------------------------------------------------------------------
 // Generated reports.
 
 /// The targets of every toolchain's build cells: the shim and the catalog's examples.
-pub fn targets() -> Vec<&'static str> {
+pub(crate) fn targets() -> Vec<&'static str> {
     let examples: BTreeSet<&str> = FEATURES.iter().map(|feature| feature.example).collect();
     std::iter::once("kernel").chain(examples).collect()
 }
 
 /// The pin id and release of the `index`th generated pin: releases from 1.100.0 on, every one
 /// above the minimum and none the same.
-pub fn pin(index: usize) -> (String, String) {
+pub(crate) fn pin(index: usize) -> (String, String) {
     (format!("p{index}"), format!("1.{}.0", 100 + index))
 }
 
 /// A pin file with `count` generated pins.
-pub fn pin_file(path: &Path, count: usize) {
+pub(crate) fn pin_file(path: &Path, count: usize) {
     let mut text = String::new();
     for index in 0..count {
         let (id, release) = pin(index);
@@ -123,7 +129,7 @@ pub fn pin_file(path: &Path, count: usize) {
 
 /// Shard `shard` of `shards` of a whole, passing run on the generated pins `0..count`, as
 /// `matrix --shard` reports it: every feature as the catalog predicts, every cell passed.
-pub fn shard_report(count: usize, shard: usize, shards: usize) -> Report {
+pub(crate) fn shard_report(count: usize, shard: usize, shards: usize) -> Report {
     let positions: Vec<usize> = (0..count)
         .filter(|position| position % shards == shard - 1)
         .collect();
@@ -194,28 +200,28 @@ pub fn shard_report(count: usize, shard: usize, shards: usize) -> Report {
 }
 
 /// The build, run and test cells of one toolchain.
-pub fn cells_per_toolchain() -> usize {
+pub(crate) fn cells_per_toolchain() -> usize {
     targets()
         .iter()
         .map(|target| 2 * cell_kinds(target).len())
         .sum()
 }
 
-pub fn write_json(path: &Path, value: &Value) {
+pub(crate) fn write_json(path: &Path, value: &Value) {
     std::fs::write(path, json::to_pretty(value)).unwrap();
 }
 
 /// The `index`th build of a report's JSON, to change.
-pub fn build_mut(report: &mut Value, index: usize) -> &mut Value {
+pub(crate) fn build_mut(report: &mut Value, index: usize) -> &mut Value {
     &mut report["builds"][index]
 }
 
 /// A tiny kshim tree: a shim with one test and every example the catalog names.
-pub fn tiny_tree(name: &str) -> PathBuf {
-    kshim_tests::tiny_tree(&format!("hostile-{name}"), &targets()[1..])
+pub(crate) fn tiny_tree(name: &str) -> PathBuf {
+    crate::tests::support::tiny_tree(&format!("hostile-{name}"), &targets()[1..])
 }
 /// The matrix of the compiler running these tests on `root`, host cells only, as JSON.
-pub fn host_matrix(root: &Path, extra: &[&str]) -> (Finished, Value) {
+pub(crate) fn host_matrix(root: &Path, extra: &[&str]) -> (Finished, Value) {
     let rustc = current_rustc();
     let mut args = vec![
         "matrix",
@@ -234,9 +240,10 @@ pub fn host_matrix(root: &Path, extra: &[&str]) -> (Finished, Value) {
         .unwrap_or_else(|error| panic!("no JSON report ({error}):\n{}", finished.stderr));
     (finished, report)
 }
+
 /// A report without what differs between two runs with the same results: timings and whether
 /// a result came from the cache.
-pub fn results_of(report: &Value) -> Value {
+pub(crate) fn results_of(report: &Value) -> Value {
     match report {
         Value::Object(members) => Value::Object(
             members
@@ -252,7 +259,7 @@ pub fn results_of(report: &Value) -> Value {
 
 /// A process that holds the lock at `path` until it is dropped, however the test ends: a
 /// `flock` in a session of its own (`setsid`), as a run and what it started hold one.
-pub struct Holder(std::process::Child);
+pub(crate) struct Holder(std::process::Child);
 
 impl Drop for Holder {
     fn drop(&mut self) {
@@ -266,13 +273,13 @@ impl Drop for Holder {
 
 /// Serialises the tests that hold this checkout's run lock: two holders in one test binary would
 /// each wait for the other's `sleep`.
-pub fn one_holder_of_the_checkouts_lock() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn one_holder_of_the_checkouts_lock() -> std::sync::MutexGuard<'static, ()> {
     static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
     TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Starts a [`Holder`] of the lock at `path` and returns once it holds it.
-pub fn hold_lock(path: &Path) -> Holder {
+pub(crate) fn hold_lock(path: &Path) -> Holder {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     let holder = Holder(
         Command::new("setsid")

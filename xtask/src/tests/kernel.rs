@@ -3,10 +3,10 @@
 //! kernel tree, a tree without Rust (as 5.10), a `Makefile.build` without an allowed list.
 //! Each is a clear cell of its own, the other trees go on, and nothing is built or cached.
 
-use kshim_tests::{current_rustc, scratch_dir, xtask_binary};
+use crate::json;
+use crate::tests::support::{current_rustc, scratch_dir, xtask_binary};
 use std::path::Path;
 use std::process::Command;
-use xtask::json;
 
 fn write(root: &Path, relative: &str, text: &str) {
     let path = root.join(relative);

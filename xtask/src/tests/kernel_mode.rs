@@ -11,33 +11,34 @@
 //! - `cargo xtask matrix` on this compiler agrees with the catalog on every cell, writes its
 //!   JSON report, and answers a second run from its cache.
 //!
-//! They use the xtask's own command lines ([`xtask::plan::Rustc`]), so that what is tested here
+//! They use the xtask's own command lines ([`crate::plan::Rustc`]), so that what is tested here
 //! is exactly what the matrix runs on every other compiler.
 
-use kshim_tests::{current_rustc, project_root, scratch_dir};
+use crate::catalog::{allowed_features, FEATURES, HAS_COERCE_POINTEE};
+use crate::cfg::Predicate;
+use crate::diagnostics::error_diagnostics;
+use crate::diagnostics::first_rustc_error;
+use crate::expect::expected_kbuild_error;
+use crate::json::{self, Value};
+use crate::libtest::TestSummary;
+use crate::matrix::{run_matrix, Options};
+use crate::plan::{
+    examples, kbuild_fixture, mode_cfgs, Example, Layout, Mode, Output, Product, Rustc,
+};
+use crate::process::Invocation;
+use crate::process::{run, ProcessOutput};
+use crate::project_root;
+use crate::tests::support::{current_rustc, scratch_dir};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use xtask::catalog::{allowed_features, FEATURES, HAS_COERCE_POINTEE};
-use xtask::cfg::Predicate;
-use xtask::diagnostics::error_diagnostics;
-use xtask::diagnostics::first_rustc_error;
-use xtask::expect::expected_kbuild_error;
-use xtask::json::{self, Value};
-use xtask::libtest::TestSummary;
-use xtask::matrix::{run_matrix, Options};
-use xtask::plan::{
-    examples, kbuild_fixture, mode_cfgs, Example, Layout, Mode, Output, Product, Rustc,
-};
-use xtask::process::Invocation;
-use xtask::process::{run, ProcessOutput};
 
 const TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The compiler these tests run under, with the environment it needs.
 fn compiler() -> Rustc {
     let path = current_rustc();
-    let env = xtask::toolchain::library_path_env(&path);
+    let env = crate::toolchain::library_path_env(&path);
     let output = run(
         &Invocation {
             program: path.clone(),
@@ -48,7 +49,7 @@ fn compiler() -> Rustc {
         TIMEOUT,
     )
     .unwrap_or_else(|error| panic!("running {} -vV: {error}", path.display()));
-    let version = xtask::version::parse_verbose_version(&output.stdout)
+    let version = crate::version::parse_verbose_version(&output.stdout)
         .unwrap_or_else(|error| panic!("{} -vV: {error}", path.display()));
     Rustc {
         path,
@@ -82,7 +83,7 @@ fn build_and_run_tests(
     binary: &Path,
 ) -> Result<TestSummary, String> {
     run_ok(invocation)?;
-    let output = run_ok(&xtask::plan::test_run(rustc, binary))?;
+    let output = run_ok(&crate::plan::test_run(rustc, binary))?;
     TestSummary::parse(&output.stdout)
         .ok_or_else(|| format!("{} printed no `test result:` line", binary.display()))
 }
@@ -140,7 +141,7 @@ fn examples_log_the_same_in_kernel_mode_and_stable_mode() {
                             );
                             run_ok(&build)?;
                             let binary = directory.join(&example.name);
-                            run_ok(&xtask::plan::binary_run(rustc, &binary))
+                            run_ok(&crate::plan::binary_run(rustc, &binary))
                                 .map(|output| output.stdout)
                         })
                         .collect()
@@ -406,7 +407,7 @@ fn the_matrix_agrees_with_the_catalog_on_this_compiler() {
     };
     assert_eq!(
         get(&value, "schema").as_u64(),
-        Some(u64::from(xtask::report::SCHEMA_VERSION))
+        Some(u64::from(crate::report::SCHEMA_VERSION))
     );
     let toolchains = get(&value, "toolchains");
     let toolchains = toolchains.as_array().unwrap();
@@ -458,7 +459,7 @@ fn the_matrix_agrees_with_the_catalog_on_this_compiler() {
         }
     }
     assert_eq!(get(&value, "verdict").as_str(), Some("success"));
-    assert_eq!(report.verdict(), xtask::Verdict::Success);
+    assert_eq!(report.verdict(), crate::Verdict::Success);
 
     // Nothing changed: the second run answers every step from the cache.
     let start = Instant::now();
@@ -510,7 +511,7 @@ fn the_matrix_agrees_with_the_catalog_on_this_compiler() {
             "test rust_minimal (stable)"
         ]
     );
-    assert_eq!(after_change.verdict(), xtask::Verdict::Success);
+    assert_eq!(after_change.verdict(), crate::Verdict::Success);
 
     // An example whose log depends on the mode fails its run cells, with the first difference.
     let text = std::fs::read_to_string(&changed).unwrap();
@@ -548,5 +549,5 @@ fn the_matrix_agrees_with_the_catalog_on_this_compiler() {
         )),
         "{failures:#?}"
     );
-    assert_eq!(diverged.verdict(), xtask::Verdict::Failure);
+    assert_eq!(diverged.verdict(), crate::Verdict::Failure);
 }

@@ -5,16 +5,17 @@
 //! The pin file is made for the test: the compiler running it, and a pin no machine has, so
 //! that one shard builds everything and the other reports a missing toolchain.
 
-use kshim_tests::{current_rustc, project_root};
+use crate::json::{self, Value};
+use crate::matrix::{run_matrix, Options};
+use crate::merge::merge;
+use crate::pins::{Pins, Shard};
+use crate::plan::Layout;
+use crate::process::{run, Invocation};
+use crate::project_root;
+use crate::report::Report;
+use crate::tests::support::current_rustc;
 use std::path::PathBuf;
 use std::time::Duration;
-use xtask::json::{self, Value};
-use xtask::matrix::{run_matrix, Options};
-use xtask::merge::merge;
-use xtask::pins::{Pins, Shard};
-use xtask::plan::Layout;
-use xtask::process::{run, Invocation};
-use xtask::report::Report;
 
 /// A pin file for this compiler (first) and a missing toolchain (second).
 fn pin_file(directory: &std::path::Path) -> PathBuf {
@@ -23,13 +24,13 @@ fn pin_file(directory: &std::path::Path) -> PathBuf {
         &Invocation {
             program: rustc.clone(),
             args: vec!["-vV".into()],
-            env: xtask::toolchain::library_path_env(&rustc),
+            env: crate::toolchain::library_path_env(&rustc),
             env_remove: Vec::new(),
         },
         Duration::from_secs(60),
     )
     .expect("running rustc -vV");
-    let version = xtask::version::parse_verbose_version(&output.stdout).expect("rustc -vV");
+    let version = crate::version::parse_verbose_version(&output.stdout).expect("rustc -vV");
     let commit_date = match version.channel.name() {
         "nightly" => format!(
             "commit-date = \"{}\"\nrole = \"nightly\"\n",
@@ -114,11 +115,11 @@ fn two_shards_merge_into_the_whole_run() {
     assert_eq!(merged.human(false), whole.human(false));
     assert_eq!(merged.markdown(), whole.markdown());
     assert_eq!(merged.verdict(), whole.verdict());
-    assert_eq!(merged.verdict(), xtask::Verdict::Success);
+    assert_eq!(merged.verdict(), crate::Verdict::Success);
 
     // With --strict the missing pin fails the merged run, as it fails a whole --strict run.
     let strict = merge(&shard_reports, &Pins::load(&pins).unwrap(), true).unwrap();
-    assert_eq!(strict.verdict(), xtask::Verdict::Failure);
+    assert_eq!(strict.verdict(), crate::Verdict::Failure);
 
     // The same shard twice overlaps, and one shard alone is not the whole.
     let twice = vec![shard_reports[1].clone(), shard_reports[1].clone()];

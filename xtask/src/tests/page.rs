@@ -7,10 +7,11 @@
 //! Without a browser the test says so and passes, except under `CI=true`, where `.ci/run`
 //! installs one and its absence is a failure.
 
-use kshim_tests::{project_root, scratch_dir};
+use crate::browser;
+use crate::json::{self, Value};
+use crate::project_root;
+use crate::tests::support::scratch_dir;
 use std::collections::{BTreeMap, BTreeSet};
-use xtask::browser;
-use xtask::json::{self, Value};
 
 /// Every element of `dom` that stands for a report cell: its `data-cell` key and its classes.
 fn page_cells(dom: &str) -> BTreeMap<String, BTreeSet<String>> {

@@ -1,27 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Shared helpers for kshim's repository-level tests.
+//! Shared helpers for the xtask's tests.
 //!
 //! They find the compiler the tests run under and give each test its own scratch directory
 //! under `target/`, so that tests running in parallel never share output files.
 
+use crate::project_root;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
-
-/// The repository root.
-pub fn project_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
-}
 
 /// The real rustc of the toolchain running the tests, by absolute path.
 ///
 /// `RUSTC` wins if set; otherwise rustup's answer for the active toolchain (rustup's proxies
 /// pass `RUSTUP_TOOLCHAIN` down, so `cargo +nightly test` gets nightly's); otherwise `rustc`
 /// from `PATH`, resolved to a file.
-pub fn current_rustc() -> PathBuf {
+pub(crate) fn current_rustc() -> PathBuf {
     if let Some(rustc) = std::env::var_os("RUSTC").filter(|value| !value.is_empty()) {
         return resolve(PathBuf::from(rustc));
     }
@@ -49,7 +42,7 @@ fn resolve(program: PathBuf) -> PathBuf {
 }
 
 /// A fresh, empty directory for one test: `target/kshim/tests/<name>`.
-pub fn scratch_dir(name: &str) -> PathBuf {
+pub(crate) fn scratch_dir(name: &str) -> PathBuf {
     let directory = project_root().join("target/kshim/tests").join(name);
     // Left-overs of an earlier run would let a broken build pass with an old binary.
     let _ = std::fs::remove_dir_all(&directory);
@@ -58,9 +51,9 @@ pub fn scratch_dir(name: &str) -> PathBuf {
     directory
 }
 
-/// The `xtask` binary of this checkout, built (once per test binary) into a target directory
+/// The `xtask` binary of this checkout, built (once per test process) into a target directory
 /// of its own, so that it never waits for the lock of the `cargo test` running the tests.
-pub fn xtask_binary() -> &'static Path {
+pub(crate) fn xtask_binary() -> &'static Path {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY.get_or_init(|| {
         let target = project_root().join("target/kshim/xtask-for-tests");
@@ -78,7 +71,7 @@ pub fn xtask_binary() -> &'static Path {
 
 /// Waits for `child`, killing it and failing the test if it still runs after `deadline`: a
 /// command that hangs is a bug of its own.
-pub fn wait_within(
+pub(crate) fn wait_within(
     child: &mut std::process::Child,
     deadline: std::time::Duration,
     what: &str,
@@ -98,13 +91,14 @@ pub fn wait_within(
 }
 
 /// A pin file with one pin, for trees whose matrix only uses `--toolchain`.
-pub const ONE_PIN: &str = "[[pin]]\nid = \"minimum\"\nrelease = \"1.78.0\"\nrole = \"minimum\"\n";
+pub(crate) const ONE_PIN: &str =
+    "[[pin]]\nid = \"minimum\"\nrelease = \"1.78.0\"\nrole = \"minimum\"\n";
 
 /// A tiny kshim tree in the fresh scratch directory `name`: a shim with one unit test, and each
 /// of `examples` (the names the catalog gives, which the caller reads: this library cannot) as
 /// a one-line module with a test, so that the matrix's catalog check passes and a toolchain's
 /// whole matrix takes seconds; its pin file is [`ONE_PIN`].
-pub fn tiny_tree(name: &str, examples: &[&str]) -> PathBuf {
+pub(crate) fn tiny_tree(name: &str, examples: &[&str]) -> PathBuf {
     let root = scratch_dir(name);
     let shim = root.join("kernel-shim/src");
     std::fs::create_dir_all(&shim).unwrap();

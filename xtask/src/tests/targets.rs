@@ -8,17 +8,18 @@
 //! `cargo xtask toolchains install --no-rustup` provisions (CI does so before the tests; a
 //! test whose compiler is not there fails and says so) and the pinned rustup toolchain.
 
-use kshim_tests::{project_root, scratch_dir, xtask_binary};
+use crate::json::{self, Value};
+use crate::library_sources::library_sources;
+use crate::pins::Pins;
+use crate::project_root;
+use crate::tests::support::{scratch_dir, xtask_binary};
+use crate::toolchain::{discover, Availability, Toolchain, VERSION_TIMEOUT};
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
-use xtask::json::{self, Value};
-use xtask::library_sources::library_sources;
-use xtask::pins::Pins;
-use xtask::toolchain::{discover, Availability, Toolchain, VERSION_TIMEOUT};
 
 /// What a finished `xtask matrix` left.
 struct Finished {
@@ -57,7 +58,8 @@ fn matrix_within(deadline: Duration, args: &[&str]) -> Finished {
         let _ = out.read_to_string(&mut text);
         text
     });
-    let status = kshim_tests::wait_within(&mut child, deadline, &format!("xtask matrix {args:?}"));
+    let status =
+        crate::tests::support::wait_within(&mut child, deadline, &format!("xtask matrix {args:?}"));
     let finished = Finished {
         status,
         stdout: stdout.join().unwrap(),
@@ -97,7 +99,12 @@ fn provisioned(id: &str, with_sources: bool) -> (String, Toolchain) {
         .and_then(|pin| pin.debian.clone())
         .unwrap_or_else(|| panic!("no pin {id} with a Debian source"));
     assert!(debian.version.is_some(), "an exact Debian version");
-    let rustc = xtask::toolchain::provisioned_prefix(&debian)
+    // The prefix under this checkout's `target/toolchains` whose marker names exactly that
+    // source, whatever the prefix's name.
+    let rustc = crate::debian::provisioned_prefixes(&crate::debian::toolchains_dir())
+        .into_iter()
+        .find(|(_, found)| *found == debian)
+        .map(|(prefix, _)| prefix)
         .unwrap_or_else(|| project_root().join("target/toolchains/debian/(none)"))
         .join("usr/bin/rustc");
     assert!(
@@ -319,7 +326,7 @@ fn all_pass<'a>(report: &'a Value, triple: &str) -> Vec<&'a Value> {
 
 /// How many static-branch sites the sample has, by its own declaration.
 fn sample_sites() -> usize {
-    xtask::jump_table::SAMPLE_SITES
+    crate::jump_table::SAMPLE_SITES
         .iter()
         .map(|&(_, count)| count)
         .sum()

@@ -8,9 +8,9 @@ mod ci;
 mod docs;
 mod features;
 
+use crate::project_root;
 use std::fs;
 use std::path::{Path, PathBuf};
-use xtask::project_root;
 
 fn read(relative: &str) -> String {
     let path = project_root().join(relative);
@@ -27,7 +27,7 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 // Third-party crate roots are kept as published (see their README).
-                let third_party = path.ends_with("tests/fixtures/audit/crates");
+                let third_party = path.ends_with("xtask/tests/fixtures/audit/crates");
                 if path.file_name().is_some_and(|name| name != "target") && !third_party {
                     pending.push(path);
                 }
@@ -47,11 +47,11 @@ const SPDX: &str = "// SPDX-License-Identifier: GPL-2.0";
 fn every_source_file_starts_with_its_licence_and_a_module_doc() {
     let root = project_root();
     let mut checked = 0;
-    for top in ["kernel-shim", "examples", "xtask", "tests"] {
+    for top in ["kernel-shim", "examples", "xtask"] {
         for file in rust_files(&root.join(top)) {
             let text = fs::read_to_string(&file).unwrap();
             // Fixtures are inputs whose lines tests quote, kept as the files they copy.
-            let fixture = file.starts_with(root.join("tests/fixtures"));
+            let fixture = file.starts_with(root.join("xtask/tests/fixtures"));
             let mut lines = text.lines().filter(|line| !line.trim().is_empty());
             if !fixture {
                 assert_eq!(

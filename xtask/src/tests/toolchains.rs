@@ -5,7 +5,8 @@
 //! These run the real `xtask` binary, built once into a target directory of its own (the same
 //! one the hardening tests use), with fake compilers written as shell scripts.
 
-use kshim_tests::{project_root, scratch_dir, xtask_binary};
+use crate::project_root;
+use crate::tests::support::{scratch_dir, xtask_binary};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -208,15 +209,15 @@ fn the_job_matrix_holds_only_shards_and_pin_ids() {
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", text(&output.stderr));
-    let matrix = xtask::json::parse(&text(&output.stdout)).unwrap();
-    let pins = xtask::pins::Pins::load(&project_root().join("toolchains.toml")).unwrap();
+    let matrix = crate::json::parse(&text(&output.stdout)).unwrap();
+    let pins = crate::pins::Pins::load(&project_root().join("toolchains.toml")).unwrap();
     let jobs = matrix["include"].as_array().unwrap();
     assert_eq!(jobs.len(), pins.pins.len());
     for job in jobs {
         let keys: Vec<&String> = job.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["pins", "shard"], "{job}");
         let ids = job["pins"].as_str().unwrap();
-        assert!(ids.split(' ').all(xtask::pins::is_pin_id), "{ids}");
+        assert!(ids.split(' ').all(crate::pins::is_pin_id), "{ids}");
     }
 }
 

@@ -3,12 +3,12 @@
 //! (`cargo xtask usage`): each catalog feature's shim item is among the places a compiler on
 //! which the feature is gated reports, and each example uses the feature it teaches.
 
-use kshim_tests::project_root;
-use xtask::catalog::{feature, FEATURES};
-use xtask::places::{in_shim_item, UsedPlace};
-use xtask::plan::{Layout, Selection};
-use xtask::usage::run_usage;
-use xtask::usage_report::{UsageCell, UsageReport};
+use crate::catalog::{feature, FEATURES};
+use crate::places::{in_shim_item, UsedPlace};
+use crate::plan::{Layout, Selection};
+use crate::project_root;
+use crate::usage::run_usage;
+use crate::usage_report::{UsageCell, UsageReport};
 
 /// The compilers to ask: the pins found here, or the specs (rustup names, paths to a rustc or a
 /// wrapper) that `KSHIM_USAGE_TOOLCHAINS` lists, comma-separated, to reach compilers on which
@@ -34,7 +34,7 @@ fn usage_report() -> UsageReport {
         &layout,
         &selection(),
         jobs,
-        xtask::process::DEFAULT_TIMEOUT,
+        crate::process::DEFAULT_TIMEOUT,
         true,
     )
     .expect("the usage run")
@@ -177,25 +177,25 @@ fn shim_items_and_examples_are_where_the_compilers_say() {
 /// command line in a rustc argument file, on the compiler running these tests.
 #[test]
 fn audit_usage_reads_places_from_a_rustc_argument_file() {
-    use xtask::audit::compile::Compile;
-    use xtask::audit::{input::read_crate_root, run_audit, Options};
-    use xtask::plan::{mode_cfgs, Mode, Output, Product, Rustc};
+    use crate::audit::compile::Compile;
+    use crate::audit::{input::read_crate_root, run_audit, Options};
+    use crate::plan::{mode_cfgs, Mode, Output, Product, Rustc};
 
     let root = project_root();
-    let rustc_path = kshim_tests::current_rustc();
+    let rustc_path = crate::tests::support::current_rustc();
     let output = std::process::Command::new(&rustc_path)
         .arg("-vV")
         .output()
         .unwrap();
     let version =
-        xtask::version::parse_verbose_version(&String::from_utf8_lossy(&output.stdout)).unwrap();
+        crate::version::parse_verbose_version(&String::from_utf8_lossy(&output.stdout)).unwrap();
     let rustc = Rustc {
         path: rustc_path.clone(),
         env: Vec::new(),
         loader: None,
         release: version.release,
     };
-    let scratch = kshim_tests::scratch_dir("audit-usage-argfile");
+    let scratch = crate::tests::support::scratch_dir("audit-usage-argfile");
     let cfgs = mode_cfgs(rustc.release, Mode::Kernel, None);
     let shim = rustc.shim(
         &root,

@@ -7,13 +7,13 @@ use super::*;
 /// Discovers the given specs with `timeout`, against the tiny pin file.
 fn discover(dir: &Path, specs: &[PathBuf], timeout: Duration) -> Vec<Availability> {
     let pins = dir.join("pins.toml");
-    std::fs::write(&pins, kshim_tests::ONE_PIN).unwrap();
+    std::fs::write(&pins, crate::tests::support::ONE_PIN).unwrap();
     let sh = xshell::Shell::new().unwrap();
     let specs: Vec<String> = specs
         .iter()
         .map(|spec| spec.display().to_string())
         .collect();
-    xtask::toolchain::discover(&sh, Some(&pins), &specs, timeout).unwrap()
+    crate::toolchain::discover(&sh, Some(&pins), &specs, timeout).unwrap()
 }
 
 fn broken_error(availability: &Availability) -> &str {
@@ -160,8 +160,8 @@ fn each_bad_compiler_gets_a_verdict_of_its_own() {
         panic!("too old: {:#?}", found[10]);
     };
     assert_eq!(
-        xtask::expect::ToolchainVerdict::for_release(version.release),
-        xtask::expect::ToolchainVerdict::TooOld
+        crate::expect::ToolchainVerdict::for_release(version.release),
+        crate::expect::ToolchainVerdict::TooOld
     );
     let no_core = broken_error(&found[11]);
     assert!(

@@ -4,19 +4,17 @@
 //! entries that are no files or too large are misses.
 //!
 //! Every input is generated here, none is a fixture; each test runs the real `xtask` binary
-//! under a deadline (see [`hostile`]), so a hang fails the test.
+//! under a deadline (see `hostile.rs`), so a hang fails the test.
 
-mod hostile;
-
-use hostile::*;
-use kshim_tests::{current_rustc, scratch_dir};
+use super::*;
+use crate::cache::{Cache, Key};
+use crate::expect::Outcome;
+use crate::json::{self, Value};
+use crate::judge::StepResult;
+use crate::process::CAPTURE_LIMIT;
+use crate::tests::support::{current_rustc, scratch_dir};
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
-use xtask::cache::{Cache, Key};
-use xtask::expect::Outcome;
-use xtask::json::{self, Value};
-use xtask::judge::StepResult;
-use xtask::process::CAPTURE_LIMIT;
 
 #[test]
 fn a_machine_out_of_resources_is_never_cached_and_jobs_are_capped() {

@@ -4,12 +4,10 @@
 //! without `cc`, audit inputs that are no files, and help and typos answered as cargo does.
 //!
 //! Every input is generated here, none is a fixture; each test runs the real `xtask` binary
-//! under a deadline (see [`hostile`]), so a hang fails the test.
+//! under a deadline (see `hostile.rs`), so a hang fails the test.
 
-mod hostile;
-
-use hostile::*;
-use kshim_tests::{current_rustc, scratch_dir, xtask_binary};
+use super::*;
+use crate::tests::support::{current_rustc, scratch_dir, xtask_binary};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
 use std::time::Duration;

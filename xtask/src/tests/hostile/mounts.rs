@@ -5,14 +5,12 @@
 //! under `CI=true` a test that cannot mount fails.
 //!
 //! Every input is generated here, none is a fixture; each test runs the real `xtask` binary
-//! under a deadline (see [`hostile`]), so a hang fails the test.
+//! under a deadline (see `hostile.rs`), so a hang fails the test.
 
-mod hostile;
-
-use hostile::*;
+use super::*;
+use crate::json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use xtask::json::Value;
 
 /// A mount this test made, undone however the test ends (lazily, should a process still hold a
 /// file under it).

@@ -4,12 +4,10 @@
 //! matrix holds, and a lock that only a dead run's orphans hold is reclaimed.
 //!
 //! Every input is generated here, none is a fixture; each test runs the real `xtask` binary
-//! under a deadline (see [`hostile`]), so a hang fails the test.
+//! under a deadline (see `hostile.rs`), so a hang fails the test.
 
-mod hostile;
-
-use hostile::*;
-use kshim_tests::{scratch_dir, xtask_binary};
+use super::*;
+use crate::tests::support::{scratch_dir, xtask_binary};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -44,7 +42,7 @@ fn snapshot(directory: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
 #[test]
 fn a_dry_run_with_a_debian_compiler_not_there_changes_nothing() {
     let tree = tiny_tree("dry-run");
-    let toolchains = kshim_tests::project_root().join("target/toolchains");
+    let toolchains = crate::project_root().join("target/toolchains");
     // Only the private apt and the top of the prefixes: the prefixes' insides are large.
     let apt = toolchains.join("apt");
     let before = (
@@ -87,14 +85,14 @@ fn toolchains_install_waits_for_the_lock_a_matrix_holds() {
     let binary = xtask_binary();
     // The lock of the checkout whose target/toolchains install fills, as a matrix there holds
     // it: its id (a live process, this test's) in the file, and the lock held.
-    let lock = kshim_tests::project_root().join("target/kshim/matrix.lock");
+    let lock = crate::project_root().join("target/kshim/matrix.lock");
     let _turn = one_holder_of_the_checkouts_lock();
     let holder = hold_lock(&lock);
     std::fs::write(&lock, format!("{}\n", std::process::id())).unwrap();
     // `--only` naming no pin: once it has the lock, it ends at once with exit 2 and installs
     // nothing (also when it wrongly takes no lock).
     let pins = directory.join("pins.toml");
-    std::fs::write(&pins, kshim_tests::ONE_PIN).unwrap();
+    std::fs::write(&pins, crate::tests::support::ONE_PIN).unwrap();
     let stderr = directory.join("stderr");
     let mut install = Command::new(binary)
         .args(["toolchains", "--pins", path_str(&pins), "install"])
@@ -108,7 +106,8 @@ fn toolchains_install_waits_for_the_lock_a_matrix_holds() {
     let early = install.try_wait().unwrap();
     let said = std::fs::read_to_string(&stderr).unwrap();
     drop(holder);
-    let status = kshim_tests::wait_within(&mut install, Duration::from_secs(30), "install");
+    let status =
+        crate::tests::support::wait_within(&mut install, Duration::from_secs(30), "install");
     assert!(
         early.is_none(),
         "toolchains install ran while a matrix held the lock:\n{said}"
@@ -168,8 +167,8 @@ fn a_matrix_of_another_tree_takes_this_checkouts_lock_before_it_provisions_here(
     let binary = xtask_binary();
     // `matrix --root TREE` holds TREE's lock, but a `debian:` spec is provisioned into this
     // checkout's target/toolchains, which runs here use: a run here holds this lock.
-    let toolchains = kshim_tests::project_root().join("target/toolchains");
-    let lock = kshim_tests::project_root().join("target/kshim/matrix.lock");
+    let toolchains = crate::project_root().join("target/toolchains");
+    let lock = crate::project_root().join("target/kshim/matrix.lock");
     let _turn = one_holder_of_the_checkouts_lock();
     let holder = hold_lock(&lock);
     std::fs::write(&lock, format!("{}\n", std::process::id())).unwrap();
@@ -202,7 +201,7 @@ fn a_matrix_of_another_tree_takes_this_checkouts_lock_before_it_provisions_here(
     let _ = Command::new("kill")
         .args(["-INT", &matrix.id().to_string()])
         .status();
-    let status = kshim_tests::wait_within(&mut matrix, Duration::from_secs(30), "matrix");
+    let status = crate::tests::support::wait_within(&mut matrix, Duration::from_secs(30), "matrix");
     drop(holder);
     let said = std::fs::read_to_string(&stderr).unwrap();
     assert!(

@@ -4,16 +4,14 @@
 //! show large ones in linear time.
 //!
 //! Every input is generated here, none is a fixture; each test runs the real `xtask` binary
-//! under a deadline (see [`hostile`]), so a hang fails the test.
+//! under a deadline (see `hostile.rs`), so a hang fails the test.
 
-mod hostile;
-
-use hostile::*;
-use kshim_tests::scratch_dir;
+use super::*;
+use crate::catalog::FEATURES;
+use crate::json::{self, Value};
+use crate::tests::support::scratch_dir;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use xtask::catalog::FEATURES;
-use xtask::json::{self, Value};
 
 // ---------------------------------------------------------------------------------------------
 // 5. merge and 9. docs --report: whole, consistent reports or exit 2.

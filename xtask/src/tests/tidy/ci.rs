@@ -2,7 +2,7 @@
 //! CI runs what README shows, and its workflow takes its toolchains from the pin file.
 
 use super::read;
-use xtask::project_root;
+use crate::project_root;
 
 #[test]
 fn readme_shows_the_two_commands_and_ci_runs_the_test_command() {
@@ -23,7 +23,7 @@ fn readme_shows_the_two_commands_and_ci_runs_the_test_command() {
 #[test]
 fn workflow_takes_its_toolchains_from_the_pin_file() {
     let workflow = read(".github/workflows/matrix.yml");
-    let pins = xtask::pins::Pins::load(&project_root().join("toolchains.toml")).unwrap();
+    let pins = crate::pins::Pins::load(&project_root().join("toolchains.toml")).unwrap();
     // The job matrix comes from the pin file, and each job runs its own shard of it.
     for needed in [
         "cargo xtask ci-matrix",
@@ -92,7 +92,7 @@ fn workflow_takes_its_toolchains_from_the_pin_file() {
         );
     }
     // And the job matrix really covers every pin, once.
-    let matrix = xtask::ci_matrix::job_matrix(&pins, pins.pins.len()).unwrap();
+    let matrix = crate::ci_matrix::job_matrix(&pins, pins.pins.len()).unwrap();
     for pin in &pins.pins {
         assert_eq!(
             matrix.matches(&format!("\"pins\":\"{}\"", pin.id)).count(),

@@ -3,15 +3,15 @@
 //! links that lead somewhere, every xtask module placed in the layout.
 
 use super::read;
+use crate::project_root;
 use std::fs;
 use std::path::{Path, PathBuf};
-use xtask::project_root;
 
 #[test]
 fn generated_docs_are_up_to_date() {
     // Without a report, the statuses region of docs/features.md is kept as it is: the check is
     // that every part generated from the catalog agrees with it.
-    for (path, expected) in xtask::docs::generated_files(&project_root(), None).unwrap() {
+    for (path, expected) in crate::docs::generated_files(&project_root(), None, None).unwrap() {
         let found = fs::read_to_string(&path).unwrap_or_default();
         assert!(
             found == expected,
@@ -27,9 +27,9 @@ fn the_compatibility_page_is_generated_from_the_recorded_reports() {
     // --check` checks in CI, here for `cargo test` too.
     let root = project_root();
     for recorded in [
-        xtask::docs::MATRIX_REPORT,
-        xtask::docs::USAGE_REPORT,
-        xtask::docs::page::PAGE,
+        crate::docs::MATRIX_REPORT,
+        crate::docs::USAGE_REPORT,
+        crate::docs::page::PAGE,
     ] {
         assert!(
             root.join(recorded).is_file(),
@@ -37,22 +37,22 @@ fn the_compatibility_page_is_generated_from_the_recorded_reports() {
         );
     }
     assert_eq!(
-        xtask::docs::regenerate(&root, None, None, true).unwrap(),
-        xtask::Verdict::Success,
+        crate::docs::regenerate(&root, None, None, true).unwrap(),
+        crate::Verdict::Success,
         "a generated file is stale: run `cargo xtask docs`"
     );
 }
 
 /// Every key of a JSON value, at any depth.
-fn json_keys(value: &xtask::json::Value, keys: &mut std::collections::BTreeSet<String>) {
+fn json_keys(value: &crate::json::Value, keys: &mut std::collections::BTreeSet<String>) {
     match value {
-        xtask::json::Value::Object(members) => {
+        crate::json::Value::Object(members) => {
             for (key, member) in members {
                 keys.insert(key.clone());
                 json_keys(member, keys);
             }
         }
-        xtask::json::Value::Array(elements) => {
+        crate::json::Value::Array(elements) => {
             for element in elements {
                 json_keys(element, keys);
             }
@@ -63,13 +63,13 @@ fn json_keys(value: &xtask::json::Value, keys: &mut std::collections::BTreeSet<S
 
 /// A report with one toolchain, every feature cell and one failing build, so that its JSON
 /// holds every key the layout has.
-fn sample_report() -> xtask::report::Report {
-    use xtask::catalog::{Release, FEATURES};
-    use xtask::expect::{Outcome, ToolchainVerdict};
-    use xtask::plan::{Kind, Mode};
-    use xtask::report::platforms::{CrossCell, KnownCell, Platforms};
-    use xtask::report::{BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
-    use xtask::status::Status;
+fn sample_report() -> crate::report::Report {
+    use crate::catalog::{Release, FEATURES};
+    use crate::expect::{Outcome, ToolchainVerdict};
+    use crate::plan::{Kind, Mode};
+    use crate::report::platforms::{CrossCell, KnownCell, Platforms};
+    use crate::report::{BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
+    use crate::status::Status;
     let release = Release::new(1, 85, 0);
     Report {
         toolchains: vec![ToolchainEntry {
@@ -88,7 +88,7 @@ fn sample_report() -> xtask::report::Report {
         features: FEATURES
             .iter()
             .map(|feature| {
-                let status = xtask::expect::expected_status(feature, release);
+                let status = crate::expect::expected_status(feature, release);
                 vec![FeatureCell {
                     observed: Observed::Status(status),
                     expected: Some(Status::Gated),
@@ -108,7 +108,7 @@ fn sample_report() -> xtask::report::Report {
             tests: Some((1, 1, 0)),
         }],
         strict: false,
-        kbuild: vec![xtask::report::kbuild::KbuildCell {
+        kbuild: vec![crate::report::kbuild::KbuildCell {
             toolchain: 0,
             fixture: "outside_allow_list".into(),
             expected: Some("E0725".into()),
@@ -165,7 +165,7 @@ fn the_matrix_page_documents_the_report_schema_as_the_code_does() {
         .collect();
     let mut written = std::collections::BTreeSet::new();
     // As `matrix` writes it: stamped with the run's date.
-    json_keys(&xtask::date::stamp(sample_report().to_json()), &mut written);
+    json_keys(&crate::date::stamp(sample_report().to_json()), &mut written);
     // The per-toolchain objects are keyed by toolchain id, which the layout shows by example.
     written.remove("t");
     let undocumented: Vec<&String> = written.difference(&documented).collect();

@@ -2,11 +2,11 @@
 //! The shim's feature block, the examples and the drivers agree with the catalog.
 
 use super::{read, rust_files};
+use crate::attributes::read_features;
+use crate::catalog::FEATURES;
+use crate::cfg::{Predicate, SyntaxError};
+use crate::project_root;
 use std::fs;
-use xtask::attributes::read_features;
-use xtask::catalog::FEATURES;
-use xtask::cfg::{Predicate, SyntaxError};
-use xtask::project_root;
 
 /// One feature that `lib.rs` enables, with the comment above its attribute.
 #[derive(Debug)]
@@ -167,7 +167,7 @@ fn drivers_enable_no_feature() {
             "{} enables {names:?}: a driver writes no #![feature], since Kbuild already turns \
              on the kernel's rust_allowed_features ({}) for it, and allows no other",
             file.display(),
-            xtask::catalog::RUST_ALLOWED_FEATURES
+            crate::catalog::RUST_ALLOWED_FEATURES
         );
     }
 }
