@@ -20,7 +20,7 @@ use crate::plan::Layout;
 use crate::process::inherited_environment;
 use crate::process::Invocation;
 use crate::project_root;
-use crate::tests::support::{current_rustc, scratch_dir, xtask_binary};
+use crate::tests::support::{current_rustc, results_of, scratch_dir, xtask_binary};
 use crate::toolchain::Availability;
 use crate::version::Channel;
 use std::collections::BTreeSet;
@@ -128,25 +128,6 @@ fn get<'a>(value: &'a Value, key: &str) -> &'a Value {
     value
         .get(key)
         .unwrap_or_else(|| panic!("no `{key}` in {value}"))
-}
-
-/// A report without what differs between two runs with the same results: timings, whether a
-/// result came from the cache, and the summaries' wording of them.
-fn results_of(report: &Value) -> Value {
-    fn strip(value: &Value) -> Value {
-        match value {
-            Value::Object(members) => Value::Object(
-                members
-                    .iter()
-                    .filter(|(key, _)| *key != "seconds" && *key != "cached")
-                    .map(|(key, value)| (key.clone(), strip(value)))
-                    .collect(),
-            ),
-            Value::Array(items) => Value::Array(items.iter().map(strip).collect()),
-            other => other.clone(),
-        }
-    }
-    strip(report)
 }
 
 /// The JSON report an xtask run printed on stdout.

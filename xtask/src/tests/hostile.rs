@@ -14,7 +14,7 @@ use crate::expect::{expected_status, Outcome, ToolchainVerdict};
 use crate::json::{self, Value};
 use crate::plan::Mode;
 use crate::report::{cell_kinds, BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
-use crate::tests::support::{current_rustc, xtask_binary};
+use crate::tests::support::{current_rustc, results_of, xtask_binary};
 use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -241,22 +241,6 @@ pub(crate) fn host_matrix(root: &Path, extra: &[&str]) -> (Finished, Value) {
     (finished, report)
 }
 
-/// A report without what differs between two runs with the same results: timings and whether
-/// a result came from the cache.
-pub(crate) fn results_of(report: &Value) -> Value {
-    match report {
-        Value::Object(members) => Value::Object(
-            members
-                .iter()
-                .filter(|(key, _)| *key != "seconds" && *key != "cached" && *key != "date")
-                .map(|(key, value)| (key.clone(), results_of(value)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(results_of).collect()),
-        other => other.clone(),
-    }
-}
-
 /// A process that holds the lock at `path` until it is dropped, however the test ends: a
 /// `flock` in a session of its own (`setsid`), as a run and what it started hold one.
 pub(crate) struct Holder(std::process::Child);
@@ -269,13 +253,6 @@ impl Drop for Holder {
             .status();
         let _ = self.0.wait();
     }
-}
-
-/// Serialises the tests that hold this checkout's run lock: two holders in one test binary would
-/// each wait for the other's `sleep`.
-pub(crate) fn one_holder_of_the_checkouts_lock() -> std::sync::MutexGuard<'static, ()> {
-    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Starts a [`Holder`] of the lock at `path` and returns once it holds it.

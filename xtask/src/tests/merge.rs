@@ -72,6 +72,7 @@ fn without_timings(value: &Value) -> Value {
 
 #[test]
 fn two_shards_merge_into_the_whole_run() {
+    let _turn = crate::tests::support::the_checkouts_lock();
     // Kept between runs (not a scratch directory), so that its cache is too.
     let directory = project_root().join("target/kshim/tests/merge");
     std::fs::create_dir_all(&directory).unwrap();

@@ -4,10 +4,11 @@
 //! They find the compiler the tests run under and give each test its own scratch directory
 //! under `target/`, so that tests running in parallel never share output files.
 
+use crate::json::Value;
 use crate::project_root;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// The real rustc of the toolchain running the tests, by absolute path.
 ///
@@ -49,6 +50,15 @@ pub(crate) fn scratch_dir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&directory)
         .unwrap_or_else(|error| panic!("creating {}: {error}", directory.display()));
     directory
+}
+
+/// One test at a time on this checkout's run lock (`target/kshim/matrix.lock`): taken by every
+/// test that runs on it (the `xtask` binary without `--root`, or a run in this process) or holds
+/// it on purpose, since all share one process, where one's run would outlast another's deadline,
+/// wait for its held lock, or write between its two runs.
+pub(crate) fn the_checkouts_lock() -> MutexGuard<'static, ()> {
+    static TURN: Mutex<()> = Mutex::new(());
+    TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The `xtask` binary of this checkout, built (once per test process) into a target directory
@@ -128,4 +138,20 @@ pub(crate) fn tiny_tree(name: &str, examples: &[&str]) -> PathBuf {
     std::fs::write(directory.join("Cargo.toml"), manifest).unwrap();
     std::fs::write(root.join("toolchains.toml"), ONE_PIN).unwrap();
     root
+}
+
+/// A report without what differs between two runs with the same results: timings, the date,
+/// and whether a result came from the cache.
+pub(crate) fn results_of(report: &Value) -> Value {
+    match report {
+        Value::Object(members) => Value::Object(
+            members
+                .iter()
+                .filter(|(key, _)| *key != "seconds" && *key != "cached" && *key != "date")
+                .map(|(key, value)| (key.clone(), results_of(value)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(results_of).collect()),
+        other => other.clone(),
+    }
 }

@@ -12,13 +12,12 @@ use crate::json::{self, Value};
 use crate::library_sources::library_sources;
 use crate::pins::Pins;
 use crate::project_root;
-use crate::tests::support::{scratch_dir, xtask_binary};
+use crate::tests::support::{scratch_dir, the_checkouts_lock, xtask_binary};
 use crate::toolchain::{discover, Availability, Toolchain, VERSION_TIMEOUT};
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 /// What a finished `xtask matrix` left.
@@ -75,14 +74,6 @@ fn matrix_within(deadline: Duration, args: &[&str]) -> Finished {
 
 fn matrix(args: &[&str]) -> Finished {
     matrix_within(Duration::from_secs(600), args)
-}
-
-/// The two tests that build with Debian's 1.96.0 write into the same directories (the matrix
-/// names them after the release), so a test's second run must follow its first with no run of
-/// the other in between, or it would find the other's artifacts in place of its own.
-fn one_at_a_time() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 const PROVISION: &str = "run `cargo xtask toolchains install --no-rustup` first";
@@ -156,6 +147,7 @@ const CELLS_PER_TARGET: usize = 8;
 
 #[test]
 fn target_flags_that_name_no_kernel_target_are_refused_in_one_line() {
+    let _turn = the_checkouts_lock();
     let refused = |args: &[&str], message: &str| -> String {
         let finished = matrix_within(Duration::from_secs(30), args);
         assert_eq!(
@@ -207,6 +199,7 @@ fn target_flags_that_name_no_kernel_target_are_refused_in_one_line() {
 
 #[test]
 fn a_compiler_that_does_not_know_a_target_says_so_and_builds_nothing() {
+    let _turn = the_checkouts_lock();
     let (spec, _) = provisioned("debian-1.48.0", false);
     let finished = matrix(&[
         "--toolchain",
@@ -268,6 +261,7 @@ fn a_compiler_that_does_not_know_a_target_says_so_and_builds_nothing() {
 
 #[test]
 fn a_compiler_without_its_library_sources_names_the_command_that_adds_them() {
+    let _turn = the_checkouts_lock();
     let rustup = "1.95.0";
     let finished = matrix(&[
         "--toolchain",
@@ -334,7 +328,9 @@ fn sample_sites() -> usize {
 
 #[test]
 fn a_whole_cross_run_checks_sites_and_runs_the_program_then_comes_from_the_cache() {
-    let _alone = one_at_a_time();
+    // Also keeps the other test that builds with Debian's 1.96.0 from writing into the same
+    // directories (named after the release) between this test's two runs.
+    let _turn = the_checkouts_lock();
     let (spec, _) = provisioned("debian-1.96.0", true);
     let triple = "riscv64imac-unknown-none-elf";
     let run = || {
@@ -430,7 +426,7 @@ fn dying_wrapper(dir: &Path, real: &Toolchain, victim: &str, die: &Path) -> Stri
 
 #[test]
 fn a_core_build_that_dies_leaves_nothing_cached_and_the_other_target_carries_on() {
-    let _alone = one_at_a_time();
+    let _turn = the_checkouts_lock();
     let (spec, real) = provisioned("debian-1.96.0", true);
     assert!(
         real.loader.is_none(),

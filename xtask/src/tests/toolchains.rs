@@ -156,6 +156,8 @@ fn ctrl_c_stops_the_resolution_of_many_toolchains() {
 
 #[test]
 fn hostile_pin_values_never_become_commands() {
+    // `toolchains install` takes this checkout's run lock before it reads the pins.
+    let _turn = crate::tests::support::the_checkouts_lock();
     let dir = scratch_dir("toolchains-hostile-pins");
     let pins = dir.join("pins.toml");
     for (value, said) in [

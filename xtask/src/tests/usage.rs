@@ -56,6 +56,7 @@ fn is_module(shim_item: &str) -> bool {
 
 #[test]
 fn shim_items_and_examples_are_where_the_compilers_say() {
+    let _turn = crate::tests::support::the_checkouts_lock();
     let report = usage_report();
     let mut failures = Vec::new();
     let mut checked = Vec::new();

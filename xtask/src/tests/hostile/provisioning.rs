@@ -7,7 +7,7 @@
 //! under a deadline (see `hostile.rs`), so a hang fails the test.
 
 use super::*;
-use crate::tests::support::{scratch_dir, xtask_binary};
+use crate::tests::support::{scratch_dir, the_checkouts_lock, xtask_binary};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -86,7 +86,7 @@ fn toolchains_install_waits_for_the_lock_a_matrix_holds() {
     // The lock of the checkout whose target/toolchains install fills, as a matrix there holds
     // it: its id (a live process, this test's) in the file, and the lock held.
     let lock = crate::project_root().join("target/kshim/matrix.lock");
-    let _turn = one_holder_of_the_checkouts_lock();
+    let _turn = the_checkouts_lock();
     let holder = hold_lock(&lock);
     std::fs::write(&lock, format!("{}\n", std::process::id())).unwrap();
     // `--only` naming no pin: once it has the lock, it ends at once with exit 2 and installs
@@ -169,7 +169,7 @@ fn a_matrix_of_another_tree_takes_this_checkouts_lock_before_it_provisions_here(
     // checkout's target/toolchains, which runs here use: a run here holds this lock.
     let toolchains = crate::project_root().join("target/toolchains");
     let lock = crate::project_root().join("target/kshim/matrix.lock");
-    let _turn = one_holder_of_the_checkouts_lock();
+    let _turn = the_checkouts_lock();
     let holder = hold_lock(&lock);
     std::fs::write(&lock, format!("{}\n", std::process::id())).unwrap();
     let apt = snapshot(&toolchains.join("apt"));
