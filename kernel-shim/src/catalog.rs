@@ -118,11 +118,6 @@ impl KernelUse {
     pub const fn allowed_outside_rust(self) -> bool {
         matches!(self, Self::AllowedOutsideRust | Self::Both)
     }
-
-    /// Whether `rust/kernel/lib.rs` enables the feature.
-    pub const fn in_kernel_crate(self) -> bool {
-        matches!(self, Self::KernelCrate | Self::Both)
-    }
 }
 
 /// A cfg that the build derives from the compiler's release number.
@@ -449,7 +444,7 @@ pub const RUST_ALLOWED_FEATURES: &str =
 /// The first release on which a crate that enables a feature Kbuild has already turned on gets
 /// the deny-by-default `duplicate_features` lint instead of error E0636; both say "the feature
 /// `...` has already been enabled" (1.78.0: "declared"). Measured with Kbuild's flags on
-/// `tests/fixtures/inside_allow_list.rs`: rustup's 1.95.0 says E0636, Debian's 1.96.0 and a
+/// `xtask/programs/kbuild/inside_allow_list.rs`: rustup's 1.95.0 says E0636, Debian's 1.96.0 and a
 /// 1.97.0 nightly the lint.
 pub const DUPLICATE_FEATURES_LINT_SINCE: Release = Release::new(1, 96, 0);
 

@@ -84,7 +84,7 @@ pub enum Probed {
     /// The probe ran but could not be read, or did not run (the message says which).
     Failed(String),
     /// The toolchain is missing or broken; its verdict says why.
-    NotProbed,
+    Unavailable,
 }
 
 /// One toolchain of the audit.
@@ -256,7 +256,7 @@ fn column(
         return (
             Column {
                 entry,
-                probed: Probed::NotProbed,
+                probed: Probed::Unavailable,
                 rustc: None,
             },
             None,

@@ -86,7 +86,9 @@ pub fn file_url(path: &Path) -> String {
     url
 }
 
-/// The document of the page at `url` as the browser has it once loaded, serialized.
+/// The document of the page at `url` as the browser has it once loaded, serialized: what the
+/// page test checks.
+#[cfg(test)]
 pub fn dump_dom(url: &str, scratch: &Path) -> anyhow::Result<String> {
     headless(url, &["--dump-dom".to_string()], scratch)
 }

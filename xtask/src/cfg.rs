@@ -194,17 +194,6 @@ impl Predicate {
     /// cannot answer.
     ///
     /// Every `key = "value"` pair is unset, since the set holds names only.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use xtask::cfg::Predicate;
-    ///
-    /// let set = ["kshim_kernel_mode"];
-    /// let gate = Predicate::parse("all(kshim_kernel_mode, not(CONFIG_RUSTC_HAS_COERCE_POINTEE))");
-    /// assert_eq!(gate.unwrap().holds_with(&set), Some(true));
-    /// assert_eq!(Predicate::parse("any(a, b)").unwrap().holds_with(&set), Some(false));
-    /// ```
     pub fn holds_with(&self, set: &[&str]) -> Option<bool> {
         self.evaluate(&|query| match query {
             Query::Name(name) => Some(set.contains(&name)),

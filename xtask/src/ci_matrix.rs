@@ -3,6 +3,7 @@
 //! [`Shard`]'s one rule, and the kernel trees one job each, so the workflow never repeats
 //! either list.
 
+use crate::json::{json, Value};
 use crate::pins::{Pins, Shard};
 use crate::{flags, Verdict};
 use xshell::Shell;
@@ -19,7 +20,7 @@ pub fn job_matrix(pins: &Pins, shards: usize) -> anyhow::Result<String> {
             pins.pins.len()
         );
     }
-    let jobs: Vec<serde_json::Value> = (1..=shards)
+    let jobs: Vec<Value> = (1..=shards)
         .map(|index| {
             let shard = Shard {
                 index,
@@ -30,10 +31,10 @@ pub fn job_matrix(pins: &Pins, shards: usize) -> anyhow::Result<String> {
                 .iter()
                 .map(|pin| pin.id.as_str())
                 .collect();
-            serde_json::json!({"shard": shard.to_string(), "pins": ids.join(" ")})
+            json!({"shard": shard.to_string(), "pins": ids.join(" ")})
         })
         .collect();
-    Ok(serde_json::json!({ "include": jobs }).to_string())
+    Ok(json!({ "include": jobs }).to_string())
 }
 
 /// The kernel trees' job matrix: `{"include": [{"tree": "ID"}, ...]}`, one job per pinned tree,
@@ -42,12 +43,12 @@ pub fn tree_matrix(pins: &Pins) -> anyhow::Result<String> {
     if pins.trees.is_empty() {
         anyhow::bail!("{} pins no kernel tree", pins.path.display());
     }
-    let jobs: Vec<serde_json::Value> = pins
+    let jobs: Vec<Value> = pins
         .trees
         .iter()
-        .map(|tree| serde_json::json!({ "tree": tree.id }))
+        .map(|tree| json!({ "tree": tree.id }))
         .collect();
-    Ok(serde_json::json!({ "include": jobs }).to_string())
+    Ok(json!({ "include": jobs }).to_string())
 }
 
 impl flags::CiMatrix {

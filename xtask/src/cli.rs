@@ -1,14 +1,79 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The command line's manners around the flags that `flags.rs` declares: each command's help
 //! for that command, `help` and a bare `cargo xtask` listing the commands, "did you mean"
-//! for a mistyped flag or command, and rustup's `+TOOLCHAIN` as `--toolchain TOOLCHAIN`.
+//! for a mistyped flag or command, and rustup's `+TOOLCHAIN` as `--toolchain TOOLCHAIN`; and
+//! [`main`], which parses them and runs the command.
 
+use crate::flags::{self, XtaskCmd};
 use crate::output;
+use crate::Verdict;
 use std::ffi::OsString;
+use std::process::ExitCode;
+
+/// The xtask's entry point, its binary's whole `main`.
+///
+/// Exit status: 0 success, 1 a mismatch or failure that the command reports, 2 bad input or an
+/// error that stopped the work (the message says which).
+pub fn main() -> ExitCode {
+    // Rust ignores SIGPIPE, which turns a write to a closed pipe (`cargo xtask matrix | head -1`)
+    // into a panic; with the default action the xtask ends quietly there, as Unix tools do.
+    // SAFETY: setting a signal's disposition to its default has no memory effects, and no
+    // other thread exists yet.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let args = match prepare(args.clone()) {
+        Prepared::Parse(args) => args,
+        Prepared::Print(text) => {
+            print!("{text}");
+            return ExitCode::SUCCESS;
+        }
+        Prepared::Refuse(message) => {
+            eprintln!("error: {}", output::escape_lines(&message));
+            return ExitCode::from(2);
+        }
+    };
+    let flags = match flags::Xtask::from_vec(args.clone()) {
+        Ok(flags) => flags,
+        Err(error) if error.is_help() => {
+            println!("{error}");
+            return ExitCode::SUCCESS;
+        }
+        Err(error) => {
+            let message = explain_error(&error.to_string(), &args);
+            eprintln!("error: {}", output::escape_lines(&message));
+            return ExitCode::from(2);
+        }
+    };
+    let outcome = xshell::Shell::new()
+        .map_err(anyhow::Error::from)
+        .and_then(|sh| {
+            sh.change_dir(crate::project_root());
+            match &flags.subcommand {
+                XtaskCmd::Matrix(cmd) => cmd.run(&sh),
+                XtaskCmd::Toolchains(cmd) => cmd.run(&sh),
+                XtaskCmd::Audit(cmd) => cmd.run(&sh),
+                XtaskCmd::Merge(cmd) => cmd.run(&sh),
+                XtaskCmd::CiMatrix(cmd) => cmd.run(&sh),
+                XtaskCmd::Docs(cmd) => cmd.run(&sh),
+                XtaskCmd::Bench(cmd) => cmd.run(&sh),
+                XtaskCmd::Usage(cmd) => cmd.run(&sh),
+                XtaskCmd::Kernel(cmd) => cmd.run(&sh),
+            }
+        });
+    match outcome {
+        Ok(Verdict::Success) => ExitCode::SUCCESS,
+        Ok(Verdict::Failure) => ExitCode::from(1),
+        Err(error) => {
+            // Input echoed in a message (an id, a path) must not drive the terminal.
+            eprintln!("error: {}", output::escape_lines(&format!("{error:#}")));
+            ExitCode::from(2)
+        }
+    }
+}
 
 /// The whole help text xflags generates from `flags.rs`.
-pub fn full_help() -> String {
-    match crate::flags::Xtask::from_vec(vec!["--help".into()]) {
+pub(crate) fn full_help() -> String {
+    match flags::Xtask::from_vec(vec!["--help".into()]) {
         Err(help) => help.to_string(),
         Ok(_) => String::new(),
     }
@@ -34,7 +99,7 @@ fn sections(help: &str) -> (String, Vec<(String, String)>) {
 }
 
 /// The top-level help with the list of commands, each with the first line of its description.
-pub fn command_list() -> String {
+pub(crate) fn command_list() -> String {
     let help = full_help();
     let (top, commands) = sections(&help);
     let intro: String = top
@@ -80,7 +145,7 @@ fn summary(section: &str) -> String {
 
 /// The help of the command named by `words` (`["toolchains", "install"]`) and of the commands
 /// under it; `None` for no such command.
-pub fn command_help(words: &[String]) -> Option<String> {
+pub(crate) fn command_help(words: &[String]) -> Option<String> {
     let wanted = words.join(" ");
     let help = full_help();
     let (_, commands) = sections(&help);
@@ -99,7 +164,7 @@ pub fn command_help(words: &[String]) -> Option<String> {
 }
 
 /// Every command's words, as the help names them.
-pub fn commands() -> Vec<String> {
+pub(crate) fn commands() -> Vec<String> {
     sections(&full_help())
         .1
         .into_iter()
@@ -147,7 +212,7 @@ fn distance(a: &str, b: &str) -> usize {
 }
 
 /// The candidate closest to `typed`, if one is close enough to be what was meant.
-pub fn closest<'a>(typed: &str, candidates: &'a [String]) -> Option<&'a str> {
+pub(crate) fn closest<'a>(typed: &str, candidates: &'a [String]) -> Option<&'a str> {
     candidates
         .iter()
         .map(|candidate| (distance(typed, candidate), candidate))
@@ -178,7 +243,7 @@ fn command_words(args: &[OsString]) -> Vec<String> {
 
 /// What to do with the arguments before xflags parses them.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Prepared {
+pub(crate) enum Prepared {
     /// Parse these (with `+TOOLCHAIN` rewritten).
     Parse(Vec<OsString>),
     /// Print this on stdout and exit 0 (help, the list of commands).
@@ -189,7 +254,7 @@ pub enum Prepared {
 
 /// Reads the arguments (without the program name) the way cargo's users expect: `help
 /// [COMMAND]`, no command at all, `COMMAND --help`, and `+TOOLCHAIN`.
-pub fn prepare(args: Vec<OsString>) -> Prepared {
+pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
     let text = |arg: &OsString| arg.to_str().map(String::from);
     match args.first().and_then(text).as_deref() {
         None => return Prepared::Print(command_list()),
@@ -286,7 +351,7 @@ fn unknown_command(typed: &str) -> String {
 
 /// xflags's error `message` for `args`, with a suggestion where a flag or command was
 /// mistyped, and where to find the help.
-pub fn explain_error(message: &str, args: &[OsString]) -> String {
+pub(crate) fn explain_error(message: &str, args: &[OsString]) -> String {
     let words = command_words(args);
     let mut text = message.to_string();
     if let Some(typed) = message

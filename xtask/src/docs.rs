@@ -214,16 +214,8 @@ pub fn status_region(report: &Report) -> anyhow::Result<String> {
 /// Every generated file under `root` with the contents it should have.
 ///
 /// The statuses in `docs/features.md` come from `report`, or without one are kept exactly as
-/// the page has them.
+/// the page has them; its places come from `usage` where it is given.
 pub fn generated_files(
-    root: &Path,
-    report: Option<&Report>,
-) -> anyhow::Result<Vec<(PathBuf, String)>> {
-    generated_files_with(root, report, None)
-}
-
-/// [`generated_files`], with the places of `docs/features.md` from `usage` where it is given.
-pub fn generated_files_with(
     root: &Path,
     report: Option<&Report>,
     usage: Option<&UsageReport>,
@@ -421,13 +413,13 @@ pub fn regenerate(
             report
                 .check_complete()
                 .with_context(|| format!("{} is not a whole report", path.display()))?;
-            let mut files = generated_files_with(root, Some(&report), usage.as_ref())
+            let mut files = generated_files(root, Some(&report), usage.as_ref())
                 .with_context(|| format!("{}: not usable for the statuses", path.display()))?;
             files.extend(page_files(root, Some((path, &report)), usage_given)?);
             files
         }
         None => {
-            let mut files = generated_files_with(root, None, usage.as_ref())?;
+            let mut files = generated_files(root, None, usage.as_ref())?;
             files.extend(page_files(root, None, usage_given)?);
             files
         }

@@ -102,7 +102,7 @@ pub fn expected_outcome(verdict: &ToolchainVerdict) -> Outcome {
 }
 
 /// The error a crate built as Kbuild builds a driver gets on a compiler of `release`, by the
-/// fixture it is (`tests/fixtures/NAME.rs`): enabling an allowed feature itself is E0636, or
+/// fixture it is (`xtask/programs/kbuild/NAME.rs`): enabling an allowed feature itself is E0636, or
 /// from [`DUPLICATE_FEATURES_LINT_SINCE`](crate::catalog::DUPLICATE_FEATURES_LINT_SINCE) the
 /// `duplicate_features` lint; enabling one outside the list is E0725.
 pub fn expected_kbuild_error(fixture: &str, release: Release) -> Option<&'static str> {

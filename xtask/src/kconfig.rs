@@ -143,16 +143,6 @@ pub fn read_kconfig(text: &str, file: &str) -> Vec<KconfigSymbol> {
     symbols
 }
 
-/// The symbols an audit decides: the built-in table, with a Kconfig file's entries in place of
-/// (or next to) it.
-pub fn symbols(kconfig: Option<&Path>) -> anyhow::Result<Vec<KconfigSymbol>> {
-    let given = match kconfig {
-        Some(path) => read_kconfig_file(path)?,
-        None => Vec::new(),
-    };
-    Ok(with_given(given))
-}
-
 /// The built-in table with a Kconfig file's symbols in place of (or next to) its own.
 pub fn with_given(given: Vec<KconfigSymbol>) -> Vec<KconfigSymbol> {
     let mut symbols = built_in();
@@ -270,13 +260,13 @@ mod tests {
             "#\n# Automatically generated file; DO NOT EDIT.\n#\nCONFIG_RUST=y\n\
              # CONFIG_RUST_DEBUG_ASSERTIONS is not set\nCONFIG_RUSTC_VERSION=108500\n",
         );
-        let error = format!("{:#}", symbols(Some(&dot_config)).unwrap_err());
+        let error = format!("{:#}", read_kconfig_file(&dot_config).unwrap_err());
         assert!(
             error.contains("is a .config") && error.contains("line 4: `CONFIG_RUST=y`"),
             "{error}"
         );
         let empty = scratch("empty", "# nothing\n");
-        let error = format!("{:#}", symbols(Some(&empty)).unwrap_err());
+        let error = format!("{:#}", read_kconfig_file(&empty).unwrap_err());
         assert!(error.contains("has no `config` entry"), "{error}");
     }
 
@@ -286,7 +276,7 @@ mod tests {
             "raised",
             "config RUSTC_HAS_COERCE_POINTEE\n\tdef_bool RUSTC_VERSION >= 109900\n",
         );
-        let symbols = symbols(Some(&raised)).unwrap();
+        let symbols = with_given(read_kconfig_file(&raised).unwrap());
         let pointee: Vec<&KconfigSymbol> = symbols
             .iter()
             .filter(|symbol| symbol.cfg == "CONFIG_RUSTC_HAS_COERCE_POINTEE")

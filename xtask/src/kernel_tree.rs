@@ -13,7 +13,9 @@ mod prediction;
 #[cfg(test)]
 mod tests;
 
-pub use prediction::{predict, CratePrediction, Predicted, Prediction};
+#[cfg(test)]
+pub use prediction::CratePrediction;
+pub use prediction::{predict, Predicted, Prediction};
 
 use crate::attributes::{read_features, FeatureAttribute};
 use crate::catalog::Release;
@@ -117,19 +119,6 @@ impl Tree {
     /// The minimum rustc for [`HOST_ARCH`].
     pub fn minimum_rustc(&self) -> Release {
         self.minimums[0].rustc
-    }
-
-    /// Every `RUSTC_HAS_*` of the tree's Kconfig (`CONFIG_RUSTC_HAS_X`), and whether Kconfig
-    /// sets it for a compiler of `release`, in the Kconfig's order.
-    pub fn rustc_has(&self, release: Release) -> Vec<(String, bool)> {
-        self.kconfig
-            .iter()
-            .filter(|symbol| symbol.cfg.starts_with("CONFIG_RUSTC_HAS_"))
-            .map(|symbol| {
-                let set = symbol.from.is_some_and(|from| release >= from);
-                (symbol.cfg.clone(), set)
-            })
-            .collect()
     }
 
     /// The tree's Kconfig symbol named `cfg` (`CONFIG_RUSTC_HAS_X`), if its Kconfig has it.

@@ -59,6 +59,7 @@ impl TestSummary {
     }
 
     /// Whether a test whose path ends in `name` ran and passed.
+    #[cfg(test)]
     pub fn passed_test(&self, name: &str) -> bool {
         self.tests.iter().any(|(path, result)| {
             (path == name || path.ends_with(&format!("::{name}"))) && result == "ok"

@@ -497,6 +497,7 @@ impl<'a> PlaceReader<'a> {
 /// The module path of a shim source file relative to `kernel-shim/src/`
 /// (`sync/workqueue.rs` is `["sync", "workqueue"]`, `sync/mod.rs` is `["sync"]`, `lib.rs` the
 /// root).
+#[cfg(test)]
 pub fn module_path(relative: &str) -> Vec<String> {
     let without_extension = relative.strip_suffix(".rs").unwrap_or(relative);
     let mut segments: Vec<String> = without_extension.split('/').map(String::from).collect();
@@ -515,6 +516,7 @@ pub fn module_path(relative: &str) -> Vec<String> {
 /// of its module `a::b` (and below) unless that is the crate root, and those that an item or a
 /// module named `N` encloses, or a macro named `N` expanded: the architecture half of `asm::read_once_u32_at` is
 /// `arch::x86_64::read_once_u32_at`, and `container_of!`'s `&raw` form is `container_of::raw_ref`.
+#[cfg(test)]
 pub fn in_shim_item(shim_item: &str, is_module: bool, relative: &str, names: &[&str]) -> bool {
     let segments: Vec<&str> = shim_item.split("::").collect();
     let module = module_path(relative);

@@ -11,19 +11,10 @@ mod rustc;
 mod tests;
 mod usage;
 
-pub use cross::{
-    empty_builtins_source, not_built, plan_cross, program_source, sites_source, CrossToolchain,
-    Emulation,
-};
-pub use examples::{
-    check_catalog_examples, example_inputs, examples, parse_examples, shim_inputs, shim_root,
-    Example,
-};
-pub use rustc::{
-    binary_run, kbuild_driver_flags, mode_cfgs, test_run, Builtins, CrossOutput, Mode, Output,
-    Product, Rustc, CHECK_CFG_SINCE,
-};
-pub use usage::{example_without, plan_usage, shim_without, PlannedUsage, UsageCompile};
+pub use cross::{not_built, plan_cross, CrossToolchain, Emulation};
+pub use examples::{check_catalog_examples, example_inputs, examples, shim_inputs, Example};
+pub use rustc::{binary_run, mode_cfgs, test_run, Mode, Output, Product, Rustc};
+pub use usage::{plan_usage, UsageCompile};
 
 use crate::catalog::FEATURES;
 use crate::emulators::qemu_user;
@@ -54,7 +45,7 @@ pub enum Kind {
     /// Compile a crate's metadata in kernel mode without one feature in `-Zallow-features`,
     /// and read where it needs that feature.
     Usage,
-    /// Compile a fixture of `tests/fixtures/` as Kbuild compiles a driver, and read the
+    /// Compile a fixture of `xtask/programs/kbuild/` as Kbuild compiles a driver, and read the
     /// codes of its errors: what a driver gets when it enables features itself.
     Kbuild,
     /// Ask the compiler which kernel targets it knows (`--print target-list`).
@@ -400,7 +391,7 @@ fn find_linker(availabilities: &[Availability]) -> anyhow::Result<PathBuf> {
     )
 }
 
-/// The fixtures of `tests/fixtures/` that each toolchain compiles as Kbuild compiles a driver:
+/// The fixtures of `xtask/programs/kbuild/` that each toolchain compiles as Kbuild compiles a driver:
 /// one enables the allowed features itself, one a feature outside the list.
 pub const KBUILD_FIXTURES: [&str; 2] = ["inside_allow_list", "outside_allow_list"];
 
@@ -408,7 +399,7 @@ pub const KBUILD_FIXTURES: [&str; 2] = ["inside_allow_list", "outside_allow_list
 /// check the compilers' rules, whichever sources are checked.
 pub fn kbuild_fixture(name: &str) -> PathBuf {
     project_root()
-        .join("tests/fixtures")
+        .join("xtask/programs/kbuild")
         .join(format!("{name}.rs"))
 }
 

@@ -291,18 +291,13 @@ impl Report {
         counts
     }
 
-    /// Every toolchain's [`Report::summary_line`], in column order.
+    /// One line per toolchain, in column order: "1.85.0: 8 of 14 features stable; kernel mode
+    /// still needs RUSTC_BOOTSTRAP for 3 (...); 52 of 52 builds and tests pass".
     pub fn summary_lines(&self) -> Vec<String> {
         let counts = self.build_counts();
         (0..self.toolchains.len())
             .map(|index| self.summary_line_with(index, counts[index]))
             .collect()
-    }
-
-    /// One line per toolchain: "1.85.0: 8 of 14 features stable; kernel mode still needs
-    /// RUSTC_BOOTSTRAP for 3 (...); 52 of 52 builds and tests pass".
-    pub fn summary_line(&self, index: usize) -> String {
-        self.summary_line_with(index, self.build_counts()[index])
     }
 
     fn summary_line_with(&self, index: usize, counts: BuildCounts) -> String {

@@ -417,15 +417,6 @@ fn rustup_toolchain(name: &str, rustc: &Path) -> Toolchain {
 
 /// Every compiler provisioned under `target/toolchains/debian/`, probed; one whose loader cannot
 /// be worked out is broken, with the reason.
-/// The prefix under this checkout's `target/toolchains` whose marker names exactly `source`,
-/// if one does (whatever the prefix's name).
-pub fn provisioned_prefix(source: &DebianSource) -> Option<PathBuf> {
-    debian::provisioned_prefixes(&debian::toolchains_dir())
-        .into_iter()
-        .find(|(_, found)| found == source)
-        .map(|(prefix, _)| prefix)
-}
-
 fn provisioned_candidates(timeout: Duration) -> Vec<Availability> {
     let mut broken = Vec::new();
     let mut toolchains = Vec::new();

@@ -140,19 +140,6 @@ impl std::error::Error for VersionError {}
 /// its VERSION must agree with the `release:` line, which must be present. Lines after the
 /// first that are not `key: value` pairs, and keys it does not know, are ignored: newer
 /// compilers add keys, and wrappers sometimes append notes.
-///
-/// # Examples
-///
-/// ```
-/// use xtask::version::{parse_verbose_version, Channel};
-///
-/// let text = "rustc 1.63.0\nbinary: rustc\ncommit-hash: unknown\ncommit-date: unknown\n\
-///             host: x86_64-unknown-linux-gnu\nrelease: 1.63.0\nLLVM version: 14.0.6\n";
-/// let version = parse_verbose_version(text).unwrap();
-/// assert_eq!(version.release.to_string(), "1.63.0");
-/// assert_eq!(version.channel, Channel::Stable);
-/// assert_eq!(version.commit_date, None);
-/// ```
 pub fn parse_verbose_version(text: &str) -> Result<RustcVersion, VersionError> {
     let error = |problem: String| VersionError {
         problem,

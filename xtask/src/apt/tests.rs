@@ -281,7 +281,9 @@ struct FixtureIndex {
 
 impl FixtureIndex {
     fn load(name: &str) -> FixtureIndex {
-        let path = crate::project_root().join("tests/fixtures/apt").join(name);
+        let path = crate::project_root()
+            .join("xtask/tests/fixtures/apt")
+            .join(name);
         let text = std::fs::read_to_string(&path).unwrap();
         let installed = text
             .lines()

@@ -47,7 +47,7 @@ impl AuditReport {
         let answer = match (&column.probed, &column.entry.verdict) {
             (Probed::Answered(answer), _) => answer,
             (Probed::Failed(error), _) => return format!("{label}: the probe failed: {error}"),
-            (Probed::NotProbed, verdict) => return format!("{label}: {}", verdict.describe()),
+            (Probed::Unavailable, verdict) => return format!("{label}: {}", verdict.describe()),
         };
         let summary = summary::summarize(&self.input, &self.decider, answer);
         let mut line = format!("{label}: ");
@@ -302,7 +302,7 @@ impl AuditReport {
         let shown: Vec<&Column> = self
             .columns
             .iter()
-            .filter(|column| !matches!(column.probed, Probed::NotProbed))
+            .filter(|column| !matches!(column.probed, Probed::Unavailable))
             .collect();
         let code = |text: String| if markdown { format!("`{text}`") } else { text };
         let mut headers = vec!["line:col".to_string(), "condition".to_string()];

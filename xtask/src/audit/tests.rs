@@ -74,7 +74,7 @@ fn sample(min_rust: Option<&str>) -> AuditReport {
                 "1.78.0",
                 ToolchainVerdict::Missing("rustup toolchain install 1.78.0".into()),
             ),
-            probed: Probed::NotProbed,
+            probed: Probed::Unavailable,
             rustc: None,
         },
         Column {

@@ -157,4 +157,10 @@ fn names_hold_when_set_and_pairs_never() {
     );
     assert_eq!(parse("feature = \"std\"").holds_with(&set), Some(false));
     assert_eq!(parse("any(false, not(true))").holds_with(&set), Some(false));
+    let gate = parse("all(kshim_kernel_mode, not(CONFIG_RUSTC_HAS_COERCE_POINTEE))");
+    assert_eq!(gate.holds_with(&["kshim_kernel_mode"]), Some(true));
+    assert_eq!(
+        parse("any(a, b)").holds_with(&["kshim_kernel_mode"]),
+        Some(false)
+    );
 }

@@ -4,7 +4,7 @@
 //! the next, linked to the shim's example of each feature the catalog has. Generated from the
 //! committed JSON of a `cargo xtask kernel` run ([`KERNEL_REPORT`]), read as data.
 
-use crate::catalog::FEATURES;
+use crate::catalog;
 use crate::kernel_report::KernelJson;
 use anyhow::Context;
 use std::fmt::Write;
@@ -104,7 +104,7 @@ pub(crate) fn read_trees(report: &KernelJson) -> Vec<TreeData> {
 
 /// Where the shim shows `feature`, or that it does not.
 fn in_the_shim(feature: &str) -> String {
-    match FEATURES.iter().find(|known| known.name == feature) {
+    match catalog::feature(feature) {
         Some(known) => format!(
             "[`examples/{0}.rs`](../examples/{0}.rs), [`{1}`](features.md#{1})",
             known.example, known.name

@@ -12,6 +12,19 @@ use crate::toolchain::{discover, Availability, VERSION_TIMEOUT};
 /// The trees CI always has.
 const CI_TREES: [&str; 2] = ["6.12", "7.3"];
 
+/// Every `RUSTC_HAS_*` of the tree's Kconfig (`CONFIG_RUSTC_HAS_X`), and whether Kconfig
+/// sets it for a compiler of `release`, in the Kconfig's order.
+fn rustc_has(tree: &Tree, release: Release) -> Vec<(String, bool)> {
+    tree.kconfig
+        .iter()
+        .filter(|symbol| symbol.cfg.starts_with("CONFIG_RUSTC_HAS_"))
+        .map(|symbol| {
+            let set = symbol.from.is_some_and(|from| release >= from);
+            (symbol.cfg.clone(), set)
+        })
+        .collect()
+}
+
 /// The unpacked `linux-source-X` tree for `series` (`6.12`), if there is one.
 fn real_tree(series: &str) -> Option<PathBuf> {
     let name = format!("linux-source-{series}");
@@ -304,7 +317,7 @@ fn predicts_7_3_with_real_compilers() {
         assert!(!kernel.features.contains(&"file_with_nul".to_string()));
         // 7.3's Kconfig has five thresholds, from 1.88.0 on: none is set for 1.85.0.
         assert_eq!(
-            tree.rustc_has(rustc.release),
+            rustc_has(&tree, rustc.release),
             [
                 "SPAN_FILE",
                 "UNNECESSARY_TRANSMUTES",

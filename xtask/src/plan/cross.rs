@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 /// The static-key sample, compiled to an object per target and mode.
 pub fn sites_source(root: &Path) -> PathBuf {
-    root.join("xtask/programs/sites.rs")
+    root.join(crate::jump_table::SAMPLE_PATH)
 }
 
 /// The freestanding test program, built and run per target and mode.

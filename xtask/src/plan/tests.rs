@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Tests of the plan: command lines, examples and directory names.
 
+use super::examples::parse_examples;
 use super::*;
 use crate::catalog::Release;
 

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 pub struct KbuildCell {
     /// The index of the toolchain.
     pub toolchain: usize,
-    /// The fixture, `tests/fixtures/NAME.rs`.
+    /// The fixture, `xtask/programs/kbuild/NAME.rs`.
     pub fixture: String,
     /// The error code the catalog predicts; `None` where nothing is built (the toolchain is
     /// too old or broken).

@@ -8,7 +8,7 @@ use crate::report::Report;
 use std::fmt::Write;
 
 /// What a driver gets from each compiler when it breaks Kbuild's rules: the codes of its
-/// errors per fixture of `tests/fixtures/`, framed where they are not the catalog's prediction.
+/// errors per fixture of `xtask/programs/kbuild/`, framed where they are not the catalog's prediction.
 pub(super) fn kbuild_grid(report: &Report, found: &[usize], popups: &mut Popups) -> String {
     if report.kbuild.is_empty() {
         return String::new();

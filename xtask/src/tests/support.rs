@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Shared helpers for the xtask's tests.
+//!
+//! They find the compiler the tests run under and give each test its own scratch directory
+//! under `target/`, so that tests running in parallel never share output files.
+
+use crate::json::Value;
+use crate::project_root;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+/// The real rustc of the toolchain running the tests, by absolute path.
+///
+/// `RUSTC` wins if set; otherwise rustup's answer for the active toolchain (rustup's proxies
+/// pass `RUSTUP_TOOLCHAIN` down, so `cargo +nightly test` gets nightly's); otherwise `rustc`
+/// from `PATH`, resolved to a file.
+pub(crate) fn current_rustc() -> PathBuf {
+    if let Some(rustc) = std::env::var_os("RUSTC").filter(|value| !value.is_empty()) {
+        return resolve(PathBuf::from(rustc));
+    }
+    let rustup = Command::new("rustup").args(["which", "rustc"]).output();
+    if let Ok(output) = rustup {
+        let path = String::from_utf8_lossy(&output.stdout).trim().to_string();
+        if output.status.success() && !path.is_empty() {
+            return PathBuf::from(path);
+        }
+    }
+    resolve(PathBuf::from("rustc"))
+}
+
+/// A bare program name looked up on `PATH`; anything else made absolute.
+fn resolve(program: PathBuf) -> PathBuf {
+    if program.components().count() > 1 {
+        return std::fs::canonicalize(&program).unwrap_or(program);
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|directory| directory.join(&program))
+        .find(|candidate| candidate.is_file())
+        .unwrap_or(program)
+}
+
+/// A fresh, empty directory for one test: `target/kshim/tests/<name>`.
+pub(crate) fn scratch_dir(name: &str) -> PathBuf {
+    let directory = project_root().join("target/kshim/tests").join(name);
+    // Left-overs of an earlier run would let a broken build pass with an old binary.
+    let _ = std::fs::remove_dir_all(&directory);
+    std::fs::create_dir_all(&directory)
+        .unwrap_or_else(|error| panic!("creating {}: {error}", directory.display()));
+    directory
+}
+
+/// One test at a time on this checkout's run lock (`target/kshim/matrix.lock`): taken by every
+/// test that runs on it (the `xtask` binary without `--root`, or a run in this process) or holds
+/// it on purpose, since all share one process, where one's run would outlast another's deadline,
+/// wait for its held lock, or write between its two runs.
+pub(crate) fn the_checkouts_lock() -> MutexGuard<'static, ()> {
+    static TURN: Mutex<()> = Mutex::new(());
+    TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The `xtask` binary of this checkout, built (once per test process) into a target directory
+/// of its own, so that it never waits for the lock of the `cargo test` running the tests.
+pub(crate) fn xtask_binary() -> &'static Path {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        let target = project_root().join("target/kshim/xtask-for-tests");
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "--quiet", "--package", "xtask", "--bin", "xtask"])
+            .env("CARGO_TARGET_DIR", &target)
+            .current_dir(project_root())
+            .status()
+            .expect("running cargo build -p xtask");
+        assert!(status.success(), "cargo build -p xtask failed");
+        target.join("debug/xtask")
+    })
+}
+
+/// Waits for `child`, killing it and failing the test if it still runs after `deadline`: a
+/// command that hangs is a bug of its own.
+pub(crate) fn wait_within(
+    child: &mut std::process::Child,
+    deadline: std::time::Duration,
+    what: &str,
+) -> std::process::ExitStatus {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if started.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} still ran after {deadline:?}: it hangs");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// A pin file with one pin, for trees whose matrix only uses `--toolchain`.
+pub(crate) const ONE_PIN: &str =
+    "[[pin]]\nid = \"minimum\"\nrelease = \"1.78.0\"\nrole = \"minimum\"\n";
+
+/// A tiny kshim tree in the fresh scratch directory `name`: a shim with one unit test, and each
+/// of `examples` (the names the catalog gives, which the caller reads: this library cannot) as
+/// a one-line module with a test, so that the matrix's catalog check passes and a toolchain's
+/// whole matrix takes seconds; its pin file is [`ONE_PIN`].
+pub(crate) fn tiny_tree(name: &str, examples: &[&str]) -> PathBuf {
+    let root = scratch_dir(name);
+    let shim = root.join("kernel-shim/src");
+    std::fs::create_dir_all(&shim).unwrap();
+    std::fs::write(
+        shim.join("lib.rs"),
+        "//! A tiny stand-in for the shim.\n#![cfg_attr(not(test), no_std)]\n\
+         /// The answer.\npub fn answer() -> u32 { 42 }\n\
+         #[cfg(test)]\nmod tests {\n    #[test]\n    fn answers() { assert_eq!(super::answer(), 42); }\n}\n",
+    )
+    .unwrap();
+    let directory = root.join("examples");
+    std::fs::create_dir_all(&directory).unwrap();
+    let mut manifest = String::from("[package]\nname = \"tiny-examples\"\n");
+    for name in examples {
+        manifest.push_str(&format!(
+            "\n[[example]]\nname = \"{name}\"\npath = \"{name}.rs\"\n"
+        ));
+        std::fs::write(
+            directory.join(format!("{name}.rs")),
+            format!(
+                "fn main() {{ println!(\"[info] {name}: {{}}\", kernel::answer()); }}\n\
+                 #[cfg(test)]\nmod tests {{\n    #[test]\n    fn loads() {{ assert_eq!(kernel::answer(), 42); }}\n}}\n"
+            ),
+        )
+        .unwrap();
+    }
+    std::fs::write(directory.join("Cargo.toml"), manifest).unwrap();
+    std::fs::write(root.join("toolchains.toml"), ONE_PIN).unwrap();
+    root
+}
+
+/// A report without what differs between two runs with the same results: timings, the date,
+/// and whether a result came from the cache.
+pub(crate) fn results_of(report: &Value) -> Value {
+    match report {
+        Value::Object(members) => Value::Object(
+            members
+                .iter()
+                .filter(|(key, _)| *key != "seconds" && *key != "cached" && *key != "date")
+                .map(|(key, value)| (key.clone(), results_of(value)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(results_of).collect()),
+        other => other.clone(),
+    }
+}
