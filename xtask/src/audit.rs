@@ -15,13 +15,13 @@ pub mod render;
 pub mod summary;
 
 use crate::catalog::Release;
+use crate::discovery::{discover, Availability, SourceKind, VERSION_TIMEOUT};
 use crate::kconfig;
 use crate::output::Format;
 use crate::plan::Rustc;
 use crate::process;
 use crate::report::assemble::toolchain_entry;
 use crate::report::ToolchainEntry;
-use crate::toolchain::{discover, Availability, SourceKind, VERSION_TIMEOUT};
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
 use input::Input;

@@ -3,13 +3,13 @@
 //! usage run) take through [`driver::drive`], next to the very same processes, from the same
 //! plan, run by `make -j <cores>` with no orchestration at all.
 
+use crate::discovery::Availability;
 use crate::driver::{self, Settings, Work};
 use crate::expect::Outcome;
 use crate::judge::StepResult;
 use crate::plan::{Kind, Layout, Selection, Step};
 use crate::process::{shell_quote, DEFAULT_TIMEOUT};
-use crate::targets::parse_platforms;
-use crate::toolchain::Availability;
+use crate::targets::parse_targets;
 use crate::{flags, project_root, Verdict};
 use anyhow::bail;
 use std::fmt::Write as _;
@@ -169,10 +169,10 @@ impl flags::Bench {
         let layout = Layout::new(&project_root());
         let selection = Selection {
             toolchains: self.toolchain.clone(),
-            platforms: match work {
+            targets: match work {
                 Work::Usage => Some(Vec::new()),
                 Work::Matrix => (!self.target.is_empty())
-                    .then(|| parse_platforms(&self.target))
+                    .then(|| parse_targets(&self.target))
                     .transpose()?,
             },
             ..Selection::default()

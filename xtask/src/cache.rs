@@ -221,14 +221,14 @@ pub fn cache_keys(
 pub fn run_keys(
     steps: &[Step],
     planned: &[crate::plan::PlannedToolchain],
-    availabilities: &[crate::toolchain::Availability],
+    availabilities: &[crate::discovery::Availability],
     root: &Path,
 ) -> anyhow::Result<Vec<Key>> {
     let provisioned = crate::debian::toolchains_dir();
     let identities: std::collections::HashMap<usize, Key> = planned
         .iter()
         .filter_map(|toolchain| match &availabilities[toolchain.index] {
-            crate::toolchain::Availability::Found { version, .. } => Some((
+            crate::discovery::Availability::Found { version, .. } => Some((
                 toolchain.index,
                 compiler_identity(&toolchain.rustc, version),
             )),

@@ -14,8 +14,8 @@ mod tests;
 
 use crate::catalog::{FEATURES, MINIMUM_RELEASE};
 use crate::kernel_report::KernelJson;
+use crate::report::usage::UsageReport;
 use crate::report::{FeatureCell, Observed, Report};
-use crate::usage_report::UsageReport;
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
 pub use features::{feature_table, features_page, shim_features_page};

@@ -18,6 +18,7 @@ mod trees;
 
 use crate::cache::{compiler_identity, StableHasher};
 use crate::debian::Provisioner;
+use crate::discovery::{self, Availability, Source, Toolchain};
 use crate::extracted::{self, Wanted};
 use crate::flags;
 use crate::json::{self, Deserialize, Serialize};
@@ -25,7 +26,6 @@ use crate::output::Format;
 use crate::pins::{Pins, TreePin, TreeSource};
 use crate::plan::Rustc;
 use crate::run_lock::RunLock;
-use crate::toolchain::{self, Availability, Source, Toolchain};
 use crate::version::RustcVersion;
 use crate::Verdict;
 use anyhow::{anyhow, bail, Context};
@@ -456,18 +456,18 @@ fn take_lock(lock: &mut Option<RunLock>, dir: &Path) -> anyhow::Result<()> {
 /// The compilers: every pin without specs; with them, each spec in order, where a spec that is a
 /// pin's id takes that pin's compiler and any other is resolved as the matrix resolves it.
 fn discover(sh: &Shell, pins_path: &Path, specs: &[String]) -> anyhow::Result<Vec<Availability>> {
-    let timeout = toolchain::VERSION_TIMEOUT;
+    let timeout = discovery::VERSION_TIMEOUT;
     let pinned = Pins::load(pins_path)?;
     let is_pin = |spec: &String| pinned.pins.iter().any(|pin| &pin.id == spec);
     if specs.is_empty() || !specs.iter().any(is_pin) {
-        return toolchain::discover(sh, Some(pins_path), specs, timeout);
+        return discovery::discover(sh, Some(pins_path), specs, timeout);
     }
-    let every_pin = toolchain::discover(sh, Some(pins_path), &[], timeout)?;
+    let every_pin = discovery::discover(sh, Some(pins_path), &[], timeout)?;
     let others: Vec<String> = specs.iter().filter(|spec| !is_pin(spec)).cloned().collect();
     let mut resolved = if others.is_empty() {
         Vec::new()
     } else {
-        toolchain::discover(sh, Some(pins_path), &others, timeout)?
+        discovery::discover(sh, Some(pins_path), &others, timeout)?
     }
     .into_iter();
     Ok(specs

@@ -24,6 +24,7 @@ mod date;
 mod debian;
 mod diagnostics;
 mod digests;
+mod discovery;
 mod docs;
 mod driver;
 mod emulators;
@@ -57,10 +58,8 @@ mod runner;
 mod schedule;
 mod status;
 mod targets;
-mod toolchain;
 mod toolchains;
 mod usage;
-mod usage_report;
 mod version;
 
 use std::path::PathBuf;

@@ -7,8 +7,8 @@
 //! reads a few files and runs nothing.
 
 use crate::debian::{self, DebianSource, Provisioner};
+use crate::discovery::{Source, Toolchain};
 use crate::extracted::{self, Extracted, Marker, Wanted};
-use crate::toolchain::{Source, Toolchain};
 use crate::version::RustcVersion;
 use anyhow::{anyhow, bail, Context};
 use std::path::{Path, PathBuf};
@@ -484,7 +484,7 @@ mod tests {
     /// rust-src component gets the command that adds it.
     #[test]
     fn discovered_compilers_have_their_own_sources_or_a_sentence() {
-        use crate::toolchain::{discover, Availability, VERSION_TIMEOUT};
+        use crate::discovery::{discover, Availability, VERSION_TIMEOUT};
         let sh = xshell::Shell::new().unwrap();
         let found = discover(&sh, None, &[], VERSION_TIMEOUT).unwrap();
         let mut debian_with_sources = Vec::new();

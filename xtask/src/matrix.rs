@@ -3,6 +3,7 @@
 //! tested with it in both modes, each cell compared with the catalog's prediction; this module
 //! only orchestrates (plan, cache keys, scheduler, report) and answers Ctrl-C.
 
+use crate::discovery::Availability;
 use crate::driver::{self, Settings, Work};
 use crate::files::write_atomically;
 use crate::interrupt;
@@ -13,10 +14,9 @@ use crate::plan::{plan_run, Layout, Selection, Step};
 use crate::probe;
 use crate::process::{self, shell_quote};
 use crate::report::assemble::{assemble, toolchain_entry};
-use crate::report::platforms::PlannedPlatforms;
+use crate::report::targets::PlannedTargetAxis;
 use crate::report::{Report, ToolchainEntry};
-use crate::targets::{llvm_major, parse_platforms};
-use crate::toolchain::Availability;
+use crate::targets::{llvm_major, parse_targets};
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
@@ -73,7 +73,7 @@ impl flags::Matrix {
         selection.shard = self.shard.as_deref().map(Shard::parse).transpose()?;
         selection.pins = self.pins.clone();
         if !self.target.is_empty() {
-            selection.platforms = Some(parse_platforms(&self.target)?);
+            selection.targets = Some(parse_targets(&self.target)?);
         }
         options.strict = self.strict;
         Ok((options, format))
@@ -149,8 +149,8 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
         &run.examples,
         options.strict,
         options.selection.shard.map(|shard| shard.to_string()),
-        &PlannedPlatforms {
-            platforms: &run.platforms,
+        &PlannedTargetAxis {
+            targets: &run.targets,
             cross: &run.cross,
             not_run: &run.not_run,
             llvm: &run

@@ -7,7 +7,7 @@ use crate::expect::ToolchainVerdict;
 use crate::output::{escape, Format};
 use crate::pins::{Pins, Shard};
 use crate::report::kbuild::KbuildCell;
-use crate::report::platforms::{CrossCell, KnownCell, Platforms};
+use crate::report::targets::{KnownCell, TargetAxis, TargetCell};
 use crate::report::{BuildCell, Report};
 use crate::{flags, Verdict};
 use anyhow::{bail, Context};
@@ -200,7 +200,7 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         strict: strict || shards.iter().any(|(_, _, report)| report.strict),
         kbuild: Vec::new(),
         shard: None,
-        platforms: Platforms::default(),
+        targets: TargetAxis::default(),
         // As recent as its newest shard; the fixed-width form sorts as text.
         date: (shards.iter())
             .filter_map(|(_, _, report)| report.date.clone())
@@ -209,17 +209,17 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
     // Every shard ran the same kernel targets, or their cells would not line up.
     if let Some((_, _, first)) = shards.first() {
         for (_, path, report) in shards.iter() {
-            if report.platforms.triples != first.platforms.triples {
+            if report.targets.triples != first.targets.triples {
                 bail!(
                     "{} ran the kernel targets [{}], another shard [{}]: run every shard with \
                      the same --target",
                     path.display(),
-                    report.platforms.triples.join(", "),
-                    first.platforms.triples.join(", ")
+                    report.targets.triples.join(", "),
+                    first.targets.triples.join(", ")
                 );
             }
         }
-        merged.platforms.triples = first.platforms.triples.clone();
+        merged.targets.triples = first.targets.triples.clone();
     }
     let mut found: HashMap<&str, (usize, usize)> = HashMap::new();
     // Per shard, each toolchain's cells, so that merging takes time linear in the reports.
@@ -233,8 +233,8 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         let count = report.toolchains.len();
         cells_of.push((
             by_toolchain(&report.builds, count, |cell| cell.toolchain),
-            by_toolchain(&report.platforms.known, count, |cell| cell.toolchain),
-            by_toolchain(&report.platforms.cross, count, |cell| cell.toolchain),
+            by_toolchain(&report.targets.known, count, |cell| cell.toolchain),
+            by_toolchain(&report.targets.cross, count, |cell| cell.toolchain),
             by_toolchain(&report.kbuild, count, |cell| cell.toolchain),
         ));
     }
@@ -257,20 +257,20 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
                 ..(*cell).clone()
             }));
         merged
-            .platforms
+            .targets
             .sources
-            .push(report.platforms.sources.get(index).cloned().flatten());
+            .push(report.targets.sources.get(index).cloned().flatten());
         merged
-            .platforms
+            .targets
             .known
             .extend(known[index].iter().map(|cell| KnownCell {
                 toolchain: new_index,
                 ..(*cell).clone()
             }));
         merged
-            .platforms
+            .targets
             .cross
-            .extend(cross[index].iter().map(|cell| CrossCell {
+            .extend(cross[index].iter().map(|cell| TargetCell {
                 toolchain: new_index,
                 ..(*cell).clone()
             }));
@@ -376,7 +376,7 @@ mod tests {
             strict: false,
             kbuild: Vec::new(),
             shard: text.map(String::from),
-            platforms: crate::report::platforms::Platforms::default(),
+            targets: crate::report::targets::TargetAxis::default(),
             date: None,
         }
     }

@@ -4,19 +4,20 @@
 //! every crate but the shim, Kbuild's flags for a driver), and the graph of steps that runs
 //! them.
 
-mod cross;
 mod examples;
 mod rustc;
+mod targets;
 #[cfg(test)]
 mod tests;
 mod usage;
 
-pub use cross::{not_built, plan_cross, CrossToolchain, Emulation};
 pub use examples::{check_catalog_examples, example_inputs, examples, shim_inputs, Example};
 pub use rustc::{binary_run, mode_cfgs, test_run, Mode, Output, Product, Rustc};
+pub use targets::{not_built, plan_targets, Emulation, TargetToolchain};
 pub use usage::{plan_usage, UsageCompile};
 
 use crate::catalog::FEATURES;
+use crate::discovery::{discover, Availability};
 use crate::emulators::qemu_user;
 use crate::expect::ToolchainVerdict;
 use crate::library_sources::library_sources;
@@ -24,7 +25,6 @@ use crate::pins::Shard;
 use crate::process::Invocation;
 use crate::project_root;
 use crate::targets::{KernelTarget, KERNEL_TARGETS};
-use crate::toolchain::{discover, Availability};
 use anyhow::Context;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -93,7 +93,7 @@ pub fn directory_name(id: &str) -> String {
 /// The output directory's name of a compiler: its id, and a short hash of where the compiler
 /// is and how it is started, so that no two compilers (`1.95.0` and a `--toolchain` wrapper,
 /// a pin moved to another package) ever share outputs.
-fn identity_directory_name(toolchain: &crate::toolchain::Toolchain) -> String {
+fn identity_directory_name(toolchain: &crate::discovery::Toolchain) -> String {
     let mut hasher = crate::hash::StableHasher::new();
     hasher
         .field(toolchain.rustc.to_string_lossy().as_bytes())
@@ -142,7 +142,7 @@ pub struct Step {
     /// Steps that must pass first (indices into the plan, always lower than this step's).
     pub deps: Vec<usize>,
     /// The kernel target it builds for; `None` for the host.
-    pub platform: Option<&'static KernelTarget>,
+    pub kernel_target: Option<&'static KernelTarget>,
     /// What the runner checks itself once the processes succeeded.
     pub check: Option<Check>,
     /// The files its processes write that anything reads later: removed before they run, and
@@ -172,8 +172,8 @@ impl Step {
             Some(mode) => format!("{} {} ({})", self.kind.word(), self.target, mode.word()),
             None => format!("{} {}", self.kind.word(), self.target),
         };
-        match self.platform {
-            Some(platform) => format!("{label} for {}", platform.triple),
+        match self.kernel_target {
+            Some(kernel_target) => format!("{label} for {}", kernel_target.triple),
             None => label,
         }
     }
@@ -233,9 +233,9 @@ pub struct PlannedRun {
     pub examples: Vec<Example>,
     /// Per entry of `availabilities`: how a toolchain that was found takes part in the target
     /// axis (`None` for one that was not found).
-    pub cross: Vec<Option<CrossToolchain>>,
+    pub cross: Vec<Option<TargetToolchain>>,
     /// The kernel targets of the run.
-    pub platforms: Vec<&'static KernelTarget>,
+    pub targets: Vec<&'static KernelTarget>,
     /// Why each kernel target's test program is not built or not run here, if it is not.
     pub not_run: Vec<Option<String>>,
     /// Every step, in an order that puts each after the steps it needs.
@@ -252,7 +252,7 @@ pub struct Selection {
     /// `--shard K/N`: only the toolchains this shard owns.
     pub shard: Option<Shard>,
     /// `--target`: the kernel targets; `None` means all of them.
-    pub platforms: Option<Vec<&'static KernelTarget>>,
+    pub targets: Option<Vec<&'static KernelTarget>>,
 }
 
 /// Discovers the toolchains (running each one's `rustc -vV`, killed after `timeout`) and
@@ -293,7 +293,7 @@ pub fn plan_run(
         let Availability::Found { toolchain, version } = availability else {
             continue;
         };
-        cross[index] = Some(CrossToolchain {
+        cross[index] = Some(TargetToolchain {
             sources: library_sources(toolchain, version).map_err(|why| format!("{why:#}")),
         });
         let mut name = identity_directory_name(toolchain);
@@ -309,8 +309,8 @@ pub fn plan_run(
         });
     }
     let mut steps = plan(layout, &planned, &examples)?;
-    let platforms = selection
-        .platforms
+    let targets = selection
+        .targets
         .clone()
         .unwrap_or_else(|| KERNEL_TARGETS.iter().collect());
     let emulation = Emulation {
@@ -327,19 +327,19 @@ pub fn plan_run(
             })
         },
     };
-    let crossing: Vec<(PlannedToolchain, CrossToolchain)> = planned
+    let crossing: Vec<(PlannedToolchain, TargetToolchain)> = planned
         .iter()
         .filter_map(|toolchain| {
             let cross = cross[toolchain.index].clone()?;
             Some((toolchain.clone(), cross))
         })
         .collect();
-    if !platforms.is_empty() {
-        plan_cross(layout, &crossing, &platforms, &emulation, &mut steps)?;
+    if !targets.is_empty() {
+        plan_targets(layout, &crossing, &targets, &emulation, &mut steps)?;
     }
-    let not_run = platforms
+    let not_run = targets
         .iter()
-        .map(|platform| emulation.not_run(platform))
+        .map(|kernel_target| emulation.not_run(kernel_target))
         .collect();
     Ok(PlannedRun {
         availabilities,
@@ -347,7 +347,7 @@ pub fn plan_run(
         examples,
         steps,
         cross,
-        platforms,
+        targets,
         not_run,
     })
 }
@@ -433,7 +433,7 @@ pub fn plan(
             directories: vec![probe_dir],
             inputs: vec![layout.probe_source()],
             deps: Vec::new(),
-            platform: None,
+            kernel_target: None,
             check: None,
             outputs: Vec::new(),
         });
@@ -453,7 +453,7 @@ pub fn plan(
                 directories: vec![directory],
                 inputs: vec![source],
                 deps: Vec::new(),
-                platform: None,
+                kernel_target: None,
                 check: None,
                 // Each is predicted to fail: its outcome is the compiler's codes, not a file.
                 outputs: Vec::new(),
@@ -482,7 +482,7 @@ pub fn plan(
                 directories: vec![directory.clone()],
                 inputs: shim_files.clone(),
                 deps: Vec::new(),
-                platform: None,
+                kernel_target: None,
                 check: None,
                 outputs: vec![directory.join("libkernel.rlib")],
             });
@@ -512,7 +512,7 @@ pub fn plan(
                 directories: vec![directory.clone()],
                 inputs: shim_test_files.clone(),
                 deps: Vec::new(),
-                platform: None,
+                kernel_target: None,
                 check: None,
                 outputs: vec![test_binary.clone()],
             });
@@ -541,7 +541,7 @@ pub fn plan(
                     directories: vec![directory.clone()],
                     inputs: files.clone(),
                     deps: vec![library],
-                    platform: None,
+                    kernel_target: None,
                     check: None,
                     outputs: vec![binary.clone()],
                 });
@@ -556,7 +556,7 @@ pub fn plan(
                     // The build's cache key already covers the sources.
                     inputs: Vec::new(),
                     deps: vec![build],
-                    platform: None,
+                    kernel_target: None,
                     check: None,
                     outputs: Vec::new(),
                 });
@@ -581,7 +581,7 @@ pub fn plan(
                     directories: vec![directory.clone()],
                     inputs: files.clone(),
                     deps: vec![library],
-                    platform: None,
+                    kernel_target: None,
                     check: None,
                     outputs: vec![test_binary.clone()],
                 });

@@ -6,11 +6,11 @@
 //! emulators ([`crate::emulators`]), whose absence is reported but fails nothing.
 
 use crate::debian::{self, Provisioner};
+use crate::discovery::{is_meant_for, verify, Availability, Source, Toolchain, VERSION_TIMEOUT};
 use crate::emulators;
 use crate::extracted::Extracted;
 use crate::library_sources;
 use crate::pins::{DebianSource, Pin};
-use crate::toolchain::{is_meant_for, verify, Availability, Source, Toolchain, VERSION_TIMEOUT};
 use anyhow::{bail, Context};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -40,7 +40,7 @@ pub(crate) enum Installation {
     Failed(String),
 }
 
-/// Installs every pin of `wanted` that `availability` (from [`crate::toolchain::discover`] on
+/// Installs every pin of `wanted` that `availability` (from [`crate::discovery::discover`] on
 /// the same pins) reports missing or broken into `root` (normally [`debian::toolchains_dir`]),
 /// then what `beside` says, printing progress, and says for each pin what became of it.
 ///

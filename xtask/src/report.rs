@@ -6,15 +6,16 @@
 pub mod assemble;
 mod check;
 pub mod kbuild;
-pub mod platforms;
+pub mod targets;
 mod text;
 mod to_json;
+pub mod usage;
 
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
+use crate::discovery::SourceKind;
 use crate::expect::{enabled_in_kernel_mode, Outcome, ToolchainVerdict};
 use crate::plan::{Kind, Mode};
 use crate::status::Status;
-use crate::toolchain::SourceKind;
 use anyhow::anyhow;
 use std::fmt::Write;
 
@@ -199,7 +200,7 @@ pub struct Report {
     /// `K/N` when the run was one shard.
     pub shard: Option<String>,
     /// The target axis: which kernel targets each compiler knows, and the cross cells.
-    pub platforms: platforms::Platforms,
+    pub targets: targets::TargetAxis,
     /// Per toolchain, the Kbuild fixtures: what a driver gets when it enables features itself.
     pub kbuild: Vec<kbuild::KbuildCell>,
     /// The UTC minute the run ended (`2026-12-04 03:48 UTC`, [`crate::date::utc_now`]); a
@@ -263,7 +264,7 @@ impl Report {
             });
         }
         failures.extend(kbuild::kbuild_failures(&self.kbuild, &self.toolchains));
-        failures.extend(self.platforms.failures(&self.toolchains));
+        failures.extend(self.targets.failures(&self.toolchains));
         failures
     }
 
@@ -342,13 +343,13 @@ impl Report {
                         still_gated.join(", ")
                     ),
                 };
-                let platforms = self
-                    .platforms
+                let targets = self
+                    .targets
                     .summary(index)
                     .map(|text| format!("; {text}"))
                     .unwrap_or_default();
                 format!(
-                    "{label}: {probe}; {bootstrap}; {} of {} builds, runs and test runs pass ({} tests passed){platforms}",
+                    "{label}: {probe}; {bootstrap}; {} of {} builds, runs and test runs pass ({} tests passed){targets}",
                     counts.passed, counts.cells, counts.unit_tests
                 )
             }

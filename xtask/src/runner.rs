@@ -263,7 +263,7 @@ mod tests {
             directories: Vec::new(),
             inputs: Vec::new(),
             deps: Vec::new(),
-            platform: None,
+            kernel_target: None,
             check: None,
             outputs: Vec::new(),
         }

@@ -176,7 +176,7 @@ mod tests {
             directories: Vec::new(),
             inputs: Vec::new(),
             deps,
-            platform: None,
+            kernel_target: None,
             check: None,
             outputs: Vec::new(),
         }

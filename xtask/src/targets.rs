@@ -225,14 +225,14 @@ impl KernelTarget {
 
 /// Reads `--target` values: kernel target triples, each once and in catalog order, or `none`
 /// alone for the host only (an empty list).
-pub fn parse_platforms(values: &[String]) -> anyhow::Result<Vec<&'static KernelTarget>> {
+pub fn parse_targets(values: &[String]) -> anyhow::Result<Vec<&'static KernelTarget>> {
     if values.iter().any(|value| value == "none") {
         if values.len() > 1 {
             bail!("--target none means the host alone; it cannot be given with other targets");
         }
         return Ok(Vec::new());
     }
-    let mut platforms: Vec<&'static KernelTarget> = Vec::new();
+    let mut targets: Vec<&'static KernelTarget> = Vec::new();
     for value in values {
         let Some(target) = kernel_target(value) else {
             let known: Vec<&str> = KERNEL_TARGETS.iter().map(|target| target.triple).collect();
@@ -242,18 +242,18 @@ pub fn parse_platforms(values: &[String]) -> anyhow::Result<Vec<&'static KernelT
                 known.join(", ")
             );
         };
-        if !platforms.contains(&target) {
-            platforms.push(target);
+        if !targets.contains(&target) {
+            targets.push(target);
         }
     }
     // Catalog order, whatever order the flags gave: reports of one selection then line up.
-    platforms.sort_by_key(|target| {
+    targets.sort_by_key(|target| {
         KERNEL_TARGETS
             .iter()
             .position(|known| known == *target)
             .unwrap_or(usize::MAX)
     });
-    Ok(platforms)
+    Ok(targets)
 }
 
 /// The target names of `rustc --print target-list`: one per line; anything that is not a
@@ -310,20 +310,20 @@ mod tests {
                 .map(|value| value.to_string())
                 .collect::<Vec<_>>()
         };
-        let picked = parse_platforms(&values(&["aarch64-unknown-none", "aarch64-unknown-none"]));
+        let picked = parse_targets(&values(&["aarch64-unknown-none", "aarch64-unknown-none"]));
         assert_eq!(picked.unwrap().len(), 1, "named twice, built once");
-        let picked = parse_platforms(&values(&[
+        let picked = parse_targets(&values(&[
             "loongarch64-unknown-none",
             "x86_64-unknown-none",
         ]))
         .unwrap();
         assert_eq!(picked[0].triple, "x86_64-unknown-none", "catalog order");
-        assert_eq!(parse_platforms(&values(&["none"])).unwrap().len(), 0);
-        let error = parse_platforms(&values(&["none", "x86_64-unknown-none"]))
+        assert_eq!(parse_targets(&values(&["none"])).unwrap().len(), 0);
+        let error = parse_targets(&values(&["none", "x86_64-unknown-none"]))
             .unwrap_err()
             .to_string();
         assert!(error.contains("the host alone"), "{error}");
-        let error = parse_platforms(&values(&["aarch64-linux\u{1b}[2J"]))
+        let error = parse_targets(&values(&["aarch64-linux\u{1b}[2J"]))
             .unwrap_err()
             .to_string();
         assert!(error.contains("not one of the kernel's targets"), "{error}");

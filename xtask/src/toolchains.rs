@@ -5,11 +5,11 @@
 //! still missing.
 
 use crate::catalog;
+use crate::discovery::{discover, Availability, Source, VERSION_TIMEOUT};
 use crate::output::{escape, pad};
 use crate::pins::{Pin, Pins, Shard};
 use crate::plan::Layout;
 use crate::run_lock::RunLock;
-use crate::toolchain::{discover, Availability, Source, VERSION_TIMEOUT};
 use crate::version::RustcVersion;
 use crate::{emulators, flags, library_sources, provision, Verdict};
 use std::time::Instant;

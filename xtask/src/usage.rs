@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 //! `cargo xtask usage`: where each feature is used, as each compiler says; the run is
 //! [`driver::drive`]'s (on the matrix's lock, outputs and cache), the report
-//! [`usage_report`]'s.
+//! [`crate::report::usage`]'s.
 
 use crate::driver::{self, Settings, Work};
 use crate::files::write_atomically;
 use crate::output::Format;
 use crate::plan::{Layout, Selection};
 use crate::report::assemble::toolchain_entry;
+use crate::report::usage::UsageReport;
 use crate::report::ToolchainEntry;
-use crate::usage_report::{self, UsageReport};
 use crate::{flags, json, process, project_root, Verdict};
 use anyhow::Context;
 use std::time::Duration;
@@ -23,7 +23,7 @@ impl flags::Usage {
         let timeout = driver::timeout(self.timeout, process::DEFAULT_TIMEOUT)?;
         let selection = Selection {
             // Where the code needs each feature does not depend on the target.
-            platforms: Some(Vec::new()),
+            targets: Some(Vec::new()),
             toolchains: crate::pins::with_range(
                 &self.toolchain,
                 self.pins.as_deref(),
@@ -64,7 +64,7 @@ pub fn run_usage(
     let driven = driver::drive(layout, selection, Work::Usage, settings)?;
     let run = &driven.planned;
     let columns: Vec<ToolchainEntry> = run.availabilities.iter().map(toolchain_entry).collect();
-    let report = usage_report::assemble(
+    let report = crate::report::usage::assemble(
         &layout.root,
         &columns,
         &run.steps,

@@ -74,7 +74,7 @@ pub struct RustcVersion {
     /// The whole output, unchanged, so that callers can key caches on it.
     pub raw: String,
     /// Where its standard library is (`rustc --print sysroot`), once
-    /// [`crate::toolchain::probe`] has checked that it has `core` for the host; `None` from
+    /// [`crate::discovery::probe`] has checked that it has `core` for the host; `None` from
     /// the parser alone.
     pub sysroot: Option<std::path::PathBuf>,
 }

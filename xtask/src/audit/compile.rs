@@ -4,7 +4,7 @@
 //! through that toolchain's Cargo (`cargo rustc --lib --profile check`) for a Cargo package, with
 //! a rustc argument file (`--rustc-args FILE`, one argument a line, as rustc's `@FILE` reads
 //! it) the way Kbuild compiles, or on the bare crate root. The places are read, recorded and
-//! shown as the usage run's are ([`crate::places`], [`crate::usage_report`]).
+//! shown as the usage run's are ([`crate::places`], [`crate::report::usage`]).
 
 use super::input::{package_manifest, CrateKind, Input};
 use super::{AuditReport, Column};
@@ -12,8 +12,8 @@ use crate::json::{self, Value};
 use crate::places::{read_gate_errors, GateErrors, PlaceReader, SourcePoint};
 use crate::plan::Rustc;
 use crate::process::{self, Invocation};
+use crate::report::usage::{FeatureUsage, UsageCell, UsageReport, UsageToolchain};
 use crate::status::Status;
-use crate::usage_report::{FeatureUsage, UsageCell, UsageReport, UsageToolchain};
 use anyhow::{anyhow, bail, Context};
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -27,7 +27,7 @@ fn step(kind: Kind, target: &str, deps: &[usize], programs: &[&str], args: &[&st
         directories: vec![format!("/o/{target}").into()],
         inputs: Vec::new(),
         deps: deps.to_vec(),
-        platform: None,
+        kernel_target: None,
         check: None,
         outputs: Vec::new(),
     }

@@ -58,7 +58,7 @@ fn a_sysroot_library_rewritten_in_place_changes_the_compilers_identity() {
 
 #[test]
 fn provisioned_inputs_rewritten_in_place_change_the_keys_of_the_cross_cells() {
-    use crate::plan::{plan_cross, CrossToolchain, Emulation, Layout, PlannedToolchain};
+    use crate::plan::{plan_targets, Emulation, Layout, PlannedToolchain, TargetToolchain};
     let scratch = crate::project_root().join("target/kshim/unit-tests/cache-cross");
     let _ = fs::remove_dir_all(&scratch);
     let library = scratch.join("usr/src/rustc-1.95.0/library");
@@ -90,7 +90,7 @@ fn provisioned_inputs_rewritten_in_place_change_the_keys_of_the_cross_cells() {
         core_edition: "2021".into(),
         compiler_builtins: None,
     };
-    let platform = crate::targets::KERNEL_TARGETS
+    let kernel_target = crate::targets::KERNEL_TARGETS
         .iter()
         .find(|target| target.arch == "aarch64")
         .unwrap();
@@ -100,15 +100,15 @@ fn provisioned_inputs_rewritten_in_place_change_the_keys_of_the_cross_cells() {
         runner: &runner,
     };
     let mut steps = Vec::new();
-    plan_cross(
+    plan_targets(
         &layout,
         &[(
             toolchain,
-            CrossToolchain {
+            TargetToolchain {
                 sources: Ok(sources),
             },
         )],
-        &[platform],
+        &[kernel_target],
         &emulation,
         &mut steps,
     )

@@ -19,9 +19,9 @@ use self::kernel::{kbuild_grid, kernel_trees_section};
 use super::kernels::TreeData;
 use crate::catalog::MINIMUM_RELEASE;
 use crate::expect::{Outcome, ToolchainVerdict};
+use crate::report::usage::UsageReport;
 use crate::report::{release_order, Observed, Report, ToolchainEntry};
 use crate::status::Status;
-use crate::usage_report::UsageReport;
 use std::fmt::Write;
 
 /// Where the page is written, relative to the repository root.

@@ -4,8 +4,8 @@
 
 use super::{escape_markdown, refuse_control_characters, Region};
 use crate::places::{SourcePoint, UsedPlace};
-use crate::usage_report::text::{cell_summary, groups};
-use crate::usage_report::{UsageCell, UsageReport};
+use crate::report::usage::text::{cell_summary, groups};
+use crate::report::usage::{UsageCell, UsageReport};
 use anyhow::{bail, Context};
 use std::fmt::Write;
 use std::path::Path;

@@ -14,7 +14,7 @@ fn toolchain(id: &str, release: Option<Release>) -> ToolchainEntry {
     ToolchainEntry {
         id: id.into(),
         spec: format!("pin:{id}"),
-        source: release.map(|_| crate::toolchain::SourceKind::Rustup),
+        source: release.map(|_| crate::discovery::SourceKind::Rustup),
         pin: Some(id.into()),
         rustc: None,
         release_text: release.map(|release| release.to_string()),
@@ -65,7 +65,7 @@ fn report(toolchains: Vec<ToolchainEntry>) -> Report {
         strict: false,
         kbuild: Vec::new(),
         shard: None,
-        platforms: crate::report::platforms::Platforms::default(),
+        targets: crate::report::targets::TargetAxis::default(),
         date: None,
     }
 }

@@ -5,9 +5,9 @@
 //! or 7.3 tree (which CI unpacks) fails it.
 
 use super::*;
+use crate::discovery::{discover, Availability, VERSION_TIMEOUT};
 use crate::kernel_report::{CellJson, CrateJson, KernelJson, TreeJson};
 use crate::plan::Rustc;
-use crate::toolchain::{discover, Availability, VERSION_TIMEOUT};
 
 /// The trees CI always has.
 const CI_TREES: [&str; 2] = ["6.12", "7.3"];

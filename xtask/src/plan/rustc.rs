@@ -36,14 +36,15 @@ impl Mode {
     }
 }
 
-/// The cfgs a build in `mode` gets from a compiler of `release`, for `platform` (`None`: the
+/// The cfgs a build in `mode` gets from a compiler of `release`, for `kernel_target` (`None`: the
 /// host, which is the machine the xtask runs on), as the shim's build script derives them.
 pub fn mode_cfgs(
     release: Release,
     mode: Mode,
-    platform: Option<&KernelTarget>,
+    kernel_target: Option<&KernelTarget>,
 ) -> Vec<&'static str> {
-    let target_arch = platform.map_or(std::env::consts::ARCH, |platform| platform.arch);
+    let target_arch =
+        kernel_target.map_or(std::env::consts::ARCH, |kernel_target| kernel_target.arch);
     derived_cfgs(release, mode == Mode::Kernel)
         .chain(arch_cfg(target_arch))
         .collect()
@@ -104,7 +105,7 @@ const EDITION_2021_SINCE: Release = Release::new(1, 56, 0);
 
 impl Rustc {
     /// The compiler of a discovered toolchain that reports `release`.
-    pub fn of(toolchain: &crate::toolchain::Toolchain, release: Release) -> Rustc {
+    pub fn of(toolchain: &crate::discovery::Toolchain, release: Release) -> Rustc {
         Rustc {
             path: toolchain.rustc.clone(),
             env: toolchain.env.clone(),
@@ -372,7 +373,7 @@ impl Rustc {
 
     /// Makes a compilation build for `triple` with the `core` of `sysroot`, as the kernel
     /// builds its Rust: no unwinding.
-    pub fn for_platform(invocation: &mut Invocation, triple: &str, sysroot: &Path) {
+    pub fn for_target(invocation: &mut Invocation, triple: &str, sysroot: &Path) {
         Self::set_sysroot(invocation, sysroot);
         invocation.args.extend([
             "--target".into(),
@@ -384,14 +385,14 @@ impl Rustc {
 
     /// A crate of `xtask/programs/` built against the shim's rlib for a kernel target: the
     /// static-key sample as one object, or the test program linked by `linker` (`rust-lld`).
-    pub fn cross_crate(
+    pub fn target_crate(
         &self,
         source: &Path,
         name: &str,
         mode: Mode,
         cfgs: &[&str],
         rlib: &Path,
-        output: CrossOutput<'_>,
+        output: TargetOutput<'_>,
     ) -> Invocation {
         let mut invocation = self.base(mode);
         invocation
@@ -401,13 +402,13 @@ impl Rustc {
             .args
             .extend(["-C", "opt-level=2", "-C", "codegen-units=1"].map(String::from));
         match output {
-            CrossOutput::Object(object) => {
+            TargetOutput::Object(object) => {
                 invocation
                     .args
                     .extend(["--crate-type", "lib", "--emit=obj", "-o"].map(String::from));
                 invocation.args.push(path_arg(object));
             }
-            CrossOutput::Program { binary, linker } => {
+            TargetOutput::Program { binary, linker } => {
                 invocation.args.extend(
                     [
                         "--crate-type",
@@ -442,7 +443,7 @@ pub enum Builtins<'a> {
 
 /// Where a crate built for a kernel target goes.
 #[derive(Clone, Copy, Debug)]
-pub enum CrossOutput<'a> {
+pub enum TargetOutput<'a> {
     /// One relocatable object (`--emit=obj`, one codegen unit).
     Object(&'a Path),
     /// A statically linked executable, linked by `linker` (an `ld.lld`).

@@ -13,10 +13,10 @@ fn directory_names_are_safe() {
 
 #[test]
 fn every_compiler_has_its_own_output_directory() {
-    let toolchain = |id: &str, rustc: &str| crate::toolchain::Toolchain {
+    let toolchain = |id: &str, rustc: &str| crate::discovery::Toolchain {
         id: id.into(),
         spec: id.into(),
-        source: crate::toolchain::Source::Path,
+        source: crate::discovery::Source::Path,
         rustc: PathBuf::from(rustc),
         env: Vec::new(),
         loader: None,

@@ -235,7 +235,7 @@ fn usage_step(
         directories: vec![directory],
         inputs: inputs.to_vec(),
         deps: library.into_iter().collect(),
-        platform: None,
+        kernel_target: None,
         check: None,
         outputs: Vec::new(),
     }

@@ -2,13 +2,13 @@
 //! The report of a run, assembled from the toolchains found, the steps planned and their
 //! results, next to what the catalog predicts for every cell.
 
-use super::platforms::{assemble_platforms, PlannedPlatforms};
+use super::targets::{assemble_target_axis, PlannedTargetAxis};
 use super::{cell_kinds, BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
 use crate::catalog::FEATURES;
+use crate::discovery::{Availability, Toolchain};
 use crate::expect::{expected_outcome, expected_status, Outcome, ToolchainVerdict};
 use crate::judge::StepResult;
 use crate::plan::{Example, Kind, Mode, Step};
-use crate::toolchain::{Availability, Toolchain};
 use std::collections::HashMap;
 
 /// The report's column for what discovery found: the compiler's own account of itself, and
@@ -65,7 +65,7 @@ pub fn assemble(
     examples: &[Example],
     strict: bool,
     shard: Option<String>,
-    planned: &PlannedPlatforms<'_>,
+    planned: &PlannedTargetAxis<'_>,
 ) -> Report {
     let probes: HashMap<usize, &StepResult> = steps
         .iter()
@@ -170,7 +170,7 @@ pub fn assemble(
         strict,
         kbuild: super::kbuild::assemble_kbuild(columns, steps, results),
         shard,
-        platforms: assemble_platforms(columns, steps, results, planned),
+        targets: assemble_target_axis(columns, steps, results, planned),
         // Assembled as the run ends.
         date: Some(crate::date::utc_now()),
     }

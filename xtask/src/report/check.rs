@@ -295,7 +295,7 @@ mod tests {
             strict: false,
             kbuild: Vec::new(),
             shard: None,
-            platforms: crate::report::platforms::Platforms::default(),
+            targets: crate::report::targets::TargetAxis::default(),
             date: None,
         }
     }

@@ -98,7 +98,7 @@ fn sample() -> Report {
         strict: false,
         kbuild: Vec::new(),
         shard: None,
-        platforms: crate::report::platforms::Platforms::default(),
+        targets: crate::report::targets::TargetAxis::default(),
         date: Some("2026-12-04 03:48 UTC".into()),
     }
 }

@@ -80,21 +80,21 @@ impl Report {
                 .push((format!("{} {}", kind.word(), target), row));
         }
         super::kbuild::kbuild_rows(&self.kbuild, &shown, &mut builds);
-        let platforms = self.platforms.table(&shown, &headers);
-        (features, builds, platforms)
+        let targets = self.targets.table(&shown, &headers);
+        (features, builds, targets)
     }
 
     /// The tables, the failures and the summary lines for a terminal or a log.
     pub fn human(&self, colour: bool) -> String {
-        let (features, builds, platforms) = self.tables();
+        let (features, builds, targets) = self.tables();
         let mut out = String::new();
         features.render_text(&mut out, colour);
         out.push('\n');
         builds.render_text(&mut out, colour);
-        if let Some(platforms) = platforms {
+        if let Some(targets) = targets {
             out.push('\n');
-            platforms.render_text(&mut out, colour);
-            for note in self.platforms.notes(&self.toolchains) {
+            targets.render_text(&mut out, colour);
+            for note in self.targets.notes(&self.toolchains) {
                 let _ = writeln!(out, "  {}", escape(&note));
             }
         }
@@ -116,16 +116,16 @@ impl Report {
 
     /// The same tables, failures and summaries as Markdown.
     pub fn markdown(&self) -> String {
-        let (features, builds, platforms) = self.tables();
+        let (features, builds, targets) = self.tables();
         let mut out = String::from("## Features\n\n");
         features.render_markdown(&mut out);
         out.push_str("\n## Builds, runs and tests (kernel mode / stable mode)\n\n");
         builds.render_markdown(&mut out);
-        if let Some(platforms) = platforms {
+        if let Some(targets) = targets {
             out.push_str("\n## Kernel targets (kernel mode / stable mode)\n\n");
-            platforms.render_markdown(&mut out);
+            targets.render_markdown(&mut out);
             out.push('\n');
-            for note in self.platforms.notes(&self.toolchains) {
+            for note in self.targets.notes(&self.toolchains) {
                 let _ = writeln!(out, "- {}", escape(&note).replace('|', "\\|"));
             }
         }

@@ -4,16 +4,16 @@
 //! agree on (ids, words, each `ok`, the verdict) is checked here.
 
 use super::kbuild::KbuildJson;
-use super::platforms::to_json::PlatformsJson;
+use super::targets::to_json::TargetAxisJson;
 use super::{milliseconds, mode, outcome, seconds, stated_ok};
 use super::{BuildCell, Failure, FeatureCell, Observed, Report, ToolchainEntry, SCHEMA_VERSION};
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
+use crate::discovery::SourceKind;
 use crate::expect::ToolchainVerdict;
 use crate::json::{self, Deserialize, Serialize, Value};
 use crate::output::escape;
 use crate::plan::Kind;
 use crate::status::Status;
-use crate::toolchain::SourceKind;
 use anyhow::{anyhow, bail, Context as _};
 use std::collections::{BTreeMap, HashMap};
 
@@ -35,7 +35,9 @@ struct ReportJson {
     /// Absent in reports written before the Kbuild cells existed.
     #[serde(default)]
     kbuild: Vec<KbuildJson>,
-    platforms: PlatformsJson,
+    /// Named `platforms` in every recorded report and shard.
+    #[serde(rename = "platforms")]
+    targets: TargetAxisJson,
     failures: Vec<Failure>,
     /// Absent in reports written before reports had dates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -207,7 +209,7 @@ impl Report {
             features: features.collect(),
             builds: builds.collect(),
             kbuild: KbuildJson::write(&self.kbuild, &self.toolchains),
-            platforms: PlatformsJson::write(&self.platforms, &self.toolchains),
+            targets: TargetAxisJson::write(&self.targets, &self.toolchains),
             failures: self.failures(),
             date: self.date.clone(),
         })
@@ -376,10 +378,10 @@ impl Report {
                 tests: (build.tests).map(|tests| (tests.passed, tests.failed, tests.ignored)),
             });
         }
-        let platforms = file.platforms.read(&toolchains, &index_of)?;
+        let targets = file.targets.read(&toolchains, &index_of)?;
         let kbuild = KbuildJson::read(file.kbuild, &index_of)?;
         let report = Report {
-            platforms,
+            targets,
             toolchains,
             features,
             builds,

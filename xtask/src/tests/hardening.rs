@@ -15,13 +15,13 @@ mod cache_keys;
 mod interrupted;
 
 use crate::catalog::FEATURES;
+use crate::discovery::Availability;
 use crate::json::{self, Value};
 use crate::plan::Layout;
 use crate::process::inherited_environment;
 use crate::process::Invocation;
 use crate::project_root;
 use crate::tests::support::{current_rustc, results_of, scratch_dir, xtask_binary};
-use crate::toolchain::Availability;
 use crate::version::Channel;
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
@@ -59,7 +59,7 @@ fn real_compiler() -> &'static RealCompiler {
             &Invocation {
                 program: path.clone(),
                 args: vec!["-vV".into()],
-                env: crate::toolchain::library_path_env(&path),
+                env: crate::discovery::library_path_env(&path),
                 env_remove: Vec::new(),
             },
             Duration::from_secs(60),

@@ -195,7 +195,7 @@ pub(crate) fn shard_report(count: usize, shard: usize, shards: usize) -> Report 
         strict: false,
         kbuild: Vec::new(),
         shard: Some(format!("{shard}/{shards}")),
-        platforms: Default::default(),
+        targets: Default::default(),
         date: None,
     }
 }

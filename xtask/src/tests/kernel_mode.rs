@@ -38,7 +38,7 @@ const TIMEOUT: Duration = Duration::from_secs(300);
 /// The compiler these tests run under, with the environment it needs.
 fn compiler() -> Rustc {
     let path = current_rustc();
-    let env = crate::toolchain::library_path_env(&path);
+    let env = crate::discovery::library_path_env(&path);
     let output = run(
         &Invocation {
             program: path.clone(),

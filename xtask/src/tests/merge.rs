@@ -24,7 +24,7 @@ fn pin_file(directory: &std::path::Path) -> PathBuf {
         &Invocation {
             program: rustc.clone(),
             args: vec!["-vV".into()],
-            env: crate::toolchain::library_path_env(&rustc),
+            env: crate::discovery::library_path_env(&rustc),
             env_remove: Vec::new(),
         },
         Duration::from_secs(60),

@@ -120,8 +120,8 @@ fn report_cells(report: &Value) -> BTreeMap<String, (String, bool)> {
             );
         }
     }
-    let platforms = &report["platforms"];
-    for known in platforms["known"].as_array().expect("known") {
+    let targets = &report["platforms"];
+    for known in targets["known"].as_array().expect("known") {
         let class = match (known["observed"].as_bool(), known["error"].is_null()) {
             (_, false) => "kn-failed",
             (Some(true), true) => "kn-known",
@@ -137,7 +137,7 @@ fn report_cells(report: &Value) -> BTreeMap<String, (String, bool)> {
             (class.to_string(), !ok(known)),
         );
     }
-    for cross in platforms["cross"].as_array().expect("cross") {
+    for cross in targets["cross"].as_array().expect("cross") {
         cells.insert(
             format!(
                 "cross/{}/{}/{}/{}",

@@ -8,12 +8,12 @@
 //! `cargo xtask toolchains install --no-rustup` provisions (CI does so before the tests; a
 //! test whose compiler is not there fails and says so) and the pinned rustup toolchain.
 
+use crate::discovery::{discover, Availability, Toolchain, VERSION_TIMEOUT};
 use crate::json::{self, Value};
 use crate::library_sources::library_sources;
 use crate::pins::Pins;
 use crate::project_root;
 use crate::tests::support::{scratch_dir, the_checkouts_lock, xtask_binary};
-use crate::toolchain::{discover, Availability, Toolchain, VERSION_TIMEOUT};
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -130,10 +130,10 @@ fn text<'a>(value: &'a Value, key: &str) -> &'a str {
 }
 
 /// The report's cross cells on `triple`.
-fn cross_cells<'a>(report: &'a Value, triple: &str) -> Vec<&'a Value> {
+fn target_cells<'a>(report: &'a Value, triple: &str) -> Vec<&'a Value> {
     report["platforms"]["cross"]
         .as_array()
-        .expect("platforms.cross")
+        .expect("targets.cross")
         .iter()
         .filter(|cell| cell["target"] == triple)
         .collect()
@@ -218,8 +218,8 @@ fn a_compiler_that_does_not_know_a_target_says_so_and_builds_nothing() {
     assert_eq!(toolchain["release"], "1.48.0");
     assert_eq!(toolchain["verdict"], "too-old");
     let id = text(toolchain, "id");
-    let platforms = &report["platforms"];
-    let mut targets: Vec<&str> = platforms["targets"]
+    let axis = &report["platforms"];
+    let mut targets: Vec<&str> = axis["targets"]
         .as_array()
         .unwrap()
         .iter()
@@ -230,7 +230,7 @@ fn a_compiler_that_does_not_know_a_target_says_so_and_builds_nothing() {
         targets,
         ["aarch64-unknown-none", "loongarch64-unknown-none"]
     );
-    let known = platforms["known"].as_array().unwrap();
+    let known = axis["known"].as_array().unwrap();
     assert_eq!(known.len(), 2, "{known:?}");
     for (triple, listed) in [
         ("loongarch64-unknown-none", false),
@@ -245,7 +245,7 @@ fn a_compiler_that_does_not_know_a_target_says_so_and_builds_nothing() {
         assert_eq!(cell["expected"], listed, "{cell}");
         assert_eq!(cell["error"], Value::Null, "{cell}");
         assert_eq!(cell["ok"], true, "{cell}");
-        let cells = cross_cells(&report, triple);
+        let cells = target_cells(&report, triple);
         assert_eq!(cells.len(), CELLS_PER_TARGET, "{cells:?}");
         for cell in cells {
             assert_eq!(cell["outcome"], "skipped", "{cell}");
@@ -294,7 +294,7 @@ fn a_compiler_without_its_library_sources_names_the_command_that_adds_them() {
     let known = &report["platforms"]["known"][0];
     assert_eq!(known["observed"], true, "{known}");
     assert_eq!(known["ok"], true, "{known}");
-    let cells = cross_cells(&report, "aarch64-unknown-none");
+    let cells = target_cells(&report, "aarch64-unknown-none");
     assert_eq!(cells.len(), CELLS_PER_TARGET, "{cells:?}");
     for cell in cells {
         assert_eq!(cell["outcome"], "skipped", "{cell}");
@@ -308,7 +308,7 @@ fn a_compiler_without_its_library_sources_names_the_command_that_adds_them() {
 
 /// Asserts that every cross cell of `triple` passed as predicted, and returns them.
 fn all_pass<'a>(report: &'a Value, triple: &str) -> Vec<&'a Value> {
-    let cells = cross_cells(report, triple);
+    let cells = target_cells(report, triple);
     assert_eq!(cells.len(), CELLS_PER_TARGET, "{cells:?}");
     for cell in &cells {
         assert_eq!(cell["outcome"], "pass", "{cell}");
@@ -377,7 +377,7 @@ fn a_whole_cross_run_checks_sites_and_runs_the_program_then_comes_from_the_cache
         }
     }
     let findings = |report: &Value| -> Vec<(Value, Value, Value)> {
-        cross_cells(report, triple)
+        target_cells(report, triple)
             .iter()
             .map(|cell| {
                 (
@@ -461,7 +461,7 @@ fn a_core_build_that_dies_leaves_nothing_cached_and_the_other_target_carries_on(
         text(sources, "identity").starts_with("rust-web-src=1.96.0+"),
         "a wrapper of a provisioned Debian compiler has its sources: {sources}"
     );
-    let cells = cross_cells(&report, victim);
+    let cells = target_cells(&report, victim);
     assert_eq!(cells.len(), CELLS_PER_TARGET, "{cells:?}");
     for cell in &cells {
         assert_eq!(cell["expected"], "pass", "{cell}");

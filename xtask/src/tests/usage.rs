@@ -7,8 +7,8 @@ use crate::catalog::{feature, FEATURES};
 use crate::places::{in_shim_item, UsedPlace};
 use crate::plan::{Layout, Selection};
 use crate::project_root;
+use crate::report::usage::{UsageCell, UsageReport};
 use crate::usage::run_usage;
-use crate::usage_report::{UsageCell, UsageReport};
 
 /// The compilers to ask: the pins found here, or the specs (rustup names, paths to a rustc or a
 /// wrapper) that `KSHIM_USAGE_TOOLCHAINS` lists, comma-separated, to reach compilers on which

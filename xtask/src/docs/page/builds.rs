@@ -5,7 +5,7 @@
 use super::{below_class, column_headers, escape_html, known_class, name, outcome_class, Popups};
 use crate::expect::{Outcome, ToolchainVerdict};
 use crate::plan::{Kind, Mode};
-use crate::report::platforms::{CrossCell, STAGES};
+use crate::report::targets::{TargetCell, STAGES};
 use crate::report::{cell_kinds, Report};
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -70,13 +70,13 @@ fn outcome_square(
 /// stages (`core`, `compiler_builtins`, the shim, the static-key objects, the test program
 /// under the emulator), per mode where built per mode.
 pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups) -> String {
-    let platforms = &report.platforms;
-    if platforms.triples.is_empty() {
+    let targets = &report.targets;
+    if targets.triples.is_empty() {
         return "<section><h2 id=\"targets\">Kernel targets</h2><p>This run had no target \
                 axis (<code>--target none</code>).</p></section>\n"
             .into();
     }
-    let cross: HashMap<(usize, &str, &str, Option<Mode>), &CrossCell> = platforms
+    let cross: HashMap<(usize, &str, &str, Option<Mode>), &TargetCell> = targets
         .cross
         .iter()
         .map(|cell| {
@@ -101,7 +101,7 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
          </thead><tbody>\n",
         column_headers(report, found)
     );
-    for triple in &platforms.triples {
+    for triple in &targets.triples {
         let _ = write!(
             html,
             "<tr class=\"group\"><th class=\"row\"><code>{}</code> listed</th>",
@@ -109,7 +109,7 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
         );
         for &index in found {
             let toolchain = &report.toolchains[index];
-            let cell = platforms
+            let cell = targets
                 .known
                 .iter()
                 .find(|cell| cell.toolchain == index && &cell.triple == triple);
@@ -205,7 +205,7 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
         }
     }
     html.push_str("</tbody></table>");
-    let notes = platforms.notes(&report.toolchains);
+    let notes = targets.notes(&report.toolchains);
     if !notes.is_empty() {
         html.push_str("<ul class=\"notes\">");
         for note in notes {

@@ -5,10 +5,10 @@
 use super::{below_class, column_headers, escape_html, feature_class, name, Popups};
 use crate::catalog::FEATURES;
 use crate::places::SourcePoint;
+use crate::report::usage::text::cell_summary;
+use crate::report::usage::{UsageCell, UsageReport};
 use crate::report::{FeatureCell, Observed, Report};
 use crate::status::Status;
-use crate::usage_report::text::cell_summary;
-use crate::usage_report::{UsageCell, UsageReport};
 use std::collections::HashMap;
 use std::fmt::Write;
 

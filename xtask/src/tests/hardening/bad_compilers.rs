@@ -13,7 +13,7 @@ fn discover(dir: &Path, specs: &[PathBuf], timeout: Duration) -> Vec<Availabilit
         .iter()
         .map(|spec| spec.display().to_string())
         .collect();
-    crate::toolchain::discover(&sh, Some(&pins), &specs, timeout).unwrap()
+    crate::discovery::discover(&sh, Some(&pins), &specs, timeout).unwrap()
 }
 
 fn broken_error(availability: &Availability) -> &str {

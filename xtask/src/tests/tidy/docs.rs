@@ -67,7 +67,7 @@ fn sample_report() -> crate::report::Report {
     use crate::catalog::{Release, FEATURES};
     use crate::expect::{Outcome, ToolchainVerdict};
     use crate::plan::{Kind, Mode};
-    use crate::report::platforms::{CrossCell, KnownCell, Platforms};
+    use crate::report::targets::{KnownCell, TargetAxis, TargetCell};
     use crate::report::{BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
     use crate::status::Status;
     let release = Release::new(1, 85, 0);
@@ -121,7 +121,7 @@ fn sample_report() -> crate::report::Report {
         }],
         shard: None,
         date: Some("2026-12-04 03:08 UTC".into()),
-        platforms: Platforms {
+        targets: TargetAxis {
             triples: vec!["aarch64-unknown-none".into()],
             sources: vec![Some(Ok("rust-web-src=1.85.0".into()))],
             known: vec![KnownCell {
@@ -131,7 +131,7 @@ fn sample_report() -> crate::report::Report {
                 expected: Some(true),
                 error: None,
             }],
-            cross: vec![CrossCell {
+            cross: vec![TargetCell {
                 toolchain: 0,
                 triple: "aarch64-unknown-none".into(),
                 target: "sites".into(),

@@ -4,7 +4,7 @@
 //! kernel target, then per mode the shim, the static-key sample's object (whose sites the
 //! runner checks) and the freestanding test program, run natively or under qemu.
 
-use super::rustc::{mode_cfgs, Builtins, CrossOutput, Mode, Output, Product, Rustc};
+use super::rustc::{mode_cfgs, Builtins, Mode, Output, Product, Rustc, TargetOutput};
 use super::{Check, Kind, Layout, PlannedToolchain, Step};
 use crate::catalog::Release;
 use crate::library_sources::LibrarySources;
@@ -35,7 +35,7 @@ pub fn empty_builtins_source(root: &Path) -> PathBuf {
 
 /// How one toolchain takes part in the target axis.
 #[derive(Clone, Debug)]
-pub struct CrossToolchain {
+pub struct TargetToolchain {
     /// Its library sources, or why there are none.
     pub sources: Result<LibrarySources, String>,
 }
@@ -77,10 +77,10 @@ pub fn not_built(
 }
 
 /// The target-list probe of every toolchain, and the cross steps of those that build.
-pub fn plan_cross(
+pub fn plan_targets(
     layout: &Layout,
-    toolchains: &[(PlannedToolchain, CrossToolchain)],
-    platforms: &[&'static KernelTarget],
+    toolchains: &[(PlannedToolchain, TargetToolchain)],
+    targets: &[&'static KernelTarget],
     emulation: &Emulation<'_>,
     steps: &mut Vec<Step>,
 ) -> anyhow::Result<()> {
@@ -97,7 +97,7 @@ pub fn plan_cross(
             directories: Vec::new(),
             inputs: Vec::new(),
             deps: Vec::new(),
-            platform: None,
+            kernel_target: None,
             check: None,
             outputs: Vec::new(),
         });
@@ -108,15 +108,15 @@ pub fn plan_cross(
             continue;
         };
         let sysroot = layout.output(&toolchain.directory_name, "sysroot");
-        for &platform in platforms {
-            if not_built(toolchain.rustc.release, &cross.sources, platform).is_some() {
+        for &kernel_target in targets {
+            if not_built(toolchain.rustc.release, &cross.sources, kernel_target).is_some() {
                 continue;
             }
             plan_target(
                 layout,
                 toolchain,
                 sources,
-                platform,
+                kernel_target,
                 &sysroot,
                 &shim_files,
                 emulation,
@@ -132,7 +132,7 @@ fn plan_target(
     layout: &Layout,
     toolchain: &PlannedToolchain,
     sources: &LibrarySources,
-    platform: &'static KernelTarget,
+    kernel_target: &'static KernelTarget,
     sysroot: &Path,
     shim_files: &[PathBuf],
     emulation: &Emulation<'_>,
@@ -141,7 +141,7 @@ fn plan_target(
     let rustc = &toolchain.rustc;
     let libraries = sysroot
         .join("lib/rustlib")
-        .join(platform.triple)
+        .join(kernel_target.triple)
         .join("lib");
     let step =
         |kind, target: &str, mode, processes, artifact: Option<PathBuf>, inputs, deps, check| {
@@ -156,7 +156,7 @@ fn plan_target(
                 directories: vec![libraries.clone()],
                 inputs,
                 deps,
-                platform: Some(platform),
+                kernel_target: Some(kernel_target),
                 check,
             }
         };
@@ -165,7 +165,7 @@ fn plan_target(
         Kind::Core,
         "core",
         None,
-        vec![rustc.core(sources, platform.triple, &libraries)],
+        vec![rustc.core(sources, kernel_target.triple, &libraries)],
         Some(libraries.join("libcore.rlib")),
         // Provisioned files, keyed by their stat stamps (see `cache::run_keys`): a damaged
         // source must not be served a result built from the intact one.
@@ -186,17 +186,17 @@ fn plan_target(
         Kind::Core,
         "compiler_builtins",
         None,
-        vec![rustc.compiler_builtins(&builtins_crate, platform.triple, sysroot, &libraries)],
+        vec![rustc.compiler_builtins(&builtins_crate, kernel_target.triple, sysroot, &libraries)],
         Some(libraries.join("libcompiler_builtins.rlib")),
         builtins_inputs,
         vec![core],
         None,
     ));
     for mode in Mode::ALL {
-        let cfgs = mode_cfgs(rustc.release, mode, Some(platform));
+        let cfgs = mode_cfgs(rustc.release, mode, Some(kernel_target));
         let directory = layout.output(
             &toolchain.directory_name,
-            &format!("{}-{}", mode.word(), platform.triple),
+            &format!("{}-{}", mode.word(), kernel_target.triple),
         );
         let rlib = directory.join("libkernel.rlib");
         let mut shim = rustc.shim(
@@ -206,7 +206,7 @@ fn plan_target(
             Product::Crate,
             Output::Directory(&directory),
         );
-        Rustc::for_platform(&mut shim, platform.triple, sysroot);
+        Rustc::for_target(&mut shim, kernel_target.triple, sysroot);
         let library = steps.len();
         steps.push(Step {
             directories: vec![directory.clone()],
@@ -223,15 +223,15 @@ fn plan_target(
         });
         let object = directory.join("kshim_sites.o");
         let sites = sites_source(&layout.root);
-        let mut compile = rustc.cross_crate(
+        let mut compile = rustc.target_crate(
             &sites,
             "kshim_sites",
             mode,
             &cfgs,
             &rlib,
-            CrossOutput::Object(&object),
+            TargetOutput::Object(&object),
         );
-        Rustc::for_platform(&mut compile, platform.triple, sysroot);
+        Rustc::for_target(&mut compile, kernel_target.triple, sysroot);
         let has_sites = mode == Mode::Kernel || cfgs.contains(&"kshim_stable_asm_goto");
         let expected = if has_sites {
             crate::jump_table::SAMPLE_SITES
@@ -254,29 +254,29 @@ fn plan_target(
                 vec![library],
                 Some(Check::JumpTable {
                     object,
-                    arch: platform.arch,
+                    arch: kernel_target.arch,
                     expected,
                 }),
             )
         });
-        let (Ok(linker), None) = (&emulation.linker, emulation.not_run(platform)) else {
+        let (Ok(linker), None) = (&emulation.linker, emulation.not_run(kernel_target)) else {
             continue;
         };
         let binary = directory.join("kshim_run");
         let program = program_source(&layout.root);
-        let mut build = rustc.cross_crate(
+        let mut build = rustc.target_crate(
             &program,
             "kshim_run",
             mode,
             &cfgs,
             &rlib,
-            CrossOutput::Program {
+            TargetOutput::Program {
                 binary: &binary,
                 linker,
             },
         );
-        Rustc::for_platform(&mut build, platform.triple, sysroot);
-        let run = match (emulation.runner)(platform) {
+        Rustc::for_target(&mut build, kernel_target.triple, sysroot);
+        let run = match (emulation.runner)(kernel_target) {
             Some(Ok(emulator)) => Invocation {
                 program: emulator,
                 args: vec![binary.to_string_lossy().into_owned()],

@@ -6,7 +6,7 @@
 use super::{Failure, ToolchainEntry};
 use crate::expect::{Outcome, ToolchainVerdict};
 use crate::judge::StepResult;
-use crate::plan::{mode_cfgs, not_built, CrossToolchain, Kind, Mode, Step};
+use crate::plan::{mode_cfgs, not_built, Kind, Mode, Step, TargetToolchain};
 use crate::targets::{broken_jump_tables, kernel_target, KernelTarget};
 use anyhow::bail;
 use std::collections::HashMap;
@@ -53,7 +53,7 @@ pub const STAGES: [(&str, Kind, bool); 5] = [
 
 /// One cross step on one toolchain and kernel target.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CrossCell {
+pub struct TargetCell {
     /// The index of the toolchain.
     pub toolchain: usize,
     /// The target triple.
@@ -78,7 +78,7 @@ pub struct CrossCell {
     pub cached: bool,
 }
 
-impl CrossCell {
+impl TargetCell {
     /// Whether the outcome is the predicted one.
     pub fn ok(&self) -> bool {
         self.outcome == self.expected
@@ -101,7 +101,7 @@ impl CrossCell {
 
 /// The target axis of a report.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Platforms {
+pub struct TargetAxis {
     /// The kernel targets of the run, in catalog order.
     pub triples: Vec<String>,
     /// Per toolchain: where its library sources come from, or why there are none (`None` for
@@ -110,15 +110,15 @@ pub struct Platforms {
     /// Per toolchain that was found and kernel target, whether the compiler knows it.
     pub known: Vec<KnownCell>,
     /// Every cross cell.
-    pub cross: Vec<CrossCell>,
+    pub cross: Vec<TargetCell>,
 }
 
 /// What the plan knew of the target axis.
-pub struct PlannedPlatforms<'a> {
+pub struct PlannedTargetAxis<'a> {
     /// The kernel targets of the run.
-    pub platforms: &'a [&'static KernelTarget],
+    pub targets: &'a [&'static KernelTarget],
     /// Per toolchain column: how it takes part, if it was found.
-    pub cross: &'a [Option<CrossToolchain>],
+    pub cross: &'a [Option<TargetToolchain>],
     /// Per kernel target: why its test program is not built or run here, if it is not.
     pub not_run: &'a [Option<String>],
     /// Per toolchain column: the major version of its LLVM, where `rustc -vV` says it.
@@ -126,22 +126,22 @@ pub struct PlannedPlatforms<'a> {
 }
 
 /// The target axis of a run's report, from its steps' results.
-pub fn assemble_platforms(
+pub fn assemble_target_axis(
     columns: &[ToolchainEntry],
     steps: &[Step],
     results: &[StepResult],
-    planned: &PlannedPlatforms<'_>,
-) -> Platforms {
+    planned: &PlannedTargetAxis<'_>,
+) -> TargetAxis {
     let mut listed: HashMap<usize, &StepResult> = HashMap::new();
     let mut by_cell: HashMap<(usize, &str, &str, Option<Mode>), &StepResult> = HashMap::new();
     for (step, result) in steps.iter().zip(results) {
         if step.kind == Kind::Targets {
             listed.insert(step.toolchain, result);
-        } else if let Some(platform) = step.platform {
+        } else if let Some(kernel_target) = step.kernel_target {
             by_cell.insert(
                 (
                     step.toolchain,
-                    platform.triple,
+                    kernel_target.triple,
                     step.target.as_str(),
                     step.mode,
                 ),
@@ -149,11 +149,11 @@ pub fn assemble_platforms(
             );
         }
     }
-    let mut platforms = Platforms {
+    let mut targets = TargetAxis {
         triples: planned
-            .platforms
+            .targets
             .iter()
-            .map(|platform| platform.triple.to_string())
+            .map(|kernel_target| kernel_target.triple.to_string())
             .collect(),
         sources: planned
             .cross
@@ -165,36 +165,37 @@ pub fn assemble_platforms(
                 })
             })
             .collect(),
-        ..Platforms::default()
+        ..TargetAxis::default()
     };
-    if planned.platforms.is_empty() {
-        return platforms;
+    if planned.targets.is_empty() {
+        return targets;
     }
     for (index, column) in columns.iter().enumerate() {
         let Some(Some(cross)) = planned.cross.get(index) else {
             continue;
         };
         let release = column.release;
-        for (position, &platform) in planned.platforms.iter().enumerate() {
+        for (position, &kernel_target) in planned.targets.iter().enumerate() {
             let probe = listed.get(&index);
-            platforms.known.push(KnownCell {
+            targets.known.push(KnownCell {
                 toolchain: index,
-                triple: platform.triple.to_string(),
+                triple: kernel_target.triple.to_string(),
                 observed: probe
                     .and_then(|result| result.targets.as_ref())
-                    .map(|known| known.iter().any(|name| name == platform.triple)),
-                expected: release.and_then(|release| platform.known_on(release)),
+                    .map(|known| known.iter().any(|name| name == kernel_target.triple)),
+                expected: release.and_then(|release| kernel_target.known_on(release)),
                 error: probe
                     .filter(|result| result.outcome != Outcome::Pass)
                     .map(|result| result.first_error.clone().unwrap_or_default()),
             });
             let why_not = match (&column.verdict, release) {
                 (ToolchainVerdict::Ok, Some(release)) => {
-                    not_built(release, &cross.sources, platform)
+                    not_built(release, &cross.sources, kernel_target)
                 }
                 (verdict, _) => Some(format!("not run: the toolchain is {}", verdict.word())),
             };
-            let broken = broken_jump_tables(platform, planned.llvm.get(index).copied().flatten());
+            let broken =
+                broken_jump_tables(kernel_target, planned.llvm.get(index).copied().flatten());
             for (target, kind, moded) in STAGES {
                 let modes: &[Option<Mode>] = if moded {
                     &[Some(Mode::Kernel), Some(Mode::Stable)]
@@ -223,11 +224,11 @@ pub fn assemble_platforms(
                     } else {
                         Outcome::Pass
                     };
-                    let found = by_cell.get(&(index, platform.triple, target, mode));
-                    platforms.cross.push(match found {
-                        Some(result) => CrossCell {
+                    let found = by_cell.get(&(index, kernel_target.triple, target, mode));
+                    targets.cross.push(match found {
+                        Some(result) => TargetCell {
                             toolchain: index,
-                            triple: platform.triple.to_string(),
+                            triple: kernel_target.triple.to_string(),
                             target: target.to_string(),
                             kind,
                             mode,
@@ -238,9 +239,9 @@ pub fn assemble_platforms(
                             seconds: result.seconds,
                             cached: result.cached,
                         },
-                        None => CrossCell {
+                        None => TargetCell {
                             toolchain: index,
-                            triple: platform.triple.to_string(),
+                            triple: kernel_target.triple.to_string(),
                             target: target.to_string(),
                             kind,
                             mode,
@@ -256,7 +257,7 @@ pub fn assemble_platforms(
             }
         }
     }
-    platforms
+    targets
 }
 
 /// The last non-empty line of a log, trimmed.
@@ -267,7 +268,7 @@ fn last_line(log: &str) -> Option<String> {
         .map(String::from)
 }
 
-impl Platforms {
+impl TargetAxis {
     /// Every difference on the target axis, as the failure list prints it.
     pub fn failures(&self, toolchains: &[ToolchainEntry]) -> Vec<Failure> {
         let id = |index: usize| {
@@ -320,7 +321,7 @@ impl Platforms {
             .iter()
             .filter(|cell| cell.observed == Some(true))
             .count();
-        let cells: Vec<&CrossCell> = self
+        let cells: Vec<&TargetCell> = self
             .cross
             .iter()
             .filter(|cell| cell.toolchain == toolchain)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The target axis as a table for people, and the notes that say why cells were skipped.
 
-use super::{CrossCell, KnownCell, Platforms, STAGES};
+use super::{KnownCell, TargetAxis, TargetCell, STAGES};
 use crate::expect::Outcome;
 use crate::output::Table;
 use crate::plan::{Kind, Mode};
@@ -9,7 +9,7 @@ use crate::report::ToolchainEntry;
 use crate::targets::{kernel_target, BROKEN_JUMP_TABLES};
 use std::collections::HashMap;
 
-impl Platforms {
+impl TargetAxis {
     /// The kernel-target table: per target, whether each compiler knows it, then its stages
     /// (kernel mode / stable mode where built per mode); `None` without a target axis.
     pub fn table(&self, shown: &[usize], headers: &[String]) -> Option<Table> {
@@ -21,7 +21,7 @@ impl Platforms {
         for cell in &self.known {
             known.insert((cell.toolchain, cell.triple.as_str()), cell);
         }
-        let mut cross: HashMap<(usize, &str, &str, Option<Mode>), &CrossCell> = HashMap::new();
+        let mut cross: HashMap<(usize, &str, &str, Option<Mode>), &TargetCell> = HashMap::new();
         for cell in &self.cross {
             cross.insert(
                 (
@@ -33,7 +33,7 @@ impl Platforms {
                 cell,
             );
         }
-        let word = |cell: Option<&&CrossCell>| match cell.map(|cell| cell.outcome) {
+        let word = |cell: Option<&&TargetCell>| match cell.map(|cell| cell.outcome) {
             Some(Outcome::Pass) => "pass",
             Some(Outcome::Fail) => "FAIL",
             Some(Outcome::Skipped) => "skip",

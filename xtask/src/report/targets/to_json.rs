@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The target axis as the report's `platforms` member, and back.
 
-use super::{CrossCell, KnownCell, Platforms, STAGES};
+use super::{KnownCell, TargetAxis, TargetCell, STAGES};
 use crate::json::{self, Deserialize, Serialize};
 use crate::report::ToolchainEntry;
 use crate::report::{milliseconds, mode, outcome, seconds, stated_ok};
@@ -10,12 +10,12 @@ use std::collections::BTreeMap;
 
 /// The `platforms` member.
 #[derive(Serialize, Deserialize)]
-pub(in crate::report) struct PlatformsJson {
+pub(in crate::report) struct TargetAxisJson {
     targets: Vec<String>,
     /// Keyed by toolchain id; null where nothing was looked for.
     sources: BTreeMap<String, Option<SourcesJson>>,
     known: Vec<KnownJson>,
-    cross: Vec<CrossJson>,
+    cross: Vec<TargetCellJson>,
 }
 
 /// Where a toolchain's target libraries come from, or why there are none.
@@ -40,7 +40,7 @@ struct KnownJson {
 }
 
 #[derive(Serialize, Deserialize)]
-struct CrossJson {
+struct TargetCellJson {
     toolchain: String,
     target: String,
     stage: String,
@@ -58,23 +58,23 @@ struct CrossJson {
     cached: bool,
 }
 
-impl PlatformsJson {
+impl TargetAxisJson {
     /// The target axis, cells naming toolchains by id.
-    pub(in crate::report) fn write(platforms: &Platforms, toolchains: &[ToolchainEntry]) -> Self {
+    pub(in crate::report) fn write(targets: &TargetAxis, toolchains: &[ToolchainEntry]) -> Self {
         let id = |index: usize| {
             toolchains
                 .get(index)
                 .map_or_else(String::new, |t| t.id.clone())
         };
         let sources = toolchains.iter().enumerate().map(|(index, toolchain)| {
-            let sources = platforms.sources.get(index).cloned().flatten();
+            let sources = targets.sources.get(index).cloned().flatten();
             let sources = sources.map(|found| match found {
                 Ok(identity) => SourcesJson::Identity(identity),
                 Err(why) => SourcesJson::Missing(why),
             });
             (toolchain.id.clone(), sources)
         });
-        let known = platforms.known.iter().map(|cell| KnownJson {
+        let known = targets.known.iter().map(|cell| KnownJson {
             toolchain: id(cell.toolchain),
             target: cell.triple.clone(),
             observed: cell.observed,
@@ -82,7 +82,7 @@ impl PlatformsJson {
             error: cell.error.clone(),
             ok: cell.ok(),
         });
-        let cross = platforms.cross.iter().map(|cell| CrossJson {
+        let cross = targets.cross.iter().map(|cell| TargetCellJson {
             toolchain: id(cell.toolchain),
             target: cell.triple.clone(),
             stage: cell.target.clone(),
@@ -96,8 +96,8 @@ impl PlatformsJson {
             seconds: milliseconds(cell.seconds),
             cached: cell.cached,
         });
-        PlatformsJson {
-            targets: platforms.triples.clone(),
+        TargetAxisJson {
+            targets: targets.triples.clone(),
             sources: sources.collect(),
             known: known.collect(),
             cross: cross.collect(),
@@ -109,16 +109,16 @@ impl PlatformsJson {
         self,
         toolchains: &[ToolchainEntry],
         index_of: &dyn Fn(&str, &str) -> anyhow::Result<usize>,
-    ) -> anyhow::Result<Platforms> {
+    ) -> anyhow::Result<TargetAxis> {
         let what = "the report's platforms";
         let mut sources = self.sources;
-        let mut platforms = Platforms {
+        let mut targets = TargetAxis {
             triples: self.targets,
-            ..Platforms::default()
+            ..TargetAxis::default()
         };
         for toolchain in toolchains {
             let found = sources.remove(&toolchain.id).flatten();
-            platforms.sources.push(found.map(|found| match found {
+            targets.sources.push(found.map(|found| match found {
                 SourcesJson::Identity(identity) => Ok(identity),
                 SourcesJson::Missing(why) => Err(why),
             }));
@@ -133,7 +133,7 @@ impl PlatformsJson {
                 error: cell.error,
             };
             stated_ok(cell.ok, parsed.ok(), &what)?;
-            platforms.known.push(parsed);
+            targets.known.push(parsed);
         }
         for (index, cell) in self.cross.into_iter().enumerate() {
             let what = format!("{what}: cross[{index}]");
@@ -142,7 +142,7 @@ impl PlatformsJson {
                 .find(|(target, _, _)| *target == cell.stage)
                 .copied()
                 .ok_or_else(|| anyhow!("{what}: unknown stage `{}`", cell.stage))?;
-            let parsed = CrossCell {
+            let parsed = TargetCell {
                 toolchain: index_of(&cell.toolchain, &what)?,
                 triple: cell.target,
                 target: cell.stage,
@@ -156,9 +156,9 @@ impl PlatformsJson {
                 cached: cell.cached,
             };
             stated_ok(cell.ok, parsed.ok(), &what)?;
-            platforms.cross.push(parsed);
+            targets.cross.push(parsed);
         }
-        platforms.check(toolchains.len())?;
-        Ok(platforms)
+        targets.check(toolchains.len())?;
+        Ok(targets)
     }
 }

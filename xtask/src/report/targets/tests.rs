@@ -4,11 +4,11 @@
 
 use super::*;
 use crate::catalog::Release;
+use crate::discovery::SourceKind;
 use crate::json;
 use crate::library_sources::LibrarySources;
 use crate::report::Report;
 use crate::targets::kernel_target;
-use crate::toolchain::SourceKind;
 use std::path::PathBuf;
 
 fn column(id: &str, release: &str, verdict: ToolchainVerdict) -> ToolchainEntry {
@@ -27,8 +27,8 @@ fn column(id: &str, release: &str, verdict: ToolchainVerdict) -> ToolchainEntry 
     }
 }
 
-fn sources() -> CrossToolchain {
-    CrossToolchain {
+fn sources() -> TargetToolchain {
+    TargetToolchain {
         sources: Ok(LibrarySources {
             library: PathBuf::from("/sources/library"),
             identity: "rust-web-src=1.78.0+dfsg1-2~deb11u3 (bullseye)".into(),
@@ -42,12 +42,12 @@ fn sources() -> CrossToolchain {
 /// listed every kernel target.
 fn predicted(
     column: ToolchainEntry,
-    cross: CrossToolchain,
+    cross: TargetToolchain,
     triples: &[&str],
     not_run: Option<&str>,
     llvm: Option<u32>,
-) -> Platforms {
-    let platforms: Vec<&'static KernelTarget> = triples
+) -> TargetAxis {
+    let targets: Vec<&'static KernelTarget> = triples
         .iter()
         .map(|triple| kernel_target(triple).unwrap())
         .collect();
@@ -61,7 +61,7 @@ fn predicted(
         directories: Vec::new(),
         inputs: Vec::new(),
         deps: Vec::new(),
-        platform: None,
+        kernel_target: None,
         check: None,
         outputs: Vec::new(),
     };
@@ -75,13 +75,13 @@ fn predicted(
         ),
         ..StepResult::skipped(String::new())
     };
-    let not_run = vec![not_run.map(String::from); platforms.len()];
-    assemble_platforms(
+    let not_run = vec![not_run.map(String::from); targets.len()];
+    assemble_target_axis(
         &[column],
         &[listed],
         &[result],
-        &PlannedPlatforms {
-            platforms: &platforms,
+        &PlannedTargetAxis {
+            targets: &targets,
             cross: &[Some(cross)],
             not_run: &not_run,
             llvm: &[llvm],
@@ -89,8 +89,8 @@ fn predicted(
     )
 }
 
-fn expected(platforms: &Platforms, target: &str, mode: Option<Mode>) -> Outcome {
-    platforms
+fn expected(targets: &TargetAxis, target: &str, mode: Option<Mode>) -> Outcome {
+    targets
         .cross
         .iter()
         .find(|cell| cell.target == target && cell.mode == mode)
@@ -100,32 +100,32 @@ fn expected(platforms: &Platforms, target: &str, mode: Option<Mode>) -> Outcome 
 
 #[test]
 fn llvm_16_on_loongarch64_is_predicted_to_fail_where_there_are_sites() {
-    let platforms = predicted(
+    let targets = predicted(
         column("1.78.0", "1.78.0", ToolchainVerdict::Ok),
         sources(),
         &["loongarch64-unknown-none"],
         None,
         Some(16),
     );
-    assert_eq!(platforms.known.len(), 1);
-    assert!(platforms.known[0].ok());
-    assert_eq!(platforms.cross.len(), 8);
-    assert_eq!(expected(&platforms, "core", None), Outcome::Pass);
+    assert_eq!(targets.known.len(), 1);
+    assert!(targets.known[0].ok());
+    assert_eq!(targets.cross.len(), 8);
+    assert_eq!(expected(&targets, "core", None), Outcome::Pass);
     assert_eq!(
-        expected(&platforms, "kernel", Some(Mode::Kernel)),
+        expected(&targets, "kernel", Some(Mode::Kernel)),
         Outcome::Pass
     );
     assert_eq!(
-        expected(&platforms, "sites", Some(Mode::Kernel)),
+        expected(&targets, "sites", Some(Mode::Kernel)),
         Outcome::Fail
     );
     assert_eq!(
-        expected(&platforms, "program", Some(Mode::Kernel)),
+        expected(&targets, "program", Some(Mode::Kernel)),
         Outcome::Fail
     );
     // 1.78.0 has no `asm goto` in stable mode, so no sites to write wrongly.
     assert_eq!(
-        expected(&platforms, "sites", Some(Mode::Stable)),
+        expected(&targets, "sites", Some(Mode::Stable)),
         Outcome::Pass
     );
 
@@ -155,24 +155,24 @@ fn llvm_16_on_loongarch64_is_predicted_to_fail_where_there_are_sites() {
 
 #[test]
 fn missing_sources_an_old_compiler_and_no_emulator_skip_with_reasons() {
-    let missing = CrossToolchain {
+    let missing = TargetToolchain {
         sources: Err("no library sources: run `rustup component add rust-src`".into()),
     };
-    let platforms = predicted(
+    let targets = predicted(
         column("1.95.0", "1.95.0", ToolchainVerdict::Ok),
         missing,
         &["aarch64-unknown-none"],
         None,
         Some(20),
     );
-    assert!(platforms.cross.iter().all(|cell| {
+    assert!(targets.cross.iter().all(|cell| {
         cell.expected == Outcome::Skipped
             && cell.ok()
             && cell.first_error.as_deref()
                 == Some("no library sources: run `rustup component add rust-src`")
     }));
     assert_eq!(
-        platforms.sources,
+        targets.sources,
         [Some(Err(
             "no library sources: run `rustup component add rust-src`".to_string()
         ))]
@@ -225,15 +225,15 @@ fn missing_sources_an_old_compiler_and_no_emulator_skip_with_reasons() {
 #[test]
 fn the_target_axis_reads_back_from_json_and_is_checked() {
     let columns = vec![column("1.78.0", "1.78.0", ToolchainVerdict::Ok)];
-    let mut platforms = predicted(
+    let mut targets = predicted(
         columns[0].clone(),
         sources(),
         &["x86_64-unknown-none", "loongarch64-unknown-none"],
         None,
         Some(16),
     );
-    platforms.cross[0].outcome = Outcome::Pass;
-    platforms.cross[0].detail = Some("4 static-branch sites".into());
+    targets.cross[0].outcome = Outcome::Pass;
+    targets.cross[0].detail = Some("4 static-branch sites".into());
     let report = Report {
         toolchains: columns,
         features: crate::catalog::FEATURES
@@ -249,29 +249,29 @@ fn the_target_axis_reads_back_from_json_and_is_checked() {
         strict: false,
         kbuild: Vec::new(),
         shard: None,
-        platforms,
+        targets,
         date: None,
     };
     let text = json::to_pretty(&report.to_json());
     let back = Report::from_json(&text).unwrap();
-    assert_eq!(back.platforms, report.platforms);
+    assert_eq!(back.targets, report.targets);
     assert!(report
         .failures()
         .iter()
         .any(|failure| failure.cell == "objects sites (kernel) for loongarch64-unknown-none"));
 
-    let mut twice = report.platforms.clone();
+    let mut twice = report.targets.clone();
     twice.cross.push(twice.cross[0].clone());
     let error = twice.check(1).unwrap_err().to_string();
     assert!(error.contains("there twice"), "{error}");
-    let mut foreign = report.platforms.clone();
+    let mut foreign = report.targets.clone();
     foreign.triples.push("sparc64-unknown-none".into());
     assert!(foreign
         .check(1)
         .unwrap_err()
         .to_string()
         .contains("not a kernel target"));
-    let mut stage = report.platforms.clone();
+    let mut stage = report.targets.clone();
     stage.cross[0].target = "linker".into();
     assert!(stage
         .check(1)
@@ -282,25 +282,25 @@ fn the_target_axis_reads_back_from_json_and_is_checked() {
 
 #[test]
 fn cells_without_library_sources_are_said_as_skipped_with_the_command_that_adds_them() {
-    let missing = CrossToolchain {
+    let missing = TargetToolchain {
         sources: Err(
             "no library sources: run `rustup component add rust-src --toolchain 1.95.0`".into(),
         ),
     };
-    let platforms = predicted(
+    let targets = predicted(
         column("1.95.0", "1.95.0", ToolchainVerdict::Ok),
         missing,
         &["x86_64-unknown-none", "aarch64-unknown-none"],
         None,
         Some(20),
     );
-    let skipped = platforms
+    let skipped = targets
         .cross
         .iter()
         .filter(|cell| cell.outcome == Outcome::Skipped)
         .count();
-    assert!(skipped > 0 && skipped == platforms.cross.len());
-    let summary = platforms.summary(0).unwrap();
+    assert!(skipped > 0 && skipped == targets.cross.len());
+    let summary = targets.summary(0).unwrap();
     assert!(
         summary.ends_with(&format!(
             "0 of {skipped} cross cells pass, {skipped} skipped: no library sources \
