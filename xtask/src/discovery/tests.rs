@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Tests of discovery: wrapper scripts and fake compilers given as specs, Debian layouts, own
-//! loaders, and a thousand specs resolved in linear time.
+//! Tests of discovery: wrapper scripts and fake compilers given as specs, Debian layouts and own
+//! loaders.
 
 use super::*;
 use crate::catalog::Release;

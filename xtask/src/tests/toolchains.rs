@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Toolchains given in bulk or from hostile pin files: a thousand `--toolchain` flags resolved in
-//! linear time and stopped by Ctrl-C, and pin values that never reach a shell or an option.
+//! Toolchains given in bulk or from hostile pin files: a thousand `--toolchain` flags resolved with
+//! each compiler probed once (their time is a benchmark, in BENCHMARKS.md) and stopped by Ctrl-C,
+//! and pin values that never reach a shell or an option.
 //!
 //! These run the real `xtask` binary, built once into a target directory of its own (the same
 //! one the hardening tests use), with fake compilers written as shell scripts.
@@ -51,19 +52,17 @@ fn fake_rustc(dir: &Path, name: &str, delay: &str) -> PathBuf {
     path
 }
 
-fn toolchains(pins: &Path, specs: &[String]) -> (Output, Duration) {
+fn toolchains(pins: &Path, specs: &[String]) -> Output {
     let mut command = Command::new(xtask_binary());
     command.args(["toolchains", "--pins"]).arg(pins);
     for spec in specs {
         command.args(["--toolchain", spec]);
     }
-    let started = Instant::now();
-    let output = command.stdin(Stdio::null()).output().unwrap();
-    (output, started.elapsed())
+    command.stdin(Stdio::null()).output().unwrap()
 }
 
 #[test]
-fn a_thousand_toolchain_flags_take_linear_time() {
+fn a_thousand_toolchain_flags_probe_each_compiler_once() {
     let dir = scratch_dir("toolchains-thousand");
     let pins = pin_file(&dir);
     let rustc = fake_rustc(&dir, "rustc", "0").display().to_string();
@@ -72,9 +71,9 @@ fn a_thousand_toolchain_flags_take_linear_time() {
             .flat_map(|n| [rustc.clone(), format!("/nonexistent/no-such-toolchain-{n}")])
             .collect()
     };
-    let (small, small_time) = toolchains(&pins, &specs(50));
+    let small = toolchains(&pins, &specs(50));
     assert_eq!(small.status.code(), Some(1), "{}", text(&small.stderr));
-    let (output, time) = toolchains(&pins, &specs(500));
+    let output = toolchains(&pins, &specs(500));
     let stdout = text(&output.stdout);
     assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
     assert!(
@@ -90,11 +89,6 @@ fn a_thousand_toolchain_flags_take_linear_time() {
     // The same compiler given 500 times is probed once (-vV and --print sysroot).
     let calls = std::fs::read_to_string(dir.join("calls")).unwrap();
     assert_eq!(calls.lines().count(), 4, "{calls}");
-    // Ten times the flags, at most a few times the time (a quadratic resolver takes 100x).
-    assert!(
-        time < small_time * 5 + Duration::from_secs(2),
-        "100 flags: {small_time:?}, 1000 flags: {time:?}"
-    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -227,7 +221,7 @@ fn the_job_matrix_holds_only_shards_and_pin_ids() {
 fn a_name_that_names_no_toolchain_is_bad_input_and_a_pin_id_names_its_pin() {
     let dir = scratch_dir("toolchains-no-such-name");
     let pins = pin_file(&dir);
-    let (output, _) = toolchains(&pins, &["nosuch".to_string()]);
+    let output = toolchains(&pins, &["nosuch".to_string()]);
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(
@@ -242,7 +236,7 @@ fn a_name_that_names_no_toolchain_is_bad_input_and_a_pin_id_names_its_pin() {
         .find_map(|line| line.strip_prefix("id = \""))
         .and_then(|rest| rest.strip_suffix('"'))
         .expect("the pin file has an id");
-    let (output, _) = toolchains(&pins, &[id.to_string()]);
+    let output = toolchains(&pins, &[id.to_string()]);
     let stdout = text(&output.stdout);
     assert!(
         output.status.code() == Some(0) || output.status.code() == Some(1),
