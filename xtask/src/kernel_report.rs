@@ -4,6 +4,7 @@
 //! another type is refused by its path and never taken for a default.
 
 use crate::json::{self, Deserialize, Serialize};
+use crate::kernel_tree::CratePrediction;
 use anyhow::anyhow;
 use std::path::Path;
 
@@ -89,6 +90,18 @@ pub(crate) struct CrateJson {
     pub predicted: String,
     pub needs_bootstrap: bool,
     pub errors: Vec<String>,
+}
+
+impl From<&CratePrediction> for CrateJson {
+    fn from(krate: &CratePrediction) -> Self {
+        CrateJson {
+            root: krate.root.clone(),
+            features: krate.features.clone(),
+            predicted: krate.predicted.word().into(),
+            needs_bootstrap: krate.needs_bootstrap,
+            errors: krate.errors.clone(),
+        }
+    }
 }
 
 /// One timed step of a build.

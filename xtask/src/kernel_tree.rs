@@ -13,9 +13,7 @@ mod prediction;
 #[cfg(test)]
 mod tests;
 
-#[cfg(test)]
-pub use prediction::CratePrediction;
-pub use prediction::{predict, Predicted, Prediction};
+pub use prediction::{predict, CratePrediction, Predicted, Prediction};
 
 use crate::attributes::{read_features, FeatureAttribute};
 use crate::catalog::Release;

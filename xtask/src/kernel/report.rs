@@ -126,13 +126,7 @@ impl Report {
                 predicted: (prediction.ok()).map(|prediction| prediction.predicted.word().into()),
                 prediction_error: prediction.err().cloned(),
                 crates: (crates.unwrap_or_default().iter())
-                    .map(|krate| CrateJson {
-                        root: krate.root.clone(),
-                        features: krate.features.clone(),
-                        predicted: krate.predicted.word().into(),
-                        needs_bootstrap: krate.needs_bootstrap,
-                        errors: krate.errors.clone(),
-                    })
+                    .map(CrateJson::from)
                     .collect(),
                 real: cell.built.real.word().into(),
                 reason: cell.built.reason.clone(),

@@ -395,15 +395,7 @@ fn report_part(
             minimum_met: Some(prediction.minimum_met),
             predicted: Some(prediction.predicted.word().into()),
             prediction_error: None,
-            crates: (prediction.crates.iter())
-                .map(|krate| CrateJson {
-                    root: krate.root.clone(),
-                    features: krate.features.clone(),
-                    predicted: krate.predicted.word().into(),
-                    needs_bootstrap: krate.needs_bootstrap,
-                    errors: krate.errors.clone(),
-                })
-                .collect(),
+            crates: (prediction.crates.iter()).map(CrateJson::from).collect(),
             real: "not run".into(),
             reason: "predictions only".into(),
             first_error: None,
