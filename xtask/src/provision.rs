@@ -366,7 +366,7 @@ mod tests {
         std::fs::create_dir_all(&root).unwrap();
         std::fs::write(root.join("apt"), "not a directory: nothing is fetched\n").unwrap();
         let sh = Shell::new().unwrap();
-        let real = cmd!(sh, "rustup which rustc").read().unwrap();
+        let real = crate::tests::support::current_rustc();
         let said = cmd!(sh, "{real} -vV").read().unwrap();
         let version = parse_verbose_version(&said).unwrap();
         let release = version.release_string();

@@ -11,7 +11,7 @@ mod kernel;
 mod kernel_mode;
 mod merge;
 mod page;
-mod support;
+pub(crate) mod support;
 mod targets;
 mod tidy;
 mod toolchains;

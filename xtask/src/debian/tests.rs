@@ -3,7 +3,7 @@
 //! as there already.
 
 use super::*;
-use xshell::cmd;
+use crate::tests::support::current_rustc;
 
 #[test]
 fn install_takes_a_prefix_as_there_only_when_its_files_match_their_digests() {
@@ -204,12 +204,6 @@ fn a_suite_apt_cannot_list_is_not_kept_in_the_private_sources_list() {
     std::fs::remove_dir_all(&root).unwrap();
 }
 
-/// The compiler running these tests, by the path of its real executable.
-fn a_real_rustc() -> PathBuf {
-    let sh = Shell::new().unwrap();
-    PathBuf::from(cmd!(sh, "rustup which rustc").quiet().read().unwrap())
-}
-
 /// A complete prefix at `prefix` whose marker says it holds `source`, with a compiler that
 /// answers (the real one, linked).
 fn fake_prefix(prefix: &Path, source: &DebianSource, rustc: &Path) {
@@ -225,7 +219,7 @@ fn fake_prefix(prefix: &Path, source: &DebianSource, rustc: &Path) {
 fn a_reused_prefix_is_taken_only_for_the_suite_its_marker_names() {
     let root = crate::project_root().join("target/kshim/unit-tests/reused-prefix");
     let _ = std::fs::remove_dir_all(&root);
-    let rustc = a_real_rustc();
+    let rustc = current_rustc();
     let sid = DebianSource::parse("sid:rustc=1.97.1+dfsg1-1").unwrap();
     let forky = DebianSource::parse("forky:rustc=1.97.1+dfsg1-1").unwrap();
     // sid's build under the older name (PACKAGE-VERSION, no suite), and a prefix under forky's
@@ -284,7 +278,7 @@ fn a_spec_without_a_version_takes_the_newest_build_when_it_is_there() {
         ..asked.clone()
     };
     let prefix = compiler_prefix(&root, &exact);
-    fake_prefix(&prefix, &exact, &a_real_rustc());
+    fake_prefix(&prefix, &exact, &current_rustc());
     let found = provisioner
         .provision(&asked, None, &|_| Ok(()))
         .map(|found| (found.prefix, found.source, found.already));

@@ -7,7 +7,7 @@ use super::*;
 use crate::catalog::Release;
 use crate::plan::{mode_cfgs, Example, Mode, Output, Product, Rustc};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 use xshell::{cmd, Shell};
 
@@ -15,15 +15,7 @@ use xshell::{cmd, Shell};
 /// from `PATH`.
 fn host_rustc() -> Rustc {
     let sh = Shell::new().unwrap();
-    let path = std::env::var_os("RUSTC")
-        .filter(|value| !value.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            let path = cmd!(sh, "rustup which rustc").quiet().read().ok()?;
-            (!path.trim().is_empty()).then(|| PathBuf::from(path.trim()))
-        })
-        .or_else(|| crate::process::which("rustc"))
-        .expect("no rustc: set RUSTC");
+    let path = crate::tests::support::current_rustc();
     let version = cmd!(sh, "{path} -vV").quiet().read().unwrap();
     let release = version
         .lines()

@@ -34,12 +34,7 @@ fn resolve(program: PathBuf) -> PathBuf {
     if program.components().count() > 1 {
         return std::fs::canonicalize(&program).unwrap_or(program);
     }
-    std::env::var_os("PATH")
-        .iter()
-        .flat_map(std::env::split_paths)
-        .map(|directory| directory.join(&program))
-        .find(|candidate| candidate.is_file())
-        .unwrap_or(program)
+    crate::process::which(&program).unwrap_or(program)
 }
 
 /// A fresh, empty directory for one test: `target/kshim/tests/<name>`.
