@@ -166,6 +166,31 @@ pub enum Check {
 }
 
 impl Step {
+    /// A step of `toolchain` that only runs `processes`, for the host: no files, no
+    /// dependencies, no check; the planners fill in the rest.
+    pub fn new(
+        toolchain: usize,
+        kind: Kind,
+        target: &str,
+        mode: Option<Mode>,
+        processes: Vec<Invocation>,
+    ) -> Step {
+        Step {
+            toolchain,
+            kind,
+            target: target.to_string(),
+            mode,
+            processes,
+            artifact: None,
+            directories: Vec::new(),
+            inputs: Vec::new(),
+            deps: Vec::new(),
+            kernel_target: None,
+            check: None,
+            outputs: Vec::new(),
+        }
+    }
+
     /// A short label for progress lines and failures: `build rust_minimal (kernel)`.
     pub fn label(&self) -> String {
         let label = match self.mode {
@@ -423,19 +448,11 @@ pub fn plan(
     let mut libraries: HashMap<(usize, Mode), (usize, PathBuf)> = HashMap::new();
     for toolchain in toolchains {
         let probe_dir = layout.output(&toolchain.directory_name, "probe");
+        let probe = toolchain.rustc.probe(&layout.probe_source(), &probe_dir);
         steps.push(Step {
-            toolchain: toolchain.index,
-            kind: Kind::Probe,
-            target: "features".into(),
-            mode: None,
-            processes: vec![toolchain.rustc.probe(&layout.probe_source(), &probe_dir)],
-            artifact: None,
             directories: vec![probe_dir],
             inputs: vec![layout.probe_source()],
-            deps: Vec::new(),
-            kernel_target: None,
-            check: None,
-            outputs: Vec::new(),
+            ..Step::new(toolchain.index, Kind::Probe, "features", None, vec![probe])
         });
         if !toolchain.builds {
             continue;
@@ -443,20 +460,18 @@ pub fn plan(
         for fixture in KBUILD_FIXTURES {
             let directory = layout.output(&toolchain.directory_name, "kbuild");
             let source = kbuild_fixture(fixture);
+            let compile = toolchain.rustc.kbuild_fixture(&source, &directory);
+            // No outputs: each is predicted to fail, its outcome is the compiler's codes.
             steps.push(Step {
-                toolchain: toolchain.index,
-                kind: Kind::Kbuild,
-                target: fixture.into(),
-                mode: Some(Mode::Kernel),
-                processes: vec![toolchain.rustc.kbuild_fixture(&source, &directory)],
-                artifact: None,
                 directories: vec![directory],
                 inputs: vec![source],
-                deps: Vec::new(),
-                kernel_target: None,
-                check: None,
-                // Each is predicted to fail: its outcome is the compiler's codes, not a file.
-                outputs: Vec::new(),
+                ..Step::new(
+                    toolchain.index,
+                    Kind::Kbuild,
+                    fixture,
+                    Some(Mode::Kernel),
+                    vec![compile],
+                )
             });
         }
         for mode in Mode::ALL {
@@ -466,25 +481,25 @@ pub fn plan(
                 (toolchain.index, mode),
                 (steps.len(), directory.join("libkernel.rlib")),
             );
+            let shim = toolchain.rustc.shim(
+                &layout.root,
+                mode,
+                &cfgs,
+                Product::Crate,
+                Output::Directory(&directory),
+            );
             steps.push(Step {
-                toolchain: toolchain.index,
-                kind: Kind::Build,
-                target: "kernel".into(),
-                mode: Some(mode),
-                processes: vec![toolchain.rustc.shim(
-                    &layout.root,
-                    mode,
-                    &cfgs,
-                    Product::Crate,
-                    Output::Directory(&directory),
-                )],
                 artifact: Some(directory.join("libkernel.rlib")),
                 directories: vec![directory.clone()],
                 inputs: shim_files.clone(),
-                deps: Vec::new(),
-                kernel_target: None,
-                check: None,
                 outputs: vec![directory.join("libkernel.rlib")],
+                ..Step::new(
+                    toolchain.index,
+                    Kind::Build,
+                    "kernel",
+                    Some(mode),
+                    vec![shim],
+                )
             });
         }
     }
@@ -493,28 +508,21 @@ pub fn plan(
             let directory = layout.output(&toolchain.directory_name, mode.word());
             let cfgs = mode_cfgs(toolchain.rustc.release, mode, None);
             let test_binary = directory.join("kernel-test");
+            let processes = vec![
+                toolchain.rustc.shim(
+                    &layout.root,
+                    mode,
+                    &cfgs,
+                    Product::Tests,
+                    Output::File(&test_binary),
+                ),
+                test_run(&toolchain.rustc, &test_binary),
+            ];
             steps.push(Step {
-                toolchain: toolchain.index,
-                kind: Kind::Test,
-                target: "kernel".into(),
-                mode: Some(mode),
-                processes: vec![
-                    toolchain.rustc.shim(
-                        &layout.root,
-                        mode,
-                        &cfgs,
-                        Product::Tests,
-                        Output::File(&test_binary),
-                    ),
-                    test_run(&toolchain.rustc, &test_binary),
-                ],
-                artifact: None,
                 directories: vec![directory.clone()],
                 inputs: shim_test_files.clone(),
-                deps: Vec::new(),
-                kernel_target: None,
-                check: None,
                 outputs: vec![test_binary.clone()],
+                ..Step::new(toolchain.index, Kind::Test, "kernel", Some(mode), processes)
             });
             let (library, rlib) = libraries
                 .get(&(toolchain.index, mode))
@@ -523,67 +531,49 @@ pub fn plan(
             for (example, files) in examples.iter().zip(&example_files) {
                 let binary = directory.join(&example.name);
                 let build = steps.len();
+                let compile = toolchain.rustc.example(
+                    example,
+                    mode,
+                    &cfgs,
+                    &rlib,
+                    Product::Crate,
+                    Output::Directory(&directory),
+                );
+                let step = |kind, processes| {
+                    Step::new(toolchain.index, kind, &example.name, Some(mode), processes)
+                };
                 steps.push(Step {
-                    toolchain: toolchain.index,
-                    kind: Kind::Build,
-                    target: example.name.clone(),
-                    mode: Some(mode),
-                    processes: vec![toolchain.rustc.example(
-                        example,
-                        mode,
-                        &cfgs,
-                        &rlib,
-                        Product::Crate,
-                        Output::Directory(&directory),
-                    )],
                     // The run step below needs this very binary.
                     artifact: Some(binary.clone()),
                     directories: vec![directory.clone()],
                     inputs: files.clone(),
                     deps: vec![library],
-                    kernel_target: None,
-                    check: None,
                     outputs: vec![binary.clone()],
+                    ..step(Kind::Build, vec![compile])
                 });
+                // No inputs: the build's cache key already covers the sources.
                 steps.push(Step {
-                    toolchain: toolchain.index,
-                    kind: Kind::Run,
-                    target: example.name.clone(),
-                    mode: Some(mode),
-                    processes: vec![binary_run(&toolchain.rustc, &binary)],
-                    artifact: None,
-                    directories: Vec::new(),
-                    // The build's cache key already covers the sources.
-                    inputs: Vec::new(),
                     deps: vec![build],
-                    kernel_target: None,
-                    check: None,
-                    outputs: Vec::new(),
+                    ..step(Kind::Run, vec![binary_run(&toolchain.rustc, &binary)])
                 });
                 let test_binary = directory.join(format!("{}-test", example.name));
+                let compile = toolchain.rustc.example(
+                    example,
+                    mode,
+                    &cfgs,
+                    &rlib,
+                    Product::Tests,
+                    Output::File(&test_binary),
+                );
                 steps.push(Step {
-                    toolchain: toolchain.index,
-                    kind: Kind::Test,
-                    target: example.name.clone(),
-                    mode: Some(mode),
-                    processes: vec![
-                        toolchain.rustc.example(
-                            example,
-                            mode,
-                            &cfgs,
-                            &rlib,
-                            Product::Tests,
-                            Output::File(&test_binary),
-                        ),
-                        test_run(&toolchain.rustc, &test_binary),
-                    ],
-                    artifact: None,
                     directories: vec![directory.clone()],
                     inputs: files.clone(),
                     deps: vec![library],
-                    kernel_target: None,
-                    check: None,
                     outputs: vec![test_binary.clone()],
+                    ..step(
+                        Kind::Test,
+                        vec![compile, test_run(&toolchain.rustc, &test_binary)],
+                    )
                 });
             }
         }

@@ -85,6 +85,12 @@ fn path_arg(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
+fn push(invocation: &mut Invocation, args: &[&str]) {
+    invocation
+        .args
+        .extend(args.iter().map(|arg| arg.to_string()));
+}
+
 /// The driver-facing part of Kbuild's `rust_common_cmd` (`scripts/Makefile.build`) for the
 /// allowed features `allowed`: only they may be enabled, and they are already on, so a driver
 /// writes no `#![feature]`. Kbuild's `-Zcrate-attr=no_std` is left out: the examples are host
@@ -158,8 +164,7 @@ impl Rustc {
 
     fn add_cfgs(invocation: &mut Invocation, cfgs: &[&str]) {
         for cfg in cfgs {
-            invocation.args.push("--cfg".into());
-            invocation.args.push((*cfg).to_string());
+            push(invocation, &["--cfg", cfg]);
         }
     }
 
@@ -170,21 +175,17 @@ impl Rustc {
             let allowed: Vec<&str> = RUST_ALLOWED_FEATURES.split(',').collect();
             invocation.args.extend(kbuild_driver_flags(&allowed));
         }
-        invocation.args.push("--extern".into());
-        invocation.args.push(format!("kernel={}", path_arg(rlib)));
+        push(
+            invocation,
+            &["--extern", &format!("kernel={}", path_arg(rlib))],
+        );
         Self::add_cfgs(invocation, cfgs);
     }
 
     fn add_output(invocation: &mut Invocation, output: Output<'_>) {
         match output {
-            Output::Directory(directory) => {
-                invocation.args.push("--out-dir".into());
-                invocation.args.push(path_arg(directory));
-            }
-            Output::File(file) => {
-                invocation.args.push("-o".into());
-                invocation.args.push(path_arg(file));
-            }
+            Output::Directory(directory) => push(invocation, &["--out-dir", &path_arg(directory)]),
+            Output::File(file) => push(invocation, &["-o", &path_arg(file)]),
         }
     }
 
@@ -192,8 +193,9 @@ impl Rustc {
     pub fn probe(&self, source: &Path, out_dir: &Path) -> Invocation {
         let mut invocation = self.invocation(Vec::new(), self.env.clone());
         invocation.env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
-        invocation.args.extend(
-            [
+        push(
+            &mut invocation,
+            &[
                 "--crate-name",
                 "kshim_probe",
                 "--crate-type",
@@ -202,10 +204,9 @@ impl Rustc {
                 self.edition(),
                 "--error-format=json",
                 "--emit=metadata",
-            ]
-            .map(String::from),
+                &path_arg(source),
+            ],
         );
-        invocation.args.push(path_arg(source));
         Self::add_output(&mut invocation, Output::Directory(out_dir));
         invocation
     }
@@ -213,20 +214,20 @@ impl Rustc {
     /// A fixture compiled as Kbuild compiles a driver, metadata only, with JSON diagnostics.
     pub fn kbuild_fixture(&self, source: &Path, out_dir: &Path) -> Invocation {
         let mut invocation = self.base(Mode::Kernel);
-        invocation.args.extend(
-            [
+        push(
+            &mut invocation,
+            &[
                 "--crate-name",
                 "kshim_kbuild",
                 "--crate-type",
                 "lib",
                 "--emit=metadata",
                 "--error-format=json",
-            ]
-            .map(String::from),
+            ],
         );
         let allowed: Vec<&str> = RUST_ALLOWED_FEATURES.split(',').collect();
         invocation.args.extend(kbuild_driver_flags(&allowed));
-        invocation.args.push(path_arg(source));
+        push(&mut invocation, &[&path_arg(source)]);
         Self::add_output(&mut invocation, Output::Directory(out_dir));
         invocation
     }
@@ -241,16 +242,12 @@ impl Rustc {
         output: Output<'_>,
     ) -> Invocation {
         let mut invocation = self.base(mode);
-        invocation
-            .args
-            .extend(["--crate-name", "kernel"].map(String::from));
+        push(&mut invocation, &["--crate-name", "kernel"]);
         match product {
-            Product::Tests => invocation.args.push("--test".into()),
-            Product::Crate => invocation
-                .args
-                .extend(["--crate-type", "rlib", "--emit=link"].map(String::from)),
+            Product::Tests => push(&mut invocation, &["--test"]),
+            Product::Crate => push(&mut invocation, &["--crate-type", "rlib", "--emit=link"]),
         }
-        invocation.args.push(path_arg(&shim_root(root)));
+        push(&mut invocation, &[&path_arg(&shim_root(root))]);
         Self::add_cfgs(&mut invocation, cfgs);
         Self::add_output(&mut invocation, output);
         invocation
@@ -268,23 +265,17 @@ impl Rustc {
         output: Output<'_>,
     ) -> Invocation {
         let mut invocation = self.base(mode);
-        invocation
-            .args
-            .extend(["--crate-name".to_string(), example.name.clone()]);
+        push(&mut invocation, &["--crate-name", &example.name]);
         match product {
-            Product::Tests => invocation.args.push("--test".into()),
-            Product::Crate => invocation
-                .args
-                .extend(["--crate-type", "bin", "--emit=link"].map(String::from)),
+            Product::Tests => push(&mut invocation, &["--test"]),
+            Product::Crate => push(&mut invocation, &["--crate-type", "bin", "--emit=link"]),
         }
-        invocation.args.push(path_arg(&example.path));
+        push(&mut invocation, &[&path_arg(&example.path)]);
         Self::add_kernel_user(&mut invocation, mode, cfgs, rlib);
         Self::add_output(&mut invocation, output);
         invocation
     }
-}
 
-impl Rustc {
     /// `rustc --print target-list`: the targets this compiler knows.
     pub fn target_list(&self) -> Invocation {
         self.invocation(
@@ -300,8 +291,9 @@ impl Rustc {
         let mut env = self.env.clone();
         env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
         let mut invocation = self.invocation(Vec::new(), env);
-        invocation.args.extend(
-            [
+        push(
+            &mut invocation,
+            &[
                 "--edition",
                 edition,
                 "--crate-name",
@@ -317,8 +309,7 @@ impl Rustc {
                 "-Zforce-unstable-if-unmarked",
                 "--cap-lints",
                 "allow",
-            ]
-            .map(String::from),
+            ],
         );
         Self::add_output(&mut invocation, Output::Directory(out_dir));
         invocation
@@ -328,9 +319,10 @@ impl Rustc {
     /// sysroot's `lib/rustlib/TRIPLE/lib`).
     pub fn core(&self, sources: &LibrarySources, triple: &str, out_dir: &Path) -> Invocation {
         let mut invocation = self.sysroot_crate("core", &sources.core_edition, triple, out_dir);
-        invocation
-            .args
-            .push(path_arg(&sources.library.join("core/src/lib.rs")));
+        push(
+            &mut invocation,
+            &[&path_arg(&sources.library.join("core/src/lib.rs"))],
+        );
         invocation
     }
 
@@ -350,11 +342,10 @@ impl Rustc {
         if let Builtins::Sources(_) = builtins {
             // What the standard library's build asks of it; without `mem`, since the
             // programs bring their own memory functions as the kernel does.
-            invocation.args.push("--cfg".into());
-            invocation.args.push("feature=\"compiler-builtins\"".into());
+            push(&mut invocation, &["--cfg", "feature=\"compiler-builtins\""]);
         }
         Self::set_sysroot(&mut invocation, sysroot);
-        invocation.args.push(path_arg(root));
+        push(&mut invocation, &[&path_arg(root)]);
         invocation
     }
 
@@ -365,9 +356,7 @@ impl Rustc {
             Some(index) if index + 1 < invocation.args.len() => {
                 invocation.args[index + 1] = path_arg(sysroot);
             }
-            _ => invocation
-                .args
-                .extend(["--sysroot".into(), path_arg(sysroot)]),
+            _ => push(invocation, &["--sysroot", &path_arg(sysroot)]),
         }
     }
 
@@ -375,12 +364,7 @@ impl Rustc {
     /// builds its Rust: no unwinding.
     pub fn for_target(invocation: &mut Invocation, triple: &str, sysroot: &Path) {
         Self::set_sysroot(invocation, sysroot);
-        invocation.args.extend([
-            "--target".into(),
-            triple.into(),
-            "-C".into(),
-            "panic=abort".into(),
-        ]);
+        push(invocation, &["--target", triple, "-C", "panic=abort"]);
     }
 
     /// A crate of `xtask/programs/` built against the shim's rlib for a kernel target: the
@@ -395,38 +379,39 @@ impl Rustc {
         output: TargetOutput<'_>,
     ) -> Invocation {
         let mut invocation = self.base(mode);
-        invocation
-            .args
-            .extend(["--crate-name".to_string(), name.to_string()]);
-        invocation
-            .args
-            .extend(["-C", "opt-level=2", "-C", "codegen-units=1"].map(String::from));
+        push(
+            &mut invocation,
+            &[
+                "--crate-name",
+                name,
+                "-C",
+                "opt-level=2",
+                "-C",
+                "codegen-units=1",
+            ],
+        );
         match output {
-            TargetOutput::Object(object) => {
-                invocation
-                    .args
-                    .extend(["--crate-type", "lib", "--emit=obj", "-o"].map(String::from));
-                invocation.args.push(path_arg(object));
-            }
-            TargetOutput::Program { binary, linker } => {
-                invocation.args.extend(
-                    [
-                        "--crate-type",
-                        "bin",
-                        "-C",
-                        "relocation-model=static",
-                        "-C",
-                        "linker-flavor=ld.lld",
-                    ]
-                    .map(String::from),
-                );
-                invocation.args.push("-C".into());
-                invocation.args.push(format!("linker={}", path_arg(linker)));
-                invocation.args.push("-o".into());
-                invocation.args.push(path_arg(binary));
-            }
+            TargetOutput::Object(object) => push(
+                &mut invocation,
+                &["--crate-type", "lib", "--emit=obj", "-o", &path_arg(object)],
+            ),
+            TargetOutput::Program { binary, linker } => push(
+                &mut invocation,
+                &[
+                    "--crate-type",
+                    "bin",
+                    "-C",
+                    "relocation-model=static",
+                    "-C",
+                    "linker-flavor=ld.lld",
+                    "-C",
+                    &format!("linker={}", path_arg(linker)),
+                    "-o",
+                    &path_arg(binary),
+                ],
+            ),
         }
-        invocation.args.push(path_arg(source));
+        push(&mut invocation, &[&path_arg(source)]);
         Self::add_kernel_user(&mut invocation, mode, cfgs, rlib);
         invocation
     }

@@ -86,21 +86,14 @@ pub fn plan_targets(
 ) -> anyhow::Result<()> {
     let shim_files = super::shim_inputs(&layout.root)?;
     for (toolchain, cross) in toolchains {
-        steps.push(Step {
-            toolchain: toolchain.index,
-            kind: Kind::Targets,
-            target: "targets".into(),
-            mode: None,
-            processes: vec![toolchain.rustc.target_list()],
-            artifact: None,
-            // It writes nothing.
-            directories: Vec::new(),
-            inputs: Vec::new(),
-            deps: Vec::new(),
-            kernel_target: None,
-            check: None,
-            outputs: Vec::new(),
-        });
+        // It writes nothing.
+        steps.push(Step::new(
+            toolchain.index,
+            Kind::Targets,
+            "targets",
+            None,
+            vec![toolchain.rustc.target_list()],
+        ));
         if !toolchain.builds {
             continue;
         }
@@ -146,11 +139,6 @@ fn plan_target(
     let step =
         |kind, target: &str, mode, processes, artifact: Option<PathBuf>, inputs, deps, check| {
             Step {
-                toolchain: toolchain.index,
-                kind,
-                target: target.to_string(),
-                mode,
-                processes,
                 outputs: artifact.iter().cloned().collect(),
                 artifact,
                 directories: vec![libraries.clone()],
@@ -158,6 +146,7 @@ fn plan_target(
                 deps,
                 kernel_target: Some(kernel_target),
                 check,
+                ..Step::new(toolchain.index, kind, target, mode, processes)
             }
         };
     let core = steps.len();

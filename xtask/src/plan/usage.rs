@@ -225,18 +225,17 @@ fn usage_step(
     inputs: &[std::path::PathBuf],
     library: Option<usize>,
 ) -> Step {
+    let kernel = Some(Mode::Kernel);
     Step {
-        toolchain: toolchain.index,
-        kind: Kind::Usage,
-        target: target.to_string(),
-        mode: Some(Mode::Kernel),
-        processes: vec![invocation],
-        artifact: None,
         directories: vec![directory],
         inputs: inputs.to_vec(),
         deps: library.into_iter().collect(),
-        kernel_target: None,
-        check: None,
-        outputs: Vec::new(),
+        ..Step::new(
+            toolchain.index,
+            Kind::Usage,
+            target,
+            kernel,
+            vec![invocation],
+        )
     }
 }
