@@ -216,8 +216,7 @@ pub fn cache_keys(
 
 /// Every step's cache key in a run of `planned` toolchains (found among `availabilities`), with
 /// the inherited environment of [`crate::process::inherited_environment`] and each input file
-/// hashed once.
-/// (see [`input_key`]).
+/// hashed once ([`input_key`]).
 pub fn run_keys(
     steps: &[Step],
     planned: &[crate::plan::PlannedToolchain],

@@ -120,17 +120,19 @@ fn judge_outputs(
             step.processes[index].program.display()
         );
     }
+    // These compiles are judged by their diagnostics (a probe's E0635, a usage compile's gate
+    // errors, a fixture's codes); one that failed without any (a crash, a wrapper's own
+    // failure) said nothing about them.
+    let by_diagnostics = matches!(step.kind, Kind::Probe | Kind::Usage | Kind::Kbuild);
+    if by_diagnostics && !first.success() && !has_error_diagnostic(&first.stderr) {
+        bail!(
+            "rustc {} without a diagnostic: {}",
+            ending(first),
+            first_line_or(&first.stderr, "no output on stderr")
+        );
+    }
     match step.kind {
         Kind::Probe => {
-            // Unknown names (E0635) make the probe fail; anything else that fails without an
-            // error diagnostic (a crash, a wrapper's own failure) says nothing about features.
-            if !first.success() && !has_error_diagnostic(&first.stderr) {
-                bail!(
-                    "rustc {} without a diagnostic: {}",
-                    ending(first),
-                    first_line_or(&first.stderr, "no output on stderr")
-                );
-            }
             let classified = probe::classify(&first.stderr);
             result.probe = Some(
                 classified
@@ -155,15 +157,7 @@ fn judge_outputs(
             }
         }
         Kind::Usage => {
-            // Gate errors are what the compile is for; any other error makes the places
-            // incomplete, and a compile that printed no diagnostic said nothing about them.
-            if !first.success() && !has_error_diagnostic(&first.stderr) {
-                bail!(
-                    "rustc {} without a diagnostic: {}",
-                    ending(first),
-                    first_line_or(&first.stderr, "no output on stderr")
-                );
-            }
+            // Any error but a gate error makes the places incomplete.
             let read = read_gate_errors(&first.stderr);
             let other = read.other_error.clone();
             result.usage = Some(read);
@@ -171,13 +165,6 @@ fn judge_outputs(
         }
         Kind::Kbuild => {
             // The compile is expected to fail: what counts is which errors it gave.
-            if !first.success() && !has_error_diagnostic(&first.stderr) {
-                bail!(
-                    "rustc {} without a diagnostic: {}",
-                    ending(first),
-                    first_line_or(&first.stderr, "no output on stderr")
-                );
-            }
             let errors = error_diagnostics(&first.stderr);
             let mut codes: Vec<String> = Vec::new();
             for (code, _) in &errors {

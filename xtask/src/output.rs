@@ -91,14 +91,14 @@ pub fn colour_on(terminal: bool) -> bool {
         .ok()
         .and_then(|text| parse_colour_choice(&text).ok())
         .unwrap_or(0);
-    match COLOUR_CHOICE.load(Ordering::Relaxed) {
+    let choice = match COLOUR_CHOICE.load(Ordering::Relaxed) {
+        0 => from_environment,
+        choice => choice,
+    };
+    match choice {
         1 => return true,
         2 => return false,
-        _ => match from_environment {
-            1 => return true,
-            2 => return false,
-            _ => {}
-        },
+        _ => {}
     }
     let set = |name: &str| std::env::var_os(name).is_some_and(|value| !value.is_empty());
     if set("NO_COLOR") {
@@ -268,13 +268,8 @@ impl Table {
         for ((name, cells), (_, raw)) in rows.iter().zip(&self.rows) {
             out.push_str(&pad(name, first_width));
             for ((cell, (_, differs)), width) in cells.iter().zip(raw).zip(&widths) {
-                let text = pad(cell, *width);
                 out.push_str("  ");
-                out.push_str(&if *differs {
-                    paint_red(&text, colour)
-                } else {
-                    text
-                });
+                out.push_str(&paint_red(&pad(cell, *width), colour && *differs));
             }
             out.push('\n');
         }

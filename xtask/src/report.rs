@@ -25,7 +25,6 @@ pub const SCHEMA_VERSION: u32 = 2;
 /// One toolchain column.
 #[derive(Clone, Debug)]
 pub struct ToolchainEntry {
-    /// The unique id.
     pub id: String,
     /// What was asked for, or how it was found.
     pub spec: String,
@@ -33,15 +32,11 @@ pub struct ToolchainEntry {
     pub source: Option<SourceKind>,
     /// The pin it satisfies.
     pub pin: Option<String>,
-    /// The rustc executable.
     pub rustc: Option<String>,
     /// The release as `rustc -vV` writes it.
     pub release_text: Option<String>,
-    /// The release number.
     pub release: Option<Release>,
-    /// The channel's name.
     pub channel: Option<String>,
-    /// The commit date.
     pub commit_date: Option<String>,
     /// The host triple.
     pub host: Option<String>,
@@ -145,11 +140,8 @@ pub struct BuildCell {
     pub toolchain: usize,
     /// `kernel` or an example's name.
     pub target: String,
-    /// The mode.
     pub mode: Mode,
-    /// Build or test.
     pub kind: Kind,
-    /// What happened.
     pub outcome: Outcome,
     /// What the catalog predicts.
     pub expected: Outcome,
@@ -157,7 +149,6 @@ pub struct BuildCell {
     pub first_error: Option<String>,
     /// Seconds of the run that produced the result.
     pub seconds: f64,
-    /// Whether the result came from the cache.
     pub cached: bool,
     /// Passed, failed, ignored tests.
     pub tests: Option<(u64, u64, u64)>,
@@ -178,9 +169,7 @@ pub struct Failure {
     pub toolchain: String,
     /// Which cell: `feature inline_const`, `build rust_minimal (kernel)`, `toolchain`.
     pub cell: String,
-    /// What the catalog predicted.
     pub expected: String,
-    /// What happened.
     pub observed: String,
     /// The compiler's first error line, if there is one.
     pub first_error: Option<String>,
@@ -189,11 +178,9 @@ pub struct Failure {
 /// Everything one matrix run found.
 #[derive(Clone, Debug)]
 pub struct Report {
-    /// The toolchain columns.
     pub toolchains: Vec<ToolchainEntry>,
     /// Per catalog feature (catalog order), one cell per toolchain.
     pub features: Vec<Vec<FeatureCell>>,
-    /// Every build and test cell.
     pub builds: Vec<BuildCell>,
     /// Whether missing pins count as failures.
     pub strict: bool,
@@ -268,7 +255,6 @@ impl Report {
         failures
     }
 
-    /// Success when nothing differs.
     pub fn verdict(&self) -> crate::Verdict {
         if self.failures().is_empty() {
             crate::Verdict::Success
@@ -428,7 +414,13 @@ pub(crate) fn planned_builds(toolchains: &[ToolchainEntry]) -> Vec<BuildCell> {
     builds
 }
 
-// The checks every part of the JSON report (`to_json`, `kbuild`, `platforms`) is read back with.
+/// The `verdict` member of the JSON reports.
+fn verdict_word(verdict: crate::Verdict) -> &'static str {
+    match verdict {
+        crate::Verdict::Success => "success",
+        crate::Verdict::Failure => "failure",
+    }
+}
 
 /// Seconds as the reports keep them: to the millisecond.
 fn milliseconds(seconds: f64) -> f64 {
@@ -456,13 +448,11 @@ fn stated_ok(stated: bool, ok: bool, what: &str) -> anyhow::Result<()> {
     }
 }
 
-/// A mode by its word.
 fn mode(word: &str, what: &str) -> anyhow::Result<Mode> {
     let found = Mode::ALL.into_iter().find(|mode| mode.word() == word);
     found.ok_or_else(|| anyhow!("{what}: unknown mode `{word}`"))
 }
 
-/// An outcome by its word.
 fn outcome(word: &str, what: &str) -> anyhow::Result<Outcome> {
     Outcome::from_word(word).ok_or_else(|| anyhow!("{what}: unknown outcome `{word}`"))
 }

@@ -5,7 +5,7 @@
 
 use super::kbuild::KbuildJson;
 use super::targets::to_json::TargetAxisJson;
-use super::{milliseconds, mode, outcome, seconds, stated_ok};
+use super::{milliseconds, mode, outcome, seconds, stated_ok, verdict_word};
 use super::{BuildCell, Failure, FeatureCell, Observed, Report, ToolchainEntry, SCHEMA_VERSION};
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
 use crate::discovery::SourceKind;
@@ -126,13 +126,6 @@ fn status(word: &str, since: Option<Release>, what: &str) -> anyhow::Result<Stat
     Status::from_parts(word, since).ok_or_else(|| anyhow!("{what}: unknown status `{word}`"))
 }
 
-fn verdict_word(report: &Report) -> &'static str {
-    match report.verdict() {
-        crate::Verdict::Success => "success",
-        crate::Verdict::Failure => "failure",
-    }
-}
-
 impl Report {
     /// The report as JSON, in the layout docs/matrix.md documents.
     pub fn to_json(&self) -> Value {
@@ -204,7 +197,7 @@ impl Report {
             minimum_release: MINIMUM_RELEASE.to_string(),
             strict: self.strict,
             shard: self.shard.clone(),
-            verdict: verdict_word(self).to_string(),
+            verdict: verdict_word(self.verdict()).to_string(),
             toolchains: toolchains.collect(),
             features: features.collect(),
             builds: builds.collect(),
@@ -390,7 +383,7 @@ impl Report {
             shard: file.shard,
             date: file.date,
         };
-        let verdict = verdict_word(&report);
+        let verdict = verdict_word(report.verdict());
         if file.verdict != verdict {
             bail!(
                 "the report's verdict is `{}`, but its cells make it `{verdict}`",

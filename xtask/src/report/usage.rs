@@ -286,18 +286,11 @@ impl UsageReport {
         json::to_value(&UsageJson {
             schema: SCHEMA,
             report: "usage".to_string(),
-            verdict: self.verdict_word().to_string(),
+            verdict: super::verdict_word(self.verdict()).to_string(),
             toolchains: self.toolchains.clone(),
             features: features.collect(),
             date: self.date.clone(),
         })
-    }
-
-    fn verdict_word(&self) -> &'static str {
-        match self.verdict() {
-            Verdict::Success => "success",
-            Verdict::Failure => "failure",
-        }
     }
 
     /// Reads a report that [`UsageReport::to_json`] wrote.
