@@ -193,15 +193,21 @@ impl Step {
 
     /// A short label for progress lines and failures: `build rust_minimal (kernel)`.
     pub fn label(&self) -> String {
-        let label = match self.mode {
-            Some(mode) => format!("{} {} ({})", self.kind.word(), self.target, mode.word()),
-            None => format!("{} {}", self.kind.word(), self.target),
-        };
-        match self.kernel_target {
-            Some(kernel_target) => format!("{label} for {}", kernel_target.triple),
-            None => label,
-        }
+        let triple = self.kernel_target.map(|kernel_target| kernel_target.triple);
+        cell_label(self.kind, &self.target, self.mode, triple)
     }
+}
+
+/// A step's or a report cell's name: `build kernel (kernel) for aarch64-unknown-none`.
+pub fn cell_label(kind: Kind, target: &str, mode: Option<Mode>, triple: Option<&str>) -> String {
+    let mut label = format!("{} {target}", kind.word());
+    if let Some(mode) = mode {
+        label.push_str(&format!(" ({})", mode.word()));
+    }
+    if let Some(triple) = triple {
+        label.push_str(&format!(" for {triple}"));
+    }
+    label
 }
 
 /// Where the matrix puts its files.

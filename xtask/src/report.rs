@@ -14,7 +14,7 @@ pub mod usage;
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
 use crate::discovery::SourceKind;
 use crate::expect::{enabled_in_kernel_mode, Outcome, ToolchainVerdict};
-use crate::plan::{Kind, Mode};
+use crate::plan::{cell_label, Kind, Mode};
 use crate::status::Status;
 use anyhow::anyhow;
 use std::fmt::Write;
@@ -239,12 +239,7 @@ impl Report {
         for build in self.builds.iter().filter(|build| !build.ok()) {
             failures.push(Failure {
                 toolchain: self.toolchains[build.toolchain].id.clone(),
-                cell: format!(
-                    "{} {} ({})",
-                    build.kind.word(),
-                    build.target,
-                    build.mode.word()
-                ),
+                cell: cell_label(build.kind, &build.target, Some(build.mode), None),
                 expected: build.expected.word().into(),
                 observed: build.outcome.word().into(),
                 first_error: build.first_error.clone(),

@@ -124,40 +124,26 @@ pub fn assemble(
             continue;
         }
         let expected = expected_outcome(&column.verdict);
+        let not_run = format!("not run: the toolchain is {}", column.verdict.word());
         for target in &targets {
             for &kind in cell_kinds(target) {
                 for mode in Mode::ALL {
                     let found = by_cell.get(&(index, kind, mode, target.as_str()));
-                    let cell = match found {
-                        Some(result) => BuildCell {
-                            toolchain: index,
-                            target: target.clone(),
-                            mode,
-                            kind,
-                            outcome: result.outcome,
-                            expected,
-                            first_error: result.first_error.clone(),
-                            seconds: result.seconds,
-                            cached: result.cached,
-                            tests: result.tests,
+                    builds.push(BuildCell {
+                        toolchain: index,
+                        target: target.clone(),
+                        mode,
+                        kind,
+                        outcome: found.map_or(Outcome::Skipped, |result| result.outcome),
+                        expected,
+                        first_error: match found {
+                            Some(result) => result.first_error.clone(),
+                            None => Some(not_run.clone()),
                         },
-                        None => BuildCell {
-                            toolchain: index,
-                            target: target.clone(),
-                            mode,
-                            kind,
-                            outcome: Outcome::Skipped,
-                            expected,
-                            first_error: Some(format!(
-                                "not run: the toolchain is {}",
-                                column.verdict.word()
-                            )),
-                            seconds: 0.0,
-                            cached: false,
-                            tests: None,
-                        },
-                    };
-                    builds.push(cell);
+                        seconds: found.map_or(0.0, |result| result.seconds),
+                        cached: found.is_some_and(|result| result.cached),
+                        tests: found.and_then(|result| result.tests),
+                    });
                 }
             }
         }

@@ -8,7 +8,7 @@ use super::{cell_kinds, BuildCell, Report};
 use crate::catalog::FEATURES;
 use crate::expect::{expected_outcome, expected_status, Outcome, ToolchainVerdict};
 use crate::output::escape;
-use crate::plan::{Kind, Mode};
+use crate::plan::{cell_label, Kind, Mode};
 use crate::status::Status;
 use anyhow::{bail, Context as _};
 use std::collections::{BTreeSet, HashSet};
@@ -18,13 +18,8 @@ fn describe(report: &Report, build: &BuildCell) -> String {
         .toolchains
         .get(build.toolchain)
         .map_or("?", |toolchain| toolchain.id.as_str());
-    escape(&format!(
-        "{} {} ({}) on {toolchain}",
-        build.kind.word(),
-        build.target,
-        build.mode.word()
-    ))
-    .into_owned()
+    let cell = cell_label(build.kind, &build.target, Some(build.mode), None);
+    escape(&format!("{cell} on {toolchain}")).into_owned()
 }
 
 impl Report {
@@ -158,7 +153,7 @@ impl Report {
             };
             let lacking: Vec<String> = required()
                 .filter(|cell| !present.contains(cell))
-                .map(|(target, kind, mode)| format!("{} {target} ({})", kind.word(), mode.word()))
+                .map(|(target, kind, mode)| cell_label(kind, target, Some(mode), None))
                 .collect();
             if !lacking.is_empty() {
                 let shown: Vec<&str> = lacking.iter().take(3).map(String::as_str).collect();

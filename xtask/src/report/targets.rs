@@ -6,7 +6,7 @@
 use super::{Failure, ToolchainEntry};
 use crate::expect::{Outcome, ToolchainVerdict};
 use crate::judge::StepResult;
-use crate::plan::{mode_cfgs, not_built, Kind, Mode, Step, TargetToolchain};
+use crate::plan::{cell_label, mode_cfgs, not_built, Kind, Mode, Step, TargetToolchain};
 use crate::targets::{broken_jump_tables, kernel_target, KernelTarget};
 use anyhow::bail;
 use std::collections::HashMap;
@@ -86,16 +86,7 @@ impl TargetCell {
 
     /// The cell as the failure list names it: `build kernel (kernel) for aarch64-unknown-none`.
     pub fn label(&self) -> String {
-        match self.mode {
-            Some(mode) => format!(
-                "{} {} ({}) for {}",
-                self.kind.word(),
-                self.target,
-                mode.word(),
-                self.triple
-            ),
-            None => format!("{} {} for {}", self.kind.word(), self.target, self.triple),
-        }
+        cell_label(self.kind, &self.target, self.mode, Some(&self.triple))
     }
 }
 
@@ -225,33 +216,21 @@ pub fn assemble_target_axis(
                         Outcome::Pass
                     };
                     let found = by_cell.get(&(index, kernel_target.triple, target, mode));
-                    targets.cross.push(match found {
-                        Some(result) => TargetCell {
-                            toolchain: index,
-                            triple: kernel_target.triple.to_string(),
-                            target: target.to_string(),
-                            kind,
-                            mode,
-                            outcome: result.outcome,
-                            expected,
-                            first_error: result.first_error.clone(),
-                            detail: result.log.as_deref().and_then(last_line),
-                            seconds: result.seconds,
-                            cached: result.cached,
+                    targets.cross.push(TargetCell {
+                        toolchain: index,
+                        triple: kernel_target.triple.to_string(),
+                        target: target.to_string(),
+                        kind,
+                        mode,
+                        outcome: found.map_or(Outcome::Skipped, |result| result.outcome),
+                        expected,
+                        first_error: match found {
+                            Some(result) => result.first_error.clone(),
+                            None => why_not,
                         },
-                        None => TargetCell {
-                            toolchain: index,
-                            triple: kernel_target.triple.to_string(),
-                            target: target.to_string(),
-                            kind,
-                            mode,
-                            outcome: Outcome::Skipped,
-                            expected,
-                            first_error: why_not,
-                            detail: None,
-                            seconds: 0.0,
-                            cached: false,
-                        },
+                        detail: found.and_then(|result| result.log.as_deref().and_then(last_line)),
+                        seconds: found.map_or(0.0, |result| result.seconds),
+                        cached: found.is_some_and(|result| result.cached),
                     });
                 }
             }

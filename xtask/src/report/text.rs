@@ -61,18 +61,11 @@ impl Report {
             let row = shown
                 .iter()
                 .map(|&index| {
-                    let cell = |mode: Mode| cells.get(&(index, target, kind, mode)).copied();
-                    let word = |build: Option<&BuildCell>| match build.map(|build| build.outcome) {
-                        Some(Outcome::Pass) => "pass",
-                        Some(Outcome::Fail) => "FAIL",
-                        Some(Outcome::Skipped) => "skip",
-                        None => "-",
+                    let cell = |mode: Mode| {
+                        let build = cells.get(&(index, target, kind, mode));
+                        build.map(|build| (build.outcome, build.ok()))
                     };
-                    let (kernel, stable) = (cell(Mode::Kernel), cell(Mode::Stable));
-                    let differs = [kernel, stable]
-                        .iter()
-                        .any(|build| build.is_some_and(|build| !build.ok()));
-                    (format!("{}/{}", word(kernel), word(stable)), differs)
+                    mode_pair(cell(Mode::Kernel), cell(Mode::Stable))
                 })
                 .collect();
             builds
@@ -153,4 +146,27 @@ impl Report {
             .map(|index| lines[index].clone())
             .collect()
     }
+}
+
+/// A cell's outcome as a table shows it; `-` for no cell.
+pub(super) fn outcome_word(outcome: Option<Outcome>) -> &'static str {
+    match outcome {
+        Some(Outcome::Pass) => "pass",
+        Some(Outcome::Fail) => "FAIL",
+        Some(Outcome::Skipped) => "skip",
+        None => "-",
+    }
+}
+
+/// A cell's `(outcome, ok)` in kernel mode and in stable mode as one table cell, `pass/FAIL`,
+/// flagged when either differs from its prediction.
+pub(super) fn mode_pair(
+    kernel: Option<(Outcome, bool)>,
+    stable: Option<(Outcome, bool)>,
+) -> (String, bool) {
+    let word = |cell: Option<(Outcome, bool)>| outcome_word(cell.map(|(outcome, _)| outcome));
+    let differs = [kernel, stable]
+        .iter()
+        .any(|cell| cell.is_some_and(|(_, ok)| !ok));
+    (format!("{}/{}", word(kernel), word(stable)), differs)
 }

@@ -5,6 +5,7 @@ use super::{KnownCell, TargetAxis, TargetCell, STAGES};
 use crate::expect::Outcome;
 use crate::output::Table;
 use crate::plan::{Kind, Mode};
+use crate::report::text::{mode_pair, outcome_word};
 use crate::report::ToolchainEntry;
 use crate::targets::{kernel_target, BROKEN_JUMP_TABLES};
 use std::collections::HashMap;
@@ -33,12 +34,6 @@ impl TargetAxis {
                 cell,
             );
         }
-        let word = |cell: Option<&&TargetCell>| match cell.map(|cell| cell.outcome) {
-            Some(Outcome::Pass) => "pass",
-            Some(Outcome::Fail) => "FAIL",
-            Some(Outcome::Skipped) => "skip",
-            None => "-",
-        };
         for triple in &self.triples {
             let row = shown
                 .iter()
@@ -60,17 +55,16 @@ impl TargetAxis {
                 let row = shown
                     .iter()
                     .map(|&index| {
-                        let cell = |mode| cross.get(&(index, triple.as_str(), target, mode));
+                        let cell = |mode| {
+                            let cell = cross.get(&(index, triple.as_str(), target, mode));
+                            cell.map(|cell| (cell.outcome, cell.ok()))
+                        };
                         if moded {
-                            let (kernel, stable) =
-                                (cell(Some(Mode::Kernel)), cell(Some(Mode::Stable)));
-                            let differs = [kernel, stable]
-                                .iter()
-                                .any(|cell| cell.is_some_and(|cell| !cell.ok()));
-                            (format!("{}/{}", word(kernel), word(stable)), differs)
+                            mode_pair(cell(Some(Mode::Kernel)), cell(Some(Mode::Stable)))
                         } else {
                             let cell = cell(None);
-                            (word(cell).to_string(), cell.is_some_and(|cell| !cell.ok()))
+                            let word = outcome_word(cell.map(|(outcome, _)| outcome));
+                            (word.to_string(), cell.is_some_and(|(_, ok)| !ok))
                         }
                     })
                     .collect();
