@@ -17,21 +17,16 @@ use anyhow::{anyhow, Context as _};
 /// The probe crate's source: every catalog feature in one `#![feature]` attribute.
 pub fn probe_source() -> String {
     let names: Vec<&str> = FEATURES.iter().map(|feature| feature.name).collect();
-    probe_source_for(&names, "cargo xtask matrix")
+    probe_source_with(&names, "cargo xtask matrix", &[])
 }
 
 /// A probe crate's source for any feature names, each once (rustc rejects a name enabled twice
-/// with E0636, which would stop it from answering); `generator` names the command in the
-/// header comment.
+/// with E0636, which would stop it from answering), with `extern crate` lines for sysroot
+/// crates whose library features the names may come from (`proc_macro`, which a plain crate
+/// does not load); `generator` names the command in the header comment.
 ///
 /// The names must be identifiers; the caller checks them, since a name that is not one would
 /// make the probe fail to parse rather than be classified.
-pub fn probe_source_for(names: &[&str], generator: &str) -> String {
-    probe_source_with(names, generator, &[])
-}
-
-/// [`probe_source_for`] with `extern crate` lines for sysroot crates whose library features
-/// the names may come from (`proc_macro`, which a plain crate does not load).
 pub fn probe_source_with(names: &[&str], generator: &str, extern_crates: &[&str]) -> String {
     let mut unique: Vec<&str> = Vec::new();
     for name in names {
@@ -62,7 +57,7 @@ pub fn classify(stderr: &str) -> anyhow::Result<Vec<Status>> {
 }
 
 /// Reads a probe's JSON diagnostics into one status per name of `names`, in that order, for a
-/// probe made by [`probe_source_for`] from the same names.
+/// probe made by [`probe_source_with`] from the same names.
 ///
 /// Errors are as for [`classify`].
 pub fn classify_names(stderr: &str, names: &[&str]) -> anyhow::Result<Vec<Status>> {
@@ -271,7 +266,7 @@ mod tests {
             "lint_reasons",
             "never_type",
         ];
-        let source = probe_source_for(&names, "cargo xtask audit");
+        let source = probe_source_with(&names, "cargo xtask audit", &[]);
         assert!(
             source.contains("#![feature(lint_reasons, not_a_feature, never_type)]"),
             "{source}"

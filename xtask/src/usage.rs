@@ -12,15 +12,18 @@ use crate::report::usage::UsageReport;
 use crate::report::ToolchainEntry;
 use crate::{flags, json, process, project_root, Verdict};
 use anyhow::Context;
-use std::time::Duration;
 use xshell::Shell;
 
 impl flags::Usage {
     /// Runs `cargo xtask usage`.
     pub fn run(&self, _sh: &Shell) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
-        let jobs = driver::jobs("usage", self.jobs)?;
-        let timeout = driver::timeout(self.timeout, process::DEFAULT_TIMEOUT)?;
+        let settings = Settings {
+            jobs: driver::jobs("usage", self.jobs)?,
+            timeout: driver::timeout(self.timeout, process::DEFAULT_TIMEOUT)?,
+            use_cache: !self.no_cache,
+            progress: true,
+        };
         let selection = Selection {
             // Where the code needs each feature does not depend on the target.
             targets: Some(Vec::new()),
@@ -33,9 +36,8 @@ impl flags::Usage {
             shard: None,
         };
         let layout = Layout::new(&project_root());
-        let report = crate::interrupt::run_interruptible(|| {
-            run_usage(&layout, &selection, jobs, timeout, !self.no_cache)
-        })?;
+        let report =
+            crate::interrupt::run_interruptible(|| run_usage(&layout, &selection, settings))?;
         format.print(
             || report.to_json(),
             || report.markdown(),
@@ -51,16 +53,8 @@ impl flags::Usage {
 pub fn run_usage(
     layout: &Layout,
     selection: &Selection,
-    jobs: usize,
-    timeout: Duration,
-    use_cache: bool,
+    settings: Settings,
 ) -> anyhow::Result<UsageReport> {
-    let settings = Settings {
-        jobs,
-        timeout,
-        use_cache,
-        progress: true,
-    };
     let driven = driver::drive(layout, selection, Work::Usage, settings)?;
     let run = &driven.planned;
     let columns: Vec<ToolchainEntry> = run.availabilities.iter().map(toolchain_entry).collect();

@@ -29,15 +29,13 @@ fn selection() -> Selection {
 
 fn usage_report() -> UsageReport {
     let layout = Layout::new(&project_root());
-    let jobs = std::thread::available_parallelism().map_or(1, usize::from);
-    run_usage(
-        &layout,
-        &selection(),
-        jobs,
-        crate::process::DEFAULT_TIMEOUT,
-        true,
-    )
-    .expect("the usage run")
+    let settings = crate::driver::Settings {
+        jobs: std::thread::available_parallelism().map_or(1, usize::from),
+        timeout: crate::process::DEFAULT_TIMEOUT,
+        use_cache: true,
+        progress: true,
+    };
+    run_usage(&layout, &selection(), settings).expect("the usage run")
 }
 
 fn place_text(place: &UsedPlace) -> String {
