@@ -175,20 +175,13 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         .iter()
         .find(|(_, _, report)| report.strict != shards[0].2.strict)
     {
+        let with = |strict: bool| if strict { "with" } else { "without" };
         bail!(
-            "{} was run {}, {} {}: run every shard with the same --strict",
+            "{} was run {} --strict, {} {} it: run every shard with the same --strict",
             path.display(),
-            if report.strict {
-                "with --strict"
-            } else {
-                "without --strict"
-            },
+            with(report.strict),
             shards[0].1.display(),
-            if shards[0].2.strict {
-                "with it"
-            } else {
-                "without it"
-            }
+            with(shards[0].2.strict)
         );
     }
 

@@ -5,12 +5,12 @@
 //! `-Zallow-features`.
 
 use super::examples::{example_inputs, shim_inputs, Example};
-use super::rustc::{kbuild_driver_flags, mode_cfgs, Mode, Output, Product, Rustc};
+use super::rustc::{kbuild_driver_flags, mode_cfgs, Mode, Output, Product};
 use super::{plan, Kind, Layout, PlannedToolchain, Step};
 use crate::catalog::allowed_features;
 use crate::expect::enabled_in_kernel_mode;
 use crate::process::Invocation;
-use std::path::Path;
+use std::path::PathBuf;
 
 /// One usage compile of the plan: which target it compiles without which feature.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,9 +34,13 @@ pub struct PlannedUsage {
     pub compiles: Vec<UsageCompile>,
 }
 
-/// Makes a compile metadata-only, with JSON diagnostics and `allowed` as the only features
-/// (for an example, also the only ones Kbuild's `-Zcrate-attr` turns on).
-fn without(mut invocation: Invocation, allowed: &[&str]) -> Invocation {
+/// Makes a kernel-mode compile metadata-only, with JSON diagnostics and `allowed` less
+/// `left_out` as the only features (for an example, also the only ones Kbuild's `-Zcrate-attr`
+/// turns on).
+fn without(mut invocation: Invocation, allowed: &[&str], left_out: &str) -> Invocation {
+    let allowed: Vec<&str> = (allowed.iter().copied())
+        .filter(|feature| *feature != left_out)
+        .collect();
     let driver = invocation
         .args
         .iter()
@@ -53,59 +57,13 @@ fn without(mut invocation: Invocation, allowed: &[&str]) -> Invocation {
     }
     invocation.args.push("--error-format=json".into());
     if driver {
-        invocation.args.extend(kbuild_driver_flags(allowed));
+        invocation.args.extend(kbuild_driver_flags(&allowed));
     } else {
         invocation
             .args
             .push(format!("-Zallow-features={}", allowed.join(",")));
     }
     invocation
-}
-
-fn all_but<'a>(features: &[&'a str], feature: &str) -> Vec<&'a str> {
-    features.iter().copied().filter(|f| *f != feature).collect()
-}
-
-/// The metadata-only kernel-mode compile of the shim at `root` that leaves `feature` out of
-/// `-Zallow-features` (`enabled` is every feature the shim enables on this compiler).
-pub fn shim_without(
-    rustc: &Rustc,
-    root: &Path,
-    cfgs: &[&str],
-    enabled: &[&str],
-    feature: &str,
-    out_dir: &Path,
-) -> Invocation {
-    let invocation = rustc.shim(
-        root,
-        Mode::Kernel,
-        cfgs,
-        Product::Crate,
-        Output::Directory(out_dir),
-    );
-    without(invocation, &all_but(enabled, feature))
-}
-
-/// The metadata-only kernel-mode compile of an example against the shim's `rlib`, with the
-/// kernel's `-Zallow-features` list (`allowed`) less `feature`.
-pub fn example_without(
-    rustc: &Rustc,
-    example: &Example,
-    cfgs: &[&str],
-    rlib: &Path,
-    allowed: &[&str],
-    feature: &str,
-    out_dir: &Path,
-) -> Invocation {
-    let invocation = rustc.example(
-        example,
-        Mode::Kernel,
-        cfgs,
-        rlib,
-        Product::Crate,
-        Output::Directory(out_dir),
-    );
-    without(invocation, &all_but(allowed, feature))
 }
 
 /// Plans a usage run on the toolchains that build (the others get no step): for each, every
@@ -155,87 +113,72 @@ pub fn plan_usage(
             .filter(|name| enabled.contains(name))
             .collect();
         let usage = layout.output(&toolchain.directory_name, "usage");
-        let mut push = |target: &str, feature: &'static str, step: Step| {
+        let mut push = |target: &str,
+                        feature: &'static str,
+                        invocation: Invocation,
+                        directory: PathBuf,
+                        inputs: &[PathBuf],
+                        deps: Vec<usize>| {
             compiles.push(UsageCompile {
                 step: steps.len(),
                 toolchain: toolchain.index,
                 target: target.to_string(),
                 feature,
             });
-            steps.push(step);
+            let kernel = Some(Mode::Kernel);
+            steps.push(Step {
+                directories: vec![directory],
+                inputs: inputs.to_vec(),
+                deps,
+                ..Step::new(
+                    toolchain.index,
+                    Kind::Usage,
+                    target,
+                    kernel,
+                    vec![invocation],
+                )
+            });
         };
+        // The shim without each feature it enables; an example against the shim's rlib
+        // without each feature of the kernel's `-Zallow-features` list.
         for &feature in &enabled {
             let directory = usage.join(format!("kernel-{feature}"));
-            let invocation = shim_without(
-                &toolchain.rustc,
-                &layout.root,
-                &cfgs,
-                &enabled,
-                feature,
-                &directory,
-            );
+            let output = Output::Directory(&directory);
+            let shim =
+                (toolchain.rustc).shim(&layout.root, Mode::Kernel, &cfgs, Product::Crate, output);
+            let invocation = without(shim, &enabled, feature);
             push(
                 "kernel",
                 feature,
-                usage_step(
-                    toolchain,
-                    "kernel",
-                    invocation,
-                    directory,
-                    &shim_files,
-                    None,
-                ),
+                invocation,
+                directory,
+                &shim_files,
+                Vec::new(),
             );
         }
         for (example, files) in examples.iter().zip(&example_files) {
             for &feature in &allowed {
                 let directory = usage.join(format!("{}-{feature}", example.name));
-                let invocation = example_without(
-                    &toolchain.rustc,
+                let output = Output::Directory(&directory);
+                let compile = (toolchain.rustc).example(
                     example,
+                    Mode::Kernel,
                     &cfgs,
                     &rlib,
-                    &allowed,
-                    feature,
-                    &directory,
+                    Product::Crate,
+                    output,
                 );
+                let invocation = without(compile, &allowed, feature);
                 push(
                     &example.name,
                     feature,
-                    usage_step(
-                        toolchain,
-                        &example.name,
-                        invocation,
-                        directory,
-                        files,
-                        Some(library),
-                    ),
+                    invocation,
+                    directory,
+                    files,
+                    vec![library],
                 );
             }
         }
     }
     Ok(PlannedUsage { steps, compiles })
-}
-
-fn usage_step(
-    toolchain: &PlannedToolchain,
-    target: &str,
-    invocation: Invocation,
-    directory: std::path::PathBuf,
-    inputs: &[std::path::PathBuf],
-    library: Option<usize>,
-) -> Step {
-    let kernel = Some(Mode::Kernel);
-    Step {
-        directories: vec![directory],
-        inputs: inputs.to_vec(),
-        deps: library.into_iter().collect(),
-        ..Step::new(
-            toolchain.index,
-            Kind::Usage,
-            target,
-            kernel,
-            vec![invocation],
-        )
-    }
 }

@@ -162,7 +162,8 @@ pub fn assemble(
                 };
                 let mut places = Vec::new();
                 let mut attributes = Vec::new();
-                let mut problem = None;
+                // The probe's failure first, else the first compile's.
+                let mut problem = probe_error;
                 for compile in &mine {
                     let result = &results[compile.step];
                     if let Some(usage) = &result.usage {
@@ -171,9 +172,6 @@ pub fn assemble(
                         }
                         attributes
                             .extend(usage.attributes.iter().map(|at| SourcePoint::of(at, root)));
-                    }
-                    if problem.is_none() {
-                        problem.clone_from(&probe_error);
                     }
                     if result.outcome != crate::expect::Outcome::Pass && problem.is_none() {
                         let error = result.first_error.clone().unwrap_or_default();
