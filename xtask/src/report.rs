@@ -55,19 +55,10 @@ impl ToolchainEntry {
 /// and page; those without a release (missing, broken) follow in their own order.
 pub fn release_order(toolchains: &[ToolchainEntry]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..toolchains.len()).collect();
-    order.sort_by(|&a, &b| {
-        let key = |index: usize| {
-            let toolchain = &toolchains[index];
-            (
-                toolchain.release.is_none(),
-                toolchain.release,
-                toolchain.id.as_str(),
-            )
-        };
-        match (toolchains[a].release, toolchains[b].release) {
-            (None, None) => a.cmp(&b),
-            _ => key(a).cmp(&key(b)),
-        }
+    // A stable sort: those without a release have equal keys and keep their order.
+    order.sort_by_key(|&index| {
+        let (release, id) = (toolchains[index].release, toolchains[index].id.as_str());
+        (release.is_none(), release, release.map(|_| id))
     });
     order
 }
