@@ -400,6 +400,13 @@ pub(crate) fn planned_builds(toolchains: &[ToolchainEntry]) -> Vec<BuildCell> {
     builds
 }
 
+/// The id of the toolchain a cell names by `index`; empty for none.
+fn id_of(toolchains: &[ToolchainEntry], index: usize) -> String {
+    toolchains
+        .get(index)
+        .map_or_else(String::new, |toolchain| toolchain.id.clone())
+}
+
 /// The `verdict` member of the JSON reports.
 fn verdict_word(verdict: crate::Verdict) -> &'static str {
     match verdict {

@@ -265,19 +265,15 @@ fn plan_target(
             },
         );
         Rustc::for_target(&mut build, kernel_target.triple, sysroot);
-        let run = match (emulation.runner)(kernel_target) {
-            Some(Ok(emulator)) => Invocation {
-                program: emulator,
-                args: vec![binary.to_string_lossy().into_owned()],
-                env: Vec::new(),
-                env_remove: Vec::new(),
-            },
-            _ => Invocation {
-                program: binary.clone(),
-                args: Vec::new(),
-                env: Vec::new(),
-                env_remove: Vec::new(),
-            },
+        let (program, args) = match (emulation.runner)(kernel_target) {
+            Some(Ok(emulator)) => (emulator, vec![binary.to_string_lossy().into_owned()]),
+            _ => (binary.clone(), Vec::new()),
+        };
+        let run = Invocation {
+            program,
+            args,
+            env: Vec::new(),
+            env_remove: Vec::new(),
         };
         // The linker and the emulator decide the cell as much as the sources do.
         let mut inputs = program_inputs(&layout.root);

@@ -170,9 +170,7 @@ impl Report {
         }
         Ok(())
     }
-}
 
-impl Report {
     /// Fails unless every prediction the report carries is the one the catalog makes of its
     /// toolchain's release, and no answer is one its compiler cannot have given: a toolchain's
     /// verdict, each feature cell's expected status, a feature stable since a release after

@@ -4,7 +4,7 @@
 //! (`outside_allow_list`), as the codes of the compiler's errors next to the catalog's
 //! prediction ([`expected_kbuild_error`]).
 
-use super::{milliseconds, seconds, stated_ok};
+use super::{id_of, milliseconds, seconds, stated_ok};
 use super::{Failure, ToolchainEntry};
 use crate::expect::{expected_kbuild_error, ToolchainVerdict};
 use crate::json::{self, Deserialize, Serialize};
@@ -107,9 +107,7 @@ pub fn kbuild_failures(cells: &[KbuildCell], toolchains: &[ToolchainEntry]) -> V
         .iter()
         .filter(|cell| !cell.ok())
         .map(|cell| Failure {
-            toolchain: toolchains
-                .get(cell.toolchain)
-                .map_or_else(String::new, |toolchain| toolchain.id.clone()),
+            toolchain: id_of(toolchains, cell.toolchain),
             cell: format!("kbuild {}", cell.fixture),
             expected: cell.expected.clone().unwrap_or_else(|| "not run".into()),
             observed: cell.observed_word(),
@@ -160,13 +158,8 @@ pub(super) struct KbuildJson {
 impl KbuildJson {
     /// The cells, naming toolchains by id.
     pub(super) fn write(cells: &[KbuildCell], toolchains: &[ToolchainEntry]) -> Vec<Self> {
-        let id = |index: usize| {
-            toolchains
-                .get(index)
-                .map_or_else(String::new, |t| t.id.clone())
-        };
         let cells = cells.iter().map(|cell| KbuildJson {
-            toolchain: id(cell.toolchain),
+            toolchain: id_of(toolchains, cell.toolchain),
             fixture: cell.fixture.clone(),
             expected: cell.expected.clone(),
             observed: cell.observed.clone(),

@@ -4,7 +4,7 @@
 use super::{KnownCell, TargetAxis, TargetCell, STAGES};
 use crate::json::{self, Deserialize, Serialize};
 use crate::report::ToolchainEntry;
-use crate::report::{milliseconds, mode, outcome, seconds, stated_ok};
+use crate::report::{id_of, milliseconds, mode, outcome, seconds, stated_ok};
 use anyhow::anyhow;
 use std::collections::BTreeMap;
 
@@ -61,11 +61,7 @@ struct TargetCellJson {
 impl TargetAxisJson {
     /// The target axis, cells naming toolchains by id.
     pub(in crate::report) fn write(targets: &TargetAxis, toolchains: &[ToolchainEntry]) -> Self {
-        let id = |index: usize| {
-            toolchains
-                .get(index)
-                .map_or_else(String::new, |t| t.id.clone())
-        };
+        let id = |index: usize| id_of(toolchains, index);
         let sources = toolchains.iter().enumerate().map(|(index, toolchain)| {
             let sources = targets.sources.get(index).cloned().flatten();
             let sources = sources.map(|found| match found {
