@@ -358,15 +358,8 @@ pub fn plan_run(
             })
         },
     };
-    let crossing: Vec<(PlannedToolchain, TargetToolchain)> = planned
-        .iter()
-        .filter_map(|toolchain| {
-            let cross = cross[toolchain.index].clone()?;
-            Some((toolchain.clone(), cross))
-        })
-        .collect();
     if !targets.is_empty() {
-        plan_targets(layout, &crossing, &targets, &emulation, &mut steps)?;
+        plan_targets(layout, &planned, &cross, &targets, &emulation, &mut steps)?;
     }
     let not_run = targets
         .iter()

@@ -102,12 +102,10 @@ fn provisioned_inputs_rewritten_in_place_change_the_keys_of_the_cross_cells() {
     let mut steps = Vec::new();
     plan_targets(
         &layout,
-        &[(
-            toolchain,
-            TargetToolchain {
-                sources: Ok(sources),
-            },
-        )],
+        &[toolchain],
+        &[Some(TargetToolchain {
+            sources: Ok(sources),
+        })],
         &[kernel_target],
         &emulation,
         &mut steps,

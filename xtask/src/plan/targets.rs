@@ -76,16 +76,21 @@ pub fn not_built(
     sources.as_ref().err().cloned()
 }
 
-/// The target-list probe of every toolchain, and the cross steps of those that build.
+/// The target-list probe of every toolchain, and the cross steps of those that build;
+/// `cross` is per entry of the run's toolchain list, as [`super::PlannedRun::cross`].
 pub fn plan_targets(
     layout: &Layout,
-    toolchains: &[(PlannedToolchain, TargetToolchain)],
+    toolchains: &[PlannedToolchain],
+    cross: &[Option<TargetToolchain>],
     targets: &[&'static KernelTarget],
     emulation: &Emulation<'_>,
     steps: &mut Vec<Step>,
 ) -> anyhow::Result<()> {
     let shim_files = super::shim_inputs(&layout.root)?;
-    for (toolchain, cross) in toolchains {
+    for toolchain in toolchains {
+        let Some(cross) = &cross[toolchain.index] else {
+            continue;
+        };
         // It writes nothing.
         steps.push(Step::new(
             toolchain.index,
