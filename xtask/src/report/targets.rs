@@ -239,6 +239,15 @@ pub fn assemble_target_axis(
     targets
 }
 
+/// Whether a compiler knows a target, as tables and failures say it.
+pub fn known_word(known: Option<bool>) -> &'static str {
+    match known {
+        Some(true) => "known",
+        Some(false) => "unknown",
+        None => "-",
+    }
+}
+
 /// The last non-empty line of a log, trimmed.
 fn last_line(log: &str) -> Option<String> {
     log.lines()
@@ -255,20 +264,15 @@ impl TargetAxis {
                 .get(index)
                 .map_or_else(|| "?".to_string(), |toolchain| toolchain.id.clone())
         };
-        let word = |known: Option<bool>| match known {
-            Some(true) => "known",
-            Some(false) => "unknown",
-            None => "-",
-        };
         let mut failures = Vec::new();
         for cell in self.known.iter().filter(|cell| !cell.ok()) {
             failures.push(Failure {
                 toolchain: id(cell.toolchain),
                 cell: format!("target {}", cell.triple),
-                expected: word(cell.expected).into(),
+                expected: known_word(cell.expected).into(),
                 observed: match &cell.error {
                     Some(_) => "target-list failed".into(),
-                    None => word(cell.observed).into(),
+                    None => known_word(cell.observed).into(),
                 },
                 first_error: cell.error.clone(),
             });

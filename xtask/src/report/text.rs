@@ -42,19 +42,14 @@ impl Report {
         // that the table takes time linear in the report.
         let mut row_keys: Vec<(&str, Kind)> = Vec::new();
         let mut cells: HashMap<(usize, &str, Kind, Mode), &BuildCell> = HashMap::new();
-        for build in &self.builds {
-            let key = (
-                build.toolchain,
-                build.target.as_str(),
-                build.kind,
-                build.mode,
-            );
-            cells.entry(key).or_insert(build);
-        }
         let mut seen = HashSet::new();
         for build in &self.builds {
-            if seen.insert((build.target.as_str(), build.kind)) {
-                row_keys.push((build.target.as_str(), build.kind));
+            let target = build.target.as_str();
+            cells
+                .entry((build.toolchain, target, build.kind, build.mode))
+                .or_insert(build);
+            if seen.insert((target, build.kind)) {
+                row_keys.push((target, build.kind));
             }
         }
         for (target, kind) in row_keys {

@@ -323,10 +323,9 @@ impl UsageReport {
                     other => bail!("feature {name}, {}: unknown status `{other}`", toolchain.id),
                 });
             }
-            let shim_item = feature.shim_item;
             features.push(FeatureUsage {
                 name,
-                shim_item,
+                shim_item: feature.shim_item,
                 cells,
             });
         }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The target axis as a table for people, and the notes that say why cells were skipped.
 
-use super::{KnownCell, TargetAxis, TargetCell, STAGES};
+use super::{known_word, KnownCell, TargetAxis, TargetCell, STAGES};
 use crate::expect::Outcome;
 use crate::output::Table;
 use crate::plan::{Kind, Mode};
@@ -38,15 +38,10 @@ impl TargetAxis {
             let row = shown
                 .iter()
                 .map(|&index| match known.get(&(index, triple.as_str())) {
-                    Some(cell) => (
-                        match (cell.observed, &cell.error) {
-                            (_, Some(_)) => "failed".to_string(),
-                            (Some(true), _) => "known".to_string(),
-                            (Some(false), _) => "unknown".to_string(),
-                            (None, _) => "-".to_string(),
-                        },
-                        !cell.ok(),
-                    ),
+                    Some(cell) => match &cell.error {
+                        Some(_) => ("failed".to_string(), !cell.ok()),
+                        None => (known_word(cell.observed).to_string(), !cell.ok()),
+                    },
                     None => ("-".to_string(), false),
                 })
                 .collect();
