@@ -125,7 +125,6 @@ pub fn plan_usage(
                 target: target.to_string(),
                 feature,
             });
-            let kernel = Some(Mode::Kernel);
             steps.push(Step {
                 directories: vec![directory],
                 inputs: inputs.to_vec(),
@@ -134,7 +133,7 @@ pub fn plan_usage(
                     toolchain.index,
                     Kind::Usage,
                     target,
-                    kernel,
+                    Some(Mode::Kernel),
                     vec![invocation],
                 )
             });
@@ -145,7 +144,9 @@ pub fn plan_usage(
             let directory = usage.join(format!("kernel-{feature}"));
             let output = Output::Directory(&directory);
             let shim =
-                (toolchain.rustc).shim(&layout.root, Mode::Kernel, &cfgs, Product::Crate, output);
+                toolchain
+                    .rustc
+                    .shim(&layout.root, Mode::Kernel, &cfgs, Product::Crate, output);
             let invocation = without(shim, &enabled, feature);
             push(
                 "kernel",
@@ -160,7 +161,7 @@ pub fn plan_usage(
             for &feature in &allowed {
                 let directory = usage.join(format!("{}-{feature}", example.name));
                 let output = Output::Directory(&directory);
-                let compile = (toolchain.rustc).example(
+                let compile = toolchain.rustc.example(
                     example,
                     Mode::Kernel,
                     &cfgs,
