@@ -303,21 +303,15 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
                 output::set_verbosity(1);
                 continue;
             }
-            Some("--color") => {
-                let value = args.next().and_then(|value| value.into_string().ok());
-                match value.as_deref().map(output::parse_colour_choice) {
-                    Some(Ok(choice)) => output::set_colour_choice(choice),
-                    Some(Err(error)) => return Prepared::Refuse(error.to_string()),
-                    None => {
-                        return Prepared::Refuse(
-                            "--color needs a value: auto, always or never".into(),
-                        )
-                    }
-                }
-                continue;
-            }
-            Some(text) if text.starts_with("--color=") => {
-                match output::parse_colour_choice(&text["--color=".len()..]) {
+            Some(text) if text == "--color" || text.starts_with("--color=") => {
+                let value = match text.strip_prefix("--color=") {
+                    Some(value) => Some(value.to_owned()),
+                    None => args.next().and_then(|value| value.into_string().ok()),
+                };
+                let Some(value) = value else {
+                    return Prepared::Refuse("--color needs a value: auto, always or never".into());
+                };
+                match output::parse_colour_choice(&value) {
                     Ok(choice) => output::set_colour_choice(choice),
                     Err(error) => return Prepared::Refuse(error.to_string()),
                 }
@@ -444,6 +438,10 @@ mod tests {
         assert_eq!(
             prepare(args(&["docs", "--color", "sometimes"])),
             Prepared::Refuse("--color must be `auto`, `always` or `never`, not `sometimes`".into())
+        );
+        assert_eq!(
+            prepare(args(&["docs", "--color"])),
+            Prepared::Refuse("--color needs a value: auto, always or never".into())
         );
     }
 
