@@ -182,12 +182,13 @@ impl Pair<'_> {
         ];
         args.extend(targets.iter().map(|target| (*target).to_owned()));
         let invocation = Invocation {
-            program: PathBuf::from("make"),
+            // By its absolute path on `PATH`, as [`Invocation`] wants.
+            program: process::which("make").unwrap_or_else(|| PathBuf::from("make")),
             args,
             env: vec![libclang_env(&self.tools.libclang)],
             env_remove: Vec::new(),
         };
-        process::run(&resolved(invocation), self.timeout)
+        process::run(&invocation, self.timeout)
     }
 
     fn config(&self, args: &[String]) -> std::io::Result<ProcessOutput> {
@@ -204,16 +205,6 @@ impl Pair<'_> {
         };
         process::run(&invocation, self.timeout)
     }
-}
-
-/// `make` by its absolute path on `PATH`, as [`Invocation`] wants.
-fn resolved(mut invocation: Invocation) -> Invocation {
-    if invocation.program.is_relative() {
-        if let Some(found) = process::which(&invocation.program) {
-            invocation.program = found;
-        }
-    }
-    invocation
 }
 
 /// What the tree's `make rustavailable` said of a compiler it accepts.
@@ -325,19 +316,11 @@ fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
         }
     }
     let symbols = rust_symbols(pair.tree);
-    let mut args: Vec<String> = [
-        "-d",
-        "MITIGATION_CALL_DEPTH_TRACKING",
-        "-e",
-        "RUST",
-        "-e",
-        "SAMPLES",
-        "-e",
-        "SAMPLES_RUST",
-    ]
-    .iter()
-    .map(|word| (*word).to_owned())
-    .collect();
+    let mut args: Vec<String> =
+        "-d MITIGATION_CALL_DEPTH_TRACKING -e RUST -e SAMPLES -e SAMPLES_RUST"
+            .split(' ')
+            .map(String::from)
+            .collect();
     for (symbol, tristate) in &symbols {
         args.push(if *tristate { "-m" } else { "-e" }.to_owned());
         args.push(symbol.clone());
