@@ -56,10 +56,8 @@ pub struct Tree {
     pub minimums: Vec<Minimum>,
     /// `rust_allowed_features` of `scripts/Makefile.build`, in its order.
     pub allowed_features: Vec<String>,
-    /// The words of `scripts/Makefile.build`'s `rust_common_cmd`, as written (Make variables
-    /// unexpanded): how Kbuild compiles every crate outside `rust/`.
-    pub rust_common_cmd: Vec<String>,
-    /// The words of `rust_common_cmd` that decide which features a crate outside `rust/` may
+    /// The words of `scripts/Makefile.build`'s `rust_common_cmd` (how Kbuild compiles every
+    /// crate outside `rust/`) that decide which features a crate outside `rust/` may
     /// use (`-Zallow-features=...`, `-Zcrate-attr=...`), with the allowed list put in.
     pub driver_flags: Vec<String>,
     /// The feature lints ([`makefiles::FEATURE_LINTS`]) Kbuild's flags make errors for every
@@ -169,9 +167,8 @@ pub fn read(root: &Path) -> anyhow::Result<Tree> {
             build.display()
         )
     })?;
-    let rust_common_cmd = makefiles::rust_common_cmd(&build_text)
-        .with_context(|| format!("{}: reading `rust_common_cmd`", build.display()))?;
-    let driver_flags = makefiles::driver_flags(&rust_common_cmd, &allowed_features)
+    let driver_flags = makefiles::rust_common_cmd(&build_text)
+        .and_then(|command| makefiles::driver_flags(&command, &allowed_features))
         .with_context(|| format!("{}: reading `rust_common_cmd`", build.display()))?;
     // The real build starts from this defconfig, which sets `CONFIG_WERROR` from 6.1 on.
     let defconfig = root.join(format!(
@@ -220,7 +217,6 @@ pub fn read(root: &Path) -> anyhow::Result<Tree> {
         version,
         minimums,
         allowed_features,
-        rust_common_cmd,
         driver_flags,
         denied_lints,
         kconfig,
