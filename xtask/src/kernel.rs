@@ -482,13 +482,9 @@ fn kernel_library(
         select: &select,
     };
     let extracted = extracted::provision(provisioner, &wanted, |staging| {
-        let library = std::fs::read_dir(staging.join("usr/src"))?
-            .filter_map(Result::ok)
-            .map(|entry| entry.path().join("library"))
-            .find(|library| library.join("core/src/lib.rs").is_file())
+        let library = crate::library_sources::library_in(staging)
             .context("no library/core/src/lib.rs was extracted")?;
-        let relative = library.strip_prefix(staging)?.display().to_string();
-        Ok(vec![("library".to_owned(), relative)])
+        Ok(vec![("library".to_owned(), library)])
     })?;
     let library = extracted
         .prefix
