@@ -277,27 +277,22 @@ impl Checker<'_> {
 
     /// Where `symbol + addend` lies.
     fn resolve(&self, relocation: &Relocation) -> anyhow::Result<Place> {
-        let section = self.object.defined_in(relocation.symbol)?.ok_or_else(|| {
-            let name = self
-                .object
+        let name = || {
+            self.object
                 .symbol_name(relocation.symbol)
-                .unwrap_or_default();
-            anyhow!("symbol {name:?} is not defined in a section of the object")
+                .unwrap_or_default()
+        };
+        let section = self.object.defined_in(relocation.symbol)?.ok_or_else(|| {
+            anyhow!(
+                "symbol {:?} is not defined in a section of the object",
+                name()
+            )
         })?;
-        let value = self
-            .object
-            .symbol(relocation.symbol)?
-            .st_value(self.object.endian);
-        let offset = (value as i64)
+        let symbol = self.object.symbol(relocation.symbol)?;
+        let offset = (symbol.st_value(self.object.endian) as i64)
             .checked_add(relocation.addend)
             .and_then(|offset| u64::try_from(offset).ok())
-            .ok_or_else(|| {
-                let name = self
-                    .object
-                    .symbol_name(relocation.symbol)
-                    .unwrap_or_default();
-                anyhow!("{name:?} + {} is out of range", relocation.addend)
-            })?;
+            .ok_or_else(|| anyhow!("{:?} + {} is out of range", name(), relocation.addend))?;
         Ok((section, offset))
     }
 
