@@ -211,27 +211,22 @@ impl Report {
             "real",
             "why",
         ];
-        let rows = self.rows();
-        let mut widths = header.map(str::len);
+        let rows: Vec<[String; 7]> = std::iter::once(header.map(String::from))
+            .chain(self.rows())
+            .collect();
+        // Every column but the last (`why`) is padded to its widest value.
+        let mut widths = [0; 6];
         for row in &rows {
-            for (width, value) in widths.iter_mut().zip(row.iter()).take(6) {
+            for (width, value) in widths.iter_mut().zip(row) {
                 *width = (*width).max(value.len());
             }
         }
-        let line = |cells: Vec<&str>| {
-            let mut out = String::new();
-            for (index, value) in cells.iter().enumerate() {
-                if index < 6 {
-                    out.push_str(&format!("{value:<width$}  ", width = widths[index]));
-                } else {
-                    out.push_str(value);
-                }
-            }
-            out.trim_end().to_owned() + "\n"
-        };
-        text.push_str(&line(header.to_vec()));
         for row in &rows {
-            text.push_str(&line(row.iter().map(String::as_str).collect()));
+            let mut line: String = (widths.iter().zip(row))
+                .map(|(width, value)| format!("{value:<width$}  "))
+                .collect();
+            line.push_str(&row[6]);
+            text.push_str(&format!("{}\n", line.trim_end()));
         }
         for cell in self
             .cells
