@@ -128,23 +128,17 @@ pub(super) const FEATURE_LINTS: [&str; 3] = [
 /// `-Dwarnings` there makes each lint still at warn an error (6.1's `stable_features`; 6.12
 /// and 7.3 allow it first).
 pub(super) fn denied_feature_lints(makefile: &str, warn: &str, werror: bool) -> Vec<String> {
-    let mut words: Vec<String> = ["rust_common_flags", "KBUILD_RUSTFLAGS"]
+    let mut values: Vec<String> = ["rust_common_flags", "KBUILD_RUSTFLAGS"]
         .iter()
         .filter_map(|name| assignment(makefile, name))
-        .flat_map(|value| {
-            value
-                .split_whitespace()
-                .map(str::to_string)
-                .collect::<Vec<_>>()
-        })
         .collect();
     if werror {
-        words.extend(werror_rustflags(makefile));
-        words.extend(werror_rustflags(warn));
+        values.extend(werror_rustflags(makefile));
+        values.extend(werror_rustflags(warn));
     }
     let mut levels = FEATURE_LINTS.map(|lint| (lint, 'W'));
     let mut warnings = 'W';
-    for word in &words {
+    for word in values.iter().flat_map(|value| value.split_whitespace()) {
         let Some((level, lint)) = word.strip_prefix('-').and_then(|flag| {
             let level = flag.chars().next().filter(|c| "AWDF".contains(*c))?;
             Some((level, &flag[1..]))
@@ -164,11 +158,11 @@ pub(super) fn denied_feature_lints(makefile: &str, warn: &str, werror: bool) -> 
         .collect()
 }
 
-/// The words added to `KBUILD_RUSTFLAGS` only under `CONFIG_WERROR`: by a
+/// What is added to `KBUILD_RUSTFLAGS` only under `CONFIG_WERROR`: by a
 /// `KBUILD_RUSTFLAGS-$(CONFIG_WERROR) +=` line (6.1, 6.12), or by `KBUILD_RUSTFLAGS +=` inside
 /// an `ifdef CONFIG_WERROR` or `ifneq (...$(CONFIG_WERROR),)` block (7.3).
 fn werror_rustflags(text: &str) -> Vec<String> {
-    let mut words = Vec::new();
+    let mut values = Vec::new();
     // Per open conditional, whether it is one that `CONFIG_WERROR` turns on.
     let mut blocks: Vec<bool> = Vec::new();
     for line in logical_lines(text) {
@@ -192,14 +186,9 @@ fn werror_rustflags(text: &str) -> Vec<String> {
                 blocks.contains(&true).then_some(rest)
             })
             .and_then(|rest| rest.trim_start().strip_prefix("+="));
-        words.extend(
-            value
-                .into_iter()
-                .flat_map(str::split_whitespace)
-                .map(str::to_string),
-        );
+        values.extend(value.map(str::to_string));
     }
-    words
+    values
 }
 
 /// The [`FEATURE_LINTS`] a crate root's `#![allow(...)]` attributes name (unconditional ones:

@@ -286,15 +286,11 @@ fn compile(
     }
     let diagnostics = crate::probe::read_diagnostics(&output.stderr, &classified)?;
     let stable_denied = denied.iter().any(|lint| lint == "stable_features");
-    let mut seen = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
     let mut errors: Vec<String> = classified
         .iter()
         .zip(&diagnostics.statuses)
-        .filter(|(name, _)| {
-            let first = !seen.contains(*name);
-            seen.push(**name);
-            first
-        })
+        .filter(|(name, _)| seen.insert(**name))
         .filter_map(|(name, status)| match status {
             Status::Unknown => Some(format!("unknown feature `{name}` (E0635)")),
             Status::Stable(since) if stable_denied => Some(format!(
