@@ -375,12 +375,13 @@ fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
     // nothing and prove nothing: they and their command records go, so that the compiler
     // builds them again now.
     let wrapper = pair.compiler.wrapper.display().to_string();
-    for object in &expected {
-        let cmd = pair.out.out.join(cmd_file(object));
-        if std::fs::read_to_string(&cmd).is_ok_and(|text| text.contains(&wrapper)) {
-            let _ = std::fs::remove_file(pair.out.out.join(object));
-            let _ = std::fs::remove_file(&cmd);
-        }
+    let by_it = |object: &String| {
+        std::fs::read_to_string(pair.out.out.join(cmd_file(object)))
+            .is_ok_and(|text| text.contains(&wrapper))
+    };
+    for object in expected.iter().filter(|object| by_it(object)) {
+        let _ = std::fs::remove_file(pair.out.out.join(object));
+        let _ = std::fs::remove_file(pair.out.out.join(cmd_file(object)));
     }
     let output = run_make!("prepare", &["prepare"]);
     if !output.success() {
@@ -410,26 +411,20 @@ fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
             )
         };
     }
-    let mut stale = Vec::new();
-    for object in &expected {
-        let path = pair.out.out.join(object);
-        let cmd = cmd_file(object);
-        let fresh = std::fs::metadata(&path)
-            .and_then(|meta| meta.modified())
-            .is_ok_and(|modified| modified >= started);
-        let by_it = std::fs::read_to_string(pair.out.out.join(&cmd))
-            .is_ok_and(|text| text.contains(&wrapper));
-        if !fresh || !by_it {
-            stale.push(format!(
-                "{object} ({})",
-                if !fresh {
-                    "not rebuilt in this build"
-                } else {
-                    "its .cmd names another compiler"
-                }
-            ));
-        }
-    }
+    let stale: Vec<String> = expected
+        .iter()
+        .filter_map(|object| {
+            let fresh = std::fs::metadata(pair.out.out.join(object))
+                .and_then(|meta| meta.modified())
+                .is_ok_and(|modified| modified >= started);
+            let why = match (fresh, by_it(object)) {
+                (false, _) => "not rebuilt in this build",
+                (true, false) => "its .cmd names another compiler",
+                (true, true) => return None,
+            };
+            Some(format!("{object} ({why})"))
+        })
+        .collect();
     if !stale.is_empty() {
         pair.out.spoil();
         let reason = format!(
