@@ -13,7 +13,7 @@
 //! merged block is still found by name.
 
 use crate::targets::{target_of_arch, KernelTarget};
-use anyhow::{anyhow, bail};
+use anyhow::{anyhow, bail, ensure};
 use object::elf::{self, FileHeader64, Machine, RelocationType, SectionHeader64, Sym64};
 use object::read::elf::{FileHeader, Rela, SectionHeader, SectionTable, Sym, SymbolTable};
 use object::{Endianness, SectionIndex, SymbolIndex};
@@ -114,23 +114,25 @@ impl<'a> Object<'a> {
         let header = Elf::parse(data).map_err(read_error("not an ELF64 object"))?;
         let endian = header.endian().map_err(read_error("the ELF header"))?;
         let kind = header.e_type.get(endian);
-        if kind != elf::ET_REL {
-            return Err(anyhow!("not a relocatable object: e_type is {}", kind.0));
-        }
+        ensure!(
+            kind == elf::ET_REL,
+            "not a relocatable object: e_type is {}",
+            kind.0
+        );
         let version = header.e_version.get(endian);
-        if version != u32::from(elf::EV_CURRENT.0) {
-            return Err(anyhow!("e_version is {version}, not 1"));
-        }
+        ensure!(
+            version == u32::from(elf::EV_CURRENT.0),
+            "e_version is {version}, not 1"
+        );
         let header_size = header.e_ehsize.get(endian);
-        if usize::from(header_size) != std::mem::size_of::<Elf>() {
-            return Err(anyhow!("e_ehsize is {header_size}, not 64"));
-        }
+        ensure!(
+            usize::from(header_size) == std::mem::size_of::<Elf>(),
+            "e_ehsize is {header_size}, not 64"
+        );
         let sections = header
             .sections(endian, data)
             .map_err(read_error("the section headers"))?;
-        if sections.is_empty() {
-            bail!("the object has no section headers");
-        }
+        ensure!(!sections.is_empty(), "the object has no section headers");
         for (index, section) in sections.enumerate() {
             section
                 .data(endian, data)
@@ -218,26 +220,27 @@ impl<'a> Object<'a> {
                 continue;
             }
             let what = format!("relocation section {}", index.0);
-            if table.sh_type(self.endian) == elf::SHT_REL {
-                return Err(anyhow!("{what} has REL entries, which are not supported"));
-            }
+            ensure!(
+                table.sh_type(self.endian) != elf::SHT_REL,
+                "{what} has REL entries, which are not supported"
+            );
             let Some((entries, link)) = table
                 .rela(self.endian, self.data)
                 .map_err(read_error(&what))?
             else {
                 continue;
             };
-            if link != self.symbols.section() || self.symbols.is_empty() {
-                return Err(anyhow!(
-                    "{what}: sh_link {} is not the symbol table",
-                    link.0
-                ));
-            }
+            ensure!(
+                link == self.symbols.section() && !self.symbols.is_empty(),
+                "{what}: sh_link {} is not the symbol table",
+                link.0
+            );
             for entry in entries {
                 let symbol = entry.r_sym(self.endian, false) as usize;
-                if symbol >= self.symbols.len() {
-                    return Err(anyhow!("{what}: symbol index {symbol} is out of range"));
-                }
+                ensure!(
+                    symbol < self.symbols.len(),
+                    "{what}: symbol index {symbol} is out of range"
+                );
                 relocations.push(Relocation {
                     offset: entry.r_offset(self.endian),
                     kind: entry.r_type(self.endian, false).0,
@@ -274,27 +277,22 @@ impl Checker<'_> {
 
     /// Where `symbol + addend` lies.
     fn resolve(&self, relocation: &Relocation) -> anyhow::Result<Place> {
-        let section = self.object.defined_in(relocation.symbol)?.ok_or_else(|| {
-            let name = self
-                .object
+        let name = || {
+            self.object
                 .symbol_name(relocation.symbol)
-                .unwrap_or_default();
-            anyhow!("symbol {name:?} is not defined in a section of the object")
+                .unwrap_or_default()
+        };
+        let section = self.object.defined_in(relocation.symbol)?.ok_or_else(|| {
+            anyhow!(
+                "symbol {:?} is not defined in a section of the object",
+                name()
+            )
         })?;
-        let value = self
-            .object
-            .symbol(relocation.symbol)?
-            .st_value(self.object.endian);
-        let offset = (value as i64)
+        let symbol = self.object.symbol(relocation.symbol)?;
+        let offset = (symbol.st_value(self.object.endian) as i64)
             .checked_add(relocation.addend)
             .and_then(|offset| u64::try_from(offset).ok())
-            .ok_or_else(|| {
-                let name = self
-                    .object
-                    .symbol_name(relocation.symbol)
-                    .unwrap_or_default();
-                anyhow!("{name:?} + {} is out of range", relocation.addend)
-            })?;
+            .ok_or_else(|| anyhow!("{:?} + {} is out of range", name(), relocation.addend))?;
         Ok((section, offset))
     }
 
@@ -323,13 +321,13 @@ impl Checker<'_> {
                     .iter()
                     .map(|r| names.name(RelocationType(r.kind)).unwrap_or("unknown"))
                     .collect();
-                return Err(anyhow!(
+                bail!(
                     "the {width}-byte field at {} has relocation types [{}] ({}), \
                      not one PC-relative of its width nor an ADD/SUB pair",
                     self.describe(field),
                     kinds.join(", "),
                     names.join(", ")
-                ));
+                );
             }
         };
         table.used += here.len();
@@ -339,13 +337,12 @@ impl Checker<'_> {
     /// Checks that the `SUB` half of a pair subtracts the field's own address.
     fn own_address(&self, field: Place, sub: &Relocation) -> anyhow::Result<()> {
         let subtracted = self.resolve(sub)?;
-        if subtracted != field {
-            return Err(anyhow!(
-                "the field at {} subtracts {}, not its own address",
-                self.describe(field),
-                self.describe(subtracted)
-            ));
-        }
+        ensure!(
+            subtracted == field,
+            "the field at {} subtracts {}, not its own address",
+            self.describe(field),
+            self.describe(subtracted)
+        );
         Ok(())
     }
 
@@ -354,33 +351,32 @@ impl Checker<'_> {
         let (site, _) = self.field(table, at, 4)?;
         let (label, _) = self.field(table, at + 4, 4)?;
         let (key, key_symbol) = self.field(table, at + 8, 8)?;
-        if self.object.flags(site.0)? & elf::SHF_EXECINSTR.0 == 0 {
-            let site = self.describe(site);
-            return Err(anyhow!("the site {site} is not in an executable section"));
-        }
+        ensure!(
+            self.object.flags(site.0)? & elf::SHF_EXECINSTR.0 != 0,
+            "the site {} is not in an executable section",
+            self.describe(site)
+        );
         let text = self.object.data(site.0)?;
         let nop = self.target.nop;
         let found = usize::try_from(site.1)
             .ok()
             .and_then(|start| text.get(start..start.checked_add(nop.len())?))
             .ok_or_else(|| anyhow!("the site {} lies beyond its section", self.describe(site)))?;
-        if found != nop {
-            return Err(anyhow!(
-                "the site {} holds {}, not the {} NOP {}",
-                self.describe(site),
-                hex(found),
-                self.target.arch,
-                hex(nop)
-            ));
-        }
+        ensure!(
+            found == nop,
+            "the site {} holds {}, not the {} NOP {}",
+            self.describe(site),
+            hex(found),
+            self.target.arch,
+            hex(nop)
+        );
         let size = self.object.section(site.0)?.sh_size(self.object.endian);
-        if label.0 != site.0 || label.1 >= size {
-            return Err(anyhow!(
-                "the label {} of the site {} is not in the site's section",
-                self.describe(label),
-                self.describe(site)
-            ));
-        }
+        ensure!(
+            label.0 == site.0 && label.1 < size,
+            "the label {} of the site {} is not in the site's section",
+            self.describe(label),
+            self.describe(site)
+        );
         let (key_name, branch) = self.key(key, key_symbol)?;
         Ok(Site {
             section: self.object.section_name(site.0),
@@ -399,18 +395,20 @@ impl Checker<'_> {
     fn key(&self, (section, tagged): Place, relocated: usize) -> anyhow::Result<(String, bool)> {
         let place = (section, tagged & !1);
         let flags = self.object.flags(section)?;
-        if flags & elf::SHF_ALLOC.0 == 0 || flags & elf::SHF_EXECINSTR.0 != 0 {
-            let key = self.describe(place);
-            return Err(anyhow!("the key {key} is not in a data section"));
-        }
+        ensure!(
+            flags & elf::SHF_ALLOC.0 != 0 && flags & elf::SHF_EXECINSTR.0 == 0,
+            "the key {} is not in a data section",
+            self.describe(place)
+        );
         let align = self
             .object
             .section(section)?
             .sh_addralign(self.object.endian);
-        if place.1 % 4 != 0 || align < 4 {
-            let key = self.describe(place);
-            return Err(anyhow!("the key {key} is not four-byte aligned"));
-        }
+        ensure!(
+            place.1 % 4 == 0 && align >= 4,
+            "the key {} is not four-byte aligned",
+            self.describe(place)
+        );
         let endian = self.object.endian;
         let mut inside = Vec::new();
         for &index in &self.data_symbols[section] {
@@ -448,16 +446,16 @@ pub fn check_object(
     let target = target_of_arch(target_arch)
         .ok_or_else(|| anyhow!("no static-branch NOP is known for target_arch {target_arch:?}"))?;
     let object = Object::parse(bytes)?;
-    if object.machine != target.machine.0 {
-        return Err(anyhow!(
-            "the object's e_machine is {}, not {} for {target_arch}",
-            object.machine,
-            target.machine.0
-        ));
-    }
-    if (object.endian == Endianness::Little) != target.little_endian {
-        return Err(anyhow!("the object's byte order is not {target_arch}'s"));
-    }
+    ensure!(
+        object.machine == target.machine.0,
+        "the object's e_machine is {}, not {} for {target_arch}",
+        object.machine,
+        target.machine.0
+    );
+    ensure!(
+        (object.endian == Endianness::Little) == target.little_endian,
+        "the object's byte order is not {target_arch}'s"
+    );
     let mut data_symbols = vec![Vec::new(); object.sections.len()];
     for index in 1..object.symbols.len() {
         let symbol = object.symbol(index)?;
@@ -478,11 +476,10 @@ pub fn check_object(
             .object
             .section(index)?
             .sh_size(checker.object.endian);
-        if !size.is_multiple_of(ENTRY_SIZE) {
-            return Err(anyhow!(
-                "__jump_table's size {size:#x} is not a multiple of 16"
-            ));
-        }
+        ensure!(
+            size.is_multiple_of(ENTRY_SIZE),
+            "__jump_table's size {size:#x} is not a multiple of 16"
+        );
         let relocations = checker.object.relocations(index)?;
         let mut table = Table {
             index,
@@ -490,11 +487,8 @@ pub fn check_object(
             used: 0,
         };
         for relocation in &relocations {
-            table
-                .by_offset
-                .entry(relocation.offset)
-                .or_default()
-                .push(*relocation);
+            let here = table.by_offset.entry(relocation.offset).or_default();
+            here.push(*relocation);
         }
         for at in (0..size).step_by(ENTRY_SIZE as usize) {
             let site = checker
@@ -502,34 +496,34 @@ pub fn check_object(
                 .map_err(|error| anyhow!("__jump_table entry at {at:#x}: {error}"))?;
             sites.push(site);
         }
-        if table.used != relocations.len() {
-            return Err(anyhow!(
-                "__jump_table has {} relocations outside its entries' fields",
-                relocations.len() - table.used
-            ));
-        }
+        ensure!(
+            table.used == relocations.len(),
+            "__jump_table has {} relocations outside its entries' fields",
+            relocations.len() - table.used
+        );
     }
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for site in &sites {
         *counts.entry(&site.key).or_default() += 1;
     }
     if let (true, Some(site)) = (expected.is_empty(), sites.first()) {
-        return Err(anyhow!(
+        bail!(
             "expected no __jump_table entries, found {} (the first: key {} at {}+{:#x})",
             sites.len(),
             site.key,
             site.section,
             site.offset
-        ));
+        );
     }
     for (key, count) in expected {
         let found = counts.remove(key).unwrap_or(0);
-        if found != *count {
-            return Err(anyhow!("key {key} has {found} sites, expected {count}"));
-        }
+        ensure!(
+            found == *count,
+            "key {key} has {found} sites, expected {count}"
+        );
     }
     if let Some((key, count)) = counts.into_iter().next() {
-        return Err(anyhow!("key {key} has {count} sites, expected none"));
+        bail!("key {key} has {count} sites, expected none");
     }
     Ok(sites)
 }

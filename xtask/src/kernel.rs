@@ -21,7 +21,8 @@ use crate::debian::Provisioner;
 use crate::discovery::{self, Availability, Source, Toolchain};
 use crate::extracted::{self, Wanted};
 use crate::flags;
-use crate::json::{self, Deserialize, Serialize};
+use crate::json;
+use crate::kernel_report::TreeJson;
 use crate::output::Format;
 use crate::pins::{Pins, TreePin, TreeSource};
 use crate::plan::Rustc;
@@ -30,7 +31,7 @@ use crate::version::RustcVersion;
 use crate::Verdict;
 use anyhow::{anyhow, bail, Context};
 use build::{Built, Real};
-use report::{Cell, Report, TreeEntry};
+use report::{Cell, Report};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use xshell::Shell;
@@ -124,11 +125,10 @@ fn select_trees(pins: &Pins, wanted: &[String]) -> anyhow::Result<Vec<TreePin>> 
     Ok(chosen)
 }
 
-/// One found compiler, with what a build needs of it or why it cannot have it.
+/// One compiler of the run: its id, and it with its version or why there is none.
 struct Found {
-    toolchain: Toolchain,
-    version: Option<RustcVersion>,
-    problem: Option<String>,
+    id: String,
+    compiler: Result<(Toolchain, RustcVersion), String>,
 }
 
 fn run(
@@ -147,57 +147,38 @@ fn run(
     // cannot be read never waits for another's build.
     let mut lock: Option<RunLock> = None;
     let results_dir = dir.join("results");
-    let progress = |line: &str| eprintln!("kernel: {line}");
 
     let compilers: Vec<Found> = discover(sh, pins_path, specs)?
         .into_iter()
-        .map(|availability| match availability {
-            Availability::Found { toolchain, version } => Found {
-                toolchain,
-                version: Some(version),
-                problem: None,
-            },
-            Availability::Broken { toolchain, error } => Found {
-                toolchain,
-                version: None,
-                problem: Some(format!("the compiler does not work: {error}")),
-            },
-            Availability::Missing { pin, install_hint } => Found {
-                toolchain: Toolchain {
-                    id: pin.id.clone(),
-                    spec: pin.id.clone(),
-                    source: Source::Path,
-                    rustc: PathBuf::new(),
-                    env: Vec::new(),
-                    loader: None,
-                    pin: Some(pin.id.clone()),
-                },
-                version: None,
-                problem: Some(format!("not installed: {install_hint}")),
+        .map(|availability| Found {
+            id: availability.id().to_owned(),
+            compiler: match availability {
+                Availability::Found { toolchain, version } => Ok((toolchain, version)),
+                Availability::Broken { error, .. } => {
+                    Err(format!("the compiler does not work: {error}"))
+                }
+                Availability::Missing { install_hint, .. } => {
+                    Err(format!("not installed: {install_hint}"))
+                }
             },
         })
         .collect();
 
-    progress("looking for the build tools");
+    eprintln!("kernel: looking for the build tools");
     let tools = tools::find_tools(&dir, tools::BINDGEN);
     let mut old_tools = None;
-    let suites: Vec<String> = pins
-        .iter()
-        .filter_map(|pin| match &pin.source {
-            TreeSource::Debian(source) => Some(source.suites()),
-            TreeSource::Path(_) => None,
-        })
-        .flatten()
-        .chain(
-            compilers
-                .iter()
-                .filter_map(|found| match &found.toolchain.source {
-                    Source::Debian { package } => Some(package.suites()),
-                    _ => None,
-                })
-                .flatten(),
-        )
-        .collect();
+    let tree_suites = pins.iter().filter_map(|pin| match &pin.source {
+        TreeSource::Debian(source) => Some(source.suites()),
+        TreeSource::Path(_) => None,
+    });
+    let compiler_suites = compilers.iter().filter_map(|found| match &found.compiler {
+        Ok((toolchain, _)) => match &toolchain.source {
+            Source::Debian { package } => Some(package.suites()),
+            _ => None,
+        },
+        Err(_) => None,
+    });
+    let suites: Vec<String> = tree_suites.chain(compiler_suites).flatten().collect();
     let mut log = |line: &str| eprintln!("kernel: {line}");
     let mut provisioner = Provisioner::new(sh, dir.clone(), suites, &mut log);
 
@@ -218,56 +199,45 @@ fn run(
             .and_then(|tree| {
                 crate::kernel_tree::read(&tree.root).map_err(|error| format!("{error:#}"))
             });
-        let entry = TreeEntry {
+        let tree = provided.as_ref().ok();
+        tree_entries.push(TreeJson {
             id: pin.id.clone(),
             version: read.as_ref().ok().map(|rules| rules.version.clone()),
-            package: provided.as_ref().ok().and_then(|tree| tree.package.clone()),
-            identity: provided.as_ref().ok().map(|tree| tree.identity.clone()),
-            sha256: provided.as_ref().ok().and_then(|tree| tree.sha256.clone()),
-            minimum_rustc: read
-                .as_ref()
-                .ok()
-                .map(|rules| rules.minimum_rustc().to_string()),
-            allowed_features: read
-                .as_ref()
+            package: tree.and_then(|tree| tree.package.clone()),
+            source: tree.map(|tree| tree.identity.clone()),
+            sha256: tree.and_then(|tree| tree.sha256.clone()),
+            minimum_rustc: (read.as_ref().ok()).map(|rules| rules.minimum_rustc().to_string()),
+            allowed_features: (read.as_ref())
                 .map(|rules| rules.allowed_features.clone())
                 .unwrap_or_default(),
             error: read.as_ref().err().cloned(),
-        };
-        if let Ok(tree) = &provided {
-            if tree.cost.0 + tree.cost.1 > 0.0 {
-                eprintln!(
-                    "kernel: tree {}: {:.1} MB fetched in {:.1} s, unpacked in {:.1} s",
-                    pin.id,
-                    tree.cost.2 as f64 / 1e6,
-                    tree.cost.0,
-                    tree.cost.1
-                );
-            }
+        });
+        if let Some(tree) = tree.filter(|tree| tree.cost.0 + tree.cost.1 > 0.0) {
+            eprintln!(
+                "kernel: tree {}: {:.1} MB fetched in {:.1} s, unpacked in {:.1} s",
+                pin.id,
+                tree.cost.2 as f64 / 1e6,
+                tree.cost.0,
+                tree.cost.1
+            );
         }
-        tree_entries.push(entry);
-        let (tree, rules) = match (provided, read) {
-            (Ok(tree), Ok(rules)) => (tree, rules),
-            (Err(_), _) | (_, Err(_)) => {
-                let error = tree_entries
-                    .last()
-                    .and_then(|entry: &TreeEntry| entry.error.clone())
-                    .unwrap_or_default();
-                for found in &compilers {
-                    cells.push(Cell {
-                        tree: pin.id.clone(),
-                        toolchain: found.toolchain.id.clone(),
-                        rustc: found.version.as_ref().map(RustcVersion::release_string),
-                        prediction: Err(error.clone()),
-                        built: Built::not_run(
-                            format!("the tree cannot be used: {error}"),
-                            Vec::new(),
-                        ),
-                        cached: false,
-                    });
-                }
-                continue;
+        let (Ok(tree), Ok(rules)) = (provided, read.as_ref()) else {
+            let error = read.err().unwrap_or_default();
+            for found in &compilers {
+                cells.push(Cell {
+                    tree: pin.id.clone(),
+                    toolchain: found.id.clone(),
+                    rustc: found
+                        .compiler
+                        .as_ref()
+                        .ok()
+                        .map(|(_, v)| v.release_string()),
+                    prediction: Err(error.clone()),
+                    built: Built::not_run(format!("the tree cannot be used: {error}"), Vec::new()),
+                    cached: false,
+                });
             }
+            continue;
         };
         let build_dir = dir.join("build").join(&pin.id);
         let mut opened: Option<build::BuildDir> = None;
@@ -275,156 +245,134 @@ fn run(
             if crate::interrupt::interrupted().is_some() {
                 break;
             }
-            let label = format!("{} with {}", pin.id, found.toolchain.id);
-            let rustc_release = found.version.as_ref().map(RustcVersion::release_string);
-            // Every way this pair ends is one cell of the same tree, compiler and release.
-            let cell = |prediction, built, cached| Cell {
+            let label = format!("{} with {}", pin.id, found.id);
+            let cell = |prediction, (built, cached)| Cell {
                 tree: pin.id.clone(),
-                toolchain: found.toolchain.id.clone(),
-                rustc: rustc_release.clone(),
+                toolchain: found.id.clone(),
+                rustc: found
+                    .compiler
+                    .as_ref()
+                    .ok()
+                    .map(|(_, v)| v.release_string()),
                 prediction,
                 built,
                 cached,
             };
-            let Some(version) = &found.version else {
-                cells.push(cell(
-                    Err("no compiler".into()),
-                    Built::not_run(found.problem.clone().unwrap_or_default(), Vec::new()),
-                    false,
-                ));
-                continue;
+            let not_run = |reason: String| (Built::not_run(reason, Vec::new()), false);
+            let (toolchain, version) = match &found.compiler {
+                Ok(compiler) => compiler,
+                Err(problem) => {
+                    cells.push(cell(Err("no compiler".into()), not_run(problem.clone())));
+                    continue;
+                }
             };
-            let rustc = Rustc::of(&found.toolchain, version.release);
-            let probes = dir.join("probes").join(&pin.id).join(&found.toolchain.id);
+            let rustc = Rustc::of(toolchain, version.release);
+            let probes = dir.join("probes").join(&pin.id).join(&toolchain.id);
             eprintln!("kernel: {label}: predicting");
             let prediction =
-                crate::kernel_tree::predict(&rules, &rustc, &probes, Duration::from_secs(120))
+                crate::kernel_tree::predict(rules, &rustc, &probes, Duration::from_secs(120))
                     .map_err(|error| format!("{error:#}"));
             let _ = std::fs::remove_dir_all(&probes);
-            let needs_old_bindgen = rules
-                .minimum(crate::kernel_tree::HOST_ARCH.0)
-                .is_some_and(|minimum| minimum.bindgen < tools::SIZE_T_IS_USIZE_REMOVED);
-            let tools = if needs_old_bindgen {
-                old_tools.get_or_insert_with(|| {
-                    tools::find_tools(&dir, tools::OLD_BINDGEN).map_err(|missing| {
-                        anyhow!(
-                            "{missing:#} (this tree passes bindgen `--size_t-is-usize`, which \
-                             bindgen 0.65 removed; its minimum is {})",
-                            rules.minimums[0].bindgen
-                        )
+            // Every way this pair ends is one cell of the same tree, compiler and release.
+            let built = 'pair: {
+                let needs_old_bindgen = rules
+                    .minimum(crate::kernel_tree::HOST_ARCH.0)
+                    .is_some_and(|minimum| minimum.bindgen < tools::SIZE_T_IS_USIZE_REMOVED);
+                let tools = if needs_old_bindgen {
+                    old_tools.get_or_insert_with(|| {
+                        tools::find_tools(&dir, tools::OLD_BINDGEN).map_err(|missing| {
+                            anyhow!(
+                                "{missing:#} (this tree passes bindgen `--size_t-is-usize`, \
+                                 which bindgen 0.65 removed; its minimum is {})",
+                                rules.minimums[0].bindgen
+                            )
+                        })
                     })
-                })
-            } else {
-                &tools
-            };
-            let tools = match tools {
-                Ok(tools) => tools,
-                Err(missing) => {
-                    cells.push(cell(
-                        prediction,
-                        Built::not_run(
-                            format!("the build tools are missing: {missing:#}"),
-                            Vec::new(),
-                        ),
-                        false,
-                    ));
-                    continue;
-                }
-            };
-            take_lock(&mut lock, &dir)?;
-            let library = match kernel_library(&mut provisioner, &dir, &found.toolchain, version) {
-                Ok(library) => library,
-                Err(error) => {
-                    cells.push(cell(
-                        prediction,
-                        Built::not_run(format!("RUST_LIB_SRC: {error}"), Vec::new()),
-                        false,
-                    ));
-                    continue;
-                }
-            };
-            let key = {
-                let mut hasher = StableHasher::new();
-                hasher
-                    .field("kernel result v1")
-                    .field(&tree.identity)
-                    .number(compiler_identity(&rustc, version).0)
-                    .field(library.1.as_bytes())
-                    .field(&tools.identity)
-                    .field(build::CONFIG_RECIPE);
-                hasher.finish()
-            };
-            let entry = results_dir.join(format!("{key}.json"));
-            if use_cache {
-                if let Some(built) = load_result(&entry) {
+                } else {
+                    &tools
+                };
+                let tools = match tools {
+                    Ok(tools) => tools,
+                    Err(missing) => {
+                        break 'pair not_run(format!("the build tools are missing: {missing:#}"))
+                    }
+                };
+                take_lock(&mut lock, &dir)?;
+                let library = match kernel_library(&mut provisioner, &dir, toolchain, version) {
+                    Ok(library) => library,
+                    Err(error) => break 'pair not_run(format!("RUST_LIB_SRC: {error}")),
+                };
+                let key = {
+                    let mut hasher = StableHasher::new();
+                    hasher
+                        .field("kernel result v1")
+                        .field(&tree.identity)
+                        .number(compiler_identity(&rustc, version).0)
+                        .field(library.1.as_bytes())
+                        .field(&tools.identity)
+                        .field(build::CONFIG_RECIPE);
+                    hasher.finish()
+                };
+                let entry = results_dir.join(format!("{key}.json"));
+                if let Some(built) = use_cache.then(|| load_result(&entry)).flatten() {
                     eprintln!("kernel: {label}: {} (cached)", built.real.word());
-                    cells.push(cell(prediction, built, true));
-                    continue;
+                    break 'pair (built, true);
                 }
-            }
-            let wrapper = dir.join("wrappers").join(&found.toolchain.id).join("rustc");
-            let (program, leading) =
-                crate::loader::start(&found.toolchain.rustc, found.toolchain.loader.as_ref());
-            if let Err(error) =
-                tools::write_wrapper(&wrapper, &program, &leading, &found.toolchain.env)
-            {
-                cells.push(cell(
-                    prediction,
-                    Built::not_run(format!("writing the wrapper: {error:#}"), Vec::new()),
-                    false,
-                ));
-                continue;
-            }
-            let compiler = tools::Compiler {
-                wrapper,
-                library: library.0.clone(),
-            };
-            if opened.is_none() {
-                match build::BuildDir::open(&build_dir, &tree.identity, &tools.identity) {
-                    Ok(out) => opened = Some(out),
-                    Err(error) => {
-                        cells.push(cell(
-                            prediction,
-                            Built::not_run(format!("the build directory: {error:#}"), Vec::new()),
-                            false,
-                        ));
-                        continue;
+                let wrapper = dir.join("wrappers").join(&toolchain.id).join("rustc");
+                let (program, leading) =
+                    crate::loader::start(&toolchain.rustc, toolchain.loader.as_ref());
+                if let Err(error) =
+                    tools::write_wrapper(&wrapper, &program, &leading, &toolchain.env)
+                {
+                    break 'pair not_run(format!("writing the wrapper: {error:#}"));
+                }
+                let compiler = tools::Compiler {
+                    wrapper,
+                    library: library.0,
+                };
+                if opened.is_none() {
+                    match build::BuildDir::open(&build_dir, &tree.identity, &tools.identity) {
+                        Ok(out) => opened = Some(out),
+                        Err(error) => {
+                            break 'pair not_run(format!("the build directory: {error:#}"))
+                        }
                     }
                 }
-            }
-            let out = opened.as_ref().expect("opened above");
-            let say = |line: &str| eprintln!("kernel: {label}: {line}");
-            let pair = build::Pair {
-                tree: &tree.root,
-                out,
-                compiler: &compiler,
-                tools,
-                jobs,
-                timeout,
-                progress: &say,
-            };
-            say("make rustavailable");
-            let pair_started = Instant::now();
-            let built = match build::rust_available(&pair) {
-                Err(refused) => *refused,
-                Ok(accepted) => build::build(&pair, accepted),
-            };
-            say(&format!(
-                "{} in {:.0} s: {}",
-                built.real.word(),
-                pair_started.elapsed().as_secs_f64(),
-                built.first_error.as_deref().unwrap_or(&built.reason)
-            ));
-            if out.is_spoiled() {
-                opened = None;
-            }
-            // Only a compiler's verdict, never a run cut short, is cached.
-            if built.cacheable && crate::interrupt::interrupted().is_none() {
-                if let Err(error) = store_result(&entry, &built) {
-                    eprintln!("kernel: {label}: the result was not cached: {error:#}");
+                let out = opened.as_ref().expect("opened above");
+                let say = |line: &str| eprintln!("kernel: {label}: {line}");
+                let pair = build::Pair {
+                    tree: &tree.root,
+                    out,
+                    compiler: &compiler,
+                    tools,
+                    jobs,
+                    timeout,
+                    progress: &say,
+                };
+                say("make rustavailable");
+                let pair_started = Instant::now();
+                let built = match build::rust_available(&pair) {
+                    Err(refused) => *refused,
+                    Ok(accepted) => build::build(&pair, accepted),
+                };
+                say(&format!(
+                    "{} in {:.0} s: {}",
+                    built.real.word(),
+                    pair_started.elapsed().as_secs_f64(),
+                    built.first_error.as_deref().unwrap_or(&built.reason)
+                ));
+                if out.is_spoiled() {
+                    opened = None;
                 }
-            }
-            cells.push(cell(prediction, built, false));
+                // Only a compiler's verdict, never a run cut short, is cached.
+                if built.cacheable && crate::interrupt::interrupted().is_none() {
+                    if let Err(error) = store_result(&entry, &built) {
+                        eprintln!("kernel: {label}: the result was not cached: {error:#}");
+                    }
+                }
+                (built, false)
+            };
+            cells.push(cell(prediction, built));
         }
     }
     if let Some(signal) = crate::interrupt::interrupted() {
@@ -534,13 +482,9 @@ fn kernel_library(
         select: &select,
     };
     let extracted = extracted::provision(provisioner, &wanted, |staging| {
-        let library = std::fs::read_dir(staging.join("usr/src"))?
-            .filter_map(Result::ok)
-            .map(|entry| entry.path().join("library"))
-            .find(|library| library.join("core/src/lib.rs").is_file())
+        let library = crate::library_sources::library_in(staging)
             .context("no library/core/src/lib.rs was extracted")?;
-        let relative = library.strip_prefix(staging)?.display().to_string();
-        Ok(vec![("library".to_owned(), relative)])
+        Ok(vec![("library".to_owned(), library)])
     })?;
     let library = extracted
         .prefix
@@ -551,48 +495,16 @@ fn kernel_library(
     ))
 }
 
-/// A kept real result (a build's step times are not kept).
-#[derive(Serialize, Deserialize)]
-struct KeptBuild {
-    real: String,
-    reason: String,
-    #[serde(deserialize_with = "json::nullable")]
-    first_error: Option<String>,
-    #[serde(deserialize_with = "json::nullable")]
-    warning: Option<String>,
-    enabled: Vec<String>,
-    objects: usize,
-    #[serde(deserialize_with = "json::nullable")]
-    tools: Option<String>,
-}
-
-/// A cached real result, if `entry` holds a well-formed one.
+/// A cached real result, if `entry` holds a well-formed one that is not `not run`.
 fn load_result(entry: &Path) -> Option<Built> {
-    let kept: KeptBuild = json::read(&crate::files::read_text(entry, 1 << 20).ok()?).ok()?;
-    let real = Real::from_word(&kept.real).filter(|real| *real != Real::NotRun)?;
-    Some(Built {
-        real,
-        reason: kept.reason,
-        first_error: kept.first_error,
-        warning: kept.warning,
+    let built: Built = json::read(&crate::files::read_text(entry, 1 << 20).ok()?).ok()?;
+    (built.real != Real::NotRun).then_some(Built {
         cacheable: true,
-        enabled: kept.enabled,
-        objects: kept.objects,
-        steps: Vec::new(),
-        tools: kept.tools,
+        ..built
     })
 }
 
-/// Stores a real result that is the compiler's verdict.
+/// Stores a real result that is the compiler's verdict (its step times are not kept).
 fn store_result(entry: &Path, built: &Built) -> anyhow::Result<()> {
-    let kept = KeptBuild {
-        real: built.real.word().into(),
-        reason: built.reason.clone(),
-        first_error: built.first_error.clone(),
-        warning: built.warning.clone(),
-        enabled: built.enabled.clone(),
-        objects: built.objects,
-        tools: built.tools.clone(),
-    };
-    crate::files::write_atomically(entry, json::to_value(&kept).to_string().as_bytes())
+    crate::files::write_atomically(entry, json::to_value(built).to_string().as_bytes())
 }

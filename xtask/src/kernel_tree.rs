@@ -4,7 +4,8 @@
 //!
 //! [`read`] takes the version from the top `Makefile`, the minimum tool versions by running the
 //! tree's own `scripts/min-tool-version.sh`, `rust_allowed_features` and the driver-facing
-//! flags of `rust_common_cmd` from `scripts/Makefile.build`, each `RUSTC_HAS_*` threshold from
+//! flags of `rust_common_cmd` from `scripts/Makefile.build`, the feature lints' levels from the
+//! top `Makefile` (with `CONFIG_WERROR` as the x86_64 defconfig sets it), each `RUSTC_HAS_*` threshold from
 //! `init/Kconfig`, and the feature attributes of every crate root ([`makefiles`] finds them).
 //! [`predict`] compiles one probe per crate root with a given compiler ([`prediction`]).
 
@@ -55,12 +56,13 @@ pub struct Tree {
     pub minimums: Vec<Minimum>,
     /// `rust_allowed_features` of `scripts/Makefile.build`, in its order.
     pub allowed_features: Vec<String>,
-    /// The words of `scripts/Makefile.build`'s `rust_common_cmd`, as written (Make variables
-    /// unexpanded): how Kbuild compiles every crate outside `rust/`.
-    pub rust_common_cmd: Vec<String>,
-    /// The words of `rust_common_cmd` that decide which features a crate outside `rust/` may
+    /// The words of `scripts/Makefile.build`'s `rust_common_cmd` (how Kbuild compiles every
+    /// crate outside `rust/`) that decide which features a crate outside `rust/` may
     /// use (`-Zallow-features=...`, `-Zcrate-attr=...`), with the allowed list put in.
     pub driver_flags: Vec<String>,
+    /// The feature lints ([`makefiles::FEATURE_LINTS`]) Kbuild's flags make errors for every
+    /// crate: 6.1's `-Dwarnings` makes `stable_features` one.
+    pub denied_lints: Vec<String>,
     /// Every `config RUSTC_HAS_X` of `init/Kconfig` that is `def_bool RUSTC_VERSION >= N`.
     pub kconfig: Vec<KconfigSymbol>,
     /// Every crate root, `rust/`'s first (in `rust/Makefile`'s order), then the others by path.
@@ -106,6 +108,9 @@ pub struct CrateRoot {
     pub loads_proc_macro: bool,
     /// Every feature its inner attributes enable, conditions included.
     pub features: Vec<FeatureAttribute>,
+    /// The feature lints its own `#![allow(...)]` allows (6.12's `compiler_builtins` allows
+    /// `internal_features`).
+    pub allowed_lints: Vec<String>,
 }
 
 impl Tree {
@@ -162,10 +167,25 @@ pub fn read(root: &Path) -> anyhow::Result<Tree> {
             build.display()
         )
     })?;
-    let rust_common_cmd = makefiles::rust_common_cmd(&build_text)
+    let driver_flags = makefiles::rust_common_cmd(&build_text)
+        .and_then(|command| makefiles::driver_flags(&command, &allowed_features))
         .with_context(|| format!("{}: reading `rust_common_cmd`", build.display()))?;
-    let driver_flags = makefiles::driver_flags(&rust_common_cmd, &allowed_features)
-        .with_context(|| format!("{}: reading `rust_common_cmd`", build.display()))?;
+    // The real build starts from this defconfig, which sets `CONFIG_WERROR` from 6.1 on.
+    let defconfig = root.join(format!(
+        "arch/{}/configs/{}_defconfig",
+        HOST_ARCH.1, HOST_ARCH.0
+    ));
+    let werror = defconfig.is_file()
+        && read_text(&defconfig)?
+            .lines()
+            .any(|line| line == "CONFIG_WERROR=y");
+    let mut warn = String::new();
+    for name in ["scripts/Makefile.extrawarn", "scripts/Makefile.warn"] {
+        if root.join(name).is_file() {
+            warn.push_str(&read_text(&root.join(name))?);
+        }
+    }
+    let denied_lints = makefiles::denied_feature_lints(&text, &warn, werror);
     let kconfig_path = root.join("init/Kconfig");
     let kconfig = read_kconfig(&read_text(&kconfig_path)?, "init/Kconfig");
     let minimums = ARCHES
@@ -184,6 +204,7 @@ pub fn read(root: &Path) -> anyhow::Result<Tree> {
         };
         crates.push(CrateRoot {
             loads_proc_macro: text.contains("proc_macro"),
+            allowed_lints: makefiles::allowed_feature_lints(&text),
             root: path,
             name,
             build,
@@ -196,8 +217,8 @@ pub fn read(root: &Path) -> anyhow::Result<Tree> {
         version,
         minimums,
         allowed_features,
-        rust_common_cmd,
         driver_flags,
+        denied_lints,
         kconfig,
         crates,
     })

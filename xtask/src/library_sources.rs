@@ -278,7 +278,7 @@ pub(crate) fn sources_members(members: &[String]) -> anyhow::Result<Vec<String>>
 
 /// The path of `library/` (`usr/src/rustc-1.96.0/library`) in a directory the parts were
 /// extracted into, found by its `core/src/lib.rs`.
-fn library_in(extracted: &Path) -> Option<String> {
+pub(crate) fn library_in(extracted: &Path) -> Option<String> {
     std::fs::read_dir(extracted.join("usr/src"))
         .ok()?
         .filter_map(Result::ok)

@@ -232,7 +232,7 @@ pub fn parse_targets(values: &[String]) -> anyhow::Result<Vec<&'static KernelTar
         }
         return Ok(Vec::new());
     }
-    let mut targets: Vec<&'static KernelTarget> = Vec::new();
+    let mut named: Vec<&'static KernelTarget> = Vec::new();
     for value in values {
         let Some(target) = kernel_target(value) else {
             let known: Vec<&str> = KERNEL_TARGETS.iter().map(|target| target.triple).collect();
@@ -242,18 +242,14 @@ pub fn parse_targets(values: &[String]) -> anyhow::Result<Vec<&'static KernelTar
                 known.join(", ")
             );
         };
-        if !targets.contains(&target) {
-            targets.push(target);
-        }
+        named.push(target);
     }
-    // Catalog order, whatever order the flags gave: reports of one selection then line up.
-    targets.sort_by_key(|target| {
-        KERNEL_TARGETS
-            .iter()
-            .position(|known| known == *target)
-            .unwrap_or(usize::MAX)
-    });
-    Ok(targets)
+    // Each once, in catalog order whatever order the flags gave: reports of one selection then
+    // line up.
+    Ok(KERNEL_TARGETS
+        .iter()
+        .filter(|target| named.contains(target))
+        .collect())
 }
 
 /// The target names of `rustc --print target-list`: one per line; anything that is not a

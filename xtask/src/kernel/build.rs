@@ -9,6 +9,7 @@
 use super::said::{failed_targets, first_error, machine_failure, summary_of_stars};
 use super::symbols::{enabled_in, objects_of, rust_symbols};
 use super::tools::{libclang_env, Compiler, Tools};
+use crate::json::{self, Deserialize, Serialize};
 use crate::process::{self, Invocation, ProcessOutput};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -19,7 +20,8 @@ pub(crate) const CONFIG_RECIPE: &str = "x86_64_defconfig; -d MITIGATION_CALL_DEP
      -e RUST -e SAMPLES -e SAMPLES_RUST; every SAMPLE_RUST_*; every Rust driver and its objects; olddefconfig; v3";
 
 /// The real result of one pair.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub(crate) enum Real {
     /// Everything built, and was checked to have been built by that compiler.
     Pass,
@@ -28,6 +30,7 @@ pub(crate) enum Real {
     /// The tree's own `make rustavailable` refused the compiler.
     Refused,
     /// Not built: a missing tool, the machine, a configuration that lost `CONFIG_RUST`.
+    #[serde(rename = "not run")]
     NotRun,
 }
 
@@ -41,36 +44,34 @@ impl Real {
             Real::NotRun => "not run",
         }
     }
-
-    /// The result a word names.
-    pub(crate) fn from_word(word: &str) -> Option<Real> {
-        [Real::Pass, Real::Fail, Real::Refused, Real::NotRun]
-            .into_iter()
-            .find(|real| real.word() == word)
-    }
 }
 
-/// What building one pair found.
-#[derive(Clone, Debug)]
+/// What building one pair found; its JSON, without `cacheable` and `steps`, is a cached result.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Built {
     /// The result.
     pub real: Real,
     /// Why, in one sentence.
     pub reason: String,
     /// The first error the tools printed, if any.
+    #[serde(deserialize_with = "json::nullable")]
     pub first_error: Option<String>,
     /// What `make rustavailable` warned, if anything (6.1 warns about newer compilers).
+    #[serde(deserialize_with = "json::nullable")]
     pub warning: Option<String>,
     /// Whether it is the compilers' verdict on the tree, and so may be cached: never a killed
     /// build, a full disk, a missing tool or anything half-built.
+    #[serde(skip)]
     pub cacheable: bool,
     /// The Rust Kconfig symbols the configuration kept on (samples and drivers).
     pub enabled: Vec<String>,
     /// How many Rust objects were checked to be rebuilt by this compiler.
     pub objects: usize,
     /// Each step and its wall time in seconds.
+    #[serde(skip)]
     pub steps: Vec<(String, f64)>,
     /// The tools the tree's `make` ran with ([`Tools::identity`]); `None` when it never ran.
+    #[serde(deserialize_with = "json::nullable")]
     pub tools: Option<String>,
 }
 
@@ -181,12 +182,13 @@ impl Pair<'_> {
         ];
         args.extend(targets.iter().map(|target| (*target).to_owned()));
         let invocation = Invocation {
-            program: PathBuf::from("make"),
+            // By its absolute path on `PATH`, as [`Invocation`] wants.
+            program: process::which("make").unwrap_or_else(|| PathBuf::from("make")),
             args,
             env: vec![libclang_env(&self.tools.libclang)],
             env_remove: Vec::new(),
         };
-        process::run(&resolved(invocation), self.timeout)
+        process::run(&invocation, self.timeout)
     }
 
     fn config(&self, args: &[String]) -> std::io::Result<ProcessOutput> {
@@ -203,16 +205,6 @@ impl Pair<'_> {
         };
         process::run(&invocation, self.timeout)
     }
-}
-
-/// `make` by its absolute path on `PATH`, as [`Invocation`] wants.
-fn resolved(mut invocation: Invocation) -> Invocation {
-    if invocation.program.is_relative() {
-        if let Some(found) = process::which(&invocation.program) {
-            invocation.program = found;
-        }
-    }
-    invocation
 }
 
 /// What the tree's `make rustavailable` said of a compiler it accepts.
@@ -258,13 +250,16 @@ pub(crate) fn rust_available(pair: &Pair<'_>) -> Result<Accepted, Box<Built>> {
             seconds: output.seconds,
         });
     }
-    let mut refused = Built::not_run(String::new(), steps);
-    refused.real = Real::Refused;
-    refused.cacheable = true;
-    refused.first_error = Some(summary_of_stars(&said));
-    refused.reason = "the tree's own `make rustavailable` refused it".into();
-    refused.tools = Some(pair.tools.identity.clone());
-    Err(Box::new(refused))
+    Err(Box::new(Built {
+        real: Real::Refused,
+        cacheable: true,
+        first_error: Some(summary_of_stars(&said)),
+        tools: Some(pair.tools.identity.clone()),
+        ..Built::not_run(
+            "the tree's own `make rustavailable` refused it".into(),
+            steps,
+        )
+    }))
 }
 
 /// Configures and builds the pair's Rust; the tree has accepted the compiler.
@@ -283,19 +278,11 @@ fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
     let mut steps: Vec<(String, f64)> = Vec::new();
     let started = SystemTime::now();
     let config_path = pair.out.out.join(".config");
-    let fail = |real: Real, reason: String, output: &ProcessOutput, steps: Vec<(String, f64)>| {
-        let said = format!("{}\n{}", output.stdout, output.stderr);
-        Built {
-            real,
-            reason,
-            first_error: first_error(&said).or_else(|| Some(process::last_line(&said))),
-            warning: warning.clone(),
-            cacheable: false,
-            enabled: Vec::new(),
-            objects: 0,
-            steps,
-            tools: None,
-        }
+    // Not built, for a reason `output` tells.
+    let fail = |reason: String, output: &ProcessOutput, steps: Vec<(String, f64)>| Built {
+        first_error: Some(first_error_of(output)),
+        warning: warning.clone(),
+        ..Built::not_run(reason, steps)
     };
     // Runs one `make`; a machine failure spoils the build directory and ends the pair.
     macro_rules! run_make {
@@ -311,7 +298,6 @@ fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
             if let Some(why) = machine_failure(&output, pair.timeout) {
                 pair.out.spoil();
                 return fail(
-                    Real::NotRun,
                     format!(
                         "make {}: {why} (not cached; the build directory is discarded)",
                         $targets.join(" ")
@@ -326,28 +312,15 @@ fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
     if !config_path.is_file() {
         let output = run_make!("defconfig", &["x86_64_defconfig"]);
         if !output.success() {
-            return fail(
-                Real::NotRun,
-                "make x86_64_defconfig failed".into(),
-                &output,
-                steps,
-            );
+            return fail("make x86_64_defconfig failed".into(), &output, steps);
         }
     }
     let symbols = rust_symbols(pair.tree);
-    let mut args: Vec<String> = [
-        "-d",
-        "MITIGATION_CALL_DEPTH_TRACKING",
-        "-e",
-        "RUST",
-        "-e",
-        "SAMPLES",
-        "-e",
-        "SAMPLES_RUST",
-    ]
-    .iter()
-    .map(|word| (*word).to_owned())
-    .collect();
+    let mut args: Vec<String> =
+        "-d MITIGATION_CALL_DEPTH_TRACKING -e RUST -e SAMPLES -e SAMPLES_RUST"
+            .split(' ')
+            .map(String::from)
+            .collect();
     for (symbol, tristate) in &symbols {
         args.push(if *tristate { "-m" } else { "-e" }.to_owned());
         args.push(symbol.clone());
@@ -355,7 +328,7 @@ fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
     match pair.config(&args) {
         Ok(output) if output.success() => steps.push(("scripts/config".into(), output.seconds)),
         Ok(output) => {
-            return fail(Real::NotRun, "scripts/config failed".into(), &output, steps);
+            return fail("scripts/config failed".into(), &output, steps);
         }
         Err(error) => {
             return Built::not_run(format!("scripts/config could not start: {error}"), steps)
@@ -363,24 +336,20 @@ fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
     }
     let output = run_make!("olddefconfig", &["olddefconfig"]);
     if !output.success() {
-        return fail(
-            Real::NotRun,
-            "make olddefconfig failed".into(),
-            &output,
-            steps,
-        );
+        return fail("make olddefconfig failed".into(), &output, steps);
     }
     let config = std::fs::read_to_string(&config_path).unwrap_or_default();
     if !config.lines().any(|line| line == "CONFIG_RUST=y") {
-        let mut built = Built::not_run(
-            "olddefconfig dropped CONFIG_RUST=y (Kconfig's `depends on` for RUST is not met \
-             with this compiler, its library sources or the tools: see the tree's init/Kconfig); \
-             nothing was built"
-                .into(),
-            steps,
-        );
-        built.warning = warning;
-        return built;
+        return Built {
+            warning,
+            ..Built::not_run(
+                "olddefconfig dropped CONFIG_RUST=y (Kconfig's `depends on` for RUST is not met \
+                 with this compiler, its library sources or the tools: see the tree's \
+                 init/Kconfig); nothing was built"
+                    .into(),
+                steps,
+            )
+        };
     }
     let enabled_now = enabled_in(&config);
     let enabled: Vec<String> = symbols
@@ -406,12 +375,13 @@ fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
     // nothing and prove nothing: they and their command records go, so that the compiler
     // builds them again now.
     let wrapper = pair.compiler.wrapper.display().to_string();
-    for object in &expected {
-        let cmd = pair.out.out.join(cmd_file(object));
-        if std::fs::read_to_string(&cmd).is_ok_and(|text| text.contains(&wrapper)) {
-            let _ = std::fs::remove_file(pair.out.out.join(object));
-            let _ = std::fs::remove_file(&cmd);
-        }
+    let by_it = |object: &String| {
+        std::fs::read_to_string(pair.out.out.join(cmd_file(object)))
+            .is_ok_and(|text| text.contains(&wrapper))
+    };
+    for object in expected.iter().filter(|object| by_it(object)) {
+        let _ = std::fs::remove_file(pair.out.out.join(object));
+        let _ = std::fs::remove_file(pair.out.out.join(cmd_file(object)));
     }
     let output = run_make!("prepare", &["prepare"]);
     if !output.success() {
@@ -433,63 +403,55 @@ fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
     let config = std::fs::read_to_string(&config_path).unwrap_or_default();
     if !config.lines().any(|line| line == "CONFIG_RUST=y") {
         pair.out.spoil();
-        let mut built = Built::not_run(
-            "CONFIG_RUST=y was gone from .config after the build (not cached)".into(),
-            steps,
-        );
-        built.warning = warning;
-        return built;
+        return Built {
+            warning,
+            ..Built::not_run(
+                "CONFIG_RUST=y was gone from .config after the build (not cached)".into(),
+                steps,
+            )
+        };
     }
-    let mut stale = Vec::new();
-    for object in &expected {
-        let path = pair.out.out.join(object);
-        let cmd = cmd_file(object);
-        let fresh = std::fs::metadata(&path)
-            .and_then(|meta| meta.modified())
-            .is_ok_and(|modified| modified >= started);
-        let by_it = std::fs::read_to_string(pair.out.out.join(&cmd))
-            .is_ok_and(|text| text.contains(&wrapper));
-        if !fresh || !by_it {
-            stale.push(format!(
-                "{object} ({})",
-                if !fresh {
-                    "not rebuilt in this build"
-                } else {
-                    "its .cmd names another compiler"
-                }
-            ));
-        }
-    }
+    let stale: Vec<String> = expected
+        .iter()
+        .filter_map(|object| {
+            let fresh = std::fs::metadata(pair.out.out.join(object))
+                .and_then(|meta| meta.modified())
+                .is_ok_and(|modified| modified >= started);
+            let why = match (fresh, by_it(object)) {
+                (false, _) => "not rebuilt in this build",
+                (true, false) => "its .cmd names another compiler",
+                (true, true) => return None,
+            };
+            Some(format!("{object} ({why})"))
+        })
+        .collect();
     if !stale.is_empty() {
         pair.out.spoil();
-        let mut built = Built::not_run(
-            format!(
-                "the build said it succeeded, but {} of {} Rust objects were not built by this \
-                 compiler now: {} (not cached)",
-                stale.len(),
-                expected.len(),
-                stale.join(", ")
-            ),
-            steps,
+        let reason = format!(
+            "the build said it succeeded, but {} of {} Rust objects were not built by this \
+             compiler now: {} (not cached)",
+            stale.len(),
+            expected.len(),
+            stale.join(", ")
         );
-        built.warning = warning;
-        built.enabled = enabled;
-        return built;
+        return Built {
+            warning,
+            enabled,
+            ..Built::not_run(reason, steps)
+        };
     }
+    let reason = format!(
+        "built prepare, rust/, samples/rust/ and {driver_count} Rust driver objects; {} Rust \
+         objects checked to be this compiler's",
+        expected.len()
+    );
     Built {
         real: Real::Pass,
-        reason: format!(
-            "built prepare, rust/, samples/rust/ and {driver_count} Rust driver objects; {} Rust \
-             objects checked to be this compiler's",
-            expected.len()
-        ),
-        first_error: None,
         warning,
         cacheable: true,
         enabled,
         objects: expected.len(),
-        steps,
-        tools: None,
+        ..Built::not_run(reason, steps)
     }
 }
 
@@ -517,21 +479,25 @@ fn compiler_failure(
     let by_bindgen = failed_targets(&said).any(|target| target.ends_with("_generated.rs"));
     let by_rustc = !by_bindgen
         && (said.contains("error[E") || said.lines().any(|line| line.starts_with("error: ")));
+    let reason = if by_bindgen {
+        format!("{what} failed: bindgen could not generate the bindings (not cached: no compiler error)")
+    } else if by_rustc {
+        format!("{what} failed: the compiler reported an error")
+    } else {
+        format!("{what} failed (not cached: no compiler error was seen)")
+    };
     Built {
         real: Real::Fail,
-        reason: if by_bindgen {
-            format!("{what} failed: bindgen could not generate the bindings (not cached: no compiler error)")
-        } else if by_rustc {
-            format!("{what} failed: the compiler reported an error")
-        } else {
-            format!("{what} failed (not cached: no compiler error was seen)")
-        },
-        first_error: first_error(&said).or_else(|| Some(process::last_line(&said))),
+        first_error: Some(first_error_of(output)),
         warning,
         cacheable: by_rustc,
         enabled,
-        objects: 0,
-        steps,
-        tools: None,
+        ..Built::not_run(reason, steps)
     }
+}
+
+/// The first error `output` printed, or its last line.
+fn first_error_of(output: &ProcessOutput) -> String {
+    let said = format!("{}\n{}", output.stdout, output.stderr);
+    first_error(&said).unwrap_or_else(|| process::last_line(&said))
 }

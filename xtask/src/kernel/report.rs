@@ -6,27 +6,6 @@ use super::build::{Built, Real};
 use crate::kernel_report::{CellJson, CrateJson, KernelJson, StepJson, TreeJson};
 use crate::kernel_tree::{Predicted, Prediction};
 
-/// One tree as the report shows it.
-#[derive(Clone, Debug)]
-pub(crate) struct TreeEntry {
-    /// The pin's id.
-    pub id: String,
-    /// The version its Makefile says, "6.12.118"; `None` when the tree could not be read.
-    pub version: Option<String>,
-    /// The Debian package, `linux-source-6.12=6.12.118-1`, if it is one.
-    pub package: Option<String>,
-    /// Where it came from exactly, with the suite, or its path.
-    pub identity: Option<String>,
-    /// The `.deb`'s SHA-256.
-    pub sha256: Option<String>,
-    /// The minimum rustc for x86_64.
-    pub minimum_rustc: Option<String>,
-    /// `rust_allowed_features`.
-    pub allowed_features: Vec<String>,
-    /// Why it could not be provided or read, if so.
-    pub error: Option<String>,
-}
-
 /// One (tree, compiler) cell.
 #[derive(Clone, Debug)]
 pub(crate) struct Cell {
@@ -63,7 +42,7 @@ impl Cell {
 #[derive(Clone, Debug)]
 pub(crate) struct Report {
     /// The trees, in pin order.
-    pub trees: Vec<TreeEntry>,
+    pub trees: Vec<TreeJson>,
     /// The cells, tree by tree, compilers in pin order.
     pub cells: Vec<Cell>,
     /// The build tools, or why they are missing.
@@ -105,16 +84,6 @@ impl Report {
 
     /// The JSON form.
     pub(crate) fn to_json(&self) -> KernelJson {
-        let trees = self.trees.iter().map(|tree| TreeJson {
-            id: tree.id.clone(),
-            version: tree.version.clone(),
-            package: tree.package.clone(),
-            source: tree.identity.clone(),
-            sha256: tree.sha256.clone(),
-            minimum_rustc: tree.minimum_rustc.clone(),
-            allowed_features: tree.allowed_features.clone(),
-            error: tree.error.clone(),
-        });
         let cells = self.cells.iter().map(|cell| {
             let prediction = cell.prediction.as_ref();
             let crates = prediction.map(|prediction| &prediction.crates[..]);
@@ -146,7 +115,7 @@ impl Report {
             }
         });
         KernelJson {
-            trees: trees.collect(),
+            trees: self.trees.clone(),
             cells: cells.collect(),
             tools: self.tools_used().ok(),
             tools_error: self.tools.as_ref().err().cloned(),
@@ -214,7 +183,7 @@ impl Report {
                     "{}: Linux {}, {}; minimum rustc {}; allowed features: {}",
                     tree.id,
                     tree.version.as_deref().unwrap_or("?"),
-                    tree.identity.as_deref().unwrap_or("?"),
+                    tree.source.as_deref().unwrap_or("?"),
                     tree.minimum_rustc.as_deref().unwrap_or("?"),
                     tree.allowed_features.join(", ")
                 ),
@@ -242,27 +211,22 @@ impl Report {
             "real",
             "why",
         ];
-        let rows = self.rows();
-        let mut widths = header.map(str::len);
+        let rows: Vec<[String; 7]> = std::iter::once(header.map(String::from))
+            .chain(self.rows())
+            .collect();
+        // Every column but the last (`why`) is padded to its widest value.
+        let mut widths = [0; 6];
         for row in &rows {
-            for (width, value) in widths.iter_mut().zip(row.iter()).take(6) {
+            for (width, value) in widths.iter_mut().zip(row) {
                 *width = (*width).max(value.len());
             }
         }
-        let line = |cells: Vec<&str>| {
-            let mut out = String::new();
-            for (index, value) in cells.iter().enumerate() {
-                if index < 6 {
-                    out.push_str(&format!("{value:<width$}  ", width = widths[index]));
-                } else {
-                    out.push_str(value);
-                }
-            }
-            out.trim_end().to_owned() + "\n"
-        };
-        text.push_str(&line(header.to_vec()));
         for row in &rows {
-            text.push_str(&line(row.iter().map(String::as_str).collect()));
+            let mut line: String = (widths.iter().zip(row))
+                .map(|(width, value)| format!("{value:<width$}  "))
+                .collect();
+            line.push_str(&row[6]);
+            text.push_str(&format!("{}\n", line.trim_end()));
         }
         for cell in self
             .cells

@@ -11,7 +11,11 @@ pub(crate) fn rust_symbols(tree: &Path) -> Vec<(String, bool)> {
     // (name, tristate, the words of its `depends on` lines, whether it is a Rust sample)
     let mut entries: Vec<(String, bool, Vec<String>, bool)> = Vec::new();
     let mut kconfigs = vec![tree.join("samples/rust/Kconfig")];
-    collect_kconfigs(&tree.join("drivers"), &mut kconfigs);
+    collect_files(
+        &tree.join("drivers"),
+        &|name| name.starts_with("Kconfig"),
+        &mut kconfigs,
+    );
     for file in kconfigs {
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
@@ -64,17 +68,16 @@ pub(crate) fn rust_symbols(tree: &Path) -> Vec<(String, bool)> {
     found
 }
 
-fn collect_kconfigs(dir: &Path, into: &mut Vec<PathBuf>) {
+/// Every file under `dir` whose name is `wanted`, in no particular order.
+fn collect_files(dir: &Path, wanted: &dyn Fn(&str) -> bool, into: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for entry in entries.filter_map(Result::ok) {
         let path = entry.path();
         match entry.file_type() {
-            Ok(kind) if kind.is_dir() => collect_kconfigs(&path, into),
-            Ok(kind)
-                if kind.is_file() && entry.file_name().to_string_lossy().starts_with("Kconfig") =>
-            {
+            Ok(kind) if kind.is_dir() => collect_files(&path, wanted, into),
+            Ok(kind) if kind.is_file() && wanted(&entry.file_name().to_string_lossy()) => {
                 into.push(path)
             }
             _ => {}
@@ -99,7 +102,11 @@ pub(crate) fn enabled_in(config: &str) -> Vec<String> {
 pub(crate) fn objects_of(tree: &Path, symbol: &str) -> Vec<String> {
     let mut objects = Vec::new();
     let mut makefiles = Vec::new();
-    collect_makefiles(&tree.join("drivers"), &mut makefiles);
+    collect_files(
+        &tree.join("drivers"),
+        &|name| name == "Makefile",
+        &mut makefiles,
+    );
     makefiles.push(tree.join("samples/rust/Makefile"));
     let needle = format!("$(CONFIG_{symbol})");
     for makefile in makefiles {
@@ -150,18 +157,4 @@ pub(crate) fn objects_of(tree: &Path, symbol: &str) -> Vec<String> {
     objects.sort();
     objects.dedup();
     objects
-}
-
-fn collect_makefiles(dir: &Path, into: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.filter_map(Result::ok) {
-        let path = entry.path();
-        match entry.file_type() {
-            Ok(kind) if kind.is_dir() => collect_makefiles(&path, into),
-            Ok(kind) if kind.is_file() && entry.file_name() == "Makefile" => into.push(path),
-            _ => {}
-        }
-    }
 }

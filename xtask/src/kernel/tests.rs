@@ -4,10 +4,11 @@
 //! docs/kernel.md's documentation of its JSON.
 
 use super::build::{self, Built, Real};
-use super::report::{Cell, Report, TreeEntry};
+use super::report::{Cell, Report};
 use super::trees;
 use super::{said, symbols, tools};
 use crate::json::Value;
+use crate::kernel_report::TreeJson;
 use crate::kernel_tree::{CratePrediction, Predicted, Prediction};
 use std::path::{Path, PathBuf};
 use xshell::cmd;
@@ -281,11 +282,11 @@ fn report() -> Report {
         }],
     };
     Report {
-        trees: vec![TreeEntry {
+        trees: vec![TreeJson {
             id: "6.12".into(),
             version: Some("6.12.118".into()),
             package: Some("linux-source-6.12=6.12.118-1".into()),
-            identity: Some("linux-source-6.12=6.12.118-1 (trixie-security)".into()),
+            source: Some("linux-source-6.12=6.12.118-1 (trixie-security)".into()),
             sha256: Some("0".repeat(64)),
             minimum_rustc: Some("1.78.0".into()),
             allowed_features: vec!["lint_reasons".into()],

@@ -130,17 +130,13 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> anyhow::Result<T
     if !problems.is_empty() {
         bail!(problems.join("; "));
     }
-    let first = |lines: &[String]| lines.first().cloned().unwrap_or_default();
     let clang = version_of(&Path::new("/usr/bin").join(&programs[0]), Vec::new())?;
     let lld = version_of(&Path::new("/usr/bin").join(&programs[1]), Vec::new())?;
     let bindgen_says = version_of(&bindgen, vec![libclang_env(&libclang)])?;
     let loaded = libclang_version(kernel_dir, &bindgen, &libclang)?;
     Ok(Tools {
         identity: format!(
-            "{}; {}; {} with libclang {loaded} ({})",
-            first(&clang),
-            first(&lld),
-            first(&bindgen_says),
+            "{clang}; {lld}; {bindgen_says} with libclang {loaded} ({})",
             libclang.display()
         ),
         bindgen,
@@ -149,8 +145,8 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> anyhow::Result<T
     })
 }
 
-/// The lines `program --version` prints.
-fn version_of(program: &Path, env: Vec<(String, String)>) -> anyhow::Result<Vec<String>> {
+/// The first line `program --version` prints.
+fn version_of(program: &Path, env: Vec<(String, String)>) -> anyhow::Result<String> {
     let invocation = Invocation {
         program: program.to_owned(),
         args: vec!["--version".into()],
@@ -159,13 +155,13 @@ fn version_of(program: &Path, env: Vec<(String, String)>) -> anyhow::Result<Vec<
     };
     let timeout = Duration::from_secs(60);
     match process::run(&invocation, timeout) {
-        Ok(output) if output.success() => Ok(output
-            .stdout
-            .lines()
-            .map(str::trim)
-            .filter(|line| !line.is_empty())
-            .map(str::to_owned)
-            .collect()),
+        Ok(output) if output.success() => {
+            let mut lines = output.stdout.lines().map(str::trim);
+            Ok(lines
+                .find(|line| !line.is_empty())
+                .unwrap_or_default()
+                .into())
+        }
         Ok(output) => Err(anyhow!(
             "`{} --version` failed: {}",
             program.display(),
@@ -239,7 +235,7 @@ pub(crate) fn write_wrapper(
     leading: &[String],
     env: &[(String, String)],
 ) -> anyhow::Result<()> {
-    let quote = |word: &str| format!("'{}'", word.replace('\'', r"'\''"));
+    let quote = |word: &str| process::shell_quote(word);
     let mut without_sysroot = Vec::new();
     let mut words = leading.iter();
     while let Some(word) = words.next() {

@@ -7,7 +7,7 @@
 use crate::debian::Provisioner;
 use crate::extracted::{self, Wanted};
 use crate::pins::{TreePin, TreeSource};
-use anyhow::{bail, Context};
+use anyhow::{bail, ensure, Context};
 use std::path::{Path, PathBuf};
 use xshell::{cmd, Shell};
 
@@ -59,10 +59,8 @@ pub(crate) fn provide(provisioner: &mut Provisioner<'_>, pin: &TreePin) -> anyho
             ));
             let tarball = format!("./usr/src/{}.tar.xz", source.package);
             let select = |members: &[String]| -> anyhow::Result<Vec<String>> {
-                match members.iter().find(|member| **member == tarball) {
-                    Some(member) => Ok(vec![member.clone()]),
-                    None => bail!("the package holds no {tarball}"),
-                }
+                ensure!(members.contains(&tarball), "the package holds no {tarball}");
+                Ok(vec![tarball.clone()])
             };
             let wanted = Wanted {
                 package: &source.package,

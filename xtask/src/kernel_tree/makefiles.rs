@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! What the tree's Makefiles say: its version, the allowed list and the flags Kbuild gives a
-//! driver, the crate roots, and the `--cfg`s `rust/Makefile` gives each crate of `rust/`.
+//! driver, the levels it gives the feature lints, the crate roots, and the `--cfg`s
+//! `rust/Makefile` gives each crate of `rust/`.
 //!
 //! Make is not evaluated: the reader takes the few shapes these files have used from 6.1 to
 //! 7.3 (`NAME := words`, `\` continuations, `$(if $(call rustc-min-version,N),words)`) and
@@ -57,9 +58,11 @@ fn logical_lines(text: &str) -> Vec<String> {
     lines
 }
 
-/// The value of the first assignment to `name` (`name := value`, `name = value`).
+/// The value of the first assignment to `name` (`name := value`, `name = value`, with or
+/// without `export`).
 fn assignment(text: &str, name: &str) -> Option<String> {
     logical_lines(text).into_iter().find_map(|line| {
+        let line = line.strip_prefix("export ").unwrap_or(&line);
         let rest = line.strip_prefix(name)?;
         let rest = rest.trim_start();
         let value = rest
@@ -108,6 +111,102 @@ pub(super) fn driver_flags(command: &[String], allowed: &[String]) -> anyhow::Re
         bail!("`rust_common_cmd` passes no -Zallow-features");
     }
     Ok(flags)
+}
+
+/// The lints about a feature attribute itself, which fire whether or not the crate uses the
+/// feature, so a probe meets them as the real crate does (`unused_features` depends on use).
+pub(super) const FEATURE_LINTS: [&str; 3] = [
+    "stable_features",
+    "internal_features",
+    "incomplete_features",
+];
+
+/// The [`FEATURE_LINTS`] Kbuild makes errors for every crate, by the `-A`/`-W`/`-D`/`-F`
+/// words of the top Makefile's `rust_common_flags` and `KBUILD_RUSTFLAGS`, then, when `werror`
+/// (the configuration sets `CONFIG_WERROR`), those it adds under `CONFIG_WERROR` in the top
+/// Makefile or `warn` (`scripts/Makefile.extrawarn`, 7.3's `scripts/Makefile.warn`): a
+/// `-Dwarnings` there makes each lint still at warn an error (6.1's `stable_features`; 6.12
+/// and 7.3 allow it first).
+pub(super) fn denied_feature_lints(makefile: &str, warn: &str, werror: bool) -> Vec<String> {
+    let mut values: Vec<String> = ["rust_common_flags", "KBUILD_RUSTFLAGS"]
+        .iter()
+        .filter_map(|name| assignment(makefile, name))
+        .collect();
+    if werror {
+        values.extend(werror_rustflags(makefile));
+        values.extend(werror_rustflags(warn));
+    }
+    let mut levels = FEATURE_LINTS.map(|lint| (lint, 'W'));
+    let mut warnings = 'W';
+    for word in values.iter().flat_map(|value| value.split_whitespace()) {
+        let Some((level, lint)) = word.strip_prefix('-').and_then(|flag| {
+            let level = flag.chars().next().filter(|c| "AWDF".contains(*c))?;
+            Some((level, &flag[1..]))
+        }) else {
+            continue;
+        };
+        if lint == "warnings" {
+            warnings = level;
+        } else if let Some(entry) = levels.iter_mut().find(|(name, _)| *name == lint) {
+            entry.1 = level;
+        }
+    }
+    levels
+        .into_iter()
+        .filter(|&(_, level)| matches!((level, warnings), ('D' | 'F', _) | ('W', 'D' | 'F')))
+        .map(|(lint, _)| lint.to_string())
+        .collect()
+}
+
+/// What is added to `KBUILD_RUSTFLAGS` only under `CONFIG_WERROR`: by a
+/// `KBUILD_RUSTFLAGS-$(CONFIG_WERROR) +=` line (6.1, 6.12), or by `KBUILD_RUSTFLAGS +=` inside
+/// an `ifdef CONFIG_WERROR` or `ifneq (...$(CONFIG_WERROR),)` block (7.3).
+fn werror_rustflags(text: &str) -> Vec<String> {
+    let mut values = Vec::new();
+    // Per open conditional, whether it is one that `CONFIG_WERROR` turns on.
+    let mut blocks: Vec<bool> = Vec::new();
+    for line in logical_lines(text) {
+        let line = line.trim();
+        let first = line.split_whitespace().next().unwrap_or_default();
+        match first {
+            "ifdef" | "ifneq" => blocks.push(line.contains("CONFIG_WERROR")),
+            "ifndef" | "ifeq" => blocks.push(false),
+            "else" => blocks
+                .iter_mut()
+                .last()
+                .into_iter()
+                .for_each(|on| *on = false),
+            "endif" => drop(blocks.pop()),
+            _ => {}
+        }
+        let value = line
+            .strip_prefix("KBUILD_RUSTFLAGS-$(CONFIG_WERROR)")
+            .or_else(|| {
+                let rest = line.strip_prefix("KBUILD_RUSTFLAGS")?;
+                blocks.contains(&true).then_some(rest)
+            })
+            .and_then(|rest| rest.trim_start().strip_prefix("+="));
+        values.extend(value.map(str::to_string));
+    }
+    values
+}
+
+/// The [`FEATURE_LINTS`] a crate root's `#![allow(...)]` attributes name (unconditional ones:
+/// a `cfg_attr` around one is not read).
+pub(super) fn allowed_feature_lints(root_text: &str) -> Vec<String> {
+    let allowed: Vec<&str> = root_text
+        .match_indices("#![allow(")
+        .flat_map(|(at, start)| {
+            let rest = &root_text[at + start.len()..];
+            rest[..rest.find(')').unwrap_or(rest.len())].split(',')
+        })
+        .map(str::trim)
+        .collect();
+    FEATURE_LINTS
+        .iter()
+        .filter(|lint| allowed.contains(lint))
+        .map(|lint| lint.to_string())
+        .collect()
 }
 
 /// Top directories whose `.rs` files are no Kbuild objects: `rust/` has its own Makefile, the
@@ -229,4 +328,55 @@ pub(super) fn crate_cfgs(rust_makefile: &str, name: &str) -> Vec<(String, Option
         }
     }
     cfgs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shapes of 6.1's top Makefile (6.12's adds `-Astable_features` to the first).
+    const MAKEFILE_6_1: &str = "\
+export rust_common_flags := --edition=2021 \\
+\t\t\t    -Dunsafe_op_in_unsafe_fn -Drust_2018_idioms \\
+\t\t\t    -Wmissing_docs
+KBUILD_RUSTFLAGS := $(rust_common_flags) \\
+\t\t    -Cpanic=abort -Dclippy::float_arithmetic
+KBUILD_RUSTFLAGS_KERNEL :=
+KBUILD_RUSTFLAGS-$(CONFIG_WERROR) += -Dwarnings
+KBUILD_RUSTFLAGS += $(KBUILD_RUSTFLAGS-y)
+";
+
+    #[test]
+    fn werror_denies_the_feature_lints_the_flags_leave_at_warn() {
+        assert_eq!(denied_feature_lints(MAKEFILE_6_1, "", true), FEATURE_LINTS);
+        assert!(denied_feature_lints(MAKEFILE_6_1, "", false).is_empty());
+        let allows = MAKEFILE_6_1.replace("--edition=2021", "--edition=2021 -Astable_features");
+        assert_eq!(
+            denied_feature_lints(&allows, "", true),
+            ["internal_features", "incomplete_features"]
+        );
+        // 7.3 sets it in a block of scripts/Makefile.warn; a `-D` needs no `-Dwarnings`.
+        let moved = MAKEFILE_6_1.replace("KBUILD_RUSTFLAGS-$(CONFIG_WERROR) += -Dwarnings", "");
+        let warn = "ifneq ($(findstring e, $(KBUILD_EXTRA_WARN))$(CONFIG_WERROR),)\n\
+                    KBUILD_CPPFLAGS\t\t+= -Werror\nKBUILD_RUSTFLAGS\t+= -Dwarnings\nendif\n\
+                    ifdef CONFIG_X\nKBUILD_RUSTFLAGS += -Dstable_features\nendif\n";
+        assert_eq!(denied_feature_lints(&moved, warn, true), FEATURE_LINTS);
+        assert!(denied_feature_lints(&moved, warn, false).is_empty());
+        let denies = moved.replace("-Wmissing_docs", "-Wmissing_docs -Dincomplete_features");
+        assert_eq!(
+            denied_feature_lints(&denies, "", false),
+            ["incomplete_features"]
+        );
+    }
+
+    #[test]
+    fn a_crate_roots_own_allow_is_read() {
+        let root = "//! Doc.\n#![allow(internal_features)]\n#![allow(\n    dead_code,\n    \
+                    incomplete_features,\n)]\n#![feature(compiler_builtins)]\n";
+        assert_eq!(
+            allowed_feature_lints(root),
+            ["internal_features", "incomplete_features"]
+        );
+        assert!(allowed_feature_lints("#![allow(stable_features_x)]\n").is_empty());
+    }
 }

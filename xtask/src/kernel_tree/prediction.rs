@@ -2,14 +2,14 @@
 //! What one compiler's probes say about a tree: per crate root, a metadata-only compile of a
 //! probe crate that enables the features the root enables for that compiler (its `cfg_attr`
 //! conditions decided by [`crate::cfg`] with the tree's Kconfig and `rust/Makefile` cfgs), with
-//! the flags Kbuild gives it, once with `RUSTC_BOOTSTRAP=1` (as the kernel's Makefile exports
-//! it) and once without, to say whether the bootstrap matters.
+//! the flags Kbuild gives it and the feature lints Kbuild's flags deny (as `#![deny]`, which an
+//! older compiler that lacks a lint only warns about), once with `RUSTC_BOOTSTRAP=1` (as the
+//! kernel's Makefile exports it) and once without, to say whether the bootstrap matters.
 
 use super::{Build, CrateRoot, Tree};
 use crate::catalog::Release;
 use crate::cfg::Query;
 use crate::plan::Rustc;
-use crate::probe;
 use crate::process::{self, Invocation};
 use crate::status::Status;
 use anyhow::Context;
@@ -152,7 +152,7 @@ pub fn predict(
     std::fs::create_dir_all(directory)
         .with_context(|| format!("creating {}", directory.display()))?;
     let minimum_met = rustc.release >= tree.minimum_rustc();
-    let mut seen: BTreeMap<(Vec<String>, Vec<String>, bool, bool), Outcome> = BTreeMap::new();
+    let mut seen: BTreeMap<Probe, Outcome> = BTreeMap::new();
     let mut crates = Vec::new();
     for krate in &tree.crates {
         let (features, undecided) = enabled_features(tree, krate, rustc.release);
@@ -160,16 +160,24 @@ pub fn predict(
             Build::Library => Vec::new(),
             Build::Kbuild => tree.driver_flags.clone(),
         };
+        // The crate's own `#![allow]` overrides the command line's level.
+        let denied: Vec<String> = tree
+            .denied_lints
+            .iter()
+            .filter(|lint| !krate.allowed_lints.contains(lint))
+            .cloned()
+            .collect();
         let mut outcomes = Vec::new();
         for bootstrap in [true, false] {
-            let key = (
-                features.clone(),
-                flags.clone(),
-                krate.loads_proc_macro,
+            let key = Probe {
+                features: features.clone(),
+                flags: flags.clone(),
+                denied: denied.clone(),
+                loads_proc_macro: krate.loads_proc_macro,
                 bootstrap,
-            );
+            };
             if !seen.contains_key(&key) {
-                let outcome = compile(rustc, &key.0, &key.1, key.2, bootstrap, directory, timeout)
+                let outcome = compile(rustc, &key, directory, timeout)
                     .with_context(|| format!("probing {} with {}", krate.root, rustc.release))?;
                 seen.insert(key.clone(), outcome);
             }
@@ -206,24 +214,38 @@ pub fn predict(
     })
 }
 
-/// Compiles one probe: a library enabling `features`, with `flags`, loading `proc_macro` when
-/// asked, with or without `RUSTC_BOOTSTRAP=1`.
-fn compile(
-    rustc: &Rustc,
-    features: &[String],
-    flags: &[String],
+/// One probe: a library enabling `features` with the feature lints `denied`, compiled with
+/// `flags`, loading `proc_macro` when asked, with or without `RUSTC_BOOTSTRAP=1`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Probe {
+    features: Vec<String>,
+    flags: Vec<String>,
+    denied: Vec<String>,
     loads_proc_macro: bool,
     bootstrap: bool,
+}
+
+/// Compiles one probe.
+fn compile(
+    rustc: &Rustc,
+    probe: &Probe,
     directory: &Path,
     timeout: Duration,
 ) -> anyhow::Result<Outcome> {
+    let Probe {
+        features,
+        flags,
+        denied,
+        loads_proc_macro,
+        bootstrap,
+    } = probe;
     let names: Vec<&str> = features.iter().map(String::as_str).collect();
-    let extern_crates: &[&str] = if loads_proc_macro {
+    let extern_crates: &[&str] = if *loads_proc_macro {
         &["proc_macro"]
     } else {
         &[]
     };
-    let mut source = probe::probe_source_with(&names, "cargo xtask kernel", extern_crates);
+    let mut source = crate::probe::probe_source_with(&names, "cargo xtask kernel", extern_crates);
     if names.is_empty() {
         source = source.replace("#![feature()]\n", "");
     }
@@ -232,11 +254,16 @@ fn compile(
         // does; without it the empty probe fails for a reason of its own.
         source.push_str("#![unstable(feature = \"kshim_kernel_probe\", issue = \"none\")]\n");
     }
+    if !denied.is_empty() {
+        // Among the inner attributes, before any `extern crate`: after the header line.
+        let at = source.find('\n').map_or(0, |end| end + 1);
+        source.insert_str(at, &format!("#![deny({})]\n", denied.join(", ")));
+    }
     let path = directory.join("kshim_kernel_probe.rs");
     std::fs::write(&path, source).with_context(|| format!("writing {}", path.display()))?;
     let mut invocation: Invocation = rustc.probe(&path, directory);
     invocation.args.extend(flags.iter().cloned());
-    if !bootstrap {
+    if !*bootstrap {
         invocation.env.retain(|(name, _)| name != "RUSTC_BOOTSTRAP");
         invocation.env_remove.push("RUSTC_BOOTSTRAP".into());
     }
@@ -257,18 +284,18 @@ fn compile(
             classified.extend(list.split(',').map(str::trim).filter(|n| !n.is_empty()));
         }
     }
-    let diagnostics = probe::read_diagnostics(&output.stderr, &classified)?;
-    let mut seen = Vec::new();
+    let diagnostics = crate::probe::read_diagnostics(&output.stderr, &classified)?;
+    let stable_denied = denied.iter().any(|lint| lint == "stable_features");
+    let mut seen = std::collections::BTreeSet::new();
     let mut errors: Vec<String> = classified
         .iter()
         .zip(&diagnostics.statuses)
-        .filter(|(name, _)| {
-            let first = !seen.contains(*name);
-            seen.push(**name);
-            first
-        })
+        .filter(|(name, _)| seen.insert(**name))
         .filter_map(|(name, status)| match status {
             Status::Unknown => Some(format!("unknown feature `{name}` (E0635)")),
+            Status::Stable(since) if stable_denied => Some(format!(
+                "feature `{name}` has been stable since {since} (`stable_features`, denied)"
+            )),
             Status::Removed => Some(format!("feature `{name}` has been removed (E0557)")),
             _ => None,
         })

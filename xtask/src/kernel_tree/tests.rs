@@ -8,6 +8,7 @@ use super::*;
 use crate::discovery::{discover, Availability, VERSION_TIMEOUT};
 use crate::kernel_report::{CellJson, CrateJson, KernelJson, TreeJson};
 use crate::plan::Rustc;
+use std::time::Duration;
 
 /// The trees CI always has.
 const CI_TREES: [&str; 2] = ["6.12", "7.3"];
@@ -87,7 +88,9 @@ fn reads_6_12() {
             "-Zcrate-attr=feature(arbitrary_self_types,lint_reasons,used_with_arg)",
         ]
     );
-    assert!(tree.rust_common_cmd.windows(2).any(|pair| pair
+    let build = std::fs::read_to_string(root.join("scripts/Makefile.build")).unwrap();
+    let rust_common_cmd = makefiles::rust_common_cmd(&build).unwrap();
+    assert!(rust_common_cmd.windows(2).any(|pair| pair
         == [
             "-Zcrate-attr=no_std",
             "-Zcrate-attr='feature($(rust_allowed_features))'"
@@ -136,6 +139,11 @@ fn reads_7_3() {
     };
     let tree = read(&root).unwrap();
     assert_eq!(tree.version, "7.3.0-rc7");
+    // `-Dwarnings` from scripts/Makefile.warn's `CONFIG_WERROR` block, after `-Astable_features`.
+    assert_eq!(
+        tree.denied_lints,
+        ["internal_features", "incomplete_features"]
+    );
     assert_eq!(
         tree.allowed_features,
         [
@@ -367,6 +375,57 @@ fn predicts_7_3_with_real_compilers() {
         );
     }
     let _ = std::fs::remove_dir_all(&directory);
+}
+
+#[test]
+fn predicts_6_1_fails_with_1_63_where_werror_denies_stable_features() {
+    let Some(root) = real_tree("6.1") else {
+        return;
+    };
+    let tree = read(&root).unwrap();
+    // `CONFIG_WERROR=y` (x86_64_defconfig) and `-Dwarnings`: nothing allows the feature lints.
+    assert_eq!(tree.denied_lints, makefiles::FEATURE_LINTS);
+    let Some(rustc) = compiler("debian-1.63.0") else {
+        return;
+    };
+    let directory = std::env::temp_dir().join(format!("kshim-kernel-6-1-{}", std::process::id()));
+    let prediction = predict(&tree, &rustc, &directory, Duration::from_secs(120)).unwrap();
+    let _ = std::fs::remove_dir_all(&directory);
+    // The real build's error: `nll` is stable since 1.63.0, in rust/alloc/lib.rs.
+    assert_eq!(prediction.predicted, Predicted::Fail, "{prediction:#?}");
+    let alloc = krate_prediction(&prediction, "rust/alloc/lib.rs");
+    assert_eq!(
+        alloc.errors,
+        ["feature `nll` has been stable since 1.63.0 (`stable_features`, denied)"]
+    );
+}
+
+#[test]
+fn predicts_6_12_passes_where_it_allows_stable_features_and_its_crate_internal_ones() {
+    let Some(root) = real_tree("6.12") else {
+        return;
+    };
+    let tree = read(&root).unwrap();
+    assert_eq!(
+        tree.denied_lints,
+        ["internal_features", "incomplete_features"]
+    );
+    assert_eq!(
+        krate(&tree, "rust/compiler_builtins.rs").allowed_lints,
+        ["internal_features"]
+    );
+    let Some(rustc) = compiler("debian-1.96.0") else {
+        return;
+    };
+    let directory = std::env::temp_dir().join(format!("kshim-kernel-6-12-{}", std::process::id()));
+    let prediction = predict(&tree, &rustc, &directory, Duration::from_secs(120)).unwrap();
+    let _ = std::fs::remove_dir_all(&directory);
+    assert_eq!(prediction.predicted, Predicted::Pass, "{prediction:#?}");
+}
+
+fn krate_prediction<'a>(prediction: &'a Prediction, root: &str) -> &'a CratePrediction {
+    let found = prediction.crates.iter().find(|krate| krate.root == root);
+    found.unwrap_or_else(|| panic!("no {root} in {prediction:#?}"))
 }
 
 /// The JSON a `cargo xtask kernel` report has for one tree and its cells, from real reads and
