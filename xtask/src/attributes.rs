@@ -42,11 +42,7 @@ pub fn read_features(text: &str) -> Result<Vec<FeatureAttribute>, SyntaxError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lexer = Lexer::new(text);
     if starts_with_shebang(text) {
-        while let Some(c) = lexer.bump() {
-            if c == '\n' {
-                break;
-            }
-        }
+        while lexer.bump().is_some_and(|c| c != '\n') {}
     }
     let mut features = Vec::new();
     loop {

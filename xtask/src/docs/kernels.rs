@@ -6,7 +6,6 @@
 
 use crate::catalog;
 use crate::kernel_report::KernelJson;
-use anyhow::Context;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -348,11 +347,7 @@ pub fn kernels_page(report: Option<&str>, file: &Path) -> anyhow::Result<String>
 /// The page's path and contents for the repository at `root`.
 pub fn generated(root: &Path) -> anyhow::Result<(std::path::PathBuf, String)> {
     let file = root.join(KERNEL_REPORT);
-    let report = match std::fs::read_to_string(&file) {
-        Ok(text) => Some(text),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
-        Err(error) => return Err(error).with_context(|| format!("reading {}", file.display())),
-    };
+    let report = super::read_optional(&file)?;
     Ok((
         root.join(KERNELS_PAGE),
         kernels_page(report.as_deref(), &file)?,
