@@ -3,6 +3,7 @@
 //! says to add `#![feature(...)]`), where the feature is enabled (E0725), which items of the
 //! source enclose such a place, and the place as every report records it ([`UsedPlace`]).
 
+use crate::diagnostics::json_errors;
 use crate::json::{self, Deserialize, Serialize, Value};
 use std::collections::HashMap;
 use std::path::Path;
@@ -61,15 +62,10 @@ impl From<LocationJson> for Location {
 }
 
 fn location(span: &Value) -> Location {
-    let number = |key: &str| span.get(key).and_then(Value::as_u64).unwrap_or(0);
     Location {
-        file: span
-            .get("file_name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
-        line: number("line_start"),
-        column: number("column_start"),
+        file: span["file_name"].as_str().unwrap_or_default().to_string(),
+        line: span["line_start"].as_u64().unwrap_or(0),
+        column: span["column_start"].as_u64().unwrap_or(0),
     }
 }
 
@@ -79,21 +75,15 @@ fn expansion(span: &Value) -> (Option<Location>, Vec<String>) {
     let mut outermost = None;
     let mut macros = Vec::new();
     let mut current = span;
-    // Expansions nest a few levels at most; the bound guards against a malformed cycle.
+    // Expansions nest a few levels at most; the bound guards against a malformed report.
     for _ in 0..64 {
-        let Some(expansion) = current.get("expansion").filter(|value| value.is_object()) else {
+        let expansion = &current["expansion"];
+        macros.extend(expansion["macro_decl_name"].as_str().map(String::from));
+        current = &expansion["span"];
+        if !current.is_object() {
             break;
-        };
-        if let Some(name) = expansion.get("macro_decl_name").and_then(Value::as_str) {
-            macros.push(name.to_string());
         }
-        match expansion.get("span") {
-            Some(next) if next.is_object() => {
-                outermost = Some(next);
-                current = next;
-            }
-            _ => break,
-        }
+        outermost = Some(current);
     }
     macros.reverse();
     (outermost.map(location), macros)
@@ -102,42 +92,24 @@ fn expansion(span: &Value) -> (Option<Location>, Vec<String>) {
 /// Whether a diagnostic or one of its children tells to add `#![feature(...)]`.
 fn asks_for_a_feature(diagnostic: &Value) -> bool {
     let says = |value: &Value| {
-        value
-            .get("message")
-            .and_then(Value::as_str)
+        value["message"]
+            .as_str()
             .is_some_and(|message| message.contains("#![feature("))
     };
     says(diagnostic)
-        || diagnostic
-            .get("children")
-            .and_then(Value::as_array)
+        || diagnostic["children"]
+            .as_array()
             .is_some_and(|children| children.iter().any(says))
 }
 
 /// Reads rustc's JSON diagnostics (`--error-format=json`) on `stderr`.
 pub fn read_gate_errors(stderr: &str) -> GateErrors {
     let mut read = GateErrors::default();
-    for line in stderr.lines().filter(|line| line.starts_with('{')) {
-        let Ok(diagnostic) = crate::json::parse(line) else {
-            continue;
-        };
-        if diagnostic.get("level").and_then(Value::as_str) != Some("error") {
-            continue;
-        }
-        let message = diagnostic
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let code = diagnostic
-            .get("code")
-            .and_then(|code| code.get("code"))
-            .and_then(Value::as_str);
-        let primary = diagnostic
-            .get("spans")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter(|span| span.get("is_primary").and_then(Value::as_bool) == Some(true));
+    for diagnostic in json_errors(stderr) {
+        let message = diagnostic["message"].as_str().unwrap_or_default();
+        let code = diagnostic["code"]["code"].as_str();
+        let primary = (diagnostic["spans"].as_array().into_iter().flatten())
+            .filter(|span| span["is_primary"] == true);
         if code == Some("E0725") {
             for span in primary {
                 let location = location(span);
