@@ -113,20 +113,18 @@ impl Decider {
     /// Whether a condition holds on a compiler of `release` for the probed target, in
     /// three-valued logic; no condition means active.
     pub fn active_on(&self, condition: Option<&Predicate>, release: Release) -> Option<bool> {
-        let Some(condition) = condition else {
-            return Some(true);
-        };
-        condition.evaluate(&|query| self.leaf(query, release, true))
+        condition.map_or(Some(true), |condition| {
+            condition.evaluate(&|query| self.leaf(query, release, true))
+        })
     }
 
     /// Whether a condition is false on `release` only because of the probed target: a line
     /// meant for another target.
     pub fn for_another_target(&self, condition: Option<&Predicate>, release: Release) -> bool {
-        let Some(condition) = condition else {
-            return false;
-        };
-        self.active_on(Some(condition), release) == Some(false)
-            && condition.evaluate(&|query| self.leaf(query, release, false)) != Some(false)
+        condition.is_some_and(|condition| {
+            self.active_on(Some(condition), release) == Some(false)
+                && condition.evaluate(&|query| self.leaf(query, release, false)) != Some(false)
+        })
     }
 
     /// `from` and every later release at which a decided leaf changes: between two of them,
@@ -347,14 +345,11 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
         }
         holds
     };
-    let stable_from = candidates
-        .iter()
-        .copied()
-        .find(|&from| holds_from(from, false, &mut Vec::new()));
-    let stable_from_if_conditions_hold = candidates
-        .iter()
-        .copied()
-        .find(|&from| holds_from(from, true, &mut Vec::new()));
+    let first_holding = |assume: bool| {
+        (candidates.iter().copied()).find(|&from| holds_from(from, assume, &mut Vec::new()))
+    };
+    let stable_from = first_holding(false);
+    let stable_from_if_conditions_hold = first_holding(true);
     let mut depends_on = Vec::new();
     if stable_from != stable_from_if_conditions_hold {
         holds_from(
@@ -496,12 +491,8 @@ pub fn lint(input: &Input, decider: &Decider, answers: &[Answer], minimum: Relea
                 reason: format!("stable since {since}, at or before {minimum}"),
             });
         }
-        if decider.is_dead_from(entry.condition.as_ref(), minimum) {
-            let condition = entry
-                .condition
-                .as_ref()
-                .map(ToString::to_string)
-                .unwrap_or_default();
+        let condition = entry.condition.as_ref();
+        if let Some(condition) = condition.filter(|_| decider.is_dead_from(condition, minimum)) {
             lint.dead.push(Finding {
                 entry: index,
                 reason: format!("`{condition}` is false on every compiler from {minimum} on"),
