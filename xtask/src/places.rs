@@ -416,6 +416,16 @@ impl SourcePoint {
             column: location.column,
         }
     }
+
+    /// For a file of the compiler's own library sources, its path from their `library/` on:
+    /// the machine's path to them means nothing to a reader.
+    pub fn library_path(&self) -> Option<&str> {
+        let start = self
+            .file
+            .find("/library/")
+            .filter(|_| self.file.starts_with('/'))?;
+        Some(&self.file[start + 1..])
+    }
 }
 
 /// Makes the compiler's places into [`UsedPlace`]s: files relative to a root, each place with

@@ -53,16 +53,10 @@ fn link(at: &SourcePoint) -> anyhow::Result<String> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c));
     if !inside {
-        // A file of the compiler's own library sources, shown from their `library/`: the
-        // machine's path to them means nothing to a reader.
-        if let Some(at_library) = at
-            .file
-            .find("/library/")
-            .filter(|_| at.file.starts_with('/'))
-        {
+        if let Some(library) = at.library_path() {
             return Ok(format!(
                 "{} (the compiler's library sources)",
-                escape_markdown(&format!("{}:{}", &at.file[at_library + 1..], at.line))
+                escape_markdown(&format!("{library}:{}", at.line))
             ));
         }
         return Ok(escape_markdown(&format!("{}:{}", at.file, at.line)));
