@@ -98,17 +98,10 @@ impl Input {
 
     /// How many attributes the entries come from (a `--features` list: one per name).
     pub fn attribute_count(&self) -> usize {
-        let mut starts: HashSet<(usize, usize)> = HashSet::new();
-        let mut listed = 0;
-        for entry in &self.entries {
-            match entry.attribute {
-                Some(start) => {
-                    starts.insert(start);
-                }
-                None => listed += 1,
-            }
-        }
-        starts.len() + listed
+        let attributes: HashSet<Result<(usize, usize), usize>> = (self.entries.iter().enumerate())
+            .map(|(index, entry)| entry.attribute.ok_or(index))
+            .collect();
+        attributes.len()
     }
 }
 

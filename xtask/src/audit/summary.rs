@@ -218,12 +218,6 @@ pub struct ToolchainSummary {
     pub undecided_errors: Vec<Conditional>,
 }
 
-fn push_once(list: &mut Vec<String>, name: &str) {
-    if !list.iter().any(|known| known == name) {
-        list.push(name.to_string());
-    }
-}
-
 /// Sums up one compiler's answer.
 pub fn summarize(input: &Input, decider: &Decider, answer: &Answer) -> ToolchainSummary {
     let mut summary = ToolchainSummary::default();
@@ -237,7 +231,7 @@ pub fn summarize(input: &Input, decider: &Decider, answer: &Answer) -> Toolchain
                 if lines.iter().any(|entry| {
                     decider.for_another_target(entry.condition.as_ref(), answer.release)
                 }) {
-                    push_once(&mut summary.other_target, name);
+                    summary.other_target.push(name.to_string());
                 } else {
                     summary.inactive += 1;
                 }
@@ -254,7 +248,7 @@ pub fn summarize(input: &Input, decider: &Decider, answer: &Answer) -> Toolchain
         };
         match (status, activity) {
             (Some(Status::Stable(_)), Some(true)) => summary.stable += 1,
-            (Some(Status::Gated), Some(true)) => push_once(&mut summary.needs_bootstrap, name),
+            (Some(Status::Gated), Some(true)) => summary.needs_bootstrap.push(name.to_string()),
             (Some(Status::Gated), None) => summary.undecided_gated.push(conditional()),
             (Some(status @ (Status::Unknown | Status::Removed)), Some(true)) => {
                 summary.errors.push((name.to_string(), status))
@@ -337,7 +331,10 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
                     holds = false;
                     if activity.is_none() {
                         if let Some(condition) = &entry.condition {
-                            push_once(depends, &format!("`{condition}`"));
+                            let condition = format!("`{condition}`");
+                            if !depends.contains(&condition) {
+                                depends.push(condition);
+                            }
                         }
                     }
                 }
@@ -373,7 +370,7 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
             }
             let lines = input.lines_of(name);
             match decider.name_active_on(&lines, at) {
-                Some(true) if stable_from.is_none() => push_once(&mut never_stable, name),
+                Some(true) if stable_from.is_none() => never_stable.push(name.to_string()),
                 None if stable_from_if_conditions_hold.is_none() => never_stable_if
                     .push((name.to_string(), decider.undecided_conditions(&lines, at))),
                 _ => {}
