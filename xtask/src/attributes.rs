@@ -12,7 +12,6 @@ use crate::cfg::{split_commas, Lexer, Predicate, Spanned, SyntaxError, Token};
 /// One feature that a crate root enables.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FeatureAttribute {
-    /// The feature's name.
     pub name: String,
     /// The `cfg_attr` predicates it stands under, outermost first; empty when unconditional.
     pub conditions: Vec<Predicate>,

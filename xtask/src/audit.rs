@@ -37,9 +37,7 @@ pub struct Options {
     pub input: Input,
     /// `--toolchain` specs; empty means every pin.
     pub toolchains: Vec<String>,
-    /// `--pins`.
     pub pins: Option<PathBuf>,
-    /// `--min-rust`.
     pub min_rust: Option<Release>,
     /// `--kconfig`: a Kconfig file whose `RUSTC_VERSION` thresholds decide `CONFIG_*` cfgs.
     pub kconfig: Option<PathBuf>,
@@ -79,7 +77,6 @@ pub fn parse_min_rust(text: &str) -> anyhow::Result<Release> {
 /// What became of one toolchain's probe.
 #[derive(Clone, Debug)]
 pub enum Probed {
-    /// The compiler answered.
     Answered(Answer),
     /// The probe ran but could not be read, or did not run (the message says which).
     Failed(String),
@@ -92,7 +89,6 @@ pub enum Probed {
 pub struct Column {
     /// The toolchain as the matrix's report shows it: id, spec, source, release, verdict.
     pub entry: ToolchainEntry,
-    /// Its answer.
     pub probed: Probed,
     /// The compiler, where it runs.
     pub rustc: Option<Rustc>,
@@ -125,17 +121,13 @@ impl Column {
 /// Everything one audit found.
 #[derive(Clone, Debug)]
 pub struct AuditReport {
-    /// What was audited.
     pub input: Input,
-    /// How its conditions are decided.
     pub decider: Decider,
     /// The toolchains, in discovery order.
     pub columns: Vec<Column>,
-    /// `--min-rust`.
     pub min_rust: Option<Release>,
     /// What the answers mean across toolchains.
     pub cross: CrossSummary,
-    /// What `--min-rust` found.
     pub lint: Lint,
 }
 
@@ -318,7 +310,6 @@ impl flags::Audit {
         Ok((options, format))
     }
 
-    /// Runs `cargo xtask audit`.
     pub fn run(&self, _sh: &Shell) -> anyhow::Result<Verdict> {
         let (options, format) = self.options()?;
         if self.rustc_args.is_some() && !self.usage {

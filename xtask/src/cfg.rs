@@ -196,7 +196,6 @@ pub struct SyntaxError {
     pub line: usize,
     /// 1-based column, in characters.
     pub column: usize,
-    /// What is wrong.
     pub message: String,
 }
 

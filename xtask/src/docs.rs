@@ -26,9 +26,7 @@ use xshell::Shell;
 
 /// A generated region of a file, between a begin line and an end line that stay in place.
 pub struct Region {
-    /// The line that opens the region.
     pub begin: &'static str,
-    /// The line that closes it.
     pub end: &'static str,
 }
 
@@ -453,7 +451,6 @@ pub fn regenerate(
 }
 
 impl flags::Docs {
-    /// Runs `cargo xtask docs`.
     pub fn run(&self, _sh: &Shell) -> anyhow::Result<Verdict> {
         let root = project_root();
         let verdict = regenerate(

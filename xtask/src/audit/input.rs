@@ -11,7 +11,6 @@ use std::sync::OnceLock;
 /// One feature the audited crate enables.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
-    /// The feature's name.
     pub name: String,
     /// The `cfg_attr` condition it stands under, or `None` when unconditional.
     pub condition: Option<Predicate>,
@@ -40,7 +39,6 @@ pub struct Input {
     pub path: Option<PathBuf>,
     /// Every feature, in the order the file (or list) gives them.
     pub entries: Vec<Entry>,
-    /// How the crate is built.
     pub kind: CrateKind,
     /// Whether the crate loads `proc_macro` (`extern crate proc_macro`), whose library
     /// features a plain crate does not know; a `--features` list may name them, so it does.

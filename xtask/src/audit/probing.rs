@@ -16,11 +16,8 @@ use std::time::Duration;
 
 /// How to probe one compiler.
 pub struct Prober<'a> {
-    /// The compiler.
     pub rustc: &'a Rustc,
-    /// How the audited crate is built.
     pub kind: CrateKind,
-    /// Whether the probe loads `proc_macro`.
     pub loads_proc_macro: bool,
     /// Where the probes are written and compiled (created; the caller removes it).
     pub directory: &'a Path,

@@ -31,7 +31,6 @@ pub type TargetCfgs = Vec<(String, Option<String>)>;
 pub struct Decider {
     /// The probed target's cfgs; empty when no compiler printed them.
     pub target: TargetCfgs,
-    /// The Kconfig thresholds.
     pub kconfig: Vec<KconfigSymbol>,
     /// Every release at which a decided leaf can change, ascending.
     thresholds: Vec<Release>,
@@ -175,7 +174,6 @@ impl Decider {
 /// One compiler's answer for every distinct name, in [`Input::names`] order.
 #[derive(Clone, Debug)]
 pub struct Answer {
-    /// The compiler's release number.
     pub release: Release,
     /// What it said about each name.
     pub statuses: Vec<Status>,
@@ -427,7 +425,6 @@ pub struct Lint {
 }
 
 impl Lint {
-    /// Whether it found nothing.
     pub fn is_empty(&self) -> bool {
         self.removable.is_empty() && self.dead.is_empty() && self.errors.is_empty()
     }

@@ -234,5 +234,4 @@ fn legend() -> String {
     )
 }
 
-/// The page's whole style sheet.
 const STYLE: &str = include_str!("page/style.css");
