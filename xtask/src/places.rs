@@ -176,22 +176,16 @@ fn item_header(line: &str) -> Option<(&'static str, &str)> {
                 }
             }
         }
-        if let Some(after) = rest.strip_prefix("pub(in ") {
-            rest = after
-                .split_once(')')
-                .map_or(after, |(_, after)| after)
-                .trim_start();
-        }
-        if let Some(after) = rest.strip_prefix("extern \"") {
-            rest = after
-                .split_once('"')
-                .map_or(after, |(_, after)| after)
-                .trim_start();
+        // `pub(in path)` and `extern "C"` up to their closing character.
+        for (open, close) in [("pub(in ", ')'), ("extern \"", '"')] {
+            if let Some(after) = rest.strip_prefix(open) {
+                rest = after.split_once(close).map_or(after, |(_, after)| after);
+                rest = rest.trim_start();
+            }
         }
         // `const fn` is a function; a lone `const` an item of its own.
         if let Some(after) = rest.strip_prefix("const fn ") {
-            rest = after;
-            return Some(("fn", rest.trim_start()));
+            return Some(("fn", after.trim_start()));
         }
         if rest == before {
             break;
