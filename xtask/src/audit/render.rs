@@ -174,18 +174,11 @@ impl AuditReport {
                 Some(release) => lines.push(format!(
                     "If {conditions} holds: needs only stable Rust from release {release} on."
                 )),
-                None => {
-                    let names: Vec<String> = cross
-                        .never_stable_if
-                        .iter()
-                        .map(|(name, _)| name.clone())
-                        .collect();
-                    lines.push(format!(
-                        "If {conditions} holds: needs RUSTC_BOOTSTRAP on every release the \
-                         compilers speak of, since no compiler calls {} stable.",
-                        names.join(", ")
-                    ))
-                }
+                None => lines.push(format!(
+                    "If {conditions} holds: needs RUSTC_BOOTSTRAP on every release the \
+                     compilers speak of, since no compiler calls {} stable.",
+                    cross.never_stable_if.join(", ")
+                )),
             }
         }
         match (&cross.known_from, &cross.last_unknowing) {

@@ -285,8 +285,8 @@ pub struct CrossSummary {
     /// The features that keep `stable_from` from existing: no compiler calls them stable, the
     /// newest does not reject them, and their lines stay active on newer releases.
     pub never_stable: Vec<String>,
-    /// The same for lines under undecided conditions, with the conditions.
-    pub never_stable_if: Vec<Conditional>,
+    /// The same for lines under undecided conditions.
+    pub never_stable_if: Vec<String>,
     /// Active features the newest compiler rejects (unknown or removed): build errors from
     /// there on, not features that wait for stabilization.
     pub rejected_by_newest: Vec<(String, Status)>,
@@ -360,7 +360,7 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
         .chain(answers.iter().map(|answer| answer.release))
         .max();
     let mut never_stable = Vec::new();
-    let mut never_stable_if: Vec<Conditional> = Vec::new();
+    let mut never_stable_if = Vec::new();
     if let Some(at) = newest_release {
         for name in input.names() {
             if since_of(name).is_some() || rejected(name) {
@@ -369,8 +369,9 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
             let lines = input.lines_of(name);
             match decider.name_active_on(&lines, at) {
                 Some(true) if stable_from.is_none() => never_stable.push(name.to_string()),
-                None if stable_from_if_conditions_hold.is_none() => never_stable_if
-                    .push((name.to_string(), decider.undecided_conditions(&lines, at))),
+                None if stable_from_if_conditions_hold.is_none() => {
+                    never_stable_if.push(name.to_string())
+                }
                 _ => {}
             }
         }
