@@ -196,19 +196,16 @@ pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
         VERSION_TIMEOUT,
     )?;
     let given = match &options.kconfig {
-        Some(path) => {
-            let given = kconfig::read_kconfig_file(path)?;
-            if given.is_empty() {
-                eprintln!(
-                    "audit: --kconfig {} defines no RUSTC_HAS_* release threshold (a tree from \
-                     before them, such as 6.1); the built-in table decides",
-                    path.display()
-                );
-            }
-            given
-        }
+        Some(path) => kconfig::read_kconfig_file(path)?,
         None => Vec::new(),
     };
+    if let (Some(path), true) = (&options.kconfig, given.is_empty()) {
+        eprintln!(
+            "audit: --kconfig {} defines no RUSTC_HAS_* release threshold (a tree from before \
+             them, such as 6.1); the built-in table decides",
+            path.display()
+        );
+    }
     let kconfig = kconfig::with_given(given);
     let names = options.input.names();
     let scratch = options.scratch.join(std::process::id().to_string());
