@@ -64,21 +64,6 @@ pub fn outcome_class(outcome: Outcome) -> &'static str {
     }
 }
 
-/// The class a "listed" cell gets for what `rustc --print target-list` said.
-pub fn known_class(observed: Option<bool>, failed: bool) -> &'static str {
-    match (observed, failed) {
-        (_, true) => "kn-failed",
-        (Some(true), _) => "kn-known",
-        (Some(false), _) => "kn-unknown",
-        (None, _) => "kn-none",
-    }
-}
-
-/// The class of a compiler's verdict cell.
-pub fn verdict_class(verdict: &ToolchainVerdict) -> String {
-    format!("v-{}", verdict.word())
-}
-
 /// One name per compiler, the same in every grid, table and popup: its id.
 fn name(toolchain: &ToolchainEntry) -> &str {
     &toolchain.id

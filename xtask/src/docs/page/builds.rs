@@ -2,7 +2,7 @@
 //! The grids of builds: per kernel target its stages, and on the host the shim and every
 //! example built, run and tested, each cell a small square.
 
-use super::{below_class, column_headers, escape_html, known_class, name, outcome_class, Popups};
+use super::{below_class, column_headers, escape_html, name, outcome_class, Popups};
 use crate::expect::{Outcome, ToolchainVerdict};
 use crate::plan::{Kind, Mode};
 use crate::report::targets::STAGES;
@@ -99,12 +99,12 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
                 .find(|cell| cell.toolchain == index && &cell.triple == triple);
             match cell {
                 Some(cell) => {
-                    let class = known_class(cell.observed, cell.error.is_some());
-                    let text = match (cell.observed, &cell.error) {
-                        (_, Some(_)) => "failed",
-                        (Some(true), _) => "\u{2713}",
-                        (Some(false), _) => "no",
-                        (None, _) => "\u{2013}",
+                    // What `rustc --print target-list` said.
+                    let (class, text) = match (cell.observed, &cell.error) {
+                        (_, Some(_)) => ("kn-failed", "failed"),
+                        (Some(true), _) => ("kn-known", "\u{2713}"),
+                        (Some(false), _) => ("kn-unknown", "no"),
+                        (None, _) => ("kn-none", "\u{2013}"),
                     };
                     let inner = match &cell.error {
                         Some(error) => {
