@@ -18,7 +18,7 @@ use self::features::feature_grid;
 use self::kernel::{kbuild_grid, kernel_trees_section};
 use super::kernels::TreeData;
 use crate::catalog::MINIMUM_RELEASE;
-use crate::expect::{Outcome, ToolchainVerdict};
+use crate::expect::ToolchainVerdict;
 use crate::report::usage::UsageReport;
 use crate::report::{release_order, Observed, Report, ToolchainEntry};
 use crate::status::Status;
@@ -52,15 +52,6 @@ pub fn feature_class(observed: &Observed) -> &'static str {
         Observed::Status(Status::Removed) => "st-removed",
         Observed::NotProbed => "st-not-probed",
         Observed::ProbeFailed(_) => "st-probe-failed",
-    }
-}
-
-/// The class a build or cross cell gets for its outcome.
-pub fn outcome_class(outcome: Outcome) -> &'static str {
-    match outcome {
-        Outcome::Pass => "out-pass",
-        Outcome::Fail => "out-fail",
-        Outcome::Skipped => "out-skipped",
     }
 }
 

@@ -2,7 +2,7 @@
 //! The grids of builds: per kernel target its stages, and on the host the shim and every
 //! example built, run and tested, each cell a small square.
 
-use super::{below_class, column_headers, escape_html, name, outcome_class, Popups};
+use super::{below_class, column_headers, escape_html, name, Popups};
 use crate::expect::{Outcome, ToolchainVerdict};
 use crate::plan::{Kind, Mode};
 use crate::report::targets::STAGES;
@@ -53,8 +53,8 @@ fn outcome_square(
         )
     };
     format!(
-        "<span class=\"sq {}{}{}\" data-cell=\"{}\">{inner}</span>",
-        outcome_class(outcome),
+        "<span class=\"sq out-{}{}{}\" data-cell=\"{}\">{inner}</span>",
+        outcome.word(),
         if ok { "" } else { " differs" },
         if expected == Outcome::Fail {
             " predicted-fail"
