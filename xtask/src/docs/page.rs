@@ -20,8 +20,7 @@ use super::kernels::TreeData;
 use crate::catalog::MINIMUM_RELEASE;
 use crate::expect::ToolchainVerdict;
 use crate::report::usage::UsageReport;
-use crate::report::{release_order, Observed, Report, ToolchainEntry};
-use crate::status::Status;
+use crate::report::{release_order, Report, ToolchainEntry};
 use std::fmt::Write;
 
 /// Where the page is written, relative to the repository root.
@@ -41,18 +40,6 @@ pub fn escape_html(text: &str) -> String {
         }
     }
     escaped
-}
-
-/// The class a feature cell gets for what the compiler said.
-pub fn feature_class(observed: &Observed) -> &'static str {
-    match observed {
-        Observed::Status(Status::Stable(_)) => "st-stable",
-        Observed::Status(Status::Gated) => "st-gated",
-        Observed::Status(Status::Unknown) => "st-unknown",
-        Observed::Status(Status::Removed) => "st-removed",
-        Observed::NotProbed => "st-not-probed",
-        Observed::ProbeFailed(_) => "st-probe-failed",
-    }
 }
 
 /// One name per compiler, the same in every grid, table and popup: its id.

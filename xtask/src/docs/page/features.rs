@@ -2,7 +2,7 @@
 //! The feature x compiler grid, each cell opening the places where the usage report says the
 //! feature is needed.
 
-use super::{below_class, column_headers, escape_html, feature_class, name, Popups};
+use super::{below_class, column_headers, escape_html, name, Popups};
 use crate::catalog::FEATURES;
 use crate::places::SourcePoint;
 use crate::report::usage::text::cell_summary;
@@ -102,9 +102,9 @@ pub(super) fn feature_grid(
             let id = popups.add(&format!("{} on {}", feature.name, name(toolchain)), &detail);
             let _ = write!(
                 html,
-                "<td class=\"cell {}{}{}\" data-cell=\"feature/{}/{}\"><a href=\"#{id}\" \
+                "<td class=\"cell st-{}{}{}\" data-cell=\"feature/{}/{}\"><a href=\"#{id}\" \
                  title=\"{}\">{}</a></td>",
-                feature_class(&cell.observed),
+                cell.observed.word(),
                 if cell.ok() { "" } else { " differs" },
                 below_class(toolchain),
                 feature.name,
