@@ -87,12 +87,10 @@ const NO_MATRIX_RUN: &str = "\nNo matrix run has been recorded yet: run `cargo x
 /// Refuses text with a control character (ESC, NUL, a line break ...), which no page should
 /// show and which would break a table; `what` names the text for the error.
 pub(crate) fn refuse_control_characters(text: &str, what: &str) -> anyhow::Result<()> {
-    match text.chars().find(|character| character.is_control()) {
-        Some(control) => {
-            bail!("{what} {text:?} holds the control character {control:?}: refusing the report")
-        }
-        None => Ok(()),
+    if let Some(control) = text.chars().find(|character| character.is_control()) {
+        bail!("{what} {text:?} holds the control character {control:?}: refusing the report")
     }
+    Ok(())
 }
 
 /// `text` with Markdown's inline punctuation escaped, so that a table cell shows it as it is.
