@@ -65,12 +65,8 @@ impl Options {
 
 /// Reads `--min-rust`: `1.85` or `1.85.0`.
 pub fn parse_min_rust(text: &str) -> anyhow::Result<Release> {
-    let full = if text.matches('.').count() == 1 {
-        format!("{text}.0")
-    } else {
-        text.to_string()
-    };
-    Release::parse(&full)
+    Release::parse(text)
+        .or_else(|| Release::parse(&format!("{text}.0")))
         .with_context(|| format!("--min-rust takes a release such as 1.85 or 1.85.0, not {text:?}"))
 }
 
