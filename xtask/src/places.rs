@@ -158,7 +158,7 @@ const ITEM_KEYWORDS: [&str; 11] = [
 ];
 
 /// The item a line begins, as `(keyword, rest of the line)`, if it begins one.
-fn item_header(line: &str) -> Option<(&'static str, &str)> {
+pub(crate) fn item_header(line: &str) -> Option<(&'static str, &str)> {
     let mut rest = line.trim_start();
     loop {
         let before = rest;
@@ -200,7 +200,7 @@ fn item_header(line: &str) -> Option<(&'static str, &str)> {
 }
 
 /// The leading identifier of `text`.
-fn identifier(text: &str) -> &str {
+pub(crate) fn identifier(text: &str) -> &str {
     let end = text
         .find(|c: char| !(c.is_alphanumeric() || c == '_'))
         .unwrap_or(text.len());
