@@ -12,7 +12,6 @@ use crate::cfg::{split_commas, Lexer, Predicate, Spanned, SyntaxError, Token};
 /// One feature that a crate root enables.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FeatureAttribute {
-    /// The feature's name.
     pub name: String,
     /// The `cfg_attr` predicates it stands under, outermost first; empty when unconditional.
     pub conditions: Vec<Predicate>,
@@ -42,11 +41,7 @@ pub fn read_features(text: &str) -> Result<Vec<FeatureAttribute>, SyntaxError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lexer = Lexer::new(text);
     if starts_with_shebang(text) {
-        while let Some(c) = lexer.bump() {
-            if c == '\n' {
-                break;
-            }
-        }
+        while lexer.bump().is_some_and(|c| c != '\n') {}
     }
     let mut features = Vec::new();
     loop {

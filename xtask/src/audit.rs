@@ -37,9 +37,7 @@ pub struct Options {
     pub input: Input,
     /// `--toolchain` specs; empty means every pin.
     pub toolchains: Vec<String>,
-    /// `--pins`.
     pub pins: Option<PathBuf>,
-    /// `--min-rust`.
     pub min_rust: Option<Release>,
     /// `--kconfig`: a Kconfig file whose `RUSTC_VERSION` thresholds decide `CONFIG_*` cfgs.
     pub kconfig: Option<PathBuf>,
@@ -67,19 +65,14 @@ impl Options {
 
 /// Reads `--min-rust`: `1.85` or `1.85.0`.
 pub fn parse_min_rust(text: &str) -> anyhow::Result<Release> {
-    let full = if text.matches('.').count() == 1 {
-        format!("{text}.0")
-    } else {
-        text.to_string()
-    };
-    Release::parse(&full)
+    Release::parse(text)
+        .or_else(|| Release::parse(&format!("{text}.0")))
         .with_context(|| format!("--min-rust takes a release such as 1.85 or 1.85.0, not {text:?}"))
 }
 
 /// What became of one toolchain's probe.
 #[derive(Clone, Debug)]
 pub enum Probed {
-    /// The compiler answered.
     Answered(Answer),
     /// The probe ran but could not be read, or did not run (the message says which).
     Failed(String),
@@ -92,7 +85,6 @@ pub enum Probed {
 pub struct Column {
     /// The toolchain as the matrix's report shows it: id, spec, source, release, verdict.
     pub entry: ToolchainEntry,
-    /// Its answer.
     pub probed: Probed,
     /// The compiler, where it runs.
     pub rustc: Option<Rustc>,
@@ -125,17 +117,13 @@ impl Column {
 /// Everything one audit found.
 #[derive(Clone, Debug)]
 pub struct AuditReport {
-    /// What was audited.
     pub input: Input,
-    /// How its conditions are decided.
     pub decider: Decider,
     /// The toolchains, in discovery order.
     pub columns: Vec<Column>,
-    /// `--min-rust`.
     pub min_rust: Option<Release>,
     /// What the answers mean across toolchains.
     pub cross: CrossSummary,
-    /// What `--min-rust` found.
     pub lint: Lint,
 }
 
@@ -204,19 +192,16 @@ pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
         VERSION_TIMEOUT,
     )?;
     let given = match &options.kconfig {
-        Some(path) => {
-            let given = kconfig::read_kconfig_file(path)?;
-            if given.is_empty() {
-                eprintln!(
-                    "audit: --kconfig {} defines no RUSTC_HAS_* release threshold (a tree from \
-                     before them, such as 6.1); the built-in table decides",
-                    path.display()
-                );
-            }
-            given
-        }
+        Some(path) => kconfig::read_kconfig_file(path)?,
         None => Vec::new(),
     };
+    if let (Some(path), true) = (&options.kconfig, given.is_empty()) {
+        eprintln!(
+            "audit: --kconfig {} defines no RUSTC_HAS_* release threshold (a tree from before \
+             them, such as 6.1); the built-in table decides",
+            path.display()
+        );
+    }
     let kconfig = kconfig::with_given(given);
     let names = options.input.names();
     let scratch = options.scratch.join(std::process::id().to_string());
@@ -318,7 +303,6 @@ impl flags::Audit {
         Ok((options, format))
     }
 
-    /// Runs `cargo xtask audit`.
     pub fn run(&self, _sh: &Shell) -> anyhow::Result<Verdict> {
         let (options, format) = self.options()?;
         if self.rustc_args.is_some() && !self.usage {

@@ -47,27 +47,17 @@ pub enum Query<'a> {
 
 impl fmt::Display for Predicate {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fn list(
-            formatter: &mut fmt::Formatter<'_>,
-            name: &str,
-            items: &[Predicate],
-        ) -> fmt::Result {
-            write!(formatter, "{name}(")?;
-            for (index, item) in items.iter().enumerate() {
-                if index > 0 {
-                    formatter.write_str(", ")?;
-                }
-                write!(formatter, "{item}")?;
-            }
-            formatter.write_str(")")
-        }
+        let list = |name: &str, items: &[Predicate]| {
+            let items: Vec<String> = items.iter().map(ToString::to_string).collect();
+            format!("{name}({})", items.join(", "))
+        };
         match self {
             Predicate::Bool(value) => write!(formatter, "{value}"),
             Predicate::Name(name) => formatter.write_str(name),
             Predicate::KeyValue(key, value) => write!(formatter, "{key} = {value:?}"),
             Predicate::Version(release) => write!(formatter, "version(\"{release}\")"),
-            Predicate::All(items) => list(formatter, "all", items),
-            Predicate::Any(items) => list(formatter, "any", items),
+            Predicate::All(items) => formatter.write_str(&list("all", items)),
+            Predicate::Any(items) => formatter.write_str(&list("any", items)),
             Predicate::Not(inner) => write!(formatter, "not({inner})"),
         }
     }
@@ -103,34 +93,20 @@ impl Predicate {
         let Token::Ident(name) = &first.token else {
             return Err(first.error("expected a cfg predicate"));
         };
-        match (name.as_str(), rest) {
+        let tokens: Vec<&Token> = rest.iter().map(|spanned| &spanned.token).collect();
+        match (name.as_str(), tokens.as_slice()) {
             ("true", []) => Ok(Predicate::Bool(true)),
             ("false", []) => Ok(Predicate::Bool(false)),
             (_, []) => Ok(Predicate::Name(name.clone())),
-            (
-                _,
-                [Spanned {
-                    token: Token::Punct('='),
-                    ..
-                }, value],
-            ) => match &value.token {
-                Token::Str(value) => Ok(Predicate::KeyValue(name.clone(), value.clone())),
-                _ => Err(value.error("a cfg value must be a string literal")),
-            },
-            (
-                "version",
-                [group @ Spanned {
-                    token: Token::Group('(', inner),
-                    ..
-                }],
-            ) => read_version(group, inner),
-            (
-                "all" | "any" | "not",
-                [group @ Spanned {
-                    token: Token::Group('(', inner),
-                    ..
-                }],
-            ) => {
+            (_, [Token::Punct('='), Token::Str(value)]) => {
+                Ok(Predicate::KeyValue(name.clone(), value.clone()))
+            }
+            (_, [Token::Punct('='), _]) => {
+                Err(rest[1].error("a cfg value must be a string literal"))
+            }
+            ("version", [Token::Group('(', inner)]) => read_version(&rest[0], inner),
+            ("all" | "any" | "not", [Token::Group('(', inner)]) => {
+                let group = &rest[0];
                 let items: Vec<Predicate> = split_commas(inner)?
                     .into_iter()
                     .map(|item| Predicate::from_tokens(item, group))
@@ -144,14 +120,10 @@ impl Predicate {
                     },
                 }
             }
-            (
-                other,
-                [Spanned {
-                    token: Token::Group('(', _),
-                    ..
-                }],
-            ) => Err(first.error(format!("unknown cfg predicate `{other}(...)`"))),
-            (_, [other, ..]) => Err(other.error("malformed cfg predicate")),
+            (other, [Token::Group('(', _)]) => {
+                Err(first.error(format!("unknown cfg predicate `{other}(...)`")))
+            }
+            _ => Err(rest[0].error("malformed cfg predicate")),
         }
     }
 
@@ -164,24 +136,16 @@ impl Predicate {
             Predicate::KeyValue(key, value) => lookup(Query::KeyValue(key, value)),
             Predicate::Version(release) => lookup(Query::Version(*release)),
             Predicate::Not(inner) => inner.evaluate(lookup).map(|value| !value),
-            Predicate::All(items) => {
-                let mut result = Some(true);
+            // `all` is decided by a false item, `any` by a true one; an undecided item leaves
+            // the answer undecided unless a deciding one follows.
+            Predicate::All(items) | Predicate::Any(items) => {
+                let deciding = matches!(self, Predicate::Any(_));
+                let mut result = Some(!deciding);
                 for item in items {
                     match item.evaluate(lookup) {
-                        Some(false) => return Some(false),
+                        Some(value) if value == deciding => return Some(deciding),
                         None => result = None,
-                        Some(true) => {}
-                    }
-                }
-                result
-            }
-            Predicate::Any(items) => {
-                let mut result = Some(false);
-                for item in items {
-                    match item.evaluate(lookup) {
-                        Some(true) => return Some(true),
-                        None => result = None,
-                        Some(false) => {}
+                        Some(_) => {}
                     }
                 }
                 result
@@ -232,7 +196,6 @@ pub struct SyntaxError {
     pub line: usize,
     /// 1-based column, in characters.
     pub column: usize,
-    /// What is wrong.
     pub message: String,
 }
 

@@ -2,6 +2,8 @@
 //! What rustc printed: its first error for a failure line, whether its JSON diagnostics
 //! hold an error, and which files its errors name.
 
+use crate::json::Value;
+
 /// The first error a failed rustc printed, with its location: `error[E0658]: ... (at
 /// examples/x.rs:3:5)`.
 pub fn first_rustc_error(stderr: &str) -> Option<String> {
@@ -24,37 +26,31 @@ pub fn first_rustc_error(stderr: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// The errors among rustc's JSON diagnostics (`--error-format=json`) on `stderr`, in order.
+pub fn json_errors(stderr: &str) -> impl Iterator<Item = Value> + '_ {
+    stderr
+        .lines()
+        .filter(|line| line.starts_with('{'))
+        .filter_map(|line| crate::json::parse(line).ok())
+        .filter(|diagnostic| diagnostic["level"] == "error")
+}
+
 /// Whether rustc's JSON diagnostics on `stderr` include an error.
 pub fn has_error_diagnostic(stderr: &str) -> bool {
-    stderr.lines().any(|line| {
-        line.starts_with('{')
-            && crate::json::parse(line).is_ok_and(|diagnostic| {
-                diagnostic.get("level").and_then(crate::json::Value::as_str) == Some("error")
-            })
-    })
+    json_errors(stderr).next().is_some()
 }
 
 /// The code and message of every error among rustc's JSON diagnostics on `stderr`, in order:
 /// the code is rustc's (`E0636`) or, for a lint denied by default, the lint's name
 /// (`duplicate_features`); an error with neither has an empty code.
 pub fn error_diagnostics(stderr: &str) -> Vec<(String, String)> {
-    use crate::json::Value;
-    stderr
-        .lines()
-        .filter(|line| line.starts_with('{'))
-        .filter_map(|line| crate::json::parse(line).ok())
-        .filter(|diagnostic| diagnostic.get("level").and_then(Value::as_str) == Some("error"))
+    let text = |value: &Value| value.as_str().unwrap_or_default().to_string();
+    json_errors(stderr)
         .map(|diagnostic| {
-            let code = diagnostic
-                .get("code")
-                .and_then(|code| code.get("code"))
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let message = diagnostic
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            (code.to_string(), message.to_string())
+            (
+                text(&diagnostic["code"]["code"]),
+                text(&diagnostic["message"]),
+            )
         })
         .collect()
 }
@@ -69,11 +65,7 @@ pub fn error_files(stderr: &str) -> Vec<String> {
     for line in stderr.lines() {
         if line.starts_with('{') {
             in_error = false;
-            if let Ok(diagnostic) = crate::json::parse(line) {
-                if diagnostic.get("level").and_then(crate::json::Value::as_str) == Some("error") {
-                    span_files(&diagnostic, &mut files);
-                }
-            }
+            json_errors(line).for_each(|diagnostic| span_files(&diagnostic, &mut files));
             continue;
         }
         // A message starts at the line's first column with a word; its source lines, `|`
@@ -100,8 +92,7 @@ pub fn error_files(stderr: &str) -> Vec<String> {
 }
 
 /// Adds the `file_name` of every span below `value` (children, expansions) to `files`.
-fn span_files(value: &crate::json::Value, files: &mut Vec<String>) {
-    use crate::json::Value;
+fn span_files(value: &Value, files: &mut Vec<String>) {
     match value {
         Value::Object(members) => {
             if let Some(Value::String(file)) = members.get("file_name") {

@@ -26,9 +26,7 @@ use xshell::Shell;
 
 /// A generated region of a file, between a begin line and an end line that stay in place.
 pub struct Region {
-    /// The line that opens the region.
     pub begin: &'static str,
-    /// The line that closes it.
     pub end: &'static str,
 }
 
@@ -89,12 +87,10 @@ const NO_MATRIX_RUN: &str = "\nNo matrix run has been recorded yet: run `cargo x
 /// Refuses text with a control character (ESC, NUL, a line break ...), which no page should
 /// show and which would break a table; `what` names the text for the error.
 pub(crate) fn refuse_control_characters(text: &str, what: &str) -> anyhow::Result<()> {
-    match text.chars().find(|character| character.is_control()) {
-        Some(control) => {
-            bail!("{what} {text:?} holds the control character {control:?}: refusing the report")
-        }
-        None => Ok(()),
+    if let Some(control) = text.chars().find(|character| character.is_control()) {
+        bail!("{what} {text:?} holds the control character {control:?}: refusing the report")
     }
+    Ok(())
 }
 
 /// `text` with Markdown's inline punctuation escaped, so that a table cell shows it as it is.
@@ -224,21 +220,16 @@ pub fn generated_files(
     let readme = std::fs::read_to_string(&readme_path)
         .with_context(|| format!("reading {}", readme_path.display()))?;
     let page_path = root.join("docs/features.md");
-    let statuses = match report {
-        Some(report) => status_region(report)?,
-        None => match std::fs::read_to_string(&page_path) {
-            Ok(page) => MATRIX_STATUS
-                .contents(&page, &page_path)
-                .context(
-                    "cannot keep the page's statuses (regenerate them with \
-                     `cargo xtask docs --report target/kshim/matrix-report.json`)",
-                )?
-                .to_string(),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => NO_MATRIX_RUN.into(),
-            Err(error) => {
-                return Err(error).with_context(|| format!("reading {}", page_path.display()))
-            }
-        },
+    let statuses = match (report, read_optional(&page_path)?) {
+        (Some(report), _) => status_region(report)?,
+        (None, Some(page)) => MATRIX_STATUS
+            .contents(&page, &page_path)
+            .context(
+                "cannot keep the page's statuses (regenerate them with \
+                 `cargo xtask docs --report target/kshim/matrix-report.json`)",
+            )?
+            .to_string(),
+        (None, None) => NO_MATRIX_RUN.into(),
     };
     let places = match usage {
         Some(usage) => usage_region(usage)?,
@@ -268,8 +259,8 @@ pub const MATRIX_REPORT: &str = "docs/matrix-report.json";
 /// The usage report beside it.
 pub const USAGE_REPORT: &str = "docs/usage-report.json";
 
-/// A report file's text, or `None` where it does not exist.
-fn read_optional(path: &Path) -> anyhow::Result<Option<String>> {
+/// A file's text, or `None` where it does not exist.
+pub(crate) fn read_optional(path: &Path) -> anyhow::Result<Option<String>> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -304,22 +295,6 @@ fn summary_region(report: &Report, date: &str) -> String {
     )
 }
 
-/// The compatibility page generated from `report`, the usage report and the kernel report
-/// recorded under `root`, dated `date` (the matrix report's).
-fn compat_page_for(
-    root: &Path,
-    date: &str,
-    report: &Report,
-    usage: Option<&UsageReport>,
-) -> anyhow::Result<String> {
-    let kernel_path = root.join(kernels::KERNEL_REPORT);
-    let kernel_trees = match read_optional(&kernel_path)? {
-        Some(text) => kernels::read_trees(&KernelJson::read(&text, &kernel_path)?),
-        None => Vec::new(),
-    };
-    Ok(page::compat_page(report, usage, &kernel_trees, date))
-}
-
 /// The page and the reports it is generated from: with `report` (and `usage`) given, the
 /// reports to record under `docs/` (their text as given) and the page generated from them;
 /// without, the page generated from the recorded ones, if there are any.
@@ -331,45 +306,49 @@ fn page_files(
     let matrix_path = root.join(MATRIX_REPORT);
     let usage_path = root.join(USAGE_REPORT);
     let mut files = Vec::new();
+    // A given report is recorded as its text stands.
+    let mut record = |path: &Path, to: PathBuf| -> anyhow::Result<()> {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        files.push((to, text));
+        Ok(())
+    };
     let recorded_usage;
     let usage = match usage_given {
         Some((path, usage)) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            files.push((usage_path, text));
+            record(path, usage_path)?;
             Some(usage)
         }
-        None => match read_optional(&usage_path)? {
-            Some(_) => {
-                recorded_usage = UsageReport::read(&usage_path)?;
-                Some(&recorded_usage)
-            }
-            None => None,
-        },
+        None if read_optional(&usage_path)?.is_some() => {
+            recorded_usage = UsageReport::read(&usage_path)?;
+            Some(&recorded_usage)
+        }
+        None => None,
     };
     let recorded;
     let report = match given {
         Some((path, report)) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            files.push((matrix_path.clone(), text));
+            record(path, matrix_path)?;
             report
         }
-        None => match read_optional(&matrix_path)? {
-            Some(_) => {
-                recorded = Report::read(&matrix_path)?;
-                recorded
-                    .check_complete()
-                    .with_context(|| format!("{} is not a whole report", matrix_path.display()))?;
-                &recorded
-            }
-            None => return Ok(files),
-        },
+        None if read_optional(&matrix_path)?.is_some() => {
+            recorded = Report::read(&matrix_path)?;
+            recorded
+                .check_complete()
+                .with_context(|| format!("{} is not a whole report", matrix_path.display()))?;
+            &recorded
+        }
+        None => return Ok(files),
     };
     // A report made before reports carried a date still makes a page.
     let date = report.date.as_deref().unwrap_or("date not recorded");
     refuse_control_characters(date, "the report's date")?;
-    let html = compat_page_for(root, date, report, usage)?;
+    let kernel_path = root.join(kernels::KERNEL_REPORT);
+    let kernel_trees = match read_optional(&kernel_path)? {
+        Some(text) => kernels::read_trees(&KernelJson::read(&text, &kernel_path)?),
+        None => Vec::new(),
+    };
+    let html = page::compat_page(report, usage, &kernel_trees, date);
     files.push((root.join(page::PAGE), html));
     let summary_path = root.join(MATRIX_PAGE);
     let summary_page = std::fs::read_to_string(&summary_path)
@@ -406,24 +385,25 @@ pub fn regenerate(
         })
         .transpose()?;
     let usage_given = usage_path.zip(usage.as_ref());
-    let mut files = match report {
-        Some(path) => {
+    let report = report
+        .map(|path| {
             let report = Report::read(path)?;
             // Checked as `merge` checks a shard's, before anything is generated or written.
             report
                 .check_complete()
                 .with_context(|| format!("{} is not a whole report", path.display()))?;
-            let mut files = generated_files(root, Some(&report), usage.as_ref())
-                .with_context(|| format!("{}: not usable for the statuses", path.display()))?;
-            files.extend(page_files(root, Some((path, &report)), usage_given)?);
-            files
-        }
-        None => {
-            let mut files = generated_files(root, None, usage.as_ref())?;
-            files.extend(page_files(root, None, usage_given)?);
-            files
-        }
-    };
+            anyhow::Ok((path, report))
+        })
+        .transpose()?;
+    let given = report.as_ref().map(|(path, report)| (*path, report));
+    let mut files = generated_files(root, given.map(|(_, report)| report), usage.as_ref())
+        .map_err(|error| match given {
+            Some((path, _)) => {
+                error.context(format!("{}: not usable for the statuses", path.display()))
+            }
+            None => error,
+        })?;
+    files.extend(page_files(root, given, usage_given)?);
     // A report recorded from its own place is already there.
     files.dedup_by(|later, earlier| later.0 == earlier.0);
     let mut stale = Vec::new();
@@ -469,7 +449,6 @@ pub fn regenerate(
 }
 
 impl flags::Docs {
-    /// Runs `cargo xtask docs`.
     pub fn run(&self, _sh: &Shell) -> anyhow::Result<Verdict> {
         let root = project_root();
         let verdict = regenerate(

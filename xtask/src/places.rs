@@ -3,6 +3,7 @@
 //! says to add `#![feature(...)]`), where the feature is enabled (E0725), which items of the
 //! source enclose such a place, and the place as every report records it ([`UsedPlace`]).
 
+use crate::diagnostics::json_errors;
 use crate::json::{self, Deserialize, Serialize, Value};
 use std::collections::HashMap;
 use std::path::Path;
@@ -61,15 +62,10 @@ impl From<LocationJson> for Location {
 }
 
 fn location(span: &Value) -> Location {
-    let number = |key: &str| span.get(key).and_then(Value::as_u64).unwrap_or(0);
     Location {
-        file: span
-            .get("file_name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
-        line: number("line_start"),
-        column: number("column_start"),
+        file: span["file_name"].as_str().unwrap_or_default().to_string(),
+        line: span["line_start"].as_u64().unwrap_or(0),
+        column: span["column_start"].as_u64().unwrap_or(0),
     }
 }
 
@@ -79,21 +75,15 @@ fn expansion(span: &Value) -> (Option<Location>, Vec<String>) {
     let mut outermost = None;
     let mut macros = Vec::new();
     let mut current = span;
-    // Expansions nest a few levels at most; the bound guards against a malformed cycle.
+    // Expansions nest a few levels at most; the bound guards against a malformed report.
     for _ in 0..64 {
-        let Some(expansion) = current.get("expansion").filter(|value| value.is_object()) else {
+        let expansion = &current["expansion"];
+        macros.extend(expansion["macro_decl_name"].as_str().map(String::from));
+        current = &expansion["span"];
+        if !current.is_object() {
             break;
-        };
-        if let Some(name) = expansion.get("macro_decl_name").and_then(Value::as_str) {
-            macros.push(name.to_string());
         }
-        match expansion.get("span") {
-            Some(next) if next.is_object() => {
-                outermost = Some(next);
-                current = next;
-            }
-            _ => break,
-        }
+        outermost = Some(current);
     }
     macros.reverse();
     (outermost.map(location), macros)
@@ -102,42 +92,24 @@ fn expansion(span: &Value) -> (Option<Location>, Vec<String>) {
 /// Whether a diagnostic or one of its children tells to add `#![feature(...)]`.
 fn asks_for_a_feature(diagnostic: &Value) -> bool {
     let says = |value: &Value| {
-        value
-            .get("message")
-            .and_then(Value::as_str)
+        value["message"]
+            .as_str()
             .is_some_and(|message| message.contains("#![feature("))
     };
     says(diagnostic)
-        || diagnostic
-            .get("children")
-            .and_then(Value::as_array)
+        || diagnostic["children"]
+            .as_array()
             .is_some_and(|children| children.iter().any(says))
 }
 
 /// Reads rustc's JSON diagnostics (`--error-format=json`) on `stderr`.
 pub fn read_gate_errors(stderr: &str) -> GateErrors {
     let mut read = GateErrors::default();
-    for line in stderr.lines().filter(|line| line.starts_with('{')) {
-        let Ok(diagnostic) = crate::json::parse(line) else {
-            continue;
-        };
-        if diagnostic.get("level").and_then(Value::as_str) != Some("error") {
-            continue;
-        }
-        let message = diagnostic
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let code = diagnostic
-            .get("code")
-            .and_then(|code| code.get("code"))
-            .and_then(Value::as_str);
-        let primary = diagnostic
-            .get("spans")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter(|span| span.get("is_primary").and_then(Value::as_bool) == Some(true));
+    for diagnostic in json_errors(stderr) {
+        let message = diagnostic["message"].as_str().unwrap_or_default();
+        let code = diagnostic["code"]["code"].as_str();
+        let primary = (diagnostic["spans"].as_array().into_iter().flatten())
+            .filter(|span| span["is_primary"] == true);
         if code == Some("E0725") {
             for span in primary {
                 let location = location(span);
@@ -186,7 +158,7 @@ const ITEM_KEYWORDS: [&str; 11] = [
 ];
 
 /// The item a line begins, as `(keyword, rest of the line)`, if it begins one.
-fn item_header(line: &str) -> Option<(&'static str, &str)> {
+pub(crate) fn item_header(line: &str) -> Option<(&'static str, &str)> {
     let mut rest = line.trim_start();
     loop {
         let before = rest;
@@ -204,22 +176,16 @@ fn item_header(line: &str) -> Option<(&'static str, &str)> {
                 }
             }
         }
-        if let Some(after) = rest.strip_prefix("pub(in ") {
-            rest = after
-                .split_once(')')
-                .map_or(after, |(_, after)| after)
-                .trim_start();
-        }
-        if let Some(after) = rest.strip_prefix("extern \"") {
-            rest = after
-                .split_once('"')
-                .map_or(after, |(_, after)| after)
-                .trim_start();
+        // `pub(in path)` and `extern "C"` up to their closing character.
+        for (open, close) in [("pub(in ", ')'), ("extern \"", '"')] {
+            if let Some(after) = rest.strip_prefix(open) {
+                rest = after.split_once(close).map_or(after, |(_, after)| after);
+                rest = rest.trim_start();
+            }
         }
         // `const fn` is a function; a lone `const` an item of its own.
         if let Some(after) = rest.strip_prefix("const fn ") {
-            rest = after;
-            return Some(("fn", rest.trim_start()));
+            return Some(("fn", after.trim_start()));
         }
         if rest == before {
             break;
@@ -234,7 +200,7 @@ fn item_header(line: &str) -> Option<(&'static str, &str)> {
 }
 
 /// The leading identifier of `text`.
-fn identifier(text: &str) -> &str {
+pub(crate) fn identifier(text: &str) -> &str {
     let end = text
         .find(|c: char| !(c.is_alphanumeric() || c == '_'))
         .unwrap_or(text.len());
@@ -444,6 +410,16 @@ impl SourcePoint {
             column: location.column,
         }
     }
+
+    /// For a file of the compiler's own library sources, its path from their `library/` on:
+    /// the machine's path to them means nothing to a reader.
+    pub fn library_path(&self) -> Option<&str> {
+        let start = self
+            .file
+            .find("/library/")
+            .filter(|_| self.file.starts_with('/'))?;
+        Some(&self.file[start + 1..])
+    }
 }
 
 /// Makes the compiler's places into [`UsedPlace`]s: files relative to a root, each place with
@@ -494,53 +470,5 @@ impl<'a> PlaceReader<'a> {
     }
 }
 
-/// The module path of a shim source file relative to `kernel-shim/src/`
-/// (`sync/workqueue.rs` is `["sync", "workqueue"]`, `sync/mod.rs` is `["sync"]`, `lib.rs` the
-/// root).
 #[cfg(test)]
-pub fn module_path(relative: &str) -> Vec<String> {
-    let without_extension = relative.strip_suffix(".rs").unwrap_or(relative);
-    let mut segments: Vec<String> = without_extension.split('/').map(String::from).collect();
-    if matches!(segments.last().map(String::as_str), Some("mod" | "lib")) {
-        segments.pop();
-    }
-    segments
-}
-
-/// Whether a place in the shim file `relative` (to `kernel-shim/src/`) is in the catalog's shim
-/// item `a::b::N` (`sync::workqueue`, `sync::Arc`, `container_of!`); `names` are those of the
-/// items that enclose it and of the macros it was expanded through, `is_module` says whether
-/// `a::b::N` is a module of the shim.
-///
-/// A module's places are those of its file and its submodules' files. Any other item's are those
-/// of its module `a::b` (and below) unless that is the crate root, and those that an item or a
-/// module named `N` encloses, or a macro named `N` expanded: the architecture half of `asm::read_once_u32_at` is
-/// `arch::x86_64::read_once_u32_at`, and `container_of!`'s `&raw` form is `container_of::raw_ref`.
-#[cfg(test)]
-pub fn in_shim_item(shim_item: &str, is_module: bool, relative: &str, names: &[&str]) -> bool {
-    let segments: Vec<&str> = shim_item.split("::").collect();
-    let module = module_path(relative);
-    let starts_with = |prefix: &[&str]| {
-        module.len() >= prefix.len() && module.iter().zip(prefix).all(|(a, b)| a == b)
-    };
-    if is_module {
-        return starts_with(&segments);
-    }
-    let Some((name, parent)) = segments.split_last() else {
-        return false;
-    };
-    let bare = name.trim_end_matches('!');
-    (!parent.is_empty() && starts_with(parent))
-        || module.iter().any(|segment| segment == bare)
-        || names.iter().any(|item| {
-            // A macro as invoked may carry its path: `kernel::static_branch_unlikely!`.
-            item.rsplit("::")
-                .next()
-                .unwrap_or(item)
-                .trim_end_matches('!')
-                == bare
-        })
-}
-
-#[cfg(test)]
-mod tests;
+pub(crate) mod tests;

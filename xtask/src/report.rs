@@ -75,7 +75,7 @@ pub enum Observed {
 }
 
 impl Observed {
-    fn word(&self) -> &'static str {
+    pub(crate) fn word(&self) -> &'static str {
         match self {
             Observed::Status(status) => status.word(),
             Observed::NotProbed => "not-probed",

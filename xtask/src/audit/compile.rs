@@ -8,7 +8,7 @@
 
 use super::input::{package_manifest, CrateKind, Input};
 use super::{AuditReport, Column};
-use crate::json::{self, Value};
+use crate::json;
 use crate::places::{read_gate_errors, GateErrors, PlaceReader, SourcePoint};
 use crate::plan::Rustc;
 use crate::process::{self, Invocation};
@@ -150,10 +150,8 @@ impl Compile {
             Compile::Cargo(_) => stdout
                 .lines()
                 .filter_map(|line| json::parse(line).ok())
-                .filter(|message| {
-                    message.get("reason").and_then(Value::as_str) == Some("compiler-message")
-                })
-                .filter_map(|message| message.get("message").map(Value::to_string))
+                .filter(|message| message["reason"] == "compiler-message")
+                .map(|message| message["message"].to_string())
                 .collect::<Vec<_>>()
                 .join("\n"),
             _ => stderr.to_string(),

@@ -11,7 +11,6 @@ use std::sync::OnceLock;
 /// One feature the audited crate enables.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
-    /// The feature's name.
     pub name: String,
     /// The `cfg_attr` condition it stands under, or `None` when unconditional.
     pub condition: Option<Predicate>,
@@ -40,7 +39,6 @@ pub struct Input {
     pub path: Option<PathBuf>,
     /// Every feature, in the order the file (or list) gives them.
     pub entries: Vec<Entry>,
-    /// How the crate is built.
     pub kind: CrateKind,
     /// Whether the crate loads `proc_macro` (`extern crate proc_macro`), whose library
     /// features a plain crate does not know; a `--features` list may name them, so it does.
@@ -98,17 +96,10 @@ impl Input {
 
     /// How many attributes the entries come from (a `--features` list: one per name).
     pub fn attribute_count(&self) -> usize {
-        let mut starts: HashSet<(usize, usize)> = HashSet::new();
-        let mut listed = 0;
-        for entry in &self.entries {
-            match entry.attribute {
-                Some(start) => {
-                    starts.insert(start);
-                }
-                None => listed += 1,
-            }
-        }
-        starts.len() + listed
+        let attributes: HashSet<Result<(usize, usize), usize>> = (self.entries.iter().enumerate())
+            .map(|(index, entry)| entry.attribute.ok_or(index))
+            .collect();
+        attributes.len()
     }
 }
 

@@ -16,11 +16,8 @@ use std::time::Duration;
 
 /// How to probe one compiler.
 pub struct Prober<'a> {
-    /// The compiler.
     pub rustc: &'a Rustc,
-    /// How the audited crate is built.
     pub kind: CrateKind,
-    /// Whether the probe loads `proc_macro`.
     pub loads_proc_macro: bool,
     /// Where the probes are written and compiled (created; the caller removes it).
     pub directory: &'a Path,
@@ -102,20 +99,17 @@ impl<'a> Prober<'a> {
     pub fn probe(&self, names: &[&str]) -> anyhow::Result<Answer> {
         let (mut statuses, breakers) = self.probe_as_built(names)?;
         if !self.loads_proc_macro {
-            let unknown: Vec<(usize, &str)> = names
-                .iter()
-                .enumerate()
-                .filter(|(index, _)| statuses.get(*index) == Some(&Status::Unknown))
-                .map(|(index, name)| (index, *name))
+            let unknown: Vec<usize> = (0..names.len())
+                .filter(|&index| statuses.get(index) == Some(&Status::Unknown))
                 .collect();
             if !unknown.is_empty() {
                 let with_proc_macro = Prober {
                     loads_proc_macro: true,
                     ..*self
                 };
-                let again: Vec<&str> = unknown.iter().map(|(_, name)| *name).collect();
+                let again: Vec<&str> = unknown.iter().map(|&index| names[index]).collect();
                 let (answers, _) = with_proc_macro.probe_as_built(&again)?;
-                for ((index, _), status) in unknown.into_iter().zip(answers) {
+                for (index, status) in unknown.into_iter().zip(answers) {
                     if status != Status::Unknown {
                         statuses[index] = status;
                     }

@@ -18,10 +18,6 @@ use std::fmt::Write;
 /// The version of the JSON layout.
 pub const SCHEMA_VERSION: u32 = 1;
 
-fn list(names: &[String]) -> String {
-    names.join(", ")
-}
-
 /// `a (if `c`), b (if `d` or `e`)`.
 fn conditional_list(items: &[Conditional]) -> String {
     items
@@ -66,7 +62,7 @@ impl AuditReport {
             off.push(format!(
                 "{} for another target: {}",
                 summary.other_target.len(),
-                list(&summary.other_target)
+                summary.other_target.join(", ")
             ));
         }
         if !off.is_empty() {
@@ -88,7 +84,7 @@ impl AuditReport {
                 let _ = write!(
                     line,
                     "; {count} still {verb} RUSTC_BOOTSTRAP ({})",
-                    list(&summary.needs_bootstrap)
+                    summary.needs_bootstrap.join(", ")
                 );
                 if !undecided.is_empty() {
                     let _ = write!(
@@ -142,10 +138,11 @@ impl AuditReport {
             lines.push("No compiler answered: nothing can be concluded.".to_string());
             return lines;
         }
-        let depends = if cross.depends_on.is_empty() {
+        let conditions = cross.depends_on.join(" or ");
+        let depends = if conditions.is_empty() {
             String::new()
         } else {
-            format!(" unless {} holds", cross.depends_on.join(" or "))
+            format!(" unless {conditions} holds")
         };
         // A build error comes first, and the stable-Rust verdict then speaks only of the rest,
         // so the summary never reads as a clean bill next to a crate that does not build.
@@ -169,28 +166,19 @@ impl AuditReport {
             None => lines.push(format!(
                 "Needs RUSTC_BOOTSTRAP on every release the compilers speak of: no compiler \
                  calls {} stable.",
-                list(&cross.never_stable)
+                cross.never_stable.join(", ")
             )),
         }
-        if !cross.depends_on.is_empty() {
+        if !conditions.is_empty() {
             match cross.stable_from_if_conditions_hold {
                 Some(release) => lines.push(format!(
-                    "If {} holds: needs only stable Rust from release {release} on.",
-                    cross.depends_on.join(" or ")
+                    "If {conditions} holds: needs only stable Rust from release {release} on."
                 )),
-                None => {
-                    let names: Vec<String> = cross
-                        .never_stable_if
-                        .iter()
-                        .map(|(name, _)| name.clone())
-                        .collect();
-                    lines.push(format!(
-                        "If {} holds: needs RUSTC_BOOTSTRAP on every release the compilers \
-                         speak of, since no compiler calls {} stable.",
-                        cross.depends_on.join(" or "),
-                        list(&names)
-                    ))
-                }
+                None => lines.push(format!(
+                    "If {conditions} holds: needs RUSTC_BOOTSTRAP on every release the \
+                     compilers speak of, since no compiler calls {} stable.",
+                    cross.never_stable_if.join(", ")
+                )),
             }
         }
         match (&cross.known_from, &cross.last_unknowing) {
@@ -199,11 +187,11 @@ impl AuditReport {
             )),
             (Some(release), Some((before, names))) => lines.push(format!(
                 "Every active feature is known from {release} on ({before} does not know {}).",
-                list(names)
+                names.join(", ")
             )),
             (None, Some((release, names))) => lines.push(format!(
                 "No probed release knows every active feature: {release}, the newest, lacks {}.",
-                list(names)
+                names.join(", ")
             )),
             (None, None) => {}
         }

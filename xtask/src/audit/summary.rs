@@ -31,7 +31,6 @@ pub type TargetCfgs = Vec<(String, Option<String>)>;
 pub struct Decider {
     /// The probed target's cfgs; empty when no compiler printed them.
     pub target: TargetCfgs,
-    /// The Kconfig thresholds.
     pub kconfig: Vec<KconfigSymbol>,
     /// Every release at which a decided leaf can change, ascending.
     thresholds: Vec<Release>,
@@ -113,20 +112,18 @@ impl Decider {
     /// Whether a condition holds on a compiler of `release` for the probed target, in
     /// three-valued logic; no condition means active.
     pub fn active_on(&self, condition: Option<&Predicate>, release: Release) -> Option<bool> {
-        let Some(condition) = condition else {
-            return Some(true);
-        };
-        condition.evaluate(&|query| self.leaf(query, release, true))
+        condition.map_or(Some(true), |condition| {
+            condition.evaluate(&|query| self.leaf(query, release, true))
+        })
     }
 
     /// Whether a condition is false on `release` only because of the probed target: a line
     /// meant for another target.
     pub fn for_another_target(&self, condition: Option<&Predicate>, release: Release) -> bool {
-        let Some(condition) = condition else {
-            return false;
-        };
-        self.active_on(Some(condition), release) == Some(false)
-            && condition.evaluate(&|query| self.leaf(query, release, false)) != Some(false)
+        condition.is_some_and(|condition| {
+            self.active_on(Some(condition), release) == Some(false)
+                && condition.evaluate(&|query| self.leaf(query, release, false)) != Some(false)
+        })
     }
 
     /// `from` and every later release at which a decided leaf changes: between two of them,
@@ -177,7 +174,6 @@ impl Decider {
 /// One compiler's answer for every distinct name, in [`Input::names`] order.
 #[derive(Clone, Debug)]
 pub struct Answer {
-    /// The compiler's release number.
     pub release: Release,
     /// What it said about each name.
     pub statuses: Vec<Status>,
@@ -220,12 +216,6 @@ pub struct ToolchainSummary {
     pub undecided_errors: Vec<Conditional>,
 }
 
-fn push_once(list: &mut Vec<String>, name: &str) {
-    if !list.iter().any(|known| known == name) {
-        list.push(name.to_string());
-    }
-}
-
 /// Sums up one compiler's answer.
 pub fn summarize(input: &Input, decider: &Decider, answer: &Answer) -> ToolchainSummary {
     let mut summary = ToolchainSummary::default();
@@ -239,7 +229,7 @@ pub fn summarize(input: &Input, decider: &Decider, answer: &Answer) -> Toolchain
                 if lines.iter().any(|entry| {
                     decider.for_another_target(entry.condition.as_ref(), answer.release)
                 }) {
-                    push_once(&mut summary.other_target, name);
+                    summary.other_target.push(name.to_string());
                 } else {
                     summary.inactive += 1;
                 }
@@ -256,7 +246,7 @@ pub fn summarize(input: &Input, decider: &Decider, answer: &Answer) -> Toolchain
         };
         match (status, activity) {
             (Some(Status::Stable(_)), Some(true)) => summary.stable += 1,
-            (Some(Status::Gated), Some(true)) => push_once(&mut summary.needs_bootstrap, name),
+            (Some(Status::Gated), Some(true)) => summary.needs_bootstrap.push(name.to_string()),
             (Some(Status::Gated), None) => summary.undecided_gated.push(conditional()),
             (Some(status @ (Status::Unknown | Status::Removed)), Some(true)) => {
                 summary.errors.push((name.to_string(), status))
@@ -295,8 +285,8 @@ pub struct CrossSummary {
     /// The features that keep `stable_from` from existing: no compiler calls them stable, the
     /// newest does not reject them, and their lines stay active on newer releases.
     pub never_stable: Vec<String>,
-    /// The same for lines under undecided conditions, with the conditions.
-    pub never_stable_if: Vec<Conditional>,
+    /// The same for lines under undecided conditions.
+    pub never_stable_if: Vec<String>,
     /// Active features the newest compiler rejects (unknown or removed): build errors from
     /// there on, not features that wait for stabilization.
     pub rejected_by_newest: Vec<(String, Status)>,
@@ -339,7 +329,10 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
                     holds = false;
                     if activity.is_none() {
                         if let Some(condition) = &entry.condition {
-                            push_once(depends, &format!("`{condition}`"));
+                            let condition = format!("`{condition}`");
+                            if !depends.contains(&condition) {
+                                depends.push(condition);
+                            }
                         }
                     }
                 }
@@ -347,14 +340,11 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
         }
         holds
     };
-    let stable_from = candidates
-        .iter()
-        .copied()
-        .find(|&from| holds_from(from, false, &mut Vec::new()));
-    let stable_from_if_conditions_hold = candidates
-        .iter()
-        .copied()
-        .find(|&from| holds_from(from, true, &mut Vec::new()));
+    let first_holding = |assume: bool| {
+        (candidates.iter().copied()).find(|&from| holds_from(from, assume, &mut Vec::new()))
+    };
+    let stable_from = first_holding(false);
+    let stable_from_if_conditions_hold = first_holding(true);
     let mut depends_on = Vec::new();
     if stable_from != stable_from_if_conditions_hold {
         holds_from(
@@ -370,7 +360,7 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
         .chain(answers.iter().map(|answer| answer.release))
         .max();
     let mut never_stable = Vec::new();
-    let mut never_stable_if: Vec<Conditional> = Vec::new();
+    let mut never_stable_if = Vec::new();
     if let Some(at) = newest_release {
         for name in input.names() {
             if since_of(name).is_some() || rejected(name) {
@@ -378,9 +368,10 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
             }
             let lines = input.lines_of(name);
             match decider.name_active_on(&lines, at) {
-                Some(true) if stable_from.is_none() => push_once(&mut never_stable, name),
-                None if stable_from_if_conditions_hold.is_none() => never_stable_if
-                    .push((name.to_string(), decider.undecided_conditions(&lines, at))),
+                Some(true) if stable_from.is_none() => never_stable.push(name.to_string()),
+                None if stable_from_if_conditions_hold.is_none() => {
+                    never_stable_if.push(name.to_string())
+                }
                 _ => {}
             }
         }
@@ -435,7 +426,6 @@ pub struct Lint {
 }
 
 impl Lint {
-    /// Whether it found nothing.
     pub fn is_empty(&self) -> bool {
         self.removable.is_empty() && self.dead.is_empty() && self.errors.is_empty()
     }
@@ -496,12 +486,8 @@ pub fn lint(input: &Input, decider: &Decider, answers: &[Answer], minimum: Relea
                 reason: format!("stable since {since}, at or before {minimum}"),
             });
         }
-        if decider.is_dead_from(entry.condition.as_ref(), minimum) {
-            let condition = entry
-                .condition
-                .as_ref()
-                .map(ToString::to_string)
-                .unwrap_or_default();
+        let condition = entry.condition.as_ref();
+        if let Some(condition) = condition.filter(|_| decider.is_dead_from(condition, minimum)) {
             lint.dead.push(Finding {
                 entry: index,
                 reason: format!("`{condition}` is false on every compiler from {minimum} on"),

@@ -5,6 +5,7 @@
 
 use super::{MATRIX_STATUS, USAGE_PLACES};
 use crate::catalog::{Feature, KernelUse, FEATURES};
+use crate::places::{identifier, item_header};
 use anyhow::{bail, Context};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -119,27 +120,7 @@ pub(super) fn shim_sources(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
 
 /// Whether `line` defines an item or macro called `name`.
 fn defines(line: &str, name: &str) -> bool {
-    let mut rest = line.trim_start();
-    for visibility in ["pub(crate) ", "pub "] {
-        rest = rest.strip_prefix(visibility).unwrap_or(rest);
-    }
-    [
-        "struct ",
-        "enum ",
-        "union ",
-        "trait ",
-        "type ",
-        "fn ",
-        "const fn ",
-        "unsafe fn ",
-        "const ",
-        "static ",
-        "mod ",
-        "macro_rules! ",
-    ]
-    .iter()
-    .filter_map(|keyword| rest.strip_prefix(keyword)?.strip_prefix(name))
-    .any(|after| !after.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+    item_header(line).is_some_and(|(keyword, rest)| keyword != "impl" && identifier(rest) == name)
 }
 
 fn stable_since(feature: &Feature) -> String {

@@ -6,7 +6,6 @@
 
 use crate::catalog;
 use crate::kernel_report::KernelJson;
-use anyhow::Context;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -73,16 +72,15 @@ pub(crate) fn read_trees(report: &KernelJson) -> Vec<TreeData> {
                 if krate.root == KERNEL_CRATE || krate.features.is_empty() {
                     continue;
                 }
-                let index = match (data.others.iter()).position(|(known, _)| *known == krate.root) {
-                    Some(index) => index,
-                    None => {
-                        data.others.push((krate.root.clone(), Vec::new()));
-                        data.others.len() - 1
-                    }
-                };
+                let known = (data.others.iter()).position(|(known, _)| *known == krate.root);
+                let index = known.unwrap_or_else(|| {
+                    data.others.push((krate.root.clone(), Vec::new()));
+                    data.others.len() - 1
+                });
+                let features = &mut data.others[index].1;
                 for feature in &krate.features {
-                    if !data.others[index].1.contains(feature) {
-                        data.others[index].1.push(feature.clone());
+                    if !features.contains(feature) {
+                        features.push(feature.clone());
                     }
                 }
             }
@@ -124,14 +122,6 @@ fn code_list(names: &[String]) -> String {
         .join(", ")
 }
 
-fn releases_with(data: &TreeData, real: &str) -> Vec<String> {
-    data.real
-        .iter()
-        .filter(|(word, _, _)| word == real)
-        .map(|(_, release, _)| release.clone())
-        .collect()
-}
-
 fn tree_section(page: &mut String, data: &TreeData) {
     let _ = writeln!(page, "## Linux {} (`{}`)\n", data.version, data.id);
     if let Some(error) = &data.error {
@@ -162,7 +152,10 @@ fn tree_section(page: &mut String, data: &TreeData) {
         ("refused", "refused by the tree's own check"),
         ("fail", "failed to build with"),
     ] {
-        let releases = releases_with(data, word);
+        let releases: Vec<&str> = (data.real.iter())
+            .filter(|(real, _, _)| real == word)
+            .map(|(_, release, _)| release.as_str())
+            .collect();
         if !releases.is_empty() {
             built.push(format!("{label} {}", releases.join(", ")));
         }
@@ -207,20 +200,11 @@ fn tree_section(page: &mut String, data: &TreeData) {
         let with = if releases.len() == data.probed.len() {
             "every compiler probed".to_string()
         } else {
-            let without: Vec<&String> = data
-                .probed
-                .iter()
+            let without: Vec<&str> = (data.probed.iter())
                 .filter(|release| !releases.contains(release))
+                .map(String::as_str)
                 .collect();
-            format!(
-                "{} (not {})",
-                releases.join(", "),
-                without
-                    .iter()
-                    .map(|release| release.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+            format!("{} (not {})", releases.join(", "), without.join(", "))
         };
         let allowed = if data.allowed.contains(feature) {
             "yes"
@@ -348,11 +332,7 @@ pub fn kernels_page(report: Option<&str>, file: &Path) -> anyhow::Result<String>
 /// The page's path and contents for the repository at `root`.
 pub fn generated(root: &Path) -> anyhow::Result<(std::path::PathBuf, String)> {
     let file = root.join(KERNEL_REPORT);
-    let report = match std::fs::read_to_string(&file) {
-        Ok(text) => Some(text),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
-        Err(error) => return Err(error).with_context(|| format!("reading {}", file.display())),
-    };
+    let report = super::read_optional(&file)?;
     Ok((
         root.join(KERNELS_PAGE),
         kernels_page(report.as_deref(), &file)?,

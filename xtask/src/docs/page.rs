@@ -18,10 +18,9 @@ use self::features::feature_grid;
 use self::kernel::{kbuild_grid, kernel_trees_section};
 use super::kernels::TreeData;
 use crate::catalog::MINIMUM_RELEASE;
-use crate::expect::{Outcome, ToolchainVerdict};
+use crate::expect::ToolchainVerdict;
 use crate::report::usage::UsageReport;
-use crate::report::{release_order, Observed, Report, ToolchainEntry};
-use crate::status::Status;
+use crate::report::{release_order, Report, ToolchainEntry};
 use std::fmt::Write;
 
 /// Where the page is written, relative to the repository root.
@@ -41,42 +40,6 @@ pub fn escape_html(text: &str) -> String {
         }
     }
     escaped
-}
-
-/// The class a feature cell gets for what the compiler said.
-pub fn feature_class(observed: &Observed) -> &'static str {
-    match observed {
-        Observed::Status(Status::Stable(_)) => "st-stable",
-        Observed::Status(Status::Gated) => "st-gated",
-        Observed::Status(Status::Unknown) => "st-unknown",
-        Observed::Status(Status::Removed) => "st-removed",
-        Observed::NotProbed => "st-not-probed",
-        Observed::ProbeFailed(_) => "st-probe-failed",
-    }
-}
-
-/// The class a build or cross cell gets for its outcome.
-pub fn outcome_class(outcome: Outcome) -> &'static str {
-    match outcome {
-        Outcome::Pass => "out-pass",
-        Outcome::Fail => "out-fail",
-        Outcome::Skipped => "out-skipped",
-    }
-}
-
-/// The class a "listed" cell gets for what `rustc --print target-list` said.
-pub fn known_class(observed: Option<bool>, failed: bool) -> &'static str {
-    match (observed, failed) {
-        (_, true) => "kn-failed",
-        (Some(true), _) => "kn-known",
-        (Some(false), _) => "kn-unknown",
-        (None, _) => "kn-none",
-    }
-}
-
-/// The class of a compiler's verdict cell.
-pub fn verdict_class(verdict: &ToolchainVerdict) -> String {
-    format!("v-{}", verdict.word())
 }
 
 /// One name per compiler, the same in every grid, table and popup: its id.
@@ -234,5 +197,4 @@ fn legend() -> String {
     )
 }
 
-/// The page's whole style sheet.
 const STYLE: &str = include_str!("page/style.css");

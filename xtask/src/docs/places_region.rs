@@ -24,14 +24,8 @@ const NO_USAGE_RUN: &str = "\nNo usage run has been recorded yet: run `cargo xta
 /// The region as the page at `page_path` has it, or the text for no run where the page or the
 /// region does not exist yet.
 pub(super) fn kept_region(page_path: &Path) -> anyhow::Result<String> {
-    let page = match std::fs::read_to_string(page_path) {
-        Ok(page) => page,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(NO_USAGE_RUN.into())
-        }
-        Err(error) => {
-            return Err(error).with_context(|| format!("reading {}", page_path.display()))
-        }
+    let Some(page) = super::read_optional(page_path)? else {
+        return Ok(NO_USAGE_RUN.into());
     };
     if !page.contains(USAGE_PLACES.begin) {
         return Ok(NO_USAGE_RUN.into());
@@ -59,16 +53,10 @@ fn link(at: &SourcePoint) -> anyhow::Result<String> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c));
     if !inside {
-        // A file of the compiler's own library sources, shown from their `library/`: the
-        // machine's path to them means nothing to a reader.
-        if let Some(at_library) = at
-            .file
-            .find("/library/")
-            .filter(|_| at.file.starts_with('/'))
-        {
+        if let Some(library) = at.library_path() {
             return Ok(format!(
                 "{} (the compiler's library sources)",
-                escape_markdown(&format!("{}:{}", &at.file[at_library + 1..], at.line))
+                escape_markdown(&format!("{library}:{}", at.line))
             ));
         }
         return Ok(escape_markdown(&format!("{}:{}", at.file, at.line)));

@@ -1,7 +1,55 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The tests of reading gate errors, finding enclosing items and matching shim items.
+//! The tests of reading gate errors, finding enclosing items and matching shim items, and the
+//! matching itself, which only tests use: where the catalog says a shim item is against where the
+//! compilers say it is needed.
 
 use super::*;
+
+/// The module path of a shim source file relative to `kernel-shim/src/`
+/// (`sync/workqueue.rs` is `["sync", "workqueue"]`, `sync/mod.rs` is `["sync"]`, `lib.rs` the
+/// root).
+pub fn module_path(relative: &str) -> Vec<String> {
+    let without_extension = relative.strip_suffix(".rs").unwrap_or(relative);
+    let mut segments: Vec<String> = without_extension.split('/').map(String::from).collect();
+    if matches!(segments.last().map(String::as_str), Some("mod" | "lib")) {
+        segments.pop();
+    }
+    segments
+}
+
+/// Whether a place in the shim file `relative` (to `kernel-shim/src/`) is in the catalog's shim
+/// item `a::b::N` (`sync::workqueue`, `sync::Arc`, `container_of!`); `names` are those of the
+/// items that enclose it and of the macros it was expanded through, `is_module` says whether
+/// `a::b::N` is a module of the shim.
+///
+/// A module's places are those of its file and its submodules' files. Any other item's are those
+/// of its module `a::b` (and below) unless that is the crate root, and those that an item or a
+/// module named `N` encloses, or a macro named `N` expanded: the architecture half of `asm::read_once_u32_at` is
+/// `arch::x86_64::read_once_u32_at`, and `container_of!`'s `&raw` form is `container_of::raw_ref`.
+pub fn in_shim_item(shim_item: &str, is_module: bool, relative: &str, names: &[&str]) -> bool {
+    let segments: Vec<&str> = shim_item.split("::").collect();
+    let module = module_path(relative);
+    let starts_with = |prefix: &[&str]| {
+        module.len() >= prefix.len() && module.iter().zip(prefix).all(|(a, b)| a == b)
+    };
+    if is_module {
+        return starts_with(&segments);
+    }
+    let Some((name, parent)) = segments.split_last() else {
+        return false;
+    };
+    let bare = name.trim_end_matches('!');
+    (!parent.is_empty() && starts_with(parent))
+        || module.iter().any(|segment| segment == bare)
+        || names.iter().any(|item| {
+            // A macro as invoked may carry its path: `kernel::static_branch_unlikely!`.
+            item.rsplit("::")
+                .next()
+                .unwrap_or(item)
+                .trim_end_matches('!')
+                == bare
+        })
+}
 
 fn error(code: Option<&str>, message: &str, file: &str, line: u64, help: &str) -> String {
     let code = code.map(|code| json::json!({ "code": code }));

@@ -4,7 +4,8 @@
 //! which the feature is gated reports, and each example uses the feature it teaches.
 
 use crate::catalog::{feature, FEATURES};
-use crate::places::{in_shim_item, UsedPlace};
+use crate::places::tests::in_shim_item;
+use crate::places::UsedPlace;
 use crate::plan::{Layout, Selection};
 use crate::project_root;
 use crate::report::usage::{UsageCell, UsageReport};

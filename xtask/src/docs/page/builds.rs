@@ -2,12 +2,11 @@
 //! The grids of builds: per kernel target its stages, and on the host the shim and every
 //! example built, run and tested, each cell a small square.
 
-use super::{below_class, column_headers, escape_html, known_class, name, outcome_class, Popups};
+use super::{below_class, column_headers, escape_html, name, Popups};
 use crate::expect::{Outcome, ToolchainVerdict};
 use crate::plan::{Kind, Mode};
-use crate::report::targets::{TargetCell, STAGES};
+use crate::report::targets::STAGES;
 use crate::report::{cell_kinds, Report};
-use std::collections::HashMap;
 use std::fmt::Write;
 
 fn outcome_words(outcome: Outcome) -> &'static str {
@@ -54,8 +53,8 @@ fn outcome_square(
         )
     };
     format!(
-        "<span class=\"sq {}{}{}\" data-cell=\"{}\">{inner}</span>",
-        outcome_class(outcome),
+        "<span class=\"sq out-{}{}{}\" data-cell=\"{}\">{inner}</span>",
+        outcome.word(),
         if ok { "" } else { " differs" },
         if expected == Outcome::Fail {
             " predicted-fail"
@@ -76,21 +75,6 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
                 axis (<code>--target none</code>).</p></section>\n"
             .into();
     }
-    let cross: HashMap<(usize, &str, &str, Option<Mode>), &TargetCell> = targets
-        .cross
-        .iter()
-        .map(|cell| {
-            (
-                (
-                    cell.toolchain,
-                    cell.triple.as_str(),
-                    cell.target.as_str(),
-                    cell.mode,
-                ),
-                cell,
-            )
-        })
-        .collect();
     let mut html = format!(
         "<section><h2 id=\"targets\">Kernel targets</h2>\
          <p class=\"muted\">Per target: listed by <code>rustc --print target-list</code>; \
@@ -115,12 +99,12 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
                 .find(|cell| cell.toolchain == index && &cell.triple == triple);
             match cell {
                 Some(cell) => {
-                    let class = known_class(cell.observed, cell.error.is_some());
-                    let text = match (cell.observed, &cell.error) {
-                        (_, Some(_)) => "failed",
-                        (Some(true), _) => "\u{2713}",
-                        (Some(false), _) => "no",
-                        (None, _) => "\u{2013}",
+                    // What `rustc --print target-list` said.
+                    let (class, text) = match (cell.observed, &cell.error) {
+                        (_, Some(_)) => ("kn-failed", "failed"),
+                        (Some(true), _) => ("kn-known", "\u{2713}"),
+                        (Some(false), _) => ("kn-unknown", "no"),
+                        (None, _) => ("kn-none", "\u{2013}"),
                     };
                     let inner = match &cell.error {
                         Some(error) => {
@@ -168,7 +152,15 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
                 };
                 let mut squares = String::new();
                 for &mode in modes {
-                    let Some(cell) = cross.get(&(index, triple.as_str(), target, mode)) else {
+                    let cell = targets.cross.iter().find(|cell| {
+                        (
+                            cell.toolchain,
+                            &cell.triple,
+                            cell.target.as_str(),
+                            cell.mode,
+                        ) == (index, triple, target, mode)
+                    });
+                    let Some(cell) = cell else {
                         continue;
                     };
                     let letter = match mode {
@@ -226,21 +218,6 @@ pub(super) fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -
             targets.push(&build.target);
         }
     }
-    let cells: HashMap<(usize, &str, Mode, Kind), _> = report
-        .builds
-        .iter()
-        .map(|build| {
-            (
-                (
-                    build.toolchain,
-                    build.target.as_str(),
-                    build.mode,
-                    build.kind,
-                ),
-                build,
-            )
-        })
-        .collect();
     // Per compiler that built: how many cells passed; those below the minimum are named once.
     let mut passes: Vec<(usize, usize, &str)> = Vec::new();
     let mut below: Vec<&str> = Vec::new();
@@ -305,7 +282,15 @@ pub(super) fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -
             let mut squares = String::new();
             for mode in [Mode::Kernel, Mode::Stable] {
                 for &kind in cell_kinds(target) {
-                    let Some(build) = cells.get(&(index, *target, mode, kind)) else {
+                    let build = report.builds.iter().find(|build| {
+                        (
+                            build.toolchain,
+                            build.target.as_str(),
+                            build.mode,
+                            build.kind,
+                        ) == (index, *target, mode, kind)
+                    });
+                    let Some(build) = build else {
                         continue;
                     };
                     let letter = &kind.word()[..1];

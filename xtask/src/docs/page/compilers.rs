@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The compilers, by release: exact version, where each came from, and its verdict.
 
-use super::{below_class, escape_html, name, verdict_class, Popups};
+use super::{below_class, escape_html, name, Popups};
 use crate::expect::ToolchainVerdict;
 use crate::report::Report;
 use std::fmt::Write;
@@ -81,11 +81,11 @@ pub(super) fn compilers_table(
         let _ = writeln!(
             html,
             "<tr class=\"{}\"><th><code>{}</code></th><td>{}</td><td>{from}</td>\
-             <td class=\"cell {}{}\" data-cell=\"toolchain/{}\">{verdict}</td><td>{}</td></tr>",
+             <td class=\"cell v-{}{}\" data-cell=\"toolchain/{}\">{verdict}</td><td>{}</td></tr>",
             below_class(toolchain).trim(),
             escape_html(name(toolchain)),
             escape_html(&version),
-            verdict_class(&toolchain.verdict),
+            toolchain.verdict.word(),
             if failed { " differs" } else { "" },
             escape_html(&toolchain.id),
             escape_html(summary),

@@ -2,14 +2,13 @@
 //! The feature x compiler grid, each cell opening the places where the usage report says the
 //! feature is needed.
 
-use super::{below_class, column_headers, escape_html, feature_class, name, Popups};
+use super::{below_class, column_headers, escape_html, name, Popups};
 use crate::catalog::FEATURES;
 use crate::places::SourcePoint;
 use crate::report::usage::text::cell_summary;
 use crate::report::usage::{UsageCell, UsageReport};
 use crate::report::{FeatureCell, Observed, Report};
 use crate::status::Status;
-use std::collections::HashMap;
 use std::fmt::Write;
 
 /// What a feature status says, spelled out for a legend, a title or a popup.
@@ -52,23 +51,6 @@ pub(super) fn feature_grid(
     found: &[usize],
     popups: &mut Popups,
 ) -> String {
-    let usage_cells: HashMap<(&str, &str), &UsageCell> = usage
-        .map(|usage| {
-            usage
-                .features
-                .iter()
-                .flat_map(|feature| {
-                    usage
-                        .toolchains
-                        .iter()
-                        .zip(&feature.cells)
-                        .map(|(toolchain, cell)| {
-                            ((feature.name.as_str(), toolchain.id.as_str()), cell)
-                        })
-                })
-                .collect()
-        })
-        .unwrap_or_default();
     let mut html = format!(
         "<section><h2 id=\"features\">Features</h2>\
          <p class=\"muted\">What each compiler says when a <code>#![feature]</code> attribute \
@@ -109,15 +91,20 @@ pub(super) fn feature_grid(
             if let Observed::ProbeFailed(error) = &cell.observed {
                 let _ = write!(detail, "<pre>{}</pre>", escape_html(error));
             }
-            if let Some(usage_cell) = usage_cells.get(&(feature.name, toolchain.id.as_str())) {
+            let usage_cell = usage.and_then(|usage| {
+                let column = (usage.toolchains.iter()).position(|t| t.id == toolchain.id)?;
+                let row = usage.features.iter().find(|f| f.name == feature.name)?;
+                row.cells.get(column)
+            });
+            if let Some(usage_cell) = usage_cell {
                 detail.push_str(&usage_html(usage_cell));
             }
             let id = popups.add(&format!("{} on {}", feature.name, name(toolchain)), &detail);
             let _ = write!(
                 html,
-                "<td class=\"cell {}{}{}\" data-cell=\"feature/{}/{}\"><a href=\"#{id}\" \
+                "<td class=\"cell st-{}{}{}\" data-cell=\"feature/{}/{}\"><a href=\"#{id}\" \
                  title=\"{}\">{}</a></td>",
-                feature_class(&cell.observed),
+                cell.observed.word(),
                 if cell.ok() { "" } else { " differs" },
                 below_class(toolchain),
                 feature.name,
@@ -167,15 +154,10 @@ fn usage_html(cell: &UsageCell) -> String {
 /// A source point as a link from `docs/` for a repository file, or as text relative to the
 /// compiler's library sources (`library/core/src/...`) for a file of theirs.
 fn point_html(at: &SourcePoint) -> String {
-    if let Some(at_library) = at
-        .file
-        .find("/library/")
-        .filter(|_| at.file.starts_with('/'))
-    {
-        let relative = &at.file[at_library + 1..];
+    if let Some(library) = at.library_path() {
         return format!(
             "<code>{}:{}</code> <span class=\"muted\">(the compiler's library sources)</span>",
-            escape_html(relative),
+            escape_html(library),
             at.line
         );
     }

@@ -60,16 +60,15 @@ pub(super) fn kbuild_grid(report: &Report, found: &[usize], popups: &mut Popups)
                 escape_html(cell.first_error.as_deref().unwrap_or(&shown)),
             );
             let id = popups.add(&format!("{fixture} on {}", name(toolchain)), &body);
+            let class = if cell.ok() {
+                "kb-expected"
+            } else {
+                "kb-unexpected differs"
+            };
             let _ = write!(
                 html,
-                "<td class=\"cell {}{}{}\" data-cell=\"kbuild/{}/{}\" title=\"{}\">\
+                "<td class=\"cell {class}{}\" data-cell=\"kbuild/{}/{}\" title=\"{}\">\
                  <a href=\"#{id}\">{}</a></td>",
-                if cell.ok() {
-                    "kb-expected"
-                } else {
-                    "kb-unexpected"
-                },
-                if cell.ok() { "" } else { " differs" },
                 below_class(toolchain),
                 escape_html(fixture),
                 escape_html(&toolchain.id),
