@@ -176,9 +176,10 @@ pub fn read_rustc_args(file: &Path) -> anyhow::Result<(Vec<String>, Vec<String>)
         // A flag and its value, whether written as one argument or two.
         let codegen = line.strip_prefix("-C").or(line.strip_prefix("--codegen="));
         let (flag, value, width) = match (line, lines.get(index + 1)) {
-            ("-o" | "--out-dir" | "--emit" | "-C" | "--codegen" | "-Z", Some(next)) => {
-                (line, *next, 2)
-            }
+            (
+                "-o" | "--out-dir" | "--emit" | "-C" | "--codegen" | "-Z" | "--error-format",
+                Some(next),
+            ) => (line, *next, 2),
             _ => match (codegen, line.strip_prefix("-Z")) {
                 (Some(value), _) => ("-C", value, 1),
                 (None, Some(value)) => ("-Z", value, 1),
@@ -352,7 +353,8 @@ mod tests {
         let file = scratch.join("given.args");
         std::fs::write(
             &file,
-            "--edition=2021\n-Z\nallow-features=a,b\n-Zallow-features=a\n--error-format=short\nlib.rs",
+            "--edition=2021\n-Z\nallow-features=a,b\n-Zallow-features=a\n--error-format=short\n\
+             --error-format\nshort\nlib.rs",
         )
         .unwrap();
         let rustc = Rustc {
