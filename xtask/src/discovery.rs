@@ -521,11 +521,15 @@ pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcV
     let (mut version, sysroot) = match cached {
         Some(answers) => answers,
         None => {
-            let version = run_verbose_version(toolchain, timeout)?;
-            let sysroot = run_rustc(toolchain, &["--print", "sysroot"], timeout)?;
+            let launch = Launch {
+                rustc: toolchain.rustc.clone(),
+                loader: toolchain.loader.clone(),
+                env: toolchain.env.clone(),
+            };
+            let version = parse_verbose_version(&launch.run(&["-vV"], timeout)?)?;
+            let sysroot = launch.run(&["--print", "sysroot"], timeout)?;
             // The last line: a wrapper's own chatter comes before what rustc prints.
             let sysroot = sysroot
-                .stdout
                 .lines()
                 .map(str::trim)
                 .rfind(|line| !line.is_empty())
@@ -608,57 +612,4 @@ fn answer_stamps(toolchain: &Toolchain) -> Option<String> {
         ));
     }
     Some(stamps)
-}
-
-/// Runs the compiler with `args` and its environment, killing it after `timeout`; an error
-/// says how it failed and what it printed on stderr.
-fn run_rustc(
-    toolchain: &Toolchain,
-    args: &[&str],
-    timeout: Duration,
-) -> anyhow::Result<crate::process::ProcessOutput> {
-    let rustc = &toolchain.rustc;
-    let (program, mut all_args) = crate::loader::start(rustc, toolchain.loader.as_ref());
-    all_args.extend(args.iter().map(|arg| arg.to_string()));
-    let invocation = crate::process::Invocation {
-        program,
-        args: all_args,
-        env: toolchain.env.clone(),
-        env_remove: Vec::new(),
-    };
-    let output = crate::process::run(&invocation, timeout)
-        .map_err(|error| anyhow!(crate::process::describe_spawn_error(rustc, &error)))?;
-    if !output.success() {
-        bail!(
-            "`{} {}` failed ({}); stderr: {}",
-            rustc.display(),
-            args.join(" "),
-            output.describe_ending(timeout),
-            first_lines(&output.stderr, 5)
-        );
-    }
-    Ok(output)
-}
-
-/// Runs `rustc -vV` with the toolchain's environment and parses what it prints.
-pub fn run_verbose_version(
-    toolchain: &Toolchain,
-    timeout: Duration,
-) -> anyhow::Result<RustcVersion> {
-    let output = run_rustc(toolchain, &["-vV"], timeout)?;
-    Ok(parse_verbose_version(&output.stdout)?)
-}
-
-fn first_lines(text: &str, count: usize) -> String {
-    let text = text.trim();
-    if text.is_empty() {
-        return "(empty)".to_owned();
-    }
-    let lines: Vec<&str> = text.lines().take(count).collect();
-    let more = if text.lines().count() > count {
-        " ..."
-    } else {
-        ""
-    };
-    format!("{}{more}", lines.join(" | "))
 }

@@ -4,7 +4,7 @@
 //! loader unpacked beside it, read from the ELF files themselves.
 
 use crate::process::Invocation;
-use anyhow::{bail, ensure, Context};
+use anyhow::{anyhow, bail, ensure, Context};
 use object::elf::FileHeader64;
 use object::read::elf::{FileHeader, ProgramHeader, SectionHeader};
 use object::{LittleEndian, ReadCache, ReadRef};
@@ -181,16 +181,6 @@ pub(crate) fn newest_glibc_needed(
     Ok(newest)
 }
 
-/// How a compiler is started.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg(test)]
-pub(crate) enum LoaderKind {
-    /// The host's loader, with the prefix's libraries on `LD_LIBRARY_PATH`.
-    Host,
-    /// The loader unpacked in the prefix, given the library path and the real rustc.
-    OwnLoader,
-}
-
 /// The loader a compiler runs through instead of the host's: the program started in rustc's
 /// place and the arguments before rustc's own.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -286,63 +276,39 @@ impl Launch {
         })
     }
 
-    /// Which loader runs it.
-    #[cfg(test)]
-    pub(crate) fn kind(&self) -> LoaderKind {
-        match self.loader {
-            Some(_) => LoaderKind::OwnLoader,
-            None => LoaderKind::Host,
-        }
-    }
-
-    /// The executable started: the loader, or rustc itself.
-    #[cfg(test)]
-    pub(crate) fn program(&self) -> PathBuf {
-        start(&self.rustc, self.loader.as_ref()).0
-    }
-
-    /// The whole command line for rustc arguments `args`: program first.
-    pub(crate) fn command_line(&self, args: &[&str]) -> Vec<String> {
-        let (program, leading_args) = start(&self.rustc, self.loader.as_ref());
-        std::iter::once(program.display().to_string())
-            .chain(leading_args)
-            .chain(args.iter().map(|arg| arg.to_string()))
-            .collect()
-    }
-
     /// Runs the compiler with `args` as every monitored step runs ([`crate::process::run`]:
     /// a clean environment plus its own, killed with its process group after `timeout`);
-    /// returns its standard output, or what went wrong with its stderr.
+    /// returns its standard output, or how it failed with the first lines of its stderr.
     pub(crate) fn run(&self, args: &[&str], timeout: Duration) -> anyhow::Result<String> {
-        let (program, leading_args) = start(&self.rustc, self.loader.as_ref());
+        let (program, mut all_args) = start(&self.rustc, self.loader.as_ref());
+        all_args.extend(args.iter().map(|arg| arg.to_string()));
         let invocation = Invocation {
             program,
-            args: leading_args
-                .into_iter()
-                .chain(args.iter().map(|arg| arg.to_string()))
-                .collect(),
+            args: all_args,
             env: self.env.clone(),
             env_remove: Vec::new(),
         };
-        let shown = self.command_line(args).join(" ");
         let output = crate::process::run(&invocation, timeout)
-            .with_context(|| format!("starting `{shown}`"))?;
+            .map_err(|error| anyhow!(crate::process::describe_spawn_error(&self.rustc, &error)))?;
+        let stderr = output.stderr.trim();
+        let mut shown = stderr.lines().take(5).collect::<Vec<_>>().join(" | ");
+        if stderr.is_empty() {
+            shown = "(empty)".to_owned();
+        } else if stderr.lines().count() > 5 {
+            shown.push_str(" ...");
+        }
         ensure!(
             output.success(),
-            "`{shown}` failed ({}): {}",
-            output.describe_ending(timeout),
-            output
-                .stderr
-                .lines()
-                .take(3)
-                .collect::<Vec<_>>()
-                .join(" | ")
+            "`{} {}` failed ({}); stderr: {shown}",
+            self.rustc.display(),
+            args.join(" "),
+            output.describe_ending(timeout)
         );
         Ok(output.stdout)
     }
 
     /// The shared libraries the compiler's process loads from outside `prefix`, as its loader
-    /// resolves them (`ld.so --list`); for [`LoaderKind::OwnLoader`] this must be empty.
+    /// resolves them (`ld.so --list`); for a compiler under its own loader this must be empty.
     #[cfg(test)]
     pub(crate) fn libraries_outside(&self, prefix: &Path) -> anyhow::Result<Vec<String>> {
         let prefix = std::path::absolute(prefix)
@@ -520,9 +486,8 @@ mod tests {
         let libs = prefix.join("usr/lib/x86_64-linux-gnu");
         std::fs::create_dir_all(&libs).unwrap();
         let launch = Launch::for_prefix(&prefix).unwrap();
-        assert_eq!(launch.kind(), LoaderKind::Host);
-        assert_eq!(launch.program(), prefix.join("usr/bin/rustc"));
         assert_eq!(launch.loader, None);
+        assert_eq!(launch.rustc, prefix.join("usr/bin/rustc"));
         assert_eq!(
             launch.env,
             [("LD_LIBRARY_PATH".to_owned(), libs.display().to_string())]
@@ -545,22 +510,21 @@ mod tests {
         .unwrap();
         std::fs::copy(host_file("libc.so.6"), libs.join("libc.so.6")).unwrap();
         let launch = Launch::for_prefix(&prefix).unwrap();
-        assert_eq!(launch.kind(), LoaderKind::OwnLoader);
-        assert_eq!(launch.program(), libs.join("ld-linux-x86-64.so.2"));
         assert_eq!(launch.rustc, prefix.join("usr/bin/rustc"));
         let rustc = prefix.join("usr/bin/rustc").display().to_string();
         let sysroot = prefix.join("usr").display().to_string();
         assert_eq!(
-            launch.command_line(&["-vV"]),
-            [
-                launch.program().display().to_string(),
-                "--library-path".into(),
-                libs.display().to_string(),
-                rustc,
-                "--sysroot".into(),
-                sysroot.clone(),
-                "-vV".into()
-            ]
+            launch.loader,
+            Some(OwnLoader {
+                program: libs.join("ld-linux-x86-64.so.2"),
+                leading_args: vec![
+                    "--library-path".into(),
+                    libs.display().to_string(),
+                    rustc,
+                    "--sysroot".into(),
+                    sysroot.clone(),
+                ],
+            })
         );
         assert!(launch.env.is_empty());
         // The real program gets `--sysroot` first: the loader passed it on as it stands.
