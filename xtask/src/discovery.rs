@@ -285,6 +285,11 @@ fn discover_pins(sh: &Shell, pins: &Pins, timeout: Duration) -> Vec<Availability
     pins.pins
         .iter()
         .map(|pin| {
+            let as_pin = |toolchain: &Toolchain| Toolchain {
+                id: pin.id.clone(),
+                pin: Some(pin.id.clone()),
+                ..toolchain.clone()
+            };
             let found = candidates
                 .iter()
                 .filter_map(|candidate| match candidate {
@@ -295,13 +300,8 @@ fn discover_pins(sh: &Shell, pins: &Pins, timeout: Duration) -> Vec<Availability
                 })
                 .min_by_key(|(toolchain, _)| preference(pin, toolchain));
             if let Some((toolchain, version)) = found {
-                let toolchain = Toolchain {
-                    id: pin.id.clone(),
-                    pin: Some(pin.id.clone()),
-                    ..toolchain.clone()
-                };
                 return Availability::Found {
-                    toolchain,
+                    toolchain: as_pin(toolchain),
                     version: version.clone(),
                 };
             }
@@ -313,11 +313,7 @@ fn discover_pins(sh: &Shell, pins: &Pins, timeout: Duration) -> Vec<Availability
             });
             if let Some((toolchain, error)) = broken {
                 return Availability::Broken {
-                    toolchain: Toolchain {
-                        id: pin.id.clone(),
-                        pin: Some(pin.id.clone()),
-                        ..toolchain.clone()
-                    },
+                    toolchain: as_pin(toolchain),
                     error: error.clone(),
                 };
             }
@@ -415,37 +411,21 @@ fn rustup_toolchain(name: &str, rustc: &Path) -> Toolchain {
     }
 }
 
-/// Every compiler provisioned under `target/toolchains/debian/`, probed; one whose loader cannot
-/// be worked out is broken, with the reason.
+/// Every compiler provisioned under `target/toolchains/debian/`, started as
+/// [`Launch::for_prefix`] says and probed; one whose loader cannot be worked out is broken,
+/// with the reason.
 fn provisioned_candidates(timeout: Duration) -> Vec<Availability> {
     let mut broken = Vec::new();
     let mut toolchains = Vec::new();
     for (prefix, package) in debian::provisioned_prefixes(&debian::toolchains_dir()) {
-        match provisioned_toolchain(&prefix, package) {
-            Ok(toolchain) => toolchains.push(toolchain),
-            Err(broken_one) => broken.push(*broken_one),
-        }
-    }
-    probe_all(toolchains, timeout)
-        .into_iter()
-        .chain(broken)
-        .collect()
-}
-
-/// The toolchain unpacked in `prefix`, started as [`Launch::for_prefix`] says.
-fn provisioned_toolchain(
-    prefix: &Path,
-    package: DebianSource,
-) -> Result<Toolchain, Box<Availability>> {
-    let id = package.to_string();
-    let spec = format!("debian:{package}");
-    let source = Source::Debian { package };
-    match Launch::for_prefix(prefix) {
-        Ok(launch) => Ok(Toolchain::launched(id, spec, source, launch)),
-        Err(error) => {
-            let rustc = prefix.join("usr/bin/rustc");
-            Err(Box::new(Availability::Broken {
-                toolchain: Toolchain {
+        let id = package.to_string();
+        let spec = format!("debian:{package}");
+        let source = Source::Debian { package };
+        match Launch::for_prefix(&prefix) {
+            Ok(launch) => toolchains.push(Toolchain::launched(id, spec, source, launch)),
+            Err(error) => {
+                let rustc = prefix.join("usr/bin/rustc");
+                let toolchain = Toolchain {
                     id,
                     spec,
                     source,
@@ -453,11 +433,18 @@ fn provisioned_toolchain(
                     rustc,
                     loader: None,
                     pin: None,
-                },
-                error: format!("{error:#}"),
-            }))
+                };
+                broken.push(Availability::Broken {
+                    toolchain,
+                    error: format!("{error:#}"),
+                });
+            }
         }
     }
+    probe_all(toolchains, timeout)
+        .into_iter()
+        .chain(broken)
+        .collect()
 }
 
 /// The `LD_LIBRARY_PATH` a rustc needs when its shared libraries are in a multiarch directory.
