@@ -62,7 +62,7 @@ impl DebianSource {
         let usage = "SUITE:PACKAGE or SUITE:PACKAGE=VERSION, such as \
                      `trixie:rustc=1.85.1+dfsg1-1+deb13u1`";
         let Some((suite, rest)) = text.split_once(':') else {
-            bail!("`{}` names no suite; write {usage}", escaped(text));
+            bail!("`{}` names no suite; write {usage}", text.escape_debug());
         };
         let (package, version) = match rest.split_once('=') {
             Some((package, version)) => (package, Some(version)),
@@ -71,14 +71,14 @@ impl DebianSource {
         if !apt::is_suite(suite) || suite.len() > 64 {
             bail!(
                 "`{}` is not a Debian suite (such as `bookworm` or `trixie-security`); write {usage}",
-                escaped(suite)
+                suite.escape_debug()
             );
         }
         if !apt::is_package_name(package) || package.len() > 100 {
             bail!(
                 "`{}` is not a Debian package name (lowercase letters, digits, `+`, `-`, `.`); \
                  write {usage}",
-                escaped(package)
+                package.escape_debug()
             );
         }
         if let Some(version) = version {
@@ -86,7 +86,7 @@ impl DebianSource {
                 bail!(
                     "`{}` is not a Debian version ([epoch:]upstream[-revision], upstream starting \
                      with a digit); write {usage}",
-                    escaped(version)
+                    version.escape_debug()
                 );
             }
         }
@@ -115,11 +115,6 @@ impl fmt::Display for DebianSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}", self.suite, self.package_spec())
     }
-}
-
-/// `text` with control characters escaped, to quote it in a one-line message.
-fn escaped(text: &str) -> String {
-    text.chars().flat_map(char::escape_debug).collect()
 }
 
 /// The suites a compiler of `suite` takes its packages from, in order of preference: a stable
@@ -168,16 +163,12 @@ pub(crate) fn prefix_of(root: &Path, package: &str, version: &str) -> PathBuf {
 /// `target/toolchains/debian/SUITE_PACKAGE-VERSION` (no suite, package or version holds `_`).
 /// Prefixes are found by their markers ([`provisioned_prefixes`]), whatever their names.
 pub(crate) fn compiler_prefix(root: &Path, source: &DebianSource) -> PathBuf {
-    let named = prefix_of(
+    let version = source.version.as_deref().unwrap_or("");
+    prefix_of(
         root,
-        &source.package,
-        source.version.as_deref().unwrap_or(""),
-    );
-    named.with_file_name(format!(
-        "{}_{}",
-        source.suite,
-        named.file_name().unwrap().to_string_lossy()
-    ))
+        &format!("{}_{}", source.suite, source.package),
+        version,
+    )
 }
 
 /// The compiler a provisioned prefix holds, from its marker; `None` if it is not complete.
@@ -301,7 +292,7 @@ impl<'a> Provisioner<'a> {
         let suites = source.suites();
         let version = match &source.version {
             Some(version) => version.clone(),
-            None => self.newest_version(&apt, source, release)?,
+            None => self.newest_version(&apt, &source.package, &suites, release)?,
         };
         let exact = DebianSource {
             version: Some(version.clone()),
@@ -366,16 +357,13 @@ impl<'a> Provisioner<'a> {
         for package in &packages {
             marker.push_str(&format!("{package}\n"));
         }
-        let mut checked = None;
         apt::unpack_atomically(self.sh, &downloaded.files, &prefix, |staging| {
             std::fs::write(staging.join(MARKER), &marker)
                 .with_context(|| format!("writing the marker in {}", staging.display()))?;
-            let (_, version) = answer(staging, accept)?;
-            checked = Some(version);
+            answer(staging, accept)?;
             crate::digests::record(staging)
         })
         .with_context(|| format!("unpacking {exact} into {}", prefix.display()))?;
-        checked.context("the unpacked compiler was not checked")?;
         let launch = Launch::for_prefix(&prefix)?;
         Ok(Provisioned {
             prefix,
@@ -410,14 +398,7 @@ impl<'a> Provisioner<'a> {
         let apt = self.apt()?;
         let version = match version {
             Some(version) => version.to_owned(),
-            None => {
-                let source = DebianSource {
-                    suite: suites.first().cloned().unwrap_or_default(),
-                    package: package.to_owned(),
-                    version: None,
-                };
-                self.newest_version(&apt, &source, None)?
-            }
+            None => self.newest_version(&apt, package, suites, None)?,
         };
         let mut index = AptIndex::new(self.sh, &apt);
         let resolved = apt::closure(&mut index, package, &version, suites, HostLibraries::Reuse)
@@ -471,7 +452,7 @@ impl<'a> Provisioner<'a> {
                 continue;
             }
             match answer(&prefix, accept) {
-                Ok((launch, _)) => {
+                Ok(launch) => {
                     return Some(Provisioned {
                         prefix,
                         source: found,
@@ -572,16 +553,16 @@ impl<'a> Provisioner<'a> {
         Ok(apt)
     }
 
-    /// The newest version of `source`'s package in its suites whose upstream version is
-    /// `release` (any, without a release).
+    /// The newest version of `package` in `suites` whose upstream version is `release` (any,
+    /// without a release).
     fn newest_version(
         &self,
         apt: &PrivateApt,
-        source: &DebianSource,
+        package: &str,
+        suites: &[String],
         release: Option<&str>,
     ) -> anyhow::Result<String> {
-        let suites = source.suites();
-        let served = apt.madison(self.sh, &source.package)?;
+        let served = apt.madison(self.sh, package)?;
         let in_suites: Vec<&apt::Served> = served
             .iter()
             .filter(|entry| suites.contains(&entry.suite))
@@ -603,14 +584,14 @@ impl<'a> Provisioner<'a> {
             "the suites {} serve {}, but no {} of release {}",
             suites.join(", "),
             if listed.is_empty() {
-                format!("no {} at all", source.package)
+                format!("no {package} at all")
             } else {
-                format!("{} {}", source.package, listed.join(", "))
+                format!("{package} {}", listed.join(", "))
             },
-            source.package,
+            package,
             release.unwrap_or("any")
         );
-        Err(self.with_update_problems(error, &suites))
+        Err(self.with_update_problems(error, suites))
     }
 
     /// `error`, with what `apt-get update` said about `suites` if it failed for any of them.
@@ -635,12 +616,12 @@ impl<'a> Provisioner<'a> {
 fn answer(
     prefix: &Path,
     accept: &dyn Fn(&RustcVersion) -> anyhow::Result<()>,
-) -> anyhow::Result<(Launch, RustcVersion)> {
+) -> anyhow::Result<Launch> {
     let launch = Launch::for_prefix(prefix)?;
-    let said = launch.run(&["-vV"], CHECK_TIMEOUT)?;
-    let version = parse_verbose_version(&said)?;
-    accept(&version)?;
-    Ok((launch, version))
+    accept(&parse_verbose_version(
+        &launch.run(&["-vV"], CHECK_TIMEOUT)?,
+    )?)?;
+    Ok(launch)
 }
 
 /// Every complete prefix under `root`'s `debian/`, with the compiler its marker names, sorted.
