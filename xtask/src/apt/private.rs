@@ -154,23 +154,7 @@ impl PrivateApt {
             .quiet()
             .read()
             .context("running dpkg --print-architecture")?;
-        PrivateApt::with(
-            dir,
-            suites,
-            &mirrors,
-            architecture.trim(),
-            &reachability_settings(&dump),
-        )
-    }
-
-    /// [`PrivateApt::create`] with every machine fact given.
-    pub(crate) fn with(
-        dir: &Path,
-        suites: &[&str],
-        mirrors: &Mirrors,
-        architecture: &str,
-        carried: &[(String, String)],
-    ) -> anyhow::Result<PrivateApt> {
+        let architecture = architecture.trim();
         ensure!(
             Path::new(ARCHIVE_KEYRING).is_file(),
             "{ARCHIVE_KEYRING} is missing: install the debian-archive-keyring package"
@@ -215,7 +199,7 @@ impl PrivateApt {
                 dir.join("none").display()
             ),
         )?;
-        let options = apt_options(&dir, architecture, carried);
+        let options = apt_options(&dir, architecture, &reachability_settings(&dump));
         Ok(PrivateApt {
             dir,
             suites,
@@ -247,16 +231,12 @@ impl PrivateApt {
         &self.dir
     }
 
-    /// The `-o KEY=VALUE` arguments every apt command gets.
-    pub(crate) fn option_args(&self) -> Vec<String> {
-        self.options
-            .iter()
-            .flat_map(|(key, value)| ["-o".to_owned(), format!("{key}={value}")])
-            .collect()
-    }
-
+    /// `program` with the `-o KEY=VALUE` arguments every apt command gets.
     fn apt<'a>(&self, sh: &'a Shell, program: &str) -> xshell::Cmd<'a> {
-        let options = self.option_args();
+        let options = self
+            .options
+            .iter()
+            .flat_map(|(key, value)| ["-o".to_owned(), format!("{key}={value}")]);
         cmd!(sh, "{program} {options...}")
             .env("APT_CONFIG", self.dir.join("apt.conf"))
             .env("LC_ALL", "C")
@@ -379,13 +359,16 @@ impl PrivateApt {
         cache: &Path,
     ) -> anyhow::Result<Downloaded> {
         std::fs::create_dir_all(cache).with_context(|| format!("creating {}", cache.display()))?;
-        let mut missing = Vec::new();
-        for package in packages {
-            let path = cache.join(package.deb_file_name());
-            if !(path.is_file() && sha256_of(sh, &path)? == package.sha256) {
-                missing.push(package);
-            }
-        }
+        let names: Vec<String> = packages
+            .iter()
+            .map(Resolved::deb_file_name)
+            .filter(|name| cache.join(name).is_file())
+            .collect();
+        let cached = crate::digests::digests_of(cache, &names)?;
+        let missing: Vec<&Resolved> = packages
+            .iter()
+            .filter(|package| cached.get(&package.deb_file_name()) != Some(&package.sha256))
+            .collect();
         let started = Instant::now();
         if !missing.is_empty() {
             let incoming = cache.join(format!(".incoming-{}", std::process::id()));
@@ -451,9 +434,10 @@ impl PrivateApt {
                 "apt-get download succeeded but left no {}",
                 fetched.display()
             );
-            let actual = sha256_of(sh, &fetched)?;
+            let digests = crate::digests::digests_of(incoming, &[package.deb_file_name()])?;
+            let actual = &digests[&package.deb_file_name()];
             ensure!(
-                actual == package.sha256,
+                *actual == package.sha256,
                 "{} has SHA-256 {actual}, but the signed index lists {}: the download is damaged or cut short",
                 package,
                 package.sha256
@@ -577,18 +561,6 @@ impl PackageIndex for AptIndex<'_> {
             status.starts_with("ii").then(|| version.trim().to_owned())
         }))
     }
-}
-
-fn sha256_of(sh: &Shell, path: &Path) -> anyhow::Result<String> {
-    let output = cmd!(sh, "sha256sum {path}")
-        .quiet()
-        .read()
-        .with_context(|| format!("hashing {}", path.display()))?;
-    Ok(output
-        .split_whitespace()
-        .next()
-        .unwrap_or_default()
-        .to_owned())
 }
 
 fn last_line(text: &str) -> String {
