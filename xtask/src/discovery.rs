@@ -109,7 +109,7 @@ pub struct Toolchain {
 
 impl Toolchain {
     /// The toolchain started as `launch` says.
-    fn launched(id: String, spec: String, source: Source, launch: Launch) -> Toolchain {
+    pub(crate) fn launched(id: String, spec: String, source: Source, launch: Launch) -> Toolchain {
         Toolchain {
             id,
             spec,

@@ -11,7 +11,8 @@ use crate::emulators;
 use crate::extracted::Extracted;
 use crate::library_sources;
 use crate::pins::{DebianSource, Pin};
-use anyhow::{bail, Context};
+use crate::version::RustcVersion;
+use anyhow::{bail, ensure, Context};
 use std::path::PathBuf;
 use std::time::Instant;
 use xshell::{cmd, Shell};
@@ -121,18 +122,18 @@ pub(crate) fn install(
                 }
             }
         }
-        if installed.is_none() && !use_rustup && pin.rustup.is_some() {
-            failures.push("rustup: skipped (--no-rustup)".to_string());
-        } else if installed.is_none() {
-            if let Some(name) = &pin.rustup {
-                match install_rustup(sh, pin, name) {
-                    Ok(done) => installed = Some(done),
-                    Err(error) => {
-                        println!("  {}: rustup: failed: {error:#}", pin.id);
-                        failures.push(format!("rustup: {error:#}"));
-                    }
-                }
+        match (&pin.rustup, &installed) {
+            (Some(_), None) if !use_rustup => {
+                failures.push("rustup: skipped (--no-rustup)".to_string())
             }
+            (Some(name), None) => match install_rustup(sh, pin, name) {
+                Ok(done) => installed = Some(done),
+                Err(error) => {
+                    println!("  {}: rustup: failed: {error:#}", pin.id);
+                    failures.push(format!("rustup: {error:#}"));
+                }
+            },
+            _ => {}
         }
         let outcome = match installed {
             Some(done) => {
@@ -265,34 +266,20 @@ fn provision_debian(
     pin: &Pin,
     package: &DebianSource,
 ) -> anyhow::Result<(String, DebianSource)> {
-    let accept = |version: &crate::version::RustcVersion| {
-        if pin.is_satisfied_by(version) {
-            Ok(())
-        } else {
-            bail!(
-                "it reports {} ({}), not the pinned {}",
-                version.release_string(),
-                version.first_line,
-                pin.describe_release()
-            )
-        }
-    };
+    let accept = |version: &RustcVersion| satisfies(pin, version);
     let provisioned = provisioner.provision(package, Some(&pin.release), &accept)?;
     let loader = match provisioned.launch.loader {
         Some(_) => "through its own loader",
         None => "under the host's loader",
     };
-    let toolchain = Toolchain {
-        id: pin.id.clone(),
-        spec: format!("debian:{}", provisioned.source),
-        source: Source::Debian {
+    let toolchain = Toolchain::launched(
+        pin.id.clone(),
+        format!("debian:{}", provisioned.source),
+        Source::Debian {
             package: provisioned.source.clone(),
         },
-        rustc: provisioned.launch.rustc.clone(),
-        env: provisioned.launch.env.clone(),
-        loader: provisioned.launch.loader.clone(),
-        pin: Some(pin.id.clone()),
-    };
+        provisioned.launch.clone(),
+    );
     let version = verified(pin, toolchain)?;
     let (fetched, total) = provisioned.bytes;
     let said = if provisioned.already {
@@ -318,17 +305,22 @@ fn provision_debian(
 }
 
 /// Runs the compiler and checks that it reports the pinned release.
-fn verified(pin: &Pin, toolchain: Toolchain) -> anyhow::Result<crate::version::RustcVersion> {
-    match verify(&toolchain, VERSION_TIMEOUT) {
-        Ok(version) if pin.is_satisfied_by(&version) => Ok(version),
-        Ok(version) => bail!(
-            "it reports {} ({}), not the pinned {}",
-            version.release_string(),
-            version.first_line,
-            pin.describe_release()
-        ),
-        Err(error) => Err(error),
-    }
+fn verified(pin: &Pin, toolchain: Toolchain) -> anyhow::Result<RustcVersion> {
+    let version = verify(&toolchain, VERSION_TIMEOUT)?;
+    satisfies(pin, &version)?;
+    Ok(version)
+}
+
+/// Whether a compiler that says `version` satisfies `pin`, and if not, why not.
+fn satisfies(pin: &Pin, version: &RustcVersion) -> anyhow::Result<()> {
+    ensure!(
+        pin.is_satisfied_by(version),
+        "it reports {} ({}), not the pinned {}",
+        version.release_string(),
+        version.first_line,
+        pin.describe_release()
+    );
+    Ok(())
 }
 
 #[cfg(test)]
