@@ -334,7 +334,7 @@ mod tests {
     /// Library sources at `version` under `root` whose files no digest vouches for: an install
     /// that looks at them provisions them again.
     fn unvouched_sources(root: &Path, version: &str) -> PathBuf {
-        let prefix = library_sources::sources_prefix(root, "rust-src", version);
+        let prefix = debian::prefix_of(root, "rust-src", version);
         std::fs::create_dir_all(&prefix).unwrap();
         let marker = Marker {
             package: "rust-src".into(),
