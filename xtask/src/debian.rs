@@ -7,24 +7,20 @@ use crate::apt::{self, AptIndex, HostLibraries, PrivateApt, Resolved};
 use crate::loader::Launch;
 use crate::run_lock::{self, RunLock};
 use crate::version::{parse_verbose_version, RustcVersion};
-use anyhow::{bail, Context};
+use anyhow::{bail, ensure, Context};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 use xshell::Shell;
 
 /// Where `cargo xtask toolchains install` keeps what it provisions: `target/toolchains/` at the
-/// repository root.
-///
-/// It ignores `CARGO_TARGET_DIR` on purpose: that is one build's scratch space, while the
-/// provisioned compilers are the machine's, shared by every build of the repository.
+/// repository root, whatever `CARGO_TARGET_DIR` says (one build's scratch space).
 pub(crate) fn toolchains_dir() -> PathBuf {
     crate::project_root().join("target").join("toolchains")
 }
 
-/// Set once a run promised to change nothing: then no provisioner starts its apt.
 static CHANGE_NOTHING: AtomicBool = AtomicBool::new(false);
 
 /// Makes every later provisioning in this process fail, before it touches the private apt,
@@ -68,28 +64,23 @@ impl DebianSource {
             Some((package, version)) => (package, Some(version)),
             None => (rest, None),
         };
-        if !apt::is_suite(suite) || suite.len() > 64 {
-            bail!(
-                "`{}` is not a Debian suite (such as `bookworm` or `trixie-security`); write {usage}",
-                suite.escape_debug()
-            );
-        }
-        if !apt::is_package_name(package) || package.len() > 100 {
-            bail!(
-                "`{}` is not a Debian package name (lowercase letters, digits, `+`, `-`, `.`); \
-                 write {usage}",
-                package.escape_debug()
-            );
-        }
-        if let Some(version) = version {
-            if !apt::is_version(version) || version.len() > 100 {
-                bail!(
-                    "`{}` is not a Debian version ([epoch:]upstream[-revision], upstream starting \
-                     with a digit); write {usage}",
-                    version.escape_debug()
-                );
-            }
-        }
+        ensure!(
+            apt::is_suite(suite) && suite.len() <= 64,
+            "`{}` is not a Debian suite (such as `bookworm` or `trixie-security`); write {usage}",
+            suite.escape_debug()
+        );
+        ensure!(
+            apt::is_package_name(package) && package.len() <= 100,
+            "`{}` is not a Debian package name (lowercase letters, digits, `+`, `-`, `.`); write \
+             {usage}",
+            package.escape_debug()
+        );
+        ensure!(
+            version.is_none_or(|version| apt::is_version(version) && version.len() <= 100),
+            "`{}` is not a Debian version ([epoch:]upstream[-revision], upstream starting with a \
+             digit); write {usage}",
+            version.unwrap_or_default().escape_debug()
+        );
         Ok(DebianSource {
             suite: suite.to_owned(),
             package: package.to_owned(),
@@ -183,11 +174,9 @@ pub(crate) fn read_marker(prefix: &Path) -> Option<DebianSource> {
 /// A compiler that is unpacked and answered `-vV`.
 #[derive(Debug, Clone)]
 pub(crate) struct Provisioned {
-    /// Its prefix.
     pub prefix: PathBuf,
     /// The package it is, with its exact version.
     pub source: DebianSource,
-    /// How it is started.
     pub launch: Launch,
     /// Whether it was already there (nothing fetched or unpacked).
     pub already: bool,
@@ -195,7 +184,6 @@ pub(crate) struct Provisioned {
     pub packages: usize,
     /// Bytes fetched from the registry, and bytes of all its packages.
     pub bytes: (u64, u64),
-    /// How long it took.
     pub seconds: f64,
 }
 
@@ -218,9 +206,8 @@ pub(crate) struct Provisioner<'a> {
 impl<'a> Provisioner<'a> {
     /// A provisioner under `root` (normally [`toolchains_dir`]) for compilers of `suites`
     /// (every [`suite_family`] needed), saying what it does through `log`. Under
-    /// [`toolchains_dir`], before it first writes (when its private apt starts), it takes the
-    /// run lock of this checkout, whose runs use what it writes, unless this process holds it:
-    /// the lock `matrix --root OTHER` holds is OTHER's.
+    /// [`toolchains_dir`], before it first writes, it takes this checkout's run lock unless this
+    /// process holds it (the lock `matrix --root OTHER` holds is OTHER's).
     pub(crate) fn new(
         sh: &'a Shell,
         root: PathBuf,
@@ -248,9 +235,8 @@ impl<'a> Provisioner<'a> {
         self
     }
 
-    /// Whether `prefix` (holding `what`) may be taken as it is: always, unless this
-    /// provisioner verifies; then only when every file matches its recorded digest. Says why
-    /// not.
+    /// Whether `prefix` (holding `what`) may be taken as it is: unless this provisioner
+    /// verifies, always; else when every file matches its recorded digest. Says why not.
     pub(crate) fn intact(&mut self, prefix: &Path, what: &str) -> bool {
         if !self.verify {
             return true;
@@ -282,11 +268,12 @@ impl<'a> Provisioner<'a> {
         accept: &dyn Fn(&RustcVersion) -> anyhow::Result<()>,
     ) -> anyhow::Result<Provisioned> {
         let started = Instant::now();
+        let timed = |found| Provisioned {
+            seconds: started.elapsed().as_secs_f64(),
+            ..found
+        };
         if let Some(found) = self.already_there(source, release, accept) {
-            return Ok(Provisioned {
-                seconds: started.elapsed().as_secs_f64(),
-                ..found
-            });
+            return Ok(timed(found));
         }
         let apt = self.apt()?;
         let suites = source.suites();
@@ -301,34 +288,20 @@ impl<'a> Provisioner<'a> {
         // Without a version, the newest one was to be asked for first; it may be there.
         if source.version.is_none() {
             if let Some(found) = self.already_there(&exact, release, accept) {
-                return Ok(Provisioned {
-                    seconds: started.elapsed().as_secs_f64(),
-                    ..found
-                });
+                return Ok(timed(found));
             }
         }
         let mut index = AptIndex::new(self.sh, &apt);
-        let with_host = apt::closure(
-            &mut index,
-            &source.package,
-            &version,
-            &suites,
-            HostLibraries::Reuse,
-        )
-        .map_err(|error| self.with_update_problems(error, &suites))?;
+        let mut closure = |host| apt::closure(&mut index, &source.package, &version, &suites, host);
+        let with_host = closure(HostLibraries::Reuse)
+            .map_err(|error| self.with_update_problems(error, &suites))?;
         // A closure that needs a newer C library than the host's brings its own loader, and
         // then everything it loads must come from the suites.
         let needs_own_c_library = with_host
             .iter()
             .any(|package| package.source == apt::C_LIBRARY_SOURCE);
-        let packages: Vec<Resolved> = if needs_own_c_library {
-            apt::closure(
-                &mut index,
-                &source.package,
-                &version,
-                &suites,
-                HostLibraries::Never,
-            )?
+        let packages = if needs_own_c_library {
+            closure(HostLibraries::Never)?
         } else {
             with_host
         };
@@ -376,12 +349,10 @@ impl<'a> Provisioner<'a> {
         })
     }
 
-    /// Where it provisions: normally [`toolchains_dir`].
     pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
-    /// Says `line` through the log it was given.
     pub(crate) fn say(&mut self, line: &str) {
         (self.log)(line)
     }
@@ -505,11 +476,7 @@ impl<'a> Provisioner<'a> {
         let fresh = std::fs::read_to_string(&stamp).is_ok_and(|listed| listed == suites.join(" "))
             && std::fs::metadata(&stamp)
                 .and_then(|meta| meta.modified())
-                .is_ok_and(|modified| {
-                    SystemTime::now()
-                        .duration_since(modified)
-                        .is_ok_and(|age| age < LISTS_MAX_AGE)
-                });
+                .is_ok_and(|modified| modified.elapsed().is_ok_and(|age| age < LISTS_MAX_AGE));
         if !fresh {
             let started = Instant::now();
             (self.log)(&format!(
