@@ -36,13 +36,11 @@ impl Mirrors {
             let is_deb = stanza
                 .get("Types")
                 .is_some_and(|types| types.split_whitespace().any(|kind| kind == "deb"));
-            let (Some(uris), Some(suites)) = (stanza.get("URIs"), stanza.get("Suites")) else {
-                continue;
-            };
-            if !enabled || !is_deb {
-                continue;
-            }
-            let Some(uri) = uris.split_whitespace().next() else {
+            let uri = stanza
+                .get("URIs")
+                .and_then(|uris| uris.split_whitespace().next());
+            let (Some(uri), Some(suites), true) = (uri, stanza.get("Suites"), enabled && is_deb)
+            else {
                 continue;
             };
             let is_security = suites
@@ -492,9 +490,8 @@ pub(crate) fn apt_options(
 pub(crate) struct Downloaded {
     /// Every package's `.deb`, in the order asked.
     pub files: Vec<PathBuf>,
-    /// How many were fetched (the others were in the cache).
+    /// How many were fetched (the others were in the cache), and their bytes.
     pub fetched: usize,
-    /// Bytes fetched.
     pub fetched_bytes: u64,
     /// Bytes of all the packages, fetched or not.
     pub total_bytes: u64,
@@ -524,22 +521,20 @@ impl<'a> AptIndex<'a> {
 
 impl PackageIndex for AptIndex<'_> {
     fn served(&mut self, name: &str) -> anyhow::Result<Vec<Served>> {
-        if let Some(served) = self.served.get(name) {
-            return Ok(served.clone());
+        if !self.served.contains_key(name) {
+            let served = self.apt.madison(self.sh, name)?;
+            self.served.insert(name.to_owned(), served);
         }
-        let served = self.apt.madison(self.sh, name)?;
-        self.served.insert(name.to_owned(), served.clone());
-        Ok(served)
+        Ok(self.served[name].clone())
     }
 
     fn record(&mut self, name: &str, version: &str) -> anyhow::Result<Stanza> {
         let key = (name.to_owned(), version.to_owned());
-        if let Some(record) = self.records.get(&key) {
-            return Ok(record.clone());
+        if !self.records.contains_key(&key) {
+            let record = self.apt.show(self.sh, name, version)?;
+            self.records.insert(key.clone(), record);
         }
-        let record = self.apt.show(self.sh, name, version)?;
-        self.records.insert(key, record.clone());
-        Ok(record)
+        Ok(self.records[&key].clone())
     }
 
     fn providers(&mut self, name: &str) -> anyhow::Result<Vec<(String, String)>> {
