@@ -11,8 +11,6 @@ use object::{LittleEndian, ReadCache, ReadRef};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-#[cfg(test)]
-use xshell::{cmd, Shell};
 
 /// What an ELF file says about loading it: its interpreter and the glibc symbol versions it
 /// needs or defines.
@@ -306,15 +304,20 @@ impl Launch {
         );
         Ok(output.stdout)
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xshell::{cmd, Shell};
 
     /// The shared libraries the compiler's process loads from outside `prefix`, as its loader
     /// resolves them (`ld.so --list`); for a compiler under its own loader this must be empty.
-    #[cfg(test)]
-    pub(crate) fn libraries_outside(&self, prefix: &Path) -> anyhow::Result<Vec<String>> {
+    fn libraries_outside(launch: &Launch, prefix: &Path) -> anyhow::Result<Vec<String>> {
         let prefix = std::path::absolute(prefix)
             .with_context(|| format!("making {} absolute", prefix.display()))?;
         let sh = Shell::new()?;
-        let listing = match &self.loader {
+        let listing = match &launch.loader {
             Some(loader) => {
                 let mut args: Vec<&str> = loader.leading_args[..3]
                     .iter()
@@ -326,10 +329,10 @@ impl Launch {
                 list.read().context("running the loader with --list")?
             }
             None => {
-                let rustc = &self.rustc;
+                let rustc = &launch.rustc;
                 let ldd = cmd!(sh, "ldd {rustc}")
                     .env_clear()
-                    .envs(self.env.iter().cloned());
+                    .envs(launch.env.iter().cloned());
                 ldd.quiet().read().context("running ldd")?
             }
         };
@@ -347,11 +350,6 @@ impl Launch {
             })
             .collect())
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
 
     /// The host's `libc.so.6` and loader, as this process has them mapped.
     fn host_file(name: &str) -> PathBuf {
@@ -533,7 +531,7 @@ mod tests {
             format!("--sysroot {sysroot} -vV\n")
         );
         assert_eq!(
-            launch.libraries_outside(&prefix).unwrap(),
+            libraries_outside(&launch, &prefix).unwrap(),
             Vec::<String>::new()
         );
     }

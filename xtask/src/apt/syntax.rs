@@ -278,18 +278,6 @@ pub(crate) fn parse_madison_entries(listing: &str, package: &str) -> Vec<Served>
     served
 }
 
-/// Parses `apt-cache madison` lines into the versions of `package`, each once.
-#[cfg(test)]
-pub(crate) fn parse_madison(listing: &str, package: &str) -> Vec<String> {
-    let mut versions: Vec<String> = Vec::new();
-    for entry in parse_madison_entries(listing, package) {
-        if !versions.contains(&entry.version) {
-            versions.push(entry.version);
-        }
-    }
-    versions
-}
-
 /// Parses the `Reverse Provides:` section of `apt-cache showpkg` into `(package, version)`.
 pub(crate) fn parse_reverse_provides(showpkg: &str) -> Vec<(String, String)> {
     let Some((_, section)) = showpkg.split_once("Reverse Provides:") else {
