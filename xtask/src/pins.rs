@@ -17,18 +17,13 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// Why a release is pinned.
+/// Why a release is pinned: what each role means is its [`PinRole::description`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PinRole {
-    /// The oldest release the kernel supports.
     Minimum,
-    /// A release at which a catalog feature stabilized or first appeared.
     Feature,
-    /// A compiler Debian ships.
     Debian,
-    /// The release `rust-toolchain.toml` pins.
     RustToolchain,
-    /// The nightly the project is checked with.
     Nightly,
 }
 
@@ -188,7 +183,6 @@ pub enum TreeSource {
 pub struct TreePin {
     /// Its unique id, as for a [`Pin`]: `6.12`, `7.3`, `my-checkout`.
     pub id: String,
-    /// Where it comes from.
     pub source: TreeSource,
     /// A free-form note for people reading reports.
     pub note: Option<String>,

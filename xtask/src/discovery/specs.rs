@@ -54,26 +54,26 @@ pub(super) fn discover_specs(
         );
     }
     let mut named_pins: Vec<Pin> = Vec::new();
-    for spec in specs {
-        if let Some(pin) = pin_of(spec) {
-            if !named_pins.iter().any(|named| named.id == pin.id) {
-                named_pins.push(pin.clone());
-            }
+    for pin in specs.iter().filter_map(|spec| pin_of(spec)) {
+        if !named_pins.iter().any(|named| named.id == pin.id) {
+            named_pins.push(pin.clone());
         }
     }
-    let pin_answers = if named_pins.is_empty() {
-        Vec::new()
-    } else {
-        super::discover_pins(
-            sh,
-            &Pins {
-                pins: named_pins.clone(),
-                trees: Vec::new(),
-                path: pins.path.clone(),
-            },
-            timeout,
-        )
-    };
+    let mut pin_answers: HashMap<String, Availability> = HashMap::new();
+    if !named_pins.is_empty() {
+        let named = Pins {
+            pins: named_pins,
+            trees: Vec::new(),
+            path: pins.path.clone(),
+        };
+        let answers = super::discover_pins(sh, &named, timeout);
+        pin_answers = named
+            .pins
+            .into_iter()
+            .map(|pin| pin.id)
+            .zip(answers)
+            .collect();
+    }
     let other_specs: Vec<String> = specs
         .iter()
         .filter(|spec| pin_of(spec).is_none())
@@ -83,13 +83,7 @@ pub(super) fn discover_specs(
     let mut results: Vec<Availability> = specs
         .iter()
         .map(|spec| match pin_of(spec) {
-            Some(pin) => {
-                let at = named_pins
-                    .iter()
-                    .position(|named| named.id == pin.id)
-                    .expect("every named pin is resolved");
-                pin_answers[at].clone()
-            }
+            Some(pin) => pin_answers[&pin.id].clone(),
             None => others.next().expect("one answer per other spec"),
         })
         .collect();
