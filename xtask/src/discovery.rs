@@ -397,7 +397,8 @@ fn parse_rustup_list(list: &str) -> Vec<(String, PathBuf)> {
         .collect()
 }
 
-fn rustup_toolchain(name: &str, rustc: &Path) -> Toolchain {
+/// The rustup toolchain `name`, whose real rustc is `rustc`.
+pub(crate) fn rustup_toolchain(name: &str, rustc: &Path) -> Toolchain {
     Toolchain {
         id: name.to_owned(),
         spec: format!("rustup:{name}"),

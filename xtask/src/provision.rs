@@ -6,14 +6,16 @@
 //! emulators ([`crate::emulators`]), whose absence is reported but fails nothing.
 
 use crate::debian::{self, Provisioner};
-use crate::discovery::{is_meant_for, verify, Availability, Source, Toolchain, VERSION_TIMEOUT};
+use crate::discovery::{
+    is_meant_for, rustup_toolchain, verify, Availability, Source, Toolchain, VERSION_TIMEOUT,
+};
 use crate::emulators;
 use crate::extracted::Extracted;
 use crate::library_sources;
 use crate::pins::{DebianSource, Pin};
 use crate::version::RustcVersion;
 use anyhow::{bail, ensure, Context};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 use xshell::{cmd, Shell};
 
@@ -56,22 +58,22 @@ pub(crate) fn install(
     use_rustup: bool,
     beside: Beside,
 ) -> anyhow::Result<Vec<(String, Installation)>> {
-    let qemu_suites = match beside {
-        Beside::PinsAlone => Vec::new(),
-        Beside::Everything | Beside::PinsAndEmulators => emulators::host_codename()
+    let host_qemu_suites = || {
+        emulators::host_codename()
             .map(|codename| emulators::qemu_suites(&codename))
-            .unwrap_or_default(),
+            .unwrap_or_default()
     };
-    let others = match beside {
-        Beside::Everything => debian::provisioned_prefixes(&root),
-        Beside::PinsAndEmulators | Beside::PinsAlone => Vec::new(),
+    let (others, qemu_suites) = match beside {
+        Beside::Everything => (debian::provisioned_prefixes(&root), host_qemu_suites()),
+        Beside::PinsAndEmulators => (Vec::new(), host_qemu_suites()),
+        Beside::PinsAlone => (Vec::new(), Vec::new()),
     };
     let suites: Vec<String> = wanted
         .iter()
         .filter_map(|pin| pin.debian.as_ref())
         .flat_map(DebianSource::suites)
         .chain(others.iter().flat_map(|(_, source)| source.suites()))
-        .chain(qemu_suites.iter().cloned())
+        .chain(qemu_suites)
         .collect();
     let mut log = |line: &str| println!("  {line}");
     let mut provisioner = Provisioner::new(sh, root, suites, &mut log).verifying();
@@ -240,18 +242,7 @@ fn install_rustup(sh: &Shell, pin: &Pin, name: &str) -> anyhow::Result<String> {
         .with_context(|| {
             format!("finding the rustc of the toolchain rustup just installed as {name}")
         })?;
-    let toolchain = Toolchain {
-        id: pin.id.clone(),
-        spec: format!("rustup:{name}"),
-        source: Source::Rustup {
-            name: name.to_owned(),
-        },
-        rustc: PathBuf::from(rustc.trim()),
-        env: Vec::new(),
-        loader: None,
-        pin: Some(pin.id.clone()),
-    };
-    let version = verified(pin, toolchain)?;
+    let version = verified(pin, rustup_toolchain(name, Path::new(rustc.trim())))?;
     Ok(format!(
         "rustup toolchain {name}: {} ({:.1}s)",
         version.summary(),
@@ -329,7 +320,6 @@ mod tests {
     use crate::extracted::Marker;
     use crate::pins::Pins;
     use crate::version::parse_verbose_version;
-    use std::path::Path;
 
     /// Library sources at `version` under `root` whose files no digest vouches for: an install
     /// that looks at them provisions them again.
