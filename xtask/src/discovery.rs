@@ -469,17 +469,7 @@ pub fn library_path_env(rustc: &Path) -> Vec<(String, String)> {
     let mut dirs: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|entry| entry.path())
-        .filter(|dir| {
-            std::fs::read_dir(dir).is_ok_and(|mut files| {
-                files.any(|file| {
-                    file.ok().is_some_and(|file| {
-                        let name = file.file_name();
-                        let name = name.to_string_lossy();
-                        name.starts_with("librustc_driver-") && name.ends_with(".so")
-                    })
-                })
-            })
-        })
+        .filter(|dir| holds(dir, "librustc_driver-", ".so"))
         .collect();
     if dirs.is_empty() {
         return Vec::new();
@@ -489,6 +479,17 @@ pub fn library_path_env(rustc: &Path) -> Vec<(String, String)> {
         .map(|joined| joined.to_string_lossy().into_owned())
         .unwrap_or_default();
     vec![("LD_LIBRARY_PATH".to_owned(), joined)]
+}
+
+/// Whether `dir` holds a file named `PREFIX*SUFFIX`.
+fn holds(dir: &Path, prefix: &str, suffix: &str) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.filter_map(Result::ok).any(|entry| {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with(prefix) && name.ends_with(suffix)
+        })
+    })
 }
 
 /// Checks that a compiler works: it must start, answer `rustc -vV` readably within `timeout`,
@@ -539,14 +540,7 @@ pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcV
         .join("rustlib")
         .join(&version.host)
         .join("lib");
-    let has_core = std::fs::read_dir(&libraries).is_ok_and(|entries| {
-        entries.filter_map(Result::ok).any(|entry| {
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            name.starts_with("libcore-") && name.ends_with(".rlib")
-        })
-    });
-    if !has_core {
+    if !holds(&libraries, "libcore-", ".rlib") {
         bail!(
             "its sysroot {} has no `core` for its host {}: no libcore-*.rlib in {}",
             sysroot.display(),
