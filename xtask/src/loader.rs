@@ -162,21 +162,14 @@ pub(crate) fn newest_glibc_needed(
             }
         }
     }
-    let mut newest: Option<(GlibcVersion, PathBuf)> = None;
-    for file in files {
-        let Ok(linkage) = elf_linkage(&file) else {
-            continue; // a linker script or another non-ELF file that happens to match
-        };
-        if linkage.is_glibc {
-            continue;
-        }
-        if let Some(needed) = linkage.glibc_needed.last() {
-            if newest.as_ref().is_none_or(|(known, _)| needed > known) {
-                newest = Some((needed.clone(), file));
-            }
-        }
-    }
-    Ok(newest)
+    let needs = files.into_iter().filter_map(|file| {
+        // Not an ELF file (a linker script that happens to match) needs nothing.
+        let linkage = elf_linkage(&file)
+            .ok()
+            .filter(|linkage| !linkage.is_glibc)?;
+        Some((linkage.glibc_needed.last()?.clone(), file))
+    });
+    Ok(needs.reduce(|newest, next| if next.0 > newest.0 { next } else { newest }))
 }
 
 /// The loader a compiler runs through instead of the host's: the program started in rustc's
