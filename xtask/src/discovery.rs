@@ -56,16 +56,12 @@ impl Source {
 /// The kinds of [`Source`], as reports name them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SourceKind {
-    /// An installed rustup toolchain.
     Rustup,
-    /// A rustc executable given by path.
     Path,
-    /// Debian's packages.
     Debian,
 }
 
 impl SourceKind {
-    /// Every kind.
     pub const ALL: [SourceKind; 3] = [SourceKind::Rustup, SourceKind::Path, SourceKind::Debian];
 
     /// The word reports use: `rustup`, `path`, `debian`.
@@ -92,7 +88,6 @@ pub struct Toolchain {
     /// What was asked for or how it was found: `rustup:nightly`, `/path/to/rustc`,
     /// `debian:trixie:rustc=1.85.1+dfsg1-1+deb13u1`.
     pub spec: String,
-    /// Where it comes from.
     pub source: Source,
     /// The absolute path of the real rustc (never the rustup proxy, never a loader): what the
     /// compiler's identity is read from.

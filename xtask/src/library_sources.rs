@@ -180,7 +180,6 @@ pub(crate) fn manifest_edition(manifest: &str, workspace: Option<&str>) -> Strin
 /// A value [`table_value`] found.
 #[derive(Debug, PartialEq)]
 enum Value {
-    /// A string.
     Text(String),
     /// `KEY.workspace = true` or `KEY = { workspace = true }`.
     FromWorkspace,

@@ -13,9 +13,7 @@ use std::fmt;
 /// A package chosen for a closure, with what downloading and checking it needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Resolved {
-    /// The package name.
     pub name: String,
-    /// The exact version.
     pub version: String,
     /// The suite it is taken from.
     pub suite: String,

@@ -80,15 +80,10 @@ fn compare_fragment(a: &[u8], b: &[u8]) -> Ordering {
 /// A version relation of a dependency: `<<`, `<=`, `=`, `>=`, `>>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Operator {
-    /// `<<`
     Earlier,
-    /// `<=` (also the obsolete `<`)
     EarlierOrEqual,
-    /// `=`
     Exactly,
-    /// `>=` (also the obsolete `>`)
     LaterOrEqual,
-    /// `>>`
     Later,
 }
 
