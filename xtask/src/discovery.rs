@@ -559,34 +559,20 @@ fn answer_stamps(toolchain: &Toolchain) -> Option<String> {
     let sysroot = toolchain.rustc.parent()?.parent()?;
     let mut files = vec![toolchain.rustc.clone()];
     files.extend(toolchain.loader.iter().map(|loader| loader.program.clone()));
-    let mut directories = vec![sysroot.join("lib"), sysroot.join("lib/x86_64-linux-gnu")];
-    if let Ok(entries) = std::fs::read_dir(sysroot.join("lib/rustlib")) {
-        directories.extend(
-            entries
-                .filter_map(Result::ok)
-                .map(|entry| entry.path().join("lib")),
-        );
-    }
-    for directory in directories {
-        if let Ok(entries) = std::fs::read_dir(&directory) {
-            files.extend(entries.filter_map(Result::ok).map(|entry| entry.path()));
-        }
+    let entries = |directory: &Path| {
+        let entries = std::fs::read_dir(directory).into_iter().flatten();
+        entries.filter_map(Result::ok).map(|entry| entry.path())
+    };
+    let targets = entries(&sysroot.join("lib/rustlib")).map(|target| target.join("lib"));
+    let directories = [sysroot.join("lib"), sysroot.join("lib/x86_64-linux-gnu")];
+    for directory in directories.into_iter().chain(targets) {
+        files.extend(entries(&directory));
     }
     files.sort();
     let mut stamps = String::new();
     for file in files {
-        let metadata = std::fs::metadata(&file).ok()?;
-        let modified = metadata
-            .modified()
-            .ok()?
-            .duration_since(std::time::UNIX_EPOCH)
-            .ok()?
-            .as_nanos();
-        stamps.push_str(&format!(
-            "{} {} {modified}\n",
-            file.display(),
-            metadata.len()
-        ));
+        let (size, modified) = crate::hash::file_stamp(&file)?;
+        stamps.push_str(&format!("{} {size} {modified}\n", file.display()));
     }
     Some(stamps)
 }
