@@ -7,6 +7,7 @@ use super::{
     checked_package, checked_suite, checked_version, parse_madison_entries, parse_reverse_provides,
     parse_stanzas, PackageIndex, Resolved, Served, Stanza, ARCHIVE_KEYRING, HOST_SOURCES,
 };
+use crate::process::last_line;
 use anyhow::{bail, ensure, Context};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -556,12 +557,4 @@ impl PackageIndex for AptIndex<'_> {
             status.starts_with("ii").then(|| version.trim().to_owned())
         }))
     }
-}
-
-fn last_line(text: &str) -> String {
-    text.lines()
-        .map(str::trim)
-        .rfind(|line| !line.is_empty())
-        .unwrap_or("(no message)")
-        .to_owned()
 }
