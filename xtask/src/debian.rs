@@ -593,17 +593,12 @@ fn answer(
 
 /// Every complete prefix under `root`'s `debian/`, with the compiler its marker names, sorted.
 pub(crate) fn provisioned_prefixes(root: &Path) -> Vec<(PathBuf, DebianSource)> {
-    let Ok(entries) = std::fs::read_dir(root.join("debian")) else {
-        return Vec::new();
-    };
+    let entries = std::fs::read_dir(root.join("debian")).into_iter().flatten();
     let mut found: Vec<(PathBuf, DebianSource)> = entries
         .filter_map(Result::ok)
+        // Not a staging directory (`.NAME.partial-PID`), whose marker is written before its check.
+        .filter(|entry| !entry.file_name().to_string_lossy().starts_with('.'))
         .map(|entry| entry.path())
-        .filter(|path| {
-            !path
-                .file_name()
-                .is_some_and(|name| name.to_string_lossy().starts_with('.'))
-        })
         .filter_map(|prefix| read_marker(&prefix).map(|source| (prefix, source)))
         .collect();
     found.sort_by(|a, b| a.0.cmp(&b.0));
