@@ -104,10 +104,7 @@ impl Pin {
     /// Whether a compiler that printed `version` satisfies this pin.
     pub fn is_satisfied_by(&self, version: &RustcVersion) -> bool {
         version.release_string() == self.release
-            && match &self.commit_date {
-                Some(date) => version.commit_date.as_deref() == Some(date.as_str()),
-                None => true,
-            }
+            && (self.commit_date.is_none() || version.commit_date == self.commit_date)
     }
 
     /// The release, with the commit date for pins that have one: "1.97.0-nightly (2026-05-19)".
