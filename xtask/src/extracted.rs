@@ -190,9 +190,7 @@ pub(crate) fn provision(
 
 /// The bytes of the regular files under `dir`.
 fn tree_size(dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
+    let entries = std::fs::read_dir(dir).into_iter().flatten();
     entries
         .filter_map(Result::ok)
         .map(|entry| match entry.file_type() {

@@ -130,9 +130,7 @@ pub(crate) fn host_glibc() -> GlibcVersion {
 pub(crate) fn library_dirs(prefix: &Path) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     for base in ["usr/lib", "lib"] {
-        let Ok(entries) = std::fs::read_dir(prefix.join(base)) else {
-            continue;
-        };
+        let entries = std::fs::read_dir(prefix.join(base)).into_iter().flatten();
         let mut found: Vec<PathBuf> = entries
             .filter_map(Result::ok)
             .filter(|entry| entry.file_name().to_string_lossy().contains("-linux-"))
