@@ -451,17 +451,11 @@ fn provisioned_candidates(timeout: Duration) -> Vec<Availability> {
 /// `librustc_driver-*.so` goes on the library path. rustup's compilers keep the driver in
 /// `BIN/../lib/` itself, which their rpath covers, and get nothing.
 pub fn library_path_env(rustc: &Path) -> Vec<(String, String)> {
-    let Some(lib) = rustc
-        .parent()
-        .and_then(Path::parent)
-        .map(|prefix| prefix.join("lib"))
-    else {
-        return Vec::new();
-    };
-    let Ok(entries) = std::fs::read_dir(&lib) else {
-        return Vec::new();
-    };
+    let prefix = rustc.parent().and_then(Path::parent);
+    let entries = prefix.and_then(|prefix| std::fs::read_dir(prefix.join("lib")).ok());
     let mut dirs: Vec<PathBuf> = entries
+        .into_iter()
+        .flatten()
         .filter_map(Result::ok)
         .map(|entry| entry.path())
         .filter(|dir| holds(dir, "librustc_driver-", ".so"))

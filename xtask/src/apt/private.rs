@@ -209,9 +209,7 @@ impl PrivateApt {
     /// The suites the sources list in `dir` names, if there is one (a directory that
     /// [`PrivateApt::create`] set up before).
     pub(crate) fn listed_suites(dir: &Path) -> Vec<String> {
-        let Ok(text) = std::fs::read_to_string(dir.join("sources.list")) else {
-            return Vec::new();
-        };
+        let text = std::fs::read_to_string(dir.join("sources.list")).unwrap_or_default();
         text.lines()
             .filter_map(|line| {
                 let words: Vec<&str> = line.split_whitespace().collect();
