@@ -24,7 +24,14 @@ impl flags::Toolchains {
                 let found = discover(sh, Some(&pins_path), &self.toolchain, VERSION_TIMEOUT)?;
                 let pins = Pins::load(&pins_path)?;
                 print_list(&pins, &found, !self.toolchain.is_empty());
-                Ok(verdict_of_list(&found))
+                let broken = found
+                    .iter()
+                    .any(|entry| matches!(entry, Availability::Broken { .. }));
+                Ok(if broken {
+                    Verdict::Failure
+                } else {
+                    Verdict::Success
+                })
             }
             flags::ToolchainsCmd::Install(ref install_flags) => {
                 if !self.toolchain.is_empty() {
@@ -157,17 +164,6 @@ fn install(
             outcomes.len()
         );
         Ok(Verdict::Failure)
-    }
-}
-
-fn verdict_of_list(found: &[Availability]) -> Verdict {
-    if found
-        .iter()
-        .any(|entry| matches!(entry, Availability::Broken { .. }))
-    {
-        Verdict::Failure
-    } else {
-        Verdict::Success
     }
 }
 
