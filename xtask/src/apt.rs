@@ -54,20 +54,13 @@ pub(crate) fn is_version(version: &str) -> bool {
         Some((upstream, revision)) => (upstream, Some(revision)),
         None => (rest, None),
     };
-    let allowed = |b: u8, extra: &[u8]| {
-        b.is_ascii_alphanumeric() || b"+.~".contains(&b) || extra.contains(&b)
-    };
-    let upstream_extra: &[u8] = match (epoch.is_some(), revision.is_some()) {
-        (true, true) => b":-",
-        (true, false) => b":",
-        (false, true) => b"-",
-        (false, false) => b"",
-    };
+    let allowed = |b: u8| b.is_ascii_alphanumeric() || b"+.~".contains(&b);
+    // Upstream may hold a `:` only after an epoch and a `-` only before a revision.
+    let in_upstream =
+        |b: u8| allowed(b) || (b == b':' && epoch.is_some()) || (b == b'-' && revision.is_some());
     upstream.as_bytes().first().is_some_and(u8::is_ascii_digit)
-        && upstream.bytes().all(|b| allowed(b, upstream_extra))
-        && revision.is_none_or(|revision| {
-            !revision.is_empty() && revision.bytes().all(|b| allowed(b, b""))
-        })
+        && upstream.bytes().all(in_upstream)
+        && revision.is_none_or(|revision| !revision.is_empty() && revision.bytes().all(allowed))
 }
 
 /// Whether `suite` is a suite or codename as the archive names them: `bookworm-security`,

@@ -7,24 +7,20 @@ use crate::apt::{self, AptIndex, HostLibraries, PrivateApt, Resolved};
 use crate::loader::Launch;
 use crate::run_lock::{self, RunLock};
 use crate::version::{parse_verbose_version, RustcVersion};
-use anyhow::{bail, Context};
+use anyhow::{bail, ensure, Context};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 use xshell::Shell;
 
 /// Where `cargo xtask toolchains install` keeps what it provisions: `target/toolchains/` at the
-/// repository root.
-///
-/// It ignores `CARGO_TARGET_DIR` on purpose: that is one build's scratch space, while the
-/// provisioned compilers are the machine's, shared by every build of the repository.
+/// repository root, whatever `CARGO_TARGET_DIR` says (one build's scratch space).
 pub(crate) fn toolchains_dir() -> PathBuf {
     crate::project_root().join("target").join("toolchains")
 }
 
-/// Set once a run promised to change nothing: then no provisioner starts its apt.
 static CHANGE_NOTHING: AtomicBool = AtomicBool::new(false);
 
 /// Makes every later provisioning in this process fail, before it touches the private apt,
@@ -62,34 +58,29 @@ impl DebianSource {
         let usage = "SUITE:PACKAGE or SUITE:PACKAGE=VERSION, such as \
                      `trixie:rustc=1.85.1+dfsg1-1+deb13u1`";
         let Some((suite, rest)) = text.split_once(':') else {
-            bail!("`{}` names no suite; write {usage}", escaped(text));
+            bail!("`{}` names no suite; write {usage}", text.escape_debug());
         };
         let (package, version) = match rest.split_once('=') {
             Some((package, version)) => (package, Some(version)),
             None => (rest, None),
         };
-        if !apt::is_suite(suite) || suite.len() > 64 {
-            bail!(
-                "`{}` is not a Debian suite (such as `bookworm` or `trixie-security`); write {usage}",
-                escaped(suite)
-            );
-        }
-        if !apt::is_package_name(package) || package.len() > 100 {
-            bail!(
-                "`{}` is not a Debian package name (lowercase letters, digits, `+`, `-`, `.`); \
-                 write {usage}",
-                escaped(package)
-            );
-        }
-        if let Some(version) = version {
-            if !apt::is_version(version) || version.len() > 100 {
-                bail!(
-                    "`{}` is not a Debian version ([epoch:]upstream[-revision], upstream starting \
-                     with a digit); write {usage}",
-                    escaped(version)
-                );
-            }
-        }
+        ensure!(
+            apt::is_suite(suite) && suite.len() <= 64,
+            "`{}` is not a Debian suite (such as `bookworm` or `trixie-security`); write {usage}",
+            suite.escape_debug()
+        );
+        ensure!(
+            apt::is_package_name(package) && package.len() <= 100,
+            "`{}` is not a Debian package name (lowercase letters, digits, `+`, `-`, `.`); write \
+             {usage}",
+            package.escape_debug()
+        );
+        ensure!(
+            version.is_none_or(|version| apt::is_version(version) && version.len() <= 100),
+            "`{}` is not a Debian version ([epoch:]upstream[-revision], upstream starting with a \
+             digit); write {usage}",
+            version.unwrap_or_default().escape_debug()
+        );
         Ok(DebianSource {
             suite: suite.to_owned(),
             package: package.to_owned(),
@@ -115,11 +106,6 @@ impl fmt::Display for DebianSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}", self.suite, self.package_spec())
     }
-}
-
-/// `text` with control characters escaped, to quote it in a one-line message.
-fn escaped(text: &str) -> String {
-    text.chars().flat_map(char::escape_debug).collect()
 }
 
 /// The suites a compiler of `suite` takes its packages from, in order of preference: a stable
@@ -168,16 +154,12 @@ pub(crate) fn prefix_of(root: &Path, package: &str, version: &str) -> PathBuf {
 /// `target/toolchains/debian/SUITE_PACKAGE-VERSION` (no suite, package or version holds `_`).
 /// Prefixes are found by their markers ([`provisioned_prefixes`]), whatever their names.
 pub(crate) fn compiler_prefix(root: &Path, source: &DebianSource) -> PathBuf {
-    let named = prefix_of(
+    let version = source.version.as_deref().unwrap_or("");
+    prefix_of(
         root,
-        &source.package,
-        source.version.as_deref().unwrap_or(""),
-    );
-    named.with_file_name(format!(
-        "{}_{}",
-        source.suite,
-        named.file_name().unwrap().to_string_lossy()
-    ))
+        &format!("{}_{}", source.suite, source.package),
+        version,
+    )
 }
 
 /// The compiler a provisioned prefix holds, from its marker; `None` if it is not complete.
@@ -192,11 +174,9 @@ pub(crate) fn read_marker(prefix: &Path) -> Option<DebianSource> {
 /// A compiler that is unpacked and answered `-vV`.
 #[derive(Debug, Clone)]
 pub(crate) struct Provisioned {
-    /// Its prefix.
     pub prefix: PathBuf,
     /// The package it is, with its exact version.
     pub source: DebianSource,
-    /// How it is started.
     pub launch: Launch,
     /// Whether it was already there (nothing fetched or unpacked).
     pub already: bool,
@@ -204,7 +184,6 @@ pub(crate) struct Provisioned {
     pub packages: usize,
     /// Bytes fetched from the registry, and bytes of all its packages.
     pub bytes: (u64, u64),
-    /// How long it took.
     pub seconds: f64,
 }
 
@@ -227,9 +206,8 @@ pub(crate) struct Provisioner<'a> {
 impl<'a> Provisioner<'a> {
     /// A provisioner under `root` (normally [`toolchains_dir`]) for compilers of `suites`
     /// (every [`suite_family`] needed), saying what it does through `log`. Under
-    /// [`toolchains_dir`], before it first writes (when its private apt starts), it takes the
-    /// run lock of this checkout, whose runs use what it writes, unless this process holds it:
-    /// the lock `matrix --root OTHER` holds is OTHER's.
+    /// [`toolchains_dir`], before it first writes, it takes this checkout's run lock unless this
+    /// process holds it (the lock `matrix --root OTHER` holds is OTHER's).
     pub(crate) fn new(
         sh: &'a Shell,
         root: PathBuf,
@@ -257,9 +235,8 @@ impl<'a> Provisioner<'a> {
         self
     }
 
-    /// Whether `prefix` (holding `what`) may be taken as it is: always, unless this
-    /// provisioner verifies; then only when every file matches its recorded digest. Says why
-    /// not.
+    /// Whether `prefix` (holding `what`) may be taken as it is: unless this provisioner
+    /// verifies, always; else when every file matches its recorded digest. Says why not.
     pub(crate) fn intact(&mut self, prefix: &Path, what: &str) -> bool {
         if !self.verify {
             return true;
@@ -291,17 +268,18 @@ impl<'a> Provisioner<'a> {
         accept: &dyn Fn(&RustcVersion) -> anyhow::Result<()>,
     ) -> anyhow::Result<Provisioned> {
         let started = Instant::now();
+        let timed = |found| Provisioned {
+            seconds: started.elapsed().as_secs_f64(),
+            ..found
+        };
         if let Some(found) = self.already_there(source, release, accept) {
-            return Ok(Provisioned {
-                seconds: started.elapsed().as_secs_f64(),
-                ..found
-            });
+            return Ok(timed(found));
         }
         let apt = self.apt()?;
         let suites = source.suites();
         let version = match &source.version {
             Some(version) => version.clone(),
-            None => self.newest_version(&apt, source, release)?,
+            None => self.newest_version(&apt, &source.package, &suites, release)?,
         };
         let exact = DebianSource {
             version: Some(version.clone()),
@@ -310,34 +288,20 @@ impl<'a> Provisioner<'a> {
         // Without a version, the newest one was to be asked for first; it may be there.
         if source.version.is_none() {
             if let Some(found) = self.already_there(&exact, release, accept) {
-                return Ok(Provisioned {
-                    seconds: started.elapsed().as_secs_f64(),
-                    ..found
-                });
+                return Ok(timed(found));
             }
         }
         let mut index = AptIndex::new(self.sh, &apt);
-        let with_host = apt::closure(
-            &mut index,
-            &source.package,
-            &version,
-            &suites,
-            HostLibraries::Reuse,
-        )
-        .map_err(|error| self.with_update_problems(error, &suites))?;
+        let mut closure = |host| apt::closure(&mut index, &source.package, &version, &suites, host);
+        let with_host = closure(HostLibraries::Reuse)
+            .map_err(|error| self.with_update_problems(error, &suites))?;
         // A closure that needs a newer C library than the host's brings its own loader, and
         // then everything it loads must come from the suites.
         let needs_own_c_library = with_host
             .iter()
             .any(|package| package.source == apt::C_LIBRARY_SOURCE);
-        let packages: Vec<Resolved> = if needs_own_c_library {
-            apt::closure(
-                &mut index,
-                &source.package,
-                &version,
-                &suites,
-                HostLibraries::Never,
-            )?
+        let packages = if needs_own_c_library {
+            closure(HostLibraries::Never)?
         } else {
             with_host
         };
@@ -366,16 +330,13 @@ impl<'a> Provisioner<'a> {
         for package in &packages {
             marker.push_str(&format!("{package}\n"));
         }
-        let mut checked = None;
         apt::unpack_atomically(self.sh, &downloaded.files, &prefix, |staging| {
             std::fs::write(staging.join(MARKER), &marker)
                 .with_context(|| format!("writing the marker in {}", staging.display()))?;
-            let (_, version) = answer(staging, accept)?;
-            checked = Some(version);
+            answer(staging, accept)?;
             crate::digests::record(staging)
         })
         .with_context(|| format!("unpacking {exact} into {}", prefix.display()))?;
-        checked.context("the unpacked compiler was not checked")?;
         let launch = Launch::for_prefix(&prefix)?;
         Ok(Provisioned {
             prefix,
@@ -388,12 +349,10 @@ impl<'a> Provisioner<'a> {
         })
     }
 
-    /// Where it provisions: normally [`toolchains_dir`].
     pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
-    /// Says `line` through the log it was given.
     pub(crate) fn say(&mut self, line: &str) {
         (self.log)(line)
     }
@@ -410,14 +369,7 @@ impl<'a> Provisioner<'a> {
         let apt = self.apt()?;
         let version = match version {
             Some(version) => version.to_owned(),
-            None => {
-                let source = DebianSource {
-                    suite: suites.first().cloned().unwrap_or_default(),
-                    package: package.to_owned(),
-                    version: None,
-                };
-                self.newest_version(&apt, &source, None)?
-            }
+            None => self.newest_version(&apt, package, suites, None)?,
         };
         let mut index = AptIndex::new(self.sh, &apt);
         let resolved = apt::closure(&mut index, package, &version, suites, HostLibraries::Reuse)
@@ -471,7 +423,7 @@ impl<'a> Provisioner<'a> {
                 continue;
             }
             match answer(&prefix, accept) {
-                Ok((launch, _)) => {
+                Ok(launch) => {
                     return Some(Provisioned {
                         prefix,
                         source: found,
@@ -524,11 +476,7 @@ impl<'a> Provisioner<'a> {
         let fresh = std::fs::read_to_string(&stamp).is_ok_and(|listed| listed == suites.join(" "))
             && std::fs::metadata(&stamp)
                 .and_then(|meta| meta.modified())
-                .is_ok_and(|modified| {
-                    SystemTime::now()
-                        .duration_since(modified)
-                        .is_ok_and(|age| age < LISTS_MAX_AGE)
-                });
+                .is_ok_and(|modified| modified.elapsed().is_ok_and(|age| age < LISTS_MAX_AGE));
         if !fresh {
             let started = Instant::now();
             (self.log)(&format!(
@@ -572,16 +520,16 @@ impl<'a> Provisioner<'a> {
         Ok(apt)
     }
 
-    /// The newest version of `source`'s package in its suites whose upstream version is
-    /// `release` (any, without a release).
+    /// The newest version of `package` in `suites` whose upstream version is `release` (any,
+    /// without a release).
     fn newest_version(
         &self,
         apt: &PrivateApt,
-        source: &DebianSource,
+        package: &str,
+        suites: &[String],
         release: Option<&str>,
     ) -> anyhow::Result<String> {
-        let suites = source.suites();
-        let served = apt.madison(self.sh, &source.package)?;
+        let served = apt.madison(self.sh, package)?;
         let in_suites: Vec<&apt::Served> = served
             .iter()
             .filter(|entry| suites.contains(&entry.suite))
@@ -603,14 +551,14 @@ impl<'a> Provisioner<'a> {
             "the suites {} serve {}, but no {} of release {}",
             suites.join(", "),
             if listed.is_empty() {
-                format!("no {} at all", source.package)
+                format!("no {package} at all")
             } else {
-                format!("{} {}", source.package, listed.join(", "))
+                format!("{package} {}", listed.join(", "))
             },
-            source.package,
+            package,
             release.unwrap_or("any")
         );
-        Err(self.with_update_problems(error, &suites))
+        Err(self.with_update_problems(error, suites))
     }
 
     /// `error`, with what `apt-get update` said about `suites` if it failed for any of them.
@@ -635,27 +583,22 @@ impl<'a> Provisioner<'a> {
 fn answer(
     prefix: &Path,
     accept: &dyn Fn(&RustcVersion) -> anyhow::Result<()>,
-) -> anyhow::Result<(Launch, RustcVersion)> {
+) -> anyhow::Result<Launch> {
     let launch = Launch::for_prefix(prefix)?;
-    let said = launch.run(&["-vV"], CHECK_TIMEOUT)?;
-    let version = parse_verbose_version(&said)?;
-    accept(&version)?;
-    Ok((launch, version))
+    accept(&parse_verbose_version(
+        &launch.run(&["-vV"], CHECK_TIMEOUT)?,
+    )?)?;
+    Ok(launch)
 }
 
 /// Every complete prefix under `root`'s `debian/`, with the compiler its marker names, sorted.
 pub(crate) fn provisioned_prefixes(root: &Path) -> Vec<(PathBuf, DebianSource)> {
-    let Ok(entries) = std::fs::read_dir(root.join("debian")) else {
-        return Vec::new();
-    };
+    let entries = std::fs::read_dir(root.join("debian")).into_iter().flatten();
     let mut found: Vec<(PathBuf, DebianSource)> = entries
         .filter_map(Result::ok)
+        // Not a staging directory (`.NAME.partial-PID`), whose marker is written before its check.
+        .filter(|entry| !entry.file_name().to_string_lossy().starts_with('.'))
         .map(|entry| entry.path())
-        .filter(|path| {
-            !path
-                .file_name()
-                .is_some_and(|name| name.to_string_lossy().starts_with('.'))
-        })
         .filter_map(|prefix| read_marker(&prefix).map(|source| (prefix, source)))
         .collect();
     found.sort_by(|a, b| a.0.cmp(&b.0));

@@ -110,7 +110,10 @@ fn regular_files(prefix: &Path) -> anyhow::Result<Vec<String>> {
 }
 
 /// The SHA-256 of each of `files` (relative to `prefix`), by `sha256sum` in batches.
-fn digests_of(prefix: &Path, files: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+pub(crate) fn digests_of(
+    prefix: &Path,
+    files: &[String],
+) -> anyhow::Result<BTreeMap<String, String>> {
     let mut digests = BTreeMap::new();
     let sh = Shell::new()?;
     sh.change_dir(prefix);

@@ -56,16 +56,12 @@ impl Source {
 /// The kinds of [`Source`], as reports name them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SourceKind {
-    /// An installed rustup toolchain.
     Rustup,
-    /// A rustc executable given by path.
     Path,
-    /// Debian's packages.
     Debian,
 }
 
 impl SourceKind {
-    /// Every kind.
     pub const ALL: [SourceKind; 3] = [SourceKind::Rustup, SourceKind::Path, SourceKind::Debian];
 
     /// The word reports use: `rustup`, `path`, `debian`.
@@ -92,7 +88,6 @@ pub struct Toolchain {
     /// What was asked for or how it was found: `rustup:nightly`, `/path/to/rustc`,
     /// `debian:trixie:rustc=1.85.1+dfsg1-1+deb13u1`.
     pub spec: String,
-    /// Where it comes from.
     pub source: Source,
     /// The absolute path of the real rustc (never the rustup proxy, never a loader): what the
     /// compiler's identity is read from.
@@ -109,7 +104,7 @@ pub struct Toolchain {
 
 impl Toolchain {
     /// The toolchain started as `launch` says.
-    fn launched(id: String, spec: String, source: Source, launch: Launch) -> Toolchain {
+    pub(crate) fn launched(id: String, spec: String, source: Source, launch: Launch) -> Toolchain {
         Toolchain {
             id,
             spec,
@@ -285,6 +280,11 @@ fn discover_pins(sh: &Shell, pins: &Pins, timeout: Duration) -> Vec<Availability
     pins.pins
         .iter()
         .map(|pin| {
+            let as_pin = |toolchain: &Toolchain| Toolchain {
+                id: pin.id.clone(),
+                pin: Some(pin.id.clone()),
+                ..toolchain.clone()
+            };
             let found = candidates
                 .iter()
                 .filter_map(|candidate| match candidate {
@@ -295,13 +295,8 @@ fn discover_pins(sh: &Shell, pins: &Pins, timeout: Duration) -> Vec<Availability
                 })
                 .min_by_key(|(toolchain, _)| preference(pin, toolchain));
             if let Some((toolchain, version)) = found {
-                let toolchain = Toolchain {
-                    id: pin.id.clone(),
-                    pin: Some(pin.id.clone()),
-                    ..toolchain.clone()
-                };
                 return Availability::Found {
-                    toolchain,
+                    toolchain: as_pin(toolchain),
                     version: version.clone(),
                 };
             }
@@ -313,11 +308,7 @@ fn discover_pins(sh: &Shell, pins: &Pins, timeout: Duration) -> Vec<Availability
             });
             if let Some((toolchain, error)) = broken {
                 return Availability::Broken {
-                    toolchain: Toolchain {
-                        id: pin.id.clone(),
-                        pin: Some(pin.id.clone()),
-                        ..toolchain.clone()
-                    },
+                    toolchain: as_pin(toolchain),
                     error: error.clone(),
                 };
             }
@@ -401,7 +392,8 @@ fn parse_rustup_list(list: &str) -> Vec<(String, PathBuf)> {
         .collect()
 }
 
-fn rustup_toolchain(name: &str, rustc: &Path) -> Toolchain {
+/// The rustup toolchain `name`, whose real rustc is `rustc`.
+pub(crate) fn rustup_toolchain(name: &str, rustc: &Path) -> Toolchain {
     Toolchain {
         id: name.to_owned(),
         spec: format!("rustup:{name}"),
@@ -415,37 +407,21 @@ fn rustup_toolchain(name: &str, rustc: &Path) -> Toolchain {
     }
 }
 
-/// Every compiler provisioned under `target/toolchains/debian/`, probed; one whose loader cannot
-/// be worked out is broken, with the reason.
+/// Every compiler provisioned under `target/toolchains/debian/`, started as
+/// [`Launch::for_prefix`] says and probed; one whose loader cannot be worked out is broken,
+/// with the reason.
 fn provisioned_candidates(timeout: Duration) -> Vec<Availability> {
     let mut broken = Vec::new();
     let mut toolchains = Vec::new();
     for (prefix, package) in debian::provisioned_prefixes(&debian::toolchains_dir()) {
-        match provisioned_toolchain(&prefix, package) {
-            Ok(toolchain) => toolchains.push(toolchain),
-            Err(broken_one) => broken.push(*broken_one),
-        }
-    }
-    probe_all(toolchains, timeout)
-        .into_iter()
-        .chain(broken)
-        .collect()
-}
-
-/// The toolchain unpacked in `prefix`, started as [`Launch::for_prefix`] says.
-fn provisioned_toolchain(
-    prefix: &Path,
-    package: DebianSource,
-) -> Result<Toolchain, Box<Availability>> {
-    let id = package.to_string();
-    let spec = format!("debian:{package}");
-    let source = Source::Debian { package };
-    match Launch::for_prefix(prefix) {
-        Ok(launch) => Ok(Toolchain::launched(id, spec, source, launch)),
-        Err(error) => {
-            let rustc = prefix.join("usr/bin/rustc");
-            Err(Box::new(Availability::Broken {
-                toolchain: Toolchain {
+        let id = package.to_string();
+        let spec = format!("debian:{package}");
+        let source = Source::Debian { package };
+        match Launch::for_prefix(&prefix) {
+            Ok(launch) => toolchains.push(Toolchain::launched(id, spec, source, launch)),
+            Err(error) => {
+                let rustc = prefix.join("usr/bin/rustc");
+                let toolchain = Toolchain {
                     id,
                     spec,
                     source,
@@ -453,11 +429,18 @@ fn provisioned_toolchain(
                     rustc,
                     loader: None,
                     pin: None,
-                },
-                error: format!("{error:#}"),
-            }))
+                };
+                broken.push(Availability::Broken {
+                    toolchain,
+                    error: format!("{error:#}"),
+                });
+            }
         }
     }
+    probe_all(toolchains, timeout)
+        .into_iter()
+        .chain(broken)
+        .collect()
 }
 
 /// The `LD_LIBRARY_PATH` a rustc needs when its shared libraries are in a multiarch directory.
@@ -468,30 +451,14 @@ fn provisioned_toolchain(
 /// `librustc_driver-*.so` goes on the library path. rustup's compilers keep the driver in
 /// `BIN/../lib/` itself, which their rpath covers, and get nothing.
 pub fn library_path_env(rustc: &Path) -> Vec<(String, String)> {
-    let Some(lib) = rustc
-        .parent()
-        .and_then(Path::parent)
-        .map(|prefix| prefix.join("lib"))
-    else {
-        return Vec::new();
-    };
-    let Ok(entries) = std::fs::read_dir(&lib) else {
-        return Vec::new();
-    };
+    let prefix = rustc.parent().and_then(Path::parent);
+    let entries = prefix.and_then(|prefix| std::fs::read_dir(prefix.join("lib")).ok());
     let mut dirs: Vec<PathBuf> = entries
+        .into_iter()
+        .flatten()
         .filter_map(Result::ok)
         .map(|entry| entry.path())
-        .filter(|dir| {
-            std::fs::read_dir(dir).is_ok_and(|mut files| {
-                files.any(|file| {
-                    file.ok().is_some_and(|file| {
-                        let name = file.file_name();
-                        let name = name.to_string_lossy();
-                        name.starts_with("librustc_driver-") && name.ends_with(".so")
-                    })
-                })
-            })
-        })
+        .filter(|dir| holds(dir, "librustc_driver-", ".so"))
         .collect();
     if dirs.is_empty() {
         return Vec::new();
@@ -501,6 +468,17 @@ pub fn library_path_env(rustc: &Path) -> Vec<(String, String)> {
         .map(|joined| joined.to_string_lossy().into_owned())
         .unwrap_or_default();
     vec![("LD_LIBRARY_PATH".to_owned(), joined)]
+}
+
+/// Whether `dir` holds a file named `PREFIX*SUFFIX`.
+fn holds(dir: &Path, prefix: &str, suffix: &str) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.filter_map(Result::ok).any(|entry| {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with(prefix) && name.ends_with(suffix)
+        })
+    })
 }
 
 /// Checks that a compiler works: it must start, answer `rustc -vV` readably within `timeout`,
@@ -521,11 +499,15 @@ pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcV
     let (mut version, sysroot) = match cached {
         Some(answers) => answers,
         None => {
-            let version = run_verbose_version(toolchain, timeout)?;
-            let sysroot = run_rustc(toolchain, &["--print", "sysroot"], timeout)?;
+            let launch = Launch {
+                rustc: toolchain.rustc.clone(),
+                loader: toolchain.loader.clone(),
+                env: toolchain.env.clone(),
+            };
+            let version = parse_verbose_version(&launch.run(&["-vV"], timeout)?)?;
+            let sysroot = launch.run(&["--print", "sysroot"], timeout)?;
             // The last line: a wrapper's own chatter comes before what rustc prints.
             let sysroot = sysroot
-                .stdout
                 .lines()
                 .map(str::trim)
                 .rfind(|line| !line.is_empty())
@@ -547,14 +529,7 @@ pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcV
         .join("rustlib")
         .join(&version.host)
         .join("lib");
-    let has_core = std::fs::read_dir(&libraries).is_ok_and(|entries| {
-        entries.filter_map(Result::ok).any(|entry| {
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            name.starts_with("libcore-") && name.ends_with(".rlib")
-        })
-    });
-    if !has_core {
+    if !holds(&libraries, "libcore-", ".rlib") {
         bail!(
             "its sysroot {} has no `core` for its host {}: no libcore-*.rlib in {}",
             sysroot.display(),
@@ -578,87 +553,20 @@ fn answer_stamps(toolchain: &Toolchain) -> Option<String> {
     let sysroot = toolchain.rustc.parent()?.parent()?;
     let mut files = vec![toolchain.rustc.clone()];
     files.extend(toolchain.loader.iter().map(|loader| loader.program.clone()));
-    let mut directories = vec![sysroot.join("lib"), sysroot.join("lib/x86_64-linux-gnu")];
-    if let Ok(entries) = std::fs::read_dir(sysroot.join("lib/rustlib")) {
-        directories.extend(
-            entries
-                .filter_map(Result::ok)
-                .map(|entry| entry.path().join("lib")),
-        );
-    }
-    for directory in directories {
-        if let Ok(entries) = std::fs::read_dir(&directory) {
-            files.extend(entries.filter_map(Result::ok).map(|entry| entry.path()));
-        }
+    let entries = |directory: &Path| {
+        let entries = std::fs::read_dir(directory).into_iter().flatten();
+        entries.filter_map(Result::ok).map(|entry| entry.path())
+    };
+    let targets = entries(&sysroot.join("lib/rustlib")).map(|target| target.join("lib"));
+    let directories = [sysroot.join("lib"), sysroot.join("lib/x86_64-linux-gnu")];
+    for directory in directories.into_iter().chain(targets) {
+        files.extend(entries(&directory));
     }
     files.sort();
     let mut stamps = String::new();
     for file in files {
-        let metadata = std::fs::metadata(&file).ok()?;
-        let modified = metadata
-            .modified()
-            .ok()?
-            .duration_since(std::time::UNIX_EPOCH)
-            .ok()?
-            .as_nanos();
-        stamps.push_str(&format!(
-            "{} {} {modified}\n",
-            file.display(),
-            metadata.len()
-        ));
+        let (size, modified) = crate::hash::file_stamp(&file)?;
+        stamps.push_str(&format!("{} {size} {modified}\n", file.display()));
     }
     Some(stamps)
-}
-
-/// Runs the compiler with `args` and its environment, killing it after `timeout`; an error
-/// says how it failed and what it printed on stderr.
-fn run_rustc(
-    toolchain: &Toolchain,
-    args: &[&str],
-    timeout: Duration,
-) -> anyhow::Result<crate::process::ProcessOutput> {
-    let rustc = &toolchain.rustc;
-    let (program, mut all_args) = crate::loader::start(rustc, toolchain.loader.as_ref());
-    all_args.extend(args.iter().map(|arg| arg.to_string()));
-    let invocation = crate::process::Invocation {
-        program,
-        args: all_args,
-        env: toolchain.env.clone(),
-        env_remove: Vec::new(),
-    };
-    let output = crate::process::run(&invocation, timeout)
-        .map_err(|error| anyhow!(crate::process::describe_spawn_error(rustc, &error)))?;
-    if !output.success() {
-        bail!(
-            "`{} {}` failed ({}); stderr: {}",
-            rustc.display(),
-            args.join(" "),
-            output.describe_ending(timeout),
-            first_lines(&output.stderr, 5)
-        );
-    }
-    Ok(output)
-}
-
-/// Runs `rustc -vV` with the toolchain's environment and parses what it prints.
-pub fn run_verbose_version(
-    toolchain: &Toolchain,
-    timeout: Duration,
-) -> anyhow::Result<RustcVersion> {
-    let output = run_rustc(toolchain, &["-vV"], timeout)?;
-    Ok(parse_verbose_version(&output.stdout)?)
-}
-
-fn first_lines(text: &str, count: usize) -> String {
-    let text = text.trim();
-    if text.is_empty() {
-        return "(empty)".to_owned();
-    }
-    let lines: Vec<&str> = text.lines().take(count).collect();
-    let more = if text.lines().count() > count {
-        " ..."
-    } else {
-        ""
-    };
-    format!("{}{more}", lines.join(" | "))
 }

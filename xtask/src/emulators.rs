@@ -8,10 +8,9 @@
 
 use crate::debian::{self, Provisioner};
 use crate::extracted::{self, Extracted, Marker, Wanted};
-use crate::loader::interpreter;
+use crate::loader::elf_linkage;
 use crate::targets::KERNEL_TARGETS;
 use anyhow::{bail, Context};
-use object::ReadCache;
 use std::path::{Path, PathBuf};
 
 /// The architectures (as Rust spells them, and as qemu names its emulators) whose emulators are
@@ -141,12 +140,7 @@ fn checked_emulator(emulator: &Path) -> anyhow::Result<String> {
     if !metadata.is_file() {
         bail!("{} is not a regular file", emulator.display());
     }
-    let file =
-        std::fs::File::open(emulator).with_context(|| format!("reading {}", emulator.display()))?;
-    if interpreter(&ReadCache::new(file))
-        .with_context(|| format!("reading {}", emulator.display()))?
-        .is_some()
-    {
+    if elf_linkage(emulator)?.interpreter.is_some() {
         bail!("{} is dynamically linked", emulator.display());
     }
     let sh = xshell::Shell::new()?;
@@ -173,6 +167,7 @@ fn checked_emulator(emulator: &Path) -> anyhow::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::loader::interpreter;
     use xshell::cmd;
 
     #[test]

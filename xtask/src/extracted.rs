@@ -17,11 +17,9 @@ pub(crate) const MARKER: &str = "kshim-extracted.txt";
 /// `KEY: VALUE` lines, `sha256` among them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Marker {
-    /// The package.
     pub package: String,
     /// Its exact version.
     pub version: String,
-    /// The suite it came from.
     pub suite: String,
     /// The SHA-256 of its `.deb`, as the signed index lists it.
     pub sha256: String,
@@ -35,7 +33,6 @@ impl Marker {
         format!("{}={} ({})", self.package, self.version, self.suite)
     }
 
-    /// The value of field `key`.
     pub(crate) fn get(&self, key: &str) -> Option<&str> {
         self.fields
             .iter()
@@ -43,7 +40,6 @@ impl Marker {
             .map(|(_, value)| value.as_str())
     }
 
-    /// The marker's text.
     pub(crate) fn render(&self) -> String {
         let mut text = format!("{}\nsha256: {}\n", self.identity(), self.sha256);
         for (key, value) in &self.fields {
@@ -96,9 +92,7 @@ impl Marker {
 /// An extracted prefix, and what making it cost.
 #[derive(Debug, Clone)]
 pub(crate) struct Extracted {
-    /// The prefix.
     pub prefix: PathBuf,
-    /// Its marker.
     pub marker: Marker,
     /// Whether it was already there (nothing fetched or extracted).
     pub already: bool,
@@ -129,13 +123,11 @@ impl Extracted {
 
 /// What to extract from which package, and where.
 pub(crate) struct Wanted<'a> {
-    /// The package.
     pub package: &'a str,
     /// Its exact version, or `None` for the newest `suites` serve.
     pub version: Option<&'a str>,
     /// The suites it may come from, in order of preference.
     pub suites: &'a [String],
-    /// The prefix it goes to.
     pub prefix: PathBuf,
     /// Chooses the members to extract from every member the package has (as
     /// [`apt::list_members`] names them), or says why the package will not do.
@@ -198,9 +190,7 @@ pub(crate) fn provision(
 
 /// The bytes of the regular files under `dir`.
 fn tree_size(dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
+    let entries = std::fs::read_dir(dir).into_iter().flatten();
     entries
         .filter_map(Result::ok)
         .map(|entry| match entry.file_type() {

@@ -84,11 +84,6 @@ pub(crate) fn source_package(compiler: &str) -> Option<String> {
     (!flavor.is_empty()).then(|| format!("rust-{flavor}-src"))
 }
 
-/// The prefix the sources of `package` at `version` are extracted into.
-pub(crate) fn sources_prefix(root: &Path, package: &str, version: &str) -> PathBuf {
-    debian::prefix_of(root, package, version)
-}
-
 /// The file beside a prefix that says why the last `toolchains install` could not provision it.
 pub(crate) fn unavailable_note(prefix: &Path) -> PathBuf {
     let mut name = prefix.file_name().unwrap_or_default().to_owned();
@@ -108,7 +103,7 @@ fn debian_sources(root: &Path, compiler: &DebianSource) -> anyhow::Result<Librar
             compiler.package
         );
     };
-    let prefix = sources_prefix(root, &package, version);
+    let prefix = debian::prefix_of(root, &package, version);
     let Some(marker) = Marker::read(&prefix) else {
         bail!(match std::fs::read_to_string(unavailable_note(&prefix)) {
             Ok(note) => format!("no library sources: {}; {install}", note.trim()),
@@ -170,24 +165,21 @@ fn found_in(library: PathBuf, identity: String) -> anyhow::Result<LibrarySources
 /// `edition.workspace = true` the `[workspace.package]` edition of `workspace` (the
 /// workspace's `Cargo.toml`); Cargo's default, 2015, when it declares none.
 pub(crate) fn manifest_edition(manifest: &str, workspace: Option<&str>) -> String {
-    match table_value(manifest, "package", "edition") {
+    let edition = match table_value(manifest, "package", "edition") {
+        Some(Value::FromWorkspace) => {
+            workspace.and_then(|workspace| table_value(workspace, "workspace.package", "edition"))
+        }
+        edition => edition,
+    };
+    match edition {
         Some(Value::Text(edition)) => edition,
-        Some(Value::FromWorkspace) => workspace
-            .and_then(
-                |workspace| match table_value(workspace, "workspace.package", "edition") {
-                    Some(Value::Text(edition)) => Some(edition),
-                    _ => None,
-                },
-            )
-            .unwrap_or_else(|| "2015".to_owned()),
-        None => "2015".to_owned(),
+        _ => "2015".to_owned(),
     }
 }
 
 /// A value [`table_value`] found.
 #[derive(Debug, PartialEq)]
 enum Value {
-    /// A string.
     Text(String),
     /// `KEY.workspace = true` or `KEY = { workspace = true }`.
     FromWorkspace,
@@ -301,7 +293,7 @@ pub(crate) fn provision_sources(
     let Some(package) = source_package(&compiler.package) else {
         bail!("Debian's {} has no known source package", compiler.package);
     };
-    let prefix = sources_prefix(provisioner.root(), &package, version);
+    let prefix = debian::prefix_of(provisioner.root(), &package, version);
     let note = unavailable_note(&prefix);
     let wanted = Wanted {
         package: &package,
@@ -411,7 +403,7 @@ mod tests {
             "no library sources: rust-src=1.97.1+dfsg1-1 is not provisioned; \
              run `cargo xtask toolchains install`"
         );
-        let prefix = sources_prefix(&root, "rust-src", "1.97.1+dfsg1-1");
+        let prefix = debian::prefix_of(&root, "rust-src", "1.97.1+dfsg1-1");
         std::fs::create_dir_all(root.join("debian")).unwrap();
         std::fs::write(
             unavailable_note(&prefix),
@@ -497,7 +489,7 @@ mod tests {
                 Source::Debian { package: compiler } => {
                     let package = source_package(&compiler.package).unwrap();
                     let exact = compiler.version.clone().unwrap();
-                    let prefix = sources_prefix(&debian::toolchains_dir(), &package, &exact);
+                    let prefix = debian::prefix_of(&debian::toolchains_dir(), &package, &exact);
                     if Marker::read(&prefix).is_none() {
                         let error = answer.unwrap_err().to_string();
                         assert!(

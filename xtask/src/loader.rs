@@ -4,15 +4,13 @@
 //! loader unpacked beside it, read from the ELF files themselves.
 
 use crate::process::Invocation;
-use anyhow::{bail, ensure, Context};
+use anyhow::{anyhow, bail, ensure, Context};
 use object::elf::FileHeader64;
 use object::read::elf::{FileHeader, ProgramHeader, SectionHeader};
 use object::{LittleEndian, ReadCache, ReadRef};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-#[cfg(test)]
-use xshell::{cmd, Shell};
 
 /// What an ELF file says about loading it: its interpreter and the glibc symbol versions it
 /// needs or defines.
@@ -132,9 +130,7 @@ pub(crate) fn host_glibc() -> GlibcVersion {
 pub(crate) fn library_dirs(prefix: &Path) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     for base in ["usr/lib", "lib"] {
-        let Ok(entries) = std::fs::read_dir(prefix.join(base)) else {
-            continue;
-        };
+        let entries = std::fs::read_dir(prefix.join(base)).into_iter().flatten();
         let mut found: Vec<PathBuf> = entries
             .filter_map(Result::ok)
             .filter(|entry| entry.file_name().to_string_lossy().contains("-linux-"))
@@ -164,31 +160,14 @@ pub(crate) fn newest_glibc_needed(
             }
         }
     }
-    let mut newest: Option<(GlibcVersion, PathBuf)> = None;
-    for file in files {
-        let Ok(linkage) = elf_linkage(&file) else {
-            continue; // a linker script or another non-ELF file that happens to match
-        };
-        if linkage.is_glibc {
-            continue;
-        }
-        if let Some(needed) = linkage.glibc_needed.last() {
-            if newest.as_ref().is_none_or(|(known, _)| needed > known) {
-                newest = Some((needed.clone(), file));
-            }
-        }
-    }
-    Ok(newest)
-}
-
-/// How a compiler is started.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg(test)]
-pub(crate) enum LoaderKind {
-    /// The host's loader, with the prefix's libraries on `LD_LIBRARY_PATH`.
-    Host,
-    /// The loader unpacked in the prefix, given the library path and the real rustc.
-    OwnLoader,
+    let needs = files.into_iter().filter_map(|file| {
+        // Not an ELF file (a linker script that happens to match) needs nothing.
+        let linkage = elf_linkage(&file)
+            .ok()
+            .filter(|linkage| !linkage.is_glibc)?;
+        Some((linkage.glibc_needed.last()?.clone(), file))
+    });
+    Ok(needs.reduce(|newest, next| if next.0 > newest.0 { next } else { newest }))
 }
 
 /// The loader a compiler runs through instead of the host's: the program started in rustc's
@@ -286,69 +265,50 @@ impl Launch {
         })
     }
 
-    /// Which loader runs it.
-    #[cfg(test)]
-    pub(crate) fn kind(&self) -> LoaderKind {
-        match self.loader {
-            Some(_) => LoaderKind::OwnLoader,
-            None => LoaderKind::Host,
-        }
-    }
-
-    /// The executable started: the loader, or rustc itself.
-    #[cfg(test)]
-    pub(crate) fn program(&self) -> PathBuf {
-        start(&self.rustc, self.loader.as_ref()).0
-    }
-
-    /// The whole command line for rustc arguments `args`: program first.
-    pub(crate) fn command_line(&self, args: &[&str]) -> Vec<String> {
-        let (program, leading_args) = start(&self.rustc, self.loader.as_ref());
-        std::iter::once(program.display().to_string())
-            .chain(leading_args)
-            .chain(args.iter().map(|arg| arg.to_string()))
-            .collect()
-    }
-
     /// Runs the compiler with `args` as every monitored step runs ([`crate::process::run`]:
     /// a clean environment plus its own, killed with its process group after `timeout`);
-    /// returns its standard output, or what went wrong with its stderr.
+    /// returns its standard output, or how it failed with the first lines of its stderr.
     pub(crate) fn run(&self, args: &[&str], timeout: Duration) -> anyhow::Result<String> {
-        let (program, leading_args) = start(&self.rustc, self.loader.as_ref());
+        let (program, mut all_args) = start(&self.rustc, self.loader.as_ref());
+        all_args.extend(args.iter().map(|arg| arg.to_string()));
         let invocation = Invocation {
             program,
-            args: leading_args
-                .into_iter()
-                .chain(args.iter().map(|arg| arg.to_string()))
-                .collect(),
+            args: all_args,
             env: self.env.clone(),
             env_remove: Vec::new(),
         };
-        let shown = self.command_line(args).join(" ");
         let output = crate::process::run(&invocation, timeout)
-            .with_context(|| format!("starting `{shown}`"))?;
+            .map_err(|error| anyhow!(crate::process::describe_spawn_error(&self.rustc, &error)))?;
+        let stderr = output.stderr.trim();
+        let mut shown = stderr.lines().take(5).collect::<Vec<_>>().join(" | ");
+        if stderr.is_empty() {
+            shown = "(empty)".to_owned();
+        } else if stderr.lines().count() > 5 {
+            shown.push_str(" ...");
+        }
         ensure!(
             output.success(),
-            "`{shown}` failed ({}): {}",
-            output.describe_ending(timeout),
-            output
-                .stderr
-                .lines()
-                .take(3)
-                .collect::<Vec<_>>()
-                .join(" | ")
+            "`{} {}` failed ({}); stderr: {shown}",
+            self.rustc.display(),
+            args.join(" "),
+            output.describe_ending(timeout)
         );
         Ok(output.stdout)
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xshell::{cmd, Shell};
 
     /// The shared libraries the compiler's process loads from outside `prefix`, as its loader
-    /// resolves them (`ld.so --list`); for [`LoaderKind::OwnLoader`] this must be empty.
-    #[cfg(test)]
-    pub(crate) fn libraries_outside(&self, prefix: &Path) -> anyhow::Result<Vec<String>> {
+    /// resolves them (`ld.so --list`); for a compiler under its own loader this must be empty.
+    fn libraries_outside(launch: &Launch, prefix: &Path) -> anyhow::Result<Vec<String>> {
         let prefix = std::path::absolute(prefix)
             .with_context(|| format!("making {} absolute", prefix.display()))?;
         let sh = Shell::new()?;
-        let listing = match &self.loader {
+        let listing = match &launch.loader {
             Some(loader) => {
                 let mut args: Vec<&str> = loader.leading_args[..3]
                     .iter()
@@ -360,10 +320,10 @@ impl Launch {
                 list.read().context("running the loader with --list")?
             }
             None => {
-                let rustc = &self.rustc;
+                let rustc = &launch.rustc;
                 let ldd = cmd!(sh, "ldd {rustc}")
                     .env_clear()
-                    .envs(self.env.iter().cloned());
+                    .envs(launch.env.iter().cloned());
                 ldd.quiet().read().context("running ldd")?
             }
         };
@@ -381,11 +341,6 @@ impl Launch {
             })
             .collect())
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
 
     /// The host's `libc.so.6` and loader, as this process has them mapped.
     fn host_file(name: &str) -> PathBuf {
@@ -520,9 +475,8 @@ mod tests {
         let libs = prefix.join("usr/lib/x86_64-linux-gnu");
         std::fs::create_dir_all(&libs).unwrap();
         let launch = Launch::for_prefix(&prefix).unwrap();
-        assert_eq!(launch.kind(), LoaderKind::Host);
-        assert_eq!(launch.program(), prefix.join("usr/bin/rustc"));
         assert_eq!(launch.loader, None);
+        assert_eq!(launch.rustc, prefix.join("usr/bin/rustc"));
         assert_eq!(
             launch.env,
             [("LD_LIBRARY_PATH".to_owned(), libs.display().to_string())]
@@ -545,22 +499,21 @@ mod tests {
         .unwrap();
         std::fs::copy(host_file("libc.so.6"), libs.join("libc.so.6")).unwrap();
         let launch = Launch::for_prefix(&prefix).unwrap();
-        assert_eq!(launch.kind(), LoaderKind::OwnLoader);
-        assert_eq!(launch.program(), libs.join("ld-linux-x86-64.so.2"));
         assert_eq!(launch.rustc, prefix.join("usr/bin/rustc"));
         let rustc = prefix.join("usr/bin/rustc").display().to_string();
         let sysroot = prefix.join("usr").display().to_string();
         assert_eq!(
-            launch.command_line(&["-vV"]),
-            [
-                launch.program().display().to_string(),
-                "--library-path".into(),
-                libs.display().to_string(),
-                rustc,
-                "--sysroot".into(),
-                sysroot.clone(),
-                "-vV".into()
-            ]
+            launch.loader,
+            Some(OwnLoader {
+                program: libs.join("ld-linux-x86-64.so.2"),
+                leading_args: vec![
+                    "--library-path".into(),
+                    libs.display().to_string(),
+                    rustc,
+                    "--sysroot".into(),
+                    sysroot.clone(),
+                ],
+            })
         );
         assert!(launch.env.is_empty());
         // The real program gets `--sysroot` first: the loader passed it on as it stands.
@@ -569,7 +522,7 @@ mod tests {
             format!("--sysroot {sysroot} -vV\n")
         );
         assert_eq!(
-            launch.libraries_outside(&prefix).unwrap(),
+            libraries_outside(&launch, &prefix).unwrap(),
             Vec::<String>::new()
         );
     }

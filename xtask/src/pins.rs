@@ -12,23 +12,18 @@ pub(crate) mod tests;
 use crate::catalog::Release;
 pub use crate::debian::DebianSource;
 use crate::version::{parse_release, Channel, RustcVersion};
-use anyhow::{bail, Context};
+use anyhow::{anyhow, bail, ensure, Context};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// Why a release is pinned.
+/// Why a release is pinned: what each role means is its [`PinRole::description`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PinRole {
-    /// The oldest release the kernel supports.
     Minimum,
-    /// A release at which a catalog feature stabilized or first appeared.
     Feature,
-    /// A compiler Debian ships.
     Debian,
-    /// The release `rust-toolchain.toml` pins.
     RustToolchain,
-    /// The nightly the project is checked with.
     Nightly,
 }
 
@@ -109,10 +104,7 @@ impl Pin {
     /// Whether a compiler that printed `version` satisfies this pin.
     pub fn is_satisfied_by(&self, version: &RustcVersion) -> bool {
         version.release_string() == self.release
-            && match &self.commit_date {
-                Some(date) => version.commit_date.as_deref() == Some(date.as_str()),
-                None => true,
-            }
+            && (self.commit_date.is_none() || version.commit_date == self.commit_date)
     }
 
     /// The release, with the commit date for pins that have one: "1.97.0-nightly (2026-05-19)".
@@ -188,7 +180,6 @@ pub enum TreeSource {
 pub struct TreePin {
     /// Its unique id, as for a [`Pin`]: `6.12`, `7.3`, `my-checkout`.
     pub id: String,
-    /// Where it comes from.
     pub source: TreeSource,
     /// A free-form note for people reading reports.
     pub note: Option<String>,
@@ -231,17 +222,16 @@ impl Pins {
     /// short name, a release rustc would not print, an impossible date, a rustup name or
     /// Debian package that could not be one). The time taken is linear in the size of the file.
     pub fn parse(text: &str, path: &Path) -> anyhow::Result<Pins> {
-        let file = path.display();
+        let file = path.display().to_string();
         let tables = toml::read_tables(text)
-            .map_err(|(line, message)| anyhow::anyhow!("{file}:{line}: {message}"))?;
-
+            .map_err(|(line, message)| anyhow!("{file}:{line}: {message}"))?;
         let mut pins: Vec<Pin> = Vec::new();
         let mut trees: Vec<TreePin> = Vec::new();
         let mut pin_of_id: HashMap<String, usize> = HashMap::new();
         let mut pin_of_release: HashMap<(String, Option<String>), usize> = HashMap::new();
-        for (kind, header_line, mut table) in tables {
+        for (kind, header_line, table) in tables {
             if kind == toml::TableKind::Tree {
-                let tree = parse_tree(&file.to_string(), header_line, table)?;
+                let tree = parse_tree(&file, header_line, table)?;
                 if let Some(earlier) = trees.iter().find(|earlier| earlier.id == tree.id) {
                     bail!(
                         "{file}:{header_line}: duplicate tree id `{}` (also on line {})",
@@ -252,139 +242,27 @@ impl Pins {
                 trees.push(tree);
                 continue;
             }
-            let mut take = |key: &str| table.remove(key);
-            let required = |value: Option<(usize, String)>, key: &str| {
-                value
-                    .ok_or_else(|| anyhow::anyhow!("{file}:{header_line}: this pin has no `{key}`"))
-            };
-            let (id_line, id) = required(take("id"), "id")?;
-            let (release_line, release) = required(take("release"), "release")?;
-            let (role_line, role) = required(take("role"), "role")?;
-            let commit_date = take("commit-date");
-            let rustup = take("rustup");
-            let debian = take("debian");
-            let note = take("note").map(|(_, note)| note);
-
-            let at = |line: usize, message: String| anyhow::anyhow!("{file}:{line}: {message}");
-            if !is_pin_id(&id) {
-                bail!(at(
-                    id_line,
-                    format!(
-                        "the id `{}` is not a short name: at most {MAX_ID_LENGTH} letters, digits, \
-                         `.`, `-`, `_`, starting with a letter or digit",
-                        id.escape_debug()
-                    )
-                ));
+            let (pin, id_line, release_line) = parse_pin(&file, header_line, table)?;
+            if let Some(&earlier) = pin_of_id.get(&pin.id) {
+                bail!(
+                    "{file}:{id_line}: duplicate pin id `{}` (also on line {})",
+                    pin.id,
+                    pins[earlier].line
+                );
             }
-            let (number, channel) =
-                parse_release(&release).map_err(|error| at(release_line, error.to_string()))?;
-            let written = release.split('-').next().unwrap_or_default();
-            if number.to_string() != written {
-                bail!(at(
-                    release_line,
-                    format!(
-                        "the release `{release}` is not one rustc prints: it writes `{number}`"
-                    )
-                ));
-            }
-            let Some(role) = PinRole::from_word(&role) else {
-                let words: Vec<&str> = PinRole::ALL.iter().map(|role| role.word()).collect();
-                bail!(at(
-                    role_line,
-                    format!(
-                        "unknown role `{}`; the roles are {}",
-                        role.escape_debug(),
-                        words.join(", ")
-                    )
-                ));
-            };
-            if let Some((line, date)) = &commit_date {
-                if !crate::version::is_iso_date(date) {
-                    bail!(at(
-                        *line,
-                        format!(
-                            "the commit date `{}` is not YYYY-MM-DD",
-                            date.escape_debug()
-                        )
-                    ));
-                }
-            }
-            if channel == Channel::Nightly && commit_date.is_none() {
-                bail!(at(
-                    release_line,
-                    format!(
-                        "the nightly `{release}` needs a `commit-date`: every nightly of a \
-                         cycle reports the same release"
-                    )
-                ));
-            }
-            if let Some((line, name)) = &rustup {
-                if !is_rustup_toolchain_name(name) {
-                    bail!(at(
-                        *line,
-                        format!(
-                            "the rustup name `{}` is not a toolchain name (a channel or release, \
-                             such as `1.85.0` or `nightly-2026-05-20`, in letters, digits, `.`, \
-                             `-`, `_`)",
-                            name.escape_debug()
-                        )
-                    ));
-                }
-            }
-            let debian = match debian {
-                Some((line, value)) => {
-                    Some(DebianSource::parse(&value).map_err(|error| at(line, error.to_string()))?)
-                }
-                None => None,
-            };
-            if let Some(debian) = &debian {
-                let upstream = debian
-                    .version
-                    .as_deref()
-                    .map(crate::debian::upstream_version);
-                if upstream.is_some_and(|upstream| upstream != release) {
-                    bail!(at(
-                        header_line,
-                        format!(
-                            "the Debian package `{debian}` is of release {}, not {release}",
-                            upstream.unwrap_or_default()
-                        )
-                    ));
-                }
-            }
-            let commit_date = commit_date.map(|(_, date)| date);
-            if let Some(&earlier) = pin_of_id.get(&id) {
-                bail!(at(
-                    id_line,
-                    format!(
-                        "duplicate pin id `{id}` (also on line {})",
-                        pins[earlier].line
-                    )
-                ));
-            }
-            let release_key = (release.clone(), commit_date.clone());
+            let release_key = (pin.release.clone(), pin.commit_date.clone());
             if let Some(&earlier) = pin_of_release.get(&release_key) {
                 let earlier = &pins[earlier];
-                bail!(at(
-                    release_line,
-                    format!(
-                        "duplicate pin: `{}` (line {}) already pins {release}",
-                        earlier.id, earlier.line
-                    )
-                ));
+                bail!(
+                    "{file}:{release_line}: duplicate pin: `{}` (line {}) already pins {}",
+                    earlier.id,
+                    earlier.line,
+                    pin.release
+                );
             }
-            pin_of_id.insert(id.clone(), pins.len());
+            pin_of_id.insert(pin.id.clone(), pins.len());
             pin_of_release.insert(release_key, pins.len());
-            pins.push(Pin {
-                id,
-                release,
-                commit_date,
-                role,
-                rustup: rustup.map(|(_, name)| name),
-                debian,
-                note,
-                line: header_line,
-            });
+            pins.push(pin);
         }
         if pins.is_empty() {
             bail!("{file}: no `[[pin]]` tables");
@@ -397,6 +275,99 @@ impl Pins {
     }
 }
 
+/// Refuses an `id` (of a pin or, as `what` says, a tree) that [`is_pin_id`] refuses.
+fn check_id(file: &str, line: usize, what: &str, id: &str) -> anyhow::Result<()> {
+    ensure!(
+        is_pin_id(id),
+        "{file}:{line}: the {what} `{}` is not a short name: at most {MAX_ID_LENGTH} letters, \
+         digits, `.`, `-`, `_`, starting with a letter or digit",
+        id.escape_debug()
+    );
+    Ok(())
+}
+
+/// One `[[pin]]` table, with the lines of its `id` and `release` (for the duplicates that
+/// [`Pins::parse`] finds).
+fn parse_pin(
+    file: &str,
+    header_line: usize,
+    mut table: toml::RawTable,
+) -> anyhow::Result<(Pin, usize, usize)> {
+    let mut required = |key: &str| {
+        table
+            .remove(key)
+            .with_context(|| format!("{file}:{header_line}: this pin has no `{key}`"))
+    };
+    let (id_line, id) = required("id")?;
+    let (release_line, release) = required("release")?;
+    let (role_line, role) = required("role")?;
+    check_id(file, id_line, "id", &id)?;
+    let at = |line: usize| move |error: anyhow::Error| anyhow!("{file}:{line}: {error}");
+    let (number, channel) = parse_release(&release).map_err(at(release_line))?;
+    ensure!(
+        number.to_string() == release.split('-').next().unwrap_or_default(),
+        "{file}:{release_line}: the release `{release}` is not one rustc prints: it writes \
+         `{number}`"
+    );
+    let role = PinRole::from_word(&role).with_context(|| {
+        let words: Vec<&str> = PinRole::ALL.iter().map(|role| role.word()).collect();
+        format!(
+            "{file}:{role_line}: unknown role `{}`; the roles are {}",
+            role.escape_debug(),
+            words.join(", ")
+        )
+    })?;
+    let commit_date = table.remove("commit-date");
+    if let Some((line, date)) = &commit_date {
+        ensure!(
+            crate::version::is_iso_date(date),
+            "{file}:{line}: the commit date `{}` is not YYYY-MM-DD",
+            date.escape_debug()
+        );
+    }
+    ensure!(
+        channel != Channel::Nightly || commit_date.is_some(),
+        "{file}:{release_line}: the nightly `{release}` needs a `commit-date`: every nightly of \
+         a cycle reports the same release"
+    );
+    let rustup = table.remove("rustup");
+    if let Some((line, name)) = &rustup {
+        ensure!(
+            is_rustup_toolchain_name(name),
+            "{file}:{line}: the rustup name `{}` is not a toolchain name (a channel or release, \
+             such as `1.85.0` or `nightly-2026-05-20`, in letters, digits, `.`, `-`, `_`)",
+            name.escape_debug()
+        );
+    }
+    let debian = match table.remove("debian") {
+        Some((line, value)) => Some(DebianSource::parse(&value).map_err(at(line))?),
+        None => None,
+    };
+    if let Some(debian) = &debian {
+        let upstream = debian
+            .version
+            .as_deref()
+            .map(crate::debian::upstream_version);
+        if let Some(upstream) = upstream.filter(|upstream| *upstream != release) {
+            bail!(
+                "{file}:{header_line}: the Debian package `{debian}` is of release {upstream}, \
+                 not {release}"
+            );
+        }
+    }
+    let pin = Pin {
+        id,
+        release,
+        commit_date: commit_date.map(|(_, date)| date),
+        role,
+        rustup: rustup.map(|(_, name)| name),
+        debian,
+        note: table.remove("note").map(|(_, note)| note),
+        line: header_line,
+    };
+    Ok((pin, id_line, release_line))
+}
+
 /// One `[[tree]]` table: `id`, and exactly one of `debian` (`SUITE:linux-source-X=VERSION`) and
 /// `path` (a directory, relative to the working directory or absolute); `note`.
 fn parse_tree(
@@ -404,45 +375,32 @@ fn parse_tree(
     header_line: usize,
     mut table: toml::RawTable,
 ) -> anyhow::Result<TreePin> {
-    let at = |line: usize, message: String| anyhow::anyhow!("{file}:{line}: {message}");
     let (id_line, id) = table
         .remove("id")
-        .ok_or_else(|| at(header_line, "this tree has no `id`".into()))?;
-    if !is_pin_id(&id) {
-        bail!(at(
-            id_line,
-            format!(
-                "the tree id `{}` is not a short name: at most {MAX_ID_LENGTH} letters, digits, \
-                 `.`, `-`, `_`, starting with a letter or digit",
-                id.escape_debug()
-            )
-        ));
-    }
+        .with_context(|| format!("{file}:{header_line}: this tree has no `id`"))?;
+    check_id(file, id_line, "tree id", &id)?;
     let source = match (table.remove("debian"), table.remove("path")) {
         (Some((line, value)), None) => {
             let source =
-                DebianSource::parse(&value).map_err(|error| at(line, error.to_string()))?;
-            if !source.package.starts_with("linux-source-") {
-                bail!(at(
-                    line,
-                    format!(
-                        "`{}` is not a kernel source package (`linux-source-X`)",
-                        source.package
-                    )
-                ));
-            }
+                DebianSource::parse(&value).map_err(|error| anyhow!("{file}:{line}: {error}"))?;
+            ensure!(
+                source.package.starts_with("linux-source-"),
+                "{file}:{line}: `{}` is not a kernel source package (`linux-source-X`)",
+                source.package
+            );
             TreeSource::Debian(source)
         }
         (None, Some((line, value))) => {
-            if value.is_empty() || value.contains('\0') {
-                bail!(at(line, "the tree's `path` is empty".into()));
-            }
+            ensure!(
+                !value.is_empty() && !value.contains('\0'),
+                "{file}:{line}: the tree's `path` is empty"
+            );
             TreeSource::Path(PathBuf::from(value))
         }
-        _ => bail!(at(
-            header_line,
-            "a tree has exactly one of `debian` (SUITE:linux-source-X=VERSION) and `path`".into()
-        )),
+        _ => bail!(
+            "{file}:{header_line}: a tree has exactly one of `debian` \
+             (SUITE:linux-source-X=VERSION) and `path`"
+        ),
     };
     Ok(TreePin {
         id,

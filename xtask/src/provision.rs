@@ -6,13 +6,16 @@
 //! emulators ([`crate::emulators`]), whose absence is reported but fails nothing.
 
 use crate::debian::{self, Provisioner};
-use crate::discovery::{is_meant_for, verify, Availability, Source, Toolchain, VERSION_TIMEOUT};
+use crate::discovery::{
+    is_meant_for, rustup_toolchain, verify, Availability, Source, Toolchain, VERSION_TIMEOUT,
+};
 use crate::emulators;
 use crate::extracted::Extracted;
 use crate::library_sources;
 use crate::pins::{DebianSource, Pin};
-use anyhow::{bail, Context};
-use std::path::PathBuf;
+use crate::version::RustcVersion;
+use anyhow::{bail, ensure, Context};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 use xshell::{cmd, Shell};
 
@@ -55,22 +58,22 @@ pub(crate) fn install(
     use_rustup: bool,
     beside: Beside,
 ) -> anyhow::Result<Vec<(String, Installation)>> {
-    let qemu_suites = match beside {
-        Beside::PinsAlone => Vec::new(),
-        Beside::Everything | Beside::PinsAndEmulators => emulators::host_codename()
+    let host_qemu_suites = || {
+        emulators::host_codename()
             .map(|codename| emulators::qemu_suites(&codename))
-            .unwrap_or_default(),
+            .unwrap_or_default()
     };
-    let others = match beside {
-        Beside::Everything => debian::provisioned_prefixes(&root),
-        Beside::PinsAndEmulators | Beside::PinsAlone => Vec::new(),
+    let (others, qemu_suites) = match beside {
+        Beside::Everything => (debian::provisioned_prefixes(&root), host_qemu_suites()),
+        Beside::PinsAndEmulators => (Vec::new(), host_qemu_suites()),
+        Beside::PinsAlone => (Vec::new(), Vec::new()),
     };
     let suites: Vec<String> = wanted
         .iter()
         .filter_map(|pin| pin.debian.as_ref())
         .flat_map(DebianSource::suites)
         .chain(others.iter().flat_map(|(_, source)| source.suites()))
-        .chain(qemu_suites.iter().cloned())
+        .chain(qemu_suites)
         .collect();
     let mut log = |line: &str| println!("  {line}");
     let mut provisioner = Provisioner::new(sh, root, suites, &mut log).verifying();
@@ -121,18 +124,18 @@ pub(crate) fn install(
                 }
             }
         }
-        if installed.is_none() && !use_rustup && pin.rustup.is_some() {
-            failures.push("rustup: skipped (--no-rustup)".to_string());
-        } else if installed.is_none() {
-            if let Some(name) = &pin.rustup {
-                match install_rustup(sh, pin, name) {
-                    Ok(done) => installed = Some(done),
-                    Err(error) => {
-                        println!("  {}: rustup: failed: {error:#}", pin.id);
-                        failures.push(format!("rustup: {error:#}"));
-                    }
-                }
+        match (&pin.rustup, &installed) {
+            (Some(_), None) if !use_rustup => {
+                failures.push("rustup: skipped (--no-rustup)".to_string())
             }
+            (Some(name), None) => match install_rustup(sh, pin, name) {
+                Ok(done) => installed = Some(done),
+                Err(error) => {
+                    println!("  {}: rustup: failed: {error:#}", pin.id);
+                    failures.push(format!("rustup: {error:#}"));
+                }
+            },
+            _ => {}
         }
         let outcome = match installed {
             Some(done) => {
@@ -239,18 +242,7 @@ fn install_rustup(sh: &Shell, pin: &Pin, name: &str) -> anyhow::Result<String> {
         .with_context(|| {
             format!("finding the rustc of the toolchain rustup just installed as {name}")
         })?;
-    let toolchain = Toolchain {
-        id: pin.id.clone(),
-        spec: format!("rustup:{name}"),
-        source: Source::Rustup {
-            name: name.to_owned(),
-        },
-        rustc: PathBuf::from(rustc.trim()),
-        env: Vec::new(),
-        loader: None,
-        pin: Some(pin.id.clone()),
-    };
-    let version = verified(pin, toolchain)?;
+    let version = verified(pin, rustup_toolchain(name, Path::new(rustc.trim())))?;
     Ok(format!(
         "rustup toolchain {name}: {} ({:.1}s)",
         version.summary(),
@@ -265,34 +257,20 @@ fn provision_debian(
     pin: &Pin,
     package: &DebianSource,
 ) -> anyhow::Result<(String, DebianSource)> {
-    let accept = |version: &crate::version::RustcVersion| {
-        if pin.is_satisfied_by(version) {
-            Ok(())
-        } else {
-            bail!(
-                "it reports {} ({}), not the pinned {}",
-                version.release_string(),
-                version.first_line,
-                pin.describe_release()
-            )
-        }
-    };
+    let accept = |version: &RustcVersion| satisfies(pin, version);
     let provisioned = provisioner.provision(package, Some(&pin.release), &accept)?;
     let loader = match provisioned.launch.loader {
         Some(_) => "through its own loader",
         None => "under the host's loader",
     };
-    let toolchain = Toolchain {
-        id: pin.id.clone(),
-        spec: format!("debian:{}", provisioned.source),
-        source: Source::Debian {
+    let toolchain = Toolchain::launched(
+        pin.id.clone(),
+        format!("debian:{}", provisioned.source),
+        Source::Debian {
             package: provisioned.source.clone(),
         },
-        rustc: provisioned.launch.rustc.clone(),
-        env: provisioned.launch.env.clone(),
-        loader: provisioned.launch.loader.clone(),
-        pin: Some(pin.id.clone()),
-    };
+        provisioned.launch.clone(),
+    );
     let version = verified(pin, toolchain)?;
     let (fetched, total) = provisioned.bytes;
     let said = if provisioned.already {
@@ -318,17 +296,22 @@ fn provision_debian(
 }
 
 /// Runs the compiler and checks that it reports the pinned release.
-fn verified(pin: &Pin, toolchain: Toolchain) -> anyhow::Result<crate::version::RustcVersion> {
-    match verify(&toolchain, VERSION_TIMEOUT) {
-        Ok(version) if pin.is_satisfied_by(&version) => Ok(version),
-        Ok(version) => bail!(
-            "it reports {} ({}), not the pinned {}",
-            version.release_string(),
-            version.first_line,
-            pin.describe_release()
-        ),
-        Err(error) => Err(error),
-    }
+fn verified(pin: &Pin, toolchain: Toolchain) -> anyhow::Result<RustcVersion> {
+    let version = verify(&toolchain, VERSION_TIMEOUT)?;
+    satisfies(pin, &version)?;
+    Ok(version)
+}
+
+/// Whether a compiler that says `version` satisfies `pin`, and if not, why not.
+fn satisfies(pin: &Pin, version: &RustcVersion) -> anyhow::Result<()> {
+    ensure!(
+        pin.is_satisfied_by(version),
+        "it reports {} ({}), not the pinned {}",
+        version.release_string(),
+        version.first_line,
+        pin.describe_release()
+    );
+    Ok(())
 }
 
 #[cfg(test)]
@@ -337,12 +320,11 @@ mod tests {
     use crate::extracted::Marker;
     use crate::pins::Pins;
     use crate::version::parse_verbose_version;
-    use std::path::Path;
 
     /// Library sources at `version` under `root` whose files no digest vouches for: an install
     /// that looks at them provisions them again.
     fn unvouched_sources(root: &Path, version: &str) -> PathBuf {
-        let prefix = library_sources::sources_prefix(root, "rust-src", version);
+        let prefix = debian::prefix_of(root, "rust-src", version);
         std::fs::create_dir_all(&prefix).unwrap();
         let marker = Marker {
             package: "rust-src".into(),

@@ -24,7 +24,14 @@ impl flags::Toolchains {
                 let found = discover(sh, Some(&pins_path), &self.toolchain, VERSION_TIMEOUT)?;
                 let pins = Pins::load(&pins_path)?;
                 print_list(&pins, &found, !self.toolchain.is_empty());
-                Ok(verdict_of_list(&found))
+                let broken = found
+                    .iter()
+                    .any(|entry| matches!(entry, Availability::Broken { .. }));
+                Ok(if broken {
+                    Verdict::Failure
+                } else {
+                    Verdict::Success
+                })
             }
             flags::ToolchainsCmd::Install(ref install_flags) => {
                 if !self.toolchain.is_empty() {
@@ -160,17 +167,6 @@ fn install(
     }
 }
 
-fn verdict_of_list(found: &[Availability]) -> Verdict {
-    if found
-        .iter()
-        .any(|entry| matches!(entry, Availability::Broken { .. }))
-    {
-        Verdict::Failure
-    } else {
-        Verdict::Success
-    }
-}
-
 fn print_list(pins: &Pins, found: &[Availability], specs: bool) {
     let count =
         |wanted: fn(&Availability) -> bool| found.iter().filter(|entry| wanted(entry)).count();
@@ -196,23 +192,23 @@ fn print_list(pins: &Pins, found: &[Availability], specs: bool) {
         .max()
         .unwrap_or(0);
     let blank = pad("", id_width);
+    let say_pin = |toolchain: &crate::discovery::Toolchain| {
+        let pin = toolchain.pin.as_ref();
+        if let Some(pin) = pin.and_then(|pin| pins.pins.iter().find(|p| &p.id == pin)) {
+            println!("  {blank}           pin: {}", describe_pin(pin));
+        }
+    };
     for entry in found {
         let id = entry.id();
         match entry {
             Availability::Found { toolchain, version } => {
-                let pin = toolchain
-                    .pin
-                    .as_ref()
-                    .and_then(|pin| pins.pins.iter().find(|p| &p.id == pin));
                 println!(
                     "  {}  found    {}{}",
                     pad(&escape(id), id_width),
                     version.summary(),
                     below_minimum(version)
                 );
-                if let Some(pin) = pin {
-                    println!("  {blank}           pin: {}", describe_pin(pin));
-                }
+                say_pin(toolchain);
                 let how = match &toolchain.source {
                     Source::Rustup { .. } | Source::Debian { .. } => toolchain.spec.clone(),
                     Source::Path => "path".to_owned(),
@@ -242,13 +238,7 @@ fn print_list(pins: &Pins, found: &[Availability], specs: bool) {
                     pad(&escape(id), id_width),
                     toolchain.rustc.display()
                 );
-                if let Some(pin) = toolchain
-                    .pin
-                    .as_ref()
-                    .and_then(|pin| pins.pins.iter().find(|p| &p.id == pin))
-                {
-                    println!("  {blank}           pin: {}", describe_pin(pin));
-                }
+                say_pin(toolchain);
                 for line in error.lines() {
                     println!("  {blank}           {line}");
                 }
@@ -273,32 +263,19 @@ fn print_list(pins: &Pins, found: &[Availability], specs: bool) {
 
 /// "1.84.0, role feature: derive_coerce_pointee first appears, CONFIG_RUSTC_HAS_COERCE_POINTEE".
 fn describe_pin(pin: &Pin) -> String {
-    let mut text = format!("{}, role {}", pin.describe_release(), pin.role);
     let catalog_facts = crate::version::parse_release(&pin.release)
         .ok()
         .map(|(release, _)| crate::expect::catalog_facts(release))
         .unwrap_or_default();
-    if !catalog_facts.is_empty() {
-        text.push_str(": ");
-        text.push_str(&catalog_facts.join(", "));
+    let about = if catalog_facts.is_empty() {
+        pin.role.description().to_owned()
     } else {
-        text.push_str(": ");
-        text.push_str(pin.role.description());
-    }
+        catalog_facts.join(", ")
+    };
+    let mut text = format!("{}, role {}: {about}", pin.describe_release(), pin.role);
     if let Some(note) = &pin.note {
         // A note is free text: its control characters are shown, never sent to the terminal.
-        let note: String = note
-            .chars()
-            .flat_map(|c| {
-                let shown: Vec<char> = if c.is_control() {
-                    c.escape_default().collect()
-                } else {
-                    vec![c]
-                };
-                shown
-            })
-            .collect();
-        text.push_str(&format!(" ({note})"));
+        text.push_str(&format!(" ({})", escape(note)));
     }
     text
 }

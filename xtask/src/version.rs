@@ -21,6 +21,7 @@
 //! with an error that quotes what it got.
 
 use crate::catalog::Release;
+use std::collections::HashMap;
 use std::fmt;
 
 /// The release channel, from the suffix of the `release:` line.
@@ -166,34 +167,36 @@ pub fn parse_verbose_version(text: &str) -> Result<RustcVersion, VersionError> {
     })?;
     let first_version = version_of(first_line).unwrap_or_default();
 
-    let mut fields = Fields::default();
+    let mut fields: HashMap<&str, &str> = HashMap::new();
     for line in lines {
         let Some((key, value)) = line.split_once(':') else {
             continue;
         };
-        let value = value.trim();
-        let slot = match key.trim() {
-            "commit-hash" => &mut fields.commit_hash,
-            "commit-date" => &mut fields.commit_date,
-            "host" => &mut fields.host,
-            "release" => &mut fields.release,
-            "LLVM version" => &mut fields.llvm_version,
-            _ => continue,
-        };
-        if let Some(earlier) = slot {
-            if earlier != value {
-                return Err(error(format!(
-                    "the key `{}` appears twice, with `{earlier}` and `{value}`",
-                    key.trim()
-                )));
-            }
+        let (key, value) = (key.trim(), value.trim());
+        if ![
+            "commit-hash",
+            "commit-date",
+            "host",
+            "release",
+            "LLVM version",
+        ]
+        .contains(&key)
+        {
+            continue;
         }
-        *slot = Some(value.to_owned());
+        if let Some(earlier) = fields
+            .insert(key, value)
+            .filter(|earlier| *earlier != value)
+        {
+            return Err(error(format!(
+                "the key `{key}` appears twice, with `{earlier}` and `{value}`"
+            )));
+        }
     }
+    let field = |key: &str| fields.get(key).map(|value| value.to_string());
 
-    let release_text = fields
-        .release
-        .ok_or_else(|| error("there is no `release:` line".to_owned()))?;
+    let release_text =
+        field("release").ok_or_else(|| error("there is no `release:` line".to_owned()))?;
     if release_text != first_version {
         return Err(error(format!(
             "the first line says `{first_version}` but the `release:` line says `{release_text}`"
@@ -201,13 +204,12 @@ pub fn parse_verbose_version(text: &str) -> Result<RustcVersion, VersionError> {
     }
     let (release, channel) =
         parse_release(&release_text).map_err(|problem| error(format!("{problem:#}")))?;
-    let host = fields
-        .host
+    let host = field("host")
         .filter(|host| !host.is_empty())
         .ok_or_else(|| error("there is no `host:` line".to_owned()))?;
     let known =
         |value: Option<String>| value.filter(|value| value != "unknown" && !value.is_empty());
-    let commit_date = known(fields.commit_date);
+    let commit_date = known(field("commit-date"));
     if let Some(date) = &commit_date {
         if !is_iso_date(date) {
             return Err(error(format!("the commit date `{date}` is not YYYY-MM-DD")));
@@ -216,10 +218,10 @@ pub fn parse_verbose_version(text: &str) -> Result<RustcVersion, VersionError> {
     Ok(RustcVersion {
         release,
         channel,
-        commit_hash: known(fields.commit_hash),
+        commit_hash: known(field("commit-hash")),
         commit_date,
         host,
-        llvm_version: known(fields.llvm_version),
+        llvm_version: known(field("LLVM version")),
         first_line: first_line.to_owned(),
         raw: text.to_owned(),
         sysroot: None,
@@ -283,15 +285,6 @@ pub fn is_iso_date(text: &str) -> bool {
 
 fn is_decimal(text: &str) -> bool {
     !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit())
-}
-
-#[derive(Default)]
-struct Fields {
-    commit_hash: Option<String>,
-    commit_date: Option<String>,
-    host: Option<String>,
-    release: Option<String>,
-    llvm_version: Option<String>,
 }
 
 #[cfg(test)]

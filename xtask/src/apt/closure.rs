@@ -13,9 +13,7 @@ use std::fmt;
 /// A package chosen for a closure, with what downloading and checking it needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Resolved {
-    /// The package name.
     pub name: String,
-    /// The exact version.
     pub version: String,
     /// The suite it is taken from.
     pub suite: String,
@@ -163,16 +161,16 @@ pub(crate) fn closure(
             let dependent = format!("{name}={version} depends on {described}");
             // A package already taken (or queued) must fit this dependency too.
             let taken = alternatives.iter().find_map(|relation| {
-                let version = chosen
-                    .get(&relation.name)
-                    .map(|resolved| resolved.version.clone())
-                    .or_else(|| {
-                        queue
+                let version = match chosen.get(&relation.name) {
+                    Some(resolved) => &resolved.version,
+                    None => {
+                        &queue
                             .iter()
-                            .find(|(queued, ..)| queued == &relation.name)
-                            .map(|(_, version, ..)| version.clone())
-                    })?;
-                Some((relation, version))
+                            .find(|(queued, ..)| queued == &relation.name)?
+                            .1
+                    }
+                };
+                Some((relation, version.clone()))
             });
             if let Some((relation, taken_version)) = taken {
                 ensure!(
@@ -197,20 +195,8 @@ pub(crate) fn closure(
             if !is_own && section != "libs" && section != "oldlibs" {
                 continue;
             }
-            if !is_own && host == HostLibraries::Reuse {
-                let mut on_host = false;
-                for relation in &alternatives {
-                    if index
-                        .installed(&relation.name)?
-                        .is_some_and(|installed| relation.accepts(&installed))
-                    {
-                        on_host = true;
-                        break;
-                    }
-                }
-                if on_host {
-                    continue;
-                }
+            if !is_own && host == HostLibraries::Reuse && on_host(index, &alternatives)? {
+                continue;
             }
             queue.push((candidate, candidate_version, candidate_suite, dependent));
         }
@@ -242,6 +228,18 @@ fn choose(
         }
     }
     Ok(None)
+}
+
+/// Whether the machine has one of `alternatives` installed at a version that fits.
+fn on_host(index: &mut dyn PackageIndex, alternatives: &[Relation]) -> anyhow::Result<bool> {
+    for relation in alternatives {
+        if let Some(installed) = index.installed(&relation.name)? {
+            if relation.accepts(&installed) {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
 }
 
 /// The newest accepted version in the first suite (of `suites`, in order) that has one.

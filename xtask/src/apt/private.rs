@@ -7,6 +7,7 @@ use super::{
     checked_package, checked_suite, checked_version, parse_madison_entries, parse_reverse_provides,
     parse_stanzas, PackageIndex, Resolved, Served, Stanza, ARCHIVE_KEYRING, HOST_SOURCES,
 };
+use crate::process::last_line;
 use anyhow::{bail, ensure, Context};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -36,13 +37,11 @@ impl Mirrors {
             let is_deb = stanza
                 .get("Types")
                 .is_some_and(|types| types.split_whitespace().any(|kind| kind == "deb"));
-            let (Some(uris), Some(suites)) = (stanza.get("URIs"), stanza.get("Suites")) else {
-                continue;
-            };
-            if !enabled || !is_deb {
-                continue;
-            }
-            let Some(uri) = uris.split_whitespace().next() else {
+            let uri = stanza
+                .get("URIs")
+                .and_then(|uris| uris.split_whitespace().next());
+            let (Some(uri), Some(suites), true) = (uri, stanza.get("Suites"), enabled && is_deb)
+            else {
                 continue;
             };
             let is_security = suites
@@ -154,23 +153,7 @@ impl PrivateApt {
             .quiet()
             .read()
             .context("running dpkg --print-architecture")?;
-        PrivateApt::with(
-            dir,
-            suites,
-            &mirrors,
-            architecture.trim(),
-            &reachability_settings(&dump),
-        )
-    }
-
-    /// [`PrivateApt::create`] with every machine fact given.
-    pub(crate) fn with(
-        dir: &Path,
-        suites: &[&str],
-        mirrors: &Mirrors,
-        architecture: &str,
-        carried: &[(String, String)],
-    ) -> anyhow::Result<PrivateApt> {
+        let architecture = architecture.trim();
         ensure!(
             Path::new(ARCHIVE_KEYRING).is_file(),
             "{ARCHIVE_KEYRING} is missing: install the debian-archive-keyring package"
@@ -215,7 +198,7 @@ impl PrivateApt {
                 dir.join("none").display()
             ),
         )?;
-        let options = apt_options(&dir, architecture, carried);
+        let options = apt_options(&dir, architecture, &reachability_settings(&dump));
         Ok(PrivateApt {
             dir,
             suites,
@@ -226,9 +209,7 @@ impl PrivateApt {
     /// The suites the sources list in `dir` names, if there is one (a directory that
     /// [`PrivateApt::create`] set up before).
     pub(crate) fn listed_suites(dir: &Path) -> Vec<String> {
-        let Ok(text) = std::fs::read_to_string(dir.join("sources.list")) else {
-            return Vec::new();
-        };
+        let text = std::fs::read_to_string(dir.join("sources.list")).unwrap_or_default();
         text.lines()
             .filter_map(|line| {
                 let words: Vec<&str> = line.split_whitespace().collect();
@@ -247,16 +228,12 @@ impl PrivateApt {
         &self.dir
     }
 
-    /// The `-o KEY=VALUE` arguments every apt command gets.
-    pub(crate) fn option_args(&self) -> Vec<String> {
-        self.options
-            .iter()
-            .flat_map(|(key, value)| ["-o".to_owned(), format!("{key}={value}")])
-            .collect()
-    }
-
+    /// `program` with the `-o KEY=VALUE` arguments every apt command gets.
     fn apt<'a>(&self, sh: &'a Shell, program: &str) -> xshell::Cmd<'a> {
-        let options = self.option_args();
+        let options = self
+            .options
+            .iter()
+            .flat_map(|(key, value)| ["-o".to_owned(), format!("{key}={value}")]);
         cmd!(sh, "{program} {options...}")
             .env("APT_CONFIG", self.dir.join("apt.conf"))
             .env("LC_ALL", "C")
@@ -379,13 +356,16 @@ impl PrivateApt {
         cache: &Path,
     ) -> anyhow::Result<Downloaded> {
         std::fs::create_dir_all(cache).with_context(|| format!("creating {}", cache.display()))?;
-        let mut missing = Vec::new();
-        for package in packages {
-            let path = cache.join(package.deb_file_name());
-            if !(path.is_file() && sha256_of(sh, &path)? == package.sha256) {
-                missing.push(package);
-            }
-        }
+        let names: Vec<String> = packages
+            .iter()
+            .map(Resolved::deb_file_name)
+            .filter(|name| cache.join(name).is_file())
+            .collect();
+        let cached = crate::digests::digests_of(cache, &names)?;
+        let missing: Vec<&Resolved> = packages
+            .iter()
+            .filter(|package| cached.get(&package.deb_file_name()) != Some(&package.sha256))
+            .collect();
         let started = Instant::now();
         if !missing.is_empty() {
             let incoming = cache.join(format!(".incoming-{}", std::process::id()));
@@ -451,9 +431,10 @@ impl PrivateApt {
                 "apt-get download succeeded but left no {}",
                 fetched.display()
             );
-            let actual = sha256_of(sh, &fetched)?;
+            let digests = crate::digests::digests_of(incoming, &[package.deb_file_name()])?;
+            let actual = &digests[&package.deb_file_name()];
             ensure!(
-                actual == package.sha256,
+                *actual == package.sha256,
                 "{} has SHA-256 {actual}, but the signed index lists {}: the download is damaged or cut short",
                 package,
                 package.sha256
@@ -508,9 +489,8 @@ pub(crate) fn apt_options(
 pub(crate) struct Downloaded {
     /// Every package's `.deb`, in the order asked.
     pub files: Vec<PathBuf>,
-    /// How many were fetched (the others were in the cache).
+    /// How many were fetched (the others were in the cache), and their bytes.
     pub fetched: usize,
-    /// Bytes fetched.
     pub fetched_bytes: u64,
     /// Bytes of all the packages, fetched or not.
     pub total_bytes: u64,
@@ -540,22 +520,20 @@ impl<'a> AptIndex<'a> {
 
 impl PackageIndex for AptIndex<'_> {
     fn served(&mut self, name: &str) -> anyhow::Result<Vec<Served>> {
-        if let Some(served) = self.served.get(name) {
-            return Ok(served.clone());
+        if !self.served.contains_key(name) {
+            let served = self.apt.madison(self.sh, name)?;
+            self.served.insert(name.to_owned(), served);
         }
-        let served = self.apt.madison(self.sh, name)?;
-        self.served.insert(name.to_owned(), served.clone());
-        Ok(served)
+        Ok(self.served[name].clone())
     }
 
     fn record(&mut self, name: &str, version: &str) -> anyhow::Result<Stanza> {
         let key = (name.to_owned(), version.to_owned());
-        if let Some(record) = self.records.get(&key) {
-            return Ok(record.clone());
+        if !self.records.contains_key(&key) {
+            let record = self.apt.show(self.sh, name, version)?;
+            self.records.insert(key.clone(), record);
         }
-        let record = self.apt.show(self.sh, name, version)?;
-        self.records.insert(key, record.clone());
-        Ok(record)
+        Ok(self.records[&key].clone())
     }
 
     fn providers(&mut self, name: &str) -> anyhow::Result<Vec<(String, String)>> {
@@ -577,24 +555,4 @@ impl PackageIndex for AptIndex<'_> {
             status.starts_with("ii").then(|| version.trim().to_owned())
         }))
     }
-}
-
-fn sha256_of(sh: &Shell, path: &Path) -> anyhow::Result<String> {
-    let output = cmd!(sh, "sha256sum {path}")
-        .quiet()
-        .read()
-        .with_context(|| format!("hashing {}", path.display()))?;
-    Ok(output
-        .split_whitespace()
-        .next()
-        .unwrap_or_default()
-        .to_owned())
-}
-
-fn last_line(text: &str) -> String {
-    text.lines()
-        .map(str::trim)
-        .rfind(|line| !line.is_empty())
-        .unwrap_or("(no message)")
-        .to_owned()
 }

@@ -80,15 +80,10 @@ fn compare_fragment(a: &[u8], b: &[u8]) -> Ordering {
 /// A version relation of a dependency: `<<`, `<=`, `=`, `>=`, `>>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Operator {
-    /// `<<`
     Earlier,
-    /// `<=` (also the obsolete `<`)
     EarlierOrEqual,
-    /// `=`
     Exactly,
-    /// `>=` (also the obsolete `>`)
     LaterOrEqual,
-    /// `>>`
     Later,
 }
 
@@ -276,18 +271,6 @@ pub(crate) fn parse_madison_entries(listing: &str, package: &str) -> Vec<Served>
         }
     }
     served
-}
-
-/// Parses `apt-cache madison` lines into the versions of `package`, each once.
-#[cfg(test)]
-pub(crate) fn parse_madison(listing: &str, package: &str) -> Vec<String> {
-    let mut versions: Vec<String> = Vec::new();
-    for entry in parse_madison_entries(listing, package) {
-        if !versions.contains(&entry.version) {
-            versions.push(entry.version);
-        }
-    }
-    versions
 }
 
 /// Parses the `Reverse Provides:` section of `apt-cache showpkg` into `(package, version)`.

@@ -271,7 +271,7 @@ fn a_spec_without_a_version_takes_the_newest_build_when_it_is_there() {
     let mut provisioner = provisioner_logging(&sh, &root, suites, &mut log);
     let apt = provisioner.apt().unwrap();
     let newest = provisioner
-        .newest_version(&apt, &asked, None)
+        .newest_version(&apt, &asked.package, &asked.suites(), None)
         .unwrap_or_else(|error| panic!("is deb.debian.org reachable? {error:#}"));
     let exact = DebianSource {
         version: Some(newest),

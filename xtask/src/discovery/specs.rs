@@ -13,7 +13,7 @@ use crate::loader::Launch;
 use crate::pins::{Pin, Pins};
 use anyhow::{anyhow, Context as _};
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 use xshell::Shell;
 
@@ -34,25 +34,15 @@ pub(super) fn discover_specs(
             .iter()
             .any(|(name, _)| name == spec || rustup_name_is(name, spec))
     };
-    let is_path = |spec: &str| {
-        spec.contains(std::path::MAIN_SEPARATOR) || sh.current_dir().join(spec).is_file()
-    };
+    let is_named = |spec: &str| spec.starts_with("debian:") || is_path(sh, spec) || is_rustup(spec);
     let pin_of = |spec: &str| {
-        let named = !spec.starts_with("debian:") && !is_path(spec) && !is_rustup(spec);
-        pins.pins.iter().find(|pin| named && pin.id == spec)
+        let named = is_named(spec);
+        pins.pins.iter().find(|pin| !named && pin.id == spec)
     };
-    let unknown: Vec<&str> = specs
+    if let Some(spec) = specs
         .iter()
-        .map(String::as_str)
-        .filter(|spec| {
-            !spec.starts_with("debian:")
-                && !is_path(spec)
-                && !is_rustup(spec)
-                && pin_of(spec).is_none()
-        })
-        .collect();
-    if let Some(spec) = unknown.first() {
-        let names: Vec<&str> = installed.iter().map(|(name, _)| name.as_str()).collect();
+        .find(|spec| !is_named(spec) && pin_of(spec).is_none())
+    {
         let ids: Vec<&str> = pins.pins.iter().map(|pin| pin.id.as_str()).collect();
         anyhow::bail!(
             "--toolchain `{}` names no toolchain: it is no pin id of {} ({}), no installed rustup \
@@ -60,50 +50,40 @@ pub(super) fn discover_specs(
             spec.escape_debug(),
             pins.path.display(),
             ids.join(", "),
-            if names.is_empty() {
-                "none, or rustup is not there".to_owned()
-            } else {
-                names.join(", ")
-            }
+            names_of(&installed)
         );
     }
     let mut named_pins: Vec<Pin> = Vec::new();
-    for spec in specs {
-        if let Some(pin) = pin_of(spec) {
-            if !named_pins.iter().any(|named| named.id == pin.id) {
-                named_pins.push(pin.clone());
-            }
+    for pin in specs.iter().filter_map(|spec| pin_of(spec)) {
+        if !named_pins.iter().any(|named| named.id == pin.id) {
+            named_pins.push(pin.clone());
         }
     }
-    let pin_answers = if named_pins.is_empty() {
-        Vec::new()
-    } else {
-        super::discover_pins(
-            sh,
-            &Pins {
-                pins: named_pins.clone(),
-                trees: Vec::new(),
-                path: pins.path.clone(),
-            },
-            timeout,
-        )
-    };
+    let mut pin_answers: HashMap<String, Availability> = HashMap::new();
+    if !named_pins.is_empty() {
+        let named = Pins {
+            pins: named_pins,
+            trees: Vec::new(),
+            path: pins.path.clone(),
+        };
+        let answers = super::discover_pins(sh, &named, timeout);
+        pin_answers = named
+            .pins
+            .into_iter()
+            .map(|pin| pin.id)
+            .zip(answers)
+            .collect();
+    }
     let other_specs: Vec<String> = specs
         .iter()
         .filter(|spec| pin_of(spec).is_none())
         .cloned()
         .collect();
-    let mut others = resolve_specs(sh, pins, &other_specs, timeout, installed.clone()).into_iter();
+    let mut others = resolve_specs(sh, pins, &other_specs, timeout, &installed).into_iter();
     let mut results: Vec<Availability> = specs
         .iter()
         .map(|spec| match pin_of(spec) {
-            Some(pin) => {
-                let at = named_pins
-                    .iter()
-                    .position(|named| named.id == pin.id)
-                    .expect("every named pin is resolved");
-                pin_answers[at].clone()
-            }
+            Some(pin) => pin_answers[&pin.id].clone(),
             None => others.next().expect("one answer per other spec"),
         })
         .collect();
@@ -129,7 +109,7 @@ fn resolve_specs(
     pins: &Pins,
     specs: &[String],
     timeout: Duration,
-    installed: Vec<(String, PathBuf)>,
+    installed: &[(String, PathBuf)],
 ) -> Vec<Availability> {
     // Each distinct spec is resolved once; repeats share its answer.
     let mut first_of: HashMap<&str, usize> = HashMap::new();
@@ -141,7 +121,6 @@ fn resolve_specs(
         })
         .map(String::as_str)
         .collect();
-    let mut rustup = Some(installed);
     let debian_suites: Vec<String> = distinct
         .iter()
         .filter_map(|spec| DebianSource::parse(spec.strip_prefix("debian:")?).ok())
@@ -154,7 +133,7 @@ fn resolve_specs(
         let result = if interrupted().is_some() {
             Err(anyhow!(NOT_CHECKED))
         } else {
-            spec_toolchain(sh, spec, &mut rustup, &mut provisioner)
+            spec_toolchain(sh, spec, installed, &mut provisioner)
         };
         resolved.push(result.map_err(|error| {
             // A name that is neither a file nor a rustup toolchain is broken like any other.
@@ -212,11 +191,11 @@ fn resolve_specs(
 
 /// Turns one `--toolchain` spec into a toolchain: `debian:SUITE:PACKAGE[=VERSION]` provisioned
 /// on the spot, a path if it has a `/` or names a file, otherwise a rustup toolchain name
-/// (looked up in one `rustup toolchain list -v`, kept in `rustup`).
+/// (looked up among the `installed` ones).
 fn spec_toolchain(
     sh: &Shell,
     spec: &str,
-    rustup: &mut Option<Vec<(String, PathBuf)>>,
+    installed: &[(String, PathBuf)],
     provisioner: &mut Provisioner<'_>,
 ) -> anyhow::Result<Toolchain> {
     if let Some(text) = spec.strip_prefix("debian:") {
@@ -232,10 +211,9 @@ fn spec_toolchain(
             provisioned.launch,
         ));
     }
-    let as_path = Path::new(spec);
-    if spec.contains(std::path::MAIN_SEPARATOR) || sh.current_dir().join(as_path).is_file() {
+    if is_path(sh, spec) {
         // One that does not exist is reported broken by the probe, with the others going on.
-        let rustc = sh.current_dir().join(as_path);
+        let rustc = sh.current_dir().join(spec);
         let own_loader = rustc
             .parent()
             .filter(|bin| bin.ends_with("usr/bin"))
@@ -260,29 +238,31 @@ fn spec_toolchain(
             },
         });
     }
-    let installed = rustup.get_or_insert_with(|| rustup_toolchains(sh));
     let found = installed.iter().find(|(name, _)| name == spec).or_else(|| {
         installed
             .iter()
             .find(|(name, _)| rustup_name_is(name, spec))
     });
     match found {
-        Some((_, rustc)) => Ok(Toolchain {
-            id: spec.to_owned(),
-            spec: format!("rustup:{spec}"),
-            ..rustup_toolchain(spec, rustc)
-        }),
-        None => {
-            let names: Vec<&str> = installed.iter().map(|(name, _)| name.as_str()).collect();
-            Err(anyhow!(
-                "`{}` is no rustc file and no installed rustup toolchain (installed: {})",
-                spec.escape_debug(),
-                if names.is_empty() {
-                    "none, or rustup is not there".to_owned()
-                } else {
-                    names.join(", ")
-                }
-            ))
-        }
+        Some((_, rustc)) => Ok(rustup_toolchain(spec, rustc)),
+        None => Err(anyhow!(
+            "`{}` is no rustc file and no installed rustup toolchain (installed: {})",
+            spec.escape_debug(),
+            names_of(installed)
+        )),
     }
+}
+
+/// Whether a spec names a rustc by its path: it has a `/`, or names a file.
+fn is_path(sh: &Shell, spec: &str) -> bool {
+    spec.contains(std::path::MAIN_SEPARATOR) || sh.current_dir().join(spec).is_file()
+}
+
+/// The names of the `installed` rustup toolchains, for messages.
+fn names_of(installed: &[(String, PathBuf)]) -> String {
+    if installed.is_empty() {
+        return "none, or rustup is not there".to_owned();
+    }
+    let names: Vec<&str> = installed.iter().map(|(name, _)| name.as_str()).collect();
+    names.join(", ")
 }

@@ -2,6 +2,7 @@
 //! Reading the pin file's TOML with `toml_parser`: the `[[pin]]` and `[[tree]]` tables, each
 //! key's line and decoded string value, and every error at its `FILE:LINE`.
 
+use crate::output::escape;
 use std::collections::BTreeMap;
 use toml_parser::parser::{Event, EventKind, ValidateWhitespace};
 use toml_parser::{ParseError, Source};
@@ -92,7 +93,7 @@ fn describe_toml_error(text: &str, error: &ParseError) -> String {
         let expected: Vec<String> = expected
             .iter()
             .map(|expected| match expected {
-                toml_parser::Expected::Literal(literal) => format!("`{}`", visible(literal)),
+                toml_parser::Expected::Literal(literal) => format!("`{}`", escape(literal)),
                 toml_parser::Expected::Description(description) => description.to_string(),
                 _ => "something else".to_owned(),
             })
@@ -107,22 +108,9 @@ fn describe_toml_error(text: &str, error: &ParseError) -> String {
         .map(str::trim)
         .unwrap_or_default();
     if !rest.is_empty() {
-        message.push_str(&format!(", found `{}`", visible(rest)));
+        message.push_str(&format!(", found `{}`", escape(rest)));
     }
     message
-}
-
-/// `text` with its control characters escaped, to quote it in a one-line message.
-fn visible(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
 }
 
 /// The byte offsets at which the lines of a text start, to turn offsets into line numbers.
@@ -214,7 +202,7 @@ impl TableReader<'_, '_> {
                             start,
                             format!(
                                 "expected `key = \"value\"`, found `{}`",
-                                visible(line.unwrap_or_default().trim())
+                                escape(line.unwrap_or_default().trim())
                             ),
                         ));
                     }
@@ -232,7 +220,7 @@ impl TableReader<'_, '_> {
                             first.span().start(),
                             format!(
                                 "unexpected text `{}` after the value of `{key}`",
-                                visible(extra)
+                                escape(extra)
                             ),
                         ));
                     }
