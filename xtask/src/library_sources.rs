@@ -11,7 +11,6 @@ use crate::discovery::{Source, Toolchain};
 use crate::extracted::{self, Extracted, Marker, Wanted};
 use crate::version::RustcVersion;
 use anyhow::{anyhow, bail, Context};
-use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
 /// A compiler's own library sources, as the cross builds need them.
@@ -166,48 +165,56 @@ fn found_in(library: PathBuf, identity: String) -> anyhow::Result<LibrarySources
 /// `edition.workspace = true` the `[workspace.package]` edition of `workspace` (the
 /// workspace's `Cargo.toml`); Cargo's default, 2015, when it declares none.
 pub(crate) fn manifest_edition(manifest: &str, workspace: Option<&str>) -> String {
-    let edition = match read_manifest(manifest)
-        .package
-        .and_then(|package| package.edition)
-    {
-        Some(Edition::FromWorkspace { workspace: true }) => workspace
-            .map(read_manifest)
-            .and_then(|workspace| workspace.workspace?.package?.edition),
+    let edition = match table_value(manifest, "package", "edition") {
+        Some(Value::FromWorkspace) => {
+            workspace.and_then(|workspace| table_value(workspace, "workspace.package", "edition"))
+        }
         edition => edition,
     };
     match edition {
-        Some(Edition::Text(edition)) => edition,
+        Some(Value::Text(edition)) => edition,
         _ => "2015".to_owned(),
     }
 }
 
-/// What a `Cargo.toml` says of editions (nothing, where it is not TOML); the rest is ignored.
-fn read_manifest(text: &str) -> Manifest {
-    toml::from_str(text).unwrap_or_default()
-}
-
-#[derive(Default, Deserialize)]
-struct Manifest {
-    package: Option<Package>,
-    workspace: Option<Workspace>,
-}
-
-#[derive(Deserialize)]
-struct Workspace {
-    package: Option<Package>,
-}
-
-#[derive(Deserialize)]
-struct Package {
-    edition: Option<Edition>,
-}
-
-/// `edition = "2021"`, or `edition.workspace = true` (also written `{ workspace = true }`).
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Edition {
+/// A value [`table_value`] found.
+#[derive(Debug, PartialEq)]
+enum Value {
     Text(String),
-    FromWorkspace { workspace: bool },
+    /// `KEY.workspace = true` or `KEY = { workspace = true }`.
+    FromWorkspace,
+}
+
+/// The value of `key` in `[table]` of a simple TOML file (one key per line, as Cargo.toml files
+/// of the standard library are written).
+fn table_value(text: &str, table: &str, key: &str) -> Option<Value> {
+    let mut current = String::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(header) = line.strip_prefix('[') {
+            current = header.trim_end_matches(']').trim().to_owned();
+            continue;
+        }
+        if current != table {
+            continue;
+        }
+        let Some((name, value)) = line.split_once('=') else {
+            continue;
+        };
+        let name: String = name.chars().filter(|c| !c.is_whitespace()).collect();
+        let value = value.split('#').next().unwrap_or_default().trim();
+        let compact: String = value.chars().filter(|c| !c.is_whitespace()).collect();
+        if name == format!("{key}.workspace") && compact == "true"
+            || name == key && compact == "{workspace=true}"
+        {
+            return Some(Value::FromWorkspace);
+        }
+        if name == key {
+            let text = value.trim_matches(|c| c == '"' || c == '\'');
+            return Some(Value::Text(text.to_owned()));
+        }
+    }
+    None
 }
 
 /// The parts of `library/` that the cross builds read, and whether every source package has

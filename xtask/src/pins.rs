@@ -12,7 +12,6 @@ pub(crate) mod tests;
 use crate::catalog::Release;
 pub use crate::debian::DebianSource;
 use crate::version::{parse_release, Channel, RustcVersion};
-use ::toml::Spanned;
 use anyhow::{anyhow, bail, ensure, Context};
 use std::collections::HashMap;
 use std::fmt;
@@ -224,17 +223,26 @@ impl Pins {
     /// Debian package that could not be one). The time taken is linear in the size of the file.
     pub fn parse(text: &str, path: &Path) -> anyhow::Result<Pins> {
         let file = path.display().to_string();
-        let lines = toml::LineStarts::new(text);
-        let raw = toml::read(text, &lines)
+        let tables = toml::read_tables(text)
             .map_err(|(line, message)| anyhow!("{file}:{line}: {message}"))?;
         let mut pins: Vec<Pin> = Vec::new();
+        let mut trees: Vec<TreePin> = Vec::new();
         let mut pin_of_id: HashMap<String, usize> = HashMap::new();
         let mut pin_of_release: HashMap<(String, Option<String>), usize> = HashMap::new();
-        for table in raw.pin {
-            let header_line = lines.of(&table);
-            let raw = table.into_inner();
-            let (id_line, release_line) = (lines.of(&raw.id), lines.of(&raw.release));
-            let pin = parse_pin(&file, header_line, &lines, raw)?;
+        for (kind, header_line, table) in tables {
+            if kind == toml::TableKind::Tree {
+                let tree = parse_tree(&file, header_line, table)?;
+                if let Some(earlier) = trees.iter().find(|earlier| earlier.id == tree.id) {
+                    bail!(
+                        "{file}:{header_line}: duplicate tree id `{}` (also on line {})",
+                        tree.id,
+                        earlier.line
+                    );
+                }
+                trees.push(tree);
+                continue;
+            }
+            let (pin, id_line, release_line) = parse_pin(&file, header_line, table)?;
             if let Some(&earlier) = pin_of_id.get(&pin.id) {
                 bail!(
                     "{file}:{id_line}: duplicate pin id `{}` (also on line {})",
@@ -255,19 +263,6 @@ impl Pins {
             pin_of_id.insert(pin.id.clone(), pins.len());
             pin_of_release.insert(release_key, pins.len());
             pins.push(pin);
-        }
-        let mut trees: Vec<TreePin> = Vec::new();
-        for table in raw.tree {
-            let tree = parse_tree(&file, lines.of(&table), &lines, table.into_inner())?;
-            if let Some(earlier) = trees.iter().find(|earlier| earlier.id == tree.id) {
-                bail!(
-                    "{file}:{}: duplicate tree id `{}` (also on line {})",
-                    tree.line,
-                    tree.id,
-                    earlier.line
-                );
-            }
-            trees.push(tree);
         }
         if pins.is_empty() {
             bail!("{file}: no `[[pin]]` tables");
@@ -291,15 +286,22 @@ fn check_id(file: &str, line: usize, what: &str, id: &str) -> anyhow::Result<()>
     Ok(())
 }
 
-/// One `[[pin]]` table, its values checked against what they name.
+/// One `[[pin]]` table, with the lines of its `id` and `release` (for the duplicates that
+/// [`Pins::parse`] finds).
 fn parse_pin(
     file: &str,
     header_line: usize,
-    lines: &toml::LineStarts,
-    raw: toml::RawPin,
-) -> anyhow::Result<Pin> {
-    let (release_line, release) = (lines.of(&raw.release), raw.release.into_inner());
-    check_id(file, lines.of(&raw.id), "id", raw.id.get_ref())?;
+    mut table: toml::RawTable,
+) -> anyhow::Result<(Pin, usize, usize)> {
+    let mut required = |key: &str| {
+        table
+            .remove(key)
+            .with_context(|| format!("{file}:{header_line}: this pin has no `{key}`"))
+    };
+    let (id_line, id) = required("id")?;
+    let (release_line, release) = required("release")?;
+    let (role_line, role) = required("role")?;
+    check_id(file, id_line, "id", &id)?;
     let at = |line: usize| move |error: anyhow::Error| anyhow!("{file}:{line}: {error}");
     let (number, channel) = parse_release(&release).map_err(at(release_line))?;
     ensure!(
@@ -307,39 +309,38 @@ fn parse_pin(
         "{file}:{release_line}: the release `{release}` is not one rustc prints: it writes \
          `{number}`"
     );
-    let role = PinRole::from_word(raw.role.get_ref()).with_context(|| {
+    let role = PinRole::from_word(&role).with_context(|| {
         let words: Vec<&str> = PinRole::ALL.iter().map(|role| role.word()).collect();
         format!(
-            "{file}:{}: unknown role `{}`; the roles are {}",
-            lines.of(&raw.role),
-            raw.role.get_ref().escape_debug(),
+            "{file}:{role_line}: unknown role `{}`; the roles are {}",
+            role.escape_debug(),
             words.join(", ")
         )
     })?;
-    if let Some(date) = &raw.commit_date {
+    let commit_date = table.remove("commit-date");
+    if let Some((line, date)) = &commit_date {
         ensure!(
-            crate::version::is_iso_date(date.get_ref()),
-            "{file}:{}: the commit date `{}` is not YYYY-MM-DD",
-            lines.of(date),
-            date.get_ref().escape_debug()
+            crate::version::is_iso_date(date),
+            "{file}:{line}: the commit date `{}` is not YYYY-MM-DD",
+            date.escape_debug()
         );
     }
     ensure!(
-        channel != Channel::Nightly || raw.commit_date.is_some(),
+        channel != Channel::Nightly || commit_date.is_some(),
         "{file}:{release_line}: the nightly `{release}` needs a `commit-date`: every nightly of \
          a cycle reports the same release"
     );
-    if let Some(name) = &raw.rustup {
+    let rustup = table.remove("rustup");
+    if let Some((line, name)) = &rustup {
         ensure!(
-            is_rustup_toolchain_name(name.get_ref()),
-            "{file}:{}: the rustup name `{}` is not a toolchain name (a channel or release, \
+            is_rustup_toolchain_name(name),
+            "{file}:{line}: the rustup name `{}` is not a toolchain name (a channel or release, \
              such as `1.85.0` or `nightly-2026-05-20`, in letters, digits, `.`, `-`, `_`)",
-            lines.of(name),
-            name.get_ref().escape_debug()
+            name.escape_debug()
         );
     }
-    let debian = match &raw.debian {
-        Some(value) => Some(DebianSource::parse(value.get_ref()).map_err(at(lines.of(value)))?),
+    let debian = match table.remove("debian") {
+        Some((line, value)) => Some(DebianSource::parse(&value).map_err(at(line))?),
         None => None,
     };
     if let Some(debian) = &debian {
@@ -354,16 +355,17 @@ fn parse_pin(
             );
         }
     }
-    Ok(Pin {
-        id: raw.id.into_inner(),
+    let pin = Pin {
+        id,
         release,
-        commit_date: raw.commit_date.map(Spanned::into_inner),
+        commit_date: commit_date.map(|(_, date)| date),
         role,
-        rustup: raw.rustup.map(Spanned::into_inner),
+        rustup: rustup.map(|(_, name)| name),
         debian,
-        note: raw.note,
+        note: table.remove("note").map(|(_, note)| note),
         line: header_line,
-    })
+    };
+    Ok((pin, id_line, release_line))
 }
 
 /// One `[[tree]]` table: `id`, and exactly one of `debian` (`SUITE:linux-source-X=VERSION`) and
@@ -371,15 +373,16 @@ fn parse_pin(
 fn parse_tree(
     file: &str,
     header_line: usize,
-    lines: &toml::LineStarts,
-    raw: toml::RawTree,
+    mut table: toml::RawTable,
 ) -> anyhow::Result<TreePin> {
-    check_id(file, lines.of(&raw.id), "tree id", raw.id.get_ref())?;
-    let source = match (raw.debian, raw.path) {
-        (Some(value), None) => {
-            let line = lines.of(&value);
-            let source = DebianSource::parse(value.get_ref())
-                .map_err(|error| anyhow!("{file}:{line}: {error}"))?;
+    let (id_line, id) = table
+        .remove("id")
+        .with_context(|| format!("{file}:{header_line}: this tree has no `id`"))?;
+    check_id(file, id_line, "tree id", &id)?;
+    let source = match (table.remove("debian"), table.remove("path")) {
+        (Some((line, value)), None) => {
+            let source =
+                DebianSource::parse(&value).map_err(|error| anyhow!("{file}:{line}: {error}"))?;
             ensure!(
                 source.package.starts_with("linux-source-"),
                 "{file}:{line}: `{}` is not a kernel source package (`linux-source-X`)",
@@ -387,13 +390,12 @@ fn parse_tree(
             );
             TreeSource::Debian(source)
         }
-        (None, Some(value)) => {
+        (None, Some((line, value))) => {
             ensure!(
-                !value.get_ref().is_empty() && !value.get_ref().contains('\0'),
-                "{file}:{}: the tree's `path` is empty",
-                lines.of(&value)
+                !value.is_empty() && !value.contains('\0'),
+                "{file}:{line}: the tree's `path` is empty"
             );
-            TreeSource::Path(PathBuf::from(value.into_inner()))
+            TreeSource::Path(PathBuf::from(value))
         }
         _ => bail!(
             "{file}:{header_line}: a tree has exactly one of `debian` \
@@ -401,9 +403,9 @@ fn parse_tree(
         ),
     };
     Ok(TreePin {
-        id: raw.id.into_inner(),
+        id,
         source,
-        note: raw.note,
+        note: table.remove("note").map(|(_, note)| note),
         line: header_line,
     })
 }

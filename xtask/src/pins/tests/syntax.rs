@@ -49,33 +49,32 @@ fn crlf_file() {
 fn syntax_errors_name_file_and_line() {
     assert_eq!(
         error_of(&with_line("rustup 1.85.0")),
-        "pins.toml:5: key with no value, expected `=`, in `rustup 1.85.0`"
+        "pins.toml:5: expected `key = \"value\"`, found `rustup 1.85.0`"
     );
     assert_eq!(
         error_of(&with_line("rustup = 1.85")),
-        "pins.toml:5: invalid type: floating point `1.85`, expected a string, in `rustup = 1.85`"
+        "pins.toml:5: the value of `rustup` must be a string, found `1.85`"
     );
     assert_eq!(
         error_of(&with_line("rustup = \"1.85.0")),
-        "pins.toml:5: invalid basic string, expected `\"`, in `rustup = \"1.85.0`"
+        "pins.toml:5: the string value of `rustup` is not closed"
     );
     assert_eq!(
         error_of(&with_line("rustup = \"1.85.0\" extra")),
-        "pins.toml:5: unexpected key or value, expected newline, `#`, in \
-         `rustup = \"1.85.0\" extra`"
+        "pins.toml:5: unexpected text `extra` after the value of `rustup`"
     );
     assert_eq!(
         error_of(&with_line("note = \"tab\\q\"")),
-        "pins.toml:5: missing escaped value, expected `b`, `e`, `f`, `n`, `r`, `\\`, `\"`, \
-         `x`, `u`, `U`, in `note = \"tab\\q\"`"
+        "pins.toml:5: in the value of `note`: missing escaped value, expected `b` or `e` or \
+         `f` or `n` or `r` or `\\` or `\"` or `x` or `u` or `U`, found `q\"`"
     );
     assert_eq!(
         error_of(&with_line("[pin]")),
-        "pins.toml:5: duplicate key, in `[pin]`"
+        "pins.toml:5: unknown table `[pin]`; the tables are `[[pin]]` and `[[tree]]`"
     );
     assert_eq!(
         error_of("id = \"a\"\n"),
-        "pins.toml:1: unknown field `id`, expected `pin` or `tree`, in `id = \"a\"`"
+        "pins.toml:1: `id` is outside any `[[pin]]` table; start each pin with `[[pin]]`"
     );
     assert_eq!(error_of("# nothing\n"), "pins.toml: no `[[pin]]` tables");
 }
@@ -106,8 +105,8 @@ fn toml_strings_are_decoded() {
     // A multi-line value counts its lines: the next error is on the right one.
     assert_eq!(
         error_of(&with_line("note = \"\"\"\n\n\"\"\"\nchannel = \"x\"")),
-        "pins.toml:8: unknown field `channel`, expected one of `id`, `release`, `commit-date`, \
-         `role`, `rustup`, `debian`, `note`, in `channel = \"x\"`"
+        "pins.toml:8: unknown key `channel`; a pin has id, release, commit-date, role, \
+         rustup, debian, note"
     );
 }
 
@@ -115,69 +114,70 @@ fn toml_strings_are_decoded() {
 fn raw_control_characters_and_bad_toml_are_refused() {
     assert_eq!(
         error_of(&with_line("note = \"a\u{1}b\"")),
-        "pins.toml:5: invalid basic string, expected non-double-quote visible characters, \
-         `\\`, in `note = \"a\\u{1}b\"`"
+        "pins.toml:5: in the value of `note`: invalid basic string, expected \
+         non-double-quote visible characters or `\\`, found `\\u{1}b\"`"
     );
     assert!(error_of(&with_line("note = 'a\u{7f}b'"))
-        .starts_with("pins.toml:5: invalid literal string"));
+        .starts_with("pins.toml:5: in the value of `note`: invalid literal string"));
     assert!(error_of(&with_line("note = \"\"\"a\u{0}b\"\"\""))
-        .starts_with("pins.toml:5: invalid multi-line basic string"));
+        .starts_with("pins.toml:5: in the value of `note`: invalid multi-line basic string"));
     assert!(error_of(&with_line("# a \u{1b} in a comment"))
         .starts_with("pins.toml:5: invalid comment character"));
     assert!(error_of(&with_line("note = \"x\"\rrustup = \"y\""))
         .starts_with("pins.toml:5: carriage return must be followed by newline"));
     assert!(error_of(&with_line("note = \"bad \\q escape\""))
-        .starts_with("pins.toml:5: missing escaped value"));
+        .starts_with("pins.toml:5: in the value of `note`: missing escaped value"));
     assert!(error_of(&with_line("note = \"\\u00\""))
-        .starts_with("pins.toml:5: too few unicode value digits"));
+        .starts_with("pins.toml:5: in the value of `note`: too few unicode value digits"));
     assert!(error_of(&with_line("note = \"\\uD800\""))
-        .starts_with("pins.toml:5: invalid value, expected unicode hexadecimal value"));
+        .starts_with("pins.toml:5: in the value of `note`: "));
     assert_eq!(
         error_of(&with_line("note = '''never closed")),
-        "pins.toml:6: invalid multi-line literal string, expected `'`"
+        "pins.toml:5: the string value of `note` is not closed"
     );
     assert_eq!(
         error_of(&with_line("note = [\"a\", \"b\"]")),
-        "pins.toml:5: invalid type: sequence, expected a string, in `note = [\"a\", \"b\"]`"
+        "pins.toml:5: the value of `note` must be a string, found `[\"a\", \"b\"]`"
     );
     assert_eq!(
         error_of(&with_line("note = { text = \"a\" }")),
-        "pins.toml:5: invalid type: map, expected a string, in `note = { text = \"a\" }`"
+        "pins.toml:5: the value of `note` must be a string, found `{ text = \"a\" }`"
     );
     assert_eq!(
         error_of(&with_line("note = true")),
-        "pins.toml:5: invalid type: boolean `true`, expected a string, in `note = true`"
+        "pins.toml:5: the value of `note` must be a string, found `true`"
     );
     assert_eq!(
         error_of(&with_line("[[pin]")),
-        "pins.toml:5: unclosed array table, expected `]`, in `[[pin]`"
+        "pins.toml:5: unclosed array table, expected `]`"
     );
     assert_eq!(
         error_of(&with_line("[[pins]]")),
-        "pins.toml:5: unknown field `pins`, expected `pin` or `tree`, in `[[pins]]`"
+        "pins.toml:5: unknown table `[[pins]]`; the tables are `[[pin]]` and `[[tree]]`"
     );
     assert_eq!(
         error_of(&with_line("[[pin.extra]]")),
-        "pins.toml:5: unknown field `extra`, expected one of `id`, `release`, `commit-date`, \
-         `role`, `rustup`, `debian`, `note`, in `[[pin.extra]]`"
+        "pins.toml:5: unknown table `[[pin.extra]]`; the tables are `[[pin]]` and `[[tree]]`"
     );
     assert_eq!(
         error_of(&with_line("note.text = \"a\"")),
-        "pins.toml:5: invalid type: map, expected a string, in `note.text = \"a\"`"
+        "pins.toml:5: unknown key `note.text`; a pin has id, release, commit-date, role, \
+         rustup, debian, note"
     );
     // The same key, quoted or not, is one key.
     assert_eq!(
         error_of(&with_line("\"role\" = \"debian\"")),
-        "pins.toml:5: duplicate key, in `\"role\" = \"debian\"`"
+        "pins.toml:5: duplicate key `role` (first set on line 4)"
     );
-    // A syntax error wins over the errors before it.
+    // The first error of the file wins, whatever its kind.
     assert_eq!(
         error_of(&with_line("channel = \"x\"\nnote = \"a\u{1}b\"\nrustup 1")),
-        "pins.toml:7: key with no value, expected `=`, in `rustup 1`"
+        "pins.toml:5: unknown key `channel`; a pin has id, release, commit-date, role, \
+         rustup, debian, note"
     );
     assert_eq!(
         error_of(&with_line("rustup 1\nchannel = \"x\"")),
-        "pins.toml:5: key with no value, expected `=`, in `rustup 1`"
+        "pins.toml:5: expected `key = \"value\"`, found `rustup 1`"
     );
 }
 

@@ -7,16 +7,16 @@ use super::*;
 fn unknown_and_duplicate_keys() {
     assert_eq!(
         error_of(&with_line("channel = \"stable\"")),
-        "pins.toml:5: unknown field `channel`, expected one of `id`, `release`, `commit-date`, \
-         `role`, `rustup`, `debian`, `note`, in `channel = \"stable\"`"
+        "pins.toml:5: unknown key `channel`; a pin has id, release, commit-date, role, \
+         rustup, debian, note"
     );
     assert_eq!(
         error_of(&with_line("role = \"debian\"")),
-        "pins.toml:5: duplicate key, in `role = \"debian\"`"
+        "pins.toml:5: duplicate key `role` (first set on line 4)"
     );
     assert_eq!(
         error_of("[[pin]]\nid = \"a\"\nrole = \"feature\"\n"),
-        "pins.toml:1: missing field `release`, in `[[pin]]`"
+        "pins.toml:1: this pin has no `release`"
     );
 }
 
@@ -279,7 +279,7 @@ fn kernel_trees_are_pinned_beside_the_compilers() {
         ),
         (
             "debian = \"sid:linux-source-7.2\"\n",
-            "missing field `id`, in `[[tree]]`",
+            "this tree has no `id`",
         ),
         (
             "id = \"t\"\ndebian = \"sid:rustc\"\n",
@@ -288,7 +288,7 @@ fn kernel_trees_are_pinned_beside_the_compilers() {
         ("id = \"../t\"\npath = \"/a\"\n", "is not a short name"),
         (
             "id = \"t\"\nrelease = \"1.85.0\"\n",
-            "unknown field `release`, expected one of `id`, `debian`, `path`, `note`",
+            "unknown key `release`; a tree has id, debian, path, note",
         ),
     ] {
         let error = error_of(&format!("{GOOD}\n[[tree]]\n{tree}"));

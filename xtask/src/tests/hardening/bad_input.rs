@@ -27,11 +27,11 @@ fn bad_input_exits_with_status_2_naming_file_and_line() {
     let pin_cases = [
         (
             "[[pin]]\nid = \"a\"\nrelease 1.85.0\n",
-            ":3: key with no value, expected `=`, in `release 1.85.0`",
+            ":3: expected `key = \"value\"`",
         ),
         (
             "[[pin]]\nid = \"a\"\nrelease = \"1.85.0\"\nrole = \"feature\"\nchannel = \"stable\"\n",
-            ":5: unknown field `channel`",
+            ":5: unknown key `channel`",
         ),
         (
             "[[pin]]\nid = \"a\"\nrelease = \"1.85.0\"\nrole = \"feature\"\n\
