@@ -52,12 +52,7 @@ fn headless(url: &str, switches: &[String], scratch: &Path) -> anyhow::Result<St
     args.push(format!("--user-data-dir={}", profile.display()));
     args.extend(switches.iter().cloned());
     args.push(url.to_string());
-    let invocation = Invocation {
-        program: program.clone(),
-        args,
-        env: Vec::new(),
-        env_remove: Vec::new(),
-    };
+    let invocation = Invocation::new(&program, args);
     let output = process::run(&invocation, TIMEOUT)
         .with_context(|| format!("starting {}", program.display()))?;
     let _ = std::fs::remove_dir_all(&profile);

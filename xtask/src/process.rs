@@ -79,6 +79,21 @@ pub struct Invocation {
 }
 
 impl Invocation {
+    /// `program` with `args`, nothing set and nothing removed.
+    pub fn new(program: impl Into<PathBuf>, args: Vec<String>) -> Self {
+        Invocation {
+            program: program.into(),
+            args,
+            env: Vec::new(),
+            env_remove: Vec::new(),
+        }
+    }
+
+    /// This invocation with `env` set.
+    pub fn with_env(self, env: Vec<(String, String)>) -> Self {
+        Invocation { env, ..self }
+    }
+
     /// A command ready to spawn: an empty environment plus what
     /// [`inherited_environment`] passes through, minus `env_remove`, plus `env`.
     ///

@@ -124,12 +124,7 @@ impl Rustc {
     pub(crate) fn invocation(&self, args: Vec<String>, env: Vec<(String, String)>) -> Invocation {
         let (program, mut leading) = crate::loader::start(&self.path, self.loader.as_ref());
         leading.extend(args);
-        Invocation {
-            program,
-            args: leading,
-            env,
-            env_remove: Vec::new(),
-        }
+        Invocation::new(program, leading).with_env(env)
     }
 
     fn edition(&self) -> &'static str {
@@ -443,12 +438,7 @@ pub enum TargetOutput<'a> {
 /// Running an example's binary: with the toolchain's environment, since it may link the
 /// toolchain's shared libraries.
 pub fn binary_run(rustc: &Rustc, binary: &Path) -> Invocation {
-    Invocation {
-        program: binary.to_path_buf(),
-        args: Vec::new(),
-        env: rustc.env.clone(),
-        env_remove: Vec::new(),
-    }
+    Invocation::new(binary, Vec::new()).with_env(rustc.env.clone())
 }
 
 /// Running a test binary so that it reports libtest's JSON events, which a stable-built
