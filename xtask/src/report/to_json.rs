@@ -246,13 +246,16 @@ impl Report {
         let mut toolchains = Vec::new();
         for (index, entry) in file.toolchains.into_iter().enumerate() {
             let what = format!("toolchains[{index}]");
-            let verdict = match entry.verdict.as_str() {
-                "ok" => ToolchainVerdict::Ok,
-                "too-old" => ToolchainVerdict::TooOld,
-                "broken" => ToolchainVerdict::Broken(entry.error.unwrap_or_default()),
-                "missing" => ToolchainVerdict::Missing(entry.error.unwrap_or_default()),
-                other => bail!("{what}: unknown verdict `{other}`"),
-            };
+            let error = entry.error.unwrap_or_default();
+            let verdict = [
+                ToolchainVerdict::Ok,
+                ToolchainVerdict::TooOld,
+                ToolchainVerdict::Broken(error.clone()),
+                ToolchainVerdict::Missing(error),
+            ]
+            .into_iter()
+            .find(|candidate| candidate.word() == entry.verdict)
+            .ok_or_else(|| anyhow!("{what}: unknown verdict `{}`", entry.verdict))?;
             // A missing pin's release is what the pin file asks for, not a compiler's.
             let release = match verdict {
                 ToolchainVerdict::Missing(_) => None,

@@ -141,7 +141,7 @@ pub fn assemble(
                 .any(|compile| compile.toolchain == toolchain);
             let cell = if !planned {
                 UsageCell::NotRun(match &column.verdict {
-                    ToolchainVerdict::Missing(_) => "missing".to_string(),
+                    verdict @ ToolchainVerdict::Missing(_) => verdict.word().to_string(),
                     verdict => verdict.describe(),
                 })
             } else if mine.is_empty() {
