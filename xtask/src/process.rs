@@ -523,10 +523,14 @@ pub fn error_and_cause(text: &str) -> String {
     }
 }
 
+/// The last non-empty line of `text`, trimmed.
+pub fn last_nonempty_line(text: &str) -> Option<&str> {
+    text.lines().map(str::trim).rfind(|line| !line.is_empty())
+}
+
+/// [`last_nonempty_line`], or `(no message)`.
 pub fn last_line(text: &str) -> String {
-    text.lines()
-        .map(str::trim)
-        .rfind(|line| !line.is_empty())
+    last_nonempty_line(text)
         .unwrap_or("(no message)")
         .to_owned()
 }
