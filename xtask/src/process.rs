@@ -4,7 +4,7 @@
 //! `PATH` lookup ([`which`]) and the one pipe ([`pipe`]); other short commands are
 //! `xshell::cmd!`s, and no other file calls `Command::new` (a test checks).
 
-use crate::interrupt::interrupted;
+use crate::interrupt::{interrupted, signal_name};
 use anyhow::{anyhow, Context};
 use std::fmt;
 use std::fs::File;
@@ -208,21 +208,7 @@ pub fn describe_status(status: ExitStatus) -> String {
     let Some(signal) = status.signal() else {
         return status.to_string();
     };
-    let name = match signal {
-        libc::SIGHUP => " (SIGHUP)",
-        libc::SIGINT => " (SIGINT)",
-        libc::SIGQUIT => " (SIGQUIT)",
-        libc::SIGILL => " (SIGILL)",
-        libc::SIGTRAP => " (SIGTRAP)",
-        libc::SIGABRT => " (SIGABRT)",
-        libc::SIGBUS => " (SIGBUS)",
-        libc::SIGFPE => " (SIGFPE)",
-        libc::SIGKILL => " (SIGKILL)",
-        libc::SIGSEGV => " (SIGSEGV)",
-        libc::SIGPIPE => " (SIGPIPE)",
-        libc::SIGTERM => " (SIGTERM)",
-        _ => "",
-    };
+    let name = signal_name(signal).map_or(String::new(), |name| format!(" ({name})"));
     let core = if status.core_dumped() {
         ", core dumped"
     } else {
