@@ -3,8 +3,7 @@
 //! toolchain, each with the prediction the catalog makes; what `merge` and `docs --report`
 //! check before they trust a report that was read from a file.
 
-use super::Observed;
-use super::{cell_kinds, BuildCell, Report};
+use super::{cell_kinds, BuildCell, Observed, Report};
 use crate::catalog::FEATURES;
 use crate::expect::{expected_outcome, expected_status, Outcome, ToolchainVerdict};
 use crate::output::escape;

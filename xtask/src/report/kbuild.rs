@@ -4,8 +4,7 @@
 //! (`outside_allow_list`), as the codes of the compiler's errors next to the catalog's
 //! prediction ([`expected_kbuild_error`]).
 
-use super::{id_of, milliseconds, seconds, stated_ok};
-use super::{Failure, ToolchainEntry};
+use super::{id_of, milliseconds, seconds, stated_ok, Failure, ToolchainEntry};
 use crate::expect::{expected_kbuild_error, ToolchainVerdict};
 use crate::json::{self, Deserialize, Serialize};
 use crate::judge::StepResult;
