@@ -227,19 +227,13 @@ pub fn missing_library(stderr: &str) -> Option<&str> {
 
 /// Why a program could not be started at all, from the spawn error.
 pub fn describe_spawn_error(program: &Path, error: &std::io::Error) -> String {
-    let program = program.display();
-    match error.raw_os_error() {
-        Some(libc::ENOENT) => {
-            format!("cannot run {program}: it does not exist (or its `#!` interpreter does not)")
-        }
-        Some(libc::EACCES) => {
-            format!("cannot run {program}: permission denied (is it executable?)")
-        }
-        Some(libc::ENOEXEC) => {
-            format!("cannot run {program}: it is not an executable this system can run")
-        }
-        _ => format!("cannot run {program}: {error}"),
-    }
+    let why = match error.raw_os_error() {
+        Some(libc::ENOENT) => "it does not exist (or its `#!` interpreter does not)".into(),
+        Some(libc::EACCES) => "permission denied (is it executable?)".into(),
+        Some(libc::ENOEXEC) => "it is not an executable this system can run".into(),
+        _ => error.to_string(),
+    };
+    format!("cannot run {}: {why}", program.display())
 }
 
 /// Both output streams of a child, read with `poll` in the runner's own thread, so that what
