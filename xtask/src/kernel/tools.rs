@@ -4,7 +4,7 @@
 //! one compiler.
 
 use crate::process::{self, Invocation};
-use anyhow::{anyhow, bail, Context as _};
+use anyhow::{anyhow, ensure, Context as _};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -127,9 +127,7 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> anyhow::Result<T
             bindgen_install_command(kernel_dir, wanted)
         ));
     }
-    if !problems.is_empty() {
-        bail!(problems.join("; "));
-    }
+    ensure!(problems.is_empty(), problems.join("; "));
     let clang = version_of(&Path::new("/usr/bin").join(&programs[0]), Vec::new())?;
     let lld = version_of(&Path::new("/usr/bin").join(&programs[1]), Vec::new())?;
     let bindgen_says = version_of(&bindgen, vec![libclang_env(&libclang)])?;
