@@ -6,7 +6,7 @@
 //! the network on its own (no component updates, no sync, no background fetches).
 
 use crate::process::{self, Invocation};
-use anyhow::{bail, Context};
+use anyhow::{bail, ensure, Context};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -52,24 +52,18 @@ fn headless(url: &str, switches: &[String], scratch: &Path) -> anyhow::Result<St
     args.push(format!("--user-data-dir={}", profile.display()));
     args.extend(switches.iter().cloned());
     args.push(url.to_string());
-    let invocation = Invocation {
-        program: program.clone(),
-        args,
-        env: Vec::new(),
-        env_remove: Vec::new(),
-    };
+    let invocation = Invocation::new(&program, args);
     let output = process::run(&invocation, TIMEOUT)
         .with_context(|| format!("starting {}", program.display()))?;
     let _ = std::fs::remove_dir_all(&profile);
-    if !output.success() {
-        bail!(
-            "{} {}: {}\n{}",
-            program.display(),
-            url,
-            output.describe_ending(TIMEOUT),
-            output.stderr.trim_end()
-        );
-    }
+    ensure!(
+        output.success(),
+        "{} {}: {}\n{}",
+        program.display(),
+        url,
+        output.describe_ending(TIMEOUT),
+        output.stderr.trim_end()
+    );
     Ok(output.stdout)
 }
 

@@ -257,7 +257,7 @@ pub(crate) enum Prepared {
 pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
     let text = |arg: &OsString| arg.to_str().map(String::from);
     match args.first().and_then(text).as_deref() {
-        None => return Prepared::Print(command_list()),
+        None | Some("-h" | "--help") => return Prepared::Print(command_list()),
         Some("help") => {
             let words: Vec<String> = args[1..].iter().filter_map(text).collect();
             if words.is_empty() {
@@ -268,7 +268,6 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
                 None => Prepared::Refuse(unknown_command(&words.join(" "))),
             };
         }
-        Some("-h" | "--help") => return Prepared::Print(command_list()),
         _ => {}
     }
     let words = command_words(&args);

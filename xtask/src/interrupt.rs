@@ -77,18 +77,31 @@ pub(crate) struct Interrupted {
 
 impl std::fmt::Display for Interrupted {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(formatter, "interrupted by {}", signal_name(self.signal))
+        // Only SIGINT and SIGTERM are caught, and both have names.
+        let name = signal_name(self.signal).unwrap_or("a signal");
+        write!(formatter, "interrupted by {name}")
     }
 }
 
 impl std::error::Error for Interrupted {}
 
-pub(crate) fn signal_name(signal: i32) -> String {
-    match signal {
-        libc::SIGINT => "SIGINT".into(),
-        libc::SIGTERM => "SIGTERM".into(),
-        other => format!("signal {other}"),
-    }
+/// A signal's name (`SIGSEGV`), for the signals a process is commonly ended by.
+pub(crate) fn signal_name(signal: i32) -> Option<&'static str> {
+    Some(match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGTERM => "SIGTERM",
+        _ => return None,
+    })
 }
 
 /// Ends the process by `signal`, with its default action.

@@ -131,6 +131,25 @@ struct Found {
     compiler: Result<(Toolchain, RustcVersion), String>,
 }
 
+impl Found {
+    /// This compiler's cell of `tree`.
+    fn cell(
+        &self,
+        tree: &str,
+        prediction: Result<crate::kernel_tree::Prediction, String>,
+        (built, cached): (Built, bool),
+    ) -> Cell {
+        Cell {
+            tree: tree.to_owned(),
+            toolchain: self.id.clone(),
+            rustc: (self.compiler.as_ref().ok()).map(|(_, v)| v.release_string()),
+            prediction,
+            built,
+            cached,
+        }
+    }
+}
+
 fn run(
     sh: &Shell,
     pins_path: &Path,
@@ -224,18 +243,8 @@ fn run(
         let (Ok(tree), Ok(rules)) = (provided, read.as_ref()) else {
             let error = read.err().unwrap_or_default();
             for found in &compilers {
-                cells.push(Cell {
-                    tree: pin.id.clone(),
-                    toolchain: found.id.clone(),
-                    rustc: found
-                        .compiler
-                        .as_ref()
-                        .ok()
-                        .map(|(_, v)| v.release_string()),
-                    prediction: Err(error.clone()),
-                    built: Built::not_run(format!("the tree cannot be used: {error}"), Vec::new()),
-                    cached: false,
-                });
+                let built = Built::not_run(format!("the tree cannot be used: {error}"), Vec::new());
+                cells.push(found.cell(&pin.id, Err(error.clone()), (built, false)));
             }
             continue;
         };
@@ -246,18 +255,7 @@ fn run(
                 break;
             }
             let label = format!("{} with {}", pin.id, found.id);
-            let cell = |prediction, (built, cached)| Cell {
-                tree: pin.id.clone(),
-                toolchain: found.id.clone(),
-                rustc: found
-                    .compiler
-                    .as_ref()
-                    .ok()
-                    .map(|(_, v)| v.release_string()),
-                prediction,
-                built,
-                cached,
-            };
+            let cell = |prediction, built| found.cell(&pin.id, prediction, built);
             let not_run = |reason: String| (Built::not_run(reason, Vec::new()), false);
             let (toolchain, version) = match &found.compiler {
                 Ok(compiler) => compiler,

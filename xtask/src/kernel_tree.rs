@@ -229,15 +229,11 @@ pub fn read(root: &Path) -> anyhow::Result<Tree> {
 fn minimum(root: &Path, arch: &str, srcarch: &str) -> anyhow::Result<Minimum> {
     let script = root.join("scripts/min-tool-version.sh");
     let ask = |tool: &str| -> anyhow::Result<Release> {
-        let invocation = Invocation {
-            program: PathBuf::from("/bin/sh"),
-            args: vec![script.display().to_string(), tool.to_string()],
-            env: vec![
-                ("ARCH".to_string(), arch.to_string()),
-                ("SRCARCH".to_string(), srcarch.to_string()),
-            ],
-            env_remove: Vec::new(),
-        };
+        let args = vec![script.display().to_string(), tool.to_string()];
+        let invocation = Invocation::new("/bin/sh", args).with_env(vec![
+            ("ARCH".to_string(), arch.to_string()),
+            ("SRCARCH".to_string(), srcarch.to_string()),
+        ]);
         let output = process::run(&invocation, SCRIPT_TIMEOUT)
             .with_context(|| format!("running {invocation}"))?;
         ensure!(

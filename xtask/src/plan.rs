@@ -476,10 +476,8 @@ pub fn plan(
         for mode in Mode::ALL {
             let directory = layout.output(&toolchain.directory_name, mode.word());
             let cfgs = mode_cfgs(toolchain.rustc.release, mode, None);
-            libraries.insert(
-                (toolchain.index, mode),
-                (steps.len(), directory.join("libkernel.rlib")),
-            );
+            let rlib = directory.join("libkernel.rlib");
+            libraries.insert((toolchain.index, mode), (steps.len(), rlib.clone()));
             let shim = toolchain.rustc.shim(
                 &layout.root,
                 mode,
@@ -488,10 +486,10 @@ pub fn plan(
                 Output::Directory(&directory),
             );
             steps.push(Step {
-                artifact: Some(directory.join("libkernel.rlib")),
+                artifact: Some(rlib.clone()),
                 directories: vec![directory.clone()],
                 inputs: shim_files.clone(),
-                outputs: vec![directory.join("libkernel.rlib")],
+                outputs: vec![rlib],
                 ..Step::new(
                     toolchain.index,
                     Kind::Build,

@@ -4,7 +4,7 @@
 //! `PATH` lookup ([`which`]) and the one pipe ([`pipe`]); other short commands are
 //! `xshell::cmd!`s, and no other file calls `Command::new` (a test checks).
 
-use crate::interrupt::interrupted;
+use crate::interrupt::{interrupted, signal_name};
 use anyhow::{anyhow, Context};
 use std::fmt;
 use std::fs::File;
@@ -79,6 +79,21 @@ pub struct Invocation {
 }
 
 impl Invocation {
+    /// `program` with `args`, nothing set and nothing removed.
+    pub fn new(program: impl Into<PathBuf>, args: Vec<String>) -> Self {
+        Invocation {
+            program: program.into(),
+            args,
+            env: Vec::new(),
+            env_remove: Vec::new(),
+        }
+    }
+
+    /// This invocation with `env` set.
+    pub fn with_env(self, env: Vec<(String, String)>) -> Self {
+        Invocation { env, ..self }
+    }
+
     /// A command ready to spawn: an empty environment plus what
     /// [`inherited_environment`] passes through, minus `env_remove`, plus `env`.
     ///
@@ -193,21 +208,7 @@ pub fn describe_status(status: ExitStatus) -> String {
     let Some(signal) = status.signal() else {
         return status.to_string();
     };
-    let name = match signal {
-        libc::SIGHUP => " (SIGHUP)",
-        libc::SIGINT => " (SIGINT)",
-        libc::SIGQUIT => " (SIGQUIT)",
-        libc::SIGILL => " (SIGILL)",
-        libc::SIGTRAP => " (SIGTRAP)",
-        libc::SIGABRT => " (SIGABRT)",
-        libc::SIGBUS => " (SIGBUS)",
-        libc::SIGFPE => " (SIGFPE)",
-        libc::SIGKILL => " (SIGKILL)",
-        libc::SIGSEGV => " (SIGSEGV)",
-        libc::SIGPIPE => " (SIGPIPE)",
-        libc::SIGTERM => " (SIGTERM)",
-        _ => "",
-    };
+    let name = signal_name(signal).map_or(String::new(), |name| format!(" ({name})"));
     let core = if status.core_dumped() {
         ", core dumped"
     } else {
@@ -226,19 +227,13 @@ pub fn missing_library(stderr: &str) -> Option<&str> {
 
 /// Why a program could not be started at all, from the spawn error.
 pub fn describe_spawn_error(program: &Path, error: &std::io::Error) -> String {
-    let program = program.display();
-    match error.raw_os_error() {
-        Some(libc::ENOENT) => {
-            format!("cannot run {program}: it does not exist (or its `#!` interpreter does not)")
-        }
-        Some(libc::EACCES) => {
-            format!("cannot run {program}: permission denied (is it executable?)")
-        }
-        Some(libc::ENOEXEC) => {
-            format!("cannot run {program}: it is not an executable this system can run")
-        }
-        _ => format!("cannot run {program}: {error}"),
-    }
+    let why = match error.raw_os_error() {
+        Some(libc::ENOENT) => "it does not exist (or its `#!` interpreter does not)".into(),
+        Some(libc::EACCES) => "permission denied (is it executable?)".into(),
+        Some(libc::ENOEXEC) => "it is not an executable this system can run".into(),
+        _ => error.to_string(),
+    };
+    format!("cannot run {}: {why}", program.display())
 }
 
 /// Both output streams of a child, read with `poll` in the runner's own thread, so that what
@@ -508,10 +503,14 @@ pub fn error_and_cause(text: &str) -> String {
     }
 }
 
+/// The last non-empty line of `text`, trimmed.
+pub fn last_nonempty_line(text: &str) -> Option<&str> {
+    text.lines().map(str::trim).rfind(|line| !line.is_empty())
+}
+
+/// [`last_nonempty_line`], or `(no message)`.
 pub fn last_line(text: &str) -> String {
-    text.lines()
-        .map(str::trim)
-        .rfind(|line| !line.is_empty())
+    last_nonempty_line(text)
         .unwrap_or("(no message)")
         .to_owned()
 }

@@ -16,7 +16,7 @@ use crate::discovery::SourceKind;
 use crate::expect::{enabled_in_kernel_mode, Outcome, ToolchainVerdict};
 use crate::plan::{cell_label, Kind, Mode};
 use crate::status::Status;
-use anyhow::anyhow;
+use anyhow::{anyhow, ensure};
 use std::fmt::Write;
 
 /// The version of the JSON layout above; bumped on any incompatible change.
@@ -422,23 +422,19 @@ fn milliseconds(seconds: f64) -> f64 {
 
 /// Seconds read back: a finite, non-negative number.
 fn seconds(seconds: f64, what: &str) -> anyhow::Result<f64> {
-    if seconds.is_finite() && seconds >= 0.0 {
-        Ok(seconds)
-    } else {
-        Err(anyhow!("{what}: `seconds` is not a number of seconds"))
-    }
+    let finite = seconds.is_finite() && seconds >= 0.0;
+    ensure!(finite, "{what}: `seconds` is not a number of seconds");
+    Ok(seconds)
 }
 
 /// The `ok` a file states must be what its cell says: a report edited into contradiction is
 /// not trusted.
 fn stated_ok(stated: bool, ok: bool, what: &str) -> anyhow::Result<()> {
-    if stated == ok {
-        Ok(())
-    } else {
-        Err(anyhow!(
-            "{what}: `ok` is {stated}, but what was observed and what was expected say {ok}"
-        ))
-    }
+    ensure!(
+        stated == ok,
+        "{what}: `ok` is {stated}, but what was observed and what was expected say {ok}"
+    );
+    Ok(())
 }
 
 fn mode(word: &str, what: &str) -> anyhow::Result<Mode> {

@@ -253,12 +253,7 @@ mod tests {
             kind,
             target: "rust_minimal".into(),
             mode: Some(Mode::Kernel),
-            processes: vec![Invocation {
-                program: PathBuf::from("/bin/sh"),
-                args: vec!["-c".into(), script.into()],
-                env: Vec::new(),
-                env_remove: Vec::new(),
-            }],
+            processes: vec![Invocation::new("/bin/sh", vec!["-c".into(), script.into()])],
             artifact: None,
             directories: Vec::new(),
             inputs: Vec::new(),
@@ -384,17 +379,15 @@ mod tests {
         );
         // A test program that counted its failures gave its word; one that crashed did not.
         let mut tests = shell_step(Kind::Test, "true");
-        tests.processes.push(Invocation {
-            program: PathBuf::from("/bin/sh"),
-            args: vec![
+        tests.processes.push(Invocation::new(
+            "/bin/sh",
+            vec![
                 "-c".into(),
                 "echo '{\"type\":\"suite\",\"event\":\"failed\",\"passed\":1,\"failed\":1,\
                  \"ignored\":0}'; exit 101"
                     .into(),
             ],
-            env: Vec::new(),
-            env_remove: Vec::new(),
-        });
+        ));
         let (result, kept) = run_and_look("tests-counted", &tests);
         assert_eq!(result.outcome, Outcome::Fail);
         assert!(kept, "counted test failures are the program's word");
@@ -435,12 +428,10 @@ mod tests {
     fn an_emulator_that_exits_0_passes_only_a_program_that_said_it_completed() {
         let run = |name: &str, emulator: &str| {
             let mut step = shell_step(Kind::Emulate, "true");
-            step.processes.push(Invocation {
-                program: PathBuf::from("/bin/sh"),
-                args: vec!["-c".into(), emulator.into()],
-                env: Vec::new(),
-                env_remove: Vec::new(),
-            });
+            step.processes.push(Invocation::new(
+                "/bin/sh",
+                vec!["-c".into(), emulator.into()],
+            ));
             run_and_look(name, &step)
         };
         for (name, emulator) in [

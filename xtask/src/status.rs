@@ -33,13 +33,11 @@ impl Status {
     /// [`Status::stable_since`] write it: the one encoding that the cache, the report and the
     /// docs share. `None` for an unknown word, or `stable` without a release.
     pub fn from_parts(word: &str, stable_since: Option<Release>) -> Option<Status> {
-        match (word, stable_since) {
-            ("stable", Some(since)) => Some(Status::Stable(since)),
-            ("gated", _) => Some(Status::Gated),
-            ("unknown", _) => Some(Status::Unknown),
-            ("removed", _) => Some(Status::Removed),
-            _ => None,
-        }
+        let stable = stable_since.map(Status::Stable);
+        [Status::Gated, Status::Unknown, Status::Removed]
+            .into_iter()
+            .chain(stable)
+            .find(|status| status.word() == word)
     }
 
     /// The release that stabilized it, for a stable feature.

@@ -181,13 +181,10 @@ impl Pair<'_> {
             format!("-j{}", self.jobs),
         ];
         args.extend(targets.iter().map(|target| (*target).to_owned()));
-        let invocation = Invocation {
-            // By its absolute path on `PATH`, as [`Invocation`] wants.
-            program: process::which("make").unwrap_or_else(|| PathBuf::from("make")),
-            args,
-            env: vec![libclang_env(&self.tools.libclang)],
-            env_remove: Vec::new(),
-        };
+        // By its absolute path on `PATH`, as [`Invocation`] wants.
+        let make = process::which("make").unwrap_or_else(|| PathBuf::from("make"));
+        let invocation =
+            Invocation::new(make, args).with_env(vec![libclang_env(&self.tools.libclang)]);
         process::run(&invocation, self.timeout)
     }
 
@@ -197,12 +194,7 @@ impl Pair<'_> {
             self.out.out.join(".config").display().to_string(),
         ];
         all.extend(args.iter().cloned());
-        let invocation = Invocation {
-            program: self.tree.join("scripts/config"),
-            args: all,
-            env: Vec::new(),
-            env_remove: Vec::new(),
-        };
+        let invocation = Invocation::new(self.tree.join("scripts/config"), all);
         process::run(&invocation, self.timeout)
     }
 }

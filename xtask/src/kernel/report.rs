@@ -197,10 +197,8 @@ impl Report {
         for line in self.tree_lines() {
             text.push_str(&format!("{line}\n"));
         }
-        match self.tools_used() {
-            Ok(tools) => text.push_str(&format!("tools: {tools}\n")),
-            Err(error) => text.push_str(&format!("tools: {error}\n")),
-        }
+        let tools = self.tools_used().unwrap_or_else(|error| error.to_string());
+        text.push_str(&format!("tools: {tools}\n"));
         text.push('\n');
         let header = [
             "tree",

@@ -4,7 +4,7 @@
 //! one compiler.
 
 use crate::process::{self, Invocation};
-use anyhow::{anyhow, bail, Context as _};
+use anyhow::{anyhow, ensure, Context as _};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -127,9 +127,7 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> anyhow::Result<T
             bindgen_install_command(kernel_dir, wanted)
         ));
     }
-    if !problems.is_empty() {
-        bail!(problems.join("; "));
-    }
+    ensure!(problems.is_empty(), problems.join("; "));
     let clang = version_of(&Path::new("/usr/bin").join(&programs[0]), Vec::new())?;
     let lld = version_of(&Path::new("/usr/bin").join(&programs[1]), Vec::new())?;
     let bindgen_says = version_of(&bindgen, vec![libclang_env(&libclang)])?;
@@ -147,12 +145,7 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> anyhow::Result<T
 
 /// The first line `program --version` prints.
 fn version_of(program: &Path, env: Vec<(String, String)>) -> anyhow::Result<String> {
-    let invocation = Invocation {
-        program: program.to_owned(),
-        args: vec!["--version".into()],
-        env,
-        env_remove: Vec::new(),
-    };
+    let invocation = Invocation::new(program, vec!["--version".into()]).with_env(env);
     let timeout = Duration::from_secs(60);
     match process::run(&invocation, timeout) {
         Ok(output) if output.success() => {
@@ -181,12 +174,8 @@ fn libclang_version(kernel_dir: &Path, bindgen: &Path, libclang: &Path) -> anyho
         b"#pragma message(\"clang version \" __clang_version__)\n",
     )
     .with_context(|| format!("writing {}", header.display()))?;
-    let invocation = Invocation {
-        program: bindgen.to_owned(),
-        args: vec![header.display().to_string()],
-        env: vec![libclang_env(libclang)],
-        env_remove: Vec::new(),
-    };
+    let invocation = Invocation::new(bindgen, vec![header.display().to_string()])
+        .with_env(vec![libclang_env(libclang)]);
     let timeout = Duration::from_secs(60);
     let output = process::run(&invocation, timeout)
         .map_err(|error| anyhow!(process::describe_spawn_error(bindgen, &error)))?;

@@ -107,14 +107,13 @@ fn unpack_tarball(staging: &Path, top: &str) -> anyhow::Result<Vec<(String, Stri
         .ignore_status()
         .output()
         .context("running tar")?;
-    if !output.status.success() {
-        bail!(
-            "unpacking {}: tar {}: {}",
-            tarball.display(),
-            output.status,
-            crate::process::last_line(&String::from_utf8_lossy(&output.stderr))
-        );
-    }
+    ensure!(
+        output.status.success(),
+        "unpacking {}: tar {}: {}",
+        tarball.display(),
+        output.status,
+        crate::process::last_line(&String::from_utf8_lossy(&output.stderr))
+    );
     std::fs::remove_file(&tarball).with_context(|| format!("removing {}", tarball.display()))?;
     check_kernel_tree(&staging.join(top))?;
     Ok(vec![("tree".to_owned(), top.to_owned())])

@@ -92,12 +92,11 @@ fn push(invocation: &mut Invocation, args: &[&str]) {
 }
 
 /// The driver-facing part of Kbuild's `rust_common_cmd` (`scripts/Makefile.build`) for the
-/// allowed features `allowed`: only they may be enabled, and they are already on, so a driver
+/// comma-separated allowed features `list`: only they may be enabled, and they are already on, so a driver
 /// writes no `#![feature]`. Kbuild's `-Zcrate-attr=no_std` is left out: the examples are host
 /// programs that the module runner runs. `-Astable_features` is from the kernel's
 /// `rust_common_flags`, which every Rust crate of the tree gets.
-pub fn kbuild_driver_flags(allowed: &[&str]) -> [String; 3] {
-    let list = allowed.join(",");
+pub fn kbuild_driver_flags(list: &str) -> [String; 3] {
     [
         format!("-Zallow-features={list}"),
         format!("-Zcrate-attr=feature({list})"),
@@ -124,12 +123,7 @@ impl Rustc {
     pub(crate) fn invocation(&self, args: Vec<String>, env: Vec<(String, String)>) -> Invocation {
         let (program, mut leading) = crate::loader::start(&self.path, self.loader.as_ref());
         leading.extend(args);
-        Invocation {
-            program,
-            args: leading,
-            env,
-            env_remove: Vec::new(),
-        }
+        Invocation::new(program, leading).with_env(env)
     }
 
     fn edition(&self) -> &'static str {
@@ -172,8 +166,9 @@ impl Rustc {
     /// ([`kbuild_driver_flags`]), the shim's rlib as `kernel`, and the mode's cfgs.
     fn add_kernel_user(invocation: &mut Invocation, mode: Mode, cfgs: &[&str], rlib: &Path) {
         if mode == Mode::Kernel {
-            let allowed: Vec<&str> = RUST_ALLOWED_FEATURES.split(',').collect();
-            invocation.args.extend(kbuild_driver_flags(&allowed));
+            invocation
+                .args
+                .extend(kbuild_driver_flags(RUST_ALLOWED_FEATURES));
         }
         push(
             invocation,
@@ -225,8 +220,9 @@ impl Rustc {
                 "--error-format=json",
             ],
         );
-        let allowed: Vec<&str> = RUST_ALLOWED_FEATURES.split(',').collect();
-        invocation.args.extend(kbuild_driver_flags(&allowed));
+        invocation
+            .args
+            .extend(kbuild_driver_flags(RUST_ALLOWED_FEATURES));
         push(&mut invocation, &[&path_arg(source)]);
         Self::add_output(&mut invocation, Output::Directory(out_dir));
         invocation
@@ -443,12 +439,7 @@ pub enum TargetOutput<'a> {
 /// Running an example's binary: with the toolchain's environment, since it may link the
 /// toolchain's shared libraries.
 pub fn binary_run(rustc: &Rustc, binary: &Path) -> Invocation {
-    Invocation {
-        program: binary.to_path_buf(),
-        args: Vec::new(),
-        env: rustc.env.clone(),
-        env_remove: Vec::new(),
-    }
+    Invocation::new(binary, Vec::new()).with_env(rustc.env.clone())
 }
 
 /// Running a test binary so that it reports libtest's JSON events, which a stable-built

@@ -274,12 +274,7 @@ fn plan_target(
             Some(Ok(emulator)) => (emulator, vec![binary.to_string_lossy().into_owned()]),
             _ => (binary.clone(), Vec::new()),
         };
-        let run = Invocation {
-            program,
-            args,
-            env: Vec::new(),
-            env_remove: Vec::new(),
-        };
+        let run = Invocation::new(program, args);
         // The linker and the emulator decide the cell as much as the sources do.
         let mut inputs = program_inputs(&layout.root);
         inputs.push(linker.clone());

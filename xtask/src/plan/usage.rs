@@ -38,9 +38,10 @@ pub struct PlannedUsage {
 /// `left_out` as the only features (for an example, also the only ones Kbuild's `-Zcrate-attr`
 /// turns on).
 fn without(mut invocation: Invocation, allowed: &[&str], left_out: &str) -> Invocation {
-    let allowed: Vec<&str> = (allowed.iter().copied())
+    let list: Vec<&str> = (allowed.iter().copied())
         .filter(|feature| *feature != left_out)
         .collect();
+    let list = list.join(",");
     let driver = invocation
         .args
         .iter()
@@ -57,11 +58,9 @@ fn without(mut invocation: Invocation, allowed: &[&str], left_out: &str) -> Invo
     }
     invocation.args.push("--error-format=json".into());
     if driver {
-        invocation.args.extend(kbuild_driver_flags(&allowed));
+        invocation.args.extend(kbuild_driver_flags(&list));
     } else {
-        invocation
-            .args
-            .push(format!("-Zallow-features={}", allowed.join(",")));
+        invocation.args.push(format!("-Zallow-features={list}"));
     }
     invocation
 }

@@ -67,12 +67,7 @@ pub fn assemble(
     shard: Option<String>,
     planned: &PlannedTargetAxis<'_>,
 ) -> Report {
-    let probes: HashMap<usize, &StepResult> = steps
-        .iter()
-        .zip(results)
-        .filter(|(step, _)| step.kind == Kind::Probe)
-        .map(|(step, result)| (step.toolchain, result))
-        .collect();
+    let probes = probe_results(steps, results);
     let features = FEATURES
         .iter()
         .enumerate()
@@ -210,6 +205,19 @@ pub fn first_difference(kernel: &str, stable: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// Each toolchain's probe result, by toolchain index.
+pub(crate) fn probe_results<'a>(
+    steps: &[Step],
+    results: &'a [StepResult],
+) -> HashMap<usize, &'a StepResult> {
+    steps
+        .iter()
+        .zip(results)
+        .filter(|(step, _)| step.kind == Kind::Probe)
+        .map(|(step, result)| (step.toolchain, result))
+        .collect()
 }
 
 #[cfg(test)]

@@ -3,14 +3,13 @@
 //! toolchain, each with the prediction the catalog makes; what `merge` and `docs --report`
 //! check before they trust a report that was read from a file.
 
-use super::Observed;
-use super::{cell_kinds, BuildCell, Report};
+use super::{cell_kinds, BuildCell, Observed, Report};
 use crate::catalog::FEATURES;
 use crate::expect::{expected_outcome, expected_status, Outcome, ToolchainVerdict};
 use crate::output::escape;
 use crate::plan::{cell_label, Kind, Mode};
 use crate::status::Status;
-use anyhow::{bail, Context as _};
+use anyhow::{bail, ensure, Context as _};
 use std::collections::{BTreeSet, HashSet};
 
 fn describe(report: &Report, build: &BuildCell) -> String {
@@ -32,22 +31,20 @@ impl Report {
     /// what the catalog expects of its toolchain, and a toolchain that builds nothing has only
     /// skipped cells. Time and memory are linear in the size of the report.
     pub fn check_complete(&self) -> anyhow::Result<()> {
-        if self.features.len() != FEATURES.len() {
-            bail!(
-                "the report has {} feature rows, the catalog {} features",
-                self.features.len(),
-                FEATURES.len()
-            );
-        }
+        ensure!(
+            self.features.len() == FEATURES.len(),
+            "the report has {} feature rows, the catalog {} features",
+            self.features.len(),
+            FEATURES.len()
+        );
         for (feature, cells) in FEATURES.iter().zip(&self.features) {
-            if cells.len() != self.toolchains.len() {
-                bail!(
-                    "feature {} has {} cells for {} toolchains",
-                    feature.name,
-                    cells.len(),
-                    self.toolchains.len()
-                );
-            }
+            ensure!(
+                cells.len() == self.toolchains.len(),
+                "feature {} has {} cells for {} toolchains",
+                feature.name,
+                cells.len(),
+                self.toolchains.len()
+            );
         }
         self.check_predictions()?;
         let mut ids = HashSet::new();
@@ -75,9 +72,11 @@ impl Report {
                     self.toolchains.len()
                 );
             };
-            if !cell_kinds(&build.target).contains(&build.kind) {
-                bail!("{}: the plan makes no such cell", describe(self, build));
-            }
+            ensure!(
+                cell_kinds(&build.target).contains(&build.kind),
+                "{}: the plan makes no such cell",
+                describe(self, build)
+            );
             let expected = expected_outcome(&toolchain.verdict);
             match &toolchain.verdict {
                 ToolchainVerdict::Missing(_) => {
@@ -180,12 +179,11 @@ impl Report {
         for (index, toolchain) in self.toolchains.iter().enumerate() {
             let id = escape(&toolchain.id).into_owned();
             if let Some(date) = &toolchain.commit_date {
-                if !is_date(date) {
-                    bail!(
-                        "toolchain {id}: its commit date `{}` is no date",
-                        escape(date)
-                    );
-                }
+                ensure!(
+                    is_date(date),
+                    "toolchain {id}: its commit date `{}` is no date",
+                    escape(date)
+                );
             }
             let Some(release) = toolchain.release else {
                 continue;

@@ -4,14 +4,13 @@
 //! (`outside_allow_list`), as the codes of the compiler's errors next to the catalog's
 //! prediction ([`expected_kbuild_error`]).
 
-use super::{id_of, milliseconds, seconds, stated_ok};
-use super::{Failure, ToolchainEntry};
+use super::{id_of, milliseconds, seconds, stated_ok, Failure, ToolchainEntry};
 use crate::expect::{expected_kbuild_error, ToolchainVerdict};
 use crate::json::{self, Deserialize, Serialize};
 use crate::judge::StepResult;
 use crate::output::Table;
 use crate::plan::{Kind, Step, KBUILD_FIXTURES};
-use anyhow::bail;
+use anyhow::ensure;
 use std::collections::HashMap;
 
 /// One fixture compiled by one toolchain.
@@ -179,9 +178,11 @@ impl KbuildJson {
         let mut cells = Vec::new();
         for (position, entry) in entries.into_iter().enumerate() {
             let what = format!("kbuild[{position}]");
-            if !KBUILD_FIXTURES.contains(&entry.fixture.as_str()) {
-                bail!("{what}: unknown fixture `{}`", entry.fixture);
-            }
+            ensure!(
+                KBUILD_FIXTURES.contains(&entry.fixture.as_str()),
+                "{what}: unknown fixture `{}`",
+                entry.fixture
+            );
             let cell = KbuildCell {
                 toolchain: index_of(&entry.toolchain, &what)?,
                 fixture: entry.fixture,

@@ -7,6 +7,7 @@ use super::{Failure, ToolchainEntry};
 use crate::expect::{Outcome, ToolchainVerdict};
 use crate::judge::StepResult;
 use crate::plan::{cell_label, mode_cfgs, not_built, Kind, Mode, Step, TargetToolchain};
+use crate::process::last_nonempty_line;
 use crate::targets::{broken_jump_tables, kernel_target, KernelTarget};
 use anyhow::bail;
 use std::collections::HashMap;
@@ -228,7 +229,9 @@ pub fn assemble_target_axis(
                             Some(result) => result.first_error.clone(),
                             None => why_not,
                         },
-                        detail: found.and_then(|result| result.log.as_deref().and_then(last_line)),
+                        detail: (found.and_then(|result| result.log.as_deref()))
+                            .and_then(last_nonempty_line)
+                            .map(String::from),
                         seconds: found.map_or(0.0, |result| result.seconds),
                         cached: found.is_some_and(|result| result.cached),
                     });
@@ -246,14 +249,6 @@ pub fn known_word(known: Option<bool>) -> &'static str {
         Some(false) => "unknown",
         None => "-",
     }
-}
-
-/// The last non-empty line of a log, trimmed.
-fn last_line(log: &str) -> Option<String> {
-    log.lines()
-        .map(str::trim)
-        .rfind(|line| !line.is_empty())
-        .map(String::from)
 }
 
 impl TargetAxis {

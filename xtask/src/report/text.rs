@@ -3,8 +3,7 @@
 
 use super::{failure_line, BuildCell, Report};
 use crate::catalog::FEATURES;
-use crate::expect::Outcome;
-use crate::expect::ToolchainVerdict;
+use crate::expect::{Outcome, ToolchainVerdict};
 use crate::output::{escape, paint_red, Table};
 use crate::plan::{Kind, Mode};
 use std::collections::{HashMap, HashSet};

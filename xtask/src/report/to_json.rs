@@ -14,7 +14,7 @@ use crate::json::{self, Deserialize, Serialize, Value};
 use crate::output::escape;
 use crate::plan::Kind;
 use crate::status::Status;
-use anyhow::{anyhow, bail, Context as _};
+use anyhow::{anyhow, bail, ensure, Context as _};
 use std::collections::{BTreeMap, HashMap};
 
 /// The largest report file read: about two thousand toolchains' worth.
@@ -236,23 +236,25 @@ impl Report {
     pub fn from_json(text: &str) -> anyhow::Result<Report> {
         // The schema first, so that another layout is named as such rather than by a member.
         let schema = json::parse(text)?.get("schema").cloned();
-        if schema.as_ref().and_then(Value::as_u64) != Some(u64::from(SCHEMA_VERSION)) {
-            bail!(
-                "the report has schema {}, this xtask reads schema {SCHEMA_VERSION}",
-                schema.map_or_else(|| "?".to_string(), |schema| schema.to_string())
-            );
-        }
+        ensure!(
+            schema.as_ref().and_then(Value::as_u64) == Some(u64::from(SCHEMA_VERSION)),
+            "the report has schema {}, this xtask reads schema {SCHEMA_VERSION}",
+            schema.map_or_else(|| "?".to_string(), |schema| schema.to_string())
+        );
         let file: ReportJson = json::read(text)?;
         let mut toolchains = Vec::new();
         for (index, entry) in file.toolchains.into_iter().enumerate() {
             let what = format!("toolchains[{index}]");
-            let verdict = match entry.verdict.as_str() {
-                "ok" => ToolchainVerdict::Ok,
-                "too-old" => ToolchainVerdict::TooOld,
-                "broken" => ToolchainVerdict::Broken(entry.error.unwrap_or_default()),
-                "missing" => ToolchainVerdict::Missing(entry.error.unwrap_or_default()),
-                other => bail!("{what}: unknown verdict `{other}`"),
-            };
+            let error = entry.error.unwrap_or_default();
+            let verdict = [
+                ToolchainVerdict::Ok,
+                ToolchainVerdict::TooOld,
+                ToolchainVerdict::Broken(error.clone()),
+                ToolchainVerdict::Missing(error),
+            ]
+            .into_iter()
+            .find(|candidate| candidate.word() == entry.verdict)
+            .ok_or_else(|| anyhow!("{what}: unknown verdict `{}`", entry.verdict))?;
             // A missing pin's release is what the pin file asks for, not a compiler's.
             let release = match verdict {
                 ToolchainVerdict::Missing(_) => None,
@@ -304,14 +306,13 @@ impl Report {
 
         let names: Vec<&str> = file.features.iter().map(|entry| &*entry.name).collect();
         let catalog: Vec<&str> = FEATURES.iter().map(|feature| feature.name).collect();
-        if names != catalog {
-            bail!(
-                "the report's features ({}) are not this catalog's ({}): it was made from another \
-                 version of kernel-shim/src/catalog.rs",
-                names.join(", "),
-                catalog.join(", ")
-            );
-        }
+        ensure!(
+            names == catalog,
+            "the report's features ({}) are not this catalog's ({}): it was made from another \
+             version of kernel-shim/src/catalog.rs",
+            names.join(", "),
+            catalog.join(", ")
+        );
         let mut features = Vec::new();
         for (feature, entry) in FEATURES.iter().zip(&file.features) {
             let mut cells = Vec::new();
@@ -384,12 +385,11 @@ impl Report {
             date: file.date,
         };
         let verdict = verdict_word(report.verdict());
-        if file.verdict != verdict {
-            bail!(
-                "the report's verdict is `{}`, but its cells make it `{verdict}`",
-                escape(&file.verdict)
-            );
-        }
+        ensure!(
+            file.verdict == verdict,
+            "the report's verdict is `{}`, but its cells make it `{verdict}`",
+            escape(&file.verdict)
+        );
         Ok(report)
     }
 }

@@ -12,12 +12,12 @@ use crate::expect::ToolchainVerdict;
 use crate::json::{self, Deserialize, Serialize, Value};
 use crate::judge::StepResult;
 use crate::places::{PlaceReader, SourcePoint, UsedPlace};
-use crate::plan::{Kind, Step, UsageCompile};
+use crate::plan::{Step, UsageCompile};
 use crate::report::ToolchainEntry;
 use crate::status::Status;
 use crate::Verdict;
 use anyhow::{bail, Context};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The report's `schema` value.
@@ -127,12 +127,7 @@ pub fn assemble(
     compiles: &[UsageCompile],
 ) -> UsageReport {
     let mut reader = PlaceReader::new(root);
-    let probes: HashMap<usize, &StepResult> = steps
-        .iter()
-        .zip(results)
-        .filter(|(step, _)| step.kind == Kind::Probe)
-        .map(|(step, result)| (step.toolchain, result))
-        .collect();
+    let probes = super::assemble::probe_results(steps, results);
     let mut features = Vec::new();
     for (feature_index, feature) in FEATURES.iter().enumerate() {
         let mut cells = Vec::new();
@@ -146,7 +141,7 @@ pub fn assemble(
                 .any(|compile| compile.toolchain == toolchain);
             let cell = if !planned {
                 UsageCell::NotRun(match &column.verdict {
-                    ToolchainVerdict::Missing(_) => "missing".to_string(),
+                    verdict @ ToolchainVerdict::Missing(_) => verdict.word().to_string(),
                     verdict => verdict.describe(),
                 })
             } else if mine.is_empty() {

@@ -3,8 +3,7 @@
 
 use super::{KnownCell, TargetAxis, TargetCell, STAGES};
 use crate::json::{self, Deserialize, Serialize};
-use crate::report::ToolchainEntry;
-use crate::report::{id_of, milliseconds, mode, outcome, seconds, stated_ok};
+use crate::report::{id_of, milliseconds, mode, outcome, seconds, stated_ok, ToolchainEntry};
 use anyhow::anyhow;
 use std::collections::BTreeMap;
 
