@@ -581,12 +581,7 @@ mod tests {
         );
         let mut env = toolchain.env.clone();
         env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
-        let invocation = crate::process::Invocation {
-            program,
-            args,
-            env,
-            env_remove: Vec::new(),
-        };
+        let invocation = crate::process::Invocation::new(program, args).with_env(env);
         let output = crate::process::run(&invocation, std::time::Duration::from_secs(300)).unwrap();
         assert!(output.success(), "{}: {}", toolchain.id, output.stderr);
         std::fs::remove_dir_all(&out).unwrap();

@@ -271,12 +271,7 @@ impl Launch {
     pub(crate) fn run(&self, args: &[&str], timeout: Duration) -> anyhow::Result<String> {
         let (program, mut all_args) = start(&self.rustc, self.loader.as_ref());
         all_args.extend(args.iter().map(|arg| arg.to_string()));
-        let invocation = Invocation {
-            program,
-            args: all_args,
-            env: self.env.clone(),
-            env_remove: Vec::new(),
-        };
+        let invocation = Invocation::new(program, all_args).with_env(self.env.clone());
         let output = crate::process::run(&invocation, timeout)
             .map_err(|error| anyhow!(crate::process::describe_spawn_error(&self.rustc, &error)))?;
         let stderr = output.stderr.trim();

@@ -112,12 +112,7 @@ impl Compile {
                 ]
                 .map(String::from)
                 .to_vec();
-                Invocation {
-                    program: cargo,
-                    args,
-                    env,
-                    env_remove: Vec::new(),
-                }
+                Invocation::new(cargo, args).with_env(env)
             }
             Compile::ArgFile(file) => {
                 let (args, _) = read_rustc_args(file)?;
