@@ -73,6 +73,16 @@ pub(crate) enum Verdict {
     Failure,
 }
 
+impl Verdict {
+    /// The `verdict` member of the JSON reports: `success` or `failure`.
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            Verdict::Success => "success",
+            Verdict::Failure => "failure",
+        }
+    }
+}
+
 /// The repository's root, where `Cargo.toml`, `toolchains.toml` and `target/` are.
 pub(crate) fn project_root() -> PathBuf {
     let manifest_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));

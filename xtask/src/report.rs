@@ -407,14 +407,6 @@ fn id_of(toolchains: &[ToolchainEntry], index: usize) -> String {
         .map_or_else(String::new, |toolchain| toolchain.id.clone())
 }
 
-/// The `verdict` member of the JSON reports.
-fn verdict_word(verdict: crate::Verdict) -> &'static str {
-    match verdict {
-        crate::Verdict::Success => "success",
-        crate::Verdict::Failure => "failure",
-    }
-}
-
 /// Seconds as the reports keep them: to the millisecond.
 fn milliseconds(seconds: f64) -> f64 {
     (seconds * 1000.0).round() / 1000.0

@@ -11,7 +11,6 @@ use crate::expect::ToolchainVerdict;
 use crate::json::{self, Serialize, Value};
 use crate::output::Table;
 use crate::status::Status;
-use crate::Verdict;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -461,10 +460,7 @@ impl AuditReport {
             schema: SCHEMA_VERSION,
             path: self.input.path.as_ref().map(|p| p.display().to_string()),
             min_rust: release(self.min_rust),
-            verdict: match self.verdict() {
-                Verdict::Success => "success",
-                Verdict::Failure => "failure",
-            },
+            verdict: self.verdict().word(),
             features: features.collect(),
             toolchains: toolchains.collect(),
             target,

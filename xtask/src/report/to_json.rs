@@ -5,7 +5,7 @@
 
 use super::kbuild::KbuildJson;
 use super::targets::to_json::TargetAxisJson;
-use super::{milliseconds, mode, outcome, seconds, stated_ok, verdict_word};
+use super::{milliseconds, mode, outcome, seconds, stated_ok};
 use super::{BuildCell, Failure, FeatureCell, Observed, Report, ToolchainEntry, SCHEMA_VERSION};
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
 use crate::discovery::SourceKind;
@@ -197,7 +197,7 @@ impl Report {
             minimum_release: MINIMUM_RELEASE.to_string(),
             strict: self.strict,
             shard: self.shard.clone(),
-            verdict: verdict_word(self.verdict()).to_string(),
+            verdict: self.verdict().word().to_string(),
             toolchains: toolchains.collect(),
             features: features.collect(),
             builds: builds.collect(),
@@ -384,7 +384,7 @@ impl Report {
             shard: file.shard,
             date: file.date,
         };
-        let verdict = verdict_word(report.verdict());
+        let verdict = report.verdict().word();
         ensure!(
             file.verdict == verdict,
             "the report's verdict is `{}`, but its cells make it `{verdict}`",

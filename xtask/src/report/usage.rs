@@ -279,7 +279,7 @@ impl UsageReport {
         json::to_value(&UsageJson {
             schema: SCHEMA,
             report: "usage".to_string(),
-            verdict: super::verdict_word(self.verdict()).to_string(),
+            verdict: self.verdict().word().to_string(),
             toolchains: self.toolchains.clone(),
             features: features.collect(),
             date: self.date.clone(),
