@@ -187,6 +187,12 @@ pub fn escape(text: &str) -> Cow<'_, str> {
     Cow::Owned(escaped)
 }
 
+/// `text` as one cell of a Markdown table: [`escape`]d, and with `|`, which would end the cell,
+/// written `\|`.
+pub fn markdown_cell(text: &str) -> String {
+    escape(text).replace('|', "\\|")
+}
+
 /// [`escape`] for each line of `text`, keeping its line breaks: for messages whose lines are
 /// the tool's own and whose parts may come from input.
 pub fn escape_lines(text: &str) -> String {
@@ -276,8 +282,7 @@ impl Table {
     }
 
     pub fn render_markdown(&self, out: &mut String) {
-        // A `|` inside a cell would end it.
-        let cell = |text: &str| escape(text).replace('|', "\\|");
+        let cell = markdown_cell;
         let _ = write!(out, "| {} |", cell(&self.corner));
         for header in &self.headers {
             let _ = write!(out, " {} |", cell(header));
@@ -311,5 +316,13 @@ mod tests {
         assert_eq!(Format::parse("json").unwrap(), Format::Json);
         assert_eq!(Format::parse("markdown").unwrap(), Format::Markdown);
         assert!(Format::parse("yaml").is_err());
+    }
+
+    /// A place's path comes from a compiler's output: in a Markdown cell its `|` must not end
+    /// the cell, nor its control characters reach the terminal that shows the report.
+    #[test]
+    fn a_markdown_cell_is_one_cell_and_inert() {
+        assert_eq!(markdown_cell("src/a|b.rs:3"), "src/a\\|b.rs:3");
+        assert_eq!(markdown_cell("x\x1b[31my\nz"), "x\\e[31my\\nz");
     }
 }

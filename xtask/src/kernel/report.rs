@@ -291,7 +291,7 @@ impl Report {
 
     /// The Markdown form.
     pub(crate) fn markdown(&self) -> String {
-        let escape = |text: &str| text.replace('|', "\\|").replace('\n', " ");
+        let escape = |text: &str| crate::output::markdown_cell(&text.replace('\n', " "));
         let mut text = String::from("## Kernel trees\n\n");
         for line in self.tree_lines() {
             text.push_str(&format!("- {}\n", escape(&line)));

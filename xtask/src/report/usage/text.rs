@@ -160,7 +160,7 @@ impl UsageReport {
 
     /// The report as Markdown: one table row per feature and group of toolchains.
     pub fn markdown(&self) -> String {
-        let escape = |text: &str| text.replace('|', "\\|");
+        let escape = crate::output::markdown_cell;
         let mut out = String::from("| Feature | Toolchains | What they say |\n|---|---|---|\n");
         for feature in &self.features {
             for (labels, cell) in groups(self, &feature.cells, 0..self.toolchains.len()) {
