@@ -248,20 +248,8 @@ mod tests {
 
     /// A step of `kind` whose one process is `sh -c script`.
     fn shell_step(kind: Kind, script: &str) -> Step {
-        Step {
-            toolchain: 0,
-            kind,
-            target: "rust_minimal".into(),
-            mode: Some(Mode::Kernel),
-            processes: vec![Invocation::new("/bin/sh", vec!["-c".into(), script.into()])],
-            artifact: None,
-            directories: Vec::new(),
-            inputs: Vec::new(),
-            deps: Vec::new(),
-            kernel_target: None,
-            check: None,
-            outputs: Vec::new(),
-        }
+        let script = Invocation::new("/bin/sh", vec!["-c".into(), script.into()]);
+        Step::new(0, kind, "rust_minimal", Some(Mode::Kernel), vec![script])
     }
 
     /// Runs the step against a fresh cache; its result and whether the cache kept it.

@@ -167,18 +167,8 @@ mod tests {
 
     fn step(deps: Vec<usize>) -> Step {
         Step {
-            toolchain: 0,
-            kind: Kind::Build,
-            target: "kernel".into(),
-            mode: None,
-            processes: Vec::new(),
-            artifact: None,
-            directories: Vec::new(),
-            inputs: Vec::new(),
             deps,
-            kernel_target: None,
-            check: None,
-            outputs: Vec::new(),
+            ..Step::new(0, Kind::Build, "kernel", None, Vec::new())
         }
     }
 

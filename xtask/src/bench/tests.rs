@@ -9,27 +9,16 @@ use xshell::cmd;
 
 /// A step of `kind` running `programs` (each with `args`) after the steps `deps`.
 fn step(kind: Kind, target: &str, deps: &[usize], programs: &[&str], args: &[&str]) -> Step {
+    let args: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
+    let processes = programs
+        .iter()
+        .map(|program| Invocation::new(program, args.clone()))
+        .collect();
+    let mode = (kind != Kind::Probe).then_some(Mode::Kernel);
     Step {
-        toolchain: 0,
-        kind,
-        target: target.into(),
-        mode: (kind != Kind::Probe).then_some(Mode::Kernel),
-        processes: programs
-            .iter()
-            .map(|program| Invocation {
-                program: program.into(),
-                args: args.iter().map(|arg| arg.to_string()).collect(),
-                env: Vec::new(),
-                env_remove: Vec::new(),
-            })
-            .collect(),
-        artifact: None,
         directories: vec![format!("/o/{target}").into()],
-        inputs: Vec::new(),
         deps: deps.to_vec(),
-        kernel_target: None,
-        check: None,
-        outputs: Vec::new(),
+        ..Step::new(0, kind, target, mode, processes)
     }
 }
 

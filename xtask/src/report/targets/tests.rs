@@ -51,20 +51,7 @@ fn predicted(
         .iter()
         .map(|triple| kernel_target(triple).unwrap())
         .collect();
-    let listed = Step {
-        toolchain: 0,
-        kind: Kind::Targets,
-        target: "targets".into(),
-        mode: None,
-        processes: Vec::new(),
-        artifact: None,
-        directories: Vec::new(),
-        inputs: Vec::new(),
-        deps: Vec::new(),
-        kernel_target: None,
-        check: None,
-        outputs: Vec::new(),
-    };
+    let listed = Step::new(0, Kind::Targets, "targets", None, Vec::new());
     let result = StepResult {
         outcome: Outcome::Pass,
         targets: Some(
