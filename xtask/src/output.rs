@@ -282,10 +282,9 @@ impl Table {
     }
 
     pub fn render_markdown(&self, out: &mut String) {
-        let cell = markdown_cell;
-        let _ = write!(out, "| {} |", cell(&self.corner));
+        let _ = write!(out, "| {} |", markdown_cell(&self.corner));
         for header in &self.headers {
-            let _ = write!(out, " {} |", cell(header));
+            let _ = write!(out, " {} |", markdown_cell(header));
         }
         out.push_str("\n|---|");
         for _ in &self.headers {
@@ -293,9 +292,9 @@ impl Table {
         }
         out.push('\n');
         for (name, cells) in &self.rows {
-            let _ = write!(out, "| `{}` |", cell(name));
+            let _ = write!(out, "| `{}` |", markdown_cell(name));
             for entry in cells {
-                let text = cell(&Self::cell_text(entry));
+                let text = markdown_cell(&Self::cell_text(entry));
                 if entry.1 {
                     let _ = write!(out, " **{text}** |");
                 } else {

@@ -3,6 +3,7 @@
 //! one line, then the places; as plain text or Markdown.
 
 use super::{UsageCell, UsageReport};
+use crate::output::markdown_cell;
 use crate::places::{SourcePoint, UsedPlace};
 
 /// A place as one line: `file:line:col in `item` (target)`, with the macro's call site.
@@ -160,19 +161,18 @@ impl UsageReport {
 
     /// The report as Markdown: one table row per feature and group of toolchains.
     pub fn markdown(&self) -> String {
-        let escape = crate::output::markdown_cell;
         let mut out = String::from("| Feature | Toolchains | What they say |\n|---|---|---|\n");
         for feature in &self.features {
             for (labels, cell) in groups(self, &feature.cells, 0..self.toolchains.len()) {
-                let mut said = escape(&cell_summary(cell));
+                let mut said = markdown_cell(&cell_summary(cell));
                 for place in places_of(cell) {
                     said.push_str("<br>");
-                    said.push_str(&escape(&place_line(place)));
+                    said.push_str(&markdown_cell(&place_line(place)));
                 }
                 out.push_str(&format!(
                     "| `{}` | {} | {said} |\n",
                     feature.name,
-                    escape(&labels.join(", "))
+                    markdown_cell(&labels.join(", "))
                 ));
             }
         }
