@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Reads the `#![feature(...)]` lines of a crate root, `cfg_attr` conditions included.
+//! Reads the `#![feature(...)]` lines of a crate root, `cfg_attr` conditions included, and its
+//! `#![allow(...)]` lines the same way.
 //!
 //! Inner attributes can only stand at the top of a crate root, before its first item, so the
 //! reader scans that prefix: whitespace, comments and `#![...]` attributes. It needs no Rust
@@ -9,7 +10,7 @@
 
 use crate::cfg::{split_commas, Lexer, Predicate, Spanned, SyntaxError, Token};
 
-/// One feature that a crate root enables.
+/// One feature that a crate root enables (or, from [`read_allowed`], one lint it allows).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FeatureAttribute {
     pub name: String,
@@ -38,6 +39,17 @@ impl FeatureAttribute {
 ///
 /// Returns an empty list when the file has none; the caller decides whether that is an error.
 pub fn read_features(text: &str) -> Result<Vec<FeatureAttribute>, SyntaxError> {
+    read_names(text, "feature")
+}
+
+/// Reads every lint a crate root allows with inner attributes: the names of `#![allow(...)]`,
+/// past a tool's paths (`clippy::x`) and a `reason = "..."`.
+pub fn read_allowed(text: &str) -> Result<Vec<FeatureAttribute>, SyntaxError> {
+    read_names(text, "allow")
+}
+
+/// The names the crate root's inner `#![wanted(...)]` attributes give.
+fn read_names(text: &str, wanted: &str) -> Result<Vec<FeatureAttribute>, SyntaxError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lexer = Lexer::new(text);
     if starts_with_shebang(text) {
@@ -65,7 +77,8 @@ pub fn read_features(text: &str) -> Result<Vec<FeatureAttribute>, SyntaxError> {
         let Some((first, rest)) = tokens.split_first() else {
             return Err(error("empty attribute"));
         };
-        read_attribute(first, rest, &mut Vec::new(), (line, column), &mut features)?;
+        let start = (line, column);
+        read_attribute(wanted, first, rest, &mut Vec::new(), start, &mut features)?;
     }
 }
 
@@ -79,10 +92,11 @@ fn starts_with_shebang(text: &str) -> bool {
     !(lexer.skip_trivia().is_ok() && lexer.peek_at(0) == Some('['))
 }
 
-/// Reads one attribute (`feature(...)`, `cfg_attr(...)` or anything else, which is skipped)
-/// from its first token and the rest, and collects its features under the enclosing
-/// conditions; `start` is where the `#!` stands.
+/// Reads one attribute (`wanted(...)`, `cfg_attr(...)` or anything else, which is skipped)
+/// from its first token and the rest, and collects its names under the enclosing conditions;
+/// `start` is where the `#!` stands.
 fn read_attribute(
+    wanted: &str,
     first: &Spanned,
     rest: &[Spanned],
     conditions: &mut Vec<Predicate>,
@@ -102,7 +116,7 @@ fn read_attribute(
         _ => None,
     };
     match (name, list) {
-        ("feature", Some(list)) => {
+        (name, Some(list)) if name == wanted => {
             for item in split_commas(list)? {
                 match item {
                     [spanned @ Spanned {
@@ -116,12 +130,17 @@ fn read_attribute(
                         attribute: start,
                     }),
                     [] => {}
-                    [other, ..] => return Err(other.error("expected a feature name")),
+                    [other, ..] if wanted == "feature" => {
+                        return Err(other.error("expected a feature name"))
+                    }
+                    _ => {}
                 }
             }
             Ok(())
         }
-        ("feature", None) => Err(first.error("expected `feature(name, ...)`")),
+        (name, None) if name == wanted => {
+            Err(first.error(format!("expected `{wanted}(name, ...)`")))
+        }
         ("cfg_attr", Some(list)) => {
             let comma = list
                 .iter()
@@ -135,7 +154,7 @@ fn read_attribute(
             conditions.push(Predicate::from_tokens(&list[..comma], first)?);
             for attribute in split_commas(&list[comma + 1..])? {
                 if let Some((first, rest)) = attribute.split_first() {
-                    read_attribute(first, rest, conditions, start, features)?;
+                    read_attribute(wanted, first, rest, conditions, start, features)?;
                 }
             }
             conditions.pop();
@@ -210,6 +229,35 @@ mod tests {
         assert_eq!(features[4].attribute, (8, 1));
         assert_eq!((features[2].line, features[2].column), (6, 26));
         assert_eq!(features[1].attribute, features[2].attribute);
+    }
+
+    /// What a crate root allows, as rustc reads it: not a commented-out line, a tool's path or a
+    /// `reason`, and what stands under a `cfg_attr` with its condition.
+    #[test]
+    fn reads_a_crate_roots_allows() {
+        let root = "//! Doc.\n// #![allow(stable_features)]\n#![allow(internal_features)]\n\
+                    #![allow(\n    dead_code,\n    clippy::all,\n    incomplete_features,\n    \
+                    reason = \"stable_features\",\n)]\n#![cfg_attr(CONFIG_X, allow(unused))]\n\
+                    #![feature(compiler_builtins)]\n";
+        let allowed = read_allowed(root).unwrap();
+        assert_eq!(
+            names(&allowed),
+            [
+                ("internal_features".to_string(), None),
+                ("dead_code".to_string(), None),
+                ("incomplete_features".to_string(), None),
+                ("unused".to_string(), Some("CONFIG_X".to_string())),
+            ]
+        );
+        assert_eq!(
+            names(&read_features(root).unwrap())[0].0,
+            "compiler_builtins"
+        );
+        let bare = read_allowed("#![allow]\n").unwrap_err();
+        assert!(
+            bare.message.contains("expected `allow(name, ...)`"),
+            "{bare:?}"
+        );
     }
 
     #[test]

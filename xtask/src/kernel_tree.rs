@@ -16,7 +16,7 @@ mod tests;
 
 pub use prediction::{predict, CratePrediction, Predicted, Prediction};
 
-use crate::attributes::{read_features, FeatureAttribute};
+use crate::attributes::{read_allowed, read_features, FeatureAttribute};
 use crate::catalog::Release;
 use crate::kconfig::{read_kconfig, KconfigSymbol};
 use crate::process::{self, Invocation};
@@ -197,6 +197,13 @@ pub fn read(root: &Path) -> anyhow::Result<Tree> {
     for (path, build) in makefiles::crate_roots(root, &rust_makefile)? {
         let text = read_text(&root.join(&path))?;
         let features = read_features(&text).map_err(|error| anyhow::anyhow!("{path}:{error}"))?;
+        let allowed_lints = read_allowed(&text)
+            .map_err(|error| anyhow::anyhow!("{path}:{error}"))?
+            .into_iter()
+            .filter(|allow| allow.conditions.is_empty())
+            .map(|allow| allow.name)
+            .filter(|name| makefiles::FEATURE_LINTS.contains(&name.as_str()))
+            .collect();
         let name = makefiles::crate_name(&path);
         let cfgs = match build {
             Build::Library => makefiles::crate_cfgs(&rust_makefile, &name),
@@ -204,7 +211,7 @@ pub fn read(root: &Path) -> anyhow::Result<Tree> {
         };
         crates.push(CrateRoot {
             loads_proc_macro: text.contains("proc_macro"),
-            allowed_lints: makefiles::allowed_feature_lints(&text),
+            allowed_lints,
             root: path,
             name,
             build,

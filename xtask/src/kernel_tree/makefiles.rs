@@ -191,24 +191,6 @@ fn werror_rustflags(text: &str) -> Vec<String> {
     values
 }
 
-/// The [`FEATURE_LINTS`] a crate root's `#![allow(...)]` attributes name (unconditional ones:
-/// a `cfg_attr` around one is not read).
-pub(super) fn allowed_feature_lints(root_text: &str) -> Vec<String> {
-    let allowed: Vec<&str> = root_text
-        .match_indices("#![allow(")
-        .flat_map(|(at, start)| {
-            let rest = &root_text[at + start.len()..];
-            rest[..rest.find(')').unwrap_or(rest.len())].split(',')
-        })
-        .map(str::trim)
-        .collect();
-    FEATURE_LINTS
-        .iter()
-        .filter(|lint| allowed.contains(lint))
-        .map(|lint| lint.to_string())
-        .collect()
-}
-
 /// Top directories whose `.rs` files are no Kbuild objects: `rust/` has its own Makefile, the
 /// others hold host programs and user-space tools.
 const NOT_KBUILD: [&str; 5] = ["rust", "scripts", "tools", "Documentation", ".git"];
@@ -367,16 +349,5 @@ KBUILD_RUSTFLAGS += $(KBUILD_RUSTFLAGS-y)
             denied_feature_lints(&denies, "", false),
             ["incomplete_features"]
         );
-    }
-
-    #[test]
-    fn a_crate_roots_own_allow_is_read() {
-        let root = "//! Doc.\n#![allow(internal_features)]\n#![allow(\n    dead_code,\n    \
-                    incomplete_features,\n)]\n#![feature(compiler_builtins)]\n";
-        assert_eq!(
-            allowed_feature_lints(root),
-            ["internal_features", "incomplete_features"]
-        );
-        assert!(allowed_feature_lints("#![allow(stable_features_x)]\n").is_empty());
     }
 }
