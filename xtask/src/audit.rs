@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 //! `cargo xtask audit`: which of a crate's `#![feature]` lines each toolchain still needs, and
-//! what that means across them: the names come from a crate root ([`input`], read by
-//! [`crate::attributes`]) or a list, each
+//! what that means across them: the names come from a crate root or a list ([`input`]), each
 //! compiler is asked about all of them at once ([`probing`]), [`summary`] decides the
-//! conditions per release and for the probed target (with [`crate::kconfig`]) and draws the
-//! conclusions, and [`render`] writes them (human, Markdown, JSON; its schema is documented
-//! there); with `--usage`, [`compile`] compiles the crate without each gated feature and
-//! writes where it is used instead.
+//! conditions and draws the conclusions, and [`render`] writes them; with `--usage`,
+//! [`compile`] compiles the crate without each gated feature and writes where it is used.
 
 pub mod compile;
 pub mod input;
@@ -33,18 +30,14 @@ use xshell::Shell;
 /// Everything an audit needs, as the flags give it.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// The feature names and where they come from.
     pub input: Input,
     /// `--toolchain` specs; empty means every pin.
     pub toolchains: Vec<String>,
     pub pins: Option<PathBuf>,
     pub min_rust: Option<Release>,
-    /// `--kconfig`: a Kconfig file whose `RUSTC_VERSION` thresholds decide `CONFIG_*` cfgs.
     pub kconfig: Option<PathBuf>,
-    /// Where the probes are written and compiled: a fresh directory per toolchain under it,
-    /// removed afterwards.
+    /// Where the probes are written and compiled (a directory per toolchain, removed after).
     pub scratch: PathBuf,
-    /// A probe running longer than this is killed.
     pub timeout: Duration,
 }
 
@@ -70,20 +63,18 @@ pub fn parse_min_rust(text: &str) -> anyhow::Result<Release> {
         .with_context(|| format!("--min-rust takes a release such as 1.85 or 1.85.0, not {text:?}"))
 }
 
-/// What became of one toolchain's probe.
 #[derive(Clone, Debug)]
 pub enum Probed {
     Answered(Answer),
     /// The probe ran but could not be read, or did not run (the message says which).
     Failed(String),
-    /// The toolchain is missing or broken; its verdict says why.
+    /// The toolchain is missing or broken (its verdict says why).
     Unavailable,
 }
 
 /// One toolchain of the audit.
 #[derive(Clone, Debug)]
 pub struct Column {
-    /// The toolchain as the matrix's report shows it: id, spec, source, release, verdict.
     pub entry: ToolchainEntry,
     pub probed: Probed,
     /// The compiler, where it runs.
@@ -105,7 +96,6 @@ impl Column {
         crate::output::column_label(&entry.id, entry.release_text.as_deref(), path.as_deref())
     }
 
-    /// Its answer, if it gave one.
     pub fn answer(&self) -> Option<&Answer> {
         match &self.probed {
             Probed::Answered(answer) => Some(answer),
@@ -114,7 +104,6 @@ impl Column {
     }
 }
 
-/// Everything one audit found.
 #[derive(Clone, Debug)]
 pub struct AuditReport {
     pub input: Input,
@@ -122,7 +111,6 @@ pub struct AuditReport {
     /// The toolchains, in discovery order.
     pub columns: Vec<Column>,
     pub min_rust: Option<Release>,
-    /// What the answers mean across toolchains.
     pub cross: CrossSummary,
     pub lint: Lint,
 }
@@ -191,16 +179,16 @@ pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
         &options.toolchains,
         VERSION_TIMEOUT,
     )?;
-    let given = match &options.kconfig {
-        Some(path) => kconfig::read_kconfig_file(path)?,
-        None => Vec::new(),
-    };
-    if let (Some(path), true) = (&options.kconfig, given.is_empty()) {
-        eprintln!(
-            "audit: --kconfig {} defines no RUSTC_HAS_* release threshold (a tree from before \
-             them, such as 6.1); the built-in table decides",
-            path.display()
-        );
+    let mut given = Vec::new();
+    if let Some(path) = &options.kconfig {
+        given = kconfig::read_kconfig_file(path)?;
+        if given.is_empty() {
+            eprintln!(
+                "audit: --kconfig {} defines no RUSTC_HAS_* release threshold (a tree from \
+                 before them, such as 6.1); the built-in table decides",
+                path.display()
+            );
+        }
     }
     let kconfig = kconfig::with_given(given);
     let names = options.input.names();
@@ -237,27 +225,24 @@ fn column(
     directory: &Path,
 ) -> (Column, Option<TargetCfgs>) {
     let entry = toolchain_entry(&availability);
-    let Availability::Found { toolchain, version } = availability else {
-        return (
-            Column {
-                entry,
-                probed: Probed::Unavailable,
-                rustc: None,
-            },
-            None,
-        );
+    let (probed, rustc, target) = match availability {
+        Availability::Found { toolchain, version } => {
+            let rustc = Rustc::of(&toolchain, version.release);
+            let prober =
+                probing::Prober::for_input(&rustc, &options.input, directory, options.timeout);
+            let probed = prober.probe(names).map_or_else(
+                |error| Probed::Failed(format!("{error:#}")),
+                Probed::Answered,
+            );
+            let target = probing::print_cfg(&rustc, options.timeout).ok();
+            (probed, Some(rustc), target)
+        }
+        _ => (Probed::Unavailable, None, None),
     };
-    let rustc = Rustc::of(&toolchain, version.release);
-    let prober = probing::Prober::for_input(&rustc, &options.input, directory, options.timeout);
-    let probed = prober.probe(names).map_or_else(
-        |error| Probed::Failed(format!("{error:#}")),
-        Probed::Answered,
-    );
-    let target = probing::print_cfg(&rustc, options.timeout).ok();
     let column = Column {
         entry,
         probed,
-        rustc: Some(rustc),
+        rustc,
     };
     (column, target)
 }
