@@ -57,7 +57,6 @@ pub fn leaves<T>(condition: &Predicate, map: impl Fn(Query<'_>) -> Option<T>) ->
 }
 
 impl Decider {
-    /// A decider for an input's conditions, with the target's cfgs and the Kconfig thresholds.
     pub fn new(input: &Input, target: TargetCfgs, kconfig: Vec<KconfigSymbol>) -> Self {
         let mut thresholds: Vec<Release> = FEATURES
             .iter()
@@ -175,7 +174,6 @@ impl Decider {
 #[derive(Clone, Debug)]
 pub struct Answer {
     pub release: Release,
-    /// What it said about each name.
     pub statuses: Vec<Status>,
     /// Names that made a plain probe crate fail (`staged_api`), each with the error; they were
     /// probed alone, and the others without them.
@@ -183,7 +181,6 @@ pub struct Answer {
 }
 
 impl Answer {
-    /// Its status for a name of the input.
     pub fn status(&self, input: &Input, name: &str) -> Option<Status> {
         let index = input.position(name)?;
         self.statuses.get(index).copied()
@@ -193,7 +190,7 @@ impl Answer {
 /// A name and the conditions (as written) its lines depend on.
 pub type Conditional = (String, Vec<String>);
 
-/// What one compiler means for the crate.
+/// What one compiler's answer means for the crate.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ToolchainSummary {
     /// Features whose line is active on it (no condition, or one that holds).
@@ -204,19 +201,16 @@ pub struct ToolchainSummary {
     pub other_target: Vec<String>,
     /// Active features it calls stable.
     pub stable: usize,
-    /// Active features that still need `#![feature]`, hence `RUSTC_BOOTSTRAP` on a stable
-    /// compiler.
+    /// Active features that still need `#![feature]`, hence `RUSTC_BOOTSTRAP`.
     pub needs_bootstrap: Vec<String>,
-    /// Features under a condition the audit cannot decide, that still need `RUSTC_BOOTSTRAP`
-    /// if it holds.
+    /// Features under a condition the audit cannot decide that are gated.
     pub undecided_gated: Vec<Conditional>,
     /// Active features it rejects, unknown (E0635) or removed (E0557): build errors on it.
     pub errors: Vec<(String, Status)>,
-    /// Features under an undecided condition that it rejects.
+    /// The same for rejected features.
     pub undecided_errors: Vec<Conditional>,
 }
 
-/// Sums up one compiler's answer.
 pub fn summarize(input: &Input, decider: &Decider, answer: &Answer) -> ToolchainSummary {
     let mut summary = ToolchainSummary::default();
     // A name enabled on several lines counts once, as active if any of its lines is.
@@ -273,12 +267,10 @@ pub fn stable_since(input: &Input, answers: &[Answer], name: &str) -> Option<Rel
 /// The compilers' findings across all of them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CrossSummary {
-    /// The first release from which every feature line that is active is stable, counting
-    /// undecided conditions as false: from there on, the crate needs only stable Rust. `None`
-    /// if no such release is known.
+    /// The first release from which every active feature line is stable (undecided conditions
+    /// counted as false): from there on, the crate needs only stable Rust.
     pub stable_from: Option<Release>,
-    /// The same, counting undecided conditions as true; equal to `stable_from` when they
-    /// change nothing.
+    /// The same, counting undecided conditions as true.
     pub stable_from_if_conditions_hold: Option<Release>,
     /// The undecided conditions that make the two differ, as written.
     pub depends_on: Vec<String>,
@@ -287,8 +279,8 @@ pub struct CrossSummary {
     pub never_stable: Vec<String>,
     /// The same for lines under undecided conditions.
     pub never_stable_if: Vec<String>,
-    /// Active features the newest compiler rejects (unknown or removed): build errors from
-    /// there on, not features that wait for stabilization.
+    /// Active features the newest compiler rejects (unknown or removed): build errors, not
+    /// features that wait for stabilization.
     pub rejected_by_newest: Vec<(String, Status)>,
     /// The lowest probed release from which every probed compiler knows every active feature.
     pub known_from: Option<Release>,
@@ -296,7 +288,6 @@ pub struct CrossSummary {
     pub last_unknowing: Option<(Release, Vec<String>)>,
 }
 
-/// Computes [`CrossSummary`] from the compilers' answers.
 pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> CrossSummary {
     let mut by_release: Vec<&Answer> = answers.iter().collect();
     by_release.sort_by_key(|answer| answer.release);
@@ -410,7 +401,6 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
 pub struct Finding {
     /// The entry's index in [`Input::entries`].
     pub entry: usize,
-    /// Why it can go, or why it breaks the build.
     pub reason: String,
 }
 
@@ -431,7 +421,6 @@ impl Lint {
     }
 }
 
-/// The `--min-rust` lint.
 pub fn lint(input: &Input, decider: &Decider, answers: &[Answer], minimum: Release) -> Lint {
     let mut lint = Lint::default();
     let mut from_minimum: Vec<&Answer> = answers
