@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! `audit PATH --usage`: where any crate needs each gated feature it enables, as each compiler
-//! says; one compile per toolchain and feature with that feature left out of `-Zallow-features`:
-//! through that toolchain's Cargo (`cargo rustc --lib --profile check`) for a Cargo package, with
-//! a rustc argument file (`--rustc-args FILE`, one argument a line, as rustc's `@FILE` reads
-//! it) the way Kbuild compiles, or on the bare crate root. The places are read, recorded and
-//! shown as the usage run's are ([`crate::places`], [`crate::report::usage`]).
+//! says: one compile ([`Compile`]) per toolchain and feature with that feature left out of
+//! `-Zallow-features`, its places read and shown as the usage run's are ([`crate::places`],
+//! [`crate::report::usage`]).
 
 use super::input::{package_manifest, CrateKind, Input};
 use super::{AuditReport, Column};
@@ -21,9 +19,10 @@ use std::time::Duration;
 /// How the audited crate is compiled.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Compile {
-    /// A Cargo package: its manifest.
+    /// A Cargo package, by its manifest: `cargo rustc --lib --profile check`.
     Cargo(PathBuf),
-    /// rustc's arguments, one per line, as rustc's `@FILE` reads them.
+    /// `--rustc-args`: rustc's arguments, one a line, as rustc's `@FILE` reads them, the way
+    /// Kbuild compiles a crate.
     ArgFile(PathBuf),
     /// The crate root alone, as a library (or proc-macro) crate of edition 2021.
     Root(PathBuf, CrateKind),
