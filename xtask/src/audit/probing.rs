@@ -8,7 +8,7 @@ use super::summary::{Answer, TargetCfgs};
 use crate::diagnostics::first_rustc_error;
 use crate::plan::Rustc;
 use crate::probe::{self, Diagnostics};
-use crate::process::{self, Invocation};
+use crate::process;
 use crate::status::Status;
 use anyhow::{bail, Context as _};
 use std::path::Path;
@@ -21,7 +21,6 @@ pub struct Prober<'a> {
     pub loads_proc_macro: bool,
     /// Where the probes are written and compiled (created; the caller removes it).
     pub directory: &'a Path,
-    /// A probe running longer than this is killed.
     pub timeout: Duration,
 }
 
@@ -66,7 +65,11 @@ impl<'a> Prober<'a> {
             .with_context(|| format!("cannot write {}", source.display()))?;
         let mut invocation = self.rustc.probe(&source, directory);
         if self.kind == CrateKind::ProcMacro {
-            set_crate_type(&mut invocation, "proc-macro");
+            let args = &mut invocation.args;
+            let index = args.iter().position(|arg| arg == "--crate-type");
+            if let Some(value) = index.and_then(|index| args.get_mut(index + 1)) {
+                *value = "proc-macro".into();
+            }
         }
         let output = process::run(&invocation, self.timeout)
             .with_context(|| format!("cannot run {}", self.rustc.path.display()))?;
@@ -161,15 +164,6 @@ impl<'a> Prober<'a> {
             self.narrow(half, answer, statuses, breakers)?;
         }
         Ok(())
-    }
-}
-
-/// Replaces the value of `--crate-type` in a rustc command line.
-fn set_crate_type(invocation: &mut Invocation, crate_type: &str) {
-    if let Some(index) = invocation.args.iter().position(|arg| arg == "--crate-type") {
-        if let Some(value) = invocation.args.get_mut(index + 1) {
-            *value = crate_type.to_string();
-        }
     }
 }
 
