@@ -10,7 +10,6 @@ use anyhow::{bail, ensure, Context};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// How long one headless run may take before it is killed.
 const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The browser's executable: `$CHROMIUM` if set, else `chromium` (Debian's package) or
@@ -22,18 +21,13 @@ pub fn find() -> Option<PathBuf> {
     process::which("chromium").or_else(|| process::which("chromium-browser"))
 }
 
-/// The browser, or an error that says how to install it.
-fn require() -> anyhow::Result<PathBuf> {
-    find().context(
-        "no chromium found (install Debian's with `apt-get install chromium`, or set CHROMIUM \
-         to a Chromium executable)",
-    )
-}
-
 /// Runs the browser headless on `url` with `switches`, in a fresh profile under `scratch`, and
 /// returns what it wrote to stdout.
 fn headless(url: &str, switches: &[String], scratch: &Path) -> anyhow::Result<String> {
-    let program = require()?;
+    let program = find().context(
+        "no chromium found (install Debian's with `apt-get install chromium`, or set CHROMIUM \
+         to a Chromium executable)",
+    )?;
     let profile = scratch.join(format!("chromium-profile-{}", std::process::id()));
     std::fs::create_dir_all(&profile).with_context(|| format!("creating {}", profile.display()))?;
     let mut args: Vec<String> = [
