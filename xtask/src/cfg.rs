@@ -7,12 +7,9 @@
 use crate::catalog::Release;
 use std::fmt;
 
-/// How deep brackets may nest in an attribute or a predicate.
-///
-/// rustc accepts thousands of levels (1.95.0 takes 5000 nested `cfg_attr`s and overflows its
-/// stack only at some tens of thousands); real crates use a handful. The cap keeps every
-/// recursion over a token tree or a predicate (reading, evaluating, printing, dropping) far
-/// from the end of a thread's stack.
+/// How deep brackets may nest in an attribute or a predicate: rustc accepts thousands of
+/// levels (1.95.0 takes 5000 nested `cfg_attr`s), real crates use a handful, and the cap keeps
+/// every recursion over a token tree or a predicate far from the end of a thread's stack.
 pub const MAX_NESTING: usize = 128;
 
 /// A cfg predicate, as in `#[cfg(...)]`.
@@ -26,20 +23,15 @@ pub enum Predicate {
     KeyValue(String, String),
     /// `version("1.79")`: the compiler is this release or later (the unstable `cfg_version`).
     Version(Release),
-    /// `all(...)`.
     All(Vec<Predicate>),
-    /// `any(...)`.
     Any(Vec<Predicate>),
-    /// `not(...)`.
     Not(Box<Predicate>),
 }
 
 /// What [`Predicate::evaluate`] asks its lookup about: one leaf of the predicate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Query<'a> {
-    /// Whether the cfg `name` is set.
     Name(&'a str),
-    /// Whether the cfg `key` is set with this value.
     KeyValue(&'a str, &'a str),
     /// Whether the compiler is this release or later.
     Version(Release),
@@ -81,8 +73,8 @@ impl Predicate {
         Predicate::from_tokens(&tokens, first)
     }
 
-    /// Reads a predicate from its tokens; `context` (the bracket group or attribute it stands
-    /// in) is where an empty predicate is reported.
+    /// Reads a predicate from its tokens; an empty one is reported at `context`, the bracket
+    /// group or attribute it stands in.
     pub(crate) fn from_tokens(
         tokens: &[Spanned],
         context: &Spanned,
@@ -153,11 +145,8 @@ impl Predicate {
         }
     }
 
-    /// Whether the predicate holds when exactly the cfg names in `set` are set, as with one
-    /// `rustc --cfg NAME` for each; `None` only when it asks for a `version(...)`, which names
-    /// cannot answer.
-    ///
-    /// Every `key = "value"` pair is unset, since the set holds names only.
+    /// Whether the predicate holds when exactly the cfg names in `set` are set (no `key =
+    /// "value"` pair), as with one `rustc --cfg NAME` each; `None` when it asks for a `version`.
     pub fn holds_with(&self, set: &[&str]) -> Option<bool> {
         self.evaluate(&|query| match query {
             Query::Name(name) => Some(set.contains(&name)),
@@ -189,12 +178,11 @@ fn read_version(group: &Spanned, inner: &[Spanned]) -> Result<Predicate, SyntaxE
         })
 }
 
-/// Why a predicate or a crate root could not be read, with where.
+/// Why a predicate or a crate root could not be read, with where (1-based, the column in
+/// characters).
 #[derive(Debug, PartialEq, Eq)]
 pub struct SyntaxError {
-    /// 1-based line.
     pub line: usize,
-    /// 1-based column, in characters.
     pub column: usize,
     pub message: String,
 }
