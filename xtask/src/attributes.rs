@@ -16,9 +16,8 @@ pub struct FeatureAttribute {
     pub name: String,
     /// The `cfg_attr` predicates it stands under, outermost first; empty when unconditional.
     pub conditions: Vec<Predicate>,
-    /// Where the feature's name stands, 1-based.
+    /// Where the feature's name stands, 1-based (the column in characters).
     pub line: usize,
-    /// Where the feature's name stands, 1-based, in characters.
     pub column: usize,
     /// Where its attribute's `#!` stands: features of one attribute share it.
     pub attribute: (usize, usize),
@@ -36,8 +35,6 @@ impl FeatureAttribute {
 }
 
 /// Reads every feature a crate root enables with inner attributes.
-///
-/// Returns an empty list when the file has none; the caller decides whether that is an error.
 pub fn read_features(text: &str) -> Result<Vec<FeatureAttribute>, SyntaxError> {
     read_names(text, "feature")
 }
