@@ -45,8 +45,6 @@ pub const MATRIX_STATUS: Region = Region {
 
 impl Region {
     /// Where the text between the markers starts and ends in `text`.
-    ///
-    /// Fails when the markers are missing or out of order, naming the file.
     fn bounds(&self, text: &str, file: &Path) -> anyhow::Result<(usize, usize)> {
         let start = text
             .find(self.begin)
