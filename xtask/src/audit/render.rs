@@ -8,13 +8,12 @@ use super::{AuditReport, Column, Probed};
 use crate::catalog::Release;
 use crate::cfg::Query;
 use crate::expect::ToolchainVerdict;
-use crate::json::{self, Serialize, Value};
+use crate::json::{json, Value};
 use crate::output::Table;
 use crate::status::Status;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// The version of the JSON layout.
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// `a (if `c`), b (if `d` or `e`)`.
@@ -45,11 +44,10 @@ impl AuditReport {
             (Probed::Unavailable, verdict) => return format!("{label}: {}", verdict.describe()),
         };
         let summary = summary::summarize(&self.input, &self.decider, answer);
-        let mut line = format!("{label}: ");
-        if column.entry.verdict == ToolchainVerdict::TooOld {
-            line.push_str("below the kernel's minimum, for information: ");
-        }
-        let _ = write!(line, "{} active feature(s)", summary.active);
+        let below = match column.entry.verdict {
+            ToolchainVerdict::TooOld => "below the kernel's minimum, for information: ",
+            _ => "",
+        };
         let mut off = Vec::new();
         if summary.inactive > 0 {
             off.push(format!(
@@ -57,86 +55,77 @@ impl AuditReport {
                 summary.inactive
             ));
         }
-        if !summary.other_target.is_empty() {
+        let other = &summary.other_target;
+        if !other.is_empty() {
             off.push(format!(
                 "{} for another target: {}",
-                summary.other_target.len(),
-                summary.other_target.join(", ")
+                other.len(),
+                other.join(", ")
             ));
         }
-        if !off.is_empty() {
-            let _ = write!(line, " ({})", off.join("; "));
-        }
-        let _ = write!(line, ", {} stable", summary.stable);
+        let off = if off.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", off.join("; "))
+        };
         let undecided = conditional_list(&summary.undecided_gated);
-        match (summary.needs_bootstrap.len(), undecided.is_empty()) {
-            (0, true) => line.push_str("; needs no RUSTC_BOOTSTRAP"),
-            (0, false) => {
-                let _ = write!(
-                    line,
-                    "; needs no RUSTC_BOOTSTRAP unless a condition it cannot decide holds: \
-                     {undecided}"
-                );
-            }
+        let needs = &summary.needs_bootstrap;
+        let mut parts = vec![match (needs.len(), undecided.is_empty()) {
+            (0, true) => "needs no RUSTC_BOOTSTRAP".to_string(),
+            (0, false) => format!(
+                "needs no RUSTC_BOOTSTRAP unless a condition it cannot decide holds: {undecided}"
+            ),
             (count, _) => {
                 let verb = if count == 1 { "needs" } else { "need" };
-                let _ = write!(
-                    line,
-                    "; {count} still {verb} RUSTC_BOOTSTRAP ({})",
-                    summary.needs_bootstrap.join(", ")
+                let mut text = format!(
+                    "{count} still {verb} RUSTC_BOOTSTRAP ({})",
+                    needs.join(", ")
                 );
                 if !undecided.is_empty() {
                     let _ = write!(
-                        line,
+                        text,
                         ", and if conditions it cannot decide hold, also {undecided}"
                     );
                 }
+                text
             }
-        }
+        }];
         if !summary.errors.is_empty() {
-            let _ = write!(
-                line,
-                "; build errors on it: {}",
+            parts.push(format!(
+                "build errors on it: {}",
                 rejected_list(&summary.errors)
-            );
+            ));
         }
         if !summary.undecided_errors.is_empty() {
-            let _ = write!(
-                line,
-                "; build errors on it if their conditions hold: {}",
-                conditional_list(&summary.undecided_errors)
-            );
+            let list = conditional_list(&summary.undecided_errors);
+            parts.push(format!(
+                "build errors on it if their conditions hold: {list}"
+            ));
         }
-        for (name, error) in &answer.breakers {
-            let _ = write!(
-                line,
-                "; {name} fails a plain crate ({error}), so it was probed alone"
-            );
-        }
-        line
-    }
-
-    fn lowest_release(&self) -> Option<Release> {
-        self.columns
-            .iter()
-            .filter_map(|column| Some(column.answer()?.release))
-            .min()
+        parts.extend(answer.breakers.iter().map(|(name, error)| {
+            format!("{name} fails a plain crate ({error}), so it was probed alone")
+        }));
+        format!(
+            "{label}: {below}{} active feature(s){off}, {} stable; {}",
+            summary.active,
+            summary.stable,
+            parts.join("; ")
+        )
     }
 
     /// The lines about all toolchains together, and the lint's findings.
     fn conclusions(&self, snippets: bool) -> Vec<String> {
-        let mut lines = Vec::new();
         let cross = &self.cross;
         if self.input.entries.is_empty() {
-            lines.push(
-                "It enables no feature: needs no unstable feature on any compiler.".to_string(),
-            );
-            return lines;
+            return vec![
+                "It enables no feature: needs no unstable feature on any compiler.".into(),
+            ];
         }
-        if self.columns.iter().all(|column| column.answer().is_none()) {
-            lines.push("No compiler answered: nothing can be concluded.".to_string());
-            return lines;
-        }
+        let answers = self.columns.iter().filter_map(Column::answer);
+        let Some(lowest) = answers.map(|answer| answer.release).min() else {
+            return vec!["No compiler answered: nothing can be concluded.".into()];
+        };
+        let mut lines = Vec::new();
         let conditions = cross.depends_on.join(" or ");
         let depends = if conditions.is_empty() {
             String::new()
@@ -155,7 +144,7 @@ impl AuditReport {
             "Apart from those build errors, needs"
         };
         match cross.stable_from {
-            Some(release) if Some(release) == self.lowest_release() => lines.push(format!(
+            Some(release) if release == lowest => lines.push(format!(
                 "{apart} only stable Rust on every release probed, from {release} on{depends}."
             )),
             Some(release) => lines.push(format!(
@@ -219,12 +208,12 @@ impl AuditReport {
                 for finding in findings {
                     let entry = &self.input.entries[finding.entry];
                     let message = format!("{what}feature({}): {}", entry.name, finding.reason);
-                    match self.snippet(word, &message, entry, &source) {
-                        Some(snippet) => lines.push(snippet),
-                        None => {
-                            lines.push(format!("{word}: {}: {message}", self.input.place(entry)))
-                        }
-                    }
+                    lines.push(
+                        self.snippet(word, &message, entry, &source)
+                            .unwrap_or_else(|| {
+                                format!("{word}: {}: {message}", self.input.place(entry))
+                            }),
+                    );
                 }
             }
         }
@@ -428,57 +417,55 @@ impl AuditReport {
     ///   "dead": [...], "errors": [...]     // --min-rust's other findings, alike
     /// }
     /// ```
-    pub fn to_json<'a>(&'a self) -> Value {
+    pub fn to_json(&self) -> Value {
         let release = |release: Option<Release>| release.map(|release| release.to_string());
         let features = self.input.entries.iter().map(|entry| {
             let (line, column) = entry.location.unzip();
-            EntryJson {
-                name: &entry.name,
-                line,
-                column,
-                condition: entry.condition.as_ref().map(ToString::to_string),
-            }
+            let condition = entry.condition.as_ref().map(ToString::to_string);
+            json!({ "name": entry.name, "line": line, "column": column, "condition": condition })
         });
-        let toolchains = self.columns.iter().enumerate();
-        let toolchains = toolchains.map(|(index, column)| self.toolchain_json(index, column));
-        let findings = |findings: &'a [Finding]| {
+        let findings = |findings: &[Finding]| -> Vec<Value> {
             let findings = findings.iter().map(|finding| {
                 let entry = &self.input.entries[finding.entry];
-                FindingJson {
-                    name: &entry.name,
-                    at: self.input.place(entry),
-                    reason: &finding.reason,
-                }
+                let at = self.input.place(entry);
+                json!({ "name": entry.name, "at": at, "reason": finding.reason })
             });
-            findings.collect::<Vec<_>>()
+            findings.collect()
         };
+        // Each cfg with all its values: `target_feature` has many.
         let mut target: BTreeMap<&str, Vec<Option<&str>>> = BTreeMap::new();
         for (key, value) in &self.decider.target {
             target.entry(key).or_default().push(value.as_deref());
         }
-        json::to_value(&AuditJson {
-            schema: SCHEMA_VERSION,
-            path: self.input.path.as_ref().map(|p| p.display().to_string()),
-            min_rust: release(self.min_rust),
-            verdict: self.verdict().word(),
-            features: features.collect(),
-            toolchains: toolchains.collect(),
-            target,
-            stable_from: release(self.cross.stable_from),
-            stable_from_if_conditions_hold: release(self.cross.stable_from_if_conditions_hold),
-            depends_on: &self.cross.depends_on,
-            never_stable: &self.cross.never_stable,
-            rejected_by_newest: (self.cross.rejected_by_newest.iter())
-                .map(|(name, _)| &**name)
-                .collect(),
-            known_from: release(self.cross.known_from),
-            removable: findings(&self.lint.removable),
-            dead: findings(&self.lint.dead),
-            errors: findings(&self.lint.errors),
+        let cross = &self.cross;
+        let rejected_by_newest: Vec<&str> = (cross.rejected_by_newest.iter())
+            .map(|(name, _)| &**name)
+            .collect();
+        json!({
+            "schema": SCHEMA_VERSION,
+            "path": self.input.path.as_ref().map(|path| path.display().to_string()),
+            "min_rust": release(self.min_rust),
+            "verdict": self.verdict().word(),
+            "features": features.collect::<Vec<_>>(),
+            "toolchains": (self.columns.iter().enumerate())
+                .map(|(index, column)| self.toolchain_json(index, column))
+                .collect::<Vec<_>>(),
+            "target": target,
+            "stable_from": release(cross.stable_from),
+            "stable_from_if_conditions_hold": release(cross.stable_from_if_conditions_hold),
+            "depends_on": cross.depends_on,
+            "never_stable": cross.never_stable,
+            "rejected_by_newest": rejected_by_newest,
+            "known_from": release(cross.known_from),
+            "removable": findings(&self.lint.removable),
+            "dead": findings(&self.lint.dead),
+            "errors": findings(&self.lint.errors),
         })
     }
 
-    fn toolchain_json<'a>(&'a self, index: usize, column: &'a Column) -> ToolchainJson<'a> {
+    /// A toolchain; the members from `features` to `probed_alone` are null where nothing
+    /// answered.
+    fn toolchain_json(&self, index: usize, column: &Column) -> Value {
         let error = match (&column.probed, &column.entry.verdict) {
             (Probed::Failed(error), _) => Some(error.clone()),
             (_, ToolchainVerdict::Broken(message) | ToolchainVerdict::Missing(message)) => {
@@ -487,20 +474,8 @@ impl AuditReport {
             (_, ToolchainVerdict::TooOld) => Some(column.entry.verdict.describe()),
             _ => None,
         };
-        let mut json = ToolchainJson {
-            id: &column.entry.id,
-            spec: &column.entry.spec,
-            release: &column.entry.release_text,
-            label: column.label(),
-            verdict: column.entry.verdict.word(),
-            error,
-            features: None,
-            needs_bootstrap: None,
-            build_errors: None,
-            probed_alone: None,
-            summary: self.summary_line(index),
-        };
-        if let Some(answer) = column.answer() {
+        let answer = column.answer();
+        let features = answer.map(|answer| {
             let per_name = self.input.names().into_iter().map(|name| {
                 let status = answer.status(&self.input, name);
                 let lines = self.input.lines_of(name);
@@ -509,92 +484,36 @@ impl AuditReport {
                     self.decider
                         .for_another_target(entry.condition.as_ref(), answer.release)
                 });
-                let status = StatusJson {
-                    status: status.map(Status::word),
-                    stable_since: status.and_then(Status::stable_since).map(|r| r.to_string()),
-                    active: activity,
-                    other_target: activity == Some(false) && other_target,
-                };
+                let status = json!({
+                    "status": status.map(Status::word),
+                    "stable_since": status.and_then(Status::stable_since).map(|r| r.to_string()),
+                    "active": activity,
+                    "other_target": activity == Some(false) && other_target,
+                });
                 (name, status)
             });
-            let summary = summary::summarize(&self.input, &self.decider, answer);
+            per_name.collect::<BTreeMap<_, _>>()
+        });
+        let summary = answer.map(|answer| summary::summarize(&self.input, &self.decider, answer));
+        let alone = answer.map(|answer| {
             let alone = answer.breakers.iter();
-            json.features = Some(per_name.collect());
-            json.needs_bootstrap = Some(summary.needs_bootstrap);
-            json.build_errors = Some(summary.errors.into_iter().map(|(n, _)| n).collect());
-            json.probed_alone = Some(
-                alone
-                    .map(|(name, error)| AloneJson { name, error })
-                    .collect(),
-            );
-        }
-        json
+            let alone = alone.map(|(name, error)| json!({ "name": name, "error": error }));
+            alone.collect::<Vec<_>>()
+        });
+        json!({
+            "id": column.entry.id,
+            "spec": column.entry.spec,
+            "release": column.entry.release_text,
+            "label": column.label(),
+            "verdict": column.entry.verdict.word(),
+            "error": error,
+            "features": features,
+            "needs_bootstrap": summary.as_ref().map(|summary| &summary.needs_bootstrap),
+            "build_errors": summary.map(|summary| {
+                summary.errors.into_iter().map(|(name, _)| name).collect::<Vec<_>>()
+            }),
+            "probed_alone": alone,
+            "summary": self.summary_line(index),
+        })
     }
-}
-
-/// The JSON report, whose layout [`AuditReport::to_json`] documents.
-#[derive(Serialize)]
-struct AuditJson<'a> {
-    schema: u32,
-    path: Option<String>,
-    min_rust: Option<String>,
-    verdict: &'static str,
-    features: Vec<EntryJson<'a>>,
-    toolchains: Vec<ToolchainJson<'a>>,
-    /// Each cfg with all its values: `target_feature` has many.
-    target: BTreeMap<&'a str, Vec<Option<&'a str>>>,
-    stable_from: Option<String>,
-    stable_from_if_conditions_hold: Option<String>,
-    depends_on: &'a [String],
-    never_stable: &'a [String],
-    rejected_by_newest: Vec<&'a str>,
-    known_from: Option<String>,
-    removable: Vec<FindingJson<'a>>,
-    dead: Vec<FindingJson<'a>>,
-    errors: Vec<FindingJson<'a>>,
-}
-
-#[derive(Serialize)]
-struct EntryJson<'a> {
-    name: &'a str,
-    line: Option<usize>,
-    column: Option<usize>,
-    condition: Option<String>,
-}
-
-#[derive(Serialize)]
-struct FindingJson<'a> {
-    name: &'a str,
-    at: String,
-    reason: &'a str,
-}
-
-/// A toolchain; the members from `features` to `probed_alone` are null where nothing answered.
-#[derive(Serialize)]
-struct ToolchainJson<'a> {
-    id: &'a str,
-    spec: &'a str,
-    release: &'a Option<String>,
-    label: String,
-    verdict: &'static str,
-    error: Option<String>,
-    features: Option<BTreeMap<&'a str, StatusJson>>,
-    needs_bootstrap: Option<Vec<String>>,
-    build_errors: Option<Vec<String>>,
-    probed_alone: Option<Vec<AloneJson<'a>>>,
-    summary: String,
-}
-
-#[derive(Serialize)]
-struct StatusJson {
-    status: Option<&'static str>,
-    stable_since: Option<String>,
-    active: Option<bool>,
-    other_target: bool,
-}
-
-#[derive(Serialize)]
-struct AloneJson<'a> {
-    name: &'a str,
-    error: &'a str,
 }
