@@ -368,22 +368,16 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
         }
     }
 
-    let unknowing = |answer: &Answer| -> Vec<String> {
-        let summary = summarize(input, decider, answer);
-        summary.errors.into_iter().map(|(name, _)| name).collect()
-    };
-    let last_unknowing = by_release
-        .iter()
-        .rev()
-        .map(|answer| (answer.release, unknowing(answer)))
-        .find(|(_, names)| !names.is_empty());
-    let known_from = match &last_unknowing {
-        None => by_release.first().map(|answer| answer.release),
-        Some((release, _)) => by_release
-            .iter()
-            .map(|answer| answer.release)
-            .find(|candidate| candidate > release),
-    };
+    let last_unknowing = by_release.iter().rev().find_map(|answer| {
+        let errors = summarize(input, decider, answer).errors;
+        let names: Vec<String> = errors.into_iter().map(|(name, _)| name).collect();
+        (!names.is_empty()).then_some((answer.release, names))
+    });
+    // The first release after the last unknowing one (any, if none is: `None` is lowest).
+    let last = last_unknowing.as_ref().map(|(release, _)| *release);
+    let known_from = (by_release.iter())
+        .map(|answer| answer.release)
+        .find(|&release| Some(release) > last);
     CrossSummary {
         stable_from,
         stable_from_if_conditions_hold,
