@@ -91,14 +91,12 @@ impl<'a> Prober<'a> {
     }
 
     /// Probes every name, in one call when it works; when an error that is about no name's
-    /// status fails it, finds the names that cause it by halves and answers for the rest.
-    ///
-    /// A name that fails a probe alone keeps the status its own diagnostics give (a name the
-    /// compiler does not know is still E0635), with the error beside it.
+    /// status fails it, finds the names that cause it by halves: each keeps the status its own
+    /// diagnostics give (E0635 if unknown), with the error beside it.
     ///
     /// A name a crate without `proc_macro` does not know is asked again with `proc_macro`
     /// loaded: a `proc_macro` library feature (`proc_macro_span`) is known only there, and a
-    /// crate enabling one is a proc-macro crate (or loads it) whose kind the root may not show.
+    /// crate enabling one loads it, whatever the root shows.
     pub fn probe(&self, names: &[&str]) -> anyhow::Result<Answer> {
         let (mut statuses, breakers) = self.probe_as_built(names)?;
         if !self.loads_proc_macro {
