@@ -20,63 +20,63 @@ pub struct KconfigSymbol {
 }
 
 /// The kernel's `init/Kconfig` entries, each as the patch that added it writes it (the same
-/// lines appear in later patches' context); `--kconfig` reads a tree's own file instead.
-const BUILT_IN: &[(&str, u32, &str)] = &[
+/// lines appear in later patches' context), then, without a release, the cfgs that its Rust code
+/// tests but no tree's `init/Kconfig` defines, so that the branch they guard is never on;
+/// `--kconfig` reads a tree's own file instead.
+const BUILT_IN: &[(&str, Option<u32>, &str)] = &[
     (
         "RUSTC_HAS_SLICE_AS_FLATTENED",
-        108000,
+        Some(108000),
         "Linux init/Kconfig, from the rust-for-linux patch that adds it (slice::as_flattened)",
     ),
     (
         "RUSTC_HAS_COERCE_POINTEE",
-        108400,
+        Some(108400),
         "Linux init/Kconfig (v6.13 on), for derive(CoercePointee)",
     ),
     (
         "RUSTC_HAS_STABLE_STRICT_PROVENANCE",
-        108400,
+        Some(108400),
         "Linux init/Kconfig, as quoted by later patches' context lines (strict provenance)",
     ),
     (
         "RUSTC_HAS_DO_NOT_RECOMMEND",
-        108500,
+        Some(108500),
         "Linux init/Kconfig, from the patch that adds it (#[diagnostic::do_not_recommend])",
     ),
     (
         "RUSTC_HAS_SPAN_FILE",
-        108800,
+        Some(108800),
         "Linux init/Kconfig, as Documentation/rust/general-information.rst shows it (Span::file)",
     ),
     (
         "RUSTC_HAS_UNNECESSARY_TRANSMUTES",
-        108800,
+        Some(108800),
         "Linux init/Kconfig, as quoted by later patches' context lines",
     ),
     (
         "RUSTC_HAS_FILE_WITH_NUL",
-        108900,
+        Some(108900),
         "Linux init/Kconfig, from the patch that adds it (Location::file_with_nul)",
     ),
     (
         "RUSTC_HAS_CSTR_DEBUG_UTF8",
-        108900,
+        Some(108900),
         "Linux init/Kconfig, from the patch that adds it (CStr's Debug as UTF-8)",
     ),
     (
         "RUSTC_HAS_FILE_AS_C_STR",
-        109100,
+        Some(109100),
         "Linux init/Kconfig, from the patch that adds it (Location::file_as_c_str)",
     ),
+    (
+        "RUSTC_HAS_UNSAFE_PINNED",
+        None,
+        "no tree's init/Kconfig defines it (7.3's included), though pin-init's lib.rs tests it in \
+         a cfg_attr (`all(feature = \"unsafe-pinned\", CONFIG_RUSTC_HAS_UNSAFE_PINNED)`, for \
+         `feature(unsafe_pinned)`): in the kernel that branch is never on",
+    ),
 ];
-
-/// Cfgs that the kernel's Rust code tests but that no tree's `init/Kconfig` defines, with why
-/// they are listed: the kernel never passes them, so the branch they guard is never on.
-const NEVER_DEFINED: &[(&str, &str)] = &[(
-    "RUSTC_HAS_UNSAFE_PINNED",
-    "no tree's init/Kconfig defines it (7.3's included), though pin-init's lib.rs tests it in a \
-     cfg_attr (`all(feature = \"unsafe-pinned\", CONFIG_RUSTC_HAS_UNSAFE_PINNED)`, for \
-     `feature(unsafe_pinned)`): in the kernel that branch is never on",
-)];
 
 /// Reads Kconfig's `RUSTC_VERSION` number (`MAJOR * 100000 + MINOR * 100 + PATCH`): `108400`
 /// is 1.84.0.
@@ -86,17 +86,13 @@ pub fn release_of_rustc_version(number: u32) -> Release {
 
 /// The built-in table, the cfgs no Kconfig defines included (never set).
 pub fn built_in() -> Vec<KconfigSymbol> {
-    let defined = BUILT_IN.iter().map(|(name, number, source)| KconfigSymbol {
-        cfg: format!("CONFIG_{name}"),
-        from: Some(release_of_rustc_version(*number)),
-        source: (*source).to_string(),
-    });
-    let never = NEVER_DEFINED.iter().map(|(name, why)| KconfigSymbol {
-        cfg: format!("CONFIG_{name}"),
-        from: None,
-        source: (*why).to_string(),
-    });
-    defined.chain(never).collect()
+    (BUILT_IN.iter())
+        .map(|(name, number, source)| KconfigSymbol {
+            cfg: format!("CONFIG_{name}"),
+            from: number.map(release_of_rustc_version),
+            source: (*source).to_string(),
+        })
+        .collect()
 }
 
 /// Reads every `config NAME` whose entry is `def_bool RUSTC_VERSION >= N` from Kconfig text;
