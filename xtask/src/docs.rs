@@ -185,9 +185,7 @@ pub fn status_region(report: &Report) -> anyhow::Result<String> {
     for (_, label) in &shown {
         let _ = write!(region, " {label} |");
     }
-    region.push_str("\n|---|");
-    region.push_str(&"---|".repeat(shown.len()));
-    region.push('\n');
+    let _ = writeln!(region, "\n|---|{}", "---|".repeat(shown.len()));
     for (feature, cells) in FEATURES.iter().zip(&report.features) {
         let _ = write!(region, "| `{}` |", feature.name);
         for &(index, _) in &shown {
