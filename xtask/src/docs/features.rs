@@ -19,7 +19,6 @@ pub fn feature_table(root: &Path) -> anyhow::Result<String> {
     );
     for feature in FEATURES {
         let (file, line) = shim_location(root, feature.shim_item)?;
-        // Writing to a String cannot fail.
         let _ = writeln!(
             table,
             "| `{}` | {} | {} | {} | {} | [`{}`]({file}#L{line}) | [`{}`](examples/{}.rs) |",
@@ -159,17 +158,17 @@ enum Links<'a> {
 fn feature_sections(links: Links<'_>) -> anyhow::Result<String> {
     let mut page = String::new();
     for feature in FEATURES {
-        let item = match links {
-            Links::Rustdoc => format!("[`{0}`](crate::{0})", feature.shim_item),
+        let (item, example) = match links {
+            Links::Rustdoc => (
+                format!("[`{0}`](crate::{0})", feature.shim_item),
+                format!("`examples/{}.rs`", feature.example),
+            ),
             Links::Repository(root) => {
                 let (file, line) = shim_location(root, feature.shim_item)?;
-                format!("[`kernel::{}`](../{file}#L{line})", feature.shim_item)
-            }
-        };
-        let example = match links {
-            Links::Rustdoc => format!("`examples/{}.rs`", feature.example),
-            Links::Repository(_) => {
-                format!("[`examples/{0}.rs`](../examples/{0}.rs)", feature.example)
+                (
+                    format!("[`kernel::{}`](../{file}#L{line})", feature.shim_item),
+                    format!("[`examples/{0}.rs`](../examples/{0}.rs)", feature.example),
+                )
             }
         };
         let gate = match feature.cfg {
