@@ -9,17 +9,15 @@ use std::fmt::Write;
 /// A path the report recorded, shown without the machine it ran on: from `target/` for
 /// compilers this project unpacked, from `~/.rustup/` for rustup's.
 fn shown_path(path: &str) -> String {
-    for marker in ["/target/toolchains/", "/.rustup/"] {
-        if let Some(at) = path.find(marker) {
-            let prefix = if marker == "/.rustup/" { "~" } else { "" };
-            return format!("{prefix}{}", &path[at..].trim_start_matches('/'))
-                .replace("~.rustup", "~/.rustup");
-        }
+    if let Some(at) = path.find("/target/toolchains/") {
+        return path[at + 1..].to_string();
     }
-    path.to_string()
+    match path.find("/.rustup/") {
+        Some(at) => format!("~{}", &path[at..]),
+        None => path.to_string(),
+    }
 }
 
-/// The compilers, by release: exact version, where each came from, and its verdict.
 pub(super) fn compilers_table(
     report: &Report,
     found: &[usize],
