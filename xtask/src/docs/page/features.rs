@@ -14,14 +14,10 @@ use std::fmt::Write;
 /// What a feature status says, spelled out for a legend, a title or a popup.
 fn status_words(observed: &Observed) -> String {
     match observed {
-        Observed::Status(Status::Stable(since)) => {
-            format!("stable since {}.{}", since.major, since.minor)
-                + &if since.patch == 0 {
-                    String::new()
-                } else {
-                    format!(".{}", since.patch)
-                }
-        }
+        Observed::Status(Status::Stable(since)) => match since.patch {
+            0 => format!("stable since {}.{}", since.major, since.minor),
+            patch => format!("stable since {}.{}.{patch}", since.major, since.minor),
+        },
         Observed::Status(Status::Gated) => "gated: needs RUSTC_BOOTSTRAP".into(),
         Observed::Status(Status::Unknown) => "unknown to this compiler".into(),
         Observed::Status(Status::Removed) => "removed from this compiler".into(),
