@@ -24,12 +24,10 @@ const NO_USAGE_RUN: &str = "\nNo usage run has been recorded yet: run `cargo xta
 /// The region as the page at `page_path` has it, or the text for no run where the page or the
 /// region does not exist yet.
 pub(super) fn kept_region(page_path: &Path) -> anyhow::Result<String> {
-    let Some(page) = super::read_optional(page_path)? else {
+    let page = super::read_optional(page_path)?.filter(|page| page.contains(USAGE_PLACES.begin));
+    let Some(page) = page else {
         return Ok(NO_USAGE_RUN.into());
     };
-    if !page.contains(USAGE_PLACES.begin) {
-        return Ok(NO_USAGE_RUN.into());
-    }
     Ok(USAGE_PLACES
         .contents(&page, page_path)
         .context(
