@@ -8,15 +8,13 @@ use crate::json::{self, Deserialize, Serialize, Value};
 use std::collections::HashMap;
 use std::path::Path;
 
-/// A point in a source file, as rustc names it.
+/// A point in a source file, as rustc names it (1-based line and column).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(into = "LocationJson", from = "LocationJson")]
 pub struct Location {
     /// The file, as rustc names it (absolute when it was given so).
     pub file: String,
-    /// 1-based line.
     pub line: u64,
-    /// 1-based column.
     pub column: u64,
 }
 
@@ -199,7 +197,6 @@ pub(crate) fn item_header(line: &str) -> Option<(&'static str, &str)> {
     })
 }
 
-/// The leading identifier of `text`.
 pub(crate) fn identifier(text: &str) -> &str {
     let end = text
         .find(|c: char| !(c.is_alphanumeric() || c == '_'))
@@ -280,9 +277,8 @@ fn indentation(line: &str) -> usize {
 /// The items that enclose line `line` (1-based) of `source`, outermost first.
 ///
 /// Read from the layout alone, as rustfmt leaves it: the innermost item is the nearest line at
-/// or above the place that begins an item (after its visibility and qualifiers: `fn`, `impl`,
-/// `struct`, `enum`, `union`, `trait`, `mod`, `const`, `static`, `type`, `macro_rules!`) and,
-/// unless it is the place's own line, is indented less than the place's line; each enclosing
+/// or above the place that begins an item ([`item_header`]) and, unless it is the place's own
+/// line, is indented less than the place's line; each enclosing
 /// item after it is the nearest such line above indented less than the one before. A place in
 /// an outer attribute (a line starting with `#[`, or inside one that such a line at a lower
 /// indentation opens) is the place of the item it is attached to: the first line after it, at
@@ -365,14 +361,12 @@ fn attributed_item(lines: &[&str], index: usize) -> Option<usize> {
         .filter(|&item| item_header(lines[item]).is_some())
 }
 
-/// A point in the repository: a path relative to its root (or as rustc named it, outside it).
+/// A point in the repository: a path relative to its root (or as rustc named it, outside it),
+/// 1-based line and column.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SourcePoint {
-    /// The file, relative to the repository root where it is inside it.
     pub file: String,
-    /// 1-based line.
     pub line: u64,
-    /// 1-based column.
     pub column: u64,
 }
 
@@ -430,7 +424,6 @@ pub struct PlaceReader<'a> {
 }
 
 impl<'a> PlaceReader<'a> {
-    /// A reader of the sources under `root`.
     pub fn new(root: &'a Path) -> Self {
         PlaceReader {
             root,
