@@ -121,9 +121,6 @@ fn status_cell(cell: &FeatureCell) -> String {
 
 /// The contents of the [`MATRIX_STATUS`] region for `report`: one row per feature, one column
 /// per toolchain that was probed.
-///
-/// Fails, before anything is written, for a shard's report, a report in which no toolchain was
-/// probed, and an id or release with a control character in it.
 pub fn status_region(report: &Report) -> anyhow::Result<String> {
     if let Some(shard) = &report.shard {
         bail!(
@@ -255,7 +252,6 @@ pub const MATRIX_REPORT: &str = "docs/matrix-report.json";
 /// The usage report beside it.
 pub const USAGE_REPORT: &str = "docs/usage-report.json";
 
-/// A file's text, or `None` where it does not exist.
 pub(crate) fn read_optional(path: &Path) -> anyhow::Result<Option<String>> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
@@ -357,12 +353,9 @@ fn page_files(
 }
 
 /// Regenerates every generated file under `root`, or with `check` only lists the stale ones;
-/// with `report`, the statuses of `docs/features.md` too, and with `usage` its places. The
-/// reports given are recorded under `docs/`, and the compatibility page is generated from the
-/// recorded ones.
-///
-/// Everything is read, validated and generated before the first file is written, so a report
-/// that is refused changes nothing. Says on stderr what it wrote, or that nothing was stale.
+/// the reports given are recorded under `docs/`, and the page is generated from the recorded
+/// ones. Everything is generated before the first file is written, so a refused report changes
+/// nothing.
 pub fn regenerate(
     root: &Path,
     report: Option<&Path>,
@@ -419,10 +412,6 @@ pub fn regenerate(
             stale.push(shown(&path));
             continue;
         }
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("creating {}", parent.display()))?;
-        }
         crate::files::write_atomically(&path, contents.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
         written.push(shown(&path));
@@ -473,7 +462,6 @@ fn take_screenshot(root: &Path) -> anyhow::Result<()> {
         );
     }
     let scratch = root.join("target/kshim");
-    std::fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
     let png = root.join(SCREENSHOT);
     crate::browser::screenshot(&crate::browser::file_url(&page), &png, 1400, 2200, &scratch)?;
     eprintln!("docs: wrote {SCREENSHOT}");
