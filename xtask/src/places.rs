@@ -168,10 +168,9 @@ pub(crate) fn item_header(line: &str) -> Option<(&'static str, &str)> {
             "unsafe",
             "async",
         ] {
-            if let Some(after) = rest.strip_prefix(qualifier) {
-                if after.starts_with(char::is_whitespace) {
-                    rest = after.trim_start();
-                }
+            let after = rest.strip_prefix(qualifier);
+            if let Some(after) = after.filter(|after| after.starts_with(char::is_whitespace)) {
+                rest = after.trim_start();
             }
         }
         // `pub(in path)` and `extern "C"` up to their closing character.
@@ -285,16 +284,14 @@ fn indentation(line: &str) -> usize {
 /// the attribute's indentation, that is neither an attribute, its closing `)]`, nor a comment.
 pub fn enclosing_items(source: &str, line: u64) -> Vec<EnclosingItem> {
     let lines: Vec<&str> = source.lines().collect();
-    let Some(mut index) = usize::try_from(line)
+    let Some(index) = usize::try_from(line)
         .ok()
         .and_then(|line| line.checked_sub(1))
         .filter(|&index| index < lines.len())
     else {
         return Vec::new();
     };
-    if let Some(attributed) = attributed_item(&lines, index) {
-        index = attributed;
-    }
+    let index = attributed_item(&lines, index).unwrap_or(index);
     // An `impl` header may name its self type on a later line, before its `{`.
     let header_at = |at: usize| -> String {
         let mut header = lines[at].to_string();
