@@ -167,11 +167,8 @@ fn crate_root(path: &Path) -> anyhow::Result<PathBuf> {
     Ok(path.to_path_buf())
 }
 
-/// Reads every `#![feature]` of a crate root, `cfg_attr` conditions included.
-///
-/// Errors, each naming the path: no such file; not Rust source (not a `.rs` file, or not
-/// UTF-8 text); a malformed attribute (with line and column). A root that enables no feature
-/// is valid: it has no entries.
+/// Reads every `#![feature]` of a crate root, `cfg_attr` conditions included; a root that
+/// enables none is valid (it has no entries).
 pub fn read_crate_root(path: &Path) -> anyhow::Result<Input> {
     let root = crate_root(path)?;
     if root.extension().and_then(|extension| extension.to_str()) != Some("rs") {
