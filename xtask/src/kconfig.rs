@@ -149,10 +149,8 @@ pub fn with_given(given: Vec<KconfigSymbol>) -> Vec<KconfigSymbol> {
     symbols
 }
 
-/// Reads a Kconfig file's thresholds (none, for a tree older than them, such as 6.1's).
-///
-/// Errors: an unreadable file; a `.config` (`CONFIG_X=y` lines, a configuration, not the
-/// Kconfig that defines the symbols); a file with no `config` entry at all.
+/// Reads a Kconfig file's thresholds (none, for a tree older than them, such as 6.1's), refusing
+/// a `.config` (a configuration, not the Kconfig that defines the symbols).
 pub fn read_kconfig_file(path: &Path) -> anyhow::Result<Vec<KconfigSymbol>> {
     let text = crate::files::read_text(path, 16 << 20)
         .with_context(|| format!("--kconfig: cannot read {}", path.display()))?;
