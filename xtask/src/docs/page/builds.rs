@@ -93,46 +93,37 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
         );
         for &index in found {
             let toolchain = &report.toolchains[index];
-            let cell = targets
-                .known
-                .iter()
+            let below = below_class(toolchain);
+            let cell = (targets.known.iter())
                 .find(|cell| cell.toolchain == index && &cell.triple == triple);
-            match cell {
-                Some(cell) => {
-                    // What `rustc --print target-list` said.
-                    let (class, text) = match (cell.observed, &cell.error) {
-                        (_, Some(_)) => ("kn-failed", "failed"),
-                        (Some(true), _) => ("kn-known", "\u{2713}"),
-                        (Some(false), _) => ("kn-unknown", "no"),
-                        (None, _) => ("kn-none", "\u{2013}"),
-                    };
-                    let inner = match &cell.error {
-                        Some(error) => {
-                            let id = popups.add(
-                                &format!("{triple} on {}", name(toolchain)),
-                                &format!("<pre>{}</pre>", escape_html(error)),
-                            );
-                            format!("<a href=\"#{id}\">{text}</a>")
-                        }
-                        None => text.to_string(),
-                    };
-                    let _ = write!(
-                        html,
-                        "<td class=\"cell {class}{}{}\" data-cell=\"known/{}/{}\">{inner}</td>",
-                        if cell.ok() { "" } else { " differs" },
-                        below_class(toolchain),
-                        escape_html(triple),
-                        escape_html(&toolchain.id),
+            let Some(cell) = cell else {
+                let _ = write!(html, "<td class=\"cell none{below}\"></td>");
+                continue;
+            };
+            // What `rustc --print target-list` said.
+            let (class, text) = match (cell.observed, &cell.error) {
+                (_, Some(_)) => ("kn-failed", "failed"),
+                (Some(true), _) => ("kn-known", "\u{2713}"),
+                (Some(false), _) => ("kn-unknown", "no"),
+                (None, _) => ("kn-none", "\u{2013}"),
+            };
+            let inner = match &cell.error {
+                Some(error) => {
+                    let id = popups.add(
+                        &format!("{triple} on {}", name(toolchain)),
+                        &format!("<pre>{}</pre>", escape_html(error)),
                     );
+                    format!("<a href=\"#{id}\">{text}</a>")
                 }
-                None => {
-                    let _ = write!(
-                        html,
-                        "<td class=\"cell none{}\"></td>",
-                        below_class(toolchain)
-                    );
-                }
-            }
+                None => text.to_string(),
+            };
+            let differs = if cell.ok() { "" } else { " differs" };
+            let _ = write!(
+                html,
+                "<td class=\"cell {class}{differs}{below}\" data-cell=\"known/{}/{}\">{inner}</td>",
+                escape_html(triple),
+                escape_html(&toolchain.id),
+            );
         }
         html.push_str("</tr>\n");
         for (target, kind, moded) in STAGES {
