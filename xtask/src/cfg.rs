@@ -156,8 +156,7 @@ impl Predicate {
     }
 }
 
-/// Reads the argument of `version(...)`: one string literal, `"MAJOR.MINOR"` or
-/// `"MAJOR.MINOR.PATCH"`.
+/// Reads the argument of `version(...)`, a string literal.
 fn read_version(group: &Spanned, inner: &[Spanned]) -> Result<Predicate, SyntaxError> {
     let [literal @ Spanned {
         token: Token::Str(text),
@@ -214,7 +213,6 @@ pub(crate) enum Token {
     Str(String),
     /// Any other literal (number, character, byte or C string), as far as it was read.
     Literal(String),
-    /// One punctuation character: `=`, `,`, `!`, `#` and the like.
     Punct(char),
     /// A bracketed group: its opening bracket and its tokens.
     Group(char, Vec<Spanned>),
@@ -297,12 +295,10 @@ impl<'a> Lexer<'a> {
         Some(next)
     }
 
-    /// The character `ahead` characters on, without reading it.
     pub(crate) fn peek_at(&self, ahead: usize) -> Option<char> {
         self.rest.chars().nth(ahead)
     }
 
-    /// Reads the characters that `keep` accepts, up to the first it does not.
     fn take_while(&mut self, keep: impl Fn(char) -> bool) -> &'a str {
         let start = self.rest;
         let length = start.find(|c| !keep(c)).unwrap_or(start.len());
@@ -347,7 +343,6 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    /// Reads one token tree.
     pub(crate) fn token(&mut self) -> Result<Spanned, SyntaxError> {
         self.skip_trivia()?;
         let (line, column) = (self.line, self.column);
