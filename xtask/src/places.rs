@@ -277,11 +277,9 @@ fn indentation(line: &str) -> usize {
 ///
 /// Read from the layout alone, as rustfmt leaves it: the innermost item is the nearest line at
 /// or above the place that begins an item ([`item_header`]) and, unless it is the place's own
-/// line, is indented less than the place's line; each enclosing
-/// item after it is the nearest such line above indented less than the one before. A place in
-/// an outer attribute (a line starting with `#[`, or inside one that such a line at a lower
-/// indentation opens) is the place of the item it is attached to: the first line after it, at
-/// the attribute's indentation, that is neither an attribute, its closing `)]`, nor a comment.
+/// line, is indented less than it; each enclosing item after it is the nearest such line above
+/// indented less than the one before. A place in an outer attribute is the place of the item
+/// it is attached to ([`attributed_item`]).
 pub fn enclosing_items(source: &str, line: u64) -> Vec<EnclosingItem> {
     let lines: Vec<&str> = source.lines().collect();
     let Some(index) = usize::try_from(line)
@@ -328,7 +326,9 @@ pub fn enclosing_items(source: &str, line: u64) -> Vec<EnclosingItem> {
     items
 }
 
-/// The line of the item that an outer attribute around line `index` is attached to.
+/// The line of the item that an outer attribute around line `index` is attached to (an attribute
+/// starts with `#[`, or is opened by such a line at a lower indentation): the first line after
+/// it, at its indentation, that is neither an attribute, its closing `)]`, nor a comment.
 fn attributed_item(lines: &[&str], index: usize) -> Option<usize> {
     let is_attribute = |line: &str| line.trim_start().starts_with("#[");
     let start = if is_attribute(lines[index]) {
