@@ -16,7 +16,7 @@ use crate::cfg::{Predicate, Query};
 use crate::kconfig::KconfigSymbol;
 use crate::status::Status;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 /// The first release whose `cfg(version(...))` rustc evaluates (with the unstable
 /// `cfg_version`); before it, such a condition is undecided.
@@ -32,8 +32,8 @@ pub struct Decider {
     /// The probed target's cfgs; empty when no compiler printed them.
     pub target: TargetCfgs,
     pub kconfig: Vec<KconfigSymbol>,
-    /// Every release at which a decided leaf can change, ascending.
-    thresholds: Vec<Release>,
+    /// Every release at which a decided leaf can change.
+    thresholds: BTreeSet<Release>,
 }
 
 /// Whether a leaf is about the target: decided by `--print cfg`.
@@ -58,7 +58,7 @@ pub fn leaves<T>(condition: &Predicate, map: impl Fn(Query<'_>) -> Option<T>) ->
 
 impl Decider {
     pub fn new(input: &Input, target: TargetCfgs, kconfig: Vec<KconfigSymbol>) -> Self {
-        let mut thresholds: Vec<Release> = FEATURES
+        let mut thresholds: BTreeSet<Release> = FEATURES
             .iter()
             .filter_map(|feature| Some(feature.cfg?.from))
             .chain(kconfig.iter().filter_map(|symbol| symbol.from))
@@ -69,9 +69,7 @@ impl Decider {
                 _ => None,
             }));
         }
-        thresholds.push(FIRST_WITH_CFG_VERSION);
-        thresholds.sort();
-        thresholds.dedup();
+        thresholds.insert(FIRST_WITH_CFG_VERSION);
         Decider {
             target,
             kconfig,
@@ -298,15 +296,14 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
     let rejected = |name: &str| rejected_by_newest.iter().any(|(known, _)| known == name);
     let since_of = |name: &str| stable_since(input, answers, name);
     // Candidates: every stable-since answer and every release at which a condition can change.
-    let mut candidates: Vec<Release> = input.names().into_iter().filter_map(since_of).collect();
+    let mut candidates: BTreeSet<Release> =
+        input.names().into_iter().filter_map(since_of).collect();
     // Nothing below the lowest probed release is known, so no answer starts before it.
     let lowest = by_release
         .first()
         .map_or(Release::new(0, 0, 0), |a| a.release);
     candidates.extend(decider.releases_from(lowest));
     candidates.retain(|&candidate| candidate >= lowest);
-    candidates.sort();
-    candidates.dedup();
     // Whether every line that can be active from `from` on is stable there; undecided lines
     // count as active when `assume` says so, and their conditions are collected.
     let holds_from = |from: Release, assume: bool, depends: &mut Vec<String>| -> bool {
