@@ -92,9 +92,7 @@ pub(super) fn feature_grid(
                 let row = usage.features.iter().find(|f| f.name == feature.name)?;
                 row.cells.get(column)
             });
-            if let Some(usage_cell) = usage_cell {
-                detail.push_str(&usage_html(usage_cell));
-            }
+            detail.extend(usage_cell.map(usage_html));
             let id = popups.add(&format!("{} on {}", feature.name, name(toolchain)), &detail);
             let _ = write!(
                 html,
