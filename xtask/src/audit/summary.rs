@@ -315,12 +315,10 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
                 let stable = since_of(&entry.name).is_some_and(|since| since <= release);
                 if counted && !stable && !rejected(&entry.name) {
                     holds = false;
-                    if activity.is_none() {
-                        if let Some(condition) = &entry.condition {
-                            let condition = format!("`{condition}`");
-                            if !depends.contains(&condition) {
-                                depends.push(condition);
-                            }
+                    if let (None, Some(condition)) = (activity, &entry.condition) {
+                        let condition = format!("`{condition}`");
+                        if !depends.contains(&condition) {
+                            depends.push(condition);
                         }
                     }
                 }
