@@ -126,7 +126,6 @@ fn read_attribute(
                         column: spanned.column,
                         attribute: start,
                     }),
-                    [] => {}
                     [other, ..] if wanted == "feature" => {
                         return Err(other.error("expected a feature name"))
                     }
