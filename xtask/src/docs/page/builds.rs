@@ -163,11 +163,8 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
                             Outcome::Skipped => "\u{2013}",
                         },
                     };
-                    let key = format!(
-                        "cross/{triple}/{target}/{}/{}",
-                        mode.map_or("-", Mode::word),
-                        toolchain.id
-                    );
+                    let mode_word = mode.map_or("-", Mode::word);
+                    let key = format!("cross/{triple}/{target}/{mode_word}/{}", toolchain.id);
                     squares.push_str(&outcome_square(
                         &format!("{} on {}", cell.label(), name(toolchain)),
                         &key,
@@ -218,16 +215,14 @@ pub(super) fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -
             below.push(name(toolchain));
             continue;
         }
-        let builds: Vec<_> = report
+        let builds = report
             .builds
             .iter()
-            .filter(|build| build.toolchain == index)
-            .collect();
+            .filter(|build| build.toolchain == index);
         let passed = builds
-            .iter()
-            .filter(|build| build.outcome == Outcome::Pass)
-            .count();
-        passes.push((passed, builds.len(), name(toolchain)));
+            .clone()
+            .filter(|build| build.outcome == Outcome::Pass);
+        passes.push((passed.count(), builds.count(), name(toolchain)));
     }
     let mut counts: Vec<String> = match passes.first() {
         Some(&(passed, total, _)) if passes.iter().all(|&(p, t, _)| (p, t) == (passed, total)) => {
@@ -284,25 +279,17 @@ pub(super) fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -
                     let Some(build) = build else {
                         continue;
                     };
-                    let letter = &kind.word()[..1];
-                    let key = format!(
-                        "build/{target}/{}/{}/{}",
-                        kind.word(),
-                        mode.word(),
-                        toolchain.id
-                    );
+                    let (kind_word, mode_word) = (kind.word(), mode.word());
+                    let label =
+                        format!("{kind_word} {target} ({mode_word}) on {}", name(toolchain));
+                    let key = format!("build/{target}/{kind_word}/{mode_word}/{}", toolchain.id);
                     let tests = build.tests.map(|(passed, failed, ignored)| {
                         format!("{passed} passed, {failed} failed, {ignored} ignored")
                     });
                     squares.push_str(&outcome_square(
-                        &format!(
-                            "{} {target} ({}) on {}",
-                            kind.word(),
-                            mode.word(),
-                            name(toolchain)
-                        ),
+                        &label,
                         &key,
-                        letter,
+                        &kind_word[..1],
                         build.outcome,
                         build.expected,
                         &[build.first_error.as_deref(), tests.as_deref()],
