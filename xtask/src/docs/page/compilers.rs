@@ -33,17 +33,14 @@ pub(super) fn compilers_table(
     for &index in found.iter().chain(missing) {
         let toolchain = &report.toolchains[index];
         let found = !matches!(toolchain.verdict, ToolchainVerdict::Missing(_));
-        let version = match (&toolchain.release_text, &toolchain.channel) {
-            (Some(release), channel) if found => {
+        let version = match &toolchain.release_text {
+            Some(release) if found => {
                 let mut text = format!("rustc {release}");
                 if let Some(date) = &toolchain.commit_date {
                     let _ = write!(text, " ({date})");
                 }
-                if let Some(channel) = channel {
-                    let _ = write!(text, ", {channel}");
-                }
-                if let Some(host) = &toolchain.host {
-                    let _ = write!(text, ", {host}");
+                for part in [&toolchain.channel, &toolchain.host].into_iter().flatten() {
+                    let _ = write!(text, ", {part}");
                 }
                 text
             }
