@@ -294,32 +294,27 @@ impl AuditReport {
                     .as_ref()
                     .map_or_else(|| "-".into(), |condition| code(condition.to_string())),
             ];
-            for column in &shown {
-                let cell = match &column.probed {
-                    Probed::Answered(answer) => {
-                        let status = answer
-                            .status(&self.input, &entry.name)
-                            .map_or_else(|| "-".into(), |status| status.to_string());
-                        let condition = entry.condition.as_ref();
-                        match self.decider.active_on(condition, answer.release) {
-                            Some(true) => status,
-                            Some(false)
-                                if self.decider.for_another_target(condition, answer.release) =>
-                            {
-                                format!("{status} (other target)")
-                            }
-                            Some(false) => format!("{status} (off)"),
-                            None => format!("{status} (?)"),
+            cells.extend(shown.iter().map(|column| match &column.probed {
+                Probed::Answered(answer) => {
+                    let status = answer
+                        .status(&self.input, &entry.name)
+                        .map_or_else(|| "-".into(), |status| status.to_string());
+                    let condition = entry.condition.as_ref();
+                    match self.decider.active_on(condition, answer.release) {
+                        Some(true) => status,
+                        Some(false)
+                            if self.decider.for_another_target(condition, answer.release) =>
+                        {
+                            format!("{status} (other target)")
                         }
+                        Some(false) => format!("{status} (off)"),
+                        None => format!("{status} (?)"),
                     }
-                    _ => "probe failed".into(),
-                };
-                cells.push(cell);
-            }
-            table.rows.push((
-                entry.name.clone(),
-                cells.into_iter().map(|c| (c, false)).collect(),
-            ));
+                }
+                _ => "probe failed".into(),
+            }));
+            let cells = cells.into_iter().map(|cell| (cell, false));
+            table.rows.push((entry.name.clone(), cells.collect()));
         }
         table
     }
@@ -338,7 +333,7 @@ impl AuditReport {
                 self.input.entries.iter().any(|entry| {
                     entry.condition.as_ref().is_some_and(|condition| {
                         let named = |query: Query<'_>| query == Query::Name(&symbol.cfg);
-                        !summary::leaves(condition, |q| named(q).then_some(())).is_empty()
+                        !summary::leaves(condition, |query| named(query).then_some(())).is_empty()
                     })
                 })
             })
