@@ -427,7 +427,7 @@ pub fn lint(input: &Input, decider: &Decider, answers: &[Answer], minimum: Relea
         // On each compiler from the minimum on where the line is active: whether an earlier
         // line enabled the name already, and whether the compiler rejects it.
         let mut twice: Vec<(Release, usize)> = Vec::new();
-        let mut rejecting: Vec<(Release, Status)> = Vec::new();
+        let mut rejecting: Vec<String> = Vec::new();
         for (slot, answer) in from_minimum.iter().enumerate() {
             if decider.active_on(entry.condition.as_ref(), answer.release) != Some(true) {
                 continue;
@@ -439,47 +439,39 @@ pub fn lint(input: &Input, decider: &Decider, answers: &[Answer], minimum: Relea
             if let Some(status @ (Status::Unknown | Status::Removed)) =
                 answer.status(input, &entry.name)
             {
-                rejecting.push((answer.release, status));
+                rejecting.push(format!("{} on {}", status.word(), answer.release));
             }
         }
+        let finding = |reason: String| Finding {
+            entry: index,
+            reason,
+        };
         if let Some(&(_, first)) = twice.first() {
             let releases: Vec<String> = twice.iter().map(|(r, _)| r.to_string()).collect();
             let first_place = match input.entries[first].location {
                 Some((line, column)) => format!("line {line}, column {column}"),
                 None => "the list".to_string(),
             };
-            lint.errors.push(Finding {
-                entry: index,
-                reason: format!(
-                    "enabled twice (first at {first_place}): rustc rejects a feature enabled \
-                     twice (E0636, or the deny-by-default `duplicate_features` lint), a build \
-                     error on {}",
-                    releases.join(", ")
-                ),
-            });
+            lint.errors.push(finding(format!(
+                "enabled twice (first at {first_place}): rustc rejects a feature enabled twice \
+                 (E0636, or the deny-by-default `duplicate_features` lint), a build error on {}",
+                releases.join(", ")
+            )));
         }
         if let Some(since) = stable_since(input, answers, &entry.name).filter(|&s| s <= minimum) {
-            lint.removable.push(Finding {
-                entry: index,
-                reason: format!("stable since {since}, at or before {minimum}"),
-            });
+            lint.removable.push(finding(format!(
+                "stable since {since}, at or before {minimum}"
+            )));
         }
         let condition = entry.condition.as_ref();
         if let Some(condition) = condition.filter(|_| decider.is_dead_from(condition, minimum)) {
-            lint.dead.push(Finding {
-                entry: index,
-                reason: format!("`{condition}` is false on every compiler from {minimum} on"),
-            });
+            lint.dead.push(finding(format!(
+                "`{condition}` is false on every compiler from {minimum} on"
+            )));
         }
         if !rejecting.is_empty() {
-            let words: Vec<String> = rejecting
-                .iter()
-                .map(|(release, status)| format!("{} on {release}", status.word()))
-                .collect();
-            lint.errors.push(Finding {
-                entry: index,
-                reason: format!("{}: a build error there", words.join(", ")),
-            });
+            let reason = format!("{}: a build error there", rejecting.join(", "));
+            lint.errors.push(finding(reason));
         }
     }
     lint
