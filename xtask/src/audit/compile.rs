@@ -303,20 +303,16 @@ impl AuditReport {
         names
             .iter()
             .map(|name| {
-                match activity(name) {
-                    Some(true) => {}
-                    Some(false) => return UsageCell::NotEnabled,
-                    None => {
-                        return UsageCell::NotRun(
-                            "its line's condition is undecided, so it is left out".into(),
-                        )
+                let undecided = "its line's condition is undecided, so it is left out";
+                match (activity(name), answer.status(&self.input, name)) {
+                    (Some(false), _) => return UsageCell::NotEnabled,
+                    (None, _) => return UsageCell::NotRun(undecided.into()),
+                    (_, Some(Status::Stable(since))) => {
+                        return UsageCell::Stable(since.to_string())
                     }
-                }
-                match answer.status(&self.input, name) {
-                    Some(Status::Stable(since)) => return UsageCell::Stable(since.to_string()),
-                    Some(Status::Gated) => {}
-                    Some(other) => return UsageCell::NotGated(other.word().into()),
-                    None => return UsageCell::NotGated("unanswered".into()),
+                    (_, Some(Status::Gated)) => {}
+                    (_, Some(other)) => return UsageCell::NotGated(other.word().into()),
+                    (_, None) => return UsageCell::NotGated("unanswered".into()),
                 }
                 match compile_without(compile, rustc, &allowed, name, scratch, timeout) {
                     Err(error) => UsageCell::Failed(format!("{error:#}"), Vec::new()),
