@@ -80,9 +80,6 @@ fn place_text(place: &UsedPlace) -> anyhow::Result<String> {
 
 /// The contents of the [`USAGE_PLACES`] region for `report`: per feature, the toolchains that
 /// said the same thing, with the places linked to their lines.
-///
-/// Fails, before anything is written, for a report in which no toolchain ran, and for text with
-/// a control character in it.
 pub fn usage_region(report: &UsageReport) -> anyhow::Result<String> {
     let mut ran: Vec<usize> = (0..report.toolchains.len())
         .filter(|&index| report.ran(index))
