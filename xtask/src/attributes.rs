@@ -161,7 +161,6 @@ fn read_attribute(
     }
 }
 
-/// An identifier without its `r#`, if it is a raw one.
 fn unraw(name: &str) -> &str {
     name.strip_prefix("r#").unwrap_or(name)
 }
