@@ -117,7 +117,6 @@ pub(super) fn shim_sources(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Whether `line` defines an item or macro called `name`.
 fn defines(line: &str, name: &str) -> bool {
     item_header(line).is_some_and(|(keyword, rest)| keyword != "impl" && identifier(rest) == name)
 }
