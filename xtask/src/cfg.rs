@@ -401,12 +401,10 @@ impl<'a> Lexer<'a> {
             }
         };
         if self.depth == MAX_NESTING {
-            return Err(SyntaxError::at(
-                start,
-                format!(
+            let message = format!(
                 "brackets nested more than {MAX_NESTING} deep, which this reader does not follow"
-            ),
-            ));
+            );
+            return Err(SyntaxError::at(start, message));
         }
         self.bump();
         self.depth += 1;
