@@ -41,15 +41,11 @@ pub(super) fn kept_region(page_path: &Path) -> anyhow::Result<String> {
 /// for the rest, and as plain text for a file outside the repository.
 fn link(at: &SourcePoint) -> anyhow::Result<String> {
     refuse_control_characters(&at.file, "the file")?;
-    let inside = !at.file.starts_with('/')
-        && !at
-            .file
-            .split('/')
-            .any(|part| part == ".." || part.is_empty())
-        && at
-            .file
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c));
+    let file = &at.file;
+    // A leading `/` makes an empty first part.
+    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-".contains(c);
+    let inside =
+        !file.split('/').any(|part| part == ".." || part.is_empty()) && file.chars().all(safe);
     if !inside {
         if let Some(library) = at.library_path() {
             return Ok(format!(
