@@ -132,13 +132,10 @@ impl Decider {
     }
 
     /// A `cfg_attr` branch that no compiler from `from` on can take (undecided leaves keep it
-    /// alive).
+    /// alive; no condition is active everywhere).
     pub fn is_dead_from(&self, condition: Option<&Predicate>, from: Release) -> bool {
-        condition.is_some()
-            && self
-                .releases_from(from)
-                .into_iter()
-                .all(|release| self.active_on(condition, release) == Some(false))
+        let dead = |release| self.active_on(condition, release) == Some(false);
+        self.releases_from(from).into_iter().all(dead)
     }
 
     /// Whether a name enabled on several lines is active: if any line is; undecided if none
