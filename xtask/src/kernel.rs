@@ -347,12 +347,8 @@ fn run(
                     timeout,
                     progress: &say,
                 };
-                say("make rustavailable");
                 let pair_started = Instant::now();
-                let built = match build::rust_available(&pair) {
-                    Err(refused) => *refused,
-                    Ok(accepted) => build::build(&pair, accepted),
-                };
+                let built = build::build(&pair);
                 say(&format!(
                     "{} in {:.0} s: {}",
                     built.real.word(),

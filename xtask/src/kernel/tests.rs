@@ -481,10 +481,7 @@ fn play_times(mode: &str, timeout: u64, times: usize) -> (Built, bool, bool) {
     };
     let mut built = None;
     for _ in 0..times {
-        built = Some(match build::rust_available(&pair) {
-            Err(refused) => *refused,
-            Ok(accepted) => build::build(&pair, accepted),
-        });
+        built = Some(build::build(&pair));
         // Every later build starts strictly after the objects of this one.
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
