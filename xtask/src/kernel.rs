@@ -40,7 +40,6 @@ use xshell::Shell;
 const MAKE_TIMEOUT: Duration = Duration::from_secs(1800);
 
 impl flags::Kernel {
-    /// Runs `cargo xtask kernel`.
     pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
         let timeout = crate::driver::timeout(self.timeout, MAKE_TIMEOUT)?;
@@ -132,7 +131,6 @@ struct Found {
 }
 
 impl Found {
-    /// This compiler's cell of `tree`.
     fn cell(
         &self,
         tree: &str,

@@ -9,15 +9,12 @@ use crate::kernel_tree::{Predicted, Prediction};
 /// One (tree, compiler) cell.
 #[derive(Clone, Debug)]
 pub(crate) struct Cell {
-    /// The tree's id.
     pub tree: String,
-    /// The toolchain's id.
     pub toolchain: String,
     /// The compiler's release, "1.78.0"; `None` when it was not found.
     pub rustc: Option<String>,
     /// The prediction, or why there is none.
     pub prediction: Result<Prediction, String>,
-    /// The real build.
     pub built: Built,
     /// Whether the real result came from the cache.
     pub cached: bool,
@@ -26,15 +23,10 @@ pub(crate) struct Cell {
 impl Cell {
     /// Whether the prediction and the real result disagree: a finding.
     pub(crate) fn disagrees(&self) -> bool {
-        let Ok(prediction) = &self.prediction else {
-            return false;
-        };
-        let predicted = match prediction.predicted {
-            Predicted::Pass => Real::Pass,
-            Predicted::Fail => Real::Fail,
-            Predicted::Refused => Real::Refused,
-        };
-        self.built.real != Real::NotRun && self.built.real != predicted
+        // The prediction's three words are three of the real result's.
+        self.prediction.as_ref().is_ok_and(|prediction| {
+            self.built.real != Real::NotRun && self.built.real.word() != prediction.predicted.word()
+        })
     }
 }
 
@@ -82,7 +74,6 @@ impl Report {
         self.cells.iter().filter(|cell| cell.disagrees()).collect()
     }
 
-    /// The JSON form.
     pub(crate) fn to_json(&self) -> KernelJson {
         let cells = self.cells.iter().map(|cell| {
             let prediction = cell.prediction.as_ref();
@@ -191,7 +182,6 @@ impl Report {
             .collect()
     }
 
-    /// The human form.
     pub(crate) fn human(&self) -> String {
         let mut text = String::new();
         for line in self.tree_lines() {
@@ -289,7 +279,6 @@ impl Report {
             .count()
     }
 
-    /// The Markdown form.
     pub(crate) fn markdown(&self) -> String {
         let escape = |text: &str| crate::output::markdown_cell(&text.replace('\n', " "));
         let mut text = String::from("## Kernel trees\n\n");

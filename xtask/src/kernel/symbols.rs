@@ -120,41 +120,36 @@ pub(crate) fn objects_of(tree: &Path, symbol: &str) -> Vec<String> {
         }
         let dir = makefile.parent().unwrap_or(tree);
         let relative = dir.strip_prefix(tree).unwrap_or(dir);
+        let rust_object = |name: &&str| {
+            (name.strip_suffix(".o")).is_some_and(|stem| dir.join(format!("{stem}.rs")).is_file())
+        };
+        let object = |name: &str| relative.join(name).display().to_string();
         for line in text.lines().filter(|line| line.contains(&needle)) {
-            let Some((_, names)) = line.split_once("+=").or_else(|| line.split_once(":=")) else {
+            let Some((_, names)) = assigned(line) else {
                 continue;
             };
             for name in names.split_whitespace() {
                 let Some(stem) = name.strip_suffix(".o") else {
                     continue;
                 };
-                if dir.join(format!("{stem}.rs")).is_file() {
-                    objects.push(relative.join(name).display().to_string());
+                if rust_object(&name) {
+                    objects.push(object(name));
                     continue;
                 }
                 let composite = [format!("{stem}-y"), format!("{stem}-objs")];
-                for member_line in text.lines() {
-                    let Some((left, right)) = member_line
-                        .split_once("+=")
-                        .or_else(|| member_line.split_once(":="))
-                    else {
-                        continue;
-                    };
-                    if !composite.iter().any(|key| left.trim() == key) {
-                        continue;
-                    }
-                    for member in right.split_whitespace() {
-                        if let Some(member_stem) = member.strip_suffix(".o") {
-                            if dir.join(format!("{member_stem}.rs")).is_file() {
-                                objects.push(relative.join(member).display().to_string());
-                            }
-                        }
-                    }
-                }
+                let members = (text.lines().filter_map(assigned))
+                    .filter(|(left, _)| composite.iter().any(|key| left.trim() == key))
+                    .flat_map(|(_, right)| right.split_whitespace());
+                objects.extend(members.filter(rust_object).map(object));
             }
         }
     }
     objects.sort();
     objects.dedup();
     objects
+}
+
+/// The right side of a `+=` or `:=` line, with its left.
+fn assigned(line: &str) -> Option<(&str, &str)> {
+    line.split_once("+=").or_else(|| line.split_once(":="))
 }

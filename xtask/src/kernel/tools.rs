@@ -39,9 +39,7 @@ pub(crate) const SIZE_T_IS_USIZE_REMOVED: crate::catalog::Release =
 /// LLVM (clang, lld, libclang) the build runs with it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Bindgen {
-    /// Its version.
     pub version: &'static str,
-    /// The crate that installs it.
     pub krate: &'static str,
     /// The LLVM's major version: Kbuild gets `LLVM=-N`, bindgen `/usr/lib/llvm-N/lib`'s libclang.
     pub llvm: &'static str,
@@ -58,14 +56,13 @@ pub(crate) fn system_packages(llvm: &str) -> String {
 /// The build tools, found.
 #[derive(Clone, Debug)]
 pub(crate) struct Tools {
-    /// bindgen's command line.
     pub bindgen: PathBuf,
     /// The directory holding `libclang.so` for bindgen.
     pub libclang: PathBuf,
     /// Kbuild's `LLVM=`: `-19` runs `clang-19`, `ld.lld-19`...
     pub llvm_suffix: String,
-    /// What they are, exactly (clang's, lld's and bindgen's first line of
-    /// `--version`, and the libclang bindgen loads), for cache keys and the report.
+    /// What they are, exactly (clang's, lld's and bindgen's first line of `--version`, and the
+    /// libclang bindgen loads), for cache keys and the report.
     pub identity: String,
 }
 
@@ -147,21 +144,19 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> anyhow::Result<T
 fn version_of(program: &Path, env: Vec<(String, String)>) -> anyhow::Result<String> {
     let invocation = Invocation::new(program, vec!["--version".into()]).with_env(env);
     let timeout = Duration::from_secs(60);
-    match process::run(&invocation, timeout) {
-        Ok(output) if output.success() => {
-            let mut lines = output.stdout.lines().map(str::trim);
-            Ok(lines
-                .find(|line| !line.is_empty())
-                .unwrap_or_default()
-                .into())
-        }
-        Ok(output) => Err(anyhow!(
-            "`{} --version` failed: {}",
-            program.display(),
-            output.describe_ending(timeout)
-        )),
-        Err(error) => Err(anyhow!(process::describe_spawn_error(program, &error))),
-    }
+    let output = process::run(&invocation, timeout)
+        .map_err(|error| anyhow!(process::describe_spawn_error(program, &error)))?;
+    ensure!(
+        output.success(),
+        "`{} --version` failed: {}",
+        program.display(),
+        output.describe_ending(timeout)
+    );
+    let mut lines = output.stdout.lines().map(str::trim);
+    Ok(lines
+        .find(|line| !line.is_empty())
+        .unwrap_or_default()
+        .into())
 }
 
 /// The version of the libclang `bindgen` loads from `libclang`, asked as the kernel asks it
@@ -183,14 +178,7 @@ fn libclang_version(kernel_dir: &Path, bindgen: &Path, libclang: &Path) -> anyho
     said.lines()
         .find_map(|line| {
             let version = line.split("clang version ").nth(1)?;
-            Some(
-                version
-                    .split(" [-W")
-                    .next()
-                    .unwrap_or(version)
-                    .trim()
-                    .to_owned(),
-            )
+            Some(version.split(" [-W").next()?.trim().to_owned())
         })
         .with_context(|| {
             format!(
