@@ -48,7 +48,6 @@ const MAX_FILE: u64 = 16 << 20;
 /// A kernel tree's Rust rules.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tree {
-    /// The tree's top directory.
     pub root: PathBuf,
     /// The version as its Makefile says: `6.12.118`, `7.3.0-rc7`.
     pub version: String,
@@ -56,9 +55,9 @@ pub struct Tree {
     pub minimums: Vec<Minimum>,
     /// `rust_allowed_features` of `scripts/Makefile.build`, in its order.
     pub allowed_features: Vec<String>,
-    /// The words of `scripts/Makefile.build`'s `rust_common_cmd` (how Kbuild compiles every
-    /// crate outside `rust/`) that decide which features a crate outside `rust/` may
-    /// use (`-Zallow-features=...`, `-Zcrate-attr=...`), with the allowed list put in.
+    /// The words of `scripts/Makefile.build`'s `rust_common_cmd` that decide which features a
+    /// crate outside `rust/` may use (`-Zallow-features=...`, `-Zcrate-attr=...`), with the
+    /// allowed list put in.
     pub driver_flags: Vec<String>,
     /// The feature lints ([`makefiles::FEATURE_LINTS`]) Kbuild's flags make errors for every
     /// crate: 6.1's `-Dwarnings` makes `stable_features` one.
@@ -74,11 +73,9 @@ pub struct Tree {
 pub struct Minimum {
     /// Kbuild's `ARCH`.
     pub arch: String,
-    /// The oldest rustc the tree accepts.
     pub rustc: Release,
-    /// The oldest bindgen.
     pub bindgen: Release,
-    /// The oldest LLVM (clang, lld).
+    /// LLVM's: clang's and lld's.
     pub llvm: Release,
 }
 
@@ -99,7 +96,6 @@ pub struct CrateRoot {
     pub root: String,
     /// The crate's name: `kernel`, `pin_init`, `rust_minimal`.
     pub name: String,
-    /// How it is compiled.
     pub build: Build,
     /// The `--cfg`s `rust/Makefile` gives it (`NAME-cfgs`), each with the release from which it
     /// is given (`$(if $(call rustc-min-version,N),...)`), or `None` when always.
@@ -186,8 +182,7 @@ pub fn read(root: &Path) -> anyhow::Result<Tree> {
         }
     }
     let denied_lints = makefiles::denied_feature_lints(&text, &warn, werror);
-    let kconfig_path = root.join("init/Kconfig");
-    let kconfig = read_kconfig(&read_text(&kconfig_path)?, "init/Kconfig");
+    let kconfig = read_kconfig(&read_text(&root.join("init/Kconfig"))?, "init/Kconfig");
     let minimums = ARCHES
         .iter()
         .map(|&(arch, srcarch)| minimum(root, arch, srcarch))

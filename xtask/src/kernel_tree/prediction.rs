@@ -29,7 +29,7 @@ pub enum Predicted {
 }
 
 impl Predicted {
-    /// The report's word: `pass`, `fail`, `refused`.
+    /// The report's word.
     pub fn word(self) -> &'static str {
         match self {
             Predicted::Pass => "pass",
@@ -53,7 +53,6 @@ pub struct Prediction {
 /// What one crate root's probe said.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CratePrediction {
-    /// The root's path in the tree.
     pub root: String,
     /// The features it enables for this compiler (conditions decided), in its order.
     pub features: Vec<String>,
@@ -133,7 +132,6 @@ pub(super) fn enabled_features(
     (enabled, undecided)
 }
 
-/// One probe compile's outcome.
 #[derive(Clone, Debug)]
 struct Outcome {
     success: bool,
@@ -225,7 +223,6 @@ struct Probe {
     bootstrap: bool,
 }
 
-/// Compiles one probe.
 fn compile(
     rustc: &Rustc,
     probe: &Probe,
