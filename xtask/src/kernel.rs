@@ -165,8 +165,8 @@ fn run(
     let mut lock: Option<RunLock> = None;
     let results_dir = dir.join("results");
 
-    let compilers: Vec<Found> = discover(sh, pins_path, specs)?
-        .into_iter()
+    let found = discovery::discover(sh, Some(pins_path), specs, discovery::VERSION_TIMEOUT)?;
+    let compilers: Vec<Found> = (found.into_iter())
         .map(|availability| Found {
             id: availability.id().to_owned(),
             compiler: match availability {
@@ -188,12 +188,12 @@ fn run(
         TreeSource::Debian(source) => Some(source.suites()),
         TreeSource::Path(_) => None,
     });
-    let compiler_suites = compilers.iter().filter_map(|found| match &found.compiler {
-        Ok((toolchain, _)) => match &toolchain.source {
+    let compiler_suites = compilers.iter().filter_map(|found| {
+        let (toolchain, _) = found.compiler.as_ref().ok()?;
+        match &toolchain.source {
             Source::Debian { package } => Some(package.suites()),
             _ => None,
-        },
-        Err(_) => None,
+        }
     });
     let suites: Vec<String> = tree_suites.chain(compiler_suites).flatten().collect();
     let mut log = |line: &str| eprintln!("kernel: {line}");
@@ -391,35 +391,6 @@ fn take_lock(lock: &mut Option<RunLock>, dir: &Path) -> anyhow::Result<()> {
         crate::cache::remove_stale_temporaries(&dir.join("results"));
     }
     Ok(())
-}
-
-/// The compilers: every pin without specs; with them, each spec in order, where a spec that is a
-/// pin's id takes that pin's compiler and any other is resolved as the matrix resolves it.
-fn discover(sh: &Shell, pins_path: &Path, specs: &[String]) -> anyhow::Result<Vec<Availability>> {
-    let timeout = discovery::VERSION_TIMEOUT;
-    let pinned = Pins::load(pins_path)?;
-    let is_pin = |spec: &String| pinned.pins.iter().any(|pin| &pin.id == spec);
-    if specs.is_empty() || !specs.iter().any(is_pin) {
-        return discovery::discover(sh, Some(pins_path), specs, timeout);
-    }
-    let every_pin = discovery::discover(sh, Some(pins_path), &[], timeout)?;
-    let others: Vec<String> = specs.iter().filter(|spec| !is_pin(spec)).cloned().collect();
-    let mut resolved = if others.is_empty() {
-        Vec::new()
-    } else {
-        discovery::discover(sh, Some(pins_path), &others, timeout)?
-    }
-    .into_iter();
-    Ok(specs
-        .iter()
-        .filter_map(|spec| {
-            if is_pin(spec) {
-                every_pin.iter().find(|found| found.id() == spec).cloned()
-            } else {
-                resolved.next()
-            }
-        })
-        .collect())
 }
 
 /// The whole `library/` of a compiler's own sources, for `RUST_LIB_SRC` (the kernel builds
