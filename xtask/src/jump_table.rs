@@ -80,16 +80,13 @@ fn classify(target: &KernelTarget, kind: u32) -> Option<(Role, u64)> {
     })
 }
 
-/// One relocation of a `__jump_table` section.
+/// One relocation of a `__jump_table` section: `r_offset`, `r_type` (whose meaning depends on
+/// the machine), `r_sym` (checked to index the symbol table) and `r_addend`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Relocation {
-    /// `r_offset`: where in the section it applies.
     offset: u64,
-    /// `r_type`, whose meaning depends on the machine.
     kind: u32,
-    /// `r_sym`, checked to be an index into the symbol table.
     symbol: usize,
-    /// `r_addend`.
     addend: i64,
 }
 
@@ -158,12 +155,10 @@ impl<'a> Object<'a> {
     }
 
     fn section_name(&self, index: usize) -> String {
-        self.section(index)
-            .and_then(|section| {
-                let name = self.sections.section_name(self.endian, section);
-                name.map_err(read_error("a section name"))
-            })
-            .map_or_else(|_| "?".into(), |name| String::from_utf8_lossy(name).into())
+        let section = self.section(index).ok();
+        let name =
+            section.and_then(|section| self.sections.section_name(self.endian, section).ok());
+        name.map_or_else(|| "?".into(), |name| String::from_utf8_lossy(name).into())
     }
 
     fn flags(&self, index: usize) -> anyhow::Result<u64> {
@@ -176,7 +171,6 @@ impl<'a> Object<'a> {
             .map_err(read_error(&format!("section {index}")))
     }
 
-    /// The indices of the sections called `name`, in order.
     fn sections_named(&self, name: &str) -> Vec<usize> {
         (1..self.sections.len())
             .filter(|&index| self.section_name(index) == name)
@@ -431,13 +425,10 @@ fn hex(bytes: &[u8]) -> String {
     words.join(" ")
 }
 
-/// Reads the object's `__jump_table` and checks every entry: its site is the NOP of the
-/// object's architecture (which must be `target_arch` of a kernel target, as Rust names it),
-/// its label lies in the same section, and its key is a data symbol
-/// (the offset/branch addend resolving inside it; bit 0 = branch). Then checks that the sites
-/// per key symbol are exactly `expected` (key symbol name -> count; an empty `expected` means
-/// the object must have no `__jump_table` entries at all, as in stable mode before asm goto).
-/// Returns the sites, or a one-line error naming the first problem.
+/// Checks every `__jump_table` entry of the object, whose architecture must be `target_arch` of
+/// a kernel target (as Rust names it), then that the sites per key symbol are exactly
+/// `expected` (empty: no entries at all, as in stable mode before asm goto). Returns the sites,
+/// or a one-line error naming the first problem.
 pub fn check_object(
     bytes: &[u8],
     target_arch: &str,
@@ -487,8 +478,7 @@ pub fn check_object(
             used: 0,
         };
         for relocation in &relocations {
-            let here = table.by_offset.entry(relocation.offset).or_default();
-            here.push(*relocation);
+            (table.by_offset.entry(relocation.offset).or_default()).push(*relocation);
         }
         for at in (0..size).step_by(ENTRY_SIZE as usize) {
             let site = checker

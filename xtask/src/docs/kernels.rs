@@ -23,6 +23,7 @@ const HEADLINE: (&str, &str) = ("6.12", "7.3");
 const KERNEL_CRATE: &str = "rust/kernel/lib.rs";
 
 /// One tree as the pages need it.
+#[derive(Default)]
 pub struct TreeData {
     pub id: String,
     pub version: String,
@@ -52,12 +53,8 @@ pub(crate) fn read_trees(report: &KernelJson) -> Vec<TreeData> {
             package: tree.package.clone(),
             minimum_rustc: tree.minimum_rustc.clone(),
             allowed: tree.allowed_features.clone(),
-            features: Vec::new(),
-            probed: Vec::new(),
-            others: Vec::new(),
-            findings: Vec::new(),
-            real: Vec::new(),
             error: tree.error.clone(),
+            ..TreeData::default()
         };
         for cell in report.cells.iter().filter(|cell| cell.tree == data.id) {
             let release = cell.rustc.clone().unwrap_or_else(|| cell.toolchain.clone());

@@ -30,7 +30,6 @@ impl Cell {
     }
 }
 
-/// The whole report.
 #[derive(Clone, Debug)]
 pub(crate) struct Report {
     /// The trees, in pin order.
@@ -47,7 +46,7 @@ impl Report {
     /// The tools the cells' builds really ran with, each once, with the trees that used them
     /// ("...; bindgen 0.56.0 ... (6.1) | ...; bindgen 0.71.1 ... (6.12, 7.3)"); when no build
     /// ran, the tools found, or why they are missing.
-    pub(crate) fn tools_used(&self) -> anyhow::Result<String> {
+    pub(crate) fn tools_used(&self) -> Result<String, String> {
         let mut used: Vec<(&str, Vec<&str>)> = Vec::new();
         for cell in &self.cells {
             let Some(tools) = cell.built.tools.as_deref() else {
@@ -60,7 +59,7 @@ impl Report {
             }
         }
         if used.is_empty() {
-            return self.tools.clone().map_err(anyhow::Error::msg);
+            return self.tools.clone();
         }
         Ok(used
             .iter()
@@ -187,7 +186,7 @@ impl Report {
         for line in self.tree_lines() {
             text.push_str(&format!("{line}\n"));
         }
-        let tools = self.tools_used().unwrap_or_else(|error| error.to_string());
+        let tools = self.tools_used().unwrap_or_else(|error| error);
         text.push_str(&format!("tools: {tools}\n"));
         text.push('\n');
         let header = [

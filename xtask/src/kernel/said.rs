@@ -40,7 +40,7 @@ pub(crate) fn machine_failure(output: &ProcessOutput, timeout: Duration) -> Opti
             ));
         }
     }
-    if output.status.is_none() || output.status.is_some_and(|status| status.code().is_none()) {
+    if output.status.is_none_or(|status| status.code().is_none()) {
         return Some(output.describe_ending(timeout));
     }
     None

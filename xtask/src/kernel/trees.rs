@@ -14,14 +14,12 @@ use xshell::{cmd, Shell};
 /// A kernel tree ready to be read and built.
 #[derive(Clone, Debug)]
 pub(crate) struct Tree {
-    /// The top of the tree (its `Makefile`, `scripts/`).
     pub root: PathBuf,
     /// Where it comes from, exactly: `linux-source-6.12=6.12.118-1 (trixie-security)`, or the
     /// path of a local tree.
     pub identity: String,
     /// The Debian package, with its version, when it is one.
     pub package: Option<String>,
-    /// The `.deb`'s SHA-256, when it is one.
     pub sha256: Option<String>,
     /// What providing it cost: (fetch seconds, unpack seconds, bytes fetched); zero when it was
     /// there already.
