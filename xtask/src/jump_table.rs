@@ -19,16 +19,13 @@ use object::read::elf::{FileHeader, Rela, SectionHeader, SectionTable, Sym, Symb
 use object::{Endianness, SectionIndex, SymbolIndex};
 use std::collections::BTreeMap;
 
-/// One static-branch site as the object records it.
+/// One static-branch site as the object records it: the NOP at `offset` in `section`, the
+/// `label` (in the same section) where the patched jump goes, the data symbol the key lies in.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Site {
-    /// The name of the section of the NOP (and of the label).
     pub section: String,
-    /// The NOP's offset in that section.
     pub offset: u64,
-    /// The label's offset in that section, where the patched jump goes.
     pub label: u64,
-    /// The name of the data symbol the key lies in.
     pub key: String,
     /// Bit 0 of the key field: whether the site jumps while the key is disabled.
     pub branch: bool,
