@@ -259,6 +259,22 @@ fn minimum(root: &Path, arch: &str, srcarch: &str) -> anyhow::Result<Minimum> {
     })
 }
 
+/// Every file or link under `dir` whose name `wanted` takes, in no particular order; what
+/// cannot be listed is skipped.
+pub(crate) fn files_under(dir: &Path, wanted: &dyn Fn(&str) -> bool, into: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => files_under(&path, wanted, into),
+            Ok(_) if wanted(&entry.file_name().to_string_lossy()) => into.push(path),
+            _ => {}
+        }
+    }
+}
+
 fn read_text(path: &Path) -> anyhow::Result<String> {
     crate::files::read_text(path, MAX_FILE)
 }

@@ -2,7 +2,7 @@
 //! Which Rust Kconfig symbols a tree has (its samples and drivers) and which objects each builds,
 //! read from the tree's own `Kconfig` and `Makefile` files.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The Rust Kconfig symbols to turn on: every `SAMPLE_RUST_*` of `samples/rust/Kconfig`, and
 /// every symbol under `drivers/` whose `depends on` names `RUST` or, in turn, such a symbol (the
@@ -11,7 +11,7 @@ pub(crate) fn rust_symbols(tree: &Path) -> Vec<(String, bool)> {
     // (name, tristate, the words of its `depends on` lines, whether it is a Rust sample)
     let mut entries: Vec<(String, bool, Vec<String>, bool)> = Vec::new();
     let mut kconfigs = vec![tree.join("samples/rust/Kconfig")];
-    collect_files(
+    crate::kernel_tree::files_under(
         &tree.join("drivers"),
         &|name| name.starts_with("Kconfig"),
         &mut kconfigs,
@@ -68,23 +68,6 @@ pub(crate) fn rust_symbols(tree: &Path) -> Vec<(String, bool)> {
     found
 }
 
-/// Every file under `dir` whose name is `wanted`, in no particular order.
-fn collect_files(dir: &Path, wanted: &dyn Fn(&str) -> bool, into: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.filter_map(Result::ok) {
-        let path = entry.path();
-        match entry.file_type() {
-            Ok(kind) if kind.is_dir() => collect_files(&path, wanted, into),
-            Ok(kind) if kind.is_file() && wanted(&entry.file_name().to_string_lossy()) => {
-                into.push(path)
-            }
-            _ => {}
-        }
-    }
-}
-
 /// The symbols of `.config` that are `y` or `m`.
 pub(crate) fn enabled_in(config: &str) -> Vec<String> {
     config
@@ -102,7 +85,7 @@ pub(crate) fn enabled_in(config: &str) -> Vec<String> {
 pub(crate) fn objects_of(tree: &Path, symbol: &str) -> Vec<String> {
     let mut objects = Vec::new();
     let mut makefiles = Vec::new();
-    collect_files(
+    crate::kernel_tree::files_under(
         &tree.join("drivers"),
         &|name| name == "Makefile",
         &mut makefiles,
