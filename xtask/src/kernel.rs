@@ -93,19 +93,11 @@ fn select_trees(pins: &Pins, wanted: &[String]) -> anyhow::Result<Vec<TreePin>> 
         if let Some(pin) = pins.trees.iter().find(|pin| &pin.id == name) {
             chosen.push(pin.clone());
         } else if name.contains('/') || Path::new(name).is_dir() {
-            let id: String = Path::new(name)
+            let file_name = Path::new(name)
                 .file_name()
-                .map(|name| name.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "local".into())
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || ".-_".contains(c) {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
+                .map(|name| name.to_string_lossy());
+            let other = |c: char| !c.is_ascii_alphanumeric() && !".-_".contains(c);
+            let id = file_name.unwrap_or("local".into()).replace(other, "_");
             chosen.push(TreePin {
                 id: format!("path-{id}"),
                 source: TreeSource::Path(PathBuf::from(name)),
@@ -216,16 +208,15 @@ fn run(
             .and_then(|tree| {
                 crate::kernel_tree::read(&tree.root).map_err(|error| format!("{error:#}"))
             });
-        let tree = provided.as_ref().ok();
+        let (tree, rules) = (provided.as_ref().ok(), read.as_ref().ok());
         tree_entries.push(TreeJson {
             id: pin.id.clone(),
-            version: read.as_ref().ok().map(|rules| rules.version.clone()),
+            version: rules.map(|rules| rules.version.clone()),
             package: tree.and_then(|tree| tree.package.clone()),
             source: tree.map(|tree| tree.identity.clone()),
             sha256: tree.and_then(|tree| tree.sha256.clone()),
-            minimum_rustc: (read.as_ref().ok()).map(|rules| rules.minimum_rustc().to_string()),
-            allowed_features: (read.as_ref())
-                .map(|rules| rules.allowed_features.clone())
+            minimum_rustc: rules.map(|rules| rules.minimum_rustc().to_string()),
+            allowed_features: (rules.map(|rules| rules.allowed_features.clone()))
                 .unwrap_or_default(),
             error: read.as_ref().err().cloned(),
         });

@@ -2,12 +2,10 @@
 //! A real kernel tree's Rust rules, read from its own files, and what a compiler's probes of
 //! them predict: the layer below `cargo xtask kernel`.
 //!
-//! [`read`] takes the version from the top `Makefile`, the minimum tool versions by running the
-//! tree's own `scripts/min-tool-version.sh`, `rust_allowed_features` and the driver-facing
-//! flags of `rust_common_cmd` from `scripts/Makefile.build`, the feature lints' levels from the
-//! top `Makefile` (with `CONFIG_WERROR` as the x86_64 defconfig sets it), each `RUSTC_HAS_*` threshold from
-//! `init/Kconfig`, and the feature attributes of every crate root ([`makefiles`] finds them).
-//! [`predict`] compiles one probe per crate root with a given compiler ([`prediction`]).
+//! [`read`] reads the rules ([`Tree`]) from the top `Makefile`, the tree's own
+//! `scripts/min-tool-version.sh` (run), `scripts/Makefile.build`, the x86_64 defconfig,
+//! `init/Kconfig` and every crate root ([`makefiles`]); [`predict`] compiles one probe per crate
+//! root with a given compiler ([`prediction`]).
 
 mod makefiles;
 mod prediction;

@@ -227,7 +227,6 @@ pub(crate) fn build(pair: &Pair<'_>) -> Built {
 fn build_in(pair: &Pair<'_>, mut steps: Vec<(String, f64)>) -> Built {
     let started = SystemTime::now();
     let config_path = pair.out.out.join(".config");
-    // Not built, for a reason `output` tells.
     let fail = |reason: String, output: &ProcessOutput, steps: Vec<(String, f64)>| Built {
         first_error: Some(first_error_of(output)),
         ..Built::not_run(reason, steps)
