@@ -57,24 +57,19 @@ enum Role {
 /// `target`, as its row in [`KERNEL_TARGETS`](crate::targets::KERNEL_TARGETS) says.
 fn classify(target: &KernelTarget, kind: u32) -> Option<(Role, u64)> {
     let types = &target.jump_table;
-    let is = |known: Option<RelocationType>| known.is_some_and(|known| known.0 == kind);
-    let pairs = types.pairs.map(|pair| pair.map(Some));
-    let pair = |at: usize| pairs.is_some_and(|pair| is(pair[at]));
-    Some(if is(types.pc32) {
-        (Role::PcRelative, 4)
-    } else if is(types.pc64) {
-        (Role::PcRelative, 8)
-    } else if pair(0) {
-        (Role::Add, 4)
-    } else if pair(1) {
-        (Role::Add, 8)
-    } else if pair(2) {
-        (Role::Sub, 4)
-    } else if pair(3) {
-        (Role::Sub, 8)
-    } else {
-        return None;
-    })
+    let [add32, add64, sub32, sub64] = types.pairs.map_or([None; 4], |pair| pair.map(Some));
+    let known = [
+        (types.pc32, Role::PcRelative, 4),
+        (types.pc64, Role::PcRelative, 8),
+        (add32, Role::Add, 4),
+        (add64, Role::Add, 8),
+        (sub32, Role::Sub, 4),
+        (sub64, Role::Sub, 8),
+    ];
+    let (_, role, width) = known
+        .into_iter()
+        .find(|(known, ..)| *known == Some(RelocationType(kind)))?;
+    Some((role, width))
 }
 
 /// One relocation of a `__jump_table` section: `r_offset`, `r_type` (whose meaning depends on

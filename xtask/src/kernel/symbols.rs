@@ -45,8 +45,7 @@ pub(crate) fn rust_symbols(tree: &Path) -> Vec<(String, bool)> {
             }
         }
     }
-    let mut rust: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
-    rust.insert("RUST".to_owned());
+    let mut rust = std::collections::BTreeSet::from(["RUST".to_owned()]);
     loop {
         let before = rust.len();
         for (name, _, depends, sample) in &entries {
