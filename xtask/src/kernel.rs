@@ -22,7 +22,7 @@ use crate::discovery::{self, Availability, Source, Toolchain};
 use crate::extracted::{self, Wanted};
 use crate::flags;
 use crate::json;
-use crate::kernel_report::TreeJson;
+use crate::kernel_report::{CellJson, TreeJson};
 use crate::output::Format;
 use crate::pins::{Pins, TreePin, TreeSource};
 use crate::plan::Rustc;
@@ -31,7 +31,7 @@ use crate::version::RustcVersion;
 use crate::Verdict;
 use anyhow::{anyhow, bail, Context};
 use build::{Built, Real};
-use report::{Cell, Report};
+use report::Report;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use xshell::Shell;
@@ -66,7 +66,7 @@ impl flags::Kernel {
         let not_run = report
             .cells
             .iter()
-            .any(|cell| cell.built.real == Real::NotRun);
+            .any(|cell| cell.real == Real::NotRun.word());
         Ok(
             if !report.findings().is_empty() || (self.strict && not_run) {
                 Verdict::Failure
@@ -128,15 +128,9 @@ impl Found {
         tree: &str,
         prediction: Result<crate::kernel_tree::Prediction, String>,
         (built, cached): (Built, bool),
-    ) -> Cell {
-        Cell {
-            tree: tree.to_owned(),
-            toolchain: self.id.clone(),
-            rustc: (self.compiler.as_ref().ok()).map(|(_, v)| v.release_string()),
-            prediction,
-            built,
-            cached,
-        }
+    ) -> CellJson {
+        let rustc = (self.compiler.as_ref().ok()).map(|(_, version)| version.release_string());
+        report::cell((tree, &self.id), rustc, prediction, built, cached)
     }
 }
 
