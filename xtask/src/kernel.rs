@@ -307,24 +307,19 @@ fn run(
                 {
                     break 'pair not_run(format!("writing the wrapper: {error:#}"));
                 }
-                let compiler = tools::Compiler {
-                    wrapper,
-                    library: library.0,
+                let out = match opened.take().map_or_else(
+                    || build::BuildDir::open(&build_dir, &tree.identity, &tools.identity),
+                    Ok,
+                ) {
+                    Ok(out) => out,
+                    Err(error) => break 'pair not_run(format!("the build directory: {error:#}")),
                 };
-                if opened.is_none() {
-                    match build::BuildDir::open(&build_dir, &tree.identity, &tools.identity) {
-                        Ok(out) => opened = Some(out),
-                        Err(error) => {
-                            break 'pair not_run(format!("the build directory: {error:#}"))
-                        }
-                    }
-                }
-                let out = opened.as_ref().expect("opened above");
                 let say = |line: &str| eprintln!("kernel: {label}: {line}");
                 let pair = build::Pair {
                     tree: &tree.root,
-                    out,
-                    compiler: &compiler,
+                    out: &out,
+                    wrapper: &wrapper,
+                    library: &library.0,
                     tools,
                     jobs,
                     timeout,
@@ -338,8 +333,8 @@ fn run(
                     pair_started.elapsed().as_secs_f64(),
                     built.first_error.as_deref().unwrap_or(&built.reason)
                 ));
-                if out.is_spoiled() {
-                    opened = None;
+                if !out.is_spoiled() {
+                    opened = Some(out);
                 }
                 // Only a compiler's verdict, never a run cut short, is cached.
                 if built.cacheable && crate::interrupt::interrupted().is_none() {

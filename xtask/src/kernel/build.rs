@@ -8,7 +8,7 @@
 
 use super::said::{failed_targets, first_error, machine_failure, summary_of_stars};
 use super::symbols::{enabled_in, objects_of, rust_symbols};
-use super::tools::{libclang_env, Compiler, Tools};
+use super::tools::{libclang_env, Tools};
 use crate::json::{self, Deserialize, Serialize};
 use crate::process::{self, Invocation, ProcessOutput};
 use std::path::{Path, PathBuf};
@@ -149,7 +149,10 @@ impl BuildDir {
 pub(crate) struct Pair<'a> {
     pub tree: &'a Path,
     pub out: &'a BuildDir,
-    pub compiler: &'a Compiler,
+    /// The wrapper ([`super::tools::write_wrapper`]) Kbuild runs as `RUSTC` and `HOSTRUSTC`.
+    pub wrapper: &'a Path,
+    /// The `library/` directory of the compiler's own sources (`RUST_LIB_SRC`).
+    pub library: &'a Path,
     pub tools: &'a Tools,
     pub jobs: usize,
     /// Any one `make` is killed after this long.
@@ -164,10 +167,10 @@ impl Pair<'_> {
             self.tree.display().to_string(),
             format!("O={}", self.out.out.display()),
             format!("LLVM={}", self.tools.llvm_suffix),
-            format!("RUSTC={}", self.compiler.wrapper.display()),
-            format!("HOSTRUSTC={}", self.compiler.wrapper.display()),
+            format!("RUSTC={}", self.wrapper.display()),
+            format!("HOSTRUSTC={}", self.wrapper.display()),
             format!("BINDGEN={}", self.tools.bindgen.display()),
-            format!("RUST_LIB_SRC={}", self.compiler.library.display()),
+            format!("RUST_LIB_SRC={}", self.library.display()),
             format!("-j{}", self.jobs),
         ];
         args.extend(targets.iter().map(|target| (*target).to_owned()));
@@ -315,7 +318,7 @@ fn build_in(pair: &Pair<'_>, mut steps: Vec<(String, f64)>) -> Built {
     // Objects this same wrapper built before are up to date for Kbuild, which would then build
     // nothing and prove nothing: they and their command records go, so that the compiler
     // builds them again now.
-    let wrapper = pair.compiler.wrapper.display().to_string();
+    let wrapper = pair.wrapper.display().to_string();
     let by_it = |object: &String| {
         std::fs::read_to_string(pair.out.out.join(cmd_file(object)))
             .is_ok_and(|text| text.contains(&wrapper))

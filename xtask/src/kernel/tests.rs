@@ -455,10 +455,6 @@ fn play_times(mode: &str, timeout: u64, times: usize) -> (Built, bool, bool) {
     let root = playing_tree(&format!("play-{mode}"), mode);
     let out_dir = root.join("out");
     let out = build::BuildDir::open(&out_dir, "tree", "tools").unwrap();
-    let compiler = tools::Compiler {
-        wrapper: root.join("wrappers/one/rustc"),
-        library: root.join("library"),
-    };
     let tools = tools::Tools {
         bindgen: root.join("bindgen"),
         libclang: root.join("libclang"),
@@ -468,7 +464,8 @@ fn play_times(mode: &str, timeout: u64, times: usize) -> (Built, bool, bool) {
     let pair = build::Pair {
         tree: &root,
         out: &out,
-        compiler: &compiler,
+        wrapper: &root.join("wrappers/one/rustc"),
+        library: &root.join("library"),
         tools: &tools,
         jobs: 1,
         timeout: std::time::Duration::from_secs(timeout),

@@ -194,15 +194,6 @@ pub(crate) fn libclang_env(libclang: &Path) -> (String, String) {
     ("LIBCLANG_PATH".to_owned(), libclang.display().to_string())
 }
 
-/// The compiler of one pair, ready for Kbuild.
-#[derive(Clone, Debug)]
-pub(crate) struct Compiler {
-    /// The wrapper Kbuild runs as `RUSTC` and `HOSTRUSTC`.
-    pub wrapper: PathBuf,
-    /// The `library/` directory of its own sources (`RUST_LIB_SRC`).
-    pub library: PathBuf,
-}
-
 /// Writes the wrapper that starts a compiler as `program` with `leading` arguments and `env`:
 /// a POSIX shell script. A leading `--sysroot` (a compiler run through its own loader names its
 /// sysroot) is passed only when the caller gave none: Kbuild passes `--sysroot=/dev/null` itself.
