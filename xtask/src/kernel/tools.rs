@@ -45,14 +45,6 @@ pub(crate) struct Bindgen {
     pub llvm: &'static str,
 }
 
-/// The packages the kernel's build needs from the system's apt, with LLVM `llvm`.
-pub(crate) fn system_packages(llvm: &str) -> String {
-    format!(
-        "clang-{llvm} lld-{llvm} llvm-{llvm} libclang-{llvm}-dev flex bison libelf-dev libssl-dev \
-         bc cpio kmod"
-    )
-}
-
 /// The build tools, found.
 #[derive(Clone, Debug)]
 pub(crate) struct Tools {
@@ -64,23 +56,6 @@ pub(crate) struct Tools {
     /// What they are, exactly (clang's, lld's and bindgen's first line of `--version`, and the
     /// libclang bindgen loads), for cache keys and the report.
     pub identity: String,
-}
-
-/// Where `bindgen` is installed: `target/kernel/tools/bindgen-VERSION/bin/bindgen`.
-pub(crate) fn bindgen_root(kernel_dir: &Path, bindgen: Bindgen) -> PathBuf {
-    kernel_dir
-        .join("tools")
-        .join(format!("bindgen-{}", bindgen.version))
-}
-
-/// The command that installs `bindgen` where [`find_tools`] looks.
-pub(crate) fn bindgen_install_command(kernel_dir: &Path, bindgen: Bindgen) -> String {
-    format!(
-        "cargo install {} --version {} --locked --root {}",
-        bindgen.krate,
-        bindgen.version,
-        bindgen_root(kernel_dir, bindgen).display()
-    )
 }
 
 /// The tools a build needs, or what is missing and the command that installs it.
@@ -109,19 +84,24 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> anyhow::Result<T
     }
     let mut problems = Vec::new();
     if !missing.is_empty() {
+        let llvm = wanted.llvm;
         problems.push(format!(
-            "{} missing: install them with `apt-get install {}`",
-            missing.join(", "),
-            system_packages(wanted.llvm)
+            "{} missing: install them with `apt-get install clang-{llvm} lld-{llvm} llvm-{llvm} \
+             libclang-{llvm}-dev flex bison libelf-dev libssl-dev bc cpio kmod`",
+            missing.join(", ")
         ));
     }
-    let bindgen = bindgen_root(kernel_dir, wanted).join("bin/bindgen");
+    let root = kernel_dir.join(format!("tools/bindgen-{}", wanted.version));
+    let bindgen = root.join("bin/bindgen");
     if !bindgen.is_file() {
         problems.push(format!(
-            "no bindgen {} at {}: install it with `{}`",
+            "no bindgen {} at {}: install it with `cargo install {} --version {} --locked \
+             --root {}`",
             wanted.version,
             bindgen.display(),
-            bindgen_install_command(kernel_dir, wanted)
+            wanted.krate,
+            wanted.version,
+            root.display()
         ));
     }
     ensure!(problems.is_empty(), problems.join("; "));
