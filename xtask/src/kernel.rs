@@ -144,7 +144,7 @@ fn run(
     use_cache: bool,
 ) -> anyhow::Result<Report> {
     let started = Instant::now();
-    let dir = trees::kernel_dir();
+    let dir = crate::project_root().join("target/kernel");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     // Taken before anything under target/kernel/ is written, and only then: a run whose trees
     // cannot be read never waits for another's build.

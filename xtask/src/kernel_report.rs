@@ -23,7 +23,6 @@ pub(crate) struct KernelJson {
     pub seconds: f64,
 }
 
-/// One tree.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct TreeJson {
     pub id: String,

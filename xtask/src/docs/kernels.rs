@@ -45,8 +45,7 @@ pub struct TreeData {
 
 /// The trees of `report`, each with its cells.
 pub(crate) fn read_trees(report: &KernelJson) -> Vec<TreeData> {
-    let mut result = Vec::new();
-    for tree in &report.trees {
+    let trees = report.trees.iter().map(|tree| {
         let mut data = TreeData {
             id: tree.id.clone(),
             version: tree.version.clone().unwrap_or_else(|| "?".into()),
@@ -92,9 +91,9 @@ pub(crate) fn read_trees(report: &KernelJson) -> Vec<TreeData> {
                 }
             }
         }
-        result.push(data);
-    }
-    result
+        data
+    });
+    trees.collect()
 }
 
 /// Where the shim shows `feature`, or that it does not.

@@ -11,6 +11,7 @@ use super::symbols::{enabled_in, objects_of, rust_symbols};
 use super::tools::{libclang_env, Tools};
 use crate::json::{self, Deserialize, Serialize};
 use crate::process::{self, Invocation, ProcessOutput};
+use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -103,15 +104,13 @@ pub(crate) struct BuildDir {
 const BUILD_MARKER: &str = "kshim-build.txt";
 
 impl BuildDir {
-    /// The build directory of `tree_identity` under `dir`: reused when its marker names the
-    /// same tree and tools, removed and made again otherwise.
+    /// The build directory `dir`, reused when its marker names the same tree and tools.
     pub(crate) fn open(dir: &Path, tree_identity: &str, tools: &str) -> anyhow::Result<BuildDir> {
         let out = dir.to_owned();
         let marker = format!("{tree_identity}\n{tools}\n");
         let found = std::fs::read_to_string(out.join(BUILD_MARKER)).ok();
         if out.exists() && found.as_deref() != Some(marker.as_str()) {
-            std::fs::remove_dir_all(&out)
-                .map_err(|error| anyhow::anyhow!("removing {}: {error}", out.display()))?;
+            std::fs::remove_dir_all(&out).with_context(|| format!("removing {}", out.display()))?;
         }
         std::fs::create_dir_all(&out)?;
         Ok(BuildDir {

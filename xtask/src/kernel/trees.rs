@@ -26,11 +26,6 @@ pub(crate) struct Tree {
     pub cost: (f64, f64, u64),
 }
 
-/// The directory under which trees, builds, tools and results live: `target/kernel/`.
-pub(crate) fn kernel_dir() -> PathBuf {
-    crate::project_root().join("target").join("kernel")
-}
-
 /// Provides the tree `pin` names: unpacks a Debian tree (once; a complete copy is reused), or
 /// checks that a local path is a kernel tree.
 pub(crate) fn provide(provisioner: &mut Provisioner<'_>, pin: &TreePin) -> anyhow::Result<Tree> {
