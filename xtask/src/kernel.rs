@@ -149,7 +149,6 @@ fn run(
     // Taken before anything under target/kernel/ is written, and only then: a run whose trees
     // cannot be read never waits for another's build.
     let mut lock: Option<RunLock> = None;
-    let results_dir = dir.join("results");
 
     let found = discovery::discover(sh, Some(pins_path), specs, discovery::VERSION_TIMEOUT)?;
     let compilers: Vec<Found> = (found.into_iter())
@@ -294,7 +293,7 @@ fn run(
                         .field(build::CONFIG_RECIPE);
                     hasher.finish()
                 };
-                let entry = results_dir.join(format!("{key}.json"));
+                let entry = dir.join("results").join(format!("{key}.json"));
                 if let Some(built) = use_cache.then(|| load_result(&entry)).flatten() {
                     eprintln!("kernel: {label}: {} (cached)", built.real.word());
                     break 'pair (built, true);

@@ -127,8 +127,7 @@ impl Tree {
 /// Reads a kernel tree's Rust rules; an error says what is missing (not a kernel tree, no Rust
 /// support, a `Makefile.build` without an allowed list).
 pub fn read(root: &Path) -> anyhow::Result<Tree> {
-    let makefile = root.join("Makefile");
-    let text = read_text(&makefile).with_context(|| {
+    let text = read_text(&root.join("Makefile")).with_context(|| {
         format!(
             "{} is not a kernel tree: it has no readable top Makefile",
             root.display()

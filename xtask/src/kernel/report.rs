@@ -216,14 +216,20 @@ impl Report {
             }
         }
         let findings = self.findings();
+        let count = |real: Real| {
+            self.cells
+                .iter()
+                .filter(|cell| cell.real == real.word())
+                .count()
+        };
         text.push_str(&format!(
             "\nkernel: {} cells, {} pass, {} fail, {} refused, {} not run; {} findings \
              (prediction contradicted by the real build); {:.0} s\n",
             self.cells.len(),
-            self.count(Real::Pass),
-            self.count(Real::Fail),
-            self.count(Real::Refused),
-            self.count(Real::NotRun),
+            count(Real::Pass),
+            count(Real::Fail),
+            count(Real::Refused),
+            count(Real::NotRun),
             findings.len(),
             self.seconds
         ));
@@ -238,13 +244,6 @@ impl Report {
             ));
         }
         text
-    }
-
-    fn count(&self, real: Real) -> usize {
-        self.cells
-            .iter()
-            .filter(|cell| cell.real == real.word())
-            .count()
     }
 
     pub(crate) fn markdown(&self) -> String {

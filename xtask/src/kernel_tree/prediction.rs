@@ -113,20 +113,17 @@ pub(super) fn enabled_features(
     let mut enabled: Vec<String> = Vec::new();
     let mut undecided = Vec::new();
     for feature in &krate.features {
-        match feature
-            .condition()
+        let condition = feature.condition();
+        match condition
+            .as_ref()
             .map_or(Some(true), |c| c.evaluate(&lookup))
         {
             Some(true) if !enabled.contains(&feature.name) => enabled.push(feature.name.clone()),
             Some(_) => {}
-            None => undecided.push(format!(
-                "{} (under `{}`)",
-                feature.name,
-                feature
-                    .condition()
-                    .map(|c| c.to_string())
-                    .unwrap_or_default()
-            )),
+            None => {
+                let condition = condition.map(|c| c.to_string()).unwrap_or_default();
+                undecided.push(format!("{} (under `{condition}`)", feature.name));
+            }
         }
     }
     (enabled, undecided)
