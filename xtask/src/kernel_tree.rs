@@ -53,9 +53,8 @@ pub struct Tree {
     pub minimums: Vec<Minimum>,
     /// `rust_allowed_features` of `scripts/Makefile.build`, in its order.
     pub allowed_features: Vec<String>,
-    /// The words of `scripts/Makefile.build`'s `rust_common_cmd` that decide which features a
-    /// crate outside `rust/` may use (`-Zallow-features=...`, `-Zcrate-attr=...`), with the
-    /// allowed list put in.
+    /// The words of `rust_common_cmd` that decide which features a crate outside `rust/` may
+    /// use (`-Zallow-features=...`, `-Zcrate-attr=...`), with the allowed list put in.
     pub driver_flags: Vec<String>,
     /// The feature lints ([`makefiles::FEATURE_LINTS`]) Kbuild's flags make errors for every
     /// crate: 6.1's `-Dwarnings` makes `stable_features` one.

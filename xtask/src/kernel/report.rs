@@ -163,13 +163,11 @@ impl Report {
     }
 
     pub(crate) fn human(&self) -> String {
-        let mut text = String::new();
-        for line in self.tree_lines() {
-            text.push_str(&format!("{line}\n"));
-        }
+        let mut text: String = (self.tree_lines().iter())
+            .map(|line| format!("{line}\n"))
+            .collect();
         let tools = self.tools_used().unwrap_or_else(|error| error);
-        text.push_str(&format!("tools: {tools}\n"));
-        text.push('\n');
+        text.push_str(&format!("tools: {tools}\n\n"));
         let header = [
             "tree",
             "toolchain",

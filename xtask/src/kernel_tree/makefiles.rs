@@ -64,8 +64,7 @@ fn logical_lines(text: &str) -> Vec<String> {
 fn assignment(text: &str, name: &str) -> Option<String> {
     logical_lines(text).into_iter().find_map(|line| {
         let line = line.strip_prefix("export ").unwrap_or(&line);
-        let rest = line.strip_prefix(name)?;
-        let rest = rest.trim_start();
+        let rest = line.strip_prefix(name)?.trim_start();
         let value = rest
             .strip_prefix(":=")
             .or_else(|| rest.strip_prefix("?="))
@@ -77,13 +76,11 @@ fn assignment(text: &str, name: &str) -> Option<String> {
 /// `rust_allowed_features` of `scripts/Makefile.build`, or `None` when it sets none.
 pub(super) fn allowed_features(makefile_build: &str) -> Option<Vec<String>> {
     let value = assignment(makefile_build, "rust_allowed_features")?;
-    Some(
-        value
-            .split(',')
-            .map(|name| name.trim().to_string())
-            .filter(|name| !name.is_empty())
-            .collect(),
-    )
+    let names = value
+        .split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty());
+    Some(names.map(String::from).collect())
 }
 
 /// The words of `rust_common_cmd`, as written.
