@@ -242,18 +242,15 @@ fn tree_section(page: &mut String, data: &TreeData) {
     page.push('\n');
 }
 
+/// The names `after` dropped from `before`, and those it added.
 fn difference(before: &[String], after: &[String]) -> (Vec<String>, Vec<String>) {
-    let dropped = before
-        .iter()
-        .filter(|name| !after.contains(name))
-        .cloned()
-        .collect();
-    let added = after
-        .iter()
-        .filter(|name| !before.contains(name))
-        .cloned()
-        .collect();
-    (dropped, added)
+    let missing = |from: &[String], to: &[String]| -> Vec<String> {
+        from.iter()
+            .filter(|name| !to.contains(name))
+            .cloned()
+            .collect()
+    };
+    (missing(before, after), missing(after, before))
 }
 
 fn change_section(page: &mut String, before: &TreeData, after: &TreeData) {
