@@ -188,13 +188,8 @@ impl<'a> Object<'a> {
             .symbols
             .symbol_section(self.endian, symbol, SymbolIndex(index))
             .map_err(read_error(&format!("symbol {index}")))?;
-        match section {
-            Some(section) => {
-                self.section(section.0)?;
-                Ok(Some(section.0))
-            }
-            None => Ok(None),
-        }
+        // The section is checked to exist.
+        (section.map(|section| self.section(section.0).map(|_| section.0))).transpose()
     }
 
     /// The `RELA` relocations that apply to section `target`. A `REL` section is an error,
