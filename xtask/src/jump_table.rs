@@ -19,16 +19,13 @@ use object::read::elf::{FileHeader, Rela, SectionHeader, SectionTable, Sym, Symb
 use object::{Endianness, SectionIndex, SymbolIndex};
 use std::collections::BTreeMap;
 
-/// One static-branch site as the object records it.
+/// One static-branch site as the object records it: the NOP at `offset` in `section`, the
+/// `label` (in the same section) where the patched jump goes, the data symbol the key lies in.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Site {
-    /// The name of the section of the NOP (and of the label).
     pub section: String,
-    /// The NOP's offset in that section.
     pub offset: u64,
-    /// The label's offset in that section, where the patched jump goes.
     pub label: u64,
-    /// The name of the data symbol the key lies in.
     pub key: String,
     /// Bit 0 of the key field: whether the site jumps while the key is disabled.
     pub branch: bool,
@@ -60,36 +57,28 @@ enum Role {
 /// `target`, as its row in [`KERNEL_TARGETS`](crate::targets::KERNEL_TARGETS) says.
 fn classify(target: &KernelTarget, kind: u32) -> Option<(Role, u64)> {
     let types = &target.jump_table;
-    let is = |known: Option<RelocationType>| known.is_some_and(|known| known.0 == kind);
-    let pairs = types.pairs.map(|pair| pair.map(Some));
-    let pair = |at: usize| pairs.is_some_and(|pair| is(pair[at]));
-    Some(if is(types.pc32) {
-        (Role::PcRelative, 4)
-    } else if is(types.pc64) {
-        (Role::PcRelative, 8)
-    } else if pair(0) {
-        (Role::Add, 4)
-    } else if pair(1) {
-        (Role::Add, 8)
-    } else if pair(2) {
-        (Role::Sub, 4)
-    } else if pair(3) {
-        (Role::Sub, 8)
-    } else {
-        return None;
-    })
+    let [add32, add64, sub32, sub64] = types.pairs.map_or([None; 4], |pair| pair.map(Some));
+    let known = [
+        (types.pc32, Role::PcRelative, 4),
+        (types.pc64, Role::PcRelative, 8),
+        (add32, Role::Add, 4),
+        (add64, Role::Add, 8),
+        (sub32, Role::Sub, 4),
+        (sub64, Role::Sub, 8),
+    ];
+    let (_, role, width) = known
+        .into_iter()
+        .find(|(known, ..)| *known == Some(RelocationType(kind)))?;
+    Some((role, width))
 }
 
-/// One relocation of a `__jump_table` section.
+/// One relocation of a `__jump_table` section: `r_offset`, `r_type` (whose meaning depends on
+/// the machine), `r_sym` (checked to index the symbol table) and `r_addend`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Relocation {
-    /// `r_offset`: where in the section it applies.
     offset: u64,
-    /// `r_type`, whose meaning depends on the machine.
     kind: u32,
-    /// `r_sym`, checked to be an index into the symbol table.
     symbol: usize,
-    /// `r_addend`.
     addend: i64,
 }
 
@@ -158,12 +147,10 @@ impl<'a> Object<'a> {
     }
 
     fn section_name(&self, index: usize) -> String {
-        self.section(index)
-            .and_then(|section| {
-                let name = self.sections.section_name(self.endian, section);
-                name.map_err(read_error("a section name"))
-            })
-            .map_or_else(|_| "?".into(), |name| String::from_utf8_lossy(name).into())
+        let section = self.section(index).ok();
+        let name =
+            section.and_then(|section| self.sections.section_name(self.endian, section).ok());
+        name.map_or_else(|| "?".into(), |name| String::from_utf8_lossy(name).into())
     }
 
     fn flags(&self, index: usize) -> anyhow::Result<u64> {
@@ -176,7 +163,6 @@ impl<'a> Object<'a> {
             .map_err(read_error(&format!("section {index}")))
     }
 
-    /// The indices of the sections called `name`, in order.
     fn sections_named(&self, name: &str) -> Vec<usize> {
         (1..self.sections.len())
             .filter(|&index| self.section_name(index) == name)
@@ -202,13 +188,8 @@ impl<'a> Object<'a> {
             .symbols
             .symbol_section(self.endian, symbol, SymbolIndex(index))
             .map_err(read_error(&format!("symbol {index}")))?;
-        match section {
-            Some(section) => {
-                self.section(section.0)?;
-                Ok(Some(section.0))
-            }
-            None => Ok(None),
-        }
+        // The section is checked to exist.
+        (section.map(|section| self.section(section.0).map(|_| section.0))).transpose()
     }
 
     /// The `RELA` relocations that apply to section `target`. A `REL` section is an error,
@@ -431,13 +412,10 @@ fn hex(bytes: &[u8]) -> String {
     words.join(" ")
 }
 
-/// Reads the object's `__jump_table` and checks every entry: its site is the NOP of the
-/// object's architecture (which must be `target_arch` of a kernel target, as Rust names it),
-/// its label lies in the same section, and its key is a data symbol
-/// (the offset/branch addend resolving inside it; bit 0 = branch). Then checks that the sites
-/// per key symbol are exactly `expected` (key symbol name -> count; an empty `expected` means
-/// the object must have no `__jump_table` entries at all, as in stable mode before asm goto).
-/// Returns the sites, or a one-line error naming the first problem.
+/// Checks every `__jump_table` entry of the object, whose architecture must be `target_arch` of
+/// a kernel target (as Rust names it), then that the sites per key symbol are exactly
+/// `expected` (empty: no entries at all, as in stable mode before asm goto). Returns the sites,
+/// or a one-line error naming the first problem.
 pub fn check_object(
     bytes: &[u8],
     target_arch: &str,
@@ -487,8 +465,7 @@ pub fn check_object(
             used: 0,
         };
         for relocation in &relocations {
-            let here = table.by_offset.entry(relocation.offset).or_default();
-            here.push(*relocation);
+            (table.by_offset.entry(relocation.offset).or_default()).push(*relocation);
         }
         for at in (0..size).step_by(ENTRY_SIZE as usize) {
             let site = checker

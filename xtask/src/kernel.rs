@@ -22,7 +22,7 @@ use crate::discovery::{self, Availability, Source, Toolchain};
 use crate::extracted::{self, Wanted};
 use crate::flags;
 use crate::json;
-use crate::kernel_report::TreeJson;
+use crate::kernel_report::{CellJson, TreeJson};
 use crate::output::Format;
 use crate::pins::{Pins, TreePin, TreeSource};
 use crate::plan::Rustc;
@@ -31,7 +31,7 @@ use crate::version::RustcVersion;
 use crate::Verdict;
 use anyhow::{anyhow, bail, Context};
 use build::{Built, Real};
-use report::{Cell, Report};
+use report::Report;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use xshell::Shell;
@@ -40,7 +40,6 @@ use xshell::Shell;
 const MAKE_TIMEOUT: Duration = Duration::from_secs(1800);
 
 impl flags::Kernel {
-    /// Runs `cargo xtask kernel`.
     pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
         let timeout = crate::driver::timeout(self.timeout, MAKE_TIMEOUT)?;
@@ -67,7 +66,7 @@ impl flags::Kernel {
         let not_run = report
             .cells
             .iter()
-            .any(|cell| cell.built.real == Real::NotRun);
+            .any(|cell| cell.real == Real::NotRun.word());
         Ok(
             if !report.findings().is_empty() || (self.strict && not_run) {
                 Verdict::Failure
@@ -94,19 +93,11 @@ fn select_trees(pins: &Pins, wanted: &[String]) -> anyhow::Result<Vec<TreePin>> 
         if let Some(pin) = pins.trees.iter().find(|pin| &pin.id == name) {
             chosen.push(pin.clone());
         } else if name.contains('/') || Path::new(name).is_dir() {
-            let id: String = Path::new(name)
+            let file_name = Path::new(name)
                 .file_name()
-                .map(|name| name.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "local".into())
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || ".-_".contains(c) {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
+                .map(|name| name.to_string_lossy());
+            let other = |c: char| !c.is_ascii_alphanumeric() && !".-_".contains(c);
+            let id = file_name.unwrap_or("local".into()).replace(other, "_");
             chosen.push(TreePin {
                 id: format!("path-{id}"),
                 source: TreeSource::Path(PathBuf::from(name)),
@@ -132,21 +123,14 @@ struct Found {
 }
 
 impl Found {
-    /// This compiler's cell of `tree`.
     fn cell(
         &self,
         tree: &str,
         prediction: Result<crate::kernel_tree::Prediction, String>,
         (built, cached): (Built, bool),
-    ) -> Cell {
-        Cell {
-            tree: tree.to_owned(),
-            toolchain: self.id.clone(),
-            rustc: (self.compiler.as_ref().ok()).map(|(_, v)| v.release_string()),
-            prediction,
-            built,
-            cached,
-        }
+    ) -> CellJson {
+        let rustc = (self.compiler.as_ref().ok()).map(|(_, version)| version.release_string());
+        report::cell((tree, &self.id), rustc, prediction, built, cached)
     }
 }
 
@@ -160,15 +144,14 @@ fn run(
     use_cache: bool,
 ) -> anyhow::Result<Report> {
     let started = Instant::now();
-    let dir = trees::kernel_dir();
+    let dir = crate::project_root().join("target/kernel");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     // Taken before anything under target/kernel/ is written, and only then: a run whose trees
     // cannot be read never waits for another's build.
     let mut lock: Option<RunLock> = None;
-    let results_dir = dir.join("results");
 
-    let compilers: Vec<Found> = discover(sh, pins_path, specs)?
-        .into_iter()
+    let found = discovery::discover(sh, Some(pins_path), specs, discovery::VERSION_TIMEOUT)?;
+    let compilers: Vec<Found> = (found.into_iter())
         .map(|availability| Found {
             id: availability.id().to_owned(),
             compiler: match availability {
@@ -190,12 +173,12 @@ fn run(
         TreeSource::Debian(source) => Some(source.suites()),
         TreeSource::Path(_) => None,
     });
-    let compiler_suites = compilers.iter().filter_map(|found| match &found.compiler {
-        Ok((toolchain, _)) => match &toolchain.source {
+    let compiler_suites = compilers.iter().filter_map(|found| {
+        let (toolchain, _) = found.compiler.as_ref().ok()?;
+        match &toolchain.source {
             Source::Debian { package } => Some(package.suites()),
             _ => None,
-        },
-        Err(_) => None,
+        }
     });
     let suites: Vec<String> = tree_suites.chain(compiler_suites).flatten().collect();
     let mut log = |line: &str| eprintln!("kernel: {line}");
@@ -218,16 +201,15 @@ fn run(
             .and_then(|tree| {
                 crate::kernel_tree::read(&tree.root).map_err(|error| format!("{error:#}"))
             });
-        let tree = provided.as_ref().ok();
+        let (tree, rules) = (provided.as_ref().ok(), read.as_ref().ok());
         tree_entries.push(TreeJson {
             id: pin.id.clone(),
-            version: read.as_ref().ok().map(|rules| rules.version.clone()),
+            version: rules.map(|rules| rules.version.clone()),
             package: tree.and_then(|tree| tree.package.clone()),
             source: tree.map(|tree| tree.identity.clone()),
             sha256: tree.and_then(|tree| tree.sha256.clone()),
-            minimum_rustc: (read.as_ref().ok()).map(|rules| rules.minimum_rustc().to_string()),
-            allowed_features: (read.as_ref())
-                .map(|rules| rules.allowed_features.clone())
+            minimum_rustc: rules.map(|rules| rules.minimum_rustc().to_string()),
+            allowed_features: (rules.map(|rules| rules.allowed_features.clone()))
                 .unwrap_or_default(),
             error: read.as_ref().err().cloned(),
         });
@@ -311,7 +293,7 @@ fn run(
                         .field(build::CONFIG_RECIPE);
                     hasher.finish()
                 };
-                let entry = results_dir.join(format!("{key}.json"));
+                let entry = dir.join("results").join(format!("{key}.json"));
                 if let Some(built) = use_cache.then(|| load_result(&entry)).flatten() {
                     eprintln!("kernel: {label}: {} (cached)", built.real.word());
                     break 'pair (built, true);
@@ -324,43 +306,34 @@ fn run(
                 {
                     break 'pair not_run(format!("writing the wrapper: {error:#}"));
                 }
-                let compiler = tools::Compiler {
-                    wrapper,
-                    library: library.0,
+                let out = match opened.take().map_or_else(
+                    || build::BuildDir::open(&build_dir, &tree.identity, &tools.identity),
+                    Ok,
+                ) {
+                    Ok(out) => out,
+                    Err(error) => break 'pair not_run(format!("the build directory: {error:#}")),
                 };
-                if opened.is_none() {
-                    match build::BuildDir::open(&build_dir, &tree.identity, &tools.identity) {
-                        Ok(out) => opened = Some(out),
-                        Err(error) => {
-                            break 'pair not_run(format!("the build directory: {error:#}"))
-                        }
-                    }
-                }
-                let out = opened.as_ref().expect("opened above");
                 let say = |line: &str| eprintln!("kernel: {label}: {line}");
                 let pair = build::Pair {
                     tree: &tree.root,
-                    out,
-                    compiler: &compiler,
+                    out: &out,
+                    wrapper: &wrapper,
+                    library: &library.0,
                     tools,
                     jobs,
                     timeout,
                     progress: &say,
                 };
-                say("make rustavailable");
                 let pair_started = Instant::now();
-                let built = match build::rust_available(&pair) {
-                    Err(refused) => *refused,
-                    Ok(accepted) => build::build(&pair, accepted),
-                };
+                let built = build::build(&pair);
                 say(&format!(
                     "{} in {:.0} s: {}",
                     built.real.word(),
                     pair_started.elapsed().as_secs_f64(),
                     built.first_error.as_deref().unwrap_or(&built.reason)
                 ));
-                if out.is_spoiled() {
-                    opened = None;
+                if !out.is_spoiled() {
+                    opened = Some(out);
                 }
                 // Only a compiler's verdict, never a run cut short, is cached.
                 if built.cacheable && crate::interrupt::interrupted().is_none() {
@@ -397,35 +370,6 @@ fn take_lock(lock: &mut Option<RunLock>, dir: &Path) -> anyhow::Result<()> {
         crate::cache::remove_stale_temporaries(&dir.join("results"));
     }
     Ok(())
-}
-
-/// The compilers: every pin without specs; with them, each spec in order, where a spec that is a
-/// pin's id takes that pin's compiler and any other is resolved as the matrix resolves it.
-fn discover(sh: &Shell, pins_path: &Path, specs: &[String]) -> anyhow::Result<Vec<Availability>> {
-    let timeout = discovery::VERSION_TIMEOUT;
-    let pinned = Pins::load(pins_path)?;
-    let is_pin = |spec: &String| pinned.pins.iter().any(|pin| &pin.id == spec);
-    if specs.is_empty() || !specs.iter().any(is_pin) {
-        return discovery::discover(sh, Some(pins_path), specs, timeout);
-    }
-    let every_pin = discovery::discover(sh, Some(pins_path), &[], timeout)?;
-    let others: Vec<String> = specs.iter().filter(|spec| !is_pin(spec)).cloned().collect();
-    let mut resolved = if others.is_empty() {
-        Vec::new()
-    } else {
-        discovery::discover(sh, Some(pins_path), &others, timeout)?
-    }
-    .into_iter();
-    Ok(specs
-        .iter()
-        .filter_map(|spec| {
-            if is_pin(spec) {
-                every_pin.iter().find(|found| found.id() == spec).cloned()
-            } else {
-                resolved.next()
-            }
-        })
-        .collect())
 }
 
 /// The whole `library/` of a compiler's own sources, for `RUST_LIB_SRC` (the kernel builds

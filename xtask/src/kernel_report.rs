@@ -23,10 +23,8 @@ pub(crate) struct KernelJson {
     pub seconds: f64,
 }
 
-/// One tree.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct TreeJson {
-    /// The pin's id.
     pub id: String,
     /// The version its Makefile says; null when the tree could not be read.
     #[serde(deserialize_with = "json::nullable")]

@@ -2,12 +2,10 @@
 //! A real kernel tree's Rust rules, read from its own files, and what a compiler's probes of
 //! them predict: the layer below `cargo xtask kernel`.
 //!
-//! [`read`] takes the version from the top `Makefile`, the minimum tool versions by running the
-//! tree's own `scripts/min-tool-version.sh`, `rust_allowed_features` and the driver-facing
-//! flags of `rust_common_cmd` from `scripts/Makefile.build`, the feature lints' levels from the
-//! top `Makefile` (with `CONFIG_WERROR` as the x86_64 defconfig sets it), each `RUSTC_HAS_*` threshold from
-//! `init/Kconfig`, and the feature attributes of every crate root ([`makefiles`] finds them).
-//! [`predict`] compiles one probe per crate root with a given compiler ([`prediction`]).
+//! [`read`] reads the rules ([`Tree`]) from the top `Makefile`, the tree's own
+//! `scripts/min-tool-version.sh` (run), `scripts/Makefile.build`, the x86_64 defconfig,
+//! `init/Kconfig` and every crate root ([`makefiles`]); [`predict`] compiles one probe per crate
+//! root with a given compiler ([`prediction`]).
 
 mod makefiles;
 mod prediction;
@@ -48,7 +46,6 @@ const MAX_FILE: u64 = 16 << 20;
 /// A kernel tree's Rust rules.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tree {
-    /// The tree's top directory.
     pub root: PathBuf,
     /// The version as its Makefile says: `6.12.118`, `7.3.0-rc7`.
     pub version: String,
@@ -56,8 +53,7 @@ pub struct Tree {
     pub minimums: Vec<Minimum>,
     /// `rust_allowed_features` of `scripts/Makefile.build`, in its order.
     pub allowed_features: Vec<String>,
-    /// The words of `scripts/Makefile.build`'s `rust_common_cmd` (how Kbuild compiles every
-    /// crate outside `rust/`) that decide which features a crate outside `rust/` may
+    /// The words of `rust_common_cmd` that decide which features a crate outside `rust/` may
     /// use (`-Zallow-features=...`, `-Zcrate-attr=...`), with the allowed list put in.
     pub driver_flags: Vec<String>,
     /// The feature lints ([`makefiles::FEATURE_LINTS`]) Kbuild's flags make errors for every
@@ -74,11 +70,9 @@ pub struct Tree {
 pub struct Minimum {
     /// Kbuild's `ARCH`.
     pub arch: String,
-    /// The oldest rustc the tree accepts.
     pub rustc: Release,
-    /// The oldest bindgen.
     pub bindgen: Release,
-    /// The oldest LLVM (clang, lld).
+    /// LLVM's: clang's and lld's.
     pub llvm: Release,
 }
 
@@ -99,7 +93,6 @@ pub struct CrateRoot {
     pub root: String,
     /// The crate's name: `kernel`, `pin_init`, `rust_minimal`.
     pub name: String,
-    /// How it is compiled.
     pub build: Build,
     /// The `--cfg`s `rust/Makefile` gives it (`NAME-cfgs`), each with the release from which it
     /// is given (`$(if $(call rustc-min-version,N),...)`), or `None` when always.
@@ -133,8 +126,7 @@ impl Tree {
 /// Reads a kernel tree's Rust rules; an error says what is missing (not a kernel tree, no Rust
 /// support, a `Makefile.build` without an allowed list).
 pub fn read(root: &Path) -> anyhow::Result<Tree> {
-    let makefile = root.join("Makefile");
-    let text = read_text(&makefile).with_context(|| {
+    let text = read_text(&root.join("Makefile")).with_context(|| {
         format!(
             "{} is not a kernel tree: it has no readable top Makefile",
             root.display()
@@ -186,8 +178,7 @@ pub fn read(root: &Path) -> anyhow::Result<Tree> {
         }
     }
     let denied_lints = makefiles::denied_feature_lints(&text, &warn, werror);
-    let kconfig_path = root.join("init/Kconfig");
-    let kconfig = read_kconfig(&read_text(&kconfig_path)?, "init/Kconfig");
+    let kconfig = read_kconfig(&read_text(&root.join("init/Kconfig"))?, "init/Kconfig");
     let minimums = ARCHES
         .iter()
         .map(|&(arch, srcarch)| minimum(root, arch, srcarch))
@@ -262,6 +253,22 @@ fn minimum(root: &Path, arch: &str, srcarch: &str) -> anyhow::Result<Minimum> {
         bindgen: ask("bindgen")?,
         llvm: ask("llvm")?,
     })
+}
+
+/// Every file or link under `dir` whose name `wanted` takes, in no particular order; what
+/// cannot be listed is skipped.
+pub(crate) fn files_under(dir: &Path, wanted: &dyn Fn(&str) -> bool, into: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => files_under(&path, wanted, into),
+            Ok(_) if wanted(&entry.file_name().to_string_lossy()) => into.push(path),
+            _ => {}
+        }
+    }
 }
 
 fn read_text(path: &Path) -> anyhow::Result<String> {

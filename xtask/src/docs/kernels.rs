@@ -23,6 +23,7 @@ const HEADLINE: (&str, &str) = ("6.12", "7.3");
 const KERNEL_CRATE: &str = "rust/kernel/lib.rs";
 
 /// One tree as the pages need it.
+#[derive(Default)]
 pub struct TreeData {
     pub id: String,
     pub version: String,
@@ -44,20 +45,15 @@ pub struct TreeData {
 
 /// The trees of `report`, each with its cells.
 pub(crate) fn read_trees(report: &KernelJson) -> Vec<TreeData> {
-    let mut result = Vec::new();
-    for tree in &report.trees {
+    let trees = report.trees.iter().map(|tree| {
         let mut data = TreeData {
             id: tree.id.clone(),
             version: tree.version.clone().unwrap_or_else(|| "?".into()),
             package: tree.package.clone(),
             minimum_rustc: tree.minimum_rustc.clone(),
             allowed: tree.allowed_features.clone(),
-            features: Vec::new(),
-            probed: Vec::new(),
-            others: Vec::new(),
-            findings: Vec::new(),
-            real: Vec::new(),
             error: tree.error.clone(),
+            ..TreeData::default()
         };
         for cell in report.cells.iter().filter(|cell| cell.tree == data.id) {
             let release = cell.rustc.clone().unwrap_or_else(|| cell.toolchain.clone());
@@ -95,9 +91,9 @@ pub(crate) fn read_trees(report: &KernelJson) -> Vec<TreeData> {
                 }
             }
         }
-        result.push(data);
-    }
-    result
+        data
+    });
+    trees.collect()
 }
 
 /// Where the shim shows `feature`, or that it does not.
@@ -246,18 +242,15 @@ fn tree_section(page: &mut String, data: &TreeData) {
     page.push('\n');
 }
 
+/// The names `after` dropped from `before`, and those it added.
 fn difference(before: &[String], after: &[String]) -> (Vec<String>, Vec<String>) {
-    let dropped = before
-        .iter()
-        .filter(|name| !after.contains(name))
-        .cloned()
-        .collect();
-    let added = after
-        .iter()
-        .filter(|name| !before.contains(name))
-        .cloned()
-        .collect();
-    (dropped, added)
+    let missing = |from: &[String], to: &[String]| -> Vec<String> {
+        from.iter()
+            .filter(|name| !to.contains(name))
+            .cloned()
+            .collect()
+    };
+    (missing(before, after), missing(after, before))
 }
 
 fn change_section(page: &mut String, before: &TreeData, after: &TreeData) {

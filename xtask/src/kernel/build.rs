@@ -8,9 +8,10 @@
 
 use super::said::{failed_targets, first_error, machine_failure, summary_of_stars};
 use super::symbols::{enabled_in, objects_of, rust_symbols};
-use super::tools::{libclang_env, Compiler, Tools};
+use super::tools::{libclang_env, Tools};
 use crate::json::{self, Deserialize, Serialize};
 use crate::process::{self, Invocation, ProcessOutput};
+use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -49,11 +50,9 @@ impl Real {
 /// What building one pair found; its JSON, without `cacheable` and `steps`, is a cached result.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Built {
-    /// The result.
     pub real: Real,
     /// Why, in one sentence.
     pub reason: String,
-    /// The first error the tools printed, if any.
     #[serde(deserialize_with = "json::nullable")]
     pub first_error: Option<String>,
     /// What `make rustavailable` warned, if anything (6.1 warns about newer compilers).
@@ -67,7 +66,7 @@ pub(crate) struct Built {
     pub enabled: Vec<String>,
     /// How many Rust objects were checked to be rebuilt by this compiler.
     pub objects: usize,
-    /// Each step and its wall time in seconds.
+    /// Each step's wall time in seconds.
     #[serde(skip)]
     pub steps: Vec<(String, f64)>,
     /// The tools the tree's `make` ran with ([`Tools::identity`]); `None` when it never ran.
@@ -97,7 +96,6 @@ impl Built {
 /// and written back when it ends, unless the build was killed or the machine failed. A
 /// directory without it (a build killed, even with the xtask itself) is removed before use.
 pub(crate) struct BuildDir {
-    /// The directory.
     pub out: PathBuf,
     marker: String,
     spoiled: std::cell::Cell<bool>,
@@ -106,15 +104,13 @@ pub(crate) struct BuildDir {
 const BUILD_MARKER: &str = "kshim-build.txt";
 
 impl BuildDir {
-    /// The build directory of `tree_identity` under `dir`: reused when its marker names the
-    /// same tree and tools, removed and made again otherwise.
+    /// The build directory `dir`, reused when its marker names the same tree and tools.
     pub(crate) fn open(dir: &Path, tree_identity: &str, tools: &str) -> anyhow::Result<BuildDir> {
         let out = dir.to_owned();
         let marker = format!("{tree_identity}\n{tools}\n");
         let found = std::fs::read_to_string(out.join(BUILD_MARKER)).ok();
         if out.exists() && found.as_deref() != Some(marker.as_str()) {
-            std::fs::remove_dir_all(&out)
-                .map_err(|error| anyhow::anyhow!("removing {}: {error}", out.display()))?;
+            std::fs::remove_dir_all(&out).with_context(|| format!("removing {}", out.display()))?;
         }
         std::fs::create_dir_all(&out)?;
         Ok(BuildDir {
@@ -143,7 +139,6 @@ impl BuildDir {
         }
     }
 
-    /// Whether the last build spoiled it.
     pub(crate) fn is_spoiled(&self) -> bool {
         self.spoiled.get()
     }
@@ -151,19 +146,16 @@ impl BuildDir {
 
 /// Everything one pair's `make` runs need.
 pub(crate) struct Pair<'a> {
-    /// The tree's top.
     pub tree: &'a Path,
-    /// Its build directory.
     pub out: &'a BuildDir,
-    /// The compiler.
-    pub compiler: &'a Compiler,
-    /// The tools.
+    /// The wrapper ([`super::tools::write_wrapper`]) Kbuild runs as `RUSTC` and `HOSTRUSTC`.
+    pub wrapper: &'a Path,
+    /// The `library/` directory of the compiler's own sources (`RUST_LIB_SRC`).
+    pub library: &'a Path,
     pub tools: &'a Tools,
-    /// `-j`.
     pub jobs: usize,
     /// Any one `make` is killed after this long.
     pub timeout: Duration,
-    /// Progress lines.
     pub progress: &'a dyn Fn(&str),
 }
 
@@ -174,10 +166,10 @@ impl Pair<'_> {
             self.tree.display().to_string(),
             format!("O={}", self.out.out.display()),
             format!("LLVM={}", self.tools.llvm_suffix),
-            format!("RUSTC={}", self.compiler.wrapper.display()),
-            format!("HOSTRUSTC={}", self.compiler.wrapper.display()),
+            format!("RUSTC={}", self.wrapper.display()),
+            format!("HOSTRUSTC={}", self.wrapper.display()),
             format!("BINDGEN={}", self.tools.bindgen.display()),
-            format!("RUST_LIB_SRC={}", self.compiler.library.display()),
+            format!("RUST_LIB_SRC={}", self.library.display()),
             format!("-j{}", self.jobs),
         ];
         args.extend(targets.iter().map(|target| (*target).to_owned()));
@@ -187,93 +179,58 @@ impl Pair<'_> {
             Invocation::new(make, args).with_env(vec![libclang_env(&self.tools.libclang)]);
         process::run(&invocation, self.timeout)
     }
-
-    fn config(&self, args: &[String]) -> std::io::Result<ProcessOutput> {
-        let mut all = vec![
-            "--file".to_owned(),
-            self.out.out.join(".config").display().to_string(),
-        ];
-        all.extend(args.iter().cloned());
-        let invocation = Invocation::new(self.tree.join("scripts/config"), all);
-        process::run(&invocation, self.timeout)
-    }
 }
 
-/// What the tree's `make rustavailable` said of a compiler it accepts.
-pub(crate) struct Accepted {
-    /// Its warning, if any (6.1 warns about a compiler newer than its minimum).
-    pub warning: Option<String>,
-    /// How long it took.
-    pub seconds: f64,
-}
-
-/// Asks the tree whether it accepts the pair's compiler: `make rustavailable`. `Ok` with its
-/// warning when it does, `Err(built)` with the refusal (or why it could not be asked) otherwise.
-pub(crate) fn rust_available(pair: &Pair<'_>) -> Result<Accepted, Box<Built>> {
+/// Builds the pair's Rust, once the tree's own `make rustavailable` has accepted the compiler;
+/// its refusal is a real result too.
+pub(crate) fn build(pair: &Pair<'_>) -> Built {
+    (pair.progress)("make rustavailable");
     let output = match pair.make(&["rustavailable"]) {
         Ok(output) => output,
-        Err(error) => {
-            return Err(Box::new(Built::not_run(
-                format!("make could not start: {error}"),
-                Vec::new(),
-            )))
-        }
+        Err(error) => return Built::not_run(format!("make could not start: {error}"), Vec::new()),
     };
     let said = format!("{}\n{}", output.stdout, output.stderr);
     let steps = vec![("rustavailable".to_owned(), output.seconds)];
     if output.killed.is_some() {
-        return Err(Box::new(Built::not_run(
-            format!(
-                "make rustavailable: {}",
-                output.describe_ending(pair.timeout)
-            ),
-            steps,
-        )));
+        let ending = output.describe_ending(pair.timeout);
+        return Built::not_run(format!("make rustavailable: {ending}"), steps);
     }
-    // A check that accepts the compiler and still prints its `***` banner warns: 6.1's says
-    // "Rust compiler '…' is too new. This may or may not work." (no word "warning").
-    let warning = said
-        .lines()
-        .any(|line| line.trim_start().starts_with("***"))
-        .then(|| summary_of_stars(&said));
-    if output.success() {
-        return Ok(Accepted {
-            warning: warning.filter(|text| !text.is_empty()),
-            seconds: output.seconds,
-        });
-    }
-    Err(Box::new(Built {
-        real: Real::Refused,
-        cacheable: true,
-        first_error: Some(summary_of_stars(&said)),
+    let built = if output.success() {
+        // A check that accepts the compiler and still prints its `***` banner warns: 6.1's says
+        // "Rust compiler '…' is too new. This may or may not work." (no word "warning").
+        let warning = (said.lines())
+            .any(|line| line.trim_start().starts_with("***"))
+            .then(|| summary_of_stars(&said))
+            .filter(|text| !text.is_empty());
+        pair.out.begin();
+        let built = Built {
+            warning,
+            ..build_in(pair, steps)
+        };
+        pair.out.seal();
+        built
+    } else {
+        Built {
+            real: Real::Refused,
+            cacheable: true,
+            first_error: Some(summary_of_stars(&said)),
+            ..Built::not_run(
+                "the tree's own `make rustavailable` refused it".into(),
+                steps,
+            )
+        }
+    };
+    Built {
         tools: Some(pair.tools.identity.clone()),
-        ..Built::not_run(
-            "the tree's own `make rustavailable` refused it".into(),
-            steps,
-        )
-    }))
+        ..built
+    }
 }
 
-/// Configures and builds the pair's Rust; the tree has accepted the compiler.
-pub(crate) fn build(pair: &Pair<'_>, accepted: Accepted) -> Built {
-    pair.out.begin();
-    let mut built = build_in(pair, accepted.warning);
-    built
-        .steps
-        .insert(0, ("rustavailable".to_owned(), accepted.seconds));
-    built.tools = Some(pair.tools.identity.clone());
-    pair.out.seal();
-    built
-}
-
-fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
-    let mut steps: Vec<(String, f64)> = Vec::new();
+fn build_in(pair: &Pair<'_>, mut steps: Vec<(String, f64)>) -> Built {
     let started = SystemTime::now();
     let config_path = pair.out.out.join(".config");
-    // Not built, for a reason `output` tells.
     let fail = |reason: String, output: &ProcessOutput, steps: Vec<(String, f64)>| Built {
         first_error: Some(first_error_of(output)),
-        warning: warning.clone(),
         ..Built::not_run(reason, steps)
     };
     // Runs one `make`; a machine failure spoils the build directory and ends the pair.
@@ -308,20 +265,20 @@ fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
         }
     }
     let symbols = rust_symbols(pair.tree);
-    let mut args: Vec<String> =
+    let mut args = vec!["--file".to_owned(), config_path.display().to_string()];
+    args.extend(
         "-d MITIGATION_CALL_DEPTH_TRACKING -e RUST -e SAMPLES -e SAMPLES_RUST"
             .split(' ')
-            .map(String::from)
-            .collect();
+            .map(String::from),
+    );
     for (symbol, tristate) in &symbols {
         args.push(if *tristate { "-m" } else { "-e" }.to_owned());
         args.push(symbol.clone());
     }
-    match pair.config(&args) {
+    let config = Invocation::new(pair.tree.join("scripts/config"), args);
+    match process::run(&config, pair.timeout) {
         Ok(output) if output.success() => steps.push(("scripts/config".into(), output.seconds)),
-        Ok(output) => {
-            return fail("scripts/config failed".into(), &output, steps);
-        }
+        Ok(output) => return fail("scripts/config failed".into(), &output, steps),
         Err(error) => {
             return Built::not_run(format!("scripts/config could not start: {error}"), steps)
         }
@@ -332,16 +289,13 @@ fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
     }
     let config = std::fs::read_to_string(&config_path).unwrap_or_default();
     if !config.lines().any(|line| line == "CONFIG_RUST=y") {
-        return Built {
-            warning,
-            ..Built::not_run(
-                "olddefconfig dropped CONFIG_RUST=y (Kconfig's `depends on` for RUST is not met \
-                 with this compiler, its library sources or the tools: see the tree's \
-                 init/Kconfig); nothing was built"
-                    .into(),
-                steps,
-            )
-        };
+        return Built::not_run(
+            "olddefconfig dropped CONFIG_RUST=y (Kconfig's `depends on` for RUST is not met \
+             with this compiler, its library sources or the tools: see the tree's \
+             init/Kconfig); nothing was built"
+                .into(),
+            steps,
+        );
     }
     let enabled_now = enabled_in(&config);
     let enabled: Vec<String> = symbols
@@ -349,24 +303,21 @@ fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
         .map(|(symbol, _)| symbol.clone())
         .filter(|symbol| enabled_now.contains(symbol))
         .collect();
-    let driver_objects: Vec<String> = enabled
-        .iter()
-        .filter(|symbol| !symbol.starts_with("SAMPLE_RUST"))
-        .flat_map(|symbol| objects_of(pair.tree, symbol))
-        .collect();
-    let driver_count = driver_objects.len();
-    let mut expected: Vec<String> = vec!["rust/core.o".into(), "rust/kernel.o".into()];
-    for symbol in enabled
-        .iter()
-        .filter(|symbol| symbol.starts_with("SAMPLE_RUST"))
-    {
-        expected.extend(objects_of(pair.tree, symbol));
-    }
+    let objects = |samples: bool| -> Vec<String> {
+        let symbols =
+            (enabled.iter()).filter(|symbol| symbol.starts_with("SAMPLE_RUST") == samples);
+        symbols
+            .flat_map(|symbol| objects_of(pair.tree, symbol))
+            .collect()
+    };
+    let driver_objects = objects(false);
+    let mut expected = vec!["rust/core.o".to_owned(), "rust/kernel.o".to_owned()];
+    expected.extend(objects(true));
     expected.extend(driver_objects.iter().cloned());
     // Objects this same wrapper built before are up to date for Kbuild, which would then build
     // nothing and prove nothing: they and their command records go, so that the compiler
     // builds them again now.
-    let wrapper = pair.compiler.wrapper.display().to_string();
+    let wrapper = pair.wrapper.display().to_string();
     let by_it = |object: &String| {
         std::fs::read_to_string(pair.out.out.join(cmd_file(object)))
             .is_ok_and(|text| text.contains(&wrapper))
@@ -377,7 +328,7 @@ fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
     }
     let output = run_make!("prepare", &["prepare"]);
     if !output.success() {
-        return compiler_failure("make prepare", &output, warning, enabled, steps);
+        return compiler_failure("make prepare", &output, enabled, steps);
     }
     let mut targets: Vec<&str> = vec!["rust/", "samples/rust/"];
     targets.extend(driver_objects.iter().map(String::as_str));
@@ -386,7 +337,6 @@ fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
         return compiler_failure(
             "make rust/ samples/rust/ and the drivers",
             &output,
-            warning,
             enabled,
             steps,
         );
@@ -395,13 +345,10 @@ fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
     let config = std::fs::read_to_string(&config_path).unwrap_or_default();
     if !config.lines().any(|line| line == "CONFIG_RUST=y") {
         pair.out.spoil();
-        return Built {
-            warning,
-            ..Built::not_run(
-                "CONFIG_RUST=y was gone from .config after the build (not cached)".into(),
-                steps,
-            )
-        };
+        return Built::not_run(
+            "CONFIG_RUST=y was gone from .config after the build (not cached)".into(),
+            steps,
+        );
     }
     let stale: Vec<String> = expected
         .iter()
@@ -427,19 +374,18 @@ fn build_in(pair: &Pair<'_>, warning: Option<String>) -> Built {
             stale.join(", ")
         );
         return Built {
-            warning,
             enabled,
             ..Built::not_run(reason, steps)
         };
     }
     let reason = format!(
-        "built prepare, rust/, samples/rust/ and {driver_count} Rust driver objects; {} Rust \
-         objects checked to be this compiler's",
+        "built prepare, rust/, samples/rust/ and {} Rust driver objects; {} Rust objects \
+         checked to be this compiler's",
+        driver_objects.len(),
         expected.len()
     );
     Built {
         real: Real::Pass,
-        warning,
         cacheable: true,
         enabled,
         objects: expected.len(),
@@ -461,7 +407,6 @@ fn cmd_file(object: &str) -> PathBuf {
 fn compiler_failure(
     what: &str,
     output: &ProcessOutput,
-    warning: Option<String>,
     enabled: Vec<String>,
     steps: Vec<(String, f64)>,
 ) -> Built {
@@ -481,7 +426,6 @@ fn compiler_failure(
     Built {
         real: Real::Fail,
         first_error: Some(first_error_of(output)),
-        warning,
         cacheable: by_rustc,
         enabled,
         ..Built::not_run(reason, steps)

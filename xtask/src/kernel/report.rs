@@ -6,45 +6,55 @@ use super::build::{Built, Real};
 use crate::kernel_report::{CellJson, CrateJson, KernelJson, StepJson, TreeJson};
 use crate::kernel_tree::{Predicted, Prediction};
 
-/// One (tree, compiler) cell.
-#[derive(Clone, Debug)]
-pub(crate) struct Cell {
-    /// The tree's id.
-    pub tree: String,
-    /// The toolchain's id.
-    pub toolchain: String,
-    /// The compiler's release, "1.78.0"; `None` when it was not found.
-    pub rustc: Option<String>,
-    /// The prediction, or why there is none.
-    pub prediction: Result<Prediction, String>,
-    /// The real build.
-    pub built: Built,
-    /// Whether the real result came from the cache.
-    pub cached: bool,
-}
-
-impl Cell {
-    /// Whether the prediction and the real result disagree: a finding.
-    pub(crate) fn disagrees(&self) -> bool {
-        let Ok(prediction) = &self.prediction else {
-            return false;
-        };
-        let predicted = match prediction.predicted {
-            Predicted::Pass => Real::Pass,
-            Predicted::Fail => Real::Fail,
-            Predicted::Refused => Real::Refused,
-        };
-        self.built.real != Real::NotRun && self.built.real != predicted
+/// The cell of one (tree, compiler) pair: the prediction, or why there is none, beside the real
+/// build (`cached` when it came from the cache), a finding where they disagree.
+pub(crate) fn cell(
+    (tree, toolchain): (&str, &str),
+    rustc: Option<String>,
+    prediction: Result<Prediction, String>,
+    built: Built,
+    cached: bool,
+) -> CellJson {
+    let predicted = prediction
+        .as_ref()
+        .ok()
+        .map(|prediction| prediction.predicted.word());
+    CellJson {
+        tree: tree.to_owned(),
+        toolchain: toolchain.to_owned(),
+        rustc,
+        minimum_met: prediction
+            .as_ref()
+            .ok()
+            .map(|prediction| prediction.minimum_met),
+        predicted: predicted.map(String::from),
+        crates: (prediction.as_ref())
+            .map(|prediction| prediction.crates.iter().map(CrateJson::from).collect())
+            .unwrap_or_default(),
+        prediction_error: prediction.err(),
+        // The prediction's three words are three of the real result's.
+        finding: built.real != Real::NotRun
+            && predicted.is_some_and(|word| word != built.real.word()),
+        real: built.real.word().into(),
+        reason: built.reason,
+        first_error: built.first_error,
+        warning: built.warning,
+        tools: built.tools,
+        enabled: built.enabled,
+        objects: built.objects,
+        steps: (built.steps.into_iter())
+            .map(|(step, seconds)| StepJson { step, seconds })
+            .collect(),
+        cached,
     }
 }
 
-/// The whole report.
 #[derive(Clone, Debug)]
 pub(crate) struct Report {
     /// The trees, in pin order.
     pub trees: Vec<TreeJson>,
     /// The cells, tree by tree, compilers in pin order.
-    pub cells: Vec<Cell>,
+    pub cells: Vec<CellJson>,
     /// The build tools, or why they are missing.
     pub tools: Result<String, String>,
     /// Wall time of the run.
@@ -55,10 +65,10 @@ impl Report {
     /// The tools the cells' builds really ran with, each once, with the trees that used them
     /// ("...; bindgen 0.56.0 ... (6.1) | ...; bindgen 0.71.1 ... (6.12, 7.3)"); when no build
     /// ran, the tools found, or why they are missing.
-    pub(crate) fn tools_used(&self) -> anyhow::Result<String> {
+    pub(crate) fn tools_used(&self) -> Result<String, String> {
         let mut used: Vec<(&str, Vec<&str>)> = Vec::new();
         for cell in &self.cells {
-            let Some(tools) = cell.built.tools.as_deref() else {
+            let Some(tools) = cell.tools.as_deref() else {
                 continue;
             };
             match used.iter_mut().find(|(seen, _)| *seen == tools) {
@@ -68,7 +78,7 @@ impl Report {
             }
         }
         if used.is_empty() {
-            return self.tools.clone().map_err(anyhow::Error::msg);
+            return self.tools.clone();
         }
         Ok(used
             .iter()
@@ -78,45 +88,14 @@ impl Report {
     }
 
     /// The cells whose prediction the real build contradicts.
-    pub(crate) fn findings(&self) -> Vec<&Cell> {
-        self.cells.iter().filter(|cell| cell.disagrees()).collect()
+    pub(crate) fn findings(&self) -> Vec<&CellJson> {
+        self.cells.iter().filter(|cell| cell.finding).collect()
     }
 
-    /// The JSON form.
     pub(crate) fn to_json(&self) -> KernelJson {
-        let cells = self.cells.iter().map(|cell| {
-            let prediction = cell.prediction.as_ref();
-            let crates = prediction.map(|prediction| &prediction.crates[..]);
-            CellJson {
-                tree: cell.tree.clone(),
-                toolchain: cell.toolchain.clone(),
-                rustc: cell.rustc.clone(),
-                minimum_met: prediction.ok().map(|prediction| prediction.minimum_met),
-                predicted: (prediction.ok()).map(|prediction| prediction.predicted.word().into()),
-                prediction_error: prediction.err().cloned(),
-                crates: (crates.unwrap_or_default().iter())
-                    .map(CrateJson::from)
-                    .collect(),
-                real: cell.built.real.word().into(),
-                reason: cell.built.reason.clone(),
-                first_error: cell.built.first_error.clone(),
-                warning: cell.built.warning.clone(),
-                tools: cell.built.tools.clone(),
-                enabled: cell.built.enabled.clone(),
-                objects: cell.built.objects,
-                steps: (cell.built.steps.iter())
-                    .map(|(step, seconds)| StepJson {
-                        step: step.clone(),
-                        seconds: *seconds,
-                    })
-                    .collect(),
-                cached: cell.cached,
-                finding: cell.disagrees(),
-            }
-        });
         KernelJson {
             trees: self.trees.clone(),
-            cells: cells.collect(),
+            cells: self.cells.clone(),
             tools: self.tools_used().ok(),
             tools_error: self.tools.as_ref().err().cloned(),
             seconds: self.seconds,
@@ -127,46 +106,38 @@ impl Report {
         self.cells
             .iter()
             .map(|cell| {
-                let (minimum, predicted) = match &cell.prediction {
-                    Ok(prediction) => (
-                        if prediction.minimum_met { "yes" } else { "no" }.to_owned(),
-                        prediction.predicted.word().to_owned(),
-                    ),
-                    Err(_) => ("?".into(), "no prediction".into()),
-                };
-                let mut why = cell
-                    .built
-                    .first_error
-                    .clone()
-                    .unwrap_or_else(|| cell.built.reason.clone());
+                let minimum = cell
+                    .minimum_met
+                    .map_or("?", |met| if met { "yes" } else { "no" });
+                let mut why = (cell.first_error.clone()).unwrap_or_else(|| cell.reason.clone());
                 if cell.cached {
                     why = format!("(cached) {why}");
                 }
-                if let Ok(prediction) = &cell.prediction {
-                    let failing: Vec<String> = prediction
-                        .crates
-                        .iter()
-                        .filter(|krate| krate.predicted == Predicted::Fail)
-                        .map(|krate| format!("{}: {}", krate.root, krate.errors.join("; ")))
-                        .collect();
-                    if !failing.is_empty() {
-                        why = format!("{why}; probes fail: {}", failing.join(" | "));
-                    }
+                let failing: Vec<String> = (cell.crates.iter())
+                    .filter(|krate| krate.predicted == Predicted::Fail.word())
+                    .map(|krate| format!("{}: {}", krate.root, krate.errors.join("; ")))
+                    .collect();
+                if !failing.is_empty() {
+                    why = format!("{why}; probes fail: {}", failing.join(" | "));
                 }
                 // A cell not run says why already; the prediction's error is then the same.
-                if let (Err(error), false) = (&cell.prediction, cell.built.real == Real::NotRun) {
+                if let (Some(error), false) =
+                    (&cell.prediction_error, cell.real == Real::NotRun.word())
+                {
                     why = format!("{why}; no prediction: {error}");
                 }
                 [
                     cell.tree.clone(),
                     cell.toolchain.clone(),
                     cell.rustc.clone().unwrap_or_else(|| "-".into()),
-                    minimum,
-                    predicted,
+                    minimum.to_owned(),
+                    cell.predicted
+                        .clone()
+                        .unwrap_or_else(|| "no prediction".into()),
                     format!(
                         "{}{}",
-                        cell.built.real.word(),
-                        if cell.disagrees() { " (FINDING)" } else { "" }
+                        cell.real,
+                        if cell.finding { " (FINDING)" } else { "" }
                     ),
                     why,
                 ]
@@ -191,15 +162,12 @@ impl Report {
             .collect()
     }
 
-    /// The human form.
     pub(crate) fn human(&self) -> String {
-        let mut text = String::new();
-        for line in self.tree_lines() {
-            text.push_str(&format!("{line}\n"));
-        }
-        let tools = self.tools_used().unwrap_or_else(|error| error.to_string());
-        text.push_str(&format!("tools: {tools}\n"));
-        text.push('\n');
+        let mut text: String = (self.tree_lines().iter())
+            .map(|line| format!("{line}\n"))
+            .collect();
+        let tools = self.tools_used().unwrap_or_else(|error| error);
+        text.push_str(&format!("tools: {tools}\n\n"));
         let header = [
             "tree",
             "toolchain",
@@ -226,16 +194,9 @@ impl Report {
             line.push_str(&row[6]);
             text.push_str(&format!("{}\n", line.trim_end()));
         }
-        for cell in self
-            .cells
-            .iter()
-            .filter(|cell| !cell.built.steps.is_empty())
-        {
-            let steps: Vec<String> = cell
-                .built
-                .steps
-                .iter()
-                .map(|(step, seconds)| format!("{step} {seconds:.1} s"))
+        for cell in self.cells.iter().filter(|cell| !cell.steps.is_empty()) {
+            let steps: Vec<String> = (cell.steps.iter())
+                .map(|step| format!("{} {:.1} s", step.step, step.seconds))
                 .collect();
             text.push_str(&format!(
                 "\n{} with {}: {}",
@@ -245,7 +206,7 @@ impl Report {
             ));
         }
         for cell in &self.cells {
-            if let Some(warning) = &cell.built.warning {
+            if let Some(warning) = &cell.warning {
                 text.push_str(&format!(
                     "\n{} with {}: the tree's check warned: {warning}",
                     cell.tree, cell.toolchain
@@ -253,14 +214,20 @@ impl Report {
             }
         }
         let findings = self.findings();
+        let count = |real: Real| {
+            self.cells
+                .iter()
+                .filter(|cell| cell.real == real.word())
+                .count()
+        };
         text.push_str(&format!(
             "\nkernel: {} cells, {} pass, {} fail, {} refused, {} not run; {} findings \
              (prediction contradicted by the real build); {:.0} s\n",
             self.cells.len(),
-            self.count(Real::Pass),
-            self.count(Real::Fail),
-            self.count(Real::Refused),
-            self.count(Real::NotRun),
+            count(Real::Pass),
+            count(Real::Fail),
+            count(Real::Refused),
+            count(Real::NotRun),
             findings.len(),
             self.seconds
         ));
@@ -269,27 +236,14 @@ impl Report {
                 "finding: {} with {}: predicted {}, really {}: {}\n",
                 cell.tree,
                 cell.toolchain,
-                cell.prediction
-                    .as_ref()
-                    .map_or("?", |prediction| prediction.predicted.word()),
-                cell.built.real.word(),
-                cell.built
-                    .first_error
-                    .as_deref()
-                    .unwrap_or(&cell.built.reason)
+                cell.predicted.as_deref().unwrap_or("?"),
+                cell.real,
+                cell.first_error.as_deref().unwrap_or(&cell.reason)
             ));
         }
         text
     }
 
-    fn count(&self, real: Real) -> usize {
-        self.cells
-            .iter()
-            .filter(|cell| cell.built.real == real)
-            .count()
-    }
-
-    /// The Markdown form.
     pub(crate) fn markdown(&self) -> String {
         let escape = |text: &str| crate::output::markdown_cell(&text.replace('\n', " "));
         let mut text = String::from("## Kernel trees\n\n");

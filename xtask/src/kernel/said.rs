@@ -40,10 +40,8 @@ pub(crate) fn machine_failure(output: &ProcessOutput, timeout: Duration) -> Opti
             ));
         }
     }
-    if output.status.is_none() || output.status.is_some_and(|status| status.code().is_none()) {
-        return Some(output.describe_ending(timeout));
-    }
-    None
+    let no_exit_code = output.status.is_none_or(|status| status.code().is_none());
+    no_exit_code.then(|| output.describe_ending(timeout))
 }
 
 /// The first error line of a build's output, in the words of the tool that failed first: rustc's

@@ -2,7 +2,7 @@
 //! Which Rust Kconfig symbols a tree has (its samples and drivers) and which objects each builds,
 //! read from the tree's own `Kconfig` and `Makefile` files.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The Rust Kconfig symbols to turn on: every `SAMPLE_RUST_*` of `samples/rust/Kconfig`, and
 /// every symbol under `drivers/` whose `depends on` names `RUST` or, in turn, such a symbol (the
@@ -11,7 +11,7 @@ pub(crate) fn rust_symbols(tree: &Path) -> Vec<(String, bool)> {
     // (name, tristate, the words of its `depends on` lines, whether it is a Rust sample)
     let mut entries: Vec<(String, bool, Vec<String>, bool)> = Vec::new();
     let mut kconfigs = vec![tree.join("samples/rust/Kconfig")];
-    collect_files(
+    crate::kernel_tree::files_under(
         &tree.join("drivers"),
         &|name| name.starts_with("Kconfig"),
         &mut kconfigs,
@@ -45,8 +45,7 @@ pub(crate) fn rust_symbols(tree: &Path) -> Vec<(String, bool)> {
             }
         }
     }
-    let mut rust: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
-    rust.insert("RUST".to_owned());
+    let mut rust = std::collections::BTreeSet::from(["RUST".to_owned()]);
     loop {
         let before = rust.len();
         for (name, _, depends, sample) in &entries {
@@ -68,23 +67,6 @@ pub(crate) fn rust_symbols(tree: &Path) -> Vec<(String, bool)> {
     found
 }
 
-/// Every file under `dir` whose name is `wanted`, in no particular order.
-fn collect_files(dir: &Path, wanted: &dyn Fn(&str) -> bool, into: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.filter_map(Result::ok) {
-        let path = entry.path();
-        match entry.file_type() {
-            Ok(kind) if kind.is_dir() => collect_files(&path, wanted, into),
-            Ok(kind) if kind.is_file() && wanted(&entry.file_name().to_string_lossy()) => {
-                into.push(path)
-            }
-            _ => {}
-        }
-    }
-}
-
 /// The symbols of `.config` that are `y` or `m`.
 pub(crate) fn enabled_in(config: &str) -> Vec<String> {
     config
@@ -102,7 +84,7 @@ pub(crate) fn enabled_in(config: &str) -> Vec<String> {
 pub(crate) fn objects_of(tree: &Path, symbol: &str) -> Vec<String> {
     let mut objects = Vec::new();
     let mut makefiles = Vec::new();
-    collect_files(
+    crate::kernel_tree::files_under(
         &tree.join("drivers"),
         &|name| name == "Makefile",
         &mut makefiles,
@@ -120,41 +102,36 @@ pub(crate) fn objects_of(tree: &Path, symbol: &str) -> Vec<String> {
         }
         let dir = makefile.parent().unwrap_or(tree);
         let relative = dir.strip_prefix(tree).unwrap_or(dir);
+        let rust_object = |name: &&str| {
+            (name.strip_suffix(".o")).is_some_and(|stem| dir.join(format!("{stem}.rs")).is_file())
+        };
+        let object = |name: &str| relative.join(name).display().to_string();
         for line in text.lines().filter(|line| line.contains(&needle)) {
-            let Some((_, names)) = line.split_once("+=").or_else(|| line.split_once(":=")) else {
+            let Some((_, names)) = assigned(line) else {
                 continue;
             };
             for name in names.split_whitespace() {
                 let Some(stem) = name.strip_suffix(".o") else {
                     continue;
                 };
-                if dir.join(format!("{stem}.rs")).is_file() {
-                    objects.push(relative.join(name).display().to_string());
+                if rust_object(&name) {
+                    objects.push(object(name));
                     continue;
                 }
                 let composite = [format!("{stem}-y"), format!("{stem}-objs")];
-                for member_line in text.lines() {
-                    let Some((left, right)) = member_line
-                        .split_once("+=")
-                        .or_else(|| member_line.split_once(":="))
-                    else {
-                        continue;
-                    };
-                    if !composite.iter().any(|key| left.trim() == key) {
-                        continue;
-                    }
-                    for member in right.split_whitespace() {
-                        if let Some(member_stem) = member.strip_suffix(".o") {
-                            if dir.join(format!("{member_stem}.rs")).is_file() {
-                                objects.push(relative.join(member).display().to_string());
-                            }
-                        }
-                    }
-                }
+                let members = (text.lines().filter_map(assigned))
+                    .filter(|(left, _)| composite.iter().any(|key| left.trim() == key))
+                    .flat_map(|(_, right)| right.split_whitespace());
+                objects.extend(members.filter(rust_object).map(object));
             }
         }
     }
     objects.sort();
     objects.dedup();
     objects
+}
+
+/// The right side of a `+=` or `:=` line, with its left.
+fn assigned(line: &str) -> Option<(&str, &str)> {
+    line.split_once("+=").or_else(|| line.split_once(":="))
 }

@@ -39,51 +39,23 @@ pub(crate) const SIZE_T_IS_USIZE_REMOVED: crate::catalog::Release =
 /// LLVM (clang, lld, libclang) the build runs with it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Bindgen {
-    /// Its version.
     pub version: &'static str,
-    /// The crate that installs it.
     pub krate: &'static str,
     /// The LLVM's major version: Kbuild gets `LLVM=-N`, bindgen `/usr/lib/llvm-N/lib`'s libclang.
     pub llvm: &'static str,
 }
 
-/// The packages the kernel's build needs from the system's apt, with LLVM `llvm`.
-pub(crate) fn system_packages(llvm: &str) -> String {
-    format!(
-        "clang-{llvm} lld-{llvm} llvm-{llvm} libclang-{llvm}-dev flex bison libelf-dev libssl-dev \
-         bc cpio kmod"
-    )
-}
-
 /// The build tools, found.
 #[derive(Clone, Debug)]
 pub(crate) struct Tools {
-    /// bindgen's command line.
     pub bindgen: PathBuf,
     /// The directory holding `libclang.so` for bindgen.
     pub libclang: PathBuf,
     /// Kbuild's `LLVM=`: `-19` runs `clang-19`, `ld.lld-19`...
     pub llvm_suffix: String,
-    /// What they are, exactly (clang's, lld's and bindgen's first line of
-    /// `--version`, and the libclang bindgen loads), for cache keys and the report.
+    /// What they are, exactly (clang's, lld's and bindgen's first line of `--version`, and the
+    /// libclang bindgen loads), for cache keys and the report.
     pub identity: String,
-}
-
-/// Where `bindgen` is installed: `target/kernel/tools/bindgen-VERSION/bin/bindgen`.
-pub(crate) fn bindgen_root(kernel_dir: &Path, bindgen: Bindgen) -> PathBuf {
-    kernel_dir
-        .join("tools")
-        .join(format!("bindgen-{}", bindgen.version))
-}
-
-/// The command that installs `bindgen` where [`find_tools`] looks.
-pub(crate) fn bindgen_install_command(kernel_dir: &Path, bindgen: Bindgen) -> String {
-    format!(
-        "cargo install {} --version {} --locked --root {}",
-        bindgen.krate,
-        bindgen.version,
-        bindgen_root(kernel_dir, bindgen).display()
-    )
 }
 
 /// The tools a build needs, or what is missing and the command that installs it.
@@ -112,19 +84,24 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> anyhow::Result<T
     }
     let mut problems = Vec::new();
     if !missing.is_empty() {
+        let llvm = wanted.llvm;
         problems.push(format!(
-            "{} missing: install them with `apt-get install {}`",
-            missing.join(", "),
-            system_packages(wanted.llvm)
+            "{} missing: install them with `apt-get install clang-{llvm} lld-{llvm} llvm-{llvm} \
+             libclang-{llvm}-dev flex bison libelf-dev libssl-dev bc cpio kmod`",
+            missing.join(", ")
         ));
     }
-    let bindgen = bindgen_root(kernel_dir, wanted).join("bin/bindgen");
+    let root = kernel_dir.join(format!("tools/bindgen-{}", wanted.version));
+    let bindgen = root.join("bin/bindgen");
     if !bindgen.is_file() {
         problems.push(format!(
-            "no bindgen {} at {}: install it with `{}`",
+            "no bindgen {} at {}: install it with `cargo install {} --version {} --locked \
+             --root {}`",
             wanted.version,
             bindgen.display(),
-            bindgen_install_command(kernel_dir, wanted)
+            wanted.krate,
+            wanted.version,
+            root.display()
         ));
     }
     ensure!(problems.is_empty(), problems.join("; "));
@@ -147,21 +124,19 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> anyhow::Result<T
 fn version_of(program: &Path, env: Vec<(String, String)>) -> anyhow::Result<String> {
     let invocation = Invocation::new(program, vec!["--version".into()]).with_env(env);
     let timeout = Duration::from_secs(60);
-    match process::run(&invocation, timeout) {
-        Ok(output) if output.success() => {
-            let mut lines = output.stdout.lines().map(str::trim);
-            Ok(lines
-                .find(|line| !line.is_empty())
-                .unwrap_or_default()
-                .into())
-        }
-        Ok(output) => Err(anyhow!(
-            "`{} --version` failed: {}",
-            program.display(),
-            output.describe_ending(timeout)
-        )),
-        Err(error) => Err(anyhow!(process::describe_spawn_error(program, &error))),
-    }
+    let output = process::run(&invocation, timeout)
+        .map_err(|error| anyhow!(process::describe_spawn_error(program, &error)))?;
+    ensure!(
+        output.success(),
+        "`{} --version` failed: {}",
+        program.display(),
+        output.describe_ending(timeout)
+    );
+    let mut lines = output.stdout.lines().map(str::trim);
+    Ok(lines
+        .find(|line| !line.is_empty())
+        .unwrap_or_default()
+        .into())
 }
 
 /// The version of the libclang `bindgen` loads from `libclang`, asked as the kernel asks it
@@ -183,14 +158,7 @@ fn libclang_version(kernel_dir: &Path, bindgen: &Path, libclang: &Path) -> anyho
     said.lines()
         .find_map(|line| {
             let version = line.split("clang version ").nth(1)?;
-            Some(
-                version
-                    .split(" [-W")
-                    .next()
-                    .unwrap_or(version)
-                    .trim()
-                    .to_owned(),
-            )
+            Some(version.split(" [-W").next()?.trim().to_owned())
         })
         .with_context(|| {
             format!(
@@ -204,15 +172,6 @@ fn libclang_version(kernel_dir: &Path, bindgen: &Path, libclang: &Path) -> anyho
 
 pub(crate) fn libclang_env(libclang: &Path) -> (String, String) {
     ("LIBCLANG_PATH".to_owned(), libclang.display().to_string())
-}
-
-/// The compiler of one pair, ready for Kbuild.
-#[derive(Clone, Debug)]
-pub(crate) struct Compiler {
-    /// The wrapper Kbuild runs as `RUSTC` and `HOSTRUSTC`.
-    pub wrapper: PathBuf,
-    /// The `library/` directory of its own sources (`RUST_LIB_SRC`).
-    pub library: PathBuf,
 }
 
 /// Writes the wrapper that starts a compiler as `program` with `leading` arguments and `env`:

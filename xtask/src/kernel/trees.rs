@@ -14,23 +14,16 @@ use xshell::{cmd, Shell};
 /// A kernel tree ready to be read and built.
 #[derive(Clone, Debug)]
 pub(crate) struct Tree {
-    /// The top of the tree (its `Makefile`, `scripts/`).
     pub root: PathBuf,
     /// Where it comes from, exactly: `linux-source-6.12=6.12.118-1 (trixie-security)`, or the
     /// path of a local tree.
     pub identity: String,
     /// The Debian package, with its version, when it is one.
     pub package: Option<String>,
-    /// The `.deb`'s SHA-256, when it is one.
     pub sha256: Option<String>,
     /// What providing it cost: (fetch seconds, unpack seconds, bytes fetched); zero when it was
     /// there already.
     pub cost: (f64, f64, u64),
-}
-
-/// The directory under which trees, builds, tools and results live: `target/kernel/`.
-pub(crate) fn kernel_dir() -> PathBuf {
-    crate::project_root().join("target").join("kernel")
 }
 
 /// Provides the tree `pin` names: unpacks a Debian tree (once; a complete copy is reused), or

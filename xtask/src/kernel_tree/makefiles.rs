@@ -11,7 +11,8 @@ use super::Build;
 use crate::catalog::Release;
 use crate::kconfig::release_of_rustc_version;
 use anyhow::{bail, Context};
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 /// The version as the top Makefile sets it: `VERSION.PATCHLEVEL.SUBLEVEL` and `EXTRAVERSION`
 /// (`7.3.0-rc7`).
@@ -63,8 +64,7 @@ fn logical_lines(text: &str) -> Vec<String> {
 fn assignment(text: &str, name: &str) -> Option<String> {
     logical_lines(text).into_iter().find_map(|line| {
         let line = line.strip_prefix("export ").unwrap_or(&line);
-        let rest = line.strip_prefix(name)?;
-        let rest = rest.trim_start();
+        let rest = line.strip_prefix(name)?.trim_start();
         let value = rest
             .strip_prefix(":=")
             .or_else(|| rest.strip_prefix("?="))
@@ -76,13 +76,11 @@ fn assignment(text: &str, name: &str) -> Option<String> {
 /// `rust_allowed_features` of `scripts/Makefile.build`, or `None` when it sets none.
 pub(super) fn allowed_features(makefile_build: &str) -> Option<Vec<String>> {
     let value = assignment(makefile_build, "rust_allowed_features")?;
-    Some(
-        value
-            .split(',')
-            .map(|name| name.trim().to_string())
-            .filter(|name| !name.is_empty())
-            .collect(),
-    )
+    let names = value
+        .split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty());
+    Some(names.map(String::from).collect())
 }
 
 /// The words of `rust_common_cmd`, as written.
@@ -216,37 +214,21 @@ pub(super) fn crate_roots(
             roots.push((path, Build::Library));
         }
     }
-    let mut others = Vec::new();
+    let mut sources = Vec::new();
     let entries = std::fs::read_dir(root).with_context(|| format!("listing {}", root.display()))?;
     for entry in entries {
         let entry = entry.with_context(|| format!("listing {}", root.display()))?;
         let name = entry.file_name();
         if entry.file_type()?.is_dir() && !NOT_KBUILD.iter().any(|skip| name == *skip) {
-            collect_kbuild_roots(root, &entry.path(), &mut others)?;
+            super::files_under(&entry.path(), &|name| name.ends_with(".rs"), &mut sources);
         }
     }
-    others.sort();
-    roots.extend(others.into_iter().map(|path| (path, Build::Kbuild)));
-    Ok(roots)
-}
-
-fn collect_kbuild_roots(root: &Path, dir: &Path, roots: &mut Vec<String>) -> anyhow::Result<()> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(());
-    };
-    let mut build_files: Option<String> = None;
-    for entry in entries {
-        let entry = entry.with_context(|| format!("listing {}", dir.display()))?;
-        let path = entry.path();
-        let kind = entry.file_type()?;
-        if kind.is_dir() {
-            collect_kbuild_roots(root, &path, roots)?;
-            continue;
-        }
-        if path.extension().is_none_or(|extension| extension != "rs") {
-            continue;
-        }
-        let text = build_files.get_or_insert_with(|| {
+    // Each directory's `Makefile` and `Kbuild`, read once.
+    let mut build_files: HashMap<PathBuf, String> = HashMap::new();
+    let mut others = Vec::new();
+    for path in sources {
+        let dir = path.parent().unwrap_or(root);
+        let text = build_files.entry(dir.to_owned()).or_insert_with(|| {
             ["Makefile", "Kbuild"]
                 .iter()
                 .filter_map(|name| std::fs::read_to_string(dir.join(name)).ok())
@@ -256,10 +238,12 @@ fn collect_kbuild_roots(root: &Path, dir: &Path, roots: &mut Vec<String>) -> any
         let stem = path.file_stem().unwrap_or_default().to_string_lossy();
         if text.contains(&format!("{stem}.o")) {
             let relative = path.strip_prefix(root).unwrap_or(&path);
-            roots.push(relative.to_string_lossy().into_owned());
+            others.push(relative.to_string_lossy().into_owned());
         }
     }
-    Ok(())
+    others.sort();
+    roots.extend(others.into_iter().map(|path| (path, Build::Kbuild)));
+    Ok(roots)
 }
 
 /// A crate's name from its root, as Kbuild and `rust/Makefile` name it: `rust/kernel/lib.rs`
@@ -348,6 +332,51 @@ KBUILD_RUSTFLAGS += $(KBUILD_RUSTFLAGS-y)
         assert_eq!(
             denied_feature_lints(&denies, "", false),
             ["incomplete_features"]
+        );
+    }
+
+    /// The Kbuild crate roots are the `.rs` files whose `NAME.o` their directory's `Makefile`
+    /// or `Kbuild` names, anywhere but `rust/`, `scripts/`, `tools/`...; `rust/`'s come from
+    /// `rust/Makefile`, in its order.
+    #[test]
+    fn crate_roots_are_the_rust_files_kbuild_names() {
+        let root = crate::tests::support::scratch_dir("kernel-tree-crate-roots");
+        for (path, text) in [
+            ("rust/kernel/lib.rs", ""),
+            ("rust/macros/lib.rs", ""),
+            (
+                "samples/rust/Makefile",
+                "obj-$(CONFIG_SAMPLE_RUST_MINIMAL) += rust_minimal.o\n",
+            ),
+            ("samples/rust/rust_minimal.rs", ""),
+            ("samples/rust/helper.rs", ""),
+            ("drivers/block/rnull/Kbuild", "obj-m := rnull.o\n"),
+            ("drivers/block/rnull/rnull.rs", ""),
+            ("drivers/block/rnull/configfs.rs", ""),
+            ("mm/kasan/Makefile", "obj-y += kasan_test_rust.o\n"),
+            ("mm/kasan/kasan_test_rust.rs", ""),
+            ("scripts/Makefile", "hostprogs += generate.o\n"),
+            ("scripts/generate.rs", ""),
+        ] {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let rust_makefile = "$(obj)/macros.o: $(src)/macros/lib.rs FORCE\n\
+                             $(obj)/kernel.o: $(src)/kernel/lib.rs $(obj)/macros.o FORCE\n\
+                             $(obj)/gone.o: $(src)/gone/lib.rs\n";
+        let roots = crate_roots(&root, rust_makefile).unwrap();
+        std::fs::remove_dir_all(&root).unwrap();
+        assert_eq!(
+            roots,
+            [
+                ("rust/macros/lib.rs", Build::Library),
+                ("rust/kernel/lib.rs", Build::Library),
+                ("drivers/block/rnull/rnull.rs", Build::Kbuild),
+                ("mm/kasan/kasan_test_rust.rs", Build::Kbuild),
+                ("samples/rust/rust_minimal.rs", Build::Kbuild),
+            ]
+            .map(|(path, build)| (path.to_owned(), build))
         );
     }
 }

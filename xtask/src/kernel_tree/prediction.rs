@@ -29,7 +29,7 @@ pub enum Predicted {
 }
 
 impl Predicted {
-    /// The report's word: `pass`, `fail`, `refused`.
+    /// The report's word.
     pub fn word(self) -> &'static str {
         match self {
             Predicted::Pass => "pass",
@@ -53,7 +53,6 @@ pub struct Prediction {
 /// What one crate root's probe said.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CratePrediction {
-    /// The root's path in the tree.
     pub root: String,
     /// The features it enables for this compiler (conditions decided), in its order.
     pub features: Vec<String>,
@@ -114,26 +113,22 @@ pub(super) fn enabled_features(
     let mut enabled: Vec<String> = Vec::new();
     let mut undecided = Vec::new();
     for feature in &krate.features {
-        match feature
-            .condition()
+        let condition = feature.condition();
+        match condition
+            .as_ref()
             .map_or(Some(true), |c| c.evaluate(&lookup))
         {
             Some(true) if !enabled.contains(&feature.name) => enabled.push(feature.name.clone()),
             Some(_) => {}
-            None => undecided.push(format!(
-                "{} (under `{}`)",
-                feature.name,
-                feature
-                    .condition()
-                    .map(|c| c.to_string())
-                    .unwrap_or_default()
-            )),
+            None => {
+                let condition = condition.map(|c| c.to_string()).unwrap_or_default();
+                undecided.push(format!("{} (under `{condition}`)", feature.name));
+            }
         }
     }
     (enabled, undecided)
 }
 
-/// One probe compile's outcome.
 #[derive(Clone, Debug)]
 struct Outcome {
     success: bool,
@@ -225,22 +220,14 @@ struct Probe {
     bootstrap: bool,
 }
 
-/// Compiles one probe.
 fn compile(
     rustc: &Rustc,
     probe: &Probe,
     directory: &Path,
     timeout: Duration,
 ) -> anyhow::Result<Outcome> {
-    let Probe {
-        features,
-        flags,
-        denied,
-        loads_proc_macro,
-        bootstrap,
-    } = probe;
-    let names: Vec<&str> = features.iter().map(String::as_str).collect();
-    let extern_crates: &[&str] = if *loads_proc_macro {
+    let names: Vec<&str> = probe.features.iter().map(String::as_str).collect();
+    let extern_crates: &[&str] = if probe.loads_proc_macro {
         &["proc_macro"]
     } else {
         &[]
@@ -254,16 +241,16 @@ fn compile(
         // does; without it the empty probe fails for a reason of its own.
         source.push_str("#![unstable(feature = \"kshim_kernel_probe\", issue = \"none\")]\n");
     }
-    if !denied.is_empty() {
+    if !probe.denied.is_empty() {
         // Among the inner attributes, before any `extern crate`: after the header line.
         let at = source.find('\n').map_or(0, |end| end + 1);
-        source.insert_str(at, &format!("#![deny({})]\n", denied.join(", ")));
+        source.insert_str(at, &format!("#![deny({})]\n", probe.denied.join(", ")));
     }
     let path = directory.join("kshim_kernel_probe.rs");
     std::fs::write(&path, source).with_context(|| format!("writing {}", path.display()))?;
     let mut invocation: Invocation = rustc.probe(&path, directory);
-    invocation.args.extend(flags.iter().cloned());
-    if !*bootstrap {
+    invocation.args.extend(probe.flags.iter().cloned());
+    if !probe.bootstrap {
         invocation.env.retain(|(name, _)| name != "RUSTC_BOOTSTRAP");
         invocation.env_remove.push("RUSTC_BOOTSTRAP".into());
     }
@@ -276,7 +263,7 @@ fn compile(
     );
     // The features `-Zcrate-attr=feature(...)` turns on are classified as the source's are.
     let mut classified = names.clone();
-    for flag in flags {
+    for flag in &probe.flags {
         if let Some(list) = flag
             .strip_prefix("-Zcrate-attr=feature(")
             .and_then(|rest| rest.strip_suffix(')'))
@@ -285,7 +272,7 @@ fn compile(
         }
     }
     let diagnostics = crate::probe::read_diagnostics(&output.stderr, &classified)?;
-    let stable_denied = denied.iter().any(|lint| lint == "stable_features");
+    let stable_denied = probe.denied.iter().any(|lint| lint == "stable_features");
     let mut seen = std::collections::BTreeSet::new();
     let mut errors: Vec<String> = classified
         .iter()

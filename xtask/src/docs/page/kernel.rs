@@ -93,11 +93,9 @@ pub(super) fn kernel_trees_section(trees: &[TreeData], popups: &mut Popups) -> S
             .into();
     }
     let mut releases: Vec<&str> = Vec::new();
-    for tree in trees {
-        for (_, release, _) in &tree.real {
-            if !releases.contains(&release.as_str()) {
-                releases.push(release);
-            }
+    for (_, release, _) in trees.iter().flat_map(|tree| &tree.real) {
+        if !releases.contains(&release.as_str()) {
+            releases.push(release);
         }
     }
     releases.sort_by_key(|release| crate::catalog::Release::parse(release));
