@@ -146,7 +146,6 @@ pub struct BuildCell {
 }
 
 impl BuildCell {
-    /// Whether the outcome is the predicted one.
     pub fn ok(&self) -> bool {
         self.outcome == self.expected
     }
@@ -156,7 +155,6 @@ impl BuildCell {
 /// lists it).
 #[derive(Clone, Debug, PartialEq, Eq, crate::json::Serialize, crate::json::Deserialize)]
 pub struct Failure {
-    /// The toolchain's id.
     pub toolchain: String,
     /// Which cell: `feature inline_const`, `build rust_minimal (kernel)`, `toolchain`.
     pub cell: String,
@@ -295,18 +293,13 @@ impl Report {
         };
         match (&toolchain.verdict, toolchain.release) {
             (ToolchainVerdict::Ok, Some(release)) => {
-                let still_gated: Vec<&str> = enabled_in_kernel_mode(release)
-                    .into_iter()
-                    .filter(|feature| {
-                        let index = FEATURES
-                            .iter()
-                            .position(|candidate| candidate.name == feature.name);
-                        !matches!(
-                            index.and_then(|index| observed[index]),
-                            Some(Status::Stable(_))
-                        )
+                let enabled = enabled_in_kernel_mode(release);
+                let still_gated: Vec<&str> = (FEATURES.iter().zip(&observed))
+                    .filter(|(feature, status)| {
+                        enabled.iter().any(|enabled| enabled.name == feature.name)
+                            && !matches!(status, Some(Status::Stable(_)))
                     })
-                    .map(|feature| feature.name)
+                    .map(|(feature, _)| feature.name)
                     .collect();
                 let bootstrap = match still_gated.len() {
                     0 => "kernel mode no longer needs RUSTC_BOOTSTRAP".to_string(),
@@ -365,40 +358,8 @@ pub fn failure_line(failure: &Failure) -> String {
     line
 }
 
-/// Every build, run and test cell a whole run has for `toolchains` and the catalog's examples,
-/// each with the outcome the catalog expects: what the tests start from to make a report that
-/// [`Report::check_complete`] accepts.
 #[cfg(test)]
-pub(crate) fn planned_builds(toolchains: &[ToolchainEntry]) -> Vec<BuildCell> {
-    let examples: std::collections::BTreeSet<&str> =
-        FEATURES.iter().map(|feature| feature.example).collect();
-    let mut builds = Vec::new();
-    for (index, toolchain) in toolchains.iter().enumerate() {
-        if matches!(toolchain.verdict, ToolchainVerdict::Missing(_)) {
-            continue;
-        }
-        let expected = crate::expect::expected_outcome(&toolchain.verdict);
-        for target in std::iter::once("kernel").chain(examples.iter().copied()) {
-            for &kind in cell_kinds(target) {
-                for mode in Mode::ALL {
-                    builds.push(BuildCell {
-                        toolchain: index,
-                        target: target.into(),
-                        mode,
-                        kind,
-                        outcome: expected,
-                        expected,
-                        first_error: None,
-                        seconds: 0.1,
-                        cached: false,
-                        tests: None,
-                    });
-                }
-            }
-        }
-    }
-    builds
-}
+pub(crate) use tests::planned_builds;
 
 /// The id of the toolchain a cell names by `index`; empty for none.
 fn id_of(toolchains: &[ToolchainEntry], index: usize) -> String {
