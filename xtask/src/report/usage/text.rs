@@ -8,7 +8,7 @@ use crate::places::{SourcePoint, UsedPlace};
 
 /// A place as one line: `file:line:col in `item` (target)`, with the macro's call site.
 pub(super) fn place_line(place: &UsedPlace) -> String {
-    let mut line = format!("{}:{}:{}", place.at.file, place.at.line, place.at.column);
+    let mut line = point_text(&place.at);
     if let Some(item) = &place.item {
         line.push_str(&format!(" in `{item}`"));
     }
