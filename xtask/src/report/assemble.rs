@@ -82,18 +82,15 @@ pub fn assemble(
                         }
                         _ => None,
                     };
-                    let observed = match probes.get(&index).and_then(|result| result.probe.as_ref())
-                    {
-                        Some(Ok(statuses)) => Observed::Status(statuses[feature_index]),
-                        Some(Err(error)) => Observed::ProbeFailed(error.clone()),
-                        None => match probes.get(&index) {
-                            Some(result) => Observed::ProbeFailed(
-                                result
-                                    .first_error
-                                    .clone()
+                    let observed = match probes.get(&index) {
+                        None => Observed::NotProbed,
+                        Some(result) => match &result.probe {
+                            Some(Ok(statuses)) => Observed::Status(statuses[feature_index]),
+                            Some(Err(error)) => Observed::ProbeFailed(error.clone()),
+                            None => Observed::ProbeFailed(
+                                (result.first_error.clone())
                                     .unwrap_or_else(|| "the probe did not run".into()),
                             ),
-                            None => Observed::NotProbed,
                         },
                     };
                     FeatureCell { observed, expected }

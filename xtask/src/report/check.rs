@@ -13,10 +13,7 @@ use anyhow::{bail, ensure, Context as _};
 use std::collections::{BTreeSet, HashSet};
 
 fn describe(report: &Report, build: &BuildCell) -> String {
-    let toolchain = report
-        .toolchains
-        .get(build.toolchain)
-        .map_or("?", |toolchain| toolchain.id.as_str());
+    let toolchain = super::id_of(&report.toolchains, build.toolchain);
     let cell = cell_label(build.kind, &build.target, Some(build.mode), None);
     escape(&format!("{cell} on {toolchain}")).into_owned()
 }

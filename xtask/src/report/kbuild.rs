@@ -30,7 +30,6 @@ pub struct KbuildCell {
     pub first_error: Option<String>,
     /// Wall-clock seconds of the run that produced the result.
     pub seconds: f64,
-    /// Whether it came from the cache.
     pub cached: bool,
 }
 
@@ -155,7 +154,6 @@ pub(super) struct KbuildJson {
 }
 
 impl KbuildJson {
-    /// The cells, naming toolchains by id.
     pub(super) fn write(cells: &[KbuildCell], toolchains: &[ToolchainEntry]) -> Vec<Self> {
         let cells = cells.iter().map(|cell| KbuildJson {
             toolchain: id_of(toolchains, cell.toolchain),
