@@ -95,7 +95,6 @@ impl Observed {
 /// One feature on one toolchain.
 #[derive(Clone, Debug)]
 pub struct FeatureCell {
-    /// What the compiler said.
     pub observed: Observed,
     /// What the catalog predicts; `None` where the cell is informational.
     pub expected: Option<Status>,
@@ -127,7 +126,6 @@ pub fn cell_kinds(target: &str) -> &'static [Kind] {
 /// One build or test on one toolchain in one mode.
 #[derive(Clone, Debug)]
 pub struct BuildCell {
-    /// The index of the toolchain.
     pub toolchain: usize,
     /// `kernel` or an example's name.
     pub target: String,

@@ -16,7 +16,6 @@ use std::collections::HashMap;
 /// One fixture compiled by one toolchain.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KbuildCell {
-    /// The index of the toolchain.
     pub toolchain: usize,
     /// The fixture, `xtask/programs/kbuild/NAME.rs`.
     pub fixture: String,

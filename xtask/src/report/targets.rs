@@ -21,7 +21,6 @@ pub(super) mod to_json;
 /// Whether one compiler knows one kernel target.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KnownCell {
-    /// The index of the toolchain.
     pub toolchain: usize,
     pub triple: String,
     /// What `rustc --print target-list` said; `None` where it did not run or failed.
@@ -55,7 +54,6 @@ pub const STAGES: [(&str, Kind, bool); 5] = [
 /// One cross step on one toolchain and kernel target.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TargetCell {
-    /// The index of the toolchain.
     pub toolchain: usize,
     pub triple: String,
     /// One of [`STAGES`]' targets.
