@@ -177,7 +177,7 @@ impl Report {
             let id = escape(&toolchain.id).into_owned();
             if let Some(date) = &toolchain.commit_date {
                 ensure!(
-                    is_date(date),
+                    crate::version::is_iso_date(date),
                     "toolchain {id}: its commit date `{}` is no date",
                     escape(date)
                 );
@@ -221,24 +221,6 @@ impl Report {
             }
         }
         Ok(())
-    }
-}
-
-/// Whether `text` is a calendar date `YYYY-MM-DD`.
-fn is_date(text: &str) -> bool {
-    let parts: Vec<&str> = text.split('-').collect();
-    let number = |part: &str, digits: usize| {
-        (part.len() == digits && part.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| part.parse::<u32>().ok())
-            .flatten()
-    };
-    match parts[..] {
-        [year, month, day] => {
-            number(year, 4).is_some()
-                && number(month, 2).is_some_and(|month| (1..=12).contains(&month))
-                && number(day, 2).is_some_and(|day| (1..=31).contains(&day))
-        }
-        _ => false,
     }
 }
 
