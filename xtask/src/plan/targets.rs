@@ -12,27 +12,6 @@ use crate::process::Invocation;
 use crate::targets::KernelTarget;
 use std::path::{Path, PathBuf};
 
-/// The static-key sample, compiled to an object per target and mode.
-pub fn sites_source(root: &Path) -> PathBuf {
-    root.join(crate::jump_table::SAMPLE_PATH)
-}
-
-/// The freestanding test program, built and run per target and mode.
-pub fn program_source(root: &Path) -> PathBuf {
-    root.join("xtask/programs/run.rs")
-}
-
-/// Every file of the test program: its root and the module it keeps its Linux plumbing in.
-fn program_inputs(root: &Path) -> Vec<PathBuf> {
-    vec![program_source(root), root.join("xtask/programs/linux.rs")]
-}
-
-/// The empty `compiler_builtins` that a sysroot holds where the sources have none: nothing is
-/// linked against it but the test program, which needs none of its routines.
-pub fn empty_builtins_source(root: &Path) -> PathBuf {
-    root.join("xtask/programs/compiler_builtins.rs")
-}
-
 /// What the machine offers the test programs.
 pub struct Emulation<'a> {
     /// The `ld.lld` that links them, or why there is none.
@@ -156,8 +135,10 @@ fn plan_target(
     });
     let (builtins_crate, builtins_inputs) = match &sources.compiler_builtins {
         Some(source) => (Builtins::Sources(source), sources.parts()),
+        // The empty crate of `xtask/programs/`: only the test program links against it, and it
+        // needs none of its routines.
         None => {
-            let file = empty_builtins_source(&layout.root);
+            let file = layout.root.join("xtask/programs/compiler_builtins.rs");
             (Builtins::Empty(file.clone()), vec![file])
         }
     };
@@ -197,7 +178,7 @@ fn plan_target(
             ..step(Kind::Build, "kernel", Some(mode), vec![shim])
         });
         let object = directory.join("kshim_sites.o");
-        let sites = sites_source(&layout.root);
+        let sites = layout.root.join(crate::jump_table::SAMPLE_PATH);
         let mut compile = rustc.target_crate(
             &sites,
             "kshim_sites",
@@ -232,9 +213,9 @@ fn plan_target(
             continue;
         };
         let binary = directory.join("kshim_run");
-        let program = program_source(&layout.root);
+        let source = layout.root.join("xtask/programs/run.rs");
         let mut build = rustc.target_crate(
-            &program,
+            &source,
             "kshim_run",
             mode,
             &cfgs,
@@ -250,9 +231,10 @@ fn plan_target(
             _ => (binary.clone(), Vec::new()),
         };
         let run = Invocation::new(program, args);
-        // The linker and the emulator decide the cell as much as the sources do.
-        let mut inputs = program_inputs(&layout.root);
-        inputs.push(linker.clone());
+        // The program's root and the module of its Linux plumbing; the linker and the emulator
+        // decide the cell as much as the sources do.
+        let linux = layout.root.join("xtask/programs/linux.rs");
+        let mut inputs = vec![source, linux, linker.clone()];
         if run.program != binary {
             inputs.push(run.program.clone());
         }
