@@ -23,18 +23,14 @@ pub(super) fn place_line(place: &UsedPlace) -> String {
         .file
         .starts_with(&format!("examples/{}", place.target))
     {
-        line.push_str(&format!(" ({})", compile_name(&place.target)));
+        // `kernel` is the shim's compile; any other target is an example's.
+        let compiled = match place.target.as_str() {
+            "kernel" => "the shim",
+            example => example,
+        };
+        line.push_str(&format!(" (compiling {compiled})"));
     }
     line
-}
-
-/// `kernel` is the shim's compile; any other target is an example's.
-fn compile_name(target: &str) -> String {
-    if target == "kernel" {
-        "compiling the shim".to_string()
-    } else {
-        format!("compiling {target}")
-    }
 }
 
 fn point_text(at: &SourcePoint) -> String {
