@@ -187,22 +187,18 @@ impl Report {
     pub fn failures(&self) -> Vec<Failure> {
         let mut failures = Vec::new();
         for toolchain in &self.toolchains {
-            let failed = match &toolchain.verdict {
-                ToolchainVerdict::Broken(message) => Some(("ok", "broken", message.clone())),
-                ToolchainVerdict::Missing(hint) if self.strict => {
-                    Some(("found", "missing", hint.clone()))
-                }
-                _ => None,
+            let (expected, observed, message) = match &toolchain.verdict {
+                ToolchainVerdict::Broken(message) => ("ok", "broken", message),
+                ToolchainVerdict::Missing(hint) if self.strict => ("found", "missing", hint),
+                _ => continue,
             };
-            if let Some((expected, observed, message)) = failed {
-                failures.push(Failure {
-                    toolchain: toolchain.id.clone(),
-                    cell: "toolchain".into(),
-                    expected: expected.into(),
-                    observed: observed.into(),
-                    first_error: Some(message),
-                });
-            }
+            failures.push(Failure {
+                toolchain: toolchain.id.clone(),
+                cell: "toolchain".into(),
+                expected: expected.into(),
+                observed: observed.into(),
+                first_error: Some(message.clone()),
+            });
         }
         for (feature, cells) in FEATURES.iter().zip(&self.features) {
             for (toolchain, cell) in self.toolchains.iter().zip(cells) {
