@@ -241,31 +241,30 @@ impl Report {
         }
     }
 
-    /// Per toolchain: its build cells, how many passed, and how many unit tests passed; one
-    /// pass over the builds, so that summaries take time linear in the report.
-    fn build_counts(&self) -> Vec<BuildCounts> {
-        let mut counts = vec![BuildCounts::default(); self.toolchains.len()];
-        for build in &self.builds {
-            let Some(count) = counts.get_mut(build.toolchain) else {
-                continue;
-            };
-            count.cells += 1;
-            count.passed += usize::from(build.outcome == Outcome::Pass);
-            count.unit_tests += build.tests.map_or(0, |(passed, _, _)| passed);
-        }
-        counts
-    }
-
     /// One line per toolchain, in column order: "1.85.0: 8 of 14 features stable; kernel mode
     /// still needs RUSTC_BOOTSTRAP for 3 (...); 52 of 52 builds and tests pass".
     pub fn summary_lines(&self) -> Vec<String> {
-        let counts = self.build_counts();
-        (0..self.toolchains.len())
-            .map(|index| self.summary_line_with(index, counts[index]))
+        // Per toolchain: its build cells, how many passed, and how many unit tests passed; one
+        // pass over the builds, so that summaries take time linear in the report.
+        let mut counts = vec![(0, 0, 0); self.toolchains.len()];
+        for build in &self.builds {
+            if let Some((cells, passed, unit_tests)) = counts.get_mut(build.toolchain) {
+                *cells += 1;
+                *passed += usize::from(build.outcome == Outcome::Pass);
+                *unit_tests += build.tests.map_or(0, |(passed, _, _)| passed);
+            }
+        }
+        let counts = counts.into_iter().enumerate();
+        counts
+            .map(|(index, counts)| self.summary_line(index, counts))
             .collect()
     }
 
-    fn summary_line_with(&self, index: usize, counts: BuildCounts) -> String {
+    fn summary_line(
+        &self,
+        index: usize,
+        (cells, passed, unit_tests): (usize, usize, u64),
+    ) -> String {
         let toolchain = &self.toolchains[index];
         let label = toolchain.label();
         let observed: Vec<Option<Status>> = self
@@ -308,8 +307,7 @@ impl Report {
                     .map(|text| format!("; {text}"))
                     .unwrap_or_default();
                 format!(
-                    "{label}: {probe}; {bootstrap}; {} of {} builds, runs and test runs pass ({} tests passed){targets}",
-                    counts.passed, counts.cells, counts.unit_tests
+                    "{label}: {probe}; {bootstrap}; {passed} of {cells} builds, runs and test runs pass ({unit_tests} tests passed){targets}"
                 )
             }
             (ToolchainVerdict::TooOld, _) => {
@@ -324,14 +322,6 @@ impl Report {
             (verdict, _) => format!("{label}: {}", verdict.describe()),
         }
     }
-}
-
-/// One toolchain's build cells, counted for its summary line.
-#[derive(Clone, Copy, Debug, Default)]
-struct BuildCounts {
-    cells: usize,
-    passed: usize,
-    unit_tests: u64,
 }
 
 /// A failure as one line: toolchain, cell, expected, observed, first error.
