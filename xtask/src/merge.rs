@@ -112,24 +112,18 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
                 toolchain.verdict,
                 ToolchainVerdict::Missing(_) | ToolchainVerdict::Broken(_)
             );
+            // What `Pin::is_satisfied_by` required of the compiler when the shard ran.
             if let (Some(&position), Some(release), true) =
-                (position_of.get(pin), toolchain.release, found)
+                (position_of.get(pin), &toolchain.release_text, found)
             {
-                // What `Pin::is_satisfied_by` required of the compiler when the shard ran.
                 let wanted = &pins.pins[position].release;
-                let wanted_release = crate::catalog::Release::parse(
-                    wanted
-                        .split_once('-')
-                        .map_or(wanted.as_str(), |(release, _)| release),
-                );
-                if wanted_release != Some(release) {
-                    let release = release.to_string();
+                if release != wanted {
                     bail!(
                         "{} (shard {shard}): toolchain {} reports release {}, but its pin {} \
                          wants {}",
                         path.display(),
                         escape(&toolchain.id),
-                        escape(&release),
+                        escape(release),
                         escape(pin),
                         escape(wanted)
                     );
