@@ -66,7 +66,6 @@ pub fn release_order(toolchains: &[ToolchainEntry]) -> Vec<usize> {
 /// What the probe found for one feature on one toolchain.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Observed {
-    /// The compiler's answer.
     Status(Status),
     /// The toolchain is missing or broken.
     NotProbed,
@@ -149,8 +148,7 @@ impl BuildCell {
     }
 }
 
-/// One difference between the compilers and the catalog, as printed (and as the JSON report
-/// lists it).
+/// One difference between the compilers and the catalog, as printed and as the JSON lists it.
 #[derive(Clone, Debug, PartialEq, Eq, crate::json::Serialize, crate::json::Deserialize)]
 pub struct Failure {
     pub toolchain: String,

@@ -102,11 +102,7 @@ pub fn parse_examples(text: &str, directory: &Path) -> anyhow::Result<Vec<Exampl
 
 /// Checks that every example the catalog names is an `[[example]]` of `manifest` whose source
 /// file exists, so that the matrix never reports a feature as taught by an example it did not
-/// build.
-///
-/// The error names the file and line to fix: the manifest's `[[example]]` whose file is
-/// missing, or the catalog's entry (`catalog`, where the catalog's source is) that names an
-/// example the manifest does not declare.
+/// build. The error names the line to fix, in `manifest` or in `catalog` (the catalog's source).
 pub fn check_catalog_examples(
     features: &[Feature],
     examples: &[Example],

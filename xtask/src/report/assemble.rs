@@ -56,8 +56,7 @@ pub fn toolchain_entry(availability: &Availability) -> ToolchainEntry {
     }
 }
 
-/// The report of a run: what each step observed next to what the catalog predicts for every
-/// cell, in the columns given.
+/// The report of a run, in the columns given.
 pub fn assemble(
     columns: &[ToolchainEntry],
     steps: &[Step],

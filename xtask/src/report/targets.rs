@@ -41,8 +41,7 @@ impl KnownCell {
     }
 }
 
-/// The stages of one toolchain on one kernel target, in the order they run: `(target, kind,
-/// moded)`.
+/// The stages of one toolchain on one kernel target, in run order: `(target, kind, moded)`.
 pub const STAGES: [(&str, Kind, bool); 5] = [
     ("core", Kind::Core, false),
     ("compiler_builtins", Kind::Core, false),

@@ -119,9 +119,8 @@ pub struct UsageReport {
     pub date: Option<String>,
 }
 
-/// Assembles the report of a run over `columns` (every toolchain, as the matrix lists them)
-/// from its steps, their results and the usage compiles among them; the enclosing items are
-/// read from the sources under `root`.
+/// The report of a usage run over `columns` (every toolchain, as the matrix lists them); the
+/// enclosing items are read from the sources under `root`.
 pub fn assemble(
     root: &Path,
     columns: &[ToolchainEntry],
