@@ -147,12 +147,8 @@ pub fn assemble_target_axis(
             .cross
             .iter()
             .map(|cross| {
-                let sources = cross.as_ref()?.as_ref();
-                Some(
-                    sources
-                        .map(|found| found.identity.clone())
-                        .map_err(String::clone),
-                )
+                let sources = cross.as_ref()?.as_ref().map_err(String::clone);
+                Some(sources.map(|found| found.identity.clone()))
             })
             .collect(),
         ..TargetAxis::default()
