@@ -49,6 +49,12 @@ impl ToolchainEntry {
     pub fn label(&self) -> String {
         crate::output::column_label(&self.id, self.release_text.as_deref(), None)
     }
+
+    /// Its release if it is ok: a toolchain that builds, whose cells the catalog predicts.
+    pub fn ok_release(&self) -> Option<Release> {
+        self.release
+            .filter(|_| self.verdict == ToolchainVerdict::Ok)
+    }
 }
 
 /// The indices of `toolchains` in release order (then by id), the column order of every table

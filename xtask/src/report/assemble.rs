@@ -75,12 +75,8 @@ pub fn assemble(
                 .iter()
                 .enumerate()
                 .map(|(index, column)| {
-                    let expected = match (&column.verdict, column.release) {
-                        (ToolchainVerdict::Ok, Some(release)) => {
-                            Some(expected_status(feature, release))
-                        }
-                        _ => None,
-                    };
+                    let expected =
+                        (column.ok_release()).map(|release| expected_status(feature, release));
                     let observed = match probes.get(&index) {
                         None => Observed::NotProbed,
                         Some(result) => match &result.probe {

@@ -118,12 +118,8 @@ impl Report {
                     self.toolchains.len()
                 )
             })?;
-            let predicted = match (&toolchain.verdict, toolchain.release) {
-                (ToolchainVerdict::Ok, Some(release)) => {
-                    crate::expect::expected_kbuild_error(&cell.fixture, release)
-                }
-                _ => None,
-            };
+            let predicted = (toolchain.ok_release())
+                .and_then(|release| crate::expect::expected_kbuild_error(&cell.fixture, release));
             if cell.expected.as_deref() != predicted
                 || !kbuild_cells.insert((cell.toolchain, cell.fixture.as_str()))
             {

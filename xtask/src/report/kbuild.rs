@@ -71,12 +71,9 @@ pub fn assemble_kbuild(
             continue;
         }
         for fixture in KBUILD_FIXTURES {
-            let expected = match (&column.verdict, column.release) {
-                (ToolchainVerdict::Ok, Some(release)) => {
-                    expected_kbuild_error(fixture, release).map(String::from)
-                }
-                _ => None,
-            };
+            let expected = (column.ok_release())
+                .and_then(|release| expected_kbuild_error(fixture, release))
+                .map(String::from);
             let found = by_cell.get(&(index, fixture));
             cells.push(KbuildCell {
                 toolchain: index,
