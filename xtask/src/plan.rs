@@ -509,17 +509,13 @@ pub fn plan(
         for (example, files) in examples.iter().zip(&example_files) {
             let binary = directory.join(&example.name);
             let build = steps.len();
-            let compile = toolchain.rustc.example(
-                example,
-                mode,
-                &cfgs,
-                &rlib,
-                Product::Crate,
-                Output::Directory(&directory),
-            );
+            let compile = |product, output| {
+                (toolchain.rustc).example(example, mode, &cfgs, &rlib, product, output)
+            };
             let step = |kind, processes| {
                 Step::new(toolchain.index, kind, &example.name, Some(mode), processes)
             };
+            let built = compile(Product::Crate, Output::Directory(&directory));
             steps.push(Step {
                 // The run step below needs this very binary.
                 artifact: Some(binary.clone()),
@@ -527,7 +523,7 @@ pub fn plan(
                 inputs: files.clone(),
                 deps: vec![library],
                 outputs: vec![binary.clone()],
-                ..step(Kind::Build, vec![compile])
+                ..step(Kind::Build, vec![built])
             });
             // No inputs: the build's cache key already covers the sources.
             steps.push(Step {
@@ -535,14 +531,7 @@ pub fn plan(
                 ..step(Kind::Run, vec![binary_run(&toolchain.rustc, &binary)])
             });
             let test_binary = directory.join(format!("{}-test", example.name));
-            let compile = toolchain.rustc.example(
-                example,
-                mode,
-                &cfgs,
-                &rlib,
-                Product::Tests,
-                Output::File(&test_binary),
-            );
+            let tests = compile(Product::Tests, Output::File(&test_binary));
             steps.push(Step {
                 directories: vec![directory.clone()],
                 inputs: files.clone(),
@@ -550,7 +539,7 @@ pub fn plan(
                 outputs: vec![test_binary.clone()],
                 ..step(
                     Kind::Test,
-                    vec![compile, test_run(&toolchain.rustc, &test_binary)],
+                    vec![tests, test_run(&toolchain.rustc, &test_binary)],
                 )
             });
         }
