@@ -258,8 +258,7 @@ impl Report {
                 *unit_tests += build.tests.map_or(0, |(passed, _, _)| passed);
             }
         }
-        let counts = counts.into_iter().enumerate();
-        counts
+        (counts.into_iter().enumerate())
             .map(|(index, counts)| self.summary_line(index, counts))
             .collect()
     }
