@@ -177,17 +177,14 @@ fn plan_target(
             outputs: vec![rlib.clone()],
             ..step(Kind::Build, "kernel", Some(mode), vec![shim])
         });
+        let target_crate = |source: &Path, name, output: TargetOutput<'_>| {
+            let mut invocation = rustc.target_crate(source, name, mode, &cfgs, &rlib, output);
+            Rustc::for_target(&mut invocation, kernel_target.triple, sysroot);
+            invocation
+        };
         let object = directory.join("kshim_sites.o");
         let sites = layout.root.join(crate::jump_table::SAMPLE_PATH);
-        let mut compile = rustc.target_crate(
-            &sites,
-            "kshim_sites",
-            mode,
-            &cfgs,
-            &rlib,
-            TargetOutput::Object(&object),
-        );
-        Rustc::for_target(&mut compile, kernel_target.triple, sysroot);
+        let compile = target_crate(&sites, "kshim_sites", TargetOutput::Object(&object));
         let has_sites = mode == Mode::Kernel || cfgs.contains(&"kshim_stable_asm_goto");
         let expected = if has_sites {
             crate::jump_table::SAMPLE_SITES
@@ -214,18 +211,11 @@ fn plan_target(
         };
         let binary = directory.join("kshim_run");
         let source = layout.root.join("xtask/programs/run.rs");
-        let mut build = rustc.target_crate(
-            &source,
-            "kshim_run",
-            mode,
-            &cfgs,
-            &rlib,
-            TargetOutput::Program {
-                binary: &binary,
-                linker,
-            },
-        );
-        Rustc::for_target(&mut build, kernel_target.triple, sysroot);
+        let output = TargetOutput::Program {
+            binary: &binary,
+            linker,
+        };
+        let build = target_crate(&source, "kshim_run", output);
         let (program, args) = match (emulation.runner)(kernel_target) {
             Some(Ok(emulator)) => (emulator, vec![binary.to_string_lossy().into_owned()]),
             _ => (binary.clone(), Vec::new()),
