@@ -434,12 +434,15 @@ pub fn plan(
     // Each shim build: toolchain, mode, directory, cfgs, its step and its rlib.
     let mut shims = Vec::new();
     for toolchain in toolchains {
+        let step = |kind, target, mode, processes| {
+            Step::new(toolchain.index, kind, target, mode, processes)
+        };
         let probe_dir = layout.output(&toolchain.directory_name, "probe");
         let probe = toolchain.rustc.probe(&layout.probe_source(), &probe_dir);
         steps.push(Step {
             directories: vec![probe_dir],
             inputs: vec![layout.probe_source()],
-            ..Step::new(toolchain.index, Kind::Probe, "features", None, vec![probe])
+            ..step(Kind::Probe, "features", None, vec![probe])
         });
         if !toolchain.builds {
             continue;
@@ -452,13 +455,7 @@ pub fn plan(
             steps.push(Step {
                 directories: vec![directory],
                 inputs: vec![source],
-                ..Step::new(
-                    toolchain.index,
-                    Kind::Kbuild,
-                    fixture,
-                    Some(Mode::Kernel),
-                    vec![compile],
-                )
+                ..step(Kind::Kbuild, fixture, Some(Mode::Kernel), vec![compile])
             });
         }
         for mode in Mode::ALL {
@@ -477,13 +474,7 @@ pub fn plan(
                 directories: vec![directory.clone()],
                 inputs: shim_files.clone(),
                 outputs: vec![rlib.clone()],
-                ..Step::new(
-                    toolchain.index,
-                    Kind::Build,
-                    "kernel",
-                    Some(mode),
-                    vec![shim],
-                )
+                ..step(Kind::Build, "kernel", Some(mode), vec![shim])
             });
             shims.push((toolchain, mode, directory, cfgs, steps.len() - 1, rlib));
         }
