@@ -9,7 +9,7 @@ use crate::pins::{Pins, Shard};
 use crate::report::targets::TargetAxis;
 use crate::report::Report;
 use crate::{flags, Verdict};
-use anyhow::{bail, Context};
+use anyhow::{bail, ensure, Context};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use xshell::Shell;
@@ -117,17 +117,15 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
                 (position_of.get(pin), &toolchain.release_text, found)
             {
                 let wanted = &pins.pins[position].release;
-                if release != wanted {
-                    bail!(
-                        "{} (shard {shard}): toolchain {} reports release {}, but its pin {} \
-                         wants {}",
-                        path.display(),
-                        escape(&toolchain.id),
-                        escape(release),
-                        escape(pin),
-                        escape(wanted)
-                    );
-                }
+                ensure!(
+                    release == wanted,
+                    "{} (shard {shard}): toolchain {} reports release {}, but its pin {} wants {}",
+                    path.display(),
+                    escape(&toolchain.id),
+                    escape(release),
+                    escape(pin),
+                    escape(wanted)
+                );
             }
             match position_of.get(pin) {
                 Some(&position) if !shard.owns(position) => bail!(
@@ -154,14 +152,13 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
             .filter(|pin| !held.contains(*pin))
             .map(|pin| escape(pin).into_owned())
             .collect();
-        if !missing.is_empty() {
-            bail!(
-                "{} (shard {shard}) lacks the toolchain(s) the pin file gives it: {}; \
-                 was it run from another pin file?",
-                path.display(),
-                missing.join(", ")
-            );
-        }
+        ensure!(
+            missing.is_empty(),
+            "{} (shard {shard}) lacks the toolchain(s) the pin file gives it: {}; was it run \
+             from another pin file?",
+            path.display(),
+            missing.join(", ")
+        );
     }
 
     if let Some((_, path, report)) = shards
@@ -181,15 +178,14 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
     // Every shard ran the same kernel targets, or their cells would not line up.
     let first = shards[0].2;
     for (_, path, report) in &shards {
-        if report.targets.triples != first.targets.triples {
-            bail!(
-                "{} ran the kernel targets [{}], another shard [{}]: run every shard with the \
-                 same --target",
-                path.display(),
-                report.targets.triples.join(", "),
-                first.targets.triples.join(", ")
-            );
-        }
+        ensure!(
+            report.targets.triples == first.targets.triples,
+            "{} ran the kernel targets [{}], another shard [{}]: run every shard with the same \
+             --target",
+            path.display(),
+            report.targets.triples.join(", "),
+            first.targets.triples.join(", ")
+        );
     }
     // Pin-file order, as one whole run lists them.
     let mut merged = Report {

@@ -196,13 +196,12 @@ impl Report {
             for (feature, cells) in FEATURES.iter().zip(&self.features) {
                 let cell = &cells[index];
                 if let Observed::Status(Status::Stable(since)) = cell.observed {
-                    if since > release {
-                        bail!(
-                            "feature {} on {id}: stable since {since}, after the compiler's own \
-                             release {release}",
-                            feature.name
-                        );
-                    }
+                    ensure!(
+                        since <= release,
+                        "feature {} on {id}: stable since {since}, after the compiler's own \
+                         release {release}",
+                        feature.name
+                    );
                 }
                 let predicted = expected_status(feature, release);
                 if found && cell.expected.is_some_and(|expected| expected != predicted) {

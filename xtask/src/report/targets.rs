@@ -10,7 +10,7 @@ use crate::library_sources::LibrarySources;
 use crate::plan::{cell_label, mode_cfgs, not_built, Kind, Mode, Step};
 use crate::process::last_nonempty_line;
 use crate::targets::{broken_jump_tables, kernel_target, KernelTarget};
-use anyhow::bail;
+use anyhow::{bail, ensure};
 use std::collections::HashMap;
 
 #[cfg(test)]
@@ -330,21 +330,19 @@ impl TargetAxis {
                 bail!("`{triple}` is not a kernel target");
             }
         }
-        if self.sources.len() != count {
-            bail!(
-                "the target axis has sources for {} toolchains, the report {count}",
-                self.sources.len()
-            );
-        }
+        ensure!(
+            self.sources.len() == count,
+            "the target axis has sources for {} toolchains, the report {count}",
+            self.sources.len()
+        );
         let mut seen = std::collections::HashSet::new();
         for cell in &self.known {
-            if cell.toolchain >= count || !self.triples.contains(&cell.triple) {
-                bail!(
-                    "a target cell names toolchain {} and `{}`, not one of the run's",
-                    cell.toolchain,
-                    cell.triple
-                );
-            }
+            ensure!(
+                cell.toolchain < count && self.triples.contains(&cell.triple),
+                "a target cell names toolchain {} and `{}`, not one of the run's",
+                cell.toolchain,
+                cell.triple
+            );
             if !seen.insert((cell.toolchain, cell.triple.as_str(), "", None)) {
                 bail!("target {} is there twice", cell.triple);
             }
