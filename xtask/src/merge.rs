@@ -9,7 +9,7 @@ use crate::pins::{Pins, Shard};
 use crate::report::targets::TargetAxis;
 use crate::report::Report;
 use crate::{flags, Verdict};
-use anyhow::{bail, ensure, Context};
+use anyhow::{anyhow, bail, ensure, Context};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use xshell::Shell;
@@ -48,29 +48,25 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
             path.display()
         );
     }
-    let mut holders: HashMap<usize, &Path> = HashMap::new();
-    let mut twice: Option<(usize, &Path, &Path)> = None;
-    for (shard, path, _) in &shards {
-        if let Some(first) = holders.insert(shard.index, path) {
-            // The lowest shard given twice is named, whatever the order of the reports.
-            if twice.is_none_or(|(index, _, _)| shard.index < index) {
-                twice = Some((shard.index, first, path));
-            }
+    // The shards given, lowest first (a stable sort keeps the reports' order within one): the
+    // lowest shard that is missing or given twice is named, whatever the order of the reports.
+    let mut given: Vec<(usize, &Path)> = (shards.iter())
+        .map(|(shard, path, _)| (shard.index, *path))
+        .collect();
+    given.sort_by_key(|&(index, _)| index);
+    let missing =
+        |index| anyhow!("shard {index}/{count} is missing: give the reports of all {count} shards");
+    for (position, &(index, path)) in given.iter().enumerate() {
+        if position > 0 && given[position - 1].0 == index {
+            let first = given[position - 1].1.display();
+            bail!(
+                "shard {index}/{count} is given twice: {first} and {}",
+                path.display()
+            );
         }
+        ensure!(index == position + 1, missing(position + 1));
     }
-    // At most one more than the reports given: the first gap is within that.
-    if let Some(index) = (1..=count).find(|index| !holders.contains_key(index)) {
-        if twice.is_none_or(|(twice, _, _)| index < twice) {
-            bail!("shard {index}/{count} is missing: give the reports of all {count} shards");
-        }
-    }
-    if let Some((index, first, second)) = twice {
-        bail!(
-            "shard {index}/{count} is given twice: {} and {}",
-            first.display(),
-            second.display()
-        );
-    }
+    ensure!(given.len() == count, missing(given.len() + 1));
     // Overlap first: it names both reports, which says more than "not this shard's pin".
     let mut holder_of_id: HashMap<&str, &Path> = HashMap::new();
     for (_, path, report) in &shards {
