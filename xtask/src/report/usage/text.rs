@@ -5,6 +5,7 @@
 use super::{UsageCell, UsageReport};
 use crate::output::markdown_cell;
 use crate::places::{SourcePoint, UsedPlace};
+use std::fmt::Write;
 
 /// A place as one line: `file:line:col in `item` (target)`, with the macro's call site.
 pub(super) fn place_line(place: &UsedPlace) -> String {
@@ -93,22 +94,15 @@ impl UsageReport {
     pub fn human(&self) -> String {
         let mut out = String::new();
         for feature in &self.features {
-            if feature.shim_item.is_empty() {
-                out.push_str(&format!("{}\n", feature.name));
-            } else {
-                out.push_str(&format!(
-                    "{} (shim item: {})\n",
-                    feature.name, feature.shim_item
-                ));
+            out.push_str(&feature.name);
+            if !feature.shim_item.is_empty() {
+                let _ = write!(out, " (shim item: {})", feature.shim_item);
             }
+            out.push('\n');
             for (labels, cell) in groups(self, &feature.cells, 0..self.toolchains.len()) {
-                out.push_str(&format!(
-                    "  {}: {}\n",
-                    labels.join(", "),
-                    cell_summary(cell)
-                ));
+                let _ = writeln!(out, "  {}: {}", labels.join(", "), cell_summary(cell));
                 for place in places_of(cell) {
-                    out.push_str(&format!("    {}\n", place_line(place)));
+                    let _ = writeln!(out, "    {}", place_line(place));
                 }
             }
         }
@@ -165,11 +159,8 @@ impl UsageReport {
                     said.push_str("<br>");
                     said.push_str(&markdown_cell(&place_line(place)));
                 }
-                out.push_str(&format!(
-                    "| `{}` | {} | {said} |\n",
-                    feature.name,
-                    markdown_cell(&labels.join(", "))
-                ));
+                let labels = markdown_cell(&labels.join(", "));
+                let _ = writeln!(out, "| `{}` | {labels} | {said} |", feature.name);
             }
         }
         out.push_str(&format!("\n{}\n", self.summary()));
