@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The matrix's plan: the toolchains found, the rustc command lines (driven directly, as Kbuild
-//! does, with the cfgs the catalog derives and, in kernel mode, `RUSTC_BOOTSTRAP=1` and, for
-//! every crate but the shim, Kbuild's flags for a driver), and the graph of steps that runs
-//! them.
+//! does: `rustc.rs`), and the graph of steps that runs them.
 
 mod examples;
 mod rustc;
