@@ -6,11 +6,10 @@
 use crate::expect::ToolchainVerdict;
 use crate::output::{escape, Format};
 use crate::pins::{Pins, Shard};
-use crate::report::kbuild::KbuildCell;
-use crate::report::targets::{KnownCell, TargetAxis, TargetCell};
-use crate::report::{BuildCell, Report};
+use crate::report::targets::TargetAxis;
+use crate::report::Report;
 use crate::{flags, Verdict};
-use anyhow::{bail, Context};
+use anyhow::{anyhow, bail, ensure, Context};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use xshell::Shell;
@@ -49,29 +48,25 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
             path.display()
         );
     }
-    let mut holders: HashMap<usize, &Path> = HashMap::new();
-    let mut twice: Option<(usize, &Path, &Path)> = None;
-    for (shard, path, _) in &shards {
-        if let Some(first) = holders.insert(shard.index, path) {
-            // The lowest shard given twice is named, whatever the order of the reports.
-            if twice.is_none_or(|(index, _, _)| shard.index < index) {
-                twice = Some((shard.index, first, path));
-            }
+    // The shards given, lowest first (a stable sort keeps the reports' order within one): the
+    // lowest shard that is missing or given twice is named, whatever the order of the reports.
+    let mut given: Vec<(usize, &Path)> = (shards.iter())
+        .map(|(shard, path, _)| (shard.index, *path))
+        .collect();
+    given.sort_by_key(|&(index, _)| index);
+    let missing =
+        |index| anyhow!("shard {index}/{count} is missing: give the reports of all {count} shards");
+    for (position, &(index, path)) in given.iter().enumerate() {
+        if position > 0 && given[position - 1].0 == index {
+            let first = given[position - 1].1.display();
+            bail!(
+                "shard {index}/{count} is given twice: {first} and {}",
+                path.display()
+            );
         }
+        ensure!(index == position + 1, missing(position + 1));
     }
-    // At most one more than the reports given: the first gap is within that.
-    if let Some(index) = (1..=count).find(|index| !holders.contains_key(index)) {
-        if twice.is_none_or(|(twice, _, _)| index < twice) {
-            bail!("shard {index}/{count} is missing: give the reports of all {count} shards");
-        }
-    }
-    if let Some((index, first, second)) = twice {
-        bail!(
-            "shard {index}/{count} is given twice: {} and {}",
-            first.display(),
-            second.display()
-        );
-    }
+    ensure!(given.len() == count, missing(given.len() + 1));
     // Overlap first: it names both reports, which says more than "not this shard's pin".
     let mut holder_of_id: HashMap<&str, &Path> = HashMap::new();
     for (_, path, report) in &shards {
@@ -113,28 +108,20 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
                 toolchain.verdict,
                 ToolchainVerdict::Missing(_) | ToolchainVerdict::Broken(_)
             );
+            // What `Pin::is_satisfied_by` required of the compiler when the shard ran.
             if let (Some(&position), Some(release), true) =
-                (position_of.get(pin), toolchain.release, found)
+                (position_of.get(pin), &toolchain.release_text, found)
             {
-                // What `Pin::is_satisfied_by` required of the compiler when the shard ran.
                 let wanted = &pins.pins[position].release;
-                let wanted_release = crate::catalog::Release::parse(
-                    wanted
-                        .split_once('-')
-                        .map_or(wanted.as_str(), |(release, _)| release),
+                ensure!(
+                    release == wanted,
+                    "{} (shard {shard}): toolchain {} reports release {}, but its pin {} wants {}",
+                    path.display(),
+                    escape(&toolchain.id),
+                    escape(release),
+                    escape(pin),
+                    escape(wanted)
                 );
-                if wanted_release != Some(release) {
-                    let release = release.to_string();
-                    bail!(
-                        "{} (shard {shard}): toolchain {} reports release {}, but its pin {} \
-                         wants {}",
-                        path.display(),
-                        escape(&toolchain.id),
-                        escape(&release),
-                        escape(pin),
-                        escape(wanted)
-                    );
-                }
             }
             match position_of.get(pin) {
                 Some(&position) if !shard.owns(position) => bail!(
@@ -161,14 +148,13 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
             .filter(|pin| !held.contains(*pin))
             .map(|pin| escape(pin).into_owned())
             .collect();
-        if !missing.is_empty() {
-            bail!(
-                "{} (shard {shard}) lacks the toolchain(s) the pin file gives it: {}; \
-                 was it run from another pin file?",
-                path.display(),
-                missing.join(", ")
-            );
-        }
+        ensure!(
+            missing.is_empty(),
+            "{} (shard {shard}) lacks the toolchain(s) the pin file gives it: {}; was it run \
+             from another pin file?",
+            path.display(),
+            missing.join(", ")
+        );
     }
 
     if let Some((_, path, report)) = shards
@@ -185,6 +171,18 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         );
     }
 
+    // Every shard ran the same kernel targets, or their cells would not line up.
+    let first = shards[0].2;
+    for (_, path, report) in &shards {
+        ensure!(
+            report.targets.triples == first.targets.triples,
+            "{} ran the kernel targets [{}], another shard [{}]: run every shard with the same \
+             --target",
+            path.display(),
+            report.targets.triples.join(", "),
+            first.targets.triples.join(", ")
+        );
+    }
     // Pin-file order, as one whole run lists them.
     let mut merged = Report {
         toolchains: Vec::new(),
@@ -193,100 +191,79 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         strict: strict || shards.iter().any(|(_, _, report)| report.strict),
         kbuild: Vec::new(),
         shard: None,
-        targets: TargetAxis::default(),
+        targets: TargetAxis {
+            triples: first.targets.triples.clone(),
+            ..TargetAxis::default()
+        },
         // As recent as its newest shard; the fixed-width form sorts as text.
         date: (shards.iter())
             .filter_map(|(_, _, report)| report.date.clone())
             .max(),
     };
-    // Every shard ran the same kernel targets, or their cells would not line up.
-    if let Some((_, _, first)) = shards.first() {
-        for (_, path, report) in shards.iter() {
-            if report.targets.triples != first.targets.triples {
-                bail!(
-                    "{} ran the kernel targets [{}], another shard [{}]: run every shard with \
-                     the same --target",
-                    path.display(),
-                    report.targets.triples.join(", "),
-                    first.targets.triples.join(", ")
-                );
-            }
-        }
-        merged.targets.triples = first.targets.triples.clone();
-    }
     let mut found: HashMap<&str, (usize, usize)> = HashMap::new();
-    // Per shard, each toolchain's cells, so that merging takes time linear in the reports.
-    let mut cells_of = Vec::with_capacity(shards.len());
     for (position, (_, _, report)) in shards.iter().enumerate() {
         for (index, toolchain) in report.toolchains.iter().enumerate() {
             if let Some(pin) = toolchain.pin.as_deref() {
                 found.insert(pin, (position, index));
             }
         }
-        let count = report.toolchains.len();
-        cells_of.push((
-            by_toolchain(&report.builds, count, |cell| cell.toolchain),
-            by_toolchain(&report.targets.known, count, |cell| cell.toolchain),
-            by_toolchain(&report.targets.cross, count, |cell| cell.toolchain),
-            by_toolchain(&report.kbuild, count, |cell| cell.toolchain),
-        ));
     }
+    let mut columns = HashMap::new();
     for pin in &pins.pins {
         let Some(&(position, index)) = found.get(pin.id.as_str()) else {
             // Checked above: every pin is in its shard's report.
             bail!("pin {} is in no report", escape(&pin.id));
         };
         let report = shards[position].2;
-        let new_index = merged.toolchains.len();
+        columns.insert((position, index), merged.toolchains.len());
         merged.toolchains.push(report.toolchains[index].clone());
         for (cells, shard_cells) in merged.features.iter_mut().zip(&report.features) {
             cells.push(shard_cells[index].clone());
         }
-        let (builds, known, cross, kbuild) = &cells_of[position];
-        merged
-            .builds
-            .extend(builds[index].iter().map(|cell| BuildCell {
-                toolchain: new_index,
-                ..(*cell).clone()
-            }));
-        merged
-            .targets
-            .sources
-            .push(report.targets.sources.get(index).cloned().flatten());
-        merged
-            .targets
-            .known
-            .extend(known[index].iter().map(|cell| KnownCell {
-                toolchain: new_index,
-                ..(*cell).clone()
-            }));
-        merged
-            .targets
-            .cross
-            .extend(cross[index].iter().map(|cell| TargetCell {
-                toolchain: new_index,
-                ..(*cell).clone()
-            }));
-        merged
-            .kbuild
-            .extend(kbuild[index].iter().map(|cell| KbuildCell {
-                toolchain: new_index,
-                ..(*cell).clone()
-            }));
+        let sources = report.targets.sources.get(index).cloned().flatten();
+        merged.targets.sources.push(sources);
     }
+    let join = Join {
+        shards: &shards,
+        columns,
+    };
+    merged.builds = join.cells(|report| &report.builds, |cell| &mut cell.toolchain);
+    merged.targets.known = join.cells(|report| &report.targets.known, |cell| &mut cell.toolchain);
+    merged.targets.cross = join.cells(|report| &report.targets.cross, |cell| &mut cell.toolchain);
+    merged.kbuild = join.cells(|report| &report.kbuild, |cell| &mut cell.toolchain);
     Ok(merged)
 }
 
-/// `cells` grouped by the toolchain each names (by `toolchain`), for `count` toolchains; a
-/// cell that names none of them is left out (reading and checking a report refuse one).
-fn by_toolchain<T>(cells: &[T], count: usize, toolchain: impl Fn(&T) -> usize) -> Vec<Vec<&T>> {
-    let mut grouped = vec![Vec::new(); count];
-    for cell in cells {
-        if let Some(group) = grouped.get_mut(toolchain(cell)) {
-            group.push(cell);
+/// The shards, and where each of their toolchains is in the merged report.
+struct Join<'a> {
+    shards: &'a [(Shard, &'a Path, &'a Report)],
+    /// (shard position, index there) -> index in the merged report
+    columns: HashMap<(usize, usize), usize>,
+}
+
+impl Join<'_> {
+    /// Every shard's `cells` with their `toolchain` renumbered to the merged report's, grouped
+    /// by it in its order: a stable sort keeps each toolchain's cells in their order. A cell
+    /// that names no toolchain is left out (reading and checking a report refuse one).
+    fn cells<T: Clone>(
+        &self,
+        cells: impl Fn(&Report) -> &Vec<T>,
+        toolchain: impl Fn(&mut T) -> &mut usize,
+    ) -> Vec<T> {
+        let mut all = Vec::new();
+        for (position, (_, _, report)) in self.shards.iter().enumerate() {
+            for cell in cells(report) {
+                let mut cell = cell.clone();
+                let toolchain = toolchain(&mut cell);
+                if let Some(&column) = self.columns.get(&(position, *toolchain)) {
+                    *toolchain = column;
+                    all.push((column, cell));
+                }
+            }
         }
+        all.sort_by_key(|(column, _)| *column);
+        all.into_iter().map(|(_, cell)| cell).collect()
     }
-    grouped
 }
 
 impl flags::Merge {

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The matrix's plan: the toolchains found, the rustc command lines (driven directly, as Kbuild
-//! does, with the cfgs the catalog derives and, in kernel mode, `RUSTC_BOOTSTRAP=1` and, for
-//! every crate but the shim, Kbuild's flags for a driver), and the graph of steps that runs
-//! them.
+//! does: `rustc.rs`), and the graph of steps that runs them.
 
 mod examples;
 mod rustc;
@@ -13,20 +11,20 @@ mod usage;
 
 pub use examples::{check_catalog_examples, example_inputs, examples, shim_inputs, Example};
 pub use rustc::{binary_run, mode_cfgs, test_run, Mode, Output, Product, Rustc};
-pub use targets::{not_built, plan_targets, Emulation, TargetToolchain};
+pub use targets::{not_built, plan_targets, Emulation};
 pub use usage::{plan_usage, UsageCompile};
 
 use crate::catalog::FEATURES;
 use crate::discovery::{discover, Availability};
 use crate::emulators::qemu_user;
 use crate::expect::ToolchainVerdict;
-use crate::library_sources::library_sources;
+use crate::library_sources::{library_sources, LibrarySources};
 use crate::pins::Shard;
 use crate::process::Invocation;
 use crate::project_root;
 use crate::targets::{KernelTarget, KERNEL_TARGETS};
 use anyhow::Context;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use xshell::Shell;
@@ -60,7 +58,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The kind as one word, the report's `kind` value.
+    /// The report's `kind` value.
     pub fn word(self) -> &'static str {
         match self {
             Kind::Probe => "probe",
@@ -105,15 +103,13 @@ fn identity_directory_name(toolchain: &crate::discovery::Toolchain) -> String {
     format!("{}-{}", directory_name(&toolchain.id), &hash[..8])
 }
 
-/// A toolchain as the planner sees it: an index into the matrix's toolchain list, its compiler
-/// and whether it gets builds (ok) or only the probe (too old).
+/// A toolchain as the planner sees it.
 #[derive(Clone, Debug)]
 pub struct PlannedToolchain {
     /// The index of the toolchain in the matrix.
     pub index: usize,
     /// A short name for file paths, unique among the toolchains.
     pub directory_name: String,
-    /// The compiler.
     pub rustc: Rustc,
     /// Whether to build and test (the toolchain is ok), or only to probe (too old).
     pub builds: bool,
@@ -124,7 +120,6 @@ pub struct PlannedToolchain {
 pub struct Step {
     /// The index of the toolchain in the matrix.
     pub toolchain: usize,
-    /// What it does.
     pub kind: Kind,
     /// `kernel` for the shim, the example's name, or `features` for the probe.
     pub target: String,
@@ -155,7 +150,6 @@ pub struct Step {
 pub enum Check {
     /// The static-branch sites of an object, by [`crate::jump_table::check_object`].
     JumpTable {
-        /// The object file.
         object: PathBuf,
         /// `target_arch` of the target it was built for.
         arch: &'static str,
@@ -220,7 +214,6 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// The layout for a repository root.
     pub fn new(root: &Path) -> Self {
         Self {
             root: root.to_path_buf(),
@@ -238,17 +231,14 @@ impl Layout {
         self.kshim.join("matrix").join(toolchain).join(part)
     }
 
-    /// The result cache.
     pub fn cache(&self) -> PathBuf {
         self.kshim.join("cache")
     }
 
-    /// The last run's report.
     pub fn report(&self) -> PathBuf {
         self.kshim.join("matrix-report.json")
     }
 
-    /// The lock that one run at a time holds.
     pub fn lock(&self) -> PathBuf {
         crate::run_lock::of_checkout(&self.root)
     }
@@ -260,12 +250,10 @@ pub struct PlannedRun {
     pub availabilities: Vec<Availability>,
     /// The toolchains that run, as the steps name them.
     pub planned: Vec<PlannedToolchain>,
-    /// The examples read from `examples/Cargo.toml`.
     pub examples: Vec<Example>,
-    /// Per entry of `availabilities`: how a toolchain that was found takes part in the target
-    /// axis (`None` for one that was not found).
-    pub cross: Vec<Option<TargetToolchain>>,
-    /// The kernel targets of the run.
+    /// Per entry of `availabilities`: its library sources for the target axis, or why there are
+    /// none (`None` for a toolchain that was not found).
+    pub cross: Vec<Option<Result<LibrarySources, String>>>,
     pub targets: Vec<&'static KernelTarget>,
     /// Why each kernel target's test program is not built or not run here, if it is not.
     pub not_run: Vec<Option<String>>,
@@ -324,9 +312,7 @@ pub fn plan_run(
         let Availability::Found { toolchain, version } = availability else {
             continue;
         };
-        cross[index] = Some(TargetToolchain {
-            sources: library_sources(toolchain, version).map_err(|why| format!("{why:#}")),
-        });
+        cross[index] = Some(library_sources(toolchain, version).map_err(|why| format!("{why:#}")));
         let mut name = identity_directory_name(toolchain);
         if !used_names.insert(name.clone()) {
             name = format!("{name}-{index}");
@@ -443,15 +429,18 @@ pub fn plan(
         example_files.push([example_inputs(&example.path)?, linker.clone()].concat());
     }
     let mut steps = Vec::new();
-    // (toolchain position, mode) -> the shim's rlib step and its file
-    let mut libraries: HashMap<(usize, Mode), (usize, PathBuf)> = HashMap::new();
+    // Each shim build: toolchain, mode, directory, cfgs, its step and its rlib.
+    let mut shims = Vec::new();
     for toolchain in toolchains {
+        let step = |kind, target, mode, processes| {
+            Step::new(toolchain.index, kind, target, mode, processes)
+        };
         let probe_dir = layout.output(&toolchain.directory_name, "probe");
         let probe = toolchain.rustc.probe(&layout.probe_source(), &probe_dir);
         steps.push(Step {
             directories: vec![probe_dir],
             inputs: vec![layout.probe_source()],
-            ..Step::new(toolchain.index, Kind::Probe, "features", None, vec![probe])
+            ..step(Kind::Probe, "features", None, vec![probe])
         });
         if !toolchain.builds {
             continue;
@@ -464,20 +453,13 @@ pub fn plan(
             steps.push(Step {
                 directories: vec![directory],
                 inputs: vec![source],
-                ..Step::new(
-                    toolchain.index,
-                    Kind::Kbuild,
-                    fixture,
-                    Some(Mode::Kernel),
-                    vec![compile],
-                )
+                ..step(Kind::Kbuild, fixture, Some(Mode::Kernel), vec![compile])
             });
         }
         for mode in Mode::ALL {
             let directory = layout.output(&toolchain.directory_name, mode.word());
             let cfgs = mode_cfgs(toolchain.rustc.release, mode, None);
             let rlib = directory.join("libkernel.rlib");
-            libraries.insert((toolchain.index, mode), (steps.len(), rlib.clone()));
             let shim = toolchain.rustc.shim(
                 &layout.root,
                 mode,
@@ -489,90 +471,66 @@ pub fn plan(
                 artifact: Some(rlib.clone()),
                 directories: vec![directory.clone()],
                 inputs: shim_files.clone(),
-                outputs: vec![rlib],
-                ..Step::new(
-                    toolchain.index,
-                    Kind::Build,
-                    "kernel",
-                    Some(mode),
-                    vec![shim],
-                )
+                outputs: vec![rlib.clone()],
+                ..step(Kind::Build, "kernel", Some(mode), vec![shim])
             });
+            shims.push((toolchain, mode, directory, cfgs, steps.len() - 1, rlib));
         }
     }
-    for toolchain in toolchains.iter().filter(|toolchain| toolchain.builds) {
-        for mode in Mode::ALL {
-            let directory = layout.output(&toolchain.directory_name, mode.word());
-            let cfgs = mode_cfgs(toolchain.rustc.release, mode, None);
-            let test_binary = directory.join("kernel-test");
-            let processes = vec![
-                toolchain.rustc.shim(
-                    &layout.root,
-                    mode,
-                    &cfgs,
-                    Product::Tests,
-                    Output::File(&test_binary),
-                ),
-                test_run(&toolchain.rustc, &test_binary),
-            ];
+    for (toolchain, mode, directory, cfgs, library, rlib) in shims {
+        let test_binary = directory.join("kernel-test");
+        let processes = vec![
+            toolchain.rustc.shim(
+                &layout.root,
+                mode,
+                &cfgs,
+                Product::Tests,
+                Output::File(&test_binary),
+            ),
+            test_run(&toolchain.rustc, &test_binary),
+        ];
+        steps.push(Step {
+            directories: vec![directory.clone()],
+            inputs: shim_test_files.clone(),
+            outputs: vec![test_binary.clone()],
+            ..Step::new(toolchain.index, Kind::Test, "kernel", Some(mode), processes)
+        });
+        for (example, files) in examples.iter().zip(&example_files) {
+            let binary = directory.join(&example.name);
+            let build = steps.len();
+            let compile = |product, output| {
+                (toolchain.rustc).example(example, mode, &cfgs, &rlib, product, output)
+            };
+            let step = |kind, processes| {
+                Step::new(toolchain.index, kind, &example.name, Some(mode), processes)
+            };
+            let built = compile(Product::Crate, Output::Directory(&directory));
+            steps.push(Step {
+                // The run step below needs this very binary.
+                artifact: Some(binary.clone()),
+                directories: vec![directory.clone()],
+                inputs: files.clone(),
+                deps: vec![library],
+                outputs: vec![binary.clone()],
+                ..step(Kind::Build, vec![built])
+            });
+            // No inputs: the build's cache key already covers the sources.
+            steps.push(Step {
+                deps: vec![build],
+                ..step(Kind::Run, vec![binary_run(&toolchain.rustc, &binary)])
+            });
+            let test_binary = directory.join(format!("{}-test", example.name));
+            let tests = compile(Product::Tests, Output::File(&test_binary));
             steps.push(Step {
                 directories: vec![directory.clone()],
-                inputs: shim_test_files.clone(),
+                inputs: files.clone(),
+                deps: vec![library],
                 outputs: vec![test_binary.clone()],
-                ..Step::new(toolchain.index, Kind::Test, "kernel", Some(mode), processes)
+                ..step(
+                    Kind::Test,
+                    vec![tests, test_run(&toolchain.rustc, &test_binary)],
+                )
             });
-            let (library, rlib) = libraries
-                .get(&(toolchain.index, mode))
-                .cloned()
-                .context("every toolchain that builds has a shim step per mode")?;
-            for (example, files) in examples.iter().zip(&example_files) {
-                let binary = directory.join(&example.name);
-                let build = steps.len();
-                let compile = toolchain.rustc.example(
-                    example,
-                    mode,
-                    &cfgs,
-                    &rlib,
-                    Product::Crate,
-                    Output::Directory(&directory),
-                );
-                let step = |kind, processes| {
-                    Step::new(toolchain.index, kind, &example.name, Some(mode), processes)
-                };
-                steps.push(Step {
-                    // The run step below needs this very binary.
-                    artifact: Some(binary.clone()),
-                    directories: vec![directory.clone()],
-                    inputs: files.clone(),
-                    deps: vec![library],
-                    outputs: vec![binary.clone()],
-                    ..step(Kind::Build, vec![compile])
-                });
-                // No inputs: the build's cache key already covers the sources.
-                steps.push(Step {
-                    deps: vec![build],
-                    ..step(Kind::Run, vec![binary_run(&toolchain.rustc, &binary)])
-                });
-                let test_binary = directory.join(format!("{}-test", example.name));
-                let compile = toolchain.rustc.example(
-                    example,
-                    mode,
-                    &cfgs,
-                    &rlib,
-                    Product::Tests,
-                    Output::File(&test_binary),
-                );
-                steps.push(Step {
-                    directories: vec![directory.clone()],
-                    inputs: files.clone(),
-                    deps: vec![library],
-                    outputs: vec![test_binary.clone()],
-                    ..step(
-                        Kind::Test,
-                        vec![compile, test_run(&toolchain.rustc, &test_binary)],
-                    )
-                });
-            }
         }
     }
     Ok(steps)

@@ -49,6 +49,12 @@ impl ToolchainEntry {
     pub fn label(&self) -> String {
         crate::output::column_label(&self.id, self.release_text.as_deref(), None)
     }
+
+    /// Its release if it is ok: a toolchain that builds, whose cells the catalog predicts.
+    pub fn ok_release(&self) -> Option<Release> {
+        self.release
+            .filter(|_| self.verdict == ToolchainVerdict::Ok)
+    }
 }
 
 /// The indices of `toolchains` in release order (then by id), the column order of every table
@@ -66,7 +72,6 @@ pub fn release_order(toolchains: &[ToolchainEntry]) -> Vec<usize> {
 /// What the probe found for one feature on one toolchain.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Observed {
-    /// The compiler's answer.
     Status(Status),
     /// The toolchain is missing or broken.
     NotProbed,
@@ -95,7 +100,6 @@ impl Observed {
 /// One feature on one toolchain.
 #[derive(Clone, Debug)]
 pub struct FeatureCell {
-    /// What the compiler said.
     pub observed: Observed,
     /// What the catalog predicts; `None` where the cell is informational.
     pub expected: Option<Status>,
@@ -127,7 +131,6 @@ pub fn cell_kinds(target: &str) -> &'static [Kind] {
 /// One build or test on one toolchain in one mode.
 #[derive(Clone, Debug)]
 pub struct BuildCell {
-    /// The index of the toolchain.
     pub toolchain: usize,
     /// `kernel` or an example's name.
     pub target: String,
@@ -146,17 +149,14 @@ pub struct BuildCell {
 }
 
 impl BuildCell {
-    /// Whether the outcome is the predicted one.
     pub fn ok(&self) -> bool {
         self.outcome == self.expected
     }
 }
 
-/// One difference between the compilers and the catalog, as printed (and as the JSON report
-/// lists it).
+/// One difference between the compilers and the catalog, as printed and as the JSON lists it.
 #[derive(Clone, Debug, PartialEq, Eq, crate::json::Serialize, crate::json::Deserialize)]
 pub struct Failure {
-    /// The toolchain's id.
     pub toolchain: String,
     /// Which cell: `feature inline_const`, `build rust_minimal (kernel)`, `toolchain`.
     pub cell: String,
@@ -191,22 +191,18 @@ impl Report {
     pub fn failures(&self) -> Vec<Failure> {
         let mut failures = Vec::new();
         for toolchain in &self.toolchains {
-            let failed = match &toolchain.verdict {
-                ToolchainVerdict::Broken(message) => Some(("ok", "broken", message.clone())),
-                ToolchainVerdict::Missing(hint) if self.strict => {
-                    Some(("found", "missing", hint.clone()))
-                }
-                _ => None,
+            let (expected, observed, message) = match &toolchain.verdict {
+                ToolchainVerdict::Broken(message) => ("ok", "broken", message),
+                ToolchainVerdict::Missing(hint) if self.strict => ("found", "missing", hint),
+                _ => continue,
             };
-            if let Some((expected, observed, message)) = failed {
-                failures.push(Failure {
-                    toolchain: toolchain.id.clone(),
-                    cell: "toolchain".into(),
-                    expected: expected.into(),
-                    observed: observed.into(),
-                    first_error: Some(message),
-                });
-            }
+            failures.push(Failure {
+                toolchain: toolchain.id.clone(),
+                cell: "toolchain".into(),
+                expected: expected.into(),
+                observed: observed.into(),
+                first_error: Some(message.clone()),
+            });
         }
         for (feature, cells) in FEATURES.iter().zip(&self.features) {
             for (toolchain, cell) in self.toolchains.iter().zip(cells) {
@@ -249,31 +245,29 @@ impl Report {
         }
     }
 
-    /// Per toolchain: its build cells, how many passed, and how many unit tests passed; one
-    /// pass over the builds, so that summaries take time linear in the report.
-    fn build_counts(&self) -> Vec<BuildCounts> {
-        let mut counts = vec![BuildCounts::default(); self.toolchains.len()];
-        for build in &self.builds {
-            let Some(count) = counts.get_mut(build.toolchain) else {
-                continue;
-            };
-            count.cells += 1;
-            count.passed += usize::from(build.outcome == Outcome::Pass);
-            count.unit_tests += build.tests.map_or(0, |(passed, _, _)| passed);
-        }
-        counts
-    }
-
     /// One line per toolchain, in column order: "1.85.0: 8 of 14 features stable; kernel mode
     /// still needs RUSTC_BOOTSTRAP for 3 (...); 52 of 52 builds and tests pass".
     pub fn summary_lines(&self) -> Vec<String> {
-        let counts = self.build_counts();
-        (0..self.toolchains.len())
-            .map(|index| self.summary_line_with(index, counts[index]))
+        // Per toolchain: its build cells, how many passed, and how many unit tests passed; one
+        // pass over the builds, so that summaries take time linear in the report.
+        let mut counts = vec![(0, 0, 0); self.toolchains.len()];
+        for build in &self.builds {
+            if let Some((cells, passed, unit_tests)) = counts.get_mut(build.toolchain) {
+                *cells += 1;
+                *passed += usize::from(build.outcome == Outcome::Pass);
+                *unit_tests += build.tests.map_or(0, |(passed, _, _)| passed);
+            }
+        }
+        (counts.into_iter().enumerate())
+            .map(|(index, counts)| self.summary_line(index, counts))
             .collect()
     }
 
-    fn summary_line_with(&self, index: usize, counts: BuildCounts) -> String {
+    fn summary_line(
+        &self,
+        index: usize,
+        (cells, passed, unit_tests): (usize, usize, u64),
+    ) -> String {
         let toolchain = &self.toolchains[index];
         let label = toolchain.label();
         let observed: Vec<Option<Status>> = self
@@ -295,18 +289,13 @@ impl Report {
         };
         match (&toolchain.verdict, toolchain.release) {
             (ToolchainVerdict::Ok, Some(release)) => {
-                let still_gated: Vec<&str> = enabled_in_kernel_mode(release)
-                    .into_iter()
-                    .filter(|feature| {
-                        let index = FEATURES
-                            .iter()
-                            .position(|candidate| candidate.name == feature.name);
-                        !matches!(
-                            index.and_then(|index| observed[index]),
-                            Some(Status::Stable(_))
-                        )
+                let enabled = enabled_in_kernel_mode(release);
+                let still_gated: Vec<&str> = (FEATURES.iter().zip(&observed))
+                    .filter(|(feature, status)| {
+                        enabled.iter().any(|enabled| enabled.name == feature.name)
+                            && !matches!(status, Some(Status::Stable(_)))
                     })
-                    .map(|feature| feature.name)
+                    .map(|(feature, _)| feature.name)
                     .collect();
                 let bootstrap = match still_gated.len() {
                     0 => "kernel mode no longer needs RUSTC_BOOTSTRAP".to_string(),
@@ -321,8 +310,7 @@ impl Report {
                     .map(|text| format!("; {text}"))
                     .unwrap_or_default();
                 format!(
-                    "{label}: {probe}; {bootstrap}; {} of {} builds, runs and test runs pass ({} tests passed){targets}",
-                    counts.passed, counts.cells, counts.unit_tests
+                    "{label}: {probe}; {bootstrap}; {passed} of {cells} builds, runs and test runs pass ({unit_tests} tests passed){targets}"
                 )
             }
             (ToolchainVerdict::TooOld, _) => {
@@ -337,14 +325,6 @@ impl Report {
             (verdict, _) => format!("{label}: {}", verdict.describe()),
         }
     }
-}
-
-/// One toolchain's build cells, counted for its summary line.
-#[derive(Clone, Copy, Debug, Default)]
-struct BuildCounts {
-    cells: usize,
-    passed: usize,
-    unit_tests: u64,
 }
 
 /// A failure as one line: toolchain, cell, expected, observed, first error.
@@ -365,40 +345,8 @@ pub fn failure_line(failure: &Failure) -> String {
     line
 }
 
-/// Every build, run and test cell a whole run has for `toolchains` and the catalog's examples,
-/// each with the outcome the catalog expects: what the tests start from to make a report that
-/// [`Report::check_complete`] accepts.
 #[cfg(test)]
-pub(crate) fn planned_builds(toolchains: &[ToolchainEntry]) -> Vec<BuildCell> {
-    let examples: std::collections::BTreeSet<&str> =
-        FEATURES.iter().map(|feature| feature.example).collect();
-    let mut builds = Vec::new();
-    for (index, toolchain) in toolchains.iter().enumerate() {
-        if matches!(toolchain.verdict, ToolchainVerdict::Missing(_)) {
-            continue;
-        }
-        let expected = crate::expect::expected_outcome(&toolchain.verdict);
-        for target in std::iter::once("kernel").chain(examples.iter().copied()) {
-            for &kind in cell_kinds(target) {
-                for mode in Mode::ALL {
-                    builds.push(BuildCell {
-                        toolchain: index,
-                        target: target.into(),
-                        mode,
-                        kind,
-                        outcome: expected,
-                        expected,
-                        first_error: None,
-                        seconds: 0.1,
-                        cached: false,
-                        tests: None,
-                    });
-                }
-            }
-        }
-    }
-    builds
-}
+pub(crate) use tests::planned_builds;
 
 /// The id of the toolchain a cell names by `index`; empty for none.
 fn id_of(toolchains: &[ToolchainEntry], index: usize) -> String {

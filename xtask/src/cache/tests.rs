@@ -58,7 +58,7 @@ fn a_sysroot_library_rewritten_in_place_changes_the_compilers_identity() {
 
 #[test]
 fn provisioned_inputs_rewritten_in_place_change_the_keys_of_the_cross_cells() {
-    use crate::plan::{plan_targets, Emulation, Layout, PlannedToolchain, TargetToolchain};
+    use crate::plan::{plan_targets, Emulation, Layout, PlannedToolchain};
     let scratch = crate::project_root().join("target/kshim/unit-tests/cache-cross");
     let _ = fs::remove_dir_all(&scratch);
     let library = scratch.join("usr/src/rustc-1.95.0/library");
@@ -103,9 +103,7 @@ fn provisioned_inputs_rewritten_in_place_change_the_keys_of_the_cross_cells() {
     plan_targets(
         &layout,
         &[toolchain],
-        &[Some(TargetToolchain {
-            sources: Ok(sources),
-        })],
+        &[Some(Ok(sources))],
         &[kernel_target],
         &emulation,
         &mut steps,

@@ -56,29 +56,24 @@ pub fn examples(root: &Path) -> anyhow::Result<Vec<Example>> {
 /// Reads `[[example]]` tables from a manifest's text; paths are relative to `directory`.
 pub fn parse_examples(text: &str, directory: &Path) -> anyhow::Result<Vec<Example>> {
     let mut examples = Vec::new();
-    let mut current: Option<(Option<String>, Option<String>, usize)> = None;
-    let mut finish = |current: Option<(Option<String>, Option<String>, usize)>| {
-        if let Some((name, path, line)) = current {
-            let name =
-                name.with_context(|| format!("the [[example]] on line {line} has no name"))?;
-            let path = path.unwrap_or_else(|| format!("{name}.rs"));
-            examples.push(Example {
-                path: directory.join(path),
-                name,
-            });
-        }
-        anyhow::Ok(())
-    };
-    for (index, line) in text.lines().enumerate() {
+    // The `[[example]]` being read: its line, its name and its path.
+    let mut current: Option<(usize, Option<String>, Option<String>)> = None;
+    // A `[` after the last line ends the last table as any next table does.
+    for (index, line) in text.lines().chain(["["]).enumerate() {
         let line = line.trim();
         if line.starts_with('[') {
-            finish(current.take())?;
+            if let Some((line, name, path)) = current.take() {
+                let name =
+                    name.with_context(|| format!("the [[example]] on line {line} has no name"))?;
+                let path = directory.join(path.unwrap_or_else(|| format!("{name}.rs")));
+                examples.push(Example { name, path });
+            }
             if line == "[[example]]" {
-                current = Some((None, None, index + 1));
+                current = Some((index + 1, None, None));
             }
             continue;
         }
-        let Some((name, path, _)) = current.as_mut() else {
+        let Some((_, name, path)) = current.as_mut() else {
             continue;
         };
         if let Some((key, value)) = line.split_once('=') {
@@ -96,17 +91,12 @@ pub fn parse_examples(text: &str, directory: &Path) -> anyhow::Result<Vec<Exampl
             }
         }
     }
-    finish(current.take())?;
     Ok(examples)
 }
 
 /// Checks that every example the catalog names is an `[[example]]` of `manifest` whose source
 /// file exists, so that the matrix never reports a feature as taught by an example it did not
-/// build.
-///
-/// The error names the file and line to fix: the manifest's `[[example]]` whose file is
-/// missing, or the catalog's entry (`catalog`, where the catalog's source is) that names an
-/// example the manifest does not declare.
+/// build. The error names the line to fix, in `manifest` or in `catalog` (the catalog's source).
 pub fn check_catalog_examples(
     features: &[Feature],
     examples: &[Example],

@@ -24,10 +24,9 @@ pub enum Mode {
 }
 
 impl Mode {
-    /// Both modes, kernel first.
     pub const ALL: [Mode; 2] = [Mode::Kernel, Mode::Stable];
 
-    /// The mode as one word, the report's `mode` value.
+    /// The report's `mode` value.
     pub fn word(self) -> &'static str {
         match self {
             Mode::Kernel => "kernel",
@@ -53,22 +52,21 @@ pub fn mode_cfgs(
 /// A compiler as the command lines need it.
 #[derive(Clone, Debug)]
 pub struct Rustc {
-    /// The real rustc executable, by absolute path.
+    /// The real rustc executable.
     pub path: PathBuf,
     /// Extra environment for rustc and for what it builds (`LD_LIBRARY_PATH` for Debian's).
     pub env: Vec<(String, String)>,
     /// The loader it runs through, if not the host's: command lines then start with it.
     pub loader: Option<crate::loader::OwnLoader>,
-    /// The release it reports.
     pub release: Release,
 }
 
 /// What a compilation of the shim or an example produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Product {
-    /// The crate itself: the shim's rlib, an example's binary.
+    /// The shim's rlib, an example's binary.
     Crate,
-    /// Its unit-test binary (`rustc --test`).
+    /// The unit-test binary (`rustc --test`).
     Tests,
 }
 
@@ -86,16 +84,13 @@ fn path_arg(path: &Path) -> String {
 }
 
 fn push(invocation: &mut Invocation, args: &[&str]) {
-    invocation
-        .args
-        .extend(args.iter().map(|arg| arg.to_string()));
+    (invocation.args).extend(args.iter().map(|arg| arg.to_string()));
 }
 
 /// The driver-facing part of Kbuild's `rust_common_cmd` (`scripts/Makefile.build`) for the
-/// comma-separated allowed features `list`: only they may be enabled, and they are already on, so a driver
-/// writes no `#![feature]`. Kbuild's `-Zcrate-attr=no_std` is left out: the examples are host
-/// programs that the module runner runs. `-Astable_features` is from the kernel's
-/// `rust_common_flags`, which every Rust crate of the tree gets.
+/// comma-separated allowed features `list`: only they may be enabled, and they are already on,
+/// so a driver writes no `#![feature]`. Kbuild's `-Zcrate-attr=no_std` is left out: the
+/// examples are host programs. `-Astable_features` is from the kernel's `rust_common_flags`.
 pub fn kbuild_driver_flags(list: &str) -> [String; 3] {
     [
         format!("-Zallow-features={list}"),
@@ -109,7 +104,6 @@ pub fn kbuild_driver_flags(list: &str) -> [String; 3] {
 const EDITION_2021_SINCE: Release = Release::new(1, 56, 0);
 
 impl Rustc {
-    /// The compiler of a discovered toolchain that reports `release`.
     pub fn of(toolchain: &crate::discovery::Toolchain, release: Release) -> Rustc {
         Rustc {
             path: toolchain.rustc.clone(),
@@ -126,6 +120,13 @@ impl Rustc {
         Invocation::new(program, leading).with_env(env)
     }
 
+    /// The toolchain's environment with `RUSTC_BOOTSTRAP=1`.
+    fn bootstrap_env(&self) -> Vec<(String, String)> {
+        let mut env = self.env.clone();
+        env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
+        env
+    }
+
     fn edition(&self) -> &'static str {
         if self.release >= EDITION_2021_SINCE {
             "2021"
@@ -136,12 +137,10 @@ impl Rustc {
 
     /// The parts every compilation shares: environment for the mode, edition, check-cfg.
     fn base(&self, mode: Mode) -> Invocation {
-        let mut env = self.env.clone();
-        let mut env_remove = Vec::new();
-        match mode {
-            Mode::Kernel => env.push(("RUSTC_BOOTSTRAP".into(), "1".into())),
-            Mode::Stable => env_remove.push("RUSTC_BOOTSTRAP".into()),
-        }
+        let (env, env_remove) = match mode {
+            Mode::Kernel => (self.bootstrap_env(), Vec::new()),
+            Mode::Stable => (self.env.clone(), vec!["RUSTC_BOOTSTRAP".into()]),
+        };
         let mut args = vec!["--edition".into(), self.edition().into()];
         if self.release >= CHECK_CFG_SINCE {
             // `cfg(test)` is not among the names rustc knows once `--check-cfg` lists any.
@@ -166,9 +165,7 @@ impl Rustc {
     /// ([`kbuild_driver_flags`]), the shim's rlib as `kernel`, and the mode's cfgs.
     fn add_kernel_user(invocation: &mut Invocation, mode: Mode, cfgs: &[&str], rlib: &Path) {
         if mode == Mode::Kernel {
-            invocation
-                .args
-                .extend(kbuild_driver_flags(RUST_ALLOWED_FEATURES));
+            (invocation.args).extend(kbuild_driver_flags(RUST_ALLOWED_FEATURES));
         }
         push(
             invocation,
@@ -186,8 +183,7 @@ impl Rustc {
 
     /// The feature probe: a metadata-only library build with JSON diagnostics.
     pub fn probe(&self, source: &Path, out_dir: &Path) -> Invocation {
-        let mut invocation = self.invocation(Vec::new(), self.env.clone());
-        invocation.env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
+        let mut invocation = self.invocation(Vec::new(), self.bootstrap_env());
         push(
             &mut invocation,
             &[
@@ -220,9 +216,7 @@ impl Rustc {
                 "--error-format=json",
             ],
         );
-        invocation
-            .args
-            .extend(kbuild_driver_flags(RUST_ALLOWED_FEATURES));
+        (invocation.args).extend(kbuild_driver_flags(RUST_ALLOWED_FEATURES));
         push(&mut invocation, &[&path_arg(source)]);
         Self::add_output(&mut invocation, Output::Directory(out_dir));
         invocation
@@ -284,9 +278,7 @@ impl Rustc {
     /// has them: unstable features allowed, everything unmarked unstable, no unwinding, and
     /// no lints, since newer lints may fire on an older library.
     fn sysroot_crate(&self, name: &str, edition: &str, triple: &str, out_dir: &Path) -> Invocation {
-        let mut env = self.env.clone();
-        env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
-        let mut invocation = self.invocation(Vec::new(), env);
+        let mut invocation = self.invocation(Vec::new(), self.bootstrap_env());
         push(
             &mut invocation,
             &[
@@ -416,7 +408,7 @@ impl Rustc {
 /// The `compiler_builtins` a sysroot gets.
 #[derive(Clone, Debug)]
 pub enum Builtins<'a> {
-    /// Built from the compiler's own library sources.
+    /// The compiler's own library sources.
     Sources(&'a SourceCrate),
     /// The empty crate of `xtask/programs/`, where the sources hold none.
     Empty(PathBuf),
@@ -428,12 +420,7 @@ pub enum TargetOutput<'a> {
     /// One relocatable object (`--emit=obj`, one codegen unit).
     Object(&'a Path),
     /// A statically linked executable, linked by `linker` (an `ld.lld`).
-    Program {
-        /// The executable.
-        binary: &'a Path,
-        /// The linker.
-        linker: &'a Path,
-    },
+    Program { binary: &'a Path, linker: &'a Path },
 }
 
 /// Running an example's binary: with the toolchain's environment, since it may link the
@@ -445,8 +432,6 @@ pub fn binary_run(rustc: &Rustc, binary: &Path) -> Invocation {
 /// Running a test binary so that it reports libtest's JSON events, which a stable-built
 /// binary accepts with `RUSTC_BOOTSTRAP=1` (it changes nothing else about the tests).
 pub fn test_run(rustc: &Rustc, binary: &Path) -> Invocation {
-    let mut invocation = binary_run(rustc, binary);
-    invocation.args = crate::libtest::JSON_ARGS.map(String::from).to_vec();
-    invocation.env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
-    invocation
+    let args = crate::libtest::JSON_ARGS.map(String::from).to_vec();
+    Invocation::new(binary, args).with_env(rustc.bootstrap_env())
 }

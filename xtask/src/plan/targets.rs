@@ -12,34 +12,6 @@ use crate::process::Invocation;
 use crate::targets::KernelTarget;
 use std::path::{Path, PathBuf};
 
-/// The static-key sample, compiled to an object per target and mode.
-pub fn sites_source(root: &Path) -> PathBuf {
-    root.join(crate::jump_table::SAMPLE_PATH)
-}
-
-/// The freestanding test program, built and run per target and mode.
-pub fn program_source(root: &Path) -> PathBuf {
-    root.join("xtask/programs/run.rs")
-}
-
-/// Every file of the test program: its root and the module it keeps its Linux plumbing in.
-fn program_inputs(root: &Path) -> Vec<PathBuf> {
-    vec![program_source(root), root.join("xtask/programs/linux.rs")]
-}
-
-/// The empty `compiler_builtins` that a sysroot holds where the sources have none: nothing is
-/// linked against it but the test program, which needs none of its routines.
-pub fn empty_builtins_source(root: &Path) -> PathBuf {
-    root.join("xtask/programs/compiler_builtins.rs")
-}
-
-/// How one toolchain takes part in the target axis.
-#[derive(Clone, Debug)]
-pub struct TargetToolchain {
-    /// Its library sources, or why there are none.
-    pub sources: Result<LibrarySources, String>,
-}
-
 /// What the machine offers the test programs.
 pub struct Emulation<'a> {
     /// The `ld.lld` that links them, or why there is none.
@@ -81,14 +53,14 @@ pub fn not_built(
 pub fn plan_targets(
     layout: &Layout,
     toolchains: &[PlannedToolchain],
-    cross: &[Option<TargetToolchain>],
+    cross: &[Option<Result<LibrarySources, String>>],
     targets: &[&'static KernelTarget],
     emulation: &Emulation<'_>,
     steps: &mut Vec<Step>,
 ) -> anyhow::Result<()> {
     let shim_files = super::shim_inputs(&layout.root)?;
     for toolchain in toolchains {
-        let Some(cross) = &cross[toolchain.index] else {
+        let Some(found) = &cross[toolchain.index] else {
             continue;
         };
         // It writes nothing.
@@ -102,12 +74,12 @@ pub fn plan_targets(
         if !toolchain.builds {
             continue;
         }
-        let Ok(sources) = &cross.sources else {
+        let Ok(sources) = found else {
             continue;
         };
         let sysroot = layout.output(&toolchain.directory_name, "sysroot");
         for &kernel_target in targets {
-            if not_built(toolchain.rustc.release, &cross.sources, kernel_target).is_some() {
+            if not_built(toolchain.rustc.release, found, kernel_target).is_some() {
                 continue;
             }
             plan_target(
@@ -141,51 +113,46 @@ fn plan_target(
         .join("lib/rustlib")
         .join(kernel_target.triple)
         .join("lib");
-    let step =
-        |kind, target: &str, mode, processes, artifact: Option<PathBuf>, inputs, deps, check| {
-            Step {
-                outputs: artifact.iter().cloned().collect(),
-                artifact,
-                directories: vec![libraries.clone()],
-                inputs,
-                deps,
-                kernel_target: Some(kernel_target),
-                check,
-                ..Step::new(toolchain.index, kind, target, mode, processes)
-            }
-        };
+    let step = |kind, target: &str, mode, processes| Step {
+        directories: vec![libraries.clone()],
+        kernel_target: Some(kernel_target),
+        ..Step::new(toolchain.index, kind, target, mode, processes)
+    };
     let core = steps.len();
-    steps.push(step(
-        Kind::Core,
-        "core",
-        None,
-        vec![rustc.core(sources, kernel_target.triple, &libraries)],
-        Some(libraries.join("libcore.rlib")),
+    let core_rlib = libraries.join("libcore.rlib");
+    steps.push(Step {
+        artifact: Some(core_rlib.clone()),
+        outputs: vec![core_rlib],
         // Provisioned files, keyed by their stat stamps (see `cache::run_keys`): a damaged
         // source must not be served a result built from the intact one.
-        sources.parts(),
-        Vec::new(),
-        None,
-    ));
-    let builtins_crate = match &sources.compiler_builtins {
-        Some(source) => Builtins::Sources(source),
-        None => Builtins::Empty(empty_builtins_source(&layout.root)),
-    };
-    let builtins_inputs = match &builtins_crate {
-        Builtins::Empty(file) => vec![file.clone()],
-        Builtins::Sources(_) => sources.parts(),
+        inputs: sources.parts(),
+        ..step(
+            Kind::Core,
+            "core",
+            None,
+            vec![rustc.core(sources, kernel_target.triple, &libraries)],
+        )
+    });
+    let (builtins_crate, builtins_inputs) = match &sources.compiler_builtins {
+        Some(source) => (Builtins::Sources(source), sources.parts()),
+        // The empty crate of `xtask/programs/`: only the test program links against it, and it
+        // needs none of its routines.
+        None => {
+            let file = layout.root.join("xtask/programs/compiler_builtins.rs");
+            (Builtins::Empty(file.clone()), vec![file])
+        }
     };
     let builtins = steps.len();
-    steps.push(step(
-        Kind::Core,
-        "compiler_builtins",
-        None,
-        vec![rustc.compiler_builtins(&builtins_crate, kernel_target.triple, sysroot, &libraries)],
-        Some(libraries.join("libcompiler_builtins.rlib")),
-        builtins_inputs,
-        vec![core],
-        None,
-    ));
+    let builtins_rlib = libraries.join("libcompiler_builtins.rlib");
+    let compile =
+        rustc.compiler_builtins(&builtins_crate, kernel_target.triple, sysroot, &libraries);
+    steps.push(Step {
+        artifact: Some(builtins_rlib.clone()),
+        outputs: vec![builtins_rlib],
+        inputs: builtins_inputs,
+        deps: vec![core],
+        ..step(Kind::Core, "compiler_builtins", None, vec![compile])
+    });
     for mode in Mode::ALL {
         let cfgs = mode_cfgs(rustc.release, mode, Some(kernel_target));
         let directory = layout.output(
@@ -203,29 +170,21 @@ fn plan_target(
         Rustc::for_target(&mut shim, kernel_target.triple, sysroot);
         let library = steps.len();
         steps.push(Step {
+            artifact: Some(rlib.clone()),
             directories: vec![directory.clone()],
-            ..step(
-                Kind::Build,
-                "kernel",
-                Some(mode),
-                vec![shim],
-                Some(rlib.clone()),
-                shim_files.to_vec(),
-                vec![builtins],
-                None,
-            )
+            inputs: shim_files.to_vec(),
+            deps: vec![builtins],
+            outputs: vec![rlib.clone()],
+            ..step(Kind::Build, "kernel", Some(mode), vec![shim])
         });
+        let target_crate = |source: &Path, name, output: TargetOutput<'_>| {
+            let mut invocation = rustc.target_crate(source, name, mode, &cfgs, &rlib, output);
+            Rustc::for_target(&mut invocation, kernel_target.triple, sysroot);
+            invocation
+        };
         let object = directory.join("kshim_sites.o");
-        let sites = sites_source(&layout.root);
-        let mut compile = rustc.target_crate(
-            &sites,
-            "kshim_sites",
-            mode,
-            &cfgs,
-            &rlib,
-            TargetOutput::Object(&object),
-        );
-        Rustc::for_target(&mut compile, kernel_target.triple, sysroot);
+        let sites = layout.root.join(crate::jump_table::SAMPLE_PATH);
+        let compile = target_crate(&sites, "kshim_sites", TargetOutput::Object(&object));
         let has_sites = mode == Mode::Kernel || cfgs.contains(&"kshim_stable_asm_goto");
         let expected = if has_sites {
             crate::jump_table::SAMPLE_SITES
@@ -237,63 +196,44 @@ fn plan_target(
         };
         steps.push(Step {
             directories: vec![directory.clone()],
+            inputs: vec![sites],
+            deps: vec![library],
             outputs: vec![object.clone()],
-            ..step(
-                Kind::Objects,
-                "sites",
-                Some(mode),
-                vec![compile],
-                None,
-                vec![sites],
-                vec![library],
-                Some(Check::JumpTable {
-                    object,
-                    arch: kernel_target.arch,
-                    expected,
-                }),
-            )
+            check: Some(Check::JumpTable {
+                object,
+                arch: kernel_target.arch,
+                expected,
+            }),
+            ..step(Kind::Objects, "sites", Some(mode), vec![compile])
         });
         let (Ok(linker), None) = (&emulation.linker, emulation.not_run(kernel_target)) else {
             continue;
         };
         let binary = directory.join("kshim_run");
-        let program = program_source(&layout.root);
-        let mut build = rustc.target_crate(
-            &program,
-            "kshim_run",
-            mode,
-            &cfgs,
-            &rlib,
-            TargetOutput::Program {
-                binary: &binary,
-                linker,
-            },
-        );
-        Rustc::for_target(&mut build, kernel_target.triple, sysroot);
+        let source = layout.root.join("xtask/programs/run.rs");
+        let output = TargetOutput::Program {
+            binary: &binary,
+            linker,
+        };
+        let build = target_crate(&source, "kshim_run", output);
         let (program, args) = match (emulation.runner)(kernel_target) {
             Some(Ok(emulator)) => (emulator, vec![binary.to_string_lossy().into_owned()]),
             _ => (binary.clone(), Vec::new()),
         };
         let run = Invocation::new(program, args);
-        // The linker and the emulator decide the cell as much as the sources do.
-        let mut inputs = program_inputs(&layout.root);
-        inputs.push(linker.clone());
+        // The program's root and the module of its Linux plumbing; the linker and the emulator
+        // decide the cell as much as the sources do.
+        let linux = layout.root.join("xtask/programs/linux.rs");
+        let mut inputs = vec![source, linux, linker.clone()];
         if run.program != binary {
             inputs.push(run.program.clone());
         }
         steps.push(Step {
             directories: vec![directory.clone()],
+            inputs,
+            deps: vec![library],
             outputs: vec![binary],
-            ..step(
-                Kind::Emulate,
-                "program",
-                Some(mode),
-                vec![build, run],
-                None,
-                inputs,
-                vec![library],
-                None,
-            )
+            ..step(Kind::Emulate, "program", Some(mode), vec![build, run])
         });
     }
 }

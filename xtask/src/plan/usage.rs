@@ -10,7 +10,6 @@ use super::{plan, Kind, Layout, PlannedToolchain, Step};
 use crate::catalog::allowed_features;
 use crate::expect::enabled_in_kernel_mode;
 use crate::process::Invocation;
-use std::path::PathBuf;
 
 /// One usage compile of the plan: which target it compiles without which feature.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,10 +41,7 @@ fn without(mut invocation: Invocation, allowed: &[&str], left_out: &str) -> Invo
         .filter(|feature| *feature != left_out)
         .collect();
     let list = list.join(",");
-    let driver = invocation
-        .args
-        .iter()
-        .any(|arg| arg.starts_with("-Zcrate-attr=feature("));
+    let driver = (invocation.args.iter()).any(|arg| arg.starts_with("-Zcrate-attr=feature("));
     invocation.args.retain(|arg| {
         !arg.starts_with("-Zallow-features=")
             && !arg.starts_with("-Zcrate-attr=feature(")
@@ -112,12 +108,34 @@ pub fn plan_usage(
             .filter(|name| enabled.contains(name))
             .collect();
         let usage = layout.output(&toolchain.directory_name, "usage");
-        let mut push = |target: &str,
-                        feature: &'static str,
-                        invocation: Invocation,
-                        directory: PathBuf,
-                        inputs: &[PathBuf],
-                        deps: Vec<usize>| {
+        let rustc = &toolchain.rustc;
+        // The shim without each feature it enables; an example against the shim's rlib
+        // without each feature of the kernel's `-Zallow-features` list.
+        let shim = enabled.iter().map(|&feature| (None, &shim_files, feature));
+        let of_examples = examples
+            .iter()
+            .zip(&example_files)
+            .flat_map(|(example, files)| {
+                allowed
+                    .iter()
+                    .map(move |&feature| (Some(example), files, feature))
+            });
+        for (example, files, feature) in shim.chain(of_examples) {
+            let target = example.map_or("kernel", |example| example.name.as_str());
+            let directory = usage.join(format!("{target}-{feature}"));
+            let output = Output::Directory(&directory);
+            let (compile, list, deps) = match example {
+                None => (
+                    rustc.shim(&layout.root, Mode::Kernel, &cfgs, Product::Crate, output),
+                    &enabled,
+                    Vec::new(),
+                ),
+                Some(example) => (
+                    rustc.example(example, Mode::Kernel, &cfgs, &rlib, Product::Crate, output),
+                    &allowed,
+                    vec![library],
+                ),
+            };
             compiles.push(UsageCompile {
                 step: steps.len(),
                 toolchain: toolchain.index,
@@ -126,58 +144,16 @@ pub fn plan_usage(
             });
             steps.push(Step {
                 directories: vec![directory],
-                inputs: inputs.to_vec(),
+                inputs: files.clone(),
                 deps,
                 ..Step::new(
                     toolchain.index,
                     Kind::Usage,
                     target,
                     Some(Mode::Kernel),
-                    vec![invocation],
+                    vec![without(compile, list, feature)],
                 )
             });
-        };
-        // The shim without each feature it enables; an example against the shim's rlib
-        // without each feature of the kernel's `-Zallow-features` list.
-        for &feature in &enabled {
-            let directory = usage.join(format!("kernel-{feature}"));
-            let output = Output::Directory(&directory);
-            let shim =
-                toolchain
-                    .rustc
-                    .shim(&layout.root, Mode::Kernel, &cfgs, Product::Crate, output);
-            let invocation = without(shim, &enabled, feature);
-            push(
-                "kernel",
-                feature,
-                invocation,
-                directory,
-                &shim_files,
-                Vec::new(),
-            );
-        }
-        for (example, files) in examples.iter().zip(&example_files) {
-            for &feature in &allowed {
-                let directory = usage.join(format!("{}-{feature}", example.name));
-                let output = Output::Directory(&directory);
-                let compile = toolchain.rustc.example(
-                    example,
-                    Mode::Kernel,
-                    &cfgs,
-                    &rlib,
-                    Product::Crate,
-                    output,
-                );
-                let invocation = without(compile, &allowed, feature);
-                push(
-                    &example.name,
-                    feature,
-                    invocation,
-                    directory,
-                    files,
-                    vec![library],
-                );
-            }
         }
     }
     Ok(PlannedUsage { steps, compiles })

@@ -56,8 +56,7 @@ pub fn toolchain_entry(availability: &Availability) -> ToolchainEntry {
     }
 }
 
-/// The report of a run: what each step observed next to what the catalog predicts for every
-/// cell, in the columns given.
+/// The report of a run, in the columns given.
 pub fn assemble(
     columns: &[ToolchainEntry],
     steps: &[Step],
@@ -76,24 +75,17 @@ pub fn assemble(
                 .iter()
                 .enumerate()
                 .map(|(index, column)| {
-                    let expected = match (&column.verdict, column.release) {
-                        (ToolchainVerdict::Ok, Some(release)) => {
-                            Some(expected_status(feature, release))
-                        }
-                        _ => None,
-                    };
-                    let observed = match probes.get(&index).and_then(|result| result.probe.as_ref())
-                    {
-                        Some(Ok(statuses)) => Observed::Status(statuses[feature_index]),
-                        Some(Err(error)) => Observed::ProbeFailed(error.clone()),
-                        None => match probes.get(&index) {
-                            Some(result) => Observed::ProbeFailed(
-                                result
-                                    .first_error
-                                    .clone()
+                    let expected =
+                        (column.ok_release()).map(|release| expected_status(feature, release));
+                    let observed = match probes.get(&index) {
+                        None => Observed::NotProbed,
+                        Some(result) => match &result.probe {
+                            Some(Ok(statuses)) => Observed::Status(statuses[feature_index]),
+                            Some(Err(error)) => Observed::ProbeFailed(error.clone()),
+                            None => Observed::ProbeFailed(
+                                (result.first_error.clone())
                                     .unwrap_or_else(|| "the probe did not run".into()),
                             ),
-                            None => Observed::NotProbed,
                         },
                     };
                     FeatureCell { observed, expected }

@@ -13,10 +13,7 @@ use anyhow::{bail, ensure, Context as _};
 use std::collections::{BTreeSet, HashSet};
 
 fn describe(report: &Report, build: &BuildCell) -> String {
-    let toolchain = report
-        .toolchains
-        .get(build.toolchain)
-        .map_or("?", |toolchain| toolchain.id.as_str());
+    let toolchain = super::id_of(&report.toolchains, build.toolchain);
     let cell = cell_label(build.kind, &build.target, Some(build.mode), None);
     escape(&format!("{cell} on {toolchain}")).into_owned()
 }
@@ -121,12 +118,8 @@ impl Report {
                     self.toolchains.len()
                 )
             })?;
-            let predicted = match (&toolchain.verdict, toolchain.release) {
-                (ToolchainVerdict::Ok, Some(release)) => {
-                    crate::expect::expected_kbuild_error(&cell.fixture, release)
-                }
-                _ => None,
-            };
+            let predicted = (toolchain.ok_release())
+                .and_then(|release| crate::expect::expected_kbuild_error(&cell.fixture, release));
             if cell.expected.as_deref() != predicted
                 || !kbuild_cells.insert((cell.toolchain, cell.fixture.as_str()))
             {
@@ -180,7 +173,7 @@ impl Report {
             let id = escape(&toolchain.id).into_owned();
             if let Some(date) = &toolchain.commit_date {
                 ensure!(
-                    is_date(date),
+                    crate::version::is_iso_date(date),
                     "toolchain {id}: its commit date `{}` is no date",
                     escape(date)
                 );
@@ -203,13 +196,12 @@ impl Report {
             for (feature, cells) in FEATURES.iter().zip(&self.features) {
                 let cell = &cells[index];
                 if let Observed::Status(Status::Stable(since)) = cell.observed {
-                    if since > release {
-                        bail!(
-                            "feature {} on {id}: stable since {since}, after the compiler's own \
-                             release {release}",
-                            feature.name
-                        );
-                    }
+                    ensure!(
+                        since <= release,
+                        "feature {} on {id}: stable since {since}, after the compiler's own \
+                         release {release}",
+                        feature.name
+                    );
                 }
                 let predicted = expected_status(feature, release);
                 if found && cell.expected.is_some_and(|expected| expected != predicted) {
@@ -224,24 +216,6 @@ impl Report {
             }
         }
         Ok(())
-    }
-}
-
-/// Whether `text` is a calendar date `YYYY-MM-DD`.
-fn is_date(text: &str) -> bool {
-    let parts: Vec<&str> = text.split('-').collect();
-    let number = |part: &str, digits: usize| {
-        (part.len() == digits && part.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| part.parse::<u32>().ok())
-            .flatten()
-    };
-    match parts[..] {
-        [year, month, day] => {
-            number(year, 4).is_some()
-                && number(month, 2).is_some_and(|month| (1..=12).contains(&month))
-                && number(day, 2).is_some_and(|day| (1..=31).contains(&day))
-        }
-        _ => false,
     }
 }
 

@@ -16,7 +16,6 @@ use std::collections::HashMap;
 /// One fixture compiled by one toolchain.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KbuildCell {
-    /// The index of the toolchain.
     pub toolchain: usize,
     /// The fixture, `xtask/programs/kbuild/NAME.rs`.
     pub fixture: String,
@@ -30,7 +29,6 @@ pub struct KbuildCell {
     pub first_error: Option<String>,
     /// Wall-clock seconds of the run that produced the result.
     pub seconds: f64,
-    /// Whether it came from the cache.
     pub cached: bool,
 }
 
@@ -73,12 +71,9 @@ pub fn assemble_kbuild(
             continue;
         }
         for fixture in KBUILD_FIXTURES {
-            let expected = match (&column.verdict, column.release) {
-                (ToolchainVerdict::Ok, Some(release)) => {
-                    expected_kbuild_error(fixture, release).map(String::from)
-                }
-                _ => None,
-            };
+            let expected = (column.ok_release())
+                .and_then(|release| expected_kbuild_error(fixture, release))
+                .map(String::from);
             let found = by_cell.get(&(index, fixture));
             cells.push(KbuildCell {
                 toolchain: index,
@@ -155,7 +150,6 @@ pub(super) struct KbuildJson {
 }
 
 impl KbuildJson {
-    /// The cells, naming toolchains by id.
     pub(super) fn write(cells: &[KbuildCell], toolchains: &[ToolchainEntry]) -> Vec<Self> {
         let cells = cells.iter().map(|cell| KbuildJson {
             toolchain: id_of(toolchains, cell.toolchain),

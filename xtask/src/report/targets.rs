@@ -3,13 +3,14 @@
 //! target, and the cross cells (`core`, `compiler_builtins`, then per mode the shim, the
 //! static-key sample's objects and the test program), each next to its prediction.
 
-use super::{Failure, ToolchainEntry};
+use super::{id_of, Failure, ToolchainEntry};
 use crate::expect::{Outcome, ToolchainVerdict};
 use crate::judge::StepResult;
-use crate::plan::{cell_label, mode_cfgs, not_built, Kind, Mode, Step, TargetToolchain};
+use crate::library_sources::LibrarySources;
+use crate::plan::{cell_label, mode_cfgs, not_built, Kind, Mode, Step};
 use crate::process::last_nonempty_line;
 use crate::targets::{broken_jump_tables, kernel_target, KernelTarget};
-use anyhow::bail;
+use anyhow::{bail, ensure};
 use std::collections::HashMap;
 
 #[cfg(test)]
@@ -20,9 +21,7 @@ pub(super) mod to_json;
 /// Whether one compiler knows one kernel target.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KnownCell {
-    /// The index of the toolchain.
     pub toolchain: usize,
-    /// The target triple.
     pub triple: String,
     /// What `rustc --print target-list` said; `None` where it did not run or failed.
     pub observed: Option<bool>,
@@ -42,8 +41,7 @@ impl KnownCell {
     }
 }
 
-/// The stages of one toolchain on one kernel target, in the order they run: `(target, kind,
-/// moded)`.
+/// The stages of one toolchain on one kernel target, in run order: `(target, kind, moded)`.
 pub const STAGES: [(&str, Kind, bool); 5] = [
     ("core", Kind::Core, false),
     ("compiler_builtins", Kind::Core, false),
@@ -55,9 +53,7 @@ pub const STAGES: [(&str, Kind, bool); 5] = [
 /// One cross step on one toolchain and kernel target.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TargetCell {
-    /// The index of the toolchain.
     pub toolchain: usize,
-    /// The target triple.
     pub triple: String,
     /// One of [`STAGES`]' targets.
     pub target: String,
@@ -65,7 +61,6 @@ pub struct TargetCell {
     pub kind: Kind,
     /// The mode, for the stages built per mode.
     pub mode: Option<Mode>,
-    /// What happened.
     pub outcome: Outcome,
     /// What the catalog predicts.
     pub expected: Outcome,
@@ -75,12 +70,10 @@ pub struct TargetCell {
     pub detail: Option<String>,
     /// Seconds of the run that produced the result.
     pub seconds: f64,
-    /// Whether the result came from the cache.
     pub cached: bool,
 }
 
 impl TargetCell {
-    /// Whether the outcome is the predicted one.
     pub fn ok(&self) -> bool {
         self.outcome == self.expected
     }
@@ -88,6 +81,11 @@ impl TargetCell {
     /// The cell as the failure list names it: `build kernel (kernel) for aarch64-unknown-none`.
     pub fn label(&self) -> String {
         cell_label(self.kind, &self.target, self.mode, Some(&self.triple))
+    }
+
+    /// What tells the cell apart from every other of a report.
+    fn key(&self) -> (usize, &str, &str, Option<Mode>) {
+        (self.toolchain, &self.triple, &self.target, self.mode)
     }
 }
 
@@ -101,16 +99,14 @@ pub struct TargetAxis {
     pub sources: Vec<Option<Result<String, String>>>,
     /// Per toolchain that was found and kernel target, whether the compiler knows it.
     pub known: Vec<KnownCell>,
-    /// Every cross cell.
     pub cross: Vec<TargetCell>,
 }
 
 /// What the plan knew of the target axis.
 pub struct PlannedTargetAxis<'a> {
-    /// The kernel targets of the run.
     pub targets: &'a [&'static KernelTarget],
-    /// Per toolchain column: how it takes part, if it was found.
-    pub cross: &'a [Option<TargetToolchain>],
+    /// Per toolchain column that was found: its library sources, or why there are none.
+    pub cross: &'a [Option<Result<LibrarySources, String>>],
     /// Per kernel target: why its test program is not built or run here, if it is not.
     pub not_run: &'a [Option<String>],
     /// Per toolchain column: the major version of its LLVM, where `rustc -vV` says it.
@@ -151,10 +147,8 @@ pub fn assemble_target_axis(
             .cross
             .iter()
             .map(|cross| {
-                cross.as_ref().map(|cross| match &cross.sources {
-                    Ok(sources) => Ok(sources.identity.clone()),
-                    Err(why) => Err(why.clone()),
-                })
+                let sources = cross.as_ref()?.as_ref().map_err(String::clone);
+                Some(sources.map(|found| found.identity.clone()))
             })
             .collect(),
         ..TargetAxis::default()
@@ -181,9 +175,7 @@ pub fn assemble_target_axis(
                     .map(|result| result.first_error.clone().unwrap_or_default()),
             });
             let why_not = match (&column.verdict, release) {
-                (ToolchainVerdict::Ok, Some(release)) => {
-                    not_built(release, &cross.sources, kernel_target)
-                }
+                (ToolchainVerdict::Ok, Some(release)) => not_built(release, cross, kernel_target),
                 (verdict, _) => Some(format!("not run: the toolchain is {}", verdict.word())),
             };
             let broken =
@@ -254,11 +246,7 @@ pub fn known_word(known: Option<bool>) -> &'static str {
 impl TargetAxis {
     /// Every difference on the target axis, as the failure list prints it.
     pub fn failures(&self, toolchains: &[ToolchainEntry]) -> Vec<Failure> {
-        let id = |index: usize| {
-            toolchains
-                .get(index)
-                .map_or_else(|| "?".to_string(), |toolchain| toolchain.id.clone())
-        };
+        let id = |index: usize| id_of(toolchains, index);
         let mut failures = Vec::new();
         for cell in self.known.iter().filter(|cell| !cell.ok()) {
             failures.push(Failure {
@@ -287,35 +275,23 @@ impl TargetAxis {
     /// For a toolchain's summary line: how many kernel targets it knows, and how its cross
     /// cells came out; `None` when the run had no target axis or the toolchain none.
     pub fn summary(&self, toolchain: usize) -> Option<String> {
-        let known: Vec<&KnownCell> = self
-            .known
-            .iter()
+        let known: Vec<&KnownCell> = (self.known.iter())
             .filter(|cell| cell.toolchain == toolchain)
             .collect();
         if known.is_empty() {
             return None;
         }
-        let knows = known
-            .iter()
+        let knows = (known.iter())
             .filter(|cell| cell.observed == Some(true))
             .count();
-        let cells: Vec<&TargetCell> = self
-            .cross
-            .iter()
+        let cells: Vec<&TargetCell> = (self.cross.iter())
             .filter(|cell| cell.toolchain == toolchain)
             .collect();
-        let passed = cells
-            .iter()
-            .filter(|cell| cell.outcome == Outcome::Pass)
-            .count();
-        let predicted = cells
-            .iter()
-            .filter(|cell| cell.outcome == Outcome::Fail && cell.expected == Outcome::Fail)
-            .count();
-        let skipped = cells
-            .iter()
-            .filter(|cell| cell.outcome == Outcome::Skipped)
-            .count();
+        let count = |keep: fn(&TargetCell) -> bool| cells.iter().filter(|cell| keep(cell)).count();
+        let passed = count(|cell| cell.outcome == Outcome::Pass);
+        let predicted =
+            count(|cell| cell.outcome == Outcome::Fail && cell.expected == Outcome::Fail);
+        let skipped = count(|cell| cell.outcome == Outcome::Skipped);
         let mut text = format!(
             "knows {knows} of {} kernel targets; {passed} of {} cross cells pass",
             known.len(),
@@ -349,21 +325,19 @@ impl TargetAxis {
                 bail!("`{triple}` is not a kernel target");
             }
         }
-        if self.sources.len() != count {
-            bail!(
-                "the target axis has sources for {} toolchains, the report {count}",
-                self.sources.len()
-            );
-        }
+        ensure!(
+            self.sources.len() == count,
+            "the target axis has sources for {} toolchains, the report {count}",
+            self.sources.len()
+        );
         let mut seen = std::collections::HashSet::new();
         for cell in &self.known {
-            if cell.toolchain >= count || !self.triples.contains(&cell.triple) {
-                bail!(
-                    "a target cell names toolchain {} and `{}`, not one of the run's",
-                    cell.toolchain,
-                    cell.triple
-                );
-            }
+            ensure!(
+                cell.toolchain < count && self.triples.contains(&cell.triple),
+                "a target cell names toolchain {} and `{}`, not one of the run's",
+                cell.toolchain,
+                cell.triple
+            );
             if !seen.insert((cell.toolchain, cell.triple.as_str(), "", None)) {
                 bail!("target {} is there twice", cell.triple);
             }
@@ -377,12 +351,7 @@ impl TargetAxis {
             }) {
                 bail!("{}: the plan makes no such cell", cell.label());
             }
-            if !seen.insert((
-                cell.toolchain,
-                cell.triple.as_str(),
-                cell.target.as_str(),
-                cell.mode,
-            )) {
+            if !seen.insert(cell.key()) {
                 bail!("{}: the cell is there twice", cell.label());
             }
         }

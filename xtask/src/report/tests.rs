@@ -319,3 +319,37 @@ fn json_names_the_source_by_its_word_and_refuses_others() {
         .to_string();
     assert_eq!(error, "toolchains[0]: unknown source `apt`");
 }
+
+/// Every build, run and test cell a whole run has for `toolchains` and the catalog's examples,
+/// each with the outcome the catalog expects: what the tests start from to make a report that
+/// [`Report::check_complete`] accepts.
+pub(crate) fn planned_builds(toolchains: &[ToolchainEntry]) -> Vec<BuildCell> {
+    let examples: std::collections::BTreeSet<&str> =
+        FEATURES.iter().map(|feature| feature.example).collect();
+    let mut builds = Vec::new();
+    for (index, toolchain) in toolchains.iter().enumerate() {
+        if matches!(toolchain.verdict, ToolchainVerdict::Missing(_)) {
+            continue;
+        }
+        let expected = crate::expect::expected_outcome(&toolchain.verdict);
+        for target in std::iter::once("kernel").chain(examples.iter().copied()) {
+            for &kind in cell_kinds(target) {
+                for mode in Mode::ALL {
+                    builds.push(BuildCell {
+                        toolchain: index,
+                        target: target.into(),
+                        mode,
+                        kind,
+                        outcome: expected,
+                        expected,
+                        first_error: None,
+                        seconds: 0.1,
+                        cached: false,
+                        tests: None,
+                    });
+                }
+            }
+        }
+    }
+    builds
+}

@@ -36,7 +36,6 @@ pub struct UsageToolchain {
 }
 
 impl UsageToolchain {
-    /// A toolchain of the run, shown as `label`.
     pub fn of(entry: &ToolchainEntry, label: String) -> Self {
         UsageToolchain {
             id: entry.id.clone(),
@@ -68,14 +67,20 @@ pub enum UsageCell {
 impl UsageCell {
     /// The cell's status word in the JSON report.
     pub fn word(&self) -> &'static str {
+        self.parts().0
+    }
+
+    /// The cell as the JSON report has it: status word, detail, places, and where the feature
+    /// is enabled.
+    fn parts(&self) -> (&'static str, Option<&String>, &[UsedPlace], &[SourcePoint]) {
         match self {
-            UsageCell::Used(_) => "used",
-            UsageCell::Unused(_) => "unused",
-            UsageCell::Stable(_) => "stable",
-            UsageCell::NotEnabled => "not-enabled",
-            UsageCell::NotGated(_) => "not-gated",
-            UsageCell::Failed(..) => "failed",
-            UsageCell::NotRun(_) => "not-run",
+            UsageCell::Used(places) => ("used", None, places, &[]),
+            UsageCell::Unused(attributes) => ("unused", None, &[], attributes),
+            UsageCell::Stable(since) => ("stable", Some(since), &[], &[]),
+            UsageCell::NotEnabled => ("not-enabled", None, &[], &[]),
+            UsageCell::NotGated(status) => ("not-gated", Some(status), &[], &[]),
+            UsageCell::Failed(error, places) => ("failed", Some(error), places, &[]),
+            UsageCell::NotRun(reason) => ("not-run", Some(reason), &[], &[]),
         }
     }
 
@@ -96,7 +101,6 @@ impl UsageCell {
 /// One catalog feature's row.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FeatureUsage {
-    /// Its name.
     pub name: String,
     /// The catalog's shim item.
     pub shim_item: String,
@@ -107,7 +111,6 @@ pub struct FeatureUsage {
 /// A whole usage run's answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UsageReport {
-    /// Every toolchain of the run, in order.
     pub toolchains: Vec<UsageToolchain>,
     /// One row per catalog feature, in catalog order.
     pub features: Vec<FeatureUsage>,
@@ -116,9 +119,8 @@ pub struct UsageReport {
     pub date: Option<String>,
 }
 
-/// Assembles the report of a run over `columns` (every toolchain, as the matrix lists them)
-/// from its steps, their results and the usage compiles among them; the enclosing items are
-/// read from the sources under `root`.
+/// The report of a usage run over `columns` (every toolchain, as the matrix lists them); the
+/// enclosing items are read from the sources under `root`.
 pub fn assemble(
     root: &Path,
     columns: &[ToolchainEntry],
@@ -249,21 +251,11 @@ impl UsageReport {
         }
     }
 
-    /// The report as JSON.
     pub fn to_json(&self) -> Value {
         let cell = |cell: &UsageCell| {
-            let (places, enabled_at, detail): (&[UsedPlace], &[SourcePoint], Option<&String>) =
-                match cell {
-                    UsageCell::Used(places) => (places, &[], None),
-                    UsageCell::Unused(attributes) => (&[], attributes, None),
-                    UsageCell::Stable(since) => (&[], &[], Some(since)),
-                    UsageCell::NotGated(status) => (&[], &[], Some(status)),
-                    UsageCell::Failed(error, places) => (places, &[], Some(error)),
-                    UsageCell::NotRun(reason) => (&[], &[], Some(reason)),
-                    UsageCell::NotEnabled => (&[], &[], None),
-                };
+            let (status, detail, places, enabled_at) = cell.parts();
             CellJson {
-                status: cell.word().to_string(),
+                status: status.to_string(),
                 detail: detail.cloned(),
                 places: places.to_vec(),
                 enabled_at: enabled_at.to_vec(),
@@ -331,7 +323,6 @@ impl UsageReport {
         })
     }
 
-    /// Reads a usage report from a file, naming the file in errors.
     pub fn read(path: &Path) -> anyhow::Result<UsageReport> {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;

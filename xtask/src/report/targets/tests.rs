@@ -27,22 +27,20 @@ fn column(id: &str, release: &str, verdict: ToolchainVerdict) -> ToolchainEntry 
     }
 }
 
-fn sources() -> TargetToolchain {
-    TargetToolchain {
-        sources: Ok(LibrarySources {
-            library: PathBuf::from("/sources/library"),
-            identity: "rust-web-src=1.78.0+dfsg1-2~deb11u3 (bullseye)".into(),
-            core_edition: "2021".into(),
-            compiler_builtins: None,
-        }),
-    }
+fn sources() -> Result<LibrarySources, String> {
+    Ok(LibrarySources {
+        library: PathBuf::from("/sources/library"),
+        identity: "rust-web-src=1.78.0+dfsg1-2~deb11u3 (bullseye)".into(),
+        core_edition: "2021".into(),
+        compiler_builtins: None,
+    })
 }
 
 /// The target axis of one toolchain on `triples` where nothing ran but the target list, which
 /// listed every kernel target.
 fn predicted(
     column: ToolchainEntry,
-    cross: TargetToolchain,
+    cross: Result<LibrarySources, String>,
     triples: &[&str],
     not_run: Option<&str>,
     llvm: Option<u32>,
@@ -142,9 +140,7 @@ fn llvm_16_on_loongarch64_is_predicted_to_fail_where_there_are_sites() {
 
 #[test]
 fn missing_sources_an_old_compiler_and_no_emulator_skip_with_reasons() {
-    let missing = TargetToolchain {
-        sources: Err("no library sources: run `rustup component add rust-src`".into()),
-    };
+    let missing = Err("no library sources: run `rustup component add rust-src`".into());
     let targets = predicted(
         column("1.95.0", "1.95.0", ToolchainVerdict::Ok),
         missing,
@@ -269,11 +265,8 @@ fn the_target_axis_reads_back_from_json_and_is_checked() {
 
 #[test]
 fn cells_without_library_sources_are_said_as_skipped_with_the_command_that_adds_them() {
-    let missing = TargetToolchain {
-        sources: Err(
-            "no library sources: run `rustup component add rust-src --toolchain 1.95.0`".into(),
-        ),
-    };
+    let missing =
+        Err("no library sources: run `rustup component add rust-src --toolchain 1.95.0`".into());
     let targets = predicted(
         column("1.95.0", "1.95.0", ToolchainVerdict::Ok),
         missing,

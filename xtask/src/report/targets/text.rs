@@ -6,7 +6,7 @@ use crate::expect::Outcome;
 use crate::output::Table;
 use crate::plan::{Kind, Mode};
 use crate::report::text::{mode_pair, outcome_word};
-use crate::report::ToolchainEntry;
+use crate::report::{id_of, ToolchainEntry};
 use crate::targets::{kernel_target, BROKEN_JUMP_TABLES};
 use std::collections::HashMap;
 
@@ -18,22 +18,11 @@ impl TargetAxis {
             return None;
         }
         let mut table = Table::new("kernel target (kernel mode / stable mode)", headers);
-        let mut known: HashMap<(usize, &str), &KnownCell> = HashMap::new();
-        for cell in &self.known {
-            known.insert((cell.toolchain, cell.triple.as_str()), cell);
-        }
-        let mut cross: HashMap<(usize, &str, &str, Option<Mode>), &TargetCell> = HashMap::new();
-        for cell in &self.cross {
-            cross.insert(
-                (
-                    cell.toolchain,
-                    cell.triple.as_str(),
-                    cell.target.as_str(),
-                    cell.mode,
-                ),
-                cell,
-            );
-        }
+        let known: HashMap<(usize, &str), &KnownCell> = (self.known.iter())
+            .map(|cell| ((cell.toolchain, cell.triple.as_str()), cell))
+            .collect();
+        let cross: HashMap<_, &TargetCell> =
+            self.cross.iter().map(|cell| (cell.key(), cell)).collect();
         for triple in &self.triples {
             let row = shown
                 .iter()
@@ -99,11 +88,7 @@ impl TargetAxis {
             })
             .collect();
         // Failures the catalog predicts, with what the compilers showed.
-        for cell in self
-            .cross
-            .iter()
-            .filter(|cell| cell.expected == Outcome::Fail)
-        {
+        for cell in (self.cross.iter()).filter(|cell| cell.expected == Outcome::Fail) {
             let Some(broken) = kernel_target(&cell.triple).and_then(|target| {
                 BROKEN_JUMP_TABLES
                     .iter()
@@ -111,9 +96,7 @@ impl TargetAxis {
             }) else {
                 continue;
             };
-            let id = toolchains
-                .get(cell.toolchain)
-                .map_or("?", |toolchain| toolchain.id.as_str());
+            let id = id_of(toolchains, cell.toolchain);
             reasons.push(format!(
                 "{}: {id} is predicted to fail its static-branch checks: {}",
                 cell.triple, broken.evidence

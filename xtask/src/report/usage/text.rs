@@ -5,10 +5,11 @@
 use super::{UsageCell, UsageReport};
 use crate::output::markdown_cell;
 use crate::places::{SourcePoint, UsedPlace};
+use std::fmt::Write;
 
 /// A place as one line: `file:line:col in `item` (target)`, with the macro's call site.
 pub(super) fn place_line(place: &UsedPlace) -> String {
-    let mut line = format!("{}:{}:{}", place.at.file, place.at.line, place.at.column);
+    let mut line = point_text(&place.at);
     if let Some(item) = &place.item {
         line.push_str(&format!(" in `{item}`"));
     }
@@ -18,23 +19,15 @@ pub(super) fn place_line(place: &UsedPlace) -> String {
             line.push_str(&format!(" through {}", place.macros.join(", ")));
         }
     }
-    if !place
-        .at
-        .file
-        .starts_with(&format!("examples/{}", place.target))
-    {
-        line.push_str(&format!(" ({})", compile_name(&place.target)));
+    if !(place.at.file).starts_with(&format!("examples/{}", place.target)) {
+        // `kernel` is the shim's compile; any other target is an example's.
+        let compiled = match place.target.as_str() {
+            "kernel" => "the shim",
+            example => example,
+        };
+        line.push_str(&format!(" (compiling {compiled})"));
     }
     line
-}
-
-/// `kernel` is the shim's compile; any other target is an example's.
-fn compile_name(target: &str) -> String {
-    if target == "kernel" {
-        "compiling the shim".to_string()
-    } else {
-        format!("compiling {target}")
-    }
 }
 
 fn point_text(at: &SourcePoint) -> String {
@@ -97,22 +90,15 @@ impl UsageReport {
     pub fn human(&self) -> String {
         let mut out = String::new();
         for feature in &self.features {
-            if feature.shim_item.is_empty() {
-                out.push_str(&format!("{}\n", feature.name));
-            } else {
-                out.push_str(&format!(
-                    "{} (shim item: {})\n",
-                    feature.name, feature.shim_item
-                ));
+            out.push_str(&feature.name);
+            if !feature.shim_item.is_empty() {
+                let _ = write!(out, " (shim item: {})", feature.shim_item);
             }
+            out.push('\n');
             for (labels, cell) in groups(self, &feature.cells, 0..self.toolchains.len()) {
-                out.push_str(&format!(
-                    "  {}: {}\n",
-                    labels.join(", "),
-                    cell_summary(cell)
-                ));
+                let _ = writeln!(out, "  {}: {}", labels.join(", "), cell_summary(cell));
                 for place in places_of(cell) {
-                    out.push_str(&format!("    {}\n", place_line(place)));
+                    let _ = writeln!(out, "    {}", place_line(place));
                 }
             }
         }
@@ -169,11 +155,8 @@ impl UsageReport {
                     said.push_str("<br>");
                     said.push_str(&markdown_cell(&place_line(place)));
                 }
-                out.push_str(&format!(
-                    "| `{}` | {} | {said} |\n",
-                    feature.name,
-                    markdown_cell(&labels.join(", "))
-                ));
+                let labels = markdown_cell(&labels.join(", "));
+                let _ = writeln!(out, "| `{}` | {labels} | {said} |", feature.name);
             }
         }
         out.push_str(&format!("\n{}\n", self.summary()));
