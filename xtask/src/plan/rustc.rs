@@ -84,7 +84,9 @@ fn path_arg(path: &Path) -> String {
 }
 
 fn push(invocation: &mut Invocation, args: &[&str]) {
-    (invocation.args).extend(args.iter().map(|arg| arg.to_string()));
+    invocation
+        .args
+        .extend(args.iter().map(|arg| arg.to_string()));
 }
 
 /// The driver-facing part of Kbuild's `rust_common_cmd` (`scripts/Makefile.build`) for the
@@ -165,7 +167,9 @@ impl Rustc {
     /// ([`kbuild_driver_flags`]), the shim's rlib as `kernel`, and the mode's cfgs.
     fn add_kernel_user(invocation: &mut Invocation, mode: Mode, cfgs: &[&str], rlib: &Path) {
         if mode == Mode::Kernel {
-            (invocation.args).extend(kbuild_driver_flags(RUST_ALLOWED_FEATURES));
+            invocation
+                .args
+                .extend(kbuild_driver_flags(RUST_ALLOWED_FEATURES));
         }
         push(
             invocation,
@@ -216,7 +220,9 @@ impl Rustc {
                 "--error-format=json",
             ],
         );
-        (invocation.args).extend(kbuild_driver_flags(RUST_ALLOWED_FEATURES));
+        invocation
+            .args
+            .extend(kbuild_driver_flags(RUST_ALLOWED_FEATURES));
         push(&mut invocation, &[&path_arg(source)]);
         Self::add_output(&mut invocation, Output::Directory(out_dir));
         invocation

@@ -41,7 +41,10 @@ fn without(mut invocation: Invocation, allowed: &[&str], left_out: &str) -> Invo
         .filter(|feature| *feature != left_out)
         .collect();
     let list = list.join(",");
-    let driver = (invocation.args.iter()).any(|arg| arg.starts_with("-Zcrate-attr=feature("));
+    let driver = invocation
+        .args
+        .iter()
+        .any(|arg| arg.starts_with("-Zcrate-attr=feature("));
     invocation.args.retain(|arg| {
         !arg.starts_with("-Zallow-features=")
             && !arg.starts_with("-Zcrate-attr=feature(")

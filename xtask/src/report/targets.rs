@@ -275,16 +275,21 @@ impl TargetAxis {
     /// For a toolchain's summary line: how many kernel targets it knows, and how its cross
     /// cells came out; `None` when the run had no target axis or the toolchain none.
     pub fn summary(&self, toolchain: usize) -> Option<String> {
-        let known: Vec<&KnownCell> = (self.known.iter())
+        let known: Vec<&KnownCell> = self
+            .known
+            .iter()
             .filter(|cell| cell.toolchain == toolchain)
             .collect();
         if known.is_empty() {
             return None;
         }
-        let knows = (known.iter())
+        let knows = known
+            .iter()
             .filter(|cell| cell.observed == Some(true))
             .count();
-        let cells: Vec<&TargetCell> = (self.cross.iter())
+        let cells: Vec<&TargetCell> = self
+            .cross
+            .iter()
             .filter(|cell| cell.toolchain == toolchain)
             .collect();
         let count = |keep: fn(&TargetCell) -> bool| cells.iter().filter(|cell| keep(cell)).count();

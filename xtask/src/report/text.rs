@@ -62,7 +62,9 @@ impl Report {
                     mode_pair(cell(Mode::Kernel), cell(Mode::Stable))
                 })
                 .collect();
-            (builds.rows).push((format!("{} {}", kind.word(), target), row));
+            builds
+                .rows
+                .push((format!("{} {}", kind.word(), target), row));
         }
         super::kbuild::kbuild_rows(&self.kbuild, &shown, &mut builds);
         let targets = self.targets.table(&shown, &headers);

@@ -88,7 +88,11 @@ impl TargetAxis {
             })
             .collect();
         // Failures the catalog predicts, with what the compilers showed.
-        for cell in (self.cross.iter()).filter(|cell| cell.expected == Outcome::Fail) {
+        for cell in self
+            .cross
+            .iter()
+            .filter(|cell| cell.expected == Outcome::Fail)
+        {
             let Some(broken) = kernel_target(&cell.triple).and_then(|target| {
                 BROKEN_JUMP_TABLES
                     .iter()

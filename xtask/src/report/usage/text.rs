@@ -19,7 +19,11 @@ pub(super) fn place_line(place: &UsedPlace) -> String {
             line.push_str(&format!(" through {}", place.macros.join(", ")));
         }
     }
-    if !(place.at.file).starts_with(&format!("examples/{}", place.target)) {
+    if !place
+        .at
+        .file
+        .starts_with(&format!("examples/{}", place.target))
+    {
         // `kernel` is the shim's compile; any other target is an example's.
         let compiled = match place.target.as_str() {
             "kernel" => "the shim",
