@@ -60,15 +60,12 @@ impl fmt::Display for Channel {
 pub struct RustcVersion {
     /// The release without its channel suffix: 1.97.0 for "1.97.0-nightly".
     pub release: Release,
-    /// The channel, from the release's suffix.
     pub channel: Channel,
     /// The full commit hash, or `None` where the compiler says `unknown`.
     pub commit_hash: Option<String>,
     /// The commit date, `YYYY-MM-DD`, or `None` where the compiler says `unknown`.
     pub commit_date: Option<String>,
-    /// The host target triple: `x86_64-unknown-linux-gnu`.
     pub host: String,
-    /// The LLVM version, if the compiler reports one.
     pub llvm_version: Option<String>,
     /// The first line as printed, e.g. "rustc 1.85.0 (4d91de4e4 2025-02-17) (built from a source tarball)".
     pub first_line: String,
@@ -103,9 +100,7 @@ impl RustcVersion {
 /// Why a `rustc -vV` text could not be read; its message quotes the text it got.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VersionError {
-    /// What was wrong, in one sentence.
     pub problem: String,
-    /// The text that was being parsed.
     pub text: String,
 }
 
@@ -134,6 +129,15 @@ impl fmt::Display for VersionError {
 }
 
 impl std::error::Error for VersionError {}
+
+/// The keys of `rustc -vV` that the parser reads.
+const KEYS: [&str; 5] = [
+    "commit-hash",
+    "commit-date",
+    "host",
+    "release",
+    "LLVM version",
+];
 
 /// Parses the output of `rustc -vV`.
 ///
@@ -173,15 +177,7 @@ pub fn parse_verbose_version(text: &str) -> Result<RustcVersion, VersionError> {
             continue;
         };
         let (key, value) = (key.trim(), value.trim());
-        if ![
-            "commit-hash",
-            "commit-date",
-            "host",
-            "release",
-            "LLVM version",
-        ]
-        .contains(&key)
-        {
+        if !KEYS.contains(&key) {
             continue;
         }
         if let Some(earlier) = fields
@@ -234,10 +230,9 @@ pub fn parse_verbose_version(text: &str) -> Result<RustcVersion, VersionError> {
 /// The error is a sentence naming the text, for [`VersionError::problem`] and the pin file's
 /// messages.
 pub fn parse_release(text: &str) -> anyhow::Result<(Release, Channel)> {
-    let (number, suffix) = match text.split_once('-') {
-        Some((number, suffix)) => (number, Some(suffix)),
-        None => (text, None),
-    };
+    let (number, suffix) = text
+        .split_once('-')
+        .map_or((text, None), |(number, suffix)| (number, Some(suffix)));
     let release = Release::parse(number).ok_or_else(|| {
         anyhow::anyhow!("the release `{text}` is not MAJOR.MINOR.PATCH with an optional -beta.N, -nightly or -dev")
     })?;
