@@ -68,12 +68,10 @@ pub fn parse_colour_choice(text: &str) -> anyhow::Result<u8> {
     }
 }
 
-/// Sets `--color` (a [`parse_colour_choice`] value) for the whole process.
 pub fn set_colour_choice(choice: u8) {
     COLOUR_CHOICE.store(choice, Ordering::Relaxed);
 }
 
-/// Sets `-q` (-1) or `-v` (1) for the whole process.
 pub fn set_verbosity(verbosity: i8) {
     VERBOSITY.store(verbosity, Ordering::Relaxed);
 }
@@ -95,10 +93,8 @@ pub fn colour_on(terminal: bool) -> bool {
         0 => from_environment,
         choice => choice,
     };
-    match choice {
-        1 => return true,
-        2 => return false,
-        _ => {}
+    if choice != 0 {
+        return choice == 1;
     }
     let set = |name: &str| std::env::var_os(name).is_some_and(|value| !value.is_empty());
     if set("NO_COLOR") {
@@ -286,11 +282,7 @@ impl Table {
         for header in &self.headers {
             let _ = write!(out, " {} |", markdown_cell(header));
         }
-        out.push_str("\n|---|");
-        for _ in &self.headers {
-            out.push_str("---|");
-        }
-        out.push('\n');
+        let _ = writeln!(out, "\n|---|{}", "---|".repeat(self.headers.len()));
         for (name, cells) in &self.rows {
             let _ = write!(out, "| `{}` |", markdown_cell(name));
             for entry in cells {
