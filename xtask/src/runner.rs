@@ -18,9 +18,7 @@ use std::time::Duration;
 /// lock that processes inherit (see [`process::run_holding`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
-    /// Any one process is killed (with its process group) after this long.
     pub timeout: Duration,
-    /// The lock's descriptor, if the run holds one.
     pub lock: Option<RawFd>,
 }
 
