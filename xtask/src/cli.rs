@@ -71,17 +71,11 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// The whole help text xflags generates from `flags.rs`.
-pub(crate) fn full_help() -> String {
-    match flags::Xtask::from_vec(vec!["--help".into()]) {
-        Err(help) => help.to_string(),
-        Ok(_) => String::new(),
-    }
-}
-
-/// The help split into the top section and one section per command, keyed by the command's
-/// words (`matrix`, `toolchains install`).
-fn sections(help: &str) -> (String, Vec<(String, String)>) {
+/// The help xflags generates from `flags.rs`, split into the top section and one section per
+/// command, keyed by the command's words (`matrix`, `toolchains install`).
+fn sections() -> (String, Vec<(String, String)>) {
+    let help = flags::Xtask::from_vec(vec!["--help".into()]).err();
+    let help = help.map(|help| help.to_string()).unwrap_or_default();
     let mut top = String::new();
     let mut commands: Vec<(String, String)> = Vec::new();
     for line in help.lines() {
@@ -100,8 +94,7 @@ fn sections(help: &str) -> (String, Vec<(String, String)>) {
 
 /// The top-level help with the list of commands, each with the first line of its description.
 pub(crate) fn command_list() -> String {
-    let help = full_help();
-    let (top, commands) = sections(&help);
+    let (top, commands) = sections();
     let intro: String = top
         .lines()
         .take_while(|line| !line.starts_with("OPTIONS") && !line.starts_with("SUBCOMMANDS"))
@@ -147,8 +140,7 @@ fn summary(section: &str) -> String {
 /// under it; `None` for no such command.
 pub(crate) fn command_help(words: &[String]) -> Option<String> {
     let wanted = words.join(" ");
-    let help = full_help();
-    let (_, commands) = sections(&help);
+    let (_, commands) = sections();
     let text: String = commands
         .iter()
         .filter(|(name, _)| *name == wanted || name.starts_with(&format!("{wanted} ")))
@@ -165,18 +157,13 @@ pub(crate) fn command_help(words: &[String]) -> Option<String> {
 
 /// Every command's words, as the help names them.
 pub(crate) fn commands() -> Vec<String> {
-    sections(&full_help())
-        .1
-        .into_iter()
-        .map(|(name, _)| name)
-        .collect()
+    sections().1.into_iter().map(|(name, _)| name).collect()
 }
 
 /// The flags the help lists under the command named by `words` (not its subcommands').
 fn flags_of(words: &[String]) -> Vec<String> {
     let wanted = words.join(" ");
-    let help = full_help();
-    let (top, commands) = sections(&help);
+    let (top, commands) = sections();
     let section = commands
         .iter()
         .find(|(name, _)| *name == wanted)
@@ -330,12 +317,8 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
 }
 
 fn unknown_command(typed: &str) -> String {
-    let known = commands();
-    let top: Vec<String> = known
-        .iter()
-        .filter(|name| !name.contains(' '))
-        .cloned()
-        .collect();
+    let mut top = commands();
+    top.retain(|name| !name.contains(' '));
     match closest(typed, &top) {
         Some(meant) => format!("no command `{typed}`: did you mean `{meant}`?"),
         None => format!("no command `{typed}`; the commands are {}", top.join(", ")),
