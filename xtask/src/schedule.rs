@@ -81,18 +81,12 @@ pub fn execute(
         };
         let step = &steps[next];
         let blocked = step.deps.iter().find_map(|&dep| {
-            let result = guard.results[dep].as_ref()?;
-            (result.outcome != Outcome::Pass).then(|| {
-                format!(
-                    "not run: {} {}",
-                    steps[dep].label(),
-                    if result.outcome == Outcome::Fail {
-                        "failed"
-                    } else {
-                        "did not run"
-                    }
-                )
-            })
+            let why = match guard.results[dep].as_ref()?.outcome {
+                Outcome::Pass => return None,
+                Outcome::Fail => "failed",
+                Outcome::Skipped => "did not run",
+            };
+            Some(format!("not run: {} {why}", steps[dep].label()))
         });
         drop(guard);
         let result = match blocked {
