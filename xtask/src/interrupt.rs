@@ -11,10 +11,8 @@ static INTERRUPT: AtomicI32 = AtomicI32::new(0);
 /// The signal (SIGINT or SIGTERM) that asked the run to stop, if one did since the current
 /// [`InterruptGuard`] was installed.
 pub(crate) fn interrupted() -> Option<i32> {
-    match INTERRUPT.load(Ordering::SeqCst) {
-        0 => None,
-        signal => Some(signal),
-    }
+    let signal = INTERRUPT.load(Ordering::SeqCst);
+    (signal != 0).then_some(signal)
 }
 
 extern "C" fn record_interrupt(signal: libc::c_int) {
@@ -71,7 +69,6 @@ impl Drop for InterruptGuard {
 /// The error of a run stopped by SIGINT or SIGTERM, after it printed what had completed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Interrupted {
-    /// The signal that stopped it.
     pub signal: i32,
 }
 
