@@ -32,7 +32,6 @@ pub struct Cache {
 }
 
 impl Cache {
-    /// A cache in `directory`; with `read` false, lookups always miss.
     pub fn new(directory: PathBuf, read: bool) -> Self {
         Self { directory, read }
     }
@@ -137,11 +136,8 @@ fn decode_entry(text: &str, artifact: Option<&Path>) -> Option<StepResult> {
         Some(ProbeEntry::Statuses(statuses)) => Some(Ok(statuses
             .into_iter()
             .map(|(word, since)| {
-                let since = match since {
-                    None => None,
-                    Some(since) => Some(Release::parse(&since)?),
-                };
-                Status::from_parts(&word, since)
+                let since = since.map(|since| Release::parse(&since).ok_or(()));
+                Status::from_parts(&word, since.transpose().ok()?)
             })
             .collect::<Option<Vec<_>>>()?)),
         Some(ProbeEntry::Failed { error }) => Some(Err(error)),

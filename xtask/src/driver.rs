@@ -15,6 +15,7 @@ use crate::runner::{self, Limits};
 use crate::schedule::{self, Progress};
 use crate::{expect::Outcome, probe, process};
 use anyhow::{bail, Context};
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -109,7 +110,6 @@ pub struct Driven {
     pub planned: PlannedRun,
     /// The usage compiles among the steps (none for the matrix).
     pub compiles: Vec<UsageCompile>,
-    /// Per step, its result.
     pub results: Vec<StepResult>,
     /// Seconds spent discovering the toolchains and planning.
     pub planning: f64,
@@ -257,9 +257,7 @@ pub fn drive(
         return Err(Interrupted { signal }.into());
     }
     if settings.progress {
-        let mut toolchains: Vec<usize> = steps.iter().map(|step| step.toolchain).collect();
-        toolchains.sort_unstable();
-        toolchains.dedup();
+        let toolchains: HashSet<usize> = steps.iter().map(|step| step.toolchain).collect();
         let reused = results.iter().filter(|result| result.cached).count();
         let usage = match compiles.len() {
             0 => String::new(),

@@ -18,14 +18,12 @@ use std::time::Duration;
 /// How a step came out.
 #[derive(Clone, Debug)]
 pub struct StepResult {
-    /// Passed, failed, or did not run.
     pub outcome: Outcome,
     /// The first error, for failures and skips.
     pub first_error: Option<String>,
     /// Wall-clock seconds of the run that produced this result (a cached result keeps the
     /// original's).
     pub seconds: f64,
-    /// Whether it came from the cache.
     pub cached: bool,
     /// For tests that ran: libtest's counts (names are not kept).
     pub tests: Option<(u64, u64, u64)>,
