@@ -35,7 +35,6 @@ pub fn json_errors(stderr: &str) -> impl Iterator<Item = Value> + '_ {
         .filter(|diagnostic| diagnostic["level"] == "error")
 }
 
-/// Whether rustc's JSON diagnostics on `stderr` include an error.
 pub fn has_error_diagnostic(stderr: &str) -> bool {
     json_errors(stderr).next().is_some()
 }

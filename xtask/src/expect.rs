@@ -21,7 +21,6 @@ pub enum ToolchainVerdict {
 }
 
 impl ToolchainVerdict {
-    /// The verdict for a compiler that runs and reports `release`.
     pub fn for_release(release: Release) -> Self {
         if release >= MINIMUM_RELEASE {
             ToolchainVerdict::Ok
@@ -136,10 +135,10 @@ pub fn enabled_in_kernel_mode(release: Release) -> Vec<&'static Feature> {
 /// What the catalog says happens at `release`: features that stabilize or first appear there.
 pub fn catalog_facts(release: Release) -> Vec<String> {
     let mut facts = Vec::new();
-    if release == crate::catalog::MINIMUM_RELEASE {
+    if release == MINIMUM_RELEASE {
         facts.push("the kernel's minimum".to_owned());
     }
-    for feature in crate::catalog::FEATURES {
+    for feature in FEATURES {
         if feature.stable_since == Some(release) {
             facts.push(format!("{} stable", feature.name));
         }
