@@ -236,40 +236,28 @@ impl Table {
 
     pub fn render_text(&self, out: &mut String, colour: bool) {
         let width = |text: &str| text.chars().count();
-        let corner = escape(&self.corner);
-        let headers: Vec<Cow<str>> = self.headers.iter().map(|header| escape(header)).collect();
-        let rows: Vec<(Cow<str>, Vec<String>)> = self
-            .rows
-            .iter()
-            .map(|(name, cells)| (escape(name), cells.iter().map(Self::cell_text).collect()))
+        let headers = self.headers.iter().map(|header| (header.clone(), false));
+        let header_row = (self.corner.clone(), headers.collect());
+        let rows: Vec<(String, Vec<(String, bool)>)> = std::iter::once(&header_row)
+            .chain(&self.rows)
+            .map(|(name, cells)| {
+                let cells = cells.iter().map(|cell| (Self::cell_text(cell), cell.1));
+                (escape(name).into_owned(), cells.collect())
+            })
             .collect();
-        let first_width = rows
-            .iter()
-            .map(|(name, _)| width(name))
-            .chain([width(&corner)])
-            .max()
-            .unwrap_or(0);
-        let widths: Vec<usize> = headers
-            .iter()
-            .enumerate()
-            .map(|(column, header)| {
+        let first_width = rows.iter().map(|(name, _)| width(name)).max().unwrap_or(0);
+        let widths: Vec<usize> = (0..self.headers.len())
+            .map(|column| {
                 rows.iter()
                     .filter_map(|(_, cells)| cells.get(column))
-                    .map(|cell| width(cell))
-                    .chain([width(header)])
+                    .map(|(cell, _)| width(cell))
                     .max()
                     .unwrap_or(0)
             })
             .collect();
-        out.push_str(&pad(&corner, first_width));
-        for (header, width) in headers.iter().zip(&widths) {
-            out.push_str("  ");
-            out.push_str(&pad(header, *width));
-        }
-        out.push('\n');
-        for ((name, cells), (_, raw)) in rows.iter().zip(&self.rows) {
+        for (name, cells) in &rows {
             out.push_str(&pad(name, first_width));
-            for ((cell, (_, differs)), width) in cells.iter().zip(raw).zip(&widths) {
+            for ((cell, differs), width) in cells.iter().zip(&widths) {
                 out.push_str("  ");
                 out.push_str(&paint_red(&pad(cell, *width), colour && *differs));
             }
