@@ -51,13 +51,14 @@ impl ToolchainVerdict {
 }
 
 /// How a build or test cell came out (or must come out).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Outcome {
     /// It built; for tests, every test passed.
     Pass,
     /// rustc failed, a test failed, or the process was killed.
     Fail,
     /// It did not run: the toolchain is too old or broken, or what it needs failed.
+    #[default]
     Skipped,
 }
 

@@ -16,7 +16,7 @@ use anyhow::{anyhow, bail, Context as _};
 use std::time::Duration;
 
 /// How a step came out.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct StepResult {
     pub outcome: Outcome,
     /// The first error, for failures and skips.
@@ -47,17 +47,8 @@ impl StepResult {
     /// A step that did not run, and why.
     pub fn skipped(reason: String) -> Self {
         StepResult {
-            outcome: Outcome::Skipped,
             first_error: Some(reason),
-            seconds: 0.0,
-            cached: false,
-            tests: None,
-            probe: None,
-            log: None,
-            usage: None,
-            targets: None,
-            error_codes: None,
-            interrupted: false,
+            ..StepResult::default()
         }
     }
 
@@ -87,9 +78,8 @@ pub fn judge(step: &Step, outputs: &[ProcessOutput], timeout: Duration) -> StepR
     let mut result = StepResult {
         outcome: Outcome::Pass,
         seconds: outputs.iter().map(|output| output.seconds).sum(),
-        ..StepResult::skipped(String::new())
+        ..StepResult::default()
     };
-    result.first_error = None;
     if let Err(message) = judge_outputs(step, outputs, timeout, &mut result) {
         result.outcome = Outcome::Fail;
         result.first_error = Some(format!("{message:#}"));
