@@ -2,7 +2,7 @@
 //! The matrix's result cache under `target/kshim/cache/`: one entry per step, named by an
 //! FNV-1a-128 hash of everything that can change its result (the compiler's identity, command
 //! lines, environment, input files and the keys of the steps it needs), written atomically and
-//! only for results that are the compiler's word; and the lock that lets one run at a time use it.
+//! only for results that are the compiler's word.
 
 use crate::catalog::Release;
 use crate::expect::Outcome;
