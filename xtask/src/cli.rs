@@ -281,19 +281,11 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
         // The flags every command takes, as cargo's: read here, so that no command declares
         // them again.
         match arg.to_str() {
-            Some("-q" | "--quiet") => {
-                output::set_verbosity(-1);
-                continue;
-            }
-            Some("-v" | "--verbose") => {
-                output::set_verbosity(1);
-                continue;
-            }
+            Some("-q" | "--quiet") => output::set_verbosity(-1),
+            Some("-v" | "--verbose") => output::set_verbosity(1),
             Some(text) if text == "--color" || text.starts_with("--color=") => {
-                let value = match text.strip_prefix("--color=") {
-                    Some(value) => Some(value.to_owned()),
-                    None => args.next().and_then(|value| value.into_string().ok()),
-                };
+                let value = (text.strip_prefix("--color=").map(str::to_owned))
+                    .or_else(|| args.next()?.into_string().ok());
                 let Some(value) = value else {
                     return Prepared::Refuse("--color needs a value: auto, always or never".into());
                 };
@@ -301,14 +293,9 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
                     Ok(choice) => output::set_colour_choice(choice),
                     Err(error) => return Prepared::Refuse(error.to_string()),
                 }
-                continue;
             }
-            _ => {}
-        }
-        match arg.to_str().and_then(|arg| arg.strip_prefix('+')) {
-            Some(toolchain) if !toolchain.is_empty() => {
-                parsed.push("--toolchain".into());
-                parsed.push(toolchain.into());
+            Some(text) if text.len() > 1 && text.starts_with('+') => {
+                parsed.extend(["--toolchain".into(), text[1..].into()]);
             }
             _ => parsed.push(arg),
         }
