@@ -49,7 +49,6 @@ fn which_in(path: &std::ffi::OsStr, name: &Path) -> Option<PathBuf> {
 /// How long one process may run unless `--timeout` says otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// How much of each output stream is kept.
 pub const CAPTURE_LIMIT: usize = 16 << 20;
 
 /// How often a waiting runner looks at the clock and at [`interrupted`].
@@ -89,12 +88,9 @@ impl Invocation {
         Invocation { env, ..self }
     }
 
-    /// A command ready to spawn: an empty environment plus what
-    /// [`inherited_environment`] passes through, minus `env_remove`, plus `env`.
-    ///
-    /// Starting empty is what makes the environment part of the cache key exactly: nothing the
-    /// caller happens to have set (`RUSTC_BOOTSTRAP`, `RUSTFLAGS`, `RUST_TEST_THREADS`) can
-    /// change a result behind the key's back.
+    /// A command ready to spawn: an empty environment plus [`inherited_environment`], minus
+    /// `env_remove`, plus `env`. Starting empty keeps the cache key exact: nothing the caller
+    /// has set (`RUSTC_BOOTSTRAP`, `RUSTFLAGS`, `RUST_TEST_THREADS`) can change a result.
     pub fn command(&self) -> Command {
         let mut command = Command::new(&self.program);
         command.args(&self.args).env_clear();
@@ -109,9 +105,8 @@ impl Invocation {
         command
     }
 
-    /// The invocation as one POSIX shell line: `NAME=value ... /abs/program args`, quoted.
-    ///
-    /// Removed variables are not shown: in an ordinary shell they are not set anyway.
+    /// The invocation as one POSIX shell line, `NAME=value ... /abs/program args`, quoted;
+    /// removed variables are not shown (an ordinary shell has them unset anyway).
     pub fn shell_line(&self) -> String {
         let mut words: Vec<String> = self
             .env
@@ -205,9 +200,8 @@ pub fn describe_status(status: ExitStatus) -> String {
     format!("killed by signal {signal}{name}{core}")
 }
 
-/// The library the dynamic loader could not find, from its message on stderr
-/// ("error while loading shared libraries: librustc_driver-....so: cannot open shared object
-/// file").
+/// The library the dynamic loader could not find, from its message on stderr ("error while
+/// loading shared libraries: librustc_driver-....so: cannot open shared object file").
 pub fn missing_library(stderr: &str) -> Option<&str> {
     let (_, rest) = stderr.split_once("error while loading shared libraries: ")?;
     rest.split(':').next().map(str::trim)

@@ -25,7 +25,6 @@ static HELD: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
 /// records for the message of a run that waits.
 static COMMAND: OnceLock<String> = OnceLock::new();
 
-/// Records the command this process runs, once, before it takes a lock.
 pub fn set_command(words: &str) {
     let _ = COMMAND.set(words.to_owned());
 }
@@ -80,10 +79,8 @@ fn lock_holders(path: &Path) -> Vec<(u32, u32, String)> {
 ///
 /// It is an advisory `flock`, which the kernel drops when the last descriptor of the lock
 /// file is closed: when the run ends, or is killed, and everything it started that inherited
-/// the descriptor (see [`crate::process::run_holding`]) has ended too. The file holds the
-/// owner's process id and command (`12345 usage`) for the waiting message, and is never
-/// deleted (deleting a lock file lets a third run lock a new file while the second still holds
-/// the old one).
+/// the descriptor (see [`crate::process::run_holding`]) has ended too. The file is never
+/// deleted: that would let a third run lock a new file while the second still holds the old.
 ///
 /// # Invariants
 ///
@@ -183,8 +180,6 @@ impl RunLock {
         RunLock::acquire(path, waiting).map(Some)
     }
 
-    /// Writes this process's id and `command` into the lock file, for the message of a run
-    /// that waits.
     fn record_owner(&self, command: &str) -> std::io::Result<()> {
         let mut file = &self.file;
         file.set_len(0)?;
