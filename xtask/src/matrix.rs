@@ -55,37 +55,23 @@ impl Options {
 }
 
 impl flags::Matrix {
-    /// Reads the flags into [`Options`] and the output format, rejecting bad values.
-    pub fn options(&self) -> anyhow::Result<(Options, Format)> {
-        let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
-        let mut options = Options::new(crate::pins::with_range(
-            &self.toolchain,
-            self.pins.as_deref(),
-            self.version_range.as_deref(),
-        )?);
-        options.settings = Settings {
-            jobs: driver::jobs("matrix", self.jobs)?,
-            timeout: driver::timeout(self.timeout, process::DEFAULT_TIMEOUT)?,
-            use_cache: !self.no_cache,
-            progress: true,
-        };
-        let selection = &mut options.selection;
-        selection.shard = self.shard.as_deref().map(Shard::parse).transpose()?;
-        selection.pins = self.pins.clone();
-        if !self.target.is_empty() {
-            selection.targets = Some(parse_targets(&self.target)?);
-        }
-        options.strict = self.strict;
-        Ok((options, format))
-    }
-
     /// Runs `cargo xtask matrix`.
     ///
     /// An interrupted run (SIGINT, SIGTERM) ends the process by that same signal once it has
     /// said what completed, as a well-behaved command-line program does, so that a shell loop
     /// or `make` running it stops too.
     pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
-        let (mut options, format) = self.options()?;
+        let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
+        let settings = Settings {
+            jobs: driver::jobs("matrix", self.jobs)?,
+            timeout: driver::timeout(self.timeout, process::DEFAULT_TIMEOUT)?,
+            use_cache: !self.no_cache,
+            progress: true,
+        };
+        let shard = self.shard.as_deref().map(Shard::parse).transpose()?;
+        let targets = (!self.target.is_empty())
+            .then(|| parse_targets(&self.target))
+            .transpose()?;
         let root = match &self.root {
             Some(root) => {
                 let root = std::fs::canonicalize(root)
@@ -95,16 +81,20 @@ impl flags::Matrix {
             }
             None => project_root(),
         };
-        let selection = &mut options.selection;
-        if selection.pins.is_none() && self.root.is_some() {
-            selection.pins = Some(root.join("toolchains.toml"));
-            // The range selects from the pin file the run reads.
-            selection.toolchains = crate::pins::with_range(
-                &self.toolchain,
-                selection.pins.as_deref(),
-                self.version_range.as_deref(),
-            )?;
-        }
+        // A checkout given by `--root` has its own pin file, from which the range selects.
+        let pins = (self.pins.clone())
+            .or_else(|| self.root.as_ref().map(|_| root.join("toolchains.toml")));
+        let toolchains = crate::pins::with_range(
+            &self.toolchain,
+            pins.as_deref(),
+            self.version_range.as_deref(),
+        )?;
+        let mut options = Options::new(toolchains);
+        options.selection.pins = pins;
+        options.selection.shard = shard;
+        options.selection.targets = targets;
+        options.settings = settings;
+        options.strict = self.strict;
         let layout = Layout::new(&root);
         if self.dry_run {
             crate::debian::change_nothing();
