@@ -286,21 +286,16 @@ fn test_failure(summary: Option<TestSummary>, output: &ProcessOutput) -> String 
             .map(|(name, _)| name.as_str())
             .collect();
         // Since Rust 1.73 the panic message is on the line after `panicked at FILE:LINE:COL:`.
-        let lines: Vec<&str> = summary.failures[0].1.lines().collect();
-        let panic = lines
-            .iter()
-            .position(|line| line.contains("panicked at"))
-            .map(|index| {
-                let mut text = lines[index].trim().to_string();
-                if text.ends_with(':') {
-                    if let Some(message) = lines.get(index + 1) {
-                        text.push(' ');
-                        text.push_str(message.trim());
-                    }
-                }
-                format!(": {text}")
-            })
-            .unwrap_or_default();
+        let first = &summary.failures[0].1;
+        let mut lines = first
+            .lines()
+            .skip_while(|line| !line.contains("panicked at"));
+        let panic = lines.next().map(str::trim).map_or(String::new(), |line| {
+            match lines.next().filter(|_| line.ends_with(':')) {
+                Some(message) => format!(": {line} {}", message.trim()),
+                None => format!(": {line}"),
+            }
+        });
         return format!(
             "{} of {} tests failed ({}){panic}",
             summary.failed,
@@ -317,4 +312,46 @@ fn test_failure(summary: Option<TestSummary>, output: &ProcessOutput) -> String 
         .status
         .map_or_else(|| "no exit status".to_string(), describe_status);
     format!("the test binary ended with {ending}: {last}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_test_run_is_named_with_its_first_panic() {
+        let output = ProcessOutput {
+            status: None,
+            killed: None,
+            stdout: String::new(),
+            stderr: String::new(),
+            complete: true,
+            seconds: 0.0,
+        };
+        let summary = |said: &str| TestSummary {
+            passed: 1,
+            failed: 1,
+            failures: vec![("t::b".into(), said.into())],
+            ..TestSummary::default()
+        };
+        let since_1_73 = "noise\nthread 'b' panicked at t.rs:2:57:\n  boom  \nmore\n";
+        assert_eq!(
+            test_failure(Some(summary(since_1_73)), &output),
+            "1 of 2 tests failed (t::b): thread 'b' panicked at t.rs:2:57: boom"
+        );
+        let before = "thread 'b' panicked at 'boom', t.rs:2:57\nnote: backtrace\n";
+        assert_eq!(
+            test_failure(Some(summary(before)), &output),
+            "1 of 2 tests failed (t::b): thread 'b' panicked at 'boom', t.rs:2:57"
+        );
+        let last = "thread 'b' panicked at t.rs:2:57:\n";
+        assert_eq!(
+            test_failure(Some(summary(last)), &output),
+            "1 of 2 tests failed (t::b): thread 'b' panicked at t.rs:2:57:"
+        );
+        assert_eq!(
+            test_failure(Some(summary("no panic\n")), &output),
+            "1 of 2 tests failed (t::b)"
+        );
+    }
 }
