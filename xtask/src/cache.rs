@@ -251,11 +251,9 @@ pub fn run_keys(
     )
 }
 
-/// The key of one input of a step. A file of the checkout at `root` (outside `provisioned`) by
-/// its contents; any other file (the library sources, the linker, the emulator, which
-/// `cargo xtask toolchains install` provisioned or the system has) by its [`stat_stamp`], and a
-/// directory by its [`tree_stamp`]: their contents would cost seconds on every run, and
-/// `cargo xtask toolchains verify` checks the provisioned ones against their digests.
+/// The key of one input of a step: a file of the checkout at `root` (outside `provisioned`) by
+/// its contents; any other file (the library sources, the linker, the emulator: provisioned or
+/// the system's) by its [`stat_stamp`], which says why, and a directory by its [`tree_stamp`].
 pub fn input_key(path: &Path, root: &Path, provisioned: &Path) -> anyhow::Result<Key> {
     if path.is_dir() {
         tree_stamp(path)

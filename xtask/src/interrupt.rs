@@ -20,8 +20,7 @@ extern "C" fn record_interrupt(signal: libc::c_int) {
     INTERRUPT.store(signal, Ordering::SeqCst);
 }
 
-/// While it lives, SIGINT and SIGTERM stop the run instead of killing the xtask: running
-/// processes are killed, no new step starts, and [`interrupted`] says which signal came.
+/// While it lives, SIGINT and SIGTERM set [`interrupted`] instead of killing the xtask.
 ///
 /// std has no signal handling, hence `libc`. The handler is installed with `SA_RESETHAND`, so a
 /// second Ctrl-C kills the xtask at once (its direct children die with it, by

@@ -55,11 +55,8 @@ impl Options {
 }
 
 impl flags::Matrix {
-    /// Runs `cargo xtask matrix`.
-    ///
-    /// An interrupted run (SIGINT, SIGTERM) ends the process by that same signal once it has
-    /// said what completed, as a well-behaved command-line program does, so that a shell loop
-    /// or `make` running it stops too.
+    /// Runs `cargo xtask matrix`; an interrupted run ends by its signal
+    /// ([`interrupt::run_interruptible`]).
     pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
         let settings = Settings {
