@@ -150,12 +150,7 @@ pub fn parse_verbose_version(text: &str) -> Result<RustcVersion, VersionError> {
         problem,
         text: text.to_owned(),
     };
-    let mut lines = text
-        .lines()
-        .map(|line| line.trim_end_matches('\r'))
-        .skip_while(|line| line.trim().is_empty())
-        .peekable();
-    if lines.peek().is_none() {
+    if text.trim().is_empty() {
         return Err(error("the output is empty".to_owned()));
     }
     // A wrapper script may print its own lines first; what the compiler says starts at its
@@ -165,6 +160,7 @@ pub fn parse_verbose_version(text: &str) -> Result<RustcVersion, VersionError> {
             .and_then(|rest| rest.split_whitespace().next())
             .map(str::to_owned)
     };
+    let lines = text.lines().map(|line| line.trim_end_matches('\r'));
     let mut lines = lines.skip_while(|line| version_of(line).is_none());
     let first_line = lines.next().ok_or_else(|| {
         error("the first line is not `rustc VERSION ...` (nor is any later line)".to_owned())
