@@ -300,15 +300,12 @@ pub fn compiler_identity(rustc: &Rustc, version: &RustcVersion) -> Key {
             sysroot.join("lib/rustlib").join(&version.host).join("bin"),
         ];
         for directory in libraries {
-            let mut files: Vec<PathBuf> = std::fs::read_dir(&directory)
-                .map(|entries| {
-                    entries
-                        .filter_map(Result::ok)
-                        .map(|entry| entry.path())
-                        .filter(|path| path.is_file())
-                        .collect()
-                })
-                .unwrap_or_default();
+            let entries = fs::read_dir(&directory).into_iter().flatten();
+            let mut files: Vec<PathBuf> = entries
+                .filter_map(Result::ok)
+                .map(|entry| entry.path())
+                .filter(|path| path.is_file())
+                .collect();
             files.sort();
             for file in files {
                 hasher

@@ -209,7 +209,6 @@ pub fn drive(
         enabled: settings.progress && output::verbosity() >= 0,
         terminal: output::updating_terminal(),
         columns: output::terminal_columns(),
-        total: steps.len(),
         names,
         done: AtomicUsize::new(0),
     };
@@ -308,7 +307,6 @@ struct Display {
     terminal: bool,
     /// The terminal's width in columns, which the redrawn line never reaches.
     columns: usize,
-    total: usize,
     /// Per step, `toolchain: what`.
     names: Vec<String>,
     /// Steps finished so far, for the line shown when a step starts.
@@ -339,7 +337,7 @@ impl Progress for Display {
     fn started(&self, index: usize, _step: &Step) {
         if self.enabled && self.terminal {
             let done = self.done.load(Ordering::Relaxed);
-            let (command, total, name) = (self.command, self.total, &self.names[index]);
+            let (command, total, name) = (self.command, self.names.len(), &self.names[index]);
             self.show(&format!("{command}: {done} of {total} done: {name} ..."));
         }
     }
@@ -354,7 +352,7 @@ impl Progress for Display {
         } else {
             format!("{} in {:.1} s", result.outcome.word(), result.seconds)
         };
-        let (command, total, name) = (self.command, self.total, &self.names[index]);
+        let (command, total, name) = (self.command, self.names.len(), &self.names[index]);
         self.show(&format!("{command}: {done} of {total}: {name}: {how}"));
     }
 }

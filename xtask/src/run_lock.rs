@@ -64,14 +64,11 @@ fn lock_holders(path: &Path) -> Vec<(u32, u32, String)> {
         let group = rest.split_whitespace().nth(2)?.parse().ok()?;
         Some((pid, group, name.to_owned()))
     };
-    fs::read_dir("/proc")
-        .map(|processes| {
-            processes
-                .filter_map(Result::ok)
-                .filter_map(holder)
-                .collect()
-        })
-        .unwrap_or_default()
+    let processes = fs::read_dir("/proc").into_iter().flatten();
+    processes
+        .filter_map(Result::ok)
+        .filter_map(holder)
+        .collect()
 }
 
 /// The exclusive lock of one matrix directory (`target/kshim/matrix.lock`), held for a whole
