@@ -225,23 +225,19 @@ pub fn parse_targets(values: &[String]) -> anyhow::Result<Vec<&'static KernelTar
         }
         return Ok(Vec::new());
     }
-    let mut named: Vec<&'static KernelTarget> = Vec::new();
-    for value in values {
-        let Some(target) = kernel_target(value) else {
-            let known: Vec<&str> = KERNEL_TARGETS.iter().map(|target| target.triple).collect();
-            bail!(
-                "--target {}: not one of the kernel's targets ({}), nor `none`",
-                crate::output::escape(value),
-                known.join(", ")
-            );
-        };
-        named.push(target);
+    if let Some(value) = values.iter().find(|value| kernel_target(value).is_none()) {
+        let known: Vec<&str> = KERNEL_TARGETS.iter().map(|target| target.triple).collect();
+        bail!(
+            "--target {}: not one of the kernel's targets ({}), nor `none`",
+            crate::output::escape(value),
+            known.join(", ")
+        );
     }
     // Each once, in catalog order whatever order the flags gave: reports of one selection then
     // line up.
     Ok(KERNEL_TARGETS
         .iter()
-        .filter(|target| named.contains(target))
+        .filter(|target| values.iter().any(|value| value == target.triple))
         .collect())
 }
 
