@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! What a compiler says about itself: the parser for `rustc -vV`.
-//!
-//! Every way a compiler reaches the xtask (rustup, a path, a Debian package unpacked under
-//! `target/`) ends in one question, "which release is this?", and the only trustworthy answer
-//! is the compiler's own `rustc -vV`. The output looks like this:
+//! What a compiler says about itself: the parser for `rustc -vV`, the one trustworthy answer to
+//! "which release is this?" however the compiler was found (rustup, a path, a Debian package
+//! unpacked under `target/`). The output looks like this:
 //!
 //! ```text
 //! rustc 1.85.0 (4d91de4e4 2025-02-17) (built from a source tarball)
@@ -139,12 +137,10 @@ const KEYS: [&str; 5] = [
     "LLVM version",
 ];
 
-/// Parses the output of `rustc -vV`.
-///
-/// Lines may end in `\n` or `\r\n`. The first non-empty line must be `rustc VERSION ...`, and
-/// its VERSION must agree with the `release:` line, which must be present. Lines after the
-/// first that are not `key: value` pairs, and keys it does not know, are ignored: newer
-/// compilers add keys, and wrappers sometimes append notes.
+/// Parses the output of `rustc -vV`, whose lines may end in `\r\n`. The compiler's lines start
+/// at `rustc VERSION ...` (a wrapper script may print lines before it), whose VERSION must agree
+/// with the `release:` line, which must be present; lines that are not `key: value`, and keys it
+/// does not know, are ignored: newer compilers add keys, and wrappers sometimes append notes.
 pub fn parse_verbose_version(text: &str) -> Result<RustcVersion, VersionError> {
     let error = |problem: String| VersionError {
         problem,
@@ -153,8 +149,6 @@ pub fn parse_verbose_version(text: &str) -> Result<RustcVersion, VersionError> {
     if text.trim().is_empty() {
         return Err(error("the output is empty".to_owned()));
     }
-    // A wrapper script may print its own lines first; what the compiler says starts at its
-    // `rustc VERSION` line.
     let version_of = |line: &str| {
         line.strip_prefix("rustc ")
             .and_then(|rest| rest.split_whitespace().next())
