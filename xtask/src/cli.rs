@@ -168,18 +168,15 @@ fn flags_of(words: &[String]) -> Vec<String> {
         .iter()
         .find(|(name, _)| *name == wanted)
         .map_or(top, |(_, text)| text.clone());
-    let mut flags: Vec<String> = ["--help", "--quiet", "--verbose", "--color"]
+    let listed = section
+        .lines()
+        .map(str::trim_start)
+        .filter(|line| line.starts_with('-'));
+    let words = listed.flat_map(|line| line.split([',', ' ']));
+    (["--help", "--quiet", "--verbose", "--color"].into_iter())
+        .chain(words.filter(|word| word.starts_with("--")))
         .map(String::from)
-        .to_vec();
-    for line in section.lines() {
-        let line = line.trim_start();
-        for word in line.split([',', ' ']) {
-            if word.starts_with("--") && line.starts_with('-') {
-                flags.push(word.to_string());
-            }
-        }
-    }
-    flags
+        .collect()
 }
 
 /// The number of single-character edits between `a` and `b`.

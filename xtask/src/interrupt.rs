@@ -4,6 +4,10 @@
 
 use std::io::Write;
 use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Duration;
+
+/// How often a waiting loop looks at [`interrupted`].
+pub(crate) const TICK: Duration = Duration::from_millis(50);
 
 /// The signal that interrupted the run, or 0.
 static INTERRUPT: AtomicI32 = AtomicI32::new(0);

@@ -4,7 +4,7 @@
 //! `PATH` lookup ([`which`]) and the one pipe ([`pipe`]); other short commands are
 //! `xshell::cmd!`s, and no other file calls `Command::new` (a test checks).
 
-use crate::interrupt::{interrupted, signal_name};
+use crate::interrupt::{interrupted, signal_name, TICK};
 use anyhow::{anyhow, Context};
 use std::fmt;
 use std::fs::File;
@@ -50,9 +50,6 @@ fn which_in(path: &std::ffi::OsStr, name: &Path) -> Option<PathBuf> {
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
 pub const CAPTURE_LIMIT: usize = 16 << 20;
-
-/// How often a waiting runner looks at the clock and at [`interrupted`].
-const TICK: Duration = Duration::from_millis(50);
 
 /// How long a process's output may stay open after the process itself has exited (held by
 /// something it left behind) before its group is killed.

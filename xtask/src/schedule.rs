@@ -4,17 +4,13 @@
 //! caller's.
 
 use crate::expect::Outcome;
-use crate::interrupt::interrupted;
+use crate::interrupt::{interrupted, TICK};
 use crate::judge::StepResult;
 use crate::plan::Step;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::{Condvar, Mutex};
 use std::thread;
-use std::time::Duration;
-
-/// How often an idle worker looks at [`interrupted`].
-const TICK: Duration = Duration::from_millis(50);
 
 /// What the runner reports while it works.
 pub trait Progress: Sync {
