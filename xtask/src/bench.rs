@@ -12,6 +12,7 @@ use crate::process::{shell_quote, DEFAULT_TIMEOUT};
 use crate::targets::parse_targets;
 use crate::{flags, project_root, Verdict};
 use anyhow::bail;
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::time::Instant;
 use xshell::{cmd, Shell};
@@ -58,16 +59,14 @@ fn makefile(steps: &[Step]) -> String {
          # `make -j N`, with no scheduler, cache or report.\n",
     );
     let processes = steps.iter().flat_map(|step| &step.processes);
-    let mut unset: Vec<&String> = processes.flat_map(|process| &process.env_remove).collect();
-    let mut directories: Vec<String> = steps
+    let unset: BTreeSet<&String> = processes.flat_map(|process| &process.env_remove).collect();
+    let directories: Vec<String> = steps
         .iter()
         .flat_map(|step| &step.directories)
         .map(|directory| shell_quote(&directory.to_string_lossy()))
+        .collect::<BTreeSet<String>>()
+        .into_iter()
         .collect();
-    unset.sort();
-    unset.dedup();
-    directories.sort();
-    directories.dedup();
     let targets: String = (0..steps.len()).map(|index| format!(" s{index}")).collect();
     let _ = writeln!(text, ".PHONY: all directories{targets}\nall:{targets}");
     for name in unset {
