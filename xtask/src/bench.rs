@@ -123,7 +123,6 @@ fn load_average() -> String {
         .unwrap_or_else(|| "?".into())
 }
 
-/// The CPU model, from `/proc/cpuinfo`.
 fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()

@@ -268,7 +268,6 @@ pub fn completed_checks(stdout: &str) -> anyhow::Result<usize> {
     Ok(count)
 }
 
-/// The first non-empty line of `text`, or `otherwise`.
 fn first_line_or<'a>(text: &'a str, otherwise: &'a str) -> &'a str {
     text.lines()
         .map(str::trim)

@@ -14,9 +14,7 @@ use std::sync::atomic::{AtomicI8, AtomicU8, Ordering};
 pub enum Format {
     /// Tables and summary lines for a terminal.
     Human,
-    /// The JSON report.
     Json,
-    /// The tables as Markdown.
     Markdown,
 }
 

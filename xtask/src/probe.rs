@@ -138,7 +138,6 @@ pub fn read_diagnostics(stderr: &str, names: &[&str]) -> anyhow::Result<Diagnost
     })
 }
 
-/// The text between the first pair of backticks.
 fn first_backticked(message: &str) -> Option<String> {
     Some(message.split_once('`')?.1.split_once('`')?.0.to_string())
 }

@@ -266,10 +266,7 @@ impl Streams {
         let mut chunk = [0u8; 65536];
         let mut arrived = false;
         for (index, fd) in fds.iter().enumerate() {
-            if fd.revents == 0 {
-                continue;
-            }
-            let Some(pipe) = self.pipes[index].as_mut() else {
+            let Some(pipe) = self.pipes[index].as_mut().filter(|_| fd.revents != 0) else {
                 continue;
             };
             arrived = true;

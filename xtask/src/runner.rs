@@ -199,7 +199,6 @@ pub fn run_step(step: &Step, key: Key, cache: &Cache, limits: Limits) -> StepRes
     result
 }
 
-/// The largest object a check reads.
 const OBJECT_LIMIT: u64 = 256 << 20;
 
 /// Makes a step's own check, noting what it found in the result's log; a failure says whether
