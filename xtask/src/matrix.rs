@@ -19,6 +19,7 @@ use crate::report::{Report, ToolchainEntry};
 use crate::targets::{llvm_major, parse_targets};
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use xshell::Shell;
 
@@ -189,9 +190,7 @@ fn print_dry_run_toolchains(availabilities: &[Availability]) {
 }
 
 fn print_dry_run(layout: &Layout, steps: &[Step], probe_source: &str) {
-    let mut directories: Vec<&PathBuf> = steps.iter().flat_map(|step| &step.directories).collect();
-    directories.sort();
-    directories.dedup();
+    let directories: BTreeSet<&PathBuf> = steps.iter().flat_map(|step| &step.directories).collect();
     let probe_path = layout.probe_source();
     // Shown once rather than on every line, so that each line stays short and readable.
     println!(

@@ -251,11 +251,7 @@ pub fn is_iso_date(text: &str) -> bool {
     if !shaped {
         return false;
     }
-    let number = |range: std::ops::Range<usize>| -> u32 {
-        text[range]
-            .bytes()
-            .fold(0, |number, digit| number * 10 + u32::from(digit - b'0'))
-    };
+    let number = |range: std::ops::Range<usize>| text[range].parse::<u32>().unwrap_or(0);
     let (year, month, day) = (number(0..4), number(5..7), number(8..10));
     let is_leap_year = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
     let days_in_month = match month {
