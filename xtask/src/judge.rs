@@ -97,6 +97,7 @@ fn judge_outputs(
         bail!("no process ran");
     };
     let ending = |output: &ProcessOutput| output.describe_ending(timeout);
+    let said = first_line_or(&first.stderr, "no output on stderr");
     if first.killed == Some(Killed::Timeout) {
         bail!("{} {}", step.processes[0].program.display(), ending(first));
     }
@@ -113,11 +114,7 @@ fn judge_outputs(
     // failure) said nothing about them.
     let by_diagnostics = matches!(step.kind, Kind::Probe | Kind::Usage | Kind::Kbuild);
     if by_diagnostics && !first.success() && !has_error_diagnostic(&first.stderr) {
-        bail!(
-            "rustc {} without a diagnostic: {}",
-            ending(first),
-            first_line_or(&first.stderr, "no output on stderr")
-        );
+        bail!("rustc {} without a diagnostic: {said}", ending(first));
     }
     match step.kind {
         Kind::Probe => {
@@ -132,11 +129,7 @@ fn judge_outputs(
         }
         Kind::Run => {
             if !first.success() {
-                Err(anyhow!(
-                    "the module {}: {}",
-                    ending(first),
-                    first_line_or(&first.stderr, "no output on stderr")
-                ))
+                Err(anyhow!("the module {}: {said}", ending(first)))
             } else if first.stdout.trim().is_empty() {
                 Err(anyhow!("the module logged nothing"))
             } else {
@@ -169,11 +162,7 @@ fn judge_outputs(
         }
         Kind::Targets => {
             if !first.success() {
-                bail!(
-                    "rustc --print target-list {}: {}",
-                    ending(first),
-                    first_line_or(&first.stderr, "no output on stderr")
-                );
+                bail!("rustc --print target-list {}: {said}", ending(first));
             }
             // Every name the compiler listed, not only the table's: the verdict is cached by the
             // compiler's identity alone, and a row added later must still find its answer.
