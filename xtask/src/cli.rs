@@ -265,10 +265,7 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
         }
     }
     if args.iter().any(|arg| arg == "-h" || arg == "--help") {
-        return match command_help(&words) {
-            Some(help) => Prepared::Print(help),
-            None => Prepared::Print(command_list()),
-        };
+        return Prepared::Print(command_help(&words).unwrap_or_else(command_list));
     }
     // A run that waits for a lock this one holds names it by these words.
     crate::run_lock::set_command(&words.join(" "));
