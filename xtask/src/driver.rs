@@ -282,10 +282,7 @@ pub fn drive(
 /// Fails when a step must link and no `cc`, the linker rustc runs for the host, is on the
 /// `PATH` the processes get: one environment error instead of a failed build per cell.
 fn check_linker(steps: &[Step]) -> anyhow::Result<()> {
-    if steps.iter().all(|step| step.kind == Kind::Probe) {
-        return Ok(());
-    }
-    if process::which("cc").is_none() {
+    if steps.iter().any(|step| step.kind != Kind::Probe) && process::which("cc").is_none() {
         let path = std::env::var_os("PATH").unwrap_or_default();
         bail!(
             "no `cc` on PATH ({}): rustc links the tests and examples with it; install a C \

@@ -26,10 +26,7 @@ use xshell::Shell;
 /// Everything a matrix run needs besides the repository, as the flags give it.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// The compilers, pin file, shard (by [`Shard`]'s one rule) and kernel targets.
     pub selection: Selection,
-    /// Jobs, timeout, whether cached results may be used (`--no-cache` turns it off; results
-    /// are still stored) and whether progress shows.
     pub settings: Settings,
     /// Whether missing pins fail the run.
     pub strict: bool,
