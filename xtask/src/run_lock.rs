@@ -200,13 +200,10 @@ impl RunLock {
         if again != owner || process_exists(owner) {
             return None;
         }
-        let holders = lock_holders(path);
-        if holders.is_empty() {
-            return None;
-        }
         // SAFETY: `getpgrp` has no arguments and cannot fail.
         let own_group = unsafe { libc::getpgrp() } as u32;
         let mut ended = Vec::new();
+        let holders = lock_holders(path);
         for (pid, group, name) in holders
             .iter()
             .filter(|(_, group, _)| *group > 1 && *group != own_group)
