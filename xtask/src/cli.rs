@@ -20,8 +20,7 @@ pub fn main() -> ExitCode {
     // SAFETY: setting a signal's disposition to its default has no memory effects, and no
     // other thread exists yet.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
-    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    let args = match prepare(args.clone()) {
+    let args = match prepare(std::env::args_os().skip(1).collect()) {
         Prepared::Parse(args) => args,
         Prepared::Print(text) => {
             print!("{text}");
