@@ -14,10 +14,7 @@ pub fn first_rustc_error(stderr: &str) -> Option<String> {
                 .clone()
                 .take(3)
                 .find_map(|next| next.trim_start().strip_prefix("--> "));
-            return Some(match location {
-                Some(location) => format!("{line} (at {location})"),
-                None => line.to_string(),
-            });
+            return Some(location.map_or(line.to_string(), |at| format!("{line} (at {at})")));
         }
     }
     stderr

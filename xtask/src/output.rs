@@ -131,11 +131,8 @@ pub fn terminal_columns() -> usize {
 /// does not already end in it, and the path of a compiler given as one (which tells two
 /// compilers of one release apart).
 pub fn column_label(id: &str, release: Option<&str>, path: Option<&str>) -> String {
-    let mut notes: Vec<&str> = Vec::new();
-    if let Some(release) = release.filter(|release| !id.ends_with(release)) {
-        notes.push(release);
-    }
-    notes.extend(path);
+    let release = release.filter(|release| !id.ends_with(release));
+    let notes: Vec<&str> = release.into_iter().chain(path).collect();
     if notes.is_empty() {
         id.to_string()
     } else {
@@ -196,12 +193,8 @@ pub fn escape_lines(text: &str) -> String {
 /// `text` followed by spaces up to `width` characters; unlike `format!("{text:width$}")` it
 /// takes any width, where the standard library panics from 65536 on.
 pub fn pad(text: &str, width: usize) -> String {
-    let mut padded = String::from(text);
-    padded.extend(std::iter::repeat_n(
-        ' ',
-        width.saturating_sub(text.chars().count()),
-    ));
-    padded
+    let fill = width.saturating_sub(text.chars().count());
+    format!("{text}{}", " ".repeat(fill))
 }
 
 /// A table with a row-name column and one column per toolchain (`audit` renders with it too).
