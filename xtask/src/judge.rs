@@ -3,7 +3,7 @@
 //! says whether the step passed, with the first error, the probe's statuses, the test counts
 //! or the module log; it runs nothing.
 
-use crate::diagnostics::{error_diagnostics, first_rustc_error, has_error_diagnostic};
+use crate::diagnostics::{error_diagnostics, first_rustc_error, json_errors};
 use crate::expect::Outcome;
 use crate::libtest::TestSummary;
 use crate::places::{read_gate_errors, GateErrors};
@@ -113,7 +113,7 @@ fn judge_outputs(
     // errors, a fixture's codes); one that failed without any (a crash, a wrapper's own
     // failure) said nothing about them.
     let by_diagnostics = matches!(step.kind, Kind::Probe | Kind::Usage | Kind::Kbuild);
-    if by_diagnostics && !first.success() && !has_error_diagnostic(&first.stderr) {
+    if by_diagnostics && !first.success() && json_errors(&first.stderr).next().is_none() {
         bail!("rustc {} without a diagnostic: {said}", ending(first));
     }
     match step.kind {
