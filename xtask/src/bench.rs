@@ -12,6 +12,7 @@ use crate::process::{shell_quote, DEFAULT_TIMEOUT};
 use crate::targets::parse_targets;
 use crate::{flags, project_root, Verdict};
 use anyhow::bail;
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::time::Instant;
 use xshell::{cmd, Shell};
@@ -22,27 +23,21 @@ const DEFAULT_RUNS: usize = 3;
 /// The issue's target: the cold run within this factor of the plain parallel run.
 const TARGET_RATIO: f64 = 1.2;
 
-/// The wall-clock seconds of one measurement's runs.
-#[derive(Clone, Debug, Default, PartialEq)]
-struct Samples(Vec<f64>);
+/// Of one measurement's runs (wall-clock seconds), the fastest, the middle (the mean of the
+/// middle two for an even count) and the slowest; not a number for no runs.
+fn min_median_max(samples: &[f64]) -> [f64; 3] {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let Some((&min, &max)) = sorted.first().zip(sorted.last()) else {
+        return [f64::NAN; 3];
+    };
+    let middle = sorted.len() / 2;
+    let below = (sorted.len() - 1) / 2;
+    [min, (sorted[below] + sorted[middle]) / 2.0, max]
+}
 
-impl Samples {
-    /// The fastest, the middle (the mean of the middle two for an even count) and the slowest
-    /// run; not a number for no runs.
-    fn min_median_max(&self) -> [f64; 3] {
-        let mut sorted = self.0.clone();
-        sorted.sort_by(f64::total_cmp);
-        let Some((&min, &max)) = sorted.first().zip(sorted.last()) else {
-            return [f64::NAN; 3];
-        };
-        let middle = sorted.len() / 2;
-        let below = (sorted.len() - 1) / 2;
-        [min, (sorted[below] + sorted[middle]) / 2.0, max]
-    }
-
-    fn median(&self) -> f64 {
-        self.min_median_max()[1]
-    }
+fn median(samples: &[f64]) -> f64 {
+    min_median_max(samples)[1]
 }
 
 /// The plain baseline as a Makefile: one phony target per step, after the steps it depends on
@@ -58,16 +53,14 @@ fn makefile(steps: &[Step]) -> String {
          # `make -j N`, with no scheduler, cache or report.\n",
     );
     let processes = steps.iter().flat_map(|step| &step.processes);
-    let mut unset: Vec<&String> = processes.flat_map(|process| &process.env_remove).collect();
-    let mut directories: Vec<String> = steps
+    let unset: BTreeSet<&String> = processes.flat_map(|process| &process.env_remove).collect();
+    let directories: Vec<String> = steps
         .iter()
         .flat_map(|step| &step.directories)
         .map(|directory| shell_quote(&directory.to_string_lossy()))
+        .collect::<BTreeSet<String>>()
+        .into_iter()
         .collect();
-    unset.sort();
-    unset.dedup();
-    directories.sort();
-    directories.dedup();
     let targets: String = (0..steps.len()).map(|index| format!(" s{index}")).collect();
     let _ = writeln!(text, ".PHONY: all directories{targets}\nall:{targets}");
     for name in unset {
@@ -124,7 +117,6 @@ fn load_average() -> String {
         .unwrap_or_else(|| "?".into())
 }
 
-/// The CPU model, from `/proc/cpuinfo`.
 fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
@@ -201,7 +193,7 @@ impl flags::Bench {
             })
             .collect();
 
-        let [mut cold, mut plain, mut warm, mut planning] = <[Samples; 4]>::default();
+        let [mut cold, mut plain, mut warm, mut planning] = <[Vec<f64>; 4]>::default();
         let mut loads = Vec::new();
         let mut skipped = 0;
         let settings = |use_cache| Settings {
@@ -211,7 +203,7 @@ impl flags::Bench {
             progress: false,
         };
         // One timed run, after removing the outputs first for a cold one.
-        let mut timed = |label: &str, use_cache: bool, samples: &mut Samples| {
+        let mut timed = |label: &str, use_cache: bool, samples: &mut Vec<f64>| {
             let load = load_average();
             drop(driver::lock(&layout, "bench", !use_cache)?);
             let settings = settings(use_cache);
@@ -220,12 +212,12 @@ impl flags::Bench {
             let seconds = start.elapsed().as_secs_f64();
             skipped += check_run(&driven.results, steps, use_cache, label)?;
             eprintln!("bench: {label} {what} run: {seconds:.2} s (load {load})");
-            samples.0.push(seconds);
+            samples.push(seconds);
             anyhow::Ok((load, driven.planning))
         };
         for run in 1..=runs {
             let (load, seconds) = timed("cold", false, &mut cold)?;
-            planning.0.push(seconds);
+            planning.push(seconds);
             loads.push(load);
 
             let load = load_average();
@@ -254,7 +246,7 @@ impl flags::Bench {
                 );
             }
             eprintln!("bench: plain run, run {run} of {runs}: {seconds:.2} s (load {load})");
-            plain.0.push(seconds);
+            plain.push(seconds);
             loads.push(load);
         }
         // One untimed run puts the current outputs' stamps into the cache; the plain run
@@ -287,20 +279,20 @@ impl flags::Bench {
             (format!("Plain parallel run, {mk}"), &plain),
             (format!("Warm {what} run (every step cached)"), &warm),
         ] {
-            let [min, median, max] = samples.min_median_max();
-            let runs = samples.0.len();
+            let [min, median, max] = min_median_max(samples);
+            let runs = samples.len();
             let _ = writeln!(
                 table,
                 "| {name} | {runs} | {min:.3} | {median:.3} | {max:.3} |"
             );
         }
-        let ratio = cold.median() / plain.median();
+        let ratio = median(&cold) / median(&plain);
         let verdict = if ratio <= TARGET_RATIO {
             "met".to_string()
         } else {
             format!("missed by {:.0} %", (ratio / TARGET_RATIO - 1.0) * 100.0)
         };
-        let by_run: Vec<String> = (cold.0.iter().zip(&plain.0))
+        let by_run: Vec<String> = (cold.iter().zip(&plain))
             .map(|(cold, plain)| format!("{:.3}", cold / plain))
             .collect();
         let _ = write!(
@@ -311,7 +303,7 @@ impl flags::Bench {
              plan): median {:.3} s.\n\
              - One-minute load average before each cold and plain run: {}.\n",
             by_run.join(", "),
-            planning.median(),
+            median(&planning),
             loads.join(", ")
         );
         print!("{table}");

@@ -2,7 +2,7 @@
 //! The matrix's result cache under `target/kshim/cache/`: one entry per step, named by an
 //! FNV-1a-128 hash of everything that can change its result (the compiler's identity, command
 //! lines, environment, input files and the keys of the steps it needs), written atomically and
-//! only for results that are the compiler's word; and the lock that lets one run at a time use it.
+//! only for results that are the compiler's word.
 
 use crate::catalog::Release;
 use crate::expect::Outcome;
@@ -32,7 +32,6 @@ pub struct Cache {
 }
 
 impl Cache {
-    /// A cache in `directory`; with `read` false, lookups always miss.
     pub fn new(directory: PathBuf, read: bool) -> Self {
         Self { directory, read }
     }
@@ -137,11 +136,8 @@ fn decode_entry(text: &str, artifact: Option<&Path>) -> Option<StepResult> {
         Some(ProbeEntry::Statuses(statuses)) => Some(Ok(statuses
             .into_iter()
             .map(|(word, since)| {
-                let since = match since {
-                    None => None,
-                    Some(since) => Some(Release::parse(&since)?),
-                };
-                Status::from_parts(&word, since)
+                let since = since.map(|since| Release::parse(&since).ok_or(()));
+                Status::from_parts(&word, since.transpose().ok()?)
             })
             .collect::<Option<Vec<_>>>()?)),
         Some(ProbeEntry::Failed { error }) => Some(Err(error)),
@@ -255,11 +251,9 @@ pub fn run_keys(
     )
 }
 
-/// The key of one input of a step. A file of the checkout at `root` (outside `provisioned`) by
-/// its contents; any other file (the library sources, the linker, the emulator, which
-/// `cargo xtask toolchains install` provisioned or the system has) by its [`stat_stamp`], and a
-/// directory by its [`tree_stamp`]: their contents would cost seconds on every run, and
-/// `cargo xtask toolchains verify` checks the provisioned ones against their digests.
+/// The key of one input of a step: a file of the checkout at `root` (outside `provisioned`) by
+/// its contents; any other file (the library sources, the linker, the emulator: provisioned or
+/// the system's) by its [`stat_stamp`], which says why, and a directory by its [`tree_stamp`].
 pub fn input_key(path: &Path, root: &Path, provisioned: &Path) -> anyhow::Result<Key> {
     if path.is_dir() {
         tree_stamp(path)
@@ -306,15 +300,12 @@ pub fn compiler_identity(rustc: &Rustc, version: &RustcVersion) -> Key {
             sysroot.join("lib/rustlib").join(&version.host).join("bin"),
         ];
         for directory in libraries {
-            let mut files: Vec<PathBuf> = std::fs::read_dir(&directory)
-                .map(|entries| {
-                    entries
-                        .filter_map(Result::ok)
-                        .map(|entry| entry.path())
-                        .filter(|path| path.is_file())
-                        .collect()
-                })
-                .unwrap_or_default();
+            let entries = fs::read_dir(&directory).into_iter().flatten();
+            let mut files: Vec<PathBuf> = entries
+                .filter_map(Result::ok)
+                .map(|entry| entry.path())
+                .filter(|path| path.is_file())
+                .collect();
             files.sort();
             for file in files {
                 hasher

@@ -20,8 +20,7 @@ pub fn main() -> ExitCode {
     // SAFETY: setting a signal's disposition to its default has no memory effects, and no
     // other thread exists yet.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
-    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    let args = match prepare(args.clone()) {
+    let args = match prepare(std::env::args_os().skip(1).collect()) {
         Prepared::Parse(args) => args,
         Prepared::Print(text) => {
             print!("{text}");
@@ -71,17 +70,11 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// The whole help text xflags generates from `flags.rs`.
-pub(crate) fn full_help() -> String {
-    match flags::Xtask::from_vec(vec!["--help".into()]) {
-        Err(help) => help.to_string(),
-        Ok(_) => String::new(),
-    }
-}
-
-/// The help split into the top section and one section per command, keyed by the command's
-/// words (`matrix`, `toolchains install`).
-fn sections(help: &str) -> (String, Vec<(String, String)>) {
+/// The help xflags generates from `flags.rs`, split into the top section and one section per
+/// command, keyed by the command's words (`matrix`, `toolchains install`).
+fn sections() -> (String, Vec<(String, String)>) {
+    let help = flags::Xtask::from_vec(vec!["--help".into()]).err();
+    let help = help.map(|help| help.to_string()).unwrap_or_default();
     let mut top = String::new();
     let mut commands: Vec<(String, String)> = Vec::new();
     for line in help.lines() {
@@ -100,8 +93,7 @@ fn sections(help: &str) -> (String, Vec<(String, String)>) {
 
 /// The top-level help with the list of commands, each with the first line of its description.
 pub(crate) fn command_list() -> String {
-    let help = full_help();
-    let (top, commands) = sections(&help);
+    let (top, commands) = sections();
     let intro: String = top
         .lines()
         .take_while(|line| !line.starts_with("OPTIONS") && !line.starts_with("SUBCOMMANDS"))
@@ -147,8 +139,7 @@ fn summary(section: &str) -> String {
 /// under it; `None` for no such command.
 pub(crate) fn command_help(words: &[String]) -> Option<String> {
     let wanted = words.join(" ");
-    let help = full_help();
-    let (_, commands) = sections(&help);
+    let (_, commands) = sections();
     let text: String = commands
         .iter()
         .filter(|(name, _)| *name == wanted || name.starts_with(&format!("{wanted} ")))
@@ -165,34 +156,26 @@ pub(crate) fn command_help(words: &[String]) -> Option<String> {
 
 /// Every command's words, as the help names them.
 pub(crate) fn commands() -> Vec<String> {
-    sections(&full_help())
-        .1
-        .into_iter()
-        .map(|(name, _)| name)
-        .collect()
+    sections().1.into_iter().map(|(name, _)| name).collect()
 }
 
 /// The flags the help lists under the command named by `words` (not its subcommands').
 fn flags_of(words: &[String]) -> Vec<String> {
     let wanted = words.join(" ");
-    let help = full_help();
-    let (top, commands) = sections(&help);
+    let (top, commands) = sections();
     let section = commands
         .iter()
         .find(|(name, _)| *name == wanted)
         .map_or(top, |(_, text)| text.clone());
-    let mut flags: Vec<String> = ["--help", "--quiet", "--verbose", "--color"]
+    let listed = section
+        .lines()
+        .map(str::trim_start)
+        .filter(|line| line.starts_with('-'));
+    let words = listed.flat_map(|line| line.split([',', ' ']));
+    (["--help", "--quiet", "--verbose", "--color"].into_iter())
+        .chain(words.filter(|word| word.starts_with("--")))
         .map(String::from)
-        .to_vec();
-    for line in section.lines() {
-        let line = line.trim_start();
-        for word in line.split([',', ' ']) {
-            if word.starts_with("--") && line.starts_with('-') {
-                flags.push(word.to_string());
-            }
-        }
-    }
-    flags
+        .collect()
 }
 
 /// The number of single-character edits between `a` and `b`.
@@ -281,10 +264,7 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
         }
     }
     if args.iter().any(|arg| arg == "-h" || arg == "--help") {
-        return match command_help(&words) {
-            Some(help) => Prepared::Print(help),
-            None => Prepared::Print(command_list()),
-        };
+        return Prepared::Print(command_help(&words).unwrap_or_else(command_list));
     }
     // A run that waits for a lock this one holds names it by these words.
     crate::run_lock::set_command(&words.join(" "));
@@ -294,19 +274,11 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
         // The flags every command takes, as cargo's: read here, so that no command declares
         // them again.
         match arg.to_str() {
-            Some("-q" | "--quiet") => {
-                output::set_verbosity(-1);
-                continue;
-            }
-            Some("-v" | "--verbose") => {
-                output::set_verbosity(1);
-                continue;
-            }
+            Some("-q" | "--quiet") => output::set_verbosity(-1),
+            Some("-v" | "--verbose") => output::set_verbosity(1),
             Some(text) if text == "--color" || text.starts_with("--color=") => {
-                let value = match text.strip_prefix("--color=") {
-                    Some(value) => Some(value.to_owned()),
-                    None => args.next().and_then(|value| value.into_string().ok()),
-                };
+                let value = (text.strip_prefix("--color=").map(str::to_owned))
+                    .or_else(|| args.next()?.into_string().ok());
                 let Some(value) = value else {
                     return Prepared::Refuse("--color needs a value: auto, always or never".into());
                 };
@@ -314,14 +286,9 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
                     Ok(choice) => output::set_colour_choice(choice),
                     Err(error) => return Prepared::Refuse(error.to_string()),
                 }
-                continue;
             }
-            _ => {}
-        }
-        match arg.to_str().and_then(|arg| arg.strip_prefix('+')) {
-            Some(toolchain) if !toolchain.is_empty() => {
-                parsed.push("--toolchain".into());
-                parsed.push(toolchain.into());
+            Some(text) if text.len() > 1 && text.starts_with('+') => {
+                parsed.extend(["--toolchain".into(), text[1..].into()]);
             }
             _ => parsed.push(arg),
         }
@@ -330,12 +297,8 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
 }
 
 fn unknown_command(typed: &str) -> String {
-    let known = commands();
-    let top: Vec<String> = known
-        .iter()
-        .filter(|name| !name.contains(' '))
-        .cloned()
-        .collect();
+    let mut top = commands();
+    top.retain(|name| !name.contains(' '));
     match closest(typed, &top) {
         Some(meant) => format!("no command `{typed}`: did you mean `{meant}`?"),
         None => format!("no command `{typed}`; the commands are {}", top.join(", ")),

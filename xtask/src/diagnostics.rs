@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! What rustc printed: its first error for a failure line, whether its JSON diagnostics
-//! hold an error, and which files its errors name.
+//! What rustc printed: its first error for a failure line, the errors among its JSON
+//! diagnostics, and which files its errors name.
 
 use crate::json::Value;
 
@@ -14,10 +14,7 @@ pub fn first_rustc_error(stderr: &str) -> Option<String> {
                 .clone()
                 .take(3)
                 .find_map(|next| next.trim_start().strip_prefix("--> "));
-            return Some(match location {
-                Some(location) => format!("{line} (at {location})"),
-                None => line.to_string(),
-            });
+            return Some(location.map_or(line.to_string(), |at| format!("{line} (at {at})")));
         }
     }
     stderr
@@ -33,11 +30,6 @@ pub fn json_errors(stderr: &str) -> impl Iterator<Item = Value> + '_ {
         .filter(|line| line.starts_with('{'))
         .filter_map(|line| crate::json::parse(line).ok())
         .filter(|diagnostic| diagnostic["level"] == "error")
-}
-
-/// Whether rustc's JSON diagnostics on `stderr` include an error.
-pub fn has_error_diagnostic(stderr: &str) -> bool {
-    json_errors(stderr).next().is_some()
 }
 
 /// The code and message of every error among rustc's JSON diagnostics on `stderr`, in order:

@@ -15,6 +15,7 @@ use crate::runner::{self, Limits};
 use crate::schedule::{self, Progress};
 use crate::{expect::Outcome, probe, process};
 use anyhow::{bail, Context};
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -109,7 +110,6 @@ pub struct Driven {
     pub planned: PlannedRun,
     /// The usage compiles among the steps (none for the matrix).
     pub compiles: Vec<UsageCompile>,
-    /// Per step, its result.
     pub results: Vec<StepResult>,
     /// Seconds spent discovering the toolchains and planning.
     pub planning: f64,
@@ -209,7 +209,6 @@ pub fn drive(
         enabled: settings.progress && output::verbosity() >= 0,
         terminal: output::updating_terminal(),
         columns: output::terminal_columns(),
-        total: steps.len(),
         names,
         done: AtomicUsize::new(0),
     };
@@ -257,9 +256,7 @@ pub fn drive(
         return Err(Interrupted { signal }.into());
     }
     if settings.progress {
-        let mut toolchains: Vec<usize> = steps.iter().map(|step| step.toolchain).collect();
-        toolchains.sort_unstable();
-        toolchains.dedup();
+        let toolchains: HashSet<usize> = steps.iter().map(|step| step.toolchain).collect();
         let reused = results.iter().filter(|result| result.cached).count();
         let usage = match compiles.len() {
             0 => String::new(),
@@ -285,10 +282,7 @@ pub fn drive(
 /// Fails when a step must link and no `cc`, the linker rustc runs for the host, is on the
 /// `PATH` the processes get: one environment error instead of a failed build per cell.
 fn check_linker(steps: &[Step]) -> anyhow::Result<()> {
-    if steps.iter().all(|step| step.kind == Kind::Probe) {
-        return Ok(());
-    }
-    if process::which("cc").is_none() {
+    if steps.iter().any(|step| step.kind != Kind::Probe) && process::which("cc").is_none() {
         let path = std::env::var_os("PATH").unwrap_or_default();
         bail!(
             "no `cc` on PATH ({}): rustc links the tests and examples with it; install a C \
@@ -310,7 +304,6 @@ struct Display {
     terminal: bool,
     /// The terminal's width in columns, which the redrawn line never reaches.
     columns: usize,
-    total: usize,
     /// Per step, `toolchain: what`.
     names: Vec<String>,
     /// Steps finished so far, for the line shown when a step starts.
@@ -341,7 +334,7 @@ impl Progress for Display {
     fn started(&self, index: usize, _step: &Step) {
         if self.enabled && self.terminal {
             let done = self.done.load(Ordering::Relaxed);
-            let (command, total, name) = (self.command, self.total, &self.names[index]);
+            let (command, total, name) = (self.command, self.names.len(), &self.names[index]);
             self.show(&format!("{command}: {done} of {total} done: {name} ..."));
         }
     }
@@ -356,7 +349,7 @@ impl Progress for Display {
         } else {
             format!("{} in {:.1} s", result.outcome.word(), result.seconds)
         };
-        let (command, total, name) = (self.command, self.total, &self.names[index]);
+        let (command, total, name) = (self.command, self.names.len(), &self.names[index]);
         self.show(&format!("{command}: {done} of {total}: {name}: {how}"));
     }
 }

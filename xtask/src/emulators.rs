@@ -34,9 +34,8 @@ fn qemu_dir(root: &Path) -> PathBuf {
     root.join("qemu")
 }
 
-/// The user-mode emulator of `target_arch` (as Rust spells it: `aarch64`, `riscv64`,
-/// `loongarch64`), if `cargo xtask toolchains install` provisioned it; `None` for the host's
-/// own `x86_64`, which runs natively, and for any architecture not in [`emulated`].
+/// The user-mode emulator of `target_arch`, if `cargo xtask toolchains install` provisioned it;
+/// `None` for the host's own `x86_64`, which runs natively, and any arch not in [`emulated`].
 pub fn qemu_user(target_arch: &str) -> Option<PathBuf> {
     qemu_user_in(&debian::toolchains_dir(), target_arch)
 }
@@ -91,8 +90,7 @@ fn emulator_members(members: &[String], pattern: &str) -> anyhow::Result<Vec<Str
 }
 
 /// Provisions the newest static emulators of `suites` into `target/toolchains/qemu/` unless
-/// they are there; each must be a statically linked executable that answers `--version` before
-/// the prefix counts as complete.
+/// they are there, each a [`checked_emulator`] before the prefix counts as complete.
 pub(crate) fn provision_qemu(
     provisioner: &mut Provisioner<'_>,
     suites: &[String],

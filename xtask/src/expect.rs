@@ -21,7 +21,6 @@ pub enum ToolchainVerdict {
 }
 
 impl ToolchainVerdict {
-    /// The verdict for a compiler that runs and reports `release`.
     pub fn for_release(release: Release) -> Self {
         if release >= MINIMUM_RELEASE {
             ToolchainVerdict::Ok
@@ -52,13 +51,14 @@ impl ToolchainVerdict {
 }
 
 /// How a build or test cell came out (or must come out).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Outcome {
     /// It built; for tests, every test passed.
     Pass,
     /// rustc failed, a test failed, or the process was killed.
     Fail,
     /// It did not run: the toolchain is too old or broken, or what it needs failed.
+    #[default]
     Skipped,
 }
 
@@ -136,10 +136,10 @@ pub fn enabled_in_kernel_mode(release: Release) -> Vec<&'static Feature> {
 /// What the catalog says happens at `release`: features that stabilize or first appear there.
 pub fn catalog_facts(release: Release) -> Vec<String> {
     let mut facts = Vec::new();
-    if release == crate::catalog::MINIMUM_RELEASE {
+    if release == MINIMUM_RELEASE {
         facts.push("the kernel's minimum".to_owned());
     }
-    for feature in crate::catalog::FEATURES {
+    for feature in FEATURES {
         if feature.stable_since == Some(release) {
             facts.push(format!("{} stable", feature.name));
         }

@@ -18,14 +18,7 @@ pub struct StableHasher {
 const FNV_OFFSET_BASIS: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
 const FNV_PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013b;
 
-impl Default for StableHasher {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl StableHasher {
-    /// A hasher in its initial state.
     pub fn new() -> Self {
         Self {
             state: FNV_OFFSET_BASIS,
@@ -47,12 +40,10 @@ impl StableHasher {
         self
     }
 
-    /// Adds a number as one field.
     pub fn number(&mut self, number: u128) -> &mut Self {
         self.field(number.to_le_bytes())
     }
 
-    /// The hash of everything added so far.
     pub fn finish(&self) -> Key {
         Key(self.state)
     }

@@ -4,6 +4,10 @@
 
 use std::io::Write;
 use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Duration;
+
+/// How often a waiting loop looks at [`interrupted`].
+pub(crate) const TICK: Duration = Duration::from_millis(50);
 
 /// The signal that interrupted the run, or 0.
 static INTERRUPT: AtomicI32 = AtomicI32::new(0);
@@ -11,10 +15,8 @@ static INTERRUPT: AtomicI32 = AtomicI32::new(0);
 /// The signal (SIGINT or SIGTERM) that asked the run to stop, if one did since the current
 /// [`InterruptGuard`] was installed.
 pub(crate) fn interrupted() -> Option<i32> {
-    match INTERRUPT.load(Ordering::SeqCst) {
-        0 => None,
-        signal => Some(signal),
-    }
+    let signal = INTERRUPT.load(Ordering::SeqCst);
+    (signal != 0).then_some(signal)
 }
 
 extern "C" fn record_interrupt(signal: libc::c_int) {
@@ -22,8 +24,7 @@ extern "C" fn record_interrupt(signal: libc::c_int) {
     INTERRUPT.store(signal, Ordering::SeqCst);
 }
 
-/// While it lives, SIGINT and SIGTERM stop the run instead of killing the xtask: running
-/// processes are killed, no new step starts, and [`interrupted`] says which signal came.
+/// While it lives, SIGINT and SIGTERM set [`interrupted`] instead of killing the xtask.
 ///
 /// std has no signal handling, hence `libc`. The handler is installed with `SA_RESETHAND`, so a
 /// second Ctrl-C kills the xtask at once (its direct children die with it, by
@@ -71,7 +72,6 @@ impl Drop for InterruptGuard {
 /// The error of a run stopped by SIGINT or SIGTERM, after it printed what had completed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Interrupted {
-    /// The signal that stopped it.
     pub signal: i32,
 }
 

@@ -3,7 +3,7 @@
 //! says whether the step passed, with the first error, the probe's statuses, the test counts
 //! or the module log; it runs nothing.
 
-use crate::diagnostics::{error_diagnostics, first_rustc_error, has_error_diagnostic};
+use crate::diagnostics::{error_diagnostics, first_rustc_error, json_errors};
 use crate::expect::Outcome;
 use crate::libtest::TestSummary;
 use crate::places::{read_gate_errors, GateErrors};
@@ -16,16 +16,14 @@ use anyhow::{anyhow, bail, Context as _};
 use std::time::Duration;
 
 /// How a step came out.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct StepResult {
-    /// Passed, failed, or did not run.
     pub outcome: Outcome,
     /// The first error, for failures and skips.
     pub first_error: Option<String>,
     /// Wall-clock seconds of the run that produced this result (a cached result keeps the
     /// original's).
     pub seconds: f64,
-    /// Whether it came from the cache.
     pub cached: bool,
     /// For tests that ran: libtest's counts (names are not kept).
     pub tests: Option<(u64, u64, u64)>,
@@ -49,17 +47,8 @@ impl StepResult {
     /// A step that did not run, and why.
     pub fn skipped(reason: String) -> Self {
         StepResult {
-            outcome: Outcome::Skipped,
             first_error: Some(reason),
-            seconds: 0.0,
-            cached: false,
-            tests: None,
-            probe: None,
-            log: None,
-            usage: None,
-            targets: None,
-            error_codes: None,
-            interrupted: false,
+            ..StepResult::default()
         }
     }
 
@@ -89,9 +78,8 @@ pub fn judge(step: &Step, outputs: &[ProcessOutput], timeout: Duration) -> StepR
     let mut result = StepResult {
         outcome: Outcome::Pass,
         seconds: outputs.iter().map(|output| output.seconds).sum(),
-        ..StepResult::skipped(String::new())
+        ..StepResult::default()
     };
-    result.first_error = None;
     if let Err(message) = judge_outputs(step, outputs, timeout, &mut result) {
         result.outcome = Outcome::Fail;
         result.first_error = Some(format!("{message:#}"));
@@ -109,6 +97,7 @@ fn judge_outputs(
         bail!("no process ran");
     };
     let ending = |output: &ProcessOutput| output.describe_ending(timeout);
+    let said = first_line_or(&first.stderr, "no output on stderr");
     if first.killed == Some(Killed::Timeout) {
         bail!("{} {}", step.processes[0].program.display(), ending(first));
     }
@@ -124,12 +113,8 @@ fn judge_outputs(
     // errors, a fixture's codes); one that failed without any (a crash, a wrapper's own
     // failure) said nothing about them.
     let by_diagnostics = matches!(step.kind, Kind::Probe | Kind::Usage | Kind::Kbuild);
-    if by_diagnostics && !first.success() && !has_error_diagnostic(&first.stderr) {
-        bail!(
-            "rustc {} without a diagnostic: {}",
-            ending(first),
-            first_line_or(&first.stderr, "no output on stderr")
-        );
+    if by_diagnostics && !first.success() && json_errors(&first.stderr).next().is_none() {
+        bail!("rustc {} without a diagnostic: {said}", ending(first));
     }
     match step.kind {
         Kind::Probe => {
@@ -144,11 +129,7 @@ fn judge_outputs(
         }
         Kind::Run => {
             if !first.success() {
-                Err(anyhow!(
-                    "the module {}: {}",
-                    ending(first),
-                    first_line_or(&first.stderr, "no output on stderr")
-                ))
+                Err(anyhow!("the module {}: {said}", ending(first)))
             } else if first.stdout.trim().is_empty() {
                 Err(anyhow!("the module logged nothing"))
             } else {
@@ -181,11 +162,7 @@ fn judge_outputs(
         }
         Kind::Targets => {
             if !first.success() {
-                bail!(
-                    "rustc --print target-list {}: {}",
-                    ending(first),
-                    first_line_or(&first.stderr, "no output on stderr")
-                );
+                bail!("rustc --print target-list {}: {said}", ending(first));
             }
             // Every name the compiler listed, not only the table's: the verdict is cached by the
             // compiler's identity alone, and a row added later must still find its answer.
@@ -280,7 +257,6 @@ pub fn completed_checks(stdout: &str) -> anyhow::Result<usize> {
     Ok(count)
 }
 
-/// The first non-empty line of `text`, or `otherwise`.
 fn first_line_or<'a>(text: &'a str, otherwise: &'a str) -> &'a str {
     text.lines()
         .map(str::trim)
@@ -298,21 +274,16 @@ fn test_failure(summary: Option<TestSummary>, output: &ProcessOutput) -> String 
             .map(|(name, _)| name.as_str())
             .collect();
         // Since Rust 1.73 the panic message is on the line after `panicked at FILE:LINE:COL:`.
-        let lines: Vec<&str> = summary.failures[0].1.lines().collect();
-        let panic = lines
-            .iter()
-            .position(|line| line.contains("panicked at"))
-            .map(|index| {
-                let mut text = lines[index].trim().to_string();
-                if text.ends_with(':') {
-                    if let Some(message) = lines.get(index + 1) {
-                        text.push(' ');
-                        text.push_str(message.trim());
-                    }
-                }
-                format!(": {text}")
-            })
-            .unwrap_or_default();
+        let first = &summary.failures[0].1;
+        let mut lines = first
+            .lines()
+            .skip_while(|line| !line.contains("panicked at"));
+        let panic = lines.next().map(str::trim).map_or(String::new(), |line| {
+            match lines.next().filter(|_| line.ends_with(':')) {
+                Some(message) => format!(": {line} {}", message.trim()),
+                None => format!(": {line}"),
+            }
+        });
         return format!(
             "{} of {} tests failed ({}){panic}",
             summary.failed,
@@ -329,4 +300,46 @@ fn test_failure(summary: Option<TestSummary>, output: &ProcessOutput) -> String 
         .status
         .map_or_else(|| "no exit status".to_string(), describe_status);
     format!("the test binary ended with {ending}: {last}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_test_run_is_named_with_its_first_panic() {
+        let output = ProcessOutput {
+            status: None,
+            killed: None,
+            stdout: String::new(),
+            stderr: String::new(),
+            complete: true,
+            seconds: 0.0,
+        };
+        let summary = |said: &str| TestSummary {
+            passed: 1,
+            failed: 1,
+            failures: vec![("t::b".into(), said.into())],
+            ..TestSummary::default()
+        };
+        let since_1_73 = "noise\nthread 'b' panicked at t.rs:2:57:\n  boom  \nmore\n";
+        assert_eq!(
+            test_failure(Some(summary(since_1_73)), &output),
+            "1 of 2 tests failed (t::b): thread 'b' panicked at t.rs:2:57: boom"
+        );
+        let before = "thread 'b' panicked at 'boom', t.rs:2:57\nnote: backtrace\n";
+        assert_eq!(
+            test_failure(Some(summary(before)), &output),
+            "1 of 2 tests failed (t::b): thread 'b' panicked at 'boom', t.rs:2:57"
+        );
+        let last = "thread 'b' panicked at t.rs:2:57:\n";
+        assert_eq!(
+            test_failure(Some(summary(last)), &output),
+            "1 of 2 tests failed (t::b): thread 'b' panicked at t.rs:2:57:"
+        );
+        assert_eq!(
+            test_failure(Some(summary("no panic\n")), &output),
+            "1 of 2 tests failed (t::b)"
+        );
+    }
 }

@@ -12,11 +12,8 @@ pub const JSON_ARGS: [&str; 4] = ["--format", "json", "-Z", "unstable-options"];
 /// The counts of libtest's closing `suite` event, and each test's own result.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TestSummary {
-    /// Tests that passed.
     pub passed: u64,
-    /// Tests that failed.
     pub failed: u64,
-    /// Tests marked `#[ignore]`.
     pub ignored: u64,
     /// Each test's full path and its result (`ok`, `failed`, `ignored`), in output order.
     pub tests: Vec<(String, String)>,

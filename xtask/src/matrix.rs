@@ -19,16 +19,14 @@ use crate::report::{Report, ToolchainEntry};
 use crate::targets::{llvm_major, parse_targets};
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use xshell::Shell;
 
 /// Everything a matrix run needs besides the repository, as the flags give it.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// The compilers, pin file, shard (by [`Shard`]'s one rule) and kernel targets.
     pub selection: Selection,
-    /// Jobs, timeout, whether cached results may be used (`--no-cache` turns it off; results
-    /// are still stored) and whether progress shows.
     pub settings: Settings,
     /// Whether missing pins fail the run.
     pub strict: bool,
@@ -55,37 +53,20 @@ impl Options {
 }
 
 impl flags::Matrix {
-    /// Reads the flags into [`Options`] and the output format, rejecting bad values.
-    pub fn options(&self) -> anyhow::Result<(Options, Format)> {
+    /// Runs `cargo xtask matrix`; an interrupted run ends by its signal
+    /// ([`interrupt::run_interruptible`]).
+    pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
-        let mut options = Options::new(crate::pins::with_range(
-            &self.toolchain,
-            self.pins.as_deref(),
-            self.version_range.as_deref(),
-        )?);
-        options.settings = Settings {
+        let settings = Settings {
             jobs: driver::jobs("matrix", self.jobs)?,
             timeout: driver::timeout(self.timeout, process::DEFAULT_TIMEOUT)?,
             use_cache: !self.no_cache,
             progress: true,
         };
-        let selection = &mut options.selection;
-        selection.shard = self.shard.as_deref().map(Shard::parse).transpose()?;
-        selection.pins = self.pins.clone();
-        if !self.target.is_empty() {
-            selection.targets = Some(parse_targets(&self.target)?);
-        }
-        options.strict = self.strict;
-        Ok((options, format))
-    }
-
-    /// Runs `cargo xtask matrix`.
-    ///
-    /// An interrupted run (SIGINT, SIGTERM) ends the process by that same signal once it has
-    /// said what completed, as a well-behaved command-line program does, so that a shell loop
-    /// or `make` running it stops too.
-    pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
-        let (mut options, format) = self.options()?;
+        let shard = self.shard.as_deref().map(Shard::parse).transpose()?;
+        let targets = (!self.target.is_empty())
+            .then(|| parse_targets(&self.target))
+            .transpose()?;
         let root = match &self.root {
             Some(root) => {
                 let root = std::fs::canonicalize(root)
@@ -95,16 +76,20 @@ impl flags::Matrix {
             }
             None => project_root(),
         };
-        let selection = &mut options.selection;
-        if selection.pins.is_none() && self.root.is_some() {
-            selection.pins = Some(root.join("toolchains.toml"));
-            // The range selects from the pin file the run reads.
-            selection.toolchains = crate::pins::with_range(
-                &self.toolchain,
-                selection.pins.as_deref(),
-                self.version_range.as_deref(),
-            )?;
-        }
+        // A checkout given by `--root` has its own pin file, from which the range selects.
+        let pins = (self.pins.clone())
+            .or_else(|| self.root.as_ref().map(|_| root.join("toolchains.toml")));
+        let toolchains = crate::pins::with_range(
+            &self.toolchain,
+            pins.as_deref(),
+            self.version_range.as_deref(),
+        )?;
+        let mut options = Options::new(toolchains);
+        options.selection.pins = pins;
+        options.selection.shard = shard;
+        options.selection.targets = targets;
+        options.settings = settings;
+        options.strict = self.strict;
         let layout = Layout::new(&root);
         if self.dry_run {
             crate::debian::change_nothing();
@@ -202,9 +187,7 @@ fn print_dry_run_toolchains(availabilities: &[Availability]) {
 }
 
 fn print_dry_run(layout: &Layout, steps: &[Step], probe_source: &str) {
-    let mut directories: Vec<&PathBuf> = steps.iter().flat_map(|step| &step.directories).collect();
-    directories.sort();
-    directories.dedup();
+    let directories: BTreeSet<&PathBuf> = steps.iter().flat_map(|step| &step.directories).collect();
     let probe_path = layout.probe_source();
     // Shown once rather than on every line, so that each line stays short and readable.
     println!(

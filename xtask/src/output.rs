@@ -14,9 +14,7 @@ use std::sync::atomic::{AtomicI8, AtomicU8, Ordering};
 pub enum Format {
     /// Tables and summary lines for a terminal.
     Human,
-    /// The JSON report.
     Json,
-    /// The tables as Markdown.
     Markdown,
 }
 
@@ -68,12 +66,10 @@ pub fn parse_colour_choice(text: &str) -> anyhow::Result<u8> {
     }
 }
 
-/// Sets `--color` (a [`parse_colour_choice`] value) for the whole process.
 pub fn set_colour_choice(choice: u8) {
     COLOUR_CHOICE.store(choice, Ordering::Relaxed);
 }
 
-/// Sets `-q` (-1) or `-v` (1) for the whole process.
 pub fn set_verbosity(verbosity: i8) {
     VERBOSITY.store(verbosity, Ordering::Relaxed);
 }
@@ -95,10 +91,8 @@ pub fn colour_on(terminal: bool) -> bool {
         0 => from_environment,
         choice => choice,
     };
-    match choice {
-        1 => return true,
-        2 => return false,
-        _ => {}
+    if choice != 0 {
+        return choice == 1;
     }
     let set = |name: &str| std::env::var_os(name).is_some_and(|value| !value.is_empty());
     if set("NO_COLOR") {
@@ -137,11 +131,8 @@ pub fn terminal_columns() -> usize {
 /// does not already end in it, and the path of a compiler given as one (which tells two
 /// compilers of one release apart).
 pub fn column_label(id: &str, release: Option<&str>, path: Option<&str>) -> String {
-    let mut notes: Vec<&str> = Vec::new();
-    if let Some(release) = release.filter(|release| !id.ends_with(release)) {
-        notes.push(release);
-    }
-    notes.extend(path);
+    let release = release.filter(|release| !id.ends_with(release));
+    let notes: Vec<&str> = release.into_iter().chain(path).collect();
     if notes.is_empty() {
         id.to_string()
     } else {
@@ -202,12 +193,8 @@ pub fn escape_lines(text: &str) -> String {
 /// `text` followed by spaces up to `width` characters; unlike `format!("{text:width$}")` it
 /// takes any width, where the standard library panics from 65536 on.
 pub fn pad(text: &str, width: usize) -> String {
-    let mut padded = String::from(text);
-    padded.extend(std::iter::repeat_n(
-        ' ',
-        width.saturating_sub(text.chars().count()),
-    ));
-    padded
+    let fill = width.saturating_sub(text.chars().count());
+    format!("{text}{}", " ".repeat(fill))
 }
 
 /// A table with a row-name column and one column per toolchain (`audit` renders with it too).
@@ -240,40 +227,28 @@ impl Table {
 
     pub fn render_text(&self, out: &mut String, colour: bool) {
         let width = |text: &str| text.chars().count();
-        let corner = escape(&self.corner);
-        let headers: Vec<Cow<str>> = self.headers.iter().map(|header| escape(header)).collect();
-        let rows: Vec<(Cow<str>, Vec<String>)> = self
-            .rows
-            .iter()
-            .map(|(name, cells)| (escape(name), cells.iter().map(Self::cell_text).collect()))
+        let headers = self.headers.iter().map(|header| (header.clone(), false));
+        let header_row = (self.corner.clone(), headers.collect());
+        let rows: Vec<(String, Vec<(String, bool)>)> = std::iter::once(&header_row)
+            .chain(&self.rows)
+            .map(|(name, cells)| {
+                let cells = cells.iter().map(|cell| (Self::cell_text(cell), cell.1));
+                (escape(name).into_owned(), cells.collect())
+            })
             .collect();
-        let first_width = rows
-            .iter()
-            .map(|(name, _)| width(name))
-            .chain([width(&corner)])
-            .max()
-            .unwrap_or(0);
-        let widths: Vec<usize> = headers
-            .iter()
-            .enumerate()
-            .map(|(column, header)| {
+        let first_width = rows.iter().map(|(name, _)| width(name)).max().unwrap_or(0);
+        let widths: Vec<usize> = (0..self.headers.len())
+            .map(|column| {
                 rows.iter()
                     .filter_map(|(_, cells)| cells.get(column))
-                    .map(|cell| width(cell))
-                    .chain([width(header)])
+                    .map(|(cell, _)| width(cell))
                     .max()
                     .unwrap_or(0)
             })
             .collect();
-        out.push_str(&pad(&corner, first_width));
-        for (header, width) in headers.iter().zip(&widths) {
-            out.push_str("  ");
-            out.push_str(&pad(header, *width));
-        }
-        out.push('\n');
-        for ((name, cells), (_, raw)) in rows.iter().zip(&self.rows) {
+        for (name, cells) in &rows {
             out.push_str(&pad(name, first_width));
-            for ((cell, (_, differs)), width) in cells.iter().zip(raw).zip(&widths) {
+            for ((cell, differs), width) in cells.iter().zip(&widths) {
                 out.push_str("  ");
                 out.push_str(&paint_red(&pad(cell, *width), colour && *differs));
             }
@@ -286,11 +261,7 @@ impl Table {
         for header in &self.headers {
             let _ = write!(out, " {} |", markdown_cell(header));
         }
-        out.push_str("\n|---|");
-        for _ in &self.headers {
-            out.push_str("---|");
-        }
-        out.push('\n');
+        let _ = writeln!(out, "\n|---|{}", "---|".repeat(self.headers.len()));
         for (name, cells) in &self.rows {
             let _ = write!(out, "| `{}` |", markdown_cell(name));
             for entry in cells {

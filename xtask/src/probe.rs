@@ -91,19 +91,9 @@ pub fn read_diagnostics(stderr: &str, names: &[&str]) -> anyhow::Result<Diagnost
     for line in stderr.lines().filter(|line| line.starts_with('{')) {
         let diagnostic = json::parse(line)
             .map_err(|error| anyhow!("unreadable diagnostic ({error}): {line}"))?;
-        let message = diagnostic
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let level = diagnostic
-            .get("level")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let code = diagnostic
-            .get("code")
-            .and_then(|code| code.get("code"))
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let message = diagnostic["message"].as_str().unwrap_or_default();
+        let level = diagnostic["level"].as_str().unwrap_or_default();
+        let code = diagnostic["code"]["code"].as_str().unwrap_or_default();
         let name = first_backticked(message).or_else(|| span_snippet(&diagnostic));
         let indices = name.as_deref().map(indices_of).unwrap_or_default();
         let status = match (code, indices.is_empty()) {
@@ -148,11 +138,8 @@ pub fn read_diagnostics(stderr: &str, names: &[&str]) -> anyhow::Result<Diagnost
     })
 }
 
-/// The text between the first pair of backticks.
 fn first_backticked(message: &str) -> Option<String> {
-    let (_, rest) = message.split_once('`')?;
-    let (inside, _) = rest.split_once('`')?;
-    Some(inside.to_string())
+    Some(message.split_once('`')?.1.split_once('`')?.0.to_string())
 }
 
 /// The source text the diagnostic's first span highlights (E0557 names the feature only there).

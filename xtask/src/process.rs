@@ -4,7 +4,7 @@
 //! `PATH` lookup ([`which`]) and the one pipe ([`pipe`]); other short commands are
 //! `xshell::cmd!`s, and no other file calls `Command::new` (a test checks).
 
-use crate::interrupt::{interrupted, signal_name};
+use crate::interrupt::{interrupted, signal_name, TICK};
 use anyhow::{anyhow, Context};
 use std::fmt;
 use std::fs::File;
@@ -37,7 +37,6 @@ pub fn which(name: impl AsRef<Path>) -> Option<PathBuf> {
     which_in(&std::env::var_os("PATH")?, name.as_ref())
 }
 
-/// [`which`] in the directories of `path`.
 fn which_in(path: &std::ffi::OsStr, name: &Path) -> Option<PathBuf> {
     std::env::split_paths(path)
         .map(|directory| directory.join(name))
@@ -50,11 +49,7 @@ fn which_in(path: &std::ffi::OsStr, name: &Path) -> Option<PathBuf> {
 /// How long one process may run unless `--timeout` says otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// How much of each output stream is kept.
 pub const CAPTURE_LIMIT: usize = 16 << 20;
-
-/// How often a waiting runner looks at the clock and at [`interrupted`].
-const TICK: Duration = Duration::from_millis(50);
 
 /// How long a process's output may stay open after the process itself has exited (held by
 /// something it left behind) before its group is killed.
@@ -67,11 +62,9 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(10);
 /// One process to run: program, arguments and the environment changes it needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Invocation {
-    /// The executable, by absolute path.
+    /// By absolute path.
     pub program: PathBuf,
-    /// The arguments.
     pub args: Vec<String>,
-    /// Variables set for this process.
     pub env: Vec<(String, String)>,
     /// Variables removed from the inherited environment, so that the caller's
     /// `RUSTC_BOOTSTRAP` cannot turn a stable-mode build into a kernel-mode one.
@@ -79,7 +72,6 @@ pub struct Invocation {
 }
 
 impl Invocation {
-    /// `program` with `args`, nothing set and nothing removed.
     pub fn new(program: impl Into<PathBuf>, args: Vec<String>) -> Self {
         Invocation {
             program: program.into(),
@@ -89,17 +81,13 @@ impl Invocation {
         }
     }
 
-    /// This invocation with `env` set.
     pub fn with_env(self, env: Vec<(String, String)>) -> Self {
         Invocation { env, ..self }
     }
 
-    /// A command ready to spawn: an empty environment plus what
-    /// [`inherited_environment`] passes through, minus `env_remove`, plus `env`.
-    ///
-    /// Starting empty is what makes the environment part of the cache key exactly: nothing the
-    /// caller happens to have set (`RUSTC_BOOTSTRAP`, `RUSTFLAGS`, `RUST_TEST_THREADS`) can
-    /// change a result behind the key's back.
+    /// A command ready to spawn: an empty environment plus [`inherited_environment`], minus
+    /// `env_remove`, plus `env`. Starting empty keeps the cache key exact: nothing the caller
+    /// has set (`RUSTC_BOOTSTRAP`, `RUSTFLAGS`, `RUST_TEST_THREADS`) can change a result.
     pub fn command(&self) -> Command {
         let mut command = Command::new(&self.program);
         command.args(&self.args).env_clear();
@@ -114,9 +102,8 @@ impl Invocation {
         command
     }
 
-    /// The invocation as one POSIX shell line: `NAME=value ... /abs/program args`, quoted.
-    ///
-    /// Removed variables are not shown: in an ordinary shell they are not set anyway.
+    /// The invocation as one POSIX shell line, `NAME=value ... /abs/program args`, quoted;
+    /// removed variables are not shown (an ordinary shell has them unset anyway).
     pub fn shell_line(&self) -> String {
         let mut words: Vec<String> = self
             .env
@@ -146,35 +133,28 @@ pub fn shell_quote(word: &str) -> String {
     }
 }
 
-/// Why the runner killed a process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Killed {
-    /// It ran longer than `--timeout`.
     Timeout,
-    /// The run was interrupted (SIGINT or SIGTERM).
+    /// By SIGINT or SIGTERM.
     Interrupted,
 }
 
-/// What a finished process left behind.
 #[derive(Clone, Debug)]
 pub struct ProcessOutput {
-    /// Its exit status; `None` if the runner killed it (then `killed` says why).
+    /// `None` if the runner killed it (then `killed` says why).
     pub status: Option<ExitStatus>,
-    /// Why the runner killed it, if it did.
     pub killed: Option<Killed>,
-    /// Everything it wrote to stdout (up to [`CAPTURE_LIMIT`]).
+    /// Both streams up to [`CAPTURE_LIMIT`].
     pub stdout: String,
-    /// Everything it wrote to stderr (up to [`CAPTURE_LIMIT`]).
     pub stderr: String,
     /// Whether both streams were read to their end: not when something it started left its
     /// process group and kept a pipe open, so that the output may lack its end.
     pub complete: bool,
-    /// How long it ran.
     pub seconds: f64,
 }
 
 impl ProcessOutput {
-    /// Whether it exited with status 0.
     pub fn success(&self) -> bool {
         self.status.is_some_and(|status| status.success())
     }
@@ -217,9 +197,8 @@ pub fn describe_status(status: ExitStatus) -> String {
     format!("killed by signal {signal}{name}{core}")
 }
 
-/// The library the dynamic loader could not find, from its message on stderr
-/// ("error while loading shared libraries: librustc_driver-....so: cannot open shared object
-/// file").
+/// The library the dynamic loader could not find, from its message on stderr ("error while
+/// loading shared libraries: librustc_driver-....so: cannot open shared object file").
 pub fn missing_library(stderr: &str) -> Option<&str> {
     let (_, rest) = stderr.split_once("error while loading shared libraries: ")?;
     rest.split(':').next().map(str::trim)
@@ -257,7 +236,7 @@ impl Streams {
         }
     }
 
-    /// How many streams have not reached their end yet.
+    /// How many streams have not ended yet.
     fn open(&self) -> usize {
         self.pipes.iter().filter(|pipe| pipe.is_some()).count()
     }
@@ -265,27 +244,16 @@ impl Streams {
     /// Waits up to `wait` for output and reads what is there; whether anything arrived (data
     /// or the end of a stream).
     fn read_for(&mut self, wait: Duration) -> bool {
-        let (indices, mut fds): (Vec<usize>, Vec<libc::pollfd>) = self
-            .pipes
-            .iter()
-            .enumerate()
-            .filter_map(|(index, pipe)| {
-                let fd = pipe.as_ref()?.as_raw_fd();
-                let events = libc::POLLIN;
-                Some((
-                    index,
-                    libc::pollfd {
-                        fd,
-                        events,
-                        revents: 0,
-                    },
-                ))
-            })
-            .unzip();
-        if fds.is_empty() {
+        if self.open() == 0 {
             thread::sleep(wait);
             return false;
         }
+        // `poll` skips a negative descriptor: an ended stream's.
+        let mut fds = self.pipes.each_ref().map(|pipe| libc::pollfd {
+            fd: pipe.as_ref().map_or(-1, |pipe| pipe.as_raw_fd()),
+            events: libc::POLLIN,
+            revents: 0,
+        });
         let milliseconds = wait.as_millis().min(i32::MAX as u128) as libc::c_int;
         // SAFETY: `fds` is a live array of `fds.len()` pollfd records, which `poll` only
         // writes `revents` into.
@@ -297,11 +265,8 @@ impl Streams {
         }
         let mut chunk = [0u8; 65536];
         let mut arrived = false;
-        for (index, fd) in indices.into_iter().zip(&fds) {
-            if fd.revents == 0 {
-                continue;
-            }
-            let Some(pipe) = self.pipes[index].as_mut() else {
+        for (index, fd) in fds.iter().enumerate() {
+            let Some(pipe) = self.pipes[index].as_mut().filter(|_| fd.revents != 0) else {
                 continue;
             };
             arrived = true;

@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-/// The run lock of the checkout at `root`.
 pub fn of_checkout(root: &Path) -> PathBuf {
     root.join("target/kshim/matrix.lock")
 }
@@ -26,7 +25,6 @@ static HELD: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
 /// records for the message of a run that waits.
 static COMMAND: OnceLock<String> = OnceLock::new();
 
-/// Records the command this process runs, once, before it takes a lock.
 pub fn set_command(words: &str) {
     let _ = COMMAND.set(words.to_owned());
 }
@@ -39,7 +37,6 @@ fn recorded_owner(path: &Path) -> Option<(u32, String)> {
     Some((pid.parse().ok()?, command.to_owned()))
 }
 
-/// Whether process `pid` exists (signal 0 checks, and sends nothing).
 fn process_exists(pid: u32) -> bool {
     // SAFETY: signal 0 only checks that the process exists; it sends nothing.
     let answer = unsafe { libc::kill(pid as libc::pid_t, 0) };
@@ -52,46 +49,26 @@ fn lock_holders(path: &Path) -> Vec<(u32, u32, String)> {
     let Ok(target) = fs::canonicalize(path) else {
         return Vec::new();
     };
-    let mut holders = Vec::new();
-    let Ok(processes) = fs::read_dir("/proc") else {
-        return holders;
-    };
-    for process in processes.filter_map(Result::ok) {
-        let Some(pid) = process
-            .file_name()
-            .to_str()
-            .and_then(|name| name.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == std::process::id() {
-            continue;
-        }
-        let Ok(descriptors) = fs::read_dir(process.path().join("fd")) else {
-            continue;
-        };
+    let holder = |process: fs::DirEntry| {
+        let pid: u32 = process.file_name().to_str()?.parse().ok()?;
+        let descriptors = fs::read_dir(process.path().join("fd")).ok()?;
         let holds = descriptors
             .filter_map(Result::ok)
             .any(|fd| fs::read_link(fd.path()).is_ok_and(|link| link == target));
-        if !holds {
-            continue;
+        if !holds || pid == std::process::id() {
+            return None;
         }
         // `/proc/PID/stat`: `PID (NAME) STATE PPID PGRP ...`, NAME may hold spaces.
-        let Ok(stat) = fs::read_to_string(process.path().join("stat")) else {
-            continue;
-        };
-        let Some((name, rest)) = stat
-            .split_once(" (")
-            .and_then(|(_, rest)| rest.rsplit_once(") "))
-        else {
-            continue;
-        };
-        let Some(group) = rest.split_whitespace().nth(2).and_then(|g| g.parse().ok()) else {
-            continue;
-        };
-        holders.push((pid, group, name.to_owned()));
-    }
-    holders
+        let stat = fs::read_to_string(process.path().join("stat")).ok()?;
+        let (name, rest) = stat.split_once(" (")?.1.rsplit_once(") ")?;
+        let group = rest.split_whitespace().nth(2)?.parse().ok()?;
+        Some((pid, group, name.to_owned()))
+    };
+    let processes = fs::read_dir("/proc").into_iter().flatten();
+    processes
+        .filter_map(Result::ok)
+        .filter_map(holder)
+        .collect()
 }
 
 /// The exclusive lock of one matrix directory (`target/kshim/matrix.lock`), held for a whole
@@ -99,10 +76,8 @@ fn lock_holders(path: &Path) -> Vec<(u32, u32, String)> {
 ///
 /// It is an advisory `flock`, which the kernel drops when the last descriptor of the lock
 /// file is closed: when the run ends, or is killed, and everything it started that inherited
-/// the descriptor (see [`crate::process::run_holding`]) has ended too. The file holds the
-/// owner's process id and command (`12345 usage`) for the waiting message, and is never
-/// deleted (deleting a lock file lets a third run lock a new file while the second still holds
-/// the old one).
+/// the descriptor (see [`crate::process::run_holding`]) has ended too. The file is never
+/// deleted: that would let a third run lock a new file while the second still holds the old.
 ///
 /// # Invariants
 ///
@@ -202,8 +177,6 @@ impl RunLock {
         RunLock::acquire(path, waiting).map(Some)
     }
 
-    /// Writes this process's id and `command` into the lock file, for the message of a run
-    /// that waits.
     fn record_owner(&self, command: &str) -> std::io::Result<()> {
         let mut file = &self.file;
         file.set_len(0)?;
@@ -227,13 +200,10 @@ impl RunLock {
         if again != owner || process_exists(owner) {
             return None;
         }
-        let holders = lock_holders(path);
-        if holders.is_empty() {
-            return None;
-        }
         // SAFETY: `getpgrp` has no arguments and cannot fail.
         let own_group = unsafe { libc::getpgrp() } as u32;
         let mut ended = Vec::new();
+        let holders = lock_holders(path);
         for (pid, group, name) in holders
             .iter()
             .filter(|(_, group, _)| *group > 1 && *group != own_group)
@@ -255,11 +225,10 @@ impl RunLock {
 
     /// Who holds the lock, as the waiting message says it.
     fn holder(path: &Path) -> String {
-        let alive = process_exists;
         // The owner writes its id just after it takes the lock: look twice before saying it is
         // gone.
         let mut owner = recorded_owner(path);
-        if owner.as_ref().is_some_and(|(pid, _)| !alive(*pid)) {
+        if owner.as_ref().is_some_and(|(pid, _)| !process_exists(*pid)) {
             std::thread::sleep(Duration::from_millis(200));
             owner = recorded_owner(path);
         }
@@ -269,7 +238,7 @@ impl RunLock {
             command => format!("cargo xtask {}", crate::output::escape(command)),
         };
         match owner {
-            Some((pid, command)) if alive(pid) => format!(
+            Some((pid, command)) if process_exists(pid) => format!(
                 "waiting for another {} (pid {pid}) to finish (lock: {})",
                 run(&command),
                 path.display()

@@ -18,9 +18,7 @@ use std::time::Duration;
 /// lock that processes inherit (see [`process::run_holding`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
-    /// Any one process is killed (with its process group) after this long.
     pub timeout: Duration,
-    /// The lock's descriptor, if the run holds one.
     pub lock: Option<RawFd>,
 }
 
@@ -95,10 +93,8 @@ pub fn is_the_compilers_word(step: &Step, index: usize, output: &ProcessOutput) 
 /// The provisioned file that rustc's error names, when a step that builds the toolchain's own
 /// library sources (`core`, `compiler_builtins`) failed in them.
 fn provisioned_error_file(step: &Step, outputs: &[ProcessOutput]) -> Option<String> {
-    let compile = outputs.first().filter(|output| !output.success())?;
-    if step.kind != Kind::Core {
-        return None;
-    }
+    let failed = |output: &&ProcessOutput| step.kind == Kind::Core && !output.success();
+    let compile = outputs.first().filter(failed)?;
     error_files(&compile.stderr)
         .into_iter()
         .find(|file| !is_own_source(step, file) && !file.starts_with('<'))
@@ -108,14 +104,9 @@ fn provisioned_error_file(step: &Step, outputs: &[ProcessOutput]) -> Option<Stri
 /// `<crate attribute>` that `-Zcrate-attr` puts on the step's own command line (as Kbuild's
 /// `feature(L)`), which the cache key holds like a file's contents.
 fn is_own_source(step: &Step, file: &str) -> bool {
-    let on_the_command_line = step.processes.iter().any(|invocation| {
-        invocation
-            .args
-            .iter()
-            .any(|arg| arg.starts_with("-Zcrate-attr"))
-    });
     if file == "<crate attribute>" {
-        return on_the_command_line;
+        let mut args = step.processes.iter().flat_map(|process| &process.args);
+        return args.any(|arg| arg.starts_with("-Zcrate-attr"));
     }
     let named = Path::new(file);
     step.inputs
@@ -208,7 +199,6 @@ pub fn run_step(step: &Step, key: Key, cache: &Cache, limits: Limits) -> StepRes
     result
 }
 
-/// The largest object a check reads.
 const OBJECT_LIMIT: u64 = 256 << 20;
 
 /// Makes a step's own check, noting what it found in the result's log; a failure says whether

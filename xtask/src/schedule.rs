@@ -4,17 +4,13 @@
 //! caller's.
 
 use crate::expect::Outcome;
-use crate::interrupt::interrupted;
+use crate::interrupt::{interrupted, TICK};
 use crate::judge::StepResult;
 use crate::plan::Step;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::{Condvar, Mutex};
 use std::thread;
-use std::time::Duration;
-
-/// How often an idle worker looks at [`interrupted`].
-const TICK: Duration = Duration::from_millis(50);
 
 /// What the runner reports while it works.
 pub trait Progress: Sync {
@@ -81,18 +77,12 @@ pub fn execute(
         };
         let step = &steps[next];
         let blocked = step.deps.iter().find_map(|&dep| {
-            let result = guard.results[dep].as_ref()?;
-            (result.outcome != Outcome::Pass).then(|| {
-                format!(
-                    "not run: {} {}",
-                    steps[dep].label(),
-                    if result.outcome == Outcome::Fail {
-                        "failed"
-                    } else {
-                        "did not run"
-                    }
-                )
-            })
+            let why = match guard.results[dep].as_ref()?.outcome {
+                Outcome::Pass => return None,
+                Outcome::Fail => "failed",
+                Outcome::Skipped => "did not run",
+            };
+            Some(format!("not run: {} {why}", steps[dep].label()))
         });
         drop(guard);
         let result = match blocked {

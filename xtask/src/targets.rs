@@ -26,7 +26,6 @@ pub struct KernelTarget {
     pub absent_through: Option<(Release, &'static str)>,
     /// `e_machine` of its objects.
     pub machine: Machine,
-    /// Whether its objects are little-endian.
     pub little_endian: bool,
     /// The instruction at every disabled static-branch site, as the shim's `arch::*::NOP`.
     pub nop: &'static [u8],
@@ -43,9 +42,7 @@ pub struct KernelTarget {
 /// sample with rustc 1.95.0 (x86-64) and Debian's 1.96.0 (all four, LLVM 22).
 #[derive(Debug, PartialEq, Eq)]
 pub struct JumpTableRelocations {
-    /// The 32-bit PC-relative type, if there is one.
     pub pc32: Option<RelocationType>,
-    /// The 64-bit PC-relative type, if there is one.
     pub pc64: Option<RelocationType>,
     /// The `ADD32`, `ADD64`, `SUB32` and `SUB64` types of a pair, if the architecture has them.
     pub pairs: Option<[RelocationType; 4]>,
@@ -167,11 +164,9 @@ pub struct BrokenJumpTables {
     pub llvm_through: u32,
     /// The first LLVM major version known to write the entries right.
     pub llvm_fixed_by: u32,
-    /// What the compilers showed.
     pub evidence: &'static str,
 }
 
-/// Every known case of [`BrokenJumpTables`].
 pub const BROKEN_JUMP_TABLES: &[BrokenJumpTables] = &[BrokenJumpTables {
     arch: "loongarch64",
     llvm_through: 16,
@@ -196,12 +191,10 @@ pub fn llvm_major(version: &str) -> Option<u32> {
     version.split('.').next()?.parse().ok()
 }
 
-/// The kernel target of a triple.
 pub fn kernel_target(triple: &str) -> Option<&'static KernelTarget> {
     KERNEL_TARGETS.iter().find(|target| target.triple == triple)
 }
 
-/// The kernel target of a `target_arch`.
 pub fn target_of_arch(arch: &str) -> Option<&'static KernelTarget> {
     KERNEL_TARGETS.iter().find(|target| target.arch == arch)
 }
@@ -232,23 +225,19 @@ pub fn parse_targets(values: &[String]) -> anyhow::Result<Vec<&'static KernelTar
         }
         return Ok(Vec::new());
     }
-    let mut named: Vec<&'static KernelTarget> = Vec::new();
-    for value in values {
-        let Some(target) = kernel_target(value) else {
-            let known: Vec<&str> = KERNEL_TARGETS.iter().map(|target| target.triple).collect();
-            bail!(
-                "--target {}: not one of the kernel's targets ({}), nor `none`",
-                crate::output::escape(value),
-                known.join(", ")
-            );
-        };
-        named.push(target);
+    if let Some(value) = values.iter().find(|value| kernel_target(value).is_none()) {
+        let known: Vec<&str> = KERNEL_TARGETS.iter().map(|target| target.triple).collect();
+        bail!(
+            "--target {}: not one of the kernel's targets ({}), nor `none`",
+            crate::output::escape(value),
+            known.join(", ")
+        );
     }
     // Each once, in catalog order whatever order the flags gave: reports of one selection then
     // line up.
     Ok(KERNEL_TARGETS
         .iter()
-        .filter(|target| named.contains(target))
+        .filter(|target| values.iter().any(|value| value == target.triple))
         .collect())
 }
 

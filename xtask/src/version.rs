@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! What a compiler says about itself: the parser for `rustc -vV`.
-//!
-//! Every way a compiler reaches the xtask (rustup, a path, a Debian package unpacked under
-//! `target/`) ends in one question, "which release is this?", and the only trustworthy answer
-//! is the compiler's own `rustc -vV`. The output looks like this:
+//! What a compiler says about itself: the parser for `rustc -vV`, the one trustworthy answer to
+//! "which release is this?" however the compiler was found (rustup, a path, a Debian package
+//! unpacked under `target/`). The output looks like this:
 //!
 //! ```text
 //! rustc 1.85.0 (4d91de4e4 2025-02-17) (built from a source tarball)
@@ -60,15 +58,12 @@ impl fmt::Display for Channel {
 pub struct RustcVersion {
     /// The release without its channel suffix: 1.97.0 for "1.97.0-nightly".
     pub release: Release,
-    /// The channel, from the release's suffix.
     pub channel: Channel,
     /// The full commit hash, or `None` where the compiler says `unknown`.
     pub commit_hash: Option<String>,
     /// The commit date, `YYYY-MM-DD`, or `None` where the compiler says `unknown`.
     pub commit_date: Option<String>,
-    /// The host target triple: `x86_64-unknown-linux-gnu`.
     pub host: String,
-    /// The LLVM version, if the compiler reports one.
     pub llvm_version: Option<String>,
     /// The first line as printed, e.g. "rustc 1.85.0 (4d91de4e4 2025-02-17) (built from a source tarball)".
     pub first_line: String,
@@ -103,9 +98,7 @@ impl RustcVersion {
 /// Why a `rustc -vV` text could not be read; its message quotes the text it got.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VersionError {
-    /// What was wrong, in one sentence.
     pub problem: String,
-    /// The text that was being parsed.
     pub text: String,
 }
 
@@ -135,32 +128,33 @@ impl fmt::Display for VersionError {
 
 impl std::error::Error for VersionError {}
 
-/// Parses the output of `rustc -vV`.
-///
-/// Lines may end in `\n` or `\r\n`. The first non-empty line must be `rustc VERSION ...`, and
-/// its VERSION must agree with the `release:` line, which must be present. Lines after the
-/// first that are not `key: value` pairs, and keys it does not know, are ignored: newer
-/// compilers add keys, and wrappers sometimes append notes.
+/// The keys of `rustc -vV` that the parser reads.
+const KEYS: [&str; 5] = [
+    "commit-hash",
+    "commit-date",
+    "host",
+    "release",
+    "LLVM version",
+];
+
+/// Parses the output of `rustc -vV`, whose lines may end in `\r\n`. The compiler's lines start
+/// at `rustc VERSION ...` (a wrapper script may print lines before it), whose VERSION must agree
+/// with the `release:` line, which must be present; lines that are not `key: value`, and keys it
+/// does not know, are ignored: newer compilers add keys, and wrappers sometimes append notes.
 pub fn parse_verbose_version(text: &str) -> Result<RustcVersion, VersionError> {
     let error = |problem: String| VersionError {
         problem,
         text: text.to_owned(),
     };
-    let mut lines = text
-        .lines()
-        .map(|line| line.trim_end_matches('\r'))
-        .skip_while(|line| line.trim().is_empty())
-        .peekable();
-    if lines.peek().is_none() {
+    if text.trim().is_empty() {
         return Err(error("the output is empty".to_owned()));
     }
-    // A wrapper script may print its own lines first; what the compiler says starts at its
-    // `rustc VERSION` line.
     let version_of = |line: &str| {
         line.strip_prefix("rustc ")
             .and_then(|rest| rest.split_whitespace().next())
             .map(str::to_owned)
     };
+    let lines = text.lines().map(|line| line.trim_end_matches('\r'));
     let mut lines = lines.skip_while(|line| version_of(line).is_none());
     let first_line = lines.next().ok_or_else(|| {
         error("the first line is not `rustc VERSION ...` (nor is any later line)".to_owned())
@@ -173,15 +167,7 @@ pub fn parse_verbose_version(text: &str) -> Result<RustcVersion, VersionError> {
             continue;
         };
         let (key, value) = (key.trim(), value.trim());
-        if ![
-            "commit-hash",
-            "commit-date",
-            "host",
-            "release",
-            "LLVM version",
-        ]
-        .contains(&key)
-        {
+        if !KEYS.contains(&key) {
             continue;
         }
         if let Some(earlier) = fields
@@ -234,10 +220,9 @@ pub fn parse_verbose_version(text: &str) -> Result<RustcVersion, VersionError> {
 /// The error is a sentence naming the text, for [`VersionError::problem`] and the pin file's
 /// messages.
 pub fn parse_release(text: &str) -> anyhow::Result<(Release, Channel)> {
-    let (number, suffix) = match text.split_once('-') {
-        Some((number, suffix)) => (number, Some(suffix)),
-        None => (text, None),
-    };
+    let (number, suffix) = text
+        .split_once('-')
+        .map_or((text, None), |(number, suffix)| (number, Some(suffix)));
     let release = Release::parse(number).ok_or_else(|| {
         anyhow::anyhow!("the release `{text}` is not MAJOR.MINOR.PATCH with an optional -beta.N, -nightly or -dev")
     })?;
@@ -266,11 +251,7 @@ pub fn is_iso_date(text: &str) -> bool {
     if !shaped {
         return false;
     }
-    let number = |range: std::ops::Range<usize>| -> u32 {
-        text[range]
-            .bytes()
-            .fold(0, |number, digit| number * 10 + u32::from(digit - b'0'))
-    };
+    let number = |range: std::ops::Range<usize>| text[range].parse::<u32>().unwrap_or(0);
     let (year, month, day) = (number(0..4), number(5..7), number(8..10));
     let is_leap_year = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
     let days_in_month = match month {
