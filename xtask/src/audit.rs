@@ -161,10 +161,13 @@ fn in_parallel<T: Send, R: Send>(
 ) -> Vec<R> {
     std::thread::scope(|scope| {
         let work = &work;
-        let handles: Vec<_> = (items.into_iter().enumerate())
+        let handles: Vec<_> = items
+            .into_iter()
+            .enumerate()
             .map(|(index, item)| scope.spawn(move || work(index, item)))
             .collect();
-        (handles.into_iter())
+        handles
+            .into_iter()
             .map(|handle| handle.join().expect("an audit thread panicked"))
             .collect()
     })

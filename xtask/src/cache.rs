@@ -96,7 +96,8 @@ enum ProbeEntry {
 fn encode_entry(result: &StepResult, artifact: Option<(u64, u128)>) -> String {
     let probe = result.probe.as_ref().map(|probe| match probe {
         Ok(statuses) => ProbeEntry::Statuses(
-            (statuses.iter())
+            statuses
+                .iter()
                 .map(|status| {
                     let since = status.stable_since().map(|since| since.to_string());
                     (status.word().to_string(), since)

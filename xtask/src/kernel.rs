@@ -129,7 +129,11 @@ impl Found {
         prediction: Result<crate::kernel_tree::Prediction, String>,
         (built, cached): (Built, bool),
     ) -> CellJson {
-        let rustc = (self.compiler.as_ref().ok()).map(|(_, version)| version.release_string());
+        let rustc = self
+            .compiler
+            .as_ref()
+            .ok()
+            .map(|(_, version)| version.release_string());
         report::cell((tree, &self.id), rustc, prediction, built, cached)
     }
 }
@@ -151,7 +155,8 @@ fn run(
     let mut lock: Option<RunLock> = None;
 
     let found = discovery::discover(sh, Some(pins_path), specs, discovery::VERSION_TIMEOUT)?;
-    let compilers: Vec<Found> = (found.into_iter())
+    let compilers: Vec<Found> = found
+        .into_iter()
         .map(|availability| Found {
             id: availability.id().to_owned(),
             compiler: match availability {

@@ -77,7 +77,9 @@ impl flags::Matrix {
             None => project_root(),
         };
         // A checkout given by `--root` has its own pin file, from which the range selects.
-        let pins = (self.pins.clone())
+        let pins = self
+            .pins
+            .clone()
             .or_else(|| self.root.as_ref().map(|_| root.join("toolchains.toml")));
         let toolchains = crate::pins::with_range(
             &self.toolchain,

@@ -50,7 +50,8 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
     }
     // The shards given, lowest first (a stable sort keeps the reports' order within one): the
     // lowest shard that is missing or given twice is named, whatever the order of the reports.
-    let mut given: Vec<(usize, &Path)> = (shards.iter())
+    let mut given: Vec<(usize, &Path)> = shards
+        .iter()
         .map(|(shard, path, _)| (shard.index, *path))
         .collect();
     given.sort_by_key(|&(index, _)| index);
@@ -196,7 +197,8 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
             ..TargetAxis::default()
         },
         // As recent as its newest shard; the fixed-width form sorts as text.
-        date: (shards.iter())
+        date: shards
+            .iter()
             .filter_map(|(_, _, report)| report.date.clone())
             .max(),
     };

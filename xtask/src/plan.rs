@@ -499,7 +499,9 @@ pub fn plan(
             let binary = directory.join(&example.name);
             let build = steps.len();
             let compile = |product, output| {
-                (toolchain.rustc).example(example, mode, &cfgs, &rlib, product, output)
+                toolchain
+                    .rustc
+                    .example(example, mode, &cfgs, &rlib, product, output)
             };
             let step = |kind, processes| {
                 Step::new(toolchain.index, kind, &example.name, Some(mode), processes)

@@ -258,7 +258,9 @@ impl Report {
                 *unit_tests += build.tests.map_or(0, |(passed, _, _)| passed);
             }
         }
-        (counts.into_iter().enumerate())
+        counts
+            .into_iter()
+            .enumerate()
             .map(|(index, counts)| self.summary_line(index, counts))
             .collect()
     }

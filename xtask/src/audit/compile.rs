@@ -256,7 +256,9 @@ impl AuditReport {
             self.column_cells(column, &names, compile, &scratch, timeout)
         });
         UsageReport {
-            toolchains: (self.columns.iter())
+            toolchains: self
+                .columns
+                .iter()
                 .map(|column| UsageToolchain::of(&column.entry, column.label()))
                 .collect(),
             features: names
@@ -285,8 +287,10 @@ impl AuditReport {
         };
         // `None` where a line's condition is one the audit cannot decide (a build script's cfg,
         // a Cargo feature).
-        let activity =
-            |name: &str| (self.decider).name_active_on(&self.input.lines_of(name), answer.release);
+        let activity = |name: &str| {
+            self.decider
+                .name_active_on(&self.input.lines_of(name), answer.release)
+        };
         // Allowing a name the build does not enable is harmless; leaving out one it does
         // (behind a condition the audit cannot decide) would break every compile.
         let allowed: Vec<&str> = names

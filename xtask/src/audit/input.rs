@@ -96,7 +96,10 @@ impl Input {
 
     /// How many attributes the entries come from (a `--features` list: one per name).
     pub fn attribute_count(&self) -> usize {
-        let attributes: HashSet<Result<(usize, usize), usize>> = (self.entries.iter().enumerate())
+        let attributes: HashSet<Result<(usize, usize), usize>> = self
+            .entries
+            .iter()
+            .enumerate()
             .map(|(index, entry)| entry.attribute.ok_or(index))
             .collect();
         attributes.len()

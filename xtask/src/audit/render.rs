@@ -433,7 +433,9 @@ impl AuditReport {
             target.entry(key).or_default().push(value.as_deref());
         }
         let cross = &self.cross;
-        let rejected_by_newest: Vec<&str> = (cross.rejected_by_newest.iter())
+        let rejected_by_newest: Vec<&str> = cross
+            .rejected_by_newest
+            .iter()
             .map(|(name, _)| &**name)
             .collect();
         json!({
@@ -442,7 +444,7 @@ impl AuditReport {
             "min_rust": release(self.min_rust),
             "verdict": self.verdict().word(),
             "features": features.collect::<Vec<_>>(),
-            "toolchains": (self.columns.iter().enumerate())
+            "toolchains": self.columns.iter().enumerate()
                 .map(|(index, column)| self.toolchain_json(index, column))
                 .collect::<Vec<_>>(),
             "target": target,

@@ -324,7 +324,10 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
         holds
     };
     let first_holding = |assume: bool| {
-        (candidates.iter().copied()).find(|&from| holds_from(from, assume, &mut Vec::new()))
+        candidates
+            .iter()
+            .copied()
+            .find(|&from| holds_from(from, assume, &mut Vec::new()))
     };
     let stable_from = first_holding(false);
     let stable_from_if_conditions_hold = first_holding(true);
@@ -367,7 +370,8 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
     });
     // The first release after the last unknowing one (any, if none is: `None` is lowest).
     let last = last_unknowing.as_ref().map(|(release, _)| *release);
-    let known_from = (by_release.iter())
+    let known_from = by_release
+        .iter()
         .map(|answer| answer.release)
         .find(|&release| Some(release) > last);
     CrossSummary {

@@ -57,7 +57,10 @@ pub(crate) fn read_trees(report: &KernelJson) -> Vec<TreeData> {
         };
         for cell in report.cells.iter().filter(|cell| cell.tree == data.id) {
             let release = cell.rustc.clone().unwrap_or_else(|| cell.toolchain.clone());
-            let reason = (cell.first_error.clone()).unwrap_or_else(|| cell.reason.clone());
+            let reason = cell
+                .first_error
+                .clone()
+                .unwrap_or_else(|| cell.reason.clone());
             if cell.finding {
                 let predicted = cell.predicted.clone().unwrap_or_else(|| "?".into());
                 data.findings
@@ -68,7 +71,10 @@ pub(crate) fn read_trees(report: &KernelJson) -> Vec<TreeData> {
                 if krate.root == KERNEL_CRATE || krate.features.is_empty() {
                     continue;
                 }
-                let known = (data.others.iter()).position(|(known, _)| *known == krate.root);
+                let known = data
+                    .others
+                    .iter()
+                    .position(|(known, _)| *known == krate.root);
                 let index = known.unwrap_or_else(|| {
                     data.others.push((krate.root.clone(), Vec::new()));
                     data.others.len() - 1
@@ -148,7 +154,9 @@ fn tree_section(page: &mut String, data: &TreeData) {
         ("refused", "refused by the tree's own check"),
         ("fail", "failed to build with"),
     ] {
-        let releases: Vec<&str> = (data.real.iter())
+        let releases: Vec<&str> = data
+            .real
+            .iter()
             .filter(|(real, _, _)| real == word)
             .map(|(_, release, _)| release.as_str())
             .collect();
@@ -196,7 +204,9 @@ fn tree_section(page: &mut String, data: &TreeData) {
         let with = if releases.len() == data.probed.len() {
             "every compiler probed".to_string()
         } else {
-            let without: Vec<&str> = (data.probed.iter())
+            let without: Vec<&str> = data
+                .probed
+                .iter()
                 .filter(|release| !releases.contains(release))
                 .map(String::as_str)
                 .collect();
@@ -359,7 +369,8 @@ mod tests {
             minimum_met: rustc.map(|_| true),
             predicted: rustc.map(|_| "pass".into()),
             prediction_error: None,
-            crates: (rustc.iter())
+            crates: rustc
+                .iter()
                 .map(|_| CrateJson {
                     root: KERNEL_CRATE.into(),
                     features: vec!["lint_reasons".into()],

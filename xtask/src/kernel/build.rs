@@ -198,7 +198,8 @@ pub(crate) fn build(pair: &Pair<'_>) -> Built {
     let built = if output.success() {
         // A check that accepts the compiler and still prints its `***` banner warns: 6.1's says
         // "Rust compiler '…' is too new. This may or may not work." (no word "warning").
-        let warning = (said.lines())
+        let warning = said
+            .lines()
             .any(|line| line.trim_start().starts_with("***"))
             .then(|| summary_of_stars(&said))
             .filter(|text| !text.is_empty());
@@ -304,8 +305,9 @@ fn build_in(pair: &Pair<'_>, mut steps: Vec<(String, f64)>) -> Built {
         .filter(|symbol| enabled_now.contains(symbol))
         .collect();
     let objects = |samples: bool| -> Vec<String> {
-        let symbols =
-            (enabled.iter()).filter(|symbol| symbol.starts_with("SAMPLE_RUST") == samples);
+        let symbols = enabled
+            .iter()
+            .filter(|symbol| symbol.starts_with("SAMPLE_RUST") == samples);
         symbols
             .flat_map(|symbol| objects_of(pair.tree, symbol))
             .collect()

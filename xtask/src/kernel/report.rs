@@ -28,7 +28,8 @@ pub(crate) fn cell(
             .ok()
             .map(|prediction| prediction.minimum_met),
         predicted: predicted.map(String::from),
-        crates: (prediction.as_ref())
+        crates: prediction
+            .as_ref()
             .map(|prediction| prediction.crates.iter().map(CrateJson::from).collect())
             .unwrap_or_default(),
         prediction_error: prediction.err(),
@@ -42,7 +43,9 @@ pub(crate) fn cell(
         tools: built.tools,
         enabled: built.enabled,
         objects: built.objects,
-        steps: (built.steps.into_iter())
+        steps: built
+            .steps
+            .into_iter()
             .map(|(step, seconds)| StepJson { step, seconds })
             .collect(),
         cached,
@@ -109,11 +112,16 @@ impl Report {
                 let minimum = cell
                     .minimum_met
                     .map_or("?", |met| if met { "yes" } else { "no" });
-                let mut why = (cell.first_error.clone()).unwrap_or_else(|| cell.reason.clone());
+                let mut why = cell
+                    .first_error
+                    .clone()
+                    .unwrap_or_else(|| cell.reason.clone());
                 if cell.cached {
                     why = format!("(cached) {why}");
                 }
-                let failing: Vec<String> = (cell.crates.iter())
+                let failing: Vec<String> = cell
+                    .crates
+                    .iter()
                     .filter(|krate| krate.predicted == Predicted::Fail.word())
                     .map(|krate| format!("{}: {}", krate.root, krate.errors.join("; ")))
                     .collect();
@@ -163,7 +171,9 @@ impl Report {
     }
 
     pub(crate) fn human(&self) -> String {
-        let mut text: String = (self.tree_lines().iter())
+        let mut text: String = self
+            .tree_lines()
+            .iter()
             .map(|line| format!("{line}\n"))
             .collect();
         let tools = self.tools_used().unwrap_or_else(|error| error);
@@ -195,7 +205,9 @@ impl Report {
             text.push_str(&format!("{}\n", line.trim_end()));
         }
         for cell in self.cells.iter().filter(|cell| !cell.steps.is_empty()) {
-            let steps: Vec<String> = (cell.steps.iter())
+            let steps: Vec<String> = cell
+                .steps
+                .iter()
                 .map(|step| format!("{} {:.1} s", step.step, step.seconds))
                 .collect();
             text.push_str(&format!(

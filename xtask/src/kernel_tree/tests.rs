@@ -454,7 +454,7 @@ fn report_part(
             minimum_met: Some(prediction.minimum_met),
             predicted: Some(prediction.predicted.word().into()),
             prediction_error: None,
-            crates: (prediction.crates.iter()).map(CrateJson::from).collect(),
+            crates: prediction.crates.iter().map(CrateJson::from).collect(),
             real: "not run".into(),
             reason: "predictions only".into(),
             first_error: None,

@@ -37,7 +37,9 @@ pub struct PlannedUsage {
 /// `left_out` as the only features (for an example, also the only ones Kbuild's `-Zcrate-attr`
 /// turns on).
 fn without(mut invocation: Invocation, allowed: &[&str], left_out: &str) -> Invocation {
-    let list: Vec<&str> = (allowed.iter().copied())
+    let list: Vec<&str> = allowed
+        .iter()
+        .copied()
         .filter(|feature| *feature != left_out)
         .collect();
     let list = list.join(",");

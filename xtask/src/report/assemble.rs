@@ -75,15 +75,18 @@ pub fn assemble(
                 .iter()
                 .enumerate()
                 .map(|(index, column)| {
-                    let expected =
-                        (column.ok_release()).map(|release| expected_status(feature, release));
+                    let expected = column
+                        .ok_release()
+                        .map(|release| expected_status(feature, release));
                     let observed = match probes.get(&index) {
                         None => Observed::NotProbed,
                         Some(result) => match &result.probe {
                             Some(Ok(statuses)) => Observed::Status(statuses[feature_index]),
                             Some(Err(error)) => Observed::ProbeFailed(error.clone()),
                             None => Observed::ProbeFailed(
-                                (result.first_error.clone())
+                                result
+                                    .first_error
+                                    .clone()
                                     .unwrap_or_else(|| "the probe did not run".into()),
                             ),
                         },

@@ -118,7 +118,8 @@ impl Report {
                     self.toolchains.len()
                 )
             })?;
-            let predicted = (toolchain.ok_release())
+            let predicted = toolchain
+                .ok_release()
                 .and_then(|release| crate::expect::expected_kbuild_error(&cell.fixture, release));
             if cell.expected.as_deref() != predicted
                 || !kbuild_cells.insert((cell.toolchain, cell.fixture.as_str()))

@@ -71,7 +71,8 @@ pub fn assemble_kbuild(
             continue;
         }
         for fixture in KBUILD_FIXTURES {
-            let expected = (column.ok_release())
+            let expected = column
+                .ok_release()
                 .and_then(|release| expected_kbuild_error(fixture, release))
                 .map(String::from);
             let found = by_cell.get(&(index, fixture));

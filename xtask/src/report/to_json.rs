@@ -186,7 +186,7 @@ impl Report {
             first_error: build.first_error.clone(),
             seconds: milliseconds(build.seconds),
             cached: build.cached,
-            tests: (build.tests).map(|(passed, failed, ignored)| TestCounts {
+            tests: build.tests.map(|(passed, failed, ignored)| TestCounts {
                 passed,
                 failed,
                 ignored,
@@ -337,7 +337,9 @@ impl Report {
                     )?),
                 };
                 let expected_since = release(cell.expected_stable_since.as_deref(), &what)?;
-                let expected = (cell.expected.as_deref())
+                let expected = cell
+                    .expected
+                    .as_deref()
                     .map(|word| status(word, expected_since, &what))
                     .transpose()?;
                 let cell_read = FeatureCell { observed, expected };
@@ -369,7 +371,9 @@ impl Report {
                 first_error: build.first_error,
                 seconds: seconds(build.seconds, &what)?,
                 cached: build.cached,
-                tests: (build.tests).map(|tests| (tests.passed, tests.failed, tests.ignored)),
+                tests: build
+                    .tests
+                    .map(|tests| (tests.passed, tests.failed, tests.ignored)),
             });
         }
         let targets = file.targets.read(&toolchains, &index_of)?;

@@ -296,7 +296,8 @@ impl UsageReport {
                 let cell = (by_id.remove(&toolchain.id))
                     .with_context(|| format!("feature {name} has no cell for {}", toolchain.id))?;
                 let detail = || {
-                    (cell.detail.clone())
+                    cell.detail
+                        .clone()
                         .with_context(|| format!("feature {name}, {}: no detail", toolchain.id))
                 };
                 cells.push(match cell.status.as_str() {

@@ -94,7 +94,9 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
         for &index in found {
             let toolchain = &report.toolchains[index];
             let below = below_class(toolchain);
-            let cell = (targets.known.iter())
+            let cell = targets
+                .known
+                .iter()
                 .find(|cell| cell.toolchain == index && &cell.triple == triple);
             let Some(cell) = cell else {
                 let _ = write!(html, "<td class=\"cell none{below}\"></td>");

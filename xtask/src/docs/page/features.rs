@@ -88,7 +88,7 @@ pub(super) fn feature_grid(
                 let _ = write!(detail, "<pre>{}</pre>", escape_html(error));
             }
             let usage_cell = usage.and_then(|usage| {
-                let column = (usage.toolchains.iter()).position(|t| t.id == toolchain.id)?;
+                let column = usage.toolchains.iter().position(|t| t.id == toolchain.id)?;
                 let row = usage.features.iter().find(|f| f.name == feature.name)?;
                 row.cells.get(column)
             });

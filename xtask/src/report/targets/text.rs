@@ -18,7 +18,9 @@ impl TargetAxis {
             return None;
         }
         let mut table = Table::new("kernel target (kernel mode / stable mode)", headers);
-        let known: HashMap<(usize, &str), &KnownCell> = (self.known.iter())
+        let known: HashMap<(usize, &str), &KnownCell> = self
+            .known
+            .iter()
             .map(|cell| ((cell.toolchain, cell.triple.as_str()), cell))
             .collect();
         let cross: HashMap<_, &TargetCell> =

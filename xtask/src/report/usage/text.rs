@@ -113,7 +113,8 @@ impl UsageReport {
 
     /// Whether the toolchain at `index` ran for any feature.
     pub fn ran(&self, index: usize) -> bool {
-        (self.features.iter())
+        self.features
+            .iter()
             .any(|feature| !matches!(feature.cells.get(index), Some(UsageCell::NotRun(_)) | None))
     }
 
