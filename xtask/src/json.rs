@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! JSON, the one layer every reader and writer of the reports and the cache goes through:
-//! typed structs with serde's derive for the files the xtask writes, serde_json's untyped
-//! [`Value`] for what others write (rustc's diagnostics, libtest's events).
+//! typed structs with serde's derive for the files the xtask writes and reads back, [`json!`]
+//! for output nothing here reads (the audit's report), serde_json's untyped [`Value`] for what
+//! others write (rustc's diagnostics, libtest's events).
 
 pub use serde::{Deserialize, Serialize};
 pub use serde_json::{json, Value};
