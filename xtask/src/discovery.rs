@@ -7,7 +7,7 @@
 
 use crate::debian::{self, DebianSource};
 use crate::interrupt::interrupted;
-use crate::loader::{Launch, OwnLoader};
+use crate::loader::Launch;
 use crate::pins::{Pin, Pins};
 use crate::version::{parse_verbose_version, RustcVersion};
 use anyhow::{anyhow, bail, Context as _};
@@ -89,29 +89,21 @@ pub struct Toolchain {
     /// `debian:trixie:rustc=1.85.1+dfsg1-1+deb13u1`.
     pub spec: String,
     pub source: Source,
-    /// The absolute path of the real rustc (never the rustup proxy, never a loader): what the
-    /// compiler's identity is read from.
-    pub rustc: PathBuf,
-    /// Extra environment for every run of this rustc and of the programs it builds, such as
-    /// `LD_LIBRARY_PATH` for an unpacked Debian compiler under the host's loader.
-    pub env: Vec<(String, String)>,
-    /// The loader it runs through when the host's C library is too old for it; every command
-    /// line then starts with the loader and its arguments, then rustc's own.
-    pub loader: Option<OwnLoader>,
+    /// How to start it. Its `rustc` is the real one (never the rustup proxy, never a loader),
+    /// whose identity is read; its `env` is set for the programs it builds too.
+    pub launch: Launch,
     /// The id of the pin it satisfies, if any.
     pub pin: Option<String>,
 }
 
 impl Toolchain {
-    /// The toolchain started as `launch` says.
+    /// The toolchain started as `launch` says, satisfying no pin yet.
     pub(crate) fn launched(id: String, spec: String, source: Source, launch: Launch) -> Toolchain {
         Toolchain {
             id,
             spec,
             source,
-            rustc: launch.rustc,
-            env: launch.env,
-            loader: launch.loader,
+            launch,
             pin: None,
         }
     }
@@ -209,25 +201,14 @@ const PARALLEL_PROBES: usize = 16;
 /// The error of a compiler that was never checked because the run was interrupted.
 const NOT_CHECKED: &str = "not checked: the run was interrupted";
 
-/// What makes two toolchains the same compiler: its rustc, loader and environment.
-type CompilerKey = (PathBuf, Option<OwnLoader>, Vec<(String, String)>);
-
-fn compiler_key(toolchain: &Toolchain) -> CompilerKey {
-    (
-        toolchain.rustc.clone(),
-        toolchain.loader.clone(),
-        toolchain.env.clone(),
-    )
-}
-
-/// Probes toolchains, a few at a time, each distinct compiler once.
+/// Probes toolchains, a few at a time, each distinct compiler (the same [`Launch`]) once.
 fn probe_all(toolchains: Vec<Toolchain>, timeout: Duration) -> Vec<Availability> {
-    let mut first_of: HashMap<CompilerKey, usize> = HashMap::new();
+    let mut first_of: HashMap<Launch, usize> = HashMap::new();
     let distinct: Vec<usize> = toolchains
         .iter()
         .enumerate()
         .filter(|(index, toolchain)| {
-            *first_of.entry(compiler_key(toolchain)).or_insert(*index) == *index
+            *first_of.entry(toolchain.launch.clone()).or_insert(*index) == *index
         })
         .map(|(index, _)| index)
         .collect();
@@ -252,18 +233,16 @@ fn probe_all(toolchains: Vec<Toolchain>, timeout: Duration) -> Vec<Availability>
     let answers = answers.into_inner().expect("a probe panicked");
     toolchains
         .into_iter()
-        .map(
-            |toolchain| match &answers[&first_of[&compiler_key(&toolchain)]] {
-                Ok(version) => Availability::Found {
-                    toolchain,
-                    version: version.clone(),
-                },
-                Err(error) => Availability::Broken {
-                    toolchain,
-                    error: format!("{error:#}"),
-                },
+        .map(|toolchain| match &answers[&first_of[&toolchain.launch]] {
+            Ok(version) => Availability::Found {
+                toolchain,
+                version: version.clone(),
             },
-        )
+            Err(error) => Availability::Broken {
+                toolchain,
+                error: format!("{error:#}"),
+            },
+        })
         .collect()
 }
 
@@ -394,16 +373,19 @@ fn parse_rustup_list(list: &str) -> Vec<(String, PathBuf)> {
 
 /// The rustup toolchain `name`, whose real rustc is `rustc`.
 pub(crate) fn rustup_toolchain(name: &str, rustc: &Path) -> Toolchain {
-    Toolchain {
-        id: name.to_owned(),
-        spec: format!("rustup:{name}"),
-        source: Source::Rustup {
-            name: name.to_owned(),
-        },
-        env: library_path_env(rustc),
-        rustc: rustc.to_owned(),
+    let source = Source::Rustup {
+        name: name.to_owned(),
+    };
+    let launch = host_launch(rustc.to_owned());
+    Toolchain::launched(name.to_owned(), format!("rustup:{name}"), source, launch)
+}
+
+/// `rustc` started by the host's loader, with the library path [`library_path_env`] finds.
+pub(super) fn host_launch(rustc: PathBuf) -> Launch {
+    Launch {
+        env: library_path_env(&rustc),
+        rustc,
         loader: None,
-        pin: None,
     }
 }
 
@@ -417,24 +399,13 @@ fn provisioned_candidates(timeout: Duration) -> Vec<Availability> {
         let id = package.to_string();
         let spec = format!("debian:{package}");
         let source = Source::Debian { package };
+        let rustc = prefix.join("usr/bin/rustc");
         match Launch::for_prefix(&prefix) {
             Ok(launch) => toolchains.push(Toolchain::launched(id, spec, source, launch)),
-            Err(error) => {
-                let rustc = prefix.join("usr/bin/rustc");
-                let toolchain = Toolchain {
-                    id,
-                    spec,
-                    source,
-                    env: library_path_env(&rustc),
-                    rustc,
-                    loader: None,
-                    pin: None,
-                };
-                broken.push(Availability::Broken {
-                    toolchain,
-                    error: format!("{error:#}"),
-                });
-            }
+            Err(error) => broken.push(Availability::Broken {
+                toolchain: Toolchain::launched(id, spec, source, host_launch(rustc)),
+                error: format!("{error:#}"),
+            }),
         }
     }
     probe_all(toolchains, timeout)
@@ -485,13 +456,14 @@ fn holds(dir: &Path, prefix: &str, suffix: &str) -> bool {
 /// and have `core` for its host in its sysroot (a compiler without one cannot build anything,
 /// whatever its `-vV` says).
 pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcVersion> {
-    if !toolchain.rustc.exists() {
-        bail!("{} does not exist", toolchain.rustc.display());
+    let launch = &toolchain.launch;
+    if !launch.rustc.exists() {
+        bail!("{} does not exist", launch.rustc.display());
     }
-    if toolchain.rustc.is_dir() {
+    if launch.rustc.is_dir() {
         bail!(
             "{} is a directory, not a rustc executable",
-            toolchain.rustc.display()
+            launch.rustc.display()
         );
     }
     let stamps = answer_stamps(toolchain);
@@ -499,11 +471,6 @@ pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcV
     let (mut version, sysroot) = match cached {
         Some(answers) => answers,
         None => {
-            let launch = Launch {
-                rustc: toolchain.rustc.clone(),
-                loader: toolchain.loader.clone(),
-                env: toolchain.env.clone(),
-            };
             let version = parse_verbose_version(&launch.run(&["-vV"], timeout)?)?;
             let sysroot = launch.run(&["--print", "sysroot"], timeout)?;
             // The last line: a wrapper's own chatter comes before what rustc prints.
@@ -515,7 +482,7 @@ pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcV
                 .with_context(|| {
                     format!(
                         "`{} --print sysroot` printed nothing",
-                        toolchain.rustc.display()
+                        launch.rustc.display()
                     )
                 })?;
             if let Some(stamps) = &stamps {
@@ -550,9 +517,10 @@ fn answer_stamps(toolchain: &Toolchain) -> Option<String> {
     if toolchain.source == Source::Path {
         return None;
     }
-    let sysroot = toolchain.rustc.parent()?.parent()?;
-    let mut files = vec![toolchain.rustc.clone()];
-    files.extend(toolchain.loader.iter().map(|loader| loader.program.clone()));
+    let launch = &toolchain.launch;
+    let sysroot = launch.rustc.parent()?.parent()?;
+    let mut files = vec![launch.rustc.clone()];
+    files.extend(launch.loader.iter().map(|loader| loader.program.clone()));
     let entries = |directory: &Path| {
         let entries = std::fs::read_dir(directory).into_iter().flatten();
         entries.filter_map(Result::ok).map(|entry| entry.path())

@@ -42,7 +42,7 @@ pub fn library_sources(
 ) -> anyhow::Result<LibrarySources> {
     let root = debian::toolchains_dir();
     let sysroot = version.sysroot.clone().unwrap_or_else(|| {
-        let bin = toolchain.rustc.parent().unwrap_or(Path::new("/"));
+        let bin = toolchain.launch.rustc.parent().unwrap_or(Path::new("/"));
         bin.parent().unwrap_or(bin).to_owned()
     });
     let component = sysroot.join("lib/rustlib/src/rust/library");
@@ -557,7 +557,8 @@ mod tests {
         };
         let out = crate::project_root().join("target/kshim/test-scratch/library-sources-core");
         std::fs::create_dir_all(&out).unwrap();
-        let (program, mut args) = crate::loader::start(&toolchain.rustc, toolchain.loader.as_ref());
+        let (program, mut args) =
+            crate::loader::start(&toolchain.launch.rustc, toolchain.launch.loader.as_ref());
         args.extend(
             [
                 "--crate-name=core",
@@ -579,7 +580,7 @@ mod tests {
                 .display()
                 .to_string(),
         );
-        let mut env = toolchain.env.clone();
+        let mut env = toolchain.launch.env.clone();
         env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
         let invocation = crate::process::Invocation::new(program, args).with_env(env);
         let output = crate::process::run(&invocation, std::time::Duration::from_secs(300)).unwrap();

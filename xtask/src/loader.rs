@@ -191,8 +191,8 @@ pub(crate) fn start(rustc: &Path, loader: Option<&OwnLoader>) -> (PathBuf, Vec<S
 
 /// The command that runs a compiler: the real rustc, through its own loader or the host's
 /// with `env` added.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Launch {
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Launch {
     /// The real rustc: `PREFIX/usr/bin/rustc`.
     pub rustc: PathBuf,
     /// The loader it runs through, if not the host's.

@@ -93,6 +93,7 @@ pub(crate) fn install(
             !matches!(toolchain.source, Source::Debian { .. })
                 || (pin.debian.is_none() || is_meant_for(pin, toolchain))
                     && toolchain
+                        .launch
                         .rustc
                         .ancestors()
                         .nth(3)
@@ -376,10 +377,12 @@ mod tests {
             toolchain.get_or_insert_with(|| Toolchain {
                 id: "a".into(),
                 spec: format!("debian:{source}"),
-                rustc: prefix.join("usr/bin/rustc"),
                 source: Source::Debian { package: source },
-                env: Vec::new(),
-                loader: None,
+                launch: crate::loader::Launch {
+                    rustc: prefix.join("usr/bin/rustc"),
+                    env: Vec::new(),
+                    loader: None,
+                },
                 pin: Some("a".into()),
             });
         }

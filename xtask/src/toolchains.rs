@@ -213,14 +213,15 @@ fn print_list(pins: &Pins, found: &[Availability], specs: bool) {
                     Source::Rustup { .. } | Source::Debian { .. } => toolchain.spec.clone(),
                     Source::Path => "path".to_owned(),
                 };
-                println!("  {blank}           {how}: {}", toolchain.rustc.display());
-                if let Some(loader) = &toolchain.loader {
+                let launch = &toolchain.launch;
+                println!("  {blank}           {how}: {}", launch.rustc.display());
+                if let Some(loader) = &launch.loader {
                     println!(
                         "  {blank}           through its own loader: {}",
                         loader.program.display()
                     );
                 }
-                for (key, value) in &toolchain.env {
+                for (key, value) in &launch.env {
                     println!("  {blank}           with {key}={value}");
                 }
                 println!("  {blank}           {}", version.first_line);
@@ -236,7 +237,7 @@ fn print_list(pins: &Pins, found: &[Availability], specs: bool) {
                 println!(
                     "  {}  BROKEN   {}",
                     pad(&escape(id), id_width),
-                    toolchain.rustc.display()
+                    toolchain.launch.rustc.display()
                 );
                 say_pin(toolchain);
                 for line in error.lines() {

@@ -4,7 +4,7 @@
 //! on the spot; each distinct spec once, so a thousand of them take linear time.
 
 use super::{
-    library_path_env, probe_all, rustup_name_is, rustup_toolchain, rustup_toolchains, Availability,
+    host_launch, probe_all, rustup_name_is, rustup_toolchain, rustup_toolchains, Availability,
     Source, Toolchain, NOT_CHECKED,
 };
 use crate::debian::{self, DebianSource, Provisioner};
@@ -137,16 +137,18 @@ fn resolve_specs(
         };
         resolved.push(result.map_err(|error| {
             // A name that is neither a file nor a rustup toolchain is broken like any other.
+            let launch = Launch {
+                rustc: PathBuf::from(spec),
+                loader: None,
+                env: Vec::new(),
+            };
             Availability::Broken {
-                toolchain: Toolchain {
-                    id: (*spec).to_owned(),
-                    spec: (*spec).to_owned(),
-                    source: Source::Path,
-                    rustc: PathBuf::from(spec),
-                    env: Vec::new(),
-                    loader: None,
-                    pin: None,
-                },
+                toolchain: Toolchain::launched(
+                    spec.to_string(),
+                    spec.to_string(),
+                    Source::Path,
+                    launch,
+                ),
                 error: format!("{error:#}"),
             }
         }));
@@ -220,23 +222,14 @@ fn spec_toolchain(
             .and_then(|bin| bin.parent()?.parent())
             .and_then(|prefix| Launch::for_prefix(prefix).ok())
             .filter(|launch| launch.loader.is_some() && launch.rustc == rustc);
-        return Ok(match own_loader {
-            Some(launch) => Toolchain::launched(
-                spec.to_owned(),
-                rustc.display().to_string(),
-                Source::Path,
-                launch,
-            ),
-            None => Toolchain {
-                id: spec.to_owned(),
-                spec: rustc.display().to_string(),
-                source: Source::Path,
-                env: library_path_env(&rustc),
-                rustc,
-                loader: None,
-                pin: None,
-            },
-        });
+        let full = rustc.display().to_string();
+        let launch = own_loader.unwrap_or_else(|| host_launch(rustc));
+        return Ok(Toolchain::launched(
+            spec.to_owned(),
+            full,
+            Source::Path,
+            launch,
+        ));
     }
     let found = installed.iter().find(|(name, _)| name == spec).or_else(|| {
         installed

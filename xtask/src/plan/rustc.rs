@@ -112,9 +112,9 @@ impl Rustc {
     /// The compiler of a discovered toolchain that reports `release`.
     pub fn of(toolchain: &crate::discovery::Toolchain, release: Release) -> Rustc {
         Rustc {
-            path: toolchain.rustc.clone(),
-            env: toolchain.env.clone(),
-            loader: toolchain.loader.clone(),
+            path: toolchain.launch.rustc.clone(),
+            env: toolchain.launch.env.clone(),
+            loader: toolchain.launch.loader.clone(),
             release,
         }
     }
