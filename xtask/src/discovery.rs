@@ -27,11 +27,9 @@ mod tests;
 /// Where a compiler comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
-    /// An installed rustup toolchain, by the name `rustup toolchain list` gives it.
-    Rustup {
-        /// The toolchain's name: `nightly-x86_64-unknown-linux-gnu`, `1.95.0`.
-        name: String,
-    },
+    /// An installed rustup toolchain, by the name `rustup toolchain list` gives it
+    /// (`nightly-x86_64-unknown-linux-gnu`, `1.95.0`).
+    Rustup { name: String },
     /// A rustc executable given by path with `--toolchain`.
     Path,
     /// Debian's packages, unpacked by `cargo xtask toolchains install` or for a
@@ -43,7 +41,6 @@ pub enum Source {
 }
 
 impl Source {
-    /// What kind of source this is, without the details.
     pub fn kind(&self) -> SourceKind {
         match self {
             Source::Rustup { .. } => SourceKind::Rustup,
@@ -73,7 +70,6 @@ impl SourceKind {
         }
     }
 
-    /// The kind that `word` names, if any.
     pub fn from_word(word: &str) -> Option<SourceKind> {
         SourceKind::ALL.into_iter().find(|kind| kind.word() == word)
     }
@@ -124,26 +120,14 @@ impl fmt::Display for Toolchain {
 pub enum Availability {
     /// A compiler that runs and reports a version.
     Found {
-        /// The compiler.
         toolchain: Toolchain,
-        /// What its `rustc -vV` said.
         version: RustcVersion,
     },
-    /// A compiler that exists but does not work.
-    Broken {
-        /// The compiler.
-        toolchain: Toolchain,
-        /// Why: it cannot be run, it exited non-zero, or its `-vV` is unreadable; with what it
-        /// printed.
-        error: String,
-    },
+    /// A compiler that exists but does not work: it cannot be run, it exited non-zero, or its
+    /// `-vV` is unreadable; the error says so with what it printed.
+    Broken { toolchain: Toolchain, error: String },
     /// A pin that no compiler on this machine satisfies.
-    Missing {
-        /// The pin.
-        pin: Pin,
-        /// The exact command that would install it.
-        install_hint: String,
-    },
+    Missing { pin: Pin, install_hint: String },
 }
 
 impl Availability {
@@ -158,21 +142,14 @@ impl Availability {
     }
 }
 
-/// The pins resolved to compilers, plus every `--toolchain` spec.
+/// The pins of `pins_path` (default [`Pins::default_path`]) resolved to compilers, one entry
+/// per pin in file order (the compiler that satisfies it by [`preference`], or why none does);
+/// or with `specs`, one entry per spec, in order ([`specs::discover_specs`]; a Debian spec is
+/// provisioned on the spot, with progress on stderr).
 ///
-/// The pins come from `pins_path`, or from `toolchains.toml` at the repository root. Without
-/// specs, the result has one entry per pin, in file order: the compiler that satisfies it
-/// (preferring, among several, the rustup toolchain the pin names, then any other rustup
-/// toolchain, then a provisioned Debian compiler), or why none does. With specs, it has one
-/// entry per spec, in order, and nothing else; each spec is a rustup toolchain name, a path to
-/// a rustc executable, or `debian:SUITE:PACKAGE[=VERSION]`, provisioned on the spot (progress
-/// on stderr); one that names nothing is [`Availability::Broken`], with the reason, like any
-/// other compiler that does not work.
-///
-/// A compiler whose `rustc -vV` or `--print sysroot` runs longer than `timeout` is killed
-/// (with its process group) and reported broken. Repeated specs are resolved and probed once,
-/// so the time is linear in their number; after SIGINT or SIGTERM ([`crate::interrupt`]) no
-/// more are resolved or probed, and those left are reported broken as not checked.
+/// A compiler whose `rustc -vV` or `--print sysroot` outlasts `timeout` is killed (with its
+/// process group) and reported broken. Repeated specs are resolved and probed once; after
+/// SIGINT or SIGTERM ([`crate::interrupt`]) those left are reported broken, as not checked.
 pub fn discover(
     sh: &Shell,
     pins_path: Option<&Path>,
@@ -198,7 +175,6 @@ pub const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
 /// costs one timeout, but a thousand at once would swamp the machine.
 const PARALLEL_PROBES: usize = 16;
 
-/// The error of a compiler that was never checked because the run was interrupted.
 const NOT_CHECKED: &str = "not checked: the run was interrupted";
 
 /// Probes toolchains, a few at a time, each distinct compiler (the same [`Launch`]) once.
@@ -414,13 +390,10 @@ fn provisioned_candidates(timeout: Duration) -> Vec<Availability> {
         .collect()
 }
 
-/// The `LD_LIBRARY_PATH` a rustc needs when its shared libraries are in a multiarch directory.
-///
-/// Debian's rustc, unpacked anywhere but `/`, lives in `PREFIX/usr/bin/rustc` and needs
-/// `librustc_driver-*.so` and `libLLVM.so.N` from `PREFIX/usr/lib/<multiarch>/`, which it has
-/// no rpath for. So for any rustc, every `BIN/../lib/*/` directory that holds a
-/// `librustc_driver-*.so` goes on the library path. rustup's compilers keep the driver in
-/// `BIN/../lib/` itself, which their rpath covers, and get nothing.
+/// The `LD_LIBRARY_PATH` a rustc needs when its driver is in a multiarch directory: Debian's,
+/// unpacked anywhere but `/`, has no rpath to `PREFIX/usr/lib/<multiarch>/`, where its
+/// `librustc_driver-*.so` and `libLLVM.so.N` are. rustup's keep the driver in `BIN/../lib/`,
+/// which their rpath covers, and get nothing.
 pub fn library_path_env(rustc: &Path) -> Vec<(String, String)> {
     let prefix = rustc.parent().and_then(Path::parent);
     let entries = prefix.and_then(|prefix| std::fs::read_dir(prefix.join("lib")).ok());
