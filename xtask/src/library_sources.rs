@@ -91,18 +91,23 @@ pub(crate) fn unavailable_note(prefix: &Path) -> PathBuf {
     prefix.with_file_name(name)
 }
 
-/// The provisioned sources of a Debian compiler, whose version must be the compiler's exactly.
+/// The source package of `compiler`'s library sources, and the version it must have: the
+/// compiler's exact one.
+fn sources_of(compiler: &DebianSource) -> anyhow::Result<(String, &str)> {
+    let version = compiler
+        .version
+        .as_deref()
+        .with_context(|| format!("{compiler} names no exact version"))?;
+    let package = source_package(&compiler.package)
+        .with_context(|| format!("Debian's {} has no known source package", compiler.package))?;
+    Ok((package, version))
+}
+
+/// The provisioned sources of a Debian compiler.
 fn debian_sources(root: &Path, compiler: &DebianSource) -> anyhow::Result<LibrarySources> {
     let install = "run `cargo xtask toolchains install`";
-    let Some(version) = &compiler.version else {
-        bail!("no library sources: {compiler} names no exact version to match");
-    };
-    let Some(package) = source_package(&compiler.package) else {
-        bail!(
-            "no library sources: Debian's {} has no known source package",
-            compiler.package
-        );
-    };
+    let (package, version) =
+        sources_of(compiler).map_err(|why| anyhow!("no library sources: {why}"))?;
     let prefix = debian::prefix_of(root, &package, version);
     let Some(marker) = Marker::read(&prefix) else {
         bail!(match std::fs::read_to_string(unavailable_note(&prefix)) {
@@ -112,7 +117,7 @@ fn debian_sources(root: &Path, compiler: &DebianSource) -> anyhow::Result<Librar
             }
         });
     };
-    if marker.package != package || &marker.version != version {
+    if marker.package != package || marker.version != version {
         bail!(
             "no library sources: {} holds {}, not {package}={version}; {install}",
             prefix.display(),
@@ -286,13 +291,7 @@ pub(crate) fn provision_sources(
     provisioner: &mut Provisioner<'_>,
     compiler: &DebianSource,
 ) -> anyhow::Result<Extracted> {
-    let version = compiler
-        .version
-        .as_deref()
-        .with_context(|| format!("{compiler} names no exact version"))?;
-    let Some(package) = source_package(&compiler.package) else {
-        bail!("Debian's {} has no known source package", compiler.package);
-    };
+    let (package, version) = sources_of(compiler)?;
     let prefix = debian::prefix_of(provisioner.root(), &package, version);
     let note = unavailable_note(&prefix);
     let wanted = Wanted {
