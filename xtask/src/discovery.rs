@@ -85,8 +85,6 @@ pub struct Toolchain {
     /// `debian:trixie:rustc=1.85.1+dfsg1-1+deb13u1`.
     pub spec: String,
     pub source: Source,
-    /// How to start it. Its `rustc` is the real one (never the rustup proxy, never a loader),
-    /// whose identity is read; its `env` is set for the programs it builds too.
     pub launch: Launch,
     /// The id of the pin it satisfies, if any.
     pub pin: Option<String>,
@@ -161,7 +159,7 @@ pub fn discover(
         .unwrap_or_else(Pins::default_path);
     let pins = Pins::load(&pins_path)?;
     if specs.is_empty() {
-        Ok(discover_pins(sh, &pins, timeout))
+        Ok(discover_pins(sh, &pins.pins, timeout))
     } else {
         specs::discover_specs(sh, &pins, specs, timeout)
     }
@@ -222,7 +220,7 @@ fn probe_all(toolchains: Vec<Toolchain>, timeout: Duration) -> Vec<Availability>
         .collect()
 }
 
-fn discover_pins(sh: &Shell, pins: &Pins, timeout: Duration) -> Vec<Availability> {
+fn discover_pins(sh: &Shell, pins: &[Pin], timeout: Duration) -> Vec<Availability> {
     let installed = rustup_toolchains(sh);
     let rustup: Vec<Toolchain> = installed
         .iter()
@@ -232,8 +230,7 @@ fn discover_pins(sh: &Shell, pins: &Pins, timeout: Duration) -> Vec<Availability
         .into_iter()
         .chain(provisioned_candidates(timeout))
         .collect();
-    pins.pins
-        .iter()
+    pins.iter()
         .map(|pin| {
             let as_pin = |toolchain: &Toolchain| Toolchain {
                 id: pin.id.clone(),

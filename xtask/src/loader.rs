@@ -193,11 +193,10 @@ pub(crate) fn start(rustc: &Path, loader: Option<&OwnLoader>) -> (PathBuf, Vec<S
 /// with `env` added.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Launch {
-    /// The real rustc: `PREFIX/usr/bin/rustc`.
+    /// The real rustc (never the rustup proxy, never a loader), whose identity is read.
     pub rustc: PathBuf,
-    /// The loader it runs through, if not the host's.
     pub loader: Option<OwnLoader>,
-    /// For the host's loader: `LD_LIBRARY_PATH`.
+    /// Set for rustc and the programs it builds: `LD_LIBRARY_PATH` under the host's loader.
     pub env: Vec<(String, String)>,
 }
 

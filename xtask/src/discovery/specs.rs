@@ -61,18 +61,9 @@ pub(super) fn discover_specs(
     }
     let mut pin_answers: HashMap<String, Availability> = HashMap::new();
     if !named_pins.is_empty() {
-        let named = Pins {
-            pins: named_pins,
-            trees: Vec::new(),
-            path: pins.path.clone(),
-        };
-        let answers = super::discover_pins(sh, &named, timeout);
-        pin_answers = named
-            .pins
-            .into_iter()
-            .map(|pin| pin.id)
-            .zip(answers)
-            .collect();
+        let answers = super::discover_pins(sh, &named_pins, timeout);
+        let ids = named_pins.into_iter().map(|pin| pin.id);
+        pin_answers = ids.zip(answers).collect();
     }
     let other_specs: Vec<String> = specs
         .iter()
