@@ -130,9 +130,7 @@ pub(crate) fn reachability_settings(dump: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A private apt: its own sources list, package lists, caches and (empty) dpkg status under
-/// one directory, so that nothing of the system's apt or dpkg state is read for decisions or
-/// written.
+/// A private apt: nothing of the system's apt or dpkg state is read for decisions or written.
 #[derive(Debug, Clone)]
 pub(crate) struct PrivateApt {
     dir: PathBuf,
@@ -223,7 +221,6 @@ impl PrivateApt {
             .collect()
     }
 
-    /// The directory everything lives in.
     pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
@@ -307,7 +304,6 @@ impl PrivateApt {
         Ok(parse_madison_entries(&listing, package))
     }
 
-    /// The record of `package` at `version`.
     pub(crate) fn show(&self, sh: &Shell, package: &str, version: &str) -> anyhow::Result<Stanza> {
         let spec = format!(
             "{}={}",
@@ -494,7 +490,6 @@ pub(crate) struct Downloaded {
     pub fetched_bytes: u64,
     /// Bytes of all the packages, fetched or not.
     pub total_bytes: u64,
-    /// How long fetching took.
     pub seconds: f64,
 }
 
@@ -507,7 +502,6 @@ pub(crate) struct AptIndex<'a> {
 }
 
 impl<'a> AptIndex<'a> {
-    /// An index asking `apt`.
     pub(crate) fn new(sh: &'a Shell, apt: &'a PrivateApt) -> AptIndex<'a> {
         AptIndex {
             sh,

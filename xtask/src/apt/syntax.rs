@@ -104,12 +104,10 @@ impl fmt::Display for Operator {
 pub(crate) struct Relation {
     /// The package (or virtual package) name, without an architecture qualifier.
     pub name: String,
-    /// The version relation, if the dependency has one.
     pub constraint: Option<(Operator, String)>,
 }
 
 impl Relation {
-    /// Whether `version` of this package satisfies the relation.
     pub(crate) fn accepts(&self, version: &str) -> bool {
         let Some((operator, wanted)) = &self.constraint else {
             return true;
@@ -234,7 +232,6 @@ pub(crate) fn parse_stanzas(text: &str) -> Vec<Stanza> {
 /// One version of a package, as `apt-cache madison` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Served {
-    /// The Debian version.
     pub version: String,
     /// The suite that serves it: `bookworm-security`.
     pub suite: String,
