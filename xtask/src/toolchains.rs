@@ -16,7 +16,6 @@ use std::time::Instant;
 use xshell::Shell;
 
 impl flags::Toolchains {
-    /// Runs `cargo xtask toolchains`.
     pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
         let pins_path = self.pins.clone().unwrap_or_else(Pins::default_path);
         match self.subcommand {
