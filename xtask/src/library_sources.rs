@@ -244,9 +244,8 @@ impl LibrarySources {
     }
 }
 
-/// Chooses from a source package's members the parts the cross builds need: `library/core`,
-/// `stdarch/crates/core_arch`, and where the package has them, `portable-simd/crates/core_simd`,
-/// `compiler-builtins` and `library/Cargo.toml`.
+/// Chooses from a source package's members the [`LIBRARY_PARTS`] it has; a required one it
+/// lacks is an error.
 pub(crate) fn sources_members(members: &[String]) -> anyhow::Result<Vec<String>> {
     let library = members
         .iter()
