@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The compilers that satisfy the pins of [`crate::pins`]: a pin is satisfied by any compiler
-//! whose `rustc -vV` reports its release, wherever it comes from (any rustup toolchain, a Debian
-//! compiler unpacked under `target/toolchains/debian/`, which may run through its own loader,
-//! or a `--toolchain` path or `debian:SUITE:PACKAGE=VERSION`); [`discover`] answers which
+//! The compilers that satisfy the pins of [`crate::pins`]: any compiler whose `rustc -vV`
+//! reports a pin's release, wherever it comes from ([`Source`]); [`discover`] answers which
 //! compiler satisfies each pin and which pins are missing.
 
 use crate::debian::{self, DebianSource};
