@@ -378,31 +378,18 @@ impl<'a> Provisioner<'a> {
         release: Option<&str>,
         accept: &dyn Fn(&RustcVersion) -> anyhow::Result<()>,
     ) -> Option<Provisioned> {
-        let mut prefixes: Vec<(PathBuf, DebianSource)> = match &source.version {
-            // Or where it was unpacked before prefixes were named by suite too: taken when its
-            // marker names this suite.
-            Some(version) => [
-                compiler_prefix(&self.root, source),
-                prefix_of(&self.root, &source.package, version),
-            ]
-            .into_iter()
-            .filter_map(|prefix| read_marker(&prefix).map(|found| (prefix, found)))
-            .collect(),
-            None => provisioned_prefixes(&self.root)
-                .into_iter()
-                .filter(|(_, found)| {
-                    let version = found.version.as_deref().unwrap_or_default();
-                    found.package == source.package
-                        && release.is_some_and(|release| upstream_version(version) == release)
-                })
-                .collect(),
-        };
         // Another suite's build of the same version holds another suite's libraries.
-        prefixes.retain(|(_, found)| {
-            found.suite == source.suite
-                && found.package == source.package
-                && (source.version.is_none() || found.version == source.version)
-        });
+        let prefixes = provisioned_prefixes(&self.root)
+            .into_iter()
+            .filter(|(_, found)| {
+                let version = found.version.as_deref().unwrap_or_default();
+                found.suite == source.suite
+                    && found.package == source.package
+                    && match &source.version {
+                        Some(wanted) => wanted == version,
+                        None => release.is_some_and(|release| upstream_version(version) == release),
+                    }
+            });
         for (prefix, found) in prefixes {
             if !self.intact(&prefix, &found.to_string()) {
                 continue;
