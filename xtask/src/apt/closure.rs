@@ -230,10 +230,9 @@ fn choose(
 /// Whether the machine has one of `alternatives` installed at a version that fits.
 fn on_host(index: &mut dyn PackageIndex, alternatives: &[Relation]) -> anyhow::Result<bool> {
     for relation in alternatives {
-        if let Some(installed) = index.installed(&relation.name)? {
-            if relation.accepts(&installed) {
-                return Ok(true);
-            }
+        let installed = index.installed(&relation.name)?;
+        if installed.is_some_and(|installed| relation.accepts(&installed)) {
+            return Ok(true);
         }
     }
     Ok(false)
