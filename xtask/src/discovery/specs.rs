@@ -29,11 +29,7 @@ pub(super) fn discover_specs(
     timeout: Duration,
 ) -> anyhow::Result<Vec<Availability>> {
     let installed = rustup_toolchains(sh);
-    let is_rustup = |spec: &str| {
-        installed
-            .iter()
-            .any(|(name, _)| name == spec || rustup_name_is(name, spec))
-    };
+    let is_rustup = |spec: &str| installed.iter().any(|(name, _)| rustup_name_is(name, spec));
     let is_named = |spec: &str| spec.starts_with("debian:") || is_path(sh, spec) || is_rustup(spec);
     let pin_of = |spec: &str| {
         let named = is_named(spec);
@@ -227,14 +223,14 @@ fn spec_toolchain(
             .iter()
             .find(|(name, _)| rustup_name_is(name, spec))
     });
-    match found {
-        Some((_, rustc)) => Ok(rustup_toolchain(spec, rustc)),
-        None => Err(anyhow!(
+    let (_, rustc) = found.with_context(|| {
+        format!(
             "`{}` is no rustc file and no installed rustup toolchain (installed: {})",
             spec.escape_debug(),
             names_of(installed)
-        )),
-    }
+        )
+    })?;
+    Ok(rustup_toolchain(spec, rustc))
 }
 
 /// Whether a spec names a rustc by its path: it has a `/`, or names a file.
