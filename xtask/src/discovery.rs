@@ -319,15 +319,13 @@ fn rustup_name_is(installed: &str, short: &str) -> bool {
 /// Every installed rustup toolchain with its real rustc, from one `rustup toolchain list -v`
 /// (none if rustup is not there).
 fn rustup_toolchains(sh: &Shell) -> Vec<(String, PathBuf)> {
-    let Ok(list) = cmd!(sh, "rustup toolchain list -v")
+    let list = cmd!(sh, "rustup toolchain list -v")
         .env("RUST_BACKTRACE", "0")
         .quiet()
         .ignore_stderr()
-        .read()
-    else {
-        return Vec::new();
-    };
-    parse_rustup_list(&list)
+        .read();
+    list.map(|list| parse_rustup_list(&list))
+        .unwrap_or_default()
 }
 
 /// Reads `rustup toolchain list -v`: `NAME [(default)] [(active)] PATH` per line.

@@ -98,7 +98,6 @@ fn resolve_specs(
     timeout: Duration,
     installed: &[(String, PathBuf)],
 ) -> Vec<Availability> {
-    // Each distinct spec is resolved once; repeats share its answer.
     let mut first_of: HashMap<&str, usize> = HashMap::new();
     let distinct: Vec<&str> = specs
         .iter()
