@@ -79,13 +79,6 @@ impl Mirrors {
         })
     }
 
-    /// Reads [`HOST_SOURCES`].
-    pub(crate) fn of_host() -> anyhow::Result<Mirrors> {
-        let text = std::fs::read_to_string(HOST_SOURCES)
-            .with_context(|| format!("reading the machine's apt sources {HOST_SOURCES}"))?;
-        Mirrors::from_deb822(&text).with_context(|| format!("reading {HOST_SOURCES}"))
-    }
-
     /// The one-line sources list for `suites`, every suite signed by [`ARCHIVE_KEYRING`].
     pub(crate) fn sources_list(&self, suites: &[String]) -> String {
         let components = self.components.join(" ");
@@ -140,9 +133,12 @@ pub(crate) struct PrivateApt {
 
 impl PrivateApt {
     /// Creates (or reuses) the private apt in `dir` for `suites`, with the machine's mirrors
-    /// ([`Mirrors::of_host`]) and its [`reachability_settings`].
+    /// (from [`HOST_SOURCES`]) and its [`reachability_settings`].
     pub(crate) fn create(sh: &Shell, dir: &Path, suites: &[&str]) -> anyhow::Result<PrivateApt> {
-        let mirrors = Mirrors::of_host()?;
+        let sources = std::fs::read_to_string(HOST_SOURCES)
+            .with_context(|| format!("reading the machine's apt sources {HOST_SOURCES}"))?;
+        let mirrors =
+            Mirrors::from_deb822(&sources).with_context(|| format!("reading {HOST_SOURCES}"))?;
         let dump = cmd!(sh, "apt-config dump")
             .quiet()
             .read()
