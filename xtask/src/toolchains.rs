@@ -95,18 +95,15 @@ fn selected<'p>(pins: &'p Pins, flags: &flags::Install) -> anyhow::Result<Vec<&'
             );
         }
     }
-    let shard = flags.shard.as_deref().map(Shard::parse).transpose()?;
-    if let Some(shard) = shard {
-        shard.check(pins.pins.len())?;
-    }
-    Ok(pins
-        .pins
-        .iter()
-        .enumerate()
-        .filter(|(position, _)| shard.is_none_or(|shard| shard.owns(*position)))
-        .filter(|(_, pin)| flags.only.is_empty() || flags.only.contains(&pin.id))
-        .map(|(_, pin)| pin)
-        .collect())
+    let mut selected = match flags.shard.as_deref().map(Shard::parse).transpose()? {
+        Some(shard) => {
+            shard.check(pins.pins.len())?;
+            shard.pins(&pins.pins)
+        }
+        None => pins.pins.iter().collect(),
+    };
+    selected.retain(|pin| flags.only.is_empty() || flags.only.contains(&pin.id));
+    Ok(selected)
 }
 
 fn install(
