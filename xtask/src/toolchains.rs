@@ -10,7 +10,6 @@ use crate::output::{escape, pad};
 use crate::pins::{Pin, Pins, Shard};
 use crate::plan::Layout;
 use crate::run_lock::RunLock;
-use crate::version::RustcVersion;
 use crate::{emulators, flags, library_sources, provision, Verdict};
 use std::time::Instant;
 use xshell::Shell;
@@ -195,15 +194,15 @@ fn print_list(pins: &Pins, found: &[Availability], specs: bool) {
         }
     };
     for entry in found {
-        let id = entry.id();
+        let shown = pad(&escape(entry.id()), id_width);
         match entry {
             Availability::Found { toolchain, version } => {
-                println!(
-                    "  {}  found    {}{}",
-                    pad(&escape(id), id_width),
-                    version.summary(),
-                    below_minimum(version)
-                );
+                let below = if version.release < catalog::MINIMUM_RELEASE {
+                    format!(", below the minimum {}", catalog::MINIMUM_RELEASE)
+                } else {
+                    String::new()
+                };
+                println!("  {shown}  found    {}{below}", version.summary());
                 say_pin(toolchain);
                 let how = match &toolchain.source {
                     Source::Rustup { .. } | Source::Debian { .. } => toolchain.spec.clone(),
@@ -230,22 +229,14 @@ fn print_list(pins: &Pins, found: &[Availability], specs: bool) {
                 }
             }
             Availability::Broken { toolchain, error } => {
-                println!(
-                    "  {}  BROKEN   {}",
-                    pad(&escape(id), id_width),
-                    toolchain.launch.rustc.display()
-                );
+                println!("  {shown}  BROKEN   {}", toolchain.launch.rustc.display());
                 say_pin(toolchain);
                 for line in error.lines() {
                     println!("  {blank}           {line}");
                 }
             }
             Availability::Missing { pin, install_hint } => {
-                println!(
-                    "  {}  missing  {}",
-                    pad(&escape(id), id_width),
-                    describe_pin(pin)
-                );
+                println!("  {shown}  missing  {}", describe_pin(pin));
                 println!("  {blank}           install: {install_hint}");
             }
         }
@@ -275,12 +266,4 @@ fn describe_pin(pin: &Pin) -> String {
         text.push_str(&format!(" ({})", escape(note)));
     }
     text
-}
-
-fn below_minimum(version: &RustcVersion) -> String {
-    if version.release < catalog::MINIMUM_RELEASE {
-        format!(", below the minimum {}", catalog::MINIMUM_RELEASE)
-    } else {
-        String::new()
-    }
 }
