@@ -273,20 +273,15 @@ fn provision_debian(
         provisioned.launch.clone(),
     );
     let version = verified(pin, toolchain)?;
-    let (fetched, total) = provisioned.bytes;
+    let (source, prefix) = (&provisioned.source, provisioned.prefix.display());
+    let summary = version.summary();
     let said = if provisioned.already {
-        format!(
-            "Debian {} already unpacked in {}: {}, {loader}",
-            provisioned.source,
-            provisioned.prefix.display(),
-            version.summary()
-        )
+        format!("Debian {source} already unpacked in {prefix}: {summary}, {loader}")
     } else {
+        let (fetched, total) = provisioned.bytes;
         format!(
-            "Debian {} unpacked in {}: {}, {loader} ({} packages, {:.1} of {:.1} MB fetched, {:.1}s)",
-            provisioned.source,
-            provisioned.prefix.display(),
-            version.summary(),
+            "Debian {source} unpacked in {prefix}: {summary}, {loader} ({} packages, {:.1} of \
+             {:.1} MB fetched, {:.1}s)",
             provisioned.packages,
             fetched as f64 / 1e6,
             total as f64 / 1e6,
