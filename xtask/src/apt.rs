@@ -74,26 +74,29 @@ pub(crate) fn is_suite(suite: &str) -> bool {
             .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-.".contains(&b))
 }
 
-fn checked_package(name: &str) -> anyhow::Result<&str> {
+pub(crate) fn checked_package(name: &str) -> anyhow::Result<&str> {
     ensure!(
-        is_package_name(name),
-        "`{name}` is not a Debian package name (lowercase letters, digits, `+`, `-`, `.`; at least two)"
+        is_package_name(name) && name.len() <= 100,
+        "`{}` is not a Debian package name (lowercase letters, digits, `+`, `-`, `.`; at least two)",
+        name.escape_debug()
     );
     Ok(name)
 }
 
-fn checked_version(version: &str) -> anyhow::Result<&str> {
+pub(crate) fn checked_version(version: &str) -> anyhow::Result<&str> {
     ensure!(
-        is_version(version),
-        "`{version}` is not a Debian version ([epoch:]upstream[-revision], upstream starting with a digit)"
+        is_version(version) && version.len() <= 100,
+        "`{}` is not a Debian version ([epoch:]upstream[-revision], upstream starting with a digit)",
+        version.escape_debug()
     );
     Ok(version)
 }
 
-fn checked_suite(suite: &str) -> anyhow::Result<&str> {
+pub(crate) fn checked_suite(suite: &str) -> anyhow::Result<&str> {
     ensure!(
-        is_suite(suite),
-        "`{suite}` is not a Debian suite name (such as `trixie` or `bookworm-security`)"
+        is_suite(suite) && suite.len() <= 64,
+        "`{}` is not a Debian suite name (such as `trixie` or `bookworm-security`)",
+        suite.escape_debug()
     );
     Ok(suite)
 }

@@ -7,7 +7,7 @@ use crate::apt::{self, AptIndex, HostLibraries, PrivateApt, Resolved};
 use crate::loader::Launch;
 use crate::run_lock::{self, RunLock};
 use crate::version::{parse_verbose_version, RustcVersion};
-use anyhow::{bail, ensure, Context};
+use anyhow::{anyhow, bail, Context};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -47,13 +47,12 @@ pub struct DebianSource {
     pub suite: String,
     /// The compiler package: `rustc`, `rustc-web`, `rustc-mozilla`.
     pub package: String,
-    /// An exact Debian version, if one is named.
     pub version: Option<String>,
 }
 
 impl DebianSource {
-    /// Parses `SUITE:PACKAGE` or `SUITE:PACKAGE=VERSION`, each part checked against Debian's
-    /// syntax, so that no value can reach apt as an option or a pattern.
+    /// Parses `SUITE:PACKAGE` or `SUITE:PACKAGE=VERSION`, each part checked as [`apt`] checks
+    /// what it is given, so that no value can reach apt as an option or a pattern.
     pub fn parse(text: &str) -> anyhow::Result<DebianSource> {
         let usage = "SUITE:PACKAGE or SUITE:PACKAGE=VERSION, such as \
                      `trixie:rustc=1.85.1+dfsg1-1+deb13u1`";
@@ -64,23 +63,10 @@ impl DebianSource {
             Some((package, version)) => (package, Some(version)),
             None => (rest, None),
         };
-        ensure!(
-            apt::is_suite(suite) && suite.len() <= 64,
-            "`{}` is not a Debian suite (such as `bookworm` or `trixie-security`); write {usage}",
-            suite.escape_debug()
-        );
-        ensure!(
-            apt::is_package_name(package) && package.len() <= 100,
-            "`{}` is not a Debian package name (lowercase letters, digits, `+`, `-`, `.`); write \
-             {usage}",
-            package.escape_debug()
-        );
-        ensure!(
-            version.is_none_or(|version| apt::is_version(version) && version.len() <= 100),
-            "`{}` is not a Debian version ([epoch:]upstream[-revision], upstream starting with a \
-             digit); write {usage}",
-            version.unwrap_or_default().escape_debug()
-        );
+        let checked = apt::checked_suite(suite)
+            .and(apt::checked_package(package))
+            .and(version.map_or(Ok(""), apt::checked_version));
+        checked.map_err(|error| anyhow!("{error}; write {usage}"))?;
         Ok(DebianSource {
             suite: suite.to_owned(),
             package: package.to_owned(),
@@ -175,12 +161,11 @@ pub(crate) fn read_marker(prefix: &Path) -> Option<DebianSource> {
 #[derive(Debug, Clone)]
 pub(crate) struct Provisioned {
     pub prefix: PathBuf,
-    /// The package it is, with its exact version.
+    /// The package, with its exact version.
     pub source: DebianSource,
     pub launch: Launch,
-    /// Whether it was already there (nothing fetched or unpacked).
+    /// Whether it was already there (nothing fetched or unpacked, and `packages` 0).
     pub already: bool,
-    /// How many packages its prefix holds (0 when it was already there).
     pub packages: usize,
     /// Bytes fetched from the registry, and bytes of all its packages.
     pub bytes: (u64, u64),
@@ -197,7 +182,7 @@ pub(crate) struct Provisioner<'a> {
     update_problems: BTreeMap<String, String>,
     log: &'a mut dyn FnMut(&str),
     verify: bool,
-    /// The lock of the checkout it writes into, to take before it first writes.
+    /// The run lock of the checkout it writes into, until it takes it before it first writes.
     lock: Option<PathBuf>,
     /// That lock, once taken (`None` as well while a lock this process holds covers it).
     held: Option<RunLock>,
@@ -393,31 +378,18 @@ impl<'a> Provisioner<'a> {
         release: Option<&str>,
         accept: &dyn Fn(&RustcVersion) -> anyhow::Result<()>,
     ) -> Option<Provisioned> {
-        let mut prefixes: Vec<(PathBuf, DebianSource)> = match &source.version {
-            // Or where it was unpacked before prefixes were named by suite too: taken when its
-            // marker names this suite.
-            Some(version) => [
-                compiler_prefix(&self.root, source),
-                prefix_of(&self.root, &source.package, version),
-            ]
-            .into_iter()
-            .filter_map(|prefix| read_marker(&prefix).map(|found| (prefix, found)))
-            .collect(),
-            None => provisioned_prefixes(&self.root)
-                .into_iter()
-                .filter(|(_, found)| {
-                    let version = found.version.as_deref().unwrap_or_default();
-                    found.package == source.package
-                        && release.is_some_and(|release| upstream_version(version) == release)
-                })
-                .collect(),
-        };
         // Another suite's build of the same version holds another suite's libraries.
-        prefixes.retain(|(_, found)| {
-            found.suite == source.suite
-                && found.package == source.package
-                && (source.version.is_none() || found.version == source.version)
-        });
+        let prefixes = provisioned_prefixes(&self.root)
+            .into_iter()
+            .filter(|(_, found)| {
+                let version = found.version.as_deref().unwrap_or_default();
+                found.suite == source.suite
+                    && found.package == source.package
+                    && match &source.version {
+                        Some(wanted) => wanted == version,
+                        None => release.is_some_and(|release| upstream_version(version) == release),
+                    }
+            });
         for (prefix, found) in prefixes {
             if !self.intact(&prefix, &found.to_string()) {
                 continue;

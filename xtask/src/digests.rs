@@ -69,15 +69,12 @@ pub(crate) fn damaged(prefix: &Path) -> anyhow::Result<Vec<String>> {
 /// Every provisioned prefix under `root` (normally `target/toolchains/`): each compiler's and
 /// each library source package's under `debian/`, and qemu's; in name order.
 pub(crate) fn provisioned_prefixes(root: &Path) -> Vec<PathBuf> {
-    let mut prefixes: Vec<PathBuf> = std::fs::read_dir(root.join("debian"))
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|entry| entry.path())
-                .filter(|path| path.is_dir() && !path.ends_with("downloads"))
-                .collect()
-        })
-        .unwrap_or_default();
+    let entries = std::fs::read_dir(root.join("debian")).into_iter().flatten();
+    let mut prefixes: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.is_dir() && !path.ends_with("downloads"))
+        .collect();
     prefixes.sort();
     let qemu = root.join("qemu");
     if qemu.is_dir() {

@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The compilers that satisfy the pins of [`crate::pins`]: a pin is satisfied by any compiler
-//! whose `rustc -vV` reports its release, wherever it comes from (any rustup toolchain, a Debian
-//! compiler unpacked under `target/toolchains/debian/`, which may run through its own loader,
-//! or a `--toolchain` path or `debian:SUITE:PACKAGE=VERSION`); [`discover`] answers which
+//! The compilers that satisfy the pins of [`crate::pins`]: any compiler whose `rustc -vV`
+//! reports a pin's release, wherever it comes from ([`Source`]); [`discover`] answers which
 //! compiler satisfies each pin and which pins are missing.
 
 use crate::debian::{self, DebianSource};
 use crate::interrupt::interrupted;
-use crate::loader::{Launch, OwnLoader};
+use crate::loader::Launch;
 use crate::pins::{Pin, Pins};
 use crate::version::{parse_verbose_version, RustcVersion};
 use anyhow::{anyhow, bail, Context as _};
@@ -27,11 +25,9 @@ mod tests;
 /// Where a compiler comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
-    /// An installed rustup toolchain, by the name `rustup toolchain list` gives it.
-    Rustup {
-        /// The toolchain's name: `nightly-x86_64-unknown-linux-gnu`, `1.95.0`.
-        name: String,
-    },
+    /// An installed rustup toolchain, by the name `rustup toolchain list` gives it
+    /// (`nightly-x86_64-unknown-linux-gnu`, `1.95.0`).
+    Rustup { name: String },
     /// A rustc executable given by path with `--toolchain`.
     Path,
     /// Debian's packages, unpacked by `cargo xtask toolchains install` or for a
@@ -43,7 +39,6 @@ pub enum Source {
 }
 
 impl Source {
-    /// What kind of source this is, without the details.
     pub fn kind(&self) -> SourceKind {
         match self {
             Source::Rustup { .. } => SourceKind::Rustup,
@@ -73,7 +68,6 @@ impl SourceKind {
         }
     }
 
-    /// The kind that `word` names, if any.
     pub fn from_word(word: &str) -> Option<SourceKind> {
         SourceKind::ALL.into_iter().find(|kind| kind.word() == word)
     }
@@ -89,29 +83,19 @@ pub struct Toolchain {
     /// `debian:trixie:rustc=1.85.1+dfsg1-1+deb13u1`.
     pub spec: String,
     pub source: Source,
-    /// The absolute path of the real rustc (never the rustup proxy, never a loader): what the
-    /// compiler's identity is read from.
-    pub rustc: PathBuf,
-    /// Extra environment for every run of this rustc and of the programs it builds, such as
-    /// `LD_LIBRARY_PATH` for an unpacked Debian compiler under the host's loader.
-    pub env: Vec<(String, String)>,
-    /// The loader it runs through when the host's C library is too old for it; every command
-    /// line then starts with the loader and its arguments, then rustc's own.
-    pub loader: Option<OwnLoader>,
+    pub launch: Launch,
     /// The id of the pin it satisfies, if any.
     pub pin: Option<String>,
 }
 
 impl Toolchain {
-    /// The toolchain started as `launch` says.
+    /// The toolchain started as `launch` says, satisfying no pin yet.
     pub(crate) fn launched(id: String, spec: String, source: Source, launch: Launch) -> Toolchain {
         Toolchain {
             id,
             spec,
             source,
-            rustc: launch.rustc,
-            env: launch.env,
-            loader: launch.loader,
+            launch,
             pin: None,
         }
     }
@@ -132,26 +116,14 @@ impl fmt::Display for Toolchain {
 pub enum Availability {
     /// A compiler that runs and reports a version.
     Found {
-        /// The compiler.
         toolchain: Toolchain,
-        /// What its `rustc -vV` said.
         version: RustcVersion,
     },
-    /// A compiler that exists but does not work.
-    Broken {
-        /// The compiler.
-        toolchain: Toolchain,
-        /// Why: it cannot be run, it exited non-zero, or its `-vV` is unreadable; with what it
-        /// printed.
-        error: String,
-    },
+    /// A compiler that exists but does not work: it cannot be run, it exited non-zero, or its
+    /// `-vV` is unreadable; the error says so with what it printed.
+    Broken { toolchain: Toolchain, error: String },
     /// A pin that no compiler on this machine satisfies.
-    Missing {
-        /// The pin.
-        pin: Pin,
-        /// The exact command that would install it.
-        install_hint: String,
-    },
+    Missing { pin: Pin, install_hint: String },
 }
 
 impl Availability {
@@ -166,21 +138,14 @@ impl Availability {
     }
 }
 
-/// The pins resolved to compilers, plus every `--toolchain` spec.
+/// The pins of `pins_path` (default [`Pins::default_path`]) resolved to compilers, one entry
+/// per pin in file order (the compiler that satisfies it by [`preference`], or why none does);
+/// or with `specs`, one entry per spec, in order ([`specs::discover_specs`]; a Debian spec is
+/// provisioned on the spot, with progress on stderr).
 ///
-/// The pins come from `pins_path`, or from `toolchains.toml` at the repository root. Without
-/// specs, the result has one entry per pin, in file order: the compiler that satisfies it
-/// (preferring, among several, the rustup toolchain the pin names, then any other rustup
-/// toolchain, then a provisioned Debian compiler), or why none does. With specs, it has one
-/// entry per spec, in order, and nothing else; each spec is a rustup toolchain name, a path to
-/// a rustc executable, or `debian:SUITE:PACKAGE[=VERSION]`, provisioned on the spot (progress
-/// on stderr); one that names nothing is [`Availability::Broken`], with the reason, like any
-/// other compiler that does not work.
-///
-/// A compiler whose `rustc -vV` or `--print sysroot` runs longer than `timeout` is killed
-/// (with its process group) and reported broken. Repeated specs are resolved and probed once,
-/// so the time is linear in their number; after SIGINT or SIGTERM ([`crate::interrupt`]) no
-/// more are resolved or probed, and those left are reported broken as not checked.
+/// A compiler whose `rustc -vV` or `--print sysroot` outlasts `timeout` is killed (with its
+/// process group) and reported broken. Repeated specs are resolved and probed once; after
+/// SIGINT or SIGTERM ([`crate::interrupt`]) those left are reported broken, as not checked.
 pub fn discover(
     sh: &Shell,
     pins_path: Option<&Path>,
@@ -192,7 +157,7 @@ pub fn discover(
         .unwrap_or_else(Pins::default_path);
     let pins = Pins::load(&pins_path)?;
     if specs.is_empty() {
-        Ok(discover_pins(sh, &pins, timeout))
+        Ok(discover_pins(sh, &pins.pins, timeout))
     } else {
         specs::discover_specs(sh, &pins, specs, timeout)
     }
@@ -206,28 +171,16 @@ pub const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
 /// costs one timeout, but a thousand at once would swamp the machine.
 const PARALLEL_PROBES: usize = 16;
 
-/// The error of a compiler that was never checked because the run was interrupted.
 const NOT_CHECKED: &str = "not checked: the run was interrupted";
 
-/// What makes two toolchains the same compiler: its rustc, loader and environment.
-type CompilerKey = (PathBuf, Option<OwnLoader>, Vec<(String, String)>);
-
-fn compiler_key(toolchain: &Toolchain) -> CompilerKey {
-    (
-        toolchain.rustc.clone(),
-        toolchain.loader.clone(),
-        toolchain.env.clone(),
-    )
-}
-
-/// Probes toolchains, a few at a time, each distinct compiler once.
+/// Probes toolchains, a few at a time, each distinct compiler (the same [`Launch`]) once.
 fn probe_all(toolchains: Vec<Toolchain>, timeout: Duration) -> Vec<Availability> {
-    let mut first_of: HashMap<CompilerKey, usize> = HashMap::new();
+    let mut first_of: HashMap<Launch, usize> = HashMap::new();
     let distinct: Vec<usize> = toolchains
         .iter()
         .enumerate()
         .filter(|(index, toolchain)| {
-            *first_of.entry(compiler_key(toolchain)).or_insert(*index) == *index
+            *first_of.entry(toolchain.launch.clone()).or_insert(*index) == *index
         })
         .map(|(index, _)| index)
         .collect();
@@ -252,22 +205,20 @@ fn probe_all(toolchains: Vec<Toolchain>, timeout: Duration) -> Vec<Availability>
     let answers = answers.into_inner().expect("a probe panicked");
     toolchains
         .into_iter()
-        .map(
-            |toolchain| match &answers[&first_of[&compiler_key(&toolchain)]] {
-                Ok(version) => Availability::Found {
-                    toolchain,
-                    version: version.clone(),
-                },
-                Err(error) => Availability::Broken {
-                    toolchain,
-                    error: format!("{error:#}"),
-                },
+        .map(|toolchain| match &answers[&first_of[&toolchain.launch]] {
+            Ok(version) => Availability::Found {
+                toolchain,
+                version: version.clone(),
             },
-        )
+            Err(error) => Availability::Broken {
+                toolchain,
+                error: format!("{error:#}"),
+            },
+        })
         .collect()
 }
 
-fn discover_pins(sh: &Shell, pins: &Pins, timeout: Duration) -> Vec<Availability> {
+fn discover_pins(sh: &Shell, pins: &[Pin], timeout: Duration) -> Vec<Availability> {
     let installed = rustup_toolchains(sh);
     let rustup: Vec<Toolchain> = installed
         .iter()
@@ -277,8 +228,7 @@ fn discover_pins(sh: &Shell, pins: &Pins, timeout: Duration) -> Vec<Availability
         .into_iter()
         .chain(provisioned_candidates(timeout))
         .collect();
-    pins.pins
-        .iter()
+    pins.iter()
         .map(|pin| {
             let as_pin = |toolchain: &Toolchain| Toolchain {
                 id: pin.id.clone(),
@@ -369,15 +319,13 @@ fn rustup_name_is(installed: &str, short: &str) -> bool {
 /// Every installed rustup toolchain with its real rustc, from one `rustup toolchain list -v`
 /// (none if rustup is not there).
 fn rustup_toolchains(sh: &Shell) -> Vec<(String, PathBuf)> {
-    let Ok(list) = cmd!(sh, "rustup toolchain list -v")
+    let list = cmd!(sh, "rustup toolchain list -v")
         .env("RUST_BACKTRACE", "0")
         .quiet()
         .ignore_stderr()
-        .read()
-    else {
-        return Vec::new();
-    };
-    parse_rustup_list(&list)
+        .read();
+    list.map(|list| parse_rustup_list(&list))
+        .unwrap_or_default()
 }
 
 /// Reads `rustup toolchain list -v`: `NAME [(default)] [(active)] PATH` per line.
@@ -394,16 +342,19 @@ fn parse_rustup_list(list: &str) -> Vec<(String, PathBuf)> {
 
 /// The rustup toolchain `name`, whose real rustc is `rustc`.
 pub(crate) fn rustup_toolchain(name: &str, rustc: &Path) -> Toolchain {
-    Toolchain {
-        id: name.to_owned(),
-        spec: format!("rustup:{name}"),
-        source: Source::Rustup {
-            name: name.to_owned(),
-        },
-        env: library_path_env(rustc),
-        rustc: rustc.to_owned(),
+    let source = Source::Rustup {
+        name: name.to_owned(),
+    };
+    let launch = host_launch(rustc.to_owned());
+    Toolchain::launched(name.to_owned(), format!("rustup:{name}"), source, launch)
+}
+
+/// `rustc` started by the host's loader, with the library path [`library_path_env`] finds.
+pub(super) fn host_launch(rustc: PathBuf) -> Launch {
+    Launch {
+        env: library_path_env(&rustc),
+        rustc,
         loader: None,
-        pin: None,
     }
 }
 
@@ -417,24 +368,13 @@ fn provisioned_candidates(timeout: Duration) -> Vec<Availability> {
         let id = package.to_string();
         let spec = format!("debian:{package}");
         let source = Source::Debian { package };
+        let rustc = prefix.join("usr/bin/rustc");
         match Launch::for_prefix(&prefix) {
             Ok(launch) => toolchains.push(Toolchain::launched(id, spec, source, launch)),
-            Err(error) => {
-                let rustc = prefix.join("usr/bin/rustc");
-                let toolchain = Toolchain {
-                    id,
-                    spec,
-                    source,
-                    env: library_path_env(&rustc),
-                    rustc,
-                    loader: None,
-                    pin: None,
-                };
-                broken.push(Availability::Broken {
-                    toolchain,
-                    error: format!("{error:#}"),
-                });
-            }
+            Err(error) => broken.push(Availability::Broken {
+                toolchain: Toolchain::launched(id, spec, source, host_launch(rustc)),
+                error: format!("{error:#}"),
+            }),
         }
     }
     probe_all(toolchains, timeout)
@@ -443,13 +383,10 @@ fn provisioned_candidates(timeout: Duration) -> Vec<Availability> {
         .collect()
 }
 
-/// The `LD_LIBRARY_PATH` a rustc needs when its shared libraries are in a multiarch directory.
-///
-/// Debian's rustc, unpacked anywhere but `/`, lives in `PREFIX/usr/bin/rustc` and needs
-/// `librustc_driver-*.so` and `libLLVM.so.N` from `PREFIX/usr/lib/<multiarch>/`, which it has
-/// no rpath for. So for any rustc, every `BIN/../lib/*/` directory that holds a
-/// `librustc_driver-*.so` goes on the library path. rustup's compilers keep the driver in
-/// `BIN/../lib/` itself, which their rpath covers, and get nothing.
+/// The `LD_LIBRARY_PATH` a rustc needs when its driver is in a multiarch directory: Debian's,
+/// unpacked anywhere but `/`, has no rpath to `PREFIX/usr/lib/<multiarch>/`, where its
+/// `librustc_driver-*.so` and `libLLVM.so.N` are. rustup's keep the driver in `BIN/../lib/`,
+/// which their rpath covers, and get nothing.
 pub fn library_path_env(rustc: &Path) -> Vec<(String, String)> {
     let prefix = rustc.parent().and_then(Path::parent);
     let entries = prefix.and_then(|prefix| std::fs::read_dir(prefix.join("lib")).ok());
@@ -485,13 +422,14 @@ fn holds(dir: &Path, prefix: &str, suffix: &str) -> bool {
 /// and have `core` for its host in its sysroot (a compiler without one cannot build anything,
 /// whatever its `-vV` says).
 pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcVersion> {
-    if !toolchain.rustc.exists() {
-        bail!("{} does not exist", toolchain.rustc.display());
+    let launch = &toolchain.launch;
+    if !launch.rustc.exists() {
+        bail!("{} does not exist", launch.rustc.display());
     }
-    if toolchain.rustc.is_dir() {
+    if launch.rustc.is_dir() {
         bail!(
             "{} is a directory, not a rustc executable",
-            toolchain.rustc.display()
+            launch.rustc.display()
         );
     }
     let stamps = answer_stamps(toolchain);
@@ -499,11 +437,6 @@ pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcV
     let (mut version, sysroot) = match cached {
         Some(answers) => answers,
         None => {
-            let launch = Launch {
-                rustc: toolchain.rustc.clone(),
-                loader: toolchain.loader.clone(),
-                env: toolchain.env.clone(),
-            };
             let version = parse_verbose_version(&launch.run(&["-vV"], timeout)?)?;
             let sysroot = launch.run(&["--print", "sysroot"], timeout)?;
             // The last line: a wrapper's own chatter comes before what rustc prints.
@@ -515,7 +448,7 @@ pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcV
                 .with_context(|| {
                     format!(
                         "`{} --print sysroot` printed nothing",
-                        toolchain.rustc.display()
+                        launch.rustc.display()
                     )
                 })?;
             if let Some(stamps) = &stamps {
@@ -550,9 +483,10 @@ fn answer_stamps(toolchain: &Toolchain) -> Option<String> {
     if toolchain.source == Source::Path {
         return None;
     }
-    let sysroot = toolchain.rustc.parent()?.parent()?;
-    let mut files = vec![toolchain.rustc.clone()];
-    files.extend(toolchain.loader.iter().map(|loader| loader.program.clone()));
+    let launch = &toolchain.launch;
+    let sysroot = launch.rustc.parent()?.parent()?;
+    let mut files = vec![launch.rustc.clone()];
+    files.extend(launch.loader.iter().map(|loader| loader.program.clone()));
     let entries = |directory: &Path| {
         let entries = std::fs::read_dir(directory).into_iter().flatten();
         entries.filter_map(Result::ok).map(|entry| entry.path())

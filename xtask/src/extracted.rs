@@ -18,7 +18,6 @@ pub(crate) const MARKER: &str = "kshim-extracted.txt";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Marker {
     pub package: String,
-    /// Its exact version.
     pub version: String,
     pub suite: String,
     /// The SHA-256 of its `.deb`, as the signed index lists it.
@@ -98,7 +97,6 @@ pub(crate) struct Extracted {
     pub already: bool,
     /// Bytes fetched from the registry (0 when the `.deb` was in the download cache).
     pub fetched_bytes: u64,
-    /// The size of the `.deb`.
     pub deb_bytes: u64,
     /// The bytes of the files extracted (0 when it was already there).
     pub extracted_bytes: u64,

@@ -305,9 +305,9 @@ fn run(
                 }
                 let wrapper = dir.join("wrappers").join(&toolchain.id).join("rustc");
                 let (program, leading) =
-                    crate::loader::start(&toolchain.rustc, toolchain.loader.as_ref());
+                    crate::loader::start(&toolchain.launch.rustc, toolchain.launch.loader.as_ref());
                 if let Err(error) =
-                    tools::write_wrapper(&wrapper, &program, &leading, &toolchain.env)
+                    tools::write_wrapper(&wrapper, &program, &leading, &toolchain.launch.env)
                 {
                     break 'pair not_run(format!("writing the wrapper: {error:#}"));
                 }

@@ -42,7 +42,7 @@ pub fn library_sources(
 ) -> anyhow::Result<LibrarySources> {
     let root = debian::toolchains_dir();
     let sysroot = version.sysroot.clone().unwrap_or_else(|| {
-        let bin = toolchain.rustc.parent().unwrap_or(Path::new("/"));
+        let bin = toolchain.launch.rustc.parent().unwrap_or(Path::new("/"));
         bin.parent().unwrap_or(bin).to_owned()
     });
     let component = sysroot.join("lib/rustlib/src/rust/library");
@@ -91,18 +91,23 @@ pub(crate) fn unavailable_note(prefix: &Path) -> PathBuf {
     prefix.with_file_name(name)
 }
 
-/// The provisioned sources of a Debian compiler, whose version must be the compiler's exactly.
+/// The source package of `compiler`'s library sources, and the version it must have: the
+/// compiler's exact one.
+fn sources_of(compiler: &DebianSource) -> anyhow::Result<(String, &str)> {
+    let version = compiler
+        .version
+        .as_deref()
+        .with_context(|| format!("{compiler} names no exact version"))?;
+    let package = source_package(&compiler.package)
+        .with_context(|| format!("Debian's {} has no known source package", compiler.package))?;
+    Ok((package, version))
+}
+
+/// The provisioned sources of a Debian compiler.
 fn debian_sources(root: &Path, compiler: &DebianSource) -> anyhow::Result<LibrarySources> {
     let install = "run `cargo xtask toolchains install`";
-    let Some(version) = &compiler.version else {
-        bail!("no library sources: {compiler} names no exact version to match");
-    };
-    let Some(package) = source_package(&compiler.package) else {
-        bail!(
-            "no library sources: Debian's {} has no known source package",
-            compiler.package
-        );
-    };
+    let (package, version) =
+        sources_of(compiler).map_err(|why| anyhow!("no library sources: {why}"))?;
     let prefix = debian::prefix_of(root, &package, version);
     let Some(marker) = Marker::read(&prefix) else {
         bail!(match std::fs::read_to_string(unavailable_note(&prefix)) {
@@ -112,7 +117,7 @@ fn debian_sources(root: &Path, compiler: &DebianSource) -> anyhow::Result<Librar
             }
         });
     };
-    if marker.package != package || &marker.version != version {
+    if marker.package != package || marker.version != version {
         bail!(
             "no library sources: {} holds {}, not {package}={version}; {install}",
             prefix.display(),
@@ -239,9 +244,8 @@ impl LibrarySources {
     }
 }
 
-/// Chooses from a source package's members the parts the cross builds need: `library/core`,
-/// `stdarch/crates/core_arch`, and where the package has them, `portable-simd/crates/core_simd`,
-/// `compiler-builtins` and `library/Cargo.toml`.
+/// Chooses from a source package's members the [`LIBRARY_PARTS`] it has; a required one it
+/// lacks is an error.
 pub(crate) fn sources_members(members: &[String]) -> anyhow::Result<Vec<String>> {
     let library = members
         .iter()
@@ -286,13 +290,7 @@ pub(crate) fn provision_sources(
     provisioner: &mut Provisioner<'_>,
     compiler: &DebianSource,
 ) -> anyhow::Result<Extracted> {
-    let version = compiler
-        .version
-        .as_deref()
-        .with_context(|| format!("{compiler} names no exact version"))?;
-    let Some(package) = source_package(&compiler.package) else {
-        bail!("Debian's {} has no known source package", compiler.package);
-    };
+    let (package, version) = sources_of(compiler)?;
     let prefix = debian::prefix_of(provisioner.root(), &package, version);
     let note = unavailable_note(&prefix);
     let wanted = Wanted {
@@ -557,7 +555,8 @@ mod tests {
         };
         let out = crate::project_root().join("target/kshim/test-scratch/library-sources-core");
         std::fs::create_dir_all(&out).unwrap();
-        let (program, mut args) = crate::loader::start(&toolchain.rustc, toolchain.loader.as_ref());
+        let (program, mut args) =
+            crate::loader::start(&toolchain.launch.rustc, toolchain.launch.loader.as_ref());
         args.extend(
             [
                 "--crate-name=core",
@@ -579,7 +578,7 @@ mod tests {
                 .display()
                 .to_string(),
         );
-        let mut env = toolchain.env.clone();
+        let mut env = toolchain.launch.env.clone();
         env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
         let invocation = crate::process::Invocation::new(program, args).with_env(env);
         let output = crate::process::run(&invocation, std::time::Duration::from_secs(300)).unwrap();

@@ -191,21 +191,18 @@ pub(crate) fn start(rustc: &Path, loader: Option<&OwnLoader>) -> (PathBuf, Vec<S
 
 /// The command that runs a compiler: the real rustc, through its own loader or the host's
 /// with `env` added.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Launch {
-    /// The real rustc: `PREFIX/usr/bin/rustc`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Launch {
+    /// The real rustc (never the rustup proxy, never a loader), whose identity is read.
     pub rustc: PathBuf,
-    /// The loader it runs through, if not the host's.
     pub loader: Option<OwnLoader>,
-    /// For the host's loader: `LD_LIBRARY_PATH`.
+    /// Set for rustc and the programs it builds: `LD_LIBRARY_PATH` under the host's loader.
     pub env: Vec<(String, String)>,
 }
 
 impl Launch {
-    /// How to start the compiler unpacked under `prefix`.
-    ///
-    /// A prefix that holds a loader of its own (the C library was unpacked into it because
-    /// the host's is too old) runs through it: `--library-path` then reaches only the
+    /// How to start the compiler unpacked under `prefix`. A prefix that holds a loader of its
+    /// own (the C library was unpacked into it because the host's is too old) runs through it: `--library-path` then reaches only the
     /// compiler's process, and the `cc` it starts keeps the host's libraries, so what it
     /// links runs on the host. Otherwise the host's loader runs it with `LD_LIBRARY_PATH`,
     /// which needs the host's glibc to be at least the newest version that the compiler

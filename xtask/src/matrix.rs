@@ -172,7 +172,7 @@ fn print_dry_run_toolchains(availabilities: &[Availability]) {
             Availability::Found { toolchain, version } => format!(
                 "{id}: {} {} ({})",
                 toolchain.source.kind().word(),
-                output::escape(&toolchain.rustc.to_string_lossy()),
+                output::escape(&toolchain.launch.rustc.to_string_lossy()),
                 version.release_string()
             ),
             Availability::Broken { error, .. } => {

@@ -48,7 +48,6 @@ impl PinRole {
         }
     }
 
-    /// The role that `word` names, if any.
     pub fn from_word(word: &str) -> Option<PinRole> {
         PinRole::ALL.into_iter().find(|role| role.word() == word)
     }
@@ -88,11 +87,9 @@ pub struct Pin {
     pub release: String,
     /// The commit date `rustc -vV` must report, `YYYY-MM-DD`; required for nightlies.
     pub commit_date: Option<String>,
-    /// Why it is pinned.
     pub role: PinRole,
     /// The rustup toolchain that installs it: a checked [`is_rustup_toolchain_name`].
     pub rustup: Option<String>,
-    /// The Debian package (in its suite) that provides it.
     pub debian: Option<DebianSource>,
     /// A free-form note for people reading reports.
     pub note: Option<String>,
@@ -101,7 +98,6 @@ pub struct Pin {
 }
 
 impl Pin {
-    /// Whether a compiler that printed `version` satisfies this pin.
     pub fn is_satisfied_by(&self, version: &RustcVersion) -> bool {
         version.release_string() == self.release
             && (self.commit_date.is_none() || version.commit_date == self.commit_date)
@@ -181,25 +177,20 @@ pub struct TreePin {
     /// Its unique id, as for a [`Pin`]: `6.12`, `7.3`, `my-checkout`.
     pub id: String,
     pub source: TreeSource,
-    /// A free-form note for people reading reports.
     pub note: Option<String>,
     /// The line of its `[[tree]]` header in the pin file.
     pub line: usize,
 }
 
-/// The pin file, parsed.
+/// The pin file at `path`, parsed: its pins and kernel trees, in file order.
 #[derive(Debug, Clone)]
 pub struct Pins {
-    /// The pins, in file order.
     pub pins: Vec<Pin>,
-    /// The kernel trees, in file order.
     pub trees: Vec<TreePin>,
-    /// The file they were read from.
     pub path: PathBuf,
 }
 
 impl Pins {
-    /// The default pin file: `toolchains.toml` at the repository root.
     pub fn default_path() -> PathBuf {
         crate::project_root().join("toolchains.toml")
     }
@@ -212,15 +203,10 @@ impl Pins {
         Pins::parse(&text, path)
     }
 
-    /// Parses a pin file's text; `path` is only for messages.
-    ///
-    /// The file is TOML whose only tables are `[[pin]]`, each of string values. Keys: `id`,
-    /// `release`, `role` (required); `commit-date` (required for a nightly), `rustup`, `debian`
-    /// (`SUITE:PACKAGE` or `SUITE:PACKAGE=VERSION`), `note`. Every error is `FILE:LINE: what is
-    /// wrong`: bad TOML, another table, an unknown key or role, a value that is no string, a
-    /// duplicated key, id or release, or a value that is not what it names (an id that is no
-    /// short name, a release rustc would not print, an impossible date, a rustup name or
-    /// Debian package that could not be one). The time taken is linear in the size of the file.
+    /// Parses a pin file's text: TOML of `[[pin]]` and `[[tree]]` tables of string values;
+    /// `path` is only for messages. Every error (bad TOML, another table or key, a duplicate, a
+    /// value that is not what it names) is `FILE:LINE: what is wrong`. The time taken is linear
+    /// in the size of the file.
     pub fn parse(text: &str, path: &Path) -> anyhow::Result<Pins> {
         let file = path.display().to_string();
         let tables = toml::read_tables(text)
@@ -264,9 +250,7 @@ impl Pins {
             pin_of_release.insert(release_key, pins.len());
             pins.push(pin);
         }
-        if pins.is_empty() {
-            bail!("{file}: no `[[pin]]` tables");
-        }
+        ensure!(!pins.is_empty(), "{file}: no `[[pin]]` tables");
         Ok(Pins {
             pins,
             trees,
@@ -417,9 +401,7 @@ fn parse_tree(
 /// this one rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shard {
-    /// Which shard, from 1 to `count`.
     pub index: usize,
-    /// How many shards there are.
     pub count: usize,
 }
 
@@ -430,22 +412,19 @@ impl Shard {
         let (index, count) = text.split_once('/').with_context(usage)?;
         let index: usize = index.trim().parse().ok().with_context(usage)?;
         let count: usize = count.trim().parse().ok().with_context(usage)?;
-        if index == 0 || index > count {
-            anyhow::bail!(usage());
-        }
+        ensure!(index >= 1 && index <= count, usage());
         Ok(Shard { index, count })
     }
 
     /// Refuses a shard of more shards than there are toolchains (`count` of them), which would
     /// leave some shards with nothing to run.
     pub fn check(&self, count: usize) -> anyhow::Result<()> {
-        if self.count > count {
-            anyhow::bail!(
-                "--shard {self} splits {count} toolchains into {} shards; at most {count} can each \
-                 have one",
-                self.count
-            );
-        }
+        ensure!(
+            self.count <= count,
+            "--shard {self} splits {count} toolchains into {} shards; at most {count} can each \
+             have one",
+            self.count
+        );
         Ok(())
     }
 
@@ -482,7 +461,6 @@ pub struct ReleaseRange {
 }
 
 impl ReleaseRange {
-    /// Reads a range; the error says what a range looks like.
     pub fn parse(text: &str) -> anyhow::Result<Self> {
         let bad = || {
             anyhow::anyhow!(
@@ -520,7 +498,6 @@ impl ReleaseRange {
         Ok(ReleaseRange { from, until })
     }
 
-    /// Whether `release` lies in the range.
     pub fn contains(&self, release: Release) -> bool {
         self.from.is_none_or(|from| release >= from)
             && self.until.is_none_or(|until| release < until)
@@ -546,13 +523,12 @@ pub fn with_range(
         .filter(|pin| Release::parse(&pin.release).is_some_and(|release| range.contains(release)))
         .map(|pin| pin.id.clone())
         .collect();
-    if selected.is_empty() {
-        anyhow::bail!(
-            "--version-range `{}` selects no pin of {}",
-            text.escape_debug(),
-            path.display()
-        );
-    }
+    ensure!(
+        !selected.is_empty(),
+        "--version-range `{}` selects no pin of {}",
+        text.escape_debug(),
+        path.display()
+    );
     let mut all = specs.to_vec();
     all.extend(selected.into_iter().filter(|id| !specs.contains(id)));
     Ok(all)

@@ -94,9 +94,9 @@ pub fn directory_name(id: &str) -> String {
 fn identity_directory_name(toolchain: &crate::discovery::Toolchain) -> String {
     let mut hasher = crate::hash::StableHasher::new();
     hasher
-        .field(toolchain.rustc.to_string_lossy().as_bytes())
+        .field(toolchain.launch.rustc.to_string_lossy().as_bytes())
         .field(&toolchain.spec);
-    if let Some(loader) = &toolchain.loader {
+    if let Some(loader) = &toolchain.launch.loader {
         hasher.field(loader.program.to_string_lossy().as_bytes());
     }
     let hash = hasher.finish().to_string();
@@ -369,7 +369,7 @@ fn find_linker(availabilities: &[Availability]) -> anyhow::Result<PathBuf> {
         let Availability::Found { toolchain, version } = availability else {
             return None;
         };
-        let sysroot = toolchain.rustc.parent()?.parent()?;
+        let sysroot = toolchain.launch.rustc.parent()?.parent()?;
         let lld = sysroot
             .join("lib/rustlib")
             .join(&version.host)

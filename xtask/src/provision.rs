@@ -93,6 +93,7 @@ pub(crate) fn install(
             !matches!(toolchain.source, Source::Debian { .. })
                 || (pin.debian.is_none() || is_meant_for(pin, toolchain))
                     && toolchain
+                        .launch
                         .rustc
                         .ancestors()
                         .nth(3)
@@ -272,20 +273,15 @@ fn provision_debian(
         provisioned.launch.clone(),
     );
     let version = verified(pin, toolchain)?;
-    let (fetched, total) = provisioned.bytes;
+    let (source, prefix) = (&provisioned.source, provisioned.prefix.display());
+    let summary = version.summary();
     let said = if provisioned.already {
-        format!(
-            "Debian {} already unpacked in {}: {}, {loader}",
-            provisioned.source,
-            provisioned.prefix.display(),
-            version.summary()
-        )
+        format!("Debian {source} already unpacked in {prefix}: {summary}, {loader}")
     } else {
+        let (fetched, total) = provisioned.bytes;
         format!(
-            "Debian {} unpacked in {}: {}, {loader} ({} packages, {:.1} of {:.1} MB fetched, {:.1}s)",
-            provisioned.source,
-            provisioned.prefix.display(),
-            version.summary(),
+            "Debian {source} unpacked in {prefix}: {summary}, {loader} ({} packages, {:.1} of \
+             {:.1} MB fetched, {:.1}s)",
             provisioned.packages,
             fetched as f64 / 1e6,
             total as f64 / 1e6,
@@ -376,10 +372,12 @@ mod tests {
             toolchain.get_or_insert_with(|| Toolchain {
                 id: "a".into(),
                 spec: format!("debian:{source}"),
-                rustc: prefix.join("usr/bin/rustc"),
                 source: Source::Debian { package: source },
-                env: Vec::new(),
-                loader: None,
+                launch: crate::loader::Launch {
+                    rustc: prefix.join("usr/bin/rustc"),
+                    env: Vec::new(),
+                    loader: None,
+                },
                 pin: Some("a".into()),
             });
         }

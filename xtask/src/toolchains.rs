@@ -10,13 +10,11 @@ use crate::output::{escape, pad};
 use crate::pins::{Pin, Pins, Shard};
 use crate::plan::Layout;
 use crate::run_lock::RunLock;
-use crate::version::RustcVersion;
 use crate::{emulators, flags, library_sources, provision, Verdict};
 use std::time::Instant;
 use xshell::Shell;
 
 impl flags::Toolchains {
-    /// Runs `cargo xtask toolchains`.
     pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
         let pins_path = self.pins.clone().unwrap_or_else(Pins::default_path);
         match self.subcommand {
@@ -96,18 +94,15 @@ fn selected<'p>(pins: &'p Pins, flags: &flags::Install) -> anyhow::Result<Vec<&'
             );
         }
     }
-    let shard = flags.shard.as_deref().map(Shard::parse).transpose()?;
-    if let Some(shard) = shard {
-        shard.check(pins.pins.len())?;
-    }
-    Ok(pins
-        .pins
-        .iter()
-        .enumerate()
-        .filter(|(position, _)| shard.is_none_or(|shard| shard.owns(*position)))
-        .filter(|(_, pin)| flags.only.is_empty() || flags.only.contains(&pin.id))
-        .map(|(_, pin)| pin)
-        .collect())
+    let mut selected = match flags.shard.as_deref().map(Shard::parse).transpose()? {
+        Some(shard) => {
+            shard.check(pins.pins.len())?;
+            shard.pins(&pins.pins)
+        }
+        None => pins.pins.iter().collect(),
+    };
+    selected.retain(|pin| flags.only.is_empty() || flags.only.contains(&pin.id));
+    Ok(selected)
 }
 
 fn install(
@@ -199,28 +194,29 @@ fn print_list(pins: &Pins, found: &[Availability], specs: bool) {
         }
     };
     for entry in found {
-        let id = entry.id();
+        let shown = pad(&escape(entry.id()), id_width);
         match entry {
             Availability::Found { toolchain, version } => {
-                println!(
-                    "  {}  found    {}{}",
-                    pad(&escape(id), id_width),
-                    version.summary(),
-                    below_minimum(version)
-                );
+                let below = if version.release < catalog::MINIMUM_RELEASE {
+                    format!(", below the minimum {}", catalog::MINIMUM_RELEASE)
+                } else {
+                    String::new()
+                };
+                println!("  {shown}  found    {}{below}", version.summary());
                 say_pin(toolchain);
                 let how = match &toolchain.source {
                     Source::Rustup { .. } | Source::Debian { .. } => toolchain.spec.clone(),
                     Source::Path => "path".to_owned(),
                 };
-                println!("  {blank}           {how}: {}", toolchain.rustc.display());
-                if let Some(loader) = &toolchain.loader {
+                let launch = &toolchain.launch;
+                println!("  {blank}           {how}: {}", launch.rustc.display());
+                if let Some(loader) = &launch.loader {
                     println!(
                         "  {blank}           through its own loader: {}",
                         loader.program.display()
                     );
                 }
-                for (key, value) in &toolchain.env {
+                for (key, value) in &launch.env {
                     println!("  {blank}           with {key}={value}");
                 }
                 println!("  {blank}           {}", version.first_line);
@@ -233,22 +229,14 @@ fn print_list(pins: &Pins, found: &[Availability], specs: bool) {
                 }
             }
             Availability::Broken { toolchain, error } => {
-                println!(
-                    "  {}  BROKEN   {}",
-                    pad(&escape(id), id_width),
-                    toolchain.rustc.display()
-                );
+                println!("  {shown}  BROKEN   {}", toolchain.launch.rustc.display());
                 say_pin(toolchain);
                 for line in error.lines() {
                     println!("  {blank}           {line}");
                 }
             }
             Availability::Missing { pin, install_hint } => {
-                println!(
-                    "  {}  missing  {}",
-                    pad(&escape(id), id_width),
-                    describe_pin(pin)
-                );
+                println!("  {shown}  missing  {}", describe_pin(pin));
                 println!("  {blank}           install: {install_hint}");
             }
         }
@@ -278,12 +266,4 @@ fn describe_pin(pin: &Pin) -> String {
         text.push_str(&format!(" ({})", escape(note)));
     }
     text
-}
-
-fn below_minimum(version: &RustcVersion) -> String {
-    if version.release < catalog::MINIMUM_RELEASE {
-        format!(", below the minimum {}", catalog::MINIMUM_RELEASE)
-    } else {
-        String::new()
-    }
 }

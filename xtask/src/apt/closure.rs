@@ -15,13 +15,11 @@ use std::fmt;
 pub(crate) struct Resolved {
     pub name: String,
     pub version: String,
-    /// The suite it is taken from.
     pub suite: String,
     /// The architecture of its `.deb` (`amd64`, `all`).
     pub architecture: String,
     /// Its source package: `rustc`, `llvm-toolchain-19`, `glibc`.
     pub source: String,
-    /// The size of its `.deb` in bytes.
     pub size: u64,
     /// The SHA-256 of its `.deb`, as the signed index lists it.
     pub sha256: String,
@@ -67,7 +65,6 @@ pub(crate) trait PackageIndex {
     /// Every binary version of `name` the configured suites serve (none for a virtual
     /// package).
     fn served(&mut self, name: &str) -> anyhow::Result<Vec<Served>>;
-    /// The record of `name` at `version`.
     fn record(&mut self, name: &str, version: &str) -> anyhow::Result<Stanza>;
     /// The real packages that provide the virtual package `name`, as `(package, version)`.
     fn providers(&mut self, name: &str) -> anyhow::Result<Vec<(String, String)>>;
@@ -233,10 +230,9 @@ fn choose(
 /// Whether the machine has one of `alternatives` installed at a version that fits.
 fn on_host(index: &mut dyn PackageIndex, alternatives: &[Relation]) -> anyhow::Result<bool> {
     for relation in alternatives {
-        if let Some(installed) = index.installed(&relation.name)? {
-            if relation.accepts(&installed) {
-                return Ok(true);
-            }
+        let installed = index.installed(&relation.name)?;
+        if installed.is_some_and(|installed| relation.accepts(&installed)) {
+            return Ok(true);
         }
     }
     Ok(false)

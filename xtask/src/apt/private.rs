@@ -79,13 +79,6 @@ impl Mirrors {
         })
     }
 
-    /// Reads [`HOST_SOURCES`].
-    pub(crate) fn of_host() -> anyhow::Result<Mirrors> {
-        let text = std::fs::read_to_string(HOST_SOURCES)
-            .with_context(|| format!("reading the machine's apt sources {HOST_SOURCES}"))?;
-        Mirrors::from_deb822(&text).with_context(|| format!("reading {HOST_SOURCES}"))
-    }
-
     /// The one-line sources list for `suites`, every suite signed by [`ARCHIVE_KEYRING`].
     pub(crate) fn sources_list(&self, suites: &[String]) -> String {
         let components = self.components.join(" ");
@@ -130,9 +123,7 @@ pub(crate) fn reachability_settings(dump: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A private apt: its own sources list, package lists, caches and (empty) dpkg status under
-/// one directory, so that nothing of the system's apt or dpkg state is read for decisions or
-/// written.
+/// A private apt: nothing of the system's apt or dpkg state is read for decisions or written.
 #[derive(Debug, Clone)]
 pub(crate) struct PrivateApt {
     dir: PathBuf,
@@ -142,9 +133,12 @@ pub(crate) struct PrivateApt {
 
 impl PrivateApt {
     /// Creates (or reuses) the private apt in `dir` for `suites`, with the machine's mirrors
-    /// ([`Mirrors::of_host`]) and its [`reachability_settings`].
+    /// (from [`HOST_SOURCES`]) and its [`reachability_settings`].
     pub(crate) fn create(sh: &Shell, dir: &Path, suites: &[&str]) -> anyhow::Result<PrivateApt> {
-        let mirrors = Mirrors::of_host()?;
+        let sources = std::fs::read_to_string(HOST_SOURCES)
+            .with_context(|| format!("reading the machine's apt sources {HOST_SOURCES}"))?;
+        let mirrors =
+            Mirrors::from_deb822(&sources).with_context(|| format!("reading {HOST_SOURCES}"))?;
         let dump = cmd!(sh, "apt-config dump")
             .quiet()
             .read()
@@ -223,7 +217,6 @@ impl PrivateApt {
             .collect()
     }
 
-    /// The directory everything lives in.
     pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
@@ -307,7 +300,6 @@ impl PrivateApt {
         Ok(parse_madison_entries(&listing, package))
     }
 
-    /// The record of `package` at `version`.
     pub(crate) fn show(&self, sh: &Shell, package: &str, version: &str) -> anyhow::Result<Stanza> {
         let spec = format!(
             "{}={}",
@@ -494,7 +486,6 @@ pub(crate) struct Downloaded {
     pub fetched_bytes: u64,
     /// Bytes of all the packages, fetched or not.
     pub total_bytes: u64,
-    /// How long fetching took.
     pub seconds: f64,
 }
 
@@ -507,7 +498,6 @@ pub(crate) struct AptIndex<'a> {
 }
 
 impl<'a> AptIndex<'a> {
-    /// An index asking `apt`.
     pub(crate) fn new(sh: &'a Shell, apt: &'a PrivateApt) -> AptIndex<'a> {
         AptIndex {
             sh,

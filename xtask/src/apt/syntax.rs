@@ -104,12 +104,10 @@ impl fmt::Display for Operator {
 pub(crate) struct Relation {
     /// The package (or virtual package) name, without an architecture qualifier.
     pub name: String,
-    /// The version relation, if the dependency has one.
     pub constraint: Option<(Operator, String)>,
 }
 
 impl Relation {
-    /// Whether `version` of this package satisfies the relation.
     pub(crate) fn accepts(&self, version: &str) -> bool {
         let Some((operator, wanted)) = &self.constraint else {
             return true;
@@ -234,7 +232,6 @@ pub(crate) fn parse_stanzas(text: &str) -> Vec<Stanza> {
 /// One version of a package, as `apt-cache madison` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Served {
-    /// The Debian version.
     pub version: String,
     /// The suite that serves it: `bookworm-security`.
     pub suite: String,
@@ -243,29 +240,21 @@ pub(crate) struct Served {
 /// Parses `apt-cache madison` lines into every binary version of `package` and its suite:
 /// ` rustc-web | 1.85.0+dfsg3-1~deb12u3 | http://deb.debian.org/debian bookworm/main amd64 Packages`.
 pub(crate) fn parse_madison_entries(listing: &str, package: &str) -> Vec<Served> {
-    let mut served = Vec::new();
-    for line in listing.lines() {
+    let entries = listing.lines().filter_map(|line| {
         let mut columns = line.split('|').map(str::trim);
-        let (Some(name), Some(version), Some(source)) =
-            (columns.next(), columns.next(), columns.next())
-        else {
-            continue;
-        };
+        let (name, version, source) = (columns.next()?, columns.next()?, columns.next()?);
         // Source packages are listed too ("... Sources"); only binaries can be downloaded.
         if name != package || source.ends_with("Sources") {
-            continue;
+            return None;
         }
-        let Some(suite) = source
-            .split_whitespace()
-            .nth(1)
-            .and_then(|dist| dist.split('/').next())
-        else {
-            continue;
-        };
-        let entry = Served {
+        let suite = source.split_whitespace().nth(1)?.split('/').next()?;
+        Some(Served {
             version: version.to_owned(),
             suite: suite.to_owned(),
-        };
+        })
+    });
+    let mut served = Vec::new();
+    for entry in entries {
         if !served.contains(&entry) {
             served.push(entry);
         }

@@ -7,10 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use xshell::{cmd, Shell};
 
-/// Unpacks `debs` into `destination` so that it either does not exist or is complete: they
-/// go into a staging directory beside it, `check` runs on that (it may write a marker), and
-/// only then does the staging directory take `destination`'s place. On any failure the
-/// staging directory is removed.
+/// Unpacks `debs` into `destination` by [`replace_atomically`], `check` run on the staging
+/// directory (it may write a marker) before it takes `destination`'s place.
 pub(crate) fn unpack_atomically(
     sh: &Shell,
     debs: &[PathBuf],

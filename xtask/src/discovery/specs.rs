@@ -4,7 +4,7 @@
 //! on the spot; each distinct spec once, so a thousand of them take linear time.
 
 use super::{
-    library_path_env, probe_all, rustup_name_is, rustup_toolchain, rustup_toolchains, Availability,
+    host_launch, probe_all, rustup_name_is, rustup_toolchain, rustup_toolchains, Availability,
     Source, Toolchain, NOT_CHECKED,
 };
 use crate::debian::{self, DebianSource, Provisioner};
@@ -29,11 +29,7 @@ pub(super) fn discover_specs(
     timeout: Duration,
 ) -> anyhow::Result<Vec<Availability>> {
     let installed = rustup_toolchains(sh);
-    let is_rustup = |spec: &str| {
-        installed
-            .iter()
-            .any(|(name, _)| name == spec || rustup_name_is(name, spec))
-    };
+    let is_rustup = |spec: &str| installed.iter().any(|(name, _)| rustup_name_is(name, spec));
     let is_named = |spec: &str| spec.starts_with("debian:") || is_path(sh, spec) || is_rustup(spec);
     let pin_of = |spec: &str| {
         let named = is_named(spec);
@@ -61,18 +57,9 @@ pub(super) fn discover_specs(
     }
     let mut pin_answers: HashMap<String, Availability> = HashMap::new();
     if !named_pins.is_empty() {
-        let named = Pins {
-            pins: named_pins,
-            trees: Vec::new(),
-            path: pins.path.clone(),
-        };
-        let answers = super::discover_pins(sh, &named, timeout);
-        pin_answers = named
-            .pins
-            .into_iter()
-            .map(|pin| pin.id)
-            .zip(answers)
-            .collect();
+        let answers = super::discover_pins(sh, &named_pins, timeout);
+        let ids = named_pins.into_iter().map(|pin| pin.id);
+        pin_answers = ids.zip(answers).collect();
     }
     let other_specs: Vec<String> = specs
         .iter()
@@ -111,7 +98,6 @@ fn resolve_specs(
     timeout: Duration,
     installed: &[(String, PathBuf)],
 ) -> Vec<Availability> {
-    // Each distinct spec is resolved once; repeats share its answer.
     let mut first_of: HashMap<&str, usize> = HashMap::new();
     let distinct: Vec<&str> = specs
         .iter()
@@ -137,16 +123,18 @@ fn resolve_specs(
         };
         resolved.push(result.map_err(|error| {
             // A name that is neither a file nor a rustup toolchain is broken like any other.
+            let launch = Launch {
+                rustc: PathBuf::from(spec),
+                loader: None,
+                env: Vec::new(),
+            };
             Availability::Broken {
-                toolchain: Toolchain {
-                    id: (*spec).to_owned(),
-                    spec: (*spec).to_owned(),
-                    source: Source::Path,
-                    rustc: PathBuf::from(spec),
-                    env: Vec::new(),
-                    loader: None,
-                    pin: None,
-                },
+                toolchain: Toolchain::launched(
+                    spec.to_string(),
+                    spec.to_string(),
+                    Source::Path,
+                    launch,
+                ),
                 error: format!("{error:#}"),
             }
         }));
@@ -220,37 +208,28 @@ fn spec_toolchain(
             .and_then(|bin| bin.parent()?.parent())
             .and_then(|prefix| Launch::for_prefix(prefix).ok())
             .filter(|launch| launch.loader.is_some() && launch.rustc == rustc);
-        return Ok(match own_loader {
-            Some(launch) => Toolchain::launched(
-                spec.to_owned(),
-                rustc.display().to_string(),
-                Source::Path,
-                launch,
-            ),
-            None => Toolchain {
-                id: spec.to_owned(),
-                spec: rustc.display().to_string(),
-                source: Source::Path,
-                env: library_path_env(&rustc),
-                rustc,
-                loader: None,
-                pin: None,
-            },
-        });
+        let full = rustc.display().to_string();
+        let launch = own_loader.unwrap_or_else(|| host_launch(rustc));
+        return Ok(Toolchain::launched(
+            spec.to_owned(),
+            full,
+            Source::Path,
+            launch,
+        ));
     }
     let found = installed.iter().find(|(name, _)| name == spec).or_else(|| {
         installed
             .iter()
             .find(|(name, _)| rustup_name_is(name, spec))
     });
-    match found {
-        Some((_, rustc)) => Ok(rustup_toolchain(spec, rustc)),
-        None => Err(anyhow!(
+    let (_, rustc) = found.with_context(|| {
+        format!(
             "`{}` is no rustc file and no installed rustup toolchain (installed: {})",
             spec.escape_debug(),
             names_of(installed)
-        )),
-    }
+        )
+    })?;
+    Ok(rustup_toolchain(spec, rustc))
 }
 
 /// Whether a spec names a rustc by its path: it has a `/`, or names a file.

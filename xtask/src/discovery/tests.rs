@@ -117,8 +117,8 @@ fn discovers_wrapper_scripts_given_as_specs() {
     assert_eq!(toolchain.id, "1.97.0-nightly");
     assert_eq!(toolchain.pin.as_deref(), Some("nightly"));
     assert_eq!(toolchain.source, Source::Path);
-    assert_eq!(toolchain.rustc, nightly);
-    assert_eq!(toolchain.env, Vec::new());
+    assert_eq!(toolchain.launch.rustc, nightly);
+    assert_eq!(toolchain.launch.env, Vec::new());
     assert_eq!(version.channel, Channel::Nightly);
 
     let Availability::Found { toolchain, version } = &found[1] else {
@@ -126,7 +126,7 @@ fn discovers_wrapper_scripts_given_as_specs() {
     };
     assert_eq!(toolchain.id, "1.80.1");
     assert_eq!(toolchain.pin, None);
-    assert!(toolchain.rustc.is_absolute());
+    assert!(toolchain.launch.rustc.is_absolute());
     assert_eq!(version.release, Release::new(1, 80, 1));
 
     let Availability::Broken { error, .. } = &found[2] else {
@@ -214,7 +214,7 @@ fn a_debian_layout_gets_its_library_path() {
         panic!("{:#?}", found[0]);
     };
     assert_eq!(
-        toolchain.env,
+        toolchain.launch.env,
         vec![("LD_LIBRARY_PATH".to_owned(), libs.display().to_string())]
     );
     assert_eq!(toolchain.pin.as_deref(), Some("1.85.0"));
@@ -288,9 +288,11 @@ fn a_debian_pin_takes_its_own_suites_build_before_another_suites() {
             id: text.to_owned(),
             spec: format!("debian:{text}"),
             source: Source::Debian { package },
-            rustc: PathBuf::from("/p/usr/bin/rustc"),
-            env: Vec::new(),
-            loader: None,
+            launch: crate::loader::Launch {
+                rustc: PathBuf::from("/p/usr/bin/rustc"),
+                env: Vec::new(),
+                loader: None,
+            },
             pin: None,
         }
     };

@@ -51,17 +51,17 @@ pub(super) fn read_tables(text: &str) -> Result<Vec<(TableKind, usize, RawTable)
         &mut ValidateWhitespace::new(&mut events, source),
         &mut syntax_errors,
     );
-    let lines = LineStarts::new(text);
-    let read = TableReader {
+    let after_newlines = text.match_indices('\n').map(|(index, _)| index + 1);
+    let reader = TableReader {
         source,
-        lines: &lines,
-    }
-    .read(&events);
+        line_starts: std::iter::once(0).chain(after_newlines).collect(),
+    };
+    let read = reader.read(&events);
     let first_syntax_error = syntax_errors
         .iter()
         .map(|error| (error_offset(error), error))
         .min_by_key(|(offset, _)| *offset);
-    let at = |offset: usize, message: String| Err((lines.line_of(offset), message));
+    let at = |offset: usize, message: String| Err((reader.line_of(offset), message));
     match (read, first_syntax_error) {
         (Err(Misread::Invalid(offset, message)), Some((syntax, _))) if offset < syntax => {
             at(offset, message)
@@ -113,21 +113,6 @@ fn describe_toml_error(text: &str, error: &ParseError) -> String {
     message
 }
 
-/// The byte offsets at which the lines of a text start, to turn offsets into line numbers.
-struct LineStarts(Vec<usize>);
-
-impl LineStarts {
-    fn new(text: &str) -> LineStarts {
-        let after_newlines = text.match_indices('\n').map(|(index, _)| index + 1);
-        LineStarts(std::iter::once(0).chain(after_newlines).collect())
-    }
-
-    /// The 1-based line that holds the byte at `offset`.
-    fn line_of(&self, offset: usize) -> usize {
-        self.0.partition_point(|&start| start <= offset)
-    }
-}
-
 /// Why [`TableReader`] stopped.
 enum Misread {
     /// A table, key or value the pin file may not have, at a byte offset.
@@ -139,12 +124,18 @@ enum Misread {
 }
 
 /// Walks `toml_parser`'s events, decoding keys and strings; errors are at byte offsets.
-struct TableReader<'t, 'l> {
+struct TableReader<'t> {
     source: Source<'t>,
-    lines: &'l LineStarts,
+    /// The byte offsets at which the lines of the text start.
+    line_starts: Vec<usize>,
 }
 
-impl TableReader<'_, '_> {
+impl TableReader<'_> {
+    /// The 1-based line that holds the byte at `offset`.
+    fn line_of(&self, offset: usize) -> usize {
+        self.line_starts.partition_point(|&start| start <= offset)
+    }
+
     fn read(&self, events: &[Event]) -> Result<Vec<(TableKind, usize, RawTable)>, Misread> {
         let mut events = events
             .iter()
@@ -187,7 +178,7 @@ impl TableReader<'_, '_> {
                             ));
                         }
                     };
-                    tables.push((kind, self.lines.line_of(start), BTreeMap::new()));
+                    tables.push((kind, self.line_of(start), BTreeMap::new()));
                 }
                 EventKind::SimpleKey => {
                     let mut key = vec![self.simple_key(event)?];
@@ -249,7 +240,7 @@ impl TableReader<'_, '_> {
                             format!("duplicate key `{key}` (first set on line {first_line})"),
                         ));
                     }
-                    table.insert(key, (self.lines.line_of(start), value));
+                    table.insert(key, (self.line_of(start), value));
                 }
                 _ => return Err(Misread::Malformed(start)),
             }

@@ -108,9 +108,9 @@ const EDITION_2021_SINCE: Release = Release::new(1, 56, 0);
 impl Rustc {
     pub fn of(toolchain: &crate::discovery::Toolchain, release: Release) -> Rustc {
         Rustc {
-            path: toolchain.rustc.clone(),
-            env: toolchain.env.clone(),
-            loader: toolchain.loader.clone(),
+            path: toolchain.launch.rustc.clone(),
+            env: toolchain.launch.env.clone(),
+            loader: toolchain.launch.loader.clone(),
             release,
         }
     }

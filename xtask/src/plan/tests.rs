@@ -17,9 +17,11 @@ fn every_compiler_has_its_own_output_directory() {
         id: id.into(),
         spec: id.into(),
         source: crate::discovery::Source::Path,
-        rustc: PathBuf::from(rustc),
-        env: Vec::new(),
-        loader: None,
+        launch: crate::loader::Launch {
+            rustc: PathBuf::from(rustc),
+            env: Vec::new(),
+            loader: None,
+        },
         pin: None,
     };
     let rustup = identity_directory_name(&toolchain("1.95.0", "/rustup/1.95.0/bin/rustc"));

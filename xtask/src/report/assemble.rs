@@ -20,7 +20,7 @@ pub fn toolchain_entry(availability: &Availability) -> ToolchainEntry {
         spec: toolchain.spec.clone(),
         source: Some(toolchain.source.kind()),
         pin: toolchain.pin.clone(),
-        rustc: Some(toolchain.rustc.to_string_lossy().into_owned()),
+        rustc: Some(toolchain.launch.rustc.to_string_lossy().into_owned()),
         release_text: None,
         release: None,
         channel: None,

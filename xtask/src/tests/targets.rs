@@ -405,7 +405,7 @@ fn dying_wrapper(dir: &Path, real: &Toolchain, victim: &str, die: &Path) -> Stri
         format!("'{text}'")
     };
     let mut script = String::from("#!/bin/sh\n");
-    for (name, value) in &real.env {
+    for (name, value) in &real.launch.env {
         script.push_str(&format!("export {name}={}\n", quote(value)));
     }
     script.push_str(&format!(
@@ -416,7 +416,7 @@ fn dying_wrapper(dir: &Path, real: &Toolchain, victim: &str, die: &Path) -> Stri
          esac\n\
          exec {real} \"$@\"\n",
         die = quote(&die.display().to_string()),
-        real = quote(&real.rustc.display().to_string()),
+        real = quote(&real.launch.rustc.display().to_string()),
     ));
     let wrapper = dir.join("rustc");
     std::fs::write(&wrapper, script).unwrap();
@@ -429,7 +429,7 @@ fn a_core_build_that_dies_leaves_nothing_cached_and_the_other_target_carries_on(
     let _turn = the_checkouts_lock();
     let (spec, real) = provisioned("debian-1.96.0", true);
     assert!(
-        real.loader.is_none(),
+        real.launch.loader.is_none(),
         "{spec} runs through its own loader here, which the wrapper does not start"
     );
     let dir = scratch_dir("targets-core-dies");
