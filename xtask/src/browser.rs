@@ -81,19 +81,13 @@ pub fn dump_dom(url: &str, scratch: &Path) -> anyhow::Result<String> {
     headless(url, &["--dump-dom".to_string()], scratch)
 }
 
-/// A PNG screenshot of the page at `url`, `width` x `height` pixels, written to `png`.
-pub fn screenshot(
-    url: &str,
-    png: &Path,
-    width: u32,
-    height: u32,
-    scratch: &Path,
-) -> anyhow::Result<()> {
+/// A PNG screenshot of the page at `url`, 1400 x 2200 pixels, written to `png`.
+pub fn screenshot(url: &str, png: &Path, scratch: &Path) -> anyhow::Result<()> {
     headless(
         url,
         &[
             format!("--screenshot={}", png.display()),
-            format!("--window-size={width},{height}"),
+            "--window-size=1400,2200".to_string(),
         ],
         scratch,
     )?;

@@ -463,7 +463,7 @@ fn take_screenshot(root: &Path) -> anyhow::Result<()> {
     }
     let scratch = root.join("target/kshim");
     let png = root.join(SCREENSHOT);
-    crate::browser::screenshot(&crate::browser::file_url(&page), &png, 1400, 2200, &scratch)?;
+    crate::browser::screenshot(&crate::browser::file_url(&page), &png, &scratch)?;
     eprintln!("docs: wrote {SCREENSHOT}");
     Ok(())
 }

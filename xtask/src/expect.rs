@@ -39,6 +39,11 @@ impl ToolchainVerdict {
         }
     }
 
+    /// The first error of a cell that this verdict kept from running.
+    pub fn not_run(&self) -> String {
+        format!("not run: the toolchain is {}", self.word())
+    }
+
     /// A sentence for people: what the verdict means, with the message if there is one.
     pub fn describe(&self) -> String {
         match self {

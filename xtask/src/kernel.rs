@@ -96,8 +96,7 @@ fn select_trees(pins: &Pins, wanted: &[String]) -> anyhow::Result<Vec<TreePin>> 
             let file_name = Path::new(name)
                 .file_name()
                 .map(|name| name.to_string_lossy());
-            let other = |c: char| !c.is_ascii_alphanumeric() && !".-_".contains(c);
-            let id = file_name.unwrap_or("local".into()).replace(other, "_");
+            let id = crate::plan::directory_name(&file_name.unwrap_or("local".into()));
             chosen.push(TreePin {
                 id: format!("path-{id}"),
                 source: TreeSource::Path(PathBuf::from(name)),

@@ -11,7 +11,7 @@ mod usage;
 
 pub use examples::{check_catalog_examples, example_inputs, examples, shim_inputs, Example};
 pub use rustc::{binary_run, mode_cfgs, test_run, Mode, Output, Product, Rustc};
-pub use targets::{not_built, plan_targets, Emulation};
+pub use targets::{has_sites, not_built, plan_targets, Emulation};
 pub use usage::{plan_usage, UsageCompile};
 
 use crate::catalog::FEATURES;

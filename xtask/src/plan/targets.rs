@@ -48,6 +48,11 @@ pub fn not_built(
     sources.as_ref().err().cloned()
 }
 
+/// Whether a build in `mode` by a compiler of `release` has static-branch (`asm goto`) sites.
+pub fn has_sites(release: Release, mode: Mode) -> bool {
+    mode == Mode::Kernel || mode_cfgs(release, mode, None).contains(&"kshim_stable_asm_goto")
+}
+
 /// The target-list probe of every toolchain, and the cross steps of those that build;
 /// `cross` is per entry of the run's toolchain list, as [`super::PlannedRun::cross`].
 pub fn plan_targets(
@@ -185,8 +190,7 @@ fn plan_target(
         let object = directory.join("kshim_sites.o");
         let sites = layout.root.join(crate::jump_table::SAMPLE_PATH);
         let compile = target_crate(&sites, "kshim_sites", TargetOutput::Object(&object));
-        let has_sites = mode == Mode::Kernel || cfgs.contains(&"kshim_stable_asm_goto");
-        let expected = if has_sites {
+        let expected = if has_sites(rustc.release, mode) {
             crate::jump_table::SAMPLE_SITES
                 .iter()
                 .map(|&(key, count)| (key.to_string(), count))

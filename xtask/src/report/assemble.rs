@@ -114,7 +114,7 @@ pub fn assemble(
             continue;
         }
         let expected = expected_outcome(&column.verdict);
-        let not_run = format!("not run: the toolchain is {}", column.verdict.word());
+        let not_run = column.verdict.not_run();
         for target in &targets {
             for &kind in cell_kinds(target) {
                 for mode in Mode::ALL {

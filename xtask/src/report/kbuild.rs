@@ -83,10 +83,7 @@ pub fn assemble_kbuild(
                 observed: found.and_then(|result| result.error_codes.clone()),
                 first_error: match found {
                     Some(result) => result.first_error.clone(),
-                    None => Some(format!(
-                        "not run: the toolchain is {}",
-                        column.verdict.word()
-                    )),
+                    None => Some(column.verdict.not_run()),
                 },
                 seconds: found.map_or(0.0, |result| result.seconds),
                 cached: found.is_some_and(|result| result.cached),

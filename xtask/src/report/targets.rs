@@ -7,7 +7,7 @@ use super::{id_of, Failure, ToolchainEntry};
 use crate::expect::{Outcome, ToolchainVerdict};
 use crate::judge::StepResult;
 use crate::library_sources::LibrarySources;
-use crate::plan::{cell_label, mode_cfgs, not_built, Kind, Mode, Step};
+use crate::plan::{cell_label, has_sites, not_built, Kind, Mode, Step};
 use crate::process::last_nonempty_line;
 use crate::targets::{broken_jump_tables, kernel_target, KernelTarget};
 use anyhow::{bail, ensure};
@@ -176,7 +176,7 @@ pub fn assemble_target_axis(
             });
             let why_not = match (&column.verdict, release) {
                 (ToolchainVerdict::Ok, Some(release)) => not_built(release, cross, kernel_target),
-                (verdict, _) => Some(format!("not run: the toolchain is {}", verdict.word())),
+                (verdict, _) => Some(verdict.not_run()),
             };
             let broken =
                 broken_jump_tables(kernel_target, planned.llvm.get(index).copied().flatten());
@@ -194,14 +194,13 @@ pub fn assemble_target_axis(
                     });
                     // The sample's and the program's checks fail where the build has sites and
                     // the compiler's LLVM writes their entries wrongly.
-                    let has_sites = mode.zip(release).is_some_and(|(mode, release)| {
-                        mode == Mode::Kernel
-                            || mode_cfgs(release, mode, None).contains(&"kshim_stable_asm_goto")
-                    });
+                    let sites = mode
+                        .zip(release)
+                        .is_some_and(|(mode, release)| has_sites(release, mode));
                     let expected = if why_not.is_some() {
                         Outcome::Skipped
                     } else if broken.is_some()
-                        && has_sites
+                        && sites
                         && matches!(kind, Kind::Objects | Kind::Emulate)
                     {
                         Outcome::Fail

@@ -2,7 +2,7 @@
 //! The target axis as a table for people, and the notes that say why cells were skipped.
 
 use super::{known_word, KnownCell, TargetAxis, TargetCell, STAGES};
-use crate::expect::Outcome;
+use crate::expect::{Outcome, ToolchainVerdict};
 use crate::output::Table;
 use crate::plan::{Kind, Mode};
 use crate::report::text::{mode_pair, outcome_word};
@@ -85,7 +85,9 @@ impl TargetAxis {
                 let why = cell.first_error.as_ref()?;
                 let sources_why = self.sources.get(cell.toolchain).cloned().flatten();
                 let said = sources_why.and_then(Result::err).as_ref() == Some(why)
-                    || why.starts_with("not run: the toolchain is");
+                    || toolchains
+                        .get(cell.toolchain)
+                        .is_some_and(|toolchain| toolchain.verdict != ToolchainVerdict::Ok);
                 (!said).then(|| format!("{}: {why}", cell.triple))
             })
             .collect();
