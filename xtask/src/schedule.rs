@@ -131,13 +131,7 @@ pub fn execute(
         .unwrap_or_else(|poison| poison.into_inner())
         .results
         .into_iter()
-        .map(|result| {
-            result.unwrap_or_else(|| {
-                let mut result = StepResult::skipped("not run: the run was interrupted".into());
-                result.interrupted = true;
-                result
-            })
-        })
+        .map(|result| result.unwrap_or_else(StepResult::interrupted))
         .collect()
 }
 
