@@ -92,7 +92,6 @@ enum ProbeEntry {
     Failed { error: String },
 }
 
-/// A step's result as a cache entry; `artifact` is the stamp of the file the step made.
 fn encode_entry(result: &StepResult, artifact: Option<(u64, u128)>) -> String {
     let probe = result.probe.as_ref().map(|probe| match probe {
         Ok(statuses) => ProbeEntry::Statuses(

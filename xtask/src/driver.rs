@@ -23,7 +23,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use xshell::Shell;
 
-/// The longest `--timeout` accepted.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// The machine's cores: `-j` without the flag.
@@ -104,7 +103,6 @@ pub struct Settings {
     pub progress: bool,
 }
 
-/// What a run did.
 pub struct Driven {
     /// The toolchains found and the plan, its `steps` being the steps this run took.
     pub planned: PlannedRun,

@@ -46,7 +46,6 @@ fn which_in(path: &std::ffi::OsStr, name: &Path) -> Option<PathBuf> {
         })
 }
 
-/// How long one process may run unless `--timeout` says otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
 pub const CAPTURE_LIMIT: usize = 16 << 20;
@@ -236,7 +235,6 @@ impl Streams {
         }
     }
 
-    /// How many streams have not ended yet.
     fn open(&self) -> usize {
         self.pipes.iter().filter(|pipe| pipe.is_some()).count()
     }
