@@ -11,7 +11,7 @@ use crate::judge::StepResult;
 use crate::output;
 use crate::plan::{plan_run, plan_usage, Kind, Layout, PlannedRun, Selection, Step, UsageCompile};
 use crate::run_lock::RunLock;
-use crate::runner::{self, Limits};
+use crate::runner;
 use crate::schedule::{self, Progress};
 use crate::{expect::Outcome, probe, process};
 use anyhow::{bail, Context};
@@ -210,12 +210,9 @@ pub fn drive(
         names,
         done: AtomicUsize::new(0),
     };
-    let limits = Limits {
-        timeout: settings.timeout,
-        lock: Some(lock.descriptor()),
-    };
+    let fd = Some(lock.descriptor());
     let results = schedule::execute(steps, settings.jobs, &display, &|index| {
-        runner::run_step(&steps[index], keys[index], &cache, limits)
+        runner::run_step(&steps[index], keys[index], &cache, settings.timeout, fd)
     });
     display.clear();
     if let Some(signal) = interrupt::interrupted() {
