@@ -93,8 +93,7 @@ pub fn colour_on(terminal: bool) -> bool {
     if choice != 0 {
         return choice == 1;
     }
-    let set = |name: &str| std::env::var_os(name).is_some_and(|value| !value.is_empty());
-    if set("NO_COLOR") {
+    if std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty()) {
         return false;
     }
     if std::env::var_os("CLICOLOR_FORCE").is_some_and(|value| !value.is_empty() && value != "0") {
