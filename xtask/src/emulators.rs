@@ -29,7 +29,6 @@ const PACKAGES: [(&str, &str); 2] = [
     ("qemu-user", "usr/bin/qemu-ARCH"),
 ];
 
-/// Where the emulators are extracted: `target/toolchains/qemu/`.
 fn qemu_dir(root: &Path) -> PathBuf {
     root.join("qemu")
 }
