@@ -172,7 +172,8 @@ fn flags_of(words: &[String]) -> Vec<String> {
         .map(str::trim_start)
         .filter(|line| line.starts_with('-'));
     let words = listed.flat_map(|line| line.split([',', ' ']));
-    (["--help", "--quiet", "--verbose", "--color"].into_iter())
+    ["--help", "--quiet", "--verbose", "--color"]
+        .into_iter()
         .chain(words.filter(|word| word.starts_with("--")))
         .map(String::from)
         .collect()
@@ -277,7 +278,9 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
             Some("-q" | "--quiet") => output::set_verbosity(-1),
             Some("-v" | "--verbose") => output::set_verbosity(1),
             Some(text) if text == "--color" || text.starts_with("--color=") => {
-                let value = (text.strip_prefix("--color=").map(str::to_owned))
+                let value = text
+                    .strip_prefix("--color=")
+                    .map(str::to_owned)
                     .or_else(|| args.next()?.into_string().ok());
                 let Some(value) = value else {
                     return Prepared::Refuse("--color needs a value: auto, always or never".into());
