@@ -113,10 +113,8 @@ pub struct Driven {
     pub planning: f64,
 }
 
-/// Takes the run lock of `layout` (saying on stderr, as `who`, whom it waits for), then readies
-/// the outputs: removed first when `fresh` (a cold run), the directories made, what a killed
-/// run left half-written removed, and the probe's source written. The lock is held until the
-/// returned value is dropped.
+/// Takes the run lock of `layout` (saying on stderr, as `who`, whom it waits for) until the
+/// returned value is dropped, then readies the outputs, removed first when `fresh` (a cold run).
 pub fn lock(layout: &Layout, who: &str, fresh: bool) -> anyhow::Result<RunLock> {
     let lock = RunLock::acquire(&layout.lock(), &mut |message| eprintln!("{who}: {message}"))?;
     let outputs = layout.kshim.join("matrix");
