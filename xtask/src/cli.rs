@@ -214,11 +214,9 @@ fn command_words(args: &[OsString]) -> Vec<String> {
         if arg.starts_with('-') || arg.starts_with('+') {
             continue;
         }
-        let mut candidate = words.clone();
-        candidate.push(arg.to_string());
-        if known.contains(&candidate.join(" ")) {
-            words = candidate;
-        } else {
+        words.push(arg.to_string());
+        if !known.contains(&words.join(" ")) {
+            words.pop();
             break;
         }
     }
