@@ -242,11 +242,7 @@ impl Streams {
     /// Waits up to `wait` for output and reads what is there; whether anything arrived (data
     /// or the end of a stream).
     fn read_for(&mut self, wait: Duration) -> bool {
-        if self.open() == 0 {
-            thread::sleep(wait);
-            return false;
-        }
-        // `poll` skips a negative descriptor: an ended stream's.
+        // `poll` skips a negative descriptor, an ended stream's, and with none left only waits.
         let mut fds = self.pipes.each_ref().map(|pipe| libc::pollfd {
             fd: pipe.as_ref().map_or(-1, |pipe| pipe.as_raw_fd()),
             events: libc::POLLIN,
