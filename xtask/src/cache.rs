@@ -47,7 +47,6 @@ impl Cache {
             return None;
         }
         let text = files::read_text(&self.path(key), ENTRY_LIMIT).ok()?;
-        // A damaged entry is a miss; the rerun overwrites it.
         decode_entry(&text, artifact)
     }
 

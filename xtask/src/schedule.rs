@@ -20,11 +20,9 @@ pub trait Progress: Sync {
     fn finished(&self, index: usize, step: &Step, result: &StepResult, done: usize);
 }
 
-/// Runs every step with at most `jobs` at once, each after the steps it depends on; a step
-/// whose dependency did not pass is skipped with the reason.
-///
-/// When the run is [`interrupted`], running processes are killed, no further step starts, and
-/// every step that did not finish comes back with `interrupted` set.
+/// Runs `steps` as the module doc says, at most `jobs` at once. When the run is
+/// [`interrupted`], running processes are killed, no further step starts, and every step that
+/// did not finish comes back with `interrupted` set.
 pub fn execute(
     steps: &[Step],
     jobs: usize,
