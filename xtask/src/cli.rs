@@ -26,10 +26,7 @@ pub fn main() -> ExitCode {
             print!("{text}");
             return ExitCode::SUCCESS;
         }
-        Prepared::Refuse(message) => {
-            eprintln!("error: {}", output::escape_lines(&message));
-            return ExitCode::from(2);
-        }
+        Prepared::Refuse(message) => return refuse(&message),
     };
     let flags = match flags::Xtask::from_vec(args.clone()) {
         Ok(flags) => flags,
@@ -37,11 +34,7 @@ pub fn main() -> ExitCode {
             println!("{error}");
             return ExitCode::SUCCESS;
         }
-        Err(error) => {
-            let message = explain_error(&error.to_string(), &args);
-            eprintln!("error: {}", output::escape_lines(&message));
-            return ExitCode::from(2);
-        }
+        Err(error) => return refuse(&explain_error(&error.to_string(), &args)),
     };
     let outcome = xshell::Shell::new()
         .map_err(anyhow::Error::from)
@@ -62,12 +55,15 @@ pub fn main() -> ExitCode {
     match outcome {
         Ok(Verdict::Success) => ExitCode::SUCCESS,
         Ok(Verdict::Failure) => ExitCode::from(1),
-        Err(error) => {
-            // Input echoed in a message (an id, a path) must not drive the terminal.
-            eprintln!("error: {}", output::escape_lines(&format!("{error:#}")));
-            ExitCode::from(2)
-        }
+        Err(error) => refuse(&format!("{error:#}")),
     }
+}
+
+/// Says `message` as an error and gives exit status 2; input echoed in it (an id, a path) must
+/// not drive the terminal.
+fn refuse(message: &str) -> ExitCode {
+    eprintln!("error: {}", output::escape_lines(message));
+    ExitCode::from(2)
 }
 
 /// The help xflags generates from `flags.rs`, split into the top section and one section per
