@@ -58,7 +58,6 @@ const STRAGGLER_GRACE: Duration = Duration::from_millis(500);
 /// group that keeps writing into its pipe.
 const DRAIN_LIMIT: Duration = Duration::from_secs(10);
 
-/// One process to run: program, arguments and the environment changes it needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Invocation {
     /// By absolute path.
