@@ -17,7 +17,6 @@ use std::fmt::Write as _;
 use std::time::Instant;
 use xshell::{cmd, Shell};
 
-/// How many times each measurement runs unless `--runs` says otherwise.
 const DEFAULT_RUNS: usize = 3;
 
 /// The target: the cold run within this factor of the plain parallel run.
@@ -292,7 +291,9 @@ impl flags::Bench {
         } else {
             format!("missed by {:.0} %", (ratio / TARGET_RATIO - 1.0) * 100.0)
         };
-        let by_run: Vec<String> = (cold.iter().zip(&plain))
+        let by_run: Vec<String> = cold
+            .iter()
+            .zip(&plain)
             .map(|(cold, plain)| format!("{:.3}", cold / plain))
             .collect();
         let _ = write!(

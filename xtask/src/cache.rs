@@ -47,7 +47,6 @@ impl Cache {
             return None;
         }
         let text = files::read_text(&self.path(key), ENTRY_LIMIT).ok()?;
-        // A damaged entry is a miss; the rerun overwrites it.
         decode_entry(&text, artifact)
     }
 
@@ -92,7 +91,6 @@ enum ProbeEntry {
     Failed { error: String },
 }
 
-/// A step's result as a cache entry; `artifact` is the stamp of the file the step made.
 fn encode_entry(result: &StepResult, artifact: Option<(u64, u128)>) -> String {
     let probe = result.probe.as_ref().map(|probe| match probe {
         Ok(statuses) => ProbeEntry::Statuses(
@@ -158,12 +156,10 @@ fn decode_entry(text: &str, artifact: Option<&Path>) -> Option<StepResult> {
     })
 }
 
-/// Computes every step's cache key: the compiler's identity, the command lines, the
-/// environment every process gets (`inherited`, from [`inherited_environment`], and the
-/// invocation's own variables), the inputs' contents and the keys of the steps it needs (so a
-/// changed shim reruns everything built on it); a step the xtask checks itself (an object's
-/// jump table) also by `checker`, the checking xtask's identity, so that a changed checker's
-/// verdict is never served from a run of the old one.
+/// Computes every step's cache key, which holds the keys of the steps it needs (so a changed
+/// shim reruns everything built on it) and, for a step the xtask checks itself (an object's
+/// jump table), `checker`, the checking xtask's identity, so that a changed checker's verdict
+/// is never served from a run of the old one.
 pub fn cache_keys(
     steps: &[Step],
     inherited: &[(String, String)],
@@ -265,14 +261,11 @@ pub fn input_key(path: &Path, root: &Path, provisioned: &Path) -> anyhow::Result
     }
 }
 
-/// The compiler's identity for cache keys: where it is, its contents, size and modification
-/// time, what `-vV` says, the environment it runs with, its loader, and its sysroot's
-/// libraries and host tools (`rust-lld`) by their [`stat_stamp`]s.
-///
-/// The contents catch a compiler replaced by another of the same size and time (a wrapper
-/// script rewritten and `touch`ed back); `-vV` catches a wrapper whose text stayed but whose
-/// real compiler changed; the sysroot catches a standard library rebuilt under an unchanged
-/// driver.
+/// The compiler's identity for cache keys. Its contents catch a compiler replaced by another
+/// of the same size and time (a wrapper script rewritten and `touch`ed back); `-vV` catches a
+/// wrapper whose text stayed but whose real compiler changed; the sysroot's libraries and host
+/// tools (`rust-lld`), by their [`stat_stamp`]s, catch a standard library rebuilt under an
+/// unchanged driver.
 pub fn compiler_identity(rustc: &Rustc, version: &RustcVersion) -> Key {
     let mut hasher = StableHasher::new();
     hasher.field(rustc.path.to_string_lossy().as_bytes());

@@ -52,16 +52,15 @@ pub fn tree_matrix(pins: &Pins) -> anyhow::Result<String> {
 }
 
 impl flags::CiMatrix {
-    /// Runs `cargo xtask ci-matrix`.
     pub fn run(&self, _sh: &Shell) -> anyhow::Result<Verdict> {
         let path = self.pins.clone().unwrap_or_else(Pins::default_path);
         let pins = Pins::load(&path)?;
-        if self.kernel {
-            println!("{}", tree_matrix(&pins)?);
-            return Ok(Verdict::Success);
-        }
-        let shards = self.shards.unwrap_or(pins.pins.len());
-        println!("{}", job_matrix(&pins, shards)?);
+        let matrix = if self.kernel {
+            tree_matrix(&pins)?
+        } else {
+            job_matrix(&pins, self.shards.unwrap_or(pins.pins.len()))?
+        };
+        println!("{matrix}");
         Ok(Verdict::Success)
     }
 }

@@ -26,10 +26,7 @@ pub fn main() -> ExitCode {
             print!("{text}");
             return ExitCode::SUCCESS;
         }
-        Prepared::Refuse(message) => {
-            eprintln!("error: {}", output::escape_lines(&message));
-            return ExitCode::from(2);
-        }
+        Prepared::Refuse(message) => return refuse(&message),
     };
     let flags = match flags::Xtask::from_vec(args.clone()) {
         Ok(flags) => flags,
@@ -37,11 +34,7 @@ pub fn main() -> ExitCode {
             println!("{error}");
             return ExitCode::SUCCESS;
         }
-        Err(error) => {
-            let message = explain_error(&error.to_string(), &args);
-            eprintln!("error: {}", output::escape_lines(&message));
-            return ExitCode::from(2);
-        }
+        Err(error) => return refuse(&explain_error(&error.to_string(), &args)),
     };
     let outcome = xshell::Shell::new()
         .map_err(anyhow::Error::from)
@@ -62,12 +55,15 @@ pub fn main() -> ExitCode {
     match outcome {
         Ok(Verdict::Success) => ExitCode::SUCCESS,
         Ok(Verdict::Failure) => ExitCode::from(1),
-        Err(error) => {
-            // Input echoed in a message (an id, a path) must not drive the terminal.
-            eprintln!("error: {}", output::escape_lines(&format!("{error:#}")));
-            ExitCode::from(2)
-        }
+        Err(error) => refuse(&format!("{error:#}")),
     }
+}
+
+/// Says `message` as an error and gives exit status 2; input echoed in it (an id, a path) must
+/// not drive the terminal.
+fn refuse(message: &str) -> ExitCode {
+    eprintln!("error: {}", output::escape_lines(message));
+    ExitCode::from(2)
 }
 
 /// The help xflags generates from `flags.rs`, split into the top section and one section per
@@ -172,7 +168,8 @@ fn flags_of(words: &[String]) -> Vec<String> {
         .map(str::trim_start)
         .filter(|line| line.starts_with('-'));
     let words = listed.flat_map(|line| line.split([',', ' ']));
-    (["--help", "--quiet", "--verbose", "--color"].into_iter())
+    ["--help", "--quiet", "--verbose", "--color"]
+        .into_iter()
         .chain(words.filter(|word| word.starts_with("--")))
         .map(String::from)
         .collect()
@@ -213,11 +210,9 @@ fn command_words(args: &[OsString]) -> Vec<String> {
         if arg.starts_with('-') || arg.starts_with('+') {
             continue;
         }
-        let mut candidate = words.clone();
-        candidate.push(arg.to_string());
-        if known.contains(&candidate.join(" ")) {
-            words = candidate;
-        } else {
+        words.push(arg.to_string());
+        if !known.contains(&words.join(" ")) {
+            words.pop();
             break;
         }
     }
@@ -277,7 +272,9 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
             Some("-q" | "--quiet") => output::set_verbosity(-1),
             Some("-v" | "--verbose") => output::set_verbosity(1),
             Some(text) if text == "--color" || text.starts_with("--color=") => {
-                let value = (text.strip_prefix("--color=").map(str::to_owned))
+                let value = text
+                    .strip_prefix("--color=")
+                    .map(str::to_owned)
                     .or_else(|| args.next()?.into_string().ok());
                 let Some(value) = value else {
                     return Prepared::Refuse("--color needs a value: auto, always or never".into());

@@ -75,9 +75,8 @@ pub fn error_files(stderr: &str) -> Vec<String> {
             .or_else(|| trimmed.strip_prefix("::: "))
         {
             // `file:line:column`, and the file may hold colons of its own.
-            let mut parts = location.rsplitn(3, ':');
-            let (_, _, file) = (parts.next(), parts.next(), parts.next());
-            files.push(file.unwrap_or(location).to_string());
+            let file = location.rsplitn(3, ':').nth(2).unwrap_or(location);
+            files.push(file.to_string());
         }
     }
     files

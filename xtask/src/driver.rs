@@ -11,7 +11,7 @@ use crate::judge::StepResult;
 use crate::output;
 use crate::plan::{plan_run, plan_usage, Kind, Layout, PlannedRun, Selection, Step, UsageCompile};
 use crate::run_lock::RunLock;
-use crate::runner::{self, Limits};
+use crate::runner;
 use crate::schedule::{self, Progress};
 use crate::{expect::Outcome, probe, process};
 use anyhow::{bail, Context};
@@ -23,7 +23,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use xshell::Shell;
 
-/// The longest `--timeout` accepted.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// The machine's cores: `-j` without the flag.
@@ -104,7 +103,6 @@ pub struct Settings {
     pub progress: bool,
 }
 
-/// What a run did.
 pub struct Driven {
     /// The toolchains found and the plan, its `steps` being the steps this run took.
     pub planned: PlannedRun,
@@ -115,10 +113,8 @@ pub struct Driven {
     pub planning: f64,
 }
 
-/// Takes the run lock of `layout` (saying on stderr, as `who`, whom it waits for), then readies
-/// the outputs: removed first when `fresh` (a cold run), the directories made, what a killed
-/// run left half-written removed, and the probe's source written. The lock is held until the
-/// returned value is dropped.
+/// Takes the run lock of `layout` (saying on stderr, as `who`, whom it waits for) until the
+/// returned value is dropped, then readies the outputs, removed first when `fresh` (a cold run).
 pub fn lock(layout: &Layout, who: &str, fresh: bool) -> anyhow::Result<RunLock> {
     let lock = RunLock::acquire(&layout.lock(), &mut |message| eprintln!("{who}: {message}"))?;
     let outputs = layout.kshim.join("matrix");
@@ -212,12 +208,9 @@ pub fn drive(
         names,
         done: AtomicUsize::new(0),
     };
-    let limits = Limits {
-        timeout: settings.timeout,
-        lock: Some(lock.descriptor()),
-    };
+    let fd = Some(lock.descriptor());
     let results = schedule::execute(steps, settings.jobs, &display, &|index| {
-        runner::run_step(&steps[index], keys[index], &cache, limits)
+        runner::run_step(&steps[index], keys[index], &cache, settings.timeout, fd)
     });
     display.clear();
     if let Some(signal) = interrupt::interrupted() {

@@ -29,11 +29,6 @@ const PACKAGES: [(&str, &str); 2] = [
     ("qemu-user", "usr/bin/qemu-ARCH"),
 ];
 
-/// Where the emulators are extracted: `target/toolchains/qemu/`.
-fn qemu_dir(root: &Path) -> PathBuf {
-    root.join("qemu")
-}
-
 /// The user-mode emulator of `target_arch`, if `cargo xtask toolchains install` provisioned it;
 /// `None` for the host's own `x86_64`, which runs natively, and any arch not in [`emulated`].
 pub fn qemu_user(target_arch: &str) -> Option<PathBuf> {
@@ -44,7 +39,7 @@ fn qemu_user_in(root: &Path, target_arch: &str) -> Option<PathBuf> {
     if !emulated().any(|arch| arch == target_arch) {
         return None;
     }
-    let dir = qemu_dir(root);
+    let dir = root.join("qemu");
     let marker = Marker::read(&dir)?;
     let emulator = dir.join(marker.get(target_arch)?);
     emulator.is_file().then_some(emulator)
@@ -52,7 +47,7 @@ fn qemu_user_in(root: &Path, target_arch: &str) -> Option<PathBuf> {
 
 /// The provisioned emulators' package, `qemu-user-static=VERSION (SUITE)`, if there are any.
 pub(crate) fn provisioned_qemu() -> Option<String> {
-    Marker::read(&qemu_dir(&debian::toolchains_dir())).map(|marker| marker.identity())
+    Marker::read(&debian::toolchains_dir().join("qemu")).map(|marker| marker.identity())
 }
 
 /// The codename of the host's Debian release (`VERSION_CODENAME` in `/etc/os-release`).
@@ -95,7 +90,7 @@ pub(crate) fn provision_qemu(
     provisioner: &mut Provisioner<'_>,
     suites: &[String],
 ) -> anyhow::Result<Extracted> {
-    let prefix = qemu_dir(provisioner.root());
+    let prefix = provisioner.root().join("qemu");
     if let Some(marker) =
         Marker::read(&prefix).filter(|marker| emulated().all(|arch| marker.get(arch).is_some()))
     {

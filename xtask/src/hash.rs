@@ -59,7 +59,6 @@ impl fmt::Display for Key {
     }
 }
 
-/// The largest input or compiler file hashed.
 const HASHED_FILE_LIMIT: u64 = 1 << 30;
 
 /// Hashes a file's contents, naming the file in the error; only a regular file, of at most

@@ -104,19 +104,6 @@ pub(crate) fn signal_name(signal: i32) -> Option<&'static str> {
     })
 }
 
-/// Ends the process by `signal`, with its default action.
-pub(crate) fn die_by(signal: i32) -> ! {
-    let _ = std::io::stdout().flush();
-    // SAFETY: restoring the default action and raising a signal have no memory effects; the
-    // default action of SIGINT and SIGTERM ends the process.
-    unsafe {
-        libc::signal(signal, libc::SIG_DFL);
-        libc::raise(signal);
-    }
-    // Unreachable unless the signal is blocked; then exit as a shell would report it.
-    std::process::exit(128 + signal)
-}
-
 /// Runs a command's `work` with the [`InterruptGuard`] installed; if it failed with
 /// [`Interrupted`], ends the process by that same signal once the guard is gone, as a
 /// well-behaved command-line program does, so that a shell loop or `make` running it stops too.
@@ -126,8 +113,16 @@ pub(crate) fn run_interruptible<T>(work: impl FnOnce() -> anyhow::Result<T>) -> 
     let result = work();
     drop(guard);
     if let Err(error) = &result {
-        if let Some(Interrupted { signal }) = error.downcast_ref::<Interrupted>() {
-            die_by(*signal);
+        if let Some(&Interrupted { signal }) = error.downcast_ref::<Interrupted>() {
+            let _ = std::io::stdout().flush();
+            // SAFETY: restoring the default action and raising a signal have no memory effects;
+            // the default action of SIGINT and SIGTERM ends the process.
+            unsafe {
+                libc::signal(signal, libc::SIG_DFL);
+                libc::raise(signal);
+            }
+            // Unreachable unless the signal is blocked; then exit as a shell would report it.
+            std::process::exit(128 + signal)
         }
     }
     result

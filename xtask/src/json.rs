@@ -31,10 +31,8 @@ pub fn to_value(value: &impl Serialize) -> Value {
 
 /// A value written with two-space indentation and a final newline, as the reports are.
 pub fn to_pretty(value: &Value) -> String {
-    // Serializing a `Value` into a `Vec` cannot fail.
-    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
-    text.push('\n');
-    text
+    // `{:#}` is serde_json's pretty printer.
+    format!("{value:#}\n")
 }
 
 /// For `#[serde(deserialize_with = "json::nullable")]` on an `Option` member: it may be null but

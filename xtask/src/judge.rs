@@ -15,7 +15,6 @@ use crate::targets::parse_target_list;
 use anyhow::{anyhow, bail, Context as _};
 use std::time::Duration;
 
-/// How a step came out.
 #[derive(Clone, Debug, Default)]
 pub struct StepResult {
     pub outcome: Outcome,

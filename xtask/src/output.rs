@@ -50,7 +50,6 @@ impl Format {
 
 /// `--color`: 0 auto, 1 always, 2 never; set once from the command line.
 static COLOUR_CHOICE: AtomicU8 = AtomicU8::new(0);
-/// `-q` (-1), nothing (0) or `-v` (1): how much progress goes to stderr.
 static VERBOSITY: AtomicI8 = AtomicI8::new(0);
 
 /// Reads a `--color` (or `CARGO_TERM_COLOR`) value: `auto`, `always` or `never`.
@@ -94,8 +93,7 @@ pub fn colour_on(terminal: bool) -> bool {
     if choice != 0 {
         return choice == 1;
     }
-    let set = |name: &str| std::env::var_os(name).is_some_and(|value| !value.is_empty());
-    if set("NO_COLOR") {
+    if std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty()) {
         return false;
     }
     if std::env::var_os("CLICOLOR_FORCE").is_some_and(|value| !value.is_empty() && value != "0") {
@@ -266,11 +264,8 @@ impl Table {
             let _ = write!(out, "| `{}` |", markdown_cell(name));
             for entry in cells {
                 let text = markdown_cell(&Self::cell_text(entry));
-                if entry.1 {
-                    let _ = write!(out, " **{text}** |");
-                } else {
-                    let _ = write!(out, " {text} |");
-                }
+                let text = if entry.1 { format!("**{text}**") } else { text };
+                let _ = write!(out, " {text} |");
             }
             out.push('\n');
         }

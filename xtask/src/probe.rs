@@ -82,12 +82,6 @@ pub struct Diagnostics {
 pub fn read_diagnostics(stderr: &str, names: &[&str]) -> anyhow::Result<Diagnostics> {
     let mut other_errors = Vec::new();
     let mut statuses = vec![Status::Gated; names.len()];
-    let mut positions: std::collections::HashMap<&str, Vec<usize>> = Default::default();
-    for (index, name) in names.iter().enumerate() {
-        positions.entry(name).or_default().push(index);
-    }
-    let indices_of =
-        |name: &str| -> Vec<usize> { positions.get(name).cloned().unwrap_or_default() };
     for line in stderr.lines().filter(|line| line.starts_with('{')) {
         let diagnostic = json::parse(line)
             .map_err(|error| anyhow!("unreadable diagnostic ({error}): {line}"))?;
@@ -95,7 +89,9 @@ pub fn read_diagnostics(stderr: &str, names: &[&str]) -> anyhow::Result<Diagnost
         let level = diagnostic["level"].as_str().unwrap_or_default();
         let code = diagnostic["code"]["code"].as_str().unwrap_or_default();
         let name = first_backticked(message).or_else(|| span_snippet(&diagnostic));
-        let indices = name.as_deref().map(indices_of).unwrap_or_default();
+        let indices: Vec<usize> = (0..names.len())
+            .filter(|&index| name.as_deref() == Some(names[index]))
+            .collect();
         let status = match (code, indices.is_empty()) {
             ("stable_features", false) => {
                 let since = message
@@ -144,11 +140,10 @@ fn first_backticked(message: &str) -> Option<String> {
 
 /// The source text the diagnostic's first span highlights (E0557 names the feature only there).
 fn span_snippet(diagnostic: &Value) -> Option<String> {
-    let span = diagnostic.get("spans")?.as_array()?.first()?;
-    let line = span.get("text")?.as_array()?.first()?;
-    let text = line.get("text")?.as_str()?;
-    let start = line.get("highlight_start")?.as_u64()? as usize;
-    let end = line.get("highlight_end")?.as_u64()? as usize;
+    let line = &diagnostic["spans"][0]["text"][0];
+    let text = line["text"].as_str()?;
+    let start = line["highlight_start"].as_u64()? as usize;
+    let end = line["highlight_end"].as_u64()? as usize;
     // Columns are 1-based and count characters.
     let snippet: String = text
         .chars()

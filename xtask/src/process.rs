@@ -46,7 +46,6 @@ fn which_in(path: &std::ffi::OsStr, name: &Path) -> Option<PathBuf> {
         })
 }
 
-/// How long one process may run unless `--timeout` says otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
 pub const CAPTURE_LIMIT: usize = 16 << 20;
@@ -59,7 +58,6 @@ const STRAGGLER_GRACE: Duration = Duration::from_millis(500);
 /// group that keeps writing into its pipe.
 const DRAIN_LIMIT: Duration = Duration::from_secs(10);
 
-/// One process to run: program, arguments and the environment changes it needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Invocation {
     /// By absolute path.
@@ -236,7 +234,6 @@ impl Streams {
         }
     }
 
-    /// How many streams have not ended yet.
     fn open(&self) -> usize {
         self.pipes.iter().filter(|pipe| pipe.is_some()).count()
     }
@@ -244,11 +241,7 @@ impl Streams {
     /// Waits up to `wait` for output and reads what is there; whether anything arrived (data
     /// or the end of a stream).
     fn read_for(&mut self, wait: Duration) -> bool {
-        if self.open() == 0 {
-            thread::sleep(wait);
-            return false;
-        }
-        // `poll` skips a negative descriptor: an ended stream's.
+        // `poll` skips a negative descriptor, an ended stream's, and with none left only waits.
         let mut fds = self.pipes.each_ref().map(|pipe| libc::pollfd {
             fd: pipe.as_ref().map_or(-1, |pipe| pipe.as_raw_fd()),
             events: libc::POLLIN,

@@ -237,23 +237,17 @@ impl RunLock {
             "" => "run".to_owned(),
             command => format!("cargo xtask {}", crate::output::escape(command)),
         };
-        match owner {
-            Some((pid, command)) if process_exists(pid) => format!(
-                "waiting for another {} (pid {pid}) to finish (lock: {})",
-                run(&command),
-                path.display()
-            ),
+        let whom = match owner {
+            Some((pid, command)) if process_exists(pid) => {
+                format!("another {} (pid {pid})", run(&command))
+            }
             Some((pid, command)) => format!(
-                "waiting for the processes that an earlier {} (pid {pid}, no longer running) \
-                 left behind to finish (lock: {})",
-                run(&command),
-                path.display()
+                "the processes that an earlier {} (pid {pid}, no longer running) left behind",
+                run(&command)
             ),
-            None => format!(
-                "waiting for another run to finish (lock: {})",
-                path.display()
-            ),
-        }
+            None => "another run".to_owned(),
+        };
+        format!("waiting for {whom} to finish (lock: {})", path.display())
     }
 
     /// The lock file's descriptor, for processes that must keep the lock while they live.

@@ -14,14 +14,6 @@ use std::os::fd::RawFd;
 use std::path::Path;
 use std::time::Duration;
 
-/// How every process is treated: the per-process timeout, and the descriptor of the matrix's
-/// lock that processes inherit (see [`process::run_holding`]).
-#[derive(Clone, Copy, Debug)]
-pub struct Limits {
-    pub timeout: Duration,
-    pub lock: Option<RawFd>,
-}
-
 /// What a process says when the machine, not its input, made it fail: any `io::Error` as Rust
 /// prints it (`(os error N)`: a full disk, a read-only file system, no more processes), the C
 /// library's words for the commonest of them, and Rust's own allocation failure.
@@ -115,8 +107,15 @@ fn is_own_source(step: &Step, file: &str) -> bool {
 }
 
 /// Runs a step's processes, each only after the one before it succeeded, or reads its cached
-/// result.
-pub fn run_step(step: &Step, key: Key, cache: &Cache, limits: Limits) -> StepResult {
+/// result. Each process is killed after `timeout`, and inherits `lock`, the descriptor of the
+/// matrix's lock (see [`process::run_holding`]).
+pub fn run_step(
+    step: &Step,
+    key: Key,
+    cache: &Cache,
+    timeout: Duration,
+    lock: Option<RawFd>,
+) -> StepResult {
     if let Some(result) = cache.load(key, step.artifact.as_deref()) {
         return result;
     }
@@ -141,7 +140,7 @@ pub fn run_step(step: &Step, key: Key, cache: &Cache, limits: Limits) -> StepRes
     let mut outputs = Vec::new();
     let mut cacheable = true;
     for (index, invocation) in step.processes.iter().enumerate() {
-        let output = match process::run_holding(invocation, limits.timeout, limits.lock) {
+        let output = match process::run_holding(invocation, timeout, lock) {
             Ok(output) => output,
             Err(error) => {
                 return StepResult::failed(describe_spawn_error(&invocation.program, &error))
@@ -157,7 +156,7 @@ pub fn run_step(step: &Step, key: Key, cache: &Cache, limits: Limits) -> StepRes
             break;
         }
     }
-    let mut result = judge(step, &outputs, limits.timeout);
+    let mut result = judge(step, &outputs, timeout);
     if let Some(file) = provisioned_error_file(step, &outputs) {
         // The compiler's own library sources do not fail to build on it unless they changed.
         result.first_error = Some(format!(
@@ -250,11 +249,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&directory);
         let cache = Cache::new(directory, true);
         let key = Key(1);
-        let limits = Limits {
-            timeout: Duration::from_secs(60),
-            lock: None,
-        };
-        let result = run_step(step, key, &cache, limits);
+        let result = run_step(step, key, &cache, Duration::from_secs(60), None);
         let kept = cache.load(key, None).is_some();
         (result, kept)
     }
@@ -469,11 +464,7 @@ mod tests {
         let directory = crate::project_root().join("target/kshim/unit-tests/runner/core-killed");
         let _ = std::fs::remove_dir_all(&directory);
         let cache = Cache::new(directory, true);
-        let limits = Limits {
-            timeout: Duration::from_secs(1),
-            lock: None,
-        };
-        let result = run_step(&step, Key(2), &cache, limits);
+        let result = run_step(&step, Key(2), &cache, Duration::from_secs(1), None);
         assert_eq!(result.outcome, Outcome::Fail);
         let error = result.first_error.unwrap();
         assert!(error.contains("1 s"), "{error}");

@@ -20,11 +20,9 @@ pub trait Progress: Sync {
     fn finished(&self, index: usize, step: &Step, result: &StepResult, done: usize);
 }
 
-/// Runs every step with at most `jobs` at once, each after the steps it depends on; a step
-/// whose dependency did not pass is skipped with the reason.
-///
-/// When the run is [`interrupted`], running processes are killed, no further step starts, and
-/// every step that did not finish comes back with `interrupted` set.
+/// Runs `steps` as the module doc says, at most `jobs` at once. When the run is
+/// [`interrupted`], running processes are killed, no further step starts, and every step that
+/// did not finish comes back with `interrupted` set.
 pub fn execute(
     steps: &[Step],
     jobs: usize,
@@ -131,13 +129,7 @@ pub fn execute(
         .unwrap_or_else(|poison| poison.into_inner())
         .results
         .into_iter()
-        .map(|result| {
-            result.unwrap_or_else(|| {
-                let mut result = StepResult::skipped("not run: the run was interrupted".into());
-                result.interrupted = true;
-                result
-            })
-        })
+        .map(|result| result.unwrap_or_else(StepResult::interrupted))
         .collect()
 }
 

@@ -5,7 +5,6 @@
 use crate::catalog::Release;
 use std::fmt;
 
-/// What a compiler says about one feature name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
     /// Stable since this release: `#![feature]` is no longer needed.

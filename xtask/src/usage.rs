@@ -15,7 +15,6 @@ use anyhow::Context;
 use xshell::Shell;
 
 impl flags::Usage {
-    /// Runs `cargo xtask usage`.
     pub fn run(&self, _sh: &Shell) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
         let settings = Settings {

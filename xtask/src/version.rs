@@ -47,12 +47,6 @@ impl Channel {
     }
 }
 
-impl fmt::Display for Channel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 /// Everything `rustc -vV` reports, parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RustcVersion {
@@ -91,7 +85,7 @@ impl RustcVersion {
     /// A one-line summary for reports: "1.85.0 stable (2025-02-17)".
     pub fn summary(&self) -> String {
         let date = self.commit_date.as_deref().unwrap_or("commit date unknown");
-        format!("{} {} ({date})", self.release, self.channel)
+        format!("{} {} ({date})", self.release, self.channel.name())
     }
 }
 
