@@ -146,11 +146,8 @@ impl AuditReport {
             || self.columns.iter().any(|column| column.answer().is_some());
         // A feature the newest compiler rejects is a build error: a finding, as `cargo msrv
         // verify` fails on a crate that does not build.
-        if answered && self.lint.is_empty() && self.cross.rejected_by_newest.is_empty() {
-            Verdict::Success
-        } else {
-            Verdict::Failure
-        }
+        let clean = self.lint.is_empty() && self.cross.rejected_by_newest.is_empty();
+        Verdict::failure_if(!(answered && clean))
     }
 }
 

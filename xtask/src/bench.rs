@@ -317,11 +317,8 @@ impl flags::Bench {
                  the plain run ran"
             );
         }
-        Ok(if ratio <= TARGET_RATIO && skipped == 0 {
-            Verdict::Success
-        } else {
-            Verdict::Failure
-        })
+        let met = ratio <= TARGET_RATIO && skipped == 0;
+        Ok(Verdict::failure_if(!met))
     }
 }
 

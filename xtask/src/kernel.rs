@@ -67,13 +67,9 @@ impl flags::Kernel {
             .cells
             .iter()
             .any(|cell| cell.real == Real::NotRun.word());
-        Ok(
-            if !report.findings().is_empty() || (self.strict && not_run) {
-                Verdict::Failure
-            } else {
-                Verdict::Success
-            },
-        )
+        Ok(Verdict::failure_if(
+            !report.findings().is_empty() || (self.strict && not_run),
+        ))
     }
 }
 

@@ -74,6 +74,14 @@ pub(crate) enum Verdict {
 }
 
 impl Verdict {
+    pub(crate) fn failure_if(failed: bool) -> Verdict {
+        if failed {
+            Verdict::Failure
+        } else {
+            Verdict::Success
+        }
+    }
+
     /// The `verdict` member of the JSON reports: `success` or `failure`.
     pub(crate) fn word(self) -> &'static str {
         match self {

@@ -238,11 +238,7 @@ impl Report {
     }
 
     pub fn verdict(&self) -> crate::Verdict {
-        if self.failures().is_empty() {
-            crate::Verdict::Success
-        } else {
-            crate::Verdict::Failure
-        }
+        crate::Verdict::failure_if(!self.failures().is_empty())
     }
 
     /// One line per toolchain, in column order: "1.85.0: 8 of 14 features stable; kernel mode

@@ -25,11 +25,7 @@ impl flags::Toolchains {
                 let broken = found
                     .iter()
                     .any(|entry| matches!(entry, Availability::Broken { .. }));
-                Ok(if broken {
-                    Verdict::Failure
-                } else {
-                    Verdict::Success
-                })
+                Ok(Verdict::failure_if(broken))
             }
             flags::ToolchainsCmd::Install(ref install_flags) => {
                 if !self.toolchain.is_empty() {

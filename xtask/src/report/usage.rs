@@ -244,11 +244,7 @@ impl UsageReport {
                 .iter()
                 .any(|cell| matches!(cell, UsageCell::Failed(..)))
         });
-        if failed {
-            Verdict::Failure
-        } else {
-            Verdict::Success
-        }
+        Verdict::failure_if(failed)
     }
 
     pub fn to_json(&self) -> Value {
