@@ -103,7 +103,8 @@ pub(crate) fn objects_of(tree: &Path, symbol: &str) -> Vec<String> {
         let dir = makefile.parent().unwrap_or(tree);
         let relative = dir.strip_prefix(tree).unwrap_or(dir);
         let rust_object = |name: &&str| {
-            (name.strip_suffix(".o")).is_some_and(|stem| dir.join(format!("{stem}.rs")).is_file())
+            name.strip_suffix(".o")
+                .is_some_and(|stem| dir.join(format!("{stem}.rs")).is_file())
         };
         let object = |name: &str| relative.join(name).display().to_string();
         for line in text.lines().filter(|line| line.contains(&needle)) {

@@ -220,7 +220,8 @@ pub fn assemble_target_axis(
                             Some(result) => result.first_error.clone(),
                             None => why_not,
                         },
-                        detail: (found.and_then(|result| result.log.as_deref()))
+                        detail: found
+                            .and_then(|result| result.log.as_deref())
                             .and_then(last_nonempty_line)
                             .map(String::from),
                         seconds: found.map_or(0.0, |result| result.seconds),
