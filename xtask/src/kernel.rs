@@ -395,30 +395,17 @@ fn kernel_library(
         let sources = crate::library_sources::library_sources(toolchain, version)?;
         return Ok((sources.library, sources.identity));
     };
-    let package = crate::library_sources::source_package(&compiler.package)
-        .with_context(|| format!("Debian's {} has no known source package", compiler.package))?;
-    let version_wanted = compiler
-        .version
-        .clone()
-        .context("the compiler names no exact version")?;
+    let (package, version_wanted) = crate::library_sources::sources_of(&compiler)?;
     let suites = compiler.suites();
     let select = |members: &[String]| -> anyhow::Result<Vec<String>> {
-        members
-            .iter()
-            .find_map(|member| {
-                let rest = member.strip_prefix("./usr/src/")?;
-                let (top, rest) = rest.split_once('/')?;
-                (rest == "library/core/src/lib.rs")
-                    .then(|| vec![format!("./usr/src/{top}/library/")])
-            })
-            .context("it holds no usr/src/*/library/core/src/lib.rs")
+        Ok(vec![crate::library_sources::library_member(members)?])
     };
     let prefix = dir
         .join("library")
         .join(format!("{package}-{}", version_wanted.replace(':', "%3a")));
     let wanted = Wanted {
         package: &package,
-        version: Some(&version_wanted),
+        version: Some(version_wanted),
         suites: &suites,
         prefix,
         select: &select,

@@ -93,7 +93,7 @@ pub(crate) fn unavailable_note(prefix: &Path) -> PathBuf {
 
 /// The source package of `compiler`'s library sources, and the version it must have: the
 /// compiler's exact one.
-fn sources_of(compiler: &DebianSource) -> anyhow::Result<(String, &str)> {
+pub(crate) fn sources_of(compiler: &DebianSource) -> anyhow::Result<(String, &str)> {
     let version = compiler
         .version
         .as_deref()
@@ -247,14 +247,7 @@ impl LibrarySources {
 /// Chooses from a source package's members the [`LIBRARY_PARTS`] it has; a required one it
 /// lacks is an error.
 pub(crate) fn sources_members(members: &[String]) -> anyhow::Result<Vec<String>> {
-    let library = members
-        .iter()
-        .find_map(|member| {
-            let rest = member.strip_prefix("./usr/src/")?;
-            let (top, rest) = rest.split_once('/')?;
-            (rest == "library/core/src/lib.rs").then(|| format!("./usr/src/{top}/library/"))
-        })
-        .context("it holds no usr/src/*/library/core/src/lib.rs")?;
+    let library = library_member(members)?;
     let has = |part: &str| {
         let wanted = format!("{library}{part}");
         members
@@ -270,6 +263,18 @@ pub(crate) fn sources_members(members: &[String]) -> anyhow::Result<Vec<String>>
         }
     }
     Ok(chosen)
+}
+
+/// The member that is `library/` (`./usr/src/rustc-1.96.0/library/`), found by its `core/src/lib.rs`.
+pub(crate) fn library_member(members: &[String]) -> anyhow::Result<String> {
+    members
+        .iter()
+        .find_map(|member| {
+            let rest = member.strip_prefix("./usr/src/")?;
+            let (top, rest) = rest.split_once('/')?;
+            (rest == "library/core/src/lib.rs").then(|| format!("./usr/src/{top}/library/"))
+        })
+        .context("it holds no usr/src/*/library/core/src/lib.rs")
 }
 
 /// The path of `library/` (`usr/src/rustc-1.96.0/library`) in a directory the parts were
