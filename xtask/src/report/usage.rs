@@ -20,7 +20,6 @@ use anyhow::{bail, Context};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The report's `schema` value.
 pub const SCHEMA: u64 = 1;
 
 /// A toolchain as the usage report shows it.
@@ -102,7 +101,6 @@ impl UsageCell {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FeatureUsage {
     pub name: String,
-    /// The catalog's shim item.
     pub shim_item: String,
     /// One cell per toolchain, in the report's toolchain order.
     pub cells: Vec<UsageCell>,
