@@ -106,7 +106,6 @@ pub struct FeatureUsage {
     pub cells: Vec<UsageCell>,
 }
 
-/// A whole usage run's answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UsageReport {
     pub toolchains: Vec<UsageToolchain>,
@@ -236,12 +235,11 @@ struct CellJson {
 impl UsageReport {
     /// Failure when a compile failed for a reason other than the feature gate.
     pub fn verdict(&self) -> Verdict {
-        let failed = self.features.iter().any(|feature| {
-            feature
-                .cells
-                .iter()
-                .any(|cell| matches!(cell, UsageCell::Failed(..)))
-        });
+        let failed = self
+            .features
+            .iter()
+            .flat_map(|feature| &feature.cells)
+            .any(|cell| matches!(cell, UsageCell::Failed(..)));
         if failed {
             Verdict::Failure
         } else {
