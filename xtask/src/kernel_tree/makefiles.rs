@@ -10,7 +10,7 @@
 use super::Build;
 use crate::catalog::Release;
 use crate::kconfig::release_of_rustc_version;
-use anyhow::{bail, Context};
+use anyhow::{ensure, Context};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -24,17 +24,13 @@ pub(super) fn version(makefile: &str) -> Option<String> {
         })
     };
     let numbers = [value("VERSION")?, value("PATCHLEVEL")?, value("SUBLEVEL")?];
-    if numbers
+    let numeric =
+        |number: &String| !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit());
+    let extra = value("EXTRAVERSION").unwrap_or_default();
+    numbers
         .iter()
-        .any(|number| number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()))
-    {
-        return None;
-    }
-    Some(format!(
-        "{}{}",
-        numbers.join("."),
-        value("EXTRAVERSION").unwrap_or_default()
-    ))
+        .all(numeric)
+        .then(|| format!("{}{extra}", numbers.join(".")))
 }
 
 /// The logical lines of a Makefile: `\`-continued lines joined with a space, comments kept.
@@ -102,12 +98,12 @@ pub(super) fn driver_flags(command: &[String], allowed: &[String]) -> anyhow::Re
                 .replace("$(rust_allowed_features)", &list)
         })
         .collect();
-    if !flags
-        .iter()
-        .any(|flag| flag.starts_with("-Zallow-features="))
-    {
-        bail!("`rust_common_cmd` passes no -Zallow-features");
-    }
+    ensure!(
+        flags
+            .iter()
+            .any(|flag| flag.starts_with("-Zallow-features=")),
+        "`rust_common_cmd` passes no -Zallow-features"
+    );
     Ok(flags)
 }
 
