@@ -189,7 +189,9 @@ impl<'a> Object<'a> {
             .symbol_section(self.endian, symbol, SymbolIndex(index))
             .map_err(read_error(&format!("symbol {index}")))?;
         // The section is checked to exist.
-        (section.map(|section| self.section(section.0).map(|_| section.0))).transpose()
+        section
+            .map(|section| self.section(section.0).map(|_| section.0))
+            .transpose()
     }
 
     /// The `RELA` relocations that apply to section `target`. A `REL` section is an error,
@@ -465,7 +467,8 @@ pub fn check_object(
             used: 0,
         };
         for relocation in &relocations {
-            (table.by_offset.entry(relocation.offset).or_default()).push(*relocation);
+            let here = table.by_offset.entry(relocation.offset).or_default();
+            here.push(*relocation);
         }
         for at in (0..size).step_by(ENTRY_SIZE as usize) {
             let site = checker
