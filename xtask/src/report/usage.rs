@@ -146,7 +146,8 @@ pub fn assemble(
             } else if mine.is_empty() {
                 UsageCell::NotEnabled
             } else {
-                let (status, probe_error) = match probes
+                // The probe's failure first, else the first compile's.
+                let (status, mut problem) = match probes
                     .get(&toolchain)
                     .and_then(|probe| probe.probe.as_ref())
                 {
@@ -156,8 +157,6 @@ pub fn assemble(
                 };
                 let mut places = Vec::new();
                 let mut attributes = Vec::new();
-                // The probe's failure first, else the first compile's.
-                let mut problem = probe_error;
                 for compile in &mine {
                     let result = &results[compile.step];
                     if let Some(usage) = &result.usage {
