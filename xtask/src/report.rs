@@ -108,9 +108,8 @@ impl FeatureCell {
     pub fn ok(&self) -> bool {
         match (&self.observed, self.expected) {
             (Observed::Status(observed), Some(expected)) => *observed == expected,
-            (Observed::ProbeFailed(_), _) => false,
+            (Observed::ProbeFailed(_), _) | (Observed::NotProbed, Some(_)) => false,
             (_, None) => true,
-            (Observed::NotProbed, Some(_)) => false,
         }
     }
 }

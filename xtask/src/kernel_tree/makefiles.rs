@@ -247,15 +247,15 @@ pub(super) fn crate_roots(
 /// `samples/rust/rust_minimal.rs` is `rust_minimal`.
 pub(super) fn crate_name(root: &str) -> String {
     let path = root.strip_prefix("rust/").unwrap_or(root);
-    let name = if let Some(dir) = path
+    let name = path
         .strip_suffix("/src/lib.rs")
         .or_else(|| path.strip_suffix("/lib.rs"))
-    {
-        dir.to_string()
-    } else {
-        let file = path.rsplit('/').next().unwrap_or(path);
-        file.trim_end_matches(".rs").to_string()
-    };
+        .unwrap_or_else(|| {
+            path.rsplit('/')
+                .next()
+                .unwrap_or(path)
+                .trim_end_matches(".rs")
+        });
     name.replace(['/', '-'], "_")
 }
 
