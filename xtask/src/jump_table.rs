@@ -467,11 +467,8 @@ pub fn check_object(
             used: 0,
         };
         for relocation in &relocations {
-            table
-                .by_offset
-                .entry(relocation.offset)
-                .or_default()
-                .push(*relocation);
+            let here = table.by_offset.entry(relocation.offset).or_default();
+            here.push(*relocation);
         }
         for at in (0..size).step_by(ENTRY_SIZE as usize) {
             let site = checker

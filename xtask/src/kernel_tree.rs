@@ -18,7 +18,7 @@ use crate::attributes::{read_allowed, read_features, FeatureAttribute};
 use crate::catalog::Release;
 use crate::kconfig::{read_kconfig, KconfigSymbol};
 use crate::process::{self, Invocation};
-use anyhow::{bail, ensure, Context};
+use anyhow::{ensure, Context};
 use std::path::{Path, PathBuf};
 
 /// The architecture the predictions and real builds are for (Kbuild's `ARCH`, `SRCARCH`).
@@ -86,7 +86,6 @@ pub enum Build {
     Kbuild,
 }
 
-/// One crate root of the tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CrateRoot {
     /// Its path in the tree: `rust/kernel/lib.rs`.
@@ -144,13 +143,12 @@ pub fn read(root: &Path) -> anyhow::Result<Tree> {
         "{} is not a kernel tree: it has no scripts/Makefile.build or init/Kconfig",
         root.display()
     );
-    if !root.join("rust/Makefile").is_file() {
-        bail!(
-            "the kernel tree {} ({version}) has no Rust support: it has no rust/Makefile \
-             (Rust arrived in Linux 6.1)",
-            root.display()
-        );
-    }
+    ensure!(
+        root.join("rust/Makefile").is_file(),
+        "the kernel tree {} ({version}) has no Rust support: it has no rust/Makefile \
+         (Rust arrived in Linux 6.1)",
+        root.display()
+    );
     let build_text = read_text(&build)?;
     let allowed_features = makefiles::allowed_features(&build_text).with_context(|| {
         format!(

@@ -10,7 +10,7 @@ use crate::report::targets::TargetAxis;
 use crate::report::Report;
 use crate::{flags, Verdict};
 use anyhow::{anyhow, bail, ensure, Context};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use xshell::Shell;
 
@@ -94,9 +94,10 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         let index = position % count + 1;
         assigned.entry(index).or_default().push(pin.id.as_str());
     }
-    for (shard, path, report) in &shards {
-        let mut held: HashSet<&str> = HashSet::new();
-        for toolchain in &report.toolchains {
+    // Where each pin is: (shard position, index there).
+    let mut held: HashMap<&str, (usize, usize)> = HashMap::new();
+    for (position, (shard, path, report)) in shards.iter().enumerate() {
+        for (index, toolchain) in report.toolchains.iter().enumerate() {
             let Some(pin) = toolchain.pin.as_deref() else {
                 bail!(
                     "{}: toolchain {} was given with --toolchain, not taken from the pin file; \
@@ -105,15 +106,22 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
                     escape(&toolchain.id)
                 );
             };
+            let Some(&pin_position) = position_of.get(pin) else {
+                bail!(
+                    "{} (shard {shard}) has pin {}, which is not in the pin file {} \
+                     (give merge the --pins the shards were run with)",
+                    path.display(),
+                    escape(pin),
+                    pins.path.display()
+                );
+            };
             let found = !matches!(
                 toolchain.verdict,
                 ToolchainVerdict::Missing(_) | ToolchainVerdict::Broken(_)
             );
             // What `Pin::is_satisfied_by` required of the compiler when the shard ran.
-            if let (Some(&position), Some(release), true) =
-                (position_of.get(pin), &toolchain.release_text, found)
-            {
-                let wanted = &pins.pins[position].release;
+            if let (Some(release), true) = (&toolchain.release_text, found) {
+                let wanted = &pins.pins[pin_position].release;
                 ensure!(
                     release == wanted,
                     "{} (shard {shard}): toolchain {} reports release {}, but its pin {} wants {}",
@@ -124,29 +132,21 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
                     escape(wanted)
                 );
             }
-            match position_of.get(pin) {
-                Some(&position) if !shard.owns(position) => bail!(
-                    "{} (shard {shard}) has pin {}, which the pin file gives to shard {}/{count}",
-                    path.display(),
-                    escape(pin),
-                    position % count + 1
-                ),
-                Some(_) => {}
-                None => bail!(
-                    "{} (shard {shard}) has pin {}, which is not in the pin file {} \
-                     (give merge the --pins the shards were run with)",
-                    path.display(),
-                    escape(pin),
-                    pins.path.display()
-                ),
-            }
-            held.insert(pin);
+            ensure!(
+                shard.owns(pin_position),
+                "{} (shard {shard}) has pin {}, which the pin file gives to shard {}/{count}",
+                path.display(),
+                escape(pin),
+                pin_position % count + 1
+            );
+            held.insert(pin, (position, index));
         }
+        // A pin of this shard can be in no other report: each report holds only its own.
         let missing: Vec<String> = assigned
             .get(&shard.index)
             .into_iter()
             .flatten()
-            .filter(|pin| !held.contains(*pin))
+            .filter(|pin| !held.contains_key(*pin))
             .map(|pin| escape(pin).into_owned())
             .collect();
         ensure!(
@@ -202,17 +202,9 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
             .filter_map(|(_, _, report)| report.date.clone())
             .max(),
     };
-    let mut found: HashMap<&str, (usize, usize)> = HashMap::new();
-    for (position, (_, _, report)) in shards.iter().enumerate() {
-        for (index, toolchain) in report.toolchains.iter().enumerate() {
-            if let Some(pin) = toolchain.pin.as_deref() {
-                found.insert(pin, (position, index));
-            }
-        }
-    }
     let mut columns = HashMap::new();
     for pin in &pins.pins {
-        let Some(&(position, index)) = found.get(pin.id.as_str()) else {
+        let Some(&(position, index)) = held.get(pin.id.as_str()) else {
             // Checked above: every pin is in its shard's report.
             bail!("pin {} is in no report", escape(&pin.id));
         };

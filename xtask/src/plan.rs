@@ -106,7 +106,6 @@ fn identity_directory_name(toolchain: &crate::discovery::Toolchain) -> String {
 /// A toolchain as the planner sees it.
 #[derive(Clone, Debug)]
 pub struct PlannedToolchain {
-    /// The index of the toolchain in the matrix.
     pub index: usize,
     /// A short name for file paths, unique among the toolchains.
     pub directory_name: String,
@@ -118,7 +117,6 @@ pub struct PlannedToolchain {
 /// One node of the step graph.
 #[derive(Clone, Debug)]
 pub struct Step {
-    /// The index of the toolchain in the matrix.
     pub toolchain: usize,
     pub kind: Kind,
     /// `kernel` for the shim, the example's name, or `features` for the probe.
@@ -138,7 +136,6 @@ pub struct Step {
     pub deps: Vec<usize>,
     /// The kernel target it builds for; `None` for the host.
     pub kernel_target: Option<&'static KernelTarget>,
-    /// What the runner checks itself once the processes succeeded.
     pub check: Option<Check>,
     /// The files its processes write that anything reads later: removed before they run, and
     /// required after they succeed, so that what is judged or run is what was just built.
@@ -160,8 +157,7 @@ pub enum Check {
 }
 
 impl Step {
-    /// A step of `toolchain` that only runs `processes`, for the host: no files, no
-    /// dependencies, no check; the planners fill in the rest.
+    /// A step that only runs `processes`, for the host; the planners fill in the rest.
     pub fn new(
         toolchain: usize,
         kind: Kind,
@@ -194,22 +190,15 @@ impl Step {
 
 /// A step's or a report cell's name: `build kernel (kernel) for aarch64-unknown-none`.
 pub fn cell_label(kind: Kind, target: &str, mode: Option<Mode>, triple: Option<&str>) -> String {
-    let mut label = format!("{} {target}", kind.word());
-    if let Some(mode) = mode {
-        label.push_str(&format!(" ({})", mode.word()));
-    }
-    if let Some(triple) = triple {
-        label.push_str(&format!(" for {triple}"));
-    }
-    label
+    let mode = mode.map_or(String::new(), |mode| format!(" ({})", mode.word()));
+    let triple = triple.map_or(String::new(), |triple| format!(" for {triple}"));
+    format!("{} {target}{mode}{triple}", kind.word())
 }
 
 /// Where the matrix puts its files.
 #[derive(Clone, Debug)]
 pub struct Layout {
-    /// The repository root.
     pub root: PathBuf,
-    /// `target/kshim`.
     pub kshim: PathBuf,
 }
 
@@ -221,7 +210,6 @@ impl Layout {
         }
     }
 
-    /// The generated probe crate.
     pub fn probe_source(&self) -> PathBuf {
         self.kshim.join("matrix/kshim_probe.rs")
     }

@@ -30,7 +30,6 @@ pub struct ToolchainEntry {
     pub spec: String,
     /// Where the compiler comes from, or `None` when missing.
     pub source: Option<SourceKind>,
-    /// The pin it satisfies.
     pub pin: Option<String>,
     pub rustc: Option<String>,
     /// The release as `rustc -vV` writes it.
@@ -40,7 +39,6 @@ pub struct ToolchainEntry {
     pub commit_date: Option<String>,
     /// The host triple.
     pub host: Option<String>,
-    /// Whether it can take part.
     pub verdict: ToolchainVerdict,
 }
 
@@ -97,7 +95,6 @@ impl Observed {
     }
 }
 
-/// One feature on one toolchain.
 #[derive(Clone, Debug)]
 pub struct FeatureCell {
     pub observed: Observed,
@@ -111,9 +108,8 @@ impl FeatureCell {
     pub fn ok(&self) -> bool {
         match (&self.observed, self.expected) {
             (Observed::Status(observed), Some(expected)) => *observed == expected,
-            (Observed::ProbeFailed(_), _) => false,
+            (Observed::ProbeFailed(_), _) | (Observed::NotProbed, Some(_)) => false,
             (_, None) => true,
-            (Observed::NotProbed, Some(_)) => false,
         }
     }
 }
@@ -137,7 +133,6 @@ pub struct BuildCell {
     pub mode: Mode,
     pub kind: Kind,
     pub outcome: Outcome,
-    /// What the catalog predicts.
     pub expected: Outcome,
     /// The first error line, for failures and skips.
     pub first_error: Option<String>,
@@ -325,7 +320,6 @@ impl Report {
     }
 }
 
-/// A failure as one line: toolchain, cell, expected, observed, first error.
 pub fn failure_line(failure: &Failure) -> String {
     let mut line = format!(
         "{}: {}: expected {}, observed {}",
@@ -358,7 +352,6 @@ fn milliseconds(seconds: f64) -> f64 {
     (seconds * 1000.0).round() / 1000.0
 }
 
-/// Seconds read back: a finite, non-negative number.
 fn seconds(seconds: f64, what: &str) -> anyhow::Result<f64> {
     let finite = seconds.is_finite() && seconds >= 0.0;
     ensure!(finite, "{what}: `seconds` is not a number of seconds");

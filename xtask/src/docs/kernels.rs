@@ -71,19 +71,18 @@ pub(crate) fn read_trees(report: &KernelJson) -> Vec<TreeData> {
                 if krate.root == KERNEL_CRATE || krate.features.is_empty() {
                     continue;
                 }
-                let known = data
-                    .others
-                    .iter()
-                    .position(|(known, _)| *known == krate.root);
-                let index = known.unwrap_or_else(|| {
-                    data.others.push((krate.root.clone(), Vec::new()));
-                    data.others.len() - 1
-                });
-                let features = &mut data.others[index].1;
-                for feature in &krate.features {
-                    if !features.contains(feature) {
-                        features.push(feature.clone());
+                // A prediction lists each feature of a crate once.
+                match data.others.iter_mut().find(|(root, _)| *root == krate.root) {
+                    Some((_, features)) => {
+                        for feature in &krate.features {
+                            if !features.contains(feature) {
+                                features.push(feature.clone());
+                            }
+                        }
                     }
+                    None => data
+                        .others
+                        .push((krate.root.clone(), krate.features.clone())),
                 }
             }
             let Some(kernel) = cell.crates.iter().find(|krate| krate.root == KERNEL_CRATE) else {

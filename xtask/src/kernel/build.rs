@@ -343,7 +343,6 @@ fn build_in(pair: &Pair<'_>, mut steps: Vec<(String, f64)>) -> Built {
             steps,
         );
     }
-    // The build ended; was everything really built, by this compiler, now?
     let config = std::fs::read_to_string(&config_path).unwrap_or_default();
     if !config.lines().any(|line| line == "CONFIG_RUST=y") {
         pair.out.spoil();

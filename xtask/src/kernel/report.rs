@@ -15,27 +15,20 @@ pub(crate) fn cell(
     built: Built,
     cached: bool,
 ) -> CellJson {
-    let predicted = prediction
-        .as_ref()
-        .ok()
-        .map(|prediction| prediction.predicted.word());
+    let predicted = prediction.as_ref().ok();
     CellJson {
         tree: tree.to_owned(),
         toolchain: toolchain.to_owned(),
         rustc,
-        minimum_met: prediction
-            .as_ref()
-            .ok()
-            .map(|prediction| prediction.minimum_met),
-        predicted: predicted.map(String::from),
-        crates: prediction
-            .as_ref()
+        minimum_met: predicted.map(|prediction| prediction.minimum_met),
+        predicted: predicted.map(|prediction| prediction.predicted.word().to_owned()),
+        crates: predicted
             .map(|prediction| prediction.crates.iter().map(CrateJson::from).collect())
             .unwrap_or_default(),
-        prediction_error: prediction.err(),
         // The prediction's three words are three of the real result's.
         finding: built.real != Real::NotRun
-            && predicted.is_some_and(|word| word != built.real.word()),
+            && predicted.is_some_and(|prediction| prediction.predicted.word() != built.real.word()),
+        prediction_error: prediction.err(),
         real: built.real.word().into(),
         reason: built.reason,
         first_error: built.first_error,

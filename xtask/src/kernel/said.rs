@@ -69,10 +69,7 @@ pub(crate) fn first_error(said: &str) -> Option<String> {
         .position(by_a_tool)
         .or_else(|| lines.iter().position(by_make))?;
     let mut text = lines[at].trim().to_owned();
-    let next = lines
-        .get(at + 1)
-        .map(|next| next.trim())
-        .unwrap_or_default();
+    let next = lines.get(at + 1).map_or("", |next| next.trim());
     if let Some(place) = next.strip_prefix("-->") {
         text.push_str(&format!(" ({})", place.trim()));
     } else if text.contains(" panicked at ") && text.ends_with(':') && !next.is_empty() {

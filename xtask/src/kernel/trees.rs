@@ -7,7 +7,7 @@
 use crate::debian::Provisioner;
 use crate::extracted::{self, Wanted};
 use crate::pins::{TreePin, TreeSource};
-use anyhow::{bail, ensure, Context};
+use anyhow::{ensure, Context};
 use std::path::{Path, PathBuf};
 use xshell::{cmd, Shell};
 
@@ -62,9 +62,8 @@ pub(crate) fn provide(provisioner: &mut Provisioner<'_>, pin: &TreePin) -> anyho
                 prefix: prefix.clone(),
                 select: &select,
             };
-            let top = source.package.clone();
             let extracted = extracted::provision(provisioner, &wanted, |staging| {
-                unpack_tarball(staging, &top)
+                unpack_tarball(staging, &source.package)
             })?;
             let tree = extracted
                 .marker
@@ -122,12 +121,11 @@ pub(crate) fn check_kernel_tree(root: &Path) -> anyhow::Result<()> {
         text.lines()
             .any(|line| line.split('=').next().map(str::trim) == Some(name))
     };
-    if !sets("VERSION") || !sets("PATCHLEVEL") || !root.join("scripts/config").is_file() {
-        bail!(
-            "{} is no kernel tree: its Makefile sets no VERSION and PATCHLEVEL, or it has no \
-             scripts/config",
-            root.display()
-        );
-    }
+    ensure!(
+        sets("VERSION") && sets("PATCHLEVEL") && root.join("scripts/config").is_file(),
+        "{} is no kernel tree: its Makefile sets no VERSION and PATCHLEVEL, or it has no \
+         scripts/config",
+        root.display()
+    );
     Ok(())
 }

@@ -10,7 +10,7 @@
 use super::Build;
 use crate::catalog::Release;
 use crate::kconfig::release_of_rustc_version;
-use anyhow::{bail, Context};
+use anyhow::{ensure, Context};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -24,17 +24,13 @@ pub(super) fn version(makefile: &str) -> Option<String> {
         })
     };
     let numbers = [value("VERSION")?, value("PATCHLEVEL")?, value("SUBLEVEL")?];
-    if numbers
+    let numeric =
+        |number: &String| !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit());
+    let extra = value("EXTRAVERSION").unwrap_or_default();
+    numbers
         .iter()
-        .any(|number| number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()))
-    {
-        return None;
-    }
-    Some(format!(
-        "{}{}",
-        numbers.join("."),
-        value("EXTRAVERSION").unwrap_or_default()
-    ))
+        .all(numeric)
+        .then(|| format!("{}{extra}", numbers.join(".")))
 }
 
 /// The logical lines of a Makefile: `\`-continued lines joined with a space, comments kept.
@@ -102,12 +98,12 @@ pub(super) fn driver_flags(command: &[String], allowed: &[String]) -> anyhow::Re
                 .replace("$(rust_allowed_features)", &list)
         })
         .collect();
-    if !flags
-        .iter()
-        .any(|flag| flag.starts_with("-Zallow-features="))
-    {
-        bail!("`rust_common_cmd` passes no -Zallow-features");
-    }
+    ensure!(
+        flags
+            .iter()
+            .any(|flag| flag.starts_with("-Zallow-features=")),
+        "`rust_common_cmd` passes no -Zallow-features"
+    );
     Ok(flags)
 }
 
@@ -251,15 +247,15 @@ pub(super) fn crate_roots(
 /// `samples/rust/rust_minimal.rs` is `rust_minimal`.
 pub(super) fn crate_name(root: &str) -> String {
     let path = root.strip_prefix("rust/").unwrap_or(root);
-    let name = if let Some(dir) = path
+    let name = path
         .strip_suffix("/src/lib.rs")
         .or_else(|| path.strip_suffix("/lib.rs"))
-    {
-        dir.to_string()
-    } else {
-        let file = path.rsplit('/').next().unwrap_or(path);
-        file.trim_end_matches(".rs").to_string()
-    };
+        .unwrap_or_else(|| {
+            path.rsplit('/')
+                .next()
+                .unwrap_or(path)
+                .trim_end_matches(".rs")
+        });
     name.replace(['/', '-'], "_")
 }
 

@@ -17,7 +17,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-/// A prediction's verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Predicted {
     /// The compiler meets the tree's minimum and every probe builds.
@@ -162,8 +161,7 @@ pub fn predict(
             .filter(|lint| !krate.allowed_lints.contains(lint))
             .cloned()
             .collect();
-        let mut outcomes = Vec::new();
-        for bootstrap in [true, false] {
+        let mut outcome = |bootstrap| -> anyhow::Result<Outcome> {
             let key = Probe {
                 features: features.clone(),
                 flags: flags.clone(),
@@ -171,14 +169,15 @@ pub fn predict(
                 loads_proc_macro: krate.loads_proc_macro,
                 bootstrap,
             };
-            if !seen.contains_key(&key) {
-                let outcome = compile(rustc, &key, directory, timeout)
-                    .with_context(|| format!("probing {} with {}", krate.root, rustc.release))?;
-                seen.insert(key.clone(), outcome);
+            if let Some(outcome) = seen.get(&key) {
+                return Ok(outcome.clone());
             }
-            outcomes.push(seen[&key].clone());
-        }
-        let [with, without] = <[Outcome; 2]>::try_from(outcomes).expect("two outcomes");
+            let outcome = compile(rustc, &key, directory, timeout)
+                .with_context(|| format!("probing {} with {}", krate.root, rustc.release))?;
+            seen.insert(key, outcome.clone());
+            Ok(outcome)
+        };
+        let (with, without) = (outcome(true)?, outcome(false)?);
         crates.push(CratePrediction {
             root: krate.root.clone(),
             features,

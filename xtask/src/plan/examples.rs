@@ -8,7 +8,6 @@ use anyhow::Context;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The shim's crate root.
 pub fn shim_root(root: &Path) -> PathBuf {
     root.join("kernel-shim/src/lib.rs")
 }

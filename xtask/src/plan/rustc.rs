@@ -70,7 +70,6 @@ pub enum Product {
     Tests,
 }
 
-/// Where a compilation writes its result.
 #[derive(Clone, Debug)]
 pub enum Output<'a> {
     /// `--out-dir`: rustc names the file after the crate.
@@ -122,7 +121,6 @@ impl Rustc {
         Invocation::new(program, leading).with_env(env)
     }
 
-    /// The toolchain's environment with `RUSTC_BOOTSTRAP=1`.
     fn bootstrap_env(&self) -> Vec<(String, String)> {
         let mut env = self.env.clone();
         env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
@@ -185,7 +183,6 @@ impl Rustc {
         }
     }
 
-    /// The feature probe: a metadata-only library build with JSON diagnostics.
     pub fn probe(&self, source: &Path, out_dir: &Path) -> Invocation {
         let mut invocation = self.invocation(Vec::new(), self.bootstrap_env());
         push(
@@ -206,7 +203,6 @@ impl Rustc {
         invocation
     }
 
-    /// A fixture compiled as Kbuild compiles a driver, metadata only, with JSON diagnostics.
     pub fn kbuild_fixture(&self, source: &Path, out_dir: &Path) -> Invocation {
         let mut invocation = self.base(Mode::Kernel);
         push(
@@ -228,7 +224,6 @@ impl Rustc {
         invocation
     }
 
-    /// The shim as an rlib, or as its unit-test binary.
     pub fn shim(
         &self,
         root: &Path,
@@ -272,7 +267,6 @@ impl Rustc {
         invocation
     }
 
-    /// `rustc --print target-list`: the targets this compiler knows.
     pub fn target_list(&self) -> Invocation {
         self.invocation(
             ["--print", "target-list"].map(String::from).to_vec(),
@@ -414,13 +408,11 @@ impl Rustc {
 /// The `compiler_builtins` a sysroot gets.
 #[derive(Clone, Debug)]
 pub enum Builtins<'a> {
-    /// The compiler's own library sources.
     Sources(&'a SourceCrate),
     /// The empty crate of `xtask/programs/`, where the sources hold none.
     Empty(PathBuf),
 }
 
-/// Where a crate built for a kernel target goes.
 #[derive(Clone, Copy, Debug)]
 pub enum TargetOutput<'a> {
     /// One relocatable object (`--emit=obj`, one codegen unit).

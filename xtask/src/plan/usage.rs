@@ -16,7 +16,6 @@ use crate::process::Invocation;
 pub struct UsageCompile {
     /// Its index in [`PlannedUsage::steps`].
     pub step: usize,
-    /// The index of the toolchain in the run.
     pub toolchain: usize,
     /// `kernel` for the shim, or the example's name.
     pub target: String,

@@ -130,7 +130,6 @@ impl Report {
     /// The report as JSON, in the layout docs/matrix.md documents.
     pub fn to_json(&self) -> Value {
         let release = |release: Option<Release>| release.map(|release| release.to_string());
-        let id = |index: usize| self.toolchains[index].id.clone();
         let toolchains = self.toolchains.iter().zip(self.summary_lines());
         let toolchains = toolchains.map(|(toolchain, summary)| ToolchainJson {
             id: toolchain.id.clone(),
@@ -176,7 +175,7 @@ impl Report {
                 .collect(),
         });
         let builds = self.builds.iter().map(|build| BuildJson {
-            toolchain: id(build.toolchain),
+            toolchain: self.toolchains[build.toolchain].id.clone(),
             target: build.target.clone(),
             mode: build.mode.word().to_string(),
             kind: build.kind.word().to_string(),
@@ -352,11 +351,9 @@ impl Report {
         let mut builds = Vec::new();
         for (index, build) in file.builds.into_iter().enumerate() {
             let what = format!("builds[{index}]");
-            let (outcome, expected) = (
-                outcome(&build.outcome, &what)?,
-                outcome(&build.expected, &what)?,
-            );
-            stated_ok(build.ok, outcome == expected, &what)?;
+            let observed = outcome(&build.outcome, &what)?;
+            let expected = outcome(&build.expected, &what)?;
+            stated_ok(build.ok, observed == expected, &what)?;
             let kind = [Kind::Probe, Kind::Build, Kind::Run, Kind::Test]
                 .into_iter()
                 .find(|candidate| candidate.word() == build.kind)
@@ -366,7 +363,7 @@ impl Report {
                 target: build.target,
                 mode: mode(&build.mode, &what)?,
                 kind,
-                outcome,
+                outcome: observed,
                 expected,
                 first_error: build.first_error,
                 seconds: seconds(build.seconds, &what)?,

@@ -20,7 +20,6 @@ use anyhow::{bail, Context};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The report's `schema` value.
 pub const SCHEMA: u64 = 1;
 
 /// A toolchain as the usage report shows it.
@@ -102,13 +101,11 @@ impl UsageCell {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FeatureUsage {
     pub name: String,
-    /// The catalog's shim item.
     pub shim_item: String,
     /// One cell per toolchain, in the report's toolchain order.
     pub cells: Vec<UsageCell>,
 }
 
-/// A whole usage run's answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UsageReport {
     pub toolchains: Vec<UsageToolchain>,
@@ -149,7 +146,8 @@ pub fn assemble(
             } else if mine.is_empty() {
                 UsageCell::NotEnabled
             } else {
-                let (status, probe_error) = match probes
+                // The probe's failure first, else the first compile's.
+                let (status, mut problem) = match probes
                     .get(&toolchain)
                     .and_then(|probe| probe.probe.as_ref())
                 {
@@ -159,8 +157,6 @@ pub fn assemble(
                 };
                 let mut places = Vec::new();
                 let mut attributes = Vec::new();
-                // The probe's failure first, else the first compile's.
-                let mut problem = probe_error;
                 for compile in &mine {
                     let result = &results[compile.step];
                     if let Some(usage) = &result.usage {
@@ -238,12 +234,11 @@ struct CellJson {
 impl UsageReport {
     /// Failure when a compile failed for a reason other than the feature gate.
     pub fn verdict(&self) -> Verdict {
-        let failed = self.features.iter().any(|feature| {
-            feature
-                .cells
-                .iter()
-                .any(|cell| matches!(cell, UsageCell::Failed(..)))
-        });
+        let failed = self
+            .features
+            .iter()
+            .flat_map(|feature| &feature.cells)
+            .any(|cell| matches!(cell, UsageCell::Failed(..)));
         Verdict::failure_if(failed)
     }
 

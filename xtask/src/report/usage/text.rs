@@ -24,7 +24,6 @@ pub(super) fn place_line(place: &UsedPlace) -> String {
         .file
         .starts_with(&format!("examples/{}", place.target))
     {
-        // `kernel` is the shim's compile; any other target is an example's.
         let compiled = match place.target.as_str() {
             "kernel" => "the shim",
             example => example,
@@ -82,13 +81,6 @@ pub(crate) fn groups<'a>(
     groups
 }
 
-fn places_of(cell: &UsageCell) -> &[UsedPlace] {
-    match cell {
-        UsageCell::Used(places) | UsageCell::Failed(_, places) => places,
-        _ => &[],
-    }
-}
-
 impl UsageReport {
     /// The report as text: each feature, each group of toolchains, each place on its own line.
     pub fn human(&self) -> String {
@@ -101,7 +93,7 @@ impl UsageReport {
             out.push('\n');
             for (labels, cell) in groups(self, &feature.cells, 0..self.toolchains.len()) {
                 let _ = writeln!(out, "  {}: {}", labels.join(", "), cell_summary(cell));
-                for place in places_of(cell) {
+                for place in cell.parts().2 {
                     let _ = writeln!(out, "    {}", place_line(place));
                 }
             }
@@ -156,7 +148,7 @@ impl UsageReport {
         for feature in &self.features {
             for (labels, cell) in groups(self, &feature.cells, 0..self.toolchains.len()) {
                 let mut said = markdown_cell(&cell_summary(cell));
-                for place in places_of(cell) {
+                for place in cell.parts().2 {
                     said.push_str("<br>");
                     said.push_str(&markdown_cell(&place_line(place)));
                 }
