@@ -209,7 +209,8 @@ fn run(
             source: tree.map(|tree| tree.identity.clone()),
             sha256: tree.and_then(|tree| tree.sha256.clone()),
             minimum_rustc: rules.map(|rules| rules.minimum_rustc().to_string()),
-            allowed_features: (rules.map(|rules| rules.allowed_features.clone()))
+            allowed_features: rules
+                .map(|rules| rules.allowed_features.clone())
                 .unwrap_or_default(),
             error: read.as_ref().err().cloned(),
         });

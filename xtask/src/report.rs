@@ -283,7 +283,9 @@ impl Report {
         match (&toolchain.verdict, toolchain.release) {
             (ToolchainVerdict::Ok, Some(release)) => {
                 let enabled = enabled_in_kernel_mode(release);
-                let still_gated: Vec<&str> = (FEATURES.iter().zip(&observed))
+                let still_gated: Vec<&str> = FEATURES
+                    .iter()
+                    .zip(&observed)
                     .filter(|(feature, status)| {
                         enabled.iter().any(|enabled| enabled.name == feature.name)
                             && !matches!(status, Some(Status::Stable(_)))

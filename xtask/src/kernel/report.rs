@@ -191,7 +191,9 @@ impl Report {
             }
         }
         for row in &rows {
-            let mut line: String = (widths.iter().zip(row))
+            let mut line: String = widths
+                .iter()
+                .zip(row)
                 .map(|(width, value)| format!("{value:<width$}  "))
                 .collect();
             line.push_str(&row[6]);

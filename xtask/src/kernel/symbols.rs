@@ -120,7 +120,9 @@ pub(crate) fn objects_of(tree: &Path, symbol: &str) -> Vec<String> {
                     continue;
                 }
                 let composite = [format!("{stem}-y"), format!("{stem}-objs")];
-                let members = (text.lines().filter_map(assigned))
+                let members = text
+                    .lines()
+                    .filter_map(assigned)
                     .filter(|(left, _)| composite.iter().any(|key| left.trim() == key))
                     .flat_map(|(_, right)| right.split_whitespace());
                 objects.extend(members.filter(rust_object).map(object));

@@ -155,7 +155,10 @@ impl Report {
         let features = features.map(|(feature, cells)| FeatureJson {
             name: feature.name.to_string(),
             catalog_stable_since: release(feature.stable_since),
-            toolchains: (self.toolchains.iter().zip(cells))
+            toolchains: self
+                .toolchains
+                .iter()
+                .zip(cells)
                 .map(|(toolchain, cell)| {
                     let observed_since = match cell.observed {
                         Observed::Status(status) => status.stable_since(),
@@ -317,7 +320,9 @@ impl Report {
             let mut cells = Vec::new();
             for toolchain in &toolchains {
                 let what = format!("feature {} on {}", feature.name, toolchain.id);
-                let cell = (entry.toolchains.get(&toolchain.id))
+                let cell = entry
+                    .toolchains
+                    .get(&toolchain.id)
                     .ok_or_else(|| anyhow!("{what}: no cell"))?;
                 let observed = match cell.observed.as_str() {
                     "not-probed" => Observed::NotProbed,

@@ -255,7 +255,10 @@ impl UsageReport {
         let features = self.features.iter().map(|feature| FeatureJson {
             name: feature.name.clone(),
             shim_item: feature.shim_item.clone(),
-            toolchains: (self.toolchains.iter().zip(&feature.cells))
+            toolchains: self
+                .toolchains
+                .iter()
+                .zip(&feature.cells)
                 .map(|(toolchain, one)| (toolchain.id.clone(), cell(one)))
                 .collect(),
         });
@@ -284,7 +287,8 @@ impl UsageReport {
             let name = feature.name;
             let mut by_id = feature.toolchains;
             for toolchain in &file.toolchains {
-                let cell = (by_id.remove(&toolchain.id))
+                let cell = by_id
+                    .remove(&toolchain.id)
                     .with_context(|| format!("feature {name} has no cell for {}", toolchain.id))?;
                 let detail = || {
                     cell.detail
