@@ -86,7 +86,8 @@ pub fn release_of_rustc_version(number: u32) -> Release {
 
 /// The built-in table, the cfgs no Kconfig defines included (never set).
 pub fn built_in() -> Vec<KconfigSymbol> {
-    (BUILT_IN.iter())
+    BUILT_IN
+        .iter()
         .map(|(name, number, source)| KconfigSymbol {
             cfg: format!("CONFIG_{name}"),
             from: number.map(release_of_rustc_version),

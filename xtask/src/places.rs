@@ -106,7 +106,10 @@ pub fn read_gate_errors(stderr: &str) -> GateErrors {
     for diagnostic in json_errors(stderr) {
         let message = diagnostic["message"].as_str().unwrap_or_default();
         let code = diagnostic["code"]["code"].as_str();
-        let primary = (diagnostic["spans"].as_array().into_iter().flatten())
+        let primary = diagnostic["spans"]
+            .as_array()
+            .into_iter()
+            .flatten()
             .filter(|span| span["is_primary"] == true);
         if code == Some("E0725") {
             for span in primary {
