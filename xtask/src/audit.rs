@@ -77,7 +77,6 @@ pub enum Probed {
 pub struct Column {
     pub entry: ToolchainEntry,
     pub probed: Probed,
-    /// The compiler, where it runs.
     pub rustc: Option<Rustc>,
 }
 

@@ -375,7 +375,6 @@ pub struct SourcePoint {
 pub struct UsedPlace {
     /// The compile that reported it: `kernel` for the shim, or an example's name.
     pub target: String,
-    /// Where the compiler points.
     #[serde(flatten)]
     pub at: SourcePoint,
     /// The header of the innermost enclosing item (`fn run(self: ArcBorrow<'_, Self>)`), if any.

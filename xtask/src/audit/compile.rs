@@ -16,7 +16,6 @@ use anyhow::{anyhow, bail, Context};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// How the audited crate is compiled.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Compile {
     /// A Cargo package, by its manifest: `cargo rustc --lib --profile check`.

@@ -14,7 +14,6 @@ use anyhow::{bail, Context as _};
 use std::path::Path;
 use std::time::Duration;
 
-/// How to probe one compiler.
 pub struct Prober<'a> {
     pub rustc: &'a Rustc,
     pub kind: CrateKind,

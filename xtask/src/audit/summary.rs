@@ -259,7 +259,6 @@ pub fn stable_since(input: &Input, answers: &[Answer], name: &str) -> Option<Rel
         .map(|(_, since)| since)
 }
 
-/// The compilers' findings across all of them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CrossSummary {
     /// The first release from which every active feature line is stable (undecided conditions
