@@ -227,13 +227,12 @@ fn column(
     let (probed, rustc, target) = match availability {
         Availability::Found { toolchain, version } => {
             let rustc = Rustc::of(&toolchain, version.release);
-            let prober =
-                probing::Prober::for_input(&rustc, &options.input, directory, DEFAULT_TIMEOUT);
+            let prober = probing::Prober::for_input(&rustc, &options.input, directory);
             let probed = prober.probe(names).map_or_else(
                 |error| Probed::Failed(format!("{error:#}")),
                 Probed::Answered,
             );
-            let target = probing::print_cfg(&rustc, DEFAULT_TIMEOUT).ok();
+            let target = probing::print_cfg(&rustc).ok();
             (probed, Some(rustc), target)
         }
         _ => (Probed::Unavailable, None, None),
