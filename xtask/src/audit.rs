@@ -16,7 +16,6 @@ use crate::discovery::{discover, Availability, SourceKind, VERSION_TIMEOUT};
 use crate::kconfig;
 use crate::output::Format;
 use crate::plan::Rustc;
-use crate::process::DEFAULT_TIMEOUT;
 use crate::report::assemble::toolchain_entry;
 use crate::report::ToolchainEntry;
 use crate::{flags, project_root, Verdict};
@@ -300,7 +299,7 @@ impl flags::Audit {
             let scratch = options
                 .scratch
                 .join(format!("usage-{}", std::process::id()));
-            let usage = report.usage(&compile, &scratch, DEFAULT_TIMEOUT);
+            let usage = report.usage(&compile, &scratch);
             let _ = std::fs::remove_dir_all(&scratch);
             format.print(
                 || usage.to_json(),
