@@ -59,22 +59,16 @@ fn read_names(text: &str, wanted: &str) -> Result<Vec<FeatureAttribute>, SyntaxE
             // The first item (or outer attribute) ends the crate's inner attributes.
             return Ok(features);
         }
-        let (line, column) = (lexer.line, lexer.column);
-        let error = |message: &str| SyntaxError {
-            line,
-            column,
-            message: message.into(),
-        };
+        let start = (lexer.line, lexer.column);
         lexer.bump();
         lexer.bump();
         let group = lexer.token()?;
         let Token::Group('[', tokens) = group.token else {
-            return Err(error("expected `[` after `#!`"));
+            return Err(SyntaxError::at(start, "expected `[` after `#!`"));
         };
         let Some((first, rest)) = tokens.split_first() else {
-            return Err(error("empty attribute"));
+            return Err(SyntaxError::at(start, "empty attribute"));
         };
-        let start = (line, column);
         read_attribute(wanted, first, rest, &mut Vec::new(), start, &mut features)?;
     }
 }

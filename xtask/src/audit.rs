@@ -16,14 +16,12 @@ use crate::discovery::{discover, Availability, SourceKind, VERSION_TIMEOUT};
 use crate::kconfig;
 use crate::output::Format;
 use crate::plan::Rustc;
-use crate::process;
 use crate::report::assemble::toolchain_entry;
 use crate::report::ToolchainEntry;
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
 use input::Input;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 use summary::{Answer, CrossSummary, Decider, Lint, TargetCfgs};
 use xshell::Shell;
 
@@ -38,7 +36,6 @@ pub struct Options {
     pub kconfig: Option<PathBuf>,
     /// Where the probes are written and compiled (a directory per toolchain, removed after).
     pub scratch: PathBuf,
-    pub timeout: Duration,
 }
 
 impl Options {
@@ -51,7 +48,6 @@ impl Options {
             min_rust: None,
             kconfig: None,
             scratch: project_root().join("target/kshim/audit"),
-            timeout: process::DEFAULT_TIMEOUT,
         }
     }
 }
@@ -77,7 +73,6 @@ pub enum Probed {
 pub struct Column {
     pub entry: ToolchainEntry,
     pub probed: Probed,
-    /// The compiler, where it runs.
     pub rustc: Option<Rustc>,
 }
 
@@ -228,13 +223,12 @@ fn column(
     let (probed, rustc, target) = match availability {
         Availability::Found { toolchain, version } => {
             let rustc = Rustc::of(&toolchain, version.release);
-            let prober =
-                probing::Prober::for_input(&rustc, &options.input, directory, options.timeout);
+            let prober = probing::Prober::for_input(&rustc, &options.input, directory);
             let probed = prober.probe(names).map_or_else(
                 |error| Probed::Failed(format!("{error:#}")),
                 Probed::Answered,
             );
-            let target = probing::print_cfg(&rustc, options.timeout).ok();
+            let target = probing::print_cfg(&rustc).ok();
             (probed, Some(rustc), target)
         }
         _ => (Probed::Unavailable, None, None),
@@ -302,7 +296,7 @@ impl flags::Audit {
             let scratch = options
                 .scratch
                 .join(format!("usage-{}", std::process::id()));
-            let usage = report.usage(&compile, &scratch, options.timeout);
+            let usage = report.usage(&compile, &scratch);
             let _ = std::fs::remove_dir_all(&scratch);
             format.print(
                 || usage.to_json(),

@@ -195,7 +195,7 @@ impl fmt::Display for SyntaxError {
 impl std::error::Error for SyntaxError {}
 
 impl SyntaxError {
-    fn at((line, column): (usize, usize), message: impl Into<String>) -> Self {
+    pub(crate) fn at((line, column): (usize, usize), message: impl Into<String>) -> Self {
         SyntaxError {
             line,
             column,

@@ -395,40 +395,35 @@ pub fn regenerate(
     files.extend(page_files(root, given, usage_given)?);
     // A report recorded from its own place is already there.
     files.dedup_by(|later, earlier| later.0 == earlier.0);
-    let mut stale = Vec::new();
-    let mut written = Vec::new();
-    let shown = |path: &Path| {
-        path.strip_prefix(root)
-            .unwrap_or(path)
-            .display()
-            .to_string()
-    };
     let count = files.len();
-    for (path, contents) in files {
-        if std::fs::read_to_string(&path).ok().as_deref() == Some(contents.as_str()) {
-            continue;
-        }
-        if check {
-            stale.push(shown(&path));
-            continue;
-        }
-        crate::files::write_atomically(&path, contents.as_bytes())
-            .with_context(|| format!("writing {}", path.display()))?;
-        written.push(shown(&path));
+    files.retain(|(path, contents)| {
+        std::fs::read_to_string(path).ok().as_deref() != Some(contents.as_str())
+    });
+    let changed: Vec<String> = files
+        .iter()
+        .map(|(path, _)| {
+            path.strip_prefix(root)
+                .unwrap_or(path)
+                .display()
+                .to_string()
+        })
+        .collect();
+    if changed.is_empty() {
+        eprintln!("docs: all {count} generated files are up to date");
+        return Ok(Verdict::Success);
     }
-    if !written.is_empty() {
-        eprintln!("docs: wrote {}", written.join(", "));
-    }
-    if stale.is_empty() {
-        if written.is_empty() {
-            eprintln!("docs: all {count} generated files are up to date");
+    if !check {
+        for (path, contents) in &files {
+            crate::files::write_atomically(path, contents.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
         }
+        eprintln!("docs: wrote {}", changed.join(", "));
         return Ok(Verdict::Success);
     }
     eprintln!(
         "docs: stale: {}; run `cargo xtask docs` to regenerate (with `--report` for the \
          statuses, `--usage` for the places)",
-        stale.join(", ")
+        changed.join(", ")
     );
     Ok(Verdict::Failure)
 }

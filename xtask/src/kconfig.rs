@@ -100,44 +100,38 @@ pub fn built_in() -> Vec<KconfigSymbol> {
 /// any other entry (a `$(rustc-option,...)` probe, a `depends on`) says nothing about the
 /// release alone and is left out, so its cfg stays undecided.
 pub fn read_kconfig(text: &str, file: &str) -> Vec<KconfigSymbol> {
-    let mut symbols = Vec::new();
-    let mut current: Option<(String, usize, bool)> = None;
-    let mut finish = |current: &mut Option<(String, usize, bool)>, threshold: Option<u32>| {
-        if let (Some((name, line, true)), Some(number)) = (current.take(), threshold) {
-            symbols.push(KconfigSymbol {
-                cfg: format!("CONFIG_{name}"),
-                from: Some(release_of_rustc_version(number)),
-                source: format!("{file}:{line}"),
-            });
-        }
-    };
-    let mut threshold = None;
+    // Each entry's name, line and threshold, and whether it is nothing more than that threshold.
+    let mut entries: Vec<(&str, usize, Option<u32>, bool)> = Vec::new();
+    // Whether the lines still belong to the last entry: its help text ends it.
+    let mut open = false;
     for (index, line) in text.lines().enumerate() {
         let words: Vec<&str> = line.split_whitespace().collect();
-        match words.as_slice() {
-            ["config" | "menuconfig", name] => {
-                finish(&mut current, threshold.take());
-                current = Some((name.to_string(), index + 1, true));
+        match (words.as_slice(), entries.last_mut().filter(|_| open)) {
+            (["config" | "menuconfig", name], _) => {
+                entries.push((name, index + 1, None, true));
+                open = true;
             }
-            ["def_bool", "RUSTC_VERSION", ">=", number] => {
-                threshold = number.parse().ok();
+            (["def_bool", "RUSTC_VERSION", ">=", number], Some(entry)) => {
+                entry.2 = number.parse().ok();
             }
-            [] => {}
-            [first, ..] if first.starts_with('#') => {}
-            ["help" | "---help---", ..] => {
-                finish(&mut current, threshold.take());
-            }
-            _ => {
-                // Anything else (`depends on`, another default) makes the entry more than a
-                // release threshold.
-                if let Some(entry) = current.as_mut() {
-                    entry.2 = false;
-                }
-            }
+            ([], _) | (_, None) => {}
+            ([first, ..], _) if first.starts_with('#') => {}
+            (["help" | "---help---", ..], _) => open = false,
+            // Anything else (`depends on`, another default) makes the entry more than a
+            // release threshold.
+            (_, Some(entry)) => entry.3 = false,
         }
     }
-    finish(&mut current, threshold.take());
+    let symbols = entries.into_iter().filter(|entry| entry.3);
     symbols
+        .filter_map(|(name, line, threshold, _)| {
+            Some(KconfigSymbol {
+                cfg: format!("CONFIG_{name}"),
+                from: Some(release_of_rustc_version(threshold?)),
+                source: format!("{file}:{line}"),
+            })
+        })
+        .collect()
 }
 
 /// The built-in table with a Kconfig file's symbols in place of (or next to) its own.

@@ -106,7 +106,10 @@ pub fn read_gate_errors(stderr: &str) -> GateErrors {
     for diagnostic in json_errors(stderr) {
         let message = diagnostic["message"].as_str().unwrap_or_default();
         let code = diagnostic["code"]["code"].as_str();
-        let primary = (diagnostic["spans"].as_array().into_iter().flatten())
+        let primary = diagnostic["spans"]
+            .as_array()
+            .into_iter()
+            .flatten()
             .filter(|span| span["is_primary"] == true);
         if code == Some("E0725") {
             for span in primary {
@@ -372,7 +375,6 @@ pub struct SourcePoint {
 pub struct UsedPlace {
     /// The compile that reported it: `kernel` for the shim, or an example's name.
     pub target: String,
-    /// Where the compiler points.
     #[serde(flatten)]
     pub at: SourcePoint,
     /// The header of the innermost enclosing item (`fn run(self: ArcBorrow<'_, Self>)`), if any.

@@ -9,14 +9,12 @@ use super::{AuditReport, Column};
 use crate::json;
 use crate::places::{read_gate_errors, GateErrors, PlaceReader, SourcePoint};
 use crate::plan::Rustc;
-use crate::process::{self, Invocation};
+use crate::process::{self, Invocation, DEFAULT_TIMEOUT};
 use crate::report::usage::{FeatureUsage, UsageCell, UsageReport, UsageToolchain};
 use crate::status::Status;
 use anyhow::{anyhow, bail, Context};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-/// How the audited crate is compiled.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Compile {
     /// A Cargo package, by its manifest: `cargo rustc --lib --profile check`.
@@ -216,7 +214,6 @@ fn compile_without(
     active: &[&str],
     feature: &str,
     scratch: &Path,
-    timeout: Duration,
 ) -> anyhow::Result<GateErrors> {
     let allowed: Vec<&str> = active
         .iter()
@@ -224,7 +221,7 @@ fn compile_without(
         .filter(|name| *name != feature)
         .collect();
     let invocation = compile.invocation(rustc, &allowed, scratch)?;
-    let output = process::run(&invocation, timeout)
+    let output = process::run(&invocation, DEFAULT_TIMEOUT)
         .map_err(|error| anyhow!(process::describe_spawn_error(&invocation.program, &error)))?;
     let read = read_gate_errors(&compile.diagnostics(&output.stdout, &output.stderr));
     if !output.success() && read.places.is_empty() && read.attributes.is_empty() {
@@ -237,7 +234,10 @@ fn compile_without(
                 .unwrap_or("it printed nothing")
                 .to_string()
         });
-        bail!("the compile {}: {said}", output.describe_ending(timeout));
+        bail!(
+            "the compile {}: {said}",
+            output.describe_ending(DEFAULT_TIMEOUT)
+        );
     }
     match &read.other_error {
         Some(error) => bail!(error.clone()),
@@ -249,11 +249,11 @@ impl AuditReport {
     /// The usage of every feature the audited crate enables, on every toolchain that answered
     /// the probe: a feature the probe calls gated and whose line is active there is compiled
     /// without.
-    pub fn usage(&self, compile: &Compile, scratch: &Path, timeout: Duration) -> UsageReport {
+    pub fn usage(&self, compile: &Compile, scratch: &Path) -> UsageReport {
         let names = self.input.names();
         let cells: Vec<Vec<UsageCell>> = super::in_parallel(&self.columns, |index, column| {
             let scratch = scratch.join(format!("usage-{index}"));
-            self.column_cells(column, &names, compile, &scratch, timeout)
+            self.column_cells(column, &names, compile, &scratch)
         });
         UsageReport {
             toolchains: self
@@ -280,7 +280,6 @@ impl AuditReport {
         names: &[&str],
         compile: &Compile,
         scratch: &Path,
-        timeout: Duration,
     ) -> Vec<UsageCell> {
         let (Some(answer), Some(rustc)) = (column.answer(), column.rustc.as_ref()) else {
             return vec![UsageCell::NotRun(column.entry.verdict.describe()); names.len()];
@@ -298,7 +297,7 @@ impl AuditReport {
             .copied()
             .filter(|name| activity(name) != Some(false))
             .collect();
-        if let Err(error) = compile_without(compile, rustc, &allowed, "", scratch, timeout) {
+        if let Err(error) = compile_without(compile, rustc, &allowed, "", scratch) {
             let error = format!("with every feature allowed, {error:#}");
             return vec![UsageCell::Failed(error, Vec::new()); names.len()];
         }
@@ -318,7 +317,7 @@ impl AuditReport {
                     (_, Some(other)) => return UsageCell::NotGated(other.word().into()),
                     (_, None) => return UsageCell::NotGated("unanswered".into()),
                 }
-                match compile_without(compile, rustc, &allowed, name, scratch, timeout) {
+                match compile_without(compile, rustc, &allowed, name, scratch) {
                     Err(error) => UsageCell::Failed(format!("{error:#}"), Vec::new()),
                     Ok(read) => UsageCell::found(
                         read.places

@@ -32,7 +32,6 @@ pub enum CrateKind {
 /// The distinct names in order, and for each its position and the indices of its entries.
 pub type Distinct = (Vec<String>, HashMap<String, (usize, Vec<usize>)>);
 
-/// What was audited.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Input {
     /// The crate root that was read, or `None` for a `--features` list.

@@ -8,20 +8,17 @@ use super::summary::{Answer, TargetCfgs};
 use crate::diagnostics::first_rustc_error;
 use crate::plan::Rustc;
 use crate::probe::{self, Diagnostics};
-use crate::process;
+use crate::process::{self, DEFAULT_TIMEOUT};
 use crate::status::Status;
 use anyhow::{bail, Context as _};
 use std::path::Path;
-use std::time::Duration;
 
-/// How to probe one compiler.
 pub struct Prober<'a> {
     pub rustc: &'a Rustc,
     pub kind: CrateKind,
     pub loads_proc_macro: bool,
     /// Where the probes are written and compiled (created; the caller removes it).
     pub directory: &'a Path,
-    pub timeout: Duration,
 }
 
 /// A status per name and the names that broke the one-call probe.
@@ -29,18 +26,12 @@ type Statuses = (Vec<Status>, Vec<(String, String)>);
 
 impl<'a> Prober<'a> {
     /// A prober for an input, as its crate is built.
-    pub fn for_input(
-        rustc: &'a Rustc,
-        input: &Input,
-        directory: &'a Path,
-        timeout: Duration,
-    ) -> Self {
+    pub fn for_input(rustc: &'a Rustc, input: &Input, directory: &'a Path) -> Self {
         Prober {
             rustc,
             kind: input.kind,
             loads_proc_macro: input.loads_proc_macro || input.kind == CrateKind::ProcMacro,
             directory,
-            timeout,
         }
     }
 
@@ -71,10 +62,10 @@ impl<'a> Prober<'a> {
                 *value = "proc-macro".into();
             }
         }
-        let output = process::run(&invocation, self.timeout)
+        let output = process::run(&invocation, DEFAULT_TIMEOUT)
             .with_context(|| format!("cannot run {}", self.rustc.path.display()))?;
         if output.status.is_none() {
-            bail!("the probe was killed after {} s", self.timeout.as_secs());
+            bail!("the probe was killed after {} s", DEFAULT_TIMEOUT.as_secs());
         }
         let diagnostics = probe::read_diagnostics(&output.stderr, names)?;
         // A probe fails because of a name's status or another error it prints; a failure
@@ -166,10 +157,10 @@ impl<'a> Prober<'a> {
 }
 
 /// The compiler's cfgs for its host target (`rustc --print cfg`), or why it gave none.
-pub fn print_cfg(rustc: &Rustc, timeout: Duration) -> anyhow::Result<TargetCfgs> {
+pub fn print_cfg(rustc: &Rustc) -> anyhow::Result<TargetCfgs> {
     let mut invocation = rustc.invocation(vec!["--print".into(), "cfg".into()], rustc.env.clone());
     invocation.env_remove.push("RUSTC_BOOTSTRAP".into());
-    let output = process::run(&invocation, timeout)
+    let output = process::run(&invocation, DEFAULT_TIMEOUT)
         .with_context(|| format!("cannot run {}", rustc.path.display()))?;
     if !output.success() {
         bail!(process::last_line(&output.stderr));

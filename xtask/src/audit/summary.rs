@@ -153,16 +153,6 @@ impl Decider {
             Some(false)
         }
     }
-
-    /// The conditions of a name's undecided lines on `release`, as written: what its being
-    /// active depends on.
-    pub fn undecided_conditions(&self, lines: &[&Entry], release: Release) -> Vec<String> {
-        lines
-            .iter()
-            .filter(|entry| self.active_on(entry.condition.as_ref(), release).is_none())
-            .filter_map(|entry| entry.condition.as_ref().map(|c| format!("`{c}`")))
-            .collect()
-    }
 }
 
 /// One compiler's answer for every distinct name, in [`Input::names`] order.
@@ -227,11 +217,14 @@ pub fn summarize(input: &Input, decider: &Decider, answer: &Answer) -> Toolchain
             Some(true) => summary.active += 1,
             None => {}
         }
+        // The conditions of its undecided lines, as written: what its being active depends on.
         let conditional = || {
-            (
-                name.to_string(),
-                decider.undecided_conditions(&lines, answer.release),
-            )
+            let undecided = lines.iter().filter_map(|entry| {
+                let condition = entry.condition.as_ref()?;
+                let active = decider.active_on(Some(condition), answer.release);
+                active.is_none().then(|| format!("`{condition}`"))
+            });
+            (name.to_string(), undecided.collect())
         };
         match (status, activity) {
             (Some(Status::Stable(_)), Some(true)) => summary.stable += 1,
@@ -259,7 +252,6 @@ pub fn stable_since(input: &Input, answers: &[Answer], name: &str) -> Option<Rel
         .map(|(_, since)| since)
 }
 
-/// The compilers' findings across all of them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CrossSummary {
     /// The first release from which every active feature line is stable (undecided conditions

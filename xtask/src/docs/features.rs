@@ -144,25 +144,18 @@ fn kernel_use(feature: &Feature) -> &'static str {
     }
 }
 
-/// How a page links to the shim's abstractions.
-#[derive(Clone, Copy)]
-enum Links<'a> {
-    /// rustdoc intra-doc links, for the `kernel::features` page.
-    Rustdoc,
-    /// Repository paths and lines, for GitHub, in the checkout at this root.
-    Repository(&'a Path),
-}
-
-/// One section per feature: what it does, how it is gated and selected, its replacement.
-fn feature_sections(links: Links<'_>) -> anyhow::Result<String> {
+/// One section per feature: what it does, how it is gated and selected, its replacement; linked
+/// to the shim by repository paths and lines in the checkout at `root`, or without one by
+/// rustdoc intra-doc links (for the `kernel::features` page).
+fn feature_sections(root: Option<&Path>) -> anyhow::Result<String> {
     let mut page = String::new();
     for feature in FEATURES {
-        let (item, example) = match links {
-            Links::Rustdoc => (
+        let (item, example) = match root {
+            None => (
                 format!("[`{0}`](crate::{0})", feature.shim_item),
                 format!("`examples/{}.rs`", feature.example),
             ),
-            Links::Repository(root) => {
+            Some(root) => {
                 let (file, line) = shim_location(root, feature.shim_item)?;
                 (
                     format!("[`kernel::{}`](../{file}#L{line})", feature.shim_item),
@@ -211,7 +204,7 @@ pub fn shim_features_page() -> anyhow::Result<String> {
     Ok(format!(
         "Every unstable feature the kernel used, and where this crate shows it.\n\n\
          Generated from [`crate::catalog`] by `cargo xtask docs`; do not edit.\n\n{}\n",
-        feature_sections(Links::Rustdoc)?.trim_end()
+        feature_sections(None)?.trim_end()
     ))
 }
 /// The `docs/features.md` page: the catalog's sections, then `statuses` (the contents of the
@@ -231,7 +224,7 @@ pub fn features_page(root: &Path, statuses: &str, places: &str) -> anyhow::Resul
          {begin}{statuses}{end}\n\n\
          ## Where the compilers say each feature is used\n\n\
          {places_begin}{places}{places_end}\n",
-        sections = feature_sections(Links::Repository(root))?,
+        sections = feature_sections(Some(root))?,
         begin = MATRIX_STATUS.begin,
         end = MATRIX_STATUS.end,
         places_begin = USAGE_PLACES.begin,

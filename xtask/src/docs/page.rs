@@ -36,11 +36,6 @@ pub fn escape_html(text: &str) -> String {
         .replace('\'', "&#39;")
 }
 
-/// One name per compiler, the same in every grid, table and popup: its id.
-fn name(toolchain: &ToolchainEntry) -> &str {
-    &toolchain.id
-}
-
 /// The popups the page's cells open (`<a href="#p12">`), collected while the grids are written
 /// and put at the end of the page.
 #[derive(Default)]
@@ -150,7 +145,7 @@ fn column_headers(report: &Report, found: &[usize]) -> String {
             "<th class=\"col{}\" title=\"{}\">{}{note}</th>",
             below_class(toolchain),
             escape_html(&toolchain.verdict.describe()),
-            escape_html(name(toolchain)),
+            escape_html(&toolchain.id),
         );
     }
     row

@@ -217,7 +217,7 @@ fn audit_usage_reads_places_from_a_rustc_argument_file() {
     options.scratch = scratch.join("audit");
     let report = run_audit(&options).unwrap();
     let compile = Compile::ArgFile(argfile);
-    let usage = report.usage(&compile, &scratch.join("usage"), options.timeout);
+    let usage = report.usage(&compile, &scratch.join("usage"));
     let row = usage
         .features
         .iter()

@@ -2,7 +2,7 @@
 //! The grids of builds: per kernel target its stages, and on the host the shim and every
 //! example built, run and tested, each cell a small square.
 
-use super::{below_class, column_headers, escape_html, name, Popups};
+use super::{below_class, column_headers, escape_html, Popups};
 use crate::expect::{Outcome, ToolchainVerdict};
 use crate::plan::{Kind, Mode};
 use crate::report::targets::STAGES;
@@ -112,7 +112,7 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
             let inner = match &cell.error {
                 Some(error) => {
                     let id = popups.add(
-                        &format!("{triple} on {}", name(toolchain)),
+                        &format!("{triple} on {}", toolchain.id),
                         &format!("<pre>{}</pre>", escape_html(error)),
                     );
                     format!("<a href=\"#{id}\">{text}</a>")
@@ -168,7 +168,7 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
                     let mode_word = mode.map_or("-", Mode::word);
                     let key = format!("cross/{triple}/{target}/{mode_word}/{}", toolchain.id);
                     squares.push_str(&outcome_square(
-                        &format!("{} on {}", cell.label(), name(toolchain)),
+                        &format!("{} on {}", cell.label(), toolchain.id),
                         &key,
                         letter,
                         cell.outcome,
@@ -214,7 +214,7 @@ pub(super) fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -
     for &index in found {
         let toolchain = &report.toolchains[index];
         if toolchain.verdict == ToolchainVerdict::TooOld {
-            below.push(name(toolchain));
+            below.push(&toolchain.id);
             continue;
         }
         let builds = report
@@ -224,7 +224,7 @@ pub(super) fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -
         let passed = builds
             .clone()
             .filter(|build| build.outcome == Outcome::Pass);
-        passes.push((passed.count(), builds.count(), name(toolchain)));
+        passes.push((passed.count(), builds.count(), toolchain.id.as_str()));
     }
     let mut counts: Vec<String> = match passes.first() {
         Some(&(passed, total, _)) if passes.iter().all(|&(p, t, _)| (p, t) == (passed, total)) => {
@@ -282,8 +282,7 @@ pub(super) fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -
                         continue;
                     };
                     let (kind_word, mode_word) = (kind.word(), mode.word());
-                    let label =
-                        format!("{kind_word} {target} ({mode_word}) on {}", name(toolchain));
+                    let label = format!("{kind_word} {target} ({mode_word}) on {}", toolchain.id);
                     let key = format!("build/{target}/{kind_word}/{mode_word}/{}", toolchain.id);
                     let tests = build.tests.map(|(passed, failed, ignored)| {
                         format!("{passed} passed, {failed} failed, {ignored} ignored")

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The compilers, by release: exact version, where each came from, and its verdict.
 
-use super::{below_class, escape_html, name, Popups};
+use super::{below_class, escape_html, Popups};
 use crate::expect::ToolchainVerdict;
 use crate::report::Report;
 use std::fmt::Write;
@@ -60,7 +60,7 @@ pub(super) fn compilers_table(
         let verdict = match &toolchain.verdict {
             ToolchainVerdict::Broken(message) | ToolchainVerdict::Missing(message) => {
                 let id = popups.add(
-                    &format!("{}: {}", name(toolchain), toolchain.verdict.word()),
+                    &format!("{}: {}", toolchain.id, toolchain.verdict.word()),
                     &format!("<pre>{}</pre>", escape_html(message)),
                 );
                 format!(
@@ -78,7 +78,7 @@ pub(super) fn compilers_table(
             "<tr class=\"{}\"><th><code>{}</code></th><td>{}</td><td>{from}</td>\
              <td class=\"cell v-{}{}\" data-cell=\"toolchain/{}\">{verdict}</td><td>{}</td></tr>",
             below_class(toolchain).trim(),
-            escape_html(name(toolchain)),
+            escape_html(&toolchain.id),
             escape_html(&version),
             toolchain.verdict.word(),
             if failed { " differs" } else { "" },

@@ -2,7 +2,7 @@
 //! The feature x compiler grid, each cell opening the places where the usage report says the
 //! feature is needed.
 
-use super::{below_class, column_headers, escape_html, name, Popups};
+use super::{below_class, column_headers, escape_html, Popups};
 use crate::catalog::FEATURES;
 use crate::places::SourcePoint;
 use crate::report::usage::text::cell_summary;
@@ -67,7 +67,7 @@ pub(super) fn feature_grid(
             let mut detail = format!(
                 "<p><b>{}</b> on <b>{}</b>: {}.</p>",
                 feature.name,
-                escape_html(name(toolchain)),
+                escape_html(&toolchain.id),
                 escape_html(&words)
             );
             match cell.expected {
@@ -93,7 +93,7 @@ pub(super) fn feature_grid(
                 row.cells.get(column)
             });
             detail.extend(usage_cell.map(usage_html));
-            let id = popups.add(&format!("{} on {}", feature.name, name(toolchain)), &detail);
+            let id = popups.add(&format!("{} on {}", feature.name, toolchain.id), &detail);
             let _ = write!(
                 html,
                 "<td class=\"cell st-{}{}{}\" data-cell=\"feature/{}/{}\"><a href=\"#{id}\" \

@@ -2,7 +2,7 @@
 //! The kernel's side: a driver against Kbuild's rules, and the real kernel trees built by each
 //! compiler.
 
-use super::{below_class, column_headers, escape_html, name, Popups};
+use super::{below_class, column_headers, escape_html, Popups};
 use crate::docs::kernels::TreeData;
 use crate::report::Report;
 use std::fmt::Write;
@@ -59,7 +59,7 @@ pub(super) fn kbuild_grid(report: &Report, found: &[usize], popups: &mut Popups)
                 "<p>{}</p><p class=\"muted\">{predicted}</p>",
                 escape_html(cell.first_error.as_deref().unwrap_or(&shown)),
             );
-            let id = popups.add(&format!("{fixture} on {}", name(toolchain)), &body);
+            let id = popups.add(&format!("{fixture} on {}", toolchain.id), &body);
             let class = if cell.ok() {
                 "kb-expected"
             } else {
