@@ -11,8 +11,9 @@ use crate::files::write_atomically;
 pub use crate::hash::{file_stamp, hash_file, stat_stamp, tree_stamp, Key, StableHasher};
 use crate::json::{self, Deserialize, Serialize};
 use crate::judge::StepResult;
+use crate::loader::Launch;
 use crate::places::GateErrors;
-use crate::plan::{Rustc, Step};
+use crate::plan::Step;
 use crate::status::Status;
 use crate::version::RustcVersion;
 use anyhow::Context;
@@ -222,7 +223,7 @@ pub fn run_keys(
         .filter_map(|toolchain| match &availabilities[toolchain.index] {
             crate::discovery::Availability::Found { version, .. } => Some((
                 toolchain.index,
-                compiler_identity(&toolchain.rustc, version),
+                compiler_identity(&toolchain.rustc.launch, version),
             )),
             _ => None,
         })
@@ -266,20 +267,20 @@ pub fn input_key(path: &Path, root: &Path, provisioned: &Path) -> anyhow::Result
 /// wrapper whose text stayed but whose real compiler changed; the sysroot's libraries and host
 /// tools (`rust-lld`), by their [`stat_stamp`]s, catch a standard library rebuilt under an
 /// unchanged driver.
-pub fn compiler_identity(rustc: &Rustc, version: &RustcVersion) -> Key {
+pub fn compiler_identity(launch: &Launch, version: &RustcVersion) -> Key {
     let mut hasher = StableHasher::new();
-    hasher.field(rustc.path.to_string_lossy().as_bytes());
-    let (size, modified) = file_stamp(&rustc.path).unwrap_or((0, 0));
-    let contents = hash_file(&rustc.path).map_or(0, |key| key.0);
+    hasher.field(launch.rustc.to_string_lossy().as_bytes());
+    let (size, modified) = file_stamp(&launch.rustc).unwrap_or((0, 0));
+    let contents = hash_file(&launch.rustc).map_or(0, |key| key.0);
     hasher
         .number(u128::from(size))
         .number(modified)
         .number(contents)
         .field(&version.raw);
-    for (name, value) in &rustc.env {
+    for (name, value) in &launch.env {
         hasher.field(name).field(value);
     }
-    if let Some(loader) = &rustc.loader {
+    if let Some(loader) = &launch.loader {
         hasher.field(loader.program.to_string_lossy().as_bytes());
         hasher.number(stat_stamp(&loader.program).map_or(0, |stamp| stamp.0));
         for arg in &loader.leading_args {

@@ -288,7 +288,7 @@ fn run(
                     hasher
                         .field("kernel result v1")
                         .field(&tree.identity)
-                        .number(compiler_identity(&rustc, version).0)
+                        .number(compiler_identity(&rustc.launch, version).0)
                         .field(library.1.as_bytes())
                         .field(&tools.identity)
                         .field(build::CONFIG_RECIPE);
@@ -300,11 +300,7 @@ fn run(
                     break 'pair (built, true);
                 }
                 let wrapper = dir.join("wrappers").join(&toolchain.id).join("rustc");
-                let (program, leading) =
-                    crate::loader::start(&toolchain.launch.rustc, toolchain.launch.loader.as_ref());
-                if let Err(error) =
-                    tools::write_wrapper(&wrapper, &program, &leading, &toolchain.launch.env)
-                {
+                if let Err(error) = tools::write_wrapper(&wrapper, &rustc.launch) {
                     break 'pair not_run(format!("writing the wrapper: {error:#}"));
                 }
                 let out = match opened.take().map_or_else(

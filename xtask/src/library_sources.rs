@@ -560,21 +560,18 @@ mod tests {
         };
         let out = crate::project_root().join("target/kshim/test-scratch/library-sources-core");
         std::fs::create_dir_all(&out).unwrap();
-        let (program, mut args) =
-            crate::loader::start(&toolchain.launch.rustc, toolchain.launch.loader.as_ref());
-        args.extend(
-            [
-                "--crate-name=core",
-                "--crate-type=rlib",
-                "--emit=metadata",
-                "-Zforce-unstable-if-unmarked",
-                "-Cpanic=abort",
-                "--target=aarch64-unknown-none",
-                &format!("--edition={}", sources.core_edition),
-                "--out-dir",
-            ]
-            .map(str::to_owned),
-        );
+        let mut args: Vec<String> = [
+            "--crate-name=core",
+            "--crate-type=rlib",
+            "--emit=metadata",
+            "-Zforce-unstable-if-unmarked",
+            "-Cpanic=abort",
+            "--target=aarch64-unknown-none",
+            &format!("--edition={}", sources.core_edition),
+            "--out-dir",
+        ]
+        .map(str::to_owned)
+        .to_vec();
         args.push(out.display().to_string());
         args.push(
             sources
@@ -585,7 +582,7 @@ mod tests {
         );
         let mut env = toolchain.launch.env.clone();
         env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
-        let invocation = crate::process::Invocation::new(program, args).with_env(env);
+        let invocation = toolchain.launch.invocation(args, env);
         let output = crate::process::run(&invocation, std::time::Duration::from_secs(300)).unwrap();
         assert!(output.success(), "{}: {}", toolchain.id, output.stderr);
         std::fs::remove_dir_all(&out).unwrap();

@@ -181,14 +181,6 @@ pub struct OwnLoader {
     pub leading_args: Vec<String>,
 }
 
-/// The program and first arguments that start `rustc`: the loader's, or rustc itself.
-pub(crate) fn start(rustc: &Path, loader: Option<&OwnLoader>) -> (PathBuf, Vec<String>) {
-    match loader {
-        Some(loader) => (loader.program.clone(), loader.leading_args.clone()),
-        None => (rustc.to_owned(), Vec::new()),
-    }
-}
-
 /// The command that runs a compiler: the real rustc, through its own loader or the host's
 /// with `env` added.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -262,13 +254,22 @@ impl Launch {
         })
     }
 
+    /// The compiler with `args` after its loader's, if it has one, and `env`.
+    pub(crate) fn invocation(&self, args: Vec<String>, env: Vec<(String, String)>) -> Invocation {
+        let (program, mut leading) = match &self.loader {
+            Some(loader) => (loader.program.clone(), loader.leading_args.clone()),
+            None => (self.rustc.clone(), Vec::new()),
+        };
+        leading.extend(args);
+        Invocation::new(program, leading).with_env(env)
+    }
+
     /// Runs the compiler with `args` as every monitored step runs ([`crate::process::run`]:
     /// a clean environment plus its own, killed with its process group after `timeout`);
     /// returns its standard output, or how it failed with the first lines of its stderr.
     pub(crate) fn run(&self, args: &[&str], timeout: Duration) -> anyhow::Result<String> {
-        let (program, mut all_args) = start(&self.rustc, self.loader.as_ref());
-        all_args.extend(args.iter().map(|arg| arg.to_string()));
-        let invocation = Invocation::new(program, all_args).with_env(self.env.clone());
+        let args_owned = args.iter().map(|arg| arg.to_string()).collect();
+        let invocation = self.invocation(args_owned, self.env.clone());
         let output = crate::process::run(&invocation, timeout)
             .map_err(|error| anyhow!(crate::process::describe_spawn_error(&self.rustc, &error)))?;
         let stderr = output.stderr.trim();

@@ -69,7 +69,7 @@ impl Compile {
         scratch: &Path,
     ) -> anyhow::Result<Invocation> {
         let allow = format!("-Zallow-features={}", allowed.join(","));
-        let mut env = rustc.env.clone();
+        let mut env = rustc.launch.env.clone();
         env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
         // rustc itself (through its own loader where it has one), writing only metadata and
         // JSON diagnostics.
@@ -77,16 +77,17 @@ impl Compile {
             let out_dir = scratch.to_string_lossy().into_owned();
             args.extend(["--emit=metadata".into(), "--out-dir".into(), out_dir]);
             args.extend(["--error-format=json".into(), allow.clone()]);
-            rustc.invocation(args, env.clone())
+            rustc.launch.invocation(args, env.clone())
         };
         Ok(match self {
             Compile::Cargo(manifest) => {
-                let cargo = rustc.path.with_file_name("cargo");
+                let real = &rustc.launch.rustc;
+                let cargo = real.with_file_name("cargo");
                 if !cargo.is_file() {
-                    bail!("no Cargo beside {}", rustc.path.display());
+                    bail!("no Cargo beside {}", real.display());
                 }
                 let mut env = env.clone();
-                env.push(("RUSTC".into(), rustc.path.to_string_lossy().into_owned()));
+                env.push(("RUSTC".into(), real.to_string_lossy().into_owned()));
                 // Cargo finds its registry and configuration from these; the process starts
                 // with a cleared environment.
                 for name in ["HOME", "CARGO_HOME"] {
@@ -351,9 +352,11 @@ mod tests {
         )
         .unwrap();
         let rustc = Rustc {
-            path: PathBuf::from("/usr/bin/rustc"),
-            env: Vec::new(),
-            loader: None,
+            launch: crate::loader::Launch {
+                rustc: PathBuf::from("/usr/bin/rustc"),
+                env: Vec::new(),
+                loader: None,
+            },
             release: crate::catalog::Release::new(1, 95, 0),
         };
         let invocation = Compile::ArgFile(file)

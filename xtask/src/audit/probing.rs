@@ -63,7 +63,7 @@ impl<'a> Prober<'a> {
             }
         }
         let output = process::run(&invocation, DEFAULT_TIMEOUT)
-            .with_context(|| format!("cannot run {}", self.rustc.path.display()))?;
+            .with_context(|| format!("cannot run {}", self.rustc.launch.rustc.display()))?;
         if output.status.is_none() {
             bail!("the probe was killed after {} s", DEFAULT_TIMEOUT.as_secs());
         }
@@ -158,10 +158,10 @@ impl<'a> Prober<'a> {
 
 /// The compiler's cfgs for its host target (`rustc --print cfg`), or why it gave none.
 pub fn print_cfg(rustc: &Rustc) -> anyhow::Result<TargetCfgs> {
-    let mut invocation = rustc.invocation(vec!["--print".into(), "cfg".into()], rustc.env.clone());
+    let mut invocation = rustc.print("cfg");
     invocation.env_remove.push("RUSTC_BOOTSTRAP".into());
     let output = process::run(&invocation, DEFAULT_TIMEOUT)
-        .with_context(|| format!("cannot run {}", rustc.path.display()))?;
+        .with_context(|| format!("cannot run {}", rustc.launch.rustc.display()))?;
     if !output.success() {
         bail!(process::last_line(&output.stderr));
     }

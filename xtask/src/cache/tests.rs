@@ -34,11 +34,10 @@ fn a_sysroot_library_rewritten_in_place_changes_the_compilers_identity() {
     fs::write(&rustc, "#!/bin/sh\n").unwrap();
     let libcore = libraries.join("libcore-0123.rlib");
     fs::write(&libcore, vec![b'c'; 4096]).unwrap();
-    let rustc = Rustc {
-        path: rustc,
+    let launch = crate::loader::Launch {
+        rustc,
         env: Vec::new(),
         loader: None,
-        release: Release::new(1, 95, 0),
     };
     let version = RustcVersion {
         sysroot: Some(sysroot.clone()),
@@ -47,10 +46,10 @@ fn a_sysroot_library_rewritten_in_place_changes_the_compilers_identity() {
         )
         .unwrap()
     };
-    let before = compiler_identity(&rustc, &version);
+    let before = compiler_identity(&launch, &version);
     overwrite_keeping_size_and_time(&libcore);
     assert_ne!(
-        compiler_identity(&rustc, &version),
+        compiler_identity(&launch, &version),
         before,
         "a libcore rewritten with its size and time kept served the old results"
     );
@@ -77,9 +76,11 @@ fn provisioned_inputs_rewritten_in_place_change_the_keys_of_the_cross_cells() {
         index: 0,
         directory_name: "cache-cross".into(),
         rustc: Rustc {
-            path: scratch.join("rustc"),
-            env: Vec::new(),
-            loader: None,
+            launch: crate::loader::Launch {
+                rustc: scratch.join("rustc"),
+                env: Vec::new(),
+                loader: None,
+            },
             release: Release::new(1, 95, 0),
         },
         builds: true,

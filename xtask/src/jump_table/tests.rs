@@ -23,9 +23,11 @@ fn host_rustc() -> Rustc {
         .and_then(|release| Release::parse(release.split('-').next().unwrap()))
         .unwrap();
     Rustc {
-        path,
-        env: Vec::new(),
-        loader: None,
+        launch: crate::loader::Launch {
+            rustc: path,
+            env: Vec::new(),
+            loader: None,
+        },
         release,
     }
 }

@@ -152,14 +152,17 @@ fn the_wrapper_passes_its_own_sysroot_only_when_the_caller_gave_none() {
         "--sysroot",
         "/prefix/usr",
     ]
-    .map(String::from);
-    tools::write_wrapper(
-        &wrapper,
-        &program,
-        &leading,
-        &[("FROM_WRAPPER".to_owned(), "set".to_owned())],
-    )
-    .unwrap();
+    .map(String::from)
+    .to_vec();
+    let launch = crate::loader::Launch {
+        rustc: PathBuf::from("rustc"),
+        loader: Some(crate::loader::OwnLoader {
+            program,
+            leading_args: leading,
+        }),
+        env: vec![("FROM_WRAPPER".to_owned(), "set".to_owned())],
+    };
+    tools::write_wrapper(&wrapper, &launch).unwrap();
     let run = |args: &[&str]| {
         let sh = xshell::Shell::new().unwrap();
         cmd!(sh, "{wrapper} {args...}").quiet().read().unwrap()

@@ -3,6 +3,7 @@
 //! system, bindgen of the version a tree asks for, and the wrapper through which Kbuild starts
 //! one compiler.
 
+use crate::loader::Launch;
 use crate::process::{self, Invocation};
 use anyhow::{anyhow, ensure, Context as _};
 use std::path::{Path, PathBuf};
@@ -174,18 +175,14 @@ pub(crate) fn libclang_env(libclang: &Path) -> (String, String) {
     ("LIBCLANG_PATH".to_owned(), libclang.display().to_string())
 }
 
-/// Writes the wrapper that starts a compiler as `program` with `leading` arguments and `env`:
-/// a POSIX shell script. A leading `--sysroot` (a compiler run through its own loader names its
+/// Writes the wrapper that starts the compiler of `launch` with Kbuild's arguments: a POSIX
+/// shell script. A leading `--sysroot` (a compiler run through its own loader names its
 /// sysroot) is passed only when the caller gave none: Kbuild passes `--sysroot=/dev/null` itself.
-pub(crate) fn write_wrapper(
-    path: &Path,
-    program: &Path,
-    leading: &[String],
-    env: &[(String, String)],
-) -> anyhow::Result<()> {
+pub(crate) fn write_wrapper(path: &Path, launch: &Launch) -> anyhow::Result<()> {
+    let start = launch.invocation(Vec::new(), launch.env.clone());
     let quote = |word: &str| process::shell_quote(word);
     let mut without_sysroot = Vec::new();
-    let mut words = leading.iter();
+    let mut words = start.args.iter();
     while let Some(word) = words.next() {
         if word == "--sysroot" {
             words.next();
@@ -193,14 +190,14 @@ pub(crate) fn write_wrapper(
             without_sysroot.push(quote(word));
         }
     }
-    let with_sysroot: Vec<String> = leading.iter().map(|word| quote(word)).collect();
+    let with_sysroot: Vec<String> = start.args.iter().map(|word| quote(word)).collect();
     let mut text = String::from(
         "#!/bin/sh\n# Written by cargo xtask kernel: starts one compiler for Kbuild.\n",
     );
-    for (name, value) in env {
+    for (name, value) in &start.env {
         text.push_str(&format!("export {name}={}\n", quote(value)));
     }
-    let program = quote(&program.to_string_lossy());
+    let program = quote(&start.program.to_string_lossy());
     text.push_str(&format!(
         "for arg in \"$@\"; do\n  case \"$arg\" in\n    --sysroot|--sysroot=*) exec {program} {} \"$@\" ;;\n  esac\ndone\nexec {program} {} \"$@\"\n",
         without_sysroot.join(" "),

@@ -254,7 +254,7 @@ fn compile(
         invocation.env_remove.push("RUSTC_BOOTSTRAP".into());
     }
     let output = process::run(&invocation, timeout)
-        .with_context(|| format!("running {}", rustc.path.display()))?;
+        .with_context(|| format!("running {}", rustc.launch.rustc.display()))?;
     anyhow::ensure!(
         output.status.is_some(),
         "the probe {}",

@@ -5,6 +5,7 @@
 use super::examples::{shim_root, Example};
 use crate::catalog::{all_cfg_names, arch_cfg, derived_cfgs, Release, RUST_ALLOWED_FEATURES};
 use crate::library_sources::{LibrarySources, SourceCrate};
+use crate::loader::Launch;
 use crate::process::Invocation;
 use crate::targets::KernelTarget;
 use std::path::{Path, PathBuf};
@@ -52,12 +53,7 @@ pub fn mode_cfgs(
 /// A compiler as the command lines need it.
 #[derive(Clone, Debug)]
 pub struct Rustc {
-    /// The real rustc executable.
-    pub path: PathBuf,
-    /// Extra environment for rustc and for what it builds (`LD_LIBRARY_PATH` for Debian's).
-    pub env: Vec<(String, String)>,
-    /// The loader it runs through, if not the host's: command lines then start with it.
-    pub loader: Option<crate::loader::OwnLoader>,
+    pub launch: Launch,
     pub release: Release,
 }
 
@@ -106,23 +102,12 @@ const EDITION_2021_SINCE: Release = Release::new(1, 56, 0);
 
 impl Rustc {
     pub fn of(toolchain: &crate::discovery::Toolchain, release: Release) -> Rustc {
-        Rustc {
-            path: toolchain.launch.rustc.clone(),
-            env: toolchain.launch.env.clone(),
-            loader: toolchain.launch.loader.clone(),
-            release,
-        }
-    }
-
-    /// An invocation of this rustc with `args` after the loader's, if it has one.
-    pub(crate) fn invocation(&self, args: Vec<String>, env: Vec<(String, String)>) -> Invocation {
-        let (program, mut leading) = crate::loader::start(&self.path, self.loader.as_ref());
-        leading.extend(args);
-        Invocation::new(program, leading).with_env(env)
+        let launch = toolchain.launch.clone();
+        Rustc { launch, release }
     }
 
     fn bootstrap_env(&self) -> Vec<(String, String)> {
-        let mut env = self.env.clone();
+        let mut env = self.launch.env.clone();
         env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
         env
     }
@@ -139,7 +124,7 @@ impl Rustc {
     fn base(&self, mode: Mode) -> Invocation {
         let (env, env_remove) = match mode {
             Mode::Kernel => (self.bootstrap_env(), Vec::new()),
-            Mode::Stable => (self.env.clone(), vec!["RUSTC_BOOTSTRAP".into()]),
+            Mode::Stable => (self.launch.env.clone(), vec!["RUSTC_BOOTSTRAP".into()]),
         };
         let mut args = vec!["--edition".into(), self.edition().into()];
         if self.release >= CHECK_CFG_SINCE {
@@ -151,7 +136,7 @@ impl Rustc {
         }
         Invocation {
             env_remove,
-            ..self.invocation(args, env)
+            ..self.launch.invocation(args, env)
         }
     }
 
@@ -184,7 +169,7 @@ impl Rustc {
     }
 
     pub fn probe(&self, source: &Path, out_dir: &Path) -> Invocation {
-        let mut invocation = self.invocation(Vec::new(), self.bootstrap_env());
+        let mut invocation = self.launch.invocation(Vec::new(), self.bootstrap_env());
         push(
             &mut invocation,
             &[
@@ -267,18 +252,17 @@ impl Rustc {
         invocation
     }
 
-    pub fn target_list(&self) -> Invocation {
-        self.invocation(
-            ["--print", "target-list"].map(String::from).to_vec(),
-            self.env.clone(),
-        )
+    /// `rustc --print what`.
+    pub fn print(&self, what: &str) -> Invocation {
+        let args = vec!["--print".into(), what.into()];
+        self.launch.invocation(args, self.launch.env.clone())
     }
 
     /// The parts every build of a sysroot crate shares, as the standard library's own build
     /// has them: unstable features allowed, everything unmarked unstable, no unwinding, and
     /// no lints, since newer lints may fire on an older library.
     fn sysroot_crate(&self, name: &str, edition: &str, triple: &str, out_dir: &Path) -> Invocation {
-        let mut invocation = self.invocation(Vec::new(), self.bootstrap_env());
+        let mut invocation = self.launch.invocation(Vec::new(), self.bootstrap_env());
         push(
             &mut invocation,
             &[
@@ -424,7 +408,7 @@ pub enum TargetOutput<'a> {
 /// Running an example's binary: with the toolchain's environment, since it may link the
 /// toolchain's shared libraries.
 pub fn binary_run(rustc: &Rustc, binary: &Path) -> Invocation {
-    Invocation::new(binary, Vec::new()).with_env(rustc.env.clone())
+    Invocation::new(binary, Vec::new()).with_env(rustc.launch.env.clone())
 }
 
 /// Running a test binary so that it reports libtest's JSON events, which a stable-built

@@ -74,7 +74,7 @@ pub fn plan_targets(
             Kind::Targets,
             "targets",
             None,
-            vec![toolchain.rustc.target_list()],
+            vec![toolchain.rustc.print("target-list")],
         ));
         if !toolchain.builds {
             continue;

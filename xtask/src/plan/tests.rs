@@ -58,9 +58,11 @@ fn reads_example_tables() {
 #[test]
 fn kernel_mode_lines_carry_bootstrap_and_the_allow_list() {
     let rustc = Rustc {
-        path: "/r/rustc".into(),
-        env: vec![("LD_LIBRARY_PATH".into(), "/r/lib".into())],
-        loader: None,
+        launch: crate::loader::Launch {
+            rustc: "/r/rustc".into(),
+            env: vec![("LD_LIBRARY_PATH".into(), "/r/lib".into())],
+            loader: None,
+        },
         release: Release::new(1, 85, 0),
     };
     let example = Example {

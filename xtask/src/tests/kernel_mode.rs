@@ -52,9 +52,11 @@ fn compiler() -> Rustc {
     let version = crate::version::parse_verbose_version(&output.stdout)
         .unwrap_or_else(|error| panic!("{} -vV: {error}", path.display()));
     Rustc {
-        path,
-        env,
-        loader: None,
+        launch: crate::loader::Launch {
+            rustc: path,
+            env,
+            loader: None,
+        },
         release: version.release,
     }
 }
@@ -381,7 +383,7 @@ fn the_matrix_agrees_with_the_catalog_on_this_compiler() {
         root: root.clone(),
         kshim: root.join("kshim"),
     };
-    let mut options = Options::new(vec![rustc.path.to_string_lossy().into_owned()]);
+    let mut options = Options::new(vec![rustc.launch.rustc.to_string_lossy().into_owned()]);
     options.settings.jobs = 2;
     let report = run_matrix(&layout, &options).expect("running the matrix");
     let text = json::to_pretty(&report.to_json());

@@ -190,9 +190,11 @@ fn audit_usage_reads_places_from_a_rustc_argument_file() {
     let version =
         crate::version::parse_verbose_version(&String::from_utf8_lossy(&output.stdout)).unwrap();
     let rustc = Rustc {
-        path: rustc_path.clone(),
-        env: Vec::new(),
-        loader: None,
+        launch: crate::loader::Launch {
+            rustc: rustc_path.clone(),
+            env: Vec::new(),
+            loader: None,
+        },
         release: version.release,
     };
     let scratch = crate::tests::support::scratch_dir("audit-usage-argfile");

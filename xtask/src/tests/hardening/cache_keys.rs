@@ -83,9 +83,11 @@ fn cache_keys_change_with_sources_flags_and_environment() {
     let real = real_compiler();
     let version = crate::version::parse_verbose_version(&real.verbose_version).unwrap();
     let rustc = crate::plan::Rustc {
-        path: real.path.clone(),
-        env: Vec::new(),
-        loader: None,
+        launch: crate::loader::Launch {
+            rustc: real.path.clone(),
+            env: Vec::new(),
+            loader: None,
+        },
         release: version.release,
     };
     let planned = [crate::plan::PlannedToolchain {
