@@ -72,14 +72,11 @@ pub struct RustcVersion {
 impl RustcVersion {
     /// The release as `rustc -vV` writes it, suffix included: "1.97.0-nightly", "1.85.0".
     pub fn release_string(&self) -> String {
-        // From the compiler's own lines on: a wrapper's lines before them do not count.
-        self.raw
-            .lines()
-            .map(|line| line.trim_end_matches('\r'))
-            .skip_while(|line| *line != self.first_line)
-            .find_map(|line| line.strip_prefix("release: "))
-            .map(|release| release.trim().to_owned())
-            .unwrap_or_else(|| self.release.to_string())
+        // The parser made sure that the `release:` line says what the first line says.
+        self.first_line
+            .strip_prefix("rustc ")
+            .and_then(|rest| rest.split_whitespace().next())
+            .map_or_else(|| self.release.to_string(), str::to_owned)
     }
 
     /// A one-line summary for reports: "1.85.0 stable (2025-02-17)".
