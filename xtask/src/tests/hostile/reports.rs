@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Hostile reports: `merge` and `docs --report` refuse incomplete or contradictory shards
 //! (every prediction recomputed from the catalog and the pin file), and read, check, merge and
-//! show large ones in linear time.
+//! show large ones (how long that takes is a benchmark: BENCHMARKS.md).
 //!
 //! Every input is generated here, none is a fixture; each test runs the real `xtask` binary
 //! under a deadline (see `hostile.rs`), so a hang fails the test.
@@ -167,10 +167,10 @@ fn merge_and_docs_recompute_every_prediction_and_refuse_what_disagrees() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 6. Linear time, and 7. misleading results.
+// 6. Large reports, and 7. misleading results.
 
 #[test]
-fn large_reports_are_read_checked_merged_and_shown_in_linear_time() {
+fn large_reports_are_read_checked_merged_and_shown() {
     let directory = scratch_dir("hostile-large");
     // KSHIM_HOSTILE_SIZES=100,1000,3000 measures larger inputs (BENCHMARKS.md).
     let sizes: Vec<usize> = std::env::var("KSHIM_HOSTILE_SIZES")
@@ -211,6 +211,5 @@ fn large_reports_are_read_checked_merged_and_shown_in_linear_time() {
             bytes as f64 / 1e6,
             count * cells_per_toolchain()
         );
-        assert!(seconds < 30.0 * (count as f64 / 400.0).max(1.0));
     }
 }
