@@ -243,10 +243,9 @@ fn enclosing_item(keyword: &str, rest: &str, line: &str) -> EnclosingItem {
     let name = match keyword {
         "impl" => {
             let after_generics = skip_generics(rest);
-            let self_type = match after_generics.find(" for ") {
-                Some(index) => &after_generics[index + " for ".len()..],
-                None => after_generics,
-            };
+            let self_type = after_generics
+                .split_once(" for ")
+                .map_or(after_generics, |(_, self_type)| self_type);
             let self_type = self_type.trim_start_matches(['&', '*', '(']).trim_start();
             // A path (`crate::sync::Arc<T>`) is known by its last segment.
             let last = self_type
@@ -306,8 +305,7 @@ pub fn enclosing_items(source: &str, line: u64) -> Vec<EnclosingItem> {
         header
     };
     let mut items = Vec::new();
-    let own = header_at(index);
-    if let Some((keyword, rest)) = item_header(&own) {
+    if let Some((keyword, rest)) = item_header(&header_at(index)) {
         items.push(enclosing_item(keyword, rest, lines[index]));
     }
     let mut limit = indentation(lines[index]);

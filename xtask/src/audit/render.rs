@@ -200,10 +200,7 @@ impl AuditReport {
                 (Some(path), true) => crate::files::read_text(path, 16 << 20).ok(),
                 _ => None,
             };
-            let source: Vec<&str> = text
-                .as_deref()
-                .map(|t| t.lines().collect())
-                .unwrap_or_default();
+            let source: Vec<&str> = text.iter().flat_map(|text| text.lines()).collect();
             for (word, what, findings) in findings {
                 for finding in findings {
                     let entry = &self.input.entries[finding.entry];

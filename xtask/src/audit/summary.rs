@@ -167,8 +167,7 @@ pub struct Answer {
 
 impl Answer {
     pub fn status(&self, input: &Input, name: &str) -> Option<Status> {
-        let index = input.position(name)?;
-        self.statuses.get(index).copied()
+        self.statuses.get(input.position(name)?).copied()
     }
 }
 
@@ -278,8 +277,8 @@ pub struct CrossSummary {
 pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> CrossSummary {
     let mut by_release: Vec<&Answer> = answers.iter().collect();
     by_release.sort_by_key(|answer| answer.release);
-    let newest = by_release.last().copied();
-    let rejected_by_newest: Vec<(String, Status)> = newest
+    let rejected_by_newest: Vec<(String, Status)> = by_release
+        .last()
         .map(|answer| summarize(input, decider, answer).errors)
         .unwrap_or_default();
     let rejected = |name: &str| rejected_by_newest.iter().any(|(known, _)| known == name);

@@ -155,15 +155,11 @@ fn point_html(at: &SourcePoint) -> String {
             at.line
         );
     }
+    let (file, line) = (escape_html(&at.file), at.line);
     let inside = !at.file.starts_with('/') && !at.file.split('/').any(|part| part == "..");
     if inside {
-        format!(
-            "<a href=\"../{0}#L{1}\"><code>{2}:{1}</code></a>",
-            escape_html(&at.file),
-            at.line,
-            escape_html(&at.file)
-        )
+        format!("<a href=\"../{file}#L{line}\"><code>{file}:{line}</code></a>")
     } else {
-        format!("<code>{}:{}</code>", escape_html(&at.file), at.line)
+        format!("<code>{file}:{line}</code>")
     }
 }
