@@ -59,10 +59,9 @@ impl DebianSource {
         let Some((suite, rest)) = text.split_once(':') else {
             bail!("`{}` names no suite; write {usage}", text.escape_debug());
         };
-        let (package, version) = match rest.split_once('=') {
-            Some((package, version)) => (package, Some(version)),
-            None => (rest, None),
-        };
+        let (package, version) = rest
+            .split_once('=')
+            .map_or((rest, None), |(package, version)| (package, Some(version)));
         let checked = apt::checked_suite(suite)
             .and(apt::checked_package(package))
             .and(version.map_or(Ok(""), apt::checked_version));

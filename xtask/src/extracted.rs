@@ -145,10 +145,9 @@ pub(crate) fn provision(
             && wanted
                 .version
                 .is_none_or(|version| version == marker.version)
+            && provisioner.intact(&wanted.prefix, &marker.identity())
     }) {
-        if provisioner.intact(&wanted.prefix, &marker.identity()) {
-            return Ok(Extracted::already(wanted.prefix.clone(), marker));
-        }
+        return Ok(Extracted::already(wanted.prefix.clone(), marker));
     }
     let (resolved, downloaded) =
         provisioner.fetch_one(wanted.package, wanted.version, wanted.suites)?;

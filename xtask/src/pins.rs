@@ -474,13 +474,9 @@ impl ReleaseRange {
             if text.is_empty() {
                 return Ok(None);
             }
-            if let Some(release) = Release::parse(text) {
-                return Ok(Some((release, true)));
-            }
-            match Release::parse(&format!("{text}.0")) {
-                Some(release) => Ok(Some((release, false))),
-                None => Err(bad()),
-            }
+            let exact = Release::parse(text).map(|release| (release, true));
+            let minor = || Release::parse(&format!("{text}.0")).map(|release| (release, false));
+            exact.or_else(minor).map(Some).ok_or_else(bad)
         };
         let from = bound(start)?.map(|(release, _)| release);
         let until = match end.strip_prefix('=') {

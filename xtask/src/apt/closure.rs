@@ -158,15 +158,13 @@ pub(crate) fn closure(
             let dependent = format!("{name}={version} depends on {described}");
             // A package already taken (or queued) must fit this dependency too.
             let taken = alternatives.iter().find_map(|relation| {
-                let version = match chosen.get(&relation.name) {
-                    Some(resolved) => &resolved.version,
-                    None => {
-                        &queue
-                            .iter()
-                            .find(|(queued, ..)| queued == &relation.name)?
-                            .1
-                    }
-                };
+                let version = chosen
+                    .get(&relation.name)
+                    .map(|resolved| &resolved.version)
+                    .or_else(|| {
+                        let queued = queue.iter().find(|(queued, ..)| queued == &relation.name);
+                        queued.map(|(_, version, ..)| version)
+                    })?;
                 Some((relation, version.clone()))
             });
             if let Some((relation, taken_version)) = taken {

@@ -450,7 +450,7 @@ pub(crate) fn apt_options(
     carried: &[(String, String)],
 ) -> Vec<(String, String)> {
     let at = |sub: &str| dir.join(sub).display().to_string();
-    let mut options: Vec<(String, String)> = [
+    [
         ("Dir::Etc::SourceList", at("sources.list")),
         ("Dir::Etc::SourceParts", at("empty")),
         ("Dir::Etc::Preferences", at("none")),
@@ -471,9 +471,8 @@ pub(crate) fn apt_options(
     ]
     .into_iter()
     .map(|(key, value)| (key.to_owned(), value))
-    .collect();
-    options.extend(carried.iter().cloned());
-    options
+    .chain(carried.iter().cloned())
+    .collect()
 }
 
 /// What [`PrivateApt::download`] did.

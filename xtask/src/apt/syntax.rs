@@ -205,13 +205,11 @@ impl Stanza {
 pub(crate) fn parse_stanzas(text: &str) -> Vec<Stanza> {
     let mut stanzas = Vec::new();
     let mut current = Stanza::default();
-    for line in text.lines() {
+    for line in text.lines().filter(|line| !line.starts_with('#')) {
         if line.trim().is_empty() {
             if !current.fields.is_empty() {
                 stanzas.push(std::mem::take(&mut current));
             }
-        } else if line.starts_with('#') {
-            continue;
         } else if line.starts_with([' ', '\t']) {
             if let Some((_, value)) = current.fields.last_mut() {
                 value.push('\n');

@@ -269,13 +269,12 @@ impl TableReader<'_> {
         let mut key = String::new();
         let mut errors: Vec<ParseError> = Vec::new();
         raw.decode_key(&mut key, &mut errors);
-        match errors.first() {
-            Some(error) => Err(Misread::Invalid(
+        errors.first().map_or(Ok(key), |error| {
+            Err(Misread::Invalid(
                 error_offset(error),
                 describe_toml_error(self.source.input(), error),
-            )),
-            None => Ok(key),
-        }
+            ))
+        })
     }
 
     /// Reads a value, which must be a string, and decodes it.
