@@ -8,7 +8,7 @@ use crate::interrupt::interrupted;
 use crate::loader::Launch;
 use crate::pins::{Pin, Pins};
 use crate::version::{parse_verbose_version, RustcVersion};
-use anyhow::{anyhow, bail, Context as _};
+use anyhow::{anyhow, bail, ensure, Context as _};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -219,8 +219,7 @@ fn probe_all(toolchains: Vec<Toolchain>, timeout: Duration) -> Vec<Availability>
 }
 
 fn discover_pins(sh: &Shell, pins: &[Pin], timeout: Duration) -> Vec<Availability> {
-    let installed = rustup_toolchains(sh);
-    let rustup: Vec<Toolchain> = installed
+    let rustup: Vec<Toolchain> = rustup_toolchains(sh)
         .iter()
         .map(|(name, rustc)| rustup_toolchain(name, rustc))
         .collect();
@@ -426,12 +425,11 @@ pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcV
     if !launch.rustc.exists() {
         bail!("{} does not exist", launch.rustc.display());
     }
-    if launch.rustc.is_dir() {
-        bail!(
-            "{} is a directory, not a rustc executable",
-            launch.rustc.display()
-        );
-    }
+    ensure!(
+        !launch.rustc.is_dir(),
+        "{} is a directory, not a rustc executable",
+        launch.rustc.display()
+    );
     let stamps = answer_stamps(toolchain);
     let cached = stamps.as_ref().and_then(|stamps| answers::load(stamps));
     let (mut version, sysroot) = match cached {
@@ -462,14 +460,13 @@ pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcV
         .join("rustlib")
         .join(&version.host)
         .join("lib");
-    if !holds(&libraries, "libcore-", ".rlib") {
-        bail!(
-            "its sysroot {} has no `core` for its host {}: no libcore-*.rlib in {}",
-            sysroot.display(),
-            version.host,
-            libraries.display()
-        );
-    }
+    ensure!(
+        holds(&libraries, "libcore-", ".rlib"),
+        "its sysroot {} has no `core` for its host {}: no libcore-*.rlib in {}",
+        sysroot.display(),
+        version.host,
+        libraries.display()
+    );
     version.sysroot = Some(sysroot);
     Ok(version)
 }

@@ -248,18 +248,16 @@ impl LibrarySources {
 /// lacks is an error.
 pub(crate) fn sources_members(members: &[String]) -> anyhow::Result<Vec<String>> {
     let library = library_member(members)?;
-    let has = |part: &str| {
-        let wanted = format!("{library}{part}");
-        members
-            .iter()
-            .any(|member| member.trim_end_matches('/') == wanted)
-    };
     let mut chosen = Vec::new();
     for (part, required) in LIBRARY_PARTS {
-        if has(part) {
-            chosen.push(format!("{library}{part}"));
+        let wanted = format!("{library}{part}");
+        if members
+            .iter()
+            .any(|member| member.trim_end_matches('/') == wanted)
+        {
+            chosen.push(wanted);
         } else if required {
-            bail!("it holds no {library}{part}");
+            bail!("it holds no {wanted}");
         }
     }
     Ok(chosen)

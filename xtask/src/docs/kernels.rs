@@ -226,17 +226,13 @@ fn tree_section(page: &mut String, data: &TreeData) {
         .allowed
         .iter()
         .filter(|name| !data.features.iter().any(|(feature, _)| feature == *name))
-        .cloned()
+        .map(|name| format!("`{name}` ({})", in_the_shim(name)))
         .collect();
     if !only_allowed.is_empty() {
         let _ = writeln!(
             page,
             "\nAllowed for drivers but not enabled by `{KERNEL_CRATE}`: {}.",
-            only_allowed
-                .iter()
-                .map(|name| format!("`{name}` ({})", in_the_shim(name)))
-                .collect::<Vec<_>>()
-                .join(", ")
+            only_allowed.join(", ")
         );
     }
     if !data.others.is_empty() {

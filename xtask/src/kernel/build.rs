@@ -305,10 +305,9 @@ fn build_in(pair: &Pair<'_>, mut steps: Vec<(String, f64)>) -> Built {
         .filter(|symbol| enabled_now.contains(symbol))
         .collect();
     let objects = |samples: bool| -> Vec<String> {
-        let symbols = enabled
+        enabled
             .iter()
-            .filter(|symbol| symbol.starts_with("SAMPLE_RUST") == samples);
-        symbols
+            .filter(|symbol| symbol.starts_with("SAMPLE_RUST") == samples)
             .flat_map(|symbol| objects_of(pair.tree, symbol))
             .collect()
     };

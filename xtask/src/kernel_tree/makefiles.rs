@@ -165,11 +165,7 @@ fn werror_rustflags(text: &str) -> Vec<String> {
         match first {
             "ifdef" | "ifneq" => blocks.push(line.contains("CONFIG_WERROR")),
             "ifndef" | "ifeq" => blocks.push(false),
-            "else" => blocks
-                .iter_mut()
-                .last()
-                .into_iter()
-                .for_each(|on| *on = false),
+            "else" => blocks.last_mut().into_iter().for_each(|on| *on = false),
             "endif" => drop(blocks.pop()),
             _ => {}
         }
