@@ -437,9 +437,7 @@ impl<'a> Provisioner<'a> {
         let dir = self.root.join("apt");
         let mut suites = PrivateApt::listed_suites(&dir);
         for suite in &self.suites {
-            if !suites.contains(suite) {
-                suites.push(suite.clone());
-            }
+            crate::push_once(&mut suites, suite.clone());
         }
         let names: Vec<&str> = suites.iter().map(String::as_str).collect();
         let mut apt = PrivateApt::create(self.sh, &dir, &names)?;

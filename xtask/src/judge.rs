@@ -146,13 +146,8 @@ fn judge_outputs(
         Kind::Kbuild => {
             // The compile is expected to fail: what counts is which errors it gave.
             let errors = error_diagnostics(&first.stderr);
-            let mut codes: Vec<String> = Vec::new();
-            for (code, _) in &errors {
-                if !code.is_empty() && !codes.contains(code) {
-                    codes.push(code.clone());
-                }
-            }
-            result.error_codes = Some(codes);
+            let codes = errors.iter().map(|(code, _)| code.clone());
+            result.error_codes = Some(crate::distinct(codes.filter(|code| !code.is_empty())));
             match errors.first() {
                 None => Ok(()),
                 Some((code, message)) if code.is_empty() => Err(anyhow!("error: {message}")),

@@ -91,6 +91,22 @@ impl Verdict {
     }
 }
 
+/// Adds `item` unless `list` holds it already: a set that keeps the order items came in.
+pub(crate) fn push_once<T: PartialEq>(list: &mut Vec<T>, item: T) {
+    if !list.contains(&item) {
+        list.push(item);
+    }
+}
+
+/// The items without repeats, in the order they first came.
+pub(crate) fn distinct<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut list = Vec::new();
+    for item in items {
+        push_once(&mut list, item);
+    }
+    list
+}
+
 /// The repository's root, where `Cargo.toml`, `toolchains.toml` and `target/` are.
 pub(crate) fn project_root() -> PathBuf {
     let manifest_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));

@@ -113,10 +113,7 @@ pub fn read_gate_errors(stderr: &str) -> GateErrors {
             .filter(|span| span["is_primary"] == true);
         if code == Some("E0725") {
             for span in primary {
-                let location = location(span);
-                if !read.attributes.contains(&location) {
-                    read.attributes.push(location);
-                }
+                crate::push_once(&mut read.attributes, location(span));
             }
         } else if code == Some("E0658") || asks_for_a_feature(&diagnostic) {
             for span in primary {
@@ -126,9 +123,7 @@ pub fn read_gate_errors(stderr: &str) -> GateErrors {
                     call_site,
                     macros,
                 };
-                if !read.places.contains(&place) {
-                    read.places.push(place);
-                }
+                crate::push_once(&mut read.places, place);
             }
         } else if !message.starts_with("aborting due to") && read.other_error.is_none() {
             let at = primary

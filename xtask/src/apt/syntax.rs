@@ -251,13 +251,7 @@ pub(crate) fn parse_madison_entries(listing: &str, package: &str) -> Vec<Served>
             suite: suite.to_owned(),
         })
     });
-    let mut served = Vec::new();
-    for entry in entries {
-        if !served.contains(&entry) {
-            served.push(entry);
-        }
-    }
-    served
+    crate::distinct(entries)
 }
 
 /// Parses the `Reverse Provides:` section of `apt-cache showpkg` into `(package, version)`.

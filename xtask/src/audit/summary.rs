@@ -304,10 +304,7 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
                 if counted && !stable && !rejected(&entry.name) {
                     holds = false;
                     if let (None, Some(condition)) = (activity, &entry.condition) {
-                        let condition = format!("`{condition}`");
-                        if !depends.contains(&condition) {
-                            depends.push(condition);
-                        }
+                        crate::push_once(depends, format!("`{condition}`"));
                     }
                 }
             }

@@ -75,9 +75,7 @@ pub(crate) fn read_trees(report: &KernelJson) -> Vec<TreeData> {
                 match data.others.iter_mut().find(|(root, _)| *root == krate.root) {
                     Some((_, features)) => {
                         for feature in &krate.features {
-                            if !features.contains(feature) {
-                                features.push(feature.clone());
-                            }
+                            crate::push_once(features, feature.clone());
                         }
                     }
                     None => data

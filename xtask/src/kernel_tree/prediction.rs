@@ -117,8 +117,8 @@ pub(super) fn enabled_features(
             .as_ref()
             .map_or(Some(true), |c| c.evaluate(&lookup))
         {
-            Some(true) if !enabled.contains(&feature.name) => enabled.push(feature.name.clone()),
-            Some(_) => {}
+            Some(true) => crate::push_once(&mut enabled, feature.name.clone()),
+            Some(false) => {}
             None => {
                 let condition = condition.map(|c| c.to_string()).unwrap_or_default();
                 undecided.push(format!("{} (under `{condition}`)", feature.name));

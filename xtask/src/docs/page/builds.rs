@@ -202,12 +202,7 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
 /// The host grid: per target (the shim and every example), build, run and test in both modes
 /// on each compiler, in a `<details>` that is open where a cell differs.
 pub(super) fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -> String {
-    let mut targets: Vec<&str> = Vec::new();
-    for build in &report.builds {
-        if !targets.contains(&build.target.as_str()) {
-            targets.push(&build.target);
-        }
-    }
+    let targets = crate::distinct(report.builds.iter().map(|build| build.target.as_str()));
     // Per compiler that built: how many cells passed; those below the minimum are named once.
     let mut passes: Vec<(usize, usize, &str)> = Vec::new();
     let mut below: Vec<&str> = Vec::new();

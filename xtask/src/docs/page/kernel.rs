@@ -13,12 +13,7 @@ pub(super) fn kbuild_grid(report: &Report, found: &[usize], popups: &mut Popups)
     if report.kbuild.is_empty() {
         return String::new();
     }
-    let mut fixtures: Vec<&str> = Vec::new();
-    for cell in &report.kbuild {
-        if !fixtures.contains(&cell.fixture.as_str()) {
-            fixtures.push(&cell.fixture);
-        }
-    }
+    let fixtures = crate::distinct(report.kbuild.iter().map(|cell| cell.fixture.as_str()));
     let mut html = format!(
         "<section><h2 id=\"kbuild\">A driver against Kbuild's rules</h2>\
          <p class=\"muted\">Each fixture compiled as Kbuild compiles a driver \
@@ -92,12 +87,8 @@ pub(super) fn kernel_trees_section(trees: &[TreeData], popups: &mut Popups) -> S
                 report is recorded (<code>docs/kernel-report.json</code>).</p></section>\n"
             .into();
     }
-    let mut releases: Vec<&str> = Vec::new();
-    for (_, release, _) in trees.iter().flat_map(|tree| &tree.real) {
-        if !releases.contains(&release.as_str()) {
-            releases.push(release);
-        }
-    }
+    let real = trees.iter().flat_map(|tree| &tree.real);
+    let mut releases = crate::distinct(real.map(|(_, release, _)| release.as_str()));
     releases.sort_by_key(|release| crate::catalog::Release::parse(release));
     let mut html = String::from(
         "<section><h2 id=\"kernel-trees\">Kernel trees</h2><p class=\"muted\">Each real kernel \
