@@ -263,7 +263,8 @@ pub(crate) fn sources_members(members: &[String]) -> anyhow::Result<Vec<String>>
     Ok(chosen)
 }
 
-/// The member that is `library/` (`./usr/src/rustc-1.96.0/library/`), found by its `core/src/lib.rs`.
+/// The member that is `library/` (`./usr/src/rustc-1.96.0/library/`), found by its
+/// `core/src/lib.rs`.
 pub(crate) fn library_member(members: &[String]) -> anyhow::Result<String> {
     members
         .iter()

@@ -194,11 +194,11 @@ pub struct Launch {
 
 impl Launch {
     /// How to start the compiler unpacked under `prefix`. A prefix that holds a loader of its
-    /// own (the C library was unpacked into it because the host's is too old) runs through it: `--library-path` then reaches only the
-    /// compiler's process, and the `cc` it starts keeps the host's libraries, so what it
-    /// links runs on the host. Otherwise the host's loader runs it with `LD_LIBRARY_PATH`,
-    /// which needs the host's glibc to be at least the newest version that the compiler
-    /// and its libraries need.
+    /// own (the C library was unpacked into it because the host's is too old) runs through it:
+    /// `--library-path` then reaches only the compiler's process, and the `cc` it starts keeps
+    /// the host's libraries, so what it links runs on the host. Otherwise the host's loader runs
+    /// it with `LD_LIBRARY_PATH`, which needs the host's glibc to be at least the newest version
+    /// that the compiler and its libraries need.
     pub(crate) fn for_prefix(prefix: &Path) -> anyhow::Result<Launch> {
         let prefix = std::path::absolute(prefix)
             .with_context(|| format!("making {} absolute", prefix.display()))?;
