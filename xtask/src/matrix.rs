@@ -5,6 +5,7 @@
 
 use crate::discovery::Availability;
 use crate::driver::{self, Settings, Work};
+use crate::expect::ToolchainVerdict;
 use crate::files::write_atomically;
 use crate::interrupt;
 use crate::json;
@@ -106,7 +107,24 @@ impl flags::Matrix {
             || report.markdown(),
             |colour| report.human(colour),
         );
-        Ok(report.verdict())
+        // A pin the user named and does not have is their question left unanswered, even
+        // where the report of the others passes.
+        let mut named_missing = false;
+        for entry in &report.toolchains {
+            if let ToolchainVerdict::Missing(hint) = &entry.verdict {
+                if self.toolchain.contains(&entry.id) {
+                    named_missing = true;
+                    eprintln!(
+                        "error: --toolchain {}: not installed, so nothing ran for it; to provision it: {}",
+                        output::escape(&entry.id),
+                        output::escape(hint)
+                    );
+                }
+            }
+        }
+        Ok(Verdict::failure_if(
+            named_missing || report.verdict() == Verdict::Failure,
+        ))
     }
 }
 
