@@ -44,15 +44,15 @@ fn the_compatibility_page_is_generated_from_the_recorded_reports() {
 }
 
 /// Every key of a JSON value, at any depth.
-fn json_keys(value: &crate::json::Value, keys: &mut std::collections::BTreeSet<String>) {
+fn json_keys(value: &crate::util::json::Value, keys: &mut std::collections::BTreeSet<String>) {
     match value {
-        crate::json::Value::Object(members) => {
+        crate::util::json::Value::Object(members) => {
             for (key, member) in members {
                 keys.insert(key.clone());
                 json_keys(member, keys);
             }
         }
-        crate::json::Value::Array(elements) => {
+        crate::util::json::Value::Array(elements) => {
             for element in elements {
                 json_keys(element, keys);
             }
@@ -65,11 +65,11 @@ fn json_keys(value: &crate::json::Value, keys: &mut std::collections::BTreeSet<S
 /// holds every key the layout has.
 fn sample_report() -> crate::report::Report {
     use crate::catalog::{Release, FEATURES};
-    use crate::expect::{Outcome, ToolchainVerdict};
-    use crate::plan::{Kind, Mode};
+    use crate::features::expect::{Outcome, ToolchainVerdict};
+    use crate::features::status::Status;
     use crate::report::targets::{KnownCell, TargetAxis, TargetCell};
     use crate::report::{BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
-    use crate::status::Status;
+    use crate::run::plan::{Kind, Mode};
     let release = Release::new(1, 85, 0);
     Report {
         toolchains: vec![ToolchainEntry {
@@ -88,7 +88,7 @@ fn sample_report() -> crate::report::Report {
         features: FEATURES
             .iter()
             .map(|feature| {
-                let status = crate::expect::expected_status(feature, release);
+                let status = crate::features::expect::expected_status(feature, release);
                 vec![FeatureCell {
                     observed: Observed::Status(status),
                     expected: Some(Status::Gated),
