@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! One module per command, each `impl flags::Command { fn run(&self, sh: &Shell) }`; [`cli`]
-//! reads the common flags, parses the rest ([`flags`]) and dispatches. No command imports
+//! reads the common flags, parses the rest (`flags`) and dispatches. No command imports
 //! another.
 
 pub(crate) mod audit;
