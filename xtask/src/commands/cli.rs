@@ -111,7 +111,8 @@ pub(crate) fn command_list() -> String {
         "\nEvery command also takes `--color auto|always|never` (default: `CARGO_TERM_COLOR`, else \
          auto), `-q`/`--quiet` (no progress on stderr) and `-v`/`--verbose` (a progress line for \
          cached steps too).\n`cargo xtask help COMMAND` or `cargo xtask COMMAND --help` shows one \
-         command's flags; `+TOOLCHAIN` is short for `--toolchain TOOLCHAIN`.\n",
+         command's flags; `+TOOLCHAIN` is short for `--toolchain TOOLCHAIN`, before or after the \
+         command; `--version` prints the xtask's version.\n",
     );
     text
 }
@@ -234,8 +235,15 @@ pub(crate) enum Prepared {
 /// [COMMAND]`, no command at all, `COMMAND --help`, and `+TOOLCHAIN`.
 pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
     let text = |arg: &OsString| arg.to_str().map(String::from);
+    if let Some(word) = args.first().filter(|arg| arg.to_str().is_none()) {
+        return Prepared::Refuse(format!(
+            "no command `{}`: a command is a word of UTF-8 text",
+            word.to_string_lossy()
+        ));
+    }
     match args.first().and_then(text).as_deref() {
         None | Some("-h" | "--help") => return Prepared::Print(command_list()),
+        Some("-V" | "--version") => return Prepared::Print(version()),
         Some("help") => {
             let words: Vec<String> = args[1..].iter().filter_map(text).collect();
             if words.is_empty() {
@@ -264,6 +272,9 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
     // A run that waits for a lock this one holds names it by these words.
     crate::util::run_lock::set_command(&words.join(" "));
     let mut parsed = Vec::with_capacity(args.len() + 1);
+    // `+TOOLCHAIN` may come before the command (`cargo xtask +nightly matrix`), as cargo's own
+    // does; xflags takes `--toolchain` only after the command's words.
+    let mut toolchains: Vec<OsString> = Vec::new();
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         // The flags every command takes, as cargo's: read here, so that no command declares
@@ -285,12 +296,25 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
                 }
             }
             Some(text) if text.len() > 1 && text.starts_with('+') => {
-                parsed.extend(["--toolchain".into(), text[1..].into()]);
+                let flag = ["--toolchain".into(), text[1..].into()];
+                if parsed.len() < words.len() {
+                    toolchains.extend(flag);
+                } else {
+                    parsed.extend(flag);
+                }
             }
             _ => parsed.push(arg),
         }
+        if parsed.len() == words.len() {
+            parsed.append(&mut toolchains);
+        }
     }
     Prepared::Parse(parsed)
+}
+
+/// What `--version` prints.
+fn version() -> String {
+    format!("xtask {} (kshim)\n", env!("CARGO_PKG_VERSION"))
 }
 
 fn unknown_command(typed: &str) -> String {
@@ -386,6 +410,22 @@ mod tests {
     }
 
     #[test]
+    fn a_command_word_that_is_not_text_is_refused_and_version_is_printed() {
+        use std::os::unix::ffi::OsStringExt;
+        let word = OsString::from_vec(vec![b'm', 0xff]);
+        let Prepared::Refuse(message) = prepare(vec![word]) else {
+            panic!("a command word that is not UTF-8 is not refused");
+        };
+        assert!(message.starts_with("no command `m\u{fffd}`"), "{message}");
+        for flag in ["--version", "-V"] {
+            let Prepared::Print(text) = prepare(args(&[flag])) else {
+                panic!("{flag} prints nothing");
+            };
+            assert!(text.starts_with("xtask 0."), "{text}");
+        }
+    }
+
+    #[test]
     fn the_flags_of_every_command_are_read_here() {
         assert_eq!(
             prepare(args(&["docs", "--color=never", "-q", "--check"])),
@@ -405,7 +445,37 @@ mod tests {
     }
 
     #[test]
-    fn plus_toolchain_is_short_for_the_flag() {
+    fn plus_toolchain_is_short_for_the_flag_before_or_after_the_command() {
+        assert_eq!(
+            prepare(args(&["+debian-1.85.0", "matrix", "--format", "json"])),
+            Prepared::Parse(args(&[
+                "matrix",
+                "--toolchain",
+                "debian-1.85.0",
+                "--format",
+                "json"
+            ]))
+        );
+        assert_eq!(
+            prepare(args(&[
+                "+a",
+                "toolchains",
+                "install",
+                "--toolchain",
+                "b",
+                "+c"
+            ])),
+            Prepared::Parse(args(&[
+                "toolchains",
+                "install",
+                "--toolchain",
+                "a",
+                "--toolchain",
+                "b",
+                "--toolchain",
+                "c"
+            ]))
+        );
         assert_eq!(
             prepare(args(&["matrix", "+nightly", "--format", "json"])),
             Prepared::Parse(args(&[

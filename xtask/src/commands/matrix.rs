@@ -3,6 +3,7 @@
 //! tested with it in both modes, each cell compared with the catalog's prediction; this module
 //! only orchestrates (plan, cache keys, scheduler, report) and answers Ctrl-C.
 
+use crate::features::expect::ToolchainVerdict;
 use crate::features::probe;
 use crate::report::assemble::{assemble, toolchain_entry};
 use crate::report::targets::PlannedTargetAxis;
@@ -106,7 +107,24 @@ impl flags::Matrix {
             || report.markdown(),
             |colour| report.human(colour),
         );
-        Ok(report.verdict())
+        // A pin the user named and does not have is their question left unanswered, even
+        // where the report of the others passes.
+        let mut named_missing = false;
+        for entry in &report.toolchains {
+            if let ToolchainVerdict::Missing(hint) = &entry.verdict {
+                if self.toolchain.contains(&entry.id) {
+                    named_missing = true;
+                    eprintln!(
+                        "error: --toolchain {}: not installed, so nothing ran for it; to provision it: {}",
+                        output::escape(&entry.id),
+                        output::escape(hint)
+                    );
+                }
+            }
+        }
+        Ok(Verdict::failure_if(
+            named_missing || report.verdict() == Verdict::Failure,
+        ))
     }
 }
 

@@ -139,8 +139,10 @@ fn install(
     println!();
     println!("Install summary ({:.1}s):", started.elapsed().as_secs_f64());
     let mut failed = 0;
+    let mut skipped = Vec::new();
     for (id, outcome) in &outcomes {
         match outcome {
+            provision::Installation::Skipped => skipped.push(id.as_str()),
             provision::Installation::AlreadyThere => println!("  {id}: already there"),
             provision::Installation::Installed(how) => println!("  {id}: installed: {how}"),
             provision::Installation::Failed(why) => {
@@ -149,8 +151,16 @@ fn install(
             }
         }
     }
+    if !skipped.is_empty() {
+        println!(
+            "  left out by --no-rustup (rustup provides them): {}",
+            skipped.join(", ")
+        );
+    }
     println!();
-    let after = discover(sh, Some(pins_path), &[], VERSION_TIMEOUT)?;
+    let mut after = discover(sh, Some(pins_path), &[], VERSION_TIMEOUT)?;
+    // `--only` asked about those pins: the rest of the list is not news.
+    after.retain(|entry| flags.only.is_empty() || flags.only.iter().any(|id| id == entry.id()));
     print_list(&pins, &after, false);
     if failed == 0 {
         Ok(Verdict::Success)

@@ -42,6 +42,8 @@ pub(crate) enum Installation {
     Installed(String),
     /// It could not be installed; the text says what was tried and why each attempt failed.
     Failed(String),
+    /// Left out by the user's own flag (`--no-rustup` for a pin only rustup provides).
+    Skipped,
 }
 
 /// Installs every pin of `wanted` that `availability` (from
@@ -141,6 +143,9 @@ pub(crate) fn install(
             _ => {}
         }
         let outcome = match installed {
+            None if pin.debian.is_none() && pin.rustup.is_some() && !use_rustup => {
+                Installation::Skipped
+            }
             Some(done) => {
                 println!("  {}: installed: {done}", pin.id);
                 Installation::Installed(done)
@@ -224,14 +229,18 @@ fn report_extracted(
 
 /// Runs `rustup toolchain install` and checks that the result satisfies the pin.
 fn install_rustup(sh: &Shell, pin: &Pin, name: &str) -> anyhow::Result<String> {
-    println!("  rustup: rustup toolchain install {name} --profile minimal");
+    // The target axis and the kernel build `core` from the compiler's own library sources.
+    println!("  rustup: rustup toolchain install {name} --profile minimal --component rust-src");
     let started = Instant::now();
-    let output = cmd!(sh, "rustup toolchain install {name} --profile minimal")
-        .env("RUST_BACKTRACE", "0")
-        .quiet()
-        .ignore_status()
-        .output()
-        .context("running rustup (is it installed?)")?;
+    let output = cmd!(
+        sh,
+        "rustup toolchain install {name} --profile minimal --component rust-src"
+    )
+    .env("RUST_BACKTRACE", "0")
+    .quiet()
+    .ignore_status()
+    .output()
+    .context("running rustup (is it installed?)")?;
     if !output.status.success() {
         bail!(
             "`rustup toolchain install {name}` exited with {}: {}",

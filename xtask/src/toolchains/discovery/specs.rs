@@ -49,6 +49,13 @@ pub(super) fn discover_specs(
             names_of(&installed)
         );
     }
+    // Input that can name no compiler is refused before anything is probed or fetched.
+    for spec in specs {
+        if let Some(text) = spec.strip_prefix("debian:") {
+            DebianSource::parse(text)
+                .with_context(|| format!("--toolchain `{}`", spec.escape_debug()))?;
+        }
+    }
     let mut named_pins: Vec<Pin> = Vec::new();
     for pin in specs.iter().filter_map(|spec| pin_of(spec)) {
         if !named_pins.iter().any(|named| named.id == pin.id) {
