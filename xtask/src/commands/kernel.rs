@@ -8,7 +8,7 @@
 //! configuration), and only when it is the compiler's verdict.
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use crate::commands::flags;
 use crate::kernel::build::{self, Built, Real};
@@ -378,6 +378,7 @@ fn run(
                     library: &library.0,
                     tools,
                     jobs,
+                    lock: lock.as_ref().map(RunLock::descriptor),
                     timeout,
                     progress: &say,
                 };
@@ -428,9 +429,9 @@ fn predict(
         Some(rules) => rules,
         None => rules.insert(crate::kernel::rules::read(&tree.root).map_err(|e| format!("{e:#}"))?),
     };
-    let prediction = crate::kernel::rules::predict(rules, rustc, &probes, Duration::from_secs(120))
+    let prediction = crate::kernel::rules::predict(rules, rustc, probes, Duration::from_secs(120))
         .map_err(|error| format!("{error:#}"));
-    let _ = std::fs::remove_dir_all(&probes);
+    let _ = std::fs::remove_dir_all(probes);
     prediction
 }
 

@@ -10,7 +10,7 @@
 mod makefiles;
 mod prediction;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use prediction::{predict, CratePrediction, Predicted, Prediction};
 

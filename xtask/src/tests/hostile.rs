@@ -5,6 +5,7 @@
 
 mod cache;
 mod inputs;
+mod kernel_cache;
 mod mounts;
 mod provisioning;
 mod reports;

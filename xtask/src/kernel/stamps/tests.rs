@@ -98,28 +98,13 @@ fn every_file_the_rust_build_reads_is_in_the_key_and_others_are_not() {
     std::fs::remove_dir_all(root).unwrap();
 }
 
-/// The unpacked 6.12 tree, if there is one.
-fn real_6_12() -> Option<PathBuf> {
-    let trees = crate::project_root().join("target/kernel/trees");
-    let found = std::fs::read_dir(&trees).ok().and_then(|entries| {
-        entries
-            .filter_map(Result::ok)
-            .map(|entry| entry.path().join("linux-source-6.12"))
-            .find(|root| root.join("Makefile").is_file())
-    });
-    if found.is_none() {
-        eprintln!("note: no 6.12 tree under {}; skipped", trees.display());
-    }
-    found
-}
-
 /// A Debian tree changed after it was unpacked (one line of `scripts/min-tool-version.sh`) is
 /// read again, and its key changes, so that no result of the tree as it was is served: the
 /// prediction read the new minimum while the real result came from the cache ("refused …
 /// Minimum version: 1.78.0").
 #[test]
 fn a_tree_changed_after_unpacking_is_read_again_under_another_key() {
-    let Some(real) = real_6_12() else {
+    let Some(real) = crate::kernel::rules::tests::real_tree("6.12") else {
         return;
     };
     let root = scratch("tree-facts");
