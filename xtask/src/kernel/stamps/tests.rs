@@ -47,6 +47,8 @@ fn every_file_the_rust_build_reads_is_in_the_key_and_others_are_not() {
         "drivers/Makefile",
         "drivers/block/Makefile",
         "drivers/block/rnull.rs",
+        "drivers/block/rnull/configfs.rs",
+        "drivers/block/zram/zram_drv.c",
         "Documentation/rust/index.rst",
         "fs/ext4/inode.c",
     ] {
@@ -71,6 +73,7 @@ fn every_file_the_rust_build_reads_is_in_the_key_and_others_are_not() {
         ),
         ("scripts/min-tool-version.sh", "echo 1.78.0\n"),
         ("drivers/block/rnull.rs", "// a driver\n"),
+        ("drivers/block/rnull/configfs.rs", "// its module\n"),
         ("drivers/Makefile", "obj-y += block/\n"),
         ("Makefile", "EXTRAVERSION = -x\n"),
     ] {
@@ -85,6 +88,7 @@ fn every_file_the_rust_build_reads_is_in_the_key_and_others_are_not() {
     // What the Rust build does not read is left out: the stamps cost less than the whole tree.
     append(&root, "Documentation/rust/index.rst", "more\n");
     append(&root, "fs/ext4/inode.c", "more\n");
+    append(&root, "drivers/block/zram/zram_drv.c", "more\n");
     assert_eq!(key(), before);
     // Another tree (another identity) is another key, even with the same files.
     let other = Tree {
