@@ -5,6 +5,7 @@
 //! only `--report` and `--usage` replace; and `docs/kernels.md` from the committed JSON of a
 //! `cargo xtask kernel` run ([`kernels`]).
 
+mod catalog_lists;
 mod features;
 pub mod kernels;
 pub mod page;
@@ -228,7 +229,7 @@ pub fn generated_files(
         Some(usage) => usage_region(usage)?,
         None => places_region::kept_region(&page_path)?,
     };
-    Ok(vec![
+    Ok([
         (
             readme_path.clone(),
             FEATURE_TABLE.splice(
@@ -243,7 +244,10 @@ pub fn generated_files(
         ),
         (page_path, features_page(root, &statuses, &places)?),
         kernels::generated(root)?,
-    ])
+    ]
+    .into_iter()
+    .chain(catalog_lists::generated(root)?)
+    .collect())
 }
 
 /// Where the reports the compatibility page is generated from are committed, relative to the
