@@ -19,6 +19,8 @@ use crate::report::usage::UsageReport;
 use crate::report::{FeatureCell, Observed, Report};
 use crate::{flags, project_root, Verdict};
 use anyhow::{bail, Context};
+#[cfg(test)]
+pub(crate) use features::shim_location;
 pub use features::{feature_table, features_page, shim_features_page};
 pub use places_region::{usage_region, USAGE_PLACES};
 use std::fmt::Write;
