@@ -8,6 +8,8 @@
 mod catalog_lists;
 mod features;
 pub mod kernels;
+#[cfg(test)]
+mod not_recorded;
 pub mod page;
 mod places_region;
 #[cfg(test)]
@@ -113,6 +115,7 @@ fn status_cell(cell: &FeatureCell) -> String {
         Observed::Status(status) => status.to_string(),
         Observed::NotProbed => "not probed".to_string(),
         Observed::ProbeFailed(_) => "probe failed".to_string(),
+        Observed::NotRecorded => return "not recorded".to_string(),
     };
     match (cell.ok(), cell.expected) {
         (true, Some(_)) => observed,
