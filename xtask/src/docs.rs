@@ -12,6 +12,7 @@ pub mod kernels;
 mod not_recorded;
 pub mod page;
 mod places_region;
+mod record;
 #[cfg(test)]
 mod tests;
 
@@ -440,12 +441,22 @@ pub fn regenerate(
 impl flags::Docs {
     pub fn run(&self, _sh: &Shell) -> anyhow::Result<Verdict> {
         let root = project_root();
-        let verdict = regenerate(
-            &root,
-            self.report.as_deref(),
-            self.usage.as_deref(),
-            self.check,
-        )?;
+        if self.record && (self.check || self.report.is_some() || self.usage.is_some()) {
+            bail!("--record makes both reports itself: it takes no --check, --report or --usage");
+        }
+        if !self.record && !self.toolchain.is_empty() {
+            bail!("--toolchain chooses the compilers of --record");
+        }
+        let verdict = if self.record {
+            record::record(&root, &self.toolchain)?
+        } else {
+            regenerate(
+                &root,
+                self.report.as_deref(),
+                self.usage.as_deref(),
+                self.check,
+            )?
+        };
         if self.screenshot && !self.check {
             take_screenshot(&root)?;
         }
