@@ -5,7 +5,7 @@
 
 use super::Region;
 use crate::catalog::{allowed_features, RUST_ALLOWED_FEATURES};
-use crate::plan::kbuild_driver_flags;
+use crate::run::plan::kbuild_driver_flags;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 

@@ -4,10 +4,10 @@
 //! naming a feature the catalog lacks, or with a cell altered, is still refused.
 
 use super::{page, status_region, summary_region, usage_region, MATRIX_REPORT, USAGE_REPORT};
-use crate::json::{self, Value};
 use crate::project_root;
 use crate::report::usage::UsageReport;
 use crate::report::Report;
+use crate::util::json::{self, Value};
 
 /// The feature taken out: its example shows no other feature, so the builds go with it.
 const LEFT_OUT: &str = "asm_const";

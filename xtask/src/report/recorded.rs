@@ -17,7 +17,7 @@ pub fn recorded_rows(names: &[&str]) -> anyhow::Result<Vec<Option<usize>>> {
             bail!(
                 "the report names the feature `{}`, which the catalog does not have: it was made \
                  from another version of kernel-shim/src/catalog.rs",
-                crate::output::escape(name)
+                crate::util::output::escape(name)
             )
         };
         if rows[position].replace(row).is_some() {
