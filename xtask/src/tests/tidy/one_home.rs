@@ -19,13 +19,16 @@ const OTHER_LISTS: &[(&str, &str)] = &[
         "docs/audit.md",
         "transcripts of `audit` on a list given on its command line",
     ),
-    ("xtask/src/audit/", "`audit`'s inputs, any crate's features"),
+    (
+        "xtask/src/commands/audit/",
+        "`audit`'s inputs, any crate's features",
+    ),
     (
         "xtask/src/tests/audit.rs",
         "`audit`'s inputs on real compilers",
     ),
     (
-        "xtask/src/kernel_tree/",
+        "xtask/src/kernel/rules/",
         "the real trees' lists, which differ from the seed's",
     ),
     (
