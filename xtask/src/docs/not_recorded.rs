@@ -67,7 +67,8 @@ fn a_report_without_a_newer_feature_still_renders_it_as_not_recorded() {
         html.contains(&format!("{LEFT_OUT} on ")),
         "the page has the feature's row"
     );
-    assert!(html.contains("not recorded"));
+    assert!(html.contains("not recorded: the report was made before the catalog had it"));
+    assert!(html.contains("st-not-recorded"));
 
     // Written back, the report is the one it was: the feature stays out.
     let again = json::to_pretty(&report.to_json());

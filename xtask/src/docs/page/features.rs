@@ -83,6 +83,7 @@ pub(super) fn feature_grid(
                     );
                 }
                 Some(_) => detail.push_str("<p class=\"muted\">As the catalog predicts.</p>"),
+                None if cell.observed == Observed::NotRecorded => {}
                 None => detail.push_str(
                     "<p class=\"muted\">Below the kernel's minimum: probed for information, \
                      not predicted.</p>",
