@@ -5,8 +5,11 @@
 //! real usage run, which only `--report` and `--usage` replace; and `docs/kernels.md` from the
 //! committed JSON of a `cargo xtask kernel` run ([`kernels`]).
 
+mod catalog_lists;
 mod features;
 pub mod kernels;
+#[cfg(test)]
+mod not_recorded;
 pub mod page;
 mod places_region;
 #[cfg(test)]
@@ -18,6 +21,8 @@ use crate::report::usage::UsageReport;
 use crate::report::{FeatureCell, Observed, Report};
 use crate::Verdict;
 use anyhow::{bail, Context};
+#[cfg(test)]
+pub(crate) use features::shim_location;
 pub use features::{feature_table, features_page, shim_features_page};
 pub use places_region::{usage_region, USAGE_PLACES};
 use std::fmt::Write;
@@ -109,6 +114,7 @@ fn status_cell(cell: &FeatureCell) -> String {
         Observed::Status(status) => status.to_string(),
         Observed::NotProbed => "not probed".to_string(),
         Observed::ProbeFailed(_) => "probe failed".to_string(),
+        Observed::NotRecorded => return "not recorded".to_string(),
     };
     match (cell.ok(), cell.expected) {
         (true, Some(_)) => observed,
@@ -227,7 +233,7 @@ pub fn generated_files(
         Some(usage) => usage_region(usage)?,
         None => places_region::kept_region(&page_path)?,
     };
-    Ok(vec![
+    Ok([
         (
             readme_path.clone(),
             FEATURE_TABLE.splice(
@@ -242,7 +248,10 @@ pub fn generated_files(
         ),
         (page_path, features_page(root, &statuses, &places)?),
         kernels::generated(root)?,
-    ])
+    ]
+    .into_iter()
+    .chain(catalog_lists::generated(root)?)
+    .collect())
 }
 
 /// Where the reports the compatibility page is generated from are committed, relative to the

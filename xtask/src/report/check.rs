@@ -57,7 +57,17 @@ impl Report {
             }
         }
 
-        let mut targets: BTreeSet<&str> = FEATURES.iter().map(|feature| feature.example).collect();
+        // The examples of the features the report was recorded with.
+        let mut targets: BTreeSet<&str> = FEATURES
+            .iter()
+            .zip(&self.features)
+            .filter(|(_, cells)| {
+                cells
+                    .iter()
+                    .any(|cell| cell.observed != Observed::NotRecorded)
+            })
+            .map(|(feature, _)| feature.example)
+            .collect();
         targets.insert("kernel");
         let mut cells: Vec<HashSet<(&str, Kind, Mode)>> =
             vec![HashSet::new(); self.toolchains.len()];
