@@ -25,9 +25,10 @@
 //! [#44874](https://github.com/rust-lang/rust/issues/44874); the kernel lists
 //! `arbitrary_self_types` in `rust_allowed_features`, so Kbuild turns it on for every module
 //! (`-Zcrate-attr='feature(...)'`): a module uses it and never enables it itself (a
-//! `#![feature(arbitrary_self_types)]` of its own would be an error, E0636). Calling such a
-//! method on `dyn WorkItem` also needs `ArcBorrow` to implement `DispatchFromDyn`, which the
-//! shim provides (see `rust_coerce_pointee`).
+//! `#![feature(arbitrary_self_types)]` of its own would be an error: E0636 up to 1.95, the
+//! deny-by-default `duplicate_features` lint from 1.96.0). Calling such a method on
+//! `dyn WorkItem` also needs `ArcBorrow` to implement `DispatchFromDyn`, which the shim
+//! provides (see `rust_coerce_pointee`).
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::prelude::*;
