@@ -310,9 +310,9 @@ pub const FEATURES: &[Feature] = &[
         gate: KERNEL_MODE_CFG,
         cfg: None,
         summary: "methods whose receiver is a custom smart pointer: `fn f(self: ArcBorrow<'_, Self>)`",
-        replacement: "an extension trait implemented for the smart pointer, so `ptr.f()` still reads the same",
+        replacement: "an associated function taking the pointer, as the kernel's workqueue does; an extension trait on the pointer keeps `ptr.f()`",
         example: "rust_arbitrary_self_types",
-        shim_item: "sync::workqueue",
+        shim_item: "sync::ArcBorrow",
     },
     Feature {
         name: "derive_coerce_pointee",
