@@ -76,8 +76,8 @@ impl core::fmt::Display for Release {
 }
 
 /// The oldest compiler the kernel supported at the time of the seed commit: the minimum from
-/// Linux 6.11 on, when the kernel began to accept a range of versions (6.10 required exactly
-/// 1.78.0, a single version rather than a minimum).
+/// Linux 6.11 on, when the kernel began to support a range of versions (6.10's check refused
+/// compilers older than 1.78.0 and warned about newer ones).
 pub const MINIMUM_RELEASE: Release = Release::new(1, 78, 0);
 
 /// The cfg that is set when the shim is built the way the kernel builds `rust/kernel`.
@@ -310,9 +310,9 @@ pub const FEATURES: &[Feature] = &[
         gate: KERNEL_MODE_CFG,
         cfg: None,
         summary: "methods whose receiver is a custom smart pointer: `fn f(self: ArcBorrow<'_, Self>)`",
-        replacement: "an extension trait implemented for the smart pointer, so `ptr.f()` still reads the same",
+        replacement: "an associated function taking the pointer, as the kernel's workqueue does; an extension trait on the pointer keeps `ptr.f()`",
         example: "rust_arbitrary_self_types",
-        shim_item: "sync::workqueue",
+        shim_item: "sync::ArcBorrow",
     },
     Feature {
         name: "derive_coerce_pointee",

@@ -290,8 +290,9 @@ pub fn kernels_page(report: Option<&str>, file: &Path) -> anyhow::Result<String>
          (`scripts/min-tool-version.sh`, `scripts/Makefile.build`, `init/Kconfig`, its crate \
          roots), and what real compilers did with it: the probes of its feature attributes and \
          its own Kbuild build of `rust/`, the samples and the drivers. A feature the shim shows \
-         links to its example; the others (newer than the catalog) say \"not in the shim\": \
-         growing the catalog is a later step.\n\n",
+         links to its example; the others, which the catalog lacks (newer ones, and older ones \
+         such as 6.1's `core_ffi_c`), say \"not in the shim\": growing the catalog is a later \
+         step.\n\n",
     );
     let Some(report) = report else {
         let _ = writeln!(
