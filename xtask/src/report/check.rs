@@ -44,6 +44,7 @@ impl Report {
             );
         }
         self.check_predictions()?;
+        self.targets.check_predictions(&self.toolchains)?;
         let mut ids = HashSet::new();
         let mut pins = HashSet::new();
         for toolchain in &self.toolchains {

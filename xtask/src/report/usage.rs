@@ -312,6 +312,9 @@ impl UsageReport {
                 cells,
             });
         }
+        if let Some(date) = &file.date {
+            crate::date::check_utc_minute(date)?;
+        }
         Ok(UsageReport {
             toolchains: file.toolchains,
             features,
