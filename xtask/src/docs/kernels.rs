@@ -61,7 +61,7 @@ pub(crate) fn read_trees(report: &KernelJson) -> Vec<TreeData> {
                 .first_error
                 .clone()
                 .unwrap_or_else(|| cell.reason.clone());
-            if cell.finding {
+            if cell.is_finding() {
                 let predicted = cell.predicted.clone().unwrap_or_else(|| "?".into());
                 data.findings
                     .push((release.clone(), predicted, cell.real.clone()));

@@ -16,7 +16,7 @@ pub(crate) fn cell(
     cached: bool,
 ) -> CellJson {
     let predicted = prediction.as_ref().ok();
-    CellJson {
+    let mut cell = CellJson {
         tree: tree.to_owned(),
         toolchain: toolchain.to_owned(),
         rustc,
@@ -25,9 +25,7 @@ pub(crate) fn cell(
         crates: predicted
             .map(|prediction| prediction.crates.iter().map(CrateJson::from).collect())
             .unwrap_or_default(),
-        // The prediction's three words are three of the real result's.
-        finding: built.real != Real::NotRun
-            && predicted.is_some_and(|prediction| prediction.predicted.word() != built.real.word()),
+        finding: false,
         prediction_error: prediction.err(),
         real: built.real.word().into(),
         reason: built.reason,
@@ -42,7 +40,9 @@ pub(crate) fn cell(
             .map(|(step, seconds)| StepJson { step, seconds })
             .collect(),
         cached,
-    }
+    };
+    cell.finding = cell.is_finding();
+    cell
 }
 
 #[derive(Clone, Debug)]
@@ -85,7 +85,7 @@ impl Report {
 
     /// The cells whose prediction the real build contradicts.
     pub(crate) fn findings(&self) -> Vec<&CellJson> {
-        self.cells.iter().filter(|cell| cell.finding).collect()
+        self.cells.iter().filter(|cell| cell.is_finding()).collect()
     }
 
     pub(crate) fn to_json(&self) -> KernelJson {
@@ -138,7 +138,7 @@ impl Report {
                     format!(
                         "{}{}",
                         cell.real,
-                        if cell.finding { " (FINDING)" } else { "" }
+                        if cell.is_finding() { " (FINDING)" } else { "" }
                     ),
                     why,
                 ]

@@ -318,3 +318,64 @@ fn a_date_that_is_no_minute_is_refused() {
     assert_refused(&merged, message);
     assert_refused(&docs, message);
 }
+
+/// The recorded kernel report with `change` made to it, as `docs` reads it from a repository.
+fn recorded_kernel_report_changed(change: impl FnOnce(&mut Value)) -> anyhow::Result<String> {
+    let file = crate::project_root().join(crate::docs::kernels::KERNEL_REPORT);
+    let mut report = json::parse(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    change(&mut report);
+    crate::docs::kernels::kernels_page(Some(&json::to_pretty(&report)), &file)
+}
+
+/// The cell of `tree` with `toolchain` in a kernel report.
+fn kernel_cell<'a>(report: &'a mut Value, tree: &str, toolchain: &str) -> &'a mut Value {
+    let cells = report["cells"].as_array_mut().unwrap();
+    let found = cells
+        .iter_mut()
+        .find(|cell| cell["tree"] == tree && cell["toolchain"] == toolchain);
+    found.unwrap_or_else(|| panic!("no cell {tree} with {toolchain}"))
+}
+
+#[test]
+fn a_finding_is_derived_never_read() {
+    let page = recorded_kernel_report_changed(|_| {}).unwrap();
+    assert!(page.contains("**finding**: with 1.63.0"), "{page}");
+    // Before: `docs` exit 0 and docs/kernels.md without the finding.
+    let error = recorded_kernel_report_changed(|report| {
+        kernel_cell(report, "6.1", "debian-1.63.0")["finding"] = false.into();
+    })
+    .unwrap_err();
+    assert!(
+        format!("{error:#}").ends_with(
+            "an altered `cargo xtask kernel` report: cells[8] (6.1 with debian-1.63.0): \
+             `finding` is false, but predicted pass against real fail makes it true"
+        ),
+        "{error:#}"
+    );
+    // Before: `docs` exit 0, and no finding for 6.12 with 1.96.0 on the page.
+    let error = recorded_kernel_report_changed(|report| {
+        let cell = kernel_cell(report, "6.12", "debian-1.96.0");
+        cell["predicted"] = "pass".into();
+        cell["real"] = "fail".into();
+    })
+    .unwrap_err();
+    assert!(
+        format!("{error:#}").contains(
+            "(6.12 with debian-1.96.0): `finding` is false, but predicted pass against real fail \
+             makes it true"
+        ),
+        "{error:#}"
+    );
+    // A prediction its own probes do not make is refused too.
+    let error = recorded_kernel_report_changed(|report| {
+        kernel_cell(report, "6.1", "debian-1.85.0")["predicted"] = "pass".into();
+    })
+    .unwrap_err();
+    assert!(
+        format!("{error:#}").contains(
+            "(6.1 with debian-1.85.0): `predicted` is Some(\"pass\"), but its crates' probes \
+             and the minimum make it Some(\"fail\")"
+        ),
+        "{error:#}"
+    );
+}
