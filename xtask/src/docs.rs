@@ -91,17 +91,7 @@ pub(crate) fn refuse_control_characters(text: &str, what: &str) -> anyhow::Resul
     Ok(())
 }
 
-/// `text` with Markdown's inline punctuation escaped, so that a table cell shows it as it is.
-pub(crate) fn escape_markdown(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for character in text.chars() {
-        if "\\`*_[]<>|&~".contains(character) {
-            escaped.push('\\');
-        }
-        escaped.push(character);
-    }
-    escaped
-}
+pub(crate) use crate::output::escape_markdown;
 
 /// One cell of the status table: what the compiler said, marked where that is not simply the
 /// catalog's prediction.

@@ -8,6 +8,7 @@ mod inputs;
 mod mounts;
 mod provisioning;
 mod reports;
+mod text;
 
 use crate::catalog::{Release, FEATURES};
 use crate::expect::{expected_status, Outcome, ToolchainVerdict};
