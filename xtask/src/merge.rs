@@ -231,6 +231,7 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
     merged.targets.known = join.cells(|report| &report.targets.known, |cell| &mut cell.toolchain);
     merged.targets.cross = join.cells(|report| &report.targets.cross, |cell| &mut cell.toolchain);
     merged.kbuild = join.cells(|report| &report.kbuild, |cell| &mut cell.toolchain);
+    merged.check_host()?;
     Ok(merged)
 }
 

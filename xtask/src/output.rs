@@ -321,7 +321,8 @@ mod tests {
     #[test]
     fn a_markdown_cell_is_one_cell_and_inert() {
         assert_eq!(escape_markdown("src/a|b.rs:3"), "src/a\\|b.rs:3");
-        assert_eq!(escape_markdown("x\x1b[31my\nz"), "x\\e[31my\\nz");
+        // Shown as `x\e[31my\nz`.
+        assert_eq!(escape_markdown("x\x1b[31my\nz"), "x\\\\e\\[31my\\\\nz");
         assert_eq!(
             escape_markdown("6.12.0-<img src=x onerror=alert(1)>"),
             "6.12.0-\\<img src=x onerror=alert(1)\\>"

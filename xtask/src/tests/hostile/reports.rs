@@ -379,3 +379,38 @@ fn a_finding_is_derived_never_read() {
         "{error:#}"
     );
 }
+
+#[test]
+fn a_false_host_is_refused() {
+    let directory = scratch_dir("hostile-host");
+    let pins = directory.join("pins.toml");
+    pin_file(&pins, 4);
+    let first = directory.join("1.json");
+    write_json(&first, &shard_report(4, 1, 2).to_json());
+    let merge = |name: &str, host: &str| {
+        // Every toolchain of the second shard: it agrees with itself, not with the first.
+        let mut second = shard_report(4, 2, 2).to_json();
+        for toolchain in second["toolchains"].as_array_mut().unwrap() {
+            toolchain["host"] = host.into();
+        }
+        let path = directory.join(name);
+        write_json(&path, &second);
+        xtask(&[
+            "merge",
+            "--pins",
+            path_str(&pins),
+            path_str(&first),
+            path_str(&path),
+        ])
+    };
+    // Before: merged, exit 0, the merged report saying p1 ran on aarch64-apple-darwin.
+    assert_refused(
+        &merge("other.json", "aarch64-apple-darwin"),
+        "toolchain p1: its host is aarch64-apple-darwin, but toolchain p0's is \
+         x86_64-unknown-linux-gnu",
+    );
+    assert_refused(
+        &merge("garbage.json", "x86_64<b>"),
+        "toolchain p1: its host `x86_64<b>` is no target triple",
+    );
+}
