@@ -264,16 +264,17 @@ pub const MATRIX_PAGE: &str = "docs/matrix.md";
 fn summary_region(report: &Report, date: &str) -> String {
     let failures = report.failures().len();
     format!(
-        "\nThe run recorded in [`matrix-report.json`](matrix-report.json), dated {date}, with \
+        "\nThe run recorded in [`matrix-report.json`](matrix-report.json), dated {}, with \
          {} against the catalog's predictions; its cells are in \
          [features.md](features.md#what-the-compilers-say) and on [the page](compat.html). \
-         Its summary lines:\n\n```text\n{}\n```\n",
+         Its summary lines:\n\n{}\n",
+        escape_markdown(date),
         match failures {
             0 => "no difference".to_string(),
             1 => "1 difference".to_string(),
             count => format!("{count} differences"),
         },
-        report.summary_lines().join("\n")
+        crate::output::markdown_block("text", &report.summary_lines().join("\n"))
     )
 }
 

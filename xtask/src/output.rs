@@ -205,6 +205,19 @@ pub fn markdown_code(text: &str) -> String {
     }
 }
 
+/// `text` as a fenced Markdown code block (`info` after the opening fence), its lines
+/// [`escape`]d: the fence is longer than any run of backticks in the text, which would end it.
+pub fn markdown_block(info: &str, text: &str) -> String {
+    let text = escape_lines(text);
+    let longest = text
+        .split(|character| character != '`')
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    format!("{fence}{info}\n{text}\n{fence}")
+}
+
 /// `text` with HTML's special characters escaped, for element text and quoted attributes.
 pub fn escape_html(text: &str) -> String {
     // `&` first, so that the entities written after it stay as they are.
@@ -329,6 +342,11 @@ mod tests {
         );
         assert_eq!(markdown_code("a|b\x1b]0;t\x07"), "`a\\|b\\e]0;t\\u{7}`");
         assert_eq!(markdown_code("a`b"), "`` a`b ``");
+        assert_eq!(markdown_block("text", "a\nb"), "```text\na\nb\n```");
+        assert_eq!(
+            markdown_block("text", "```\n<b>\x1b"),
+            "````text\n```\n<b>\\e\n````"
+        );
         assert_eq!(
             escape_html("<a href='x'>&</a>"),
             "&lt;a href=&#39;x&#39;&gt;&amp;&lt;/a&gt;"
