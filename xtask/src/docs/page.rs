@@ -18,7 +18,7 @@ use self::features::feature_grid;
 use self::kernel::{kbuild_grid, kernel_trees_section};
 use super::kernels::TreeData;
 use crate::catalog::MINIMUM_RELEASE;
-use crate::expect::ToolchainVerdict;
+use crate::features::expect::ToolchainVerdict;
 use crate::report::usage::UsageReport;
 use crate::report::{release_order, Report, ToolchainEntry};
 use std::fmt::Write;
@@ -26,7 +26,7 @@ use std::fmt::Write;
 /// Where the page is written, relative to the repository root.
 pub const PAGE: &str = "docs/compat.html";
 
-pub use crate::output::escape_html;
+pub use crate::util::output::escape_html;
 
 /// The popups the page's cells open (`<a href="#p12">`), collected while the grids are written
 /// and put at the end of the page.

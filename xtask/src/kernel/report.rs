@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 //! What `cargo xtask kernel` found, per tree and per (tree, compiler) cell, as text for a
-//! terminal, Markdown, and the JSON documented in docs/kernel.md.
+//! terminal, Markdown, and the JSON documented in docs/kernel.md ([`json`]).
+
+pub(crate) mod json;
 
 use super::build::{Built, Real};
-use crate::kernel_report::{CellJson, CrateJson, KernelJson, StepJson, TreeJson};
-use crate::kernel_tree::{Predicted, Prediction};
-use crate::output::{escape, escape_markdown, pad};
+use crate::kernel::report::json::{CellJson, CrateJson, KernelJson, StepJson, TreeJson};
+use crate::kernel::rules::{Predicted, Prediction};
+use crate::util::output::{escape, escape_markdown, pad};
 
 /// The cell of one (tree, compiler) pair: the prediction, or why there is none, beside the real
 /// build (`cached` when it came from the cache), a finding where they disagree.

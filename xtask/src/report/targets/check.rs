@@ -4,10 +4,10 @@
 //! own toolchains, their library sources and LLVM, and a recorded one that differs refused.
 
 use super::{expected_cross, known_word, TargetAxis, TargetCell};
-use crate::expect::Outcome;
-use crate::output::escape;
+use crate::features::expect::Outcome;
 use crate::report::ToolchainEntry;
 use crate::targets::{broken_jump_tables, kernel_target};
+use crate::util::output::escape;
 use anyhow::{bail, Context as _};
 
 impl TargetAxis {
