@@ -298,19 +298,19 @@ impl flags::Audit {
                 .join(format!("usage-{}", std::process::id()));
             let usage = report.usage(&compile, &scratch);
             let _ = std::fs::remove_dir_all(&scratch);
-            format.print(
+            return Ok(format.print_report(
+                usage.verdict(),
                 || usage.to_json(),
                 || usage.markdown(),
                 |_colour| usage.human(),
-            );
-            return Ok(usage.verdict());
+            ));
         }
-        format.print(
+        Ok(format.print_report(
+            report.verdict(),
             || report.to_json(),
             || report.markdown(),
             |colour| report.human(colour),
-        );
-        Ok(report.verdict())
+        ))
     }
 }
 

@@ -14,8 +14,11 @@ xflags::xflags! {
         /// Build and test the shim and every example on every pinned toolchain, and compare
         /// what each compiler says with what the catalog predicts.
         cmd matrix {
-            /// Select or add a compiler: a rustup toolchain name (`nightly`, `1.85.0`) or a path to a
-            /// rustc executable (a wrapper script counts). Repeatable; with it, only these run.
+            /// Select or add a compiler: a pin's id (`debian-1.85.0`, `1.78.0`: the compiler that
+            /// satisfies it), a rustup toolchain name (`nightly`, `1.85.0`), a path to a rustc
+            /// executable (a wrapper script counts) or a Debian package,
+            /// `debian:SUITE:PACKAGE[=VERSION]` (`debian:trixie:rustc`), provisioned under
+            /// `target/` on the spot. Repeatable; with it, only these run.
             repeated --toolchain spec: String
             /// Add the pins whose release lies in this range, as cargo-hack's: `1.78..`,
             /// `1.78..1.85` (end excluded), `1.78..=1.85`, `..=1.85`.

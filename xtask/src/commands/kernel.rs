@@ -53,17 +53,15 @@ impl flags::Kernel {
                 !self.no_cache,
             )
         })?;
-        format.print(
-            || json::to_value(&report.to_json()),
-            || report.markdown(),
-            |_| report.human(),
-        );
         let not_run = report
             .cells
             .iter()
             .any(|cell| cell.real == Real::NotRun.word());
-        Ok(Verdict::failure_if(
-            !report.findings().is_empty() || (self.strict && not_run),
+        Ok(format.print_report(
+            Verdict::failure_if(!report.findings().is_empty() || (self.strict && not_run)),
+            || json::to_value(&report.to_json()),
+            || report.markdown(),
+            |_| report.human(),
         ))
     }
 }

@@ -102,7 +102,8 @@ impl flags::Matrix {
             return Ok(Verdict::Success);
         }
         let report = interrupt::run_interruptible(|| run_matrix(&layout, &options))?;
-        format.print(
+        let verdict = format.print_report(
+            report.verdict(),
             || report.to_json(),
             || report.markdown(),
             |colour| report.human(colour),
@@ -123,7 +124,7 @@ impl flags::Matrix {
             }
         }
         Ok(Verdict::failure_if(
-            named_missing || report.verdict() == Verdict::Failure,
+            named_missing || verdict == Verdict::Failure,
         ))
     }
 }

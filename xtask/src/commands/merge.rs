@@ -279,12 +279,12 @@ impl flags::Merge {
             .map(|path| Ok((path.clone(), Report::read(path)?)))
             .collect::<anyhow::Result<Vec<_>>>()?;
         let report = merge(&reports, &pins, self.strict)?;
-        format.print(
+        Ok(format.print_report(
+            report.verdict(),
             || report.to_json(),
             || report.markdown(),
             |colour| report.human(colour),
-        );
-        Ok(report.verdict())
+        ))
     }
 }
 

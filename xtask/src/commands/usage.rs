@@ -37,12 +37,12 @@ impl flags::Usage {
         let layout = Layout::new(&project_root());
         let report =
             crate::util::interrupt::run_interruptible(|| run_usage(&layout, &selection, settings))?;
-        format.print(
+        Ok(format.print_report(
+            report.verdict(),
             || report.to_json(),
             || report.markdown(),
             |_colour| report.human(),
-        );
-        Ok(report.verdict())
+        ))
     }
 }
 

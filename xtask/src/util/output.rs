@@ -46,6 +46,23 @@ impl Format {
             Format::Human => print!("{}", human(colour_on(std::io::stdout().is_terminal()))),
         }
     }
+
+    /// Prints a command's report as [`Format::print`] does and hands back its `verdict`; with
+    /// `-q` a human report that found nothing wrong is not printed, as cargo's `-q` says nothing
+    /// on success (asked-for JSON and Markdown are data, printed whatever the verdict).
+    pub fn print_report(
+        self,
+        verdict: crate::Verdict,
+        json: impl FnOnce() -> Value,
+        markdown: impl FnOnce() -> String,
+        human: impl FnOnce(bool) -> String,
+    ) -> crate::Verdict {
+        let silent = self == Format::Human && verbosity() < 0 && verdict == crate::Verdict::Success;
+        if !silent {
+            self.print(json, markdown, human);
+        }
+        verdict
+    }
 }
 
 /// `--color`: 0 auto, 1 always, 2 never; set once from the command line.
