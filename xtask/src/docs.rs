@@ -95,17 +95,7 @@ pub(crate) fn refuse_control_characters(text: &str, what: &str) -> anyhow::Resul
     Ok(())
 }
 
-/// `text` with Markdown's inline punctuation escaped, so that a table cell shows it as it is.
-pub(crate) fn escape_markdown(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for character in text.chars() {
-        if "\\`*_[]<>|&~".contains(character) {
-            escaped.push('\\');
-        }
-        escaped.push(character);
-    }
-    escaped
-}
+pub(crate) use crate::util::output::escape_markdown;
 
 /// One cell of the status table: what the compiler said, marked where that is not simply the
 /// catalog's prediction.
@@ -282,16 +272,17 @@ pub const MATRIX_PAGE: &str = "docs/matrix.md";
 fn summary_region(report: &Report, date: &str) -> String {
     let failures = report.failures().len();
     format!(
-        "\nThe run recorded in [`matrix-report.json`](matrix-report.json), dated {date}, with \
+        "\nThe run recorded in [`matrix-report.json`](matrix-report.json), dated {}, with \
          {} against the catalog's predictions; its cells are in \
          [features.md](features.md#what-the-compilers-say) and on [the page](compat.html). \
-         Its summary lines:\n\n```text\n{}\n```\n",
+         Its summary lines:\n\n{}\n",
+        escape_markdown(date),
         match failures {
             0 => "no difference".to_string(),
             1 => "1 difference".to_string(),
             count => format!("{count} differences"),
         },
-        report.summary_lines().join("\n")
+        crate::util::output::markdown_block("text", &report.summary_lines().join("\n"))
     )
 }
 

@@ -385,6 +385,9 @@ impl Report {
                     .map(|tests| (tests.passed, tests.failed, tests.ignored)),
             });
         }
+        if let Some(date) = &file.date {
+            crate::util::date::check_utc_minute(date)?;
+        }
         let targets = file.targets.read(&toolchains, &index_of)?;
         let kbuild = KbuildJson::read(file.kbuild, &index_of)?;
         let report = Report {
