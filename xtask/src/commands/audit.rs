@@ -185,7 +185,11 @@ pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
             );
         }
     }
-    let kconfig = kconfig::with_given(given);
+    // The trees `toolchains.toml` pins, whichever pin file gives the compilers.
+    let pins = crate::toolchains::pins::Pins::load(&crate::toolchains::pins::Pins::default_path())?;
+    let kernel_root = crate::project_root().join("target/kernel");
+    let pinned = crate::kernel::rules::pinned::pinned_kconfig(&pins, &kernel_root)?;
+    let kconfig = kconfig::with_given(pinned, given);
     let names = options.input.names();
     let scratch = options.scratch.join(std::process::id().to_string());
     let results = in_parallel(availabilities, |index, availability| {
@@ -298,19 +302,19 @@ impl flags::Audit {
                 .join(format!("usage-{}", std::process::id()));
             let usage = report.usage(&compile, &scratch);
             let _ = std::fs::remove_dir_all(&scratch);
-            format.print(
+            return Ok(format.print_report(
+                usage.verdict(),
                 || usage.to_json(),
                 || usage.markdown(),
                 |_colour| usage.human(),
-            );
-            return Ok(usage.verdict());
+            ));
         }
-        format.print(
+        Ok(format.print_report(
+            report.verdict(),
             || report.to_json(),
             || report.markdown(),
             |colour| report.human(colour),
-        );
-        Ok(report.verdict())
+        ))
     }
 }
 

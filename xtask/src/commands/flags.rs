@@ -14,8 +14,11 @@ xflags::xflags! {
         /// Build and test the shim and every example on every pinned toolchain, and compare
         /// what each compiler says with what the catalog predicts.
         cmd matrix {
-            /// Select or add a compiler: a rustup toolchain name (`nightly`, `1.85.0`) or a path to a
-            /// rustc executable (a wrapper script counts). Repeatable; with it, only these run.
+            /// Select or add a compiler: a pin's id (`debian-1.85.0`, `1.78.0`: the compiler that
+            /// satisfies it), a rustup toolchain name (`nightly`, `1.85.0`), a path to a rustc
+            /// executable (a wrapper script counts) or a Debian package,
+            /// `debian:SUITE:PACKAGE[=VERSION]` (`debian:trixie:rustc`), provisioned under
+            /// `target/` on the spot. Repeatable; with it, only these run.
             repeated --toolchain spec: String
             /// Add the pins whose release lies in this range, as cargo-hack's: `1.78..`,
             /// `1.78..1.85` (end excluded), `1.78..=1.85`, `..=1.85`.
@@ -198,6 +201,11 @@ xflags::xflags! {
             /// Also take `docs/compat.png`, the screenshot of the compatibility page, with
             /// headless chromium (`apt-get install chromium`).
             optional --screenshot
+            /// Record both reports anew: run the matrix and the usage run (every pin; a pin
+            /// that cannot be had is recorded as missing), then regenerate from them.
+            optional --record
+            /// With `--record`, only this compiler, as for `matrix`. Repeatable.
+            repeated --toolchain spec: String
         }
 
         /// Time a cold matrix, a warm matrix and the same rustc commands run by
@@ -338,6 +346,8 @@ pub struct Docs {
     pub usage: Option<PathBuf>,
     pub check: bool,
     pub screenshot: bool,
+    pub record: bool,
+    pub toolchain: Vec<String>,
 }
 
 #[derive(Debug)]

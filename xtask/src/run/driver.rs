@@ -250,7 +250,7 @@ pub fn drive(
         eprint!("{text}");
         return Err(Interrupted { signal }.into());
     }
-    if settings.progress {
+    if settings.progress && output::verbosity() >= 0 {
         let toolchains: HashSet<usize> = steps.iter().map(|step| step.toolchain).collect();
         let reused = results.iter().filter(|result| result.cached).count();
         let usage = match compiles.len() {

@@ -9,6 +9,7 @@ mod kernel_cache;
 mod mounts;
 mod provisioning;
 mod reports;
+mod text;
 
 use crate::catalog::{Release, FEATURES};
 use crate::features::expect::{expected_status, Outcome, ToolchainVerdict};
@@ -63,6 +64,13 @@ pub(crate) fn xtask_within(deadline: Duration, args: &[&str], env: &[(&str, &str
         !finished.stderr.contains("panicked"),
         "xtask {args:?} panicked:\n{}",
         finished.stderr
+    );
+    // Once, during hostile runs as root, `/dev/null` was found replaced by a regular file.
+    use std::os::unix::fs::FileTypeExt;
+    let null = std::fs::symlink_metadata("/dev/null").expect("/dev/null is there");
+    assert!(
+        null.file_type().is_char_device(),
+        "after xtask {args:?}, /dev/null is no longer a character device"
     );
     finished
 }
