@@ -44,6 +44,11 @@ pub(crate) const READ_WHOLE: &[&str] = &[
 
 /// A tree as its build reads it: the tree's identity and path, and the stamps of every file
 /// this module stamps. Two keys are equal only if no stamped file changed in between.
+///
+/// The one tree part of every kernel cache key: [`facts`] gives it (cheaply, from the kept
+/// facts, when nothing changed), and a cache puts it in its own hash beside what else its
+/// result depends on (`hasher.number(key.0 .0)`, as the results' key does with the compiler's
+/// identity, the library sources, the tools and the configuration recipe).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TreeKey(pub Key);
 
