@@ -401,7 +401,7 @@ fn the_readme_documents_every_key_of_the_json_and_no_other() {
 /// A tree whose top Makefile plays Kbuild: each target does what the real one does to the
 /// files the build checks, or, by the word in the tree's `mode` file, what goes wrong (`refuse`,
 /// `drop` CONFIG_RUST, `slow` to be killed, a `full` disk, `error` from rustc, one with terminal
-/// `escape` sequences, `stale` objects, an `orphan` that writes into the build directory 4 s
+/// `escape` sequences, `stale` objects, an `orphan` that writes into the build directory 20 s
 /// into `prepare`); `rust/` fails as rustc would when `rust/kernel/lib.rs` enables
 /// `this_feature_does_not_exist`.
 pub(crate) fn playing_tree(name: &str, mode: &str) -> PathBuf {
@@ -421,7 +421,7 @@ pub(crate) fn playing_tree(name: &str, mode: &str) -> PathBuf {
          olddefconfig:\n\t@if [ $(mode) = drop ]; then grep -v '^CONFIG_RUST=' $(O)/.config > $(O)/.new; \
          mv $(O)/.new $(O)/.config; fi\n\
          prepare:\n\t@if [ $(mode) = slow ]; then sleep 60; fi\n\
-         \t@if [ $(mode) = orphan ]; then sleep 4; touch $(O)/late; fi\n\
+         \t@if [ $(mode) = orphan ]; then sleep 20; touch $(O)/late; fi\n\
          \t@if [ $(mode) = full ]; then echo 'rust/core.o: No space left on device' >&2; exit 2; fi\n\
          \t@if [ $(mode) = bindgen ]; then echo \"error: unknown argument: '-mx'\" >&2; \
          echo 'make[2]: *** [rust/Makefile:1: rust/bindings/bindings_generated.rs] Error 1' >&2; \
