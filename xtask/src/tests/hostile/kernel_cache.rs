@@ -62,6 +62,7 @@ fn a_line_added_to_a_tree_after_a_passing_build_is_built_again() {
     let Some(tree) = kbuild_tree("kernel-cache-line", "pass") else {
         return;
     };
+    let _turn = crate::tests::support::the_kernel_dirs_lock();
     let first = kernel(&tree, &[]);
     let Some(cell) = only_cell(&first) else {
         return;
@@ -99,6 +100,7 @@ fn a_run_killed_in_make_prepare_leaves_nothing_that_writes_into_the_next() {
     let Some(tree) = kbuild_tree("kernel-cache-orphan", "orphan") else {
         return;
     };
+    let _turn = crate::tests::support::the_kernel_dirs_lock();
     let scratch = crate::tests::support::scratch_dir("kernel-cache-orphan");
     let log = scratch.join("stderr");
     let mut first = std::process::Command::new(xtask_binary())
