@@ -4,7 +4,6 @@
 //! They find the compiler the tests run under and give each test its own scratch directory
 //! under `target/`, so that tests running in parallel never share output files.
 
-use crate::json::Value;
 use crate::project_root;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -133,20 +132,4 @@ pub(crate) fn tiny_tree(name: &str, examples: &[&str]) -> PathBuf {
     std::fs::write(directory.join("Cargo.toml"), manifest).unwrap();
     std::fs::write(root.join("toolchains.toml"), ONE_PIN).unwrap();
     root
-}
-
-/// A report without what differs between two runs with the same results: timings, the date,
-/// and whether a result came from the cache.
-pub(crate) fn results_of(report: &Value) -> Value {
-    match report {
-        Value::Object(members) => Value::Object(
-            members
-                .iter()
-                .filter(|(key, _)| *key != "seconds" && *key != "cached" && *key != "date")
-                .map(|(key, value)| (key.clone(), results_of(value)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(results_of).collect()),
-        other => other.clone(),
-    }
 }
