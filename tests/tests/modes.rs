@@ -31,24 +31,21 @@ impl Mode {
     }
 }
 
-/// `cargo ARGS` in this checkout, in `mode`, into a target directory of the mode's own (the
-/// `cargo test` running these tests holds `target/`'s lock).
+/// `cargo ARGS` in this checkout, in `mode`: stable mode in `target/`, where `cargo test
+/// --workspace` has already built it, kernel mode in `target/kernel-mode/` as `.ci/run` builds
+/// it, so that neither rebuilds the other's.
 fn cargo_in(mode: Mode, args: &[&str]) -> Command {
     let mut command = Command::new(cargo());
     command
         .args(args)
         .current_dir(root())
-        .env(
-            "CARGO_TARGET_DIR",
-            root()
-                .join("target/kshim/black-box-cargo")
-                .join(mode.word()),
-        )
         .env("CARGO_TERM_COLOR", "never")
         .env_remove("KSHIM_MODE");
     match mode {
         Mode::Stable => command.env_remove("RUSTC_BOOTSTRAP"),
-        Mode::Kernel => command.env("RUSTC_BOOTSTRAP", "1"),
+        Mode::Kernel => command
+            .env("RUSTC_BOOTSTRAP", "1")
+            .args(["--target-dir", "target/kernel-mode"]),
     };
     command
 }

@@ -30,20 +30,23 @@ pub fn cargo() -> std::ffi::OsString {
     std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
 }
 
-/// The `xtask` binary of this checkout, built once per test process. Its own target directory
-/// (shared with the xtask's unit tests), since the `cargo test` running these tests holds the
-/// lock of `target/` until they end: a build there would wait for it forever.
+/// The `xtask` binary of this checkout (`target/debug/xtask`), built once per test process by
+/// the cargo running the tests, which has released `target/`'s lock by then. Its path is the
+/// one Cargo reports, wherever `CARGO_TARGET_DIR` puts it.
 pub fn xtask_binary() -> &'static Path {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY.get_or_init(|| {
-        let target = root().join("target/kshim/xtask-for-tests");
-        Command::new(cargo())
+        let build = Command::new(cargo())
             .args(["build", "--package", "xtask", "--bin", "xtask"])
-            .env("CARGO_TARGET_DIR", &target)
+            .arg("--message-format=json-render-diagnostics")
             .current_dir(root())
-            .run_within(Duration::from_secs(900))
-            .success();
-        target.join("debug/xtask")
+            .run_within(Duration::from_secs(900));
+        build.success();
+        let executable = build.stdout.lines().rev().find_map(|line| {
+            let message: Value = serde_json::from_str(line).ok()?;
+            Some(PathBuf::from(message["executable"].as_str()?))
+        });
+        executable.unwrap_or_else(|| build.fail("cargo named no executable"))
     })
 }
 

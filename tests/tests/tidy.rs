@@ -167,7 +167,6 @@ fn the_generated_files_and_the_compatibility_page_are_up_to_date() {
             "{recorded} is missing: record a real run with `cargo xtask docs --report FILE --usage FILE`"
         );
     }
-    let _turn = checkouts_lock();
     xtask(&["docs", "--check"])
         .current_dir(root())
         .run_within(std::time::Duration::from_secs(120))
