@@ -33,7 +33,7 @@ fn resolve(program: PathBuf) -> PathBuf {
     if program.components().count() > 1 {
         return std::fs::canonicalize(&program).unwrap_or(program);
     }
-    crate::process::which(&program).unwrap_or(program)
+    crate::util::process::which(&program).unwrap_or(program)
 }
 
 /// A fresh, empty directory for one test: `target/kshim/tests/<name>`.
@@ -76,7 +76,7 @@ pub(crate) fn xtask_binary() -> &'static Path {
         );
         let stdout = String::from_utf8_lossy(&output.stdout);
         let executable = stdout.lines().rev().find_map(|line| {
-            let message = crate::json::parse(line).ok()?;
+            let message = crate::util::json::parse(line).ok()?;
             Some(PathBuf::from(message.get("executable")?.as_str()?))
         });
         executable.unwrap_or_else(|| panic!("cargo build -p xtask named no executable:\n{stderr}"))

@@ -4,6 +4,7 @@
 //!
 //! These read files only; they run in milliseconds and need no compiler.
 
+mod architecture;
 mod architectures;
 mod docs;
 mod features;

@@ -3,11 +3,11 @@
 //! and a linker that writes nothing are tested through the binary in `tests/tests/hostile.rs`.)
 
 use super::*;
-use crate::cache::{Cache, Key};
-use crate::expect::Outcome;
-use crate::judge::StepResult;
-use crate::process::CAPTURE_LIMIT;
+use crate::features::expect::Outcome;
+use crate::run::cache::{Cache, Key};
+use crate::run::judge::StepResult;
 use crate::tests::support::scratch_dir;
+use crate::util::process::CAPTURE_LIMIT;
 use std::time::{Duration, Instant};
 
 #[test]

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The documentation: generated regions up to date, the report schema as the code writes it,
-//! every xtask module placed in the layout.
+//! The documentation: generated regions up to date and the report schema as the code writes it.
+//! (`docs --check` and the links are tested through the binary in the top-level `tests/`
+//! crate.)
 
 use super::read;
 use crate::project_root;
@@ -21,15 +22,15 @@ fn generated_docs_are_up_to_date() {
 }
 
 /// Every key of a JSON value, at any depth.
-fn json_keys(value: &crate::json::Value, keys: &mut std::collections::BTreeSet<String>) {
+fn json_keys(value: &crate::util::json::Value, keys: &mut std::collections::BTreeSet<String>) {
     match value {
-        crate::json::Value::Object(members) => {
+        crate::util::json::Value::Object(members) => {
             for (key, member) in members {
                 keys.insert(key.clone());
                 json_keys(member, keys);
             }
         }
-        crate::json::Value::Array(elements) => {
+        crate::util::json::Value::Array(elements) => {
             for element in elements {
                 json_keys(element, keys);
             }
@@ -42,11 +43,11 @@ fn json_keys(value: &crate::json::Value, keys: &mut std::collections::BTreeSet<S
 /// holds every key the layout has.
 fn sample_report() -> crate::report::Report {
     use crate::catalog::{Release, FEATURES};
-    use crate::expect::{Outcome, ToolchainVerdict};
-    use crate::plan::{Kind, Mode};
+    use crate::features::expect::{Outcome, ToolchainVerdict};
+    use crate::features::status::Status;
     use crate::report::targets::{KnownCell, TargetAxis, TargetCell};
     use crate::report::{BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
-    use crate::status::Status;
+    use crate::run::plan::{Kind, Mode};
     let release = Release::new(1, 85, 0);
     Report {
         toolchains: vec![ToolchainEntry {
@@ -65,7 +66,7 @@ fn sample_report() -> crate::report::Report {
         features: FEATURES
             .iter()
             .map(|feature| {
-                let status = crate::expect::expected_status(feature, release);
+                let status = crate::features::expect::expected_status(feature, release);
                 vec![FeatureCell {
                     observed: Observed::Status(status),
                     expected: Some(Status::Gated),
@@ -154,23 +155,5 @@ fn the_matrix_page_documents_the_report_schema_as_the_code_does() {
         undocumented.is_empty() && stale.is_empty(),
         "docs/matrix.md's JSON layout is out of step with `Report::to_json`: keys written but not \
          documented {undocumented:?}, documented but not written {stale:?}"
-    );
-}
-
-#[test]
-fn the_layout_page_names_every_module_of_the_xtask() {
-    let layout = read("docs/layout.md");
-    let lib = read("xtask/src/lib.rs");
-    let missing: Vec<&str> = lib
-        .lines()
-        .filter_map(|line| {
-            let line = line.trim_start_matches("pub ");
-            line.strip_prefix("mod ")?.strip_suffix(';')
-        })
-        .filter(|module| !layout.contains(&format!("`{module}`")))
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "docs/layout.md does not say where these modules stand: {missing:?}"
     );
 }
