@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Hostile inputs and machines: FIFOs, devices and directories refused at once, a tree that is
-//! no checkout, a machine without `cc`, a machine out of resources, a linker that writes
-//! nothing, and faults under the outputs made for real (a read-only bind mount, a full tmpfs).
+//! no checkout, a kernel tree whose own text would reach a terminal or a page raw, a machine
+//! without `cc`, a machine out of resources, a linker that writes nothing, and faults under the
+//! outputs and the cache made for real (a read-only bind mount, a full tmpfs).
 //!
 //! Every input is generated here, none is a fixture.
 
@@ -72,6 +73,62 @@ fn audit_inputs_that_are_no_files_are_refused_at_once() {
         .arg(&kconfig)
         .run()
         .refused("it is a FIFO, not a regular file");
+}
+
+/// An EXTRAVERSION that would set the terminal's title, clear its screen, and run a script in a
+/// page that showed it raw.
+const EXTRAVERSION: &str = "-<script>alert(1)</script>\x1b]0;owned\x07\x1b[2J";
+
+/// A Linux 5.10 tree (no `rust/`): `kernel` reads its version and says it has no Rust.
+fn hostile_kernel_tree() -> PathBuf {
+    let root = scratch_dir("hostile-text").join("linux");
+    for (relative, text) in [
+        (
+            "Makefile",
+            format!(
+                "VERSION = 5\nPATCHLEVEL = 10\nSUBLEVEL = 246\nEXTRAVERSION = {EXTRAVERSION}\n"
+            ),
+        ),
+        ("scripts/config", "#!/bin/sh\n".into()),
+        ("scripts/Makefile.build", "# no Rust here\n".into()),
+        ("init/Kconfig", "config CC_VERSION_TEXT\n\tstring\n".into()),
+    ] {
+        let path = root.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    root
+}
+
+/// Before: the human output and the progress lines carried ESC and BEL raw (with `NO_COLOR`),
+/// and `--format markdown` wrote `<script>` as it was.
+#[test]
+fn a_kernel_trees_own_text_reaches_no_output_raw() {
+    let tree = hostile_kernel_tree();
+    let rustc = current_rustc();
+    for format in ["human", "markdown", "json"] {
+        let run = xtask(&["kernel", "--tree", path_str(&tree), "--toolchain"])
+            .arg(&rustc)
+            .args(["--format", format])
+            .run();
+        run.success().check(
+            !run.stdout.contains(['\x1b', '\x07']) && !run.stderr.contains(['\x1b', '\x07']),
+            &format!("--format {format}: a control character in the output"),
+        );
+        let said = match format {
+            "human" => "5.10.246-<script>alert(1)</script>\\e]0;owned\\u{7}\\e[2J",
+            "markdown" => {
+                "5.10.246-\\<script\\>alert(1)\\</script\\>\\\\e\\]0;owned\\\\u{7}\\\\e\\[2J"
+            }
+            // JSON escapes control characters itself.
+            _ => "5.10.246-<script>alert(1)</script>\\u001b]0;owned\\u0007\\u001b[2J",
+        };
+        run.stdout_has(said);
+        if format == "markdown" {
+            let unescaped = run.stdout.replace("\\<", "");
+            run.check(!unescaped.contains('<'), "a raw `<` in Markdown");
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -290,4 +347,38 @@ fn a_full_disk_under_the_outputs_fails_cells_that_are_not_cached() {
         },
         "No space left on device",
     );
+}
+
+/// A cache directory that cannot be written loses this run's results for the next: said once on
+/// stderr, and the run's own results are still right (every entry was lost with no word).
+#[test]
+fn a_read_only_cache_is_said_once_and_the_run_still_answers() {
+    let root = tiny_tree("hostile-read-only-cache");
+    let (first, before) = host_matrix(&root, &[]);
+    first.success();
+    let cache = root.join("target/kshim/cache");
+    for entry in std::fs::read_dir(&cache).unwrap() {
+        std::fs::remove_file(entry.unwrap().path()).unwrap();
+    }
+    let point = path_str(&cache);
+    let Some(_mounted) = mounted(
+        &cache,
+        &[&["--bind", point, point], &["-o", "remount,bind,ro", point]],
+    ) else {
+        return;
+    };
+    let (run, report) = host_matrix(&root, &[]);
+    run.success()
+        .check(
+            run.stderr
+                .matches("warning: the cache cannot be written")
+                .count()
+                == 1,
+            "the unwritable cache is said once",
+        )
+        .stderr_has("Read-only file system")
+        .check(
+            results_of(&report) == results_of(&before),
+            "the results differ from those before",
+        );
 }

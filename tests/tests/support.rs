@@ -208,6 +208,11 @@ impl Runs for Command {
         if run.stderr.contains("panicked") {
             run.fail("it panicked");
         }
+        // Once, during hostile runs as root, `/dev/null` was found replaced by a regular file.
+        let null = std::fs::symlink_metadata("/dev/null").expect("/dev/null is there");
+        if !std::os::unix::fs::FileTypeExt::is_char_device(&null.file_type()) {
+            run.fail("after it, /dev/null is no longer a character device");
+        }
         run
     }
 

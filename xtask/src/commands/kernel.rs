@@ -66,6 +66,16 @@ impl flags::Kernel {
     }
 }
 
+/// Says how the run goes on stderr: one line, [`crate::util::output::escape`]d, for it carries the trees' and the
+/// builds' text (a tree's id, a build's first error).
+fn progress(line: &str) {
+    eprintln!("{}", progress_line(line));
+}
+
+fn progress_line(line: &str) -> String {
+    format!("kernel: {}", crate::util::output::escape(line))
+}
+
 /// The trees `--tree` names (pin ids, or paths of local trees), or every pinned tree.
 fn select_trees(pins: &Pins, wanted: &[String]) -> anyhow::Result<Vec<TreePin>> {
     if wanted.is_empty() {
@@ -159,7 +169,7 @@ fn run(
         })
         .collect();
 
-    eprintln!("kernel: looking for the build tools");
+    progress("looking for the build tools");
     let tools = tools::find_tools(&dir, tools::BINDGEN);
     let mut old_tools = None;
     let tree_suites = pins.iter().filter_map(|pin| match &pin.source {
@@ -174,7 +184,7 @@ fn run(
         }
     });
     let suites: Vec<String> = tree_suites.chain(compiler_suites).flatten().collect();
-    let mut log = |line: &str| eprintln!("kernel: {line}");
+    let mut log = |line: &str| progress(line);
     let mut provisioner = Provisioner::new(sh, dir.clone(), suites, &mut log);
 
     let mut tree_entries = Vec::new();
@@ -183,7 +193,7 @@ fn run(
         if crate::util::interrupt::interrupted().is_some() {
             break;
         }
-        eprintln!("kernel: tree {}: providing it", pin.id);
+        progress(&format!("tree {}: providing it", pin.id));
         if matches!(pin.source, TreeSource::Debian(_)) {
             take_lock(&mut lock, &dir)?;
         }
@@ -208,13 +218,13 @@ fn run(
             error: read.as_ref().err().cloned(),
         });
         if let Some(tree) = tree.filter(|tree| tree.cost.0 + tree.cost.1 > 0.0) {
-            eprintln!(
-                "kernel: tree {}: {:.1} MB fetched in {:.1} s, unpacked in {:.1} s",
+            progress(&format!(
+                "tree {}: {:.1} MB fetched in {:.1} s, unpacked in {:.1} s",
                 pin.id,
                 tree.cost.2 as f64 / 1e6,
                 tree.cost.0,
                 tree.cost.1
-            );
+            ));
         }
         let (Ok(tree), Ok(rules)) = (provided, read.as_ref()) else {
             let error = read.err().unwrap_or_default();
@@ -242,7 +252,7 @@ fn run(
             };
             let rustc = Rustc::of(toolchain, version.release);
             let probes = dir.join("probes").join(&pin.id).join(&toolchain.id);
-            eprintln!("kernel: {label}: predicting");
+            progress(&format!("{label}: predicting"));
             let prediction =
                 crate::kernel::rules::predict(rules, &rustc, &probes, Duration::from_secs(120))
                     .map_err(|error| format!("{error:#}"));
@@ -289,7 +299,7 @@ fn run(
                 };
                 let entry = dir.join("results").join(format!("{key}.json"));
                 if let Some(built) = use_cache.then(|| load_result(&entry)).flatten() {
-                    eprintln!("kernel: {label}: {} (cached)", built.real.word());
+                    progress(&format!("{label}: {} (cached)", built.real.word()));
                     break 'pair (built, true);
                 }
                 let wrapper = dir.join("wrappers").join(&toolchain.id).join("rustc");
@@ -303,7 +313,7 @@ fn run(
                     Ok(out) => out,
                     Err(error) => break 'pair not_run(format!("the build directory: {error:#}")),
                 };
-                let say = |line: &str| eprintln!("kernel: {label}: {line}");
+                let say = |line: &str| progress(&format!("{label}: {line}"));
                 let pair = build::Pair {
                     tree: &tree.root,
                     out: &out,
@@ -328,7 +338,7 @@ fn run(
                 // Only a compiler's verdict, never a run cut short, is cached.
                 if built.cacheable && crate::util::interrupt::interrupted().is_none() {
                     if let Err(error) = store_result(&entry, &built) {
-                        eprintln!("kernel: {label}: the result was not cached: {error:#}");
+                        progress(&format!("{label}: the result was not cached: {error:#}"));
                     }
                 }
                 (built, false)
@@ -355,7 +365,7 @@ fn take_lock(lock: &mut Option<RunLock>, dir: &Path) -> anyhow::Result<()> {
     if lock.is_none() {
         *lock = Some(RunLock::acquire(
             &dir.join("kernel.lock"),
-            &mut |message| eprintln!("kernel: {message}"),
+            &mut |message| progress(message),
         )?);
         crate::run::cache::remove_stale_temporaries(&dir.join("results"));
     }

@@ -40,7 +40,7 @@ pub fn feature_table(root: &Path) -> anyhow::Result<String> {
 ///
 /// `a::b::Item` is looked for in module `a::b` and then its submodules, a module `a::b` is its
 /// file's first line, and an exported macro `name!` is looked for in every file of the shim.
-pub(super) fn shim_location(root: &Path, shim_item: &str) -> anyhow::Result<(String, usize)> {
+pub(crate) fn shim_location(root: &Path, shim_item: &str) -> anyhow::Result<(String, usize)> {
     let src = root.join("kernel-shim/src");
     let module_file = |segments: &[&str]| -> Option<PathBuf> {
         if segments.is_empty() {

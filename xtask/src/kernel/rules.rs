@@ -8,6 +8,7 @@
 //! root with a given compiler ([`prediction`]).
 
 mod makefiles;
+pub(crate) mod pinned;
 mod prediction;
 #[cfg(test)]
 mod tests;

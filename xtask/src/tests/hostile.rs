@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Hostile inputs made from the xtask's own types: shard reports generated from the catalog's
-//! predictions (run through the real `xtask` under a deadline) and cache entries. What they
-//! share is here: the run, generated pins and reports, tiny trees. The hostile inputs a user
-//! can make are tested through the binary in the top-level `tests/` crate.
+//! Hostile inputs made with the xtask's own types: shard reports generated from the catalog's
+//! predictions or altered from the recorded one (run through the real `xtask` under a
+//! deadline), cache entries, the kernels page. What they share is here: the run, generated pins
+//! and reports, tiny trees. The hostile inputs a user can make are tested through the binary in
+//! the top-level `tests/` crate.
 
 mod cache;
 mod inputs;
 mod reports;
+mod text;
 
 use crate::catalog::{Release, FEATURES};
 use crate::features::expect::{expected_status, Outcome, ToolchainVerdict};
@@ -61,6 +63,13 @@ pub(crate) fn xtask_within(deadline: Duration, args: &[&str], env: &[(&str, &str
         !finished.stderr.contains("panicked"),
         "xtask {args:?} panicked:\n{}",
         finished.stderr
+    );
+    // Once, during hostile runs as root, `/dev/null` was found replaced by a regular file.
+    use std::os::unix::fs::FileTypeExt;
+    let null = std::fs::symlink_metadata("/dev/null").expect("/dev/null is there");
+    assert!(
+        null.file_type().is_char_device(),
+        "after xtask {args:?}, /dev/null is no longer a character device"
     );
     finished
 }

@@ -8,6 +8,7 @@ mod architecture;
 mod architectures;
 mod docs;
 mod features;
+mod one_home;
 
 use crate::project_root;
 use std::fs;

@@ -682,3 +682,17 @@ fn a_min_tool_version_script_that_fails_is_named_in_the_error() {
         "{error}"
     );
 }
+
+#[test]
+fn the_driver_flags_allow_the_feature_lints_the_trees_allow() {
+    // The catalog's `KBUILD_ALLOWED_LINTS` are the `*_features` lints `rust_common_flags` allows.
+    for root in CI_TREES.iter().filter_map(|series| real_tree(series)) {
+        let makefile = std::fs::read_to_string(root.join("Makefile")).unwrap();
+        let flags = makefiles::assignment(&makefile, "rust_common_flags").unwrap();
+        let allowed: Vec<&str> = (flags.split_whitespace())
+            .filter_map(|word| word.strip_prefix("-A"))
+            .filter(|lint| lint.ends_with("_features"))
+            .collect();
+        assert_eq!(allowed, crate::catalog::KBUILD_ALLOWED_LINTS, "{root:?}");
+    }
+}

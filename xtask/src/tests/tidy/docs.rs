@@ -102,6 +102,7 @@ fn sample_report() -> crate::report::Report {
         targets: TargetAxis {
             triples: vec!["aarch64-unknown-none".into()],
             sources: vec![Some(Ok("rust-web-src=1.85.0".into()))],
+            llvm: Some(vec![Some(19)]),
             known: vec![KnownCell {
                 toolchain: 0,
                 triple: "aarch64-unknown-none".into(),
