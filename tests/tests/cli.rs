@@ -40,6 +40,42 @@ fn every_command_answers_help_typos_and_the_common_flags_as_cargo_does() {
         .refused("--color must be");
 }
 
+#[test]
+fn target_flags_that_name_no_kernel_target_are_refused_in_one_line() {
+    // `matrix` on this checkout takes its run lock.
+    let _turn = checkouts_lock();
+    let refused = |args: &[&str], message: &str| -> String {
+        let run = xtask(&["matrix"]).args(args).current_dir(root()).run();
+        run.refused(message).stdout_empty().check(
+            run.stderr.lines().count() == 1 && run.stderr.starts_with("error: "),
+            "one line, `error: ...`",
+        );
+        run.stderr.clone()
+    };
+    refused(
+        &["--target", "bogus"],
+        "--target bogus: not one of the kernel's targets (x86_64-unknown-none, \
+         aarch64-unknown-none, riscv64imac-unknown-none-elf, loongarch64-unknown-none), nor `none`",
+    );
+    refused(
+        &["--target", "none", "--target", "aarch64-unknown-none"],
+        "--target none means the host alone; it cannot be given with other targets",
+    );
+    let hostile = "aarch64\u{1b}[2J\nrm -rf\t\u{7}x";
+    let stderr = refused(
+        &["--target", "x86_64-unknown-none", "--target", hostile],
+        "not one of the kernel's targets",
+    );
+    assert!(
+        stderr.contains(r"--target aarch64\e[2J\nrm -rf\t\u{7}x:"),
+        "escaped: {stderr:?}"
+    );
+    assert!(
+        !stderr.trim_end().chars().any(char::is_control),
+        "{stderr:?}"
+    );
+}
+
 /// A pin file with one pin, for discovery to match the specs against.
 fn pin_1_85(dir: &Path) -> PathBuf {
     let pins = dir.join("pins.toml");
