@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The matrix's target axis on real compilers: `--target` refused when it names no kernel
-//! target, a compiler that does not know a target, one without its library sources, a whole
+//! The matrix's target axis on real compilers (`--target`'s refusals are tested in `tests/`):
+//! a compiler that does not know a target, one without its library sources, a whole
 //! cross run (core, the shim, the static-key sample's sites, the test program under qemu) and
 //! its cache, and a `core` build that dies, which must leave nothing cached.
 //!
