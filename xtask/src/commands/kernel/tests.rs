@@ -421,7 +421,7 @@ pub(crate) fn playing_tree(name: &str, mode: &str) -> PathBuf {
          olddefconfig:\n\t@if [ $(mode) = drop ]; then grep -v '^CONFIG_RUST=' $(O)/.config > $(O)/.new; \
          mv $(O)/.new $(O)/.config; fi\n\
          prepare:\n\t@if [ $(mode) = slow ]; then sleep 60; fi\n\
-         \t@if [ $(mode) = orphan ]; then sleep 20; touch $(O)/late; fi\n\
+         \t@if [ $(mode) = orphan ]; then touch $(O)/orphan-started; sleep 20; touch $(O)/late; fi\n\
          \t@if [ $(mode) = full ]; then echo 'rust/core.o: No space left on device' >&2; exit 2; fi\n\
          \t@if [ $(mode) = bindgen ]; then echo \"error: unknown argument: '-mx'\" >&2; \
          echo 'make[2]: *** [rust/Makefile:1: rust/bindings/bindings_generated.rs] Error 1' >&2; \

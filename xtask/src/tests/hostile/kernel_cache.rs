@@ -110,17 +110,18 @@ fn a_run_killed_in_make_prepare_leaves_nothing_that_writes_into_the_next() {
         .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
+    let name = tree.file_name().unwrap().to_string_lossy().into_owned();
+    let build = crate::project_root().join(format!("target/kernel/build/path-{name}"));
+    // Killed once `prepare`'s recipe has started (the progress line comes before `make` does).
     let deadline = Instant::now() + Duration::from_secs(300);
-    loop {
-        let said = std::fs::read_to_string(&log).unwrap_or_default();
-        if said.contains("make prepare") {
-            break;
-        }
+    while !build.join("orphan-started").exists() {
         if let Ok(Some(status)) = first.try_wait() {
             // No tools or no compiler: the run ended before any make.
+            let said = std::fs::read_to_string(&log).unwrap_or_default();
             eprintln!("note: the run ended ({status}) before make prepare; skipped:\n{said}");
             return;
         }
+        let said = std::fs::read_to_string(&log).unwrap_or_default();
         assert!(Instant::now() < deadline, "no make prepare:\n{said}");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -135,13 +136,12 @@ fn a_run_killed_in_make_prepare_leaves_nothing_that_writes_into_the_next() {
     assert!(rerun.stderr.contains("is dead; ending"), "{}", rerun.stderr);
     // The orphan's write comes 20 s into prepare: wait past it.
     std::thread::sleep(Duration::from_secs(22).saturating_sub(killed.elapsed()));
-    let name = tree.file_name().unwrap().to_string_lossy();
-    let build = crate::project_root().join(format!("target/kernel/build/path-{name}"));
     assert!(build.is_dir(), "no build directory {}", build.display());
     assert!(
         !build.join("late").exists(),
         "the killed run's make wrote into the next run's build directory"
     );
+    std::fs::remove_dir_all(build).unwrap();
     std::fs::remove_dir_all(tree).unwrap();
 }
 
