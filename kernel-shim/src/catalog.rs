@@ -25,6 +25,16 @@
 //! - `derive_coerce_pointee` first exists in 1.84.0, which is why the kernel's
 //!   `CONFIG_RUSTC_HAS_COERCE_POINTEE` is `RUSTC_VERSION >= 108400`.
 //!
+//! The entries after the seed's fourteen are the features the pinned Debian trees (6.1.192,
+//! 6.12.118, 7.2.13, 7.3-rc7) enable besides, each confirmed the same way, and against the
+//! trees' own `rust/*/lib.rs`, `scripts/Makefile.build` (`rust_allowed_features`) and
+//! `init/Kconfig`:
+//!
+//! - `core_ffi_c`: 1.78.0 to 1.98.1 and the nightly say "stable since 1.64.0"; 1.63.0 rejects
+//!   `core::ffi::c_int` with E0658 naming #94501; 1.48.0 does not know the name (E0635). Only
+//!   6.1 enables it, in `rust/kernel/lib.rs` and as its whole `rust_allowed_features`; 6.12
+//!   has neither.
+//!
 //! The `cargo xtask matrix` job re-checks the probe-able facts on every run: where a compiler
 //! disagrees with this file, the compiler wins and the difference is reported as a failure.
 
@@ -102,7 +112,8 @@ pub fn arch_cfg(target_arch: &str) -> Option<&'static str> {
     ARCH_MODULES.contains(&target_arch).then_some(ARCH_CFG)
 }
 
-/// Where the kernel enables a feature, as of the seed commit.
+/// Where the kernel enables a feature: at the seed commit, or, for a feature the seed does not
+/// enable, in the pinned trees that do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KernelUse {
     /// Only in the `kernel` crate's own list, `rust/kernel/lib.rs`.
@@ -186,6 +197,7 @@ const fn stable_cfg(name: &'static str, from: Release) -> Option<DerivedCfg> {
     Some(DerivedCfg { name, from })
 }
 
+const RUST_1_64: Release = Release::new(1, 64, 0);
 const RUST_1_79: Release = Release::new(1, 79, 0);
 const RUST_1_81: Release = Release::new(1, 81, 0);
 const RUST_1_82: Release = Release::new(1, 82, 0);
@@ -207,8 +219,9 @@ const KERNEL_MODE_WITHOUT_COERCE_POINTEE: &str =
 
 /// Every feature, in the order of the shim's `lib.rs` feature block.
 ///
-/// The first twelve follow `rust/kernel/lib.rs` as the seed commit leaves it; the last two are
-/// the `rust_allowed_features` entries that the kernel crate's own list does not have.
+/// The first twelve follow `rust/kernel/lib.rs` as the seed commit leaves it; the next two are
+/// the `rust_allowed_features` entries that the kernel crate's own list does not have; the rest
+/// are what the pinned trees enable that the seed does not.
 pub const FEATURES: &[Feature] = &[
     Feature {
         name: "inline_const",
@@ -392,6 +405,20 @@ pub const FEATURES: &[Feature] = &[
         example: "rust_asm_goto",
         shim_item: "jump_label::static_branch_unlikely",
     },
+    Feature {
+        name: "core_ffi_c",
+        stable_since: Some(RUST_1_64),
+        known_since: None,
+        tracking_issue: Some(94501),
+        kernel_use: KernelUse::Both,
+        gate: KERNEL_MODE_CFG,
+        // Stable before the minimum: every supported compiler has `core::ffi`.
+        cfg: None,
+        summary: "`core::ffi::c_int` and the other C types in `core`, right for every target",
+        replacement: "a table of aliases per C type and architecture, kept right by hand (the kernel's old `c_types`)",
+        example: "rust_core_ffi_c",
+        shim_item: "ffi",
+    },
 ];
 
 /// Looks a feature up by its `#![feature(...)]` name.
@@ -435,11 +462,12 @@ pub fn allowed_features() -> impl Iterator<Item = &'static str> {
         .map(|feature| feature.name)
 }
 
-/// `rust_allowed_features` as the seed's `scripts/Makefile.build` writes it, the list Kbuild
-/// passes to every driver as `-Zallow-features` and `-Zcrate-attr='feature(...)'`; the same
-/// features as [`allowed_features`], in the kernel's order.
+/// `rust_allowed_features` as the seed's `scripts/Makefile.build` writes it, then what the pinned
+/// trees' lists add (6.1's `core_ffi_c`), the list Kbuild passes to every driver as
+/// `-Zallow-features` and `-Zcrate-attr='feature(...)'`; the same features as
+/// [`allowed_features`], in the kernel's order.
 pub const RUST_ALLOWED_FEATURES: &str =
-    "asm_const,asm_goto,arbitrary_self_types,lint_reasons,raw_ref_op";
+    "asm_const,asm_goto,arbitrary_self_types,lint_reasons,raw_ref_op,core_ffi_c";
 
 /// The first release on which a crate that enables a feature Kbuild has already turned on gets
 /// the deny-by-default `duplicate_features` lint instead of error E0636; both say "the feature
@@ -515,6 +543,7 @@ mod tests {
                 "arbitrary_self_types",
                 "asm_const",
                 "asm_goto",
+                "core_ffi_c",
                 "lint_reasons",
                 "raw_ref_op"
             ]

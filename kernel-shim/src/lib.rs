@@ -69,6 +69,11 @@
 // Stable since Rust 1.87.0.
 #![cfg_attr(kshim_kernel_mode, feature(asm_goto))]
 //
+// Not at the seed: what the pinned trees enable besides (6.1, 6.12, 7.2, 7.3).
+//
+// Stable since Rust 1.64.0. Linux 6.1's `rust/kernel/lib.rs` and `rust_allowed_features`.
+#![cfg_attr(kshim_kernel_mode, feature(core_ffi_c))]
+//
 // As in the kernel, a feature that has become stable keeps its attribute until the minimum
 // Rust version passes it; the compiler's reminder is expected.
 #![cfg_attr(kshim_kernel_mode, allow(stable_features))]
@@ -83,6 +88,7 @@ pub mod catalog;
 pub mod const_init;
 pub mod container_of;
 pub mod error;
+pub mod ffi;
 #[doc = include_str!("features.md")]
 pub mod features {}
 pub mod jump_label;
