@@ -34,6 +34,11 @@
 //!   `core::ffi::c_int` with E0658 naming #94501; 1.48.0 does not know the name (E0635). Only
 //!   6.1 enables it, in `rust/kernel/lib.rs` and as its whole `rust_allowed_features`; 6.12
 //!   has neither.
+//! - `used_with_arg`: unstable on every compiler here, 1.63.0 to the nightly; `#[used(compiler)]`
+//!   without it is E0658 naming #93798 (1.63.0, 1.78.0, 1.96.0, the nightly); 1.48.0 does not
+//!   know the name. 6.12 and 7.3 enable it in `rust/kernel/lib.rs` (7.3 under "To be
+//!   determined.") and `rust_allowed_features`, since `module!`'s `.modinfo` statics say
+//!   `#[used(compiler)]` in the driver's crate; 6.1 has neither.
 //!
 //! The `cargo xtask matrix` job re-checks the probe-able facts on every run: where a compiler
 //! disagrees with this file, the compiler wins and the difference is reported as a failure.
@@ -419,6 +424,19 @@ pub const FEATURES: &[Feature] = &[
         example: "rust_core_ffi_c",
         shim_item: "ffi",
     },
+    Feature {
+        name: "used_with_arg",
+        stable_since: None,
+        known_since: None,
+        tracking_issue: Some(93798),
+        kernel_use: KernelUse::Both,
+        gate: KERNEL_MODE_CFG,
+        cfg: None,
+        summary: "`#[used(compiler)]`: keep a static nothing refers to in the object, and say nothing to the linker, as `module!`'s `.modinfo` entries need",
+        replacement: "a plain `#[used]`, which from Rust 1.89.0 on ELF also flags the entry's section `SHF_GNU_RETAIN`, unlike C's `.modinfo`",
+        example: "rust_used_with_arg",
+        shim_item: "module!",
+    },
 ];
 
 /// Looks a feature up by its `#![feature(...)]` name.
@@ -463,11 +481,11 @@ pub fn allowed_features() -> impl Iterator<Item = &'static str> {
 }
 
 /// `rust_allowed_features` as the seed's `scripts/Makefile.build` writes it, then what the pinned
-/// trees' lists add (6.1's `core_ffi_c`), the list Kbuild passes to every driver as
+/// trees' lists add (6.1's `core_ffi_c`, 6.12's `used_with_arg`), the list Kbuild passes to every driver as
 /// `-Zallow-features` and `-Zcrate-attr='feature(...)'`; the same features as
 /// [`allowed_features`], in the kernel's order.
 pub const RUST_ALLOWED_FEATURES: &str =
-    "asm_const,asm_goto,arbitrary_self_types,lint_reasons,raw_ref_op,core_ffi_c";
+    "asm_const,asm_goto,arbitrary_self_types,lint_reasons,raw_ref_op,core_ffi_c,used_with_arg";
 
 /// The first release on which a crate that enables a feature Kbuild has already turned on gets
 /// the deny-by-default `duplicate_features` lint instead of error E0636; both say "the feature
@@ -545,7 +563,8 @@ mod tests {
                 "asm_goto",
                 "core_ffi_c",
                 "lint_reasons",
-                "raw_ref_op"
+                "raw_ref_op",
+                "used_with_arg"
             ]
         );
     }

@@ -74,6 +74,9 @@
 // Stable since Rust 1.64.0. Linux 6.1's `rust/kernel/lib.rs` and `rust_allowed_features`.
 #![cfg_attr(kshim_kernel_mode, feature(core_ffi_c))]
 //
+// To be determined. From Linux 6.12: `module!`'s `.modinfo` entries are `#[used(compiler)]`.
+#![cfg_attr(kshim_kernel_mode, feature(used_with_arg))]
+//
 // As in the kernel, a feature that has become stable keeps its attribute until the minimum
 // Rust version passes it; the compiler's reminder is expected.
 #![cfg_attr(kshim_kernel_mode, allow(stable_features))]

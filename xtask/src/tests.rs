@@ -10,6 +10,7 @@ mod hostile;
 mod kernel;
 mod kernel_mode;
 mod merge;
+mod modinfo;
 mod page;
 pub(crate) mod support;
 mod targets;
