@@ -39,6 +39,15 @@
 //!   know the name. 6.12 and 7.3 enable it in `rust/kernel/lib.rs` (7.3 under "To be
 //!   determined.") and `rust_allowed_features`, since `module!`'s `.modinfo` statics say
 //!   `#[used(compiler)]` in the driver's crate; 6.1 has neither.
+//! - `file_with_nul`: 1.95.0 to 1.98.1 and the nightly say "stable since 1.92.0" (the method
+//!   is `Location::file_as_c_str` there: `#[stable(feature = "file_with_nul", since =
+//!   "1.92.0")]` in their `core`); 1.85.0 and 1.85.1 do not know the name (E0635). No compiler
+//!   here lies between, so its first release, 1.89.0, and the rename, 1.91.0, are the trees'
+//!   `init/Kconfig` thresholds (`RUSTC_HAS_FILE_WITH_NUL`, `RUSTC_HAS_FILE_AS_C_STR`), and
+//!   #141727 is `core`'s `#[unstable(feature = "file_with_nul", issue = "141727")]` before the
+//!   stabilization. 7.2 and 7.3 enable it in `rust/kernel/lib.rs` under
+//!   `CONFIG_RUSTC_HAS_FILE_WITH_NUL`, for `file_from_location` (`might_sleep()` in `task.rs`);
+//!   6.12 has neither cfg.
 //!
 //! The `cargo xtask matrix` job re-checks the probe-able facts on every run: where a compiler
 //! disagrees with this file, the compiler wins and the difference is reported as a failure.
@@ -209,6 +218,9 @@ const RUST_1_82: Release = Release::new(1, 82, 0);
 const RUST_1_83: Release = Release::new(1, 83, 0);
 const RUST_1_84: Release = Release::new(1, 84, 0);
 const RUST_1_87: Release = Release::new(1, 87, 0);
+const RUST_1_89: Release = Release::new(1, 89, 0);
+const RUST_1_91: Release = Release::new(1, 91, 0);
+const RUST_1_92: Release = Release::new(1, 92, 0);
 
 /// The kernel's `CONFIG_RUSTC_HAS_COERCE_POINTEE`: set from 1.84.0, the first release with
 /// `derive(CoercePointee)`.
@@ -216,6 +228,24 @@ pub const HAS_COERCE_POINTEE: DerivedCfg = DerivedCfg {
     name: "CONFIG_RUSTC_HAS_COERCE_POINTEE",
     from: RUST_1_84,
 };
+
+/// The kernel's `CONFIG_RUSTC_HAS_FILE_WITH_NUL`: set from 1.89.0, the first release with
+/// `Location::file_with_nul`.
+pub const HAS_FILE_WITH_NUL: DerivedCfg = DerivedCfg {
+    name: "CONFIG_RUSTC_HAS_FILE_WITH_NUL",
+    from: RUST_1_89,
+};
+
+/// The kernel's `CONFIG_RUSTC_HAS_FILE_AS_C_STR`: set from 1.91.0, where the method is named
+/// `Location::file_as_c_str`.
+pub const HAS_FILE_AS_C_STR: DerivedCfg = DerivedCfg {
+    name: "CONFIG_RUSTC_HAS_FILE_AS_C_STR",
+    from: RUST_1_91,
+};
+
+/// The kernel's own compiler cfgs (`init/Kconfig`'s `RUSTC_HAS_*`) that the shim derives too,
+/// whether or not a feature's [`Feature::cfg`] is one of them.
+pub const KCONFIG_CFGS: &[DerivedCfg] = &[HAS_COERCE_POINTEE, HAS_FILE_WITH_NUL, HAS_FILE_AS_C_STR];
 
 const KERNEL_MODE_WITH_COERCE_POINTEE: &str =
     "all(kshim_kernel_mode, CONFIG_RUSTC_HAS_COERCE_POINTEE)";
@@ -437,6 +467,19 @@ pub const FEATURES: &[Feature] = &[
         example: "rust_used_with_arg",
         shim_item: "module!",
     },
+    Feature {
+        name: "file_with_nul",
+        stable_since: Some(RUST_1_92),
+        known_since: Some(RUST_1_89),
+        tracking_issue: Some(141727),
+        kernel_use: KernelUse::KernelCrate,
+        gate: "all(kshim_kernel_mode, CONFIG_RUSTC_HAS_FILE_WITH_NUL)",
+        cfg: stable_cfg("kshim_stable_file_with_nul", RUST_1_92),
+        summary: "`Location::file_with_nul` (now `file_as_c_str`): the caller's file name as a `&CStr`, for C's `__might_sleep(file, line)`",
+        replacement: "copy `Location::file()` into a buffer and append the NUL: a copy per call, stack space, and a cut name past the buffer",
+        example: "rust_file_with_nul",
+        shim_item: "task::file_from_location",
+    },
 ];
 
 /// Looks a feature up by its `#![feature(...)]` name.
@@ -453,8 +496,15 @@ pub fn all_cfg_names() -> impl Iterator<Item = &'static str> {
             .all(|earlier| earlier.cfg.map(|other| other.name) != Some(cfg.name));
         first.then_some(cfg.name)
     });
+    let kconfig = KCONFIG_CFGS.iter().filter_map(|cfg| {
+        let of_a_feature = FEATURES
+            .iter()
+            .any(|feature| feature.cfg.map(|own| own.name) == Some(cfg.name));
+        (!of_a_feature).then_some(cfg.name)
+    });
     core::iter::once(KERNEL_MODE_CFG)
         .chain(derived)
+        .chain(kconfig)
         .chain(core::iter::once(ARCH_CFG))
 }
 
@@ -466,6 +516,7 @@ pub fn derived_cfgs(release: Release, kernel_mode: bool) -> impl Iterator<Item =
         FEATURES
             .iter()
             .filter_map(|feature| feature.cfg)
+            .chain(KCONFIG_CFGS.iter().copied())
             .any(|cfg| cfg.name == *name && cfg.holds_for(release))
     });
     mode.into_iter().chain(derived)
@@ -535,8 +586,8 @@ mod tests {
             .count();
         assert_eq!(
             count,
-            1 + stable_cfgs + 1 + 1,
-            "kernel mode, one per stable feature, coerce-pointee, the architecture's"
+            1 + stable_cfgs + KCONFIG_CFGS.len() + 1,
+            "kernel mode, one per stable feature, the kernel's own, the architecture's"
         );
         assert_eq!(all_cfg_names().last(), Some(ARCH_CFG));
         assert_eq!(arch_cfg("riscv64"), Some(ARCH_CFG));

@@ -77,6 +77,13 @@
 // To be determined. From Linux 6.12: `module!`'s `.modinfo` entries are `#[used(compiler)]`.
 #![cfg_attr(kshim_kernel_mode, feature(used_with_arg))]
 //
+// `feature(file_with_nul)` is stable since Rust 1.92.0. Before Rust 1.89.0, it did not exist, so
+// enable it conditionally. From Linux 7.2.
+#![cfg_attr(
+    all(kshim_kernel_mode, CONFIG_RUSTC_HAS_FILE_WITH_NUL),
+    feature(file_with_nul)
+)]
+//
 // As in the kernel, a feature that has become stable keeps its attribute until the minimum
 // Rust version passes it; the compiler's reminder is expected.
 #![cfg_attr(kshim_kernel_mode, allow(stable_features))]
@@ -99,5 +106,6 @@ pub mod module;
 pub mod prelude;
 pub mod print;
 pub mod sync;
+pub mod task;
 
 pub use crate::module::{Module, ThisModule};
