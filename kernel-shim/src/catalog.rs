@@ -48,6 +48,12 @@
 //!   stabilization. 7.2 and 7.3 enable it in `rust/kernel/lib.rs` under
 //!   `CONFIG_RUSTC_HAS_FILE_WITH_NUL`, for `file_from_location` (`might_sleep()` in `task.rs`);
 //!   6.12 has neither cfg.
+//! - `cfi_encoding`: unstable on every compiler from 1.78.0 to the nightly; `#[cfi_encoding]`
+//!   without it is E0658 naming #89653 (1.78.0, 1.96.0, the nightly); 1.63.0 knows no such
+//!   attribute or feature (E0635), so it first exists between 1.64.0 and 1.78.0, before the
+//!   minimum. 7.2 and 7.3 enable it in `rust/bindings/lib.rs` and `rust/uapi/lib.rs`, for the
+//!   `#[cfi_encoding = "10lru_status"]` their `rust/bindgen_parameters` put on `lru_status`;
+//!   6.12 has neither.
 //!
 //! The `cargo xtask matrix` job re-checks the probe-able facts on every run: where a compiler
 //! disagrees with this file, the compiler wins and the difference is reported as a failure.
@@ -136,6 +142,8 @@ pub enum KernelUse {
     AllowedOutsideRust,
     /// In both lists.
     Both,
+    /// In neither: in the crates that hold bindgen's output, `rust/bindings` and `rust/uapi`.
+    Bindings,
 }
 
 impl KernelUse {
@@ -479,6 +487,19 @@ pub const FEATURES: &[Feature] = &[
         replacement: "copy `Location::file()` into a buffer and append the NUL: a copy per call, stack space, and a cut name past the buffer",
         example: "rust_file_with_nul",
         shim_item: "task::file_from_location",
+    },
+    Feature {
+        name: "cfi_encoding",
+        stable_since: None,
+        known_since: None,
+        tracking_issue: Some(89653),
+        kernel_use: KernelUse::Bindings,
+        gate: KERNEL_MODE_CFG,
+        cfg: None,
+        summary: "`#[cfi_encoding = \"10lru_status\"]`: hash a bindgen newtype for kCFI as the C type it stands for, so C's indirect calls into Rust callbacks pass",
+        replacement: "a `#[repr(C)]` struct named as C's enum, hashed by that name, but returned as a struct, in memory on some ABIs",
+        example: "rust_cfi_encoding",
+        shim_item: "bindings::lru_status",
     },
 ];
 

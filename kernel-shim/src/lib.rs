@@ -84,6 +84,10 @@
     feature(file_with_nul)
 )]
 //
+// To be determined. Not in `rust/kernel/lib.rs`: `rust/bindings` and `rust/uapi` enable it for
+// the bindings' `#[cfi_encoding]` (Linux 7.2 on), which the shim's `bindings` module has.
+#![cfg_attr(kshim_kernel_mode, feature(cfi_encoding))]
+//
 // As in the kernel, a feature that has become stable keeps its attribute until the minimum
 // Rust version passes it; the compiler's reminder is expected.
 #![cfg_attr(kshim_kernel_mode, allow(stable_features))]
@@ -93,6 +97,7 @@
 
 pub mod arch;
 pub mod asm;
+pub mod bindings;
 pub mod build_assert;
 pub mod catalog;
 pub mod const_init;

@@ -7,6 +7,7 @@ mod audit;
 mod audit_corpus;
 mod hardening;
 mod hostile;
+mod kcfi;
 mod kernel;
 mod kernel_mode;
 mod merge;

@@ -141,6 +141,7 @@ fn kernel_use(feature: &Feature) -> &'static str {
         KernelUse::KernelCrate => "`rust/kernel`",
         KernelUse::AllowedOutsideRust => "allowed outside `rust/`",
         KernelUse::Both => "both",
+        KernelUse::Bindings => "`rust/bindings`, `rust/uapi`",
     }
 }
 
