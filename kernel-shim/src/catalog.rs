@@ -616,6 +616,45 @@ mod tests {
     }
 
     #[test]
+    fn every_entry_is_named_once_as_an_identifier() {
+        for (index, feature) in FEATURES.iter().enumerate() {
+            let name = feature.name;
+            let identifier = name
+                .bytes()
+                .next()
+                .is_some_and(|first| first.is_ascii_lowercase() || first == b'_')
+                && name
+                    .bytes()
+                    .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_');
+            assert!(
+                identifier,
+                "catalog entry {index}: `{name}` is not a feature name"
+            );
+            if let Some(earlier) = FEATURES[..index]
+                .iter()
+                .position(|other| other.name == name)
+            {
+                panic!("catalog entries {earlier} and {index} both name `{name}`");
+            }
+        }
+    }
+
+    #[test]
+    fn the_allowed_list_names_catalog_features_once() {
+        let listed: Vec<&str> = RUST_ALLOWED_FEATURES.split(',').collect();
+        for (index, name) in listed.iter().enumerate() {
+            assert!(
+                feature(name).is_some(),
+                "RUST_ALLOWED_FEATURES names `{name}`, which has no catalog entry"
+            );
+            assert!(
+                !listed[..index].contains(name),
+                "RUST_ALLOWED_FEATURES names `{name}` twice"
+            );
+        }
+    }
+
+    #[test]
     fn allowed_features_are_the_kernels_list() {
         let mut allowed: Vec<_> = allowed_features().collect();
         allowed.sort_unstable();
