@@ -269,11 +269,13 @@ mod tests {
             *mut list_lru_one,
             *mut c_void,
         ) -> repr_c::lru_status;
+        type Gated =
+            unsafe extern "C" fn(*mut list_head, *mut list_lru_one, *mut c_void) -> lru_status;
         // SAFETY: only the return type differs, a struct of one `c_uint` against a transparent
         // `c_uint`, both returned in a register on the hosts this runs on (x86-64, arm64,
         // RISC-V), as C would call the function.
         let as_c_sees_it: list_lru_walk_cb =
-            Some(unsafe { transmute::<ReprC, _>(take_even_repr_c as ReprC) });
+            Some(unsafe { transmute::<ReprC, Gated>(take_even_repr_c as ReprC) });
         assert_eq!(walk_with(as_c_sees_it), walk_with(Some(take_even)));
     }
 }

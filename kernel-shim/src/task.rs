@@ -26,6 +26,9 @@ use core::panic::Location;
     all(kshim_kernel_mode, CONFIG_RUSTC_HAS_FILE_WITH_NUL),
     kshim_stable_file_with_nul
 ))]
+// Clippy checks the call against the 1.78 minimum; the cfg above already limits this function
+// to compilers that have the method.
+#[allow(clippy::incompatible_msrv)]
 #[inline]
 pub fn file_from_location<'a>(loc: &'a Location<'a>) -> &'a CStr {
     #[cfg(CONFIG_RUSTC_HAS_FILE_AS_C_STR)]
