@@ -86,12 +86,16 @@ pub fn main() {
     for name in derived.chain(catalog::arch_cfg(&target_arch)) {
         println!("cargo:rustc-cfg={name}");
     }
-    // Every package but the shim is a driver: in kernel mode Kbuild gives it the allowed
-    // features, which `.cargo/kbuild-rustc` passes on, since a build script cannot.
+    // Every package but the shim is a driver: in kernel mode Kbuild gives it its flags, which
+    // `.cargo/kbuild-rustc` passes on, since a build script cannot. None holds a space.
     if kernel && env::var("CARGO_PKG_NAME").as_deref() != Ok("kernel-shim") {
+        let mut flags = Vec::new();
+        catalog::kbuild_driver_flags(catalog::RUST_ALLOWED_FEATURES, |flag| {
+            flags.push(flag.to_string())
+        });
         println!(
-            "cargo:rustc-env=KSHIM_KBUILD_ALLOWED_FEATURES={}",
-            catalog::RUST_ALLOWED_FEATURES
+            "cargo:rustc-env=KSHIM_KBUILD_DRIVER_FLAGS={}",
+            flags.join(" ")
         );
     }
 }

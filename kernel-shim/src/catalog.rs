@@ -106,8 +106,8 @@ impl core::fmt::Display for Release {
 }
 
 /// The oldest compiler the kernel supported at the time of the seed commit: the minimum from
-/// Linux 6.11 on, when the kernel began to accept a range of versions (6.10 required exactly
-/// 1.78.0, a single version rather than a minimum).
+/// Linux 6.11 on, when the kernel began to support a range of versions (6.10's check refused
+/// compilers older than 1.78.0 and warned about newer ones).
 pub const MINIMUM_RELEASE: Release = Release::new(1, 78, 0);
 
 /// The cfg that is set when the shim is built the way the kernel builds `rust/kernel`.
@@ -366,9 +366,9 @@ pub const FEATURES: &[Feature] = &[
         gate: KERNEL_MODE_CFG,
         cfg: None,
         summary: "methods whose receiver is a custom smart pointer: `fn f(self: ArcBorrow<'_, Self>)`",
-        replacement: "an extension trait implemented for the smart pointer, so `ptr.f()` still reads the same",
+        replacement: "an associated function taking the pointer, as the kernel's workqueue does; an extension trait on the pointer keeps `ptr.f()`",
         example: "rust_arbitrary_self_types",
-        shim_item: "sync::workqueue",
+        shim_item: "sync::ArcBorrow",
     },
     Feature {
         name: "derive_coerce_pointee",
@@ -552,12 +552,31 @@ pub fn allowed_features() -> impl Iterator<Item = &'static str> {
         .map(|feature| feature.name)
 }
 
-/// `rust_allowed_features` as the seed's `scripts/Makefile.build` writes it, then what the pinned
-/// trees' lists add (6.1's `core_ffi_c`, 6.12's `used_with_arg`), the list Kbuild passes to every driver as
-/// `-Zallow-features` and `-Zcrate-attr='feature(...)'`; the same features as
-/// [`allowed_features`], in the kernel's order.
+/// `rust_allowed_features` as the seed's `scripts/Makefile.build` writes it, then what the
+/// pinned trees' lists add (6.1's `core_ffi_c`, 6.12's `used_with_arg`): the list Kbuild passes
+/// to every driver as `-Zallow-features` and `-Zcrate-attr='feature(...)'`; the same features
+/// as [`allowed_features`], in the kernel's order.
 pub const RUST_ALLOWED_FEATURES: &str =
     "asm_const,asm_goto,arbitrary_self_types,lint_reasons,raw_ref_op,core_ffi_c,used_with_arg";
+
+/// The lints Kbuild's `rust_common_flags` (the top-level `Makefile`, 6.12 and 7.3) allow for
+/// every crate, since Kbuild turns the allowed features on for each driver whether it uses them
+/// or not, and keeps those already stable until its minimum Rust passes them.
+pub const KBUILD_ALLOWED_LINTS: [&str; 2] = ["stable_features", "unused_features"];
+
+/// Calls `flag` with each flag Kbuild gives a driver for the comma-separated allowed features
+/// `list` (normally [`RUST_ALLOWED_FEATURES`]): the driver-facing part of `rust_common_cmd`
+/// (`scripts/Makefile.build`), so only they may be enabled and they are already on, and
+/// [`KBUILD_ALLOWED_LINTS`]. Kbuild's `-Zcrate-attr=no_std` is left out: the examples are host
+/// programs. The xtask's compiles and `.cargo/kbuild-rustc` (through the shim's build script)
+/// both take their flags from here.
+pub fn kbuild_driver_flags(list: &str, mut flag: impl FnMut(core::fmt::Arguments<'_>)) {
+    flag(format_args!("-Zallow-features={list}"));
+    flag(format_args!("-Zcrate-attr=feature({list})"));
+    for lint in KBUILD_ALLOWED_LINTS {
+        flag(format_args!("-A{lint}"));
+    }
+}
 
 /// The first release on which a crate that enables a feature Kbuild has already turned on gets
 /// the deny-by-default `duplicate_features` lint instead of error E0636; both say "the feature
@@ -656,26 +675,30 @@ mod tests {
 
     #[test]
     fn allowed_features_are_the_kernels_list() {
+        // The same set in the two forms, each name once.
         let mut allowed: Vec<_> = allowed_features().collect();
         allowed.sort_unstable();
-        let mut makefile = [""; 8];
-        let mut listed = 0;
-        for name in RUST_ALLOWED_FEATURES.split(',') {
-            makefile[listed] = name;
-            listed += 1;
-        }
-        makefile[..listed].sort_unstable();
-        assert_eq!(&makefile[..listed], &allowed[..]);
+        let mut makefile: Vec<_> = RUST_ALLOWED_FEATURES.split(',').collect();
+        makefile.sort_unstable();
         assert_eq!(
-            allowed,
+            makefile, allowed,
+            "RUST_ALLOWED_FEATURES against the kernel_use fields"
+        );
+        makefile.dedup();
+        assert_eq!(makefile.len(), allowed.len(), "a feature allowed twice");
+    }
+
+    #[test]
+    fn kbuild_driver_flags_carry_the_list_and_the_lints() {
+        let mut flags: Vec<std::string::String> = Vec::new();
+        kbuild_driver_flags("a,b", |flag| flags.push(std::format!("{flag}")));
+        assert_eq!(
+            flags,
             [
-                "arbitrary_self_types",
-                "asm_const",
-                "asm_goto",
-                "core_ffi_c",
-                "lint_reasons",
-                "raw_ref_op",
-                "used_with_arg"
+                "-Zallow-features=a,b",
+                "-Zcrate-attr=feature(a,b)",
+                "-Astable_features",
+                "-Aunused_features"
             ]
         );
     }

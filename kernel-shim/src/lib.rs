@@ -57,8 +57,9 @@
     feature(unsize)
 )]
 //
-// Not in `rust/kernel/lib.rs`: the kernel crate does not use them itself, and crates under
-// `rust/` are not limited by `-Zallow-features` at all. They are in `rust_allowed_features`
+// Not in `rust/kernel/lib.rs`: the kernel crate does not use them itself, and the crates
+// `rust/Makefile` builds get no `-Zallow-features` (the KUnit doctests, under `rust/` but
+// built by `scripts/Makefile.build`'s rule, do). They are in `rust_allowed_features`
 // (`scripts/Makefile.build`) because `static_branch_unlikely!` expands its `asm goto` and
 // its `const` operand inside the driver's crate. The shim enables them for its own
 // `jump_label` and `asm` abstractions.

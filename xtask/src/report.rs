@@ -6,16 +6,20 @@
 pub mod assemble;
 mod check;
 pub mod kbuild;
+mod recorded;
+pub mod runs;
 pub mod targets;
 mod text;
 mod to_json;
 pub mod usage;
 
+pub(crate) use recorded::recorded_rows;
+
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
-use crate::discovery::SourceKind;
-use crate::expect::{enabled_in_kernel_mode, Outcome, ToolchainVerdict};
-use crate::plan::{cell_label, Kind, Mode};
-use crate::status::Status;
+use crate::features::expect::{enabled_in_kernel_mode, Outcome, ToolchainVerdict};
+use crate::features::status::Status;
+use crate::run::plan::{cell_label, Kind, Mode};
+use crate::toolchains::discovery::SourceKind;
 use anyhow::{anyhow, ensure};
 use std::fmt::Write;
 
@@ -45,7 +49,7 @@ pub struct ToolchainEntry {
 impl ToolchainEntry {
     /// The column header: the id, with the release if the id does not already say it.
     pub fn label(&self) -> String {
-        crate::output::column_label(&self.id, self.release_text.as_deref(), None)
+        crate::util::output::column_label(&self.id, self.release_text.as_deref(), None)
     }
 
     /// Its release if it is ok: a toolchain that builds, whose cells the catalog predicts.
@@ -75,6 +79,8 @@ pub enum Observed {
     NotProbed,
     /// The probe compilation failed in an unexpected way (the message says how).
     ProbeFailed(String),
+    /// The report was recorded before the catalog had the feature: nothing was asked.
+    NotRecorded,
 }
 
 impl Observed {
@@ -83,6 +89,7 @@ impl Observed {
             Observed::Status(status) => status.word(),
             Observed::NotProbed => "not-probed",
             Observed::ProbeFailed(_) => "probe-failed",
+            Observed::NotRecorded => "not-recorded",
         }
     }
 
@@ -91,6 +98,7 @@ impl Observed {
             Observed::Status(status) => status.to_string(),
             Observed::NotProbed => "-".into(),
             Observed::ProbeFailed(_) => "probe failed".into(),
+            Observed::NotRecorded => "not recorded".into(),
         }
     }
 }
@@ -109,7 +117,7 @@ impl FeatureCell {
         match (&self.observed, self.expected) {
             (Observed::Status(observed), Some(expected)) => *observed == expected,
             (Observed::ProbeFailed(_), _) | (Observed::NotProbed, Some(_)) => false,
-            (_, None) => true,
+            (Observed::NotRecorded, _) | (_, None) => true,
         }
     }
 }
@@ -150,7 +158,9 @@ impl BuildCell {
 }
 
 /// One difference between the compilers and the catalog, as printed and as the JSON lists it.
-#[derive(Clone, Debug, PartialEq, Eq, crate::json::Serialize, crate::json::Deserialize)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, crate::util::json::Serialize, crate::util::json::Deserialize,
+)]
 pub struct Failure {
     pub toolchain: String,
     /// Which cell: `feature inline_const`, `build rust_minimal (kernel)`, `toolchain`.
@@ -176,7 +186,7 @@ pub struct Report {
     pub targets: targets::TargetAxis,
     /// Per toolchain, the Kbuild fixtures: what a driver gets when it enables features itself.
     pub kbuild: Vec<kbuild::KbuildCell>,
-    /// The UTC minute the run ended (`2026-12-04 03:48 UTC`, [`crate::date::utc_now`]); a
+    /// The UTC minute the run ended (`2026-12-04 03:48 UTC`, [`crate::util::date::utc_now`]); a
     /// merge's is its newest shard's. `None` in reports written before reports had dates.
     pub date: Option<String>,
 }
@@ -263,9 +273,17 @@ impl Report {
     ) -> String {
         let toolchain = &self.toolchains[index];
         let label = toolchain.label();
+        // A feature the report was recorded without is left out of every count.
+        let recorded = |cells: &&Vec<FeatureCell>| cells[index].observed != Observed::NotRecorded;
+        let not_recorded = self
+            .features
+            .iter()
+            .filter(|cells| !recorded(cells))
+            .count();
         let observed: Vec<Option<Status>> = self
             .features
             .iter()
+            .filter(recorded)
             .map(|cells| match cells[index].observed {
                 Observed::Status(status) => Some(status),
                 _ => None,
@@ -276,7 +294,11 @@ impl Report {
             .filter(|status| matches!(status, Some(Status::Stable(_))))
             .count();
         let probe = if observed.iter().all(Option::is_some) {
-            format!("{stable} of {} features stable", FEATURES.len())
+            let total = FEATURES.len() - not_recorded;
+            match not_recorded {
+                0 => format!("{stable} of {total} features stable"),
+                _ => format!("{stable} of {total} features stable ({not_recorded} not recorded)"),
+            }
         } else {
             "the probe failed".to_string()
         };
@@ -285,6 +307,9 @@ impl Report {
                 let enabled = enabled_in_kernel_mode(release);
                 let still_gated: Vec<&str> = FEATURES
                     .iter()
+                    .zip(&self.features)
+                    .filter(|(_, cells)| recorded(cells))
+                    .map(|(feature, _)| feature)
                     .zip(&observed)
                     .filter(|(feature, status)| {
                         enabled.iter().any(|enabled| enabled.name == feature.name)

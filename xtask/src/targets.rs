@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The kernel's Rust architectures, one row each: the matrix's target axis (each one's built-in
+//! Four of the kernel's Rust architectures, one row each: the matrix's target axis (each one's built-in
 //! freestanding target, and which compilers know it, as public sources state and the compilers
 //! confirm with `rustc --print target-list`), what its objects look like (ELF machine, NOP,
 //! `__jump_table` relocations) and how its programs run here (the emulator). Every other module
 //! asks this table; the shim's `arch/` modules, like the kernel's per-architecture headers, hold
 //! the instructions themselves.
+
+pub(crate) mod jump_table;
 
 use crate::catalog::Release;
 use anyhow::bail;
@@ -48,7 +50,7 @@ pub struct JumpTableRelocations {
     pub pairs: Option<[RelocationType; 4]>,
 }
 
-/// The kernel's Rust architectures, in the order the report shows them.
+/// The four architectures, in the order the report shows them.
 pub const KERNEL_TARGETS: &[KernelTarget] = &[
     KernelTarget {
         triple: "x86_64-unknown-none",
@@ -229,7 +231,7 @@ pub fn parse_targets(values: &[String]) -> anyhow::Result<Vec<&'static KernelTar
         let known: Vec<&str> = KERNEL_TARGETS.iter().map(|target| target.triple).collect();
         bail!(
             "--target {}: not one of the kernel's targets ({}), nor `none`",
-            crate::output::escape(value),
+            crate::util::output::escape(value),
             known.join(", ")
         );
     }

@@ -3,7 +3,7 @@
 //! needs each feature, linked to the source lines, replaced only by `docs --usage`.
 
 use super::{escape_markdown, refuse_control_characters, Region};
-use crate::places::{SourcePoint, UsedPlace};
+use crate::features::places::{SourcePoint, UsedPlace};
 use crate::report::usage::text::{cell_summary, groups};
 use crate::report::usage::{UsageCell, UsageReport};
 use anyhow::{bail, Context};
@@ -84,7 +84,7 @@ pub fn usage_region(report: &UsageReport) -> anyhow::Result<String> {
     ran.sort_by_key(|&index| {
         let toolchain = &report.toolchains[index];
         let release = toolchain.release.as_deref().and_then(|text| {
-            crate::version::parse_release(text)
+            crate::toolchains::version::parse_release(text)
                 .ok()
                 .map(|(release, _)| release)
         });
@@ -111,7 +111,22 @@ pub fn usage_region(report: &UsageReport) -> anyhow::Result<String> {
         let _ = write!(region, " Not run: {}.", not_run.join(", "));
     }
     region.push_str("\n\n| Feature | Toolchains | Where |\n|---|---|---|\n");
-    for feature in &report.features {
+    let names: Vec<&str> = report
+        .features
+        .iter()
+        .map(|row| row.name.as_str())
+        .collect();
+    let rows = crate::report::recorded_rows(&names)?;
+    for (catalog_feature, row) in crate::catalog::FEATURES.iter().zip(rows) {
+        let Some(row) = row else {
+            let _ = writeln!(
+                region,
+                "| `{}` | all | not recorded: the usage report was made before the catalog had it |",
+                catalog_feature.name
+            );
+            continue;
+        };
+        let feature = &report.features[row];
         refuse_control_characters(&feature.name, "the feature name")?;
         for (labels, cell) in groups(report, &feature.cells, ran.iter().copied()) {
             let said = match cell {

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 //! What `cargo xtask kernel` found, per tree and per (tree, compiler) cell, as text for a
-//! terminal, Markdown, and the JSON documented in docs/kernel.md.
+//! terminal, Markdown, and the JSON documented in docs/kernel.md ([`json`]).
+
+pub(crate) mod json;
 
 use super::build::{Built, Real};
-use crate::kernel_report::{CellJson, CrateJson, KernelJson, StepJson, TreeJson};
-use crate::kernel_tree::{Predicted, Prediction};
+use crate::kernel::report::json::{CellJson, CrateJson, KernelJson, StepJson, TreeJson};
+use crate::kernel::rules::{Predicted, Prediction};
+use crate::util::output::{escape, escape_markdown, pad};
 
 /// The cell of one (tree, compiler) pair: the prediction, or why there is none, beside the real
 /// build (`cached` when it came from the cache), a finding where they disagree.
@@ -16,7 +19,7 @@ pub(crate) fn cell(
     cached: bool,
 ) -> CellJson {
     let predicted = prediction.as_ref().ok();
-    CellJson {
+    let mut cell = CellJson {
         tree: tree.to_owned(),
         toolchain: toolchain.to_owned(),
         rustc,
@@ -25,9 +28,7 @@ pub(crate) fn cell(
         crates: predicted
             .map(|prediction| prediction.crates.iter().map(CrateJson::from).collect())
             .unwrap_or_default(),
-        // The prediction's three words are three of the real result's.
-        finding: built.real != Real::NotRun
-            && predicted.is_some_and(|prediction| prediction.predicted.word() != built.real.word()),
+        finding: false,
         prediction_error: prediction.err(),
         real: built.real.word().into(),
         reason: built.reason,
@@ -42,7 +43,9 @@ pub(crate) fn cell(
             .map(|(step, seconds)| StepJson { step, seconds })
             .collect(),
         cached,
-    }
+    };
+    cell.finding = cell.is_finding();
+    cell
 }
 
 #[derive(Clone, Debug)]
@@ -85,7 +88,7 @@ impl Report {
 
     /// The cells whose prediction the real build contradicts.
     pub(crate) fn findings(&self) -> Vec<&CellJson> {
-        self.cells.iter().filter(|cell| cell.finding).collect()
+        self.cells.iter().filter(|cell| cell.is_finding()).collect()
     }
 
     pub(crate) fn to_json(&self) -> KernelJson {
@@ -138,7 +141,7 @@ impl Report {
                     format!(
                         "{}{}",
                         cell.real,
-                        if cell.finding { " (FINDING)" } else { "" }
+                        if cell.is_finding() { " (FINDING)" } else { "" }
                     ),
                     why,
                 ]
@@ -163,14 +166,13 @@ impl Report {
             .collect()
     }
 
+    /// The report for a terminal: every line [`escape`]d, for nearly all of it is the trees'
+    /// and the compilers' text (a version from a Makefile, a build's first error).
     pub(crate) fn human(&self) -> String {
-        let mut text: String = self
-            .tree_lines()
-            .iter()
-            .map(|line| format!("{line}\n"))
-            .collect();
+        let mut lines: Vec<String> = self.tree_lines();
         let tools = self.tools_used().unwrap_or_else(|error| error);
-        text.push_str(&format!("tools: {tools}\n\n"));
+        lines.push(format!("tools: {tools}"));
+        lines.push(String::new());
         let header = [
             "tree",
             "toolchain",
@@ -182,31 +184,33 @@ impl Report {
         ];
         let rows: Vec<[String; 7]> = std::iter::once(header.map(String::from))
             .chain(self.rows())
+            .map(|row| row.map(|value| escape(&value).into_owned()))
             .collect();
         // Every column but the last (`why`) is padded to its widest value.
         let mut widths = [0; 6];
         for row in &rows {
             for (width, value) in widths.iter_mut().zip(row) {
-                *width = (*width).max(value.len());
+                *width = (*width).max(value.chars().count());
             }
         }
         for row in &rows {
             let mut line: String = widths
                 .iter()
                 .zip(row)
-                .map(|(width, value)| format!("{value:<width$}  "))
+                .map(|(width, value)| format!("{}  ", pad(value, *width)))
                 .collect();
             line.push_str(&row[6]);
-            text.push_str(&format!("{}\n", line.trim_end()));
+            lines.push(line.trim_end().to_owned());
         }
+        lines.push(String::new());
         for cell in self.cells.iter().filter(|cell| !cell.steps.is_empty()) {
             let steps: Vec<String> = cell
                 .steps
                 .iter()
                 .map(|step| format!("{} {:.1} s", step.step, step.seconds))
                 .collect();
-            text.push_str(&format!(
-                "\n{} with {}: {}",
+            lines.push(format!(
+                "{} with {}: {}",
                 cell.tree,
                 cell.toolchain,
                 steps.join(", ")
@@ -214,8 +218,8 @@ impl Report {
         }
         for cell in &self.cells {
             if let Some(warning) = &cell.warning {
-                text.push_str(&format!(
-                    "\n{} with {}: the tree's check warned: {warning}",
+                lines.push(format!(
+                    "{} with {}: the tree's check warned: {warning}",
                     cell.tree, cell.toolchain
                 ));
             }
@@ -227,9 +231,9 @@ impl Report {
                 .filter(|cell| cell.real == real.word())
                 .count()
         };
-        text.push_str(&format!(
-            "\nkernel: {} cells, {} pass, {} fail, {} refused, {} not run; {} findings \
-             (prediction contradicted by the real build); {:.0} s\n",
+        lines.push(format!(
+            "kernel: {} cells, {} pass, {} fail, {} refused, {} not run; {} findings \
+             (prediction contradicted by the real build); {:.0} s",
             self.cells.len(),
             count(Real::Pass),
             count(Real::Fail),
@@ -239,8 +243,8 @@ impl Report {
             self.seconds
         ));
         for cell in findings {
-            text.push_str(&format!(
-                "finding: {} with {}: predicted {}, really {}: {}\n",
+            lines.push(format!(
+                "finding: {} with {}: predicted {}, really {}: {}",
                 cell.tree,
                 cell.toolchain,
                 cell.predicted.as_deref().unwrap_or("?"),
@@ -248,11 +252,14 @@ impl Report {
                 cell.first_error.as_deref().unwrap_or(&cell.reason)
             ));
         }
-        text
+        lines
+            .iter()
+            .map(|line| format!("{}\n", escape(line)))
+            .collect()
     }
 
     pub(crate) fn markdown(&self) -> String {
-        let escape = |text: &str| crate::output::markdown_cell(&text.replace('\n', " "));
+        let escape = |text: &str| escape_markdown(&text.replace('\n', " "));
         let mut text = String::from("## Kernel trees\n\n");
         for line in self.tree_lines() {
             text.push_str(&format!("- {}\n", escape(&line)));

@@ -8,12 +8,12 @@ use super::targets::to_json::TargetAxisJson;
 use super::{milliseconds, mode, outcome, seconds, stated_ok};
 use super::{BuildCell, Failure, FeatureCell, Observed, Report, ToolchainEntry, SCHEMA_VERSION};
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
-use crate::discovery::SourceKind;
-use crate::expect::ToolchainVerdict;
-use crate::json::{self, Deserialize, Serialize, Value};
-use crate::output::escape;
-use crate::plan::Kind;
-use crate::status::Status;
+use crate::features::expect::ToolchainVerdict;
+use crate::features::status::Status;
+use crate::run::plan::Kind;
+use crate::toolchains::discovery::SourceKind;
+use crate::util::json::{self, Deserialize, Serialize, Value};
+use crate::util::output::escape;
 use anyhow::{anyhow, bail, ensure, Context as _};
 use std::collections::{BTreeMap, HashMap};
 
@@ -115,7 +115,7 @@ struct TestCounts {
 
 fn release(text: Option<&str>, what: &str) -> anyhow::Result<Option<Release>> {
     text.map(|text| {
-        crate::version::parse_release(text)
+        crate::toolchains::version::parse_release(text)
             .map(|(release, _)| release)
             .with_context(|| what.to_owned())
     })
@@ -151,7 +151,12 @@ impl Report {
             },
             summary,
         });
-        let features = FEATURES.iter().zip(&self.features);
+        // A feature the report was recorded without stays out of it, as it was.
+        let features = FEATURES.iter().zip(&self.features).filter(|(_, cells)| {
+            cells
+                .iter()
+                .any(|cell| cell.observed != Observed::NotRecorded)
+        });
         let features = features.map(|(feature, cells)| FeatureJson {
             name: feature.name.to_string(),
             catalog_stable_since: release(feature.stable_since),
@@ -212,7 +217,7 @@ impl Report {
 
     /// Reads a report file that `cargo xtask matrix --format json` wrote.
     pub fn read(path: &std::path::Path) -> anyhow::Result<Report> {
-        let text = crate::files::read_text(path, REPORT_LIMIT)
+        let text = crate::util::files::read_text(path, REPORT_LIMIT)
             .with_context(|| format!("cannot read the report {}", path.display()))?;
         json::parse(&text).with_context(|| {
             format!(
@@ -307,16 +312,18 @@ impl Report {
         }
 
         let names: Vec<&str> = file.features.iter().map(|entry| &*entry.name).collect();
-        let catalog: Vec<&str> = FEATURES.iter().map(|feature| feature.name).collect();
-        ensure!(
-            names == catalog,
-            "the report's features ({}) are not this catalog's ({}): it was made from another \
-             version of kernel-shim/src/catalog.rs",
-            names.join(", "),
-            catalog.join(", ")
-        );
+        let rows = crate::report::recorded_rows(&names)?;
         let mut features = Vec::new();
-        for (feature, entry) in FEATURES.iter().zip(&file.features) {
+        for (feature, row) in FEATURES.iter().zip(rows) {
+            let Some(row) = row else {
+                let not_recorded = FeatureCell {
+                    observed: Observed::NotRecorded,
+                    expected: None,
+                };
+                features.push(vec![not_recorded; toolchains.len()]);
+                continue;
+            };
+            let entry = &file.features[row];
             let mut cells = Vec::new();
             for toolchain in &toolchains {
                 let what = format!("feature {} on {}", feature.name, toolchain.id);
@@ -377,6 +384,9 @@ impl Report {
                     .tests
                     .map(|tests| (tests.passed, tests.failed, tests.ignored)),
             });
+        }
+        if let Some(date) = &file.date {
+            crate::util::date::check_utc_minute(date)?;
         }
         let targets = file.targets.read(&toolchains, &index_of)?;
         let kbuild = KbuildJson::read(file.kbuild, &index_of)?;

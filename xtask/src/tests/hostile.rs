@@ -8,13 +8,14 @@ mod inputs;
 mod mounts;
 mod provisioning;
 mod reports;
+mod text;
 
 use crate::catalog::{Release, FEATURES};
-use crate::expect::{expected_status, Outcome, ToolchainVerdict};
-use crate::json::{self, Value};
-use crate::plan::Mode;
+use crate::features::expect::{expected_status, Outcome, ToolchainVerdict};
 use crate::report::{cell_kinds, BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
+use crate::run::plan::Mode;
 use crate::tests::support::{current_rustc, results_of, xtask_binary};
+use crate::util::json::{self, Value};
 use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -62,6 +63,13 @@ pub(crate) fn xtask_within(deadline: Duration, args: &[&str], env: &[(&str, &str
         !finished.stderr.contains("panicked"),
         "xtask {args:?} panicked:\n{}",
         finished.stderr
+    );
+    // Once, during hostile runs as root, `/dev/null` was found replaced by a regular file.
+    use std::os::unix::fs::FileTypeExt;
+    let null = std::fs::symlink_metadata("/dev/null").expect("/dev/null is there");
+    assert!(
+        null.file_type().is_char_device(),
+        "after xtask {args:?}, /dev/null is no longer a character device"
     );
     finished
 }

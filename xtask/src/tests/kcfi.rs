@@ -12,11 +12,11 @@
 //! where clang is installed, C's own hash, from a function compiled with
 //! `-fsanitize=kcfi -fsanitize-cfi-icall-experimental-normalize-integers`, is compared too.
 
-use crate::plan::{examples, mode_cfgs, Mode, Output, Product, Rustc};
-use crate::process::{run, Invocation};
 use crate::project_root;
+use crate::run::plan::{examples, mode_cfgs, Mode, Output, Product, Rustc};
 use crate::tests::kernel_mode::{build_shim, compiler};
 use crate::tests::support::scratch_dir;
+use crate::util::process::{run, Invocation};
 use object::{Object, ObjectSection, ObjectSymbol};
 use std::path::Path;
 use std::time::Duration;

@@ -11,11 +11,11 @@
 //! running the tests and on Debian's 1.85.0, one on each side of that release.
 
 use crate::catalog::Release;
-use crate::plan::{examples, mode_cfgs, Mode, Output, Product, Rustc};
-use crate::process::{run, Invocation};
 use crate::project_root;
+use crate::run::plan::{examples, mode_cfgs, Mode, Output, Product, Rustc};
 use crate::tests::kernel_mode::{build_shim, compiler, compiler_at};
 use crate::tests::support::scratch_dir;
+use crate::util::process::{run, Invocation};
 use object::elf::SHF_GNU_RETAIN;
 use object::{Object, ObjectSection, SectionFlags};
 use std::collections::BTreeSet;

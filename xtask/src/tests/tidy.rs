@@ -3,10 +3,12 @@
 //!
 //! These read files only; they run in milliseconds and need no compiler.
 
+mod architecture;
 mod architectures;
 mod ci;
 mod docs;
 mod features;
+mod one_home;
 
 use crate::project_root;
 use std::fs;

@@ -13,7 +13,7 @@ fn discover(dir: &Path, specs: &[PathBuf], timeout: Duration) -> Vec<Availabilit
         .iter()
         .map(|spec| spec.display().to_string())
         .collect();
-    crate::discovery::discover(&sh, Some(&pins), &specs, timeout).unwrap()
+    crate::toolchains::discovery::discover(&sh, Some(&pins), &specs, timeout).unwrap()
 }
 
 fn broken_error(availability: &Availability) -> &str {
@@ -160,8 +160,8 @@ fn each_bad_compiler_gets_a_verdict_of_its_own() {
         panic!("too old: {:#?}", found[10]);
     };
     assert_eq!(
-        crate::expect::ToolchainVerdict::for_release(version.release),
-        crate::expect::ToolchainVerdict::TooOld
+        crate::features::expect::ToolchainVerdict::for_release(version.release),
+        crate::features::expect::ToolchainVerdict::TooOld
     );
     let no_core = broken_error(&found[11]);
     assert!(
@@ -374,7 +374,9 @@ fn a_matrix_of_bad_compilers_reports_each_and_finishes() {
     assert_eq!(word, "ok");
     let chatty_cells = cells(&chatty);
     // Per mode: the shim's build and tests, and each example's build, run and tests.
-    let examples = crate::plan::examples(&crate::project_root()).unwrap().len();
+    let examples = crate::run::plan::examples(&crate::project_root())
+        .unwrap()
+        .len();
     assert_eq!(chatty_cells.len(), (2 + 3 * examples) * 2);
     for (name, outcome, error) in chatty_cells {
         assert_eq!(outcome, "pass", "{name}: {error}");

@@ -7,12 +7,12 @@
 //! under a deadline (see `hostile.rs`), so a hang fails the test.
 
 use super::*;
-use crate::cache::{Cache, Key};
-use crate::expect::Outcome;
-use crate::json::{self, Value};
-use crate::judge::StepResult;
-use crate::process::CAPTURE_LIMIT;
+use crate::features::expect::Outcome;
+use crate::run::cache::{Cache, Key};
+use crate::run::judge::StepResult;
 use crate::tests::support::{current_rustc, scratch_dir};
+use crate::util::json::{self, Value};
+use crate::util::process::CAPTURE_LIMIT;
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
@@ -166,7 +166,7 @@ fn cache_entries_that_are_no_files_or_too_large_are_misses() {
         log: Some(log.clone()),
         ..StepResult::skipped(String::new())
     };
-    cache.store(Key(5), &result, None).unwrap();
+    cache.store(Key(5), &result, None);
     let start = Instant::now();
     let loaded = cache.load(Key(5), None).expect("the largest entry loads");
     eprintln!(

@@ -8,7 +8,7 @@
 //! under a deadline (see `hostile.rs`), so a hang fails the test.
 
 use super::*;
-use crate::json::Value;
+use crate::util::json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -144,4 +144,40 @@ fn a_full_disk_under_the_outputs_fails_cells_that_are_not_cached() {
         },
         "No space left on device",
     );
+}
+
+/// A cache directory that cannot be written loses this run's results for the next: said once on
+/// stderr, and the run's own results are still right (every entry was lost with no word).
+#[test]
+fn a_read_only_cache_is_said_once_and_the_run_still_answers() {
+    let root = tiny_tree("read-only-cache");
+    let (first, before) = host_matrix(&root, &[]);
+    assert_eq!(first.status.code(), Some(0), "{}", first.stderr);
+    let cache = root.join("target/kshim/cache");
+    for entry in std::fs::read_dir(&cache).unwrap() {
+        std::fs::remove_file(entry.unwrap().path()).unwrap();
+    }
+    let point = path_str(&cache);
+    let Some(_mounted) = mounted(
+        &cache,
+        &[&["--bind", point, point], &["-o", "remount,bind,ro", point]],
+    ) else {
+        return;
+    };
+    let (run, report) = host_matrix(&root, &[]);
+    assert_eq!(run.status.code(), Some(0), "{}", run.stderr);
+    assert_eq!(
+        run.stderr
+            .matches("warning: the cache cannot be written")
+            .count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("Read-only file system"),
+        "{}",
+        run.stderr
+    );
+    assert!(results_of(&report) == results_of(&before), "{}", run.stdout);
 }

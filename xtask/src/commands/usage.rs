@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0
+//! `cargo xtask usage`: where each feature is used, as each compiler says; the run is
+//! [`crate::run::driver::drive`]'s (on the matrix's lock, outputs and cache), the report
+//! [`crate::report::usage`]'s.
+
+pub use crate::report::runs::run_usage;
+use crate::run::driver::{self, Settings};
+use crate::run::plan::{Layout, Selection};
+use crate::util::output::Format;
+use crate::{commands::flags, project_root, util::process, Verdict};
+use xshell::Shell;
+
+impl flags::Usage {
+    pub fn run(&self, _sh: &Shell) -> anyhow::Result<Verdict> {
+        let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
+        let settings = Settings {
+            jobs: driver::jobs("usage", self.jobs)?,
+            timeout: driver::timeout(self.timeout, process::DEFAULT_TIMEOUT)?,
+            use_cache: !self.no_cache,
+            progress: true,
+        };
+        let selection = Selection {
+            // Where the code needs each feature does not depend on the target.
+            targets: Some(Vec::new()),
+            toolchains: crate::toolchains::pins::with_range(
+                &self.toolchain,
+                self.pins.as_deref(),
+                self.version_range.as_deref(),
+            )?,
+            pins: self.pins.clone(),
+            shard: None,
+        };
+        let layout = Layout::new(&project_root());
+        let report =
+            crate::util::interrupt::run_interruptible(|| run_usage(&layout, &selection, settings))?;
+        Ok(format.print_report(
+            report.verdict(),
+            || report.to_json(),
+            || report.markdown(),
+            |_colour| report.human(),
+        ))
+    }
+}

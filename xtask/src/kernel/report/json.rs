@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The JSON file of `cargo xtask kernel` (its layout is in docs/kernel.md): one set of typed
+//! members that the command writes and the docs read back, so that a member missing or of
+//! another type is refused by its path and never taken for a default.
+
+use crate::kernel::rules::CratePrediction;
+use crate::util::json::{self, Deserialize, Serialize};
+use crate::util::output::escape;
+use anyhow::{anyhow, bail, ensure, Context as _};
+use std::collections::HashSet;
+use std::path::Path;
+
+/// The report file. Members are written in key order (through [`json::Value`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct KernelJson {
+    pub trees: Vec<TreeJson>,
+    pub cells: Vec<CellJson>,
+    /// The tools the cells' builds ran with, each set once with its trees.
+    #[serde(deserialize_with = "json::nullable")]
+    pub tools: Option<String>,
+    /// Why the build tools are missing, if they are.
+    #[serde(deserialize_with = "json::nullable")]
+    pub tools_error: Option<String>,
+    /// Wall time of the run.
+    pub seconds: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct TreeJson {
+    pub id: String,
+    /// The version its Makefile says; null when the tree could not be read.
+    #[serde(deserialize_with = "json::nullable")]
+    pub version: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
+    pub package: Option<String>,
+    /// Where it came from exactly, with the suite, or its path.
+    #[serde(deserialize_with = "json::nullable")]
+    pub source: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
+    pub sha256: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
+    pub minimum_rustc: Option<String>,
+    /// `rust_allowed_features`.
+    pub allowed_features: Vec<String>,
+    /// Why it could not be provided or read.
+    #[serde(deserialize_with = "json::nullable")]
+    pub error: Option<String>,
+}
+
+/// One (tree, compiler) cell.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct CellJson {
+    pub tree: String,
+    pub toolchain: String,
+    /// The compiler's release; null when it was not found.
+    #[serde(deserialize_with = "json::nullable")]
+    pub rustc: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
+    pub minimum_met: Option<bool>,
+    /// `pass`, `fail` or `refused`; null with a `prediction_error`.
+    #[serde(deserialize_with = "json::nullable")]
+    pub predicted: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
+    pub prediction_error: Option<String>,
+    pub crates: Vec<CrateJson>,
+    /// `pass`, `fail`, `refused` or `not run`.
+    pub real: String,
+    pub reason: String,
+    #[serde(deserialize_with = "json::nullable")]
+    pub first_error: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
+    pub warning: Option<String>,
+    /// The tools its `make` ran with; null when no `make` ran.
+    #[serde(deserialize_with = "json::nullable")]
+    pub tools: Option<String>,
+    /// The samples and drivers the build enabled.
+    pub enabled: Vec<String>,
+    pub objects: usize,
+    pub steps: Vec<StepJson>,
+    pub cached: bool,
+    /// Whether the real build contradicts the prediction: written for readers, and on reading
+    /// checked against [`CellJson::is_finding`], never believed.
+    pub finding: bool,
+}
+
+impl CellJson {
+    /// Whether the real build contradicts the prediction: the one definition of a finding.
+    pub(crate) fn is_finding(&self) -> bool {
+        self.real != NOT_RUN
+            && self
+                .predicted
+                .as_ref()
+                .is_some_and(|word| *word != self.real)
+    }
+}
+
+/// The real result of a cell whose build did not run.
+const NOT_RUN: &str = "not run";
+
+/// One crate root's probe.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct CrateJson {
+    pub root: String,
+    pub features: Vec<String>,
+    pub predicted: String,
+    pub needs_bootstrap: bool,
+    pub errors: Vec<String>,
+}
+
+impl From<&CratePrediction> for CrateJson {
+    fn from(krate: &CratePrediction) -> Self {
+        CrateJson {
+            root: krate.root.clone(),
+            features: krate.features.clone(),
+            predicted: krate.predicted.word().into(),
+            needs_bootstrap: krate.needs_bootstrap,
+            errors: krate.errors.clone(),
+        }
+    }
+}
+
+/// One timed step of a build.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct StepJson {
+    pub step: String,
+    pub seconds: f64,
+}
+
+impl KernelJson {
+    /// Reads the report text of `file`; the error names the file and the member.
+    pub(crate) fn read(text: &str, file: &Path) -> anyhow::Result<KernelJson> {
+        let report: KernelJson = json::read(text).map_err(|error| {
+            anyhow!(
+                "{}: not a `cargo xtask kernel` JSON report: {error}",
+                file.display()
+            )
+        })?;
+        report.check().map_err(|error| {
+            anyhow!(
+                "{}: an altered `cargo xtask kernel` report: {}",
+                file.display(),
+                escape(&format!("{error:#}"))
+            )
+        })?;
+        Ok(report)
+    }
+
+    /// Fails, naming the cell, unless what the report derives is what its own members give.
+    ///
+    /// Recomputed: each cell's `minimum_met` (its rustc against its tree's minimum), its
+    /// `predicted` (refused below the minimum, else pass when every crate's probe passes) and
+    /// its `finding` ([`CellJson::is_finding`]). Kept as recorded: the compilers' and builds'
+    /// own words (each crate's probe result and errors, `real`, `reason`, `first_error`, the
+    /// versions, the tools, the steps).
+    fn check(&self) -> anyhow::Result<()> {
+        let mut seen = HashSet::new();
+        for (index, cell) in self.cells.iter().enumerate() {
+            let what = || format!("cells[{index}] ({} with {})", cell.tree, cell.toolchain);
+            let Some(tree) = self.trees.iter().find(|tree| tree.id == cell.tree) else {
+                bail!("{}: no tree has that id", what());
+            };
+            ensure!(
+                seen.insert((&cell.tree, &cell.toolchain)),
+                "{}: the cell is there twice",
+                what()
+            );
+            let words = ["pass", "fail", "refused"];
+            ensure!(
+                words.contains(&cell.real.as_str()) || cell.real == NOT_RUN,
+                "{}: unknown real result `{}`",
+                what(),
+                cell.real
+            );
+            for krate in &cell.crates {
+                ensure!(
+                    words[..2].contains(&krate.predicted.as_str()),
+                    "{}: {}: unknown probe result `{}`",
+                    what(),
+                    krate.root,
+                    krate.predicted
+                );
+            }
+            let derived = derived_prediction(tree, cell).with_context(what)?;
+            ensure!(
+                cell.minimum_met == derived.map(|(met, _)| met),
+                "{}: `minimum_met` is {:?}, but rustc {} against the tree's minimum {} makes it \
+                 {:?}",
+                what(),
+                cell.minimum_met,
+                cell.rustc.as_deref().unwrap_or("?"),
+                tree.minimum_rustc.as_deref().unwrap_or("?"),
+                derived.map(|(met, _)| met)
+            );
+            let predicted = derived.map(|(_, predicted)| predicted);
+            ensure!(
+                cell.predicted.as_deref() == predicted,
+                "{}: `predicted` is {:?}, but its crates' probes and the minimum make it {:?}",
+                what(),
+                cell.predicted,
+                predicted
+            );
+            ensure!(
+                cell.finding == cell.is_finding(),
+                "{}: `finding` is {}, but predicted {} against real {} makes it {}",
+                what(),
+                cell.finding,
+                cell.predicted.as_deref().unwrap_or("(none)"),
+                cell.real,
+                cell.is_finding()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// What a cell's own members predict: whether its rustc meets the tree's minimum, and the
+/// prediction's word; `None` where the cell has no prediction (no compiler, a probe that could
+/// not run), and then it may have no probes either.
+fn derived_prediction(
+    tree: &TreeJson,
+    cell: &CellJson,
+) -> anyhow::Result<Option<(bool, &'static str)>> {
+    let (Some(rustc), None) = (&cell.rustc, &cell.prediction_error) else {
+        ensure!(cell.crates.is_empty(), "it has probes but no prediction");
+        return Ok(None);
+    };
+    if cell.predicted.is_none() && cell.crates.is_empty() {
+        bail!("it names rustc {rustc} but has neither a prediction nor why there is none");
+    }
+    let minimum = tree
+        .minimum_rustc
+        .as_deref()
+        .context("its tree has no minimum rustc")?;
+    let release =
+        |text: &str| crate::toolchains::version::parse_release(text).map(|(release, _)| release);
+    let met = release(rustc)? >= release(minimum)?;
+    let predicted = if !met {
+        "refused"
+    } else if cell.crates.iter().all(|krate| krate.predicted == "pass") {
+        "pass"
+    } else {
+        "fail"
+    };
+    Ok(Some((met, predicted)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A member missing or of another type in a copy of the recorded report is refused by its
+    /// path, where the untyped reader took a default.
+    #[test]
+    fn a_damaged_copy_of_the_recorded_report_is_refused_by_member() {
+        let file = crate::project_root().join(crate::docs::kernels::KERNEL_REPORT);
+        let text = std::fs::read_to_string(&file).unwrap();
+        KernelJson::read(&text, &file).unwrap();
+        for (good, bad, named) in [
+            (
+                "\"cached\": true",
+                "\"cached\": \"yes\"",
+                "cells[0].cached: invalid type",
+            ),
+            (
+                "\"real\": ",
+                "\"realm\": ",
+                "cells[0]: missing field `real`",
+            ),
+            (
+                "\"version\": \"",
+                "\"version\": 6, \"x\": \"",
+                "trees[0].version: invalid type",
+            ),
+            (
+                "\"allowed_features\": ",
+                "\"allowed\": ",
+                "trees[0]: missing field `allowed_features`",
+            ),
+            (
+                "\"root\": \"",
+                "\"root\": null, \"x\": \"",
+                "cells[0].crates[0].root: invalid type",
+            ),
+        ] {
+            assert!(text.contains(good), "{good}");
+            let error = KernelJson::read(&text.replacen(good, bad, 1), &file).unwrap_err();
+            let error = format!("{error:#}");
+            assert!(
+                error.starts_with(&format!(
+                    "{}: not a `cargo xtask kernel` JSON report: {named}",
+                    file.display()
+                )),
+                "{error}"
+            );
+        }
+    }
+}
