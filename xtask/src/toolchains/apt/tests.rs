@@ -192,7 +192,7 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 
 #[test]
 fn reachability_settings_of_the_hosts_apt_config_dump() {
-    // Lines of `apt-config dump` on this machine (its 99artifact-registry), plus a proxy.
+    // Lines of a real `apt-config dump` (with a 99artifact-registry), plus a proxy.
     let dump = r#"Acquire "";
 Acquire::AllowInsecureRepositories "0";
 Acquire::IndexTargets::deb::Packages::MetaKey "$(COMPONENT)/binary-$(ARCHITECTURE)/Packages";
