@@ -32,13 +32,15 @@
 //!
 //! - `core_ffi_c`: 1.78.0 to 1.98.1 and the nightly say "stable since 1.64.0"; 1.63.0 rejects
 //!   `core::ffi::c_int` with E0658 naming #94501; 1.48.0 does not know the name (E0635). Only
-//!   6.1 enables it, in `rust/kernel/lib.rs` and as its whole `rust_allowed_features`; 6.12
-//!   has neither.
+//!   6.1 enables it, in `rust/kernel/lib.rs`, `rust/bindings/lib.rs` and as its whole
+//!   `rust_allowed_features` (its `module!` expands `init_module() -> core::ffi::c_int`); 6.12
+//!   has none of them.
 //! - `used_with_arg`: unstable on every compiler here, 1.63.0 to the nightly; `#[used(compiler)]`
 //!   without it is E0658 naming #93798 (1.63.0, 1.78.0, 1.96.0, the nightly); 1.48.0 does not
 //!   know the name. 6.12 and 7.3 enable it in `rust/kernel/lib.rs` (7.3 under "To be
 //!   determined.") and `rust_allowed_features`, since `module!`'s `.modinfo` statics say
-//!   `#[used(compiler)]` in the driver's crate; 6.1 has neither.
+//!   `#[used(compiler)]` in the driver's crate; 6.1 has neither, its `module!` a plain
+//!   `#[used]`.
 //! - `file_with_nul`: 1.95.0 to 1.98.1 and the nightly say "stable since 1.92.0" (the method
 //!   is `Location::file_as_c_str` there: `#[stable(feature = "file_with_nul", since =
 //!   "1.92.0")]` in their `core`); 1.85.0 and 1.85.1 do not know the name (E0635). No compiler
