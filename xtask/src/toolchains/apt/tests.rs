@@ -545,7 +545,14 @@ fn unpacking_is_all_or_nothing() {
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
     let error = unpack_atomically(&sh, &[debs[0].clone(), cut], &dir.join("other"), |_| Ok(()))
         .unwrap_err();
-    assert!(format!("{error:#}").contains("unpacking"), "{error:#}");
+    // What dpkg-deb said is in the error (it went to the terminal, not into the error).
+    let error = format!("{error:#}");
+    assert!(
+        error.contains("unpacking")
+            && error.contains("dpkg-deb exited with")
+            && error.contains("unexpected end of file"),
+        "{error}"
+    );
     assert!(!dir.join("other").exists());
     let leftovers: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
