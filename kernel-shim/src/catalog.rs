@@ -448,6 +448,11 @@ pub const RUST_ALLOWED_FEATURES: &str =
 /// 1.97.0 nightly the lint.
 pub const DUPLICATE_FEATURES_LINT_SINCE: Release = Release::new(1, 96, 0);
 
+// Its own file, beside this one, for every reader of this file.
+#[path = "catalog/excluded.rs"]
+pub mod excluded;
+pub use excluded::{check_lists, EXCLUDED};
+
 // Unit tests, not doctests: this file is also compiled into the xtask, where doctests naming
 // the `kernel` crate could not run.
 #[cfg(test)]

@@ -7,6 +7,8 @@
 //! `init/Kconfig` and every crate root ([`makefiles`]); [`predict`] compiles one probe per crate
 //! root with a given compiler ([`prediction`]).
 
+#[cfg(test)]
+mod coverage;
 mod makefiles;
 mod prediction;
 #[cfg(test)]
