@@ -192,6 +192,7 @@ const RUST_1_82: Release = Release::new(1, 82, 0);
 const RUST_1_83: Release = Release::new(1, 83, 0);
 const RUST_1_84: Release = Release::new(1, 84, 0);
 const RUST_1_87: Release = Release::new(1, 87, 0);
+const RUST_1_89: Release = Release::new(1, 89, 0);
 
 /// The kernel's `CONFIG_RUSTC_HAS_COERCE_POINTEE`: set from 1.84.0, the first release with
 /// `derive(CoercePointee)`.
@@ -392,6 +393,23 @@ pub const FEATURES: &[Feature] = &[
         example: "rust_asm_goto",
         shim_item: "jump_label::static_branch_unlikely",
     },
+    // 7.2 and 7.3 enable it in `rust/kernel/lib.rs` and `rust_allowed_features` (6.12 in
+    // neither): `Bounded::<u32, _>` in `rust/kernel/bitfield.rs`, `.shr::<SHIFT, _>()` in
+    // nova-core. 1.63.0 already knows the name; E0658 ("using `_` for array lengths is
+    // unstable") names #85077 on 1.63.0 to 1.85.1.
+    Feature {
+        name: "generic_arg_infer",
+        stable_since: Some(RUST_1_89),
+        known_since: None,
+        tracking_issue: Some(85077),
+        kernel_use: KernelUse::Both,
+        gate: KERNEL_MODE_CFG,
+        cfg: stable_cfg("kshim_stable_generic_arg_infer", RUST_1_89),
+        summary: "`_` for a const generic argument, inferred like a type: `addr.shr::<32, _>()` takes its width from the destination",
+        replacement: "write the constant out, `shr::<32, 20>()`: the same code, the width written twice",
+        example: "rust_generic_arg_infer",
+        shim_item: "num::Bounded",
+    },
 ];
 
 /// Looks a feature up by its `#![feature(...)]` name.
@@ -435,11 +453,12 @@ pub fn allowed_features() -> impl Iterator<Item = &'static str> {
         .map(|feature| feature.name)
 }
 
-/// `rust_allowed_features` as the seed's `scripts/Makefile.build` writes it, the list Kbuild
-/// passes to every driver as `-Zallow-features` and `-Zcrate-attr='feature(...)'`; the same
-/// features as [`allowed_features`], in the kernel's order.
+/// `rust_allowed_features` as the seed's `scripts/Makefile.build` writes it, then the features
+/// later trees added (7.2's `generic_arg_infer`): the list Kbuild passes to every driver as
+/// `-Zallow-features` and `-Zcrate-attr='feature(...)'`; the same features as
+/// [`allowed_features`], in the kernel's order.
 pub const RUST_ALLOWED_FEATURES: &str =
-    "asm_const,asm_goto,arbitrary_self_types,lint_reasons,raw_ref_op";
+    "asm_const,asm_goto,arbitrary_self_types,lint_reasons,raw_ref_op,generic_arg_infer";
 
 /// The first release on which a crate that enables a feature Kbuild has already turned on gets
 /// the deny-by-default `duplicate_features` lint instead of error E0636; both say "the feature
@@ -520,6 +539,7 @@ mod tests {
                 "arbitrary_self_types",
                 "asm_const",
                 "asm_goto",
+                "generic_arg_infer",
                 "lint_reasons",
                 "raw_ref_op"
             ]

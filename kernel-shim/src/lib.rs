@@ -69,6 +69,12 @@
 // Stable since Rust 1.87.0.
 #![cfg_attr(kshim_kernel_mode, feature(asm_goto))]
 //
+// In `rust/kernel/lib.rs` after the seed; `generic_arg_infer` is in `rust_allowed_features`
+// too, since drivers write `_` for `Bounded` widths.
+//
+// Stable since Rust 1.89.0.
+#![cfg_attr(kshim_kernel_mode, feature(generic_arg_infer))]
+//
 // As in the kernel, a feature that has become stable keeps its attribute until the minimum
 // Rust version passes it; the compiler's reminder is expected.
 #![cfg_attr(kshim_kernel_mode, allow(stable_features))]
@@ -87,6 +93,7 @@ pub mod error;
 pub mod features {}
 pub mod jump_label;
 pub mod module;
+pub mod num;
 pub mod prelude;
 pub mod print;
 pub mod sync;

@@ -84,8 +84,8 @@ fn kernel_mode_lines_carry_bootstrap_and_the_allow_list() {
         line.starts_with("LD_LIBRARY_PATH=/r/lib RUSTC_BOOTSTRAP=1 /r/rustc "),
         "{line}"
     );
-    // Kbuild's flags for a driver, with the seed's `rust_allowed_features`.
-    let list = "asm_const,asm_goto,arbitrary_self_types,lint_reasons,raw_ref_op";
+    // Kbuild's flags for a driver, with the seed's `rust_allowed_features` and 7.2's addition.
+    let list = "asm_const,asm_goto,arbitrary_self_types,lint_reasons,raw_ref_op,generic_arg_infer";
     let kbuild =
         format!(" -Zallow-features={list} '-Zcrate-attr=feature({list})' -Astable_features ");
     assert!(line.contains(&kbuild), "{line}");
