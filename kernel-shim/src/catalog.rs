@@ -201,6 +201,18 @@ pub const HAS_COERCE_POINTEE: DerivedCfg = DerivedCfg {
     from: RUST_1_84,
 };
 
+/// Set from the first release that knows `unsigned_is_multiple_of` (1.82.0): the shim's minimum
+/// is older than the kernel's 1.85.0, so kernel mode enables it only where the name exists.
+pub const HAS_UNSIGNED_IS_MULTIPLE_OF: DerivedCfg = DerivedCfg {
+    name: "kshim_has_unsigned_is_multiple_of",
+    from: RUST_1_82,
+};
+
+/// The cfgs that say a compiler knows a feature, where that is later than [`MINIMUM_RELEASE`]
+/// and the feature's own `cfg` is its stabilization; each is its feature's `known_since`, which
+/// a test checks.
+pub const KNOWN_CFGS: &[DerivedCfg] = &[HAS_UNSIGNED_IS_MULTIPLE_OF];
+
 const KERNEL_MODE_WITH_COERCE_POINTEE: &str =
     "all(kshim_kernel_mode, CONFIG_RUSTC_HAS_COERCE_POINTEE)";
 const KERNEL_MODE_WITHOUT_COERCE_POINTEE: &str =
@@ -410,6 +422,23 @@ pub const FEATURES: &[Feature] = &[
         example: "rust_generic_arg_infer",
         shim_item: "num::Bounded",
     },
+    // 7.3 enables it in `rust/kernel/lib.rs` (7.2 does not) for one call, `io::Region`'s
+    // `!size.is_multiple_of(4)`. 1.78.0 says E0635, 1.85.0 knows it; it first exists in 1.82.0
+    // (rust-lang/rust #128103, approved 2024-07-28, after 1.81's branch). E0658 names #128101
+    // on 1.85.0 and 1.85.1.
+    Feature {
+        name: "unsigned_is_multiple_of",
+        stable_since: Some(RUST_1_87),
+        known_since: Some(RUST_1_82),
+        tracking_issue: Some(128101),
+        kernel_use: KernelUse::KernelCrate,
+        gate: "all(kshim_kernel_mode, kshim_has_unsigned_is_multiple_of)",
+        cfg: stable_cfg("kshim_stable_unsigned_is_multiple_of", RUST_1_87),
+        summary: "`n.is_multiple_of(m)` on unsigned integers: `n % m == 0`, said as meant, and `n == 0` for `m == 0` where `%` panics",
+        replacement: "`n % m == 0`: the same code for a constant non-zero `m`; a zero `m` panics",
+        example: "rust_unsigned_is_multiple_of",
+        shim_item: "io::Region",
+    },
 ];
 
 /// Looks a feature up by its `#![feature(...)]` name.
@@ -428,6 +457,7 @@ pub fn all_cfg_names() -> impl Iterator<Item = &'static str> {
     });
     core::iter::once(KERNEL_MODE_CFG)
         .chain(derived)
+        .chain(KNOWN_CFGS.iter().map(|cfg| cfg.name))
         .chain(core::iter::once(ARCH_CFG))
 }
 
@@ -439,6 +469,7 @@ pub fn derived_cfgs(release: Release, kernel_mode: bool) -> impl Iterator<Item =
         FEATURES
             .iter()
             .filter_map(|feature| feature.cfg)
+            .chain(KNOWN_CFGS.iter().copied())
             .any(|cfg| cfg.name == *name && cfg.holds_for(release))
     });
     mode.into_iter().chain(derived)
@@ -513,8 +544,8 @@ mod tests {
             .count();
         assert_eq!(
             count,
-            1 + stable_cfgs + 1 + 1,
-            "kernel mode, one per stable feature, coerce-pointee, the architecture's"
+            1 + stable_cfgs + 1 + KNOWN_CFGS.len() + 1,
+            "kernel mode, one per stable feature, coerce-pointee, the known cfgs, the architecture's"
         );
         assert_eq!(all_cfg_names().last(), Some(ARCH_CFG));
         assert_eq!(arch_cfg("riscv64"), Some(ARCH_CFG));
@@ -544,5 +575,20 @@ mod tests {
                 "raw_ref_op"
             ]
         );
+    }
+
+    #[test]
+    fn each_known_cfg_is_its_features_known_since() {
+        for cfg in KNOWN_CFGS {
+            let feature = FEATURES
+                .iter()
+                .find(|feature| feature.gate.contains(cfg.name))
+                .unwrap_or_else(|| panic!("no catalog gate names `{}`", cfg.name));
+            assert_eq!(feature.known_since, Some(cfg.from), "{}", feature.name);
+        }
+        let before: Vec<_> = derived_cfgs(Release::new(1, 81, 0), true).collect();
+        let after: Vec<_> = derived_cfgs(Release::new(1, 82, 0), true).collect();
+        assert!(!before.contains(&HAS_UNSIGNED_IS_MULTIPLE_OF.name));
+        assert!(after.contains(&HAS_UNSIGNED_IS_MULTIPLE_OF.name));
     }
 }

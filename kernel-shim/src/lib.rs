@@ -75,6 +75,13 @@
 // Stable since Rust 1.89.0.
 #![cfg_attr(kshim_kernel_mode, feature(generic_arg_infer))]
 //
+// Stable since Rust 1.87.0. Before Rust 1.82.0 it did not exist; the kernel's minimum (1.85.0)
+// needs no condition, the shim's does.
+#![cfg_attr(
+    all(kshim_kernel_mode, kshim_has_unsigned_is_multiple_of),
+    feature(unsigned_is_multiple_of)
+)]
+//
 // As in the kernel, a feature that has become stable keeps its attribute until the minimum
 // Rust version passes it; the compiler's reminder is expected.
 #![cfg_attr(kshim_kernel_mode, allow(stable_features))]
@@ -89,6 +96,7 @@ pub mod catalog;
 pub mod const_init;
 pub mod container_of;
 pub mod error;
+pub mod io;
 #[doc = include_str!("features.md")]
 pub mod features {}
 pub mod jump_label;
