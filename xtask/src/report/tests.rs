@@ -2,9 +2,9 @@
 //! Tests of the report: its failures, summaries, tables and JSON.
 
 use super::*;
-use crate::expect::expected_status;
-use crate::json::{self, Value};
-use crate::plan::{Kind, Mode};
+use crate::features::expect::expected_status;
+use crate::run::plan::{Kind, Mode};
+use crate::util::json::{self, Value};
 
 fn toolchain(id: &str, release: &str, verdict: ToolchainVerdict) -> ToolchainEntry {
     ToolchainEntry {
@@ -297,7 +297,7 @@ fn tables_mark_differences_and_summaries_count() {
         .iter()
         .filter(|feature| stable_here(feature))
         .count();
-    let gated: Vec<&str> = crate::expect::enabled_in_kernel_mode(release)
+    let gated: Vec<&str> = crate::features::expect::enabled_in_kernel_mode(release)
         .into_iter()
         .filter(|feature| !stable_here(feature))
         .map(|feature| feature.name)
@@ -351,7 +351,7 @@ pub(crate) fn planned_builds(toolchains: &[ToolchainEntry]) -> Vec<BuildCell> {
         if matches!(toolchain.verdict, ToolchainVerdict::Missing(_)) {
             continue;
         }
-        let expected = crate::expect::expected_outcome(&toolchain.verdict);
+        let expected = crate::features::expect::expected_outcome(&toolchain.verdict);
         for target in std::iter::once("kernel").chain(examples.iter().copied()) {
             for &kind in cell_kinds(target) {
                 for mode in Mode::ALL {
