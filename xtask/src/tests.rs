@@ -8,6 +8,7 @@ mod audit_corpus;
 mod hardening;
 mod hostile;
 mod kernel;
+mod kernel_coverage;
 mod kernel_mode;
 mod merge;
 mod page;

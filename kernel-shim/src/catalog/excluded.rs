@@ -9,7 +9,7 @@ use super::Feature;
 
 /// A feature that a pinned kernel tree enables but the shim does not teach, and why.
 ///
-/// The xtask's coverage test (`xtask/src/kernel/rules/coverage.rs`) reads every pinned tree's
+/// The xtask's coverage test (`xtask/src/tests/kernel_coverage.rs`) reads every pinned tree's
 /// crate roots and allowed list, from the committed kernel report and from the trees where they
 /// are unpacked, and fails on a feature enabled under the cfgs Kbuild passes that is neither in
 /// [`FEATURES`](super::FEATURES) nor covered here.

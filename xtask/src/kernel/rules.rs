@@ -7,13 +7,13 @@
 //! `init/Kconfig` and every crate root ([`makefiles`]); [`predict`] compiles one probe per crate
 //! root with a given compiler ([`prediction`]).
 
-#[cfg(test)]
-mod coverage;
 mod makefiles;
 mod prediction;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
+#[cfg(test)]
+pub(crate) use prediction::enabled_features;
 pub use prediction::{predict, CratePrediction, Predicted, Prediction};
 
 use crate::catalog::Release;

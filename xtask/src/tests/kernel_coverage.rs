@@ -4,11 +4,11 @@
 //! (`-Zallow-features` in `scripts/Makefile.build`), read from the committed kernel report and
 //! from the trees themselves where they are unpacked.
 
-use super::tests::real_tree;
-use super::{prediction::enabled_features, read};
 use crate::catalog::{self, Release, EXCLUDED};
 use crate::docs::kernels::{read_trees, KERNEL_REPORT};
 use crate::kernel::report::json::KernelJson;
+use crate::kernel::rules::tests::real_tree;
+use crate::kernel::rules::{enabled_features, read};
 use std::collections::BTreeSet;
 
 /// Where a tree's allowed list is written, as the crate root of an allowed feature.
