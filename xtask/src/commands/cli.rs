@@ -309,7 +309,44 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
             parsed.append(&mut toolchains);
         }
     }
+    if let Some(refused) = toolchain_paths_that_name_nothing(&parsed) {
+        return Prepared::Refuse(refused);
+    }
     Prepared::Parse(parsed)
+}
+
+/// The first `--toolchain` path (a spec with a `/`, taken from the repository root as every
+/// command takes it) that names no executable file: bad input, said before anything runs. A
+/// file that runs and misbehaves is a compiler's answer, which the commands report.
+fn toolchain_paths_that_name_nothing(args: &[OsString]) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let values = args
+        .windows(2)
+        .filter(|pair| pair[0] == "--toolchain")
+        .map(|pair| pair[1].as_os_str())
+        .chain(
+            args.iter()
+                .filter_map(|arg| arg.to_str()?.strip_prefix("--toolchain="))
+                .map(std::ffi::OsStr::new),
+        );
+    for value in values {
+        let text = value.to_string_lossy();
+        if !text.contains('/') || text.starts_with("debian:") {
+            continue;
+        }
+        let metadata = std::fs::metadata(crate::project_root().join(value));
+        let why = match &metadata {
+            Err(_) => "no such file",
+            Ok(file) if !file.is_file() => "not a file",
+            Ok(file) if file.permissions().mode() & 0o111 == 0 => "not executable",
+            Ok(_) => continue,
+        };
+        return Some(format!(
+            "--toolchain {}: {why} (a path names a rustc executable or a wrapper script)",
+            output::escape(&text)
+        ));
+    }
+    None
 }
 
 /// What `--version` prints.
@@ -407,6 +444,35 @@ mod tests {
         );
         let far = explain_error("unexpected flag: `--zzzzzzz`", &args(&["matrix"]));
         assert!(!far.contains("did you mean"), "{far}");
+    }
+
+    #[test]
+    fn a_toolchain_path_that_names_no_executable_is_refused_at_once() {
+        let plain = std::env::temp_dir().join(format!("kshim-plain-{}", std::process::id()));
+        std::fs::write(&plain, "not a compiler\n").unwrap();
+        let plain_path = plain.to_string_lossy().into_owned();
+        for (path, why) in [
+            ("/nonexistent/rustc", "no such file"),
+            (plain_path.as_str(), "not executable"),
+            ("/usr/bin/", "not a file"),
+        ] {
+            assert_eq!(
+                prepare(args(&["matrix", "--toolchain", path])),
+                Prepared::Refuse(format!(
+                    "--toolchain {path}: {why} (a path names a rustc executable or a wrapper \
+                     script)"
+                ))
+            );
+        }
+        std::fs::remove_file(&plain).unwrap();
+        assert_eq!(
+            prepare(args(&["matrix", "--toolchain", "/bin/false"])),
+            Prepared::Parse(args(&["matrix", "--toolchain", "/bin/false"]))
+        );
+        assert!(matches!(
+            prepare(args(&["matrix", "+/nonexistent/rustc"])),
+            Prepared::Refuse(_)
+        ));
     }
 
     #[test]
