@@ -8,6 +8,7 @@
 mod catalog_lists;
 mod features;
 pub mod kernels;
+mod machine_paths;
 #[cfg(test)]
 mod not_recorded;
 pub mod page;
@@ -282,7 +283,10 @@ fn summary_region(report: &Report, date: &str) -> String {
             1 => "1 difference".to_string(),
             count => format!("{count} differences"),
         },
-        crate::util::output::markdown_block("text", &report.summary_lines().join("\n"))
+        crate::util::output::markdown_block(
+            "text",
+            &machine_paths::without_machine_paths(&report.summary_lines().join("\n"))
+        )
     )
 }
 
