@@ -30,6 +30,44 @@ use std::fmt::Write;
 /// Where the page is written, relative to the repository root.
 pub const PAGE: &str = "docs/compat.html";
 
+/// The page's picture for the README, taken by `cargo xtask docs --screenshot`.
+pub const SCREENSHOT: &str = "docs/compat.png";
+
+/// The keyword of the screenshot's PNG text chunk that holds [`digest`] of the page it shows.
+pub const SCREENSHOT_STAMP: &str = "kshim-page-digest";
+
+/// The digest a screenshot is stamped with: of the page's text, the same on every machine.
+pub fn digest(html: &str) -> String {
+    crate::util::hash::StableHasher::new()
+        .field(html)
+        .finish()
+        .to_string()
+}
+
+/// Why the committed screenshot does not show the page `html`, if it does not: it is stamped
+/// with another page's digest, or with none.
+pub fn stale_screenshot(root: &std::path::Path, html: &str) -> anyhow::Result<Option<String>> {
+    let path = root.join(SCREENSHOT);
+    let png = match std::fs::read(&path) {
+        Ok(png) => png,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => {
+            return Err(anyhow::Error::new(error).context(format!("reading {SCREENSHOT}")))
+        }
+    };
+    let stamp = crate::util::png::text(&png, SCREENSHOT_STAMP)
+        .map_err(|error| error.context(format!("reading {SCREENSHOT}")))?;
+    Ok(match stamp {
+        Some(stamp) if stamp == digest(html) => None,
+        Some(_) => Some(format!(
+            "{SCREENSHOT} was taken from another page than {PAGE}"
+        )),
+        None => Some(format!(
+            "{SCREENSHOT} does not say which page it was taken from"
+        )),
+    })
+}
+
 pub use crate::util::output::escape_html;
 
 /// The popups the page's cells open (`<a href="#p12">`), collected while the grids are written

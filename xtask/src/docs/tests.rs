@@ -442,3 +442,28 @@ fn the_recorded_reports_read_back_and_write_out_byte_for_byte() {
         );
     }
 }
+
+/// A screenshot says which page it shows: stamped with another page's digest it is stale; the
+/// committed one shows the committed page.
+#[test]
+fn a_screenshot_of_another_page_is_stale() {
+    let root = crate::tests::support::scratch_dir("screenshot-stamp");
+    std::fs::create_dir_all(root.join("docs")).unwrap();
+    let committed = crate::project_root();
+    let png = std::fs::read(committed.join(page::SCREENSHOT)).unwrap();
+    let stamped =
+        crate::util::png::with_text(&png, page::SCREENSHOT_STAMP, &page::digest("a")).unwrap();
+    std::fs::write(root.join(page::SCREENSHOT), &stamped).unwrap();
+    assert_eq!(page::stale_screenshot(&root, "a").unwrap(), None);
+    let stale = page::stale_screenshot(&root, "b").unwrap().unwrap();
+    assert_eq!(
+        stale,
+        "docs/compat.png was taken from another page than docs/compat.html"
+    );
+    let html = std::fs::read_to_string(committed.join(page::PAGE)).unwrap();
+    assert_eq!(
+        page::stale_screenshot(&committed, &html).unwrap(),
+        None,
+        "the committed screenshot is not of the committed page: `cargo xtask docs --screenshot`"
+    );
+}
