@@ -220,12 +220,18 @@ pub fn across_trees(trees: &[TreeData]) -> (Vec<&TreeData>, Vec<AcrossTrees>) {
     (read, features)
 }
 
-/// Per tree, where its `rust/kernel/lib.rs` asks for another list on a newer compiler: (tree,
-/// the last release probed before, the release, features it begins to ask for, features it
-/// stops asking for), in release order.
-pub fn changes_by_compiler(
-    trees: &[TreeData],
-) -> Vec<(String, String, String, Vec<String>, Vec<String>)> {
+/// Where a tree's `rust/kernel/lib.rs` asks for another list on a newer compiler: between the
+/// last release probed `before` and `release`, the features it `began` and `stopped` asking for.
+pub struct CompilerChange {
+    pub tree: String,
+    pub before: String,
+    pub release: String,
+    pub began: Vec<String>,
+    pub stopped: Vec<String>,
+}
+
+/// Every tree's [`CompilerChange`]s, in release order.
+pub fn changes_by_compiler(trees: &[TreeData]) -> Vec<CompilerChange> {
     let mut changes = Vec::new();
     for tree in trees.iter().filter(|tree| tree.error.is_none()) {
         let mut probed = tree.probed.clone();
@@ -244,17 +250,17 @@ pub fn changes_by_compiler(
                 (began, stopped)
             };
             if !began.is_empty() || !stopped.is_empty() {
-                changes.push((
-                    tree.id.clone(),
-                    pair[0].clone(),
-                    pair[1].clone(),
+                changes.push(CompilerChange {
+                    tree: tree.id.clone(),
+                    before: pair[0].clone(),
+                    release: pair[1].clone(),
                     began,
                     stopped,
-                ));
+                });
             }
         }
     }
-    changes.sort_by_key(|change| release_key(&change.2));
+    changes.sort_by_key(|change| release_key(&change.release));
     changes
 }
 
@@ -266,19 +272,17 @@ fn across_trees_section(page: &mut String, trees: &[TreeData]) {
     }
     let _ = write!(
         page,
-        "## Each feature, tree by tree
-
-         Where each tree asks for a feature: `rust/kernel` when its `{KERNEL_CRATE}` enables it          (on the compilers probed from the one named, where not on all), drivers when its          `rust_allowed_features` lets them.
-
-| Feature |"
+        "## Each feature, tree by tree\n\n\
+         Where each tree asks for a feature: `rust/kernel` when its `{KERNEL_CRATE}` enables it \
+         (on the compilers probed from the one named, where not on all), drivers when its \
+         `rust_allowed_features` lets them.\n\n| Feature |"
     );
     for tree in &read {
         let _ = write!(page, " {} |", escape_markdown(&tree.id));
     }
     let _ = writeln!(
         page,
-        " Trees | In the shim |
-|---|{}---|---|",
+        " Trees | In the shim |\n|---|{}---|---|",
         "---|".repeat(read.len())
     );
     for feature in &features {
@@ -297,9 +301,18 @@ fn across_trees_section(page: &mut String, trees: &[TreeData]) {
     let changes = changes_by_compiler(trees);
     if !changes.is_empty() {
         page.push_str(
-            "On a newer compiler, a tree's `rust/kernel` asks for another list where its              `cfg_attr`s follow the compiler (`init/Kconfig`'s `RUSTC_HAS_*`); between the              compilers probed:\n\n",
+            "On a newer compiler, a tree's `rust/kernel` asks for another list where its \
+             `cfg_attr`s follow the compiler (`init/Kconfig`'s `RUSTC_HAS_*`); between the \
+             compilers probed:\n\n",
         );
-        for (tree, before, release, began, stopped) in &changes {
+        for CompilerChange {
+            tree,
+            before,
+            release,
+            began,
+            stopped,
+        } in &changes
+        {
             let _ = writeln!(
                 page,
                 "- {}: by {} (not on {}), begins {}, stops {}.",

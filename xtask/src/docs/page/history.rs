@@ -6,7 +6,9 @@
 
 use super::{escape_html, feature_link};
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
-use crate::docs::kernels::{across_trees, changes_by_compiler, release_key, TreeData};
+use crate::docs::kernels::{
+    across_trees, changes_by_compiler, release_key, CompilerChange, TreeData,
+};
 use std::fmt::Write;
 
 fn code_list(names: &[String]) -> String {
@@ -102,7 +104,14 @@ pub(super) fn by_release_section(trees: &[TreeData]) -> String {
             );
         }
     }
-    for (tree, before, release, began, stopped) in changes_by_compiler(trees) {
+    for CompilerChange {
+        tree,
+        before,
+        release,
+        began,
+        stopped,
+    } in changes_by_compiler(trees)
+    {
         let Some(at) = release_key(&release).1 else {
             continue;
         };
