@@ -87,6 +87,23 @@ fn report_cells(report: &Value) -> BTreeMap<String, (String, bool)> {
             }
         }
     }
+    // A catalog feature the report was recorded without shows "not recorded" on every column.
+    let recorded: BTreeSet<&str> = report["features"]
+        .as_array()
+        .expect("features")
+        .iter()
+        .map(|feature| text(feature, "name"))
+        .collect();
+    for feature in crate::catalog::FEATURES {
+        if !recorded.contains(feature.name) {
+            for id in &shown {
+                cells.insert(
+                    format!("feature/{}/{id}", feature.name),
+                    ("st-not-recorded".to_string(), false),
+                );
+            }
+        }
+    }
     for build in report["builds"].as_array().expect("builds") {
         cells.insert(
             format!(
