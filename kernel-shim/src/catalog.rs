@@ -257,6 +257,18 @@ pub const HAS_FILE_AS_C_STR: DerivedCfg = DerivedCfg {
 /// whether or not a feature's [`Feature::cfg`] is one of them.
 pub const KCONFIG_CFGS: &[DerivedCfg] = &[HAS_COERCE_POINTEE, HAS_FILE_WITH_NUL, HAS_FILE_AS_C_STR];
 
+/// Set from the first release that knows `unsigned_is_multiple_of` (1.82.0): the shim's minimum
+/// is older than the kernel's 1.85.0, so kernel mode enables it only where the name exists.
+pub const HAS_UNSIGNED_IS_MULTIPLE_OF: DerivedCfg = DerivedCfg {
+    name: "kshim_has_unsigned_is_multiple_of",
+    from: RUST_1_82,
+};
+
+/// The cfgs that say a compiler knows a feature, where that is later than [`MINIMUM_RELEASE`]
+/// and the feature's own `cfg` is its stabilization; each is its feature's `known_since`, which
+/// a test checks.
+pub const KNOWN_CFGS: &[DerivedCfg] = &[HAS_UNSIGNED_IS_MULTIPLE_OF];
+
 const KERNEL_MODE_WITH_COERCE_POINTEE: &str =
     "all(kshim_kernel_mode, CONFIG_RUSTC_HAS_COERCE_POINTEE)";
 const KERNEL_MODE_WITHOUT_COERCE_POINTEE: &str =
@@ -503,6 +515,40 @@ pub const FEATURES: &[Feature] = &[
         example: "rust_cfi_encoding",
         shim_item: "bindings::lru_status",
     },
+    // 7.2 and 7.3 enable it in `rust/kernel/lib.rs` and `rust_allowed_features` (6.12 in
+    // neither): `Bounded::<u32, _>` in `rust/kernel/bitfield.rs`, `.shr::<SHIFT, _>()` in
+    // nova-core. 1.63.0 already knows the name; E0658 ("using `_` for array lengths is
+    // unstable") names #85077 on 1.63.0 to 1.85.1.
+    Feature {
+        name: "generic_arg_infer",
+        stable_since: Some(RUST_1_89),
+        known_since: None,
+        tracking_issue: Some(85077),
+        kernel_use: KernelUse::Both,
+        gate: KERNEL_MODE_CFG,
+        cfg: stable_cfg("kshim_stable_generic_arg_infer", RUST_1_89),
+        summary: "`_` for a const generic argument, inferred like a type: `addr.shr::<32, _>()` takes its width from the destination",
+        replacement: "write the constant out, `shr::<32, 20>()`: the same code, the width written twice",
+        example: "rust_generic_arg_infer",
+        shim_item: "num::Bounded",
+    },
+    // 7.3 enables it in `rust/kernel/lib.rs` (7.2 does not) for one call, `io::Region`'s
+    // `!size.is_multiple_of(4)`. 1.78.0 says E0635, 1.85.0 knows it; it first exists in 1.82.0
+    // (rust-lang/rust #128103, approved 2024-07-28, after 1.81's branch). E0658 names #128101
+    // on 1.85.0 and 1.85.1.
+    Feature {
+        name: "unsigned_is_multiple_of",
+        stable_since: Some(RUST_1_87),
+        known_since: Some(RUST_1_82),
+        tracking_issue: Some(128101),
+        kernel_use: KernelUse::KernelCrate,
+        gate: "all(kshim_kernel_mode, kshim_has_unsigned_is_multiple_of)",
+        cfg: stable_cfg("kshim_stable_unsigned_is_multiple_of", RUST_1_87),
+        summary: "`n.is_multiple_of(m)` on unsigned integers: `n % m == 0`, said as meant, and `n == 0` for `m == 0` where `%` panics",
+        replacement: "`n % m == 0`: the same code for a constant non-zero `m`; a zero `m` panics",
+        example: "rust_unsigned_is_multiple_of",
+        shim_item: "io::Region",
+    },
 ];
 
 /// Looks a feature up by its `#![feature(...)]` name.
@@ -528,6 +574,7 @@ pub fn all_cfg_names() -> impl Iterator<Item = &'static str> {
     core::iter::once(KERNEL_MODE_CFG)
         .chain(derived)
         .chain(kconfig)
+        .chain(KNOWN_CFGS.iter().map(|cfg| cfg.name))
         .chain(core::iter::once(ARCH_CFG))
 }
 
@@ -540,6 +587,7 @@ pub fn derived_cfgs(release: Release, kernel_mode: bool) -> impl Iterator<Item =
             .iter()
             .filter_map(|feature| feature.cfg)
             .chain(KCONFIG_CFGS.iter().copied())
+            .chain(KNOWN_CFGS.iter().copied())
             .any(|cfg| cfg.name == *name && cfg.holds_for(release))
     });
     mode.into_iter().chain(derived)
@@ -555,11 +603,12 @@ pub fn allowed_features() -> impl Iterator<Item = &'static str> {
 }
 
 /// `rust_allowed_features` as the seed's `scripts/Makefile.build` writes it, then what the
-/// pinned trees' lists add (6.1's `core_ffi_c`, 6.12's `used_with_arg`): the list Kbuild passes
-/// to every driver as `-Zallow-features` and `-Zcrate-attr='feature(...)'`; the same features
-/// as [`allowed_features`], in the kernel's order.
+/// pinned trees' lists add (6.1's `core_ffi_c`, 6.12's `used_with_arg`, 7.2's
+/// `generic_arg_infer`): the list Kbuild passes to every driver as `-Zallow-features` and
+/// `-Zcrate-attr='feature(...)'`; the same features as [`allowed_features`], in the kernel's
+/// order.
 pub const RUST_ALLOWED_FEATURES: &str =
-    "asm_const,asm_goto,arbitrary_self_types,lint_reasons,raw_ref_op,core_ffi_c,used_with_arg";
+    "asm_const,asm_goto,arbitrary_self_types,lint_reasons,raw_ref_op,core_ffi_c,used_with_arg,generic_arg_infer";
 
 /// The lints Kbuild's `rust_common_flags` (the top-level `Makefile`, 6.12 and 7.3) allow for
 /// every crate, since Kbuild turns the allowed features on for each driver whether it uses them
@@ -586,6 +635,11 @@ pub fn kbuild_driver_flags(list: &str, mut flag: impl FnMut(core::fmt::Arguments
 /// `xtask/programs/kbuild/inside_allow_list.rs`: rustup's 1.95.0 says E0636, Debian's 1.96.0 and a
 /// 1.97.0 nightly the lint.
 pub const DUPLICATE_FEATURES_LINT_SINCE: Release = Release::new(1, 96, 0);
+
+// Its own file, beside this one, for every reader of this file.
+#[path = "catalog/excluded.rs"]
+pub mod excluded;
+pub use excluded::{check_lists, EXCLUDED};
 
 // Unit tests, not doctests: this file is also compiled into the xtask, where doctests naming
 // the `kernel` crate could not run.
@@ -628,8 +682,8 @@ mod tests {
             .count();
         assert_eq!(
             count,
-            1 + stable_cfgs + KCONFIG_CFGS.len() + 1,
-            "kernel mode, one per stable feature, the kernel's own, the architecture's"
+            1 + stable_cfgs + KCONFIG_CFGS.len() + KNOWN_CFGS.len() + 1,
+            "kernel mode, one per stable feature, the kernel's own, the known cfgs, the architecture's"
         );
         assert_eq!(all_cfg_names().last(), Some(ARCH_CFG));
         assert_eq!(arch_cfg("riscv64"), Some(ARCH_CFG));
@@ -703,5 +757,20 @@ mod tests {
                 "-Aunused_features"
             ]
         );
+    }
+
+    #[test]
+    fn each_known_cfg_is_its_features_known_since() {
+        for cfg in KNOWN_CFGS {
+            let feature = FEATURES
+                .iter()
+                .find(|feature| feature.gate.contains(cfg.name))
+                .unwrap_or_else(|| panic!("no catalog gate names `{}`", cfg.name));
+            assert_eq!(feature.known_since, Some(cfg.from), "{}", feature.name);
+        }
+        let before: Vec<_> = derived_cfgs(Release::new(1, 81, 0), true).collect();
+        let after: Vec<_> = derived_cfgs(Release::new(1, 82, 0), true).collect();
+        assert!(!before.contains(&HAS_UNSIGNED_IS_MULTIPLE_OF.name));
+        assert!(after.contains(&HAS_UNSIGNED_IS_MULTIPLE_OF.name));
     }
 }

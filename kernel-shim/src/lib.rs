@@ -89,6 +89,17 @@
 // the bindings' `#[cfi_encoding]` (Linux 7.2 on), which the shim's `bindings` module has.
 #![cfg_attr(kshim_kernel_mode, feature(cfi_encoding))]
 //
+// Stable since Rust 1.89.0. From Linux 7.2, and in `rust_allowed_features` too: drivers write
+// `_` for `Bounded` widths.
+#![cfg_attr(kshim_kernel_mode, feature(generic_arg_infer))]
+//
+// Stable since Rust 1.87.0. Before Rust 1.82.0 it did not exist; the kernel's minimum (1.85.0)
+// needs no condition, the shim's does. From Linux 7.3.
+#![cfg_attr(
+    all(kshim_kernel_mode, kshim_has_unsigned_is_multiple_of),
+    feature(unsigned_is_multiple_of)
+)]
+//
 // As in the kernel, a feature that has become stable keeps its attribute until the minimum
 // Rust version passes it; the compiler's reminder is expected.
 #![cfg_attr(kshim_kernel_mode, allow(stable_features))]
@@ -105,10 +116,12 @@ pub mod const_init;
 pub mod container_of;
 pub mod error;
 pub mod ffi;
+pub mod io;
 #[doc = include_str!("features.md")]
 pub mod features {}
 pub mod jump_label;
 pub mod module;
+pub mod num;
 pub mod prelude;
 pub mod print;
 pub mod sync;

@@ -9,6 +9,7 @@ mod audit_corpus;
 mod hardening;
 mod hostile;
 mod kcfi;
+mod kernel_coverage;
 mod kernel_mode;
 mod modinfo;
 mod page;
