@@ -7,7 +7,7 @@
 use super::{escape_html, feature_link};
 use crate::docs::kernels::TreeData;
 use crate::features::expect::{Outcome, ToolchainVerdict};
-use crate::report::{Report, ToolchainEntry};
+use crate::report::{Observed, Report, ToolchainEntry};
 use crate::run::plan::{Kind, Mode};
 use std::fmt::Write;
 
@@ -167,6 +167,25 @@ pub(super) fn verdict_table(
         );
     }
     html.push_str("</tbody></table></div>");
+    // A feature added after the run has no cell to count: say so rather than leave it out.
+    let not_recorded: Vec<String> = crate::catalog::FEATURES
+        .iter()
+        .zip(&report.features)
+        .filter(|(_, cells)| {
+            cells
+                .iter()
+                .all(|cell| cell.observed == Observed::NotRecorded)
+        })
+        .map(|(feature, _)| feature_link(feature.name))
+        .collect();
+    if !not_recorded.is_empty() {
+        let _ = write!(
+            html,
+            "<p class=\"muted\">Not recorded in this run, so in no list above: {} (the catalog \
+             gained them after the report was made).</p>",
+            not_recorded.join(", ")
+        );
+    }
     if !missing.is_empty() {
         let names: Vec<String> = missing
             .iter()
