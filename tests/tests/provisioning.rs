@@ -94,7 +94,7 @@ fn a_lock_held_only_by_what_a_dead_run_left_is_reclaimed() {
     let _orphan = hold_lock(&lock);
     std::fs::write(&lock, format!("{dead_pid}\n")).unwrap();
     xtask(&["matrix", "--root", path_str(&tree)])
-        .args(["--toolchain", "/nonexistent/rustc"])
+        .args(["--toolchain", "/bin/false"])
         .run_within(Duration::from_secs(60))
         .stderr_has(&format!("(pid {dead_pid}) is dead"))
         .stderr_has("sleep")
