@@ -314,7 +314,7 @@ pub fn is_running(pid: u32) -> bool {
     // `/proc/PID/stat`: `PID (NAME) STATE ...`, NAME may hold spaces and parentheses.
     let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
-        .and_then(|stat| Some(stat.rsplit_once(") ")?.1.chars().next()?));
+        .and_then(|stat| stat.rsplit_once(") ")?.1.chars().next());
     exists && !matches!(state, Some('Z' | 'X'))
 }
 
