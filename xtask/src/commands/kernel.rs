@@ -396,7 +396,11 @@ fn run(
                     "{} in {:.0} s: {}",
                     built.real.word(),
                     pair_started.elapsed().as_secs_f64(),
-                    built.first_error.as_deref().unwrap_or(&built.reason)
+                    build::why(
+                        built.real.word(),
+                        &built.reason,
+                        built.first_error.as_deref()
+                    )
                 ));
                 if !out.is_spoiled() {
                     opened = Some(out);

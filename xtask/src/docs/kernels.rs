@@ -5,6 +5,7 @@
 //! committed JSON of a `cargo xtask kernel` run ([`KERNEL_REPORT`]), read as data.
 
 use crate::catalog::{self, Release};
+use crate::kernel::build::why;
 use crate::kernel::report::json::KernelJson;
 use crate::util::output::{escape_markdown, markdown_code};
 use std::fmt::Write;
@@ -59,10 +60,7 @@ pub(crate) fn read_trees(report: &KernelJson) -> Vec<TreeData> {
         };
         for cell in report.cells.iter().filter(|cell| cell.tree == data.id) {
             let release = cell.rustc.clone().unwrap_or_else(|| cell.toolchain.clone());
-            let reason = cell
-                .first_error
-                .clone()
-                .unwrap_or_else(|| cell.reason.clone());
+            let reason = why(&cell.real, &cell.reason, cell.first_error.as_deref());
             if cell.is_finding() {
                 let predicted = cell.predicted.clone().unwrap_or_else(|| "?".into());
                 data.findings.push((

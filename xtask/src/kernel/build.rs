@@ -47,6 +47,16 @@ impl Real {
     }
 }
 
+/// Why a pair ended as it did, in one line: the first error of a build that ran, and for a pair
+/// not run, why not (a `make` killed after `--timeout`, and which one) before what it said last.
+pub(crate) fn why(real: &str, reason: &str, first_error: Option<&str>) -> String {
+    match first_error {
+        Some(error) if real == Real::NotRun.word() => format!("{reason}: {error}"),
+        Some(error) => error.to_owned(),
+        None => reason.to_owned(),
+    }
+}
+
 /// What building one pair found; its JSON, without `cacheable` and `steps`, is a cached result.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Built {

@@ -4,7 +4,7 @@
 
 pub(crate) mod json;
 
-use super::build::{Built, Real};
+use super::build::{why, Built, Real};
 use crate::kernel::report::json::{CellJson, CrateJson, KernelJson, StepJson, TreeJson};
 use crate::kernel::rules::{Predicted, Prediction};
 use crate::util::output::{escape, escape_markdown, pad};
@@ -108,10 +108,7 @@ impl Report {
                 let minimum = cell
                     .minimum_met
                     .map_or("?", |met| if met { "yes" } else { "no" });
-                let mut why = cell
-                    .first_error
-                    .clone()
-                    .unwrap_or_else(|| cell.reason.clone());
+                let mut why = why(&cell.real, &cell.reason, cell.first_error.as_deref());
                 if cell.cached {
                     why = format!("(cached) {why}");
                 }
