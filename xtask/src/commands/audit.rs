@@ -9,6 +9,7 @@ pub mod compile;
 pub mod input;
 pub mod probing;
 pub mod render;
+pub mod rustc_args;
 pub mod summary;
 
 use crate::catalog::Release;

@@ -3,6 +3,7 @@
 //! deadline. What they share is here: the run, generated pins and reports, tiny trees, and a
 //! lock held by another process.
 
+mod audit;
 mod cache;
 mod inputs;
 mod mounts;
