@@ -104,7 +104,7 @@ impl Column {
 pub struct AuditReport {
     pub input: Input,
     pub decider: Decider,
-    /// The toolchains, in discovery order.
+    /// The toolchains, in release order as every table's columns.
     pub columns: Vec<Column>,
     pub min_rust: Option<Release>,
     pub cross: CrossSummary,
@@ -112,13 +112,19 @@ pub struct AuditReport {
 }
 
 impl AuditReport {
-    /// Sums up columns that have been probed.
+    /// Sums up columns that have been probed, put in release order.
     pub fn new(
         input: Input,
         decider: Decider,
         columns: Vec<Column>,
         min_rust: Option<Release>,
     ) -> Self {
+        let entries: Vec<ToolchainEntry> = columns.iter().map(|c| c.entry.clone()).collect();
+        let mut columns: Vec<Option<Column>> = columns.into_iter().map(Some).collect();
+        let columns: Vec<Column> = crate::report::release_order(&entries)
+            .into_iter()
+            .filter_map(|index| columns[index].take())
+            .collect();
         let answers: Vec<Answer> = columns.iter().filter_map(Column::answer).cloned().collect();
         let cross = summary::cross_summary(&input, &decider, &answers);
         let lint = match min_rust {

@@ -317,11 +317,14 @@ pub struct CrossSummary {
     pub stable_from_if_conditions_hold: Option<Release>,
     /// The undecided conditions that make the two differ, as written.
     pub depends_on: Vec<String>,
-    /// The features that keep `stable_from` from existing: no compiler calls them stable, the
-    /// newest does not reject them, and their lines stay active on newer releases.
-    pub never_stable: Vec<String>,
+    /// The features that keep `stable_from` from existing: the newest compiler probed still
+    /// calls them gated and their lines are active there. Nothing is said of later releases: a
+    /// compiler not probed may have made them stable.
+    pub gated_on_newest: Vec<String>,
     /// The same for lines under undecided conditions.
-    pub never_stable_if: Vec<String>,
+    pub gated_on_newest_if: Vec<String>,
+    /// The newest release probed, which the two lists speak of.
+    pub newest: Option<Release>,
     /// Active features the newest compiler rejects (unknown or removed): build errors, not
     /// features that wait for stabilization.
     pub rejected_by_newest: Vec<(String, Status)>,
@@ -384,24 +387,20 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
             &mut depends_on,
         );
     }
-    // Judged at the newest release any compiler or condition speaks of.
-    let newest_release = candidates
-        .iter()
-        .copied()
-        .chain(answers.iter().map(|answer| answer.release))
-        .max();
-    let mut never_stable = Vec::new();
-    let mut never_stable_if = Vec::new();
-    if let Some(at) = newest_release {
+    // Judged at the newest release probed: what a later one says, no compiler here knows.
+    let newest = by_release.last().map(|answer| answer.release);
+    let mut gated_on_newest = Vec::new();
+    let mut gated_on_newest_if = Vec::new();
+    if let Some(at) = newest {
         for name in input.names() {
             if since_of(name).is_some() || rejected(name) {
                 continue;
             }
             let lines = input.lines_of(name);
             match decider.name_active_on(&lines, at) {
-                Some(true) if stable_from.is_none() => never_stable.push(name.to_string()),
+                Some(true) if stable_from.is_none() => gated_on_newest.push(name.to_string()),
                 None if stable_from_if_conditions_hold.is_none() => {
-                    never_stable_if.push(name.to_string())
+                    gated_on_newest_if.push(name.to_string())
                 }
                 _ => {}
             }
@@ -423,8 +422,9 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
         stable_from,
         stable_from_if_conditions_hold,
         depends_on,
-        never_stable,
-        never_stable_if,
+        gated_on_newest,
+        gated_on_newest_if,
+        newest,
         rejected_by_newest,
         known_from,
         last_unknowing,
