@@ -156,7 +156,12 @@ fn min_rust_makes_it_a_lint_that_fails() {
 fn json_has_the_documented_shape() {
     let report = sample(Some("1.85.0"));
     let value = crate::util::json::parse(&json::to_pretty(&report.to_json())).unwrap();
-    assert_eq!(value.get("schema").and_then(Value::as_u64), Some(1));
+    assert_eq!(value.get("schema").and_then(Value::as_u64), Some(2));
+    assert_eq!(
+        value.get("gated_on_newest"),
+        Some(&serde_json::json!(["asm_goto", "arbitrary_self_types"]))
+    );
+    assert_eq!(value.get("newest").and_then(Value::as_str), Some("1.85.0"));
     assert_eq!(value.get("path"), Some(&Value::Null));
     assert_eq!(
         value.get("verdict").and_then(Value::as_str),
@@ -164,7 +169,7 @@ fn json_has_the_documented_shape() {
     );
     let toolchains = value.get("toolchains").and_then(Value::as_array).unwrap();
     assert_eq!(toolchains.len(), 4);
-    let asm_goto = toolchains[0]
+    let asm_goto = toolchains[2]
         .get("features")
         .and_then(|features| features.get("asm_goto"))
         .unwrap();
@@ -174,14 +179,14 @@ fn json_has_the_documented_shape() {
     );
     assert_eq!(asm_goto.get("active").and_then(Value::as_bool), Some(true));
     assert_eq!(
-        toolchains[0]
+        toolchains[2]
             .get("needs_bootstrap")
             .and_then(Value::as_array)
             .map(Vec::len),
         Some(2)
     );
     assert_eq!(
-        toolchains[2].get("verdict").and_then(Value::as_str),
+        toolchains[1].get("verdict").and_then(Value::as_str),
         Some("missing")
     );
     assert_eq!(
@@ -243,4 +248,19 @@ fn a_cfg_no_kconfig_defines_is_explained_where_a_condition_names_it() {
         None,
     );
     assert!(!plain.human(false).contains("never on"));
+}
+
+#[test]
+fn findings_come_first_and_the_legend_only_with_its_markers() {
+    let report = sample(Some("1.85.0"));
+    for text in [report.human(false), report.markdown()] {
+        let finding = text.find("removable: ").expect("a removable line");
+        let table = text.find("line:col").expect("the table's header");
+        assert!(finding < table, "{text}");
+        // No line of the sample has a condition: nothing in the table needs the legend.
+        assert!(
+            !text.contains("`(off)`") && !text.contains("`(?)`"),
+            "{text}"
+        );
+    }
 }
