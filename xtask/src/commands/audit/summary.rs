@@ -280,7 +280,8 @@ pub fn summarize(input: &Input, decider: &Decider, answer: &Answer) -> Toolchain
                 let active = decider.active_on(Some(condition), answer.release);
                 active.is_none().then(|| format!("`{condition}`"))
             });
-            (name.to_string(), undecided.collect())
+            // Each once: two lines under one condition make it no more likely.
+            (name.to_string(), crate::distinct(undecided))
         };
         match (status, activity) {
             (Some(Status::Stable(_)), Some(true)) => summary.stable += 1,
