@@ -5,7 +5,6 @@
 //! and reports, tiny trees. The hostile inputs a user can make are tested through the binary in
 //! the top-level `tests/` crate.
 
-mod audit;
 mod cache;
 mod inputs;
 mod reports;

@@ -2,19 +2,17 @@
 //! Hostile input to `audit`: another target's `cfg_attr` branch taken for dead, rustc flags that
 //! compile nothing or write outside the scratch directory, an argument file that is a FIFO, and
 //! a feature enabled twice only under a cfg the audit cannot decide.
-//!
-//! Each runs the real `xtask` binary on the compiler running these tests, under a deadline.
 
-use super::*;
-use crate::tests::support::{current_rustc, scratch_dir};
+use crate::support::*;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// `audit ARGS` on the compiler running these tests.
-fn audit(args: &[&str]) -> Finished {
-    let rustc = current_rustc();
-    let mut all = vec!["audit", "--toolchain", path_str(&rustc)];
-    all.extend_from_slice(args);
-    xtask_within(Duration::from_secs(120), &all, &[])
+fn audit(args: &[&str]) -> Run {
+    xtask(&["audit", "--toolchain"])
+        .arg(current_rustc())
+        .args(args)
+        .run_within(Duration::from_secs(120))
 }
 
 /// A crate root that needs `never_type`: its one use is at 2:18.
@@ -46,27 +44,15 @@ fn another_targets_branch_is_not_dead() {
          #![cfg_attr(not(unix), feature(never_type))]\npub fn f() {}\n",
     )
     .unwrap();
-    let finished = audit(&[path_str(&root), "--min-rust", "1.85"]);
-    assert!(
-        finished.stdout.contains("gated (other target)"),
-        "{}",
-        finished.stdout
-    );
+    let run = audit(&[path_str(&root), "--min-rust", "1.85"]);
     // A branch false on every target stays dead.
-    assert!(
-        finished.stdout.contains(
-            "dead: cfg_attr branch for feature(never_type): `all(not(unix), \
-             not(version(\"1.0.0\")))` is false on every compiler from 1.85.0 on"
-        ),
-        "{}",
-        finished.stdout
+    run.stdout_has("gated (other target)").stdout_has(
+        "dead: cfg_attr branch for feature(never_type): `all(not(unix), \
+         not(version(\"1.0.0\")))` is false on every compiler from 1.85.0 on",
     );
     for condition in ["target_os = \"windows\"", "not(unix)"] {
-        assert!(
-            !finished.stdout.contains(&format!("`{condition}` is false")),
-            "{condition} called dead:\n{}",
-            finished.stdout
-        );
+        let said = run.stdout.contains(&format!("`{condition}` is false"));
+        run.check(!said, &format!("{condition} called dead"));
     }
 }
 
@@ -83,20 +69,10 @@ fn flags_that_compile_nothing_are_left_out() {
             flag.to_string(),
         ];
         let file = argument_file(&directory, &args, &root);
-        let finished = audit(&[path_str(&root), "--usage", "--rustc-args", path_str(&file)]);
-        assert!(
-            finished.stdout.contains("lib.rs:2:18") && !finished.stdout.contains("unused:"),
-            "{flag}:\n{}{}",
-            finished.stdout,
-            finished.stderr
-        );
-        assert!(
-            finished
-                .stderr
-                .contains(&format!("left out `{flag}` (not on the list")),
-            "{}",
-            finished.stderr
-        );
+        let run = audit(&[path_str(&root), "--usage", "--rustc-args", path_str(&file)]);
+        run.stdout_has("lib.rs:2:18")
+            .check(!run.stdout.contains("unused:"), "called unused")
+            .stderr_has(&format!("left out `{flag}` (not on the list"));
     }
 }
 
@@ -119,32 +95,22 @@ fn flags_that_write_files_are_left_out_and_named() {
         format!("--print=crate-name={}", at("name")),
     ];
     let file = argument_file(&directory, &args, &root);
-    let finished = audit(&[path_str(&root), "--usage", "--rustc-args", path_str(&file)]);
+    let run = audit(&[path_str(&root), "--usage", "--rustc-args", path_str(&file)]);
     let written: Vec<PathBuf> = outside
         .read_dir()
         .unwrap()
         .map(|entry| entry.unwrap().path())
         .collect();
-    assert!(written.is_empty(), "written outside: {written:?}");
+    run.check(written.is_empty(), &format!("written outside: {written:?}"));
     for named in [
         args[2].clone(),
         args[3].clone(),
         format!("-Z dump-mir-dir={}", at("mir")),
         args[6].clone(),
     ] {
-        assert!(
-            finished
-                .stderr
-                .contains(&format!("`{named}` (not on the list")),
-            "{named} not named:\n{}",
-            finished.stderr
-        );
+        run.stderr_has(&format!("`{named}` (not on the list"));
     }
-    assert!(
-        finished.stdout.contains("lib.rs:2:18"),
-        "{}",
-        finished.stdout
-    );
+    run.stdout_has("lib.rs:2:18");
 }
 
 /// Before: an argument file that is a FIFO blocked the audit forever.
@@ -154,12 +120,12 @@ fn an_argument_file_or_a_root_in_it_that_is_a_fifo_is_refused() {
     let root = never_type_root(&directory);
     let fifo = directory.join("fifo");
     make_fifo(&fifo);
-    let finished = audit(&[path_str(&root), "--usage", "--rustc-args", path_str(&fifo)]);
-    assert_refused(&finished, "it is a FIFO, not a regular file");
+    audit(&[path_str(&root), "--usage", "--rustc-args", path_str(&fifo)])
+        .refused("it is a FIFO, not a regular file");
     // A FIFO named inside it, as the crate root rustc would read.
     let file = argument_file(&directory, &["--crate-type=lib".to_string()], &fifo);
-    let finished = audit(&[path_str(&root), "--usage", "--rustc-args", path_str(&file)]);
-    assert_refused(&finished, "it is a FIFO, not a regular file");
+    audit(&[path_str(&root), "--usage", "--rustc-args", path_str(&file)])
+        .refused("it is a FIFO, not a regular file");
 }
 
 /// Before: "--min-rust 1.85.0: nothing to remove, no dead cfg_attr branch, no build error.",
@@ -192,20 +158,15 @@ fn a_feature_enabled_twice_under_docsrs_is_a_build_error() {
         said.contains("the feature `doc_cfg` has already been enabled"),
         "{said}"
     );
-    let finished = audit(&[path_str(&root), "--min-rust", "1.85"]);
-    assert_eq!(finished.status.code(), Some(1), "{}", finished.stdout);
-    assert!(
-        finished.stdout.contains(
-            "error: feature(doc_cfg): enabled twice when `docsrs` holds (first at line 1, \
-             column 29)"
-        ),
-        "{}",
-        finished.stdout
-    );
+    let run = audit(&[path_str(&root), "--min-rust", "1.85"]);
     // The second line, under `not(docsrs)`, never holds with either of the others.
-    assert!(
-        !finished.stdout.contains("first at line 2"),
-        "{}",
-        finished.stdout
-    );
+    run.code(1)
+        .stdout_has(
+            "error: feature(doc_cfg): enabled twice when `docsrs` holds (first at line 1, \
+             column 29)",
+        )
+        .check(
+            !run.stdout.contains("first at line 2"),
+            "paired with not(docsrs)",
+        );
 }
