@@ -308,3 +308,34 @@ fn derived_kconfig_version_and_target_leaves_are_decided() {
     assert!(decider.is_dead_from(Some(&old), release("1.84.0")));
     assert!(!decider.is_dead_from(Some(&parse("docsrs")), release("1.84.0")));
 }
+
+#[test]
+fn two_conditions_hold_together_when_some_value_of_the_undecided_cfgs_makes_both_true() {
+    let input = kernel_block();
+    let decider = decider(&input);
+    let parse = |text: &str| Predicate::parse(text).unwrap();
+    let at = release("1.95.0");
+    let (docsrs, not_docsrs) = (parse("docsrs"), parse("not(docsrs)"));
+    assert_eq!(decider.hold_together(None, None, at), Some(true));
+    assert_eq!(
+        decider.hold_together(Some(&docsrs), Some(&docsrs), at),
+        None
+    );
+    assert_eq!(decider.hold_together(None, Some(&docsrs), at), None);
+    assert_eq!(
+        decider.hold_together(Some(&docsrs), Some(&not_docsrs), at),
+        Some(false)
+    );
+    // A decided leaf still counts: the pointee threshold is passed on 1.95.0.
+    let off = parse("all(docsrs, not(CONFIG_RUSTC_HAS_COERCE_POINTEE))");
+    assert_eq!(
+        decider.hold_together(Some(&docsrs), Some(&off), at),
+        Some(false)
+    );
+    let pair = parse("any(feature = \"a\", docsrs)");
+    let other = parse("all(not(feature = \"a\"), not(docsrs))");
+    assert_eq!(
+        decider.hold_together(Some(&pair), Some(&other), at),
+        Some(false)
+    );
+}
