@@ -135,8 +135,9 @@ fn text_from_the_report_is_escaped_or_refused() {
     );
 }
 
-const GENERATED: [&str; 7] = [
+const GENERATED: [&str; 8] = [
     "README.md",
+    super::audit_sample::AUDIT_PAGE,
     "docs/features.md",
     MATRIX_PAGE,
     "kernel-shim/src/features.md",
@@ -165,6 +166,9 @@ fn scratch_root(name: &str) -> PathBuf {
     if report.is_file() {
         fs::copy(report, root.join(super::kernels::KERNEL_REPORT)).unwrap();
     }
+    // The audit's page from the recorded audit.
+    let audit = super::audit_sample::AUDIT_REPORT;
+    fs::copy(project_root().join(audit), root.join(audit)).unwrap();
     root
 }
 

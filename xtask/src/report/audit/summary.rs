@@ -26,6 +26,18 @@ const FIRST_WITH_CFG_VERSION: Release = Release::new(1, 45, 0);
 /// `("unix", None)`.
 pub type TargetCfgs = Vec<(String, Option<String>)>;
 
+/// Reads `rustc --print cfg`: one `name` or `key="value"` per line.
+pub fn read_print_cfg(text: &str) -> TargetCfgs {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .map(|line| match line.split_once('=') {
+            Some((key, value)) => (key.to_string(), Some(value.trim_matches('"').to_string())),
+            None => (line.to_string(), None),
+        })
+        .collect()
+}
+
 /// What a condition's leaves are decided from.
 #[derive(Clone, Debug, Default)]
 pub struct Decider {

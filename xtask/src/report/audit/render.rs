@@ -68,7 +68,7 @@ impl AuditReport {
             crate::push_once(&mut candidates, other.to_string());
         }
         candidates.retain(|candidate| candidate != name);
-        crate::commands::cli::closest(name, &candidates)
+        crate::closest(name, &candidates)
             .map(|closest| format!(" (did you mean `{closest}`?)"))
             .unwrap_or_default()
     }
@@ -246,8 +246,13 @@ impl AuditReport {
             ("dead", "cfg_attr branch for ", &self.lint.dead),
         ];
         // The source is read once, not once a finding: a root may repeat a line 100k times.
+        // A recorded audit's relative path is read from the repository's root.
+        let readable = |path: &std::path::Path| match path.is_relative() && !path.exists() {
+            true => crate::project_root().join(path),
+            false => path.to_path_buf(),
+        };
         let text = match (&self.input.path, snippets) {
-            (Some(path), true) => crate::util::files::read_text(path, 16 << 20).ok(),
+            (Some(path), true) => crate::util::files::read_text(&readable(path), 16 << 20).ok(),
             _ => None,
         };
         let source: Vec<&str> = text.iter().flat_map(|text| text.lines()).collect();
@@ -479,9 +484,11 @@ impl AuditReport {
     ///   "verdict": "failure",              // "failure" (exit 1): --min-rust found something,
     ///                                      // or no compiler answered
     ///   "features": [{"name": "inline_const", "line": 23, "column": 12,  // null for --features
-    ///                 "condition": "kshim_kernel_mode"}],                 // null: unconditional
+    ///                 "condition": "kshim_kernel_mode",                   // null: unconditional
+    ///                 "attribute": {"line": 23, "column": 1}}],           // its `#!`; null alike
     ///   "toolchains": [{
     ///     "id": "1.95.0", "spec": "rustup:1.95.0", "release": "1.95.0",  // release null if unknown
+    ///     "source": "rustup",              // "rustup" | "path" | "debian", null if missing
     ///     "label": "1.95.0",               // as the table's header shows it
     ///     "verdict": "ok",                 // "ok" | "too-old" | "broken" | "missing"
     ///     "error": null,                   // why it was not probed, or how its probe failed
@@ -494,6 +501,8 @@ impl AuditReport {
     ///     "summary": "1.95.0: ..."
     ///   }],
     ///   "target": {"target_arch": ["x86_64"], ...},  // the probed target's cfgs
+    ///   "kconfig": [{"cfg": "CONFIG_RUSTC_HAS_COERCE_POINTEE", "from": "1.84.0",
+    ///                "source": "..."}],    // the thresholds that decided `CONFIG_*` cfgs
     ///   "stable_from": null,               // undecided conditions taken as false
     ///   "stable_from_if_conditions_hold": null,
     ///   "depends_on": ["`docsrs`"],        // the undecided conditions that change it
@@ -511,7 +520,13 @@ impl AuditReport {
         let features = self.input.entries.iter().map(|entry| {
             let (line, column) = entry.location.unzip();
             let condition = entry.condition.as_ref().map(ToString::to_string);
-            json!({ "name": entry.name, "line": line, "column": column, "condition": condition })
+            let attribute = entry
+                .attribute
+                .map(|(line, column)| json!({ "line": line, "column": column }));
+            json!({
+                "name": entry.name, "line": line, "column": column, "condition": condition,
+                "attribute": attribute,
+            })
         });
         let findings = |findings: &[Finding]| -> Vec<Value> {
             let findings = findings.iter().map(|finding| {
@@ -542,6 +557,9 @@ impl AuditReport {
                 .map(|(index, column)| self.toolchain_json(index, column))
                 .collect::<Vec<_>>(),
             "target": target,
+            "kconfig": self.decider.kconfig.iter().map(|symbol| json!({
+                "cfg": symbol.cfg, "from": release(symbol.from), "source": symbol.source,
+            })).collect::<Vec<_>>(),
             "stable_from": release(cross.stable_from),
             "stable_from_if_conditions_hold": release(cross.stable_from_if_conditions_hold),
             "depends_on": cross.depends_on,
@@ -595,6 +613,7 @@ impl AuditReport {
         json!({
             "id": column.entry.id,
             "spec": column.entry.spec,
+            "source": column.entry.source.map(|source| source.word()),
             "release": column.entry.release_text,
             "label": column.label(),
             "verdict": column.entry.verdict.word(),

@@ -2,7 +2,9 @@
 //! The audit's report on fake answers: summaries, conclusions, the lint and the JSON layout.
 
 use super::*;
+use crate::commands::audit::parse_min_rust;
 use crate::features::expect::ToolchainVerdict;
+use crate::features::kconfig;
 use crate::features::status::Status;
 use crate::util::json::{self, Value};
 use input::read_feature_list;
@@ -263,4 +265,19 @@ fn findings_come_first_and_the_legend_only_with_its_markers() {
             "{text}"
         );
     }
+}
+
+#[test]
+fn an_audit_read_back_from_its_json_prints_as_it_did() {
+    let report = sample(Some("1.85.0"));
+    let text = json::to_pretty(&report.to_json());
+    let read = AuditReport::from_json(&text).unwrap();
+    assert_eq!(read.human(false), report.human(false));
+    assert_eq!(read.markdown(), report.markdown());
+    assert_eq!(json::to_pretty(&read.to_json()), text);
+    // Findings are computed again, never read: a file that claims none still has them.
+    let mut value = json::parse(&text).unwrap();
+    value["removable"] = Value::Array(Vec::new());
+    let read = AuditReport::from_json(&json::to_pretty(&value)).unwrap();
+    assert_eq!(read.lint, report.lint);
 }

@@ -3,12 +3,11 @@
 //! the cross summary, the lint.
 
 use super::*;
-use crate::commands::audit::input::read_feature_list;
-use crate::commands::audit::input::CrateKind;
-use crate::commands::audit::probing::read_print_cfg;
 use crate::features::attributes::read_features;
 use crate::features::cfg::Predicate;
 use crate::features::kconfig;
+use crate::report::audit::input::read_feature_list;
+use crate::report::audit::input::CrateKind;
 
 fn decider(input: &Input) -> Decider {
     Decider::new(input, Vec::new(), kconfig::built_in())
