@@ -5,6 +5,7 @@
 //! real usage run, which only `--report` and `--usage` replace; and `docs/kernels.md` from the
 //! committed JSON of a `cargo xtask kernel` run ([`kernels`]).
 
+pub mod audit_sample;
 mod catalog_lists;
 mod features;
 pub mod kernels;
@@ -239,6 +240,7 @@ pub fn generated_files(
         ),
         (page_path, features_page(root, &statuses, &places)?),
         kernels::generated(root)?,
+        audit_sample::generated(root)?,
     ]
     .into_iter()
     .chain(catalog_lists::generated(root)?)

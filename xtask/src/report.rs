@@ -4,6 +4,7 @@
 //! documents (section "The JSON report").
 
 pub mod assemble;
+pub mod audit;
 mod check;
 pub mod kbuild;
 mod recorded;

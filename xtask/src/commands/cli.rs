@@ -176,32 +176,6 @@ fn flags_of(words: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// The number of single-character edits between `a` and `b`.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let substitution = previous + usize::from(ca != cb);
-            previous = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
-        }
-    }
-    row[b.len()]
-}
-
-/// The candidate closest to `typed`, if one is close enough to be what was meant.
-pub(crate) fn closest<'a>(typed: &str, candidates: &'a [String]) -> Option<&'a str> {
-    candidates
-        .iter()
-        .map(|candidate| (distance(typed, candidate), candidate))
-        .filter(|(distance, candidate)| *distance <= (candidate.len() / 3).max(2))
-        .min_by_key(|(distance, _)| *distance)
-        .map(|(_, candidate)| candidate.as_str())
-}
-
 /// The words of the command that `args` (without the program) name, as far as they name one.
 fn command_words(args: &[OsString]) -> Vec<String> {
     let known = commands();
@@ -357,7 +331,7 @@ fn version() -> String {
 fn unknown_command(typed: &str) -> String {
     let mut top = commands();
     top.retain(|name| !name.contains(' '));
-    match closest(typed, &top) {
+    match crate::closest(typed, &top) {
         Some(meant) => format!("no command `{typed}`: did you mean `{meant}`?"),
         None => format!("no command `{typed}`; the commands are {}", top.join(", ")),
     }
@@ -373,7 +347,7 @@ pub(crate) fn explain_error(message: &str, args: &[OsString]) -> String {
         .and_then(|rest| rest.strip_suffix('`'))
     {
         let name = typed.split('=').next().unwrap_or(typed);
-        if let Some(meant) = closest(name, &flags_of(&words)) {
+        if let Some(meant) = crate::closest(name, &flags_of(&words)) {
             text.push_str(&format!("\n  did you mean `{meant}`?"));
         }
     }

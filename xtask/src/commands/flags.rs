@@ -134,7 +134,14 @@ xflags::xflags! {
             /// the toolchain's Cargo for a Cargo package, else on the crate root alone.
             optional --usage
             /// With `--usage`: compile with these rustc arguments (one a line, as rustc's
-            /// `@FILE` reads them), the way Kbuild compiles a crate.
+            /// `@FILE` reads them), the way Kbuild compiles a crate. Only flags known to write
+            /// nothing are passed on, every other is named as left out: `--cfg`, `--check-cfg`,
+            /// `--edition`, `--crate-type`, `--crate-name`, `--cap-lints`, lints (`-A`, `-W`,
+            /// `-D`, `-F` and their long forms), `--target`, `--extern`, `-L`, `--sysroot`, `-O`,
+            /// `-g`, `--test`, `-C` code generation (`target-feature`, `target-cpu`,
+            /// `opt-level`, `panic`, `relocation-model` and the like), the `-Z` options the
+            /// kernel's Makefiles pass that name no path (`crate-attr`, `function-sections`,
+            /// `sanitizer` and the like), and one crate root.
             optional --rustc-args path: PathBuf
         }
 

@@ -135,8 +135,9 @@ fn text_from_the_report_is_escaped_or_refused() {
     );
 }
 
-const GENERATED: [&str; 7] = [
+const GENERATED: [&str; 8] = [
     "README.md",
+    super::audit_sample::AUDIT_PAGE,
     "docs/features.md",
     MATRIX_PAGE,
     "kernel-shim/src/features.md",
@@ -165,6 +166,9 @@ fn scratch_root(name: &str) -> PathBuf {
     if report.is_file() {
         fs::copy(report, root.join(super::kernels::KERNEL_REPORT)).unwrap();
     }
+    // The audit's page from the recorded audit.
+    let audit = super::audit_sample::AUDIT_REPORT;
+    fs::copy(project_root().join(audit), root.join(audit)).unwrap();
     root
 }
 
@@ -415,13 +419,17 @@ fn the_page_orders_columns_by_release_and_frames_only_what_differs() {
 }
 
 /// Each committed report reads back into its typed form and writes out byte for byte: no member
-/// of the file is lost or taken for a default on the way. The matrix and usage reports go
-/// through the reports themselves; the kernel report through its file's members, since nothing
+/// of the file is lost or taken for a default on the way. The audit, matrix and usage reports
+/// go through the reports themselves; the kernel report through its file's members, since nothing
 /// reads a kernel run back further than that.
 #[test]
 fn the_recorded_reports_read_back_and_write_out_byte_for_byte() {
     type Rewrite = fn(&Path, &str) -> String;
-    let reports: [(&str, Rewrite); 3] = [
+    let reports: [(&str, Rewrite); 4] = [
+        (super::audit_sample::AUDIT_REPORT, |_, text| {
+            let report = crate::report::audit::AuditReport::from_json(text).unwrap();
+            crate::util::json::to_pretty(&report.to_json())
+        }),
         (MATRIX_REPORT, |path, _| {
             crate::util::json::to_pretty(&Report::read(path).unwrap().to_json())
         }),
