@@ -23,7 +23,7 @@ use crate::toolchains::extracted::{self, Wanted};
 use crate::toolchains::pins::{Pins, TreePin, TreeSource};
 use crate::toolchains::version::RustcVersion;
 use crate::util::json;
-use crate::util::output::Format;
+use crate::util::output::{Format, Width};
 use crate::util::run_lock::RunLock;
 use crate::Verdict;
 use anyhow::{anyhow, bail, Context};
@@ -35,7 +35,7 @@ use xshell::Shell;
 const MAKE_TIMEOUT: Duration = Duration::from_secs(1800);
 
 impl flags::Kernel {
-    pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
+    pub fn run(&self, sh: &Shell, width: Width) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
         let timeout = crate::run::driver::timeout(self.timeout, MAKE_TIMEOUT)?;
         let jobs = crate::run::driver::jobs("kernel", self.jobs)?;
@@ -53,15 +53,12 @@ impl flags::Kernel {
                 !self.no_cache,
             )
         })?;
-        let not_run = report
-            .cells
-            .iter()
-            .any(|cell| cell.real == Real::NotRun.word());
         Ok(format.print_report(
-            Verdict::failure_if(!report.findings().is_empty() || (self.strict && not_run)),
+            report.verdict(self.strict),
+            width,
             || json::to_value(&report.to_json()),
             || report.markdown(),
-            |_| report.human(),
+            |style| report.human_in(style),
         ))
     }
 }
