@@ -153,23 +153,22 @@ pub(crate) fn plan(
                         }
                         _ => None,
                     };
+                    // The run extracts a Debian compiler's library before it asks the cache.
+                    if let Library::ToExtract(library) = &library {
+                        push_once(&mut to_extract, library.clone());
+                    }
                     match (library, cached, refused(version)) {
                         (Library::Unavailable(why), _, _) => {
                             PairStep::NotRun(format!("RUST_LIB_SRC: {why}"))
                         }
                         (_, Some(built), _) => PairStep::Cached(built.real),
                         (_, None, Some(step)) => step,
-                        (library, None, None) => {
-                            if let Library::ToExtract(library) = library {
-                                push_once(&mut to_extract, library);
+                        (_, None, None) => match &tree {
+                            Some((_, identity)) => {
+                                build_step(dir, pin, identity, &tools.identity, &mut first)
                             }
-                            match &tree {
-                                Some((_, identity)) => {
-                                    build_step(dir, pin, identity, &tools.identity, &mut first)
-                                }
-                                None => PairStep::Build(std::mem::take(&mut first)),
-                            }
-                        }
+                            None => PairStep::Build(std::mem::take(&mut first)),
+                        },
                     }
                 }
             };

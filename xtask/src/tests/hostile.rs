@@ -8,6 +8,7 @@ mod inputs;
 mod mounts;
 mod provisioning;
 mod reports;
+mod terminal;
 mod text;
 
 use crate::catalog::{Release, FEATURES};
