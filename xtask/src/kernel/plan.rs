@@ -422,3 +422,64 @@ fn kept_times(dir: &Path) -> Kept {
         switch: range(&switch),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tests::support::scratch_dir;
+
+    fn result(real: Real, steps: &[(&str, f64)]) -> String {
+        let mut built = Built::not_run(String::new(), Vec::new());
+        built.real = real;
+        built.steps = steps
+            .iter()
+            .map(|(step, seconds)| (step.to_string(), *seconds))
+            .collect();
+        json::to_value(&built).to_string()
+    }
+
+    /// The estimate says where its figures come from: the kept step times of first pairs and
+    /// of switches apart, a refusal's lone `rustavailable` left out, else the defaults.
+    #[test]
+    fn estimates_come_from_kept_step_times_else_the_defaults() {
+        let dir = scratch_dir("kernel-plan");
+        let missing = TreePin {
+            id: "gone".into(),
+            source: TreeSource::Path(dir.join("no-such-tree")),
+            note: None,
+            line: 0,
+        };
+        let compilers: Vec<Compiler<'_>> = vec![("1.85.0", Err("not installed: here is how"))];
+        let text = plan(&dir, std::slice::from_ref(&missing), &compilers, true);
+        assert!(text.contains("\n  gone: cannot be used: "), "{text}");
+        assert!(
+            text.contains("\n  gone with 1.85.0: not run: the tree: "),
+            "{text}"
+        );
+        assert!(
+            text.contains("in all: 0-0 s; disk: about 0.0 GB more"),
+            "{text}"
+        );
+        assert!(kept_times(&dir).first.is_none());
+
+        let results = dir.join("results");
+        std::fs::create_dir_all(&results).unwrap();
+        let first = [
+            ("rustavailable", 0.5),
+            ("defconfig", 10.0),
+            ("prepare", 89.5),
+        ];
+        std::fs::write(results.join("a.json"), result(Real::Pass, &first)).unwrap();
+        let switch = [("rustavailable", 0.5), ("prepare", 40.0)];
+        std::fs::write(results.join("b.json"), result(Real::Fail, &switch)).unwrap();
+        let switch = [("rustavailable", 0.5), ("prepare", 60.0)];
+        std::fs::write(results.join("c.json"), result(Real::Pass, &switch)).unwrap();
+        let refused = [("rustavailable", 0.3)];
+        std::fs::write(results.join("d.json"), result(Real::Refused, &refused)).unwrap();
+        let never = result(Real::NotRun, &[("rustavailable", 0.5), ("prepare", 999.0)]);
+        std::fs::write(results.join("e.json"), never).unwrap();
+        let kept = kept_times(&dir);
+        assert_eq!(kept.first.map(|(range, _)| range), Some((100.0, 100.0)));
+        assert_eq!(kept.switch.map(|(range, _)| range), Some((40.5, 60.5)));
+    }
+}
