@@ -131,13 +131,19 @@ fn dry_run(
 ) -> anyhow::Result<Verdict> {
     crate::toolchains::debian::change_nothing();
     let found = discovery::discover(sh, Some(pins_path), specs, discovery::VERSION_TIMEOUT)?;
-    let compilers: Vec<(String, Result<(Toolchain, RustcVersion), String>)> = found
+    let found: Vec<Found> = found
         .into_iter()
-        .map(|availability| (availability.id().to_owned(), compiler_of(availability)))
+        .map(|availability| Found {
+            id: availability.id().to_owned(),
+            compiler: compiler_of(availability),
+        })
         .collect();
-    let compilers: Vec<plan::Compiler<'_>> = compilers
+    let compilers: Vec<plan::Compiler<'_>> = found
         .iter()
-        .map(|(id, compiler)| (id.as_str(), compiler.as_ref().map_err(String::as_str)))
+        .map(|found| {
+            let compiler = found.compiler.as_ref().map_err(String::as_str);
+            (found.id.as_str(), compiler)
+        })
         .collect();
     let dir = crate::project_root().join("target/kernel");
     let text = plan::plan(&dir, trees, &compilers, use_cache);
