@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Building one kernel tree's Rust with one compiler, as `../shared/KERNELS.md` found it works:
+//! Building one kernel tree's Rust with one compiler, as Kbuild does it:
 //! the tree's own `make rustavailable`, a defconfig with `CONFIG_RUST`, every Rust sample and the
 //! Rust drivers the configuration can enable, then `prepare`, `rust/`, `samples/rust/` and the
 //! drivers' objects, through a wrapper that starts that compiler. `CONFIG_RUST=y` is checked

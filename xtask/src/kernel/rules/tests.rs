@@ -283,7 +283,7 @@ fn a_makefile_build_without_an_allowed_list_is_an_error() {
     assert!(error.contains("sets no `rust_allowed_features`"), "{error}");
 }
 
-/// The compiler of pin `id` (`debian-1.85.0`), if this machine has it.
+/// The compiler of pin `id` (`debian-1.85.0`), if it is provisioned.
 fn compiler(id: &str) -> Option<Rustc> {
     let sh = xshell::Shell::new().unwrap();
     let found = discover(&sh, None, &[], VERSION_TIMEOUT).unwrap();

@@ -53,7 +53,7 @@ fn architecture_facts_live_in_the_one_table() {
     let root = project_root();
     let mut misplaced = Vec::new();
     let mut checked = 0;
-    for top in ["kernel-shim", "examples", "xtask"] {
+    for top in ["kernel-shim", "examples", "xtask", "tests"] {
         for file in rust_files(&root.join(top)) {
             let relative = file
                 .strip_prefix(&root)

@@ -105,42 +105,6 @@ fn lib_rs_feature_block_matches_the_catalog() {
     }
 }
 
-#[test]
-fn every_feature_has_an_example_declared_in_cargo_toml() {
-    let manifest = read("examples/Cargo.toml");
-    for feature in FEATURES {
-        let file = project_root().join(format!("examples/{}.rs", feature.example));
-        assert!(
-            file.is_file(),
-            "catalog entry `{}` names example `{}`, but {} does not exist",
-            feature.name,
-            feature.example,
-            file.display()
-        );
-        let declaration = format!(
-            "name = \"{}\"\npath = \"{}.rs\"",
-            feature.example, feature.example
-        );
-        assert!(
-            manifest.contains(&declaration),
-            "examples/Cargo.toml has no [[example]] for `{}`",
-            feature.example
-        );
-        let text = read(&format!("examples/{}.rs", feature.example));
-        assert!(
-            text.contains(feature.name),
-            "examples/{}.rs never names the feature `{}` it teaches",
-            feature.example,
-            feature.name
-        );
-        assert!(
-            text.contains("#[cfg(test)]"),
-            "examples/{}.rs has no tests",
-            feature.example
-        );
-    }
-}
-
 /// Every `feature(NAME)` that a crate root enables, with or without `cfg_attr`.
 fn enabled_features(text: &str) -> Result<Vec<String>, SyntaxError> {
     Ok(read_features(text)?
