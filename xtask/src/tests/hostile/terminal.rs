@@ -98,7 +98,9 @@ fn show_prints_a_saved_report_as_its_command_did() {
     let _turn = the_checkouts_lock();
     let directory = scratch_dir("hostile-show");
     let tree = tiny_tree("show");
-    let (_, report) = host_matrix(&tree, &[]);
+    let run = host_matrix_as(&tree, "json", "100");
+    let report = json::parse(&run.stdout)
+        .unwrap_or_else(|error| panic!("no JSON report ({error}):\n{}", run.stderr));
     let saved = directory.join("r.json");
     write_json(&saved, &report);
     let saved = path_str(&saved);
