@@ -141,27 +141,36 @@ fn install(
         !flags.no_rustup,
         beside,
     )?;
-    println!();
-    println!("Install summary ({:.1}s):", started.elapsed().as_secs_f64());
+    let mut summary = format!(
+        "\nInstall summary ({:.1}s):\n",
+        started.elapsed().as_secs_f64()
+    );
     let mut failed = 0;
     let mut skipped = Vec::new();
     for (id, outcome) in &outcomes {
-        match outcome {
-            provision::Installation::Skipped => skipped.push(id.as_str()),
-            provision::Installation::AlreadyThere => println!("  {id}: already there"),
-            provision::Installation::Installed(how) => println!("  {id}: installed: {how}"),
+        let _ = match outcome {
+            provision::Installation::Skipped => {
+                skipped.push(id.as_str());
+                Ok(())
+            }
+            provision::Installation::AlreadyThere => writeln!(summary, "  {id}: already there"),
+            provision::Installation::Installed(how) => {
+                writeln!(summary, "  {id}: installed: {how}")
+            }
             provision::Installation::Failed(why) => {
                 failed += 1;
-                println!("  {id}: NOT installed: {why}");
+                writeln!(summary, "  {id}: NOT installed: {why}")
             }
-        }
+        };
     }
     if !skipped.is_empty() {
-        println!(
+        let _ = writeln!(
+            summary,
             "  left out by --no-rustup (rustup provides them): {}",
             skipped.join(", ")
         );
     }
+    print!("{}", fit(&summary, width));
     println!();
     let mut after = discover(sh, Some(pins_path), &[], VERSION_TIMEOUT)?;
     // `--only` asked about those pins: the rest of the list is not news.

@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::project_root;
-use crate::tests::support::{scratch_dir, the_checkouts_lock};
+use crate::tests::support::{scratch_dir, the_checkouts_lock, xtask_binary};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
@@ -83,10 +83,23 @@ fn shown_reports_fit_the_terminal_unless_wide() {
         }
         assert!(full_width > 200, "{report}: --wide is {full_width} columns");
     }
+    // Nothing says how wide (no COLUMNS, stdout a pipe): 100 columns.
+    let recorded = root.join("docs/matrix-report.json");
+    let unknown = Command::new(xtask_binary())
+        .args(["show", path_str(&recorded)])
+        .env_remove("COLUMNS")
+        .stdin(Stdio::null())
+        .output()
+        .expect("running xtask show");
+    let unknown = String::from_utf8_lossy(&unknown.stdout);
+    assert!(
+        (90..=100).contains(&widest(&unknown)),
+        "{} columns:\n{unknown}",
+        widest(&unknown)
+    );
     // A list of the pins, and merge's tables, fit too.
     let list = at_columns("60", &["toolchains"]);
     assert!(widest(&list.stdout) <= 60, "{}", list.stdout);
-    let recorded = root.join("docs/matrix-report.json");
     let merged = at_columns("60", &["merge", path_str(&recorded)]);
     assert!(widest(&merged.stdout) <= 60, "{}", merged.stdout);
 }
