@@ -99,8 +99,44 @@ fn shown_reports_fit_the_terminal_unless_wide() {
     );
     // A list of the pins, and merge's tables, fit too.
     let list = at_columns("60", &["toolchains"]);
+    assert!(list.stdout.starts_with("Pins in "), "{}", list.stderr);
     assert!(widest(&list.stdout) <= 60, "{}", list.stdout);
-    let merged = at_columns("60", &["merge", path_str(&recorded)]);
+    // audit's table of every pin beside the shim's feature lines.
+    let shim = root.join("kernel-shim/src/lib.rs");
+    let audit = |columns: &str, wide: &[&str]| {
+        let mut args = vec!["audit", path_str(&shim)];
+        args.extend_from_slice(wide);
+        at_columns(columns, &args)
+    };
+    let (audited, full) = (audit("60", &[]), audit("60", &["--wide"]));
+    assert!(
+        audited.stdout.starts_with(&full.stdout[..20]),
+        "{}",
+        audited.stderr
+    );
+    assert!(widest(&full.stdout) > 200, "{}", full.stdout);
+    assert!(widest(&audited.stdout) <= 60, "{}", audited.stdout);
+    let directory = scratch_dir("hostile-terminal-merge");
+    let pins = directory.join("pins.toml");
+    pin_file(&pins, 12);
+    let shards: Vec<PathBuf> = (1..=2)
+        .map(|shard| {
+            let path = directory.join(format!("{shard}.json"));
+            write_json(&path, &shard_report(12, shard, 2).to_json());
+            path
+        })
+        .collect();
+    let merge = |columns: &str, wide: bool| {
+        let mut args = vec!["merge", "--pins", path_str(&pins)];
+        args.extend(shards.iter().map(|path| path_str(path)));
+        if wide {
+            args.push("--wide");
+        }
+        at_columns(columns, &args)
+    };
+    let (merged, full) = (merge("60", false), merge("60", true));
+    assert!(merged.status.code() != Some(2), "{}", merged.stderr);
+    assert!(widest(&full.stdout) > 100, "{}", full.stdout);
     assert!(widest(&merged.stdout) <= 60, "{}", merged.stdout);
 }
 
