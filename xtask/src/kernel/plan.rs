@@ -6,13 +6,16 @@
 //! there are none. Everything here only reads; the cache key of a result is here too, so that
 //! the plan and the run look for the same entry.
 
+use crate::catalog::Release;
 use crate::kernel::build::{self, Built, Real};
+use crate::kernel::stamps::{self, TreeKey};
 use crate::kernel::{rules, tools, trees};
 use crate::run::cache::{compiler_identity, StableHasher};
 use crate::toolchains::discovery::{Source, Toolchain};
 use crate::toolchains::extracted::Marker;
 use crate::toolchains::pins::{TreePin, TreeSource};
 use crate::toolchains::version::RustcVersion;
+use crate::util::hash::Key;
 use crate::util::json;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -32,26 +35,25 @@ const LIBRARY_MB: u64 = 80;
 const FIRST_PAIR_SECONDS: (f64, f64) = (90.0, 120.0);
 const SWITCH_SECONDS: (f64, f64) = (30.0, 80.0);
 
-/// The file under `dir/results/` that holds the real result of a tree built with a compiler:
-/// its key covers the tree, the compiler, its library sources, the tools and the
-/// configuration.
+/// The file under `results` that holds the real result of a tree built with a compiler: its
+/// key covers the tree (its [`TreeKey`]: the stamps of what its build reads), the compiler's
+/// identity, its library sources, the tools and the configuration.
 pub(crate) fn result_entry(
-    dir: &Path,
-    tree_identity: &str,
-    launch_and_version: (&crate::toolchains::loader::Launch, &RustcVersion),
+    results: &Path,
+    tree: TreeKey,
+    compiler: Key,
     library_identity: &str,
     tools_identity: &str,
 ) -> PathBuf {
     let mut hasher = StableHasher::new();
     hasher
-        .field("kernel result v1")
-        .field(tree_identity)
-        .number(compiler_identity(launch_and_version.0, launch_and_version.1).0)
+        .field("kernel result v2")
+        .number(tree.0 .0)
+        .number(compiler.0)
         .field(library_identity.as_bytes())
         .field(tools_identity)
         .field(build::CONFIG_RECIPE);
-    dir.join("results")
-        .join(format!("{}.json", hasher.finish()))
+    results.join(format!("{}.json", hasher.finish()))
 }
 
 /// Where a Debian compiler's whole `library/` is extracted, for `RUST_LIB_SRC`.
@@ -99,13 +101,26 @@ pub(crate) fn plan(
     let (mut to_provide, mut to_extract, mut first_pairs, mut switches, mut cached) =
         (0, Vec::new(), 0, 0, 0);
     let mut missing_tools = Vec::new();
+    let results = dir.join("results");
     for pin in pins {
-        let (step, tree) = tree_step(dir, pin);
+        let (mut step, tree) = tree_step(dir, pin);
+        // The tree's facts and key as the run reads them, nothing kept.
+        let facts = match tree
+            .as_ref()
+            .map(|tree| stamps::facts_unkept(&results, tree))
+        {
+            Some(Ok(facts)) => Some(facts),
+            Some(Err(error)) => {
+                step = TreeStep::Unusable(format!("{error:#}"));
+                None
+            }
+            None => None,
+        };
         tree_lines.push(match &step {
             TreeStep::There => format!(
                 "{}: there ({})",
                 pin.id,
-                tree.as_ref().map_or("?", |tree| tree.1.as_str())
+                tree.as_ref().map_or("?", |tree| tree.identity.as_str())
             ),
             TreeStep::Provide(package) => {
                 to_provide += 1;
@@ -113,11 +128,10 @@ pub(crate) fn plan(
             }
             TreeStep::Unusable(why) => format!("{}: cannot be used: {why}", pin.id),
         });
-        let rules = tree.as_ref().and_then(|(root, _)| rules::read(root).ok());
-        let needs_old = rules.as_ref().is_some_and(|rules| {
-            rules
-                .minimum(rules::HOST_ARCH.0)
-                .is_some_and(|minimum| minimum.bindgen < tools::SIZE_T_IS_USIZE_REMOVED)
+        let needs_old = facts.as_ref().is_some_and(|(facts, _)| {
+            facts
+                .minimum_bindgen()
+                .is_some_and(|bindgen| bindgen < tools::SIZE_T_IS_USIZE_REMOVED)
         });
         let tools = if needs_old {
             old_tools.get_or_insert_with(|| tools::find_tools(dir, tools::OLD_BINDGEN))
@@ -126,7 +140,7 @@ pub(crate) fn plan(
         };
         // Below the tree's minimum, `make rustavailable` refuses the compiler in a moment.
         let refused = |version: &RustcVersion| {
-            let minimum = rules.as_ref()?.minimum_rustc();
+            let minimum = Release::parse(&facts.as_ref()?.0.minimum_rustc)?;
             (version.release < minimum).then(|| PairStep::Refused(minimum.to_string()))
         };
         let mut first = true;
@@ -140,12 +154,12 @@ pub(crate) fn plan(
                 }
                 (_, Ok((toolchain, version)), Ok(tools)) => {
                     let library = library(dir, toolchain, version);
-                    let cached = match (&library, &tree) {
-                        (Library::There(library), Some((_, identity))) if use_cache => {
-                            let compiler = (&toolchain.launch, version);
+                    let cached = match (&library, &facts) {
+                        (Library::There(library), Some((_, tree_key))) if use_cache => {
+                            let compiler = compiler_identity(&toolchain.launch, version);
                             read_result(&result_entry(
-                                dir,
-                                identity,
+                                &results,
+                                *tree_key,
                                 compiler,
                                 library,
                                 &tools.identity,
@@ -164,8 +178,8 @@ pub(crate) fn plan(
                         (_, Some(built), _) => PairStep::Cached(built.real),
                         (_, None, Some(step)) => step,
                         (_, None, None) => match &tree {
-                            Some((_, identity)) => {
-                                build_step(dir, pin, identity, &tools.identity, &mut first)
+                            Some(tree) => {
+                                build_step(dir, pin, &tree.identity, &tools.identity, &mut first)
                             }
                             None => PairStep::Build(std::mem::take(&mut first)),
                         },
@@ -284,14 +298,21 @@ fn seconds((low, high): (f64, f64)) -> String {
     }
 }
 
-/// Whether the tree is there, and its root and identity when it is.
-fn tree_step(dir: &Path, pin: &TreePin) -> (TreeStep, Option<(PathBuf, String)>) {
+/// Whether the tree is there, and it as the run would provide it when it is.
+fn tree_step(dir: &Path, pin: &TreePin) -> (TreeStep, Option<trees::Tree>) {
+    let there = |root: PathBuf, identity: String, marker: Option<&Marker>| trees::Tree {
+        root,
+        identity,
+        package: marker.map(|marker| format!("{}={}", marker.package, marker.version)),
+        sha256: marker.map(|marker| marker.sha256.clone()),
+        cost: (0.0, 0.0, 0),
+    };
     match &pin.source {
         TreeSource::Path(path) => match std::fs::canonicalize(path) {
             Ok(root) => match trees::check_kernel_tree(&root) {
                 Ok(()) => {
                     let identity = format!("local tree {}", root.display());
-                    (TreeStep::There, Some((root, identity)))
+                    (TreeStep::There, Some(there(root, identity, None)))
                 }
                 Err(error) => (TreeStep::Unusable(format!("{error:#}")), None),
             },
@@ -306,9 +327,10 @@ fn tree_step(dir: &Path, pin: &TreePin) -> (TreeStep, Option<(PathBuf, String)>)
             let root = marker
                 .as_ref()
                 .and_then(|marker| Some(prefix.join(marker.get("tree")?)));
-            match (marker, root) {
+            match (&marker, root) {
                 (Some(marker), Some(root)) if trees::check_kernel_tree(&root).is_ok() => {
-                    (TreeStep::There, Some((root, marker.identity())))
+                    let tree = there(root, marker.identity(), Some(marker));
+                    (TreeStep::There, Some(tree))
                 }
                 _ => (TreeStep::Provide(source.to_string()), None),
             }

@@ -11,7 +11,7 @@ mod makefiles;
 pub(crate) mod pinned;
 mod prediction;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use prediction::{predict, CratePrediction, Predicted, Prediction};
 

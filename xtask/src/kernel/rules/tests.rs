@@ -27,7 +27,7 @@ fn rustc_has(tree: &Tree, release: Release) -> Vec<(String, bool)> {
 }
 
 /// The unpacked `linux-source-X` tree for `series` (`6.12`), if there is one.
-fn real_tree(series: &str) -> Option<PathBuf> {
+pub(crate) fn real_tree(series: &str) -> Option<PathBuf> {
     let name = format!("linux-source-{series}");
     let mut candidates = Vec::new();
     if let Some(dir) = std::env::var_os("KSHIM_KERNEL_TREES") {
