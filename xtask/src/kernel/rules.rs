@@ -13,6 +13,8 @@ mod prediction;
 #[cfg(test)]
 pub(crate) mod tests;
 
+#[cfg(test)]
+pub(crate) use prediction::enabled_features;
 pub use prediction::{predict, CratePrediction, Predicted, Prediction};
 
 use crate::catalog::Release;

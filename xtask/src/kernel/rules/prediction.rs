@@ -81,7 +81,7 @@ const COMPILER_NAMES: &[&str] = &[
 const COMPILER_KEYS: &[&str] = &["panic", "relocation_model", "sanitize"];
 
 /// The features `krate` enables on a compiler of `release`, and those left undecided.
-pub(super) fn enabled_features(
+pub(crate) fn enabled_features(
     tree: &Tree,
     krate: &CrateRoot,
     release: Release,
