@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::project_root;
-use crate::tests::support::{scratch_dir, the_checkouts_lock, xtask_binary};
+use crate::tests::support::{scratch_dir, the_checkouts_lock, the_kernel_dirs_lock, xtask_binary};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
@@ -258,7 +258,8 @@ fn snapshot(directory: &Path) -> BTreeMap<PathBuf, (String, u64, i128, Vec<u8>)>
 
 #[test]
 fn kernel_dry_run_prints_the_plan_and_changes_nothing() {
-    let _turn = the_checkouts_lock();
+    // No other test's kernel run may write under target/kernel/ meanwhile.
+    let _turn = the_kernel_dirs_lock();
     let kernel = project_root().join("target/kernel");
     let before = snapshot(&kernel);
     let planned = xtask_within(
