@@ -15,6 +15,7 @@ mod to_json;
 pub mod usage;
 
 pub(crate) use recorded::recorded_rows;
+pub(crate) use to_json::REPORT_LIMIT;
 
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
 use crate::features::expect::{enabled_in_kernel_mode, Outcome, ToolchainVerdict};

@@ -20,8 +20,8 @@ pub fn main() -> ExitCode {
     // SAFETY: setting a signal's disposition to its default has no memory effects, and no
     // other thread exists yet.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
-    let args = match prepare(std::env::args_os().skip(1).collect()) {
-        Prepared::Parse(args) => args,
+    let (args, wide) = match prepare(std::env::args_os().skip(1).collect()) {
+        Prepared::Parse(args, wide) => (args, wide),
         Prepared::Print(text) => {
             print!("{text}");
             return ExitCode::SUCCESS;
@@ -36,20 +36,22 @@ pub fn main() -> ExitCode {
         }
         Err(error) => return refuse(&explain_error(&error.to_string(), &args)),
     };
+    let width = output::Width::of_stdout(wide);
     let outcome = xshell::Shell::new()
         .map_err(anyhow::Error::from)
         .and_then(|sh| {
             sh.change_dir(crate::project_root());
             match &flags.subcommand {
-                XtaskCmd::Matrix(cmd) => cmd.run(&sh),
-                XtaskCmd::Toolchains(cmd) => cmd.run(&sh),
-                XtaskCmd::Audit(cmd) => cmd.run(&sh),
-                XtaskCmd::Merge(cmd) => cmd.run(&sh),
+                XtaskCmd::Matrix(cmd) => cmd.run(&sh, width),
+                XtaskCmd::Toolchains(cmd) => cmd.run(&sh, width),
+                XtaskCmd::Audit(cmd) => cmd.run(&sh, width),
+                XtaskCmd::Merge(cmd) => cmd.run(&sh, width),
                 XtaskCmd::CiMatrix(cmd) => cmd.run(&sh),
                 XtaskCmd::Docs(cmd) => cmd.run(&sh),
                 XtaskCmd::Bench(cmd) => cmd.run(&sh),
-                XtaskCmd::Usage(cmd) => cmd.run(&sh),
-                XtaskCmd::Kernel(cmd) => cmd.run(&sh),
+                XtaskCmd::Usage(cmd) => cmd.run(&sh, width),
+                XtaskCmd::Kernel(cmd) => cmd.run(&sh, width),
+                XtaskCmd::Show(cmd) => cmd.run(&sh, width),
             }
         });
     match outcome {
@@ -109,8 +111,9 @@ pub(crate) fn command_list() -> String {
     }
     text.push_str(
         "\nEvery command also takes `--color auto|always|never` (default: `CARGO_TERM_COLOR`, else \
-         auto), `-q`/`--quiet` (no progress on stderr) and `-v`/`--verbose` (a progress line for \
-         cached steps too).\n`cargo xtask help COMMAND` or `cargo xtask COMMAND --help` shows one \
+         auto), `-q`/`--quiet` (no progress on stderr), `-v`/`--verbose` (a progress line for \
+         cached steps too) and `--wide` (tables in their full layout, however wide; without it \
+         no line is wider than the terminal: `COLUMNS`, else its size, else 100).\n`cargo xtask help COMMAND` or `cargo xtask COMMAND --help` shows one \
          command's flags; `+TOOLCHAIN` is short for `--toolchain TOOLCHAIN`, before or after the \
          command; `--version` prints the xtask's version.\n",
     );
@@ -145,8 +148,8 @@ pub(crate) fn command_help(words: &[String]) -> Option<String> {
     (!text.is_empty()).then(|| {
         format!(
             "Usage: cargo xtask {wanted} [FLAGS]\n\n{text}\
-             Every command also takes --color auto|always|never, -q/--quiet and -v/--verbose \
-             (`cargo xtask help`).\n"
+             Every command also takes --color auto|always|never, -q/--quiet, -v/--verbose and \
+             --wide (`cargo xtask help`).\n"
         )
     })
 }
@@ -169,7 +172,7 @@ fn flags_of(words: &[String]) -> Vec<String> {
         .map(str::trim_start)
         .filter(|line| line.starts_with('-'));
     let words = listed.flat_map(|line| line.split([',', ' ']));
-    ["--help", "--quiet", "--verbose", "--color"]
+    ["--help", "--quiet", "--verbose", "--color", "--wide"]
         .into_iter()
         .chain(words.filter(|word| word.starts_with("--")))
         .map(String::from)
@@ -197,8 +200,8 @@ fn command_words(args: &[OsString]) -> Vec<String> {
 /// What to do with the arguments before xflags parses them.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Prepared {
-    /// Parse these (with `+TOOLCHAIN` rewritten).
-    Parse(Vec<OsString>),
+    /// Parse these (with `+TOOLCHAIN` rewritten); `--wide` was given or not.
+    Parse(Vec<OsString>, bool),
     /// Print this on stdout and exit 0 (help, the list of commands).
     Print(String),
     /// Bad input: print this error and exit 2.
@@ -249,6 +252,7 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
     // `+TOOLCHAIN` may come before the command (`cargo xtask +nightly matrix`), as cargo's own
     // does; xflags takes `--toolchain` only after the command's words.
     let mut toolchains: Vec<OsString> = Vec::new();
+    let mut wide = false;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         // The flags every command takes, as cargo's: read here, so that no command declares
@@ -256,6 +260,7 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
         match arg.to_str() {
             Some("-q" | "--quiet") => output::set_verbosity(-1),
             Some("-v" | "--verbose") => output::set_verbosity(1),
+            Some("--wide") => wide = true,
             Some(text) if text == "--color" || text.starts_with("--color=") => {
                 let value = text
                     .strip_prefix("--color=")
@@ -286,7 +291,7 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
     if let Some(refused) = toolchain_paths_that_name_nothing(&parsed) {
         return Prepared::Refuse(refused);
     }
-    Prepared::Parse(parsed)
+    Prepared::Parse(parsed, wide)
 }
 
 /// The first `--toolchain` path (a spec with a `/`, taken from the repository root as every
@@ -441,7 +446,7 @@ mod tests {
         std::fs::remove_file(&plain).unwrap();
         assert_eq!(
             prepare(args(&["matrix", "--toolchain", "/bin/false"])),
-            Prepared::Parse(args(&["matrix", "--toolchain", "/bin/false"]))
+            Prepared::Parse(args(&["matrix", "--toolchain", "/bin/false"]), false)
         );
         assert!(matches!(
             prepare(args(&["matrix", "+/nonexistent/rustc"])),
@@ -468,8 +473,8 @@ mod tests {
     #[test]
     fn the_flags_of_every_command_are_read_here() {
         assert_eq!(
-            prepare(args(&["docs", "--color=never", "-q", "--check"])),
-            Prepared::Parse(args(&["docs", "--check"]))
+            prepare(args(&["docs", "--color=never", "-q", "--wide", "--check"])),
+            Prepared::Parse(args(&["docs", "--check"]), true)
         );
         assert!(!output::colour_on(true));
         output::set_colour_choice(0);
@@ -488,13 +493,10 @@ mod tests {
     fn plus_toolchain_is_short_for_the_flag_before_or_after_the_command() {
         assert_eq!(
             prepare(args(&["+debian-1.85.0", "matrix", "--format", "json"])),
-            Prepared::Parse(args(&[
-                "matrix",
-                "--toolchain",
-                "debian-1.85.0",
-                "--format",
-                "json"
-            ]))
+            Prepared::Parse(
+                args(&["matrix", "--toolchain", "debian-1.85.0", "--format", "json"]),
+                false
+            )
         );
         assert_eq!(
             prepare(args(&[
@@ -505,26 +507,26 @@ mod tests {
                 "b",
                 "+c"
             ])),
-            Prepared::Parse(args(&[
-                "toolchains",
-                "install",
-                "--toolchain",
-                "a",
-                "--toolchain",
-                "b",
-                "--toolchain",
-                "c"
-            ]))
+            Prepared::Parse(
+                args(&[
+                    "toolchains",
+                    "install",
+                    "--toolchain",
+                    "a",
+                    "--toolchain",
+                    "b",
+                    "--toolchain",
+                    "c"
+                ]),
+                false
+            )
         );
         assert_eq!(
             prepare(args(&["matrix", "+nightly", "--format", "json"])),
-            Prepared::Parse(args(&[
-                "matrix",
-                "--toolchain",
-                "nightly",
-                "--format",
-                "json"
-            ]))
+            Prepared::Parse(
+                args(&["matrix", "--toolchain", "nightly", "--format", "json"]),
+                false
+            )
         );
     }
 }

@@ -75,6 +75,9 @@ xflags::xflags! {
             optional -j, --jobs n: usize
             /// Also fail (exit 1) when a cell could not be built (a missing tool or compiler).
             optional --strict
+            /// Print the plan (trees to fetch and unpack, pairs to build, cached cells) with its
+            /// time and disk estimates; fetch, unpack, build and write nothing.
+            optional --dry-run
         }
 
         /// List every pinned toolchain: where it was found, with its `rustc -vV` summary, or
@@ -181,6 +184,16 @@ xflags::xflags! {
             optional --pins path: PathBuf
         }
 
+        /// Print a saved report again as the command that wrote it printed it: a matrix (or
+        /// `merge`) report or a `kernel` report, as written by `--format json`, recognised by
+        /// its members and read with the same checks as `merge` and `docs` read them.
+        cmd show {
+            /// The JSON report.
+            required report: PathBuf
+            /// Output: `human` (default), `json` or `markdown`.
+            optional --format format: String
+        }
+
         /// Print the CI job matrix (JSON) from the pin file, for the GitHub Actions workflow.
         cmd ci-matrix {
             /// How many shards to spread the toolchains over (default: one per toolchain).
@@ -245,6 +258,7 @@ pub enum XtaskCmd {
     Audit(Audit),
     Usage(Usage),
     Merge(Merge),
+    Show(Show),
     CiMatrix(CiMatrix),
     Docs(Docs),
     Bench(Bench),
@@ -276,6 +290,7 @@ pub struct Kernel {
     pub timeout: Option<u64>,
     pub jobs: Option<usize>,
     pub strict: bool,
+    pub dry_run: bool,
 }
 
 #[derive(Debug)]
@@ -338,6 +353,13 @@ pub struct Merge {
     pub format: Option<String>,
     pub strict: bool,
     pub pins: Option<PathBuf>,
+}
+
+#[derive(Debug)]
+pub struct Show {
+    pub report: PathBuf,
+
+    pub format: Option<String>,
 }
 
 #[derive(Debug)]

@@ -37,7 +37,12 @@ pub fn generated(root: &Path) -> anyhow::Result<(PathBuf, String)> {
         .with_context(|| format!("reading {}", report_path.display()))?;
     let report = AuditReport::from_json(&text)
         .with_context(|| format!("{} is not an audit's JSON", report_path.display()))?;
-    let output = format!("$ {AUDIT_COMMAND}\n{}", report.human(false));
+    // The full table, as `--wide` prints it: a page has no terminal's width.
+    let style = crate::util::output::Style {
+        colour: false,
+        width: crate::util::output::Width::Wide,
+    };
+    let output = format!("$ {AUDIT_COMMAND} --wide\n{}", report.human_in(&style));
     let sample = format!(
         "\n{}\n",
         crate::util::output::markdown_block("text", output.trim_end())

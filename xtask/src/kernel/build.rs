@@ -76,8 +76,9 @@ pub(crate) struct Built {
     pub enabled: Vec<String>,
     /// How many Rust objects were checked to be rebuilt by this compiler.
     pub objects: usize,
-    /// Each step's wall time in seconds.
-    #[serde(skip)]
+    /// Each step's wall time in seconds, kept with a cached result for `--dry-run`'s
+    /// estimates (a result read back for a run drops them: that run built nothing).
+    #[serde(default)]
     pub steps: Vec<(String, f64)>,
     /// The tools the tree's `make` ran with ([`Tools::identity`]); `None` when it never ran.
     #[serde(deserialize_with = "json::nullable")]
@@ -111,7 +112,7 @@ pub(crate) struct BuildDir {
     spoiled: std::cell::Cell<bool>,
 }
 
-const BUILD_MARKER: &str = "kshim-build.txt";
+pub(crate) const BUILD_MARKER: &str = "kshim-build.txt";
 
 impl BuildDir {
     /// The build directory `dir`, reused when its marker names the same tree and tools.

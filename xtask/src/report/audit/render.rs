@@ -10,7 +10,7 @@ use crate::features::cfg::Query;
 use crate::features::expect::ToolchainVerdict;
 use crate::features::status::Status;
 use crate::util::json::{json, Value};
-use crate::util::output::Table;
+use crate::util::output::{Style, Table, Width};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -429,16 +429,31 @@ impl AuditReport {
     }
 
     /// The table, the summaries and the findings for a terminal or a log.
+    #[cfg(test)]
     pub fn human(&self, colour: bool) -> String {
-        self.text(false, colour)
+        self.human_in(&Style {
+            colour,
+            width: Width::Wide,
+        })
+    }
+
+    /// [`AuditReport::human`] with the table laid out for `style`'s width.
+    pub fn human_in(&self, style: &Style) -> String {
+        self.text(false, style)
     }
 
     /// The same as Markdown.
     pub fn markdown(&self) -> String {
-        self.text(true, false)
+        self.text(
+            true,
+            &Style {
+                colour: false,
+                width: Width::Wide,
+            },
+        )
     }
 
-    fn text(&self, markdown: bool, colour: bool) -> String {
+    fn text(&self, markdown: bool, style: &Style) -> String {
         let (title, item) = if markdown { ("## ", "- ") } else { ("", "") };
         let mut out = format!("{title}{}\n\n", self.heading());
         // The findings first: what to change in the crate, before the evidence.
@@ -452,7 +467,7 @@ impl AuditReport {
         if markdown {
             self.table(true).render_markdown(&mut out);
         } else {
-            self.table(false).render_text(&mut out, colour);
+            self.table(false).render_text(&mut out, style);
         }
         out.push('\n');
         if let Some(legend) = self.legend() {
