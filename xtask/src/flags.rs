@@ -72,6 +72,10 @@ xflags::xflags! {
             optional -j, --jobs n: usize
             /// Also fail (exit 1) when a cell could not be built (a missing tool or compiler).
             optional --strict
+            /// Also boot each cell that builds: a small kernel with the tree's Rust samples and
+            /// Rust KUnit suites, built with that compiler and booted under
+            /// qemu-system-x86_64; a boot that does not pass is a finding (exit 1).
+            optional --boot
         }
 
         /// List every pinned toolchain: where it was found, with its `rustc -vV` summary, or
@@ -261,6 +265,7 @@ pub struct Kernel {
     pub timeout: Option<u64>,
     pub jobs: Option<usize>,
     pub strict: bool,
+    pub boot: bool,
 }
 
 #[derive(Debug)]

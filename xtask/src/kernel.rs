@@ -7,6 +7,7 @@
 //! `target/kernel/`; a result is cached by (tree, compiler identity, library sources, tools,
 //! configuration), and only when it is the compiler's verdict.
 
+mod boot;
 mod build;
 mod report;
 mod said;
@@ -56,6 +57,7 @@ impl flags::Kernel {
                 timeout,
                 jobs,
                 !self.no_cache,
+                self.boot,
             )
         })?;
         format.print(
@@ -63,10 +65,13 @@ impl flags::Kernel {
             || report.markdown(),
             |_| report.human(),
         );
-        let not_run = report
-            .cells
-            .iter()
-            .any(|cell| cell.real == Real::NotRun.word());
+        let not_run = report.cells.iter().any(|cell| {
+            cell.real == Real::NotRun.word()
+                || cell
+                    .boot
+                    .as_ref()
+                    .is_some_and(|boot| boot.result == boot::NOT_RUN)
+        });
         Ok(Verdict::failure_if(
             !report.findings().is_empty() || (self.strict && not_run),
         ))
@@ -123,13 +128,14 @@ impl Found {
         tree: &str,
         prediction: Result<crate::kernel_tree::Prediction, String>,
         (built, cached): (Built, bool),
+        boot: Option<crate::kernel_report::BootJson>,
     ) -> CellJson {
         let rustc = self
             .compiler
             .as_ref()
             .ok()
             .map(|(_, version)| version.release_string());
-        report::cell((tree, &self.id), rustc, prediction, built, cached)
+        report::cell((tree, &self.id), rustc, prediction, (built, cached), boot)
     }
 }
 
@@ -141,6 +147,7 @@ fn run(
     timeout: Duration,
     jobs: usize,
     use_cache: bool,
+    boot: bool,
 ) -> anyhow::Result<Report> {
     let started = Instant::now();
     let dir = crate::project_root().join("target/kernel");
@@ -227,23 +234,29 @@ fn run(
             let error = read.err().unwrap_or_default();
             for found in &compilers {
                 let built = Built::not_run(format!("the tree cannot be used: {error}"), Vec::new());
-                cells.push(found.cell(&pin.id, Err(error.clone()), (built, false)));
+                cells.push(found.cell(&pin.id, Err(error.clone()), (built, false), None));
             }
             continue;
         };
         let build_dir = dir.join("build").join(&pin.id);
         let mut opened: Option<build::BuildDir> = None;
+        let mut opened_boot: Option<build::BuildDir> = None;
         for found in &compilers {
             if crate::interrupt::interrupted().is_some() {
                 break;
             }
             let label = format!("{} with {}", pin.id, found.id);
-            let cell = |prediction, built| found.cell(&pin.id, prediction, built);
+            let cell = |prediction, built, boot| found.cell(&pin.id, prediction, built, boot);
+            let mut booted: Option<crate::kernel_report::BootJson> = None;
             let not_run = |reason: String| (Built::not_run(reason, Vec::new()), false);
             let (toolchain, version) = match &found.compiler {
                 Ok(compiler) => compiler,
                 Err(problem) => {
-                    cells.push(cell(Err("no compiler".into()), not_run(problem.clone())));
+                    cells.push(cell(
+                        Err("no compiler".into()),
+                        not_run(problem.clone()),
+                        None,
+                    ));
                     continue;
                 }
             };
@@ -295,52 +308,75 @@ fn run(
                     hasher.finish()
                 };
                 let entry = dir.join("results").join(format!("{key}.json"));
-                if let Some(built) = use_cache.then(|| load_result(&entry)).flatten() {
-                    eprintln!("kernel: {label}: {} (cached)", built.real.word());
-                    break 'pair (built, true);
-                }
                 let wrapper = dir.join("wrappers").join(&toolchain.id).join("rustc");
                 if let Err(error) = tools::write_wrapper(&wrapper, &rustc.launch) {
                     break 'pair not_run(format!("writing the wrapper: {error:#}"));
                 }
-                let out = match opened.take().map_or_else(
-                    || build::BuildDir::open(&build_dir, &tree.identity, &tools.identity),
-                    Ok,
-                ) {
-                    Ok(out) => out,
-                    Err(error) => break 'pair not_run(format!("the build directory: {error:#}")),
-                };
                 let say = |line: &str| eprintln!("kernel: {label}: {line}");
-                let pair = build::Pair {
-                    tree: &tree.root,
-                    out: &out,
-                    wrapper: &wrapper,
-                    library: &library.0,
-                    tools,
-                    jobs,
-                    timeout,
-                    progress: &say,
-                };
-                let pair_started = Instant::now();
-                let built = build::build(&pair);
-                say(&format!(
-                    "{} in {:.0} s: {}",
-                    built.real.word(),
-                    pair_started.elapsed().as_secs_f64(),
-                    built.first_error.as_deref().unwrap_or(&built.reason)
-                ));
-                if !out.is_spoiled() {
-                    opened = Some(out);
-                }
-                // Only a compiler's verdict, never a run cut short, is cached.
-                if built.cacheable && crate::interrupt::interrupted().is_none() {
-                    if let Err(error) = store_result(&entry, &built) {
-                        eprintln!("kernel: {label}: the result was not cached: {error:#}");
+                let cached = use_cache.then(|| load_result(&entry)).flatten();
+                let (mut built, cached) = if let Some(built) = cached {
+                    eprintln!("kernel: {label}: {} (cached)", built.real.word());
+                    (built, true)
+                } else {
+                    let out = match opened.take().map_or_else(
+                        || build::BuildDir::open(&build_dir, &tree.identity, &tools.identity),
+                        Ok,
+                    ) {
+                        Ok(out) => out,
+                        Err(error) => {
+                            break 'pair not_run(format!("the build directory: {error:#}"))
+                        }
+                    };
+                    let pair = build::Pair {
+                        tree: &tree.root,
+                        out: &out,
+                        wrapper: &wrapper,
+                        library: &library.0,
+                        rustdoc: None,
+                        tools,
+                        jobs,
+                        timeout,
+                        progress: &say,
+                    };
+                    let pair_started = Instant::now();
+                    let built = build::build(&pair);
+                    say(&format!(
+                        "{} in {:.0} s: {}",
+                        built.real.word(),
+                        pair_started.elapsed().as_secs_f64(),
+                        built.first_error.as_deref().unwrap_or(&built.reason)
+                    ));
+                    if !out.is_spoiled() {
+                        opened = Some(out);
                     }
+                    // Only a compiler's verdict, never a run cut short, is cached.
+                    if built.cacheable && crate::interrupt::interrupted().is_none() {
+                        if let Err(error) = store_result(&entry, &built) {
+                            eprintln!("kernel: {label}: the result was not cached: {error:#}");
+                        }
+                    }
+                    (built, false)
+                };
+                if boot && built.real == Real::Pass {
+                    let cell = boot::Cell {
+                        dir: &dir,
+                        tree: (&pin.id, &tree.root, &tree.identity),
+                        launch: &rustc.launch,
+                        compiler: (&toolchain.id, version),
+                        library: (&library.0, &library.1),
+                        tools,
+                        jobs,
+                        timeout,
+                        use_cache,
+                        progress: &say,
+                    };
+                    let (json, steps) = cell.run(&mut opened_boot);
+                    booted = Some(json);
+                    built.steps.extend(steps);
                 }
-                (built, false)
+                (built, cached)
             };
-            cells.push(cell(prediction, built));
+            cells.push(cell(prediction, built, booted));
         }
     }
     if let Some(signal) = crate::interrupt::interrupted() {

@@ -382,6 +382,7 @@ mod tests {
             steps: Vec::new(),
             cached: false,
             finding: false,
+            boot: None,
         }
     }
 

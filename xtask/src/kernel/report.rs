@@ -3,7 +3,7 @@
 //! terminal, Markdown, and the JSON documented in docs/kernel.md.
 
 use super::build::{Built, Real};
-use crate::kernel_report::{CellJson, CrateJson, KernelJson, StepJson, TreeJson};
+use crate::kernel_report::{BootJson, CellJson, CrateJson, KernelJson, StepJson, TreeJson};
 use crate::kernel_tree::{Predicted, Prediction};
 
 /// The cell of one (tree, compiler) pair: the prediction, or why there is none, beside the real
@@ -12,8 +12,8 @@ pub(crate) fn cell(
     (tree, toolchain): (&str, &str),
     rustc: Option<String>,
     prediction: Result<Prediction, String>,
-    built: Built,
-    cached: bool,
+    (built, cached): (Built, bool),
+    boot: Option<BootJson>,
 ) -> CellJson {
     let predicted = prediction.as_ref().ok();
     CellJson {
@@ -42,7 +42,18 @@ pub(crate) fn cell(
             .map(|(step, seconds)| StepJson { step, seconds })
             .collect(),
         cached,
+        boot,
     }
+}
+
+/// Whether a cell's boot contradicts its prediction: a cell whose build passed is predicted to
+/// boot and pass every test.
+pub(crate) fn boot_finding(cell: &CellJson) -> bool {
+    cell.real == Real::Pass.word()
+        && cell
+            .boot
+            .as_ref()
+            .is_some_and(|boot| boot.result == super::boot::FAIL)
 }
 
 #[derive(Clone, Debug)]
@@ -83,9 +94,12 @@ impl Report {
             .join(" | "))
     }
 
-    /// The cells whose prediction the real build contradicts.
+    /// The cells whose prediction the real build, or the boot, contradicts.
     pub(crate) fn findings(&self) -> Vec<&CellJson> {
-        self.cells.iter().filter(|cell| cell.finding).collect()
+        self.cells
+            .iter()
+            .filter(|cell| cell.finding || boot_finding(cell))
+            .collect()
     }
 
     pub(crate) fn to_json(&self) -> KernelJson {
@@ -220,6 +234,7 @@ impl Report {
                 ));
             }
         }
+        text.push_str(&self.boot_lines());
         let findings = self.findings();
         let count = |real: Real| {
             self.cells
@@ -229,7 +244,7 @@ impl Report {
         };
         text.push_str(&format!(
             "\nkernel: {} cells, {} pass, {} fail, {} refused, {} not run; {} findings \
-             (prediction contradicted by the real build); {:.0} s\n",
+             (prediction contradicted by the real build or the boot); {:.0} s\n",
             self.cells.len(),
             count(Real::Pass),
             count(Real::Fail),
@@ -239,14 +254,59 @@ impl Report {
             self.seconds
         ));
         for cell in findings {
+            if cell.finding {
+                text.push_str(&format!(
+                    "finding: {} with {}: predicted {}, really {}: {}\n",
+                    cell.tree,
+                    cell.toolchain,
+                    cell.predicted.as_deref().unwrap_or("?"),
+                    cell.real,
+                    cell.first_error.as_deref().unwrap_or(&cell.reason)
+                ));
+            }
+            if let Some(boot) = cell.boot.as_ref().filter(|_| boot_finding(cell)) {
+                text.push_str(&format!(
+                    "finding: {} with {}: built, predicted to boot and pass, but the boot \
+                     failed: {}\n",
+                    cell.tree, cell.toolchain, boot.reason
+                ));
+                let failures = boot.kunit.iter().flat_map(|kunit| &kunit.failures);
+                let mut shown = false;
+                for failure in failures {
+                    shown = true;
+                    text.push_str(&format!(
+                        "  {}.{} failed:\n{}\n",
+                        failure.suite,
+                        failure.test,
+                        indent(&failure.output)
+                    ));
+                }
+                if let (false, Some(tail)) = (shown, &boot.console_tail) {
+                    text.push_str(&format!("  the console's last lines:\n{}\n", indent(tail)));
+                }
+            }
+        }
+        text
+    }
+
+    /// One line per booted cell: its result, accelerator, time, KUnit's counts and the
+    /// samples' lines; empty without `--boot`.
+    fn boot_lines(&self) -> String {
+        let mut text = String::new();
+        for cell in &self.cells {
+            let Some(boot) = &cell.boot else {
+                continue;
+            };
             text.push_str(&format!(
-                "finding: {} with {}: predicted {}, really {}: {}\n",
+                "\n{} with {}: boot {}: {}",
                 cell.tree,
                 cell.toolchain,
-                cell.predicted.as_deref().unwrap_or("?"),
-                cell.real,
-                cell.first_error.as_deref().unwrap_or(&cell.reason)
+                boot_summary(boot),
+                boot.reason
             ));
+        }
+        if !text.is_empty() {
+            text.push('\n');
         }
         text
     }
@@ -264,6 +324,94 @@ impl Report {
             let cells: Vec<String> = row.iter().map(|value| escape(value)).collect();
             text.push_str(&format!("| {} |\n", cells.join(" | ")));
         }
+        let booted: Vec<(&CellJson, &BootJson)> = self
+            .cells
+            .iter()
+            .filter_map(|cell| Some((cell, cell.boot.as_ref()?)))
+            .collect();
+        if !booted.is_empty() {
+            text.push_str(
+                "\n### Booted under QEMU\n\n| tree | toolchain | boot | KUnit passed | failed | skipped | samples' lines seen | why |\n|---|---|---|---|---|---|---|---|\n",
+            );
+        }
+        for (cell, boot) in booted {
+            let counts = boot
+                .kunit
+                .as_ref()
+                .map_or(["-".to_owned(), "-".to_owned(), "-".to_owned()], |kunit| {
+                    [kunit.passed, kunit.failed, kunit.skipped].map(|count| count.to_string())
+                });
+            let checked: Vec<_> = boot
+                .samples
+                .iter()
+                .filter(|s| s.expected.is_some())
+                .collect();
+            let seen = checked.iter().filter(|sample| sample.seen).count();
+            let finding = if boot_finding(cell) { " (FINDING)" } else { "" };
+            let row = [
+                cell.tree.clone(),
+                cell.toolchain.clone(),
+                format!("{}{finding}", boot.result),
+                counts[0].clone(),
+                counts[1].clone(),
+                counts[2].clone(),
+                format!("{seen} of {}", checked.len()),
+                boot.reason.clone(),
+            ];
+            let cells: Vec<String> = row.iter().map(|value| escape(value)).collect();
+            text.push_str(&format!("| {} |\n", cells.join(" | ")));
+        }
         text
     }
+}
+
+/// A boot in a few words: `pass (tcg, 1.0 s, cached; KUnit 390 passed, 0 failed, 1 skipped;
+/// samples: 40 lines seen of 40, 5 not checked)`.
+pub(crate) fn boot_summary(boot: &BootJson) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(accel) = &boot.accel {
+        parts.push(accel.clone());
+    }
+    if let Some(seconds) = boot.seconds {
+        parts.push(format!("{seconds:.1} s"));
+    }
+    if boot.cached {
+        parts.push("cached".into());
+    }
+    let mut text = format!("{} ({})", boot.result, parts.join(", "));
+    if let Some(kunit) = &boot.kunit {
+        let checked: Vec<_> = boot
+            .samples
+            .iter()
+            .filter(|s| s.expected.is_some())
+            .collect();
+        let seen = checked.iter().filter(|sample| sample.seen).count();
+        let unchecked: Vec<&str> = boot
+            .samples
+            .iter()
+            .filter(|sample| sample.expected.is_none())
+            .map(|sample| sample.name.as_str())
+            .collect();
+        text.push_str(&format!(
+            " KUnit {} passed, {} failed, {} skipped; samples: {seen} of {} lines seen",
+            kunit.passed,
+            kunit.failed,
+            kunit.skipped,
+            checked.len()
+        ));
+        if !unchecked.is_empty() {
+            text.push_str(&format!(
+                ", not checked (nothing printed at init): {}",
+                unchecked.join(", ")
+            ));
+        }
+    }
+    text
+}
+
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|line| format!("    {line}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -8,7 +8,7 @@ use super::report::{cell, Report};
 use super::trees;
 use super::{said, symbols, tools};
 use crate::json::Value;
-use crate::kernel_report::TreeJson;
+use crate::kernel_report::{BootJson, FailureJson, KunitJson, SampleJson, TreeJson};
 use crate::kernel_tree::{CratePrediction, Predicted, Prediction};
 use std::path::{Path, PathBuf};
 use xshell::cmd;
@@ -271,6 +271,42 @@ fn cached_results_round_trip_and_a_result_not_run_is_never_read_back() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// A boot of a cell that built, with one sample line seen, one not checked, and a KUnit case
+/// that failed.
+fn failed_boot() -> BootJson {
+    BootJson {
+        result: "fail".into(),
+        reason: "KUnit failed: rust_kvec.rust_kvec_pop".into(),
+        accel: Some("tcg".into()),
+        samples: vec![
+            SampleJson {
+                name: "rust_minimal".into(),
+                expected: Some("rust_minimal: Am I built-in? {}".into()),
+                seen: true,
+            },
+            SampleJson {
+                name: "rust_soc".into(),
+                expected: None,
+                seen: false,
+            },
+        ],
+        kunit: Some(KunitJson {
+            passed: 4,
+            failed: 1,
+            skipped: 1,
+            failures: vec![FailureJson {
+                suite: "rust_kvec".into(),
+                test: "rust_kvec_pop".into(),
+                output: "    # rust_kvec_pop: ASSERTION FAILED at rust/kernel/alloc/kvec.rs:12"
+                    .into(),
+            }],
+        }),
+        console_tail: Some("reboot: Restarting system".into()),
+        seconds: Some(1.0),
+        cached: false,
+    }
+}
+
 fn report() -> Report {
     let prediction = Prediction {
         minimum_met: true,
@@ -300,15 +336,15 @@ fn report() -> Report {
                 ("6.12", "debian-1.78.0"),
                 Some("1.78.0".into()),
                 Ok(prediction.clone()),
-                built(Real::Pass),
-                false,
+                (built(Real::Pass), false),
+                Some(failed_boot()),
             ),
             cell(
                 ("6.12", "debian-1.98.1"),
                 Some("1.98.1".into()),
                 Ok(prediction),
-                built(Real::Fail),
-                true,
+                (built(Real::Fail), true),
+                None,
             ),
         ],
         tools: Ok("clang 19; bindgen 0.71.1".into()),
@@ -320,13 +356,30 @@ fn report() -> Report {
 fn a_disagreement_is_a_finding_printed_with_its_first_error() {
     let report = report();
     let findings = report.findings();
-    assert_eq!(findings.len(), 1);
-    assert_eq!(findings[0].toolchain, "debian-1.98.1");
+    assert_eq!(findings.len(), 2);
+    assert_eq!(findings[1].toolchain, "debian-1.98.1");
     let human = report.human();
     assert!(
         human.contains("finding: 6.12 with debian-1.98.1: predicted pass, really fail: error: e"),
         "{human}"
     );
+    // The build passed as predicted, the boot did not: a finding with the failed test's output.
+    assert!(
+        human.contains(
+            "finding: 6.12 with debian-1.78.0: built, predicted to boot and pass, but the boot \
+             failed: KUnit failed: rust_kvec.rust_kvec_pop\n  rust_kvec.rust_kvec_pop failed:\n\
+             \x20       # rust_kvec_pop: ASSERTION FAILED"
+        ),
+        "{human}"
+    );
+    assert!(
+        human.contains("6.12 with debian-1.78.0: boot fail (tcg, 1.0 s) KUnit 4 passed, 1 failed, \
+             1 skipped; samples: 1 of 1 lines seen, not checked (nothing printed at init): rust_soc"),
+        "{human}"
+    );
+    assert!(report.markdown().contains(
+        "| 6.12 | debian-1.78.0 | fail (FINDING) | 4 | 1 | 1 | 1 of 1 | KUnit failed: rust_kvec.rust_kvec_pop |"
+    ));
     assert!(report
         .markdown()
         .contains("| 6.12 | debian-1.78.0 | 1.78.0 | yes | pass | pass |"));
@@ -341,7 +394,13 @@ fn the_report_names_the_tools_each_cell_really_ran_with() {
     older.tools = Some(old.into());
     report.cells.push(older);
     let never_ran = Built::not_run("no compiler".into(), Vec::new());
-    let never_ran = cell(("6.12", "1.78.0"), None, Err("no".into()), never_ran, false);
+    let never_ran = cell(
+        ("6.12", "1.78.0"),
+        None,
+        Err("no".into()),
+        (never_ran, false),
+        None,
+    );
     report.cells.push(never_ran);
     let json = report.to_json();
     assert_eq!(
@@ -469,6 +528,7 @@ fn play_times(mode: &str, timeout: u64, times: usize) -> (Built, bool, bool) {
         out: &out,
         wrapper: &root.join("wrappers/one/rustc"),
         library: &root.join("library"),
+        rustdoc: None,
         tools: &tools,
         jobs: 1,
         timeout: std::time::Duration::from_secs(timeout),
