@@ -54,8 +54,7 @@ impl flags::Kernel {
                 &pins_path,
                 &trees,
                 &self.toolchain,
-                timeout,
-                jobs,
+                (timeout, jobs),
                 !self.no_cache,
                 self.boot,
             )
@@ -144,8 +143,7 @@ fn run(
     pins_path: &Path,
     pins: &[TreePin],
     specs: &[String],
-    timeout: Duration,
-    jobs: usize,
+    (timeout, jobs): (Duration, usize),
     use_cache: bool,
     boot: bool,
 ) -> anyhow::Result<Report> {

@@ -211,9 +211,13 @@ pub(crate) fn boot(stage: &Stage<'_>) -> Booted {
     out.begin();
     let image = build_image(stage);
     out.seal();
-    let (image, config, mut steps) = match image {
+    let Image {
+        path: image,
+        config,
+        mut steps,
+    } = match image {
         Ok(built) => built,
-        Err(booted) => return booted,
+        Err(booted) => return *booted,
     };
     (stage.pair.progress)(&format!("booting under qemu ({})", stage.accel.word()));
     let mut booted = run_qemu(
@@ -282,9 +286,16 @@ pub(crate) fn run_qemu(
     booted
 }
 
+/// A boot image built: `vmlinux`, the configuration it was built with, and the steps' times.
+struct Image {
+    path: PathBuf,
+    config: BootConfig,
+    steps: Vec<(String, f64)>,
+}
+
 /// Configures the boot build directory and builds `vmlinux`: the image with its configuration,
 /// and the steps' times; or the boot's result when that fails.
-fn build_image(stage: &Stage<'_>) -> Result<(PathBuf, BootConfig, Vec<(String, f64)>), Booted> {
+fn build_image(stage: &Stage<'_>) -> Result<Image, Box<Booted>> {
     let pair = &stage.pair;
     let out: &BuildDir = pair.out;
     let mut steps: Vec<(String, f64)> = Vec::new();
@@ -296,10 +307,10 @@ fn build_image(stage: &Stage<'_>) -> Result<(PathBuf, BootConfig, Vec<(String, f
             let output = match pair.make($targets) {
                 Ok(output) => output,
                 Err(error) => {
-                    return Err(Booted::not_run(
+                    return Err(Box::new(Booted::not_run(
                         format!("make could not start: {error}"),
                         steps,
-                    ))
+                    )))
                 }
             };
             steps.push((format!("boot: {}", $name), output.seconds));
@@ -313,7 +324,7 @@ fn build_image(stage: &Stage<'_>) -> Result<(PathBuf, BootConfig, Vec<(String, f
                     steps,
                 );
                 booted.json.console_tail = Some(build::first_error_of(&output));
-                return Err(booted);
+                return Err(Box::new(booted));
             }
             output
         }};
@@ -321,29 +332,29 @@ fn build_image(stage: &Stage<'_>) -> Result<(PathBuf, BootConfig, Vec<(String, f
     if !config_path.is_file() {
         let output = run_make!("tinyconfig", &["tinyconfig"]);
         if !output.success() {
-            return Err(Booted::not_run(
+            return Err(Box::new(Booted::not_run(
                 format!("make tinyconfig failed: {}", build::first_error_of(&output)),
                 steps,
-            ));
+            )));
         }
         let mut text = std::fs::read_to_string(&config_path).unwrap_or_default();
         text.push_str(&wanted.fragment());
         if let Err(error) = std::fs::write(&config_path, text) {
-            return Err(Booted::not_run(
+            return Err(Box::new(Booted::not_run(
                 format!("writing {}: {error}", config_path.display()),
                 steps,
-            ));
+            )));
         }
     }
     let output = run_make!("olddefconfig", &["olddefconfig"]);
     if !output.success() {
-        return Err(Booted::not_run(
+        return Err(Box::new(Booted::not_run(
             format!(
                 "make olddefconfig failed: {}",
                 build::first_error_of(&output)
             ),
             steps,
-        ));
+        )));
     }
     let text = std::fs::read_to_string(&config_path).unwrap_or_default();
     let lost = wanted.lost(&text);
@@ -354,7 +365,7 @@ fn build_image(stage: &Stage<'_>) -> Result<(PathBuf, BootConfig, Vec<(String, f
             .iter()
             .map(|symbol| format!("CONFIG_{symbol}"))
             .collect();
-        return Err(Booted::failed(
+        return Err(Box::new(Booted::failed(
             format!(
                 "the boot configuration lost {} at olddefconfig (Kconfig's conditions do not \
                  hold with this compiler or its tools; not cached)",
@@ -362,7 +373,7 @@ fn build_image(stage: &Stage<'_>) -> Result<(PathBuf, BootConfig, Vec<(String, f
             ),
             false,
             steps,
-        ));
+        )));
     }
     let output = run_make!("vmlinux", &["vmlinux"]);
     if !output.success() {
@@ -373,7 +384,7 @@ fn build_image(stage: &Stage<'_>) -> Result<(PathBuf, BootConfig, Vec<(String, f
             steps,
         );
         booted.json.console_tail = built.first_error;
-        return Err(booted);
+        return Err(Box::new(booted));
     }
     let image = out.out.join("vmlinux");
     let versions = rustc_versions(&image);
@@ -384,7 +395,7 @@ fn build_image(stage: &Stage<'_>) -> Result<(PathBuf, BootConfig, Vec<(String, f
             .any(|version| !version.starts_with(&expected))
     {
         out.spoil();
-        return Err(Booted::not_run(
+        return Err(Box::new(Booted::not_run(
             format!(
                 "make vmlinux succeeded, but {} does not say it is {expected} only (its \
                  .comment says: {}); not cached, the boot build directory is discarded",
@@ -396,9 +407,13 @@ fn build_image(stage: &Stage<'_>) -> Result<(PathBuf, BootConfig, Vec<(String, f
                 }
             ),
             steps,
-        ));
+        )));
     }
-    Ok((image, wanted, steps))
+    Ok(Image {
+        path: image,
+        config: wanted,
+        steps,
+    })
 }
 
 /// The `rustc version ...` strings of an ELF file (its `.comment` records each compiler that
