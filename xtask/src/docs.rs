@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-//! `cargo xtask docs`: README.md's feature table, the `kernel::features` page and
-//! `docs/features.md`, generated from the catalog (`features`), and in `docs/features.md` two
-//! marked regions, the statuses of a real matrix run and the places of a real usage run, which
-//! only `--report` and `--usage` replace; and `docs/kernels.md` from the committed JSON of a
-//! `cargo xtask kernel` run ([`kernels`]).
+//! The generated files of `cargo xtask docs`: README.md's feature table, the `kernel::features`
+//! page and `docs/features.md`, generated from the catalog (`features`), and in
+//! `docs/features.md` two marked regions, the statuses of a real matrix run and the places of a
+//! real usage run, which only `--report` and `--usage` replace; and `docs/kernels.md` from the
+//! committed JSON of a `cargo xtask kernel` run ([`kernels`]).
 
 mod features;
 pub mod kernels;
@@ -13,16 +13,15 @@ mod places_region;
 mod tests;
 
 use crate::catalog::{FEATURES, MINIMUM_RELEASE};
-use crate::kernel_report::KernelJson;
+use crate::kernel::report::json::KernelJson;
 use crate::report::usage::UsageReport;
 use crate::report::{FeatureCell, Observed, Report};
-use crate::{flags, project_root, Verdict};
+use crate::Verdict;
 use anyhow::{bail, Context};
 pub use features::{feature_table, features_page, shim_features_page};
 pub use places_region::{usage_region, USAGE_PLACES};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
-use xshell::Shell;
 
 /// A generated region of a file, between a begin line and an end line that stay in place.
 pub struct Region {
@@ -414,7 +413,7 @@ pub fn regenerate(
     }
     if !check {
         for (path, contents) in &files {
-            crate::files::write_atomically(path, contents.as_bytes())
+            crate::util::files::write_atomically(path, contents.as_bytes())
                 .with_context(|| format!("writing {}", path.display()))?;
         }
         eprintln!("docs: wrote {}", changed.join(", "));
@@ -426,39 +425,4 @@ pub fn regenerate(
         changed.join(", ")
     );
     Ok(Verdict::Failure)
-}
-
-impl flags::Docs {
-    pub fn run(&self, _sh: &Shell) -> anyhow::Result<Verdict> {
-        let root = project_root();
-        let verdict = regenerate(
-            &root,
-            self.report.as_deref(),
-            self.usage.as_deref(),
-            self.check,
-        )?;
-        if self.screenshot && !self.check {
-            take_screenshot(&root)?;
-        }
-        Ok(verdict)
-    }
-}
-
-/// Where the page's screenshot is written, relative to the repository root.
-pub const SCREENSHOT: &str = "docs/compat.png";
-
-/// Takes [`SCREENSHOT`] of the generated page with headless chromium.
-fn take_screenshot(root: &Path) -> anyhow::Result<()> {
-    let page = root.join(page::PAGE);
-    if !page.is_file() {
-        bail!(
-            "no {} to take a picture of: record a report first (`cargo xtask docs --report FILE`)",
-            page::PAGE
-        );
-    }
-    let scratch = root.join("target/kshim");
-    let png = root.join(SCREENSHOT);
-    crate::browser::screenshot(&crate::browser::file_url(&page), &png, &scratch)?;
-    eprintln!("docs: wrote {SCREENSHOT}");
-    Ok(())
 }

@@ -1,66 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
-//! kshim's automation. Its one public item is [`cli::main`], which `main.rs` calls: it parses
-//! the flags and dispatches; each command lives in its own module, with
+//! kshim's automation. Its one public item is [`commands::cli::main`], which `main.rs` calls: it
+//! parses the flags and dispatches; each command lives in its own module under [`commands`], with
 //! `impl flags::Command { fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> }`. The tests
 //! (`tests/`) are the crate's own unit tests, so that they can reach every module.
-
-mod flags;
 
 /// The feature catalog: the shim's own file, compiled in here too, so that there is no second
 /// copy and a shim that does not build cannot stop the tool that reports it.
 #[path = "../../kernel-shim/src/catalog.rs"]
 mod catalog;
 
-mod apt;
-mod attributes;
-mod audit;
-mod bench;
-mod browser;
-mod cache;
-mod cfg;
-mod ci_matrix;
-pub mod cli;
-mod date;
-mod debian;
-mod diagnostics;
-mod digests;
-mod discovery;
+pub mod commands;
 mod docs;
-mod driver;
-mod emulators;
-mod expect;
-mod extracted;
-mod files;
-mod hash;
-mod interrupt;
-mod json;
-mod judge;
-mod jump_table;
-mod kconfig;
+mod features;
 mod kernel;
-mod kernel_report;
-mod kernel_tree;
-mod library_sources;
-mod libtest;
-mod loader;
-mod matrix;
-mod merge;
-mod output;
-mod pins;
-mod places;
-mod plan;
-mod probe;
-mod process;
-mod provision;
 mod report;
-mod run_lock;
-mod runner;
-mod schedule;
-mod status;
+mod run;
 mod targets;
 mod toolchains;
-mod usage;
-mod version;
+mod util;
 
 use std::path::PathBuf;
 

@@ -12,10 +12,10 @@ mod to_json;
 pub mod usage;
 
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
-use crate::discovery::SourceKind;
-use crate::expect::{enabled_in_kernel_mode, Outcome, ToolchainVerdict};
-use crate::plan::{cell_label, Kind, Mode};
-use crate::status::Status;
+use crate::features::expect::{enabled_in_kernel_mode, Outcome, ToolchainVerdict};
+use crate::features::status::Status;
+use crate::run::plan::{cell_label, Kind, Mode};
+use crate::toolchains::discovery::SourceKind;
 use anyhow::{anyhow, ensure};
 use std::fmt::Write;
 
@@ -45,7 +45,7 @@ pub struct ToolchainEntry {
 impl ToolchainEntry {
     /// The column header: the id, with the release if the id does not already say it.
     pub fn label(&self) -> String {
-        crate::output::column_label(&self.id, self.release_text.as_deref(), None)
+        crate::util::output::column_label(&self.id, self.release_text.as_deref(), None)
     }
 
     /// Its release if it is ok: a toolchain that builds, whose cells the catalog predicts.
@@ -150,7 +150,9 @@ impl BuildCell {
 }
 
 /// One difference between the compilers and the catalog, as printed and as the JSON lists it.
-#[derive(Clone, Debug, PartialEq, Eq, crate::json::Serialize, crate::json::Deserialize)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, crate::util::json::Serialize, crate::util::json::Deserialize,
+)]
 pub struct Failure {
     pub toolchain: String,
     /// Which cell: `feature inline_const`, `build rust_minimal (kernel)`, `toolchain`.
@@ -176,7 +178,7 @@ pub struct Report {
     pub targets: targets::TargetAxis,
     /// Per toolchain, the Kbuild fixtures: what a driver gets when it enables features itself.
     pub kbuild: Vec<kbuild::KbuildCell>,
-    /// The UTC minute the run ended (`2026-12-04 03:48 UTC`, [`crate::date::utc_now`]); a
+    /// The UTC minute the run ended (`2026-12-04 03:48 UTC`, [`crate::util::date::utc_now`]); a
     /// merge's is its newest shard's. `None` in reports written before reports had dates.
     pub date: Option<String>,
 }

@@ -6,6 +6,8 @@
 //! asks this table; the shim's `arch/` modules, like the kernel's per-architecture headers, hold
 //! the instructions themselves.
 
+pub(crate) mod jump_table;
+
 use crate::catalog::Release;
 use anyhow::bail;
 use object::elf::{self, Machine, RelocationType};
@@ -229,7 +231,7 @@ pub fn parse_targets(values: &[String]) -> anyhow::Result<Vec<&'static KernelTar
         let known: Vec<&str> = KERNEL_TARGETS.iter().map(|target| target.triple).collect();
         bail!(
             "--target {}: not one of the kernel's targets ({}), nor `none`",
-            crate::output::escape(value),
+            crate::util::output::escape(value),
             known.join(", ")
         );
     }

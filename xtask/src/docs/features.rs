@@ -5,7 +5,7 @@
 
 use super::{MATRIX_STATUS, USAGE_PLACES};
 use crate::catalog::{Feature, KernelUse, FEATURES};
-use crate::places::{identifier, item_header};
+use crate::features::places::{identifier, item_header};
 use anyhow::{bail, Context};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 //! committed JSON of a `cargo xtask kernel` run ([`KERNEL_REPORT`]), read as data.
 
 use crate::catalog;
-use crate::kernel_report::KernelJson;
+use crate::kernel::report::json::KernelJson;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -339,7 +339,7 @@ pub fn generated(root: &Path) -> anyhow::Result<(std::path::PathBuf, String)> {
 mod tests {
     use super::*;
 
-    use crate::kernel_report::{CellJson, CrateJson, TreeJson};
+    use crate::kernel::report::json::{CellJson, CrateJson, TreeJson};
 
     fn tree(id: &str, version: Option<&str>, allowed: &[&str], error: Option<&str>) -> TreeJson {
         TreeJson {
@@ -407,7 +407,7 @@ mod tests {
             tools_error: None,
             seconds: 1.0,
         };
-        let text = crate::json::to_pretty(&crate::json::to_value(&report));
+        let text = crate::util::json::to_pretty(&crate::util::json::to_value(&report));
         let page = kernels_page(Some(&text), Path::new("r.json")).unwrap();
         assert!(
             page.contains(

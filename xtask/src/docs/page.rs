@@ -18,7 +18,7 @@ use self::features::feature_grid;
 use self::kernel::{kbuild_grid, kernel_trees_section};
 use super::kernels::TreeData;
 use crate::catalog::MINIMUM_RELEASE;
-use crate::expect::ToolchainVerdict;
+use crate::features::expect::ToolchainVerdict;
 use crate::report::usage::UsageReport;
 use crate::report::{release_order, Report, ToolchainEntry};
 use std::fmt::Write;

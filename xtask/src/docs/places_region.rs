@@ -3,7 +3,7 @@
 //! needs each feature, linked to the source lines, replaced only by `docs --usage`.
 
 use super::{escape_markdown, refuse_control_characters, Region};
-use crate::places::{SourcePoint, UsedPlace};
+use crate::features::places::{SourcePoint, UsedPlace};
 use crate::report::usage::text::{cell_summary, groups};
 use crate::report::usage::{UsageCell, UsageReport};
 use anyhow::{bail, Context};
@@ -84,7 +84,7 @@ pub fn usage_region(report: &UsageReport) -> anyhow::Result<String> {
     ran.sort_by_key(|&index| {
         let toolchain = &report.toolchains[index];
         let release = toolchain.release.as_deref().and_then(|text| {
-            crate::version::parse_release(text)
+            crate::toolchains::version::parse_release(text)
                 .ok()
                 .map(|(release, _)| release)
         });

@@ -4,9 +4,10 @@
 use super::features::{shim_location, shim_sources};
 use super::*;
 use crate::catalog::Release;
-use crate::expect::{expected_status, ToolchainVerdict};
+use crate::features::expect::{expected_status, ToolchainVerdict};
+use crate::features::status::Status;
+use crate::project_root;
 use crate::report::ToolchainEntry;
-use crate::status::Status;
 use std::fs;
 
 /// A toolchain that runs `release`, or a missing pin without one.
@@ -14,7 +15,7 @@ fn toolchain(id: &str, release: Option<Release>) -> ToolchainEntry {
     ToolchainEntry {
         id: id.into(),
         spec: format!("pin:{id}"),
-        source: release.map(|_| crate::discovery::SourceKind::Rustup),
+        source: release.map(|_| crate::toolchains::discovery::SourceKind::Rustup),
         pin: Some(id.into()),
         rustc: None,
         release_text: release.map(|release| release.to_string()),
@@ -174,7 +175,7 @@ fn contents(root: &Path) -> Vec<Vec<u8>> {
 
 fn write_report(root: &Path, name: &str, report: &Report) -> PathBuf {
     let path = root.join(name);
-    fs::write(&path, crate::json::to_pretty(&report.to_json())).unwrap();
+    fs::write(&path, crate::util::json::to_pretty(&report.to_json())).unwrap();
     path
 }
 
@@ -411,14 +412,14 @@ fn the_recorded_reports_read_back_and_write_out_byte_for_byte() {
     type Rewrite = fn(&Path, &str) -> String;
     let reports: [(&str, Rewrite); 3] = [
         (MATRIX_REPORT, |path, _| {
-            crate::json::to_pretty(&Report::read(path).unwrap().to_json())
+            crate::util::json::to_pretty(&Report::read(path).unwrap().to_json())
         }),
         (USAGE_REPORT, |path, _| {
-            crate::json::to_pretty(&UsageReport::read(path).unwrap().to_json())
+            crate::util::json::to_pretty(&UsageReport::read(path).unwrap().to_json())
         }),
         (super::kernels::KERNEL_REPORT, |path, text| {
             let report = KernelJson::read(text, path).unwrap();
-            crate::json::to_pretty(&crate::json::to_value(&report))
+            crate::util::json::to_pretty(&crate::util::json::to_value(&report))
         }),
     ];
     for (name, rewrite) in reports {

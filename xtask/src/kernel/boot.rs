@@ -17,11 +17,11 @@ mod tests;
 use super::build::{self, BuildDir, Pair};
 use super::said::machine_failure;
 use super::tools::{write_wrapper, Tools};
-use crate::cache::{compiler_identity, StableHasher};
-use crate::json;
-use crate::kernel_report::{BootJson, FailureJson, KunitJson, SampleJson};
-use crate::loader::Launch;
-use crate::version::RustcVersion;
+use crate::kernel::report::json::{BootJson, FailureJson, KunitJson, SampleJson};
+use crate::run::cache::{compiler_identity, StableHasher};
+use crate::toolchains::loader::Launch;
+use crate::toolchains::version::RustcVersion;
+use crate::util::json;
 use config::BootConfig;
 use qemu::{Accel, Host, Qemu};
 use std::path::{Path, PathBuf};
@@ -192,7 +192,7 @@ impl Cell<'_> {
         if !out.is_spoiled() {
             *opened = Some(out);
         }
-        if booted.cacheable && crate::interrupt::interrupted().is_none() {
+        if booted.cacheable && crate::util::interrupt::interrupted().is_none() {
             if let Err(error) = store(&entry, &booted.json) {
                 (self.progress)(&format!("boot: the result was not cached: {error:#}"));
             }
@@ -241,16 +241,16 @@ pub(crate) fn run_qemu(
     let (output, console) = match qemu::boot(qemu, accel, image, console, timeout) {
         Ok(ran) => ran,
         Err(error) => {
-            let why = crate::process::describe_spawn_error(qemu, &error);
+            let why = crate::util::process::describe_spawn_error(qemu, &error);
             return Booted::not_run(format!("QEMU could not start: {why}"), Vec::new());
         }
     };
     let mut booted = judge(tree, config, &console, accel);
     booted.steps = vec![("boot: qemu".into(), output.seconds)];
     booted.json.seconds = Some(output.seconds);
-    let stderr = crate::process::last_line(&output.stderr);
+    let stderr = crate::util::process::last_line(&output.stderr);
     match output.killed {
-        Some(crate::process::Killed::Timeout) => {
+        Some(crate::util::process::Killed::Timeout) => {
             booted.json.result = FAIL.into();
             booted.json.reason = format!(
                 "no end within {} s: the kernel hung or the machine is too slow (not cached); {}",
@@ -259,7 +259,7 @@ pub(crate) fn run_qemu(
             );
             booted.cacheable = false;
         }
-        Some(crate::process::Killed::Interrupted) => {
+        Some(crate::util::process::Killed::Interrupted) => {
             return Booted::not_run("the run was interrupted".into(), booted.steps)
         }
         None if console.trim().is_empty() => {
@@ -554,7 +554,7 @@ pub(crate) fn judge(tree: &Path, config: &BootConfig, console: &str, accel: Acce
 
 /// A cached boot result, if `entry` holds a well-formed one that is a verdict.
 pub(crate) fn load(entry: &Path) -> Option<BootJson> {
-    let text = crate::files::read_text(entry, 1 << 20).ok()?;
+    let text = crate::util::files::read_text(entry, 1 << 20).ok()?;
     let boot: BootJson = json::read(&text).ok()?;
     (boot.result != NOT_RUN).then_some(BootJson {
         cached: true,
@@ -564,5 +564,5 @@ pub(crate) fn load(entry: &Path) -> Option<BootJson> {
 
 /// Stores a boot result that is a verdict.
 pub(crate) fn store(entry: &Path, boot: &BootJson) -> anyhow::Result<()> {
-    crate::files::write_atomically(entry, json::to_value(boot).to_string().as_bytes())
+    crate::util::files::write_atomically(entry, json::to_value(boot).to_string().as_bytes())
 }

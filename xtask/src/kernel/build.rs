@@ -9,8 +9,8 @@
 use super::said::{failed_targets, first_error, machine_failure, summary_of_stars};
 use super::symbols::{enabled_in, objects_of, rust_symbols};
 use super::tools::{libclang_env, Tools};
-use crate::json::{self, Deserialize, Serialize};
-use crate::process::{self, Invocation, ProcessOutput};
+use crate::util::json::{self, Deserialize, Serialize};
+use crate::util::process::{self, Invocation, ProcessOutput};
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 //! What `cargo xtask kernel` found, per tree and per (tree, compiler) cell, as text for a
-//! terminal, Markdown, and the JSON documented in docs/kernel.md.
+//! terminal, Markdown, and the JSON documented in docs/kernel.md ([`json`]).
+
+pub(crate) mod json;
 
 use super::build::{Built, Real};
-use crate::kernel_report::{BootJson, CellJson, CrateJson, KernelJson, StepJson, TreeJson};
-use crate::kernel_tree::{Predicted, Prediction};
+use crate::kernel::report::json::{BootJson, CellJson, CrateJson, KernelJson, StepJson, TreeJson};
+use crate::kernel::rules::{Predicted, Prediction};
 
 /// The cell of one (tree, compiler) pair: the prediction, or why there is none, beside the real
 /// build (`cached` when it came from the cache), a finding where they disagree.
@@ -312,7 +314,7 @@ impl Report {
     }
 
     pub(crate) fn markdown(&self) -> String {
-        let escape = |text: &str| crate::output::markdown_cell(&text.replace('\n', " "));
+        let escape = |text: &str| crate::util::output::markdown_cell(&text.replace('\n', " "));
         let mut text = String::from("## Kernel trees\n\n");
         for line in self.tree_lines() {
             text.push_str(&format!("- {}\n", escape(&line)));

@@ -2,7 +2,7 @@
 //! What a build's tools said: the first error among them, the refusal or warning of the tree's
 //! own Rust check, and whether a failure was the machine's rather than the compiler's.
 
-use crate::process::{self, ProcessOutput};
+use crate::util::process::{self, ProcessOutput};
 use std::time::Duration;
 
 /// The `***` lines of `scripts/rust_is_available.sh`, joined: "Rust compiler '…' is too old.

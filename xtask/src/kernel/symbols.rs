@@ -11,7 +11,7 @@ pub(crate) fn rust_symbols(tree: &Path) -> Vec<(String, bool)> {
     // (name, tristate, the words of its `depends on` lines, whether it is a Rust sample)
     let mut entries: Vec<(String, bool, Vec<String>, bool)> = Vec::new();
     let mut kconfigs = vec![tree.join("samples/rust/Kconfig")];
-    crate::kernel_tree::files_under(
+    crate::kernel::rules::files_under(
         &tree.join("drivers"),
         &|name| name.starts_with("Kconfig"),
         &mut kconfigs,
@@ -123,7 +123,7 @@ pub(crate) fn enabled_in(config: &str) -> Vec<String> {
 pub(crate) fn objects_of(tree: &Path, symbol: &str) -> Vec<String> {
     let mut objects = Vec::new();
     let mut makefiles = Vec::new();
-    crate::kernel_tree::files_under(
+    crate::kernel::rules::files_under(
         &tree.join("drivers"),
         &|name| name == "Makefile",
         &mut makefiles,

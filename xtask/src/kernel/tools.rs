@@ -3,8 +3,8 @@
 //! system, bindgen of the version a tree asks for, and the wrapper through which Kbuild starts
 //! one compiler.
 
-use crate::loader::Launch;
-use crate::process::{self, Invocation};
+use crate::toolchains::loader::Launch;
+use crate::util::process::{self, Invocation};
 use anyhow::{anyhow, ensure, Context as _};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -145,7 +145,7 @@ fn version_of(program: &Path, env: Vec<(String, String)>) -> anyhow::Result<Stri
 /// `#pragma message` prints `__clang_version__`, which works with every bindgen.
 fn libclang_version(kernel_dir: &Path, bindgen: &Path, libclang: &Path) -> anyhow::Result<String> {
     let header = kernel_dir.join("tools").join("libclang-version.h");
-    crate::files::write_atomically(
+    crate::util::files::write_atomically(
         &header,
         b"#pragma message(\"clang version \" __clang_version__)\n",
     )
@@ -203,7 +203,7 @@ pub(crate) fn write_wrapper(path: &Path, launch: &Launch) -> anyhow::Result<()> 
         without_sysroot.join(" "),
         with_sysroot.join(" ")
     ));
-    crate::files::write_atomically(path, text.as_bytes())?;
+    crate::util::files::write_atomically(path, text.as_bytes())?;
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
     Ok(())

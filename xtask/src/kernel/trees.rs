@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The kernel trees `cargo xtask kernel` builds: Debian's `linux-source-X`, fetched through the
-//! project's private apt ([`crate::debian::Provisioner`]) and unpacked under
-//! `target/kernel/trees/` by [`crate::extracted::provision`] (complete only once its marker,
-//! with the `.deb`'s SHA-256, is in place), or a local checkout used where it is.
+//! project's private apt ([`crate::toolchains::debian::Provisioner`]) and unpacked under
+//! `target/kernel/trees/` by [`crate::toolchains::extracted::provision`] (complete only once its
+//! marker, with the `.deb`'s SHA-256, is in place), or a local checkout used where it is.
 
-use crate::debian::Provisioner;
-use crate::extracted::{self, Wanted};
-use crate::pins::{TreePin, TreeSource};
+use crate::toolchains::debian::Provisioner;
+use crate::toolchains::extracted::{self, Wanted};
+use crate::toolchains::pins::{TreePin, TreeSource};
 use anyhow::{ensure, Context};
 use std::path::{Path, PathBuf};
 use xshell::{cmd, Shell};
@@ -104,7 +104,7 @@ fn unpack_tarball(staging: &Path, top: &str) -> anyhow::Result<Vec<(String, Stri
         "unpacking {}: tar {}: {}",
         tarball.display(),
         output.status,
-        crate::process::last_line(&String::from_utf8_lossy(&output.stderr))
+        crate::util::process::last_line(&String::from_utf8_lossy(&output.stderr))
     );
     std::fs::remove_file(&tarball).with_context(|| format!("removing {}", tarball.display()))?;
     check_kernel_tree(&staging.join(top))?;
@@ -115,7 +115,7 @@ fn unpack_tarball(staging: &Path, top: &str) -> anyhow::Result<Vec<(String, Stri
 /// and `scripts/config`.
 pub(crate) fn check_kernel_tree(root: &Path) -> anyhow::Result<()> {
     let makefile = root.join("Makefile");
-    let text = crate::files::read_text(&makefile, 1 << 20)
+    let text = crate::util::files::read_text(&makefile, 1 << 20)
         .with_context(|| format!("{} is no kernel tree", root.display()))?;
     let sets = |name: &str| {
         text.lines()

@@ -5,10 +5,10 @@
 use super::targets::{assemble_target_axis, PlannedTargetAxis};
 use super::{cell_kinds, BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
 use crate::catalog::FEATURES;
-use crate::discovery::{Availability, Toolchain};
-use crate::expect::{expected_outcome, expected_status, Outcome, ToolchainVerdict};
-use crate::judge::StepResult;
-use crate::plan::{Example, Kind, Mode, Step};
+use crate::features::expect::{expected_outcome, expected_status, Outcome, ToolchainVerdict};
+use crate::run::judge::StepResult;
+use crate::run::plan::{Example, Kind, Mode, Step};
+use crate::toolchains::discovery::{Availability, Toolchain};
 use std::collections::HashMap;
 
 /// The report's column for what discovery found: the compiler's own account of itself, and
@@ -148,7 +148,7 @@ pub fn assemble(
         shard,
         targets: assemble_target_axis(columns, steps, results, planned),
         // Assembled as the run ends.
-        date: Some(crate::date::utc_now()),
+        date: Some(crate::util::date::utc_now()),
     }
 }
 

@@ -5,10 +5,10 @@
 
 use super::{cell_kinds, BuildCell, Observed, Report};
 use crate::catalog::FEATURES;
-use crate::expect::{expected_outcome, expected_status, Outcome, ToolchainVerdict};
-use crate::output::escape;
-use crate::plan::{cell_label, Kind, Mode};
-use crate::status::Status;
+use crate::features::expect::{expected_outcome, expected_status, Outcome, ToolchainVerdict};
+use crate::features::status::Status;
+use crate::run::plan::{cell_label, Kind, Mode};
+use crate::util::output::escape;
 use anyhow::{bail, ensure, Context as _};
 use std::collections::{BTreeSet, HashSet};
 
@@ -118,9 +118,9 @@ impl Report {
                     self.toolchains.len()
                 )
             })?;
-            let predicted = toolchain
-                .ok_release()
-                .and_then(|release| crate::expect::expected_kbuild_error(&cell.fixture, release));
+            let predicted = toolchain.ok_release().and_then(|release| {
+                crate::features::expect::expected_kbuild_error(&cell.fixture, release)
+            });
             if cell.expected.as_deref() != predicted
                 || !kbuild_cells.insert((cell.toolchain, cell.fixture.as_str()))
             {
@@ -174,7 +174,7 @@ impl Report {
             let id = escape(&toolchain.id).into_owned();
             if let Some(date) = &toolchain.commit_date {
                 ensure!(
-                    crate::version::is_iso_date(date),
+                    crate::toolchains::version::is_iso_date(date),
                     "toolchain {id}: its commit date `{}` is no date",
                     escape(date)
                 );

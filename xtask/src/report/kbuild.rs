@@ -5,11 +5,11 @@
 //! prediction ([`expected_kbuild_error`]).
 
 use super::{id_of, milliseconds, seconds, stated_ok, Failure, ToolchainEntry};
-use crate::expect::{expected_kbuild_error, ToolchainVerdict};
-use crate::json::{self, Deserialize, Serialize};
-use crate::judge::StepResult;
-use crate::output::Table;
-use crate::plan::{Kind, Step, KBUILD_FIXTURES};
+use crate::features::expect::{expected_kbuild_error, ToolchainVerdict};
+use crate::run::judge::StepResult;
+use crate::run::plan::{Kind, Step, KBUILD_FIXTURES};
+use crate::util::json::{self, Deserialize, Serialize};
+use crate::util::output::Table;
 use anyhow::ensure;
 use std::collections::HashMap;
 

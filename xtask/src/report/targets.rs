@@ -4,12 +4,12 @@
 //! static-key sample's objects and the test program), each next to its prediction.
 
 use super::{id_of, Failure, ToolchainEntry};
-use crate::expect::{Outcome, ToolchainVerdict};
-use crate::judge::StepResult;
-use crate::library_sources::LibrarySources;
-use crate::plan::{cell_label, has_sites, not_built, Kind, Mode, Step};
-use crate::process::last_nonempty_line;
+use crate::features::expect::{Outcome, ToolchainVerdict};
+use crate::run::judge::StepResult;
+use crate::run::plan::{cell_label, has_sites, not_built, Kind, Mode, Step};
 use crate::targets::{broken_jump_tables, kernel_target, KernelTarget};
+use crate::toolchains::library_sources::LibrarySources;
+use crate::util::process::last_nonempty_line;
 use anyhow::{bail, ensure};
 use std::collections::HashMap;
 

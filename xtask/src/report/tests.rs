@@ -2,9 +2,9 @@
 //! Tests of the report: its failures, summaries, tables and JSON.
 
 use super::*;
-use crate::expect::expected_status;
-use crate::json::{self, Value};
-use crate::plan::{Kind, Mode};
+use crate::features::expect::expected_status;
+use crate::run::plan::{Kind, Mode};
+use crate::util::json::{self, Value};
 
 fn toolchain(id: &str, release: &str, verdict: ToolchainVerdict) -> ToolchainEntry {
     ToolchainEntry {
@@ -331,7 +331,7 @@ pub(crate) fn planned_builds(toolchains: &[ToolchainEntry]) -> Vec<BuildCell> {
         if matches!(toolchain.verdict, ToolchainVerdict::Missing(_)) {
             continue;
         }
-        let expected = crate::expect::expected_outcome(&toolchain.verdict);
+        let expected = crate::features::expect::expected_outcome(&toolchain.verdict);
         for target in std::iter::once("kernel").chain(examples.iter().copied()) {
             for &kind in cell_kinds(target) {
                 for mode in Mode::ALL {

@@ -3,9 +3,9 @@
 
 use super::{failure_line, BuildCell, Report};
 use crate::catalog::FEATURES;
-use crate::expect::{Outcome, ToolchainVerdict};
-use crate::output::{escape, markdown_cell, paint_red, Table};
-use crate::plan::{Kind, Mode};
+use crate::features::expect::{Outcome, ToolchainVerdict};
+use crate::run::plan::{Kind, Mode};
+use crate::util::output::{escape, markdown_cell, paint_red, Table};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 

@@ -8,12 +8,12 @@ use super::targets::to_json::TargetAxisJson;
 use super::{milliseconds, mode, outcome, seconds, stated_ok};
 use super::{BuildCell, Failure, FeatureCell, Observed, Report, ToolchainEntry, SCHEMA_VERSION};
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
-use crate::discovery::SourceKind;
-use crate::expect::ToolchainVerdict;
-use crate::json::{self, Deserialize, Serialize, Value};
-use crate::output::escape;
-use crate::plan::Kind;
-use crate::status::Status;
+use crate::features::expect::ToolchainVerdict;
+use crate::features::status::Status;
+use crate::run::plan::Kind;
+use crate::toolchains::discovery::SourceKind;
+use crate::util::json::{self, Deserialize, Serialize, Value};
+use crate::util::output::escape;
 use anyhow::{anyhow, bail, ensure, Context as _};
 use std::collections::{BTreeMap, HashMap};
 
@@ -115,7 +115,7 @@ struct TestCounts {
 
 fn release(text: Option<&str>, what: &str) -> anyhow::Result<Option<Release>> {
     text.map(|text| {
-        crate::version::parse_release(text)
+        crate::toolchains::version::parse_release(text)
             .map(|(release, _)| release)
             .with_context(|| what.to_owned())
     })
@@ -212,7 +212,7 @@ impl Report {
 
     /// Reads a report file that `cargo xtask matrix --format json` wrote.
     pub fn read(path: &std::path::Path) -> anyhow::Result<Report> {
-        let text = crate::files::read_text(path, REPORT_LIMIT)
+        let text = crate::util::files::read_text(path, REPORT_LIMIT)
             .with_context(|| format!("cannot read the report {}", path.display()))?;
         json::parse(&text).with_context(|| {
             format!(

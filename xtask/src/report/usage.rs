@@ -8,13 +8,13 @@ mod tests;
 pub mod text;
 
 use crate::catalog::FEATURES;
-use crate::expect::ToolchainVerdict;
-use crate::json::{self, Deserialize, Serialize, Value};
-use crate::judge::StepResult;
-use crate::places::{PlaceReader, SourcePoint, UsedPlace};
-use crate::plan::{Step, UsageCompile};
+use crate::features::expect::ToolchainVerdict;
+use crate::features::places::{PlaceReader, SourcePoint, UsedPlace};
+use crate::features::status::Status;
 use crate::report::ToolchainEntry;
-use crate::status::Status;
+use crate::run::judge::StepResult;
+use crate::run::plan::{Step, UsageCompile};
+use crate::util::json::{self, Deserialize, Serialize, Value};
 use crate::Verdict;
 use anyhow::{bail, Context};
 use std::collections::BTreeMap;
@@ -166,7 +166,8 @@ pub fn assemble(
                         attributes
                             .extend(usage.attributes.iter().map(|at| SourcePoint::of(at, root)));
                     }
-                    if result.outcome != crate::expect::Outcome::Pass && problem.is_none() {
+                    if result.outcome != crate::features::expect::Outcome::Pass && problem.is_none()
+                    {
                         let error = result.first_error.clone().unwrap_or_default();
                         problem = Some(format!("{}: {error}", compile.target));
                     }
@@ -198,7 +199,7 @@ pub fn assemble(
             .collect(),
         features,
         // Assembled as the run ends.
-        date: Some(crate::date::utc_now()),
+        date: Some(crate::util::date::utc_now()),
     }
 }
 

@@ -6,12 +6,12 @@
 //! What the compiler answers is checked against the catalog, whose stable-since releases the
 //! matrix confirms on every pinned compiler; the audit itself never reads them.
 
-use crate::audit::input::{read_crate_root, read_feature_list, Input};
-use crate::audit::{parse_min_rust, run_audit, AuditReport, Options, Probed};
 use crate::catalog::{feature, Release};
-use crate::expect::expected_status;
+use crate::commands::audit::input::{read_crate_root, read_feature_list, Input};
+use crate::commands::audit::{parse_min_rust, run_audit, AuditReport, Options, Probed};
+use crate::features::expect::expected_status;
+use crate::features::status::Status;
 use crate::project_root;
-use crate::status::Status;
 use crate::tests::support::{current_rustc, scratch_dir, xtask_binary};
 use crate::Verdict;
 
@@ -90,7 +90,7 @@ fn the_kernels_feature_block_at_min_rust_1_85() {
     let report = audit("audit-kernel", input, Some("1.85"));
     let (release, answers) = answers(&report);
     assert_catalog_agrees(release, &answers);
-    let lines = |findings: &[crate::audit::summary::Finding]| -> Vec<(String, usize)> {
+    let lines = |findings: &[crate::commands::audit::summary::Finding]| -> Vec<(String, usize)> {
         findings
             .iter()
             .map(|finding| {

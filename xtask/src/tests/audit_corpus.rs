@@ -4,12 +4,12 @@
 //! on real compilers for what needs no fixture: a name that breaks the probe, a proc-macro
 //! crate, `version(...)` conditions.
 
-use crate::audit::input::{read_crate_root, read_feature_list, Input};
-use crate::audit::{run_audit, AuditReport, Options, Probed};
-use crate::json::Value;
+use crate::commands::audit::input::{read_crate_root, read_feature_list, Input};
+use crate::commands::audit::{run_audit, AuditReport, Options, Probed};
+use crate::features::status::Status;
 use crate::project_root;
-use crate::status::Status;
 use crate::tests::support::{current_rustc, scratch_dir};
+use crate::util::json::Value;
 use std::collections::BTreeMap;
 
 fn corpus() -> std::path::PathBuf {

@@ -15,14 +15,14 @@ mod cache_keys;
 mod interrupted;
 
 use crate::catalog::FEATURES;
-use crate::discovery::Availability;
-use crate::json::{self, Value};
-use crate::plan::Layout;
-use crate::process::inherited_environment;
-use crate::process::Invocation;
 use crate::project_root;
+use crate::run::plan::Layout;
 use crate::tests::support::{current_rustc, results_of, scratch_dir, xtask_binary};
-use crate::version::Channel;
+use crate::toolchains::discovery::Availability;
+use crate::toolchains::version::Channel;
+use crate::util::json::{self, Value};
+use crate::util::process::inherited_environment;
+use crate::util::process::Invocation;
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
@@ -55,18 +55,18 @@ fn real_compiler() -> &'static RealCompiler {
     static REAL: OnceLock<RealCompiler> = OnceLock::new();
     REAL.get_or_init(|| {
         let path = current_rustc();
-        let output = crate::process::run(
+        let output = crate::util::process::run(
             &Invocation {
                 program: path.clone(),
                 args: vec!["-vV".into()],
-                env: crate::discovery::library_path_env(&path),
+                env: crate::toolchains::discovery::library_path_env(&path),
                 env_remove: Vec::new(),
             },
             Duration::from_secs(60),
         )
         .expect("running rustc -vV");
         let verbose_version = output.stdout;
-        let version = crate::version::parse_verbose_version(&verbose_version).unwrap();
+        let version = crate::toolchains::version::parse_verbose_version(&verbose_version).unwrap();
         RealCompiler {
             path,
             release: version.release.to_string(),

@@ -10,11 +10,11 @@ mod provisioning;
 mod reports;
 
 use crate::catalog::{Release, FEATURES};
-use crate::expect::{expected_status, Outcome, ToolchainVerdict};
-use crate::json::{self, Value};
-use crate::plan::Mode;
+use crate::features::expect::{expected_status, Outcome, ToolchainVerdict};
 use crate::report::{cell_kinds, BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
+use crate::run::plan::Mode;
 use crate::tests::support::{current_rustc, results_of, xtask_binary};
+use crate::util::json::{self, Value};
 use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};

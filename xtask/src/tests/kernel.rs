@@ -3,8 +3,8 @@
 //! kernel tree, a tree without Rust (as 5.10), a `Makefile.build` without an allowed list.
 //! Each is a clear cell of its own, the other trees go on, and nothing is built or cached.
 
-use crate::json;
 use crate::tests::support::{current_rustc, scratch_dir, xtask_binary};
+use crate::util::json;
 use std::path::Path;
 use std::process::Command;
 

@@ -11,24 +11,24 @@
 //! - `cargo xtask matrix` on this compiler agrees with the catalog on every cell, writes its
 //!   JSON report, and answers a second run from its cache.
 //!
-//! They use the xtask's own command lines ([`crate::plan::Rustc`]), so that what is tested here
-//! is exactly what the matrix runs on every other compiler.
+//! They use the xtask's own command lines ([`crate::run::plan::Rustc`]), so that what is tested
+//! here is exactly what the matrix runs on every other compiler.
 
 use crate::catalog::{allowed_features, FEATURES, HAS_COERCE_POINTEE};
-use crate::cfg::Predicate;
-use crate::diagnostics::error_diagnostics;
-use crate::diagnostics::first_rustc_error;
-use crate::expect::expected_kbuild_error;
-use crate::json::{self, Value};
-use crate::libtest::TestSummary;
-use crate::matrix::{run_matrix, Options};
-use crate::plan::{
+use crate::commands::matrix::{run_matrix, Options};
+use crate::features::cfg::Predicate;
+use crate::features::expect::expected_kbuild_error;
+use crate::project_root;
+use crate::run::plan::{
     examples, kbuild_fixture, mode_cfgs, Example, Layout, Mode, Output, Product, Rustc,
 };
-use crate::process::Invocation;
-use crate::process::{run, ProcessOutput};
-use crate::project_root;
 use crate::tests::support::{current_rustc, scratch_dir};
+use crate::util::diagnostics::error_diagnostics;
+use crate::util::diagnostics::first_rustc_error;
+use crate::util::json::{self, Value};
+use crate::util::libtest::TestSummary;
+use crate::util::process::Invocation;
+use crate::util::process::{run, ProcessOutput};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -38,7 +38,7 @@ const TIMEOUT: Duration = Duration::from_secs(300);
 /// The compiler these tests run under, with the environment it needs.
 fn compiler() -> Rustc {
     let path = current_rustc();
-    let env = crate::discovery::library_path_env(&path);
+    let env = crate::toolchains::discovery::library_path_env(&path);
     let output = run(
         &Invocation {
             program: path.clone(),
@@ -49,10 +49,10 @@ fn compiler() -> Rustc {
         TIMEOUT,
     )
     .unwrap_or_else(|error| panic!("running {} -vV: {error}", path.display()));
-    let version = crate::version::parse_verbose_version(&output.stdout)
+    let version = crate::toolchains::version::parse_verbose_version(&output.stdout)
         .unwrap_or_else(|error| panic!("{} -vV: {error}", path.display()));
     Rustc {
-        launch: crate::loader::Launch {
+        launch: crate::toolchains::loader::Launch {
             rustc: path,
             env,
             loader: None,
@@ -85,7 +85,7 @@ fn build_and_run_tests(
     binary: &Path,
 ) -> Result<TestSummary, String> {
     run_ok(invocation)?;
-    let output = run_ok(&crate::plan::test_run(rustc, binary))?;
+    let output = run_ok(&crate::run::plan::test_run(rustc, binary))?;
     TestSummary::parse(&output.stdout)
         .ok_or_else(|| format!("{} printed no `test result:` line", binary.display()))
 }
@@ -143,7 +143,7 @@ fn examples_log_the_same_in_kernel_mode_and_stable_mode() {
                             );
                             run_ok(&build)?;
                             let binary = directory.join(&example.name);
-                            run_ok(&crate::plan::binary_run(rustc, &binary))
+                            run_ok(&crate::run::plan::binary_run(rustc, &binary))
                                 .map(|output| output.stdout)
                         })
                         .collect()

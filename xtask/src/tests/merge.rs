@@ -5,15 +5,15 @@
 //! The pin file is made for the test: the compiler running it, and a pin no machine has, so
 //! that one shard builds everything and the other reports a missing toolchain.
 
-use crate::json::{self, Value};
-use crate::matrix::{run_matrix, Options};
-use crate::merge::merge;
-use crate::pins::{Pins, Shard};
-use crate::plan::Layout;
-use crate::process::{run, Invocation};
+use crate::commands::matrix::{run_matrix, Options};
+use crate::commands::merge::merge;
 use crate::project_root;
 use crate::report::Report;
+use crate::run::plan::Layout;
 use crate::tests::support::current_rustc;
+use crate::toolchains::pins::{Pins, Shard};
+use crate::util::json::{self, Value};
+use crate::util::process::{run, Invocation};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -24,13 +24,14 @@ fn pin_file(directory: &std::path::Path) -> PathBuf {
         &Invocation {
             program: rustc.clone(),
             args: vec!["-vV".into()],
-            env: crate::discovery::library_path_env(&rustc),
+            env: crate::toolchains::discovery::library_path_env(&rustc),
             env_remove: Vec::new(),
         },
         Duration::from_secs(60),
     )
     .expect("running rustc -vV");
-    let version = crate::version::parse_verbose_version(&output.stdout).expect("rustc -vV");
+    let version =
+        crate::toolchains::version::parse_verbose_version(&output.stdout).expect("rustc -vV");
     let commit_date = match version.channel.name() {
         "nightly" => format!(
             "commit-date = \"{}\"\nrole = \"nightly\"\n",

@@ -7,10 +7,10 @@
 //! Without a browser the test says so and passes, except under `CI=true`, where `.ci/run`
 //! installs one and its absence is a failure.
 
-use crate::browser;
-use crate::json::{self, Value};
 use crate::project_root;
 use crate::tests::support::scratch_dir;
+use crate::util::browser;
+use crate::util::json::{self, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Every element of `dom` that stands for a report cell: its `data-cell` key and its classes.

@@ -4,8 +4,8 @@
 //! They find the compiler the tests run under and give each test its own scratch directory
 //! under `target/`, so that tests running in parallel never share output files.
 
-use crate::json::Value;
 use crate::project_root;
+use crate::util::json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -34,7 +34,7 @@ fn resolve(program: PathBuf) -> PathBuf {
     if program.components().count() > 1 {
         return std::fs::canonicalize(&program).unwrap_or(program);
     }
-    crate::process::which(&program).unwrap_or(program)
+    crate::util::process::which(&program).unwrap_or(program)
 }
 
 /// A fresh, empty directory for one test: `target/kshim/tests/<name>`.

@@ -8,12 +8,12 @@
 //! `cargo xtask toolchains install --no-rustup` provisions (CI does so before the tests; a
 //! test whose compiler is not there fails and says so) and the pinned rustup toolchain.
 
-use crate::discovery::{discover, Availability, Toolchain, VERSION_TIMEOUT};
-use crate::json::{self, Value};
-use crate::library_sources::library_sources;
-use crate::pins::Pins;
 use crate::project_root;
 use crate::tests::support::{scratch_dir, the_checkouts_lock, xtask_binary};
+use crate::toolchains::discovery::{discover, Availability, Toolchain, VERSION_TIMEOUT};
+use crate::toolchains::library_sources::library_sources;
+use crate::toolchains::pins::Pins;
+use crate::util::json::{self, Value};
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -92,12 +92,14 @@ fn provisioned(id: &str, with_sources: bool) -> (String, Toolchain) {
     assert!(debian.version.is_some(), "an exact Debian version");
     // The prefix under this checkout's `target/toolchains` whose marker names exactly that
     // source, whatever the prefix's name.
-    let rustc = crate::debian::provisioned_prefixes(&crate::debian::toolchains_dir())
-        .into_iter()
-        .find(|(_, found)| *found == debian)
-        .map(|(prefix, _)| prefix)
-        .unwrap_or_else(|| project_root().join("target/toolchains/debian/(none)"))
-        .join("usr/bin/rustc");
+    let rustc = crate::toolchains::debian::provisioned_prefixes(
+        &crate::toolchains::debian::toolchains_dir(),
+    )
+    .into_iter()
+    .find(|(_, found)| *found == debian)
+    .map(|(prefix, _)| prefix)
+    .unwrap_or_else(|| project_root().join("target/toolchains/debian/(none)"))
+    .join("usr/bin/rustc");
     assert!(
         rustc.is_file(),
         "Debian's {debian} is not provisioned here ({} is missing): {PROVISION}",
@@ -320,7 +322,7 @@ fn all_pass<'a>(report: &'a Value, triple: &str) -> Vec<&'a Value> {
 
 /// How many static-branch sites the sample has, by its own declaration.
 fn sample_sites() -> usize {
-    crate::jump_table::SAMPLE_SITES
+    crate::targets::jump_table::SAMPLE_SITES
         .iter()
         .map(|&(_, count)| count)
         .sum()

@@ -3,6 +3,7 @@
 //!
 //! These read files only; they run in milliseconds and need no compiler.
 
+mod architecture;
 mod architectures;
 mod ci;
 mod docs;

@@ -205,15 +205,19 @@ fn the_job_matrix_holds_only_shards_and_pin_ids() {
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", text(&output.stderr));
-    let matrix = crate::json::parse(&text(&output.stdout)).unwrap();
-    let pins = crate::pins::Pins::load(&project_root().join("toolchains.toml")).unwrap();
+    let matrix = crate::util::json::parse(&text(&output.stdout)).unwrap();
+    let pins =
+        crate::toolchains::pins::Pins::load(&project_root().join("toolchains.toml")).unwrap();
     let jobs = matrix["include"].as_array().unwrap();
     assert_eq!(jobs.len(), pins.pins.len());
     for job in jobs {
         let keys: Vec<&String> = job.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["pins", "shard"], "{job}");
         let ids = job["pins"].as_str().unwrap();
-        assert!(ids.split(' ').all(crate::pins::is_pin_id), "{ids}");
+        assert!(
+            ids.split(' ').all(crate::toolchains::pins::is_pin_id),
+            "{ids}"
+        );
     }
 }
 

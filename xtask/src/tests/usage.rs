@@ -4,12 +4,12 @@
 //! which the feature is gated reports, and each example uses the feature it teaches.
 
 use crate::catalog::{feature, FEATURES};
-use crate::places::tests::in_shim_item;
-use crate::places::UsedPlace;
-use crate::plan::{Layout, Selection};
+use crate::commands::usage::run_usage;
+use crate::features::places::tests::in_shim_item;
+use crate::features::places::UsedPlace;
 use crate::project_root;
 use crate::report::usage::{UsageCell, UsageReport};
-use crate::usage::run_usage;
+use crate::run::plan::{Layout, Selection};
 
 /// The compilers to ask: the pins found here, or the specs (rustup names, paths to a rustc or a
 /// wrapper) that `KSHIM_USAGE_TOOLCHAINS` lists, comma-separated, to reach compilers on which
@@ -30,9 +30,9 @@ fn selection() -> Selection {
 
 fn usage_report() -> UsageReport {
     let layout = Layout::new(&project_root());
-    let settings = crate::driver::Settings {
+    let settings = crate::run::driver::Settings {
         jobs: std::thread::available_parallelism().map_or(1, usize::from),
-        timeout: crate::process::DEFAULT_TIMEOUT,
+        timeout: crate::util::process::DEFAULT_TIMEOUT,
         use_cache: true,
         progress: true,
     };
@@ -177,9 +177,9 @@ fn shim_items_and_examples_are_where_the_compilers_say() {
 /// command line in a rustc argument file, on the compiler running these tests.
 #[test]
 fn audit_usage_reads_places_from_a_rustc_argument_file() {
-    use crate::audit::compile::Compile;
-    use crate::audit::{input::read_crate_root, run_audit, Options};
-    use crate::plan::{mode_cfgs, Mode, Output, Product, Rustc};
+    use crate::commands::audit::compile::Compile;
+    use crate::commands::audit::{input::read_crate_root, run_audit, Options};
+    use crate::run::plan::{mode_cfgs, Mode, Output, Product, Rustc};
 
     let root = project_root();
     let rustc_path = crate::tests::support::current_rustc();
@@ -188,9 +188,10 @@ fn audit_usage_reads_places_from_a_rustc_argument_file() {
         .output()
         .unwrap();
     let version =
-        crate::version::parse_verbose_version(&String::from_utf8_lossy(&output.stdout)).unwrap();
+        crate::toolchains::version::parse_verbose_version(&String::from_utf8_lossy(&output.stdout))
+            .unwrap();
     let rustc = Rustc {
-        launch: crate::loader::Launch {
+        launch: crate::toolchains::loader::Launch {
             rustc: rustc_path.clone(),
             env: Vec::new(),
             loader: None,

@@ -3,10 +3,10 @@
 //! example built, run and tested, each cell a small square.
 
 use super::{below_class, column_headers, escape_html, Popups};
-use crate::expect::{Outcome, ToolchainVerdict};
-use crate::plan::{Kind, Mode};
+use crate::features::expect::{Outcome, ToolchainVerdict};
 use crate::report::targets::STAGES;
 use crate::report::{cell_kinds, Report};
+use crate::run::plan::{Kind, Mode};
 use std::fmt::Write;
 
 fn outcome_words(outcome: Outcome) -> &'static str {

@@ -2,7 +2,7 @@
 //! The compilers, by release: exact version, where each came from, and its verdict.
 
 use super::{below_class, escape_html, Popups};
-use crate::expect::ToolchainVerdict;
+use crate::features::expect::ToolchainVerdict;
 use crate::report::Report;
 use std::fmt::Write;
 

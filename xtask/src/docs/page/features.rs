@@ -4,11 +4,11 @@
 
 use super::{below_class, column_headers, escape_html, Popups};
 use crate::catalog::FEATURES;
-use crate::places::SourcePoint;
+use crate::features::places::SourcePoint;
+use crate::features::status::Status;
 use crate::report::usage::text::cell_summary;
 use crate::report::usage::{UsageCell, UsageReport};
 use crate::report::{FeatureCell, Observed, Report};
-use crate::status::Status;
 use std::fmt::Write;
 
 /// What a feature status says, spelled out for a legend, a title or a popup.

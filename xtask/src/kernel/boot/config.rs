@@ -89,7 +89,7 @@ pub(crate) fn boot_config(tree: &Path) -> BootConfig {
         .filter(|entry| entry.name.starts_with("SAMPLE_RUST_"))
         .collect();
     let mut kconfigs = Vec::new();
-    crate::kernel_tree::files_under(
+    crate::kernel::rules::files_under(
         &tree.join("rust"),
         &|name| name.starts_with("Kconfig"),
         &mut kconfigs,

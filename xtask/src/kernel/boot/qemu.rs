@@ -3,7 +3,7 @@
 //! choosing the accelerator (KVM only where it really works, from what the host says, never
 //! by waiting out a timeout), and one run with the serial console written to a file.
 
-use crate::process::{self, Invocation, ProcessOutput};
+use crate::util::process::{self, Invocation, ProcessOutput};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -591,7 +591,7 @@ fn qemu_missing_is_a_cell_not_run_that_names_the_package() {
         "{missing}"
     );
     // The real one, where it is installed, says its version.
-    if let Some(program) = crate::process::which("qemu-system-x86_64") {
+    if let Some(program) = crate::util::process::which("qemu-system-x86_64") {
         let qemu = qemu::found(Some(program)).unwrap();
         assert!(
             qemu.version.starts_with("QEMU emulator version"),

@@ -4,11 +4,11 @@
 
 use super::*;
 use crate::catalog::Release;
-use crate::discovery::SourceKind;
-use crate::json;
-use crate::library_sources::LibrarySources;
 use crate::report::Report;
 use crate::targets::kernel_target;
+use crate::toolchains::discovery::SourceKind;
+use crate::toolchains::library_sources::LibrarySources;
+use crate::util::json;
 use std::path::PathBuf;
 
 fn column(id: &str, release: &str, verdict: ToolchainVerdict) -> ToolchainEntry {

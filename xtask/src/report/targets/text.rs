@@ -2,12 +2,12 @@
 //! The target axis as a table for people, and the notes that say why cells were skipped.
 
 use super::{known_word, KnownCell, TargetAxis, TargetCell, STAGES};
-use crate::expect::{Outcome, ToolchainVerdict};
-use crate::output::Table;
-use crate::plan::{Kind, Mode};
+use crate::features::expect::{Outcome, ToolchainVerdict};
 use crate::report::text::{mode_pair, outcome_word};
 use crate::report::{id_of, ToolchainEntry};
+use crate::run::plan::{Kind, Mode};
 use crate::targets::{kernel_target, BROKEN_JUMP_TABLES};
+use crate::util::output::Table;
 use std::collections::HashMap;
 
 impl TargetAxis {

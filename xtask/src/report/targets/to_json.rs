@@ -2,8 +2,8 @@
 //! The target axis as the report's `platforms` member, and back.
 
 use super::{KnownCell, TargetAxis, TargetCell, STAGES};
-use crate::json::{self, Deserialize, Serialize};
 use crate::report::{id_of, milliseconds, mode, outcome, seconds, stated_ok, ToolchainEntry};
+use crate::util::json::{self, Deserialize, Serialize};
 use anyhow::anyhow;
 use std::collections::BTreeMap;
 

@@ -3,8 +3,8 @@
 //! one line, then the places; as plain text or Markdown.
 
 use super::{UsageCell, UsageReport};
-use crate::output::markdown_cell;
-use crate::places::{SourcePoint, UsedPlace};
+use crate::features::places::{SourcePoint, UsedPlace};
+use crate::util::output::markdown_cell;
 use std::fmt::Write;
 
 /// A place as one line: `file:line:col in `item` (target)`, with the macro's call site.

@@ -13,7 +13,7 @@ fn discover(dir: &Path, specs: &[PathBuf], timeout: Duration) -> Vec<Availabilit
         .iter()
         .map(|spec| spec.display().to_string())
         .collect();
-    crate::discovery::discover(&sh, Some(&pins), &specs, timeout).unwrap()
+    crate::toolchains::discovery::discover(&sh, Some(&pins), &specs, timeout).unwrap()
 }
 
 fn broken_error(availability: &Availability) -> &str {
@@ -160,8 +160,8 @@ fn each_bad_compiler_gets_a_verdict_of_its_own() {
         panic!("too old: {:#?}", found[10]);
     };
     assert_eq!(
-        crate::expect::ToolchainVerdict::for_release(version.release),
-        crate::expect::ToolchainVerdict::TooOld
+        crate::features::expect::ToolchainVerdict::for_release(version.release),
+        crate::features::expect::ToolchainVerdict::TooOld
     );
     let no_core = broken_error(&found[11]);
     assert!(

@@ -81,34 +81,34 @@ fn cache_keys_change_with_sources_flags_and_environment() {
     let root = tiny_tree("cache-keys");
     let layout = Layout::new(&root);
     let real = real_compiler();
-    let version = crate::version::parse_verbose_version(&real.verbose_version).unwrap();
-    let rustc = crate::plan::Rustc {
-        launch: crate::loader::Launch {
+    let version = crate::toolchains::version::parse_verbose_version(&real.verbose_version).unwrap();
+    let rustc = crate::run::plan::Rustc {
+        launch: crate::toolchains::loader::Launch {
             rustc: real.path.clone(),
             env: Vec::new(),
             loader: None,
         },
         release: version.release,
     };
-    let planned = [crate::plan::PlannedToolchain {
+    let planned = [crate::run::plan::PlannedToolchain {
         index: 0,
         directory_name: "t".into(),
         rustc,
         builds: true,
     }];
-    let examples = crate::plan::examples(&root).unwrap();
-    let steps = crate::plan::plan(&layout, &planned, &examples).unwrap();
+    let examples = crate::run::plan::examples(&root).unwrap();
+    let steps = crate::run::plan::plan(&layout, &planned, &examples).unwrap();
     let probe = layout.probe_source();
     std::fs::create_dir_all(probe.parent().unwrap()).unwrap();
-    std::fs::write(&probe, crate::probe::probe_source()).unwrap();
-    let keys = |steps: &[crate::plan::Step], inherited: &[(String, String)]| {
-        let checker = crate::cache::Key(8);
-        crate::cache::cache_keys(
+    std::fs::write(&probe, crate::features::probe::probe_source()).unwrap();
+    let keys = |steps: &[crate::run::plan::Step], inherited: &[(String, String)]| {
+        let checker = crate::run::cache::Key(8);
+        crate::run::cache::cache_keys(
             steps,
             inherited,
             checker,
-            &|_| crate::cache::Key(7),
-            &mut |path| crate::cache::hash_file(path),
+            &|_| crate::run::cache::Key(7),
+            &mut |path| crate::run::cache::hash_file(path),
         )
         .unwrap()
     };
@@ -145,7 +145,7 @@ fn cache_keys_change_with_sources_flags_and_environment() {
     .unwrap();
     let shim_changed = keys(&steps, &inherited);
     for ((step, old), new) in steps.iter().zip(&after).zip(&shim_changed) {
-        let without_shim = step.target == "features" || step.kind == crate::plan::Kind::Kbuild;
+        let without_shim = step.target == "features" || step.kind == crate::run::plan::Kind::Kbuild;
         assert_eq!(old == new, without_shim, "{}", step.label());
     }
 
@@ -167,5 +167,5 @@ fn cache_keys_change_with_sources_flags_and_environment() {
     let other = keys(&steps, &other_inherited);
     assert!(other.iter().zip(&shim_changed).all(|(a, b)| a != b));
     // RUSTFLAGS is never inherited, so it cannot be part of any key.
-    assert!(!crate::process::INHERITED_VARIABLES.contains(&"RUSTFLAGS"));
+    assert!(!crate::util::process::INHERITED_VARIABLES.contains(&"RUSTFLAGS"));
 }

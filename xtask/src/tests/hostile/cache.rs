@@ -7,12 +7,12 @@
 //! under a deadline (see `hostile.rs`), so a hang fails the test.
 
 use super::*;
-use crate::cache::{Cache, Key};
-use crate::expect::Outcome;
-use crate::json::{self, Value};
-use crate::judge::StepResult;
-use crate::process::CAPTURE_LIMIT;
+use crate::features::expect::Outcome;
+use crate::run::cache::{Cache, Key};
+use crate::run::judge::StepResult;
 use crate::tests::support::{current_rustc, scratch_dir};
+use crate::util::json::{self, Value};
+use crate::util::process::CAPTURE_LIMIT;
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 

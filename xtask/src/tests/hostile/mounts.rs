@@ -8,7 +8,7 @@
 //! under a deadline (see `hostile.rs`), so a hang fails the test.
 
 use super::*;
-use crate::json::Value;
+use crate::util::json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 

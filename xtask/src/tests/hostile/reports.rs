@@ -8,8 +8,8 @@
 
 use super::*;
 use crate::catalog::FEATURES;
-use crate::json::{self, Value};
 use crate::tests::support::scratch_dir;
+use crate::util::json::{self, Value};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 

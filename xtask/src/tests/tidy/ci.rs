@@ -23,7 +23,8 @@ fn readme_shows_the_two_commands_and_ci_runs_the_test_command() {
 #[test]
 fn workflow_takes_its_toolchains_from_the_pin_file() {
     let workflow = read(".github/workflows/matrix.yml");
-    let pins = crate::pins::Pins::load(&project_root().join("toolchains.toml")).unwrap();
+    let pins =
+        crate::toolchains::pins::Pins::load(&project_root().join("toolchains.toml")).unwrap();
     // The job matrix comes from the pin file, and each job runs its own shard of it.
     for needed in [
         "cargo xtask ci-matrix",
@@ -92,7 +93,7 @@ fn workflow_takes_its_toolchains_from_the_pin_file() {
         );
     }
     // And the job matrix really covers every pin, once.
-    let matrix = crate::ci_matrix::job_matrix(&pins, pins.pins.len()).unwrap();
+    let matrix = crate::commands::ci_matrix::job_matrix(&pins, pins.pins.len()).unwrap();
     for pin in &pins.pins {
         assert_eq!(
             matrix.matches(&format!("\"pins\":\"{}\"", pin.id)).count(),

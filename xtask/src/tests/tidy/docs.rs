@@ -44,15 +44,15 @@ fn the_compatibility_page_is_generated_from_the_recorded_reports() {
 }
 
 /// Every key of a JSON value, at any depth.
-fn json_keys(value: &crate::json::Value, keys: &mut std::collections::BTreeSet<String>) {
+fn json_keys(value: &crate::util::json::Value, keys: &mut std::collections::BTreeSet<String>) {
     match value {
-        crate::json::Value::Object(members) => {
+        crate::util::json::Value::Object(members) => {
             for (key, member) in members {
                 keys.insert(key.clone());
                 json_keys(member, keys);
             }
         }
-        crate::json::Value::Array(elements) => {
+        crate::util::json::Value::Array(elements) => {
             for element in elements {
                 json_keys(element, keys);
             }
@@ -65,11 +65,11 @@ fn json_keys(value: &crate::json::Value, keys: &mut std::collections::BTreeSet<S
 /// holds every key the layout has.
 fn sample_report() -> crate::report::Report {
     use crate::catalog::{Release, FEATURES};
-    use crate::expect::{Outcome, ToolchainVerdict};
-    use crate::plan::{Kind, Mode};
+    use crate::features::expect::{Outcome, ToolchainVerdict};
+    use crate::features::status::Status;
     use crate::report::targets::{KnownCell, TargetAxis, TargetCell};
     use crate::report::{BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
-    use crate::status::Status;
+    use crate::run::plan::{Kind, Mode};
     let release = Release::new(1, 85, 0);
     Report {
         toolchains: vec![ToolchainEntry {
@@ -88,7 +88,7 @@ fn sample_report() -> crate::report::Report {
         features: FEATURES
             .iter()
             .map(|feature| {
-                let status = crate::expect::expected_status(feature, release);
+                let status = crate::features::expect::expected_status(feature, release);
                 vec![FeatureCell {
                     observed: Observed::Status(status),
                     expected: Some(Status::Gated),
@@ -211,7 +211,7 @@ fn anchors(markdown: &str) -> Vec<String> {
 #[test]
 fn readme_and_docs_link_only_to_what_exists() {
     let root = project_root();
-    let mut pages = vec![PathBuf::from("README.md")];
+    let mut pages = vec![PathBuf::from("README.md"), PathBuf::from("ARCHITECTURE.md")];
     for entry in fs::read_dir(root.join("docs")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|extension| extension == "md") {
@@ -250,22 +250,4 @@ fn readme_and_docs_link_only_to_what_exists() {
         }
     }
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
-}
-
-#[test]
-fn the_layout_page_names_every_module_of_the_xtask() {
-    let layout = read("docs/layout.md");
-    let lib = read("xtask/src/lib.rs");
-    let missing: Vec<&str> = lib
-        .lines()
-        .filter_map(|line| {
-            let line = line.trim_start_matches("pub ");
-            line.strip_prefix("mod ")?.strip_suffix(';')
-        })
-        .filter(|module| !layout.contains(&format!("`{module}`")))
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "docs/layout.md does not say where these modules stand: {missing:?}"
-    );
 }

@@ -2,9 +2,9 @@
 //! The shim's feature block, the examples and the drivers agree with the catalog.
 
 use super::{read, rust_files};
-use crate::attributes::read_features;
 use crate::catalog::FEATURES;
-use crate::cfg::{Predicate, SyntaxError};
+use crate::features::attributes::read_features;
+use crate::features::cfg::{Predicate, SyntaxError};
 use crate::project_root;
 use std::fs;
 

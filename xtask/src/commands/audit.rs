@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0
+//! `cargo xtask audit`: which of a crate's `#![feature]` lines each toolchain still needs, and
+//! what that means across them: the names come from a crate root or a list ([`input`]), each
+//! compiler is asked about all of them at once ([`probing`]), [`summary`] decides the
+//! conditions and draws the conclusions, and [`render`] writes them; with `--usage`,
+//! [`compile`] compiles the crate without each gated feature and writes where it is used.
+
+pub mod compile;
+pub mod input;
+pub mod probing;
+pub mod render;
+pub mod summary;
+
+use crate::catalog::Release;
+use crate::features::kconfig;
+use crate::report::assemble::toolchain_entry;
+use crate::report::ToolchainEntry;
+use crate::run::plan::Rustc;
+use crate::toolchains::discovery::{discover, Availability, SourceKind, VERSION_TIMEOUT};
+use crate::util::output::Format;
+use crate::{commands::flags, project_root, Verdict};
+use anyhow::{bail, Context};
+use input::Input;
+use std::path::{Path, PathBuf};
+use summary::{Answer, CrossSummary, Decider, Lint, TargetCfgs};
+use xshell::Shell;
+
+/// Everything an audit needs, as the flags give it.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub input: Input,
+    /// `--toolchain` specs; empty means every pin.
+    pub toolchains: Vec<String>,
+    pub pins: Option<PathBuf>,
+    pub min_rust: Option<Release>,
+    pub kconfig: Option<PathBuf>,
+    /// Where the probes are written and compiled (a directory per toolchain, removed after).
+    pub scratch: PathBuf,
+}
+
+impl Options {
+    /// The defaults for an input: every pin, no lint, probes under `target/kshim/audit/`.
+    pub fn new(input: Input) -> Self {
+        Self {
+            input,
+            toolchains: Vec::new(),
+            pins: None,
+            min_rust: None,
+            kconfig: None,
+            scratch: project_root().join("target/kshim/audit"),
+        }
+    }
+}
+
+/// Reads `--min-rust`: `1.85` or `1.85.0`.
+pub fn parse_min_rust(text: &str) -> anyhow::Result<Release> {
+    Release::parse(text)
+        .or_else(|| Release::parse(&format!("{text}.0")))
+        .with_context(|| format!("--min-rust takes a release such as 1.85 or 1.85.0, not {text:?}"))
+}
+
+#[derive(Clone, Debug)]
+pub enum Probed {
+    Answered(Answer),
+    /// The probe ran but could not be read, or did not run (the message says which).
+    Failed(String),
+    /// The toolchain is missing or broken (its verdict says why).
+    Unavailable,
+}
+
+/// One toolchain of the audit.
+#[derive(Clone, Debug)]
+pub struct Column {
+    pub entry: ToolchainEntry,
+    pub probed: Probed,
+    pub rustc: Option<Rustc>,
+}
+
+impl Column {
+    /// The column header: the id, with the release if the id does not already say it, and for
+    /// a compiler given as a path, the path (two of one release are told apart by it).
+    pub fn label(&self) -> String {
+        let entry = &self.entry;
+        let path = (entry.source == Some(SourceKind::Path)).then(|| {
+            let path = Path::new(&entry.spec);
+            path.strip_prefix(project_root())
+                .unwrap_or(path)
+                .display()
+                .to_string()
+        });
+        crate::util::output::column_label(&entry.id, entry.release_text.as_deref(), path.as_deref())
+    }
+
+    pub fn answer(&self) -> Option<&Answer> {
+        match &self.probed {
+            Probed::Answered(answer) => Some(answer),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct AuditReport {
+    pub input: Input,
+    pub decider: Decider,
+    /// The toolchains, in discovery order.
+    pub columns: Vec<Column>,
+    pub min_rust: Option<Release>,
+    pub cross: CrossSummary,
+    pub lint: Lint,
+}
+
+impl AuditReport {
+    /// Sums up columns that have been probed.
+    pub fn new(
+        input: Input,
+        decider: Decider,
+        columns: Vec<Column>,
+        min_rust: Option<Release>,
+    ) -> Self {
+        let answers: Vec<Answer> = columns.iter().filter_map(Column::answer).cloned().collect();
+        let cross = summary::cross_summary(&input, &decider, &answers);
+        let lint = match min_rust {
+            Some(minimum) => summary::lint(&input, &decider, &answers, minimum),
+            None => Lint::default(),
+        };
+        AuditReport {
+            input,
+            decider,
+            columns,
+            min_rust,
+            cross,
+            lint,
+        }
+    }
+
+    /// Failure when `--min-rust` found something, when the newest compiler rejects a feature
+    /// (a build error), or when no compiler answered about a crate that enables any feature.
+    pub fn verdict(&self) -> Verdict {
+        let answered = self.input.entries.is_empty()
+            || self.columns.iter().any(|column| column.answer().is_some());
+        // A feature the newest compiler rejects is a build error: a finding, as `cargo msrv
+        // verify` fails on a crate that does not build.
+        let clean = self.lint.is_empty() && self.cross.rejected_by_newest.is_empty();
+        Verdict::failure_if(!(answered && clean))
+    }
+}
+
+/// `work` on every item, each on a thread of its own: the answers, in order.
+fn in_parallel<T: Send, R: Send>(
+    items: impl IntoIterator<Item = T>,
+    work: impl Fn(usize, T) -> R + Sync,
+) -> Vec<R> {
+    std::thread::scope(|scope| {
+        let work = &work;
+        let handles: Vec<_> = items
+            .into_iter()
+            .enumerate()
+            .map(|(index, item)| scope.spawn(move || work(index, item)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().expect("an audit thread panicked"))
+            .collect()
+    })
+}
+
+/// Discovers the toolchains, probes each that runs (in parallel), and sums up.
+pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
+    let sh = Shell::new()?;
+    let availabilities = discover(
+        &sh,
+        options.pins.as_deref(),
+        &options.toolchains,
+        VERSION_TIMEOUT,
+    )?;
+    let mut given = Vec::new();
+    if let Some(path) = &options.kconfig {
+        given = kconfig::read_kconfig_file(path)?;
+        if given.is_empty() {
+            eprintln!(
+                "audit: --kconfig {} defines no RUSTC_HAS_* release threshold (a tree from \
+                 before them, such as 6.1); the built-in table decides",
+                path.display()
+            );
+        }
+    }
+    let kconfig = kconfig::with_given(given);
+    let names = options.input.names();
+    let scratch = options.scratch.join(std::process::id().to_string());
+    let results = in_parallel(availabilities, |index, availability| {
+        let name = crate::run::plan::directory_name(availability.id());
+        column(
+            availability,
+            options,
+            &names,
+            &scratch.join(format!("{index}-{name}")),
+        )
+    });
+    let _ = std::fs::remove_dir_all(&scratch);
+    // Every compiler here builds for the same host: the first answer stands for the target.
+    let target = results
+        .iter()
+        .find_map(|(_, target)| target.clone())
+        .unwrap_or_default();
+    let columns = results.into_iter().map(|(column, _)| column).collect();
+    let decider = Decider::new(&options.input, target, kconfig);
+    Ok(AuditReport::new(
+        options.input.clone(),
+        decider,
+        columns,
+        options.min_rust,
+    ))
+}
+
+fn column(
+    availability: Availability,
+    options: &Options,
+    names: &[&str],
+    directory: &Path,
+) -> (Column, Option<TargetCfgs>) {
+    let entry = toolchain_entry(&availability);
+    let (probed, rustc, target) = match availability {
+        Availability::Found { toolchain, version } => {
+            let rustc = Rustc::of(&toolchain, version.release);
+            let prober = probing::Prober::for_input(&rustc, &options.input, directory);
+            let probed = prober.probe(names).map_or_else(
+                |error| Probed::Failed(format!("{error:#}")),
+                Probed::Answered,
+            );
+            let target = probing::print_cfg(&rustc).ok();
+            (probed, Some(rustc), target)
+        }
+        _ => (Probed::Unavailable, None, None),
+    };
+    let column = Column {
+        entry,
+        probed,
+        rustc,
+    };
+    (column, target)
+}
+
+impl flags::Audit {
+    /// Reads the flags into [`Options`] and the output format, rejecting bad values.
+    pub fn options(&self) -> anyhow::Result<(Options, Format)> {
+        let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
+        let input = match (&self.path, &self.features) {
+            (Some(_), Some(_)) => bail!("give a crate root or --features, not both"),
+            (None, None) => bail!(
+                "give a crate root (`cargo xtask audit path/to/lib.rs`) or a list \
+                 (`cargo xtask audit --features a,b,c`)"
+            ),
+            (Some(path), None) => input::read_crate_root(path)?,
+            (None, Some(list)) => input::read_feature_list(list)?,
+        };
+        let mut options = Options::new(input);
+        options.toolchains = crate::toolchains::pins::with_range(
+            &self.toolchain,
+            self.pins.as_deref(),
+            self.version_range.as_deref(),
+        )?;
+        options.pins = self.pins.clone();
+        options.kconfig = self.kconfig.clone();
+        options.min_rust = match (&self.min_rust, &options.input.path) {
+            (Some(text), _) => Some(parse_min_rust(text)?),
+            // As cargo-msrv does: a package's `rust-version` is its minimum.
+            (None, Some(root)) => input::package_manifest(root)
+                .and_then(|manifest| package_rust_version(&manifest))
+                .map(|(manifest, text)| {
+                    let release = parse_min_rust(&text)
+                        .with_context(|| format!("the rust-version of {}", manifest.display()))?;
+                    eprintln!(
+                        "audit: --min-rust {release}, the rust-version of {}",
+                        manifest.display()
+                    );
+                    anyhow::Ok(release)
+                })
+                .transpose()?,
+            (None, None) => None,
+        };
+        Ok((options, format))
+    }
+
+    pub fn run(&self, _sh: &Shell) -> anyhow::Result<Verdict> {
+        let (options, format) = self.options()?;
+        if self.rustc_args.is_some() && !self.usage {
+            bail!("--rustc-args is for --usage");
+        }
+        let compile = self
+            .usage
+            .then(|| compile::Compile::for_input(&options.input, self.rustc_args.as_deref()))
+            .transpose()?;
+        let report = run_audit(&options)?;
+        if let Some(compile) = compile {
+            let scratch = options
+                .scratch
+                .join(format!("usage-{}", std::process::id()));
+            let usage = report.usage(&compile, &scratch);
+            let _ = std::fs::remove_dir_all(&scratch);
+            return Ok(format.print_report(
+                usage.verdict(),
+                || usage.to_json(),
+                || usage.markdown(),
+                |_colour| usage.human(),
+            ));
+        }
+        Ok(format.print_report(
+            report.verdict(),
+            || report.to_json(),
+            || report.markdown(),
+            |colour| report.human(colour),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests;
+
+/// The `rust-version` of the package whose manifest is `manifest`, as `cargo metadata` reads it
+/// (workspace inheritance included), with the manifest's path; `None` where it has none or
+/// cargo cannot read it (then the audit runs without a minimum, as without `--min-rust`).
+fn package_rust_version(manifest: &Path) -> Option<(PathBuf, String)> {
+    let manifest = std::fs::canonicalize(manifest).ok()?;
+    let sh = Shell::new().ok()?;
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = xshell::cmd!(
+        sh,
+        "{cargo} metadata --no-deps --format-version 1 --offline --manifest-path {manifest}"
+    )
+    .quiet()
+    .ignore_stderr()
+    .read()
+    .ok()?;
+    let metadata = crate::util::json::parse(&output).ok()?;
+    let package = metadata["packages"].as_array()?.iter().find(|package| {
+        package["manifest_path"].as_str().map(Path::new) == Some(manifest.as_path())
+    })?;
+    let version = package["rust_version"].as_str()?.to_string();
+    Some((manifest, version))
+}

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Asking one compiler about a crate's feature names: the one-call probe of
+//! [`crate::features::probe`], built as the audited crate is (a library or a proc-macro crate),
+//! narrowed down by halves when some name breaks it (`staged_api`), and the target's `--print cfg`.
+
+use super::input::{CrateKind, Input};
+use super::summary::{Answer, TargetCfgs};
+use crate::features::probe::{self, Diagnostics};
+use crate::features::status::Status;
+use crate::run::plan::Rustc;
+use crate::util::diagnostics::first_rustc_error;
+use crate::util::process::{self, DEFAULT_TIMEOUT};
+use anyhow::{bail, Context as _};
+use std::path::Path;
+
+pub struct Prober<'a> {
+    pub rustc: &'a Rustc,
+    pub kind: CrateKind,
+    pub loads_proc_macro: bool,
+    /// Where the probes are written and compiled (created; the caller removes it).
+    pub directory: &'a Path,
+}
+
+/// A status per name and the names that broke the one-call probe.
+type Statuses = (Vec<Status>, Vec<(String, String)>);
+
+impl<'a> Prober<'a> {
+    /// A prober for an input, as its crate is built.
+    pub fn for_input(rustc: &'a Rustc, input: &Input, directory: &'a Path) -> Self {
+        Prober {
+            rustc,
+            kind: input.kind,
+            loads_proc_macro: input.loads_proc_macro || input.kind == CrateKind::ProcMacro,
+            directory,
+        }
+    }
+
+    /// Compiles one probe crate enabling `names` and reads its diagnostics; a crash, a kill or
+    /// a failure without any diagnostic is an error.
+    fn run(&self, names: &[&str]) -> anyhow::Result<Diagnostics> {
+        let directory = self.directory;
+        std::fs::create_dir_all(directory)
+            .with_context(|| format!("cannot create {}", directory.display()))?;
+        let source = directory.join("kshim_audit_probe.rs");
+        let extern_crates: &[&str] = if self.loads_proc_macro {
+            &["proc_macro"]
+        } else {
+            &[]
+        };
+        let mut text = probe::probe_source_with(names, "cargo xtask audit", extern_crates);
+        if names.is_empty() {
+            // The baseline: the same crate without any feature.
+            text = text.replace("#![feature()]\n", "");
+        }
+        std::fs::write(&source, text)
+            .with_context(|| format!("cannot write {}", source.display()))?;
+        let mut invocation = self.rustc.probe(&source, directory);
+        if self.kind == CrateKind::ProcMacro {
+            let args = &mut invocation.args;
+            let index = args.iter().position(|arg| arg == "--crate-type");
+            if let Some(value) = index.and_then(|index| args.get_mut(index + 1)) {
+                *value = "proc-macro".into();
+            }
+        }
+        let output = process::run(&invocation, DEFAULT_TIMEOUT)
+            .with_context(|| format!("cannot run {}", self.rustc.launch.rustc.display()))?;
+        if output.status.is_none() {
+            bail!("the probe was killed after {} s", DEFAULT_TIMEOUT.as_secs());
+        }
+        let diagnostics = probe::read_diagnostics(&output.stderr, names)?;
+        // A probe fails because of a name's status or another error it prints; a failure
+        // with neither (a crash) is no answer at all.
+        let explained = diagnostics
+            .statuses
+            .iter()
+            .any(|status| matches!(status, Status::Unknown | Status::Removed));
+        if !output.success() && !explained && diagnostics.other_errors.is_empty() {
+            bail!(first_rustc_error(&output.stderr)
+                .unwrap_or_else(|| "the probe failed and printed nothing".into()));
+        }
+        Ok(diagnostics)
+    }
+
+    /// Probes every name, in one call when it works; when an error that is about no name's
+    /// status fails it, finds the names that cause it by halves: each keeps the status its own
+    /// diagnostics give (E0635 if unknown), with the error beside it.
+    ///
+    /// A name a crate without `proc_macro` does not know is asked again with `proc_macro`
+    /// loaded: a `proc_macro` library feature (`proc_macro_span`) is known only there, and a
+    /// crate enabling one loads it, whatever the root shows.
+    pub fn probe(&self, names: &[&str]) -> anyhow::Result<Answer> {
+        let (mut statuses, breakers) = self.probe_as_built(names)?;
+        if !self.loads_proc_macro {
+            let unknown: Vec<usize> = (0..names.len())
+                .filter(|&index| statuses.get(index) == Some(&Status::Unknown))
+                .collect();
+            if !unknown.is_empty() {
+                let with_proc_macro = Prober {
+                    loads_proc_macro: true,
+                    ..*self
+                };
+                let again: Vec<&str> = unknown.iter().map(|&index| names[index]).collect();
+                let (answers, _) = with_proc_macro.probe_as_built(&again)?;
+                for (index, status) in unknown.into_iter().zip(answers) {
+                    if status != Status::Unknown {
+                        statuses[index] = status;
+                    }
+                }
+            }
+        }
+        Ok(Answer {
+            release: self.rustc.release,
+            statuses,
+            breakers,
+        })
+    }
+
+    fn probe_as_built(&self, names: &[&str]) -> anyhow::Result<Statuses> {
+        let whole = self.run(names)?;
+        if whole.other_errors.is_empty() {
+            return Ok((whole.statuses, Vec::new()));
+        }
+        let baseline = self.run(&[])?;
+        if let Some(error) = baseline.other_errors.into_iter().next() {
+            // The crate fails without any feature: nothing here is about the names.
+            bail!(error);
+        }
+        let mut statuses = Vec::with_capacity(names.len());
+        let mut breakers = Vec::new();
+        self.narrow(names, whole, &mut statuses, &mut breakers)?;
+        Ok((statuses, breakers))
+    }
+
+    fn narrow(
+        &self,
+        names: &[&str],
+        diagnostics: Diagnostics,
+        statuses: &mut Vec<Status>,
+        breakers: &mut Vec<(String, String)>,
+    ) -> anyhow::Result<()> {
+        if diagnostics.other_errors.is_empty() {
+            statuses.extend(diagnostics.statuses);
+            return Ok(());
+        }
+        if let [name] = names {
+            statuses.extend(diagnostics.statuses);
+            breakers.push((name.to_string(), diagnostics.other_errors.join("; ")));
+            return Ok(());
+        }
+        let (left, right) = names.split_at(names.len() / 2);
+        for half in [left, right] {
+            let answer = self.run(half)?;
+            self.narrow(half, answer, statuses, breakers)?;
+        }
+        Ok(())
+    }
+}
+
+/// The compiler's cfgs for its host target (`rustc --print cfg`), or why it gave none.
+pub fn print_cfg(rustc: &Rustc) -> anyhow::Result<TargetCfgs> {
+    let mut invocation = rustc.print("cfg");
+    invocation.env_remove.push("RUSTC_BOOTSTRAP".into());
+    let output = process::run(&invocation, DEFAULT_TIMEOUT)
+        .with_context(|| format!("cannot run {}", rustc.launch.rustc.display()))?;
+    if !output.success() {
+        bail!(process::last_line(&output.stderr));
+    }
+    Ok(read_print_cfg(&output.stdout))
+}
+
+/// Reads `rustc --print cfg`: one `name` or `key="value"` per line.
+pub fn read_print_cfg(text: &str) -> TargetCfgs {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .map(|line| match line.split_once('=') {
+            Some((key, value)) => (key.to_string(), Some(value.trim_matches('"').to_string())),
+            None => (line.to_string(), None),
+        })
+        .collect()
+}

@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: GPL-2.0
+//! How an audit is written: the table, one summary line per toolchain and the conclusions
+//! across them, for a terminal, as Markdown, or as the JSON report whose layout
+//! [`AuditReport::to_json`] documents.
+
+use super::summary::{self, Conditional, Finding};
+use super::{AuditReport, Column, Probed};
+use crate::catalog::Release;
+use crate::features::cfg::Query;
+use crate::features::expect::ToolchainVerdict;
+use crate::features::status::Status;
+use crate::util::json::{json, Value};
+use crate::util::output::Table;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// `a (if `c`), b (if `d` or `e`)`.
+fn conditional_list(items: &[Conditional]) -> String {
+    items
+        .iter()
+        .map(|(name, conditions)| format!("{name} (if {})", conditions.join(" or ")))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn rejected_list(items: &[(String, Status)]) -> String {
+    items
+        .iter()
+        .map(|(name, status)| format!("{} feature {name}", status.word()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl AuditReport {
+    /// One line per toolchain: what its answer means for the crate.
+    pub fn summary_line(&self, index: usize) -> String {
+        let column = &self.columns[index];
+        let label = column.label();
+        let answer = match (&column.probed, &column.entry.verdict) {
+            (Probed::Answered(answer), _) => answer,
+            (Probed::Failed(error), _) => return format!("{label}: the probe failed: {error}"),
+            (Probed::Unavailable, verdict) => return format!("{label}: {}", verdict.describe()),
+        };
+        let summary = summary::summarize(&self.input, &self.decider, answer);
+        let below = match column.entry.verdict {
+            ToolchainVerdict::TooOld => "below the kernel's minimum, for information: ",
+            _ => "",
+        };
+        let mut off = Vec::new();
+        if summary.inactive > 0 {
+            off.push(format!(
+                "{} switched off by their cfg_attr",
+                summary.inactive
+            ));
+        }
+        let other = &summary.other_target;
+        if !other.is_empty() {
+            off.push(format!(
+                "{} for another target: {}",
+                other.len(),
+                other.join(", ")
+            ));
+        }
+        let off = if off.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", off.join("; "))
+        };
+        let undecided = conditional_list(&summary.undecided_gated);
+        let needs = &summary.needs_bootstrap;
+        let mut parts = vec![match (needs.len(), undecided.is_empty()) {
+            (0, true) => "needs no RUSTC_BOOTSTRAP".to_string(),
+            (0, false) => format!(
+                "needs no RUSTC_BOOTSTRAP unless a condition it cannot decide holds: {undecided}"
+            ),
+            (count, _) => {
+                let verb = if count == 1 { "needs" } else { "need" };
+                let mut text = format!(
+                    "{count} still {verb} RUSTC_BOOTSTRAP ({})",
+                    needs.join(", ")
+                );
+                if !undecided.is_empty() {
+                    let _ = write!(
+                        text,
+                        ", and if conditions it cannot decide hold, also {undecided}"
+                    );
+                }
+                text
+            }
+        }];
+        if !summary.errors.is_empty() {
+            parts.push(format!(
+                "build errors on it: {}",
+                rejected_list(&summary.errors)
+            ));
+        }
+        if !summary.undecided_errors.is_empty() {
+            let list = conditional_list(&summary.undecided_errors);
+            parts.push(format!(
+                "build errors on it if their conditions hold: {list}"
+            ));
+        }
+        parts.extend(answer.breakers.iter().map(|(name, error)| {
+            format!("{name} fails a plain crate ({error}), so it was probed alone")
+        }));
+        format!(
+            "{label}: {below}{} active feature(s){off}, {} stable; {}",
+            summary.active,
+            summary.stable,
+            parts.join("; ")
+        )
+    }
+
+    /// The lines about all toolchains together, and the lint's findings.
+    fn conclusions(&self, snippets: bool) -> Vec<String> {
+        let cross = &self.cross;
+        if self.input.entries.is_empty() {
+            return vec![
+                "It enables no feature: needs no unstable feature on any compiler.".into(),
+            ];
+        }
+        let answers = self.columns.iter().filter_map(Column::answer);
+        let Some(lowest) = answers.map(|answer| answer.release).min() else {
+            return vec!["No compiler answered: nothing can be concluded.".into()];
+        };
+        let mut lines = Vec::new();
+        let conditions = cross.depends_on.join(" or ");
+        let depends = if conditions.is_empty() {
+            String::new()
+        } else {
+            format!(" unless {conditions} holds")
+        };
+        // A build error comes first, and the stable-Rust verdict then speaks only of the rest,
+        // so the summary never reads as a clean bill next to a crate that does not build.
+        let apart = if cross.rejected_by_newest.is_empty() {
+            "Needs"
+        } else {
+            lines.push(format!(
+                "Build errors on the newest compiler, not features waiting for stabilization: {}.",
+                rejected_list(&cross.rejected_by_newest)
+            ));
+            "Apart from those build errors, needs"
+        };
+        match cross.stable_from {
+            Some(release) if release == lowest => lines.push(format!(
+                "{apart} only stable Rust on every release probed, from {release} on{depends}."
+            )),
+            Some(release) => lines.push(format!(
+                "{apart} only stable Rust from release {release} on{depends}."
+            )),
+            None if cross.never_stable.is_empty() => {}
+            None => lines.push(format!(
+                "Needs RUSTC_BOOTSTRAP on every release the compilers speak of: no compiler \
+                 calls {} stable.",
+                cross.never_stable.join(", ")
+            )),
+        }
+        if !conditions.is_empty() {
+            match cross.stable_from_if_conditions_hold {
+                Some(release) => lines.push(format!(
+                    "If {conditions} holds: needs only stable Rust from release {release} on."
+                )),
+                None => lines.push(format!(
+                    "If {conditions} holds: needs RUSTC_BOOTSTRAP on every release the \
+                     compilers speak of, since no compiler calls {} stable.",
+                    cross.never_stable_if.join(", ")
+                )),
+            }
+        }
+        match (&cross.known_from, &cross.last_unknowing) {
+            (Some(release), None) => lines.push(format!(
+                "Every active feature is known from {release} on (the lowest release probed)."
+            )),
+            (Some(release), Some((before, names))) => lines.push(format!(
+                "Every active feature is known from {release} on ({before} does not know {}).",
+                names.join(", ")
+            )),
+            (None, Some((release, names))) => lines.push(format!(
+                "No probed release knows every active feature: {release}, the newest, lacks {}.",
+                names.join(", ")
+            )),
+            (None, None) => {}
+        }
+        if let Some(minimum) = self.min_rust {
+            if self.lint.is_empty() {
+                lines.push(format!(
+                    "--min-rust {minimum}: nothing to remove, no dead cfg_attr branch, no \
+                     build error."
+                ));
+            }
+            let findings = [
+                ("removable", "", &self.lint.removable),
+                ("dead", "cfg_attr branch for ", &self.lint.dead),
+                ("error", "", &self.lint.errors),
+            ];
+            // The source is read once, not once a finding: a root may repeat a line 100k times.
+            let text = match (&self.input.path, snippets) {
+                (Some(path), true) => crate::util::files::read_text(path, 16 << 20).ok(),
+                _ => None,
+            };
+            let source: Vec<&str> = text.iter().flat_map(|text| text.lines()).collect();
+            for (word, what, findings) in findings {
+                for finding in findings {
+                    let entry = &self.input.entries[finding.entry];
+                    let message = format!("{what}feature({}): {}", entry.name, finding.reason);
+                    lines.push(
+                        self.snippet(word, &message, entry, &source)
+                            .unwrap_or_else(|| {
+                                format!("{word}: {}: {message}", self.input.place(entry))
+                            }),
+                    );
+                }
+            }
+        }
+        lines
+    }
+
+    /// A finding as rustc shows a diagnostic: the message, where, and the source line with the
+    /// feature's name underlined, from the source's `lines`; `None` for a `--features` list or
+    /// an unreadable file (no lines).
+    fn snippet(
+        &self,
+        word: &str,
+        message: &str,
+        entry: &super::input::Entry,
+        lines: &[&str],
+    ) -> Option<String> {
+        let (line, column) = entry.location?;
+        let source = *lines.get(line.checked_sub(1)?)?;
+        let number = line.to_string();
+        let pad = " ".repeat(number.len());
+        // Tabs stay tabs, so that the carets line up under the name however they are shown.
+        let lead: String = source
+            .chars()
+            .take(column.saturating_sub(1))
+            .map(|character| if character == '\t' { '\t' } else { ' ' })
+            .collect();
+        Some(format!(
+            "{word}: {message}\n{pad}--> {}\n{pad} |\n{number} | {}\n{pad} | {lead}{}",
+            self.input.place(entry),
+            crate::util::output::escape(source),
+            "^".repeat(entry.name.chars().count())
+        ))
+    }
+
+    fn heading(&self) -> String {
+        let conditional = self
+            .input
+            .entries
+            .iter()
+            .filter(|entry| entry.condition.is_some())
+            .count();
+        let mut heading = match &self.input.path {
+            Some(path) => format!(
+                "audit of {}: {} feature(s) in {} attribute(s)",
+                path.display(),
+                self.input.entries.len(),
+                self.input.attribute_count()
+            ),
+            None => format!(
+                "audit of the --features list: {} feature(s)",
+                self.input.entries.len()
+            ),
+        };
+        if conditional > 0 {
+            let _ = write!(heading, ", {conditional} under cfg_attr");
+        }
+        let _ = write!(heading, "; {} toolchain(s)", self.columns.len());
+        heading
+    }
+
+    fn table(&self, markdown: bool) -> Table {
+        let shown: Vec<&Column> = self
+            .columns
+            .iter()
+            .filter(|column| !matches!(column.probed, Probed::Unavailable))
+            .collect();
+        let code = |text: String| if markdown { format!("`{text}`") } else { text };
+        let mut headers = vec!["line:col".to_string(), "condition".to_string()];
+        headers.extend(shown.iter().map(|column| column.label()));
+        let mut table = Table::new("feature", &headers);
+        for entry in &self.input.entries {
+            let mut cells = vec![
+                entry
+                    .location
+                    .map_or_else(|| "-".into(), |(line, column)| format!("{line}:{column}")),
+                entry
+                    .condition
+                    .as_ref()
+                    .map_or_else(|| "-".into(), |condition| code(condition.to_string())),
+            ];
+            cells.extend(shown.iter().map(|column| match &column.probed {
+                Probed::Answered(answer) => {
+                    let status = answer
+                        .status(&self.input, &entry.name)
+                        .map_or_else(|| "-".into(), |status| status.to_string());
+                    let condition = entry.condition.as_ref();
+                    match self.decider.active_on(condition, answer.release) {
+                        Some(true) => status,
+                        Some(false)
+                            if self.decider.for_another_target(condition, answer.release) =>
+                        {
+                            format!("{status} (other target)")
+                        }
+                        Some(false) => format!("{status} (off)"),
+                        None => format!("{status} (?)"),
+                    }
+                }
+                _ => "probe failed".into(),
+            }));
+            let cells = cells.into_iter().map(|cell| (cell, false));
+            table.rows.push((entry.name.clone(), cells.collect()));
+        }
+        table
+    }
+
+    const LEGEND: &'static str = "`(off)`: its cfg_attr condition does not hold on that compiler; \
+         `(other target)`: it holds only for another target than the one probed; \
+         `(?)`: the condition depends on a cfg the audit cannot derive from the compiler.";
+
+    /// Why a condition that names a cfg no Kconfig defines (`from: None`) is off everywhere.
+    fn never_set_notes(&self) -> Vec<String> {
+        self.decider
+            .kconfig
+            .iter()
+            .filter(|symbol| symbol.from.is_none())
+            .filter(|symbol| {
+                self.input.entries.iter().any(|entry| {
+                    entry.condition.as_ref().is_some_and(|condition| {
+                        let named = |query: Query<'_>| query == Query::Name(&symbol.cfg);
+                        !summary::leaves(condition, |query| named(query).then_some(())).is_empty()
+                    })
+                })
+            })
+            .map(|symbol| format!("`{}`: {}.", symbol.cfg, symbol.source))
+            .collect()
+    }
+
+    /// The table, the summaries and the findings for a terminal or a log.
+    pub fn human(&self, colour: bool) -> String {
+        self.text(false, colour)
+    }
+
+    /// The same as Markdown.
+    pub fn markdown(&self) -> String {
+        self.text(true, false)
+    }
+
+    fn text(&self, markdown: bool, colour: bool) -> String {
+        let (title, item) = if markdown { ("## ", "- ") } else { ("", "") };
+        let mut out = format!("{title}{}\n\n", self.heading());
+        if markdown {
+            self.table(true).render_markdown(&mut out);
+        } else {
+            self.table(false).render_text(&mut out, colour);
+        }
+        let _ = writeln!(out, "\n{}\n", Self::LEGEND);
+        for note in self.never_set_notes() {
+            let _ = writeln!(out, "{note}\n");
+        }
+        if markdown {
+            let _ = writeln!(out, "## Summary\n");
+        }
+        for index in 0..self.columns.len() {
+            let _ = writeln!(out, "{item}{}", self.summary_line(index));
+        }
+        out.push('\n');
+        // Snippets of the source for a terminal; Markdown lists the findings on one line each.
+        for line in self.conclusions(!markdown) {
+            let _ = writeln!(out, "{item}{line}");
+        }
+        out
+    }
+
+    /// The report as JSON.
+    ///
+    /// ```text
+    /// {
+    ///   "schema": 1,
+    ///   "path": "kernel-shim/src/lib.rs",  // null for --features
+    ///   "min_rust": "1.85.0",              // or null
+    ///   "verdict": "failure",              // "failure" (exit 1): --min-rust found something,
+    ///                                      // or no compiler answered
+    ///   "features": [{"name": "inline_const", "line": 23, "column": 12,  // null for --features
+    ///                 "condition": "kshim_kernel_mode"}],                 // null: unconditional
+    ///   "toolchains": [{
+    ///     "id": "1.95.0", "spec": "rustup:1.95.0", "release": "1.95.0",  // release null if unknown
+    ///     "label": "1.95.0",               // as the table's header shows it
+    ///     "verdict": "ok",                 // "ok" | "too-old" | "broken" | "missing"
+    ///     "error": null,                   // why it was not probed, or how its probe failed
+    ///     "features": {"inline_const": {"status": "stable", "stable_since": "1.79.0",
+    ///                                   "active": true,    // true | false | null (undecided)
+    ///                                   "other_target": false}},
+    ///     "needs_bootstrap": ["arbitrary_self_types"],     // active and still unstable
+    ///     "build_errors": [],              // active and unknown or removed
+    ///     "probed_alone": [{"name": "staged_api", "error": "..."}],
+    ///     "summary": "1.95.0: ..."
+    ///   }],
+    ///   "target": {"target_arch": ["x86_64"], ...},  // the probed target's cfgs
+    ///   "stable_from": null,               // undecided conditions taken as false
+    ///   "stable_from_if_conditions_hold": null,
+    ///   "depends_on": ["`docsrs`"],        // the undecided conditions that change it
+    ///   "never_stable": ["arbitrary_self_types"],
+    ///   "rejected_by_newest": ["concat_idents"],
+    ///   "known_from": "1.63.0",            // lowest probed release knowing every active feature
+    ///   "removable": [{"name": "inline_const", "at": "lib.rs:23:12", "reason": "..."}],
+    ///   "dead": [...], "errors": [...]     // --min-rust's other findings, alike
+    /// }
+    /// ```
+    pub fn to_json(&self) -> Value {
+        let release = |release: Option<Release>| release.map(|release| release.to_string());
+        let features = self.input.entries.iter().map(|entry| {
+            let (line, column) = entry.location.unzip();
+            let condition = entry.condition.as_ref().map(ToString::to_string);
+            json!({ "name": entry.name, "line": line, "column": column, "condition": condition })
+        });
+        let findings = |findings: &[Finding]| -> Vec<Value> {
+            let findings = findings.iter().map(|finding| {
+                let entry = &self.input.entries[finding.entry];
+                let at = self.input.place(entry);
+                json!({ "name": entry.name, "at": at, "reason": finding.reason })
+            });
+            findings.collect()
+        };
+        // Each cfg with all its values: `target_feature` has many.
+        let mut target: BTreeMap<&str, Vec<Option<&str>>> = BTreeMap::new();
+        for (key, value) in &self.decider.target {
+            target.entry(key).or_default().push(value.as_deref());
+        }
+        let cross = &self.cross;
+        let rejected_by_newest: Vec<&str> = cross
+            .rejected_by_newest
+            .iter()
+            .map(|(name, _)| &**name)
+            .collect();
+        json!({
+            "schema": SCHEMA_VERSION,
+            "path": self.input.path.as_ref().map(|path| path.display().to_string()),
+            "min_rust": release(self.min_rust),
+            "verdict": self.verdict().word(),
+            "features": features.collect::<Vec<_>>(),
+            "toolchains": self.columns.iter().enumerate()
+                .map(|(index, column)| self.toolchain_json(index, column))
+                .collect::<Vec<_>>(),
+            "target": target,
+            "stable_from": release(cross.stable_from),
+            "stable_from_if_conditions_hold": release(cross.stable_from_if_conditions_hold),
+            "depends_on": cross.depends_on,
+            "never_stable": cross.never_stable,
+            "rejected_by_newest": rejected_by_newest,
+            "known_from": release(cross.known_from),
+            "removable": findings(&self.lint.removable),
+            "dead": findings(&self.lint.dead),
+            "errors": findings(&self.lint.errors),
+        })
+    }
+
+    /// A toolchain; the members from `features` to `probed_alone` are null where nothing
+    /// answered.
+    fn toolchain_json(&self, index: usize, column: &Column) -> Value {
+        let error = match (&column.probed, &column.entry.verdict) {
+            (Probed::Failed(error), _) => Some(error.clone()),
+            (_, ToolchainVerdict::Broken(message) | ToolchainVerdict::Missing(message)) => {
+                Some(message.clone())
+            }
+            (_, ToolchainVerdict::TooOld) => Some(column.entry.verdict.describe()),
+            _ => None,
+        };
+        let answer = column.answer();
+        let features = answer.map(|answer| {
+            let per_name = self.input.names().into_iter().map(|name| {
+                let status = answer.status(&self.input, name);
+                let lines = self.input.lines_of(name);
+                let activity = self.decider.name_active_on(&lines, answer.release);
+                let other_target = lines.iter().any(|entry| {
+                    self.decider
+                        .for_another_target(entry.condition.as_ref(), answer.release)
+                });
+                let status = json!({
+                    "status": status.map(Status::word),
+                    "stable_since": status.and_then(Status::stable_since).map(|r| r.to_string()),
+                    "active": activity,
+                    "other_target": activity == Some(false) && other_target,
+                });
+                (name, status)
+            });
+            per_name.collect::<BTreeMap<_, _>>()
+        });
+        let summary = answer.map(|answer| summary::summarize(&self.input, &self.decider, answer));
+        let alone = answer.map(|answer| {
+            let alone = answer.breakers.iter();
+            let alone = alone.map(|(name, error)| json!({ "name": name, "error": error }));
+            alone.collect::<Vec<_>>()
+        });
+        json!({
+            "id": column.entry.id,
+            "spec": column.entry.spec,
+            "release": column.entry.release_text,
+            "label": column.label(),
+            "verdict": column.entry.verdict.word(),
+            "error": error,
+            "features": features,
+            "needs_bootstrap": summary.as_ref().map(|summary| &summary.needs_bootstrap),
+            "build_errors": summary.map(|summary| {
+                summary.errors.into_iter().map(|(name, _)| name).collect::<Vec<_>>()
+            }),
+            "probed_alone": alone,
+            "summary": self.summary_line(index),
+        })
+    }
+}

@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: GPL-2.0
+//! What the compilers' answers mean for the audited crate: how each `cfg_attr` condition is
+//! decided for a release ([`Decider`]), then what each compiler's answer means
+//! ([`summarize`]), what they mean together ([`cross_summary`]) and what `--min-rust` finds
+//! ([`lint`]).
+//!
+//! A condition is decided from the cfgs derived from the compiler (the catalog's, the kernel's
+//! Kconfig thresholds, `version(...)`) and the probed target's own cfgs, and nothing else: any
+//! other cfg (`docsrs`, `feature = "std"`) stays undecided. Everything is computed from the
+//! probes' answers, never from the catalog's own stable-since releases: the audit is about any
+//! crate, and the compilers are the authority on their features.
+
+use super::input::{Entry, Input};
+use crate::catalog::{all_cfg_names, derived_cfgs, Release, FEATURES};
+use crate::features::cfg::{Predicate, Query};
+use crate::features::kconfig::KconfigSymbol;
+use crate::features::status::Status;
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
+
+/// The first release whose `cfg(version(...))` rustc evaluates (with the unstable
+/// `cfg_version`); before it, such a condition is undecided.
+const FIRST_WITH_CFG_VERSION: Release = Release::new(1, 45, 0);
+
+/// A target's cfgs, as `rustc --print cfg` lists them: `("target_arch", Some("x86_64"))`,
+/// `("unix", None)`.
+pub type TargetCfgs = Vec<(String, Option<String>)>;
+
+/// What a condition's leaves are decided from.
+#[derive(Clone, Debug, Default)]
+pub struct Decider {
+    /// The probed target's cfgs; empty when no compiler printed them.
+    pub target: TargetCfgs,
+    pub kconfig: Vec<KconfigSymbol>,
+    /// Every release at which a decided leaf can change.
+    thresholds: BTreeSet<Release>,
+}
+
+/// Whether a leaf is about the target: decided by `--print cfg`.
+fn is_target_leaf(query: Query<'_>) -> bool {
+    match query {
+        Query::Name(name) => matches!(name, "unix" | "windows"),
+        Query::KeyValue(key, _) => key.starts_with("target_") || key == "panic",
+        Query::Version(_) => false,
+    }
+}
+
+/// The leaves of a condition that `map` turns into something.
+pub fn leaves<T>(condition: &Predicate, map: impl Fn(Query<'_>) -> Option<T>) -> Vec<T> {
+    let found = RefCell::new(Vec::new());
+    // Every leaf is answered as undecided, so that `evaluate` visits every one.
+    condition.evaluate(&|query| {
+        found.borrow_mut().extend(map(query));
+        None
+    });
+    found.into_inner()
+}
+
+impl Decider {
+    pub fn new(input: &Input, target: TargetCfgs, kconfig: Vec<KconfigSymbol>) -> Self {
+        let mut thresholds: BTreeSet<Release> = FEATURES
+            .iter()
+            .filter_map(|feature| Some(feature.cfg?.from))
+            .chain(kconfig.iter().filter_map(|symbol| symbol.from))
+            .collect();
+        for condition in input.entries.iter().filter_map(|e| e.condition.as_ref()) {
+            thresholds.extend(leaves(condition, |query| match query {
+                Query::Version(release) => Some(release),
+                _ => None,
+            }));
+        }
+        thresholds.insert(FIRST_WITH_CFG_VERSION);
+        Decider {
+            target,
+            kconfig,
+            thresholds,
+        }
+    }
+
+    fn leaf(&self, query: Query<'_>, release: Release, with_target: bool) -> Option<bool> {
+        if is_target_leaf(query) {
+            if !with_target || self.target.is_empty() {
+                return None;
+            }
+            return Some(self.target.iter().any(|(key, value)| match query {
+                Query::Name(name) => key == name && value.is_none(),
+                Query::KeyValue(wanted, wanted_value) => {
+                    key == wanted && value.as_deref() == Some(wanted_value)
+                }
+                Query::Version(_) => false,
+            }));
+        }
+        // A Kconfig threshold (a `--kconfig` file's, else the built-in table's) wins over the
+        // catalog's derivation of the same name.
+        let kconfig = |name: &str| self.kconfig.iter().find(|symbol| symbol.cfg == name);
+        match query {
+            Query::Name(name) if kconfig(name).is_some() => {
+                kconfig(name).map(|symbol| symbol.from.is_some_and(|from| release >= from))
+            }
+            Query::Name(name) if all_cfg_names().any(|known| known == name) => {
+                Some(derived_cfgs(release, true).any(|set| set == name))
+            }
+            // A nightly of 1.97 counts as 1.97, as rustc counts it by default.
+            Query::Version(wanted) if release >= FIRST_WITH_CFG_VERSION => Some(release >= wanted),
+            _ => None,
+        }
+    }
+
+    /// Whether a condition holds on a compiler of `release` for the probed target, in
+    /// three-valued logic; no condition means active.
+    pub fn active_on(&self, condition: Option<&Predicate>, release: Release) -> Option<bool> {
+        condition.map_or(Some(true), |condition| {
+            condition.evaluate(&|query| self.leaf(query, release, true))
+        })
+    }
+
+    /// Whether a condition is false on `release` only because of the probed target: a line
+    /// meant for another target.
+    pub fn for_another_target(&self, condition: Option<&Predicate>, release: Release) -> bool {
+        condition.is_some_and(|condition| {
+            self.active_on(Some(condition), release) == Some(false)
+                && condition.evaluate(&|query| self.leaf(query, release, false)) != Some(false)
+        })
+    }
+
+    /// `from` and every later release at which a decided leaf changes: between two of them,
+    /// every condition stays as it is.
+    pub fn releases_from(&self, from: Release) -> Vec<Release> {
+        let mut releases = vec![from];
+        releases.extend(self.thresholds.iter().copied().filter(|&r| r > from));
+        releases
+    }
+
+    /// A `cfg_attr` branch that no compiler from `from` on can take (undecided leaves keep it
+    /// alive; no condition is active everywhere).
+    pub fn is_dead_from(&self, condition: Option<&Predicate>, from: Release) -> bool {
+        let dead = |release| self.active_on(condition, release) == Some(false);
+        self.releases_from(from).into_iter().all(dead)
+    }
+
+    /// Whether a name enabled on several lines is active: if any line is; undecided if none
+    /// is and some line is undecided.
+    pub fn name_active_on(&self, lines: &[&Entry], release: Release) -> Option<bool> {
+        let activities: Vec<Option<bool>> = lines
+            .iter()
+            .map(|entry| self.active_on(entry.condition.as_ref(), release))
+            .collect();
+        if activities.contains(&Some(true)) {
+            Some(true)
+        } else if activities.contains(&None) {
+            None
+        } else {
+            Some(false)
+        }
+    }
+}
+
+/// One compiler's answer for every distinct name, in [`Input::names`] order.
+#[derive(Clone, Debug)]
+pub struct Answer {
+    pub release: Release,
+    pub statuses: Vec<Status>,
+    /// Names that made a plain probe crate fail (`staged_api`), each with the error; they were
+    /// probed alone, and the others without them.
+    pub breakers: Vec<(String, String)>,
+}
+
+impl Answer {
+    pub fn status(&self, input: &Input, name: &str) -> Option<Status> {
+        self.statuses.get(input.position(name)?).copied()
+    }
+}
+
+/// A name and the conditions (as written) its lines depend on.
+pub type Conditional = (String, Vec<String>);
+
+/// What one compiler's answer means for the crate.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolchainSummary {
+    /// Features whose line is active on it (no condition, or one that holds).
+    pub active: usize,
+    /// Features switched off by a condition about the compiler.
+    pub inactive: usize,
+    /// Features whose lines are for another target than the probed one.
+    pub other_target: Vec<String>,
+    /// Active features it calls stable.
+    pub stable: usize,
+    /// Active features that still need `#![feature]`, hence `RUSTC_BOOTSTRAP`.
+    pub needs_bootstrap: Vec<String>,
+    /// Features under a condition the audit cannot decide that are gated.
+    pub undecided_gated: Vec<Conditional>,
+    /// Active features it rejects, unknown (E0635) or removed (E0557): build errors on it.
+    pub errors: Vec<(String, Status)>,
+    /// The same for rejected features.
+    pub undecided_errors: Vec<Conditional>,
+}
+
+pub fn summarize(input: &Input, decider: &Decider, answer: &Answer) -> ToolchainSummary {
+    let mut summary = ToolchainSummary::default();
+    // A name enabled on several lines counts once, as active if any of its lines is.
+    for name in input.names() {
+        let lines = input.lines_of(name);
+        let activity = decider.name_active_on(&lines, answer.release);
+        let status = answer.status(input, name);
+        match activity {
+            Some(false) => {
+                if lines.iter().any(|entry| {
+                    decider.for_another_target(entry.condition.as_ref(), answer.release)
+                }) {
+                    summary.other_target.push(name.to_string());
+                } else {
+                    summary.inactive += 1;
+                }
+                continue;
+            }
+            Some(true) => summary.active += 1,
+            None => {}
+        }
+        // The conditions of its undecided lines, as written: what its being active depends on.
+        let conditional = || {
+            let undecided = lines.iter().filter_map(|entry| {
+                let condition = entry.condition.as_ref()?;
+                let active = decider.active_on(Some(condition), answer.release);
+                active.is_none().then(|| format!("`{condition}`"))
+            });
+            (name.to_string(), undecided.collect())
+        };
+        match (status, activity) {
+            (Some(Status::Stable(_)), Some(true)) => summary.stable += 1,
+            (Some(Status::Gated), Some(true)) => summary.needs_bootstrap.push(name.to_string()),
+            (Some(Status::Gated), None) => summary.undecided_gated.push(conditional()),
+            (Some(status @ (Status::Unknown | Status::Removed)), Some(true)) => {
+                summary.errors.push((name.to_string(), status))
+            }
+            (Some(Status::Unknown | Status::Removed), None) => {
+                summary.undecided_errors.push(conditional())
+            }
+            _ => {}
+        }
+    }
+    summary
+}
+
+/// The release from which a name is stable, as the compilers say it; the newest compiler's
+/// answer wins if they disagree.
+pub fn stable_since(input: &Input, answers: &[Answer], name: &str) -> Option<Release> {
+    answers
+        .iter()
+        .filter_map(|answer| Some((answer.release, answer.status(input, name)?.stable_since()?)))
+        .max_by_key(|(release, _)| *release)
+        .map(|(_, since)| since)
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CrossSummary {
+    /// The first release from which every active feature line is stable (undecided conditions
+    /// counted as false): from there on, the crate needs only stable Rust.
+    pub stable_from: Option<Release>,
+    /// The same, counting undecided conditions as true.
+    pub stable_from_if_conditions_hold: Option<Release>,
+    /// The undecided conditions that make the two differ, as written.
+    pub depends_on: Vec<String>,
+    /// The features that keep `stable_from` from existing: no compiler calls them stable, the
+    /// newest does not reject them, and their lines stay active on newer releases.
+    pub never_stable: Vec<String>,
+    /// The same for lines under undecided conditions.
+    pub never_stable_if: Vec<String>,
+    /// Active features the newest compiler rejects (unknown or removed): build errors, not
+    /// features that wait for stabilization.
+    pub rejected_by_newest: Vec<(String, Status)>,
+    /// The lowest probed release from which every probed compiler knows every active feature.
+    pub known_from: Option<Release>,
+    /// The newest probed compiler that rejects an active feature, and those features.
+    pub last_unknowing: Option<(Release, Vec<String>)>,
+}
+
+pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> CrossSummary {
+    let mut by_release: Vec<&Answer> = answers.iter().collect();
+    by_release.sort_by_key(|answer| answer.release);
+    let rejected_by_newest: Vec<(String, Status)> = by_release
+        .last()
+        .map(|answer| summarize(input, decider, answer).errors)
+        .unwrap_or_default();
+    let rejected = |name: &str| rejected_by_newest.iter().any(|(known, _)| known == name);
+    let since_of = |name: &str| stable_since(input, answers, name);
+    // Candidates: every stable-since answer and every release at which a condition can change.
+    let mut candidates: BTreeSet<Release> =
+        input.names().into_iter().filter_map(since_of).collect();
+    // Nothing below the lowest probed release is known, so no answer starts before it.
+    let lowest = by_release
+        .first()
+        .map_or(Release::new(0, 0, 0), |a| a.release);
+    candidates.extend(decider.releases_from(lowest));
+    candidates.retain(|&candidate| candidate >= lowest);
+    // Whether every line that can be active from `from` on is stable there; undecided lines
+    // count as active when `assume` says so, and their conditions are collected.
+    let holds_from = |from: Release, assume: bool, depends: &mut Vec<String>| -> bool {
+        let mut holds = true;
+        for entry in &input.entries {
+            for release in decider.releases_from(from) {
+                let activity = decider.active_on(entry.condition.as_ref(), release);
+                let counted = activity.unwrap_or(assume);
+                let stable = since_of(&entry.name).is_some_and(|since| since <= release);
+                if counted && !stable && !rejected(&entry.name) {
+                    holds = false;
+                    if let (None, Some(condition)) = (activity, &entry.condition) {
+                        crate::push_once(depends, format!("`{condition}`"));
+                    }
+                }
+            }
+        }
+        holds
+    };
+    let first_holding = |assume: bool| {
+        candidates
+            .iter()
+            .copied()
+            .find(|&from| holds_from(from, assume, &mut Vec::new()))
+    };
+    let stable_from = first_holding(false);
+    let stable_from_if_conditions_hold = first_holding(true);
+    let mut depends_on = Vec::new();
+    if stable_from != stable_from_if_conditions_hold {
+        holds_from(
+            stable_from.unwrap_or(Release::new(u32::MAX, 0, 0)),
+            true,
+            &mut depends_on,
+        );
+    }
+    // Judged at the newest release any compiler or condition speaks of.
+    let newest_release = candidates
+        .iter()
+        .copied()
+        .chain(answers.iter().map(|answer| answer.release))
+        .max();
+    let mut never_stable = Vec::new();
+    let mut never_stable_if = Vec::new();
+    if let Some(at) = newest_release {
+        for name in input.names() {
+            if since_of(name).is_some() || rejected(name) {
+                continue;
+            }
+            let lines = input.lines_of(name);
+            match decider.name_active_on(&lines, at) {
+                Some(true) if stable_from.is_none() => never_stable.push(name.to_string()),
+                None if stable_from_if_conditions_hold.is_none() => {
+                    never_stable_if.push(name.to_string())
+                }
+                _ => {}
+            }
+        }
+    }
+
+    let last_unknowing = by_release.iter().rev().find_map(|answer| {
+        let errors = summarize(input, decider, answer).errors;
+        let names: Vec<String> = errors.into_iter().map(|(name, _)| name).collect();
+        (!names.is_empty()).then_some((answer.release, names))
+    });
+    // The first release after the last unknowing one (any, if none is: `None` is lowest).
+    let last = last_unknowing.as_ref().map(|(release, _)| *release);
+    let known_from = by_release
+        .iter()
+        .map(|answer| answer.release)
+        .find(|&release| Some(release) > last);
+    CrossSummary {
+        stable_from,
+        stable_from_if_conditions_hold,
+        depends_on,
+        never_stable,
+        never_stable_if,
+        rejected_by_newest,
+        known_from,
+        last_unknowing,
+    }
+}
+
+/// A finding of `--min-rust`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// The entry's index in [`Input::entries`].
+    pub entry: usize,
+    pub reason: String,
+}
+
+/// What `--min-rust` finds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Lint {
+    /// Feature lines stable at or before the minimum: they can go.
+    pub removable: Vec<Finding>,
+    /// `cfg_attr` branches that no compiler from the minimum on can take.
+    pub dead: Vec<Finding>,
+    /// Active lines that a compiler at or above the minimum rejects: build errors there.
+    pub errors: Vec<Finding>,
+}
+
+impl Lint {
+    pub fn is_empty(&self) -> bool {
+        self.removable.is_empty() && self.dead.is_empty() && self.errors.is_empty()
+    }
+}
+
+pub fn lint(input: &Input, decider: &Decider, answers: &[Answer], minimum: Release) -> Lint {
+    let mut lint = Lint::default();
+    let mut from_minimum: Vec<&Answer> = answers
+        .iter()
+        .filter(|answer| answer.release >= minimum)
+        .collect();
+    from_minimum.sort_by_key(|answer| answer.release);
+    // Per name, the first entry active on each compiler from the minimum on: a later line
+    // active on the same compiler enables it twice.
+    let mut first_active: HashMap<&str, Vec<Option<usize>>> = HashMap::new();
+    for (index, entry) in input.entries.iter().enumerate() {
+        let firsts = first_active
+            .entry(entry.name.as_str())
+            .or_insert_with(|| vec![None; from_minimum.len()]);
+        // On each compiler from the minimum on where the line is active: whether an earlier
+        // line enabled the name already, and whether the compiler rejects it.
+        let mut twice: Vec<(Release, usize)> = Vec::new();
+        let mut rejecting: Vec<String> = Vec::new();
+        for (slot, answer) in from_minimum.iter().enumerate() {
+            if decider.active_on(entry.condition.as_ref(), answer.release) != Some(true) {
+                continue;
+            }
+            match firsts[slot] {
+                Some(first) => twice.push((answer.release, first)),
+                None => firsts[slot] = Some(index),
+            }
+            if let Some(status @ (Status::Unknown | Status::Removed)) =
+                answer.status(input, &entry.name)
+            {
+                rejecting.push(format!("{} on {}", status.word(), answer.release));
+            }
+        }
+        let finding = |reason: String| Finding {
+            entry: index,
+            reason,
+        };
+        if let Some(&(_, first)) = twice.first() {
+            let releases: Vec<String> = twice.iter().map(|(r, _)| r.to_string()).collect();
+            let first_place = match input.entries[first].location {
+                Some((line, column)) => format!("line {line}, column {column}"),
+                None => "the list".to_string(),
+            };
+            lint.errors.push(finding(format!(
+                "enabled twice (first at {first_place}): rustc rejects a feature enabled twice \
+                 (E0636, or the deny-by-default `duplicate_features` lint), a build error on {}",
+                releases.join(", ")
+            )));
+        }
+        if let Some(since) = stable_since(input, answers, &entry.name).filter(|&s| s <= minimum) {
+            lint.removable.push(finding(format!(
+                "stable since {since}, at or before {minimum}"
+            )));
+        }
+        let condition = entry.condition.as_ref();
+        if let Some(condition) = condition.filter(|_| decider.is_dead_from(condition, minimum)) {
+            lint.dead.push(finding(format!(
+                "`{condition}` is false on every compiler from {minimum} on"
+            )));
+        }
+        if !rejecting.is_empty() {
+            let reason = format!("{}: a build error there", rejecting.join(", "));
+            lint.errors.push(finding(reason));
+        }
+    }
+    lint
+}
+
+#[cfg(test)]
+mod tests;

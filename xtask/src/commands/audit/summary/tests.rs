@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The summary on fake answers: conditions decided per release, each toolchain's summary and
+//! the cross summary, the lint.
+
+use super::*;
+use crate::commands::audit::input::read_feature_list;
+use crate::commands::audit::input::CrateKind;
+use crate::commands::audit::probing::read_print_cfg;
+use crate::features::attributes::read_features;
+use crate::features::cfg::Predicate;
+use crate::features::kconfig;
+
+fn decider(input: &Input) -> Decider {
+    Decider::new(input, Vec::new(), kconfig::built_in())
+}
+
+fn release(text: &str) -> Release {
+    Release::parse(text).unwrap()
+}
+
+/// The seed commit's feature block, as the kernel has it.
+fn kernel_block() -> Input {
+    let text = "#![feature(inline_const)]\n\
+         #![feature(lint_reasons)]\n\
+         #![feature(arbitrary_self_types)]\n\
+         #![cfg_attr(CONFIG_RUSTC_HAS_COERCE_POINTEE, feature(derive_coerce_pointee))]\n\
+         #![cfg_attr(not(CONFIG_RUSTC_HAS_COERCE_POINTEE), feature(coerce_unsized))]\n";
+    let entries = read_features(text)
+        .unwrap()
+        .into_iter()
+        .map(Entry::from)
+        .collect();
+    Input {
+        path: Some("lib.rs".into()),
+        entries,
+        kind: CrateKind::Library,
+        loads_proc_macro: false,
+        distinct: Default::default(),
+    }
+}
+
+/// Fake answers in `Input::names` order: inline_const, lint_reasons, arbitrary_self_types,
+/// derive_coerce_pointee, coerce_unsized.
+fn answer(text: &str, statuses: [Status; 5]) -> Answer {
+    Answer {
+        release: release(text),
+        statuses: statuses.to_vec(),
+        breakers: Vec::new(),
+    }
+}
+
+fn stable(text: &str) -> Status {
+    Status::Stable(release(text))
+}
+
+#[test]
+fn conditions_follow_the_derived_cfgs_and_unknown_cfgs_stay_unknown() {
+    let decider = decider(&kernel_block());
+    let active_on = |p: Option<&Predicate>, r| decider.active_on(p, r);
+    let pointee = Predicate::Name("CONFIG_RUSTC_HAS_COERCE_POINTEE".into());
+    assert_eq!(active_on(Some(&pointee), release("1.83.0")), Some(false));
+    assert_eq!(active_on(Some(&pointee), release("1.84.0")), Some(true));
+    assert_eq!(active_on(None, release("1.63.0")), Some(true));
+    let kernel = Predicate::Name("kshim_kernel_mode".into());
+    assert_eq!(active_on(Some(&kernel), release("1.78.0")), Some(true));
+    let std = Predicate::KeyValue("feature".into(), "std".into());
+    assert_eq!(active_on(Some(&std), release("1.95.0")), None);
+    let either = Predicate::Any(vec![std.clone(), pointee.clone()]);
+    assert_eq!(active_on(Some(&either), release("1.85.0")), Some(true));
+    assert_eq!(active_on(Some(&either), release("1.80.0")), None);
+    assert!(decider.releases_from(release("1.82.5")).starts_with(&[
+        release("1.82.5"),
+        release("1.83.0"),
+        release("1.84.0")
+    ]));
+    let not_pointee = Predicate::Not(Box::new(pointee));
+    assert!(decider.is_dead_from(Some(&not_pointee), release("1.84.0")));
+    assert!(!decider.is_dead_from(Some(&not_pointee), release("1.83.0")));
+    assert!(!decider.is_dead_from(None, release("1.95.0")));
+    // A cfg the audit cannot derive keeps a branch alive.
+    let guarded = Predicate::All(vec![not_pointee, Predicate::Name("CONFIG_X".into())]);
+    assert!(decider.is_dead_from(Some(&guarded), release("1.85.0")));
+    let maybe = Predicate::Any(vec![
+        Predicate::Not(Box::new(Predicate::Name(
+            "CONFIG_RUSTC_HAS_COERCE_POINTEE".into(),
+        ))),
+        Predicate::Name("CONFIG_X".into()),
+    ]);
+    assert!(!decider.is_dead_from(Some(&maybe), release("1.85.0")));
+}
+
+#[test]
+fn per_toolchain_summaries_count_what_still_needs_bootstrap() {
+    let input = kernel_block();
+    let old = answer(
+        "1.78.0",
+        [
+            Status::Gated,
+            Status::Gated,
+            Status::Gated,
+            Status::Unknown,
+            Status::Gated,
+        ],
+    );
+    assert_eq!(
+        summarize(&input, &decider(&input), &old),
+        ToolchainSummary {
+            active: 4,
+            inactive: 1,
+            stable: 0,
+            needs_bootstrap: vec![
+                "inline_const".into(),
+                "lint_reasons".into(),
+                "arbitrary_self_types".into(),
+                "coerce_unsized".into()
+            ],
+            ..ToolchainSummary::default()
+        },
+        "derive_coerce_pointee is unknown to 1.78 but switched off there"
+    );
+    let new = answer(
+        "1.85.0",
+        [
+            stable("1.79.0"),
+            stable("1.81.0"),
+            Status::Gated,
+            Status::Gated,
+            Status::Gated,
+        ],
+    );
+    let summary = summarize(&input, &decider(&input), &new);
+    assert_eq!(
+        (summary.active, summary.inactive, summary.stable),
+        (4, 1, 2)
+    );
+    assert_eq!(
+        summary.needs_bootstrap,
+        ["arbitrary_self_types", "derive_coerce_pointee"]
+    );
+}
+
+#[test]
+fn stable_from_needs_every_line_that_can_be_active_to_be_stable() {
+    let input = kernel_block();
+    let answers = [
+        answer(
+            "1.85.0",
+            [
+                stable("1.79.0"),
+                stable("1.81.0"),
+                Status::Gated,
+                Status::Gated,
+                Status::Gated,
+            ],
+        ),
+        answer(
+            "1.95.0",
+            [
+                stable("1.79.0"),
+                stable("1.81.0"),
+                Status::Gated,
+                Status::Gated,
+                Status::Gated,
+            ],
+        ),
+    ];
+    let cross = cross_summary(&input, &decider(&input), &answers);
+    assert_eq!(cross.stable_from, None);
+    assert_eq!(
+        cross.never_stable,
+        ["arbitrary_self_types", "derive_coerce_pointee"],
+        "coerce_unsized is switched off on every newer compiler, so it does not count"
+    );
+    assert_eq!(cross.known_from, Some(release("1.85.0")));
+
+    // A future compiler that stabilizes both: the crate needs only stable Rust from there,
+    // and coerce_unsized (off from 1.84) never has to be stable.
+    let future = answer(
+        "1.99.0",
+        [
+            stable("1.79.0"),
+            stable("1.81.0"),
+            stable("1.98.0"),
+            stable("1.99.0"),
+            Status::Gated,
+        ],
+    );
+    let cross = cross_summary(&input, &decider(&input), &[answers[0].clone(), future]);
+    assert_eq!(cross.stable_from, Some(release("1.99.0")));
+    assert!(cross.never_stable.is_empty());
+}
+
+#[test]
+fn known_from_is_the_lowest_release_above_the_last_that_lacks_an_active_feature() {
+    let input = kernel_block();
+    let answers = [
+        answer(
+            "1.63.0",
+            [
+                Status::Gated,
+                Status::Unknown,
+                Status::Gated,
+                Status::Unknown,
+                Status::Gated,
+            ],
+        ),
+        answer(
+            "1.85.0",
+            [
+                stable("1.79.0"),
+                stable("1.81.0"),
+                Status::Gated,
+                Status::Gated,
+                Status::Gated,
+            ],
+        ),
+    ];
+    let cross = cross_summary(&input, &decider(&input), &answers);
+    assert_eq!(cross.known_from, Some(release("1.85.0")));
+    assert_eq!(
+        cross.last_unknowing,
+        Some((release("1.63.0"), vec!["lint_reasons".to_string()])),
+        "derive_coerce_pointee is off on 1.63, so only lint_reasons counts"
+    );
+    let broken_new = answer(
+        "1.95.0",
+        [
+            stable("1.79.0"),
+            Status::Removed,
+            Status::Gated,
+            Status::Gated,
+            Status::Gated,
+        ],
+    );
+    let cross = cross_summary(&input, &decider(&input), &[answers[1].clone(), broken_new]);
+    assert_eq!(cross.known_from, None);
+}
+
+#[test]
+fn min_rust_finds_removable_lines_and_dead_branches() {
+    let input = kernel_block();
+    let answers = [answer(
+        "1.95.0",
+        [
+            stable("1.79.0"),
+            stable("1.81.0"),
+            Status::Gated,
+            Status::Gated,
+            Status::Gated,
+        ],
+    )];
+    let Lint {
+        removable, dead, ..
+    } = lint(&input, &decider(&input), &answers, release("1.80.0"));
+    assert_eq!(removable.iter().map(|f| f.entry).collect::<Vec<_>>(), [0]);
+    assert!(dead.is_empty(), "{dead:?}");
+    let Lint {
+        removable, dead, ..
+    } = lint(&input, &decider(&input), &answers, release("1.85.0"));
+    assert_eq!(
+        removable.iter().map(|f| f.entry).collect::<Vec<_>>(),
+        [0, 1]
+    );
+    assert_eq!(dead.iter().map(|f| f.entry).collect::<Vec<_>>(), [4]);
+    assert_eq!(
+        dead[0].reason,
+        "`not(CONFIG_RUSTC_HAS_COERCE_POINTEE)` is false on every compiler from 1.85.0 on"
+    );
+    assert_eq!(
+        removable[1].reason,
+        "stable since 1.81.0, at or before 1.85.0"
+    );
+}
+
+/// A decider for an x86_64 Linux target.
+fn x86_64_decider() -> Decider {
+    let target = read_print_cfg("target_arch=\"x86_64\"\ntarget_os=\"linux\"\nunix\n");
+    Decider::new(
+        &read_feature_list("a").unwrap(),
+        target,
+        crate::features::kconfig::built_in(),
+    )
+}
+
+#[test]
+fn derived_kconfig_version_and_target_leaves_are_decided() {
+    let decider = x86_64_decider();
+    let parse = |text: &str| Predicate::parse(text).unwrap();
+    let on = |text: &str, at: &str| decider.active_on(Some(&parse(text)), release(at));
+    assert_eq!(on("CONFIG_RUSTC_HAS_COERCE_POINTEE", "1.83.0"), Some(false));
+    assert_eq!(on("CONFIG_RUSTC_HAS_COERCE_POINTEE", "1.84.0"), Some(true));
+    assert_eq!(on("CONFIG_RUSTC_HAS_SPAN_FILE", "1.88.0"), Some(true));
+    assert_eq!(on("CONFIG_RUSTC_HAS_SPAN_FILE", "1.87.0"), Some(false));
+    assert_eq!(on("CONFIG_NOT_A_COMPILER_CFG", "1.95.0"), None);
+    assert_eq!(on("not(version(\"1.79\"))", "1.78.0"), Some(true));
+    assert_eq!(on("version(\"1.97\")", "1.97.0"), Some(true));
+    assert_eq!(on("version(\"1.79\")", "1.40.0"), None);
+    assert_eq!(on("target_arch = \"x86_64\"", "1.63.0"), Some(true));
+    assert_eq!(on("all(unix, target_os = \"linux\")", "1.63.0"), Some(true));
+    assert_eq!(on("docsrs", "1.95.0"), None);
+    assert_eq!(on("true", "1.95.0"), Some(true));
+    let arm = parse("target_arch = \"arm\"");
+    assert!(decider.for_another_target(Some(&arm), release("1.95.0")));
+    let old = parse("not(CONFIG_RUSTC_HAS_COERCE_POINTEE)");
+    assert!(!decider.for_another_target(Some(&old), release("1.95.0")));
+    assert!(decider.is_dead_from(Some(&old), release("1.84.0")));
+    assert!(!decider.is_dead_from(Some(&parse("docsrs")), release("1.84.0")));
+}

@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: GPL-2.0
+//! `cargo xtask kernel`: every pinned kernel tree (`[[tree]]` in the pin file) with every
+//! compiler, the matrix's way of resolving them. Per cell, the prediction of
+//! [`crate::kernel::rules`] (the tree's own rules and probes) beside the real build of
+//! [`build`]: the tree's `make rustavailable`, then its Rust built for real. A disagreement is
+//! a finding (exit 1). Trees, tools, build directories and results live under
+//! `target/kernel/`; a result is cached by (tree, compiler identity, library sources, tools,
+//! configuration), and only when it is the compiler's verdict.
+
+#[cfg(test)]
+mod tests;
+
+use crate::commands::flags;
+use crate::kernel::boot;
+use crate::kernel::build::{self, Built, Real};
+use crate::kernel::report::json::{BootJson, CellJson, TreeJson};
+use crate::kernel::report::{self, Report};
+use crate::kernel::{tools, trees};
+use crate::run::cache::{compiler_identity, StableHasher};
+use crate::run::plan::Rustc;
+use crate::toolchains::debian::Provisioner;
+use crate::toolchains::discovery::{self, Availability, Source, Toolchain};
+use crate::toolchains::extracted::{self, Wanted};
+use crate::toolchains::pins::{Pins, TreePin, TreeSource};
+use crate::toolchains::version::RustcVersion;
+use crate::util::json;
+use crate::util::output::Format;
+use crate::util::run_lock::RunLock;
+use crate::Verdict;
+use anyhow::{anyhow, bail, Context};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use xshell::Shell;
+
+/// How long one `make` may run unless `--timeout` says otherwise.
+const MAKE_TIMEOUT: Duration = Duration::from_secs(1800);
+
+impl flags::Kernel {
+    pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
+        let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
+        let timeout = crate::run::driver::timeout(self.timeout, MAKE_TIMEOUT)?;
+        let jobs = crate::run::driver::jobs("kernel", self.jobs)?;
+        let pins_path = self.pins.clone().unwrap_or_else(Pins::default_path);
+        let pins = Pins::load(&pins_path)?;
+        let trees = select_trees(&pins, &self.tree)?;
+        let report = crate::util::interrupt::run_interruptible(|| {
+            run(
+                sh,
+                &pins_path,
+                &trees,
+                &self.toolchain,
+                (timeout, jobs),
+                !self.no_cache,
+                self.boot,
+            )
+        })?;
+        let not_run = report.cells.iter().any(|cell| {
+            cell.real == Real::NotRun.word()
+                || cell
+                    .boot
+                    .as_ref()
+                    .is_some_and(|boot| boot.result == boot::NOT_RUN)
+        });
+        Ok(format.print_report(
+            Verdict::failure_if(!report.findings().is_empty() || (self.strict && not_run)),
+            || json::to_value(&report.to_json()),
+            || report.markdown(),
+            |_| report.human(),
+        ))
+    }
+}
+
+/// The trees `--tree` names (pin ids, or paths of local trees), or every pinned tree.
+fn select_trees(pins: &Pins, wanted: &[String]) -> anyhow::Result<Vec<TreePin>> {
+    if wanted.is_empty() {
+        if pins.trees.is_empty() {
+            bail!(
+                "{} pins no kernel tree (`[[tree]]`); add one or name a path with --tree",
+                pins.path.display()
+            );
+        }
+        return Ok(pins.trees.clone());
+    }
+    let mut chosen = Vec::new();
+    for name in wanted {
+        if let Some(pin) = pins.trees.iter().find(|pin| &pin.id == name) {
+            chosen.push(pin.clone());
+        } else if name.contains('/') || Path::new(name).is_dir() {
+            let file_name = Path::new(name)
+                .file_name()
+                .map(|name| name.to_string_lossy());
+            let id = crate::run::plan::directory_name(&file_name.unwrap_or("local".into()));
+            chosen.push(TreePin {
+                id: format!("path-{id}"),
+                source: TreeSource::Path(PathBuf::from(name)),
+                note: None,
+                line: 0,
+            });
+        } else {
+            let ids: Vec<&str> = pins.trees.iter().map(|pin| pin.id.as_str()).collect();
+            bail!(
+                "--tree {}: no such tree pin (the pins are {}) and no such directory",
+                crate::util::output::escape(name),
+                ids.join(", ")
+            );
+        }
+    }
+    Ok(chosen)
+}
+
+/// One compiler of the run: its id, and it with its version or why there is none.
+struct Found {
+    id: String,
+    compiler: Result<(Toolchain, RustcVersion), String>,
+}
+
+impl Found {
+    fn cell(
+        &self,
+        tree: &str,
+        prediction: Result<crate::kernel::rules::Prediction, String>,
+        (built, cached): (Built, bool),
+        boot: Option<BootJson>,
+    ) -> CellJson {
+        let rustc = self
+            .compiler
+            .as_ref()
+            .ok()
+            .map(|(_, version)| version.release_string());
+        report::cell((tree, &self.id), rustc, prediction, (built, cached), boot)
+    }
+}
+
+fn run(
+    sh: &Shell,
+    pins_path: &Path,
+    pins: &[TreePin],
+    specs: &[String],
+    (timeout, jobs): (Duration, usize),
+    use_cache: bool,
+    with_boot: bool,
+) -> anyhow::Result<Report> {
+    let started = Instant::now();
+    let dir = crate::project_root().join("target/kernel");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    // Taken before anything under target/kernel/ is written, and only then: a run whose trees
+    // cannot be read never waits for another's build.
+    let mut lock: Option<RunLock> = None;
+
+    let found = discovery::discover(sh, Some(pins_path), specs, discovery::VERSION_TIMEOUT)?;
+    let compilers: Vec<Found> = found
+        .into_iter()
+        .map(|availability| Found {
+            id: availability.id().to_owned(),
+            compiler: match availability {
+                Availability::Found { toolchain, version } => Ok((toolchain, version)),
+                Availability::Broken { error, .. } => {
+                    Err(format!("the compiler does not work: {error}"))
+                }
+                Availability::Missing { install_hint, .. } => {
+                    Err(format!("not installed: {install_hint}"))
+                }
+            },
+        })
+        .collect();
+
+    eprintln!("kernel: looking for the build tools");
+    let tools = tools::find_tools(&dir, tools::BINDGEN);
+    let mut old_tools = None;
+    let tree_suites = pins.iter().filter_map(|pin| match &pin.source {
+        TreeSource::Debian(source) => Some(source.suites()),
+        TreeSource::Path(_) => None,
+    });
+    let compiler_suites = compilers.iter().filter_map(|found| {
+        let (toolchain, _) = found.compiler.as_ref().ok()?;
+        match &toolchain.source {
+            Source::Debian { package } => Some(package.suites()),
+            _ => None,
+        }
+    });
+    let suites: Vec<String> = tree_suites.chain(compiler_suites).flatten().collect();
+    let mut log = |line: &str| eprintln!("kernel: {line}");
+    let mut provisioner = Provisioner::new(sh, dir.clone(), suites, &mut log);
+
+    let mut tree_entries = Vec::new();
+    let mut cells = Vec::new();
+    for pin in pins {
+        if crate::util::interrupt::interrupted().is_some() {
+            break;
+        }
+        eprintln!("kernel: tree {}: providing it", pin.id);
+        if matches!(pin.source, TreeSource::Debian(_)) {
+            take_lock(&mut lock, &dir)?;
+        }
+        let provided = trees::provide(&mut provisioner, pin);
+        let read = provided
+            .as_ref()
+            .map_err(|error| format!("{error:#}"))
+            .and_then(|tree| {
+                crate::kernel::rules::read(&tree.root).map_err(|error| format!("{error:#}"))
+            });
+        let (tree, rules) = (provided.as_ref().ok(), read.as_ref().ok());
+        tree_entries.push(TreeJson {
+            id: pin.id.clone(),
+            version: rules.map(|rules| rules.version.clone()),
+            package: tree.and_then(|tree| tree.package.clone()),
+            source: tree.map(|tree| tree.identity.clone()),
+            sha256: tree.and_then(|tree| tree.sha256.clone()),
+            minimum_rustc: rules.map(|rules| rules.minimum_rustc().to_string()),
+            allowed_features: rules
+                .map(|rules| rules.allowed_features.clone())
+                .unwrap_or_default(),
+            error: read.as_ref().err().cloned(),
+        });
+        if let Some(tree) = tree.filter(|tree| tree.cost.0 + tree.cost.1 > 0.0) {
+            eprintln!(
+                "kernel: tree {}: {:.1} MB fetched in {:.1} s, unpacked in {:.1} s",
+                pin.id,
+                tree.cost.2 as f64 / 1e6,
+                tree.cost.0,
+                tree.cost.1
+            );
+        }
+        let (Ok(tree), Ok(rules)) = (provided, read.as_ref()) else {
+            let error = read.err().unwrap_or_default();
+            for found in &compilers {
+                let built = Built::not_run(format!("the tree cannot be used: {error}"), Vec::new());
+                cells.push(found.cell(&pin.id, Err(error.clone()), (built, false), None));
+            }
+            continue;
+        };
+        let build_dir = dir.join("build").join(&pin.id);
+        let mut opened: Option<build::BuildDir> = None;
+        let mut opened_boot: Option<build::BuildDir> = None;
+        for found in &compilers {
+            if crate::util::interrupt::interrupted().is_some() {
+                break;
+            }
+            let label = format!("{} with {}", pin.id, found.id);
+            let cell = |prediction, built, boot| found.cell(&pin.id, prediction, built, boot);
+            let mut booted: Option<BootJson> = None;
+            let not_run = |reason: String| (Built::not_run(reason, Vec::new()), false);
+            let (toolchain, version) = match &found.compiler {
+                Ok(compiler) => compiler,
+                Err(problem) => {
+                    cells.push(cell(
+                        Err("no compiler".into()),
+                        not_run(problem.clone()),
+                        None,
+                    ));
+                    continue;
+                }
+            };
+            let rustc = Rustc::of(toolchain, version.release);
+            let probes = dir.join("probes").join(&pin.id).join(&toolchain.id);
+            eprintln!("kernel: {label}: predicting");
+            let prediction =
+                crate::kernel::rules::predict(rules, &rustc, &probes, Duration::from_secs(120))
+                    .map_err(|error| format!("{error:#}"));
+            let _ = std::fs::remove_dir_all(&probes);
+            // Every way this pair ends is one cell of the same tree, compiler and release.
+            let built = 'pair: {
+                let needs_old_bindgen = rules
+                    .minimum(crate::kernel::rules::HOST_ARCH.0)
+                    .is_some_and(|minimum| minimum.bindgen < tools::SIZE_T_IS_USIZE_REMOVED);
+                let tools = if needs_old_bindgen {
+                    old_tools.get_or_insert_with(|| {
+                        tools::find_tools(&dir, tools::OLD_BINDGEN).map_err(|missing| {
+                            anyhow!(
+                                "{missing:#} (this tree passes bindgen `--size_t-is-usize`, \
+                                 which bindgen 0.65 removed; its minimum is {})",
+                                rules.minimums[0].bindgen
+                            )
+                        })
+                    })
+                } else {
+                    &tools
+                };
+                let tools = match tools {
+                    Ok(tools) => tools,
+                    Err(missing) => {
+                        break 'pair not_run(format!("the build tools are missing: {missing:#}"))
+                    }
+                };
+                take_lock(&mut lock, &dir)?;
+                let library = match kernel_library(&mut provisioner, &dir, toolchain, version) {
+                    Ok(library) => library,
+                    Err(error) => break 'pair not_run(format!("RUST_LIB_SRC: {error}")),
+                };
+                let key = {
+                    let mut hasher = StableHasher::new();
+                    hasher
+                        .field("kernel result v1")
+                        .field(&tree.identity)
+                        .number(compiler_identity(&rustc.launch, version).0)
+                        .field(library.1.as_bytes())
+                        .field(&tools.identity)
+                        .field(build::CONFIG_RECIPE);
+                    hasher.finish()
+                };
+                let entry = dir.join("results").join(format!("{key}.json"));
+                let wrapper = dir.join("wrappers").join(&toolchain.id).join("rustc");
+                if let Err(error) = tools::write_wrapper(&wrapper, &rustc.launch) {
+                    break 'pair not_run(format!("writing the wrapper: {error:#}"));
+                }
+                let say = |line: &str| eprintln!("kernel: {label}: {line}");
+                let cached = use_cache.then(|| load_result(&entry)).flatten();
+                let (mut built, cached) = if let Some(built) = cached {
+                    eprintln!("kernel: {label}: {} (cached)", built.real.word());
+                    (built, true)
+                } else {
+                    let out = match opened.take().map_or_else(
+                        || build::BuildDir::open(&build_dir, &tree.identity, &tools.identity),
+                        Ok,
+                    ) {
+                        Ok(out) => out,
+                        Err(error) => {
+                            break 'pair not_run(format!("the build directory: {error:#}"))
+                        }
+                    };
+                    let pair = build::Pair {
+                        tree: &tree.root,
+                        out: &out,
+                        wrapper: &wrapper,
+                        library: &library.0,
+                        rustdoc: None,
+                        tools,
+                        jobs,
+                        timeout,
+                        progress: &say,
+                    };
+                    let pair_started = Instant::now();
+                    let built = build::build(&pair);
+                    say(&format!(
+                        "{} in {:.0} s: {}",
+                        built.real.word(),
+                        pair_started.elapsed().as_secs_f64(),
+                        built.first_error.as_deref().unwrap_or(&built.reason)
+                    ));
+                    if !out.is_spoiled() {
+                        opened = Some(out);
+                    }
+                    // Only a compiler's verdict, never a run cut short, is cached.
+                    if built.cacheable && crate::util::interrupt::interrupted().is_none() {
+                        if let Err(error) = store_result(&entry, &built) {
+                            eprintln!("kernel: {label}: the result was not cached: {error:#}");
+                        }
+                    }
+                    (built, false)
+                };
+                if with_boot && built.real == Real::Pass {
+                    let cell = boot::Cell {
+                        dir: &dir,
+                        tree: (&pin.id, &tree.root, &tree.identity),
+                        launch: &rustc.launch,
+                        compiler: (&toolchain.id, version),
+                        library: (&library.0, &library.1),
+                        tools,
+                        jobs,
+                        timeout,
+                        use_cache,
+                        progress: &say,
+                    };
+                    let (json, steps) = cell.run(&mut opened_boot);
+                    booted = Some(json);
+                    built.steps.extend(steps);
+                }
+                (built, cached)
+            };
+            cells.push(cell(prediction, built, booted));
+        }
+    }
+    if let Some(signal) = crate::util::interrupt::interrupted() {
+        return Err(crate::util::interrupt::Interrupted { signal }.into());
+    }
+    Ok(Report {
+        trees: tree_entries,
+        cells,
+        tools: tools
+            .map(|tools| tools.identity)
+            .map_err(|missing| format!("{missing:#}")),
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Takes the lock of `target/kernel/` unless `lock` holds it already, waiting for another run
+/// that holds it; then removes what a killed run left half-written among the results.
+fn take_lock(lock: &mut Option<RunLock>, dir: &Path) -> anyhow::Result<()> {
+    if lock.is_none() {
+        *lock = Some(RunLock::acquire(
+            &dir.join("kernel.lock"),
+            &mut |message| eprintln!("kernel: {message}"),
+        )?);
+        crate::run::cache::remove_stale_temporaries(&dir.join("results"));
+    }
+    Ok(())
+}
+
+/// The whole `library/` of a compiler's own sources, for `RUST_LIB_SRC` (the kernel builds
+/// `core`, and before 6.13 `alloc`, from it), with what it is exactly: a Debian compiler's
+/// source package extracted whole under `target/kernel/library/`, or a rustup sysroot's
+/// `rust-src`.
+fn kernel_library(
+    provisioner: &mut Provisioner<'_>,
+    dir: &Path,
+    toolchain: &Toolchain,
+    version: &RustcVersion,
+) -> anyhow::Result<(PathBuf, String)> {
+    let debian = match &toolchain.source {
+        Source::Debian { package } => Some(package.clone()),
+        Source::Path => version
+            .sysroot
+            .as_deref()
+            .and_then(Path::parent)
+            .and_then(crate::toolchains::debian::read_marker),
+        Source::Rustup { .. } => None,
+    };
+    let Some(compiler) = debian else {
+        let sources = crate::toolchains::library_sources::library_sources(toolchain, version)?;
+        return Ok((sources.library, sources.identity));
+    };
+    let (package, version_wanted) = crate::toolchains::library_sources::sources_of(&compiler)?;
+    let suites = compiler.suites();
+    let select = |members: &[String]| -> anyhow::Result<Vec<String>> {
+        Ok(vec![crate::toolchains::library_sources::library_member(
+            members,
+        )?])
+    };
+    let prefix = dir
+        .join("library")
+        .join(format!("{package}-{}", version_wanted.replace(':', "%3a")));
+    let wanted = Wanted {
+        package: &package,
+        version: Some(version_wanted),
+        suites: &suites,
+        prefix,
+        select: &select,
+    };
+    let extracted = extracted::provision(provisioner, &wanted, |staging| {
+        let library = crate::toolchains::library_sources::library_in(staging)
+            .context("no library/core/src/lib.rs was extracted")?;
+        Ok(vec![("library".to_owned(), library)])
+    })?;
+    let library = extracted
+        .prefix
+        .join(extracted.marker.get("library").unwrap_or("library"));
+    Ok((
+        library,
+        format!("{} (whole library/)", extracted.marker.identity()),
+    ))
+}
+
+/// A cached real result, if `entry` holds a well-formed one that is not `not run`.
+fn load_result(entry: &Path) -> Option<Built> {
+    let built: Built = json::read(&crate::util::files::read_text(entry, 1 << 20).ok()?).ok()?;
+    (built.real != Real::NotRun).then_some(Built {
+        cacheable: true,
+        ..built
+    })
+}
+
+/// Stores a real result that is the compiler's verdict (its step times are not kept).
+fn store_result(entry: &Path, built: &Built) -> anyhow::Result<()> {
+    crate::util::files::write_atomically(entry, json::to_value(built).to_string().as_bytes())
+}

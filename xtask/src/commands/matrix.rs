@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+//! `cargo xtask matrix`: every pinned compiler probed, the shim and every example built, run and
+//! tested with it in both modes, each cell compared with the catalog's prediction; this module
+//! only orchestrates (plan, cache keys, scheduler, report) and answers Ctrl-C.
+
+use crate::features::expect::ToolchainVerdict;
+use crate::features::probe;
+use crate::report::assemble::{assemble, toolchain_entry};
+use crate::report::targets::PlannedTargetAxis;
+use crate::report::{Report, ToolchainEntry};
+use crate::run::driver::{self, Settings, Work};
+use crate::run::plan::{plan_run, Layout, Selection, Step};
+use crate::targets::{llvm_major, parse_targets};
+use crate::toolchains::discovery::Availability;
+use crate::toolchains::pins::Shard;
+use crate::util::files::write_atomically;
+use crate::util::interrupt;
+use crate::util::json;
+use crate::util::output::{self, Format};
+use crate::util::process::{self, shell_quote};
+use crate::{commands::flags, project_root, Verdict};
+use anyhow::{bail, Context};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use xshell::Shell;
+
+/// Everything a matrix run needs besides the repository, as the flags give it.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub selection: Selection,
+    pub settings: Settings,
+    /// Whether missing pins fail the run.
+    pub strict: bool,
+}
+
+impl Options {
+    /// The defaults for `toolchains`: every core, the default timeout, the cache on, no
+    /// progress.
+    pub fn new(toolchains: Vec<String>) -> Self {
+        Self {
+            selection: Selection {
+                toolchains,
+                ..Selection::default()
+            },
+            settings: Settings {
+                jobs: driver::cores(),
+                timeout: process::DEFAULT_TIMEOUT,
+                use_cache: true,
+                progress: false,
+            },
+            strict: false,
+        }
+    }
+}
+
+impl flags::Matrix {
+    /// Runs `cargo xtask matrix`; an interrupted run ends by its signal
+    /// ([`interrupt::run_interruptible`]).
+    pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
+        let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
+        let settings = Settings {
+            jobs: driver::jobs("matrix", self.jobs)?,
+            timeout: driver::timeout(self.timeout, process::DEFAULT_TIMEOUT)?,
+            use_cache: !self.no_cache,
+            progress: true,
+        };
+        let shard = self.shard.as_deref().map(Shard::parse).transpose()?;
+        let targets = (!self.target.is_empty())
+            .then(|| parse_targets(&self.target))
+            .transpose()?;
+        let root = match &self.root {
+            Some(root) => {
+                let root = std::fs::canonicalize(root)
+                    .with_context(|| format!("--root {}", root.display()))?;
+                check_checkout(&root)?;
+                root
+            }
+            None => project_root(),
+        };
+        // A checkout given by `--root` has its own pin file, from which the range selects.
+        let pins = self
+            .pins
+            .clone()
+            .or_else(|| self.root.as_ref().map(|_| root.join("toolchains.toml")));
+        let toolchains = crate::toolchains::pins::with_range(
+            &self.toolchain,
+            pins.as_deref(),
+            self.version_range.as_deref(),
+        )?;
+        let mut options = Options::new(toolchains);
+        options.selection.pins = pins;
+        options.selection.shard = shard;
+        options.selection.targets = targets;
+        options.settings = settings;
+        options.strict = self.strict;
+        let layout = Layout::new(&root);
+        if self.dry_run {
+            crate::toolchains::debian::change_nothing();
+            let planned = plan_run(sh, &layout, &options.selection, options.settings.timeout)?;
+            print_dry_run_toolchains(&planned.availabilities);
+            print_dry_run(&layout, &planned.steps, &probe::probe_source());
+            return Ok(Verdict::Success);
+        }
+        let report = interrupt::run_interruptible(|| run_matrix(&layout, &options))?;
+        let verdict = format.print_report(
+            report.verdict(),
+            || report.to_json(),
+            || report.markdown(),
+            |colour| report.human(colour),
+        );
+        // A pin the user named and does not have is their question left unanswered, even
+        // where the report of the others passes.
+        let mut named_missing = false;
+        for entry in &report.toolchains {
+            if let ToolchainVerdict::Missing(hint) = &entry.verdict {
+                if self.toolchain.contains(&entry.id) {
+                    named_missing = true;
+                    eprintln!(
+                        "error: --toolchain {}: not installed, so nothing ran for it; to provision it: {}",
+                        output::escape(&entry.id),
+                        output::escape(hint)
+                    );
+                }
+            }
+        }
+        Ok(Verdict::failure_if(
+            named_missing || verdict == Verdict::Failure,
+        ))
+    }
+}
+
+/// Fails unless `root` holds kshim's sources, before anything is created under it.
+fn check_checkout(root: &Path) -> anyhow::Result<()> {
+    for part in ["kernel-shim/src/lib.rs", "examples/Cargo.toml"] {
+        if !root.join(part).is_file() {
+            bail!(
+                "--root {}: not a kshim checkout (it has no {part})",
+                output::escape(&root.to_string_lossy())
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Runs the whole matrix through [`driver::drive`] and returns its report, which is also
+/// written (as JSON) to [`Layout::report`]; an interrupted run writes none.
+pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> {
+    let driven = driver::drive(layout, &options.selection, Work::Matrix, options.settings)?;
+    let run = &driven.planned;
+    let columns: Vec<ToolchainEntry> = run.availabilities.iter().map(toolchain_entry).collect();
+    let report = assemble(
+        &columns,
+        &run.steps,
+        &driven.results,
+        &run.examples,
+        options.strict,
+        options.selection.shard.map(|shard| shard.to_string()),
+        &PlannedTargetAxis {
+            targets: &run.targets,
+            cross: &run.cross,
+            not_run: &run.not_run,
+            llvm: &run
+                .availabilities
+                .iter()
+                .map(|availability| match availability {
+                    Availability::Found { version, .. } => {
+                        version.llvm_version.as_deref().and_then(llvm_major)
+                    }
+                    _ => None,
+                })
+                .collect::<Vec<_>>(),
+        },
+    );
+    write_atomically(
+        &layout.report(),
+        json::to_pretty(&report.to_json()).as_bytes(),
+    )
+    .context("writing the matrix report")?;
+    Ok(report)
+}
+
+/// Prints every command the run would execute, each runnable in a POSIX shell as it stands.
+/// Says, as shell comments before the commands, which compiler each pin or spec would use and
+/// where it comes from, and which pins are not provisioned and how to provision them: the
+/// matrix itself installs nothing for a pin.
+fn print_dry_run_toolchains(availabilities: &[Availability]) {
+    println!("# Toolchains of this run:");
+    for availability in availabilities {
+        let id = output::escape(availability.id()).into_owned();
+        let line = match availability {
+            Availability::Found { toolchain, version } => format!(
+                "{id}: {} {} ({})",
+                toolchain.source.kind().word(),
+                output::escape(&toolchain.launch.rustc.to_string_lossy()),
+                version.release_string()
+            ),
+            Availability::Broken { error, .. } => {
+                let first = error.lines().next().unwrap_or_default();
+                format!("{id}: broken, skipped: {}", output::escape(first))
+            }
+            Availability::Missing { install_hint, .. } => format!(
+                "{id}: not provisioned, so listed as missing; to provision it: {}",
+                output::escape(install_hint)
+            ),
+        };
+        println!("#   {line}");
+    }
+}
+
+fn print_dry_run(layout: &Layout, steps: &[Step], probe_source: &str) {
+    let directories: BTreeSet<&PathBuf> = steps.iter().flat_map(|step| &step.directories).collect();
+    let probe_path = layout.probe_source();
+    // Shown once rather than on every line, so that each line stays short and readable.
+    println!(
+        "# The matrix gives each command only PATH and TMPDIR from its own environment, plus the \
+         variables shown; to run these lines exactly so: env -i PATH=\"$PATH\" sh -e FILE"
+    );
+    if let Some(parent) = probe_path.parent() {
+        println!("mkdir -p {}", shell_quote(&parent.to_string_lossy()));
+    }
+    let lines: Vec<String> = probe_source.lines().map(shell_quote).collect();
+    println!(
+        "printf '%s\\n' {} > {}",
+        lines.join(" "),
+        shell_quote(&probe_path.to_string_lossy())
+    );
+    if !directories.is_empty() {
+        let quoted: Vec<String> = directories
+            .iter()
+            .map(|directory| shell_quote(&directory.to_string_lossy()))
+            .collect();
+        println!("mkdir -p {}", quoted.join(" "));
+    }
+    for step in steps {
+        for invocation in &step.processes {
+            println!("{}", invocation.shell_line());
+        }
+    }
+}

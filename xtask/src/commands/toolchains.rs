@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: GPL-2.0
+//! `cargo xtask toolchains [install]`: every pin with the compiler that satisfies it (or the
+//! command that installs it, or why its compiler does not work), exit 1 when one is broken;
+//! `install` provisions what it can through [`crate::toolchains::provision`] and exits 1 when a pin
+//! is still missing.
+
+use crate::catalog;
+use crate::run::plan::Layout;
+use crate::toolchains::discovery::{discover, Availability, Source, VERSION_TIMEOUT};
+use crate::toolchains::pins::{Pin, Pins, Shard};
+use crate::util::output::{escape, pad};
+use crate::util::run_lock::RunLock;
+use crate::{
+    commands::flags, toolchains::emulators, toolchains::library_sources, toolchains::provision,
+    Verdict,
+};
+use std::time::Instant;
+use xshell::Shell;
+
+impl flags::Toolchains {
+    pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
+        let pins_path = self.pins.clone().unwrap_or_else(Pins::default_path);
+        match self.subcommand {
+            flags::ToolchainsCmd::List(_) => {
+                let found = discover(sh, Some(&pins_path), &self.toolchain, VERSION_TIMEOUT)?;
+                let pins = Pins::load(&pins_path)?;
+                print_list(&pins, &found, !self.toolchain.is_empty());
+                let broken = found
+                    .iter()
+                    .any(|entry| matches!(entry, Availability::Broken { .. }));
+                Ok(Verdict::failure_if(broken))
+            }
+            flags::ToolchainsCmd::Install(ref install_flags) => {
+                if !self.toolchain.is_empty() {
+                    anyhow::bail!(
+                        "`toolchains install` installs the pins; --toolchain only names \
+                         compilers that are already there"
+                    );
+                }
+                install(sh, &pins_path, install_flags)
+            }
+            flags::ToolchainsCmd::Verify(_) => {
+                Ok(verify(&crate::toolchains::debian::toolchains_dir()))
+            }
+        }
+    }
+}
+
+/// Checks every provisioned prefix under `root` against its digests, printing one line per
+/// prefix and one per damaged file.
+fn verify(root: &std::path::Path) -> Verdict {
+    let started = Instant::now();
+    let prefixes = crate::toolchains::digests::provisioned_prefixes(root);
+    let mut bad = 0;
+    for prefix in &prefixes {
+        match crate::toolchains::digests::damaged(prefix) {
+            Ok(damaged) if damaged.is_empty() => println!("intact   {}", prefix.display()),
+            Ok(damaged) => {
+                bad += 1;
+                println!("DAMAGED  {}", prefix.display());
+                for file in damaged {
+                    println!("         {file}");
+                }
+            }
+            Err(error) => {
+                bad += 1;
+                println!("UNKNOWN  {}: {error:#}", prefix.display());
+            }
+        }
+    }
+    println!(
+        "{} of {} provisioned prefixes intact ({:.1}s)",
+        prefixes.len() - bad,
+        prefixes.len(),
+        started.elapsed().as_secs_f64()
+    );
+    if bad == 0 {
+        return Verdict::Success;
+    }
+    println!(
+        "repair: `cargo xtask toolchains install --no-rustup` provisions every damaged or \
+         unchecked prefix again (from the download cache where it can)"
+    );
+    Verdict::Failure
+}
+
+/// The pins `--only` and `--shard` select, in file order; an id that names no pin is an error.
+fn selected<'p>(pins: &'p Pins, flags: &flags::Install) -> anyhow::Result<Vec<&'p Pin>> {
+    for id in &flags.only {
+        if !pins.pins.iter().any(|pin| &pin.id == id) {
+            anyhow::bail!(
+                "--only {}: {} has no pin of that id",
+                id.escape_debug(),
+                pins.path.display()
+            );
+        }
+    }
+    let mut selected = match flags.shard.as_deref().map(Shard::parse).transpose()? {
+        Some(shard) => {
+            shard.check(pins.pins.len())?;
+            shard.pins(&pins.pins)
+        }
+        None => pins.pins.iter().collect(),
+    };
+    selected.retain(|pin| flags.only.is_empty() || flags.only.contains(&pin.id));
+    Ok(selected)
+}
+
+fn install(
+    sh: &Shell,
+    pins_path: &std::path::Path,
+    flags: &flags::Install,
+) -> anyhow::Result<Verdict> {
+    let started = Instant::now();
+    // A matrix on this checkout runs the compilers this would replace: the two take turns. The
+    // lock comes first, so that what is read below is not changing under a running matrix.
+    let _lock = RunLock::acquire(
+        &Layout::new(&crate::project_root()).lock(),
+        &mut |message| eprintln!("toolchains install: {message}"),
+    )?;
+    let pins = Pins::load(pins_path)?;
+    let wanted = selected(&pins, flags)?;
+    let before = discover(sh, Some(pins_path), &[], VERSION_TIMEOUT)?;
+    let beside = if !flags.only.is_empty() {
+        provision::Beside::PinsAlone
+    } else if flags.shard.is_some() {
+        provision::Beside::PinsAndEmulators
+    } else {
+        provision::Beside::Everything
+    };
+    let outcomes = provision::install(
+        sh,
+        crate::toolchains::debian::toolchains_dir(),
+        &wanted,
+        &before,
+        !flags.no_rustup,
+        beside,
+    )?;
+    println!();
+    println!("Install summary ({:.1}s):", started.elapsed().as_secs_f64());
+    let mut failed = 0;
+    let mut skipped = Vec::new();
+    for (id, outcome) in &outcomes {
+        match outcome {
+            provision::Installation::Skipped => skipped.push(id.as_str()),
+            provision::Installation::AlreadyThere => println!("  {id}: already there"),
+            provision::Installation::Installed(how) => println!("  {id}: installed: {how}"),
+            provision::Installation::Failed(why) => {
+                failed += 1;
+                println!("  {id}: NOT installed: {why}");
+            }
+        }
+    }
+    if !skipped.is_empty() {
+        println!(
+            "  left out by --no-rustup (rustup provides them): {}",
+            skipped.join(", ")
+        );
+    }
+    println!();
+    let mut after = discover(sh, Some(pins_path), &[], VERSION_TIMEOUT)?;
+    // `--only` asked about those pins: the rest of the list is not news.
+    after.retain(|entry| flags.only.is_empty() || flags.only.iter().any(|id| id == entry.id()));
+    print_list(&pins, &after, false);
+    if failed == 0 {
+        Ok(Verdict::Success)
+    } else {
+        println!(
+            "\n{failed} of {} pins could not be installed (see above).",
+            outcomes.len()
+        );
+        Ok(Verdict::Failure)
+    }
+}
+
+fn print_list(pins: &Pins, found: &[Availability], specs: bool) {
+    let count =
+        |wanted: fn(&Availability) -> bool| found.iter().filter(|entry| wanted(entry)).count();
+    let found_count = count(|entry| matches!(entry, Availability::Found { .. }));
+    let missing_count = count(|entry| matches!(entry, Availability::Missing { .. }));
+    let broken_count = count(|entry| matches!(entry, Availability::Broken { .. }));
+    if specs {
+        println!(
+            "Compilers given with --toolchain: {} ({found_count} found, {broken_count} broken)",
+            found.len()
+        );
+    } else {
+        println!(
+            "Pins in {}: {} ({found_count} found, {missing_count} missing, {broken_count} broken)",
+            pins.path.display(),
+            found.len()
+        );
+    }
+    // Formatting widths stop at 65535; `output::pad` takes any.
+    let id_width = found
+        .iter()
+        .map(|entry| entry.id().chars().count())
+        .max()
+        .unwrap_or(0);
+    let blank = pad("", id_width);
+    let say_pin = |toolchain: &crate::toolchains::discovery::Toolchain| {
+        let pin = toolchain.pin.as_ref();
+        if let Some(pin) = pin.and_then(|pin| pins.pins.iter().find(|p| &p.id == pin)) {
+            println!("  {blank}           pin: {}", describe_pin(pin));
+        }
+    };
+    for entry in found {
+        let shown = pad(&escape(entry.id()), id_width);
+        match entry {
+            Availability::Found { toolchain, version } => {
+                let below = if version.release < catalog::MINIMUM_RELEASE {
+                    format!(", below the minimum {}", catalog::MINIMUM_RELEASE)
+                } else {
+                    String::new()
+                };
+                println!("  {shown}  found    {}{below}", version.summary());
+                say_pin(toolchain);
+                let how = match &toolchain.source {
+                    Source::Rustup { .. } | Source::Debian { .. } => toolchain.spec.clone(),
+                    Source::Path => "path".to_owned(),
+                };
+                let launch = &toolchain.launch;
+                println!("  {blank}           {how}: {}", launch.rustc.display());
+                if let Some(loader) = &launch.loader {
+                    println!(
+                        "  {blank}           through its own loader: {}",
+                        loader.program.display()
+                    );
+                }
+                for (key, value) in &launch.env {
+                    println!("  {blank}           with {key}={value}");
+                }
+                println!("  {blank}           {}", version.first_line);
+                match library_sources::library_sources(toolchain, version) {
+                    Ok(sources) => println!(
+                        "  {blank}           library sources: {} (core edition {})",
+                        sources.identity, sources.core_edition
+                    ),
+                    Err(missing) => println!("  {blank}           {missing}"),
+                }
+            }
+            Availability::Broken { toolchain, error } => {
+                println!("  {shown}  BROKEN   {}", toolchain.launch.rustc.display());
+                say_pin(toolchain);
+                for line in error.lines() {
+                    println!("  {blank}           {line}");
+                }
+            }
+            Availability::Missing { pin, install_hint } => {
+                println!("  {shown}  missing  {}", describe_pin(pin));
+                println!("  {blank}           install: {install_hint}");
+            }
+        }
+    }
+    match emulators::provisioned_qemu() {
+        Some(qemu) => println!("qemu's user-mode emulators: {qemu}"),
+        None => println!(
+            "qemu's user-mode emulators: not provisioned; run `cargo xtask toolchains install`"
+        ),
+    }
+}
+
+/// "1.84.0, role feature: derive_coerce_pointee first appears, CONFIG_RUSTC_HAS_COERCE_POINTEE".
+fn describe_pin(pin: &Pin) -> String {
+    let catalog_facts = crate::toolchains::version::parse_release(&pin.release)
+        .ok()
+        .map(|(release, _)| crate::features::expect::catalog_facts(release))
+        .unwrap_or_default();
+    let about = if catalog_facts.is_empty() {
+        pin.role.description().to_owned()
+    } else {
+        catalog_facts.join(", ")
+    };
+    let mut text = format!("{}, role {}: {about}", pin.describe_release(), pin.role);
+    if let Some(note) = &pin.note {
+        // A note is free text: its control characters are shown, never sent to the terminal.
+        text.push_str(&format!(" ({})", escape(note)));
+    }
+    text
+}

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The kernel's compiler cfgs (`CONFIG_RUSTC_HAS_X`, set from a `RUSTC_VERSION` threshold in
+//! `init/Kconfig`): a built-in table that cites each entry's source, and a reader for a tree's
+//! own Kconfig file (`audit --kconfig`, `cargo xtask kernel`).
+
+use crate::catalog::Release;
+use anyhow::Context;
+use std::path::Path;
+
+/// One `config RUSTC_HAS_X` symbol that is `def_bool RUSTC_VERSION >= N`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KconfigSymbol {
+    /// The cfg name the Rust code sees: `CONFIG_RUSTC_HAS_X`.
+    pub cfg: String,
+    /// The first release for which it is set; `None` for a cfg that Rust code tests but no
+    /// Kconfig defines, so that it is never set.
+    pub from: Option<Release>,
+    /// Where the threshold comes from.
+    pub source: String,
+}
+
+/// The kernel's `init/Kconfig` entries, each as the patch that added it writes it (the same
+/// lines appear in later patches' context), then, without a release, the cfgs that its Rust code
+/// tests but no tree's `init/Kconfig` defines, so that the branch they guard is never on;
+/// `--kconfig` reads a tree's own file instead.
+const BUILT_IN: &[(&str, Option<u32>, &str)] = &[
+    (
+        "RUSTC_HAS_SLICE_AS_FLATTENED",
+        Some(108000),
+        "Linux init/Kconfig, from the rust-for-linux patch that adds it (slice::as_flattened)",
+    ),
+    (
+        "RUSTC_HAS_COERCE_POINTEE",
+        Some(108400),
+        "Linux init/Kconfig (v6.13 on), for derive(CoercePointee)",
+    ),
+    (
+        "RUSTC_HAS_STABLE_STRICT_PROVENANCE",
+        Some(108400),
+        "Linux init/Kconfig, as quoted by later patches' context lines (strict provenance)",
+    ),
+    (
+        "RUSTC_HAS_DO_NOT_RECOMMEND",
+        Some(108500),
+        "Linux init/Kconfig, from the patch that adds it (#[diagnostic::do_not_recommend])",
+    ),
+    (
+        "RUSTC_HAS_SPAN_FILE",
+        Some(108800),
+        "Linux init/Kconfig, as Documentation/rust/general-information.rst shows it (Span::file)",
+    ),
+    (
+        "RUSTC_HAS_UNNECESSARY_TRANSMUTES",
+        Some(108800),
+        "Linux init/Kconfig, as quoted by later patches' context lines",
+    ),
+    (
+        "RUSTC_HAS_FILE_WITH_NUL",
+        Some(108900),
+        "Linux init/Kconfig, from the patch that adds it (Location::file_with_nul)",
+    ),
+    (
+        "RUSTC_HAS_CSTR_DEBUG_UTF8",
+        Some(108900),
+        "Linux init/Kconfig, from the patch that adds it (CStr's Debug as UTF-8)",
+    ),
+    (
+        "RUSTC_HAS_FILE_AS_C_STR",
+        Some(109100),
+        "Linux init/Kconfig, from the patch that adds it (Location::file_as_c_str)",
+    ),
+    (
+        "RUSTC_HAS_UNSAFE_PINNED",
+        None,
+        "no tree's init/Kconfig defines it (7.3's included), though pin-init's lib.rs tests it in \
+         a cfg_attr (`all(feature = \"unsafe-pinned\", CONFIG_RUSTC_HAS_UNSAFE_PINNED)`, for \
+         `feature(unsafe_pinned)`): in the kernel that branch is never on",
+    ),
+];
+
+/// Reads Kconfig's `RUSTC_VERSION` number (`MAJOR * 100000 + MINOR * 100 + PATCH`): `108400`
+/// is 1.84.0.
+pub fn release_of_rustc_version(number: u32) -> Release {
+    Release::new(number / 100_000, number / 100 % 1000, number % 100)
+}
+
+/// The built-in table, the cfgs no Kconfig defines included (never set).
+pub fn built_in() -> Vec<KconfigSymbol> {
+    BUILT_IN
+        .iter()
+        .map(|(name, number, source)| KconfigSymbol {
+            cfg: format!("CONFIG_{name}"),
+            from: number.map(release_of_rustc_version),
+            source: (*source).to_string(),
+        })
+        .collect()
+}
+
+/// Reads every `config NAME` whose entry is `def_bool RUSTC_VERSION >= N` from Kconfig text;
+/// any other entry (a `$(rustc-option,...)` probe, a `depends on`) says nothing about the
+/// release alone and is left out, so its cfg stays undecided.
+pub fn read_kconfig(text: &str, file: &str) -> Vec<KconfigSymbol> {
+    // Each entry's name, line and threshold, and whether it is nothing more than that threshold.
+    let mut entries: Vec<(&str, usize, Option<u32>, bool)> = Vec::new();
+    // Whether the lines still belong to the last entry: its help text ends it.
+    let mut open = false;
+    for (index, line) in text.lines().enumerate() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match (words.as_slice(), entries.last_mut().filter(|_| open)) {
+            (["config" | "menuconfig", name], _) => {
+                entries.push((name, index + 1, None, true));
+                open = true;
+            }
+            (["def_bool", "RUSTC_VERSION", ">=", number], Some(entry)) => {
+                entry.2 = number.parse().ok();
+            }
+            ([], _) | (_, None) => {}
+            ([first, ..], _) if first.starts_with('#') => {}
+            (["help" | "---help---", ..], _) => open = false,
+            // Anything else (`depends on`, another default) makes the entry more than a
+            // release threshold.
+            (_, Some(entry)) => entry.3 = false,
+        }
+    }
+    let symbols = entries.into_iter().filter(|entry| entry.3);
+    symbols
+        .filter_map(|(name, line, threshold, _)| {
+            Some(KconfigSymbol {
+                cfg: format!("CONFIG_{name}"),
+                from: Some(release_of_rustc_version(threshold?)),
+                source: format!("{file}:{line}"),
+            })
+        })
+        .collect()
+}
+
+/// The built-in table with a Kconfig file's symbols in place of (or next to) its own.
+pub fn with_given(given: Vec<KconfigSymbol>) -> Vec<KconfigSymbol> {
+    let mut symbols = built_in();
+    for symbol in given {
+        symbols.retain(|known| known.cfg != symbol.cfg);
+        symbols.push(symbol);
+    }
+    symbols
+}
+
+/// Reads a Kconfig file's thresholds (none, for a tree older than them, such as 6.1's), refusing
+/// a `.config` (a configuration, not the Kconfig that defines the symbols).
+pub fn read_kconfig_file(path: &Path) -> anyhow::Result<Vec<KconfigSymbol>> {
+    let text = crate::util::files::read_text(path, 16 << 20)
+        .with_context(|| format!("--kconfig: cannot read {}", path.display()))?;
+    let mut has_entry = false;
+    for (index, line) in text.lines().enumerate() {
+        // A `.config` line stands at the start of its line; a Kconfig's help text that quotes
+        // one is indented.
+        let is_symbol = |name: &str| {
+            name.strip_prefix("CONFIG_").is_some_and(|rest| {
+                !rest.is_empty() && rest.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            })
+        };
+        let assignment = line
+            .split_once('=')
+            .is_some_and(|(name, _)| is_symbol(name));
+        let unset = line
+            .strip_prefix("# ")
+            .and_then(|rest| rest.strip_suffix(" is not set"))
+            .is_some_and(is_symbol);
+        let line = line.trim();
+        if assignment || unset {
+            anyhow::bail!(
+                "--kconfig: {} is a .config (line {}: `{line}`), not a Kconfig: give the \
+                 tree's init/Kconfig, which defines the RUSTC_HAS_* thresholds",
+                path.display(),
+                index + 1
+            );
+        }
+        has_entry |= matches!(
+            line.split_whitespace().next(),
+            Some("config" | "menuconfig")
+        );
+    }
+    if !has_entry {
+        anyhow::bail!(
+            "--kconfig: {} is no Kconfig: it has no `config` entry; give the tree's init/Kconfig",
+            path.display()
+        );
+    }
+    Ok(read_kconfig(&text, &path.display().to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_release_thresholds_and_leaves_the_rest() {
+        let text = "config RUSTC_HAS_COERCE_POINTEE\n\
+                    \tdef_bool RUSTC_VERSION >= 108400\n\
+                    \n\
+                    config RUSTC_HAS_ANNOTATE_TABLEJUMP\n\
+                    \tdepends on RUST\n\
+                    \tdef_bool $(rustc-option,-Cllvm-args=--loongarch-annotate-tablejump)\n\
+                    \n\
+                    # a comment\n\
+                    config RUSTC_HAS_GUARDED\n\
+                    \tdepends on X86\n\
+                    \tdef_bool RUSTC_VERSION >= 109000\n\
+                    config RUSTC_HAS_FILE_WITH_NUL\n\
+                    \tdef_bool RUSTC_VERSION >= 108900\n";
+        let symbols = read_kconfig(text, "init/Kconfig");
+        assert_eq!(
+            symbols,
+            [
+                KconfigSymbol {
+                    cfg: "CONFIG_RUSTC_HAS_COERCE_POINTEE".into(),
+                    from: Some(Release::new(1, 84, 0)),
+                    source: "init/Kconfig:1".into(),
+                },
+                KconfigSymbol {
+                    cfg: "CONFIG_RUSTC_HAS_FILE_WITH_NUL".into(),
+                    from: Some(Release::new(1, 89, 0)),
+                    source: "init/Kconfig:12".into(),
+                },
+            ]
+        );
+        assert_eq!(release_of_rustc_version(109701), Release::new(1, 97, 1));
+        assert!(built_in()
+            .iter()
+            .all(|symbol| symbol.source.contains("init/Kconfig")));
+        let pinned = built_in()
+            .into_iter()
+            .find(|symbol| symbol.cfg == "CONFIG_RUSTC_HAS_UNSAFE_PINNED")
+            .unwrap();
+        assert_eq!(pinned.from, None);
+        assert!(pinned.source.contains("never on"), "{}", pinned.source);
+    }
+    fn scratch(name: &str, text: &str) -> std::path::PathBuf {
+        let directory = crate::project_root().join("target/kshim/unit-tests/kconfig");
+        std::fs::create_dir_all(&directory).unwrap();
+        let path = directory.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_dot_config_is_no_kconfig() {
+        let dot_config = scratch(
+            "dot-config",
+            "#\n# Automatically generated file; DO NOT EDIT.\n#\nCONFIG_RUST=y\n\
+             # CONFIG_RUST_DEBUG_ASSERTIONS is not set\nCONFIG_RUSTC_VERSION=108500\n",
+        );
+        let error = format!("{:#}", read_kconfig_file(&dot_config).unwrap_err());
+        assert!(
+            error.contains("is a .config") && error.contains("line 4: `CONFIG_RUST=y`"),
+            "{error}"
+        );
+        let empty = scratch("empty", "# nothing\n");
+        let error = format!("{:#}", read_kconfig_file(&empty).unwrap_err());
+        assert!(error.contains("has no `config` entry"), "{error}");
+    }
+
+    #[test]
+    fn the_given_kconfig_replaces_the_built_in_threshold() {
+        let raised = scratch(
+            "raised",
+            "config RUSTC_HAS_COERCE_POINTEE\n\tdef_bool RUSTC_VERSION >= 109900\n",
+        );
+        let symbols = with_given(read_kconfig_file(&raised).unwrap());
+        let pointee: Vec<&KconfigSymbol> = symbols
+            .iter()
+            .filter(|symbol| symbol.cfg == "CONFIG_RUSTC_HAS_COERCE_POINTEE")
+            .collect();
+        assert_eq!(pointee.len(), 1);
+        assert_eq!(pointee[0].from, Some(Release::new(1, 99, 0)));
+    }
+
+    #[test]
+    fn a_kconfig_without_thresholds_is_read() {
+        // 6.1's init/Kconfig, whose Rust entries are no release thresholds.
+        let six_one = scratch(
+            "6.1",
+            "config RUST_IS_AVAILABLE\n\tdef_bool $(success,$(srctree)/scripts/rust_is_available.sh)\n\
+             \thelp\n\t  This shows whether a suitable Rust toolchain is available (found).\n\
+             \t  CONFIG_BFQ_GROUP_IOSCHED=y; (help text may quote a .config line)\n\n\
+             config RUSTC_VERSION_TEXT\n\tstring\n\tdepends on RUST\n\
+             \tdefault \"$(shell,$(RUSTC) --version 2>/dev/null)\"\n",
+        );
+        assert_eq!(read_kconfig_file(&six_one).unwrap(), []);
+    }
+}

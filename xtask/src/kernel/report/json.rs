@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The JSON file of `cargo xtask kernel` (its layout is in docs/kernel.md): one set of typed
+//! members that the command writes and the docs read back, so that a member missing or of
+//! another type is refused by its path and never taken for a default.
+
+use crate::kernel::rules::CratePrediction;
+use crate::util::json::{self, Deserialize, Serialize};
+use anyhow::anyhow;
+use std::path::Path;
+
+/// The report file. Members are written in key order (through [`json::Value`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct KernelJson {
+    pub trees: Vec<TreeJson>,
+    pub cells: Vec<CellJson>,
+    /// The tools the cells' builds ran with, each set once with its trees.
+    #[serde(deserialize_with = "json::nullable")]
+    pub tools: Option<String>,
+    /// Why the build tools are missing, if they are.
+    #[serde(deserialize_with = "json::nullable")]
+    pub tools_error: Option<String>,
+    /// Wall time of the run.
+    pub seconds: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct TreeJson {
+    pub id: String,
+    /// The version its Makefile says; null when the tree could not be read.
+    #[serde(deserialize_with = "json::nullable")]
+    pub version: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
+    pub package: Option<String>,
+    /// Where it came from exactly, with the suite, or its path.
+    #[serde(deserialize_with = "json::nullable")]
+    pub source: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
+    pub sha256: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
+    pub minimum_rustc: Option<String>,
+    /// `rust_allowed_features`.
+    pub allowed_features: Vec<String>,
+    /// Why it could not be provided or read.
+    #[serde(deserialize_with = "json::nullable")]
+    pub error: Option<String>,
+}
+
+/// One (tree, compiler) cell.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct CellJson {
+    pub tree: String,
+    pub toolchain: String,
+    /// The compiler's release; null when it was not found.
+    #[serde(deserialize_with = "json::nullable")]
+    pub rustc: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
+    pub minimum_met: Option<bool>,
+    /// `pass`, `fail` or `refused`; null with a `prediction_error`.
+    #[serde(deserialize_with = "json::nullable")]
+    pub predicted: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
+    pub prediction_error: Option<String>,
+    pub crates: Vec<CrateJson>,
+    /// `pass`, `fail`, `refused` or `not run`.
+    pub real: String,
+    pub reason: String,
+    #[serde(deserialize_with = "json::nullable")]
+    pub first_error: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
+    pub warning: Option<String>,
+    /// The tools its `make` ran with; null when no `make` ran.
+    #[serde(deserialize_with = "json::nullable")]
+    pub tools: Option<String>,
+    /// The samples and drivers the build enabled.
+    pub enabled: Vec<String>,
+    pub objects: usize,
+    pub steps: Vec<StepJson>,
+    pub cached: bool,
+    /// Whether the real build contradicts the prediction.
+    pub finding: bool,
+    /// The boot stage (`--boot`); null without it, absent from reports recorded before it.
+    #[serde(default)]
+    pub boot: Option<BootJson>,
+}
+
+/// A cell's boot under QEMU.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct BootJson {
+    /// `pass`, `fail` or `not run`.
+    pub result: String,
+    pub reason: String,
+    /// `kvm` or `tcg`; null when QEMU was not started.
+    #[serde(deserialize_with = "json::nullable")]
+    pub accel: Option<String>,
+    /// One entry per line a built-in sample prints at init; `expected` null for a sample that
+    /// prints nothing there (not checked).
+    pub samples: Vec<SampleJson>,
+    /// Null when no KTAP was read (no boot).
+    #[serde(deserialize_with = "json::nullable")]
+    pub kunit: Option<KunitJson>,
+    /// The console's last lines; null when QEMU was not started.
+    #[serde(deserialize_with = "json::nullable")]
+    pub console_tail: Option<String>,
+    /// The boot's wall time (QEMU's start to its exit); null when it was not started.
+    #[serde(deserialize_with = "json::nullable")]
+    pub seconds: Option<f64>,
+    /// Whether this came from the cache.
+    pub cached: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SampleJson {
+    pub name: String,
+    #[serde(deserialize_with = "json::nullable")]
+    pub expected: Option<String>,
+    pub seen: bool,
+}
+
+/// KUnit's cases (one level below their suites), counted.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct KunitJson {
+    pub passed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    pub failures: Vec<FailureJson>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct FailureJson {
+    pub suite: String,
+    pub test: String,
+    /// What it printed before its result line.
+    pub output: String,
+}
+
+/// One crate root's probe.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct CrateJson {
+    pub root: String,
+    pub features: Vec<String>,
+    pub predicted: String,
+    pub needs_bootstrap: bool,
+    pub errors: Vec<String>,
+}
+
+impl From<&CratePrediction> for CrateJson {
+    fn from(krate: &CratePrediction) -> Self {
+        CrateJson {
+            root: krate.root.clone(),
+            features: krate.features.clone(),
+            predicted: krate.predicted.word().into(),
+            needs_bootstrap: krate.needs_bootstrap,
+            errors: krate.errors.clone(),
+        }
+    }
+}
+
+/// One timed step of a build.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct StepJson {
+    pub step: String,
+    pub seconds: f64,
+}
+
+impl KernelJson {
+    /// Reads the report text of `file`; the error names the file and the member.
+    pub(crate) fn read(text: &str, file: &Path) -> anyhow::Result<KernelJson> {
+        json::read(text).map_err(|error| {
+            anyhow!(
+                "{}: not a `cargo xtask kernel` JSON report: {error}",
+                file.display()
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A member missing or of another type in a copy of the recorded report is refused by its
+    /// path, where the untyped reader took a default.
+    #[test]
+    fn a_damaged_copy_of_the_recorded_report_is_refused_by_member() {
+        let file = crate::project_root().join(crate::docs::kernels::KERNEL_REPORT);
+        let text = std::fs::read_to_string(&file).unwrap();
+        KernelJson::read(&text, &file).unwrap();
+        for (good, bad, named) in [
+            (
+                "\"cached\": true",
+                "\"cached\": \"yes\"",
+                "cells[0].cached: invalid type",
+            ),
+            (
+                "\"real\": ",
+                "\"realm\": ",
+                "cells[0]: missing field `real`",
+            ),
+            (
+                "\"version\": \"",
+                "\"version\": 6, \"x\": \"",
+                "trees[0].version: invalid type",
+            ),
+            (
+                "\"allowed_features\": ",
+                "\"allowed\": ",
+                "trees[0]: missing field `allowed_features`",
+            ),
+            (
+                "\"root\": \"",
+                "\"root\": null, \"x\": \"",
+                "cells[0].crates[0].root: invalid type",
+            ),
+        ] {
+            assert!(text.contains(good), "{good}");
+            let error = KernelJson::read(&text.replacen(good, bad, 1), &file).unwrap_err();
+            let error = format!("{error:#}");
+            assert!(
+                error.starts_with(&format!(
+                    "{}: not a `cargo xtask kernel` JSON report: {named}",
+                    file.display()
+                )),
+                "{error}"
+            );
+        }
+    }
+}

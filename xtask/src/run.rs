@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The one run under `matrix`, `usage`, `bench` and `kernel`'s probes: the plan (toolchains,
+//! rustc command lines, the step graph), the cache, the judge of a step's processes, the runner
+//! of one step, the scheduler on N workers, and the driver that ties them together.
+
+pub(crate) mod cache;
+pub(crate) mod driver;
+pub(crate) mod judge;
+pub(crate) mod plan;
+pub(crate) mod runner;
+pub(crate) mod schedule;

@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The matrix's result cache under `target/kshim/cache/`: one entry per step, named by an
+//! FNV-1a-128 hash of everything that can change its result (the compiler's identity, command
+//! lines, environment, input files and the keys of the steps it needs), written atomically and
+//! only for results that are the compiler's word.
+
+use crate::catalog::Release;
+use crate::features::expect::Outcome;
+use crate::features::places::GateErrors;
+use crate::features::status::Status;
+use crate::run::judge::StepResult;
+use crate::run::plan::Step;
+use crate::toolchains::loader::Launch;
+use crate::toolchains::version::RustcVersion;
+use crate::util::files;
+use crate::util::files::write_atomically;
+pub use crate::util::hash::{file_stamp, hash_file, stat_stamp, tree_stamp, Key, StableHasher};
+use crate::util::json::{self, Deserialize, Serialize};
+use anyhow::Context;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The largest cache entry read; a larger one (or one that is not a regular file) is a miss.
+/// An entry's largest part is a module log, at most [`crate::util::process::CAPTURE_LIMIT`] before
+/// JSON escapes it.
+const ENTRY_LIMIT: u64 = 64 << 20;
+
+/// The cache directory and whether reading from it is allowed (`--no-cache` still writes).
+#[derive(Clone, Debug)]
+pub struct Cache {
+    directory: PathBuf,
+    read: bool,
+}
+
+impl Cache {
+    pub fn new(directory: PathBuf, read: bool) -> Self {
+        Self { directory, read }
+    }
+
+    fn path(&self, key: Key) -> PathBuf {
+        self.directory.join(format!("{key}.json"))
+    }
+
+    /// The stored result for `key`, if reading is allowed, a well-formed entry exists and the
+    /// step's `artifact` is the file the entry recorded.
+    pub fn load(&self, key: Key, artifact: Option<&Path>) -> Option<StepResult> {
+        if !self.read {
+            return None;
+        }
+        let text = files::read_text(&self.path(key), ENTRY_LIMIT).ok()?;
+        decode_entry(&text, artifact)
+    }
+
+    /// Stores a result for `key`, atomically, with the `artifact` stamp it was made with.
+    pub fn store(
+        &self,
+        key: Key,
+        result: &StepResult,
+        artifact: Option<(u64, u128)>,
+    ) -> anyhow::Result<()> {
+        write_atomically(&self.path(key), encode_entry(result, artifact).as_bytes())
+    }
+}
+
+/// A cache entry: a step's result and the stamp of the file the step made.
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    outcome: String,
+    #[serde(deserialize_with = "json::nullable")]
+    first_error: Option<String>,
+    seconds: f64,
+    #[serde(deserialize_with = "json::nullable")]
+    tests: Option<(u64, u64, u64)>,
+    #[serde(deserialize_with = "json::nullable")]
+    probe: Option<ProbeEntry>,
+    #[serde(deserialize_with = "json::nullable")]
+    log: Option<String>,
+    /// These three are absent from entries of steps that have none.
+    usage: Option<GateErrors>,
+    targets: Option<Vec<String>>,
+    error_codes: Option<Vec<String>>,
+    /// `SIZE MODIFIED`, the stamp of the step's artifact.
+    #[serde(deserialize_with = "json::nullable")]
+    artifact: Option<String>,
+}
+
+/// A probe's answer: per feature its status word and release, or why it failed.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum ProbeEntry {
+    Statuses(Vec<(String, Option<String>)>),
+    Failed { error: String },
+}
+
+fn encode_entry(result: &StepResult, artifact: Option<(u64, u128)>) -> String {
+    let probe = result.probe.as_ref().map(|probe| match probe {
+        Ok(statuses) => ProbeEntry::Statuses(
+            statuses
+                .iter()
+                .map(|status| {
+                    let since = status.stable_since().map(|since| since.to_string());
+                    (status.word().to_string(), since)
+                })
+                .collect(),
+        ),
+        Err(error) => ProbeEntry::Failed {
+            error: error.clone(),
+        },
+    });
+    let entry = Entry {
+        outcome: result.outcome.word().into(),
+        first_error: result.first_error.clone(),
+        seconds: result.seconds,
+        tests: result.tests,
+        probe,
+        log: result.log.clone(),
+        usage: result.usage.clone(),
+        targets: result.targets.clone(),
+        error_codes: result.error_codes.clone(),
+        artifact: artifact.map(|(size, modified)| format!("{size} {modified}")),
+    };
+    json::to_value(&entry).to_string()
+}
+
+/// Reads a cache entry back; `None` for a damaged entry or one whose artifact has changed.
+fn decode_entry(text: &str, artifact: Option<&Path>) -> Option<StepResult> {
+    let entry: Entry = json::read(text).ok()?;
+    if let Some(path) = artifact {
+        let (size, modified) = file_stamp(path)?;
+        if entry.artifact? != format!("{size} {modified}") {
+            return None;
+        }
+    }
+    let probe = match entry.probe {
+        None => None,
+        Some(ProbeEntry::Statuses(statuses)) => Some(Ok(statuses
+            .into_iter()
+            .map(|(word, since)| {
+                let since = since.map(|since| Release::parse(&since).ok_or(()));
+                Status::from_parts(&word, since.transpose().ok()?)
+            })
+            .collect::<Option<Vec<_>>>()?)),
+        Some(ProbeEntry::Failed { error }) => Some(Err(error)),
+    };
+    Some(StepResult {
+        outcome: Outcome::from_word(&entry.outcome)?,
+        first_error: entry.first_error,
+        seconds: entry.seconds,
+        cached: true,
+        tests: entry.tests,
+        probe,
+        log: entry.log,
+        usage: entry.usage,
+        targets: entry.targets,
+        error_codes: entry.error_codes,
+        interrupted: false,
+    })
+}
+
+/// Computes every step's cache key, which holds the keys of the steps it needs (so a changed
+/// shim reruns everything built on it) and, for a step the xtask checks itself (an object's
+/// jump table), `checker`, the checking xtask's identity, so that a changed checker's verdict
+/// is never served from a run of the old one.
+pub fn cache_keys(
+    steps: &[Step],
+    inherited: &[(String, String)],
+    checker: Key,
+    compiler_identity: &dyn Fn(usize) -> Key,
+    file_hash: &mut dyn FnMut(&Path) -> anyhow::Result<Key>,
+) -> anyhow::Result<Vec<Key>> {
+    let mut keys: Vec<Key> = Vec::with_capacity(steps.len());
+    for step in steps {
+        let mut hasher = StableHasher::new();
+        hasher
+            // v6: a target-list verdict holds every target listed, no longer only the table's.
+            .field("kshim matrix step v6")
+            .field(step.kind.word())
+            .number(compiler_identity(step.toolchain).0);
+        for (name, value) in inherited {
+            hasher.field("inherit").field(name).field(value);
+        }
+        for invocation in &step.processes {
+            hasher.field(invocation.program.to_string_lossy().as_bytes());
+            hasher.number(invocation.args.len() as u128);
+            for arg in &invocation.args {
+                hasher.field(arg);
+            }
+            for (name, value) in &invocation.env {
+                hasher.field("set").field(name).field(value);
+            }
+            for name in &invocation.env_remove {
+                hasher.field("remove").field(name);
+            }
+        }
+        for input in &step.inputs {
+            hasher
+                .field(input.to_string_lossy().as_bytes())
+                .number(file_hash(input)?.0);
+        }
+        for &dep in &step.deps {
+            hasher.number(keys[dep].0);
+        }
+        if step.check.is_some() {
+            hasher.field("checked by").number(checker.0);
+        }
+        keys.push(hasher.finish());
+    }
+    Ok(keys)
+}
+
+/// Every step's cache key in a run of `planned` toolchains (found among `availabilities`), with
+/// the inherited environment of [`crate::util::process::inherited_environment`] and each input file
+/// hashed once ([`input_key`]).
+pub fn run_keys(
+    steps: &[Step],
+    planned: &[crate::run::plan::PlannedToolchain],
+    availabilities: &[crate::toolchains::discovery::Availability],
+    root: &Path,
+) -> anyhow::Result<Vec<Key>> {
+    let provisioned = crate::toolchains::debian::toolchains_dir();
+    let identities: std::collections::HashMap<usize, Key> = planned
+        .iter()
+        .filter_map(|toolchain| match &availabilities[toolchain.index] {
+            crate::toolchains::discovery::Availability::Found { version, .. } => Some((
+                toolchain.index,
+                compiler_identity(&toolchain.rustc.launch, version),
+            )),
+            _ => None,
+        })
+        .collect();
+    let mut file_hashes: std::collections::HashMap<PathBuf, Key> = Default::default();
+    // The running xtask, by a stamp that every rebuild changes.
+    let checker = std::env::current_exe()
+        .and_then(|exe| crate::util::hash::stat_stamp(&exe))
+        .context("stamping the running xtask, which checks objects itself")?;
+    cache_keys(
+        steps,
+        &crate::util::process::inherited_environment(),
+        checker,
+        &|toolchain| identities.get(&toolchain).copied().unwrap_or(Key(0)),
+        &mut |path: &Path| {
+            if let Some(key) = file_hashes.get(path) {
+                return Ok(*key);
+            }
+            let key = input_key(path, root, &provisioned)?;
+            file_hashes.insert(path.to_path_buf(), key);
+            Ok(key)
+        },
+    )
+}
+
+/// The key of one input of a step: a file of the checkout at `root` (outside `provisioned`) by
+/// its contents; any other file (the library sources, the linker, the emulator: provisioned or
+/// the system's) by its [`stat_stamp`], which says why, and a directory by its [`tree_stamp`].
+pub fn input_key(path: &Path, root: &Path, provisioned: &Path) -> anyhow::Result<Key> {
+    if path.is_dir() {
+        tree_stamp(path)
+    } else if path.starts_with(root) && !path.starts_with(provisioned) {
+        hash_file(path)
+    } else {
+        stat_stamp(path).with_context(|| format!("reading {}", path.display()))
+    }
+}
+
+/// The compiler's identity for cache keys. Its contents catch a compiler replaced by another
+/// of the same size and time (a wrapper script rewritten and `touch`ed back); `-vV` catches a
+/// wrapper whose text stayed but whose real compiler changed; the sysroot's libraries and host
+/// tools (`rust-lld`), by their [`stat_stamp`]s, catch a standard library rebuilt under an
+/// unchanged driver.
+pub fn compiler_identity(launch: &Launch, version: &RustcVersion) -> Key {
+    let mut hasher = StableHasher::new();
+    hasher.field(launch.rustc.to_string_lossy().as_bytes());
+    let (size, modified) = file_stamp(&launch.rustc).unwrap_or((0, 0));
+    let contents = hash_file(&launch.rustc).map_or(0, |key| key.0);
+    hasher
+        .number(u128::from(size))
+        .number(modified)
+        .number(contents)
+        .field(&version.raw);
+    for (name, value) in &launch.env {
+        hasher.field(name).field(value);
+    }
+    if let Some(loader) = &launch.loader {
+        hasher.field(loader.program.to_string_lossy().as_bytes());
+        hasher.number(stat_stamp(&loader.program).map_or(0, |stamp| stamp.0));
+        for arg in &loader.leading_args {
+            hasher.field(arg);
+        }
+    }
+    if let Some(sysroot) = &version.sysroot {
+        hasher.field(sysroot.to_string_lossy().as_bytes());
+        let libraries = [
+            sysroot.join("lib"),
+            sysroot.join("lib/rustlib").join(&version.host).join("lib"),
+            sysroot.join("lib/rustlib").join(&version.host).join("bin"),
+        ];
+        for directory in libraries {
+            let entries = fs::read_dir(&directory).into_iter().flatten();
+            let mut files: Vec<PathBuf> = entries
+                .filter_map(Result::ok)
+                .map(|entry| entry.path())
+                .filter(|path| path.is_file())
+                .collect();
+            files.sort();
+            for file in files {
+                hasher
+                    .field(file.to_string_lossy().as_bytes())
+                    .number(stat_stamp(&file).map_or(0, |stamp| stamp.0));
+            }
+        }
+    }
+    hasher.finish()
+}
+
+/// Removes temporary files that a killed run left in `directory` (see [`write_atomically`]).
+///
+/// Only while holding the [`crate::util::run_lock::RunLock`]: then no other run can be writing one.
+pub fn remove_stale_temporaries(directory: &Path) {
+    let Ok(entries) = fs::read_dir(directory) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') && name.ends_with(".tmp") {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

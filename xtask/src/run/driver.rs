@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The one run driver under every command that runs compiles (`matrix`, `usage`, `bench`): the
+//! `-j` and `--timeout` checks they share, then the run itself, lock, plan, cache keys,
+//! scheduler, Ctrl-C and one progress display, handing back every step's result as data; what
+//! the results mean is the commands' reports'.
+
+use crate::run::cache::{remove_stale_temporaries, run_keys, Cache};
+use crate::run::judge::StepResult;
+use crate::run::plan::{
+    plan_run, plan_usage, Kind, Layout, PlannedRun, Selection, Step, UsageCompile,
+};
+use crate::run::runner;
+use crate::run::schedule::{self, Progress};
+use crate::util::files::write_atomically;
+use crate::util::interrupt::{self, Interrupted};
+use crate::util::output;
+use crate::util::run_lock::RunLock;
+use crate::{features::expect::Outcome, features::probe, util::process};
+use anyhow::{bail, Context};
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use xshell::Shell;
+
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The machine's cores: `-j` without the flag.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// `-j`: at least 1; more than four per core only competes for the cores and the memory, and
+/// makes timeouts fire for the machine's sake rather than the compiler's, so a larger N is
+/// lowered, and `command` says so on stderr. Without the flag, one per core.
+pub fn jobs(command: &str, flag: Option<usize>) -> anyhow::Result<usize> {
+    let cores = cores();
+    match flag {
+        None => Ok(cores),
+        Some(0) => bail!("-j/--jobs must be at least 1"),
+        Some(jobs) if jobs > 4 * cores => {
+            eprintln!(
+                "{command}: -j {jobs} lowered to {}, four per core of this machine",
+                4 * cores
+            );
+            Ok(4 * cores)
+        }
+        Some(jobs) => Ok(jobs),
+    }
+}
+
+/// `--timeout`: from one second to a day; without the flag, `default`.
+pub fn timeout(flag: Option<u64>, default: Duration) -> anyhow::Result<Duration> {
+    match flag {
+        None => Ok(default),
+        Some(0) => bail!("--timeout must be at least 1 second"),
+        Some(seconds) if seconds > MAX_TIMEOUT.as_secs() => bail!(
+            "--timeout {seconds} is more than a day ({} seconds): no single rustc, test or make \
+             process should run that long",
+            MAX_TIMEOUT.as_secs()
+        ),
+        Some(seconds) => Ok(Duration::from_secs(seconds)),
+    }
+}
+
+/// Which steps a run takes from the plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    /// The matrix: the probes, builds, runs, tests and the target axis.
+    Matrix,
+    /// The usage compiles, and the probes and shim builds they need.
+    Usage,
+}
+
+impl Work {
+    /// The command's name, which starts its lines on stderr.
+    pub fn word(self) -> &'static str {
+        match self {
+            Work::Matrix => "matrix",
+            Work::Usage => "usage",
+        }
+    }
+
+    /// Where the command writes its JSON report.
+    pub fn report(self, layout: &Layout) -> PathBuf {
+        match self {
+            Work::Matrix => layout.report(),
+            Work::Usage => layout.kshim.join("usage-report.json"),
+        }
+    }
+}
+
+/// How a run treats its processes and says what it does.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    /// At most this many steps at once.
+    pub jobs: usize,
+    /// Any one process is killed after this long.
+    pub timeout: Duration,
+    /// Whether cached results may be used (they are stored either way).
+    pub use_cache: bool,
+    /// Whether to show progress and the closing summary on stderr.
+    pub progress: bool,
+}
+
+pub struct Driven {
+    /// The toolchains found and the plan, its `steps` being the steps this run took.
+    pub planned: PlannedRun,
+    /// The usage compiles among the steps (none for the matrix).
+    pub compiles: Vec<UsageCompile>,
+    pub results: Vec<StepResult>,
+    /// Seconds spent discovering the toolchains and planning.
+    pub planning: f64,
+}
+
+/// Takes the run lock of `layout` (saying on stderr, as `who`, whom it waits for) until the
+/// returned value is dropped, then readies the outputs, removed first when `fresh` (a cold run).
+pub fn lock(layout: &Layout, who: &str, fresh: bool) -> anyhow::Result<RunLock> {
+    let lock = RunLock::acquire(&layout.lock(), &mut |message| eprintln!("{who}: {message}"))?;
+    let outputs = layout.kshim.join("matrix");
+    if fresh && outputs.exists() {
+        std::fs::remove_dir_all(&outputs)
+            .with_context(|| format!("cannot remove {}", outputs.display()))?;
+    }
+    for directory in [layout.cache(), outputs] {
+        std::fs::create_dir_all(&directory)
+            .with_context(|| format!("cannot create {}", directory.display()))?;
+        remove_stale_temporaries(&directory);
+    }
+    remove_stale_temporaries(&layout.kshim);
+    let source = probe::probe_source();
+    let path = layout.probe_source();
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(source.as_str()) {
+        write_atomically(&path, source.as_bytes())?;
+    }
+    Ok(lock)
+}
+
+/// Discovers the toolchains and plans the run: `planned.steps` are the steps `work` takes.
+pub fn plan(
+    sh: &Shell,
+    layout: &Layout,
+    selection: &Selection,
+    work: Work,
+    timeout: Duration,
+) -> anyhow::Result<(PlannedRun, Vec<UsageCompile>)> {
+    let mut planned = plan_run(sh, layout, selection, timeout)?;
+    let compiles = match work {
+        Work::Matrix => Vec::new(),
+        Work::Usage => {
+            let usage = plan_usage(layout, &planned.planned, &planned.examples)?;
+            planned.steps = usage.steps;
+            usage.compiles
+        }
+    };
+    Ok((planned, compiles))
+}
+
+/// Runs `work` on the selected toolchains, holding the run lock throughout (waiting for
+/// another run that holds it), and returns every step's result.
+///
+/// If the run is interrupted ([`interrupt::InterruptGuard`]), it says on stderr which steps
+/// had completed and fails with [`Interrupted`].
+pub fn drive(
+    layout: &Layout,
+    selection: &Selection,
+    work: Work,
+    settings: Settings,
+) -> anyhow::Result<Driven> {
+    let start = Instant::now();
+    let command = work.word();
+    let lock = lock(layout, command, false)?;
+    let sh = Shell::new()?;
+    sh.change_dir(&layout.root);
+    let (planned, compiles) = plan(&sh, layout, selection, work, settings.timeout)?;
+    let steps = &planned.steps;
+    if work == Work::Matrix {
+        check_linker(steps)?;
+    }
+    let planning = start.elapsed().as_secs_f64();
+    if let Some(signal) = interrupt::interrupted() {
+        eprintln!(
+            "{command}: {} while checking the toolchains; nothing was built",
+            Interrupted { signal }
+        );
+        return Err(Interrupted { signal }.into());
+    }
+    let keys = run_keys(
+        steps,
+        &planned.planned,
+        &planned.availabilities,
+        &layout.root,
+    )?;
+    let cache = Cache::new(layout.cache(), settings.use_cache);
+    let name = |step: &Step, what: String| {
+        format!("{}: {what}", planned.availabilities[step.toolchain].id())
+    };
+    let mut names: Vec<String> = steps.iter().map(|step| name(step, step.label())).collect();
+    for compile in &compiles {
+        let what = format!("{} without {}", compile.target, compile.feature);
+        names[compile.step] = name(&steps[compile.step], what);
+    }
+    let display = Display {
+        command,
+        enabled: settings.progress && output::verbosity() >= 0,
+        terminal: output::updating_terminal(),
+        columns: output::terminal_columns(),
+        names,
+        done: AtomicUsize::new(0),
+    };
+    let fd = Some(lock.descriptor());
+    let results = schedule::execute(steps, settings.jobs, &display, &|index| {
+        runner::run_step(&steps[index], keys[index], &cache, settings.timeout, fd)
+    });
+    display.clear();
+    if let Some(signal) = interrupt::interrupted() {
+        let completed: Vec<(&String, &StepResult)> = display
+            .names
+            .iter()
+            .zip(&results)
+            .filter(|(_, result)| !result.interrupted)
+            .collect();
+        let cached = completed.iter().filter(|(_, result)| result.cached).count();
+        let mut text = format!(
+            "{command}: {} after {:.1} s; its running processes were killed\n\
+             {command}: {} of {} steps had completed ({cached} from the cache); they are cached, \
+             so the next run starts from them:\n",
+            Interrupted { signal },
+            start.elapsed().as_secs_f64(),
+            completed.len(),
+            steps.len(),
+        );
+        for (name, result) in &completed {
+            let error = match &result.first_error {
+                Some(error) if result.outcome != Outcome::Pass => format!(": {error}"),
+                _ => String::new(),
+            };
+            let line = format!("{name}: {}{error}", result.outcome.word());
+            let _ = writeln!(text, "  {}", output::escape(&line));
+        }
+        let _ = writeln!(
+            text,
+            "{command}: {} steps did not complete; no report was written ({} is the last \
+             complete run's)",
+            steps.len() - completed.len(),
+            work.report(layout).display()
+        );
+        eprint!("{text}");
+        return Err(Interrupted { signal }.into());
+    }
+    if settings.progress && output::verbosity() >= 0 {
+        let toolchains: HashSet<usize> = steps.iter().map(|step| step.toolchain).collect();
+        let reused = results.iter().filter(|result| result.cached).count();
+        let usage = match compiles.len() {
+            0 => String::new(),
+            count => format!(" ({count} usage compiles)"),
+        };
+        eprintln!(
+            "{command}: {} steps{usage} on {} toolchain(s) in {:.1} s ({reused} from the cache, \
+             -j {})",
+            steps.len(),
+            toolchains.len(),
+            start.elapsed().as_secs_f64(),
+            settings.jobs
+        );
+    }
+    Ok(Driven {
+        planned,
+        compiles,
+        results,
+        planning,
+    })
+}
+
+/// Fails when a step must link and no `cc`, the linker rustc runs for the host, is on the
+/// `PATH` the processes get: one environment error instead of a failed build per cell.
+fn check_linker(steps: &[Step]) -> anyhow::Result<()> {
+    if steps.iter().any(|step| step.kind != Kind::Probe) && process::which("cc").is_none() {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        bail!(
+            "no `cc` on PATH ({}): rustc links the tests and examples with it; install a C \
+             compiler (gcc or clang) or put one on PATH as `cc`",
+            output::escape(&path.to_string_lossy())
+        );
+    }
+    Ok(())
+}
+
+/// The progress display on stderr. On and off a terminal it says the same: a line for every
+/// step that finishes, with its outcome and time, except those taken from the cache (shown
+/// with `-v`); nothing with `-q`. A terminal shows them on one line redrawn in place, where
+/// the step that just started shows until the next one finishes; anywhere else each is a line
+/// of its own, for a log.
+struct Display {
+    command: &'static str,
+    enabled: bool,
+    terminal: bool,
+    /// The terminal's width in columns, which the redrawn line never reaches.
+    columns: usize,
+    /// Per step, `toolchain: what`.
+    names: Vec<String>,
+    /// Steps finished so far, for the line shown when a step starts.
+    done: AtomicUsize,
+}
+
+impl Display {
+    fn show(&self, text: &str) {
+        let text = output::escape(text);
+        let mut stderr = std::io::stderr().lock();
+        let _ = if self.terminal {
+            let shown: String = text.chars().take(self.columns.saturating_sub(1)).collect();
+            write!(stderr, "\r\x1b[K{shown}")
+        } else {
+            writeln!(stderr, "{text}")
+        };
+        let _ = stderr.flush();
+    }
+
+    fn clear(&self) {
+        if self.enabled && self.terminal {
+            eprint!("\r\x1b[K");
+        }
+    }
+}
+
+impl Progress for Display {
+    fn started(&self, index: usize, _step: &Step) {
+        if self.enabled && self.terminal {
+            let done = self.done.load(Ordering::Relaxed);
+            let (command, total, name) = (self.command, self.names.len(), &self.names[index]);
+            self.show(&format!("{command}: {done} of {total} done: {name} ..."));
+        }
+    }
+
+    fn finished(&self, index: usize, _step: &Step, result: &StepResult, done: usize) {
+        self.done.store(done, Ordering::Relaxed);
+        if !self.enabled || (result.cached && output::verbosity() < 1) {
+            return;
+        }
+        let how = if result.cached {
+            "cached".to_string()
+        } else {
+            format!("{} in {:.1} s", result.outcome.word(), result.seconds)
+        };
+        let (command, total, name) = (self.command, self.names.len(), &self.names[index]);
+        self.show(&format!("{command}: {done} of {total}: {name}: {how}"));
+    }
+}

@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The matrix's plan: the toolchains found, the rustc command lines (driven directly, as Kbuild
+//! does: `rustc.rs`), and the graph of steps that runs them.
+
+mod examples;
+mod rustc;
+mod targets;
+#[cfg(test)]
+mod tests;
+mod usage;
+
+pub use examples::{check_catalog_examples, example_inputs, examples, shim_inputs, Example};
+pub use rustc::{binary_run, mode_cfgs, test_run, Mode, Output, Product, Rustc};
+pub use targets::{has_sites, not_built, plan_targets, Emulation};
+pub use usage::{plan_usage, UsageCompile};
+
+use crate::catalog::FEATURES;
+use crate::features::expect::ToolchainVerdict;
+use crate::project_root;
+use crate::targets::{KernelTarget, KERNEL_TARGETS};
+use crate::toolchains::discovery::{discover, Availability};
+use crate::toolchains::emulators::qemu_user;
+use crate::toolchains::library_sources::{library_sources, LibrarySources};
+use crate::toolchains::pins::Shard;
+use crate::util::process::Invocation;
+use anyhow::Context;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use xshell::Shell;
+
+/// What a step does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Compile the feature probe and classify its diagnostics.
+    Probe,
+    /// Compile a crate with code generation.
+    Build,
+    /// Run an example's binary: load and unload the module, print its log.
+    Run,
+    /// Compile a crate with `--test` and run the test binary.
+    Test,
+    /// Compile a crate's metadata in kernel mode without one feature in `-Zallow-features`,
+    /// and read where it needs that feature.
+    Usage,
+    /// Compile a fixture of `xtask/programs/kbuild/` as Kbuild compiles a driver, and read the
+    /// codes of its errors: what a driver gets when it enables features itself.
+    Kbuild,
+    /// Ask the compiler which kernel targets it knows (`--print target-list`).
+    Targets,
+    /// Build `core` or `compiler_builtins` for a kernel target from the compiler's own sources.
+    Core,
+    /// Compile the static-key sample to an object for a kernel target and check its sites.
+    Objects,
+    /// Build the freestanding test program for a kernel target and run it, natively or under
+    /// qemu's user-mode emulator.
+    Emulate,
+}
+
+impl Kind {
+    /// The report's `kind` value.
+    pub fn word(self) -> &'static str {
+        match self {
+            Kind::Probe => "probe",
+            Kind::Build => "build",
+            Kind::Run => "run",
+            Kind::Test => "test",
+            Kind::Usage => "usage",
+            Kind::Kbuild => "kbuild",
+            Kind::Targets => "targets",
+            Kind::Core => "core",
+            Kind::Objects => "objects",
+            Kind::Emulate => "emulate",
+        }
+    }
+}
+
+/// A file-system-safe directory name for a toolchain id.
+pub fn directory_name(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The output directory's name of a compiler: its id, and a short hash of where the compiler
+/// is and how it is started, so that no two compilers (`1.95.0` and a `--toolchain` wrapper,
+/// a pin moved to another package) ever share outputs.
+fn identity_directory_name(toolchain: &crate::toolchains::discovery::Toolchain) -> String {
+    let mut hasher = crate::util::hash::StableHasher::new();
+    hasher
+        .field(toolchain.launch.rustc.to_string_lossy().as_bytes())
+        .field(&toolchain.spec);
+    if let Some(loader) = &toolchain.launch.loader {
+        hasher.field(loader.program.to_string_lossy().as_bytes());
+    }
+    let hash = hasher.finish().to_string();
+    format!("{}-{}", directory_name(&toolchain.id), &hash[..8])
+}
+
+/// A toolchain as the planner sees it.
+#[derive(Clone, Debug)]
+pub struct PlannedToolchain {
+    pub index: usize,
+    /// A short name for file paths, unique among the toolchains.
+    pub directory_name: String,
+    pub rustc: Rustc,
+    /// Whether to build and test (the toolchain is ok), or only to probe (too old).
+    pub builds: bool,
+}
+
+/// One node of the step graph.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub toolchain: usize,
+    pub kind: Kind,
+    /// `kernel` for the shim, the example's name, or `features` for the probe.
+    pub target: String,
+    /// The mode, for builds and tests.
+    pub mode: Option<Mode>,
+    /// Its processes, each run only after the one before it succeeded: rustc; for a test, rustc
+    /// and then the test binary; for a run, the example's binary.
+    pub processes: Vec<Invocation>,
+    /// A file later steps need (the shim's rlib), which a cache hit must find unchanged.
+    pub artifact: Option<PathBuf>,
+    /// Directories to create before running.
+    pub directories: Vec<PathBuf>,
+    /// Files whose contents the result depends on.
+    pub inputs: Vec<PathBuf>,
+    /// Steps that must pass first (indices into the plan, always lower than this step's).
+    pub deps: Vec<usize>,
+    /// The kernel target it builds for; `None` for the host.
+    pub kernel_target: Option<&'static KernelTarget>,
+    pub check: Option<Check>,
+    /// The files its processes write that anything reads later: removed before they run, and
+    /// required after they succeed, so that what is judged or run is what was just built.
+    pub outputs: Vec<PathBuf>,
+}
+
+/// A check the runner makes in-process after a step's processes succeeded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// The static-branch sites of an object, by [`crate::targets::jump_table::check_object`].
+    JumpTable {
+        object: PathBuf,
+        /// `target_arch` of the target it was built for.
+        arch: &'static str,
+        /// Key symbol and number of sites the object must hold, each key once; empty when
+        /// the build uses the load-and-branch replacement and has no sites at all.
+        expected: Vec<(String, usize)>,
+    },
+}
+
+impl Step {
+    /// A step that only runs `processes`, for the host; the planners fill in the rest.
+    pub fn new(
+        toolchain: usize,
+        kind: Kind,
+        target: &str,
+        mode: Option<Mode>,
+        processes: Vec<Invocation>,
+    ) -> Step {
+        Step {
+            toolchain,
+            kind,
+            target: target.to_string(),
+            mode,
+            processes,
+            artifact: None,
+            directories: Vec::new(),
+            inputs: Vec::new(),
+            deps: Vec::new(),
+            kernel_target: None,
+            check: None,
+            outputs: Vec::new(),
+        }
+    }
+
+    /// A short label for progress lines and failures: `build rust_minimal (kernel)`.
+    pub fn label(&self) -> String {
+        let triple = self.kernel_target.map(|kernel_target| kernel_target.triple);
+        cell_label(self.kind, &self.target, self.mode, triple)
+    }
+}
+
+/// A step's or a report cell's name: `build kernel (kernel) for aarch64-unknown-none`.
+pub fn cell_label(kind: Kind, target: &str, mode: Option<Mode>, triple: Option<&str>) -> String {
+    let mode = mode.map_or(String::new(), |mode| format!(" ({})", mode.word()));
+    let triple = triple.map_or(String::new(), |triple| format!(" for {triple}"));
+    format!("{} {target}{mode}{triple}", kind.word())
+}
+
+/// Where the matrix puts its files.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    pub root: PathBuf,
+    pub kshim: PathBuf,
+}
+
+impl Layout {
+    pub fn new(root: &Path) -> Self {
+        Self {
+            root: root.to_path_buf(),
+            kshim: root.join("target/kshim"),
+        }
+    }
+
+    pub fn probe_source(&self) -> PathBuf {
+        self.kshim.join("matrix/kshim_probe.rs")
+    }
+
+    /// The output directory of one toolchain and mode (or `probe`).
+    pub fn output(&self, toolchain: &str, part: &str) -> PathBuf {
+        self.kshim.join("matrix").join(toolchain).join(part)
+    }
+
+    pub fn cache(&self) -> PathBuf {
+        self.kshim.join("cache")
+    }
+
+    pub fn report(&self) -> PathBuf {
+        self.kshim.join("matrix-report.json")
+    }
+
+    pub fn lock(&self) -> PathBuf {
+        crate::util::run_lock::of_checkout(&self.root)
+    }
+}
+
+/// The toolchains a run found and the steps planned for them.
+pub struct PlannedRun {
+    /// Every pin or `--toolchain` spec of the run (of the shard, with one), in order.
+    pub availabilities: Vec<Availability>,
+    /// The toolchains that run, as the steps name them.
+    pub planned: Vec<PlannedToolchain>,
+    pub examples: Vec<Example>,
+    /// Per entry of `availabilities`: its library sources for the target axis, or why there are
+    /// none (`None` for a toolchain that was not found).
+    pub cross: Vec<Option<Result<LibrarySources, String>>>,
+    pub targets: Vec<&'static KernelTarget>,
+    /// Why each kernel target's test program is not built or not run here, if it is not.
+    pub not_run: Vec<Option<String>>,
+    /// Every step, in an order that puts each after the steps it needs.
+    pub steps: Vec<Step>,
+}
+
+/// What a run checks: which compilers, from which pin file, of which shard.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    /// `--toolchain` specs; empty means every pin.
+    pub toolchains: Vec<String>,
+    /// `--pins`: the pin file, if not the repository's.
+    pub pins: Option<PathBuf>,
+    /// `--shard K/N`: only the toolchains this shard owns.
+    pub shard: Option<Shard>,
+    /// `--target`: the kernel targets; `None` means all of them.
+    pub targets: Option<Vec<&'static KernelTarget>>,
+}
+
+/// Discovers the toolchains (running each one's `rustc -vV`, killed after `timeout`) and
+/// plans every step for them.
+pub fn plan_run(
+    sh: &Shell,
+    layout: &Layout,
+    selection: &Selection,
+    timeout: Duration,
+) -> anyhow::Result<PlannedRun> {
+    let examples = examples(&layout.root)?;
+    check_catalog_examples(
+        FEATURES,
+        &examples,
+        &layout.root.join("examples/Cargo.toml"),
+        // The catalog compiled into this xtask, wherever the sources checked are.
+        &project_root().join("kernel-shim/src/catalog.rs"),
+    )?;
+    let mut availabilities = discover(
+        sh,
+        selection.pins.as_deref(),
+        &selection.toolchains,
+        timeout,
+    )?;
+    if let Some(shard) = selection.shard {
+        shard.check(availabilities.len())?;
+        availabilities = availabilities
+            .into_iter()
+            .enumerate()
+            .filter(|(position, _)| shard.owns(*position))
+            .map(|(_, availability)| availability)
+            .collect();
+    }
+    let mut planned = Vec::new();
+    let mut cross = vec![None; availabilities.len()];
+    let mut used_names: HashSet<String> = HashSet::new();
+    for (index, availability) in availabilities.iter().enumerate() {
+        let Availability::Found { toolchain, version } = availability else {
+            continue;
+        };
+        cross[index] = Some(library_sources(toolchain, version).map_err(|why| format!("{why:#}")));
+        let mut name = identity_directory_name(toolchain);
+        if !used_names.insert(name.clone()) {
+            name = format!("{name}-{index}");
+            used_names.insert(name.clone());
+        }
+        planned.push(PlannedToolchain {
+            index,
+            directory_name: name,
+            rustc: Rustc::of(toolchain, version.release),
+            builds: ToolchainVerdict::for_release(version.release) == ToolchainVerdict::Ok,
+        });
+    }
+    let mut steps = plan(layout, &planned, &examples)?;
+    let targets = selection
+        .targets
+        .clone()
+        .unwrap_or_else(|| KERNEL_TARGETS.iter().collect());
+    let emulation = Emulation {
+        linker: find_linker(&availabilities),
+        runner: &|target: &KernelTarget| {
+            (target.arch != std::env::consts::ARCH).then(|| {
+                qemu_user(target.arch).with_context(|| {
+                    format!(
+                        "no qemu-{}-static here to run it: `cargo xtask toolchains install` \
+                         unpacks Debian's qemu-user-static",
+                        target.arch
+                    )
+                })
+            })
+        },
+    };
+    if !targets.is_empty() {
+        plan_targets(layout, &planned, &cross, &targets, &emulation, &mut steps)?;
+    }
+    let not_run = targets
+        .iter()
+        .map(|kernel_target| emulation.not_run(kernel_target))
+        .collect();
+    Ok(PlannedRun {
+        availabilities,
+        planned,
+        examples,
+        steps,
+        cross,
+        targets,
+        not_run,
+    })
+}
+
+/// The `ld.lld` that links the test programs: `rust-lld` from a rustup toolchain that was
+/// found (Debian's compilers ship none), or `ld.lld` on `PATH`.
+fn find_linker(availabilities: &[Availability]) -> anyhow::Result<PathBuf> {
+    let bundled = availabilities.iter().find_map(|availability| {
+        let Availability::Found { toolchain, version } = availability else {
+            return None;
+        };
+        let sysroot = toolchain.launch.rustc.parent()?.parent()?;
+        let lld = sysroot
+            .join("lib/rustlib")
+            .join(&version.host)
+            .join("bin/rust-lld");
+        lld.is_file().then_some(lld)
+    });
+    // The xtask's machine has rustup (README's first command runs through it), whichever
+    // compilers were selected.
+    let rustup = || {
+        let home = std::env::var_os("RUSTUP_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".rustup")))?;
+        let mut toolchains: Vec<PathBuf> = std::fs::read_dir(home.join("toolchains"))
+            .ok()?
+            .filter_map(|entry| Some(entry.ok()?.path()))
+            .collect();
+        toolchains.sort();
+        toolchains.into_iter().find_map(|toolchain| {
+            let hosts = std::fs::read_dir(toolchain.join("lib/rustlib")).ok()?;
+            hosts
+                .filter_map(|entry| Some(entry.ok()?.path().join("bin/rust-lld")))
+                .find(|lld| lld.is_file())
+        })
+    };
+    let on_path = || crate::util::process::which("ld.lld");
+    bundled.or_else(rustup).or_else(on_path).context(
+        "no linker for the test programs: no rustup toolchain has rust-lld, and no ld.lld is on \
+         PATH",
+    )
+}
+
+/// The fixtures of `xtask/programs/kbuild/` that each toolchain compiles as Kbuild compiles a driver:
+/// one enables the allowed features itself, one a feature outside the list.
+pub const KBUILD_FIXTURES: [&str; 2] = ["inside_allow_list", "outside_allow_list"];
+
+/// A Kbuild fixture's source, in this xtask's own checkout: like the catalog, the fixtures
+/// check the compilers' rules, whichever sources are checked.
+pub fn kbuild_fixture(name: &str) -> PathBuf {
+    project_root()
+        .join("xtask/programs/kbuild")
+        .join(format!("{name}.rs"))
+}
+
+/// Plans every step for the toolchains: probes and shim builds first (everything else waits
+/// for them), then the shim's tests, and every example's build, run and tests in both modes.
+pub fn plan(
+    layout: &Layout,
+    toolchains: &[PlannedToolchain],
+    examples: &[Example],
+) -> anyhow::Result<Vec<Step>> {
+    let shim_files = shim_inputs(&layout.root)?;
+    // What links the host's binaries (rustc's default linker) decides them as the sources do.
+    let linker: Vec<PathBuf> = crate::util::process::which("cc").into_iter().collect();
+    let shim_test_files = [shim_files.clone(), linker.clone()].concat();
+    let mut example_files = Vec::new();
+    for example in examples {
+        example_files.push([example_inputs(&example.path)?, linker.clone()].concat());
+    }
+    let mut steps = Vec::new();
+    // Each shim build: toolchain, mode, directory, cfgs, its step and its rlib.
+    let mut shims = Vec::new();
+    for toolchain in toolchains {
+        let step = |kind, target, mode, processes| {
+            Step::new(toolchain.index, kind, target, mode, processes)
+        };
+        let probe_dir = layout.output(&toolchain.directory_name, "probe");
+        let probe = toolchain.rustc.probe(&layout.probe_source(), &probe_dir);
+        steps.push(Step {
+            directories: vec![probe_dir],
+            inputs: vec![layout.probe_source()],
+            ..step(Kind::Probe, "features", None, vec![probe])
+        });
+        if !toolchain.builds {
+            continue;
+        }
+        for fixture in KBUILD_FIXTURES {
+            let directory = layout.output(&toolchain.directory_name, "kbuild");
+            let source = kbuild_fixture(fixture);
+            let compile = toolchain.rustc.kbuild_fixture(&source, &directory);
+            // No outputs: each is predicted to fail, its outcome is the compiler's codes.
+            steps.push(Step {
+                directories: vec![directory],
+                inputs: vec![source],
+                ..step(Kind::Kbuild, fixture, Some(Mode::Kernel), vec![compile])
+            });
+        }
+        for mode in Mode::ALL {
+            let directory = layout.output(&toolchain.directory_name, mode.word());
+            let cfgs = mode_cfgs(toolchain.rustc.release, mode, None);
+            let rlib = directory.join("libkernel.rlib");
+            let shim = toolchain.rustc.shim(
+                &layout.root,
+                mode,
+                &cfgs,
+                Product::Crate,
+                Output::Directory(&directory),
+            );
+            steps.push(Step {
+                artifact: Some(rlib.clone()),
+                directories: vec![directory.clone()],
+                inputs: shim_files.clone(),
+                outputs: vec![rlib.clone()],
+                ..step(Kind::Build, "kernel", Some(mode), vec![shim])
+            });
+            shims.push((toolchain, mode, directory, cfgs, steps.len() - 1, rlib));
+        }
+    }
+    for (toolchain, mode, directory, cfgs, library, rlib) in shims {
+        let test_binary = directory.join("kernel-test");
+        let processes = vec![
+            toolchain.rustc.shim(
+                &layout.root,
+                mode,
+                &cfgs,
+                Product::Tests,
+                Output::File(&test_binary),
+            ),
+            test_run(&toolchain.rustc, &test_binary),
+        ];
+        steps.push(Step {
+            directories: vec![directory.clone()],
+            inputs: shim_test_files.clone(),
+            outputs: vec![test_binary.clone()],
+            ..Step::new(toolchain.index, Kind::Test, "kernel", Some(mode), processes)
+        });
+        for (example, files) in examples.iter().zip(&example_files) {
+            let binary = directory.join(&example.name);
+            let build = steps.len();
+            let compile = |product, output| {
+                toolchain
+                    .rustc
+                    .example(example, mode, &cfgs, &rlib, product, output)
+            };
+            let step = |kind, processes| {
+                Step::new(toolchain.index, kind, &example.name, Some(mode), processes)
+            };
+            let built = compile(Product::Crate, Output::Directory(&directory));
+            steps.push(Step {
+                // The run step below needs this very binary.
+                artifact: Some(binary.clone()),
+                directories: vec![directory.clone()],
+                inputs: files.clone(),
+                deps: vec![library],
+                outputs: vec![binary.clone()],
+                ..step(Kind::Build, vec![built])
+            });
+            // No inputs: the build's cache key already covers the sources.
+            steps.push(Step {
+                deps: vec![build],
+                ..step(Kind::Run, vec![binary_run(&toolchain.rustc, &binary)])
+            });
+            let test_binary = directory.join(format!("{}-test", example.name));
+            let tests = compile(Product::Tests, Output::File(&test_binary));
+            steps.push(Step {
+                directories: vec![directory.clone()],
+                inputs: files.clone(),
+                deps: vec![library],
+                outputs: vec![test_binary.clone()],
+                ..step(
+                    Kind::Test,
+                    vec![tests, test_run(&toolchain.rustc, &test_binary)],
+                )
+            });
+        }
+    }
+    Ok(steps)
+}

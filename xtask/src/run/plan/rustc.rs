@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The rustc command lines of the matrix: the probe, the shim and the examples in either mode,
+//! and the runs of what they build.
+
+use super::examples::{shim_root, Example};
+use crate::catalog::{all_cfg_names, arch_cfg, derived_cfgs, Release, RUST_ALLOWED_FEATURES};
+use crate::targets::KernelTarget;
+use crate::toolchains::library_sources::{LibrarySources, SourceCrate};
+use crate::toolchains::loader::Launch;
+use crate::util::process::Invocation;
+use std::path::{Path, PathBuf};
+
+/// The release that stabilized `--check-cfg`; older compilers reject the flag.
+pub const CHECK_CFG_SINCE: Release = Release::new(1, 80, 0);
+
+/// How the shim and the examples are built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// The kernel's way: `RUSTC_BOOTSTRAP=1`, the shim's feature block on as in `rust/kernel`,
+    /// and every other crate built as Kbuild builds a driver ([`kbuild_driver_flags`]).
+    Kernel,
+    /// No `#![feature]` at all: stabilized syntax where the compiler has it, the stable
+    /// replacement where it does not.
+    Stable,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 2] = [Mode::Kernel, Mode::Stable];
+
+    /// The report's `mode` value.
+    pub fn word(self) -> &'static str {
+        match self {
+            Mode::Kernel => "kernel",
+            Mode::Stable => "stable",
+        }
+    }
+}
+
+/// The cfgs a build in `mode` gets from a compiler of `release`, for `kernel_target` (`None`: the
+/// host, which is the machine the xtask runs on), as the shim's build script derives them.
+pub fn mode_cfgs(
+    release: Release,
+    mode: Mode,
+    kernel_target: Option<&KernelTarget>,
+) -> Vec<&'static str> {
+    let target_arch =
+        kernel_target.map_or(std::env::consts::ARCH, |kernel_target| kernel_target.arch);
+    derived_cfgs(release, mode == Mode::Kernel)
+        .chain(arch_cfg(target_arch))
+        .collect()
+}
+
+/// A compiler as the command lines need it.
+#[derive(Clone, Debug)]
+pub struct Rustc {
+    pub launch: Launch,
+    pub release: Release,
+}
+
+/// What a compilation of the shim or an example produces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Product {
+    /// The shim's rlib, an example's binary.
+    Crate,
+    /// The unit-test binary (`rustc --test`).
+    Tests,
+}
+
+#[derive(Clone, Debug)]
+pub enum Output<'a> {
+    /// `--out-dir`: rustc names the file after the crate.
+    Directory(&'a Path),
+    /// `-o`: exactly this file (test binaries).
+    File(&'a Path),
+}
+
+fn path_arg(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+fn push(invocation: &mut Invocation, args: &[&str]) {
+    invocation
+        .args
+        .extend(args.iter().map(|arg| arg.to_string()));
+}
+
+/// The driver-facing part of Kbuild's `rust_common_cmd` (`scripts/Makefile.build`) for the
+/// comma-separated allowed features `list`: only they may be enabled, and they are already on,
+/// so a driver writes no `#![feature]`. Kbuild's `-Zcrate-attr=no_std` is left out: the
+/// examples are host programs. `-Astable_features` is from the kernel's `rust_common_flags`.
+pub fn kbuild_driver_flags(list: &str) -> [String; 3] {
+    [
+        format!("-Zallow-features={list}"),
+        format!("-Zcrate-attr=feature({list})"),
+        "-Astable_features".into(),
+    ]
+}
+
+/// The first release that knows `--edition 2021`; older ones get 2018 (only the feature probe
+/// runs on them, since they are below the minimum).
+const EDITION_2021_SINCE: Release = Release::new(1, 56, 0);
+
+impl Rustc {
+    pub fn of(toolchain: &crate::toolchains::discovery::Toolchain, release: Release) -> Rustc {
+        let launch = toolchain.launch.clone();
+        Rustc { launch, release }
+    }
+
+    fn bootstrap_env(&self) -> Vec<(String, String)> {
+        let mut env = self.launch.env.clone();
+        env.push(("RUSTC_BOOTSTRAP".into(), "1".into()));
+        env
+    }
+
+    fn edition(&self) -> &'static str {
+        if self.release >= EDITION_2021_SINCE {
+            "2021"
+        } else {
+            "2018"
+        }
+    }
+
+    /// The parts every compilation shares: environment for the mode, edition, check-cfg.
+    fn base(&self, mode: Mode) -> Invocation {
+        let (env, env_remove) = match mode {
+            Mode::Kernel => (self.bootstrap_env(), Vec::new()),
+            Mode::Stable => (self.launch.env.clone(), vec!["RUSTC_BOOTSTRAP".into()]),
+        };
+        let mut args = vec!["--edition".into(), self.edition().into()];
+        if self.release >= CHECK_CFG_SINCE {
+            // `cfg(test)` is not among the names rustc knows once `--check-cfg` lists any.
+            for name in all_cfg_names().chain(["test"]) {
+                args.push("--check-cfg".into());
+                args.push(format!("cfg({name})"));
+            }
+        }
+        Invocation {
+            env_remove,
+            ..self.launch.invocation(args, env)
+        }
+    }
+
+    fn add_cfgs(invocation: &mut Invocation, cfgs: &[&str]) {
+        for cfg in cfgs {
+            push(invocation, &["--cfg", cfg]);
+        }
+    }
+
+    /// What a crate outside the shim gets: in kernel mode Kbuild's flags for a driver
+    /// ([`kbuild_driver_flags`]), the shim's rlib as `kernel`, and the mode's cfgs.
+    fn add_kernel_user(invocation: &mut Invocation, mode: Mode, cfgs: &[&str], rlib: &Path) {
+        if mode == Mode::Kernel {
+            invocation
+                .args
+                .extend(kbuild_driver_flags(RUST_ALLOWED_FEATURES));
+        }
+        push(
+            invocation,
+            &["--extern", &format!("kernel={}", path_arg(rlib))],
+        );
+        Self::add_cfgs(invocation, cfgs);
+    }
+
+    fn add_output(invocation: &mut Invocation, output: Output<'_>) {
+        match output {
+            Output::Directory(directory) => push(invocation, &["--out-dir", &path_arg(directory)]),
+            Output::File(file) => push(invocation, &["-o", &path_arg(file)]),
+        }
+    }
+
+    pub fn probe(&self, source: &Path, out_dir: &Path) -> Invocation {
+        let mut invocation = self.launch.invocation(Vec::new(), self.bootstrap_env());
+        push(
+            &mut invocation,
+            &[
+                "--crate-name",
+                "kshim_probe",
+                "--crate-type",
+                "lib",
+                "--edition",
+                self.edition(),
+                "--error-format=json",
+                "--emit=metadata",
+                &path_arg(source),
+            ],
+        );
+        Self::add_output(&mut invocation, Output::Directory(out_dir));
+        invocation
+    }
+
+    pub fn kbuild_fixture(&self, source: &Path, out_dir: &Path) -> Invocation {
+        let mut invocation = self.base(Mode::Kernel);
+        push(
+            &mut invocation,
+            &[
+                "--crate-name",
+                "kshim_kbuild",
+                "--crate-type",
+                "lib",
+                "--emit=metadata",
+                "--error-format=json",
+            ],
+        );
+        invocation
+            .args
+            .extend(kbuild_driver_flags(RUST_ALLOWED_FEATURES));
+        push(&mut invocation, &[&path_arg(source)]);
+        Self::add_output(&mut invocation, Output::Directory(out_dir));
+        invocation
+    }
+
+    pub fn shim(
+        &self,
+        root: &Path,
+        mode: Mode,
+        cfgs: &[&str],
+        product: Product,
+        output: Output<'_>,
+    ) -> Invocation {
+        let mut invocation = self.base(mode);
+        push(&mut invocation, &["--crate-name", "kernel"]);
+        match product {
+            Product::Tests => push(&mut invocation, &["--test"]),
+            Product::Crate => push(&mut invocation, &["--crate-type", "rlib", "--emit=link"]),
+        }
+        push(&mut invocation, &[&path_arg(&shim_root(root))]);
+        Self::add_cfgs(&mut invocation, cfgs);
+        Self::add_output(&mut invocation, output);
+        invocation
+    }
+
+    /// An example as a binary, or as its test binary, linked against the shim's rlib; in
+    /// kernel mode limited to the kernel's `-Zallow-features` list.
+    pub fn example(
+        &self,
+        example: &Example,
+        mode: Mode,
+        cfgs: &[&str],
+        rlib: &Path,
+        product: Product,
+        output: Output<'_>,
+    ) -> Invocation {
+        let mut invocation = self.base(mode);
+        push(&mut invocation, &["--crate-name", &example.name]);
+        match product {
+            Product::Tests => push(&mut invocation, &["--test"]),
+            Product::Crate => push(&mut invocation, &["--crate-type", "bin", "--emit=link"]),
+        }
+        push(&mut invocation, &[&path_arg(&example.path)]);
+        Self::add_kernel_user(&mut invocation, mode, cfgs, rlib);
+        Self::add_output(&mut invocation, output);
+        invocation
+    }
+
+    /// `rustc --print what`.
+    pub fn print(&self, what: &str) -> Invocation {
+        let args = vec!["--print".into(), what.into()];
+        self.launch.invocation(args, self.launch.env.clone())
+    }
+
+    /// The parts every build of a sysroot crate shares, as the standard library's own build
+    /// has them: unstable features allowed, everything unmarked unstable, no unwinding, and
+    /// no lints, since newer lints may fire on an older library.
+    fn sysroot_crate(&self, name: &str, edition: &str, triple: &str, out_dir: &Path) -> Invocation {
+        let mut invocation = self.launch.invocation(Vec::new(), self.bootstrap_env());
+        push(
+            &mut invocation,
+            &[
+                "--edition",
+                edition,
+                "--crate-name",
+                name,
+                "--crate-type",
+                "rlib",
+                "--target",
+                triple,
+                "-C",
+                "panic=abort",
+                "-C",
+                "opt-level=2",
+                "-Zforce-unstable-if-unmarked",
+                "--cap-lints",
+                "allow",
+            ],
+        );
+        Self::add_output(&mut invocation, Output::Directory(out_dir));
+        invocation
+    }
+
+    /// `core` for `triple`, from the compiler's own library sources, into `out_dir` (the
+    /// sysroot's `lib/rustlib/TRIPLE/lib`).
+    pub fn core(&self, sources: &LibrarySources, triple: &str, out_dir: &Path) -> Invocation {
+        let mut invocation = self.sysroot_crate("core", &sources.core_edition, triple, out_dir);
+        push(
+            &mut invocation,
+            &[&path_arg(&sources.library.join("core/src/lib.rs"))],
+        );
+        invocation
+    }
+
+    /// `compiler_builtins` for `triple`, against the `core` in `sysroot`.
+    pub fn compiler_builtins(
+        &self,
+        builtins: &Builtins<'_>,
+        triple: &str,
+        sysroot: &Path,
+        out_dir: &Path,
+    ) -> Invocation {
+        let (edition, root) = match builtins {
+            Builtins::Sources(source) => (source.edition.as_str(), source.root.as_path()),
+            Builtins::Empty(file) => ("2018", file.as_path()),
+        };
+        let mut invocation = self.sysroot_crate("compiler_builtins", edition, triple, out_dir);
+        if let Builtins::Sources(_) = builtins {
+            // What the standard library's build asks of it; without `mem`, since the
+            // programs bring their own memory functions as the kernel does.
+            push(&mut invocation, &["--cfg", "feature=\"compiler-builtins\""]);
+        }
+        Self::set_sysroot(&mut invocation, sysroot);
+        push(&mut invocation, &[&path_arg(root)]);
+        invocation
+    }
+
+    /// Points a compilation at `sysroot`, in place of the one a compiler run through its own
+    /// loader is given (rustc takes `--sysroot` once).
+    fn set_sysroot(invocation: &mut Invocation, sysroot: &Path) {
+        match invocation.args.iter().position(|arg| arg == "--sysroot") {
+            Some(index) if index + 1 < invocation.args.len() => {
+                invocation.args[index + 1] = path_arg(sysroot);
+            }
+            _ => push(invocation, &["--sysroot", &path_arg(sysroot)]),
+        }
+    }
+
+    /// Makes a compilation build for `triple` with the `core` of `sysroot`, as the kernel
+    /// builds its Rust: no unwinding.
+    pub fn for_target(invocation: &mut Invocation, triple: &str, sysroot: &Path) {
+        Self::set_sysroot(invocation, sysroot);
+        push(invocation, &["--target", triple, "-C", "panic=abort"]);
+    }
+
+    /// A crate of `xtask/programs/` built against the shim's rlib for a kernel target: the
+    /// static-key sample as one object, or the test program linked by `linker` (`rust-lld`).
+    pub fn target_crate(
+        &self,
+        source: &Path,
+        name: &str,
+        mode: Mode,
+        cfgs: &[&str],
+        rlib: &Path,
+        output: TargetOutput<'_>,
+    ) -> Invocation {
+        let mut invocation = self.base(mode);
+        push(
+            &mut invocation,
+            &[
+                "--crate-name",
+                name,
+                "-C",
+                "opt-level=2",
+                "-C",
+                "codegen-units=1",
+            ],
+        );
+        match output {
+            TargetOutput::Object(object) => push(
+                &mut invocation,
+                &["--crate-type", "lib", "--emit=obj", "-o", &path_arg(object)],
+            ),
+            TargetOutput::Program { binary, linker } => push(
+                &mut invocation,
+                &[
+                    "--crate-type",
+                    "bin",
+                    "-C",
+                    "relocation-model=static",
+                    "-C",
+                    "linker-flavor=ld.lld",
+                    "-C",
+                    &format!("linker={}", path_arg(linker)),
+                    "-o",
+                    &path_arg(binary),
+                ],
+            ),
+        }
+        push(&mut invocation, &[&path_arg(source)]);
+        Self::add_kernel_user(&mut invocation, mode, cfgs, rlib);
+        invocation
+    }
+}
+
+/// The `compiler_builtins` a sysroot gets.
+#[derive(Clone, Debug)]
+pub enum Builtins<'a> {
+    Sources(&'a SourceCrate),
+    /// The empty crate of `xtask/programs/`, where the sources hold none.
+    Empty(PathBuf),
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum TargetOutput<'a> {
+    /// One relocatable object (`--emit=obj`, one codegen unit).
+    Object(&'a Path),
+    /// A statically linked executable, linked by `linker` (an `ld.lld`).
+    Program { binary: &'a Path, linker: &'a Path },
+}
+
+/// Running an example's binary: with the toolchain's environment, since it may link the
+/// toolchain's shared libraries.
+pub fn binary_run(rustc: &Rustc, binary: &Path) -> Invocation {
+    Invocation::new(binary, Vec::new()).with_env(rustc.launch.env.clone())
+}
+
+/// Running a test binary so that it reports libtest's JSON events, which a stable-built
+/// binary accepts with `RUSTC_BOOTSTRAP=1` (it changes nothing else about the tests).
+pub fn test_run(rustc: &Rustc, binary: &Path) -> Invocation {
+    let args = crate::util::libtest::JSON_ARGS.map(String::from).to_vec();
+    Invocation::new(binary, args).with_env(rustc.bootstrap_env())
+}

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Unpacking `.deb` files, whole or only some of their members, into a directory that either
+//! does not exist or is complete.
+
+use anyhow::{bail, Context};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use xshell::{cmd, Shell};
+
+/// Unpacks `debs` into `destination` by [`replace_atomically`], `check` run on the staging
+/// directory (it may write a marker) before it takes `destination`'s place.
+pub(crate) fn unpack_atomically(
+    sh: &Shell,
+    debs: &[PathBuf],
+    destination: &Path,
+    check: impl FnOnce(&Path) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    replace_atomically(destination, |staging| {
+        for deb in debs {
+            cmd!(sh, "dpkg-deb --extract {deb} {staging}")
+                .quiet()
+                .run()
+                .with_context(|| format!("unpacking {}", deb.display()))?;
+        }
+        check(staging)
+    })
+}
+
+/// Extracts from `deb` only the `members` named (as [`list_members`] gives them, such as
+/// `./usr/src/rustc-1.96.0/library/core`; a directory brings everything under it) into
+/// `destination`, as atomically as [`unpack_atomically`]. A member the package lacks is an
+/// error, so a package without a wanted part is never taken for complete.
+pub(crate) fn extract_atomically(
+    deb: &Path,
+    members: &[String],
+    destination: &Path,
+    check: impl FnOnce(&Path) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let sh = Shell::new()?;
+    replace_atomically(destination, |staging| {
+        let tar = cmd!(
+            sh,
+            "tar -x --no-wildcards -C {staging} -f - -- {members...}"
+        );
+        data_through(&sh, deb, tar)?;
+        check(staging)
+    })
+    .with_context(|| format!("extracting from {}", deb.display()))
+}
+
+/// Every member of `deb`'s data, as tar names them: `./usr/bin/qemu-aarch64-static`,
+/// directories with a trailing `/`.
+pub(crate) fn list_members(deb: &Path) -> anyhow::Result<Vec<String>> {
+    let sh = Shell::new()?;
+    let listing = data_through(&sh, deb, cmd!(sh, "tar -t -f -"))?;
+    Ok(listing.lines().map(str::to_owned).collect())
+}
+
+/// Runs `tar` on the data archive of `deb` (from `dpkg-deb --fsys-tarfile`, piped) and returns
+/// what it prints; either failing is an error that says what it printed.
+fn data_through(sh: &Shell, deb: &Path, tar: xshell::Cmd<'_>) -> anyhow::Result<String> {
+    let [data, tar] = crate::util::process::pipe(cmd!(sh, "dpkg-deb --fsys-tarfile {deb}"), tar)
+        .with_context(|| {
+            format!(
+                "reading the data of {} through tar (is this a Debian-like system?)",
+                deb.display()
+            )
+        })?;
+    // tar first: when it stops early, dpkg-deb only fails with a broken pipe; when dpkg-deb
+    // fails, tar only says that what it read is no archive.
+    let said = |output: &Output| String::from_utf8_lossy(&output.stderr).trim().to_owned();
+    let mut failures = Vec::new();
+    if !tar.status.success() {
+        failures.push(format!("tar exited with {}: {}", tar.status, said(&tar)));
+    }
+    if !data.status.success() {
+        failures.push(format!(
+            "`dpkg-deb --fsys-tarfile {}` exited with {}: {}",
+            deb.display(),
+            data.status,
+            said(&data)
+        ));
+    }
+    if !failures.is_empty() {
+        bail!("{}", failures.join("; "));
+    }
+    Ok(String::from_utf8_lossy(&tar.stdout).into_owned())
+}
+
+/// Fills a staging directory beside `destination` with `fill` and only then lets it take
+/// `destination`'s place; on any failure the staging directory is removed.
+fn replace_atomically(
+    destination: &Path,
+    fill: impl FnOnce(&Path) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let parent = destination
+        .parent()
+        .with_context(|| format!("{} has no parent directory", destination.display()))?;
+    let name = destination
+        .file_name()
+        .with_context(|| format!("{} has no file name", destination.display()))?
+        .to_string_lossy()
+        .into_owned();
+    std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+    remove_abandoned_staging(parent, &name);
+    let staging = parent.join(format!(".{name}.partial-{}", std::process::id()));
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging)
+            .with_context(|| format!("removing {}", staging.display()))?;
+    }
+    std::fs::create_dir(&staging).with_context(|| format!("creating {}", staging.display()))?;
+    let result = (|| {
+        fill(&staging)?;
+        if destination.exists() {
+            let old = parent.join(format!(".{name}.old-{}", std::process::id()));
+            std::fs::rename(destination, &old)
+                .with_context(|| format!("moving the old {} aside", destination.display()))?;
+            std::fs::remove_dir_all(&old).with_context(|| format!("removing {}", old.display()))?;
+        }
+        std::fs::rename(&staging, destination)
+            .with_context(|| format!("moving {} to {}", staging.display(), destination.display()))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    result
+}
+
+/// Removes staging directories of `name` left by runs that were killed (their process is
+/// gone).
+fn remove_abandoned_staging(parent: &Path, name: &str) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let file_name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = [".partial-", ".old-"].iter().find_map(|kind| {
+            file_name
+                .strip_prefix(&format!(".{name}{kind}"))
+                .and_then(|pid| pid.parse::<libc::pid_t>().ok())
+        }) else {
+            continue;
+        };
+        // SAFETY: kill with signal 0 only asks whether the process exists; it sends nothing.
+        let alive = unsafe { libc::kill(pid, 0) } == 0;
+        if !alive {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}

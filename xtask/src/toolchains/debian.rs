@@ -1,0 +1,578 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Debian's compilers: the `SUITE:PACKAGE[=VERSION]` that names one, and provisioning it into a
+//! prefix of its own under `target/toolchains/debian/` through the private apt of
+//! [`crate::toolchains::apt`], where it counts as installed only once it has answered `-vV`.
+
+use crate::toolchains::apt::{self, AptIndex, HostLibraries, PrivateApt, Resolved};
+use crate::toolchains::loader::Launch;
+use crate::toolchains::version::{parse_verbose_version, RustcVersion};
+use crate::util::run_lock::{self, RunLock};
+use anyhow::{anyhow, bail, Context};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use xshell::Shell;
+
+/// Where `cargo xtask toolchains install` keeps what it provisions: `target/toolchains/` at the
+/// repository root, whatever `CARGO_TARGET_DIR` says (one build's scratch space).
+pub(crate) fn toolchains_dir() -> PathBuf {
+    crate::project_root().join("target").join("toolchains")
+}
+
+static CHANGE_NOTHING: AtomicBool = AtomicBool::new(false);
+
+/// Makes every later provisioning in this process fail, before it touches the private apt,
+/// the network or `target/toolchains/`: what `--dry-run` promises.
+pub(crate) fn change_nothing() {
+    CHANGE_NOTHING.store(true, Ordering::Relaxed);
+}
+
+/// The file in a provisioned compiler's prefix that says it is complete and what it holds: its
+/// first line is the [`DebianSource`] with its exact version, then one line per package.
+pub(crate) const MARKER: &str = "kshim-provisioned.txt";
+
+/// How long `-vV` of a freshly unpacked compiler may take.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How old the private apt's package lists may be before they are fetched again.
+const LISTS_MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// A Debian compiler package in a suite: `trixie:rustc=1.85.1+dfsg1-1+deb13u1`, or without a
+/// version (`bookworm:rustc-web`) for the newest build of the release wanted.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DebianSource {
+    /// The suite asked for: `bullseye`, `bookworm-security`, `sid`, `experimental`.
+    pub suite: String,
+    /// The compiler package: `rustc`, `rustc-web`, `rustc-mozilla`.
+    pub package: String,
+    pub version: Option<String>,
+}
+
+impl DebianSource {
+    /// Parses `SUITE:PACKAGE` or `SUITE:PACKAGE=VERSION`, each part checked as [`apt`] checks
+    /// what it is given, so that no value can reach apt as an option or a pattern.
+    pub fn parse(text: &str) -> anyhow::Result<DebianSource> {
+        let usage = "SUITE:PACKAGE or SUITE:PACKAGE=VERSION, such as \
+                     `trixie:rustc=1.85.1+dfsg1-1+deb13u1`";
+        let Some((suite, rest)) = text.split_once(':') else {
+            bail!("`{}` names no suite; write {usage}", text.escape_debug());
+        };
+        let (package, version) = rest
+            .split_once('=')
+            .map_or((rest, None), |(package, version)| (package, Some(version)));
+        let checked = apt::checked_suite(suite)
+            .and(apt::checked_package(package))
+            .and(version.map_or(Ok(""), apt::checked_version));
+        checked.map_err(|error| anyhow!("{error}; write {usage}"))?;
+        Ok(DebianSource {
+            suite: suite.to_owned(),
+            package: package.to_owned(),
+            version: version.map(str::to_owned),
+        })
+    }
+
+    /// The suites its packages may come from, in order of preference: [`suite_family`].
+    pub fn suites(&self) -> Vec<String> {
+        suite_family(&self.suite)
+    }
+
+    /// `package=version`, or the package alone.
+    pub fn package_spec(&self) -> String {
+        match &self.version {
+            Some(version) => format!("{}={version}", self.package),
+            None => self.package.clone(),
+        }
+    }
+}
+
+impl fmt::Display for DebianSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.suite, self.package_spec())
+    }
+}
+
+/// The suites a compiler of `suite` takes its packages from, in order of preference: a stable
+/// release with its security and point-release updates, a backports suite on top of its
+/// release, `experimental` on top of `sid` (it holds only what differs from it).
+pub(crate) fn suite_family(suite: &str) -> Vec<String> {
+    let base = ["-security", "-updates", "-backports"]
+        .iter()
+        .find_map(|suffix| suite.strip_suffix(suffix))
+        .unwrap_or(suite);
+    match base {
+        "sid" | "unstable" => vec![base.to_owned()],
+        "experimental" | "rc-buggy" => vec![base.to_owned(), "sid".to_owned()],
+        _ => {
+            let mut family = Vec::new();
+            if suite.ends_with("-backports") {
+                family.push(suite.to_owned());
+            }
+            family.extend([
+                format!("{base}-security"),
+                format!("{base}-updates"),
+                base.to_owned(),
+            ]);
+            family
+        }
+    }
+}
+
+/// The upstream part of a Debian version: `1.85.0` for `1.85.0+dfsg3-1~deb12u3`.
+pub(crate) fn upstream_version(version: &str) -> &str {
+    let without_epoch = version.split_once(':').map_or(version, |(_, rest)| rest);
+    let end = without_epoch
+        .find(['+', '-', '~'])
+        .unwrap_or(without_epoch.len());
+    &without_epoch[..end]
+}
+
+/// The prefix a package is unpacked into: `target/toolchains/debian/PACKAGE-VERSION` (an
+/// epoch's `:` escaped, since library paths are `:`-separated lists).
+pub(crate) fn prefix_of(root: &Path, package: &str, version: &str) -> PathBuf {
+    root.join("debian")
+        .join(format!("{package}-{}", version.replace(':', "%3a")))
+}
+
+/// The prefix a compiler is unpacked into, with the dependency closure its suite resolves:
+/// `target/toolchains/debian/SUITE_PACKAGE-VERSION` (no suite, package or version holds `_`).
+/// Prefixes are found by their markers ([`provisioned_prefixes`]), whatever their names.
+pub(crate) fn compiler_prefix(root: &Path, source: &DebianSource) -> PathBuf {
+    let version = source.version.as_deref().unwrap_or("");
+    prefix_of(
+        root,
+        &format!("{}_{}", source.suite, source.package),
+        version,
+    )
+}
+
+/// The compiler a provisioned prefix holds, from its marker; `None` if it is not complete.
+pub(crate) fn read_marker(prefix: &Path) -> Option<DebianSource> {
+    let marker = std::fs::read_to_string(prefix.join(MARKER)).ok()?;
+    let first = marker.lines().next()?.trim();
+    DebianSource::parse(first)
+        .ok()
+        .filter(|source| source.version.is_some())
+}
+
+/// A compiler that is unpacked and answered `-vV`.
+#[derive(Debug, Clone)]
+pub(crate) struct Provisioned {
+    pub prefix: PathBuf,
+    /// The package, with its exact version.
+    pub source: DebianSource,
+    pub launch: Launch,
+    /// Whether it was already there (nothing fetched or unpacked, and `packages` 0).
+    pub already: bool,
+    pub packages: usize,
+    /// Bytes fetched from the registry, and bytes of all its packages.
+    pub bytes: (u64, u64),
+    pub seconds: f64,
+}
+
+/// Provisions Debian compilers through one private apt, whose lists are fetched at most once per
+/// run (and only when a compiler is not there yet).
+pub(crate) struct Provisioner<'a> {
+    sh: &'a Shell,
+    root: PathBuf,
+    suites: Vec<String>,
+    apt: Option<PrivateApt>,
+    update_problems: BTreeMap<String, String>,
+    log: &'a mut dyn FnMut(&str),
+    verify: bool,
+    /// The run lock of the checkout it writes into, until it takes it before it first writes.
+    lock: Option<PathBuf>,
+    /// That lock, once taken (`None` as well while a lock this process holds covers it).
+    held: Option<RunLock>,
+}
+
+impl<'a> Provisioner<'a> {
+    /// A provisioner under `root` (normally [`toolchains_dir`]) for compilers of `suites`
+    /// (every [`suite_family`] needed), saying what it does through `log`. Under
+    /// [`toolchains_dir`], before it first writes, it takes this checkout's run lock unless this
+    /// process holds it (the lock `matrix --root OTHER` holds is OTHER's).
+    pub(crate) fn new(
+        sh: &'a Shell,
+        root: PathBuf,
+        suites: Vec<String>,
+        log: &'a mut dyn FnMut(&str),
+    ) -> Provisioner<'a> {
+        Provisioner {
+            sh,
+            suites,
+            apt: None,
+            update_problems: BTreeMap::new(),
+            lock: (root == toolchains_dir()).then(|| run_lock::of_checkout(&crate::project_root())),
+            root,
+            log,
+            verify: false,
+            held: None,
+        }
+    }
+
+    /// A provisioner that checks every file of a prefix against its recorded digest before it
+    /// takes the prefix as there already, as `cargo xtask toolchains install` does (it costs
+    /// about a second per compiler, too much for every discovery).
+    pub(crate) fn verifying(mut self) -> Self {
+        self.verify = true;
+        self
+    }
+
+    /// Whether `prefix` (holding `what`) may be taken as it is: unless this provisioner
+    /// verifies, always; else when every file matches its recorded digest. Says why not.
+    pub(crate) fn intact(&mut self, prefix: &Path, what: &str) -> bool {
+        if !self.verify {
+            return true;
+        }
+        let why = match crate::toolchains::digests::damaged(prefix) {
+            Ok(damaged) if damaged.is_empty() => return true,
+            Ok(damaged) => format!(
+                "{} damaged file(s) in {} ({}{})",
+                damaged.len(),
+                prefix.display(),
+                damaged[..damaged.len().min(3)].join(", "),
+                if damaged.len() > 3 { ", ..." } else { "" }
+            ),
+            Err(error) => format!("{error:#}"),
+        };
+        (self.log)(&format!("{what}: {why}; provisioning it again"));
+        false
+    }
+
+    /// Provisions `source`, unless a complete copy that `accept`s its `-vV` is there already.
+    ///
+    /// Without an exact version, the newest build in the suites whose upstream version is
+    /// `release` is taken. `accept` says whether the compiler is the one wanted (its release);
+    /// a copy it refuses is never moved into place.
+    pub(crate) fn provision(
+        &mut self,
+        source: &DebianSource,
+        release: Option<&str>,
+        accept: &dyn Fn(&RustcVersion) -> anyhow::Result<()>,
+    ) -> anyhow::Result<Provisioned> {
+        let started = Instant::now();
+        let timed = |found| Provisioned {
+            seconds: started.elapsed().as_secs_f64(),
+            ..found
+        };
+        if let Some(found) = self.already_there(source, release, accept) {
+            return Ok(timed(found));
+        }
+        let apt = self.apt()?;
+        let suites = source.suites();
+        let version = match &source.version {
+            Some(version) => version.clone(),
+            None => self.newest_version(&apt, &source.package, &suites, release)?,
+        };
+        let exact = DebianSource {
+            version: Some(version.clone()),
+            ..source.clone()
+        };
+        // Without a version, the newest one was to be asked for first; it may be there.
+        if source.version.is_none() {
+            if let Some(found) = self.already_there(&exact, release, accept) {
+                return Ok(timed(found));
+            }
+        }
+        let mut index = AptIndex::new(self.sh, &apt);
+        let mut closure = |host| apt::closure(&mut index, &source.package, &version, &suites, host);
+        let with_host = closure(HostLibraries::Reuse)
+            .map_err(|error| self.with_update_problems(error, &suites))?;
+        // A closure that needs a newer C library than the host's brings its own loader, and
+        // then everything it loads must come from the suites.
+        let needs_own_c_library = with_host
+            .iter()
+            .any(|package| package.source == apt::C_LIBRARY_SOURCE);
+        let packages = if needs_own_c_library {
+            closure(HostLibraries::Never)?
+        } else {
+            with_host
+        };
+        let total: u64 = packages.iter().map(|package| package.size).sum();
+        (self.log)(&format!(
+            "{exact}: {} packages, {:.1} MB, {}",
+            packages.len(),
+            total as f64 / 1e6,
+            if needs_own_c_library {
+                "with its own C library and loader (the host's glibc is older than it needs)"
+            } else {
+                "under the host's loader"
+            }
+        ));
+        let downloaded = apt.download(self.sh, &packages, &self.root.join("debian/downloads"))?;
+        if downloaded.fetched > 0 {
+            (self.log)(&format!(
+                "{exact}: fetched {} packages, {:.1} MB, in {:.1}s",
+                downloaded.fetched,
+                downloaded.fetched_bytes as f64 / 1e6,
+                downloaded.seconds
+            ));
+        }
+        let prefix = compiler_prefix(&self.root, &exact);
+        let mut marker = format!("{exact}\n");
+        for package in &packages {
+            marker.push_str(&format!("{package}\n"));
+        }
+        apt::unpack_atomically(self.sh, &downloaded.files, &prefix, |staging| {
+            std::fs::write(staging.join(MARKER), &marker)
+                .with_context(|| format!("writing the marker in {}", staging.display()))?;
+            answer(staging, accept)?;
+            crate::toolchains::digests::record(staging)
+        })
+        .with_context(|| format!("unpacking {exact} into {}", prefix.display()))?;
+        let launch = Launch::for_prefix(&prefix)?;
+        Ok(Provisioned {
+            prefix,
+            source: exact,
+            launch,
+            already: false,
+            packages: packages.len(),
+            bytes: (downloaded.fetched_bytes, downloaded.total_bytes),
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    }
+
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub(crate) fn say(&mut self, line: &str) {
+        (self.log)(line)
+    }
+
+    /// Downloads (or finds in the download cache, verified) `package` alone, at `version` or
+    /// else the newest version `suites` serve, for a package whose parts are extracted rather
+    /// than unpacked with its dependencies.
+    pub(crate) fn fetch_one(
+        &mut self,
+        package: &str,
+        version: Option<&str>,
+        suites: &[String],
+    ) -> anyhow::Result<(Resolved, apt::Downloaded)> {
+        let apt = self.apt()?;
+        let version = match version {
+            Some(version) => version.to_owned(),
+            None => self.newest_version(&apt, package, suites, None)?,
+        };
+        let mut index = AptIndex::new(self.sh, &apt);
+        let resolved = apt::closure(&mut index, package, &version, suites, HostLibraries::Reuse)
+            .map_err(|error| self.with_update_problems(error, suites))?
+            .into_iter()
+            .find(|resolved| resolved.name == package)
+            .with_context(|| format!("the closure of {package}={version} lacks it"))?;
+        let downloaded = apt.download(
+            self.sh,
+            std::slice::from_ref(&resolved),
+            &self.root.join("debian/downloads"),
+        )?;
+        Ok((resolved, downloaded))
+    }
+
+    /// A complete prefix of `source` (or, without a version, of any build of `release`) whose
+    /// compiler answers and is accepted.
+    fn already_there(
+        &mut self,
+        source: &DebianSource,
+        release: Option<&str>,
+        accept: &dyn Fn(&RustcVersion) -> anyhow::Result<()>,
+    ) -> Option<Provisioned> {
+        // Another suite's build of the same version holds another suite's libraries.
+        let prefixes = provisioned_prefixes(&self.root)
+            .into_iter()
+            .filter(|(_, found)| {
+                let version = found.version.as_deref().unwrap_or_default();
+                found.suite == source.suite
+                    && found.package == source.package
+                    && match &source.version {
+                        Some(wanted) => wanted == version,
+                        None => release.is_some_and(|release| upstream_version(version) == release),
+                    }
+            });
+        for (prefix, found) in prefixes {
+            if !self.intact(&prefix, &found.to_string()) {
+                continue;
+            }
+            match answer(&prefix, accept) {
+                Ok(launch) => {
+                    return Some(Provisioned {
+                        prefix,
+                        source: found,
+                        launch,
+                        already: true,
+                        packages: 0,
+                        bytes: (0, 0),
+                        seconds: 0.0,
+                    })
+                }
+                Err(error) => (self.log)(&format!(
+                    "{found}: the copy in {} does not work ({error:#}); unpacking it again",
+                    prefix.display()
+                )),
+            }
+        }
+        None
+    }
+
+    /// The private apt, created on first use with every suite it has listed before and every
+    /// suite of this run, its lists fetched when they are older than a day or lack a suite.
+    fn apt(&mut self) -> anyhow::Result<PrivateApt> {
+        if let Some(apt) = &self.apt {
+            return Ok(apt.clone());
+        }
+        if CHANGE_NOTHING.load(Ordering::Relaxed) {
+            bail!(
+                "not provisioned: this run changes nothing (--dry-run: no apt-get update, no \
+                 download, no unpacking); `cargo xtask toolchains install` or the same run \
+                 without --dry-run provisions it"
+            );
+        }
+        if let Some(lock) = self.lock.clone() {
+            let (log, root) = (&mut *self.log, &self.root);
+            self.held = RunLock::acquire_unless_held(&lock, &mut |message| {
+                log(&format!("to write into {}: {message}", root.display()))
+            })?;
+            self.lock = None;
+        }
+        let dir = self.root.join("apt");
+        let mut suites = PrivateApt::listed_suites(&dir);
+        for suite in &self.suites {
+            crate::push_once(&mut suites, suite.clone());
+        }
+        let names: Vec<&str> = suites.iter().map(String::as_str).collect();
+        let mut apt = PrivateApt::create(self.sh, &dir, &names)?;
+        let stamp = dir.join("updated");
+        let fresh = std::fs::read_to_string(&stamp).is_ok_and(|listed| listed == suites.join(" "))
+            && std::fs::metadata(&stamp)
+                .and_then(|meta| meta.modified())
+                .is_ok_and(|modified| modified.elapsed().is_ok_and(|age| age < LISTS_MAX_AGE));
+        if !fresh {
+            let started = Instant::now();
+            (self.log)(&format!(
+                "apt-get update of {} suites in {}",
+                suites.len(),
+                apt.dir().display()
+            ));
+            self.update_problems = apt.update(self.sh)?;
+            for (suite, problem) in &self.update_problems {
+                (self.log)(&format!("apt-get update: {suite}: {problem}"));
+            }
+            (self.log)(&format!(
+                "apt-get update took {:.1}s",
+                started.elapsed().as_secs_f64()
+            ));
+            if self.update_problems.is_empty() {
+                std::fs::write(&stamp, suites.join(" "))
+                    .with_context(|| format!("writing {}", stamp.display()))?;
+            } else {
+                // A suite that could not be listed (a typo such as `bookwrom`, a suite gone
+                // from the mirror) is not kept: every later run would update it again. A run
+                // that needs it adds it back.
+                let kept: Vec<&str> = names
+                    .iter()
+                    .copied()
+                    .filter(|suite| !self.update_problems.contains_key(*suite))
+                    .collect();
+                apt = PrivateApt::create(self.sh, &dir, &kept)?;
+                (self.log)(&format!(
+                    "apt: {} left out of {} until a run needs them again",
+                    self.update_problems
+                        .keys()
+                        .map(String::as_str)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    dir.join("sources.list").display()
+                ));
+            }
+        }
+        self.apt = Some(apt.clone());
+        Ok(apt)
+    }
+
+    /// The newest version of `package` in `suites` whose upstream version is `release` (any,
+    /// without a release).
+    fn newest_version(
+        &self,
+        apt: &PrivateApt,
+        package: &str,
+        suites: &[String],
+        release: Option<&str>,
+    ) -> anyhow::Result<String> {
+        let served = apt.madison(self.sh, package)?;
+        let in_suites: Vec<&apt::Served> = served
+            .iter()
+            .filter(|entry| suites.contains(&entry.suite))
+            .collect();
+        let best = in_suites
+            .iter()
+            .filter(|entry| {
+                release.is_none_or(|release| upstream_version(&entry.version) == release)
+            })
+            .max_by(|a, b| apt::compare_versions(&a.version, &b.version));
+        if let Some(best) = best {
+            return Ok(best.version.clone());
+        }
+        let listed: Vec<String> = in_suites
+            .iter()
+            .map(|entry| format!("{} ({})", entry.version, entry.suite))
+            .collect();
+        let error = anyhow::anyhow!(
+            "the suites {} serve {}, but no {} of release {}",
+            suites.join(", "),
+            if listed.is_empty() {
+                format!("no {package} at all")
+            } else {
+                format!("{package} {}", listed.join(", "))
+            },
+            package,
+            release.unwrap_or("any")
+        );
+        Err(self.with_update_problems(error, suites))
+    }
+
+    /// `error`, with what `apt-get update` said about `suites` if it failed for any of them.
+    fn with_update_problems(&self, error: anyhow::Error, suites: &[String]) -> anyhow::Error {
+        let problems: Vec<String> = suites
+            .iter()
+            .filter_map(|suite| {
+                self.update_problems
+                    .get(suite)
+                    .map(|problem| format!("{suite}: {problem}"))
+            })
+            .collect();
+        if problems.is_empty() {
+            error
+        } else {
+            error.context(format!("apt-get update failed for {}", problems.join("; ")))
+        }
+    }
+}
+
+/// Starts the compiler in `prefix` with `-vV` and checks what it says with `accept`.
+fn answer(
+    prefix: &Path,
+    accept: &dyn Fn(&RustcVersion) -> anyhow::Result<()>,
+) -> anyhow::Result<Launch> {
+    let launch = Launch::for_prefix(prefix)?;
+    accept(&parse_verbose_version(
+        &launch.run(&["-vV"], CHECK_TIMEOUT)?,
+    )?)?;
+    Ok(launch)
+}
+
+/// Every complete prefix under `root`'s `debian/`, with the compiler its marker names, sorted.
+pub(crate) fn provisioned_prefixes(root: &Path) -> Vec<(PathBuf, DebianSource)> {
+    let entries = std::fs::read_dir(root.join("debian")).into_iter().flatten();
+    let mut found: Vec<(PathBuf, DebianSource)> = entries
+        .filter_map(Result::ok)
+        // Not a staging directory (`.NAME.partial-PID`), whose marker is written before its check.
+        .filter(|entry| !entry.file_name().to_string_lossy().starts_with('.'))
+        .map(|entry| entry.path())
+        .filter_map(|prefix| read_marker(&prefix).map(|source| (prefix, source)))
+        .collect();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found
+}
+
+#[cfg(test)]
+mod tests;

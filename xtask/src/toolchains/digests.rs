@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+//! What every provisioned prefix under `target/toolchains/` held when it was made: the SHA-256
+//! of each of its regular files, recorded in `kshim-digests.txt` before the prefix took its
+//! place, and checked by `cargo xtask toolchains install` (before it says "already there") and
+//! `cargo xtask toolchains verify`. The matrix's cache keys them by cheap stat stamps only
+//! (see [`crate::util::hash::stat_stamp`]); this is where their bytes are checked.
+
+use anyhow::Context;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use xshell::{cmd, Shell};
+
+/// The file in a prefix that lists its files' digests.
+pub(crate) const DIGESTS: &str = "kshim-digests.txt";
+
+/// How many files one `sha256sum` hashes.
+const BATCH: usize = 256;
+
+/// Records the digest of every regular file under `prefix` (symbolic links are not followed,
+/// and the list itself is left out) in its [`DIGESTS`].
+pub(crate) fn record(prefix: &Path) -> anyhow::Result<()> {
+    let digests = digests_of(prefix, &regular_files(prefix)?)?;
+    let mut text = String::new();
+    for (file, digest) in &digests {
+        text.push_str(&format!("{digest}  {file}\n"));
+    }
+    std::fs::write(prefix.join(DIGESTS), text)
+        .with_context(|| format!("writing {}", prefix.join(DIGESTS).display()))
+}
+
+/// The files of `prefix` that differ from its [`DIGESTS`], each with what is wrong ("changed",
+/// "missing"); an error when the prefix has no such list (it was provisioned by an older
+/// xtask, or the list itself was lost), so that nothing is trusted unchecked.
+pub(crate) fn damaged(prefix: &Path) -> anyhow::Result<Vec<String>> {
+    let list = prefix.join(DIGESTS);
+    let text = std::fs::read_to_string(&list).with_context(|| {
+        format!(
+            "{} has no record of its files' digests ({} is missing or unreadable)",
+            prefix.display(),
+            DIGESTS
+        )
+    })?;
+    let mut recorded = BTreeMap::new();
+    for line in text.lines() {
+        let (digest, file) = line
+            .split_once("  ")
+            .with_context(|| format!("{}: a line that is no `DIGEST  FILE`", list.display()))?;
+        recorded.insert(file.to_owned(), digest.to_owned());
+    }
+    let mut damaged = Vec::new();
+    let mut present = Vec::new();
+    for file in recorded.keys() {
+        let path = prefix.join(file);
+        if path.symlink_metadata().is_ok_and(|meta| meta.is_file()) {
+            present.push(file.clone());
+        } else {
+            damaged.push(format!("{file}: missing"));
+        }
+    }
+    for (file, digest) in digests_of(prefix, &present)? {
+        if recorded.get(&file) != Some(&digest) {
+            damaged.push(format!("{file}: changed"));
+        }
+    }
+    damaged.sort();
+    Ok(damaged)
+}
+
+/// Every provisioned prefix under `root` (normally `target/toolchains/`): each compiler's and
+/// each library source package's under `debian/`, and qemu's; in name order.
+pub(crate) fn provisioned_prefixes(root: &Path) -> Vec<PathBuf> {
+    let entries = std::fs::read_dir(root.join("debian")).into_iter().flatten();
+    let mut prefixes: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.is_dir() && !path.ends_with("downloads"))
+        .collect();
+    prefixes.sort();
+    let qemu = root.join("qemu");
+    if qemu.is_dir() {
+        prefixes.push(qemu);
+    }
+    prefixes
+}
+
+/// Every regular file below `prefix`, relative to it, in name order, [`DIGESTS`] left out.
+fn regular_files(prefix: &Path) -> anyhow::Result<Vec<String>> {
+    let mut files = Vec::new();
+    let mut pending = vec![PathBuf::new()];
+    while let Some(relative) = pending.pop() {
+        let directory = prefix.join(&relative);
+        let entries = std::fs::read_dir(&directory)
+            .with_context(|| format!("reading {}", directory.display()))?;
+        for entry in entries {
+            let entry = entry.with_context(|| format!("reading {}", directory.display()))?;
+            let path = relative.join(entry.file_name());
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                pending.push(path);
+            } else if kind.is_file() && path != Path::new(DIGESTS) {
+                files.push(path.to_string_lossy().into_owned());
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// The SHA-256 of each of `files` (relative to `prefix`), by `sha256sum` in batches.
+pub(crate) fn digests_of(
+    prefix: &Path,
+    files: &[String],
+) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut digests = BTreeMap::new();
+    let sh = Shell::new()?;
+    sh.change_dir(prefix);
+    for batch in files.chunks(BATCH) {
+        let output = cmd!(sh, "sha256sum -- {batch...}")
+            .quiet()
+            .ignore_status()
+            .output()
+            .context("running sha256sum")?;
+        anyhow::ensure!(
+            output.status.success(),
+            "sha256sum in {} failed: {}",
+            prefix.display(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+        let text = String::from_utf8_lossy(&output.stdout);
+        // One line per file, in the order given.
+        for (line, file) in text.lines().zip(batch) {
+            let digest = line.split_whitespace().next().unwrap_or_default();
+            digests.insert(file.clone(), digest.to_owned());
+        }
+    }
+    Ok(digests)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_changed_or_missing_file_is_found_and_an_unrecorded_prefix_is_refused() {
+        let prefix = crate::project_root().join("target/kshim/unit-tests/digests");
+        let _ = std::fs::remove_dir_all(&prefix);
+        std::fs::create_dir_all(prefix.join("usr/bin")).unwrap();
+        std::fs::write(prefix.join("usr/bin/qemu-aarch64"), "an emulator").unwrap();
+        std::fs::write(prefix.join("lib.rs"), "pub fn f() {}").unwrap();
+        assert!(
+            damaged(&prefix).is_err(),
+            "a prefix with no digests was trusted"
+        );
+        record(&prefix).unwrap();
+        assert_eq!(damaged(&prefix).unwrap(), Vec::<String>::new());
+        std::fs::write(prefix.join("lib.rs"), "").unwrap();
+        std::fs::remove_file(prefix.join("usr/bin/qemu-aarch64")).unwrap();
+        assert_eq!(
+            damaged(&prefix).unwrap(),
+            ["lib.rs: changed", "usr/bin/qemu-aarch64: missing"]
+        );
+    }
+}

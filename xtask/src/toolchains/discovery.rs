@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The compilers that satisfy the pins of [`crate::toolchains::pins`]: any compiler whose
+//! `rustc -vV` reports a pin's release, wherever it comes from ([`Source`]); [`discover`] answers
+//! which compiler satisfies each pin and which pins are missing.
+
+use crate::toolchains::debian::{self, DebianSource};
+use crate::toolchains::loader::Launch;
+use crate::toolchains::pins::{Pin, Pins};
+use crate::toolchains::version::{parse_verbose_version, RustcVersion};
+use crate::util::interrupt::interrupted;
+use anyhow::{anyhow, bail, ensure, Context as _};
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+use xshell::{cmd, Shell};
+
+mod answers;
+mod specs;
+#[cfg(test)]
+mod tests;
+
+/// Where a compiler comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// An installed rustup toolchain, by the name `rustup toolchain list` gives it
+    /// (`nightly-x86_64-unknown-linux-gnu`, `1.95.0`).
+    Rustup { name: String },
+    /// A rustc executable given by path with `--toolchain`.
+    Path,
+    /// Debian's packages, unpacked by `cargo xtask toolchains install` or for a
+    /// `--toolchain debian:...` spec.
+    Debian {
+        /// The compiler package with its suite and exact version.
+        package: DebianSource,
+    },
+}
+
+impl Source {
+    pub fn kind(&self) -> SourceKind {
+        match self {
+            Source::Rustup { .. } => SourceKind::Rustup,
+            Source::Path => SourceKind::Path,
+            Source::Debian { .. } => SourceKind::Debian,
+        }
+    }
+}
+
+/// The kinds of [`Source`], as reports name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKind {
+    Rustup,
+    Path,
+    Debian,
+}
+
+impl SourceKind {
+    pub const ALL: [SourceKind; 3] = [SourceKind::Rustup, SourceKind::Path, SourceKind::Debian];
+
+    /// The word reports use: `rustup`, `path`, `debian`.
+    pub fn word(self) -> &'static str {
+        match self {
+            SourceKind::Rustup => "rustup",
+            SourceKind::Path => "path",
+            SourceKind::Debian => "debian",
+        }
+    }
+
+    pub fn from_word(word: &str) -> Option<SourceKind> {
+        SourceKind::ALL.into_iter().find(|kind| kind.word() == word)
+    }
+}
+
+/// A compiler the xtask can run, and how to run it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Toolchain {
+    /// A unique short id for reports: the pin's id, or for a `--toolchain` spec one derived
+    /// from it.
+    pub id: String,
+    /// What was asked for or how it was found: `rustup:nightly`, `/path/to/rustc`,
+    /// `debian:trixie:rustc=1.85.1+dfsg1-1+deb13u1`.
+    pub spec: String,
+    pub source: Source,
+    pub launch: Launch,
+    /// The id of the pin it satisfies, if any.
+    pub pin: Option<String>,
+}
+
+impl Toolchain {
+    /// The toolchain started as `launch` says, satisfying no pin yet.
+    pub(crate) fn launched(id: String, spec: String, source: Source, launch: Launch) -> Toolchain {
+        Toolchain {
+            id,
+            spec,
+            source,
+            launch,
+            pin: None,
+        }
+    }
+}
+
+impl fmt::Display for Toolchain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.id == self.spec {
+            write!(f, "{}", self.id)
+        } else {
+            write!(f, "{} ({})", self.id, self.spec)
+        }
+    }
+}
+
+/// What became of one pin or one `--toolchain` spec.
+#[derive(Debug, Clone)]
+pub enum Availability {
+    /// A compiler that runs and reports a version.
+    Found {
+        toolchain: Toolchain,
+        version: RustcVersion,
+    },
+    /// A compiler that exists but does not work: it cannot be run, it exited non-zero, or its
+    /// `-vV` is unreadable; the error says so with what it printed.
+    Broken { toolchain: Toolchain, error: String },
+    /// A pin that no compiler on this machine satisfies.
+    Missing { pin: Pin, install_hint: String },
+}
+
+impl Availability {
+    /// The report id: the toolchain's, or the missing pin's.
+    pub fn id(&self) -> &str {
+        match self {
+            Availability::Found { toolchain, .. } | Availability::Broken { toolchain, .. } => {
+                &toolchain.id
+            }
+            Availability::Missing { pin, .. } => &pin.id,
+        }
+    }
+}
+
+/// The pins of `pins_path` (default [`Pins::default_path`]) resolved to compilers, one entry
+/// per pin in file order (the compiler that satisfies it by [`preference`], or why none does);
+/// or with `specs`, one entry per spec, in order ([`specs::discover_specs`]; a Debian spec is
+/// provisioned on the spot, with progress on stderr).
+///
+/// A compiler whose `rustc -vV` or `--print sysroot` outlasts `timeout` is killed (with its
+/// process group) and reported broken. Repeated specs are resolved and probed once; after
+/// SIGINT or SIGTERM ([`crate::util::interrupt`]) those left are reported broken, as not checked.
+pub fn discover(
+    sh: &Shell,
+    pins_path: Option<&Path>,
+    specs: &[String],
+    timeout: Duration,
+) -> anyhow::Result<Vec<Availability>> {
+    let pins_path = pins_path
+        .map(Path::to_owned)
+        .unwrap_or_else(Pins::default_path);
+    let pins = Pins::load(&pins_path)?;
+    if specs.is_empty() {
+        Ok(discover_pins(sh, &pins.pins, timeout))
+    } else {
+        specs::discover_specs(sh, &pins, specs, timeout)
+    }
+}
+
+/// How long `rustc -vV` (and `rustc --print sysroot`) may take where no `--timeout` is given,
+/// before the compiler is killed and reported broken.
+pub const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// At most this many compilers are probed at once: each probe mostly waits, so a hanging one
+/// costs one timeout, but a thousand at once would swamp the machine.
+const PARALLEL_PROBES: usize = 16;
+
+const NOT_CHECKED: &str = "not checked: the run was interrupted";
+
+/// Probes toolchains, a few at a time, each distinct compiler (the same [`Launch`]) once.
+fn probe_all(toolchains: Vec<Toolchain>, timeout: Duration) -> Vec<Availability> {
+    let mut first_of: HashMap<Launch, usize> = HashMap::new();
+    let distinct: Vec<usize> = toolchains
+        .iter()
+        .enumerate()
+        .filter(|(index, toolchain)| {
+            *first_of.entry(toolchain.launch.clone()).or_insert(*index) == *index
+        })
+        .map(|(index, _)| index)
+        .collect();
+    let answers: Mutex<HashMap<usize, anyhow::Result<RustcVersion>>> = Mutex::new(HashMap::new());
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..PARALLEL_PROBES.min(distinct.len()) {
+            scope.spawn(|| {
+                while let Some(&index) = distinct.get(next.fetch_add(1, Ordering::SeqCst)) {
+                    let answer = match interrupted() {
+                        Some(_) => Err(anyhow!(NOT_CHECKED)),
+                        None => verify(&toolchains[index], timeout),
+                    };
+                    answers
+                        .lock()
+                        .expect("a probe panicked")
+                        .insert(index, answer);
+                }
+            });
+        }
+    });
+    let answers = answers.into_inner().expect("a probe panicked");
+    toolchains
+        .into_iter()
+        .map(|toolchain| match &answers[&first_of[&toolchain.launch]] {
+            Ok(version) => Availability::Found {
+                toolchain,
+                version: version.clone(),
+            },
+            Err(error) => Availability::Broken {
+                toolchain,
+                error: format!("{error:#}"),
+            },
+        })
+        .collect()
+}
+
+fn discover_pins(sh: &Shell, pins: &[Pin], timeout: Duration) -> Vec<Availability> {
+    let rustup: Vec<Toolchain> = rustup_toolchains(sh)
+        .iter()
+        .map(|(name, rustc)| rustup_toolchain(name, rustc))
+        .collect();
+    let candidates: Vec<Availability> = probe_all(rustup, timeout)
+        .into_iter()
+        .chain(provisioned_candidates(timeout))
+        .collect();
+    pins.iter()
+        .map(|pin| {
+            let as_pin = |toolchain: &Toolchain| Toolchain {
+                id: pin.id.clone(),
+                pin: Some(pin.id.clone()),
+                ..toolchain.clone()
+            };
+            let found = candidates
+                .iter()
+                .filter_map(|candidate| match candidate {
+                    Availability::Found { toolchain, version } if pin.is_satisfied_by(version) => {
+                        Some((toolchain, version))
+                    }
+                    _ => None,
+                })
+                .min_by_key(|(toolchain, _)| preference(pin, toolchain));
+            if let Some((toolchain, version)) = found {
+                return Availability::Found {
+                    toolchain: as_pin(toolchain),
+                    version: version.clone(),
+                };
+            }
+            let broken = candidates.iter().find_map(|candidate| match candidate {
+                Availability::Broken { toolchain, error } if is_meant_for(pin, toolchain) => {
+                    Some((toolchain, error))
+                }
+                _ => None,
+            });
+            if let Some((toolchain, error)) = broken {
+                return Availability::Broken {
+                    toolchain: as_pin(toolchain),
+                    error: error.clone(),
+                };
+            }
+            Availability::Missing {
+                pin: pin.clone(),
+                install_hint: pin.install_hint(),
+            }
+        })
+        .collect()
+}
+
+/// Orders the compilers that satisfy a pin: the rustup toolchain the pin names first, and of
+/// Debian's, the build of the suite the pin names before another suite's build of its release.
+fn preference(pin: &Pin, toolchain: &Toolchain) -> (u8, String) {
+    let rank = match &toolchain.source {
+        Source::Rustup { .. } if is_meant_for(pin, toolchain) => 0,
+        Source::Rustup { .. } => 1,
+        Source::Debian { .. } if is_meant_for(pin, toolchain) => 2,
+        Source::Debian { .. } => 3,
+        Source::Path => 4,
+    };
+    (rank, toolchain.spec.clone())
+}
+
+/// Whether `toolchain` is the one the pin names as its source: its rustup toolchain, or its
+/// Debian package from the pin's suite (at the pin's version, or of its release). A broken one
+/// makes the pin broken rather than missing.
+pub(crate) fn is_meant_for(pin: &Pin, toolchain: &Toolchain) -> bool {
+    match &toolchain.source {
+        Source::Rustup { name } => pin
+            .rustup
+            .as_deref()
+            .is_some_and(|r| rustup_name_is(name, r)),
+        Source::Debian { package } => pin.debian.as_ref().is_some_and(|wanted| {
+            let version = package.version.as_deref().unwrap_or_default();
+            package.suite == wanted.suite
+                && package.package == wanted.package
+                && match &wanted.version {
+                    Some(wanted) => wanted == version,
+                    None => debian::upstream_version(version) == pin.release,
+                }
+        }),
+        Source::Path => false,
+    }
+}
+
+/// Whether an installed toolchain (`1.95.0-x86_64-unknown-linux-gnu`) is the one a short
+/// rustup name (`1.95.0`) means.
+fn rustup_name_is(installed: &str, short: &str) -> bool {
+    installed == short
+        // The rest must be a host triple (`x86_64-...`), not more of a name (`-2026-05-20`).
+        || installed
+            .strip_prefix(short)
+            .and_then(|rest| rest.strip_prefix('-'))
+            .is_some_and(|host| host.starts_with(|c: char| c.is_ascii_alphabetic()))
+}
+
+/// Every installed rustup toolchain with its real rustc, from one `rustup toolchain list -v`
+/// (none if rustup is not there).
+fn rustup_toolchains(sh: &Shell) -> Vec<(String, PathBuf)> {
+    let list = cmd!(sh, "rustup toolchain list -v")
+        .env("RUST_BACKTRACE", "0")
+        .quiet()
+        .ignore_stderr()
+        .read();
+    list.map(|list| parse_rustup_list(&list))
+        .unwrap_or_default()
+}
+
+/// Reads `rustup toolchain list -v`: `NAME [(default)] [(active)] PATH` per line.
+fn parse_rustup_list(list: &str) -> Vec<(String, PathBuf)> {
+    list.lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let name = words.next()?;
+            let path = words.last().filter(|path| path.starts_with('/'))?;
+            Some((name.to_owned(), Path::new(path).join("bin").join("rustc")))
+        })
+        .collect()
+}
+
+/// The rustup toolchain `name`, whose real rustc is `rustc`.
+pub(crate) fn rustup_toolchain(name: &str, rustc: &Path) -> Toolchain {
+    let source = Source::Rustup {
+        name: name.to_owned(),
+    };
+    let launch = host_launch(rustc.to_owned());
+    Toolchain::launched(name.to_owned(), format!("rustup:{name}"), source, launch)
+}
+
+/// `rustc` started by the host's loader, with the library path [`library_path_env`] finds.
+pub(super) fn host_launch(rustc: PathBuf) -> Launch {
+    Launch {
+        env: library_path_env(&rustc),
+        rustc,
+        loader: None,
+    }
+}
+
+/// Every compiler provisioned under `target/toolchains/debian/`, started as
+/// [`Launch::for_prefix`] says and probed; one whose loader cannot be worked out is broken,
+/// with the reason.
+fn provisioned_candidates(timeout: Duration) -> Vec<Availability> {
+    let mut broken = Vec::new();
+    let mut toolchains = Vec::new();
+    for (prefix, package) in debian::provisioned_prefixes(&debian::toolchains_dir()) {
+        let id = package.to_string();
+        let spec = format!("debian:{package}");
+        let source = Source::Debian { package };
+        let rustc = prefix.join("usr/bin/rustc");
+        match Launch::for_prefix(&prefix) {
+            Ok(launch) => toolchains.push(Toolchain::launched(id, spec, source, launch)),
+            Err(error) => broken.push(Availability::Broken {
+                toolchain: Toolchain::launched(id, spec, source, host_launch(rustc)),
+                error: format!("{error:#}"),
+            }),
+        }
+    }
+    probe_all(toolchains, timeout)
+        .into_iter()
+        .chain(broken)
+        .collect()
+}
+
+/// The `LD_LIBRARY_PATH` a rustc needs when its driver is in a multiarch directory: Debian's,
+/// unpacked anywhere but `/`, has no rpath to `PREFIX/usr/lib/<multiarch>/`, where its
+/// `librustc_driver-*.so` and `libLLVM.so.N` are. rustup's keep the driver in `BIN/../lib/`,
+/// which their rpath covers, and get nothing.
+pub fn library_path_env(rustc: &Path) -> Vec<(String, String)> {
+    let prefix = rustc.parent().and_then(Path::parent);
+    let entries = prefix.and_then(|prefix| std::fs::read_dir(prefix.join("lib")).ok());
+    let mut dirs: Vec<PathBuf> = entries
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|dir| holds(dir, "librustc_driver-", ".so"))
+        .collect();
+    if dirs.is_empty() {
+        return Vec::new();
+    }
+    dirs.sort();
+    let joined = std::env::join_paths(&dirs)
+        .map(|joined| joined.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    vec![("LD_LIBRARY_PATH".to_owned(), joined)]
+}
+
+/// Whether `dir` holds a file named `PREFIX*SUFFIX`.
+fn holds(dir: &Path, prefix: &str, suffix: &str) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.filter_map(Result::ok).any(|entry| {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with(prefix) && name.ends_with(suffix)
+        })
+    })
+}
+
+/// Checks that a compiler works: it must start, answer `rustc -vV` readably within `timeout`,
+/// and have `core` for its host in its sysroot (a compiler without one cannot build anything,
+/// whatever its `-vV` says).
+pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcVersion> {
+    let launch = &toolchain.launch;
+    if !launch.rustc.exists() {
+        bail!("{} does not exist", launch.rustc.display());
+    }
+    ensure!(
+        !launch.rustc.is_dir(),
+        "{} is a directory, not a rustc executable",
+        launch.rustc.display()
+    );
+    let stamps = answer_stamps(toolchain);
+    let cached = stamps.as_ref().and_then(|stamps| answers::load(stamps));
+    let (mut version, sysroot) = match cached {
+        Some(answers) => answers,
+        None => {
+            let version = parse_verbose_version(&launch.run(&["-vV"], timeout)?)?;
+            let sysroot = launch.run(&["--print", "sysroot"], timeout)?;
+            // The last line: a wrapper's own chatter comes before what rustc prints.
+            let sysroot = sysroot
+                .lines()
+                .map(str::trim)
+                .rfind(|line| !line.is_empty())
+                .map(PathBuf::from)
+                .with_context(|| {
+                    format!(
+                        "`{} --print sysroot` printed nothing",
+                        launch.rustc.display()
+                    )
+                })?;
+            if let Some(stamps) = &stamps {
+                answers::store(stamps, &version, &sysroot);
+            }
+            (version, sysroot)
+        }
+    };
+    let libraries = sysroot
+        .join("lib")
+        .join("rustlib")
+        .join(&version.host)
+        .join("lib");
+    ensure!(
+        holds(&libraries, "libcore-", ".rlib"),
+        "its sysroot {} has no `core` for its host {}: no libcore-*.rlib in {}",
+        sysroot.display(),
+        version.host,
+        libraries.display()
+    );
+    version.sysroot = Some(sysroot);
+    Ok(version)
+}
+
+/// What the answers of an installed compiler (rustup's or a provisioned Debian one) depend on:
+/// its path and the size and modification time of its executable, its loader and every file
+/// of its `lib` directory and its host's `rustlib`, which an update or reinstall changes. `None`
+/// for a compiler given as a path, which may be a wrapper whose real compiler changes behind
+/// an unchanged file, so it is always asked.
+fn answer_stamps(toolchain: &Toolchain) -> Option<String> {
+    if toolchain.source == Source::Path {
+        return None;
+    }
+    let launch = &toolchain.launch;
+    let sysroot = launch.rustc.parent()?.parent()?;
+    let mut files = vec![launch.rustc.clone()];
+    files.extend(launch.loader.iter().map(|loader| loader.program.clone()));
+    let entries = |directory: &Path| {
+        let entries = std::fs::read_dir(directory).into_iter().flatten();
+        entries.filter_map(Result::ok).map(|entry| entry.path())
+    };
+    let targets = entries(&sysroot.join("lib/rustlib")).map(|target| target.join("lib"));
+    let directories = [sysroot.join("lib"), sysroot.join("lib/x86_64-linux-gnu")];
+    for directory in directories.into_iter().chain(targets) {
+        files.extend(entries(&directory));
+    }
+    files.sort();
+    let mut stamps = String::new();
+    for file in files {
+        let (size, modified) = crate::util::hash::file_stamp(&file)?;
+        stamps.push_str(&format!("{} {size} {modified}\n", file.display()));
+    }
+    Some(stamps)
+}

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0
+//! `--toolchain` specs resolved to compilers: rustup names from one `rustup toolchain list -v`,
+//! paths (through their own loader if their prefix has one), and Debian packages provisioned
+//! on the spot; each distinct spec once, so a thousand of them take linear time.
+
+use super::{
+    host_launch, probe_all, rustup_name_is, rustup_toolchain, rustup_toolchains, Availability,
+    Source, Toolchain, NOT_CHECKED,
+};
+use crate::toolchains::debian::{self, DebianSource, Provisioner};
+use crate::toolchains::loader::Launch;
+use crate::toolchains::pins::{Pin, Pins};
+use crate::util::interrupt::interrupted;
+use anyhow::{anyhow, Context as _};
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::time::Duration;
+use xshell::Shell;
+
+/// Resolves `specs`, in their order: a path, an installed rustup toolchain or a
+/// `debian:SUITE:PACKAGE` spec as such, and a pin's id as the pin is found without them (so
+/// `--toolchain debian-1.98.1` names the same compiler to every command, and a pin that is not
+/// provisioned is missing). A spec that is none of these is bad input: the error lists what
+/// would have been accepted.
+pub(super) fn discover_specs(
+    sh: &Shell,
+    pins: &Pins,
+    specs: &[String],
+    timeout: Duration,
+) -> anyhow::Result<Vec<Availability>> {
+    let installed = rustup_toolchains(sh);
+    let is_rustup = |spec: &str| installed.iter().any(|(name, _)| rustup_name_is(name, spec));
+    let is_named = |spec: &str| spec.starts_with("debian:") || is_path(sh, spec) || is_rustup(spec);
+    let pin_of = |spec: &str| {
+        let named = is_named(spec);
+        pins.pins.iter().find(|pin| !named && pin.id == spec)
+    };
+    if let Some(spec) = specs
+        .iter()
+        .find(|spec| !is_named(spec) && pin_of(spec).is_none())
+    {
+        let ids: Vec<&str> = pins.pins.iter().map(|pin| pin.id.as_str()).collect();
+        anyhow::bail!(
+            "--toolchain `{}` names no toolchain: it is no pin id of {} ({}), no installed rustup \
+             toolchain ({}), no path to a rustc and no `debian:SUITE:PACKAGE` spec",
+            spec.escape_debug(),
+            pins.path.display(),
+            ids.join(", "),
+            names_of(&installed)
+        );
+    }
+    // Input that can name no compiler is refused before anything is probed or fetched.
+    for spec in specs {
+        if let Some(text) = spec.strip_prefix("debian:") {
+            DebianSource::parse(text)
+                .with_context(|| format!("--toolchain `{}`", spec.escape_debug()))?;
+        }
+    }
+    let mut named_pins: Vec<Pin> = Vec::new();
+    for pin in specs.iter().filter_map(|spec| pin_of(spec)) {
+        if !named_pins.iter().any(|named| named.id == pin.id) {
+            named_pins.push(pin.clone());
+        }
+    }
+    let mut pin_answers: HashMap<String, Availability> = HashMap::new();
+    if !named_pins.is_empty() {
+        let answers = super::discover_pins(sh, &named_pins, timeout);
+        let ids = named_pins.into_iter().map(|pin| pin.id);
+        pin_answers = ids.zip(answers).collect();
+    }
+    let other_specs: Vec<String> = specs
+        .iter()
+        .filter(|spec| pin_of(spec).is_none())
+        .cloned()
+        .collect();
+    let mut others = resolve_specs(sh, pins, &other_specs, timeout, &installed).into_iter();
+    let mut results: Vec<Availability> = specs
+        .iter()
+        .map(|spec| match pin_of(spec) {
+            Some(pin) => pin_answers[&pin.id].clone(),
+            None => others.next().expect("one answer per other spec"),
+        })
+        .collect();
+    // Two specs may derive the same id (two paths to 1.85.0 compilers): number the later ones.
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for availability in &mut results {
+        if let Availability::Found { toolchain, .. } | Availability::Broken { toolchain, .. } =
+            availability
+        {
+            let count = seen.entry(toolchain.id.clone()).or_insert(0);
+            *count += 1;
+            if *count > 1 {
+                toolchain.id = format!("{}#{count}", toolchain.id);
+            }
+        }
+    }
+    Ok(results)
+}
+
+/// Resolves specs that are paths, rustup toolchains (among `installed`) or Debian specs.
+fn resolve_specs(
+    sh: &Shell,
+    pins: &Pins,
+    specs: &[String],
+    timeout: Duration,
+    installed: &[(String, PathBuf)],
+) -> Vec<Availability> {
+    let mut first_of: HashMap<&str, usize> = HashMap::new();
+    let distinct: Vec<&str> = specs
+        .iter()
+        .filter(|spec| {
+            let next = first_of.len();
+            *first_of.entry(spec.as_str()).or_insert(next) == next
+        })
+        .map(String::as_str)
+        .collect();
+    let debian_suites: Vec<String> = distinct
+        .iter()
+        .filter_map(|spec| DebianSource::parse(spec.strip_prefix("debian:")?).ok())
+        .flat_map(|source| source.suites())
+        .collect();
+    let mut log = |line: &str| eprintln!("toolchain: {line}");
+    let mut provisioner = Provisioner::new(sh, debian::toolchains_dir(), debian_suites, &mut log);
+    let mut resolved: Vec<Result<Toolchain, Availability>> = Vec::with_capacity(distinct.len());
+    for spec in &distinct {
+        let result = if interrupted().is_some() {
+            Err(anyhow!(NOT_CHECKED))
+        } else {
+            spec_toolchain(sh, spec, installed, &mut provisioner)
+        };
+        resolved.push(result.map_err(|error| {
+            // A name that is neither a file nor a rustup toolchain is broken like any other.
+            let launch = Launch {
+                rustc: PathBuf::from(spec),
+                loader: None,
+                env: Vec::new(),
+            };
+            Availability::Broken {
+                toolchain: Toolchain::launched(
+                    spec.to_string(),
+                    spec.to_string(),
+                    Source::Path,
+                    launch,
+                ),
+                error: format!("{error:#}"),
+            }
+        }));
+    }
+    let runnable: Vec<Toolchain> = resolved
+        .iter()
+        .filter_map(|result| result.as_ref().ok().cloned())
+        .collect();
+    let mut probed = probe_all(runnable, timeout).into_iter();
+    let answers: Vec<Availability> = resolved
+        .into_iter()
+        .map(|result| match result {
+            Ok(_) => probed.next().expect("one probe per runnable spec"),
+            Err(broken) => broken,
+        })
+        .collect();
+    let pin_of_release: HashMap<(String, Option<String>), &Pin> = pins
+        .pins
+        .iter()
+        .map(|pin| ((pin.release.clone(), pin.commit_date.clone()), pin))
+        .collect();
+    let mut results: Vec<Availability> = specs
+        .iter()
+        .map(|spec| answers[first_of[spec.as_str()]].clone())
+        .collect();
+    for availability in &mut results {
+        if let Availability::Found { toolchain, version } = availability {
+            let by_date =
+                pin_of_release.get(&(version.release_string(), version.commit_date.clone()));
+            let any_date = pin_of_release.get(&(version.release_string(), None));
+            toolchain.pin = by_date
+                .or(any_date)
+                .filter(|pin| pin.is_satisfied_by(version))
+                .map(|pin| pin.id.clone());
+            if matches!(toolchain.source, Source::Path | Source::Debian { .. }) {
+                toolchain.id = version.release_string();
+            }
+        }
+    }
+    results
+}
+
+/// Turns one `--toolchain` spec into a toolchain: `debian:SUITE:PACKAGE[=VERSION]` provisioned
+/// on the spot, a path if it has a `/` or names a file, otherwise a rustup toolchain name
+/// (looked up among the `installed` ones).
+fn spec_toolchain(
+    sh: &Shell,
+    spec: &str,
+    installed: &[(String, PathBuf)],
+    provisioner: &mut Provisioner<'_>,
+) -> anyhow::Result<Toolchain> {
+    if let Some(text) = spec.strip_prefix("debian:") {
+        let package = DebianSource::parse(text)?;
+        let provisioned = provisioner
+            .provision(&package, None, &|_| Ok(()))
+            .with_context(|| format!("provisioning {package}"))?;
+        let exact = provisioned.source.clone();
+        return Ok(Toolchain::launched(
+            spec.to_owned(),
+            format!("debian:{exact}"),
+            Source::Debian { package: exact },
+            provisioned.launch,
+        ));
+    }
+    if is_path(sh, spec) {
+        // One that does not exist is reported broken by the probe, with the others going on.
+        let rustc = sh.current_dir().join(spec);
+        let own_loader = rustc
+            .parent()
+            .filter(|bin| bin.ends_with("usr/bin"))
+            .and_then(|bin| bin.parent()?.parent())
+            .and_then(|prefix| Launch::for_prefix(prefix).ok())
+            .filter(|launch| launch.loader.is_some() && launch.rustc == rustc);
+        let full = rustc.display().to_string();
+        let launch = own_loader.unwrap_or_else(|| host_launch(rustc));
+        return Ok(Toolchain::launched(
+            spec.to_owned(),
+            full,
+            Source::Path,
+            launch,
+        ));
+    }
+    let found = installed.iter().find(|(name, _)| name == spec).or_else(|| {
+        installed
+            .iter()
+            .find(|(name, _)| rustup_name_is(name, spec))
+    });
+    let (_, rustc) = found.with_context(|| {
+        format!(
+            "`{}` is no rustc file and no installed rustup toolchain (installed: {})",
+            spec.escape_debug(),
+            names_of(installed)
+        )
+    })?;
+    Ok(rustup_toolchain(spec, rustc))
+}
+
+/// Whether a spec names a rustc by its path: it has a `/`, or names a file.
+fn is_path(sh: &Shell, spec: &str) -> bool {
+    spec.contains(std::path::MAIN_SEPARATOR) || sh.current_dir().join(spec).is_file()
+}
+
+/// The names of the `installed` rustup toolchains, for messages.
+fn names_of(installed: &[(String, PathBuf)]) -> String {
+    if installed.is_empty() {
+        return "none, or rustup is not there".to_owned();
+    }
+    let names: Vec<&str> = installed.iter().map(|(name, _)| name.as_str()).collect();
+    names.join(", ")
+}

@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Reading the pin file's TOML with `toml_parser`: the `[[pin]]` and `[[tree]]` tables, each
+//! key's line and decoded string value, and every error at its `FILE:LINE`.
+
+use crate::util::output::escape;
+use std::collections::BTreeMap;
+use toml_parser::parser::{Event, EventKind, ValidateWhitespace};
+use toml_parser::{ParseError, Source};
+
+/// One `[[pin]]` or `[[tree]]` table as read: each key's line and string value.
+pub(super) type RawTable = BTreeMap<String, (usize, String)>;
+
+/// Which table a [`RawTable`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum TableKind {
+    /// `[[pin]]`: a compiler.
+    Pin,
+    /// `[[tree]]`: a kernel tree.
+    Tree,
+}
+
+/// An error at a line of the pin file.
+pub(super) type LineError = (usize, String);
+
+const PIN_KEYS: &[&str] = &[
+    "id",
+    "release",
+    "commit-date",
+    "role",
+    "rustup",
+    "debian",
+    "note",
+];
+
+const TREE_KEYS: &[&str] = &["id", "debian", "path", "note"];
+
+/// Reads the `[[pin]]` and `[[tree]]` tables of a TOML document, each with its kind and its
+/// header's line.
+///
+/// The first error in the file wins: a TOML syntax error, or a table, key or value this file
+/// may not have. `toml_parser` checks the syntax first and leaves decoding to the reader, so an
+/// error that the reader finds before the first syntax error is the first error of the file,
+/// and one after it may be an echo of it.
+pub(super) fn read_tables(text: &str) -> Result<Vec<(TableKind, usize, RawTable)>, LineError> {
+    let source = Source::new(text);
+    let tokens = source.lex().into_vec();
+    let mut events: Vec<Event> = Vec::new();
+    let mut syntax_errors: Vec<ParseError> = Vec::new();
+    toml_parser::parser::parse_document(
+        &tokens,
+        &mut ValidateWhitespace::new(&mut events, source),
+        &mut syntax_errors,
+    );
+    let after_newlines = text.match_indices('\n').map(|(index, _)| index + 1);
+    let reader = TableReader {
+        source,
+        line_starts: std::iter::once(0).chain(after_newlines).collect(),
+    };
+    let read = reader.read(&events);
+    let first_syntax_error = syntax_errors
+        .iter()
+        .map(|error| (error_offset(error), error))
+        .min_by_key(|(offset, _)| *offset);
+    let at = |offset: usize, message: String| Err((reader.line_of(offset), message));
+    match (read, first_syntax_error) {
+        (Err(Misread::Invalid(offset, message)), Some((syntax, _))) if offset < syntax => {
+            at(offset, message)
+        }
+        (Err(Misread::Syntax(offset, message)), Some((syntax, _))) if offset <= syntax => {
+            at(offset, message)
+        }
+        (_, Some((offset, error))) => at(offset, describe_toml_error(text, error)),
+        (Err(Misread::Invalid(offset, message) | Misread::Syntax(offset, message)), None) => {
+            at(offset, message)
+        }
+        (Err(Misread::Malformed(offset)), None) => at(offset, "malformed TOML".to_owned()),
+        (Ok(tables), None) => Ok(tables),
+    }
+}
+
+/// Where in the text an error of `toml_parser` is.
+fn error_offset(error: &ParseError) -> usize {
+    error
+        .unexpected()
+        .or(error.context())
+        .map_or(0, |span| span.start())
+}
+
+/// An error of `toml_parser` as a message: what it says, what it expected, what it found.
+fn describe_toml_error(text: &str, error: &ParseError) -> String {
+    let mut message = error.description().to_owned();
+    if let Some(expected) = error.expected().filter(|expected| !expected.is_empty()) {
+        let expected: Vec<String> = expected
+            .iter()
+            .map(|expected| match expected {
+                toml_parser::Expected::Literal(literal) => format!("`{}`", escape(literal)),
+                toml_parser::Expected::Description(description) => description.to_string(),
+                _ => "something else".to_owned(),
+            })
+            .collect();
+        message.push_str(&format!(", expected {}", expected.join(" or ")));
+    }
+    let offset = error_offset(error);
+    // What it found: the rest of the line from the error on.
+    let rest = text
+        .get(offset..)
+        .and_then(|rest| rest.lines().next())
+        .map(str::trim)
+        .unwrap_or_default();
+    if !rest.is_empty() {
+        message.push_str(&format!(", found `{}`", escape(rest)));
+    }
+    message
+}
+
+/// Why [`TableReader`] stopped.
+enum Misread {
+    /// A table, key or value the pin file may not have, at a byte offset.
+    Invalid(usize, String),
+    /// A syntax error that `toml_parser` reports too, said with what the reader knows.
+    Syntax(usize, String),
+    /// Events that only come with a TOML syntax error, which `toml_parser` reports.
+    Malformed(usize),
+}
+
+/// Walks `toml_parser`'s events, decoding keys and strings; errors are at byte offsets.
+struct TableReader<'t> {
+    source: Source<'t>,
+    /// The byte offsets at which the lines of the text start.
+    line_starts: Vec<usize>,
+}
+
+impl TableReader<'_> {
+    /// The 1-based line that holds the byte at `offset`.
+    fn line_of(&self, offset: usize) -> usize {
+        self.line_starts.partition_point(|&start| start <= offset)
+    }
+
+    fn read(&self, events: &[Event]) -> Result<Vec<(TableKind, usize, RawTable)>, Misread> {
+        let mut events = events
+            .iter()
+            .filter(|event| {
+                !matches!(
+                    event.kind(),
+                    EventKind::Whitespace | EventKind::Comment | EventKind::Newline
+                )
+            })
+            .peekable();
+        let mut tables: Vec<(TableKind, usize, RawTable)> = Vec::new();
+        while let Some(event) = events.next() {
+            let start = event.span().start();
+            match event.kind() {
+                EventKind::ArrayTableOpen | EventKind::StdTableOpen => {
+                    let key = self.key(&mut events)?;
+                    let end = match events.next() {
+                        Some(close)
+                            if matches!(
+                                close.kind(),
+                                EventKind::ArrayTableClose | EventKind::StdTableClose
+                            ) =>
+                        {
+                            close.span().end()
+                        }
+                        _ => return Err(Misread::Malformed(start)),
+                    };
+                    let array = event.kind() == EventKind::ArrayTableOpen;
+                    let kind = match key.as_slice() {
+                        [name] if array && name == "pin" => TableKind::Pin,
+                        [name] if array && name == "tree" => TableKind::Tree,
+                        _ => {
+                            let header = &self.source.input()[start..end];
+                            return Err(Misread::Invalid(
+                                start,
+                                format!(
+                                    "unknown table `{header}`; the tables are `[[pin]]` and \
+                                     `[[tree]]`"
+                                ),
+                            ));
+                        }
+                    };
+                    tables.push((kind, self.line_of(start), BTreeMap::new()));
+                }
+                EventKind::SimpleKey => {
+                    let mut key = vec![self.simple_key(event)?];
+                    key.extend(self.key(&mut events)?);
+                    let key = key.join(".");
+                    if events
+                        .next_if(|event| event.kind() == EventKind::KeyValSep)
+                        .is_none()
+                    {
+                        let line = self.source.input()[start..].lines().next();
+                        return Err(Misread::Syntax(
+                            start,
+                            format!(
+                                "expected `key = \"value\"`, found `{}`",
+                                escape(line.unwrap_or_default().trim())
+                            ),
+                        ));
+                    }
+                    let value = self.string_value(&key, &mut events)?;
+                    if let Some(first) = events.next_if(|event| event.kind() == EventKind::Error) {
+                        // `toml_parser` marks each token up to the end of the line.
+                        let mut end = first.span().end();
+                        while let Some(more) =
+                            events.next_if(|event| event.kind() == EventKind::Error)
+                        {
+                            end = more.span().end();
+                        }
+                        let extra = &self.source.input()[first.span().start()..end];
+                        return Err(Misread::Syntax(
+                            first.span().start(),
+                            format!(
+                                "unexpected text `{}` after the value of `{key}`",
+                                escape(extra)
+                            ),
+                        ));
+                    }
+                    let Some((kind, _, table)) = tables.last_mut() else {
+                        return Err(Misread::Invalid(
+                            start,
+                            format!(
+                                "`{key}` is outside any `[[pin]]` table; start each pin with \
+                                 `[[pin]]`"
+                            ),
+                        ));
+                    };
+                    let (keys, what) = match kind {
+                        TableKind::Pin => (PIN_KEYS, "a pin"),
+                        TableKind::Tree => (TREE_KEYS, "a tree"),
+                    };
+                    if !keys.contains(&key.as_str()) {
+                        return Err(Misread::Invalid(
+                            start,
+                            format!("unknown key `{key}`; {what} has {}", keys.join(", ")),
+                        ));
+                    }
+                    if let Some((first_line, _)) = table.get(&key) {
+                        return Err(Misread::Invalid(
+                            start,
+                            format!("duplicate key `{key}` (first set on line {first_line})"),
+                        ));
+                    }
+                    table.insert(key, (self.line_of(start), value));
+                }
+                _ => return Err(Misread::Malformed(start)),
+            }
+        }
+        Ok(tables)
+    }
+
+    /// The parts of a key after its first (`.b.c` of `a.b.c`), or all of a table header's.
+    fn key<'e>(
+        &self,
+        events: &mut std::iter::Peekable<impl Iterator<Item = &'e Event>>,
+    ) -> Result<Vec<String>, Misread> {
+        let mut parts = Vec::new();
+        while let Some(event) =
+            events.next_if(|event| matches!(event.kind(), EventKind::SimpleKey | EventKind::KeySep))
+        {
+            if event.kind() == EventKind::SimpleKey {
+                parts.push(self.simple_key(event)?);
+            }
+        }
+        Ok(parts)
+    }
+
+    fn simple_key(&self, event: &Event) -> Result<String, Misread> {
+        let raw = self.raw(event);
+        let mut key = String::new();
+        let mut errors: Vec<ParseError> = Vec::new();
+        raw.decode_key(&mut key, &mut errors);
+        errors.first().map_or(Ok(key), |error| {
+            Err(Misread::Invalid(
+                error_offset(error),
+                describe_toml_error(self.source.input(), error),
+            ))
+        })
+    }
+
+    /// Reads a value, which must be a string, and decodes it.
+    fn string_value<'e>(
+        &self,
+        key: &str,
+        events: &mut std::iter::Peekable<impl Iterator<Item = &'e Event>>,
+    ) -> Result<String, Misread> {
+        let Some(event) = events.next() else {
+            return Err(Misread::Malformed(self.source.input().len()));
+        };
+        let start = event.span().start();
+        let not_a_string = |end: usize| {
+            let found = &self.source.input()[start..end];
+            Misread::Invalid(
+                start,
+                format!("the value of `{key}` must be a string, found `{found}`"),
+            )
+        };
+        match event.kind() {
+            EventKind::Scalar => {
+                let mut value = String::new();
+                let mut errors: Vec<ParseError> = Vec::new();
+                let kind = self.raw(event).decode_scalar(&mut value, &mut errors);
+                if let Some(error) = errors.first() {
+                    let offset = error_offset(error);
+                    // The decoder reports a missing closing quote at the string's end, which
+                    // for a multi-line string is the end of the file.
+                    if offset == event.span().end() {
+                        return Err(Misread::Invalid(
+                            start,
+                            format!("the string value of `{key}` is not closed"),
+                        ));
+                    }
+                    let message = format!(
+                        "in the value of `{key}`: {}",
+                        describe_toml_error(self.source.input(), error)
+                    );
+                    return Err(Misread::Invalid(offset, message));
+                }
+                if kind != toml_parser::decoder::ScalarKind::String {
+                    return Err(not_a_string(event.span().end()));
+                }
+                Ok(value)
+            }
+            EventKind::ArrayOpen | EventKind::InlineTableOpen => {
+                // Skip to the matching close, to quote the whole value.
+                let mut depth = 1;
+                let mut end = event.span().end();
+                for inner in events.by_ref() {
+                    end = inner.span().end();
+                    match inner.kind() {
+                        EventKind::ArrayOpen | EventKind::InlineTableOpen => depth += 1,
+                        EventKind::ArrayClose | EventKind::InlineTableClose => depth -= 1,
+                        _ => {}
+                    }
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                Err(not_a_string(end))
+            }
+            _ => Err(Misread::Malformed(start)),
+        }
+    }
+
+    fn raw(&self, event: &Event) -> toml_parser::Raw<'_> {
+        self.source
+            .get(event)
+            .expect("toml_parser's events lie within its source")
+    }
+}

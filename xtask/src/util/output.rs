@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0
+//! How results reach people: the `--format` choice, colour, and the tables that the matrix,
+//! `merge` and `audit` print.
+
+use crate::util::json::{self, Value};
+use anyhow::bail;
+use std::borrow::Cow;
+use std::fmt::Write;
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicI8, AtomicU8, Ordering};
+
+/// The output formats of `--format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Tables and summary lines for a terminal.
+    Human,
+    Json,
+    Markdown,
+}
+
+impl Format {
+    /// Reads `--format`.
+    pub fn parse(text: &str) -> anyhow::Result<Self> {
+        match text {
+            "human" => Ok(Format::Human),
+            "json" => Ok(Format::Json),
+            "markdown" => Ok(Format::Markdown),
+            other => bail!(
+                "--format must be `human`, `json` or `markdown`, not `{}`",
+                escape(other)
+            ),
+        }
+    }
+
+    /// Prints a report on stdout in this format; the human form is coloured only on a terminal
+    /// and never when `NO_COLOR` is set. The matrix, `merge` and `audit` all print this way.
+    pub fn print(
+        self,
+        json: impl FnOnce() -> Value,
+        markdown: impl FnOnce() -> String,
+        human: impl FnOnce(bool) -> String,
+    ) {
+        match self {
+            Format::Json => print!("{}", json::to_pretty(&json())),
+            Format::Markdown => print!("{}", markdown()),
+            Format::Human => print!("{}", human(colour_on(std::io::stdout().is_terminal()))),
+        }
+    }
+
+    /// Prints a command's report as [`Format::print`] does and hands back its `verdict`; with
+    /// `-q` a human report that found nothing wrong is not printed, as cargo's `-q` says nothing
+    /// on success (asked-for JSON and Markdown are data, printed whatever the verdict).
+    pub fn print_report(
+        self,
+        verdict: crate::Verdict,
+        json: impl FnOnce() -> Value,
+        markdown: impl FnOnce() -> String,
+        human: impl FnOnce(bool) -> String,
+    ) -> crate::Verdict {
+        let silent = self == Format::Human && verbosity() < 0 && verdict == crate::Verdict::Success;
+        if !silent {
+            self.print(json, markdown, human);
+        }
+        verdict
+    }
+}
+
+/// `--color`: 0 auto, 1 always, 2 never; set once from the command line.
+static COLOUR_CHOICE: AtomicU8 = AtomicU8::new(0);
+static VERBOSITY: AtomicI8 = AtomicI8::new(0);
+
+/// Reads a `--color` (or `CARGO_TERM_COLOR`) value: `auto`, `always` or `never`.
+pub fn parse_colour_choice(text: &str) -> anyhow::Result<u8> {
+    match text {
+        "auto" => Ok(0),
+        "always" => Ok(1),
+        "never" => Ok(2),
+        other => bail!(
+            "--color must be `auto`, `always` or `never`, not `{}`",
+            escape(other)
+        ),
+    }
+}
+
+pub fn set_colour_choice(choice: u8) {
+    COLOUR_CHOICE.store(choice, Ordering::Relaxed);
+}
+
+pub fn set_verbosity(verbosity: i8) {
+    VERBOSITY.store(verbosity, Ordering::Relaxed);
+}
+
+/// `-q` (-1: no progress), default (0) or `-v` (1: a line for cached steps too).
+pub fn verbosity() -> i8 {
+    VERBOSITY.load(Ordering::Relaxed)
+}
+
+/// Whether to colour output for a stream that is (or is not) a terminal: `--color always` or
+/// `never` decide, then `CARGO_TERM_COLOR` (as cargo reads it); else `NO_COLOR` turns it off,
+/// `CLICOLOR_FORCE` on even for a pipe, and a `TERM=dumb` terminal gets none.
+pub fn colour_on(terminal: bool) -> bool {
+    let from_environment = std::env::var("CARGO_TERM_COLOR")
+        .ok()
+        .and_then(|text| parse_colour_choice(&text).ok())
+        .unwrap_or(0);
+    let choice = match COLOUR_CHOICE.load(Ordering::Relaxed) {
+        0 => from_environment,
+        choice => choice,
+    };
+    if choice != 0 {
+        return choice == 1;
+    }
+    if std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty()) {
+        return false;
+    }
+    if std::env::var_os("CLICOLOR_FORCE").is_some_and(|value| !value.is_empty() && value != "0") {
+        return true;
+    }
+    terminal && std::env::var_os("TERM").is_none_or(|term| term != "dumb")
+}
+
+/// Whether stderr is a terminal that can redraw a line in place: not a pipe or file, and not
+/// a `TERM=dumb` one.
+pub fn updating_terminal() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("TERM").is_none_or(|term| term != "dumb")
+}
+
+/// The width of the terminal on stderr, in columns: what the kernel says it is, else
+/// `COLUMNS`, else 80.
+pub fn terminal_columns() -> usize {
+    // SAFETY: `winsize` is plain old data, for which all-zero is a valid value.
+    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+    // SAFETY: TIOCGWINSZ only writes a `winsize` into the live value it is given.
+    let asked = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut size) };
+    if asked == 0 && size.ws_col > 0 {
+        return usize::from(size.ws_col);
+    }
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|columns| columns.parse().ok())
+        .filter(|&columns| columns > 0)
+        .unwrap_or(80)
+}
+
+/// A toolchain's column header, the same in every table: its id, with the release when the id
+/// does not already end in it, and the path of a compiler given as one (which tells two
+/// compilers of one release apart).
+pub fn column_label(id: &str, release: Option<&str>, path: Option<&str>) -> String {
+    let release = release.filter(|release| !id.ends_with(release));
+    let notes: Vec<&str> = release.into_iter().chain(path).collect();
+    if notes.is_empty() {
+        id.to_string()
+    } else {
+        format!("{id} ({})", notes.join(", "))
+    }
+}
+
+/// `text` in red when `enabled`: how every table marks what differs from the prediction.
+pub fn paint_red(text: &str, enabled: bool) -> String {
+    if enabled {
+        format!("\x1b[31m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
+}
+
+/// `text` as a terminal or a page may show it: every control character (ESC, NUL, a line
+/// break, DEL, the C1 controls) and every bidirectional override written as an escape (`\e`,
+/// `\0`, `\n`, `\u{202e}`), so that text from a report, a pin file or a compiler can neither
+/// drive the terminal nor break a table's lines.
+pub fn escape(text: &str) -> Cow<'_, str> {
+    let hostile = |character: char| {
+        character.is_control()
+            || matches!(character, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(hostile) {
+        return Cow::Borrowed(text);
+    }
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for character in text.chars() {
+        match character {
+            '\n' => escaped.push_str("\\n"),
+            '\r' => escaped.push_str("\\r"),
+            '\t' => escaped.push_str("\\t"),
+            '\0' => escaped.push_str("\\0"),
+            '\x1b' => escaped.push_str("\\e"),
+            character if hostile(character) => {
+                let _ = write!(escaped, "\\u{{{:x}}}", u32::from(character));
+            }
+            character => escaped.push(character),
+        }
+    }
+    Cow::Owned(escaped)
+}
+
+/// `text` as one cell of a Markdown table: [`escape`]d, and with `|`, which would end the cell,
+/// written `\|`.
+pub fn markdown_cell(text: &str) -> String {
+    escape(text).replace('|', "\\|")
+}
+
+/// [`escape`] for each line of `text`, keeping its line breaks: for messages whose lines are
+/// the tool's own and whose parts may come from input.
+pub fn escape_lines(text: &str) -> String {
+    text.split('\n').map(escape).collect::<Vec<_>>().join("\n")
+}
+
+/// `text` followed by spaces up to `width` characters; unlike `format!("{text:width$}")` it
+/// takes any width, where the standard library panics from 65536 on.
+pub fn pad(text: &str, width: usize) -> String {
+    let fill = width.saturating_sub(text.chars().count());
+    format!("{text}{}", " ".repeat(fill))
+}
+
+/// A table with a row-name column and one column per toolchain (`audit` renders with it too).
+///
+/// Every name and cell is shown through [`escape`].
+pub struct Table {
+    corner: String,
+    headers: Vec<String>,
+    /// Row name, then (text, differs) per column.
+    pub rows: Vec<(String, Vec<(String, bool)>)>,
+}
+
+impl Table {
+    pub fn new(corner: &str, headers: &[String]) -> Self {
+        Self {
+            corner: corner.to_string(),
+            headers: headers.to_vec(),
+            rows: Vec::new(),
+        }
+    }
+
+    fn cell_text((text, differs): &(String, bool)) -> String {
+        let text = escape(text);
+        if *differs {
+            format!("{text} !")
+        } else {
+            text.into_owned()
+        }
+    }
+
+    pub fn render_text(&self, out: &mut String, colour: bool) {
+        let width = |text: &str| text.chars().count();
+        let headers = self.headers.iter().map(|header| (header.clone(), false));
+        let header_row = (self.corner.clone(), headers.collect());
+        let rows: Vec<(String, Vec<(String, bool)>)> = std::iter::once(&header_row)
+            .chain(&self.rows)
+            .map(|(name, cells)| {
+                let cells = cells.iter().map(|cell| (Self::cell_text(cell), cell.1));
+                (escape(name).into_owned(), cells.collect())
+            })
+            .collect();
+        let first_width = rows.iter().map(|(name, _)| width(name)).max().unwrap_or(0);
+        let widths: Vec<usize> = (0..self.headers.len())
+            .map(|column| {
+                rows.iter()
+                    .filter_map(|(_, cells)| cells.get(column))
+                    .map(|(cell, _)| width(cell))
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        for (name, cells) in &rows {
+            out.push_str(&pad(name, first_width));
+            for ((cell, differs), width) in cells.iter().zip(&widths) {
+                out.push_str("  ");
+                out.push_str(&paint_red(&pad(cell, *width), colour && *differs));
+            }
+            out.push('\n');
+        }
+    }
+
+    pub fn render_markdown(&self, out: &mut String) {
+        let _ = write!(out, "| {} |", markdown_cell(&self.corner));
+        for header in &self.headers {
+            let _ = write!(out, " {} |", markdown_cell(header));
+        }
+        let _ = writeln!(out, "\n|---|{}", "---|".repeat(self.headers.len()));
+        for (name, cells) in &self.rows {
+            let _ = write!(out, "| `{}` |", markdown_cell(name));
+            for entry in cells {
+                let text = markdown_cell(&Self::cell_text(entry));
+                let text = if entry.1 { format!("**{text}**") } else { text };
+                let _ = write!(out, " {text} |");
+            }
+            out.push('\n');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_formats() {
+        assert_eq!(Format::parse("json").unwrap(), Format::Json);
+        assert_eq!(Format::parse("markdown").unwrap(), Format::Markdown);
+        assert!(Format::parse("yaml").is_err());
+    }
+
+    /// A place's path comes from a compiler's output: in a Markdown cell its `|` must not end
+    /// the cell, nor its control characters reach the terminal that shows the report.
+    #[test]
+    fn a_markdown_cell_is_one_cell_and_inert() {
+        assert_eq!(markdown_cell("src/a|b.rs:3"), "src/a\\|b.rs:3");
+        assert_eq!(markdown_cell("x\x1b[31my\nz"), "x\\e[31my\\nz");
+    }
+}
