@@ -367,8 +367,8 @@ impl Report {
     }
 }
 
-/// A boot in a few words: `pass (tcg, 1.0 s, cached; KUnit 390 passed, 0 failed, 1 skipped;
-/// samples: 40 lines seen of 40, 5 not checked)`.
+/// A boot in a few words: `pass (tcg, 1.0 s, cached) KUnit 390 passed, 0 failed, 1 skipped;
+/// samples: 12 of 12 lines seen, not checked (nothing printed at init): rust_soc, ...`.
 pub(crate) fn boot_summary(boot: &BootJson) -> String {
     let mut parts: Vec<String> = Vec::new();
     if let Some(accel) = &boot.accel {
@@ -380,7 +380,10 @@ pub(crate) fn boot_summary(boot: &BootJson) -> String {
     if boot.cached {
         parts.push("cached".into());
     }
-    let mut text = format!("{} ({})", boot.result, parts.join(", "));
+    let mut text = boot.result.clone();
+    if !parts.is_empty() {
+        text.push_str(&format!(" ({})", parts.join(", ")));
+    }
     if let Some(kunit) = &boot.kunit {
         let checked: Vec<_> = boot
             .samples
