@@ -12,7 +12,7 @@ pub(crate) mod console;
 pub(crate) mod qemu;
 pub(crate) mod samples;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use super::build::{self, BuildDir, Pair};
 use super::said::machine_failure;

@@ -3,8 +3,9 @@
 //! build printed and its cache entries, on small trees made in a temporary directory; and
 //! docs/kernel.md's documentation of its JSON.
 
+use crate::kernel::boot::tests::failed_boot;
 use crate::kernel::build::{self, Built, Real};
-use crate::kernel::report::json::{BootJson, FailureJson, KunitJson, SampleJson, TreeJson};
+use crate::kernel::report::json::TreeJson;
 use crate::kernel::report::{cell, Report};
 use crate::kernel::rules::{CratePrediction, Predicted, Prediction};
 use crate::kernel::trees;
@@ -269,42 +270,6 @@ fn cached_results_round_trip_and_a_result_not_run_is_never_read_back() {
     std::fs::write(&entry, "{\"real\": \"pass\"").unwrap();
     assert!(super::load_result(&entry).is_none());
     std::fs::remove_dir_all(dir).unwrap();
-}
-
-/// A boot of a cell that built, with one sample line seen, one not checked, and a KUnit case
-/// that failed.
-fn failed_boot() -> BootJson {
-    BootJson {
-        result: "fail".into(),
-        reason: "KUnit failed: rust_kvec.rust_kvec_pop".into(),
-        accel: Some("tcg".into()),
-        samples: vec![
-            SampleJson {
-                name: "rust_minimal".into(),
-                expected: Some("rust_minimal: Am I built-in? {}".into()),
-                seen: true,
-            },
-            SampleJson {
-                name: "rust_soc".into(),
-                expected: None,
-                seen: false,
-            },
-        ],
-        kunit: Some(KunitJson {
-            passed: 4,
-            failed: 1,
-            skipped: 1,
-            failures: vec![FailureJson {
-                suite: "rust_kvec".into(),
-                test: "rust_kvec_pop".into(),
-                output: "    # rust_kvec_pop: ASSERTION FAILED at rust/kernel/alloc/kvec.rs:12"
-                    .into(),
-            }],
-        }),
-        console_tail: Some("reboot: Restarting system".into()),
-        seconds: Some(1.0),
-        cached: false,
-    }
 }
 
 fn report() -> Report {

@@ -8,6 +8,7 @@ use super::config::{self, BootConfig};
 use super::console::{self, Outcome};
 use super::qemu::{self, Accel, Host};
 use super::samples;
+use crate::kernel::report::json::{BootJson, FailureJson, KunitJson, SampleJson};
 use std::path::{Path, PathBuf};
 
 /// The unpacked tree `linux-source-VERSION`, if `cargo xtask kernel` has unpacked it.
@@ -644,4 +645,40 @@ fn without_qemu_the_stage_builds_nothing_and_says_which_package() {
         booted.steps
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A boot of a cell that built, with one sample line seen, one not checked, and a KUnit case
+/// that failed.
+pub(crate) fn failed_boot() -> BootJson {
+    BootJson {
+        result: "fail".into(),
+        reason: "KUnit failed: rust_kvec.rust_kvec_pop".into(),
+        accel: Some("tcg".into()),
+        samples: vec![
+            SampleJson {
+                name: "rust_minimal".into(),
+                expected: Some("rust_minimal: Am I built-in? {}".into()),
+                seen: true,
+            },
+            SampleJson {
+                name: "rust_soc".into(),
+                expected: None,
+                seen: false,
+            },
+        ],
+        kunit: Some(KunitJson {
+            passed: 4,
+            failed: 1,
+            skipped: 1,
+            failures: vec![FailureJson {
+                suite: "rust_kvec".into(),
+                test: "rust_kvec_pop".into(),
+                output: "    # rust_kvec_pop: ASSERTION FAILED at rust/kernel/alloc/kvec.rs:12"
+                    .into(),
+            }],
+        }),
+        console_tail: Some("reboot: Restarting system".into()),
+        seconds: Some(1.0),
+        cached: false,
+    }
 }

@@ -78,8 +78,8 @@ pub(crate) struct CellJson {
     pub cached: bool,
     /// Whether the real build contradicts the prediction.
     pub finding: bool,
-    /// The boot stage (`--boot`); null without it, absent from reports recorded before it.
-    #[serde(default)]
+    /// The boot stage (`--boot`), in a cell whose build passed; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub boot: Option<BootJson>,
 }
 
