@@ -5,17 +5,19 @@
 //! standard library's `Box`, `Rc`, `Arc` and `Pin`. `arbitrary_self_types` lifts that limit
 //! for any type that dereferences to `Self`. The kernel has its own `Arc` (no weak count, its
 //! own allocator) and its `ArcBorrow<'_, T>`, a borrowed `Arc` that costs no atomic operation
-//! but can still become an `Arc` when the callee decides to keep the object. Binder's
-//! `Process` methods take `self: ArcBorrow<'_, Self>`, and its work items (`DeliverToRead`)
-//! take an `Arc` of themselves as `self`, called as methods, also through `dyn Trait`.
+//! but can still become an `Arc` when the callee decides to keep the object. Binder (7.2 on)
+//! uses it: its `Process` methods take `self: ArcBorrow<'_, Self>`, and its work items
+//! (`DeliverToRead`) take an `Arc` of themselves as `self`, called as methods, also through
+//! `dyn Trait`; so do the kernel's `ArcBorrow` doctests.
 //!
 //! Here a small driver polls two sensors from a work queue (`kernel::sync::workqueue`). Each
 //! poll is a work item whose `run` reads through its `ArcBorrow`, and, if it has more to do,
 //! queues itself again with `Arc::from(this)`: that is the moment it takes a reference, and
-//! only then.
+//! only then. In kernel mode the item's receiver is Binder's kind; the kernel's own
+//! `workqueue.rs` needs none, its `run` being `fn run(this: Self::Pointer)`.
 //!
-//! The stable replacement declares `fn run(this: ArcBorrow<'_, Self>)`, an associated
-//! function, and gives `ArcBorrow<'_, T>` a `run()` method through an extension trait
+//! The stable replacement is that shape: `fn run(this: ArcBorrow<'_, Self>)`, an associated
+//! function. The shim also gives `ArcBorrow<'_, T>` a `run()` method through an extension trait
 //! (`RunWorkItem`), so call sites stay `item.run()`. It costs the `this` spelling, an extra
 //! import, and, because a trait without a receiver is not object safe, an object-safe
 //! trampoline inside the shim for the queue's `dyn` items. Both forms stand side by side
@@ -25,9 +27,10 @@
 //! [#44874](https://github.com/rust-lang/rust/issues/44874); the kernel lists
 //! `arbitrary_self_types` in `rust_allowed_features`, so Kbuild turns it on for every module
 //! (`-Zcrate-attr='feature(...)'`): a module uses it and never enables it itself (a
-//! `#![feature(arbitrary_self_types)]` of its own would be an error, E0636). Calling such a
-//! method on `dyn WorkItem` also needs `ArcBorrow` to implement `DispatchFromDyn`, which the
-//! shim provides (see `rust_coerce_pointee`).
+//! `#![feature(arbitrary_self_types)]` of its own would be an error: E0636 up to 1.95, the
+//! deny-by-default `duplicate_features` lint from 1.96.0). Calling such a method on
+//! `dyn WorkItem` also needs `ArcBorrow` to implement `DispatchFromDyn`, which the shim
+//! provides (see `rust_coerce_pointee`).
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::prelude::*;

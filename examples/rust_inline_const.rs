@@ -15,11 +15,10 @@
 //! matters.
 //!
 //! The lesson of this file is where the gated form may live. `inline_const` is in the
-//! `kernel` crate's feature list, not in the list for code outside `rust/`
-//! (`-Zallow-features=asm_const,asm_goto,arbitrary_self_types,lint_reasons,raw_ref_op`), so
-//! this module must not enable it: it writes `const { }` only under
-//! `kshim_stable_inline_const`, where the syntax is stable and needs no feature, and the
-//! replacement otherwise. And since a pre-1.79 parser rejects `const { }` even under a false
+//! `kernel` crate's feature list, not in the list for code outside `rust/` (Kbuild's
+//! `-Zallow-features`, the catalog's `RUST_ALLOWED_FEATURES`), so this module must not
+//! enable it: it writes `const { }` only under `kshim_stable_inline_const`, where the syntax is
+//! stable and needs no feature, and the replacement otherwise. And since a pre-1.79 parser rejects `const { }` even under a false
 //! `#[cfg]`, the block sits in the body of a `macro_rules!` that is itself cfg'd out there: a
 //! macro body is only tokens until it is expanded. (The shim does the same with an
 //! out-of-line module: `kernel::const_init::crc::Crc32`, used below, checks its polynomial in

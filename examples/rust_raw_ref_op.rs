@@ -5,12 +5,12 @@
 //! issue #64490) make a raw pointer to a place without creating a reference first. Kernel
 //! objects are linked through fields that C and other objects reach by raw pointer, and that
 //! may still be uninitialized: a `&mut` on the way to such a field would assert uniqueness and
-//! validity that do not hold. The kernel uses `&raw` in `kernel::list` and in its `Opaque`
-//! projections, and allows it outside `rust/` because such macros expand it in the driver's
-//! own crate. The shim's `container_of!` uses it too, as the kernel's does since April 2025
-//! (Tamir Duberstein's type check, `&raw const (*container_ptr).$($fields)*`), after the seed
-//! commit: at the seed, `container_of!` cast to `*const u8` and stepped back with
-//! `ptr.sub(offset)`, with no `&raw` in it.
+//! validity that do not hold. The kernel's `container_of!` has used `&raw` since April 2025,
+//! after the seed commit, for its type check (`&raw const (*container_ptr).$($fields)*`), and
+//! the shim's does too; at the seed it cast to `*const u8` and stepped back with
+//! `ptr.sub(offset)`, with no `&raw` in it. Its own intrusive list, `kernel::list`, still
+//! projects with `addr_of!` / `addr_of_mut!` in 7.3: the conversion to `&raw` never landed
+//! there (7.3's `kernel::interop::list`, over C's `list_head`, uses `&raw`).
 //!
 //! The stable replacement, `core::ptr::addr_of_mut!(place)`, is the same operation spelled as a
 //! macro and costs nothing at run time; `&raw` only reads better and composes with method

@@ -13,7 +13,7 @@
 #[path = "src/catalog.rs"]
 // The build script uses only part of the catalog. (No `reason = ...` here: this file must
 // compile on 1.78.0, before `lint_reasons` was stable.)
-#[allow(dead_code)]
+#[allow(dead_code, unused_imports)]
 mod catalog;
 
 use std::env;
@@ -74,6 +74,9 @@ pub fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=RUSTC_BOOTSTRAP");
     println!("cargo:rerun-if-env-changed=KSHIM_MODE");
+    if let Err(error) = catalog::check_lists(catalog::FEATURES, catalog::EXCLUDED) {
+        panic!("kernel-shim/src/catalog.rs: {error}");
+    }
     // Single-colon instructions keep older Cargo releases (before 1.77) able to read this file.
     for name in catalog::all_cfg_names() {
         println!("cargo:rustc-check-cfg=cfg({name})");
@@ -86,12 +89,16 @@ pub fn main() {
     for name in derived.chain(catalog::arch_cfg(&target_arch)) {
         println!("cargo:rustc-cfg={name}");
     }
-    // Every package but the shim is a driver: in kernel mode Kbuild gives it the allowed
-    // features, which `.cargo/kbuild-rustc` passes on, since a build script cannot.
+    // Every package but the shim is a driver: in kernel mode Kbuild gives it its flags, which
+    // `.cargo/kbuild-rustc` passes on, since a build script cannot. None holds a space.
     if kernel && env::var("CARGO_PKG_NAME").as_deref() != Ok("kernel-shim") {
+        let mut flags = Vec::new();
+        catalog::kbuild_driver_flags(catalog::RUST_ALLOWED_FEATURES, |flag| {
+            flags.push(flag.to_string())
+        });
         println!(
-            "cargo:rustc-env=KSHIM_KBUILD_ALLOWED_FEATURES={}",
-            catalog::RUST_ALLOWED_FEATURES
+            "cargo:rustc-env=KSHIM_KBUILD_DRIVER_FLAGS={}",
+            flags.join(" ")
         );
     }
 }

@@ -21,9 +21,10 @@
 ///
 /// On the four architectures the shim knows, this is a single load instruction that the
 /// compiler can neither merge, repeat nor drop; the offset is usually an `offset_of!` result.
-/// An offset that the architecture's load cannot encode as an immediate fails the build (from
-/// 2047 bytes on RISC-V and LoongArch, 16380 on arm64, 2 GiB on x86-64); such a field is read
-/// with [`register_operand`] instead.
+/// An offset that the architecture's load cannot encode as an immediate fails the build (above
+/// 2047 bytes on RISC-V and LoongArch, above 16380 or not a multiple of 4 on arm64, from 2 GiB
+/// on x86-64, whose displacement ends at 2^31 - 1); such a field is read with
+/// [`register_operand`] instead.
 ///
 /// # Safety
 ///

@@ -9,10 +9,12 @@
 //! since Rust 1.82.0, tracking issue #64490) make the pointer directly; the stable
 //! replacement, `core::ptr::addr_of!` / `addr_of_mut!`, is the same operation spelled as a
 //! macro, at no run-time cost at all. The kernel switched to `&raw` because it reads as what
-//! it is, and it is in the kernel's allowed list for drivers because macros expand it in the
-//! driver's own crate. Its [`container_of!`](crate::container_of!) took `&raw` only after the
-//! seed commit (April 2025, to check the field pointer's type); at the seed it stepped back
-//! with `ptr.sub(offset)` from a `*const u8`, and needed no feature.
+//! it is. At the seed commit `raw_ref_op` was on the allowed list though no kernel macro put
+//! `&raw` into a driver: the entry served the KUnit doctests, a crate under `rust/` that Kbuild
+//! compiles with the drivers' rule, `-Zallow-features` included. The kernel's
+//! [`container_of!`](crate::container_of!) took `&raw` only after the seed (April 2025),
+//! together with a check of the field pointer's type; before, it cast to `*const u8`, stepped
+//! back with `ptr.sub(offset)` and cast the result `as *const $type`, with no check.
 //!
 //! Where the gated syntax may live is the lesson here:
 //!
@@ -25,7 +27,8 @@
 //! - The expansion is then parsed in the crate that invokes the macro and feature-gated there:
 //!   in kernel mode on a compiler before 1.82.0, a crate that uses `container_of!` must enable
 //!   `raw_ref_op` itself (Rust 1.63.0 rejects a `&raw` from another crate's macro, checked).
-//!   That is why the kernel lists `raw_ref_op` for code outside `rust/` as well.
+//!   So once the kernel's `container_of!` took `&raw`, drivers needed the allowed list's
+//!   `raw_ref_op` too, on compilers before 1.82.0.
 
 /// Implemented by `*const T` and `*mut T`, so that `container_of!` can name `T`.
 #[doc(hidden)]
@@ -86,7 +89,8 @@ macro_rules! container_of {
 ///
 /// `container_of!(field_ptr, Container, field)` returns `*const Container` or `*mut Container`,
 /// following `field_ptr`. It checks at compile time that `field_ptr` points to the field's
-/// type, with `addr_of!((*container).field)`, as the kernel's macro did before `&raw`.
+/// type, with `addr_of!((*container).field)`: the kernel's check, which came with `&raw`,
+/// spelled with the stable macro (before `&raw` the kernel's macro had none).
 ///
 /// It must be used inside `unsafe`: `field_ptr` must point to the field `field` of a
 /// `Container` (so that stepping back by the field's offset stays in the same allocation).

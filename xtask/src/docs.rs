@@ -5,8 +5,11 @@
 //! real usage run, which only `--report` and `--usage` replace; and `docs/kernels.md` from the
 //! committed JSON of a `cargo xtask kernel` run ([`kernels`]).
 
+mod catalog_lists;
 mod features;
 pub mod kernels;
+#[cfg(test)]
+mod not_recorded;
 pub mod page;
 mod places_region;
 #[cfg(test)]
@@ -18,6 +21,8 @@ use crate::report::usage::UsageReport;
 use crate::report::{FeatureCell, Observed, Report};
 use crate::Verdict;
 use anyhow::{bail, Context};
+#[cfg(test)]
+pub(crate) use features::shim_location;
 pub use features::{feature_table, features_page, shim_features_page};
 pub use places_region::{usage_region, USAGE_PLACES};
 use std::fmt::Write;
@@ -90,17 +95,7 @@ pub(crate) fn refuse_control_characters(text: &str, what: &str) -> anyhow::Resul
     Ok(())
 }
 
-/// `text` with Markdown's inline punctuation escaped, so that a table cell shows it as it is.
-pub(crate) fn escape_markdown(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for character in text.chars() {
-        if "\\`*_[]<>|&~".contains(character) {
-            escaped.push('\\');
-        }
-        escaped.push(character);
-    }
-    escaped
-}
+pub(crate) use crate::util::output::escape_markdown;
 
 /// One cell of the status table: what the compiler said, marked where that is not simply the
 /// catalog's prediction.
@@ -109,6 +104,7 @@ fn status_cell(cell: &FeatureCell) -> String {
         Observed::Status(status) => status.to_string(),
         Observed::NotProbed => "not probed".to_string(),
         Observed::ProbeFailed(_) => "probe failed".to_string(),
+        Observed::NotRecorded => return "not recorded".to_string(),
     };
     match (cell.ok(), cell.expected) {
         (true, Some(_)) => observed,
@@ -227,7 +223,7 @@ pub fn generated_files(
         Some(usage) => usage_region(usage)?,
         None => places_region::kept_region(&page_path)?,
     };
-    Ok(vec![
+    Ok([
         (
             readme_path.clone(),
             FEATURE_TABLE.splice(
@@ -242,7 +238,10 @@ pub fn generated_files(
         ),
         (page_path, features_page(root, &statuses, &places)?),
         kernels::generated(root)?,
-    ])
+    ]
+    .into_iter()
+    .chain(catalog_lists::generated(root)?)
+    .collect())
 }
 
 /// Where the reports the compatibility page is generated from are committed, relative to the
@@ -273,16 +272,17 @@ pub const MATRIX_PAGE: &str = "docs/matrix.md";
 fn summary_region(report: &Report, date: &str) -> String {
     let failures = report.failures().len();
     format!(
-        "\nThe run recorded in [`matrix-report.json`](matrix-report.json), dated {date}, with \
+        "\nThe run recorded in [`matrix-report.json`](matrix-report.json), dated {}, with \
          {} against the catalog's predictions; its cells are in \
          [features.md](features.md#what-the-compilers-say) and on [the page](compat.html). \
-         Its summary lines:\n\n```text\n{}\n```\n",
+         Its summary lines:\n\n{}\n",
+        escape_markdown(date),
         match failures {
             0 => "no difference".to_string(),
             1 => "1 difference".to_string(),
             count => format!("{count} differences"),
         },
-        report.summary_lines().join("\n")
+        crate::util::output::markdown_block("text", &report.summary_lines().join("\n"))
     )
 }
 

@@ -6,10 +6,14 @@
 pub mod assemble;
 mod check;
 pub mod kbuild;
+mod recorded;
+pub mod runs;
 pub mod targets;
 mod text;
 mod to_json;
 pub mod usage;
+
+pub(crate) use recorded::recorded_rows;
 
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
 use crate::features::expect::{enabled_in_kernel_mode, Outcome, ToolchainVerdict};
@@ -75,6 +79,8 @@ pub enum Observed {
     NotProbed,
     /// The probe compilation failed in an unexpected way (the message says how).
     ProbeFailed(String),
+    /// The report was recorded before the catalog had the feature: nothing was asked.
+    NotRecorded,
 }
 
 impl Observed {
@@ -83,6 +89,7 @@ impl Observed {
             Observed::Status(status) => status.word(),
             Observed::NotProbed => "not-probed",
             Observed::ProbeFailed(_) => "probe-failed",
+            Observed::NotRecorded => "not-recorded",
         }
     }
 
@@ -91,6 +98,7 @@ impl Observed {
             Observed::Status(status) => status.to_string(),
             Observed::NotProbed => "-".into(),
             Observed::ProbeFailed(_) => "probe failed".into(),
+            Observed::NotRecorded => "not recorded".into(),
         }
     }
 }
@@ -109,7 +117,7 @@ impl FeatureCell {
         match (&self.observed, self.expected) {
             (Observed::Status(observed), Some(expected)) => *observed == expected,
             (Observed::ProbeFailed(_), _) | (Observed::NotProbed, Some(_)) => false,
-            (_, None) => true,
+            (Observed::NotRecorded, _) | (_, None) => true,
         }
     }
 }
@@ -265,9 +273,17 @@ impl Report {
     ) -> String {
         let toolchain = &self.toolchains[index];
         let label = toolchain.label();
+        // A feature the report was recorded without is left out of every count.
+        let recorded = |cells: &&Vec<FeatureCell>| cells[index].observed != Observed::NotRecorded;
+        let not_recorded = self
+            .features
+            .iter()
+            .filter(|cells| !recorded(cells))
+            .count();
         let observed: Vec<Option<Status>> = self
             .features
             .iter()
+            .filter(recorded)
             .map(|cells| match cells[index].observed {
                 Observed::Status(status) => Some(status),
                 _ => None,
@@ -278,7 +294,11 @@ impl Report {
             .filter(|status| matches!(status, Some(Status::Stable(_))))
             .count();
         let probe = if observed.iter().all(Option::is_some) {
-            format!("{stable} of {} features stable", FEATURES.len())
+            let total = FEATURES.len() - not_recorded;
+            match not_recorded {
+                0 => format!("{stable} of {total} features stable"),
+                _ => format!("{stable} of {total} features stable ({not_recorded} not recorded)"),
+            }
         } else {
             "the probe failed".to_string()
         };
@@ -287,6 +307,9 @@ impl Report {
                 let enabled = enabled_in_kernel_mode(release);
                 let still_gated: Vec<&str> = FEATURES
                     .iter()
+                    .zip(&self.features)
+                    .filter(|(_, cells)| recorded(cells))
+                    .map(|(feature, _)| feature)
                     .zip(&observed)
                     .filter(|(feature, status)| {
                         enabled.iter().any(|enabled| enabled.name == feature.name)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The kernel's Rust architectures, one row each: the matrix's target axis (each one's built-in
+//! Four of the kernel's Rust architectures, one row each: the matrix's target axis (each one's built-in
 //! freestanding target, and which compilers know it, as public sources state and the compilers
 //! confirm with `rustc --print target-list`), what its objects look like (ELF machine, NOP,
 //! `__jump_table` relocations) and how its programs run here (the emulator). Every other module
@@ -50,7 +50,7 @@ pub struct JumpTableRelocations {
     pub pairs: Option<[RelocationType; 4]>,
 }
 
-/// The kernel's Rust architectures, in the order the report shows them.
+/// The four architectures, in the order the report shows them.
 pub const KERNEL_TARGETS: &[KernelTarget] = &[
     KernelTarget {
         triple: "x86_64-unknown-none",

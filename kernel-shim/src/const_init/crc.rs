@@ -193,7 +193,8 @@ impl<const POLY: u32> ReplacementTable<POLY> {
     }
 }
 
-// `const { }` does not even parse before 1.79.0, cfg'd out or not: keep it in its own file.
+// Before 1.79.0, `const { }` is feature-gated as it is parsed (E0658), so even a cfg'd-out
+// block fails: keep it in its own file.
 #[cfg(any(kshim_kernel_mode, kshim_stable_inline_const))]
 mod inline_const;
 

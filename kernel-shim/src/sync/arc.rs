@@ -442,7 +442,9 @@ impl<T: ?Sized + fmt::Display> fmt::Display for Arc<T> {
 /// It is `Copy` and takes no reference of its own, which makes it cheaper than `&Arc<T>` (one
 /// indirection less) and than a cloned `Arc` (no atomic operation); unlike `&T`, it can be
 /// turned back into an `Arc` with `Arc::from` whenever the callee decides to keep the object.
-/// That is why kernel code takes it as a method receiver, `self: ArcBorrow<'_, Self>`.
+/// That is why kernel code takes it as a method receiver, `self: ArcBorrow<'_, Self>`: the
+/// kernel's `sync/arc.rs` doctests (6.12, 7.3, run as KUnit tests) and Binder's `Process`
+/// (`drivers/android/binder/`, 7.2 on) do.
 ///
 /// # Invariants
 ///
@@ -474,6 +476,37 @@ impl<T: ?Sized + fmt::Display> fmt::Display for Arc<T> {
 /// assert!(inspect(buffer.as_arc_borrow(), false).is_none());
 /// let kept = inspect(buffer.as_arc_borrow(), true).unwrap();
 /// assert!(Arc::ptr_eq(&kept, &buffer));
+/// ```
+///
+/// Using `ArcBorrow<'_, Self>` as the type of `self` (`arbitrary_self_types`), as the kernel's
+/// own doctest of `ArcBorrow` does, and beside it the stable replacement, an associated function
+/// called with the borrow as its argument:
+///
+/// ```
+/// # #![cfg_attr(kshim_kernel_mode, feature(arbitrary_self_types))]
+/// use kernel::sync::{Arc, ArcBorrow, ArcPool};
+///
+/// struct Example {
+///     a: u32,
+///     b: u32,
+/// }
+///
+/// impl Example {
+///     #[cfg(kshim_kernel_mode)]
+///     fn use_reference(self: ArcBorrow<'_, Self>) -> u32 {
+///         self.a + self.b
+///     }
+///
+///     fn use_reference_stable(this: ArcBorrow<'_, Self>) -> u32 {
+///         this.a + this.b
+///     }
+/// }
+///
+/// static EXAMPLES: ArcPool<Example, 1> = ArcPool::new();
+/// let obj = Arc::new_in(Example { a: 10, b: 20 }, &EXAMPLES).unwrap();
+/// #[cfg(kshim_kernel_mode)]
+/// assert_eq!(obj.as_arc_borrow().use_reference(), 30);
+/// assert_eq!(Example::use_reference_stable(obj.as_arc_borrow()), 30);
 /// ```
 #[repr(transparent)]
 #[cfg_attr(

@@ -1,30 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Deferred work: a queue of reference-counted items, each run through an `ArcBorrow` receiver.
+//! Deferred work: a queue of reference-counted items, each run through a borrow of its `Arc`.
 //!
 //! A driver that cannot do something in the current context (an interrupt handler, a held
-//! lock) queues a work item and lets a worker run it later; the kernel's Binder driver keeps
-//! such a list of `Arc<dyn DeliverToRead>` items. The queue holds one [`Arc`] per pending item
-//! and runs each as `item.as_arc_borrow().run()`, so an item gets a borrow of itself that it
-//! can turn back into an `Arc` (to queue itself again, or to hand itself to someone else) and
-//! pays for a reference only when it does.
+//! lock) queues a work item and lets a worker run it later. The queue holds one [`Arc`] per
+//! pending item and runs each through an `ArcBorrow`, so an item can turn the borrow back into
+//! an `Arc` (to queue itself again, or to hand itself to someone else) and pays for a reference
+//! only when it does.
 //!
 //! # The receiver: `arbitrary_self_types` and its replacement
 //!
-//! In kernel mode, [`WorkItem::run`] takes `self: ArcBorrow<'_, Self>`, a custom smart pointer
-//! as receiver, which needs `arbitrary_self_types`; calling it on a `dyn WorkItem` also needs
-//! `ArcBorrow` to implement `DispatchFromDyn` (see [`ArcBorrow`](crate::sync::ArcBorrow)).
-//! That form is in `gated`, compiled in kernel mode only.
+//! The kernel's own `rust/kernel/workqueue.rs` needs no custom receiver: its `WorkItem::run`
+//! is `fn run(this: Self::Pointer)`, an associated function given the item's `Arc` or
+//! `Pin<KBox>`. [`replacement`] has that shape. The gated form, in `gated` (kernel mode only),
+//! is Binder's (`drivers/android/binder/`, 7.2 on): its work items, `dyn DeliverToRead`, run
+//! through `fn do_work(self: DArc<Self>, ...)`, an `Arc` receiver, and its `Process` methods take
+//! `self: ArcBorrow<'_, Self>`. Here [`WorkItem::run`] takes `self: ArcBorrow<'_, Self>`, which
+//! needs `arbitrary_self_types`; calling it on a `dyn WorkItem` also needs `ArcBorrow` to
+//! implement `DispatchFromDyn` (see [`ArcBorrow`](crate::sync::ArcBorrow)).
 //!
-//! Stable Rust allows only `self`, `&self`, `&mut self`, `Box<Self>`, `Rc<Self>`, `Arc<Self>`
-//! (the standard library's) and `Pin` of those as receivers, so [`replacement`] declares
-//! `run(this: ArcBorrow<'_, Self>)`, an associated function, and adds
+//! [`replacement`] declares `run(this: ArcBorrow<'_, Self>)` and adds
 //! [`replacement::RunWorkItem`], an extension trait implemented for `ArcBorrow<'_, T>`, so that
 //! call sites still read `item.run()`. A trait whose method has no receiver cannot be used as
 //! `dyn WorkItem`, so for the queue's `dyn` items the replacement also carries a hidden
-//! object-safe trampoline that each item type gets from a blanket impl. The costs:
+//! object-safe trampoline that each item type gets from a blanket impl (the kernel's workqueue
+//! puts a per-type `extern "C" fn run` into each item's C `work_struct` instead). The costs:
 //! implementors write `this` instead of `self`, callers import `RunWorkItem`, and every item
 //! type gets one more function, the trampoline, which the queue calls through the vtable
-//! where the kernel form calls `run` itself.
+//! where the gated form calls `run` itself.
 
 use crate::sync::Arc;
 use core::cell::UnsafeCell;
@@ -462,7 +464,7 @@ mod tests {
 
     #[test]
     #[cfg(kshim_kernel_mode)]
-    fn gated_matches_replacement_arbitrary_self_types() {
+    fn gated_work_items_match_the_replacement() {
         static GATED_TRACE: Trace = Mutex::new(Vec::new());
         static REPLACED_TRACE: Trace = Mutex::new(Vec::new());
         static GATED_KEPT: Mutex<Vec<Arc<Job>>> = Mutex::new(Vec::new());

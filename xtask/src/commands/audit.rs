@@ -185,7 +185,11 @@ pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
             );
         }
     }
-    let kconfig = kconfig::with_given(given);
+    // The trees `toolchains.toml` pins, whichever pin file gives the compilers.
+    let pins = crate::toolchains::pins::Pins::load(&crate::toolchains::pins::Pins::default_path())?;
+    let kernel_root = crate::project_root().join("target/kernel");
+    let pinned = crate::kernel::rules::pinned::pinned_kconfig(&pins, &kernel_root)?;
+    let kconfig = kconfig::with_given(pinned, given);
     let names = options.input.names();
     let scratch = options.scratch.join(std::process::id().to_string());
     let results = in_parallel(availabilities, |index, availability| {

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 //! `cargo xtask docs`: regenerates (or with `--check` compares) every generated file through
-//! [`crate::docs`], and with `--screenshot` takes the page's picture.
+//! [`crate::docs`], with `--record` from both reports recorded anew, and with `--screenshot`
+//! takes the page's picture.
 
 use crate::commands::flags;
 use crate::docs::{page, regenerate};
+use crate::report::runs::{run_matrix, run_usage, Options};
+use crate::run::driver::{Settings, Work};
+use crate::run::plan::{Layout, Selection};
 use crate::{project_root, Verdict};
 use anyhow::bail;
 use std::path::Path;
@@ -12,12 +16,22 @@ use xshell::Shell;
 impl flags::Docs {
     pub fn run(&self, _sh: &Shell) -> anyhow::Result<Verdict> {
         let root = project_root();
-        let verdict = regenerate(
-            &root,
-            self.report.as_deref(),
-            self.usage.as_deref(),
-            self.check,
-        )?;
+        if self.record && (self.check || self.report.is_some() || self.usage.is_some()) {
+            bail!("--record makes both reports itself: it takes no --check, --report or --usage");
+        }
+        if !self.record && !self.toolchain.is_empty() {
+            bail!("--toolchain chooses the compilers of --record");
+        }
+        let verdict = if self.record {
+            record(&root, &self.toolchain)?
+        } else {
+            regenerate(
+                &root,
+                self.report.as_deref(),
+                self.usage.as_deref(),
+                self.check,
+            )?
+        };
         if self.screenshot && !self.check {
             take_screenshot(&root)?;
         }
@@ -42,4 +56,32 @@ fn take_screenshot(root: &Path) -> anyhow::Result<()> {
     crate::util::browser::screenshot(&crate::util::browser::file_url(&page), &png, &scratch)?;
     eprintln!("docs: wrote {SCREENSHOT}");
     Ok(())
+}
+
+/// Runs the matrix and the usage run on `toolchains` (every pin when empty: one that cannot be
+/// had is recorded as missing, as the matrix reports it), then regenerates every file from the
+/// reports the runs return and write, never from printed text, recording them under `docs/`.
+/// The verdict is the matrix's once the files are written.
+fn record(root: &Path, toolchains: &[String]) -> anyhow::Result<Verdict> {
+    let layout = Layout::new(root);
+    let mut options = Options::new(toolchains.to_vec());
+    options.settings = Settings {
+        progress: true,
+        ..options.settings
+    };
+    let matrix = crate::util::interrupt::run_interruptible(|| {
+        let matrix = run_matrix(&layout, &options)?;
+        let usage = Selection {
+            // Where the code needs each feature does not depend on the target.
+            targets: Some(Vec::new()),
+            ..options.selection.clone()
+        };
+        run_usage(&layout, &usage, options.settings)?;
+        Ok(matrix)
+    })?;
+    let usage = Work::Usage.report(&layout);
+    match regenerate(root, Some(&layout.report()), Some(&usage), false)? {
+        Verdict::Success => Ok(matrix.verdict()),
+        failure => Ok(failure),
+    }
 }

@@ -205,6 +205,11 @@ xflags::xflags! {
             /// Also take `docs/compat.png`, the screenshot of the compatibility page, with
             /// headless chromium (`apt-get install chromium`).
             optional --screenshot
+            /// Record both reports anew: run the matrix and the usage run (every pin; a pin
+            /// that cannot be had is recorded as missing), then regenerate from them.
+            optional --record
+            /// With `--record`, only this compiler, as for `matrix`. Repeatable.
+            repeated --toolchain spec: String
         }
 
         /// Time a cold matrix, a warm matrix and the same rustc commands run by
@@ -346,6 +351,8 @@ pub struct Docs {
     pub usage: Option<PathBuf>,
     pub check: bool,
     pub screenshot: bool,
+    pub record: bool,
+    pub toolchain: Vec<String>,
 }
 
 #[derive(Debug)]

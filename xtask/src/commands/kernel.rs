@@ -8,13 +8,15 @@
 //! configuration), and only when it is the compiler's verdict.
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use crate::commands::flags;
 use crate::kernel::boot;
 use crate::kernel::build::{self, Built, Real};
 use crate::kernel::report::json::{BootJson, CellJson, TreeJson};
 use crate::kernel::report::{self, Report};
+use crate::kernel::rules::Prediction;
+use crate::kernel::stamps;
 use crate::kernel::{tools, trees};
 use crate::run::cache::{compiler_identity, StableHasher};
 use crate::run::plan::Rustc;
@@ -70,6 +72,16 @@ impl flags::Kernel {
     }
 }
 
+/// Says how the run goes on stderr: one line, [`crate::util::output::escape`]d, for it carries the trees' and the
+/// builds' text (a tree's id, a build's first error).
+fn progress(line: &str) {
+    eprintln!("{}", progress_line(line));
+}
+
+fn progress_line(line: &str) -> String {
+    format!("kernel: {}", crate::util::output::escape(line))
+}
+
 /// The trees `--tree` names (pin ids, or paths of local trees), or every pinned tree.
 fn select_trees(pins: &Pins, wanted: &[String]) -> anyhow::Result<Vec<TreePin>> {
     if wanted.is_empty() {
@@ -82,16 +94,31 @@ fn select_trees(pins: &Pins, wanted: &[String]) -> anyhow::Result<Vec<TreePin>> 
         return Ok(pins.trees.clone());
     }
     let mut chosen = Vec::new();
+    let mut local: Vec<(usize, PathBuf)> = Vec::new();
     for name in wanted {
         if let Some(pin) = pins.trees.iter().find(|pin| &pin.id == name) {
             chosen.push(pin.clone());
         } else if name.contains('/') || Path::new(name).is_dir() {
-            let file_name = Path::new(name)
-                .file_name()
-                .map(|name| name.to_string_lossy());
-            let id = crate::run::plan::directory_name(&file_name.unwrap_or("local".into()));
+            let path = Path::new(name);
+            if !path.is_dir() {
+                let what = if path.exists() {
+                    "is not a directory"
+                } else {
+                    "no such directory"
+                };
+                bail!(
+                    "--tree {}: {what} (a local kernel tree is a directory)",
+                    crate::util::output::escape(name)
+                );
+            }
+            let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+            // The same tree named twice is one tree.
+            if local.iter().any(|(_, known)| *known == canonical) {
+                continue;
+            }
+            local.push((chosen.len(), canonical));
             chosen.push(TreePin {
-                id: format!("path-{id}"),
+                id: String::new(),
                 source: TreeSource::Path(PathBuf::from(name)),
                 note: None,
                 line: 0,
@@ -105,7 +132,38 @@ fn select_trees(pins: &Pins, wanted: &[String]) -> anyhow::Result<Vec<TreePin>> 
             );
         }
     }
+    let paths: Vec<PathBuf> = local.iter().map(|(_, path)| path.clone()).collect();
+    for ((at, _), id) in local.iter().zip(local_tree_ids(&paths)) {
+        chosen[*at].id = id;
+    }
     Ok(chosen)
+}
+
+/// The ids of local trees, one per path (canonical, none twice): `path-NAME` after the
+/// directory's name, and where two of them share a name (`a/linux`, `b/linux`), each of those
+/// with the first 8 hex digits of its path's hash (`path-linux-3f2a9c1b`): deterministic,
+/// readable, and never one id (nor one build directory) for two trees.
+fn local_tree_ids(paths: &[PathBuf]) -> Vec<String> {
+    let name = |path: &PathBuf| {
+        let file_name = path.file_name().map(|name| name.to_string_lossy());
+        format!(
+            "path-{}",
+            crate::run::plan::directory_name(&file_name.unwrap_or("local".into()))
+        )
+    };
+    paths
+        .iter()
+        .map(|path| {
+            let id = name(path);
+            if paths.iter().filter(|other| name(other) == id).count() == 1 {
+                return id;
+            }
+            let hash = StableHasher::new()
+                .field(path.as_os_str().as_encoded_bytes())
+                .finish();
+            format!("{id}-{}", &hash.to_string()[..8])
+        })
+        .collect()
 }
 
 /// One compiler of the run: its id, and it with its version or why there is none.
@@ -164,7 +222,7 @@ fn run(
         })
         .collect();
 
-    eprintln!("kernel: looking for the build tools");
+    progress("looking for the build tools");
     let tools = tools::find_tools(&dir, tools::BINDGEN);
     let mut old_tools = None;
     let tree_suites = pins.iter().filter_map(|pin| match &pin.source {
@@ -179,16 +237,17 @@ fn run(
         }
     });
     let suites: Vec<String> = tree_suites.chain(compiler_suites).flatten().collect();
-    let mut log = |line: &str| eprintln!("kernel: {line}");
+    let mut log = |line: &str| progress(line);
     let mut provisioner = Provisioner::new(sh, dir.clone(), suites, &mut log);
 
+    let results = dir.join("results");
     let mut tree_entries = Vec::new();
     let mut cells = Vec::new();
     for pin in pins {
         if crate::util::interrupt::interrupted().is_some() {
             break;
         }
-        eprintln!("kernel: tree {}: providing it", pin.id);
+        progress(&format!("tree {}: providing it", pin.id));
         if matches!(pin.source, TreeSource::Debian(_)) {
             take_lock(&mut lock, &dir)?;
         }
@@ -197,37 +256,41 @@ fn run(
             .as_ref()
             .map_err(|error| format!("{error:#}"))
             .and_then(|tree| {
-                crate::kernel::rules::read(&tree.root).map_err(|error| format!("{error:#}"))
+                stamps::facts(&results, tree, use_cache).map_err(|error| format!("{error:#}"))
             });
-        let (tree, rules) = (provided.as_ref().ok(), read.as_ref().ok());
+        let (tree, facts) = (provided.as_ref().ok(), read.as_ref().ok());
         tree_entries.push(TreeJson {
             id: pin.id.clone(),
-            version: rules.map(|rules| rules.version.clone()),
+            version: facts.map(|(facts, ..)| facts.version.clone()),
             package: tree.and_then(|tree| tree.package.clone()),
             source: tree.map(|tree| tree.identity.clone()),
             sha256: tree.and_then(|tree| tree.sha256.clone()),
-            minimum_rustc: rules.map(|rules| rules.minimum_rustc().to_string()),
-            allowed_features: rules
-                .map(|rules| rules.allowed_features.clone())
+            minimum_rustc: facts.map(|(facts, ..)| facts.minimum_rustc.clone()),
+            allowed_features: facts
+                .map(|(facts, ..)| facts.allowed_features.clone())
                 .unwrap_or_default(),
             error: read.as_ref().err().cloned(),
         });
         if let Some(tree) = tree.filter(|tree| tree.cost.0 + tree.cost.1 > 0.0) {
-            eprintln!(
-                "kernel: tree {}: {:.1} MB fetched in {:.1} s, unpacked in {:.1} s",
+            progress(&format!(
+                "tree {}: {:.1} MB fetched in {:.1} s, unpacked in {:.1} s",
                 pin.id,
                 tree.cost.2 as f64 / 1e6,
                 tree.cost.0,
                 tree.cost.1
-            );
+            ));
         }
-        let (Ok(tree), Ok(rules)) = (provided, read.as_ref()) else {
-            let error = read.err().unwrap_or_default();
-            for found in &compilers {
-                let built = Built::not_run(format!("the tree cannot be used: {error}"), Vec::new());
-                cells.push(found.cell(&pin.id, Err(error.clone()), (built, false), None));
+        let (tree, (facts, tree_key, mut rules)) = match (provided, read) {
+            (Ok(tree), Ok(read)) => (tree, read),
+            (_, read) => {
+                let error = read.err().unwrap_or_default();
+                for found in &compilers {
+                    let reason = format!("the tree cannot be used: {error}");
+                    let built = Built::not_run(reason, Vec::new());
+                    cells.push(found.cell(&pin.id, Err(error.clone()), (built, false), None));
+                }
+                continue;
             }
-            continue;
         };
         let build_dir = dir.join("build").join(&pin.id);
         let mut opened: Option<build::BuildDir> = None;
@@ -252,24 +315,36 @@ fn run(
                 }
             };
             let rustc = Rustc::of(toolchain, version.release);
-            let probes = dir.join("probes").join(&pin.id).join(&toolchain.id);
-            eprintln!("kernel: {label}: predicting");
-            let prediction =
-                crate::kernel::rules::predict(rules, &rustc, &probes, Duration::from_secs(120))
-                    .map_err(|error| format!("{error:#}"));
-            let _ = std::fs::remove_dir_all(&probes);
+            let identity = compiler_identity(&rustc.launch, version);
+            let prediction = match use_cache
+                .then(|| stamps::kept_prediction(&results, tree_key, identity))
+                .flatten()
+            {
+                Some(kept) => Ok(kept),
+                None => {
+                    progress(&format!("{label}: predicting"));
+                    let probes = dir.join("probes").join(&pin.id).join(&toolchain.id);
+                    predict(&tree, &mut rules, &rustc, &probes).inspect(|prediction| {
+                        let kept =
+                            stamps::keep_prediction(&results, tree_key, identity, prediction);
+                        if let Err(error) = kept {
+                            progress(&format!("{label}: the prediction was not kept: {error:#}"));
+                        }
+                    })
+                }
+            };
             // Every way this pair ends is one cell of the same tree, compiler and release.
             let built = 'pair: {
-                let needs_old_bindgen = rules
-                    .minimum(crate::kernel::rules::HOST_ARCH.0)
-                    .is_some_and(|minimum| minimum.bindgen < tools::SIZE_T_IS_USIZE_REMOVED);
+                let needs_old_bindgen = facts
+                    .minimum_bindgen()
+                    .is_some_and(|bindgen| bindgen < tools::SIZE_T_IS_USIZE_REMOVED);
                 let tools = if needs_old_bindgen {
                     old_tools.get_or_insert_with(|| {
                         tools::find_tools(&dir, tools::OLD_BINDGEN).map_err(|missing| {
                             anyhow!(
                                 "{missing:#} (this tree passes bindgen `--size_t-is-usize`, \
                                  which bindgen 0.65 removed; its minimum is {})",
-                                rules.minimums[0].bindgen
+                                facts.minimum_bindgen
                             )
                         })
                     })
@@ -290,23 +365,23 @@ fn run(
                 let key = {
                     let mut hasher = StableHasher::new();
                     hasher
-                        .field("kernel result v1")
-                        .field(&tree.identity)
-                        .number(compiler_identity(&rustc.launch, version).0)
+                        .field("kernel result v2")
+                        .number(tree_key.0 .0)
+                        .number(identity.0)
                         .field(library.1.as_bytes())
                         .field(&tools.identity)
                         .field(build::CONFIG_RECIPE);
                     hasher.finish()
                 };
-                let entry = dir.join("results").join(format!("{key}.json"));
+                let entry = results.join(format!("{key}.json"));
                 let wrapper = dir.join("wrappers").join(&toolchain.id).join("rustc");
                 if let Err(error) = tools::write_wrapper(&wrapper, &rustc.launch) {
                     break 'pair not_run(format!("writing the wrapper: {error:#}"));
                 }
-                let say = |line: &str| eprintln!("kernel: {label}: {line}");
+                let say = |line: &str| progress(&format!("{label}: {line}"));
                 let cached = use_cache.then(|| load_result(&entry)).flatten();
                 let (mut built, cached) = if let Some(built) = cached {
-                    eprintln!("kernel: {label}: {} (cached)", built.real.word());
+                    progress(&format!("{label}: {} (cached)", built.real.word()));
                     (built, true)
                 } else {
                     let out = match opened.take().map_or_else(
@@ -326,6 +401,7 @@ fn run(
                         rustdoc: None,
                         tools,
                         jobs,
+                        lock: lock.as_ref().map(RunLock::descriptor),
                         timeout,
                         progress: &say,
                     };
@@ -343,7 +419,7 @@ fn run(
                     // Only a compiler's verdict, never a run cut short, is cached.
                     if built.cacheable && crate::util::interrupt::interrupted().is_none() {
                         if let Err(error) = store_result(&entry, &built) {
-                            eprintln!("kernel: {label}: the result was not cached: {error:#}");
+                            progress(&format!("{label}: the result was not cached: {error:#}"));
                         }
                     }
                     (built, false)
@@ -352,11 +428,13 @@ fn run(
                     let cell = boot::Cell {
                         dir: &dir,
                         tree: (&pin.id, &tree.root, &tree.identity),
+                        keys: (tree_key.0 .0, identity.0),
                         launch: &rustc.launch,
                         compiler: (&toolchain.id, version),
                         library: (&library.0, &library.1),
                         tools,
                         jobs,
+                        lock: lock.as_ref().map(RunLock::descriptor),
                         timeout,
                         use_cache,
                         progress: &say,
@@ -383,13 +461,31 @@ fn run(
     })
 }
 
+/// What the probes of `rustc` predict for `tree`, its rules read into `rules` unless they are
+/// there already; in `probes`, which is removed after.
+fn predict(
+    tree: &trees::Tree,
+    rules: &mut Option<crate::kernel::rules::Tree>,
+    rustc: &Rustc,
+    probes: &Path,
+) -> Result<Prediction, String> {
+    let rules = match rules {
+        Some(rules) => rules,
+        None => rules.insert(crate::kernel::rules::read(&tree.root).map_err(|e| format!("{e:#}"))?),
+    };
+    let prediction = crate::kernel::rules::predict(rules, rustc, probes, Duration::from_secs(120))
+        .map_err(|error| format!("{error:#}"));
+    let _ = std::fs::remove_dir_all(probes);
+    prediction
+}
+
 /// Takes the lock of `target/kernel/` unless `lock` holds it already, waiting for another run
 /// that holds it; then removes what a killed run left half-written among the results.
 fn take_lock(lock: &mut Option<RunLock>, dir: &Path) -> anyhow::Result<()> {
     if lock.is_none() {
         *lock = Some(RunLock::acquire(
             &dir.join("kernel.lock"),
-            &mut |message| eprintln!("kernel: {message}"),
+            &mut |message| progress(message),
         )?);
         crate::run::cache::remove_stale_temporaries(&dir.join("results"));
     }

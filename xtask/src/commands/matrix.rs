@@ -5,17 +5,13 @@
 
 use crate::features::expect::ToolchainVerdict;
 use crate::features::probe;
-use crate::report::assemble::{assemble, toolchain_entry};
-use crate::report::targets::PlannedTargetAxis;
-use crate::report::{Report, ToolchainEntry};
-use crate::run::driver::{self, Settings, Work};
-use crate::run::plan::{plan_run, Layout, Selection, Step};
-use crate::targets::{llvm_major, parse_targets};
+pub use crate::report::runs::{run_matrix, Options};
+use crate::run::driver::{self, Settings};
+use crate::run::plan::{plan_run, Layout, Step};
+use crate::targets::parse_targets;
 use crate::toolchains::discovery::Availability;
 use crate::toolchains::pins::Shard;
-use crate::util::files::write_atomically;
 use crate::util::interrupt;
-use crate::util::json;
 use crate::util::output::{self, Format};
 use crate::util::process::{self, shell_quote};
 use crate::{commands::flags, project_root, Verdict};
@@ -23,35 +19,6 @@ use anyhow::{bail, Context};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use xshell::Shell;
-
-/// Everything a matrix run needs besides the repository, as the flags give it.
-#[derive(Clone, Debug)]
-pub struct Options {
-    pub selection: Selection,
-    pub settings: Settings,
-    /// Whether missing pins fail the run.
-    pub strict: bool,
-}
-
-impl Options {
-    /// The defaults for `toolchains`: every core, the default timeout, the cache on, no
-    /// progress.
-    pub fn new(toolchains: Vec<String>) -> Self {
-        Self {
-            selection: Selection {
-                toolchains,
-                ..Selection::default()
-            },
-            settings: Settings {
-                jobs: driver::cores(),
-                timeout: process::DEFAULT_TIMEOUT,
-                use_cache: true,
-                progress: false,
-            },
-            strict: false,
-        }
-    }
-}
 
 impl flags::Matrix {
     /// Runs `cargo xtask matrix`; an interrupted run ends by its signal
@@ -140,43 +107,6 @@ fn check_checkout(root: &Path) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// Runs the whole matrix through [`driver::drive`] and returns its report, which is also
-/// written (as JSON) to [`Layout::report`]; an interrupted run writes none.
-pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> {
-    let driven = driver::drive(layout, &options.selection, Work::Matrix, options.settings)?;
-    let run = &driven.planned;
-    let columns: Vec<ToolchainEntry> = run.availabilities.iter().map(toolchain_entry).collect();
-    let report = assemble(
-        &columns,
-        &run.steps,
-        &driven.results,
-        &run.examples,
-        options.strict,
-        options.selection.shard.map(|shard| shard.to_string()),
-        &PlannedTargetAxis {
-            targets: &run.targets,
-            cross: &run.cross,
-            not_run: &run.not_run,
-            llvm: &run
-                .availabilities
-                .iter()
-                .map(|availability| match availability {
-                    Availability::Found { version, .. } => {
-                        version.llvm_version.as_deref().and_then(llvm_major)
-                    }
-                    _ => None,
-                })
-                .collect::<Vec<_>>(),
-        },
-    );
-    write_atomically(
-        &layout.report(),
-        json::to_pretty(&report.to_json()).as_bytes(),
-    )
-    .context("writing the matrix report")?;
-    Ok(report)
 }
 
 /// Prints every command the run would execute, each runnable in a POSIX shell as it stands.

@@ -194,6 +194,7 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         shard: None,
         targets: TargetAxis {
             triples: first.targets.triples.clone(),
+            llvm: Some(Vec::new()),
             ..TargetAxis::default()
         },
         // As recent as its newest shard; the fixed-width form sorts as text.
@@ -216,6 +217,11 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         }
         let sources = report.targets.sources.get(index).cloned().flatten();
         merged.targets.sources.push(sources);
+        // Recorded only if every shard recorded it.
+        match (&mut merged.targets.llvm, &report.targets.llvm) {
+            (Some(merged), Some(llvm)) => merged.push(llvm.get(index).copied().flatten()),
+            (merged, _) => *merged = None,
+        }
     }
     let join = Join {
         shards: &shards,
@@ -225,6 +231,7 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
     merged.targets.known = join.cells(|report| &report.targets.known, |cell| &mut cell.toolchain);
     merged.targets.cross = join.cells(|report| &report.targets.cross, |cell| &mut cell.toolchain);
     merged.kbuild = join.cells(|report| &report.kbuild, |cell| &mut cell.toolchain);
+    merged.check_host()?;
     Ok(merged)
 }
 

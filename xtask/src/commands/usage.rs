@@ -1,17 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 //! `cargo xtask usage`: where each feature is used, as each compiler says; the run is
-//! [`driver::drive`]'s (on the matrix's lock, outputs and cache), the report
+//! [`crate::run::driver::drive`]'s (on the matrix's lock, outputs and cache), the report
 //! [`crate::report::usage`]'s.
 
-use crate::report::assemble::toolchain_entry;
-use crate::report::usage::UsageReport;
-use crate::report::ToolchainEntry;
-use crate::run::driver::{self, Settings, Work};
+pub use crate::report::runs::run_usage;
+use crate::run::driver::{self, Settings};
 use crate::run::plan::{Layout, Selection};
-use crate::util::files::write_atomically;
 use crate::util::output::Format;
-use crate::{commands::flags, project_root, util::json, util::process, Verdict};
-use anyhow::Context;
+use crate::{commands::flags, project_root, util::process, Verdict};
 use xshell::Shell;
 
 impl flags::Usage {
@@ -44,30 +40,4 @@ impl flags::Usage {
             |_colour| report.human(),
         ))
     }
-}
-
-/// Runs every usage compile (and the probes and shim builds they need) on the selected
-/// toolchains through [`driver::drive`], and returns the report, which is also written to
-/// [`Work::report`].
-pub fn run_usage(
-    layout: &Layout,
-    selection: &Selection,
-    settings: Settings,
-) -> anyhow::Result<UsageReport> {
-    let driven = driver::drive(layout, selection, Work::Usage, settings)?;
-    let run = &driven.planned;
-    let columns: Vec<ToolchainEntry> = run.availabilities.iter().map(toolchain_entry).collect();
-    let report = crate::report::usage::assemble(
-        &layout.root,
-        &columns,
-        &run.steps,
-        &driven.results,
-        &driven.compiles,
-    );
-    write_atomically(
-        &Work::Usage.report(layout),
-        json::to_pretty(&report.to_json()).as_bytes(),
-    )
-    .context("writing the usage report")?;
-    Ok(report)
 }

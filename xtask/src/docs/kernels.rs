@@ -6,6 +6,7 @@
 
 use crate::catalog;
 use crate::kernel::report::json::KernelJson;
+use crate::util::output::{escape_markdown, markdown_code};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -61,7 +62,7 @@ pub(crate) fn read_trees(report: &KernelJson) -> Vec<TreeData> {
                 .first_error
                 .clone()
                 .unwrap_or_else(|| cell.reason.clone());
-            if cell.finding {
+            if cell.is_finding() {
                 let predicted = cell.predicted.clone().unwrap_or_else(|| "?".into());
                 data.findings
                     .push((release.clone(), predicted, cell.real.clone()));
@@ -110,34 +111,70 @@ fn in_the_shim(feature: &str) -> String {
     }
 }
 
+/// A crate root other than the kernel crate and its features, each the catalog excludes with
+/// the reason (a whole crate's once, after its name).
+fn other_root_line(root: &str, features: &[String]) -> String {
+    let names: Vec<String> = features
+        .iter()
+        .map(|feature| {
+            let excluded = catalog::EXCLUDED
+                .iter()
+                .find(|exclusion| exclusion.feature.is_some() && exclusion.covers(feature, root));
+            match excluded {
+                Some(exclusion) => {
+                    format!(
+                        "{} (not taught: {})",
+                        markdown_code(feature),
+                        exclusion.reason
+                    )
+                }
+                None => markdown_code(feature),
+            }
+        })
+        .collect();
+    let whole = catalog::EXCLUDED
+        .iter()
+        .find(|exclusion| exclusion.feature.is_none() && exclusion.crate_root == root);
+    match whole {
+        Some(exclusion) => format!(
+            "- {} (not taught: {}): {}",
+            markdown_code(root),
+            exclusion.reason,
+            names.join(", ")
+        ),
+        None => format!("- {}: {}", markdown_code(root), names.join(", ")),
+    }
+}
+
 fn code_list(names: &[String]) -> String {
     if names.is_empty() {
         return "none".into();
     }
     names
         .iter()
-        .map(|name| format!("`{name}`"))
+        .map(|name| markdown_code(name))
         .collect::<Vec<_>>()
         .join(", ")
 }
 
 fn tree_section(page: &mut String, data: &TreeData) {
-    let _ = writeln!(page, "## Linux {} (`{}`)\n", data.version, data.id);
+    let _ = writeln!(
+        page,
+        "## Linux {} ({})\n",
+        escape_markdown(&data.version),
+        markdown_code(&data.id)
+    );
     if let Some(error) = &data.error {
-        let _ = writeln!(
-            page,
-            "Not read in that run: {}.\n",
-            super::escape_markdown(error)
-        );
+        let _ = writeln!(page, "Not read in that run: {}.\n", escape_markdown(error));
         return;
     }
     if let Some(package) = &data.package {
-        let _ = writeln!(page, "- Debian package: `{package}`.");
+        let _ = writeln!(page, "- Debian package: {}.", markdown_code(package));
     }
     let _ = writeln!(
         page,
         "- Minimum rustc (x86_64, `scripts/min-tool-version.sh`): {}.",
-        data.minimum_rustc.as_deref().unwrap_or("?")
+        escape_markdown(data.minimum_rustc.as_deref().unwrap_or("?"))
     );
     let _ = writeln!(
         page,
@@ -151,11 +188,11 @@ fn tree_section(page: &mut String, data: &TreeData) {
         ("refused", "refused by the tree's own check"),
         ("fail", "failed to build with"),
     ] {
-        let releases: Vec<&str> = data
+        let releases: Vec<String> = data
             .real
             .iter()
             .filter(|(real, _, _)| real == word)
-            .map(|(_, release, _)| release.as_str())
+            .map(|(_, release, _)| escape_markdown(release))
             .collect();
         if !releases.is_empty() {
             built.push(format!("{label} {}", releases.join(", ")));
@@ -165,15 +202,19 @@ fn tree_section(page: &mut String, data: &TreeData) {
         .real
         .iter()
         .filter(|(word, _, _)| word == "not run")
-        .map(|(_, release, reason)| format!("{release} ({})", super::escape_markdown(reason)))
+        .map(|(_, release, reason)| {
+            format!("{} ({})", escape_markdown(release), escape_markdown(reason))
+        })
         .collect();
     if !not_run.is_empty() {
         built.push(format!("not built: {}", not_run.join("; ")));
     }
     for (release, predicted, real) in &data.findings {
         built.push(format!(
-            "**finding**: with {release} the probes predicted {predicted}, the real build said \
-             {real}"
+            "**finding**: with {} the probes predicted {}, the real build said {}",
+            escape_markdown(release),
+            escape_markdown(predicted),
+            escape_markdown(real)
         ));
     }
     let _ = writeln!(
@@ -207,7 +248,11 @@ fn tree_section(page: &mut String, data: &TreeData) {
                 .filter(|release| !releases.contains(release))
                 .map(String::as_str)
                 .collect();
-            format!("{} (not {})", releases.join(", "), without.join(", "))
+            escape_markdown(&format!(
+                "{} (not {})",
+                releases.join(", "),
+                without.join(", ")
+            ))
         };
         let allowed = if data.allowed.contains(feature) {
             "yes"
@@ -216,7 +261,8 @@ fn tree_section(page: &mut String, data: &TreeData) {
         };
         let _ = writeln!(
             page,
-            "| `{feature}` | {with} | {allowed} | {} |",
+            "| {} | {with} | {allowed} | {} |",
+            markdown_code(feature),
             in_the_shim(feature)
         );
     }
@@ -224,7 +270,7 @@ fn tree_section(page: &mut String, data: &TreeData) {
         .allowed
         .iter()
         .filter(|name| !data.features.iter().any(|(feature, _)| feature == *name))
-        .map(|name| format!("`{name}` ({})", in_the_shim(name)))
+        .map(|name| format!("{} ({})", markdown_code(name), in_the_shim(name)))
         .collect();
     if !only_allowed.is_empty() {
         let _ = writeln!(
@@ -239,7 +285,7 @@ fn tree_section(page: &mut String, data: &TreeData) {
             "\nThe other crate roots that enable features (on some compiler probed):\n"
         );
         for (root, features) in &data.others {
-            let _ = writeln!(page, "- `{root}`: {}", code_list(features));
+            let _ = writeln!(page, "{}", other_root_line(root, features));
         }
     }
     page.push('\n');
@@ -267,8 +313,8 @@ fn change_section(page: &mut String, before: &TreeData, after: &TreeData) {
         "### From {} to {}\n\n\
          - `{KERNEL_CRATE}`: {} features, then {}; dropped {}; added {}.\n\
          - `rust_allowed_features`: {}, then {}; dropped {}; added {}.\n",
-        before.id,
-        after.id,
+        escape_markdown(&before.id),
+        escape_markdown(&after.id),
         before.features.len(),
         after.features.len(),
         code_list(&dropped),
@@ -282,6 +328,8 @@ fn change_section(page: &mut String, before: &TreeData, after: &TreeData) {
 
 /// The page for the report text `report` (`None`: no report committed yet).
 pub fn kernels_page(report: Option<&str>, file: &Path) -> anyhow::Result<String> {
+    catalog::check_lists(catalog::FEATURES, catalog::EXCLUDED)
+        .map_err(|error| anyhow::anyhow!("kernel-shim/src/catalog.rs: {error}"))?;
     let mut page = String::from(
         "# The real kernel trees\n\n\
          <!-- Generated by `cargo xtask docs` from docs/kernel-report.json, the JSON of a \
@@ -290,8 +338,9 @@ pub fn kernels_page(report: Option<&str>, file: &Path) -> anyhow::Result<String>
          (`scripts/min-tool-version.sh`, `scripts/Makefile.build`, `init/Kconfig`, its crate \
          roots), and what real compilers did with it: the probes of its feature attributes and \
          its own Kbuild build of `rust/`, the samples and the drivers. A feature the shim shows \
-         links to its example; the others (newer than the catalog) say \"not in the shim\": \
-         growing the catalog is a later step.\n\n",
+         links to its example; the others, which the catalog lacks (newer ones, and older ones \
+         such as 6.1's `core_ffi_c`), say \"not in the shim\": growing the catalog is a later \
+         step.\n\n",
     );
     let Some(report) = report else {
         let _ = writeln!(

@@ -26,15 +26,7 @@ use std::fmt::Write;
 /// Where the page is written, relative to the repository root.
 pub const PAGE: &str = "docs/compat.html";
 
-/// `text` with HTML's special characters escaped, for element text and quoted attributes.
-pub fn escape_html(text: &str) -> String {
-    // `&` first, so that the entities written after it stay as they are.
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#39;")
-}
+pub use crate::util::output::escape_html;
 
 /// The popups the page's cells open (`<a href="#p12">`), collected while the grids are written
 /// and put at the end of the page.

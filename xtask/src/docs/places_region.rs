@@ -111,7 +111,22 @@ pub fn usage_region(report: &UsageReport) -> anyhow::Result<String> {
         let _ = write!(region, " Not run: {}.", not_run.join(", "));
     }
     region.push_str("\n\n| Feature | Toolchains | Where |\n|---|---|---|\n");
-    for feature in &report.features {
+    let names: Vec<&str> = report
+        .features
+        .iter()
+        .map(|row| row.name.as_str())
+        .collect();
+    let rows = crate::report::recorded_rows(&names)?;
+    for (catalog_feature, row) in crate::catalog::FEATURES.iter().zip(rows) {
+        let Some(row) = row else {
+            let _ = writeln!(
+                region,
+                "| `{}` | all | not recorded: the usage report was made before the catalog had it |",
+                catalog_feature.name
+            );
+            continue;
+        };
+        let feature = &report.features[row];
         refuse_control_characters(&feature.name, "the feature name")?;
         for (labels, cell) in groups(report, &feature.cells, ran.iter().copied()) {
             let said = match cell {

@@ -135,12 +135,14 @@ fn text_from_the_report_is_escaped_or_refused() {
     );
 }
 
-const GENERATED: [&str; 5] = [
+const GENERATED: [&str; 7] = [
     "README.md",
     "docs/features.md",
     MATRIX_PAGE,
     "kernel-shim/src/features.md",
     super::kernels::KERNELS_PAGE,
+    super::catalog_lists::FIXTURE,
+    super::catalog_lists::MODES_PAGE,
 ];
 
 /// A copy of the generated files, and of the shim's sources they link to, under `target/`, for

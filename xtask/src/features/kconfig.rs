@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The kernel's compiler cfgs (`CONFIG_RUSTC_HAS_X`, set from a `RUSTC_VERSION` threshold in
-//! `init/Kconfig`): a built-in table that cites each entry's source, and a reader for a tree's
-//! own Kconfig file (`audit --kconfig`, `cargo xtask kernel`).
+//! `init/Kconfig`): the pinned trees' thresholds as a built-in table generated from them, and a
+//! reader for a tree's own Kconfig file (`audit --kconfig`, `cargo xtask kernel`).
 
 use crate::catalog::Release;
 use anyhow::Context;
@@ -19,64 +19,50 @@ pub struct KconfigSymbol {
     pub source: String,
 }
 
-/// The kernel's `init/Kconfig` entries, each as the patch that added it writes it (the same
-/// lines appear in later patches' context), then, without a release, the cfgs that its Rust code
-/// tests but no tree's `init/Kconfig` defines, so that the branch they guard is never on;
-/// `--kconfig` reads a tree's own file instead.
-const BUILT_IN: &[(&str, Option<u32>, &str)] = &[
-    (
-        "RUSTC_HAS_SLICE_AS_FLATTENED",
-        Some(108000),
-        "Linux init/Kconfig, from the rust-for-linux patch that adds it (slice::as_flattened)",
-    ),
-    (
-        "RUSTC_HAS_COERCE_POINTEE",
-        Some(108400),
-        "Linux init/Kconfig (v6.13 on), for derive(CoercePointee)",
-    ),
-    (
-        "RUSTC_HAS_STABLE_STRICT_PROVENANCE",
-        Some(108400),
-        "Linux init/Kconfig, as quoted by later patches' context lines (strict provenance)",
-    ),
-    (
-        "RUSTC_HAS_DO_NOT_RECOMMEND",
-        Some(108500),
-        "Linux init/Kconfig, from the patch that adds it (#[diagnostic::do_not_recommend])",
-    ),
-    (
-        "RUSTC_HAS_SPAN_FILE",
-        Some(108800),
-        "Linux init/Kconfig, as Documentation/rust/general-information.rst shows it (Span::file)",
-    ),
-    (
-        "RUSTC_HAS_UNNECESSARY_TRANSMUTES",
-        Some(108800),
-        "Linux init/Kconfig, as quoted by later patches' context lines",
-    ),
-    (
-        "RUSTC_HAS_FILE_WITH_NUL",
-        Some(108900),
-        "Linux init/Kconfig, from the patch that adds it (Location::file_with_nul)",
-    ),
-    (
-        "RUSTC_HAS_CSTR_DEBUG_UTF8",
-        Some(108900),
-        "Linux init/Kconfig, from the patch that adds it (CStr's Debug as UTF-8)",
-    ),
-    (
-        "RUSTC_HAS_FILE_AS_C_STR",
-        Some(109100),
-        "Linux init/Kconfig, from the patch that adds it (Location::file_as_c_str)",
-    ),
-    (
-        "RUSTC_HAS_UNSAFE_PINNED",
-        None,
-        "no tree's init/Kconfig defines it (7.3's included), though pin-init's lib.rs tests it in \
-         a cfg_attr (`all(feature = \"unsafe-pinned\", CONFIG_RUSTC_HAS_UNSAFE_PINNED)`, for \
-         `feature(unsafe_pinned)`): in the kernel that branch is never on",
-    ),
+/// The pinned trees that define a threshold, each with the line: `[("7.3", 198)]`.
+pub type TreeLines = &'static [(&'static str, usize)];
+
+/// The `RUSTC_HAS_*` release thresholds of the pinned trees' own `init/Kconfig`, for a checkout
+/// where they are not unpacked: `(name, RUSTC_VERSION number, [(tree id, line)])`. Generated
+/// from the trees by `kernel::rules::pinned`; a test that reads the unpacked trees fails,
+/// printing the table anew, when they say otherwise. 6.1's defines none.
+#[rustfmt::skip]
+pub const PINNED_TREES: &[(&str, u32, TreeLines)] = &[
+    // generated table: start
+    ("RUSTC_HAS_SPAN_FILE", 108800, &[("7.2", 186), ("7.3", 186)]),
+    ("RUSTC_HAS_UNNECESSARY_TRANSMUTES", 108800, &[("6.12", 145), ("7.2", 189), ("7.3", 189)]),
+    ("RUSTC_HAS_FILE_WITH_NUL", 108900, &[("7.2", 192), ("7.3", 192)]),
+    ("RUSTC_HAS_FILE_AS_C_STR", 109100, &[("7.2", 195), ("7.3", 195)]),
+    ("RUSTC_HAS_SUSPICIOUS_RUNTIME_SYMBOL_DEFINITIONS", 109800, &[("6.12", 148), ("7.2", 198), ("7.3", 198)]),
+    // generated table: end
 ];
+
+/// The cfgs that the trees' Rust code tests but no pinned tree's `init/Kconfig` defines, and
+/// why: never set, as in the kernel.
+const NEVER_SET: &[(&str, &str)] = &[(
+    "RUSTC_HAS_UNSAFE_PINNED",
+    "no tree's init/Kconfig defines it (7.3's included), though pin-init's lib.rs tests it in \
+     a cfg_attr (`all(feature = \"unsafe-pinned\", CONFIG_RUSTC_HAS_UNSAFE_PINNED)`, for \
+     `feature(unsafe_pinned)`): in the kernel that branch is never on",
+)];
+
+/// Where a threshold comes from: `init/Kconfig of 6.12 (line 148), 7.3 (line 198)`.
+pub fn trees_source(trees: &[(&str, usize)]) -> String {
+    let trees: Vec<String> = trees
+        .iter()
+        .map(|(id, line)| format!("{id} (line {line})"))
+        .collect();
+    format!("init/Kconfig of {}", trees.join(", "))
+}
+
+/// The never-set cfgs, as symbols with no release.
+pub fn never_set() -> impl Iterator<Item = KconfigSymbol> {
+    NEVER_SET.iter().map(|(name, why)| KconfigSymbol {
+        cfg: format!("CONFIG_{name}"),
+        from: None,
+        source: (*why).to_string(),
+    })
+}
 
 /// Reads Kconfig's `RUSTC_VERSION` number (`MAJOR * 100000 + MINOR * 100 + PATCH`): `108400`
 /// is 1.84.0.
@@ -84,15 +70,18 @@ pub fn release_of_rustc_version(number: u32) -> Release {
     Release::new(number / 100_000, number / 100 % 1000, number % 100)
 }
 
-/// The built-in table, the cfgs no Kconfig defines included (never set).
+/// The built-in table: the pinned trees' thresholds as [`PINNED_TREES`] records them, then the
+/// cfgs no Kconfig defines (never set); outside tests, `kernel::rules::pinned` builds it.
+#[cfg(test)]
 pub fn built_in() -> Vec<KconfigSymbol> {
-    BUILT_IN
+    PINNED_TREES
         .iter()
-        .map(|(name, number, source)| KconfigSymbol {
+        .map(|(name, number, trees)| KconfigSymbol {
             cfg: format!("CONFIG_{name}"),
-            from: number.map(release_of_rustc_version),
-            source: (*source).to_string(),
+            from: Some(release_of_rustc_version(*number)),
+            source: trees_source(trees),
         })
+        .chain(never_set())
         .collect()
 }
 
@@ -100,6 +89,19 @@ pub fn built_in() -> Vec<KconfigSymbol> {
 /// any other entry (a `$(rustc-option,...)` probe, a `depends on`) says nothing about the
 /// release alone and is left out, so its cfg stays undecided.
 pub fn read_kconfig(text: &str, file: &str) -> Vec<KconfigSymbol> {
+    thresholds(text)
+        .into_iter()
+        .map(|(name, line, number)| KconfigSymbol {
+            cfg: format!("CONFIG_{name}"),
+            from: Some(release_of_rustc_version(number)),
+            source: format!("{file}:{line}"),
+        })
+        .collect()
+}
+
+/// [`read_kconfig`]'s entries as they are written: each name, its line and its `RUSTC_VERSION`
+/// number.
+pub fn thresholds(text: &str) -> Vec<(&str, usize, u32)> {
     // Each entry's name, line and threshold, and whether it is nothing more than that threshold.
     let mut entries: Vec<(&str, usize, Option<u32>, bool)> = Vec::new();
     // Whether the lines still belong to the last entry: its help text ends it.
@@ -124,19 +126,16 @@ pub fn read_kconfig(text: &str, file: &str) -> Vec<KconfigSymbol> {
     }
     let symbols = entries.into_iter().filter(|entry| entry.3);
     symbols
-        .filter_map(|(name, line, threshold, _)| {
-            Some(KconfigSymbol {
-                cfg: format!("CONFIG_{name}"),
-                from: Some(release_of_rustc_version(threshold?)),
-                source: format!("{file}:{line}"),
-            })
-        })
+        .filter_map(|(name, line, threshold, _)| Some((name, line, threshold?)))
         .collect()
 }
 
-/// The built-in table with a Kconfig file's symbols in place of (or next to) its own.
-pub fn with_given(given: Vec<KconfigSymbol>) -> Vec<KconfigSymbol> {
-    let mut symbols = built_in();
+/// A table (the pinned trees', or [`built_in`]) with a Kconfig file's symbols in place of (or
+/// next to) its own.
+pub fn with_given(
+    mut symbols: Vec<KconfigSymbol>,
+    given: Vec<KconfigSymbol>,
+) -> Vec<KconfigSymbol> {
     for symbol in given {
         symbols.retain(|known| known.cfg != symbol.cfg);
         symbols.push(symbol);
@@ -263,12 +262,12 @@ mod tests {
     fn the_given_kconfig_replaces_the_built_in_threshold() {
         let raised = scratch(
             "raised",
-            "config RUSTC_HAS_COERCE_POINTEE\n\tdef_bool RUSTC_VERSION >= 109900\n",
+            "config RUSTC_HAS_FILE_WITH_NUL\n\tdef_bool RUSTC_VERSION >= 109900\n",
         );
-        let symbols = with_given(read_kconfig_file(&raised).unwrap());
+        let symbols = with_given(built_in(), read_kconfig_file(&raised).unwrap());
         let pointee: Vec<&KconfigSymbol> = symbols
             .iter()
-            .filter(|symbol| symbol.cfg == "CONFIG_RUSTC_HAS_COERCE_POINTEE")
+            .filter(|symbol| symbol.cfg == "CONFIG_RUSTC_HAS_FILE_WITH_NUL")
             .collect();
         assert_eq!(pointee.len(), 1);
         assert_eq!(pointee[0].from, Some(Release::new(1, 99, 0)));

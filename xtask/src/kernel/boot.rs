@@ -18,7 +18,7 @@ use super::build::{self, BuildDir, Pair};
 use super::said::machine_failure;
 use super::tools::{write_wrapper, Tools};
 use crate::kernel::report::json::{BootJson, FailureJson, KunitJson, SampleJson};
-use crate::run::cache::{compiler_identity, StableHasher};
+use crate::run::cache::StableHasher;
 use crate::toolchains::loader::Launch;
 use crate::toolchains::version::RustcVersion;
 use crate::util::json;
@@ -104,6 +104,9 @@ pub(crate) struct Cell<'a> {
     pub dir: &'a Path,
     /// The tree's id, root and identity.
     pub tree: (&'a str, &'a Path, &'a str),
+    /// The tree's key (the stamps of what its build reads) and the compiler's identity, as
+    /// the build's result is keyed.
+    pub keys: (u128, u128),
     pub launch: &'a Launch,
     /// The compiler's id and version.
     pub compiler: (&'a str, &'a RustcVersion),
@@ -111,6 +114,8 @@ pub(crate) struct Cell<'a> {
     pub library: (&'a Path, &'a str),
     pub tools: &'a Tools,
     pub jobs: usize,
+    /// The run lock's descriptor, which every `make` inherits ([`Pair::lock`]).
+    pub lock: Option<std::os::fd::RawFd>,
     /// Any one `make` is killed after this long.
     pub timeout: Duration,
     pub use_cache: bool,
@@ -131,8 +136,8 @@ impl Cell<'_> {
             let mut hasher = StableHasher::new();
             hasher
                 .field("kernel boot v1")
-                .field(identity)
-                .number(compiler_identity(self.launch, version).0)
+                .number(self.keys.0)
+                .number(self.keys.1)
                 .field(self.library.1.as_bytes())
                 .field(&self.tools.identity)
                 .field(&recipe)
@@ -175,6 +180,7 @@ impl Cell<'_> {
                 rustdoc: Some(&rustdoc),
                 tools: self.tools,
                 jobs: self.jobs,
+                lock: self.lock,
                 timeout: self.timeout,
                 progress: self.progress,
             },

@@ -7,6 +7,7 @@ pub(crate) mod json;
 use super::build::{Built, Real};
 use crate::kernel::report::json::{BootJson, CellJson, CrateJson, KernelJson, StepJson, TreeJson};
 use crate::kernel::rules::{Predicted, Prediction};
+use crate::util::output::{escape, escape_markdown, pad};
 
 /// The cell of one (tree, compiler) pair: the prediction, or why there is none, beside the real
 /// build (`cached` when it came from the cache), a finding where they disagree.
@@ -18,7 +19,7 @@ pub(crate) fn cell(
     boot: Option<BootJson>,
 ) -> CellJson {
     let predicted = prediction.as_ref().ok();
-    CellJson {
+    let mut cell = CellJson {
         tree: tree.to_owned(),
         toolchain: toolchain.to_owned(),
         rustc,
@@ -27,9 +28,7 @@ pub(crate) fn cell(
         crates: predicted
             .map(|prediction| prediction.crates.iter().map(CrateJson::from).collect())
             .unwrap_or_default(),
-        // The prediction's three words are three of the real result's.
-        finding: built.real != Real::NotRun
-            && predicted.is_some_and(|prediction| prediction.predicted.word() != built.real.word()),
+        finding: false,
         prediction_error: prediction.err(),
         real: built.real.word().into(),
         reason: built.reason,
@@ -45,7 +44,9 @@ pub(crate) fn cell(
             .collect(),
         cached,
         boot,
-    }
+    };
+    cell.finding = cell.is_finding();
+    cell
 }
 
 /// Whether a cell's boot contradicts its prediction: a cell whose build passed is predicted to
@@ -96,11 +97,11 @@ impl Report {
             .join(" | "))
     }
 
-    /// The cells whose prediction the real build, or the boot, contradicts.
+    /// The cells whose prediction the real build contradicts.
     pub(crate) fn findings(&self) -> Vec<&CellJson> {
         self.cells
             .iter()
-            .filter(|cell| cell.finding || boot_finding(cell))
+            .filter(|cell| cell.is_finding() || boot_finding(cell))
             .collect()
     }
 
@@ -154,7 +155,7 @@ impl Report {
                     format!(
                         "{}{}",
                         cell.real,
-                        if cell.finding { " (FINDING)" } else { "" }
+                        if cell.is_finding() { " (FINDING)" } else { "" }
                     ),
                     why,
                 ]
@@ -179,14 +180,13 @@ impl Report {
             .collect()
     }
 
+    /// The report for a terminal: every line [`escape`]d, for nearly all of it is the trees'
+    /// and the compilers' text (a version from a Makefile, a build's first error).
     pub(crate) fn human(&self) -> String {
-        let mut text: String = self
-            .tree_lines()
-            .iter()
-            .map(|line| format!("{line}\n"))
-            .collect();
+        let mut lines: Vec<String> = self.tree_lines();
         let tools = self.tools_used().unwrap_or_else(|error| error);
-        text.push_str(&format!("tools: {tools}\n\n"));
+        lines.push(format!("tools: {tools}"));
+        lines.push(String::new());
         let header = [
             "tree",
             "toolchain",
@@ -198,31 +198,33 @@ impl Report {
         ];
         let rows: Vec<[String; 7]> = std::iter::once(header.map(String::from))
             .chain(self.rows())
+            .map(|row| row.map(|value| escape(&value).into_owned()))
             .collect();
         // Every column but the last (`why`) is padded to its widest value.
         let mut widths = [0; 6];
         for row in &rows {
             for (width, value) in widths.iter_mut().zip(row) {
-                *width = (*width).max(value.len());
+                *width = (*width).max(value.chars().count());
             }
         }
         for row in &rows {
             let mut line: String = widths
                 .iter()
                 .zip(row)
-                .map(|(width, value)| format!("{value:<width$}  "))
+                .map(|(width, value)| format!("{}  ", pad(value, *width)))
                 .collect();
             line.push_str(&row[6]);
-            text.push_str(&format!("{}\n", line.trim_end()));
+            lines.push(line.trim_end().to_owned());
         }
+        lines.push(String::new());
         for cell in self.cells.iter().filter(|cell| !cell.steps.is_empty()) {
             let steps: Vec<String> = cell
                 .steps
                 .iter()
                 .map(|step| format!("{} {:.1} s", step.step, step.seconds))
                 .collect();
-            text.push_str(&format!(
-                "\n{} with {}: {}",
+            lines.push(format!(
+                "{} with {}: {}",
                 cell.tree,
                 cell.toolchain,
                 steps.join(", ")
@@ -230,13 +232,23 @@ impl Report {
         }
         for cell in &self.cells {
             if let Some(warning) = &cell.warning {
-                text.push_str(&format!(
-                    "\n{} with {}: the tree's check warned: {warning}",
+                lines.push(format!(
+                    "{} with {}: the tree's check warned: {warning}",
                     cell.tree, cell.toolchain
                 ));
             }
         }
-        text.push_str(&self.boot_lines());
+        for cell in &self.cells {
+            if let Some(boot) = &cell.boot {
+                lines.push(format!(
+                    "{} with {}: boot {}: {}",
+                    cell.tree,
+                    cell.toolchain,
+                    boot_summary(boot),
+                    boot.reason
+                ));
+            }
+        }
         let findings = self.findings();
         let count = |real: Real| {
             self.cells
@@ -244,9 +256,9 @@ impl Report {
                 .filter(|cell| cell.real == real.word())
                 .count()
         };
-        text.push_str(&format!(
-            "\nkernel: {} cells, {} pass, {} fail, {} refused, {} not run; {} findings \
-             (prediction contradicted by the real build or the boot); {:.0} s\n",
+        lines.push(format!(
+            "kernel: {} cells, {} pass, {} fail, {} refused, {} not run; {} findings \
+             (prediction contradicted by the real build or the boot); {:.0} s",
             self.cells.len(),
             count(Real::Pass),
             count(Real::Fail),
@@ -256,9 +268,9 @@ impl Report {
             self.seconds
         ));
         for cell in findings {
-            if cell.finding {
-                text.push_str(&format!(
-                    "finding: {} with {}: predicted {}, really {}: {}\n",
+            if cell.is_finding() {
+                lines.push(format!(
+                    "finding: {} with {}: predicted {}, really {}: {}",
                     cell.tree,
                     cell.toolchain,
                     cell.predicted.as_deref().unwrap_or("?"),
@@ -267,54 +279,32 @@ impl Report {
                 ));
             }
             if let Some(boot) = cell.boot.as_ref().filter(|_| boot_finding(cell)) {
-                text.push_str(&format!(
+                lines.push(format!(
                     "finding: {} with {}: built, predicted to boot and pass, but the boot \
-                     failed: {}\n",
+                     failed: {}",
                     cell.tree, cell.toolchain, boot.reason
                 ));
                 let failures = boot.kunit.iter().flat_map(|kunit| &kunit.failures);
                 let mut shown = false;
                 for failure in failures {
                     shown = true;
-                    text.push_str(&format!(
-                        "  {}.{} failed:\n{}\n",
-                        failure.suite,
-                        failure.test,
-                        indent(&failure.output)
-                    ));
+                    lines.push(format!("  {}.{} failed:", failure.suite, failure.test));
+                    lines.extend(failure.output.lines().map(|line| format!("    {line}")));
                 }
                 if let (false, Some(tail)) = (shown, &boot.console_tail) {
-                    text.push_str(&format!("  the console's last lines:\n{}\n", indent(tail)));
+                    lines.push("  the console's last lines:".into());
+                    lines.extend(tail.lines().map(|line| format!("    {line}")));
                 }
             }
         }
-        text
-    }
-
-    /// One line per booted cell: its result, accelerator, time, KUnit's counts and the
-    /// samples' lines; empty without `--boot`.
-    fn boot_lines(&self) -> String {
-        let mut text = String::new();
-        for cell in &self.cells {
-            let Some(boot) = &cell.boot else {
-                continue;
-            };
-            text.push_str(&format!(
-                "\n{} with {}: boot {}: {}",
-                cell.tree,
-                cell.toolchain,
-                boot_summary(boot),
-                boot.reason
-            ));
-        }
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        text
+        lines
+            .iter()
+            .map(|line| format!("{}\n", escape(line)))
+            .collect()
     }
 
     pub(crate) fn markdown(&self) -> String {
-        let escape = |text: &str| crate::util::output::markdown_cell(&text.replace('\n', " "));
+        let escape = |text: &str| escape_markdown(&text.replace('\n', " "));
         let mut text = String::from("## Kernel trees\n\n");
         for line in self.tree_lines() {
             text.push_str(&format!("- {}\n", escape(&line)));
@@ -412,11 +402,4 @@ pub(crate) fn boot_summary(boot: &BootJson) -> String {
         }
     }
     text
-}
-
-fn indent(text: &str) -> String {
-    text.lines()
-        .map(|line| format!("    {line}"))
-        .collect::<Vec<_>>()
-        .join("\n")
 }

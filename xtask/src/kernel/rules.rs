@@ -8,10 +8,13 @@
 //! root with a given compiler ([`prediction`]).
 
 mod makefiles;
+pub(crate) mod pinned;
 mod prediction;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
+#[cfg(test)]
+pub(crate) use prediction::enabled_features;
 pub use prediction::{predict, CratePrediction, Predicted, Prediction};
 
 use crate::catalog::Release;

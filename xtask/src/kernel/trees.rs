@@ -45,11 +45,7 @@ pub(crate) fn provide(provisioner: &mut Provisioner<'_>, pin: &TreePin) -> anyho
         TreeSource::Debian(source) => {
             let suites = source.suites();
             let version = source.version.as_deref();
-            let prefix = provisioner.root().join("trees").join(format!(
-                "{}-{}",
-                source.package,
-                version.unwrap_or("newest").replace(':', "%3a")
-            ));
+            let prefix = crate::kernel::rules::pinned::debian_prefix(provisioner.root(), source);
             let tarball = format!("./usr/src/{}.tar.xz", source.package);
             let select = |members: &[String]| -> anyhow::Result<Vec<String>> {
                 ensure!(members.contains(&tarball), "the package holds no {tarball}");

@@ -44,6 +44,8 @@ impl Report {
             );
         }
         self.check_predictions()?;
+        self.check_host()?;
+        self.targets.check_predictions(&self.toolchains)?;
         let mut ids = HashSet::new();
         let mut pins = HashSet::new();
         for toolchain in &self.toolchains {
@@ -57,7 +59,17 @@ impl Report {
             }
         }
 
-        let mut targets: BTreeSet<&str> = FEATURES.iter().map(|feature| feature.example).collect();
+        // The examples of the features the report was recorded with.
+        let mut targets: BTreeSet<&str> = FEATURES
+            .iter()
+            .zip(&self.features)
+            .filter(|(_, cells)| {
+                cells
+                    .iter()
+                    .any(|cell| cell.observed != Observed::NotRecorded)
+            })
+            .map(|(feature, _)| feature.example)
+            .collect();
         targets.insert("kernel");
         let mut cells: Vec<HashSet<(&str, Kind, Mode)>> =
             vec![HashSet::new(); self.toolchains.len()];
@@ -159,6 +171,45 @@ impl Report {
                     if lacking.len() > shown.len() { ", ..." } else { "" }
                 ))
                 .into_owned());
+            }
+        }
+        Ok(())
+    }
+
+    /// Fails unless every toolchain's host is a target triple and every toolchain found names
+    /// the same one: a run's host cells ran on one machine, and a merge joins shards that ran
+    /// on machines of one kind, so a host that differs is not what its compiler said there.
+    pub(crate) fn check_host(&self) -> anyhow::Result<()> {
+        let mut first: Option<(&str, &str)> = None;
+        for toolchain in &self.toolchains {
+            let Some(host) = toolchain.host.as_deref() else {
+                continue;
+            };
+            let id = escape(&toolchain.id);
+            let part = |part: &str| {
+                !part.is_empty()
+                    && part.bytes().all(|byte| {
+                        byte.is_ascii_lowercase() || byte.is_ascii_digit() || b"_.".contains(&byte)
+                    })
+            };
+            let parts: Vec<&str> = host.split('-').collect();
+            ensure!(
+                (2..=4).contains(&parts.len()) && parts.iter().all(|&text| part(text)),
+                "toolchain {id}: its host `{}` is no target triple",
+                escape(host)
+            );
+            if matches!(toolchain.verdict, ToolchainVerdict::Missing(_)) {
+                continue;
+            }
+            match first {
+                None => first = Some((host, &toolchain.id)),
+                Some((other, other_id)) if other != host => bail!(
+                    "toolchain {id}: its host is {host}, but toolchain {}'s is {other}: the \
+                     toolchains of one run, and the shards of one merge, run on one kind of \
+                     machine",
+                    escape(other_id)
+                ),
+                Some(_) => {}
             }
         }
         Ok(())

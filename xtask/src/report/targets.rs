@@ -13,6 +13,7 @@ use crate::util::process::last_nonempty_line;
 use anyhow::{bail, ensure};
 use std::collections::HashMap;
 
+mod check;
 #[cfg(test)]
 mod tests;
 mod text;
@@ -100,6 +101,9 @@ pub struct TargetAxis {
     /// Per toolchain that was found and kernel target, whether the compiler knows it.
     pub known: Vec<KnownCell>,
     pub cross: Vec<TargetCell>,
+    /// Per toolchain: the major version of its LLVM, where `rustc -vV` said it; `None` in
+    /// reports written before it was recorded.
+    pub llvm: Option<Vec<Option<u32>>>,
 }
 
 /// What the plan knew of the target axis.
@@ -151,6 +155,7 @@ pub fn assemble_target_axis(
                 Some(sources.map(|found| found.identity.clone()))
             })
             .collect(),
+        llvm: Some(planned.llvm.to_vec()),
         ..TargetAxis::default()
     };
     if planned.targets.is_empty() {
@@ -174,12 +179,8 @@ pub fn assemble_target_axis(
                     .filter(|result| result.outcome != Outcome::Pass)
                     .map(|result| result.first_error.clone().unwrap_or_default()),
             });
-            let why_not = match (&column.verdict, release) {
-                (ToolchainVerdict::Ok, Some(release)) => not_built(release, cross, kernel_target),
-                (verdict, _) => Some(verdict.not_run()),
-            };
-            let broken =
-                broken_jump_tables(kernel_target, planned.llvm.get(index).copied().flatten());
+            let missing = cross.as_ref().err().map(String::as_str);
+            let llvm = planned.llvm.get(index).copied().flatten();
             for (target, kind, moded) in STAGES {
                 let modes: &[Option<Mode>] = if moded {
                     &[Some(Mode::Kernel), Some(Mode::Stable)]
@@ -187,26 +188,13 @@ pub fn assemble_target_axis(
                     &[None]
                 };
                 for &mode in modes {
-                    let why_not = why_not.clone().or_else(|| {
-                        (kind == Kind::Emulate)
-                            .then(|| planned.not_run[position].clone())
-                            .flatten()
-                    });
-                    // The sample's and the program's checks fail where the build has sites and
-                    // the compiler's LLVM writes their entries wrongly.
-                    let sites = mode
-                        .zip(release)
-                        .is_some_and(|(mode, release)| has_sites(release, mode));
-                    let expected = if why_not.is_some() {
-                        Outcome::Skipped
-                    } else if broken.is_some()
-                        && sites
-                        && matches!(kind, Kind::Objects | Kind::Emulate)
-                    {
-                        Outcome::Fail
-                    } else {
-                        Outcome::Pass
-                    };
+                    let (expected, why_not) = expected_cross(
+                        column,
+                        (missing, llvm),
+                        kernel_target,
+                        (kind, mode),
+                        planned.not_run[position].as_deref(),
+                    );
                     let found = by_cell.get(&(index, kernel_target.triple, target, mode));
                     targets.cross.push(TargetCell {
                         toolchain: index,
@@ -232,6 +220,41 @@ pub fn assemble_target_axis(
         }
     }
     targets
+}
+
+/// What the catalog expects of one cross cell of `column`, and why the cell is skipped if it
+/// is: the run's rule, and the one every report read back is checked by. `missing` says why the
+/// toolchain's library sources are missing, if they are; `llvm` is its LLVM's major version;
+/// `not_run` why the target's test program is not run where the run was (no emulator).
+pub(super) fn expected_cross(
+    column: &ToolchainEntry,
+    (missing, llvm): (Option<&str>, Option<u32>),
+    kernel_target: &KernelTarget,
+    (kind, mode): (Kind, Option<Mode>),
+    not_run: Option<&str>,
+) -> (Outcome, Option<String>) {
+    let release = column.release;
+    let why_not = match (&column.verdict, release) {
+        (ToolchainVerdict::Ok, Some(release)) => not_built(release, missing, kernel_target),
+        (verdict, _) => Some(verdict.not_run()),
+    };
+    let why_not = why_not.or_else(|| not_run.filter(|_| kind == Kind::Emulate).map(String::from));
+    // The sample's and the program's checks fail where the build has sites and the compiler's
+    // LLVM writes their entries wrongly.
+    let sites = mode
+        .zip(release)
+        .is_some_and(|(mode, release)| has_sites(release, mode));
+    let expected = if why_not.is_some() {
+        Outcome::Skipped
+    } else if broken_jump_tables(kernel_target, llvm).is_some()
+        && sites
+        && matches!(kind, Kind::Objects | Kind::Emulate)
+    {
+        Outcome::Fail
+    } else {
+        Outcome::Pass
+    };
+    (expected, why_not)
 }
 
 /// Whether a compiler knows a target, as tables and failures say it.

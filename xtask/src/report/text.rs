@@ -5,7 +5,7 @@ use super::{failure_line, BuildCell, Report};
 use crate::catalog::FEATURES;
 use crate::features::expect::{Outcome, ToolchainVerdict};
 use crate::run::plan::{Kind, Mode};
-use crate::util::output::{escape, markdown_cell, paint_red, Table};
+use crate::util::output::{escape, escape_markdown, paint_red, Table};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
@@ -113,7 +113,7 @@ impl Report {
             targets.render_markdown(&mut out);
             out.push('\n');
             for note in self.targets.notes(&self.toolchains) {
-                let _ = writeln!(out, "- {}", markdown_cell(&note));
+                let _ = writeln!(out, "- {}", escape_markdown(&note));
             }
         }
         out.push_str("\n`!` marks a cell that differs from the catalog's prediction.\n");
@@ -121,7 +121,7 @@ impl Report {
         if !failures.is_empty() {
             out.push_str("\n## Failures\n\n");
             for failure in &failures {
-                let line = markdown_cell(&failure_line(failure));
+                let line = escape_markdown(&failure_line(failure));
                 let _ = writeln!(out, "- {line}");
             }
         }

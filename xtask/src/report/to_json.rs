@@ -151,7 +151,12 @@ impl Report {
             },
             summary,
         });
-        let features = FEATURES.iter().zip(&self.features);
+        // A feature the report was recorded without stays out of it, as it was.
+        let features = FEATURES.iter().zip(&self.features).filter(|(_, cells)| {
+            cells
+                .iter()
+                .any(|cell| cell.observed != Observed::NotRecorded)
+        });
         let features = features.map(|(feature, cells)| FeatureJson {
             name: feature.name.to_string(),
             catalog_stable_since: release(feature.stable_since),
@@ -307,16 +312,18 @@ impl Report {
         }
 
         let names: Vec<&str> = file.features.iter().map(|entry| &*entry.name).collect();
-        let catalog: Vec<&str> = FEATURES.iter().map(|feature| feature.name).collect();
-        ensure!(
-            names == catalog,
-            "the report's features ({}) are not this catalog's ({}): it was made from another \
-             version of kernel-shim/src/catalog.rs",
-            names.join(", "),
-            catalog.join(", ")
-        );
+        let rows = crate::report::recorded_rows(&names)?;
         let mut features = Vec::new();
-        for (feature, entry) in FEATURES.iter().zip(&file.features) {
+        for (feature, row) in FEATURES.iter().zip(rows) {
+            let Some(row) = row else {
+                let not_recorded = FeatureCell {
+                    observed: Observed::NotRecorded,
+                    expected: None,
+                };
+                features.push(vec![not_recorded; toolchains.len()]);
+                continue;
+            };
+            let entry = &file.features[row];
             let mut cells = Vec::new();
             for toolchain in &toolchains {
                 let what = format!("feature {} on {}", feature.name, toolchain.id);
@@ -377,6 +384,9 @@ impl Report {
                     .tests
                     .map(|tests| (tests.passed, tests.failed, tests.ignored)),
             });
+        }
+        if let Some(date) = &file.date {
+            crate::util::date::check_utc_minute(date)?;
         }
         let targets = file.targets.read(&toolchains, &index_of)?;
         let kbuild = KbuildJson::read(file.kbuild, &index_of)?;

@@ -313,6 +313,9 @@ impl UsageReport {
                 cells,
             });
         }
+        if let Some(date) = &file.date {
+            crate::util::date::check_utc_minute(date)?;
+        }
         Ok(UsageReport {
             toolchains: file.toolchains,
             features,

@@ -19,6 +19,8 @@ use crate::util::json::{self, Deserialize, Serialize};
 use anyhow::Context;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// The largest cache entry read; a larger one (or one that is not a regular file) is a miss.
 /// An entry's largest part is a module log, at most [`crate::util::process::CAPTURE_LIMIT`] before
@@ -30,11 +32,17 @@ const ENTRY_LIMIT: u64 = 64 << 20;
 pub struct Cache {
     directory: PathBuf,
     read: bool,
+    /// Whether a failed write was already reported, by this cache or a clone of it.
+    write_failed: Arc<AtomicBool>,
 }
 
 impl Cache {
     pub fn new(directory: PathBuf, read: bool) -> Self {
-        Self { directory, read }
+        Self {
+            directory,
+            read,
+            write_failed: Arc::default(),
+        }
     }
 
     fn path(&self, key: Key) -> PathBuf {
@@ -51,14 +59,20 @@ impl Cache {
         decode_entry(&text, artifact)
     }
 
-    /// Stores a result for `key`, atomically, with the `artifact` stamp it was made with.
-    pub fn store(
-        &self,
-        key: Key,
-        result: &StepResult,
-        artifact: Option<(u64, u128)>,
-    ) -> anyhow::Result<()> {
-        write_atomically(&self.path(key), encode_entry(result, artifact).as_bytes())
+    /// Stores a result for `key`, atomically, with the `artifact` stamp it was made with. A
+    /// cache that cannot be written costs a rerun next time, nothing more; the first failure of
+    /// a run is said on stderr, once.
+    pub fn store(&self, key: Key, result: &StepResult, artifact: Option<(u64, u128)>) {
+        let written = write_atomically(&self.path(key), encode_entry(result, artifact).as_bytes());
+        if let Err(error) = written {
+            if !self.write_failed.swap(true, Ordering::Relaxed) {
+                eprintln!(
+                    "warning: the cache cannot be written, so this run's results will be \
+                     computed again next time: {}",
+                    crate::util::output::escape_lines(&format!("{error:#}"))
+                );
+            }
+        }
     }
 }
 

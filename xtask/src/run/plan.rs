@@ -10,7 +10,9 @@ mod tests;
 mod usage;
 
 pub use examples::{check_catalog_examples, example_inputs, examples, shim_inputs, Example};
-pub use rustc::{binary_run, mode_cfgs, test_run, Mode, Output, Product, Rustc};
+pub use rustc::{
+    binary_run, kbuild_driver_flags, mode_cfgs, test_run, Mode, Output, Product, Rustc,
+};
 pub use targets::{has_sites, not_built, plan_targets, Emulation};
 pub use usage::{plan_usage, UsageCompile};
 

@@ -192,8 +192,7 @@ pub fn run_step(
     }
     if cacheable {
         let artifact = step.artifact.as_deref().and_then(file_stamp);
-        // A cache that cannot be written costs a rerun next time, nothing more.
-        let _ = cache.store(key, &result, artifact);
+        cache.store(key, &result, artifact);
     }
     result
 }

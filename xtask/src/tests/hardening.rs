@@ -1,44 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Hardening: the matrix facing compilers that misbehave, bad input, interrupted and
-//! concurrent runs.
+//! Hardening that needs the xtask's internals: discovery facing compilers that misbehave, and
+//! the cache keys of a planned run. What a user sees of them (a matrix of bad compilers, bad
+//! input, interrupted and concurrent runs, a changed compiler behind the cache) is tested
+//! through the binary in the top-level `tests/` crate.
 //!
 //! The fake compilers are shell scripts written by the tests into scratch directories; most
-//! forward what they do not fake to the compiler running these tests. The matrix runs on a tiny
-//! tree ([`tiny_tree`]): a shim with one test and every example the catalog names, each a few
-//! lines, so that a whole toolchain's matrix takes a few seconds. Whatever needs a process of
-//! its own (exit codes, signals, two runs at once, stdout) runs the real `xtask` binary,
-//! built once into its own target directory ([`xtask_binary`]).
+//! forward what they do not fake to the compiler running these tests. The tree is a tiny one
+//! ([`tiny_tree`]): a shim with one test and every example the catalog names.
 
 mod bad_compilers;
-mod bad_input;
 mod cache_keys;
-mod interrupted;
 
 use crate::catalog::FEATURES;
-use crate::project_root;
 use crate::run::plan::Layout;
-use crate::tests::support::{current_rustc, results_of, scratch_dir, xtask_binary};
+use crate::tests::support::{current_rustc, scratch_dir};
 use crate::toolchains::discovery::Availability;
 use crate::toolchains::version::Channel;
-use crate::util::json::{self, Value};
 use crate::util::process::inherited_environment;
 use crate::util::process::Invocation;
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-
-/// `xtask ARGS`, run to its end.
-fn xtask(args: &[&str]) -> Output {
-    Command::new(xtask_binary())
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("running xtask")
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -124,35 +108,6 @@ fn tiny_tree(name: &str) -> PathBuf {
     crate::tests::support::tiny_tree(&format!("hardening-{name}"), &names)
 }
 
-fn get<'a>(value: &'a Value, key: &str) -> &'a Value {
-    value
-        .get(key)
-        .unwrap_or_else(|| panic!("no `{key}` in {value}"))
-}
-
-/// The JSON report an xtask run printed on stdout.
-fn stdout_report(output: &Output) -> Value {
-    json::parse(&text(&output.stdout)).unwrap_or_else(|error| {
-        panic!(
-            "stdout is not the JSON report ({error}):\n{}\nstderr:\n{}",
-            text(&output.stdout),
-            text(&output.stderr)
-        )
-    })
-}
-
-/// How many steps the summary line on stderr says came from the cache.
-fn reused(stderr: &str) -> usize {
-    stderr
-        .lines()
-        .rev()
-        .find_map(|line| {
-            let (_, rest) = line.split_once(" (")?;
-            rest.split_once(" from the cache")?.0.parse().ok()
-        })
-        .unwrap_or_else(|| panic!("no summary line on stderr:\n{stderr}"))
-}
-
 /// Processes, other than zombies, whose command line mentions `needle`.
 fn processes_mentioning(needle: &str) -> Vec<String> {
     let mut found = Vec::new();
@@ -179,15 +134,4 @@ fn processes_mentioning(needle: &str) -> Vec<String> {
         }
     }
     found
-}
-
-/// Whether the process with this id is still running (zombies do not count).
-fn running(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            stat.rsplit_once(") ")
-                .map(|(_, rest)| !rest.starts_with('Z'))
-        })
-        .unwrap_or(false)
 }

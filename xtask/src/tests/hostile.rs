@@ -1,25 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Hostile inputs: every suite below generates its inputs and runs the real `xtask` under a
-//! deadline. What they share is here: the run, generated pins and reports, tiny trees, and a
-//! lock held by another process.
+//! Hostile inputs made with the xtask's own types: shard reports generated from the catalog's
+//! predictions or altered from the recorded one (run through the real `xtask` under a
+//! deadline), cache entries, the kernels page. What they share is here: the run, generated pins
+//! and reports, tiny trees. The hostile inputs a user can make are tested through the binary in
+//! the top-level `tests/` crate.
 
 mod cache;
 mod inputs;
-mod mounts;
-mod provisioning;
+mod kernel_cache;
 mod reports;
+mod text;
 
 use crate::catalog::{Release, FEATURES};
 use crate::features::expect::{expected_status, Outcome, ToolchainVerdict};
 use crate::report::{cell_kinds, BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
 use crate::run::plan::Mode;
-use crate::tests::support::{current_rustc, results_of, xtask_binary};
+use crate::tests::support::xtask_binary;
 use crate::util::json::{self, Value};
 use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What a finished xtask left: its status, stdout and stderr.
 pub(crate) struct Finished {
@@ -62,6 +64,13 @@ pub(crate) fn xtask_within(deadline: Duration, args: &[&str], env: &[(&str, &str
         !finished.stderr.contains("panicked"),
         "xtask {args:?} panicked:\n{}",
         finished.stderr
+    );
+    // Once, during hostile runs as root, `/dev/null` was found replaced by a regular file.
+    use std::os::unix::fs::FileTypeExt;
+    let null = std::fs::symlink_metadata("/dev/null").expect("/dev/null is there");
+    assert!(
+        null.file_type().is_char_device(),
+        "after xtask {args:?}, /dev/null is no longer a character device"
     );
     finished
 }
@@ -220,61 +229,4 @@ pub(crate) fn build_mut(report: &mut Value, index: usize) -> &mut Value {
 /// A tiny kshim tree: a shim with one test and every example the catalog names.
 pub(crate) fn tiny_tree(name: &str) -> PathBuf {
     crate::tests::support::tiny_tree(&format!("hostile-{name}"), &targets()[1..])
-}
-/// The matrix of the compiler running these tests on `root`, host cells only, as JSON.
-pub(crate) fn host_matrix(root: &Path, extra: &[&str]) -> (Finished, Value) {
-    let rustc = current_rustc();
-    let mut args = vec![
-        "matrix",
-        "--root",
-        path_str(root),
-        "--toolchain",
-        path_str(&rustc),
-        "--target",
-        "none",
-        "--format",
-        "json",
-    ];
-    args.extend_from_slice(extra);
-    let finished = xtask_within(Duration::from_secs(120), &args, &[]);
-    let report = json::parse(&finished.stdout)
-        .unwrap_or_else(|error| panic!("no JSON report ({error}):\n{}", finished.stderr));
-    (finished, report)
-}
-
-/// A process that holds the lock at `path` until it is dropped, however the test ends: a
-/// `flock` in a session of its own (`setsid`), as a run and what it started hold one.
-pub(crate) struct Holder(std::process::Child);
-
-impl Drop for Holder {
-    fn drop(&mut self) {
-        // It leads its own process group: `flock` and its `sleep`.
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", self.0.id())])
-            .status();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts a [`Holder`] of the lock at `path` and returns once it holds it.
-pub(crate) fn hold_lock(path: &Path) -> Holder {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let holder = Holder(
-        Command::new("setsid")
-            .args(["flock", path_str(path), "sleep", "600"])
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("running setsid flock"),
-    );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Command::new("flock")
-        .args(["-n", path_str(path), "true"])
-        .status()
-        .unwrap()
-        .success()
-    {
-        assert!(Instant::now() < deadline, "flock never took the lock");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    holder
 }

@@ -5,7 +5,6 @@
 //! under `target/`, so that tests running in parallel never share output files.
 
 use crate::project_root;
-use crate::util::json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -56,21 +55,39 @@ pub(crate) fn the_checkouts_lock() -> MutexGuard<'static, ()> {
     TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// The `xtask` binary of this checkout, built (once per test process) into a target directory
-/// of its own, so that it never waits for the lock of the `cargo test` running the tests.
+/// One test at a time on `target/kernel/`'s lock, for the tests whose `xtask kernel` builds:
+/// another's run would take the lock between a test's two runs (and end the orphans that test
+/// waits to see its own run end).
+pub(crate) fn the_kernel_dirs_lock() -> MutexGuard<'static, ()> {
+    static TURN: Mutex<()> = Mutex::new(());
+    TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The `xtask` binary of this checkout, built once per test process by the cargo running the
+/// tests (which has released `target/`'s lock by then), where Cargo says it put it: the same
+/// binary the top-level `tests/` crate runs.
 pub(crate) fn xtask_binary() -> &'static Path {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY.get_or_init(|| {
-        let target = project_root().join("target/kshim/xtask-for-tests");
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "--quiet", "--package", "xtask", "--bin", "xtask"])
-            .env("CARGO_TARGET_DIR", &target)
+        let output = Command::new(cargo)
+            .args(["build", "--package", "xtask", "--bin", "xtask"])
+            .arg("--message-format=json-render-diagnostics")
             .current_dir(project_root())
-            .status()
+            .stdin(std::process::Stdio::null())
+            .output()
             .expect("running cargo build -p xtask");
-        assert!(status.success(), "cargo build -p xtask failed");
-        target.join("debug/xtask")
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success(),
+            "cargo build -p xtask failed:\n{stderr}"
+        );
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let executable = stdout.lines().rev().find_map(|line| {
+            let message = crate::util::json::parse(line).ok()?;
+            Some(PathBuf::from(message.get("executable")?.as_str()?))
+        });
+        executable.unwrap_or_else(|| panic!("cargo build -p xtask named no executable:\n{stderr}"))
     })
 }
 
@@ -133,20 +150,4 @@ pub(crate) fn tiny_tree(name: &str, examples: &[&str]) -> PathBuf {
     std::fs::write(directory.join("Cargo.toml"), manifest).unwrap();
     std::fs::write(root.join("toolchains.toml"), ONE_PIN).unwrap();
     root
-}
-
-/// A report without what differs between two runs with the same results: timings, the date,
-/// and whether a result came from the cache.
-pub(crate) fn results_of(report: &Value) -> Value {
-    match report {
-        Value::Object(members) => Value::Object(
-            members
-                .iter()
-                .filter(|(key, _)| *key != "seconds" && *key != "cached" && *key != "date")
-                .map(|(key, value)| (key.clone(), results_of(value)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(results_of).collect()),
-        other => other.clone(),
-    }
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The matrix's target axis on real compilers: `--target` refused when it names no kernel
-//! target, a compiler that does not know a target, one without its library sources, a whole
+//! The matrix's target axis on real compilers (`--target`'s refusals are tested in `tests/`):
+//! a compiler that does not know a target, one without its library sources, a whole
 //! cross run (core, the shim, the static-key sample's sites, the test program under qemu) and
 //! its cache, and a `core` build that dies, which must leave nothing cached.
 //!
@@ -81,7 +81,7 @@ const PROVISION: &str = "run `cargo xtask toolchains install --no-rustup` first"
 /// The provisioned Debian compiler of the pin `id`, by the path of its rustc (a `debian:`
 /// spec would provision it on the spot), which must have its library sources if
 /// `with_sources`; the test fails, saying how to provision it, when it is not there.
-fn provisioned(id: &str, with_sources: bool) -> (String, Toolchain) {
+pub(super) fn provisioned(id: &str, with_sources: bool) -> (String, Toolchain) {
     let pins = Pins::load(&Pins::default_path()).unwrap();
     let debian = pins
         .pins
@@ -143,58 +143,6 @@ fn target_cells<'a>(report: &'a Value, triple: &str) -> Vec<&'a Value> {
 
 /// Core, compiler_builtins, and three stages in each of two modes.
 const CELLS_PER_TARGET: usize = 8;
-
-// ---------------------------------------------------------------------------------------------
-// Flags.
-
-#[test]
-fn target_flags_that_name_no_kernel_target_are_refused_in_one_line() {
-    let _turn = the_checkouts_lock();
-    let refused = |args: &[&str], message: &str| -> String {
-        let finished = matrix_within(Duration::from_secs(30), args);
-        assert_eq!(
-            finished.status.code(),
-            Some(2),
-            "{args:?}: {}",
-            finished.stderr
-        );
-        assert!(finished.stdout.is_empty(), "{}", finished.stdout);
-        assert_eq!(
-            finished.stderr.lines().count(),
-            1,
-            "one line: {:?}",
-            finished.stderr
-        );
-        assert!(
-            finished.stderr.starts_with("error: ") && finished.stderr.contains(message),
-            "{message:?} in {:?}",
-            finished.stderr
-        );
-        finished.stderr
-    };
-    refused(
-        &["--target", "bogus"],
-        "--target bogus: not one of the kernel's targets (x86_64-unknown-none, \
-         aarch64-unknown-none, riscv64imac-unknown-none-elf, loongarch64-unknown-none), nor `none`",
-    );
-    refused(
-        &["--target", "none", "--target", "aarch64-unknown-none"],
-        "--target none means the host alone; it cannot be given with other targets",
-    );
-    let hostile = "aarch64\u{1b}[2J\nrm -rf\t\u{7}x";
-    let stderr = refused(
-        &["--target", "x86_64-unknown-none", "--target", hostile],
-        "not one of the kernel's targets",
-    );
-    assert!(
-        stderr.contains(r"--target aarch64\e[2J\nrm -rf\t\u{7}x:"),
-        "escaped: {stderr:?}"
-    );
-    assert!(
-        !stderr.trim_end().chars().any(char::is_control),
-        "{stderr:?}"
-    );
-}
 
 // ---------------------------------------------------------------------------------------------
 // Compilers the cross builds leave out.

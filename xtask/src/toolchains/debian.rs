@@ -7,7 +7,7 @@ use crate::toolchains::apt::{self, AptIndex, HostLibraries, PrivateApt, Resolved
 use crate::toolchains::loader::Launch;
 use crate::toolchains::version::{parse_verbose_version, RustcVersion};
 use crate::util::run_lock::{self, RunLock};
-use anyhow::{anyhow, bail, Context};
+use anyhow::{anyhow, bail, ensure, Context};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -279,6 +279,15 @@ impl<'a> Provisioner<'a> {
         let mut closure = |host| apt::closure(&mut index, &source.package, &version, &suites, host);
         let with_host = closure(HostLibraries::Reuse)
             .map_err(|error| self.with_update_problems(error, &suites))?;
+        // Every Debian build of rustc (`rustc`, `rustc-web`, `rustc-1.NN`) depends on its
+        // standard library's package; checked from the index, before anything is fetched.
+        ensure!(
+            with_host
+                .iter()
+                .any(|package| package.name.starts_with("libstd-rust")),
+            "{exact} is no Rust compiler: it does not depend on a libstd-rust package, as every \
+             Debian build of rustc does; nothing was fetched"
+        );
         // A closure that needs a newer C library than the host's brings its own loader, and
         // then everything it loads must come from the suites.
         let needs_own_c_library = with_host

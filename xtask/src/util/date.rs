@@ -22,6 +22,38 @@ pub fn utc_minute(seconds: u64) -> String {
     )
 }
 
+/// Fails unless `text` is a minute as [`utc_minute`] writes it, a real one (`2026-02-30` is
+/// not): a report's date is read from a file that anyone may have written, and pages show it.
+pub fn check_utc_minute(text: &str) -> anyhow::Result<()> {
+    let fields: Option<[u64; 5]> = (|| {
+        let (date, time) = text.strip_suffix(" UTC")?.split_once(' ')?;
+        let mut parts = date.split('-').chain(time.split(':'));
+        let mut fields = [0; 5];
+        for (field, width) in fields.iter_mut().zip([4, 2, 2, 2, 2]) {
+            let part = parts.next()?;
+            let digits = part.len() == width && part.bytes().all(|byte| byte.is_ascii_digit());
+            *field = part.parse().ok().filter(|_| digits)?;
+        }
+        parts.next().is_none().then_some(fields)
+    })();
+    let real = fields.is_some_and(|[year, month, day, hour, minute]| {
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+        let days = match month {
+            2 if leap => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        };
+        (1..=12).contains(&month) && (1..=days).contains(&day) && hour < 24 && minute < 60
+    });
+    anyhow::ensure!(
+        real,
+        "the date `{}` is not a UTC minute such as `2026-12-04 03:48 UTC`",
+        crate::util::output::escape(text)
+    );
+    Ok(())
+}
+
 /// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's `civil_from_days`).
 fn civil_from_days(days: u64) -> (u64, u64, u64) {
     let z = days + 719_468;
@@ -43,7 +75,7 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 
 #[cfg(test)]
 mod tests {
-    use super::utc_minute;
+    use super::{check_utc_minute, utc_minute};
 
     #[test]
     fn dates_match_known_instants() {
@@ -52,5 +84,29 @@ mod tests {
         assert_eq!(utc_minute(951_827_696), "2000-02-29 12:34 UTC");
         // 2026-12-04 02:40:00 UTC.
         assert_eq!(utc_minute(1_796_352_000), "2026-12-04 02:40 UTC");
+    }
+
+    #[test]
+    fn only_real_minutes_are_dates() {
+        for good in [
+            "2026-12-04 02:40 UTC",
+            "2000-02-29 23:59 UTC",
+            "1970-01-01 00:00 UTC",
+        ] {
+            check_utc_minute(good).unwrap();
+        }
+        for bad in [
+            "9999-99-99 99:99 UTC<script>",
+            "2026-02-29 12:00 UTC",
+            "1900-02-29 12:00 UTC",
+            "2026-12-04 24:00 UTC",
+            "2026-12-04 02:40",
+            "2026-12-4 02:40 UTC",
+            "+026-12-04 02:40 UTC",
+            "2026-12-04 02:40:00 UTC",
+        ] {
+            let error = check_utc_minute(bad).unwrap_err().to_string();
+            assert!(error.starts_with("the date `"), "{bad}: {error}");
+        }
     }
 }

@@ -21,10 +21,18 @@ pub(crate) fn open_regular(path: &Path) -> anyhow::Result<(File, Metadata)> {
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)?;
     let metadata = file.metadata()?;
-    let kind = metadata.file_type();
-    let what = if kind.is_file() {
+    if metadata.is_file() {
         return Ok((file, metadata));
-    } else if kind.is_dir() {
+    }
+    bail!(
+        "it is {}, not a regular file",
+        kind_of(metadata.file_type())
+    )
+}
+
+/// What a file that is not a regular one is, as the refusals say it: "a FIFO".
+fn kind_of(kind: fs::FileType) -> &'static str {
+    if kind.is_dir() {
         "a directory"
     } else if kind.is_fifo() {
         "a FIFO"
@@ -34,10 +42,11 @@ pub(crate) fn open_regular(path: &Path) -> anyhow::Result<(File, Metadata)> {
         "a block device"
     } else if kind.is_socket() {
         "a socket"
+    } else if kind.is_symlink() {
+        "a symbolic link"
     } else {
         "something other than a file"
-    };
-    bail!("it is {what}, not a regular file")
+    }
 }
 
 /// The contents of the regular file at `path`, refused if it holds more than `limit` bytes.
@@ -78,8 +87,22 @@ fn describe_size(bytes: u64) -> String {
 
 /// Writes a file so that readers see the old contents or the new, never a torn mix: a
 /// temporary file in the same directory, then a rename over the target.
+///
+/// A target that exists must be a regular file (or a symbolic link, which the rename replaces
+/// and whose own target it leaves alone): a rename replaces whatever the name is, and a run as
+/// root would put a file in the place of `/dev/null` or a FIFO that another process reads.
 pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
+    if let Ok(metadata) = fs::symlink_metadata(path) {
+        let kind = metadata.file_type();
+        if !kind.is_file() && !kind.is_symlink() {
+            bail!(
+                "not writing {}: it is {}, not a regular file",
+                path.display(),
+                kind_of(kind)
+            );
+        }
+    }
     let directory = path
         .parent()
         .with_context(|| format!("{} has no parent directory", path.display()))?;
@@ -109,7 +132,7 @@ mod tests {
     }
 
     #[test]
-    fn only_regular_files_within_the_limit_are_read() {
+    fn only_regular_files_are_read_within_the_limit_or_replaced() {
         let directory = crate::project_root().join("target/kshim/unit-tests/files");
         let _ = std::fs::remove_dir_all(&directory);
         std::fs::create_dir_all(&directory).unwrap();
@@ -138,6 +161,31 @@ mod tests {
         );
         std::fs::write(&file, [0xff, 0xfe]).unwrap();
         assert!(message(read_text(&file, 1 << 20)).starts_with("it is not UTF-8 text"));
+        // Renamed over before targets were checked: the FIFO became a regular file.
+        assert_eq!(
+            message(write_atomically(&fifo, b"x")),
+            format!(
+                "not writing {}: it is a FIFO, not a regular file",
+                fifo.display()
+            )
+        );
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
+        assert_eq!(
+            message(write_atomically(Path::new("/dev/null"), b"x")),
+            "not writing /dev/null: it is a character device, not a regular file"
+        );
+        assert_eq!(
+            message(write_atomically(&directory, b"x")),
+            format!(
+                "not writing {}: it is a directory, not a regular file",
+                directory.display()
+            )
+        );
+        write_atomically(&file, b"five!").unwrap();
+        assert_eq!(read_text(&file, 5).unwrap(), "five!");
         assert_eq!(describe_size(64 << 20), "64 MiB");
     }
 }

@@ -193,10 +193,56 @@ pub fn escape(text: &str) -> Cow<'_, str> {
     Cow::Owned(escaped)
 }
 
-/// `text` as one cell of a Markdown table: [`escape`]d, and with `|`, which would end the cell,
-/// written `\|`.
-pub fn markdown_cell(text: &str) -> String {
-    escape(text).replace('|', "\\|")
+// One escaping function per output, each for every piece of text that came from outside (a
+// tree, a report, a pin file, a compiler): [`escape`] for a terminal, [`escape_markdown`] for
+// Markdown text and [`markdown_code`] for a Markdown code span, [`escape_html`] for HTML.
+
+/// `text` as Markdown text, a table cell or a heading: [`escape`]d, and Markdown's inline
+/// punctuation backslashed, so that it is shown as it is (no HTML tag, no emphasis, no link)
+/// and a `|` does not end a table cell.
+pub fn escape_markdown(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for character in escape(text).chars() {
+        if "\\`*_[]<>|&~".contains(character) {
+            escaped.push('\\');
+        }
+        escaped.push(character);
+    }
+    escaped
+}
+
+/// `text` as a Markdown code span, the backticks included: [`escape`]d, a `|` written `\|` (a
+/// table cell would end there), and fenced by two backticks if it holds one.
+pub fn markdown_code(text: &str) -> String {
+    let text = escape(text).replace('|', "\\|");
+    if text.contains('`') {
+        format!("`` {text} ``")
+    } else {
+        format!("`{text}`")
+    }
+}
+
+/// `text` as a fenced Markdown code block (`info` after the opening fence), its lines
+/// [`escape`]d: the fence is longer than any run of backticks in the text, which would end it.
+pub fn markdown_block(info: &str, text: &str) -> String {
+    let text = escape_lines(text);
+    let longest = text
+        .split(|character| character != '`')
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    format!("{fence}{info}\n{text}\n{fence}")
+}
+
+/// `text` with HTML's special characters escaped, for element text and quoted attributes.
+pub fn escape_html(text: &str) -> String {
+    // `&` first, so that the entities written after it stay as they are.
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
 }
 
 /// [`escape`] for each line of `text`, keeping its line breaks: for messages whose lines are
@@ -272,15 +318,15 @@ impl Table {
     }
 
     pub fn render_markdown(&self, out: &mut String) {
-        let _ = write!(out, "| {} |", markdown_cell(&self.corner));
+        let _ = write!(out, "| {} |", escape_markdown(&self.corner));
         for header in &self.headers {
-            let _ = write!(out, " {} |", markdown_cell(header));
+            let _ = write!(out, " {} |", escape_markdown(header));
         }
         let _ = writeln!(out, "\n|---|{}", "---|".repeat(self.headers.len()));
         for (name, cells) in &self.rows {
-            let _ = write!(out, "| `{}` |", markdown_cell(name));
+            let _ = write!(out, "| {} |", markdown_code(name));
             for entry in cells {
-                let text = markdown_cell(&Self::cell_text(entry));
+                let text = escape_markdown(&Self::cell_text(entry));
                 let text = if entry.1 { format!("**{text}**") } else { text };
                 let _ = write!(out, " {text} |");
             }
@@ -304,7 +350,23 @@ mod tests {
     /// the cell, nor its control characters reach the terminal that shows the report.
     #[test]
     fn a_markdown_cell_is_one_cell_and_inert() {
-        assert_eq!(markdown_cell("src/a|b.rs:3"), "src/a\\|b.rs:3");
-        assert_eq!(markdown_cell("x\x1b[31my\nz"), "x\\e[31my\\nz");
+        assert_eq!(escape_markdown("src/a|b.rs:3"), "src/a\\|b.rs:3");
+        // Shown as `x\e[31my\nz`.
+        assert_eq!(escape_markdown("x\x1b[31my\nz"), "x\\\\e\\[31my\\\\nz");
+        assert_eq!(
+            escape_markdown("6.12.0-<img src=x onerror=alert(1)>"),
+            "6.12.0-\\<img src=x onerror=alert(1)\\>"
+        );
+        assert_eq!(markdown_code("a|b\x1b]0;t\x07"), "`a\\|b\\e]0;t\\u{7}`");
+        assert_eq!(markdown_code("a`b"), "`` a`b ``");
+        assert_eq!(markdown_block("text", "a\nb"), "```text\na\nb\n```");
+        assert_eq!(
+            markdown_block("text", "```\n<b>\x1b"),
+            "````text\n```\n<b>\\e\n````"
+        );
+        assert_eq!(
+            escape_html("<a href='x'>&</a>"),
+            "&lt;a href=&#39;x&#39;&gt;&amp;&lt;/a&gt;"
+        );
     }
 }

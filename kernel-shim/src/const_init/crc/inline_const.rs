@@ -3,7 +3,8 @@
 //! function.
 //!
 //! This file is only declared when the compiler accepts `const { }` (kernel mode, or 1.79.0
-//! and later), because older parsers reject the syntax even under a false `#[cfg]`.
+//! and later): older compilers parse it but gate it as they parse (E0658), so a false `#[cfg]`
+//! does not help.
 
 /// The table of `POLY`, checked and built by the compiler once per polynomial.
 pub(super) fn table<const POLY: u32>() -> &'static [u32; 256] {

@@ -482,3 +482,59 @@ fn gated_matches_replacement_unsize() {
     assert_eq!(shape(&gated), shape(&replaced));
     assert_eq!(shape(&gated), (4, 24, 3));
 }
+
+/// The object of the kernel's `ArcBorrow` doctest, with both forms of its method.
+struct Example {
+    a: u32,
+    b: u32,
+}
+
+impl Example {
+    /// The gated form: a method whose receiver is `ArcBorrow<'_, Self>`; it keeps the object
+    /// when `a` is odd, taking a reference only then.
+    #[cfg(kshim_kernel_mode)]
+    fn use_reference(self: ArcBorrow<'_, Self>) -> (u32, Option<Arc<Self>>) {
+        (self.a + self.b, (self.a % 2 == 1).then(|| Arc::from(self)))
+    }
+
+    /// The replacement: the same body as an associated function taking the borrow.
+    fn use_reference_stable(this: ArcBorrow<'_, Self>) -> (u32, Option<Arc<Self>>) {
+        (this.a + this.b, (this.a % 2 == 1).then(|| Arc::from(this)))
+    }
+}
+
+/// Either form of `use_reference`: the sum, and the object if it kept it.
+type UseReference = fn(ArcBorrow<'_, Example>) -> (u32, Option<Arc<Example>>);
+
+/// Runs `use_reference` on two objects, one kept and one not, and records each sum and the
+/// counts before and after.
+fn use_references(use_reference: UseReference) -> Vec<(u32, usize, usize)> {
+    static EXAMPLES: ArcPool<Example, 4> = ArcPool::new();
+    [(10, 20), (11, 20)]
+        .into_iter()
+        .map(|(a, b)| {
+            let obj = Arc::new_in(Example { a, b }, &EXAMPLES).unwrap();
+            let before = obj.count();
+            let (sum, kept) = use_reference(obj.as_arc_borrow());
+            // The borrow took no reference; only a kept object has a second one.
+            let after = obj.count();
+            assert_eq!(kept.is_some(), a % 2 == 1);
+            (sum, before, after)
+        })
+        .collect()
+}
+
+#[test]
+fn the_replacement_takes_a_reference_only_to_keep_the_object() {
+    let replaced = use_references(Example::use_reference_stable);
+    assert_eq!(replaced, [(30, 1, 1), (31, 1, 2)]);
+}
+
+#[test]
+#[cfg(kshim_kernel_mode)]
+fn gated_matches_replacement_arbitrary_self_types() {
+    // `obj.as_arc_borrow().use_reference()`, as the kernel's doctest calls it.
+    let gated = use_references(|borrow| borrow.use_reference());
+    let replaced = use_references(Example::use_reference_stable);
+    assert_eq!(gated, replaced);
+}

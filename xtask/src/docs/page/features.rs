@@ -23,6 +23,9 @@ fn status_words(observed: &Observed) -> String {
         Observed::Status(Status::Removed) => "removed from this compiler".into(),
         Observed::NotProbed => "not probed".into(),
         Observed::ProbeFailed(_) => "the probe failed".into(),
+        Observed::NotRecorded => {
+            "not recorded: the report was made before the catalog had it".into()
+        }
     }
 }
 
@@ -37,6 +40,7 @@ fn status_short(observed: &Observed) -> String {
         Observed::Status(Status::Removed) => "removed".into(),
         Observed::NotProbed => "\u{2013}".into(),
         Observed::ProbeFailed(_) => "failed".into(),
+        Observed::NotRecorded => "not recorded".into(),
     }
 }
 
@@ -79,6 +83,7 @@ pub(super) fn feature_grid(
                     );
                 }
                 Some(_) => detail.push_str("<p class=\"muted\">As the catalog predicts.</p>"),
+                None if cell.observed == Observed::NotRecorded => {}
                 None => detail.push_str(
                     "<p class=\"muted\">Below the kernel's minimum: probed for information, \
                      not predicted.</p>",

@@ -578,6 +578,7 @@ fn without_qemu_the_stage_builds_nothing_and_says_which_package() {
             rustdoc: Some(&dir.join("rustdoc")),
             tools: &tools,
             jobs: 1,
+            lock: None,
             timeout: std::time::Duration::from_secs(5),
             progress: &|_| {},
         },

@@ -5,7 +5,9 @@
 
 use crate::kernel::rules::CratePrediction;
 use crate::util::json::{self, Deserialize, Serialize};
-use anyhow::anyhow;
+use crate::util::output::escape;
+use anyhow::{anyhow, bail, ensure, Context as _};
+use std::collections::HashSet;
 use std::path::Path;
 
 /// The report file. Members are written in key order (through [`json::Value`]).
@@ -76,7 +78,8 @@ pub(crate) struct CellJson {
     pub objects: usize,
     pub steps: Vec<StepJson>,
     pub cached: bool,
-    /// Whether the real build contradicts the prediction.
+    /// Whether the real build contradicts the prediction: written for readers, and on reading
+    /// checked against [`CellJson::is_finding`], never believed.
     pub finding: bool,
     /// The boot stage (`--boot`), in a cell whose build passed; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -133,6 +136,20 @@ pub(crate) struct FailureJson {
     pub output: String,
 }
 
+impl CellJson {
+    /// Whether the real build contradicts the prediction: the one definition of a finding.
+    pub(crate) fn is_finding(&self) -> bool {
+        self.real != NOT_RUN
+            && self
+                .predicted
+                .as_ref()
+                .is_some_and(|word| *word != self.real)
+    }
+}
+
+/// The real result of a cell whose build did not run.
+const NOT_RUN: &str = "not run";
+
 /// One crate root's probe.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct CrateJson {
@@ -165,13 +182,119 @@ pub(crate) struct StepJson {
 impl KernelJson {
     /// Reads the report text of `file`; the error names the file and the member.
     pub(crate) fn read(text: &str, file: &Path) -> anyhow::Result<KernelJson> {
-        json::read(text).map_err(|error| {
+        let report: KernelJson = json::read(text).map_err(|error| {
             anyhow!(
                 "{}: not a `cargo xtask kernel` JSON report: {error}",
                 file.display()
             )
-        })
+        })?;
+        report.check().map_err(|error| {
+            anyhow!(
+                "{}: an altered `cargo xtask kernel` report: {}",
+                file.display(),
+                escape(&format!("{error:#}"))
+            )
+        })?;
+        Ok(report)
     }
+
+    /// Fails, naming the cell, unless what the report derives is what its own members give.
+    ///
+    /// Recomputed: each cell's `minimum_met` (its rustc against its tree's minimum), its
+    /// `predicted` (refused below the minimum, else pass when every crate's probe passes) and
+    /// its `finding` ([`CellJson::is_finding`]). Kept as recorded: the compilers' and builds'
+    /// own words (each crate's probe result and errors, `real`, `reason`, `first_error`, the
+    /// versions, the tools, the steps).
+    fn check(&self) -> anyhow::Result<()> {
+        let mut seen = HashSet::new();
+        for (index, cell) in self.cells.iter().enumerate() {
+            let what = || format!("cells[{index}] ({} with {})", cell.tree, cell.toolchain);
+            let Some(tree) = self.trees.iter().find(|tree| tree.id == cell.tree) else {
+                bail!("{}: no tree has that id", what());
+            };
+            ensure!(
+                seen.insert((&cell.tree, &cell.toolchain)),
+                "{}: the cell is there twice",
+                what()
+            );
+            let words = ["pass", "fail", "refused"];
+            ensure!(
+                words.contains(&cell.real.as_str()) || cell.real == NOT_RUN,
+                "{}: unknown real result `{}`",
+                what(),
+                cell.real
+            );
+            for krate in &cell.crates {
+                ensure!(
+                    words[..2].contains(&krate.predicted.as_str()),
+                    "{}: {}: unknown probe result `{}`",
+                    what(),
+                    krate.root,
+                    krate.predicted
+                );
+            }
+            let derived = derived_prediction(tree, cell).with_context(what)?;
+            ensure!(
+                cell.minimum_met == derived.map(|(met, _)| met),
+                "{}: `minimum_met` is {:?}, but rustc {} against the tree's minimum {} makes it \
+                 {:?}",
+                what(),
+                cell.minimum_met,
+                cell.rustc.as_deref().unwrap_or("?"),
+                tree.minimum_rustc.as_deref().unwrap_or("?"),
+                derived.map(|(met, _)| met)
+            );
+            let predicted = derived.map(|(_, predicted)| predicted);
+            ensure!(
+                cell.predicted.as_deref() == predicted,
+                "{}: `predicted` is {:?}, but its crates' probes and the minimum make it {:?}",
+                what(),
+                cell.predicted,
+                predicted
+            );
+            ensure!(
+                cell.finding == cell.is_finding(),
+                "{}: `finding` is {}, but predicted {} against real {} makes it {}",
+                what(),
+                cell.finding,
+                cell.predicted.as_deref().unwrap_or("(none)"),
+                cell.real,
+                cell.is_finding()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// What a cell's own members predict: whether its rustc meets the tree's minimum, and the
+/// prediction's word; `None` where the cell has no prediction (no compiler, a probe that could
+/// not run), and then it may have no probes either.
+fn derived_prediction(
+    tree: &TreeJson,
+    cell: &CellJson,
+) -> anyhow::Result<Option<(bool, &'static str)>> {
+    let (Some(rustc), None) = (&cell.rustc, &cell.prediction_error) else {
+        ensure!(cell.crates.is_empty(), "it has probes but no prediction");
+        return Ok(None);
+    };
+    if cell.predicted.is_none() && cell.crates.is_empty() {
+        bail!("it names rustc {rustc} but has neither a prediction nor why there is none");
+    }
+    let minimum = tree
+        .minimum_rustc
+        .as_deref()
+        .context("its tree has no minimum rustc")?;
+    let release =
+        |text: &str| crate::toolchains::version::parse_release(text).map(|(release, _)| release);
+    let met = release(rustc)? >= release(minimum)?;
+    let predicted = if !met {
+        "refused"
+    } else if cell.crates.iter().all(|krate| krate.predicted == "pass") {
+        "pass"
+    } else {
+        "fail"
+    };
+    Ok(Some((met, predicted)))
 }
 
 #[cfg(test)]

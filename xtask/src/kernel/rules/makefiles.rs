@@ -57,7 +57,7 @@ fn logical_lines(text: &str) -> Vec<String> {
 
 /// The value of the first assignment to `name` (`name := value`, `name = value`, with or
 /// without `export`).
-fn assignment(text: &str, name: &str) -> Option<String> {
+pub(super) fn assignment(text: &str, name: &str) -> Option<String> {
     logical_lines(text).into_iter().find_map(|line| {
         let line = line.strip_prefix("export ").unwrap_or(&line);
         let rest = line.strip_prefix(name)?.trim_start();

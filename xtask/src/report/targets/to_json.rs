@@ -15,6 +15,10 @@ pub(in crate::report) struct TargetAxisJson {
     sources: BTreeMap<String, Option<SourcesJson>>,
     known: Vec<KnownJson>,
     cross: Vec<TargetCellJson>,
+    /// Keyed by toolchain id: the major version of its LLVM. Absent in reports written before
+    /// it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    llvm: Option<BTreeMap<String, Option<u32>>>,
 }
 
 /// Where a toolchain's target libraries come from, or why there are none.
@@ -91,7 +95,15 @@ impl TargetAxisJson {
             seconds: milliseconds(cell.seconds),
             cached: cell.cached,
         });
+        let llvm = targets.llvm.as_ref().map(|llvm| {
+            let major = |index: usize| llvm.get(index).copied().flatten();
+            let ids = toolchains.iter().map(|toolchain| toolchain.id.clone());
+            ids.enumerate()
+                .map(|(index, id)| (id, major(index)))
+                .collect()
+        });
         TargetAxisJson {
+            llvm,
             targets: targets.triples.clone(),
             sources: sources.collect(),
             known: known.collect(),
@@ -107,8 +119,16 @@ impl TargetAxisJson {
     ) -> anyhow::Result<TargetAxis> {
         let what = "the report's platforms";
         let mut sources = self.sources;
+        let llvm = self.llvm.map(|llvm| {
+            let major = |id: &String| llvm.get(id).copied().flatten();
+            toolchains
+                .iter()
+                .map(|toolchain| major(&toolchain.id))
+                .collect()
+        });
         let mut targets = TargetAxis {
             triples: self.targets,
+            llvm,
             ..TargetAxis::default()
         };
         for toolchain in toolchains {

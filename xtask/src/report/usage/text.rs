@@ -4,7 +4,7 @@
 
 use super::{UsageCell, UsageReport};
 use crate::features::places::{SourcePoint, UsedPlace};
-use crate::util::output::markdown_cell;
+use crate::util::output::escape_markdown;
 use std::fmt::Write;
 
 /// A place as one line: `file:line:col in `item` (target)`, with the macro's call site.
@@ -147,12 +147,12 @@ impl UsageReport {
         let mut out = String::from("| Feature | Toolchains | What they say |\n|---|---|---|\n");
         for feature in &self.features {
             for (labels, cell) in groups(self, &feature.cells, 0..self.toolchains.len()) {
-                let mut said = markdown_cell(&cell_summary(cell));
+                let mut said = escape_markdown(&cell_summary(cell));
                 for place in cell.parts().2 {
                     said.push_str("<br>");
-                    said.push_str(&markdown_cell(&place_line(place)));
+                    said.push_str(&escape_markdown(&place_line(place)));
                 }
-                let labels = markdown_cell(&labels.join(", "));
+                let labels = escape_markdown(&labels.join(", "));
                 let _ = writeln!(out, "| `{}` | {labels} | {said} |", feature.name);
             }
         }

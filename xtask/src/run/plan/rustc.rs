@@ -84,16 +84,12 @@ fn push(invocation: &mut Invocation, args: &[&str]) {
         .extend(args.iter().map(|arg| arg.to_string()));
 }
 
-/// The driver-facing part of Kbuild's `rust_common_cmd` (`scripts/Makefile.build`) for the
-/// comma-separated allowed features `list`: only they may be enabled, and they are already on,
-/// so a driver writes no `#![feature]`. Kbuild's `-Zcrate-attr=no_std` is left out: the
-/// examples are host programs. `-Astable_features` is from the kernel's `rust_common_flags`.
-pub fn kbuild_driver_flags(list: &str) -> [String; 3] {
-    [
-        format!("-Zallow-features={list}"),
-        format!("-Zcrate-attr=feature({list})"),
-        "-Astable_features".into(),
-    ]
+/// Kbuild's flags for a driver with the comma-separated allowed features `list`, as the
+/// catalog's [`crate::catalog::kbuild_driver_flags`] gives them.
+pub fn kbuild_driver_flags(list: &str) -> Vec<String> {
+    let mut flags = Vec::new();
+    crate::catalog::kbuild_driver_flags(list, |flag| flags.push(flag.to_string()));
+    flags
 }
 
 /// The first release that knows `--edition 2021`; older ones get 2018 (only the feature probe

@@ -32,12 +32,9 @@ impl Emulation<'_> {
 }
 
 /// Why no cross step runs for `target` on a toolchain, if none does: the catalog says the
-/// compiler does not know it, or its sources are missing. What the report's cells say.
-pub fn not_built(
-    release: Release,
-    sources: &Result<LibrarySources, String>,
-    target: &KernelTarget,
-) -> Option<String> {
+/// compiler does not know it, or its library sources are missing (`missing` says why). What
+/// the report's cells say.
+pub fn not_built(release: Release, missing: Option<&str>, target: &KernelTarget) -> Option<String> {
     if target.known_on(release) == Some(false) {
         return Some(format!(
             "rustc {release} does not know {} ({})",
@@ -45,7 +42,7 @@ pub fn not_built(
             target.absent_through.map_or("", |(_, why)| why)
         ));
     }
-    sources.as_ref().err().cloned()
+    missing.map(String::from)
 }
 
 /// Whether a build in `mode` by a compiler of `release` has static-branch (`asm goto`) sites.
@@ -84,7 +81,8 @@ pub fn plan_targets(
         };
         let sysroot = layout.output(&toolchain.directory_name, "sysroot");
         for &kernel_target in targets {
-            if not_built(toolchain.rustc.release, found, kernel_target).is_some() {
+            let missing = found.as_ref().err().map(String::as_str);
+            if not_built(toolchain.rustc.release, missing, kernel_target).is_some() {
                 continue;
             }
             plan_target(

@@ -84,10 +84,12 @@ fn kernel_mode_lines_carry_bootstrap_and_the_allow_list() {
         line.starts_with("LD_LIBRARY_PATH=/r/lib RUSTC_BOOTSTRAP=1 /r/rustc "),
         "{line}"
     );
-    // Kbuild's flags for a driver, with the seed's `rust_allowed_features`.
-    let list = "asm_const,asm_goto,arbitrary_self_types,lint_reasons,raw_ref_op";
-    let kbuild =
-        format!(" -Zallow-features={list} '-Zcrate-attr=feature({list})' -Astable_features ");
+    // Kbuild's flags for a driver, with the catalog's `rust_allowed_features`.
+    let list = crate::catalog::RUST_ALLOWED_FEATURES;
+    let kbuild = format!(
+        " -Zallow-features={list} '-Zcrate-attr=feature({list})' -Astable_features \
+         -Aunused_features "
+    );
     assert!(line.contains(&kbuild), "{line}");
     assert!(!line.contains("no_std"), "{line}");
     assert!(line.contains(" --cfg kshim_kernel_mode "), "{line}");

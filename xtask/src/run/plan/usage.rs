@@ -49,7 +49,9 @@ fn without(mut invocation: Invocation, allowed: &[&str], left_out: &str) -> Invo
     invocation.args.retain(|arg| {
         !arg.starts_with("-Zallow-features=")
             && !arg.starts_with("-Zcrate-attr=feature(")
-            && arg != "-Astable_features"
+            && !crate::catalog::KBUILD_ALLOWED_LINTS
+                .iter()
+                .any(|lint| arg.strip_prefix("-A") == Some(lint))
     });
     for arg in &mut invocation.args {
         if arg == "--emit=link" {

@@ -213,3 +213,204 @@ fn large_reports_are_read_checked_merged_and_shown() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// 10. A recorded report altered: every prediction recomputed from the catalog and the report's
+// own toolchains, every date a real minute.
+
+/// The recorded matrix report with `change` made to it: `merge` of it as the only shard of a
+/// split in one (with the repository's pin file), and `docs --check --report` of it.
+fn recorded_report_changed(name: &str, change: impl FnOnce(&mut Value)) -> (Finished, Finished) {
+    let directory = scratch_dir(&format!("hostile-recorded-{name}"));
+    let root = crate::project_root();
+    let text = std::fs::read_to_string(root.join(crate::docs::MATRIX_REPORT)).unwrap();
+    let mut report = json::parse(&text).unwrap();
+    change(&mut report);
+    let whole = directory.join(name);
+    write_json(&whole, &report);
+    report["shard"] = "1/1".into();
+    let shard = directory.join(format!("shard-{name}"));
+    write_json(&shard, &report);
+    let pins = root.join("toolchains.toml");
+    let merged = xtask(&["merge", "--pins", path_str(&pins), path_str(&shard)]);
+    let docs = xtask(&["docs", "--check", "--report", path_str(&whole)]);
+    (merged, docs)
+}
+
+/// The cross cell of `toolchain` on `triple` at `stage` in `mode` (null: no mode).
+fn cross_cell<'a>(
+    report: &'a mut Value,
+    (toolchain, triple): (&str, &str),
+    (stage, mode): (&str, Option<&str>),
+) -> &'a mut Value {
+    let cells = report["platforms"]["cross"].as_array_mut().unwrap();
+    cells
+        .iter_mut()
+        .find(|cell| {
+            cell["toolchain"] == toolchain
+                && cell["target"] == triple
+                && cell["stage"] == stage
+                && cell["mode"].as_str() == mode
+        })
+        .unwrap_or_else(|| panic!("no cell {stage} {mode:?} for {triple} on {toolchain}"))
+}
+
+/// The LLVM of Debian's rustc 1.78.0 (16.0.6, the catalog's evidence), recorded as a run now
+/// records it: the recorded report predates the member.
+fn with_llvm_of_1_78(report: &mut Value) {
+    report["platforms"]["llvm"] = json::json!({ "1.78.0": 16 });
+}
+
+const LOONGARCH: &str = "loongarch64-unknown-none";
+
+#[test]
+fn relabelled_cross_cells_are_refused() {
+    // Before: `merge` exit 0, its summary "1.78.0: ...; 32 of 32 cross cells pass", and
+    // `docs --report` took it; the catalog predicts both cells to fail with LLVM 16.
+    let (merged, docs) = recorded_report_changed("llvm.json", with_llvm_of_1_78);
+    assert_eq!(merged.status.code(), Some(0), "{}", merged.stderr);
+    assert!(merged
+        .stdout
+        .contains("30 of 32 cross cells pass, 2 fail as predicted"));
+    assert_ne!(docs.status.code(), Some(2), "{}", docs.stderr);
+    let (merged, docs) = recorded_report_changed("relabelled.json", |report| {
+        with_llvm_of_1_78(report);
+        for stage in ["sites", "program"] {
+            let cell = cross_cell(report, ("1.78.0", LOONGARCH), (stage, Some("kernel")));
+            cell["outcome"] = "pass".into();
+            cell["expected"] = "pass".into();
+            cell["first_error"] = Value::Null;
+        }
+    });
+    let message = format!(
+        "objects sites (kernel) for {LOONGARCH} on 1.78.0: it expects `pass`, but the catalog \
+         predicts `fail` (LLVM 16"
+    );
+    assert_refused(&merged, &message);
+    assert_refused(&docs, &message);
+}
+
+#[test]
+fn a_target_list_relabelled_is_refused() {
+    // Before: accepted, exit 0.
+    let (merged, docs) = recorded_report_changed("unknown.json", |report| {
+        let known = report["platforms"]["known"].as_array_mut().unwrap();
+        let cell = known
+            .iter_mut()
+            .find(|cell| cell["toolchain"] == "1.78.0" && cell["target"] == "x86_64-unknown-none")
+            .unwrap();
+        cell["observed"] = false.into();
+        cell["expected"] = false.into();
+    });
+    let message = "the target list of 1.78.0 for x86_64-unknown-none: it expects `unknown`, but \
+                   the catalog predicts `known` of release 1.78.0";
+    assert_refused(&merged, message);
+    assert_refused(&docs, message);
+}
+
+#[test]
+fn a_date_that_is_no_minute_is_refused() {
+    // Before: `merge` exit 0, and `docs --report` wrote the date raw into docs/matrix.md.
+    let (merged, docs) = recorded_report_changed("date.json", |report| {
+        report["date"] = "9999-99-99 99:99 UTC<script>".into();
+    });
+    let message = "the date `9999-99-99 99:99 UTC<script>` is not a UTC minute";
+    assert_refused(&merged, message);
+    assert_refused(&docs, message);
+}
+
+/// The recorded kernel report with `change` made to it, as `docs` reads it from a repository.
+fn recorded_kernel_report_changed(change: impl FnOnce(&mut Value)) -> anyhow::Result<String> {
+    let file = crate::project_root().join(crate::docs::kernels::KERNEL_REPORT);
+    let mut report = json::parse(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    change(&mut report);
+    crate::docs::kernels::kernels_page(Some(&json::to_pretty(&report)), &file)
+}
+
+/// The cell of `tree` with `toolchain` in a kernel report.
+fn kernel_cell<'a>(report: &'a mut Value, tree: &str, toolchain: &str) -> &'a mut Value {
+    let cells = report["cells"].as_array_mut().unwrap();
+    let found = cells
+        .iter_mut()
+        .find(|cell| cell["tree"] == tree && cell["toolchain"] == toolchain);
+    found.unwrap_or_else(|| panic!("no cell {tree} with {toolchain}"))
+}
+
+#[test]
+fn a_finding_is_derived_never_read() {
+    let page = recorded_kernel_report_changed(|_| {}).unwrap();
+    assert!(page.contains("**finding**: with 1.63.0"), "{page}");
+    // Before: `docs` exit 0 and docs/kernels.md without the finding.
+    let error = recorded_kernel_report_changed(|report| {
+        kernel_cell(report, "6.1", "debian-1.63.0")["finding"] = false.into();
+    })
+    .unwrap_err();
+    assert!(
+        format!("{error:#}").ends_with(
+            "an altered `cargo xtask kernel` report: cells[8] (6.1 with debian-1.63.0): \
+             `finding` is false, but predicted pass against real fail makes it true"
+        ),
+        "{error:#}"
+    );
+    // Before: `docs` exit 0, and no finding for 6.12 with 1.96.0 on the page.
+    let error = recorded_kernel_report_changed(|report| {
+        let cell = kernel_cell(report, "6.12", "debian-1.96.0");
+        cell["predicted"] = "pass".into();
+        cell["real"] = "fail".into();
+    })
+    .unwrap_err();
+    assert!(
+        format!("{error:#}").contains(
+            "(6.12 with debian-1.96.0): `finding` is false, but predicted pass against real fail \
+             makes it true"
+        ),
+        "{error:#}"
+    );
+    // A prediction its own probes do not make is refused too.
+    let error = recorded_kernel_report_changed(|report| {
+        kernel_cell(report, "6.1", "debian-1.85.0")["predicted"] = "pass".into();
+    })
+    .unwrap_err();
+    assert!(
+        format!("{error:#}").contains(
+            "(6.1 with debian-1.85.0): `predicted` is Some(\"pass\"), but its crates' probes \
+             and the minimum make it Some(\"fail\")"
+        ),
+        "{error:#}"
+    );
+}
+
+#[test]
+fn a_false_host_is_refused() {
+    let directory = scratch_dir("hostile-host");
+    let pins = directory.join("pins.toml");
+    pin_file(&pins, 4);
+    let first = directory.join("1.json");
+    write_json(&first, &shard_report(4, 1, 2).to_json());
+    let merge = |name: &str, host: &str| {
+        // Every toolchain of the second shard: it agrees with itself, not with the first.
+        let mut second = shard_report(4, 2, 2).to_json();
+        for toolchain in second["toolchains"].as_array_mut().unwrap() {
+            toolchain["host"] = host.into();
+        }
+        let path = directory.join(name);
+        write_json(&path, &second);
+        xtask(&[
+            "merge",
+            "--pins",
+            path_str(&pins),
+            path_str(&first),
+            path_str(&path),
+        ])
+    };
+    // Before: merged, exit 0, the merged report saying p1 ran on aarch64-apple-darwin.
+    assert_refused(
+        &merge("other.json", "aarch64-apple-darwin"),
+        "toolchain p1: its host is aarch64-apple-darwin, but toolchain p0's is \
+         x86_64-unknown-linux-gnu",
+    );
+    assert_refused(
+        &merge("garbage.json", "x86_64<b>"),
+        "toolchain p1: its host `x86_64<b>` is no target triple",
+    );
+}

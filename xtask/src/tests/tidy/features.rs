@@ -93,51 +93,17 @@ fn lib_rs_feature_block_matches_the_catalog() {
                 feature.name,
                 line.comment
             ),
+            // The kernel's two words for an unstable feature.
             None => assert!(
-                comment.contains("expected to become stable"),
-                "lib.rs:{}: unstable `{}` needs an `Expected to become stable.` comment, \
-                 found {:?}",
+                comment.contains("expected to become stable")
+                    || comment.contains("to be determined."),
+                "lib.rs:{}: unstable `{}` needs an `Expected to become stable.` or a `To be \
+                 determined.` comment, found {:?}",
                 line.line_number,
                 feature.name,
                 line.comment
             ),
         }
-    }
-}
-
-#[test]
-fn every_feature_has_an_example_declared_in_cargo_toml() {
-    let manifest = read("examples/Cargo.toml");
-    for feature in FEATURES {
-        let file = project_root().join(format!("examples/{}.rs", feature.example));
-        assert!(
-            file.is_file(),
-            "catalog entry `{}` names example `{}`, but {} does not exist",
-            feature.name,
-            feature.example,
-            file.display()
-        );
-        let declaration = format!(
-            "name = \"{}\"\npath = \"{}.rs\"",
-            feature.example, feature.example
-        );
-        assert!(
-            manifest.contains(&declaration),
-            "examples/Cargo.toml has no [[example]] for `{}`",
-            feature.example
-        );
-        let text = read(&format!("examples/{}.rs", feature.example));
-        assert!(
-            text.contains(feature.name),
-            "examples/{}.rs never names the feature `{}` it teaches",
-            feature.example,
-            feature.name
-        );
-        assert!(
-            text.contains("#[cfg(test)]"),
-            "examples/{}.rs has no tests",
-            feature.example
-        );
     }
 }
 

@@ -286,3 +286,31 @@ fn a_spec_without_a_version_takes_the_newest_build_when_it_is_there() {
     drop(provisioner);
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// A package that is no compiler (`openssl` from bookworm-security) is refused from the index,
+/// before anything is fetched: any package was accepted as a compiler, and 153 MB of kernel
+/// source were downloaded before that was noticed. It asks deb.debian.org for
+/// bookworm-security's list alone.
+#[test]
+fn a_package_that_is_no_compiler_is_refused_before_anything_is_fetched() {
+    let root = crate::project_root().join("target/kshim/unit-tests/no-compiler");
+    let _ = std::fs::remove_dir_all(&root);
+    let sh = Shell::new().unwrap();
+    let asked = DebianSource::parse("bookworm-security:openssl").unwrap();
+    let mut said = Vec::new();
+    let mut log = |line: &str| said.push(line.to_owned());
+    let suites = vec!["bookworm-security".to_owned()];
+    let error = provisioner_logging(&sh, &root, suites, &mut log)
+        .provision(&asked, None, &|_| Ok(()))
+        .map(|provisioned| provisioned.prefix)
+        .unwrap_err();
+    let error = format!("{error:#}");
+    assert!(
+        error.contains("is no Rust compiler") && error.ends_with("nothing was fetched"),
+        "is deb.debian.org reachable? {error}"
+    );
+    let downloads = root.join("debian/downloads");
+    let fetched = std::fs::read_dir(&downloads).map_or(0, |entries| entries.count());
+    assert_eq!(fetched, 0, "{} holds downloads", downloads.display());
+    std::fs::remove_dir_all(&root).unwrap();
+}

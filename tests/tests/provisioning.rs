@@ -2,77 +2,34 @@
 //! Provisioning changes nothing it was not asked to, and takes turns with the runs that use
 //! what it writes: `--dry-run` changes nothing, `toolchains install` waits for the lock a
 //! matrix holds, and a lock that only a dead run's orphans hold is reclaimed.
-//!
-//! Every input is generated here, none is a fixture; each test runs the real `xtask` binary
-//! under a deadline (see `hostile.rs`), so a hang fails the test.
 
-use super::*;
-use crate::tests::support::{scratch_dir, the_checkouts_lock, xtask_binary};
-use std::path::{Path, PathBuf};
+use crate::support::*;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-// ---------------------------------------------------------------------------------------------
-// 2. Provisioning changes nothing it was not asked to.
-
-/// Every path under `directory` with its size and modification time, in name order: what a
-/// run that changes nothing leaves as it was.
-fn snapshot(directory: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
-    let mut seen = Vec::new();
-    let mut pending = vec![directory.to_path_buf()];
-    while let Some(current) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&current) else {
-            continue;
-        };
-        for entry in entries.filter_map(Result::ok) {
-            let path = entry.path();
-            let Ok(metadata) = entry.metadata() else {
-                continue;
-            };
-            if metadata.is_dir() {
-                pending.push(path.clone());
-            }
-            seen.push((path, metadata.len(), metadata.modified().unwrap()));
-        }
-    }
-    seen.sort();
-    seen
-}
-
 #[test]
 fn a_dry_run_with_a_debian_compiler_not_there_changes_nothing() {
-    let tree = tiny_tree("dry-run");
-    let toolchains = crate::project_root().join("target/toolchains");
+    let tree = tiny_tree("provisioning-dry-run");
+    let toolchains = root().join("target/toolchains");
     // Only the private apt and the top of the prefixes: the prefixes' insides are large.
-    let apt = toolchains.join("apt");
-    let before = (
-        snapshot(&apt),
-        std::fs::read_dir(toolchains.join("debian"))
-            .map(|entries| entries.count())
-            .ok(),
-    );
-    let finished = xtask_within(
-        Duration::from_secs(60),
-        &[
-            "matrix",
-            "--dry-run",
-            "--root",
-            path_str(&tree),
-            "--toolchain",
-            // A suite the private apt has never listed: a run that provisions fetches it.
-            "debian:bookwrom:rustc",
-        ],
-        &[],
-    );
-    assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
-    let after = (
-        snapshot(&apt),
-        std::fs::read_dir(toolchains.join("debian"))
-            .map(|entries| entries.count())
-            .ok(),
-    );
+    let state = || {
+        let prefixes = std::fs::read_dir(toolchains.join("debian")).map(Iterator::count);
+        (snapshot(&toolchains.join("apt")), prefixes.ok())
+    };
+    let before = state();
+    xtask(&[
+        "matrix",
+        "--dry-run",
+        "--root",
+        path_str(&tree),
+        "--toolchain",
+    ])
+    // A suite the private apt has never listed: a run that provisions fetches it.
+    .arg("debian:bookwrom:rustc")
+    .run_within(Duration::from_secs(60))
+    .success();
     assert!(
-        before == after,
+        before == state(),
         "--dry-run changed {}",
         toolchains.display()
     );
@@ -80,22 +37,21 @@ fn a_dry_run_with_a_debian_compiler_not_there_changes_nothing() {
 
 #[test]
 fn toolchains_install_waits_for_the_lock_a_matrix_holds() {
-    let directory = scratch_dir("hostile-install-lock");
+    let directory = scratch_dir("provisioning-install-lock");
     // Built first, so that the build's time is not taken for waiting.
-    let binary = xtask_binary();
+    xtask_binary();
     // The lock of the checkout whose target/toolchains install fills, as a matrix there holds
     // it: its id (a live process, this test's) in the file, and the lock held.
-    let lock = crate::project_root().join("target/kshim/matrix.lock");
-    let _turn = the_checkouts_lock();
+    let lock = root().join("target/kshim/matrix.lock");
+    let _turn = checkouts_lock();
     let holder = hold_lock(&lock);
     std::fs::write(&lock, format!("{}\n", std::process::id())).unwrap();
     // `--only` naming no pin: once it has the lock, it ends at once with exit 2 and installs
     // nothing (also when it wrongly takes no lock).
     let pins = directory.join("pins.toml");
-    std::fs::write(&pins, crate::tests::support::ONE_PIN).unwrap();
+    std::fs::write(&pins, ONE_PIN).unwrap();
     let stderr = directory.join("stderr");
-    let mut install = Command::new(binary)
-        .args(["toolchains", "--pins", path_str(&pins), "install"])
+    let mut install = xtask(&["toolchains", "--pins", path_str(&pins), "install"])
         .args(["--no-rustup", "--only", "no-such-pin"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -106,8 +62,7 @@ fn toolchains_install_waits_for_the_lock_a_matrix_holds() {
     let early = install.try_wait().unwrap();
     let said = std::fs::read_to_string(&stderr).unwrap();
     drop(holder);
-    let status =
-        crate::tests::support::wait_within(&mut install, Duration::from_secs(30), "install");
+    let status = wait_within(&mut install, Duration::from_secs(30), "install");
     assert!(
         early.is_none(),
         "toolchains install ran while a matrix held the lock:\n{said}"
@@ -127,7 +82,7 @@ fn toolchains_install_waits_for_the_lock_a_matrix_holds() {
 
 #[test]
 fn a_lock_held_only_by_what_a_dead_run_left_is_reclaimed() {
-    let tree = tiny_tree("orphan-lock");
+    let tree = tiny_tree("provisioning-orphan-lock");
     // Built first: a build that outlasts the orphan would find the lock free.
     xtask_binary();
     let lock = tree.join("target/kshim/matrix.lock");
@@ -138,44 +93,29 @@ fn a_lock_held_only_by_what_a_dead_run_left_is_reclaimed() {
     dead.wait().unwrap();
     let _orphan = hold_lock(&lock);
     std::fs::write(&lock, format!("{dead_pid}\n")).unwrap();
-    let finished = xtask_within(
-        Duration::from_secs(60),
-        &[
-            "matrix",
-            "--root",
-            path_str(&tree),
-            "--toolchain",
-            "/nonexistent/rustc",
-        ],
-        &[],
-    );
-    assert!(
-        finished
-            .stderr
-            .contains(&format!("(pid {dead_pid}) is dead")),
-        "{}",
-        finished.stderr
-    );
-    assert!(finished.stderr.contains("sleep"), "{}", finished.stderr);
-    assert_eq!(finished.status.code(), Some(1), "{}", finished.stderr);
+    xtask(&["matrix", "--root", path_str(&tree)])
+        .args(["--toolchain", "/nonexistent/rustc"])
+        .run_within(Duration::from_secs(60))
+        .stderr_has(&format!("(pid {dead_pid}) is dead"))
+        .stderr_has("sleep")
+        .code(1);
 }
 
 #[test]
 fn a_matrix_of_another_tree_takes_this_checkouts_lock_before_it_provisions_here() {
-    let tree = tiny_tree("root-provisions");
+    let tree = tiny_tree("provisioning-root-provisions");
     // Built first, so that the build's time is not taken for waiting.
-    let binary = xtask_binary();
+    xtask_binary();
     // `matrix --root TREE` holds TREE's lock, but a `debian:` spec is provisioned into this
     // checkout's target/toolchains, which runs here use: a run here holds this lock.
-    let toolchains = crate::project_root().join("target/toolchains");
-    let lock = crate::project_root().join("target/kshim/matrix.lock");
-    let _turn = the_checkouts_lock();
+    let toolchains = root().join("target/toolchains");
+    let lock = root().join("target/kshim/matrix.lock");
+    let _turn = checkouts_lock();
     let holder = hold_lock(&lock);
     std::fs::write(&lock, format!("{} matrix\n", std::process::id())).unwrap();
     let apt = snapshot(&toolchains.join("apt"));
     let stderr = tree.join("stderr");
-    let mut matrix = Command::new(binary)
-        .args(["matrix", "--root", path_str(&tree), "--toolchain"])
+    let mut matrix = xtask(&["matrix", "--root", path_str(&tree), "--toolchain"])
         // A suite no private apt has listed: it cannot be there already, so it is provisioned.
         .arg("debian:bookwrom:rustc")
         .stdin(Stdio::null())
@@ -198,10 +138,8 @@ fn a_matrix_of_another_tree_takes_this_checkouts_lock_before_it_provisions_here(
         said = std::fs::read_to_string(&stderr).unwrap();
     }
     // Ended while it waits (or at once, if it provisioned without the lock): it writes nothing.
-    let _ = Command::new("kill")
-        .args(["-INT", &matrix.id().to_string()])
-        .status();
-    let status = crate::tests::support::wait_within(&mut matrix, Duration::from_secs(30), "matrix");
+    quietly("kill", &["-INT", &matrix.id().to_string()]);
+    let status = wait_within(&mut matrix, Duration::from_secs(30), "matrix");
     drop(holder);
     let said = std::fs::read_to_string(&stderr).unwrap();
     assert!(
