@@ -639,3 +639,71 @@ pub(crate) fn failed_boot() -> BootJson {
         cached: false,
     }
 }
+/// A console captured from a real boot (see fixtures/README.md).
+fn fixture(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src/kernel/boot/fixtures")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
+
+#[test]
+fn real_consoles_count_as_the_manual_boots_did() {
+    // 6.12: one suite, the doctests, 114 cases; 7.3: ten suites, 390 pass and one skip.
+    for (name, suites, counts) in [
+        ("6.12-debian-1.85.0.log", 1, (114, 0, 0)),
+        ("7.3-debian-1.98.1.log", 10, (390, 0, 1)),
+    ] {
+        let text = fixture(name);
+        let lines = console::lines(&text);
+        let ktap = console::ktap(&lines);
+        assert!(ktap.unparsed.is_empty(), "{name}: {:?}", ktap.unparsed);
+        assert!(
+            ktap.incomplete().is_empty(),
+            "{name}: {:?}",
+            ktap.incomplete()
+        );
+        assert_eq!(ktap.suites.len(), suites, "{name}");
+        let count = |outcome| {
+            ktap.cases()
+                .filter(|(_, case)| case.outcome == outcome)
+                .count()
+        };
+        assert_eq!(
+            (
+                count(Outcome::Pass),
+                count(Outcome::Fail),
+                count(Outcome::Skip)
+            ),
+            counts,
+            "{name}"
+        );
+        let ending = console::ending(&lines);
+        assert_eq!(ending.crash, None);
+        assert!(ending.rebooted, "{name}");
+    }
+}
+
+#[test]
+fn the_real_console_shows_every_sample_line_of_the_tree() {
+    let Some(tree) = real_tree("7.3") else {
+        return;
+    };
+    let config = config::boot_config(&tree);
+    // The console was recorded with the tree at another path: paths are relative in 7.3 with
+    // 1.98.1 anyway (--remap-path-prefix).
+    let booted = super::judge(
+        &tree,
+        &config,
+        &fixture("7.3-debian-1.98.1.log"),
+        Accel::Tcg,
+    );
+    assert_eq!(booted.json.result, "pass", "{}", booted.json.reason);
+    let seen = booted.json.samples.iter().filter(|s| s.seen).count();
+    assert!(seen >= 10, "{:?}", booted.json.samples);
+    assert!(booted
+        .json
+        .samples
+        .iter()
+        .any(|s| s.name == "rust_soc" && s.expected.is_none()));
+}
