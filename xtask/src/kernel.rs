@@ -3,6 +3,7 @@
 //! ([`rules`]), the pinned trees and the tools a build runs, the build itself and what it said, the plan of a run (`--dry-run`),
 //! and the report that puts the real result beside the prediction.
 
+pub(crate) mod boot;
 pub(crate) mod build;
 pub(crate) mod plan;
 pub(crate) mod report;

@@ -78,6 +78,10 @@ xflags::xflags! {
             /// Print the plan (trees to fetch and unpack, pairs to build, cached cells) with its
             /// time and disk estimates; fetch, unpack, build and write nothing.
             optional --dry-run
+            /// Also boot each cell that builds: a small kernel with the tree's Rust samples and
+            /// Rust KUnit suites, built with that compiler and booted under
+            /// qemu-system-x86_64; a boot that does not pass is a finding (exit 1).
+            optional --boot
         }
 
         /// List every pinned toolchain: where it was found, with its `rustc -vV` summary, or
@@ -291,6 +295,7 @@ pub struct Kernel {
     pub jobs: Option<usize>,
     pub strict: bool,
     pub dry_run: bool,
+    pub boot: bool,
 }
 
 #[derive(Debug)]

@@ -11,8 +11,9 @@
 pub(crate) mod tests;
 
 use crate::commands::flags;
-use crate::kernel::build::{self, Built};
-use crate::kernel::report::json::{CellJson, TreeJson};
+use crate::kernel::boot;
+use crate::kernel::build::{self, Built, Real};
+use crate::kernel::report::json::{BootJson, CellJson, TreeJson};
 use crate::kernel::report::{self, Report};
 use crate::kernel::rules::Prediction;
 use crate::kernel::stamps;
@@ -60,9 +61,9 @@ impl flags::Kernel {
                 &pins_path,
                 &trees,
                 &self.toolchain,
-                timeout,
-                jobs,
+                (timeout, jobs),
                 !self.no_cache,
+                self.boot,
             )
         })?;
         Ok(format.print_report(
@@ -221,13 +222,14 @@ impl Found {
         tree: &str,
         prediction: Result<crate::kernel::rules::Prediction, String>,
         (built, cached): (Built, bool),
+        boot: Option<BootJson>,
     ) -> CellJson {
         let rustc = self
             .compiler
             .as_ref()
             .ok()
             .map(|(_, version)| version.release_string());
-        report::cell((tree, &self.id), rustc, prediction, built, cached)
+        report::cell((tree, &self.id), rustc, prediction, (built, cached), boot)
     }
 }
 
@@ -236,9 +238,9 @@ fn run(
     pins_path: &Path,
     pins: &[TreePin],
     specs: &[String],
-    timeout: Duration,
-    jobs: usize,
+    (timeout, jobs): (Duration, usize),
     use_cache: bool,
+    with_boot: bool,
 ) -> anyhow::Result<Report> {
     let started = Instant::now();
     let dir = crate::project_root().join("target/kernel");
@@ -321,24 +323,30 @@ fn run(
                 for found in &compilers {
                     let reason = format!("the tree cannot be used: {error}");
                     let built = Built::not_run(reason, Vec::new());
-                    cells.push(found.cell(&pin.id, Err(error.clone()), (built, false)));
+                    cells.push(found.cell(&pin.id, Err(error.clone()), (built, false), None));
                 }
                 continue;
             }
         };
         let build_dir = dir.join("build").join(&pin.id);
         let mut opened: Option<build::BuildDir> = None;
+        let mut opened_boot: Option<build::BuildDir> = None;
         for found in &compilers {
             if crate::util::interrupt::interrupted().is_some() {
                 break;
             }
             let label = format!("{} with {}", pin.id, found.id);
-            let cell = |prediction, built| found.cell(&pin.id, prediction, built);
+            let cell = |prediction, built, boot| found.cell(&pin.id, prediction, built, boot);
+            let mut booted: Option<BootJson> = None;
             let not_run = |reason: String| (Built::not_run(reason, Vec::new()), false);
             let (toolchain, version) = match &found.compiler {
                 Ok(compiler) => compiler,
                 Err(problem) => {
-                    cells.push(cell(Err("no compiler".into()), not_run(problem.clone())));
+                    cells.push(cell(
+                        Err("no compiler".into()),
+                        not_run(problem.clone()),
+                        None,
+                    ));
                     continue;
                 }
             };
@@ -392,57 +400,82 @@ fn run(
                 };
                 let entry =
                     plan::result_entry(&results, tree_key, identity, &library.1, &tools.identity);
-                if let Some(built) = use_cache.then(|| load_result(&entry)).flatten() {
-                    progress(&format!("{label}: {} (cached)", built.real.word()));
-                    break 'pair (built, true);
-                }
                 let wrapper = dir.join("wrappers").join(&toolchain.id).join("rustc");
                 if let Err(error) = tools::write_wrapper(&wrapper, &rustc.launch) {
                     break 'pair not_run(format!("writing the wrapper: {error:#}"));
                 }
-                let out = match opened.take().map_or_else(
-                    || build::BuildDir::open(&build_dir, &tree.identity, &tools.identity),
-                    Ok,
-                ) {
-                    Ok(out) => out,
-                    Err(error) => break 'pair not_run(format!("the build directory: {error:#}")),
-                };
                 let say = |line: &str| progress(&format!("{label}: {line}"));
-                let pair = build::Pair {
-                    tree: &tree.root,
-                    out: &out,
-                    wrapper: &wrapper,
-                    library: &library.0,
-                    tools,
-                    jobs,
-                    lock: lock.as_ref().map(RunLock::descriptor),
-                    timeout,
-                    progress: &say,
-                };
-                let pair_started = Instant::now();
-                let built = build::build(&pair);
-                say(&format!(
-                    "{} in {:.0} s: {}",
-                    built.real.word(),
-                    pair_started.elapsed().as_secs_f64(),
-                    build::why(
+                let cached = use_cache.then(|| load_result(&entry)).flatten();
+                let (mut built, cached) = if let Some(built) = cached {
+                    progress(&format!("{label}: {} (cached)", built.real.word()));
+                    (built, true)
+                } else {
+                    let out = match opened.take().map_or_else(
+                        || build::BuildDir::open(&build_dir, &tree.identity, &tools.identity),
+                        Ok,
+                    ) {
+                        Ok(out) => out,
+                        Err(error) => {
+                            break 'pair not_run(format!("the build directory: {error:#}"))
+                        }
+                    };
+                    let pair = build::Pair {
+                        tree: &tree.root,
+                        out: &out,
+                        wrapper: &wrapper,
+                        library: &library.0,
+                        rustdoc: None,
+                        tools,
+                        jobs,
+                        lock: lock.as_ref().map(RunLock::descriptor),
+                        timeout,
+                        progress: &say,
+                    };
+                    let pair_started = Instant::now();
+                    let built = build::build(&pair);
+                    say(&format!(
+                        "{} in {:.0} s: {}",
                         built.real.word(),
-                        &built.reason,
-                        built.first_error.as_deref()
-                    )
-                ));
-                if !out.is_spoiled() {
-                    opened = Some(out);
-                }
-                // Only a compiler's verdict, never a run cut short, is cached.
-                if built.cacheable && crate::util::interrupt::interrupted().is_none() {
-                    if let Err(error) = store_result(&entry, &built) {
-                        progress(&format!("{label}: the result was not cached: {error:#}"));
+                        pair_started.elapsed().as_secs_f64(),
+                        build::why(
+                            built.real.word(),
+                            &built.reason,
+                            built.first_error.as_deref()
+                        )
+                    ));
+                    if !out.is_spoiled() {
+                        opened = Some(out);
                     }
+                    // Only a compiler's verdict, never a run cut short, is cached.
+                    if built.cacheable && crate::util::interrupt::interrupted().is_none() {
+                        if let Err(error) = store_result(&entry, &built) {
+                            progress(&format!("{label}: the result was not cached: {error:#}"));
+                        }
+                    }
+                    (built, false)
+                };
+                if with_boot && built.real == Real::Pass {
+                    let cell = boot::Cell {
+                        dir: &dir,
+                        tree: (&pin.id, &tree.root, &tree.identity),
+                        keys: (tree_key.0 .0, identity.0),
+                        launch: &rustc.launch,
+                        compiler: (&toolchain.id, version),
+                        library: (&library.0, &library.1),
+                        tools,
+                        jobs,
+                        lock: lock.as_ref().map(RunLock::descriptor),
+                        timeout,
+                        use_cache,
+                        progress: &say,
+                    };
+                    let (json, steps) = cell.run(&mut opened_boot);
+                    booted = Some(json);
+                    built.steps.extend(steps);
                 }
-                (built, false)
+                (built, cached)
             };
-            cells.push(cell(prediction, built));
+            cells.push(cell(prediction, built, booted));
         }
     }
     if let Some(signal) = crate::util::interrupt::interrupted() {

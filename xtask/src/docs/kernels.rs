@@ -658,6 +658,7 @@ mod tests {
             steps: Vec::new(),
             cached: false,
             finding: false,
+            boot: None,
         }
     }
 

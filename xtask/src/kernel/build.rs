@@ -132,19 +132,19 @@ impl BuildDir {
     }
 
     /// A build starts: until [`BuildDir::seal`], the directory counts as half-built.
-    fn begin(&self) {
+    pub(crate) fn begin(&self) {
         self.spoiled.set(false);
         let _ = std::fs::remove_file(self.out.join(BUILD_MARKER));
     }
 
     /// Forgets the directory: the next [`BuildDir::open`] starts it again.
-    fn spoil(&self) {
+    pub(crate) fn spoil(&self) {
         self.spoiled.set(true);
         let _ = std::fs::remove_file(self.out.join(BUILD_MARKER));
     }
 
     /// The build ended: unless it was spoiled, the directory may be reused.
-    fn seal(&self) {
+    pub(crate) fn seal(&self) {
         if !self.spoiled.get() {
             let _ = std::fs::write(self.out.join(BUILD_MARKER), &self.marker);
         }
@@ -163,6 +163,8 @@ pub(crate) struct Pair<'a> {
     pub wrapper: &'a Path,
     /// The `library/` directory of the compiler's own sources (`RUST_LIB_SRC`).
     pub library: &'a Path,
+    /// The wrapper Kbuild runs as `RUSTDOC` (the boot's doctests need it), if any.
+    pub rustdoc: Option<&'a Path>,
     pub tools: &'a Tools,
     pub jobs: usize,
     /// The descriptor of `target/kernel/`'s run lock, which every `make` and what it starts
@@ -175,7 +177,7 @@ pub(crate) struct Pair<'a> {
 }
 
 impl Pair<'_> {
-    fn make(&self, targets: &[&str]) -> std::io::Result<ProcessOutput> {
+    pub(crate) fn make(&self, targets: &[&str]) -> std::io::Result<ProcessOutput> {
         let mut args = vec![
             "-C".to_owned(),
             self.tree.display().to_string(),
@@ -187,6 +189,10 @@ impl Pair<'_> {
             format!("RUST_LIB_SRC={}", self.library.display()),
             format!("-j{}", self.jobs),
         ];
+        args.extend(
+            self.rustdoc
+                .map(|rustdoc| format!("RUSTDOC={}", rustdoc.display())),
+        );
         args.extend(targets.iter().map(|target| (*target).to_owned()));
         // By its absolute path on `PATH`, as [`Invocation`] wants.
         let make = process::which("make").unwrap_or_else(|| PathBuf::from("make"));
@@ -419,7 +425,7 @@ fn cmd_file(object: &str) -> PathBuf {
 
 /// A build that ended with a failure the tools reported: the compiler's verdict when rustc said
 /// an error, otherwise a failure that is not cached.
-fn compiler_failure(
+pub(crate) fn compiler_failure(
     what: &str,
     output: &ProcessOutput,
     enabled: Vec<String>,
@@ -448,7 +454,7 @@ fn compiler_failure(
 }
 
 /// The first error `output` printed, or its last line.
-fn first_error_of(output: &ProcessOutput) -> String {
+pub(crate) fn first_error_of(output: &ProcessOutput) -> String {
     let said = format!("{}\n{}", output.stdout, output.stderr);
     first_error(&said).unwrap_or_else(|| process::last_line(&said))
 }

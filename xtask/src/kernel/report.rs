@@ -5,7 +5,7 @@
 pub(crate) mod json;
 
 use super::build::{why, Built, Real};
-use crate::kernel::report::json::{CellJson, CrateJson, KernelJson, StepJson, TreeJson};
+use crate::kernel::report::json::{BootJson, CellJson, CrateJson, KernelJson, StepJson, TreeJson};
 use crate::kernel::rules::{Predicted, Prediction};
 use crate::util::output::{escape, escape_markdown, Style, Table};
 use crate::Verdict;
@@ -16,8 +16,8 @@ pub(crate) fn cell(
     (tree, toolchain): (&str, &str),
     rustc: Option<String>,
     prediction: Result<Prediction, String>,
-    built: Built,
-    cached: bool,
+    (built, cached): (Built, bool),
+    boot: Option<BootJson>,
 ) -> CellJson {
     let predicted = prediction.as_ref().ok();
     let mut cell = CellJson {
@@ -44,9 +44,20 @@ pub(crate) fn cell(
             .map(|(step, seconds)| StepJson { step, seconds })
             .collect(),
         cached,
+        boot,
     };
     cell.finding = cell.is_finding();
     cell
+}
+
+/// Whether a cell's boot contradicts its prediction: a cell whose build passed is predicted to
+/// boot and pass every test.
+pub(crate) fn boot_finding(cell: &CellJson) -> bool {
+    cell.real == Real::Pass.word()
+        && cell
+            .boot
+            .as_ref()
+            .is_some_and(|boot| boot.result == super::boot::FAIL)
 }
 
 #[derive(Clone, Debug)]
@@ -104,16 +115,22 @@ impl Report {
 
     /// Exit 1 for a finding, and with `strict` for a cell that could not be built.
     pub(crate) fn verdict(&self, strict: bool) -> Verdict {
-        let not_run = self
-            .cells
-            .iter()
-            .any(|cell| cell.real == Real::NotRun.word());
+        let not_run = self.cells.iter().any(|cell| {
+            cell.real == Real::NotRun.word()
+                || cell
+                    .boot
+                    .as_ref()
+                    .is_some_and(|boot| boot.result == crate::kernel::boot::NOT_RUN)
+        });
         Verdict::failure_if(!self.findings().is_empty() || (strict && not_run))
     }
 
     /// The cells whose prediction the real build contradicts.
     pub(crate) fn findings(&self) -> Vec<&CellJson> {
-        self.cells.iter().filter(|cell| cell.is_finding()).collect()
+        self.cells
+            .iter()
+            .filter(|cell| cell.is_finding() || boot_finding(cell))
+            .collect()
     }
 
     pub(crate) fn to_json(&self) -> KernelJson {
@@ -237,6 +254,17 @@ impl Report {
                 ));
             }
         }
+        for cell in &self.cells {
+            if let Some(boot) = &cell.boot {
+                lines.push(format!(
+                    "{} with {}: boot {}: {}",
+                    cell.tree,
+                    cell.toolchain,
+                    boot_summary(boot),
+                    boot.reason
+                ));
+            }
+        }
         let findings = self.findings();
         let count = |real: Real| {
             self.cells
@@ -246,7 +274,7 @@ impl Report {
         };
         lines.push(format!(
             "kernel: {} cells, {} pass, {} fail, {} refused, {} not run; {} findings \
-             (prediction contradicted by the real build); {:.0} s",
+             (prediction contradicted by the real build or the boot); {:.0} s",
             self.cells.len(),
             count(Real::Pass),
             count(Real::Fail),
@@ -256,14 +284,34 @@ impl Report {
             self.seconds
         ));
         for cell in findings {
-            lines.push(format!(
-                "finding: {} with {}: predicted {}, really {}: {}",
-                cell.tree,
-                cell.toolchain,
-                cell.predicted.as_deref().unwrap_or("?"),
-                cell.real,
-                cell.first_error.as_deref().unwrap_or(&cell.reason)
-            ));
+            if cell.is_finding() {
+                lines.push(format!(
+                    "finding: {} with {}: predicted {}, really {}: {}",
+                    cell.tree,
+                    cell.toolchain,
+                    cell.predicted.as_deref().unwrap_or("?"),
+                    cell.real,
+                    cell.first_error.as_deref().unwrap_or(&cell.reason)
+                ));
+            }
+            if let Some(boot) = cell.boot.as_ref().filter(|_| boot_finding(cell)) {
+                lines.push(format!(
+                    "finding: {} with {}: built, predicted to boot and pass, but the boot \
+                     failed: {}",
+                    cell.tree, cell.toolchain, boot.reason
+                ));
+                let failures = boot.kunit.iter().flat_map(|kunit| &kunit.failures);
+                let mut shown = false;
+                for failure in failures {
+                    shown = true;
+                    lines.push(format!("  {}.{} failed:", failure.suite, failure.test));
+                    lines.extend(failure.output.lines().map(|line| format!("    {line}")));
+                }
+                if let (false, Some(tail)) = (shown, &boot.console_tail) {
+                    lines.push("  the console's last lines:".into());
+                    lines.extend(tail.lines().map(|line| format!("    {line}")));
+                }
+            }
         }
         lines
             .iter()
@@ -284,6 +332,90 @@ impl Report {
             let cells: Vec<String> = row.iter().map(|value| escape(value)).collect();
             text.push_str(&format!("| {} |\n", cells.join(" | ")));
         }
+        let booted: Vec<(&CellJson, &BootJson)> = self
+            .cells
+            .iter()
+            .filter_map(|cell| Some((cell, cell.boot.as_ref()?)))
+            .collect();
+        if !booted.is_empty() {
+            text.push_str(
+                "\n### Booted under QEMU\n\n| tree | toolchain | boot | KUnit passed | failed | skipped | samples' lines seen | why |\n|---|---|---|---|---|---|---|---|\n",
+            );
+        }
+        for (cell, boot) in booted {
+            let counts = boot
+                .kunit
+                .as_ref()
+                .map_or(["-".to_owned(), "-".to_owned(), "-".to_owned()], |kunit| {
+                    [kunit.passed, kunit.failed, kunit.skipped].map(|count| count.to_string())
+                });
+            let checked: Vec<_> = boot
+                .samples
+                .iter()
+                .filter(|s| s.expected.is_some())
+                .collect();
+            let seen = checked.iter().filter(|sample| sample.seen).count();
+            let finding = if boot_finding(cell) { " (FINDING)" } else { "" };
+            let row = [
+                cell.tree.clone(),
+                cell.toolchain.clone(),
+                format!("{}{finding}", boot.result),
+                counts[0].clone(),
+                counts[1].clone(),
+                counts[2].clone(),
+                format!("{seen} of {}", checked.len()),
+                boot.reason.clone(),
+            ];
+            let cells: Vec<String> = row.iter().map(|value| escape(value)).collect();
+            text.push_str(&format!("| {} |\n", cells.join(" | ")));
+        }
         text
     }
+}
+
+/// A boot in a few words: `pass (tcg, 1.0 s, cached) KUnit 390 passed, 0 failed, 1 skipped;
+/// samples: 12 of 12 lines seen, not checked (nothing printed at init): rust_soc, ...`.
+pub(crate) fn boot_summary(boot: &BootJson) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(accel) = &boot.accel {
+        parts.push(accel.clone());
+    }
+    if let Some(seconds) = boot.seconds {
+        parts.push(format!("{seconds:.1} s"));
+    }
+    if boot.cached {
+        parts.push("cached".into());
+    }
+    let mut text = boot.result.clone();
+    if !parts.is_empty() {
+        text.push_str(&format!(" ({})", parts.join(", ")));
+    }
+    if let Some(kunit) = &boot.kunit {
+        let checked: Vec<_> = boot
+            .samples
+            .iter()
+            .filter(|s| s.expected.is_some())
+            .collect();
+        let seen = checked.iter().filter(|sample| sample.seen).count();
+        let unchecked: Vec<&str> = boot
+            .samples
+            .iter()
+            .filter(|sample| sample.expected.is_none())
+            .map(|sample| sample.name.as_str())
+            .collect();
+        text.push_str(&format!(
+            " KUnit {} passed, {} failed, {} skipped; samples: {seen} of {} lines seen",
+            kunit.passed,
+            kunit.failed,
+            kunit.skipped,
+            checked.len()
+        ));
+        if !unchecked.is_empty() {
+            text.push_str(&format!(
+                ", not checked (nothing printed at init): {}",
+                unchecked.join(", ")
+            ));
+        }
+    }
+    text
 }

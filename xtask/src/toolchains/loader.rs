@@ -254,6 +254,29 @@ impl Launch {
         })
     }
 
+    /// The same start for another program of the compiler's `bin/` (its `rustdoc`): the same
+    /// loader, library path, sysroot and environment.
+    pub(crate) fn sibling(&self, name: &str) -> Launch {
+        let program = self.rustc.with_file_name(name);
+        let rustc = self.rustc.display().to_string();
+        let loader = self.loader.clone().map(|loader| OwnLoader {
+            leading_args: loader
+                .leading_args
+                .iter()
+                .map(|arg| match arg == &rustc {
+                    true => program.display().to_string(),
+                    false => arg.clone(),
+                })
+                .collect(),
+            ..loader
+        });
+        Launch {
+            rustc: program,
+            loader,
+            env: self.env.clone(),
+        }
+    }
+
     /// The compiler with `args` after its loader's, if it has one, and `env`.
     pub(crate) fn invocation(&self, args: Vec<String>, env: Vec<(String, String)>) -> Invocation {
         let (program, mut leading) = match &self.loader {

@@ -3,6 +3,7 @@
 //! build printed and its cache entries, on small trees made in a temporary directory; and
 //! docs/kernel.md's documentation of its JSON.
 
+use crate::kernel::boot::tests::failed_boot;
 use crate::kernel::build::{self, Built, Real};
 use crate::kernel::report::json::TreeJson;
 use crate::kernel::report::{cell, Report};
@@ -300,15 +301,15 @@ fn report() -> Report {
                 ("6.12", "debian-1.78.0"),
                 Some("1.78.0".into()),
                 Ok(prediction.clone()),
-                built(Real::Pass),
-                false,
+                (built(Real::Pass), false),
+                Some(failed_boot()),
             ),
             cell(
                 ("6.12", "debian-1.98.1"),
                 Some("1.98.1".into()),
                 Ok(prediction),
-                built(Real::Fail),
-                true,
+                (built(Real::Fail), true),
+                None,
             ),
         ],
         tools: Ok("clang 19; bindgen 0.71.1".into()),
@@ -320,13 +321,30 @@ fn report() -> Report {
 fn a_disagreement_is_a_finding_printed_with_its_first_error() {
     let report = report();
     let findings = report.findings();
-    assert_eq!(findings.len(), 1);
-    assert_eq!(findings[0].toolchain, "debian-1.98.1");
+    assert_eq!(findings.len(), 2);
+    assert_eq!(findings[1].toolchain, "debian-1.98.1");
     let human = report.human();
     assert!(
         human.contains("finding: 6.12 with debian-1.98.1: predicted pass, really fail: error: e"),
         "{human}"
     );
+    // The build passed as predicted, the boot did not: a finding with the failed test's output.
+    assert!(
+        human.contains(
+            "finding: 6.12 with debian-1.78.0: built, predicted to boot and pass, but the boot \
+             failed: KUnit failed: rust_kvec.rust_kvec_pop\n  rust_kvec.rust_kvec_pop failed:\n\
+             \x20       # rust_kvec_pop: ASSERTION FAILED"
+        ),
+        "{human}"
+    );
+    assert!(
+        human.contains("6.12 with debian-1.78.0: boot fail (tcg, 1.0 s) KUnit 4 passed, 1 failed, \
+             1 skipped; samples: 1 of 1 lines seen, not checked (nothing printed at init): rust_soc"),
+        "{human}"
+    );
+    assert!(report
+        .markdown()
+        .contains("| debian-1.78.0 | fail (FINDING) | 4 | 1 | 1 | 1 of 1 | KUnit failed: "));
     assert!(report
         .markdown()
         .contains("| 6.12 | debian-1.78.0 | 1.78.0 | yes | pass | pass |"));
@@ -341,7 +359,13 @@ fn the_report_names_the_tools_each_cell_really_ran_with() {
     older.tools = Some(old.into());
     report.cells.push(older);
     let never_ran = Built::not_run("no compiler".into(), Vec::new());
-    let never_ran = cell(("6.12", "1.78.0"), None, Err("no".into()), never_ran, false);
+    let never_ran = cell(
+        ("6.12", "1.78.0"),
+        None,
+        Err("no".into()),
+        (never_ran, false),
+        None,
+    );
     report.cells.push(never_ran);
     let json = report.to_json();
     assert_eq!(
@@ -479,6 +503,7 @@ fn play_times(mode: &str, timeout: u64, times: usize) -> (Built, bool, bool) {
         out: &out,
         wrapper: &root.join("wrappers/one/rustc"),
         library: &root.join("library"),
+        rustdoc: None,
         tools: &tools,
         jobs: 1,
         lock: None,

@@ -465,6 +465,7 @@ fn report_part(
             steps: Vec::new(),
             cached: false,
             finding: false,
+            boot: None,
         })
         .collect();
     (tree_json, cells)
