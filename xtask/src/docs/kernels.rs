@@ -563,9 +563,8 @@ pub fn kernels_page(report: Option<&str>, file: &Path) -> anyhow::Result<String>
          (`scripts/min-tool-version.sh`, `scripts/Makefile.build`, `init/Kconfig`, its crate \
          roots), and what real compilers did with it: the probes of its feature attributes and \
          its own Kbuild build of `rust/`, the samples and the drivers. A feature the shim shows \
-         links to its example; the others, which the catalog lacks (newer ones, and older ones \
-         such as 6.1's `core_ffi_c`), say \"not in the shim\": growing the catalog is a later \
-         step.\n\n",
+         links to its example; one the catalog leaves out on purpose gives the reason it is \
+         not taught, and any other would say \"not in the shim\" (a test fails on it).\n\n",
     );
     let Some(report) = report else {
         let _ = writeln!(
