@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Real kernel trees: their own Rust rules and what a compiler's probes of them predict
-//! ([`rules`]), the pinned trees and the tools a build runs, the build itself and what it said,
+//! ([`rules`]), the pinned trees and the tools a build runs, the build itself and what it said, the plan of a run (`--dry-run`),
 //! and the report that puts the real result beside the prediction.
 
 pub(crate) mod build;
+pub(crate) mod plan;
 pub(crate) mod report;
 pub(crate) mod rules;
 pub(crate) mod said;

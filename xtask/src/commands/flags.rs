@@ -75,6 +75,9 @@ xflags::xflags! {
             optional -j, --jobs n: usize
             /// Also fail (exit 1) when a cell could not be built (a missing tool or compiler).
             optional --strict
+            /// Print the plan (trees to fetch and unpack, pairs to build, cached cells) with its
+            /// time and disk estimates; fetch, unpack, build and write nothing.
+            optional --dry-run
         }
 
         /// List every pinned toolchain: where it was found, with its `rustc -vV` summary, or
@@ -134,7 +137,14 @@ xflags::xflags! {
             /// the toolchain's Cargo for a Cargo package, else on the crate root alone.
             optional --usage
             /// With `--usage`: compile with these rustc arguments (one a line, as rustc's
-            /// `@FILE` reads them), the way Kbuild compiles a crate.
+            /// `@FILE` reads them), the way Kbuild compiles a crate. Only flags known to write
+            /// nothing are passed on, every other is named as left out: `--cfg`, `--check-cfg`,
+            /// `--edition`, `--crate-type`, `--crate-name`, `--cap-lints`, lints (`-A`, `-W`,
+            /// `-D`, `-F` and their long forms), `--target`, `--extern`, `-L`, `--sysroot`, `-O`,
+            /// `-g`, `--test`, `-C` code generation (`target-feature`, `target-cpu`,
+            /// `opt-level`, `panic`, `relocation-model` and the like), the `-Z` options the
+            /// kernel's Makefiles pass that name no path (`crate-attr`, `function-sections`,
+            /// `sanitizer` and the like), and one crate root.
             optional --rustc-args path: PathBuf
         }
 
@@ -172,6 +182,16 @@ xflags::xflags! {
             /// The pin file the shards were run from (default: `toolchains.toml` at the
             /// repository root); the shards must cover its pins exactly.
             optional --pins path: PathBuf
+        }
+
+        /// Print a saved report again as the command that wrote it printed it: a matrix (or
+        /// `merge`) report or a `kernel` report, as written by `--format json`, recognised by
+        /// its members and read with the same checks as `merge` and `docs` read them.
+        cmd show {
+            /// The JSON report.
+            required report: PathBuf
+            /// Output: `human` (default), `json` or `markdown`.
+            optional --format format: String
         }
 
         /// Print the CI job matrix (JSON) from the pin file, for the GitHub Actions workflow.
@@ -238,6 +258,7 @@ pub enum XtaskCmd {
     Audit(Audit),
     Usage(Usage),
     Merge(Merge),
+    Show(Show),
     CiMatrix(CiMatrix),
     Docs(Docs),
     Bench(Bench),
@@ -269,6 +290,7 @@ pub struct Kernel {
     pub timeout: Option<u64>,
     pub jobs: Option<usize>,
     pub strict: bool,
+    pub dry_run: bool,
 }
 
 #[derive(Debug)]
@@ -331,6 +353,13 @@ pub struct Merge {
     pub format: Option<String>,
     pub strict: bool,
     pub pins: Option<PathBuf>,
+}
+
+#[derive(Debug)]
+pub struct Show {
+    pub report: PathBuf,
+
+    pub format: Option<String>,
 }
 
 #[derive(Debug)]

@@ -11,12 +11,12 @@
 pub(crate) mod tests;
 
 use crate::commands::flags;
-use crate::kernel::build::{self, Built, Real};
+use crate::kernel::build::{self, Built};
 use crate::kernel::report::json::{CellJson, TreeJson};
 use crate::kernel::report::{self, Report};
 use crate::kernel::rules::Prediction;
 use crate::kernel::stamps;
-use crate::kernel::{tools, trees};
+use crate::kernel::{plan, tools, trees};
 use crate::run::cache::{compiler_identity, StableHasher};
 use crate::run::plan::Rustc;
 use crate::toolchains::debian::Provisioner;
@@ -25,7 +25,7 @@ use crate::toolchains::extracted::{self, Wanted};
 use crate::toolchains::pins::{Pins, TreePin, TreeSource};
 use crate::toolchains::version::RustcVersion;
 use crate::util::json;
-use crate::util::output::Format;
+use crate::util::output::{Format, Width};
 use crate::util::run_lock::RunLock;
 use crate::Verdict;
 use anyhow::{anyhow, bail, Context};
@@ -37,13 +37,23 @@ use xshell::Shell;
 const MAKE_TIMEOUT: Duration = Duration::from_secs(1800);
 
 impl flags::Kernel {
-    pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
+    pub fn run(&self, sh: &Shell, width: Width) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
         let timeout = crate::run::driver::timeout(self.timeout, MAKE_TIMEOUT)?;
         let jobs = crate::run::driver::jobs("kernel", self.jobs)?;
         let pins_path = self.pins.clone().unwrap_or_else(Pins::default_path);
         let pins = Pins::load(&pins_path)?;
         let trees = select_trees(&pins, &self.tree)?;
+        if self.dry_run {
+            return dry_run(
+                sh,
+                &pins_path,
+                &trees,
+                &self.toolchain,
+                !self.no_cache,
+                width,
+            );
+        }
         let report = crate::util::interrupt::run_interruptible(|| {
             run(
                 sh,
@@ -55,15 +65,12 @@ impl flags::Kernel {
                 !self.no_cache,
             )
         })?;
-        let not_run = report
-            .cells
-            .iter()
-            .any(|cell| cell.real == Real::NotRun.word());
         Ok(format.print_report(
-            Verdict::failure_if(!report.findings().is_empty() || (self.strict && not_run)),
+            report.verdict(self.strict),
+            width,
             || json::to_value(&report.to_json()),
             || report.markdown(),
-            |_| report.human(),
+            |style| report.human_in(style),
         ))
     }
 }
@@ -133,6 +140,46 @@ fn select_trees(pins: &Pins, wanted: &[String]) -> anyhow::Result<Vec<TreePin>> 
         chosen[*at].id = id;
     }
     Ok(chosen)
+}
+
+/// `--dry-run`: the plan of the run, changing nothing (no provisioning, lock or directory).
+fn dry_run(
+    sh: &Shell,
+    pins_path: &Path,
+    trees: &[TreePin],
+    specs: &[String],
+    use_cache: bool,
+    width: Width,
+) -> anyhow::Result<Verdict> {
+    crate::toolchains::debian::change_nothing();
+    let found = discovery::discover(sh, Some(pins_path), specs, discovery::VERSION_TIMEOUT)?;
+    let found: Vec<Found> = found
+        .into_iter()
+        .map(|availability| Found {
+            id: availability.id().to_owned(),
+            compiler: compiler_of(availability),
+        })
+        .collect();
+    let compilers: Vec<plan::Compiler<'_>> = found
+        .iter()
+        .map(|found| {
+            let compiler = found.compiler.as_ref().map_err(String::as_str);
+            (found.id.as_str(), compiler)
+        })
+        .collect();
+    let dir = crate::project_root().join("target/kernel");
+    let text = plan::plan(&dir, trees, &compilers, use_cache);
+    print!("{}", crate::util::output::fit(&text, width));
+    Ok(Verdict::Success)
+}
+
+/// A compiler found, or why there is none.
+fn compiler_of(availability: Availability) -> Result<(Toolchain, RustcVersion), String> {
+    match availability {
+        Availability::Found { toolchain, version } => Ok((toolchain, version)),
+        Availability::Broken { error, .. } => Err(format!("the compiler does not work: {error}")),
+        Availability::Missing { install_hint, .. } => Err(format!("not installed: {install_hint}")),
+    }
 }
 
 /// The ids of local trees, one per path (canonical, none twice): `path-NAME` after the
@@ -205,15 +252,7 @@ fn run(
         .into_iter()
         .map(|availability| Found {
             id: availability.id().to_owned(),
-            compiler: match availability {
-                Availability::Found { toolchain, version } => Ok((toolchain, version)),
-                Availability::Broken { error, .. } => {
-                    Err(format!("the compiler does not work: {error}"))
-                }
-                Availability::Missing { install_hint, .. } => {
-                    Err(format!("not installed: {install_hint}"))
-                }
-            },
+            compiler: compiler_of(availability),
         })
         .collect();
 
@@ -351,18 +390,8 @@ fn run(
                     Ok(library) => library,
                     Err(error) => break 'pair not_run(format!("RUST_LIB_SRC: {error}")),
                 };
-                let key = {
-                    let mut hasher = StableHasher::new();
-                    hasher
-                        .field("kernel result v2")
-                        .number(tree_key.0 .0)
-                        .number(identity.0)
-                        .field(library.1.as_bytes())
-                        .field(&tools.identity)
-                        .field(build::CONFIG_RECIPE);
-                    hasher.finish()
-                };
-                let entry = results.join(format!("{key}.json"));
+                let entry =
+                    plan::result_entry(&results, tree_key, identity, &library.1, &tools.identity);
                 if let Some(built) = use_cache.then(|| load_result(&entry)).flatten() {
                     progress(&format!("{label}: {} (cached)", built.real.word()));
                     break 'pair (built, true);
@@ -396,7 +425,11 @@ fn run(
                     "{} in {:.0} s: {}",
                     built.real.word(),
                     pair_started.elapsed().as_secs_f64(),
-                    built.first_error.as_deref().unwrap_or(&built.reason)
+                    build::why(
+                        built.real.word(),
+                        &built.reason,
+                        built.first_error.as_deref()
+                    )
                 ));
                 if !out.is_spoiled() {
                     opened = Some(out);
@@ -466,16 +499,7 @@ fn kernel_library(
     toolchain: &Toolchain,
     version: &RustcVersion,
 ) -> anyhow::Result<(PathBuf, String)> {
-    let debian = match &toolchain.source {
-        Source::Debian { package } => Some(package.clone()),
-        Source::Path => version
-            .sysroot
-            .as_deref()
-            .and_then(Path::parent)
-            .and_then(crate::toolchains::debian::read_marker),
-        Source::Rustup { .. } => None,
-    };
-    let Some(compiler) = debian else {
+    let Some(compiler) = plan::debian_compiler(toolchain, version) else {
         let sources = crate::toolchains::library_sources::library_sources(toolchain, version)?;
         return Ok((sources.library, sources.identity));
     };
@@ -486,9 +510,7 @@ fn kernel_library(
             members,
         )?])
     };
-    let prefix = dir
-        .join("library")
-        .join(format!("{package}-{}", version_wanted.replace(':', "%3a")));
+    let prefix = plan::library_prefix(dir, &package, version_wanted);
     let wanted = Wanted {
         package: &package,
         version: Some(version_wanted),
@@ -510,16 +532,17 @@ fn kernel_library(
     ))
 }
 
-/// A cached real result, if `entry` holds a well-formed one that is not `not run`.
+/// A cached real result, if `entry` holds a well-formed one that is not `not run`; its kept
+/// step times are the build's that stored it, not this run's.
 fn load_result(entry: &Path) -> Option<Built> {
-    let built: Built = json::read(&crate::util::files::read_text(entry, 1 << 20).ok()?).ok()?;
-    (built.real != Real::NotRun).then_some(Built {
+    plan::read_result(entry).map(|built| Built {
         cacheable: true,
+        steps: Vec::new(),
         ..built
     })
 }
 
-/// Stores a real result that is the compiler's verdict (its step times are not kept).
+/// Stores a real result that is the compiler's verdict, with its step times.
 fn store_result(entry: &Path, built: &Built) -> anyhow::Result<()> {
     crate::util::files::write_atomically(entry, json::to_value(built).to_string().as_bytes())
 }

@@ -47,6 +47,16 @@ impl Real {
     }
 }
 
+/// Why a pair ended as it did, in one line: the first error of a build that ran, and for a pair
+/// not run, why not (a `make` killed after `--timeout`, and which one) before what it said last.
+pub(crate) fn why(real: &str, reason: &str, first_error: Option<&str>) -> String {
+    match first_error {
+        Some(error) if real == Real::NotRun.word() => format!("{reason}: {error}"),
+        Some(error) => error.to_owned(),
+        None => reason.to_owned(),
+    }
+}
+
 /// What building one pair found; its JSON, without `cacheable` and `steps`, is a cached result.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Built {
@@ -66,8 +76,9 @@ pub(crate) struct Built {
     pub enabled: Vec<String>,
     /// How many Rust objects were checked to be rebuilt by this compiler.
     pub objects: usize,
-    /// Each step's wall time in seconds.
-    #[serde(skip)]
+    /// Each step's wall time in seconds, kept with a cached result for `--dry-run`'s
+    /// estimates (a result read back for a run drops them: that run built nothing).
+    #[serde(default)]
     pub steps: Vec<(String, f64)>,
     /// The tools the tree's `make` ran with ([`Tools::identity`]); `None` when it never ran.
     #[serde(deserialize_with = "json::nullable")]
@@ -101,7 +112,7 @@ pub(crate) struct BuildDir {
     spoiled: std::cell::Cell<bool>,
 }
 
-const BUILD_MARKER: &str = "kshim-build.txt";
+pub(crate) const BUILD_MARKER: &str = "kshim-build.txt";
 
 impl BuildDir {
     /// The build directory `dir`, reused when its marker names the same tree and tools.

@@ -4,10 +4,11 @@
 
 pub(crate) mod json;
 
-use super::build::{Built, Real};
+use super::build::{why, Built, Real};
 use crate::kernel::report::json::{CellJson, CrateJson, KernelJson, StepJson, TreeJson};
 use crate::kernel::rules::{Predicted, Prediction};
-use crate::util::output::{escape, escape_markdown, pad};
+use crate::util::output::{escape, escape_markdown, Style, Table};
+use crate::Verdict;
 
 /// The cell of one (tree, compiler) pair: the prediction, or why there is none, beside the real
 /// build (`cached` when it came from the cache), a finding where they disagree.
@@ -86,6 +87,30 @@ impl Report {
             .join(" | "))
     }
 
+    /// A report read back by [`KernelJson::read`], as the run that wrote it handed it over.
+    pub(crate) fn from_json(json: KernelJson) -> Report {
+        let tools = match (json.tools, json.tools_error) {
+            (_, Some(error)) => Err(error),
+            (Some(tools), None) => Ok(tools),
+            (None, None) => Err("the report names no build tools".to_owned()),
+        };
+        Report {
+            trees: json.trees,
+            cells: json.cells,
+            tools,
+            seconds: json.seconds,
+        }
+    }
+
+    /// Exit 1 for a finding, and with `strict` for a cell that could not be built.
+    pub(crate) fn verdict(&self, strict: bool) -> Verdict {
+        let not_run = self
+            .cells
+            .iter()
+            .any(|cell| cell.real == Real::NotRun.word());
+        Verdict::failure_if(!self.findings().is_empty() || (strict && not_run))
+    }
+
     /// The cells whose prediction the real build contradicts.
     pub(crate) fn findings(&self) -> Vec<&CellJson> {
         self.cells.iter().filter(|cell| cell.is_finding()).collect()
@@ -108,10 +133,7 @@ impl Report {
                 let minimum = cell
                     .minimum_met
                     .map_or("?", |met| if met { "yes" } else { "no" });
-                let mut why = cell
-                    .first_error
-                    .clone()
-                    .unwrap_or_else(|| cell.reason.clone());
+                let mut why = why(&cell.real, &cell.reason, cell.first_error.as_deref());
                 if cell.cached {
                     why = format!("(cached) {why}");
                 }
@@ -166,42 +188,33 @@ impl Report {
             .collect()
     }
 
-    /// The report for a terminal: every line [`escape`]d, for nearly all of it is the trees'
-    /// and the compilers' text (a version from a Makefile, a build's first error).
+    /// The report for a terminal, the table in its full layout.
+    #[cfg(test)]
     pub(crate) fn human(&self) -> String {
+        self.human_in(&Style {
+            colour: false,
+            width: crate::util::output::Width::Wide,
+        })
+    }
+
+    /// The report for a terminal, laid out for `style`'s width: every line [`escape`]d, for
+    /// nearly all of it is the trees' and the compilers' text (a version from a Makefile, a
+    /// build's first error).
+    pub(crate) fn human_in(&self, style: &Style) -> String {
         let mut lines: Vec<String> = self.tree_lines();
         let tools = self.tools_used().unwrap_or_else(|error| error);
         lines.push(format!("tools: {tools}"));
         lines.push(String::new());
-        let header = [
-            "tree",
-            "toolchain",
-            "rustc",
-            "minimum",
-            "predicted",
-            "real",
-            "why",
-        ];
-        let rows: Vec<[String; 7]> = std::iter::once(header.map(String::from))
-            .chain(self.rows())
-            .map(|row| row.map(|value| escape(&value).into_owned()))
-            .collect();
-        // Every column but the last (`why`) is padded to its widest value.
-        let mut widths = [0; 6];
-        for row in &rows {
-            for (width, value) in widths.iter_mut().zip(row) {
-                *width = (*width).max(value.chars().count());
-            }
+        let headers = ["toolchain", "rustc", "minimum", "predicted", "real", "why"];
+        let mut table = Table::new("tree", &headers.map(String::from)).with_free_last_column();
+        for [tree, cells @ ..] in self.rows() {
+            let cells = cells.into_iter().map(|cell| (cell, false)).collect();
+            table.rows.push((tree, cells));
         }
-        for row in &rows {
-            let mut line: String = widths
-                .iter()
-                .zip(row)
-                .map(|(width, value)| format!("{}  ", pad(value, *width)))
-                .collect();
-            line.push_str(&row[6]);
-            lines.push(line.trim_end().to_owned());
-        }
+        let mut rendered = String::new();
+        table.render_text(&mut rendered, style);
+        // Escaped already: escaping again when joined changes nothing.
+        lines.extend(rendered.lines().map(String::from));
         lines.push(String::new());
         for cell in self.cells.iter().filter(|cell| !cell.steps.is_empty()) {
             let steps: Vec<String> = cell

@@ -9,6 +9,7 @@ mod cache;
 mod inputs;
 mod kernel_cache;
 mod reports;
+mod terminal;
 mod text;
 
 use crate::catalog::{Release, FEATURES};

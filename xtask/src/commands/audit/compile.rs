@@ -5,6 +5,7 @@
 //! ([`crate::features::places`], [`crate::report::usage`]).
 
 use super::input::{package_manifest, CrateKind, Input};
+use super::rustc_args::read_rustc_args;
 use super::{AuditReport, Column};
 use crate::features::places::{read_gate_errors, GateErrors, PlaceReader, SourcePoint};
 use crate::features::status::Status;
@@ -34,8 +35,9 @@ impl Compile {
             let (_, left_out) = read_rustc_args(file)?;
             if !left_out.is_empty() {
                 eprintln!(
-                    "audit: --rustc-args {}: left out {}; the compiles write metadata under the \
-                     audit's scratch directory",
+                    "audit: --rustc-args {}: left out {}; the compiles pass on only the flags \
+                     `cargo xtask audit --help` lists and write only metadata under the audit's \
+                     scratch directory",
                     file.display(),
                     left_out.join(", ")
                 );
@@ -136,6 +138,21 @@ impl Compile {
         })
     }
 
+    /// Refuses a compile of the crate root that wrote no metadata under `scratch`: it compiled
+    /// nothing, so no place could have been found.
+    fn wrote_metadata(&self, scratch: &Path) -> anyhow::Result<()> {
+        if let Compile::Cargo(_) = self {
+            return Ok(());
+        }
+        let entries =
+            std::fs::read_dir(scratch).with_context(|| format!("reading {}", scratch.display()))?;
+        let rmeta = |name: &std::ffi::OsStr| Path::new(name).extension() == Some("rmeta".as_ref());
+        if entries.flatten().any(|entry| rmeta(&entry.file_name())) {
+            return Ok(());
+        }
+        bail!("the compile wrote no metadata, so it compiled nothing and no place could be found")
+    }
+
     /// rustc's JSON diagnostics, one a line, from what the compile printed (Cargo wraps them
     /// in its own messages on stdout).
     fn diagnostics(&self, stdout: &str, stderr: &str) -> String {
@@ -150,62 +167,6 @@ impl Compile {
             _ => stderr.to_string(),
         }
     }
-}
-
-/// Reads a `--rustc-args` file (one argument a line): the arguments the audit's compiles pass
-/// on, and those it leaves out, each as written with why: an output path (`-o`, `--out-dir`,
-/// `--emit`, `-C incremental`, `-Z temps-dir`: the compiles write metadata under the audit's
-/// scratch directory), a linker, a plugin (`-Z llvm-plugins`, `-Z codegen-backend`) or another
-/// argument file (`@FILE`). Its own `--error-format` and `-Z allow-features` go silently: the
-/// audit sets both.
-pub fn read_rustc_args(file: &Path) -> anyhow::Result<(Vec<String>, Vec<String>)> {
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("--rustc-args: cannot read {}", file.display()))?;
-    let lines: Vec<&str> = text.lines().collect();
-    let (mut kept, mut left_out) = (Vec::new(), Vec::new());
-    let mut index = 0;
-    while index < lines.len() {
-        let line = lines[index];
-        // A flag and its value, whether written as one argument or two.
-        let codegen = line.strip_prefix("-C").or(line.strip_prefix("--codegen="));
-        let (flag, value, width) = match (line, lines.get(index + 1)) {
-            (
-                "-o" | "--out-dir" | "--emit" | "-C" | "--codegen" | "-Z" | "--error-format",
-                Some(next),
-            ) => (line, *next, 2),
-            _ => match (codegen, line.strip_prefix("-Z")) {
-                (Some(value), _) => ("-C", value, 1),
-                (None, Some(value)) => ("-Z", value, 1),
-                (None, None) => (line, "", 1),
-            },
-        };
-        let option = |name: &str| value == name || value.starts_with(&format!("{name}="));
-        let why = match flag {
-            "-o" | "--out-dir" | "--emit" => Some("an output path"),
-            _ if line.starts_with("-o")
-                || line.starts_with("--out-dir=")
-                || line.starts_with("--emit=") =>
-            {
-                Some("an output path")
-            }
-            "-C" | "--codegen" if option("linker") => Some("a linker"),
-            "-C" | "--codegen" if option("incremental") => Some("an output path"),
-            "-Z" if option("temps-dir") => Some("an output path"),
-            "-Z" if option("llvm-plugins") || option("codegen-backend") => Some("a plugin"),
-            "-Z" if option("allow-features") => Some(""),
-            _ if line.starts_with("--error-format") => Some(""),
-            _ if line.starts_with('@') => Some("another argument file"),
-            _ => None,
-        };
-        let written = lines[index..index + width].join(" ");
-        match why {
-            Some("") => {}
-            Some(why) => left_out.push(format!("`{written}` ({why})")),
-            None => kept.extend(lines[index..index + width].iter().map(|s| s.to_string())),
-        }
-        index += width;
-    }
-    Ok((kept, left_out))
 }
 
 /// What one compile without `feature` (of the `allowed` names) found, or why it could not say.
@@ -298,7 +259,9 @@ impl AuditReport {
             .copied()
             .filter(|name| activity(name) != Some(false))
             .collect();
-        if let Err(error) = compile_without(compile, rustc, &allowed, "", scratch) {
+        let baseline = compile_without(compile, rustc, &allowed, "", scratch)
+            .and_then(|_| compile.wrote_metadata(scratch));
+        if let Err(error) = baseline {
             let error = format!("with every feature allowed, {error:#}");
             return vec![UsageCell::Failed(error, Vec::new()); names.len()];
         }
@@ -345,10 +308,15 @@ mod tests {
         let scratch = crate::project_root().join("target/kshim/unit-tests/audit-usage");
         std::fs::create_dir_all(&scratch).unwrap();
         let file = scratch.join("given.args");
+        let root = scratch.join("lib.rs");
+        std::fs::write(&root, "").unwrap();
         std::fs::write(
             &file,
-            "--edition=2021\n-Z\nallow-features=a,b\n-Zallow-features=a\n--error-format=short\n\
-             --error-format\nshort\nlib.rs",
+            format!(
+                "--edition=2021\n-Z\nallow-features=a,b\n-Zallow-features=a\n--error-format=short\n\
+                 --error-format\nshort\n{}",
+                root.display()
+            ),
         )
         .unwrap();
         let rustc = Rustc {
@@ -363,7 +331,7 @@ mod tests {
             .invocation(&rustc, &["a", "c"], &scratch)
             .unwrap();
         let derived = std::fs::read_to_string(scratch.join("rustc-args")).unwrap();
-        assert_eq!(derived, "--edition=2021\nlib.rs");
+        assert_eq!(derived, format!("--edition=2021\n{}", root.display()));
         assert_eq!(
             invocation.args[1..],
             [

@@ -4,7 +4,7 @@
 //! narrowed down by halves when some name breaks it (`staged_api`), and the target's `--print cfg`.
 
 use super::input::{CrateKind, Input};
-use super::summary::{Answer, TargetCfgs};
+use super::summary::{read_print_cfg, Answer, TargetCfgs};
 use crate::features::probe::{self, Diagnostics};
 use crate::features::status::Status;
 use crate::run::plan::Rustc;
@@ -166,16 +166,4 @@ pub fn print_cfg(rustc: &Rustc) -> anyhow::Result<TargetCfgs> {
         bail!(process::last_line(&output.stderr));
     }
     Ok(read_print_cfg(&output.stdout))
-}
-
-/// Reads `rustc --print cfg`: one `name` or `key="value"` per line.
-pub fn read_print_cfg(text: &str) -> TargetCfgs {
-    text.lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty())
-        .map(|line| match line.split_once('=') {
-            Some((key, value)) => (key.to_string(), Some(value.trim_matches('"').to_string())),
-            None => (line.to_string(), None),
-        })
-        .collect()
 }
