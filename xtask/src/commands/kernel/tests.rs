@@ -166,7 +166,7 @@ fn the_wrapper_passes_its_own_sysroot_only_when_the_caller_gave_none() {
     tools::write_wrapper(&wrapper, &launch).unwrap();
     let run = |args: &[&str]| {
         let sh = xshell::Shell::new().unwrap();
-        cmd!(sh, "{wrapper} {args...}").quiet().read().unwrap()
+        crate::tests::support::read_quietly(cmd!(sh, "{wrapper} {args...}"))
     };
     assert_eq!(
         run(&["--version"]),
