@@ -157,7 +157,7 @@ fn a_killed_run_not_yet_reaped_is_dead_and_what_its_wrapper_left_is_ended() {
     first.kill().unwrap();
     let begun = Instant::now();
     let next = xtask(&["matrix", "--root", path_str(&tree)])
-        .args(["--toolchain", "/nonexistent/rustc"])
+        .args(["--toolchain", "/bin/false"])
         .run_within(Duration::from_secs(180));
     let waited = begun.elapsed();
     first.wait().unwrap();

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 /// `audit ARGS` on the compiler running these tests.
 fn audit(args: &[&str]) -> Run {
-    xtask(&["audit", "--toolchain"])
+    // `--wide`: the lines are read whole, not as a narrow terminal would wrap them.
+    xtask(&["audit", "--wide", "--toolchain"])
         .arg(current_rustc())
         .args(args)
         .run_within(Duration::from_secs(120))

@@ -336,15 +336,14 @@ mod tests {
                     .collect();
                 args.insert(2, "--list");
                 let program = &loader.program;
-                let list = cmd!(sh, "{program} {args...}").env_clear().quiet();
-                list.read().context("running the loader with --list")?
+                crate::tests::support::read_quietly(cmd!(sh, "{program} {args...}").env_clear())
             }
             None => {
                 let rustc = &launch.rustc;
                 let ldd = cmd!(sh, "ldd {rustc}")
                     .env_clear()
                     .envs(launch.env.iter().cloned());
-                ldd.quiet().read().context("running ldd")?
+                crate::tests::support::read_quietly(ldd)
             }
         };
         Ok(listing
@@ -388,7 +387,7 @@ mod tests {
     #[test]
     fn the_hosts_glibc_is_what_getconf_says() {
         let sh = Shell::new().unwrap();
-        let said = cmd!(sh, "getconf GNU_LIBC_VERSION").read().unwrap();
+        let said = crate::tests::support::read_quietly(cmd!(sh, "getconf GNU_LIBC_VERSION"));
         assert_eq!(format!("glibc {}", host_glibc()), said.trim());
     }
 

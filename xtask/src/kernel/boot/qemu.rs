@@ -88,7 +88,7 @@ impl Host {
         }
     }
 
-    /// This machine.
+    /// The host the xtask runs on.
     pub(crate) fn this() -> Host {
         Host::read(
             Path::new("/proc/cpuinfo"),
