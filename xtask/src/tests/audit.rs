@@ -532,6 +532,7 @@ fn a_misspelt_feature_name_gets_a_did_you_mean() {
     let output = std::process::Command::new(xtask_binary())
         .args([
             "audit",
+            "--wide",
             "--features",
             "asm_gotto,lint_reasons",
             "--toolchain",
