@@ -529,23 +529,33 @@ fn proc_macro_library_features_are_probed_with_proc_macro_loaded() {
 
 #[test]
 fn a_misspelt_feature_name_gets_a_did_you_mean() {
-    let output = std::process::Command::new(xtask_binary())
-        .args([
-            "audit",
-            "--wide",
-            "--features",
-            "asm_gotto,lint_reasons",
-            "--toolchain",
-        ])
-        .arg(current_rustc())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let audit = |format: &str| {
+        let output = std::process::Command::new(xtask_binary())
+            .args([
+                "audit",
+                "--format",
+                format,
+                "--features",
+                "asm_gotto,lint_reasons",
+            ])
+            .arg("--toolchain")
+            .arg(current_rustc())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let report = audit("json");
+    let summary = crate::util::json::parse(&report).unwrap()["toolchains"][0]["summary"]
+        .as_str()
+        .map(String::from);
     assert!(
-        stdout.contains("unknown feature asm_gotto (did you mean `asm_goto`?)"),
-        "{stdout}"
+        summary.is_some_and(|summary| {
+            summary.contains("unknown feature asm_gotto (did you mean `asm_goto`?)")
+        }),
+        "{report}"
     );
     // The table shows no marker, so no legend.
-    assert!(!stdout.contains("`(off)`"), "{stdout}");
+    let human = audit("human");
+    assert!(!human.contains("`(off)`"), "{human}");
 }
