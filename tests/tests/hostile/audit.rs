@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Hostile input to `audit`: another target's `cfg_attr` branch taken for dead, rustc flags that
-//! compile nothing or write outside the scratch directory, an argument file that is a FIFO, and
-//! a feature enabled twice only under a cfg the audit cannot decide.
+//! compile nothing, write outside the scratch directory, or name a linker, a plugin or another
+//! argument file, an argument file that is a FIFO, and a feature enabled twice only under a cfg
+//! the audit cannot decide.
 
 use crate::support::*;
 use serde_json::Value;
@@ -164,6 +165,63 @@ fn flags_that_write_files_are_left_out_and_named() {
     ] {
         run.stderr_has(&format!("`{named}` (not on the list"));
     }
+    run.check(never_type_use(&run).0, "no use at lib.rs:2:18");
+}
+
+#[test]
+fn rustc_args_that_name_outputs_linkers_plugins_or_files_are_left_out_and_named() {
+    let directory = scratch_dir("hostile-audit-rustc-args");
+    let outside = directory.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let root = directory.join("lib.rs");
+    std::fs::write(
+        &root,
+        "#![feature(never_type)]\npub type Never = !;\nfn main() {}\n",
+    )
+    .unwrap();
+    // A linker that leaves a mark if it is ever run.
+    let linker = script(
+        &directory.join("fake-linker"),
+        &format!("touch {}/linked\nexit 1\n", outside.display()),
+    );
+    let other = directory.join("other.args");
+    std::fs::write(&other, "--cfg\nfrom_other_file\n").unwrap();
+    let o = |name: &str| outside.join(name).display().to_string();
+    let args = [
+        "--edition=2021".to_string(),
+        "--crate-type=bin".into(),
+        "--crate-name=given".into(),
+        "-o".into(),
+        o("dash-o"),
+        "--out-dir".into(),
+        o("out-dir"),
+        format!("--emit=link={}", o("emit")),
+        format!("-Clinker={}", linker.display()),
+        "-C".into(),
+        format!("linker={}", linker.display()),
+        "-Zllvm-plugins=/nonexistent/plugin.so".into(),
+        format!("@{}", other.display()),
+    ];
+    let file = argument_file(&directory, &args, &root);
+    let run = audit(&[path_str(&root), "--usage", "--rustc-args", path_str(&file)]);
+    let left: Vec<PathBuf> = outside
+        .read_dir()
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    run.check(left.is_empty(), &format!("written outside: {left:?}"));
+    for named in [
+        format!("`-o {}` (an output path)", o("dash-o")),
+        format!("`--out-dir {}` (an output path)", o("out-dir")),
+        format!("`--emit=link={}` (an output path)", o("emit")),
+        format!("`-Clinker={}` (a linker)", linker.display()),
+        format!("`-C linker={}` (a linker)", linker.display()),
+        "`-Zllvm-plugins=/nonexistent/plugin.so` (a plugin)".to_string(),
+        format!("`@{}` (another argument file)", other.display()),
+    ] {
+        run.stderr_has(&named);
+    }
+    // The compile still ran, and found where the crate needs the feature.
     run.check(never_type_use(&run).0, "no use at lib.rs:2:18");
 }
 
