@@ -4,6 +4,9 @@
 //! the next, linked to the shim's example of each feature the catalog has. Generated from the
 //! committed JSON of a `cargo xtask kernel` run ([`KERNEL_REPORT`]), read as data.
 
+pub mod boot;
+
+use self::boot::CellBoot;
 use crate::catalog::{self, Release};
 use crate::kernel::build::why;
 use crate::kernel::report::json::KernelJson;
@@ -43,6 +46,8 @@ pub struct TreeData {
     /// The cells whose prediction the real build contradicted: (release, predicted, real,
     /// toolchain id).
     pub findings: Vec<(String, String, String, String)>,
+    /// The boot of each cell that built, in release order.
+    pub boots: Vec<CellBoot>,
     pub error: Option<String>,
 }
 
@@ -70,6 +75,7 @@ pub(crate) fn read_trees(report: &KernelJson) -> Vec<TreeData> {
                     cell.toolchain.clone(),
                 ));
             }
+            data.boots.extend(CellBoot::of(cell, &release));
             data.real.push((
                 cell.real.clone(),
                 release.clone(),
@@ -105,6 +111,8 @@ pub(crate) fn read_trees(report: &KernelJson) -> Vec<TreeData> {
         }
         data.real
             .sort_by_key(|(_, release, _, toolchain)| (release_key(release), toolchain.clone()));
+        data.boots
+            .sort_by_key(|boot| (release_key(&boot.release), boot.toolchain.clone()));
         data
     });
     trees.collect()
@@ -444,13 +452,17 @@ fn tree_section(page: &mut String, data: &TreeData) {
     }
     let _ = writeln!(
         page,
-        "- Compilers: {}.\n",
+        "- Compilers: {}.",
         if built.is_empty() {
             "none in that run".to_string()
         } else {
             built.join("; ")
         }
     );
+    if let Some(line) = boot::boot_line(&data.boots) {
+        let _ = writeln!(page, "{line}");
+    }
+    page.push('\n');
     if data.features.is_empty() {
         let _ = writeln!(
             page,
