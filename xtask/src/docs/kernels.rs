@@ -623,4 +623,4 @@ pub fn generated(root: &Path) -> anyhow::Result<(std::path::PathBuf, String)> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -62,7 +62,10 @@ impl CellBoot {
     /// The samples' lines seen and those checked, when the boot read a console.
     pub fn samples_seen(&self) -> Option<(usize, usize)> {
         let boot = self.boot.as_ref().filter(|boot| boot.kunit.is_some())?;
-        let checked = boot.samples.iter().filter(|sample| sample.expected.is_some());
+        let checked = boot
+            .samples
+            .iter()
+            .filter(|sample| sample.expected.is_some());
         let seen = checked.clone().filter(|sample| sample.seen).count();
         Some((seen, checked.count()))
     }

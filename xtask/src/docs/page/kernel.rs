@@ -178,10 +178,15 @@ pub(super) fn kernel_trees_section(
                     escape_html(&real)
                 );
             }
-            let (mut shown, mut title, mut classes) = (escape_html(&real), reason.clone(), String::new());
+            let (mut shown, mut title, mut classes) =
+                (escape_html(&real), reason.clone(), String::new());
             if let Some(boot) = boot {
                 body.push_str(&boot_body(boot));
-                let _ = write!(shown, "<small class=\"boot\"> \u{b7} {}</small>", escape_html(&boot.short()));
+                let _ = write!(
+                    shown,
+                    "<small class=\"boot\"> \u{b7} {}</small>",
+                    escape_html(&boot.short())
+                );
                 title = format!("{title}; {}", boot.long());
                 let _ = write!(classes, " boot-{}", boot.word().replace(' ', "-"));
             }
