@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 //! `docs/kernels.md`: per real kernel tree, the features its `rust/kernel/lib.rs` enables, its
-//! allowed list, which compilers built it for real, and how the lists changed from one tree to
-//! the next, linked to the shim's example of each feature the catalog has. Generated from the
-//! committed JSON of a `cargo xtask kernel` run ([`KERNEL_REPORT`]), read as data.
+//! allowed list, which compilers built it for real and how each build booted ([`boot`]), and
+//! how the lists changed from one tree to the next, linked to the shim's example of each feature
+//! the catalog has. Generated from the committed JSON of a `cargo xtask kernel` run
+//! ([`KERNEL_REPORT`]), read as data.
 
 pub mod boot;
 
@@ -574,7 +575,9 @@ pub fn kernels_page(report: Option<&str>, file: &Path) -> anyhow::Result<String>
          What each real kernel tree asks of the Rust compiler, as its own files say \
          (`scripts/min-tool-version.sh`, `scripts/Makefile.build`, `init/Kconfig`, its crate \
          roots), and what real compilers did with it: the probes of its feature attributes and \
-         its own Kbuild build of `rust/`, the samples and the drivers. A feature the shim shows \
+         its own Kbuild build of `rust/`, the samples and the drivers, and the boot under QEMU \
+         of each build that passed (`cargo xtask kernel --boot`: KUnit's cases passed/failed/\
+         skipped, the samples' init lines seen). A feature the shim shows \
          links to its example; one the catalog leaves out on purpose gives the reason it is \
          not taught, and any other would say \"not in the shim\" (a test fails on it).\n\n",
     );
