@@ -216,7 +216,7 @@ pub(crate) fn result_entry(
         .number(keys.1)
         .field(library.as_bytes())
         .field(tools)
-        .field(&recipe())
+        .field(recipe())
         .field(qemu.as_ref().map_or("", |qemu| qemu.version.as_str()))
         .field(accel.word());
     results.join(format!("boot-{}.json", hasher.finish()))
