@@ -181,7 +181,7 @@ pub const fn bool_to_int(branch: bool) -> i32 {
 ///     }
 /// }
 ///
-/// kernel::module::load_unload::<Checker>(&THIS_MODULE).unwrap();
+/// kernel::host::load_unload::<Checker>(&THIS_MODULE).unwrap();
 /// assert_eq!(CHECKED.load(Ordering::Relaxed), 2, "only the call while enabled checked");
 /// ```
 #[macro_export]
