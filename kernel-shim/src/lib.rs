@@ -119,6 +119,7 @@ pub mod const_init;
 pub mod container_of;
 pub mod error;
 pub mod ffi;
+pub mod host;
 pub mod io;
 #[doc = include_str!("features.md")]
 pub mod features {}
