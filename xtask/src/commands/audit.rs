@@ -6,8 +6,6 @@
 //! [`compile`] compiles the crate without each gated feature and writes where it is used.
 
 pub mod compile;
-pub mod input;
-pub mod probing;
 pub mod render;
 pub mod summary;
 
@@ -15,6 +13,7 @@ use crate::catalog::Release;
 use crate::features::kconfig;
 use crate::report::assemble::toolchain_entry;
 use crate::report::ToolchainEntry;
+pub use crate::run::crate_root::{input, probing};
 use crate::run::plan::Rustc;
 use crate::toolchains::discovery::{discover, Availability, SourceKind, VERSION_TIMEOUT};
 use crate::util::output::Format;

@@ -42,6 +42,7 @@ pub fn main() -> ExitCode {
             sh.change_dir(crate::project_root());
             match &flags.subcommand {
                 XtaskCmd::Matrix(cmd) => cmd.run(&sh),
+                XtaskCmd::Msrv(cmd) => cmd.run(&sh),
                 XtaskCmd::Toolchains(cmd) => cmd.run(&sh),
                 XtaskCmd::Audit(cmd) => cmd.run(&sh),
                 XtaskCmd::Merge(cmd) => cmd.run(&sh),

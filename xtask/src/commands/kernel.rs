@@ -14,12 +14,11 @@ use crate::commands::flags;
 use crate::kernel::build::{self, Built, Real};
 use crate::kernel::report::json::{CellJson, TreeJson};
 use crate::kernel::report::{self, Report};
+use crate::kernel::results::{kernel_library, load_result, result_entry, store_result};
 use crate::kernel::{tools, trees};
-use crate::run::cache::{compiler_identity, StableHasher};
 use crate::run::plan::Rustc;
 use crate::toolchains::debian::Provisioner;
 use crate::toolchains::discovery::{self, Availability, Source, Toolchain};
-use crate::toolchains::extracted::{self, Wanted};
 use crate::toolchains::pins::{Pins, TreePin, TreeSource};
 use crate::toolchains::version::RustcVersion;
 use crate::util::json;
@@ -259,9 +258,7 @@ fn run(
             let _ = std::fs::remove_dir_all(&probes);
             // Every way this pair ends is one cell of the same tree, compiler and release.
             let built = 'pair: {
-                let needs_old_bindgen = rules
-                    .minimum(crate::kernel::rules::HOST_ARCH.0)
-                    .is_some_and(|minimum| minimum.bindgen < tools::SIZE_T_IS_USIZE_REMOVED);
+                let needs_old_bindgen = tools::bindgen_for(rules).version != tools::BINDGEN.version;
                 let tools = if needs_old_bindgen {
                     old_tools.get_or_insert_with(|| {
                         tools::find_tools(&dir, tools::OLD_BINDGEN).map_err(|missing| {
@@ -282,22 +279,18 @@ fn run(
                     }
                 };
                 take_lock(&mut lock, &dir)?;
-                let library = match kernel_library(&mut provisioner, &dir, toolchain, version) {
+                let library = match kernel_library(Some(&mut provisioner), &dir, toolchain, version)
+                {
                     Ok(library) => library,
                     Err(error) => break 'pair not_run(format!("RUST_LIB_SRC: {error}")),
                 };
-                let key = {
-                    let mut hasher = StableHasher::new();
-                    hasher
-                        .field("kernel result v1")
-                        .field(&tree.identity)
-                        .number(compiler_identity(&rustc.launch, version).0)
-                        .field(library.1.as_bytes())
-                        .field(&tools.identity)
-                        .field(build::CONFIG_RECIPE);
-                    hasher.finish()
-                };
-                let entry = dir.join("results").join(format!("{key}.json"));
+                let entry = result_entry(
+                    &dir,
+                    &tree.identity,
+                    (&rustc.launch, version),
+                    &library.1,
+                    &tools.identity,
+                );
                 if let Some(built) = use_cache.then(|| load_result(&entry)).flatten() {
                     progress(&format!("{label}: {} (cached)", built.real.word()));
                     break 'pair (built, true);
@@ -370,72 +363,4 @@ fn take_lock(lock: &mut Option<RunLock>, dir: &Path) -> anyhow::Result<()> {
         crate::run::cache::remove_stale_temporaries(&dir.join("results"));
     }
     Ok(())
-}
-
-/// The whole `library/` of a compiler's own sources, for `RUST_LIB_SRC` (the kernel builds
-/// `core`, and before 6.13 `alloc`, from it), with what it is exactly: a Debian compiler's
-/// source package extracted whole under `target/kernel/library/`, or a rustup sysroot's
-/// `rust-src`.
-fn kernel_library(
-    provisioner: &mut Provisioner<'_>,
-    dir: &Path,
-    toolchain: &Toolchain,
-    version: &RustcVersion,
-) -> anyhow::Result<(PathBuf, String)> {
-    let debian = match &toolchain.source {
-        Source::Debian { package } => Some(package.clone()),
-        Source::Path => version
-            .sysroot
-            .as_deref()
-            .and_then(Path::parent)
-            .and_then(crate::toolchains::debian::read_marker),
-        Source::Rustup { .. } => None,
-    };
-    let Some(compiler) = debian else {
-        let sources = crate::toolchains::library_sources::library_sources(toolchain, version)?;
-        return Ok((sources.library, sources.identity));
-    };
-    let (package, version_wanted) = crate::toolchains::library_sources::sources_of(&compiler)?;
-    let suites = compiler.suites();
-    let select = |members: &[String]| -> anyhow::Result<Vec<String>> {
-        Ok(vec![crate::toolchains::library_sources::library_member(
-            members,
-        )?])
-    };
-    let prefix = dir
-        .join("library")
-        .join(format!("{package}-{}", version_wanted.replace(':', "%3a")));
-    let wanted = Wanted {
-        package: &package,
-        version: Some(version_wanted),
-        suites: &suites,
-        prefix,
-        select: &select,
-    };
-    let extracted = extracted::provision(provisioner, &wanted, |staging| {
-        let library = crate::toolchains::library_sources::library_in(staging)
-            .context("no library/core/src/lib.rs was extracted")?;
-        Ok(vec![("library".to_owned(), library)])
-    })?;
-    let library = extracted
-        .prefix
-        .join(extracted.marker.get("library").unwrap_or("library"));
-    Ok((
-        library,
-        format!("{} (whole library/)", extracted.marker.identity()),
-    ))
-}
-
-/// A cached real result, if `entry` holds a well-formed one that is not `not run`.
-fn load_result(entry: &Path) -> Option<Built> {
-    let built: Built = json::read(&crate::util::files::read_text(entry, 1 << 20).ok()?).ok()?;
-    (built.real != Real::NotRun).then_some(Built {
-        cacheable: true,
-        ..built
-    })
-}
-
-/// Stores a real result that is the compiler's verdict (its step times are not kept).
-fn store_result(entry: &Path, built: &Built) -> anyhow::Result<()> {
-    crate::util::files::write_atomically(entry, json::to_value(built).to_string().as_bytes())
 }

@@ -36,6 +36,19 @@ pub(crate) const OLD_BINDGEN: Bindgen = Bindgen {
 pub(crate) const SIZE_T_IS_USIZE_REMOVED: crate::catalog::Release =
     crate::catalog::Release::new(0, 65, 0);
 
+/// The bindgen a tree is built with: [`OLD_BINDGEN`] where its minimum predates
+/// [`SIZE_T_IS_USIZE_REMOVED`], else [`BINDGEN`].
+pub(crate) fn bindgen_for(tree: &crate::kernel::rules::Tree) -> Bindgen {
+    let old = tree
+        .minimum(crate::kernel::rules::HOST_ARCH.0)
+        .is_some_and(|minimum| minimum.bindgen < SIZE_T_IS_USIZE_REMOVED);
+    if old {
+        OLD_BINDGEN
+    } else {
+        BINDGEN
+    }
+}
+
 /// One bindgen release, the crate whose `cargo install` provides its command line, and the
 /// LLVM (clang, lld, libclang) the build runs with it.
 #[derive(Clone, Copy, Debug)]

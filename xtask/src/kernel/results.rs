@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The real results `cargo xtask kernel` keeps under `target/kernel/results/`, which `msrv
+//! --tree` reads too: the key of one (tree, compiler) pair, which covers the tree, the compiler,
+//! its own `library/` (`RUST_LIB_SRC`), the tools and the configuration; reading and writing an
+//! entry; and that `library/`, provided or only looked for.
+
+use crate::kernel::build::{self, Built, Real};
+use crate::run::cache::{compiler_identity, StableHasher};
+use crate::toolchains::debian::Provisioner;
+use crate::toolchains::discovery::{Source, Toolchain};
+use crate::toolchains::extracted::{self, Marker, Wanted};
+use crate::toolchains::library_sources::{library_in, library_member, library_sources, sources_of};
+use crate::toolchains::loader::Launch;
+use crate::toolchains::version::RustcVersion;
+use crate::util::json;
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+
+/// The file under `dir/results/` that holds the real result of a tree built with a compiler.
+pub(crate) fn result_entry(
+    dir: &Path,
+    tree_identity: &str,
+    (launch, version): (&Launch, &RustcVersion),
+    library_identity: &str,
+    tools_identity: &str,
+) -> PathBuf {
+    let mut hasher = StableHasher::new();
+    hasher
+        .field("kernel result v1")
+        .field(tree_identity)
+        .number(compiler_identity(launch, version).0)
+        .field(library_identity.as_bytes())
+        .field(tools_identity)
+        .field(build::CONFIG_RECIPE);
+    dir.join("results")
+        .join(format!("{}.json", hasher.finish()))
+}
+
+/// A kept real result, if `entry` holds a well-formed one that is not `not run`.
+pub(crate) fn load_result(entry: &Path) -> Option<Built> {
+    let built: Built = json::read(&crate::util::files::read_text(entry, 1 << 20).ok()?).ok()?;
+    (built.real != Real::NotRun).then_some(Built {
+        cacheable: true,
+        ..built
+    })
+}
+
+/// Keeps a real result that is the compiler's verdict (its step times are not kept).
+pub(crate) fn store_result(entry: &Path, built: &Built) -> anyhow::Result<()> {
+    crate::util::files::write_atomically(entry, json::to_value(built).to_string().as_bytes())
+}
+
+/// The whole `library/` of a compiler's own sources, for `RUST_LIB_SRC` (the kernel builds
+/// `core`, and before 6.13 `alloc`, from it), with what it is exactly: a Debian compiler's
+/// source package extracted whole under `dir/library/`, or a rustup sysroot's `rust-src`.
+/// Without a `provisioner`, only one that is there already: nothing is fetched.
+pub(crate) fn kernel_library(
+    provisioner: Option<&mut Provisioner<'_>>,
+    dir: &Path,
+    toolchain: &Toolchain,
+    version: &RustcVersion,
+) -> anyhow::Result<(PathBuf, String)> {
+    let debian = match &toolchain.source {
+        Source::Debian { package } => Some(package.clone()),
+        Source::Path => version
+            .sysroot
+            .as_deref()
+            .and_then(Path::parent)
+            .and_then(crate::toolchains::debian::read_marker),
+        Source::Rustup { .. } => None,
+    };
+    let Some(compiler) = debian else {
+        let sources = library_sources(toolchain, version)?;
+        return Ok((sources.library, sources.identity));
+    };
+    let (package, version_wanted) = sources_of(&compiler)?;
+    let prefix = dir
+        .join("library")
+        .join(format!("{package}-{}", version_wanted.replace(':', "%3a")));
+    let whole = |prefix: &Path, marker: &Marker| {
+        (
+            prefix.join(marker.get("library").unwrap_or("library")),
+            format!("{} (whole library/)", marker.identity()),
+        )
+    };
+    let Some(provisioner) = provisioner else {
+        let marker = Marker::read(&prefix).with_context(|| {
+            format!(
+                "its library/ is not extracted yet (under {})",
+                prefix.display()
+            )
+        })?;
+        return Ok(whole(&prefix, &marker));
+    };
+    let suites = compiler.suites();
+    let select =
+        |members: &[String]| -> anyhow::Result<Vec<String>> { Ok(vec![library_member(members)?]) };
+    let wanted = Wanted {
+        package: &package,
+        version: Some(version_wanted),
+        suites: &suites,
+        prefix,
+        select: &select,
+    };
+    let extracted = extracted::provision(provisioner, &wanted, |staging| {
+        let library = library_in(staging).context("no library/core/src/lib.rs was extracted")?;
+        Ok(vec![("library".to_owned(), library)])
+    })?;
+    Ok(whole(&extracted.prefix, &extracted.marker))
+}
