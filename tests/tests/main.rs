@@ -8,6 +8,7 @@ mod hardening;
 mod hostile;
 mod merge;
 mod modes;
+mod msrv;
 mod provisioning;
 mod support;
 mod tidy;

@@ -228,6 +228,7 @@ impl AuditReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     #[test]
     fn an_argument_file_gets_our_allow_list_and_json_diagnostics_only() {

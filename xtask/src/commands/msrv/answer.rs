@@ -257,13 +257,22 @@ impl Answer {
         let building = (oldest..=newest)
             .filter(|&index| self.rows[index].built(mode) == &Built::Builds)
             .count();
-        let mut lines = vec![format!(
-            "oldest {}{}, newest {}{} ({building} compilers here build it)",
-            self.rows[oldest].label(),
-            bootstrap(oldest),
-            self.rows[newest].label(),
-            bootstrap(newest)
-        )];
+        let first = if oldest == newest {
+            format!(
+                "only {}{} builds it",
+                self.rows[oldest].label(),
+                bootstrap(oldest)
+            )
+        } else {
+            format!(
+                "oldest {}{}, newest {}{} ({building} compilers here build it)",
+                self.rows[oldest].label(),
+                bootstrap(oldest),
+                self.rows[newest].label(),
+                bootstrap(newest)
+            )
+        };
+        let mut lines = vec![first];
         let mut list = |what: &str, positions: &[usize]| {
             if !positions.is_empty() {
                 lines.push(format!("{what}: {}", self.ids(positions).join(", ")));
