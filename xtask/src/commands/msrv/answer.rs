@@ -249,30 +249,33 @@ impl Answer {
             }
             return lines;
         };
-        let bootstrap = |index: usize| match self.rows[index].bootstrap_for.len() {
-            0 => String::new(),
-            _ if mode == Mode::Stable => String::new(),
-            count => format!(" (with RUSTC_BOOTSTRAP=1 for {count} gated features)"),
-        };
         let building = (oldest..=newest)
             .filter(|&index| self.rows[index].built(mode) == &Built::Builds)
             .count();
-        let first = if oldest == newest {
-            format!(
-                "only {}{} builds it",
-                self.rows[oldest].label(),
-                bootstrap(oldest)
-            )
+        let mut lines = vec![if oldest == newest {
+            format!("only {} builds it", self.rows[oldest].label())
         } else {
             format!(
-                "oldest {}{}, newest {}{} ({building} compilers here build it)",
+                "oldest {}, newest {} ({building} compilers here build it)",
                 self.rows[oldest].label(),
-                bootstrap(oldest),
                 self.rows[newest].label(),
-                bootstrap(newest)
             )
-        };
-        let mut lines = vec![first];
+        }];
+        let gated = |index: usize| self.rows[index].bootstrap_for.len();
+        if mode == Mode::Kernel && gated(oldest) + gated(newest) > 0 {
+            lines.push(if oldest == newest {
+                format!(
+                    "with RUSTC_BOOTSTRAP=1 for {} gated features",
+                    gated(oldest)
+                )
+            } else {
+                format!(
+                    "with RUSTC_BOOTSTRAP=1: the oldest for {} gated features, the newest for {}",
+                    gated(oldest),
+                    gated(newest)
+                )
+            });
+        }
         let mut list = |what: &str, positions: &[usize]| {
             if !positions.is_empty() {
                 lines.push(format!("{what}: {}", self.ids(positions).join(", ")));
@@ -317,11 +320,20 @@ impl Answer {
                 (None, Some(detail)) => detail.to_string(),
                 (None, None) => String::new(),
             };
-            if row.kernel == Built::Builds && !row.bootstrap_for.is_empty() {
-                let with = format!(
-                    "kernel mode with RUSTC_BOOTSTRAP=1 for {}",
-                    row.bootstrap_for.join(", ")
-                );
+            let kernel_asked = self.modes.iter().any(|(mode, _)| *mode == Mode::Kernel);
+            if kernel_asked && row.kernel == Built::Builds && !row.bootstrap_for.is_empty() {
+                let features = &row.bootstrap_for;
+                // A long list would make the table too wide to read; the JSON has it whole.
+                let with = match features.len() {
+                    count @ 1..=3 => format!(
+                        "kernel mode with RUSTC_BOOTSTRAP=1 for {count}: {}",
+                        features.join(", ")
+                    ),
+                    count => format!(
+                        "kernel mode with RUSTC_BOOTSTRAP=1 for {count} gated features (the \
+                         JSON lists them)"
+                    ),
+                };
                 note = if note.is_empty() {
                     with
                 } else {

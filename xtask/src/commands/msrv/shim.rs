@@ -28,6 +28,7 @@ pub fn rows(
         .iter()
         .enumerate()
         .map(|(index, availability)| row(index, availability, steps, &driven.results))
+        .map(|row| relative_to(row, &layout.root))
         .collect();
     let note = format!(
         "from {} probes and shim builds, {cached} of them from the cache",
@@ -88,6 +89,17 @@ fn row(index: usize, availability: &Availability, steps: &[Step], results: &[Ste
         bootstrap_for,
         cached: mine().all(|(_, result)| result.cached),
     }
+}
+
+/// `row` with the checkout's path left out of its errors, which name the shim's files.
+fn relative_to(mut row: Row, root: &std::path::Path) -> Row {
+    let prefix = format!("{}/", root.display());
+    for built in [&mut row.stable, &mut row.kernel] {
+        if let Built::Fails(error) | Built::Unknown(error) = built {
+            *error = error.replace(&prefix, "");
+        }
+    }
+    row
 }
 
 /// A shim build's result as the answer takes it.

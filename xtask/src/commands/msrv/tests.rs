@@ -155,12 +155,12 @@ fn a_kernel_tree_answers_kernel_mode_alone_and_names_the_gated_features() {
     assert!(!human.contains("stable mode"), "{human}");
     assert!(
         human.contains(
-            "kernel mode: only debian-1.85.0 (with RUSTC_BOOTSTRAP=1 for 2 gated features) builds it"
+            "kernel mode: only debian-1.85.0 builds it\n    with RUSTC_BOOTSTRAP=1 for 2 gated features\n"
         ),
         "{human}"
     );
     assert!(
-        human.contains("RUSTC_BOOTSTRAP=1 for asm_goto, arbitrary_self_types"),
+        human.contains("RUSTC_BOOTSTRAP=1 for 2: asm_goto, arbitrary_self_types"),
         "{human}"
     );
     let json = answer.to_json();
