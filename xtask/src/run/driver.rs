@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The one run driver under every command that runs compiles (`matrix`, `usage`, `bench`): the
-//! `-j` and `--timeout` checks they share, then the run itself, lock, plan, cache keys,
-//! scheduler, Ctrl-C and one progress display, handing back every step's result as data; what
-//! the results mean is the commands' reports'.
+//! The one run driver under every command that runs compiles (`matrix`, `usage`, `bench`,
+//! `msrv`): the `-j` and `--timeout` checks they share, then the run itself, lock, plan, cache
+//! keys, scheduler, Ctrl-C and one progress display, handing back every step's result as data;
+//! what the results mean is the commands' reports'.
 
 use crate::run::cache::{remove_stale_temporaries, run_keys, Cache};
 use crate::run::judge::StepResult;

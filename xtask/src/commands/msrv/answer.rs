@@ -322,18 +322,11 @@ impl Answer {
             };
             let kernel_asked = self.modes.iter().any(|(mode, _)| *mode == Mode::Kernel);
             if kernel_asked && row.kernel == Built::Builds && !row.bootstrap_for.is_empty() {
-                let features = &row.bootstrap_for;
-                // A long list would make the table too wide to read; the JSON has it whole.
-                let with = match features.len() {
-                    count @ 1..=3 => format!(
-                        "kernel mode with RUSTC_BOOTSTRAP=1 for {count}: {}",
-                        features.join(", ")
-                    ),
-                    count => format!(
-                        "kernel mode with RUSTC_BOOTSTRAP=1 for {count} gated features (the \
-                         JSON lists them)"
-                    ),
-                };
+                // Counted: a list would make the table too wide to read; the JSON has it.
+                let with = format!(
+                    "kernel mode with RUSTC_BOOTSTRAP=1 for {} gated features",
+                    row.bootstrap_for.len()
+                );
                 note = if note.is_empty() {
                     with
                 } else {

@@ -160,10 +160,14 @@ fn a_kernel_tree_answers_kernel_mode_alone_and_names_the_gated_features() {
         "{human}"
     );
     assert!(
-        human.contains("RUSTC_BOOTSTRAP=1 for 2: asm_goto, arbitrary_self_types"),
+        human.contains("kernel mode with RUSTC_BOOTSTRAP=1 for 2 gated features"),
         "{human}"
     );
     let json = answer.to_json();
+    assert_eq!(
+        json["toolchains"][0]["bootstrap_for"],
+        serde_json::json!(["asm_goto", "arbitrary_self_types"])
+    );
     assert_eq!(json["toolchains"][0]["stable"], serde_json::Value::Null);
     assert_eq!(json["toolchains"][0]["kernel"]["outcome"], "builds");
     let markdown = answer.markdown();
