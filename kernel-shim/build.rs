@@ -13,7 +13,7 @@
 #[path = "src/catalog.rs"]
 // The build script uses only part of the catalog. (No `reason = ...` here: this file must
 // compile on 1.78.0, before `lint_reasons` was stable.)
-#[allow(dead_code)]
+#[allow(dead_code, unused_imports)]
 mod catalog;
 
 use std::env;
@@ -74,6 +74,9 @@ pub fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=RUSTC_BOOTSTRAP");
     println!("cargo:rerun-if-env-changed=KSHIM_MODE");
+    if let Err(error) = catalog::check_lists(catalog::FEATURES, catalog::EXCLUDED) {
+        panic!("kernel-shim/src/catalog.rs: {error}");
+    }
     // Single-colon instructions keep older Cargo releases (before 1.77) able to read this file.
     for name in catalog::all_cfg_names() {
         println!("cargo:rustc-check-cfg=cfg({name})");

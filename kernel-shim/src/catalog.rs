@@ -25,6 +25,38 @@
 //! - `derive_coerce_pointee` first exists in 1.84.0, which is why the kernel's
 //!   `CONFIG_RUSTC_HAS_COERCE_POINTEE` is `RUSTC_VERSION >= 108400`.
 //!
+//! The entries after the seed's fourteen are the features the pinned Debian trees (6.1.192,
+//! 6.12.118, 7.2.13, 7.3-rc7) enable besides, each confirmed the same way, and against the
+//! trees' own `rust/*/lib.rs`, `scripts/Makefile.build` (`rust_allowed_features`) and
+//! `init/Kconfig`:
+//!
+//! - `core_ffi_c`: 1.78.0 to 1.98.1 and the nightly say "stable since 1.64.0"; 1.63.0 rejects
+//!   `core::ffi::c_int` with E0658 naming #94501; 1.48.0 does not know the name (E0635). Only
+//!   6.1 enables it, in `rust/kernel/lib.rs`, `rust/bindings/lib.rs` and as its whole
+//!   `rust_allowed_features` (its `module!` expands `init_module() -> core::ffi::c_int`); 6.12
+//!   has none of them.
+//! - `used_with_arg`: unstable on every compiler here, 1.63.0 to the nightly; `#[used(compiler)]`
+//!   without it is E0658 naming #93798 (1.63.0, 1.78.0, 1.96.0, the nightly); 1.48.0 does not
+//!   know the name. 6.12 and 7.3 enable it in `rust/kernel/lib.rs` (7.3 under "To be
+//!   determined.") and `rust_allowed_features`, since `module!`'s `.modinfo` statics say
+//!   `#[used(compiler)]` in the driver's crate; 6.1 has neither, its `module!` a plain
+//!   `#[used]`.
+//! - `file_with_nul`: 1.95.0 to 1.98.1 and the nightly say "stable since 1.92.0" (the method
+//!   is `Location::file_as_c_str` there: `#[stable(feature = "file_with_nul", since =
+//!   "1.92.0")]` in their `core`); 1.85.0 and 1.85.1 do not know the name (E0635). No compiler
+//!   here lies between, so its first release, 1.89.0, and the rename, 1.91.0, are the trees'
+//!   `init/Kconfig` thresholds (`RUSTC_HAS_FILE_WITH_NUL`, `RUSTC_HAS_FILE_AS_C_STR`), and
+//!   #141727 is `core`'s `#[unstable(feature = "file_with_nul", issue = "141727")]` before the
+//!   stabilization. 7.2 and 7.3 enable it in `rust/kernel/lib.rs` under
+//!   `CONFIG_RUSTC_HAS_FILE_WITH_NUL`, for `file_from_location` (`might_sleep()` in `task.rs`);
+//!   6.12 has neither cfg.
+//! - `cfi_encoding`: unstable on every compiler from 1.78.0 to the nightly; `#[cfi_encoding]`
+//!   without it is E0658 naming #89653 (1.78.0, 1.96.0, the nightly); 1.63.0 knows no such
+//!   attribute or feature (E0635), so it first exists between 1.64.0 and 1.78.0, before the
+//!   minimum. 7.2 and 7.3 enable it in `rust/bindings/lib.rs` and `rust/uapi/lib.rs`, for the
+//!   `#[cfi_encoding = "10lru_status"]` their `rust/bindgen_parameters` put on `lru_status`;
+//!   6.12 has neither.
+//!
 //! The `cargo xtask matrix` job re-checks the probe-able facts on every run: where a compiler
 //! disagrees with this file, the compiler wins and the difference is reported as a failure.
 
@@ -102,7 +134,8 @@ pub fn arch_cfg(target_arch: &str) -> Option<&'static str> {
     ARCH_MODULES.contains(&target_arch).then_some(ARCH_CFG)
 }
 
-/// Where the kernel enables a feature, as of the seed commit.
+/// Where the kernel enables a feature: at the seed commit, or, for a feature the seed does not
+/// enable, in the pinned trees that do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KernelUse {
     /// Only in the `kernel` crate's own list, `rust/kernel/lib.rs`.
@@ -111,6 +144,8 @@ pub enum KernelUse {
     AllowedOutsideRust,
     /// In both lists.
     Both,
+    /// In neither: in the crates that hold bindgen's output, `rust/bindings` and `rust/uapi`.
+    Bindings,
 }
 
 impl KernelUse {
@@ -186,12 +221,16 @@ const fn stable_cfg(name: &'static str, from: Release) -> Option<DerivedCfg> {
     Some(DerivedCfg { name, from })
 }
 
+const RUST_1_64: Release = Release::new(1, 64, 0);
 const RUST_1_79: Release = Release::new(1, 79, 0);
 const RUST_1_81: Release = Release::new(1, 81, 0);
 const RUST_1_82: Release = Release::new(1, 82, 0);
 const RUST_1_83: Release = Release::new(1, 83, 0);
 const RUST_1_84: Release = Release::new(1, 84, 0);
 const RUST_1_87: Release = Release::new(1, 87, 0);
+const RUST_1_89: Release = Release::new(1, 89, 0);
+const RUST_1_91: Release = Release::new(1, 91, 0);
+const RUST_1_92: Release = Release::new(1, 92, 0);
 
 /// The kernel's `CONFIG_RUSTC_HAS_COERCE_POINTEE`: set from 1.84.0, the first release with
 /// `derive(CoercePointee)`.
@@ -200,6 +239,36 @@ pub const HAS_COERCE_POINTEE: DerivedCfg = DerivedCfg {
     from: RUST_1_84,
 };
 
+/// The kernel's `CONFIG_RUSTC_HAS_FILE_WITH_NUL`: set from 1.89.0, the first release with
+/// `Location::file_with_nul`.
+pub const HAS_FILE_WITH_NUL: DerivedCfg = DerivedCfg {
+    name: "CONFIG_RUSTC_HAS_FILE_WITH_NUL",
+    from: RUST_1_89,
+};
+
+/// The kernel's `CONFIG_RUSTC_HAS_FILE_AS_C_STR`: set from 1.91.0, where the method is named
+/// `Location::file_as_c_str`.
+pub const HAS_FILE_AS_C_STR: DerivedCfg = DerivedCfg {
+    name: "CONFIG_RUSTC_HAS_FILE_AS_C_STR",
+    from: RUST_1_91,
+};
+
+/// The kernel's own compiler cfgs (`init/Kconfig`'s `RUSTC_HAS_*`) that the shim derives too,
+/// whether or not a feature's [`Feature::cfg`] is one of them.
+pub const KCONFIG_CFGS: &[DerivedCfg] = &[HAS_COERCE_POINTEE, HAS_FILE_WITH_NUL, HAS_FILE_AS_C_STR];
+
+/// Set from the first release that knows `unsigned_is_multiple_of` (1.82.0): the shim's minimum
+/// is older than the kernel's 1.85.0, so kernel mode enables it only where the name exists.
+pub const HAS_UNSIGNED_IS_MULTIPLE_OF: DerivedCfg = DerivedCfg {
+    name: "kshim_has_unsigned_is_multiple_of",
+    from: RUST_1_82,
+};
+
+/// The cfgs that say a compiler knows a feature, where that is later than [`MINIMUM_RELEASE`]
+/// and the feature's own `cfg` is its stabilization; each is its feature's `known_since`, which
+/// a test checks.
+pub const KNOWN_CFGS: &[DerivedCfg] = &[HAS_UNSIGNED_IS_MULTIPLE_OF];
+
 const KERNEL_MODE_WITH_COERCE_POINTEE: &str =
     "all(kshim_kernel_mode, CONFIG_RUSTC_HAS_COERCE_POINTEE)";
 const KERNEL_MODE_WITHOUT_COERCE_POINTEE: &str =
@@ -207,8 +276,9 @@ const KERNEL_MODE_WITHOUT_COERCE_POINTEE: &str =
 
 /// Every feature, in the order of the shim's `lib.rs` feature block.
 ///
-/// The first twelve follow `rust/kernel/lib.rs` as the seed commit leaves it; the last two are
-/// the `rust_allowed_features` entries that the kernel crate's own list does not have.
+/// The first twelve follow `rust/kernel/lib.rs` as the seed commit leaves it; the next two are
+/// the `rust_allowed_features` entries that the kernel crate's own list does not have; the rest
+/// are what the pinned trees enable that the seed does not.
 pub const FEATURES: &[Feature] = &[
     Feature {
         name: "inline_const",
@@ -392,6 +462,93 @@ pub const FEATURES: &[Feature] = &[
         example: "rust_asm_goto",
         shim_item: "jump_label::static_branch_unlikely",
     },
+    Feature {
+        name: "core_ffi_c",
+        stable_since: Some(RUST_1_64),
+        known_since: None,
+        tracking_issue: Some(94501),
+        kernel_use: KernelUse::Both,
+        gate: KERNEL_MODE_CFG,
+        // Stable before the minimum: every supported compiler has `core::ffi`.
+        cfg: None,
+        summary: "`core::ffi::c_int` and the other C types in `core`, right for every target",
+        replacement: "a table of aliases per C type and architecture, kept right by hand (the kernel's old `c_types`)",
+        example: "rust_core_ffi_c",
+        shim_item: "ffi",
+    },
+    Feature {
+        name: "used_with_arg",
+        stable_since: None,
+        known_since: None,
+        tracking_issue: Some(93798),
+        kernel_use: KernelUse::Both,
+        gate: KERNEL_MODE_CFG,
+        cfg: None,
+        summary: "`#[used(compiler)]`: keep a static nothing refers to in the object, and say nothing to the linker, as `module!`'s `.modinfo` entries need",
+        replacement: "a plain `#[used]`, which from Rust 1.89.0 on ELF also flags the entry's section `SHF_GNU_RETAIN`, unlike C's `.modinfo`",
+        example: "rust_used_with_arg",
+        shim_item: "module!",
+    },
+    Feature {
+        name: "file_with_nul",
+        stable_since: Some(RUST_1_92),
+        known_since: Some(RUST_1_89),
+        tracking_issue: Some(141727),
+        kernel_use: KernelUse::KernelCrate,
+        gate: "all(kshim_kernel_mode, CONFIG_RUSTC_HAS_FILE_WITH_NUL)",
+        cfg: stable_cfg("kshim_stable_file_with_nul", RUST_1_92),
+        summary: "`Location::file_with_nul` (now `file_as_c_str`): the caller's file name as a `&CStr`, for C's `__might_sleep(file, line)`",
+        replacement: "copy `Location::file()` into a buffer and append the NUL: a copy per call, stack space, and a cut name past the buffer",
+        example: "rust_file_with_nul",
+        shim_item: "task::file_from_location",
+    },
+    Feature {
+        name: "cfi_encoding",
+        stable_since: None,
+        known_since: None,
+        tracking_issue: Some(89653),
+        kernel_use: KernelUse::Bindings,
+        gate: KERNEL_MODE_CFG,
+        cfg: None,
+        summary: "`#[cfi_encoding = \"10lru_status\"]`: hash a bindgen newtype for kCFI as the C type it stands for, so C's indirect calls into Rust callbacks pass",
+        replacement: "a `#[repr(C)]` struct named as C's enum, hashed by that name, but returned as a struct, in memory on some ABIs",
+        example: "rust_cfi_encoding",
+        shim_item: "bindings::lru_status",
+    },
+    // 7.2 and 7.3 enable it in `rust/kernel/lib.rs` and `rust_allowed_features` (6.12 in
+    // neither): `Bounded::<u32, _>` in `rust/kernel/bitfield.rs`, `.shr::<SHIFT, _>()` in
+    // nova-core. 1.63.0 already knows the name; E0658 ("using `_` for array lengths is
+    // unstable") names #85077 on 1.63.0 to 1.85.1.
+    Feature {
+        name: "generic_arg_infer",
+        stable_since: Some(RUST_1_89),
+        known_since: None,
+        tracking_issue: Some(85077),
+        kernel_use: KernelUse::Both,
+        gate: KERNEL_MODE_CFG,
+        cfg: stable_cfg("kshim_stable_generic_arg_infer", RUST_1_89),
+        summary: "`_` for a const generic argument, inferred like a type: `addr.shr::<32, _>()` takes its width from the destination",
+        replacement: "write the constant out, `shr::<32, 20>()`: the same code, the width written twice",
+        example: "rust_generic_arg_infer",
+        shim_item: "num::Bounded",
+    },
+    // 7.3 enables it in `rust/kernel/lib.rs` (7.2 does not) for one call, `io::Region`'s
+    // `!size.is_multiple_of(4)`. 1.78.0 says E0635, 1.85.0 knows it; it first exists in 1.82.0
+    // (rust-lang/rust #128103, approved 2024-07-28, after 1.81's branch). E0658 names #128101
+    // on 1.85.0 and 1.85.1.
+    Feature {
+        name: "unsigned_is_multiple_of",
+        stable_since: Some(RUST_1_87),
+        known_since: Some(RUST_1_82),
+        tracking_issue: Some(128101),
+        kernel_use: KernelUse::KernelCrate,
+        gate: "all(kshim_kernel_mode, kshim_has_unsigned_is_multiple_of)",
+        cfg: stable_cfg("kshim_stable_unsigned_is_multiple_of", RUST_1_87),
+        summary: "`n.is_multiple_of(m)` on unsigned integers: `n % m == 0`, said as meant, and `n == 0` for `m == 0` where `%` panics",
+        replacement: "`n % m == 0`: the same code for a constant non-zero `m`; a zero `m` panics",
+        example: "rust_unsigned_is_multiple_of",
+        shim_item: "io::Region",
+    },
 ];
 
 /// Looks a feature up by its `#![feature(...)]` name.
@@ -408,8 +565,16 @@ pub fn all_cfg_names() -> impl Iterator<Item = &'static str> {
             .all(|earlier| earlier.cfg.map(|other| other.name) != Some(cfg.name));
         first.then_some(cfg.name)
     });
+    let kconfig = KCONFIG_CFGS.iter().filter_map(|cfg| {
+        let of_a_feature = FEATURES
+            .iter()
+            .any(|feature| feature.cfg.map(|own| own.name) == Some(cfg.name));
+        (!of_a_feature).then_some(cfg.name)
+    });
     core::iter::once(KERNEL_MODE_CFG)
         .chain(derived)
+        .chain(kconfig)
+        .chain(KNOWN_CFGS.iter().map(|cfg| cfg.name))
         .chain(core::iter::once(ARCH_CFG))
 }
 
@@ -421,6 +586,8 @@ pub fn derived_cfgs(release: Release, kernel_mode: bool) -> impl Iterator<Item =
         FEATURES
             .iter()
             .filter_map(|feature| feature.cfg)
+            .chain(KCONFIG_CFGS.iter().copied())
+            .chain(KNOWN_CFGS.iter().copied())
             .any(|cfg| cfg.name == *name && cfg.holds_for(release))
     });
     mode.into_iter().chain(derived)
@@ -435,11 +602,13 @@ pub fn allowed_features() -> impl Iterator<Item = &'static str> {
         .map(|feature| feature.name)
 }
 
-/// `rust_allowed_features` as the seed's `scripts/Makefile.build` writes it, the list Kbuild
-/// passes to every driver as `-Zallow-features` and `-Zcrate-attr='feature(...)'`; the same
-/// features as [`allowed_features`], in the kernel's order.
+/// `rust_allowed_features` as the seed's `scripts/Makefile.build` writes it, then what the
+/// pinned trees' lists add (6.1's `core_ffi_c`, 6.12's `used_with_arg`, 7.2's
+/// `generic_arg_infer`): the list Kbuild passes to every driver as `-Zallow-features` and
+/// `-Zcrate-attr='feature(...)'`; the same features as [`allowed_features`], in the kernel's
+/// order.
 pub const RUST_ALLOWED_FEATURES: &str =
-    "asm_const,asm_goto,arbitrary_self_types,lint_reasons,raw_ref_op";
+    "asm_const,asm_goto,arbitrary_self_types,lint_reasons,raw_ref_op,core_ffi_c,used_with_arg,generic_arg_infer";
 
 /// The lints Kbuild's `rust_common_flags` (the top-level `Makefile`, 6.12 and 7.3) allow for
 /// every crate, since Kbuild turns the allowed features on for each driver whether it uses them
@@ -466,6 +635,11 @@ pub fn kbuild_driver_flags(list: &str, mut flag: impl FnMut(core::fmt::Arguments
 /// `xtask/programs/kbuild/inside_allow_list.rs`: rustup's 1.95.0 says E0636, Debian's 1.96.0 and a
 /// 1.97.0 nightly the lint.
 pub const DUPLICATE_FEATURES_LINT_SINCE: Release = Release::new(1, 96, 0);
+
+// Its own file, beside this one, for every reader of this file.
+#[path = "catalog/excluded.rs"]
+pub mod excluded;
+pub use excluded::{check_lists, EXCLUDED};
 
 // Unit tests, not doctests: this file is also compiled into the xtask, where doctests naming
 // the `kernel` crate could not run.
@@ -508,12 +682,51 @@ mod tests {
             .count();
         assert_eq!(
             count,
-            1 + stable_cfgs + 1 + 1,
-            "kernel mode, one per stable feature, coerce-pointee, the architecture's"
+            1 + stable_cfgs + KCONFIG_CFGS.len() + KNOWN_CFGS.len() + 1,
+            "kernel mode, one per stable feature, the kernel's own, the known cfgs, the architecture's"
         );
         assert_eq!(all_cfg_names().last(), Some(ARCH_CFG));
         assert_eq!(arch_cfg("riscv64"), Some(ARCH_CFG));
         assert_eq!(arch_cfg("s390x"), None);
+    }
+
+    #[test]
+    fn every_entry_is_named_once_as_an_identifier() {
+        for (index, feature) in FEATURES.iter().enumerate() {
+            let name = feature.name;
+            let identifier = name
+                .bytes()
+                .next()
+                .is_some_and(|first| first.is_ascii_lowercase() || first == b'_')
+                && name
+                    .bytes()
+                    .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_');
+            assert!(
+                identifier,
+                "catalog entry {index}: `{name}` is not a feature name"
+            );
+            if let Some(earlier) = FEATURES[..index]
+                .iter()
+                .position(|other| other.name == name)
+            {
+                panic!("catalog entries {earlier} and {index} both name `{name}`");
+            }
+        }
+    }
+
+    #[test]
+    fn the_allowed_list_names_catalog_features_once() {
+        let listed: Vec<&str> = RUST_ALLOWED_FEATURES.split(',').collect();
+        for (index, name) in listed.iter().enumerate() {
+            assert!(
+                feature(name).is_some(),
+                "RUST_ALLOWED_FEATURES names `{name}`, which has no catalog entry"
+            );
+            assert!(
+                !listed[..index].contains(name),
+                "RUST_ALLOWED_FEATURES names `{name}` twice"
+            );
+        }
     }
 
     #[test]
@@ -544,5 +757,20 @@ mod tests {
                 "-Aunused_features"
             ]
         );
+    }
+
+    #[test]
+    fn each_known_cfg_is_its_features_known_since() {
+        for cfg in KNOWN_CFGS {
+            let feature = FEATURES
+                .iter()
+                .find(|feature| feature.gate.contains(cfg.name))
+                .unwrap_or_else(|| panic!("no catalog gate names `{}`", cfg.name));
+            assert_eq!(feature.known_since, Some(cfg.from), "{}", feature.name);
+        }
+        let before: Vec<_> = derived_cfgs(Release::new(1, 81, 0), true).collect();
+        let after: Vec<_> = derived_cfgs(Release::new(1, 82, 0), true).collect();
+        assert!(!before.contains(&HAS_UNSIGNED_IS_MULTIPLE_OF.name));
+        assert!(after.contains(&HAS_UNSIGNED_IS_MULTIPLE_OF.name));
     }
 }

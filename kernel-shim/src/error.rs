@@ -27,7 +27,7 @@ impl Error {
     /// assert_eq!(Error::from_errno(-22), Some(EINVAL));
     /// assert_eq!(Error::from_errno(0), None);
     /// ```
-    pub const fn from_errno(errno: i32) -> Option<Error> {
+    pub const fn from_errno(errno: crate::ffi::c_int) -> Option<Error> {
         if errno < -MAX_ERRNO || errno >= 0 {
             return None;
         }
@@ -35,8 +35,8 @@ impl Error {
         Some(Error(-errno))
     }
 
-    /// The negative errno, as the kernel's C side expects it.
-    pub const fn to_errno(self) -> i32 {
+    /// The negative errno, as the kernel's C side expects it: a C `int`.
+    pub const fn to_errno(self) -> crate::ffi::c_int {
         -self.0
     }
 

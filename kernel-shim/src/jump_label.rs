@@ -145,6 +145,7 @@ pub const fn bool_to_int(branch: bool) -> i32 {
 /// The key is patched through the hook that loading a module installs:
 ///
 /// ```
+/// # #![cfg_attr(kshim_kernel_mode, feature(used_with_arg))]
 /// use core::sync::atomic::{AtomicUsize, Ordering};
 /// use kernel::jump_label::StaticKey;
 /// use kernel::prelude::*;

@@ -70,6 +70,36 @@
 // Stable since Rust 1.87.0.
 #![cfg_attr(kshim_kernel_mode, feature(asm_goto))]
 //
+// Not at the seed: what the pinned trees enable besides (6.1, 6.12, 7.2, 7.3).
+//
+// Stable since Rust 1.64.0. Linux 6.1's `rust/kernel/lib.rs` and `rust_allowed_features`.
+#![cfg_attr(kshim_kernel_mode, feature(core_ffi_c))]
+//
+// To be determined. From Linux 6.12: `module!`'s `.modinfo` entries are `#[used(compiler)]`.
+#![cfg_attr(kshim_kernel_mode, feature(used_with_arg))]
+//
+// `feature(file_with_nul)` is stable since Rust 1.92.0. Before Rust 1.89.0, it did not exist, so
+// enable it conditionally. From Linux 7.2.
+#![cfg_attr(
+    all(kshim_kernel_mode, CONFIG_RUSTC_HAS_FILE_WITH_NUL),
+    feature(file_with_nul)
+)]
+//
+// To be determined. Not in `rust/kernel/lib.rs`: `rust/bindings` and `rust/uapi` enable it for
+// the bindings' `#[cfi_encoding]` (Linux 7.2 on), which the shim's `bindings` module has.
+#![cfg_attr(kshim_kernel_mode, feature(cfi_encoding))]
+//
+// Stable since Rust 1.89.0. From Linux 7.2, and in `rust_allowed_features` too: drivers write
+// `_` for `Bounded` widths.
+#![cfg_attr(kshim_kernel_mode, feature(generic_arg_infer))]
+//
+// Stable since Rust 1.87.0. Before Rust 1.82.0 it did not exist; the kernel's minimum (1.85.0)
+// needs no condition, the shim's does. From Linux 7.3.
+#![cfg_attr(
+    all(kshim_kernel_mode, kshim_has_unsigned_is_multiple_of),
+    feature(unsigned_is_multiple_of)
+)]
+//
 // As in the kernel, a feature that has become stable keeps its attribute until the minimum
 // Rust version passes it; the compiler's reminder is expected.
 #![cfg_attr(kshim_kernel_mode, allow(stable_features))]
@@ -79,17 +109,22 @@
 
 pub mod arch;
 pub mod asm;
+pub mod bindings;
 pub mod build_assert;
 pub mod catalog;
 pub mod const_init;
 pub mod container_of;
 pub mod error;
+pub mod ffi;
+pub mod io;
 #[doc = include_str!("features.md")]
 pub mod features {}
 pub mod jump_label;
 pub mod module;
+pub mod num;
 pub mod prelude;
 pub mod print;
 pub mod sync;
+pub mod task;
 
 pub use crate::module::{Module, ThisModule};

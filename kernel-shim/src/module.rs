@@ -121,13 +121,19 @@ pub fn load_unload<M: Module>(module: &'static ThisModule) -> Result<Log> {
 /// It defines `THIS_MODULE`, the log prefix the `pr_*!` macros use, and a host `main` that
 /// loads and unloads the module and prints its log. `THIS_MODULE` carries the host's text
 /// patching for static keys, so that loading the module, from `main` or from a test, lets
-/// [`static_branch_unlikely!`](crate::static_branch_unlikely!) sites be patched.
+/// [`static_branch_unlikely!`](crate::static_branch_unlikely!) sites be patched. Its
+/// `license=`, `author=` and `description=` strings go to `.modinfo`, each kept by
+/// `__modinfo!`: in kernel mode with `#[used(compiler)]`, which the
+/// crate that expands `module!` must allow (`used_with_arg`). Kbuild gives it to every driver
+/// in its allowed list, and the kernel's `rust/Makefile` to its doctests with
+/// `-Zcrate-attr='feature(used_with_arg)'`, as the hidden first line of this example does.
 ///
 /// # Examples
 ///
 /// `examples/rust_minimal.rs` is the whole story, logging included; in short:
 ///
 /// ```
+/// # #![cfg_attr(kshim_kernel_mode, feature(used_with_arg))]
 /// use kernel::prelude::*;
 ///
 /// module! {
@@ -162,6 +168,10 @@ macro_rules! module {
         /// The module's log prefix, which the `pr_*!` macros use.
         const __LOG_PREFIX: &str = $name;
 
+        $crate::__modinfo!(license = $license);
+        $crate::__modinfo!(description = $description);
+        $($crate::__modinfo!(author = $author);)*
+
         $crate::__host_text_patching!();
 
         /// This module, as the kernel's `THIS_MODULE`.
@@ -188,6 +198,99 @@ macro_rules! module {
                 }
             }
         }
+    };
+}
+
+/// `field=value` and a NUL, as `modinfo` reads a `.modinfo` entry, in an array of its exact
+/// length; [`module!`](crate::module!)'s entries are made with it.
+///
+/// # Panics
+///
+/// At compile time, where it is used for a `static`, if `N` is not `text`'s length plus one.
+#[doc(hidden)]
+pub const fn modinfo_entry<const N: usize>(text: &str) -> [u8; N] {
+    let bytes = text.as_bytes();
+    assert!(
+        bytes.len() + 1 == N,
+        "a .modinfo entry is its text and a NUL"
+    );
+    let mut entry = [0; N];
+    let mut index = 0;
+    while index < bytes.len() {
+        entry[index] = bytes[index];
+        index += 1;
+    }
+    entry
+}
+
+/// One `.modinfo` entry of the module being declared; [`module!`](crate::module!) expands it
+/// once per field.
+///
+/// `modinfo` and the module loader read a module's `license=`, `author=` and `description=`
+/// strings from its `.modinfo` section, which nothing in the code refers to: the compiler must
+/// be told to keep each one. The kernel's `module!` says `#[used(compiler)]` (`used_with_arg`):
+/// keep it in the object, as C's `__used` does, and let the kernel's linker script do the rest.
+/// In kernel mode this expands to that form, [`__modinfo_used_compiler!`](crate::__modinfo_used_compiler!).
+///
+/// The stable replacement is a plain `#[used]` ([`__modinfo_used!`](crate::__modinfo_used!)),
+/// which keeps the entry too and meant the same before Rust 1.89.0. From 1.89.0 on ELF it means
+/// `#[used(linker)]` (rust-lang/rust#140872): the entry gets a `.modinfo` section of its own,
+/// flagged `SHF_GNU_RETAIN` ("keep even if unreferenced"), beside the unflagged `.modinfo` that
+/// C's `MODULE_LICENSE()` and friends fill, so the kernel's `module!` (6.12 on) asks for the
+/// compiler-only form to keep C's layout. On the host nothing reads `.modinfo`, so the two forms
+/// differ only in the object: the xtask's `modinfo` test reads the sections and their flags.
+#[cfg(kshim_kernel_mode)]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __modinfo {
+    ($field:ident = $value:literal) => {
+        const _: () = {
+    $crate::__modinfo_used_compiler!(ENTRY: $field = $value);
+        };
+    };
+}
+
+/// One `.modinfo` entry of the module being declared, with a plain `#[used]` (stable mode).
+#[cfg(not(kshim_kernel_mode))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __modinfo {
+    ($field:ident = $value:literal) => {
+        const _: () = {
+    $crate::__modinfo_used!(ENTRY: $field = $value);
+        };
+    };
+}
+
+/// `static NAME`, a `.modinfo` entry that `#[used(compiler)]` keeps (`used_with_arg`); its
+/// expansion needs the feature in the calling crate, which the kernel's allowed list gives to
+/// every driver.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __modinfo_used_compiler {
+    ($name:ident: $field:ident = $value:literal) => {
+        #[cfg_attr(
+            any(target_os = "linux", target_os = "none"),
+            link_section = ".modinfo"
+        )]
+        #[used(compiler)]
+        static $name: [u8; ::core::concat!(::core::stringify!($field), "=", $value).len() + 1] =
+            $crate::module::modinfo_entry(::core::concat!(::core::stringify!($field), "=", $value));
+    };
+}
+
+/// `static NAME`, a `.modinfo` entry that a plain `#[used]` keeps: the stable form.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __modinfo_used {
+    ($name:ident: $field:ident = $value:literal) => {
+        #[cfg_attr(
+            any(target_os = "linux", target_os = "none"),
+            link_section = ".modinfo"
+        )]
+        #[used]
+        static $name: [u8; ::core::concat!(::core::stringify!($field), "=", $value).len() + 1] =
+            $crate::module::modinfo_entry(::core::concat!(::core::stringify!($field), "=", $value));
     };
 }
 

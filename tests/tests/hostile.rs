@@ -238,7 +238,7 @@ impl Drop for Mounted {
 }
 
 /// Runs each `mount` command line in turn, the first of which mounts on `point`; `None` when
-/// this machine does not let the test mount (not root), a failure under `CI=true`.
+/// the host does not let the test mount (not root), a failure under `CI=true`.
 fn mounted(point: &Path, commands: &[&[&str]]) -> Option<Mounted> {
     let mut guard = None;
     for args in commands {

@@ -388,3 +388,39 @@ fn workflow_takes_its_toolchains_from_the_pin_file() {
         );
     }
 }
+
+/// The repository speaks to its users: no text speaks of "this" machine (whose?), and none points
+/// to the team's own notes beside the checkout, which a user does not have.
+#[test]
+fn nothing_speaks_of_this_machine_or_points_outside_the_repository() {
+    let listed = std::process::Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(root())
+        .output()
+        .expect("running git ls-files");
+    assert!(listed.status.success(), "git ls-files failed");
+    // Built so that this file does not name them itself.
+    let phrases = [["this", "machine"].join(" "), ["..", "shared/"].join("/")];
+    let mut found = Vec::new();
+    for file in listed
+        .stdout
+        .split(|byte| *byte == 0)
+        .filter(|file| !file.is_empty())
+    {
+        let file = String::from_utf8_lossy(file).into_owned();
+        let Ok(text) = fs::read_to_string(root().join(&file)) else {
+            continue;
+        };
+        for (number, line) in text.lines().enumerate() {
+            let lower = line.to_lowercase();
+            if phrases.iter().any(|phrase| lower.contains(phrase.as_str())) {
+                found.push(format!("{file}:{}: {}", number + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "say whose machine, or what the file says:\n{}",
+        found.join("\n")
+    );
+}

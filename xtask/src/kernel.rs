@@ -9,6 +9,7 @@ pub(crate) mod report;
 pub(crate) mod results;
 pub(crate) mod rules;
 pub(crate) mod said;
+pub(crate) mod stamps;
 pub(crate) mod symbols;
 pub(crate) mod tools;
 pub(crate) mod trees;

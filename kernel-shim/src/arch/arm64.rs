@@ -7,6 +7,11 @@
 //! `.long 1b - ., label - .` and `.quad key - .`, eight-byte aligned. A real arm64 kernel also
 //! synchronizes the instruction cache after the write (`aarch64_insn_patch_text_nosync()`).
 
+/// C's plain `char` in this architecture's psABI: unsigned, as `core::ffi::c_char` on Linux;
+/// [`crate::ffi::by_hand`] takes it from here.
+#[allow(non_camel_case_types)]
+pub type c_char = u8;
+
 /// The size of the instruction at a static-branch site, `JUMP_LABEL_NOP_SIZE`.
 pub const JUMP_LABEL_NOP_SIZE: usize = 4;
 

@@ -6,6 +6,11 @@
 //! `larch_insn_gen_b()` makes, with a 26-bit word offset split into two fields, and the
 //! `__jump_table` entry is `.long 1b - ., label - .` and `.quad key - .`, eight-byte aligned.
 
+/// C's plain `char` in this architecture's psABI: signed, as `core::ffi::c_char` on Linux;
+/// [`crate::ffi::by_hand`] takes it from here.
+#[allow(non_camel_case_types)]
+pub type c_char = i8;
+
 /// The size of the instruction at a static-branch site, `JUMP_LABEL_NOP_SIZE`.
 pub const JUMP_LABEL_NOP_SIZE: usize = 4;
 

@@ -8,6 +8,11 @@
 //! 21-bit byte offset. The `__jump_table` entry is `.long 1b - ., label - .` and
 //! `.dword key - .` (`RISCV_PTR`), aligned to `RISCV_LGPTR`.
 
+/// C's plain `char` in this architecture's psABI: unsigned, as `core::ffi::c_char` on Linux;
+/// [`crate::ffi::by_hand`] takes it from here.
+#[allow(non_camel_case_types)]
+pub type c_char = u8;
+
 /// The size of the instruction at a static-branch site, `JUMP_LABEL_NOP_SIZE`.
 pub const JUMP_LABEL_NOP_SIZE: usize = 4;
 

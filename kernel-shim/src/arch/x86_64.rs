@@ -17,6 +17,11 @@
 //! x86, as the C headers are written in AT&T syntax; the static branch below does the same,
 //! which also keeps the label `1:` from reading as the binary number `1b` in Intel syntax.
 
+/// C's plain `char` in this architecture's psABI: signed, as `core::ffi::c_char` on Linux;
+/// [`crate::ffi::by_hand`] takes it from here.
+#[allow(non_camel_case_types)]
+pub type c_char = i8;
+
 /// The size of the instruction at a static-branch site, `JUMP_LABEL_NOP_SIZE`.
 pub const JUMP_LABEL_NOP_SIZE: usize = 5;
 

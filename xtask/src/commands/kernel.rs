@@ -8,14 +8,16 @@
 //! configuration), and only when it is the compiler's verdict.
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use crate::commands::flags;
 use crate::kernel::build::{self, Built, Real};
 use crate::kernel::report::json::{CellJson, TreeJson};
 use crate::kernel::report::{self, Report};
-use crate::kernel::results::{kernel_library, load_result, result_entry, store_result};
+use crate::kernel::results::{kernel_library, load_result, prediction, result_entry, store_result};
+use crate::kernel::stamps;
 use crate::kernel::{tools, trees};
+use crate::run::cache::{compiler_identity, StableHasher};
 use crate::run::plan::Rustc;
 use crate::toolchains::debian::Provisioner;
 use crate::toolchains::discovery::{self, Availability, Source, Toolchain};
@@ -87,16 +89,31 @@ fn select_trees(pins: &Pins, wanted: &[String]) -> anyhow::Result<Vec<TreePin>> 
         return Ok(pins.trees.clone());
     }
     let mut chosen = Vec::new();
+    let mut local: Vec<(usize, PathBuf)> = Vec::new();
     for name in wanted {
         if let Some(pin) = pins.trees.iter().find(|pin| &pin.id == name) {
             chosen.push(pin.clone());
         } else if name.contains('/') || Path::new(name).is_dir() {
-            let file_name = Path::new(name)
-                .file_name()
-                .map(|name| name.to_string_lossy());
-            let id = crate::run::plan::directory_name(&file_name.unwrap_or("local".into()));
+            let path = Path::new(name);
+            if !path.is_dir() {
+                let what = if path.exists() {
+                    "is not a directory"
+                } else {
+                    "no such directory"
+                };
+                bail!(
+                    "--tree {}: {what} (a local kernel tree is a directory)",
+                    crate::util::output::escape(name)
+                );
+            }
+            let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+            // The same tree named twice is one tree.
+            if local.iter().any(|(_, known)| *known == canonical) {
+                continue;
+            }
+            local.push((chosen.len(), canonical));
             chosen.push(TreePin {
-                id: format!("path-{id}"),
+                id: String::new(),
                 source: TreeSource::Path(PathBuf::from(name)),
                 note: None,
                 line: 0,
@@ -110,7 +127,38 @@ fn select_trees(pins: &Pins, wanted: &[String]) -> anyhow::Result<Vec<TreePin>> 
             );
         }
     }
+    let paths: Vec<PathBuf> = local.iter().map(|(_, path)| path.clone()).collect();
+    for ((at, _), id) in local.iter().zip(local_tree_ids(&paths)) {
+        chosen[*at].id = id;
+    }
     Ok(chosen)
+}
+
+/// The ids of local trees, one per path (canonical, none twice): `path-NAME` after the
+/// directory's name, and where two of them share a name (`a/linux`, `b/linux`), each of those
+/// with the first 8 hex digits of its path's hash (`path-linux-3f2a9c1b`): deterministic,
+/// readable, and never one id (nor one build directory) for two trees.
+fn local_tree_ids(paths: &[PathBuf]) -> Vec<String> {
+    let name = |path: &PathBuf| {
+        let file_name = path.file_name().map(|name| name.to_string_lossy());
+        format!(
+            "path-{}",
+            crate::run::plan::directory_name(&file_name.unwrap_or("local".into()))
+        )
+    };
+    paths
+        .iter()
+        .map(|path| {
+            let id = name(path);
+            if paths.iter().filter(|other| name(other) == id).count() == 1 {
+                return id;
+            }
+            let hash = StableHasher::new()
+                .field(path.as_os_str().as_encoded_bytes())
+                .finish();
+            format!("{id}-{}", &hash.to_string()[..8])
+        })
+        .collect()
 }
 
 /// One compiler of the run: its id, and it with its version or why there is none.
@@ -186,6 +234,7 @@ fn run(
     let mut log = |line: &str| progress(line);
     let mut provisioner = Provisioner::new(sh, dir.clone(), suites, &mut log);
 
+    let results = dir.join("results");
     let mut tree_entries = Vec::new();
     let mut cells = Vec::new();
     for pin in pins {
@@ -201,18 +250,18 @@ fn run(
             .as_ref()
             .map_err(|error| format!("{error:#}"))
             .and_then(|tree| {
-                crate::kernel::rules::read(&tree.root).map_err(|error| format!("{error:#}"))
+                stamps::facts(&results, tree, use_cache).map_err(|error| format!("{error:#}"))
             });
-        let (tree, rules) = (provided.as_ref().ok(), read.as_ref().ok());
+        let (tree, facts) = (provided.as_ref().ok(), read.as_ref().ok());
         tree_entries.push(TreeJson {
             id: pin.id.clone(),
-            version: rules.map(|rules| rules.version.clone()),
+            version: facts.map(|(facts, ..)| facts.version.clone()),
             package: tree.and_then(|tree| tree.package.clone()),
             source: tree.map(|tree| tree.identity.clone()),
             sha256: tree.and_then(|tree| tree.sha256.clone()),
-            minimum_rustc: rules.map(|rules| rules.minimum_rustc().to_string()),
-            allowed_features: rules
-                .map(|rules| rules.allowed_features.clone())
+            minimum_rustc: facts.map(|(facts, ..)| facts.minimum_rustc.clone()),
+            allowed_features: facts
+                .map(|(facts, ..)| facts.allowed_features.clone())
                 .unwrap_or_default(),
             error: read.as_ref().err().cloned(),
         });
@@ -225,13 +274,17 @@ fn run(
                 tree.cost.1
             ));
         }
-        let (Ok(tree), Ok(rules)) = (provided, read.as_ref()) else {
-            let error = read.err().unwrap_or_default();
-            for found in &compilers {
-                let built = Built::not_run(format!("the tree cannot be used: {error}"), Vec::new());
-                cells.push(found.cell(&pin.id, Err(error.clone()), (built, false)));
+        let (tree, (facts, tree_key, mut rules)) = match (provided, read) {
+            (Ok(tree), Ok(read)) => (tree, read),
+            (_, read) => {
+                let error = read.err().unwrap_or_default();
+                for found in &compilers {
+                    let reason = format!("the tree cannot be used: {error}");
+                    let built = Built::not_run(reason, Vec::new());
+                    cells.push(found.cell(&pin.id, Err(error.clone()), (built, false)));
+                }
+                continue;
             }
-            continue;
         };
         let build_dir = dir.join("build").join(&pin.id);
         let mut opened: Option<build::BuildDir> = None;
@@ -250,22 +303,29 @@ fn run(
                 }
             };
             let rustc = Rustc::of(toolchain, version.release);
+            let identity = compiler_identity(&rustc.launch, version);
             let probes = dir.join("probes").join(&pin.id).join(&toolchain.id);
-            progress(&format!("{label}: predicting"));
-            let prediction =
-                crate::kernel::rules::predict(rules, &rustc, &probes, Duration::from_secs(120))
-                    .map_err(|error| format!("{error:#}"));
-            let _ = std::fs::remove_dir_all(&probes);
+            let say = |line: &str| progress(&format!("{label}: {line}"));
+            let prediction = prediction(
+                &results,
+                (&tree, tree_key),
+                &mut rules,
+                (&rustc, identity),
+                &probes,
+                use_cache,
+                &say,
+            );
             // Every way this pair ends is one cell of the same tree, compiler and release.
             let built = 'pair: {
-                let needs_old_bindgen = tools::bindgen_for(rules).version != tools::BINDGEN.version;
+                let needs_old_bindgen =
+                    tools::bindgen_for(&facts).version != tools::BINDGEN.version;
                 let tools = if needs_old_bindgen {
                     old_tools.get_or_insert_with(|| {
                         tools::find_tools(&dir, tools::OLD_BINDGEN).map_err(|missing| {
                             anyhow!(
                                 "{missing:#} (this tree passes bindgen `--size_t-is-usize`, \
                                  which bindgen 0.65 removed; its minimum is {})",
-                                rules.minimums[0].bindgen
+                                facts.minimum_bindgen
                             )
                         })
                     })
@@ -284,13 +344,7 @@ fn run(
                     Ok(library) => library,
                     Err(error) => break 'pair not_run(format!("RUST_LIB_SRC: {error}")),
                 };
-                let entry = result_entry(
-                    &dir,
-                    &tree.identity,
-                    (&rustc.launch, version),
-                    &library.1,
-                    &tools.identity,
-                );
+                let entry = result_entry(&results, tree_key, identity, &library.1, &tools.identity);
                 if let Some(built) = use_cache.then(|| load_result(&entry)).flatten() {
                     progress(&format!("{label}: {} (cached)", built.real.word()));
                     break 'pair (built, true);
@@ -314,6 +368,7 @@ fn run(
                     library: &library.0,
                     tools,
                     jobs,
+                    lock: lock.as_ref().map(RunLock::descriptor),
                     timeout,
                     progress: &say,
                 };

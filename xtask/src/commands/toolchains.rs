@@ -40,19 +40,25 @@ impl flags::Toolchains {
                 install(sh, &pins_path, install_flags)
             }
             flags::ToolchainsCmd::Verify(_) => {
-                Ok(verify(&crate::toolchains::debian::toolchains_dir()))
+                let mut prefixes = crate::toolchains::digests::provisioned_prefixes(
+                    &crate::toolchains::debian::toolchains_dir(),
+                );
+                prefixes.extend(crate::toolchains::digests::kernel_prefixes(
+                    &crate::project_root().join("target/kernel"),
+                ));
+                Ok(verify(&prefixes))
             }
         }
     }
 }
 
-/// Checks every provisioned prefix under `root` against its digests, printing one line per
-/// prefix and one per damaged file.
-fn verify(root: &std::path::Path) -> Verdict {
+/// Checks every provisioned prefix (the compilers', qemu's, and the kernel trees and library
+/// sources under `target/kernel/`) against its digests, printing one line per prefix and one
+/// per damaged file.
+fn verify(prefixes: &[std::path::PathBuf]) -> Verdict {
     let started = Instant::now();
-    let prefixes = crate::toolchains::digests::provisioned_prefixes(root);
     let mut bad = 0;
-    for prefix in &prefixes {
+    for prefix in prefixes {
         match crate::toolchains::digests::damaged(prefix) {
             Ok(damaged) if damaged.is_empty() => println!("intact   {}", prefix.display()),
             Ok(damaged) => {
@@ -79,7 +85,8 @@ fn verify(root: &std::path::Path) -> Verdict {
     }
     println!(
         "repair: `cargo xtask toolchains install --no-rustup` provisions every damaged or \
-         unchecked prefix again (from the download cache where it can)"
+         unchecked prefix under target/toolchains/ again (from the download cache where it \
+         can); one under target/kernel/, removed, is unpacked again by `cargo xtask kernel`"
     );
     Verdict::Failure
 }

@@ -57,7 +57,8 @@ pub(crate) fn shim_location(root: &Path, shim_item: &str) -> anyhow::Result<(Str
             .display()
             .to_string()
     };
-    let (files, name) = match shim_item.strip_suffix('!') {
+    let macro_name = shim_item.strip_suffix('!');
+    let (files, name) = match macro_name {
         Some(name) => (shim_sources(&src)?, name),
         None => {
             let segments: Vec<&str> = shim_item.split("::").collect();
@@ -78,7 +79,17 @@ pub(crate) fn shim_location(root: &Path, shim_item: &str) -> anyhow::Result<(Str
         let text =
             std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
         let lines: Vec<&str> = text.lines().collect();
-        if let Some(index) = lines.iter().position(|line| defines(line, name)) {
+        // A macro is its `macro_rules!`, not the module of the same name (`module!`).
+        let found = lines.iter().position(|line| match macro_name {
+            Some(_) => {
+                line.trim_start()
+                    .strip_prefix("macro_rules! ")
+                    .map(identifier)
+                    == Some(name)
+            }
+            None => defines(line, name),
+        });
+        if let Some(index) = found {
             // Back over the item's attributes (a `cfg`, a `derive`), up to its doc comment.
             let mut first = index;
             while first > 0 {
@@ -141,6 +152,7 @@ fn kernel_use(feature: &Feature) -> &'static str {
         KernelUse::KernelCrate => "`rust/kernel`",
         KernelUse::AllowedOutsideRust => "allowed outside `rust/`",
         KernelUse::Both => "both",
+        KernelUse::Bindings => "`rust/bindings`, `rust/uapi`",
     }
 }
 

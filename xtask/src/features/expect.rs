@@ -152,8 +152,10 @@ pub fn catalog_facts(release: Release) -> Vec<String> {
             facts.push(format!("{} first appears", feature.name));
         }
     }
-    if crate::catalog::HAS_COERCE_POINTEE.from == release {
-        facts.push(format!("{} set", crate::catalog::HAS_COERCE_POINTEE.name));
+    for cfg in crate::catalog::KCONFIG_CFGS {
+        if cfg.from == release {
+            facts.push(format!("{} set", cfg.name));
+        }
     }
     facts
 }
@@ -230,7 +232,21 @@ mod tests {
         assert!(before.contains(&"coerce_unsized") && !before.contains(&"derive_coerce_pointee"));
         let after = names("1.85.0");
         assert!(!after.contains(&"unsize") && after.contains(&"derive_coerce_pointee"));
-        assert_eq!(before.len(), FEATURES.len() - 1);
-        assert_eq!(after.len(), FEATURES.len() - 3);
+        // Besides the swap, a feature gated on another of the kernel's cfgs is off before it.
+        let gated_later = |text: &str| {
+            let release = release(text);
+            FEATURES
+                .iter()
+                .filter(|feature| {
+                    crate::catalog::KCONFIG_CFGS.iter().any(|cfg| {
+                        cfg.name != crate::catalog::HAS_COERCE_POINTEE.name
+                            && feature.gate.contains(cfg.name)
+                            && !cfg.holds_for(release)
+                    })
+                })
+                .count()
+        };
+        assert_eq!(before.len(), FEATURES.len() - 1 - gated_later("1.83.0"));
+        assert_eq!(after.len(), FEATURES.len() - 3 - gated_later("1.85.0"));
     }
 }

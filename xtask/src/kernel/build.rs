@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Building one kernel tree's Rust with one compiler, as `../shared/KERNELS.md` found it works:
+//! Building one kernel tree's Rust with one compiler, as Kbuild does it:
 //! the tree's own `make rustavailable`, a defconfig with `CONFIG_RUST`, every Rust sample and the
 //! Rust drivers the configuration can enable, then `prepare`, `rust/`, `samples/rust/` and the
 //! drivers' objects, through a wrapper that starts that compiler. `CONFIG_RUST=y` is checked
@@ -154,6 +154,10 @@ pub(crate) struct Pair<'a> {
     pub library: &'a Path,
     pub tools: &'a Tools,
     pub jobs: usize,
+    /// The descriptor of `target/kernel/`'s run lock, which every `make` and what it starts
+    /// inherit: killed with the xtask, what they leave running holds the lock, and the next run
+    /// waits for it (and ends it) before it touches the build directory.
+    pub lock: Option<std::os::fd::RawFd>,
     /// Any one `make` is killed after this long.
     pub timeout: Duration,
     pub progress: &'a dyn Fn(&str),
@@ -177,7 +181,7 @@ impl Pair<'_> {
         let make = process::which("make").unwrap_or_else(|| PathBuf::from("make"));
         let invocation =
             Invocation::new(make, args).with_env(vec![libclang_env(&self.tools.libclang)]);
-        process::run(&invocation, self.timeout)
+        process::run_holding(&invocation, self.timeout, self.lock)
     }
 }
 
@@ -277,7 +281,7 @@ fn build_in(pair: &Pair<'_>, mut steps: Vec<(String, f64)>) -> Built {
         args.push(symbol.clone());
     }
     let config = Invocation::new(pair.tree.join("scripts/config"), args);
-    match process::run(&config, pair.timeout) {
+    match process::run_holding(&config, pair.timeout, pair.lock) {
         Ok(output) if output.success() => steps.push(("scripts/config".into(), output.seconds)),
         Ok(output) => return fail("scripts/config failed".into(), &output, steps),
         Err(error) => {

@@ -1,39 +1,79 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The real results `cargo xtask kernel` keeps under `target/kernel/results/`, which `msrv
-//! --tree` reads too: the key of one (tree, compiler) pair, which covers the tree, the compiler,
-//! its own `library/` (`RUST_LIB_SRC`), the tools and the configuration; reading and writing an
-//! entry; and that `library/`, provided or only looked for.
+//! --tree` reads too: the key of one (tree, compiler) pair, which covers the tree's stamps, the
+//! compiler, its own `library/` (`RUST_LIB_SRC`), the tools and the configuration; reading and
+//! writing an entry; that `library/`, provided or only looked for; and a compiler's prediction.
 
 use crate::kernel::build::{self, Built, Real};
-use crate::run::cache::{compiler_identity, StableHasher};
+use crate::kernel::rules::{self, Prediction};
+use crate::kernel::stamps::{self, TreeKey};
+use crate::kernel::trees::Tree;
+use crate::run::cache::{Key, StableHasher};
+use crate::run::plan::Rustc;
 use crate::toolchains::debian::Provisioner;
 use crate::toolchains::discovery::{Source, Toolchain};
 use crate::toolchains::extracted::{self, Marker, Wanted};
 use crate::toolchains::library_sources::{library_in, library_member, library_sources, sources_of};
-use crate::toolchains::loader::Launch;
 use crate::toolchains::version::RustcVersion;
 use crate::util::json;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-/// The file under `dir/results/` that holds the real result of a tree built with a compiler.
+/// The file under `results` (`target/kernel/results/`) that holds the real result of a tree,
+/// by its [`TreeKey`], built with a compiler, by its identity
+/// ([`crate::run::cache::compiler_identity`]), with those library sources and tools.
 pub(crate) fn result_entry(
-    dir: &Path,
-    tree_identity: &str,
-    (launch, version): (&Launch, &RustcVersion),
+    results: &Path,
+    tree: TreeKey,
+    compiler: Key,
     library_identity: &str,
     tools_identity: &str,
 ) -> PathBuf {
     let mut hasher = StableHasher::new();
     hasher
-        .field("kernel result v1")
-        .field(tree_identity)
-        .number(compiler_identity(launch, version).0)
+        .field("kernel result v2")
+        .number(tree.0 .0)
+        .number(compiler.0)
         .field(library_identity.as_bytes())
         .field(tools_identity)
         .field(build::CONFIG_RECIPE);
-    dir.join("results")
-        .join(format!("{}.json", hasher.finish()))
+    results.join(format!("{}.json", hasher.finish()))
+}
+
+/// A compiler's prediction for a tree: the one kept for (the tree's key, the compiler's
+/// identity, this xtask) when `use_cache`, else what its probes say (compiled in `probes`,
+/// removed after; the tree's rules read into `rules` unless they are there), kept for the next
+/// run. `say` hears that it predicts, and a prediction that could not be kept.
+pub(crate) fn prediction(
+    results: &Path,
+    (tree, tree_key): (&Tree, TreeKey),
+    rules: &mut Option<rules::Tree>,
+    (rustc, compiler): (&Rustc, Key),
+    probes: &Path,
+    use_cache: bool,
+    say: &dyn Fn(&str),
+) -> Result<Prediction, String> {
+    if let Some(kept) = use_cache
+        .then(|| stamps::kept_prediction(results, tree_key, compiler))
+        .flatten()
+    {
+        return Ok(kept);
+    }
+    say("predicting");
+    let rules = match rules {
+        Some(rules) => rules,
+        None => rules.insert(rules::read(&tree.root).map_err(|e| format!("{e:#}"))?),
+    };
+    let prediction = rules::predict(rules, rustc, probes, Duration::from_secs(120))
+        .map_err(|error| format!("{error:#}"));
+    let _ = std::fs::remove_dir_all(probes);
+    if let Ok(prediction) = &prediction {
+        if let Err(error) = stamps::keep_prediction(results, tree_key, compiler, prediction) {
+            say(&format!("the prediction was not kept: {error:#}"));
+        }
+    }
+    prediction
 }
 
 /// A kept real result, if `entry` holds a well-formed one that is not `not run`.

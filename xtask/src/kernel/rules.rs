@@ -11,8 +11,10 @@ mod makefiles;
 pub(crate) mod pinned;
 mod prediction;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
+#[cfg(test)]
+pub(crate) use prediction::enabled_features;
 pub use prediction::{predict, CratePrediction, Predicted, Prediction};
 
 use crate::catalog::Release;

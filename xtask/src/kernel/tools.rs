@@ -38,10 +38,10 @@ pub(crate) const SIZE_T_IS_USIZE_REMOVED: crate::catalog::Release =
 
 /// The bindgen a tree is built with: [`OLD_BINDGEN`] where its minimum predates
 /// [`SIZE_T_IS_USIZE_REMOVED`], else [`BINDGEN`].
-pub(crate) fn bindgen_for(tree: &crate::kernel::rules::Tree) -> Bindgen {
-    let old = tree
-        .minimum(crate::kernel::rules::HOST_ARCH.0)
-        .is_some_and(|minimum| minimum.bindgen < SIZE_T_IS_USIZE_REMOVED);
+pub(crate) fn bindgen_for(facts: &crate::kernel::stamps::Facts) -> Bindgen {
+    let old = facts
+        .minimum_bindgen()
+        .is_some_and(|bindgen| bindgen < SIZE_T_IS_USIZE_REMOVED);
     if old {
         OLD_BINDGEN
     } else {

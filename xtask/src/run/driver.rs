@@ -42,7 +42,7 @@ pub fn jobs(command: &str, flag: Option<usize>) -> anyhow::Result<usize> {
         Some(0) => bail!("-j/--jobs must be at least 1"),
         Some(jobs) if jobs > 4 * cores => {
             eprintln!(
-                "{command}: -j {jobs} lowered to {}, four per core of this machine",
+                "{command}: -j {jobs} lowered to {}, four per core of the host",
                 4 * cores
             );
             Ok(4 * cores)

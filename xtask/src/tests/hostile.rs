@@ -7,6 +7,7 @@
 
 mod cache;
 mod inputs;
+mod kernel_cache;
 mod reports;
 mod text;
 

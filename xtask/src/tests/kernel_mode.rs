@@ -36,8 +36,12 @@ use std::time::{Duration, Instant};
 const TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The compiler these tests run under, with the environment it needs.
-fn compiler() -> Rustc {
-    let path = current_rustc();
+pub(super) fn compiler() -> Rustc {
+    compiler_at(current_rustc())
+}
+
+/// The compiler at `path`, with the environment it needs.
+pub(super) fn compiler_at(path: PathBuf) -> Rustc {
     let env = crate::toolchains::discovery::library_path_env(&path);
     let output = run(
         &Invocation {
@@ -91,7 +95,7 @@ fn build_and_run_tests(
 }
 
 /// The shim's rlib for `mode` and `cfgs`, built into `directory`.
-fn build_shim(rustc: &Rustc, mode: Mode, cfgs: &[&str], directory: &Path) -> PathBuf {
+pub(super) fn build_shim(rustc: &Rustc, mode: Mode, cfgs: &[&str], directory: &Path) -> PathBuf {
     std::fs::create_dir_all(directory).unwrap();
     let invocation = rustc.shim(
         &project_root(),

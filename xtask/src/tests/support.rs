@@ -55,6 +55,14 @@ pub(crate) fn the_checkouts_lock() -> MutexGuard<'static, ()> {
     TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// One test at a time on `target/kernel/`'s lock, for the tests whose `xtask kernel` builds:
+/// another's run would take the lock between a test's two runs (and end the orphans that test
+/// waits to see its own run end).
+pub(crate) fn the_kernel_dirs_lock() -> MutexGuard<'static, ()> {
+    static TURN: Mutex<()> = Mutex::new(());
+    TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// The `xtask` binary of this checkout, built once per test process by the cargo running the
 /// tests (which has released `target/`'s lock by then), where Cargo says it put it: the same
 /// binary the top-level `tests/` crate runs.

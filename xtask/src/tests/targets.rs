@@ -81,7 +81,7 @@ const PROVISION: &str = "run `cargo xtask toolchains install --no-rustup` first"
 /// The provisioned Debian compiler of the pin `id`, by the path of its rustc (a `debian:`
 /// spec would provision it on the spot), which must have its library sources if
 /// `with_sources`; the test fails, saying how to provision it, when it is not there.
-fn provisioned(id: &str, with_sources: bool) -> (String, Toolchain) {
+pub(super) fn provisioned(id: &str, with_sources: bool) -> (String, Toolchain) {
     let pins = Pins::load(&Pins::default_path()).unwrap();
     let debian = pins
         .pins

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Where the shim and the examples use each feature, as this machine's compilers say it
+//! Where the shim and the examples use each feature, as the provisioned compilers say it
 //! (`cargo xtask usage`): each catalog feature's shim item is among the places a compiler on
 //! which the feature is gated reports, and each example uses the feature it teaches.
 

@@ -83,6 +83,26 @@ pub(crate) fn provisioned_prefixes(root: &Path) -> Vec<PathBuf> {
     prefixes
 }
 
+/// Every prefix `cargo xtask kernel` extracted under `kernel_dir` (normally `target/kernel/`):
+/// each kernel tree under `trees/` and each compiler's library sources under `library/`, in
+/// name order. Their digests are recorded as the compilers' are, when they are unpacked.
+pub(crate) fn kernel_prefixes(kernel_dir: &Path) -> Vec<PathBuf> {
+    let mut prefixes = Vec::new();
+    for kind in ["trees", "library"] {
+        let entries = std::fs::read_dir(kernel_dir.join(kind))
+            .into_iter()
+            .flatten();
+        let mut found: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.is_dir())
+            .collect();
+        found.sort();
+        prefixes.extend(found);
+    }
+    prefixes
+}
+
 /// Every regular file below `prefix`, relative to it, in name order, [`DIGESTS`] left out.
 fn regular_files(prefix: &Path) -> anyhow::Result<Vec<String>> {
     let mut files = Vec::new();
@@ -159,5 +179,28 @@ mod tests {
             damaged(&prefix).unwrap(),
             ["lib.rs: changed", "usr/bin/qemu-aarch64: missing"]
         );
+    }
+
+    /// `toolchains verify` did not cover `target/kernel/`: a tree changed after it was
+    /// unpacked went unnoticed.
+    #[test]
+    fn the_kernel_trees_and_library_sources_are_prefixes_too() {
+        let kernel = crate::project_root().join("target/kshim/unit-tests/digests-kernel");
+        let _ = std::fs::remove_dir_all(&kernel);
+        let tree = kernel.join("trees/linux-source-6.12-6.12.118-1");
+        let script = tree.join("linux-source-6.12/scripts/min-tool-version.sh");
+        std::fs::create_dir_all(script.parent().unwrap()).unwrap();
+        std::fs::write(&script, "rustc)\n\techo 1.78.0\n").unwrap();
+        let library = kernel.join("library/rust-src-1.98.1");
+        std::fs::create_dir_all(&library).unwrap();
+        std::fs::write(kernel.join("kernel.lock"), "").unwrap();
+        assert_eq!(kernel_prefixes(&kernel), [tree.clone(), library]);
+        record(&tree).unwrap();
+        std::fs::write(&script, "rustc)\n\techo 1.99.0\n").unwrap();
+        assert_eq!(
+            damaged(&tree).unwrap(),
+            ["linux-source-6.12/scripts/min-tool-version.sh: changed"]
+        );
+        std::fs::remove_dir_all(kernel).unwrap();
     }
 }

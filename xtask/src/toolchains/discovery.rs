@@ -122,7 +122,7 @@ pub enum Availability {
     /// A compiler that exists but does not work: it cannot be run, it exited non-zero, or its
     /// `-vV` is unreadable; the error says so with what it printed.
     Broken { toolchain: Toolchain, error: String },
-    /// A pin that no compiler on this machine satisfies.
+    /// A pin that no provisioned or installed compiler satisfies.
     Missing { pin: Pin, install_hint: String },
 }
 

@@ -473,7 +473,7 @@ mod tests {
         std::fs::remove_dir_all(&root).unwrap();
     }
 
-    /// Every compiler on this machine, as discovery finds it, with its library sources: a
+    /// Every compiler there is, as discovery finds it, with its library sources: a
     /// Debian compiler's are its own version's source package, a rustup compiler without the
     /// rust-src component gets the command that adds it.
     #[test]

@@ -125,13 +125,14 @@ impl RunLock {
         let mut announced = false;
         let mut reclaimed = false;
         loop {
-            // SAFETY: `flock` only reads the descriptor, which `file` keeps open.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-                break;
-            }
-            let error = std::io::Error::last_os_error();
-            if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
-                return Err(error).with_context(|| format!("locking {}", path.display()));
+            // `flock(LOCK_EX | LOCK_NB)` on Linux: held by the open file description, so a
+            // child that inherited the descriptor keeps it held after this process is gone.
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(fs::TryLockError::WouldBlock) => {}
+                Err(fs::TryLockError::Error(error)) => {
+                    return Err(error).with_context(|| format!("locking {}", path.display()));
+                }
             }
             if !announced {
                 announced = true;
@@ -156,7 +157,7 @@ impl RunLock {
             .with_context(|| format!("reading {}", path.display()))?;
         let id = (metadata.dev(), metadata.ino());
         held().push(id);
-        // INVARIANT: the loop above ends only once `flock` granted LOCK_EX on `file`.
+        // INVARIANT: the loop above ends only once `try_lock` granted LOCK_EX on `file`.
         let lock = RunLock { file, id };
         lock.record_owner(command)
             .with_context(|| format!("writing {}", path.display()))?;

@@ -401,8 +401,10 @@ fn the_readme_documents_every_key_of_the_json_and_no_other() {
 /// A tree whose top Makefile plays Kbuild: each target does what the real one does to the
 /// files the build checks, or, by the word in the tree's `mode` file, what goes wrong (`refuse`,
 /// `drop` CONFIG_RUST, `slow` to be killed, a `full` disk, `error` from rustc, one with terminal
-/// `escape` sequences, `stale` objects).
-fn playing_tree(name: &str, mode: &str) -> PathBuf {
+/// `escape` sequences, `stale` objects, an `orphan` that writes into the build directory 20 s
+/// into `prepare`); `rust/` fails as rustc would when `rust/kernel/lib.rs` enables
+/// `this_feature_does_not_exist`.
+pub(crate) fn playing_tree(name: &str, mode: &str) -> PathBuf {
     let root = small_tree(name);
     write(&root, "mode", mode);
     write(
@@ -419,6 +421,7 @@ fn playing_tree(name: &str, mode: &str) -> PathBuf {
          olddefconfig:\n\t@if [ $(mode) = drop ]; then grep -v '^CONFIG_RUST=' $(O)/.config > $(O)/.new; \
          mv $(O)/.new $(O)/.config; fi\n\
          prepare:\n\t@if [ $(mode) = slow ]; then sleep 60; fi\n\
+         \t@if [ $(mode) = orphan ]; then touch $(O)/orphan-started; sleep 20; touch $(O)/late; fi\n\
          \t@if [ $(mode) = full ]; then echo 'rust/core.o: No space left on device' >&2; exit 2; fi\n\
          \t@if [ $(mode) = bindgen ]; then echo \"error: unknown argument: '-mx'\" >&2; \
          echo 'make[2]: *** [rust/Makefile:1: rust/bindings/bindings_generated.rs] Error 1' >&2; \
@@ -426,7 +429,9 @@ fn playing_tree(name: &str, mode: &str) -> PathBuf {
          \t@mkdir -p $(O)/rust; for o in core kernel; do [ -f $(O)/rust/.$$o.o.cmd ] || { \
          touch $(O)/rust/$$o.o; echo \"cmd_rust/$$o.o := $(RUSTC) --emit=obj\" > $(O)/rust/.$$o.o.cmd; }; \
          done\n\
-         rust/:\n\t@if [ $(mode) = error ]; then echo 'error[E0635]: unknown feature `x`' >&2; \
+         rust/:\n\t@if grep -qs this_feature_does_not_exist rust/kernel/lib.rs; then \
+         echo 'error[E0635]: unknown feature `this_feature_does_not_exist`' >&2; exit 2; fi\n\
+         \t@if [ $(mode) = error ]; then echo 'error[E0635]: unknown feature `x`' >&2; \
          echo ' --> rust/kernel/lib.rs:1:1' >&2; exit 2; fi\n\
          \t@if [ $(mode) = escape ]; then \
          printf 'error[E0635]: unknown feature \\033]0;owned\\007\\033[2J`x`\\n' >&2; exit 2; fi\n\
@@ -476,6 +481,7 @@ fn play_times(mode: &str, timeout: u64, times: usize) -> (Built, bool, bool) {
         library: &root.join("library"),
         tools: &tools,
         jobs: 1,
+        lock: None,
         timeout: std::time::Duration::from_secs(timeout),
         progress: &|_| {},
     };

@@ -7,9 +7,11 @@
 
 use super::answer::{Answer, Built, Row, Unavailable};
 use crate::kernel::build::Real;
-use crate::kernel::results::{kernel_library, load_result, result_entry};
+use crate::kernel::results::{kernel_library, load_result, prediction, result_entry};
 use crate::kernel::rules::{self, Predicted};
+use crate::kernel::stamps;
 use crate::kernel::{tools, trees};
+use crate::run::cache::compiler_identity;
 use crate::run::plan::{Mode, Rustc};
 use crate::toolchains::debian::Provisioner;
 use crate::toolchains::discovery::{discover, Availability, VERSION_TIMEOUT};
@@ -18,7 +20,6 @@ use crate::toolchains::pins::{Pins, TreePin, TreeSource};
 use crate::util::output::escape;
 use anyhow::bail;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 use xshell::Shell;
 
 /// What a build costs where nothing was kept, from BENCHMARKS.md ("Real kernel trees", a 2-core
@@ -75,8 +76,9 @@ pub fn answer(
     // A pinned tree is unpacked already (checked above): nothing is fetched.
     let mut provisioner = Provisioner::new(sh, dir.clone(), Vec::new(), &mut log);
     let tree = trees::provide(&mut provisioner, &pin)?;
-    let rules = rules::read(&tree.root)?;
-    let tools = tools::find_tools(&dir, tools::bindgen_for(&rules));
+    let results = dir.join("results");
+    let (facts, tree_key, mut rules) = stamps::facts(&results, &tree, true)?;
+    let tools = tools::find_tools(&dir, tools::bindgen_for(&facts));
     let found = discover(sh, Some(&pins_path), toolchains, VERSION_TIMEOUT)?;
     let mut rows = Vec::new();
     let mut kept = 0;
@@ -95,15 +97,24 @@ pub fn answer(
             }
         };
         let rustc = Rustc::of(toolchain, version.release);
+        let identity = compiler_identity(&rustc.launch, version);
         let probes = dir.join("probes").join(&pin.id).join(&toolchain.id);
-        let prediction = rules::predict(&rules, &rustc, &probes, Duration::from_secs(120));
-        let _ = std::fs::remove_dir_all(&probes);
+        let say = |line: &str| eprintln!("msrv: {} with {}: {line}", pin.id, toolchain.id);
+        let prediction = prediction(
+            &results,
+            (&tree, tree_key),
+            &mut rules,
+            (&rustc, identity),
+            &probes,
+            true,
+            &say,
+        );
         let library = kernel_library(None, &dir, toolchain, version);
         let entry = match (&library, &tools) {
             (Ok(library), Ok(tools)) => Some(result_entry(
-                &dir,
-                &tree.identity,
-                (&rustc.launch, version),
+                &results,
+                tree_key,
+                identity,
                 &library.1,
                 &tools.identity,
             )),
@@ -173,7 +184,7 @@ pub fn answer(
     }
     let subject = format!(
         "the kernel tree {} ({}, Linux {})",
-        pin.id, tree.identity, rules.version
+        pin.id, tree.identity, facts.version
     );
     Ok(Answer::new(
         (subject, "kernel-tree"),

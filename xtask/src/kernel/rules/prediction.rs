@@ -11,13 +11,15 @@ use crate::catalog::Release;
 use crate::features::cfg::Query;
 use crate::features::status::Status;
 use crate::run::plan::Rustc;
+use crate::util::json::{Deserialize, Serialize};
 use crate::util::process::{self, Invocation};
 use anyhow::Context;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Predicted {
     /// The compiler meets the tree's minimum and every probe builds.
     Pass,
@@ -39,7 +41,7 @@ impl Predicted {
 }
 
 /// What the probes predict for one tree and one compiler.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Prediction {
     /// Whether the compiler's release is at least the tree's minimum for the host architecture.
     pub minimum_met: bool,
@@ -50,7 +52,7 @@ pub struct Prediction {
 }
 
 /// What one crate root's probe said.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CratePrediction {
     pub root: String,
     /// The features it enables for this compiler (conditions decided), in its order.
@@ -79,7 +81,7 @@ const COMPILER_NAMES: &[&str] = &[
 const COMPILER_KEYS: &[&str] = &["panic", "relocation_model", "sanitize"];
 
 /// The features `krate` enables on a compiler of `release`, and those left undecided.
-pub(super) fn enabled_features(
+pub(crate) fn enabled_features(
     tree: &Tree,
     krate: &CrateRoot,
     release: Release,

@@ -27,7 +27,7 @@ fn rustc_has(tree: &Tree, release: Release) -> Vec<(String, bool)> {
 }
 
 /// The unpacked `linux-source-X` tree for `series` (`6.12`), if there is one.
-fn real_tree(series: &str) -> Option<PathBuf> {
+pub(crate) fn real_tree(series: &str) -> Option<PathBuf> {
     let name = format!("linux-source-{series}");
     let mut candidates = Vec::new();
     if let Some(dir) = std::env::var_os("KSHIM_KERNEL_TREES") {
@@ -283,7 +283,7 @@ fn a_makefile_build_without_an_allowed_list_is_an_error() {
     assert!(error.contains("sets no `rust_allowed_features`"), "{error}");
 }
 
-/// The compiler of pin `id` (`debian-1.85.0`), if this machine has it.
+/// The compiler of pin `id` (`debian-1.85.0`), if it is provisioned.
 fn compiler(id: &str) -> Option<Rustc> {
     let sh = xshell::Shell::new().unwrap();
     let found = discover(&sh, None, &[], VERSION_TIMEOUT).unwrap();

@@ -192,7 +192,7 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 
 #[test]
 fn reachability_settings_of_the_hosts_apt_config_dump() {
-    // Lines of `apt-config dump` on this machine (its 99artifact-registry), plus a proxy.
+    // Lines of a real `apt-config dump` (with a 99artifact-registry), plus a proxy.
     let dump = r#"Acquire "";
 Acquire::AllowInsecureRepositories "0";
 Acquire::IndexTargets::deb::Packages::MetaKey "$(COMPONENT)/binary-$(ARCHITECTURE)/Packages";
@@ -545,7 +545,14 @@ fn unpacking_is_all_or_nothing() {
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
     let error = unpack_atomically(&sh, &[debs[0].clone(), cut], &dir.join("other"), |_| Ok(()))
         .unwrap_err();
-    assert!(format!("{error:#}").contains("unpacking"), "{error:#}");
+    // What dpkg-deb said is in the error (it went to the terminal, not into the error).
+    let error = format!("{error:#}");
+    assert!(
+        error.contains("unpacking")
+            && error.contains("dpkg-deb exited with")
+            && error.contains("unexpected end of file"),
+        "{error}"
+    );
     assert!(!dir.join("other").exists());
     let leftovers: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()

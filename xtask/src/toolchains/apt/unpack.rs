@@ -17,10 +17,19 @@ pub(crate) fn unpack_atomically(
 ) -> anyhow::Result<()> {
     replace_atomically(destination, |staging| {
         for deb in debs {
-            cmd!(sh, "dpkg-deb --extract {deb} {staging}")
+            // Its complaint belongs in the error, not on the terminal of whoever runs this.
+            let output = cmd!(sh, "dpkg-deb --extract {deb} {staging}")
                 .quiet()
-                .run()
+                .ignore_status()
+                .output()
                 .with_context(|| format!("unpacking {}", deb.display()))?;
+            anyhow::ensure!(
+                output.status.success(),
+                "unpacking {}: dpkg-deb exited with {}: {}",
+                deb.display(),
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            );
         }
         check(staging)
     })

@@ -26,7 +26,7 @@ fn every_release_the_catalog_names_is_pinned() {
         .iter()
         .flat_map(|feature| [feature.stable_since, feature.known_since])
         .flatten()
-        .chain([catalog::HAS_COERCE_POINTEE.from])
+        .chain(catalog::KCONFIG_CFGS.iter().map(|cfg| cfg.from))
         .collect();
     releases.sort();
     releases.dedup();
