@@ -169,6 +169,13 @@ fn what_msrv_refuses() {
     msrv(&dir, &["--tree", path_str(&missing)]).refused("no such tree pin");
     msrv(&dir, &["--tree", "nosuch"]).refused("no such tree pin");
     msrv(&dir, &["--root", "x", "--tree", "y"]).refused("not both");
+    // A pinned tree that `kernel` never unpacked: nothing to read, and nothing is fetched.
+    let pins = pins(&dir);
+    let mut text = std::fs::read_to_string(&pins).unwrap();
+    text.push_str("[[tree]]\nid = \"9.9\"\ndebian = \"sid:linux-source-9.9=9.9.1-1\"\n");
+    std::fs::write(&pins, text).unwrap();
+    let never = xtask(&["msrv", "--pins", path_str(&pins), "--tree", "9.9"]).run();
+    never.refused("--tree 9.9: not unpacked yet, so never built here");
     msrv(&dir, &["--format", "yaml"]).refused("--format must be");
     let help = xtask(&["msrv", "--help"]).run();
     help.success()
