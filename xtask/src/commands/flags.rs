@@ -77,12 +77,14 @@ xflags::xflags! {
             optional --format format: String
             /// The pin file to read (default: `toolchains.toml` at the repository root).
             optional --pins path: PathBuf
-            /// Run at most N rustc processes at once (default: the number of cores).
+            /// For the shim: run at most N rustc processes at once (default: the number of
+            /// cores).
             optional -j, --jobs n: usize
-            /// Ignore cached results and build again (the cache is still refreshed).
+            /// For the shim: ignore cached results and build again (the cache is still
+            /// refreshed). A crate root is always compiled afresh; a tree is only read.
             optional --no-cache
-            /// Kill any single rustc process that runs longer than this many seconds
-            /// (default 300, at most 86400).
+            /// For the shim: kill any single rustc process that runs longer than this many
+            /// seconds (default 300, at most 86400).
             optional --timeout seconds: u64
         }
 

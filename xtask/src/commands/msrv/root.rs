@@ -15,7 +15,7 @@ use crate::toolchains::discovery::{discover, Availability, VERSION_TIMEOUT};
 use crate::toolchains::version::Channel;
 use crate::util::diagnostics::{error_diagnostics, first_rustc_error};
 use crate::util::process::{self, DEFAULT_TIMEOUT};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use xshell::Shell;
 
 /// The crate root as read, and the rows of every selected compiler, each probed and compiled
@@ -91,7 +91,7 @@ fn row(availability: &Availability, input: &Input, compile: &Compile, directory:
 }
 
 /// One compile of the crate: whether it built, and its first error if not.
-fn build(compile: &Compile, rustc: &Rustc, allowed: Option<&[&str]>, scratch: &PathBuf) -> Built {
+fn build(compile: &Compile, rustc: &Rustc, allowed: Option<&[&str]>, scratch: &Path) -> Built {
     if let Err(error) = std::fs::create_dir_all(scratch) {
         return Built::Unknown(format!("cannot create {}: {error}", scratch.display()));
     }
