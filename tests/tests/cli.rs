@@ -119,9 +119,13 @@ fn a_thousand_toolchain_flags_probe_each_compiler_once() {
     let dir = scratch_dir("toolchains-thousand");
     let pins = pin_1_85(&dir);
     let rustc = fake_rustc(&dir, "rustc", "0").display().to_string();
+    // A file that runs and is no compiler: broken, in a column of its own each time.
+    let broken = script(&dir.join("broken"), "echo 'not a compiler' >&2\nexit 3\n")
+        .display()
+        .to_string();
     let specs = |count: usize| -> Vec<String> {
         (0..count)
-            .flat_map(|n| [rustc.clone(), format!("/nonexistent/no-such-toolchain-{n}")])
+            .flat_map(|_| [rustc.clone(), broken.clone()])
             .collect()
     };
     toolchains(&pins, &specs(50)).code(1);
@@ -136,7 +140,10 @@ fn a_thousand_toolchain_flags_probe_each_compiler_once() {
         )
         // Repeats get numbered ids.
         .stdout_has("1.85.0#500")
-        .stdout_has("/nonexistent/no-such-toolchain-499 does not exist");
+        .stdout_has("not a compiler");
+    // A path to nothing is bad input, said at once.
+    toolchains(&pins, &["/nonexistent/no-such-toolchain".into()])
+        .refused("--toolchain /nonexistent/no-such-toolchain: no such file");
     // The same compiler given 500 times is probed once (-vV and --print sysroot).
     let calls = std::fs::read_to_string(dir.join("calls")).unwrap();
     assert_eq!(calls.lines().count(), 4, "{calls}");
@@ -149,16 +156,15 @@ fn ctrl_c_stops_the_resolution_of_many_toolchains() {
     let slow = fake_rustc(&dir, "rustc", "30");
     let mut command = xtask(&["matrix", "--dry-run", "--pins", path_str(&pins)]);
     command.current_dir(&dir);
-    // Distinct paths to one slow compiler, and paths to nothing, a thousand in all.
+    // Distinct paths to one slow compiler, and one that is no compiler, a thousand in all.
     for n in 0..40 {
         let link = dir.join(format!("rustc-{n}"));
         std::os::unix::fs::symlink(&slow, &link).unwrap();
         command.arg("--toolchain").arg(&link);
     }
-    for n in 0..960 {
-        command
-            .arg("--toolchain")
-            .arg(format!("/nonexistent/no-such-toolchain-{n}"));
+    let broken = script(&dir.join("broken"), "exit 3\n");
+    for _ in 0..960 {
+        command.arg("--toolchain").arg(&broken);
     }
     let child = command.start();
     // Wait until the probes have started.

@@ -6,6 +6,8 @@
 //!
 //! Every input is generated here, none is a fixture.
 
+mod audit;
+
 use crate::support::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

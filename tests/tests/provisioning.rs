@@ -94,11 +94,83 @@ fn a_lock_held_only_by_what_a_dead_run_left_is_reclaimed() {
     let _orphan = hold_lock(&lock);
     std::fs::write(&lock, format!("{dead_pid}\n")).unwrap();
     xtask(&["matrix", "--root", path_str(&tree)])
-        .args(["--toolchain", "/nonexistent/rustc"])
+        .args(["--toolchain", "/bin/false"])
         .run_within(Duration::from_secs(60))
         .stderr_has(&format!("(pid {dead_pid}) is dead"))
         .stderr_has("sleep")
         .code(1);
+}
+
+/// A matrix killed with SIGKILL and not yet reaped by its parent (a zombie: dead, though its id is
+/// still taken) while a compiler given as a wrapper script left a `sleep` behind that holds the
+/// lock: the next run counts the run as dead and ends the orphan at once. Before, a zombie counted
+/// as a live run: "waiting for another cargo xtask matrix (pid N) to finish" for the `sleep`'s
+/// whole 90 s.
+#[test]
+fn a_killed_run_not_yet_reaped_is_dead_and_what_its_wrapper_left_is_ended() {
+    let tree = tiny_tree("provisioning-zombie-owner");
+    xtask_binary();
+    let target = tree.join("target/kshim");
+    std::fs::create_dir_all(&target).unwrap();
+    // As `/proc/PID/fd` names it: the scratch directory may be reached through a symbolic link.
+    let lock = std::fs::canonicalize(&target).unwrap().join("matrix.lock");
+    let started = tree.join("orphan-started");
+    // Its first call that holds the lock's descriptor (inherited from the run) leaves a `sleep`
+    // that keeps it, and writes the `sleep`'s id.
+    let wrapper = script(
+        &tree.join("rustc-wrapper"),
+        &format!(
+            "if [ ! -e '{started}' ] && readlink /proc/$$/fd/* | grep -qxF '{lock}'; then\n  \
+             sleep 90 &\n  echo $! > '{started}.new' && mv '{started}.new' '{started}'\nfi\n\
+             exec '{rustc}' \"$@\"\n",
+            started = started.display(),
+            lock = lock.display(),
+            rustc = current_rustc().display(),
+        ),
+    );
+    let mut first = xtask(&[
+        "matrix",
+        "--root",
+        path_str(&tree),
+        "-j",
+        "1",
+        "--toolchain",
+    ])
+    .arg(&wrapper)
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let orphan = loop {
+        if let Ok(pid) = std::fs::read_to_string(&started) {
+            break pid.trim().parse::<u32>().unwrap();
+        }
+        assert!(
+            first.try_wait().unwrap().is_none() && Instant::now() < deadline,
+            "the first run never ran the wrapper with the lock's descriptor"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // SIGKILL, and no `wait` until the next run has ended: meanwhile the run is a zombie.
+    first.kill().unwrap();
+    let begun = Instant::now();
+    let next = xtask(&["matrix", "--root", path_str(&tree)])
+        .args(["--toolchain", "/bin/false"])
+        .run_within(Duration::from_secs(180));
+    let waited = begun.elapsed();
+    first.wait().unwrap();
+    if running(orphan) {
+        quietly("kill", &["-KILL", &orphan.to_string()]);
+    }
+    next.stderr_has(&format!("(pid {}) is dead", first.id()))
+        .stderr_has(&format!("pid {orphan} (sleep"))
+        .code(1);
+    assert!(
+        waited < Duration::from_secs(30),
+        "the next run took {waited:?} to take the lock"
+    );
 }
 
 #[test]

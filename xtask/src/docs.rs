@@ -5,9 +5,11 @@
 //! real usage run, which only `--report` and `--usage` replace; and `docs/kernels.md` from the
 //! committed JSON of a `cargo xtask kernel` run ([`kernels`]).
 
+pub mod audit_sample;
 mod catalog_lists;
 mod features;
 pub mod kernels;
+mod machine_paths;
 #[cfg(test)]
 mod not_recorded;
 pub mod page;
@@ -238,6 +240,7 @@ pub fn generated_files(
         ),
         (page_path, features_page(root, &statuses, &places)?),
         kernels::generated(root)?,
+        audit_sample::generated(root)?,
     ]
     .into_iter()
     .chain(catalog_lists::generated(root)?)
@@ -282,7 +285,10 @@ fn summary_region(report: &Report, date: &str) -> String {
             1 => "1 difference".to_string(),
             count => format!("{count} differences"),
         },
-        crate::util::output::markdown_block("text", &report.summary_lines().join("\n"))
+        crate::util::output::markdown_block(
+            "text",
+            &machine_paths::without_machine_paths(&report.summary_lines().join("\n"))
+        )
     )
 }
 
@@ -395,6 +401,11 @@ pub fn regenerate(
     // A report recorded from its own place is already there.
     files.dedup_by(|later, earlier| later.0 == earlier.0);
     let count = files.len();
+    let page_path = root.join(page::PAGE);
+    let screenshot = match files.iter().find(|(path, _)| *path == page_path) {
+        Some((_, html)) => page::stale_screenshot(root, html)?,
+        None => None,
+    };
     files.retain(|(path, contents)| {
         std::fs::read_to_string(path).ok().as_deref() != Some(contents.as_str())
     });
@@ -407,7 +418,19 @@ pub fn regenerate(
                 .to_string()
         })
         .collect();
+    if let Some(why) = &screenshot {
+        let advice = "retake it with `cargo xtask docs --screenshot`";
+        if check {
+            eprintln!("docs: stale: {why}; {advice}");
+        } else {
+            eprintln!("docs: {why}; {advice}");
+        }
+    }
+    let stale_picture = check && screenshot.is_some();
     if changed.is_empty() {
+        if stale_picture {
+            return Ok(Verdict::Failure);
+        }
         eprintln!("docs: all {count} generated files are up to date");
         return Ok(Verdict::Success);
     }

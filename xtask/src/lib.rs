@@ -75,3 +75,29 @@ pub(crate) fn project_root() -> PathBuf {
 
 #[cfg(test)]
 mod tests;
+
+/// The number of single-character edits between `a` and `b`.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let substitution = previous + usize::from(ca != cb);
+            previous = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
+/// The candidate closest to `typed`, if one is close enough to be what was meant.
+pub(crate) fn closest<'a>(typed: &str, candidates: &'a [String]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .map(|candidate| (distance(typed, candidate), candidate))
+        .filter(|(distance, candidate)| *distance <= (candidate.len() / 3).max(2))
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate.as_str())
+}

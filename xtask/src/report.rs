@@ -4,6 +4,7 @@
 //! documents (section "The JSON report").
 
 pub mod assemble;
+pub mod audit;
 mod check;
 pub mod kbuild;
 mod recorded;
@@ -14,6 +15,7 @@ mod to_json;
 pub mod usage;
 
 pub(crate) use recorded::recorded_rows;
+pub(crate) use to_json::REPORT_LIMIT;
 
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
 use crate::features::expect::{enabled_in_kernel_mode, Outcome, ToolchainVerdict};
@@ -266,6 +268,25 @@ impl Report {
             .collect()
     }
 
+    /// The features the kernel's block enables on the compiler at `index` (of `release`) that
+    /// it did not call stable: what kernel mode needs `RUSTC_BOOTSTRAP` for. A feature the
+    /// report was recorded without is left out.
+    pub fn still_gated(&self, index: usize, release: Release) -> Vec<&'static str> {
+        let enabled = enabled_in_kernel_mode(release);
+        FEATURES
+            .iter()
+            .zip(&self.features)
+            .filter(|(feature, cells)| {
+                enabled.iter().any(|enabled| enabled.name == feature.name)
+                    && !matches!(
+                        cells[index].observed,
+                        Observed::NotRecorded | Observed::Status(Status::Stable(_))
+                    )
+            })
+            .map(|(feature, _)| feature.name)
+            .collect()
+    }
+
     fn summary_line(
         &self,
         index: usize,
@@ -304,19 +325,7 @@ impl Report {
         };
         match (&toolchain.verdict, toolchain.release) {
             (ToolchainVerdict::Ok, Some(release)) => {
-                let enabled = enabled_in_kernel_mode(release);
-                let still_gated: Vec<&str> = FEATURES
-                    .iter()
-                    .zip(&self.features)
-                    .filter(|(_, cells)| recorded(cells))
-                    .map(|(feature, _)| feature)
-                    .zip(&observed)
-                    .filter(|(feature, status)| {
-                        enabled.iter().any(|enabled| enabled.name == feature.name)
-                            && !matches!(status, Some(Status::Stable(_)))
-                    })
-                    .map(|(feature, _)| feature.name)
-                    .collect();
+                let still_gated = self.still_gated(index, release);
                 let bootstrap = match still_gated.len() {
                     0 => "kernel mode no longer needs RUSTC_BOOTSTRAP".to_string(),
                     count => format!(

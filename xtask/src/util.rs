@@ -12,5 +12,6 @@ pub(crate) mod interrupt;
 pub(crate) mod json;
 pub(crate) mod libtest;
 pub(crate) mod output;
+pub(crate) mod png;
 pub(crate) mod process;
 pub(crate) mod run_lock;

@@ -233,7 +233,11 @@ mod tests {
         );
         // The same feature excluded in two crates is two entries, not one twice.
         let two_crates = [
-            excluded(Some("allocator_api"), "rust/pin-init/src/lib.rs", "a reason"),
+            excluded(
+                Some("allocator_api"),
+                "rust/pin-init/src/lib.rs",
+                "a reason",
+            ),
             excluded(Some("allocator_api"), "rust/kernel/lib.rs", "a reason"),
         ];
         assert_eq!(check_lists(FEATURES, &two_crates), Ok(()));

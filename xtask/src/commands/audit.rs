@@ -1,27 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 //! `cargo xtask audit`: which of a crate's `#![feature]` lines each toolchain still needs, and
-//! what that means across them: the names come from a crate root or a list ([`input`]), each
-//! compiler is asked about all of them at once ([`probing`]), [`summary`] decides the
-//! conditions and draws the conclusions, and [`render`] writes them; with `--usage`,
-//! [`compile`] compiles the crate without each gated feature and writes where it is used.
+//! what that means across them: the names come from a crate root or a list
+//! ([`crate::run::crate_root::input`]), each compiler is asked about all of them at once
+//! ([`crate::run::crate_root::probing`], which `msrv --root` shares), and the report ([`crate::report::audit`]) draws the conclusions and writes
+//! them; with `--usage`, [`compile`] compiles the crate without each gated feature (with only
+//! the flags [`rustc_args`] keeps) and writes where it is used.
 
 pub mod compile;
-pub mod render;
-pub mod summary;
+pub mod rustc_args;
 
 use crate::catalog::Release;
 use crate::features::kconfig;
 use crate::report::assemble::toolchain_entry;
-use crate::report::ToolchainEntry;
-pub use crate::run::crate_root::{input, probing};
+pub use crate::report::audit::{input, summary, AuditReport, Column, Probed};
+pub use crate::run::crate_root::probing;
 use crate::run::plan::Rustc;
-use crate::toolchains::discovery::{discover, Availability, SourceKind, VERSION_TIMEOUT};
-use crate::util::output::Format;
+use crate::toolchains::discovery::{discover, Availability, VERSION_TIMEOUT};
+use crate::util::output::{Format, Width};
 use crate::{commands::flags, project_root, Verdict};
 use anyhow::{bail, Context};
 use input::Input;
 use std::path::{Path, PathBuf};
-use summary::{Answer, CrossSummary, Decider, Lint, TargetCfgs};
+use summary::{Decider, TargetCfgs};
 use xshell::Shell;
 
 /// Everything an audit needs, as the flags give it.
@@ -56,93 +56,6 @@ pub fn parse_min_rust(text: &str) -> anyhow::Result<Release> {
     Release::parse(text)
         .or_else(|| Release::parse(&format!("{text}.0")))
         .with_context(|| format!("--min-rust takes a release such as 1.85 or 1.85.0, not {text:?}"))
-}
-
-#[derive(Clone, Debug)]
-pub enum Probed {
-    Answered(Answer),
-    /// The probe ran but could not be read, or did not run (the message says which).
-    Failed(String),
-    /// The toolchain is missing or broken (its verdict says why).
-    Unavailable,
-}
-
-/// One toolchain of the audit.
-#[derive(Clone, Debug)]
-pub struct Column {
-    pub entry: ToolchainEntry,
-    pub probed: Probed,
-    pub rustc: Option<Rustc>,
-}
-
-impl Column {
-    /// The column header: the id, with the release if the id does not already say it, and for
-    /// a compiler given as a path, the path (two of one release are told apart by it).
-    pub fn label(&self) -> String {
-        let entry = &self.entry;
-        let path = (entry.source == Some(SourceKind::Path)).then(|| {
-            let path = Path::new(&entry.spec);
-            path.strip_prefix(project_root())
-                .unwrap_or(path)
-                .display()
-                .to_string()
-        });
-        crate::util::output::column_label(&entry.id, entry.release_text.as_deref(), path.as_deref())
-    }
-
-    pub fn answer(&self) -> Option<&Answer> {
-        match &self.probed {
-            Probed::Answered(answer) => Some(answer),
-            _ => None,
-        }
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct AuditReport {
-    pub input: Input,
-    pub decider: Decider,
-    /// The toolchains, in discovery order.
-    pub columns: Vec<Column>,
-    pub min_rust: Option<Release>,
-    pub cross: CrossSummary,
-    pub lint: Lint,
-}
-
-impl AuditReport {
-    /// Sums up columns that have been probed.
-    pub fn new(
-        input: Input,
-        decider: Decider,
-        columns: Vec<Column>,
-        min_rust: Option<Release>,
-    ) -> Self {
-        let answers: Vec<Answer> = columns.iter().filter_map(Column::answer).cloned().collect();
-        let cross = summary::cross_summary(&input, &decider, &answers);
-        let lint = match min_rust {
-            Some(minimum) => summary::lint(&input, &decider, &answers, minimum),
-            None => Lint::default(),
-        };
-        AuditReport {
-            input,
-            decider,
-            columns,
-            min_rust,
-            cross,
-            lint,
-        }
-    }
-
-    /// Failure when `--min-rust` found something, when the newest compiler rejects a feature
-    /// (a build error), or when no compiler answered about a crate that enables any feature.
-    pub fn verdict(&self) -> Verdict {
-        let answered = self.input.entries.is_empty()
-            || self.columns.iter().any(|column| column.answer().is_some());
-        // A feature the newest compiler rejects is a build error: a finding, as `cargo msrv
-        // verify` fails on a crate that does not build.
-        let clean = self.lint.is_empty() && self.cross.rejected_by_newest.is_empty();
-        Verdict::failure_if(!(answered && clean))
-    }
 }
 
 /// `work` on every item, each on a thread of its own: the answers, in order.
@@ -285,7 +198,7 @@ impl flags::Audit {
         Ok((options, format))
     }
 
-    pub fn run(&self, _sh: &Shell) -> anyhow::Result<Verdict> {
+    pub fn run(&self, _sh: &Shell, width: Width) -> anyhow::Result<Verdict> {
         let (options, format) = self.options()?;
         if self.rustc_args.is_some() && !self.usage {
             bail!("--rustc-args is for --usage");
@@ -303,22 +216,21 @@ impl flags::Audit {
             let _ = std::fs::remove_dir_all(&scratch);
             return Ok(format.print_report(
                 usage.verdict(),
+                width,
                 || usage.to_json(),
                 || usage.markdown(),
-                |_colour| usage.human(),
+                |_| usage.human(),
             ));
         }
         Ok(format.print_report(
             report.verdict(),
+            width,
             || report.to_json(),
             || report.markdown(),
-            |colour| report.human(colour),
+            |style| report.human_in(style),
         ))
     }
 }
-
-#[cfg(test)]
-mod tests;
 
 /// The `rust-version` of the package whose manifest is `manifest`, as `cargo metadata` reads it
 /// (workspace inheritance included), with the manifest's path; `None` where it has none or

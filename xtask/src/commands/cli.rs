@@ -20,8 +20,8 @@ pub fn main() -> ExitCode {
     // SAFETY: setting a signal's disposition to its default has no memory effects, and no
     // other thread exists yet.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
-    let args = match prepare(std::env::args_os().skip(1).collect()) {
-        Prepared::Parse(args) => args,
+    let (args, wide) = match prepare(std::env::args_os().skip(1).collect()) {
+        Prepared::Parse(args, wide) => (args, wide),
         Prepared::Print(text) => {
             print!("{text}");
             return ExitCode::SUCCESS;
@@ -36,21 +36,23 @@ pub fn main() -> ExitCode {
         }
         Err(error) => return refuse(&explain_error(&error.to_string(), &args)),
     };
+    let width = output::Width::of_stdout(wide);
     let outcome = xshell::Shell::new()
         .map_err(anyhow::Error::from)
         .and_then(|sh| {
             sh.change_dir(crate::project_root());
             match &flags.subcommand {
-                XtaskCmd::Matrix(cmd) => cmd.run(&sh),
-                XtaskCmd::Msrv(cmd) => cmd.run(&sh),
-                XtaskCmd::Toolchains(cmd) => cmd.run(&sh),
-                XtaskCmd::Audit(cmd) => cmd.run(&sh),
-                XtaskCmd::Merge(cmd) => cmd.run(&sh),
+                XtaskCmd::Matrix(cmd) => cmd.run(&sh, width),
+                XtaskCmd::Msrv(cmd) => cmd.run(&sh, width),
+                XtaskCmd::Toolchains(cmd) => cmd.run(&sh, width),
+                XtaskCmd::Audit(cmd) => cmd.run(&sh, width),
+                XtaskCmd::Merge(cmd) => cmd.run(&sh, width),
                 XtaskCmd::CiMatrix(cmd) => cmd.run(&sh),
                 XtaskCmd::Docs(cmd) => cmd.run(&sh),
                 XtaskCmd::Bench(cmd) => cmd.run(&sh),
-                XtaskCmd::Usage(cmd) => cmd.run(&sh),
-                XtaskCmd::Kernel(cmd) => cmd.run(&sh),
+                XtaskCmd::Usage(cmd) => cmd.run(&sh, width),
+                XtaskCmd::Kernel(cmd) => cmd.run(&sh, width),
+                XtaskCmd::Show(cmd) => cmd.run(&sh, width),
             }
         });
     match outcome {
@@ -110,8 +112,9 @@ pub(crate) fn command_list() -> String {
     }
     text.push_str(
         "\nEvery command also takes `--color auto|always|never` (default: `CARGO_TERM_COLOR`, else \
-         auto), `-q`/`--quiet` (no progress on stderr) and `-v`/`--verbose` (a progress line for \
-         cached steps too).\n`cargo xtask help COMMAND` or `cargo xtask COMMAND --help` shows one \
+         auto), `-q`/`--quiet` (no progress on stderr), `-v`/`--verbose` (a progress line for \
+         cached steps too) and `--wide` (tables in their full layout, however wide; without it \
+         no line is wider than the terminal: `COLUMNS`, else its size, else 100).\n`cargo xtask help COMMAND` or `cargo xtask COMMAND --help` shows one \
          command's flags; `+TOOLCHAIN` is short for `--toolchain TOOLCHAIN`, before or after the \
          command; `--version` prints the xtask's version.\n",
     );
@@ -146,8 +149,8 @@ pub(crate) fn command_help(words: &[String]) -> Option<String> {
     (!text.is_empty()).then(|| {
         format!(
             "Usage: cargo xtask {wanted} [FLAGS]\n\n{text}\
-             Every command also takes --color auto|always|never, -q/--quiet and -v/--verbose \
-             (`cargo xtask help`).\n"
+             Every command also takes --color auto|always|never, -q/--quiet, -v/--verbose and \
+             --wide (`cargo xtask help`).\n"
         )
     })
 }
@@ -170,37 +173,11 @@ fn flags_of(words: &[String]) -> Vec<String> {
         .map(str::trim_start)
         .filter(|line| line.starts_with('-'));
     let words = listed.flat_map(|line| line.split([',', ' ']));
-    ["--help", "--quiet", "--verbose", "--color"]
+    ["--help", "--quiet", "--verbose", "--color", "--wide"]
         .into_iter()
         .chain(words.filter(|word| word.starts_with("--")))
         .map(String::from)
         .collect()
-}
-
-/// The number of single-character edits between `a` and `b`.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let substitution = previous + usize::from(ca != cb);
-            previous = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
-        }
-    }
-    row[b.len()]
-}
-
-/// The candidate closest to `typed`, if one is close enough to be what was meant.
-pub(crate) fn closest<'a>(typed: &str, candidates: &'a [String]) -> Option<&'a str> {
-    candidates
-        .iter()
-        .map(|candidate| (distance(typed, candidate), candidate))
-        .filter(|(distance, candidate)| *distance <= (candidate.len() / 3).max(2))
-        .min_by_key(|(distance, _)| *distance)
-        .map(|(_, candidate)| candidate.as_str())
 }
 
 /// The words of the command that `args` (without the program) name, as far as they name one.
@@ -224,8 +201,8 @@ fn command_words(args: &[OsString]) -> Vec<String> {
 /// What to do with the arguments before xflags parses them.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Prepared {
-    /// Parse these (with `+TOOLCHAIN` rewritten).
-    Parse(Vec<OsString>),
+    /// Parse these (with `+TOOLCHAIN` rewritten); `--wide` was given or not.
+    Parse(Vec<OsString>, bool),
     /// Print this on stdout and exit 0 (help, the list of commands).
     Print(String),
     /// Bad input: print this error and exit 2.
@@ -276,6 +253,7 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
     // `+TOOLCHAIN` may come before the command (`cargo xtask +nightly matrix`), as cargo's own
     // does; xflags takes `--toolchain` only after the command's words.
     let mut toolchains: Vec<OsString> = Vec::new();
+    let mut wide = false;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         // The flags every command takes, as cargo's: read here, so that no command declares
@@ -283,6 +261,7 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
         match arg.to_str() {
             Some("-q" | "--quiet") => output::set_verbosity(-1),
             Some("-v" | "--verbose") => output::set_verbosity(1),
+            Some("--wide") => wide = true,
             Some(text) if text == "--color" || text.starts_with("--color=") => {
                 let value = text
                     .strip_prefix("--color=")
@@ -310,7 +289,44 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
             parsed.append(&mut toolchains);
         }
     }
-    Prepared::Parse(parsed)
+    if let Some(refused) = toolchain_paths_that_name_nothing(&parsed) {
+        return Prepared::Refuse(refused);
+    }
+    Prepared::Parse(parsed, wide)
+}
+
+/// The first `--toolchain` path (a spec with a `/`, taken from the repository root as every
+/// command takes it) that names no executable file: bad input, said before anything runs. A
+/// file that runs and misbehaves is a compiler's answer, which the commands report.
+fn toolchain_paths_that_name_nothing(args: &[OsString]) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let values = args
+        .windows(2)
+        .filter(|pair| pair[0] == "--toolchain")
+        .map(|pair| pair[1].as_os_str())
+        .chain(
+            args.iter()
+                .filter_map(|arg| arg.to_str()?.strip_prefix("--toolchain="))
+                .map(std::ffi::OsStr::new),
+        );
+    for value in values {
+        let text = value.to_string_lossy();
+        if !text.contains('/') || text.starts_with("debian:") {
+            continue;
+        }
+        let metadata = std::fs::metadata(crate::project_root().join(value));
+        let why = match &metadata {
+            Err(_) => "no such file",
+            Ok(file) if !file.is_file() => "not a file",
+            Ok(file) if file.permissions().mode() & 0o111 == 0 => "not executable",
+            Ok(_) => continue,
+        };
+        return Some(format!(
+            "--toolchain {}: {why} (a path names a rustc executable or a wrapper script)",
+            output::escape(&text)
+        ));
+    }
+    None
 }
 
 /// What `--version` prints.
@@ -321,7 +337,7 @@ fn version() -> String {
 fn unknown_command(typed: &str) -> String {
     let mut top = commands();
     top.retain(|name| !name.contains(' '));
-    match closest(typed, &top) {
+    match crate::closest(typed, &top) {
         Some(meant) => format!("no command `{typed}`: did you mean `{meant}`?"),
         None => format!("no command `{typed}`; the commands are {}", top.join(", ")),
     }
@@ -337,7 +353,7 @@ pub(crate) fn explain_error(message: &str, args: &[OsString]) -> String {
         .and_then(|rest| rest.strip_suffix('`'))
     {
         let name = typed.split('=').next().unwrap_or(typed);
-        if let Some(meant) = closest(name, &flags_of(&words)) {
+        if let Some(meant) = crate::closest(name, &flags_of(&words)) {
             text.push_str(&format!("\n  did you mean `{meant}`?"));
         }
     }
@@ -411,6 +427,35 @@ mod tests {
     }
 
     #[test]
+    fn a_toolchain_path_that_names_no_executable_is_refused_at_once() {
+        let plain = std::env::temp_dir().join(format!("kshim-plain-{}", std::process::id()));
+        std::fs::write(&plain, "not a compiler\n").unwrap();
+        let plain_path = plain.to_string_lossy().into_owned();
+        for (path, why) in [
+            ("/nonexistent/rustc", "no such file"),
+            (plain_path.as_str(), "not executable"),
+            ("/usr/bin/", "not a file"),
+        ] {
+            assert_eq!(
+                prepare(args(&["matrix", "--toolchain", path])),
+                Prepared::Refuse(format!(
+                    "--toolchain {path}: {why} (a path names a rustc executable or a wrapper \
+                     script)"
+                ))
+            );
+        }
+        std::fs::remove_file(&plain).unwrap();
+        assert_eq!(
+            prepare(args(&["matrix", "--toolchain", "/bin/false"])),
+            Prepared::Parse(args(&["matrix", "--toolchain", "/bin/false"]), false)
+        );
+        assert!(matches!(
+            prepare(args(&["matrix", "+/nonexistent/rustc"])),
+            Prepared::Refuse(_)
+        ));
+    }
+
+    #[test]
     fn a_command_word_that_is_not_text_is_refused_and_version_is_printed() {
         use std::os::unix::ffi::OsStringExt;
         let word = OsString::from_vec(vec![b'm', 0xff]);
@@ -429,8 +474,8 @@ mod tests {
     #[test]
     fn the_flags_of_every_command_are_read_here() {
         assert_eq!(
-            prepare(args(&["docs", "--color=never", "-q", "--check"])),
-            Prepared::Parse(args(&["docs", "--check"]))
+            prepare(args(&["docs", "--color=never", "-q", "--wide", "--check"])),
+            Prepared::Parse(args(&["docs", "--check"]), true)
         );
         assert!(!output::colour_on(true));
         output::set_colour_choice(0);
@@ -449,13 +494,10 @@ mod tests {
     fn plus_toolchain_is_short_for_the_flag_before_or_after_the_command() {
         assert_eq!(
             prepare(args(&["+debian-1.85.0", "matrix", "--format", "json"])),
-            Prepared::Parse(args(&[
-                "matrix",
-                "--toolchain",
-                "debian-1.85.0",
-                "--format",
-                "json"
-            ]))
+            Prepared::Parse(
+                args(&["matrix", "--toolchain", "debian-1.85.0", "--format", "json"]),
+                false
+            )
         );
         assert_eq!(
             prepare(args(&[
@@ -466,26 +508,26 @@ mod tests {
                 "b",
                 "+c"
             ])),
-            Prepared::Parse(args(&[
-                "toolchains",
-                "install",
-                "--toolchain",
-                "a",
-                "--toolchain",
-                "b",
-                "--toolchain",
-                "c"
-            ]))
+            Prepared::Parse(
+                args(&[
+                    "toolchains",
+                    "install",
+                    "--toolchain",
+                    "a",
+                    "--toolchain",
+                    "b",
+                    "--toolchain",
+                    "c"
+                ]),
+                false
+            )
         );
         assert_eq!(
             prepare(args(&["matrix", "+nightly", "--format", "json"])),
-            Prepared::Parse(args(&[
-                "matrix",
-                "--toolchain",
-                "nightly",
-                "--format",
-                "json"
-            ]))
+            Prepared::Parse(
+                args(&["matrix", "--toolchain", "nightly", "--format", "json"]),
+                false
+            )
         );
     }
 }

@@ -39,10 +39,8 @@ impl flags::Docs {
     }
 }
 
-/// Where the page's screenshot is written, relative to the repository root.
-pub const SCREENSHOT: &str = "docs/compat.png";
-
-/// Takes [`SCREENSHOT`] of the generated page with headless chromium.
+/// Takes [`page::SCREENSHOT`] of the generated page with headless chromium, stamped with the
+/// digest of the page it shows, which `docs --check` compares with the page's.
 fn take_screenshot(root: &Path) -> anyhow::Result<()> {
     let page = root.join(page::PAGE);
     if !page.is_file() {
@@ -52,9 +50,17 @@ fn take_screenshot(root: &Path) -> anyhow::Result<()> {
         );
     }
     let scratch = root.join("target/kshim");
-    let png = root.join(SCREENSHOT);
-    crate::util::browser::screenshot(&crate::util::browser::file_url(&page), &png, &scratch)?;
-    eprintln!("docs: wrote {SCREENSHOT}");
+    std::fs::create_dir_all(&scratch)?;
+    let taken = scratch.join("compat.png");
+    crate::util::browser::screenshot(&crate::util::browser::file_url(&page), &taken, &scratch)?;
+    let html = std::fs::read_to_string(&page)?;
+    let png = crate::util::png::with_text(
+        &std::fs::read(&taken)?,
+        page::SCREENSHOT_STAMP,
+        &page::digest(&html),
+    )?;
+    crate::util::files::write_atomically(&root.join(page::SCREENSHOT), &png)?;
+    eprintln!("docs: wrote {}", page::SCREENSHOT);
     Ok(())
 }
 

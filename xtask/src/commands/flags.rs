@@ -75,6 +75,13 @@ xflags::xflags! {
             optional -j, --jobs n: usize
             /// Also fail (exit 1) when a cell could not be built (a missing tool or compiler).
             optional --strict
+            /// Print the plan (trees to fetch and unpack, pairs to build, cached cells) with its
+            /// time and disk estimates; fetch, unpack, build and write nothing.
+            optional --dry-run
+            /// Also boot each cell that builds: a small kernel with the tree's Rust samples and
+            /// Rust KUnit suites, built with that compiler and booted under
+            /// qemu-system-x86_64; a boot that does not pass is a finding (exit 1).
+            optional --boot
         }
 
         /// List every pinned toolchain: where it was found, with its `rustc -vV` summary, or
@@ -134,7 +141,14 @@ xflags::xflags! {
             /// the toolchain's Cargo for a Cargo package, else on the crate root alone.
             optional --usage
             /// With `--usage`: compile with these rustc arguments (one a line, as rustc's
-            /// `@FILE` reads them), the way Kbuild compiles a crate.
+            /// `@FILE` reads them), the way Kbuild compiles a crate. Only flags known to write
+            /// nothing are passed on, every other is named as left out: `--cfg`, `--check-cfg`,
+            /// `--edition`, `--crate-type`, `--crate-name`, `--cap-lints`, lints (`-A`, `-W`,
+            /// `-D`, `-F` and their long forms), `--target`, `--extern`, `-L`, `--sysroot`, `-O`,
+            /// `-g`, `--test`, `-C` code generation (`target-feature`, `target-cpu`,
+            /// `opt-level`, `panic`, `relocation-model` and the like), the `-Z` options the
+            /// kernel's Makefiles pass that name no path (`crate-attr`, `function-sections`,
+            /// `sanitizer` and the like), and one crate root.
             optional --rustc-args path: PathBuf
         }
 
@@ -211,6 +225,16 @@ xflags::xflags! {
             optional --timeout seconds: u64
         }
 
+        /// Print a saved report again as the command that wrote it printed it: a matrix (or
+        /// `merge`) report or a `kernel` report, as written by `--format json`, recognised by
+        /// its members and read with the same checks as `merge` and `docs` read them.
+        cmd show {
+            /// The JSON report.
+            required report: PathBuf
+            /// Output: `human` (default), `json` or `markdown`.
+            optional --format format: String
+        }
+
         /// Print the CI job matrix (JSON) from the pin file, for the GitHub Actions workflow.
         cmd ci-matrix {
             /// How many shards to spread the toolchains over (default: one per toolchain).
@@ -276,6 +300,7 @@ pub enum XtaskCmd {
     Usage(Usage),
     Merge(Merge),
     Msrv(Msrv),
+    Show(Show),
     CiMatrix(CiMatrix),
     Docs(Docs),
     Bench(Bench),
@@ -307,6 +332,8 @@ pub struct Kernel {
     pub timeout: Option<u64>,
     pub jobs: Option<usize>,
     pub strict: bool,
+    pub dry_run: bool,
+    pub boot: bool,
 }
 
 #[derive(Debug)]
@@ -382,6 +409,13 @@ pub struct Msrv {
     pub jobs: Option<usize>,
     pub no_cache: bool,
     pub timeout: Option<u64>,
+}
+
+#[derive(Debug)]
+pub struct Show {
+    pub report: PathBuf,
+
+    pub format: Option<String>,
 }
 
 #[derive(Debug)]

@@ -11,12 +11,13 @@
 pub(crate) mod tests;
 
 use crate::commands::flags;
+use crate::kernel::boot;
 use crate::kernel::build::{self, Built, Real};
-use crate::kernel::report::json::{CellJson, TreeJson};
+use crate::kernel::report::json::{BootJson, CellJson, TreeJson};
 use crate::kernel::report::{self, Report};
 use crate::kernel::results::{kernel_library, load_result, prediction, result_entry, store_result};
 use crate::kernel::stamps;
-use crate::kernel::{tools, trees};
+use crate::kernel::{plan, tools, trees};
 use crate::run::cache::{compiler_identity, StableHasher};
 use crate::run::plan::Rustc;
 use crate::toolchains::debian::Provisioner;
@@ -24,7 +25,7 @@ use crate::toolchains::discovery::{self, Availability, Source, Toolchain};
 use crate::toolchains::pins::{Pins, TreePin, TreeSource};
 use crate::toolchains::version::RustcVersion;
 use crate::util::json;
-use crate::util::output::Format;
+use crate::util::output::{Format, Width};
 use crate::util::run_lock::RunLock;
 use crate::Verdict;
 use anyhow::{anyhow, bail, Context};
@@ -36,33 +37,40 @@ use xshell::Shell;
 const MAKE_TIMEOUT: Duration = Duration::from_secs(1800);
 
 impl flags::Kernel {
-    pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
+    pub fn run(&self, sh: &Shell, width: Width) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
         let timeout = crate::run::driver::timeout(self.timeout, MAKE_TIMEOUT)?;
         let jobs = crate::run::driver::jobs("kernel", self.jobs)?;
         let pins_path = self.pins.clone().unwrap_or_else(Pins::default_path);
         let pins = Pins::load(&pins_path)?;
         let trees = select_trees(&pins, &self.tree)?;
+        if self.dry_run {
+            return dry_run(
+                sh,
+                &pins_path,
+                &trees,
+                &self.toolchain,
+                !self.no_cache,
+                width,
+            );
+        }
         let report = crate::util::interrupt::run_interruptible(|| {
             run(
                 sh,
                 &pins_path,
                 &trees,
                 &self.toolchain,
-                timeout,
-                jobs,
+                (timeout, jobs),
                 !self.no_cache,
+                self.boot,
             )
         })?;
-        let not_run = report
-            .cells
-            .iter()
-            .any(|cell| cell.real == Real::NotRun.word());
         Ok(format.print_report(
-            Verdict::failure_if(!report.findings().is_empty() || (self.strict && not_run)),
+            report.verdict(self.strict),
+            width,
             || json::to_value(&report.to_json()),
             || report.markdown(),
-            |_| report.human(),
+            |style| report.human_in(style),
         ))
     }
 }
@@ -134,6 +142,46 @@ fn select_trees(pins: &Pins, wanted: &[String]) -> anyhow::Result<Vec<TreePin>> 
     Ok(chosen)
 }
 
+/// `--dry-run`: the plan of the run, changing nothing (no provisioning, lock or directory).
+fn dry_run(
+    sh: &Shell,
+    pins_path: &Path,
+    trees: &[TreePin],
+    specs: &[String],
+    use_cache: bool,
+    width: Width,
+) -> anyhow::Result<Verdict> {
+    crate::toolchains::debian::change_nothing();
+    let found = discovery::discover(sh, Some(pins_path), specs, discovery::VERSION_TIMEOUT)?;
+    let found: Vec<Found> = found
+        .into_iter()
+        .map(|availability| Found {
+            id: availability.id().to_owned(),
+            compiler: compiler_of(availability),
+        })
+        .collect();
+    let compilers: Vec<plan::Compiler<'_>> = found
+        .iter()
+        .map(|found| {
+            let compiler = found.compiler.as_ref().map_err(String::as_str);
+            (found.id.as_str(), compiler)
+        })
+        .collect();
+    let dir = crate::project_root().join("target/kernel");
+    let text = plan::plan(&dir, trees, &compilers, use_cache);
+    print!("{}", crate::util::output::fit(&text, width));
+    Ok(Verdict::Success)
+}
+
+/// A compiler found, or why there is none.
+fn compiler_of(availability: Availability) -> Result<(Toolchain, RustcVersion), String> {
+    match availability {
+        Availability::Found { toolchain, version } => Ok((toolchain, version)),
+        Availability::Broken { error, .. } => Err(format!("the compiler does not work: {error}")),
+        Availability::Missing { install_hint, .. } => Err(format!("not installed: {install_hint}")),
+    }
+}
+
 /// The ids of local trees, one per path (canonical, none twice): `path-NAME` after the
 /// directory's name, and where two of them share a name (`a/linux`, `b/linux`), each of those
 /// with the first 8 hex digits of its path's hash (`path-linux-3f2a9c1b`): deterministic,
@@ -173,13 +221,14 @@ impl Found {
         tree: &str,
         prediction: Result<crate::kernel::rules::Prediction, String>,
         (built, cached): (Built, bool),
+        boot: Option<BootJson>,
     ) -> CellJson {
         let rustc = self
             .compiler
             .as_ref()
             .ok()
             .map(|(_, version)| version.release_string());
-        report::cell((tree, &self.id), rustc, prediction, built, cached)
+        report::cell((tree, &self.id), rustc, prediction, (built, cached), boot)
     }
 }
 
@@ -188,9 +237,9 @@ fn run(
     pins_path: &Path,
     pins: &[TreePin],
     specs: &[String],
-    timeout: Duration,
-    jobs: usize,
+    (timeout, jobs): (Duration, usize),
     use_cache: bool,
+    with_boot: bool,
 ) -> anyhow::Result<Report> {
     let started = Instant::now();
     let dir = crate::project_root().join("target/kernel");
@@ -204,15 +253,7 @@ fn run(
         .into_iter()
         .map(|availability| Found {
             id: availability.id().to_owned(),
-            compiler: match availability {
-                Availability::Found { toolchain, version } => Ok((toolchain, version)),
-                Availability::Broken { error, .. } => {
-                    Err(format!("the compiler does not work: {error}"))
-                }
-                Availability::Missing { install_hint, .. } => {
-                    Err(format!("not installed: {install_hint}"))
-                }
-            },
+            compiler: compiler_of(availability),
         })
         .collect();
 
@@ -281,37 +322,41 @@ fn run(
                 for found in &compilers {
                     let reason = format!("the tree cannot be used: {error}");
                     let built = Built::not_run(reason, Vec::new());
-                    cells.push(found.cell(&pin.id, Err(error.clone()), (built, false)));
+                    cells.push(found.cell(&pin.id, Err(error.clone()), (built, false), None));
                 }
                 continue;
             }
         };
         let build_dir = dir.join("build").join(&pin.id);
         let mut opened: Option<build::BuildDir> = None;
+        let mut opened_boot: Option<build::BuildDir> = None;
         for found in &compilers {
             if crate::util::interrupt::interrupted().is_some() {
                 break;
             }
             let label = format!("{} with {}", pin.id, found.id);
-            let cell = |prediction, built| found.cell(&pin.id, prediction, built);
+            let cell = |prediction, built, boot| found.cell(&pin.id, prediction, built, boot);
+            let mut booted: Option<BootJson> = None;
             let not_run = |reason: String| (Built::not_run(reason, Vec::new()), false);
             let (toolchain, version) = match &found.compiler {
                 Ok(compiler) => compiler,
                 Err(problem) => {
-                    cells.push(cell(Err("no compiler".into()), not_run(problem.clone())));
+                    cells.push(cell(
+                        Err("no compiler".into()),
+                        not_run(problem.clone()),
+                        None,
+                    ));
                     continue;
                 }
             };
             let rustc = Rustc::of(toolchain, version.release);
             let identity = compiler_identity(&rustc.launch, version);
-            let probes = dir.join("probes").join(&pin.id).join(&toolchain.id);
             let say = |line: &str| progress(&format!("{label}: {line}"));
             let prediction = prediction(
-                &results,
-                (&tree, tree_key),
+                &dir,
+                (&pin.id, &tree, tree_key),
                 &mut rules,
-                (&rustc, identity),
-                &probes,
+                (&toolchain.id, &rustc, identity),
                 use_cache,
                 &say,
             );
@@ -339,59 +384,86 @@ fn run(
                     }
                 };
                 take_lock(&mut lock, &dir)?;
-                let library = match kernel_library(Some(&mut provisioner), &dir, toolchain, version)
-                {
+                let library = match kernel_library(&mut provisioner, &dir, toolchain, version) {
                     Ok(library) => library,
                     Err(error) => break 'pair not_run(format!("RUST_LIB_SRC: {error}")),
                 };
                 let entry = result_entry(&results, tree_key, identity, &library.1, &tools.identity);
-                if let Some(built) = use_cache.then(|| load_result(&entry)).flatten() {
-                    progress(&format!("{label}: {} (cached)", built.real.word()));
-                    break 'pair (built, true);
-                }
                 let wrapper = dir.join("wrappers").join(&toolchain.id).join("rustc");
                 if let Err(error) = tools::write_wrapper(&wrapper, &rustc.launch) {
                     break 'pair not_run(format!("writing the wrapper: {error:#}"));
                 }
-                let out = match opened.take().map_or_else(
-                    || build::BuildDir::open(&build_dir, &tree.identity, &tools.identity),
-                    Ok,
-                ) {
-                    Ok(out) => out,
-                    Err(error) => break 'pair not_run(format!("the build directory: {error:#}")),
-                };
-                let say = |line: &str| progress(&format!("{label}: {line}"));
-                let pair = build::Pair {
-                    tree: &tree.root,
-                    out: &out,
-                    wrapper: &wrapper,
-                    library: &library.0,
-                    tools,
-                    jobs,
-                    lock: lock.as_ref().map(RunLock::descriptor),
-                    timeout,
-                    progress: &say,
-                };
-                let pair_started = Instant::now();
-                let built = build::build(&pair);
-                say(&format!(
-                    "{} in {:.0} s: {}",
-                    built.real.word(),
-                    pair_started.elapsed().as_secs_f64(),
-                    built.first_error.as_deref().unwrap_or(&built.reason)
-                ));
-                if !out.is_spoiled() {
-                    opened = Some(out);
-                }
-                // Only a compiler's verdict, never a run cut short, is cached.
-                if built.cacheable && crate::util::interrupt::interrupted().is_none() {
-                    if let Err(error) = store_result(&entry, &built) {
-                        progress(&format!("{label}: the result was not cached: {error:#}"));
+                let cached = use_cache.then(|| load_result(&entry)).flatten();
+                let (mut built, cached) = if let Some(built) = cached {
+                    progress(&format!("{label}: {} (cached)", built.real.word()));
+                    (built, true)
+                } else {
+                    let out = match opened.take().map_or_else(
+                        || build::BuildDir::open(&build_dir, &tree.identity, &tools.identity),
+                        Ok,
+                    ) {
+                        Ok(out) => out,
+                        Err(error) => {
+                            break 'pair not_run(format!("the build directory: {error:#}"))
+                        }
+                    };
+                    let pair = build::Pair {
+                        tree: &tree.root,
+                        out: &out,
+                        wrapper: &wrapper,
+                        library: &library.0,
+                        rustdoc: None,
+                        tools,
+                        jobs,
+                        lock: lock.as_ref().map(RunLock::descriptor),
+                        timeout,
+                        progress: &say,
+                    };
+                    let pair_started = Instant::now();
+                    let built = build::build(&pair);
+                    say(&format!(
+                        "{} in {:.0} s: {}",
+                        built.real.word(),
+                        pair_started.elapsed().as_secs_f64(),
+                        build::why(
+                            built.real.word(),
+                            &built.reason,
+                            built.first_error.as_deref()
+                        )
+                    ));
+                    if !out.is_spoiled() {
+                        opened = Some(out);
                     }
+                    // Only a compiler's verdict, never a run cut short, is cached.
+                    if built.cacheable && crate::util::interrupt::interrupted().is_none() {
+                        if let Err(error) = store_result(&entry, &built) {
+                            progress(&format!("{label}: the result was not cached: {error:#}"));
+                        }
+                    }
+                    (built, false)
+                };
+                if with_boot && built.real == Real::Pass {
+                    let cell = boot::Cell {
+                        dir: &dir,
+                        tree: (&pin.id, &tree.root, &tree.identity),
+                        keys: (tree_key.0 .0, identity.0),
+                        launch: &rustc.launch,
+                        compiler: (&toolchain.id, version),
+                        library: (&library.0, &library.1),
+                        tools,
+                        jobs,
+                        lock: lock.as_ref().map(RunLock::descriptor),
+                        timeout,
+                        use_cache,
+                        progress: &say,
+                    };
+                    let (json, steps) = cell.run(&mut opened_boot);
+                    booted = Some(json);
+                    built.steps.extend(steps);
                 }
-                (built, false)
+                (built, cached)
             };
-            cells.push(cell(prediction, built));
+            cells.push(cell(prediction, built, booted));
         }
     }
     if let Some(signal) = crate::util::interrupt::interrupted() {

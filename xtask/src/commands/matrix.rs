@@ -12,7 +12,7 @@ use crate::targets::parse_targets;
 use crate::toolchains::discovery::Availability;
 use crate::toolchains::pins::Shard;
 use crate::util::interrupt;
-use crate::util::output::{self, Format};
+use crate::util::output::{self, Format, Width};
 use crate::util::process::{self, shell_quote};
 use crate::{commands::flags, project_root, Verdict};
 use anyhow::{bail, Context};
@@ -23,7 +23,7 @@ use xshell::Shell;
 impl flags::Matrix {
     /// Runs `cargo xtask matrix`; an interrupted run ends by its signal
     /// ([`interrupt::run_interruptible`]).
-    pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
+    pub fn run(&self, sh: &Shell, width: Width) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
         let settings = Settings {
             jobs: driver::jobs("matrix", self.jobs)?,
@@ -71,9 +71,10 @@ impl flags::Matrix {
         let report = interrupt::run_interruptible(|| run_matrix(&layout, &options))?;
         let verdict = format.print_report(
             report.verdict(),
+            width,
             || report.to_json(),
             || report.markdown(),
-            |colour| report.human(colour),
+            |style| report.human_in(style),
         );
         // A pin the user named and does not have is their question left unanswered, even
         // where the report of the others passes.

@@ -8,23 +8,27 @@ use crate::catalog;
 use crate::run::plan::Layout;
 use crate::toolchains::discovery::{discover, Availability, Source, VERSION_TIMEOUT};
 use crate::toolchains::pins::{Pin, Pins, Shard};
-use crate::util::output::{escape, pad};
+use crate::util::output::{escape, fit, pad, Width};
 use crate::util::run_lock::RunLock;
 use crate::{
     commands::flags, toolchains::emulators, toolchains::library_sources, toolchains::provision,
     Verdict,
 };
+use std::fmt::Write;
 use std::time::Instant;
 use xshell::Shell;
 
 impl flags::Toolchains {
-    pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
+    pub fn run(&self, sh: &Shell, width: Width) -> anyhow::Result<Verdict> {
         let pins_path = self.pins.clone().unwrap_or_else(Pins::default_path);
         match self.subcommand {
             flags::ToolchainsCmd::List(_) => {
                 let found = discover(sh, Some(&pins_path), &self.toolchain, VERSION_TIMEOUT)?;
                 let pins = Pins::load(&pins_path)?;
-                print_list(&pins, &found, !self.toolchain.is_empty());
+                print!(
+                    "{}",
+                    fit(&list_text(&pins, &found, !self.toolchain.is_empty()), width)
+                );
                 let broken = found
                     .iter()
                     .any(|entry| matches!(entry, Availability::Broken { .. }));
@@ -37,7 +41,7 @@ impl flags::Toolchains {
                          compilers that are already there"
                     );
                 }
-                install(sh, &pins_path, install_flags)
+                install(sh, &pins_path, install_flags, width)
             }
             flags::ToolchainsCmd::Verify(_) => {
                 let mut prefixes = crate::toolchains::digests::provisioned_prefixes(
@@ -117,6 +121,7 @@ fn install(
     sh: &Shell,
     pins_path: &std::path::Path,
     flags: &flags::Install,
+    width: Width,
 ) -> anyhow::Result<Verdict> {
     let started = Instant::now();
     // A matrix on this checkout runs the compilers this would replace: the two take turns. The
@@ -143,32 +148,41 @@ fn install(
         !flags.no_rustup,
         beside,
     )?;
-    println!();
-    println!("Install summary ({:.1}s):", started.elapsed().as_secs_f64());
+    let mut summary = format!(
+        "\nInstall summary ({:.1}s):\n",
+        started.elapsed().as_secs_f64()
+    );
     let mut failed = 0;
     let mut skipped = Vec::new();
     for (id, outcome) in &outcomes {
-        match outcome {
-            provision::Installation::Skipped => skipped.push(id.as_str()),
-            provision::Installation::AlreadyThere => println!("  {id}: already there"),
-            provision::Installation::Installed(how) => println!("  {id}: installed: {how}"),
+        let _ = match outcome {
+            provision::Installation::Skipped => {
+                skipped.push(id.as_str());
+                Ok(())
+            }
+            provision::Installation::AlreadyThere => writeln!(summary, "  {id}: already there"),
+            provision::Installation::Installed(how) => {
+                writeln!(summary, "  {id}: installed: {how}")
+            }
             provision::Installation::Failed(why) => {
                 failed += 1;
-                println!("  {id}: NOT installed: {why}");
+                writeln!(summary, "  {id}: NOT installed: {why}")
             }
-        }
+        };
     }
     if !skipped.is_empty() {
-        println!(
+        let _ = writeln!(
+            summary,
             "  left out by --no-rustup (rustup provides them): {}",
             skipped.join(", ")
         );
     }
+    print!("{}", fit(&summary, width));
     println!();
     let mut after = discover(sh, Some(pins_path), &[], VERSION_TIMEOUT)?;
     // `--only` asked about those pins: the rest of the list is not news.
     after.retain(|entry| flags.only.is_empty() || flags.only.iter().any(|id| id == entry.id()));
-    print_list(&pins, &after, false);
+    print!("{}", fit(&list_text(&pins, &after, false), width));
     if failed == 0 {
         Ok(Verdict::Success)
     } else {
@@ -180,19 +194,23 @@ fn install(
     }
 }
 
-fn print_list(pins: &Pins, found: &[Availability], specs: bool) {
+/// The list of pins (or of the compilers `--toolchain` gave) as text.
+fn list_text(pins: &Pins, found: &[Availability], specs: bool) -> String {
+    let mut out = String::new();
     let count =
         |wanted: fn(&Availability) -> bool| found.iter().filter(|entry| wanted(entry)).count();
     let found_count = count(|entry| matches!(entry, Availability::Found { .. }));
     let missing_count = count(|entry| matches!(entry, Availability::Missing { .. }));
     let broken_count = count(|entry| matches!(entry, Availability::Broken { .. }));
     if specs {
-        println!(
+        let _ = writeln!(
+            out,
             "Compilers given with --toolchain: {} ({found_count} found, {broken_count} broken)",
             found.len()
         );
     } else {
-        println!(
+        let _ = writeln!(
+            out,
             "Pins in {}: {} ({found_count} found, {missing_count} missing, {broken_count} broken)",
             pins.path.display(),
             found.len()
@@ -205,10 +223,10 @@ fn print_list(pins: &Pins, found: &[Availability], specs: bool) {
         .max()
         .unwrap_or(0);
     let blank = pad("", id_width);
-    let say_pin = |toolchain: &crate::toolchains::discovery::Toolchain| {
+    let say_pin = |out: &mut String, toolchain: &crate::toolchains::discovery::Toolchain| {
         let pin = toolchain.pin.as_ref();
         if let Some(pin) = pin.and_then(|pin| pins.pins.iter().find(|p| &p.id == pin)) {
-            println!("  {blank}           pin: {}", describe_pin(pin));
+            let _ = writeln!(out, "  {blank}           pin: {}", describe_pin(pin));
         }
     };
     for entry in found {
@@ -220,51 +238,59 @@ fn print_list(pins: &Pins, found: &[Availability], specs: bool) {
                 } else {
                     String::new()
                 };
-                println!("  {shown}  found    {}{below}", version.summary());
-                say_pin(toolchain);
+                let _ = writeln!(out, "  {shown}  found    {}{below}", version.summary());
+                say_pin(&mut out, toolchain);
                 let how = match &toolchain.source {
                     Source::Rustup { .. } | Source::Debian { .. } => toolchain.spec.clone(),
                     Source::Path => "path".to_owned(),
                 };
                 let launch = &toolchain.launch;
-                println!("  {blank}           {how}: {}", launch.rustc.display());
+                let _ = writeln!(out, "  {blank}           {how}: {}", launch.rustc.display());
                 if let Some(loader) = &launch.loader {
-                    println!(
+                    let _ = writeln!(
+                        out,
                         "  {blank}           through its own loader: {}",
                         loader.program.display()
                     );
                 }
                 for (key, value) in &launch.env {
-                    println!("  {blank}           with {key}={value}");
+                    let _ = writeln!(out, "  {blank}           with {key}={value}");
                 }
-                println!("  {blank}           {}", version.first_line);
-                match library_sources::library_sources(toolchain, version) {
-                    Ok(sources) => println!(
+                let _ = writeln!(out, "  {blank}           {}", version.first_line);
+                let _ = match library_sources::library_sources(toolchain, version) {
+                    Ok(sources) => writeln!(
+                        out,
                         "  {blank}           library sources: {} (core edition {})",
                         sources.identity, sources.core_edition
                     ),
-                    Err(missing) => println!("  {blank}           {missing}"),
-                }
+                    Err(missing) => writeln!(out, "  {blank}           {missing}"),
+                };
             }
             Availability::Broken { toolchain, error } => {
-                println!("  {shown}  BROKEN   {}", toolchain.launch.rustc.display());
-                say_pin(toolchain);
+                let _ = writeln!(
+                    out,
+                    "  {shown}  BROKEN   {}",
+                    toolchain.launch.rustc.display()
+                );
+                say_pin(&mut out, toolchain);
                 for line in error.lines() {
-                    println!("  {blank}           {line}");
+                    let _ = writeln!(out, "  {blank}           {line}");
                 }
             }
             Availability::Missing { pin, install_hint } => {
-                println!("  {shown}  missing  {}", describe_pin(pin));
-                println!("  {blank}           install: {install_hint}");
+                let _ = writeln!(out, "  {shown}  missing  {}", describe_pin(pin));
+                let _ = writeln!(out, "  {blank}           install: {install_hint}");
             }
         }
     }
-    match emulators::provisioned_qemu() {
-        Some(qemu) => println!("qemu's user-mode emulators: {qemu}"),
-        None => println!(
+    let _ = match emulators::provisioned_qemu() {
+        Some(qemu) => writeln!(out, "qemu's user-mode emulators: {qemu}"),
+        None => writeln!(
+            out,
             "qemu's user-mode emulators: not provisioned; run `cargo xtask toolchains install`"
         ),
-    }
+    };
+    out
 }
 
 /// "1.84.0, role feature: derive_coerce_pointee first appears, CONFIG_RUSTC_HAS_COERCE_POINTEE".

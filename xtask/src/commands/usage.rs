@@ -6,12 +6,12 @@
 pub use crate::report::runs::run_usage;
 use crate::run::driver::{self, Settings};
 use crate::run::plan::{Layout, Selection};
-use crate::util::output::Format;
+use crate::util::output::{Format, Width};
 use crate::{commands::flags, project_root, util::process, Verdict};
 use xshell::Shell;
 
 impl flags::Usage {
-    pub fn run(&self, _sh: &Shell) -> anyhow::Result<Verdict> {
+    pub fn run(&self, _sh: &Shell, width: Width) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
         let settings = Settings {
             jobs: driver::jobs("usage", self.jobs)?,
@@ -35,9 +35,10 @@ impl flags::Usage {
             crate::util::interrupt::run_interruptible(|| run_usage(&layout, &selection, settings))?;
         Ok(format.print_report(
             report.verdict(),
+            width,
             || report.to_json(),
             || report.markdown(),
-            |_colour| report.human(),
+            |_| report.human(),
         ))
     }
 }

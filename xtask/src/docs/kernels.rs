@@ -4,7 +4,8 @@
 //! the next, linked to the shim's example of each feature the catalog has. Generated from the
 //! committed JSON of a `cargo xtask kernel` run ([`KERNEL_REPORT`]), read as data.
 
-use crate::catalog;
+use crate::catalog::{self, Release};
+use crate::kernel::build::why;
 use crate::kernel::report::json::KernelJson;
 use crate::util::output::{escape_markdown, markdown_code};
 use std::fmt::Write;
@@ -37,10 +38,11 @@ pub struct TreeData {
     pub probed: Vec<String>,
     /// Every other crate root that enables a feature on some compiler, with those features.
     pub others: Vec<(String, Vec<String>)>,
-    /// (real result, rustc release, reason) per cell.
-    pub real: Vec<(String, String, String)>,
-    /// The cells whose prediction the real build contradicted: (release, predicted, real).
-    pub findings: Vec<(String, String, String)>,
+    /// (real result, rustc release, reason, toolchain id) per cell, in release order.
+    pub real: Vec<(String, String, String, String)>,
+    /// The cells whose prediction the real build contradicted: (release, predicted, real,
+    /// toolchain id).
+    pub findings: Vec<(String, String, String, String)>,
     pub error: Option<String>,
 }
 
@@ -58,16 +60,22 @@ pub(crate) fn read_trees(report: &KernelJson) -> Vec<TreeData> {
         };
         for cell in report.cells.iter().filter(|cell| cell.tree == data.id) {
             let release = cell.rustc.clone().unwrap_or_else(|| cell.toolchain.clone());
-            let reason = cell
-                .first_error
-                .clone()
-                .unwrap_or_else(|| cell.reason.clone());
+            let reason = why(&cell.real, &cell.reason, cell.first_error.as_deref());
             if cell.is_finding() {
                 let predicted = cell.predicted.clone().unwrap_or_else(|| "?".into());
-                data.findings
-                    .push((release.clone(), predicted, cell.real.clone()));
+                data.findings.push((
+                    release.clone(),
+                    predicted,
+                    cell.real.clone(),
+                    cell.toolchain.clone(),
+                ));
             }
-            data.real.push((cell.real.clone(), release.clone(), reason));
+            data.real.push((
+                cell.real.clone(),
+                release.clone(),
+                reason,
+                cell.toolchain.clone(),
+            ));
             for krate in &cell.crates {
                 if krate.root == KERNEL_CRATE || krate.features.is_empty() {
                     continue;
@@ -95,9 +103,226 @@ pub(crate) fn read_trees(report: &KernelJson) -> Vec<TreeData> {
                 }
             }
         }
+        data.real
+            .sort_by_key(|(_, release, _, toolchain)| (release_key(release), toolchain.clone()));
         data
     });
     trees.collect()
+}
+
+/// The order of a compiler's release text (`1.85.0`, `1.97.0-nightly`), as the matrix orders
+/// its columns: by release, those without one last.
+pub(crate) fn release_key(text: &str) -> (bool, Option<Release>) {
+    let release = crate::toolchains::version::parse_release(text)
+        .ok()
+        .map(|(release, _)| release);
+    (release.is_none(), release)
+}
+
+/// Where one tree asks for a feature: its `rust/kernel/lib.rs` enables it (on the compilers
+/// probed from `from` on, `None` for every one), and its allowed list lets drivers enable it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Asked {
+    pub kernel: bool,
+    pub from: Option<String>,
+    pub drivers: bool,
+}
+
+impl Asked {
+    pub fn any(&self) -> bool {
+        self.kernel || self.drivers
+    }
+
+    /// `rust/kernel`, `drivers` or both, with the first compiler probed that enables it where
+    /// not every one does.
+    pub fn words(&self) -> String {
+        let mut words = match (self.kernel, self.drivers) {
+            (true, true) => "rust/kernel, drivers".to_string(),
+            (true, false) => "rust/kernel".to_string(),
+            (false, true) => "drivers".to_string(),
+            (false, false) => return String::new(),
+        };
+        if let Some(from) = &self.from {
+            let _ = write!(words, " (from {from})");
+        }
+        words
+    }
+}
+
+/// One feature the trees ask for, with where each readable tree asks for it.
+pub struct AcrossTrees {
+    pub name: String,
+    pub asked: Vec<Asked>,
+}
+
+impl AcrossTrees {
+    /// Which tree first asked for it and which dropped it, or that the last still does.
+    pub fn history(&self, trees: &[&TreeData]) -> String {
+        let asking: Vec<usize> = (0..self.asked.len())
+            .filter(|&index| self.asked[index].any())
+            .collect();
+        let (Some(&first), Some(&last)) = (asking.first(), asking.last()) else {
+            return String::new();
+        };
+        let (first, last_id) = (&trees[first].id, &trees[last].id);
+        if last + 1 == trees.len() {
+            if first == last_id {
+                format!("new in {first}")
+            } else {
+                format!("from {first}, still in {last_id}")
+            }
+        } else {
+            format!("from {first}, gone after {last_id}")
+        }
+    }
+}
+
+/// The trees that were read, in the report's order, and every feature their `rust/kernel` or
+/// allowed list asks for, in the order the trees first ask for them.
+pub fn across_trees(trees: &[TreeData]) -> (Vec<&TreeData>, Vec<AcrossTrees>) {
+    let read: Vec<&TreeData> = trees.iter().filter(|tree| tree.error.is_none()).collect();
+    let mut names: Vec<String> = Vec::new();
+    for tree in &read {
+        let kernel = tree.features.iter().map(|(name, _)| name);
+        for name in kernel.chain(&tree.allowed) {
+            crate::push_once(&mut names, name.clone());
+        }
+    }
+    let features = names
+        .into_iter()
+        .map(|name| {
+            let asked = read
+                .iter()
+                .map(|tree| {
+                    let releases = tree
+                        .features
+                        .iter()
+                        .find(|(feature, _)| *feature == name)
+                        .map(|(_, releases)| releases);
+                    let from = releases.filter(|releases| releases.len() < tree.probed.len());
+                    Asked {
+                        kernel: releases.is_some(),
+                        from: from.and_then(|releases| {
+                            releases
+                                .iter()
+                                .min_by_key(|release| release_key(release))
+                                .cloned()
+                        }),
+                        drivers: tree.allowed.contains(&name),
+                    }
+                })
+                .collect();
+            AcrossTrees { name, asked }
+        })
+        .collect();
+    (read, features)
+}
+
+/// Where a tree's `rust/kernel/lib.rs` asks for another list on a newer compiler: between the
+/// last release probed `before` and `release`, the features it `began` and `stopped` asking for.
+pub struct CompilerChange {
+    pub tree: String,
+    pub before: String,
+    pub release: String,
+    pub began: Vec<String>,
+    pub stopped: Vec<String>,
+}
+
+/// Every tree's [`CompilerChange`]s, in release order.
+pub fn changes_by_compiler(trees: &[TreeData]) -> Vec<CompilerChange> {
+    let mut changes = Vec::new();
+    for tree in trees.iter().filter(|tree| tree.error.is_none()) {
+        let mut probed = tree.probed.clone();
+        probed.sort_by_key(|release| release_key(release));
+        probed.dedup();
+        let list = |release: &String| -> Vec<String> {
+            let enabled = tree
+                .features
+                .iter()
+                .filter(|(_, releases)| releases.contains(release));
+            enabled.map(|(name, _)| name.clone()).collect()
+        };
+        for pair in probed.windows(2) {
+            let (began, stopped) = {
+                let (stopped, began) = difference(&list(&pair[0]), &list(&pair[1]));
+                (began, stopped)
+            };
+            if !began.is_empty() || !stopped.is_empty() {
+                changes.push(CompilerChange {
+                    tree: tree.id.clone(),
+                    before: pair[0].clone(),
+                    release: pair[1].clone(),
+                    began,
+                    stopped,
+                });
+            }
+        }
+    }
+    changes.sort_by_key(|change| release_key(&change.release));
+    changes
+}
+
+/// Each feature against the trees, as a Markdown table.
+fn across_trees_section(page: &mut String, trees: &[TreeData]) {
+    let (read, features) = across_trees(trees);
+    if read.len() < 2 {
+        return;
+    }
+    let _ = write!(
+        page,
+        "## Each feature, tree by tree\n\n\
+         Where each tree asks for a feature: `rust/kernel` when its `{KERNEL_CRATE}` enables it \
+         (on the compilers probed from the one named, where not on all), drivers when its \
+         `rust_allowed_features` lets them.\n\n| Feature |"
+    );
+    for tree in &read {
+        let _ = write!(page, " {} |", escape_markdown(&tree.id));
+    }
+    let _ = writeln!(
+        page,
+        " Trees | In the shim |\n|---|{}---|---|",
+        "---|".repeat(read.len())
+    );
+    for feature in &features {
+        let _ = write!(page, "| {} |", markdown_code(&feature.name));
+        for asked in &feature.asked {
+            let _ = write!(page, " {} |", escape_markdown(&asked.words()));
+        }
+        let _ = writeln!(
+            page,
+            " {} | {} |",
+            escape_markdown(&feature.history(&read)),
+            in_the_shim(&feature.name)
+        );
+    }
+    page.push('\n');
+    let changes = changes_by_compiler(trees);
+    if !changes.is_empty() {
+        page.push_str(
+            "On a newer compiler, a tree's `rust/kernel` asks for another list where its \
+             `cfg_attr`s follow the compiler (`init/Kconfig`'s `RUSTC_HAS_*`); between the \
+             compilers probed:\n\n",
+        );
+        for CompilerChange {
+            tree,
+            before,
+            release,
+            began,
+            stopped,
+        } in &changes
+        {
+            let _ = writeln!(
+                page,
+                "- {}: by {} (not on {}), begins {}, stops {}.",
+                escape_markdown(tree),
+                escape_markdown(release),
+                escape_markdown(before),
+                code_list(began),
+                code_list(stopped)
+            );
+        }
+        page.push('\n');
+    }
 }
 
 /// Where the shim shows `feature`, or that it does not.
@@ -191,8 +416,8 @@ fn tree_section(page: &mut String, data: &TreeData) {
         let releases: Vec<String> = data
             .real
             .iter()
-            .filter(|(real, _, _)| real == word)
-            .map(|(_, release, _)| escape_markdown(release))
+            .filter(|(real, ..)| real == word)
+            .map(|(_, release, ..)| escape_markdown(release))
             .collect();
         if !releases.is_empty() {
             built.push(format!("{label} {}", releases.join(", ")));
@@ -201,15 +426,15 @@ fn tree_section(page: &mut String, data: &TreeData) {
     let not_run: Vec<String> = data
         .real
         .iter()
-        .filter(|(word, _, _)| word == "not run")
-        .map(|(_, release, reason)| {
+        .filter(|(word, ..)| word == "not run")
+        .map(|(_, release, reason, _)| {
             format!("{} ({})", escape_markdown(release), escape_markdown(reason))
         })
         .collect();
     if !not_run.is_empty() {
         built.push(format!("not built: {}", not_run.join("; ")));
     }
-    for (release, predicted, real) in &data.findings {
+    for (release, predicted, real, _) in &data.findings {
         built.push(format!(
             "**finding**: with {} the probes predicted {}, the real build said {}",
             escape_markdown(release),
@@ -338,9 +563,8 @@ pub fn kernels_page(report: Option<&str>, file: &Path) -> anyhow::Result<String>
          (`scripts/min-tool-version.sh`, `scripts/Makefile.build`, `init/Kconfig`, its crate \
          roots), and what real compilers did with it: the probes of its feature attributes and \
          its own Kbuild build of `rust/`, the samples and the drivers. A feature the shim shows \
-         links to its example; the others, which the catalog lacks (newer ones, and older ones \
-         such as 6.1's `core_ffi_c`), say \"not in the shim\": growing the catalog is a later \
-         step.\n\n",
+         links to its example; one the catalog leaves out on purpose gives the reason it is \
+         not taught, and any other would say \"not in the shim\" (a test fails on it).\n\n",
     );
     let Some(report) = report else {
         let _ = writeln!(
@@ -358,6 +582,7 @@ pub fn kernels_page(report: Option<&str>, file: &Path) -> anyhow::Result<String>
         .iter()
         .filter(|data| data.error.is_none() && !data.features.is_empty())
         .collect();
+    across_trees_section(&mut page, &trees);
     if readable.len() >= 2 {
         page.push_str("## How the lists changed\n\n");
         let find = |id: &str| readable.iter().copied().find(|data| data.id == id);
@@ -371,7 +596,8 @@ pub fn kernels_page(report: Option<&str>, file: &Path) -> anyhow::Result<String>
             }
         }
     }
-    Ok(page.trim_end().to_string() + "\n")
+    let page = page.trim_end().to_string() + "\n";
+    Ok(super::machine_paths::without_machine_paths(&page))
 }
 
 /// The page's path and contents for the repository at `root`.
@@ -385,97 +611,4 @@ pub fn generated(root: &Path) -> anyhow::Result<(std::path::PathBuf, String)> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    use crate::kernel::report::json::{CellJson, CrateJson, TreeJson};
-
-    fn tree(id: &str, version: Option<&str>, allowed: &[&str], error: Option<&str>) -> TreeJson {
-        TreeJson {
-            id: id.into(),
-            version: version.map(Into::into),
-            package: version.map(|version| format!("linux-source-6.12={version}-1")),
-            source: None,
-            sha256: None,
-            minimum_rustc: version.map(|_| "1.78.0".into()),
-            allowed_features: allowed.iter().map(|name| name.to_string()).collect(),
-            error: error.map(Into::into),
-        }
-    }
-
-    fn cell(toolchain: &str, rustc: Option<&str>, real: &str, reason: &str) -> CellJson {
-        CellJson {
-            tree: "6.12".into(),
-            toolchain: toolchain.into(),
-            rustc: rustc.map(Into::into),
-            minimum_met: rustc.map(|_| true),
-            predicted: rustc.map(|_| "pass".into()),
-            prediction_error: None,
-            crates: rustc
-                .iter()
-                .map(|_| CrateJson {
-                    root: KERNEL_CRATE.into(),
-                    features: vec!["lint_reasons".into()],
-                    predicted: "pass".into(),
-                    needs_bootstrap: true,
-                    errors: Vec::new(),
-                })
-                .collect(),
-            real: real.into(),
-            reason: reason.into(),
-            first_error: None,
-            warning: None,
-            tools: None,
-            enabled: Vec::new(),
-            objects: 0,
-            steps: Vec::new(),
-            cached: false,
-            finding: false,
-        }
-    }
-
-    /// How the page reads the real results and findings of a report; the values are made up
-    /// for the renderer.
-    #[test]
-    fn real_results_and_findings_are_shown_per_tree() {
-        let mut failed = cell("debian-1.98.1", Some("1.98.1"), "fail", "make failed");
-        failed.first_error = Some("error[E0000]: x".into());
-        failed.finding = true;
-        let report = KernelJson {
-            trees: vec![
-                tree("6.12", Some("6.12.118"), &["lint_reasons"], None),
-                tree("5.10", Some("5.10.262"), &[], Some("no Rust support")),
-            ],
-            cells: vec![
-                cell("1.78.0", Some("1.78.0"), "pass", "built"),
-                failed,
-                cell("nightly", None, "not run", "not installed"),
-            ],
-            tools: None,
-            tools_error: None,
-            seconds: 1.0,
-        };
-        let text = crate::util::json::to_pretty(&crate::util::json::to_value(&report));
-        let page = kernels_page(Some(&text), Path::new("r.json")).unwrap();
-        assert!(
-            page.contains(
-                "- Compilers: built for real by 1.78.0; failed to build with 1.98.1; not built: \
-                 nightly (not installed); **finding**: with 1.98.1 the probes predicted pass, \
-                 the real build said fail."
-            ),
-            "{page}"
-        );
-        assert!(
-            page.contains("## Linux 5.10.262 (`5.10`)\n\nNot read in that run: no Rust support.")
-        );
-        assert!(page.contains("| `lint_reasons` | every compiler probed | yes | [`examples/"));
-        let error = kernels_page(Some("{}"), Path::new("r.json")).unwrap_err();
-        assert_eq!(
-            format!("{error}"),
-            "r.json: not a `cargo xtask kernel` JSON report: missing field `trees` at line 1 \
-             column 2"
-        );
-        let none = kernels_page(None, Path::new("r.json")).unwrap();
-        assert!(none.contains("No `cargo xtask kernel` report is recorded yet"));
-    }
-}
+mod tests;

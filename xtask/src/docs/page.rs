@@ -10,12 +10,16 @@
 mod builds;
 mod compilers;
 mod features;
+mod history;
 mod kernel;
+mod verdicts;
 
 use self::builds::{host_grid, target_grid};
 use self::compilers::compilers_table;
 use self::features::feature_grid;
+use self::history::{by_release_section, trees_section};
 use self::kernel::{kbuild_grid, kernel_trees_section};
+use self::verdicts::{findings, verdict_table};
 use super::kernels::TreeData;
 use crate::catalog::MINIMUM_RELEASE;
 use crate::features::expect::ToolchainVerdict;
@@ -25,6 +29,44 @@ use std::fmt::Write;
 
 /// Where the page is written, relative to the repository root.
 pub const PAGE: &str = "docs/compat.html";
+
+/// The page's picture for the README, taken by `cargo xtask docs --screenshot`.
+pub const SCREENSHOT: &str = "docs/compat.png";
+
+/// The keyword of the screenshot's PNG text chunk that holds [`digest`] of the page it shows.
+pub const SCREENSHOT_STAMP: &str = "kshim-page-digest";
+
+/// The digest a screenshot is stamped with: of the page's text, the same on every machine.
+pub fn digest(html: &str) -> String {
+    crate::util::hash::StableHasher::new()
+        .field(html)
+        .finish()
+        .to_string()
+}
+
+/// Why the committed screenshot does not show the page `html`, if it does not: it is stamped
+/// with another page's digest, or with none.
+pub fn stale_screenshot(root: &std::path::Path, html: &str) -> anyhow::Result<Option<String>> {
+    let path = root.join(SCREENSHOT);
+    let png = match std::fs::read(&path) {
+        Ok(png) => png,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => {
+            return Err(anyhow::Error::new(error).context(format!("reading {SCREENSHOT}")))
+        }
+    };
+    let stamp = crate::util::png::text(&png, SCREENSHOT_STAMP)
+        .map_err(|error| error.context(format!("reading {SCREENSHOT}")))?;
+    Ok(match stamp {
+        Some(stamp) if stamp == digest(html) => None,
+        Some(_) => Some(format!(
+            "{SCREENSHOT} was taken from another page than {PAGE}"
+        )),
+        None => Some(format!(
+            "{SCREENSHOT} does not say which page it was taken from"
+        )),
+    })
+}
 
 pub use crate::util::output::escape_html;
 
@@ -75,23 +117,20 @@ pub fn compat_page(
         "<header><h1>Which compiler takes which kernel feature</h1>\
          <p class=\"lede\">Every cell is what a real compiler said in one <code>cargo xtask \
          matrix</code> run, dated <b>{date}</b>, on {} compilers, next to what the catalog \
-         (<code>kernel-shim/src/catalog.rs</code>) predicts. {}</p></header>",
+         (<code>kernel-shim/src/catalog.rs</code>) predicts, and what the real kernel trees' \
+         own Kbuild did with them. {}</p></header>",
         found.len(),
-        if failures.is_empty() {
-            "No compiler disagreed with the catalog.".to_string()
-        } else {
-            format!(
-                "<b class=\"bad\">{} cell(s) differ from the catalog</b>, framed in red.",
-                failures.len()
-            )
-        },
+        findings(report, kernel_trees),
     );
+    body.push_str(&verdict_table(report, kernel_trees, &found, &missing));
     body.push_str(&legend());
     body.push_str(&feature_grid(report, usage, &found, &mut popups));
+    body.push_str(&kernel_trees_section(report, kernel_trees, &mut popups));
+    body.push_str(&trees_section(kernel_trees));
+    body.push_str(&by_release_section(kernel_trees));
     body.push_str(&target_grid(report, &found, &mut popups));
     body.push_str(&host_grid(report, &found, &mut popups));
     body.push_str(&kbuild_grid(report, &found, &mut popups));
-    body.push_str(&kernel_trees_section(kernel_trees, &mut popups));
     body.push_str(&compilers_table(report, &found, &missing, &mut popups));
     if !failures.is_empty() {
         body.push_str("<section><h2 id=\"failures\">Where the compilers disagree</h2><ul>");
@@ -112,13 +151,27 @@ pub fn compat_page(
             ""
         },
     );
-    format!(
+    let page = format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>kshim: compiler compatibility, {date}</title>\n<style>\n{STYLE}</style>\n</head>\n\
          <body>\n{body}{popups}</body>\n</html>\n",
         popups = popups.html,
-    )
+    );
+    super::machine_paths::without_machine_paths(&page)
+}
+
+/// A feature's name linked to its entry in `docs/features.md`, where the catalog has it.
+fn feature_link(name: &str) -> String {
+    match crate::catalog::feature(name) {
+        Some(feature) => format!(
+            "<a class=\"feature\" href=\"features.md#{}\"><code>{}</code></a>",
+            feature.name,
+            // A narrow column breaks a long name after an underscore, not inside a word.
+            feature.name.replace('_', "_<wbr>")
+        ),
+        None => format!("<code>{}</code>", escape_html(name)),
+    }
 }
 
 /// The header cells of a grid's compiler columns.
@@ -157,6 +210,9 @@ fn legend() -> String {
         "<section class=\"legend\"><h2>Legend</h2><div class=\"keys\">\
          <span><i class=\"sw st-stable\">since 1.79</i> stable since 1.79</span>\
          <span><i class=\"sw st-gated\">gated</i> gated: needs RUSTC_BOOTSTRAP</span>\
+         <span><i class=\"sw st-gated off\">not enabled</i> gated or unknown, but the \
+         kernel's block leaves it out on this compiler: the condition under the feature's name \
+         does not hold</span>\
          <span><i class=\"sw st-unknown\">unknown</i> unknown to this compiler</span>\
          <span><i class=\"sw out-pass\">\u{2713}</i> passed</span>\
          <span><i class=\"sw out-fail\">\u{2717}</i> failed (as predicted, unless framed)</span>\

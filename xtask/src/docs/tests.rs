@@ -135,8 +135,9 @@ fn text_from_the_report_is_escaped_or_refused() {
     );
 }
 
-const GENERATED: [&str; 7] = [
+const GENERATED: [&str; 8] = [
     "README.md",
+    super::audit_sample::AUDIT_PAGE,
     "docs/features.md",
     MATRIX_PAGE,
     "kernel-shim/src/features.md",
@@ -165,6 +166,9 @@ fn scratch_root(name: &str) -> PathBuf {
     if report.is_file() {
         fs::copy(report, root.join(super::kernels::KERNEL_REPORT)).unwrap();
     }
+    // The audit's page from the recorded audit.
+    let audit = super::audit_sample::AUDIT_REPORT;
+    fs::copy(project_root().join(audit), root.join(audit)).unwrap();
     root
 }
 
@@ -402,17 +406,30 @@ fn the_page_orders_columns_by_release_and_frames_only_what_differs() {
         "the home directory leaked"
     );
     assert!(!page.contains("<script>") && page.contains("02:40 UTC&lt;script&gt;"));
-    assert!(!page.contains("http://") && !page.contains("https://"));
+    // Links out are the tracking issues, nothing the page loads.
+    assert!(!page.contains("http://"));
+    for (at, _) in page.match_indices("https://") {
+        assert!(
+            page[..at].ends_with("href=\"")
+                && page[at..].starts_with("https://github.com/rust-lang/rust/issues/"),
+            "{}",
+            &page[at..at + 60]
+        );
+    }
 }
 
 /// Each committed report reads back into its typed form and writes out byte for byte: no member
-/// of the file is lost or taken for a default on the way. The matrix and usage reports go
-/// through the reports themselves; the kernel report through its file's members, since nothing
+/// of the file is lost or taken for a default on the way. The audit, matrix and usage reports
+/// go through the reports themselves; the kernel report through its file's members, since nothing
 /// reads a kernel run back further than that.
 #[test]
 fn the_recorded_reports_read_back_and_write_out_byte_for_byte() {
     type Rewrite = fn(&Path, &str) -> String;
-    let reports: [(&str, Rewrite); 3] = [
+    let reports: [(&str, Rewrite); 4] = [
+        (super::audit_sample::AUDIT_REPORT, |_, text| {
+            let report = crate::report::audit::AuditReport::from_json(text).unwrap();
+            crate::util::json::to_pretty(&report.to_json())
+        }),
         (MATRIX_REPORT, |path, _| {
             crate::util::json::to_pretty(&Report::read(path).unwrap().to_json())
         }),
@@ -432,4 +449,29 @@ fn the_recorded_reports_read_back_and_write_out_byte_for_byte() {
             "{name} does not read back as written"
         );
     }
+}
+
+/// A screenshot says which page it shows: stamped with another page's digest it is stale; the
+/// committed one shows the committed page.
+#[test]
+fn a_screenshot_of_another_page_is_stale() {
+    let root = crate::tests::support::scratch_dir("screenshot-stamp");
+    std::fs::create_dir_all(root.join("docs")).unwrap();
+    let committed = crate::project_root();
+    let png = std::fs::read(committed.join(page::SCREENSHOT)).unwrap();
+    let stamped =
+        crate::util::png::with_text(&png, page::SCREENSHOT_STAMP, &page::digest("a")).unwrap();
+    std::fs::write(root.join(page::SCREENSHOT), &stamped).unwrap();
+    assert_eq!(page::stale_screenshot(&root, "a").unwrap(), None);
+    let stale = page::stale_screenshot(&root, "b").unwrap().unwrap();
+    assert_eq!(
+        stale,
+        "docs/compat.png was taken from another page than docs/compat.html"
+    );
+    let html = std::fs::read_to_string(committed.join(page::PAGE)).unwrap();
+    assert_eq!(
+        page::stale_screenshot(&committed, &html).unwrap(),
+        None,
+        "the committed screenshot is not of the committed page: `cargo xtask docs --screenshot`"
+    );
 }

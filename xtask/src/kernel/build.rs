@@ -47,6 +47,16 @@ impl Real {
     }
 }
 
+/// Why a pair ended as it did, in one line: the first error of a build that ran, and for a pair
+/// not run, why not (a `make` killed after `--timeout`, and which one) before what it said last.
+pub(crate) fn why(real: &str, reason: &str, first_error: Option<&str>) -> String {
+    match first_error {
+        Some(error) if real == Real::NotRun.word() => format!("{reason}: {error}"),
+        Some(error) => error.to_owned(),
+        None => reason.to_owned(),
+    }
+}
+
 /// What building one pair found; its JSON, without `cacheable` and `steps`, is a cached result.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Built {
@@ -66,8 +76,9 @@ pub(crate) struct Built {
     pub enabled: Vec<String>,
     /// How many Rust objects were checked to be rebuilt by this compiler.
     pub objects: usize,
-    /// Each step's wall time in seconds.
-    #[serde(skip)]
+    /// Each step's wall time in seconds, kept with a cached result for `--dry-run`'s
+    /// estimates (a result read back for a run drops them: that run built nothing).
+    #[serde(default)]
     pub steps: Vec<(String, f64)>,
     /// The tools the tree's `make` ran with ([`Tools::identity`]); `None` when it never ran.
     #[serde(deserialize_with = "json::nullable")]
@@ -101,7 +112,7 @@ pub(crate) struct BuildDir {
     spoiled: std::cell::Cell<bool>,
 }
 
-const BUILD_MARKER: &str = "kshim-build.txt";
+pub(crate) const BUILD_MARKER: &str = "kshim-build.txt";
 
 impl BuildDir {
     /// The build directory `dir`, reused when its marker names the same tree and tools.
@@ -121,19 +132,19 @@ impl BuildDir {
     }
 
     /// A build starts: until [`BuildDir::seal`], the directory counts as half-built.
-    fn begin(&self) {
+    pub(crate) fn begin(&self) {
         self.spoiled.set(false);
         let _ = std::fs::remove_file(self.out.join(BUILD_MARKER));
     }
 
     /// Forgets the directory: the next [`BuildDir::open`] starts it again.
-    fn spoil(&self) {
+    pub(crate) fn spoil(&self) {
         self.spoiled.set(true);
         let _ = std::fs::remove_file(self.out.join(BUILD_MARKER));
     }
 
     /// The build ended: unless it was spoiled, the directory may be reused.
-    fn seal(&self) {
+    pub(crate) fn seal(&self) {
         if !self.spoiled.get() {
             let _ = std::fs::write(self.out.join(BUILD_MARKER), &self.marker);
         }
@@ -152,6 +163,8 @@ pub(crate) struct Pair<'a> {
     pub wrapper: &'a Path,
     /// The `library/` directory of the compiler's own sources (`RUST_LIB_SRC`).
     pub library: &'a Path,
+    /// The wrapper Kbuild runs as `RUSTDOC` (the boot's doctests need it), if any.
+    pub rustdoc: Option<&'a Path>,
     pub tools: &'a Tools,
     pub jobs: usize,
     /// The descriptor of `target/kernel/`'s run lock, which every `make` and what it starts
@@ -164,7 +177,7 @@ pub(crate) struct Pair<'a> {
 }
 
 impl Pair<'_> {
-    fn make(&self, targets: &[&str]) -> std::io::Result<ProcessOutput> {
+    pub(crate) fn make(&self, targets: &[&str]) -> std::io::Result<ProcessOutput> {
         let mut args = vec![
             "-C".to_owned(),
             self.tree.display().to_string(),
@@ -176,6 +189,10 @@ impl Pair<'_> {
             format!("RUST_LIB_SRC={}", self.library.display()),
             format!("-j{}", self.jobs),
         ];
+        args.extend(
+            self.rustdoc
+                .map(|rustdoc| format!("RUSTDOC={}", rustdoc.display())),
+        );
         args.extend(targets.iter().map(|target| (*target).to_owned()));
         // By its absolute path on `PATH`, as [`Invocation`] wants.
         let make = process::which("make").unwrap_or_else(|| PathBuf::from("make"));
@@ -408,7 +425,7 @@ fn cmd_file(object: &str) -> PathBuf {
 
 /// A build that ended with a failure the tools reported: the compiler's verdict when rustc said
 /// an error, otherwise a failure that is not cached.
-fn compiler_failure(
+pub(crate) fn compiler_failure(
     what: &str,
     output: &ProcessOutput,
     enabled: Vec<String>,
@@ -437,7 +454,7 @@ fn compiler_failure(
 }
 
 /// The first error `output` printed, or its last line.
-fn first_error_of(output: &ProcessOutput) -> String {
+pub(crate) fn first_error_of(output: &ProcessOutput) -> String {
     let said = format!("{}\n{}", output.stdout, output.stderr);
     first_error(&said).unwrap_or_else(|| process::last_line(&said))
 }

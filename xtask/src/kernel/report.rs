@@ -4,10 +4,11 @@
 
 pub(crate) mod json;
 
-use super::build::{Built, Real};
-use crate::kernel::report::json::{CellJson, CrateJson, KernelJson, StepJson, TreeJson};
+use super::build::{why, Built, Real};
+use crate::kernel::report::json::{BootJson, CellJson, CrateJson, KernelJson, StepJson, TreeJson};
 use crate::kernel::rules::{Predicted, Prediction};
-use crate::util::output::{escape, escape_markdown, pad};
+use crate::util::output::{escape, escape_markdown, Style, Table};
+use crate::Verdict;
 
 /// The cell of one (tree, compiler) pair: the prediction, or why there is none, beside the real
 /// build (`cached` when it came from the cache), a finding where they disagree.
@@ -15,8 +16,8 @@ pub(crate) fn cell(
     (tree, toolchain): (&str, &str),
     rustc: Option<String>,
     prediction: Result<Prediction, String>,
-    built: Built,
-    cached: bool,
+    (built, cached): (Built, bool),
+    boot: Option<BootJson>,
 ) -> CellJson {
     let predicted = prediction.as_ref().ok();
     let mut cell = CellJson {
@@ -43,9 +44,20 @@ pub(crate) fn cell(
             .map(|(step, seconds)| StepJson { step, seconds })
             .collect(),
         cached,
+        boot,
     };
     cell.finding = cell.is_finding();
     cell
+}
+
+/// Whether a cell's boot contradicts its prediction: a cell whose build passed is predicted to
+/// boot and pass every test.
+pub(crate) fn boot_finding(cell: &CellJson) -> bool {
+    cell.real == Real::Pass.word()
+        && cell
+            .boot
+            .as_ref()
+            .is_some_and(|boot| boot.result == super::boot::FAIL)
 }
 
 #[derive(Clone, Debug)]
@@ -86,9 +98,39 @@ impl Report {
             .join(" | "))
     }
 
+    /// A report read back by [`KernelJson::read`], as the run that wrote it handed it over.
+    pub(crate) fn from_json(json: KernelJson) -> Report {
+        let tools = match (json.tools, json.tools_error) {
+            (_, Some(error)) => Err(error),
+            (Some(tools), None) => Ok(tools),
+            (None, None) => Err("the report names no build tools".to_owned()),
+        };
+        Report {
+            trees: json.trees,
+            cells: json.cells,
+            tools,
+            seconds: json.seconds,
+        }
+    }
+
+    /// Exit 1 for a finding, and with `strict` for a cell that could not be built.
+    pub(crate) fn verdict(&self, strict: bool) -> Verdict {
+        let not_run = self.cells.iter().any(|cell| {
+            cell.real == Real::NotRun.word()
+                || cell
+                    .boot
+                    .as_ref()
+                    .is_some_and(|boot| boot.result == crate::kernel::boot::NOT_RUN)
+        });
+        Verdict::failure_if(!self.findings().is_empty() || (strict && not_run))
+    }
+
     /// The cells whose prediction the real build contradicts.
     pub(crate) fn findings(&self) -> Vec<&CellJson> {
-        self.cells.iter().filter(|cell| cell.is_finding()).collect()
+        self.cells
+            .iter()
+            .filter(|cell| cell.is_finding() || boot_finding(cell))
+            .collect()
     }
 
     pub(crate) fn to_json(&self) -> KernelJson {
@@ -108,10 +150,7 @@ impl Report {
                 let minimum = cell
                     .minimum_met
                     .map_or("?", |met| if met { "yes" } else { "no" });
-                let mut why = cell
-                    .first_error
-                    .clone()
-                    .unwrap_or_else(|| cell.reason.clone());
+                let mut why = why(&cell.real, &cell.reason, cell.first_error.as_deref());
                 if cell.cached {
                     why = format!("(cached) {why}");
                 }
@@ -166,42 +205,33 @@ impl Report {
             .collect()
     }
 
-    /// The report for a terminal: every line [`escape`]d, for nearly all of it is the trees'
-    /// and the compilers' text (a version from a Makefile, a build's first error).
+    /// The report for a terminal, the table in its full layout.
+    #[cfg(test)]
     pub(crate) fn human(&self) -> String {
+        self.human_in(&Style {
+            colour: false,
+            width: crate::util::output::Width::Wide,
+        })
+    }
+
+    /// The report for a terminal, laid out for `style`'s width: every line [`escape`]d, for
+    /// nearly all of it is the trees' and the compilers' text (a version from a Makefile, a
+    /// build's first error).
+    pub(crate) fn human_in(&self, style: &Style) -> String {
         let mut lines: Vec<String> = self.tree_lines();
         let tools = self.tools_used().unwrap_or_else(|error| error);
         lines.push(format!("tools: {tools}"));
         lines.push(String::new());
-        let header = [
-            "tree",
-            "toolchain",
-            "rustc",
-            "minimum",
-            "predicted",
-            "real",
-            "why",
-        ];
-        let rows: Vec<[String; 7]> = std::iter::once(header.map(String::from))
-            .chain(self.rows())
-            .map(|row| row.map(|value| escape(&value).into_owned()))
-            .collect();
-        // Every column but the last (`why`) is padded to its widest value.
-        let mut widths = [0; 6];
-        for row in &rows {
-            for (width, value) in widths.iter_mut().zip(row) {
-                *width = (*width).max(value.chars().count());
-            }
+        let headers = ["toolchain", "rustc", "minimum", "predicted", "real", "why"];
+        let mut table = Table::new("tree", &headers.map(String::from)).with_free_last_column();
+        for [tree, cells @ ..] in self.rows() {
+            let cells = cells.into_iter().map(|cell| (cell, false)).collect();
+            table.rows.push((tree, cells));
         }
-        for row in &rows {
-            let mut line: String = widths
-                .iter()
-                .zip(row)
-                .map(|(width, value)| format!("{}  ", pad(value, *width)))
-                .collect();
-            line.push_str(&row[6]);
-            lines.push(line.trim_end().to_owned());
-        }
+        let mut rendered = String::new();
+        table.render_text(&mut rendered, style);
+        // Escaped already: escaping again when joined changes nothing.
+        lines.extend(rendered.lines().map(String::from));
         lines.push(String::new());
         for cell in self.cells.iter().filter(|cell| !cell.steps.is_empty()) {
             let steps: Vec<String> = cell
@@ -224,6 +254,17 @@ impl Report {
                 ));
             }
         }
+        for cell in &self.cells {
+            if let Some(boot) = &cell.boot {
+                lines.push(format!(
+                    "{} with {}: boot {}: {}",
+                    cell.tree,
+                    cell.toolchain,
+                    boot_summary(boot),
+                    boot.reason
+                ));
+            }
+        }
         let findings = self.findings();
         let count = |real: Real| {
             self.cells
@@ -233,7 +274,7 @@ impl Report {
         };
         lines.push(format!(
             "kernel: {} cells, {} pass, {} fail, {} refused, {} not run; {} findings \
-             (prediction contradicted by the real build); {:.0} s",
+             (prediction contradicted by the real build or the boot); {:.0} s",
             self.cells.len(),
             count(Real::Pass),
             count(Real::Fail),
@@ -243,14 +284,34 @@ impl Report {
             self.seconds
         ));
         for cell in findings {
-            lines.push(format!(
-                "finding: {} with {}: predicted {}, really {}: {}",
-                cell.tree,
-                cell.toolchain,
-                cell.predicted.as_deref().unwrap_or("?"),
-                cell.real,
-                cell.first_error.as_deref().unwrap_or(&cell.reason)
-            ));
+            if cell.is_finding() {
+                lines.push(format!(
+                    "finding: {} with {}: predicted {}, really {}: {}",
+                    cell.tree,
+                    cell.toolchain,
+                    cell.predicted.as_deref().unwrap_or("?"),
+                    cell.real,
+                    cell.first_error.as_deref().unwrap_or(&cell.reason)
+                ));
+            }
+            if let Some(boot) = cell.boot.as_ref().filter(|_| boot_finding(cell)) {
+                lines.push(format!(
+                    "finding: {} with {}: built, predicted to boot and pass, but the boot \
+                     failed: {}",
+                    cell.tree, cell.toolchain, boot.reason
+                ));
+                let failures = boot.kunit.iter().flat_map(|kunit| &kunit.failures);
+                let mut shown = false;
+                for failure in failures {
+                    shown = true;
+                    lines.push(format!("  {}.{} failed:", failure.suite, failure.test));
+                    lines.extend(failure.output.lines().map(|line| format!("    {line}")));
+                }
+                if let (false, Some(tail)) = (shown, &boot.console_tail) {
+                    lines.push("  the console's last lines:".into());
+                    lines.extend(tail.lines().map(|line| format!("    {line}")));
+                }
+            }
         }
         lines
             .iter()
@@ -271,6 +332,90 @@ impl Report {
             let cells: Vec<String> = row.iter().map(|value| escape(value)).collect();
             text.push_str(&format!("| {} |\n", cells.join(" | ")));
         }
+        let booted: Vec<(&CellJson, &BootJson)> = self
+            .cells
+            .iter()
+            .filter_map(|cell| Some((cell, cell.boot.as_ref()?)))
+            .collect();
+        if !booted.is_empty() {
+            text.push_str(
+                "\n### Booted under QEMU\n\n| tree | toolchain | boot | KUnit passed | failed | skipped | samples' lines seen | why |\n|---|---|---|---|---|---|---|---|\n",
+            );
+        }
+        for (cell, boot) in booted {
+            let counts = boot
+                .kunit
+                .as_ref()
+                .map_or(["-".to_owned(), "-".to_owned(), "-".to_owned()], |kunit| {
+                    [kunit.passed, kunit.failed, kunit.skipped].map(|count| count.to_string())
+                });
+            let checked: Vec<_> = boot
+                .samples
+                .iter()
+                .filter(|s| s.expected.is_some())
+                .collect();
+            let seen = checked.iter().filter(|sample| sample.seen).count();
+            let finding = if boot_finding(cell) { " (FINDING)" } else { "" };
+            let row = [
+                cell.tree.clone(),
+                cell.toolchain.clone(),
+                format!("{}{finding}", boot.result),
+                counts[0].clone(),
+                counts[1].clone(),
+                counts[2].clone(),
+                format!("{seen} of {}", checked.len()),
+                boot.reason.clone(),
+            ];
+            let cells: Vec<String> = row.iter().map(|value| escape(value)).collect();
+            text.push_str(&format!("| {} |\n", cells.join(" | ")));
+        }
         text
     }
+}
+
+/// A boot in a few words: `pass (tcg, 1.0 s, cached) KUnit 390 passed, 0 failed, 1 skipped;
+/// samples: 12 of 12 lines seen, not checked (nothing printed at init): rust_soc, ...`.
+pub(crate) fn boot_summary(boot: &BootJson) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(accel) = &boot.accel {
+        parts.push(accel.clone());
+    }
+    if let Some(seconds) = boot.seconds {
+        parts.push(format!("{seconds:.1} s"));
+    }
+    if boot.cached {
+        parts.push("cached".into());
+    }
+    let mut text = boot.result.clone();
+    if !parts.is_empty() {
+        text.push_str(&format!(" ({})", parts.join(", ")));
+    }
+    if let Some(kunit) = &boot.kunit {
+        let checked: Vec<_> = boot
+            .samples
+            .iter()
+            .filter(|s| s.expected.is_some())
+            .collect();
+        let seen = checked.iter().filter(|sample| sample.seen).count();
+        let unchecked: Vec<&str> = boot
+            .samples
+            .iter()
+            .filter(|sample| sample.expected.is_none())
+            .map(|sample| sample.name.as_str())
+            .collect();
+        text.push_str(&format!(
+            " KUnit {} passed, {} failed, {} skipped; samples: {seen} of {} lines seen",
+            kunit.passed,
+            kunit.failed,
+            kunit.skipped,
+            checked.len()
+        ));
+        if !unchecked.is_empty() {
+            text.push_str(&format!(
+                ", not checked (nothing printed at init): {}",
+                unchecked.join(", ")
+            ));
+        }
+    }
+    text
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The real results `cargo xtask kernel` keeps under `target/kernel/results/`, which `msrv
-//! --tree` reads too: the key of one (tree, compiler) pair, which covers the tree's stamps, the
-//! compiler, its own `library/` (`RUST_LIB_SRC`), the tools and the configuration; reading and
-//! writing an entry; that `library/`, provided or only looked for; and a compiler's prediction.
+//! The real results `cargo xtask kernel` keeps under `target/kernel/results/`, which its
+//! `--dry-run` plan and `msrv --tree` read too: the key of one (tree, compiler) pair, which
+//! covers the tree's stamps, the compiler, its own `library/` (`RUST_LIB_SRC`), the tools and the
+//! configuration; reading and writing an entry; that `library/`, provided or only looked for;
+//! and a compiler's prediction, kept beside them.
 
 use crate::kernel::build::{self, Built, Real};
 use crate::kernel::rules::{self, Prediction};
@@ -42,18 +43,19 @@ pub(crate) fn result_entry(
 }
 
 /// A compiler's prediction for a tree: the one kept for (the tree's key, the compiler's
-/// identity, this xtask) when `use_cache`, else what its probes say (compiled in `probes`,
-/// removed after; the tree's rules read into `rules` unless they are there), kept for the next
-/// run. `say` hears that it predicts, and a prediction that could not be kept.
+/// identity, this xtask) under `dir/results/` when `use_cache`, else what its probes say
+/// (compiled under `dir/probes/`, removed after; the tree's rules read into `rules` unless they
+/// are there), kept for the next run. `say` hears that it predicts, and a prediction that could
+/// not be kept.
 pub(crate) fn prediction(
-    results: &Path,
-    (tree, tree_key): (&Tree, TreeKey),
+    dir: &Path,
+    (tree_id, tree, tree_key): (&str, &Tree, TreeKey),
     rules: &mut Option<rules::Tree>,
-    (rustc, compiler): (&Rustc, Key),
-    probes: &Path,
+    (toolchain_id, rustc, compiler): (&str, &Rustc, Key),
     use_cache: bool,
     say: &dyn Fn(&str),
 ) -> Result<Prediction, String> {
+    let results = &dir.join("results");
     if let Some(kept) = use_cache
         .then(|| stamps::kept_prediction(results, tree_key, compiler))
         .flatten()
@@ -65,9 +67,10 @@ pub(crate) fn prediction(
         Some(rules) => rules,
         None => rules.insert(rules::read(&tree.root).map_err(|e| format!("{e:#}"))?),
     };
-    let prediction = rules::predict(rules, rustc, probes, Duration::from_secs(120))
+    let probes = dir.join("probes").join(tree_id).join(toolchain_id);
+    let prediction = rules::predict(rules, rustc, &probes, Duration::from_secs(120))
         .map_err(|error| format!("{error:#}"));
-    let _ = std::fs::remove_dir_all(probes);
+    let _ = std::fs::remove_dir_all(&probes);
     if let Ok(prediction) = &prediction {
         if let Err(error) = stamps::keep_prediction(results, tree_key, compiler, prediction) {
             say(&format!("the prediction was not kept: {error:#}"));
@@ -76,31 +79,40 @@ pub(crate) fn prediction(
     prediction
 }
 
-/// A kept real result, if `entry` holds a well-formed one that is not `not run`.
-pub(crate) fn load_result(entry: &Path) -> Option<Built> {
+/// A result under `results/`, if it is a well-formed one that is not `not run`, with the step
+/// times of the build that stored it.
+pub(crate) fn read_result(entry: &Path) -> Option<Built> {
     let built: Built = json::read(&crate::util::files::read_text(entry, 1 << 20).ok()?).ok()?;
-    (built.real != Real::NotRun).then_some(Built {
+    (built.real != Real::NotRun).then_some(built)
+}
+
+/// A cached real result, as a run takes it: its kept step times are the build's that stored it,
+/// not this run's.
+pub(crate) fn load_result(entry: &Path) -> Option<Built> {
+    read_result(entry).map(|built| Built {
         cacheable: true,
+        steps: Vec::new(),
         ..built
     })
 }
 
-/// Keeps a real result that is the compiler's verdict (its step times are not kept).
+/// Stores a real result that is the compiler's verdict, with its step times.
 pub(crate) fn store_result(entry: &Path, built: &Built) -> anyhow::Result<()> {
     crate::util::files::write_atomically(entry, json::to_value(built).to_string().as_bytes())
 }
 
-/// The whole `library/` of a compiler's own sources, for `RUST_LIB_SRC` (the kernel builds
-/// `core`, and before 6.13 `alloc`, from it), with what it is exactly: a Debian compiler's
-/// source package extracted whole under `dir/library/`, or a rustup sysroot's `rust-src`.
-/// Without a `provisioner`, only one that is there already: nothing is fetched.
-pub(crate) fn kernel_library(
-    provisioner: Option<&mut Provisioner<'_>>,
-    dir: &Path,
+/// Where a Debian compiler's whole `library/` is extracted, for `RUST_LIB_SRC`.
+pub(crate) fn library_prefix(dir: &Path, package: &str, version: &str) -> PathBuf {
+    dir.join("library")
+        .join(format!("{package}-{}", version.replace(':', "%3a")))
+}
+
+/// The Debian package a compiler came from, if it is one of Debian's.
+pub(crate) fn debian_compiler(
     toolchain: &Toolchain,
     version: &RustcVersion,
-) -> anyhow::Result<(PathBuf, String)> {
-    let debian = match &toolchain.source {
+) -> Option<crate::toolchains::pins::DebianSource> {
+    match &toolchain.source {
         Source::Debian { package } => Some(package.clone()),
         Source::Path => version
             .sysroot
@@ -108,30 +120,55 @@ pub(crate) fn kernel_library(
             .and_then(Path::parent)
             .and_then(crate::toolchains::debian::read_marker),
         Source::Rustup { .. } => None,
+    }
+}
+
+/// A compiler's library sources for `RUST_LIB_SRC`, as they are now (nothing is extracted).
+pub(crate) enum Library {
+    /// There, with the identity a result is keyed with.
+    There(String),
+    /// A Debian compiler's, which a run extracts first (`package=version`).
+    ToExtract(String),
+    /// A rustup compiler's that is not there (no `rust-src`): the cell is not run.
+    Unavailable(String),
+}
+
+/// A compiler's library sources under `dir` (`target/kernel/`), looked for, never provided.
+pub(crate) fn library(dir: &Path, toolchain: &Toolchain, version: &RustcVersion) -> Library {
+    let Some(compiler) = debian_compiler(toolchain, version) else {
+        return match library_sources(toolchain, version) {
+            Ok(sources) => Library::There(sources.identity),
+            Err(error) => Library::Unavailable(format!("{error:#}")),
+        };
     };
-    let Some(compiler) = debian else {
+    match sources_of(&compiler) {
+        Ok((package, version)) => match Marker::read(&library_prefix(dir, &package, version)) {
+            Some(marker) => Library::There(whole_identity(&marker)),
+            None => Library::ToExtract(format!("{package}={version}")),
+        },
+        Err(error) => Library::Unavailable(format!("{error:#}")),
+    }
+}
+
+/// The identity of a Debian compiler's extracted `library/`.
+fn whole_identity(marker: &Marker) -> String {
+    format!("{} (whole library/)", marker.identity())
+}
+
+/// The whole `library/` of a compiler's own sources, for `RUST_LIB_SRC` (the kernel builds
+/// `core`, and before 6.13 `alloc`, from it), with what it is exactly: a Debian compiler's
+/// source package extracted whole under `dir/library/`, or a rustup sysroot's `rust-src`.
+pub(crate) fn kernel_library(
+    provisioner: &mut Provisioner<'_>,
+    dir: &Path,
+    toolchain: &Toolchain,
+    version: &RustcVersion,
+) -> anyhow::Result<(PathBuf, String)> {
+    let Some(compiler) = debian_compiler(toolchain, version) else {
         let sources = library_sources(toolchain, version)?;
         return Ok((sources.library, sources.identity));
     };
     let (package, version_wanted) = sources_of(&compiler)?;
-    let prefix = dir
-        .join("library")
-        .join(format!("{package}-{}", version_wanted.replace(':', "%3a")));
-    let whole = |prefix: &Path, marker: &Marker| {
-        (
-            prefix.join(marker.get("library").unwrap_or("library")),
-            format!("{} (whole library/)", marker.identity()),
-        )
-    };
-    let Some(provisioner) = provisioner else {
-        let marker = Marker::read(&prefix).with_context(|| {
-            format!(
-                "its library/ is not extracted yet (under {})",
-                prefix.display()
-            )
-        })?;
-        return Ok(whole(&prefix, &marker));
-    };
     let suites = compiler.suites();
     let select =
         |members: &[String]| -> anyhow::Result<Vec<String>> { Ok(vec![library_member(members)?]) };
@@ -139,12 +176,15 @@ pub(crate) fn kernel_library(
         package: &package,
         version: Some(version_wanted),
         suites: &suites,
-        prefix,
+        prefix: library_prefix(dir, &package, version_wanted),
         select: &select,
     };
     let extracted = extracted::provision(provisioner, &wanted, |staging| {
         let library = library_in(staging).context("no library/core/src/lib.rs was extracted")?;
         Ok(vec![("library".to_owned(), library)])
     })?;
-    Ok(whole(&extracted.prefix, &extracted.marker))
+    let library = extracted
+        .prefix
+        .join(extracted.marker.get("library").unwrap_or("library"));
+    Ok((library, whole_identity(&extracted.marker)))
 }

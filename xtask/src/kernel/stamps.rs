@@ -187,6 +187,21 @@ pub(crate) fn facts(
     tree: &Tree,
     read: bool,
 ) -> anyhow::Result<(Facts, TreeKey, Option<rules::Tree>)> {
+    facts_kept_or_not(cache, tree, read, true)
+}
+
+/// [`facts`] for `kernel --dry-run`: the same facts and key, and nothing written.
+pub(crate) fn facts_unkept(cache: &Path, tree: &Tree) -> anyhow::Result<(Facts, TreeKey)> {
+    let (facts, key, _) = facts_kept_or_not(cache, tree, true, false)?;
+    Ok((facts, key))
+}
+
+fn facts_kept_or_not(
+    cache: &Path,
+    tree: &Tree,
+    read: bool,
+    keep: bool,
+) -> anyhow::Result<(Facts, TreeKey, Option<rules::Tree>)> {
     let base = base_stamp(tree)?;
     let entry_key = StableHasher::new()
         .field("kernel tree facts v1")
@@ -213,8 +228,10 @@ pub(crate) fn facts(
         key: key.0.to_string(),
     };
     // A cache that cannot be written costs the next run a read of the rules, nothing else.
-    let _ =
-        crate::util::files::write_atomically(&entry, json::to_value(&kept).to_string().as_bytes());
+    if keep {
+        let text = json::to_value(&kept).to_string();
+        let _ = crate::util::files::write_atomically(&entry, text.as_bytes());
+    }
     Ok((facts, key, Some(rules)))
 }
 

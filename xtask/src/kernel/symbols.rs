@@ -21,28 +21,15 @@ pub(crate) fn rust_symbols(tree: &Path) -> Vec<(String, bool)> {
             continue;
         };
         let is_samples = file.ends_with("samples/rust/Kconfig");
-        for line in text.lines() {
-            let line = line.trim();
-            if let Some(name) = line
-                .strip_prefix("config ")
-                .or_else(|| line.strip_prefix("menuconfig "))
-            {
-                let name = name.trim().to_owned();
-                let sample = is_samples && name.starts_with("SAMPLE_RUST_");
-                entries.push((name, false, Vec::new(), sample));
-            } else if let Some((_, tristate, depends, _)) = entries.last_mut() {
-                if line.starts_with("tristate") {
-                    *tristate = true;
-                }
-                if let Some(condition) = line.strip_prefix("depends on") {
-                    depends.extend(
-                        condition
-                            .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
-                            .filter(|word| !word.is_empty())
-                            .map(str::to_owned),
-                    );
-                }
-            }
+        for entry in kconfig_entries(&text) {
+            let sample = is_samples && entry.name.starts_with("SAMPLE_RUST_");
+            let words = entry.depends.iter().flat_map(|condition| {
+                condition
+                    .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                    .filter(|word| !word.is_empty())
+                    .map(str::to_owned)
+            });
+            entries.push((entry.name.clone(), entry.tristate, words.collect(), sample));
         }
     }
     let mut rust = std::collections::BTreeSet::from(["RUST".to_owned()]);
@@ -65,6 +52,58 @@ pub(crate) fn rust_symbols(tree: &Path) -> Vec<(String, bool)> {
     found.sort();
     found.dedup();
     found
+}
+
+/// One `config` or `menuconfig` entry of a Kconfig file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct KconfigEntry {
+    pub name: String,
+    pub tristate: bool,
+    /// Each `depends on` line's condition, as written.
+    pub depends: Vec<String>,
+    /// The conditions of the `if ... endif` blocks around it, outermost first.
+    pub within: Vec<String>,
+}
+
+/// The entries of one Kconfig file's text, in order.
+pub(crate) fn kconfig_entries(text: &str) -> Vec<KconfigEntry> {
+    let mut entries: Vec<KconfigEntry> = Vec::new();
+    let mut blocks: Vec<String> = Vec::new();
+    // A help text's lines are prose: they end at the next keyword line.
+    let mut in_help = false;
+    for line in text.lines() {
+        let indented = line.starts_with([' ', '\t']);
+        let line = line.trim();
+        if in_help && (indented || line.is_empty()) {
+            continue;
+        }
+        in_help = false;
+        if let Some(name) = line
+            .strip_prefix("config ")
+            .or_else(|| line.strip_prefix("menuconfig "))
+        {
+            entries.push(KconfigEntry {
+                name: name.trim().to_owned(),
+                tristate: false,
+                depends: Vec::new(),
+                within: blocks.clone(),
+            });
+        } else if let Some(condition) = line.strip_prefix("if ") {
+            blocks.push(condition.trim().to_owned());
+        } else if line.starts_with("endif") {
+            blocks.pop();
+        } else if line == "help" || line == "---help---" {
+            in_help = true;
+        } else if let Some(entry) = entries.last_mut() {
+            if line.starts_with("tristate") {
+                entry.tristate = true;
+            }
+            if let Some(condition) = line.strip_prefix("depends on") {
+                entry.depends.push(condition.trim().to_owned());
+            }
+        }
+    }
+    entries
 }
 
 /// The symbols of `.config` that are `y` or `m`.

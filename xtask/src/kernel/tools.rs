@@ -122,7 +122,7 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> anyhow::Result<T
     let clang = version_of(&Path::new("/usr/bin").join(&programs[0]), Vec::new())?;
     let lld = version_of(&Path::new("/usr/bin").join(&programs[1]), Vec::new())?;
     let bindgen_says = version_of(&bindgen, vec![libclang_env(&libclang)])?;
-    let loaded = libclang_version(kernel_dir, &bindgen, &libclang)?;
+    let loaded = libclang_version(&bindgen, &libclang)?;
     Ok(Tools {
         identity: format!(
             "{clang}; {lld}; {bindgen_says} with libclang {loaded} ({})",
@@ -155,10 +155,13 @@ fn version_of(program: &Path, env: Vec<(String, String)>) -> anyhow::Result<Stri
 
 /// The version of the libclang `bindgen` loads from `libclang`, asked as the kernel asks it
 /// (`scripts/rust_is_available_bindgen_libclang.h`): bindgen parses a header whose
-/// `#pragma message` prints `__clang_version__`, which works with every bindgen.
-fn libclang_version(kernel_dir: &Path, bindgen: &Path, libclang: &Path) -> anyhow::Result<String> {
-    let header = kernel_dir.join("tools").join("libclang-version.h");
-    crate::util::files::write_atomically(
+/// `#pragma message` prints `__clang_version__`, which works with every bindgen. The header
+/// goes to the system's temporary directory, so that asking (as `--dry-run` does) writes nothing
+/// under `target/kernel/`.
+fn libclang_version(bindgen: &Path, libclang: &Path) -> anyhow::Result<String> {
+    let header =
+        std::env::temp_dir().join(format!("kshim-libclang-version-{}.h", std::process::id()));
+    std::fs::write(
         &header,
         b"#pragma message(\"clang version \" __clang_version__)\n",
     )
@@ -166,8 +169,9 @@ fn libclang_version(kernel_dir: &Path, bindgen: &Path, libclang: &Path) -> anyho
     let invocation = Invocation::new(bindgen, vec![header.display().to_string()])
         .with_env(vec![libclang_env(libclang)]);
     let timeout = Duration::from_secs(60);
-    let output = process::run(&invocation, timeout)
-        .map_err(|error| anyhow!(process::describe_spawn_error(bindgen, &error)))?;
+    let output = process::run(&invocation, timeout);
+    let _ = std::fs::remove_file(&header);
+    let output = output.map_err(|error| anyhow!(process::describe_spawn_error(bindgen, &error)))?;
     let said = format!("{}\n{}", output.stdout, output.stderr);
     said.lines()
         .find_map(|line| {

@@ -230,13 +230,27 @@ impl Report {
                     escape(date)
                 );
             }
-            let Some(release) = toolchain.release else {
-                continue;
-            };
             let found = !matches!(
                 toolchain.verdict,
                 ToolchainVerdict::Missing(_) | ToolchainVerdict::Broken(_)
             );
+            // A compiler that was never run said nothing about any feature.
+            if !found {
+                for (feature, cells) in FEATURES.iter().zip(&self.features) {
+                    let observed = &cells[index].observed;
+                    ensure!(
+                        matches!(observed, Observed::NotProbed | Observed::NotRecorded),
+                        "feature {} on {id}: it says `{}`, but the toolchain is {}: it was never \
+                         asked",
+                        feature.name,
+                        observed.word(),
+                        toolchain.verdict.word()
+                    );
+                }
+            }
+            let Some(release) = toolchain.release else {
+                continue;
+            };
             if found && toolchain.verdict != ToolchainVerdict::for_release(release) {
                 bail!(
                     "toolchain {id}: it is `{}`, but the catalog calls a compiler of release \

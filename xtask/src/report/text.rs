@@ -5,7 +5,7 @@ use super::{failure_line, BuildCell, Report};
 use crate::catalog::FEATURES;
 use crate::features::expect::{Outcome, ToolchainVerdict};
 use crate::run::plan::{Kind, Mode};
-use crate::util::output::{escape, escape_markdown, paint_red, Table};
+use crate::util::output::{escape, escape_markdown, paint_red, Style, Table};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
@@ -71,16 +71,27 @@ impl Report {
         (features, builds, targets)
     }
 
-    /// The tables, the failures and the summary lines for a terminal or a log.
+    /// The tables, the failures and the summary lines for a terminal or a log, the tables in
+    /// their full layout.
+    #[cfg(test)]
     pub fn human(&self, colour: bool) -> String {
+        self.human_in(&Style {
+            colour,
+            width: crate::util::output::Width::Wide,
+        })
+    }
+
+    /// [`Report::human`] with the tables laid out for `style`'s width.
+    pub fn human_in(&self, style: &Style) -> String {
+        let colour = style.colour;
         let (features, builds, targets) = self.tables();
         let mut out = String::new();
-        features.render_text(&mut out, colour);
+        features.render_text(&mut out, style);
         out.push('\n');
-        builds.render_text(&mut out, colour);
+        builds.render_text(&mut out, style);
         if let Some(targets) = targets {
             out.push('\n');
-            targets.render_text(&mut out, colour);
+            targets.render_text(&mut out, style);
             for note in self.targets.notes(&self.toolchains) {
                 let _ = writeln!(out, "  {}", escape(&note));
             }

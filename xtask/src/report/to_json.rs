@@ -18,7 +18,7 @@ use anyhow::{anyhow, bail, ensure, Context as _};
 use std::collections::{BTreeMap, HashMap};
 
 /// The largest report file read: about two thousand toolchains' worth.
-pub(super) const REPORT_LIMIT: u64 = 64 << 20;
+pub(crate) const REPORT_LIMIT: u64 = 64 << 20;
 
 /// The report file. Members are written in key order (through [`Value`]), whatever the order here.
 #[derive(Serialize, Deserialize)]

@@ -19,7 +19,6 @@ use crate::{features::expect::Outcome, features::probe, util::process};
 use anyhow::{bail, Context};
 use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -315,16 +314,16 @@ struct Display {
 }
 
 impl Display {
+    /// Through `eprint!`, which libtest captures, unlike a write to `std::io::stderr()`: a test
+    /// that runs the driver in its own process shows the progress only when it fails.
     fn show(&self, text: &str) {
         let text = output::escape(text);
-        let mut stderr = std::io::stderr().lock();
-        let _ = if self.terminal {
+        if self.terminal {
             let shown: String = text.chars().take(self.columns.saturating_sub(1)).collect();
-            write!(stderr, "\r\x1b[K{shown}")
+            eprint!("\r\x1b[K{shown}");
         } else {
-            writeln!(stderr, "{text}")
-        };
-        let _ = stderr.flush();
+            eprintln!("{text}");
+        }
     }
 
     fn clear(&self) {

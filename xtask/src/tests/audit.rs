@@ -526,3 +526,26 @@ fn proc_macro_library_features_are_probed_with_proc_macro_loaded() {
     // A name no library knows stays unknown.
     assert_eq!(answers.last().unwrap().1, Status::Unknown);
 }
+
+#[test]
+fn a_misspelt_feature_name_gets_a_did_you_mean() {
+    let output = std::process::Command::new(xtask_binary())
+        .args([
+            "audit",
+            "--wide",
+            "--features",
+            "asm_gotto,lint_reasons",
+            "--toolchain",
+        ])
+        .arg(current_rustc())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("unknown feature asm_gotto (did you mean `asm_goto`?)"),
+        "{stdout}"
+    );
+    // The table shows no marker, so no legend.
+    assert!(!stdout.contains("`(off)`"), "{stdout}");
+}

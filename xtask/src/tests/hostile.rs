@@ -9,6 +9,7 @@ mod cache;
 mod inputs;
 mod kernel_cache;
 mod reports;
+mod terminal;
 mod text;
 
 use crate::catalog::{Release, FEATURES};
@@ -99,11 +100,17 @@ pub(crate) fn path_str(path: &Path) -> &str {
 }
 
 pub(crate) fn make_fifo(path: &Path) {
-    let status = Command::new("mkfifo")
+    let made = Command::new("mkfifo")
         .arg(path)
-        .status()
+        .stdin(Stdio::null())
+        .output()
         .expect("running mkfifo");
-    assert!(status.success(), "mkfifo {}", path.display());
+    assert!(
+        made.status.success(),
+        "mkfifo {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&made.stderr)
+    );
 }
 
 /// The number of SIGPIPE, the signal of a write to a pipe that nobody reads.

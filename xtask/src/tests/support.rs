@@ -112,6 +112,29 @@ pub(crate) fn wait_within(
     }
 }
 
+/// What `command` prints on stdout (less its last newline, as xshell's `read`), run with its
+/// stderr captured where `read` passes it to the test's terminal: a test prints nothing while
+/// the command succeeds, and its failure message says what the command said.
+pub(crate) fn read_quietly(command: xshell::Cmd<'_>) -> String {
+    let line = command.to_string();
+    let output = command
+        .quiet()
+        .ignore_status()
+        .output()
+        .unwrap_or_else(|error| panic!("running {line}: {error}"));
+    assert!(
+        output.status.success(),
+        "{line} exited with {}:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut stdout = String::from_utf8(output.stdout).expect("UTF-8 on stdout");
+    if stdout.ends_with('\n') {
+        stdout.pop();
+    }
+    stdout
+}
+
 /// A pin file with one pin, for trees whose matrix only uses `--toolchain`.
 pub(crate) const ONE_PIN: &str =
     "[[pin]]\nid = \"minimum\"\nrelease = \"1.78.0\"\nrole = \"minimum\"\n";

@@ -177,7 +177,8 @@ fn shim_items_and_examples_are_where_the_compilers_say() {
 /// command line in a rustc argument file, on the compiler running these tests.
 #[test]
 fn audit_usage_reads_places_from_a_rustc_argument_file() {
-    use crate::commands::audit::compile::{read_rustc_args, Compile};
+    use crate::commands::audit::compile::Compile;
+    use crate::commands::audit::rustc_args::read_rustc_args;
     use crate::commands::audit::{input::read_crate_root, run_audit, Options};
     use crate::run::plan::{mode_cfgs, Mode, Output, Product, Rustc};
 

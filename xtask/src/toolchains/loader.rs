@@ -254,6 +254,29 @@ impl Launch {
         })
     }
 
+    /// The same start for another program of the compiler's `bin/` (its `rustdoc`): the same
+    /// loader, library path, sysroot and environment.
+    pub(crate) fn sibling(&self, name: &str) -> Launch {
+        let program = self.rustc.with_file_name(name);
+        let rustc = self.rustc.display().to_string();
+        let loader = self.loader.clone().map(|loader| OwnLoader {
+            leading_args: loader
+                .leading_args
+                .iter()
+                .map(|arg| match arg == &rustc {
+                    true => program.display().to_string(),
+                    false => arg.clone(),
+                })
+                .collect(),
+            ..loader
+        });
+        Launch {
+            rustc: program,
+            loader,
+            env: self.env.clone(),
+        }
+    }
+
     /// The compiler with `args` after its loader's, if it has one, and `env`.
     pub(crate) fn invocation(&self, args: Vec<String>, env: Vec<(String, String)>) -> Invocation {
         let (program, mut leading) = match &self.loader {
@@ -313,15 +336,14 @@ mod tests {
                     .collect();
                 args.insert(2, "--list");
                 let program = &loader.program;
-                let list = cmd!(sh, "{program} {args...}").env_clear().quiet();
-                list.read().context("running the loader with --list")?
+                crate::tests::support::read_quietly(cmd!(sh, "{program} {args...}").env_clear())
             }
             None => {
                 let rustc = &launch.rustc;
                 let ldd = cmd!(sh, "ldd {rustc}")
                     .env_clear()
                     .envs(launch.env.iter().cloned());
-                ldd.quiet().read().context("running ldd")?
+                crate::tests::support::read_quietly(ldd)
             }
         };
         Ok(listing
@@ -365,7 +387,7 @@ mod tests {
     #[test]
     fn the_hosts_glibc_is_what_getconf_says() {
         let sh = Shell::new().unwrap();
-        let said = cmd!(sh, "getconf GNU_LIBC_VERSION").read().unwrap();
+        let said = crate::tests::support::read_quietly(cmd!(sh, "getconf GNU_LIBC_VERSION"));
         assert_eq!(format!("glibc {}", host_glibc()), said.trim());
     }
 

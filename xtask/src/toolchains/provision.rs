@@ -360,7 +360,7 @@ mod tests {
         std::fs::write(root.join("apt"), "not a directory: nothing is fetched\n").unwrap();
         let sh = Shell::new().unwrap();
         let real = crate::tests::support::current_rustc();
-        let said = cmd!(sh, "{real} -vV").read().unwrap();
+        let said = crate::tests::support::read_quietly(cmd!(sh, "{real} -vV"));
         let version = parse_verbose_version(&said).unwrap();
         let release = version.release_string();
         let (a, b) = (

@@ -81,6 +81,21 @@ pub fn dump_dom(url: &str, scratch: &Path) -> anyhow::Result<String> {
     headless(url, &["--dump-dom".to_string()], scratch)
 }
 
+/// The document of the page at `url`, serialized once it and its frames are loaded, with its
+/// scripts allowed to read a frame loaded from another `file:` URL: how the page test
+/// measures the page inside a frame as wide as a phone.
+#[cfg(test)]
+pub fn dump_dom_in_frame(url: &str, scratch: &Path) -> anyhow::Result<String> {
+    headless(
+        url,
+        &[
+            "--dump-dom".to_string(),
+            "--allow-file-access-from-files".to_string(),
+        ],
+        scratch,
+    )
+}
+
 /// A PNG screenshot of the page at `url`, 1400 x 2200 pixels, written to `png`.
 pub fn screenshot(url: &str, png: &Path, scratch: &Path) -> anyhow::Result<()> {
     headless(

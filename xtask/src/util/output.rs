@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! How results reach people: the `--format` choice, colour, and the tables that the matrix,
-//! `merge` and `audit` print.
+//! `merge`, `audit`, `usage`, `kernel` and `show` print, fitted to the terminal ([`table`]).
 
 use crate::util::json::{self, Value};
 use anyhow::bail;
@@ -8,6 +8,10 @@ use std::borrow::Cow;
 use std::fmt::Write;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicI8, AtomicU8, Ordering};
+
+mod table;
+
+pub use table::{fit, Style, Table, Width};
 
 /// The output formats of `--format`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,17 +37,25 @@ impl Format {
     }
 
     /// Prints a report on stdout in this format; the human form is coloured only on a terminal
-    /// and never when `NO_COLOR` is set. The matrix, `merge` and `audit` all print this way.
+    /// and never when `NO_COLOR` is set, and laid out for `width` (no line wider, unless it is
+    /// [`Width::Wide`]). The matrix, `merge` and `audit` all print this way.
     pub fn print(
         self,
+        width: Width,
         json: impl FnOnce() -> Value,
         markdown: impl FnOnce() -> String,
-        human: impl FnOnce(bool) -> String,
+        human: impl FnOnce(&Style) -> String,
     ) {
         match self {
             Format::Json => print!("{}", json::to_pretty(&json())),
             Format::Markdown => print!("{}", markdown()),
-            Format::Human => print!("{}", human(colour_on(std::io::stdout().is_terminal()))),
+            Format::Human => {
+                let style = Style {
+                    colour: colour_on(std::io::stdout().is_terminal()),
+                    width,
+                };
+                print!("{}", fit(&human(&style), width));
+            }
         }
     }
 
@@ -53,13 +65,14 @@ impl Format {
     pub fn print_report(
         self,
         verdict: crate::Verdict,
+        width: Width,
         json: impl FnOnce() -> Value,
         markdown: impl FnOnce() -> String,
-        human: impl FnOnce(bool) -> String,
+        human: impl FnOnce(&Style) -> String,
     ) -> crate::Verdict {
         let silent = self == Format::Human && verbosity() < 0 && verdict == crate::Verdict::Success;
         if !silent {
-            self.print(json, markdown, human);
+            self.print(width, json, markdown, human);
         }
         verdict
     }
@@ -256,83 +269,6 @@ pub fn escape_lines(text: &str) -> String {
 pub fn pad(text: &str, width: usize) -> String {
     let fill = width.saturating_sub(text.chars().count());
     format!("{text}{}", " ".repeat(fill))
-}
-
-/// A table with a row-name column and one column per toolchain (`audit` renders with it too).
-///
-/// Every name and cell is shown through [`escape`].
-pub struct Table {
-    corner: String,
-    headers: Vec<String>,
-    /// Row name, then (text, differs) per column.
-    pub rows: Vec<(String, Vec<(String, bool)>)>,
-}
-
-impl Table {
-    pub fn new(corner: &str, headers: &[String]) -> Self {
-        Self {
-            corner: corner.to_string(),
-            headers: headers.to_vec(),
-            rows: Vec::new(),
-        }
-    }
-
-    fn cell_text((text, differs): &(String, bool)) -> String {
-        let text = escape(text);
-        if *differs {
-            format!("{text} !")
-        } else {
-            text.into_owned()
-        }
-    }
-
-    pub fn render_text(&self, out: &mut String, colour: bool) {
-        let width = |text: &str| text.chars().count();
-        let headers = self.headers.iter().map(|header| (header.clone(), false));
-        let header_row = (self.corner.clone(), headers.collect());
-        let rows: Vec<(String, Vec<(String, bool)>)> = std::iter::once(&header_row)
-            .chain(&self.rows)
-            .map(|(name, cells)| {
-                let cells = cells.iter().map(|cell| (Self::cell_text(cell), cell.1));
-                (escape(name).into_owned(), cells.collect())
-            })
-            .collect();
-        let first_width = rows.iter().map(|(name, _)| width(name)).max().unwrap_or(0);
-        let widths: Vec<usize> = (0..self.headers.len())
-            .map(|column| {
-                rows.iter()
-                    .filter_map(|(_, cells)| cells.get(column))
-                    .map(|(cell, _)| width(cell))
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        for (name, cells) in &rows {
-            out.push_str(&pad(name, first_width));
-            for ((cell, differs), width) in cells.iter().zip(&widths) {
-                out.push_str("  ");
-                out.push_str(&paint_red(&pad(cell, *width), colour && *differs));
-            }
-            out.push('\n');
-        }
-    }
-
-    pub fn render_markdown(&self, out: &mut String) {
-        let _ = write!(out, "| {} |", escape_markdown(&self.corner));
-        for header in &self.headers {
-            let _ = write!(out, " {} |", escape_markdown(header));
-        }
-        let _ = writeln!(out, "\n|---|{}", "---|".repeat(self.headers.len()));
-        for (name, cells) in &self.rows {
-            let _ = write!(out, "| {} |", markdown_code(name));
-            for entry in cells {
-                let text = escape_markdown(&Self::cell_text(entry));
-                let text = if entry.1 { format!("**{text}**") } else { text };
-                let _ = write!(out, " {text} |");
-            }
-            out.push('\n');
-        }
-    }
 }
 
 #[cfg(test)]

@@ -304,6 +304,20 @@ fn has_exited(child: &Child) -> bool {
     result == 0 && unsafe { info.si_pid() } != 0
 }
 
+/// Whether the process `pid` is running: it exists and is no zombie. A zombie is dead, and only
+/// waits for its parent to read its exit status: a run killed with SIGKILL stays one until then,
+/// with its id still taken.
+pub fn is_running(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists; it sends nothing.
+    let answer = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    let exists = answer == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    // `/proc/PID/stat`: `PID (NAME) STATE ...`, NAME may hold spaces and parentheses.
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| stat.rsplit_once(") ")?.1.chars().next());
+    exists && !matches!(state, Some('Z' | 'X'))
+}
+
 /// Kills every process in the child's process group (the child leads it).
 fn kill_group(child: &Child) {
     // SAFETY: `kill` has no memory effects. The group id is the child's pid, which cannot have

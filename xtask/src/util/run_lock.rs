@@ -5,6 +5,7 @@
 //! lock only a dead run's orphans hold is reclaimed. A process takes each lock once: taking one it
 //! holds already (a matrix that provisions into its own checkout) neither waits nor locks again.
 
+use crate::util::process::is_running;
 use anyhow::Context;
 use std::fs;
 use std::io::Write;
@@ -35,12 +36,6 @@ fn recorded_owner(path: &Path) -> Option<(u32, String)> {
     let text = fs::read_to_string(path).ok()?;
     let (pid, command) = text.trim().split_once(' ').unwrap_or((text.trim(), ""));
     Some((pid.parse().ok()?, command.to_owned()))
-}
-
-fn process_exists(pid: u32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists; it sends nothing.
-    let answer = unsafe { libc::kill(pid as libc::pid_t, 0) };
-    answer == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// The processes with a descriptor open on the lock file `path`, from `/proc`: each one's id,
@@ -192,13 +187,13 @@ impl RunLock {
     /// written its id. What a dead run's processes do, no one will read.
     fn reclaim_from_the_dead(path: &Path) -> Option<String> {
         let (owner, _) = recorded_owner(path)?;
-        if process_exists(owner) {
+        if is_running(owner) {
             return None;
         }
         // The owner writes its id just after it takes the lock: look again before acting.
         std::thread::sleep(Duration::from_millis(200));
         let (again, _) = recorded_owner(path)?;
-        if again != owner || process_exists(owner) {
+        if again != owner || is_running(owner) {
             return None;
         }
         // SAFETY: `getpgrp` has no arguments and cannot fail.
@@ -229,7 +224,7 @@ impl RunLock {
         // The owner writes its id just after it takes the lock: look twice before saying it is
         // gone.
         let mut owner = recorded_owner(path);
-        if owner.as_ref().is_some_and(|(pid, _)| !process_exists(*pid)) {
+        if owner.as_ref().is_some_and(|(pid, _)| !is_running(*pid)) {
             std::thread::sleep(Duration::from_millis(200));
             owner = recorded_owner(path);
         }
@@ -239,7 +234,7 @@ impl RunLock {
             command => format!("cargo xtask {}", crate::util::output::escape(command)),
         };
         let whom = match owner {
-            Some((pid, command)) if process_exists(pid) => {
+            Some((pid, command)) if is_running(pid) => {
                 format!("another {} (pid {pid})", run(&command))
             }
             Some((pid, command)) => format!(

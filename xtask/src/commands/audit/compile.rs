@@ -5,6 +5,7 @@
 //! ([`crate::features::places`], [`crate::report::usage`]).
 
 use super::input::{package_manifest, Input};
+use super::rustc_args::read_rustc_args;
 use super::{AuditReport, Column};
 use crate::features::places::{read_gate_errors, GateErrors, PlaceReader, SourcePoint};
 use crate::features::status::Status;
@@ -23,8 +24,9 @@ impl Compile {
             let (kept, left_out) = read_rustc_args(file)?;
             if !left_out.is_empty() {
                 eprintln!(
-                    "audit: --rustc-args {}: left out {}; the compiles write metadata under the \
-                     audit's scratch directory",
+                    "audit: --rustc-args {}: left out {}; the compiles pass on only the flags \
+                     `cargo xtask audit --help` lists and write only metadata under the audit's \
+                     scratch directory",
                     file.display(),
                     left_out.join(", ")
                 );
@@ -39,62 +41,21 @@ impl Compile {
             None => Compile::Root(root.clone(), input.kind),
         })
     }
-}
 
-/// Reads a `--rustc-args` file (one argument a line): the arguments the audit's compiles pass
-/// on, and those it leaves out, each as written with why: an output path (`-o`, `--out-dir`,
-/// `--emit`, `-C incremental`, `-Z temps-dir`: the compiles write metadata under the audit's
-/// scratch directory), a linker, a plugin (`-Z llvm-plugins`, `-Z codegen-backend`) or another
-/// argument file (`@FILE`). Its own `--error-format` and `-Z allow-features` go silently: the
-/// audit sets both.
-pub fn read_rustc_args(file: &Path) -> anyhow::Result<(Vec<String>, Vec<String>)> {
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("--rustc-args: cannot read {}", file.display()))?;
-    let lines: Vec<&str> = text.lines().collect();
-    let (mut kept, mut left_out) = (Vec::new(), Vec::new());
-    let mut index = 0;
-    while index < lines.len() {
-        let line = lines[index];
-        // A flag and its value, whether written as one argument or two.
-        let codegen = line.strip_prefix("-C").or(line.strip_prefix("--codegen="));
-        let (flag, value, width) = match (line, lines.get(index + 1)) {
-            (
-                "-o" | "--out-dir" | "--emit" | "-C" | "--codegen" | "-Z" | "--error-format",
-                Some(next),
-            ) => (line, *next, 2),
-            _ => match (codegen, line.strip_prefix("-Z")) {
-                (Some(value), _) => ("-C", value, 1),
-                (None, Some(value)) => ("-Z", value, 1),
-                (None, None) => (line, "", 1),
-            },
-        };
-        let option = |name: &str| value == name || value.starts_with(&format!("{name}="));
-        let why = match flag {
-            "-o" | "--out-dir" | "--emit" => Some("an output path"),
-            _ if line.starts_with("-o")
-                || line.starts_with("--out-dir=")
-                || line.starts_with("--emit=") =>
-            {
-                Some("an output path")
-            }
-            "-C" | "--codegen" if option("linker") => Some("a linker"),
-            "-C" | "--codegen" if option("incremental") => Some("an output path"),
-            "-Z" if option("temps-dir") => Some("an output path"),
-            "-Z" if option("llvm-plugins") || option("codegen-backend") => Some("a plugin"),
-            "-Z" if option("allow-features") => Some(""),
-            _ if line.starts_with("--error-format") => Some(""),
-            _ if line.starts_with('@') => Some("another argument file"),
-            _ => None,
-        };
-        let written = lines[index..index + width].join(" ");
-        match why {
-            Some("") => {}
-            Some(why) => left_out.push(format!("`{written}` ({why})")),
-            None => kept.extend(lines[index..index + width].iter().map(|s| s.to_string())),
+    /// Refuses a compile of the crate root that wrote no metadata under `scratch`: it compiled
+    /// nothing, so no place could have been found.
+    fn wrote_metadata(&self, scratch: &Path) -> anyhow::Result<()> {
+        if let Compile::Cargo(_) = self {
+            return Ok(());
         }
-        index += width;
+        let entries =
+            std::fs::read_dir(scratch).with_context(|| format!("reading {}", scratch.display()))?;
+        let rmeta = |name: &std::ffi::OsStr| Path::new(name).extension() == Some("rmeta".as_ref());
+        if entries.flatten().any(|entry| rmeta(&entry.file_name())) {
+            return Ok(());
+        }
+        bail!("the compile wrote no metadata, so it compiled nothing and no place could be found")
     }
-    Ok((kept, left_out))
 }
 
 /// What one compile without `feature` (of the `allowed` names) found, or why it could not say.
@@ -187,7 +148,9 @@ impl AuditReport {
             .copied()
             .filter(|name| activity(name) != Some(false))
             .collect();
-        if let Err(error) = compile_without(compile, rustc, &allowed, "", scratch) {
+        let baseline = compile_without(compile, rustc, &allowed, "", scratch)
+            .and_then(|_| compile.wrote_metadata(scratch));
+        if let Err(error) = baseline {
             let error = format!("with every feature allowed, {error:#}");
             return vec![UsageCell::Failed(error, Vec::new()); names.len()];
         }
@@ -222,50 +185,5 @@ impl AuditReport {
                 }
             })
             .collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::path::PathBuf;
-
-    #[test]
-    fn an_argument_file_gets_our_allow_list_and_json_diagnostics_only() {
-        let scratch = crate::project_root().join("target/kshim/unit-tests/audit-usage");
-        std::fs::create_dir_all(&scratch).unwrap();
-        let file = scratch.join("given.args");
-        std::fs::write(
-            &file,
-            "--edition=2021\n-Z\nallow-features=a,b\n-Zallow-features=a\n--error-format=short\n\
-             --error-format\nshort\nlib.rs",
-        )
-        .unwrap();
-        let rustc = Rustc {
-            launch: crate::toolchains::loader::Launch {
-                rustc: PathBuf::from("/usr/bin/rustc"),
-                env: Vec::new(),
-                loader: None,
-            },
-            release: crate::catalog::Release::new(1, 95, 0),
-        };
-        let invocation = Compile::ArgFile(read_rustc_args(&file).unwrap().0)
-            .invocation(&rustc, Some(&["a", "c"]), &scratch)
-            .unwrap();
-        let derived = std::fs::read_to_string(scratch.join("rustc-args")).unwrap();
-        assert_eq!(derived, "--edition=2021\nlib.rs");
-        assert_eq!(
-            invocation.args[1..],
-            [
-                "--emit=metadata",
-                "--out-dir",
-                &scratch.to_string_lossy(),
-                "--error-format=json",
-                "-Zallow-features=a,c"
-            ]
-        );
-        assert!(invocation
-            .env
-            .contains(&("RUSTC_BOOTSTRAP".to_string(), "1".to_string())));
     }
 }

@@ -3,6 +3,7 @@
 //! build printed and its cache entries, on small trees made in a temporary directory; and
 //! docs/kernel.md's documentation of its JSON.
 
+use crate::kernel::boot::tests::failed_boot;
 use crate::kernel::build::{self, Built, Real};
 use crate::kernel::report::json::TreeJson;
 use crate::kernel::report::{cell, Report};
@@ -165,7 +166,7 @@ fn the_wrapper_passes_its_own_sysroot_only_when_the_caller_gave_none() {
     tools::write_wrapper(&wrapper, &launch).unwrap();
     let run = |args: &[&str]| {
         let sh = xshell::Shell::new().unwrap();
-        cmd!(sh, "{wrapper} {args...}").quiet().read().unwrap()
+        crate::tests::support::read_quietly(cmd!(sh, "{wrapper} {args...}"))
     };
     assert_eq!(
         run(&["--version"]),
@@ -300,15 +301,15 @@ fn report() -> Report {
                 ("6.12", "debian-1.78.0"),
                 Some("1.78.0".into()),
                 Ok(prediction.clone()),
-                built(Real::Pass),
-                false,
+                (built(Real::Pass), false),
+                Some(failed_boot()),
             ),
             cell(
                 ("6.12", "debian-1.98.1"),
                 Some("1.98.1".into()),
                 Ok(prediction),
-                built(Real::Fail),
-                true,
+                (built(Real::Fail), true),
+                None,
             ),
         ],
         tools: Ok("clang 19; bindgen 0.71.1".into()),
@@ -320,13 +321,30 @@ fn report() -> Report {
 fn a_disagreement_is_a_finding_printed_with_its_first_error() {
     let report = report();
     let findings = report.findings();
-    assert_eq!(findings.len(), 1);
-    assert_eq!(findings[0].toolchain, "debian-1.98.1");
+    assert_eq!(findings.len(), 2);
+    assert_eq!(findings[1].toolchain, "debian-1.98.1");
     let human = report.human();
     assert!(
         human.contains("finding: 6.12 with debian-1.98.1: predicted pass, really fail: error: e"),
         "{human}"
     );
+    // The build passed as predicted, the boot did not: a finding with the failed test's output.
+    assert!(
+        human.contains(
+            "finding: 6.12 with debian-1.78.0: built, predicted to boot and pass, but the boot \
+             failed: KUnit failed: rust_kvec.rust_kvec_pop\n  rust_kvec.rust_kvec_pop failed:\n\
+             \x20       # rust_kvec_pop: ASSERTION FAILED"
+        ),
+        "{human}"
+    );
+    assert!(
+        human.contains("6.12 with debian-1.78.0: boot fail (tcg, 1.0 s) KUnit 4 passed, 1 failed, \
+             1 skipped; samples: 1 of 1 lines seen, not checked (nothing printed at init): rust_soc"),
+        "{human}"
+    );
+    assert!(report
+        .markdown()
+        .contains("| debian-1.78.0 | fail (FINDING) | 4 | 1 | 1 | 1 of 1 | KUnit failed: "));
     assert!(report
         .markdown()
         .contains("| 6.12 | debian-1.78.0 | 1.78.0 | yes | pass | pass |"));
@@ -341,7 +359,13 @@ fn the_report_names_the_tools_each_cell_really_ran_with() {
     older.tools = Some(old.into());
     report.cells.push(older);
     let never_ran = Built::not_run("no compiler".into(), Vec::new());
-    let never_ran = cell(("6.12", "1.78.0"), None, Err("no".into()), never_ran, false);
+    let never_ran = cell(
+        ("6.12", "1.78.0"),
+        None,
+        Err("no".into()),
+        (never_ran, false),
+        None,
+    );
     report.cells.push(never_ran);
     let json = report.to_json();
     assert_eq!(
@@ -479,6 +503,7 @@ fn play_times(mode: &str, timeout: u64, times: usize) -> (Built, bool, bool) {
         out: &out,
         wrapper: &root.join("wrappers/one/rustc"),
         library: &root.join("library"),
+        rustdoc: None,
         tools: &tools,
         jobs: 1,
         lock: None,
@@ -665,34 +690,4 @@ fn each_bindgen_runs_with_the_libclang_it_can_read_and_says_which() {
     }
 }
 
-/// A build that prints escape sequences (a terminal title, a clear screen) in its error: the
-/// run's progress line, the table and the finding show them escaped, the Markdown too, with a
-/// tree version whose EXTRAVERSION is HTML. Before, `kernel` printed them raw (with
-/// `NO_COLOR` too) and `--format markdown` wrote the `<img>` tag as it was.
-#[test]
-fn a_builds_escape_sequences_and_a_trees_html_reach_no_output_raw() {
-    let (built, _, _) = play("escape", 60);
-    assert_eq!(built.real, Real::Fail, "{built:?}");
-    let error = built.first_error.clone().unwrap();
-    assert!(error.contains("\x1b]0;owned\x07\x1b[2J"), "{error:?}");
-    let mut report = report();
-    report.cells[1].first_error = Some(error.clone());
-    report.trees[0].version = Some("6.12.0-<img src=x onerror=alert(1)>\x1b[2J".into());
-    let human = report.human();
-    assert!(!human.contains(['\x1b', '\x07']), "{human:?}");
-    assert!(human.contains(
-        "finding: 6.12 with debian-1.98.1: predicted pass, really fail: error[E0635]: unknown \
-         feature \\e]0;owned\\u{7}\\e[2J`x`"
-    ));
-    assert!(human.contains("6.12: Linux 6.12.0-<img src=x onerror=alert(1)>\\e[2J, "));
-    let markdown = report.markdown();
-    assert!(!markdown.contains(['\x1b', '\x07']), "{markdown}");
-    assert!(!markdown.replace("\\<", "").contains('<'), "{markdown}");
-    assert!(markdown.contains("6.12.0-\\<img src=x onerror=alert(1)\\>\\\\e\\[2J"));
-    let line = super::progress_line(&format!("6.12 with debian-1.98.1: fail in 1 s: {error}"));
-    assert_eq!(
-        line,
-        "kernel: 6.12 with debian-1.98.1: fail in 1 s: error[E0635]: unknown feature \
-         \\e]0;owned\\u{7}\\e[2J`x`"
-    );
-}
+mod escapes;

@@ -5,8 +5,10 @@
 
 use crate::catalog::Release;
 use crate::run::plan::Mode;
+use crate::toolchains::discovery::{Availability, Toolchain};
+use crate::toolchains::version::RustcVersion;
 use crate::util::json::{json, Value};
-use crate::util::output::{self, Table};
+use crate::util::output::{self, Style, Table};
 use crate::Verdict;
 use std::fmt::Write as _;
 
@@ -83,6 +85,22 @@ pub struct Row {
 }
 
 impl Row {
+    /// The compiler `availability` found, with its version, or the row of one that is not there.
+    pub fn found(availability: &Availability) -> Result<(&Toolchain, &RustcVersion), Box<Row>> {
+        match availability {
+            Availability::Found { toolchain, version } => Ok((toolchain, version)),
+            Availability::Broken { toolchain, error } => {
+                let why = Unavailable::Broken(error.clone());
+                Err(Box::new(Row::unavailable(&toolchain.id, None, why)))
+            }
+            Availability::Missing { pin, install_hint } => {
+                let why = Unavailable::Missing(install_hint.clone());
+                let row = Row::unavailable(&pin.id, Some(pin.release.clone()), why);
+                Err(Box::new(row))
+            }
+        }
+    }
+
     /// A compiler that took no part: both modes unknown for the same reason.
     pub fn unavailable(id: &str, release_text: Option<String>, why: Unavailable) -> Row {
         let said = format!("not available ({})", why.word());
@@ -304,7 +322,7 @@ impl Answer {
             .map(|(mode, _)| mode.word().into())
             .collect();
         headers.push("note".into());
-        let mut table = Table::new("compiler", &headers);
+        let mut table = Table::new("compiler", &headers).with_free_last_column();
         for row in &self.rows {
             let cell = |built: &Built| match &row.unavailable {
                 Some(why) => (why.word().to_string(), false),
@@ -347,7 +365,8 @@ impl Answer {
         table
     }
 
-    pub fn human(&self, colour: bool) -> String {
+    /// The answer for a terminal, its table laid out for `style`'s width.
+    pub fn human(&self, style: &Style) -> String {
         let mut out = format!("msrv: {}\n", self.subject);
         for (mode, answer) in &self.modes {
             let lines = self.mode_lines(*mode, answer);
@@ -360,7 +379,7 @@ impl Answer {
             let _ = writeln!(out, "  {}", output::escape(note));
         }
         out.push('\n');
-        self.table().render_text(&mut out, colour);
+        self.table().render_text(&mut out, style);
         out
     }
 

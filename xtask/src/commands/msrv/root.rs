@@ -5,7 +5,7 @@
 //! `-Zallow-features`, as Kbuild allows a crate's features). A crate with dependencies cannot be
 //! compiled alone: its compiles fail on the first `use` of one, which the answer shows.
 
-use super::answer::{Built, Row, Unavailable};
+use super::answer::{Built, Row};
 use crate::features::status::Status;
 use crate::run::crate_root::compile::Compile;
 use crate::run::crate_root::input::{read_crate_root, Input};
@@ -53,15 +53,9 @@ pub fn rows(
 }
 
 fn row(availability: &Availability, input: &Input, compile: &Compile, directory: &Path) -> Row {
-    let (toolchain, version) = match availability {
-        Availability::Found { toolchain, version } => (toolchain, version),
-        Availability::Broken { toolchain, error } => {
-            return Row::unavailable(&toolchain.id, None, Unavailable::Broken(error.clone()))
-        }
-        Availability::Missing { pin, install_hint } => {
-            let why = Unavailable::Missing(install_hint.clone());
-            return Row::unavailable(&pin.id, Some(pin.release.clone()), why);
-        }
+    let (toolchain, version) = match Row::found(availability) {
+        Ok(found) => found,
+        Err(row) => return *row,
     };
     let rustc = Rustc::of(toolchain, version.release);
     let names = input.names();

@@ -3,7 +3,7 @@
 //! through the one driver ([`Work::Shim`]) with its cache, so that after a matrix run (or an
 //! earlier `msrv`) the answer is read from the cache, and every step's result is taken as data.
 
-use super::answer::{Built, Row, Unavailable};
+use super::answer::{Built, Row};
 use crate::catalog::FEATURES;
 use crate::features::expect::{enabled_in_kernel_mode, Outcome};
 use crate::features::status::Status;
@@ -38,15 +38,9 @@ pub fn rows(
 }
 
 fn row(index: usize, availability: &Availability, steps: &[Step], results: &[StepResult]) -> Row {
-    let (toolchain, version) = match availability {
-        Availability::Found { toolchain, version } => (toolchain, version),
-        Availability::Broken { toolchain, error } => {
-            return Row::unavailable(&toolchain.id, None, Unavailable::Broken(error.clone()))
-        }
-        Availability::Missing { pin, install_hint } => {
-            let why = Unavailable::Missing(install_hint.clone());
-            return Row::unavailable(&pin.id, Some(pin.release.clone()), why);
-        }
+    let (toolchain, version) = match Row::found(availability) {
+        Ok(found) => found,
+        Err(row) => return *row,
     };
     let mine = || {
         steps

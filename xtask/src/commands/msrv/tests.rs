@@ -4,7 +4,14 @@
 
 use super::answer::{decide, in_release_order, Answer, Built, Row, Unavailable, BOTH_MODES};
 use crate::run::plan::Mode;
+use crate::util::output::{Style, Width};
 use crate::Verdict;
+
+/// The full layout, uncoloured, as `--wide` prints it.
+const WIDE: Style = Style {
+    colour: false,
+    width: Width::Wide,
+};
 
 fn row(id: &str, release: &str, stable: Built, kernel: Built) -> Row {
     Row {
@@ -88,7 +95,7 @@ fn a_missing_pin_older_than_the_oldest_says_the_oldest_may_be_older() {
     let (mode, stable) = &answer.modes[0];
     assert_eq!(*mode, Mode::Stable);
     assert_eq!(stable.unavailable_older, [0]);
-    let human = answer.human(false);
+    let human = answer.human(&WIDE);
     assert!(
         human.contains("not available and older (the oldest may be older still): 1.60.0"),
         "{human}"
@@ -108,7 +115,7 @@ fn nothing_builds_is_a_failure_that_still_names_what_was_missing() {
         Vec::new(),
     );
     assert_eq!(answer.verdict(), Verdict::Failure);
-    let human = answer.human(false);
+    let human = answer.human(&WIDE);
     assert!(
         human.contains("stable mode: no compiler here builds it"),
         "{human}"
@@ -151,7 +158,7 @@ fn a_kernel_tree_answers_kernel_mode_alone_and_names_the_gated_features() {
         vec![builds],
         Vec::new(),
     );
-    let human = answer.human(false);
+    let human = answer.human(&WIDE);
     assert!(!human.contains("stable mode"), "{human}");
     assert!(
         human.contains(

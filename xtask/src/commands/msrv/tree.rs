@@ -5,27 +5,22 @@
 //! ([`crate::kernel::rules::predict`]) and what building it would cost. Nothing is fetched or
 //! built here.
 
-use super::answer::{Answer, Built, Row, Unavailable};
+use super::answer::{Answer, Built, Row};
 use crate::kernel::build::Real;
-use crate::kernel::results::{kernel_library, load_result, prediction, result_entry};
+use crate::kernel::results::{library, load_result, prediction, result_entry, Library};
 use crate::kernel::rules::{self, Predicted};
 use crate::kernel::stamps;
 use crate::kernel::{tools, trees};
 use crate::run::cache::compiler_identity;
 use crate::run::plan::{Mode, Rustc};
 use crate::toolchains::debian::Provisioner;
-use crate::toolchains::discovery::{discover, Availability, VERSION_TIMEOUT};
+use crate::toolchains::discovery::{discover, VERSION_TIMEOUT};
 use crate::toolchains::extracted::Marker;
 use crate::toolchains::pins::{Pins, TreePin, TreeSource};
 use crate::util::output::escape;
 use anyhow::bail;
 use std::path::{Path, PathBuf};
 use xshell::Shell;
-
-/// What a build costs where nothing was kept, from BENCHMARKS.md ("Real kernel trees", a 2-core
-/// machine under load): a compiler switch in a prepared tree, and a tree's first pair.
-const BUILD_COST: &str = "about 2 to 8 minutes per compiler in a prepared tree, 4 to 15 for a \
-                          tree's first (BENCHMARKS.md, a loaded 2-core machine)";
 
 /// The tree `wanted` names (a tree pin's id or a kernel checkout's path), where it is: a pinned
 /// Debian tree must have been unpacked by `cargo xtask kernel`.
@@ -36,7 +31,7 @@ fn tree_pin(pins: &Pins, wanted: &str, kernel_dir: &Path) -> anyhow::Result<Tree
             if Marker::read(&prefix).is_none() {
                 bail!(
                     "--tree {}: not unpacked yet, so never built here; `cargo xtask kernel --tree \
-                     {}` fetches it (a 140-170 MB package, 1.5-1.8 GB unpacked) and builds it",
+                     {}` fetches and builds it (with `--dry-run`, what that would cost)",
                     escape(wanted),
                     escape(wanted)
                 );
@@ -83,39 +78,35 @@ pub fn answer(
     let mut rows = Vec::new();
     let mut kept = 0;
     for availability in &found {
-        let (toolchain, version) = match availability {
-            Availability::Found { toolchain, version } => (toolchain, version),
-            Availability::Broken { toolchain, error } => {
-                let why = Unavailable::Broken(error.clone());
-                rows.push(Row::unavailable(&toolchain.id, None, why));
-                continue;
-            }
-            Availability::Missing { pin, install_hint } => {
-                let why = Unavailable::Missing(install_hint.clone());
-                rows.push(Row::unavailable(&pin.id, Some(pin.release.clone()), why));
+        let (toolchain, version) = match Row::found(availability) {
+            Ok(found) => found,
+            Err(row) => {
+                rows.push(*row);
                 continue;
             }
         };
         let rustc = Rustc::of(toolchain, version.release);
         let identity = compiler_identity(&rustc.launch, version);
-        let probes = dir.join("probes").join(&pin.id).join(&toolchain.id);
         let say = |line: &str| eprintln!("msrv: {} with {}: {line}", pin.id, toolchain.id);
         let prediction = prediction(
-            &results,
-            (&tree, tree_key),
+            &dir,
+            (&pin.id, &tree, tree_key),
             &mut rules,
-            (&rustc, identity),
-            &probes,
+            (&toolchain.id, &rustc, identity),
             true,
             &say,
         );
-        let library = kernel_library(None, &dir, toolchain, version);
+        let library = match library(&dir, toolchain, version) {
+            Library::There(identity) => Ok(identity),
+            Library::ToExtract(package) => Err(format!("{package} is not extracted yet")),
+            Library::Unavailable(why) => Err(why),
+        };
         let entry = match (&library, &tools) {
             (Ok(library), Ok(tools)) => Some(result_entry(
                 &results,
                 tree_key,
                 identity,
-                &library.1,
+                library,
                 &tools.identity,
             )),
             _ => None,
@@ -139,7 +130,7 @@ pub fn answer(
                     Err(error) => format!("no prediction: {error:#}"),
                 };
                 let why = match (&library, &tools) {
-                    (Err(error), _) => format!("; RUST_LIB_SRC: {error:#}"),
+                    (Err(error), _) => format!("; RUST_LIB_SRC: {error}"),
                     (_, Err(missing)) => format!("; the build tools are missing: {missing:#}"),
                     _ => String::new(),
                 };
@@ -178,7 +169,8 @@ pub fn answer(
     )];
     if kept < compilers {
         notes.push(format!(
-            "to build with the others: `cargo xtask kernel --tree {} --toolchain ID`, {BUILD_COST}",
+            "to build with the others: `cargo xtask kernel --tree {} --toolchain ID` (with \
+             `--dry-run`, what that would cost)",
             pin.id
         ));
     }

@@ -81,7 +81,7 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
          <code>core</code> and <code>compiler_builtins</code> built from the compiler's own \
          library sources; the shim built; every static-branch site of a sample's object \
          checked; a freestanding test program that patches its keys run under qemu.</p>\
-         <table class=\"grid\"><thead><tr><th class=\"corner\">target and stage</th>{}</tr>\
+         <div class=\"scroll\"><table class=\"grid\"><thead><tr><th class=\"corner\">target and stage</th>{}</tr>\
          </thead><tbody>\n",
         column_headers(report, found)
     );
@@ -186,7 +186,7 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
             html.push_str("</tr>\n");
         }
     }
-    html.push_str("</tbody></table>");
+    html.push_str("</tbody></table></div>");
     let notes = targets.notes(&report.toolchains);
     if !notes.is_empty() {
         html.push_str("<ul class=\"notes\">");
@@ -244,7 +244,7 @@ pub(super) fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -
         "<section><h2 id=\"host\">Host builds, runs and tests</h2>\
          <details{}><summary>The shim and every example built, run and tested on the x86-64 \
          host, in kernel mode and stable mode: {}.</summary>\
-         <table class=\"grid\"><thead><tr><th class=\"corner\">target \
+         <div class=\"scroll\"><table class=\"grid\"><thead><tr><th class=\"corner\">target \
          (k: b r t / s: b r t)</th>{}</tr></thead><tbody>\n",
         if differs { " open" } else { "" },
         if counts.is_empty() {
@@ -304,6 +304,6 @@ pub(super) fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -
         }
         html.push_str("</tr>\n");
     }
-    html.push_str("</tbody></table></details></section>\n");
+    html.push_str("</tbody></table></div></details></section>\n");
     html
 }

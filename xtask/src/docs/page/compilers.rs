@@ -2,21 +2,10 @@
 //! The compilers, by release: exact version, where each came from, and its verdict.
 
 use super::{below_class, escape_html, Popups};
+use crate::docs::machine_paths::without_machine_paths;
 use crate::features::expect::ToolchainVerdict;
 use crate::report::Report;
 use std::fmt::Write;
-
-/// A path the report recorded, shown without the machine it ran on: from `target/` for
-/// compilers this project unpacked, from `~/.rustup/` for rustup's.
-fn shown_path(path: &str) -> String {
-    if let Some(at) = path.find("/target/toolchains/") {
-        return path[at + 1..].to_string();
-    }
-    match path.find("/.rustup/") {
-        Some(at) => format!("~{}", &path[at..]),
-        None => path.to_string(),
-    }
-}
 
 pub(super) fn compilers_table(
     report: &Report,
@@ -25,7 +14,7 @@ pub(super) fn compilers_table(
     popups: &mut Popups,
 ) -> String {
     let mut html = String::from(
-        "<section><h2 id=\"compilers\">The compilers</h2><table class=\"list\"><thead><tr>\
+        "<section><h2 id=\"compilers\">The compilers</h2><div class=\"scroll\"><table class=\"list\"><thead><tr>\
          <th>compiler</th><th>version</th><th>from</th><th>verdict</th><th>summary</th>\
          </tr></thead><tbody>\n",
     );
@@ -50,8 +39,8 @@ pub(super) fn compilers_table(
             (Some(kind), Some(rustc)) => format!(
                 "{} (<code>{}</code>)<br><small><code>{}</code></small>",
                 kind.word(),
-                escape_html(&shown_path(&toolchain.spec)),
-                escape_html(&shown_path(rustc))
+                escape_html(&without_machine_paths(&toolchain.spec)),
+                escape_html(&without_machine_paths(rustc))
             ),
             _ => format!("pin <code>{}</code>", escape_html(&toolchain.spec)),
         };
@@ -86,6 +75,6 @@ pub(super) fn compilers_table(
             escape_html(summary),
         );
     }
-    html.push_str("</tbody></table></section>\n");
+    html.push_str("</tbody></table></div></section>\n");
     html
 }

@@ -3,7 +3,9 @@
 //! feature is needed.
 
 use super::{below_class, column_headers, escape_html, Popups};
-use crate::catalog::FEATURES;
+use crate::catalog::{Feature, Release, FEATURES, KERNEL_MODE_CFG};
+use crate::features::cfg::Predicate;
+use crate::features::expect::enabled_in_kernel_mode;
 use crate::features::places::SourcePoint;
 use crate::features::status::Status;
 use crate::report::usage::text::cell_summary;
@@ -44,6 +46,76 @@ fn status_short(observed: &Observed) -> String {
     }
 }
 
+/// The condition of the kernel's block for `feature` beyond kernel mode itself
+/// (`not(CONFIG_RUSTC_HAS_COERCE_POINTEE)` for `unsize`), with the release each derived cfg it
+/// names is set from; `None` where the block enables it whenever it is in kernel mode.
+pub(super) fn block_condition(feature: &Feature) -> Option<(String, Vec<String>)> {
+    let kernel = Predicate::Name(KERNEL_MODE_CFG.to_string());
+    let condition = match Predicate::parse(feature.gate).ok()? {
+        Predicate::All(items) => {
+            let mut rest: Vec<Predicate> =
+                items.into_iter().filter(|item| *item != kernel).collect();
+            match rest.len() {
+                0 => return None,
+                1 => rest.remove(0),
+                _ => Predicate::All(rest),
+            }
+        }
+        gate if gate == kernel => return None,
+        gate => gate,
+    };
+    let text = condition.to_string();
+    let words: Vec<&str> = text
+        .split(|character: char| !(character.is_alphanumeric() || character == '_'))
+        .collect();
+    let mut thresholds = Vec::new();
+    for cfg in FEATURES.iter().filter_map(|feature| feature.cfg) {
+        if words.contains(&cfg.name) {
+            crate::push_once(
+                &mut thresholds,
+                format!("{} is set from {}", cfg.name, cfg.from),
+            );
+        }
+    }
+    Some((text, thresholds))
+}
+
+/// Whether the kernel's block enables `feature` on a compiler of `release`.
+fn enabled_on(feature: &Feature, release: Option<Release>) -> bool {
+    release.is_none_or(|release| {
+        enabled_in_kernel_mode(release)
+            .iter()
+            .any(|enabled| enabled.name == feature.name)
+    })
+}
+
+/// The row header of a feature: its name linked to `docs/features.md`, since when it is
+/// stable, its tracking issue, and the condition of the kernel's block where there is one.
+fn feature_header(feature: &Feature) -> String {
+    let stable = match feature.stable_since {
+        Some(since) => format!("stable {}.{}", since.major, since.minor),
+        None => "unstable".to_string(),
+    };
+    let issue = match feature.tracking_issue {
+        Some(number) => format!(
+            " \u{b7} <a href=\"https://github.com/rust-lang/rust/issues/{number}\" \
+             title=\"tracking issue\">#{number}</a>"
+        ),
+        None => String::new(),
+    };
+    let condition = match block_condition(feature) {
+        Some((condition, _)) => format!(
+            "<small class=\"cond\">if <code>{}</code></small>",
+            escape_html(&condition)
+        ),
+        None => String::new(),
+    };
+    format!(
+        "<th class=\"row\">{}<small>{stable}{issue}</small>{condition}</th>",
+        super::feature_link(feature.name)
+    )
+}
+
 /// The feature x compiler grid, each cell opening the places the usage report has for it.
 pub(super) fn feature_grid(
     report: &Report,
@@ -55,25 +127,53 @@ pub(super) fn feature_grid(
         "<section><h2 id=\"features\">Features</h2>\
          <p class=\"muted\">What each compiler says when a <code>#![feature]</code> attribute \
          names the feature, with <code>RUSTC_BOOTSTRAP=1</code>.</p>\
-         <table class=\"grid\"><thead><tr><th class=\"corner\">feature</th>{}</tr></thead><tbody>\n",
+         <div class=\"scroll\"><table class=\"grid\"><thead><tr><th class=\"corner\">feature</th>{}</tr></thead><tbody>\n",
         column_headers(report, found)
     );
     for (feature, cells) in FEATURES.iter().zip(&report.features) {
-        let _ = write!(
-            html,
-            "<tr><th class=\"row\"><code>{}</code></th>",
-            feature.name
-        );
+        html.push_str("<tr>");
+        html.push_str(&feature_header(feature));
         for &index in found {
             let toolchain = &report.toolchains[index];
             let cell: &FeatureCell = &cells[index];
-            let words = status_words(&cell.observed);
+            let mut words = status_words(&cell.observed);
             let mut detail = format!(
                 "<p><b>{}</b> on <b>{}</b>: {}.</p>",
                 feature.name,
                 escape_html(&toolchain.id),
                 escape_html(&words)
             );
+            // Gated, or unknown, but not asked for: the kernel's block leaves it out here.
+            let off = !matches!(
+                cell.observed,
+                Observed::Status(Status::Stable(_)) | Observed::NotRecorded
+            ) && !enabled_on(feature, toolchain.release);
+            if off {
+                let (condition, thresholds) = block_condition(feature).unwrap_or_default();
+                let mut why = format!(
+                    "not enabled by the kernel's block on this compiler: its condition {condition} \
+                     does not hold"
+                );
+                if !thresholds.is_empty() {
+                    let _ = write!(why, " ({})", thresholds.join("; "));
+                }
+                let _ = write!(
+                    detail,
+                    "<p class=\"off-note\">The kernel's block does not enable it on this \
+                     compiler: <code>#![cfg_attr({}, feature({}))]</code>, and <code>{}</code> \
+                     does not hold{}. Kernel mode does not need <code>RUSTC_BOOTSTRAP</code> \
+                     for it here.</p>",
+                    escape_html(feature.gate),
+                    feature.name,
+                    escape_html(&condition),
+                    escape_html(&if thresholds.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", thresholds.join("; "))
+                    }),
+                );
+                words = format!("{words}; {why}");
+            }
             match cell.expected {
                 Some(expected) if !cell.ok() => {
                     let _ = write!(
@@ -101,20 +201,25 @@ pub(super) fn feature_grid(
             let id = popups.add(&format!("{} on {}", feature.name, toolchain.id), &detail);
             let _ = write!(
                 html,
-                "<td class=\"cell st-{}{}{}\" data-cell=\"feature/{}/{}\"><a href=\"#{id}\" \
+                "<td class=\"cell st-{}{}{}{}\" data-cell=\"feature/{}/{}\"><a href=\"#{id}\" \
                  title=\"{}\">{}</a></td>",
                 cell.observed.word(),
+                if off { " off" } else { "" },
                 if cell.ok() { "" } else { " differs" },
                 below_class(toolchain),
                 feature.name,
                 escape_html(&toolchain.id),
                 escape_html(&words),
-                escape_html(&status_short(&cell.observed)),
+                if off {
+                    "not enabled".to_string()
+                } else {
+                    escape_html(&status_short(&cell.observed))
+                },
             );
         }
         html.push_str("</tr>\n");
     }
-    html.push_str("</tbody></table></section>\n");
+    html.push_str("</tbody></table></div></section>\n");
     html
 }
 

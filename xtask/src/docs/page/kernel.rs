@@ -3,7 +3,7 @@
 //! compiler.
 
 use super::{below_class, column_headers, escape_html, Popups};
-use crate::docs::kernels::TreeData;
+use crate::docs::kernels::{release_key, TreeData};
 use crate::report::Report;
 use std::fmt::Write;
 
@@ -21,7 +21,7 @@ pub(super) fn kbuild_grid(report: &Report, found: &[usize], popups: &mut Popups)
          list): <code>inside_allow_list</code> enables an allowed feature itself, \
          <code>outside_allow_list</code> uses one outside the list. The cell shows the codes of \
          the compiler's errors.</p>\
-         <table class=\"grid\"><thead><tr><th class=\"corner\">fixture</th>{}</tr></thead>\
+         <div class=\"scroll\"><table class=\"grid\"><thead><tr><th class=\"corner\">fixture</th>{}</tr></thead>\
          <tbody>\n",
         column_headers(report, found)
     );
@@ -73,33 +73,79 @@ pub(super) fn kbuild_grid(report: &Report, found: &[usize], popups: &mut Popups)
         }
         html.push_str("</tr>\n");
     }
-    html.push_str("</tbody></table></section>\n");
+    html.push_str("</tbody></table></div></section>\n");
     html
+}
+
+/// The kernel report's compilers in the page's order: the matrix report's release order, then
+/// any the matrix did not run, by release.
+fn kernel_columns(report: &Report, trees: &[TreeData]) -> Vec<String> {
+    let cells = trees.iter().flat_map(|tree| &tree.real);
+    let mut ids = crate::distinct(cells.clone().map(|cell| cell.3.as_str()));
+    let rank = |id: &str| {
+        let order = crate::report::release_order(&report.toolchains);
+        order
+            .iter()
+            .position(|&index| report.toolchains[index].id == id)
+    };
+    let release = |id: &str| {
+        let cell = cells.clone().find(|cell| cell.3 == id);
+        cell.map(|cell| release_key(&cell.1))
+    };
+    ids.sort_by_key(|id| (rank(id).is_none(), rank(id), release(id)));
+    ids.into_iter().map(String::from).collect()
 }
 
 /// Which compiler built which real kernel tree's Rust, from the recorded `cargo xtask kernel`
 /// report: the real result per tree and compiler, framed (`finding`) where the prediction from
-/// the tree's own rules said otherwise.
-pub(super) fn kernel_trees_section(trees: &[TreeData], popups: &mut Popups) -> String {
+/// the tree's rules said otherwise. The compilers no tree was built with share one column.
+pub(super) fn kernel_trees_section(
+    report: &Report,
+    trees: &[TreeData],
+    popups: &mut Popups,
+) -> String {
     if trees.is_empty() {
         return "<section><h2 id=\"kernel-trees\">Kernel trees</h2><p class=\"muted\">Which \
                 compiler builds which kernel tree's Rust: no <code>cargo xtask kernel</code> \
                 report is recorded (<code>docs/kernel-report.json</code>).</p></section>\n"
             .into();
     }
-    let real = trees.iter().flat_map(|tree| &tree.real);
-    let mut releases = crate::distinct(real.map(|(_, release, _)| release.as_str()));
-    releases.sort_by_key(|release| crate::catalog::Release::parse(release));
+    let columns = kernel_columns(report, trees);
+    let cell = |tree: &'_ TreeData, id: &str| tree.real.iter().find(|cell| cell.3 == id).cloned();
+    let (ran, idle): (Vec<&String>, Vec<&String>) = columns.iter().partition(|id| {
+        trees
+            .iter()
+            .any(|tree| cell(tree, id).is_some_and(|cell| cell.0 != "not run"))
+    });
     let mut html = String::from(
         "<section><h2 id=\"kernel-trees\">Kernel trees</h2><p class=\"muted\">Each real kernel \
          tree's Rust built with each compiler by the tree's own Kbuild (<code>cargo xtask \
          kernel</code>): <i>refused</i> is the tree's own <code>make rustavailable</code> saying \
-         no. A frame marks a real result that the prediction from the tree's rules did not \
-         expect. Details: <a href=\"kernels.md\">docs/kernels.md</a>.</p>\
-         <table class=\"grid\"><thead><tr><th class=\"corner\">tree</th>",
+         no. A dashed frame marks a real result that the prediction from the tree's rules did \
+         not expect. Details: <a href=\"kernels.md\">docs/kernels.md</a>.</p>\
+         <div class=\"scroll\"><table class=\"grid\"><thead><tr><th class=\"corner\">tree</th>",
     );
-    for release in &releases {
-        let _ = write!(html, "<th>{}</th>", escape_html(release));
+    for id in &ran {
+        let release = trees
+            .iter()
+            .find_map(|tree| cell(tree, id))
+            .map(|cell| cell.1);
+        let note = match release {
+            Some(release) if !id.ends_with(release.as_str()) => {
+                format!("<small>{}</small>", escape_html(&release))
+            }
+            _ => String::new(),
+        };
+        let _ = write!(html, "<th class=\"col\">{}{note}</th>", escape_html(id));
+    }
+    if !idle.is_empty() {
+        let names: Vec<&str> = idle.iter().map(|id| id.as_str()).collect();
+        let _ = write!(
+            html,
+            "<th class=\"col idle\" title=\"{}\">not run<small>{} compilers</small></th>",
+            escape_html(&names.join(", ")),
+            idle.len()
+        );
     }
     html.push_str("</tr></thead><tbody>\n");
     for tree in trees {
@@ -109,39 +155,66 @@ pub(super) fn kernel_trees_section(trees: &[TreeData], popups: &mut Popups) -> S
             escape_html(&tree.id),
             escape_html(&tree.version)
         );
-        for release in &releases {
-            let Some((real, _, reason)) = tree.real.iter().find(|(_, r, _)| r == release) else {
+        for id in &ran {
+            let Some((real, release, reason, _)) = cell(tree, id) else {
                 html.push_str("<td></td>");
                 continue;
             };
-            let finding = tree.findings.iter().find(|(r, _, _)| r == release);
+            let finding = tree.findings.iter().find(|finding| finding.3 == **id);
             let mut body = format!(
                 "<p>{}</p>",
-                escape_html(if reason.is_empty() { real } else { reason })
+                escape_html(if reason.is_empty() { &real } else { &reason })
             );
-            if let Some((_, predicted, _)) = finding {
+            if let Some((_, predicted, ..)) = finding {
                 let _ = write!(
                     body,
                     "<p class=\"bad\">Predicted {}, the real build says {}.</p>",
                     escape_html(predicted),
-                    escape_html(real)
+                    escape_html(&real)
                 );
             }
-            let id = popups.add(&format!("Linux {} with {release}", tree.version), &body);
+            let popup = popups.add(
+                &format!("Linux {} with {id} ({release})", tree.version),
+                &body,
+            );
             let _ = write!(
                 html,
                 "<td class=\"cell kt-{}{}\" data-cell=\"kernel/{}/{}\" title=\"{}\">\
-                 <a href=\"#{id}\">{}</a></td>",
+                 <a href=\"#{popup}\">{}</a></td>",
                 real.replace(' ', "-"),
                 if finding.is_some() { " finding" } else { "" },
                 escape_html(&tree.id),
-                escape_html(release),
-                escape_html(reason),
-                escape_html(real),
+                escape_html(id),
+                escape_html(&reason),
+                escape_html(&real),
+            );
+        }
+        if !idle.is_empty() {
+            let mut body = String::from("<ul>");
+            let mut keys = Vec::new();
+            for id in &idle {
+                if let Some((_, _, reason, _)) = cell(tree, id) {
+                    let _ = write!(
+                        body,
+                        "<li><code>{}</code>: {}</li>",
+                        escape_html(id),
+                        escape_html(&reason)
+                    );
+                    keys.push(escape_html(id));
+                }
+            }
+            body.push_str("</ul>");
+            let popup = popups.add(&format!("Linux {}: not run", tree.version), &body);
+            let _ = write!(
+                html,
+                "<td class=\"cell kt-not-run idle\" data-collapsed=\"kernel/{}\" \
+                 data-compilers=\"{}\"><a href=\"#{popup}\">not run</a></td>",
+                escape_html(&tree.id),
+                keys.join(" "),
             );
         }
         html.push_str("</tr>\n");
     }
-    html.push_str("</tbody></table></section>\n");
+    html.push_str("</tbody></table></div></section>\n");
     html
 }

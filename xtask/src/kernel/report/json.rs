@@ -81,6 +81,59 @@ pub(crate) struct CellJson {
     /// Whether the real build contradicts the prediction: written for readers, and on reading
     /// checked against [`CellJson::is_finding`], never believed.
     pub finding: bool,
+    /// The boot stage (`--boot`), in a cell whose build passed; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot: Option<BootJson>,
+}
+
+/// A cell's boot under QEMU.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct BootJson {
+    /// `pass`, `fail` or `not run`.
+    pub result: String,
+    pub reason: String,
+    /// `kvm` or `tcg`; null when QEMU was not started.
+    #[serde(deserialize_with = "json::nullable")]
+    pub accel: Option<String>,
+    /// One entry per line a built-in sample prints at init; `expected` null for a sample that
+    /// prints nothing there (not checked).
+    pub samples: Vec<SampleJson>,
+    /// Null when no KTAP was read (no boot).
+    #[serde(deserialize_with = "json::nullable")]
+    pub kunit: Option<KunitJson>,
+    /// The console's last lines; null when QEMU was not started.
+    #[serde(deserialize_with = "json::nullable")]
+    pub console_tail: Option<String>,
+    /// The boot's wall time (QEMU's start to its exit); null when it was not started.
+    #[serde(deserialize_with = "json::nullable")]
+    pub seconds: Option<f64>,
+    /// Whether this came from the cache.
+    pub cached: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SampleJson {
+    pub name: String,
+    #[serde(deserialize_with = "json::nullable")]
+    pub expected: Option<String>,
+    pub seen: bool,
+}
+
+/// KUnit's cases (one level below their suites), counted.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct KunitJson {
+    pub passed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    pub failures: Vec<FailureJson>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct FailureJson {
+    pub suite: String,
+    pub test: String,
+    /// What it printed before its result line.
+    pub output: String,
 }
 
 impl CellJson {

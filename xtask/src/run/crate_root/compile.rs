@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 pub enum Compile {
     /// A Cargo package, by its manifest: `cargo rustc --lib --profile check`.
     Cargo(PathBuf),
-    /// rustc's arguments as Kbuild gave them (`--rustc-args`), those that write anything left
-    /// out.
+    /// rustc's arguments as Kbuild gave them (`--rustc-args`), only those the audit keeps (none
+    /// that writes a file).
     ArgFile(Vec<String>),
     /// The crate root alone, as a library (or proc-macro) crate of its package's edition (2021
     /// without a package).
@@ -163,6 +163,18 @@ pub fn package_edition(root: &Path) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// A compiler that is never run: only its command lines are looked at.
+    fn rustc() -> Rustc {
+        Rustc {
+            launch: crate::toolchains::loader::Launch {
+                rustc: PathBuf::from("/usr/bin/rustc"),
+                env: Vec::new(),
+                loader: None,
+            },
+            release: crate::catalog::Release::new(1, 95, 0),
+        }
+    }
+
     #[test]
     fn a_crate_root_is_compiled_in_its_package_edition_and_stable_mode_has_no_bootstrap() {
         let scratch = crate::project_root().join("target/kshim/unit-tests/crate-root-compile");
@@ -176,14 +188,7 @@ mod tests {
         let root = package.join("src/lib.rs");
         std::fs::write(&root, "").unwrap();
         assert_eq!(package_edition(&root).as_deref(), Some("2018"));
-        let rustc = Rustc {
-            launch: crate::toolchains::loader::Launch {
-                rustc: PathBuf::from("/usr/bin/rustc"),
-                env: Vec::new(),
-                loader: None,
-            },
-            release: crate::catalog::Release::new(1, 95, 0),
-        };
+        let rustc = rustc();
         let compile = Compile::Root(root, CrateKind::Library);
         let stable = compile.invocation(&rustc, None, &scratch).unwrap();
         assert_eq!(stable.args[..2], ["--edition", "2018"]);
@@ -192,6 +197,47 @@ mod tests {
         let kernel = compile.invocation(&rustc, Some(&["a"]), &scratch).unwrap();
         assert_eq!(kernel.args.last().unwrap(), "-Zallow-features=a");
         assert!(kernel
+            .env
+            .contains(&("RUSTC_BOOTSTRAP".to_string(), "1".to_string())));
+    }
+
+    #[test]
+    fn an_argument_file_gets_our_allow_list_and_json_diagnostics_only() {
+        let scratch = crate::project_root().join("target/kshim/unit-tests/audit-usage");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let file = scratch.join("given.args");
+        let root = scratch.join("lib.rs");
+        std::fs::write(&root, "").unwrap();
+        std::fs::write(
+            &file,
+            format!(
+                "--edition=2021\n-Z\nallow-features=a,b\n-Zallow-features=a\n--error-format=short\n\
+                 --error-format\nshort\n{}",
+                root.display()
+            ),
+        )
+        .unwrap();
+        let rustc = rustc();
+        let invocation = Compile::ArgFile(
+            crate::commands::audit::rustc_args::read_rustc_args(&file)
+                .unwrap()
+                .0,
+        )
+        .invocation(&rustc, Some(&["a", "c"]), &scratch)
+        .unwrap();
+        let derived = std::fs::read_to_string(scratch.join("rustc-args")).unwrap();
+        assert_eq!(derived, format!("--edition=2021\n{}", root.display()));
+        assert_eq!(
+            invocation.args[1..],
+            [
+                "--emit=metadata",
+                "--out-dir",
+                &scratch.to_string_lossy(),
+                "--error-format=json",
+                "-Zallow-features=a,c"
+            ]
+        );
+        assert!(invocation
             .env
             .contains(&("RUSTC_BOOTSTRAP".to_string(), "1".to_string())));
     }

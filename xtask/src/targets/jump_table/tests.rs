@@ -16,7 +16,7 @@ use xshell::{cmd, Shell};
 fn host_rustc() -> Rustc {
     let sh = Shell::new().unwrap();
     let path = crate::tests::support::current_rustc();
-    let version = cmd!(sh, "{path} -vV").quiet().read().unwrap();
+    let version = crate::tests::support::read_quietly(cmd!(sh, "{path} -vV"));
     let release = version
         .lines()
         .find_map(|line| line.strip_prefix("release: "))

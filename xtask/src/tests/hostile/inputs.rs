@@ -22,8 +22,10 @@ fn long_names_huge_timeouts_and_closed_pipes_end_cleanly() {
     let second_path = directory.join("2.json");
     write_json(&first_path, &first.to_json());
     write_json(&second_path, &shard_report(2, 2, 2).to_json());
+    // `--wide`: the id is checked whole, escaped, not the table's fitting to a terminal.
     let args = [
         "merge",
+        "--wide",
         "--pins",
         path_str(&pins),
         path_str(&first_path),

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 //! `cargo xtask kernel`'s cache and build directories against what happens to a tree: a line
-//! added to a tree after a passing build, a run killed with SIGKILL in `make prepare`, two trees
-//! of one name, a path that is no tree. The trees are small ones whose Makefile plays Kbuild
-//! (`commands::kernel::tests::playing_tree`), with the files the rules reader reads copied from
-//! the real 6.12 tree; the compiler is debian-1.98.1. Without the tree, the compiler or the
-//! build tools, a test says so and passes.
+//! added to a tree after a passing build, a run killed with SIGKILL in `make prepare`, a `make`
+//! killed after `--timeout`, two trees of one name, a path that is no tree. The trees are small
+//! ones whose Makefile plays Kbuild (`commands::kernel::tests::playing_tree`), with the files
+//! the rules reader reads copied from the real 6.12 tree; the compiler is debian-1.98.1. Without
+//! the tree, the compiler or the build tools, a test says so and passes.
 
 use super::*;
 use std::time::{Duration, Instant};
@@ -142,6 +142,60 @@ fn a_run_killed_in_make_prepare_leaves_nothing_that_writes_into_the_next() {
         "the killed run's make wrote into the next run's build directory"
     );
     std::fs::remove_dir_all(build).unwrap();
+    std::fs::remove_dir_all(tree).unwrap();
+}
+
+/// A `make` killed after `--timeout`: the reason was in the JSON alone; the table, its Markdown
+/// and the progress line said only what `make` had printed last ("not run  make: Entering
+/// directory '…'"), not that it was killed, nor which.
+#[test]
+fn a_make_killed_after_the_timeout_is_said_in_every_format() {
+    let Some(tree) = kbuild_tree("kernel-timeout", "slow") else {
+        return;
+    };
+    let _turn = crate::tests::support::the_kernel_dirs_lock();
+    let killed = "make prepare: killed after 2 s (--timeout)";
+    let run = |format: &str| {
+        let args = ["kernel", "--tree", path_str(&tree), "--toolchain", COMPILER];
+        // `--wide`: each row whole, not as a narrow terminal would split the table.
+        let args = [&args[..], &["--wide", "--timeout", "2", "--format", format]].concat();
+        let finished = xtask_within(Duration::from_secs(600), &args, &[]);
+        let missing = [
+            "not installed",
+            "the build tools are missing",
+            "RUST_LIB_SRC",
+        ];
+        let skipped = missing.iter().any(|what| finished.stdout.contains(what));
+        (!skipped).then_some(finished)
+    };
+    let Some(human) = run("human") else {
+        eprintln!("note: no build tools or compiler; skipped");
+        return;
+    };
+    assert!(
+        human
+            .stdout
+            .lines()
+            .any(|line| line.contains(" not run ") && line.contains(killed)),
+        "{}\n{}",
+        human.stdout,
+        human.stderr
+    );
+    assert!(
+        human
+            .stderr
+            .lines()
+            .any(|line| line.contains("not run in ") && line.contains(killed)),
+        "{}",
+        human.stderr
+    );
+    let markdown = run("markdown").unwrap().stdout;
+    assert!(
+        markdown
+            .lines()
+            .any(|line| line.starts_with("| ") && line.contains(killed)),
+        "{markdown}"
+    );
     std::fs::remove_dir_all(tree).unwrap();
 }
 

@@ -232,7 +232,14 @@ fn recorded_report_changed(name: &str, change: impl FnOnce(&mut Value)) -> (Fini
     let shard = directory.join(format!("shard-{name}"));
     write_json(&shard, &report);
     let pins = root.join("toolchains.toml");
-    let merged = xtask(&["merge", "--pins", path_str(&pins), path_str(&shard)]);
+    // `--wide`: the summaries are read whole, not as a narrow terminal would wrap them.
+    let merged = xtask(&[
+        "merge",
+        "--wide",
+        "--pins",
+        path_str(&pins),
+        path_str(&shard),
+    ]);
     let docs = xtask(&["docs", "--check", "--report", path_str(&whole)]);
     (merged, docs)
 }

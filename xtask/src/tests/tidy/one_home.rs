@@ -24,7 +24,7 @@ const OTHER_LISTS: &[(&str, &str)] = &[
         "transcripts of `audit` on a list given on its command line",
     ),
     (
-        "xtask/src/commands/audit/",
+        "xtask/src/report/audit/",
         "`audit`'s inputs, any crate's features",
     ),
     (

@@ -508,11 +508,10 @@ fn build_deb(sh: &Shell, dir: &Path, name: &str) -> PathBuf {
     .unwrap();
     std::fs::write(root.join(format!("usr/share/kshim/{name}.txt")), name).unwrap();
     let deb = dir.join(format!("{name}.deb"));
-    cmd!(sh, "dpkg-deb --root-owner-group --build {root} {deb}")
-        .quiet()
-        .ignore_stdout()
-        .run()
-        .unwrap();
+    crate::tests::support::read_quietly(cmd!(
+        sh,
+        "dpkg-deb --root-owner-group --build {root} {deb}"
+    ));
     deb
 }
 

@@ -146,13 +146,11 @@ fn remove_abandoned_staging(parent: &Path, name: &str) {
         let Some(pid) = [".partial-", ".old-"].iter().find_map(|kind| {
             file_name
                 .strip_prefix(&format!(".{name}{kind}"))
-                .and_then(|pid| pid.parse::<libc::pid_t>().ok())
+                .and_then(|pid| pid.parse::<u32>().ok())
         }) else {
             continue;
         };
-        // SAFETY: kill with signal 0 only asks whether the process exists; it sends nothing.
-        let alive = unsafe { libc::kill(pid, 0) } == 0;
-        if !alive {
+        if !crate::util::process::is_running(pid) {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }

@@ -158,3 +158,18 @@ Stack backtrace:
     assert_eq!(error_and_cause(""), "(no message)");
     assert_eq!(error_and_cause("error: one line\n"), "error: one line");
 }
+
+/// A process that has exited and that its parent has not waited for yet (a zombie, as a run killed
+/// with SIGKILL is until then) is not running, though its id is still taken.
+#[test]
+fn a_zombie_is_not_running() {
+    assert!(is_running(std::process::id()));
+    let mut child = Command::new("true").spawn().unwrap();
+    while !has_exited(&child) {
+        thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: signal 0 only checks that the process exists; it sends nothing.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, 0) }, 0);
+    assert!(!is_running(child.id()));
+    child.wait().unwrap();
+}

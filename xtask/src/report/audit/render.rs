@@ -10,11 +10,12 @@ use crate::features::cfg::Query;
 use crate::features::expect::ToolchainVerdict;
 use crate::features::status::Status;
 use crate::util::json::{json, Value};
-use crate::util::output::Table;
+use crate::util::output::{Style, Table, Width};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2: `never_stable` became `gated_on_newest`, with `newest`.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// `a (if `c`), b (if `d` or `e`)`.
 fn conditional_list(items: &[Conditional]) -> String {
@@ -25,15 +26,53 @@ fn conditional_list(items: &[Conditional]) -> String {
         .join(", ")
 }
 
-fn rejected_list(items: &[(String, Status)]) -> String {
-    items
-        .iter()
-        .map(|(name, status)| format!("{} feature {name}", status.word()))
-        .collect::<Vec<_>>()
-        .join(", ")
+/// The newest release probed, as the conclusions name it.
+fn release_text(release: Option<Release>) -> String {
+    release.map_or_else(|| "the newest".into(), |release| release.to_string())
 }
 
 impl AuditReport {
+    /// `unknown feature asm_gotto (did you mean `asm_goto`?), removed feature x`.
+    fn rejected_list(&self, items: &[(String, Status)]) -> String {
+        items
+            .iter()
+            .map(|(name, status)| {
+                let hint = match status {
+                    Status::Unknown => self.did_you_mean(name),
+                    _ => String::new(),
+                };
+                format!("{} feature {name}{hint}", status.word())
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// ` (did you mean `asm_goto`?)` for a name no compiler knows that is close to one the
+    /// catalog or a compiler here knows; empty otherwise.
+    fn did_you_mean(&self, name: &str) -> String {
+        let answers: Vec<&summary::Answer> =
+            self.columns.iter().filter_map(Column::answer).collect();
+        let known_here = self.input.names().into_iter().filter(|other| {
+            answers.iter().any(|answer| {
+                matches!(
+                    answer.status(&self.input, other),
+                    Some(Status::Gated | Status::Stable(_))
+                )
+            })
+        });
+        let mut candidates: Vec<String> = crate::catalog::FEATURES
+            .iter()
+            .map(|feature| feature.name.to_string())
+            .collect();
+        for other in known_here {
+            crate::push_once(&mut candidates, other.to_string());
+        }
+        candidates.retain(|candidate| candidate != name);
+        crate::closest(name, &candidates)
+            .map(|closest| format!(" (did you mean `{closest}`?)"))
+            .unwrap_or_default()
+    }
+
     /// One line per toolchain: what its answer means for the crate.
     pub fn summary_line(&self, index: usize) -> String {
         let column = &self.columns[index];
@@ -93,7 +132,7 @@ impl AuditReport {
         if !summary.errors.is_empty() {
             parts.push(format!(
                 "build errors on it: {}",
-                rejected_list(&summary.errors)
+                self.rejected_list(&summary.errors)
             ));
         }
         if !summary.undecided_errors.is_empty() {
@@ -113,8 +152,8 @@ impl AuditReport {
         )
     }
 
-    /// The lines about all toolchains together, and the lint's findings.
-    fn conclusions(&self, snippets: bool) -> Vec<String> {
+    /// The lines about all toolchains together.
+    fn conclusions(&self) -> Vec<String> {
         let cross = &self.cross;
         if self.input.entries.is_empty() {
             return vec![
@@ -139,7 +178,7 @@ impl AuditReport {
         } else {
             lines.push(format!(
                 "Build errors on the newest compiler, not features waiting for stabilization: {}.",
-                rejected_list(&cross.rejected_by_newest)
+                self.rejected_list(&cross.rejected_by_newest)
             ));
             "Apart from those build errors, needs"
         };
@@ -150,11 +189,12 @@ impl AuditReport {
             Some(release) => lines.push(format!(
                 "{apart} only stable Rust from release {release} on{depends}."
             )),
-            None if cross.never_stable.is_empty() => {}
+            None if cross.gated_on_newest.is_empty() => {}
             None => lines.push(format!(
-                "Needs RUSTC_BOOTSTRAP on every release the compilers speak of: no compiler \
-                 calls {} stable.",
-                cross.never_stable.join(", ")
+                "Needs RUSTC_BOOTSTRAP on every release probed, up to {}: it still calls {} \
+                 gated.",
+                release_text(cross.newest),
+                cross.gated_on_newest.join(", ")
             )),
         }
         if !conditions.is_empty() {
@@ -163,9 +203,10 @@ impl AuditReport {
                     "If {conditions} holds: needs only stable Rust from release {release} on."
                 )),
                 None => lines.push(format!(
-                    "If {conditions} holds: needs RUSTC_BOOTSTRAP on every release the \
-                     compilers speak of, since no compiler calls {} stable.",
-                    cross.never_stable_if.join(", ")
+                    "If {conditions} holds: needs RUSTC_BOOTSTRAP on every release probed, up \
+                     to {}, since it still calls {} gated.",
+                    release_text(cross.newest),
+                    cross.gated_on_newest_if.join(", ")
                 )),
             }
         }
@@ -183,35 +224,51 @@ impl AuditReport {
             )),
             (None, None) => {}
         }
-        if let Some(minimum) = self.min_rust {
-            if self.lint.is_empty() {
-                lines.push(format!(
-                    "--min-rust {minimum}: nothing to remove, no dead cfg_attr branch, no \
-                     build error."
-                ));
-            }
-            let findings = [
-                ("removable", "", &self.lint.removable),
-                ("dead", "cfg_attr branch for ", &self.lint.dead),
-                ("error", "", &self.lint.errors),
-            ];
-            // The source is read once, not once a finding: a root may repeat a line 100k times.
-            let text = match (&self.input.path, snippets) {
-                (Some(path), true) => crate::util::files::read_text(path, 16 << 20).ok(),
-                _ => None,
-            };
-            let source: Vec<&str> = text.iter().flat_map(|text| text.lines()).collect();
-            for (word, what, findings) in findings {
-                for finding in findings {
-                    let entry = &self.input.entries[finding.entry];
-                    let message = format!("{what}feature({}): {}", entry.name, finding.reason);
-                    lines.push(
-                        self.snippet(word, &message, entry, &source)
-                            .unwrap_or_else(|| {
-                                format!("{word}: {}: {message}", self.input.place(entry))
-                            }),
-                    );
+        if let Some(minimum) = self.min_rust.filter(|_| self.lint.is_empty()) {
+            lines.push(format!(
+                "--min-rust {minimum}: nothing to remove, no dead cfg_attr branch, no build \
+                 error."
+            ));
+        }
+        lines
+    }
+
+    /// `--min-rust`'s findings, build errors first: with the source line under each for a
+    /// terminal (`snippets`), one line each for Markdown.
+    fn findings(&self, snippets: bool) -> Vec<String> {
+        let mut lines = Vec::new();
+        if self.min_rust.is_none() {
+            return lines;
+        }
+        let findings = [
+            ("error", "", &self.lint.errors),
+            ("removable", "", &self.lint.removable),
+            ("dead", "cfg_attr branch for ", &self.lint.dead),
+        ];
+        // The source is read once, not once a finding: a root may repeat a line 100k times.
+        // A recorded audit's relative path is read from the repository's root.
+        let readable = |path: &std::path::Path| match path.is_relative() && !path.exists() {
+            true => crate::project_root().join(path),
+            false => path.to_path_buf(),
+        };
+        let text = match (&self.input.path, snippets) {
+            (Some(path), true) => crate::util::files::read_text(&readable(path), 16 << 20).ok(),
+            _ => None,
+        };
+        let source: Vec<&str> = text.iter().flat_map(|text| text.lines()).collect();
+        for (word, what, findings) in findings {
+            for finding in findings {
+                let entry = &self.input.entries[finding.entry];
+                let mut message = format!("{what}feature({}): {}", entry.name, finding.reason);
+                if finding.reason.starts_with("unknown") {
+                    message.push_str(&self.did_you_mean(&entry.name));
                 }
+                lines.push(
+                    self.snippet(word, &message, entry, &source)
+                        .unwrap_or_else(|| {
+                            format!("{word}: {}: {message}", self.input.place(entry))
+                        }),
+                );
             }
         }
         lines
@@ -296,17 +353,7 @@ impl AuditReport {
                     let status = answer
                         .status(&self.input, &entry.name)
                         .map_or_else(|| "-".into(), |status| status.to_string());
-                    let condition = entry.condition.as_ref();
-                    match self.decider.active_on(condition, answer.release) {
-                        Some(true) => status,
-                        Some(false)
-                            if self.decider.for_another_target(condition, answer.release) =>
-                        {
-                            format!("{status} (other target)")
-                        }
-                        Some(false) => format!("{status} (off)"),
-                        None => format!("{status} (?)"),
-                    }
+                    format!("{status}{}", self.marker(entry, answer))
                 }
                 _ => "probe failed".into(),
             }));
@@ -316,9 +363,52 @@ impl AuditReport {
         table
     }
 
-    const LEGEND: &'static str = "`(off)`: its cfg_attr condition does not hold on that compiler; \
-         `(other target)`: it holds only for another target than the one probed; \
-         `(?)`: the condition depends on a cfg the audit cannot derive from the compiler.";
+    /// What a table cell adds to a status: whether the line is active on that compiler.
+    fn marker(&self, entry: &super::input::Entry, answer: &summary::Answer) -> &'static str {
+        let condition = entry.condition.as_ref();
+        match self.decider.active_on(condition, answer.release) {
+            Some(true) => "",
+            Some(false) if self.decider.for_another_target(condition, answer.release) => {
+                " (other target)"
+            }
+            Some(false) => " (off)",
+            None => " (?)",
+        }
+    }
+
+    /// The table's legend: the markers it shows, each with what it means; `None` if it shows
+    /// none.
+    fn legend(&self) -> Option<String> {
+        const MEANINGS: [(&str, &str); 3] = [
+            (
+                " (off)",
+                "its cfg_attr condition does not hold on that compiler",
+            ),
+            (
+                " (other target)",
+                "it holds only for another target than the one probed",
+            ),
+            (
+                " (?)",
+                "the condition depends on a cfg the audit cannot derive from the compiler",
+            ),
+        ];
+        let answers: Vec<&summary::Answer> =
+            self.columns.iter().filter_map(Column::answer).collect();
+        let shown = |marker: &str| {
+            self.input.entries.iter().any(|entry| {
+                answers
+                    .iter()
+                    .any(|answer| self.marker(entry, answer) == marker)
+            })
+        };
+        let parts: Vec<String> = MEANINGS
+            .iter()
+            .filter(|(marker, _)| shown(marker))
+            .map(|(marker, meaning)| format!("`{}`: {meaning}", marker.trim()))
+            .collect();
+        (!parts.is_empty()).then(|| format!("{}.", parts.join("; ")))
+    }
 
     /// Why a condition that names a cfg no Kconfig defines (`from: None`) is off everywhere.
     fn never_set_notes(&self) -> Vec<String> {
@@ -339,24 +429,50 @@ impl AuditReport {
     }
 
     /// The table, the summaries and the findings for a terminal or a log.
+    #[cfg(test)]
     pub fn human(&self, colour: bool) -> String {
-        self.text(false, colour)
+        self.human_in(&Style {
+            colour,
+            width: Width::Wide,
+        })
+    }
+
+    /// [`AuditReport::human`] with the table laid out for `style`'s width.
+    pub fn human_in(&self, style: &Style) -> String {
+        self.text(false, style)
     }
 
     /// The same as Markdown.
     pub fn markdown(&self) -> String {
-        self.text(true, false)
+        self.text(
+            true,
+            &Style {
+                colour: false,
+                width: Width::Wide,
+            },
+        )
     }
 
-    fn text(&self, markdown: bool, colour: bool) -> String {
+    fn text(&self, markdown: bool, style: &Style) -> String {
         let (title, item) = if markdown { ("## ", "- ") } else { ("", "") };
         let mut out = format!("{title}{}\n\n", self.heading());
+        // The findings first: what to change in the crate, before the evidence.
+        let findings = self.findings(!markdown);
+        for line in &findings {
+            let _ = writeln!(out, "{item}{line}");
+        }
+        if !findings.is_empty() {
+            out.push('\n');
+        }
         if markdown {
             self.table(true).render_markdown(&mut out);
         } else {
-            self.table(false).render_text(&mut out, colour);
+            self.table(false).render_text(&mut out, style);
         }
-        let _ = writeln!(out, "\n{}\n", Self::LEGEND);
+        out.push('\n');
+        if let Some(legend) = self.legend() {
+            let _ = writeln!(out, "{legend}\n");
+        }
         for note in self.never_set_notes() {
             let _ = writeln!(out, "{note}\n");
         }
@@ -367,8 +483,7 @@ impl AuditReport {
             let _ = writeln!(out, "{item}{}", self.summary_line(index));
         }
         out.push('\n');
-        // Snippets of the source for a terminal; Markdown lists the findings on one line each.
-        for line in self.conclusions(!markdown) {
+        for line in self.conclusions() {
             let _ = writeln!(out, "{item}{line}");
         }
         out
@@ -378,15 +493,17 @@ impl AuditReport {
     ///
     /// ```text
     /// {
-    ///   "schema": 1,
+    ///   "schema": 2,
     ///   "path": "kernel-shim/src/lib.rs",  // null for --features
     ///   "min_rust": "1.85.0",              // or null
     ///   "verdict": "failure",              // "failure" (exit 1): --min-rust found something,
     ///                                      // or no compiler answered
     ///   "features": [{"name": "inline_const", "line": 23, "column": 12,  // null for --features
-    ///                 "condition": "kshim_kernel_mode"}],                 // null: unconditional
+    ///                 "condition": "kshim_kernel_mode",                   // null: unconditional
+    ///                 "attribute": {"line": 23, "column": 1}}],           // its `#!`; null alike
     ///   "toolchains": [{
     ///     "id": "1.95.0", "spec": "rustup:1.95.0", "release": "1.95.0",  // release null if unknown
+    ///     "source": "rustup",              // "rustup" | "path" | "debian", null if missing
     ///     "label": "1.95.0",               // as the table's header shows it
     ///     "verdict": "ok",                 // "ok" | "too-old" | "broken" | "missing"
     ///     "error": null,                   // why it was not probed, or how its probe failed
@@ -399,10 +516,14 @@ impl AuditReport {
     ///     "summary": "1.95.0: ..."
     ///   }],
     ///   "target": {"target_arch": ["x86_64"], ...},  // the probed target's cfgs
+    ///   "kconfig": [{"cfg": "CONFIG_RUSTC_HAS_COERCE_POINTEE", "from": "1.84.0",
+    ///                "source": "..."}],    // the thresholds that decided `CONFIG_*` cfgs
     ///   "stable_from": null,               // undecided conditions taken as false
     ///   "stable_from_if_conditions_hold": null,
     ///   "depends_on": ["`docsrs`"],        // the undecided conditions that change it
-    ///   "never_stable": ["arbitrary_self_types"],
+    ///   "gated_on_newest": ["arbitrary_self_types"],  // still gated on the newest probed,
+    ///                                  // whose release "newest" gives; later ones are unknown
+    ///   "newest": "1.97.0",
     ///   "rejected_by_newest": ["concat_idents"],
     ///   "known_from": "1.63.0",            // lowest probed release knowing every active feature
     ///   "removable": [{"name": "inline_const", "at": "lib.rs:23:12", "reason": "..."}],
@@ -414,7 +535,13 @@ impl AuditReport {
         let features = self.input.entries.iter().map(|entry| {
             let (line, column) = entry.location.unzip();
             let condition = entry.condition.as_ref().map(ToString::to_string);
-            json!({ "name": entry.name, "line": line, "column": column, "condition": condition })
+            let attribute = entry
+                .attribute
+                .map(|(line, column)| json!({ "line": line, "column": column }));
+            json!({
+                "name": entry.name, "line": line, "column": column, "condition": condition,
+                "attribute": attribute,
+            })
         });
         let findings = |findings: &[Finding]| -> Vec<Value> {
             let findings = findings.iter().map(|finding| {
@@ -445,10 +572,14 @@ impl AuditReport {
                 .map(|(index, column)| self.toolchain_json(index, column))
                 .collect::<Vec<_>>(),
             "target": target,
+            "kconfig": self.decider.kconfig.iter().map(|symbol| json!({
+                "cfg": symbol.cfg, "from": release(symbol.from), "source": symbol.source,
+            })).collect::<Vec<_>>(),
             "stable_from": release(cross.stable_from),
             "stable_from_if_conditions_hold": release(cross.stable_from_if_conditions_hold),
             "depends_on": cross.depends_on,
-            "never_stable": cross.never_stable,
+            "gated_on_newest": cross.gated_on_newest,
+            "newest": release(cross.newest),
             "rejected_by_newest": rejected_by_newest,
             "known_from": release(cross.known_from),
             "removable": findings(&self.lint.removable),
@@ -497,6 +628,7 @@ impl AuditReport {
         json!({
             "id": column.entry.id,
             "spec": column.entry.spec,
+            "source": column.entry.source.map(|source| source.word()),
             "release": column.entry.release_text,
             "label": column.label(),
             "verdict": column.entry.verdict.word(),

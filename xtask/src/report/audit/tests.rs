@@ -2,7 +2,9 @@
 //! The audit's report on fake answers: summaries, conclusions, the lint and the JSON layout.
 
 use super::*;
+use crate::commands::audit::parse_min_rust;
 use crate::features::expect::ToolchainVerdict;
+use crate::features::kconfig;
 use crate::features::status::Status;
 use crate::util::json::{self, Value};
 use input::read_feature_list;
@@ -95,18 +97,18 @@ fn sample(min_rust: Option<&str>) -> AuditReport {
 fn summaries_name_what_still_needs_bootstrap_and_what_is_missing() {
     let report = sample(None);
     assert_eq!(
-        report.summary_line(0),
+        report.summary_line(2),
         "debian-1.85.0: 5 active feature(s), 3 stable; 2 still need RUSTC_BOOTSTRAP \
          (asm_goto, arbitrary_self_types)"
     );
     assert_eq!(
-        report.summary_line(1),
+        report.summary_line(0),
         "debian-1.63.0: below the kernel's minimum, for information: 5 active feature(s), \
          0 stable; 4 still need RUSTC_BOOTSTRAP (asm_const, arbitrary_self_types, \
          lint_reasons, raw_ref_op); build errors on it: unknown feature asm_goto"
     );
     assert_eq!(
-        report.summary_line(2),
+        report.summary_line(1),
         "1.78.0: missing; install it with: rustup toolchain install 1.78.0"
     );
     assert_eq!(
@@ -115,7 +117,7 @@ fn summaries_name_what_still_needs_bootstrap_and_what_is_missing() {
     );
     let text = report.human(false);
     assert!(
-        text.contains("Needs RUSTC_BOOTSTRAP on every release the compilers speak of: no compiler calls asm_goto, arbitrary_self_types stable."),
+        text.contains("Needs RUSTC_BOOTSTRAP on every release probed, up to 1.85.0: it still calls asm_goto, arbitrary_self_types gated."),
         "{text}"
     );
     assert!(
@@ -156,7 +158,12 @@ fn min_rust_makes_it_a_lint_that_fails() {
 fn json_has_the_documented_shape() {
     let report = sample(Some("1.85.0"));
     let value = crate::util::json::parse(&json::to_pretty(&report.to_json())).unwrap();
-    assert_eq!(value.get("schema").and_then(Value::as_u64), Some(1));
+    assert_eq!(value.get("schema").and_then(Value::as_u64), Some(2));
+    assert_eq!(
+        value.get("gated_on_newest"),
+        Some(&serde_json::json!(["asm_goto", "arbitrary_self_types"]))
+    );
+    assert_eq!(value.get("newest").and_then(Value::as_str), Some("1.85.0"));
     assert_eq!(value.get("path"), Some(&Value::Null));
     assert_eq!(
         value.get("verdict").and_then(Value::as_str),
@@ -164,7 +171,7 @@ fn json_has_the_documented_shape() {
     );
     let toolchains = value.get("toolchains").and_then(Value::as_array).unwrap();
     assert_eq!(toolchains.len(), 4);
-    let asm_goto = toolchains[0]
+    let asm_goto = toolchains[2]
         .get("features")
         .and_then(|features| features.get("asm_goto"))
         .unwrap();
@@ -174,14 +181,14 @@ fn json_has_the_documented_shape() {
     );
     assert_eq!(asm_goto.get("active").and_then(Value::as_bool), Some(true));
     assert_eq!(
-        toolchains[0]
+        toolchains[2]
             .get("needs_bootstrap")
             .and_then(Value::as_array)
             .map(Vec::len),
         Some(2)
     );
     assert_eq!(
-        toolchains[2].get("verdict").and_then(Value::as_str),
+        toolchains[1].get("verdict").and_then(Value::as_str),
         Some("missing")
     );
     assert_eq!(
@@ -243,4 +250,34 @@ fn a_cfg_no_kconfig_defines_is_explained_where_a_condition_names_it() {
         None,
     );
     assert!(!plain.human(false).contains("never on"));
+}
+
+#[test]
+fn findings_come_first_and_the_legend_only_with_its_markers() {
+    let report = sample(Some("1.85.0"));
+    for text in [report.human(false), report.markdown()] {
+        let finding = text.find("removable: ").expect("a removable line");
+        let table = text.find("line:col").expect("the table's header");
+        assert!(finding < table, "{text}");
+        // No line of the sample has a condition: nothing in the table needs the legend.
+        assert!(
+            !text.contains("`(off)`") && !text.contains("`(?)`"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn an_audit_read_back_from_its_json_prints_as_it_did() {
+    let report = sample(Some("1.85.0"));
+    let text = json::to_pretty(&report.to_json());
+    let read = AuditReport::from_json(&text).unwrap();
+    assert_eq!(read.human(false), report.human(false));
+    assert_eq!(read.markdown(), report.markdown());
+    assert_eq!(json::to_pretty(&read.to_json()), text);
+    // Findings are computed again, never read: a file that claims none still has them.
+    let mut value = json::parse(&text).unwrap();
+    value["removable"] = Value::Array(Vec::new());
+    let read = AuditReport::from_json(&json::to_pretty(&value)).unwrap();
+    assert_eq!(read.lint, report.lint);
 }

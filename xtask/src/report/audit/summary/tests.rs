@@ -3,12 +3,12 @@
 //! the cross summary, the lint.
 
 use super::*;
-use crate::commands::audit::input::read_feature_list;
-use crate::commands::audit::input::CrateKind;
-use crate::commands::audit::probing::read_print_cfg;
 use crate::features::attributes::read_features;
 use crate::features::cfg::Predicate;
 use crate::features::kconfig;
+use crate::report::audit::input::read_feature_list;
+use crate::report::audit::input::CrateKind;
+use crate::run::crate_root::probing::read_print_cfg;
 
 fn decider(input: &Input) -> Decider {
     Decider::new(input, Vec::new(), kconfig::built_in())
@@ -167,10 +167,12 @@ fn stable_from_needs_every_line_that_can_be_active_to_be_stable() {
     let cross = cross_summary(&input, &decider(&input), &answers);
     assert_eq!(cross.stable_from, None);
     assert_eq!(
-        cross.never_stable,
+        cross.gated_on_newest,
         ["arbitrary_self_types", "derive_coerce_pointee"],
-        "coerce_unsized is switched off on every newer compiler, so it does not count"
+        "coerce_unsized is switched off on the newest compiler, so it does not count"
     );
+    // Judged at the newest compiler probed, not at a later release a condition speaks of.
+    assert_eq!(cross.newest, answers.iter().map(|a| a.release).max());
     assert_eq!(cross.known_from, Some(release("1.85.0")));
 
     // A future compiler that stabilizes both: the crate needs only stable Rust from there,
@@ -187,7 +189,7 @@ fn stable_from_needs_every_line_that_can_be_active_to_be_stable() {
     );
     let cross = cross_summary(&input, &decider(&input), &[answers[0].clone(), future]);
     assert_eq!(cross.stable_from, Some(release("1.99.0")));
-    assert!(cross.never_stable.is_empty());
+    assert!(cross.gated_on_newest.is_empty());
 }
 
 #[test]
@@ -305,4 +307,35 @@ fn derived_kconfig_version_and_target_leaves_are_decided() {
     assert!(!decider.for_another_target(Some(&old), release("1.95.0")));
     assert!(decider.is_dead_from(Some(&old), release("1.84.0")));
     assert!(!decider.is_dead_from(Some(&parse("docsrs")), release("1.84.0")));
+}
+
+#[test]
+fn two_conditions_hold_together_when_some_value_of_the_undecided_cfgs_makes_both_true() {
+    let input = kernel_block();
+    let decider = decider(&input);
+    let parse = |text: &str| Predicate::parse(text).unwrap();
+    let at = release("1.95.0");
+    let (docsrs, not_docsrs) = (parse("docsrs"), parse("not(docsrs)"));
+    assert_eq!(decider.hold_together(None, None, at), Some(true));
+    assert_eq!(
+        decider.hold_together(Some(&docsrs), Some(&docsrs), at),
+        None
+    );
+    assert_eq!(decider.hold_together(None, Some(&docsrs), at), None);
+    assert_eq!(
+        decider.hold_together(Some(&docsrs), Some(&not_docsrs), at),
+        Some(false)
+    );
+    // A decided leaf still counts: the pointee threshold is passed on 1.95.0.
+    let off = parse("all(docsrs, not(CONFIG_RUSTC_HAS_COERCE_POINTEE))");
+    assert_eq!(
+        decider.hold_together(Some(&docsrs), Some(&off), at),
+        Some(false)
+    );
+    let pair = parse("any(feature = \"a\", docsrs)");
+    let other = parse("all(not(feature = \"a\"), not(docsrs))");
+    assert_eq!(
+        decider.hold_together(Some(&pair), Some(&other), at),
+        Some(false)
+    );
 }

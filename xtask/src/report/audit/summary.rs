@@ -128,11 +128,68 @@ impl Decider {
         releases
     }
 
-    /// A `cfg_attr` branch that no compiler from `from` on can take (undecided leaves keep it
-    /// alive; no condition is active everywhere).
+    /// A `cfg_attr` branch that no compiler from `from` on can take, for any target (undecided
+    /// leaves keep it alive, and so does a target leaf: another target's branch is not dead; no
+    /// condition is active everywhere).
     pub fn is_dead_from(&self, condition: Option<&Predicate>, from: Release) -> bool {
-        let dead = |release| self.active_on(condition, release) == Some(false);
+        let on_any_target = |release| {
+            condition.map_or(Some(true), |condition| {
+                condition.evaluate(&|query| self.leaf(query, release, false))
+            })
+        };
+        let dead = |release| on_any_target(release) == Some(false);
         self.releases_from(from).into_iter().all(dead)
+    }
+
+    /// Whether the conditions `a` and `b` (`None`: unconditional) can hold together on a
+    /// compiler of `release` for the probed target: `Some(true)` when both do, `None` when
+    /// both do for some values of the cfgs the audit cannot decide (`docsrs`), `Some(false)`
+    /// when they never do. Tried on every combination of those cfgs, up to 2^16 of them; past
+    /// that, `None`.
+    pub fn hold_together(
+        &self,
+        a: Option<&Predicate>,
+        b: Option<&Predicate>,
+        release: Release,
+    ) -> Option<bool> {
+        let both = |lookup: &dyn Fn(Query<'_>) -> Option<bool>| {
+            let holds = |condition: Option<&Predicate>| {
+                condition.map_or(Some(true), |condition| condition.evaluate(lookup))
+            };
+            Some(holds(a)? && holds(b)?)
+        };
+        if let Some(decided) = both(&|query| self.leaf(query, release, true)) {
+            return Some(decided);
+        }
+        // The undecided leaves, each by its written form.
+        let undecided = |query: Query<'_>| {
+            let written = format!("{query:?}");
+            self.leaf(query, release, true).is_none().then_some(written)
+        };
+        let mut free: Vec<String> = Vec::new();
+        for condition in [a, b].into_iter().flatten() {
+            for written in leaves(condition, undecided) {
+                crate::push_once(&mut free, written);
+            }
+        }
+        if free.len() > 16 {
+            return None;
+        }
+        let together = (0u32..1 << free.len()).any(|bits| {
+            let assigned = |query: Query<'_>| {
+                let written = format!("{query:?}");
+                match free.iter().position(|free| *free == written) {
+                    Some(index) => Some(bits >> index & 1 == 1),
+                    None => self.leaf(query, release, true),
+                }
+            };
+            both(&assigned) == Some(true)
+        });
+        if together {
+            None
+        } else {
+            Some(false)
+        }
     }
 
     /// Whether a name enabled on several lines is active: if any line is; undecided if none
@@ -204,7 +261,8 @@ pub fn summarize(input: &Input, decider: &Decider, answer: &Answer) -> Toolchain
                 let active = decider.active_on(Some(condition), answer.release);
                 active.is_none().then(|| format!("`{condition}`"))
             });
-            (name.to_string(), undecided.collect())
+            // Each once: two lines under one condition make it no more likely.
+            (name.to_string(), crate::distinct(undecided))
         };
         match (status, activity) {
             (Some(Status::Stable(_)), Some(true)) => summary.stable += 1,
@@ -241,11 +299,14 @@ pub struct CrossSummary {
     pub stable_from_if_conditions_hold: Option<Release>,
     /// The undecided conditions that make the two differ, as written.
     pub depends_on: Vec<String>,
-    /// The features that keep `stable_from` from existing: no compiler calls them stable, the
-    /// newest does not reject them, and their lines stay active on newer releases.
-    pub never_stable: Vec<String>,
+    /// The features that keep `stable_from` from existing: the newest compiler probed still
+    /// calls them gated and their lines are active there. Nothing is said of later releases: a
+    /// compiler not probed may have made them stable.
+    pub gated_on_newest: Vec<String>,
     /// The same for lines under undecided conditions.
-    pub never_stable_if: Vec<String>,
+    pub gated_on_newest_if: Vec<String>,
+    /// The newest release probed, which the two lists speak of.
+    pub newest: Option<Release>,
     /// Active features the newest compiler rejects (unknown or removed): build errors, not
     /// features that wait for stabilization.
     pub rejected_by_newest: Vec<(String, Status)>,
@@ -308,24 +369,20 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
             &mut depends_on,
         );
     }
-    // Judged at the newest release any compiler or condition speaks of.
-    let newest_release = candidates
-        .iter()
-        .copied()
-        .chain(answers.iter().map(|answer| answer.release))
-        .max();
-    let mut never_stable = Vec::new();
-    let mut never_stable_if = Vec::new();
-    if let Some(at) = newest_release {
+    // Judged at the newest release probed: what a later one says, no compiler here knows.
+    let newest = by_release.last().map(|answer| answer.release);
+    let mut gated_on_newest = Vec::new();
+    let mut gated_on_newest_if = Vec::new();
+    if let Some(at) = newest {
         for name in input.names() {
             if since_of(name).is_some() || rejected(name) {
                 continue;
             }
             let lines = input.lines_of(name);
             match decider.name_active_on(&lines, at) {
-                Some(true) if stable_from.is_none() => never_stable.push(name.to_string()),
+                Some(true) if stable_from.is_none() => gated_on_newest.push(name.to_string()),
                 None if stable_from_if_conditions_hold.is_none() => {
-                    never_stable_if.push(name.to_string())
+                    gated_on_newest_if.push(name.to_string())
                 }
                 _ => {}
             }
@@ -347,8 +404,9 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
         stable_from,
         stable_from_if_conditions_hold,
         depends_on,
-        never_stable,
-        never_stable_if,
+        gated_on_newest,
+        gated_on_newest_if,
+        newest,
         rejected_by_newest,
         known_from,
         last_unknowing,
@@ -428,6 +486,11 @@ pub fn lint(input: &Input, decider: &Decider, answers: &[Answer], minimum: Relea
                 releases.join(", ")
             )));
         }
+        if twice.is_empty() {
+            if let Some(reason) = twice_if(input, decider, &from_minimum, index) {
+                lint.errors.push(finding(reason));
+            }
+        }
         if let Some(since) = stable_since(input, answers, &entry.name).filter(|&s| s <= minimum) {
             lint.removable.push(finding(format!(
                 "stable since {since}, at or before {minimum}"
@@ -445,6 +508,52 @@ pub fn lint(input: &Input, decider: &Decider, answers: &[Answer], minimum: Relea
         }
     }
     lint
+}
+
+/// Where line `index` enables a name that an earlier line enables too when cfgs the audit
+/// cannot decide hold (`#![cfg_attr(docsrs, feature(x))]` twice): a build error with them set,
+/// as docs.rs sets `docsrs`.
+fn twice_if(
+    input: &Input,
+    decider: &Decider,
+    compilers: &[&Answer],
+    index: usize,
+) -> Option<String> {
+    let entry = &input.entries[index];
+    input.entries[..index]
+        .iter()
+        .filter(|earlier| earlier.name == entry.name)
+        .find_map(|earlier| {
+            let (a, b) = (earlier.condition.as_ref(), entry.condition.as_ref());
+            let releases: Vec<String> = compilers
+                .iter()
+                .filter(|answer| decider.hold_together(a, b, answer.release).is_none())
+                .map(|answer| answer.release.to_string())
+                .collect();
+            if releases.is_empty() {
+                return None;
+            }
+            let mut conditions = Vec::new();
+            for condition in [a, b].into_iter().flatten() {
+                crate::push_once(&mut conditions, format!("`{condition}`"));
+            }
+            let first_place = match earlier.location {
+                Some((line, column)) => format!("line {line}, column {column}"),
+                None => "the list".to_string(),
+            };
+            let verb = if conditions.len() == 1 {
+                "holds"
+            } else {
+                "hold"
+            };
+            Some(format!(
+                "enabled twice when {} {verb} (first at {first_place}): rustc rejects a feature \
+                 enabled twice (E0636, or the deny-by-default `duplicate_features` lint), a build \
+                 error then on {}",
+                conditions.join(" and "),
+                releases.join(", ")
+            ))
+        })
 }
 
 #[cfg(test)]

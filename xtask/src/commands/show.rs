@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0
+//! `cargo xtask show REPORT.json`: a saved matrix (or `merge`) report or `kernel` report printed
+//! again as its command printed it, read through the readers `merge` and `docs` use, with the
+//! report's own exit status.
+
+use crate::commands::flags;
+use crate::kernel::report::json::KernelJson;
+use crate::kernel::report::Report as KernelReport;
+use crate::report::Report;
+use crate::util::json::{self, Value};
+use crate::util::output::{escape, Format, Width};
+use crate::Verdict;
+use anyhow::{bail, Context};
+use xshell::Shell;
+
+impl flags::Show {
+    pub fn run(&self, _sh: &Shell, width: Width) -> anyhow::Result<Verdict> {
+        let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
+        let path = &self.report;
+        let text = crate::util::files::read_text(path, crate::report::REPORT_LIMIT)
+            .with_context(|| format!("cannot read the report {}", path.display()))?;
+        let value = json::parse(&text).with_context(|| {
+            format!(
+                "{} is not JSON, so neither a matrix nor a kernel report",
+                path.display()
+            )
+        })?;
+        // A matrix report carries its schema; a kernel report is its trees and cells.
+        let member = |name: &str| value.get(name).is_some();
+        if member("schema") && member("features") && member("builds") {
+            let report = Report::read(path)?;
+            Ok(format.print_report(
+                report.verdict(),
+                width,
+                || report.to_json(),
+                || report.markdown(),
+                |style| report.human_in(style),
+            ))
+        } else if member("trees") && member("cells") {
+            let report = KernelReport::from_json(KernelJson::read(&text, path)?);
+            Ok(format.print_report(
+                report.verdict(false),
+                width,
+                || json::to_value(&report.to_json()),
+                || report.markdown(),
+                |style| report.human_in(style),
+            ))
+        } else {
+            let members: Vec<&str> = match &value {
+                Value::Object(members) => members.keys().map(String::as_str).take(6).collect(),
+                _ => Vec::new(),
+            };
+            bail!(
+                "{} is neither a matrix report (`matrix --format json`: `schema`, `features`, \
+                 `builds`) nor a kernel report (`kernel --format json`: `trees`, `cells`); it \
+                 has {}",
+                path.display(),
+                if members.is_empty() {
+                    "no members".to_owned()
+                } else {
+                    format!("the members {}", escape(&members.join(", ")))
+                }
+            )
+        }
+    }
+}

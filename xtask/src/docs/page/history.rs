@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0
+//! How the list moves: each feature against the real kernel trees (which tree first asked for
+//! it, which still does, which dropped it), and a view by release (what each Rust release made
+//! stable, and what each kernel tree began or stopped asking for, tree to tree and compiler to
+//! compiler).
+
+use super::{escape_html, feature_link};
+use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
+use crate::docs::kernels::{
+    across_trees, changes_by_compiler, release_key, CompilerChange, TreeData,
+};
+use std::fmt::Write;
+
+fn code_list(names: &[String]) -> String {
+    if names.is_empty() {
+        return "none".into();
+    }
+    let links: Vec<String> = names.iter().map(|name| feature_link(name)).collect();
+    links.join(", ")
+}
+
+/// Each feature against the trees the kernel report read.
+pub(super) fn trees_section(trees: &[TreeData]) -> String {
+    let (read, features) = across_trees(trees);
+    if read.len() < 2 {
+        return String::new();
+    }
+    let mut html = String::from(
+        "<section><h2 id=\"tree-by-tree\">Each feature, tree by tree</h2><p class=\"muted\">\
+         Where each real tree asks for a feature: <i>rust/kernel</i> when its \
+         <code>rust/kernel/lib.rs</code> enables it (from the compiler named, where not on every \
+         one probed), <i>drivers</i> when its <code>rust_allowed_features</code> lets a driver \
+         enable it.</p><div class=\"scroll\"><table class=\"grid trees\"><thead><tr>\
+         <th class=\"corner\">feature</th>",
+    );
+    for tree in &read {
+        let _ = write!(
+            html,
+            "<th class=\"col\">{}<small>{}</small></th>",
+            escape_html(&tree.id),
+            escape_html(&tree.version)
+        );
+    }
+    html.push_str("<th class=\"col\">trees</th></tr></thead><tbody>\n");
+    for feature in &features {
+        let _ = write!(
+            html,
+            "<tr><th class=\"row\">{}</th>",
+            feature_link(&feature.name)
+        );
+        for (tree, asked) in read.iter().zip(&feature.asked) {
+            let class = match (asked.kernel, asked.drivers) {
+                (true, true) => "as-both",
+                (true, false) => "as-kernel",
+                (false, true) => "as-drivers",
+                (false, false) => "as-none",
+            };
+            let _ = write!(
+                html,
+                "<td class=\"cell {class}\" data-asked=\"{}/{}\">{}</td>",
+                escape_html(&tree.id),
+                escape_html(&feature.name),
+                escape_html(&asked.words())
+            );
+        }
+        let _ = writeln!(
+            html,
+            "<td class=\"history\">{}</td></tr>",
+            escape_html(&feature.history(&read))
+        );
+    }
+    html.push_str("</tbody></table></div></section>\n");
+    html
+}
+
+/// The view by release: per Rust release what the catalog says it made stable or brought,
+/// which tree requires it, and what a tree's `rust/kernel` begins or stops asking for on it;
+/// then per kernel tree what it began and stopped asking for against the tree before it.
+pub(super) fn by_release_section(trees: &[TreeData]) -> String {
+    let mut rows: Vec<(Release, Vec<String>)> = Vec::new();
+    let mut add =
+        |release: Release, text: String| match rows.iter_mut().find(|(at, _)| *at == release) {
+            Some((_, texts)) => texts.push(text),
+            None => rows.push((release, vec![text])),
+        };
+    add(
+        MINIMUM_RELEASE,
+        "the shim's minimum, the kernel's from 6.11".to_string(),
+    );
+    for feature in FEATURES {
+        if let Some(since) = feature.stable_since {
+            add(since, format!("made {} stable", feature_link(feature.name)));
+        }
+        if let Some(since) = feature.known_since {
+            add(since, format!("first knows {}", feature_link(feature.name)));
+        }
+    }
+    let read: Vec<&TreeData> = trees.iter().filter(|tree| tree.error.is_none()).collect();
+    for tree in &read {
+        if let Some((false, Some(release))) = tree.minimum_rustc.as_deref().map(release_key) {
+            add(
+                release,
+                format!("the minimum of Linux {}", escape_html(&tree.version)),
+            );
+        }
+    }
+    for CompilerChange {
+        tree,
+        before,
+        release,
+        began,
+        stopped,
+    } in changes_by_compiler(trees)
+    {
+        let Some(at) = release_key(&release).1 else {
+            continue;
+        };
+        let mut text = format!(
+            "{}'s <code>rust/kernel</code> (probed: by {}, not on {})",
+            escape_html(&tree),
+            escape_html(&release),
+            escape_html(&before)
+        );
+        if !began.is_empty() {
+            let _ = write!(text, " begins {}", code_list(&began));
+        }
+        if !stopped.is_empty() {
+            let _ = write!(text, " stops {}", code_list(&stopped));
+        }
+        add(at, text);
+    }
+    rows.sort_by_key(|(release, _)| *release);
+    let mut html = String::from(
+        "<section><h2 id=\"by-release\">By release</h2><h3>Rust releases</h3><div class=\"scroll\">\
+         <table class=\"list\"><thead><tr><th>Rust</th><th>what it brought, from the catalog \
+         and the trees</th></tr></thead><tbody>\n",
+    );
+    for (release, texts) in &rows {
+        let _ = writeln!(
+            html,
+            "<tr><th>{}.{}</th><td>{}</td></tr>",
+            release.major,
+            release.minor,
+            texts.join("; ")
+        );
+    }
+    html.push_str("</tbody></table></div>");
+    if read.len() >= 2 {
+        html.push_str(
+            "<h3>Kernel trees, each against the one before</h3><div class=\"scroll\">\
+             <table class=\"list\"><thead><tr><th>Linux</th>\
+             <th>minimum Rust</th><th>began asking for</th><th>stopped asking for</th></tr>\
+             </thead><tbody>\n",
+        );
+        let (_, features) = across_trees(trees);
+        for (index, tree) in read.iter().enumerate() {
+            let asked = |at: usize, name: &String| {
+                features
+                    .iter()
+                    .find(|feature| feature.name == *name)
+                    .is_some_and(|feature| feature.asked[at].any())
+            };
+            let names = features.iter().map(|feature| &feature.name);
+            let (began, stopped): (Vec<String>, Vec<String>) = match index {
+                0 => (
+                    names.filter(|name| asked(0, name)).cloned().collect(),
+                    Vec::new(),
+                ),
+                _ => (
+                    names
+                        .clone()
+                        .filter(|name| asked(index, name) && !asked(index - 1, name))
+                        .cloned()
+                        .collect(),
+                    names
+                        .filter(|name| !asked(index, name) && asked(index - 1, name))
+                        .cloned()
+                        .collect(),
+                ),
+            };
+            let _ = writeln!(
+                html,
+                "<tr><th>{} <small>{}</small></th><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape_html(&tree.id),
+                escape_html(&tree.version),
+                escape_html(tree.minimum_rustc.as_deref().unwrap_or("?")),
+                code_list(&began),
+                if index == 0 {
+                    "<span class=\"muted\">(the first tree)</span>".to_string()
+                } else {
+                    code_list(&stopped)
+                },
+            );
+        }
+        html.push_str("</tbody></table></div>");
+    }
+    html.push_str("</section>\n");
+    html
+}

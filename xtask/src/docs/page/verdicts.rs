@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The page's first answers: the findings in one sentence each, and a row per compiler that
+//! says whether it builds the shim in both modes, what kernel mode needs `RUSTC_BOOTSTRAP`
+//! for on it (the features the kernel's block really enables there), and which real kernel
+//! trees it builds.
+
+use super::{escape_html, feature_link};
+use crate::docs::kernels::TreeData;
+use crate::features::expect::{Outcome, ToolchainVerdict};
+use crate::report::{Observed, Report, ToolchainEntry};
+use crate::run::plan::{Kind, Mode};
+use std::fmt::Write;
+
+/// Every finding of the run, a sentence each: cells that differ from the catalog and real
+/// kernel builds that went against the prediction from the tree's rules.
+pub(super) fn findings(report: &Report, trees: &[TreeData]) -> String {
+    let failures = report.failures().len();
+    let mut sentences = vec![match failures {
+        0 => "No compiler disagreed with the catalog.".to_string(),
+        count => format!(
+            "<b class=\"bad\">{count} cell(s) differ from the catalog</b>, framed in red \
+             (<a href=\"#failures\">the list</a>)."
+        ),
+    }];
+    let kernel: Vec<String> = trees
+        .iter()
+        .flat_map(|tree| {
+            tree.findings.iter().map(|(_, predicted, real, toolchain)| {
+                format!(
+                    "Linux {} with <code>{}</code>: predicted {}, the real build said {}",
+                    escape_html(&tree.version),
+                    escape_html(toolchain),
+                    escape_html(predicted),
+                    escape_html(real)
+                )
+            })
+        })
+        .collect();
+    if !kernel.is_empty() {
+        sentences.push(format!(
+            "<b class=\"bad\">{} went against the prediction</b> from the tree's own rules, \
+             framed with a dashed line in <a href=\"#kernel-trees\">Kernel trees</a>: {}.",
+            match kernel.len() {
+                1 => "One real kernel build".to_string(),
+                count => format!("{count} real kernel builds"),
+            },
+            kernel.join("; ")
+        ));
+    }
+    sentences.join(" ")
+}
+
+/// The shim's own build (`kernel` target) on `index` in `mode`.
+fn shim_build(report: &Report, index: usize, mode: Mode) -> Option<Outcome> {
+    report
+        .builds
+        .iter()
+        .find(|build| {
+            (
+                build.toolchain,
+                build.target.as_str(),
+                build.kind,
+                build.mode,
+            ) == (index, "kernel", Kind::Build, mode)
+        })
+        .map(|build| build.outcome)
+}
+
+fn mark(outcome: Option<Outcome>) -> (&'static str, &'static str) {
+    match outcome {
+        Some(Outcome::Pass) => ("out-pass", "\u{2713}"),
+        Some(Outcome::Fail) => ("out-fail", "\u{2717}"),
+        _ => ("out-skipped", "\u{2013}"),
+    }
+}
+
+/// The trees `toolchain` built for real, and those it did not, as the kernel report says.
+fn trees_built(trees: &[TreeData], toolchain: &ToolchainEntry) -> String {
+    let mut built = Vec::new();
+    let mut not = Vec::new();
+    for tree in trees {
+        let Some((real, ..)) = tree.real.iter().find(|cell| cell.3 == toolchain.id) else {
+            continue;
+        };
+        match real.as_str() {
+            "pass" => built.push(escape_html(&tree.id)),
+            "not run" => {}
+            other => not.push(format!("{} {}", escape_html(&tree.id), escape_html(other))),
+        }
+    }
+    let mut text = match (built.is_empty(), not.is_empty()) {
+        (true, true) => return "<span class=\"muted\">not run</span>".to_string(),
+        (true, false) => "none".to_string(),
+        (false, _) => built.join(", "),
+    };
+    if !not.is_empty() {
+        let _ = write!(text, " <small>({})</small>", not.join(", "));
+    }
+    text
+}
+
+/// One row per compiler that ran, in release order, then a line for those not in the run.
+pub(super) fn verdict_table(
+    report: &Report,
+    trees: &[TreeData],
+    found: &[usize],
+    missing: &[usize],
+) -> String {
+    let mut html = String::from(
+        "<section><h2 id=\"verdicts\">Each compiler in one row</h2>\
+         <div class=\"cards\"><table class=\"list verdicts\"><thead><tr>\
+         <th class=\"row\">compiler</th><th>builds the shim<br><small>kernel \u{b7} stable \
+         mode</small></th><th>kernel mode needs <code>RUSTC_BOOTSTRAP</code> for<br><small>what \
+         the kernel's block enables on it that it does not call stable</small></th>\
+         <th>real kernel trees built</th></tr></thead><tbody>\n",
+    );
+    for &index in found {
+        let toolchain = &report.toolchains[index];
+        let id = escape_html(&toolchain.id);
+        let release = toolchain.release_text.as_deref().unwrap_or("");
+        let note = if toolchain.id.ends_with(release) {
+            String::new()
+        } else {
+            format!(" <small>{}</small>", escape_html(release))
+        };
+        let too_old = toolchain.verdict == ToolchainVerdict::TooOld;
+        let builds = if too_old {
+            format!(
+                "<span class=\"muted\">not built: below the minimum ({})</span>",
+                crate::catalog::MINIMUM_RELEASE
+            )
+        } else {
+            let mut squares = String::new();
+            for mode in [Mode::Kernel, Mode::Stable] {
+                let (class, text) = mark(shim_build(report, index, mode));
+                let _ = write!(
+                    squares,
+                    "<span class=\"sq {class}\" title=\"{} mode\">{text}</span>",
+                    mode.word()
+                );
+            }
+            squares
+        };
+        let gated = match toolchain.release {
+            Some(release) if !too_old => {
+                let names = report.still_gated(index, release);
+                if names.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    names
+                        .iter()
+                        .map(|name| feature_link(name))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            }
+            _ => "<span class=\"muted\">\u{2013}</span>".to_string(),
+        };
+        let _ = writeln!(
+            html,
+            "<tr class=\"{}\" data-verdict=\"{id}\"><th class=\"row\"><code>{id}</code>{note}</th>\
+             <td data-label=\"builds the shim (kernel, stable)\"><span>{builds}</span></td>\
+             <td class=\"needs\" data-label=\"RUSTC_BOOTSTRAP for\"><span>{gated}</span></td>\
+             <td data-label=\"kernel trees built\"><span>{}</span></td></tr>",
+            if too_old { "below" } else { "" },
+            trees_built(trees, toolchain),
+        );
+    }
+    html.push_str("</tbody></table></div>");
+    // A feature added after the run has no cell to count: say so rather than leave it out.
+    let not_recorded: Vec<String> = crate::catalog::FEATURES
+        .iter()
+        .zip(&report.features)
+        .filter(|(_, cells)| {
+            cells
+                .iter()
+                .all(|cell| cell.observed == Observed::NotRecorded)
+        })
+        .map(|(feature, _)| feature_link(feature.name))
+        .collect();
+    if !not_recorded.is_empty() {
+        let _ = write!(
+            html,
+            "<p class=\"muted\">Not recorded in this run, so in no list above: {} (the catalog \
+             gained them after the report was made).</p>",
+            not_recorded.join(", ")
+        );
+    }
+    if !missing.is_empty() {
+        let names: Vec<String> = missing
+            .iter()
+            .map(|&index| {
+                let toolchain = &report.toolchains[index];
+                format!(
+                    "<code>{}</code> ({})",
+                    escape_html(&toolchain.id),
+                    escape_html(toolchain.verdict.word())
+                )
+            })
+            .collect();
+        let _ = write!(
+            html,
+            "<p class=\"muted\">Not in this run: {}; see <a href=\"#compilers\">the \
+             compilers</a>.</p>",
+            names.join(", ")
+        );
+    }
+    html.push_str("</section>\n");
+    html
+}

@@ -1,0 +1,574 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The boot stage of `cargo xtask kernel --boot`: for a cell whose build passed, a small
+//! bootable kernel ([`config`]: `tinyconfig` and a fragment read from the tree's own Kconfig)
+//! built with that compiler in one boot build directory per tree, booted under QEMU
+//! ([`qemu`]), and judged from its serial console alone ([`console`], [`samples`]): every
+//! built-in sample printed its init lines, every KUnit case passed or was skipped, every KTAP
+//! plan was met, and the kernel rebooted with no panic, oops or `BUG:`. QEMU's exit status says
+//! nothing (it is 0 whatever the tests say).
+
+pub(crate) mod config;
+pub(crate) mod console;
+pub(crate) mod qemu;
+pub(crate) mod samples;
+#[cfg(test)]
+pub(crate) mod tests;
+
+use super::build::{self, BuildDir, Pair};
+use super::said::machine_failure;
+use super::tools::{write_wrapper, Tools};
+use crate::kernel::report::json::{BootJson, FailureJson, KunitJson, SampleJson};
+use crate::run::cache::StableHasher;
+use crate::toolchains::loader::Launch;
+use crate::toolchains::version::RustcVersion;
+use crate::util::json;
+use config::BootConfig;
+use qemu::{Accel, Host, Qemu};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long one boot may run: under TCG on two loaded cores a boot takes about a second.
+pub(crate) const BOOT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How the boot image is made and started, beyond what the tree's Kconfig decides; part of
+/// every boot result's cache key and of the boot build directory's marker.
+pub(crate) fn recipe() -> String {
+    format!(
+        "tinyconfig; +{}; -{}; +{} when needed; every Rust sample, Rust KUnit suite and the \
+         doctests whose conditions hold; olddefconfig; vmlinux (PVH); qemu {}; v1",
+        config::BASE.join(","),
+        config::OFF.join(","),
+        config::SOFTWARE.join(","),
+        qemu::arguments(Accel::Tcg, Path::new("IMAGE"), Path::new("CONSOLE")).join(" ")
+    )
+}
+
+/// The words of a boot's result.
+pub(crate) const PASS: &str = "pass";
+pub(crate) const FAIL: &str = "fail";
+pub(crate) const NOT_RUN: &str = "not run";
+
+/// Everything one cell's boot needs.
+pub(crate) struct Stage<'a> {
+    /// The pair's `make`, in the tree's boot build directory, with `RUSTDOC`.
+    pub pair: Pair<'a>,
+    /// The compiler's release (`1.98.1`), which the image's `.comment` must name.
+    pub release: &'a str,
+    pub qemu: &'a Result<Qemu, String>,
+    pub accel: Accel,
+    pub boot_timeout: Duration,
+    /// Where the console is written.
+    pub console: &'a Path,
+}
+
+/// A boot's result, whether it may be cached (only the kernel's or the compiler's verdict),
+/// and each step's wall time.
+#[derive(Clone, Debug)]
+pub(crate) struct Booted {
+    pub json: BootJson,
+    pub cacheable: bool,
+    pub steps: Vec<(String, f64)>,
+}
+
+impl Booted {
+    fn not_run(reason: String, steps: Vec<(String, f64)>) -> Booted {
+        Booted {
+            json: BootJson {
+                result: NOT_RUN.into(),
+                reason,
+                accel: None,
+                samples: Vec::new(),
+                kunit: None,
+                console_tail: None,
+                seconds: None,
+                cached: false,
+            },
+            cacheable: false,
+            steps,
+        }
+    }
+
+    fn failed(reason: String, cacheable: bool, steps: Vec<(String, f64)>) -> Booted {
+        let mut booted = Booted::not_run(reason, steps);
+        booted.json.result = FAIL.into();
+        booted.cacheable = cacheable;
+        booted
+    }
+}
+
+/// One cell's boot stage as `cargo xtask kernel` runs it: its wrappers, the tree's boot build
+/// directory (`target/kernel/boot/ID/`), the cache (`target/kernel/results/boot-KEY.json`),
+/// QEMU and the accelerator.
+pub(crate) struct Cell<'a> {
+    /// `target/kernel/`.
+    pub dir: &'a Path,
+    /// The tree's id, root and identity.
+    pub tree: (&'a str, &'a Path, &'a str),
+    /// The tree's key (the stamps of what its build reads) and the compiler's identity, as
+    /// the build's result is keyed.
+    pub keys: (u128, u128),
+    pub launch: &'a Launch,
+    /// The compiler's id and version.
+    pub compiler: (&'a str, &'a RustcVersion),
+    /// `RUST_LIB_SRC` and what it is exactly.
+    pub library: (&'a Path, &'a str),
+    pub tools: &'a Tools,
+    pub jobs: usize,
+    /// The run lock's descriptor, which every `make` inherits ([`Pair::lock`]).
+    pub lock: Option<std::os::fd::RawFd>,
+    /// Any one `make` is killed after this long.
+    pub timeout: Duration,
+    pub use_cache: bool,
+    pub progress: &'a dyn Fn(&str),
+}
+
+impl Cell<'_> {
+    /// Boots the cell (or reads its cached verdict); `opened` is the tree's boot build
+    /// directory, kept open from one compiler to the next.
+    pub(crate) fn run(&self, opened: &mut Option<BuildDir>) -> (BootJson, Vec<(String, f64)>) {
+        let (id, root, identity) = self.tree;
+        let (toolchain, version) = self.compiler;
+        let qemu = qemu::find();
+        let (accel, why) = Host::this().accel();
+        (self.progress)(&format!("boot: {}: {why}", accel.word()));
+        let recipe = recipe();
+        let key = {
+            let mut hasher = StableHasher::new();
+            hasher
+                .field("kernel boot v1")
+                .number(self.keys.0)
+                .number(self.keys.1)
+                .field(self.library.1.as_bytes())
+                .field(&self.tools.identity)
+                .field(&recipe)
+                .field(qemu.as_ref().map_or("", |qemu| qemu.version.as_str()))
+                .field(accel.word());
+            hasher.finish()
+        };
+        let entry = self.dir.join("results").join(format!("boot-{key}.json"));
+        if let Some(json) = self.use_cache.then(|| load(&entry)).flatten() {
+            (self.progress)(&format!("boot: {} (cached)", json.result));
+            return (json, Vec::new());
+        }
+        let not_run = |reason: String| (Booted::not_run(reason, Vec::new()).json, Vec::new());
+        let wrappers = self.dir.join("wrappers").join(toolchain);
+        let (rustc, rustdoc) = (wrappers.join("rustc"), wrappers.join("rustdoc"));
+        for (path, launch) in [
+            (&rustc, self.launch.clone()),
+            (&rustdoc, self.launch.sibling("rustdoc")),
+        ] {
+            if let Err(error) = write_wrapper(path, &launch) {
+                return not_run(format!("writing the wrapper {}: {error:#}", path.display()));
+            }
+        }
+        let marker_tools = format!("{}\n{recipe}", self.tools.identity);
+        let out = match opened.take().map_or_else(
+            || BuildDir::open(&self.dir.join("boot").join(id), identity, &marker_tools),
+            Ok,
+        ) {
+            Ok(out) => out,
+            Err(error) => return not_run(format!("the boot build directory: {error:#}")),
+        };
+        let console = out.out.join(format!("console-{toolchain}.log"));
+        let release = version.release_string();
+        let stage = Stage {
+            pair: Pair {
+                tree: root,
+                out: &out,
+                wrapper: &rustc,
+                library: self.library.0,
+                rustdoc: Some(&rustdoc),
+                tools: self.tools,
+                jobs: self.jobs,
+                lock: self.lock,
+                timeout: self.timeout,
+                progress: self.progress,
+            },
+            release: &release,
+            qemu: &qemu,
+            accel,
+            boot_timeout: BOOT_TIMEOUT,
+            console: &console,
+        };
+        let booted = boot(&stage);
+        (self.progress)(&format!(
+            "boot: {}: {}",
+            booted.json.result, booted.json.reason
+        ));
+        if !out.is_spoiled() {
+            *opened = Some(out);
+        }
+        if booted.cacheable && crate::util::interrupt::interrupted().is_none() {
+            if let Err(error) = store(&entry, &booted.json) {
+                (self.progress)(&format!("boot: the result was not cached: {error:#}"));
+            }
+        }
+        (booted.json, booted.steps)
+    }
+}
+
+/// Builds the boot image and boots it.
+pub(crate) fn boot(stage: &Stage<'_>) -> Booted {
+    let qemu = match stage.qemu {
+        Ok(qemu) => qemu,
+        Err(why) => return Booted::not_run(why.clone(), Vec::new()),
+    };
+    let out = stage.pair.out;
+    out.begin();
+    let image = build_image(stage);
+    out.seal();
+    let Image {
+        path: image,
+        config,
+        mut steps,
+    } = match image {
+        Ok(built) => built,
+        Err(booted) => return *booted,
+    };
+    (stage.pair.progress)(&format!("booting under qemu ({})", stage.accel.word()));
+    let mut booted = run_qemu(
+        &qemu.program,
+        (stage.accel, &image, stage.console, stage.boot_timeout),
+        stage.pair.tree,
+        &config,
+    );
+    steps.append(&mut booted.steps);
+    booted.steps = steps;
+    booted
+}
+
+/// Boots `image` and judges its console; the step's time is QEMU's.
+pub(crate) fn run_qemu(
+    qemu: &Path,
+    (accel, image, console, timeout): (Accel, &Path, &Path, Duration),
+    tree: &Path,
+    config: &BootConfig,
+) -> Booted {
+    let (output, console) = match qemu::boot(qemu, accel, image, console, timeout) {
+        Ok(ran) => ran,
+        Err(error) => {
+            let why = crate::util::process::describe_spawn_error(qemu, &error);
+            return Booted::not_run(format!("QEMU could not start: {why}"), Vec::new());
+        }
+    };
+    let mut booted = judge(tree, config, &console, accel);
+    booted.steps = vec![("boot: qemu".into(), output.seconds)];
+    booted.json.seconds = Some(output.seconds);
+    let stderr = crate::util::process::last_line(&output.stderr);
+    match output.killed {
+        Some(crate::util::process::Killed::Timeout) => {
+            booted.json.result = FAIL.into();
+            booted.json.reason = format!(
+                "no end within {} s: the kernel hung or the machine is too slow (not cached); {}",
+                timeout.as_secs(),
+                booted.json.reason
+            );
+            booted.cacheable = false;
+        }
+        Some(crate::util::process::Killed::Interrupted) => {
+            return Booted::not_run("the run was interrupted".into(), booted.steps)
+        }
+        None if console.trim().is_empty() => {
+            return Booted::not_run(
+                format!(
+                    "QEMU printed no console ({}): {stderr}",
+                    output.describe_ending(timeout)
+                ),
+                booted.steps,
+            )
+        }
+        None if !output.success() => {
+            // QEMU itself failed midway: what the kernel printed is not its whole verdict.
+            booted.json.result = FAIL.into();
+            booted.json.reason = format!(
+                "QEMU ended with {} (not cached): {stderr}; {}",
+                output.describe_ending(timeout),
+                booted.json.reason
+            );
+            booted.cacheable = false;
+        }
+        None => {}
+    }
+    booted
+}
+
+/// A boot image built: `vmlinux`, the configuration it was built with, and the steps' times.
+struct Image {
+    path: PathBuf,
+    config: BootConfig,
+    steps: Vec<(String, f64)>,
+}
+
+/// Configures the boot build directory and builds `vmlinux`: the image with its configuration,
+/// and the steps' times; or the boot's result when that fails.
+fn build_image(stage: &Stage<'_>) -> Result<Image, Box<Booted>> {
+    let pair = &stage.pair;
+    let out: &BuildDir = pair.out;
+    let mut steps: Vec<(String, f64)> = Vec::new();
+    let config_path = out.out.join(".config");
+    let wanted = config::boot_config(pair.tree);
+    macro_rules! run_make {
+        ($name:expr, $targets:expr) => {{
+            (pair.progress)(&format!("boot: make {}", $targets.join(" ")));
+            let output = match pair.make($targets) {
+                Ok(output) => output,
+                Err(error) => {
+                    return Err(Box::new(Booted::not_run(
+                        format!("make could not start: {error}"),
+                        steps,
+                    )))
+                }
+            };
+            steps.push((format!("boot: {}", $name), output.seconds));
+            if let Some(why) = machine_failure(&output, pair.timeout) {
+                out.spoil();
+                let mut booted = Booted::not_run(
+                    format!(
+                        "make {}: {why} (not cached; the boot build directory is discarded)",
+                        $targets.join(" ")
+                    ),
+                    steps,
+                );
+                booted.json.console_tail = Some(build::first_error_of(&output));
+                return Err(Box::new(booted));
+            }
+            output
+        }};
+    }
+    if !config_path.is_file() {
+        let output = run_make!("tinyconfig", &["tinyconfig"]);
+        if !output.success() {
+            return Err(Box::new(Booted::not_run(
+                format!("make tinyconfig failed: {}", build::first_error_of(&output)),
+                steps,
+            )));
+        }
+        let mut text = std::fs::read_to_string(&config_path).unwrap_or_default();
+        text.push_str(&wanted.fragment());
+        if let Err(error) = std::fs::write(&config_path, text) {
+            return Err(Box::new(Booted::not_run(
+                format!("writing {}: {error}", config_path.display()),
+                steps,
+            )));
+        }
+    }
+    let output = run_make!("olddefconfig", &["olddefconfig"]);
+    if !output.success() {
+        return Err(Box::new(Booted::not_run(
+            format!(
+                "make olddefconfig failed: {}",
+                build::first_error_of(&output)
+            ),
+            steps,
+        )));
+    }
+    let text = std::fs::read_to_string(&config_path).unwrap_or_default();
+    let lost = wanted.lost(&text);
+    if !lost.is_empty() {
+        // The next compiler starts again from tinyconfig; the objects stay.
+        let _ = std::fs::remove_file(&config_path);
+        let lost: Vec<String> = lost
+            .iter()
+            .map(|symbol| format!("CONFIG_{symbol}"))
+            .collect();
+        return Err(Box::new(Booted::failed(
+            format!(
+                "the boot configuration lost {} at olddefconfig (Kconfig's conditions do not \
+                 hold with this compiler or its tools; not cached)",
+                lost.join(", ")
+            ),
+            false,
+            steps,
+        )));
+    }
+    let output = run_make!("vmlinux", &["vmlinux"]);
+    if !output.success() {
+        let built = build::compiler_failure("make vmlinux", &output, Vec::new(), Vec::new());
+        let mut booted = Booted::failed(
+            format!("the boot image did not build: {}", built.reason),
+            built.cacheable,
+            steps,
+        );
+        booted.json.console_tail = built.first_error;
+        return Err(Box::new(booted));
+    }
+    let image = out.out.join("vmlinux");
+    let versions = rustc_versions(&image);
+    let expected = format!("rustc version {}", stage.release);
+    if versions.is_empty()
+        || versions
+            .iter()
+            .any(|version| !version.starts_with(&expected))
+    {
+        out.spoil();
+        return Err(Box::new(Booted::not_run(
+            format!(
+                "make vmlinux succeeded, but {} does not say it is {expected} only (its \
+                 .comment says: {}); not cached, the boot build directory is discarded",
+                image.display(),
+                if versions.is_empty() {
+                    "no rustc".to_owned()
+                } else {
+                    versions.join("; ")
+                }
+            ),
+            steps,
+        )));
+    }
+    Ok(Image {
+        path: image,
+        config: wanted,
+        steps,
+    })
+}
+
+/// The `rustc version ...` strings of an ELF file (its `.comment` records each compiler that
+/// built an object of it), each once.
+pub(crate) fn rustc_versions(image: &Path) -> Vec<String> {
+    let Ok(bytes) = std::fs::read(image) else {
+        return Vec::new();
+    };
+    let needle = b"rustc version ";
+    let mut found: Vec<String> = Vec::new();
+    let mut at = 0;
+    while let Some(offset) = bytes[at..]
+        .windows(needle.len())
+        .position(|window| window == needle)
+    {
+        let start = at + offset;
+        let end = bytes[start..]
+            .iter()
+            .position(|byte| *byte == 0 || *byte == b'\n')
+            .map_or(bytes.len(), |length| start + length);
+        let text = String::from_utf8_lossy(&bytes[start..end.min(start + 200)]).into_owned();
+        crate::push_once(&mut found, text);
+        at = end;
+    }
+    found
+}
+
+/// The verdict of a console: the samples' init lines, KUnit's results, the end. `tree` is the
+/// build's source root, which the console's paths are read without.
+pub(crate) fn judge(tree: &Path, config: &BootConfig, console: &str, accel: Accel) -> Booted {
+    let root = format!("{}/", tree.display());
+    let text = console.replace(&root, "");
+    let lines = console::lines(&text);
+    let ktap = console::ktap(&lines);
+    let ending = console::ending(&lines);
+    let mut problems: Vec<String> = Vec::new();
+    if let Some(crash) = &ending.crash {
+        problems.push(format!("the kernel crashed: {crash}"));
+    }
+    let mut samples = Vec::new();
+    for sample in samples::samples(tree, &config.samples) {
+        if sample.expected.is_empty() {
+            samples.push(SampleJson {
+                name: sample.name.clone(),
+                expected: None,
+                seen: false,
+            });
+        }
+        for expected in &sample.expected {
+            let seen = lines.iter().any(|line| expected.matches(line));
+            if !seen {
+                problems.push(format!("{} did not print `{}`", sample.name, expected.text));
+            }
+            samples.push(SampleJson {
+                name: sample.name.clone(),
+                expected: Some(expected.text.clone()),
+                seen,
+            });
+        }
+    }
+    let count = |outcome| {
+        ktap.cases()
+            .filter(|(_, case)| case.outcome == outcome)
+            .count()
+    };
+    let failures: Vec<FailureJson> = ktap
+        .cases()
+        .filter(|(_, case)| case.outcome == console::Outcome::Fail)
+        .map(|(suite, case)| FailureJson {
+            suite: suite.to_owned(),
+            test: case.name.clone(),
+            output: case.output.join("\n"),
+        })
+        .collect();
+    if !failures.is_empty() {
+        let names: Vec<String> = failures
+            .iter()
+            .map(|failure| format!("{}.{}", failure.suite, failure.test))
+            .collect();
+        problems.push(format!("KUnit failed: {}", names.join(", ")));
+    }
+    for suite in ktap.failed_suites_without_failed_cases() {
+        problems.push(format!("suite {suite} failed with no failed case"));
+    }
+    for line in &ktap.unparsed {
+        problems.push(format!("a KTAP line does not parse: `{}`", line.trim()));
+    }
+    problems.extend(ktap.incomplete());
+    if !ending.rebooted && ending.crash.is_none() {
+        problems.push(format!(
+            "the console was cut short: no `{}` after the KTAP (its last line: `{}`)",
+            console::REBOOT_LINE,
+            lines
+                .iter()
+                .rev()
+                .find(|line| !line.trim().is_empty())
+                .map_or("", |line| line.trim())
+        ));
+    }
+    let kunit = KunitJson {
+        passed: count(console::Outcome::Pass),
+        failed: count(console::Outcome::Fail),
+        skipped: count(console::Outcome::Skip),
+        failures,
+    };
+    let (result, reason) = if problems.is_empty() {
+        let checked = samples
+            .iter()
+            .filter(|sample| sample.expected.is_some())
+            .count();
+        (
+            PASS,
+            format!(
+                "{} suites, {} cases passed, {} skipped; {checked} sample lines seen; rebooted",
+                ktap.suites.len(),
+                kunit.passed,
+                kunit.skipped
+            ),
+        )
+    } else {
+        (FAIL, problems.join("; "))
+    };
+    Booted {
+        json: BootJson {
+            result: result.into(),
+            reason,
+            accel: Some(accel.word().into()),
+            samples,
+            kunit: Some(kunit),
+            console_tail: Some(console::tail(console, 20)),
+            seconds: None,
+            cached: false,
+        },
+        cacheable: true,
+        steps: Vec::new(),
+    }
+}
+
+/// A cached boot result, if `entry` holds a well-formed one that is a verdict.
+pub(crate) fn load(entry: &Path) -> Option<BootJson> {
+    let text = crate::util::files::read_text(entry, 1 << 20).ok()?;
+    let boot: BootJson = json::read(&text).ok()?;
+    (boot.result != NOT_RUN).then_some(BootJson {
+        cached: true,
+        ..boot
+    })
+}
+
+/// Stores a boot result that is a verdict.
+pub(crate) fn store(entry: &Path, boot: &BootJson) -> anyhow::Result<()> {
+    crate::util::files::write_atomically(entry, json::to_value(boot).to_string().as_bytes())
+}

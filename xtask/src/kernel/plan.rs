@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: GPL-2.0
+//! What `cargo xtask kernel` would do, without doing it (`--dry-run`): the trees to fetch and
+//! unpack, the pairs to build (each tree's first in a new build directory, the rest compiler
+//! switches) and the cells already cached, with time and disk estimates taken from the step
+//! times kept with earlier results under `target/kernel/results/`, or the defaults below where
+//! there are none. Everything here only reads, and looks for a result by the key the run keeps
+//! it under ([`crate::kernel::results`]).
+
+use crate::catalog::Release;
+use crate::kernel::build::{self, Real};
+use crate::kernel::results::{library, read_result, result_entry, Library};
+use crate::kernel::stamps;
+use crate::kernel::{rules, tools, trees};
+use crate::run::cache::compiler_identity;
+use crate::toolchains::discovery::Toolchain;
+use crate::toolchains::extracted::Marker;
+use crate::toolchains::pins::{TreePin, TreeSource};
+use crate::toolchains::version::RustcVersion;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// What a tree costs when nothing measured says otherwise (BENCHMARKS.md, "Real kernel trees",
+/// a 2-core machine): a `linux-source` `.deb` of 139-166 MB fetched in 2-6 s and unpacked to
+/// 1.5-1.8 GB in 17-62 s.
+const TREE_DEB_MB: u64 = 150;
+const TREE_UNPACKED_MB: u64 = 1700;
+const TREE_SECONDS: (f64, f64) = (20.0, 65.0);
+/// A build directory holds 104-223 MB (defconfig and the Rust objects).
+const BUILD_DIR_MB: u64 = 220;
+/// A Debian compiler's whole `library/`, extracted once for `RUST_LIB_SRC`: 44-81 MB.
+const LIBRARY_MB: u64 = 80;
+/// A tree's first pair (defconfig, olddefconfig, prepare, rust/ and samples) and a compiler
+/// switch in a prepared tree, in seconds.
+const FIRST_PAIR_SECONDS: (f64, f64) = (90.0, 120.0);
+const SWITCH_SECONDS: (f64, f64) = (30.0, 80.0);
+
+/// A compiler of the run, or why there is none.
+pub(crate) type Compiler<'a> = (&'a str, Result<&'a (Toolchain, RustcVersion), &'a str>);
+
+/// What happens to one tree.
+enum TreeStep {
+    /// Unpacked already (or a local checkout).
+    There,
+    /// To fetch and unpack.
+    Provide(String),
+    /// It cannot be used: every cell is `not run`.
+    Unusable(String),
+}
+
+/// What happens to one (tree, compiler) pair.
+enum PairStep {
+    Cached(Real),
+    /// Below the tree's minimum: `make rustavailable` refuses it in a moment.
+    Refused(String),
+    /// To build; `true` for the tree's first pair, in a new build directory.
+    Build(bool),
+    NotRun(String),
+}
+
+/// The plan of a kernel run, as text: what it would fetch, build and read from the cache, and
+/// what that would cost.
+pub(crate) fn plan(
+    dir: &Path,
+    pins: &[TreePin],
+    compilers: &[Compiler<'_>],
+    use_cache: bool,
+) -> String {
+    let new_tools = tools::find_tools(dir, tools::BINDGEN);
+    let mut old_tools = None;
+    let mut out = String::new();
+    let mut tree_lines = Vec::new();
+    let mut pair_lines = Vec::new();
+    let (mut to_provide, mut to_extract, mut first_pairs, mut switches, mut cached) =
+        (0, Vec::new(), 0, 0, 0);
+    let mut missing_tools = Vec::new();
+    let results = dir.join("results");
+    for pin in pins {
+        let (mut step, tree) = tree_step(dir, pin);
+        // The tree's facts and key as the run reads them, nothing kept.
+        let facts = match tree
+            .as_ref()
+            .map(|tree| stamps::facts_unkept(&results, tree))
+        {
+            Some(Ok(facts)) => Some(facts),
+            Some(Err(error)) => {
+                step = TreeStep::Unusable(format!("{error:#}"));
+                None
+            }
+            None => None,
+        };
+        tree_lines.push(match &step {
+            TreeStep::There => format!(
+                "{}: there ({})",
+                pin.id,
+                tree.as_ref().map_or("?", |tree| tree.identity.as_str())
+            ),
+            TreeStep::Provide(package) => {
+                to_provide += 1;
+                format!("{}: fetch and unpack {package}", pin.id)
+            }
+            TreeStep::Unusable(why) => format!("{}: cannot be used: {why}", pin.id),
+        });
+        let needs_old = facts
+            .as_ref()
+            .is_some_and(|(facts, _)| tools::bindgen_for(facts).version != tools::BINDGEN.version);
+        let tools = if needs_old {
+            old_tools.get_or_insert_with(|| tools::find_tools(dir, tools::OLD_BINDGEN))
+        } else {
+            &new_tools
+        };
+        // Below the tree's minimum, `make rustavailable` refuses the compiler in a moment.
+        let refused = |version: &RustcVersion| {
+            let minimum = Release::parse(&facts.as_ref()?.0.minimum_rustc)?;
+            (version.release < minimum).then(|| PairStep::Refused(minimum.to_string()))
+        };
+        let mut first = true;
+        for (id, compiler) in compilers {
+            let step = match (&step, compiler, tools) {
+                (TreeStep::Unusable(why), _, _) => PairStep::NotRun(format!("the tree: {why}")),
+                (_, Err(why), _) => PairStep::NotRun((*why).to_owned()),
+                (_, _, Err(missing)) => {
+                    push_once(&mut missing_tools, format!("{missing:#}"));
+                    PairStep::NotRun("the build tools are missing (below)".to_owned())
+                }
+                (_, Ok((toolchain, version)), Ok(tools)) => {
+                    let library = library(dir, toolchain, version);
+                    let cached = match (&library, &facts) {
+                        (Library::There(library), Some((_, tree_key))) if use_cache => {
+                            let compiler = compiler_identity(&toolchain.launch, version);
+                            read_result(&result_entry(
+                                &results,
+                                *tree_key,
+                                compiler,
+                                library,
+                                &tools.identity,
+                            ))
+                        }
+                        _ => None,
+                    };
+                    // The run extracts a Debian compiler's library before it asks the cache.
+                    if let Library::ToExtract(library) = &library {
+                        push_once(&mut to_extract, library.clone());
+                    }
+                    match (library, cached, refused(version)) {
+                        (Library::Unavailable(why), _, _) => {
+                            PairStep::NotRun(format!("RUST_LIB_SRC: {why}"))
+                        }
+                        (_, Some(built), _) => PairStep::Cached(built.real),
+                        (_, None, Some(step)) => step,
+                        (_, None, None) => match &tree {
+                            Some(tree) => {
+                                build_step(dir, pin, &tree.identity, &tools.identity, &mut first)
+                            }
+                            None => PairStep::Build(std::mem::take(&mut first)),
+                        },
+                    }
+                }
+            };
+            let what = match &step {
+                PairStep::Cached(real) => {
+                    cached += 1;
+                    format!("cached: {}", real.word())
+                }
+                PairStep::Build(true) => {
+                    first_pairs += 1;
+                    "build (the tree's first pair: defconfig and prepare)".to_owned()
+                }
+                PairStep::Build(false) => {
+                    switches += 1;
+                    "build (a compiler switch in the prepared tree)".to_owned()
+                }
+                PairStep::Refused(minimum) => {
+                    format!("refused by `make rustavailable` (the tree's minimum is {minimum})")
+                }
+                PairStep::NotRun(why) => format!("not run: {why}"),
+            };
+            pair_lines.push(format!("{} with {id}: {what}", pin.id));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "kernel --dry-run: nothing is fetched, unpacked, built or written.\n\ntrees:"
+    );
+    for line in &tree_lines {
+        let _ = writeln!(out, "  {line}");
+    }
+    let _ = writeln!(out, "\npairs:");
+    for line in &pair_lines {
+        let _ = writeln!(out, "  {line}");
+    }
+    for missing in &missing_tools {
+        let _ = writeln!(out, "\nthe build tools are missing: {missing}");
+    }
+    let kept = kept_times(dir);
+    let range = |(low, high): (f64, f64), count: usize| (low * count as f64, high * count as f64);
+    let (first_each, first_from) = kept.first.unwrap_or((FIRST_PAIR_SECONDS, "default"));
+    let (switch_each, switch_from) = kept.switch.unwrap_or((SWITCH_SECONDS, "default"));
+    let trees = range(TREE_SECONDS, to_provide);
+    let firsts = range(first_each, first_pairs);
+    let others = range(switch_each, switches);
+    let total = (trees.0 + firsts.0 + others.0, trees.1 + firsts.1 + others.1);
+    let new_dirs = first_pairs;
+    let disk = to_provide as u64 * (TREE_DEB_MB + TREE_UNPACKED_MB)
+        + new_dirs as u64 * BUILD_DIR_MB
+        + to_extract.len() as u64 * LIBRARY_MB;
+    let _ = writeln!(
+        out,
+        "\nestimate (-j 2 on 2 cores; a busier machine takes longer):"
+    );
+    if to_provide > 0 {
+        let _ = writeln!(
+            out,
+            "  {to_provide} tree(s) to fetch and unpack: {} (default: a .deb of ~{TREE_DEB_MB} MB, \
+             ~{:.1} GB unpacked, {}-{} s each)",
+            seconds(trees),
+            TREE_UNPACKED_MB as f64 / 1000.0,
+            TREE_SECONDS.0,
+            TREE_SECONDS.1
+        );
+    }
+    if first_pairs > 0 {
+        let _ = writeln!(
+            out,
+            "  {first_pairs} first pair(s): {} ({}-{} s each, {first_from})",
+            seconds(firsts),
+            first_each.0.round(),
+            first_each.1.round()
+        );
+    }
+    if switches > 0 {
+        let _ = writeln!(
+            out,
+            "  {switches} compiler switch(es): {} ({}-{} s each, {switch_from})",
+            seconds(others),
+            switch_each.0.round(),
+            switch_each.1.round()
+        );
+    }
+    if cached > 0 {
+        let _ = writeln!(
+            out,
+            "  {cached} cell(s) cached: read back, only their predictions run"
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  in all: {}; disk: about {:.1} GB more ({to_provide} tree(s), {new_dirs} new build \
+         director(ies) of ~{BUILD_DIR_MB} MB, {} compiler library/ of ~{LIBRARY_MB} MB)",
+        seconds(total),
+        disk as f64 / 1000.0,
+        to_extract.len()
+    );
+    out
+}
+
+fn push_once(list: &mut Vec<String>, item: String) {
+    if !list.contains(&item) {
+        list.push(item);
+    }
+}
+
+/// "2-4 min", or seconds under two minutes.
+fn seconds((low, high): (f64, f64)) -> String {
+    if high < 120.0 {
+        format!("{:.0}-{:.0} s", low, high)
+    } else {
+        format!("{:.0}-{:.0} min", low / 60.0, (high / 60.0).ceil())
+    }
+}
+
+/// Whether the tree is there, and it as the run would provide it when it is.
+fn tree_step(dir: &Path, pin: &TreePin) -> (TreeStep, Option<trees::Tree>) {
+    let there = |root: PathBuf, identity: String, marker: Option<&Marker>| trees::Tree {
+        root,
+        identity,
+        package: marker.map(|marker| format!("{}={}", marker.package, marker.version)),
+        sha256: marker.map(|marker| marker.sha256.clone()),
+        cost: (0.0, 0.0, 0),
+    };
+    match &pin.source {
+        TreeSource::Path(path) => match std::fs::canonicalize(path) {
+            Ok(root) => match trees::check_kernel_tree(&root) {
+                Ok(()) => {
+                    let identity = format!("local tree {}", root.display());
+                    (TreeStep::There, Some(there(root, identity, None)))
+                }
+                Err(error) => (TreeStep::Unusable(format!("{error:#}")), None),
+            },
+            Err(error) => (
+                TreeStep::Unusable(format!("{}: {error}", path.display())),
+                None,
+            ),
+        },
+        TreeSource::Debian(source) => {
+            let prefix = rules::pinned::debian_prefix(dir, source);
+            let marker = Marker::read(&prefix);
+            let root = marker
+                .as_ref()
+                .and_then(|marker| Some(prefix.join(marker.get("tree")?)));
+            match (&marker, root) {
+                (Some(marker), Some(root)) if trees::check_kernel_tree(&root).is_ok() => {
+                    let tree = there(root, marker.identity(), Some(marker));
+                    (TreeStep::There, Some(tree))
+                }
+                _ => (TreeStep::Provide(source.to_string()), None),
+            }
+        }
+    }
+}
+
+/// A tree's pair to build: its first when its build directory is not there for this tree and
+/// these tools (only the run's first pair of a tree can be).
+fn build_step(
+    dir: &Path,
+    pin: &TreePin,
+    identity: &str,
+    tools: &str,
+    first: &mut bool,
+) -> PairStep {
+    let marker = std::fs::read_to_string(dir.join("build").join(&pin.id).join(build::BUILD_MARKER));
+    let prepared = marker.is_ok_and(|marker| marker == format!("{identity}\n{tools}\n"));
+    let this_first = *first && !prepared;
+    *first = false;
+    PairStep::Build(this_first)
+}
+
+/// The range of the step times kept with earlier results: (low, high) seconds per first pair
+/// and per switch, and where they come from.
+struct Kept {
+    first: Option<((f64, f64), &'static str)>,
+    switch: Option<((f64, f64), &'static str)>,
+}
+
+fn kept_times(dir: &Path) -> Kept {
+    let mut first: Vec<f64> = Vec::new();
+    let mut switch: Vec<f64> = Vec::new();
+    let entries = std::fs::read_dir(dir.join("results"))
+        .into_iter()
+        .flatten()
+        .flatten();
+    for entry in entries {
+        let Some(built) = read_result(&entry.path()) else {
+            continue;
+        };
+        // A refused cell ran only `make rustavailable`: it says nothing of a build's cost.
+        if built.steps.len() < 2 {
+            continue;
+        }
+        let total: f64 = built.steps.iter().map(|(_, seconds)| seconds).sum();
+        if built.steps.iter().any(|(step, _)| step == "defconfig") {
+            first.push(total);
+        } else {
+            switch.push(total);
+        }
+    }
+    let range = |times: &[f64]| {
+        let low = times.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = times.iter().copied().fold(0.0, f64::max);
+        (!times.is_empty()).then_some((
+            (low, high),
+            "from the step times kept in target/kernel/results/",
+        ))
+    };
+    Kept {
+        first: range(&first),
+        switch: range(&switch),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::build::Built;
+    use crate::tests::support::scratch_dir;
+    use crate::util::json;
+
+    fn result(real: Real, steps: &[(&str, f64)]) -> String {
+        let mut built = Built::not_run(String::new(), Vec::new());
+        built.real = real;
+        built.steps = steps
+            .iter()
+            .map(|(step, seconds)| (step.to_string(), *seconds))
+            .collect();
+        json::to_value(&built).to_string()
+    }
+
+    /// The estimate says where its figures come from: the kept step times of first pairs and
+    /// of switches apart, a refusal's lone `rustavailable` left out, else the defaults.
+    #[test]
+    fn estimates_come_from_kept_step_times_else_the_defaults() {
+        let dir = scratch_dir("kernel-plan");
+        let missing = TreePin {
+            id: "gone".into(),
+            source: TreeSource::Path(dir.join("no-such-tree")),
+            note: None,
+            line: 0,
+        };
+        let compilers: Vec<Compiler<'_>> = vec![("1.85.0", Err("not installed: here is how"))];
+        let text = plan(&dir, std::slice::from_ref(&missing), &compilers, true);
+        assert!(text.contains("\n  gone: cannot be used: "), "{text}");
+        assert!(
+            text.contains("\n  gone with 1.85.0: not run: the tree: "),
+            "{text}"
+        );
+        assert!(
+            text.contains("in all: 0-0 s; disk: about 0.0 GB more"),
+            "{text}"
+        );
+        assert!(kept_times(&dir).first.is_none());
+
+        let results = dir.join("results");
+        std::fs::create_dir_all(&results).unwrap();
+        let first = [
+            ("rustavailable", 0.5),
+            ("defconfig", 10.0),
+            ("prepare", 89.5),
+        ];
+        std::fs::write(results.join("a.json"), result(Real::Pass, &first)).unwrap();
+        let switch = [("rustavailable", 0.5), ("prepare", 40.0)];
+        std::fs::write(results.join("b.json"), result(Real::Fail, &switch)).unwrap();
+        let switch = [("rustavailable", 0.5), ("prepare", 60.0)];
+        std::fs::write(results.join("c.json"), result(Real::Pass, &switch)).unwrap();
+        let refused = [("rustavailable", 0.3)];
+        std::fs::write(results.join("d.json"), result(Real::Refused, &refused)).unwrap();
+        let never = result(Real::NotRun, &[("rustavailable", 0.5), ("prepare", 999.0)]);
+        std::fs::write(results.join("e.json"), never).unwrap();
+        let kept = kept_times(&dir);
+        assert_eq!(kept.first.map(|(range, _)| range), Some((100.0, 100.0)));
+        assert_eq!(kept.switch.map(|(range, _)| range), Some((40.5, 60.5)));
+    }
+}
