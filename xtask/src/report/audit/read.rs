@@ -183,6 +183,7 @@ impl AuditReport {
                 entry,
                 probed,
                 rustc: None,
+                identity: None,
             });
         }
         let mut target = Vec::new();
