@@ -146,10 +146,8 @@ fn version_of(program: &Path, env: Vec<(String, String)>) -> anyhow::Result<Stri
 /// goes to the system's temporary directory, so that asking (as `--dry-run` does) writes nothing
 /// under `target/kernel/`.
 fn libclang_version(bindgen: &Path, libclang: &Path) -> anyhow::Result<String> {
-    let header = std::env::temp_dir().join(format!(
-        "kshim-libclang-version-{}.h",
-        std::process::id()
-    ));
+    let header =
+        std::env::temp_dir().join(format!("kshim-libclang-version-{}.h", std::process::id()));
     std::fs::write(
         &header,
         b"#pragma message(\"clang version \" __clang_version__)\n",
