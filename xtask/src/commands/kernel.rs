@@ -26,7 +26,7 @@ use crate::toolchains::extracted::{self, Wanted};
 use crate::toolchains::pins::{Pins, TreePin, TreeSource};
 use crate::toolchains::version::RustcVersion;
 use crate::util::json;
-use crate::util::output::{Format, Width};
+use crate::util::output::{Format, Output, Width};
 use crate::util::run_lock::RunLock;
 use crate::Verdict;
 use anyhow::{anyhow, bail, Context};
@@ -38,7 +38,7 @@ use xshell::Shell;
 const MAKE_TIMEOUT: Duration = Duration::from_secs(1800);
 
 impl flags::Kernel {
-    pub fn run(&self, sh: &Shell, width: Width) -> anyhow::Result<Verdict> {
+    pub fn run(&self, sh: &Shell, output: Output) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
         let timeout = crate::run::driver::timeout(self.timeout, MAKE_TIMEOUT)?;
         let jobs = crate::run::driver::jobs("kernel", self.jobs)?;
@@ -52,7 +52,7 @@ impl flags::Kernel {
                 &trees,
                 &self.toolchain,
                 !self.no_cache,
-                width,
+                output.width,
             );
         }
         let report = crate::util::interrupt::run_interruptible(|| {
@@ -68,7 +68,7 @@ impl flags::Kernel {
         })?;
         Ok(format.print_report(
             report.verdict(self.strict),
-            width,
+            output,
             || json::to_value(&report.to_json()),
             || report.markdown(),
             |style| report.human_in(style),
