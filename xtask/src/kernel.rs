@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Real kernel trees: their own Rust rules and what a compiler's probes of them predict
 //! ([`rules`]), the pinned trees and the tools a build runs, the build itself and what it said, the plan of a run (`--dry-run`),
-//! and the report that puts the real result beside the prediction.
+//! the report that puts the real result beside the prediction, and the run of every (tree,
+//! compiler) pair ([`run`]).
 
 pub(crate) mod boot;
 pub(crate) mod build;
 pub(crate) mod plan;
 pub(crate) mod report;
 pub(crate) mod rules;
+pub(crate) mod run;
 pub(crate) mod said;
 pub(crate) mod stamps;
 pub(crate) mod symbols;
