@@ -40,7 +40,7 @@ impl flags::Kernel {
                 &pins_path,
                 &trees,
                 &self.toolchain,
-                !self.no_cache,
+                (!self.no_cache, self.boot),
                 output.width,
             );
         }
@@ -126,7 +126,7 @@ fn dry_run(
     pins_path: &Path,
     trees: &[TreePin],
     specs: &[String],
-    use_cache: bool,
+    (use_cache, with_boot): (bool, bool),
     width: Width,
 ) -> anyhow::Result<Verdict> {
     crate::toolchains::debian::change_nothing();
@@ -139,7 +139,7 @@ fn dry_run(
         })
         .collect();
     let dir = crate::project_root().join("target/kernel");
-    let text = plan::plan(&dir, trees, &compilers, use_cache);
+    let text = plan::plan(&dir, trees, &compilers, use_cache, with_boot);
     print!("{}", crate::util::output::fit(&text, width));
     Ok(Verdict::Success)
 }

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 //! `docs/kernels.md`: per real kernel tree, the features its `rust/kernel/lib.rs` enables, its
-//! allowed list, which compilers built it for real, and how the lists changed from one tree to
-//! the next, linked to the shim's example of each feature the catalog has. Generated from the
-//! committed JSON of a `cargo xtask kernel` run ([`KERNEL_REPORT`]), read as data.
+//! allowed list, which compilers built it for real and how each build booted ([`boot`]), and
+//! how the lists changed from one tree to the next, linked to the shim's example of each feature
+//! the catalog has. Generated from the committed JSON of a `cargo xtask kernel` run
+//! ([`KERNEL_REPORT`]), read as data.
 
+pub mod boot;
+
+use self::boot::CellBoot;
 use crate::catalog::{self, Release};
 use crate::kernel::build::why;
 use crate::kernel::report::json::KernelJson;
@@ -43,6 +47,8 @@ pub struct TreeData {
     /// The cells whose prediction the real build contradicted: (release, predicted, real,
     /// toolchain id).
     pub findings: Vec<(String, String, String, String)>,
+    /// The boot of each cell that built, in release order.
+    pub boots: Vec<CellBoot>,
     pub error: Option<String>,
 }
 
@@ -70,6 +76,7 @@ pub(crate) fn read_trees(report: &KernelJson) -> Vec<TreeData> {
                     cell.toolchain.clone(),
                 ));
             }
+            data.boots.extend(CellBoot::of(cell, &release));
             data.real.push((
                 cell.real.clone(),
                 release.clone(),
@@ -105,6 +112,8 @@ pub(crate) fn read_trees(report: &KernelJson) -> Vec<TreeData> {
         }
         data.real
             .sort_by_key(|(_, release, _, toolchain)| (release_key(release), toolchain.clone()));
+        data.boots
+            .sort_by_key(|boot| (release_key(&boot.release), boot.toolchain.clone()));
         data
     });
     trees.collect()
@@ -444,13 +453,17 @@ fn tree_section(page: &mut String, data: &TreeData) {
     }
     let _ = writeln!(
         page,
-        "- Compilers: {}.\n",
+        "- Compilers: {}.",
         if built.is_empty() {
             "none in that run".to_string()
         } else {
             built.join("; ")
         }
     );
+    if let Some(line) = boot::boot_line(&data.boots) {
+        let _ = writeln!(page, "{line}");
+    }
+    page.push('\n');
     if data.features.is_empty() {
         let _ = writeln!(
             page,
@@ -562,7 +575,9 @@ pub fn kernels_page(report: Option<&str>, file: &Path) -> anyhow::Result<String>
          What each real kernel tree asks of the Rust compiler, as its own files say \
          (`scripts/min-tool-version.sh`, `scripts/Makefile.build`, `init/Kconfig`, its crate \
          roots), and what real compilers did with it: the probes of its feature attributes and \
-         its own Kbuild build of `rust/`, the samples and the drivers. A feature the shim shows \
+         its own Kbuild build of `rust/`, the samples and the drivers, and the boot under QEMU \
+         of each build that passed (`cargo xtask kernel --boot`: KUnit's cases passed/failed/\
+         skipped, the samples' init lines seen). A feature the shim shows \
          links to its example; one the catalog leaves out on purpose gives the reason it is \
          not taught, and any other would say \"not in the shim\" (a test fails on it).\n\n",
     );
@@ -611,4 +626,4 @@ pub fn generated(root: &Path) -> anyhow::Result<(std::path::PathBuf, String)> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

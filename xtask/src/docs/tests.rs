@@ -475,3 +475,62 @@ fn a_screenshot_of_another_page_is_stale() {
         "the committed screenshot is not of the committed page: `cargo xtask docs --screenshot`"
     );
 }
+
+/// The page's kernel grid shows each built cell's boot in a few words, frames a failed one as a
+/// finding that the headline counts and explains in its popup, and says what a boot not run or
+/// not recorded is.
+#[test]
+fn the_page_shows_each_built_cells_boot_and_frames_a_failed_one() {
+    let trees = kernels::read_trees(&kernels::tests::booted_report());
+    let report = report(vec![toolchain("1.78.0", Some(Release::new(1, 78, 0)))]);
+    let page = page::compat_page(&report, None, &trees, "a date");
+    let cell = |id: &str| {
+        let start = page
+            .find(&format!("data-cell=\"kernel/6.12/{id}\""))
+            .unwrap_or_else(|| panic!("no kernel cell for {id}"));
+        let open = page[..start].rfind("<td").unwrap();
+        page[open..open + page[open..].find("</td>").unwrap()].to_owned()
+    };
+    for (id, class, shown) in [
+        (
+            "1.78.0",
+            "kt-pass boot-pass\"",
+            "boot pass (KUnit 390/1 skipped)",
+        ),
+        (
+            "1.85.0",
+            "kt-pass boot-fail finding\"",
+            "boot fail (KUnit 389/1 failed/1 skipped)",
+        ),
+        ("1.96.0", "kt-pass boot-not-run\"", "boot not run"),
+        ("1.98.1", "kt-pass boot-not-recorded\"", "boot not recorded"),
+    ] {
+        let cell = cell(id);
+        assert!(cell.contains(class), "{cell}");
+        assert!(
+            cell.contains(&format!(
+                ">pass<small class=\"boot\"> \u{b7} {shown}</small>"
+            )),
+            "{cell}"
+        );
+    }
+    assert!(cell("1.78.0")
+        .contains("samples: 2 of 2 lines seen, not checked (nothing printed at init): rust_soc"));
+    assert!(cell("1.96.0").contains("boot not run: qemu-system-x86_64 is not installed"));
+    assert!(
+        page.contains(
+            "One boot under QEMU went against the prediction</b> from the tree's own rules (a \
+             build that passes is predicted to boot and pass)"
+        ),
+        "the headline does not count the failed boot"
+    );
+    assert!(page.contains(
+        "Linux 6.12.118 with <code>1.85.0</code>: built, so predicted to boot and pass, but boot \
+         fail (KUnit 389/1 failed/1 skipped)."
+    ));
+    assert!(page.contains(
+        "<p><code>rust_kvec.test_0</code> failed:</p><pre># test_0: ASSERTION FAILED at \
+         rust/kernel/alloc/kvec.rs:0</pre>"
+    ));
+    assert_eq!(page.matches(" finding\" data-cell").count(), 1);
+}

@@ -131,21 +131,13 @@ impl Cell<'_> {
         let qemu = qemu::find();
         let (accel, why) = Host::this().accel();
         (self.progress)(&format!("boot: {}: {why}", accel.word()));
-        let recipe = recipe();
-        let key = {
-            let mut hasher = StableHasher::new();
-            hasher
-                .field("kernel boot v1")
-                .number(self.keys.0)
-                .number(self.keys.1)
-                .field(self.library.1.as_bytes())
-                .field(&self.tools.identity)
-                .field(&recipe)
-                .field(qemu.as_ref().map_or("", |qemu| qemu.version.as_str()))
-                .field(accel.word());
-            hasher.finish()
-        };
-        let entry = self.dir.join("results").join(format!("boot-{key}.json"));
+        let entry = result_entry(
+            &self.dir.join("results"),
+            self.keys,
+            (self.library.1, &self.tools.identity),
+            &qemu,
+            accel,
+        );
         if let Some(json) = self.use_cache.then(|| load(&entry)).flatten() {
             (self.progress)(&format!("boot: {} (cached)", json.result));
             return (json, Vec::new());
@@ -161,7 +153,7 @@ impl Cell<'_> {
                 return not_run(format!("writing the wrapper {}: {error:#}", path.display()));
             }
         }
-        let marker_tools = format!("{}\n{recipe}", self.tools.identity);
+        let marker_tools = marker_tools(&self.tools.identity);
         let out = match opened.take().map_or_else(
             || BuildDir::open(&self.dir.join("boot").join(id), identity, &marker_tools),
             Ok,
@@ -205,6 +197,35 @@ impl Cell<'_> {
         }
         (booted.json, booted.steps)
     }
+}
+
+/// The file under `results` that holds a cell's boot verdict: keyed by the tree and the
+/// compiler's identity as its build's result is (`keys`), its library sources and the tools
+/// (`identities`), QEMU's version, the accelerator and the [`recipe`].
+pub(crate) fn result_entry(
+    results: &Path,
+    keys: (u128, u128),
+    (library, tools): (&str, &str),
+    qemu: &Result<Qemu, String>,
+    accel: Accel,
+) -> PathBuf {
+    let mut hasher = StableHasher::new();
+    hasher
+        .field("kernel boot v1")
+        .number(keys.0)
+        .number(keys.1)
+        .field(library.as_bytes())
+        .field(tools)
+        .field(recipe())
+        .field(qemu.as_ref().map_or("", |qemu| qemu.version.as_str()))
+        .field(accel.word());
+    results.join(format!("boot-{}.json", hasher.finish()))
+}
+
+/// The tools line of a boot build directory's marker: the build's tools and the [`recipe`], so
+/// that either changed starts the directory again.
+pub(crate) fn marker_tools(tools: &str) -> String {
+    format!("{tools}\n{}", recipe())
 }
 
 /// Builds the boot image and boots it.

@@ -3,8 +3,11 @@
 //! unpack, the pairs to build (each tree's first in a new build directory, the rest compiler
 //! switches) and the cells already cached, with time and disk estimates taken from the step
 //! times kept with earlier results under `target/kernel/results/`, or the defaults below where
-//! there are none. Everything here only reads; the cache key of a result is here too, so that
-//! the plan and the run look for the same entry.
+//! there are none; with `--boot`, each tree's boot images and boots too ([`boot`]). Everything
+//! here only reads; the cache key of a result is here too, so that the plan and the run look
+//! for the same entry.
+
+mod boot;
 
 use crate::catalog::Release;
 use crate::kernel::build::{self, Built, Real};
@@ -92,7 +95,9 @@ pub(crate) fn plan(
     pins: &[TreePin],
     compilers: &[Compiler<'_>],
     use_cache: bool,
+    with_boot: bool,
 ) -> String {
+    let mut booting = with_boot.then(boot::BootPlan::find);
     let new_tools = tools::find_tools(dir, tools::BINDGEN);
     let mut old_tools = None;
     let mut out = String::new();
@@ -144,7 +149,14 @@ pub(crate) fn plan(
             (version.release < minimum).then(|| PairStep::Refused(minimum.to_string()))
         };
         let mut first = true;
+        let mut boot_first = match (&tree, tools) {
+            (Some(tree), Ok(tools)) => {
+                !boot::prepared(dir, &pin.id, &tree.identity, &tools.identity)
+            }
+            _ => true,
+        };
         for (id, compiler) in compilers {
+            let mut boot_entry = None;
             let step = match (&step, compiler, tools) {
                 (TreeStep::Unusable(why), _, _) => PairStep::NotRun(format!("the tree: {why}")),
                 (_, Err(why), _) => PairStep::NotRun((*why).to_owned()),
@@ -157,6 +169,10 @@ pub(crate) fn plan(
                     let cached = match (&library, &facts) {
                         (Library::There(library), Some((_, tree_key))) if use_cache => {
                             let compiler = compiler_identity(&toolchain.launch, version);
+                            boot_entry = booting.as_ref().map(|booting| {
+                                let keys = (tree_key.0 .0, compiler.0);
+                                booting.entry(&results, keys, (library, &tools.identity))
+                            });
                             read_result(&result_entry(
                                 &results,
                                 *tree_key,
@@ -186,7 +202,7 @@ pub(crate) fn plan(
                     }
                 }
             };
-            let what = match &step {
+            let mut what = match &step {
                 PairStep::Cached(real) => {
                     cached += 1;
                     format!("cached: {}", real.word())
@@ -204,12 +220,21 @@ pub(crate) fn plan(
                 }
                 PairStep::NotRun(why) => format!("not run: {why}"),
             };
+            let builds = matches!(step, PairStep::Build(_) | PairStep::Cached(Real::Pass));
+            if let (Some(booting), true) = (&mut booting, builds) {
+                let boot = booting.pair(boot_entry, &mut boot_first);
+                if matches!(step, PairStep::Build(_)) {
+                    what = format!("{what}; if it passes, {boot}");
+                } else {
+                    what = format!("{what}; {boot}");
+                }
+            }
             pair_lines.push(format!("{} with {id}: {what}", pin.id));
         }
     }
     let _ = writeln!(
         out,
-        "kernel --dry-run: nothing is fetched, unpacked, built or written.\n\ntrees:"
+        "kernel --dry-run: nothing is fetched, unpacked, built, booted or written.\n\ntrees:"
     );
     for line in &tree_lines {
         let _ = writeln!(out, "  {line}");
@@ -221,6 +246,9 @@ pub(crate) fn plan(
     for missing in &missing_tools {
         let _ = writeln!(out, "\nthe build tools are missing: {missing}");
     }
+    if let Some(booting) = &booting {
+        let _ = writeln!(out, "\n{}", booting.header());
+    }
     let kept = kept_times(dir);
     let range = |(low, high): (f64, f64), count: usize| (low * count as f64, high * count as f64);
     let (first_each, first_from) = kept.first.unwrap_or((FIRST_PAIR_SECONDS, "default"));
@@ -228,11 +256,18 @@ pub(crate) fn plan(
     let trees = range(TREE_SECONDS, to_provide);
     let firsts = range(first_each, first_pairs);
     let others = range(switch_each, switches);
-    let total = (trees.0 + firsts.0 + others.0, trees.1 + firsts.1 + others.1);
+    let (boot_lines, boots, boot_disk) = booting
+        .as_ref()
+        .map_or((Vec::new(), (0.0, 0.0), 0), |booting| booting.estimate(dir));
+    let total = (
+        trees.0 + firsts.0 + others.0 + boots.0,
+        trees.1 + firsts.1 + others.1 + boots.1,
+    );
     let new_dirs = first_pairs;
     let disk = to_provide as u64 * (TREE_DEB_MB + TREE_UNPACKED_MB)
         + new_dirs as u64 * BUILD_DIR_MB
-        + to_extract.len() as u64 * LIBRARY_MB;
+        + to_extract.len() as u64 * LIBRARY_MB
+        + boot_disk;
     let _ = writeln!(
         out,
         "\nestimate (-j 2 on 2 cores; a busier machine takes longer):"
@@ -272,10 +307,18 @@ pub(crate) fn plan(
             "  {cached} cell(s) cached: read back, only their predictions run"
         );
     }
+    for line in &boot_lines {
+        let _ = writeln!(out, "  {line}");
+    }
+    let boot_dirs = if booting.is_some() {
+        format!(", boot directories {:.1} GB", boot_disk as f64 / 1000.0)
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
         "  in all: {}; disk: about {:.1} GB more ({to_provide} tree(s), {new_dirs} new build \
-         director(ies) of ~{BUILD_DIR_MB} MB, {} compiler library/ of ~{LIBRARY_MB} MB)",
+         director(ies) of ~{BUILD_DIR_MB} MB, {} compiler library/ of ~{LIBRARY_MB} MB{boot_dirs})",
         seconds(total),
         disk as f64 / 1000.0,
         to_extract.len()
@@ -472,7 +515,13 @@ mod tests {
             line: 0,
         };
         let compilers: Vec<Compiler<'_>> = vec![("1.85.0", Err("not installed: here is how"))];
-        let text = plan(&dir, std::slice::from_ref(&missing), &compilers, true);
+        let text = plan(
+            &dir,
+            std::slice::from_ref(&missing),
+            &compilers,
+            true,
+            false,
+        );
         assert!(text.contains("\n  gone: cannot be used: "), "{text}");
         assert!(
             text.contains("\n  gone with 1.85.0: not run: the tree: "),

@@ -3,6 +3,7 @@
 //! compiler.
 
 use super::{below_class, column_headers, escape_html, Popups};
+use crate::docs::kernels::boot::CellBoot;
 use crate::docs::kernels::{release_key, TreeData};
 use crate::report::Report;
 use std::fmt::Write;
@@ -97,8 +98,9 @@ fn kernel_columns(report: &Report, trees: &[TreeData]) -> Vec<String> {
 }
 
 /// Which compiler built which real kernel tree's Rust, from the recorded `cargo xtask kernel`
-/// report: the real result per tree and compiler, framed (`finding`) where the prediction from
-/// the tree's rules said otherwise. The compilers no tree was built with share one column.
+/// report: the real result per tree and compiler, with the boot of a cell that built, framed
+/// (`finding`) where the prediction from the tree's rules said otherwise or the boot failed.
+/// The compilers no tree was built with share one column.
 pub(super) fn kernel_trees_section(
     report: &Report,
     trees: &[TreeData],
@@ -121,8 +123,10 @@ pub(super) fn kernel_trees_section(
         "<section><h2 id=\"kernel-trees\">Kernel trees</h2><p class=\"muted\">Each real kernel \
          tree's Rust built with each compiler by the tree's own Kbuild (<code>cargo xtask \
          kernel</code>): <i>refused</i> is the tree's own <code>make rustavailable</code> saying \
-         no. A dashed frame marks a real result that the prediction from the tree's rules did \
-         not expect. Details: <a href=\"kernels.md\">docs/kernels.md</a>.</p>\
+         no. Beside a build that passed, its boot under QEMU (<code>--boot</code>): KUnit's cases \
+         passed/failed/skipped, <i>not recorded</i> where the report has no boot for it. A \
+         dashed frame marks a real result that the prediction from the tree's rules did not \
+         expect, or a boot that failed where the build passed. Details: <a href=\"kernels.md\">docs/kernels.md</a>.</p>\
          <div class=\"scroll\"><table class=\"grid\"><thead><tr><th class=\"corner\">tree</th>",
     );
     for id in &ran {
@@ -161,6 +165,7 @@ pub(super) fn kernel_trees_section(
                 continue;
             };
             let finding = tree.findings.iter().find(|finding| finding.3 == **id);
+            let boot = tree.boots.iter().find(|boot| boot.toolchain == **id);
             let mut body = format!(
                 "<p>{}</p>",
                 escape_html(if reason.is_empty() { &real } else { &reason })
@@ -173,20 +178,33 @@ pub(super) fn kernel_trees_section(
                     escape_html(&real)
                 );
             }
+            let (mut shown, mut title, mut classes) =
+                (escape_html(&real), reason.clone(), String::new());
+            if let Some(boot) = boot {
+                body.push_str(&boot_body(boot));
+                let _ = write!(
+                    shown,
+                    "<small class=\"boot\"> \u{b7} {}</small>",
+                    escape_html(&boot.short())
+                );
+                title = format!("{title}; {}", boot.long());
+                let _ = write!(classes, " boot-{}", boot.word().replace(' ', "-"));
+            }
+            if finding.is_some() || boot.is_some_and(|boot| boot.finding) {
+                classes.push_str(" finding");
+            }
             let popup = popups.add(
                 &format!("Linux {} with {id} ({release})", tree.version),
                 &body,
             );
             let _ = write!(
                 html,
-                "<td class=\"cell kt-{}{}\" data-cell=\"kernel/{}/{}\" title=\"{}\">\
-                 <a href=\"#{popup}\">{}</a></td>",
+                "<td class=\"cell kt-{}{classes}\" data-cell=\"kernel/{}/{}\" title=\"{}\">\
+                 <a href=\"#{popup}\">{shown}</a></td>",
                 real.replace(' ', "-"),
-                if finding.is_some() { " finding" } else { "" },
                 escape_html(&tree.id),
                 escape_html(id),
-                escape_html(&reason),
-                escape_html(&real),
+                escape_html(&title),
             );
         }
         if !idle.is_empty() {
@@ -217,4 +235,37 @@ pub(super) fn kernel_trees_section(
     }
     html.push_str("</tbody></table></div></section>\n");
     html
+}
+
+/// A boot's part of its cell's popup: everything the report says of it, a failure as a finding,
+/// each failed KUnit case with what it printed, else the console's last lines.
+fn boot_body(boot: &CellBoot) -> String {
+    let mut body = format!("<p>{}</p>", escape_html(&boot.long()));
+    let Some(json) = boot.boot.as_ref().filter(|_| boot.finding) else {
+        return body;
+    };
+    body.push_str(
+        "<p class=\"bad\">Finding: the build passed, so the boot was predicted to pass; it \
+         failed.</p>",
+    );
+    let failures = json.kunit.iter().flat_map(|kunit| &kunit.failures);
+    let mut any = false;
+    for failure in failures {
+        any = true;
+        let _ = write!(
+            body,
+            "<p><code>{}.{}</code> failed:</p><pre>{}</pre>",
+            escape_html(&failure.suite),
+            escape_html(&failure.test),
+            escape_html(&failure.output)
+        );
+    }
+    if let (false, Some(tail)) = (any, &json.console_tail) {
+        let _ = write!(
+            body,
+            "<p>The console's last lines:</p><pre>{}</pre>",
+            escape_html(tail)
+        );
+    }
+    body
 }

@@ -11,8 +11,9 @@ use crate::report::{Observed, Report, ToolchainEntry};
 use crate::run::plan::{Kind, Mode};
 use std::fmt::Write;
 
-/// Every finding of the run, a sentence each: cells that differ from the catalog and real
-/// kernel builds that went against the prediction from the tree's rules.
+/// Every finding of the run, a sentence each: cells that differ from the catalog, and real
+/// kernel builds that went against the prediction from the tree's rules or that built and then
+/// failed their boot.
 pub(super) fn findings(report: &Report, trees: &[TreeData]) -> String {
     let failures = report.failures().len();
     let mut sentences = vec![match failures {
@@ -22,7 +23,7 @@ pub(super) fn findings(report: &Report, trees: &[TreeData]) -> String {
              (<a href=\"#failures\">the list</a>)."
         ),
     }];
-    let kernel: Vec<String> = trees
+    let builds: Vec<String> = trees
         .iter()
         .flat_map(|tree| {
             tree.findings.iter().map(|(_, predicted, real, toolchain)| {
@@ -36,15 +37,40 @@ pub(super) fn findings(report: &Report, trees: &[TreeData]) -> String {
             })
         })
         .collect();
-    if !kernel.is_empty() {
+    let boots: Vec<String> = trees
+        .iter()
+        .flat_map(|tree| {
+            tree.boots.iter().filter(|boot| boot.finding).map(|boot| {
+                format!(
+                    "Linux {} with <code>{}</code>: built, so predicted to boot and pass, but \
+                     {}",
+                    escape_html(&tree.version),
+                    escape_html(&boot.toolchain),
+                    escape_html(&boot.short())
+                )
+            })
+        })
+        .collect();
+    let counted = [
+        (builds.len(), "real kernel build", "real kernel builds"),
+        (boots.len(), "boot under QEMU", "boots under QEMU"),
+    ];
+    let counts: Vec<String> = counted
+        .iter()
+        .filter(|(count, ..)| *count > 0)
+        .map(|(count, one, many)| match count {
+            1 => format!("one {one}"),
+            count => format!("{count} {many}"),
+        })
+        .collect();
+    if !counts.is_empty() {
+        let mut counts = counts.join(" and ");
+        counts[..1].make_ascii_uppercase();
         sentences.push(format!(
-            "<b class=\"bad\">{} went against the prediction</b> from the tree's own rules, \
-             framed with a dashed line in <a href=\"#kernel-trees\">Kernel trees</a>: {}.",
-            match kernel.len() {
-                1 => "One real kernel build".to_string(),
-                count => format!("{count} real kernel builds"),
-            },
-            kernel.join("; ")
+            "<b class=\"bad\">{counts} went against the prediction</b> from the tree's own \
+             rules (a build that passes is predicted to boot and pass), framed with a dashed \
+             line in <a href=\"#kernel-trees\">Kernel trees</a>: {}.",
+            [builds, boots].concat().join("; ")
         ));
     }
     sentences.join(" ")

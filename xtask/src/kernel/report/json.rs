@@ -202,9 +202,10 @@ impl KernelJson {
     ///
     /// Recomputed: each cell's `minimum_met` (its rustc against its tree's minimum), its
     /// `predicted` (refused below the minimum, else pass when every crate's probe passes) and
-    /// its `finding` ([`CellJson::is_finding`]). Kept as recorded: the compilers' and builds'
-    /// own words (each crate's probe result and errors, `real`, `reason`, `first_error`, the
-    /// versions, the tools, the steps).
+    /// its `finding` ([`CellJson::is_finding`]). A `boot` must be one the boot stage can write
+    /// ([`check_boot`]). Kept as recorded: the compilers' and builds' own words (each crate's
+    /// probe result and errors, `real`, `reason`, `first_error`, the versions, the tools, the
+    /// steps).
     fn check(&self) -> anyhow::Result<()> {
         let mut seen = HashSet::new();
         for (index, cell) in self.cells.iter().enumerate() {
@@ -252,6 +253,9 @@ impl KernelJson {
                 cell.predicted,
                 predicted
             );
+            if let Some(boot) = &cell.boot {
+                check_boot(cell, boot).with_context(what)?;
+            }
             ensure!(
                 cell.finding == cell.is_finding(),
                 "{}: `finding` is {}, but predicted {} against real {} makes it {}",
@@ -264,6 +268,56 @@ impl KernelJson {
         }
         Ok(())
     }
+}
+
+/// Fails unless a cell's boot is one the boot stage can write: in a cell whose build passed,
+/// with known words, one named failure per failed case, and a pass with no failed case and no
+/// sample line missing.
+fn check_boot(cell: &CellJson, boot: &BootJson) -> anyhow::Result<()> {
+    use crate::kernel::boot::{FAIL, NOT_RUN as BOOT_NOT_RUN, PASS};
+    ensure!(
+        cell.real == "pass",
+        "it has a `boot` but its build is `{}` (only a cell whose build passed is booted)",
+        cell.real
+    );
+    ensure!(
+        [PASS, FAIL, BOOT_NOT_RUN].contains(&boot.result.as_str()),
+        "unknown boot result `{}`",
+        boot.result
+    );
+    if let Some(accel) = &boot.accel {
+        ensure!(
+            ["kvm", "tcg"].contains(&accel.as_str()),
+            "unknown boot accel `{accel}`"
+        );
+    }
+    if let Some(kunit) = &boot.kunit {
+        ensure!(
+            kunit.failures.len() == kunit.failed,
+            "its boot counts {} failed KUnit cases but names {}",
+            kunit.failed,
+            kunit.failures.len()
+        );
+    }
+    if boot.result == PASS {
+        let failed = boot.kunit.as_ref().map_or(0, |kunit| kunit.failed);
+        let unseen = boot
+            .samples
+            .iter()
+            .filter(|sample| sample.expected.is_some() && !sample.seen)
+            .count();
+        ensure!(
+            boot.kunit.is_some() && failed == 0 && unseen == 0,
+            "its boot is `pass`, but with {} ({failed} failed KUnit cases, {unseen} sample lines \
+             not seen)",
+            if boot.kunit.is_some() {
+                "failures"
+            } else {
+                "no KUnit read"
+            }
+        );
+    }
+    Ok(())
 }
 
 /// What a cell's own members predict: whether its rustc meets the tree's minimum, and the
@@ -345,6 +399,81 @@ mod tests {
                 )),
                 "{error}"
             );
+        }
+    }
+
+    /// A cell's boot is read back only as the boot stage can write it: in a cell whose build
+    /// passed, with known words, its failures named, and a pass with nothing failed or missing.
+    #[test]
+    fn a_boot_the_boot_stage_cannot_write_is_refused() {
+        let file = crate::project_root().join(crate::docs::kernels::KERNEL_REPORT);
+        let text = std::fs::read_to_string(&file).unwrap();
+        let report = KernelJson::read(&text, &file).unwrap();
+        let built = report.cells.iter().position(|cell| cell.real == "pass");
+        let failed = report.cells.iter().position(|cell| cell.real == "fail");
+        let (built, failed) = (built.unwrap(), failed.unwrap());
+        let read = |change: &dyn Fn(&mut KernelJson)| {
+            let mut report = report.clone();
+            report.cells[built].boot = Some(crate::kernel::boot::tests::failed_boot());
+            change(&mut report);
+            let text = json::to_value(&report).to_string();
+            KernelJson::read(&text, &file).map_err(|error| format!("{error:#}"))
+        };
+        let boot = |report: &mut KernelJson| report.cells[built].boot.clone().unwrap();
+        assert_eq!(
+            read(&|_| {}).unwrap().cells[built]
+                .boot
+                .as_ref()
+                .unwrap()
+                .result,
+            "fail"
+        );
+        for (change, named) in [
+            (
+                &(|report: &mut KernelJson| {
+                    report.cells[failed].boot = report.cells[built].boot.take();
+                }) as &dyn Fn(&mut KernelJson),
+                "it has a `boot` but its build is `fail`",
+            ),
+            (
+                &|report: &mut KernelJson| {
+                    let mut changed = boot(report);
+                    changed.result = "passed".into();
+                    report.cells[built].boot = Some(changed);
+                },
+                "unknown boot result `passed`",
+            ),
+            (
+                &|report: &mut KernelJson| {
+                    let mut changed = boot(report);
+                    changed.accel = Some("hvf".into());
+                    report.cells[built].boot = Some(changed);
+                },
+                "unknown boot accel `hvf`",
+            ),
+            (
+                &|report: &mut KernelJson| {
+                    let mut changed = boot(report);
+                    changed.kunit.as_mut().unwrap().failures.clear();
+                    report.cells[built].boot = Some(changed);
+                },
+                "its boot counts 1 failed KUnit cases but names 0",
+            ),
+            (
+                &|report: &mut KernelJson| {
+                    let mut changed = boot(report);
+                    changed.result = "pass".into();
+                    report.cells[built].boot = Some(changed);
+                },
+                "its boot is `pass`, but with failures (1 failed KUnit cases, 0 sample lines",
+            ),
+        ] {
+            let error = read(change).unwrap_err();
+            assert!(
+                error.contains("an altered `cargo xtask kernel` report"),
+                "{error}"
+            );
+            assert!(error.contains(named), "{named}: {error}");
         }
     }
 }

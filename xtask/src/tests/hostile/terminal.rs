@@ -262,35 +262,56 @@ fn kernel_dry_run_prints_the_plan_and_changes_nothing() {
     let _turn = the_kernel_dirs_lock();
     let kernel = project_root().join("target/kernel");
     let before = snapshot(&kernel);
-    let planned = xtask_within(
-        Duration::from_secs(120),
-        &["kernel", "--dry-run"],
-        &[("COLUMNS", "80")],
-    );
-    assert!(planned.status.success(), "{}", planned.stderr);
     let pins =
         crate::toolchains::pins::Pins::load(&project_root().join("toolchains.toml")).unwrap();
-    for tree in &pins.trees {
+    for args in [
+        &["kernel", "--dry-run"][..],
+        &["kernel", "--boot", "--dry-run"],
+    ] {
+        let planned = xtask_within(Duration::from_secs(120), args, &[("COLUMNS", "80")]);
+        assert!(planned.status.success(), "{}", planned.stderr);
+        for tree in &pins.trees {
+            assert!(
+                planned.stdout.contains(&format!("\n  {}: ", tree.id)),
+                "tree {} is not in the plan:\n{}",
+                tree.id,
+                planned.stdout
+            );
+        }
+        let cells = planned
+            .stdout
+            .lines()
+            .filter(|line| line.contains(" with "))
+            .count();
         assert!(
-            planned.stdout.contains(&format!("\n  {}: ", tree.id)),
-            "tree {} is not in the plan:\n{}",
-            tree.id,
+            cells >= pins.trees.len() * pins.pins.len(),
+            "{}",
+            planned.stdout
+        );
+        assert!(planned.stdout.contains("\nestimate"), "{}", planned.stdout);
+        assert!(planned.stdout.contains("in all: "), "{}", planned.stdout);
+        assert!(widest(&planned.stdout) <= 80, "{}", planned.stdout);
+        // With --boot, QEMU and the accelerator are named, and a pair that builds is booted
+        // (or says why not); without, nothing of the boot is planned.
+        let booting = args.contains(&"--boot");
+        let words = planned
+            .stdout
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert_eq!(
+            planned.stdout.contains("\nboot: "),
+            booting,
+            "{}",
+            planned.stdout
+        );
+        assert_eq!(
+            words.contains("; if it passes, boot") || words.contains("; boot "),
+            booting,
+            "{}",
             planned.stdout
         );
     }
-    let cells = planned
-        .stdout
-        .lines()
-        .filter(|line| line.contains(" with "))
-        .count();
-    assert!(
-        cells >= pins.trees.len() * pins.pins.len(),
-        "{}",
-        planned.stdout
-    );
-    assert!(planned.stdout.contains("\nestimate"), "{}", planned.stdout);
-    assert!(planned.stdout.contains("in all: "), "{}", planned.stdout);
-    assert!(widest(&planned.stdout) <= 80, "{}", planned.stdout);
     let after = snapshot(&kernel);
     let changed: Vec<&PathBuf> = before
         .keys()
