@@ -42,6 +42,7 @@ pub fn main() -> ExitCode {
             sh.change_dir(crate::project_root());
             match &flags.subcommand {
                 XtaskCmd::Matrix(cmd) => cmd.run(&sh, output),
+                XtaskCmd::Msrv(cmd) => cmd.run(&sh, output),
                 XtaskCmd::Toolchains(cmd) => cmd.run(&sh, output),
                 XtaskCmd::Audit(cmd) => cmd.run(&sh, output),
                 XtaskCmd::Merge(cmd) => cmd.run(&sh, output),

@@ -11,16 +11,14 @@ use crate::kernel::report::{self, Report};
 use crate::kernel::rules::Prediction;
 use crate::kernel::stamps::{self, Facts, TreeKey};
 use crate::kernel::tools::{self, Tools};
-use crate::kernel::{plan, trees};
+use crate::kernel::{results, trees};
 use crate::run::cache::{compiler_identity, Key};
 use crate::run::plan::Rustc;
 use crate::toolchains::debian::Provisioner;
 use crate::toolchains::discovery::{self, Availability, Source, Toolchain};
-use crate::toolchains::extracted::{self, Wanted};
 use crate::toolchains::pins::{TreePin, TreeSource};
 use crate::toolchains::version::RustcVersion;
 use crate::util::interrupt::{interrupted, Interrupted};
-use crate::util::json;
 use crate::util::output::escape;
 use crate::util::run_lock::RunLock;
 use anyhow::{anyhow, Context};
@@ -306,23 +304,15 @@ impl Run<'_> {
         tree: &mut TreeRun<'_>,
         compiler: &PairCompiler<'_>,
     ) -> Result<Prediction, String> {
-        let kept = (self.settings.use_cache)
-            .then(|| stamps::kept_prediction(&self.results, tree.key, compiler.identity));
-        if let Some(kept) = kept.flatten() {
-            return Ok(kept);
-        }
-        let label = &compiler.label;
-        progress(&format!("{label}: predicting"));
-        let probes = (self.dir.join("probes").join(&tree.pin.id)).join(&compiler.toolchain.id);
-        let prediction = probe(&tree.tree, &mut tree.rules, &compiler.rustc, &probes);
-        if let Ok(prediction) = &prediction {
-            let kept =
-                stamps::keep_prediction(&self.results, tree.key, compiler.identity, prediction);
-            if let Err(error) = kept {
-                progress(&format!("{label}: the prediction was not kept: {error:#}"));
-            }
-        }
-        prediction
+        let say = |line: &str| progress(&format!("{}: {line}", compiler.label));
+        results::prediction(
+            &self.dir,
+            (&tree.pin.id, &tree.tree, tree.key),
+            &mut tree.rules,
+            (&compiler.toolchain.id, &compiler.rustc, compiler.identity),
+            self.settings.use_cache,
+            &say,
+        )
     }
 
     /// The tools, the lock, the library sources, the cache entry and the wrapper of a pair's
@@ -338,12 +328,13 @@ impl Run<'_> {
         };
         take_lock(&mut self.lock, &self.dir)?;
         let (toolchain, version) = (compiler.toolchain, compiler.version);
-        let library = match kernel_library(&mut self.provisioner, &self.dir, toolchain, version) {
-            Ok(library) => library,
-            Err(error) => return Ok(Err(format!("RUST_LIB_SRC: {error}"))),
-        };
+        let library =
+            match results::kernel_library(&mut self.provisioner, &self.dir, toolchain, version) {
+                Ok(library) => library,
+                Err(error) => return Ok(Err(format!("RUST_LIB_SRC: {error}"))),
+            };
         let (identity, tools_identity) = (compiler.identity, &tools.identity);
-        let entry = plan::result_entry(
+        let entry = results::result_entry(
             &self.results,
             tree.key,
             identity,
@@ -365,10 +356,7 @@ impl Run<'_> {
     /// The build tools `facts`' tree takes: today's, or for a tree that passes bindgen
     /// `--size_t-is-usize` (which bindgen 0.65 removed) the older ones.
     fn tools_for(&mut self, facts: &Facts) -> Result<&Tools, &anyhow::Error> {
-        let needs_old_bindgen = facts
-            .minimum_bindgen()
-            .is_some_and(|bindgen| bindgen < tools::SIZE_T_IS_USIZE_REMOVED);
-        if !needs_old_bindgen {
+        if tools::bindgen_for(facts).version == tools::BINDGEN.version {
             return self.tools.as_ref();
         }
         let dir = &self.dir;
@@ -394,7 +382,7 @@ impl Run<'_> {
     ) -> Result<(Built, bool), String> {
         let label = &compiler.label;
         if let Some(built) = (self.settings.use_cache)
-            .then(|| load_result(&ready.entry))
+            .then(|| results::load_result(&ready.entry))
             .flatten()
         {
             progress(&format!("{label}: {} (cached)", built.real.word()));
@@ -430,7 +418,7 @@ impl Run<'_> {
         }
         // Only a compiler's verdict, never a run cut short, is cached.
         if built.cacheable && interrupted().is_none() {
-            if let Err(error) = store_result(&ready.entry, &built) {
+            if let Err(error) = results::store_result(&ready.entry, &built) {
                 progress(&format!("{label}: the result was not cached: {error:#}"));
             }
         }
@@ -488,24 +476,6 @@ fn tree_entry(
     }
 }
 
-/// What the probes of `rustc` predict for `tree`, its rules read into `rules` unless they are
-/// there already; in `probes`, which is removed after.
-fn probe(
-    tree: &trees::Tree,
-    rules: &mut Option<crate::kernel::rules::Tree>,
-    rustc: &Rustc,
-    probes: &Path,
-) -> Result<Prediction, String> {
-    let rules = match rules {
-        Some(rules) => rules,
-        None => rules.insert(crate::kernel::rules::read(&tree.root).map_err(|e| format!("{e:#}"))?),
-    };
-    let prediction = crate::kernel::rules::predict(rules, rustc, probes, Duration::from_secs(120))
-        .map_err(|error| format!("{error:#}"));
-    let _ = std::fs::remove_dir_all(probes);
-    prediction
-}
-
 /// Takes the lock of `target/kernel/` unless `lock` holds it already, waiting for another run
 /// that holds it; then removes what a killed run left half-written among the results.
 fn take_lock(lock: &mut Option<RunLock>, dir: &Path) -> anyhow::Result<()> {
@@ -517,64 +487,6 @@ fn take_lock(lock: &mut Option<RunLock>, dir: &Path) -> anyhow::Result<()> {
         crate::run::cache::remove_stale_temporaries(&dir.join("results"));
     }
     Ok(())
-}
-
-/// The whole `library/` of a compiler's own sources, for `RUST_LIB_SRC` (the kernel builds
-/// `core`, and before 6.13 `alloc`, from it), with what it is exactly: a Debian compiler's
-/// source package extracted whole under `target/kernel/library/`, or a rustup sysroot's
-/// `rust-src`.
-fn kernel_library(
-    provisioner: &mut Provisioner<'_>,
-    dir: &Path,
-    toolchain: &Toolchain,
-    version: &RustcVersion,
-) -> anyhow::Result<(PathBuf, String)> {
-    let Some(compiler) = plan::debian_compiler(toolchain, version) else {
-        let sources = crate::toolchains::library_sources::library_sources(toolchain, version)?;
-        return Ok((sources.library, sources.identity));
-    };
-    let (package, version_wanted) = crate::toolchains::library_sources::sources_of(&compiler)?;
-    let suites = compiler.suites();
-    let select = |members: &[String]| -> anyhow::Result<Vec<String>> {
-        Ok(vec![crate::toolchains::library_sources::library_member(
-            members,
-        )?])
-    };
-    let prefix = plan::library_prefix(dir, &package, version_wanted);
-    let wanted = Wanted {
-        package: &package,
-        version: Some(version_wanted),
-        suites: &suites,
-        prefix,
-        select: &select,
-    };
-    let extracted = extracted::provision(provisioner, &wanted, |staging| {
-        let library = crate::toolchains::library_sources::library_in(staging)
-            .context("no library/core/src/lib.rs was extracted")?;
-        Ok(vec![("library".to_owned(), library)])
-    })?;
-    let library = extracted
-        .prefix
-        .join(extracted.marker.get("library").unwrap_or("library"));
-    Ok((
-        library,
-        format!("{} (whole library/)", extracted.marker.identity()),
-    ))
-}
-
-/// A cached real result, if `entry` holds a well-formed one that is not `not run`; its kept
-/// step times are the build's that stored it, not this run's.
-pub(crate) fn load_result(entry: &Path) -> Option<Built> {
-    plan::read_result(entry).map(|built| Built {
-        cacheable: true,
-        steps: Vec::new(),
-        ..built
-    })
-}
-
-/// Stores a real result that is the compiler's verdict, with its step times.
-pub(crate) fn store_result(entry: &Path, built: &Built) -> anyhow::Result<()> {
-    crate::util::files::write_atomically(entry, json::to_value(built).to_string().as_bytes())
 }
 
 /// Says how the run goes on stderr: one line, [`escape`]d, for it carries the trees' and the
