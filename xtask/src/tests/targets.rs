@@ -277,7 +277,7 @@ fn sample_sites() -> usize {
 }
 
 #[test]
-fn a_whole_cross_run_checks_sites_and_runs_the_program_then_comes_from_the_cache() {
+fn a_whole_target_run_checks_sites_and_runs_the_program_then_comes_from_the_cache() {
     // Also keeps the other test that builds with Debian's 1.96.0 from writing into the same
     // directories (named after the release) between this test's two runs.
     let _turn = the_checkouts_lock();

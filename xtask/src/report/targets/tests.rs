@@ -238,6 +238,30 @@ fn the_target_axis_reads_back_from_json_and_is_checked() {
     let text = json::to_pretty(&report.to_json());
     let back = Report::from_json(&text).unwrap();
     assert_eq!(back.targets, report.targets);
+    // As schema 2 wrote it, it reads the same; a member's error then names its new place.
+    let mut old = report.to_json();
+    let members = old.as_object_mut().unwrap();
+    let mut axis = members.remove("targets").unwrap();
+    let axis_members = axis.as_object_mut().unwrap();
+    for (new, old) in [("triples", "targets"), ("cells", "cross")] {
+        let value = axis_members.remove(new).unwrap();
+        axis_members.insert(old.into(), value);
+    }
+    members.insert("platforms".into(), axis);
+    members.insert("schema".into(), 2.into());
+    let old_text = json::to_pretty(&old);
+    assert!(!old_text.contains("triples"), "{old_text}");
+    assert_eq!(
+        Report::from_json(&old_text).unwrap().targets,
+        report.targets
+    );
+    old["platforms"]["cross"][0]["seconds"] = "0".into();
+    let error = Report::from_json(&json::to_pretty(&old)).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "targets.cells[0].seconds: invalid type: string \"0\", expected f64, in the report \
+         upgraded from schema 2 to 3"
+    );
     assert!(report
         .failures()
         .iter()

@@ -272,7 +272,7 @@ fn with_llvm_of_1_78(report: &mut Value) {
 const LOONGARCH: &str = "loongarch64-unknown-none";
 
 #[test]
-fn relabelled_cross_cells_are_refused() {
+fn relabelled_target_cells_are_refused() {
     // Before: `merge` exit 0, its summary "1.78.0: ...; 32 of 32 target cells pass", and
     // `docs --report` took it; the catalog predicts both cells to fail with LLVM 16.
     let (merged, docs) = recorded_report_changed("llvm.json", with_llvm_of_1_78);
