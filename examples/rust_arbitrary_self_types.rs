@@ -142,7 +142,7 @@ mod tests {
 
     #[test]
     fn polls_run_through_arc_borrow_receivers() {
-        let log = kernel::module::load_unload::<RustArbitrarySelfTypes>(&THIS_MODULE).unwrap();
+        let log = kernel::host::load_unload::<RustArbitrarySelfTypes>(&THIS_MODULE).unwrap();
         assert_eq!(
             log.as_str(),
             "[info] rust_arbitrary_self_types: Rust arbitrary_self_types sample (init)\n\

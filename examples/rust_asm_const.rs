@@ -140,7 +140,7 @@ mod tests {
 
     #[test]
     fn logs_counters_read_by_offset() {
-        let log = kernel::module::load_unload::<RustAsmConst>(&THIS_MODULE).unwrap();
+        let log = kernel::host::load_unload::<RustAsmConst>(&THIS_MODULE).unwrap();
         assert_eq!(
             log.as_str(),
             "[info] rust_asm_const: Rust asm_const sample (init)\n\

@@ -99,7 +99,7 @@ mod tests {
 
     #[test]
     fn traces_only_while_the_key_is_enabled() {
-        let log = kernel::module::load_unload::<RustAsmGoto>(&THIS_MODULE).unwrap();
+        let log = kernel::host::load_unload::<RustAsmGoto>(&THIS_MODULE).unwrap();
         assert_eq!(
             log.as_str(),
             "[info] rust_asm_goto: Rust asm_goto sample (init)\n\
@@ -169,7 +169,7 @@ mod tests {
     #[cfg(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_goto)))]
     #[test]
     fn gated_matches_replacement_asm_goto() {
-        let log = kernel::module::load_unload::<SitePatching>(&THIS_MODULE).unwrap();
+        let log = kernel::host::load_unload::<SitePatching>(&THIS_MODULE).unwrap();
         // Only the call made while the key was enabled reached the tracepoint's block.
         assert_eq!(
             log.as_str(),

@@ -108,7 +108,7 @@ mod tests {
 
     #[test]
     fn frees_the_even_pages() {
-        let log = kernel::module::load_unload::<RustCfiEncoding>(&THIS_MODULE).unwrap();
+        let log = kernel::host::load_unload::<RustCfiEncoding>(&THIS_MODULE).unwrap();
         assert_eq!(
             log.as_str(),
             "[info] rust_cfi_encoding: Rust cfi_encoding sample (init)\n\

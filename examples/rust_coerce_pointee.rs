@@ -199,7 +199,7 @@ mod tests {
 
     #[test]
     fn devices_coerce_dispatch_and_free_once() {
-        let log = kernel::module::load_unload::<RustCoercePointee>(&THIS_MODULE).unwrap();
+        let log = kernel::host::load_unload::<RustCoercePointee>(&THIS_MODULE).unwrap();
         assert_eq!(
             log.as_str(),
             "[info] rust_coerce_pointee: Rust coerce_pointee sample (init)\n\

@@ -88,8 +88,7 @@ mod tests {
 
     #[test]
     fn binds_the_listed_devices_with_their_table_index() {
-        let log =
-            kernel::module::load_unload::<RustConstMaybeUninitAsMutPtr>(&THIS_MODULE).unwrap();
+        let log = kernel::host::load_unload::<RustConstMaybeUninitAsMutPtr>(&THIS_MODULE).unwrap();
         assert_eq!(
             log.as_str(),
             "[info] rust_const_maybe_uninit_as_mut_ptr: Rust const MaybeUninit::as_mut_ptr sample (init)\n\

@@ -111,7 +111,7 @@ mod tests {
 
     #[test]
     fn firmware_checksum_agrees_at_build_and_load_time() {
-        let log = kernel::module::load_unload::<RustConstMutRefs>(&THIS_MODULE).unwrap();
+        let log = kernel::host::load_unload::<RustConstMutRefs>(&THIS_MODULE).unwrap();
         assert_eq!(
             log.as_str(),
             "[info] rust_const_mut_refs: Rust const mut refs sample (init)\n\

@@ -106,7 +106,7 @@ mod tests {
 
     #[test]
     fn probes_each_node_with_its_entry_data() {
-        let log = kernel::module::load_unload::<RustConstPtrWrite>(&THIS_MODULE).unwrap();
+        let log = kernel::host::load_unload::<RustConstPtrWrite>(&THIS_MODULE).unwrap();
         assert_eq!(
             log.as_str(),
             "[info] rust_const_ptr_write: Rust const ptr::write sample (init)\n\

@@ -109,7 +109,7 @@ mod tests {
 
     #[test]
     fn the_drivers_copy_and_the_kernels_table_agree() {
-        let log = kernel::module::load_unload::<RustConstRefsToCell>(&THIS_MODULE).unwrap();
+        let log = kernel::host::load_unload::<RustConstRefsToCell>(&THIS_MODULE).unwrap();
         assert_eq!(
             log.as_str(),
             "[info] rust_const_refs_to_cell: Rust const refs to cell sample (init)\n\

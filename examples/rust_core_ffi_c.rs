@@ -111,7 +111,7 @@ mod tests {
 
     #[test]
     fn both_handlers_answer_the_same() {
-        let log = kernel::module::load_unload::<RustCoreFfiC>(&THIS_MODULE).unwrap();
+        let log = kernel::host::load_unload::<RustCoreFfiC>(&THIS_MODULE).unwrap();
         let one_handler = "[info] rust_core_ffi_c: irq 4 for \"ttyS0\"\n\
                            [info] rust_core_ffi_c: handler(4) = 0\n\
                            [info] rust_core_ffi_c: handler(99) = -22\n";

@@ -87,7 +87,7 @@ mod tests {
 
     #[test]
     fn c_gets_the_callers_file_and_line() {
-        let log = kernel::module::load_unload::<RustFileWithNul>(&THIS_MODULE).unwrap();
+        let log = kernel::host::load_unload::<RustFileWithNul>(&THIS_MODULE).unwrap();
         let file = file!();
         // `wait_for_device()`'s line in `init`, which `#[track_caller]` passes on.
         let source = include_str!("rust_file_with_nul.rs");

@@ -104,7 +104,7 @@ mod tests {
 
     #[test]
     fn programs_the_flush_page() {
-        let log = kernel::module::load_unload::<RustGenericArgInfer>(&THIS_MODULE).unwrap();
+        let log = kernel::host::load_unload::<RustGenericArgInfer>(&THIS_MODULE).unwrap();
         assert_eq!(
             log.as_str(),
             "[info] rust_generic_arg_infer: Rust generic_arg_infer sample (init)\n\

@@ -140,7 +140,7 @@ mod tests {
 
     #[test]
     fn fills_to_capacity_and_drains_in_order() {
-        let log = kernel::module::load_unload::<RustInlineConst>(&THIS_MODULE).unwrap();
+        let log = kernel::host::load_unload::<RustInlineConst>(&THIS_MODULE).unwrap();
         assert_eq!(
             log.as_str(),
             "[info] rust_inline_const: Rust inline const sample (init)\n\

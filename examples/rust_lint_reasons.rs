@@ -102,7 +102,7 @@ mod tests {
 
     #[test]
     fn logs_power_transitions() {
-        let log = kernel::module::load_unload::<RustLintReasons>(&THIS_MODULE).unwrap();
+        let log = kernel::host::load_unload::<RustLintReasons>(&THIS_MODULE).unwrap();
         assert_eq!(
             log.as_str(),
             "[info] rust_lint_reasons: Rust lint_reasons sample (init)\n\

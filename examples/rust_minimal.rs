@@ -41,7 +41,7 @@ mod tests {
 
     #[test]
     fn logs_init_and_exit() {
-        let log = kernel::module::load_unload::<RustMinimal>(&THIS_MODULE).unwrap();
+        let log = kernel::host::load_unload::<RustMinimal>(&THIS_MODULE).unwrap();
         assert_eq!(
             log.as_str(),
             "[info] rust_minimal: Rust minimal sample (init)\n\

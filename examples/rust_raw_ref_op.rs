@@ -117,7 +117,7 @@ mod tests {
 
     #[test]
     fn walks_the_list_in_order() {
-        let log = kernel::module::load_unload::<RustRawRefOp>(&THIS_MODULE).unwrap();
+        let log = kernel::host::load_unload::<RustRawRefOp>(&THIS_MODULE).unwrap();
         assert_eq!(
             log.as_str(),
             "[info] rust_raw_ref_op: Rust raw_ref_op sample (init)\n\

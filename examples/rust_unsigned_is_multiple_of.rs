@@ -95,7 +95,7 @@ mod tests {
 
     #[test]
     fn keeps_the_aligned_windows() {
-        let log = kernel::module::load_unload::<RustUnsignedIsMultipleOf>(&THIS_MODULE).unwrap();
+        let log = kernel::host::load_unload::<RustUnsignedIsMultipleOf>(&THIS_MODULE).unwrap();
         assert_eq!(
             log.as_str(),
             "[info] rust_unsigned_is_multiple_of: Rust unsigned_is_multiple_of sample (init)\n\

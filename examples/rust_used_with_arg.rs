@@ -68,7 +68,7 @@ mod tests {
 
     #[test]
     fn logs_the_entry_as_modinfo_does() {
-        let log = kernel::module::load_unload::<RustUsedWithArg>(&THIS_MODULE).unwrap();
+        let log = kernel::host::load_unload::<RustUsedWithArg>(&THIS_MODULE).unwrap();
         assert_eq!(
             log.as_str(),
             "[info] rust_used_with_arg: Rust used_with_arg sample (init)\n\

@@ -101,8 +101,11 @@
 )]
 //
 // As in the kernel, a feature that has become stable keeps its attribute until the minimum
-// Rust version passes it; the compiler's reminder is expected.
-#![cfg_attr(kshim_kernel_mode, allow(stable_features))]
+// Rust version passes it; the compiler's reminder is expected. And `used_with_arg` is used only
+// where `module!` expands, in the driver, never in this crate: the nightly's `unused_features`
+// says so. Kbuild allows both lints for every crate, `rust/kernel` included, with
+// `rust_common_flags`'s `-Astable_features -Aunused_features`.
+#![cfg_attr(kshim_kernel_mode, allow(stable_features, unused_features))]
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -116,6 +119,7 @@ pub mod const_init;
 pub mod container_of;
 pub mod error;
 pub mod ffi;
+pub mod host;
 pub mod io;
 #[doc = include_str!("features.md")]
 pub mod features {}

@@ -1,21 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
-//! `pr_info!`-style logging into a fixed buffer that the host can read back.
+//! `pr_info!`-style logging, like the kernel's `print.rs`: the `pr_*!` macros and `call_printk`.
 //!
 //! The kernel's `pr_*!` macros hand a message to `printk`, which adds it to the kernel log
-//! (`dmesg`). Here the kernel log is a fixed-size buffer in a `static`, so that a module that
-//! runs on the host can be checked by what it logged. Each message is written as
-//! `[level] prefix: message`, where the prefix is the module name that `module!` declares, as
+//! (`dmesg`); here `call_printk` hands it to [`crate::host::log`], the host's stand-in for that
+//! log. Each message is logged with the module name that `module!` declares as its prefix, as
 //! `pr_fmt` makes it in the kernel. As in the kernel, the message carries its own line end:
-//! kernel code writes `pr_info!("...\n")`, and the macros add none. A message that does not
-//! end its line is ended by the next one, as `printk` ends a record that the next message does
-//! not continue (the shim has no `pr_cont!`).
+//! kernel code writes `pr_info!("...\n")`, and the macros add none.
 
-use core::cell::UnsafeCell;
-use core::fmt::{self, Write};
-use core::sync::atomic::{AtomicBool, Ordering};
-
-/// How many bytes the log keeps; later lines are dropped and [`Log::truncated`] says so.
-pub const LOG_CAPACITY: usize = 16 * 1024;
+use core::fmt;
 
 /// A message's importance, as printk's `KERN_*` levels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,156 +46,10 @@ impl Level {
     }
 }
 
-/// A copy of the log's text, taken by [`snapshot`].
-#[derive(Clone)]
-pub struct Log {
-    bytes: [u8; LOG_CAPACITY],
-    len: usize,
-    truncated: bool,
-}
-
-impl Log {
-    /// The logged text, as the messages wrote it.
-    pub fn as_str(&self) -> &str {
-        // The buffer only ever receives whole `&str` fragments that fit (see `Buffer::append`),
-        // so it is valid UTF-8 up to `len`; fall back to nothing rather than panic.
-        core::str::from_utf8(&self.bytes[..self.len]).unwrap_or("")
-    }
-
-    /// The logged lines, without their line endings.
-    pub fn lines(&self) -> core::str::Lines<'_> {
-        self.as_str().lines()
-    }
-
-    /// Whether messages were dropped because the buffer was full.
-    pub fn truncated(&self) -> bool {
-        self.truncated
-    }
-}
-
-impl fmt::Debug for Log {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(self.as_str())
-    }
-}
-
-/// The buffer behind the log, with its spin lock.
-///
-/// # Invariants
-///
-/// `contents` is only accessed while `locked` is held, and `contents.len <= LOG_CAPACITY`.
-struct Buffer {
-    locked: AtomicBool,
-    contents: UnsafeCell<Log>,
-}
-
-// SAFETY: `contents` is only touched with `locked` held (see `Buffer::with`), so the buffer
-// may be shared between threads.
-unsafe impl Sync for Buffer {}
-
-static BUFFER: Buffer = Buffer {
-    locked: AtomicBool::new(false),
-    contents: UnsafeCell::new(Log {
-        bytes: [0; LOG_CAPACITY],
-        len: 0,
-        truncated: false,
-    }),
-};
-
-impl Buffer {
-    /// Runs `f` on the log with the lock held.
-    ///
-    /// `f` formats the caller's arguments, which runs their `Display` impls: one that logs
-    /// deadlocks (it spins on the lock held here), and one that panics releases the lock on the
-    /// way out, so that the next caller is not stuck behind it.
-    fn with<R>(&self, f: impl FnOnce(&mut Log) -> R) -> R {
-        while self
-            .locked
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            core::hint::spin_loop();
-        }
-        let _unlock = Unlock(&self.locked);
-        // SAFETY: the lock is held from the exchange above until `_unlock` is dropped, after
-        // `f` has returned or unwound, so this is the only reference to `contents`.
-        f(unsafe { &mut *self.contents.get() })
-    }
-}
-
-/// Releases the log's lock when dropped, also while unwinding.
-struct Unlock<'a>(&'a AtomicBool);
-
-impl Drop for Unlock<'_> {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Release);
-    }
-}
-
-impl Write for Log {
-    fn write_str(&mut self, text: &str) -> fmt::Result {
-        let end = self.len + text.len();
-        if self.truncated || end > LOG_CAPACITY {
-            self.truncated = true;
-            return Ok(());
-        }
-        self.bytes[self.len..end].copy_from_slice(text.as_bytes());
-        // INVARIANT: `end <= LOG_CAPACITY`, checked above.
-        self.len = end;
-        Ok(())
-    }
-}
-
-/// Appends one message to the log; the `pr_*!` macros call this.
+/// Hands one message to the kernel log, as the `pr_*!` macros do through C's `_printk`.
 #[doc(hidden)]
 pub fn call_printk(level: Level, prefix: &str, args: fmt::Arguments<'_>) {
-    BUFFER.with(|log| {
-        let unfinished = log.len > 0 && log.bytes[log.len - 1] != b'\n';
-        let mut line = Line {
-            start: log.len,
-            already_truncated: log.truncated,
-            log,
-            complete: false,
-        };
-        // Writing to `Log` never fails; a full buffer only sets `truncated`.
-        if unfinished {
-            let _ = line.log.write_str("\n");
-        }
-        let _ = write!(line.log, "[{}] {prefix}: {args}", level.name());
-        line.complete = true;
-    });
-}
-
-/// One line being appended to the log; dropping it takes the line back unless it is whole.
-struct Line<'a> {
-    log: &'a mut Log,
-    start: usize,
-    already_truncated: bool,
-    complete: bool,
-}
-
-impl Drop for Line<'_> {
-    fn drop(&mut self) {
-        // A line cut short by the full buffer, or by an argument whose formatting panicked
-        // (this runs while unwinding), must not stay half-written.
-        if !self.complete || (self.log.truncated && !self.already_truncated) {
-            // INVARIANT: shrinking keeps `len <= LOG_CAPACITY`; only whole lines stay.
-            self.log.len = self.start;
-        }
-    }
-}
-
-/// Empties the log.
-pub fn clear() {
-    BUFFER.with(|log| {
-        log.len = 0;
-        log.truncated = false;
-    });
-}
-
-/// Copies the log as it is now.
-pub fn snapshot() -> Log {
-    BUFFER.with(|log| log.clone())
+    crate::host::log::printk(level, prefix, args);
 }
 
 /// Logs at a given level with the calling module's prefix.
@@ -254,63 +100,4 @@ macro_rules! pr_err {
 #[macro_export]
 macro_rules! pr_debug {
     ($($arg:tt)+) => { $crate::print_macro!(Debug, $($arg)+) };
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    // The crate's own tests log with this prefix, as a module would.
-    const PREFIX: &str = "print_test";
-
-    #[test]
-    fn lines_carry_level_and_prefix_and_overflow_is_reported() {
-        let _guard = crate::module::tests::serialize();
-        clear();
-        // The message carries its line end; one without is ended by the next message.
-        call_printk(Level::Info, PREFIX, format_args!("hello {}", 42));
-        call_printk(Level::Err, PREFIX, format_args!("bad\n"));
-        let log = snapshot();
-        assert_eq!(
-            log.as_str(),
-            "[info] print_test: hello 42\n[err] print_test: bad\n"
-        );
-        assert!(!log.truncated());
-
-        let long = [b'x'; 1000];
-        let long = core::str::from_utf8(&long).unwrap();
-        for _ in 0..LOG_CAPACITY / 1000 + 1 {
-            call_printk(Level::Debug, PREFIX, format_args!("{long}\n"));
-        }
-        let log = snapshot();
-        assert!(log.truncated());
-        assert!(log.as_str().len() <= LOG_CAPACITY);
-        assert!(log.as_str().ends_with('\n'), "only whole lines are kept");
-        clear();
-    }
-
-    #[test]
-    fn a_panicking_argument_does_not_leave_the_log_locked() {
-        extern crate std;
-
-        /// An argument whose formatting panics, with the log's lock held.
-        struct Panics;
-
-        impl fmt::Display for Panics {
-            fn fmt(&self, _formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-                panic!("formatting failed");
-            }
-        }
-
-        let _guard = crate::module::tests::serialize();
-        clear();
-        let unwound = std::panic::catch_unwind(|| {
-            call_printk(Level::Info, PREFIX, format_args!("{}", Panics));
-        });
-        assert!(unwound.is_err());
-        // Would spin forever if the unwinding had kept the lock; the abandoned line is gone.
-        call_printk(Level::Info, PREFIX, format_args!("after\n"));
-        assert_eq!(snapshot().as_str(), "[info] print_test: after\n");
-        clear();
-    }
 }

@@ -152,11 +152,11 @@ mod tests {
 
     #[test]
     fn might_sleep_hands_c_the_callers_file_and_line() {
-        let _serial = crate::module::tests::serialize();
-        crate::print::clear();
+        let _serial = crate::host::tests::serialize();
+        crate::host::log::clear();
         let line = line!() + 1;
         might_sleep();
-        let log = crate::print::snapshot();
+        let log = crate::host::log::snapshot();
         assert_eq!(
             log.as_str(),
             std::format!("[debug] might_sleep: {}:{line}\n", file!())

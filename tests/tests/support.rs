@@ -450,11 +450,17 @@ pub fn pin_file(path: &Path, count: usize) {
     std::fs::write(path, text).unwrap();
 }
 
+/// `xtask matrix` of the compiler running these tests on `root`, host cells only.
+pub fn host_matrix_command(root: &Path) -> Command {
+    let rustc = current_rustc();
+    let mut command = xtask(&["matrix", "--root", path_str(root)]);
+    command.args(["--toolchain", path_str(&rustc), "--target", "none"]);
+    command
+}
+
 /// The matrix of the compiler running these tests on `root`, host cells only, as JSON.
 pub fn host_matrix(root: &Path, extra: &[&str]) -> (Run, Value) {
-    let rustc = current_rustc();
-    let run = xtask(&["matrix", "--root", path_str(root)])
-        .args(["--toolchain", path_str(&rustc), "--target", "none"])
+    let run = host_matrix_command(root)
         .args(["--format", "json"])
         .args(extra)
         .run_within(Duration::from_secs(120));

@@ -1,19 +1,61 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Hostile input to `audit`: another target's `cfg_attr` branch taken for dead, rustc flags that
-//! compile nothing or write outside the scratch directory, an argument file that is a FIFO, and
-//! a feature enabled twice only under a cfg the audit cannot decide.
+//! compile nothing, write outside the scratch directory, or name a linker, a plugin or another
+//! argument file, an argument file that is a FIFO, and a feature enabled twice only under a cfg
+//! the audit cannot decide.
 
 use crate::support::*;
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// `audit ARGS` on the compiler running these tests.
+/// `audit ARGS --format json` on the compiler running these tests.
 fn audit(args: &[&str]) -> Run {
-    // `--wide`: the lines are read whole, not as a narrow terminal would wrap them.
-    xtask(&["audit", "--wide", "--toolchain"])
+    xtask(&["audit", "--format", "json", "--toolchain"])
         .arg(current_rustc())
         .args(args)
         .run_within(Duration::from_secs(120))
+}
+
+/// The `key` findings (`dead`, `errors`) of an audit's JSON report, as `name: reason`.
+fn findings(report: &Value, key: &str) -> Vec<String> {
+    report[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {key} in {report}"))
+        .iter()
+        .map(|finding| {
+            format!(
+                "{}: {}",
+                finding["name"],
+                finding["reason"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// Whether the usage report says the compiler found `never_type` used at `lib.rs:2:18`, and its
+/// status there.
+fn never_type_use(run: &Run) -> (bool, String) {
+    let report = run.json();
+    let cell = report["features"][0]["toolchains"]
+        .as_object()
+        .and_then(|toolchains| toolchains.values().next())
+        .unwrap_or_else(|| run.fail("no toolchain's cell for the feature"));
+    let at_2_18 = cell["places"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|place| {
+            place["file"]
+                .as_str()
+                .is_some_and(|file| file.ends_with("/lib.rs"))
+                && place["line"] == 2
+                && place["column"] == 18
+        });
+    (
+        at_2_18,
+        cell["status"].as_str().unwrap_or_default().to_string(),
+    )
 }
 
 /// A crate root that needs `never_type`: its one use is at 2:18.
@@ -46,13 +88,24 @@ fn another_targets_branch_is_not_dead() {
     )
     .unwrap();
     let run = audit(&[path_str(&root), "--min-rust", "1.85"]);
+    let report = run.json();
+    let never_type = &report["toolchains"][0]["features"]["never_type"];
+    run.check(
+        never_type["status"] == "gated" && never_type["other_target"] == true,
+        "never_type not gated for another target",
+    );
     // A branch false on every target stays dead.
-    run.stdout_has("gated (other target)").stdout_has(
-        "dead: cfg_attr branch for feature(never_type): `all(not(unix), \
-         not(version(\"1.0.0\")))` is false on every compiler from 1.85.0 on",
+    let dead = findings(&report, "dead");
+    let all = "\"never_type\": `all(not(unix), not(version(\"1.0.0\")))` is false on every \
+               compiler from 1.85.0 on";
+    run.check(
+        dead.iter().any(|line| line == all),
+        &format!("dead: {dead:?}"),
     );
     for condition in ["target_os = \"windows\"", "not(unix)"] {
-        let said = run.stdout.contains(&format!("`{condition}` is false"));
+        let said = dead
+            .iter()
+            .any(|line| line.contains(&format!("`{condition}` is false")));
         run.check(!said, &format!("{condition} called dead"));
     }
 }
@@ -71,8 +124,9 @@ fn flags_that_compile_nothing_are_left_out() {
         ];
         let file = argument_file(&directory, &args, &root);
         let run = audit(&[path_str(&root), "--usage", "--rustc-args", path_str(&file)]);
-        run.stdout_has("lib.rs:2:18")
-            .check(!run.stdout.contains("unused:"), "called unused")
+        let (at_2_18, status) = never_type_use(&run);
+        run.check(at_2_18, "no use at lib.rs:2:18")
+            .check(status != "unused", "called unused")
             .stderr_has(&format!("left out `{flag}` (not on the list"));
     }
 }
@@ -111,7 +165,64 @@ fn flags_that_write_files_are_left_out_and_named() {
     ] {
         run.stderr_has(&format!("`{named}` (not on the list"));
     }
-    run.stdout_has("lib.rs:2:18");
+    run.check(never_type_use(&run).0, "no use at lib.rs:2:18");
+}
+
+#[test]
+fn rustc_args_that_name_outputs_linkers_plugins_or_files_are_left_out_and_named() {
+    let directory = scratch_dir("hostile-audit-rustc-args");
+    let outside = directory.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let root = directory.join("lib.rs");
+    std::fs::write(
+        &root,
+        "#![feature(never_type)]\npub type Never = !;\nfn main() {}\n",
+    )
+    .unwrap();
+    // A linker that leaves a mark if it is ever run.
+    let linker = script(
+        &directory.join("fake-linker"),
+        &format!("touch {}/linked\nexit 1\n", outside.display()),
+    );
+    let other = directory.join("other.args");
+    std::fs::write(&other, "--cfg\nfrom_other_file\n").unwrap();
+    let o = |name: &str| outside.join(name).display().to_string();
+    let args = [
+        "--edition=2021".to_string(),
+        "--crate-type=bin".into(),
+        "--crate-name=given".into(),
+        "-o".into(),
+        o("dash-o"),
+        "--out-dir".into(),
+        o("out-dir"),
+        format!("--emit=link={}", o("emit")),
+        format!("-Clinker={}", linker.display()),
+        "-C".into(),
+        format!("linker={}", linker.display()),
+        "-Zllvm-plugins=/nonexistent/plugin.so".into(),
+        format!("@{}", other.display()),
+    ];
+    let file = argument_file(&directory, &args, &root);
+    let run = audit(&[path_str(&root), "--usage", "--rustc-args", path_str(&file)]);
+    let left: Vec<PathBuf> = outside
+        .read_dir()
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    run.check(left.is_empty(), &format!("written outside: {left:?}"));
+    for named in [
+        format!("`-o {}` (an output path)", o("dash-o")),
+        format!("`--out-dir {}` (an output path)", o("out-dir")),
+        format!("`--emit=link={}` (an output path)", o("emit")),
+        format!("`-Clinker={}` (a linker)", linker.display()),
+        format!("`-C linker={}` (a linker)", linker.display()),
+        "`-Zllvm-plugins=/nonexistent/plugin.so` (a plugin)".to_string(),
+        format!("`@{}` (another argument file)", other.display()),
+    ] {
+        run.stderr_has(&named);
+    }
+    // The compile still ran, and found where the crate needs the feature.
+    run.check(never_type_use(&run).0, "no use at lib.rs:2:18");
 }
 
 /// Before: an argument file that is a FIFO blocked the audit forever.
@@ -161,13 +272,14 @@ fn a_feature_enabled_twice_under_docsrs_is_a_build_error() {
     );
     let run = audit(&[path_str(&root), "--min-rust", "1.85"]);
     // The second line, under `not(docsrs)`, never holds with either of the others.
-    run.code(1)
-        .stdout_has(
-            "error: feature(doc_cfg): enabled twice when `docsrs` holds (first at line 1, \
-             column 29)",
-        )
-        .check(
-            !run.stdout.contains("first at line 2"),
-            "paired with not(docsrs)",
-        );
+    let errors = findings(&run.code(1).json(), "errors");
+    let twice = "\"doc_cfg\": enabled twice when `docsrs` holds (first at line 1, column 29)";
+    run.check(
+        errors.iter().any(|line| line.starts_with(twice)),
+        &format!("errors: {errors:?}"),
+    )
+    .check(
+        !errors.iter().any(|line| line.contains("first at line 2")),
+        "paired with not(docsrs)",
+    );
 }

@@ -404,6 +404,32 @@ pub fn kbuild_fixture(name: &str) -> PathBuf {
         .join(format!("{name}.rs"))
 }
 
+/// The steps that say which compilers build the shim: the matrix's probes and shim builds in
+/// both modes (the same steps, so they share its outputs and cache), on every toolchain, those
+/// below the minimum too, for whether a compiler builds the shim is the compiler's to say.
+pub fn plan_shim(
+    layout: &Layout,
+    toolchains: &[PlannedToolchain],
+    examples: &[Example],
+) -> anyhow::Result<Vec<Step>> {
+    let every: Vec<PlannedToolchain> = toolchains
+        .iter()
+        .map(|toolchain| PlannedToolchain {
+            builds: true,
+            ..toolchain.clone()
+        })
+        .collect();
+    let steps = plan(layout, &every, examples)?
+        .into_iter()
+        .filter(|step| {
+            step.kind == Kind::Probe || (step.kind == Kind::Build && step.target == "kernel")
+        })
+        .collect::<Vec<_>>();
+    // Neither the probe nor the shim's build depends on another step.
+    debug_assert!(steps.iter().all(|step| step.deps.is_empty()));
+    Ok(steps)
+}
+
 /// Plans every step for the toolchains: probes and shim builds first (everything else waits
 /// for them), then the shim's tests, and every example's build, run and tests in both modes.
 pub fn plan(

@@ -12,9 +12,8 @@
 //! where clang is installed, C's own hash, from a function compiled with
 //! `-fsanitize=kcfi -fsanitize-cfi-icall-experimental-normalize-integers`, is compared too.
 
-use crate::project_root;
-use crate::run::plan::{examples, mode_cfgs, Mode, Output, Product, Rustc};
-use crate::tests::kernel_mode::{build_shim, compiler};
+use crate::run::plan::{Mode, Rustc};
+use crate::tests::kernel_mode::{compiler, example_object};
 use crate::tests::support::scratch_dir;
 use crate::util::process::{run, Invocation};
 use object::{Object, ObjectSection, ObjectSymbol};
@@ -97,30 +96,7 @@ fn kcfi_hash(object_file: &Path, function: &str) -> u32 {
 
 /// The example's object in `mode`'s cfgs, compiled with the kernel's kCFI flags.
 fn example_hash(rustc: &Rustc, mode: Mode, directory: &Path) -> u32 {
-    let cfgs = mode_cfgs(rustc.release, mode, None);
-    let rlib = build_shim(rustc, mode, &cfgs, &directory.join("shim"));
-    let example = examples(&project_root())
-        .unwrap()
-        .into_iter()
-        .find(|example| example.name == "rust_cfi_encoding")
-        .expect("examples/Cargo.toml declares rust_cfi_encoding");
-    let object_file = directory.join("rust_cfi_encoding.o");
-    let mut invocation = rustc.example(
-        &example,
-        mode,
-        &cfgs,
-        &rlib,
-        Product::Crate,
-        Output::File(&object_file),
-    );
-    for arg in &mut invocation.args {
-        if arg == "--emit=link" {
-            "--emit=obj".clone_into(arg);
-        }
-    }
-    invocation
-        .args
-        .extend(["-C".into(), "codegen-units=1".into()]);
+    let (mut invocation, object_file) = example_object(rustc, mode, "rust_cfi_encoding", directory);
     invocation.args.extend(KCFI.map(String::from));
     // `-Z` flags need it; the cfgs stay the mode's, and so does the type the example gets.
     invocation.env_remove.clear();

@@ -110,6 +110,42 @@ pub(super) fn build_shim(rustc: &Rustc, mode: Mode, cfgs: &[&str], directory: &P
     directory.join("libkernel.rlib")
 }
 
+/// The example `name` compiled by `rustc` in `mode` to the one object `directory/<name>.o`, as
+/// Kbuild compiles a crate to one `.o` (on a shim built into `directory/shim`): the invocation,
+/// for the caller to add its flags to and run, and the object's path.
+pub(super) fn example_object(
+    rustc: &Rustc,
+    mode: Mode,
+    name: &str,
+    directory: &Path,
+) -> (Invocation, PathBuf) {
+    let cfgs = mode_cfgs(rustc.release, mode, None);
+    let rlib = build_shim(rustc, mode, &cfgs, &directory.join("shim"));
+    let example = examples(&project_root())
+        .unwrap()
+        .into_iter()
+        .find(|example| example.name == name)
+        .unwrap_or_else(|| panic!("examples/Cargo.toml declares no {name}"));
+    let object_file = directory.join(format!("{name}.o"));
+    let mut invocation = rustc.example(
+        &example,
+        mode,
+        &cfgs,
+        &rlib,
+        Product::Crate,
+        Output::File(&object_file),
+    );
+    for arg in &mut invocation.args {
+        if arg == "--emit=link" {
+            "--emit=obj".clone_into(arg);
+        }
+    }
+    invocation
+        .args
+        .extend(["-C".into(), "codegen-units=1".into()]);
+    (invocation, object_file)
+}
+
 fn all_examples() -> Vec<Example> {
     let examples = examples(&project_root()).expect("reading examples/Cargo.toml");
     assert!(

@@ -11,11 +11,10 @@
 //! running the tests and on Debian's 1.85.0, one on each side of that release.
 
 use crate::catalog::Release;
-use crate::project_root;
-use crate::run::plan::{examples, mode_cfgs, Mode, Output, Product, Rustc};
-use crate::tests::kernel_mode::{build_shim, compiler, compiler_at};
+use crate::run::plan::{Mode, Rustc};
+use crate::tests::kernel_mode::{compiler, compiler_at, example_object};
 use crate::tests::support::scratch_dir;
-use crate::util::process::{run, Invocation};
+use crate::util::process::run;
 use object::elf::SHF_GNU_RETAIN;
 use object::{Object, ObjectSection, SectionFlags};
 use std::collections::BTreeSet;
@@ -63,33 +62,9 @@ fn modinfo_entries(object_file: &Path) -> Vec<(String, bool)> {
     entries
 }
 
-/// The example compiled to an object in `mode` by `rustc`, into `directory`.
-fn example_object(rustc: &Rustc, mode: Mode, directory: &Path) -> Vec<(String, bool)> {
-    let cfgs = mode_cfgs(rustc.release, mode, None);
-    let rlib = build_shim(rustc, mode, &cfgs, &directory.join("shim"));
-    let example = examples(&project_root())
-        .unwrap()
-        .into_iter()
-        .find(|example| example.name == "rust_used_with_arg")
-        .expect("examples/Cargo.toml declares rust_used_with_arg");
-    let object_file = directory.join("rust_used_with_arg.o");
-    let mut invocation: Invocation = rustc.example(
-        &example,
-        mode,
-        &cfgs,
-        &rlib,
-        Product::Crate,
-        Output::File(&object_file),
-    );
-    for arg in &mut invocation.args {
-        if arg == "--emit=link" {
-            "--emit=obj".clone_into(arg);
-        }
-    }
-    // One object for `-o`, as Kbuild's one `.o` per crate.
-    invocation
-        .args
-        .extend(["-C".into(), "codegen-units=1".into()]);
+/// The example compiled to an object in `mode` by `rustc`, into `directory`: its `.modinfo`.
+fn example_object_entries(rustc: &Rustc, mode: Mode, directory: &Path) -> Vec<(String, bool)> {
+    let (invocation, object_file) = example_object(rustc, mode, "rust_used_with_arg", directory);
     let output = run(&invocation, Duration::from_secs(300)).expect("running rustc");
     assert!(
         output.success(),
@@ -104,7 +79,7 @@ fn check(rustc: &Rustc, label: &str) {
     let scratch = scratch_dir(&format!("modinfo-{label}"));
     let wanted: BTreeSet<&str> = ENTRIES.into_iter().collect();
     for mode in Mode::ALL {
-        let entries = example_object(rustc, mode, &scratch.join(mode.word()));
+        let entries = example_object_entries(rustc, mode, &scratch.join(mode.word()));
         let kept: BTreeSet<&str> = entries.iter().map(|(entry, _)| entry.as_str()).collect();
         assert_eq!(
             kept,

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The terminal's side of the real binary: human output no wider than `COLUMNS` (the full
-//! tables with `--wide`), `show` printing a saved report as its command did and refusing what
-//! is none, and `kernel --dry-run` printing its plan and leaving `target/kernel/` as it was.
+//! The terminal's side of the real binary, on generated reports and the pin file: human output
+//! no wider than `COLUMNS` (the full tables with `--wide`), and `kernel --dry-run` printing its
+//! plan and leaving `target/kernel/` as it was. What `show` does with a saved report is tested
+//! in the top-level `tests/`.
 
 use super::*;
 use crate::project_root;
-use crate::tests::support::{scratch_dir, the_checkouts_lock, the_kernel_dirs_lock, xtask_binary};
+use crate::tests::support::{scratch_dir, the_kernel_dirs_lock, xtask_binary};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
@@ -18,24 +19,6 @@ fn widest(text: &str) -> usize {
 
 fn at_columns(columns: &str, args: &[&str]) -> Finished {
     xtask_within(Duration::from_secs(60), args, &[("COLUMNS", columns)])
-}
-
-#[test]
-fn help_names_show_dry_run_and_wide() {
-    let list = xtask(&["help"]);
-    assert!(list.status.success(), "{}", list.stderr);
-    assert!(list.stdout.contains("--wide"), "{}", list.stdout);
-    assert!(list
-        .stdout
-        .lines()
-        .any(|line| line.trim_start().starts_with("show ")));
-    let show = xtask(&["show", "--help"]);
-    assert!(show.status.success(), "{}", show.stderr);
-    assert!(show.stdout.contains("saved report"), "{}", show.stdout);
-    let kernel = xtask(&["kernel", "--help"]);
-    assert!(kernel.stdout.contains("--dry-run"), "{}", kernel.stdout);
-    let typo = xtask(&["show", "--wdie", "docs/matrix-report.json"]);
-    assert_refused(&typo, "did you mean `--wide`?");
 }
 
 /// The recorded reports are the widest output the project has (427 columns in full): shown at
@@ -138,93 +121,6 @@ fn shown_reports_fit_the_terminal_unless_wide() {
     assert!(merged.status.code() != Some(2), "{}", merged.stderr);
     assert!(widest(&full.stdout) > 100, "{}", full.stdout);
     assert!(widest(&merged.stdout) <= 60, "{}", merged.stdout);
-}
-
-/// `show` gives back what the command printed: the matrix run's own human output, and the
-/// recorded kernel report's JSON as it was written.
-#[test]
-fn show_prints_a_saved_report_as_its_command_did() {
-    let _turn = the_checkouts_lock();
-    let directory = scratch_dir("hostile-show");
-    let tree = tiny_tree("show");
-    let run = host_matrix_as(&tree, "json", "100");
-    let report = json::parse(&run.stdout)
-        .unwrap_or_else(|error| panic!("no JSON report ({error}):\n{}", run.stderr));
-    let saved = directory.join("r.json");
-    write_json(&saved, &report);
-    let saved = path_str(&saved);
-    for (format, columns) in [("human", "60"), ("human", "200"), ("markdown", "60")] {
-        let run = host_matrix_as(&tree, format, columns);
-        let shown = at_columns(columns, &["show", saved, "--format", format]);
-        assert_eq!(shown.status.code(), run.status.code(), "{}", shown.stderr);
-        assert_eq!(shown.stdout, run.stdout, "{format} at {columns} columns");
-    }
-    let json_again = xtask(&["show", saved, "--format", "json"]);
-    assert_eq!(json::parse(&json_again.stdout).unwrap(), report);
-    let kernel = project_root().join("docs/kernel-report.json");
-    let recorded = json::parse(&std::fs::read_to_string(&kernel).unwrap()).unwrap();
-    let shown = xtask(&["show", path_str(&kernel), "--format", "json"]);
-    assert_eq!(json::parse(&shown.stdout).unwrap(), recorded);
-    let markdown = xtask(&["show", path_str(&kernel), "--format", "markdown"]);
-    assert!(
-        markdown.stdout.starts_with("## Kernel trees\n"),
-        "{}",
-        markdown.stdout
-    );
-}
-
-/// The tiny tree's matrix in `format` at `columns`, as the user would run it.
-fn host_matrix_as(root: &Path, format: &str, columns: &str) -> Finished {
-    let rustc = crate::tests::support::current_rustc();
-    let args = [
-        "matrix",
-        "--root",
-        path_str(root),
-        "--toolchain",
-        path_str(&rustc),
-        "--target",
-        "none",
-        "--format",
-        format,
-    ];
-    xtask_within(Duration::from_secs(120), &args, &[("COLUMNS", columns)])
-}
-
-#[test]
-fn show_refuses_what_is_no_report() {
-    let directory = scratch_dir("hostile-show-refuses");
-    let missing = directory.join("missing.json");
-    assert_refused(
-        &xtask(&["show", path_str(&missing)]),
-        "cannot read the report",
-    );
-    let fifo = directory.join("fifo.json");
-    make_fifo(&fifo);
-    assert_refused(&xtask(&["show", path_str(&fifo)]), "cannot read the report");
-    let other = directory.join("other.json");
-    std::fs::write(&other, "{\"name\": \"x\"}").unwrap();
-    assert_refused(
-        &xtask(&["show", path_str(&other)]),
-        "is neither a matrix report",
-    );
-    let usage = project_root().join("docs/usage-report.json");
-    assert_refused(
-        &xtask(&["show", path_str(&usage)]),
-        "is neither a matrix report",
-    );
-    let text = directory.join("text.json");
-    std::fs::write(&text, "not json").unwrap();
-    assert_refused(&xtask(&["show", path_str(&text)]), "is not JSON");
-    let altered = directory.join("altered.json");
-    let mut kernel = json::parse(
-        &std::fs::read_to_string(project_root().join("docs/kernel-report.json")).unwrap(),
-    )
-    .unwrap();
-    kernel["cells"][0]["finding"] = Value::Bool(!kernel["cells"][0]["finding"].as_bool().unwrap());
-    write_json(&altered, &kernel);
-    assert_refused(&xtask(&["show", path_str(&altered)]), "an altered");
-    let format = xtask(&["show", path_str(&usage), "--format", "yaml"]);
-    assert_refused(&format, "--format must be");
 }
 
 /// Every entry under `directory` (not following links): its kind, size and modification time,

@@ -8,6 +8,7 @@ use crate::features::cfg::Predicate;
 use crate::features::kconfig;
 use crate::report::audit::input::read_feature_list;
 use crate::report::audit::input::CrateKind;
+use crate::run::crate_root::probing::read_print_cfg;
 
 fn decider(input: &Input) -> Decider {
     Decider::new(input, Vec::new(), kconfig::built_in())
@@ -88,37 +89,11 @@ fn conditions_follow_the_derived_cfgs_and_unknown_cfgs_stay_unknown() {
     assert!(!decider.is_dead_from(Some(&maybe), release("1.85.0")));
 }
 
-#[test]
-fn per_toolchain_summaries_count_what_still_needs_bootstrap() {
-    let input = kernel_block();
-    let old = answer(
-        "1.78.0",
-        [
-            Status::Gated,
-            Status::Gated,
-            Status::Gated,
-            Status::Unknown,
-            Status::Gated,
-        ],
-    );
-    assert_eq!(
-        summarize(&input, &decider(&input), &old),
-        ToolchainSummary {
-            active: 4,
-            inactive: 1,
-            stable: 0,
-            needs_bootstrap: vec![
-                "inline_const".into(),
-                "lint_reasons".into(),
-                "arbitrary_self_types".into(),
-                "coerce_unsized".into()
-            ],
-            ..ToolchainSummary::default()
-        },
-        "derive_coerce_pointee is unknown to 1.78 but switched off there"
-    );
-    let new = answer(
-        "1.85.0",
+/// What a 1.85.0-era compiler says of the block: inline_const and lint_reasons stable, the
+/// rest gated.
+fn settled(text: &str) -> Answer {
+    answer(
+        text,
         [
             stable("1.79.0"),
             stable("1.81.0"),
@@ -126,151 +101,230 @@ fn per_toolchain_summaries_count_what_still_needs_bootstrap() {
             Status::Gated,
             Status::Gated,
         ],
-    );
-    let summary = summarize(&input, &decider(&input), &new);
-    assert_eq!(
-        (summary.active, summary.inactive, summary.stable),
-        (4, 1, 2)
-    );
-    assert_eq!(
-        summary.needs_bootstrap,
-        ["arbitrary_self_types", "derive_coerce_pointee"]
-    );
+    )
+}
+
+/// One assertion on what the kernel block's summaries make of a case's answers.
+enum Expect {
+    /// `summarize` of the case's first answer, whole.
+    Summary(ToolchainSummary),
+    /// `summarize` of the first answer: its active, inactive and stable counts.
+    Counts(usize, usize, usize),
+    /// `summarize` of the first answer: the features that still need `RUSTC_BOOTSTRAP`.
+    NeedsBootstrap(&'static [&'static str]),
+    /// `cross_summary`'s fields.
+    StableFrom(Option<&'static str>),
+    GatedOnNewest(&'static [&'static str]),
+    /// `cross_summary` judges at the newest compiler probed, not at a later release a
+    /// condition speaks of.
+    NewestProbed,
+    KnownFrom(Option<&'static str>),
+    LastUnknowing(&'static str, &'static [&'static str]),
+    /// `lint` at `min_rust`: the entries of its removable lines and of its dead branches.
+    Lint {
+        min_rust: &'static str,
+        removable: &'static [usize],
+        dead: &'static [usize],
+    },
+    /// `lint` at a minimum: the reason given for the `index`th removable line.
+    RemovableReason(&'static str, usize, &'static str),
+    /// `lint` at a minimum: the reason given for the `index`th dead branch.
+    DeadReason(&'static str, usize, &'static str),
 }
 
 #[test]
-fn stable_from_needs_every_line_that_can_be_active_to_be_stable() {
-    let input = kernel_block();
-    let answers = [
-        answer(
-            "1.85.0",
-            [
-                stable("1.79.0"),
-                stable("1.81.0"),
-                Status::Gated,
-                Status::Gated,
-                Status::Gated,
+fn summaries_of_fake_answers_on_the_kernel_block() {
+    let needs_bootstrap = [
+        "inline_const",
+        "lint_reasons",
+        "arbitrary_self_types",
+        "coerce_unsized",
+    ];
+    let cases = [
+        (
+            "1.78.0 alone: derive_coerce_pointee is unknown to 1.78 but switched off there",
+            vec![answer(
+                "1.78.0",
+                [
+                    Status::Gated,
+                    Status::Gated,
+                    Status::Gated,
+                    Status::Unknown,
+                    Status::Gated,
+                ],
+            )],
+            vec![Expect::Summary(ToolchainSummary {
+                active: 4,
+                inactive: 1,
+                stable: 0,
+                needs_bootstrap: needs_bootstrap.map(String::from).to_vec(),
+                ..ToolchainSummary::default()
+            })],
+        ),
+        (
+            "1.85.0 alone",
+            vec![settled("1.85.0")],
+            vec![
+                Expect::Counts(4, 1, 2),
+                Expect::NeedsBootstrap(&["arbitrary_self_types", "derive_coerce_pointee"]),
             ],
         ),
-        answer(
-            "1.95.0",
-            [
-                stable("1.79.0"),
-                stable("1.81.0"),
-                Status::Gated,
-                Status::Gated,
-                Status::Gated,
+        (
+            "1.85.0 and 1.95.0: coerce_unsized is switched off on the newest compiler, so it \
+             does not count",
+            vec![settled("1.85.0"), settled("1.95.0")],
+            vec![
+                Expect::StableFrom(None),
+                Expect::GatedOnNewest(&["arbitrary_self_types", "derive_coerce_pointee"]),
+                Expect::NewestProbed,
+                Expect::KnownFrom(Some("1.85.0")),
+            ],
+        ),
+        (
+            "1.85.0 and a future 1.99.0 that stabilizes both: only stable Rust from there, and \
+             coerce_unsized (off from 1.84) never has to be stable",
+            vec![
+                settled("1.85.0"),
+                answer(
+                    "1.99.0",
+                    [
+                        stable("1.79.0"),
+                        stable("1.81.0"),
+                        stable("1.98.0"),
+                        stable("1.99.0"),
+                        Status::Gated,
+                    ],
+                ),
+            ],
+            vec![
+                Expect::StableFrom(Some("1.99.0")),
+                Expect::GatedOnNewest(&[]),
+            ],
+        ),
+        (
+            "1.63.0 and 1.85.0: derive_coerce_pointee is off on 1.63, so only lint_reasons counts",
+            vec![
+                answer(
+                    "1.63.0",
+                    [
+                        Status::Gated,
+                        Status::Unknown,
+                        Status::Gated,
+                        Status::Unknown,
+                        Status::Gated,
+                    ],
+                ),
+                settled("1.85.0"),
+            ],
+            vec![
+                Expect::KnownFrom(Some("1.85.0")),
+                Expect::LastUnknowing("1.63.0", &["lint_reasons"]),
+            ],
+        ),
+        (
+            "1.85.0 and a 1.95.0 that removed lint_reasons",
+            vec![
+                settled("1.85.0"),
+                answer(
+                    "1.95.0",
+                    [
+                        stable("1.79.0"),
+                        Status::Removed,
+                        Status::Gated,
+                        Status::Gated,
+                        Status::Gated,
+                    ],
+                ),
+            ],
+            vec![Expect::KnownFrom(None)],
+        ),
+        (
+            "1.95.0, --min-rust 1.80.0",
+            vec![settled("1.95.0")],
+            vec![Expect::Lint {
+                min_rust: "1.80.0",
+                removable: &[0],
+                dead: &[],
+            }],
+        ),
+        (
+            "1.95.0, --min-rust 1.85.0",
+            vec![settled("1.95.0")],
+            vec![
+                Expect::Lint {
+                    min_rust: "1.85.0",
+                    removable: &[0, 1],
+                    dead: &[4],
+                },
+                Expect::DeadReason(
+                    "1.85.0",
+                    0,
+                    "`not(CONFIG_RUSTC_HAS_COERCE_POINTEE)` is false on every compiler from \
+                     1.85.0 on",
+                ),
+                Expect::RemovableReason("1.85.0", 1, "stable since 1.81.0, at or before 1.85.0"),
             ],
         ),
     ];
-    let cross = cross_summary(&input, &decider(&input), &answers);
-    assert_eq!(cross.stable_from, None);
-    assert_eq!(
-        cross.gated_on_newest,
-        ["arbitrary_self_types", "derive_coerce_pointee"],
-        "coerce_unsized is switched off on the newest compiler, so it does not count"
-    );
-    // Judged at the newest compiler probed, not at a later release a condition speaks of.
-    assert_eq!(cross.newest, answers.iter().map(|a| a.release).max());
-    assert_eq!(cross.known_from, Some(release("1.85.0")));
-
-    // A future compiler that stabilizes both: the crate needs only stable Rust from there,
-    // and coerce_unsized (off from 1.84) never has to be stable.
-    let future = answer(
-        "1.99.0",
-        [
-            stable("1.79.0"),
-            stable("1.81.0"),
-            stable("1.98.0"),
-            stable("1.99.0"),
-            Status::Gated,
-        ],
-    );
-    let cross = cross_summary(&input, &decider(&input), &[answers[0].clone(), future]);
-    assert_eq!(cross.stable_from, Some(release("1.99.0")));
-    assert!(cross.gated_on_newest.is_empty());
-}
-
-#[test]
-fn known_from_is_the_lowest_release_above_the_last_that_lacks_an_active_feature() {
     let input = kernel_block();
-    let answers = [
-        answer(
-            "1.63.0",
-            [
-                Status::Gated,
-                Status::Unknown,
-                Status::Gated,
-                Status::Unknown,
-                Status::Gated,
-            ],
-        ),
-        answer(
-            "1.85.0",
-            [
-                stable("1.79.0"),
-                stable("1.81.0"),
-                Status::Gated,
-                Status::Gated,
-                Status::Gated,
-            ],
-        ),
-    ];
-    let cross = cross_summary(&input, &decider(&input), &answers);
-    assert_eq!(cross.known_from, Some(release("1.85.0")));
-    assert_eq!(
-        cross.last_unknowing,
-        Some((release("1.63.0"), vec!["lint_reasons".to_string()])),
-        "derive_coerce_pointee is off on 1.63, so only lint_reasons counts"
-    );
-    let broken_new = answer(
-        "1.95.0",
-        [
-            stable("1.79.0"),
-            Status::Removed,
-            Status::Gated,
-            Status::Gated,
-            Status::Gated,
-        ],
-    );
-    let cross = cross_summary(&input, &decider(&input), &[answers[1].clone(), broken_new]);
-    assert_eq!(cross.known_from, None);
-}
-
-#[test]
-fn min_rust_finds_removable_lines_and_dead_branches() {
-    let input = kernel_block();
-    let answers = [answer(
-        "1.95.0",
-        [
-            stable("1.79.0"),
-            stable("1.81.0"),
-            Status::Gated,
-            Status::Gated,
-            Status::Gated,
-        ],
-    )];
-    let Lint {
-        removable, dead, ..
-    } = lint(&input, &decider(&input), &answers, release("1.80.0"));
-    assert_eq!(removable.iter().map(|f| f.entry).collect::<Vec<_>>(), [0]);
-    assert!(dead.is_empty(), "{dead:?}");
-    let Lint {
-        removable, dead, ..
-    } = lint(&input, &decider(&input), &answers, release("1.85.0"));
-    assert_eq!(
-        removable.iter().map(|f| f.entry).collect::<Vec<_>>(),
-        [0, 1]
-    );
-    assert_eq!(dead.iter().map(|f| f.entry).collect::<Vec<_>>(), [4]);
-    assert_eq!(
-        dead[0].reason,
-        "`not(CONFIG_RUSTC_HAS_COERCE_POINTEE)` is false on every compiler from 1.85.0 on"
-    );
-    assert_eq!(
-        removable[1].reason,
-        "stable since 1.81.0, at or before 1.85.0"
-    );
+    let decider = decider(&input);
+    let entries = |findings: &[Finding]| findings.iter().map(|f| f.entry).collect::<Vec<_>>();
+    for (case, answers, expects) in cases {
+        let summary = summarize(&input, &decider, &answers[0]);
+        let cross = cross_summary(&input, &decider, &answers);
+        let lint_at = |min_rust: &str| lint(&input, &decider, &answers, release(min_rust));
+        for expect in expects {
+            match expect {
+                Expect::Summary(whole) => assert_eq!(summary, whole, "{case}"),
+                Expect::Counts(active, inactive, stable) => assert_eq!(
+                    (summary.active, summary.inactive, summary.stable),
+                    (active, inactive, stable),
+                    "{case}: active, inactive, stable"
+                ),
+                Expect::NeedsBootstrap(names) => {
+                    assert_eq!(summary.needs_bootstrap, names, "{case}: needs_bootstrap");
+                }
+                Expect::StableFrom(text) => {
+                    assert_eq!(cross.stable_from, text.map(release), "{case}: stable_from");
+                }
+                Expect::GatedOnNewest(names) => {
+                    assert_eq!(cross.gated_on_newest, names, "{case}: gated_on_newest");
+                }
+                Expect::NewestProbed => assert_eq!(
+                    cross.newest,
+                    answers.iter().map(|a| a.release).max(),
+                    "{case}: newest"
+                ),
+                Expect::KnownFrom(text) => {
+                    assert_eq!(cross.known_from, text.map(release), "{case}: known_from");
+                }
+                Expect::LastUnknowing(text, names) => assert_eq!(
+                    cross.last_unknowing,
+                    Some((release(text), names.iter().map(|n| n.to_string()).collect())),
+                    "{case}: last_unknowing"
+                ),
+                Expect::Lint {
+                    min_rust,
+                    removable,
+                    dead,
+                } => {
+                    let found = lint_at(min_rust);
+                    assert_eq!(entries(&found.removable), removable, "{case}: removable");
+                    assert_eq!(entries(&found.dead), dead, "{case}: dead");
+                }
+                Expect::RemovableReason(min_rust, index, reason) => assert_eq!(
+                    lint_at(min_rust).removable[index].reason,
+                    reason,
+                    "{case}: removable[{index}]"
+                ),
+                Expect::DeadReason(min_rust, index, reason) => assert_eq!(
+                    lint_at(min_rust).dead[index].reason,
+                    reason,
+                    "{case}: dead[{index}]"
+                ),
+            }
+        }
+    }
 }
 
 /// A decider for an x86_64 Linux target.
