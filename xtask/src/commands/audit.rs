@@ -16,7 +16,7 @@ pub use crate::report::audit::{input, summary, AuditReport, Column, Probed};
 pub use crate::run::crate_root::probing;
 use crate::run::plan::Rustc;
 use crate::toolchains::discovery::{discover, Availability, VERSION_TIMEOUT};
-use crate::util::output::{Format, Width};
+use crate::util::output::{Format, Output};
 use crate::{commands::flags, project_root, Verdict};
 use anyhow::{bail, Context};
 use input::Input;
@@ -198,7 +198,7 @@ impl flags::Audit {
         Ok((options, format))
     }
 
-    pub fn run(&self, _sh: &Shell, width: Width) -> anyhow::Result<Verdict> {
+    pub fn run(&self, _sh: &Shell, output: Output) -> anyhow::Result<Verdict> {
         let (options, format) = self.options()?;
         if self.rustc_args.is_some() && !self.usage {
             bail!("--rustc-args is for --usage");
@@ -216,7 +216,7 @@ impl flags::Audit {
             let _ = std::fs::remove_dir_all(&scratch);
             return Ok(format.print_report(
                 usage.verdict(),
-                width,
+                output,
                 || usage.to_json(),
                 || usage.markdown(),
                 |_| usage.human(),
@@ -224,7 +224,7 @@ impl flags::Audit {
         }
         Ok(format.print_report(
             report.verdict(),
-            width,
+            output,
             || report.to_json(),
             || report.markdown(),
             |style| report.human_in(style),

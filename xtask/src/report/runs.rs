@@ -12,6 +12,7 @@ use crate::run::plan::{Layout, Selection};
 use crate::targets::llvm_major;
 use crate::toolchains::discovery::Availability;
 use crate::util::files::write_atomically;
+use crate::util::output::Verbosity;
 use crate::util::{json, process};
 use anyhow::Context;
 
@@ -37,7 +38,7 @@ impl Options {
                 jobs: driver::cores(),
                 timeout: process::DEFAULT_TIMEOUT,
                 use_cache: true,
-                progress: false,
+                progress: Verbosity::Quiet,
             },
             strict: false,
         }

@@ -13,7 +13,7 @@ use crate::run::runner;
 use crate::run::schedule::{self, Progress};
 use crate::util::files::write_atomically;
 use crate::util::interrupt::{self, Interrupted};
-use crate::util::output;
+use crate::util::output::{self, Verbosity};
 use crate::util::run_lock::RunLock;
 use crate::{features::expect::Outcome, features::probe, util::process};
 use anyhow::{bail, Context};
@@ -105,8 +105,9 @@ pub struct Settings {
     pub timeout: Duration,
     /// Whether cached results may be used (they are stored either way).
     pub use_cache: bool,
-    /// Whether to show progress and the closing summary on stderr.
-    pub progress: bool,
+    /// The progress and the closing summary on stderr: none when [`Verbosity::Quiet`], a line
+    /// for cached steps too when [`Verbosity::Verbose`].
+    pub progress: Verbosity,
 }
 
 pub struct Driven {
@@ -212,7 +213,8 @@ pub fn drive(
     }
     let display = Display {
         command,
-        enabled: settings.progress && output::verbosity() >= 0,
+        enabled: settings.progress > Verbosity::Quiet,
+        cached_too: settings.progress == Verbosity::Verbose,
         terminal: output::updating_terminal(),
         columns: output::terminal_columns(),
         names,
@@ -258,7 +260,7 @@ pub fn drive(
         eprint!("{text}");
         return Err(Interrupted { signal }.into());
     }
-    if settings.progress && output::verbosity() >= 0 {
+    if settings.progress > Verbosity::Quiet {
         let toolchains: HashSet<usize> = steps.iter().map(|step| step.toolchain).collect();
         let reused = results.iter().filter(|result| result.cached).count();
         let usage = match compiles.len() {
@@ -304,6 +306,8 @@ fn check_linker(steps: &[Step]) -> anyhow::Result<()> {
 struct Display {
     command: &'static str,
     enabled: bool,
+    /// `-v`: a line for steps taken from the cache too.
+    cached_too: bool,
     terminal: bool,
     /// The terminal's width in columns, which the redrawn line never reaches.
     columns: usize,
@@ -344,7 +348,7 @@ impl Progress for Display {
 
     fn finished(&self, index: usize, _step: &Step, result: &StepResult, done: usize) {
         self.done.store(done, Ordering::Relaxed);
-        if !self.enabled || (result.cached && output::verbosity() < 1) {
+        if !self.enabled || (result.cached && !self.cached_too) {
             return;
         }
         let how = if result.cached {

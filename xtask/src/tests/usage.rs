@@ -34,7 +34,7 @@ fn usage_report() -> UsageReport {
         jobs: std::thread::available_parallelism().map_or(1, usize::from),
         timeout: crate::util::process::DEFAULT_TIMEOUT,
         use_cache: true,
-        progress: true,
+        progress: crate::util::output::Verbosity::Normal,
     };
     run_usage(&layout, &selection(), settings).expect("the usage run")
 }
