@@ -9,6 +9,7 @@ mod hardening;
 mod hostile;
 mod merge;
 mod modes;
+mod msrv;
 mod provisioning;
 mod show;
 mod support;

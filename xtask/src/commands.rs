@@ -13,6 +13,7 @@ pub(crate) mod flags;
 pub(crate) mod kernel;
 pub(crate) mod matrix;
 pub(crate) mod merge;
+pub(crate) mod msrv;
 pub(crate) mod show;
 pub(crate) mod toolchains;
 pub(crate) mod usage;

@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 //! `cargo xtask audit`: which of a crate's `#![feature]` lines each toolchain still needs, and
 //! what that means across them: the names come from a crate root or a list
-//! ([`crate::report::audit::input`]), each compiler is asked about all of them at once
-//! ([`probing`]), and the report ([`crate::report::audit`]) draws the conclusions and writes
+//! ([`crate::run::crate_root::input`]), each compiler is asked about all of them at once
+//! ([`crate::run::crate_root::probing`], which `msrv --root` shares), and the report ([`crate::report::audit`]) draws the conclusions and writes
 //! them; with `--usage`, [`compile`] compiles the crate without each gated feature (with only
 //! the flags [`rustc_args`] keeps) and writes where it is used.
 
 pub mod compile;
-pub mod probing;
 pub mod rustc_args;
 
 use crate::catalog::Release;
 use crate::features::kconfig;
 use crate::report::assemble::toolchain_entry;
 pub use crate::report::audit::{input, summary, AuditReport, Column, Probed};
+pub use crate::run::crate_root::probing;
 use crate::run::plan::Rustc;
 use crate::toolchains::discovery::{discover, Availability, VERSION_TIMEOUT};
 use crate::util::output::{Format, Width};

@@ -161,7 +161,7 @@ impl flags::Bench {
         let selection = Selection {
             toolchains: self.toolchain.clone(),
             targets: match work {
-                Work::Usage => Some(Vec::new()),
+                Work::Usage | Work::Shim => Some(Vec::new()),
                 Work::Matrix => (!self.target.is_empty())
                     .then(|| parse_targets(&self.target))
                     .transpose()?,

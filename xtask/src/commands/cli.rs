@@ -43,6 +43,7 @@ pub fn main() -> ExitCode {
             sh.change_dir(crate::project_root());
             match &flags.subcommand {
                 XtaskCmd::Matrix(cmd) => cmd.run(&sh, width),
+                XtaskCmd::Msrv(cmd) => cmd.run(&sh, width),
                 XtaskCmd::Toolchains(cmd) => cmd.run(&sh, width),
                 XtaskCmd::Audit(cmd) => cmd.run(&sh, width),
                 XtaskCmd::Merge(cmd) => cmd.run(&sh, width),

@@ -188,6 +188,43 @@ xflags::xflags! {
             optional --pins path: PathBuf
         }
 
+        /// Say which compilers build the shim, a crate root or a kernel tree, in which mode.
+        /// The oldest and the newest provisioned compiler that builds it in stable mode (no
+        /// `#![feature]`, no `RUSTC_BOOTSTRAP`) and in kernel mode (as Kbuild builds it, with
+        /// `RUSTC_BOOTSTRAP=1` where the compiler gates a feature it enables), and the
+        /// compilers between them that fail or are not available (missing pins, broken ones),
+        /// in release order; from the cache where it can.
+        ///
+        /// Exit status: 0 an answer was found; 1 no compiler here builds it; 2 bad input.
+        cmd msrv {
+            /// Answer for this crate root (`src/lib.rs` of any crate) instead of the shim: the
+            /// audit's probe of the features it enables, then the root compiled alone, in its
+            /// package's edition, by every compiler (a crate with dependencies cannot be).
+            optional --root path: PathBuf
+            /// Answer for this kernel tree instead of the shim: a tree pin's id (`6.12`) or the
+            /// path of a kernel checkout, from `cargo xtask kernel`'s cached results; a compiler
+            /// that tree was not built with is shown with the tree's prediction and what a
+            /// build costs.
+            optional --tree tree: String
+            /// Select or add a compiler, as for `matrix`. Repeatable; with it, only these.
+            repeated --toolchain spec: String
+            /// Add the pins whose release lies in this range, as for `matrix`.
+            optional --version-range range: String
+            /// Output: `human` (default), `json` or `markdown`.
+            optional --format format: String
+            /// The pin file to read (default: `toolchains.toml` at the repository root).
+            optional --pins path: PathBuf
+            /// For the shim: run at most N rustc processes at once (default: the number of
+            /// cores).
+            optional -j, --jobs n: usize
+            /// For the shim: ignore cached results and build again (the cache is still
+            /// refreshed). A crate root is always compiled afresh; a tree is only read.
+            optional --no-cache
+            /// For the shim: kill any single rustc process that runs longer than this many
+            /// seconds (default 300, at most 86400).
+            optional --timeout seconds: u64
+        }
+
         /// Print a saved report again as the command that wrote it printed it: a matrix (or
         /// `merge`) report or a `kernel` report, as written by `--format json`, recognised by
         /// its members and read with the same checks as `merge` and `docs` read them.
@@ -262,6 +299,7 @@ pub enum XtaskCmd {
     Audit(Audit),
     Usage(Usage),
     Merge(Merge),
+    Msrv(Msrv),
     Show(Show),
     CiMatrix(CiMatrix),
     Docs(Docs),
@@ -358,6 +396,19 @@ pub struct Merge {
     pub format: Option<String>,
     pub strict: bool,
     pub pins: Option<PathBuf>,
+}
+
+#[derive(Debug)]
+pub struct Msrv {
+    pub root: Option<PathBuf>,
+    pub tree: Option<String>,
+    pub toolchain: Vec<String>,
+    pub version_range: Option<String>,
+    pub format: Option<String>,
+    pub pins: Option<PathBuf>,
+    pub jobs: Option<usize>,
+    pub no_cache: bool,
+    pub timeout: Option<u64>,
 }
 
 #[derive(Debug)]

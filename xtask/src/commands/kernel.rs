@@ -15,14 +15,13 @@ use crate::kernel::boot;
 use crate::kernel::build::{self, Built, Real};
 use crate::kernel::report::json::{BootJson, CellJson, TreeJson};
 use crate::kernel::report::{self, Report};
-use crate::kernel::rules::Prediction;
+use crate::kernel::results::{kernel_library, load_result, prediction, result_entry, store_result};
 use crate::kernel::stamps;
 use crate::kernel::{plan, tools, trees};
 use crate::run::cache::{compiler_identity, StableHasher};
 use crate::run::plan::Rustc;
 use crate::toolchains::debian::Provisioner;
 use crate::toolchains::discovery::{self, Availability, Source, Toolchain};
-use crate::toolchains::extracted::{self, Wanted};
 use crate::toolchains::pins::{Pins, TreePin, TreeSource};
 use crate::toolchains::version::RustcVersion;
 use crate::util::json;
@@ -352,28 +351,19 @@ fn run(
             };
             let rustc = Rustc::of(toolchain, version.release);
             let identity = compiler_identity(&rustc.launch, version);
-            let prediction = match use_cache
-                .then(|| stamps::kept_prediction(&results, tree_key, identity))
-                .flatten()
-            {
-                Some(kept) => Ok(kept),
-                None => {
-                    progress(&format!("{label}: predicting"));
-                    let probes = dir.join("probes").join(&pin.id).join(&toolchain.id);
-                    predict(&tree, &mut rules, &rustc, &probes).inspect(|prediction| {
-                        let kept =
-                            stamps::keep_prediction(&results, tree_key, identity, prediction);
-                        if let Err(error) = kept {
-                            progress(&format!("{label}: the prediction was not kept: {error:#}"));
-                        }
-                    })
-                }
-            };
+            let say = |line: &str| progress(&format!("{label}: {line}"));
+            let prediction = prediction(
+                &dir,
+                (&pin.id, &tree, tree_key),
+                &mut rules,
+                (&toolchain.id, &rustc, identity),
+                use_cache,
+                &say,
+            );
             // Every way this pair ends is one cell of the same tree, compiler and release.
             let built = 'pair: {
-                let needs_old_bindgen = facts
-                    .minimum_bindgen()
-                    .is_some_and(|bindgen| bindgen < tools::SIZE_T_IS_USIZE_REMOVED);
+                let needs_old_bindgen =
+                    tools::bindgen_for(&facts).version != tools::BINDGEN.version;
                 let tools = if needs_old_bindgen {
                     old_tools.get_or_insert_with(|| {
                         tools::find_tools(&dir, tools::OLD_BINDGEN).map_err(|missing| {
@@ -398,13 +388,11 @@ fn run(
                     Ok(library) => library,
                     Err(error) => break 'pair not_run(format!("RUST_LIB_SRC: {error}")),
                 };
-                let entry =
-                    plan::result_entry(&results, tree_key, identity, &library.1, &tools.identity);
+                let entry = result_entry(&results, tree_key, identity, &library.1, &tools.identity);
                 let wrapper = dir.join("wrappers").join(&toolchain.id).join("rustc");
                 if let Err(error) = tools::write_wrapper(&wrapper, &rustc.launch) {
                     break 'pair not_run(format!("writing the wrapper: {error:#}"));
                 }
-                let say = |line: &str| progress(&format!("{label}: {line}"));
                 let cached = use_cache.then(|| load_result(&entry)).flatten();
                 let (mut built, cached) = if let Some(built) = cached {
                     progress(&format!("{label}: {} (cached)", built.real.word()));
@@ -491,24 +479,6 @@ fn run(
     })
 }
 
-/// What the probes of `rustc` predict for `tree`, its rules read into `rules` unless they are
-/// there already; in `probes`, which is removed after.
-fn predict(
-    tree: &trees::Tree,
-    rules: &mut Option<crate::kernel::rules::Tree>,
-    rustc: &Rustc,
-    probes: &Path,
-) -> Result<Prediction, String> {
-    let rules = match rules {
-        Some(rules) => rules,
-        None => rules.insert(crate::kernel::rules::read(&tree.root).map_err(|e| format!("{e:#}"))?),
-    };
-    let prediction = crate::kernel::rules::predict(rules, rustc, probes, Duration::from_secs(120))
-        .map_err(|error| format!("{error:#}"));
-    let _ = std::fs::remove_dir_all(probes);
-    prediction
-}
-
 /// Takes the lock of `target/kernel/` unless `lock` holds it already, waiting for another run
 /// that holds it; then removes what a killed run left half-written among the results.
 fn take_lock(lock: &mut Option<RunLock>, dir: &Path) -> anyhow::Result<()> {
@@ -520,62 +490,4 @@ fn take_lock(lock: &mut Option<RunLock>, dir: &Path) -> anyhow::Result<()> {
         crate::run::cache::remove_stale_temporaries(&dir.join("results"));
     }
     Ok(())
-}
-
-/// The whole `library/` of a compiler's own sources, for `RUST_LIB_SRC` (the kernel builds
-/// `core`, and before 6.13 `alloc`, from it), with what it is exactly: a Debian compiler's
-/// source package extracted whole under `target/kernel/library/`, or a rustup sysroot's
-/// `rust-src`.
-fn kernel_library(
-    provisioner: &mut Provisioner<'_>,
-    dir: &Path,
-    toolchain: &Toolchain,
-    version: &RustcVersion,
-) -> anyhow::Result<(PathBuf, String)> {
-    let Some(compiler) = plan::debian_compiler(toolchain, version) else {
-        let sources = crate::toolchains::library_sources::library_sources(toolchain, version)?;
-        return Ok((sources.library, sources.identity));
-    };
-    let (package, version_wanted) = crate::toolchains::library_sources::sources_of(&compiler)?;
-    let suites = compiler.suites();
-    let select = |members: &[String]| -> anyhow::Result<Vec<String>> {
-        Ok(vec![crate::toolchains::library_sources::library_member(
-            members,
-        )?])
-    };
-    let prefix = plan::library_prefix(dir, &package, version_wanted);
-    let wanted = Wanted {
-        package: &package,
-        version: Some(version_wanted),
-        suites: &suites,
-        prefix,
-        select: &select,
-    };
-    let extracted = extracted::provision(provisioner, &wanted, |staging| {
-        let library = crate::toolchains::library_sources::library_in(staging)
-            .context("no library/core/src/lib.rs was extracted")?;
-        Ok(vec![("library".to_owned(), library)])
-    })?;
-    let library = extracted
-        .prefix
-        .join(extracted.marker.get("library").unwrap_or("library"));
-    Ok((
-        library,
-        format!("{} (whole library/)", extracted.marker.identity()),
-    ))
-}
-
-/// A cached real result, if `entry` holds a well-formed one that is not `not run`; its kept
-/// step times are the build's that stored it, not this run's.
-fn load_result(entry: &Path) -> Option<Built> {
-    plan::read_result(entry).map(|built| Built {
-        cacheable: true,
-        steps: Vec::new(),
-        ..built
-    })
-}
-
-/// Stores a real result that is the compiler's verdict, with its step times.
-fn store_result(entry: &Path, built: &Built) -> anyhow::Result<()> {
-    crate::util::files::write_atomically(entry, json::to_value(built).to_string().as_bytes())
 }

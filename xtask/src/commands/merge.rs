@@ -229,7 +229,7 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
     };
     merged.builds = join.cells(|report| &report.builds, |cell| &mut cell.toolchain);
     merged.targets.known = join.cells(|report| &report.targets.known, |cell| &mut cell.toolchain);
-    merged.targets.cross = join.cells(|report| &report.targets.cross, |cell| &mut cell.toolchain);
+    merged.targets.cells = join.cells(|report| &report.targets.cells, |cell| &mut cell.toolchain);
     merged.kbuild = join.cells(|report| &report.kbuild, |cell| &mut cell.toolchain);
     merged.check_host()?;
     Ok(merged)
@@ -498,7 +498,11 @@ mod tests {
             "{error}"
         );
         let other = directory.join("other.json");
-        std::fs::write(&other, "{\"schema\": 2, \"include\": []}").unwrap();
+        let current = format!(
+            "{{\"schema\": {}, \"include\": []}}",
+            crate::report::SCHEMA_VERSION
+        );
+        std::fs::write(&other, current).unwrap();
         let error = format!("{:#}", Report::read(&other).unwrap_err());
         assert!(
             error.ends_with(

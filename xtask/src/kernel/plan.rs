@@ -4,22 +4,21 @@
 //! switches) and the cells already cached, with time and disk estimates taken from the step
 //! times kept with earlier results under `target/kernel/results/`, or the defaults below where
 //! there are none; with `--boot`, each tree's boot images and boots too ([`boot`]). Everything
-//! here only reads; the cache key of a result is here too, so that the plan and the run look
-//! for the same entry.
+//! here only reads, and looks for a result by the key the run keeps it under
+//! ([`crate::kernel::results`]).
 
 mod boot;
 
 use crate::catalog::Release;
-use crate::kernel::build::{self, Built, Real};
-use crate::kernel::stamps::{self, TreeKey};
+use crate::kernel::build::{self, Real};
+use crate::kernel::results::{library, read_result, result_entry, Library};
+use crate::kernel::stamps;
 use crate::kernel::{rules, tools, trees};
-use crate::run::cache::{compiler_identity, StableHasher};
-use crate::toolchains::discovery::{Source, Toolchain};
+use crate::run::cache::compiler_identity;
+use crate::toolchains::discovery::Toolchain;
 use crate::toolchains::extracted::Marker;
 use crate::toolchains::pins::{TreePin, TreeSource};
 use crate::toolchains::version::RustcVersion;
-use crate::util::hash::Key;
-use crate::util::json;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -37,33 +36,6 @@ const LIBRARY_MB: u64 = 80;
 /// switch in a prepared tree, in seconds.
 const FIRST_PAIR_SECONDS: (f64, f64) = (90.0, 120.0);
 const SWITCH_SECONDS: (f64, f64) = (30.0, 80.0);
-
-/// The file under `results` that holds the real result of a tree built with a compiler: its
-/// key covers the tree (its [`TreeKey`]: the stamps of what its build reads), the compiler's
-/// identity, its library sources, the tools and the configuration.
-pub(crate) fn result_entry(
-    results: &Path,
-    tree: TreeKey,
-    compiler: Key,
-    library_identity: &str,
-    tools_identity: &str,
-) -> PathBuf {
-    let mut hasher = StableHasher::new();
-    hasher
-        .field("kernel result v2")
-        .number(tree.0 .0)
-        .number(compiler.0)
-        .field(library_identity.as_bytes())
-        .field(tools_identity)
-        .field(build::CONFIG_RECIPE);
-    results.join(format!("{}.json", hasher.finish()))
-}
-
-/// Where a Debian compiler's whole `library/` is extracted, for `RUST_LIB_SRC`.
-pub(crate) fn library_prefix(dir: &Path, package: &str, version: &str) -> PathBuf {
-    dir.join("library")
-        .join(format!("{package}-{}", version.replace(':', "%3a")))
-}
 
 /// A compiler of the run, or why there is none.
 pub(crate) type Compiler<'a> = (&'a str, Result<&'a (Toolchain, RustcVersion), &'a str>);
@@ -133,11 +105,9 @@ pub(crate) fn plan(
             }
             TreeStep::Unusable(why) => format!("{}: cannot be used: {why}", pin.id),
         });
-        let needs_old = facts.as_ref().is_some_and(|(facts, _)| {
-            facts
-                .minimum_bindgen()
-                .is_some_and(|bindgen| bindgen < tools::SIZE_T_IS_USIZE_REMOVED)
-        });
+        let needs_old = facts
+            .as_ref()
+            .is_some_and(|(facts, _)| tools::bindgen_for(facts).version != tools::BINDGEN.version);
         let tools = if needs_old {
             old_tools.get_or_insert_with(|| tools::find_tools(dir, tools::OLD_BINDGEN))
         } else {
@@ -397,54 +367,6 @@ fn build_step(
     PairStep::Build(this_first)
 }
 
-/// A compiler's library sources, for `RUST_LIB_SRC`.
-enum Library {
-    /// There, with the identity the run keys a result with.
-    There(String),
-    /// A Debian compiler's, which the run extracts first (`package=version`).
-    ToExtract(String),
-    /// A rustup compiler's that is not there (no `rust-src`): the cell is not run.
-    Unavailable(String),
-}
-
-fn library(dir: &Path, toolchain: &Toolchain, version: &RustcVersion) -> Library {
-    let Some(compiler) = debian_compiler(toolchain, version) else {
-        return match crate::toolchains::library_sources::library_sources(toolchain, version) {
-            Ok(sources) => Library::There(sources.identity),
-            Err(error) => Library::Unavailable(format!("{error:#}")),
-        };
-    };
-    match crate::toolchains::library_sources::sources_of(&compiler) {
-        Ok((package, version)) => match Marker::read(&library_prefix(dir, &package, version)) {
-            Some(marker) => Library::There(format!("{} (whole library/)", marker.identity())),
-            None => Library::ToExtract(format!("{package}={version}")),
-        },
-        Err(error) => Library::Unavailable(format!("{error:#}")),
-    }
-}
-
-/// The Debian package a compiler came from, if it is one of Debian's.
-pub(crate) fn debian_compiler(
-    toolchain: &Toolchain,
-    version: &RustcVersion,
-) -> Option<crate::toolchains::pins::DebianSource> {
-    match &toolchain.source {
-        Source::Debian { package } => Some(package.clone()),
-        Source::Path => version
-            .sysroot
-            .as_deref()
-            .and_then(Path::parent)
-            .and_then(crate::toolchains::debian::read_marker),
-        Source::Rustup { .. } => None,
-    }
-}
-
-/// A result under `results/`, if it is a well-formed one that is not `not run`.
-pub(crate) fn read_result(entry: &Path) -> Option<Built> {
-    let built: Built = json::read(&crate::util::files::read_text(entry, 1 << 20).ok()?).ok()?;
-    (built.real != Real::NotRun).then_some(built)
-}
-
 /// The range of the step times kept with earlier results: (low, high) seconds per first pair
 /// and per switch, and where they come from.
 struct Kept {
@@ -491,7 +413,9 @@ fn kept_times(dir: &Path) -> Kept {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::build::Built;
     use crate::tests::support::scratch_dir;
+    use crate::util::json;
 
     fn result(real: Real, steps: &[(&str, f64)]) -> String {
         let mut built = Built::not_run(String::new(), Vec::new());

@@ -36,6 +36,19 @@ pub(crate) const OLD_BINDGEN: Bindgen = Bindgen {
 pub(crate) const SIZE_T_IS_USIZE_REMOVED: crate::catalog::Release =
     crate::catalog::Release::new(0, 65, 0);
 
+/// The bindgen a tree is built with: [`OLD_BINDGEN`] where its minimum predates
+/// [`SIZE_T_IS_USIZE_REMOVED`], else [`BINDGEN`].
+pub(crate) fn bindgen_for(facts: &crate::kernel::stamps::Facts) -> Bindgen {
+    let old = facts
+        .minimum_bindgen()
+        .is_some_and(|bindgen| bindgen < SIZE_T_IS_USIZE_REMOVED);
+    if old {
+        OLD_BINDGEN
+    } else {
+        BINDGEN
+    }
+}
+
 /// One bindgen release, the crate whose `cargo install` provides its command line, and the
 /// LLVM (clang, lld, libclang) the build runs with it.
 #[derive(Clone, Copy, Debug)]

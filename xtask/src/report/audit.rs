@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The audit's report: the feature lines of a crate ([`input`]), each compiler's answer about
-//! them, what they mean ([`summary`]) and how they are written ([`render`]); `cargo xtask audit`
-//! makes one, and `cargo xtask docs` renders the one recorded in `docs/audit-report.json`
-//! ([`read`]).
+//! The audit's report: the feature lines of a crate ([`input`], read where `msrv --root` reads
+//! them too, in [`crate::run::crate_root`]), each compiler's answer about them, what they mean
+//! ([`summary`]) and how they are written ([`render`]); `cargo xtask audit` makes one, and
+//! `cargo xtask docs` renders the one recorded in `docs/audit-report.json` ([`read`]).
 
-pub mod input;
+pub use crate::run::crate_root::input;
 pub mod read;
 pub mod render;
 pub mod summary;

@@ -59,7 +59,7 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
         options.selection.shard.map(|shard| shard.to_string()),
         &PlannedTargetAxis {
             targets: &run.targets,
-            cross: &run.cross,
+            library_sources: &run.library_sources,
             not_run: &run.not_run,
             llvm: &run
                 .availabilities

@@ -136,10 +136,13 @@ fn encode_entry(result: &StepResult, artifact: Option<(u64, u128)>) -> String {
     json::to_value(&entry).to_string()
 }
 
-/// Reads a cache entry back; `None` for a damaged entry or one whose artifact has changed.
+/// Reads a cache entry back; `None` for a damaged entry or a passing one whose artifact has
+/// changed.
 fn decode_entry(text: &str, artifact: Option<&Path>) -> Option<StepResult> {
     let entry: Entry = json::read(text).ok()?;
-    if let Some(path) = artifact {
+    // Only a step that passed made a file that later steps use; a failed one made none (its
+    // outputs are removed before it runs), and its verdict stands without it.
+    if let Some(path) = artifact.filter(|_| entry.outcome == Outcome::Pass.word()) {
         let (size, modified) = file_stamp(path)?;
         if entry.artifact? != format!("{size} {modified}") {
             return None;

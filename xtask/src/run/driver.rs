@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The one run driver under every command that runs compiles (`matrix`, `usage`, `bench`): the
-//! `-j` and `--timeout` checks they share, then the run itself, lock, plan, cache keys,
-//! scheduler, Ctrl-C and one progress display, handing back every step's result as data; what
-//! the results mean is the commands' reports'.
+//! The one run driver under every command that runs compiles (`matrix`, `usage`, `bench`,
+//! `msrv`): the `-j` and `--timeout` checks they share, then the run itself, lock, plan, cache
+//! keys, scheduler, Ctrl-C and one progress display, handing back every step's result as data;
+//! what the results mean is the commands' reports'.
 
 use crate::run::cache::{remove_stale_temporaries, run_keys, Cache};
 use crate::run::judge::StepResult;
 use crate::run::plan::{
-    plan_run, plan_usage, Kind, Layout, PlannedRun, Selection, Step, UsageCompile,
+    plan_run, plan_shim, plan_usage, Kind, Layout, PlannedRun, Selection, Step, UsageCompile,
 };
 use crate::run::runner;
 use crate::run::schedule::{self, Progress};
@@ -71,6 +71,9 @@ pub enum Work {
     Matrix,
     /// The usage compiles, and the probes and shim builds they need.
     Usage,
+    /// The probes and the shim's builds in both modes, on every compiler found, those below
+    /// the minimum too: which compilers build the shim (`msrv`).
+    Shim,
 }
 
 impl Work {
@@ -79,6 +82,7 @@ impl Work {
         match self {
             Work::Matrix => "matrix",
             Work::Usage => "usage",
+            Work::Shim => "msrv",
         }
     }
 
@@ -87,6 +91,7 @@ impl Work {
         match self {
             Work::Matrix => layout.report(),
             Work::Usage => layout.kshim.join("usage-report.json"),
+            Work::Shim => layout.kshim.join("msrv-report.json"),
         }
     }
 }
@@ -148,6 +153,10 @@ pub fn plan(
     let mut planned = plan_run(sh, layout, selection, timeout)?;
     let compiles = match work {
         Work::Matrix => Vec::new(),
+        Work::Shim => {
+            planned.steps = plan_shim(layout, &planned.planned, &planned.examples)?;
+            Vec::new()
+        }
         Work::Usage => {
             let usage = plan_usage(layout, &planned.planned, &planned.examples)?;
             planned.steps = usage.steps;

@@ -243,7 +243,7 @@ pub struct PlannedRun {
     pub examples: Vec<Example>,
     /// Per entry of `availabilities`: its library sources for the target axis, or why there are
     /// none (`None` for a toolchain that was not found).
-    pub cross: Vec<Option<Result<LibrarySources, String>>>,
+    pub library_sources: Vec<Option<Result<LibrarySources, String>>>,
     pub targets: Vec<&'static KernelTarget>,
     /// Why each kernel target's test program is not built or not run here, if it is not.
     pub not_run: Vec<Option<String>>,
@@ -296,13 +296,14 @@ pub fn plan_run(
             .collect();
     }
     let mut planned = Vec::new();
-    let mut cross = vec![None; availabilities.len()];
+    let mut sources = vec![None; availabilities.len()];
     let mut used_names: HashSet<String> = HashSet::new();
     for (index, availability) in availabilities.iter().enumerate() {
         let Availability::Found { toolchain, version } = availability else {
             continue;
         };
-        cross[index] = Some(library_sources(toolchain, version).map_err(|why| format!("{why:#}")));
+        sources[index] =
+            Some(library_sources(toolchain, version).map_err(|why| format!("{why:#}")));
         let mut name = identity_directory_name(toolchain);
         if !used_names.insert(name.clone()) {
             name = format!("{name}-{index}");
@@ -335,7 +336,7 @@ pub fn plan_run(
         },
     };
     if !targets.is_empty() {
-        plan_targets(layout, &planned, &cross, &targets, &emulation, &mut steps)?;
+        plan_targets(layout, &planned, &sources, &targets, &emulation, &mut steps)?;
     }
     let not_run = targets
         .iter()
@@ -346,7 +347,7 @@ pub fn plan_run(
         planned,
         examples,
         steps,
-        cross,
+        library_sources: sources,
         targets,
         not_run,
     })
@@ -401,6 +402,32 @@ pub fn kbuild_fixture(name: &str) -> PathBuf {
     project_root()
         .join("xtask/programs/kbuild")
         .join(format!("{name}.rs"))
+}
+
+/// The steps that say which compilers build the shim: the matrix's probes and shim builds in
+/// both modes (the same steps, so they share its outputs and cache), on every toolchain, those
+/// below the minimum too, for whether a compiler builds the shim is the compiler's to say.
+pub fn plan_shim(
+    layout: &Layout,
+    toolchains: &[PlannedToolchain],
+    examples: &[Example],
+) -> anyhow::Result<Vec<Step>> {
+    let every: Vec<PlannedToolchain> = toolchains
+        .iter()
+        .map(|toolchain| PlannedToolchain {
+            builds: true,
+            ..toolchain.clone()
+        })
+        .collect();
+    let steps = plan(layout, &every, examples)?
+        .into_iter()
+        .filter(|step| {
+            step.kind == Kind::Probe || (step.kind == Kind::Build && step.target == "kernel")
+        })
+        .collect::<Vec<_>>();
+    // Neither the probe nor the shim's build depends on another step.
+    debug_assert!(steps.iter().all(|step| step.deps.is_empty()));
+    Ok(steps)
 }
 
 /// Plans every step for the toolchains: probes and shim builds first (everything else waits

@@ -178,6 +178,7 @@ fn shim_items_and_examples_are_where_the_compilers_say() {
 #[test]
 fn audit_usage_reads_places_from_a_rustc_argument_file() {
     use crate::commands::audit::compile::Compile;
+    use crate::commands::audit::rustc_args::read_rustc_args;
     use crate::commands::audit::{input::read_crate_root, run_audit, Options};
     use crate::run::plan::{mode_cfgs, Mode, Output, Product, Rustc};
 
@@ -219,7 +220,7 @@ fn audit_usage_reads_places_from_a_rustc_argument_file() {
     options.toolchains = vec![rustc_path.to_string_lossy().into_owned()];
     options.scratch = scratch.join("audit");
     let report = run_audit(&options).unwrap();
-    let compile = Compile::ArgFile(argfile);
+    let compile = Compile::ArgFile(read_rustc_args(&argfile).unwrap().0);
     let usage = report.usage(&compile, &scratch.join("usage"));
     let row = usage
         .features

@@ -15,28 +15,13 @@ use crate::catalog::{all_cfg_names, derived_cfgs, Release, FEATURES};
 use crate::features::cfg::{Predicate, Query};
 use crate::features::kconfig::KconfigSymbol;
 use crate::features::status::Status;
+pub use crate::run::crate_root::probing::{Answer, TargetCfgs};
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
 
 /// The first release whose `cfg(version(...))` rustc evaluates (with the unstable
 /// `cfg_version`); before it, such a condition is undecided.
 const FIRST_WITH_CFG_VERSION: Release = Release::new(1, 45, 0);
-
-/// A target's cfgs, as `rustc --print cfg` lists them: `("target_arch", Some("x86_64"))`,
-/// `("unix", None)`.
-pub type TargetCfgs = Vec<(String, Option<String>)>;
-
-/// Reads `rustc --print cfg`: one `name` or `key="value"` per line.
-pub fn read_print_cfg(text: &str) -> TargetCfgs {
-    text.lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty())
-        .map(|line| match line.split_once('=') {
-            Some((key, value)) => (key.to_string(), Some(value.trim_matches('"').to_string())),
-            None => (line.to_string(), None),
-        })
-        .collect()
-}
 
 /// What a condition's leaves are decided from.
 #[derive(Clone, Debug, Default)]
@@ -221,22 +206,6 @@ impl Decider {
         } else {
             Some(false)
         }
-    }
-}
-
-/// One compiler's answer for every distinct name, in [`Input::names`] order.
-#[derive(Clone, Debug)]
-pub struct Answer {
-    pub release: Release,
-    pub statuses: Vec<Status>,
-    /// Names that made a plain probe crate fail (`staged_api`), each with the error; they were
-    /// probed alone, and the others without them.
-    pub breakers: Vec<(String, String)>,
-}
-
-impl Answer {
-    pub fn status(&self, input: &Input, name: &str) -> Option<Status> {
-        self.statuses.get(input.position(name)?).copied()
     }
 }
 

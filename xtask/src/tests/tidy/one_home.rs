@@ -28,6 +28,10 @@ const OTHER_LISTS: &[(&str, &str)] = &[
         "`audit`'s inputs, any crate's features",
     ),
     (
+        "xtask/src/run/crate_root/",
+        "any crate root's features, as `audit` and `msrv` read them",
+    ),
+    (
         "xtask/src/tests/audit.rs",
         "`audit`'s inputs on real compilers",
     ),

@@ -8,6 +8,7 @@ use crate::features::cfg::Predicate;
 use crate::features::kconfig;
 use crate::report::audit::input::read_feature_list;
 use crate::report::audit::input::CrateKind;
+use crate::run::crate_root::probing::read_print_cfg;
 
 fn decider(input: &Input) -> Decider {
     Decider::new(input, Vec::new(), kconfig::built_in())

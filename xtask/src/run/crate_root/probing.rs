@@ -4,7 +4,7 @@
 //! narrowed down by halves when some name breaks it (`staged_api`), and the target's `--print cfg`.
 
 use super::input::{CrateKind, Input};
-use super::summary::{read_print_cfg, Answer, TargetCfgs};
+use crate::catalog::Release;
 use crate::features::probe::{self, Diagnostics};
 use crate::features::status::Status;
 use crate::run::plan::Rustc;
@@ -12,6 +12,26 @@ use crate::util::diagnostics::first_rustc_error;
 use crate::util::process::{self, DEFAULT_TIMEOUT};
 use anyhow::{bail, Context as _};
 use std::path::Path;
+
+/// A target's cfgs, as `rustc --print cfg` lists them: `("target_arch", Some("x86_64"))`,
+/// `("unix", None)`.
+pub type TargetCfgs = Vec<(String, Option<String>)>;
+
+/// One compiler's answer for every distinct name, in [`Input::names`] order.
+#[derive(Clone, Debug)]
+pub struct Answer {
+    pub release: Release,
+    pub statuses: Vec<Status>,
+    /// Names that made a plain probe crate fail (`staged_api`), each with the error; they were
+    /// probed alone, and the others without them.
+    pub breakers: Vec<(String, String)>,
+}
+
+impl Answer {
+    pub fn status(&self, input: &Input, name: &str) -> Option<Status> {
+        self.statuses.get(input.position(name)?).copied()
+    }
+}
 
 pub struct Prober<'a> {
     pub rustc: &'a Rustc,
@@ -166,4 +186,16 @@ pub fn print_cfg(rustc: &Rustc) -> anyhow::Result<TargetCfgs> {
         bail!(process::last_line(&output.stderr));
     }
     Ok(read_print_cfg(&output.stdout))
+}
+
+/// Reads `rustc --print cfg`: one `name` or `key="value"` per line.
+pub fn read_print_cfg(text: &str) -> TargetCfgs {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .map(|line| match line.split_once('=') {
+            Some((key, value)) => (key.to_string(), Some(value.trim_matches('"').to_string())),
+            None => (line.to_string(), None),
+        })
+        .collect()
 }

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Which compilers build any crate root: per compiler the audit's probe of the names it enables
+//! ([`Prober`]), then the crate root compiled alone as its package's edition says
+//! ([`Compile::Root`]), in stable mode and in kernel mode (`RUSTC_BOOTSTRAP=1` and its names in
+//! `-Zallow-features`, as Kbuild allows a crate's features). A crate with dependencies cannot be
+//! compiled alone: its compiles fail on the first `use` of one, which the answer shows.
+
+use super::answer::{Built, Row};
+use crate::features::status::Status;
+use crate::run::crate_root::compile::Compile;
+use crate::run::crate_root::input::{read_crate_root, Input};
+use crate::run::crate_root::probing::Prober;
+use crate::run::plan::{directory_name, Rustc};
+use crate::toolchains::discovery::{discover, Availability, VERSION_TIMEOUT};
+use crate::toolchains::version::Channel;
+use crate::util::diagnostics::{error_diagnostics, first_rustc_error};
+use crate::util::process::{self, DEFAULT_TIMEOUT};
+use std::path::Path;
+use xshell::Shell;
+
+/// The crate root as read, and the rows of every selected compiler, each probed and compiled
+/// under `scratch` (removed after).
+pub fn rows(
+    root: &Path,
+    toolchains: &[String],
+    pins: Option<&Path>,
+    scratch: &Path,
+) -> anyhow::Result<(Input, Vec<Row>)> {
+    let input = read_crate_root(root)?;
+    let path = input.path.clone().unwrap_or_else(|| root.to_path_buf());
+    let compile = Compile::Root(path, input.kind);
+    let sh = Shell::new()?;
+    let availabilities = discover(&sh, pins, toolchains, VERSION_TIMEOUT)?;
+    let scratch = scratch.join(std::process::id().to_string());
+    let rows = std::thread::scope(|scope| {
+        let handles: Vec<_> = availabilities
+            .iter()
+            .enumerate()
+            .map(|(index, availability)| {
+                let directory =
+                    scratch.join(format!("{index}-{}", directory_name(availability.id())));
+                let (input, compile) = (&input, &compile);
+                scope.spawn(move || row(availability, input, compile, &directory))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().expect("an msrv thread panicked"))
+            .collect()
+    });
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok((input, rows))
+}
+
+fn row(availability: &Availability, input: &Input, compile: &Compile, directory: &Path) -> Row {
+    let (toolchain, version) = match Row::found(availability) {
+        Ok(found) => found,
+        Err(row) => return *row,
+    };
+    let rustc = Rustc::of(toolchain, version.release);
+    let names = input.names();
+    let probe_directory = directory.join("probe");
+    let gated: Vec<String> = match Prober::for_input(&rustc, input, &probe_directory).probe(&names)
+    {
+        Ok(answer) => names
+            .iter()
+            .zip(&answer.statuses)
+            .filter(|(_, status)| **status == Status::Gated)
+            .map(|(name, _)| name.to_string())
+            .collect(),
+        // The compiles say what is wrong; the probe only names what needs the variable.
+        Err(_) => Vec::new(),
+    };
+    let needs_variable = !matches!(version.channel, Channel::Nightly | Channel::Dev);
+    Row {
+        id: toolchain.id.clone(),
+        release: Some(version.release),
+        release_text: Some(version.release_string()),
+        unavailable: None,
+        stable: build(compile, &rustc, None, &directory.join("stable")),
+        kernel: build(compile, &rustc, Some(&names), &directory.join("kernel")),
+        bootstrap_for: if needs_variable { gated } else { Vec::new() },
+        cached: false,
+    }
+}
+
+/// One compile of the crate: whether it built, and its first error if not.
+fn build(compile: &Compile, rustc: &Rustc, allowed: Option<&[&str]>, scratch: &Path) -> Built {
+    if let Err(error) = std::fs::create_dir_all(scratch) {
+        return Built::Unknown(format!("cannot create {}: {error}", scratch.display()));
+    }
+    let invocation = match compile.invocation(rustc, allowed, scratch) {
+        Ok(invocation) => invocation,
+        Err(error) => return Built::Unknown(format!("{error:#}")),
+    };
+    let output = match process::run(&invocation, DEFAULT_TIMEOUT) {
+        Ok(output) => output,
+        Err(error) => {
+            return Built::Unknown(process::describe_spawn_error(&invocation.program, &error))
+        }
+    };
+    if output.success() {
+        return Built::Builds;
+    }
+    if output.status.is_none() {
+        return Built::Unknown(format!(
+            "the compile {}",
+            output.describe_ending(DEFAULT_TIMEOUT)
+        ));
+    }
+    let diagnostics = compile.diagnostics(&output.stdout, &output.stderr);
+    let first = error_diagnostics(&diagnostics)
+        .into_iter()
+        .next()
+        .map(|(code, message)| match code.as_str() {
+            "" => format!("error: {message}"),
+            code => format!("error[{code}]: {message}"),
+        })
+        .or_else(|| first_rustc_error(&output.stderr))
+        .unwrap_or_else(|| format!("the compile {}", output.describe_ending(DEFAULT_TIMEOUT)));
+    Built::Fails(first)
+}
