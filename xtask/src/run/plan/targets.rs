@@ -47,7 +47,7 @@ pub fn not_built(release: Release, missing: Option<&str>, target: &KernelTarget)
 
 /// Whether a build in `mode` by a compiler of `release` has static-branch (`asm goto`) sites.
 pub fn has_sites(release: Release, mode: Mode) -> bool {
-    mode == Mode::Kernel || mode_cfgs(release, mode, None).contains(&"kshim_stable_asm_goto")
+    mode_cfgs(release, mode, None).contains(&"kshim_has_asm_goto")
 }
 
 /// The target-list probe of every toolchain, and the target steps of those that build;
