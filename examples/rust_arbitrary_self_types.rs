@@ -34,7 +34,7 @@
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::prelude::*;
-#[cfg(not(kshim_kernel_mode))]
+#[cfg(not(kshim_has_arbitrary_self_types))]
 use kernel::sync::workqueue::RunWorkItem;
 use kernel::sync::workqueue::{WorkItem, WorkQueue};
 use kernel::sync::ArcPool;
@@ -81,13 +81,13 @@ impl SensorPoll {
 
 impl WorkItem for SensorPoll {
     // Kernel mode: the receiver is the kernel's own smart pointer.
-    #[cfg(kshim_kernel_mode)]
+    #[cfg(kshim_has_arbitrary_self_types)]
     fn run(self: ArcBorrow<'_, Self>) {
         Self::poll(self)
     }
 
     // Stable mode: an associated function; `RunWorkItem` still lets callers write `.run()`.
-    #[cfg(not(kshim_kernel_mode))]
+    #[cfg(not(kshim_has_arbitrary_self_types))]
     fn run(this: ArcBorrow<'_, Self>) {
         Self::poll(this)
     }

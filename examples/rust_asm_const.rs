@@ -44,7 +44,7 @@ struct Stats {
 /// # Safety
 ///
 /// `OFFSET` must be the offset of a `u32` field of `Stats`.
-#[cfg(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_const)))]
+#[cfg(all(target_arch = "x86_64", kshim_has_asm_const))]
 unsafe fn read_once<const OFFSET: usize>(stats: &Stats) -> u32 {
     let value: u32;
     // SAFETY: `stats` is a live, aligned `Stats` and the caller guarantees a `u32` field sits
@@ -66,10 +66,7 @@ unsafe fn read_once<const OFFSET: usize>(stats: &Stats) -> u32 {
 /// # Safety
 ///
 /// `OFFSET` must be the offset of a `u32` field of `Stats`.
-#[cfg(all(
-    target_arch = "x86_64",
-    not(any(kshim_kernel_mode, kshim_stable_asm_const))
-))]
+#[cfg(all(target_arch = "x86_64", not(kshim_has_asm_const)))]
 unsafe fn read_once<const OFFSET: usize>(stats: &Stats) -> u32 {
     let value: u32;
     // SAFETY: `stats` is a live, aligned `Stats` and the caller guarantees a `u32` field sits

@@ -110,10 +110,10 @@ mod tests {
     }
 
     /// Patches the tracepoint's sites while loaded, as a test of the loader's own module.
-    #[cfg(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_goto)))]
+    #[cfg(all(target_arch = "x86_64", kshim_has_asm_goto))]
     struct SitePatching;
 
-    #[cfg(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_goto)))]
+    #[cfg(all(target_arch = "x86_64", kshim_has_asm_goto))]
     impl kernel::Module for SitePatching {
         fn init(_module: &'static ThisModule) -> Result<Self> {
             use kernel::jump_label::{load_and_branch, sites};
@@ -166,7 +166,7 @@ mod tests {
         }
     }
 
-    #[cfg(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_goto)))]
+    #[cfg(all(target_arch = "x86_64", kshim_has_asm_goto))]
     #[test]
     fn gated_matches_replacement_asm_goto() {
         let log = kernel::host::load_unload::<SitePatching>(&THIS_MODULE).unwrap();

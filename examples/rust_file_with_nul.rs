@@ -39,19 +39,13 @@ fn wait_for_device() {
 }
 
 /// Logs `loc`'s file name as C receives it: the compiler's own C string.
-#[cfg(any(
-    all(kshim_kernel_mode, CONFIG_RUSTC_HAS_FILE_WITH_NUL),
-    kshim_stable_file_with_nul
-))]
+#[cfg(kshim_has_file_with_nul)]
 fn log_file_for_c(loc: &Location<'_>) {
     log_c_string(kernel::task::file_from_location(loc));
 }
 
 /// Logs `loc`'s file name as C receives it: a copy with a NUL appended.
-#[cfg(not(any(
-    all(kshim_kernel_mode, CONFIG_RUSTC_HAS_FILE_WITH_NUL),
-    kshim_stable_file_with_nul
-)))]
+#[cfg(not(kshim_has_file_with_nul))]
 fn log_file_for_c(loc: &Location<'_>) {
     log_c_string(kernel::task::FileName::of(loc).as_c_str());
 }

@@ -44,7 +44,7 @@ struct FlushSysmemAddrHi {
 }
 
 /// The gated form: the field's width is inferred from `adr_63_40`'s type.
-#[cfg(any(kshim_kernel_mode, kshim_stable_generic_arg_infer))]
+#[cfg(kshim_has_generic_arg_infer)]
 fn flush_addr_hi_inferred(addr: u64) -> FlushSysmemAddrHi {
     FlushSysmemAddrHi {
         adr_63_40: Bounded::<_>::from(addr).shr::<FLUSH_SYSMEM_ADDR_SHIFT_HI, _>(),
@@ -52,19 +52,16 @@ fn flush_addr_hi_inferred(addr: u64) -> FlushSysmemAddrHi {
 }
 
 /// The stable form: the field's width written out again.
-#[cfg_attr(
-    any(kshim_kernel_mode, kshim_stable_generic_arg_infer),
-    allow(dead_code)
-)]
+#[cfg_attr(kshim_has_generic_arg_infer, allow(dead_code))]
 fn flush_addr_hi_written_out(addr: u64) -> FlushSysmemAddrHi {
     FlushSysmemAddrHi {
         adr_63_40: Bounded::<64>::from(addr).shr::<FLUSH_SYSMEM_ADDR_SHIFT_HI, 24>(),
     }
 }
 
-#[cfg(any(kshim_kernel_mode, kshim_stable_generic_arg_infer))]
+#[cfg(kshim_has_generic_arg_infer)]
 use flush_addr_hi_inferred as flush_addr_hi;
-#[cfg(not(any(kshim_kernel_mode, kshim_stable_generic_arg_infer)))]
+#[cfg(not(kshim_has_generic_arg_infer))]
 use flush_addr_hi_written_out as flush_addr_hi;
 
 /// The two register values for the flush page at `addr`, high first, as the driver writes them.
@@ -117,7 +114,7 @@ mod tests {
     /// Nothing differs at run time: `_` becomes 24 while type checking, so both forms call
     /// `Bounded::<64>::shr::<40, 24>`. The test checks that they agree on addresses that set
     /// each bit of the field, and the field's ends.
-    #[cfg(any(kshim_kernel_mode, kshim_stable_generic_arg_infer))]
+    #[cfg(kshim_has_generic_arg_infer)]
     #[test]
     fn gated_matches_replacement_generic_arg_infer() {
         let addresses = (0..64)

@@ -41,7 +41,7 @@ enum PowerState {
     Idle,
     /// Powered down until resumed; nothing enters this state yet.
     #[cfg_attr(
-        any(kshim_kernel_mode, kshim_stable_lint_reasons),
+        kshim_has_lint_reasons,
         expect(
             dead_code,
             reason = "suspend support is the next patch; this expectation goes with it"
@@ -49,10 +49,7 @@ enum PowerState {
     )]
     // Stable mode before Rust 1.81.0: suspend support is the next patch. (This `allow` will
     // keep silencing `dead_code` after it lands, unless someone remembers to remove it.)
-    #[cfg_attr(
-        not(any(kshim_kernel_mode, kshim_stable_lint_reasons)),
-        allow(dead_code)
-    )]
+    #[cfg_attr(not(kshim_has_lint_reasons), allow(dead_code))]
     Suspended,
 }
 

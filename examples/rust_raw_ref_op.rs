@@ -45,12 +45,12 @@ struct Device {
     links: ListLinks,
 }
 
-#[cfg(any(kshim_kernel_mode, kshim_stable_raw_ref_op))]
+#[cfg(kshim_has_raw_ref_op)]
 #[path = "rust_raw_ref_op/gated.rs"]
 mod fields;
 
 /// The stable form of the projection: `addr_of_mut!((*device).links)`.
-#[cfg(not(any(kshim_kernel_mode, kshim_stable_raw_ref_op)))]
+#[cfg(not(kshim_has_raw_ref_op))]
 mod fields {
     use super::Device;
     use kernel::container_of::ListLinks;

@@ -30,11 +30,11 @@ module! {
 
 // The gated form, as the kernel's `module!` writes every entry. Kbuild's allowed list turns
 // `used_with_arg` on in this crate, so the expansion compiles here.
-#[cfg(kshim_kernel_mode)]
+#[cfg(kshim_has_used_with_arg)]
 kernel::__modinfo_used_compiler!(FIRMWARE: firmware = "rust/used_with_arg.bin");
 
 // The stable form: a plain `#[used]`, `#[used(linker)]` on ELF from Rust 1.89.0.
-#[cfg(not(kshim_kernel_mode))]
+#[cfg(not(kshim_has_used_with_arg))]
 kernel::__modinfo_used!(FIRMWARE: firmware = "rust/used_with_arg.bin");
 
 /// `field=value` split as `modinfo` prints it, `field: value`, from an entry with its NUL.
@@ -80,7 +80,7 @@ mod tests {
     /// What the host can observe: both forms keep a static with the same bytes. Where they
     /// differ, the section's `SHF_GNU_RETAIN` flag from Rust 1.89.0 on, is checked on the
     /// compiled object by the xtask (`xtask/src/tests/modinfo.rs`).
-    #[cfg(kshim_kernel_mode)]
+    #[cfg(kshim_has_used_with_arg)]
     #[test]
     fn gated_matches_replacement_used_with_arg() {
         kernel::__modinfo_used!(REPLACEMENT: firmware = "rust/used_with_arg.bin");

@@ -51,12 +51,12 @@
 /// ```
 #[inline(always)]
 pub unsafe fn read_once_u32_at<const OFFSET: usize>(base: *const u8) -> u32 {
-    #[cfg(all(kshim_have_arch, any(kshim_kernel_mode, kshim_stable_asm_const)))]
+    #[cfg(all(kshim_have_arch, kshim_has_asm_const))]
     {
         // SAFETY: the caller's guarantees are this function's own.
         unsafe { const_operand::read_once_u32_at::<OFFSET>(base) }
     }
-    #[cfg(all(kshim_have_arch, not(any(kshim_kernel_mode, kshim_stable_asm_const))))]
+    #[cfg(all(kshim_have_arch, not(kshim_has_asm_const)))]
     {
         // SAFETY: the caller's guarantees are this function's own.
         unsafe { register_operand::read_once_u32_at::<OFFSET>(base) }
@@ -70,7 +70,7 @@ pub unsafe fn read_once_u32_at<const OFFSET: usize>(base: *const u8) -> u32 {
 }
 
 /// The `asm_const` form for the architecture being built for: the offset is an immediate.
-#[cfg(all(kshim_have_arch, any(kshim_kernel_mode, kshim_stable_asm_const)))]
+#[cfg(all(kshim_have_arch, kshim_has_asm_const))]
 pub use crate::arch::current::const_operand;
 
 /// The stable replacement for the architecture being built for: the offset is in a register.
@@ -122,7 +122,7 @@ mod tests {
         assert_eq!(values, [0xdead_beef, 1 << 31, 17, u32::MAX]);
     }
 
-    #[cfg(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_const)))]
+    #[cfg(all(target_arch = "x86_64", kshim_has_asm_const))]
     #[test]
     fn gated_matches_replacement_asm_const() {
         let device = device();

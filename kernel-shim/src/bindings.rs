@@ -66,13 +66,13 @@ macro_rules! lru_status_values {
 }
 
 /// C's `enum lru_status` as bindgen's `--newtype-enum` writes it, hashed for kCFI as C's enum.
-#[cfg(kshim_kernel_mode)]
+#[cfg(kshim_has_cfi_encoding)]
 #[repr(transparent)]
 #[cfi_encoding = "10lru_status"]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct lru_status(pub crate::ffi::c_uint);
 
-#[cfg(not(kshim_kernel_mode))]
+#[cfg(not(kshim_has_cfi_encoding))]
 pub use repr_c::lru_status;
 
 /// The stable replacement for `cfi_encoding` on `lru_status`: a `#[repr(C)]` struct, which
@@ -88,7 +88,7 @@ pub mod repr_c {
     lru_status_values!(lru_status);
 }
 
-#[cfg(kshim_kernel_mode)]
+#[cfg(kshim_has_cfi_encoding)]
 lru_status_values!(lru_status);
 
 /// C's `list_lru_walk_cb`: what `list_lru_walk` calls for every item.
@@ -247,7 +247,7 @@ mod tests {
     /// replacement, called through C's pointer type, walks the same. What differs is the kCFI
     /// hash, only in an object built with `-Zsanitizer=kcfi` (the xtask's `kcfi` test), and
     /// the ABI on targets that return a struct in memory, which this host is not.
-    #[cfg(kshim_kernel_mode)]
+    #[cfg(kshim_has_cfi_encoding)]
     #[test]
     fn gated_matches_replacement_cfi_encoding() {
         use core::mem::{align_of, size_of, transmute};

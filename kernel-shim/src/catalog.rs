@@ -207,6 +207,12 @@ impl Feature {
         self.stable_since.is_some_and(|since| release >= since)
     }
 
+    /// Whether its form is available to the shim built in this mode by a compiler of this
+    /// release: it is stable there, or kernel mode enables it and the compiler knows it.
+    pub fn is_available(&self, release: Release, kernel_mode: bool) -> bool {
+        self.is_stable_on(release) || (kernel_mode && self.is_known_on(release))
+    }
+
     /// Whether a compiler of this release knows this feature name at all.
     pub fn is_known_on(&self, release: Release) -> bool {
         // `Option::is_none_or` is too new for the shim's 1.78.0 minimum.
@@ -257,17 +263,37 @@ pub const HAS_FILE_AS_C_STR: DerivedCfg = DerivedCfg {
 /// whether or not a feature's [`Feature::cfg`] is one of them.
 pub const KCONFIG_CFGS: &[DerivedCfg] = &[HAS_COERCE_POINTEE, HAS_FILE_WITH_NUL, HAS_FILE_AS_C_STR];
 
-/// Set from the first release that knows `unsigned_is_multiple_of` (1.82.0): the shim's minimum
-/// is older than the kernel's 1.85.0, so kernel mode enables it only where the name exists.
-pub const HAS_UNSIGNED_IS_MULTIPLE_OF: DerivedCfg = DerivedCfg {
-    name: "kshim_has_unsigned_is_multiple_of",
-    from: RUST_1_82,
-};
+/// The cfgs that say a feature's form is available to the shim, so that each block written in
+/// it reads `#[cfg(kshim_has_<feature>)]`: set in kernel mode where the compiler knows the
+/// feature, and in either mode where it is stable ([`Feature::is_available`]). A driver may use
+/// them for the features Kbuild allows it ([`RUST_ALLOWED_FEATURES`]); for the others it has
+/// only the stabilized form, under the feature's own [`Feature::cfg`]. The predecessors of
+/// `derive_coerce_pointee` have none: the kernel selects them where
+/// `CONFIG_RUSTC_HAS_COERCE_POINTEE` is not set, not where they exist. Nor has `core_ffi_c`,
+/// which no block selects.
+pub const HAS_CFGS: &[&str] = &[
+    "kshim_has_inline_const",
+    "kshim_has_lint_reasons",
+    "kshim_has_raw_ref_op",
+    "kshim_has_const_maybe_uninit_as_mut_ptr",
+    "kshim_has_const_mut_refs",
+    "kshim_has_const_ptr_write",
+    "kshim_has_const_refs_to_cell",
+    "kshim_has_arbitrary_self_types",
+    "kshim_has_derive_coerce_pointee",
+    "kshim_has_asm_const",
+    "kshim_has_asm_goto",
+    "kshim_has_used_with_arg",
+    "kshim_has_file_with_nul",
+    "kshim_has_cfi_encoding",
+    "kshim_has_generic_arg_infer",
+    "kshim_has_unsigned_is_multiple_of",
+];
 
-/// The cfgs that say a compiler knows a feature, where that is later than [`MINIMUM_RELEASE`]
-/// and the feature's own `cfg` is its stabilization; each is its feature's `known_since`, which
-/// a test checks.
-pub const KNOWN_CFGS: &[DerivedCfg] = &[HAS_UNSIGNED_IS_MULTIPLE_OF];
+/// The feature that a name of [`HAS_CFGS`] is about.
+pub fn has_cfg_feature(name: &str) -> Option<&'static Feature> {
+    feature(name.strip_prefix("kshim_has_")?)
+}
 
 const KERNEL_MODE_WITH_COERCE_POINTEE: &str =
     "all(kshim_kernel_mode, CONFIG_RUSTC_HAS_COERCE_POINTEE)";
@@ -558,39 +584,41 @@ pub fn feature(name: &str) -> Option<&'static Feature> {
 
 /// Every cfg name that a build of the shim may set, each once, for `--check-cfg`.
 pub fn all_cfg_names() -> impl Iterator<Item = &'static str> {
-    let derived = FEATURES.iter().enumerate().filter_map(|(index, feature)| {
+    core::iter::once(KERNEL_MODE_CFG)
+        .chain(release_cfgs().map(|cfg| cfg.name))
+        .chain(HAS_CFGS.iter().copied())
+        .chain(core::iter::once(ARCH_CFG))
+}
+
+/// The cfgs set from a release on, whatever the mode, each once: the features' own, then the
+/// kernel's that are none of them.
+fn release_cfgs() -> impl Iterator<Item = DerivedCfg> {
+    let own = FEATURES.iter().enumerate().filter_map(|(index, feature)| {
         let cfg = feature.cfg?;
         let first = FEATURES[..index]
             .iter()
             .all(|earlier| earlier.cfg.map(|other| other.name) != Some(cfg.name));
-        first.then_some(cfg.name)
+        first.then_some(cfg)
     });
-    let kconfig = KCONFIG_CFGS.iter().filter_map(|cfg| {
-        let of_a_feature = FEATURES
+    let kconfig = KCONFIG_CFGS.iter().copied().filter(|cfg| {
+        !FEATURES
             .iter()
-            .any(|feature| feature.cfg.map(|own| own.name) == Some(cfg.name));
-        (!of_a_feature).then_some(cfg.name)
+            .any(|feature| feature.cfg.map(|own| own.name) == Some(cfg.name))
     });
-    core::iter::once(KERNEL_MODE_CFG)
-        .chain(derived)
-        .chain(kconfig)
-        .chain(KNOWN_CFGS.iter().map(|cfg| cfg.name))
-        .chain(core::iter::once(ARCH_CFG))
+    own.chain(kconfig)
 }
 
-/// The cfgs that a compiler of this release gets, each once; kernel mode adds
-/// [`KERNEL_MODE_CFG`].
+/// The cfgs that a compiler of this release gets in this mode, each once, in the order of
+/// [`all_cfg_names`] but for [`ARCH_CFG`].
 pub fn derived_cfgs(release: Release, kernel_mode: bool) -> impl Iterator<Item = &'static str> {
     let mode = kernel_mode.then_some(KERNEL_MODE_CFG);
-    let derived = all_cfg_names().skip(1).filter(move |name| {
-        FEATURES
-            .iter()
-            .filter_map(|feature| feature.cfg)
-            .chain(KCONFIG_CFGS.iter().copied())
-            .chain(KNOWN_CFGS.iter().copied())
-            .any(|cfg| cfg.name == *name && cfg.holds_for(release))
+    let by_release = release_cfgs()
+        .filter(move |cfg| cfg.holds_for(release))
+        .map(|cfg| cfg.name);
+    let available = HAS_CFGS.iter().copied().filter(move |name| {
+        has_cfg_feature(name).is_some_and(|feature| feature.is_available(release, kernel_mode))
     });
-    mode.into_iter().chain(derived)
+    mode.into_iter().chain(by_release).chain(available)
 }
 
 /// The features that code outside the shim may enable in kernel mode: the kernel's

@@ -21,8 +21,8 @@
 //! The gated forms of the four 1.83.0 features lean on one another: a pointer from
 //! `MaybeUninit::as_mut_ptr` needs `&mut self`, and `ptr::write` needs a `*mut`, both of which
 //! `const_mut_refs` gates. That is harmless here: kernel mode enables all four, and all four
-//! became stable in the same release, so `any(kshim_kernel_mode, kshim_stable_F)` implies the
-//! others for every `F` among them.
+//! became stable in the same release, so `kshim_has_F` implies the others for every `F` among
+//! them.
 
 pub mod crc;
 pub mod device_id;

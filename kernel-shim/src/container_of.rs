@@ -77,7 +77,7 @@ pub fn assert_same_pointee<P: FieldPointer>(_field_ptr: P, _field_place: *const 
 /// let container = unsafe { container_of!(irq, Device, irq) };
 /// assert!(core::ptr::eq(container, &device));
 /// ```
-#[cfg(any(kshim_kernel_mode, kshim_stable_raw_ref_op))]
+#[cfg(kshim_has_raw_ref_op)]
 #[macro_export]
 macro_rules! container_of {
     ($field_ptr:expr, $Container:ty, $field:ident) => {
@@ -112,7 +112,7 @@ macro_rules! container_of {
 /// let container = unsafe { container_of!(irq, Device, irq) };
 /// assert!(core::ptr::eq(container, &device));
 /// ```
-#[cfg(not(any(kshim_kernel_mode, kshim_stable_raw_ref_op)))]
+#[cfg(not(kshim_has_raw_ref_op))]
 #[macro_export]
 macro_rules! container_of {
     ($field_ptr:expr, $Container:ty, $field:ident) => {
@@ -170,12 +170,12 @@ pub struct ListLinks {
 /// How a list operation reaches the two link fields from a pointer to the links.
 type Projection = unsafe fn(*mut ListLinks) -> (*mut *mut ListLinks, *mut *mut ListLinks);
 
-#[cfg(any(kshim_kernel_mode, kshim_stable_raw_ref_op))]
+#[cfg(kshim_has_raw_ref_op)]
 pub mod raw_ref;
 
-#[cfg(any(kshim_kernel_mode, kshim_stable_raw_ref_op))]
+#[cfg(kshim_has_raw_ref_op)]
 const SELECTED: Projection = raw_ref::next_and_prev;
-#[cfg(not(any(kshim_kernel_mode, kshim_stable_raw_ref_op)))]
+#[cfg(not(kshim_has_raw_ref_op))]
 const SELECTED: Projection = addr_of::next_and_prev;
 
 /// The stable form of the link projection: `addr_of_mut!((*links).next)`.
@@ -398,7 +398,7 @@ mod tests {
         }
     }
 
-    #[cfg(any(kshim_kernel_mode, kshim_stable_raw_ref_op))]
+    #[cfg(kshim_has_raw_ref_op)]
     #[test]
     fn gated_matches_replacement_raw_ref_op() {
         use core::mem::offset_of;

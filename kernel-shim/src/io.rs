@@ -29,10 +29,7 @@ pub struct Region<const SIZE: usize = 0> {
 }
 
 /// The gated form: `is_multiple_of`, from `unsigned_is_multiple_of`.
-#[cfg(any(
-    all(kshim_kernel_mode, kshim_has_unsigned_is_multiple_of),
-    kshim_stable_unsigned_is_multiple_of
-))]
+#[cfg(kshim_has_unsigned_is_multiple_of)]
 // Clippy checks the call against the 1.78 minimum; the cfg above already limits this module to
 // compilers where the call is allowed.
 #[allow(clippy::incompatible_msrv)]
@@ -46,13 +43,7 @@ pub(crate) mod method {
 /// The stable replacement: the remainder, which panics for a zero divisor.
 pub(crate) mod remainder {
     /// Whether `size` is a whole number of 32-bit words.
-    #[cfg_attr(
-        any(
-            all(kshim_kernel_mode, kshim_has_unsigned_is_multiple_of),
-            kshim_stable_unsigned_is_multiple_of
-        ),
-        allow(dead_code)
-    )]
+    #[cfg_attr(kshim_has_unsigned_is_multiple_of, allow(dead_code))]
     // The replacement shown here is exactly what that lint asks to replace.
     #[allow(clippy::manual_is_multiple_of)]
     pub(crate) fn whole_words(size: usize) -> bool {
@@ -60,15 +51,9 @@ pub(crate) mod remainder {
     }
 }
 
-#[cfg(any(
-    all(kshim_kernel_mode, kshim_has_unsigned_is_multiple_of),
-    kshim_stable_unsigned_is_multiple_of
-))]
+#[cfg(kshim_has_unsigned_is_multiple_of)]
 use method as selected;
-#[cfg(not(any(
-    all(kshim_kernel_mode, kshim_has_unsigned_is_multiple_of),
-    kshim_stable_unsigned_is_multiple_of
-)))]
+#[cfg(not(kshim_has_unsigned_is_multiple_of))]
 use remainder as selected;
 
 impl<const SIZE: usize> Region<SIZE> {
@@ -122,10 +107,7 @@ mod tests {
     /// Both forms agree on every size, as they must for the constant 4; the difference the
     /// feature makes is only seen with a zero divisor, where `is_multiple_of` answers and `%`
     /// panics.
-    #[cfg(any(
-        all(kshim_kernel_mode, kshim_has_unsigned_is_multiple_of),
-        kshim_stable_unsigned_is_multiple_of
-    ))]
+    #[cfg(kshim_has_unsigned_is_multiple_of)]
     #[test]
     fn gated_matches_replacement_unsigned_is_multiple_of() {
         for size in (0..4096).chain([usize::MAX - 3, usize::MAX]) {

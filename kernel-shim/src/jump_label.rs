@@ -90,7 +90,7 @@ macro_rules! static_branch_unlikely {
 pub use static_branch_unlikely;
 
 /// The `asm goto` form of [`static_branch_unlikely!`]: the architecture's NOP and jump entry.
-#[cfg(all(kshim_have_arch, any(kshim_kernel_mode, kshim_stable_asm_goto)))]
+#[cfg(all(kshim_have_arch, kshim_has_asm_goto))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __static_branch_unlikely {
@@ -101,7 +101,7 @@ macro_rules! __static_branch_unlikely {
 }
 
 /// The replacement form of [`static_branch_unlikely!`]: load the count and branch.
-#[cfg(not(all(kshim_have_arch, any(kshim_kernel_mode, kshim_stable_asm_goto))))]
+#[cfg(not(all(kshim_have_arch, kshim_has_asm_goto)))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __static_branch_unlikely {
@@ -135,7 +135,7 @@ mod tests {
     use super::*;
     use patching::tests::init_for_tests;
 
-    #[cfg(all(kshim_have_arch, any(kshim_kernel_mode, kshim_stable_asm_goto)))]
+    #[cfg(all(kshim_have_arch, kshim_has_asm_goto))]
     #[test]
     fn gated_matches_replacement_asm_goto() {
         use crate::arch::current;

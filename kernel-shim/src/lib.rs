@@ -11,6 +11,10 @@
 //! - stable mode: no `#![feature]` at all; the stabilized syntax is used where the compiler
 //!   has it, and the stable replacement where it does not, from Rust 1.78.0 on.
 //!
+//! A block written in a feature's form reads `#[cfg(kshim_has_<feature>)]`: the form is
+//! available, in kernel mode where the compiler knows the feature, in either mode where it is
+//! stable.
+//!
 //! The `catalog` module is the one source of truth for every feature: its stable-since
 //! release, tracking issue, replacement, the cfg that selects it and the example that teaches
 //! it.

@@ -199,7 +199,7 @@ pub const fn modinfo_entry<const N: usize>(text: &str) -> [u8; N] {
 /// C's `MODULE_LICENSE()` and friends fill, so the kernel's `module!` (6.12 on) asks for the
 /// compiler-only form to keep C's layout. On the host nothing reads `.modinfo`, so the two forms
 /// differ only in the object: the xtask's `modinfo` test reads the sections and their flags.
-#[cfg(kshim_kernel_mode)]
+#[cfg(kshim_has_used_with_arg)]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __modinfo {
@@ -211,7 +211,7 @@ macro_rules! __modinfo {
 }
 
 /// One `.modinfo` entry of the module being declared, with a plain `#[used]` (stable mode).
-#[cfg(not(kshim_kernel_mode))]
+#[cfg(not(kshim_has_used_with_arg))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __modinfo {

@@ -103,7 +103,7 @@ pub enum Mode {
 }
 
 /// The gated form: the width is the return type's, `_` in the const argument.
-#[cfg(any(kshim_kernel_mode, kshim_stable_generic_arg_infer))]
+#[cfg(kshim_has_generic_arg_infer)]
 pub(crate) mod inferred {
     use super::{Bounded, Mode};
 
@@ -122,10 +122,7 @@ pub(crate) mod written_out {
     use super::{Bounded, Mode};
 
     /// The field value of `mode`, each constant checked against the field's width.
-    #[cfg_attr(
-        any(kshim_kernel_mode, kshim_stable_generic_arg_infer),
-        allow(dead_code)
-    )]
+    #[cfg_attr(kshim_has_generic_arg_infer, allow(dead_code))]
     pub(crate) fn mode_field(mode: Mode) -> Bounded<2> {
         match mode {
             Mode::Low => Bounded::<2>::new::<0>(),
@@ -135,9 +132,9 @@ pub(crate) mod written_out {
     }
 }
 
-#[cfg(any(kshim_kernel_mode, kshim_stable_generic_arg_infer))]
+#[cfg(kshim_has_generic_arg_infer)]
 use inferred as selected;
-#[cfg(not(any(kshim_kernel_mode, kshim_stable_generic_arg_infer)))]
+#[cfg(not(kshim_has_generic_arg_infer))]
 use written_out as selected;
 
 impl From<Mode> for Bounded<2> {
@@ -167,7 +164,7 @@ mod tests {
     /// checking, so both forms call the same `Bounded::<2>::new::<VALUE>` instances. What the
     /// test can observe is that they give the same field for every mode, and that the inferred
     /// width is the return type's (a `Bounded<2>` that holds 2, which `Bounded<1>` could not).
-    #[cfg(any(kshim_kernel_mode, kshim_stable_generic_arg_infer))]
+    #[cfg(kshim_has_generic_arg_infer)]
     #[test]
     fn gated_matches_replacement_generic_arg_infer() {
         for mode in [Mode::Low, Mode::High, Mode::Auto] {

@@ -9,42 +9,7 @@
 
 use core::fmt;
 
-/// A message's importance, as printk's `KERN_*` levels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Level {
-    /// `KERN_EMERG`: the system is unusable.
-    Emerg,
-    /// `KERN_ALERT`: action must be taken at once.
-    Alert,
-    /// `KERN_CRIT`: a critical condition.
-    Crit,
-    /// `KERN_ERR`: an error condition.
-    Err,
-    /// `KERN_WARNING`: a warning.
-    Warning,
-    /// `KERN_NOTICE`: normal but significant.
-    Notice,
-    /// `KERN_INFO`: informational.
-    Info,
-    /// `KERN_DEBUG`: debug-level messages.
-    Debug,
-}
-
-impl Level {
-    /// The level's name as it appears in the log.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Level::Emerg => "emerg",
-            Level::Alert => "alert",
-            Level::Crit => "crit",
-            Level::Err => "err",
-            Level::Warning => "warn",
-            Level::Notice => "notice",
-            Level::Info => "info",
-            Level::Debug => "debug",
-        }
-    }
-}
+pub use crate::host::log::Level;
 
 /// Hands one message to the kernel log, as the `pr_*!` macros do through C's `_printk`.
 #[doc(hidden)]

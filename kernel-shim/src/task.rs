@@ -22,10 +22,7 @@ use core::panic::Location;
 /// Gets the C string file name of a [`Location`], as the kernel's `kernel::file_from_location`.
 ///
 /// The gated form: no copy, the compiler's own NUL-terminated file name.
-#[cfg(any(
-    all(kshim_kernel_mode, CONFIG_RUSTC_HAS_FILE_WITH_NUL),
-    kshim_stable_file_with_nul
-))]
+#[cfg(kshim_has_file_with_nul)]
 // Clippy checks the call against the 1.78 minimum; the cfg above already limits this function
 // to compilers that have the method.
 #[allow(clippy::incompatible_msrv)]
@@ -112,21 +109,12 @@ pub fn might_sleep() {
     let loc = Location::caller();
     let line = loc.line() as c_int;
 
-    #[cfg(any(
-        all(kshim_kernel_mode, CONFIG_RUSTC_HAS_FILE_WITH_NUL),
-        kshim_stable_file_with_nul
-    ))]
+    #[cfg(kshim_has_file_with_nul)]
     let file = file_from_location(loc);
 
-    #[cfg(not(any(
-        all(kshim_kernel_mode, CONFIG_RUSTC_HAS_FILE_WITH_NUL),
-        kshim_stable_file_with_nul
-    )))]
+    #[cfg(not(kshim_has_file_with_nul))]
     let copied = FileName::of(loc);
-    #[cfg(not(any(
-        all(kshim_kernel_mode, CONFIG_RUSTC_HAS_FILE_WITH_NUL),
-        kshim_stable_file_with_nul
-    )))]
+    #[cfg(not(kshim_has_file_with_nul))]
     let file = copied.as_c_str();
 
     // SAFETY: `file` is a C string that lives for the call.
@@ -163,10 +151,7 @@ mod tests {
         );
     }
 
-    #[cfg(any(
-        all(kshim_kernel_mode, CONFIG_RUSTC_HAS_FILE_WITH_NUL),
-        kshim_stable_file_with_nul
-    ))]
+    #[cfg(kshim_has_file_with_nul)]
     #[test]
     fn gated_matches_replacement_file_with_nul() {
         let loc = Location::caller();

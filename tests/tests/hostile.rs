@@ -154,7 +154,7 @@ fn a_machine_out_of_resources_is_never_cached_and_jobs_are_capped() {
     let run = || {
         xtask(&["matrix", "--root", path_str(&root), "--toolchain"])
             .arg(&wrapper)
-            .args(["--format", "json", "-j", "100000"])
+            .args(["--target", "none", "--format", "json", "-j", "100000"])
             .run_within(Duration::from_secs(300))
     };
     run().code(1).stderr_has("-j 100000 lowered to");

@@ -207,7 +207,7 @@ fn jump_table() -> &'static [JumpEntry] {
 }
 
 /// Whether the shim compiled `asm goto` sites for static keys, from the cfgs it was built with.
-const HAS_SITES: bool = cfg!(any(kshim_kernel_mode, kshim_stable_asm_goto));
+const HAS_SITES: bool = cfg!(kshim_has_asm_goto);
 
 static KEY: StaticKey = StaticKey::INIT;
 
@@ -442,7 +442,7 @@ fn asm_const(checks: &mut Checks) {
         doorbell: u32::MAX,
     };
     let base = (&device as *const Device).cast::<u8>();
-    let gated = cfg!(any(kshim_kernel_mode, kshim_stable_asm_const));
+    let gated = cfg!(kshim_has_asm_const);
     say!(
         "asm_const: read_once_u32_at uses the {} form",
         if gated {
@@ -467,7 +467,7 @@ fn asm_const(checks: &mut Checks) {
             }
         };
     }
-    #[cfg(any(kshim_kernel_mode, kshim_stable_asm_const))]
+    #[cfg(kshim_has_asm_const)]
     macro_rules! const_form {
         ($offset:expr) => {
             Some(kernel::asm::const_operand::read_once_u32_at::<{ $offset }>(
@@ -475,7 +475,7 @@ fn asm_const(checks: &mut Checks) {
             ))
         };
     }
-    #[cfg(not(any(kshim_kernel_mode, kshim_stable_asm_const)))]
+    #[cfg(not(kshim_has_asm_const))]
     macro_rules! const_form {
         ($offset:expr) => {
             None

@@ -12,6 +12,7 @@ pub mod runs;
 pub mod targets;
 mod text;
 mod to_json;
+pub(crate) mod upgrade;
 pub mod usage;
 
 pub(crate) use recorded::recorded_rows;
@@ -26,7 +27,7 @@ use anyhow::{anyhow, ensure};
 use std::fmt::Write;
 
 /// The version of the JSON layout above; bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// One toolchain column.
 #[derive(Clone, Debug)]
@@ -184,7 +185,7 @@ pub struct Report {
     pub strict: bool,
     /// `K/N` when the run was one shard.
     pub shard: Option<String>,
-    /// The target axis: which kernel targets each compiler knows, and the cross cells.
+    /// The target axis: which kernel targets each compiler knows, and the target cells.
     pub targets: targets::TargetAxis,
     /// Per toolchain, the Kbuild fixtures: what a driver gets when it enables features itself.
     pub kbuild: Vec<kbuild::KbuildCell>,

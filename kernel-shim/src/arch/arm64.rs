@@ -35,7 +35,7 @@ pub fn jump(code: usize, target: usize) -> Option<[u8; JUMP_LABEL_NOP_SIZE]> {
 /// Expands to `true` only when the site has been patched into a branch to the label. The `R`
 /// flag keeps the section in a host program linked with `--gc-sections`, as the kernel's
 /// linker script does with `KEEP(*(__jump_table))`.
-#[cfg(all(target_arch = "aarch64", any(kshim_kernel_mode, kshim_stable_asm_goto)))]
+#[cfg(all(target_arch = "aarch64", kshim_has_asm_goto))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __arch_static_branch {
@@ -67,16 +67,10 @@ macro_rules! __arch_static_branch {
 }
 
 /// Rejects, when it is instantiated, an offset that `ldr w, [x, #imm]` cannot encode.
-#[cfg(all(
-    target_arch = "aarch64",
-    any(kshim_kernel_mode, kshim_stable_asm_const)
-))]
+#[cfg(all(target_arch = "aarch64", kshim_has_asm_const))]
 struct Displacement<const OFFSET: usize>;
 
-#[cfg(all(
-    target_arch = "aarch64",
-    any(kshim_kernel_mode, kshim_stable_asm_const)
-))]
+#[cfg(all(target_arch = "aarch64", kshim_has_asm_const))]
 impl<const OFFSET: usize> Displacement<OFFSET> {
     /// Evaluated at compile time for each `OFFSET` used, so an unencodable one fails the build.
     const FITS: () = assert!(
@@ -86,10 +80,7 @@ impl<const OFFSET: usize> Displacement<OFFSET> {
 }
 
 /// The `asm_const` form: the offset is a `const` operand, the load's immediate.
-#[cfg(all(
-    target_arch = "aarch64",
-    any(kshim_kernel_mode, kshim_stable_asm_const)
-))]
+#[cfg(all(target_arch = "aarch64", kshim_has_asm_const))]
 pub mod const_operand {
     /// Reads the `u32` at `base + OFFSET` with one `ldr w0, [x1, #OFFSET]`.
     ///

@@ -42,7 +42,7 @@ pub fn jump(code: usize, target: usize) -> Option<[u8; JUMP_LABEL_NOP_SIZE]> {
 /// Expands to `true` only when the site has been patched into a jump to the label. The `R`
 /// flag keeps the section in a host program linked with `--gc-sections`, as the kernel's
 /// linker script does with `KEEP(*(__jump_table))`.
-#[cfg(all(target_arch = "riscv64", any(kshim_kernel_mode, kshim_stable_asm_goto)))]
+#[cfg(all(target_arch = "riscv64", kshim_has_asm_goto))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __arch_static_branch {
@@ -79,26 +79,17 @@ macro_rules! __arch_static_branch {
 }
 
 /// Rejects, when it is instantiated, an offset that `lw rd, imm(rs)` cannot encode.
-#[cfg(all(
-    target_arch = "riscv64",
-    any(kshim_kernel_mode, kshim_stable_asm_const)
-))]
+#[cfg(all(target_arch = "riscv64", kshim_has_asm_const))]
 struct Displacement<const OFFSET: usize>;
 
-#[cfg(all(
-    target_arch = "riscv64",
-    any(kshim_kernel_mode, kshim_stable_asm_const)
-))]
+#[cfg(all(target_arch = "riscv64", kshim_has_asm_const))]
 impl<const OFFSET: usize> Displacement<OFFSET> {
     /// Evaluated at compile time for each `OFFSET` used, so an unencodable one fails the build.
     const FITS: () = assert!(OFFSET <= 2047, "a RISC-V load takes a signed 12-bit offset");
 }
 
 /// The `asm_const` form: the offset is a `const` operand, the load's immediate.
-#[cfg(all(
-    target_arch = "riscv64",
-    any(kshim_kernel_mode, kshim_stable_asm_const)
-))]
+#[cfg(all(target_arch = "riscv64", kshim_has_asm_const))]
 pub mod const_operand {
     /// Reads the `u32` at `base + OFFSET` with one `lw a0, OFFSET(a1)`.
     ///

@@ -44,7 +44,7 @@ pub fn jump(code: usize, target: usize) -> Option<[u8; JUMP_LABEL_NOP_SIZE]> {
 /// Expands to `true` only when the site has been patched into a jump to the label. The `R`
 /// section flag (`SHF_GNU_RETAIN`) keeps the entries when a host program is linked with
 /// `--gc-sections`; the kernel's linker script keeps them with `KEEP(*(__jump_table))`.
-#[cfg(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_goto)))]
+#[cfg(all(target_arch = "x86_64", kshim_has_asm_goto))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __arch_static_branch {
@@ -77,10 +77,10 @@ macro_rules! __arch_static_branch {
 }
 
 /// Rejects, when it is instantiated, an offset that no x86-64 displacement can hold.
-#[cfg(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_const)))]
+#[cfg(all(target_arch = "x86_64", kshim_has_asm_const))]
 struct Displacement<const OFFSET: usize>;
 
-#[cfg(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_const)))]
+#[cfg(all(target_arch = "x86_64", kshim_has_asm_const))]
 impl<const OFFSET: usize> Displacement<OFFSET> {
     /// Evaluated at compile time for each `OFFSET` used, so a too-large one fails the build.
     ///
@@ -95,7 +95,7 @@ impl<const OFFSET: usize> Displacement<OFFSET> {
 ///
 /// The `const` operand is input to the `asm!` macro, which is not expanded while the module is
 /// configured out, so older compilers accept this file as it is (Rust 1.63.0 does).
-#[cfg(all(target_arch = "x86_64", any(kshim_kernel_mode, kshim_stable_asm_const)))]
+#[cfg(all(target_arch = "x86_64", kshim_has_asm_const))]
 pub mod const_operand {
     /// Reads the `u32` at `base + OFFSET` with one `mov eax, dword ptr [base + OFFSET]`.
     ///

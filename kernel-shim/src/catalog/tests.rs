@@ -25,7 +25,24 @@ fn derived_cfgs_follow_the_release() {
     assert!(!cfgs.contains(&"kshim_stable_asm_goto"));
     assert!(!cfgs.contains(&KERNEL_MODE_CFG));
     let cfgs: Vec<_> = derived_cfgs(MINIMUM_RELEASE, true).collect();
-    assert_eq!(cfgs, [KERNEL_MODE_CFG], "1.78.0 has nothing stable yet");
+    let available: Vec<_> = HAS_CFGS
+        .iter()
+        .copied()
+        .filter(|name| {
+            ![
+                "derive_coerce_pointee",
+                "file_with_nul",
+                "unsigned_is_multiple_of",
+            ]
+            .iter()
+            .any(|later| name.ends_with(later))
+        })
+        .collect();
+    assert_eq!(
+        cfgs,
+        [&[KERNEL_MODE_CFG][..], &available].concat(),
+        "1.78.0 has nothing stable yet, and kernel mode all the features it knows"
+    );
     // Every name is declared once for --check-cfg, however many features share it.
     let mut names: Vec<_> = all_cfg_names().collect();
     let count = names.len();
@@ -38,8 +55,9 @@ fn derived_cfgs_follow_the_release() {
         .count();
     assert_eq!(
         count,
-        1 + stable_cfgs + KCONFIG_CFGS.len() + KNOWN_CFGS.len() + 1,
-        "kernel mode, one per stable feature, the kernel's own, the known cfgs, the architecture's"
+        1 + stable_cfgs + KCONFIG_CFGS.len() + HAS_CFGS.len() + 1,
+        "kernel mode, one per stable feature, the kernel's own, the available forms, the \
+         architecture's"
     );
     assert_eq!(all_cfg_names().last(), Some(ARCH_CFG));
     assert_eq!(arch_cfg("riscv64"), Some(ARCH_CFG));
@@ -116,16 +134,32 @@ fn kbuild_driver_flags_carry_the_list_and_the_lints() {
 }
 
 #[test]
-fn each_known_cfg_is_its_features_known_since() {
-    for cfg in KNOWN_CFGS {
-        let feature = FEATURES
-            .iter()
-            .find(|feature| feature.gate.contains(cfg.name))
-            .unwrap_or_else(|| panic!("no catalog gate names `{}`", cfg.name));
-        assert_eq!(feature.known_since, Some(cfg.from), "{}", feature.name);
+fn has_cfgs_name_features_and_follow_mode_and_release() {
+    for name in HAS_CFGS {
+        let feature = has_cfg_feature(name).unwrap_or_else(|| panic!("`{name}` names no feature"));
+        // Available wherever the compiler knows it: not a predecessor that the kernel drops.
+        assert!(!feature.gate.contains("not("), "`{name}`: {}", feature.gate);
     }
-    let before: Vec<_> = derived_cfgs(Release::new(1, 81, 0), true).collect();
-    let after: Vec<_> = derived_cfgs(Release::new(1, 82, 0), true).collect();
-    assert!(!before.contains(&HAS_UNSIGNED_IS_MULTIPLE_OF.name));
-    assert!(after.contains(&HAS_UNSIGNED_IS_MULTIPLE_OF.name));
+    let mut names = HAS_CFGS.to_vec();
+    names.dedup();
+    assert_eq!(
+        names.len(),
+        HAS_CFGS.len(),
+        "a has-cfg listed twice in a row"
+    );
+    let has = |release: (u32, u32), kernel: bool| -> Vec<&str> {
+        derived_cfgs(Release::new(1, release.0, release.1), kernel)
+            .filter(|name| name.starts_with("kshim_has_"))
+            .collect()
+    };
+    // Kernel mode from the first release that knows the feature, stable mode from its
+    // stabilization.
+    let multiple_of = "kshim_has_unsigned_is_multiple_of";
+    assert!(!has((81, 0), true).contains(&multiple_of));
+    assert!(has((82, 0), true).contains(&multiple_of));
+    assert!(!has((86, 0), false).contains(&multiple_of));
+    assert!(has((87, 0), false).contains(&multiple_of));
+    assert!(!has((86, 0), false).contains(&"kshim_has_asm_goto"));
+    assert!(has((98, 1), true).contains(&"kshim_has_arbitrary_self_types"));
+    assert!(!has((98, 1), false).contains(&"kshim_has_arbitrary_self_types"));
 }

@@ -44,9 +44,9 @@ pub const fn is_reflected(poly: u32) -> bool {
 /// assert_eq!(!crc32_le(!0, b"123456789", &TABLE), 0xCBF4_3926);
 /// ```
 pub const fn crc32_le_table(poly: u32) -> [u32; 256] {
-    #[cfg(not(any(kshim_kernel_mode, kshim_stable_const_mut_refs)))]
+    #[cfg(not(kshim_has_const_mut_refs))]
     use self::by_value::crc32_le_table as build;
-    #[cfg(any(kshim_kernel_mode, kshim_stable_const_mut_refs))]
+    #[cfg(kshim_has_const_mut_refs)]
     use self::mut_refs::crc32_le_table as build;
     build(poly)
 }
@@ -67,7 +67,7 @@ pub const fn crc32_le(crc: u32, data: &[u8], table: &[u32; 256]) -> u32 {
 }
 
 /// The table filled in place through `&mut`, as `gen_crc32table.c` fills it.
-#[cfg(any(kshim_kernel_mode, kshim_stable_const_mut_refs))]
+#[cfg(kshim_has_const_mut_refs)]
 mod mut_refs {
     pub(super) const fn crc32_le_table(poly: u32) -> [u32; 256] {
         let mut table = [0; 256];
@@ -102,7 +102,7 @@ mod mut_refs {
 
 /// The pre-1.83 replacement: the same algorithm, with the table passed in and returned.
 // Kept compiled, and tested against the gated form, where that form is the one selected.
-#[cfg_attr(any(kshim_kernel_mode, kshim_stable_const_mut_refs), allow(dead_code))]
+#[cfg_attr(kshim_has_const_mut_refs, allow(dead_code))]
 mod by_value {
     pub(super) const fn crc32_le_table(poly: u32) -> [u32; 256] {
         let mut table = [0; 256];
@@ -158,9 +158,9 @@ pub struct Crc32<const POLY: u32>;
 impl<const POLY: u32> Crc32<POLY> {
     /// The polynomial's lookup table, evaluated once by the compiler.
     pub fn table() -> &'static [u32; 256] {
-        #[cfg(any(kshim_kernel_mode, kshim_stable_inline_const))]
+        #[cfg(kshim_has_inline_const)]
         let table = self::inline_const::table::<POLY>();
-        #[cfg(not(any(kshim_kernel_mode, kshim_stable_inline_const)))]
+        #[cfg(not(kshim_has_inline_const))]
         let table = ReplacementTable::<POLY>::get();
         table
     }
@@ -173,10 +173,10 @@ impl<const POLY: u32> Crc32<POLY> {
 
 /// The pre-1.79 replacement for a `const` block in a generic function: a named associated
 /// constant, which the compiler evaluates for each `POLY` that mentions it.
-#[cfg_attr(any(kshim_kernel_mode, kshim_stable_inline_const), allow(dead_code))]
+#[cfg_attr(kshim_has_inline_const, allow(dead_code))]
 struct ReplacementTable<const POLY: u32>;
 
-#[cfg_attr(any(kshim_kernel_mode, kshim_stable_inline_const), allow(dead_code))]
+#[cfg_attr(kshim_has_inline_const, allow(dead_code))]
 impl<const POLY: u32> ReplacementTable<POLY> {
     const TABLE: [u32; 256] = {
         assert!(
@@ -195,7 +195,7 @@ impl<const POLY: u32> ReplacementTable<POLY> {
 
 // Before 1.79.0, `const { }` is feature-gated as it is parsed (E0658), so even a cfg'd-out
 // block fails: keep it in its own file.
-#[cfg(any(kshim_kernel_mode, kshim_stable_inline_const))]
+#[cfg(kshim_has_inline_const)]
 mod inline_const;
 
 #[cfg(test)]
@@ -234,7 +234,7 @@ mod tests {
         assert_eq!(Crc32::<CRC32_IEEE>::checksum(b""), 0);
     }
 
-    #[cfg(any(kshim_kernel_mode, kshim_stable_const_mut_refs))]
+    #[cfg(kshim_has_const_mut_refs)]
     #[test]
     fn gated_matches_replacement_const_mut_refs() {
         // Both evaluated by the compiler, as the kernel's tables are.
@@ -254,7 +254,7 @@ mod tests {
         assert_eq!(!crc32_le(!0, check, &GATED[1]), 0xE306_9283);
     }
 
-    #[cfg(any(kshim_kernel_mode, kshim_stable_inline_const))]
+    #[cfg(kshim_has_inline_const)]
     #[test]
     fn gated_matches_replacement_inline_const() {
         fn both<const POLY: u32>() -> (&'static [u32; 256], &'static [u32; 256]) {

@@ -68,9 +68,9 @@ pub struct IdArray<T: RawDeviceId, const N: usize> {
 impl<T: RawDeviceId, const N: usize> IdArray<T, N> {
     /// Builds the raw table: entry `i` is `ids[i]` with its `driver_data` set to `i`.
     pub const fn new(ids: [T; N]) -> Self {
-        #[cfg(not(any(kshim_kernel_mode, kshim_stable_const_maybe_uninit_as_mut_ptr)))]
+        #[cfg(not(kshim_has_const_maybe_uninit_as_mut_ptr))]
         use self::by_value::build;
-        #[cfg(any(kshim_kernel_mode, kshim_stable_const_maybe_uninit_as_mut_ptr))]
+        #[cfg(kshim_has_const_maybe_uninit_as_mut_ptr)]
         use self::in_place::build;
         Self {
             raw_ids: build::<T, N>(ids),
@@ -85,13 +85,13 @@ impl<T: RawDeviceId, const N: usize> IdArray<T, N> {
 
 /// Entry `index` of the raw table: `id`, copied to its raw type, with `driver_data = index`.
 const fn raw_entry<T: RawDeviceId>(id: T, index: usize) -> T::RawType {
-    #[cfg(not(any(kshim_kernel_mode, kshim_stable_const_refs_to_cell)))]
+    #[cfg(not(kshim_has_const_refs_to_cell))]
     use self::by_value::to_raw;
-    #[cfg(not(any(kshim_kernel_mode, kshim_stable_const_ptr_write)))]
+    #[cfg(not(kshim_has_const_ptr_write))]
     use self::by_value::with_driver_data;
-    #[cfg(any(kshim_kernel_mode, kshim_stable_const_ptr_write))]
+    #[cfg(kshim_has_const_ptr_write)]
     use self::ptr_write::with_driver_data;
-    #[cfg(any(kshim_kernel_mode, kshim_stable_const_refs_to_cell))]
+    #[cfg(kshim_has_const_refs_to_cell)]
     use self::refs_to_cell::to_raw;
     with_driver_data::<T>(to_raw(id), index)
 }
@@ -103,10 +103,7 @@ const fn raw_entry<T: RawDeviceId>(id: T, index: usize) -> T::RawType {
 /// Only read through [`Transmute::dst`] after writing `src`, when `Src` and `Dst` have the
 /// same size and every `Src` is a valid `Dst`; the callers below argue it.
 #[cfg_attr(
-    all(
-        any(kshim_kernel_mode, kshim_stable_const_refs_to_cell),
-        any(kshim_kernel_mode, kshim_stable_const_maybe_uninit_as_mut_ptr)
-    ),
+    all(kshim_has_const_refs_to_cell, kshim_has_const_maybe_uninit_as_mut_ptr),
     allow(dead_code)
 )]
 #[repr(C)]
@@ -116,7 +113,7 @@ union Transmute<Src: Copy, Dst: Copy> {
 }
 
 /// The gated copy: borrow the generic value and copy its bytes, as the kernel does.
-#[cfg(any(kshim_kernel_mode, kshim_stable_const_refs_to_cell))]
+#[cfg(kshim_has_const_refs_to_cell)]
 mod refs_to_cell {
     use super::RawDeviceId;
 
@@ -129,7 +126,7 @@ mod refs_to_cell {
 }
 
 /// The gated store: write `driver_data` through a pointer at the trait's offset.
-#[cfg(any(kshim_kernel_mode, kshim_stable_const_ptr_write))]
+#[cfg(kshim_has_const_ptr_write)]
 // Clippy checks `const` calls against the 1.78 minimum; the cfg above already limits this
 // module to compilers where the call is allowed.
 #[allow(clippy::incompatible_msrv)]
@@ -152,7 +149,7 @@ mod ptr_write {
 }
 
 /// The gated table: write each entry into the array's uninitialized storage in place.
-#[cfg(any(kshim_kernel_mode, kshim_stable_const_maybe_uninit_as_mut_ptr))]
+#[cfg(kshim_has_const_maybe_uninit_as_mut_ptr)]
 // Clippy checks `const` calls against the 1.78 minimum; the cfg above already limits this
 // module to compilers where the call is allowed.
 #[allow(clippy::incompatible_msrv)]
@@ -181,10 +178,7 @@ mod in_place {
 mod by_value {
     use super::{raw_entry, size_of, MaybeUninit, RawDeviceId, Transmute, MAX_RAW_ID_SIZE};
 
-    #[cfg_attr(
-        any(kshim_kernel_mode, kshim_stable_const_refs_to_cell),
-        allow(dead_code)
-    )]
+    #[cfg_attr(kshim_has_const_refs_to_cell, allow(dead_code))]
     pub(super) const fn to_raw<T: RawDeviceId>(id: T) -> T::RawType {
         // SAFETY: `RawDeviceId` guarantees that `T` and `T::RawType` have the same size and
         // that every `T` is a valid `T::RawType`, which is the `Transmute` invariant.
@@ -192,14 +186,14 @@ mod by_value {
     }
 
     /// A raw entry that can also be written one byte at a time.
-    #[cfg_attr(any(kshim_kernel_mode, kshim_stable_const_ptr_write), allow(dead_code))]
+    #[cfg_attr(kshim_has_const_ptr_write, allow(dead_code))]
     #[repr(C)]
     union Overlay<R: Copy> {
         raw: R,
         bytes: [u8; MAX_RAW_ID_SIZE],
     }
 
-    #[cfg_attr(any(kshim_kernel_mode, kshim_stable_const_ptr_write), allow(dead_code))]
+    #[cfg_attr(kshim_has_const_ptr_write, allow(dead_code))]
     pub(super) const fn with_driver_data<T: RawDeviceId>(
         raw: T::RawType,
         data: usize,
@@ -223,10 +217,7 @@ mod by_value {
         unsafe { overlay.raw }
     }
 
-    #[cfg_attr(
-        any(kshim_kernel_mode, kshim_stable_const_maybe_uninit_as_mut_ptr),
-        allow(dead_code)
-    )]
+    #[cfg_attr(kshim_has_const_maybe_uninit_as_mut_ptr, allow(dead_code))]
     pub(super) const fn build<T: RawDeviceId, const N: usize>(ids: [T; N]) -> [T::RawType; N] {
         let mut table = [MaybeUninit::<T::RawType>::uninit(); N];
         let mut index = 0;
@@ -425,7 +416,7 @@ mod tests {
         assert_eq!(&OF.raw_ids()[1].compatible[..9], b"ns16550a\0");
     }
 
-    #[cfg(any(kshim_kernel_mode, kshim_stable_const_refs_to_cell))]
+    #[cfg(kshim_has_const_refs_to_cell)]
     #[test]
     fn gated_matches_replacement_const_refs_to_cell() {
         const GATED: ([RawPciId; 2], RawOfId) = (
@@ -445,7 +436,7 @@ mod tests {
         assert_eq!(&GATED.1.compatible[..17], b"snps,dw-apb-uart\0");
     }
 
-    #[cfg(any(kshim_kernel_mode, kshim_stable_const_ptr_write))]
+    #[cfg(kshim_has_const_ptr_write)]
     #[test]
     fn gated_matches_replacement_const_ptr_write() {
         const PCI_RAW: RawPciId = PCI_IDS[1].0;
@@ -489,7 +480,7 @@ mod tests {
         }
     }
 
-    #[cfg(any(kshim_kernel_mode, kshim_stable_const_maybe_uninit_as_mut_ptr))]
+    #[cfg(kshim_has_const_maybe_uninit_as_mut_ptr)]
     #[test]
     fn gated_matches_replacement_const_maybe_uninit_as_mut_ptr() {
         const GATED: ([RawPciId; 4], [RawOfId; 3]) =

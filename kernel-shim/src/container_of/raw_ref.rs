@@ -4,7 +4,7 @@
 //! This is a file of its own because compilers before Rust 1.82.0 reject `&raw` as soon as
 //! they parse it, even inside an item that `#[cfg]` then removes (Rust 1.63.0 reports E0658 for
 //! exactly that). A module declared under a `#[cfg]` that does not hold is never read, so
-//! `container_of.rs` declares this one under `any(kshim_kernel_mode, kshim_stable_raw_ref_op)`.
+//! `container_of.rs` declares this one under `kshim_has_raw_ref_op`.
 
 use super::ListLinks;
 

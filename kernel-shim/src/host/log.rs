@@ -5,10 +5,46 @@
 //! by what it logged. A message that does not end its line is ended by the next one, as
 //! `printk` ends a record that the next message does not continue (the shim has no `pr_cont!`).
 
-use crate::print::Level;
 use core::cell::UnsafeCell;
 use core::fmt::{self, Write};
 use core::sync::atomic::{AtomicBool, Ordering};
+
+/// A message's importance, as printk's `KERN_*` levels (C's `kern_levels.h`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// `KERN_EMERG`: the system is unusable.
+    Emerg,
+    /// `KERN_ALERT`: action must be taken at once.
+    Alert,
+    /// `KERN_CRIT`: a critical condition.
+    Crit,
+    /// `KERN_ERR`: an error condition.
+    Err,
+    /// `KERN_WARNING`: a warning.
+    Warning,
+    /// `KERN_NOTICE`: normal but significant.
+    Notice,
+    /// `KERN_INFO`: informational.
+    Info,
+    /// `KERN_DEBUG`: debug-level messages.
+    Debug,
+}
+
+impl Level {
+    /// The level's name as it appears in the log.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Level::Emerg => "emerg",
+            Level::Alert => "alert",
+            Level::Crit => "crit",
+            Level::Err => "err",
+            Level::Warning => "warn",
+            Level::Notice => "notice",
+            Level::Info => "info",
+            Level::Debug => "debug",
+        }
+    }
+}
 
 /// How many bytes the log keeps; later lines are dropped and [`Log::truncated`] says so.
 pub const LOG_CAPACITY: usize = 16 * 1024;

@@ -52,14 +52,14 @@ impl StaticKey {
     // lint stopped firing, say once `INIT` became a `const fn`; on older compilers in stable
     // mode, a plain `#[allow]` stays silent forever.
     #[cfg_attr(
-        any(kshim_kernel_mode, kshim_stable_lint_reasons),
+        kshim_has_lint_reasons,
         expect(
             clippy::declare_interior_mutable_const,
             reason = "an initializer: each use is meant to be a new, disabled key"
         )
     )]
     #[cfg_attr(
-        not(any(kshim_kernel_mode, kshim_stable_lint_reasons)),
+        not(kshim_has_lint_reasons),
         allow(clippy::declare_interior_mutable_const)
     )]
     // INVARIANT: the count starts at zero, and the sites at their NOPs.
@@ -209,7 +209,7 @@ pub unsafe fn init(patching: TextPatching) {
         );
         return;
     }
-    #[cfg(all(kshim_have_arch, any(kshim_kernel_mode, kshim_stable_asm_goto)))]
+    #[cfg(all(kshim_have_arch, kshim_has_asm_goto))]
     for entry in table {
         let found = entry.instruction();
         assert!(
@@ -291,7 +291,7 @@ impl StateGuard {
     }
 
     /// Makes every site of `key` jump (`enabled`) or fall through, like `jump_label_update()`.
-    #[cfg(all(kshim_have_arch, any(kshim_kernel_mode, kshim_stable_asm_goto)))]
+    #[cfg(all(kshim_have_arch, kshim_has_asm_goto))]
     fn update(&self, key: &StaticKey, enabled: bool) {
         let patching = self.patching().expect(
             "static key used before jump_label::init(): nothing can patch its sites \
@@ -307,7 +307,7 @@ impl StateGuard {
     }
 
     /// Without the `asm goto` form there are no sites, and only the count changes.
-    #[cfg(not(all(kshim_have_arch, any(kshim_kernel_mode, kshim_stable_asm_goto))))]
+    #[cfg(not(all(kshim_have_arch, kshim_has_asm_goto)))]
     fn update(&self, _key: &StaticKey, _enabled: bool) {}
 }
 
@@ -321,7 +321,7 @@ impl Drop for StateGuard {
 ///
 /// As x86's `__jump_label_patch()`, it first checks that the site holds what the other state
 /// wrote, so that a wrong table stops here rather than corrupting code.
-#[cfg(all(kshim_have_arch, any(kshim_kernel_mode, kshim_stable_asm_goto)))]
+#[cfg(all(kshim_have_arch, kshim_has_asm_goto))]
 fn arch_jump_label_transform(patching: &TextPatching, entry: &JumpEntry, jump: bool) {
     use crate::arch::current;
 
@@ -403,7 +403,7 @@ pub(crate) mod tests {
         assert!(entry.is_branch());
     }
 
-    #[cfg(any(kshim_kernel_mode, kshim_stable_lint_reasons))]
+    #[cfg(kshim_has_lint_reasons)]
     #[test]
     fn gated_matches_replacement_lint_reasons() {
         use crate::jump_label::load_and_branch;
@@ -417,7 +417,7 @@ pub(crate) mod tests {
         // removes (their pre-expansion lint pass reads it; Rust 1.63.0 does), but they never
         // read what an unexpanded `cfg_attr` carries.
         #[cfg_attr(
-            any(kshim_kernel_mode, kshim_stable_lint_reasons),
+            kshim_has_lint_reasons,
             expect(
                 clippy::declare_interior_mutable_const,
                 reason = "an initializer: each use is meant to be a new, disabled key"

@@ -162,10 +162,7 @@ impl<T, const N: usize> Default for ArcPool<T, N> {
 /// assert_eq!(shared.name, "ttyS0");
 /// ```
 #[repr(transparent)]
-#[cfg_attr(
-    all(kshim_kernel_mode, CONFIG_RUSTC_HAS_COERCE_POINTEE),
-    derive(core::marker::CoercePointee)
-)]
+#[cfg_attr(kshim_has_derive_coerce_pointee, derive(core::marker::CoercePointee))]
 pub struct Arc<T: ?Sized> {
     ptr: NonNull<ArcInner<T>>,
     // NB: this informs dropck that objects of type `ArcInner<T>` may be used in `<Arc<T> as
@@ -492,7 +489,7 @@ impl<T: ?Sized + fmt::Display> fmt::Display for Arc<T> {
 /// }
 ///
 /// impl Example {
-///     #[cfg(kshim_kernel_mode)]
+///     #[cfg(kshim_has_arbitrary_self_types)]
 ///     fn use_reference(self: ArcBorrow<'_, Self>) -> u32 {
 ///         self.a + self.b
 ///     }
@@ -504,15 +501,12 @@ impl<T: ?Sized + fmt::Display> fmt::Display for Arc<T> {
 ///
 /// static EXAMPLES: ArcPool<Example, 1> = ArcPool::new();
 /// let obj = Arc::new_in(Example { a: 10, b: 20 }, &EXAMPLES).unwrap();
-/// #[cfg(kshim_kernel_mode)]
+/// #[cfg(kshim_has_arbitrary_self_types)]
 /// assert_eq!(obj.as_arc_borrow().use_reference(), 30);
 /// assert_eq!(Example::use_reference_stable(obj.as_arc_borrow()), 30);
 /// ```
 #[repr(transparent)]
-#[cfg_attr(
-    all(kshim_kernel_mode, CONFIG_RUSTC_HAS_COERCE_POINTEE),
-    derive(core::marker::CoercePointee)
-)]
+#[cfg_attr(kshim_has_derive_coerce_pointee, derive(core::marker::CoercePointee))]
 pub struct ArcBorrow<'a, T: ?Sized + 'a> {
     inner: NonNull<ArcInner<T>>,
     _p: PhantomData<&'a ()>,

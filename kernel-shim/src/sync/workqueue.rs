@@ -33,13 +33,13 @@ use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 // The re-exports also bring `run()` on `ArcBorrow<'_, QueuedWork>` into scope for `flush`.
-#[cfg(kshim_kernel_mode)]
+#[cfg(kshim_has_arbitrary_self_types)]
 pub use gated::WorkItem;
-#[cfg(not(kshim_kernel_mode))]
+#[cfg(not(kshim_has_arbitrary_self_types))]
 pub use replacement::{RunWorkItem, WorkItem};
 
 /// The kernel-mode work item, whose receiver is an `ArcBorrow` (`arbitrary_self_types`).
-#[cfg(kshim_kernel_mode)]
+#[cfg(kshim_has_arbitrary_self_types)]
 pub mod gated {
     use crate::sync::ArcBorrow;
 
@@ -113,9 +113,9 @@ pub mod replacement {
 }
 
 /// What the queue holds: each mode's `dyn` form of a work item.
-#[cfg(kshim_kernel_mode)]
+#[cfg(kshim_has_arbitrary_self_types)]
 type QueuedWork = dyn gated::WorkItem;
-#[cfg(not(kshim_kernel_mode))]
+#[cfg(not(kshim_has_arbitrary_self_types))]
 type QueuedWork = dyn replacement::DynWorkItem;
 
 /// A first-in, first-out queue of up to `N` pending work items.
@@ -133,7 +133,7 @@ type QueuedWork = dyn replacement::DynWorkItem;
 /// use core::sync::atomic::{AtomicU32, Ordering};
 /// use kernel::sync::workqueue::{WorkItem, WorkQueue};
 /// use kernel::sync::{Arc, ArcBorrow, ArcPool};
-/// #[cfg(not(kshim_kernel_mode))]
+/// #[cfg(not(kshim_has_arbitrary_self_types))]
 /// use kernel::sync::workqueue::RunWorkItem;
 ///
 /// struct Countdown {
@@ -153,11 +153,11 @@ type QueuedWork = dyn replacement::DynWorkItem;
 /// }
 ///
 /// impl WorkItem for Countdown {
-///     #[cfg(kshim_kernel_mode)]
+///     #[cfg(kshim_has_arbitrary_self_types)]
 ///     fn run(self: ArcBorrow<'_, Self>) {
 ///         Self::tick(self)
 ///     }
-///     #[cfg(not(kshim_kernel_mode))]
+///     #[cfg(not(kshim_has_arbitrary_self_types))]
 ///     fn run(this: ArcBorrow<'_, Self>) {
 ///         Self::tick(this)
 ///     }
@@ -322,7 +322,7 @@ mod tests {
         }
     }
 
-    #[cfg(kshim_kernel_mode)]
+    #[cfg(kshim_has_arbitrary_self_types)]
     impl super::gated::WorkItem for Job {
         fn run(self: ArcBorrow<'_, Self>) {
             Self::step(self)
@@ -357,12 +357,12 @@ mod tests {
     }
 
     impl super::WorkItem for Requeue {
-        #[cfg(kshim_kernel_mode)]
+        #[cfg(kshim_has_arbitrary_self_types)]
         fn run(self: ArcBorrow<'_, Self>) {
             Self::step(self)
         }
 
-        #[cfg(not(kshim_kernel_mode))]
+        #[cfg(not(kshim_has_arbitrary_self_types))]
         fn run(this: ArcBorrow<'_, Self>) {
             Self::step(this)
         }
@@ -463,7 +463,7 @@ mod tests {
     }
 
     #[test]
-    #[cfg(kshim_kernel_mode)]
+    #[cfg(kshim_has_arbitrary_self_types)]
     fn gated_work_items_match_the_replacement() {
         static GATED_TRACE: Trace = Mutex::new(Vec::new());
         static REPLACED_TRACE: Trace = Mutex::new(Vec::new());

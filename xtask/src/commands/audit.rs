@@ -20,7 +20,7 @@ use crate::run::driver::{self, Settings};
 use crate::run::plan::Rustc;
 use crate::toolchains::discovery::{discover, Availability, VERSION_TIMEOUT};
 use crate::util::interrupt::run_interruptible;
-use crate::util::output::{Format, Width};
+use crate::util::output::{Format, Output};
 use crate::util::process::DEFAULT_TIMEOUT;
 use crate::{commands::flags, project_root, Verdict};
 use anyhow::{bail, Context};
@@ -206,7 +206,7 @@ impl flags::Audit {
         Ok((options, format))
     }
 
-    pub fn run(&self, _sh: &Shell, width: Width) -> anyhow::Result<Verdict> {
+    pub fn run(&self, _sh: &Shell, output: Output) -> anyhow::Result<Verdict> {
         let (options, format) = self.options()?;
         let usage_only = [
             ("--rustc-args", self.rustc_args.is_some()),
@@ -221,7 +221,7 @@ impl flags::Audit {
             jobs: driver::jobs("audit", self.jobs)?,
             timeout: driver::timeout(self.timeout, DEFAULT_TIMEOUT)?,
             use_cache: !self.no_cache,
-            progress: true,
+            progress: output.verbosity,
         };
         let compile = self
             .usage
@@ -232,7 +232,7 @@ impl flags::Audit {
             let usage = run_interruptible(|| report.usage(&compile, settings))?;
             return Ok(format.print_report(
                 usage.verdict(),
-                width,
+                output,
                 || usage.to_json(),
                 || usage.markdown(),
                 |_| usage.human(),
@@ -240,7 +240,7 @@ impl flags::Audit {
         }
         Ok(format.print_report(
             report.verdict(),
-            width,
+            output,
             || report.to_json(),
             || report.markdown(),
             |style| report.human_in(style),

@@ -9,6 +9,7 @@ use crate::run::judge::StepResult;
 use crate::run::plan::{Kind, Layout, Selection, Step};
 use crate::targets::parse_targets;
 use crate::toolchains::discovery::Availability;
+use crate::util::output::Verbosity;
 use crate::util::process::{shell_quote, DEFAULT_TIMEOUT};
 use crate::{commands::flags, project_root, Verdict};
 use anyhow::bail;
@@ -199,7 +200,7 @@ impl flags::Bench {
             jobs: cores,
             timeout: DEFAULT_TIMEOUT,
             use_cache,
-            progress: false,
+            progress: Verbosity::Quiet,
         };
         // One timed run, after removing the outputs first for a cold one.
         let mut timed = |label: &str, use_cache: bool, samples: &mut Vec<f64>| {

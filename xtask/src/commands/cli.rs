@@ -5,7 +5,7 @@
 //! [`main`], which parses them and runs the command.
 
 use crate::commands::flags::{self, XtaskCmd};
-use crate::util::output;
+use crate::util::output::{self, Colour, Output, Verbosity, Width};
 use crate::Verdict;
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -20,8 +20,8 @@ pub fn main() -> ExitCode {
     // SAFETY: setting a signal's disposition to its default has no memory effects, and no
     // other thread exists yet.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
-    let (args, wide) = match prepare(std::env::args_os().skip(1).collect()) {
-        Prepared::Parse(args, wide) => (args, wide),
+    let (args, output) = match prepare(std::env::args_os().skip(1).collect()) {
+        Prepared::Parse(args, output) => (args, output),
         Prepared::Print(text) => {
             print!("{text}");
             return ExitCode::SUCCESS;
@@ -36,23 +36,22 @@ pub fn main() -> ExitCode {
         }
         Err(error) => return refuse(&explain_error(&error.to_string(), &args)),
     };
-    let width = output::Width::of_stdout(wide);
     let outcome = xshell::Shell::new()
         .map_err(anyhow::Error::from)
         .and_then(|sh| {
             sh.change_dir(crate::project_root());
             match &flags.subcommand {
-                XtaskCmd::Matrix(cmd) => cmd.run(&sh, width),
-                XtaskCmd::Msrv(cmd) => cmd.run(&sh, width),
-                XtaskCmd::Toolchains(cmd) => cmd.run(&sh, width),
-                XtaskCmd::Audit(cmd) => cmd.run(&sh, width),
-                XtaskCmd::Merge(cmd) => cmd.run(&sh, width),
+                XtaskCmd::Matrix(cmd) => cmd.run(&sh, output),
+                XtaskCmd::Msrv(cmd) => cmd.run(&sh, output),
+                XtaskCmd::Toolchains(cmd) => cmd.run(&sh, output),
+                XtaskCmd::Audit(cmd) => cmd.run(&sh, output),
+                XtaskCmd::Merge(cmd) => cmd.run(&sh, output),
                 XtaskCmd::CiMatrix(cmd) => cmd.run(&sh),
-                XtaskCmd::Docs(cmd) => cmd.run(&sh),
+                XtaskCmd::Docs(cmd) => cmd.run(&sh, output.verbosity),
                 XtaskCmd::Bench(cmd) => cmd.run(&sh),
-                XtaskCmd::Usage(cmd) => cmd.run(&sh, width),
-                XtaskCmd::Kernel(cmd) => cmd.run(&sh, width),
-                XtaskCmd::Show(cmd) => cmd.run(&sh, width),
+                XtaskCmd::Usage(cmd) => cmd.run(&sh, output),
+                XtaskCmd::Kernel(cmd) => cmd.run(&sh, output),
+                XtaskCmd::Show(cmd) => cmd.run(&sh, output),
             }
         });
     match outcome {
@@ -201,8 +200,8 @@ fn command_words(args: &[OsString]) -> Vec<String> {
 /// What to do with the arguments before xflags parses them.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Prepared {
-    /// Parse these (with `+TOOLCHAIN` rewritten); `--wide` was given or not.
-    Parse(Vec<OsString>, bool),
+    /// Parse these (with `+TOOLCHAIN` rewritten); the flags every command takes said this.
+    Parse(Vec<OsString>, Output),
     /// Print this on stdout and exit 0 (help, the list of commands).
     Print(String),
     /// Bad input: print this error and exit 2.
@@ -253,15 +252,15 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
     // `+TOOLCHAIN` may come before the command (`cargo xtask +nightly matrix`), as cargo's own
     // does; xflags takes `--toolchain` only after the command's words.
     let mut toolchains: Vec<OsString> = Vec::new();
-    let mut wide = false;
+    let mut output = Output::of_stdout();
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         // The flags every command takes, as cargo's: read here, so that no command declares
         // them again.
         match arg.to_str() {
-            Some("-q" | "--quiet") => output::set_verbosity(-1),
-            Some("-v" | "--verbose") => output::set_verbosity(1),
-            Some("--wide") => wide = true,
+            Some("-q" | "--quiet") => output.verbosity = Verbosity::Quiet,
+            Some("-v" | "--verbose") => output.verbosity = Verbosity::Verbose,
+            Some("--wide") => output.width = Width::Wide,
             Some(text) if text == "--color" || text.starts_with("--color=") => {
                 let value = text
                     .strip_prefix("--color=")
@@ -270,8 +269,8 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
                 let Some(value) = value else {
                     return Prepared::Refuse("--color needs a value: auto, always or never".into());
                 };
-                match output::parse_colour_choice(&value) {
-                    Ok(choice) => output::set_colour_choice(choice),
+                match Colour::parse(&value) {
+                    Ok(choice) => output.colour = choice,
                     Err(error) => return Prepared::Refuse(error.to_string()),
                 }
             }
@@ -292,7 +291,7 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
     if let Some(refused) = toolchain_paths_that_name_nothing(&parsed) {
         return Prepared::Refuse(refused);
     }
-    Prepared::Parse(parsed, wide)
+    Prepared::Parse(parsed, output)
 }
 
 /// The first `--toolchain` path (a spec with a `/`, taken from the repository root as every
@@ -447,7 +446,10 @@ mod tests {
         std::fs::remove_file(&plain).unwrap();
         assert_eq!(
             prepare(args(&["matrix", "--toolchain", "/bin/false"])),
-            Prepared::Parse(args(&["matrix", "--toolchain", "/bin/false"]), false)
+            Prepared::Parse(
+                args(&["matrix", "--toolchain", "/bin/false"]),
+                Output::of_stdout()
+            )
         );
         assert!(matches!(
             prepare(args(&["matrix", "+/nonexistent/rustc"])),
@@ -475,11 +477,15 @@ mod tests {
     fn the_flags_of_every_command_are_read_here() {
         assert_eq!(
             prepare(args(&["docs", "--color=never", "-q", "--wide", "--check"])),
-            Prepared::Parse(args(&["docs", "--check"]), true)
+            Prepared::Parse(
+                args(&["docs", "--check"]),
+                Output {
+                    colour: Colour::Never,
+                    verbosity: Verbosity::Quiet,
+                    width: Width::Wide
+                }
+            )
         );
-        assert!(!output::colour_on(true));
-        output::set_colour_choice(0);
-        output::set_verbosity(0);
         assert_eq!(
             prepare(args(&["docs", "--color", "sometimes"])),
             Prepared::Refuse("--color must be `auto`, `always` or `never`, not `sometimes`".into())
@@ -496,7 +502,7 @@ mod tests {
             prepare(args(&["+debian-1.85.0", "matrix", "--format", "json"])),
             Prepared::Parse(
                 args(&["matrix", "--toolchain", "debian-1.85.0", "--format", "json"]),
-                false
+                Output::of_stdout()
             )
         );
         assert_eq!(
@@ -519,14 +525,14 @@ mod tests {
                     "--toolchain",
                     "c"
                 ]),
-                false
+                Output::of_stdout()
             )
         );
         assert_eq!(
             prepare(args(&["matrix", "+nightly", "--format", "json"])),
             Prepared::Parse(
                 args(&["matrix", "--toolchain", "nightly", "--format", "json"]),
-                false
+                Output::of_stdout()
             )
         );
     }

@@ -8,13 +8,14 @@ use crate::docs::{page, regenerate};
 use crate::report::runs::{run_matrix, run_usage, Options};
 use crate::run::driver::{Settings, Work};
 use crate::run::plan::{Layout, Selection};
+use crate::util::output::Verbosity;
 use crate::{project_root, Verdict};
 use anyhow::bail;
 use std::path::Path;
 use xshell::Shell;
 
 impl flags::Docs {
-    pub fn run(&self, _sh: &Shell) -> anyhow::Result<Verdict> {
+    pub fn run(&self, _sh: &Shell, progress: Verbosity) -> anyhow::Result<Verdict> {
         let root = project_root();
         if self.record && (self.check || self.report.is_some() || self.usage.is_some()) {
             bail!("--record makes both reports itself: it takes no --check, --report or --usage");
@@ -23,7 +24,7 @@ impl flags::Docs {
             bail!("--toolchain chooses the compilers of --record");
         }
         let verdict = if self.record {
-            record(&root, &self.toolchain)?
+            record(&root, &self.toolchain, progress)?
         } else {
             regenerate(
                 &root,
@@ -66,13 +67,14 @@ fn take_screenshot(root: &Path) -> anyhow::Result<()> {
 
 /// Runs the matrix and the usage run on `toolchains` (every pin when empty: one that cannot be
 /// had is recorded as missing, as the matrix reports it), then regenerates every file from the
-/// reports the runs return and write, never from printed text, recording them under `docs/`.
+/// reports the runs return and write, never from printed text, recording them under `docs/`;
+/// the runs show `progress` on stderr.
 /// The verdict is the matrix's once the files are written.
-fn record(root: &Path, toolchains: &[String]) -> anyhow::Result<Verdict> {
+fn record(root: &Path, toolchains: &[String], progress: Verbosity) -> anyhow::Result<Verdict> {
     let layout = Layout::new(root);
     let mut options = Options::new(toolchains.to_vec());
     options.settings = Settings {
-        progress: true,
+        progress,
         ..options.settings
     };
     let matrix = crate::util::interrupt::run_interruptible(|| {

@@ -12,7 +12,7 @@ use crate::targets::parse_targets;
 use crate::toolchains::discovery::Availability;
 use crate::toolchains::pins::Shard;
 use crate::util::interrupt;
-use crate::util::output::{self, Format, Width};
+use crate::util::output::{self, Format, Output};
 use crate::util::process::{self, shell_quote};
 use crate::{commands::flags, project_root, Verdict};
 use anyhow::{bail, Context};
@@ -23,13 +23,13 @@ use xshell::Shell;
 impl flags::Matrix {
     /// Runs `cargo xtask matrix`; an interrupted run ends by its signal
     /// ([`interrupt::run_interruptible`]).
-    pub fn run(&self, sh: &Shell, width: Width) -> anyhow::Result<Verdict> {
+    pub fn run(&self, sh: &Shell, output: Output) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
         let settings = Settings {
             jobs: driver::jobs("matrix", self.jobs)?,
             timeout: driver::timeout(self.timeout, process::DEFAULT_TIMEOUT)?,
             use_cache: !self.no_cache,
-            progress: true,
+            progress: output.verbosity,
         };
         let shard = self.shard.as_deref().map(Shard::parse).transpose()?;
         let targets = (!self.target.is_empty())
@@ -71,7 +71,7 @@ impl flags::Matrix {
         let report = interrupt::run_interruptible(|| run_matrix(&layout, &options))?;
         let verdict = format.print_report(
             report.verdict(),
-            width,
+            output,
             || report.to_json(),
             || report.markdown(),
             |style| report.human_in(style),

@@ -7,7 +7,7 @@ use crate::features::expect::ToolchainVerdict;
 use crate::report::targets::TargetAxis;
 use crate::report::Report;
 use crate::toolchains::pins::{Pins, Shard};
-use crate::util::output::{escape, Format, Width};
+use crate::util::output::{escape, Format, Output};
 use crate::{commands::flags, Verdict};
 use anyhow::{anyhow, bail, ensure, Context};
 use std::collections::HashMap;
@@ -229,7 +229,7 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
     };
     merged.builds = join.cells(|report| &report.builds, |cell| &mut cell.toolchain);
     merged.targets.known = join.cells(|report| &report.targets.known, |cell| &mut cell.toolchain);
-    merged.targets.cross = join.cells(|report| &report.targets.cross, |cell| &mut cell.toolchain);
+    merged.targets.cells = join.cells(|report| &report.targets.cells, |cell| &mut cell.toolchain);
     merged.kbuild = join.cells(|report| &report.kbuild, |cell| &mut cell.toolchain);
     merged.check_host()?;
     Ok(merged)
@@ -269,7 +269,7 @@ impl Join<'_> {
 
 impl flags::Merge {
     /// Runs `cargo xtask merge`.
-    pub fn run(&self, _sh: &Shell, width: Width) -> anyhow::Result<Verdict> {
+    pub fn run(&self, _sh: &Shell, output: Output) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
         let pins_path = self.pins.clone().unwrap_or_else(Pins::default_path);
         let pins = Pins::load(&pins_path)?;
@@ -281,7 +281,7 @@ impl flags::Merge {
         let report = merge(&reports, &pins, self.strict)?;
         Ok(format.print_report(
             report.verdict(),
-            width,
+            output,
             || report.to_json(),
             || report.markdown(),
             |style| report.human_in(style),
@@ -498,7 +498,11 @@ mod tests {
             "{error}"
         );
         let other = directory.join("other.json");
-        std::fs::write(&other, "{\"schema\": 2, \"include\": []}").unwrap();
+        let current = format!(
+            "{{\"schema\": {}, \"include\": []}}",
+            crate::report::SCHEMA_VERSION
+        );
+        std::fs::write(&other, current).unwrap();
         let error = format!("{:#}", Report::read(&other).unwrap_err());
         assert!(
             error.ends_with(

@@ -16,7 +16,7 @@ use crate::commands::flags;
 use crate::run::driver::{self, Settings};
 use crate::run::plan::{Layout, Selection};
 use crate::toolchains::pins::with_range;
-use crate::util::output::{self, Format, Width};
+use crate::util::output::{self, Format, Output};
 use crate::util::process;
 use crate::{project_root, Verdict};
 use answer::{Answer, BOTH_MODES};
@@ -24,7 +24,7 @@ use anyhow::{bail, Context};
 use xshell::Shell;
 
 impl flags::Msrv {
-    pub fn run(&self, sh: &Shell, width: Width) -> anyhow::Result<Verdict> {
+    pub fn run(&self, sh: &Shell, output: Output) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
         let toolchains = with_range(
             &self.toolchain,
@@ -63,7 +63,7 @@ impl flags::Msrv {
                     jobs: driver::jobs("msrv", self.jobs)?,
                     timeout: driver::timeout(self.timeout, process::DEFAULT_TIMEOUT)?,
                     use_cache: !self.no_cache,
-                    progress: true,
+                    progress: output.verbosity,
                 };
                 let selection = Selection {
                     toolchains,
@@ -92,7 +92,7 @@ impl flags::Msrv {
         }
         Ok(format.print_report(
             answer.verdict(),
-            width,
+            output,
             || answer.to_json(),
             || answer.markdown(),
             |style| answer.human(style),

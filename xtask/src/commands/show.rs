@@ -8,13 +8,13 @@ use crate::kernel::report::json::KernelJson;
 use crate::kernel::report::Report as KernelReport;
 use crate::report::Report;
 use crate::util::json::{self, Value};
-use crate::util::output::{escape, Format, Width};
+use crate::util::output::{escape, Format, Output};
 use crate::Verdict;
 use anyhow::{bail, Context};
 use xshell::Shell;
 
 impl flags::Show {
-    pub fn run(&self, _sh: &Shell, width: Width) -> anyhow::Result<Verdict> {
+    pub fn run(&self, _sh: &Shell, output: Output) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
         let path = &self.report;
         let text = crate::util::files::read_text(path, crate::report::REPORT_LIMIT)
@@ -31,7 +31,7 @@ impl flags::Show {
             let report = Report::read(path)?;
             Ok(format.print_report(
                 report.verdict(),
-                width,
+                output,
                 || report.to_json(),
                 || report.markdown(),
                 |style| report.human_in(style),
@@ -40,7 +40,7 @@ impl flags::Show {
             let report = KernelReport::from_json(KernelJson::read(&text, path)?);
             Ok(format.print_report(
                 report.verdict(false),
-                width,
+                output,
                 || json::to_value(&report.to_json()),
                 || report.markdown(),
                 |style| report.human_in(style),

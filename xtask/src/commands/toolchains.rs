@@ -8,7 +8,7 @@ use crate::catalog;
 use crate::run::plan::Layout;
 use crate::toolchains::discovery::{discover, Availability, Source, VERSION_TIMEOUT};
 use crate::toolchains::pins::{Pin, Pins, Shard};
-use crate::util::output::{escape, fit, pad, Width};
+use crate::util::output::{escape, fit, pad, Output, Width};
 use crate::util::run_lock::RunLock;
 use crate::{
     commands::flags, toolchains::emulators, toolchains::library_sources, toolchains::provision,
@@ -19,7 +19,7 @@ use std::time::Instant;
 use xshell::Shell;
 
 impl flags::Toolchains {
-    pub fn run(&self, sh: &Shell, width: Width) -> anyhow::Result<Verdict> {
+    pub fn run(&self, sh: &Shell, output: Output) -> anyhow::Result<Verdict> {
         let pins_path = self.pins.clone().unwrap_or_else(Pins::default_path);
         match self.subcommand {
             flags::ToolchainsCmd::List(_) => {
@@ -27,7 +27,10 @@ impl flags::Toolchains {
                 let pins = Pins::load(&pins_path)?;
                 print!(
                     "{}",
-                    fit(&list_text(&pins, &found, !self.toolchain.is_empty()), width)
+                    fit(
+                        &list_text(&pins, &found, !self.toolchain.is_empty()),
+                        output.width
+                    )
                 );
                 let broken = found
                     .iter()
@@ -41,7 +44,7 @@ impl flags::Toolchains {
                          compilers that are already there"
                     );
                 }
-                install(sh, &pins_path, install_flags, width)
+                install(sh, &pins_path, install_flags, output.width)
             }
             flags::ToolchainsCmd::Verify(_) => {
                 let mut prefixes = crate::toolchains::digests::provisioned_prefixes(

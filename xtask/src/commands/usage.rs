@@ -6,18 +6,18 @@
 pub use crate::report::runs::run_usage;
 use crate::run::driver::{self, Settings};
 use crate::run::plan::{Layout, Selection};
-use crate::util::output::{Format, Width};
+use crate::util::output::{Format, Output};
 use crate::{commands::flags, project_root, util::process, Verdict};
 use xshell::Shell;
 
 impl flags::Usage {
-    pub fn run(&self, _sh: &Shell, width: Width) -> anyhow::Result<Verdict> {
+    pub fn run(&self, _sh: &Shell, output: Output) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
         let settings = Settings {
             jobs: driver::jobs("usage", self.jobs)?,
             timeout: driver::timeout(self.timeout, process::DEFAULT_TIMEOUT)?,
             use_cache: !self.no_cache,
-            progress: true,
+            progress: output.verbosity,
         };
         let selection = Selection {
             // Where the code needs each feature does not depend on the target.
@@ -35,7 +35,7 @@ impl flags::Usage {
             crate::util::interrupt::run_interruptible(|| run_usage(&layout, &selection, settings))?;
         Ok(format.print_report(
             report.verdict(),
-            width,
+            output,
             || report.to_json(),
             || report.markdown(),
             |_| report.human(),

@@ -175,17 +175,27 @@ fn feature_sections(root: Option<&Path>) -> anyhow::Result<String> {
                 )
             }
         };
-        let gate = match feature.cfg {
-            Some(cfg) if feature.stable_since.is_some() => format!(
-                "the gated form in kernel mode (`{}`), the stabilized syntax in stable mode from \
-                 {} on (`{}`), the replacement before that",
-                feature.gate, cfg.from, cfg.name
+        let has = crate::catalog::HAS_CFGS.iter().find(|name| {
+            crate::catalog::has_cfg_feature(name).map(|f| f.name) == Some(feature.name)
+        });
+        let kernel_from = feature
+            .known_since
+            .map_or(String::new(), |since| format!(" from {since} on"));
+        let gate = match (has, feature.cfg) {
+            (Some(has), Some(cfg)) if feature.stable_since.is_some() => format!(
+                "`{has}`: the gated form in kernel mode{kernel_from}, the stabilized syntax in \
+                 stable mode from {} on (`{}`), the replacement elsewhere",
+                cfg.from, cfg.name
             ),
-            Some(cfg) => format!(
+            (Some(has), _) => format!(
+                "`{has}`: the gated form in kernel mode{kernel_from}; stable mode always uses \
+                 the replacement"
+            ),
+            (None, Some(cfg)) => format!(
                 "`{}`, where `{}` is derived from the compiler: set from {} on",
                 feature.gate, cfg.name, cfg.from
             ),
-            None => format!(
+            (None, None) => format!(
                 "`{}`; stable mode always uses the replacement",
                 feature.gate
             ),

@@ -220,6 +220,28 @@ mod tests {
         );
     }
 
+    /// A block under `kshim_has_<feature>` compiles where `lib.rs` enables the feature or the
+    /// compiler made it stable, on every release from the minimum on.
+    #[test]
+    fn has_cfgs_hold_where_the_block_enables_the_feature_or_it_is_stable() {
+        for minor in MINIMUM_RELEASE.minor..=100 {
+            let release = Release::new(1, minor, 0);
+            let enabled = enabled_in_kernel_mode(release);
+            for kernel in [false, true] {
+                let cfgs: Vec<&str> = derived_cfgs(release, kernel).collect();
+                for name in crate::catalog::HAS_CFGS {
+                    let feature = crate::catalog::has_cfg_feature(name).unwrap();
+                    let by_gate = kernel && enabled.iter().any(|on| on.name == feature.name);
+                    assert_eq!(
+                        cfgs.contains(name),
+                        by_gate || feature.is_stable_on(release),
+                        "{name} on {release}, kernel mode {kernel}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn kernel_mode_swaps_the_coerce_pointee_predecessors() {
         let names = |text: &str| -> Vec<&str> {

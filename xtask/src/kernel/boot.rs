@@ -43,10 +43,9 @@ pub(crate) fn recipe() -> String {
     )
 }
 
-/// The words of a boot's result.
-pub(crate) const PASS: &str = "pass";
-pub(crate) const FAIL: &str = "fail";
-pub(crate) const NOT_RUN: &str = "not run";
+pub(crate) use crate::kernel::report::json::{
+    BOOT_FAIL as FAIL, BOOT_NOT_RUN as NOT_RUN, BOOT_PASS as PASS,
+};
 
 /// Everything one cell's boot needs.
 pub(crate) struct Stage<'a> {

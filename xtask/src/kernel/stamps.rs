@@ -174,8 +174,7 @@ fn stamp_crate_dir(hasher: &mut StableHasher, dir: &Path) -> anyhow::Result<()> 
 /// The checker's part of a key: the running xtask, by a stamp every rebuild changes, so that
 /// what an older xtask read or predicted is never served to a newer one.
 fn reader() -> anyhow::Result<Key> {
-    std::env::current_exe()
-        .and_then(|exe| stat_stamp(&exe))
+    crate::util::hash::running_xtask_stamp()
         .context("stamping the running xtask, which reads the tree's rules")
 }
 

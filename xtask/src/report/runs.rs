@@ -12,6 +12,7 @@ use crate::run::plan::{Layout, Selection};
 use crate::targets::llvm_major;
 use crate::toolchains::discovery::Availability;
 use crate::util::files::write_atomically;
+use crate::util::output::Verbosity;
 use crate::util::{json, process};
 use anyhow::Context;
 
@@ -37,7 +38,7 @@ impl Options {
                 jobs: driver::cores(),
                 timeout: process::DEFAULT_TIMEOUT,
                 use_cache: true,
-                progress: false,
+                progress: Verbosity::Quiet,
             },
             strict: false,
         }
@@ -59,7 +60,7 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
         options.selection.shard.map(|shard| shard.to_string()),
         &PlannedTargetAxis {
             targets: &run.targets,
-            cross: &run.cross,
+            library_sources: &run.library_sources,
             not_run: &run.not_run,
             llvm: &run
                 .availabilities

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The report's target axis: per toolchain and kernel target, whether the compiler knows the
-//! target, and the cross cells (`core`, `compiler_builtins`, then per mode the shim, the
+//! target, and the target cells (`core`, `compiler_builtins`, then per mode the shim, the
 //! static-key sample's objects and the test program), each next to its prediction.
 
 use super::{id_of, Failure, ToolchainEntry};
@@ -42,7 +42,7 @@ impl KnownCell {
     }
 }
 
-/// The stages of one toolchain on one kernel target, in run order: `(target, kind, moded)`.
+/// The stages of one toolchain on one kernel target, in run order: `(stage, kind, moded)`.
 pub const STAGES: [(&str, Kind, bool); 5] = [
     ("core", Kind::Core, false),
     ("compiler_builtins", Kind::Core, false),
@@ -51,13 +51,13 @@ pub const STAGES: [(&str, Kind, bool); 5] = [
     ("program", Kind::Emulate, true),
 ];
 
-/// One cross step on one toolchain and kernel target.
+/// One target step on one toolchain and kernel target.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TargetCell {
     pub toolchain: usize,
     pub triple: String,
-    /// One of [`STAGES`]' targets.
-    pub target: String,
+    /// One of [`STAGES`]' names.
+    pub stage: String,
     /// Its kind, as [`STAGES`] gives it.
     pub kind: Kind,
     /// The mode, for the stages built per mode.
@@ -81,12 +81,12 @@ impl TargetCell {
 
     /// The cell as the failure list names it: `build kernel (kernel) for aarch64-unknown-none`.
     pub fn label(&self) -> String {
-        cell_label(self.kind, &self.target, self.mode, Some(&self.triple))
+        cell_label(self.kind, &self.stage, self.mode, Some(&self.triple))
     }
 
     /// What tells the cell apart from every other of a report.
     fn key(&self) -> (usize, &str, &str, Option<Mode>) {
-        (self.toolchain, &self.triple, &self.target, self.mode)
+        (self.toolchain, &self.triple, &self.stage, self.mode)
     }
 }
 
@@ -100,7 +100,7 @@ pub struct TargetAxis {
     pub sources: Vec<Option<Result<String, String>>>,
     /// Per toolchain that was found and kernel target, whether the compiler knows it.
     pub known: Vec<KnownCell>,
-    pub cross: Vec<TargetCell>,
+    pub cells: Vec<TargetCell>,
     /// Per toolchain: the major version of its LLVM, where `rustc -vV` said it; `None` in
     /// reports written before it was recorded.
     pub llvm: Option<Vec<Option<u32>>>,
@@ -110,7 +110,7 @@ pub struct TargetAxis {
 pub struct PlannedTargetAxis<'a> {
     pub targets: &'a [&'static KernelTarget],
     /// Per toolchain column that was found: its library sources, or why there are none.
-    pub cross: &'a [Option<Result<LibrarySources, String>>],
+    pub library_sources: &'a [Option<Result<LibrarySources, String>>],
     /// Per kernel target: why its test program is not built or run here, if it is not.
     pub not_run: &'a [Option<String>],
     /// Per toolchain column: the major version of its LLVM, where `rustc -vV` says it.
@@ -148,10 +148,10 @@ pub fn assemble_target_axis(
             .map(|kernel_target| kernel_target.triple.to_string())
             .collect(),
         sources: planned
-            .cross
+            .library_sources
             .iter()
-            .map(|cross| {
-                let sources = cross.as_ref()?.as_ref().map_err(String::clone);
+            .map(|sources| {
+                let sources = sources.as_ref()?.as_ref().map_err(String::clone);
                 Some(sources.map(|found| found.identity.clone()))
             })
             .collect(),
@@ -162,7 +162,7 @@ pub fn assemble_target_axis(
         return targets;
     }
     for (index, column) in columns.iter().enumerate() {
-        let Some(Some(cross)) = planned.cross.get(index) else {
+        let Some(Some(sources)) = planned.library_sources.get(index) else {
             continue;
         };
         let release = column.release;
@@ -179,27 +179,27 @@ pub fn assemble_target_axis(
                     .filter(|result| result.outcome != Outcome::Pass)
                     .map(|result| result.first_error.clone().unwrap_or_default()),
             });
-            let missing = cross.as_ref().err().map(String::as_str);
+            let missing = sources.as_ref().err().map(String::as_str);
             let llvm = planned.llvm.get(index).copied().flatten();
-            for (target, kind, moded) in STAGES {
+            for (stage, kind, moded) in STAGES {
                 let modes: &[Option<Mode>] = if moded {
                     &[Some(Mode::Kernel), Some(Mode::Stable)]
                 } else {
                     &[None]
                 };
                 for &mode in modes {
-                    let (expected, why_not) = expected_cross(
+                    let (expected, why_not) = expected_cell(
                         column,
                         (missing, llvm),
                         kernel_target,
                         (kind, mode),
                         planned.not_run[position].as_deref(),
                     );
-                    let found = by_cell.get(&(index, kernel_target.triple, target, mode));
-                    targets.cross.push(TargetCell {
+                    let found = by_cell.get(&(index, kernel_target.triple, stage, mode));
+                    targets.cells.push(TargetCell {
                         toolchain: index,
                         triple: kernel_target.triple.to_string(),
-                        target: target.to_string(),
+                        stage: stage.to_string(),
                         kind,
                         mode,
                         outcome: found.map_or(Outcome::Skipped, |result| result.outcome),
@@ -222,11 +222,11 @@ pub fn assemble_target_axis(
     targets
 }
 
-/// What the catalog expects of one cross cell of `column`, and why the cell is skipped if it
+/// What the catalog expects of one target cell of `column`, and why the cell is skipped if it
 /// is: the run's rule, and the one every report read back is checked by. `missing` says why the
 /// toolchain's library sources are missing, if they are; `llvm` is its LLVM's major version;
 /// `not_run` why the target's test program is not run where the run was (no emulator).
-pub(super) fn expected_cross(
+pub(super) fn expected_cell(
     column: &ToolchainEntry,
     (missing, llvm): (Option<&str>, Option<u32>),
     kernel_target: &KernelTarget,
@@ -283,7 +283,7 @@ impl TargetAxis {
                 first_error: cell.error.clone(),
             });
         }
-        for cell in self.cross.iter().filter(|cell| !cell.ok()) {
+        for cell in self.cells.iter().filter(|cell| !cell.ok()) {
             failures.push(Failure {
                 toolchain: id(cell.toolchain),
                 cell: cell.label(),
@@ -295,7 +295,7 @@ impl TargetAxis {
         failures
     }
 
-    /// For a toolchain's summary line: how many kernel targets it knows, and how its cross
+    /// For a toolchain's summary line: how many kernel targets it knows, and how its target
     /// cells came out; `None` when the run had no target axis or the toolchain none.
     pub fn summary(&self, toolchain: usize) -> Option<String> {
         let known: Vec<&KnownCell> = self
@@ -311,7 +311,7 @@ impl TargetAxis {
             .filter(|cell| cell.observed == Some(true))
             .count();
         let cells: Vec<&TargetCell> = self
-            .cross
+            .cells
             .iter()
             .filter(|cell| cell.toolchain == toolchain)
             .collect();
@@ -321,7 +321,7 @@ impl TargetAxis {
             count(|cell| cell.outcome == Outcome::Fail && cell.expected == Outcome::Fail);
         let skipped = count(|cell| cell.outcome == Outcome::Skipped);
         let mut text = format!(
-            "knows {knows} of {} kernel targets; {passed} of {} cross cells pass",
+            "knows {knows} of {} kernel targets; {passed} of {} target cells pass",
             known.len(),
             cells.len()
         );
@@ -370,12 +370,12 @@ impl TargetAxis {
                 bail!("target {} is there twice", cell.triple);
             }
         }
-        for cell in &self.cross {
+        for cell in &self.cells {
             if cell.toolchain >= count || !self.triples.contains(&cell.triple) {
                 bail!("{}: names no toolchain or target of the run", cell.label());
             }
-            if !STAGES.iter().any(|&(target, kind, moded)| {
-                target == cell.target && kind == cell.kind && moded == cell.mode.is_some()
+            if !STAGES.iter().any(|&(stage, kind, moded)| {
+                stage == cell.stage && kind == cell.kind && moded == cell.mode.is_some()
             }) {
                 bail!("{}: the plan makes no such cell", cell.label());
             }

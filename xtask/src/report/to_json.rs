@@ -5,6 +5,7 @@
 
 use super::kbuild::KbuildJson;
 use super::targets::to_json::TargetAxisJson;
+use super::upgrade::{schema_of, upgrade};
 use super::{milliseconds, mode, outcome, seconds, stated_ok};
 use super::{BuildCell, Failure, FeatureCell, Observed, Report, ToolchainEntry, SCHEMA_VERSION};
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
@@ -35,8 +36,6 @@ struct ReportJson {
     /// Absent in reports written before the Kbuild cells existed.
     #[serde(default)]
     kbuild: Vec<KbuildJson>,
-    /// Named `platforms` in every recorded report and shard.
-    #[serde(rename = "platforms")]
     targets: TargetAxisJson,
     failures: Vec<Failure>,
     /// Absent in reports written before reports had dates.
@@ -238,17 +237,21 @@ impl Report {
     /// Reads a report back from its JSON text (what [`Report::to_json`] wrote), for `merge` and
     /// `docs`.
     ///
-    /// The report must have this schema and this catalog's features, in catalog order. What
-    /// the JSON does not keep is recomputed: the verdict, the failures and the summaries.
+    /// The report must have this schema or one [`upgrade`] reads, and this catalog's features.
+    /// What the JSON does not keep is recomputed: the verdict, the failures and the summaries.
     pub fn from_json(text: &str) -> anyhow::Result<Report> {
         // The schema first, so that another layout is named as such rather than by a member.
-        let schema = json::parse(text)?.get("schema").cloned();
-        ensure!(
-            schema.as_ref().and_then(Value::as_u64) == Some(u64::from(SCHEMA_VERSION)),
-            "the report has schema {}, this xtask reads schema {SCHEMA_VERSION}",
-            schema.map_or_else(|| "?".to_string(), |schema| schema.to_string())
-        );
-        let file: ReportJson = json::read(text)?;
+        let value = json::parse(text)?;
+        let schema = schema_of(&value).unwrap_or_default();
+        let value = upgrade(value)?;
+        let file: ReportJson = if schema == u64::from(SCHEMA_VERSION) {
+            // Read from the text, so that an error says its line.
+            json::read(text)?
+        } else {
+            json::read_value(value).map_err(|error| {
+                anyhow!("{error}, in the report upgraded from schema {schema} to {SCHEMA_VERSION}")
+            })?
+        };
         let mut toolchains = Vec::new();
         for (index, entry) in file.toolchains.into_iter().enumerate() {
             let what = format!("toolchains[{index}]");

@@ -261,8 +261,7 @@ pub fn keys_by_identity(
     let provisioned = crate::toolchains::debian::toolchains_dir();
     let mut file_hashes: std::collections::HashMap<PathBuf, Key> = Default::default();
     // The running xtask, by a stamp that every rebuild changes.
-    let checker = std::env::current_exe()
-        .and_then(|exe| crate::util::hash::stat_stamp(&exe))
+    let checker = crate::util::hash::running_xtask_stamp()
         .context("stamping the running xtask, which checks objects itself")?;
     cache_keys(
         steps,

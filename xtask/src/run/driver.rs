@@ -14,7 +14,7 @@ use crate::run::runner;
 use crate::run::schedule::{self, Progress};
 use crate::util::files::write_atomically;
 use crate::util::interrupt::{self, Interrupted};
-use crate::util::output;
+use crate::util::output::{self, Verbosity};
 use crate::util::run_lock::RunLock;
 use crate::{features::expect::Outcome, features::probe, util::process};
 use anyhow::{bail, Context};
@@ -106,8 +106,9 @@ pub struct Settings {
     pub timeout: Duration,
     /// Whether cached results may be used (they are stored either way).
     pub use_cache: bool,
-    /// Whether to show progress and the closing summary on stderr.
-    pub progress: bool,
+    /// The progress and the closing summary on stderr: none when [`Verbosity::Quiet`], a line
+    /// for cached steps too when [`Verbosity::Verbose`].
+    pub progress: Verbosity,
 }
 
 pub struct Driven {
@@ -259,7 +260,8 @@ pub fn execute(
     let cache = Cache::new(layout.cache(), settings.use_cache);
     let display = Display {
         command,
-        enabled: settings.progress && output::verbosity() >= 0,
+        enabled: settings.progress > Verbosity::Quiet,
+        cached_too: settings.progress == Verbosity::Verbose,
         terminal: output::updating_terminal(),
         columns: output::terminal_columns(),
         names: run.names.clone(),
@@ -307,7 +309,7 @@ pub fn execute(
         eprint!("{text}");
         return Err(Interrupted { signal }.into());
     }
-    if settings.progress && output::verbosity() >= 0 {
+    if settings.progress > Verbosity::Quiet {
         let toolchains: HashSet<usize> = steps.iter().map(|step| step.toolchain).collect();
         let reused = results.iter().filter(|result| result.cached).count();
         let usage = match run.usage_compiles {
@@ -348,6 +350,8 @@ fn check_linker(steps: &[Step]) -> anyhow::Result<()> {
 struct Display {
     command: &'static str,
     enabled: bool,
+    /// `-v`: a line for steps taken from the cache too.
+    cached_too: bool,
     terminal: bool,
     /// The terminal's width in columns, which the redrawn line never reaches.
     columns: usize,
@@ -388,7 +392,7 @@ impl Progress for Display {
 
     fn finished(&self, index: usize, _step: &Step, result: &StepResult, done: usize) {
         self.done.store(done, Ordering::Relaxed);
-        if !self.enabled || (result.cached && output::verbosity() < 1) {
+        if !self.enabled || (result.cached && !self.cached_too) {
             return;
         }
         let how = if result.cached {

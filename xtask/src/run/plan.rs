@@ -255,7 +255,7 @@ pub struct PlannedRun {
     pub examples: Vec<Example>,
     /// Per entry of `availabilities`: its library sources for the target axis, or why there are
     /// none (`None` for a toolchain that was not found).
-    pub cross: Vec<Option<Result<LibrarySources, String>>>,
+    pub library_sources: Vec<Option<Result<LibrarySources, String>>>,
     pub targets: Vec<&'static KernelTarget>,
     /// Why each kernel target's test program is not built or not run here, if it is not.
     pub not_run: Vec<Option<String>>,
@@ -308,13 +308,14 @@ pub fn plan_run(
             .collect();
     }
     let mut planned = Vec::new();
-    let mut cross = vec![None; availabilities.len()];
+    let mut sources = vec![None; availabilities.len()];
     let mut used_names: HashSet<String> = HashSet::new();
     for (index, availability) in availabilities.iter().enumerate() {
         let Availability::Found { toolchain, version } = availability else {
             continue;
         };
-        cross[index] = Some(library_sources(toolchain, version).map_err(|why| format!("{why:#}")));
+        sources[index] =
+            Some(library_sources(toolchain, version).map_err(|why| format!("{why:#}")));
         let mut name = identity_directory_name(toolchain);
         if !used_names.insert(name.clone()) {
             name = format!("{name}-{index}");
@@ -347,7 +348,7 @@ pub fn plan_run(
         },
     };
     if !targets.is_empty() {
-        plan_targets(layout, &planned, &cross, &targets, &emulation, &mut steps)?;
+        plan_targets(layout, &planned, &sources, &targets, &emulation, &mut steps)?;
     }
     let not_run = targets
         .iter()
@@ -358,7 +359,7 @@ pub fn plan_run(
         planned,
         examples,
         steps,
-        cross,
+        library_sources: sources,
         targets,
         not_run,
     })

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The matrix's target axis on real compilers (`--target`'s refusals are tested in `tests/`):
-//! a compiler that does not know a target, one without its library sources, a whole
-//! cross run (core, the shim, the static-key sample's sites, the test program under qemu) and
-//! its cache, and a `core` build that dies, which must leave nothing cached.
+//! a compiler that does not know a target, one without its library sources, a whole run on
+//! a kernel target (core, the shim, the static-key sample's sites, the test program under qemu)
+//! and its cache, and a `core` build that dies, which must leave nothing cached.
 //!
 //! They run the real `xtask` binary on this checkout, with Debian's compilers that
 //! `cargo xtask toolchains install --no-rustup` provisions (CI does so before the tests; a
@@ -131,11 +131,11 @@ fn text<'a>(value: &'a Value, key: &str) -> &'a str {
         .unwrap_or_else(|| panic!("{key} is no string: {value}"))
 }
 
-/// The report's cross cells on `triple`.
+/// The report's target cells on `triple`.
 fn target_cells<'a>(report: &'a Value, triple: &str) -> Vec<&'a Value> {
-    report["platforms"]["cross"]
+    report["targets"]["cells"]
         .as_array()
-        .expect("targets.cross")
+        .expect("targets.cells")
         .iter()
         .filter(|cell| cell["target"] == triple)
         .collect()
@@ -168,8 +168,8 @@ fn a_compiler_that_does_not_know_a_target_says_so_and_builds_nothing() {
     assert_eq!(toolchain["release"], "1.48.0");
     assert_eq!(toolchain["verdict"], "too-old");
     let id = text(toolchain, "id");
-    let axis = &report["platforms"];
-    let mut targets: Vec<&str> = axis["targets"]
+    let axis = &report["targets"];
+    let mut targets: Vec<&str> = axis["triples"]
         .as_array()
         .unwrap()
         .iter()
@@ -212,7 +212,24 @@ fn a_compiler_that_does_not_know_a_target_says_so_and_builds_nothing() {
 #[test]
 fn a_compiler_without_its_library_sources_names_the_command_that_adds_them() {
     let _turn = the_checkouts_lock();
-    let rustup = "1.95.0";
+    // rustup's toolchains as a fresh machine has them lack rust-src; `toolchains install` adds it.
+    let without_sources = ["1.95.0", "stable", "nightly"].into_iter().find(|name| {
+        Command::new("rustc")
+            .args([&format!("+{name}"), "--print", "sysroot"])
+            .output()
+            .ok()
+            .filter(|output| output.status.success())
+            .map(|output| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+            .is_some_and(|sysroot| {
+                !Path::new(&sysroot)
+                    .join("lib/rustlib/src/rust/library/core")
+                    .exists()
+            })
+    });
+    let Some(rustup) = without_sources else {
+        eprintln!("skipped: every rustup toolchain here has rust-src");
+        return;
+    };
     let finished = matrix(&[
         "--toolchain",
         rustup,
@@ -239,9 +256,9 @@ fn a_compiler_without_its_library_sources_names_the_command_that_adds_them() {
     );
     let sentence =
         format!("no library sources: run `rustup component add rust-src --toolchain {rustup}`");
-    let sources = &report["platforms"]["sources"][text(toolchain, "id")];
+    let sources = &report["targets"]["sources"][text(toolchain, "id")];
     assert_eq!(sources["missing"], sentence.as_str(), "{sources}");
-    let known = &report["platforms"]["known"][0];
+    let known = &report["targets"]["known"][0];
     assert_eq!(known["observed"], true, "{known}");
     assert_eq!(known["ok"], true, "{known}");
     let cells = target_cells(&report, "aarch64-unknown-none");
@@ -254,9 +271,9 @@ fn a_compiler_without_its_library_sources_names_the_command_that_adds_them() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Whole cross runs.
+// Whole runs on kernel targets.
 
-/// Asserts that every cross cell of `triple` passed as predicted, and returns them.
+/// Asserts that every target cell of `triple` passed as predicted, and returns them.
 fn all_pass<'a>(report: &'a Value, triple: &str) -> Vec<&'a Value> {
     let cells = target_cells(report, triple);
     assert_eq!(cells.len(), CELLS_PER_TARGET, "{cells:?}");
@@ -277,7 +294,7 @@ fn sample_sites() -> usize {
 }
 
 #[test]
-fn a_whole_cross_run_checks_sites_and_runs_the_program_then_comes_from_the_cache() {
+fn a_whole_target_run_checks_sites_and_runs_the_program_then_comes_from_the_cache() {
     // Also keeps the other test that builds with Debian's 1.96.0 from writing into the same
     // directories (named after the release) between this test's two runs.
     let _turn = the_checkouts_lock();
@@ -293,7 +310,7 @@ fn a_whole_cross_run_checks_sites_and_runs_the_program_then_comes_from_the_cache
     let first = run();
     let toolchain = &first["toolchains"][0];
     assert_eq!(toolchain["release"], "1.96.0", "{toolchain}");
-    let sources = &first["platforms"]["sources"][text(toolchain, "id")];
+    let sources = &first["targets"]["sources"][text(toolchain, "id")];
     assert!(
         text(sources, "identity").starts_with("rust-web-src=1.96.0+"),
         "the compiler's own sources: {sources}"
@@ -406,7 +423,7 @@ fn a_core_build_that_dies_leaves_nothing_cached_and_the_other_target_carries_on(
     assert_eq!(report["verdict"], "failure");
     let toolchain = &report["toolchains"][0];
     assert_eq!(toolchain["source"], "path", "{toolchain}");
-    let sources = &report["platforms"]["sources"][text(toolchain, "id")];
+    let sources = &report["targets"]["sources"][text(toolchain, "id")];
     assert!(
         text(sources, "identity").starts_with("rust-web-src=1.96.0+"),
         "a wrapper of a provisioned Debian compiler has its sources: {sources}"

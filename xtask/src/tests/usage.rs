@@ -34,7 +34,7 @@ fn usage_report() -> UsageReport {
         jobs: std::thread::available_parallelism().map_or(1, usize::from),
         timeout: crate::util::process::DEFAULT_TIMEOUT,
         use_cache: true,
-        progress: true,
+        progress: crate::util::output::Verbosity::Normal,
     };
     run_usage(&layout, &selection(), settings).expect("the usage run")
 }
@@ -225,7 +225,7 @@ fn audit_usage_reads_places_from_a_rustc_argument_file() {
         jobs: 2,
         timeout: crate::util::process::DEFAULT_TIMEOUT,
         use_cache: true,
-        progress: false,
+        progress: crate::util::output::Verbosity::Quiet,
     };
     let usage = report.usage(&compile, settings).unwrap();
     let row = usage

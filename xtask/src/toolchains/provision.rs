@@ -27,7 +27,7 @@ pub(crate) enum Beside {
     /// install of every pin.
     Everything,
     /// The library sources of the pins' own Debian compilers, and qemu's emulators, which the
-    /// pins' cross cells need: a shard's install.
+    /// pins' target cells need: a shard's install.
     PinsAndEmulators,
     /// The library sources of the pins' own Debian compilers alone: `--only`.
     PinsAlone,

@@ -100,6 +100,21 @@ pub fn stat_stamp(path: &Path) -> std::io::Result<Key> {
     Ok(hasher.finish())
 }
 
+/// The running xtask's [`stat_stamp`], taken once per process through `/proc/self/exe`, which
+/// still names the binary after a rebuild replaced it: a `cargo build` during a long run must
+/// neither fail the rest of the run nor change its keys half-way (an unlink changes the ctime).
+pub fn running_xtask_stamp() -> std::io::Result<Key> {
+    static STAMP: std::sync::OnceLock<Result<Key, String>> = std::sync::OnceLock::new();
+    STAMP
+        .get_or_init(|| {
+            stat_stamp(Path::new("/proc/self/exe"))
+                .or_else(|_| std::env::current_exe().and_then(|exe| stat_stamp(&exe)))
+                .map_err(|error| error.to_string())
+        })
+        .clone()
+        .map_err(std::io::Error::other)
+}
+
 /// The stamp of a directory tree: the relative path and [`stat_stamp`] of every file below
 /// `directory`, in name order, so that a file added, removed, renamed or rewritten changes it.
 pub fn tree_stamp(directory: &Path) -> anyhow::Result<Key> {
@@ -130,6 +145,29 @@ pub fn tree_stamp(directory: &Path) -> anyhow::Result<Key> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_running_binary_is_stamped_after_a_rebuild_removed_it() {
+        assert_eq!(
+            running_xtask_stamp().unwrap(),
+            running_xtask_stamp().unwrap()
+        );
+        // What `running_xtask_stamp` relies on, shown on a child: a process's `exe` link is
+        // still stamped after its file was removed, as `cargo build` removes the old xtask.
+        let directory = crate::project_root().join("target/kshim/unit-tests/hash-exe");
+        let _ = fs::remove_dir_all(&directory);
+        fs::create_dir_all(&directory).unwrap();
+        let copy = directory.join("sleep");
+        fs::copy("/bin/sleep", &copy).unwrap();
+        let mut child = std::process::Command::new(&copy).arg("30").spawn().unwrap();
+        let link = std::path::PathBuf::from(format!("/proc/{}/exe", child.id()));
+        fs::remove_file(&copy).unwrap();
+        let stamped = stat_stamp(&link);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(stat_stamp(&copy).is_err());
+        assert!(stamped.is_ok(), "{stamped:?}");
+    }
 
     #[test]
     fn no_write_keeps_a_stamp() {

@@ -5,7 +5,7 @@
 //! others write (rustc's diagnostics, libtest's events).
 
 pub use serde::{Deserialize, Serialize};
-pub use serde_json::{json, Value};
+pub use serde_json::{json, Map, Value};
 
 /// Parses JSON text; the error says what is wrong and where.
 pub fn parse(text: &str) -> anyhow::Result<Value> {
@@ -20,6 +20,11 @@ pub fn read<T: serde::de::DeserializeOwned>(text: &str) -> anyhow::Result<T> {
     // Text after the value is refused, as `serde_json::from_str` does.
     deserializer.end()?;
     Ok(value)
+}
+
+/// Reads a [`Value`] as `T`, the error naming the member as [`read`]'s does (without a line).
+pub fn read_value<T: serde::de::DeserializeOwned>(value: Value) -> anyhow::Result<T> {
+    Ok(serde_path_to_error::deserialize(value)?)
 }
 
 /// A value as a [`Value`], whose objects keep their keys sorted, as the reports are written.

@@ -7,7 +7,6 @@ use anyhow::bail;
 use std::borrow::Cow;
 use std::fmt::Write;
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicI8, AtomicU8, Ordering};
 
 mod table;
 
@@ -36,12 +35,12 @@ impl Format {
         }
     }
 
-    /// Prints a report on stdout in this format; the human form is coloured only on a terminal
-    /// and never when `NO_COLOR` is set, and laid out for `width` (no line wider, unless it is
-    /// [`Width::Wide`]). The matrix, `merge` and `audit` all print this way.
+    /// Prints a report on stdout in this format; the human form is coloured as
+    /// [`Output::colour_on`] says for stdout, and laid out for `output.width` (no line wider,
+    /// unless it is [`Width::Wide`]). The matrix, `merge` and `audit` all print this way.
     pub fn print(
         self,
-        width: Width,
+        output: Output,
         json: impl FnOnce() -> Value,
         markdown: impl FnOnce() -> String,
         human: impl FnOnce(&Style) -> String,
@@ -51,10 +50,10 @@ impl Format {
             Format::Markdown => print!("{}", markdown()),
             Format::Human => {
                 let style = Style {
-                    colour: colour_on(std::io::stdout().is_terminal()),
-                    width,
+                    colour: output.colour_on(std::io::stdout().is_terminal()),
+                    width: output.width,
                 };
-                print!("{}", fit(&human(&style), width));
+                print!("{}", fit(&human(&style), output.width));
             }
         }
     }
@@ -65,71 +64,98 @@ impl Format {
     pub fn print_report(
         self,
         verdict: crate::Verdict,
-        width: Width,
+        output: Output,
         json: impl FnOnce() -> Value,
         markdown: impl FnOnce() -> String,
         human: impl FnOnce(&Style) -> String,
     ) -> crate::Verdict {
-        let silent = self == Format::Human && verbosity() < 0 && verdict == crate::Verdict::Success;
+        let silent = self == Format::Human
+            && output.verbosity == Verbosity::Quiet
+            && verdict == crate::Verdict::Success;
         if !silent {
-            self.print(width, json, markdown, human);
+            self.print(output, json, markdown, human);
         }
         verdict
     }
 }
 
-/// `--color`: 0 auto, 1 always, 2 never; set once from the command line.
-static COLOUR_CHOICE: AtomicU8 = AtomicU8::new(0);
-static VERBOSITY: AtomicI8 = AtomicI8::new(0);
+/// What the flags every command takes say of its output (`--color`, `-q`/`-v`, `--wide`):
+/// read once by the command line and handed to the command, which hands it to what prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Output {
+    pub colour: Colour,
+    pub verbosity: Verbosity,
+    pub width: Width,
+}
 
-/// Reads a `--color` (or `CARGO_TERM_COLOR`) value: `auto`, `always` or `never`.
-pub fn parse_colour_choice(text: &str) -> anyhow::Result<u8> {
-    match text {
-        "auto" => Ok(0),
-        "always" => Ok(1),
-        "never" => Ok(2),
-        other => bail!(
-            "--color must be `auto`, `always` or `never`, not `{}`",
-            escape(other)
-        ),
+/// `--color`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Colour {
+    /// As the environment and the stream say ([`Output::colour_on`]).
+    Auto,
+    Always,
+    Never,
+}
+
+/// How much a command says on stderr as it goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verbosity {
+    /// `-q`: no progress, and no human report that found nothing wrong.
+    Quiet,
+    Normal,
+    /// `-v`: a progress line for cached steps too.
+    Verbose,
+}
+
+impl Colour {
+    /// Reads a `--color` (or `CARGO_TERM_COLOR`) value: `auto`, `always` or `never`.
+    pub fn parse(text: &str) -> anyhow::Result<Self> {
+        match text {
+            "auto" => Ok(Colour::Auto),
+            "always" => Ok(Colour::Always),
+            "never" => Ok(Colour::Never),
+            other => bail!(
+                "--color must be `auto`, `always` or `never`, not `{}`",
+                escape(other)
+            ),
+        }
     }
 }
 
-pub fn set_colour_choice(choice: u8) {
-    COLOUR_CHOICE.store(choice, Ordering::Relaxed);
-}
-
-pub fn set_verbosity(verbosity: i8) {
-    VERBOSITY.store(verbosity, Ordering::Relaxed);
-}
-
-/// `-q` (-1: no progress), default (0) or `-v` (1: a line for cached steps too).
-pub fn verbosity() -> i8 {
-    VERBOSITY.load(Ordering::Relaxed)
-}
-
-/// Whether to colour output for a stream that is (or is not) a terminal: `--color always` or
-/// `never` decide, then `CARGO_TERM_COLOR` (as cargo reads it); else `NO_COLOR` turns it off,
-/// `CLICOLOR_FORCE` on even for a pipe, and a `TERM=dumb` terminal gets none.
-pub fn colour_on(terminal: bool) -> bool {
-    let from_environment = std::env::var("CARGO_TERM_COLOR")
-        .ok()
-        .and_then(|text| parse_colour_choice(&text).ok())
-        .unwrap_or(0);
-    let choice = match COLOUR_CHOICE.load(Ordering::Relaxed) {
-        0 => from_environment,
-        choice => choice,
-    };
-    if choice != 0 {
-        return choice == 1;
+impl Output {
+    /// No flag given: colour as the environment says, progress, and the width of the terminal.
+    pub fn of_stdout() -> Self {
+        Output {
+            colour: Colour::Auto,
+            verbosity: Verbosity::Normal,
+            width: Width::of_stdout(),
+        }
     }
-    if std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty()) {
-        return false;
+
+    /// Whether to colour output for a stream that is (or is not) a terminal: `--color always`
+    /// or `never` decide, then `CARGO_TERM_COLOR` (as cargo reads it); else `NO_COLOR` turns it
+    /// off, `CLICOLOR_FORCE` on even for a pipe, and a `TERM=dumb` terminal gets none.
+    pub fn colour_on(self, terminal: bool) -> bool {
+        let from_environment = || {
+            let text = std::env::var("CARGO_TERM_COLOR").ok()?;
+            Colour::parse(&text).ok()
+        };
+        let choice = match self.colour {
+            Colour::Auto => from_environment().unwrap_or(Colour::Auto),
+            chosen => chosen,
+        };
+        if choice != Colour::Auto {
+            return choice == Colour::Always;
+        }
+        if std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty()) {
+            return false;
+        }
+        if std::env::var_os("CLICOLOR_FORCE").is_some_and(|value| !value.is_empty() && value != "0")
+        {
+            return true;
+        }
+        terminal && std::env::var_os("TERM").is_none_or(|term| term != "dumb")
     }
-    if std::env::var_os("CLICOLOR_FORCE").is_some_and(|value| !value.is_empty() && value != "0") {
-        return true;
-    }
-    terminal && std::env::var_os("TERM").is_none_or(|term| term != "dumb")
 }
 
 /// Whether stderr is a terminal that can redraw a line in place: not a pipe or file, and not

@@ -378,7 +378,7 @@ fn trait_objects_dispatch_through_shared_references() {
 }
 
 #[test]
-#[cfg(all(kshim_kernel_mode, CONFIG_RUSTC_HAS_COERCE_POINTEE))]
+#[cfg(kshim_has_derive_coerce_pointee)]
 fn gated_matches_replacement_derive_coerce_pointee() {
     static GATED_DROPS: AtomicUsize = AtomicUsize::new(0);
     static REPLACED_DROPS: AtomicUsize = AtomicUsize::new(0);
@@ -492,7 +492,7 @@ struct Example {
 impl Example {
     /// The gated form: a method whose receiver is `ArcBorrow<'_, Self>`; it keeps the object
     /// when `a` is odd, taking a reference only then.
-    #[cfg(kshim_kernel_mode)]
+    #[cfg(kshim_has_arbitrary_self_types)]
     fn use_reference(self: ArcBorrow<'_, Self>) -> (u32, Option<Arc<Self>>) {
         (self.a + self.b, (self.a % 2 == 1).then(|| Arc::from(self)))
     }
@@ -531,7 +531,7 @@ fn the_replacement_takes_a_reference_only_to_keep_the_object() {
 }
 
 #[test]
-#[cfg(kshim_kernel_mode)]
+#[cfg(kshim_has_arbitrary_self_types)]
 fn gated_matches_replacement_arbitrary_self_types() {
     // `obj.as_arc_borrow().use_reference()`, as the kernel's doctest calls it.
     let gated = use_references(|borrow| borrow.use_reference());

@@ -257,18 +257,18 @@ fn cached_results_round_trip_and_a_result_not_run_is_never_read_back() {
     let dir = temp_dir("cache");
     let entry = dir.join("entry.json");
     for real in [Real::Pass, Real::Fail, Real::Refused] {
-        super::store_result(&entry, &built(real.clone())).unwrap();
-        let back = super::load_result(&entry).unwrap();
+        crate::kernel::results::store_result(&entry, &built(real.clone())).unwrap();
+        let back = crate::kernel::results::load_result(&entry).unwrap();
         assert_eq!(back.real, real);
         assert_eq!(back.first_error.as_deref(), Some("error: e"));
         assert_eq!(back.enabled, vec!["SAMPLE_RUST_MINIMAL"]);
         assert_eq!(back.objects, 3);
         assert_eq!(back.tools, built(real.clone()).tools);
     }
-    super::store_result(&entry, &built(Real::NotRun)).unwrap();
-    assert!(super::load_result(&entry).is_none());
+    crate::kernel::results::store_result(&entry, &built(Real::NotRun)).unwrap();
+    assert!(crate::kernel::results::load_result(&entry).is_none());
     std::fs::write(&entry, "{\"real\": \"pass\"").unwrap();
-    assert!(super::load_result(&entry).is_none());
+    assert!(crate::kernel::results::load_result(&entry).is_none());
     std::fs::remove_dir_all(dir).unwrap();
 }
 

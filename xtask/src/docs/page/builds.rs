@@ -17,7 +17,7 @@ fn outcome_words(outcome: Outcome) -> &'static str {
     }
 }
 
-/// One atomic build or cross cell: a small square with a popup where there is more to say.
+/// One atomic build or target cell: a small square with a popup where there is more to say.
 fn outcome_square(
     label: &str,
     key: &str,
@@ -128,14 +128,14 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
             );
         }
         html.push_str("</tr>\n");
-        for (target, kind, moded) in STAGES {
-            let stage = match kind {
+        for (stage, kind, moded) in STAGES {
+            let label = match kind {
                 Kind::Build => "build the shim".to_string(),
                 Kind::Objects => "check static-key objects".to_string(),
                 Kind::Emulate => "run test program".to_string(),
-                _ => format!("build {target}"),
+                _ => format!("build {stage}"),
             };
-            let _ = write!(html, "<tr><th class=\"row stage\">{stage}</th>");
+            let _ = write!(html, "<tr><th class=\"row stage\">{label}</th>");
             for &index in found {
                 let toolchain = &report.toolchains[index];
                 let modes: &[Option<Mode>] = if moded {
@@ -145,13 +145,9 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
                 };
                 let mut squares = String::new();
                 for &mode in modes {
-                    let cell = targets.cross.iter().find(|cell| {
-                        (
-                            cell.toolchain,
-                            &cell.triple,
-                            cell.target.as_str(),
-                            cell.mode,
-                        ) == (index, triple, target, mode)
+                    let cell = targets.cells.iter().find(|cell| {
+                        (cell.toolchain, &cell.triple, cell.stage.as_str(), cell.mode)
+                            == (index, triple, stage, mode)
                     });
                     let Some(cell) = cell else {
                         continue;
@@ -166,7 +162,7 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
                         },
                     };
                     let mode_word = mode.map_or("-", Mode::word);
-                    let key = format!("cross/{triple}/{target}/{mode_word}/{}", toolchain.id);
+                    let key = format!("target/{triple}/{stage}/{mode_word}/{}", toolchain.id);
                     squares.push_str(&outcome_square(
                         &format!("{} on {}", cell.label(), toolchain.id),
                         &key,

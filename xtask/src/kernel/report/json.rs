@@ -86,6 +86,11 @@ pub(crate) struct CellJson {
     pub boot: Option<BootJson>,
 }
 
+/// The words of a boot's result.
+pub(crate) const BOOT_PASS: &str = "pass";
+pub(crate) const BOOT_FAIL: &str = "fail";
+pub(crate) const BOOT_NOT_RUN: &str = "not run";
+
 /// A cell's boot under QEMU.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct BootJson {
@@ -274,14 +279,13 @@ impl KernelJson {
 /// with known words, one named failure per failed case, and a pass with no failed case and no
 /// sample line missing.
 fn check_boot(cell: &CellJson, boot: &BootJson) -> anyhow::Result<()> {
-    use crate::kernel::boot::{FAIL, NOT_RUN as BOOT_NOT_RUN, PASS};
     ensure!(
         cell.real == "pass",
         "it has a `boot` but its build is `{}` (only a cell whose build passed is booted)",
         cell.real
     );
     ensure!(
-        [PASS, FAIL, BOOT_NOT_RUN].contains(&boot.result.as_str()),
+        [BOOT_PASS, BOOT_FAIL, BOOT_NOT_RUN].contains(&boot.result.as_str()),
         "unknown boot result `{}`",
         boot.result
     );
@@ -299,7 +303,7 @@ fn check_boot(cell: &CellJson, boot: &BootJson) -> anyhow::Result<()> {
             kunit.failures.len()
         );
     }
-    if boot.result == PASS {
+    if boot.result == BOOT_PASS {
         let failed = boot.kunit.as_ref().map_or(0, |kunit| kunit.failed);
         let unseen = boot
             .samples

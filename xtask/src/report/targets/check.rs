@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The target axis of a report read back, checked against the catalog: every prediction (which
-//! targets a release knows, what each cross cell is expected to do) recomputed from the report's
+//! targets a release knows, what each target cell is expected to do) recomputed from the report's
 //! own toolchains, their library sources and LLVM, and a recorded one that differs refused.
 
-use super::{expected_cross, known_word, TargetAxis, TargetCell};
+use super::{expected_cell, known_word, TargetAxis, TargetCell};
 use crate::features::expect::Outcome;
 use crate::report::ToolchainEntry;
 use crate::targets::{broken_jump_tables, kernel_target};
@@ -14,7 +14,7 @@ impl TargetAxis {
     /// Fails, naming the cell, unless every target-axis cell expects what the catalog predicts
     /// of its toolchain and is not a result of a step that cannot have run.
     ///
-    /// Recomputed: each known cell's `expected`, each cross cell's `expected`. Kept as
+    /// Recomputed: each known cell's `expected`, each target cell's `expected`. Kept as
     /// recorded: what the compiler answered (`observed`, `outcome`, `first_error`, `detail`).
     /// Two things only the run knew are taken from the report: whether the test program could
     /// be run there (a program cell may be skipped where the catalog expects it to run), and,
@@ -49,7 +49,7 @@ impl TargetAxis {
                 );
             }
         }
-        for cell in &self.cross {
+        for cell in &self.cells {
             let Some(toolchain) = toolchains.get(cell.toolchain) else {
                 bail!(
                     "{}: names toolchain {} of {}",
@@ -58,13 +58,13 @@ impl TargetAxis {
                     toolchains.len()
                 );
             };
-            self.check_cross(cell, toolchain)
+            self.check_cell(cell, toolchain)
                 .with_context(|| format!("{} on {}", cell.label(), escape(&toolchain.id)))?;
         }
         Ok(())
     }
 
-    fn check_cross(&self, cell: &TargetCell, toolchain: &ToolchainEntry) -> anyhow::Result<()> {
+    fn check_cell(&self, cell: &TargetCell, toolchain: &ToolchainEntry) -> anyhow::Result<()> {
         let Some(target) = kernel_target(&cell.triple) else {
             bail!("not a kernel target");
         };
@@ -81,7 +81,7 @@ impl TargetAxis {
         let mut allowed = Vec::new();
         for &llvm in &llvm {
             for not_run in [None, Some("")] {
-                let (expected, why_not) = expected_cross(
+                let (expected, why_not) = expected_cell(
                     toolchain,
                     (missing, llvm),
                     target,
@@ -104,7 +104,7 @@ impl TargetAxis {
             }
             return Ok(());
         }
-        let (predicted, why_not) = expected_cross(
+        let (predicted, why_not) = expected_cell(
             toolchain,
             (missing, llvm[0]),
             target,

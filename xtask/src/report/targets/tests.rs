@@ -40,7 +40,7 @@ fn sources() -> Result<LibrarySources, String> {
 /// listed every kernel target.
 fn predicted(
     column: ToolchainEntry,
-    cross: Result<LibrarySources, String>,
+    sources: Result<LibrarySources, String>,
     triples: &[&str],
     not_run: Option<&str>,
     llvm: Option<u32>,
@@ -67,7 +67,7 @@ fn predicted(
         &[result],
         &PlannedTargetAxis {
             targets: &targets,
-            cross: &[Some(cross)],
+            library_sources: &[Some(sources)],
             not_run: &not_run,
             llvm: &[llvm],
         },
@@ -76,9 +76,9 @@ fn predicted(
 
 fn expected(targets: &TargetAxis, target: &str, mode: Option<Mode>) -> Outcome {
     targets
-        .cross
+        .cells
         .iter()
-        .find(|cell| cell.target == target && cell.mode == mode)
+        .find(|cell| cell.stage == target && cell.mode == mode)
         .unwrap()
         .expected
 }
@@ -94,7 +94,7 @@ fn llvm_16_on_loongarch64_is_predicted_to_fail_where_there_are_sites() {
     );
     assert_eq!(targets.known.len(), 1);
     assert!(targets.known[0].ok());
-    assert_eq!(targets.cross.len(), 8);
+    assert_eq!(targets.cells.len(), 8);
     assert_eq!(expected(&targets, "core", None), Outcome::Pass);
     assert_eq!(
         expected(&targets, "kernel", Some(Mode::Kernel)),
@@ -122,7 +122,7 @@ fn llvm_16_on_loongarch64_is_predicted_to_fail_where_there_are_sites() {
         Some(19),
     );
     assert!(fixed
-        .cross
+        .cells
         .iter()
         .all(|cell| cell.expected == Outcome::Pass));
     let other = predicted(
@@ -133,7 +133,7 @@ fn llvm_16_on_loongarch64_is_predicted_to_fail_where_there_are_sites() {
         Some(16),
     );
     assert!(other
-        .cross
+        .cells
         .iter()
         .all(|cell| cell.expected == Outcome::Pass));
 }
@@ -148,7 +148,7 @@ fn missing_sources_an_old_compiler_and_no_emulator_skip_with_reasons() {
         None,
         Some(20),
     );
-    assert!(targets.cross.iter().all(|cell| {
+    assert!(targets.cells.iter().all(|cell| {
         cell.expected == Outcome::Skipped
             && cell.ok()
             && cell.first_error.as_deref()
@@ -180,7 +180,7 @@ fn missing_sources_an_old_compiler_and_no_emulator_skip_with_reasons() {
     );
     assert!(!old.known[0].ok());
     assert!(old
-        .cross
+        .cells
         .iter()
         .all(|cell| cell.expected == Outcome::Skipped && cell.ok()));
 
@@ -191,7 +191,7 @@ fn missing_sources_an_old_compiler_and_no_emulator_skip_with_reasons() {
         Some("no qemu-riscv64 here"),
         Some(19),
     );
-    for cell in &no_qemu.cross {
+    for cell in &no_qemu.cells {
         let wanted = if cell.kind == Kind::Emulate {
             Outcome::Skipped
         } else {
@@ -215,8 +215,8 @@ fn the_target_axis_reads_back_from_json_and_is_checked() {
         None,
         Some(16),
     );
-    targets.cross[0].outcome = Outcome::Pass;
-    targets.cross[0].detail = Some("4 static-branch sites".into());
+    targets.cells[0].outcome = Outcome::Pass;
+    targets.cells[0].detail = Some("4 static-branch sites".into());
     let report = Report {
         toolchains: columns,
         features: crate::catalog::FEATURES
@@ -238,13 +238,37 @@ fn the_target_axis_reads_back_from_json_and_is_checked() {
     let text = json::to_pretty(&report.to_json());
     let back = Report::from_json(&text).unwrap();
     assert_eq!(back.targets, report.targets);
+    // As schema 2 wrote it, it reads the same; a member's error then names its new place.
+    let mut old = report.to_json();
+    let members = old.as_object_mut().unwrap();
+    let mut axis = members.remove("targets").unwrap();
+    let axis_members = axis.as_object_mut().unwrap();
+    for (new, old) in [("triples", "targets"), ("cells", "cross")] {
+        let value = axis_members.remove(new).unwrap();
+        axis_members.insert(old.into(), value);
+    }
+    members.insert("platforms".into(), axis);
+    members.insert("schema".into(), 2.into());
+    let old_text = json::to_pretty(&old);
+    assert!(!old_text.contains("triples"), "{old_text}");
+    assert_eq!(
+        Report::from_json(&old_text).unwrap().targets,
+        report.targets
+    );
+    old["platforms"]["cross"][0]["seconds"] = "0".into();
+    let error = Report::from_json(&json::to_pretty(&old)).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "targets.cells[0].seconds: invalid type: string \"0\", expected f64, in the report \
+         upgraded from schema 2 to 3"
+    );
     assert!(report
         .failures()
         .iter()
         .any(|failure| failure.cell == "objects sites (kernel) for loongarch64-unknown-none"));
 
     let mut twice = report.targets.clone();
-    twice.cross.push(twice.cross[0].clone());
+    twice.cells.push(twice.cells[0].clone());
     let error = twice.check(1).unwrap_err().to_string();
     assert!(error.contains("there twice"), "{error}");
     let mut foreign = report.targets.clone();
@@ -255,7 +279,7 @@ fn the_target_axis_reads_back_from_json_and_is_checked() {
         .to_string()
         .contains("not a kernel target"));
     let mut stage = report.targets.clone();
-    stage.cross[0].target = "linker".into();
+    stage.cells[0].stage = "linker".into();
     assert!(stage
         .check(1)
         .unwrap_err()
@@ -275,15 +299,15 @@ fn cells_without_library_sources_are_said_as_skipped_with_the_command_that_adds_
         Some(20),
     );
     let skipped = targets
-        .cross
+        .cells
         .iter()
         .filter(|cell| cell.outcome == Outcome::Skipped)
         .count();
-    assert!(skipped > 0 && skipped == targets.cross.len());
+    assert!(skipped > 0 && skipped == targets.cells.len());
     let summary = targets.summary(0).unwrap();
     assert!(
         summary.ends_with(&format!(
-            "0 of {skipped} cross cells pass, {skipped} skipped: no library sources \
+            "0 of {skipped} target cells pass, {skipped} skipped: no library sources \
              (`rustup component add rust-src --toolchain 1.95.0`)"
         )),
         "{summary}"

@@ -23,8 +23,8 @@ impl TargetAxis {
             .iter()
             .map(|cell| ((cell.toolchain, cell.triple.as_str()), cell))
             .collect();
-        let cross: HashMap<_, &TargetCell> =
-            self.cross.iter().map(|cell| (cell.key(), cell)).collect();
+        let cells: HashMap<_, &TargetCell> =
+            self.cells.iter().map(|cell| (cell.key(), cell)).collect();
         for triple in &self.triples {
             let row = shown
                 .iter()
@@ -37,12 +37,12 @@ impl TargetAxis {
                 })
                 .collect();
             table.rows.push((format!("{triple}: listed"), row));
-            for (target, kind, moded) in STAGES {
+            for (stage, kind, moded) in STAGES {
                 let row = shown
                     .iter()
                     .map(|&index| {
                         let cell = |mode| {
-                            let cell = cross.get(&(index, triple.as_str(), target, mode));
+                            let cell = cells.get(&(index, triple.as_str(), stage, mode));
                             cell.map(|cell| (cell.outcome, cell.ok()))
                         };
                         if moded {
@@ -58,7 +58,7 @@ impl TargetAxis {
                     Kind::Build => "build kernel",
                     Kind::Objects => "check static-key objects",
                     Kind::Emulate => "run test program",
-                    _ => target,
+                    _ => stage,
                 };
                 table.rows.push((format!("{triple}: {stage}"), row));
             }
@@ -78,7 +78,7 @@ impl TargetAxis {
         // Skips the plan made for a reason of the target's own; a failed step's dependents
         // and a toolchain's verdict or missing sources are said elsewhere.
         let mut reasons: Vec<String> = self
-            .cross
+            .cells
             .iter()
             .filter(|cell| cell.expected == Outcome::Skipped && cell.outcome == Outcome::Skipped)
             .filter_map(|cell| {
@@ -93,7 +93,7 @@ impl TargetAxis {
             .collect();
         // Failures the catalog predicts, with what the compilers showed.
         for cell in self
-            .cross
+            .cells
             .iter()
             .filter(|cell| cell.expected == Outcome::Fail)
         {

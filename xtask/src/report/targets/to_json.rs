@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The target axis as the report's `platforms` member, and back.
+//! The target axis as the report's `targets` member, and back.
 
 use super::{KnownCell, TargetAxis, TargetCell, STAGES};
 use crate::report::{id_of, milliseconds, mode, outcome, seconds, stated_ok, ToolchainEntry};
@@ -7,14 +7,14 @@ use crate::util::json::{self, Deserialize, Serialize};
 use anyhow::anyhow;
 use std::collections::BTreeMap;
 
-/// The `platforms` member.
+/// The `targets` member.
 #[derive(Serialize, Deserialize)]
 pub(in crate::report) struct TargetAxisJson {
-    targets: Vec<String>,
+    triples: Vec<String>,
     /// Keyed by toolchain id; null where nothing was looked for.
     sources: BTreeMap<String, Option<SourcesJson>>,
     known: Vec<KnownJson>,
-    cross: Vec<TargetCellJson>,
+    cells: Vec<TargetCellJson>,
     /// Keyed by toolchain id: the major version of its LLVM. Absent in reports written before
     /// it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -81,10 +81,10 @@ impl TargetAxisJson {
             error: cell.error.clone(),
             ok: cell.ok(),
         });
-        let cross = targets.cross.iter().map(|cell| TargetCellJson {
+        let cells = targets.cells.iter().map(|cell| TargetCellJson {
             toolchain: id(cell.toolchain),
             target: cell.triple.clone(),
-            stage: cell.target.clone(),
+            stage: cell.stage.clone(),
             kind: cell.kind.word().to_string(),
             mode: cell.mode.map(|mode| mode.word().to_string()),
             outcome: cell.outcome.word().to_string(),
@@ -104,10 +104,10 @@ impl TargetAxisJson {
         });
         TargetAxisJson {
             llvm,
-            targets: targets.triples.clone(),
+            triples: targets.triples.clone(),
             sources: sources.collect(),
             known: known.collect(),
-            cross: cross.collect(),
+            cells: cells.collect(),
         }
     }
 
@@ -117,7 +117,7 @@ impl TargetAxisJson {
         toolchains: &[ToolchainEntry],
         index_of: &dyn Fn(&str, &str) -> anyhow::Result<usize>,
     ) -> anyhow::Result<TargetAxis> {
-        let what = "the report's platforms";
+        let what = "the report's targets";
         let mut sources = self.sources;
         let llvm = self.llvm.map(|llvm| {
             let major = |id: &String| llvm.get(id).copied().flatten();
@@ -127,7 +127,7 @@ impl TargetAxisJson {
                 .collect()
         });
         let mut targets = TargetAxis {
-            triples: self.targets,
+            triples: self.triples,
             llvm,
             ..TargetAxis::default()
         };
@@ -150,17 +150,17 @@ impl TargetAxisJson {
             stated_ok(cell.ok, parsed.ok(), &what)?;
             targets.known.push(parsed);
         }
-        for (index, cell) in self.cross.into_iter().enumerate() {
-            let what = format!("{what}: cross[{index}]");
+        for (index, cell) in self.cells.into_iter().enumerate() {
+            let what = format!("{what}: cells[{index}]");
             let (_, kind, _) = STAGES
                 .iter()
-                .find(|(target, _, _)| *target == cell.stage)
+                .find(|(stage, _, _)| *stage == cell.stage)
                 .copied()
                 .ok_or_else(|| anyhow!("{what}: unknown stage `{}`", cell.stage))?;
             let parsed = TargetCell {
                 toolchain: index_of(&cell.toolchain, &what)?,
                 triple: cell.target,
-                target: cell.stage,
+                stage: cell.stage,
                 kind,
                 mode: cell.mode.map(|word| mode(&word, &what)).transpose()?,
                 outcome: outcome(&cell.outcome, &what)?,
@@ -171,7 +171,7 @@ impl TargetAxisJson {
                 cached: cell.cached,
             };
             stated_ok(cell.ok, parsed.ok(), &what)?;
-            targets.cross.push(parsed);
+            targets.cells.push(parsed);
         }
         targets.check(toolchains.len())?;
         Ok(targets)

@@ -31,7 +31,7 @@ impl Emulation<'_> {
     }
 }
 
-/// Why no cross step runs for `target` on a toolchain, if none does: the catalog says the
+/// Why no target step runs for `target` on a toolchain, if none does: the catalog says the
 /// compiler does not know it, or its library sources are missing (`missing` says why). What
 /// the report's cells say.
 pub fn not_built(release: Release, missing: Option<&str>, target: &KernelTarget) -> Option<String> {
@@ -47,22 +47,22 @@ pub fn not_built(release: Release, missing: Option<&str>, target: &KernelTarget)
 
 /// Whether a build in `mode` by a compiler of `release` has static-branch (`asm goto`) sites.
 pub fn has_sites(release: Release, mode: Mode) -> bool {
-    mode == Mode::Kernel || mode_cfgs(release, mode, None).contains(&"kshim_stable_asm_goto")
+    mode_cfgs(release, mode, None).contains(&"kshim_has_asm_goto")
 }
 
-/// The target-list probe of every toolchain, and the cross steps of those that build;
-/// `cross` is per entry of the run's toolchain list, as [`super::PlannedRun::cross`].
+/// The target-list probe of every toolchain, and the target steps of those that build;
+/// `library_sources` is per entry of the run's toolchain list, as [`super::PlannedRun::library_sources`].
 pub fn plan_targets(
     layout: &Layout,
     toolchains: &[PlannedToolchain],
-    cross: &[Option<Result<LibrarySources, String>>],
+    library_sources: &[Option<Result<LibrarySources, String>>],
     targets: &[&'static KernelTarget],
     emulation: &Emulation<'_>,
     steps: &mut Vec<Step>,
 ) -> anyhow::Result<()> {
     let shim_files = super::shim_inputs(&layout.root)?;
     for toolchain in toolchains {
-        let Some(found) = &cross[toolchain.index] else {
+        let Some(found) = &library_sources[toolchain.index] else {
             continue;
         };
         // It writes nothing.

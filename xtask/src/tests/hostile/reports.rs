@@ -224,7 +224,8 @@ fn recorded_report_changed(name: &str, change: impl FnOnce(&mut Value)) -> (Fini
     let directory = scratch_dir(&format!("hostile-recorded-{name}"));
     let root = crate::project_root();
     let text = std::fs::read_to_string(root.join(crate::docs::MATRIX_REPORT)).unwrap();
-    let mut report = json::parse(&text).unwrap();
+    // At the current schema, whatever the recorded one.
+    let mut report = crate::report::upgrade::upgrade(json::parse(&text).unwrap()).unwrap();
     change(&mut report);
     let whole = directory.join(name);
     write_json(&whole, &report);
@@ -244,13 +245,13 @@ fn recorded_report_changed(name: &str, change: impl FnOnce(&mut Value)) -> (Fini
     (merged, docs)
 }
 
-/// The cross cell of `toolchain` on `triple` at `stage` in `mode` (null: no mode).
-fn cross_cell<'a>(
+/// The target cell of `toolchain` on `triple` at `stage` in `mode` (null: no mode).
+fn target_cell<'a>(
     report: &'a mut Value,
     (toolchain, triple): (&str, &str),
     (stage, mode): (&str, Option<&str>),
 ) -> &'a mut Value {
-    let cells = report["platforms"]["cross"].as_array_mut().unwrap();
+    let cells = report["targets"]["cells"].as_array_mut().unwrap();
     cells
         .iter_mut()
         .find(|cell| {
@@ -265,14 +266,14 @@ fn cross_cell<'a>(
 /// The LLVM of Debian's rustc 1.78.0 (16.0.6, the catalog's evidence), recorded as a run now
 /// records it: the recorded report predates the member.
 fn with_llvm_of_1_78(report: &mut Value) {
-    report["platforms"]["llvm"] = json::json!({ "1.78.0": 16 });
+    report["targets"]["llvm"] = json::json!({ "1.78.0": 16 });
 }
 
 const LOONGARCH: &str = "loongarch64-unknown-none";
 
 #[test]
-fn relabelled_cross_cells_are_refused() {
-    // Before: `merge` exit 0, its summary "1.78.0: ...; 32 of 32 cross cells pass", and
+fn relabelled_target_cells_are_refused() {
+    // Before: `merge` exit 0, its summary "1.78.0: ...; 32 of 32 target cells pass", and
     // `docs --report` took it; the catalog predicts both cells to fail with LLVM 16.
     let (merged, docs) = recorded_report_changed("llvm.json", with_llvm_of_1_78);
     assert_eq!(merged.status.code(), Some(0), "{}", merged.stderr);
@@ -285,14 +286,14 @@ fn relabelled_cross_cells_are_refused() {
         .and_then(|toolchain| toolchain["summary"].as_str())
         .unwrap();
     assert!(
-        summary.ends_with("; 30 of 32 cross cells pass, 2 fail as predicted"),
+        summary.ends_with("; 30 of 32 target cells pass, 2 fail as predicted"),
         "{summary}"
     );
     assert_ne!(docs.status.code(), Some(2), "{}", docs.stderr);
     let (merged, docs) = recorded_report_changed("relabelled.json", |report| {
         with_llvm_of_1_78(report);
         for stage in ["sites", "program"] {
-            let cell = cross_cell(report, ("1.78.0", LOONGARCH), (stage, Some("kernel")));
+            let cell = target_cell(report, ("1.78.0", LOONGARCH), (stage, Some("kernel")));
             cell["outcome"] = "pass".into();
             cell["expected"] = "pass".into();
             cell["first_error"] = Value::Null;
@@ -310,7 +311,7 @@ fn relabelled_cross_cells_are_refused() {
 fn a_target_list_relabelled_is_refused() {
     // Before: accepted, exit 0.
     let (merged, docs) = recorded_report_changed("unknown.json", |report| {
-        let known = report["platforms"]["known"].as_array_mut().unwrap();
+        let known = report["targets"]["known"].as_array_mut().unwrap();
         let cell = known
             .iter_mut()
             .find(|cell| cell["toolchain"] == "1.78.0" && cell["target"] == "x86_64-unknown-none")

@@ -110,10 +110,10 @@ fn sample_report() -> crate::report::Report {
                 expected: Some(true),
                 error: None,
             }],
-            cross: vec![TargetCell {
+            cells: vec![TargetCell {
                 toolchain: 0,
                 triple: "aarch64-unknown-none".into(),
-                target: "sites".into(),
+                stage: "sites".into(),
                 kind: Kind::Objects,
                 mode: Some(Mode::Kernel),
                 outcome: Outcome::Pass,

@@ -19,12 +19,9 @@ impl Width {
     /// The width when nothing says what it is.
     pub const UNKNOWN: usize = 100;
 
-    /// `Wide` with `--wide`, else the terminal's width: `COLUMNS` when set, else the size of
-    /// the terminal on stdout, else [`Width::UNKNOWN`].
-    pub fn of_stdout(wide: bool) -> Self {
-        if wide {
-            return Width::Wide;
-        }
+    /// The width without `--wide`: `COLUMNS` when set, else the size of the terminal on
+    /// stdout, else [`Width::UNKNOWN`].
+    pub fn of_stdout() -> Self {
         let from_environment = std::env::var("COLUMNS")
             .ok()
             .and_then(|columns| columns.trim().parse().ok())

@@ -27,8 +27,9 @@ fn a_builds_escape_sequences_and_a_trees_html_reach_no_output_raw() {
     assert!(!markdown.contains(['\x1b', '\x07']), "{markdown}");
     assert!(!markdown.replace("\\<", "").contains('<'), "{markdown}");
     assert!(markdown.contains("6.12.0-\\<img src=x onerror=alert(1)\\>\\\\e\\[2J"));
-    let line =
-        super::super::progress_line(&format!("6.12 with debian-1.98.1: fail in 1 s: {error}"));
+    let line = crate::kernel::run::progress_line(&format!(
+        "6.12 with debian-1.98.1: fail in 1 s: {error}"
+    ));
     assert_eq!(
         line,
         "kernel: 6.12 with debian-1.98.1: fail in 1 s: error[E0635]: unknown feature \

@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The run of `cargo xtask kernel`, as a few named steps: the compilers found, the build tools
+//! looked for; then per tree, its preparation (provided and its facts read); then per
+//! compiler, its cell: the prediction, the build (or its cached result), the boot with
+//! `--boot`, side by side in the report.
+
+use crate::kernel::boot;
+use crate::kernel::build::{self, Built, Real};
+use crate::kernel::report::json::{BootJson, CellJson, TreeJson};
+use crate::kernel::report::{self, Report};
+use crate::kernel::rules::Prediction;
+use crate::kernel::stamps::{self, Facts, TreeKey};
+use crate::kernel::tools::{self, Tools};
+use crate::kernel::{results, trees};
+use crate::run::cache::{compiler_identity, Key};
+use crate::run::plan::Rustc;
+use crate::toolchains::debian::Provisioner;
+use crate::toolchains::discovery::{self, Availability, Source, Toolchain};
+use crate::toolchains::pins::{TreePin, TreeSource};
+use crate::toolchains::version::RustcVersion;
+use crate::util::interrupt::{interrupted, Interrupted};
+use crate::util::output::escape;
+use crate::util::run_lock::RunLock;
+use anyhow::{anyhow, Context};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use xshell::Shell;
+
+/// How a run builds: `--timeout`, `-j`, whether cached results are read, and `--boot`.
+#[derive(Clone, Copy)]
+pub(crate) struct Settings {
+    pub timeout: Duration,
+    pub jobs: usize,
+    pub use_cache: bool,
+    pub boot: bool,
+}
+
+/// Runs every pair of the trees `pins` and the compilers `specs`: the compilers found, then
+/// per tree, its preparation and a cell per compiler.
+pub(crate) fn run(
+    sh: &Shell,
+    pins_path: &Path,
+    pins: &[TreePin],
+    specs: &[String],
+    settings: Settings,
+) -> anyhow::Result<Report> {
+    let started = Instant::now();
+    let dir = crate::project_root().join("target/kernel");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let compilers = find_compilers(sh, pins_path, specs)?;
+    progress("looking for the build tools");
+    let mut log = |line: &str| progress(line);
+    let mut run = Run {
+        results: dir.join("results"),
+        tools: tools::find_tools(&dir, tools::BINDGEN),
+        old_tools: None,
+        provisioner: Provisioner::new(sh, dir.clone(), suites(pins, &compilers), &mut log),
+        lock: None,
+        settings,
+        dir,
+    };
+    let (mut trees, mut cells) = (Vec::new(), Vec::new());
+    for pin in pins {
+        if interrupted().is_some() {
+            break;
+        }
+        let (entry, prepared) = run.prepare(pin)?;
+        trees.push(entry);
+        let mut tree = match prepared {
+            Ok(tree) => tree,
+            Err(error) => {
+                let reason = format!("the tree cannot be used: {error}");
+                cells.extend(compilers.iter().map(|found| {
+                    let built = Built::not_run(reason.clone(), Vec::new());
+                    found.cell(&pin.id, Err(error.clone()), (built, false), None)
+                }));
+                continue;
+            }
+        };
+        for found in &compilers {
+            if interrupted().is_some() {
+                break;
+            }
+            cells.push(run.pair(&mut tree, found)?);
+        }
+    }
+    if let Some(signal) = interrupted() {
+        return Err(Interrupted { signal }.into());
+    }
+    Ok(Report {
+        trees,
+        cells,
+        tools: run
+            .tools
+            .map(|tools| tools.identity)
+            .map_err(|missing| format!("{missing:#}")),
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// The compilers of the run, as the matrix resolves `specs` (every pin when empty).
+pub(crate) fn find_compilers(
+    sh: &Shell,
+    pins_path: &Path,
+    specs: &[String],
+) -> anyhow::Result<Vec<Found>> {
+    let found = discovery::discover(sh, Some(pins_path), specs, discovery::VERSION_TIMEOUT)?;
+    Ok(found
+        .into_iter()
+        .map(|availability| Found {
+            id: availability.id().to_owned(),
+            compiler: compiler_of(availability),
+        })
+        .collect())
+}
+
+/// The Debian suites of the trees and the compilers, which the private apt lists.
+fn suites(pins: &[TreePin], compilers: &[Found]) -> Vec<String> {
+    let tree_suites = pins.iter().filter_map(|pin| match &pin.source {
+        TreeSource::Debian(source) => Some(source.suites()),
+        TreeSource::Path(_) => None,
+    });
+    let compiler_suites = compilers.iter().filter_map(|found| {
+        let (toolchain, _) = found.compiler.as_ref().ok()?;
+        match &toolchain.source {
+            Source::Debian { package } => Some(package.suites()),
+            _ => None,
+        }
+    });
+    tree_suites.chain(compiler_suites).flatten().collect()
+}
+
+/// One compiler of the run: its id, and it with its version or why there is none.
+pub(crate) struct Found {
+    pub id: String,
+    pub compiler: Result<(Toolchain, RustcVersion), String>,
+}
+
+impl Found {
+    fn cell(
+        &self,
+        tree: &str,
+        prediction: Result<Prediction, String>,
+        (built, cached): (Built, bool),
+        boot: Option<BootJson>,
+    ) -> CellJson {
+        let rustc = self
+            .compiler
+            .as_ref()
+            .ok()
+            .map(|(_, version)| version.release_string());
+        report::cell((tree, &self.id), rustc, prediction, (built, cached), boot)
+    }
+}
+
+/// A compiler found, or why there is none.
+fn compiler_of(availability: Availability) -> Result<(Toolchain, RustcVersion), String> {
+    match availability {
+        Availability::Found { toolchain, version } => Ok((toolchain, version)),
+        Availability::Broken { error, .. } => Err(format!("the compiler does not work: {error}")),
+        Availability::Missing { install_hint, .. } => Err(format!("not installed: {install_hint}")),
+    }
+}
+
+/// What every tree and pair of a run shares.
+struct Run<'a> {
+    /// `target/kernel/`.
+    dir: PathBuf,
+    /// `target/kernel/results/`: the kept facts, predictions and real results.
+    results: PathBuf,
+    /// The build tools with today's bindgen.
+    tools: anyhow::Result<Tools>,
+    /// The tools with a bindgen older than 0.65, looked for once a tree needs them.
+    old_tools: Option<anyhow::Result<Tools>>,
+    provisioner: Provisioner<'a>,
+    /// Taken before anything under target/kernel/ is written, and only then: a run whose trees
+    /// cannot be read never waits for another's build.
+    lock: Option<RunLock>,
+    settings: Settings,
+}
+
+/// A tree provided and read, with what its pairs share: its rules once read, and its build
+/// directories once opened.
+struct TreeRun<'p> {
+    pin: &'p TreePin,
+    tree: trees::Tree,
+    facts: Facts,
+    key: TreeKey,
+    rules: Option<crate::kernel::rules::Tree>,
+    opened: Option<build::BuildDir>,
+    opened_boot: Option<build::BuildDir>,
+}
+
+/// The compiler of one pair, found and working.
+struct PairCompiler<'c> {
+    /// `TREE with COMPILER`, which starts the pair's progress lines.
+    label: String,
+    toolchain: &'c Toolchain,
+    version: &'c RustcVersion,
+    rustc: Rustc,
+    identity: Key,
+}
+
+/// What a pair's build needs besides the tree and the compiler.
+struct Ready {
+    tools: Tools,
+    /// `RUST_LIB_SRC`, and what it is exactly.
+    library: (PathBuf, String),
+    /// The file that caches the pair's real result.
+    entry: PathBuf,
+    /// The wrapper Kbuild runs as `RUSTC`.
+    wrapper: PathBuf,
+}
+
+impl Run<'_> {
+    /// Provides the tree `pin` names and reads its facts: its entry in the report, and the
+    /// tree ready for its pairs or why it cannot be used.
+    fn prepare<'p>(
+        &mut self,
+        pin: &'p TreePin,
+    ) -> anyhow::Result<(TreeJson, Result<TreeRun<'p>, String>)> {
+        progress(&format!("tree {}: providing it", pin.id));
+        if matches!(pin.source, TreeSource::Debian(_)) {
+            take_lock(&mut self.lock, &self.dir)?;
+        }
+        let use_cache = self.settings.use_cache;
+        let provided = trees::provide(&mut self.provisioner, pin);
+        let read = provided
+            .as_ref()
+            .map_err(|error| format!("{error:#}"))
+            .and_then(|tree| {
+                stamps::facts(&self.results, tree, use_cache).map_err(|error| format!("{error:#}"))
+            });
+        let entry = tree_entry(pin, provided.as_ref().ok(), &read);
+        if let Some(tree) = provided
+            .as_ref()
+            .ok()
+            .filter(|tree| tree.cost.0 + tree.cost.1 > 0.0)
+        {
+            progress(&format!(
+                "tree {}: {:.1} MB fetched in {:.1} s, unpacked in {:.1} s",
+                pin.id,
+                tree.cost.2 as f64 / 1e6,
+                tree.cost.0,
+                tree.cost.1
+            ));
+        }
+        let prepared = match (provided, read) {
+            (Ok(tree), Ok((facts, key, rules))) => Ok(TreeRun {
+                pin,
+                tree,
+                facts,
+                key,
+                rules,
+                opened: None,
+                opened_boot: None,
+            }),
+            (_, read) => Err(read.err().unwrap_or_default()),
+        };
+        Ok((entry, prepared))
+    }
+
+    /// The cell of `found` on `tree`: its prediction beside its real build, and boot.
+    fn pair(&mut self, tree: &mut TreeRun<'_>, found: &Found) -> anyhow::Result<CellJson> {
+        let (toolchain, version) = match &found.compiler {
+            Ok((toolchain, version)) => (toolchain, version),
+            Err(problem) => {
+                let built = Built::not_run(problem.clone(), Vec::new());
+                return Ok(found.cell(
+                    &tree.pin.id,
+                    Err("no compiler".into()),
+                    (built, false),
+                    None,
+                ));
+            }
+        };
+        let rustc = Rustc::of(toolchain, version.release);
+        let compiler = PairCompiler {
+            label: format!("{} with {}", tree.pin.id, found.id),
+            toolchain,
+            version,
+            identity: compiler_identity(&rustc.launch, version),
+            rustc,
+        };
+        let prediction = self.predict(tree, &compiler);
+        let ready = self.ready(tree, &compiler)?;
+        let (mut built, cached) = match &ready {
+            Ok(ready) => self.build(tree, &compiler, ready),
+            Err(reason) => Err(reason.clone()),
+        }
+        .unwrap_or_else(|reason| (Built::not_run(reason, Vec::new()), false));
+        let booted = match &ready {
+            Ok(ready) if self.settings.boot && built.real == Real::Pass => {
+                Some(self.boot(tree, &compiler, ready, &mut built))
+            }
+            _ => None,
+        };
+        Ok(found.cell(&tree.pin.id, prediction, (built, cached), booted))
+    }
+
+    /// The pair's prediction: the one kept for this tree and compiler, else the probes' (kept).
+    fn predict(
+        &self,
+        tree: &mut TreeRun<'_>,
+        compiler: &PairCompiler<'_>,
+    ) -> Result<Prediction, String> {
+        let say = |line: &str| progress(&format!("{}: {line}", compiler.label));
+        results::prediction(
+            &self.dir,
+            (&tree.pin.id, &tree.tree, tree.key),
+            &mut tree.rules,
+            (&compiler.toolchain.id, &compiler.rustc, compiler.identity),
+            self.settings.use_cache,
+            &say,
+        )
+    }
+
+    /// The tools, the lock, the library sources, the cache entry and the wrapper of a pair's
+    /// build, or why it cannot be built.
+    fn ready(
+        &mut self,
+        tree: &TreeRun<'_>,
+        compiler: &PairCompiler<'_>,
+    ) -> anyhow::Result<Result<Ready, String>> {
+        let tools = match self.tools_for(&tree.facts) {
+            Ok(tools) => tools.clone(),
+            Err(missing) => return Ok(Err(format!("the build tools are missing: {missing:#}"))),
+        };
+        take_lock(&mut self.lock, &self.dir)?;
+        let (toolchain, version) = (compiler.toolchain, compiler.version);
+        let library =
+            match results::kernel_library(&mut self.provisioner, &self.dir, toolchain, version) {
+                Ok(library) => library,
+                Err(error) => return Ok(Err(format!("RUST_LIB_SRC: {error}"))),
+            };
+        let (identity, tools_identity) = (compiler.identity, &tools.identity);
+        let entry = results::result_entry(
+            &self.results,
+            tree.key,
+            identity,
+            &library.1,
+            tools_identity,
+        );
+        let wrapper = self.dir.join("wrappers").join(&toolchain.id).join("rustc");
+        if let Err(error) = tools::write_wrapper(&wrapper, &compiler.rustc.launch) {
+            return Ok(Err(format!("writing the wrapper: {error:#}")));
+        }
+        Ok(Ok(Ready {
+            tools,
+            library,
+            entry,
+            wrapper,
+        }))
+    }
+
+    /// The build tools `facts`' tree takes: today's, or for a tree that passes bindgen
+    /// `--size_t-is-usize` (which bindgen 0.65 removed) the older ones.
+    fn tools_for(&mut self, facts: &Facts) -> Result<&Tools, &anyhow::Error> {
+        if tools::bindgen_for(facts).version == tools::BINDGEN.version {
+            return self.tools.as_ref();
+        }
+        let dir = &self.dir;
+        let old = self.old_tools.get_or_insert_with(|| {
+            tools::find_tools(dir, tools::OLD_BINDGEN).map_err(|missing| {
+                anyhow!(
+                    "{missing:#} (this tree passes bindgen `--size_t-is-usize`, which bindgen \
+                     0.65 removed; its minimum is {})",
+                    facts.minimum_bindgen
+                )
+            })
+        });
+        old.as_ref()
+    }
+
+    /// The pair's real result, and whether it came from the cache: the cached one, else the
+    /// build's (cached if it is the compiler's verdict); or why nothing was built.
+    fn build(
+        &self,
+        tree: &mut TreeRun<'_>,
+        compiler: &PairCompiler<'_>,
+        ready: &Ready,
+    ) -> Result<(Built, bool), String> {
+        let label = &compiler.label;
+        if let Some(built) = (self.settings.use_cache)
+            .then(|| results::load_result(&ready.entry))
+            .flatten()
+        {
+            progress(&format!("{label}: {} (cached)", built.real.word()));
+            return Ok((built, true));
+        }
+        let out = match tree.opened.take() {
+            Some(out) => out,
+            None => {
+                let build_dir = self.dir.join("build").join(&tree.pin.id);
+                build::BuildDir::open(&build_dir, &tree.tree.identity, &ready.tools.identity)
+                    .map_err(|error| format!("the build directory: {error:#}"))?
+            }
+        };
+        let say = |line: &str| progress(&format!("{label}: {line}"));
+        let started = Instant::now();
+        let built = build::build(&build::Pair {
+            tree: &tree.tree.root,
+            out: &out,
+            wrapper: &ready.wrapper,
+            library: &ready.library.0,
+            rustdoc: None,
+            tools: &ready.tools,
+            jobs: self.settings.jobs,
+            lock: self.lock.as_ref().map(RunLock::descriptor),
+            timeout: self.settings.timeout,
+            progress: &say,
+        });
+        let (word, seconds) = (built.real.word(), started.elapsed().as_secs_f64());
+        let why = build::why(word, &built.reason, built.first_error.as_deref());
+        say(&format!("{word} in {seconds:.0} s: {why}"));
+        if !out.is_spoiled() {
+            tree.opened = Some(out);
+        }
+        // Only a compiler's verdict, never a run cut short, is cached.
+        if built.cacheable && interrupted().is_none() {
+            if let Err(error) = results::store_result(&ready.entry, &built) {
+                progress(&format!("{label}: the result was not cached: {error:#}"));
+            }
+        }
+        Ok((built, false))
+    }
+
+    /// Boots a pair that built (`--boot`): the boot's part of the cell, its steps added to
+    /// `built`'s.
+    fn boot(
+        &self,
+        tree: &mut TreeRun<'_>,
+        compiler: &PairCompiler<'_>,
+        ready: &Ready,
+        built: &mut Built,
+    ) -> BootJson {
+        let say = |line: &str| progress(&format!("{}: {line}", compiler.label));
+        let cell = boot::Cell {
+            dir: &self.dir,
+            tree: (&tree.pin.id, &tree.tree.root, &tree.tree.identity),
+            keys: (tree.key.0 .0, compiler.identity.0),
+            launch: &compiler.rustc.launch,
+            compiler: (&compiler.toolchain.id, compiler.version),
+            library: (&ready.library.0, &ready.library.1),
+            tools: &ready.tools,
+            jobs: self.settings.jobs,
+            lock: self.lock.as_ref().map(RunLock::descriptor),
+            timeout: self.settings.timeout,
+            use_cache: self.settings.use_cache,
+            progress: &say,
+        };
+        let (json, steps) = cell.run(&mut tree.opened_boot);
+        built.steps.extend(steps);
+        json
+    }
+}
+
+/// The report's entry for the tree `pin` names: what was `read` of it, or why nothing was.
+fn tree_entry(
+    pin: &TreePin,
+    tree: Option<&trees::Tree>,
+    read: &Result<(Facts, TreeKey, Option<crate::kernel::rules::Tree>), String>,
+) -> TreeJson {
+    let facts = read.as_ref().ok().map(|(facts, ..)| facts);
+    TreeJson {
+        id: pin.id.clone(),
+        version: facts.map(|facts| facts.version.clone()),
+        package: tree.and_then(|tree| tree.package.clone()),
+        source: tree.map(|tree| tree.identity.clone()),
+        sha256: tree.and_then(|tree| tree.sha256.clone()),
+        minimum_rustc: facts.map(|facts| facts.minimum_rustc.clone()),
+        allowed_features: facts
+            .map(|facts| facts.allowed_features.clone())
+            .unwrap_or_default(),
+        error: read.as_ref().err().cloned(),
+    }
+}
+
+/// Takes the lock of `target/kernel/` unless `lock` holds it already, waiting for another run
+/// that holds it; then removes what a killed run left half-written among the results.
+fn take_lock(lock: &mut Option<RunLock>, dir: &Path) -> anyhow::Result<()> {
+    if lock.is_none() {
+        *lock = Some(RunLock::acquire(
+            &dir.join("kernel.lock"),
+            &mut |message| progress(message),
+        )?);
+        crate::run::cache::remove_stale_temporaries(&dir.join("results"));
+    }
+    Ok(())
+}
+
+/// Says how the run goes on stderr: one line, [`escape`]d, for it carries the trees' and the
+/// builds' text (a tree's id, a build's first error).
+fn progress(line: &str) {
+    eprintln!("{}", progress_line(line));
+}
+
+/// A [`progress`] line as it is printed.
+pub(crate) fn progress_line(line: &str) -> String {
+    format!("kernel: {}", escape(line))
+}
