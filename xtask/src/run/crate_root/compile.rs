@@ -52,9 +52,10 @@ impl Compile {
     /// directories its `path = "..."` dependencies name.
     pub fn inputs(&self, scratch: &Path) -> Vec<PathBuf> {
         let absolute = |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.into());
+        let directory_of = |file: &Path| absolute(file).parent().map(Path::to_path_buf);
         let mut inputs = Vec::new();
         match self {
-            Compile::Root(root, _) => inputs.extend(root.parent().map(absolute)),
+            Compile::Root(root, _) => inputs.extend(directory_of(root)),
             Compile::ArgFile(args) => {
                 inputs.push(absolute(&scratch.join(ARGUMENT_FILE)));
                 for arg in args {
@@ -62,7 +63,7 @@ impl Compile {
                         .chain(arg.match_indices('=').map(|(at, _)| &arg[at + 1..]));
                     for tail in tails.map(Path::new) {
                         if tail.is_file() && tail.extension() == Some("rs".as_ref()) {
-                            inputs.extend(tail.parent().map(absolute));
+                            inputs.extend(directory_of(tail));
                         } else if tail.is_file() || tail.is_dir() {
                             inputs.push(absolute(tail));
                         }
@@ -70,28 +71,25 @@ impl Compile {
                 }
             }
             Compile::Cargo(manifest) => {
-                let package = absolute(manifest.parent().unwrap_or(Path::new(".")));
+                let package = directory_of(manifest).unwrap_or_default();
                 let home = std::env::var_os("CARGO_HOME")
                     .map(PathBuf::from)
                     .or_else(|| {
                         std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo"))
                     });
-                let above = package.ancestors().map(Path::to_path_buf).chain(home);
-                for directory in above {
-                    for name in [
+                let above = package.ancestors().flat_map(|directory| {
+                    [
                         "Cargo.toml",
                         "Cargo.lock",
                         ".cargo/config.toml",
                         ".cargo/config",
-                        "config.toml",
-                        "config",
-                    ] {
-                        let file = directory.join(name);
-                        if file.is_file() && !inputs.contains(&file) {
-                            inputs.push(file);
-                        }
-                    }
-                }
+                    ]
+                    .map(|name| directory.join(name))
+                });
+                let home = home
+                    .into_iter()
+                    .flat_map(|home| ["config.toml", "config"].map(|name| home.join(name)));
+                inputs.extend(above.chain(home).filter(|file| file.is_file()));
                 let manifests: Vec<PathBuf> = inputs
                     .iter()
                     .filter(|file| file.ends_with("Cargo.toml"))
@@ -255,6 +253,51 @@ mod tests {
             },
             release: crate::catalog::Release::new(1, 95, 0),
         }
+    }
+
+    #[test]
+    fn a_compiles_inputs_are_its_sources_its_argument_file_and_what_it_names() {
+        let scratch = crate::project_root().join("target/kshim/unit-tests/crate-root-inputs");
+        let _ = std::fs::remove_dir_all(&scratch);
+        let (package, dependency) = (scratch.join("package"), scratch.join("dependency"));
+        std::fs::create_dir_all(package.join("src")).unwrap();
+        std::fs::create_dir_all(&dependency).unwrap();
+        let manifest = package.join("Cargo.toml");
+        std::fs::write(
+            &manifest,
+            "[dependencies]\nd = { path = \"../dependency\" }\n",
+        )
+        .unwrap();
+        let (root, rlib) = (package.join("src/lib.rs"), scratch.join("libd.rlib"));
+        std::fs::write(&root, "").unwrap();
+        std::fs::write(&rlib, "").unwrap();
+
+        let here = Compile::Root(PathBuf::from("lib.rs"), CrateKind::Library);
+        assert_eq!(here.inputs(&scratch), [std::env::current_dir().unwrap()]);
+        let args = [
+            "--edition=2021".to_string(),
+            format!("--extern=d={}", rlib.display()),
+            "-L".into(),
+            scratch.display().to_string(),
+            root.display().to_string(),
+        ];
+        let out = scratch.join("out");
+        assert_eq!(
+            Compile::ArgFile(args.to_vec()).inputs(&out),
+            [
+                out.join(ARGUMENT_FILE),
+                rlib,
+                scratch.clone(),
+                package.join("src")
+            ]
+        );
+        let inputs = Compile::Cargo(manifest.clone()).inputs(&out);
+        assert!(inputs.contains(&manifest), "{inputs:?}");
+        assert!(
+            inputs.contains(&package.join("../dependency")),
+            "{inputs:?}"
+        );
+        assert_eq!(inputs.last(), Some(&package));
     }
 
     #[test]
