@@ -142,13 +142,16 @@ fn install(
     )?;
     let pins = Pins::load(pins_path)?;
     let wanted = selected(&pins, flags)?;
-    let before = discover(
-        sh,
-        Some(pins_path),
-        &[],
-        VERSION_TIMEOUT,
-        Provisioning::Allowed,
-    )?;
+    let pins_found = || {
+        discover(
+            sh,
+            Some(pins_path),
+            &[],
+            VERSION_TIMEOUT,
+            Provisioning::Allowed,
+        )
+    };
+    let before = pins_found()?;
     let beside = if !flags.only.is_empty() {
         provision::Beside::PinsAlone
     } else if flags.shard.is_some() {
@@ -195,13 +198,7 @@ fn install(
     }
     print!("{}", fit(&summary, width));
     println!();
-    let mut after = discover(
-        sh,
-        Some(pins_path),
-        &[],
-        VERSION_TIMEOUT,
-        Provisioning::Allowed,
-    )?;
+    let mut after = pins_found()?;
     // `--only` asked about those pins: the rest of the list is not news.
     after.retain(|entry| flags.only.is_empty() || flags.only.iter().any(|id| id == entry.id()));
     print!("{}", fit(&list_text(&pins, &after, false), width));
