@@ -15,6 +15,7 @@ use crate::report::assemble::toolchain_entry;
 pub use crate::report::audit::{input, summary, AuditReport, Column, Probed};
 pub use crate::run::crate_root::probing;
 use crate::run::plan::Rustc;
+use crate::toolchains::debian::Provisioning;
 use crate::toolchains::discovery::{discover, Availability, VERSION_TIMEOUT};
 use crate::util::output::{Format, Output};
 use crate::{commands::flags, project_root, Verdict};
@@ -85,6 +86,7 @@ pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
         options.pins.as_deref(),
         &options.toolchains,
         VERSION_TIMEOUT,
+        Provisioning::Allowed,
     )?;
     let mut given = Vec::new();
     if let Some(path) = &options.kconfig {

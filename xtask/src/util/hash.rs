@@ -148,7 +148,10 @@ mod tests {
 
     #[test]
     fn a_running_binary_is_stamped_after_a_rebuild_removed_it() {
-        assert_eq!(running_xtask_stamp().unwrap(), running_xtask_stamp().unwrap());
+        assert_eq!(
+            running_xtask_stamp().unwrap(),
+            running_xtask_stamp().unwrap()
+        );
         // What `running_xtask_stamp` relies on, shown on a child: a process's `exe` link is
         // still stamped after its file was removed, as `cargo build` removes the old xtask.
         let directory = crate::project_root().join("target/kshim/unit-tests/hash-exe");
