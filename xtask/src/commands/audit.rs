@@ -18,6 +18,7 @@ use crate::run::cache::compiler_identity;
 pub use crate::run::crate_root::probing;
 use crate::run::driver::{self, Settings};
 use crate::run::plan::Rustc;
+use crate::toolchains::debian::Provisioning;
 use crate::toolchains::discovery::{discover, Availability, VERSION_TIMEOUT};
 use crate::util::interrupt::run_interruptible;
 use crate::util::output::{Format, Output};
@@ -90,6 +91,7 @@ pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
         options.pins.as_deref(),
         &options.toolchains,
         VERSION_TIMEOUT,
+        Provisioning::Allowed,
     )?;
     let mut given = Vec::new();
     if let Some(path) = &options.kconfig {

@@ -14,6 +14,7 @@ use crate::commands::flags;
 use crate::kernel::plan;
 use crate::kernel::run::{find_compilers, run, Settings};
 use crate::run::cache::StableHasher;
+use crate::toolchains::debian::Provisioning;
 use crate::toolchains::pins::{Pins, TreePin, TreeSource};
 use crate::util::json;
 use crate::util::output::{Format, Output, Width};
@@ -129,8 +130,7 @@ fn dry_run(
     (use_cache, with_boot): (bool, bool),
     width: Width,
 ) -> anyhow::Result<Verdict> {
-    crate::toolchains::debian::change_nothing();
-    let found = find_compilers(sh, pins_path, specs)?;
+    let found = find_compilers(sh, pins_path, specs, Provisioning::Refused)?;
     let compilers: Vec<plan::Compiler<'_>> = found
         .iter()
         .map(|found| {

@@ -9,6 +9,7 @@ pub use crate::report::runs::{run_matrix, Options};
 use crate::run::driver::{self, Settings};
 use crate::run::plan::{plan_run, Layout, Step};
 use crate::targets::parse_targets;
+use crate::toolchains::debian::Provisioning;
 use crate::toolchains::discovery::Availability;
 use crate::toolchains::pins::Shard;
 use crate::util::interrupt;
@@ -62,8 +63,8 @@ impl flags::Matrix {
         options.strict = self.strict;
         let layout = Layout::new(&root);
         if self.dry_run {
-            crate::toolchains::debian::change_nothing();
-            let planned = plan_run(sh, &layout, &options.selection, options.settings.timeout)?;
+            let (selection, timeout) = (&options.selection, options.settings.timeout);
+            let planned = plan_run(sh, &layout, selection, timeout, Provisioning::Refused)?;
             print_dry_run_toolchains(&planned.availabilities);
             print_dry_run(&layout, &planned.steps, &probe::probe_source());
             return Ok(Verdict::Success);

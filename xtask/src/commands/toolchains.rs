@@ -6,6 +6,7 @@
 
 use crate::catalog;
 use crate::run::plan::Layout;
+use crate::toolchains::debian::Provisioning;
 use crate::toolchains::discovery::{discover, Availability, Source, VERSION_TIMEOUT};
 use crate::toolchains::pins::{Pin, Pins, Shard};
 use crate::util::output::{escape, fit, pad, Output, Width};
@@ -23,7 +24,13 @@ impl flags::Toolchains {
         let pins_path = self.pins.clone().unwrap_or_else(Pins::default_path);
         match self.subcommand {
             flags::ToolchainsCmd::List(_) => {
-                let found = discover(sh, Some(&pins_path), &self.toolchain, VERSION_TIMEOUT)?;
+                let found = discover(
+                    sh,
+                    Some(&pins_path),
+                    &self.toolchain,
+                    VERSION_TIMEOUT,
+                    Provisioning::Allowed,
+                )?;
                 let pins = Pins::load(&pins_path)?;
                 print!(
                     "{}",
@@ -135,7 +142,16 @@ fn install(
     )?;
     let pins = Pins::load(pins_path)?;
     let wanted = selected(&pins, flags)?;
-    let before = discover(sh, Some(pins_path), &[], VERSION_TIMEOUT)?;
+    let pins_found = || {
+        discover(
+            sh,
+            Some(pins_path),
+            &[],
+            VERSION_TIMEOUT,
+            Provisioning::Allowed,
+        )
+    };
+    let before = pins_found()?;
     let beside = if !flags.only.is_empty() {
         provision::Beside::PinsAlone
     } else if flags.shard.is_some() {
@@ -182,7 +198,7 @@ fn install(
     }
     print!("{}", fit(&summary, width));
     println!();
-    let mut after = discover(sh, Some(pins_path), &[], VERSION_TIMEOUT)?;
+    let mut after = pins_found()?;
     // `--only` asked about those pins: the rest of the list is not news.
     after.retain(|entry| flags.only.is_empty() || flags.only.iter().any(|id| id == entry.id()));
     print!("{}", fit(&list_text(&pins, &after, false), width));

@@ -39,6 +39,17 @@ impl ToolchainVerdict {
         }
     }
 
+    /// Reads [`ToolchainVerdict::word`] back, with `error` as a broken or missing one's message.
+    pub fn from_word(word: &str, error: String) -> Option<Self> {
+        let verdicts = [
+            Self::Ok,
+            Self::TooOld,
+            Self::Broken(error.clone()),
+            Self::Missing(error),
+        ];
+        verdicts.into_iter().find(|verdict| verdict.word() == word)
+    }
+
     /// The first error of a cell that this verdict kept from running.
     pub fn not_run(&self) -> String {
         format!("not run: the toolchain is {}", self.word())

@@ -14,7 +14,7 @@ use crate::kernel::tools::{self, Tools};
 use crate::kernel::{results, trees};
 use crate::run::cache::{compiler_identity, Key};
 use crate::run::plan::Rustc;
-use crate::toolchains::debian::Provisioner;
+use crate::toolchains::debian::{Provisioner, Provisioning};
 use crate::toolchains::discovery::{self, Availability, Source, Toolchain};
 use crate::toolchains::pins::{TreePin, TreeSource};
 use crate::toolchains::version::RustcVersion;
@@ -47,7 +47,7 @@ pub(crate) fn run(
     let started = Instant::now();
     let dir = crate::project_root().join("target/kernel");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let compilers = find_compilers(sh, pins_path, specs)?;
+    let compilers = find_compilers(sh, pins_path, specs, Provisioning::Allowed)?;
     progress("looking for the build tools");
     let mut log = |line: &str| progress(line);
     let mut run = Run {
@@ -103,8 +103,10 @@ pub(crate) fn find_compilers(
     sh: &Shell,
     pins_path: &Path,
     specs: &[String],
+    provisioning: Provisioning,
 ) -> anyhow::Result<Vec<Found>> {
-    let found = discovery::discover(sh, Some(pins_path), specs, discovery::VERSION_TIMEOUT)?;
+    let timeout = discovery::VERSION_TIMEOUT;
+    let found = discovery::discover(sh, Some(pins_path), specs, timeout, provisioning)?;
     Ok(found
         .into_iter()
         .map(|availability| Found {

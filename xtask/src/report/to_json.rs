@@ -256,15 +256,8 @@ impl Report {
         for (index, entry) in file.toolchains.into_iter().enumerate() {
             let what = format!("toolchains[{index}]");
             let error = entry.error.unwrap_or_default();
-            let verdict = [
-                ToolchainVerdict::Ok,
-                ToolchainVerdict::TooOld,
-                ToolchainVerdict::Broken(error.clone()),
-                ToolchainVerdict::Missing(error),
-            ]
-            .into_iter()
-            .find(|candidate| candidate.word() == entry.verdict)
-            .ok_or_else(|| anyhow!("{what}: unknown verdict `{}`", entry.verdict))?;
+            let verdict = ToolchainVerdict::from_word(&entry.verdict, error)
+                .ok_or_else(|| anyhow!("{what}: unknown verdict `{}`", entry.verdict))?;
             // A missing pin's release is what the pin file asks for, not a compiler's.
             let release = match verdict {
                 ToolchainVerdict::Missing(_) => None,

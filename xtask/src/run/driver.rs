@@ -12,6 +12,7 @@ use crate::run::plan::{
 };
 use crate::run::runner;
 use crate::run::schedule::{self, Progress};
+use crate::toolchains::debian::Provisioning;
 use crate::util::files::write_atomically;
 use crate::util::interrupt::{self, Interrupted};
 use crate::util::output::{self, Verbosity};
@@ -152,7 +153,7 @@ pub fn plan(
     work: Work,
     timeout: Duration,
 ) -> anyhow::Result<(PlannedRun, Vec<UsageCompile>)> {
-    let mut planned = plan_run(sh, layout, selection, timeout)?;
+    let mut planned = plan_run(sh, layout, selection, timeout, Provisioning::Allowed)?;
     let compiles = match work {
         Work::Matrix => Vec::new(),
         Work::Shim => {

@@ -20,6 +20,7 @@ use crate::catalog::FEATURES;
 use crate::features::expect::ToolchainVerdict;
 use crate::project_root;
 use crate::targets::{KernelTarget, KERNEL_TARGETS};
+use crate::toolchains::debian::Provisioning;
 use crate::toolchains::discovery::{discover, Availability};
 use crate::toolchains::emulators::qemu_user;
 use crate::toolchains::library_sources::{library_sources, LibrarySources};
@@ -283,6 +284,7 @@ pub fn plan_run(
     layout: &Layout,
     selection: &Selection,
     timeout: Duration,
+    provisioning: Provisioning,
 ) -> anyhow::Result<PlannedRun> {
     let examples = examples(&layout.root)?;
     check_catalog_examples(
@@ -297,6 +299,7 @@ pub fn plan_run(
         selection.pins.as_deref(),
         &selection.toolchains,
         timeout,
+        provisioning,
     )?;
     if let Some(shard) = selection.shard {
         shard.check(availabilities.len())?;

@@ -107,7 +107,14 @@ pub(super) fn provisioned(id: &str, with_sources: bool) -> (String, Toolchain) {
     );
     let path = rustc.display().to_string();
     let sh = xshell::Shell::new().unwrap();
-    let found = discover(&sh, None, std::slice::from_ref(&path), VERSION_TIMEOUT).unwrap();
+    let found = discover(
+        &sh,
+        None,
+        std::slice::from_ref(&path),
+        VERSION_TIMEOUT,
+        crate::toolchains::debian::Provisioning::Allowed,
+    )
+    .unwrap();
     match found.into_iter().next() {
         Some(Availability::Found { toolchain, version }) => {
             if with_sources {

@@ -11,7 +11,6 @@ use anyhow::{anyhow, bail, ensure, Context};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use xshell::Shell;
 
@@ -21,12 +20,13 @@ pub(crate) fn toolchains_dir() -> PathBuf {
     crate::project_root().join("target").join("toolchains")
 }
 
-static CHANGE_NOTHING: AtomicBool = AtomicBool::new(false);
-
-/// Makes every later provisioning in this process fail, before it touches the private apt,
-/// the network or `target/toolchains/`: what `--dry-run` promises.
-pub(crate) fn change_nothing() {
-    CHANGE_NOTHING.store(true, Ordering::Relaxed);
+/// Whether a compiler that is not there may be provisioned. `--dry-run` refuses: every
+/// provisioning then fails before it touches the private apt, the network or
+/// `target/toolchains/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provisioning {
+    Allowed,
+    Refused,
 }
 
 /// The file in a provisioned compiler's prefix that says it is complete and what it holds: its
@@ -181,6 +181,7 @@ pub(crate) struct Provisioner<'a> {
     update_problems: BTreeMap<String, String>,
     log: &'a mut dyn FnMut(&str),
     verify: bool,
+    provisioning: Provisioning,
     /// The run lock of the checkout it writes into, until it takes it before it first writes.
     lock: Option<PathBuf>,
     /// That lock, once taken (`None` as well while a lock this process holds covers it).
@@ -207,6 +208,7 @@ impl<'a> Provisioner<'a> {
             root,
             log,
             verify: false,
+            provisioning: Provisioning::Allowed,
             held: None,
         }
     }
@@ -216,6 +218,12 @@ impl<'a> Provisioner<'a> {
     /// about a second per compiler, too much for every discovery).
     pub(crate) fn verifying(mut self) -> Self {
         self.verify = true;
+        self
+    }
+
+    /// A provisioner that provisions nothing unless `provisioning` allows it.
+    pub(crate) fn with(mut self, provisioning: Provisioning) -> Self {
+        self.provisioning = provisioning;
         self
     }
 
@@ -429,7 +437,7 @@ impl<'a> Provisioner<'a> {
         if let Some(apt) = &self.apt {
             return Ok(apt.clone());
         }
-        if CHANGE_NOTHING.load(Ordering::Relaxed) {
+        if self.provisioning == Provisioning::Refused {
             bail!(
                 "not provisioned: this run changes nothing (--dry-run: no apt-get update, no \
                  download, no unpacking); `cargo xtask toolchains install` or the same run \

@@ -3,7 +3,7 @@
 //! `rustc -vV` reports a pin's release, wherever it comes from ([`Source`]); [`discover`] answers
 //! which compiler satisfies each pin and which pins are missing.
 
-use crate::toolchains::debian::{self, DebianSource};
+use crate::toolchains::debian::{self, DebianSource, Provisioning};
 use crate::toolchains::loader::Launch;
 use crate::toolchains::pins::{Pin, Pins};
 use crate::toolchains::version::{parse_verbose_version, RustcVersion};
@@ -141,7 +141,7 @@ impl Availability {
 /// The pins of `pins_path` (default [`Pins::default_path`]) resolved to compilers, one entry
 /// per pin in file order (the compiler that satisfies it by [`preference`], or why none does);
 /// or with `specs`, one entry per spec, in order ([`specs::discover_specs`]; a Debian spec is
-/// provisioned on the spot, with progress on stderr).
+/// provisioned on the spot, with progress on stderr, where `provisioning` allows it).
 ///
 /// A compiler whose `rustc -vV` or `--print sysroot` outlasts `timeout` is killed (with its
 /// process group) and reported broken. Repeated specs are resolved and probed once; after
@@ -151,6 +151,7 @@ pub fn discover(
     pins_path: Option<&Path>,
     specs: &[String],
     timeout: Duration,
+    provisioning: Provisioning,
 ) -> anyhow::Result<Vec<Availability>> {
     let pins_path = pins_path
         .map(Path::to_owned)
@@ -159,7 +160,7 @@ pub fn discover(
     if specs.is_empty() {
         Ok(discover_pins(sh, &pins.pins, timeout))
     } else {
-        specs::discover_specs(sh, &pins, specs, timeout)
+        specs::discover_specs(sh, &pins, specs, timeout, provisioning)
     }
 }
 

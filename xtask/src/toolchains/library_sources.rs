@@ -480,7 +480,14 @@ mod tests {
     fn discovered_compilers_have_their_own_sources_or_a_sentence() {
         use crate::toolchains::discovery::{discover, Availability, VERSION_TIMEOUT};
         let sh = xshell::Shell::new().unwrap();
-        let found = discover(&sh, None, &[], VERSION_TIMEOUT).unwrap();
+        let found = discover(
+            &sh,
+            None,
+            &[],
+            VERSION_TIMEOUT,
+            crate::toolchains::debian::Provisioning::Allowed,
+        )
+        .unwrap();
         let mut debian_with_sources = Vec::new();
         for entry in &found {
             let Availability::Found { toolchain, version } = entry else {

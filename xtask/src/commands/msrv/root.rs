@@ -11,6 +11,7 @@ use crate::run::crate_root::compile::Compile;
 use crate::run::crate_root::input::{read_crate_root, Input};
 use crate::run::crate_root::probing::Prober;
 use crate::run::plan::{directory_name, Rustc};
+use crate::toolchains::debian::Provisioning;
 use crate::toolchains::discovery::{discover, Availability, VERSION_TIMEOUT};
 use crate::toolchains::version::Channel;
 use crate::util::diagnostics::{error_diagnostics, first_rustc_error};
@@ -30,7 +31,13 @@ pub fn rows(
     let path = input.path.clone().unwrap_or_else(|| root.to_path_buf());
     let compile = Compile::Root(path, input.kind);
     let sh = Shell::new()?;
-    let availabilities = discover(&sh, pins, toolchains, VERSION_TIMEOUT)?;
+    let availabilities = discover(
+        &sh,
+        pins,
+        toolchains,
+        VERSION_TIMEOUT,
+        Provisioning::Allowed,
+    )?;
     let scratch = scratch.join(std::process::id().to_string());
     let rows = std::thread::scope(|scope| {
         let handles: Vec<_> = availabilities

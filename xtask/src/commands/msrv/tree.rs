@@ -13,7 +13,7 @@ use crate::kernel::stamps;
 use crate::kernel::{tools, trees};
 use crate::run::cache::compiler_identity;
 use crate::run::plan::{Mode, Rustc};
-use crate::toolchains::debian::Provisioner;
+use crate::toolchains::debian::{Provisioner, Provisioning};
 use crate::toolchains::discovery::{discover, VERSION_TIMEOUT};
 use crate::toolchains::extracted::Marker;
 use crate::toolchains::pins::{Pins, TreePin, TreeSource};
@@ -74,7 +74,13 @@ pub fn answer(
     let results = dir.join("results");
     let (facts, tree_key, mut rules) = stamps::facts(&results, &tree, true)?;
     let tools = tools::find_tools(&dir, tools::bindgen_for(&facts));
-    let found = discover(sh, Some(&pins_path), toolchains, VERSION_TIMEOUT)?;
+    let found = discover(
+        sh,
+        Some(&pins_path),
+        toolchains,
+        VERSION_TIMEOUT,
+        Provisioning::Allowed,
+    )?;
     let mut rows = Vec::new();
     let mut kept = 0;
     for availability in &found {

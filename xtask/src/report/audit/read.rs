@@ -118,15 +118,8 @@ impl AuditReport {
         for (index, toolchain) in file.toolchains.into_iter().enumerate() {
             let what = format!("toolchains[{index}]");
             let error = toolchain.error.clone().unwrap_or_default();
-            let verdict = [
-                ToolchainVerdict::Ok,
-                ToolchainVerdict::TooOld,
-                ToolchainVerdict::Broken(error.clone()),
-                ToolchainVerdict::Missing(error),
-            ]
-            .into_iter()
-            .find(|candidate| candidate.word() == toolchain.verdict)
-            .ok_or_else(|| anyhow!("{what}: unknown verdict `{}`", toolchain.verdict))?;
+            let verdict = ToolchainVerdict::from_word(&toolchain.verdict, error)
+                .ok_or_else(|| anyhow!("{what}: unknown verdict `{}`", toolchain.verdict))?;
             let source = toolchain.source.map(|word| {
                 SourceKind::from_word(&word)
                     .ok_or_else(|| anyhow!("{what}: unknown source `{word}`"))

@@ -13,7 +13,14 @@ fn discover(dir: &Path, specs: &[PathBuf], timeout: Duration) -> Vec<Availabilit
         .iter()
         .map(|spec| spec.display().to_string())
         .collect();
-    crate::toolchains::discovery::discover(&sh, Some(&pins), &specs, timeout).unwrap()
+    crate::toolchains::discovery::discover(
+        &sh,
+        Some(&pins),
+        &specs,
+        timeout,
+        crate::toolchains::debian::Provisioning::Allowed,
+    )
+    .unwrap()
 }
 
 fn broken_error(availability: &Availability) -> &str {

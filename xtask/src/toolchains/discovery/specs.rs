@@ -7,7 +7,7 @@ use super::{
     host_launch, probe_all, rustup_name_is, rustup_toolchain, rustup_toolchains, Availability,
     Source, Toolchain, NOT_CHECKED,
 };
-use crate::toolchains::debian::{self, DebianSource, Provisioner};
+use crate::toolchains::debian::{self, DebianSource, Provisioner, Provisioning};
 use crate::toolchains::loader::Launch;
 use crate::toolchains::pins::{Pin, Pins};
 use crate::util::interrupt::interrupted;
@@ -27,6 +27,7 @@ pub(super) fn discover_specs(
     pins: &Pins,
     specs: &[String],
     timeout: Duration,
+    provisioning: Provisioning,
 ) -> anyhow::Result<Vec<Availability>> {
     let installed = rustup_toolchains(sh);
     let is_rustup = |spec: &str| installed.iter().any(|(name, _)| rustup_name_is(name, spec));
@@ -73,7 +74,8 @@ pub(super) fn discover_specs(
         .filter(|spec| pin_of(spec).is_none())
         .cloned()
         .collect();
-    let mut others = resolve_specs(sh, pins, &other_specs, timeout, &installed).into_iter();
+    let mut others =
+        resolve_specs(sh, pins, &other_specs, timeout, &installed, provisioning).into_iter();
     let mut results: Vec<Availability> = specs
         .iter()
         .map(|spec| match pin_of(spec) {
@@ -104,6 +106,7 @@ fn resolve_specs(
     specs: &[String],
     timeout: Duration,
     installed: &[(String, PathBuf)],
+    provisioning: Provisioning,
 ) -> Vec<Availability> {
     let mut first_of: HashMap<&str, usize> = HashMap::new();
     let distinct: Vec<&str> = specs
@@ -120,7 +123,8 @@ fn resolve_specs(
         .flat_map(|source| source.suites())
         .collect();
     let mut log = |line: &str| eprintln!("toolchain: {line}");
-    let mut provisioner = Provisioner::new(sh, debian::toolchains_dir(), debian_suites, &mut log);
+    let mut provisioner =
+        Provisioner::new(sh, debian::toolchains_dir(), debian_suites, &mut log).with(provisioning);
     let mut resolved: Vec<Result<Toolchain, Availability>> = Vec::with_capacity(distinct.len());
     for spec in &distinct {
         let result = if interrupted().is_some() {

@@ -108,7 +108,14 @@ fn discovers_wrapper_scripts_given_as_specs() {
         nightly.display().to_string(),
     ]
     .into();
-    let found = discover(&sh, Some(&pins), &specs, VERSION_TIMEOUT).unwrap();
+    let found = discover(
+        &sh,
+        Some(&pins),
+        &specs,
+        VERSION_TIMEOUT,
+        Provisioning::Allowed,
+    )
+    .unwrap();
     assert_eq!(found.len(), 5, "{found:#?}");
 
     let Availability::Found { toolchain, version } = &found[0] else {
@@ -160,6 +167,7 @@ fn a_path_to_nothing_is_broken_and_a_name_that_names_nothing_is_bad_input() {
         Some(&pins),
         std::slice::from_ref(&missing),
         VERSION_TIMEOUT,
+        Provisioning::Allowed,
     )
     .unwrap();
     let Availability::Broken { error, .. } = &found[0] else {
@@ -172,6 +180,7 @@ fn a_path_to_nothing_is_broken_and_a_name_that_names_nothing_is_bad_input() {
         Some(&pins),
         &[missing, "no-such-toolchain".into()],
         VERSION_TIMEOUT,
+        Provisioning::Allowed,
     )
     .unwrap_err()
     .to_string();
@@ -208,6 +217,7 @@ fn a_debian_layout_gets_its_library_path() {
         Some(&pins),
         &[rustc.display().to_string()],
         VERSION_TIMEOUT,
+        Provisioning::Allowed,
     )
     .unwrap();
     let Availability::Found { toolchain, .. } = &found[0] else {
@@ -251,7 +261,14 @@ fn a_malformed_debian_spec_is_bad_input() {
         ("debian:", "`` names no suite"),
     ] {
         let specs = ["1.85.0".to_owned(), spec.to_owned()];
-        let error = discover(&sh, Some(&pins), &specs, VERSION_TIMEOUT).unwrap_err();
+        let error = discover(
+            &sh,
+            Some(&pins),
+            &specs,
+            VERSION_TIMEOUT,
+            Provisioning::Allowed,
+        )
+        .unwrap_err();
         let error = format!("{error:#}");
         assert!(
             error.starts_with(&format!("--toolchain `{spec}`")) && error.contains(expected),
