@@ -125,3 +125,33 @@ fn a_misspelt_feature_name_gets_a_did_you_mean() {
     let human = audit(&features);
     human.check(!human.stdout.contains("`(off)`"), "a legend for no marker");
 }
+
+/// `audit --usage`'s compiles are steps of the one run: a second run takes both (every feature
+/// allowed, then without `never_type`) from the cache and says the same; a changed source is
+/// compiled again.
+#[test]
+fn usage_compiles_come_from_the_cache_until_the_source_changes() {
+    let root = scratch_dir("audit-usage-cache").join("lib.rs");
+    let usage = |source: &str| {
+        // Written only when it changes: a file's stamp is part of the key.
+        if std::fs::read_to_string(&root).ok().as_deref() != Some(source) {
+            std::fs::write(&root, source).unwrap();
+        }
+        let run = audit(&[path_str(&root), "--usage", "--format", "json", "-j", "2"]);
+        let report = run.json();
+        let place = &report["features"][0]["toolchains"]
+            .as_object()
+            .and_then(|toolchains| toolchains.values().next())
+            .unwrap_or_else(|| run.fail("no toolchain's cell"))["places"][0];
+        let at = (place["line"].as_u64(), place["column"].as_u64());
+        (reused(&run), at, run.stdout)
+    };
+    let source = "#![feature(never_type)]\npub type Never = !;\n";
+    let (first, at, report) = usage(source);
+    assert_eq!((first, at), (0, (Some(2), Some(18))), "{report}");
+    let (second, _, again) = usage(source);
+    assert_eq!(second, 2, "{again}");
+    assert_eq!(report, again);
+    let (third, at, report) = usage("#![feature(never_type)]\n\npub type Never = !;\n");
+    assert_eq!((third, at), (0, (Some(3), Some(18))), "{report}");
+}

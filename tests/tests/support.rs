@@ -490,7 +490,7 @@ pub fn reused(run: &Run) -> usize {
         .lines()
         .rev()
         .find_map(|line| {
-            let (_, rest) = line.split_once(" (")?;
+            let (_, rest) = line.rsplit_once(" (")?;
             rest.split_once(" from the cache")?.0.parse().ok()
         })
         .unwrap_or_else(|| run.fail("no summary line on stderr"))

@@ -3,8 +3,9 @@
 //! what that means across them: the names come from a crate root or a list
 //! ([`crate::run::crate_root::input`]), each compiler is asked about all of them at once
 //! ([`crate::run::crate_root::probing`], which `msrv --root` shares), and the report ([`crate::report::audit`]) draws the conclusions and writes
-//! them; with `--usage`, [`compile`] compiles the crate without each gated feature (with only
-//! the flags [`rustc_args`] keeps) and writes where it is used.
+//! them; with `--usage`, [`compile`] plans the compiles of the crate without each gated feature
+//! (with only the flags [`rustc_args`] keeps) as steps of the one run, and writes where it is
+//! used.
 
 pub mod compile;
 pub mod rustc_args;
@@ -13,11 +14,15 @@ use crate::catalog::Release;
 use crate::features::kconfig;
 use crate::report::assemble::toolchain_entry;
 pub use crate::report::audit::{input, summary, AuditReport, Column, Probed};
+use crate::run::cache::compiler_identity;
 pub use crate::run::crate_root::probing;
+use crate::run::driver::{self, Settings};
 use crate::run::plan::Rustc;
 use crate::toolchains::debian::Provisioning;
 use crate::toolchains::discovery::{discover, Availability, VERSION_TIMEOUT};
+use crate::util::interrupt::run_interruptible;
 use crate::util::output::{Format, Output};
+use crate::util::process::DEFAULT_TIMEOUT;
 use crate::{commands::flags, project_root, Verdict};
 use anyhow::{bail, Context};
 use input::Input;
@@ -138,9 +143,11 @@ fn column(
     directory: &Path,
 ) -> (Column, Option<TargetCfgs>) {
     let entry = toolchain_entry(&availability);
+    let mut identity = None;
     let (probed, rustc, target) = match availability {
         Availability::Found { toolchain, version } => {
             let rustc = Rustc::of(&toolchain, version.release);
+            identity = Some(compiler_identity(&toolchain.launch, &version));
             let prober = probing::Prober::for_input(&rustc, &options.input, directory);
             let probed = prober.probe(names).map_or_else(
                 |error| Probed::Failed(format!("{error:#}")),
@@ -155,6 +162,7 @@ fn column(
         entry,
         probed,
         rustc,
+        identity,
     };
     (column, target)
 }
@@ -202,20 +210,28 @@ impl flags::Audit {
 
     pub fn run(&self, _sh: &Shell, output: Output) -> anyhow::Result<Verdict> {
         let (options, format) = self.options()?;
-        if self.rustc_args.is_some() && !self.usage {
-            bail!("--rustc-args is for --usage");
+        let usage_only = [
+            ("--rustc-args", self.rustc_args.is_some()),
+            ("-j/--jobs", self.jobs.is_some()),
+            ("--no-cache", self.no_cache),
+            ("--timeout", self.timeout.is_some()),
+        ];
+        if let Some((flag, _)) = usage_only.iter().find(|(_, given)| *given && !self.usage) {
+            bail!("{flag} is for --usage");
         }
+        let settings = Settings {
+            jobs: driver::jobs("audit", self.jobs)?,
+            timeout: driver::timeout(self.timeout, DEFAULT_TIMEOUT)?,
+            use_cache: !self.no_cache,
+            progress: output.verbosity,
+        };
         let compile = self
             .usage
             .then(|| compile::Compile::for_input(&options.input, self.rustc_args.as_deref()))
             .transpose()?;
         let report = run_audit(&options)?;
         if let Some(compile) = compile {
-            let scratch = options
-                .scratch
-                .join(format!("usage-{}", std::process::id()));
-            let usage = report.usage(&compile, &scratch);
-            let _ = std::fs::remove_dir_all(&scratch);
+            let usage = run_interruptible(|| report.usage(&compile, settings))?;
             return Ok(format.print_report(
                 usage.verdict(),
                 output,

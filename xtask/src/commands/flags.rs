@@ -150,6 +150,15 @@ xflags::xflags! {
             /// kernel's Makefiles pass that name no path (`crate-attr`, `function-sections`,
             /// `sanitizer` and the like), and one crate root.
             optional --rustc-args path: PathBuf
+            /// With `--usage`: run at most N compiles at once (default: the number of cores;
+            /// at most four per core, and a larger N is lowered to that).
+            optional -j, --jobs n: usize
+            /// With `--usage`: ignore cached results and compile everything again (the cache
+            /// is still refreshed).
+            optional --no-cache
+            /// With `--usage`: kill any single compile that runs longer than this many seconds
+            /// (default 300, at most 86400).
+            optional --timeout seconds: u64
         }
 
         /// Show where each feature is used, as each compiler says: the shim and every example
@@ -376,6 +385,9 @@ pub struct Audit {
     pub kconfig: Option<PathBuf>,
     pub usage: bool,
     pub rustc_args: Option<PathBuf>,
+    pub jobs: Option<usize>,
+    pub no_cache: bool,
+    pub timeout: Option<u64>,
 }
 
 #[derive(Debug)]

@@ -34,6 +34,9 @@ pub struct Column {
     pub entry: ToolchainEntry,
     pub probed: Probed,
     pub rustc: Option<Rustc>,
+    /// The compiler's identity in cache keys ([`crate::run::cache::compiler_identity`]), where
+    /// it was found.
+    pub identity: Option<crate::util::hash::Key>,
 }
 
 impl Column {

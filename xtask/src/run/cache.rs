@@ -225,16 +225,14 @@ pub fn cache_keys(
     Ok(keys)
 }
 
-/// Every step's cache key in a run of `planned` toolchains (found among `availabilities`), with
-/// the inherited environment of [`crate::util::process::inherited_environment`] and each input file
-/// hashed once ([`input_key`]).
+/// Every step's cache key in a run of `planned` toolchains (found among `availabilities`); see
+/// [`keys_by_identity`].
 pub fn run_keys(
     steps: &[Step],
     planned: &[crate::run::plan::PlannedToolchain],
     availabilities: &[crate::toolchains::discovery::Availability],
     root: &Path,
 ) -> anyhow::Result<Vec<Key>> {
-    let provisioned = crate::toolchains::debian::toolchains_dir();
     let identities: std::collections::HashMap<usize, Key> = planned
         .iter()
         .filter_map(|toolchain| match &availabilities[toolchain.index] {
@@ -245,6 +243,22 @@ pub fn run_keys(
             _ => None,
         })
         .collect();
+    keys_by_identity(
+        steps,
+        &|toolchain| identities.get(&toolchain).copied(),
+        root,
+    )
+}
+
+/// Every step's cache key, a step's compiler known by its [`compiler_identity`], with the
+/// inherited environment of [`crate::util::process::inherited_environment`] and each input
+/// file hashed once ([`input_key`]).
+pub fn keys_by_identity(
+    steps: &[Step],
+    identity: &dyn Fn(usize) -> Option<Key>,
+    root: &Path,
+) -> anyhow::Result<Vec<Key>> {
+    let provisioned = crate::toolchains::debian::toolchains_dir();
     let mut file_hashes: std::collections::HashMap<PathBuf, Key> = Default::default();
     // The running xtask, by a stamp that every rebuild changes.
     let checker = crate::util::hash::running_xtask_stamp()
@@ -253,7 +267,7 @@ pub fn run_keys(
         steps,
         &crate::util::process::inherited_environment(),
         checker,
-        &|toolchain| identities.get(&toolchain).copied().unwrap_or(Key(0)),
+        &|toolchain| identity(toolchain).unwrap_or(Key(0)),
         &mut |path: &Path| {
             if let Some(key) = file_hashes.get(path) {
                 return Ok(*key);

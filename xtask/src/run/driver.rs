@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The one run driver under every command that runs compiles (`matrix`, `usage`, `bench`,
-//! `msrv`): the `-j` and `--timeout` checks they share, then the run itself, lock, plan, cache
-//! keys, scheduler, Ctrl-C and one progress display, handing back every step's result as data;
-//! what the results mean is the commands' reports'.
+//! `msrv`, and `audit --usage`, which plans its own steps and hands them to [`execute`]): the
+//! `-j` and `--timeout` checks they share, then the run itself, lock, plan, cache keys,
+//! scheduler, Ctrl-C and one progress display, handing back every step's result as data; what
+//! the results mean is the commands' reports'.
 
 use crate::run::cache::{remove_stale_temporaries, run_keys, Cache};
 use crate::run::judge::StepResult;
@@ -203,7 +204,6 @@ pub fn drive(
         &planned.availabilities,
         &layout.root,
     )?;
-    let cache = Cache::new(layout.cache(), settings.use_cache);
     let name = |step: &Step, what: String| {
         format!("{}: {what}", planned.availabilities[step.toolchain].id())
     };
@@ -212,18 +212,65 @@ pub fn drive(
         let what = format!("{} without {}", compile.target, compile.feature);
         names[compile.step] = name(&steps[compile.step], what);
     }
+    let ran = Run {
+        command,
+        steps,
+        keys: &keys,
+        names,
+        usage_compiles: compiles.len(),
+        report: Some(work.report(layout)),
+    };
+    let results = execute(&lock, layout, &ran, settings, start)?;
+    Ok(Driven {
+        planned,
+        compiles,
+        results,
+        planning,
+    })
+}
+
+/// Planned steps as [`execute`] takes them.
+pub struct Run<'a> {
+    /// The command's name, which starts its lines on stderr.
+    pub command: &'static str,
+    pub steps: &'a [Step],
+    /// Each step's cache key ([`crate::run::cache::keys_by_identity`]).
+    pub keys: &'a [crate::run::cache::Key],
+    /// Per step, `toolchain: what`, for the progress lines.
+    pub names: Vec<String>,
+    /// How many of the steps are usage compiles, for the closing summary.
+    pub usage_compiles: usize,
+    /// Where the command writes its report, named when an interrupt stops it from writing it.
+    pub report: Option<PathBuf>,
+}
+
+/// Runs planned steps on `settings.jobs` workers while `lock` is held (taken by [`lock`], at
+/// `start`), each cached or run ([`runner::run_step`]), showing progress and a closing summary,
+/// and returns every step's result.
+///
+/// If the run is interrupted ([`interrupt::InterruptGuard`]), it says on stderr which steps
+/// had completed and fails with [`Interrupted`].
+pub fn execute(
+    lock: &RunLock,
+    layout: &Layout,
+    run: &Run,
+    settings: Settings,
+    start: Instant,
+) -> anyhow::Result<Vec<StepResult>> {
+    let (command, steps) = (run.command, run.steps);
+    let cache = Cache::new(layout.cache(), settings.use_cache);
     let display = Display {
         command,
         enabled: settings.progress > Verbosity::Quiet,
         cached_too: settings.progress == Verbosity::Verbose,
         terminal: output::updating_terminal(),
         columns: output::terminal_columns(),
-        names,
+        names: run.names.clone(),
         done: AtomicUsize::new(0),
     };
     let fd = Some(lock.descriptor());
     let results = schedule::execute(steps, settings.jobs, &display, &|index| {
-        runner::run_step(&steps[index], keys[index], &cache, settings.timeout, fd)
+        runner::run_step(&steps[index], run.keys[index], &cache, settings.timeout, fd)
     });
     display.clear();
     if let Some(signal) = interrupt::interrupted() {
@@ -251,12 +298,14 @@ pub fn drive(
             let line = format!("{name}: {}{error}", result.outcome.word());
             let _ = writeln!(text, "  {}", output::escape(&line));
         }
+        let last = match &run.report {
+            Some(report) => format!(" ({} is the last complete run's)", report.display()),
+            None => String::new(),
+        };
         let _ = writeln!(
             text,
-            "{command}: {} steps did not complete; no report was written ({} is the last \
-             complete run's)",
+            "{command}: {} steps did not complete; no report was written{last}",
             steps.len() - completed.len(),
-            work.report(layout).display()
         );
         eprint!("{text}");
         return Err(Interrupted { signal }.into());
@@ -264,7 +313,7 @@ pub fn drive(
     if settings.progress > Verbosity::Quiet {
         let toolchains: HashSet<usize> = steps.iter().map(|step| step.toolchain).collect();
         let reused = results.iter().filter(|result| result.cached).count();
-        let usage = match compiles.len() {
+        let usage = match run.usage_compiles {
             0 => String::new(),
             count => format!(" ({count} usage compiles)"),
         };
@@ -277,12 +326,7 @@ pub fn drive(
             settings.jobs
         );
     }
-    Ok(Driven {
-        planned,
-        compiles,
-        results,
-        planning,
-    })
+    Ok(results)
 }
 
 /// Fails when a step must link and no `cc`, the linker rustc runs for the host, is on the

@@ -9,7 +9,9 @@ use crate::features::probe;
 use crate::features::status::Status;
 use crate::run::plan::{Kind, Step};
 use crate::targets::parse_target_list;
-use crate::util::diagnostics::{error_diagnostics, first_rustc_error, json_errors};
+use crate::util::diagnostics::{
+    cargo_diagnostics, error_diagnostics, first_rustc_error, json_errors,
+};
 use crate::util::libtest::TestSummary;
 use crate::util::process::{describe_status, missing_library, Killed, ProcessOutput};
 use anyhow::{anyhow, bail, Context as _};
@@ -97,7 +99,8 @@ fn judge_outputs(
     };
     let ending = |output: &ProcessOutput| output.describe_ending(timeout);
     let said = first_line_or(&first.stderr, "no output on stderr");
-    if first.killed == Some(Killed::Timeout) {
+    let crate_usage = matches!(step.kind, Kind::CrateUsage | Kind::CargoUsage);
+    if first.killed == Some(Killed::Timeout) && !crate_usage {
         bail!("{} {}", step.processes[0].program.display(), ending(first));
     }
     if let Some(index) = outputs.iter().position(|output| !output.complete) {
@@ -140,6 +143,28 @@ fn judge_outputs(
             // Any error but a gate error makes the places incomplete.
             let read = read_gate_errors(&first.stderr);
             let other = read.other_error.clone();
+            result.usage = Some(read);
+            other.map_or(Ok(()), |error| Err(anyhow!(error)))
+        }
+        Kind::CrateUsage | Kind::CargoUsage => {
+            let diagnostics = match step.kind {
+                Kind::CargoUsage => cargo_diagnostics(&first.stdout),
+                _ => first.stderr.clone(),
+            };
+            let read = read_gate_errors(&diagnostics);
+            let other = read.other_error.clone();
+            if !first.success() && read.places.is_empty() && read.attributes.is_empty() {
+                // rustc's own error where it gave one, else Cargo's first error line.
+                let said = other.unwrap_or_else(|| {
+                    let lines = || first.stderr.lines().chain(first.stdout.lines());
+                    lines()
+                        .find(|line| line.starts_with("error"))
+                        .or_else(|| lines().find(|line| !line.trim().is_empty()))
+                        .unwrap_or("it printed nothing")
+                        .to_string()
+                });
+                bail!("the compile {}: {said}", ending(first));
+            }
             result.usage = Some(read);
             other.map_or(Ok(()), |error| Err(anyhow!(error)))
         }

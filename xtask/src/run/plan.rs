@@ -46,6 +46,13 @@ pub enum Kind {
     /// Compile a crate's metadata in kernel mode without one feature in `-Zallow-features`,
     /// and read where it needs that feature.
     Usage,
+    /// Compile any crate (`audit --usage`) without one feature in `-Zallow-features` (or with
+    /// every feature allowed) and read where it needs that feature: rustc itself, its JSON
+    /// diagnostics on stderr.
+    CrateUsage,
+    /// The same through the toolchain's Cargo, which wraps rustc's diagnostics in its own JSON
+    /// messages on stdout.
+    CargoUsage,
     /// Compile a fixture of `xtask/programs/kbuild/` as Kbuild compiles a driver, and read the
     /// codes of its errors: what a driver gets when it enables features itself.
     Kbuild,
@@ -69,6 +76,8 @@ impl Kind {
             Kind::Run => "run",
             Kind::Test => "test",
             Kind::Usage => "usage",
+            Kind::CrateUsage => "crate-usage",
+            Kind::CargoUsage => "cargo-usage",
             Kind::Kbuild => "kbuild",
             Kind::Targets => "targets",
             Kind::Core => "core",
@@ -157,6 +166,9 @@ pub enum Check {
         /// the build uses the load-and-branch replacement and has no sites at all.
         expected: Vec<(String, usize)>,
     },
+    /// A metadata file (`*.rmeta`) in the directory: a compile that wrote none compiled
+    /// nothing, so it found no place.
+    Metadata(PathBuf),
 }
 
 impl Step {

@@ -8,7 +8,7 @@ use crate::run::cache::{file_stamp, Cache, Key};
 use crate::run::judge::{judge, StepResult};
 use crate::run::plan::{Check, Kind, Step};
 use crate::targets::jump_table::check_object;
-use crate::util::diagnostics::error_files;
+use crate::util::diagnostics::{cargo_diagnostics, error_files};
 use crate::util::process::{self, describe_spawn_error, missing_library, Killed, ProcessOutput};
 use std::os::fd::RawFd;
 use std::path::Path;
@@ -61,12 +61,17 @@ pub fn is_the_compilers_word(step: &Step, index: usize, output: &ProcessOutput) 
     }
     let compiles = !matches!(step.kind, Kind::Run) && index == 0;
     if compiles {
-        // rustc's own errors end with status 1; 101 is a panic of the compiler.
-        output.status.and_then(|status| status.code()) == Some(1)
+        // rustc's own errors end with status 1; 101 is a panic of the compiler, or Cargo's
+        // status when the rustc it ran failed (rustc's diagnostics are then on its stdout).
+        let (code, diagnostics) = match step.kind {
+            Kind::CargoUsage => (101, cargo_diagnostics(&output.stdout)),
+            _ => (1, output.stderr.clone()),
+        };
+        output.status.and_then(|status| status.code()) == Some(code)
             && !LINKER_FAILURE
                 .iter()
                 .any(|sign| output.stderr.contains(sign))
-            && error_files(&output.stderr)
+            && error_files(&diagnostics)
                 .iter()
                 .any(|file| is_own_source(step, file))
     } else {
@@ -101,9 +106,20 @@ fn is_own_source(step: &Step, file: &str) -> bool {
         return args.any(|arg| arg.starts_with("-Zcrate-attr"));
     }
     let named = Path::new(file);
-    step.inputs
-        .iter()
-        .any(|input| input == named || input.ends_with(named) || named.ends_with(input))
+    // A directory's files are its own; a relative name starts from the directory or a
+    // directory above it (Cargo names them from the workspace's root).
+    let in_directory = |directory: &Path| {
+        directory.ancestors().any(|above| {
+            let path = above.join(named);
+            path.starts_with(directory) && path.is_file()
+        })
+    };
+    step.inputs.iter().any(|input| {
+        input == named
+            || input.ends_with(named)
+            || named.ends_with(input)
+            || (input.is_dir() && in_directory(input))
+    })
 }
 
 /// Runs a step's processes, each only after the one before it succeeded, or reads its cached
@@ -223,6 +239,18 @@ fn run_check(check: &Check, result: &mut StepResult) -> Result<(), (String, bool
                 }
             });
             Ok(())
+        }
+        Check::Metadata(directory) => {
+            let entries = std::fs::read_dir(directory)
+                .map_err(|error| (format!("reading {}: {error}", directory.display()), false))?;
+            let rmeta =
+                |name: &std::ffi::OsStr| Path::new(name).extension() == Some("rmeta".as_ref());
+            if entries.flatten().any(|entry| rmeta(&entry.file_name())) {
+                return Ok(());
+            }
+            let error = "the compile wrote no metadata, so it compiled nothing and no place could \
+                         be found";
+            Err((error.to_string(), true))
         }
     }
 }

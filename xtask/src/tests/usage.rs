@@ -221,7 +221,13 @@ fn audit_usage_reads_places_from_a_rustc_argument_file() {
     options.scratch = scratch.join("audit");
     let report = run_audit(&options).unwrap();
     let compile = Compile::ArgFile(read_rustc_args(&argfile).unwrap().0);
-    let usage = report.usage(&compile, &scratch.join("usage"));
+    let settings = crate::run::driver::Settings {
+        jobs: 2,
+        timeout: crate::util::process::DEFAULT_TIMEOUT,
+        use_cache: true,
+        progress: crate::util::output::Verbosity::Quiet,
+    };
+    let usage = report.usage(&compile, settings).unwrap();
     let row = usage
         .features
         .iter()

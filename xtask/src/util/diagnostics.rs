@@ -47,6 +47,18 @@ pub fn error_diagnostics(stderr: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// rustc's JSON diagnostics, one a line, from what `cargo --message-format=json` printed on
+/// stdout (each wrapped in a `compiler-message`).
+pub fn cargo_diagnostics(stdout: &str) -> String {
+    stdout
+        .lines()
+        .filter_map(|line| crate::util::json::parse(line).ok())
+        .filter(|message| message["reason"] == "compiler-message")
+        .map(|message| message["message"].to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The files that rustc's errors on `stderr` name, in either format: for the human one, the
 /// `-->` and `:::` lines of every `error` up to the next message; for JSON, every span of every
 /// error-level diagnostic, their macro expansions' spans included. An error that names no file

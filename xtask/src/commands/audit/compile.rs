@@ -1,20 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 //! `audit PATH --usage`: where any crate needs each gated feature it enables, as each compiler
-//! says: one compile ([`Compile`]) per toolchain and feature with that feature left out of
-//! `-Zallow-features`, its places read and shown as the usage run's are
-//! ([`crate::features::places`], [`crate::report::usage`]).
+//! says: per toolchain one compile ([`Compile`]) with every feature allowed, then one per gated
+//! feature with that feature left out of `-Zallow-features`, run as steps of the one run
+//! ([`crate::run::driver::execute`]: its lock, cache, `-j`, timeouts and Ctrl-C); their places
+//! read and shown as the usage run's are ([`crate::features::places`], [`crate::report::usage`]).
 
 use super::input::{package_manifest, Input};
 use super::rustc_args::read_rustc_args;
 use super::{AuditReport, Column};
-use crate::features::places::{read_gate_errors, GateErrors, PlaceReader, SourcePoint};
+use crate::features::expect::Outcome;
+use crate::features::places::{PlaceReader, SourcePoint};
 use crate::features::status::Status;
 use crate::report::usage::{FeatureUsage, UsageCell, UsageReport, UsageToolchain};
+use crate::run::cache::keys_by_identity;
 pub use crate::run::crate_root::compile::Compile;
-use crate::run::plan::Rustc;
-use crate::util::process::{self, DEFAULT_TIMEOUT};
-use anyhow::{anyhow, bail, Context};
+use crate::run::driver::{self, Run, Settings};
+use crate::run::judge::StepResult;
+use crate::run::plan::{directory_name, Check, Layout, Step};
+use anyhow::{bail, Context};
 use std::path::Path;
+use std::time::Instant;
 
 impl Compile {
     /// The compile for an audited crate root: `rustc_args` if given, else its Cargo package
@@ -41,72 +46,70 @@ impl Compile {
             None => Compile::Root(root.clone(), input.kind),
         })
     }
-
-    /// Refuses a compile of the crate root that wrote no metadata under `scratch`: it compiled
-    /// nothing, so no place could have been found.
-    fn wrote_metadata(&self, scratch: &Path) -> anyhow::Result<()> {
-        if let Compile::Cargo(_) = self {
-            return Ok(());
-        }
-        let entries =
-            std::fs::read_dir(scratch).with_context(|| format!("reading {}", scratch.display()))?;
-        let rmeta = |name: &std::ffi::OsStr| Path::new(name).extension() == Some("rmeta".as_ref());
-        if entries.flatten().any(|entry| rmeta(&entry.file_name())) {
-            return Ok(());
-        }
-        bail!("the compile wrote no metadata, so it compiled nothing and no place could be found")
-    }
 }
 
-/// What one compile without `feature` (of the `allowed` names) found, or why it could not say.
-fn compile_without(
-    compile: &Compile,
-    rustc: &Rustc,
-    active: &[&str],
-    feature: &str,
-    scratch: &Path,
-) -> anyhow::Result<GateErrors> {
-    let allowed: Vec<&str> = active
-        .iter()
-        .copied()
-        .filter(|name| *name != feature)
-        .collect();
-    let invocation = compile.invocation(rustc, Some(&allowed), scratch)?;
-    let output = process::run(&invocation, DEFAULT_TIMEOUT)
-        .map_err(|error| anyhow!(process::describe_spawn_error(&invocation.program, &error)))?;
-    let read = read_gate_errors(&compile.diagnostics(&output.stdout, &output.stderr));
-    if !output.success() && read.places.is_empty() && read.attributes.is_empty() {
-        // rustc's own error where it gave one, else Cargo's first error line.
-        let said = read.other_error.clone().unwrap_or_else(|| {
-            let lines = || output.stderr.lines().chain(output.stdout.lines());
-            lines()
-                .find(|line| line.starts_with("error"))
-                .or_else(|| lines().find(|line| !line.trim().is_empty()))
-                .unwrap_or("it printed nothing")
-                .to_string()
-        });
-        bail!(
-            "the compile {}: {said}",
-            output.describe_ending(DEFAULT_TIMEOUT)
-        );
-    }
-    match &read.other_error {
-        Some(error) => bail!(error.clone()),
-        None => Ok(read),
-    }
+/// A toolchain's column as planned: its cells decided without compiling, or a step with every
+/// feature allowed and, once it passed, each cell decided up front or by a step of its own.
+enum Planned {
+    Cells(Vec<UsageCell>),
+    Steps {
+        every: usize,
+        cells: Vec<Result<usize, UsageCell>>,
+    },
 }
 
 impl AuditReport {
     /// The usage of every feature the audited crate enables, on every toolchain that answered
     /// the probe: a feature the probe calls gated and whose line is active there is compiled
-    /// without.
-    pub fn usage(&self, compile: &Compile, scratch: &Path) -> UsageReport {
+    /// without, under the run lock, in `target/kshim/audit-usage/` (emptied before and after).
+    pub fn usage(&self, compile: &Compile, settings: Settings) -> anyhow::Result<UsageReport> {
+        let start = Instant::now();
+        let layout = Layout::new(&crate::project_root());
+        let lock = driver::lock(&layout, "audit", false)?;
+        let scratch = layout.kshim.join("audit-usage");
+        let empty = |scratch: &Path| match std::fs::remove_dir_all(scratch) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                Err(error).with_context(|| format!("cannot remove {}", scratch.display()))
+            }
+            _ => Ok(()),
+        };
+        empty(&scratch)?;
         let names = self.input.names();
-        let cells: Vec<Vec<UsageCell>> = super::in_parallel(&self.columns, |index, column| {
-            let scratch = scratch.join(format!("usage-{index}"));
-            self.column_cells(column, &names, compile, &scratch)
-        });
-        UsageReport {
+        let (mut steps, mut step_names) = (Vec::new(), Vec::new());
+        let planned: Vec<Planned> = self
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(index, column)| {
+                let directory =
+                    scratch.join(format!("{index}-{}", directory_name(&column.entry.id)));
+                let mut add = |step: Step, what: String| {
+                    steps.push(step);
+                    step_names.push(format!("{}: crate {what}", column.entry.id));
+                    steps.len() - 1
+                };
+                self.plan_column(index, column, &names, compile, &directory, &mut add)
+            })
+            .collect();
+        let identity = |index: usize| self.columns[index].identity;
+        let keys = keys_by_identity(&steps, &identity, &layout.root)?;
+        let run = Run {
+            command: "audit",
+            steps: &steps,
+            keys: &keys,
+            names: step_names,
+            usage_compiles: steps.len(),
+            report: None,
+        };
+        let results = driver::execute(&lock, &layout, &run, settings, start)?;
+        empty(&scratch)?;
+        let base = compile.base();
+        let mut reader = PlaceReader::new(&base);
+        let cells: Vec<Vec<UsageCell>> = planned
+            .into_iter()
+            .map(|planned| column_cells(planned, &results, &mut reader, &base))
+            .collect();
+        Ok(UsageReport {
             toolchains: self
                 .columns
                 .iter()
@@ -122,18 +125,25 @@ impl AuditReport {
                 })
                 .collect(),
             date: None,
-        }
+        })
     }
 
-    fn column_cells(
+    /// Plans a column's compiles in `directory` through `add`, which takes a step and what it
+    /// compiles without, and gives its index.
+    fn plan_column(
         &self,
+        index: usize,
         column: &Column,
         names: &[&str],
         compile: &Compile,
-        scratch: &Path,
-    ) -> Vec<UsageCell> {
+        directory: &Path,
+        add: &mut dyn FnMut(Step, String) -> usize,
+    ) -> Planned {
         let (Some(answer), Some(rustc)) = (column.answer(), column.rustc.as_ref()) else {
-            return vec![UsageCell::NotRun(column.entry.verdict.describe()); names.len()];
+            return Planned::Cells(vec![
+                UsageCell::NotRun(column.entry.verdict.describe());
+                names.len()
+            ]);
         };
         // `None` where a line's condition is one the audit cannot decide (a build script's cfg,
         // a Cargo feature).
@@ -148,42 +158,105 @@ impl AuditReport {
             .copied()
             .filter(|name| activity(name) != Some(false))
             .collect();
-        let baseline = compile_without(compile, rustc, &allowed, "", scratch)
-            .and_then(|_| compile.wrote_metadata(scratch));
-        if let Err(error) = baseline {
-            let error = format!("with every feature allowed, {error:#}");
-            return vec![UsageCell::Failed(error, Vec::new()); names.len()];
-        }
-        let base = compile.base();
-        let mut reader = PlaceReader::new(&base);
-        names
+        // Cargo's target directory is the column's, so that its dependencies are built once;
+        // rustc's outputs are each step's own.
+        let step_directory = |part: &str| match compile {
+            Compile::Cargo(_) => directory.to_path_buf(),
+            _ => directory.join(part),
+        };
+        let step = |feature: &str, part: &str| {
+            let list: Vec<&str> = allowed
+                .iter()
+                .copied()
+                .filter(|name| *name != feature)
+                .collect();
+            let output = step_directory(part);
+            let invocation = compile.invocation(rustc, Some(&list), &output)?;
+            Ok::<_, anyhow::Error>(Step {
+                inputs: compile.inputs(&output),
+                directories: vec![output],
+                ..Step::new(index, compile.kind(), "crate", None, vec![invocation])
+            })
+        };
+        let every = match step("", "every") {
+            Err(error) => {
+                let error = format!("with every feature allowed, {error:#}");
+                return Planned::Cells(vec![UsageCell::Failed(error, Vec::new()); names.len()]);
+            }
+            Ok(every) => {
+                // A compile that wrote no metadata compiled nothing (Cargo writes its own).
+                let check = match compile {
+                    Compile::Cargo(_) => None,
+                    _ => every.directories.first().cloned().map(Check::Metadata),
+                };
+                add(Step { check, ..every }, "with every feature allowed".into())
+            }
+        };
+        let cells = names
             .iter()
             .map(|name| {
                 let undecided = "its line's condition is undecided, so it is left out";
                 match (activity(name), answer.status(&self.input, name)) {
-                    (Some(false), _) => return UsageCell::NotEnabled,
-                    (None, _) => return UsageCell::NotRun(undecided.into()),
+                    (Some(false), _) => return Err(UsageCell::NotEnabled),
+                    (None, _) => return Err(UsageCell::NotRun(undecided.into())),
                     (_, Some(Status::Stable(since))) => {
-                        return UsageCell::Stable(since.to_string())
+                        return Err(UsageCell::Stable(since.to_string()))
                     }
                     (_, Some(Status::Gated)) => {}
-                    (_, Some(other)) => return UsageCell::NotGated(other.word().into()),
-                    (_, None) => return UsageCell::NotGated("unanswered".into()),
+                    (_, Some(other)) => return Err(UsageCell::NotGated(other.word().into())),
+                    (_, None) => return Err(UsageCell::NotGated("unanswered".into())),
                 }
-                match compile_without(compile, rustc, &allowed, name, scratch) {
-                    Err(error) => UsageCell::Failed(format!("{error:#}"), Vec::new()),
-                    Ok(read) => UsageCell::found(
-                        read.places
-                            .iter()
-                            .map(|place| reader.place("crate", place))
-                            .collect(),
-                        read.attributes
-                            .iter()
-                            .map(|at| SourcePoint::of(at, &base))
-                            .collect(),
-                    ),
+                match step(name, name) {
+                    Err(error) => Err(UsageCell::Failed(format!("{error:#}"), Vec::new())),
+                    Ok(without) => Ok(add(
+                        Step {
+                            deps: vec![every],
+                            ..without
+                        },
+                        format!("without {name}"),
+                    )),
                 }
             })
-            .collect()
+            .collect();
+        Planned::Steps { every, cells }
     }
+}
+
+/// A column's cells from its steps' results.
+fn column_cells(
+    planned: Planned,
+    results: &[StepResult],
+    reader: &mut PlaceReader,
+    base: &Path,
+) -> Vec<UsageCell> {
+    let (every, cells) = match planned {
+        Planned::Cells(cells) => return cells,
+        Planned::Steps { every, cells } => (&results[every], cells),
+    };
+    let error = |result: &StepResult| result.first_error.clone().unwrap_or_default();
+    if every.outcome != Outcome::Pass {
+        let error = format!("with every feature allowed, {}", error(every));
+        return vec![UsageCell::Failed(error, Vec::new()); cells.len()];
+    }
+    cells
+        .into_iter()
+        .map(|cell| {
+            let result = &results[cell?];
+            let read = match (&result.usage, result.outcome) {
+                (Some(read), Outcome::Pass) => read,
+                _ => return Err(UsageCell::Failed(error(result), Vec::new())),
+            };
+            Ok(UsageCell::found(
+                read.places
+                    .iter()
+                    .map(|place| reader.place("crate", place))
+                    .collect(),
+                read.attributes
+                    .iter()
+                    .map(|at| SourcePoint::of(at, base))
+                    .collect(),
+            ))
+        })
+        .map(|cell: Result<UsageCell, UsageCell>| cell.unwrap_or_else(|cell| cell))
+        .collect()
 }

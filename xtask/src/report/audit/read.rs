@@ -176,6 +176,7 @@ impl AuditReport {
                 entry,
                 probed,
                 rustc: None,
+                identity: None,
             });
         }
         let mut target = Vec::new();

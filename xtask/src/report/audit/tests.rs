@@ -45,6 +45,7 @@ fn sample(min_rust: Option<&str>) -> AuditReport {
             breakers: Vec::new(),
         }),
         rustc: None,
+        identity: None,
     };
     let columns = vec![
         answered(
@@ -78,6 +79,7 @@ fn sample(min_rust: Option<&str>) -> AuditReport {
             ),
             probed: Probed::Unavailable,
             rustc: None,
+            identity: None,
         },
         Column {
             entry: ToolchainEntry {
@@ -86,6 +88,7 @@ fn sample(min_rust: Option<&str>) -> AuditReport {
             },
             probed: Probed::Failed("error[E0463]: can't find crate for `core`".into()),
             rustc: None,
+            identity: None,
         },
     ];
     let min_rust = min_rust.map(|text| parse_min_rust(text).unwrap());

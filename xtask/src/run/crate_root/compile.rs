@@ -5,11 +5,13 @@
 //! in stable mode (neither).
 
 use super::input::CrateKind;
-use crate::run::plan::Rustc;
-use crate::util::json;
+use crate::run::plan::{Kind, Rustc};
 use crate::util::process::Invocation;
 use anyhow::bail;
 use std::path::{Path, PathBuf};
+
+/// The argument file a [`Compile::ArgFile`] compile writes under its scratch directory.
+const ARGUMENT_FILE: &str = "rustc-args";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Compile {
@@ -32,6 +34,80 @@ impl Compile {
             }
             _ => std::env::current_dir().unwrap_or_default(),
         }
+    }
+
+    /// The step kind that runs this compile without a feature: through Cargo or rustc itself.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Compile::Cargo(_) => Kind::CargoUsage,
+            _ => Kind::CrateUsage,
+        }
+    }
+
+    /// What the compile writing under `scratch` reads besides the compiler's own files, for
+    /// its cache key: the crate root's directory (its modules), and the argument file written
+    /// under `scratch` and every regular file or directory an argument names (`--extern`'s
+    /// crates, `-L`'s directories, a target's `.json`); for a Cargo package its directory, the
+    /// manifests, lock files and Cargo configurations above it and in Cargo's home, and the
+    /// directories its `path = "..."` dependencies name.
+    pub fn inputs(&self, scratch: &Path) -> Vec<PathBuf> {
+        let absolute = |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.into());
+        let directory_of = |file: &Path| absolute(file).parent().map(Path::to_path_buf);
+        let mut inputs = Vec::new();
+        match self {
+            Compile::Root(root, _) => inputs.extend(directory_of(root)),
+            Compile::ArgFile(args) => {
+                inputs.push(absolute(&scratch.join(ARGUMENT_FILE)));
+                for arg in args {
+                    let tails = std::iter::once(arg.as_str())
+                        .chain(arg.match_indices('=').map(|(at, _)| &arg[at + 1..]));
+                    for tail in tails.map(Path::new) {
+                        if tail.is_file() && tail.extension() == Some("rs".as_ref()) {
+                            inputs.extend(directory_of(tail));
+                        } else if tail.is_file() || tail.is_dir() {
+                            inputs.push(absolute(tail));
+                        }
+                    }
+                }
+            }
+            Compile::Cargo(manifest) => {
+                let package = directory_of(manifest).unwrap_or_default();
+                let home = std::env::var_os("CARGO_HOME")
+                    .map(PathBuf::from)
+                    .or_else(|| {
+                        std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo"))
+                    });
+                let above = package.ancestors().flat_map(|directory| {
+                    [
+                        "Cargo.toml",
+                        "Cargo.lock",
+                        ".cargo/config.toml",
+                        ".cargo/config",
+                    ]
+                    .map(|name| directory.join(name))
+                });
+                let home = home
+                    .into_iter()
+                    .flat_map(|home| ["config.toml", "config"].map(|name| home.join(name)));
+                inputs.extend(above.chain(home).filter(|file| file.is_file()));
+                let manifests: Vec<PathBuf> = inputs
+                    .iter()
+                    .filter(|file| file.ends_with("Cargo.toml"))
+                    .cloned()
+                    .collect();
+                for manifest in manifests {
+                    let text = std::fs::read_to_string(&manifest).unwrap_or_default();
+                    let directory = manifest.parent().unwrap_or(Path::new("/"));
+                    inputs.extend(
+                        path_dependencies(&text)
+                            .map(|path| directory.join(path))
+                            .filter(|path| path.is_dir()),
+                    );
+                }
+                inputs.push(package);
+            }
+        }
+        crate::distinct(inputs)
     }
 
     /// The compile, writing under `scratch`: in kernel mode (`allowed` is `Some`) with
@@ -93,7 +169,7 @@ impl Compile {
                 Invocation::new(cargo, args).with_env(env)
             }
             Compile::ArgFile(args) => {
-                let derived = scratch.join("rustc-args");
+                let derived = scratch.join(ARGUMENT_FILE);
                 std::fs::create_dir_all(scratch)
                     .map_err(|error| anyhow::anyhow!("creating {}: {error}", scratch.display()))?;
                 std::fs::write(&derived, args.join("\n"))
@@ -127,16 +203,20 @@ impl Compile {
     /// in its own messages on stdout).
     pub fn diagnostics(&self, stdout: &str, stderr: &str) -> String {
         match self {
-            Compile::Cargo(_) => stdout
-                .lines()
-                .filter_map(|line| json::parse(line).ok())
-                .filter(|message| message["reason"] == "compiler-message")
-                .map(|message| message["message"].to_string())
-                .collect::<Vec<_>>()
-                .join("\n"),
+            Compile::Cargo(_) => crate::util::diagnostics::cargo_diagnostics(stdout),
             _ => stderr.to_string(),
         }
     }
+}
+
+/// The values of `path = "..."` in a manifest's text: its path dependencies (and a target's
+/// own path, which lies in the package anyway).
+fn path_dependencies(text: &str) -> impl Iterator<Item = &str> {
+    text.match_indices("path").filter_map(|(at, _)| {
+        let rest = text[at + 4..].trim_start().strip_prefix('=')?.trim_start();
+        let rest = rest.strip_prefix('"')?;
+        rest.split_once('"').map(|(value, _)| value)
+    })
 }
 
 /// The `edition` its package's `Cargo.toml` gives a crate root (`edition = "2018"` in
@@ -173,6 +253,51 @@ mod tests {
             },
             release: crate::catalog::Release::new(1, 95, 0),
         }
+    }
+
+    #[test]
+    fn a_compiles_inputs_are_its_sources_its_argument_file_and_what_it_names() {
+        let scratch = crate::project_root().join("target/kshim/unit-tests/crate-root-inputs");
+        let _ = std::fs::remove_dir_all(&scratch);
+        let (package, dependency) = (scratch.join("package"), scratch.join("dependency"));
+        std::fs::create_dir_all(package.join("src")).unwrap();
+        std::fs::create_dir_all(&dependency).unwrap();
+        let manifest = package.join("Cargo.toml");
+        std::fs::write(
+            &manifest,
+            "[dependencies]\nd = { path = \"../dependency\" }\n",
+        )
+        .unwrap();
+        let (root, rlib) = (package.join("src/lib.rs"), scratch.join("libd.rlib"));
+        std::fs::write(&root, "").unwrap();
+        std::fs::write(&rlib, "").unwrap();
+
+        let here = Compile::Root(PathBuf::from("lib.rs"), CrateKind::Library);
+        assert_eq!(here.inputs(&scratch), [std::env::current_dir().unwrap()]);
+        let args = [
+            "--edition=2021".to_string(),
+            format!("--extern=d={}", rlib.display()),
+            "-L".into(),
+            scratch.display().to_string(),
+            root.display().to_string(),
+        ];
+        let out = scratch.join("out");
+        assert_eq!(
+            Compile::ArgFile(args.to_vec()).inputs(&out),
+            [
+                out.join(ARGUMENT_FILE),
+                rlib,
+                scratch.clone(),
+                package.join("src")
+            ]
+        );
+        let inputs = Compile::Cargo(manifest.clone()).inputs(&out);
+        assert!(inputs.contains(&manifest), "{inputs:?}");
+        assert!(
+            inputs.contains(&package.join("../dependency")),
+            "{inputs:?}"
+        );
+        assert_eq!(inputs.last(), Some(&package));
     }
 
     #[test]
