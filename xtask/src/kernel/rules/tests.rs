@@ -286,14 +286,8 @@ fn a_makefile_build_without_an_allowed_list_is_an_error() {
 /// The compiler of pin `id` (`debian-1.85.0`), if it is provisioned.
 fn compiler(id: &str) -> Option<Rustc> {
     let sh = xshell::Shell::new().unwrap();
-    let found = discover(
-        &sh,
-        None,
-        &[],
-        VERSION_TIMEOUT,
-        crate::toolchains::debian::Provisioning::Allowed,
-    )
-    .unwrap();
+    let allowed = crate::toolchains::debian::Provisioning::Allowed;
+    let found = discover(&sh, None, &[], VERSION_TIMEOUT, allowed).unwrap();
     let rustc = found.into_iter().find_map(|entry| match entry {
         Availability::Found { toolchain, version } if toolchain.id == id => {
             Some(Rustc::of(&toolchain, version.release))
