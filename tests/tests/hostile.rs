@@ -52,6 +52,7 @@ fn a_tree_that_is_no_checkout_or_a_machine_without_cc_is_one_error() {
     let rustc = current_rustc();
     xtask(&["matrix", "--root", path_str(&tree), "--toolchain"])
         .arg(&rustc)
+        .args(["--target", "none"])
         .env("PATH", "/nonexistent")
         .run_within(Duration::from_secs(60))
         .refused("no `cc` on PATH (/nonexistent)");

@@ -134,6 +134,8 @@ fn a_killed_run_not_yet_reaped_is_dead_and_what_its_wrapper_left_is_ended() {
         path_str(&tree),
         "-j",
         "1",
+        "--target",
+        "none",
         "--toolchain",
     ])
     .arg(&wrapper)
