@@ -70,13 +70,7 @@ impl flags::Matrix {
             return Ok(Verdict::Success);
         }
         let report = interrupt::run_interruptible(|| run_matrix(&layout, &options))?;
-        let verdict = format.print_report(
-            report.verdict(),
-            output,
-            || report.to_json(),
-            || report.markdown(),
-            |style| report.human_in(style),
-        );
+        let verdict = report.print(format, output);
         // A pin the user named and does not have is their question left unanswered, even
         // where the report of the others passes.
         let mut named_missing = false;

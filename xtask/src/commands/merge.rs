@@ -279,13 +279,7 @@ impl flags::Merge {
             .map(|path| Ok((path.clone(), Report::read(path)?)))
             .collect::<anyhow::Result<Vec<_>>>()?;
         let report = merge(&reports, &pins, self.strict)?;
-        Ok(format.print_report(
-            report.verdict(),
-            output,
-            || report.to_json(),
-            || report.markdown(),
-            |style| report.human_in(style),
-        ))
+        Ok(report.print(format, output))
     }
 }
 

@@ -29,13 +29,7 @@ impl flags::Show {
         let member = |name: &str| value.get(name).is_some();
         if member("schema") && member("features") && member("builds") {
             let report = Report::read(path)?;
-            Ok(format.print_report(
-                report.verdict(),
-                output,
-                || report.to_json(),
-                || report.markdown(),
-                |style| report.human_in(style),
-            ))
+            Ok(report.print(format, output))
         } else if member("trees") && member("cells") {
             let report = KernelReport::from_json(KernelJson::read(&text, path)?);
             Ok(format.print_report(

@@ -81,6 +81,22 @@ impl Report {
         })
     }
 
+    /// Prints the report in `format` (nothing for a quiet success) and returns its verdict: what
+    /// `matrix`, `merge` and `show` end with.
+    pub fn print(
+        &self,
+        format: crate::util::output::Format,
+        output: crate::util::output::Output,
+    ) -> crate::Verdict {
+        format.print_report(
+            self.verdict(),
+            output,
+            || self.to_json(),
+            || self.markdown(),
+            |style| self.human_in(style),
+        )
+    }
+
     /// [`Report::human`] with the tables laid out for `style`'s width.
     pub fn human_in(&self, style: &Style) -> String {
         let colour = style.colour;
