@@ -27,11 +27,13 @@ fn at_columns(columns: &str, args: &[&str]) -> Finished {
 fn shown_reports_fit_the_terminal_unless_wide() {
     let root = project_root();
     // `show` ends as the command did: 1 where the kernel report holds a finding.
-    let kernel = std::fs::read_to_string(root.join("docs/kernel-report.json")).unwrap();
-    let kernel: crate::util::json::Value = crate::util::json::parse(&kernel).unwrap();
-    let finding = kernel["cells"].as_array().unwrap().iter().any(|cell| {
-        cell["finding"] == true || (cell["real"] == "pass" && cell["boot"]["result"] == "fail")
-    });
+    let file = root.join("docs/kernel-report.json");
+    let kernel = std::fs::read_to_string(&file).unwrap();
+    let kernel = crate::kernel::report::json::KernelJson::read(&kernel, &file).unwrap();
+    let finding = kernel
+        .cells
+        .iter()
+        .any(|cell| cell.is_finding() || crate::kernel::report::boot_finding(cell));
     for (report, status) in [
         ("docs/matrix-report.json", 0),
         ("docs/kernel-report.json", i32::from(finding)),
