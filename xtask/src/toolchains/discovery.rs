@@ -292,15 +292,10 @@ pub(crate) fn is_meant_for(pin: &Pin, toolchain: &Toolchain) -> bool {
             .rustup
             .as_deref()
             .is_some_and(|r| rustup_name_is(name, r)),
-        Source::Debian { package } => pin.debian.as_ref().is_some_and(|wanted| {
-            let version = package.version.as_deref().unwrap_or_default();
-            package.suite == wanted.suite
-                && package.package == wanted.package
-                && match &wanted.version {
-                    Some(wanted) => wanted == version,
-                    None => debian::upstream_version(version) == pin.release,
-                }
-        }),
+        Source::Debian { package } => pin
+            .debian
+            .as_ref()
+            .is_some_and(|wanted| package.is_build_of(wanted, Some(&pin.release))),
         Source::Path => false,
     }
 }

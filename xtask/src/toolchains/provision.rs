@@ -286,18 +286,15 @@ fn provision_debian(
     let version = verified(pin, toolchain)?;
     let (source, prefix) = (&provisioned.source, provisioned.prefix.display());
     let summary = version.summary();
-    let said = if provisioned.already {
-        format!("Debian {source} already unpacked in {prefix}: {summary}, {loader}")
-    } else {
-        let (fetched, total) = provisioned.bytes;
-        format!(
-            "Debian {source} unpacked in {prefix}: {summary}, {loader} ({} packages, {:.1} of \
-             {:.1} MB fetched, {:.1}s)",
-            provisioned.packages,
+    let said = match provisioned.unpacked {
+        None => format!("Debian {source} already unpacked in {prefix}: {summary}, {loader}"),
+        Some((packages, fetched, total)) => format!(
+            "Debian {source} unpacked in {prefix}: {summary}, {loader} ({packages} packages, \
+             {:.1} of {:.1} MB fetched, {:.1}s)",
             fetched as f64 / 1e6,
             total as f64 / 1e6,
             provisioned.seconds
-        )
+        ),
     };
     Ok((said, provisioned.source))
 }
