@@ -10,10 +10,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use xshell::{cmd, Shell};
 
-/// The file in a prefix that lists its files' digests.
 pub(crate) const DIGESTS: &str = "kshim-digests.txt";
 
-/// How many files one `sha256sum` hashes.
+/// Files per `sha256sum`.
 const BATCH: usize = 256;
 
 /// Records the digest of every regular file under `prefix` (symbolic links are not followed,
@@ -29,8 +28,7 @@ pub(crate) fn record(prefix: &Path) -> anyhow::Result<()> {
 }
 
 /// The files of `prefix` that differ from its [`DIGESTS`], each with what is wrong ("changed",
-/// "missing"); an error when the prefix has no such list (it was provisioned by an older
-/// xtask, or the list itself was lost), so that nothing is trusted unchecked.
+/// "missing"); an error when it has no such list, so that nothing is trusted unchecked.
 pub(crate) fn damaged(prefix: &Path) -> anyhow::Result<Vec<String>> {
     let list = prefix.join(DIGESTS);
     let text = std::fs::read_to_string(&list).with_context(|| {
@@ -69,38 +67,25 @@ pub(crate) fn damaged(prefix: &Path) -> anyhow::Result<Vec<String>> {
 /// Every provisioned prefix under `root` (normally `target/toolchains/`): each compiler's and
 /// each library source package's under `debian/`, and qemu's; in name order.
 pub(crate) fn provisioned_prefixes(root: &Path) -> Vec<PathBuf> {
-    let entries = std::fs::read_dir(root.join("debian")).into_iter().flatten();
-    let mut prefixes: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.is_dir() && !path.ends_with("downloads"))
-        .collect();
-    prefixes.sort();
-    let qemu = root.join("qemu");
-    if qemu.is_dir() {
-        prefixes.push(qemu);
-    }
-    prefixes
+    let debian = super::sorted_entries(&root.join("debian"));
+    let debian = debian
+        .into_iter()
+        .filter(|path| !path.ends_with("downloads"));
+    debian
+        .chain([root.join("qemu")])
+        .filter(|path| path.is_dir())
+        .collect()
 }
 
 /// Every prefix `cargo xtask kernel` extracted under `kernel_dir` (normally `target/kernel/`):
 /// each kernel tree under `trees/` and each compiler's library sources under `library/`, in
 /// name order. Their digests are recorded as the compilers' are, when they are unpacked.
 pub(crate) fn kernel_prefixes(kernel_dir: &Path) -> Vec<PathBuf> {
-    let mut prefixes = Vec::new();
-    for kind in ["trees", "library"] {
-        let entries = std::fs::read_dir(kernel_dir.join(kind))
-            .into_iter()
-            .flatten();
-        let mut found: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .map(|entry| entry.path())
-            .filter(|path| path.is_dir())
-            .collect();
-        found.sort();
-        prefixes.extend(found);
-    }
-    prefixes
+    ["trees", "library"]
+        .iter()
+        .flat_map(|kind| super::sorted_entries(&kernel_dir.join(kind)))
+        .filter(|path| path.is_dir())
+        .collect()
 }
 
 /// Every regular file below `prefix`, relative to it, in name order, [`DIGESTS`] left out.
@@ -146,9 +131,8 @@ pub(crate) fn digests_of(
             prefix.display(),
             String::from_utf8_lossy(&output.stderr).trim()
         );
-        let text = String::from_utf8_lossy(&output.stdout);
         // One line per file, in the order given.
-        for (line, file) in text.lines().zip(batch) {
+        for (line, file) in String::from_utf8_lossy(&output.stdout).lines().zip(batch) {
             let digest = line.split_whitespace().next().unwrap_or_default();
             digests.insert(file.clone(), digest.to_owned());
         }

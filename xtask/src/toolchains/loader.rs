@@ -128,19 +128,14 @@ pub(crate) fn host_glibc() -> GlibcVersion {
 /// The multiarch library directories of `prefix` (`usr/lib/x86_64-linux-gnu`,
 /// `lib/x86_64-linux-gnu`) that exist, `usr/lib` first.
 pub(crate) fn library_dirs(prefix: &Path) -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    for base in ["usr/lib", "lib"] {
-        let entries = std::fs::read_dir(prefix.join(base)).into_iter().flatten();
-        let mut found: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .filter(|entry| entry.file_name().to_string_lossy().contains("-linux-"))
-            .map(|entry| entry.path())
-            .filter(|path| path.is_dir())
-            .collect();
-        found.sort();
-        dirs.extend(found);
-    }
-    dirs
+    ["usr/lib", "lib"]
+        .iter()
+        .flat_map(|base| super::sorted_entries(&prefix.join(base)))
+        .filter(|path| {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            name.contains("-linux-") && path.is_dir()
+        })
+        .collect()
 }
 
 /// The newest glibc version that the compiler under `prefix` or a library beside it needs
