@@ -18,7 +18,7 @@ pub(crate) struct Resolved {
     pub suite: String,
     /// The architecture of its `.deb` (`amd64`, `all`).
     pub architecture: String,
-    /// Its source package: `rustc`, `llvm-toolchain-19`, `glibc`.
+    /// Its source package (`glibc`).
     pub source: String,
     pub size: u64,
     /// The SHA-256 of its `.deb`, as the signed index lists it.
@@ -62,13 +62,12 @@ pub(crate) enum HostLibraries {
 /// What the closure needs to know about packages: the registry through the private apt, or
 /// fixed records in tests.
 pub(crate) trait PackageIndex {
-    /// Every binary version of `name` the configured suites serve (none for a virtual
-    /// package).
+    /// Every binary version of `name` the suites serve (none for a virtual package).
     fn served(&mut self, name: &str) -> anyhow::Result<Vec<Served>>;
     fn record(&mut self, name: &str, version: &str) -> anyhow::Result<Stanza>;
     /// The real packages that provide the virtual package `name`, as `(package, version)`.
     fn providers(&mut self, name: &str) -> anyhow::Result<Vec<(String, String)>>;
-    /// The version of `name` installed on the machine, if it is installed.
+    /// The version of `name` installed on the machine.
     fn installed(&mut self, name: &str) -> anyhow::Result<Option<String>>;
 }
 
@@ -90,9 +89,9 @@ pub(crate) fn closure(
 ) -> anyhow::Result<Vec<Resolved>> {
     checked_package(package)?;
     checked_version(version)?;
-    for suite in suites {
-        checked_suite(suite)?;
-    }
+    suites
+        .iter()
+        .try_for_each(|suite| checked_suite(suite).map(drop))?;
     let served = index.served(package)?;
     let Some(root_suite) = suites
         .iter()
@@ -150,11 +149,8 @@ pub(crate) fn closure(
             .filter_map(|key| record.get(key))
             .flat_map(parse_relations);
         for alternatives in relations {
-            let described = alternatives
-                .iter()
-                .map(Relation::to_string)
-                .collect::<Vec<_>>()
-                .join(" | ");
+            let described: Vec<String> = alternatives.iter().map(Relation::to_string).collect();
+            let described = described.join(" | ");
             let dependent = format!("{name}={version} depends on {described}");
             // A package already taken (or queued) must fit this dependency too.
             let taken = alternatives.iter().find_map(|relation| {
@@ -228,8 +224,7 @@ fn choose(
 /// Whether the machine has one of `alternatives` installed at a version that fits.
 fn on_host(index: &mut dyn PackageIndex, alternatives: &[Relation]) -> anyhow::Result<bool> {
     for relation in alternatives {
-        let installed = index.installed(&relation.name)?;
-        if installed.is_some_and(|installed| relation.accepts(&installed)) {
+        if (index.installed(&relation.name)?).is_some_and(|version| relation.accepts(&version)) {
             return Ok(true);
         }
     }
