@@ -129,7 +129,6 @@ fn debian_sources(root: &Path, compiler: &DebianSource) -> anyhow::Result<Librar
         .map_err(|why| anyhow!("no library sources: {why:#}; {install}"))
 }
 
-/// The sources in `library`, if it holds `core`.
 fn found_in(library: PathBuf, identity: String) -> anyhow::Result<LibrarySources> {
     let core_manifest = library.join("core/Cargo.toml");
     if !library.join("core/src/lib.rs").is_file() {
@@ -182,11 +181,10 @@ pub(crate) fn manifest_edition(manifest: &str, workspace: Option<&str>) -> Strin
     }
 }
 
-/// A value [`table_value`] found.
+/// A value [`table_value`] found: text, or `KEY.workspace = true` (`KEY = { workspace = true }`).
 #[derive(Debug, PartialEq)]
 enum Value {
     Text(String),
-    /// `KEY.workspace = true` or `KEY = { workspace = true }`.
     FromWorkspace,
 }
 
@@ -244,8 +242,7 @@ impl LibrarySources {
     }
 }
 
-/// Chooses from a source package's members the [`LIBRARY_PARTS`] it has; a required one it
-/// lacks is an error.
+/// The [`LIBRARY_PARTS`] among a source package's members; a required one it lacks is an error.
 pub(crate) fn sources_members(members: &[String]) -> anyhow::Result<Vec<String>> {
     let library = library_member(members)?;
     let mut chosen = Vec::new();

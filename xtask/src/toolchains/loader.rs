@@ -12,15 +12,12 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// What an ELF file says about loading it: its interpreter and the glibc symbol versions it
-/// needs or defines.
+/// What an ELF file says about loading it: its interpreter (`PT_INTERP`), every `GLIBC_x.y[.z]`
+/// version it needs, and whether it defines such versions itself (belongs to glibc).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct ElfLinkage {
-    /// `PT_INTERP`: `/lib64/ld-linux-x86-64.so.2`, for an executable.
     pub interpreter: Option<String>,
-    /// Every `GLIBC_x.y[.z]` version it needs, from any library.
     pub glibc_needed: Vec<GlibcVersion>,
-    /// Whether it defines `GLIBC_x.y` versions itself, that is, belongs to glibc.
     pub is_glibc: bool,
 }
 
@@ -66,10 +63,10 @@ pub(crate) fn interpreter<'a, R: ReadRef<'a>>(data: R) -> anyhow::Result<Option<
 }
 
 fn header<'a, R: ReadRef<'a>>(data: R) -> anyhow::Result<&'a Elf> {
-    let header = Elf::parse(data).ok();
-    header
-        .filter(|header| header.endian().is_ok())
-        .context("not a little-endian 64-bit ELF file")
+    let header = Elf::parse(data)
+        .ok()
+        .filter(|header| header.endian().is_ok());
+    header.context("not a little-endian 64-bit ELF file")
 }
 
 fn elf_error(error: object::read::Error) -> anyhow::Error {
@@ -165,14 +162,12 @@ pub(crate) fn newest_glibc_needed(
     Ok(needs.reduce(|newest, next| if next.0 > newest.0 { next } else { newest }))
 }
 
-/// The loader a compiler runs through instead of the host's: the program started in rustc's
-/// place and the arguments before rustc's own.
+/// The loader a compiler runs through instead of the host's (the prefix's `ld-linux-*.so.2`),
+/// and the arguments before rustc's own: `--library-path DIRS PREFIX/usr/bin/rustc --sysroot
+/// PREFIX/usr` (rustc would look for its sysroot beside the loader otherwise).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct OwnLoader {
-    /// The prefix's `ld-linux-x86-64.so.2`.
     pub program: PathBuf,
-    /// `--library-path DIRS PREFIX/usr/bin/rustc --sysroot PREFIX/usr` (rustc would look for
-    /// its sysroot beside the loader otherwise).
     pub leading_args: Vec<String>,
 }
 
@@ -180,7 +175,7 @@ pub struct OwnLoader {
 /// with `env` added.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Launch {
-    /// The real rustc (never the rustup proxy, never a loader), whose identity is read.
+    /// The real rustc (never the rustup proxy, never a loader).
     pub rustc: PathBuf,
     pub loader: Option<OwnLoader>,
     /// Set for rustc and the programs it builds: `LD_LIBRARY_PATH` under the host's loader.
@@ -238,14 +233,11 @@ impl Launch {
                 );
             }
         }
+        let env = (!dirs.is_empty()).then(|| ("LD_LIBRARY_PATH".to_owned(), joined));
         Ok(Launch {
             rustc,
             loader: None,
-            env: if dirs.is_empty() {
-                Vec::new()
-            } else {
-                vec![("LD_LIBRARY_PATH".to_owned(), joined)]
-            },
+            env: env.into_iter().collect(),
         })
     }
 
@@ -272,7 +264,6 @@ impl Launch {
         }
     }
 
-    /// The compiler with `args` after its loader's, if it has one, and `env`.
     pub(crate) fn invocation(&self, args: Vec<String>, env: Vec<(String, String)>) -> Invocation {
         let (program, mut leading) = match &self.loader {
             Some(loader) => (loader.program.clone(), loader.leading_args.clone()),
@@ -286,8 +277,10 @@ impl Launch {
     /// a clean environment plus its own, killed with its process group after `timeout`);
     /// returns its standard output, or how it failed with the first lines of its stderr.
     pub(crate) fn run(&self, args: &[&str], timeout: Duration) -> anyhow::Result<String> {
-        let args_owned = args.iter().map(|arg| arg.to_string()).collect();
-        let invocation = self.invocation(args_owned, self.env.clone());
+        let invocation = self.invocation(
+            args.iter().map(|arg| arg.to_string()).collect(),
+            self.env.clone(),
+        );
         let output = crate::util::process::run(&invocation, timeout).map_err(|error| {
             anyhow!(crate::util::process::describe_spawn_error(
                 &self.rustc,

@@ -10,17 +10,12 @@ use toml_parser::{ParseError, Source};
 /// One `[[pin]]` or `[[tree]]` table as read: each key's line and string value.
 pub(super) type RawTable = BTreeMap<String, (usize, String)>;
 
-/// Which table a [`RawTable`] is.
+/// Which table a [`RawTable`] is: `[[pin]]` or `[[tree]]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum TableKind {
-    /// `[[pin]]`: a compiler.
     Pin,
-    /// `[[tree]]`: a kernel tree.
     Tree,
 }
-
-/// An error at a line of the pin file.
-pub(super) type LineError = (usize, String);
 
 const PIN_KEYS: &[&str] = &[
     "id",
@@ -41,7 +36,9 @@ const TREE_KEYS: &[&str] = &["id", "debian", "path", "note"];
 /// may not have. `toml_parser` checks the syntax first and leaves decoding to the reader, so an
 /// error that the reader finds before the first syntax error is the first error of the file,
 /// and one after it may be an echo of it.
-pub(super) fn read_tables(text: &str) -> Result<Vec<(TableKind, usize, RawTable)>, LineError> {
+pub(super) fn read_tables(
+    text: &str,
+) -> Result<Vec<(TableKind, usize, RawTable)>, (usize, String)> {
     let source = Source::new(text);
     let tokens = source.lex().into_vec();
     let mut events: Vec<Event> = Vec::new();
@@ -78,7 +75,6 @@ pub(super) fn read_tables(text: &str) -> Result<Vec<(TableKind, usize, RawTable)
     }
 }
 
-/// Where in the text an error of `toml_parser` is.
 fn error_offset(error: &ParseError) -> usize {
     error
         .unexpected()
@@ -126,12 +122,11 @@ enum Misread {
 /// Walks `toml_parser`'s events, decoding keys and strings; errors are at byte offsets.
 struct TableReader<'t> {
     source: Source<'t>,
-    /// The byte offsets at which the lines of the text start.
     line_starts: Vec<usize>,
 }
 
 impl TableReader<'_> {
-    /// The 1-based line that holds the byte at `offset`.
+    /// The 1-based line of the byte at `offset`.
     fn line_of(&self, offset: usize) -> usize {
         self.line_starts.partition_point(|&start| start <= offset)
     }
@@ -277,7 +272,6 @@ impl TableReader<'_> {
         })
     }
 
-    /// Reads a value, which must be a string, and decodes it.
     fn string_value<'e>(
         &self,
         key: &str,
