@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Debian's compilers: the `SUITE:PACKAGE[=VERSION]` that names one, and provisioning it into a
-//! prefix of its own under `target/toolchains/debian/` through the private apt of
-//! [`crate::toolchains::apt`], where it counts as installed only once it has answered `-vV`.
+//! prefix of its own under `target/toolchains/debian/` through the private apt, installed only
+//! once it has answered `-vV`.
 
 use crate::toolchains::apt::{self, AptIndex, HostLibraries, PrivateApt, Resolved};
 use crate::toolchains::loader::Launch;
@@ -28,8 +28,8 @@ pub enum Provisioning {
     Refused,
 }
 
-/// The file in a provisioned compiler's prefix that says it is complete and what it holds: its
-/// first line is the [`DebianSource`] with its exact version, then one line per package.
+/// The file that says a compiler's prefix is complete: the exact [`DebianSource`], then one line
+/// per package.
 pub(crate) const MARKER: &str = "kshim-provisioned.txt";
 
 const CHECK_TIMEOUT: Duration = Duration::from_secs(60);
@@ -45,8 +45,8 @@ pub struct DebianSource {
 }
 
 impl DebianSource {
-    /// Parses `SUITE:PACKAGE` or `SUITE:PACKAGE=VERSION`, each part checked as [`apt`] checks
-    /// what it is given, so that no value can reach apt as an option or a pattern.
+    /// Parses `SUITE:PACKAGE[=VERSION]`, each part checked so that none can reach apt as an
+    /// option or a pattern.
     pub fn parse(text: &str) -> anyhow::Result<DebianSource> {
         let usage = "SUITE:PACKAGE or SUITE:PACKAGE=VERSION, such as \
                      `trixie:rustc=1.85.1+dfsg1-1+deb13u1`";
@@ -94,9 +94,9 @@ impl fmt::Display for DebianSource {
     }
 }
 
-/// The suites a compiler of `suite` takes its packages from, in order of preference: a stable
-/// release with its security and point-release updates, a backports suite on top of its
-/// release, `experimental` on top of `sid` (it holds only what differs from it).
+/// The suites a compiler of `suite` takes its packages from, in order of preference: a release
+/// with its security and point-release updates, backports on top of its release,
+/// `experimental` on top of `sid` (it holds only what differs from it).
 pub(crate) fn suite_family(suite: &str) -> Vec<String> {
     let base = ["-security", "-updates", "-backports"]
         .iter()
@@ -129,8 +129,8 @@ pub(crate) fn upstream_version(version: &str) -> &str {
     &without_epoch[..end]
 }
 
-/// The prefix a package is unpacked into: `target/toolchains/debian/PACKAGE-VERSION` (an
-/// epoch's `:` escaped, since library paths are `:`-separated lists).
+/// The prefix a package is unpacked into: `debian/PACKAGE-VERSION` (an epoch's `:` escaped, as
+/// library paths are `:`-separated lists).
 pub(crate) fn prefix_of(root: &Path, package: &str, version: &str) -> PathBuf {
     root.join("debian")
         .join(format!("{package}-{}", version.replace(':', "%3a")))
@@ -166,7 +166,7 @@ pub(crate) struct Provisioned {
 }
 
 /// Provisions Debian compilers through one private apt, whose lists are fetched at most once per
-/// run (and only when a compiler is not there yet).
+/// run, and only when a compiler is not there yet.
 pub(crate) struct Provisioner<'a> {
     sh: &'a Shell,
     root: PathBuf,
@@ -240,11 +240,9 @@ impl<'a> Provisioner<'a> {
         false
     }
 
-    /// Provisions `source`, unless a complete copy that `accept`s its `-vV` is there already.
-    ///
-    /// Without an exact version, the newest build in the suites whose upstream version is
-    /// `release` is taken. `accept` says whether the compiler is the one wanted (its release);
-    /// a copy it refuses is never moved into place.
+    /// Provisions `source` (without an exact version, its newest build of `release`), unless a
+    /// complete copy that `accept`s its `-vV` is there; a copy `accept` refuses is never moved
+    /// into place.
     pub(crate) fn provision(
         &mut self,
         source: &DebianSource,
@@ -371,8 +369,7 @@ impl<'a> Provisioner<'a> {
         Ok((resolved, downloaded))
     }
 
-    /// A complete prefix of `source` (or, without a version, of any build of `release`) whose
-    /// compiler answers and is accepted.
+    /// A complete prefix of a build of `source` whose compiler answers and is accepted.
     fn already_there(
         &mut self,
         source: &DebianSource,
@@ -406,8 +403,8 @@ impl<'a> Provisioner<'a> {
         None
     }
 
-    /// The private apt, created on first use with every suite it has listed before and every
-    /// suite of this run, its lists fetched when they are older than a day or lack a suite.
+    /// The private apt, created on first use with every suite it has listed before and this
+    /// run's, its lists fetched when older than a day or lacking a suite.
     fn apt(&mut self) -> anyhow::Result<PrivateApt> {
         if let Some(apt) = &self.apt {
             return Ok(apt.clone());
@@ -544,7 +541,6 @@ impl<'a> Provisioner<'a> {
     }
 }
 
-/// Starts the compiler in `prefix` with `-vV` and checks what it says with `accept`.
 fn answer(
     prefix: &Path,
     accept: &dyn Fn(&RustcVersion) -> anyhow::Result<()>,

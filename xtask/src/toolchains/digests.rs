@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-//! What every provisioned prefix under `target/toolchains/` held when it was made: the SHA-256
-//! of each of its regular files, recorded in `kshim-digests.txt` before the prefix took its
-//! place, and checked by `cargo xtask toolchains install` (before it says "already there") and
-//! `cargo xtask toolchains verify`. The matrix's cache keys them by cheap stat stamps only
-//! (see [`crate::util::hash::stat_stamp`]); this is where their bytes are checked.
+//! What every provisioned prefix held when it was made: the SHA-256 of each of its regular
+//! files, recorded before the prefix took its place, and checked by `toolchains install`
+//! (before it says "already there") and `toolchains verify`. The matrix's cache keys them by
+//! stat stamps only; this is where their bytes are checked.
 
 use anyhow::Context;
 use std::collections::BTreeMap;
@@ -15,8 +14,8 @@ pub(crate) const DIGESTS: &str = "kshim-digests.txt";
 /// Files per `sha256sum`.
 const BATCH: usize = 256;
 
-/// Records the digest of every regular file under `prefix` (symbolic links are not followed,
-/// and the list itself is left out) in its [`DIGESTS`].
+/// Records the digest of every regular file under `prefix` (not following links) in its
+/// [`DIGESTS`].
 pub(crate) fn record(prefix: &Path) -> anyhow::Result<()> {
     let digests = digests_of(prefix, &regular_files(prefix)?)?;
     let mut text = String::new();
@@ -64,8 +63,7 @@ pub(crate) fn damaged(prefix: &Path) -> anyhow::Result<Vec<String>> {
     Ok(damaged)
 }
 
-/// Every provisioned prefix under `root` (normally `target/toolchains/`): each compiler's and
-/// each library source package's under `debian/`, and qemu's; in name order.
+/// Every provisioned prefix under `root`: each under `debian/`, and qemu's.
 pub(crate) fn provisioned_prefixes(root: &Path) -> Vec<PathBuf> {
     let debian = super::sorted_entries(&root.join("debian"));
     let debian = debian
@@ -77,9 +75,8 @@ pub(crate) fn provisioned_prefixes(root: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Every prefix `cargo xtask kernel` extracted under `kernel_dir` (normally `target/kernel/`):
-/// each kernel tree under `trees/` and each compiler's library sources under `library/`, in
-/// name order. Their digests are recorded as the compilers' are, when they are unpacked.
+/// Every prefix `cargo xtask kernel` extracted under `kernel_dir`: its kernel trees and library
+/// sources.
 pub(crate) fn kernel_prefixes(kernel_dir: &Path) -> Vec<PathBuf> {
     ["trees", "library"]
         .iter()

@@ -131,12 +131,11 @@ impl Availability {
 
 /// The pins of `pins_path` (default [`Pins::default_path`]) resolved to compilers, one entry
 /// per pin in file order (the compiler that satisfies it by [`preference`], or why none does);
-/// or with `specs`, one entry per spec, in order ([`specs::discover_specs`]; a Debian spec is
-/// provisioned on the spot, with progress on stderr, where `provisioning` allows it).
+/// or with `specs`, one entry per spec, in order (a Debian spec is provisioned on the spot,
+/// with progress on stderr, where `provisioning` allows it).
 ///
-/// A compiler whose `rustc -vV` or `--print sysroot` outlasts `timeout` is killed (with its
-/// process group) and reported broken. Repeated specs are resolved and probed once; after
-/// SIGINT or SIGTERM ([`crate::util::interrupt`]) those left are reported broken, as not checked.
+/// A compiler whose `rustc -vV` or `--print sysroot` outlasts `timeout` is killed and reported
+/// broken; after SIGINT or SIGTERM those left are reported broken, as not checked.
 pub fn discover(
     sh: &Shell,
     pins_path: Option<&Path>,
@@ -166,14 +165,11 @@ const NOT_CHECKED: &str = "not checked: the run was interrupted";
 /// Probes toolchains, a few at a time, each distinct compiler (the same [`Launch`]) once.
 fn probe_all(toolchains: Vec<Toolchain>, timeout: Duration) -> Vec<Availability> {
     let mut first_of: HashMap<Launch, usize> = HashMap::new();
-    let distinct: Vec<usize> = (0..toolchains.len())
-        .filter(|&index| {
-            *first_of
-                .entry(toolchains[index].launch.clone())
-                .or_insert(index)
-                == index
-        })
-        .collect();
+    for (index, toolchain) in toolchains.iter().enumerate() {
+        first_of.entry(toolchain.launch.clone()).or_insert(index);
+    }
+    let mut distinct: Vec<usize> = first_of.values().copied().collect();
+    distinct.sort();
     let answers: Mutex<HashMap<usize, anyhow::Result<RustcVersion>>> = Mutex::new(HashMap::new());
     let next = AtomicUsize::new(0);
     std::thread::scope(|scope| {
@@ -259,8 +255,8 @@ fn discover_pins(sh: &Shell, pins: &[Pin], timeout: Duration) -> Vec<Availabilit
         .collect()
 }
 
-/// Orders the compilers that satisfy a pin: the rustup toolchain the pin names first, and of
-/// Debian's, the build of the suite the pin names before another suite's build of its release.
+/// Orders the compilers that satisfy a pin: the ones it names before the others of their kind,
+/// rustup's before Debian's before paths.
 fn preference(pin: &Pin, toolchain: &Toolchain) -> (u8, String) {
     let rank = match &toolchain.source {
         Source::Rustup { .. } if is_meant_for(pin, toolchain) => 0,
@@ -299,8 +295,7 @@ fn rustup_name_is(installed: &str, short: &str) -> bool {
             .is_some_and(|host| host.starts_with(|c: char| c.is_ascii_alphabetic()))
 }
 
-/// Every installed rustup toolchain with its real rustc, from one `rustup toolchain list -v`
-/// (none if rustup is not there).
+/// Every installed rustup toolchain with its real rustc (none if rustup is not there).
 fn rustup_toolchains(sh: &Shell) -> Vec<(String, PathBuf)> {
     let list = cmd!(sh, "rustup toolchain list -v")
         .env("RUST_BACKTRACE", "0")
@@ -394,9 +389,8 @@ fn holds(dir: &Path, prefix: &str, suffix: &str) -> bool {
     })
 }
 
-/// Checks that a compiler works: it must start, answer `rustc -vV` readably within `timeout`,
-/// and have `core` for its host in its sysroot (a compiler without one cannot build anything,
-/// whatever its `-vV` says).
+/// Checks that a compiler works: it answers `rustc -vV` readably within `timeout`, and has
+/// `core` for its host in its sysroot (without it, it cannot build anything).
 pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcVersion> {
     let launch = &toolchain.launch;
     if !launch.rustc.exists() {

@@ -48,19 +48,16 @@ impl fmt::Display for Resolved {
 /// What the closure may take from the machine itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum HostLibraries {
-    /// A library the host has installed at a version that satisfies the dependency is used
-    /// from the host: the compiler then runs under the host's loader with `LD_LIBRARY_PATH`,
-    /// which programs it starts (`cc`, the linker) inherit, so they must keep finding the
-    /// host's own copies of what they load. Safe because Debian's shared-library packages
-    /// keep their ABI within a soname and the dependency's version bound is what the
-    /// compiler's binaries were checked to need.
+    /// A library the host has at a version that satisfies the dependency is the host's: the
+    /// compiler runs under the host's loader with `LD_LIBRARY_PATH`, which the programs it
+    /// starts (`cc`, the linker) inherit, so they must keep finding the host's own copies.
+    /// Safe as Debian's shared-library packages keep their ABI within a soname.
     Reuse,
     /// Nothing comes from the host: the compiler runs under the loader unpacked beside it.
     Never,
 }
 
-/// What the closure needs to know about packages: the registry through the private apt, or
-/// fixed records in tests.
+/// What the closure needs to know about packages (the private apt, or fixed records in tests).
 pub(crate) trait PackageIndex {
     /// Every binary version of `name` the suites serve (none for a virtual package).
     fn served(&mut self, name: &str) -> anyhow::Result<Vec<Served>>;
@@ -73,11 +70,10 @@ pub(crate) trait PackageIndex {
 
 /// The packages that unpacked together make `package` at `version` run: the package itself,
 /// and recursively every dependency that is a shared library (section `libs` or `oldlibs`)
-/// or built from the compiler's own source package; programs it only starts (gcc,
-/// binutils) and development files it does not load (libc6-dev) stay the host's.
+/// or built from the compiler's own source package; programs it only starts (gcc) and files
+/// it does not load (libc6-dev) stay the host's.
 ///
-/// Every package comes from `suites`, which are in order of preference: a dependency takes
-/// the newest version that satisfies it in the first suite that has one. With
+/// A dependency takes the newest fitting version in the first of `suites` that has one. With
 /// [`HostLibraries::Reuse`], a library the host satisfies is left out (never one of the
 /// compiler's own packages, which must sit beside it).
 pub(crate) fn closure(
@@ -195,8 +191,8 @@ pub(crate) fn closure(
     Ok(chosen.into_values().collect())
 }
 
-/// The first alternative the suites serve at a fitting version, as `(package, version,
-/// suite)`; a virtual package is replaced by a real package that provides it.
+/// The first alternative the suites serve at a fitting version, as `(package, version, suite)`;
+/// a virtual package is replaced by a real package that provides it.
 fn choose(
     index: &mut dyn PackageIndex,
     alternatives: &[Relation],
@@ -231,7 +227,7 @@ fn on_host(index: &mut dyn PackageIndex, alternatives: &[Relation]) -> anyhow::R
     Ok(false)
 }
 
-/// The newest accepted version in the first suite (of `suites`, in order) that has one.
+/// The newest accepted version in the first of `suites` that has one.
 fn best_in_suites(
     served: &[Served],
     suites: &[String],

@@ -18,10 +18,9 @@ use std::time::Duration;
 use xshell::Shell;
 
 /// Resolves `specs`, in their order: a path, an installed rustup toolchain or a
-/// `debian:SUITE:PACKAGE` spec as such, and a pin's id as the pin is found without them (so
-/// `--toolchain debian-1.98.1` names the same compiler to every command, and a pin that is not
-/// provisioned is missing). A spec that is none of these is bad input: the error lists what
-/// would have been accepted.
+/// `debian:SUITE:PACKAGE` spec as such, and a pin's id as the pin is found without them (so a
+/// pin id names the same compiler to every command). A spec that is none of these is bad
+/// input: the error lists what would have been accepted.
 pub(super) fn discover_specs(
     sh: &Shell,
     pins: &Pins,
@@ -225,12 +224,10 @@ fn spec_toolchain(
     Ok(rustup_toolchain(spec, rustc))
 }
 
-/// Whether a spec names a rustc by its path: it has a `/`, or names a file.
 fn is_path(sh: &Shell, spec: &str) -> bool {
     spec.contains(std::path::MAIN_SEPARATOR) || sh.current_dir().join(spec).is_file()
 }
 
-/// The names of the `installed` rustup toolchains, for messages.
 fn names_of(installed: &[(String, PathBuf)]) -> String {
     if installed.is_empty() {
         return "none, or rustup is not there".to_owned();

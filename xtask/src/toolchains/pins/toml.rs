@@ -29,13 +29,10 @@ const PIN_KEYS: &[&str] = &[
 
 const TREE_KEYS: &[&str] = &["id", "debian", "path", "note"];
 
-/// Reads the `[[pin]]` and `[[tree]]` tables of a TOML document, each with its kind and its
-/// header's line.
+/// Reads the `[[pin]]` and `[[tree]]` tables of a TOML document, each with its header's line.
 ///
-/// The first error in the file wins: a TOML syntax error, or a table, key or value this file
-/// may not have. `toml_parser` checks the syntax first and leaves decoding to the reader, so an
-/// error that the reader finds before the first syntax error is the first error of the file,
-/// and one after it may be an echo of it.
+/// The first error in the file wins. `toml_parser` checks the syntax and leaves decoding to
+/// the reader, so an error the reader finds after the first syntax error may be its echo.
 pub(super) fn read_tables(
     text: &str,
 ) -> Result<Vec<(TableKind, usize, RawTable)>, (usize, String)> {
@@ -82,7 +79,7 @@ fn error_offset(error: &ParseError) -> usize {
         .map_or(0, |span| span.start())
 }
 
-/// An error of `toml_parser` as a message: what it says, what it expected, what it found.
+/// What `toml_parser` says, what it expected, what it found.
 fn describe_toml_error(text: &str, error: &ParseError) -> String {
     let mut message = error.description().to_owned();
     if let Some(expected) = error.expected().filter(|expected| !expected.is_empty()) {
