@@ -4,7 +4,8 @@
 
 use crate::util::output::escape;
 use std::collections::BTreeMap;
-use toml_parser::parser::{Event, EventKind, ValidateWhitespace};
+use toml_parser::parser::EventKind::*;
+use toml_parser::parser::{Event, ValidateWhitespace};
 use toml_parser::{ParseError, Source};
 
 /// One `[[pin]]` or `[[tree]]` table as read: each key's line and string value.
@@ -129,38 +130,29 @@ impl TableReader<'_> {
     }
 
     fn read(&self, events: &[Event]) -> Result<Vec<(TableKind, usize, RawTable)>, Misread> {
+        let input = self.source.input();
         let mut events = events
             .iter()
-            .filter(|event| {
-                !matches!(
-                    event.kind(),
-                    EventKind::Whitespace | EventKind::Comment | EventKind::Newline
-                )
-            })
+            .filter(|event| !matches!(event.kind(), Whitespace | Comment | Newline))
             .peekable();
         let mut tables: Vec<(TableKind, usize, RawTable)> = Vec::new();
         while let Some(event) = events.next() {
             let start = event.span().start();
             match event.kind() {
-                EventKind::ArrayTableOpen | EventKind::StdTableOpen => {
+                ArrayTableOpen | StdTableOpen => {
                     let key = self.key(&mut events)?;
-                    let end = match events.next() {
-                        Some(close)
-                            if matches!(
-                                close.kind(),
-                                EventKind::ArrayTableClose | EventKind::StdTableClose
-                            ) =>
-                        {
-                            close.span().end()
-                        }
-                        _ => return Err(Misread::Malformed(start)),
+                    let close = events
+                        .next()
+                        .map(|close| (close.kind(), close.span().end()));
+                    let Some((ArrayTableClose | StdTableClose, end)) = close else {
+                        return Err(Misread::Malformed(start));
                     };
-                    let array = event.kind() == EventKind::ArrayTableOpen;
+                    let array = event.kind() == ArrayTableOpen;
                     let kind = match key.as_slice() {
                         [name] if array && name == "pin" => TableKind::Pin,
                         [name] if array && name == "tree" => TableKind::Tree,
                         _ => {
-                            let header = &self.source.input()[start..end];
+                            let header = &input[start..end];
                             return Err(Misread::Invalid(
                                 start,
                                 format!(
@@ -172,15 +164,12 @@ impl TableReader<'_> {
                     };
                     tables.push((kind, self.line_of(start), BTreeMap::new()));
                 }
-                EventKind::SimpleKey => {
+                SimpleKey => {
                     let mut key = vec![self.simple_key(event)?];
                     key.extend(self.key(&mut events)?);
                     let key = key.join(".");
-                    if events
-                        .next_if(|event| event.kind() == EventKind::KeyValSep)
-                        .is_none()
-                    {
-                        let line = self.source.input()[start..].lines().next();
+                    if events.next_if(|event| event.kind() == KeyValSep).is_none() {
+                        let line = input[start..].lines().next();
                         return Err(Misread::Syntax(
                             start,
                             format!(
@@ -190,15 +179,13 @@ impl TableReader<'_> {
                         ));
                     }
                     let value = self.string_value(&key, &mut events)?;
-                    if let Some(first) = events.next_if(|event| event.kind() == EventKind::Error) {
+                    if let Some(first) = events.next_if(|event| event.kind() == Error) {
                         // `toml_parser` marks each token up to the end of the line.
                         let mut end = first.span().end();
-                        while let Some(more) =
-                            events.next_if(|event| event.kind() == EventKind::Error)
-                        {
+                        while let Some(more) = events.next_if(|event| event.kind() == Error) {
                             end = more.span().end();
                         }
-                        let extra = &self.source.input()[first.span().start()..end];
+                        let extra = &input[first.span().start()..end];
                         return Err(Misread::Syntax(
                             first.span().start(),
                             format!(
@@ -246,10 +233,8 @@ impl TableReader<'_> {
         events: &mut std::iter::Peekable<impl Iterator<Item = &'e Event>>,
     ) -> Result<Vec<String>, Misread> {
         let mut parts = Vec::new();
-        while let Some(event) =
-            events.next_if(|event| matches!(event.kind(), EventKind::SimpleKey | EventKind::KeySep))
-        {
-            if event.kind() == EventKind::SimpleKey {
+        while let Some(event) = events.next_if(|event| matches!(event.kind(), SimpleKey | KeySep)) {
+            if event.kind() == SimpleKey {
                 parts.push(self.simple_key(event)?);
             }
         }
@@ -286,7 +271,7 @@ impl TableReader<'_> {
             )
         };
         match event.kind() {
-            EventKind::Scalar => {
+            Scalar => {
                 let mut value = String::new();
                 let mut errors: Vec<ParseError> = Vec::new();
                 let kind = self.raw(event).decode_scalar(&mut value, &mut errors);
@@ -311,15 +296,15 @@ impl TableReader<'_> {
                 }
                 Ok(value)
             }
-            EventKind::ArrayOpen | EventKind::InlineTableOpen => {
+            ArrayOpen | InlineTableOpen => {
                 // Skip to the matching close, to quote the whole value.
                 let mut depth = 1;
                 let mut end = event.span().end();
                 for inner in events.by_ref() {
                     end = inner.span().end();
                     match inner.kind() {
-                        EventKind::ArrayOpen | EventKind::InlineTableOpen => depth += 1,
-                        EventKind::ArrayClose | EventKind::InlineTableClose => depth -= 1,
+                        ArrayOpen | InlineTableOpen => depth += 1,
+                        ArrayClose | InlineTableClose => depth -= 1,
                         _ => {}
                     }
                     if depth == 0 {
