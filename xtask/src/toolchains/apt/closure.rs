@@ -85,19 +85,11 @@ pub(crate) fn closure(
 ) -> anyhow::Result<Vec<Resolved>> {
     checked_package(package)?;
     checked_version(version)?;
-    suites
-        .iter()
-        .try_for_each(|suite| checked_suite(suite).map(drop))?;
+    for suite in suites {
+        checked_suite(suite)?;
+    }
     let served = index.served(package)?;
-    let Some(root_suite) = suites
-        .iter()
-        .find(|suite| {
-            served
-                .iter()
-                .any(|entry| &entry.suite == *suite && entry.version == version)
-        })
-        .cloned()
-    else {
+    let Some((_, root_suite)) = best_in_suites(&served, suites, |served| served == version) else {
         let listed: Vec<String> = served
             .iter()
             .map(|entry| format!("{} ({})", entry.version, entry.suite))
@@ -179,7 +171,7 @@ pub(crate) fn closure(
             let is_own = source_of(&candidate_record, &candidate) == own_source;
             let section = candidate_record.get("Section").unwrap_or("");
             let section = section.rsplit('/').next().unwrap_or(section);
-            if !is_own && section != "libs" && section != "oldlibs" {
+            if !is_own && !matches!(section, "libs" | "oldlibs") {
                 continue;
             }
             if !is_own && host == HostLibraries::Reuse && on_host(index, &alternatives)? {

@@ -222,15 +222,6 @@ impl PrivateApt {
             .quiet()
     }
 
-    /// Whether the lists hold a verified `InRelease` of `suite`.
-    fn has_release_file(&self, suite: &str) -> bool {
-        let wanted = format!("_dists_{suite}_InRelease");
-        let lists = crate::toolchains::sorted_entries(&self.dir.join("lists"));
-        lists
-            .iter()
-            .any(|path| path.to_string_lossy().ends_with(&wanted))
-    }
-
     /// Runs `apt-get update`: fetches and verifies every suite's index. A suite that fails
     /// (not served, bad signature, cut short) keeps what it had; the result says, per suite,
     /// what went wrong, and the index is usable for the others.
@@ -242,6 +233,14 @@ impl PrivateApt {
             .output()
             .context("running apt-get update (is this a Debian-like system?)")?;
         let stderr = String::from_utf8_lossy(&output.stderr);
+        let lists = crate::toolchains::sorted_entries(&self.dir.join("lists"));
+        // A verified `InRelease` of `suite` in the lists.
+        let has_index = |suite: &str| {
+            let wanted = format!("_dists_{suite}_InRelease");
+            lists
+                .iter()
+                .any(|path| path.to_string_lossy().ends_with(&wanted))
+        };
         let mut problems = BTreeMap::new();
         for suite in &self.suites {
             let marker = format!(" {suite} ");
@@ -253,7 +252,7 @@ impl PrivateApt {
                 .collect();
             if !lines.is_empty() {
                 problems.insert(suite.clone(), lines.join(" / "));
-            } else if !self.has_release_file(suite) {
+            } else if !has_index(suite) {
                 problems.insert(
                     suite.clone(),
                     format!(

@@ -124,13 +124,10 @@ fn resolve_specs(
                 loader: None,
                 env: Vec::new(),
             };
+            let toolchain =
+                Toolchain::launched(spec.to_string(), spec.to_string(), Source::Path, launch);
             Availability::Broken {
-                toolchain: Toolchain::launched(
-                    spec.to_string(),
-                    spec.to_string(),
-                    Source::Path,
-                    launch,
-                ),
+                toolchain,
                 error: format!("{error:#}"),
             }
         }));
