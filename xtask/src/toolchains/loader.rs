@@ -122,8 +122,7 @@ pub(crate) fn host_glibc() -> GlibcVersion {
     GlibcVersion::parse(&text.to_string_lossy()).unwrap_or(GlibcVersion(vec![0, 0]))
 }
 
-/// The multiarch library directories of `prefix` (`usr/lib/x86_64-linux-gnu`,
-/// `lib/x86_64-linux-gnu`) that exist, `usr/lib` first.
+/// The multiarch library directories of `prefix` (`usr/lib/x86_64-linux-gnu`), `usr/lib` first.
 pub(crate) fn library_dirs(prefix: &Path) -> Vec<PathBuf> {
     ["usr/lib", "lib"]
         .iter()
@@ -183,12 +182,10 @@ pub struct Launch {
 }
 
 impl Launch {
-    /// How to start the compiler unpacked under `prefix`. A prefix that holds a loader of its
-    /// own (the C library was unpacked into it because the host's is too old) runs through it:
-    /// `--library-path` then reaches only the compiler's process, and the `cc` it starts keeps
-    /// the host's libraries, so what it links runs on the host. Otherwise the host's loader runs
-    /// it with `LD_LIBRARY_PATH`, which needs the host's glibc to be at least the newest version
-    /// that the compiler and its libraries need.
+    /// How to start the compiler unpacked under `prefix`: through the prefix's own loader if it
+    /// has one (then `--library-path` reaches only the compiler, and the `cc` it starts keeps the
+    /// host's libraries), else under the host's with `LD_LIBRARY_PATH`, which needs the host's
+    /// glibc to be at least the newest the compiler and its libraries need.
     pub(crate) fn for_prefix(prefix: &Path) -> anyhow::Result<Launch> {
         let prefix = std::path::absolute(prefix)
             .with_context(|| format!("making {} absolute", prefix.display()))?;
@@ -273,9 +270,8 @@ impl Launch {
         Invocation::new(program, leading).with_env(env)
     }
 
-    /// Runs the compiler with `args` as every monitored step runs ([`crate::util::process::run`]:
-    /// a clean environment plus its own, killed with its process group after `timeout`);
-    /// returns its standard output, or how it failed with the first lines of its stderr.
+    /// Runs the compiler with `args` as every monitored step runs (a clean environment plus its
+    /// own, killed after `timeout`); returns its stdout, or how it failed with its first stderr.
     pub(crate) fn run(&self, args: &[&str], timeout: Duration) -> anyhow::Result<String> {
         let invocation = self.invocation(
             args.iter().map(|arg| arg.to_string()).collect(),
