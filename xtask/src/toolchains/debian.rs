@@ -463,13 +463,10 @@ impl<'a> Provisioner<'a> {
                     .filter(|suite| !self.update_problems.contains_key(*suite))
                     .collect();
                 apt = PrivateApt::create(self.sh, &dir, &kept)?;
+                let left_out: Vec<&str> = self.update_problems.keys().map(String::as_str).collect();
                 (self.log)(&format!(
                     "apt: {} left out of {} until a run needs them again",
-                    self.update_problems
-                        .keys()
-                        .map(String::as_str)
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    left_out.join(", "),
                     dir.join("sources.list").display()
                 ));
             }
