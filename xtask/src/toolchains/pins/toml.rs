@@ -18,6 +18,9 @@ pub(super) enum TableKind {
     Tree,
 }
 
+/// An error at a line of the pin file.
+pub(super) type LineError = (usize, String);
+
 const PIN_KEYS: &[&str] = &[
     "id",
     "release",
@@ -34,9 +37,7 @@ const TREE_KEYS: &[&str] = &["id", "debian", "path", "note"];
 ///
 /// The first error in the file wins. `toml_parser` checks the syntax and leaves decoding to
 /// the reader, so an error the reader finds after the first syntax error may be its echo.
-pub(super) fn read_tables(
-    text: &str,
-) -> Result<Vec<(TableKind, usize, RawTable)>, (usize, String)> {
+pub(super) fn read_tables(text: &str) -> Result<Vec<(TableKind, usize, RawTable)>, LineError> {
     let source = Source::new(text);
     let tokens = source.lex().into_vec();
     let mut events: Vec<Event> = Vec::new();
