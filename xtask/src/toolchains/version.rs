@@ -201,26 +201,7 @@ pub fn parse_release(text: &str) -> anyhow::Result<(Release, Channel)> {
 /// Whether `text` is a day of the Gregorian calendar written `YYYY-MM-DD`: `2024-02-29` is,
 /// `2026-02-30` and `2026-13-01` are not.
 pub fn is_iso_date(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    let shaped = bytes.len() == 10
-        && bytes.iter().enumerate().all(|(index, byte)| match index {
-            4 | 7 => *byte == b'-',
-            _ => byte.is_ascii_digit(),
-        });
-    if !shaped {
-        return false;
-    }
-    let number = |range: std::ops::Range<usize>| text[range].parse::<u32>().unwrap_or(0);
-    let (year, month, day) = (number(0..4), number(5..7), number(8..10));
-    let is_leap_year = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-    let days_in_month = match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if is_leap_year => 29,
-        2 => 28,
-        _ => return false,
-    };
-    (1..=days_in_month).contains(&day)
+    crate::util::date::check_utc_minute(&format!("{text} 00:00 UTC")).is_ok()
 }
 
 fn is_decimal(text: &str) -> bool {
