@@ -220,13 +220,13 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
     }
     match args.first().and_then(text).as_deref() {
         None | Some("-h" | "--help") => return Prepared::Print(command_list()),
-        Some("-V" | "--version") => return Prepared::Print(version()),
+        Some("-V" | "--version") => {
+            return Prepared::Print(format!("xtask {} (kshim)\n", env!("CARGO_PKG_VERSION")))
+        }
         Some("help") => {
             let words: Vec<String> = args[1..].iter().filter_map(text).collect();
-            if words.is_empty() {
-                return Prepared::Print(command_list());
-            }
             return match command_help(&words) {
+                _ if words.is_empty() => Prepared::Print(command_list()),
                 Some(help) => Prepared::Print(help),
                 None => Prepared::Refuse(unknown_command(&words.join(" "))),
             };
@@ -234,14 +234,9 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
         _ => {}
     }
     let words = command_words(&args);
-    if words.is_empty() {
-        if let Some(first) = args
-            .first()
-            .and_then(text)
-            .filter(|arg| !arg.starts_with('-'))
-        {
-            return Prepared::Refuse(unknown_command(&first));
-        }
+    let first = args.first().and_then(text);
+    if let Some(first) = first.filter(|arg| words.is_empty() && !arg.starts_with('-')) {
+        return Prepared::Refuse(unknown_command(&first));
     }
     if args.iter().any(|arg| arg == "-h" || arg == "--help") {
         return Prepared::Print(command_help(&words).unwrap_or_else(command_list));
@@ -326,11 +321,6 @@ fn toolchain_paths_that_name_nothing(args: &[OsString]) -> Option<String> {
         ));
     }
     None
-}
-
-/// What `--version` prints.
-fn version() -> String {
-    format!("xtask {} (kshim)\n", env!("CARGO_PKG_VERSION"))
 }
 
 fn unknown_command(typed: &str) -> String {
