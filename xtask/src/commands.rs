@@ -17,22 +17,3 @@ pub(crate) mod msrv;
 pub(crate) mod show;
 pub(crate) mod toolchains;
 pub(crate) mod usage;
-
-/// `work` on every item, each on a thread of its own: the answers, in order.
-fn in_parallel<T: Send, R: Send>(
-    items: impl IntoIterator<Item = T>,
-    work: impl Fn(usize, T) -> R + Sync,
-) -> Vec<R> {
-    std::thread::scope(|scope| {
-        let work = &work;
-        let handles: Vec<_> = items
-            .into_iter()
-            .enumerate()
-            .map(|(index, item)| scope.spawn(move || work(index, item)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|handle| handle.join().expect("a worker thread panicked"))
-            .collect()
-    })
-}

@@ -92,7 +92,7 @@ pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
     let kconfig = kconfig::with_given(pinned, given);
     let names = options.input.names();
     let scratch = options.scratch.join(std::process::id().to_string());
-    let results = super::in_parallel(availabilities, |index, availability| {
+    let results = crate::in_parallel(availabilities, |index, availability| {
         let name = crate::run::plan::directory_name(availability.id());
         column(
             availability,

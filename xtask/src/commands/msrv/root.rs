@@ -39,7 +39,7 @@ pub fn rows(
         Provisioning::Allowed,
     )?;
     let scratch = scratch.join(std::process::id().to_string());
-    let rows = crate::commands::in_parallel(&availabilities, |index, availability| {
+    let rows = crate::in_parallel(&availabilities, |index, availability| {
         let directory = scratch.join(format!("{index}-{}", directory_name(availability.id())));
         row(availability, &input, &compile, &directory)
     });
