@@ -100,14 +100,13 @@ fn verify(prefixes: &[std::path::PathBuf]) -> Verdict {
 
 /// The pins `--only` and `--shard` select, in file order; an id that names no pin is an error.
 fn selected<'p>(pins: &'p Pins, flags: &flags::Install) -> anyhow::Result<Vec<&'p Pin>> {
-    for id in &flags.only {
-        if !pins.pins.iter().any(|pin| &pin.id == id) {
-            anyhow::bail!(
-                "--only {}: {} has no pin of that id",
-                id.escape_debug(),
-                pins.path.display()
-            );
-        }
+    let pinned = |id: &String| pins.pins.iter().any(|pin| &pin.id == id);
+    if let Some(id) = flags.only.iter().find(|id| !pinned(id)) {
+        anyhow::bail!(
+            "--only {}: {} has no pin of that id",
+            id.escape_debug(),
+            pins.path.display()
+        );
     }
     let mut selected = match flags.shard.as_deref().map(Shard::parse).transpose()? {
         Some(shard) => {
