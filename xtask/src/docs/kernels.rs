@@ -530,7 +530,7 @@ fn tree_section(page: &mut String, data: &TreeData) {
 }
 
 /// The names `after` dropped from `before`, and those it added.
-fn difference(before: &[String], after: &[String]) -> (Vec<String>, Vec<String>) {
+pub(crate) fn difference(before: &[String], after: &[String]) -> (Vec<String>, Vec<String>) {
     let missing = |from: &[String], to: &[String]| -> Vec<String> {
         from.iter()
             .filter(|name| !to.contains(name))
