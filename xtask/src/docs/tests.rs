@@ -10,6 +10,8 @@ use crate::project_root;
 use crate::report::{ToolchainEntry, SCHEMA_VERSION};
 use std::fs;
 
+mod not_recorded;
+
 /// A toolchain that runs `release`, or a missing pin without one.
 fn toolchain(id: &str, release: Option<Release>) -> ToolchainEntry {
     ToolchainEntry {
