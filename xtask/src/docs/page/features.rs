@@ -3,7 +3,7 @@
 //! feature is needed.
 
 use super::{below_class, column_headers, escape_html, grid_head, Popups};
-use crate::catalog::{Feature, Release, FEATURES, KERNEL_MODE_CFG};
+use crate::catalog::{Feature, FEATURES, KERNEL_MODE_CFG};
 use crate::features::cfg::Predicate;
 use crate::features::expect::enabled_in_kernel_mode;
 use crate::features::places::SourcePoint;
@@ -71,15 +71,6 @@ fn block_condition(feature: &Feature) -> Option<(String, Vec<String>)> {
     Some((text, thresholds))
 }
 
-/// Whether the kernel's block enables `feature` on a compiler of `release`.
-fn enabled_on(feature: &Feature, release: Option<Release>) -> bool {
-    release.is_none_or(|release| {
-        enabled_in_kernel_mode(release)
-            .iter()
-            .any(|enabled| enabled.name == feature.name)
-    })
-}
-
 /// The row header of a feature: its name linked to `docs/features.md`, since when it is
 /// stable, its tracking issue, and the condition of the kernel's block where there is one.
 fn feature_header(feature: &Feature) -> String {
@@ -139,7 +130,10 @@ pub(super) fn feature_grid(
             let off = !matches!(
                 cell.observed,
                 Observed::Status(Status::Stable(_)) | Observed::NotRecorded
-            ) && !enabled_on(feature, toolchain.release);
+            ) && !toolchain.release.is_none_or(|release| {
+                let enabled = enabled_in_kernel_mode(release);
+                enabled.iter().any(|enabled| enabled.name == feature.name)
+            });
             if off {
                 let (condition, thresholds) = block_condition(feature).unwrap_or_default();
                 let thresholds = if thresholds.is_empty() {
