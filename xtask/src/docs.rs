@@ -159,21 +159,19 @@ pub fn status_region(report: &Report) -> anyhow::Result<String> {
         bail!("the report probed no toolchain, so it has no statuses to show");
     }
 
-    let cells = || {
-        report
-            .features
-            .iter()
-            .flat_map(|cells| shown.iter().map(|&(index, _)| &cells[index]))
-    };
-    let predicted = cells().filter(|cell| cell.expected.is_some()).count();
-    let agreeing = cells()
-        .filter(|cell| cell.expected.is_some() && cell.ok())
-        .count();
+    let predicted: Vec<bool> = report
+        .features
+        .iter()
+        .flat_map(|cells| shown.iter().map(|&(index, _)| &cells[index]))
+        .filter_map(|cell| cell.expected.map(|_| cell.ok()))
+        .collect();
+    let agreeing = predicted.iter().filter(|ok| **ok).count();
     let mut region = format!(
         "\nWhat each compiler said when a `#![feature]` attribute with `RUSTC_BOOTSTRAP=1` named \
          the feature, in a real `cargo xtask matrix` run on {} toolchains: they agree with the \
-         catalog on {agreeing} of the {predicted} statuses it predicts.",
-        shown.len()
+         catalog on {agreeing} of the {} statuses it predicts.",
+        shown.len(),
+        predicted.len()
     );
     if !not_probed.is_empty() {
         let _ = write!(
