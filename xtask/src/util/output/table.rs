@@ -3,7 +3,7 @@
 //! where it fits, else its columns split into blocks that each repeat the row names, else one
 //! block of `column: cell` lines per row; then [`fit`] wraps any line still too wide.
 
-use super::{escape, escape_markdown, markdown_code, pad, paint_red};
+use super::{environment_columns, escape, escape_markdown, markdown_code, pad, paint_red, tty_columns};
 use std::fmt::Write;
 
 /// How wide human output may be.
@@ -22,15 +22,8 @@ impl Width {
     /// The width without `--wide`: `COLUMNS` when set, else the size of the terminal on
     /// stdout, else [`Width::UNKNOWN`].
     pub fn of_stdout() -> Self {
-        let from_environment = std::env::var("COLUMNS")
-            .ok()
-            .and_then(|columns| columns.trim().parse().ok())
-            .filter(|&columns: &usize| columns > 0);
-        Width::Fit(
-            from_environment
-                .or_else(stdout_columns)
-                .unwrap_or(Self::UNKNOWN),
-        )
+        let columns = environment_columns().or_else(|| tty_columns(libc::STDOUT_FILENO));
+        Width::Fit(columns.unwrap_or(Self::UNKNOWN))
     }
 
     fn limit(self) -> Option<usize> {
@@ -40,15 +33,6 @@ impl Width {
             Width::Wide => None,
         }
     }
-}
-
-/// The terminal size of stdout, if it is one.
-fn stdout_columns() -> Option<usize> {
-    // SAFETY: `winsize` is plain old data, for which all-zero is a valid value.
-    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
-    // SAFETY: TIOCGWINSZ only writes a `winsize` into the live value it is given.
-    let asked = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) };
-    (asked == 0 && size.ws_col > 0).then_some(usize::from(size.ws_col))
 }
 
 /// How a human report is drawn: coloured or not, and for which width.
