@@ -241,8 +241,7 @@ fn the_committed_page_shows_every_cell_of_the_committed_report() {
         eprintln!("no chromium here (apt-get install chromium): the page was not loaded");
         return;
     }
-    let dom = dump_dom(&page, &scratch_dir("page"))
-        .expect("loading the page in chromium");
+    let dom = dump_dom(&page, &scratch_dir("page")).expect("loading the page in chromium");
     assert!(
         dom.contains("<h1>Which compiler takes which kernel feature</h1>"),
         "the browser did not render the page: {}",
@@ -573,8 +572,8 @@ fn no_generated_file_shows_a_path_of_the_recording_machine() {
         std::fs::read_to_string(&page).unwrap(),
     ));
     if browser::find().is_some() {
-        let dom = dump_dom(&page, &scratch_dir("page-paths"))
-            .expect("loading the page in chromium");
+        let dom =
+            dump_dom(&page, &scratch_dir("page-paths")).expect("loading the page in chromium");
         files.push(("the page in chromium".into(), dom));
     }
     for (file, text) in &files {

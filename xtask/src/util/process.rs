@@ -225,10 +225,11 @@ struct Streams {
 
 impl Streams {
     fn new(stdout: Option<ChildStdout>, stderr: Option<ChildStderr>) -> Self {
-        let stdout = stdout.map(|pipe| File::from(OwnedFd::from(pipe)));
-        let stderr = stderr.map(|pipe| File::from(OwnedFd::from(pipe)));
-        let pipes = [stdout, stderr];
-        Streams { pipes, bytes: [Vec::new(), Vec::new()] }
+        let pipes = [stdout.map(OwnedFd::from), stderr.map(OwnedFd::from)];
+        Streams {
+            pipes: pipes.map(|pipe| pipe.map(File::from)),
+            bytes: [Vec::new(), Vec::new()],
+        }
     }
 
     fn open(&self) -> usize {

@@ -3,7 +3,9 @@
 //! where it fits, else its columns split into blocks that each repeat the row names, else one
 //! block of `column: cell` lines per row; then [`fit`] wraps any line still too wide.
 
-use super::{environment_columns, escape, escape_markdown, markdown_code, pad, paint_red, tty_columns};
+use super::{
+    environment_columns, escape, escape_markdown, markdown_code, pad, paint_red, tty_columns,
+};
 use std::fmt::Write;
 
 /// How wide human output may be.
