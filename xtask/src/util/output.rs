@@ -22,7 +22,6 @@ pub enum Format {
 }
 
 impl Format {
-    /// Reads `--format`.
     pub fn parse(text: &str) -> anyhow::Result<Self> {
         match text {
             "human" => Ok(Format::Human),
