@@ -11,8 +11,7 @@ use crate::run::judge::StepResult;
 use crate::run::plan::Step;
 use crate::toolchains::loader::Launch;
 use crate::toolchains::version::RustcVersion;
-use crate::util::files;
-use crate::util::files::write_atomically;
+use crate::util::files::{self, write_atomically};
 pub use crate::util::hash::{file_stamp, hash_file, stat_stamp, tree_stamp, Key, StableHasher};
 use crate::util::json::{self, Deserialize, Serialize};
 use anyhow::Context;
@@ -98,9 +97,9 @@ fn decode_entry(text: &str, artifact: Option<&Path>) -> Option<StepResult> {
     // outputs are removed before it runs), and its verdict stands without it.
     if let Some(path) = artifact.filter(|_| entry.result.outcome == Outcome::Pass) {
         let (size, modified) = file_stamp(path)?;
-        if entry.artifact? != format!("{size} {modified}") {
-            return None;
-        }
+        entry
+            .artifact
+            .filter(|stamp| *stamp == format!("{size} {modified}"))?;
     }
     Some(StepResult {
         cached: true,
@@ -219,11 +218,7 @@ pub fn run_keys(
             _ => None,
         })
         .collect();
-    keys_by_identity(
-        steps,
-        &|toolchain| identities.get(&toolchain).copied(),
-        root,
-    )
+    keys_by_identity(steps, &|index| identities.get(&index).copied(), root)
 }
 
 /// Every step's cache key, a step's compiler known by its [`compiler_identity`], with the
