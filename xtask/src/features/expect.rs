@@ -6,6 +6,7 @@
 use crate::catalog::{derived_cfgs, Feature, Release, FEATURES, MINIMUM_RELEASE};
 use crate::features::cfg::Predicate;
 use crate::features::status::Status;
+use crate::util::json::{Deserialize, Serialize};
 
 /// Whether a toolchain can take part in the matrix.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,7 +68,8 @@ impl ToolchainVerdict {
 }
 
 /// How a build or test cell came out (or must come out).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Outcome {
     /// It built; for tests, every test passed.
     Pass,
