@@ -67,7 +67,8 @@ impl ToolchainVerdict {
 }
 
 /// How a build or test cell came out (or must come out).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, crate::util::json::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     /// It built; for tests, every test passed.
     Pass,

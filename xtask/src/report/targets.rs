@@ -9,6 +9,7 @@ use crate::run::judge::StepResult;
 use crate::run::plan::{cell_label, has_sites, not_built, Kind, Mode, Step};
 use crate::targets::{broken_jump_tables, kernel_target, KernelTarget};
 use crate::toolchains::library_sources::LibrarySources;
+use crate::util::json::Serialize;
 use crate::util::process::last_nonempty_line;
 use anyhow::{bail, ensure};
 use std::collections::HashMap;
@@ -20,9 +21,11 @@ mod text;
 pub(super) mod to_json;
 
 /// Whether one compiler knows one kernel target.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct KnownCell {
+    #[serde(skip)]
     pub toolchain: usize,
+    #[serde(rename = "target")]
     pub triple: String,
     /// What `rustc --print target-list` said; `None` where it did not run or failed.
     pub observed: Option<bool>,
@@ -52,9 +55,11 @@ pub const STAGES: [(&str, Kind, bool); 5] = [
 ];
 
 /// One target step on one toolchain and kernel target.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TargetCell {
+    #[serde(skip)]
     pub toolchain: usize,
+    #[serde(rename = "target")]
     pub triple: String,
     /// One of [`STAGES`]' names.
     pub stage: String,
@@ -70,6 +75,7 @@ pub struct TargetCell {
     /// What the step found: the static-branch sites checked, the test program's last line.
     pub detail: Option<String>,
     /// Seconds of the run that produced the result.
+    #[serde(serialize_with = "super::milliseconds")]
     pub seconds: f64,
     pub cached: bool,
 }
