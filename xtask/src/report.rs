@@ -32,7 +32,7 @@ pub const SCHEMA_VERSION: u32 = 3;
 
 /// One toolchain column; the report's `toolchains` list it with their verdict, its error and
 /// their summary line.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct ToolchainEntry {
     pub id: String,
     /// What was asked for, or how it was found.

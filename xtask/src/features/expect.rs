@@ -8,9 +8,10 @@ use crate::features::cfg::Predicate;
 use crate::features::status::Status;
 
 /// Whether a toolchain can take part in the matrix.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum ToolchainVerdict {
     /// Runs and is at least [`MINIMUM_RELEASE`]: probed, built and tested.
+    #[default]
     Ok,
     /// Runs but is older than the kernel's minimum: probed for information, builds skipped.
     TooOld,

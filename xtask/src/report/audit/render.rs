@@ -428,16 +428,8 @@ impl AuditReport {
             .collect()
     }
 
-    /// The table, the summaries and the findings for a terminal or a log.
-    #[cfg(test)]
-    pub fn human(&self, colour: bool) -> String {
-        self.human_in(&Style {
-            colour,
-            width: Width::Wide,
-        })
-    }
-
-    /// [`AuditReport::human`] with the table laid out for `style`'s width.
+    /// The table, the summaries and the findings for a terminal or a log, the table laid out
+    /// for `style`'s width.
     pub fn human_in(&self, style: &Style) -> String {
         self.text(false, style)
     }
