@@ -157,7 +157,7 @@ impl TargetAxisJson {
             stated_ok(cell.ok, parsed.ok(), &what)?;
             targets.cells.push(parsed);
         }
-        targets.check(toolchains.len())?;
+        targets.check()?;
         Ok(targets)
     }
 }
