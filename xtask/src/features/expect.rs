@@ -9,9 +9,10 @@ use crate::features::status::Status;
 use crate::util::json::{Deserialize, Serialize};
 
 /// Whether a toolchain can take part in the matrix.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum ToolchainVerdict {
     /// Runs and is at least [`MINIMUM_RELEASE`]: probed, built and tested.
+    #[default]
     Ok,
     /// Runs but is older than the kernel's minimum: probed for information, builds skipped.
     TooOld,

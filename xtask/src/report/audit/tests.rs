@@ -9,6 +9,16 @@ use crate::features::status::Status;
 use crate::util::json::{self, Value};
 use input::read_feature_list;
 
+impl AuditReport {
+    /// [`AuditReport::human_in`] in the table's full layout.
+    pub fn human(&self, colour: bool) -> String {
+        self.human_in(&crate::util::output::Style {
+            colour,
+            width: crate::util::output::Width::Wide,
+        })
+    }
+}
+
 fn stable(text: &str) -> Status {
     Status::Stable(Release::parse(text).unwrap())
 }
