@@ -294,8 +294,16 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
 /// file that runs and misbehaves is a compiler's answer, which the commands report.
 fn toolchain_paths_that_name_nothing(args: &[OsString]) -> Option<String> {
     use std::os::unix::fs::PermissionsExt as _;
-    let values = args.windows(2).filter(|pair| pair[0] == "--toolchain");
-    for value in values.map(|pair| &pair[1]) {
+    let values = args
+        .windows(2)
+        .filter(|pair| pair[0] == "--toolchain")
+        .map(|pair| pair[1].as_os_str())
+        .chain(
+            args.iter()
+                .filter_map(|arg| arg.to_str()?.strip_prefix("--toolchain="))
+                .map(std::ffi::OsStr::new),
+        );
+    for value in values {
         let text = value.to_string_lossy();
         if !text.contains('/') || text.starts_with("debian:") {
             continue;

@@ -76,6 +76,9 @@ struct ToolchainJson {
     verdict: String,
     #[serde(deserialize_with = "json::nullable")]
     error: Option<String>,
+    /// Not read back (it is made again from the entry), but a report must still carry it.
+    #[allow(dead_code)]
+    summary: String,
 }
 
 #[derive(Serialize, Deserialize)]

@@ -47,9 +47,10 @@ pub enum Kind {
     /// Compile a crate's metadata in kernel mode without one feature in `-Zallow-features`,
     /// and read where it needs that feature.
     Usage,
-    /// The same for any crate (`audit --usage`), by rustc itself (diagnostics on stderr) or
-    /// through its Cargo (wrapped in Cargo's messages on stdout).
+    /// Compile any crate (`audit --usage`) without one feature in `-Zallow-features` (or with
+    /// every feature allowed) and read where it needs that feature: rustc's JSON diagnostics.
     CrateUsage,
+    /// The same through the toolchain's Cargo, which wraps them in its own messages on stdout.
     CargoUsage,
     /// Compile a fixture of `xtask/programs/kbuild/` as Kbuild compiles a driver, and read the
     /// codes of its errors: what a driver gets when it enables features itself.
@@ -440,6 +441,8 @@ pub(crate) fn probes_and_shims(
                 && step.target == "kernel"
                 && step.mode.is_some_and(|mode| modes.contains(&mode)))
     });
+    // The indices in `deps` would no longer hold after the filter.
+    debug_assert!(steps.iter().all(|step| step.deps.is_empty()));
     Ok(steps)
 }
 

@@ -222,6 +222,10 @@ pub fn escape(text: &str) -> Cow<'_, str> {
     Cow::Owned(escaped)
 }
 
+// One escaping function per output, each for every piece of text that came from outside (a
+// tree, a report, a pin file, a compiler): [`escape`] for a terminal, [`escape_markdown`] for
+// Markdown text and [`markdown_code`] for a Markdown code span, [`escape_html`] for HTML.
+
 /// `text` as Markdown text, a table cell or a heading: [`escape`]d, and Markdown's inline
 /// punctuation backslashed, so that it is shown as it is (no HTML tag, no emphasis, no link)
 /// and a `|` does not end a table cell.

@@ -195,7 +195,7 @@ pub(super) fn feature_grid(
                 feature.name,
                 escape_html(&toolchain.id),
                 escape_html(&words),
-                if off { "not enabled" } else { &short },
+                escape_html(if off { "not enabled" } else { &short }),
             );
         }
         html.push_str("</tr>\n");

@@ -79,8 +79,15 @@ fn path_arg(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
-/// Appends the arguments of `line`, separated by single spaces (a path goes by [`path_arg`]).
-fn push(invocation: &mut Invocation, line: &str) {
+fn push(invocation: &mut Invocation, args: &[&str]) {
+    invocation
+        .args
+        .extend(args.iter().map(|arg| arg.to_string()));
+}
+
+/// Appends the flags of `line`, split at single spaces: a literal, so that no value read from a
+/// file (a crate name, an edition) can ever be split into flags of its own.
+fn push_line(invocation: &mut Invocation, line: &'static str) {
     invocation.args.extend(line.split(' ').map(String::from));
 }
 
@@ -135,7 +142,7 @@ impl Rustc {
 
     fn add_cfgs(invocation: &mut Invocation, cfgs: &[&str]) {
         for cfg in cfgs {
-            push(invocation, &format!("--cfg {cfg}"));
+            push(invocation, &["--cfg", cfg]);
         }
     }
 
@@ -162,14 +169,12 @@ impl Rustc {
 
     pub fn probe(&self, source: &Path, out_dir: &Path) -> Invocation {
         let mut invocation = self.launch.invocation(Vec::new(), self.bootstrap_env());
-        let edition = self.edition();
-        push(
+        push_line(
             &mut invocation,
-            &format!(
-                "--crate-name kshim_probe --crate-type lib --edition {edition} \
-                 --error-format=json --emit=metadata"
-            ),
+            "--crate-name kshim_probe --crate-type lib --edition",
         );
+        invocation.args.push(self.edition().into());
+        push_line(&mut invocation, "--error-format=json --emit=metadata");
         invocation.args.push(path_arg(source));
         Self::add_output(&mut invocation, Output::Directory(out_dir));
         invocation
@@ -177,7 +182,7 @@ impl Rustc {
 
     pub fn kbuild_fixture(&self, source: &Path, out_dir: &Path) -> Invocation {
         let mut invocation = self.base(Mode::Kernel);
-        push(
+        push_line(
             &mut invocation,
             "--crate-name kshim_kbuild --crate-type lib --emit=metadata --error-format=json",
         );
@@ -193,10 +198,16 @@ impl Rustc {
     fn compile(&self, mode: Mode, name: &str, crate_type: &str, product: Product) -> Invocation {
         let mut invocation = self.base(mode);
         match product {
-            Product::Tests => push(&mut invocation, &format!("--crate-name {name} --test")),
+            Product::Tests => push(&mut invocation, &["--crate-name", name, "--test"]),
             Product::Crate => push(
                 &mut invocation,
-                &format!("--crate-name {name} --crate-type {crate_type} --emit=link"),
+                &[
+                    "--crate-name",
+                    name,
+                    "--crate-type",
+                    crate_type,
+                    "--emit=link",
+                ],
             ),
         }
         invocation
@@ -246,12 +257,19 @@ impl Rustc {
     /// no lints, since newer lints may fire on an older library.
     fn sysroot_crate(&self, name: &str, edition: &str, triple: &str, out_dir: &Path) -> Invocation {
         let mut invocation = self.launch.invocation(Vec::new(), self.bootstrap_env());
-        push(
+        let names = [
+            "--edition",
+            edition,
+            "--crate-name",
+            name,
+            "--crate-type",
+            "rlib",
+        ];
+        push(&mut invocation, &names);
+        push(&mut invocation, &["--target", triple]);
+        push_line(
             &mut invocation,
-            &format!(
-                "--edition {edition} --crate-name {name} --crate-type rlib --target {triple} \
-                 -C panic=abort -C opt-level=2 -Zforce-unstable-if-unmarked --cap-lints allow"
-            ),
+            "-C panic=abort -C opt-level=2 -Zforce-unstable-if-unmarked --cap-lints allow",
         );
         Self::add_output(&mut invocation, Output::Directory(out_dir));
         invocation
@@ -282,7 +300,7 @@ impl Rustc {
         if let Builtins::Sources(_) = builtins {
             // What the standard library's build asks of it; without `mem`, since the
             // programs bring their own memory functions as the kernel does.
-            push(&mut invocation, "--cfg feature=\"compiler-builtins\"");
+            push_line(&mut invocation, "--cfg feature=\"compiler-builtins\"");
         }
         Self::set_sysroot(&mut invocation, sysroot);
         invocation.args.push(path_arg(root));
@@ -306,7 +324,7 @@ impl Rustc {
     /// builds its Rust: no unwinding.
     pub fn for_target(invocation: &mut Invocation, triple: &str, sysroot: &Path) {
         Self::set_sysroot(invocation, sysroot);
-        push(invocation, &format!("--target {triple} -C panic=abort"));
+        push(invocation, &["--target", triple, "-C", "panic=abort"]);
     }
 
     /// A crate of `xtask/programs/` built against the shim's rlib for a kernel target: the
@@ -321,15 +339,15 @@ impl Rustc {
         output: TargetOutput<'_>,
     ) -> Invocation {
         let mut invocation = self.base(mode);
-        let flags = format!("--crate-name {name} -C opt-level=2 -C codegen-units=1");
-        push(&mut invocation, &flags);
+        push(&mut invocation, &["--crate-name", name]);
+        push_line(&mut invocation, "-C opt-level=2 -C codegen-units=1");
         let file = match output {
             TargetOutput::Object(object) => {
-                push(&mut invocation, "--crate-type lib --emit=obj");
+                push_line(&mut invocation, "--crate-type lib --emit=obj");
                 object
             }
             TargetOutput::Program { binary, linker } => {
-                push(
+                push_line(
                     &mut invocation,
                     "--crate-type bin -C relocation-model=static -C linker-flavor=ld.lld -C",
                 );
