@@ -14,18 +14,16 @@ pub(crate) fn lines(console: &str) -> Vec<&str> {
 }
 
 fn strip_stamp(line: &str) -> &str {
-    let Some(rest) = line.strip_prefix('[') else {
-        return line;
+    let is_time = |stamp: &str| {
+        let stamp = stamp.trim_start();
+        !stamp.is_empty() && stamp.chars().all(|c| c.is_ascii_digit() || c == '.')
     };
-    let Some((stamp, after)) = rest.split_once("] ") else {
-        return line;
-    };
-    let stamp = stamp.trim_start();
-    let is_time = !stamp.is_empty() && stamp.chars().all(|c| c.is_ascii_digit() || c == '.');
-    if is_time {
-        after
-    } else {
-        line
+    match line
+        .strip_prefix('[')
+        .and_then(|rest| rest.split_once("] "))
+    {
+        Some((stamp, after)) if is_time(stamp) => after,
+        _ => line,
     }
 }
 

@@ -146,24 +146,13 @@ pub(crate) fn arguments(accel: Accel, image: &Path, console: &Path) -> Vec<Strin
         Accel::Kvm => "host",
         Accel::Tcg => "max",
     };
-    [
-        "-accel",
-        accel.word(),
-        "-cpu",
-        cpu,
-        "-m",
-        "256M",
-        "-smp",
-        "1",
-        "-nodefaults",
-        "-display",
-        "none",
-        "-no-reboot",
-        "-monitor",
-        "none",
-    ]
-    .iter()
-    .map(|word| word.to_string())
+    let accel = accel.word();
+    format!(
+        "-accel {accel} -cpu {cpu} -m 256M -smp 1 -nodefaults -display none -no-reboot \
+         -monitor none"
+    )
+    .split(' ')
+    .map(str::to_owned)
     .chain([
         "-serial".to_owned(),
         format!("file:{}", console.display()),

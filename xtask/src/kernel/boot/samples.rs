@@ -186,15 +186,9 @@ fn expected(sample: &str, format: &str) -> Expected {
     while let Some(c) = chars.next() {
         ends_in_hole = false;
         match c {
-            '{' if chars.peek() == Some(&'{') => {
-                chars.next();
-                parts.last_mut().unwrap().push('{');
-                text.push_str("{{");
-            }
-            '}' if chars.peek() == Some(&'}') => {
-                chars.next();
-                parts.last_mut().unwrap().push('}');
-                text.push_str("}}");
+            '{' | '}' if chars.next_if_eq(&c).is_some() => {
+                parts.last_mut().unwrap().push(c);
+                text.extend([c, c]);
             }
             '{' => {
                 for c in chars.by_ref() {

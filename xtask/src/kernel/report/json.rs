@@ -92,7 +92,7 @@ pub(crate) const BOOT_FAIL: &str = "fail";
 pub(crate) const BOOT_NOT_RUN: &str = "not run";
 
 /// A cell's boot under QEMU.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct BootJson {
     /// `pass`, `fail` or `not run`.
     pub result: String,
@@ -139,6 +139,21 @@ pub(crate) struct FailureJson {
     pub test: String,
     /// What it printed before its result line.
     pub output: String,
+}
+
+impl BootJson {
+    /// How many sample lines were checked (a sample that prints nothing at init is not), and
+    /// how many of them were seen.
+    pub(crate) fn sample_lines(&self) -> (usize, usize) {
+        let checked = self
+            .samples
+            .iter()
+            .filter(|sample| sample.expected.is_some());
+        (
+            checked.clone().count(),
+            checked.filter(|sample| sample.seen).count(),
+        )
+    }
 }
 
 impl CellJson {
@@ -305,11 +320,8 @@ fn check_boot(cell: &CellJson, boot: &BootJson) -> anyhow::Result<()> {
     }
     if boot.result == BOOT_PASS {
         let failed = boot.kunit.as_ref().map_or(0, |kunit| kunit.failed);
-        let unseen = boot
-            .samples
-            .iter()
-            .filter(|sample| sample.expected.is_some() && !sample.seen)
-            .count();
+        let (checked, seen) = boot.sample_lines();
+        let unseen = checked - seen;
         ensure!(
             boot.kunit.is_some() && failed == 0 && unseen == 0,
             "its boot is `pass`, but with {} ({failed} failed KUnit cases, {unseen} sample lines \
