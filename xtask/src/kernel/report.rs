@@ -193,38 +193,25 @@ impl KernelJson {
         // Escaped already: escaping again when joined changes nothing.
         lines.extend(rendered.lines().map(String::from));
         lines.push(String::new());
+        let about = |cell: &CellJson, what: String| {
+            format!("{} with {}: {what}", cell.tree, cell.toolchain)
+        };
         for cell in self.cells.iter().filter(|cell| !cell.steps.is_empty()) {
-            let steps: Vec<String> = cell
-                .steps
-                .iter()
+            let steps = cell.steps.iter();
+            let steps: Vec<String> = steps
                 .map(|step| format!("{} {:.1} s", step.step, step.seconds))
                 .collect();
-            lines.push(format!(
-                "{} with {}: {}",
-                cell.tree,
-                cell.toolchain,
-                steps.join(", ")
-            ));
+            lines.push(about(cell, steps.join(", ")));
         }
-        for cell in &self.cells {
-            if let Some(warning) = &cell.warning {
-                lines.push(format!(
-                    "{} with {}: the tree's check warned: {warning}",
-                    cell.tree, cell.toolchain
-                ));
-            }
-        }
-        for cell in &self.cells {
-            if let Some(boot) = &cell.boot {
-                lines.push(format!(
-                    "{} with {}: boot {}: {}",
-                    cell.tree,
-                    cell.toolchain,
-                    boot_summary(boot),
-                    boot.reason
-                ));
-            }
-        }
+        lines.extend(self.cells.iter().filter_map(|cell| {
+            let warning = cell.warning.as_ref()?;
+            Some(about(cell, format!("the tree's check warned: {warning}")))
+        }));
+        lines.extend(self.cells.iter().filter_map(|cell| {
+            let boot = cell.boot.as_ref()?;
+            let summary = boot_summary(boot);
+            Some(about(cell, format!("boot {summary}: {}", boot.reason)))
+        }));
         let findings = self.findings();
         let count = |real: Real| {
             self.cells
@@ -260,14 +247,12 @@ impl KernelJson {
                      failed: {}",
                     cell.tree, cell.toolchain, boot.reason
                 ));
-                let failures = boot.kunit.iter().flat_map(|kunit| &kunit.failures);
-                let mut shown = false;
-                for failure in failures {
-                    shown = true;
+                let failures: Vec<_> = boot.kunit.iter().flat_map(|k| &k.failures).collect();
+                for failure in &failures {
                     lines.push(format!("  {}.{} failed:", failure.suite, failure.test));
                     lines.extend(failure.output.lines().map(|line| format!("    {line}")));
                 }
-                if let (false, Some(tail)) = (shown, &boot.console_tail) {
+                if let (true, Some(tail)) = (failures.is_empty(), &boot.console_tail) {
                     lines.push("  the console's last lines:".into());
                     lines.extend(tail.lines().map(|line| format!("    {line}")));
                 }

@@ -3,6 +3,7 @@
 //! members that the command writes and the docs read back, so that a member missing or of
 //! another type is refused by its path and never taken for a default.
 
+use crate::kernel::build::Real;
 use crate::kernel::rules::CratePrediction;
 use crate::util::json::{self, Deserialize, Serialize};
 use crate::util::output::escape;
@@ -18,7 +19,6 @@ pub(crate) struct KernelJson {
     /// The tools the cells' builds ran with, each set once with its trees.
     #[serde(deserialize_with = "json::nullable")]
     pub tools: Option<String>,
-    /// Why the build tools are missing, if they are.
     #[serde(deserialize_with = "json::nullable")]
     pub tools_error: Option<String>,
     /// Wall time of the run.
@@ -159,16 +159,13 @@ impl BootJson {
 impl CellJson {
     /// Whether the real build contradicts the prediction: the one definition of a finding.
     pub(crate) fn is_finding(&self) -> bool {
-        self.real != NOT_RUN
+        self.real != Real::NotRun.word()
             && self
                 .predicted
                 .as_ref()
                 .is_some_and(|word| *word != self.real)
     }
 }
-
-/// The real result of a cell whose build did not run.
-const NOT_RUN: &str = "not run";
 
 /// One crate root's probe.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -238,9 +235,9 @@ impl KernelJson {
                 "{}: the cell is there twice",
                 what()
             );
-            let words = ["pass", "fail", "refused"];
+            let words = ["pass", "fail", "refused", "not run"];
             ensure!(
-                words.contains(&cell.real.as_str()) || cell.real == NOT_RUN,
+                words.contains(&cell.real.as_str()),
                 "{}: unknown real result `{}`",
                 what(),
                 cell.real
