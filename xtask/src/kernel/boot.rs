@@ -237,13 +237,12 @@ pub(crate) fn boot(stage: &Stage<'_>) -> Booted {
     let mut booted = match image {
         Ok((image, config)) => {
             (stage.pair.progress)(&format!("booting under qemu ({})", stage.accel.word()));
-            let run = (
-                stage.accel,
-                image.as_path(),
-                stage.console,
-                stage.boot_timeout,
-            );
-            run_qemu(&qemu.program, run, stage.pair.tree, &config)
+            run_qemu(
+                &qemu.program,
+                (stage.accel, &image, stage.console, stage.boot_timeout),
+                stage.pair.tree,
+                &config,
+            )
         }
         Err(booted) => *booted,
     };
@@ -408,19 +407,11 @@ pub(crate) fn rustc_versions(image: &Path) -> Vec<String> {
     };
     let needle = b"rustc version ";
     let mut found: Vec<String> = Vec::new();
-    let mut at = 0;
-    while let Some(offset) = bytes[at..]
-        .windows(needle.len())
-        .position(|window| window == needle)
-    {
-        let start = at + offset;
-        let end = bytes[start..]
-            .iter()
-            .position(|byte| *byte == 0 || *byte == b'\n')
-            .map_or(bytes.len(), |length| start + length);
-        let text = String::from_utf8_lossy(&bytes[start..end.min(start + 200)]).into_owned();
-        crate::push_once(&mut found, text);
-        at = end;
+    for line in bytes.split(|byte| *byte == 0 || *byte == b'\n') {
+        if let Some(start) = line.windows(needle.len()).position(|part| part == needle) {
+            let text = &line[start..line.len().min(start + 200)];
+            crate::push_once(&mut found, String::from_utf8_lossy(text).into_owned());
+        }
     }
     found
 }

@@ -92,16 +92,10 @@ enum Line<'a> {
 fn classify(content: &str) -> Line<'_> {
     if content.starts_with("KTAP version ") || content.starts_with("TAP version ") {
         let number = content.rsplit(' ').next().unwrap_or("");
-        return match number.parse::<u32>() {
-            Ok(_) => Line::Version,
-            Err(_) => Line::Bad,
-        };
+        return number.parse::<u32>().map_or(Line::Bad, |_| Line::Version);
     }
     if let Some(count) = content.strip_prefix("1..") {
-        return match count.trim_end().parse() {
-            Ok(count) => Line::Plan(count),
-            Err(_) => Line::Bad,
-        };
+        return count.trim_end().parse().map_or(Line::Bad, Line::Plan);
     }
     if let Some(name) = content.strip_prefix("# Subtest:") {
         return Line::Subtest(name.trim());
@@ -109,11 +103,8 @@ fn classify(content: &str) -> Line<'_> {
     if content.starts_with('#') {
         return Line::Diagnostic;
     }
-    let (failed, rest) = if let Some(rest) = content.strip_prefix("not ok") {
-        (true, rest)
-    } else if let Some(rest) = content.strip_prefix("ok") {
-        (false, rest)
-    } else {
+    let failed = content.starts_with("not ok");
+    let Some(rest) = content.strip_prefix(if failed { "not ok" } else { "ok" }) else {
         return Line::Other;
     };
     // `okay, ...` or `ok-ish` are ordinary words, not results.
@@ -154,8 +145,7 @@ pub(crate) fn ktap(lines: &[&str]) -> Ktap {
     for line in lines {
         let content = line.trim_start_matches(' ');
         let indent = line.len() - content.len();
-        let content = content.trim_end();
-        let parsed = classify(content);
+        let (line, parsed) = (line.trim_end(), classify(content.trim_end()));
         if !ktap.started {
             if indent == 0 && parsed == Line::Version {
                 ktap.started = true;
@@ -163,14 +153,14 @@ pub(crate) fn ktap(lines: &[&str]) -> Ktap {
             continue;
         }
         if parsed == Line::Bad {
-            ktap.unparsed.push(line.trim_end().to_owned());
+            ktap.unparsed.push(line.to_owned());
             continue;
         }
         match (indent / 4, parsed) {
             (0, Line::Plan(count)) => {
                 if ktap.plan.replace(count).is_some() {
                     ktap.unparsed
-                        .push(format!("{} (a second top-level plan)", line.trim_end()));
+                        .push(format!("{line} (a second top-level plan)"));
                 }
             }
             (0, Line::Result(result)) => {
@@ -180,10 +170,8 @@ pub(crate) fn ktap(lines: &[&str]) -> Ktap {
                 }
                 let expected = ktap.suites.len() + 1;
                 if result.number != expected {
-                    ktap.unparsed.push(format!(
-                        "{} (suite number {expected} was expected)",
-                        line.trim_end()
-                    ));
+                    let unparsed = format!("{line} (suite number {expected} was expected)");
+                    ktap.unparsed.push(unparsed);
                 }
                 suite.result = Some(result);
                 ktap.suites.push(suite);
@@ -207,17 +195,15 @@ pub(crate) fn ktap(lines: &[&str]) -> Ktap {
                 let suite = open.get_or_insert_with(Suite::default);
                 if suite.plan.replace(count).is_some() {
                     ktap.unparsed
-                        .push(format!("{} (a second plan in its suite)", line.trim_end()));
+                        .push(format!("{line} (a second plan in its suite)"));
                 }
             }
             (1, Line::Result(result)) => {
                 let suite = open.get_or_insert_with(Suite::default);
                 let expected = suite.cases.len() + 1;
                 if result.number != expected {
-                    ktap.unparsed.push(format!(
-                        "{} (case number {expected} was expected)",
-                        line.trim_end()
-                    ));
+                    let unparsed = format!("{line} (case number {expected} was expected)");
+                    ktap.unparsed.push(unparsed);
                 }
                 suite.cases.push(Case {
                     name: result.name,
@@ -225,7 +211,7 @@ pub(crate) fn ktap(lines: &[&str]) -> Ktap {
                     output: std::mem::take(&mut pending),
                 });
             }
-            _ => pending.push(line.trim_end().to_owned()),
+            _ => pending.push(line.to_owned()),
         }
     }
     if let Some(suite) = open {

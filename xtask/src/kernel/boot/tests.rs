@@ -569,3 +569,19 @@ fn the_real_console_shows_every_sample_line_of_the_tree() {
 
 mod console_cases;
 use console_cases::console_of_a_boot;
+
+#[test]
+fn an_images_rustc_versions_are_read_from_its_comment_each_once() {
+    let dir = std::env::temp_dir().join(format!("kshim-boot-comment-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let image = dir.join("vmlinux");
+    let bytes = b"\x7fELF\0rustc version 1.98.1 (a 2026)\0x\nrustc version 1.98.1 (a 2026)\0\
+                  GCC: 14\nrustc version 1.85.0";
+    std::fs::write(&image, bytes).unwrap();
+    assert_eq!(
+        super::rustc_versions(&image),
+        ["rustc version 1.98.1 (a 2026)", "rustc version 1.85.0"]
+    );
+    assert!(super::rustc_versions(&dir.join("none")).is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
