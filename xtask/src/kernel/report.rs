@@ -309,16 +309,12 @@ impl KernelJson {
 /// A boot in a few words: `pass (tcg, 1.0 s, cached) KUnit 390 passed, 0 failed, 1 skipped;
 /// samples: 12 of 12 lines seen, not checked (nothing printed at init): rust_soc, ...`.
 pub(crate) fn boot_summary(boot: &BootJson) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    if let Some(accel) = &boot.accel {
-        parts.push(accel.clone());
-    }
-    if let Some(seconds) = boot.seconds {
-        parts.push(format!("{seconds:.1} s"));
-    }
-    if boot.cached {
-        parts.push("cached".into());
-    }
+    let seconds = boot.seconds.map(|seconds| format!("{seconds:.1} s"));
+    let cached = boot.cached.then(|| "cached".to_owned());
+    let parts: Vec<String> = [boot.accel.clone(), seconds, cached]
+        .into_iter()
+        .flatten()
+        .collect();
     let mut text = boot.result.clone();
     if !parts.is_empty() {
         text.push_str(&format!(" ({})", parts.join(", ")));

@@ -227,62 +227,65 @@ impl KernelJson {
         let mut seen = HashSet::new();
         for (index, cell) in self.cells.iter().enumerate() {
             let what = || format!("cells[{index}] ({} with {})", cell.tree, cell.toolchain);
-            let Some(tree) = self.trees.iter().find(|tree| tree.id == cell.tree) else {
-                bail!("{}: no tree has that id", what());
-            };
+            self.check_cell(cell, &mut seen).with_context(what)?;
+        }
+        Ok(())
+    }
+
+    /// [`KernelJson::check`] for one cell; `seen` holds the cells before it.
+    fn check_cell<'a>(
+        &self,
+        cell: &'a CellJson,
+        seen: &mut HashSet<(&'a str, &'a str)>,
+    ) -> anyhow::Result<()> {
+        let Some(tree) = self.trees.iter().find(|tree| tree.id == cell.tree) else {
+            bail!("no tree has that id");
+        };
+        ensure!(
+            seen.insert((&cell.tree, &cell.toolchain)),
+            "the cell is there twice"
+        );
+        let words = ["pass", "fail", "refused", "not run"];
+        ensure!(
+            words.contains(&cell.real.as_str()),
+            "unknown real result `{}`",
+            cell.real
+        );
+        for krate in &cell.crates {
             ensure!(
-                seen.insert((&cell.tree, &cell.toolchain)),
-                "{}: the cell is there twice",
-                what()
-            );
-            let words = ["pass", "fail", "refused", "not run"];
-            ensure!(
-                words.contains(&cell.real.as_str()),
-                "{}: unknown real result `{}`",
-                what(),
-                cell.real
-            );
-            for krate in &cell.crates {
-                ensure!(
-                    words[..2].contains(&krate.predicted.as_str()),
-                    "{}: {}: unknown probe result `{}`",
-                    what(),
-                    krate.root,
-                    krate.predicted
-                );
-            }
-            let derived = derived_prediction(tree, cell).with_context(what)?;
-            ensure!(
-                cell.minimum_met == derived.map(|(met, _)| met),
-                "{}: `minimum_met` is {:?}, but rustc {} against the tree's minimum {} makes it \
-                 {:?}",
-                what(),
-                cell.minimum_met,
-                cell.rustc.as_deref().unwrap_or("?"),
-                tree.minimum_rustc.as_deref().unwrap_or("?"),
-                derived.map(|(met, _)| met)
-            );
-            let predicted = derived.map(|(_, predicted)| predicted);
-            ensure!(
-                cell.predicted.as_deref() == predicted,
-                "{}: `predicted` is {:?}, but its crates' probes and the minimum make it {:?}",
-                what(),
-                cell.predicted,
-                predicted
-            );
-            if let Some(boot) = &cell.boot {
-                check_boot(cell, boot).with_context(what)?;
-            }
-            ensure!(
-                cell.finding == cell.is_finding(),
-                "{}: `finding` is {}, but predicted {} against real {} makes it {}",
-                what(),
-                cell.finding,
-                cell.predicted.as_deref().unwrap_or("(none)"),
-                cell.real,
-                cell.is_finding()
+                words[..2].contains(&krate.predicted.as_str()),
+                "{}: unknown probe result `{}`",
+                krate.root,
+                krate.predicted
             );
         }
+        let derived = derived_prediction(tree, cell)?;
+        ensure!(
+            cell.minimum_met == derived.map(|(met, _)| met),
+            "`minimum_met` is {:?}, but rustc {} against the tree's minimum {} makes it {:?}",
+            cell.minimum_met,
+            cell.rustc.as_deref().unwrap_or("?"),
+            tree.minimum_rustc.as_deref().unwrap_or("?"),
+            derived.map(|(met, _)| met)
+        );
+        let predicted = derived.map(|(_, predicted)| predicted);
+        ensure!(
+            cell.predicted.as_deref() == predicted,
+            "`predicted` is {:?}, but its crates' probes and the minimum make it {:?}",
+            cell.predicted,
+            predicted
+        );
+        if let Some(boot) = &cell.boot {
+            check_boot(cell, boot)?;
+        }
+        ensure!(
+            cell.finding == cell.is_finding(),
+            "`finding` is {}, but predicted {} against real {} makes it {}",
+            cell.finding,
+            cell.predicted.as_deref().unwrap_or("(none)"),
+            cell.real,
+            cell.is_finding()
+        );
         Ok(())
     }
 }
