@@ -47,14 +47,11 @@ pub(crate) struct BootConfig {
 impl BootConfig {
     /// The fragment appended to `tinyconfig`'s `.config`.
     pub(crate) fn fragment(&self) -> String {
-        let mut text = String::new();
-        for symbol in &self.on {
-            text.push_str(&format!("CONFIG_{symbol}=y\n"));
-        }
-        for symbol in OFF {
-            text.push_str(&format!("# CONFIG_{symbol} is not set\n"));
-        }
-        text
+        let on = self.on.iter().map(|symbol| format!("CONFIG_{symbol}=y\n"));
+        let off = OFF
+            .iter()
+            .map(|symbol| format!("# CONFIG_{symbol} is not set\n"));
+        on.chain(off).collect()
     }
 
     /// The symbols of the fragment that `config` (a `.config`'s text) no longer has `=y`.

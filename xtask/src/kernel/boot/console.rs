@@ -35,14 +35,6 @@ pub(crate) enum Outcome {
     Skip,
 }
 
-/// One KTAP result line: `ok 3 name # SKIP why` or `not ok 1 name`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ResultLine {
-    pub number: usize,
-    pub name: String,
-    pub outcome: Outcome,
-}
-
 /// A KUnit case (a test one level below its suite).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Case {
@@ -59,7 +51,7 @@ pub(crate) struct Suite {
     pub name: String,
     pub plan: Option<usize>,
     pub cases: Vec<Case>,
-    pub result: Option<ResultLine>,
+    pub result: Option<Outcome>,
 }
 
 /// All the KTAP a console holds.
@@ -80,7 +72,8 @@ pub(crate) struct Ktap {
 enum Line<'a> {
     Version,
     Plan(usize),
-    Result(ResultLine),
+    /// `ok 3 name # SKIP why` or `not ok 1 name`: the number, the name and the outcome.
+    Result(usize, String, Outcome),
     Subtest(&'a str),
     Diagnostic,
     /// Not KTAP's own: kernel log, or the text of a test's message.
@@ -126,11 +119,7 @@ fn classify(content: &str) -> Line<'_> {
         (false, true) => Outcome::Skip,
         (false, false) => Outcome::Pass,
     };
-    Line::Result(ResultLine {
-        number,
-        name: name.trim().to_owned(),
-        outcome,
-    })
+    Line::Result(number, name.trim().to_owned(), outcome)
 }
 
 /// Reads the KTAP in `lines` (from [`lines`]). The top level holds the suites; one level down
@@ -163,17 +152,17 @@ pub(crate) fn ktap(lines: &[&str]) -> Ktap {
                         .push(format!("{line} (a second top-level plan)"));
                 }
             }
-            (0, Line::Result(result)) => {
+            (0, Line::Result(number, name, outcome)) => {
                 let mut suite = open.take().unwrap_or_default();
                 if suite.name.is_empty() {
-                    suite.name = result.name.clone();
+                    suite.name = name;
                 }
                 let expected = ktap.suites.len() + 1;
-                if result.number != expected {
+                if number != expected {
                     let unparsed = format!("{line} (suite number {expected} was expected)");
                     ktap.unparsed.push(unparsed);
                 }
-                suite.result = Some(result);
+                suite.result = Some(outcome);
                 ktap.suites.push(suite);
                 pending.clear();
             }
@@ -198,16 +187,16 @@ pub(crate) fn ktap(lines: &[&str]) -> Ktap {
                         .push(format!("{line} (a second plan in its suite)"));
                 }
             }
-            (1, Line::Result(result)) => {
+            (1, Line::Result(number, name, outcome)) => {
                 let suite = open.get_or_insert_with(Suite::default);
                 let expected = suite.cases.len() + 1;
-                if result.number != expected {
+                if number != expected {
                     let unparsed = format!("{line} (case number {expected} was expected)");
                     ktap.unparsed.push(unparsed);
                 }
                 suite.cases.push(Case {
-                    name: result.name,
-                    outcome: result.outcome,
+                    name,
+                    outcome,
                     output: std::mem::take(&mut pending),
                 });
             }
@@ -225,11 +214,10 @@ impl Ktap {
     /// What is missing for the KTAP to be whole: no KTAP, a plan not met, a suite without its
     /// result line.
     pub(crate) fn incomplete(&self) -> Vec<String> {
-        let mut missing = Vec::new();
         if !self.started {
-            missing.push("no KTAP output (KUnit never started)".to_owned());
-            return missing;
+            return vec!["no KTAP output (KUnit never started)".to_owned()];
         }
+        let mut missing = Vec::new();
         let finished = self.suites.iter().filter(|s| s.result.is_some()).count();
         match self.plan {
             None => missing.push("no top-level KTAP plan".to_owned()),
@@ -239,11 +227,8 @@ impl Ktap {
             Some(_) => {}
         }
         for suite in &self.suites {
-            let name = if suite.name.is_empty() {
-                "(unnamed)"
-            } else {
-                &suite.name
-            };
+            let name = Some(suite.name.as_str()).filter(|name| !name.is_empty());
+            let name = name.unwrap_or("(unnamed)");
             if suite.result.is_none() {
                 missing.push(format!(
                     "suite {name} has no result line ({} cases reported)",
@@ -280,10 +265,7 @@ impl Ktap {
         self.suites
             .iter()
             .filter(|suite| {
-                suite
-                    .result
-                    .as_ref()
-                    .is_some_and(|result| result.outcome == Outcome::Fail)
+                suite.result == Some(Outcome::Fail)
                     && !suite.cases.iter().any(|case| case.outcome == Outcome::Fail)
             })
             .map(|suite| suite.name.as_str())
@@ -312,7 +294,7 @@ pub(crate) fn ending(lines: &[&str]) -> Ending {
         .map(|line| line.trim().to_owned());
     let last_ktap = lines
         .iter()
-        .rposition(|line| matches!(classify(line.trim()), Line::Result(_) | Line::Plan(_)))
+        .rposition(|line| matches!(classify(line.trim()), Line::Result(..) | Line::Plan(_)))
         .unwrap_or(0);
     let rebooted = lines[last_ktap.min(lines.len())..]
         .iter()

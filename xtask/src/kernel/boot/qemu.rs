@@ -29,11 +29,9 @@ pub(crate) fn find() -> Result<Qemu, String> {
 
 /// [`find`], once `PATH` has been searched.
 pub(crate) fn found(program: Option<PathBuf>) -> Result<Qemu, String> {
-    let Some(program) = program else {
-        return Err(format!(
-            "qemu-system-x86_64 is not installed: `apt-get install {PACKAGE}`"
-        ));
-    };
+    let program = program.ok_or_else(|| {
+        format!("qemu-system-x86_64 is not installed: `apt-get install {PACKAGE}`")
+    })?;
     let invocation = Invocation::new(&program, vec!["--version".into()]);
     let timeout = Duration::from_secs(60);
     match process::run(&invocation, timeout) {

@@ -66,8 +66,7 @@ pub(crate) fn samples(tree: &Path, symbols: &[String]) -> Vec<Sample> {
                     std::fs::read_to_string(source).ok()
                 })
                 .collect();
-            let name = sources.iter().find_map(|text| module_name(text));
-            let Some(name) = name else {
+            let Some(name) = sources.iter().find_map(|text| module_name(text)) else {
                 return Sample {
                     name: symbol.clone(),
                     expected: Vec::new(),
@@ -200,15 +199,11 @@ fn code_only(text: &str) -> String {
     };
     while i < bytes.len() {
         match bytes[i] {
-            b'/' if bytes.get(i + 1) == Some(&b'/') => {
-                let end = text[i..].find('\n').map_or(bytes.len(), |at| i + at);
-                blank(&mut code, i, end);
-                i = end;
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+            b'/' if matches!(bytes.get(i + 1), Some(b'/' | b'*')) => {
+                let close = if bytes[i + 1] == b'/' { "\n" } else { "*/" };
                 let end = text[i + 2..]
-                    .find("*/")
-                    .map_or(bytes.len(), |at| i + 2 + at + 2);
+                    .find(close)
+                    .map_or(bytes.len(), |at| i + 2 + at + close.len());
                 blank(&mut code, i, end);
                 i = end;
             }
