@@ -119,10 +119,9 @@ impl KernelJson {
                 let minimum = cell
                     .minimum_met
                     .map_or("?", |met| if met { "yes" } else { "no" });
-                let mut why = why(&cell.real, &cell.reason, cell.first_error.as_deref());
-                if cell.cached {
-                    why = format!("(cached) {why}");
-                }
+                let cached = if cell.cached { "(cached) " } else { "" };
+                let why = why(&cell.real, &cell.reason, cell.first_error.as_deref());
+                let mut why = format!("{cached}{why}");
                 let failing: Vec<String> = cell
                     .crates
                     .iter()
@@ -138,6 +137,7 @@ impl KernelJson {
                 {
                     why = format!("{why}; no prediction: {error}");
                 }
+                let finding = if cell.is_finding() { " (FINDING)" } else { "" };
                 [
                     cell.tree.clone(),
                     cell.toolchain.clone(),
@@ -146,11 +146,7 @@ impl KernelJson {
                     cell.predicted
                         .clone()
                         .unwrap_or_else(|| "no prediction".into()),
-                    format!(
-                        "{}{}",
-                        cell.real,
-                        if cell.is_finding() { " (FINDING)" } else { "" }
-                    ),
+                    format!("{}{finding}", cell.real),
                     why,
                 ]
             })

@@ -145,14 +145,9 @@ impl BootJson {
     /// How many sample lines were checked (a sample that prints nothing at init is not), and
     /// how many of them were seen.
     pub(crate) fn sample_lines(&self) -> (usize, usize) {
-        let checked = self
-            .samples
-            .iter()
-            .filter(|sample| sample.expected.is_some());
-        (
-            checked.clone().count(),
-            checked.filter(|sample| sample.seen).count(),
-        )
+        let checked = self.samples.iter().filter(|s| s.expected.is_some());
+        let seen = checked.clone().filter(|sample| sample.seen).count();
+        (checked.count(), seen)
     }
 }
 
@@ -326,11 +321,7 @@ fn check_boot(cell: &CellJson, boot: &BootJson) -> anyhow::Result<()> {
             boot.kunit.is_some() && failed == 0 && unseen == 0,
             "its boot is `pass`, but with {} ({failed} failed KUnit cases, {unseen} sample lines \
              not seen)",
-            if boot.kunit.is_some() {
-                "failures"
-            } else {
-                "no KUnit read"
-            }
+            boot.kunit.as_ref().map_or("no KUnit read", |_| "failures")
         );
     }
     Ok(())
