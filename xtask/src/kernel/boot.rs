@@ -22,14 +22,14 @@ use crate::run::cache::StableHasher;
 use crate::toolchains::loader::Launch;
 use crate::toolchains::version::RustcVersion;
 use crate::util::json;
-use crate::util::process::ProcessOutput;
+use crate::util::process::{self, Killed, ProcessOutput};
 use config::BootConfig;
 use qemu::{Accel, Host, Qemu};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How long one boot may run: under TCG on two loaded cores a boot takes about a second.
-pub(crate) const BOOT_TIMEOUT: Duration = Duration::from_secs(300);
+const BOOT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// How the boot image is made and started, beyond what the tree's Kconfig decides; part of
 /// every boot result's cache key and of the boot build directory's marker.
@@ -56,7 +56,6 @@ pub(crate) struct Stage<'a> {
     pub release: &'a str,
     pub qemu: &'a Result<Qemu, String>,
     pub accel: Accel,
-    pub boot_timeout: Duration,
     /// Where the console is written.
     pub console: &'a Path,
 }
@@ -175,7 +174,6 @@ impl Cell<'_> {
             release: &release,
             qemu: &qemu,
             accel,
-            boot_timeout: BOOT_TIMEOUT,
             console: &console,
         };
         let booted = boot(&stage);
@@ -239,7 +237,7 @@ pub(crate) fn boot(stage: &Stage<'_>) -> Booted {
             (stage.pair.progress)(&format!("booting under qemu ({})", stage.accel.word()));
             run_qemu(
                 &qemu.program,
-                (stage.accel, &image, stage.console, stage.boot_timeout),
+                (stage.accel, &image, stage.console, BOOT_TIMEOUT),
                 stage.pair.tree,
                 &config,
             )
@@ -261,25 +259,20 @@ pub(crate) fn run_qemu(
     let (output, console) = match qemu::boot(qemu, accel, image, console, timeout) {
         Ok(ran) => ran,
         Err(error) => {
-            let why = crate::util::process::describe_spawn_error(qemu, &error);
+            let why = process::describe_spawn_error(qemu, &error);
             return Booted::not_run(format!("QEMU could not start: {why}"));
         }
     };
     let mut booted = judge(tree, config, &console, accel);
     booted.steps = vec![("boot: qemu".into(), output.seconds)];
     booted.json.seconds = Some(output.seconds);
-    let stderr = crate::util::process::last_line(&output.stderr);
-    match output.killed {
-        Some(crate::util::process::Killed::Timeout) => {
-            booted.json.result = FAIL.into();
-            booted.json.reason = format!(
-                "no end within {} s: the kernel hung or the machine is too slow (not cached); {}",
-                timeout.as_secs(),
-                booted.json.reason
-            );
-            booted.cacheable = false;
-        }
-        Some(crate::util::process::Killed::Interrupted) => {
+    let stderr = process::last_line(&output.stderr);
+    let failed = match output.killed {
+        Some(Killed::Timeout) => Some(format!(
+            "no end within {} s: the kernel hung or the machine is too slow (not cached)",
+            timeout.as_secs()
+        )),
+        Some(Killed::Interrupted) => {
             return Booted {
                 steps: booted.steps,
                 ..Booted::not_run("the run was interrupted".into())
@@ -292,17 +285,17 @@ pub(crate) fn run_qemu(
                 ..Booted::not_run(format!("QEMU printed no console ({ending}): {stderr}"))
             };
         }
-        None if !output.success() => {
-            // QEMU itself failed midway: what the kernel printed is not its whole verdict.
-            booted.json.result = FAIL.into();
-            booted.json.reason = format!(
-                "QEMU ended with {} (not cached): {stderr}; {}",
-                output.describe_ending(timeout),
-                booted.json.reason
-            );
-            booted.cacheable = false;
-        }
-        None => {}
+        // QEMU itself failed midway: what the kernel printed is not its whole verdict.
+        None if !output.success() => Some(format!(
+            "QEMU ended with {} (not cached): {stderr}",
+            output.describe_ending(timeout)
+        )),
+        None => None,
+    };
+    if let Some(failed) = failed {
+        booted.json.result = FAIL.into();
+        booted.json.reason = format!("{failed}; {}", booted.json.reason);
+        booted.cacheable = false;
     }
     booted
 }

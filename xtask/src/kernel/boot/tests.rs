@@ -444,7 +444,6 @@ fn without_qemu_the_stage_builds_nothing_and_says_which_package() {
         release: "1.98.1",
         qemu: &qemu::found(None),
         accel: Accel::Tcg,
-        boot_timeout: std::time::Duration::from_secs(5),
         console: &dir.join("console.log"),
     };
     let booted = super::boot(&stage);
