@@ -36,9 +36,7 @@ pub(crate) fn found(program: Option<PathBuf>) -> Result<Qemu, String> {
     let timeout = Duration::from_secs(60);
     match process::run(&invocation, timeout) {
         Ok(output) if output.success() => Ok(Qemu {
-            version: process::last_nonempty_line(output.stdout.lines().next().unwrap_or(""))
-                .unwrap_or("")
-                .to_owned(),
+            version: output.stdout.lines().next().unwrap_or("").trim().to_owned(),
             program,
         }),
         Ok(output) => Err(format!(
