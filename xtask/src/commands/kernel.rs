@@ -62,7 +62,7 @@ impl flags::Kernel {
         Ok(format.print_report(
             report.verdict(self.strict),
             output,
-            || json::to_value(&report.to_json()),
+            || json::to_value(&report),
             || report.markdown(),
             |style| report.human_in(style),
         ))

@@ -5,7 +5,6 @@
 
 use crate::commands::flags;
 use crate::kernel::report::json::KernelJson;
-use crate::kernel::report::Report as KernelReport;
 use crate::report::Report;
 use crate::util::json::{self, Value};
 use crate::util::output::{escape, Format, Output};
@@ -31,11 +30,11 @@ impl flags::Show {
             let report = Report::read(path)?;
             Ok(report.print(format, output))
         } else if member("trees") && member("cells") {
-            let report = KernelReport::from_json(KernelJson::read(&text, path)?);
+            let report = KernelJson::read(&text, path)?.with_tools_used();
             Ok(format.print_report(
                 report.verdict(false),
                 output,
-                || json::to_value(&report.to_json()),
+                || json::to_value(&report),
                 || report.markdown(),
                 |style| report.human_in(style),
             ))

@@ -22,13 +22,14 @@ use crate::run::cache::StableHasher;
 use crate::toolchains::loader::Launch;
 use crate::toolchains::version::RustcVersion;
 use crate::util::json;
+use crate::util::process::{self, Killed, ProcessOutput};
 use config::BootConfig;
 use qemu::{Accel, Host, Qemu};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How long one boot may run: under TCG on two loaded cores a boot takes about a second.
-pub(crate) const BOOT_TIMEOUT: Duration = Duration::from_secs(300);
+const BOOT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// How the boot image is made and started, beyond what the tree's Kconfig decides; part of
 /// every boot result's cache key and of the boot build directory's marker.
@@ -55,7 +56,6 @@ pub(crate) struct Stage<'a> {
     pub release: &'a str,
     pub qemu: &'a Result<Qemu, String>,
     pub accel: Accel,
-    pub boot_timeout: Duration,
     /// Where the console is written.
     pub console: &'a Path,
 }
@@ -70,25 +70,21 @@ pub(crate) struct Booted {
 }
 
 impl Booted {
-    fn not_run(reason: String, steps: Vec<(String, f64)>) -> Booted {
+    fn not_run(reason: String) -> Booted {
+        let json = BootJson {
+            result: NOT_RUN.into(),
+            reason,
+            ..BootJson::default()
+        };
         Booted {
-            json: BootJson {
-                result: NOT_RUN.into(),
-                reason,
-                accel: None,
-                samples: Vec::new(),
-                kunit: None,
-                console_tail: None,
-                seconds: None,
-                cached: false,
-            },
+            json,
             cacheable: false,
-            steps,
+            steps: Vec::new(),
         }
     }
 
-    fn failed(reason: String, cacheable: bool, steps: Vec<(String, f64)>) -> Booted {
-        let mut booted = Booted::not_run(reason, steps);
+    fn failed(reason: String, cacheable: bool) -> Booted {
+        let mut booted = Booted::not_run(reason);
         booted.json.result = FAIL.into();
         booted.cacheable = cacheable;
         booted
@@ -141,7 +137,7 @@ impl Cell<'_> {
             (self.progress)(&format!("boot: {} (cached)", json.result));
             return (json, Vec::new());
         }
-        let not_run = |reason: String| (Booted::not_run(reason, Vec::new()).json, Vec::new());
+        let not_run = |reason: String| (Booted::not_run(reason).json, Vec::new());
         let wrappers = self.dir.join("wrappers").join(toolchain);
         let (rustc, rustdoc) = (wrappers.join("rustc"), wrappers.join("rustdoc"));
         for (path, launch) in [
@@ -178,7 +174,6 @@ impl Cell<'_> {
             release: &release,
             qemu: &qemu,
             accel,
-            boot_timeout: BOOT_TIMEOUT,
             console: &console,
         };
         let booted = boot(&stage);
@@ -231,27 +226,24 @@ pub(crate) fn marker_tools(tools: &str) -> String {
 pub(crate) fn boot(stage: &Stage<'_>) -> Booted {
     let qemu = match stage.qemu {
         Ok(qemu) => qemu,
-        Err(why) => return Booted::not_run(why.clone(), Vec::new()),
+        Err(why) => return Booted::not_run(why.clone()),
     };
-    let out = stage.pair.out;
-    out.begin();
-    let image = build_image(stage);
-    out.seal();
-    let Image {
-        path: image,
-        config,
-        mut steps,
-    } = match image {
-        Ok(built) => built,
-        Err(booted) => return *booted,
+    let mut steps = Vec::new();
+    stage.pair.out.begin();
+    let image = build_image(stage, &mut steps);
+    stage.pair.out.seal();
+    let mut booted = match image {
+        Ok((image, config)) => {
+            (stage.pair.progress)(&format!("booting under qemu ({})", stage.accel.word()));
+            run_qemu(
+                &qemu.program,
+                (stage.accel, &image, stage.console, BOOT_TIMEOUT),
+                stage.pair.tree,
+                &config,
+            )
+        }
+        Err(booted) => *booted,
     };
-    (stage.pair.progress)(&format!("booting under qemu ({})", stage.accel.word()));
-    let mut booted = run_qemu(
-        &qemu.program,
-        (stage.accel, &image, stage.console, stage.boot_timeout),
-        stage.pair.tree,
-        &config,
-    );
     steps.append(&mut booted.steps);
     booted.steps = steps;
     booted
@@ -267,121 +259,88 @@ pub(crate) fn run_qemu(
     let (output, console) = match qemu::boot(qemu, accel, image, console, timeout) {
         Ok(ran) => ran,
         Err(error) => {
-            let why = crate::util::process::describe_spawn_error(qemu, &error);
-            return Booted::not_run(format!("QEMU could not start: {why}"), Vec::new());
+            let why = process::describe_spawn_error(qemu, &error);
+            return Booted::not_run(format!("QEMU could not start: {why}"));
         }
     };
     let mut booted = judge(tree, config, &console, accel);
     booted.steps = vec![("boot: qemu".into(), output.seconds)];
     booted.json.seconds = Some(output.seconds);
-    let stderr = crate::util::process::last_line(&output.stderr);
-    match output.killed {
-        Some(crate::util::process::Killed::Timeout) => {
-            booted.json.result = FAIL.into();
-            booted.json.reason = format!(
-                "no end within {} s: the kernel hung or the machine is too slow (not cached); {}",
-                timeout.as_secs(),
-                booted.json.reason
-            );
-            booted.cacheable = false;
-        }
-        Some(crate::util::process::Killed::Interrupted) => {
-            return Booted::not_run("the run was interrupted".into(), booted.steps)
+    let stderr = process::last_line(&output.stderr);
+    let failed = match output.killed {
+        Some(Killed::Timeout) => Some(format!(
+            "no end within {} s: the kernel hung or the machine is too slow (not cached)",
+            timeout.as_secs()
+        )),
+        Some(Killed::Interrupted) => {
+            return Booted {
+                steps: booted.steps,
+                ..Booted::not_run("the run was interrupted".into())
+            }
         }
         None if console.trim().is_empty() => {
-            return Booted::not_run(
-                format!(
-                    "QEMU printed no console ({}): {stderr}",
-                    output.describe_ending(timeout)
-                ),
-                booted.steps,
-            )
+            let ending = output.describe_ending(timeout);
+            return Booted {
+                steps: booted.steps,
+                ..Booted::not_run(format!("QEMU printed no console ({ending}): {stderr}"))
+            };
         }
-        None if !output.success() => {
-            // QEMU itself failed midway: what the kernel printed is not its whole verdict.
-            booted.json.result = FAIL.into();
-            booted.json.reason = format!(
-                "QEMU ended with {} (not cached): {stderr}; {}",
-                output.describe_ending(timeout),
-                booted.json.reason
-            );
-            booted.cacheable = false;
-        }
-        None => {}
+        // QEMU itself failed midway: what the kernel printed is not its whole verdict.
+        None if !output.success() => Some(format!(
+            "QEMU ended with {} (not cached): {stderr}",
+            output.describe_ending(timeout)
+        )),
+        None => None,
+    };
+    if let Some(failed) = failed {
+        booted.json.result = FAIL.into();
+        booted.json.reason = format!("{failed}; {}", booted.json.reason);
+        booted.cacheable = false;
     }
     booted
 }
 
-/// A boot image built: `vmlinux`, the configuration it was built with, and the steps' times.
-struct Image {
-    path: PathBuf,
-    config: BootConfig,
-    steps: Vec<(String, f64)>,
-}
-
-/// Configures the boot build directory and builds `vmlinux`: the image with its configuration,
-/// and the steps' times; or the boot's result when that fails.
-fn build_image(stage: &Stage<'_>) -> Result<Image, Box<Booted>> {
-    let pair = &stage.pair;
-    let out: &BuildDir = pair.out;
-    let mut steps: Vec<(String, f64)> = Vec::new();
+/// Configures the boot build directory and builds `vmlinux`, each step's time pushed onto
+/// `steps`: the image with its configuration, or the boot's result when that fails.
+fn build_image(
+    stage: &Stage<'_>,
+    steps: &mut Vec<(String, f64)>,
+) -> Result<(PathBuf, BootConfig), Box<Booted>> {
+    let (pair, out) = (&stage.pair, stage.pair.out);
     let config_path = out.out.join(".config");
     let wanted = config::boot_config(pair.tree);
-    macro_rules! run_make {
-        ($name:expr, $targets:expr) => {{
-            (pair.progress)(&format!("boot: make {}", $targets.join(" ")));
-            let output = match pair.make($targets) {
-                Ok(output) => output,
-                Err(error) => {
-                    return Err(Box::new(Booted::not_run(
-                        format!("make could not start: {error}"),
-                        steps,
-                    )))
-                }
-            };
-            steps.push((format!("boot: {}", $name), output.seconds));
-            if let Some(why) = machine_failure(&output, pair.timeout) {
-                out.spoil();
-                let mut booted = Booted::not_run(
-                    format!(
-                        "make {}: {why} (not cached; the boot build directory is discarded)",
-                        $targets.join(" ")
-                    ),
-                    steps,
-                );
-                booted.json.console_tail = Some(build::first_error_of(&output));
-                return Err(Box::new(booted));
-            }
-            output
-        }};
-    }
-    if !config_path.is_file() {
-        let output = run_make!("tinyconfig", &["tinyconfig"]);
-        if !output.success() {
-            return Err(Box::new(Booted::not_run(
-                format!("make tinyconfig failed: {}", build::first_error_of(&output)),
-                steps,
-            )));
+    let not_run = |reason: String| Box::new(Booted::not_run(reason));
+    let mut make = |target: &str| -> Result<ProcessOutput, Box<Booted>> {
+        (pair.progress)(&format!("boot: make {target}"));
+        let output = pair
+            .make(&[target])
+            .map_err(|error| not_run(format!("make could not start: {error}")))?;
+        steps.push((format!("boot: {target}"), output.seconds));
+        if let Some(why) = machine_failure(&output, pair.timeout) {
+            out.spoil();
+            let mut booted = not_run(format!(
+                "make {target}: {why} (not cached; the boot build directory is discarded)"
+            ));
+            booted.json.console_tail = Some(build::first_error_of(&output));
+            return Err(booted);
         }
+        Ok(output)
+    };
+    let passed = |target: &str, output: ProcessOutput| {
+        if output.success() {
+            return Ok(());
+        }
+        let error = build::first_error_of(&output);
+        Err(not_run(format!("make {target} failed: {error}")))
+    };
+    if !config_path.is_file() {
+        passed("tinyconfig", make("tinyconfig")?)?;
         let mut text = std::fs::read_to_string(&config_path).unwrap_or_default();
         text.push_str(&wanted.fragment());
-        if let Err(error) = std::fs::write(&config_path, text) {
-            return Err(Box::new(Booted::not_run(
-                format!("writing {}: {error}", config_path.display()),
-                steps,
-            )));
-        }
+        std::fs::write(&config_path, text)
+            .map_err(|error| not_run(format!("writing {}: {error}", config_path.display())))?;
     }
-    let output = run_make!("olddefconfig", &["olddefconfig"]);
-    if !output.success() {
-        return Err(Box::new(Booted::not_run(
-            format!(
-                "make olddefconfig failed: {}",
-                build::first_error_of(&output)
-            ),
-            steps,
-        )));
-    }
+    passed("olddefconfig", make("olddefconfig")?)?;
     let text = std::fs::read_to_string(&config_path).unwrap_or_default();
     let lost = wanted.lost(&text);
     if !lost.is_empty() {
@@ -398,16 +357,14 @@ fn build_image(stage: &Stage<'_>) -> Result<Image, Box<Booted>> {
                 lost.join(", ")
             ),
             false,
-            steps,
         )));
     }
-    let output = run_make!("vmlinux", &["vmlinux"]);
+    let output = make("vmlinux")?;
     if !output.success() {
         let built = build::compiler_failure("make vmlinux", &output, Vec::new(), Vec::new());
         let mut booted = Booted::failed(
             format!("the boot image did not build: {}", built.reason),
             built.cacheable,
-            steps,
         );
         booted.json.console_tail = built.first_error;
         return Err(Box::new(booted));
@@ -421,25 +378,18 @@ fn build_image(stage: &Stage<'_>) -> Result<Image, Box<Booted>> {
             .any(|version| !version.starts_with(&expected))
     {
         out.spoil();
-        return Err(Box::new(Booted::not_run(
-            format!(
-                "make vmlinux succeeded, but {} does not say it is {expected} only (its \
-                 .comment says: {}); not cached, the boot build directory is discarded",
-                image.display(),
-                if versions.is_empty() {
-                    "no rustc".to_owned()
-                } else {
-                    versions.join("; ")
-                }
-            ),
-            steps,
+        return Err(not_run(format!(
+            "make vmlinux succeeded, but {} does not say it is {expected} only (its .comment \
+             says: {}); not cached, the boot build directory is discarded",
+            image.display(),
+            if versions.is_empty() {
+                "no rustc".to_owned()
+            } else {
+                versions.join("; ")
+            }
         )));
     }
-    Ok(Image {
-        path: image,
-        config: wanted,
-        steps,
-    })
+    Ok((image, wanted))
 }
 
 /// The `rustc version ...` strings of an ELF file (its `.comment` records each compiler that
@@ -450,19 +400,11 @@ pub(crate) fn rustc_versions(image: &Path) -> Vec<String> {
     };
     let needle = b"rustc version ";
     let mut found: Vec<String> = Vec::new();
-    let mut at = 0;
-    while let Some(offset) = bytes[at..]
-        .windows(needle.len())
-        .position(|window| window == needle)
-    {
-        let start = at + offset;
-        let end = bytes[start..]
-            .iter()
-            .position(|byte| *byte == 0 || *byte == b'\n')
-            .map_or(bytes.len(), |length| start + length);
-        let text = String::from_utf8_lossy(&bytes[start..end.min(start + 200)]).into_owned();
-        crate::push_once(&mut found, text);
-        at = end;
+    for line in bytes.split(|byte| *byte == 0 || *byte == b'\n') {
+        if let Some(start) = line.windows(needle.len()).position(|part| part == needle) {
+            let text = &line[start..line.len().min(start + 200)];
+            crate::push_once(&mut found, String::from_utf8_lossy(text).into_owned());
+        }
     }
     found
 }
@@ -539,40 +481,32 @@ pub(crate) fn judge(tree: &Path, config: &BootConfig, console: &str, accel: Acce
                 .map_or("", |line| line.trim())
         ));
     }
-    let kunit = KunitJson {
-        passed: count(console::Outcome::Pass),
-        failed: count(console::Outcome::Fail),
-        skipped: count(console::Outcome::Skip),
-        failures,
+    let mut json = BootJson {
+        result: FAIL.into(),
+        reason: problems.join("; "),
+        accel: Some(accel.word().into()),
+        samples,
+        kunit: Some(KunitJson {
+            passed: count(console::Outcome::Pass),
+            failed: count(console::Outcome::Fail),
+            skipped: count(console::Outcome::Skip),
+            failures,
+        }),
+        console_tail: Some(console::tail(console, 20)),
+        ..BootJson::default()
     };
-    let (result, reason) = if problems.is_empty() {
-        let checked = samples
-            .iter()
-            .filter(|sample| sample.expected.is_some())
-            .count();
-        (
-            PASS,
-            format!(
-                "{} suites, {} cases passed, {} skipped; {checked} sample lines seen; rebooted",
-                ktap.suites.len(),
-                kunit.passed,
-                kunit.skipped
-            ),
-        )
-    } else {
-        (FAIL, problems.join("; "))
-    };
+    if problems.is_empty() {
+        json.result = PASS.into();
+        json.reason = format!(
+            "{} suites, {} cases passed, {} skipped; {} sample lines seen; rebooted",
+            ktap.suites.len(),
+            count(console::Outcome::Pass),
+            count(console::Outcome::Skip),
+            json.sample_lines().0
+        );
+    }
     Booted {
-        json: BootJson {
-            result: result.into(),
-            reason,
-            accel: Some(accel.word().into()),
-            samples,
-            kunit: Some(kunit),
-            console_tail: Some(console::tail(console, 20)),
-            seconds: None,
-            cached: false,
-        },
+        json,
         cacheable: true,
         steps: Vec::new(),
     }

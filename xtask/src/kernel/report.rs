@@ -5,7 +5,7 @@
 pub(crate) mod json;
 
 use super::build::{why, Built, Real};
-use crate::kernel::report::json::{BootJson, CellJson, CrateJson, KernelJson, StepJson, TreeJson};
+use crate::kernel::report::json::{BootJson, CellJson, CrateJson, KernelJson, StepJson};
 use crate::kernel::rules::{Predicted, Prediction};
 use crate::util::output::{escape, escape_markdown, Style, Table};
 use crate::Verdict;
@@ -60,23 +60,16 @@ pub(crate) fn boot_finding(cell: &CellJson) -> bool {
             .is_some_and(|boot| boot.result == super::boot::FAIL)
 }
 
-#[derive(Clone, Debug)]
-pub(crate) struct Report {
-    /// The trees, in pin order.
-    pub trees: Vec<TreeJson>,
-    /// The cells, tree by tree, compilers in pin order.
-    pub cells: Vec<CellJson>,
-    /// The build tools, or why they are missing.
-    pub tools: Result<String, String>,
-    /// Wall time of the run.
-    pub seconds: f64,
-}
-
-impl Report {
-    /// The tools the cells' builds really ran with, each once, with the trees that used them
-    /// ("...; bindgen 0.56.0 ... (6.1) | ...; bindgen 0.71.1 ... (6.12, 7.3)"); when no build
-    /// ran, the tools found, or why they are missing.
-    pub(crate) fn tools_used(&self) -> Result<String, String> {
+impl KernelJson {
+    /// The report as a run hands it over: `tools` the tools the cells' builds really ran with,
+    /// each once, with the trees that used them ("...; bindgen 0.56.0 ... (6.1) | ...; bindgen
+    /// 0.71.1 ... (6.12, 7.3)"), else the tools found; `tools_error` why they are missing.
+    pub(crate) fn with_tools_used(mut self) -> KernelJson {
+        let found = match (self.tools.take(), self.tools_error.take()) {
+            (_, Some(error)) => Err(error),
+            (Some(tools), None) => Ok(tools),
+            (None, None) => Err("the report names no build tools".to_owned()),
+        };
         let mut used: Vec<(&str, Vec<&str>)> = Vec::new();
         for cell in &self.cells {
             let Some(tools) = cell.tools.as_deref() else {
@@ -88,29 +81,15 @@ impl Report {
                 None => used.push((tools, vec![&cell.tree])),
             }
         }
-        if used.is_empty() {
-            return self.tools.clone();
-        }
-        Ok(used
+        let used: Vec<String> = used
             .iter()
             .map(|(tools, trees)| format!("{tools} ({})", trees.join(", ")))
-            .collect::<Vec<_>>()
-            .join(" | "))
-    }
-
-    /// A report read back by [`KernelJson::read`], as the run that wrote it handed it over.
-    pub(crate) fn from_json(json: KernelJson) -> Report {
-        let tools = match (json.tools, json.tools_error) {
-            (_, Some(error)) => Err(error),
-            (Some(tools), None) => Ok(tools),
-            (None, None) => Err("the report names no build tools".to_owned()),
-        };
-        Report {
-            trees: json.trees,
-            cells: json.cells,
-            tools,
-            seconds: json.seconds,
-        }
+            .collect();
+        self.tools = Some(used.join(" | "))
+            .filter(|_| !used.is_empty())
+            .or(found.clone().ok());
+        self.tools_error = found.err();
+        self
     }
 
     /// Exit 1 for a finding, and with `strict` for a cell that could not be built.
@@ -133,16 +112,6 @@ impl Report {
             .collect()
     }
 
-    pub(crate) fn to_json(&self) -> KernelJson {
-        KernelJson {
-            trees: self.trees.clone(),
-            cells: self.cells.clone(),
-            tools: self.tools_used().ok(),
-            tools_error: self.tools.as_ref().err().cloned(),
-            seconds: self.seconds,
-        }
-    }
-
     fn rows(&self) -> Vec<[String; 7]> {
         self.cells
             .iter()
@@ -150,10 +119,9 @@ impl Report {
                 let minimum = cell
                     .minimum_met
                     .map_or("?", |met| if met { "yes" } else { "no" });
-                let mut why = why(&cell.real, &cell.reason, cell.first_error.as_deref());
-                if cell.cached {
-                    why = format!("(cached) {why}");
-                }
+                let cached = if cell.cached { "(cached) " } else { "" };
+                let why = why(&cell.real, &cell.reason, cell.first_error.as_deref());
+                let mut why = format!("{cached}{why}");
                 let failing: Vec<String> = cell
                     .crates
                     .iter()
@@ -169,6 +137,7 @@ impl Report {
                 {
                     why = format!("{why}; no prediction: {error}");
                 }
+                let finding = if cell.is_finding() { " (FINDING)" } else { "" };
                 [
                     cell.tree.clone(),
                     cell.toolchain.clone(),
@@ -177,11 +146,7 @@ impl Report {
                     cell.predicted
                         .clone()
                         .unwrap_or_else(|| "no prediction".into()),
-                    format!(
-                        "{}{}",
-                        cell.real,
-                        if cell.is_finding() { " (FINDING)" } else { "" }
-                    ),
+                    format!("{}{finding}", cell.real),
                     why,
                 ]
             })
@@ -205,22 +170,13 @@ impl Report {
             .collect()
     }
 
-    /// The report for a terminal, the table in its full layout.
-    #[cfg(test)]
-    pub(crate) fn human(&self) -> String {
-        self.human_in(&Style {
-            colour: false,
-            width: crate::util::output::Width::Wide,
-        })
-    }
-
     /// The report for a terminal, laid out for `style`'s width: every line [`escape`]d, for
     /// nearly all of it is the trees' and the compilers' text (a version from a Makefile, a
     /// build's first error).
     pub(crate) fn human_in(&self, style: &Style) -> String {
         let mut lines: Vec<String> = self.tree_lines();
-        let tools = self.tools_used().unwrap_or_else(|error| error);
-        lines.push(format!("tools: {tools}"));
+        let tools = self.tools.as_ref().or(self.tools_error.as_ref());
+        lines.push(format!("tools: {}", tools.map_or("", String::as_str)));
         lines.push(String::new());
         let headers = ["toolchain", "rustc", "minimum", "predicted", "real", "why"];
         let mut table = Table::new("tree", &headers.map(String::from)).with_free_last_column();
@@ -233,38 +189,25 @@ impl Report {
         // Escaped already: escaping again when joined changes nothing.
         lines.extend(rendered.lines().map(String::from));
         lines.push(String::new());
+        let about = |cell: &CellJson, what: String| {
+            format!("{} with {}: {what}", cell.tree, cell.toolchain)
+        };
         for cell in self.cells.iter().filter(|cell| !cell.steps.is_empty()) {
-            let steps: Vec<String> = cell
-                .steps
-                .iter()
+            let steps = cell.steps.iter();
+            let steps: Vec<String> = steps
                 .map(|step| format!("{} {:.1} s", step.step, step.seconds))
                 .collect();
-            lines.push(format!(
-                "{} with {}: {}",
-                cell.tree,
-                cell.toolchain,
-                steps.join(", ")
-            ));
+            lines.push(about(cell, steps.join(", ")));
         }
-        for cell in &self.cells {
-            if let Some(warning) = &cell.warning {
-                lines.push(format!(
-                    "{} with {}: the tree's check warned: {warning}",
-                    cell.tree, cell.toolchain
-                ));
-            }
-        }
-        for cell in &self.cells {
-            if let Some(boot) = &cell.boot {
-                lines.push(format!(
-                    "{} with {}: boot {}: {}",
-                    cell.tree,
-                    cell.toolchain,
-                    boot_summary(boot),
-                    boot.reason
-                ));
-            }
-        }
+        lines.extend(self.cells.iter().filter_map(|cell| {
+            let warning = cell.warning.as_ref()?;
+            Some(about(cell, format!("the tree's check warned: {warning}")))
+        }));
+        lines.extend(self.cells.iter().filter_map(|cell| {
+            let boot = cell.boot.as_ref()?;
+            let summary = boot_summary(boot);
+            Some(about(cell, format!("boot {summary}: {}", boot.reason)))
+        }));
         let findings = self.findings();
         let count = |real: Real| {
             self.cells
@@ -300,14 +243,12 @@ impl Report {
                      failed: {}",
                     cell.tree, cell.toolchain, boot.reason
                 ));
-                let failures = boot.kunit.iter().flat_map(|kunit| &kunit.failures);
-                let mut shown = false;
-                for failure in failures {
-                    shown = true;
+                let failures: Vec<_> = boot.kunit.iter().flat_map(|k| &k.failures).collect();
+                for failure in &failures {
                     lines.push(format!("  {}.{} failed:", failure.suite, failure.test));
                     lines.extend(failure.output.lines().map(|line| format!("    {line}")));
                 }
-                if let (false, Some(tail)) = (shown, &boot.console_tail) {
+                if let (true, Some(tail)) = (failures.is_empty(), &boot.console_tail) {
                     lines.push("  the console's last lines:".into());
                     lines.extend(tail.lines().map(|line| format!("    {line}")));
                 }
@@ -328,46 +269,34 @@ impl Report {
         text.push_str(
             "\n| tree | toolchain | rustc | minimum met | predicted | real | why |\n|---|---|---|---|---|---|---|\n",
         );
-        for row in self.rows() {
+        let row = |row: &[String]| {
             let cells: Vec<String> = row.iter().map(|value| escape(value)).collect();
-            text.push_str(&format!("| {} |\n", cells.join(" | ")));
-        }
-        let booted: Vec<(&CellJson, &BootJson)> = self
+            format!("| {} |\n", cells.join(" | "))
+        };
+        text.extend(self.rows().iter().map(|cells| row(cells)));
+        let booted = self
             .cells
             .iter()
-            .filter_map(|cell| Some((cell, cell.boot.as_ref()?)))
-            .collect();
-        if !booted.is_empty() {
+            .filter_map(|cell| Some((cell, cell.boot.as_ref()?)));
+        if booted.clone().next().is_some() {
             text.push_str(
                 "\n### Booted under QEMU\n\n| tree | toolchain | boot | KUnit passed | failed | skipped | samples' lines seen | why |\n|---|---|---|---|---|---|---|---|\n",
             );
         }
         for (cell, boot) in booted {
-            let counts = boot
-                .kunit
-                .as_ref()
-                .map_or(["-".to_owned(), "-".to_owned(), "-".to_owned()], |kunit| {
-                    [kunit.passed, kunit.failed, kunit.skipped].map(|count| count.to_string())
-                });
-            let checked: Vec<_> = boot
-                .samples
-                .iter()
-                .filter(|s| s.expected.is_some())
-                .collect();
-            let seen = checked.iter().filter(|sample| sample.seen).count();
+            let counts = boot.kunit.as_ref().map_or([None; 3], |kunit| {
+                [kunit.passed, kunit.failed, kunit.skipped].map(Some)
+            });
+            let (checked, seen) = boot.sample_lines();
             let finding = if boot_finding(cell) { " (FINDING)" } else { "" };
-            let row = [
+            let mut cells = vec![
                 cell.tree.clone(),
                 cell.toolchain.clone(),
                 format!("{}{finding}", boot.result),
-                counts[0].clone(),
-                counts[1].clone(),
-                counts[2].clone(),
-                format!("{seen} of {}", checked.len()),
-                boot.reason.clone(),
             ];
-            let cells: Vec<String> = row.iter().map(|value| escape(value)).collect();
-            text.push_str(&format!("| {} |\n", cells.join(" | ")));
+            cells.extend(counts.map(|count| count.map_or("-".into(), |count| count.to_string())));
+            cells.extend([format!("{seen} of {checked}"), boot.reason.clone()]);
+            text.push_str(&row(&cells));
         }
         text
     }
@@ -376,27 +305,18 @@ impl Report {
 /// A boot in a few words: `pass (tcg, 1.0 s, cached) KUnit 390 passed, 0 failed, 1 skipped;
 /// samples: 12 of 12 lines seen, not checked (nothing printed at init): rust_soc, ...`.
 pub(crate) fn boot_summary(boot: &BootJson) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    if let Some(accel) = &boot.accel {
-        parts.push(accel.clone());
-    }
-    if let Some(seconds) = boot.seconds {
-        parts.push(format!("{seconds:.1} s"));
-    }
-    if boot.cached {
-        parts.push("cached".into());
-    }
+    let seconds = boot.seconds.map(|seconds| format!("{seconds:.1} s"));
+    let cached = boot.cached.then(|| "cached".to_owned());
+    let parts: Vec<String> = [boot.accel.clone(), seconds, cached]
+        .into_iter()
+        .flatten()
+        .collect();
     let mut text = boot.result.clone();
     if !parts.is_empty() {
         text.push_str(&format!(" ({})", parts.join(", ")));
     }
     if let Some(kunit) = &boot.kunit {
-        let checked: Vec<_> = boot
-            .samples
-            .iter()
-            .filter(|s| s.expected.is_some())
-            .collect();
-        let seen = checked.iter().filter(|sample| sample.seen).count();
+        let (checked, seen) = boot.sample_lines();
         let unchecked: Vec<&str> = boot
             .samples
             .iter()
@@ -404,11 +324,8 @@ pub(crate) fn boot_summary(boot: &BootJson) -> String {
             .map(|sample| sample.name.as_str())
             .collect();
         text.push_str(&format!(
-            " KUnit {} passed, {} failed, {} skipped; samples: {seen} of {} lines seen",
-            kunit.passed,
-            kunit.failed,
-            kunit.skipped,
-            checked.len()
+            " KUnit {} passed, {} failed, {} skipped; samples: {seen} of {checked} lines seen",
+            kunit.passed, kunit.failed, kunit.skipped,
         ));
         if !unchecked.is_empty() {
             text.push_str(&format!(

@@ -6,8 +6,8 @@
 
 use crate::kernel::boot;
 use crate::kernel::build::{self, Built, Real};
-use crate::kernel::report::json::{BootJson, CellJson, TreeJson};
-use crate::kernel::report::{self, Report};
+use crate::kernel::report;
+use crate::kernel::report::json::{BootJson, CellJson, KernelJson, TreeJson};
 use crate::kernel::rules::Prediction;
 use crate::kernel::stamps::{self, Facts, TreeKey};
 use crate::kernel::tools::{self, Tools};
@@ -43,7 +43,7 @@ pub(crate) fn run(
     pins: &[TreePin],
     specs: &[String],
     settings: Settings,
-) -> anyhow::Result<Report> {
+) -> anyhow::Result<KernelJson> {
     let started = Instant::now();
     let dir = crate::project_root().join("target/kernel");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -87,15 +87,15 @@ pub(crate) fn run(
     if let Some(signal) = interrupted() {
         return Err(Interrupted { signal }.into());
     }
-    Ok(Report {
+    let tools = run.tools.map(|tools| tools.identity);
+    Ok(KernelJson {
         trees,
         cells,
-        tools: run
-            .tools
-            .map(|tools| tools.identity)
-            .map_err(|missing| format!("{missing:#}")),
+        tools: tools.as_ref().ok().cloned(),
+        tools_error: tools.err().map(|missing| format!("{missing:#}")),
         seconds: started.elapsed().as_secs_f64(),
-    })
+    }
+    .with_tools_used())
 }
 
 /// The compilers of the run, as the matrix resolves `specs` (every pin when empty).

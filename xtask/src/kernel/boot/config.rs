@@ -42,24 +42,16 @@ pub(crate) struct BootConfig {
     pub on: Vec<String>,
     /// The Rust samples among them (`SAMPLE_RUST_*`).
     pub samples: Vec<String>,
-    /// The Rust KUnit suites among them, the doctests' `RUST_KERNEL_DOCTESTS` included.
-    pub suites: Vec<String>,
-    /// What the tree has and the configuration leaves out, with why (`SAMPLE_RUST_DMA: needs
-    /// PCI`).
-    pub left_out: Vec<String>,
 }
 
 impl BootConfig {
     /// The fragment appended to `tinyconfig`'s `.config`.
     pub(crate) fn fragment(&self) -> String {
-        let mut text = String::new();
-        for symbol in &self.on {
-            text.push_str(&format!("CONFIG_{symbol}=y\n"));
-        }
-        for symbol in OFF {
-            text.push_str(&format!("# CONFIG_{symbol} is not set\n"));
-        }
-        text
+        let on = self.on.iter().map(|symbol| format!("CONFIG_{symbol}=y\n"));
+        let off = OFF
+            .iter()
+            .map(|symbol| format!("# CONFIG_{symbol} is not set\n"));
+        on.chain(off).collect()
     }
 
     /// The symbols of the fragment that `config` (a `.config`'s text) no longer has `=y`.
@@ -122,7 +114,6 @@ fn words_of<'a>(conditions: impl Iterator<Item = &'a String>) -> BTreeSet<String
                 .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
                 .filter(|word| !word.is_empty() && !["y", "m", "n"].contains(word))
                 .map(str::to_owned)
-                .collect::<Vec<_>>()
         })
         .collect()
 }
@@ -131,18 +122,11 @@ fn words_of<'a>(conditions: impl Iterator<Item = &'a String>) -> BTreeSet<String
 /// changes (a suite menu's members follow their menu).
 fn choose(samples: &[KconfigEntry], suites: &[KconfigEntry]) -> BootConfig {
     let mut on: Vec<String> = BASE.iter().map(|symbol| symbol.to_string()).collect();
-    let candidates: Vec<(&KconfigEntry, bool)> = samples
-        .iter()
-        .map(|entry| (entry, true))
-        .chain(suites.iter().map(|entry| (entry, false)))
-        .collect();
+    let candidates = samples.iter().chain(suites);
     let mut chosen: BTreeSet<String> = BTreeSet::new();
     loop {
         let before = chosen.len();
-        for (entry, _) in &candidates {
-            if chosen.contains(&entry.name) {
-                continue;
-            }
+        for entry in candidates.clone() {
             let holds = entry
                 .depends
                 .iter()
@@ -156,42 +140,23 @@ fn choose(samples: &[KconfigEntry], suites: &[KconfigEntry]) -> BootConfig {
             break;
         }
     }
-    let mut config = BootConfig::default();
+    let chosen = |entry: &&KconfigEntry| chosen.contains(&entry.name);
     // The software a chosen entry needs goes before it.
-    for (entry, _) in candidates
-        .iter()
-        .filter(|(entry, _)| chosen.contains(&entry.name))
-    {
+    for entry in candidates.clone().filter(chosen) {
         for word in words_of(entry.depends.iter().chain(&entry.within)) {
             if SOFTWARE.contains(&word.as_str()) && !on.contains(&word) {
                 on.push(word);
             }
         }
     }
-    for (entry, sample) in &candidates {
-        if chosen.contains(&entry.name) {
-            if !on.contains(&entry.name) {
-                on.push(entry.name.clone());
-            }
-            if *sample {
-                config.samples.push(entry.name.clone());
-            } else if !config.suites.contains(&entry.name) {
-                config.suites.push(entry.name.clone());
-            }
-        } else {
-            let conditions: Vec<&str> = entry
-                .depends
-                .iter()
-                .chain(&entry.within)
-                .map(String::as_str)
-                .collect();
-            config
-                .left_out
-                .push(format!("{}: needs {}", entry.name, conditions.join(" && ")));
+    for entry in candidates.filter(chosen) {
+        if !on.contains(&entry.name) {
+            on.push(entry.name.clone());
         }
     }
-    config.on = on;
-    config
+    let samples = samples.iter().filter(chosen);
+    let samples = samples.map(|entry| entry.name.clone()).collect();
+    BootConfig { on, samples }
 }
 
 /// Whether a Kconfig condition can hold: `A && (B || !C) && D=y`, with `on` and `chosen` set

@@ -14,18 +14,16 @@ pub(crate) fn lines(console: &str) -> Vec<&str> {
 }
 
 fn strip_stamp(line: &str) -> &str {
-    let Some(rest) = line.strip_prefix('[') else {
-        return line;
+    let is_time = |stamp: &str| {
+        let stamp = stamp.trim_start();
+        !stamp.is_empty() && stamp.chars().all(|c| c.is_ascii_digit() || c == '.')
     };
-    let Some((stamp, after)) = rest.split_once("] ") else {
-        return line;
-    };
-    let stamp = stamp.trim_start();
-    let is_time = !stamp.is_empty() && stamp.chars().all(|c| c.is_ascii_digit() || c == '.');
-    if is_time {
-        after
-    } else {
-        line
+    match line
+        .strip_prefix('[')
+        .and_then(|rest| rest.split_once("] "))
+    {
+        Some((stamp, after)) if is_time(stamp) => after,
+        _ => line,
     }
 }
 
@@ -35,14 +33,6 @@ pub(crate) enum Outcome {
     Pass,
     Fail,
     Skip,
-}
-
-/// One KTAP result line: `ok 3 name # SKIP why` or `not ok 1 name`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ResultLine {
-    pub number: usize,
-    pub name: String,
-    pub outcome: Outcome,
 }
 
 /// A KUnit case (a test one level below its suite).
@@ -61,7 +51,7 @@ pub(crate) struct Suite {
     pub name: String,
     pub plan: Option<usize>,
     pub cases: Vec<Case>,
-    pub result: Option<ResultLine>,
+    pub result: Option<Outcome>,
 }
 
 /// All the KTAP a console holds.
@@ -82,7 +72,8 @@ pub(crate) struct Ktap {
 enum Line<'a> {
     Version,
     Plan(usize),
-    Result(ResultLine),
+    /// `ok 3 name # SKIP why` or `not ok 1 name`: the number, the name and the outcome.
+    Result(usize, String, Outcome),
     Subtest(&'a str),
     Diagnostic,
     /// Not KTAP's own: kernel log, or the text of a test's message.
@@ -94,16 +85,10 @@ enum Line<'a> {
 fn classify(content: &str) -> Line<'_> {
     if content.starts_with("KTAP version ") || content.starts_with("TAP version ") {
         let number = content.rsplit(' ').next().unwrap_or("");
-        return match number.parse::<u32>() {
-            Ok(_) => Line::Version,
-            Err(_) => Line::Bad,
-        };
+        return number.parse::<u32>().map_or(Line::Bad, |_| Line::Version);
     }
     if let Some(count) = content.strip_prefix("1..") {
-        return match count.trim_end().parse() {
-            Ok(count) => Line::Plan(count),
-            Err(_) => Line::Bad,
-        };
+        return count.trim_end().parse().map_or(Line::Bad, Line::Plan);
     }
     if let Some(name) = content.strip_prefix("# Subtest:") {
         return Line::Subtest(name.trim());
@@ -111,11 +96,8 @@ fn classify(content: &str) -> Line<'_> {
     if content.starts_with('#') {
         return Line::Diagnostic;
     }
-    let (failed, rest) = if let Some(rest) = content.strip_prefix("not ok") {
-        (true, rest)
-    } else if let Some(rest) = content.strip_prefix("ok") {
-        (false, rest)
-    } else {
+    let failed = content.starts_with("not ok");
+    let Some(rest) = content.strip_prefix(if failed { "not ok" } else { "ok" }) else {
         return Line::Other;
     };
     // `okay, ...` or `ok-ish` are ordinary words, not results.
@@ -137,11 +119,7 @@ fn classify(content: &str) -> Line<'_> {
         (false, true) => Outcome::Skip,
         (false, false) => Outcome::Pass,
     };
-    Line::Result(ResultLine {
-        number,
-        name: name.trim().to_owned(),
-        outcome,
-    })
+    Line::Result(number, name.trim().to_owned(), outcome)
 }
 
 /// Reads the KTAP in `lines` (from [`lines`]). The top level holds the suites; one level down
@@ -156,8 +134,7 @@ pub(crate) fn ktap(lines: &[&str]) -> Ktap {
     for line in lines {
         let content = line.trim_start_matches(' ');
         let indent = line.len() - content.len();
-        let content = content.trim_end();
-        let parsed = classify(content);
+        let (line, parsed) = (line.trim_end(), classify(content.trim_end()));
         if !ktap.started {
             if indent == 0 && parsed == Line::Version {
                 ktap.started = true;
@@ -165,29 +142,27 @@ pub(crate) fn ktap(lines: &[&str]) -> Ktap {
             continue;
         }
         if parsed == Line::Bad {
-            ktap.unparsed.push(line.trim_end().to_owned());
+            ktap.unparsed.push(line.to_owned());
             continue;
         }
         match (indent / 4, parsed) {
             (0, Line::Plan(count)) => {
                 if ktap.plan.replace(count).is_some() {
                     ktap.unparsed
-                        .push(format!("{} (a second top-level plan)", line.trim_end()));
+                        .push(format!("{line} (a second top-level plan)"));
                 }
             }
-            (0, Line::Result(result)) => {
+            (0, Line::Result(number, name, outcome)) => {
                 let mut suite = open.take().unwrap_or_default();
                 if suite.name.is_empty() {
-                    suite.name = result.name.clone();
+                    suite.name = name;
                 }
                 let expected = ktap.suites.len() + 1;
-                if result.number != expected {
-                    ktap.unparsed.push(format!(
-                        "{} (suite number {expected} was expected)",
-                        line.trim_end()
-                    ));
+                if number != expected {
+                    let unparsed = format!("{line} (suite number {expected} was expected)");
+                    ktap.unparsed.push(unparsed);
                 }
-                suite.result = Some(result);
+                suite.result = Some(outcome);
                 ktap.suites.push(suite);
                 pending.clear();
             }
@@ -209,25 +184,23 @@ pub(crate) fn ktap(lines: &[&str]) -> Ktap {
                 let suite = open.get_or_insert_with(Suite::default);
                 if suite.plan.replace(count).is_some() {
                     ktap.unparsed
-                        .push(format!("{} (a second plan in its suite)", line.trim_end()));
+                        .push(format!("{line} (a second plan in its suite)"));
                 }
             }
-            (1, Line::Result(result)) => {
+            (1, Line::Result(number, name, outcome)) => {
                 let suite = open.get_or_insert_with(Suite::default);
                 let expected = suite.cases.len() + 1;
-                if result.number != expected {
-                    ktap.unparsed.push(format!(
-                        "{} (case number {expected} was expected)",
-                        line.trim_end()
-                    ));
+                if number != expected {
+                    let unparsed = format!("{line} (case number {expected} was expected)");
+                    ktap.unparsed.push(unparsed);
                 }
                 suite.cases.push(Case {
-                    name: result.name,
-                    outcome: result.outcome,
+                    name,
+                    outcome,
                     output: std::mem::take(&mut pending),
                 });
             }
-            _ => pending.push(line.trim_end().to_owned()),
+            _ => pending.push(line.to_owned()),
         }
     }
     if let Some(suite) = open {
@@ -241,11 +214,10 @@ impl Ktap {
     /// What is missing for the KTAP to be whole: no KTAP, a plan not met, a suite without its
     /// result line.
     pub(crate) fn incomplete(&self) -> Vec<String> {
-        let mut missing = Vec::new();
         if !self.started {
-            missing.push("no KTAP output (KUnit never started)".to_owned());
-            return missing;
+            return vec!["no KTAP output (KUnit never started)".to_owned()];
         }
+        let mut missing = Vec::new();
         let finished = self.suites.iter().filter(|s| s.result.is_some()).count();
         match self.plan {
             None => missing.push("no top-level KTAP plan".to_owned()),
@@ -255,11 +227,8 @@ impl Ktap {
             Some(_) => {}
         }
         for suite in &self.suites {
-            let name = if suite.name.is_empty() {
-                "(unnamed)"
-            } else {
-                &suite.name
-            };
+            let name = Some(suite.name.as_str()).filter(|name| !name.is_empty());
+            let name = name.unwrap_or("(unnamed)");
             if suite.result.is_none() {
                 missing.push(format!(
                     "suite {name} has no result line ({} cases reported)",
@@ -296,10 +265,7 @@ impl Ktap {
         self.suites
             .iter()
             .filter(|suite| {
-                suite
-                    .result
-                    .as_ref()
-                    .is_some_and(|result| result.outcome == Outcome::Fail)
+                suite.result == Some(Outcome::Fail)
                     && !suite.cases.iter().any(|case| case.outcome == Outcome::Fail)
             })
             .map(|suite| suite.name.as_str())
@@ -328,7 +294,7 @@ pub(crate) fn ending(lines: &[&str]) -> Ending {
         .map(|line| line.trim().to_owned());
     let last_ktap = lines
         .iter()
-        .rposition(|line| matches!(classify(line.trim()), Line::Result(_) | Line::Plan(_)))
+        .rposition(|line| matches!(classify(line.trim()), Line::Result(..) | Line::Plan(_)))
         .unwrap_or(0);
     let rebooted = lines[last_ktap.min(lines.len())..]
         .iter()

@@ -29,18 +29,14 @@ pub(crate) fn find() -> Result<Qemu, String> {
 
 /// [`find`], once `PATH` has been searched.
 pub(crate) fn found(program: Option<PathBuf>) -> Result<Qemu, String> {
-    let Some(program) = program else {
-        return Err(format!(
-            "qemu-system-x86_64 is not installed: `apt-get install {PACKAGE}`"
-        ));
-    };
+    let program = program.ok_or_else(|| {
+        format!("qemu-system-x86_64 is not installed: `apt-get install {PACKAGE}`")
+    })?;
     let invocation = Invocation::new(&program, vec!["--version".into()]);
     let timeout = Duration::from_secs(60);
     match process::run(&invocation, timeout) {
         Ok(output) if output.success() => Ok(Qemu {
-            version: process::last_nonempty_line(output.stdout.lines().next().unwrap_or(""))
-                .unwrap_or("")
-                .to_owned(),
+            version: output.stdout.lines().next().unwrap_or("").trim().to_owned(),
             program,
         }),
         Ok(output) => Err(format!(
@@ -146,24 +142,13 @@ pub(crate) fn arguments(accel: Accel, image: &Path, console: &Path) -> Vec<Strin
         Accel::Kvm => "host",
         Accel::Tcg => "max",
     };
-    [
-        "-accel",
-        accel.word(),
-        "-cpu",
-        cpu,
-        "-m",
-        "256M",
-        "-smp",
-        "1",
-        "-nodefaults",
-        "-display",
-        "none",
-        "-no-reboot",
-        "-monitor",
-        "none",
-    ]
-    .iter()
-    .map(|word| word.to_string())
+    let accel = accel.word();
+    format!(
+        "-accel {accel} -cpu {cpu} -m 256M -smp 1 -nodefaults -display none -no-reboot \
+         -monitor none"
+    )
+    .split(' ')
+    .map(str::to_owned)
     .chain([
         "-serial".to_owned(),
         format!("file:{}", console.display()),

@@ -9,8 +9,6 @@ use std::path::Path;
 /// One line a sample must print at init: `rust_minimal: Am I built-in? {}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Expected {
-    /// The module's name.
-    pub sample: String,
     /// The line as its source writes it, holes as `{}`.
     pub text: String,
     /// The literal parts between the holes; a line matches when they appear in order, the
@@ -68,8 +66,7 @@ pub(crate) fn samples(tree: &Path, symbols: &[String]) -> Vec<Sample> {
                     std::fs::read_to_string(source).ok()
                 })
                 .collect();
-            let name = sources.iter().find_map(|text| module_name(text));
-            let Some(name) = name else {
+            let Some(name) = sources.iter().find_map(|text| module_name(text)) else {
                 return Sample {
                     name: symbol.clone(),
                     expected: Vec::new(),
@@ -123,21 +120,9 @@ pub(crate) fn init_body(text: &str) -> Option<String> {
 /// The format string of every `pr_info!` in `body`, decoded (escapes resolved).
 pub(crate) fn pr_info_formats(body: &str) -> Vec<String> {
     let code = code_only(body);
-    let mut formats = Vec::new();
-    let mut from = 0;
-    while let Some(found) = code[from..].find("pr_info!") {
-        let at = from + found + "pr_info!".len();
-        from = at;
-        // The first string literal after the macro's opening bracket.
-        let Some(quote) = code[at..].find('"') else {
-            break;
-        };
-        let start = at + quote;
-        if let Some(text) = string_literal(&body[start..]) {
-            formats.push(text);
-        }
-    }
-    formats
+    // The first string literal after each macro's opening bracket.
+    let format = |(at, _)| string_literal(&body[at + code[at..].find('"')?..]);
+    code.match_indices("pr_info!").filter_map(format).collect()
 }
 
 /// The decoded text of the string literal `source` starts with.
@@ -152,21 +137,10 @@ fn string_literal(source: &str) -> Option<String> {
                 't' => text.push('\t'),
                 'r' => text.push('\r'),
                 '0' => text.push('\0'),
-                '\\' => text.push('\\'),
-                '"' => text.push('"'),
-                '\'' => text.push('\''),
+                same @ ('\\' | '"' | '\'') => text.push(same),
                 // A line continuation skips the newline and the next line's indentation.
-                '\n' => {
-                    let rest: String = chars.clone().collect();
-                    let skipped = rest.len() - rest.trim_start().len();
-                    for _ in 0..rest[..skipped].chars().count() {
-                        chars.next();
-                    }
-                }
-                other => {
-                    text.push('\\');
-                    text.push(other);
-                }
+                '\n' => chars = chars.as_str().trim_start().chars(),
+                other => text.extend(['\\', other]),
             },
             c => text.push(c),
         }
@@ -186,22 +160,12 @@ fn expected(sample: &str, format: &str) -> Expected {
     while let Some(c) = chars.next() {
         ends_in_hole = false;
         match c {
-            '{' if chars.peek() == Some(&'{') => {
-                chars.next();
-                parts.last_mut().unwrap().push('{');
-                text.push_str("{{");
-            }
-            '}' if chars.peek() == Some(&'}') => {
-                chars.next();
-                parts.last_mut().unwrap().push('}');
-                text.push_str("}}");
+            '{' | '}' if chars.next_if_eq(&c).is_some() => {
+                parts.last_mut().unwrap().push(c);
+                text.extend([c, c]);
             }
             '{' => {
-                for c in chars.by_ref() {
-                    if c == '}' {
-                        break;
-                    }
-                }
+                chars.by_ref().find(|&c| c == '}');
                 text.push_str("{}");
                 parts.push(String::new());
                 ends_in_hole = true;
@@ -214,7 +178,6 @@ fn expected(sample: &str, format: &str) -> Expected {
     }
     parts.retain(|part| !part.is_empty());
     Expected {
-        sample: sample.to_owned(),
         text,
         parts,
         open_end: ends_in_hole || !ends_line,
@@ -236,15 +199,11 @@ fn code_only(text: &str) -> String {
     };
     while i < bytes.len() {
         match bytes[i] {
-            b'/' if bytes.get(i + 1) == Some(&b'/') => {
-                let end = text[i..].find('\n').map_or(bytes.len(), |at| i + at);
-                blank(&mut code, i, end);
-                i = end;
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+            b'/' if matches!(bytes.get(i + 1), Some(b'/' | b'*')) => {
+                let close = if bytes[i + 1] == b'/' { "\n" } else { "*/" };
                 let end = text[i + 2..]
-                    .find("*/")
-                    .map_or(bytes.len(), |at| i + 2 + at + 2);
+                    .find(close)
+                    .map_or(bytes.len(), |at| i + 2 + at + close.len());
                 blank(&mut code, i, end);
                 i = end;
             }

@@ -3,6 +3,7 @@
 //! members that the command writes and the docs read back, so that a member missing or of
 //! another type is refused by its path and never taken for a default.
 
+use crate::kernel::build::Real;
 use crate::kernel::rules::CratePrediction;
 use crate::util::json::{self, Deserialize, Serialize};
 use crate::util::output::escape;
@@ -18,7 +19,6 @@ pub(crate) struct KernelJson {
     /// The tools the cells' builds ran with, each set once with its trees.
     #[serde(deserialize_with = "json::nullable")]
     pub tools: Option<String>,
-    /// Why the build tools are missing, if they are.
     #[serde(deserialize_with = "json::nullable")]
     pub tools_error: Option<String>,
     /// Wall time of the run.
@@ -92,7 +92,7 @@ pub(crate) const BOOT_FAIL: &str = "fail";
 pub(crate) const BOOT_NOT_RUN: &str = "not run";
 
 /// A cell's boot under QEMU.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct BootJson {
     /// `pass`, `fail` or `not run`.
     pub result: String,
@@ -141,19 +141,26 @@ pub(crate) struct FailureJson {
     pub output: String,
 }
 
+impl BootJson {
+    /// How many sample lines were checked (a sample that prints nothing at init is not), and
+    /// how many of them were seen.
+    pub(crate) fn sample_lines(&self) -> (usize, usize) {
+        let checked = self.samples.iter().filter(|s| s.expected.is_some());
+        let seen = checked.clone().filter(|sample| sample.seen).count();
+        (checked.count(), seen)
+    }
+}
+
 impl CellJson {
     /// Whether the real build contradicts the prediction: the one definition of a finding.
     pub(crate) fn is_finding(&self) -> bool {
-        self.real != NOT_RUN
+        self.real != Real::NotRun.word()
             && self
                 .predicted
                 .as_ref()
                 .is_some_and(|word| *word != self.real)
     }
 }
-
-/// The real result of a cell whose build did not run.
-const NOT_RUN: &str = "not run";
 
 /// One crate root's probe.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -215,62 +222,65 @@ impl KernelJson {
         let mut seen = HashSet::new();
         for (index, cell) in self.cells.iter().enumerate() {
             let what = || format!("cells[{index}] ({} with {})", cell.tree, cell.toolchain);
-            let Some(tree) = self.trees.iter().find(|tree| tree.id == cell.tree) else {
-                bail!("{}: no tree has that id", what());
-            };
+            self.check_cell(cell, &mut seen).with_context(what)?;
+        }
+        Ok(())
+    }
+
+    /// [`KernelJson::check`] for one cell; `seen` holds the cells before it.
+    fn check_cell<'a>(
+        &self,
+        cell: &'a CellJson,
+        seen: &mut HashSet<(&'a str, &'a str)>,
+    ) -> anyhow::Result<()> {
+        let Some(tree) = self.trees.iter().find(|tree| tree.id == cell.tree) else {
+            bail!("no tree has that id");
+        };
+        ensure!(
+            seen.insert((&cell.tree, &cell.toolchain)),
+            "the cell is there twice"
+        );
+        let words = ["pass", "fail", "refused", "not run"];
+        ensure!(
+            words.contains(&cell.real.as_str()),
+            "unknown real result `{}`",
+            cell.real
+        );
+        for krate in &cell.crates {
             ensure!(
-                seen.insert((&cell.tree, &cell.toolchain)),
-                "{}: the cell is there twice",
-                what()
-            );
-            let words = ["pass", "fail", "refused"];
-            ensure!(
-                words.contains(&cell.real.as_str()) || cell.real == NOT_RUN,
-                "{}: unknown real result `{}`",
-                what(),
-                cell.real
-            );
-            for krate in &cell.crates {
-                ensure!(
-                    words[..2].contains(&krate.predicted.as_str()),
-                    "{}: {}: unknown probe result `{}`",
-                    what(),
-                    krate.root,
-                    krate.predicted
-                );
-            }
-            let derived = derived_prediction(tree, cell).with_context(what)?;
-            ensure!(
-                cell.minimum_met == derived.map(|(met, _)| met),
-                "{}: `minimum_met` is {:?}, but rustc {} against the tree's minimum {} makes it \
-                 {:?}",
-                what(),
-                cell.minimum_met,
-                cell.rustc.as_deref().unwrap_or("?"),
-                tree.minimum_rustc.as_deref().unwrap_or("?"),
-                derived.map(|(met, _)| met)
-            );
-            let predicted = derived.map(|(_, predicted)| predicted);
-            ensure!(
-                cell.predicted.as_deref() == predicted,
-                "{}: `predicted` is {:?}, but its crates' probes and the minimum make it {:?}",
-                what(),
-                cell.predicted,
-                predicted
-            );
-            if let Some(boot) = &cell.boot {
-                check_boot(cell, boot).with_context(what)?;
-            }
-            ensure!(
-                cell.finding == cell.is_finding(),
-                "{}: `finding` is {}, but predicted {} against real {} makes it {}",
-                what(),
-                cell.finding,
-                cell.predicted.as_deref().unwrap_or("(none)"),
-                cell.real,
-                cell.is_finding()
+                words[..2].contains(&krate.predicted.as_str()),
+                "{}: unknown probe result `{}`",
+                krate.root,
+                krate.predicted
             );
         }
+        let derived = derived_prediction(tree, cell)?;
+        ensure!(
+            cell.minimum_met == derived.map(|(met, _)| met),
+            "`minimum_met` is {:?}, but rustc {} against the tree's minimum {} makes it {:?}",
+            cell.minimum_met,
+            cell.rustc.as_deref().unwrap_or("?"),
+            tree.minimum_rustc.as_deref().unwrap_or("?"),
+            derived.map(|(met, _)| met)
+        );
+        let predicted = derived.map(|(_, predicted)| predicted);
+        ensure!(
+            cell.predicted.as_deref() == predicted,
+            "`predicted` is {:?}, but its crates' probes and the minimum make it {:?}",
+            cell.predicted,
+            predicted
+        );
+        if let Some(boot) = &cell.boot {
+            check_boot(cell, boot)?;
+        }
+        ensure!(
+            cell.finding == cell.is_finding(),
+            "`finding` is {}, but predicted {} against real {} makes it {}",
+            cell.finding,
+            cell.predicted.as_deref().unwrap_or("(none)"),
+            cell.real,
+            cell.is_finding()
+        );
         Ok(())
     }
 }
@@ -305,20 +315,13 @@ fn check_boot(cell: &CellJson, boot: &BootJson) -> anyhow::Result<()> {
     }
     if boot.result == BOOT_PASS {
         let failed = boot.kunit.as_ref().map_or(0, |kunit| kunit.failed);
-        let unseen = boot
-            .samples
-            .iter()
-            .filter(|sample| sample.expected.is_some() && !sample.seen)
-            .count();
+        let (checked, seen) = boot.sample_lines();
+        let unseen = checked - seen;
         ensure!(
             boot.kunit.is_some() && failed == 0 && unseen == 0,
             "its boot is `pass`, but with {} ({failed} failed KUnit cases, {unseen} sample lines \
              not seen)",
-            if boot.kunit.is_some() {
-                "failures"
-            } else {
-                "no KUnit read"
-            }
+            boot.kunit.as_ref().map_or("no KUnit read", |_| "failures")
         );
     }
     Ok(())

@@ -16,7 +16,7 @@ fn a_builds_escape_sequences_and_a_trees_html_reach_no_output_raw() {
     let mut report = report();
     report.cells[1].first_error = Some(error.clone());
     report.trees[0].version = Some("6.12.0-<img src=x onerror=alert(1)>\x1b[2J".into());
-    let human = report.human();
+    let human = human(&report);
     assert!(!human.contains(['\x1b', '\x07']), "{human:?}");
     assert!(human.contains(
         "finding: 6.12 with debian-1.98.1: predicted pass, really fail: error[E0635]: unknown \
