@@ -130,14 +130,7 @@ fn dry_run(
     (use_cache, with_boot): (bool, bool),
     width: Width,
 ) -> anyhow::Result<Verdict> {
-    let found = find_compilers(sh, pins_path, specs, Provisioning::Refused)?;
-    let compilers: Vec<plan::Compiler<'_>> = found
-        .iter()
-        .map(|found| {
-            let compiler = found.compiler.as_ref().map_err(String::as_str);
-            (found.id.as_str(), compiler)
-        })
-        .collect();
+    let compilers = find_compilers(sh, pins_path, specs, Provisioning::Refused)?;
     let dir = crate::project_root().join("target/kernel");
     let text = plan::plan(&dir, trees, &compilers, use_cache, with_boot);
     print!("{}", crate::util::output::fit(&text, width));

@@ -111,7 +111,15 @@ pub(crate) fn find_compilers(
         .into_iter()
         .map(|availability| Found {
             id: availability.id().to_owned(),
-            compiler: compiler_of(availability),
+            compiler: match availability {
+                Availability::Found { toolchain, version } => Ok((toolchain, version)),
+                Availability::Broken { error, .. } => {
+                    Err(format!("the compiler does not work: {error}"))
+                }
+                Availability::Missing { install_hint, .. } => {
+                    Err(format!("not installed: {install_hint}"))
+                }
+            },
         })
         .collect())
 }
@@ -152,15 +160,6 @@ impl Found {
             .ok()
             .map(|(_, version)| version.release_string());
         report::cell((tree, &self.id), rustc, prediction, (built, cached), boot)
-    }
-}
-
-/// A compiler found, or why there is none.
-fn compiler_of(availability: Availability) -> Result<(Toolchain, RustcVersion), String> {
-    match availability {
-        Availability::Found { toolchain, version } => Ok((toolchain, version)),
-        Availability::Broken { error, .. } => Err(format!("the compiler does not work: {error}")),
-        Availability::Missing { install_hint, .. } => Err(format!("not installed: {install_hint}")),
     }
 }
 
@@ -231,7 +230,8 @@ impl Run<'_> {
             .as_ref()
             .map_err(|error| format!("{error:#}"))
             .and_then(|tree| {
-                stamps::facts(&self.results, tree, use_cache).map_err(|error| format!("{error:#}"))
+                stamps::facts(&self.results, tree, use_cache, true)
+                    .map_err(|error| format!("{error:#}"))
             });
         let entry = tree_entry(pin, provided.as_ref().ok(), &read);
         if let Some(tree) = provided
@@ -284,7 +284,15 @@ impl Run<'_> {
             identity: compiler_identity(&rustc.launch, version),
             rustc,
         };
-        let prediction = self.predict(tree, &compiler);
+        let say = |line: &str| progress(&format!("{}: {line}", compiler.label));
+        let prediction = results::prediction(
+            &self.dir,
+            (&tree.pin.id, &tree.tree, tree.key),
+            &mut tree.rules,
+            (&compiler.toolchain.id, &compiler.rustc, compiler.identity),
+            self.settings.use_cache,
+            &say,
+        );
         let ready = self.ready(tree, &compiler)?;
         let (mut built, cached) = match &ready {
             Ok(ready) => self.build(tree, &compiler, ready),
@@ -298,23 +306,6 @@ impl Run<'_> {
             _ => None,
         };
         Ok(found.cell(&tree.pin.id, prediction, (built, cached), booted))
-    }
-
-    /// The pair's prediction: the one kept for this tree and compiler, else the probes' (kept).
-    fn predict(
-        &self,
-        tree: &mut TreeRun<'_>,
-        compiler: &PairCompiler<'_>,
-    ) -> Result<Prediction, String> {
-        let say = |line: &str| progress(&format!("{}: {line}", compiler.label));
-        results::prediction(
-            &self.dir,
-            (&tree.pin.id, &tree.tree, tree.key),
-            &mut tree.rules,
-            (&compiler.toolchain.id, &compiler.rustc, compiler.identity),
-            self.settings.use_cache,
-            &say,
-        )
     }
 
     /// The tools, the lock, the library sources, the cache entry and the wrapper of a pair's

@@ -16,7 +16,6 @@
 
 use super::rules::{self, Build, Prediction};
 use super::trees::Tree;
-use crate::catalog::Release;
 use crate::util::hash::{stat_stamp, tree_stamp, Key, StableHasher};
 use crate::util::json::{self, Deserialize, Serialize};
 use anyhow::Context;
@@ -85,10 +84,6 @@ impl Facts {
             allowed_features: rules.allowed_features.clone(),
             crate_dirs,
         }
-    }
-
-    pub(crate) fn minimum_bindgen(&self) -> Option<Release> {
-        Release::parse(&self.minimum_bindgen)
     }
 }
 
@@ -180,22 +175,9 @@ fn reader() -> anyhow::Result<Key> {
 
 /// A tree's facts, its key and, when they had to be read, its rules: from `cache` when the
 /// stamps say nothing changed since they were read (and `read` allows it), else read from the
-/// tree ([`rules::read`]) and kept. An error is the rules' own (not a kernel tree, no Rust).
+/// tree ([`rules::read`]) and, when `keep` (`--dry-run` writes nothing), kept. An error is the
+/// rules' own (not a kernel tree, no Rust).
 pub(crate) fn facts(
-    cache: &Path,
-    tree: &Tree,
-    read: bool,
-) -> anyhow::Result<(Facts, TreeKey, Option<rules::Tree>)> {
-    facts_kept_or_not(cache, tree, read, true)
-}
-
-/// [`facts`] for `kernel --dry-run`: the same facts and key, and nothing written.
-pub(crate) fn facts_unkept(cache: &Path, tree: &Tree) -> anyhow::Result<(Facts, TreeKey)> {
-    let (facts, key, _) = facts_kept_or_not(cache, tree, true, false)?;
-    Ok((facts, key))
-}
-
-fn facts_kept_or_not(
     cache: &Path,
     tree: &Tree,
     read: bool,
