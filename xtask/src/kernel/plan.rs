@@ -140,7 +140,7 @@ pub(crate) fn plan(
                         (Library::There(library), Some((_, tree_key))) if use_cache => {
                             let compiler = compiler_identity(&toolchain.launch, version);
                             boot_entry = booting.as_ref().map(|booting| {
-                                let keys = (tree_key.0 .0, compiler.0);
+                                let keys = (tree_key.0, compiler.0);
                                 booting.entry(&results, keys, (library, &tools.identity))
                             });
                             let tools = &tools.identity;

@@ -42,14 +42,9 @@ pub(crate) const READ_WHOLE: &[&str] = &[
 ];
 
 /// A tree as its build reads it: the tree's identity and path, and the stamps of every file
-/// this module stamps. Two keys are equal only if no stamped file changed in between.
-///
-/// The one tree part of every kernel cache key: [`facts`] gives it (cheaply, from the kept
-/// facts, when nothing changed), and a cache puts it in its own hash beside what else its
-/// result depends on (`hasher.number(key.0 .0)`, as the results' key does with the compiler's
-/// identity, the library sources, the tools and the configuration recipe).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct TreeKey(pub Key);
+/// this module stamps; equal only if no stamped file changed in between. [`facts`] gives it
+/// (cheaply, from the kept facts, when nothing changed).
+pub(crate) type TreeKey = Key;
 
 /// What a run needs of a tree's rules before it probes anything, kept by [`facts`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -111,7 +106,7 @@ fn base_stamp(tree: &Tree) -> anyhow::Result<Key> {
     Ok(hasher.finish())
 }
 
-/// Adds `file`'s name (relative to `root`) and stamp; a file that is not there has none.
+/// Adds `file`'s name (relative to `root`) and stamp (none when it is not there).
 fn stamp_file(hasher: &mut StableHasher, root: &Path, file: &Path) {
     let relative = file.strip_prefix(root).unwrap_or(file);
     hasher
@@ -142,7 +137,7 @@ fn full_key(tree: &Tree, base: Key, facts: &Facts) -> anyhow::Result<TreeKey> {
             above = parent.parent();
         }
     }
-    Ok(TreeKey(hasher.finish()))
+    Ok(hasher.finish())
 }
 
 /// Stamps the directory of a crate outside [`READ_WHOLE`]: its files, and whole each
@@ -204,12 +199,12 @@ pub(crate) fn facts(
     let rules = rules::read(&tree.root)?;
     let facts = Facts::of(&rules);
     let key = full_key(tree, base, &facts)?;
-    let kept = Kept {
-        facts: facts.clone(),
-        key: key.0.to_string(),
-    };
     // A cache that cannot be written costs the next run a read of the rules, nothing else.
     if keep {
+        let kept = Kept {
+            facts: facts.clone(),
+            key: key.0.to_string(),
+        };
         let text = json::to_value(&kept).to_string();
         let _ = crate::util::files::write_atomically(&entry, text.as_bytes());
     }
@@ -227,7 +222,7 @@ struct Kept {
 fn prediction_entry(cache: &Path, tree: TreeKey, compiler: Key) -> anyhow::Result<PathBuf> {
     let key = StableHasher::new()
         .field("kernel prediction v1")
-        .number(tree.0 .0)
+        .number(tree.0)
         .number(compiler.0)
         .number(reader()?.0)
         .finish();

@@ -163,11 +163,11 @@ fn a_prediction_is_kept_by_tree_and_compiler() {
             undecided: Vec::new(),
         }],
     };
-    let (tree, compiler) = (TreeKey(Key(1)), Key(2));
+    let (tree, compiler) = (Key(1), Key(2));
     assert_eq!(kept_prediction(&cache, tree, compiler), None);
     keep_prediction(&cache, tree, compiler, &prediction).unwrap();
     assert_eq!(kept_prediction(&cache, tree, compiler), Some(prediction));
-    assert_eq!(kept_prediction(&cache, TreeKey(Key(3)), compiler), None);
+    assert_eq!(kept_prediction(&cache, Key(3), compiler), None);
     assert_eq!(kept_prediction(&cache, tree, Key(3)), None);
     std::fs::remove_dir_all(cache).unwrap();
 }
