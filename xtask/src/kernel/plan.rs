@@ -13,7 +13,7 @@ use crate::catalog::Release;
 use crate::kernel::build::{self, Real};
 use crate::kernel::results::{library, read_result, result_entry, Library};
 use crate::kernel::run::Found;
-use crate::kernel::stamps;
+use crate::kernel::stamps::{self, Facts, TreeKey};
 use crate::kernel::{rules, tools, trees};
 use crate::run::cache::compiler_identity;
 use crate::toolchains::extracted::Marker;
@@ -75,20 +75,7 @@ pub(crate) fn plan(
     let mut missing_tools = Vec::new();
     let results = dir.join("results");
     for pin in pins {
-        let mut step = tree_step(dir, pin);
-        // The tree's facts and key as the run reads them, nothing kept.
-        let read = match &step {
-            TreeStep::There(tree) => Some(stamps::facts(&results, tree, true, false)),
-            _ => None,
-        };
-        let facts = match read {
-            Some(Ok((facts, key, _))) => Some((facts, key)),
-            Some(Err(error)) => {
-                step = TreeStep::Unusable(format!("{error:#}"));
-                None
-            }
-            None => None,
-        };
+        let (step, facts) = tree_step(dir, pin);
         let _ = match &step {
             TreeStep::There(tree) => {
                 writeln!(tree_lines, "  {}: there ({})", pin.id, tree.identity)
@@ -307,15 +294,21 @@ fn marker_is(build: &Path, identity: &str, tools: &str) -> bool {
     marker.is_ok_and(|marker| marker == format!("{identity}\n{tools}\n"))
 }
 
-/// Whether the tree is there, and it as the run would provide it when it is.
-fn tree_step(dir: &Path, pin: &TreePin) -> TreeStep {
+/// Whether the tree is there, and it as the run would provide it when it is, with its facts
+/// and key as the run reads them (nothing kept).
+fn tree_step(dir: &Path, pin: &TreePin) -> (TreeStep, Option<(Facts, TreeKey)>) {
+    let unusable = |why: String| (TreeStep::Unusable(why), None);
+    let there = |tree: trees::Tree| match stamps::facts(&dir.join("results"), &tree, true, false) {
+        Ok((facts, key, _)) => (TreeStep::There(tree), Some((facts, key))),
+        Err(error) => unusable(format!("{error:#}")),
+    };
     match &pin.source {
         TreeSource::Path(path) => match std::fs::canonicalize(path) {
             Ok(root) => match trees::check_kernel_tree(&root) {
-                Ok(()) => TreeStep::There(trees::Tree::local(root)),
-                Err(error) => TreeStep::Unusable(format!("{error:#}")),
+                Ok(()) => there(trees::Tree::local(root)),
+                Err(error) => unusable(format!("{error:#}")),
             },
-            Err(error) => TreeStep::Unusable(format!("{}: {error}", path.display())),
+            Err(error) => unusable(format!("{}: {error}", path.display())),
         },
         TreeSource::Debian(source) => {
             let prefix = rules::pinned::debian_prefix(dir, source);
@@ -324,8 +317,8 @@ fn tree_step(dir: &Path, pin: &TreePin) -> TreeStep {
                 Some(trees::Tree::unpacked(root, &marker, (0.0, 0.0, 0)))
             });
             match tree.filter(|tree| trees::check_kernel_tree(&tree.root).is_ok()) {
-                Some(tree) => TreeStep::There(tree),
-                None => TreeStep::Provide(source.to_string()),
+                Some(tree) => there(tree),
+                None => (TreeStep::Provide(source.to_string()), None),
             }
         }
     }

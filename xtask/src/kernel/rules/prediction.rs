@@ -21,11 +21,8 @@ use std::time::Duration;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Predicted {
-    /// The compiler meets the tree's minimum and every probe builds.
     Pass,
-    /// Some probe fails.
     Fail,
-    /// The compiler is below the tree's minimum: the tree's own check refuses it.
     Refused,
 }
 
@@ -45,7 +42,8 @@ impl Predicted {
 pub struct Prediction {
     /// Whether the compiler's release is at least the tree's minimum for the host architecture.
     pub minimum_met: bool,
-    /// `Refused` below the minimum, else `Pass` when every crate root's probe builds.
+    /// `Refused` below the minimum (the tree's own check refuses it), else `Pass` when every
+    /// crate root's probe builds.
     pub predicted: Predicted,
     /// One per crate root, in the tree's order.
     pub crates: Vec<CratePrediction>,
