@@ -72,10 +72,7 @@ impl Facts {
         Facts {
             version: rules.version.clone(),
             minimum_rustc: rules.minimum_rustc().to_string(),
-            minimum_bindgen: rules
-                .minimum(rules::HOST_ARCH.0)
-                .map(|minimum| minimum.bindgen.to_string())
-                .unwrap_or_default(),
+            minimum_bindgen: rules.minimum.bindgen.to_string(),
             allowed_features: rules.allowed_features.clone(),
             crate_dirs,
         }
