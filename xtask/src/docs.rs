@@ -10,8 +10,6 @@ mod catalog_lists;
 mod features;
 pub mod kernels;
 mod machine_paths;
-#[cfg(test)]
-mod not_recorded;
 pub mod page;
 mod places_region;
 #[cfg(test)]
@@ -76,11 +74,20 @@ impl Region {
         Ok(&text[start..end])
     }
 
-    /// `text` with the region's contents replaced by `contents`, which starts with the newline
-    /// that ends the begin line.
-    pub fn splice(&self, text: &str, contents: &str, file: &Path) -> anyhow::Result<String> {
-        let (start, end) = self.bounds(text, file)?;
-        Ok(format!("{}{contents}{}", &text[..start], &text[end..]))
+    /// The file `root`/`file` with the region's contents replaced by `contents`, which starts
+    /// with the newline that ends the begin line.
+    pub fn splice(
+        &self,
+        root: &Path,
+        file: &str,
+        contents: &str,
+    ) -> anyhow::Result<(PathBuf, String)> {
+        let path = root.join(file);
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        let (start, end) = self.bounds(&text, &path)?;
+        let spliced = format!("{}{contents}{}", &text[..start], &text[end..]);
+        Ok((path, spliced))
     }
 }
 
@@ -152,21 +159,19 @@ pub fn status_region(report: &Report) -> anyhow::Result<String> {
         bail!("the report probed no toolchain, so it has no statuses to show");
     }
 
-    let cells = || {
-        report
-            .features
-            .iter()
-            .flat_map(|cells| shown.iter().map(|&(index, _)| &cells[index]))
-    };
-    let predicted = cells().filter(|cell| cell.expected.is_some()).count();
-    let agreeing = cells()
-        .filter(|cell| cell.expected.is_some() && cell.ok())
-        .count();
+    let predicted: Vec<bool> = report
+        .features
+        .iter()
+        .flat_map(|cells| shown.iter().map(|&(index, _)| &cells[index]))
+        .filter_map(|cell| cell.expected.map(|_| cell.ok()))
+        .collect();
+    let agreeing = predicted.iter().filter(|ok| **ok).count();
     let mut region = format!(
         "\nWhat each compiler said when a `#![feature]` attribute with `RUSTC_BOOTSTRAP=1` named \
          the feature, in a real `cargo xtask matrix` run on {} toolchains: they agree with the \
-         catalog on {agreeing} of the {predicted} statuses it predicts.",
-        shown.len()
+         catalog on {agreeing} of the {} statuses it predicts.",
+        shown.len(),
+        predicted.len()
     );
     if !not_probed.is_empty() {
         let _ = write!(
@@ -206,9 +211,6 @@ pub fn generated_files(
     report: Option<&Report>,
     usage: Option<&UsageReport>,
 ) -> anyhow::Result<Vec<(PathBuf, String)>> {
-    let readme_path = root.join("README.md");
-    let readme = std::fs::read_to_string(&readme_path)
-        .with_context(|| format!("reading {}", readme_path.display()))?;
     let page_path = root.join("docs/features.md");
     let statuses = match (report, read_optional(&page_path)?) {
         (Some(report), _) => status_region(report)?,
@@ -226,14 +228,7 @@ pub fn generated_files(
         None => places_region::kept_region(&page_path)?,
     };
     Ok([
-        (
-            readme_path.clone(),
-            FEATURE_TABLE.splice(
-                &readme,
-                &format!("\n{}", feature_table(root)?),
-                &readme_path,
-            )?,
-        ),
+        FEATURE_TABLE.splice(root, "README.md", &format!("\n{}", feature_table(root)?))?,
         (
             root.join("kernel-shim/src/features.md"),
             shim_features_page()?,
@@ -310,25 +305,23 @@ fn page_files(
         files.push((to, text));
         Ok(())
     };
-    let recorded_usage;
-    let usage = match usage_given {
-        Some((path, usage)) => {
-            record(path, usage_path)?;
-            Some(usage)
-        }
-        None if read_optional(&usage_path)?.is_some() => {
-            recorded_usage = UsageReport::read(&usage_path)?;
-            Some(&recorded_usage)
-        }
-        None => None,
+    if let Some((path, _)) = usage_given {
+        record(path, usage_path.clone())?;
+    }
+    let recorded_usage = match usage_given {
+        None if usage_path.exists() => Some(UsageReport::read(&usage_path)?),
+        _ => None,
     };
+    let usage = usage_given
+        .map(|(_, usage)| usage)
+        .or(recorded_usage.as_ref());
     let recorded;
     let report = match given {
         Some((path, report)) => {
             record(path, matrix_path)?;
             report
         }
-        None if read_optional(&matrix_path)?.is_some() => {
+        None if matrix_path.exists() => {
             recorded = Report::read(&matrix_path)?;
             recorded
                 .check_complete()
@@ -347,13 +340,7 @@ fn page_files(
     };
     let html = page::compat_page(report, usage, &kernel_trees, date);
     files.push((root.join(page::PAGE), html));
-    let summary_path = root.join(MATRIX_PAGE);
-    let summary_page = std::fs::read_to_string(&summary_path)
-        .with_context(|| format!("reading {}", summary_path.display()))?;
-    files.push((
-        summary_path.clone(),
-        MATRIX_SUMMARY.splice(&summary_page, &summary_region(report, date), &summary_path)?,
-    ));
+    files.push(MATRIX_SUMMARY.splice(root, MATRIX_PAGE, &summary_region(report, date))?);
     Ok(files)
 }
 
@@ -419,16 +406,11 @@ pub fn regenerate(
         })
         .collect();
     if let Some(why) = &screenshot {
-        let advice = "retake it with `cargo xtask docs --screenshot`";
-        if check {
-            eprintln!("docs: stale: {why}; {advice}");
-        } else {
-            eprintln!("docs: {why}; {advice}");
-        }
+        let stale = if check { "stale: " } else { "" };
+        eprintln!("docs: {stale}{why}; retake it with `cargo xtask docs --screenshot`");
     }
-    let stale_picture = check && screenshot.is_some();
     if changed.is_empty() {
-        if stale_picture {
+        if check && screenshot.is_some() {
             return Ok(Verdict::Failure);
         }
         eprintln!("docs: all {count} generated files are up to date");

@@ -64,6 +64,25 @@ pub(crate) fn distinct<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<
     list
 }
 
+/// `work` on every item, each on a thread of its own: the answers, in order.
+pub(crate) fn in_parallel<T: Send, R: Send>(
+    items: impl IntoIterator<Item = T>,
+    work: impl Fn(usize, T) -> R + Sync,
+) -> Vec<R> {
+    std::thread::scope(|scope| {
+        let work = &work;
+        let handles: Vec<_> = items
+            .into_iter()
+            .enumerate()
+            .map(|(index, item)| scope.spawn(move || work(index, item)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().expect("a worker thread panicked"))
+            .collect()
+    })
+}
+
 /// The repository's root, where `Cargo.toml`, `toolchains.toml` and `target/` are.
 pub(crate) fn project_root() -> PathBuf {
     let manifest_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));

@@ -64,25 +64,6 @@ pub fn parse_min_rust(text: &str) -> anyhow::Result<Release> {
         .with_context(|| format!("--min-rust takes a release such as 1.85 or 1.85.0, not {text:?}"))
 }
 
-/// `work` on every item, each on a thread of its own: the answers, in order.
-fn in_parallel<T: Send, R: Send>(
-    items: impl IntoIterator<Item = T>,
-    work: impl Fn(usize, T) -> R + Sync,
-) -> Vec<R> {
-    std::thread::scope(|scope| {
-        let work = &work;
-        let handles: Vec<_> = items
-            .into_iter()
-            .enumerate()
-            .map(|(index, item)| scope.spawn(move || work(index, item)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|handle| handle.join().expect("an audit thread panicked"))
-            .collect()
-    })
-}
-
 /// Discovers the toolchains, probes each that runs (in parallel), and sums up.
 pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
     let sh = Shell::new()?;
@@ -111,7 +92,7 @@ pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
     let kconfig = kconfig::with_given(pinned, given);
     let names = options.input.names();
     let scratch = options.scratch.join(std::process::id().to_string());
-    let results = in_parallel(availabilities, |index, availability| {
+    let results = crate::in_parallel(availabilities, |index, availability| {
         let name = crate::run::plan::directory_name(availability.id());
         column(
             availability,
@@ -143,20 +124,19 @@ fn column(
     directory: &Path,
 ) -> (Column, Option<TargetCfgs>) {
     let entry = toolchain_entry(&availability);
-    let mut identity = None;
-    let (probed, rustc, target) = match availability {
+    let (probed, rustc, identity, target) = match availability {
         Availability::Found { toolchain, version } => {
             let rustc = Rustc::of(&toolchain, version.release);
-            identity = Some(compiler_identity(&toolchain.launch, &version));
             let prober = probing::Prober::for_input(&rustc, &options.input, directory);
             let probed = prober.probe(names).map_or_else(
                 |error| Probed::Failed(format!("{error:#}")),
                 Probed::Answered,
             );
             let target = probing::print_cfg(&rustc).ok();
-            (probed, Some(rustc), target)
+            let identity = compiler_identity(&toolchain.launch, &version);
+            (probed, Some(rustc), Some(identity), target)
         }
-        _ => (Probed::Unavailable, None, None),
+        _ => (Probed::Unavailable, None, None, None),
     };
     let column = Column {
         entry,

@@ -18,8 +18,6 @@ use std::fmt::Write as _;
 use std::time::Instant;
 use xshell::{cmd, Shell};
 
-const DEFAULT_RUNS: usize = 3;
-
 /// The target: the cold run within this factor of the plain parallel run.
 const TARGET_RATIO: f64 = 1.2;
 
@@ -143,19 +141,18 @@ impl flags::Bench {
     }
 
     fn measure(&self, sh: &Shell) -> anyhow::Result<Verdict> {
-        let runs = match self.runs {
-            Some(0) => bail!("--runs must be at least 1"),
-            Some(runs) => runs,
-            None => DEFAULT_RUNS,
-        };
+        let runs = self.runs.unwrap_or(3);
+        if runs == 0 {
+            bail!("--runs must be at least 1");
+        }
+        if self.usage && !self.target.is_empty() {
+            bail!("--target is the matrix's: the usage run builds for the host alone");
+        }
         let work = if self.usage {
             Work::Usage
         } else {
             Work::Matrix
         };
-        if self.usage && !self.target.is_empty() {
-            bail!("--target is the matrix's: the usage run builds for the host alone");
-        }
         let what = work.word();
         let cores = driver::jobs("bench", None)?;
         let layout = Layout::new(&project_root());

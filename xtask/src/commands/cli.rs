@@ -220,13 +220,13 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
     }
     match args.first().and_then(text).as_deref() {
         None | Some("-h" | "--help") => return Prepared::Print(command_list()),
-        Some("-V" | "--version") => return Prepared::Print(version()),
+        Some("-V" | "--version") => {
+            return Prepared::Print(format!("xtask {} (kshim)\n", env!("CARGO_PKG_VERSION")))
+        }
         Some("help") => {
             let words: Vec<String> = args[1..].iter().filter_map(text).collect();
-            if words.is_empty() {
-                return Prepared::Print(command_list());
-            }
             return match command_help(&words) {
+                _ if words.is_empty() => Prepared::Print(command_list()),
                 Some(help) => Prepared::Print(help),
                 None => Prepared::Refuse(unknown_command(&words.join(" "))),
             };
@@ -234,14 +234,9 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
         _ => {}
     }
     let words = command_words(&args);
-    if words.is_empty() {
-        if let Some(first) = args
-            .first()
-            .and_then(text)
-            .filter(|arg| !arg.starts_with('-'))
-        {
-            return Prepared::Refuse(unknown_command(&first));
-        }
+    let first = args.first().and_then(text);
+    if let Some(first) = first.filter(|arg| words.is_empty() && !arg.starts_with('-')) {
+        return Prepared::Refuse(unknown_command(&first));
     }
     if args.iter().any(|arg| arg == "-h" || arg == "--help") {
         return Prepared::Print(command_help(&words).unwrap_or_else(command_list));
@@ -299,16 +294,8 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
 /// file that runs and misbehaves is a compiler's answer, which the commands report.
 fn toolchain_paths_that_name_nothing(args: &[OsString]) -> Option<String> {
     use std::os::unix::fs::PermissionsExt as _;
-    let values = args
-        .windows(2)
-        .filter(|pair| pair[0] == "--toolchain")
-        .map(|pair| pair[1].as_os_str())
-        .chain(
-            args.iter()
-                .filter_map(|arg| arg.to_str()?.strip_prefix("--toolchain="))
-                .map(std::ffi::OsStr::new),
-        );
-    for value in values {
+    let values = args.windows(2).filter(|pair| pair[0] == "--toolchain");
+    for value in values.map(|pair| &pair[1]) {
         let text = value.to_string_lossy();
         if !text.contains('/') || text.starts_with("debian:") {
             continue;
@@ -326,11 +313,6 @@ fn toolchain_paths_that_name_nothing(args: &[OsString]) -> Option<String> {
         ));
     }
     None
-}
-
-/// What `--version` prints.
-fn version() -> String {
-    format!("xtask {} (kshim)\n", env!("CARGO_PKG_VERSION"))
 }
 
 fn unknown_command(typed: &str) -> String {

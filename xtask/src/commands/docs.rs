@@ -6,7 +6,7 @@
 use crate::commands::flags;
 use crate::docs::{page, regenerate};
 use crate::report::runs::{run_matrix, run_usage, Options};
-use crate::run::driver::{Settings, Work};
+use crate::run::driver::Work;
 use crate::run::plan::{Layout, Selection};
 use crate::util::output::Verbosity;
 use crate::{project_root, Verdict};
@@ -73,10 +73,7 @@ fn take_screenshot(root: &Path) -> anyhow::Result<()> {
 fn record(root: &Path, toolchains: &[String], progress: Verbosity) -> anyhow::Result<Verdict> {
     let layout = Layout::new(root);
     let mut options = Options::new(toolchains.to_vec());
-    options.settings = Settings {
-        progress,
-        ..options.settings
-    };
+    options.settings.progress = progress;
     let matrix = crate::util::interrupt::run_interruptible(|| {
         let matrix = run_matrix(&layout, &options)?;
         let usage = Selection {

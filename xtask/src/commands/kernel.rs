@@ -17,7 +17,7 @@ use crate::run::cache::StableHasher;
 use crate::toolchains::debian::Provisioning;
 use crate::toolchains::pins::{Pins, TreePin, TreeSource};
 use crate::util::json;
-use crate::util::output::{Format, Output, Width};
+use crate::util::output::{Format, Output};
 use crate::Verdict;
 use anyhow::bail;
 use std::path::{Path, PathBuf};
@@ -36,14 +36,12 @@ impl flags::Kernel {
         let pins = Pins::load(&pins_path)?;
         let trees = select_trees(&pins, &self.tree)?;
         if self.dry_run {
-            return dry_run(
-                sh,
-                &pins_path,
-                &trees,
-                &self.toolchain,
-                (!self.no_cache, self.boot),
-                output.width,
-            );
+            // The plan of the run, changing nothing (no provisioning, lock or directory).
+            let compilers = find_compilers(sh, &pins_path, &self.toolchain, Provisioning::Refused)?;
+            let dir = crate::project_root().join("target/kernel");
+            let text = plan::plan(&dir, &trees, &compilers, !self.no_cache, self.boot);
+            print!("{}", crate::util::output::fit(&text, output.width));
+            return Ok(Verdict::Success);
         }
         let settings = Settings {
             timeout,
@@ -76,7 +74,7 @@ fn select_trees(pins: &Pins, wanted: &[String]) -> anyhow::Result<Vec<TreePin>> 
         return Ok(pins.trees.clone());
     }
     let mut chosen = Vec::new();
-    let mut local: Vec<(usize, PathBuf)> = Vec::new();
+    let mut local: Vec<PathBuf> = Vec::new();
     for name in wanted {
         if let Some(pin) = pins.trees.iter().find(|pin| &pin.id == name) {
             chosen.push(pin.clone());
@@ -95,12 +93,12 @@ fn select_trees(pins: &Pins, wanted: &[String]) -> anyhow::Result<Vec<TreePin>> 
             }
             let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
             // The same tree named twice is one tree.
-            if local.iter().any(|(_, known)| *known == canonical) {
+            if local.contains(&canonical) {
                 continue;
             }
-            local.push((chosen.len(), canonical));
+            local.push(canonical);
             chosen.push(TreePin {
-                id: String::new(),
+                id: String::new(), // named below, once every local tree is known
                 source: TreeSource::Path(PathBuf::from(name)),
                 note: None,
                 line: 0,
@@ -114,27 +112,11 @@ fn select_trees(pins: &Pins, wanted: &[String]) -> anyhow::Result<Vec<TreePin>> 
             );
         }
     }
-    let paths: Vec<PathBuf> = local.iter().map(|(_, path)| path.clone()).collect();
-    for ((at, _), id) in local.iter().zip(local_tree_ids(&paths)) {
-        chosen[*at].id = id;
+    let unnamed = chosen.iter_mut().filter(|pin| pin.id.is_empty());
+    for (pin, id) in unnamed.zip(local_tree_ids(&local)) {
+        pin.id = id;
     }
     Ok(chosen)
-}
-
-/// `--dry-run`: the plan of the run, changing nothing (no provisioning, lock or directory).
-fn dry_run(
-    sh: &Shell,
-    pins_path: &Path,
-    trees: &[TreePin],
-    specs: &[String],
-    (use_cache, with_boot): (bool, bool),
-    width: Width,
-) -> anyhow::Result<Verdict> {
-    let compilers = find_compilers(sh, pins_path, specs, Provisioning::Refused)?;
-    let dir = crate::project_root().join("target/kernel");
-    let text = plan::plan(&dir, trees, &compilers, use_cache, with_boot);
-    print!("{}", crate::util::output::fit(&text, width));
-    Ok(Verdict::Success)
 }
 
 /// The ids of local trees, one per path (canonical, none twice): `path-NAME` after the

@@ -16,9 +16,9 @@ use crate::util::interrupt;
 use crate::util::output::{self, Format, Output};
 use crate::util::process::{self, shell_quote};
 use crate::{commands::flags, project_root, Verdict};
-use anyhow::{bail, Context};
+use anyhow::{ensure, Context};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use xshell::Shell;
 
 impl flags::Matrix {
@@ -40,7 +40,14 @@ impl flags::Matrix {
             Some(root) => {
                 let root = std::fs::canonicalize(root)
                     .with_context(|| format!("--root {}", root.display()))?;
-                check_checkout(&root)?;
+                // Refused before anything is created under it.
+                for part in ["kernel-shim/src/lib.rs", "examples/Cargo.toml"] {
+                    ensure!(
+                        root.join(part).is_file(),
+                        "--root {}: not a kshim checkout (it has no {part})",
+                        output::escape(&root.to_string_lossy())
+                    );
+                }
                 root
             }
             None => project_root(),
@@ -90,19 +97,6 @@ impl flags::Matrix {
             named_missing || verdict == Verdict::Failure,
         ))
     }
-}
-
-/// Fails unless `root` holds kshim's sources, before anything is created under it.
-fn check_checkout(root: &Path) -> anyhow::Result<()> {
-    for part in ["kernel-shim/src/lib.rs", "examples/Cargo.toml"] {
-        if !root.join(part).is_file() {
-            bail!(
-                "--root {}: not a kshim checkout (it has no {part})",
-                output::escape(&root.to_string_lossy())
-            );
-        }
-    }
-    Ok(())
 }
 
 /// Prints every command the run would execute, each runnable in a POSIX shell as it stands.

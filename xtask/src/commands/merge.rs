@@ -88,12 +88,6 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         .enumerate()
         .map(|(position, pin)| (pin.id.as_str(), position))
         .collect();
-    // Each shard's pins, in file order, by the one rule of [`Shard::owns`].
-    let mut assigned: HashMap<usize, Vec<&str>> = HashMap::new();
-    for (position, pin) in pins.pins.iter().enumerate() {
-        let index = position % count + 1;
-        assigned.entry(index).or_default().push(pin.id.as_str());
-    }
     // Where each pin is: (shard position, index there).
     let mut held: HashMap<&str, (usize, usize)> = HashMap::new();
     for (position, (shard, path, report)) in shards.iter().enumerate() {
@@ -142,12 +136,11 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
             held.insert(pin, (position, index));
         }
         // A pin of this shard can be in no other report: each report holds only its own.
-        let missing: Vec<String> = assigned
-            .get(&shard.index)
+        let missing: Vec<String> = shard
+            .pins(&pins.pins)
             .into_iter()
-            .flatten()
-            .filter(|pin| !held.contains_key(*pin))
-            .map(|pin| escape(pin).into_owned())
+            .filter(|pin| !held.contains_key(pin.id.as_str()))
+            .map(|pin| escape(&pin.id).into_owned())
             .collect();
         ensure!(
             missing.is_empty(),

@@ -9,12 +9,11 @@ use crate::run::plan::Layout;
 use crate::toolchains::debian::Provisioning;
 use crate::toolchains::discovery::{discover, Availability, Source, VERSION_TIMEOUT};
 use crate::toolchains::pins::{Pin, Pins, Shard};
+use crate::toolchains::provision::{self, Installation};
+use crate::toolchains::{emulators, library_sources};
 use crate::util::output::{escape, fit, pad, Output, Width};
 use crate::util::run_lock::RunLock;
-use crate::{
-    commands::flags, toolchains::emulators, toolchains::library_sources, toolchains::provision,
-    Verdict,
-};
+use crate::{commands::flags, Verdict};
 use std::fmt::Write;
 use std::time::Instant;
 use xshell::Shell;
@@ -31,14 +30,8 @@ impl flags::Toolchains {
                     VERSION_TIMEOUT,
                     Provisioning::Allowed,
                 )?;
-                let pins = Pins::load(&pins_path)?;
-                print!(
-                    "{}",
-                    fit(
-                        &list_text(&pins, &found, !self.toolchain.is_empty()),
-                        output.width
-                    )
-                );
+                let list = list_text(&Pins::load(&pins_path)?, &found, !self.toolchain.is_empty());
+                print!("{}", fit(&list, output.width));
                 let broken = found
                     .iter()
                     .any(|entry| matches!(entry, Availability::Broken { .. }));
@@ -54,10 +47,10 @@ impl flags::Toolchains {
                 install(sh, &pins_path, install_flags, output.width)
             }
             flags::ToolchainsCmd::Verify(_) => {
-                let mut prefixes = crate::toolchains::digests::provisioned_prefixes(
-                    &crate::toolchains::debian::toolchains_dir(),
-                );
-                prefixes.extend(crate::toolchains::digests::kernel_prefixes(
+                use crate::toolchains::digests;
+                let mut prefixes =
+                    digests::provisioned_prefixes(&crate::toolchains::debian::toolchains_dir());
+                prefixes.extend(digests::kernel_prefixes(
                     &crate::project_root().join("target/kernel"),
                 ));
                 Ok(verify(&prefixes))
@@ -107,14 +100,13 @@ fn verify(prefixes: &[std::path::PathBuf]) -> Verdict {
 
 /// The pins `--only` and `--shard` select, in file order; an id that names no pin is an error.
 fn selected<'p>(pins: &'p Pins, flags: &flags::Install) -> anyhow::Result<Vec<&'p Pin>> {
-    for id in &flags.only {
-        if !pins.pins.iter().any(|pin| &pin.id == id) {
-            anyhow::bail!(
-                "--only {}: {} has no pin of that id",
-                id.escape_debug(),
-                pins.path.display()
-            );
-        }
+    let pinned = |id: &String| pins.pins.iter().any(|pin| &pin.id == id);
+    if let Some(id) = flags.only.iter().find(|id| !pinned(id)) {
+        anyhow::bail!(
+            "--only {}: {} has no pin of that id",
+            id.escape_debug(),
+            pins.path.display()
+        );
     }
     let mut selected = match flags.shard.as_deref().map(Shard::parse).transpose()? {
         Some(shard) => {
@@ -175,15 +167,13 @@ fn install(
     let mut skipped = Vec::new();
     for (id, outcome) in &outcomes {
         let _ = match outcome {
-            provision::Installation::Skipped => {
+            Installation::Skipped => {
                 skipped.push(id.as_str());
                 Ok(())
             }
-            provision::Installation::AlreadyThere => writeln!(summary, "  {id}: already there"),
-            provision::Installation::Installed(how) => {
-                writeln!(summary, "  {id}: installed: {how}")
-            }
-            provision::Installation::Failed(why) => {
+            Installation::AlreadyThere => writeln!(summary, "  {id}: already there"),
+            Installation::Installed(how) => writeln!(summary, "  {id}: installed: {how}"),
+            Installation::Failed(why) => {
                 failed += 1;
                 writeln!(summary, "  {id}: NOT installed: {why}")
             }
@@ -242,10 +232,14 @@ fn list_text(pins: &Pins, found: &[Availability], specs: bool) -> String {
         .max()
         .unwrap_or(0);
     let blank = pad("", id_width);
+    // A line under the entry's first, aligned with its detail.
+    let under = |out: &mut String, line: &str| {
+        let _ = writeln!(out, "  {blank}           {line}");
+    };
     let say_pin = |out: &mut String, toolchain: &crate::toolchains::discovery::Toolchain| {
         let pin = toolchain.pin.as_ref();
         if let Some(pin) = pin.and_then(|pin| pins.pins.iter().find(|p| &p.id == pin)) {
-            let _ = writeln!(out, "  {blank}           pin: {}", describe_pin(pin));
+            under(out, &format!("pin: {}", describe_pin(pin)));
         }
     };
     for entry in found {
@@ -264,41 +258,37 @@ fn list_text(pins: &Pins, found: &[Availability], specs: bool) -> String {
                     Source::Path => "path".to_owned(),
                 };
                 let launch = &toolchain.launch;
-                let _ = writeln!(out, "  {blank}           {how}: {}", launch.rustc.display());
+                under(&mut out, &format!("{how}: {}", launch.rustc.display()));
                 if let Some(loader) = &launch.loader {
-                    let _ = writeln!(
-                        out,
-                        "  {blank}           through its own loader: {}",
-                        loader.program.display()
-                    );
+                    let loader = loader.program.display();
+                    under(&mut out, &format!("through its own loader: {loader}"));
                 }
                 for (key, value) in &launch.env {
-                    let _ = writeln!(out, "  {blank}           with {key}={value}");
+                    under(&mut out, &format!("with {key}={value}"));
                 }
-                let _ = writeln!(out, "  {blank}           {}", version.first_line);
-                let _ = match library_sources::library_sources(toolchain, version) {
-                    Ok(sources) => writeln!(
-                        out,
-                        "  {blank}           library sources: {} (core edition {})",
-                        sources.identity, sources.core_edition
+                under(&mut out, &version.first_line);
+                match library_sources::library_sources(toolchain, version) {
+                    Ok(sources) => under(
+                        &mut out,
+                        &format!(
+                            "library sources: {} (core edition {})",
+                            sources.identity, sources.core_edition
+                        ),
                     ),
-                    Err(missing) => writeln!(out, "  {blank}           {missing}"),
-                };
+                    Err(missing) => under(&mut out, &missing.to_string()),
+                }
             }
             Availability::Broken { toolchain, error } => {
-                let _ = writeln!(
-                    out,
-                    "  {shown}  BROKEN   {}",
-                    toolchain.launch.rustc.display()
-                );
+                let rustc = toolchain.launch.rustc.display();
+                let _ = writeln!(out, "  {shown}  BROKEN   {rustc}");
                 say_pin(&mut out, toolchain);
                 for line in error.lines() {
-                    let _ = writeln!(out, "  {blank}           {line}");
+                    under(&mut out, line);
                 }
             }
             Availability::Missing { pin, install_hint } => {
                 let _ = writeln!(out, "  {shown}  missing  {}", describe_pin(pin));
-                let _ = writeln!(out, "  {blank}           install: {install_hint}");
+                under(&mut out, &format!("install: {install_hint}"));
             }
         }
     }

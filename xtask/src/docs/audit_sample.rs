@@ -29,9 +29,6 @@ pub const AUDIT_SAMPLE: Region = Region {
 
 /// The page with its sample made from the recorded audit.
 pub fn generated(root: &Path) -> anyhow::Result<(PathBuf, String)> {
-    let page_path = root.join(AUDIT_PAGE);
-    let page = std::fs::read_to_string(&page_path)
-        .with_context(|| format!("reading {}", page_path.display()))?;
     let report_path = root.join(AUDIT_REPORT);
     let text = crate::util::files::read_text(&report_path, 16 << 20)
         .with_context(|| format!("reading {}", report_path.display()))?;
@@ -47,8 +44,5 @@ pub fn generated(root: &Path) -> anyhow::Result<(PathBuf, String)> {
         "\n{}\n",
         crate::util::output::markdown_block("text", output.trim_end())
     );
-    Ok((
-        page_path.clone(),
-        AUDIT_SAMPLE.splice(&page, &sample, &page_path)?,
-    ))
+    AUDIT_SAMPLE.splice(root, AUDIT_PAGE, &sample)
 }

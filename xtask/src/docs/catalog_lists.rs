@@ -6,7 +6,6 @@
 use super::Region;
 use crate::catalog::{allowed_features, RUST_ALLOWED_FEATURES};
 use crate::run::plan::kbuild_driver_flags;
-use anyhow::Context;
 use std::path::{Path, PathBuf};
 
 /// The `#![feature]` line of the Kbuild fixture that enables the allowed features itself.
@@ -45,12 +44,6 @@ pub fn generated(root: &Path) -> anyhow::Result<Vec<(PathBuf, String)>> {
         ),
     ]
     .into_iter()
-    .map(|(file, region, contents)| {
-        let path = root.join(file);
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("reading {}", path.display()))?;
-        let spliced = region.splice(&text, &contents, &path)?;
-        Ok((path, spliced))
-    })
+    .map(|(file, region, contents)| region.splice(root, file, &contents))
     .collect()
 }

@@ -59,7 +59,7 @@ pub(crate) fn shim_location(root: &Path, shim_item: &str) -> anyhow::Result<(Str
     };
     let macro_name = shim_item.strip_suffix('!');
     let (files, name) = match macro_name {
-        Some(name) => (shim_sources(&src)?, name),
+        Some(name) => (shim_sources(root, &src)?, name),
         None => {
             let segments: Vec<&str> = shim_item.split("::").collect();
             if let Some(file) = module_file(&segments) {
@@ -70,7 +70,7 @@ pub(crate) fn shim_location(root: &Path, shim_item: &str) -> anyhow::Result<(Str
             let mut files: Vec<PathBuf> = module_file(modules).into_iter().collect();
             let directory = src.join(modules.join("/"));
             if !modules.is_empty() && directory.is_dir() {
-                files.extend(shim_sources(&directory)?);
+                files.extend(shim_sources(root, &directory)?);
             }
             (files, *name)
         }
@@ -107,24 +107,13 @@ pub(crate) fn shim_location(root: &Path, shim_item: &str) -> anyhow::Result<(Str
 
 /// Every `.rs` file under `dir` but tests, sorted, so that the first definition found is always
 /// the same.
-pub(super) fn shim_sources(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in
-            std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?
-        {
-            let path = entry?.path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.extension().is_some_and(|extension| extension == "rs")
-                && path.file_stem().is_some_and(|stem| stem != "tests")
-            {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
+pub(super) fn shim_sources(root: &Path, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = crate::run::plan::shim_inputs(root)?;
+    files.retain(|path| {
+        path.starts_with(dir)
+            && path.extension().is_some_and(|extension| extension == "rs")
+            && path.file_stem().is_some_and(|stem| stem != "tests")
+    });
     Ok(files)
 }
 

@@ -252,10 +252,7 @@ pub fn changes_by_compiler(trees: &[TreeData]) -> Vec<CompilerChange> {
             enabled.map(|(name, _)| name.clone()).collect()
         };
         for pair in probed.windows(2) {
-            let (began, stopped) = {
-                let (stopped, began) = difference(&list(&pair[0]), &list(&pair[1]));
-                (began, stopped)
-            };
+            let (stopped, began) = difference(&list(&pair[0]), &list(&pair[1]));
             if !began.is_empty() || !stopped.is_empty() {
                 changes.push(CompilerChange {
                     tree: tree.id.clone(),
@@ -380,15 +377,14 @@ fn other_root_line(root: &str, features: &[String]) -> String {
     }
 }
 
+/// The names `names` as code, or `none`.
 fn code_list(names: &[String]) -> String {
-    if names.is_empty() {
-        return "none".into();
+    let codes: Vec<String> = names.iter().map(|name| markdown_code(name)).collect();
+    if codes.is_empty() {
+        "none".into()
+    } else {
+        codes.join(", ")
     }
-    names
-        .iter()
-        .map(|name| markdown_code(name))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 fn tree_section(page: &mut String, data: &TreeData) {
@@ -530,7 +526,7 @@ fn tree_section(page: &mut String, data: &TreeData) {
 }
 
 /// The names `after` dropped from `before`, and those it added.
-fn difference(before: &[String], after: &[String]) -> (Vec<String>, Vec<String>) {
+pub(crate) fn difference(before: &[String], after: &[String]) -> (Vec<String>, Vec<String>) {
     let missing = |from: &[String], to: &[String]| -> Vec<String> {
         from.iter()
             .filter(|name| !to.contains(name))

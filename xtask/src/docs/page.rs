@@ -22,7 +22,7 @@ use self::kernel::{kbuild_grid, kernel_trees_section};
 use self::verdicts::{findings, verdict_table};
 use super::kernels::TreeData;
 use crate::catalog::MINIMUM_RELEASE;
-use crate::features::expect::ToolchainVerdict;
+use crate::features::expect::{Outcome, ToolchainVerdict};
 use crate::report::usage::UsageReport;
 use crate::report::{release_order, Report, ToolchainEntry};
 use std::fmt::Write;
@@ -90,6 +90,40 @@ impl Popups {
             escape_html(title)
         );
         id
+    }
+
+    /// `text` (HTML) as a link to a new popup with `title` and `body`.
+    fn link(&mut self, title: &str, body: &str, text: &str) -> String {
+        format!("<a href=\"#{}\">{text}</a>", self.add(title, body))
+    }
+}
+
+/// A grid's start: `<section>`, `heading` (its `<h2>` and what stands above the table), then
+/// the table of `class` up to its body, its header row `corner` and `columns`.
+fn grid_head(heading: &str, class: &str, corner: &str, columns: &str) -> String {
+    format!(
+        "<section>{heading}<div class=\"scroll\"><table class=\"{class}\"><thead><tr>\
+         <th class=\"corner\">{corner}</th>{columns}</tr></thead><tbody>\n"
+    )
+}
+
+/// The class and the sign of an outcome's square (no outcome: skipped).
+fn mark(outcome: Option<Outcome>) -> (String, &'static str) {
+    let outcome = outcome.unwrap_or(Outcome::Skipped);
+    let sign = match outcome {
+        Outcome::Pass => "\u{2713}",
+        Outcome::Fail => "\u{2717}",
+        Outcome::Skipped => "\u{2013}",
+    };
+    (format!("out-{}", outcome.word()), sign)
+}
+
+/// A compiler's release after its `id`, where the id does not end with it.
+fn release_note(id: &str, release: &str) -> String {
+    if id.ends_with(release) {
+        String::new()
+    } else {
+        format!("<small>{}</small>", escape_html(release))
     }
 }
 
@@ -176,24 +210,18 @@ fn feature_link(name: &str) -> String {
 
 /// The header cells of a grid's compiler columns.
 fn column_headers(report: &Report, found: &[usize]) -> String {
-    let mut row = String::new();
-    for &index in found {
+    let headers = found.iter().map(|&index| {
         let toolchain = &report.toolchains[index];
         let release = toolchain.release_text.as_deref().unwrap_or("");
-        let note = if toolchain.id.ends_with(release) {
-            String::new()
-        } else {
-            format!("<small>{}</small>", escape_html(release))
-        };
-        let _ = write!(
-            row,
-            "<th class=\"col{}\" title=\"{}\">{}{note}</th>",
+        format!(
+            "<th class=\"col{}\" title=\"{}\">{}{}</th>",
             below_class(toolchain),
             escape_html(&toolchain.verdict.describe()),
             escape_html(&toolchain.id),
-        );
-    }
-    row
+            release_note(&toolchain.id, release),
+        )
+    });
+    headers.collect()
 }
 
 /// ` below` for a compiler under the kernel's minimum, whose columns are faded.

@@ -2,6 +2,7 @@
 //! The places region of `docs/features.md`: where each compiler of a usage run says the code
 //! needs each feature, linked to the source lines, replaced only by `docs --usage`.
 
+use super::kernels::release_key;
 use super::{escape_markdown, refuse_control_characters, Region};
 use crate::features::places::{SourcePoint, UsedPlace};
 use crate::report::usage::text::{cell_summary, groups};
@@ -83,11 +84,10 @@ pub fn usage_region(report: &UsageReport) -> anyhow::Result<String> {
     // In release order, as the status table's columns.
     ran.sort_by_key(|&index| {
         let toolchain = &report.toolchains[index];
-        let release = toolchain.release.as_deref().and_then(|text| {
-            crate::toolchains::version::parse_release(text)
-                .ok()
-                .map(|(release, _)| release)
-        });
+        let release = toolchain
+            .release
+            .as_deref()
+            .and_then(|text| release_key(text).1);
         (release, toolchain.id.clone())
     });
     if ran.is_empty() {

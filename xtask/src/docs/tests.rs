@@ -10,6 +10,8 @@ use crate::project_root;
 use crate::report::{ToolchainEntry, SCHEMA_VERSION};
 use std::fs;
 
+mod not_recorded;
+
 /// A toolchain that runs `release`, or a missing pin without one.
 fn toolchain(id: &str, release: Option<Release>) -> ToolchainEntry {
     ToolchainEntry {
@@ -154,7 +156,7 @@ fn scratch_root(name: &str) -> PathBuf {
         .join(name);
     let _ = fs::remove_dir_all(&root);
     let sources = project_root().join("kernel-shim/src");
-    let mut files: Vec<PathBuf> = shim_sources(&sources).unwrap();
+    let mut files: Vec<PathBuf> = shim_sources(&project_root(), &sources).unwrap();
     files.extend(GENERATED.iter().map(|file| project_root().join(file)));
     for file in files {
         let copy = root.join(file.strip_prefix(project_root()).unwrap());

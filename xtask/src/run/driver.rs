@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The one run driver under every command that runs compiles (`matrix`, `usage`, `bench`,
-//! `msrv`, and `audit --usage`, which plans its own steps and hands them to [`execute`]): the
-//! `-j` and `--timeout` checks they share, then the run itself, lock, plan, cache keys,
-//! scheduler, Ctrl-C and one progress display, handing back every step's result as data; what
-//! the results mean is the commands' reports'.
+//! The run driver under every command that compiles (`audit --usage` plans its own steps and
+//! hands them to [`execute`]): `-j` and `--timeout`, the lock, plan, cache keys, scheduler,
+//! Ctrl-C and progress, handing back every step's result as data for the commands' reports.
 
 use crate::run::cache::{remove_stale_temporaries, run_keys, Cache};
 use crate::run::judge::StepResult;
@@ -28,7 +26,6 @@ use xshell::Shell;
 
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// The machine's cores: `-j` without the flag.
 pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
@@ -66,15 +63,12 @@ pub fn timeout(flag: Option<u64>, default: Duration) -> anyhow::Result<Duration>
     }
 }
 
-/// Which steps a run takes from the plan.
+/// Which steps a run takes from the plan: the whole matrix, the usage compiles (with the
+/// probes and shim builds they need), or `msrv`'s probes and shim builds ([`plan_shim`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Work {
-    /// The matrix: the probes, builds, runs, tests and the target axis.
     Matrix,
-    /// The usage compiles, and the probes and shim builds they need.
     Usage,
-    /// The probes and the shim's builds in both modes, on every compiler found, those below
-    /// the minimum too: which compilers build the shim (`msrv`).
     Shim,
 }
 
@@ -88,7 +82,6 @@ impl Work {
         }
     }
 
-    /// Where the command writes its JSON report.
     pub fn report(self, layout: &Layout) -> PathBuf {
         match self {
             Work::Matrix => layout.report(),
@@ -101,21 +94,18 @@ impl Work {
 /// How a run treats its processes and says what it does.
 #[derive(Clone, Copy, Debug)]
 pub struct Settings {
-    /// At most this many steps at once.
     pub jobs: usize,
     /// Any one process is killed after this long.
     pub timeout: Duration,
     /// Whether cached results may be used (they are stored either way).
     pub use_cache: bool,
-    /// The progress and the closing summary on stderr: none when [`Verbosity::Quiet`], a line
-    /// for cached steps too when [`Verbosity::Verbose`].
+    /// The progress and the closing summary on stderr (a line for cached steps too with `-v`).
     pub progress: Verbosity,
 }
 
 pub struct Driven {
     /// The toolchains found and the plan, its `steps` being the steps this run took.
     pub planned: PlannedRun,
-    /// The usage compiles among the steps (none for the matrix).
     pub compiles: Vec<UsageCompile>,
     pub results: Vec<StepResult>,
     /// Seconds spent discovering the toolchains and planning.
@@ -170,10 +160,7 @@ pub fn plan(
 }
 
 /// Runs `work` on the selected toolchains, holding the run lock throughout (waiting for
-/// another run that holds it), and returns every step's result.
-///
-/// If the run is interrupted ([`interrupt::InterruptGuard`]), it says on stderr which steps
-/// had completed and fails with [`Interrupted`].
+/// another run that holds it), and returns every step's result, as [`execute`].
 pub fn drive(
     layout: &Layout,
     selection: &Selection,
@@ -212,13 +199,15 @@ pub fn drive(
         let what = format!("{} without {}", compile.target, compile.feature);
         names[compile.step] = name(&steps[compile.step], what);
     }
+    let usage_compiles = compiles.len();
+    let report = Some(work.report(layout));
     let ran = Run {
         command,
         steps,
         keys: &keys,
         names,
-        usage_compiles: compiles.len(),
-        report: Some(work.report(layout)),
+        usage_compiles,
+        report,
     };
     let results = execute(&lock, layout, &ran, settings, start)?;
     Ok(Driven {
@@ -231,10 +220,8 @@ pub fn drive(
 
 /// Planned steps as [`execute`] takes them.
 pub struct Run<'a> {
-    /// The command's name, which starts its lines on stderr.
     pub command: &'static str,
     pub steps: &'a [Step],
-    /// Each step's cache key ([`crate::run::cache::keys_by_identity`]).
     pub keys: &'a [crate::run::cache::Key],
     /// Per step, `toolchain: what`, for the progress lines.
     pub names: Vec<String>,
@@ -351,12 +338,10 @@ fn check_linker(steps: &[Step]) -> anyhow::Result<()> {
 struct Display {
     command: &'static str,
     enabled: bool,
-    /// `-v`: a line for steps taken from the cache too.
     cached_too: bool,
     terminal: bool,
     /// The terminal's width in columns, which the redrawn line never reaches.
     columns: usize,
-    /// Per step, `toolchain: what`.
     names: Vec<String>,
     /// Steps finished so far, for the line shown when a step starts.
     done: AtomicUsize,

@@ -139,21 +139,19 @@ fn judge_outputs(
                 Ok(())
             }
         }
-        Kind::Usage => {
-            // Any error but a gate error makes the places incomplete.
-            let read = read_gate_errors(&first.stderr);
-            let other = read.other_error.clone();
-            result.usage = Some(read);
-            other.map_or(Ok(()), |error| Err(anyhow!(error)))
-        }
-        Kind::CrateUsage | Kind::CargoUsage => {
+        Kind::Usage | Kind::CrateUsage | Kind::CargoUsage => {
             let diagnostics = match step.kind {
                 Kind::CargoUsage => cargo_diagnostics(&first.stdout),
                 _ => first.stderr.clone(),
             };
             let read = read_gate_errors(&diagnostics);
+            // Any error but a gate error makes the places incomplete.
             let other = read.other_error.clone();
-            if !first.success() && read.places.is_empty() && read.attributes.is_empty() {
+            if crate_usage
+                && !first.success()
+                && read.places.is_empty()
+                && read.attributes.is_empty()
+            {
                 // rustc's own error where it gave one, else Cargo's first error line.
                 let said = other.unwrap_or_else(|| {
                     let lines = || first.stderr.lines().chain(first.stdout.lines());

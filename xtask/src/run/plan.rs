@@ -46,17 +46,14 @@ pub enum Kind {
     /// Compile a crate's metadata in kernel mode without one feature in `-Zallow-features`,
     /// and read where it needs that feature.
     Usage,
-    /// Compile any crate (`audit --usage`) without one feature in `-Zallow-features` (or with
-    /// every feature allowed) and read where it needs that feature: rustc itself, its JSON
-    /// diagnostics on stderr.
+    /// The same for any crate (`audit --usage`), by rustc itself (diagnostics on stderr) or
+    /// through its Cargo (wrapped in Cargo's messages on stdout).
     CrateUsage,
-    /// The same through the toolchain's Cargo, which wraps rustc's diagnostics in its own JSON
-    /// messages on stdout.
     CargoUsage,
     /// Compile a fixture of `xtask/programs/kbuild/` as Kbuild compiles a driver, and read the
     /// codes of its errors: what a driver gets when it enables features itself.
     Kbuild,
-    /// Ask the compiler which kernel targets it knows (`--print target-list`).
+    /// `--print target-list`: which kernel targets the compiler knows.
     Targets,
     /// Build `core` or `compiler_builtins` for a kernel target from the compiler's own sources.
     Core,
@@ -133,20 +130,19 @@ pub struct Step {
     pub kind: Kind,
     /// `kernel` for the shim, the example's name, or `features` for the probe.
     pub target: String,
-    /// The mode, for builds and tests.
     pub mode: Option<Mode>,
     /// Its processes, each run only after the one before it succeeded: rustc; for a test, rustc
     /// and then the test binary; for a run, the example's binary.
     pub processes: Vec<Invocation>,
     /// A file later steps need (the shim's rlib), which a cache hit must find unchanged.
     pub artifact: Option<PathBuf>,
-    /// Directories to create before running.
+    /// Created before the processes run.
     pub directories: Vec<PathBuf>,
     /// Files whose contents the result depends on.
     pub inputs: Vec<PathBuf>,
     /// Steps that must pass first (indices into the plan, always lower than this step's).
     pub deps: Vec<usize>,
-    /// The kernel target it builds for; `None` for the host.
+    /// `None` for the host.
     pub kernel_target: Option<&'static KernelTarget>,
     pub check: Option<Check>,
     /// The files its processes write that anything reads later: removed before they run, and
@@ -160,7 +156,6 @@ pub enum Check {
     /// The static-branch sites of an object, by [`crate::targets::jump_table::check_object`].
     JumpTable {
         object: PathBuf,
-        /// `target_arch` of the target it was built for.
         arch: &'static str,
         /// Key symbol and number of sites the object must hold, each key once; empty when
         /// the build uses the load-and-branch replacement and has no sites at all.
@@ -172,7 +167,6 @@ pub enum Check {
 }
 
 impl Step {
-    /// A step that only runs `processes`, for the host; the planners fill in the rest.
     pub fn new(
         toolchain: usize,
         kind: Kind,
@@ -210,7 +204,6 @@ pub fn cell_label(kind: Kind, target: &str, mode: Option<Mode>, triple: Option<&
     format!("{} {target}{mode}{triple}", kind.word())
 }
 
-/// Where the matrix puts its files.
 #[derive(Clone, Debug)]
 pub struct Layout {
     pub root: PathBuf,
@@ -229,7 +222,6 @@ impl Layout {
         self.kshim.join("matrix/kshim_probe.rs")
     }
 
-    /// The output directory of one toolchain and mode (or `probe`).
     pub fn output(&self, toolchain: &str, part: &str) -> PathBuf {
         self.kshim.join("matrix").join(toolchain).join(part)
     }
@@ -251,7 +243,6 @@ impl Layout {
 pub struct PlannedRun {
     /// Every pin or `--toolchain` spec of the run (of the shard, with one), in order.
     pub availabilities: Vec<Availability>,
-    /// The toolchains that run, as the steps name them.
     pub planned: Vec<PlannedToolchain>,
     pub examples: Vec<Example>,
     /// Per entry of `availabilities`: its library sources for the target axis, or why there are
@@ -260,20 +251,17 @@ pub struct PlannedRun {
     pub targets: Vec<&'static KernelTarget>,
     /// Why each kernel target's test program is not built or not run here, if it is not.
     pub not_run: Vec<Option<String>>,
-    /// Every step, in an order that puts each after the steps it needs.
+    /// Every step, each after the steps it needs.
     pub steps: Vec<Step>,
 }
 
-/// What a run checks: which compilers, from which pin file, of which shard.
+/// What a run checks: `--toolchain` (empty: every pin), `--pins`, `--shard` and `--target`
+/// (`None`: every kernel target).
 #[derive(Clone, Debug, Default)]
 pub struct Selection {
-    /// `--toolchain` specs; empty means every pin.
     pub toolchains: Vec<String>,
-    /// `--pins`: the pin file, if not the repository's.
     pub pins: Option<PathBuf>,
-    /// `--shard K/N`: only the toolchains this shard owns.
     pub shard: Option<Shard>,
-    /// `--target`: the kernel targets; `None` means all of them.
     pub targets: Option<Vec<&'static KernelTarget>>,
 }
 
@@ -434,14 +422,23 @@ pub fn plan_shim(
             ..toolchain.clone()
         })
         .collect();
-    let steps = plan(layout, &every, examples)?
-        .into_iter()
-        .filter(|step| {
-            step.kind == Kind::Probe || (step.kind == Kind::Build && step.target == "kernel")
-        })
-        .collect::<Vec<_>>();
-    // Neither the probe nor the shim's build depends on another step.
-    debug_assert!(steps.iter().all(|step| step.deps.is_empty()));
+    probes_and_shims(layout, &every, examples, &Mode::ALL)
+}
+
+/// The probes and the shim's host builds in `modes` of [`plan`], which depend on no step.
+pub(crate) fn probes_and_shims(
+    layout: &Layout,
+    toolchains: &[PlannedToolchain],
+    examples: &[Example],
+    modes: &[Mode],
+) -> anyhow::Result<Vec<Step>> {
+    let mut steps = plan(layout, toolchains, examples)?;
+    steps.retain(|step| {
+        step.kind == Kind::Probe
+            || (step.kind == Kind::Build
+                && step.target == "kernel"
+                && step.mode.is_some_and(|mode| modes.contains(&mode)))
+    });
     Ok(steps)
 }
 

@@ -143,14 +143,13 @@ pub fn run_step(
     for output in &step.outputs {
         // An output left from an earlier run would be judged, run or linked as if this run
         // had built it.
-        match std::fs::remove_file(output) {
-            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+        if let Err(error) = std::fs::remove_file(output) {
+            if error.kind() != std::io::ErrorKind::NotFound {
+                let output = output.display();
                 return StepResult::failed(format!(
-                    "removing the old {} before building it again: {error}",
-                    output.display()
-                ))
+                    "removing the old {output} before building it again: {error}"
+                ));
             }
-            _ => {}
         }
     }
     let mut outputs = Vec::new();

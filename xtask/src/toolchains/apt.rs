@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! A private apt under `target/` that reaches any Debian suite without touching the system's
-//! apt or dpkg state, and what is built on it: Debian's version and relation syntax, a
-//! compiler's shared-library closure read from the packages' `Depends`, verified downloads and
-//! atomic unpacking.
+//! apt or dpkg state, and what is built on it: a compiler's shared-library closure, verified
+//! downloads and atomic unpacking.
 
 mod closure;
 mod private;
@@ -21,10 +20,9 @@ pub(crate) use unpack::{extract_atomically, list_members, unpack_atomically};
 
 use anyhow::ensure;
 
-/// The keyring every suite's signature is checked against (Debian's `debian-archive-keyring`).
 pub(crate) const ARCHIVE_KEYRING: &str = "/usr/share/keyrings/debian-archive-keyring.gpg";
 
-/// The machine's own deb822 sources, whose URIs the private apt reuses.
+/// The machine's own sources, whose URIs the private apt reuses.
 pub(crate) const HOST_SOURCES: &str = "/etc/apt/sources.list.d/debian.sources";
 
 /// The source package of the C library: a package built from it can only run under its own
@@ -63,8 +61,7 @@ pub(crate) fn is_version(version: &str) -> bool {
         && revision.is_none_or(|revision| !revision.is_empty() && revision.bytes().all(allowed))
 }
 
-/// Whether `suite` is a suite or codename as the archive names them: `bookworm-security`,
-/// `trixie-backports`, `sid`.
+/// Whether `suite` is a suite or codename as the archive names them: `bookworm-security`.
 pub(crate) fn is_suite(suite: &str) -> bool {
     let bytes = suite.as_bytes();
     !bytes.is_empty()

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Debian's compilers: the `SUITE:PACKAGE[=VERSION]` that names one, and provisioning it into a
-//! prefix of its own under `target/toolchains/debian/` through the private apt of
-//! [`crate::toolchains::apt`], where it counts as installed only once it has answered `-vV`.
+//! prefix of its own under `target/toolchains/debian/` through the private apt, installed only
+//! once it has answered `-vV`.
 
 use crate::toolchains::apt::{self, AptIndex, HostLibraries, PrivateApt, Resolved};
 use crate::toolchains::loader::Launch;
@@ -14,45 +14,39 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use xshell::Shell;
 
-/// Where `cargo xtask toolchains install` keeps what it provisions: `target/toolchains/` at the
-/// repository root, whatever `CARGO_TARGET_DIR` says (one build's scratch space).
+/// Where provisioned tools live: `target/toolchains/` at the repository root, whatever
+/// `CARGO_TARGET_DIR` says.
 pub(crate) fn toolchains_dir() -> PathBuf {
     crate::project_root().join("target").join("toolchains")
 }
 
-/// Whether a compiler that is not there may be provisioned. `--dry-run` refuses: every
-/// provisioning then fails before it touches the private apt, the network or
-/// `target/toolchains/`.
+/// Whether a compiler that is not there may be provisioned (`--dry-run` refuses, before the
+/// private apt, the network or `target/toolchains/` is touched).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Provisioning {
     Allowed,
     Refused,
 }
 
-/// The file in a provisioned compiler's prefix that says it is complete and what it holds: its
-/// first line is the [`DebianSource`] with its exact version, then one line per package.
+/// The file that says a compiler's prefix is complete: the exact [`DebianSource`], then one line
+/// per package.
 pub(crate) const MARKER: &str = "kshim-provisioned.txt";
 
-/// How long `-vV` of a freshly unpacked compiler may take.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// How old the private apt's package lists may be before they are fetched again.
 const LISTS_MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// A Debian compiler package in a suite: `trixie:rustc=1.85.1+dfsg1-1+deb13u1`, or without a
 /// version (`bookworm:rustc-web`) for the newest build of the release wanted.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct DebianSource {
-    /// The suite asked for: `bullseye`, `bookworm-security`, `sid`, `experimental`.
     pub suite: String,
-    /// The compiler package: `rustc`, `rustc-web`, `rustc-mozilla`.
     pub package: String,
     pub version: Option<String>,
 }
 
 impl DebianSource {
-    /// Parses `SUITE:PACKAGE` or `SUITE:PACKAGE=VERSION`, each part checked as [`apt`] checks
-    /// what it is given, so that no value can reach apt as an option or a pattern.
+    /// Parses `SUITE:PACKAGE[=VERSION]`, each part checked so that none can reach apt as an
+    /// option or a pattern.
     pub fn parse(text: &str) -> anyhow::Result<DebianSource> {
         let usage = "SUITE:PACKAGE or SUITE:PACKAGE=VERSION, such as \
                      `trixie:rustc=1.85.1+dfsg1-1+deb13u1`";
@@ -73,29 +67,36 @@ impl DebianSource {
         })
     }
 
-    /// The suites its packages may come from, in order of preference: [`suite_family`].
     pub fn suites(&self) -> Vec<String> {
         suite_family(&self.suite)
     }
 
-    /// `package=version`, or the package alone.
-    pub fn package_spec(&self) -> String {
-        match &self.version {
-            Some(version) => format!("{}={version}", self.package),
-            None => self.package.clone(),
-        }
+    /// Whether `self` (a provisioned build) is a build of `wanted`: the same suite and package,
+    /// at `wanted`'s version or, without one, of `release`.
+    pub(crate) fn is_build_of(&self, wanted: &DebianSource, release: Option<&str>) -> bool {
+        let version = self.version.as_deref().unwrap_or_default();
+        self.suite == wanted.suite
+            && self.package == wanted.package
+            && match &wanted.version {
+                Some(wanted) => wanted == version,
+                None => release.is_some_and(|release| upstream_version(version) == release),
+            }
     }
 }
 
 impl fmt::Display for DebianSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.suite, self.package_spec())
+        write!(f, "{}:{}", self.suite, self.package)?;
+        match &self.version {
+            Some(version) => write!(f, "={version}"),
+            None => Ok(()),
+        }
     }
 }
 
-/// The suites a compiler of `suite` takes its packages from, in order of preference: a stable
-/// release with its security and point-release updates, a backports suite on top of its
-/// release, `experimental` on top of `sid` (it holds only what differs from it).
+/// The suites a compiler of `suite` takes its packages from, in order of preference: a release
+/// with its security and point-release updates, backports on top of its release,
+/// `experimental` on top of `sid` (it holds only what differs from it).
 pub(crate) fn suite_family(suite: &str) -> Vec<String> {
     let base = ["-security", "-updates", "-backports"]
         .iter()
@@ -128,23 +129,18 @@ pub(crate) fn upstream_version(version: &str) -> &str {
     &without_epoch[..end]
 }
 
-/// The prefix a package is unpacked into: `target/toolchains/debian/PACKAGE-VERSION` (an
-/// epoch's `:` escaped, since library paths are `:`-separated lists).
+/// The prefix a package is unpacked into: `debian/PACKAGE-VERSION` (an epoch's `:` escaped, as
+/// library paths are `:`-separated lists).
 pub(crate) fn prefix_of(root: &Path, package: &str, version: &str) -> PathBuf {
     root.join("debian")
         .join(format!("{package}-{}", version.replace(':', "%3a")))
 }
 
-/// The prefix a compiler is unpacked into, with the dependency closure its suite resolves:
-/// `target/toolchains/debian/SUITE_PACKAGE-VERSION` (no suite, package or version holds `_`).
-/// Prefixes are found by their markers ([`provisioned_prefixes`]), whatever their names.
+/// The prefix a compiler is unpacked into with its closure: `debian/SUITE_PACKAGE-VERSION` (no
+/// part holds `_`). Prefixes are found by their markers, whatever their names.
 pub(crate) fn compiler_prefix(root: &Path, source: &DebianSource) -> PathBuf {
-    let version = source.version.as_deref().unwrap_or("");
-    prefix_of(
-        root,
-        &format!("{}_{}", source.suite, source.package),
-        version,
-    )
+    let package = format!("{}_{}", source.suite, source.package);
+    prefix_of(root, &package, source.version.as_deref().unwrap_or(""))
 }
 
 /// The compiler a provisioned prefix holds, from its marker; `None` if it is not complete.
@@ -163,16 +159,14 @@ pub(crate) struct Provisioned {
     /// The package, with its exact version.
     pub source: DebianSource,
     pub launch: Launch,
-    /// Whether it was already there (nothing fetched or unpacked, and `packages` 0).
-    pub already: bool,
-    pub packages: usize,
-    /// Bytes fetched from the registry, and bytes of all its packages.
-    pub bytes: (u64, u64),
+    /// `None` if it was already there; else how many packages it took, bytes fetched from the
+    /// registry and bytes of all its packages.
+    pub unpacked: Option<(usize, u64, u64)>,
     pub seconds: f64,
 }
 
 /// Provisions Debian compilers through one private apt, whose lists are fetched at most once per
-/// run (and only when a compiler is not there yet).
+/// run, and only when a compiler is not there yet.
 pub(crate) struct Provisioner<'a> {
     sh: &'a Shell,
     root: PathBuf,
@@ -182,17 +176,16 @@ pub(crate) struct Provisioner<'a> {
     log: &'a mut dyn FnMut(&str),
     verify: bool,
     provisioning: Provisioning,
-    /// The run lock of the checkout it writes into, until it takes it before it first writes.
+    /// The run lock of the checkout it writes into, until it is taken before the first write
+    /// (`held` stays `None` while a lock this process holds covers it).
     lock: Option<PathBuf>,
-    /// That lock, once taken (`None` as well while a lock this process holds covers it).
     held: Option<RunLock>,
 }
 
 impl<'a> Provisioner<'a> {
-    /// A provisioner under `root` (normally [`toolchains_dir`]) for compilers of `suites`
-    /// (every [`suite_family`] needed), saying what it does through `log`. Under
-    /// [`toolchains_dir`], before it first writes, it takes this checkout's run lock unless this
-    /// process holds it (the lock `matrix --root OTHER` holds is OTHER's).
+    /// A provisioner under `root` for compilers of `suites`, saying what it does through `log`.
+    /// Under [`toolchains_dir`] it takes this checkout's run lock before it first writes, unless
+    /// this process holds it (the lock `matrix --root OTHER` holds is OTHER's).
     pub(crate) fn new(
         sh: &'a Shell,
         root: PathBuf,
@@ -213,22 +206,21 @@ impl<'a> Provisioner<'a> {
         }
     }
 
-    /// A provisioner that checks every file of a prefix against its recorded digest before it
-    /// takes the prefix as there already, as `cargo xtask toolchains install` does (it costs
-    /// about a second per compiler, too much for every discovery).
+    /// Checks every file of a prefix against its recorded digest before taking it as there
+    /// already, as `toolchains install` does (about a second per compiler: too much for every
+    /// discovery).
     pub(crate) fn verifying(mut self) -> Self {
         self.verify = true;
         self
     }
 
-    /// A provisioner that provisions nothing unless `provisioning` allows it.
     pub(crate) fn with(mut self, provisioning: Provisioning) -> Self {
         self.provisioning = provisioning;
         self
     }
 
-    /// Whether `prefix` (holding `what`) may be taken as it is: unless this provisioner
-    /// verifies, always; else when every file matches its recorded digest. Says why not.
+    /// Whether `prefix` (holding `what`) may be taken as it is: always unless this provisioner
+    /// verifies, else when every file matches its recorded digest. Says why not.
     pub(crate) fn intact(&mut self, prefix: &Path, what: &str) -> bool {
         if !self.verify {
             return true;
@@ -248,11 +240,9 @@ impl<'a> Provisioner<'a> {
         false
     }
 
-    /// Provisions `source`, unless a complete copy that `accept`s its `-vV` is there already.
-    ///
-    /// Without an exact version, the newest build in the suites whose upstream version is
-    /// `release` is taken. `accept` says whether the compiler is the one wanted (its release);
-    /// a copy it refuses is never moved into place.
+    /// Provisions `source` (without an exact version, its newest build of `release`), unless a
+    /// complete copy that `accept`s its `-vV` is there; a copy `accept` refuses is never moved
+    /// into place.
     pub(crate) fn provision(
         &mut self,
         source: &DebianSource,
@@ -267,17 +257,14 @@ impl<'a> Provisioner<'a> {
         if let Some(found) = self.already_there(source, release, accept) {
             return Ok(timed(found));
         }
-        let apt = self.apt()?;
         let suites = source.suites();
-        let version = match &source.version {
-            Some(version) => version.clone(),
-            None => self.newest_version(&apt, &source.package, &suites, release)?,
-        };
+        let (apt, version) =
+            self.apt_and_version(&source.package, source.version.as_deref(), &suites, release)?;
         let exact = DebianSource {
             version: Some(version.clone()),
             ..source.clone()
         };
-        // Without a version, the newest one was to be asked for first; it may be there.
+        // Without a version, the newest one had to be asked for first; it may be there.
         if source.version.is_none() {
             if let Some(found) = self.already_there(&exact, release, accept) {
                 return Ok(timed(found));
@@ -297,7 +284,7 @@ impl<'a> Provisioner<'a> {
              Debian build of rustc does; nothing was fetched"
         );
         // A closure that needs a newer C library than the host's brings its own loader, and
-        // then everything it loads must come from the suites.
+        // then everything it loads comes from the suites.
         let needs_own_c_library = with_host
             .iter()
             .any(|package| package.source == apt::C_LIBRARY_SOURCE);
@@ -327,10 +314,10 @@ impl<'a> Provisioner<'a> {
             ));
         }
         let prefix = compiler_prefix(&self.root, &exact);
-        let mut marker = format!("{exact}\n");
-        for package in &packages {
-            marker.push_str(&format!("{package}\n"));
-        }
+        let marker: String = std::iter::once(exact.to_string())
+            .chain(packages.iter().map(ToString::to_string))
+            .map(|line| line + "\n")
+            .collect();
         apt::unpack_atomically(self.sh, &downloaded.files, &prefix, |staging| {
             std::fs::write(staging.join(MARKER), &marker)
                 .with_context(|| format!("writing the marker in {}", staging.display()))?;
@@ -338,14 +325,15 @@ impl<'a> Provisioner<'a> {
             crate::toolchains::digests::record(staging)
         })
         .with_context(|| format!("unpacking {exact} into {}", prefix.display()))?;
-        let launch = Launch::for_prefix(&prefix)?;
         Ok(Provisioned {
+            launch: Launch::for_prefix(&prefix)?,
             prefix,
             source: exact,
-            launch,
-            already: false,
-            packages: packages.len(),
-            bytes: (downloaded.fetched_bytes, downloaded.total_bytes),
+            unpacked: Some((
+                packages.len(),
+                downloaded.fetched_bytes,
+                downloaded.total_bytes,
+            )),
             seconds: started.elapsed().as_secs_f64(),
         })
     }
@@ -359,19 +347,14 @@ impl<'a> Provisioner<'a> {
     }
 
     /// Downloads (or finds in the download cache, verified) `package` alone, at `version` or
-    /// else the newest version `suites` serve, for a package whose parts are extracted rather
-    /// than unpacked with its dependencies.
+    /// else the newest `suites` serve, for a package whose parts are extracted.
     pub(crate) fn fetch_one(
         &mut self,
         package: &str,
         version: Option<&str>,
         suites: &[String],
     ) -> anyhow::Result<(Resolved, apt::Downloaded)> {
-        let apt = self.apt()?;
-        let version = match version {
-            Some(version) => version.to_owned(),
-            None => self.newest_version(&apt, package, suites, None)?,
-        };
+        let (apt, version) = self.apt_and_version(package, version, suites, None)?;
         let mut index = AptIndex::new(self.sh, &apt);
         let resolved = apt::closure(&mut index, package, &version, suites, HostLibraries::Reuse)
             .map_err(|error| self.with_update_problems(error, suites))?
@@ -386,8 +369,7 @@ impl<'a> Provisioner<'a> {
         Ok((resolved, downloaded))
     }
 
-    /// A complete prefix of `source` (or, without a version, of any build of `release`) whose
-    /// compiler answers and is accepted.
+    /// A complete prefix of a build of `source` whose compiler answers and is accepted.
     fn already_there(
         &mut self,
         source: &DebianSource,
@@ -397,15 +379,7 @@ impl<'a> Provisioner<'a> {
         // Another suite's build of the same version holds another suite's libraries.
         let prefixes = provisioned_prefixes(&self.root)
             .into_iter()
-            .filter(|(_, found)| {
-                let version = found.version.as_deref().unwrap_or_default();
-                found.suite == source.suite
-                    && found.package == source.package
-                    && match &source.version {
-                        Some(wanted) => wanted == version,
-                        None => release.is_some_and(|release| upstream_version(version) == release),
-                    }
-            });
+            .filter(|(_, found)| found.is_build_of(source, release));
         for (prefix, found) in prefixes {
             if !self.intact(&prefix, &found.to_string()) {
                 continue;
@@ -416,9 +390,7 @@ impl<'a> Provisioner<'a> {
                         prefix,
                         source: found,
                         launch,
-                        already: true,
-                        packages: 0,
-                        bytes: (0, 0),
+                        unpacked: None,
                         seconds: 0.0,
                     })
                 }
@@ -431,8 +403,8 @@ impl<'a> Provisioner<'a> {
         None
     }
 
-    /// The private apt, created on first use with every suite it has listed before and every
-    /// suite of this run, its lists fetched when they are older than a day or lack a suite.
+    /// The private apt, created on first use with every suite it has listed before and this
+    /// run's, its lists fetched when older than a day or lacking a suite.
     fn apt(&mut self) -> anyhow::Result<PrivateApt> {
         if let Some(apt) = &self.apt {
             return Ok(apt.clone());
@@ -491,13 +463,10 @@ impl<'a> Provisioner<'a> {
                     .filter(|suite| !self.update_problems.contains_key(*suite))
                     .collect();
                 apt = PrivateApt::create(self.sh, &dir, &kept)?;
+                let left_out: Vec<&str> = self.update_problems.keys().map(String::as_str).collect();
                 (self.log)(&format!(
                     "apt: {} left out of {} until a run needs them again",
-                    self.update_problems
-                        .keys()
-                        .map(String::as_str)
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    left_out.join(", "),
                     dir.join("sources.list").display()
                 ));
             }
@@ -506,15 +475,19 @@ impl<'a> Provisioner<'a> {
         Ok(apt)
     }
 
-    /// The newest version of `package` in `suites` whose upstream version is `release` (any,
-    /// without a release).
-    fn newest_version(
-        &self,
-        apt: &PrivateApt,
+    /// The private apt, and `version` or else the newest version of `package` in `suites`
+    /// whose upstream version is `release` (any, without a release).
+    fn apt_and_version(
+        &mut self,
         package: &str,
+        version: Option<&str>,
         suites: &[String],
         release: Option<&str>,
-    ) -> anyhow::Result<String> {
+    ) -> anyhow::Result<(PrivateApt, String)> {
+        let apt = self.apt()?;
+        if let Some(version) = version {
+            return Ok((apt, version.to_owned()));
+        }
         let served = apt.madison(self.sh, package)?;
         let in_suites: Vec<&apt::Served> = served
             .iter()
@@ -527,7 +500,7 @@ impl<'a> Provisioner<'a> {
             })
             .max_by(|a, b| apt::compare_versions(&a.version, &b.version));
         if let Some(best) = best {
-            return Ok(best.version.clone());
+            return Ok((apt, best.version.clone()));
         }
         let listed: Vec<String> = in_suites
             .iter()
@@ -565,7 +538,6 @@ impl<'a> Provisioner<'a> {
     }
 }
 
-/// Starts the compiler in `prefix` with `-vV` and checks what it says with `accept`.
 fn answer(
     prefix: &Path,
     accept: &dyn Fn(&RustcVersion) -> anyhow::Result<()>,
@@ -577,18 +549,18 @@ fn answer(
     Ok(launch)
 }
 
-/// Every complete prefix under `root`'s `debian/`, with the compiler its marker names, sorted.
+/// Every complete compiler prefix under `root`'s `debian/`, with its marker's compiler, sorted.
 pub(crate) fn provisioned_prefixes(root: &Path) -> Vec<(PathBuf, DebianSource)> {
-    let entries = std::fs::read_dir(root.join("debian")).into_iter().flatten();
-    let mut found: Vec<(PathBuf, DebianSource)> = entries
-        .filter_map(Result::ok)
+    crate::toolchains::sorted_entries(&root.join("debian"))
+        .into_iter()
         // Not a staging directory (`.NAME.partial-PID`), whose marker is written before its check.
-        .filter(|entry| !entry.file_name().to_string_lossy().starts_with('.'))
-        .map(|entry| entry.path())
+        .filter(|prefix| {
+            !prefix
+                .file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with('.'))
+        })
         .filter_map(|prefix| read_marker(&prefix).map(|source| (prefix, source)))
-        .collect();
-    found.sort_by(|a, b| a.0.cmp(&b.0));
-    found
+        .collect()
 }
 
 #[cfg(test)]

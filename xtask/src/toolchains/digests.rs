@@ -1,23 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
-//! What every provisioned prefix under `target/toolchains/` held when it was made: the SHA-256
-//! of each of its regular files, recorded in `kshim-digests.txt` before the prefix took its
-//! place, and checked by `cargo xtask toolchains install` (before it says "already there") and
-//! `cargo xtask toolchains verify`. The matrix's cache keys them by cheap stat stamps only
-//! (see [`crate::util::hash::stat_stamp`]); this is where their bytes are checked.
+//! What every provisioned prefix held when it was made: the SHA-256 of each of its regular
+//! files, recorded before the prefix took its place, and checked by `toolchains install`
+//! (before it says "already there") and `toolchains verify`. The matrix's cache keys them by
+//! stat stamps only; this is where their bytes are checked.
 
 use anyhow::Context;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use xshell::{cmd, Shell};
 
-/// The file in a prefix that lists its files' digests.
 pub(crate) const DIGESTS: &str = "kshim-digests.txt";
 
-/// How many files one `sha256sum` hashes.
+/// Files per `sha256sum`.
 const BATCH: usize = 256;
 
-/// Records the digest of every regular file under `prefix` (symbolic links are not followed,
-/// and the list itself is left out) in its [`DIGESTS`].
+/// Records the digest of every regular file under `prefix` (not following links) in its
+/// [`DIGESTS`].
 pub(crate) fn record(prefix: &Path) -> anyhow::Result<()> {
     let digests = digests_of(prefix, &regular_files(prefix)?)?;
     let mut text = String::new();
@@ -29,8 +27,7 @@ pub(crate) fn record(prefix: &Path) -> anyhow::Result<()> {
 }
 
 /// The files of `prefix` that differ from its [`DIGESTS`], each with what is wrong ("changed",
-/// "missing"); an error when the prefix has no such list (it was provisioned by an older
-/// xtask, or the list itself was lost), so that nothing is trusted unchecked.
+/// "missing"); an error when it has no such list, so that nothing is trusted unchecked.
 pub(crate) fn damaged(prefix: &Path) -> anyhow::Result<Vec<String>> {
     let list = prefix.join(DIGESTS);
     let text = std::fs::read_to_string(&list).with_context(|| {
@@ -66,41 +63,26 @@ pub(crate) fn damaged(prefix: &Path) -> anyhow::Result<Vec<String>> {
     Ok(damaged)
 }
 
-/// Every provisioned prefix under `root` (normally `target/toolchains/`): each compiler's and
-/// each library source package's under `debian/`, and qemu's; in name order.
+/// Every provisioned prefix under `root`: each under `debian/`, and qemu's.
 pub(crate) fn provisioned_prefixes(root: &Path) -> Vec<PathBuf> {
-    let entries = std::fs::read_dir(root.join("debian")).into_iter().flatten();
-    let mut prefixes: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.is_dir() && !path.ends_with("downloads"))
-        .collect();
-    prefixes.sort();
-    let qemu = root.join("qemu");
-    if qemu.is_dir() {
-        prefixes.push(qemu);
-    }
-    prefixes
+    let debian = super::sorted_entries(&root.join("debian"));
+    let debian = debian
+        .into_iter()
+        .filter(|path| !path.ends_with("downloads"));
+    debian
+        .chain([root.join("qemu")])
+        .filter(|path| path.is_dir())
+        .collect()
 }
 
-/// Every prefix `cargo xtask kernel` extracted under `kernel_dir` (normally `target/kernel/`):
-/// each kernel tree under `trees/` and each compiler's library sources under `library/`, in
-/// name order. Their digests are recorded as the compilers' are, when they are unpacked.
+/// Every prefix `cargo xtask kernel` extracted under `kernel_dir`: its kernel trees and library
+/// sources.
 pub(crate) fn kernel_prefixes(kernel_dir: &Path) -> Vec<PathBuf> {
-    let mut prefixes = Vec::new();
-    for kind in ["trees", "library"] {
-        let entries = std::fs::read_dir(kernel_dir.join(kind))
-            .into_iter()
-            .flatten();
-        let mut found: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .map(|entry| entry.path())
-            .filter(|path| path.is_dir())
-            .collect();
-        found.sort();
-        prefixes.extend(found);
-    }
-    prefixes
+    ["trees", "library"]
+        .iter()
+        .flat_map(|kind| super::sorted_entries(&kernel_dir.join(kind)))
+        .filter(|path| path.is_dir())
+        .collect()
 }
 
 /// Every regular file below `prefix`, relative to it, in name order, [`DIGESTS`] left out.
@@ -146,9 +128,8 @@ pub(crate) fn digests_of(
             prefix.display(),
             String::from_utf8_lossy(&output.stderr).trim()
         );
-        let text = String::from_utf8_lossy(&output.stdout);
         // One line per file, in the order given.
-        for (line, file) in text.lines().zip(batch) {
+        for (line, file) in String::from_utf8_lossy(&output.stdout).lines().zip(batch) {
             let digest = line.split_whitespace().next().unwrap_or_default();
             digests.insert(file.clone(), digest.to_owned());
         }

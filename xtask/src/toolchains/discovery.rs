@@ -25,17 +25,12 @@ mod tests;
 /// Where a compiler comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
-    /// An installed rustup toolchain, by the name `rustup toolchain list` gives it
-    /// (`nightly-x86_64-unknown-linux-gnu`, `1.95.0`).
+    /// An installed rustup toolchain, by its `rustup toolchain list` name.
     Rustup { name: String },
     /// A rustc executable given by path with `--toolchain`.
     Path,
-    /// Debian's packages, unpacked by `cargo xtask toolchains install` or for a
-    /// `--toolchain debian:...` spec.
-    Debian {
-        /// The compiler package with its suite and exact version.
-        package: DebianSource,
-    },
+    /// Debian's packages, unpacked under `target/toolchains/`; the package's version is exact.
+    Debian { package: DebianSource },
 }
 
 impl Source {
@@ -59,7 +54,7 @@ pub enum SourceKind {
 impl SourceKind {
     pub const ALL: [SourceKind; 3] = [SourceKind::Rustup, SourceKind::Path, SourceKind::Debian];
 
-    /// The word reports use: `rustup`, `path`, `debian`.
+    /// The word reports use.
     pub fn word(self) -> &'static str {
         match self {
             SourceKind::Rustup => "rustup",
@@ -76,8 +71,7 @@ impl SourceKind {
 /// A compiler the xtask can run, and how to run it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Toolchain {
-    /// A unique short id for reports: the pin's id, or for a `--toolchain` spec one derived
-    /// from it.
+    /// A unique short id for reports: the pin's, or one derived from a `--toolchain` spec.
     pub id: String,
     /// What was asked for or how it was found: `rustup:nightly`, `/path/to/rustc`,
     /// `debian:trixie:rustc=1.85.1+dfsg1-1+deb13u1`.
@@ -89,7 +83,7 @@ pub struct Toolchain {
 }
 
 impl Toolchain {
-    /// The toolchain started as `launch` says, satisfying no pin yet.
+    /// A toolchain that satisfies no pin yet.
     pub(crate) fn launched(id: String, spec: String, source: Source, launch: Launch) -> Toolchain {
         Toolchain {
             id,
@@ -114,20 +108,17 @@ impl fmt::Display for Toolchain {
 /// What became of one pin or one `--toolchain` spec.
 #[derive(Debug, Clone)]
 pub enum Availability {
-    /// A compiler that runs and reports a version.
     Found {
         toolchain: Toolchain,
         version: RustcVersion,
     },
-    /// A compiler that exists but does not work: it cannot be run, it exited non-zero, or its
-    /// `-vV` is unreadable; the error says so with what it printed.
+    /// A compiler that cannot be run, exited non-zero or answered an unreadable `-vV`.
     Broken { toolchain: Toolchain, error: String },
     /// A pin that no provisioned or installed compiler satisfies.
     Missing { pin: Pin, install_hint: String },
 }
 
 impl Availability {
-    /// The report id: the toolchain's, or the missing pin's.
     pub fn id(&self) -> &str {
         match self {
             Availability::Found { toolchain, .. } | Availability::Broken { toolchain, .. } => {
@@ -140,12 +131,11 @@ impl Availability {
 
 /// The pins of `pins_path` (default [`Pins::default_path`]) resolved to compilers, one entry
 /// per pin in file order (the compiler that satisfies it by [`preference`], or why none does);
-/// or with `specs`, one entry per spec, in order ([`specs::discover_specs`]; a Debian spec is
-/// provisioned on the spot, with progress on stderr, where `provisioning` allows it).
+/// or with `specs`, one entry per spec, in order (a Debian spec is provisioned on the spot,
+/// with progress on stderr, where `provisioning` allows it).
 ///
-/// A compiler whose `rustc -vV` or `--print sysroot` outlasts `timeout` is killed (with its
-/// process group) and reported broken. Repeated specs are resolved and probed once; after
-/// SIGINT or SIGTERM ([`crate::util::interrupt`]) those left are reported broken, as not checked.
+/// A compiler whose `rustc -vV` or `--print sysroot` outlasts `timeout` is killed and reported
+/// broken; after SIGINT or SIGTERM those left are reported broken, as not checked.
 pub fn discover(
     sh: &Shell,
     pins_path: Option<&Path>,
@@ -164,12 +154,10 @@ pub fn discover(
     }
 }
 
-/// How long `rustc -vV` (and `rustc --print sysroot`) may take where no `--timeout` is given,
-/// before the compiler is killed and reported broken.
+/// How long `rustc -vV` and `--print sysroot` may take where no `--timeout` is given.
 pub const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// At most this many compilers are probed at once: each probe mostly waits, so a hanging one
-/// costs one timeout, but a thousand at once would swamp the machine.
+/// At most this many compilers are probed at once (a thousand at once would swamp the machine).
 const PARALLEL_PROBES: usize = 16;
 
 const NOT_CHECKED: &str = "not checked: the run was interrupted";
@@ -177,14 +165,11 @@ const NOT_CHECKED: &str = "not checked: the run was interrupted";
 /// Probes toolchains, a few at a time, each distinct compiler (the same [`Launch`]) once.
 fn probe_all(toolchains: Vec<Toolchain>, timeout: Duration) -> Vec<Availability> {
     let mut first_of: HashMap<Launch, usize> = HashMap::new();
-    let distinct: Vec<usize> = toolchains
-        .iter()
-        .enumerate()
-        .filter(|(index, toolchain)| {
-            *first_of.entry(toolchain.launch.clone()).or_insert(*index) == *index
-        })
-        .map(|(index, _)| index)
-        .collect();
+    for (index, toolchain) in toolchains.iter().enumerate() {
+        first_of.entry(toolchain.launch.clone()).or_insert(index);
+    }
+    let mut distinct: Vec<usize> = first_of.values().copied().collect();
+    distinct.sort();
     let answers: Mutex<HashMap<usize, anyhow::Result<RustcVersion>>> = Mutex::new(HashMap::new());
     let next = AtomicUsize::new(0);
     std::thread::scope(|scope| {
@@ -270,8 +255,8 @@ fn discover_pins(sh: &Shell, pins: &[Pin], timeout: Duration) -> Vec<Availabilit
         .collect()
 }
 
-/// Orders the compilers that satisfy a pin: the rustup toolchain the pin names first, and of
-/// Debian's, the build of the suite the pin names before another suite's build of its release.
+/// Orders the compilers that satisfy a pin: the ones it names before the others of their kind,
+/// rustup's before Debian's before paths.
 fn preference(pin: &Pin, toolchain: &Toolchain) -> (u8, String) {
     let rank = match &toolchain.source {
         Source::Rustup { .. } if is_meant_for(pin, toolchain) => 0,
@@ -283,24 +268,18 @@ fn preference(pin: &Pin, toolchain: &Toolchain) -> (u8, String) {
     (rank, toolchain.spec.clone())
 }
 
-/// Whether `toolchain` is the one the pin names as its source: its rustup toolchain, or its
-/// Debian package from the pin's suite (at the pin's version, or of its release). A broken one
-/// makes the pin broken rather than missing.
+/// Whether `toolchain` is the source the pin names (its rustup toolchain or Debian build); a
+/// broken one makes the pin broken rather than missing.
 pub(crate) fn is_meant_for(pin: &Pin, toolchain: &Toolchain) -> bool {
     match &toolchain.source {
         Source::Rustup { name } => pin
             .rustup
             .as_deref()
             .is_some_and(|r| rustup_name_is(name, r)),
-        Source::Debian { package } => pin.debian.as_ref().is_some_and(|wanted| {
-            let version = package.version.as_deref().unwrap_or_default();
-            package.suite == wanted.suite
-                && package.package == wanted.package
-                && match &wanted.version {
-                    Some(wanted) => wanted == version,
-                    None => debian::upstream_version(version) == pin.release,
-                }
-        }),
+        Source::Debian { package } => pin
+            .debian
+            .as_ref()
+            .is_some_and(|wanted| package.is_build_of(wanted, Some(&pin.release))),
         Source::Path => false,
     }
 }
@@ -316,8 +295,7 @@ fn rustup_name_is(installed: &str, short: &str) -> bool {
             .is_some_and(|host| host.starts_with(|c: char| c.is_ascii_alphabetic()))
 }
 
-/// Every installed rustup toolchain with its real rustc, from one `rustup toolchain list -v`
-/// (none if rustup is not there).
+/// Every installed rustup toolchain with its real rustc (none if rustup is not there).
 fn rustup_toolchains(sh: &Shell) -> Vec<(String, PathBuf)> {
     let list = cmd!(sh, "rustup toolchain list -v")
         .env("RUST_BACKTRACE", "0")
@@ -349,7 +327,6 @@ pub(crate) fn rustup_toolchain(name: &str, rustc: &Path) -> Toolchain {
     Toolchain::launched(name.to_owned(), format!("rustup:{name}"), source, launch)
 }
 
-/// `rustc` started by the host's loader, with the library path [`library_path_env`] finds.
 pub(super) fn host_launch(rustc: PathBuf) -> Launch {
     Launch {
         env: library_path_env(&rustc),
@@ -358,9 +335,8 @@ pub(super) fn host_launch(rustc: PathBuf) -> Launch {
     }
 }
 
-/// Every compiler provisioned under `target/toolchains/debian/`, started as
-/// [`Launch::for_prefix`] says and probed; one whose loader cannot be worked out is broken,
-/// with the reason.
+/// Every compiler provisioned under `target/toolchains/debian/`, probed; one whose loader
+/// cannot be worked out is broken.
 fn provisioned_candidates(timeout: Duration) -> Vec<Availability> {
     let mut broken = Vec::new();
     let mut toolchains = Vec::new();
@@ -388,19 +364,14 @@ fn provisioned_candidates(timeout: Duration) -> Vec<Availability> {
 /// `librustc_driver-*.so` and `libLLVM.so.N` are. rustup's keep the driver in `BIN/../lib/`,
 /// which their rpath covers, and get nothing.
 pub fn library_path_env(rustc: &Path) -> Vec<(String, String)> {
-    let prefix = rustc.parent().and_then(Path::parent);
-    let entries = prefix.and_then(|prefix| std::fs::read_dir(prefix.join("lib")).ok());
-    let mut dirs: Vec<PathBuf> = entries
-        .into_iter()
-        .flatten()
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|dir| holds(dir, "librustc_driver-", ".so"))
-        .collect();
+    let Some(prefix) = rustc.parent().and_then(Path::parent) else {
+        return Vec::new();
+    };
+    let mut dirs = super::sorted_entries(&prefix.join("lib"));
+    dirs.retain(|dir| holds(dir, "librustc_driver-", ".so"));
     if dirs.is_empty() {
         return Vec::new();
     }
-    dirs.sort();
     let joined = std::env::join_paths(&dirs)
         .map(|joined| joined.to_string_lossy().into_owned())
         .unwrap_or_default();
@@ -418,9 +389,8 @@ fn holds(dir: &Path, prefix: &str, suffix: &str) -> bool {
     })
 }
 
-/// Checks that a compiler works: it must start, answer `rustc -vV` readably within `timeout`,
-/// and have `core` for its host in its sysroot (a compiler without one cannot build anything,
-/// whatever its `-vV` says).
+/// Checks that a compiler works: it answers `rustc -vV` readably within `timeout`, and has
+/// `core` for its host in its sysroot (without it, it cannot build anything).
 pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcVersion> {
     let launch = &toolchain.launch;
     if !launch.rustc.exists() {
@@ -472,11 +442,10 @@ pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcV
     Ok(version)
 }
 
-/// What the answers of an installed compiler (rustup's or a provisioned Debian one) depend on:
-/// its path and the size and modification time of its executable, its loader and every file
-/// of its `lib` directory and its host's `rustlib`, which an update or reinstall changes. `None`
-/// for a compiler given as a path, which may be a wrapper whose real compiler changes behind
-/// an unchanged file, so it is always asked.
+/// What the answers of an installed compiler depend on: the path, size and modification time of
+/// its executable, its loader and every file of its `lib` and `rustlib` libraries, which an
+/// update changes. `None` for a compiler given as a path: a wrapper's real compiler may change
+/// behind an unchanged file.
 fn answer_stamps(toolchain: &Toolchain) -> Option<String> {
     if toolchain.source == Source::Path {
         return None;
@@ -485,14 +454,11 @@ fn answer_stamps(toolchain: &Toolchain) -> Option<String> {
     let sysroot = launch.rustc.parent()?.parent()?;
     let mut files = vec![launch.rustc.clone()];
     files.extend(launch.loader.iter().map(|loader| loader.program.clone()));
-    let entries = |directory: &Path| {
-        let entries = std::fs::read_dir(directory).into_iter().flatten();
-        entries.filter_map(Result::ok).map(|entry| entry.path())
-    };
-    let targets = entries(&sysroot.join("lib/rustlib")).map(|target| target.join("lib"));
+    let targets = super::sorted_entries(&sysroot.join("lib/rustlib"));
+    let targets = targets.into_iter().map(|target| target.join("lib"));
     let directories = [sysroot.join("lib"), sysroot.join("lib/x86_64-linux-gnu")];
     for directory in directories.into_iter().chain(targets) {
-        files.extend(entries(&directory));
+        files.extend(super::sorted_entries(&directory));
     }
     files.sort();
     let mut stamps = String::new();

@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-//! qemu's user-mode emulators, which run the test binaries of the kernel's targets on this
-//! machine: Debian's statically linked ones from the host's release (with its backports, where
-//! qemu is newest), of which `cargo xtask toolchains install` extracts only the emulators of
-//! [`emulated`] into `target/toolchains/qemu/`. Up to qemu 8 they are `qemu-user-static`'s
-//! `qemu-ARCH-static`; from qemu 9 on, `qemu-user` itself is static and `qemu-user-static`
-//! holds only symbolic links to it.
+//! qemu's user-mode emulators, which run the test binaries of the kernel's targets: Debian's
+//! static ones from the host's release and its backports, extracted into
+//! `target/toolchains/qemu/`. Up to qemu 8 they are `qemu-user-static`'s `qemu-ARCH-static`;
+//! from qemu 9 on, `qemu-user` itself is static and `qemu-user-static` holds only links to it.
 
 use crate::targets::KERNEL_TARGETS;
 use crate::toolchains::debian::{self, Provisioner};
@@ -22,15 +20,14 @@ pub fn emulated() -> impl Iterator<Item = &'static str> {
         .map(|target| target.arch)
 }
 
-/// The Debian packages that may hold the static emulators, in order of preference, with the
-/// name of the emulator of `ARCH` in each.
+/// The packages that may hold the static emulators, in order of preference, with their paths.
 const PACKAGES: [(&str, &str); 2] = [
     ("qemu-user-static", "usr/bin/qemu-ARCH-static"),
     ("qemu-user", "usr/bin/qemu-ARCH"),
 ];
 
-/// The user-mode emulator of `target_arch`, if `cargo xtask toolchains install` provisioned it;
-/// `None` for the host's own `x86_64`, which runs natively, and any arch not in [`emulated`].
+/// The provisioned emulator of `target_arch`; `None` for the host's own, or any arch not
+/// [`emulated`].
 pub fn qemu_user(target_arch: &str) -> Option<PathBuf> {
     qemu_user_in(&debian::toolchains_dir(), target_arch)
 }
@@ -50,7 +47,7 @@ pub(crate) fn provisioned_qemu() -> Option<String> {
     Marker::read(&debian::toolchains_dir().join("qemu")).map(|marker| marker.identity())
 }
 
-/// The codename of the host's Debian release (`VERSION_CODENAME` in `/etc/os-release`).
+/// The codename of the host's Debian release.
 pub(crate) fn host_codename() -> anyhow::Result<String> {
     let text = std::fs::read_to_string("/etc/os-release").context("reading /etc/os-release")?;
     codename(&text).context("/etc/os-release names no VERSION_CODENAME")
@@ -69,8 +66,8 @@ pub(crate) fn qemu_suites(codename: &str) -> Vec<String> {
     debian::suite_family(&format!("{codename}-backports"))
 }
 
-/// The members of a package that hold the emulators of [`emulated`], named as `pattern`
-/// says; an emulator the package lacks is an error.
+/// The members that hold the emulators of [`emulated`], named as `pattern` says; an emulator
+/// the package lacks is an error.
 fn emulator_members(members: &[String], pattern: &str) -> anyhow::Result<Vec<String>> {
     emulated()
         .map(|arch| {
@@ -84,8 +81,7 @@ fn emulator_members(members: &[String], pattern: &str) -> anyhow::Result<Vec<Str
         .collect()
 }
 
-/// Provisions the newest static emulators of `suites` into `target/toolchains/qemu/` unless
-/// they are there, each a [`checked_emulator`] before the prefix counts as complete.
+/// Provisions the newest static emulators of `suites` into `qemu/` unless they are there.
 pub(crate) fn provision_qemu(
     provisioner: &mut Provisioner<'_>,
     suites: &[String],

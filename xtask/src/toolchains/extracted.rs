@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Parts of one Debian package extracted into a prefix of their own under
-//! `target/toolchains/`, such as a compiler's library sources or qemu's emulators: fetched
-//! through [`crate::toolchains::debian::Provisioner`]'s private apt, extracted atomically, and
-//! complete only once the marker that names the package, its suite and its `.deb`'s SHA-256 is in
-//! place.
+//! Parts of one Debian package extracted into a prefix of their own, such as a compiler's
+//! library sources or qemu's emulators: complete only once the marker that names the package,
+//! its suite and its `.deb`'s SHA-256 is in place.
 
 use crate::toolchains::apt;
 use crate::toolchains::debian::Provisioner;
@@ -11,7 +9,6 @@ use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// The file in an extracted prefix that says it is complete and what it holds.
 pub(crate) const MARKER: &str = "kshim-extracted.txt";
 
 /// What an extracted prefix's marker says: `NAME=VERSION (SUITE)` on its first line, then
@@ -21,7 +18,6 @@ pub(crate) struct Marker {
     pub package: String,
     pub version: String,
     pub suite: String,
-    /// The SHA-256 of its `.deb`, as the signed index lists it.
     pub sha256: String,
     /// Facts about what was extracted, such as where the sources' `library/` is.
     pub fields: Vec<(String, String)>,
@@ -83,30 +79,26 @@ impl Marker {
         })
     }
 
-    /// The marker of the extracted prefix `prefix`, if it is complete.
     pub(crate) fn read(prefix: &Path) -> Option<Marker> {
         Marker::parse(&std::fs::read_to_string(prefix.join(MARKER)).ok()?)
     }
 }
 
-/// An extracted prefix, and what making it cost.
+/// An extracted prefix, and what making it cost: bytes fetched (0 from the download cache), of
+/// the `.deb` and of the files extracted, and the seconds fetching and extracting took.
 #[derive(Debug, Clone)]
 pub(crate) struct Extracted {
     pub prefix: PathBuf,
     pub marker: Marker,
     /// Whether it was already there (nothing fetched or extracted).
     pub already: bool,
-    /// Bytes fetched from the registry (0 when the `.deb` was in the download cache).
     pub fetched_bytes: u64,
     pub deb_bytes: u64,
-    /// The bytes of the files extracted (0 when it was already there).
     pub extracted_bytes: u64,
-    /// How long fetching took, and how long extracting took.
     pub seconds: (f64, f64),
 }
 
 impl Extracted {
-    /// A prefix that was there already, as its marker says.
     pub(crate) fn already(prefix: PathBuf, marker: Marker) -> Extracted {
         Extracted {
             prefix,
@@ -120,12 +112,10 @@ impl Extracted {
     }
 }
 
-/// What to extract from which package, and where.
+/// What to extract from which package (at `version`, or the newest `suites` serve), and where.
 pub(crate) struct Wanted<'a> {
     pub package: &'a str,
-    /// Its exact version, or `None` for the newest `suites` serve.
     pub version: Option<&'a str>,
-    /// The suites it may come from, in order of preference.
     pub suites: &'a [String],
     pub prefix: PathBuf,
     /// Chooses the members to extract from every member the package has (as
@@ -186,7 +176,6 @@ pub(crate) fn provision(
     })
 }
 
-/// The bytes of the regular files under `dir`.
 fn tree_size(dir: &Path) -> u64 {
     let entries = std::fs::read_dir(dir).into_iter().flatten();
     entries

@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Each compiler's own library sources, which the cross builds compile `core` from: the
-//! `rust-src` component in a rustup (or any) sysroot, or for a Debian compiler the matching
-//! source package (`rust-src` for `rustc`, `rust-web-src` for `rustc-web`), of which
-//! `cargo xtask toolchains install` extracts only `library/core`, `core_arch`, `core_simd` and
-//! `compiler-builtins` into a prefix of its own under `target/toolchains/debian/`. Finding them
-//! reads a few files and runs nothing.
+//! `rust-src` component in a sysroot, or for a Debian compiler the parts of `library/` that
+//! `toolchains install` extracts from the matching source package. Finding them runs nothing.
 
 use crate::toolchains::debian::{self, DebianSource, Provisioner};
 use crate::toolchains::discovery::{Source, Toolchain};
@@ -91,8 +88,7 @@ pub(crate) fn unavailable_note(prefix: &Path) -> PathBuf {
     prefix.with_file_name(name)
 }
 
-/// The source package of `compiler`'s library sources, and the version it must have: the
-/// compiler's exact one.
+/// The source package of `compiler`'s library sources, at the compiler's exact version.
 pub(crate) fn sources_of(compiler: &DebianSource) -> anyhow::Result<(String, &str)> {
     let version = compiler
         .version
@@ -103,7 +99,6 @@ pub(crate) fn sources_of(compiler: &DebianSource) -> anyhow::Result<(String, &st
     Ok((package, version))
 }
 
-/// The provisioned sources of a Debian compiler.
 fn debian_sources(root: &Path, compiler: &DebianSource) -> anyhow::Result<LibrarySources> {
     let install = "run `cargo xtask toolchains install`";
     let (package, version) =
@@ -129,7 +124,6 @@ fn debian_sources(root: &Path, compiler: &DebianSource) -> anyhow::Result<Librar
         .map_err(|why| anyhow!("no library sources: {why:#}; {install}"))
 }
 
-/// The sources in `library`, if it holds `core`.
 fn found_in(library: PathBuf, identity: String) -> anyhow::Result<LibrarySources> {
     let core_manifest = library.join("core/Cargo.toml");
     if !library.join("core/src/lib.rs").is_file() {
@@ -182,11 +176,10 @@ pub(crate) fn manifest_edition(manifest: &str, workspace: Option<&str>) -> Strin
     }
 }
 
-/// A value [`table_value`] found.
+/// A value [`table_value`] found: text, or `KEY.workspace = true` (`KEY = { workspace = true }`).
 #[derive(Debug, PartialEq)]
 enum Value {
     Text(String),
-    /// `KEY.workspace = true` or `KEY = { workspace = true }`.
     FromWorkspace,
 }
 
@@ -222,8 +215,7 @@ fn table_value(text: &str, table: &str, key: &str) -> Option<Value> {
     None
 }
 
-/// The parts of `library/` that the cross builds read, and whether every source package has
-/// them.
+/// The parts of `library/` that the cross builds read, and whether every package has them.
 const LIBRARY_PARTS: [(&str, bool); 5] = [
     ("core", true),
     ("stdarch/crates/core_arch", true),
@@ -244,8 +236,7 @@ impl LibrarySources {
     }
 }
 
-/// Chooses from a source package's members the [`LIBRARY_PARTS`] it has; a required one it
-/// lacks is an error.
+/// The [`LIBRARY_PARTS`] among a source package's members; a required one it lacks is an error.
 pub(crate) fn sources_members(members: &[String]) -> anyhow::Result<Vec<String>> {
     let library = library_member(members)?;
     let mut chosen = Vec::new();
@@ -287,9 +278,8 @@ pub(crate) fn library_in(extracted: &Path) -> Option<String> {
         .map(|library| library.display().to_string())
 }
 
-/// Provisions the library sources of the Debian compiler `compiler` (with its exact version)
-/// from the same suites, unless they are there. Whatever fails is noted beside the prefix, so
-/// that [`library_sources`] can say why they are missing.
+/// Provisions the library sources of the Debian compiler `compiler` unless they are there; a
+/// failure is noted beside the prefix, for [`library_sources`] to say why they are missing.
 pub(crate) fn provision_sources(
     provisioner: &mut Provisioner<'_>,
     compiler: &DebianSource,

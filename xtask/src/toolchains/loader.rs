@@ -12,15 +12,12 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// What an ELF file says about loading it: its interpreter and the glibc symbol versions it
-/// needs or defines.
+/// What an ELF file says about loading it: its interpreter (`PT_INTERP`), every `GLIBC_x.y[.z]`
+/// version it needs, and whether it defines such versions itself (belongs to glibc).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct ElfLinkage {
-    /// `PT_INTERP`: `/lib64/ld-linux-x86-64.so.2`, for an executable.
     pub interpreter: Option<String>,
-    /// Every `GLIBC_x.y[.z]` version it needs, from any library.
     pub glibc_needed: Vec<GlibcVersion>,
-    /// Whether it defines `GLIBC_x.y` versions itself, that is, belongs to glibc.
     pub is_glibc: bool,
 }
 
@@ -66,10 +63,10 @@ pub(crate) fn interpreter<'a, R: ReadRef<'a>>(data: R) -> anyhow::Result<Option<
 }
 
 fn header<'a, R: ReadRef<'a>>(data: R) -> anyhow::Result<&'a Elf> {
-    let header = Elf::parse(data).ok();
-    header
-        .filter(|header| header.endian().is_ok())
-        .context("not a little-endian 64-bit ELF file")
+    let header = Elf::parse(data)
+        .ok()
+        .filter(|header| header.endian().is_ok());
+    header.context("not a little-endian 64-bit ELF file")
 }
 
 fn elf_error(error: object::read::Error) -> anyhow::Error {
@@ -125,22 +122,16 @@ pub(crate) fn host_glibc() -> GlibcVersion {
     GlibcVersion::parse(&text.to_string_lossy()).unwrap_or(GlibcVersion(vec![0, 0]))
 }
 
-/// The multiarch library directories of `prefix` (`usr/lib/x86_64-linux-gnu`,
-/// `lib/x86_64-linux-gnu`) that exist, `usr/lib` first.
+/// The multiarch library directories of `prefix` (`usr/lib/x86_64-linux-gnu`), `usr/lib` first.
 pub(crate) fn library_dirs(prefix: &Path) -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    for base in ["usr/lib", "lib"] {
-        let entries = std::fs::read_dir(prefix.join(base)).into_iter().flatten();
-        let mut found: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .filter(|entry| entry.file_name().to_string_lossy().contains("-linux-"))
-            .map(|entry| entry.path())
-            .filter(|path| path.is_dir())
-            .collect();
-        found.sort();
-        dirs.extend(found);
-    }
-    dirs
+    ["usr/lib", "lib"]
+        .iter()
+        .flat_map(|base| super::sorted_entries(&prefix.join(base)))
+        .filter(|path| {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            name.contains("-linux-") && path.is_dir()
+        })
+        .collect()
 }
 
 /// The newest glibc version that the compiler under `prefix` or a library beside it needs
@@ -170,14 +161,12 @@ pub(crate) fn newest_glibc_needed(
     Ok(needs.reduce(|newest, next| if next.0 > newest.0 { next } else { newest }))
 }
 
-/// The loader a compiler runs through instead of the host's: the program started in rustc's
-/// place and the arguments before rustc's own.
+/// The loader a compiler runs through instead of the host's (the prefix's `ld-linux-*.so.2`),
+/// and the arguments before rustc's own: `--library-path DIRS PREFIX/usr/bin/rustc --sysroot
+/// PREFIX/usr` (rustc would look for its sysroot beside the loader otherwise).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct OwnLoader {
-    /// The prefix's `ld-linux-x86-64.so.2`.
     pub program: PathBuf,
-    /// `--library-path DIRS PREFIX/usr/bin/rustc --sysroot PREFIX/usr` (rustc would look for
-    /// its sysroot beside the loader otherwise).
     pub leading_args: Vec<String>,
 }
 
@@ -185,7 +174,7 @@ pub struct OwnLoader {
 /// with `env` added.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Launch {
-    /// The real rustc (never the rustup proxy, never a loader), whose identity is read.
+    /// The real rustc (never the rustup proxy, never a loader).
     pub rustc: PathBuf,
     pub loader: Option<OwnLoader>,
     /// Set for rustc and the programs it builds: `LD_LIBRARY_PATH` under the host's loader.
@@ -193,12 +182,10 @@ pub struct Launch {
 }
 
 impl Launch {
-    /// How to start the compiler unpacked under `prefix`. A prefix that holds a loader of its
-    /// own (the C library was unpacked into it because the host's is too old) runs through it:
-    /// `--library-path` then reaches only the compiler's process, and the `cc` it starts keeps
-    /// the host's libraries, so what it links runs on the host. Otherwise the host's loader runs
-    /// it with `LD_LIBRARY_PATH`, which needs the host's glibc to be at least the newest version
-    /// that the compiler and its libraries need.
+    /// How to start the compiler unpacked under `prefix`: through the prefix's own loader if it
+    /// has one (then `--library-path` reaches only the compiler, and the `cc` it starts keeps the
+    /// host's libraries), else under the host's with `LD_LIBRARY_PATH`, which needs the host's
+    /// glibc to be at least the newest the compiler and its libraries need.
     pub(crate) fn for_prefix(prefix: &Path) -> anyhow::Result<Launch> {
         let prefix = std::path::absolute(prefix)
             .with_context(|| format!("making {} absolute", prefix.display()))?;
@@ -243,14 +230,11 @@ impl Launch {
                 );
             }
         }
+        let env = (!dirs.is_empty()).then(|| ("LD_LIBRARY_PATH".to_owned(), joined));
         Ok(Launch {
             rustc,
             loader: None,
-            env: if dirs.is_empty() {
-                Vec::new()
-            } else {
-                vec![("LD_LIBRARY_PATH".to_owned(), joined)]
-            },
+            env: env.into_iter().collect(),
         })
     }
 
@@ -277,7 +261,6 @@ impl Launch {
         }
     }
 
-    /// The compiler with `args` after its loader's, if it has one, and `env`.
     pub(crate) fn invocation(&self, args: Vec<String>, env: Vec<(String, String)>) -> Invocation {
         let (program, mut leading) = match &self.loader {
             Some(loader) => (loader.program.clone(), loader.leading_args.clone()),
@@ -287,12 +270,13 @@ impl Launch {
         Invocation::new(program, leading).with_env(env)
     }
 
-    /// Runs the compiler with `args` as every monitored step runs ([`crate::util::process::run`]:
-    /// a clean environment plus its own, killed with its process group after `timeout`);
-    /// returns its standard output, or how it failed with the first lines of its stderr.
+    /// Runs the compiler with `args` as every monitored step runs (a clean environment plus its
+    /// own, killed after `timeout`); returns its stdout, or how it failed with its first stderr.
     pub(crate) fn run(&self, args: &[&str], timeout: Duration) -> anyhow::Result<String> {
-        let args_owned = args.iter().map(|arg| arg.to_string()).collect();
-        let invocation = self.invocation(args_owned, self.env.clone());
+        let invocation = self.invocation(
+            args.iter().map(|arg| arg.to_string()).collect(),
+            self.env.clone(),
+        );
         let output = crate::util::process::run(&invocation, timeout).map_err(|error| {
             anyhow!(crate::util::process::describe_spawn_error(
                 &self.rustc,

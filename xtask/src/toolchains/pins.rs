@@ -28,7 +28,6 @@ pub enum PinRole {
 }
 
 impl PinRole {
-    /// Every role, in the order messages list them.
     pub const ALL: [PinRole; 5] = [
         PinRole::Minimum,
         PinRole::Feature,
@@ -37,7 +36,7 @@ impl PinRole {
         PinRole::Nightly,
     ];
 
-    /// The word the pin file and the output use: `minimum`, `rust-toolchain`.
+    /// The word the pin file and the output use.
     pub fn word(self) -> &'static str {
         match self {
             PinRole::Minimum => "minimum",
@@ -52,7 +51,6 @@ impl PinRole {
         PinRole::ALL.into_iter().find(|role| role.word() == word)
     }
 
-    /// What the role means, for people reading `cargo xtask toolchains`.
     pub fn description(self) -> &'static str {
         match self {
             PinRole::Minimum => "the oldest release the kernel supports",
@@ -73,11 +71,10 @@ impl fmt::Display for PinRole {
 /// The longest pin id: ids name directories and report columns.
 pub const MAX_ID_LENGTH: usize = 64;
 
-/// The largest pin file read (16 MiB, about 150000 pins): a bigger file, `/dev/zero` or a FIFO is
+/// The largest pin file read (about 150000 pins); a bigger file, `/dev/zero` or a FIFO is
 /// refused before it is read.
 pub const MAX_PIN_FILE_BYTES: u64 = 16 << 20;
 
-/// One pinned toolchain.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pin {
     /// Its unique id, used in reports and as a directory name: letters, digits, `.`, `-`,
@@ -91,9 +88,8 @@ pub struct Pin {
     /// The rustup toolchain that installs it: a checked [`is_rustup_toolchain_name`].
     pub rustup: Option<String>,
     pub debian: Option<DebianSource>,
-    /// A free-form note for people reading reports.
     pub note: Option<String>,
-    /// The line of its `[[pin]]` header in the pin file.
+    /// The line of its `[[pin]]` header.
     pub line: usize,
 }
 
@@ -135,8 +131,7 @@ impl Pin {
     }
 }
 
-/// Whether `id` may name a pin: see [`Pin::id`]. `.` and `..` (and any id starting with a dot
-/// or a dash) are refused, so that an id is never a path step or an option.
+/// Whether `id` may name a pin ([`Pin::id`]): never a path step (`..`) or an option.
 pub fn is_pin_id(id: &str) -> bool {
     id.len() <= MAX_ID_LENGTH
         && id.starts_with(|c: char| c.is_ascii_alphanumeric())
@@ -171,18 +166,16 @@ pub enum TreeSource {
     Path(PathBuf),
 }
 
-/// One pinned kernel tree: a `[[tree]]` table.
+/// One pinned kernel tree: a `[[tree]]` table, its id as a [`Pin`]'s.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TreePin {
-    /// Its unique id, as for a [`Pin`]: `6.12`, `7.3`, `my-checkout`.
     pub id: String,
     pub source: TreeSource,
     pub note: Option<String>,
-    /// The line of its `[[tree]]` header in the pin file.
     pub line: usize,
 }
 
-/// The pin file at `path`, parsed: its pins and kernel trees, in file order.
+/// The pin file at `path`, parsed, in file order.
 #[derive(Debug, Clone)]
 pub struct Pins {
     pub pins: Vec<Pin>,
@@ -195,18 +188,15 @@ impl Pins {
         crate::project_root().join("toolchains.toml")
     }
 
-    /// Reads and parses a pin file, which must be a regular file of at most
-    /// [`MAX_PIN_FILE_BYTES`]; errors name the file and the line.
+    /// Reads and parses a regular file of at most [`MAX_PIN_FILE_BYTES`].
     pub fn load(path: &Path) -> anyhow::Result<Pins> {
         let text = crate::util::files::read_text(path, MAX_PIN_FILE_BYTES)
             .with_context(|| format!("reading the pin file {}", path.display()))?;
         Pins::parse(&text, path)
     }
 
-    /// Parses a pin file's text: TOML of `[[pin]]` and `[[tree]]` tables of string values;
-    /// `path` is only for messages. Every error (bad TOML, another table or key, a duplicate, a
-    /// value that is not what it names) is `FILE:LINE: what is wrong`. The time taken is linear
-    /// in the size of the file.
+    /// Parses a pin file's text (`path` is for messages); every error (bad TOML, another table
+    /// or key, a duplicate, a bad value) is `FILE:LINE: what is wrong`. Linear time.
     pub fn parse(text: &str, path: &Path) -> anyhow::Result<Pins> {
         let file = path.display().to_string();
         let tables = toml::read_tables(text)
@@ -270,8 +260,7 @@ fn check_id(file: &str, line: usize, what: &str, id: &str) -> anyhow::Result<()>
     Ok(())
 }
 
-/// One `[[pin]]` table, with the lines of its `id` and `release` (for the duplicates that
-/// [`Pins::parse`] finds).
+/// One `[[pin]]` table, with the lines of its `id` and `release` (for duplicates).
 fn parse_pin(
     file: &str,
     header_line: usize,
@@ -352,8 +341,7 @@ fn parse_pin(
     Ok((pin, id_line, release_line))
 }
 
-/// One `[[tree]]` table: `id`, and exactly one of `debian` (`SUITE:linux-source-X=VERSION`) and
-/// `path` (a directory, relative to the working directory or absolute); `note`.
+/// One `[[tree]]` table: `id`, exactly one of `debian` and `path`, and `note`.
 fn parse_tree(
     file: &str,
     header_line: usize,
@@ -406,7 +394,6 @@ pub struct Shard {
 }
 
 impl Shard {
-    /// Parses `K/N`, with `1 <= K <= N`.
     pub fn parse(text: &str) -> anyhow::Result<Shard> {
         let usage = || format!("--shard takes K/N with 1 <= K <= N (such as 2/5), not {text:?}");
         let (index, count) = text.split_once('/').with_context(usage)?;
@@ -416,8 +403,7 @@ impl Shard {
         Ok(Shard { index, count })
     }
 
-    /// Refuses a shard of more shards than there are toolchains (`count` of them), which would
-    /// leave some shards with nothing to run.
+    /// Refuses more shards than there are toolchains (`count`): some would run nothing.
     pub fn check(&self, count: usize) -> anyhow::Result<()> {
         ensure!(
             self.count <= count,
@@ -428,12 +414,11 @@ impl Shard {
         Ok(())
     }
 
-    /// Whether the pin at `position` (0-based, in file order) belongs to this shard.
+    /// Whether the pin at 0-based `position` belongs to this shard.
     pub fn owns(&self, position: usize) -> bool {
         position % self.count == self.index - 1
     }
 
-    /// This shard's pins, in file order.
     pub fn pins<'a>(&self, pins: &'a [Pin]) -> Vec<&'a Pin> {
         pins.iter()
             .enumerate()
@@ -454,7 +439,6 @@ impl fmt::Display for Shard {
 /// `MAJOR.MINOR.PATCH`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReleaseRange {
-    /// The lowest release in the range.
     pub from: Option<Release>,
     /// The first release past the range.
     pub until: Option<Release>,
@@ -480,15 +464,20 @@ impl ReleaseRange {
         };
         let from = bound(start)?.map(|(release, _)| release);
         let until = match end.strip_prefix('=') {
-            Some(end) => match bound(end)? {
-                Some((release, true)) => Some(Release::new(
-                    release.major,
-                    release.minor,
-                    release.patch + 1,
-                )),
-                Some((release, false)) => Some(Release::new(release.major, release.minor + 1, 0)),
-                None => return Err(bad()),
-            },
+            Some(end) => {
+                let (
+                    Release {
+                        major,
+                        minor,
+                        patch,
+                    },
+                    exact,
+                ) = bound(end)?.ok_or_else(bad)?;
+                Some(match exact {
+                    true => Release::new(major, minor, patch + 1),
+                    false => Release::new(major, minor + 1, 0),
+                })
+            }
             None => bound(end)?.map(|(release, _)| release),
         };
         Ok(ReleaseRange { from, until })

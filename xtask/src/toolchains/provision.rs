@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Installing pinned toolchains: Debian's compilers, unpacked under `target/toolchains/debian/`
-//! by [`crate::toolchains::debian`] without touching the system, and rustup for official releases;
-//! each counts as installed only once it answers `-vV` with the pinned release. Beside them, the
-//! library sources of every Debian compiler ([`crate::toolchains::library_sources`]) and qemu's
-//! user-mode emulators ([`crate::toolchains::emulators`]), whose absence is reported but fails
-//! nothing.
+//! Installing pinned toolchains: Debian's compilers under `target/toolchains/debian/`, and
+//! rustup for official releases, each installed only once it answers `-vV` with the pinned
+//! release; beside them, the library sources of every Debian compiler and qemu's user-mode
+//! emulators, whose absence is reported but fails nothing.
 
 use crate::toolchains::debian::{self, Provisioner};
 use crate::toolchains::discovery::{
@@ -23,37 +21,32 @@ use xshell::{cmd, Shell};
 /// What `install` provisions beside the pins' compilers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Beside {
-    /// The library sources of every Debian compiler under the root, and qemu's emulators: an
-    /// install of every pin.
+    /// The library sources of every Debian compiler under the root, and the emulators.
     Everything,
-    /// The library sources of the pins' own Debian compilers, and qemu's emulators, which the
-    /// pins' target cells need: a shard's install.
+    /// The library sources of the pins' own Debian compilers, and the emulators (a shard).
     PinsAndEmulators,
-    /// The library sources of the pins' own Debian compilers alone: `--only`.
+    /// The library sources of the pins' own Debian compilers alone (`--only`).
     PinsAlone,
 }
 
 /// What `install` did for one pin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Installation {
-    /// A working compiler already satisfied the pin; nothing was done.
     AlreadyThere,
-    /// It was installed; the text says how and where.
+    /// Installed: the text says how and where.
     Installed(String),
-    /// It could not be installed; the text says what was tried and why each attempt failed.
+    /// The text says what was tried and why each attempt failed.
     Failed(String),
-    /// Left out by the user's own flag (`--no-rustup` for a pin only rustup provides).
+    /// Left out by `--no-rustup` (a pin only rustup provides).
     Skipped,
 }
 
-/// Installs every pin of `wanted` that `availability` (from
-/// [`crate::toolchains::discovery::discover`] on the same pins) reports missing or broken into
-/// `root` (normally [`debian::toolchains_dir`]), then what `beside` says, printing progress, and
-/// says for each pin what became of it.
+/// Installs into `root` every pin of `wanted` that `availability` (discovered on the same pins)
+/// reports missing or broken, then what `beside` says, printing progress.
 ///
 /// A pin with a Debian package is provisioned from Debian first, since that changes nothing
-/// outside `target/`; rustup is tried when there is no Debian package or it failed. One pin's
-/// failure does not stop the others. With `use_rustup` false, rustup is never run.
+/// outside `target/`; rustup is tried when there is none or it failed (unless `use_rustup` is
+/// false). One pin's failure does not stop the others.
 pub(crate) fn install(
     sh: &Shell,
     root: PathBuf,
@@ -162,8 +155,7 @@ pub(crate) fn install(
 }
 
 /// Provisions the library sources of the pins' Debian `compilers` and of the `others` under the
-/// root, and qemu's emulators unless `beside` leaves them out, saying for each what was done or
-/// why it could not be.
+/// root, and the emulators unless `beside` leaves them out, saying what became of each.
 fn provision_extras(
     provisioner: &mut Provisioner<'_>,
     beside: Beside,
@@ -262,8 +254,7 @@ fn install_rustup(sh: &Shell, pin: &Pin, name: &str) -> anyhow::Result<String> {
     ))
 }
 
-/// Provisions the pin's Debian compiler and checks it as discovery will: it reports the
-/// pinned release and has `core` in its sysroot.
+/// Provisions the pin's Debian compiler and checks it as discovery will.
 fn provision_debian(
     provisioner: &mut Provisioner<'_>,
     pin: &Pin,
@@ -286,30 +277,25 @@ fn provision_debian(
     let version = verified(pin, toolchain)?;
     let (source, prefix) = (&provisioned.source, provisioned.prefix.display());
     let summary = version.summary();
-    let said = if provisioned.already {
-        format!("Debian {source} already unpacked in {prefix}: {summary}, {loader}")
-    } else {
-        let (fetched, total) = provisioned.bytes;
-        format!(
-            "Debian {source} unpacked in {prefix}: {summary}, {loader} ({} packages, {:.1} of \
-             {:.1} MB fetched, {:.1}s)",
-            provisioned.packages,
+    let said = match provisioned.unpacked {
+        None => format!("Debian {source} already unpacked in {prefix}: {summary}, {loader}"),
+        Some((packages, fetched, total)) => format!(
+            "Debian {source} unpacked in {prefix}: {summary}, {loader} ({packages} packages, \
+             {:.1} of {:.1} MB fetched, {:.1}s)",
             fetched as f64 / 1e6,
             total as f64 / 1e6,
             provisioned.seconds
-        )
+        ),
     };
     Ok((said, provisioned.source))
 }
 
-/// Runs the compiler and checks that it reports the pinned release.
 fn verified(pin: &Pin, toolchain: Toolchain) -> anyhow::Result<RustcVersion> {
     let version = verify(&toolchain, VERSION_TIMEOUT)?;
     satisfies(pin, &version)?;
     Ok(version)
 }
 
-/// Whether a compiler that says `version` satisfies `pin`, and if not, why not.
 fn satisfies(pin: &Pin, version: &RustcVersion) -> anyhow::Result<()> {
     ensure!(
         pin.is_satisfied_by(version),

@@ -13,30 +13,23 @@
 //! LLVM version: 19.1.7
 //! ```
 //!
-//! The parser trusts the `release:` line for the version (the first line's text after the
-//! version is free-form: distributions append things like "(built from a source tarball)"),
-//! accepts `unknown` where Debian's 1.63.0 writes it, and rejects everything it cannot read
-//! with an error that quotes what it got.
+//! The first line's text after the version is free-form (distributions append such as "(built
+//! from a source tarball)"), and Debian's 1.63.0 writes `unknown` for the commit.
 
 use crate::catalog::Release;
 use std::collections::HashMap;
-use std::fmt;
 
-/// The release channel, from the suffix of the `release:` line.
+/// The release channel, from the suffix of the `release:` line: none, `-beta[.N]`, `-nightly`,
+/// or `-dev` (a compiler built from a local checkout of rust-lang/rust).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Channel {
-    /// No suffix: `1.85.0`.
     Stable,
-    /// `-beta` or `-beta.N`: `1.86.0-beta.3`.
     Beta,
-    /// `-nightly`: `1.97.0-nightly`.
     Nightly,
-    /// `-dev`: a compiler built from a local checkout of rust-lang/rust.
     Dev,
 }
 
 impl Channel {
-    /// The channel's name as rustup and the release notes write it.
     pub fn name(self) -> &'static str {
         match self {
             Channel::Stable => "stable",
@@ -53,9 +46,9 @@ pub struct RustcVersion {
     /// The release without its channel suffix: 1.97.0 for "1.97.0-nightly".
     pub release: Release,
     pub channel: Channel,
-    /// The full commit hash, or `None` where the compiler says `unknown`.
+    /// `None` where the compiler says `unknown`.
     pub commit_hash: Option<String>,
-    /// The commit date, `YYYY-MM-DD`, or `None` where the compiler says `unknown`.
+    /// `YYYY-MM-DD`, or `None` where the compiler says `unknown`.
     pub commit_date: Option<String>,
     pub host: String,
     pub llvm_version: Option<String>,
@@ -63,9 +56,8 @@ pub struct RustcVersion {
     pub first_line: String,
     /// The whole output, unchanged, so that callers can key caches on it.
     pub raw: String,
-    /// Where its standard library is (`rustc --print sysroot`), once
-    /// [`crate::toolchains::discovery::probe`] has checked that it has `core` for the host; `None`
-    /// from the parser alone.
+    /// `rustc --print sysroot`, once [`crate::toolchains::discovery::verify`] has checked that it
+    /// has `core` for the host; `None` from the parser alone.
     pub sysroot: Option<std::path::PathBuf>,
 }
 
@@ -86,40 +78,22 @@ impl RustcVersion {
     }
 }
 
-/// Why a `rustc -vV` text could not be read; its message quotes the text it got.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VersionError {
-    pub problem: String,
-    pub text: String,
-}
-
-impl fmt::Display for VersionError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cannot read `rustc -vV` output: {}; ", self.problem)?;
-        if self.text.trim().is_empty() {
-            write!(f, "it printed nothing")?;
-            if !self.text.is_empty() {
-                write!(f, " but whitespace ({:?})", self.text)?;
-            }
-            Ok(())
-        } else {
-            // Long garbage (an error page, a binary) would drown the message; what was wrong
-            // shows in the first lines.
-            const SHOWN: usize = 600;
-            let shown: String = self.text.chars().take(SHOWN).collect();
-            let more = if shown.len() < self.text.len() {
-                "..."
-            } else {
-                ""
-            };
-            write!(f, "it printed:\n{}{more}", shown.trim_end())
+/// Why a `rustc -vV` text could not be read, quoting the text: its first 600 characters, as
+/// long garbage (an error page, a binary) would drown the message.
+fn unreadable(problem: String, text: &str) -> anyhow::Error {
+    let quoted = if text.trim().is_empty() {
+        match text.is_empty() {
+            true => "it printed nothing".to_owned(),
+            false => format!("it printed nothing but whitespace ({text:?})"),
         }
-    }
+    } else {
+        let shown: String = text.chars().take(600).collect();
+        let more = if shown.len() < text.len() { "..." } else { "" };
+        format!("it printed:\n{}{more}", shown.trim_end())
+    };
+    anyhow::anyhow!("cannot read `rustc -vV` output: {problem}; {quoted}")
 }
 
-impl std::error::Error for VersionError {}
-
-/// The keys of `rustc -vV` that the parser reads.
 const KEYS: [&str; 5] = [
     "commit-hash",
     "commit-date",
@@ -132,11 +106,8 @@ const KEYS: [&str; 5] = [
 /// at `rustc VERSION ...` (a wrapper script may print lines before it), whose VERSION must agree
 /// with the `release:` line, which must be present; lines that are not `key: value`, and keys it
 /// does not know, are ignored: newer compilers add keys, and wrappers sometimes append notes.
-pub fn parse_verbose_version(text: &str) -> Result<RustcVersion, VersionError> {
-    let error = |problem: String| VersionError {
-        problem,
-        text: text.to_owned(),
-    };
+pub fn parse_verbose_version(text: &str) -> anyhow::Result<RustcVersion> {
+    let error = |problem: String| unreadable(problem, text);
     if text.trim().is_empty() {
         return Err(error("the output is empty".to_owned()));
     }
@@ -206,10 +177,7 @@ pub fn parse_verbose_version(text: &str) -> Result<RustcVersion, VersionError> {
 }
 
 /// Parses a release as `rustc -vV` writes it: `1.85.0`, `1.86.0-beta.3`, `1.97.0-nightly`,
-/// `1.90.0-dev`.
-///
-/// The error is a sentence naming the text, for [`VersionError::problem`] and the pin file's
-/// messages.
+/// `1.90.0-dev`; the error is a sentence naming the text.
 pub fn parse_release(text: &str) -> anyhow::Result<(Release, Channel)> {
     let (number, suffix) = text
         .split_once('-')
@@ -233,26 +201,7 @@ pub fn parse_release(text: &str) -> anyhow::Result<(Release, Channel)> {
 /// Whether `text` is a day of the Gregorian calendar written `YYYY-MM-DD`: `2024-02-29` is,
 /// `2026-02-30` and `2026-13-01` are not.
 pub fn is_iso_date(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    let shaped = bytes.len() == 10
-        && bytes.iter().enumerate().all(|(index, byte)| match index {
-            4 | 7 => *byte == b'-',
-            _ => byte.is_ascii_digit(),
-        });
-    if !shaped {
-        return false;
-    }
-    let number = |range: std::ops::Range<usize>| text[range].parse::<u32>().unwrap_or(0);
-    let (year, month, day) = (number(0..4), number(5..7), number(8..10));
-    let is_leap_year = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-    let days_in_month = match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if is_leap_year => 29,
-        2 => 28,
-        _ => return false,
-    };
-    (1..=days_in_month).contains(&day)
+    crate::util::date::check_utc_minute(&format!("{text} 00:00 UTC")).is_ok()
 }
 
 fn is_decimal(text: &str) -> bool {

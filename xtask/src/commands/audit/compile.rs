@@ -48,15 +48,9 @@ impl Compile {
     }
 }
 
-/// A toolchain's column as planned: its cells decided without compiling, or a step with every
-/// feature allowed and, once it passed, each cell decided up front or by a step of its own.
-enum Planned {
-    Cells(Vec<UsageCell>),
-    Steps {
-        every: usize,
-        cells: Vec<Result<usize, UsageCell>>,
-    },
-}
+/// A toolchain's column as planned: the step with every feature allowed, if any, and each cell
+/// decided up front or by a step of its own (once that one passed).
+type Planned = (Option<usize>, Vec<Result<usize, UsageCell>>);
 
 impl AuditReport {
     /// The usage of every feature the audited crate enables, on every toolchain that answered
@@ -140,10 +134,8 @@ impl AuditReport {
         add: &mut dyn FnMut(Step, String) -> usize,
     ) -> Planned {
         let (Some(answer), Some(rustc)) = (column.answer(), column.rustc.as_ref()) else {
-            return Planned::Cells(vec![
-                UsageCell::NotRun(column.entry.verdict.describe());
-                names.len()
-            ]);
+            let cell = UsageCell::NotRun(column.entry.verdict.describe());
+            return (None, vec![Err(cell); names.len()]);
         };
         // `None` where a line's condition is one the audit cannot decide (a build script's cfg,
         // a Cargo feature).
@@ -181,7 +173,10 @@ impl AuditReport {
         let every = match step("", "every") {
             Err(error) => {
                 let error = format!("with every feature allowed, {error:#}");
-                return Planned::Cells(vec![UsageCell::Failed(error, Vec::new()); names.len()]);
+                return (
+                    None,
+                    vec![Err(UsageCell::Failed(error, Vec::new())); names.len()],
+                );
             }
             Ok(every) => {
                 // A compile that wrote no metadata compiled nothing (Cargo writes its own).
@@ -218,23 +213,20 @@ impl AuditReport {
                 }
             })
             .collect();
-        Planned::Steps { every, cells }
+        (Some(every), cells)
     }
 }
 
 /// A column's cells from its steps' results.
 fn column_cells(
-    planned: Planned,
+    (every, cells): Planned,
     results: &[StepResult],
     reader: &mut PlaceReader,
     base: &Path,
 ) -> Vec<UsageCell> {
-    let (every, cells) = match planned {
-        Planned::Cells(cells) => return cells,
-        Planned::Steps { every, cells } => (&results[every], cells),
-    };
     let error = |result: &StepResult| result.first_error.clone().unwrap_or_default();
-    if every.outcome != Outcome::Pass {
+    let every = every.map(|every| &results[every]);
+    if let Some(every) = every.filter(|every| every.outcome != Outcome::Pass) {
         let error = format!("with every feature allowed, {}", error(every));
         return vec![UsageCell::Failed(error, Vec::new()); cells.len()];
     }

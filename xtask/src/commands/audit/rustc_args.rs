@@ -81,8 +81,8 @@ const LONG: &[&str] = &[
     "--warn",
 ];
 
-/// Every flag rustc reads a value for, so that a value given as the next argument goes with
-/// its flag, kept or left out.
+/// Every flag rustc reads a value for besides those of [`LONG`], so that a value given as the
+/// next argument goes with its flag, kept or left out.
 const TAKES_VALUE: &[&str] = &[
     "-A",
     "-C",
@@ -93,25 +93,15 @@ const TAKES_VALUE: &[&str] = &[
     "-Z",
     "-l",
     "-o",
-    "--allow",
-    "--cap-lints",
-    "--cfg",
-    "--check-cfg",
     "--codegen",
     "--color",
-    "--crate-name",
-    "--crate-type",
-    "--deny",
     "--diagnostic-width",
-    "--edition",
     "--emit",
     "--env-set",
     "--error-format",
     "--explain",
     "--extern",
     "--extern-location",
-    "--forbid",
-    "--force-warn",
     "--json",
     "--out-dir",
     "--pretty",
@@ -121,7 +111,6 @@ const TAKES_VALUE: &[&str] = &[
     "--sysroot",
     "--target",
     "--unpretty",
-    "--warn",
 ];
 
 /// One argument as written, split into its flag and value: `("--cfg", Some("x"))` from
@@ -248,7 +237,7 @@ pub fn read_rustc_args(file: &Path) -> anyhow::Result<(Vec<String>, Vec<String>)
         }
         let (flag, mut value) = split(line);
         let mut written = vec![line];
-        if value.is_none() && TAKES_VALUE.contains(&flag) {
+        if value.is_none() && (LONG.contains(&flag) || TAKES_VALUE.contains(&flag)) {
             if let Some(next) = lines.get(index) {
                 value = Some(next);
                 written.push(next);

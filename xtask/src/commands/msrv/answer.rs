@@ -210,14 +210,12 @@ pub fn decide(rows: &[Row], mode: Mode) -> ModeAnswer {
 
 /// Puts `rows` in release order (then by id), those without a release last in their order.
 pub fn in_release_order(mut rows: Vec<Row>) -> Vec<Row> {
-    rows.sort_by(|a, b| {
-        let key = |row: &Row| (row.release.is_none(), row.release);
-        key(a)
-            .cmp(&key(b))
-            .then_with(|| match (a.release, b.release) {
-                (Some(_), Some(_)) => a.id.cmp(&b.id),
-                _ => std::cmp::Ordering::Equal,
-            })
+    rows.sort_by_key(|row| {
+        (
+            row.release.is_none(),
+            row.release,
+            row.release.and(Some(row.id.clone())),
+        )
     });
     rows
 }
@@ -333,11 +331,8 @@ impl Answer {
                 .modes
                 .iter()
                 .find_map(|(mode, _)| row.built(*mode).detail());
-            let mut note = match (&row.unavailable, detail) {
-                (Some(why), _) => why.detail().to_string(),
-                (None, Some(detail)) => detail.to_string(),
-                (None, None) => String::new(),
-            };
+            let unavailable = row.unavailable.as_ref().map(Unavailable::detail);
+            let mut note = unavailable.or(detail).unwrap_or_default().to_string();
             let kernel_asked = self.modes.iter().any(|(mode, _)| *mode == Mode::Kernel);
             if kernel_asked && row.kernel == Built::Builds && !row.bootstrap_for.is_empty() {
                 // Counted: a list would make the table too wide to read; the JSON has it.
@@ -345,15 +340,10 @@ impl Answer {
                     "kernel mode with RUSTC_BOOTSTRAP=1 for {} gated features",
                     row.bootstrap_for.len()
                 );
-                note = if note.is_empty() {
-                    with
-                } else {
-                    format!("{note}; {with}")
-                };
+                let separator = if note.is_empty() { "" } else { "; " };
+                note = format!("{note}{separator}{with}");
             }
-            if let Some(first) = note.lines().next() {
-                note = first.to_string();
-            }
+            let note = note.lines().next().unwrap_or_default().to_string();
             let mut cells: Vec<(String, bool)> = self
                 .modes
                 .iter()

@@ -39,21 +39,9 @@ pub fn rows(
         Provisioning::Allowed,
     )?;
     let scratch = scratch.join(std::process::id().to_string());
-    let rows = std::thread::scope(|scope| {
-        let handles: Vec<_> = availabilities
-            .iter()
-            .enumerate()
-            .map(|(index, availability)| {
-                let directory =
-                    scratch.join(format!("{index}-{}", directory_name(availability.id())));
-                let (input, compile) = (&input, &compile);
-                scope.spawn(move || row(availability, input, compile, &directory))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|handle| handle.join().expect("an msrv thread panicked"))
-            .collect()
+    let rows = crate::in_parallel(&availabilities, |index, availability| {
+        let directory = scratch.join(format!("{index}-{}", directory_name(availability.id())));
+        row(availability, &input, &compile, &directory)
     });
     let _ = std::fs::remove_dir_all(&scratch);
     Ok((input, rows))

@@ -50,9 +50,14 @@ fn row(index: usize, availability: &Availability, steps: &[Step], results: &[Ste
     };
     let built = |mode: Mode| {
         let found = mine().find(|(step, _)| step.kind == Kind::Build && step.mode == Some(mode));
-        match found {
-            Some((_, result)) => built_of(result),
-            None => Built::Unknown("not planned".into()),
+        let Some((_, result)) = found else {
+            return Built::Unknown("not planned".into());
+        };
+        let error = || result.first_error.clone().unwrap_or_default();
+        match result.outcome {
+            Outcome::Pass => Built::Builds,
+            Outcome::Fail => Built::Fails(error()),
+            Outcome::Skipped => Built::Unknown(error()),
         }
     };
     let probe = mine().find_map(|(step, result)| {
@@ -94,14 +99,4 @@ fn relative_to(mut row: Row, root: &std::path::Path) -> Row {
         }
     }
     row
-}
-
-/// A shim build's result as the answer takes it.
-pub fn built_of(result: &StepResult) -> Built {
-    let error = || result.first_error.clone().unwrap_or_default();
-    match result.outcome {
-        Outcome::Pass => Built::Builds,
-        Outcome::Fail => Built::Fails(error()),
-        Outcome::Skipped => Built::Unknown(error()),
-    }
 }

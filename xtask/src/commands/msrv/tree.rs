@@ -144,17 +144,13 @@ pub fn answer(
             }
         };
         let mut bootstrap_for = Vec::new();
-        if let Ok(prediction) = &prediction {
-            if prediction.predicted != Predicted::Refused {
-                for krate in prediction
-                    .crates
-                    .iter()
-                    .filter(|krate| krate.needs_bootstrap)
-                {
-                    for feature in &krate.features {
-                        crate::push_once(&mut bootstrap_for, feature.clone());
-                    }
-                }
+        let admitted = prediction
+            .iter()
+            .filter(|it| it.predicted != Predicted::Refused);
+        let crates = admitted.flat_map(|prediction| &prediction.crates);
+        for krate in crates.filter(|krate| krate.needs_bootstrap) {
+            for feature in &krate.features {
+                crate::push_once(&mut bootstrap_for, feature.clone());
             }
         }
         rows.push(Row {

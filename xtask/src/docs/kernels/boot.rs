@@ -59,17 +59,6 @@ impl CellBoot {
         }
     }
 
-    /// The samples' lines seen and those checked, when the boot read a console.
-    pub fn samples_seen(&self) -> Option<(usize, usize)> {
-        let boot = self.boot.as_ref().filter(|boot| boot.kunit.is_some())?;
-        let checked = boot
-            .samples
-            .iter()
-            .filter(|sample| sample.expected.is_some());
-        let seen = checked.clone().filter(|sample| sample.seen).count();
-        Some((seen, checked.count()))
-    }
-
     /// Everything the report says of it in one line: the accelerator, the time, KUnit's counts,
     /// the samples' lines seen, then why (a failure's or a boot not run's reason).
     pub fn long(&self) -> String {
@@ -103,8 +92,17 @@ pub fn boot_line(boots: &[CellBoot]) -> Option<String> {
             continue;
         };
         let mut part = format!("{release} {}", escape_markdown(&cell.short()));
-        if let Some((seen, checked)) = cell.samples_seen() {
-            part.push_str(&format!(", samples' lines seen {seen} of {checked}"));
+        // The samples' lines are counted where the boot read a console.
+        if boot.kunit.is_some() {
+            let checked = boot
+                .samples
+                .iter()
+                .filter(|sample| sample.expected.is_some());
+            let seen = checked.clone().filter(|sample| sample.seen).count();
+            part.push_str(&format!(
+                ", samples' lines seen {seen} of {}",
+                checked.count()
+            ));
         }
         if boot.result != crate::kernel::boot::PASS {
             part.push_str(&format!(": {}", escape_markdown(&boot.reason)));

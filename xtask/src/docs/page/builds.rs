@@ -2,66 +2,65 @@
 //! The grids of builds: per kernel target its stages, and on the host the shim and every
 //! example built, run and tested, each cell a small square.
 
-use super::{below_class, column_headers, escape_html, Popups};
+use super::{below_class, column_headers, escape_html, grid_head, mark, Popups};
 use crate::features::expect::{Outcome, ToolchainVerdict};
 use crate::report::targets::STAGES;
-use crate::report::{cell_kinds, Report};
+use crate::report::{cell_kinds, Report, ToolchainEntry};
 use crate::run::plan::{Kind, Mode};
 use std::fmt::Write;
 
-fn outcome_words(outcome: Outcome) -> &'static str {
-    match outcome {
-        Outcome::Pass => "passed",
-        Outcome::Fail => "failed",
-        Outcome::Skipped => "skipped",
-    }
-}
-
-/// One atomic build or target cell: a small square with a popup where there is more to say.
+/// One atomic build or target cell: a small square with a popup where `extra` has something
+/// to say.
 fn outcome_square(
     label: &str,
     key: &str,
     letter: &str,
-    outcome: Outcome,
-    expected: Outcome,
-    extra: &[Option<&str>],
+    (outcome, expected): (Outcome, Outcome),
+    extra: [Option<&str>; 2],
     popups: &mut Popups,
 ) -> String {
-    let ok = outcome == expected;
-    let mut title = format!("{label}: {}", outcome_words(outcome));
-    if !ok {
-        let _ = write!(
-            title,
-            " (the catalog predicts: {})",
-            outcome_words(expected)
-        );
+    let words = |outcome| match outcome {
+        Outcome::Pass => "passed",
+        Outcome::Fail => "failed",
+        Outcome::Skipped => "skipped",
+    };
+    let mut title = format!("{label}: {}", words(outcome));
+    if outcome != expected {
+        let _ = write!(title, " (the catalog predicts: {})", words(expected));
     } else if outcome == Outcome::Fail {
         title.push_str(" (as the catalog predicts)");
     }
-    let texts: Vec<&str> = extra.iter().flatten().copied().collect();
-    let inner = if texts.is_empty() {
-        format!("<span title=\"{}\">{letter}</span>", escape_html(&title))
-    } else {
-        let mut detail = format!("<p>{}.</p>", escape_html(&title));
-        for text in &texts {
-            let _ = write!(detail, "<pre>{}</pre>", escape_html(text));
+    let texts: Vec<&str> = extra.into_iter().flatten().collect();
+    let inner = match texts.first() {
+        None => format!("<span title=\"{}\">{letter}</span>", escape_html(&title)),
+        Some(first) => {
+            let mut detail = format!("<p>{}.</p>", escape_html(&title));
+            for text in &texts {
+                let _ = write!(detail, "<pre>{}</pre>", escape_html(text));
+            }
+            let id = popups.add(label, &detail);
+            let hover = escape_html(&format!("{title}: {first}"));
+            format!("<a href=\"#{id}\" title=\"{hover}\">{letter}</a>")
         }
-        let id = popups.add(label, &detail);
-        format!(
-            "<a href=\"#{id}\" title=\"{}\">{letter}</a>",
-            escape_html(&format!("{title}: {}", texts[0]))
-        )
+    };
+    let differs = if outcome == expected { "" } else { " differs" };
+    let predicted = if expected == Outcome::Fail {
+        " predicted-fail"
+    } else {
+        ""
     };
     format!(
-        "<span class=\"sq out-{}{}{}\" data-cell=\"{}\">{inner}</span>",
+        "<span class=\"sq out-{}{differs}{predicted}\" data-cell=\"{}\">{inner}</span>",
         outcome.word(),
-        if ok { "" } else { " differs" },
-        if expected == Outcome::Fail {
-            " predicted-fail"
-        } else {
-            ""
-        },
         escape_html(key),
+    )
+}
+
+/// A grid cell holding `squares`.
+fn squares_cell(toolchain: &ToolchainEntry, squares: &str) -> String {
+    format!(
+        "<td class=\"cell squares{}\">{squares}</td>",
+        below_class(toolchain)
     )
 }
 
@@ -75,15 +74,15 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
                 axis (<code>--target none</code>).</p></section>\n"
             .into();
     }
-    let mut html = format!(
-        "<section><h2 id=\"targets\">Kernel targets</h2>\
-         <p class=\"muted\">Per target: listed by <code>rustc --print target-list</code>; \
-         <code>core</code> and <code>compiler_builtins</code> built from the compiler's own \
-         library sources; the shim built; every static-branch site of a sample's object \
-         checked; a freestanding test program that patches its keys run under qemu.</p>\
-         <div class=\"scroll\"><table class=\"grid\"><thead><tr><th class=\"corner\">target and stage</th>{}</tr>\
-         </thead><tbody>\n",
-        column_headers(report, found)
+    let mut html = grid_head(
+        "<h2 id=\"targets\">Kernel targets</h2><p class=\"muted\">Per target: listed by \
+         <code>rustc --print target-list</code>; <code>core</code> and \
+         <code>compiler_builtins</code> built from the compiler's own library sources; the shim \
+         built; every static-branch site of a sample's object checked; a freestanding test \
+         program that patches its keys run under qemu.</p>",
+        "grid",
+        "target and stage",
+        &column_headers(report, found),
     );
     for triple in &targets.triples {
         let _ = write!(
@@ -102,7 +101,6 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
                 let _ = write!(html, "<td class=\"cell none{below}\"></td>");
                 continue;
             };
-            // What `rustc --print target-list` said.
             let (class, text) = match (cell.observed, &cell.error) {
                 (_, Some(_)) => ("kn-failed", "failed"),
                 (Some(true), _) => ("kn-known", "\u{2713}"),
@@ -110,13 +108,11 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
                 (None, _) => ("kn-none", "\u{2013}"),
             };
             let inner = match &cell.error {
-                Some(error) => {
-                    let id = popups.add(
-                        &format!("{triple} on {}", toolchain.id),
-                        &format!("<pre>{}</pre>", escape_html(error)),
-                    );
-                    format!("<a href=\"#{id}\">{text}</a>")
-                }
+                Some(error) => popups.link(
+                    &format!("{triple} on {}", toolchain.id),
+                    &format!("<pre>{}</pre>", escape_html(error)),
+                    text,
+                ),
                 None => text.to_string(),
             };
             let differs = if cell.ok() { "" } else { " differs" };
@@ -136,48 +132,32 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
                 _ => format!("build {stage}"),
             };
             let _ = write!(html, "<tr><th class=\"row stage\">{label}</th>");
+            let modes: &[Option<Mode>] = if moded {
+                &[Some(Mode::Kernel), Some(Mode::Stable)]
+            } else {
+                &[None]
+            };
             for &index in found {
                 let toolchain = &report.toolchains[index];
-                let modes: &[Option<Mode>] = if moded {
-                    &[Some(Mode::Kernel), Some(Mode::Stable)]
-                } else {
-                    &[None]
-                };
                 let mut squares = String::new();
                 for &mode in modes {
-                    let cell = targets.cells.iter().find(|cell| {
+                    let Some(cell) = targets.cells.iter().find(|cell| {
                         (cell.toolchain, &cell.triple, cell.stage.as_str(), cell.mode)
                             == (index, triple, stage, mode)
-                    });
-                    let Some(cell) = cell else {
+                    }) else {
                         continue;
                     };
-                    let letter = match mode {
-                        Some(Mode::Kernel) => "k",
-                        Some(Mode::Stable) => "s",
-                        None => match cell.outcome {
-                            Outcome::Pass => "\u{2713}",
-                            Outcome::Fail => "\u{2717}",
-                            Outcome::Skipped => "\u{2013}",
-                        },
-                    };
                     let mode_word = mode.map_or("-", Mode::word);
-                    let key = format!("target/{triple}/{stage}/{mode_word}/{}", toolchain.id);
                     squares.push_str(&outcome_square(
                         &format!("{} on {}", cell.label(), toolchain.id),
-                        &key,
-                        letter,
-                        cell.outcome,
-                        cell.expected,
-                        &[cell.first_error.as_deref(), cell.detail.as_deref()],
+                        &format!("target/{triple}/{stage}/{mode_word}/{}", toolchain.id),
+                        mode.map_or(mark(Some(cell.outcome)).1, |mode| &mode.word()[..1]),
+                        (cell.outcome, cell.expected),
+                        [cell.first_error.as_deref(), cell.detail.as_deref()],
                         popups,
                     ));
                 }
-                let _ = write!(
-                    html,
-                    "<td class=\"cell squares{}\">{squares}</td>",
-                    below_class(toolchain)
-                );
+                html.push_str(&squares_cell(toolchain, &squares));
             }
             html.push_str("</tr>\n");
         }
@@ -230,25 +210,27 @@ pub(super) fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -
             .collect(),
     };
     if !below.is_empty() {
-        counts.push(format!(
-            "not built on {} (below the minimum)",
-            below.join(", ")
-        ));
+        let below = below.join(", ");
+        counts.push(format!("not built on {below} (below the minimum)"));
     }
-    let differs = report.builds.iter().any(|build| !build.ok());
-    let mut html = format!(
-        "<section><h2 id=\"host\">Host builds, runs and tests</h2>\
-         <details{}><summary>The shim and every example built, run and tested on the x86-64 \
-         host, in kernel mode and stable mode: {}.</summary>\
-         <div class=\"scroll\"><table class=\"grid\"><thead><tr><th class=\"corner\">target \
-         (k: b r t / s: b r t)</th>{}</tr></thead><tbody>\n",
-        if differs { " open" } else { "" },
-        if counts.is_empty() {
-            "no compiler built anything".to_string()
-        } else {
+    if counts.is_empty() {
+        counts.push("no compiler built anything".to_string());
+    }
+    let open = if report.builds.iter().any(|build| !build.ok()) {
+        " open"
+    } else {
+        ""
+    };
+    let mut html = grid_head(
+        &format!(
+            "<h2 id=\"host\">Host builds, runs and tests</h2><details{open}><summary>The shim and \
+             every example built, run and tested on the x86-64 host, in kernel mode and stable \
+             mode: {}.</summary>",
             counts.join("; ")
-        },
-        column_headers(report, found)
+        ),
+        "grid",
+        "target (k: b r t / s: b r t)",
+        &column_headers(report, found),
     );
     for target in &targets {
         let _ = write!(
@@ -261,30 +243,26 @@ pub(super) fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -
             let mut squares = String::new();
             for mode in [Mode::Kernel, Mode::Stable] {
                 for &kind in cell_kinds(target) {
-                    let build = report.builds.iter().find(|build| {
+                    let Some(build) = report.builds.iter().find(|build| {
                         (
                             build.toolchain,
                             build.target.as_str(),
                             build.mode,
                             build.kind,
                         ) == (index, *target, mode, kind)
-                    });
-                    let Some(build) = build else {
+                    }) else {
                         continue;
                     };
                     let (kind_word, mode_word) = (kind.word(), mode.word());
-                    let label = format!("{kind_word} {target} ({mode_word}) on {}", toolchain.id);
-                    let key = format!("build/{target}/{kind_word}/{mode_word}/{}", toolchain.id);
                     let tests = build.tests.map(|(passed, failed, ignored)| {
                         format!("{passed} passed, {failed} failed, {ignored} ignored")
                     });
                     squares.push_str(&outcome_square(
-                        &label,
-                        &key,
+                        &format!("{kind_word} {target} ({mode_word}) on {}", toolchain.id),
+                        &format!("build/{target}/{kind_word}/{mode_word}/{}", toolchain.id),
                         &kind_word[..1],
-                        build.outcome,
-                        build.expected,
-                        &[build.first_error.as_deref(), tests.as_deref()],
+                        (build.outcome, build.expected),
+                        [build.first_error.as_deref(), tests.as_deref()],
                         popups,
                     ));
                 }
@@ -292,11 +270,7 @@ pub(super) fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -
                     squares.push_str("<span class=\"gap\"></span>");
                 }
             }
-            let _ = write!(
-                html,
-                "<td class=\"cell squares{}\">{squares}</td>",
-                below_class(toolchain)
-            );
+            html.push_str(&squares_cell(toolchain, &squares));
         }
         html.push_str("</tr>\n");
     }

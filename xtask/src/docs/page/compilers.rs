@@ -7,6 +7,8 @@ use crate::features::expect::ToolchainVerdict;
 use crate::report::Report;
 use std::fmt::Write;
 
+/// A row per compiler, those in the run first: its exact version, where it came from, its
+/// verdict and its summary line.
 pub(super) fn compilers_table(
     report: &Report,
     found: &[usize],
@@ -47,16 +49,11 @@ pub(super) fn compilers_table(
         let failed = matches!(toolchain.verdict, ToolchainVerdict::Broken(_))
             || (report.strict && matches!(toolchain.verdict, ToolchainVerdict::Missing(_)));
         let verdict = match &toolchain.verdict {
-            ToolchainVerdict::Broken(message) | ToolchainVerdict::Missing(message) => {
-                let id = popups.add(
-                    &format!("{}: {}", toolchain.id, toolchain.verdict.word()),
-                    &format!("<pre>{}</pre>", escape_html(message)),
-                );
-                format!(
-                    "<a href=\"#{id}\">{}</a>",
-                    escape_html(toolchain.verdict.word())
-                )
-            }
+            ToolchainVerdict::Broken(message) | ToolchainVerdict::Missing(message) => popups.link(
+                &format!("{}: {}", toolchain.id, toolchain.verdict.word()),
+                &format!("<pre>{}</pre>", escape_html(message)),
+                &escape_html(toolchain.verdict.word()),
+            ),
             other => escape_html(other.word()),
         };
         let summary = summaries[index]

@@ -2,8 +2,8 @@
 //! The feature x compiler grid, each cell opening the places where the usage report says the
 //! feature is needed.
 
-use super::{below_class, column_headers, escape_html, Popups};
-use crate::catalog::{Feature, Release, FEATURES, KERNEL_MODE_CFG};
+use super::{below_class, column_headers, escape_html, grid_head, Popups};
+use crate::catalog::{Feature, FEATURES, KERNEL_MODE_CFG};
 use crate::features::cfg::Predicate;
 use crate::features::expect::enabled_in_kernel_mode;
 use crate::features::places::SourcePoint;
@@ -13,43 +13,34 @@ use crate::report::usage::{UsageCell, UsageReport};
 use crate::report::{FeatureCell, Observed, Report};
 use std::fmt::Write;
 
-/// What a feature status says, spelled out for a legend, a title or a popup.
-fn status_words(observed: &Observed) -> String {
-    match observed {
-        Observed::Status(Status::Stable(since)) => match since.patch {
-            0 => format!("stable since {}.{}", since.major, since.minor),
-            patch => format!("stable since {}.{}.{patch}", since.major, since.minor),
-        },
-        Observed::Status(Status::Gated) => "gated: needs RUSTC_BOOTSTRAP".into(),
-        Observed::Status(Status::Unknown) => "unknown to this compiler".into(),
-        Observed::Status(Status::Removed) => "removed from this compiler".into(),
-        Observed::NotProbed => "not probed".into(),
-        Observed::ProbeFailed(_) => "the probe failed".into(),
-        Observed::NotRecorded => {
-            "not recorded: the report was made before the catalog had it".into()
-        }
-    }
-}
-
-/// The short text inside a feature cell.
-fn status_short(observed: &Observed) -> String {
-    match observed {
+/// What a feature status says, spelled out for a title or a popup, and in short for a cell.
+fn status_words(observed: &Observed) -> (String, String) {
+    let (long, short) = match observed {
         Observed::Status(Status::Stable(since)) => {
-            format!("since {}.{}", since.major, since.minor)
+            let minor = format!("{}.{}", since.major, since.minor);
+            let long = match since.patch {
+                0 => format!("stable since {minor}"),
+                patch => format!("stable since {minor}.{patch}"),
+            };
+            return (long, format!("since {minor}"));
         }
-        Observed::Status(Status::Gated) => "gated".into(),
-        Observed::Status(Status::Unknown) => "unknown".into(),
-        Observed::Status(Status::Removed) => "removed".into(),
-        Observed::NotProbed => "\u{2013}".into(),
-        Observed::ProbeFailed(_) => "failed".into(),
-        Observed::NotRecorded => "not recorded".into(),
-    }
+        Observed::Status(Status::Gated) => ("gated: needs RUSTC_BOOTSTRAP", "gated"),
+        Observed::Status(Status::Unknown) => ("unknown to this compiler", "unknown"),
+        Observed::Status(Status::Removed) => ("removed from this compiler", "removed"),
+        Observed::NotProbed => ("not probed", "\u{2013}"),
+        Observed::ProbeFailed(_) => ("the probe failed", "failed"),
+        Observed::NotRecorded => (
+            "not recorded: the report was made before the catalog had it",
+            "not recorded",
+        ),
+    };
+    (long.to_string(), short.to_string())
 }
 
 /// The condition of the kernel's block for `feature` beyond kernel mode itself
 /// (`not(CONFIG_RUSTC_HAS_COERCE_POINTEE)` for `unsize`), with the release each derived cfg it
 /// names is set from; `None` where the block enables it whenever it is in kernel mode.
-pub(super) fn block_condition(feature: &Feature) -> Option<(String, Vec<String>)> {
+fn block_condition(feature: &Feature) -> Option<(String, Vec<String>)> {
     let kernel = Predicate::Name(KERNEL_MODE_CFG.to_string());
     let condition = match Predicate::parse(feature.gate).ok()? {
         Predicate::All(items) => {
@@ -78,15 +69,6 @@ pub(super) fn block_condition(feature: &Feature) -> Option<(String, Vec<String>)
         }
     }
     Some((text, thresholds))
-}
-
-/// Whether the kernel's block enables `feature` on a compiler of `release`.
-fn enabled_on(feature: &Feature, release: Option<Release>) -> bool {
-    release.is_none_or(|release| {
-        enabled_in_kernel_mode(release)
-            .iter()
-            .any(|enabled| enabled.name == feature.name)
-    })
 }
 
 /// The row header of a feature: its name linked to `docs/features.md`, since when it is
@@ -123,12 +105,13 @@ pub(super) fn feature_grid(
     found: &[usize],
     popups: &mut Popups,
 ) -> String {
-    let mut html = format!(
-        "<section><h2 id=\"features\">Features</h2>\
-         <p class=\"muted\">What each compiler says when a <code>#![feature]</code> attribute \
-         names the feature, with <code>RUSTC_BOOTSTRAP=1</code>.</p>\
-         <div class=\"scroll\"><table class=\"grid\"><thead><tr><th class=\"corner\">feature</th>{}</tr></thead><tbody>\n",
-        column_headers(report, found)
+    let mut html = grid_head(
+        "<h2 id=\"features\">Features</h2><p class=\"muted\">What each compiler says when a \
+         <code>#![feature]</code> attribute names the feature, with \
+         <code>RUSTC_BOOTSTRAP=1</code>.</p>",
+        "grid",
+        "feature",
+        &column_headers(report, found),
     );
     for (feature, cells) in FEATURES.iter().zip(&report.features) {
         html.push_str("<tr>");
@@ -136,7 +119,7 @@ pub(super) fn feature_grid(
         for &index in found {
             let toolchain = &report.toolchains[index];
             let cell: &FeatureCell = &cells[index];
-            let mut words = status_words(&cell.observed);
+            let (mut words, short) = status_words(&cell.observed);
             let mut detail = format!(
                 "<p><b>{}</b> on <b>{}</b>: {}.</p>",
                 feature.name,
@@ -147,16 +130,17 @@ pub(super) fn feature_grid(
             let off = !matches!(
                 cell.observed,
                 Observed::Status(Status::Stable(_)) | Observed::NotRecorded
-            ) && !enabled_on(feature, toolchain.release);
+            ) && !toolchain.release.is_none_or(|release| {
+                let enabled = enabled_in_kernel_mode(release);
+                enabled.iter().any(|enabled| enabled.name == feature.name)
+            });
             if off {
                 let (condition, thresholds) = block_condition(feature).unwrap_or_default();
-                let mut why = format!(
-                    "not enabled by the kernel's block on this compiler: its condition {condition} \
-                     does not hold"
-                );
-                if !thresholds.is_empty() {
-                    let _ = write!(why, " ({})", thresholds.join("; "));
-                }
+                let thresholds = if thresholds.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", thresholds.join("; "))
+                };
                 let _ = write!(
                     detail,
                     "<p class=\"off-note\">The kernel's block does not enable it on this \
@@ -166,20 +150,21 @@ pub(super) fn feature_grid(
                     escape_html(feature.gate),
                     feature.name,
                     escape_html(&condition),
-                    escape_html(&if thresholds.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({})", thresholds.join("; "))
-                    }),
+                    escape_html(&thresholds),
                 );
-                words = format!("{words}; {why}");
+                let _ = write!(
+                    words,
+                    "; not enabled by the kernel's block on this compiler: its condition \
+                     {condition} does not hold{thresholds}"
+                );
             }
             match cell.expected {
                 Some(expected) if !cell.ok() => {
+                    let (predicted, _) = status_words(&Observed::Status(expected));
+                    let predicted = escape_html(&predicted);
                     let _ = write!(
                         detail,
-                        "<p class=\"bad\">The catalog predicts {}.</p>",
-                        escape_html(&status_words(&Observed::Status(expected)))
+                        "<p class=\"bad\">The catalog predicts {predicted}.</p>"
                     );
                 }
                 Some(_) => detail.push_str("<p class=\"muted\">As the catalog predicts.</p>"),
@@ -210,11 +195,7 @@ pub(super) fn feature_grid(
                 feature.name,
                 escape_html(&toolchain.id),
                 escape_html(&words),
-                if off {
-                    "not enabled".to_string()
-                } else {
-                    escape_html(&status_short(&cell.observed))
-                },
+                if off { "not enabled" } else { &short },
             );
         }
         html.push_str("</tr>\n");

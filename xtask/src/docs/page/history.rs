@@ -4,19 +4,21 @@
 //! stable, and what each kernel tree began or stopped asking for, tree to tree and compiler to
 //! compiler).
 
-use super::{escape_html, feature_link};
+use super::{escape_html, feature_link, grid_head};
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
 use crate::docs::kernels::{
-    across_trees, changes_by_compiler, release_key, CompilerChange, TreeData,
+    across_trees, changes_by_compiler, difference, release_key, CompilerChange, TreeData,
 };
 use std::fmt::Write;
 
+/// The features `names` linked, or `none`.
 fn code_list(names: &[String]) -> String {
-    if names.is_empty() {
-        return "none".into();
-    }
     let links: Vec<String> = names.iter().map(|name| feature_link(name)).collect();
-    links.join(", ")
+    if links.is_empty() {
+        "none".into()
+    } else {
+        links.join(", ")
+    }
 }
 
 /// Each feature against the trees the kernel report read.
@@ -25,23 +27,24 @@ pub(super) fn trees_section(trees: &[TreeData]) -> String {
     if read.len() < 2 {
         return String::new();
     }
-    let mut html = String::from(
-        "<section><h2 id=\"tree-by-tree\">Each feature, tree by tree</h2><p class=\"muted\">\
-         Where each real tree asks for a feature: <i>rust/kernel</i> when its \
-         <code>rust/kernel/lib.rs</code> enables it (from the compiler named, where not on every \
-         one probed), <i>drivers</i> when its <code>rust_allowed_features</code> lets a driver \
-         enable it.</p><div class=\"scroll\"><table class=\"grid trees\"><thead><tr>\
-         <th class=\"corner\">feature</th>",
-    );
+    let mut columns = String::new();
     for tree in &read {
+        let (id, version) = (escape_html(&tree.id), escape_html(&tree.version));
         let _ = write!(
-            html,
-            "<th class=\"col\">{}<small>{}</small></th>",
-            escape_html(&tree.id),
-            escape_html(&tree.version)
+            columns,
+            "<th class=\"col\">{id}<small>{version}</small></th>"
         );
     }
-    html.push_str("<th class=\"col\">trees</th></tr></thead><tbody>\n");
+    let mut html = grid_head(
+        "<h2 id=\"tree-by-tree\">Each feature, tree by tree</h2><p class=\"muted\">Where each \
+         real tree asks for a feature: <i>rust/kernel</i> when its \
+         <code>rust/kernel/lib.rs</code> enables it (from the compiler named, where not on every \
+         one probed), <i>drivers</i> when its <code>rust_allowed_features</code> lets a driver \
+         enable it.</p>",
+        "grid trees",
+        "feature",
+        &(columns + "<th class=\"col\">trees</th>"),
+    );
     for feature in &features {
         let _ = write!(
             html,
@@ -95,7 +98,7 @@ pub(super) fn by_release_section(trees: &[TreeData]) -> String {
             add(since, format!("first knows {}", feature_link(feature.name)));
         }
     }
-    let read: Vec<&TreeData> = trees.iter().filter(|tree| tree.error.is_none()).collect();
+    let (read, features) = across_trees(trees);
     for tree in &read {
         if let Some((false, Some(release))) = tree.minimum_rustc.as_deref().map(release_key) {
             add(
@@ -152,31 +155,14 @@ pub(super) fn by_release_section(trees: &[TreeData]) -> String {
              <th>minimum Rust</th><th>began asking for</th><th>stopped asking for</th></tr>\
              </thead><tbody>\n",
         );
-        let (_, features) = across_trees(trees);
+        let asked = |at: usize| -> Vec<String> {
+            let asking = features.iter().filter(|feature| feature.asked[at].any());
+            asking.map(|feature| feature.name.clone()).collect()
+        };
         for (index, tree) in read.iter().enumerate() {
-            let asked = |at: usize, name: &String| {
-                features
-                    .iter()
-                    .find(|feature| feature.name == *name)
-                    .is_some_and(|feature| feature.asked[at].any())
-            };
-            let names = features.iter().map(|feature| &feature.name);
-            let (began, stopped): (Vec<String>, Vec<String>) = match index {
-                0 => (
-                    names.filter(|name| asked(0, name)).cloned().collect(),
-                    Vec::new(),
-                ),
-                _ => (
-                    names
-                        .clone()
-                        .filter(|name| asked(index, name) && !asked(index - 1, name))
-                        .cloned()
-                        .collect(),
-                    names
-                        .filter(|name| !asked(index, name) && asked(index - 1, name))
-                        .cloned()
-                        .collect(),
-                ),
+            let (stopped, began) = match index {
+                0 => (Vec::new(), asked(0)),
+                _ => difference(&asked(index - 1), &asked(index)),
             };
             let _ = writeln!(
                 html,

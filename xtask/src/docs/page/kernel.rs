@@ -2,7 +2,7 @@
 //! The kernel's side: a driver against Kbuild's rules, and the real kernel trees built by each
 //! compiler.
 
-use super::{below_class, column_headers, escape_html, Popups};
+use super::{below_class, column_headers, escape_html, grid_head, release_note, Popups};
 use crate::docs::kernels::boot::CellBoot;
 use crate::docs::kernels::{release_key, TreeData};
 use crate::report::Report;
@@ -15,16 +15,16 @@ pub(super) fn kbuild_grid(report: &Report, found: &[usize], popups: &mut Popups)
         return String::new();
     }
     let fixtures = crate::distinct(report.kbuild.iter().map(|cell| cell.fixture.as_str()));
-    let mut html = format!(
-        "<section><h2 id=\"kbuild\">A driver against Kbuild's rules</h2>\
-         <p class=\"muted\">Each fixture compiled as Kbuild compiles a driver \
-         (<code>-Zallow-features</code> and <code>-Zcrate-attr=feature(…)</code> with the kernel's \
-         list): <code>inside_allow_list</code> enables an allowed feature itself, \
+    let mut html = grid_head(
+        "<h2 id=\"kbuild\">A driver against Kbuild's rules</h2><p class=\"muted\">Each fixture \
+         compiled as Kbuild compiles a driver (<code>-Zallow-features</code> and \
+         <code>-Zcrate-attr=feature(…)</code> with the kernel's list): \
+         <code>inside_allow_list</code> enables an allowed feature itself, \
          <code>outside_allow_list</code> uses one outside the list. The cell shows the codes of \
-         the compiler's errors.</p>\
-         <div class=\"scroll\"><table class=\"grid\"><thead><tr><th class=\"corner\">fixture</th>{}</tr></thead>\
-         <tbody>\n",
-        column_headers(report, found)
+         the compiler's errors.</p>",
+        "grid",
+        "fixture",
+        &column_headers(report, found),
     );
     for fixture in fixtures {
         let _ = write!(
@@ -55,7 +55,11 @@ pub(super) fn kbuild_grid(report: &Report, found: &[usize], popups: &mut Popups)
                 "<p>{}</p><p class=\"muted\">{predicted}</p>",
                 escape_html(cell.first_error.as_deref().unwrap_or(&shown)),
             );
-            let id = popups.add(&format!("{fixture} on {}", toolchain.id), &body);
+            let link = popups.link(
+                &format!("{fixture} on {}", toolchain.id),
+                &body,
+                &escape_html(&shown),
+            );
             let class = if cell.ok() {
                 "kb-expected"
             } else {
@@ -63,13 +67,11 @@ pub(super) fn kbuild_grid(report: &Report, found: &[usize], popups: &mut Popups)
             };
             let _ = write!(
                 html,
-                "<td class=\"cell {class}{}\" data-cell=\"kbuild/{}/{}\" title=\"{}\">\
-                 <a href=\"#{id}\">{}</a></td>",
+                "<td class=\"cell {class}{}\" data-cell=\"kbuild/{}/{}\" title=\"{}\">{link}</td>",
                 below_class(toolchain),
                 escape_html(fixture),
                 escape_html(&toolchain.id),
                 escape_html(&predicted),
-                escape_html(&shown),
             );
         }
         html.push_str("</tr>\n");
@@ -119,39 +121,37 @@ pub(super) fn kernel_trees_section(
             .iter()
             .any(|tree| cell(tree, id).is_some_and(|cell| cell.0 != "not run"))
     });
-    let mut html = String::from(
-        "<section><h2 id=\"kernel-trees\">Kernel trees</h2><p class=\"muted\">Each real kernel \
-         tree's Rust built with each compiler by the tree's own Kbuild (<code>cargo xtask \
-         kernel</code>): <i>refused</i> is the tree's own <code>make rustavailable</code> saying \
-         no. Beside a build that passed, its boot under QEMU (<code>--boot</code>): KUnit's cases \
-         passed/failed/skipped, <i>not recorded</i> where the report has no boot for it. A \
-         dashed frame marks a real result that the prediction from the tree's rules did not \
-         expect, or a boot that failed where the build passed. Details: <a href=\"kernels.md\">docs/kernels.md</a>.</p>\
-         <div class=\"scroll\"><table class=\"grid\"><thead><tr><th class=\"corner\">tree</th>",
-    );
+    let mut headers = String::new();
     for id in &ran {
         let release = trees
             .iter()
             .find_map(|tree| cell(tree, id))
             .map(|cell| cell.1);
-        let note = match release {
-            Some(release) if !id.ends_with(release.as_str()) => {
-                format!("<small>{}</small>", escape_html(&release))
-            }
-            _ => String::new(),
-        };
-        let _ = write!(html, "<th class=\"col\">{}{note}</th>", escape_html(id));
+        let note = release_note(id, release.as_deref().unwrap_or(id));
+        let _ = write!(headers, "<th class=\"col\">{}{note}</th>", escape_html(id));
     }
     if !idle.is_empty() {
         let names: Vec<&str> = idle.iter().map(|id| id.as_str()).collect();
         let _ = write!(
-            html,
+            headers,
             "<th class=\"col idle\" title=\"{}\">not run<small>{} compilers</small></th>",
             escape_html(&names.join(", ")),
             idle.len()
         );
     }
-    html.push_str("</tr></thead><tbody>\n");
+    let mut html = grid_head(
+        "<h2 id=\"kernel-trees\">Kernel trees</h2><p class=\"muted\">Each real kernel tree's \
+         Rust built with each compiler by the tree's own Kbuild (<code>cargo xtask \
+         kernel</code>): <i>refused</i> is the tree's own <code>make rustavailable</code> saying \
+         no. Beside a build that passed, its boot under QEMU (<code>--boot</code>): KUnit's cases \
+         passed/failed/skipped, <i>not recorded</i> where the report has no boot for it. A \
+         dashed frame marks a real result that the prediction from the tree's rules did not \
+         expect, or a boot that failed where the build passed. Details: \
+         <a href=\"kernels.md\">docs/kernels.md</a>.</p>",
+        "grid",
+        "tree",
+        &headers,
+    );
     for tree in trees {
         let _ = write!(
             html,
@@ -171,36 +171,28 @@ pub(super) fn kernel_trees_section(
                 escape_html(if reason.is_empty() { &real } else { &reason })
             );
             if let Some((_, predicted, ..)) = finding {
-                let _ = write!(
-                    body,
-                    "<p class=\"bad\">Predicted {}, the real build says {}.</p>",
-                    escape_html(predicted),
-                    escape_html(&real)
-                );
+                let said = escape_html(&format!(
+                    "Predicted {predicted}, the real build says {real}."
+                ));
+                let _ = write!(body, "<p class=\"bad\">{said}</p>");
             }
-            let (mut shown, mut title, mut classes) =
-                (escape_html(&real), reason.clone(), String::new());
+            let (mut shown, mut title, mut classes) = (escape_html(&real), reason, String::new());
             if let Some(boot) = boot {
                 body.push_str(&boot_body(boot));
-                let _ = write!(
-                    shown,
-                    "<small class=\"boot\"> \u{b7} {}</small>",
-                    escape_html(&boot.short())
-                );
-                title = format!("{title}; {}", boot.long());
+                let short = escape_html(&boot.short());
+                let _ = write!(shown, "<small class=\"boot\"> \u{b7} {short}</small>");
+                let _ = write!(title, "; {}", boot.long());
                 let _ = write!(classes, " boot-{}", boot.word().replace(' ', "-"));
             }
             if finding.is_some() || boot.is_some_and(|boot| boot.finding) {
                 classes.push_str(" finding");
             }
-            let popup = popups.add(
-                &format!("Linux {} with {id} ({release})", tree.version),
-                &body,
-            );
+            let title_of = format!("Linux {} with {id} ({release})", tree.version);
+            let link = popups.link(&title_of, &body, &shown);
             let _ = write!(
                 html,
                 "<td class=\"cell kt-{}{classes}\" data-cell=\"kernel/{}/{}\" title=\"{}\">\
-                 <a href=\"#{popup}\">{shown}</a></td>",
+                 {link}</td>",
                 real.replace(' ', "-"),
                 escape_html(&tree.id),
                 escape_html(id),
@@ -212,21 +204,21 @@ pub(super) fn kernel_trees_section(
             let mut keys = Vec::new();
             for id in &idle {
                 if let Some((_, _, reason, _)) = cell(tree, id) {
-                    let _ = write!(
-                        body,
-                        "<li><code>{}</code>: {}</li>",
-                        escape_html(id),
-                        escape_html(&reason)
-                    );
-                    keys.push(escape_html(id));
+                    let (id, reason) = (escape_html(id), escape_html(&reason));
+                    let _ = write!(body, "<li><code>{id}</code>: {reason}</li>");
+                    keys.push(id);
                 }
             }
             body.push_str("</ul>");
-            let popup = popups.add(&format!("Linux {}: not run", tree.version), &body);
+            let link = popups.link(
+                &format!("Linux {}: not run", tree.version),
+                &body,
+                "not run",
+            );
             let _ = write!(
                 html,
                 "<td class=\"cell kt-not-run idle\" data-collapsed=\"kernel/{}\" \
-                 data-compilers=\"{}\"><a href=\"#{popup}\">not run</a></td>",
+                 data-compilers=\"{}\">{link}</td>",
                 escape_html(&tree.id),
                 keys.join(" "),
             );
@@ -248,10 +240,12 @@ fn boot_body(boot: &CellBoot) -> String {
         "<p class=\"bad\">Finding: the build passed, so the boot was predicted to pass; it \
          failed.</p>",
     );
-    let failures = json.kunit.iter().flat_map(|kunit| &kunit.failures);
-    let mut any = false;
-    for failure in failures {
-        any = true;
+    let failures: Vec<_> = json
+        .kunit
+        .iter()
+        .flat_map(|kunit| &kunit.failures)
+        .collect();
+    for failure in &failures {
         let _ = write!(
             body,
             "<p><code>{}.{}</code> failed:</p><pre>{}</pre>",
@@ -260,7 +254,7 @@ fn boot_body(boot: &CellBoot) -> String {
             escape_html(&failure.output)
         );
     }
-    if let (false, Some(tail)) = (any, &json.console_tail) {
+    if let (true, Some(tail)) = (failures.is_empty(), &json.console_tail) {
         let _ = write!(
             body,
             "<p>The console's last lines:</p><pre>{}</pre>",

@@ -4,9 +4,9 @@
 //! for on it (the features the kernel's block really enables there), and which real kernel
 //! trees it builds.
 
-use super::{escape_html, feature_link};
+use super::{escape_html, feature_link, mark, release_note};
 use crate::docs::kernels::TreeData;
-use crate::features::expect::{Outcome, ToolchainVerdict};
+use crate::features::expect::ToolchainVerdict;
 use crate::report::{Observed, Report, ToolchainEntry};
 use crate::run::plan::{Kind, Mode};
 use std::fmt::Write;
@@ -15,54 +15,55 @@ use std::fmt::Write;
 /// kernel builds that went against the prediction from the tree's rules or that built and then
 /// failed their boot.
 pub(super) fn findings(report: &Report, trees: &[TreeData]) -> String {
-    let failures = report.failures().len();
-    let mut sentences = vec![match failures {
+    let mut sentences = vec![match report.failures().len() {
         0 => "No compiler disagreed with the catalog.".to_string(),
         count => format!(
             "<b class=\"bad\">{count} cell(s) differ from the catalog</b>, framed in red \
              (<a href=\"#failures\">the list</a>)."
         ),
     }];
+    let against = |tree: &TreeData, toolchain: &str, what: String| {
+        format!(
+            "Linux {} with <code>{}</code>: {what}",
+            escape_html(&tree.version),
+            escape_html(toolchain),
+        )
+    };
     let builds: Vec<String> = trees
         .iter()
         .flat_map(|tree| {
-            tree.findings.iter().map(|(_, predicted, real, toolchain)| {
-                format!(
-                    "Linux {} with <code>{}</code>: predicted {}, the real build said {}",
-                    escape_html(&tree.version),
-                    escape_html(toolchain),
-                    escape_html(predicted),
-                    escape_html(real)
-                )
-            })
+            tree.findings
+                .iter()
+                .map(move |(_, predicted, real, toolchain)| {
+                    let what = format!("predicted {predicted}, the real build said {real}");
+                    against(tree, toolchain, escape_html(&what))
+                })
         })
         .collect();
     let boots: Vec<String> = trees
         .iter()
         .flat_map(|tree| {
-            tree.boots.iter().filter(|boot| boot.finding).map(|boot| {
-                format!(
-                    "Linux {} with <code>{}</code>: built, so predicted to boot and pass, but \
-                     {}",
-                    escape_html(&tree.version),
-                    escape_html(&boot.toolchain),
-                    escape_html(&boot.short())
-                )
-            })
+            tree.boots
+                .iter()
+                .filter(|boot| boot.finding)
+                .map(move |boot| {
+                    let what = escape_html(&boot.short());
+                    let what = format!("built, so predicted to boot and pass, but {what}");
+                    against(tree, &boot.toolchain, what)
+                })
         })
         .collect();
-    let counted = [
+    let counts: Vec<String> = [
         (builds.len(), "real kernel build", "real kernel builds"),
         (boots.len(), "boot under QEMU", "boots under QEMU"),
-    ];
-    let counts: Vec<String> = counted
-        .iter()
-        .filter(|(count, ..)| *count > 0)
-        .map(|(count, one, many)| match count {
-            1 => format!("one {one}"),
-            count => format!("{count} {many}"),
-        })
-        .collect();
+    ]
+    .iter()
+    .filter(|(count, ..)| *count > 0)
+    .map(|(count, one, many)| match count {
+        1 => format!("one {one}"),
+        count => format!("{count} {many}"),
+    })
+    .collect();
     if !counts.is_empty() {
         let mut counts = counts.join(" and ");
         counts[..1].make_ascii_uppercase();
@@ -74,30 +75,6 @@ pub(super) fn findings(report: &Report, trees: &[TreeData]) -> String {
         ));
     }
     sentences.join(" ")
-}
-
-/// The shim's own build (`kernel` target) on `index` in `mode`.
-fn shim_build(report: &Report, index: usize, mode: Mode) -> Option<Outcome> {
-    report
-        .builds
-        .iter()
-        .find(|build| {
-            (
-                build.toolchain,
-                build.target.as_str(),
-                build.kind,
-                build.mode,
-            ) == (index, "kernel", Kind::Build, mode)
-        })
-        .map(|build| build.outcome)
-}
-
-fn mark(outcome: Option<Outcome>) -> (&'static str, &'static str) {
-    match outcome {
-        Some(Outcome::Pass) => ("out-pass", "\u{2713}"),
-        Some(Outcome::Fail) => ("out-fail", "\u{2717}"),
-        _ => ("out-skipped", "\u{2013}"),
-    }
 }
 
 /// The trees `toolchain` built for real, and those it did not, as the kernel report says.
@@ -143,11 +120,14 @@ pub(super) fn verdict_table(
     for &index in found {
         let toolchain = &report.toolchains[index];
         let id = escape_html(&toolchain.id);
-        let release = toolchain.release_text.as_deref().unwrap_or("");
-        let note = if toolchain.id.ends_with(release) {
-            String::new()
+        let note = release_note(
+            &toolchain.id,
+            toolchain.release_text.as_deref().unwrap_or(""),
+        );
+        let note = if note.is_empty() {
+            note
         } else {
-            format!(" <small>{}</small>", escape_html(release))
+            format!(" {note}")
         };
         let too_old = toolchain.verdict == ToolchainVerdict::TooOld;
         let builds = if too_old {
@@ -156,28 +136,29 @@ pub(super) fn verdict_table(
                 crate::catalog::MINIMUM_RELEASE
             )
         } else {
-            let mut squares = String::new();
-            for mode in [Mode::Kernel, Mode::Stable] {
-                let (class, text) = mark(shim_build(report, index, mode));
-                let _ = write!(
-                    squares,
-                    "<span class=\"sq {class}\" title=\"{} mode\">{text}</span>",
-                    mode.word()
-                );
-            }
-            squares
+            let shim = |mode| {
+                let build = report.builds.iter().find(|build| {
+                    (
+                        build.toolchain,
+                        build.target.as_str(),
+                        build.kind,
+                        build.mode,
+                    ) == (index, "kernel", Kind::Build, mode)
+                });
+                let (class, text) = mark(build.map(|build| build.outcome));
+                let mode = Mode::word(mode);
+                format!("<span class=\"sq {class}\" title=\"{mode} mode\">{text}</span>")
+            };
+            Mode::ALL.into_iter().map(shim).collect()
         };
         let gated = match toolchain.release {
             Some(release) if !too_old => {
                 let names = report.still_gated(index, release);
-                if names.is_empty() {
+                let links: Vec<String> = names.iter().map(|name| feature_link(name)).collect();
+                if links.is_empty() {
                     "nothing".to_string()
                 } else {
-                    names
-                        .iter()
-                        .map(|name| feature_link(name))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    links.join(", ")
                 }
             }
             _ => "<span class=\"muted\">\u{2013}</span>".to_string(),
@@ -217,11 +198,8 @@ pub(super) fn verdict_table(
             .iter()
             .map(|&index| {
                 let toolchain = &report.toolchains[index];
-                format!(
-                    "<code>{}</code> ({})",
-                    escape_html(&toolchain.id),
-                    escape_html(toolchain.verdict.word())
-                )
+                let word = escape_html(toolchain.verdict.word());
+                format!("<code>{}</code> ({word})", escape_html(&toolchain.id))
             })
             .collect();
         let _ = write!(

@@ -78,10 +78,9 @@ fn path_arg(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
-fn push(invocation: &mut Invocation, args: &[&str]) {
-    invocation
-        .args
-        .extend(args.iter().map(|arg| arg.to_string()));
+/// Appends the arguments of `line`, separated by single spaces (a path goes by [`path_arg`]).
+fn push(invocation: &mut Invocation, line: &str) {
+    invocation.args.extend(line.split(' ').map(String::from));
 }
 
 /// Kbuild's flags for a driver with the comma-separated allowed features `list`, as the
@@ -91,10 +90,6 @@ pub fn kbuild_driver_flags(list: &str) -> Vec<String> {
     crate::catalog::kbuild_driver_flags(list, |flag| flags.push(flag.to_string()));
     flags
 }
-
-/// The first release that knows `--edition 2021`; older ones get 2018 (only the feature probe
-/// runs on them, since they are below the minimum).
-const EDITION_2021_SINCE: Release = Release::new(1, 56, 0);
 
 impl Rustc {
     pub fn of(toolchain: &crate::toolchains::discovery::Toolchain, release: Release) -> Rustc {
@@ -108,8 +103,10 @@ impl Rustc {
         env
     }
 
+    /// `--edition 2021` is known since 1.56; older compilers get 2018 (only the feature probe
+    /// runs on them, since they are below the minimum).
     fn edition(&self) -> &'static str {
-        if self.release >= EDITION_2021_SINCE {
+        if self.release >= Release::new(1, 56, 0) {
             "2021"
         } else {
             "2018"
@@ -126,8 +123,7 @@ impl Rustc {
         if self.release >= CHECK_CFG_SINCE {
             // `cfg(test)` is not among the names rustc knows once `--check-cfg` lists any.
             for name in all_cfg_names().chain(["test"]) {
-                args.push("--check-cfg".into());
-                args.push(format!("cfg({name})"));
+                args.extend(["--check-cfg".into(), format!("cfg({name})")]);
             }
         }
         Invocation {
@@ -138,7 +134,7 @@ impl Rustc {
 
     fn add_cfgs(invocation: &mut Invocation, cfgs: &[&str]) {
         for cfg in cfgs {
-            push(invocation, &["--cfg", cfg]);
+            push(invocation, &format!("--cfg {cfg}"));
         }
     }
 
@@ -150,36 +146,30 @@ impl Rustc {
                 .args
                 .extend(kbuild_driver_flags(RUST_ALLOWED_FEATURES));
         }
-        push(
-            invocation,
-            &["--extern", &format!("kernel={}", path_arg(rlib))],
-        );
+        let rlib = format!("kernel={}", path_arg(rlib));
+        invocation.args.extend(["--extern".into(), rlib]);
         Self::add_cfgs(invocation, cfgs);
     }
 
     fn add_output(invocation: &mut Invocation, output: Output<'_>) {
-        match output {
-            Output::Directory(directory) => push(invocation, &["--out-dir", &path_arg(directory)]),
-            Output::File(file) => push(invocation, &["-o", &path_arg(file)]),
-        }
+        let (flag, path) = match output {
+            Output::Directory(directory) => ("--out-dir", directory),
+            Output::File(file) => ("-o", file),
+        };
+        invocation.args.extend([flag.into(), path_arg(path)]);
     }
 
     pub fn probe(&self, source: &Path, out_dir: &Path) -> Invocation {
         let mut invocation = self.launch.invocation(Vec::new(), self.bootstrap_env());
+        let edition = self.edition();
         push(
             &mut invocation,
-            &[
-                "--crate-name",
-                "kshim_probe",
-                "--crate-type",
-                "lib",
-                "--edition",
-                self.edition(),
-                "--error-format=json",
-                "--emit=metadata",
-                &path_arg(source),
-            ],
+            &format!(
+                "--crate-name kshim_probe --crate-type lib --edition {edition} \
+                 --error-format=json --emit=metadata"
+            ),
         );
+        invocation.args.push(path_arg(source));
         Self::add_output(&mut invocation, Output::Directory(out_dir));
         invocation
     }
@@ -188,20 +178,26 @@ impl Rustc {
         let mut invocation = self.base(Mode::Kernel);
         push(
             &mut invocation,
-            &[
-                "--crate-name",
-                "kshim_kbuild",
-                "--crate-type",
-                "lib",
-                "--emit=metadata",
-                "--error-format=json",
-            ],
+            "--crate-name kshim_kbuild --crate-type lib --emit=metadata --error-format=json",
         );
         invocation
             .args
             .extend(kbuild_driver_flags(RUST_ALLOWED_FEATURES));
-        push(&mut invocation, &[&path_arg(source)]);
+        invocation.args.push(path_arg(source));
         Self::add_output(&mut invocation, Output::Directory(out_dir));
+        invocation
+    }
+
+    /// The shim's or an example's compile, of its crate (a `crate_type`) or its test binary.
+    fn compile(&self, mode: Mode, name: &str, crate_type: &str, product: Product) -> Invocation {
+        let mut invocation = self.base(mode);
+        match product {
+            Product::Tests => push(&mut invocation, &format!("--crate-name {name} --test")),
+            Product::Crate => push(
+                &mut invocation,
+                &format!("--crate-name {name} --crate-type {crate_type} --emit=link"),
+            ),
+        }
         invocation
     }
 
@@ -213,13 +209,8 @@ impl Rustc {
         product: Product,
         output: Output<'_>,
     ) -> Invocation {
-        let mut invocation = self.base(mode);
-        push(&mut invocation, &["--crate-name", "kernel"]);
-        match product {
-            Product::Tests => push(&mut invocation, &["--test"]),
-            Product::Crate => push(&mut invocation, &["--crate-type", "rlib", "--emit=link"]),
-        }
-        push(&mut invocation, &[&path_arg(&shim_root(root))]);
+        let mut invocation = self.compile(mode, "kernel", "rlib", product);
+        invocation.args.push(path_arg(&shim_root(root)));
         Self::add_cfgs(&mut invocation, cfgs);
         Self::add_output(&mut invocation, output);
         invocation
@@ -236,13 +227,8 @@ impl Rustc {
         product: Product,
         output: Output<'_>,
     ) -> Invocation {
-        let mut invocation = self.base(mode);
-        push(&mut invocation, &["--crate-name", &example.name]);
-        match product {
-            Product::Tests => push(&mut invocation, &["--test"]),
-            Product::Crate => push(&mut invocation, &["--crate-type", "bin", "--emit=link"]),
-        }
-        push(&mut invocation, &[&path_arg(&example.path)]);
+        let mut invocation = self.compile(mode, &example.name, "bin", product);
+        invocation.args.push(path_arg(&example.path));
         Self::add_kernel_user(&mut invocation, mode, cfgs, rlib);
         Self::add_output(&mut invocation, output);
         invocation
@@ -261,23 +247,10 @@ impl Rustc {
         let mut invocation = self.launch.invocation(Vec::new(), self.bootstrap_env());
         push(
             &mut invocation,
-            &[
-                "--edition",
-                edition,
-                "--crate-name",
-                name,
-                "--crate-type",
-                "rlib",
-                "--target",
-                triple,
-                "-C",
-                "panic=abort",
-                "-C",
-                "opt-level=2",
-                "-Zforce-unstable-if-unmarked",
-                "--cap-lints",
-                "allow",
-            ],
+            &format!(
+                "--edition {edition} --crate-name {name} --crate-type rlib --target {triple} \
+                 -C panic=abort -C opt-level=2 -Zforce-unstable-if-unmarked --cap-lints allow"
+            ),
         );
         Self::add_output(&mut invocation, Output::Directory(out_dir));
         invocation
@@ -287,10 +260,8 @@ impl Rustc {
     /// sysroot's `lib/rustlib/TRIPLE/lib`).
     pub fn core(&self, sources: &LibrarySources, triple: &str, out_dir: &Path) -> Invocation {
         let mut invocation = self.sysroot_crate("core", &sources.core_edition, triple, out_dir);
-        push(
-            &mut invocation,
-            &[&path_arg(&sources.library.join("core/src/lib.rs"))],
-        );
+        let root = sources.library.join("core/src/lib.rs");
+        invocation.args.push(path_arg(&root));
         invocation
     }
 
@@ -310,10 +281,10 @@ impl Rustc {
         if let Builtins::Sources(_) = builtins {
             // What the standard library's build asks of it; without `mem`, since the
             // programs bring their own memory functions as the kernel does.
-            push(&mut invocation, &["--cfg", "feature=\"compiler-builtins\""]);
+            push(&mut invocation, "--cfg feature=\"compiler-builtins\"");
         }
         Self::set_sysroot(&mut invocation, sysroot);
-        push(&mut invocation, &[&path_arg(root)]);
+        invocation.args.push(path_arg(root));
         invocation
     }
 
@@ -324,7 +295,9 @@ impl Rustc {
             Some(index) if index + 1 < invocation.args.len() => {
                 invocation.args[index + 1] = path_arg(sysroot);
             }
-            _ => push(invocation, &["--sysroot", &path_arg(sysroot)]),
+            _ => invocation
+                .args
+                .extend(["--sysroot".into(), path_arg(sysroot)]),
         }
     }
 
@@ -332,7 +305,7 @@ impl Rustc {
     /// builds its Rust: no unwinding.
     pub fn for_target(invocation: &mut Invocation, triple: &str, sysroot: &Path) {
         Self::set_sysroot(invocation, sysroot);
-        push(invocation, &["--target", triple, "-C", "panic=abort"]);
+        push(invocation, &format!("--target {triple} -C panic=abort"));
     }
 
     /// A crate of `xtask/programs/` built against the shim's rlib for a kernel target: the
@@ -347,39 +320,25 @@ impl Rustc {
         output: TargetOutput<'_>,
     ) -> Invocation {
         let mut invocation = self.base(mode);
-        push(
-            &mut invocation,
-            &[
-                "--crate-name",
-                name,
-                "-C",
-                "opt-level=2",
-                "-C",
-                "codegen-units=1",
-            ],
-        );
-        match output {
-            TargetOutput::Object(object) => push(
-                &mut invocation,
-                &["--crate-type", "lib", "--emit=obj", "-o", &path_arg(object)],
-            ),
-            TargetOutput::Program { binary, linker } => push(
-                &mut invocation,
-                &[
-                    "--crate-type",
-                    "bin",
-                    "-C",
-                    "relocation-model=static",
-                    "-C",
-                    "linker-flavor=ld.lld",
-                    "-C",
-                    &format!("linker={}", path_arg(linker)),
-                    "-o",
-                    &path_arg(binary),
-                ],
-            ),
-        }
-        push(&mut invocation, &[&path_arg(source)]);
+        let flags = format!("--crate-name {name} -C opt-level=2 -C codegen-units=1");
+        push(&mut invocation, &flags);
+        let file = match output {
+            TargetOutput::Object(object) => {
+                push(&mut invocation, "--crate-type lib --emit=obj");
+                object
+            }
+            TargetOutput::Program { binary, linker } => {
+                push(
+                    &mut invocation,
+                    "--crate-type bin -C relocation-model=static -C linker-flavor=ld.lld -C",
+                );
+                invocation.args.push(format!("linker={}", path_arg(linker)));
+                binary
+            }
+        };
+        invocation
+            .args
+            .extend(["-o".into(), path_arg(file), path_arg(source)]);
         Self::add_kernel_user(&mut invocation, mode, cfgs, rlib);
         invocation
     }

@@ -65,7 +65,6 @@ pub fn plan_targets(
         let Some(found) = &library_sources[toolchain.index] else {
             continue;
         };
-        // It writes nothing.
         steps.push(Step::new(
             toolchain.index,
             Kind::Targets,
@@ -79,163 +78,142 @@ pub fn plan_targets(
         let Ok(sources) = found else {
             continue;
         };
-        let sysroot = layout.output(&toolchain.directory_name, "sysroot");
+        let sysroot = &layout.output(&toolchain.directory_name, "sysroot");
         for &kernel_target in targets {
-            let missing = found.as_ref().err().map(String::as_str);
-            if not_built(toolchain.rustc.release, missing, kernel_target).is_some() {
+            // The library sources are at hand: only the catalog can rule the target out.
+            if not_built(toolchain.rustc.release, None, kernel_target).is_some() {
                 continue;
             }
-            plan_target(
-                layout,
-                toolchain,
-                sources,
-                kernel_target,
-                &sysroot,
-                &shim_files,
-                emulation,
-                steps,
-            );
+            let rustc = &toolchain.rustc;
+            let libraries = sysroot
+                .join("lib/rustlib")
+                .join(kernel_target.triple)
+                .join("lib");
+            let step = |kind, target: &str, mode, processes| Step {
+                directories: vec![libraries.clone()],
+                kernel_target: Some(kernel_target),
+                ..Step::new(toolchain.index, kind, target, mode, processes)
+            };
+            let core = steps.len();
+            let core_rlib = libraries.join("libcore.rlib");
+            steps.push(Step {
+                artifact: Some(core_rlib.clone()),
+                outputs: vec![core_rlib],
+                // Provisioned files, keyed by their stat stamps (see `cache::run_keys`): a damaged
+                // source must not be served a result built from the intact one.
+                inputs: sources.parts(),
+                ..step(
+                    Kind::Core,
+                    "core",
+                    None,
+                    vec![rustc.core(sources, kernel_target.triple, &libraries)],
+                )
+            });
+            let (builtins_crate, builtins_inputs) = match &sources.compiler_builtins {
+                Some(source) => (Builtins::Sources(source), sources.parts()),
+                // The empty crate of `xtask/programs/`: only the test program links against it, and it
+                // needs none of its routines.
+                None => {
+                    let file = layout.root.join("xtask/programs/compiler_builtins.rs");
+                    (Builtins::Empty(file.clone()), vec![file])
+                }
+            };
+            let builtins = steps.len();
+            let builtins_rlib = libraries.join("libcompiler_builtins.rlib");
+            let compile =
+                rustc.compiler_builtins(&builtins_crate, kernel_target.triple, sysroot, &libraries);
+            steps.push(Step {
+                artifact: Some(builtins_rlib.clone()),
+                outputs: vec![builtins_rlib],
+                inputs: builtins_inputs,
+                deps: vec![core],
+                ..step(Kind::Core, "compiler_builtins", None, vec![compile])
+            });
+            for mode in Mode::ALL {
+                let cfgs = mode_cfgs(rustc.release, mode, Some(kernel_target));
+                let directory = layout.output(
+                    &toolchain.directory_name,
+                    &format!("{}-{}", mode.word(), kernel_target.triple),
+                );
+                let rlib = directory.join("libkernel.rlib");
+                let mut shim = rustc.shim(
+                    &layout.root,
+                    mode,
+                    &cfgs,
+                    Product::Crate,
+                    Output::Directory(&directory),
+                );
+                Rustc::for_target(&mut shim, kernel_target.triple, sysroot);
+                let library = steps.len();
+                steps.push(Step {
+                    artifact: Some(rlib.clone()),
+                    directories: vec![directory.clone()],
+                    inputs: shim_files.to_vec(),
+                    deps: vec![builtins],
+                    outputs: vec![rlib.clone()],
+                    ..step(Kind::Build, "kernel", Some(mode), vec![shim])
+                });
+                let target_crate = |source: &Path, name, output: TargetOutput<'_>| {
+                    let mut invocation =
+                        rustc.target_crate(source, name, mode, &cfgs, &rlib, output);
+                    Rustc::for_target(&mut invocation, kernel_target.triple, sysroot);
+                    invocation
+                };
+                let object = directory.join("kshim_sites.o");
+                let sites = layout.root.join(crate::targets::jump_table::SAMPLE_PATH);
+                let compile = target_crate(&sites, "kshim_sites", TargetOutput::Object(&object));
+                let expected = if has_sites(rustc.release, mode) {
+                    crate::targets::jump_table::SAMPLE_SITES
+                        .iter()
+                        .map(|&(key, count)| (key.to_string(), count))
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                steps.push(Step {
+                    directories: vec![directory.clone()],
+                    inputs: vec![sites],
+                    deps: vec![library],
+                    outputs: vec![object.clone()],
+                    check: Some(Check::JumpTable {
+                        object,
+                        arch: kernel_target.arch,
+                        expected,
+                    }),
+                    ..step(Kind::Objects, "sites", Some(mode), vec![compile])
+                });
+                let (Ok(linker), None) = (&emulation.linker, emulation.not_run(kernel_target))
+                else {
+                    continue;
+                };
+                let binary = directory.join("kshim_run");
+                let source = layout.root.join("xtask/programs/run.rs");
+                let output = TargetOutput::Program {
+                    binary: &binary,
+                    linker,
+                };
+                let build = target_crate(&source, "kshim_run", output);
+                let (program, args) = match (emulation.runner)(kernel_target) {
+                    Some(Ok(emulator)) => (emulator, vec![binary.to_string_lossy().into_owned()]),
+                    _ => (binary.clone(), Vec::new()),
+                };
+                let run = Invocation::new(program, args);
+                // The program's root and the module of its Linux plumbing; the linker and the emulator
+                // decide the cell as much as the sources do.
+                let linux = layout.root.join("xtask/programs/linux.rs");
+                let mut inputs = vec![source, linux, linker.clone()];
+                if run.program != binary {
+                    inputs.push(run.program.clone());
+                }
+                steps.push(Step {
+                    directories: vec![directory.clone()],
+                    inputs,
+                    deps: vec![library],
+                    outputs: vec![binary],
+                    ..step(Kind::Emulate, "program", Some(mode), vec![build, run])
+                });
+            }
         }
     }
     Ok(())
-}
-
-#[allow(clippy::too_many_arguments)]
-fn plan_target(
-    layout: &Layout,
-    toolchain: &PlannedToolchain,
-    sources: &LibrarySources,
-    kernel_target: &'static KernelTarget,
-    sysroot: &Path,
-    shim_files: &[PathBuf],
-    emulation: &Emulation<'_>,
-    steps: &mut Vec<Step>,
-) {
-    let rustc = &toolchain.rustc;
-    let libraries = sysroot
-        .join("lib/rustlib")
-        .join(kernel_target.triple)
-        .join("lib");
-    let step = |kind, target: &str, mode, processes| Step {
-        directories: vec![libraries.clone()],
-        kernel_target: Some(kernel_target),
-        ..Step::new(toolchain.index, kind, target, mode, processes)
-    };
-    let core = steps.len();
-    let core_rlib = libraries.join("libcore.rlib");
-    steps.push(Step {
-        artifact: Some(core_rlib.clone()),
-        outputs: vec![core_rlib],
-        // Provisioned files, keyed by their stat stamps (see `cache::run_keys`): a damaged
-        // source must not be served a result built from the intact one.
-        inputs: sources.parts(),
-        ..step(
-            Kind::Core,
-            "core",
-            None,
-            vec![rustc.core(sources, kernel_target.triple, &libraries)],
-        )
-    });
-    let (builtins_crate, builtins_inputs) = match &sources.compiler_builtins {
-        Some(source) => (Builtins::Sources(source), sources.parts()),
-        // The empty crate of `xtask/programs/`: only the test program links against it, and it
-        // needs none of its routines.
-        None => {
-            let file = layout.root.join("xtask/programs/compiler_builtins.rs");
-            (Builtins::Empty(file.clone()), vec![file])
-        }
-    };
-    let builtins = steps.len();
-    let builtins_rlib = libraries.join("libcompiler_builtins.rlib");
-    let compile =
-        rustc.compiler_builtins(&builtins_crate, kernel_target.triple, sysroot, &libraries);
-    steps.push(Step {
-        artifact: Some(builtins_rlib.clone()),
-        outputs: vec![builtins_rlib],
-        inputs: builtins_inputs,
-        deps: vec![core],
-        ..step(Kind::Core, "compiler_builtins", None, vec![compile])
-    });
-    for mode in Mode::ALL {
-        let cfgs = mode_cfgs(rustc.release, mode, Some(kernel_target));
-        let directory = layout.output(
-            &toolchain.directory_name,
-            &format!("{}-{}", mode.word(), kernel_target.triple),
-        );
-        let rlib = directory.join("libkernel.rlib");
-        let mut shim = rustc.shim(
-            &layout.root,
-            mode,
-            &cfgs,
-            Product::Crate,
-            Output::Directory(&directory),
-        );
-        Rustc::for_target(&mut shim, kernel_target.triple, sysroot);
-        let library = steps.len();
-        steps.push(Step {
-            artifact: Some(rlib.clone()),
-            directories: vec![directory.clone()],
-            inputs: shim_files.to_vec(),
-            deps: vec![builtins],
-            outputs: vec![rlib.clone()],
-            ..step(Kind::Build, "kernel", Some(mode), vec![shim])
-        });
-        let target_crate = |source: &Path, name, output: TargetOutput<'_>| {
-            let mut invocation = rustc.target_crate(source, name, mode, &cfgs, &rlib, output);
-            Rustc::for_target(&mut invocation, kernel_target.triple, sysroot);
-            invocation
-        };
-        let object = directory.join("kshim_sites.o");
-        let sites = layout.root.join(crate::targets::jump_table::SAMPLE_PATH);
-        let compile = target_crate(&sites, "kshim_sites", TargetOutput::Object(&object));
-        let expected = if has_sites(rustc.release, mode) {
-            crate::targets::jump_table::SAMPLE_SITES
-                .iter()
-                .map(|&(key, count)| (key.to_string(), count))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        steps.push(Step {
-            directories: vec![directory.clone()],
-            inputs: vec![sites],
-            deps: vec![library],
-            outputs: vec![object.clone()],
-            check: Some(Check::JumpTable {
-                object,
-                arch: kernel_target.arch,
-                expected,
-            }),
-            ..step(Kind::Objects, "sites", Some(mode), vec![compile])
-        });
-        let (Ok(linker), None) = (&emulation.linker, emulation.not_run(kernel_target)) else {
-            continue;
-        };
-        let binary = directory.join("kshim_run");
-        let source = layout.root.join("xtask/programs/run.rs");
-        let output = TargetOutput::Program {
-            binary: &binary,
-            linker,
-        };
-        let build = target_crate(&source, "kshim_run", output);
-        let (program, args) = match (emulation.runner)(kernel_target) {
-            Some(Ok(emulator)) => (emulator, vec![binary.to_string_lossy().into_owned()]),
-            _ => (binary.clone(), Vec::new()),
-        };
-        let run = Invocation::new(program, args);
-        // The program's root and the module of its Linux plumbing; the linker and the emulator
-        // decide the cell as much as the sources do.
-        let linux = layout.root.join("xtask/programs/linux.rs");
-        let mut inputs = vec![source, linux, linker.clone()];
-        if run.program != binary {
-            inputs.push(run.program.clone());
-        }
-        steps.push(Step {
-            directories: vec![directory.clone()],
-            inputs,
-            deps: vec![library],
-            outputs: vec![binary],
-            ..step(Kind::Emulate, "program", Some(mode), vec![build, run])
-        });
-    }
 }

@@ -6,7 +6,7 @@
 
 use super::examples::{example_inputs, shim_inputs, Example};
 use super::rustc::{kbuild_driver_flags, mode_cfgs, Mode, Output, Product};
-use super::{plan, Kind, Layout, PlannedToolchain, Step};
+use super::{probes_and_shims, Kind, Layout, PlannedToolchain, Step};
 use crate::catalog::allowed_features;
 use crate::features::expect::enabled_in_kernel_mode;
 use crate::util::process::Invocation;
@@ -80,17 +80,7 @@ pub fn plan_usage(
         .filter(|toolchain| toolchain.builds)
         .cloned()
         .collect();
-    let mut steps: Vec<Step> = plan(layout, &building, examples)?
-        .into_iter()
-        .filter(|step| {
-            step.kind == Kind::Probe
-                || (step.kind == Kind::Build
-                    && step.target == "kernel"
-                    && step.mode == Some(Mode::Kernel))
-        })
-        .collect();
-    // Neither the probe nor the shim's build depends on another step.
-    debug_assert!(steps.iter().all(|step| step.deps.is_empty()));
+    let mut steps = probes_and_shims(layout, &building, examples, &[Mode::Kernel])?;
     let shim_files = shim_inputs(&layout.root)?;
     let mut example_files = Vec::new();
     for example in examples {

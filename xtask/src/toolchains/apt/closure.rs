@@ -18,7 +18,7 @@ pub(crate) struct Resolved {
     pub suite: String,
     /// The architecture of its `.deb` (`amd64`, `all`).
     pub architecture: String,
-    /// Its source package: `rustc`, `llvm-toolchain-19`, `glibc`.
+    /// Its source package (`glibc`).
     pub source: String,
     pub size: u64,
     /// The SHA-256 of its `.deb`, as the signed index lists it.
@@ -48,37 +48,32 @@ impl fmt::Display for Resolved {
 /// What the closure may take from the machine itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum HostLibraries {
-    /// A library the host has installed at a version that satisfies the dependency is used
-    /// from the host: the compiler then runs under the host's loader with `LD_LIBRARY_PATH`,
-    /// which programs it starts (`cc`, the linker) inherit, so they must keep finding the
-    /// host's own copies of what they load. Safe because Debian's shared-library packages
-    /// keep their ABI within a soname and the dependency's version bound is what the
-    /// compiler's binaries were checked to need.
+    /// A library the host has at a version that satisfies the dependency is the host's: the
+    /// compiler runs under the host's loader with `LD_LIBRARY_PATH`, which the programs it
+    /// starts (`cc`, the linker) inherit, so they must keep finding the host's own copies.
+    /// Safe as Debian's shared-library packages keep their ABI within a soname.
     Reuse,
     /// Nothing comes from the host: the compiler runs under the loader unpacked beside it.
     Never,
 }
 
-/// What the closure needs to know about packages: the registry through the private apt, or
-/// fixed records in tests.
+/// What the closure needs to know about packages (the private apt, or fixed records in tests).
 pub(crate) trait PackageIndex {
-    /// Every binary version of `name` the configured suites serve (none for a virtual
-    /// package).
+    /// Every binary version of `name` the suites serve (none for a virtual package).
     fn served(&mut self, name: &str) -> anyhow::Result<Vec<Served>>;
     fn record(&mut self, name: &str, version: &str) -> anyhow::Result<Stanza>;
     /// The real packages that provide the virtual package `name`, as `(package, version)`.
     fn providers(&mut self, name: &str) -> anyhow::Result<Vec<(String, String)>>;
-    /// The version of `name` installed on the machine, if it is installed.
+    /// The version of `name` installed on the machine.
     fn installed(&mut self, name: &str) -> anyhow::Result<Option<String>>;
 }
 
 /// The packages that unpacked together make `package` at `version` run: the package itself,
 /// and recursively every dependency that is a shared library (section `libs` or `oldlibs`)
-/// or built from the compiler's own source package; programs it only starts (gcc,
-/// binutils) and development files it does not load (libc6-dev) stay the host's.
+/// or built from the compiler's own source package; programs it only starts (gcc) and files
+/// it does not load (libc6-dev) stay the host's.
 ///
-/// Every package comes from `suites`, which are in order of preference: a dependency takes
-/// the newest version that satisfies it in the first suite that has one. With
+/// A dependency takes the newest fitting version in the first of `suites` that has one. With
 /// [`HostLibraries::Reuse`], a library the host satisfies is left out (never one of the
 /// compiler's own packages, which must sit beside it).
 pub(crate) fn closure(
@@ -94,15 +89,7 @@ pub(crate) fn closure(
         checked_suite(suite)?;
     }
     let served = index.served(package)?;
-    let Some(root_suite) = suites
-        .iter()
-        .find(|suite| {
-            served
-                .iter()
-                .any(|entry| &entry.suite == *suite && entry.version == version)
-        })
-        .cloned()
-    else {
+    let Some((_, root_suite)) = best_in_suites(&served, suites, |served| served == version) else {
         let listed: Vec<String> = served
             .iter()
             .map(|entry| format!("{} ({})", entry.version, entry.suite))
@@ -150,11 +137,8 @@ pub(crate) fn closure(
             .filter_map(|key| record.get(key))
             .flat_map(parse_relations);
         for alternatives in relations {
-            let described = alternatives
-                .iter()
-                .map(Relation::to_string)
-                .collect::<Vec<_>>()
-                .join(" | ");
+            let described: Vec<String> = alternatives.iter().map(Relation::to_string).collect();
+            let described = described.join(" | ");
             let dependent = format!("{name}={version} depends on {described}");
             // A package already taken (or queued) must fit this dependency too.
             let taken = alternatives.iter().find_map(|relation| {
@@ -187,7 +171,7 @@ pub(crate) fn closure(
             let is_own = source_of(&candidate_record, &candidate) == own_source;
             let section = candidate_record.get("Section").unwrap_or("");
             let section = section.rsplit('/').next().unwrap_or(section);
-            if !is_own && section != "libs" && section != "oldlibs" {
+            if !is_own && !matches!(section, "libs" | "oldlibs") {
                 continue;
             }
             if !is_own && host == HostLibraries::Reuse && on_host(index, &alternatives)? {
@@ -199,8 +183,8 @@ pub(crate) fn closure(
     Ok(chosen.into_values().collect())
 }
 
-/// The first alternative the suites serve at a fitting version, as `(package, version,
-/// suite)`; a virtual package is replaced by a real package that provides it.
+/// The first alternative the suites serve at a fitting version, as `(package, version, suite)`;
+/// a virtual package is replaced by a real package that provides it.
 fn choose(
     index: &mut dyn PackageIndex,
     alternatives: &[Relation],
@@ -228,15 +212,14 @@ fn choose(
 /// Whether the machine has one of `alternatives` installed at a version that fits.
 fn on_host(index: &mut dyn PackageIndex, alternatives: &[Relation]) -> anyhow::Result<bool> {
     for relation in alternatives {
-        let installed = index.installed(&relation.name)?;
-        if installed.is_some_and(|installed| relation.accepts(&installed)) {
+        if (index.installed(&relation.name)?).is_some_and(|version| relation.accepts(&version)) {
             return Ok(true);
         }
     }
     Ok(false)
 }
 
-/// The newest accepted version in the first suite (of `suites`, in order) that has one.
+/// The newest accepted version in the first of `suites` that has one.
 fn best_in_suites(
     served: &[Served],
     suites: &[String],

@@ -14,14 +14,12 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use xshell::{cmd, Shell};
 
-/// Where the machine's apt fetches Debian from: the archive and the security archive.
+/// Where the machine's apt fetches Debian from: the archive's and the security archive's URIs,
+/// and the components to list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Mirrors {
-    /// The archive's URI: `http://deb.debian.org/debian`.
     pub archive: String,
-    /// The security archive's URI: `http://deb.debian.org/debian-security`.
     pub security: String,
-    /// The components to list: `main`.
     pub components: Vec<String>,
 }
 
@@ -53,14 +51,12 @@ impl Mirrors {
                 &mut archive
             };
             slot.get_or_insert_with(|| uri.trim_end_matches('/').to_owned());
-            for component in stanza
+            let listed = stanza
                 .get("Components")
                 .unwrap_or("main")
-                .split_whitespace()
-            {
-                if !components.iter().any(|known| known == component) {
-                    components.push(component.to_owned());
-                }
+                .split_whitespace();
+            for component in listed {
+                crate::push_once(&mut components, component.to_owned());
             }
         }
         let archive = archive.context("it names no Debian archive (a `Types: deb` stanza)")?;
@@ -82,14 +78,14 @@ impl Mirrors {
     /// The one-line sources list for `suites`, every suite signed by [`ARCHIVE_KEYRING`].
     pub(crate) fn sources_list(&self, suites: &[String]) -> String {
         let components = self.components.join(" ");
+        let uri = |suite: &str| match suite.ends_with("-security") {
+            true => &self.security,
+            false => &self.archive,
+        };
         suites
             .iter()
             .map(|suite| {
-                let uri = if suite.ends_with("-security") {
-                    &self.security
-                } else {
-                    &self.archive
-                };
+                let uri = uri(suite);
                 format!("deb [signed-by={ARCHIVE_KEYRING}] {uri} {suite} {components}\n")
             })
             .collect()
@@ -165,13 +161,7 @@ impl PrivateApt {
             .collect::<anyhow::Result<_>>()?;
         let dir = std::path::absolute(dir)
             .with_context(|| format!("making {} absolute", dir.display()))?;
-        for sub in [
-            "lists/partial",
-            "cache/archives/partial",
-            "state",
-            "log",
-            "empty",
-        ] {
+        for sub in "lists/partial cache/archives/partial state log empty".split(' ') {
             let path = dir.join(sub);
             std::fs::create_dir_all(&path)
                 .with_context(|| format!("creating {}", path.display()))?;
@@ -200,8 +190,7 @@ impl PrivateApt {
         })
     }
 
-    /// The suites the sources list in `dir` names, if there is one (a directory that
-    /// [`PrivateApt::create`] set up before).
+    /// The suites the sources list in `dir` names, if [`PrivateApt::create`] set it up before.
     pub(crate) fn listed_suites(dir: &Path) -> Vec<String> {
         let text = std::fs::read_to_string(dir.join("sources.list")).unwrap_or_default();
         text.lines()
@@ -233,19 +222,6 @@ impl PrivateApt {
             .quiet()
     }
 
-    /// The verified `InRelease` of `suite` in the lists, if apt has one.
-    fn release_file(&self, suite: &str) -> Option<PathBuf> {
-        let wanted = format!("_dists_{suite}_InRelease");
-        std::fs::read_dir(self.dir.join("lists"))
-            .ok()?
-            .filter_map(Result::ok)
-            .map(|entry| entry.path())
-            .find(|path| {
-                path.file_name()
-                    .is_some_and(|name| name.to_string_lossy().ends_with(&wanted))
-            })
-    }
-
     /// Runs `apt-get update`: fetches and verifies every suite's index. A suite that fails
     /// (not served, bad signature, cut short) keeps what it had; the result says, per suite,
     /// what went wrong, and the index is usable for the others.
@@ -257,6 +233,14 @@ impl PrivateApt {
             .output()
             .context("running apt-get update (is this a Debian-like system?)")?;
         let stderr = String::from_utf8_lossy(&output.stderr);
+        let lists = crate::toolchains::sorted_entries(&self.dir.join("lists"));
+        // A verified `InRelease` of `suite` in the lists.
+        let has_index = |suite: &str| {
+            let wanted = format!("_dists_{suite}_InRelease");
+            lists
+                .iter()
+                .any(|path| path.to_string_lossy().ends_with(&wanted))
+        };
         let mut problems = BTreeMap::new();
         for suite in &self.suites {
             let marker = format!(" {suite} ");
@@ -268,7 +252,7 @@ impl PrivateApt {
                 .collect();
             if !lines.is_empty() {
                 problems.insert(suite.clone(), lines.join(" / "));
-            } else if self.release_file(suite).is_none() {
+            } else if !has_index(suite) {
                 problems.insert(
                     suite.clone(),
                     format!(
@@ -335,12 +319,9 @@ impl PrivateApt {
         Ok(parse_reverse_provides(&shown))
     }
 
-    /// Downloads every package of `packages` into `cache`, where a `.deb` with the SHA-256
-    /// the signed index lists is reused; returns the files in order and what was fetched.
-    ///
-    /// apt fetches into a fresh directory beside the cache, and a file moves into the cache
-    /// only once its SHA-256 matches, so an interrupted or cut-short download leaves nothing
-    /// that a later run would take for complete.
+    /// Downloads `packages` into `cache`, reusing a `.deb` with the SHA-256 the signed index
+    /// lists. apt fetches into a fresh directory beside the cache, and a file moves into the
+    /// cache only once its SHA-256 matches, so a cut-short download is never taken for complete.
     pub(crate) fn download(
         &self,
         sh: &Shell,
@@ -476,15 +457,13 @@ pub(crate) fn apt_options(
     .collect()
 }
 
-/// What [`PrivateApt::download`] did.
+/// What [`PrivateApt::download`] did: every `.deb` in the order asked, how many were fetched
+/// (the others were in the cache) and their bytes, the bytes of all.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Downloaded {
-    /// Every package's `.deb`, in the order asked.
     pub files: Vec<PathBuf>,
-    /// How many were fetched (the others were in the cache), and their bytes.
     pub fetched: usize,
     pub fetched_bytes: u64,
-    /// Bytes of all the packages, fetched or not.
     pub total_bytes: u64,
     pub seconds: f64,
 }

@@ -87,15 +87,22 @@ pub(crate) enum Operator {
     Later,
 }
 
+/// Each operator's symbols, the first the one Debian writes (`<` and `>` are obsolete forms of
+/// `<=` and `>=`); longer symbols first, as they are matched by prefix.
+const OPERATORS: [(&str, Operator); 7] = [
+    ("<<", Operator::Earlier),
+    ("<=", Operator::EarlierOrEqual),
+    (">=", Operator::LaterOrEqual),
+    (">>", Operator::Later),
+    ("=", Operator::Exactly),
+    ("<", Operator::EarlierOrEqual),
+    (">", Operator::LaterOrEqual),
+];
+
 impl fmt::Display for Operator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Operator::Earlier => "<<",
-            Operator::EarlierOrEqual => "<=",
-            Operator::Exactly => "=",
-            Operator::LaterOrEqual => ">=",
-            Operator::Later => ">>",
-        })
+        let mut symbols = OPERATORS.iter().filter(|(_, operator)| operator == self);
+        f.write_str(symbols.next().map_or("=", |(symbol, _)| symbol))
     }
 }
 
@@ -159,16 +166,7 @@ pub(crate) fn parse_relations(value: &str) -> Vec<Vec<Relation>> {
                         return None;
                     }
                     let constraint = constraint.and_then(|text| {
-                        let operators = [
-                            ("<<", Operator::Earlier),
-                            ("<=", Operator::EarlierOrEqual),
-                            (">=", Operator::LaterOrEqual),
-                            (">>", Operator::Later),
-                            ("=", Operator::Exactly),
-                            ("<", Operator::EarlierOrEqual),
-                            (">", Operator::LaterOrEqual),
-                        ];
-                        operators.iter().find_map(|(symbol, operator)| {
+                        OPERATORS.iter().find_map(|(symbol, operator)| {
                             text.strip_prefix(symbol)
                                 .map(|version| (*operator, version.trim().to_owned()))
                         })

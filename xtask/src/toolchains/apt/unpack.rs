@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use xshell::{cmd, Shell};
 
-/// Unpacks `debs` into `destination` by [`replace_atomically`], `check` run on the staging
-/// directory (it may write a marker) before it takes `destination`'s place.
+/// Unpacks `debs` into `destination`, `check` run on the staging directory (it may write a
+/// marker) before it takes `destination`'s place.
 pub(crate) fn unpack_atomically(
     sh: &Shell,
     debs: &[PathBuf],
@@ -35,10 +35,9 @@ pub(crate) fn unpack_atomically(
     })
 }
 
-/// Extracts from `deb` only the `members` named (as [`list_members`] gives them, such as
-/// `./usr/src/rustc-1.96.0/library/core`; a directory brings everything under it) into
-/// `destination`, as atomically as [`unpack_atomically`]. A member the package lacks is an
-/// error, so a package without a wanted part is never taken for complete.
+/// Extracts from `deb` only the `members` named (as [`list_members`] names them; a directory
+/// brings everything under it) into `destination`, as [`unpack_atomically`]; a member the
+/// package lacks is an error.
 pub(crate) fn extract_atomically(
     deb: &Path,
     members: &[String],
@@ -135,8 +134,7 @@ fn replace_atomically(
     result
 }
 
-/// Removes staging directories of `name` left by runs that were killed (their process is
-/// gone).
+/// Removes staging directories of `name` whose process is gone.
 fn remove_abandoned_staging(parent: &Path, name: &str) {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;

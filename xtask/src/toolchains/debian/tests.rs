@@ -249,7 +249,7 @@ fn a_reused_prefix_is_taken_only_for_the_suite_its_marker_names() {
             .already_there(&asked, release, &any)
             .unwrap_or_else(|| panic!("{asked}: sid's own build was not taken"));
         assert_eq!(found.source, sid);
-        assert!(found.already);
+        assert!(found.unpacked.is_none());
     }
     drop(provisioner);
     std::fs::remove_dir_all(&root).unwrap();
@@ -269,9 +269,8 @@ fn a_spec_without_a_version_takes_the_newest_build_when_it_is_there() {
     let mut log = |line: &str| said.push(line.to_owned());
     let suites = vec!["bookworm-security".to_owned()];
     let mut provisioner = provisioner_logging(&sh, &root, suites, &mut log);
-    let apt = provisioner.apt().unwrap();
-    let newest = provisioner
-        .newest_version(&apt, &asked.package, &asked.suites(), None)
+    let (_, newest) = provisioner
+        .apt_and_version(&asked.package, None, &asked.suites(), None)
         .unwrap_or_else(|error| panic!("is deb.debian.org reachable? {error:#}"));
     let exact = DebianSource {
         version: Some(newest),
@@ -281,7 +280,7 @@ fn a_spec_without_a_version_takes_the_newest_build_when_it_is_there() {
     fake_prefix(&prefix, &exact, &current_rustc());
     let found = provisioner
         .provision(&asked, None, &|_| Ok(()))
-        .map(|found| (found.prefix, found.source, found.already));
+        .map(|found| (found.prefix, found.source, found.unpacked.is_none()));
     assert_eq!(found.unwrap(), (prefix, exact, true));
     drop(provisioner);
     std::fs::remove_dir_all(&root).unwrap();

@@ -12,16 +12,15 @@ use crate::toolchains::loader::Launch;
 use crate::toolchains::pins::{Pin, Pins};
 use crate::util::interrupt::interrupted;
 use anyhow::{anyhow, Context as _};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::Duration;
 use xshell::Shell;
 
 /// Resolves `specs`, in their order: a path, an installed rustup toolchain or a
-/// `debian:SUITE:PACKAGE` spec as such, and a pin's id as the pin is found without them (so
-/// `--toolchain debian-1.98.1` names the same compiler to every command, and a pin that is not
-/// provisioned is missing). A spec that is none of these is bad input: the error lists what
-/// would have been accepted.
+/// `debian:SUITE:PACKAGE` spec as such, and a pin's id as the pin is found without them (so a
+/// pin id names the same compiler to every command). A spec that is none of these is bad
+/// input: the error lists what would have been accepted.
 pub(super) fn discover_specs(
     sh: &Shell,
     pins: &Pins,
@@ -57,31 +56,26 @@ pub(super) fn discover_specs(
                 .with_context(|| format!("--toolchain `{}`", spec.escape_debug()))?;
         }
     }
-    let mut named_pins: Vec<Pin> = Vec::new();
-    for pin in specs.iter().filter_map(|spec| pin_of(spec)) {
-        if !named_pins.iter().any(|named| named.id == pin.id) {
-            named_pins.push(pin.clone());
-        }
-    }
-    let mut pin_answers: HashMap<String, Availability> = HashMap::new();
-    if !named_pins.is_empty() {
-        let answers = super::discover_pins(sh, &named_pins, timeout);
-        let ids = named_pins.into_iter().map(|pin| pin.id);
-        pin_answers = ids.zip(answers).collect();
-    }
-    let other_specs: Vec<String> = specs
+    let mut unique = HashSet::new();
+    let distinct = specs
         .iter()
-        .filter(|spec| pin_of(spec).is_none())
-        .cloned()
-        .collect();
-    let mut others =
-        resolve_specs(sh, pins, &other_specs, timeout, &installed, provisioning).into_iter();
+        .map(String::as_str)
+        .filter(|spec| unique.insert(*spec));
+    let (named, others): (Vec<&str>, Vec<&str>) = distinct.partition(|spec| pin_of(spec).is_some());
+    let mut answers: HashMap<&str, Availability> = HashMap::new();
+    if !named.is_empty() {
+        let named_pins: Vec<Pin> = named
+            .iter()
+            .filter_map(|spec| pin_of(spec).cloned())
+            .collect();
+        let found = super::discover_pins(sh, &named_pins, timeout);
+        answers.extend(named.into_iter().zip(found));
+    }
+    let found = resolve_specs(sh, pins, &others, timeout, &installed, provisioning);
+    answers.extend(others.into_iter().zip(found));
     let mut results: Vec<Availability> = specs
         .iter()
-        .map(|spec| match pin_of(spec) {
-            Some(pin) => pin_answers[&pin.id].clone(),
-            None => others.next().expect("one answer per other spec"),
-        })
+        .map(|spec| answers[spec.as_str()].clone())
         .collect();
     // Two specs may derive the same id (two paths to 1.85.0 compilers): number the later ones.
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
@@ -99,24 +93,15 @@ pub(super) fn discover_specs(
     Ok(results)
 }
 
-/// Resolves specs that are paths, rustup toolchains (among `installed`) or Debian specs.
+/// Resolves distinct specs that are paths, rustup toolchains (among `installed`) or Debian specs.
 fn resolve_specs(
     sh: &Shell,
     pins: &Pins,
-    specs: &[String],
+    distinct: &[&str],
     timeout: Duration,
     installed: &[(String, PathBuf)],
     provisioning: Provisioning,
 ) -> Vec<Availability> {
-    let mut first_of: HashMap<&str, usize> = HashMap::new();
-    let distinct: Vec<&str> = specs
-        .iter()
-        .filter(|spec| {
-            let next = first_of.len();
-            *first_of.entry(spec.as_str()).or_insert(next) == next
-        })
-        .map(String::as_str)
-        .collect();
     let debian_suites: Vec<String> = distinct
         .iter()
         .filter_map(|spec| DebianSource::parse(spec.strip_prefix("debian:")?).ok())
@@ -126,7 +111,7 @@ fn resolve_specs(
     let mut provisioner =
         Provisioner::new(sh, debian::toolchains_dir(), debian_suites, &mut log).with(provisioning);
     let mut resolved: Vec<Result<Toolchain, Availability>> = Vec::with_capacity(distinct.len());
-    for spec in &distinct {
+    for spec in distinct {
         let result = if interrupted().is_some() {
             Err(anyhow!(NOT_CHECKED))
         } else {
@@ -139,13 +124,10 @@ fn resolve_specs(
                 loader: None,
                 env: Vec::new(),
             };
+            let toolchain =
+                Toolchain::launched(spec.to_string(), spec.to_string(), Source::Path, launch);
             Availability::Broken {
-                toolchain: Toolchain::launched(
-                    spec.to_string(),
-                    spec.to_string(),
-                    Source::Path,
-                    launch,
-                ),
+                toolchain,
                 error: format!("{error:#}"),
             }
         }));
@@ -155,7 +137,7 @@ fn resolve_specs(
         .filter_map(|result| result.as_ref().ok().cloned())
         .collect();
     let mut probed = probe_all(runnable, timeout).into_iter();
-    let answers: Vec<Availability> = resolved
+    let mut results: Vec<Availability> = resolved
         .into_iter()
         .map(|result| match result {
             Ok(_) => probed.next().expect("one probe per runnable spec"),
@@ -166,10 +148,6 @@ fn resolve_specs(
         .pins
         .iter()
         .map(|pin| ((pin.release.clone(), pin.commit_date.clone()), pin))
-        .collect();
-    let mut results: Vec<Availability> = specs
-        .iter()
-        .map(|spec| answers[first_of[spec.as_str()]].clone())
         .collect();
     for availability in &mut results {
         if let Availability::Found { toolchain, version } = availability {
@@ -243,12 +221,10 @@ fn spec_toolchain(
     Ok(rustup_toolchain(spec, rustc))
 }
 
-/// Whether a spec names a rustc by its path: it has a `/`, or names a file.
 fn is_path(sh: &Shell, spec: &str) -> bool {
     spec.contains(std::path::MAIN_SEPARATOR) || sh.current_dir().join(spec).is_file()
 }
 
-/// The names of the `installed` rustup toolchains, for messages.
 fn names_of(installed: &[(String, PathBuf)]) -> String {
     if installed.is_empty() {
         return "none, or rustup is not there".to_owned();

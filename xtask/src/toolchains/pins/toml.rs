@@ -4,18 +4,17 @@
 
 use crate::util::output::escape;
 use std::collections::BTreeMap;
-use toml_parser::parser::{Event, EventKind, ValidateWhitespace};
+use toml_parser::parser::EventKind::*;
+use toml_parser::parser::{Event, ValidateWhitespace};
 use toml_parser::{ParseError, Source};
 
 /// One `[[pin]]` or `[[tree]]` table as read: each key's line and string value.
 pub(super) type RawTable = BTreeMap<String, (usize, String)>;
 
-/// Which table a [`RawTable`] is.
+/// Which table a [`RawTable`] is: `[[pin]]` or `[[tree]]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum TableKind {
-    /// `[[pin]]`: a compiler.
     Pin,
-    /// `[[tree]]`: a kernel tree.
     Tree,
 }
 
@@ -34,13 +33,10 @@ const PIN_KEYS: &[&str] = &[
 
 const TREE_KEYS: &[&str] = &["id", "debian", "path", "note"];
 
-/// Reads the `[[pin]]` and `[[tree]]` tables of a TOML document, each with its kind and its
-/// header's line.
+/// Reads the `[[pin]]` and `[[tree]]` tables of a TOML document, each with its header's line.
 ///
-/// The first error in the file wins: a TOML syntax error, or a table, key or value this file
-/// may not have. `toml_parser` checks the syntax first and leaves decoding to the reader, so an
-/// error that the reader finds before the first syntax error is the first error of the file,
-/// and one after it may be an echo of it.
+/// The first error in the file wins. `toml_parser` checks the syntax and leaves decoding to
+/// the reader, so an error the reader finds after the first syntax error may be its echo.
 pub(super) fn read_tables(text: &str) -> Result<Vec<(TableKind, usize, RawTable)>, LineError> {
     let source = Source::new(text);
     let tokens = source.lex().into_vec();
@@ -78,7 +74,6 @@ pub(super) fn read_tables(text: &str) -> Result<Vec<(TableKind, usize, RawTable)
     }
 }
 
-/// Where in the text an error of `toml_parser` is.
 fn error_offset(error: &ParseError) -> usize {
     error
         .unexpected()
@@ -86,7 +81,7 @@ fn error_offset(error: &ParseError) -> usize {
         .map_or(0, |span| span.start())
 }
 
-/// An error of `toml_parser` as a message: what it says, what it expected, what it found.
+/// What `toml_parser` says, what it expected, what it found.
 fn describe_toml_error(text: &str, error: &ParseError) -> String {
     let mut message = error.description().to_owned();
     if let Some(expected) = error.expected().filter(|expected| !expected.is_empty()) {
@@ -126,49 +121,39 @@ enum Misread {
 /// Walks `toml_parser`'s events, decoding keys and strings; errors are at byte offsets.
 struct TableReader<'t> {
     source: Source<'t>,
-    /// The byte offsets at which the lines of the text start.
     line_starts: Vec<usize>,
 }
 
 impl TableReader<'_> {
-    /// The 1-based line that holds the byte at `offset`.
+    /// The 1-based line of the byte at `offset`.
     fn line_of(&self, offset: usize) -> usize {
         self.line_starts.partition_point(|&start| start <= offset)
     }
 
     fn read(&self, events: &[Event]) -> Result<Vec<(TableKind, usize, RawTable)>, Misread> {
+        let input = self.source.input();
         let mut events = events
             .iter()
-            .filter(|event| {
-                !matches!(
-                    event.kind(),
-                    EventKind::Whitespace | EventKind::Comment | EventKind::Newline
-                )
-            })
+            .filter(|event| !matches!(event.kind(), Whitespace | Comment | Newline))
             .peekable();
         let mut tables: Vec<(TableKind, usize, RawTable)> = Vec::new();
         while let Some(event) = events.next() {
             let start = event.span().start();
             match event.kind() {
-                EventKind::ArrayTableOpen | EventKind::StdTableOpen => {
+                ArrayTableOpen | StdTableOpen => {
                     let key = self.key(&mut events)?;
-                    let end = match events.next() {
-                        Some(close)
-                            if matches!(
-                                close.kind(),
-                                EventKind::ArrayTableClose | EventKind::StdTableClose
-                            ) =>
-                        {
-                            close.span().end()
-                        }
-                        _ => return Err(Misread::Malformed(start)),
+                    let close = events
+                        .next()
+                        .map(|close| (close.kind(), close.span().end()));
+                    let Some((ArrayTableClose | StdTableClose, end)) = close else {
+                        return Err(Misread::Malformed(start));
                     };
-                    let array = event.kind() == EventKind::ArrayTableOpen;
+                    let array = event.kind() == ArrayTableOpen;
                     let kind = match key.as_slice() {
                         [name] if array && name == "pin" => TableKind::Pin,
                         [name] if array && name == "tree" => TableKind::Tree,
                         _ => {
-                            let header = &self.source.input()[start..end];
+                            let header = &input[start..end];
                             return Err(Misread::Invalid(
                                 start,
                                 format!(
@@ -180,15 +165,12 @@ impl TableReader<'_> {
                     };
                     tables.push((kind, self.line_of(start), BTreeMap::new()));
                 }
-                EventKind::SimpleKey => {
+                SimpleKey => {
                     let mut key = vec![self.simple_key(event)?];
                     key.extend(self.key(&mut events)?);
                     let key = key.join(".");
-                    if events
-                        .next_if(|event| event.kind() == EventKind::KeyValSep)
-                        .is_none()
-                    {
-                        let line = self.source.input()[start..].lines().next();
+                    if events.next_if(|event| event.kind() == KeyValSep).is_none() {
+                        let line = input[start..].lines().next();
                         return Err(Misread::Syntax(
                             start,
                             format!(
@@ -198,15 +180,13 @@ impl TableReader<'_> {
                         ));
                     }
                     let value = self.string_value(&key, &mut events)?;
-                    if let Some(first) = events.next_if(|event| event.kind() == EventKind::Error) {
+                    if let Some(first) = events.next_if(|event| event.kind() == Error) {
                         // `toml_parser` marks each token up to the end of the line.
                         let mut end = first.span().end();
-                        while let Some(more) =
-                            events.next_if(|event| event.kind() == EventKind::Error)
-                        {
+                        while let Some(more) = events.next_if(|event| event.kind() == Error) {
                             end = more.span().end();
                         }
-                        let extra = &self.source.input()[first.span().start()..end];
+                        let extra = &input[first.span().start()..end];
                         return Err(Misread::Syntax(
                             first.span().start(),
                             format!(
@@ -254,10 +234,8 @@ impl TableReader<'_> {
         events: &mut std::iter::Peekable<impl Iterator<Item = &'e Event>>,
     ) -> Result<Vec<String>, Misread> {
         let mut parts = Vec::new();
-        while let Some(event) =
-            events.next_if(|event| matches!(event.kind(), EventKind::SimpleKey | EventKind::KeySep))
-        {
-            if event.kind() == EventKind::SimpleKey {
+        while let Some(event) = events.next_if(|event| matches!(event.kind(), SimpleKey | KeySep)) {
+            if event.kind() == SimpleKey {
                 parts.push(self.simple_key(event)?);
             }
         }
@@ -277,7 +255,6 @@ impl TableReader<'_> {
         })
     }
 
-    /// Reads a value, which must be a string, and decodes it.
     fn string_value<'e>(
         &self,
         key: &str,
@@ -295,7 +272,7 @@ impl TableReader<'_> {
             )
         };
         match event.kind() {
-            EventKind::Scalar => {
+            Scalar => {
                 let mut value = String::new();
                 let mut errors: Vec<ParseError> = Vec::new();
                 let kind = self.raw(event).decode_scalar(&mut value, &mut errors);
@@ -320,15 +297,15 @@ impl TableReader<'_> {
                 }
                 Ok(value)
             }
-            EventKind::ArrayOpen | EventKind::InlineTableOpen => {
+            ArrayOpen | InlineTableOpen => {
                 // Skip to the matching close, to quote the whole value.
                 let mut depth = 1;
                 let mut end = event.span().end();
                 for inner in events.by_ref() {
                     end = inner.span().end();
                     match inner.kind() {
-                        EventKind::ArrayOpen | EventKind::InlineTableOpen => depth += 1,
-                        EventKind::ArrayClose | EventKind::InlineTableClose => depth -= 1,
+                        ArrayOpen | InlineTableOpen => depth += 1,
+                        ArrayClose | InlineTableClose => depth -= 1,
                         _ => {}
                     }
                     if depth == 0 {

@@ -3,7 +3,7 @@
 //! it, still make every generated file, the feature's cells plainly "not recorded"; a report
 //! naming a feature the catalog lacks, or with a cell altered, is still refused.
 
-use super::{page, status_region, summary_region, usage_region, MATRIX_REPORT, USAGE_REPORT};
+use crate::docs::{page, status_region, summary_region, usage_region, MATRIX_REPORT, USAGE_REPORT};
 use crate::project_root;
 use crate::report::usage::UsageReport;
 use crate::report::Report;
