@@ -23,14 +23,16 @@ use crate::features::expect::{enabled_in_kernel_mode, Outcome, ToolchainVerdict}
 use crate::features::status::Status;
 use crate::run::plan::{cell_label, Kind, Mode};
 use crate::toolchains::discovery::SourceKind;
+use crate::util::json::{Deserialize, Serialize};
 use anyhow::{anyhow, ensure};
 use std::fmt::Write;
 
 /// The version of the JSON layout above; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 3;
 
-/// One toolchain column.
-#[derive(Clone, Debug)]
+/// One toolchain column; the report's `toolchains` list it with their verdict, its error and
+/// their summary line.
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct ToolchainEntry {
     pub id: String,
     /// What was asked for, or how it was found.
@@ -40,12 +42,15 @@ pub struct ToolchainEntry {
     pub pin: Option<String>,
     pub rustc: Option<String>,
     /// The release as `rustc -vV` writes it.
+    #[serde(rename = "release")]
     pub release_text: Option<String>,
+    #[serde(skip)]
     pub release: Option<Release>,
     pub channel: Option<String>,
     pub commit_date: Option<String>,
     /// The host triple.
     pub host: Option<String>,
+    #[serde(skip)]
     pub verdict: ToolchainVerdict,
 }
 
@@ -136,8 +141,9 @@ pub fn cell_kinds(target: &str) -> &'static [Kind] {
 }
 
 /// One build or test on one toolchain in one mode.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct BuildCell {
+    #[serde(skip)]
     pub toolchain: usize,
     /// `kernel` or an example's name.
     pub target: String,
@@ -148,9 +154,11 @@ pub struct BuildCell {
     /// The first error line, for failures and skips.
     pub first_error: Option<String>,
     /// Seconds of the run that produced the result.
+    #[serde(serialize_with = "milliseconds")]
     pub seconds: f64,
     pub cached: bool,
     /// Passed, failed, ignored tests.
+    #[serde(serialize_with = "to_json::test_counts")]
     pub tests: Option<(u64, u64, u64)>,
 }
 
@@ -161,9 +169,7 @@ impl BuildCell {
 }
 
 /// One difference between the compilers and the catalog, as printed and as the JSON lists it.
-#[derive(
-    Clone, Debug, PartialEq, Eq, crate::util::json::Serialize, crate::util::json::Deserialize,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Failure {
     pub toolchain: String,
     /// Which cell: `feature inline_const`, `build rust_minimal (kernel)`, `toolchain`.
@@ -385,8 +391,36 @@ fn id_of(toolchains: &[ToolchainEntry], index: usize) -> String {
 }
 
 /// Seconds as the reports keep them: to the millisecond.
-fn milliseconds(seconds: f64) -> f64 {
-    (seconds * 1000.0).round() / 1000.0
+fn milliseconds<S: serde::Serializer>(seconds: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_f64((seconds * 1000.0).round() / 1000.0)
+}
+
+/// A cell as the report lists it: its own members, beside its toolchain's id and whether it is
+/// what was predicted.
+#[derive(Serialize)]
+struct Listed<'a, T> {
+    toolchain: String,
+    ok: bool,
+    #[serde(flatten)]
+    cell: &'a T,
+}
+
+/// `cells` as the report lists them; `key` gives a cell's toolchain index and whether it is ok.
+fn listed<'a, T>(
+    cells: &'a [T],
+    toolchains: &[ToolchainEntry],
+    key: impl Fn(&T) -> (usize, bool),
+) -> Vec<Listed<'a, T>> {
+    let listed = cells.iter().map(|cell| {
+        let (toolchain, ok) = key(cell);
+        let toolchain = id_of(toolchains, toolchain);
+        Listed {
+            toolchain,
+            ok,
+            cell,
+        }
+    });
+    listed.collect()
 }
 
 fn seconds(seconds: f64, what: &str) -> anyhow::Result<f64> {

@@ -19,8 +19,6 @@ pub struct KernelTarget {
     pub triple: &'static str,
     /// `target_arch` as Rust spells it; also the name of its qemu user-mode emulator.
     pub arch: &'static str,
-    /// The kernel's `arch/` directory, and the shim's module after it.
-    pub kernel_arch: &'static str,
     /// The first release that knows the target, and the public source or compiler that says so.
     pub known_from: (Release, &'static str),
     /// The last release that cannot know it (the target did not exist yet), and why; `None`
@@ -55,7 +53,6 @@ pub const KERNEL_TARGETS: &[KernelTarget] = &[
     KernelTarget {
         triple: "x86_64-unknown-none",
         arch: "x86_64",
-        kernel_arch: "x86",
         known_from: (
             Release::new(1, 62, 0),
             "tier 2 from 1.62.0: rust-lang/rust#95705, merged 2022-04-08",
@@ -79,7 +76,6 @@ pub const KERNEL_TARGETS: &[KernelTarget] = &[
     KernelTarget {
         triple: "aarch64-unknown-none",
         arch: "aarch64",
-        kernel_arch: "arm64",
         known_from: (
             Release::new(1, 48, 0),
             "listed by Debian's rustc 1.48.0, the oldest compiler checked",
@@ -99,7 +95,6 @@ pub const KERNEL_TARGETS: &[KernelTarget] = &[
     KernelTarget {
         triple: "riscv64imac-unknown-none-elf",
         arch: "riscv64",
-        kernel_arch: "riscv",
         known_from: (
             Release::new(1, 48, 0),
             "listed by Debian's rustc 1.48.0, the oldest compiler checked",
@@ -127,7 +122,6 @@ pub const KERNEL_TARGETS: &[KernelTarget] = &[
     KernelTarget {
         triple: "loongarch64-unknown-none",
         arch: "loongarch64",
-        kernel_arch: "loongarch",
         known_from: (
             Release::new(1, 72, 0),
             "added by rust-lang/rust#112310, merged 2023-06-07 while 1.72.0 was in development",
@@ -164,15 +158,12 @@ pub struct BrokenJumpTables {
     pub arch: &'static str,
     /// The newest LLVM major version known to do it; every older one is predicted to as well.
     pub llvm_through: u32,
-    /// The first LLVM major version known to write the entries right.
-    pub llvm_fixed_by: u32,
     pub evidence: &'static str,
 }
 
 pub const BROKEN_JUMP_TABLES: &[BrokenJumpTables] = &[BrokenJumpTables {
     arch: "loongarch64",
     llvm_through: 16,
-    llvm_fixed_by: 19,
     evidence: "LLVM 16 (Debian's rustc 1.78.0, LLVM 16.0.6) assembles the key field \
                `.quad key + offset + branch - .` as an absolute R_LARCH_64, dropping `- .`; \
                LLVM 19 (Debian's 1.85.0) writes R_LARCH_64_PCREL",

@@ -6,11 +6,13 @@
 use crate::catalog::{derived_cfgs, Feature, Release, FEATURES, MINIMUM_RELEASE};
 use crate::features::cfg::Predicate;
 use crate::features::status::Status;
+use crate::util::json::{Deserialize, Serialize};
 
 /// Whether a toolchain can take part in the matrix.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum ToolchainVerdict {
     /// Runs and is at least [`MINIMUM_RELEASE`]: probed, built and tested.
+    #[default]
     Ok,
     /// Runs but is older than the kernel's minimum: probed for information, builds skipped.
     TooOld,
@@ -67,7 +69,8 @@ impl ToolchainVerdict {
 }
 
 /// How a build or test cell came out (or must come out).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Outcome {
     /// It built; for tests, every test passed.
     Pass,

@@ -70,21 +70,6 @@ pub fn release_of_rustc_version(number: u32) -> Release {
     Release::new(number / 100_000, number / 100 % 1000, number % 100)
 }
 
-/// The built-in table: the pinned trees' thresholds as [`PINNED_TREES`] records them, then the
-/// cfgs no Kconfig defines (never set); outside tests, `kernel::rules::pinned` builds it.
-#[cfg(test)]
-pub fn built_in() -> Vec<KconfigSymbol> {
-    PINNED_TREES
-        .iter()
-        .map(|(name, number, trees)| KconfigSymbol {
-            cfg: format!("CONFIG_{name}"),
-            from: Some(release_of_rustc_version(*number)),
-            source: trees_source(trees),
-        })
-        .chain(never_set())
-        .collect()
-}
-
 /// Reads every `config NAME` whose entry is `def_bool RUSTC_VERSION >= N` from Kconfig text;
 /// any other entry (a `$(rustc-option,...)` probe, a `depends on`) says nothing about the
 /// release alone and is left out, so its cfg stays undecided.
@@ -130,8 +115,7 @@ pub fn thresholds(text: &str) -> Vec<(&str, usize, u32)> {
         .collect()
 }
 
-/// A table (the pinned trees', or [`built_in`]) with a Kconfig file's symbols in place of (or
-/// next to) its own.
+/// A table (the pinned trees') with a Kconfig file's symbols in place of (or next to) its own.
 pub fn with_given(
     mut symbols: Vec<KconfigSymbol>,
     given: Vec<KconfigSymbol>,
@@ -188,8 +172,22 @@ pub fn read_kconfig_file(path: &Path) -> anyhow::Result<Vec<KconfigSymbol>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// The pinned trees' thresholds as [`PINNED_TREES`] records them, then the cfgs no Kconfig
+    /// defines (never set): what `kernel::rules::pinned` builds without the trees.
+    pub(crate) fn built_in() -> Vec<KconfigSymbol> {
+        PINNED_TREES
+            .iter()
+            .map(|(name, number, trees)| KconfigSymbol {
+                cfg: format!("CONFIG_{name}"),
+                from: Some(release_of_rustc_version(*number)),
+                source: trees_source(trees),
+            })
+            .chain(never_set())
+            .collect()
+    }
 
     #[test]
     fn reads_release_thresholds_and_leaves_the_rest() {

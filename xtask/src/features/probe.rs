@@ -48,15 +48,7 @@ pub fn probe_source_with(names: &[&str], generator: &str, extern_crates: &[&str]
 /// message.
 pub fn classify(stderr: &str) -> anyhow::Result<Vec<Status>> {
     let names: Vec<&str> = FEATURES.iter().map(|feature| feature.name).collect();
-    classify_names(stderr, &names)
-}
-
-/// Reads a probe's JSON diagnostics into one status per name of `names`, in that order, for a
-/// probe made by [`probe_source_with`] from the same names.
-///
-/// Errors are as for [`classify`].
-pub fn classify_names(stderr: &str, names: &[&str]) -> anyhow::Result<Vec<Status>> {
-    let diagnostics = read_diagnostics(stderr, names)?;
+    let diagnostics = read_diagnostics(stderr, &names)?;
     match diagnostics.other_errors.into_iter().next() {
         Some(error) => Err(anyhow!(error)),
         None => Ok(diagnostics.statuses),
@@ -72,8 +64,8 @@ pub struct Diagnostics {
     pub other_errors: Vec<String>,
 }
 
-/// Reads a probe's JSON diagnostics into a status per name and the other errors, which
-/// [`classify_names`] turns into a failure; an unreadable diagnostic is an error itself.
+/// Reads a probe made by [`probe_source_with`] from `names`: a status per name and the other
+/// errors, which [`classify`] turns into a failure; an unreadable diagnostic is an error itself.
 pub fn read_diagnostics(stderr: &str, names: &[&str]) -> anyhow::Result<Diagnostics> {
     let mut other_errors = Vec::new();
     let mut statuses = vec![Status::Gated; names.len()];
@@ -202,7 +194,7 @@ mod tests {
             "the feature `x` has been stable since 1.97.0-nightly and no longer requires an attribute to enable it",
         );
         assert_eq!(
-            classify_names(&stderr, &["x"]).unwrap(),
+            read_diagnostics(&stderr, &["x"]).unwrap().statuses,
             [Status::Stable(Release::new(1, 97, 0))]
         );
     }
@@ -258,7 +250,7 @@ mod tests {
         ]
         .join("\n");
         assert_eq!(
-            classify_names(&stderr, &names).unwrap(),
+            read_diagnostics(&stderr, &names).unwrap().statuses,
             [
                 Status::Stable(Release::new(1, 81, 0)),
                 Status::Unknown,

@@ -21,12 +21,8 @@ pub fn toolchain_entry(availability: &Availability) -> ToolchainEntry {
         source: Some(toolchain.source.kind()),
         pin: toolchain.pin.clone(),
         rustc: Some(toolchain.launch.rustc.to_string_lossy().into_owned()),
-        release_text: None,
-        release: None,
-        channel: None,
-        commit_date: None,
-        host: None,
         verdict,
+        ..ToolchainEntry::default()
     };
     match availability {
         Availability::Found { toolchain, version } => ToolchainEntry {
@@ -43,15 +39,11 @@ pub fn toolchain_entry(availability: &Availability) -> ToolchainEntry {
         Availability::Missing { pin, install_hint } => ToolchainEntry {
             id: pin.id.clone(),
             spec: format!("pin:{}", pin.id),
-            source: None,
             pin: Some(pin.id.clone()),
-            rustc: None,
             release_text: Some(pin.release.clone()),
-            release: None,
-            channel: None,
             commit_date: pin.commit_date.clone(),
-            host: None,
             verdict: ToolchainVerdict::Missing(install_hint.clone()),
+            ..ToolchainEntry::default()
         },
     }
 }

@@ -4,7 +4,7 @@
 //! (`outside_allow_list`), as the codes of the compiler's errors next to the catalog's
 //! prediction ([`expected_kbuild_error`]).
 
-use super::{id_of, milliseconds, seconds, stated_ok, Failure, ToolchainEntry};
+use super::{id_of, seconds, stated_ok, Failure, ToolchainEntry};
 use crate::features::expect::{expected_kbuild_error, ToolchainVerdict};
 use crate::run::judge::StepResult;
 use crate::run::plan::{Kind, Step, KBUILD_FIXTURES};
@@ -14,8 +14,9 @@ use anyhow::ensure;
 use std::collections::HashMap;
 
 /// One fixture compiled by one toolchain.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct KbuildCell {
+    #[serde(skip)]
     pub toolchain: usize,
     /// The fixture, `xtask/programs/kbuild/NAME.rs`.
     pub fixture: String,
@@ -28,6 +29,7 @@ pub struct KbuildCell {
     /// The compiler's first error, or why the cell has no codes.
     pub first_error: Option<String>,
     /// Wall-clock seconds of the run that produced the result.
+    #[serde(serialize_with = "super::milliseconds")]
     pub seconds: f64,
     pub cached: bool,
 }
@@ -131,8 +133,8 @@ pub fn kbuild_rows(cells: &[KbuildCell], shown: &[usize], table: &mut Table) {
     }
 }
 
-/// A cell as the report's `kbuild` member lists it.
-#[derive(Serialize, Deserialize)]
+/// A cell as the report's `kbuild` member lists it, read back.
+#[derive(Deserialize)]
 pub(super) struct KbuildJson {
     toolchain: String,
     fixture: String,
@@ -148,20 +150,6 @@ pub(super) struct KbuildJson {
 }
 
 impl KbuildJson {
-    pub(super) fn write(cells: &[KbuildCell], toolchains: &[ToolchainEntry]) -> Vec<Self> {
-        let cells = cells.iter().map(|cell| KbuildJson {
-            toolchain: id_of(toolchains, cell.toolchain),
-            fixture: cell.fixture.clone(),
-            expected: cell.expected.clone(),
-            observed: cell.observed.clone(),
-            ok: cell.ok(),
-            first_error: cell.first_error.clone(),
-            seconds: milliseconds(cell.seconds),
-            cached: cell.cached,
-        });
-        cells.collect()
-    }
-
     /// The cells read back; `index_of` finds a toolchain by id.
     pub(super) fn read(
         entries: Vec<Self>,
@@ -264,7 +252,8 @@ mod tests {
             cell(Some("E0636"), Some(&["duplicate_features"])),
             cell(None, None),
         ];
-        let text = json::to_pretty(&json::to_value(&KbuildJson::write(&cells, &toolchains)));
+        let listed = crate::report::listed(&cells, &toolchains, |cell| (cell.toolchain, cell.ok()));
+        let text = json::to_pretty(&json::to_value(&listed));
         let index_of = |id: &str, what: &str| {
             (id == "t")
                 .then_some(0)

@@ -7,6 +7,16 @@ use crate::features::expect::expected_status;
 use crate::run::plan::{Kind, Mode};
 use crate::util::json::{self, Value};
 
+impl Report {
+    /// [`Report::human_in`] in the tables' full layout.
+    pub fn human(&self, colour: bool) -> String {
+        self.human_in(&crate::util::output::Style {
+            colour,
+            width: crate::util::output::Width::Wide,
+        })
+    }
+}
+
 fn toolchain(id: &str, release: &str, verdict: ToolchainVerdict) -> ToolchainEntry {
     ToolchainEntry {
         id: id.into(),

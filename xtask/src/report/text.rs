@@ -71,16 +71,6 @@ impl Report {
         (features, builds, targets)
     }
 
-    /// The tables, the failures and the summary lines for a terminal or a log, the tables in
-    /// their full layout.
-    #[cfg(test)]
-    pub fn human(&self, colour: bool) -> String {
-        self.human_in(&Style {
-            colour,
-            width: crate::util::output::Width::Wide,
-        })
-    }
-
     /// Prints the report in `format` (nothing for a quiet success) and returns its verdict: what
     /// `matrix`, `merge` and `show` end with.
     pub fn print(
@@ -97,7 +87,8 @@ impl Report {
         )
     }
 
-    /// [`Report::human`] with the tables laid out for `style`'s width.
+    /// The tables, the failures and the summary lines for a terminal or a log, the tables laid
+    /// out for `style`'s width.
     pub fn human_in(&self, style: &Style) -> String {
         let colour = style.colour;
         let (features, builds, targets) = self.tables();

@@ -6,7 +6,7 @@
 use super::kbuild::KbuildJson;
 use super::targets::to_json::TargetAxisJson;
 use super::upgrade::{schema_of, upgrade};
-use super::{milliseconds, mode, outcome, seconds, stated_ok};
+use super::{listed, mode, outcome, seconds, stated_ok};
 use super::{BuildCell, Failure, FeatureCell, Observed, Report, ToolchainEntry, SCHEMA_VERSION};
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
 use crate::features::expect::ToolchainVerdict;
@@ -22,28 +22,40 @@ use std::collections::{BTreeMap, HashMap};
 pub(crate) const REPORT_LIMIT: u64 = 64 << 20;
 
 /// The report file. Members are written in key order (through [`Value`]), whatever the order here.
+/// Written, its lists hold the domain types ([`Listed`] for the cells); read, the types below,
+/// whose words and toolchain ids the reader checks and turns into the domain's.
 #[derive(Serialize, Deserialize)]
-struct ReportJson {
+struct ReportJson<T = ToolchainJson, B = BuildJson, K = KbuildJson, A = TargetAxisJson> {
     schema: u32,
     minimum_release: String,
     strict: bool,
     #[serde(deserialize_with = "json::nullable")]
     shard: Option<String>,
     verdict: String,
-    toolchains: Vec<ToolchainJson>,
+    toolchains: Vec<T>,
     features: Vec<FeatureJson>,
-    builds: Vec<BuildJson>,
+    builds: Vec<B>,
     /// Absent in reports written before the Kbuild cells existed.
-    #[serde(default)]
-    kbuild: Vec<KbuildJson>,
-    targets: TargetAxisJson,
+    #[serde(default = "Vec::new")]
+    kbuild: Vec<K>,
+    targets: A,
     failures: Vec<Failure>,
     /// Absent in reports written before reports had dates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     date: Option<String>,
 }
 
-#[derive(Serialize, Deserialize)]
+/// A toolchain as written: its entry, and what the report says of it.
+#[derive(Serialize)]
+struct ToolchainView<'a> {
+    #[serde(flatten)]
+    entry: &'a ToolchainEntry,
+    verdict: &'static str,
+    error: Option<String>,
+    summary: String,
+}
+
+#[derive(Deserialize)]
 struct ToolchainJson {
     id: String,
     spec: String,
@@ -64,7 +76,6 @@ struct ToolchainJson {
     verdict: String,
     #[serde(deserialize_with = "json::nullable")]
     error: Option<String>,
-    summary: String,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -88,7 +99,7 @@ struct CellJson {
     ok: bool,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
 struct BuildJson {
     toolchain: String,
     target: String,
@@ -112,6 +123,18 @@ struct TestCounts {
     ignored: u64,
 }
 
+pub(super) fn test_counts<S: serde::Serializer>(
+    tests: &Option<(u64, u64, u64)>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let counts = tests.map(|(passed, failed, ignored)| TestCounts {
+        passed,
+        failed,
+        ignored,
+    });
+    counts.serialize(serializer)
+}
+
 fn release(text: Option<&str>, what: &str) -> anyhow::Result<Option<Release>> {
     text.map(|text| {
         crate::toolchains::version::parse_release(text)
@@ -130,20 +153,12 @@ impl Report {
     pub fn to_json(&self) -> Value {
         let release = |release: Option<Release>| release.map(|release| release.to_string());
         let toolchains = self.toolchains.iter().zip(self.summary_lines());
-        let toolchains = toolchains.map(|(toolchain, summary)| ToolchainJson {
-            id: toolchain.id.clone(),
-            spec: toolchain.spec.clone(),
-            source: toolchain.source.map(|kind| kind.word().to_string()),
-            pin: toolchain.pin.clone(),
-            rustc: toolchain.rustc.clone(),
-            release: toolchain.release_text.clone(),
-            channel: toolchain.channel.clone(),
-            commit_date: toolchain.commit_date.clone(),
-            host: toolchain.host.clone(),
-            verdict: toolchain.verdict.word().to_string(),
-            error: match &toolchain.verdict {
+        let toolchains = toolchains.map(|(entry, summary)| ToolchainView {
+            entry,
+            verdict: entry.verdict.word(),
+            error: match &entry.verdict {
                 ToolchainVerdict::Ok => None,
-                ToolchainVerdict::TooOld => Some(toolchain.verdict.describe()),
+                ToolchainVerdict::TooOld => Some(entry.verdict.describe()),
                 ToolchainVerdict::Broken(message) | ToolchainVerdict::Missing(message) => {
                     Some(message.clone())
                 }
@@ -181,23 +196,6 @@ impl Report {
                 })
                 .collect(),
         });
-        let builds = self.builds.iter().map(|build| BuildJson {
-            toolchain: self.toolchains[build.toolchain].id.clone(),
-            target: build.target.clone(),
-            mode: build.mode.word().to_string(),
-            kind: build.kind.word().to_string(),
-            outcome: build.outcome.word().to_string(),
-            expected: build.expected.word().to_string(),
-            ok: build.ok(),
-            first_error: build.first_error.clone(),
-            seconds: milliseconds(build.seconds),
-            cached: build.cached,
-            tests: build.tests.map(|(passed, failed, ignored)| TestCounts {
-                passed,
-                failed,
-                ignored,
-            }),
-        });
         json::to_value(&ReportJson {
             schema: SCHEMA_VERSION,
             minimum_release: MINIMUM_RELEASE.to_string(),
@@ -206,9 +204,13 @@ impl Report {
             verdict: self.verdict().word().to_string(),
             toolchains: toolchains.collect(),
             features: features.collect(),
-            builds: builds.collect(),
-            kbuild: KbuildJson::write(&self.kbuild, &self.toolchains),
-            targets: TargetAxisJson::write(&self.targets, &self.toolchains),
+            builds: listed(&self.builds, &self.toolchains, |cell| {
+                (cell.toolchain, cell.ok())
+            }),
+            kbuild: listed(&self.kbuild, &self.toolchains, |cell| {
+                (cell.toolchain, cell.ok())
+            }),
+            targets: self.targets.to_json(&self.toolchains),
             failures: self.failures(),
             date: self.date.clone(),
         })

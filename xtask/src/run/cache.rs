@@ -6,14 +6,12 @@
 
 use crate::catalog::Release;
 use crate::features::expect::Outcome;
-use crate::features::places::GateErrors;
 use crate::features::status::Status;
 use crate::run::judge::StepResult;
 use crate::run::plan::Step;
 use crate::toolchains::loader::Launch;
 use crate::toolchains::version::RustcVersion;
-use crate::util::files;
-use crate::util::files::write_atomically;
+use crate::util::files::{self, write_atomically};
 pub use crate::util::hash::{file_stamp, hash_file, stat_stamp, tree_stamp, Key, StableHasher};
 use crate::util::json::{self, Deserialize, Serialize};
 use anyhow::Context;
@@ -78,100 +76,78 @@ impl Cache {
 
 /// A cache entry: a step's result and the stamp of the file the step made.
 #[derive(Serialize, Deserialize)]
-struct Entry {
-    outcome: String,
-    #[serde(deserialize_with = "json::nullable")]
-    first_error: Option<String>,
-    seconds: f64,
-    #[serde(deserialize_with = "json::nullable")]
-    tests: Option<(u64, u64, u64)>,
-    #[serde(deserialize_with = "json::nullable")]
-    probe: Option<ProbeEntry>,
-    #[serde(deserialize_with = "json::nullable")]
-    log: Option<String>,
-    /// These three are absent from entries of steps that have none.
-    usage: Option<GateErrors>,
-    targets: Option<Vec<String>>,
-    error_codes: Option<Vec<String>>,
+struct Entry<R> {
+    #[serde(flatten)]
+    result: R,
     /// `SIZE MODIFIED`, the stamp of the step's artifact.
     #[serde(deserialize_with = "json::nullable")]
     artifact: Option<String>,
 }
 
-/// A probe's answer: per feature its status word and release, or why it failed.
-#[derive(Serialize, Deserialize)]
-#[serde(untagged)]
-enum ProbeEntry {
-    Statuses(Vec<(String, Option<String>)>),
-    Failed { error: String },
-}
-
 fn encode_entry(result: &StepResult, artifact: Option<(u64, u128)>) -> String {
-    let probe = result.probe.as_ref().map(|probe| match probe {
-        Ok(statuses) => ProbeEntry::Statuses(
-            statuses
-                .iter()
-                .map(|status| {
-                    let since = status.stable_since().map(|since| since.to_string());
-                    (status.word().to_string(), since)
-                })
-                .collect(),
-        ),
-        Err(error) => ProbeEntry::Failed {
-            error: error.clone(),
-        },
-    });
-    let entry = Entry {
-        outcome: result.outcome.word().into(),
-        first_error: result.first_error.clone(),
-        seconds: result.seconds,
-        tests: result.tests,
-        probe,
-        log: result.log.clone(),
-        usage: result.usage.clone(),
-        targets: result.targets.clone(),
-        error_codes: result.error_codes.clone(),
-        artifact: artifact.map(|(size, modified)| format!("{size} {modified}")),
-    };
-    json::to_value(&entry).to_string()
+    let artifact = artifact.map(|(size, modified)| format!("{size} {modified}"));
+    json::to_value(&Entry { result, artifact }).to_string()
 }
 
 /// Reads a cache entry back; `None` for a damaged entry or a passing one whose artifact has
 /// changed.
 fn decode_entry(text: &str, artifact: Option<&Path>) -> Option<StepResult> {
-    let entry: Entry = json::read(text).ok()?;
+    let entry: Entry<StepResult> = json::read(text).ok()?;
     // Only a step that passed made a file that later steps use; a failed one made none (its
     // outputs are removed before it runs), and its verdict stands without it.
-    if let Some(path) = artifact.filter(|_| entry.outcome == Outcome::Pass.word()) {
+    if let Some(path) = artifact.filter(|_| entry.result.outcome == Outcome::Pass) {
         let (size, modified) = file_stamp(path)?;
-        if entry.artifact? != format!("{size} {modified}") {
-            return None;
+        entry
+            .artifact
+            .filter(|stamp| *stamp == format!("{size} {modified}"))?;
+    }
+    Some(StepResult {
+        cached: true,
+        ..entry.result
+    })
+}
+
+/// The `probe` member of an entry: per feature its status word and release, or why the probe
+/// failed.
+pub(crate) mod probe {
+    use super::{Release, Status};
+    use crate::util::json::{json, Deserialize, Serialize};
+    use serde::{de::Error, Deserializer, Serializer};
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Entry {
+        Statuses(Vec<(String, Option<String>)>),
+        Failed { error: String },
+    }
+
+    type Probe = Option<Result<Vec<Status>, String>>;
+
+    pub fn serialize<S: Serializer>(probe: &Probe, serializer: S) -> Result<S::Ok, S::Error> {
+        match probe {
+            None => serializer.serialize_none(),
+            Some(Ok(statuses)) => serializer.collect_seq(statuses.iter().map(|status| {
+                let since = status.stable_since().map(|since| since.to_string());
+                (status.word(), since)
+            })),
+            Some(Err(error)) => json!({ "error": error }).serialize(serializer),
         }
     }
-    let probe = match entry.probe {
-        None => None,
-        Some(ProbeEntry::Statuses(statuses)) => Some(Ok(statuses
-            .into_iter()
-            .map(|(word, since)| {
-                let since = since.map(|since| Release::parse(&since).ok_or(()));
-                Status::from_parts(&word, since.transpose().ok()?)
-            })
-            .collect::<Option<Vec<_>>>()?)),
-        Some(ProbeEntry::Failed { error }) => Some(Err(error)),
-    };
-    Some(StepResult {
-        outcome: Outcome::from_word(&entry.outcome)?,
-        first_error: entry.first_error,
-        seconds: entry.seconds,
-        cached: true,
-        tests: entry.tests,
-        probe,
-        log: entry.log,
-        usage: entry.usage,
-        targets: entry.targets,
-        error_codes: entry.error_codes,
-        interrupted: false,
-    })
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Probe, D::Error> {
+        Ok(match Option::<Entry>::deserialize(deserializer)? {
+            None => None,
+            Some(Entry::Statuses(statuses)) => Some(Ok(statuses
+                .into_iter()
+                .map(|(word, since)| {
+                    let since = since.map(|since| Release::parse(&since).ok_or(()));
+                    Status::from_parts(&word, since.transpose().ok()?)
+                })
+                .collect::<Option<_>>()
+                .ok_or_else(|| D::Error::custom("unknown status or release"))?)),
+            Some(Entry::Failed { error }) => Some(Err(error)),
+        })
+    }
 }
 
 /// Computes every step's cache key, which holds the keys of the steps it needs (so a changed
@@ -189,7 +165,6 @@ pub fn cache_keys(
     for step in steps {
         let mut hasher = StableHasher::new();
         hasher
-            // v6: a target-list verdict holds every target listed, no longer only the table's.
             .field("kshim matrix step v6")
             .field(step.kind.word())
             .number(compiler_identity(step.toolchain).0);
@@ -243,11 +218,7 @@ pub fn run_keys(
             _ => None,
         })
         .collect();
-    keys_by_identity(
-        steps,
-        &|toolchain| identities.get(&toolchain).copied(),
-        root,
-    )
+    keys_by_identity(steps, &|index| identities.get(&index).copied(), root)
 }
 
 /// Every step's cache key, a step's compiler known by its [`compiler_identity`], with the
@@ -260,7 +231,6 @@ pub fn keys_by_identity(
 ) -> anyhow::Result<Vec<Key>> {
     let provisioned = crate::toolchains::debian::toolchains_dir();
     let mut file_hashes: std::collections::HashMap<PathBuf, Key> = Default::default();
-    // The running xtask, by a stamp that every rebuild changes.
     let checker = crate::util::hash::running_xtask_stamp()
         .context("stamping the running xtask, which checks objects itself")?;
     cache_keys(
@@ -269,12 +239,10 @@ pub fn keys_by_identity(
         checker,
         &|toolchain| identity(toolchain).unwrap_or(Key(0)),
         &mut |path: &Path| {
-            if let Some(key) = file_hashes.get(path) {
-                return Ok(*key);
+            if !file_hashes.contains_key(path) {
+                file_hashes.insert(path.to_path_buf(), input_key(path, root, &provisioned)?);
             }
-            let key = input_key(path, root, &provisioned)?;
-            file_hashes.insert(path.to_path_buf(), key);
-            Ok(key)
+            Ok(file_hashes[path])
         },
     )
 }
@@ -325,14 +293,8 @@ pub fn compiler_identity(launch: &Launch, version: &RustcVersion) -> Key {
             sysroot.join("lib/rustlib").join(&version.host).join("bin"),
         ];
         for directory in libraries {
-            let entries = fs::read_dir(&directory).into_iter().flatten();
-            let mut files: Vec<PathBuf> = entries
-                .filter_map(Result::ok)
-                .map(|entry| entry.path())
-                .filter(|path| path.is_file())
-                .collect();
-            files.sort();
-            for file in files {
+            let files = crate::toolchains::sorted_entries(&directory).into_iter();
+            for file in files.filter(|path| path.is_file()) {
                 hasher
                     .field(file.to_string_lossy().as_bytes())
                     .number(stat_stamp(&file).map_or(0, |stamp| stamp.0));

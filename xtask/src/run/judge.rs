@@ -12,25 +12,33 @@ use crate::targets::parse_target_list;
 use crate::util::diagnostics::{
     cargo_diagnostics, error_diagnostics, first_rustc_error, json_errors,
 };
+use crate::util::json::{self, Deserialize, Serialize};
 use crate::util::libtest::TestSummary;
 use crate::util::process::{describe_status, missing_library, Killed, ProcessOutput};
 use anyhow::{anyhow, bail, Context as _};
 use std::time::Duration;
 
-#[derive(Clone, Debug, Default)]
+/// A step's result; the cache stores it as serde writes it, `cached` and `interrupted` left out
+/// (an entry may lack `usage`, `targets` and `error_codes`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct StepResult {
     pub outcome: Outcome,
     /// The first error, for failures and skips.
+    #[serde(deserialize_with = "json::nullable")]
     pub first_error: Option<String>,
     /// Wall-clock seconds of the run that produced this result (a cached result keeps the
     /// original's).
     pub seconds: f64,
+    #[serde(skip)]
     pub cached: bool,
     /// For tests that ran: libtest's counts (names are not kept).
+    #[serde(deserialize_with = "json::nullable")]
     pub tests: Option<(u64, u64, u64)>,
     /// For the probe: one status per catalog feature, or why the probe failed.
+    #[serde(with = "crate::run::cache::probe")]
     pub probe: Option<Result<Vec<Status>, String>>,
     /// For an example's run: the module log it printed.
+    #[serde(deserialize_with = "json::nullable")]
     pub log: Option<String>,
     /// For a usage compile: where the code needs the feature left out, and where it enables it.
     pub usage: Option<GateErrors>,
@@ -41,6 +49,7 @@ pub struct StepResult {
     pub error_codes: Option<Vec<String>>,
     /// Whether the run was interrupted before this step could finish; such a result is
     /// never cached and never reported as the step's outcome.
+    #[serde(skip)]
     pub interrupted: bool,
 }
 

@@ -33,7 +33,8 @@ use std::time::Duration;
 use xshell::Shell;
 
 /// What a step does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, crate::util::json::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Kind {
     /// Compile the feature probe and classify its diagnostics.
     Probe,

@@ -157,12 +157,6 @@ impl<'a> Object<'a> {
         Ok(self.section(index)?.sh_flags(self.endian).0)
     }
 
-    fn data(&self, index: usize) -> anyhow::Result<&'a [u8]> {
-        self.section(index)?
-            .data(self.endian, self.data)
-            .map_err(read_error(&format!("section {index}")))
-    }
-
     fn sections_named(&self, name: &str) -> Vec<usize> {
         (1..self.sections.len())
             .filter(|&index| self.section_name(index) == name)
@@ -339,7 +333,9 @@ impl Checker<'_> {
             "the site {} is not in an executable section",
             self.describe(site)
         );
-        let text = self.object.data(site.0)?;
+        let text = (self.object.section(site.0)?)
+            .data(self.object.endian, self.object.data)
+            .map_err(read_error(&format!("section {}", site.0)))?;
         let nop = self.target.nop;
         let found = usize::try_from(site.1)
             .ok()

@@ -306,7 +306,11 @@ fn every_feature_has_a_passing_equivalence_test_in_kernel_mode() {
             let name = format!("gated_matches_replacement_{}", feature.name);
             let passed = runs
                 .iter()
-                .any(|(_, run)| run.as_ref().is_ok_and(|summary| summary.passed_test(&name)));
+                .filter_map(|(_, run)| run.as_ref().ok())
+                .flat_map(|summary| &summary.tests)
+                .any(|(path, result)| {
+                    (*path == name || path.ends_with(&format!("::{name}"))) && result == "ok"
+                });
             if passed {
                 covered.insert(feature.name);
             } else {

@@ -241,8 +241,7 @@ fn the_committed_page_shows_every_cell_of_the_committed_report() {
         eprintln!("no chromium here (apt-get install chromium): the page was not loaded");
         return;
     }
-    let dom = browser::dump_dom(&browser::file_url(&page), &scratch_dir("page"))
-        .expect("loading the page in chromium");
+    let dom = dump_dom(&page, &scratch_dir("page")).expect("loading the page in chromium");
     assert!(
         dom.contains("<h1>Which compiler takes which kernel feature</h1>"),
         "the browser did not render the page: {}",
@@ -343,6 +342,11 @@ fn the_committed_page_shows_every_cell_of_the_committed_report() {
     );
 }
 
+/// The document of the page at `page` as the browser has it once loaded, serialized.
+fn dump_dom(page: &std::path::Path, scratch: &std::path::Path) -> anyhow::Result<String> {
+    browser::headless(&browser::file_url(page), &["--dump-dom".into()], scratch)
+}
+
 /// What the page shows once loaded in a frame of `size` (chromium's headless window is at
 /// least 500 px wide, a frame is as wide as it is told), measured by a script in the page around
 /// it: the document's width, and how far the feature grid's first column and header row moved
@@ -379,7 +383,9 @@ document.getElementById('page').addEventListener('load', (event) => {{
     );
     let page = scratch.join("harness.html");
     std::fs::write(&page, harness).unwrap();
-    let dom = browser::dump_dom_in_frame(&browser::file_url(&page), &scratch)
+    // Its scripts may read a frame loaded from another `file:` URL.
+    let switches = ["--dump-dom", "--allow-file-access-from-files"].map(String::from);
+    let dom = browser::headless(&browser::file_url(&page), &switches, &scratch)
         .expect("loading the page in chromium");
     let start =
         dom.find("<pre id=\"measured\">").expect("the script ran") + "<pre id=\"measured\">".len();
@@ -566,8 +572,8 @@ fn no_generated_file_shows_a_path_of_the_recording_machine() {
         std::fs::read_to_string(&page).unwrap(),
     ));
     if browser::find().is_some() {
-        let dom = browser::dump_dom(&browser::file_url(&page), &scratch_dir("page-paths"))
-            .expect("loading the page in chromium");
+        let dom =
+            dump_dom(&page, &scratch_dir("page-paths")).expect("loading the page in chromium");
         files.push(("the page in chromium".into(), dom));
     }
     for (file, text) in &files {

@@ -44,7 +44,8 @@ impl Source {
 }
 
 /// The kinds of [`Source`], as reports name them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, crate::util::json::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum SourceKind {
     Rustup,
     Path,

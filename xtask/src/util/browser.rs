@@ -22,8 +22,8 @@ pub fn find() -> Option<PathBuf> {
 }
 
 /// Runs the browser headless on `url` with `switches`, in a fresh profile under `scratch`, and
-/// returns what it wrote to stdout.
-fn headless(url: &str, switches: &[String], scratch: &Path) -> anyhow::Result<String> {
+/// returns what it wrote to stdout (with `--dump-dom`, the document as the browser built it).
+pub fn headless(url: &str, switches: &[String], scratch: &Path) -> anyhow::Result<String> {
     let program = find().context(
         "no chromium found (install Debian's with `apt-get install chromium`, or set CHROMIUM \
          to a Chromium executable)",
@@ -72,28 +72,6 @@ pub fn file_url(path: &Path) -> String {
         }
     }
     url
-}
-
-/// The document of the page at `url` as the browser has it once loaded, serialized: what the
-/// page test checks.
-#[cfg(test)]
-pub fn dump_dom(url: &str, scratch: &Path) -> anyhow::Result<String> {
-    headless(url, &["--dump-dom".to_string()], scratch)
-}
-
-/// The document of the page at `url`, serialized once it and its frames are loaded, with its
-/// scripts allowed to read a frame loaded from another `file:` URL: how the page test
-/// measures the page inside a frame as wide as a phone.
-#[cfg(test)]
-pub fn dump_dom_in_frame(url: &str, scratch: &Path) -> anyhow::Result<String> {
-    headless(
-        url,
-        &[
-            "--dump-dom".to_string(),
-            "--allow-file-access-from-files".to_string(),
-        ],
-        scratch,
-    )
 }
 
 /// A PNG screenshot of the page at `url`, 1400 x 2200 pixels, written to `png`.

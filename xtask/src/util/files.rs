@@ -32,21 +32,16 @@ pub(crate) fn open_regular(path: &Path) -> anyhow::Result<(File, Metadata)> {
 
 /// What a file that is not a regular one is, as the refusals say it: "a FIFO".
 fn kind_of(kind: fs::FileType) -> &'static str {
-    if kind.is_dir() {
-        "a directory"
-    } else if kind.is_fifo() {
-        "a FIFO"
-    } else if kind.is_char_device() {
-        "a character device"
-    } else if kind.is_block_device() {
-        "a block device"
-    } else if kind.is_socket() {
-        "a socket"
-    } else if kind.is_symlink() {
-        "a symbolic link"
-    } else {
-        "something other than a file"
-    }
+    let kinds = [
+        (kind.is_dir(), "a directory"),
+        (kind.is_fifo(), "a FIFO"),
+        (kind.is_char_device(), "a character device"),
+        (kind.is_block_device(), "a block device"),
+        (kind.is_socket(), "a socket"),
+        (kind.is_symlink(), "a symbolic link"),
+    ];
+    let named = kinds.into_iter().find_map(|(is, name)| is.then_some(name));
+    named.unwrap_or("something other than a file")
 }
 
 /// The contents of the regular file at `path`, refused if it holds more than `limit` bytes.

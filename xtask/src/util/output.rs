@@ -22,7 +22,6 @@ pub enum Format {
 }
 
 impl Format {
-    /// Reads `--format`.
     pub fn parse(text: &str) -> anyhow::Result<Self> {
         match text {
             "human" => Ok(Format::Human),
@@ -35,32 +34,10 @@ impl Format {
         }
     }
 
-    /// Prints a report on stdout in this format; the human form is coloured as
-    /// [`Output::colour_on`] says for stdout, and laid out for `output.width` (no line wider,
-    /// unless it is [`Width::Wide`]). The matrix, `merge` and `audit` all print this way.
-    pub fn print(
-        self,
-        output: Output,
-        json: impl FnOnce() -> Value,
-        markdown: impl FnOnce() -> String,
-        human: impl FnOnce(&Style) -> String,
-    ) {
-        match self {
-            Format::Json => print!("{}", json::to_pretty(&json())),
-            Format::Markdown => print!("{}", markdown()),
-            Format::Human => {
-                let style = Style {
-                    colour: output.colour_on(std::io::stdout().is_terminal()),
-                    width: output.width,
-                };
-                print!("{}", fit(&human(&style), output.width));
-            }
-        }
-    }
-
-    /// Prints a command's report as [`Format::print`] does and hands back its `verdict`; with
-    /// `-q` a human report that found nothing wrong is not printed, as cargo's `-q` says nothing
-    /// on success (asked-for JSON and Markdown are data, printed whatever the verdict).
+    /// Prints a command's report on stdout in this format and hands back its `verdict`: the
+    /// human form coloured as [`Output::colour_on`] says for stdout, and laid out for
+    /// `output.width`. With `-q` a human report that found nothing wrong is not printed, as
+    /// cargo's `-q` says nothing on success (asked-for JSON and Markdown are data).
     pub fn print_report(
         self,
         verdict: crate::Verdict,
@@ -69,11 +46,18 @@ impl Format {
         markdown: impl FnOnce() -> String,
         human: impl FnOnce(&Style) -> String,
     ) -> crate::Verdict {
-        let silent = self == Format::Human
-            && output.verbosity == Verbosity::Quiet
-            && verdict == crate::Verdict::Success;
-        if !silent {
-            self.print(output, json, markdown, human);
+        match self {
+            Format::Json => print!("{}", json::to_pretty(&json())),
+            Format::Markdown => print!("{}", markdown()),
+            Format::Human
+                if output.verbosity == Verbosity::Quiet && verdict == crate::Verdict::Success => {}
+            Format::Human => {
+                let style = Style {
+                    colour: output.colour_on(std::io::stdout().is_terminal()),
+                    width: output.width,
+                };
+                print!("{}", fit(&human(&style), output.width));
+            }
         }
         verdict
     }
@@ -167,18 +151,24 @@ pub fn updating_terminal() -> bool {
 /// The width of the terminal on stderr, in columns: what the kernel says it is, else
 /// `COLUMNS`, else 80.
 pub fn terminal_columns() -> usize {
+    tty_columns(libc::STDERR_FILENO)
+        .or_else(environment_columns)
+        .unwrap_or(80)
+}
+
+/// The width the kernel gives the terminal on descriptor `fd`, if it is one.
+fn tty_columns(fd: libc::c_int) -> Option<usize> {
     // SAFETY: `winsize` is plain old data, for which all-zero is a valid value.
     let mut size: libc::winsize = unsafe { std::mem::zeroed() };
     // SAFETY: TIOCGWINSZ only writes a `winsize` into the live value it is given.
-    let asked = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut size) };
-    if asked == 0 && size.ws_col > 0 {
-        return usize::from(size.ws_col);
-    }
-    std::env::var("COLUMNS")
-        .ok()
-        .and_then(|columns| columns.parse().ok())
-        .filter(|&columns| columns > 0)
-        .unwrap_or(80)
+    let asked = unsafe { libc::ioctl(fd, libc::TIOCGWINSZ, &mut size) };
+    (asked == 0 && size.ws_col > 0).then_some(usize::from(size.ws_col))
+}
+
+/// A positive `COLUMNS`.
+fn environment_columns() -> Option<usize> {
+    let columns = std::env::var("COLUMNS").ok()?.trim().parse().ok();
+    columns.filter(|&columns| columns > 0)
 }
 
 /// A toolchain's column header, the same in every table: its id, with the release when the id
@@ -231,10 +221,6 @@ pub fn escape(text: &str) -> Cow<'_, str> {
     }
     Cow::Owned(escaped)
 }
-
-// One escaping function per output, each for every piece of text that came from outside (a
-// tree, a report, a pin file, a compiler): [`escape`] for a terminal, [`escape_markdown`] for
-// Markdown text and [`markdown_code`] for a Markdown code span, [`escape_html`] for HTML.
 
 /// `text` as Markdown text, a table cell or a heading: [`escape`]d, and Markdown's inline
 /// punctuation backslashed, so that it is shown as it is (no HTML tag, no emphasis, no link)

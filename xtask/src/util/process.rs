@@ -143,7 +143,7 @@ pub struct ProcessOutput {
     /// `None` if the runner killed it (then `killed` says why).
     pub status: Option<ExitStatus>,
     pub killed: Option<Killed>,
-    /// Both streams up to [`CAPTURE_LIMIT`].
+    /// Up to [`CAPTURE_LIMIT`], as `stderr`.
     pub stdout: String,
     pub stderr: String,
     /// Whether both streams were read to their end: not when something it started left its
@@ -225,11 +225,9 @@ struct Streams {
 
 impl Streams {
     fn new(stdout: Option<ChildStdout>, stderr: Option<ChildStderr>) -> Self {
+        let pipes = [stdout.map(OwnedFd::from), stderr.map(OwnedFd::from)];
         Streams {
-            pipes: [
-                stdout.map(|pipe| File::from(OwnedFd::from(pipe))),
-                stderr.map(|pipe| File::from(OwnedFd::from(pipe))),
-            ],
+            pipes: pipes.map(|pipe| pipe.map(File::from)),
             bytes: [Vec::new(), Vec::new()],
         }
     }
@@ -482,9 +480,7 @@ pub fn last_nonempty_line(text: &str) -> Option<&str> {
 
 /// [`last_nonempty_line`], or `(no message)`.
 pub fn last_line(text: &str) -> String {
-    last_nonempty_line(text)
-        .unwrap_or("(no message)")
-        .to_owned()
+    last_nonempty_line(text).unwrap_or("(no message)").into()
 }
 
 #[cfg(test)]

@@ -69,10 +69,11 @@ fn lock_holders(path: &Path) -> Vec<(u32, u32, String)> {
 /// The exclusive lock of one matrix directory (`target/kshim/matrix.lock`), held for a whole
 /// run, so that two runs never write the same outputs at once.
 ///
-/// It is an advisory `flock`, which the kernel drops when the last descriptor of the lock
-/// file is closed: when the run ends, or is killed, and everything it started that inherited
-/// the descriptor (see [`crate::util::process::run_holding`]) has ended too. The file is never
-/// deleted: that would let a third run lock a new file while the second still holds the old.
+/// It is an advisory `flock` (what `File::try_lock` takes on Linux), held by the open file
+/// description, which the kernel drops when its last descriptor is closed: when the run ends,
+/// or is killed, and everything it started that inherited the descriptor (see
+/// [`crate::util::process::run_holding`]) has ended too. The file is never deleted: that would
+/// let a third run lock a new file while the second still holds the old.
 ///
 /// # Invariants
 ///
@@ -120,8 +121,6 @@ impl RunLock {
         let mut announced = false;
         let mut reclaimed = false;
         loop {
-            // `flock(LOCK_EX | LOCK_NB)` on Linux: held by the open file description, so a
-            // child that inherited the descriptor keeps it held after this process is gone.
             match file.try_lock() {
                 Ok(()) => break,
                 Err(fs::TryLockError::WouldBlock) => {}

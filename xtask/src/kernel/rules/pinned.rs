@@ -207,7 +207,7 @@ mod tests {
         assert!(unpacked_trees(&pins, &nowhere).is_empty());
         assert_eq!(
             pinned_kconfig(&pins, &nowhere).unwrap(),
-            crate::features::kconfig::built_in()
+            crate::features::kconfig::tests::built_in()
         );
     }
 }

@@ -163,14 +163,10 @@ impl AuditReport {
                 id: toolchain.id,
                 spec: toolchain.spec,
                 source: source.transpose()?,
-                pin: None,
-                rustc: None,
                 release_text: toolchain.release,
                 release: released,
-                channel: None,
-                commit_date: None,
-                host: None,
                 verdict,
+                ..ToolchainEntry::default()
             };
             columns.push(Column {
                 entry,

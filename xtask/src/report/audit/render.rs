@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! How an audit is written: the table, one summary line per toolchain and the conclusions
-//! across them, for a terminal, as Markdown, or as the JSON report whose layout
-//! [`AuditReport::to_json`] documents.
+//! across them, for a terminal, as Markdown, or as the JSON report whose layout docs/audit.md
+//! documents.
 
 use super::summary::{self, Conditional, Finding};
 use super::{AuditReport, Column, Probed};
@@ -428,16 +428,8 @@ impl AuditReport {
             .collect()
     }
 
-    /// The table, the summaries and the findings for a terminal or a log.
-    #[cfg(test)]
-    pub fn human(&self, colour: bool) -> String {
-        self.human_in(&Style {
-            colour,
-            width: Width::Wide,
-        })
-    }
-
-    /// [`AuditReport::human`] with the table laid out for `style`'s width.
+    /// The table, the summaries and the findings for a terminal or a log, the table laid out
+    /// for `style`'s width.
     pub fn human_in(&self, style: &Style) -> String {
         self.text(false, style)
     }
@@ -489,47 +481,7 @@ impl AuditReport {
         out
     }
 
-    /// The report as JSON.
-    ///
-    /// ```text
-    /// {
-    ///   "schema": 2,
-    ///   "path": "kernel-shim/src/lib.rs",  // null for --features
-    ///   "min_rust": "1.85.0",              // or null
-    ///   "verdict": "failure",              // "failure" (exit 1): --min-rust found something,
-    ///                                      // or no compiler answered
-    ///   "features": [{"name": "inline_const", "line": 23, "column": 12,  // null for --features
-    ///                 "condition": "kshim_kernel_mode",                   // null: unconditional
-    ///                 "attribute": {"line": 23, "column": 1}}],           // its `#!`; null alike
-    ///   "toolchains": [{
-    ///     "id": "1.95.0", "spec": "rustup:1.95.0", "release": "1.95.0",  // release null if unknown
-    ///     "source": "rustup",              // "rustup" | "path" | "debian", null if missing
-    ///     "label": "1.95.0",               // as the table's header shows it
-    ///     "verdict": "ok",                 // "ok" | "too-old" | "broken" | "missing"
-    ///     "error": null,                   // why it was not probed, or how its probe failed
-    ///     "features": {"inline_const": {"status": "stable", "stable_since": "1.79.0",
-    ///                                   "active": true,    // true | false | null (undecided)
-    ///                                   "other_target": false}},
-    ///     "needs_bootstrap": ["arbitrary_self_types"],     // active and still unstable
-    ///     "build_errors": [],              // active and unknown or removed
-    ///     "probed_alone": [{"name": "staged_api", "error": "..."}],
-    ///     "summary": "1.95.0: ..."
-    ///   }],
-    ///   "target": {"target_arch": ["x86_64"], ...},  // the probed target's cfgs
-    ///   "kconfig": [{"cfg": "CONFIG_RUSTC_HAS_COERCE_POINTEE", "from": "1.84.0",
-    ///                "source": "..."}],    // the thresholds that decided `CONFIG_*` cfgs
-    ///   "stable_from": null,               // undecided conditions taken as false
-    ///   "stable_from_if_conditions_hold": null,
-    ///   "depends_on": ["`docsrs`"],        // the undecided conditions that change it
-    ///   "gated_on_newest": ["arbitrary_self_types"],  // still gated on the newest probed,
-    ///                                  // whose release "newest" gives; later ones are unknown
-    ///   "newest": "1.97.0",
-    ///   "rejected_by_newest": ["concat_idents"],
-    ///   "known_from": "1.63.0",            // lowest probed release knowing every active feature
-    ///   "removable": [{"name": "inline_const", "at": "lib.rs:23:12", "reason": "..."}],
-    ///   "dead": [...], "errors": [...]     // --min-rust's other findings, alike
-    /// }
-    /// ```
+    /// The report as JSON, in the layout docs/audit.md documents.
     pub fn to_json(&self) -> Value {
         let release = |release: Option<Release>| release.map(|release| release.to_string());
         let features = self.input.entries.iter().map(|entry| {

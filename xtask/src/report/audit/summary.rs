@@ -476,15 +476,9 @@ pub fn lint(input: &Input, decider: &Decider, answers: &[Answer], minimum: Relea
         };
         if let Some(&(_, first)) = twice.first() {
             let releases: Vec<String> = twice.iter().map(|(r, _)| r.to_string()).collect();
-            let first_place = match input.entries[first].location {
-                Some((line, column)) => format!("line {line}, column {column}"),
-                None => "the list".to_string(),
-            };
-            lint.errors.push(finding(format!(
-                "enabled twice (first at {first_place}): rustc rejects a feature enabled twice \
-                 (E0636, or the deny-by-default `duplicate_features` lint), a build error on {}",
-                releases.join(", ")
-            )));
+            let first = &input.entries[first];
+            lint.errors
+                .push(finding(enabled_twice("", first, "", &releases)));
         }
         if twice.is_empty() {
             if let Some(reason) = twice_if(input, decider, &from_minimum, index) {
@@ -537,23 +531,28 @@ fn twice_if(
             for condition in [a, b].into_iter().flatten() {
                 crate::push_once(&mut conditions, format!("`{condition}`"));
             }
-            let first_place = match earlier.location {
-                Some((line, column)) => format!("line {line}, column {column}"),
-                None => "the list".to_string(),
-            };
             let verb = if conditions.len() == 1 {
                 "holds"
             } else {
                 "hold"
             };
-            Some(format!(
-                "enabled twice when {} {verb} (first at {first_place}): rustc rejects a feature \
-                 enabled twice (E0636, or the deny-by-default `duplicate_features` lint), a build \
-                 error then on {}",
-                conditions.join(" and "),
-                releases.join(", ")
-            ))
+            let when = format!(" when {} {verb}", conditions.join(" and "));
+            Some(enabled_twice(&when, earlier, " then", &releases))
         })
+}
+
+/// The finding of a line that enables a name `first` enabled already (`when` that holds), a
+/// build error (`then`) on `releases`.
+fn enabled_twice(when: &str, first: &Entry, then: &str, releases: &[String]) -> String {
+    let first_place = match first.location {
+        Some((line, column)) => format!("line {line}, column {column}"),
+        None => "the list".to_string(),
+    };
+    format!(
+        "enabled twice{when} (first at {first_place}): rustc rejects a feature enabled twice \
+         (E0636, or the deny-by-default `duplicate_features` lint), a build error{then} on {}",
+        releases.join(", ")
+    )
 }
 
 #[cfg(test)]

@@ -9,6 +9,16 @@ use crate::features::status::Status;
 use crate::util::json::{self, Value};
 use input::read_feature_list;
 
+impl AuditReport {
+    /// [`AuditReport::human_in`] in the table's full layout.
+    pub fn human(&self, colour: bool) -> String {
+        self.human_in(&crate::util::output::Style {
+            colour,
+            width: crate::util::output::Width::Wide,
+        })
+    }
+}
+
 fn stable(text: &str) -> Status {
     Status::Stable(Release::parse(text).unwrap())
 }
@@ -92,7 +102,7 @@ fn sample(min_rust: Option<&str>) -> AuditReport {
         },
     ];
     let min_rust = min_rust.map(|text| parse_min_rust(text).unwrap());
-    let decider = Decider::new(&input, Vec::new(), kconfig::built_in());
+    let decider = Decider::new(&input, Vec::new(), kconfig::tests::built_in());
     AuditReport::new(input, decider, columns, min_rust)
 }
 
@@ -228,7 +238,7 @@ fn a_cfg_no_kconfig_defines_is_explained_where_a_condition_names_it() {
     .unwrap();
     let input = input::read_crate_root(&root).unwrap();
     std::fs::remove_file(&root).unwrap();
-    let decider = Decider::new(&input, Vec::new(), kconfig::built_in());
+    let decider = Decider::new(&input, Vec::new(), kconfig::tests::built_in());
     assert_eq!(
         decider.active_on(input.entries[0].condition.as_ref(), Release::new(1, 98, 0)),
         Some(false)
@@ -247,7 +257,7 @@ fn a_cfg_no_kconfig_defines_is_explained_where_a_condition_names_it() {
         Decider::new(
             &read_feature_list("lint_reasons").unwrap(),
             Vec::new(),
-            kconfig::built_in(),
+            kconfig::tests::built_in(),
         ),
         Vec::new(),
         None,

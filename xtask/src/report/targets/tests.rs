@@ -269,19 +269,19 @@ fn the_target_axis_reads_back_from_json_and_is_checked() {
 
     let mut twice = report.targets.clone();
     twice.cells.push(twice.cells[0].clone());
-    let error = twice.check(1).unwrap_err().to_string();
+    let error = twice.check().unwrap_err().to_string();
     assert!(error.contains("there twice"), "{error}");
     let mut foreign = report.targets.clone();
     foreign.triples.push("sparc64-unknown-none".into());
     assert!(foreign
-        .check(1)
+        .check()
         .unwrap_err()
         .to_string()
         .contains("not a kernel target"));
     let mut stage = report.targets.clone();
     stage.cells[0].stage = "linker".into();
     assert!(stage
-        .check(1)
+        .check()
         .unwrap_err()
         .to_string()
         .contains("no such cell"));

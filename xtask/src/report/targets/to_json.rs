@@ -2,19 +2,19 @@
 //! The target axis as the report's `targets` member, and back.
 
 use super::{KnownCell, TargetAxis, TargetCell, STAGES};
-use crate::report::{id_of, milliseconds, mode, outcome, seconds, stated_ok, ToolchainEntry};
+use crate::report::{listed, mode, outcome, seconds, stated_ok, Listed, ToolchainEntry};
 use crate::util::json::{self, Deserialize, Serialize};
 use anyhow::anyhow;
 use std::collections::BTreeMap;
 
-/// The `targets` member.
+/// The `targets` member: written, its cells are the domain's ([`Listed`]); read, the types below.
 #[derive(Serialize, Deserialize)]
-pub(in crate::report) struct TargetAxisJson {
+pub(in crate::report) struct TargetAxisJson<K = KnownJson, C = TargetCellJson> {
     triples: Vec<String>,
     /// Keyed by toolchain id; null where nothing was looked for.
     sources: BTreeMap<String, Option<SourcesJson>>,
-    known: Vec<KnownJson>,
-    cells: Vec<TargetCellJson>,
+    known: Vec<K>,
+    cells: Vec<C>,
     /// Keyed by toolchain id: the major version of its LLVM. Absent in reports written before
     /// it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -29,8 +29,8 @@ enum SourcesJson {
     Missing(String),
 }
 
-#[derive(Serialize, Deserialize)]
-struct KnownJson {
+#[derive(Deserialize)]
+pub(in crate::report) struct KnownJson {
     toolchain: String,
     target: String,
     #[serde(deserialize_with = "json::nullable")]
@@ -42,11 +42,13 @@ struct KnownJson {
     ok: bool,
 }
 
-#[derive(Serialize, Deserialize)]
-struct TargetCellJson {
+#[derive(Deserialize)]
+pub(in crate::report) struct TargetCellJson {
     toolchain: String,
     target: String,
     stage: String,
+    /// Required, but the stage says the kind.
+    #[allow(dead_code)]
     kind: String,
     #[serde(deserialize_with = "json::nullable")]
     mode: Option<String>,
@@ -61,41 +63,21 @@ struct TargetCellJson {
     cached: bool,
 }
 
-impl TargetAxisJson {
-    /// The target axis, cells naming toolchains by id.
-    pub(in crate::report) fn write(targets: &TargetAxis, toolchains: &[ToolchainEntry]) -> Self {
-        let id = |index: usize| id_of(toolchains, index);
+impl TargetAxis {
+    /// The `targets` member, cells naming toolchains by id.
+    pub(in crate::report) fn to_json<'a>(
+        &'a self,
+        toolchains: &[ToolchainEntry],
+    ) -> TargetAxisJson<Listed<'a, KnownCell>, Listed<'a, TargetCell>> {
         let sources = toolchains.iter().enumerate().map(|(index, toolchain)| {
-            let sources = targets.sources.get(index).cloned().flatten();
+            let sources = self.sources.get(index).cloned().flatten();
             let sources = sources.map(|found| match found {
                 Ok(identity) => SourcesJson::Identity(identity),
                 Err(why) => SourcesJson::Missing(why),
             });
             (toolchain.id.clone(), sources)
         });
-        let known = targets.known.iter().map(|cell| KnownJson {
-            toolchain: id(cell.toolchain),
-            target: cell.triple.clone(),
-            observed: cell.observed,
-            expected: cell.expected,
-            error: cell.error.clone(),
-            ok: cell.ok(),
-        });
-        let cells = targets.cells.iter().map(|cell| TargetCellJson {
-            toolchain: id(cell.toolchain),
-            target: cell.triple.clone(),
-            stage: cell.stage.clone(),
-            kind: cell.kind.word().to_string(),
-            mode: cell.mode.map(|mode| mode.word().to_string()),
-            outcome: cell.outcome.word().to_string(),
-            expected: cell.expected.word().to_string(),
-            ok: cell.ok(),
-            first_error: cell.first_error.clone(),
-            detail: cell.detail.clone(),
-            seconds: milliseconds(cell.seconds),
-            cached: cell.cached,
-        });
-        let llvm = targets.llvm.as_ref().map(|llvm| {
+        let llvm = self.llvm.as_ref().map(|llvm| {
             let major = |index: usize| llvm.get(index).copied().flatten();
             let ids = toolchains.iter().map(|toolchain| toolchain.id.clone());
             ids.enumerate()
@@ -104,13 +86,15 @@ impl TargetAxisJson {
         });
         TargetAxisJson {
             llvm,
-            triples: targets.triples.clone(),
+            triples: self.triples.clone(),
             sources: sources.collect(),
-            known: known.collect(),
-            cells: cells.collect(),
+            known: listed(&self.known, toolchains, |cell| (cell.toolchain, cell.ok())),
+            cells: listed(&self.cells, toolchains, |cell| (cell.toolchain, cell.ok())),
         }
     }
+}
 
+impl TargetAxisJson {
     /// The target axis read back; `index_of` turns a toolchain id into its column.
     pub(in crate::report) fn read(
         self,
@@ -173,7 +157,7 @@ impl TargetAxisJson {
             stated_ok(cell.ok, parsed.ok(), &what)?;
             targets.cells.push(parsed);
         }
-        targets.check(toolchains.len())?;
+        targets.check()?;
         Ok(targets)
     }
 }

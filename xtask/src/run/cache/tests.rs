@@ -2,7 +2,7 @@
 //! Tests of the cache: its keys, its entries and the lock.
 
 use super::*;
-use crate::features::places::{Location, Place};
+use crate::features::places::{GateErrors, Location, Place};
 use crate::run::plan::Rustc;
 use std::time::Duration;
 
@@ -238,6 +238,13 @@ fn entries_keep_their_layout_and_a_mistyped_member_is_a_miss() {
         (r#""seconds":1.5"#, r#""seconds":"1.5""#),
         (r#""outcome":"fail""#, r#""outcome":"failed""#),
         (r#""log":null,"#, ""),
+        (r#""artifact":null,"#, ""),
+        (r#""outcome":"fail""#, r#""outcome":"Fail""#),
+        (r#""seconds":1.5"#, r#""seconds":1.5,"seconds":1.5"#),
+        (r#""gated",null"#, r#""gated ",null"#),
+        (r#""stable","1.79.0""#, r#""stable",null"#),
+        (r#""stable","1.79.0""#, r#""stable","1.79""#),
+        (r#""probe":[["stable","1.79.0"],["gated",null]],"#, ""),
     ] {
         let damaged = written.replace(good, bad);
         assert_ne!(damaged, written);

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 pub const CHECK_CFG_SINCE: Release = Release::new(1, 80, 0);
 
 /// How the shim and the examples are built.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, crate::util::json::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Mode {
     /// The kernel's way: `RUSTC_BOOTSTRAP=1`, the shim's feature block on as in `rust/kernel`,
     /// and every other crate built as Kbuild builds a driver ([`kbuild_driver_flags`]).

@@ -3,7 +3,9 @@
 //! where it fits, else its columns split into blocks that each repeat the row names, else one
 //! block of `column: cell` lines per row; then [`fit`] wraps any line still too wide.
 
-use super::{escape, escape_markdown, markdown_code, pad, paint_red};
+use super::{
+    environment_columns, escape, escape_markdown, markdown_code, pad, paint_red, tty_columns,
+};
 use std::fmt::Write;
 
 /// How wide human output may be.
@@ -22,15 +24,8 @@ impl Width {
     /// The width without `--wide`: `COLUMNS` when set, else the size of the terminal on
     /// stdout, else [`Width::UNKNOWN`].
     pub fn of_stdout() -> Self {
-        let from_environment = std::env::var("COLUMNS")
-            .ok()
-            .and_then(|columns| columns.trim().parse().ok())
-            .filter(|&columns: &usize| columns > 0);
-        Width::Fit(
-            from_environment
-                .or_else(stdout_columns)
-                .unwrap_or(Self::UNKNOWN),
-        )
+        let columns = environment_columns().or_else(|| tty_columns(libc::STDOUT_FILENO));
+        Width::Fit(columns.unwrap_or(Self::UNKNOWN))
     }
 
     fn limit(self) -> Option<usize> {
@@ -40,15 +35,6 @@ impl Width {
             Width::Wide => None,
         }
     }
-}
-
-/// The terminal size of stdout, if it is one.
-fn stdout_columns() -> Option<usize> {
-    // SAFETY: `winsize` is plain old data, for which all-zero is a valid value.
-    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
-    // SAFETY: TIOCGWINSZ only writes a `winsize` into the live value it is given.
-    let asked = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) };
-    (asked == 0 && size.ws_col > 0).then_some(usize::from(size.ws_col))
 }
 
 /// How a human report is drawn: coloured or not, and for which width.
@@ -74,21 +60,28 @@ pub struct Table {
 
 /// The width of text as a terminal shows it: colour sequences take none.
 fn visible_width(text: &str) -> usize {
-    let mut width = 0;
-    let mut characters = text.chars();
-    while let Some(character) = characters.next() {
-        if character == '\x1b' {
+    units(text).iter().map(|unit| unit.1).sum()
+}
+
+/// `text` as units and their widths: a colour sequence (no width) or one character.
+fn units(text: &str) -> Vec<(&str, usize)> {
+    let mut units = Vec::new();
+    let mut rest = text;
+    while let Some(character) = rest.chars().next() {
+        let length = if character == '\x1b' {
             // A CSI sequence ends at its final byte, `@` to `~`.
-            for next in characters.by_ref() {
-                if ('@'..='~').contains(&next) && next != '[' {
-                    break;
-                }
-            }
+            let end = rest[1..]
+                .find(|next: char| ('@'..='~').contains(&next) && next != '[')
+                .map_or(rest.len(), |at| at + 2);
+            units.push((&rest[..end], 0));
+            end
         } else {
-            width += 1;
-        }
+            units.push((&rest[..character.len_utf8()], 1));
+            character.len_utf8()
+        };
+        rest = &rest[length..];
     }
-    width
+    units
 }
 
 /// How much of a free last column counts when deciding whether a layout fits.
@@ -155,11 +148,10 @@ impl Table {
                 if first_width + (0..widths.len()).map(taken).max().unwrap_or(0) > limit {
                     return self.render_rows_as_lines(out, &rows, style.colour);
                 }
-                let mut blocks: Vec<Vec<usize>> = vec![Vec::new()];
-                let mut used = first_width;
+                let mut blocks: Vec<Vec<usize>> = Vec::new();
+                let mut used = 0;
                 for column in 0..widths.len() {
-                    let block = blocks.last_mut().expect("one block at least");
-                    if !block.is_empty() && used + taken(column) > limit {
+                    if blocks.is_empty() || used + taken(column) > limit {
                         blocks.push(Vec::new());
                         used = first_width;
                     }
@@ -259,22 +251,7 @@ pub fn fit(text: &str, width: Width) -> String {
 /// Writes `line` as lines of at most `limit` visible columns, each after the first indented
 /// by `indent` spaces; a colour sequence is never split.
 fn wrap_line(line: &str, limit: usize, indent: usize, out: &mut String) {
-    // Units: a colour sequence (no width) or one character.
-    let mut units: Vec<(&str, usize)> = Vec::new();
-    let mut rest = line;
-    while let Some(character) = rest.chars().next() {
-        let length = if character == '\x1b' {
-            let end = rest[1..]
-                .find(|next: char| ('@'..='~').contains(&next) && next != '[')
-                .map_or(rest.len(), |at| at + 2);
-            units.push((&rest[..end], 0));
-            end
-        } else {
-            units.push((&rest[..character.len_utf8()], 1));
-            character.len_utf8()
-        };
-        rest = &rest[length..];
-    }
+    let units = units(line);
     let mut start = 0;
     let mut first = true;
     while start < units.len() {

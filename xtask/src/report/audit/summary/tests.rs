@@ -11,7 +11,7 @@ use crate::report::audit::input::CrateKind;
 use crate::run::crate_root::probing::read_print_cfg;
 
 fn decider(input: &Input) -> Decider {
-    Decider::new(input, Vec::new(), kconfig::built_in())
+    Decider::new(input, Vec::new(), kconfig::tests::built_in())
 }
 
 fn release(text: &str) -> Release {
@@ -333,7 +333,7 @@ fn x86_64_decider() -> Decider {
     Decider::new(
         &read_feature_list("a").unwrap(),
         target,
-        crate::features::kconfig::built_in(),
+        crate::features::kconfig::tests::built_in(),
     )
 }
 
