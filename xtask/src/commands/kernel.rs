@@ -37,14 +37,7 @@ impl flags::Kernel {
         let trees = select_trees(&pins, &self.tree)?;
         if self.dry_run {
             // The plan of the run, changing nothing (no provisioning, lock or directory).
-            let found = find_compilers(sh, &pins_path, &self.toolchain, Provisioning::Refused)?;
-            let compilers: Vec<plan::Compiler<'_>> = found
-                .iter()
-                .map(|found| {
-                    let compiler = found.compiler.as_ref().map_err(String::as_str);
-                    (found.id.as_str(), compiler)
-                })
-                .collect();
+            let compilers = find_compilers(sh, &pins_path, &self.toolchain, Provisioning::Refused)?;
             let dir = crate::project_root().join("target/kernel");
             let text = plan::plan(&dir, &trees, &compilers, !self.no_cache, self.boot);
             print!("{}", crate::util::output::fit(&text, output.width));

@@ -20,17 +20,15 @@ use std::time::{Duration, SystemTime};
 pub(crate) const CONFIG_RECIPE: &str = "x86_64_defconfig; -d MITIGATION_CALL_DEPTH_TRACKING; \
      -e RUST -e SAMPLES -e SAMPLES_RUST; every SAMPLE_RUST_*; every Rust driver and its objects; olddefconfig; v3";
 
-/// The real result of one pair.
+/// The real result of one pair: everything built (by that compiler, checked), a failure on the
+/// compiler's account, refused by the tree's own `make rustavailable`, or not built (a missing
+/// tool, the machine, a configuration that lost `CONFIG_RUST`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Real {
-    /// Everything built, and was checked to have been built by that compiler.
     Pass,
-    /// The build failed on the compiler's account.
     Fail,
-    /// The tree's own `make rustavailable` refused the compiler.
     Refused,
-    /// Not built: a missing tool, the machine, a configuration that lost `CONFIG_RUST`.
     #[serde(rename = "not run")]
     NotRun,
 }

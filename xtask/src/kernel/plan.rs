@@ -12,15 +12,15 @@ mod boot;
 use crate::catalog::Release;
 use crate::kernel::build::{self, Real};
 use crate::kernel::results::{library, read_result, result_entry, Library};
-use crate::kernel::stamps;
+use crate::kernel::run::Found;
+use crate::kernel::stamps::{self, Facts, TreeKey};
 use crate::kernel::{rules, tools, trees};
 use crate::run::cache::compiler_identity;
-use crate::toolchains::discovery::Toolchain;
 use crate::toolchains::extracted::Marker;
 use crate::toolchains::pins::{TreePin, TreeSource};
 use crate::toolchains::version::RustcVersion;
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// What a tree costs when nothing measured says otherwise (BENCHMARKS.md, "Real kernel trees",
 /// a 2-core machine): a `linux-source` `.deb` of 139-166 MB fetched in 2-6 s and unpacked to
@@ -37,13 +37,10 @@ const LIBRARY_MB: u64 = 80;
 const FIRST_PAIR_SECONDS: (f64, f64) = (90.0, 120.0);
 const SWITCH_SECONDS: (f64, f64) = (30.0, 80.0);
 
-/// A compiler of the run, or why there is none.
-pub(crate) type Compiler<'a> = (&'a str, Result<&'a (Toolchain, RustcVersion), &'a str>);
-
 /// What happens to one tree.
 enum TreeStep {
     /// Unpacked already (or a local checkout).
-    There,
+    There(trees::Tree),
     /// To fetch and unpack.
     Provide(String),
     /// It cannot be used: every cell is `not run`.
@@ -65,46 +62,34 @@ enum PairStep {
 pub(crate) fn plan(
     dir: &Path,
     pins: &[TreePin],
-    compilers: &[Compiler<'_>],
+    compilers: &[Found],
     use_cache: bool,
     with_boot: bool,
 ) -> String {
     let mut booting = with_boot.then(boot::BootPlan::find);
     let new_tools = tools::find_tools(dir, tools::BINDGEN);
     let mut old_tools = None;
-    let mut out = String::new();
-    let mut tree_lines = Vec::new();
-    let mut pair_lines = Vec::new();
+    let (mut tree_lines, mut pair_lines) = (String::new(), String::new());
     let (mut to_provide, mut to_extract, mut first_pairs, mut switches, mut cached) =
         (0, Vec::new(), 0, 0, 0);
     let mut missing_tools = Vec::new();
     let results = dir.join("results");
     for pin in pins {
-        let (mut step, tree) = tree_step(dir, pin);
-        // The tree's facts and key as the run reads them, nothing kept.
-        let facts = match tree
-            .as_ref()
-            .map(|tree| stamps::facts_unkept(&results, tree))
-        {
-            Some(Ok(facts)) => Some(facts),
-            Some(Err(error)) => {
-                step = TreeStep::Unusable(format!("{error:#}"));
-                None
+        let (step, facts) = tree_step(dir, pin);
+        let _ = match &step {
+            TreeStep::There(tree) => {
+                writeln!(tree_lines, "  {}: there ({})", pin.id, tree.identity)
             }
-            None => None,
-        };
-        tree_lines.push(match &step {
-            TreeStep::There => format!(
-                "{}: there ({})",
-                pin.id,
-                tree.as_ref().map_or("?", |tree| tree.identity.as_str())
-            ),
             TreeStep::Provide(package) => {
                 to_provide += 1;
-                format!("{}: fetch and unpack {package}", pin.id)
+                writeln!(tree_lines, "  {}: fetch and unpack {package}", pin.id)
             }
-            TreeStep::Unusable(why) => format!("{}: cannot be used: {why}", pin.id),
-        });
+            TreeStep::Unusable(why) => writeln!(tree_lines, "  {}: cannot be used: {why}", pin.id),
+        };
+        let tree = match &step {
+            TreeStep::There(tree) => Some(tree),
+            _ => None,
+        };
         let needs_old = facts
             .as_ref()
             .is_some_and(|(facts, _)| tools::bindgen_for(facts).version != tools::BINDGEN.version);
@@ -113,25 +98,27 @@ pub(crate) fn plan(
         } else {
             &new_tools
         };
-        // Below the tree's minimum, `make rustavailable` refuses the compiler in a moment.
         let refused = |version: &RustcVersion| {
             let minimum = Release::parse(&facts.as_ref()?.0.minimum_rustc)?;
             (version.release < minimum).then(|| PairStep::Refused(minimum.to_string()))
         };
+        // Only the run's first pair of a tree can be its first build, and only where its build
+        // directory is not there for this tree and these tools.
         let mut first = true;
-        let mut boot_first = match (&tree, tools) {
+        let mut boot_first = match (tree, tools) {
             (Some(tree), Ok(tools)) => {
-                !boot::prepared(dir, &pin.id, &tree.identity, &tools.identity)
+                let tools = crate::kernel::boot::marker_tools(&tools.identity);
+                !marker_is(&dir.join("boot").join(&pin.id), &tree.identity, &tools)
             }
             _ => true,
         };
-        for (id, compiler) in compilers {
+        for found in compilers {
             let mut boot_entry = None;
-            let step = match (&step, compiler, tools) {
+            let step = match (&step, &found.compiler, tools) {
                 (TreeStep::Unusable(why), _, _) => PairStep::NotRun(format!("the tree: {why}")),
-                (_, Err(why), _) => PairStep::NotRun((*why).to_owned()),
+                (_, Err(why), _) => PairStep::NotRun(why.clone()),
                 (_, _, Err(missing)) => {
-                    push_once(&mut missing_tools, format!("{missing:#}"));
+                    crate::push_once(&mut missing_tools, format!("{missing:#}"));
                     PairStep::NotRun("the build tools are missing (below)".to_owned())
                 }
                 (_, Ok((toolchain, version)), Ok(tools)) => {
@@ -140,22 +127,19 @@ pub(crate) fn plan(
                         (Library::There(library), Some((_, tree_key))) if use_cache => {
                             let compiler = compiler_identity(&toolchain.launch, version);
                             boot_entry = booting.as_ref().map(|booting| {
-                                let keys = (tree_key.0 .0, compiler.0);
+                                let keys = (tree_key.0, compiler.0);
                                 booting.entry(&results, keys, (library, &tools.identity))
                             });
+                            let tools = &tools.identity;
                             read_result(&result_entry(
-                                &results,
-                                *tree_key,
-                                compiler,
-                                library,
-                                &tools.identity,
+                                &results, *tree_key, compiler, library, tools,
                             ))
                         }
                         _ => None,
                     };
                     // The run extracts a Debian compiler's library before it asks the cache.
                     if let Library::ToExtract(library) = &library {
-                        push_once(&mut to_extract, library.clone());
+                        crate::push_once(&mut to_extract, library.clone());
                     }
                     match (library, cached, refused(version)) {
                         (Library::Unavailable(why), _, _) => {
@@ -163,12 +147,13 @@ pub(crate) fn plan(
                         }
                         (_, Some(built), _) => PairStep::Cached(built.real),
                         (_, None, Some(step)) => step,
-                        (_, None, None) => match &tree {
-                            Some(tree) => {
-                                build_step(dir, pin, &tree.identity, &tools.identity, &mut first)
-                            }
-                            None => PairStep::Build(std::mem::take(&mut first)),
-                        },
+                        (_, None, None) => PairStep::Build(
+                            std::mem::take(&mut first)
+                                && !tree.is_some_and(|tree| {
+                                    let build = dir.join("build").join(&pin.id);
+                                    marker_is(&build, &tree.identity, &tools.identity)
+                                }),
+                        ),
                     }
                 }
             };
@@ -193,39 +178,32 @@ pub(crate) fn plan(
             let builds = matches!(step, PairStep::Build(_) | PairStep::Cached(Real::Pass));
             if let (Some(booting), true) = (&mut booting, builds) {
                 let boot = booting.pair(boot_entry, &mut boot_first);
-                if matches!(step, PairStep::Build(_)) {
-                    what = format!("{what}; if it passes, {boot}");
+                let passes = if matches!(step, PairStep::Build(_)) {
+                    "if it passes, "
                 } else {
-                    what = format!("{what}; {boot}");
-                }
+                    ""
+                };
+                what = format!("{what}; {passes}{boot}");
             }
-            pair_lines.push(format!("{} with {id}: {what}", pin.id));
+            let _ = writeln!(pair_lines, "  {} with {}: {what}", pin.id, found.id);
         }
     }
-    let _ = writeln!(
-        out,
-        "kernel --dry-run: nothing is fetched, unpacked, built, booted or written.\n\ntrees:"
+    let mut out = format!(
+        "kernel --dry-run: nothing is fetched, unpacked, built, booted or written.\n\ntrees:\n\
+         {tree_lines}\npairs:\n{pair_lines}"
     );
-    for line in &tree_lines {
-        let _ = writeln!(out, "  {line}");
-    }
-    let _ = writeln!(out, "\npairs:");
-    for line in &pair_lines {
-        let _ = writeln!(out, "  {line}");
-    }
     for missing in &missing_tools {
         let _ = writeln!(out, "\nthe build tools are missing: {missing}");
     }
     if let Some(booting) = &booting {
         let _ = writeln!(out, "\n{}", booting.header());
     }
-    let kept = kept_times(dir);
-    let range = |(low, high): (f64, f64), count: usize| (low * count as f64, high * count as f64);
-    let (first_each, first_from) = kept.first.unwrap_or((FIRST_PAIR_SECONDS, "default"));
-    let (switch_each, switch_from) = kept.switch.unwrap_or((SWITCH_SECONDS, "default"));
-    let trees = range(TREE_SECONDS, to_provide);
-    let firsts = range(first_each, first_pairs);
-    let others = range(switch_each, switches);
+    let (first, switch) = kept_times(dir);
+    let (first_each, first_from) = first.unwrap_or((FIRST_PAIR_SECONDS, "default"));
+    let (switch_each, switch_from) = switch.unwrap_or((SWITCH_SECONDS, "default"));
+    let trees = times(TREE_SECONDS, to_provide);
+    let firsts = times(first_each, first_pairs);
+    let others = times(switch_each, switches);
     let (boot_lines, boots, boot_disk) = booting
         .as_ref()
         .map_or((Vec::new(), (0.0, 0.0), 0), |booting| booting.estimate(dir));
@@ -233,61 +211,60 @@ pub(crate) fn plan(
         trees.0 + firsts.0 + others.0 + boots.0,
         trees.1 + firsts.1 + others.1 + boots.1,
     );
-    let new_dirs = first_pairs;
     let disk = to_provide as u64 * (TREE_DEB_MB + TREE_UNPACKED_MB)
-        + new_dirs as u64 * BUILD_DIR_MB
+        + first_pairs as u64 * BUILD_DIR_MB
         + to_extract.len() as u64 * LIBRARY_MB
         + boot_disk;
     let _ = writeln!(
         out,
         "\nestimate (-j 2 on 2 cores; a busier machine takes longer):"
     );
-    if to_provide > 0 {
-        let _ = writeln!(
-            out,
-            "  {to_provide} tree(s) to fetch and unpack: {} (default: a .deb of ~{TREE_DEB_MB} MB, \
-             ~{:.1} GB unpacked, {}-{} s each)",
-            seconds(trees),
-            TREE_UNPACKED_MB as f64 / 1000.0,
-            TREE_SECONDS.0,
-            TREE_SECONDS.1
-        );
-    }
-    if first_pairs > 0 {
-        let _ = writeln!(
-            out,
-            "  {first_pairs} first pair(s): {} ({}-{} s each, {first_from})",
-            seconds(firsts),
-            first_each.0.round(),
-            first_each.1.round()
-        );
-    }
-    if switches > 0 {
-        let _ = writeln!(
-            out,
-            "  {switches} compiler switch(es): {} ({}-{} s each, {switch_from})",
-            seconds(others),
-            switch_each.0.round(),
-            switch_each.1.round()
-        );
-    }
-    if cached > 0 {
-        let _ = writeln!(
-            out,
-            "  {cached} cell(s) cached: read back, only their predictions run"
-        );
-    }
-    for line in &boot_lines {
+    let rows = [
+        (
+            to_provide,
+            format!(
+                "{to_provide} tree(s) to fetch and unpack: {} (default: a .deb of ~{TREE_DEB_MB} \
+                 MB, ~{:.1} GB unpacked, {}-{} s each)",
+                seconds(trees),
+                TREE_UNPACKED_MB as f64 / 1000.0,
+                TREE_SECONDS.0,
+                TREE_SECONDS.1
+            ),
+        ),
+        (
+            first_pairs,
+            format!(
+                "{first_pairs} first pair(s): {} ({}-{} s each, {first_from})",
+                seconds(firsts),
+                first_each.0.round(),
+                first_each.1.round()
+            ),
+        ),
+        (
+            switches,
+            format!(
+                "{switches} compiler switch(es): {} ({}-{} s each, {switch_from})",
+                seconds(others),
+                switch_each.0.round(),
+                switch_each.1.round()
+            ),
+        ),
+        (
+            cached,
+            format!("{cached} cell(s) cached: read back, only their predictions run"),
+        ),
+    ];
+    let shown = rows.into_iter().filter(|(count, _)| *count > 0);
+    for line in shown.map(|(_, line)| line).chain(boot_lines) {
         let _ = writeln!(out, "  {line}");
     }
-    let boot_dirs = if booting.is_some() {
-        format!(", boot directories {:.1} GB", boot_disk as f64 / 1000.0)
-    } else {
-        String::new()
+    let boot_dirs = match booting {
+        Some(_) => format!(", boot directories {:.1} GB", boot_disk as f64 / 1000.0),
+        None => String::new(),
     };
     let _ = writeln!(
         out,
-        "  in all: {}; disk: about {:.1} GB more ({to_provide} tree(s), {new_dirs} new build \
+        "  in all: {}; disk: about {:.1} GB more ({to_provide} tree(s), {first_pairs} new build \
          director(ies) of ~{BUILD_DIR_MB} MB, {} compiler library/ of ~{LIBRARY_MB} MB{boot_dirs})",
         seconds(total),
         disk as f64 / 1000.0,
@@ -296,10 +273,9 @@ pub(crate) fn plan(
     out
 }
 
-fn push_once(list: &mut Vec<String>, item: String) {
-    if !list.contains(&item) {
-        list.push(item);
-    }
+/// `count` times a (low, high) range.
+fn times((low, high): (f64, f64), count: usize) -> (f64, f64) {
+    (low * count as f64, high * count as f64)
 }
 
 /// "2-4 min", or seconds under two minutes.
@@ -311,77 +287,58 @@ fn seconds((low, high): (f64, f64)) -> String {
     }
 }
 
-/// Whether the tree is there, and it as the run would provide it when it is.
-fn tree_step(dir: &Path, pin: &TreePin) -> (TreeStep, Option<trees::Tree>) {
-    let there = |root: PathBuf, identity: String, marker: Option<&Marker>| trees::Tree {
-        root,
-        identity,
-        package: marker.map(|marker| format!("{}={}", marker.package, marker.version)),
-        sha256: marker.map(|marker| marker.sha256.clone()),
-        cost: (0.0, 0.0, 0),
+/// Whether the build directory `build` is there for this tree and these tools (its
+/// [`build::BUILD_MARKER`] says so).
+fn marker_is(build: &Path, identity: &str, tools: &str) -> bool {
+    let marker = std::fs::read_to_string(build.join(build::BUILD_MARKER));
+    marker.is_ok_and(|marker| marker == format!("{identity}\n{tools}\n"))
+}
+
+/// Whether the tree is there, and it as the run would provide it when it is, with its facts
+/// and key as the run reads them (nothing kept).
+fn tree_step(dir: &Path, pin: &TreePin) -> (TreeStep, Option<(Facts, TreeKey)>) {
+    let unusable = |why: String| (TreeStep::Unusable(why), None);
+    let there = |tree: trees::Tree| match stamps::facts(&dir.join("results"), &tree, true, false) {
+        Ok((facts, key, _)) => (TreeStep::There(tree), Some((facts, key))),
+        Err(error) => unusable(format!("{error:#}")),
     };
     match &pin.source {
         TreeSource::Path(path) => match std::fs::canonicalize(path) {
             Ok(root) => match trees::check_kernel_tree(&root) {
-                Ok(()) => {
-                    let identity = format!("local tree {}", root.display());
-                    (TreeStep::There, Some(there(root, identity, None)))
-                }
-                Err(error) => (TreeStep::Unusable(format!("{error:#}")), None),
+                Ok(()) => there(trees::Tree::local(root)),
+                Err(error) => unusable(format!("{error:#}")),
             },
-            Err(error) => (
-                TreeStep::Unusable(format!("{}: {error}", path.display())),
-                None,
-            ),
+            Err(error) => unusable(format!("{}: {error}", path.display())),
         },
         TreeSource::Debian(source) => {
             let prefix = rules::pinned::debian_prefix(dir, source);
-            let marker = Marker::read(&prefix);
-            let root = marker
-                .as_ref()
-                .and_then(|marker| Some(prefix.join(marker.get("tree")?)));
-            match (&marker, root) {
-                (Some(marker), Some(root)) if trees::check_kernel_tree(&root).is_ok() => {
-                    let tree = there(root, marker.identity(), Some(marker));
-                    (TreeStep::There, Some(tree))
-                }
-                _ => (TreeStep::Provide(source.to_string()), None),
+            let tree = Marker::read(&prefix).and_then(|marker| {
+                let root = prefix.join(marker.get("tree")?);
+                Some(trees::Tree::unpacked(root, &marker, (0.0, 0.0, 0)))
+            });
+            match tree.filter(|tree| trees::check_kernel_tree(&tree.root).is_ok()) {
+                Some(tree) => there(tree),
+                None => (TreeStep::Provide(source.to_string()), None),
             }
         }
     }
 }
 
-/// A tree's pair to build: its first when its build directory is not there for this tree and
-/// these tools (only the run's first pair of a tree can be).
-fn build_step(
-    dir: &Path,
-    pin: &TreePin,
-    identity: &str,
-    tools: &str,
-    first: &mut bool,
-) -> PairStep {
-    let marker = std::fs::read_to_string(dir.join("build").join(&pin.id).join(build::BUILD_MARKER));
-    let prepared = marker.is_ok_and(|marker| marker == format!("{identity}\n{tools}\n"));
-    let this_first = *first && !prepared;
-    *first = false;
-    PairStep::Build(this_first)
+/// The range of `times`, said to come from `from`; `None` without one.
+fn kept_range(times: &[f64], from: &'static str) -> Option<((f64, f64), &'static str)> {
+    let low = times.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = times.iter().copied().fold(0.0, f64::max);
+    (!times.is_empty()).then_some(((low, high), from))
 }
 
-/// The range of the step times kept with earlier results: (low, high) seconds per first pair
+/// The range of the step times kept with earlier results, (low, high) seconds per first pair
 /// and per switch, and where they come from.
-struct Kept {
-    first: Option<((f64, f64), &'static str)>,
-    switch: Option<((f64, f64), &'static str)>,
-}
+type Kept = Option<((f64, f64), &'static str)>;
 
-fn kept_times(dir: &Path) -> Kept {
-    let mut first: Vec<f64> = Vec::new();
-    let mut switch: Vec<f64> = Vec::new();
-    let entries = std::fs::read_dir(dir.join("results"))
-        .into_iter()
-        .flatten()
-        .flatten();
-    for entry in entries {
+fn kept_times(dir: &Path) -> (Kept, Kept) {
+    let (mut first, mut switch) = (Vec::new(), Vec::new());
+    let entries = std::fs::read_dir(dir.join("results"));
+    for entry in entries.into_iter().flatten().flatten() {
         let Some(built) = read_result(&entry.path()) else {
             continue;
         };
@@ -396,18 +353,8 @@ fn kept_times(dir: &Path) -> Kept {
             switch.push(total);
         }
     }
-    let range = |times: &[f64]| {
-        let low = times.iter().copied().fold(f64::INFINITY, f64::min);
-        let high = times.iter().copied().fold(0.0, f64::max);
-        (!times.is_empty()).then_some((
-            (low, high),
-            "from the step times kept in target/kernel/results/",
-        ))
-    };
-    Kept {
-        first: range(&first),
-        switch: range(&switch),
-    }
+    let from = "from the step times kept in target/kernel/results/";
+    (kept_range(&first, from), kept_range(&switch, from))
 }
 
 #[cfg(test)]
@@ -438,7 +385,10 @@ mod tests {
             note: None,
             line: 0,
         };
-        let compilers: Vec<Compiler<'_>> = vec![("1.85.0", Err("not installed: here is how"))];
+        let compilers = [Found {
+            id: "1.85.0".into(),
+            compiler: Err("not installed: here is how".into()),
+        }];
         let text = plan(
             &dir,
             std::slice::from_ref(&missing),
@@ -455,7 +405,7 @@ mod tests {
             text.contains("in all: 0-0 s; disk: about 0.0 GB more"),
             "{text}"
         );
-        assert!(kept_times(&dir).first.is_none());
+        assert!(kept_times(&dir).0.is_none());
 
         let results = dir.join("results");
         std::fs::create_dir_all(&results).unwrap();
@@ -473,8 +423,8 @@ mod tests {
         std::fs::write(results.join("d.json"), result(Real::Refused, &refused)).unwrap();
         let never = result(Real::NotRun, &[("rustavailable", 0.5), ("prepare", 999.0)]);
         std::fs::write(results.join("e.json"), never).unwrap();
-        let kept = kept_times(&dir);
-        assert_eq!(kept.first.map(|(range, _)| range), Some((100.0, 100.0)));
-        assert_eq!(kept.switch.map(|(range, _)| range), Some((40.5, 60.5)));
+        let (first, switch) = kept_times(&dir);
+        assert_eq!(first.map(|(range, _)| range), Some((100.0, 100.0)));
+        assert_eq!(switch.map(|(range, _)| range), Some((40.5, 60.5)));
     }
 }

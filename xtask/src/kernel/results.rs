@@ -34,7 +34,7 @@ pub(crate) fn result_entry(
     let mut hasher = StableHasher::new();
     hasher
         .field("kernel result v2")
-        .number(tree.0 .0)
+        .number(tree.0)
         .number(compiler.0)
         .field(library_identity.as_bytes())
         .field(tools_identity)

@@ -27,18 +27,6 @@ use std::path::{Path, PathBuf};
 /// The architecture the predictions and real builds are for (Kbuild's `ARCH`, `SRCARCH`).
 pub const HOST_ARCH: (&str, &str) = ("x86_64", "x86");
 
-/// Architectures whose minimums [`read`] asks the tree for, as Kbuild's `ARCH` and `SRCARCH`:
-/// the ones `min-tool-version.sh` has told apart so far, and x86_64.
-const ARCHES: &[(&str, &str)] = &[
-    HOST_ARCH,
-    ("arm64", "arm64"),
-    ("riscv", "riscv"),
-    ("loongarch", "loongarch"),
-    ("powerpc", "powerpc"),
-    ("s390", "s390"),
-    ("um", "um"),
-];
-
 /// How long `min-tool-version.sh` may take: it only prints a version.
 const SCRIPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
@@ -52,8 +40,8 @@ pub struct Tree {
     pub root: PathBuf,
     /// The version as its Makefile says: `6.12.118`, `7.3.0-rc7`.
     pub version: String,
-    /// The minimum tool versions per architecture, [`HOST_ARCH`] first.
-    pub minimums: Vec<Minimum>,
+    /// The minimum tool versions for [`HOST_ARCH`].
+    pub minimum: Minimum,
     /// `rust_allowed_features` of `scripts/Makefile.build`, in its order.
     pub allowed_features: Vec<String>,
     /// The words of `rust_common_cmd` that decide which features a crate outside `rust/` may
@@ -71,12 +59,8 @@ pub struct Tree {
 /// What `scripts/min-tool-version.sh` says for one architecture.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Minimum {
-    /// Kbuild's `ARCH`.
-    pub arch: String,
     pub rustc: Release,
     pub bindgen: Release,
-    /// LLVM's: clang's and lld's.
-    pub llvm: Release,
 }
 
 /// How Kbuild compiles a crate root.
@@ -109,14 +93,9 @@ pub struct CrateRoot {
 }
 
 impl Tree {
-    /// The minimums for `arch` (Kbuild's `ARCH`).
-    pub fn minimum(&self, arch: &str) -> Option<&Minimum> {
-        self.minimums.iter().find(|minimum| minimum.arch == arch)
-    }
-
     /// The minimum rustc for [`HOST_ARCH`].
     pub fn minimum_rustc(&self) -> Release {
-        self.minimums[0].rustc
+        self.minimum.rustc
     }
 
     /// The tree's Kconfig symbol named `cfg` (`CONFIG_RUSTC_HAS_X`), if its Kconfig has it.
@@ -180,10 +159,7 @@ pub fn read(root: &Path) -> anyhow::Result<Tree> {
     }
     let denied_lints = makefiles::denied_feature_lints(&text, &warn, werror);
     let kconfig = read_kconfig(&read_text(&root.join("init/Kconfig"))?, "init/Kconfig");
-    let minimums = ARCHES
-        .iter()
-        .map(|&(arch, srcarch)| minimum(root, arch, srcarch))
-        .collect::<anyhow::Result<_>>()?;
+    let minimum = minimum(root, HOST_ARCH.0, HOST_ARCH.1)?;
     let rust_makefile = read_text(&root.join("rust/Makefile"))?;
     let mut crates = Vec::new();
     for (path, build) in makefiles::crate_roots(root, &rust_makefile)? {
@@ -214,7 +190,7 @@ pub fn read(root: &Path) -> anyhow::Result<Tree> {
     Ok(Tree {
         root: root.to_path_buf(),
         version,
-        minimums,
+        minimum,
         allowed_features,
         driver_flags,
         denied_lints,
@@ -223,8 +199,7 @@ pub fn read(root: &Path) -> anyhow::Result<Tree> {
     })
 }
 
-/// Runs the tree's `scripts/min-tool-version.sh` for rustc, bindgen and LLVM, as Kbuild runs
-/// it (with `ARCH` and `SRCARCH` in the environment, under `sh`).
+/// Runs the tree's `scripts/min-tool-version.sh` for rustc and bindgen, as Kbuild runs it (with `ARCH` and `SRCARCH` in the environment, under `sh`).
 fn minimum(root: &Path, arch: &str, srcarch: &str) -> anyhow::Result<Minimum> {
     let script = root.join("scripts/min-tool-version.sh");
     let ask = |tool: &str| -> anyhow::Result<Release> {
@@ -249,10 +224,8 @@ fn minimum(root: &Path, arch: &str, srcarch: &str) -> anyhow::Result<Minimum> {
         })
     };
     Ok(Minimum {
-        arch: arch.to_string(),
         rustc: ask("rustc")?,
         bindgen: ask("bindgen")?,
-        llvm: ask("llvm")?,
     })
 }
 

@@ -51,7 +51,6 @@ pub(crate) fn run(
     progress("looking for the build tools");
     let mut log = |line: &str| progress(line);
     let mut run = Run {
-        results: dir.join("results"),
         tools: tools::find_tools(&dir, tools::BINDGEN),
         old_tools: None,
         provisioner: Provisioner::new(sh, dir.clone(), suites(pins, &compilers), &mut log),
@@ -111,7 +110,15 @@ pub(crate) fn find_compilers(
         .into_iter()
         .map(|availability| Found {
             id: availability.id().to_owned(),
-            compiler: compiler_of(availability),
+            compiler: match availability {
+                Availability::Found { toolchain, version } => Ok((toolchain, version)),
+                Availability::Broken { error, .. } => {
+                    Err(format!("the compiler does not work: {error}"))
+                }
+                Availability::Missing { install_hint, .. } => {
+                    Err(format!("not installed: {install_hint}"))
+                }
+            },
         })
         .collect())
 }
@@ -155,21 +162,10 @@ impl Found {
     }
 }
 
-/// A compiler found, or why there is none.
-fn compiler_of(availability: Availability) -> Result<(Toolchain, RustcVersion), String> {
-    match availability {
-        Availability::Found { toolchain, version } => Ok((toolchain, version)),
-        Availability::Broken { error, .. } => Err(format!("the compiler does not work: {error}")),
-        Availability::Missing { install_hint, .. } => Err(format!("not installed: {install_hint}")),
-    }
-}
-
 /// What every tree and pair of a run shares.
 struct Run<'a> {
     /// `target/kernel/`.
     dir: PathBuf,
-    /// `target/kernel/results/`: the kept facts, predictions and real results.
-    results: PathBuf,
     /// The build tools with today's bindgen.
     tools: anyhow::Result<Tools>,
     /// The tools with a bindgen older than 0.65, looked for once a tree needs them.
@@ -231,14 +227,24 @@ impl Run<'_> {
             .as_ref()
             .map_err(|error| format!("{error:#}"))
             .and_then(|tree| {
-                stamps::facts(&self.results, tree, use_cache).map_err(|error| format!("{error:#}"))
+                stamps::facts(&self.dir.join("results"), tree, use_cache, true)
+                    .map_err(|error| format!("{error:#}"))
             });
-        let entry = tree_entry(pin, provided.as_ref().ok(), &read);
-        if let Some(tree) = provided
-            .as_ref()
-            .ok()
-            .filter(|tree| tree.cost.0 + tree.cost.1 > 0.0)
-        {
+        let tree = provided.as_ref().ok();
+        let facts = read.as_ref().ok().map(|(facts, ..)| facts);
+        let entry = TreeJson {
+            id: pin.id.clone(),
+            version: facts.map(|facts| facts.version.clone()),
+            package: tree.and_then(|tree| tree.package.clone()),
+            source: tree.map(|tree| tree.identity.clone()),
+            sha256: tree.and_then(|tree| tree.sha256.clone()),
+            minimum_rustc: facts.map(|facts| facts.minimum_rustc.clone()),
+            allowed_features: facts
+                .map(|facts| facts.allowed_features.clone())
+                .unwrap_or_default(),
+            error: read.as_ref().err().cloned(),
+        };
+        if let Some(tree) = tree.filter(|tree| tree.cost.0 + tree.cost.1 > 0.0) {
             progress(&format!(
                 "tree {}: {:.1} MB fetched in {:.1} s, unpacked in {:.1} s",
                 pin.id,
@@ -284,7 +290,15 @@ impl Run<'_> {
             identity: compiler_identity(&rustc.launch, version),
             rustc,
         };
-        let prediction = self.predict(tree, &compiler);
+        let say = |line: &str| progress(&format!("{}: {line}", compiler.label));
+        let prediction = results::prediction(
+            &self.dir,
+            (&tree.pin.id, &tree.tree, tree.key),
+            &mut tree.rules,
+            (&compiler.toolchain.id, &compiler.rustc, compiler.identity),
+            self.settings.use_cache,
+            &say,
+        );
         let ready = self.ready(tree, &compiler)?;
         let (mut built, cached) = match &ready {
             Ok(ready) => self.build(tree, &compiler, ready),
@@ -298,23 +312,6 @@ impl Run<'_> {
             _ => None,
         };
         Ok(found.cell(&tree.pin.id, prediction, (built, cached), booted))
-    }
-
-    /// The pair's prediction: the one kept for this tree and compiler, else the probes' (kept).
-    fn predict(
-        &self,
-        tree: &mut TreeRun<'_>,
-        compiler: &PairCompiler<'_>,
-    ) -> Result<Prediction, String> {
-        let say = |line: &str| progress(&format!("{}: {line}", compiler.label));
-        results::prediction(
-            &self.dir,
-            (&tree.pin.id, &tree.tree, tree.key),
-            &mut tree.rules,
-            (&compiler.toolchain.id, &compiler.rustc, compiler.identity),
-            self.settings.use_cache,
-            &say,
-        )
     }
 
     /// The tools, the lock, the library sources, the cache entry and the wrapper of a pair's
@@ -337,7 +334,7 @@ impl Run<'_> {
             };
         let (identity, tools_identity) = (compiler.identity, &tools.identity);
         let entry = results::result_entry(
-            &self.results,
+            &self.dir.join("results"),
             tree.key,
             identity,
             &library.1,
@@ -440,7 +437,7 @@ impl Run<'_> {
         let cell = boot::Cell {
             dir: &self.dir,
             tree: (&tree.pin.id, &tree.tree.root, &tree.tree.identity),
-            keys: (tree.key.0 .0, compiler.identity.0),
+            keys: (tree.key.0, compiler.identity.0),
             launch: &compiler.rustc.launch,
             compiler: (&compiler.toolchain.id, compiler.version),
             library: (&ready.library.0, &ready.library.1),
@@ -454,27 +451,6 @@ impl Run<'_> {
         let (json, steps) = cell.run(&mut tree.opened_boot);
         built.steps.extend(steps);
         json
-    }
-}
-
-/// The report's entry for the tree `pin` names: what was `read` of it, or why nothing was.
-fn tree_entry(
-    pin: &TreePin,
-    tree: Option<&trees::Tree>,
-    read: &Result<(Facts, TreeKey, Option<crate::kernel::rules::Tree>), String>,
-) -> TreeJson {
-    let facts = read.as_ref().ok().map(|(facts, ..)| facts);
-    TreeJson {
-        id: pin.id.clone(),
-        version: facts.map(|facts| facts.version.clone()),
-        package: tree.and_then(|tree| tree.package.clone()),
-        source: tree.map(|tree| tree.identity.clone()),
-        sha256: tree.and_then(|tree| tree.sha256.clone()),
-        minimum_rustc: facts.map(|facts| facts.minimum_rustc.clone()),
-        allowed_features: facts
-            .map(|facts| facts.allowed_features.clone())
-            .unwrap_or_default(),
-        error: read.as_ref().err().cloned(),
     }
 }
 

@@ -16,7 +16,6 @@
 
 use super::rules::{self, Build, Prediction};
 use super::trees::Tree;
-use crate::catalog::Release;
 use crate::util::hash::{stat_stamp, tree_stamp, Key, StableHasher};
 use crate::util::json::{self, Deserialize, Serialize};
 use anyhow::Context;
@@ -43,14 +42,9 @@ pub(crate) const READ_WHOLE: &[&str] = &[
 ];
 
 /// A tree as its build reads it: the tree's identity and path, and the stamps of every file
-/// this module stamps. Two keys are equal only if no stamped file changed in between.
-///
-/// The one tree part of every kernel cache key: [`facts`] gives it (cheaply, from the kept
-/// facts, when nothing changed), and a cache puts it in its own hash beside what else its
-/// result depends on (`hasher.number(key.0 .0)`, as the results' key does with the compiler's
-/// identity, the library sources, the tools and the configuration recipe).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct TreeKey(pub Key);
+/// this module stamps; equal only if no stamped file changed in between. [`facts`] gives it
+/// (cheaply, from the kept facts, when nothing changed).
+pub(crate) type TreeKey = Key;
 
 /// What a run needs of a tree's rules before it probes anything, kept by [`facts`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,17 +72,10 @@ impl Facts {
         Facts {
             version: rules.version.clone(),
             minimum_rustc: rules.minimum_rustc().to_string(),
-            minimum_bindgen: rules
-                .minimum(rules::HOST_ARCH.0)
-                .map(|minimum| minimum.bindgen.to_string())
-                .unwrap_or_default(),
+            minimum_bindgen: rules.minimum.bindgen.to_string(),
             allowed_features: rules.allowed_features.clone(),
             crate_dirs,
         }
-    }
-
-    pub(crate) fn minimum_bindgen(&self) -> Option<Release> {
-        Release::parse(&self.minimum_bindgen)
     }
 }
 
@@ -116,7 +103,7 @@ fn base_stamp(tree: &Tree) -> anyhow::Result<Key> {
     Ok(hasher.finish())
 }
 
-/// Adds `file`'s name (relative to `root`) and stamp; a file that is not there has none.
+/// Adds `file`'s name (relative to `root`) and stamp (none when it is not there).
 fn stamp_file(hasher: &mut StableHasher, root: &Path, file: &Path) {
     let relative = file.strip_prefix(root).unwrap_or(file);
     hasher
@@ -147,7 +134,7 @@ fn full_key(tree: &Tree, base: Key, facts: &Facts) -> anyhow::Result<TreeKey> {
             above = parent.parent();
         }
     }
-    Ok(TreeKey(hasher.finish()))
+    Ok(hasher.finish())
 }
 
 /// Stamps the directory of a crate outside [`READ_WHOLE`]: its files, and whole each
@@ -180,22 +167,9 @@ fn reader() -> anyhow::Result<Key> {
 
 /// A tree's facts, its key and, when they had to be read, its rules: from `cache` when the
 /// stamps say nothing changed since they were read (and `read` allows it), else read from the
-/// tree ([`rules::read`]) and kept. An error is the rules' own (not a kernel tree, no Rust).
+/// tree ([`rules::read`]) and, when `keep` (`--dry-run` writes nothing), kept. An error is the
+/// rules' own (not a kernel tree, no Rust).
 pub(crate) fn facts(
-    cache: &Path,
-    tree: &Tree,
-    read: bool,
-) -> anyhow::Result<(Facts, TreeKey, Option<rules::Tree>)> {
-    facts_kept_or_not(cache, tree, read, true)
-}
-
-/// [`facts`] for `kernel --dry-run`: the same facts and key, and nothing written.
-pub(crate) fn facts_unkept(cache: &Path, tree: &Tree) -> anyhow::Result<(Facts, TreeKey)> {
-    let (facts, key, _) = facts_kept_or_not(cache, tree, true, false)?;
-    Ok((facts, key))
-}
-
-fn facts_kept_or_not(
     cache: &Path,
     tree: &Tree,
     read: bool,
@@ -222,12 +196,12 @@ fn facts_kept_or_not(
     let rules = rules::read(&tree.root)?;
     let facts = Facts::of(&rules);
     let key = full_key(tree, base, &facts)?;
-    let kept = Kept {
-        facts: facts.clone(),
-        key: key.0.to_string(),
-    };
     // A cache that cannot be written costs the next run a read of the rules, nothing else.
     if keep {
+        let kept = Kept {
+            facts: facts.clone(),
+            key: key.0.to_string(),
+        };
         let text = json::to_value(&kept).to_string();
         let _ = crate::util::files::write_atomically(&entry, text.as_bytes());
     }
@@ -245,7 +219,7 @@ struct Kept {
 fn prediction_entry(cache: &Path, tree: TreeKey, compiler: Key) -> anyhow::Result<PathBuf> {
     let key = StableHasher::new()
         .field("kernel prediction v1")
-        .number(tree.0 .0)
+        .number(tree.0)
         .number(compiler.0)
         .number(reader()?.0)
         .finish();

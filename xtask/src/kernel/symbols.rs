@@ -146,10 +146,8 @@ pub(crate) fn objects_of(tree: &Path, symbol: &str) -> Vec<String> {
                 .is_some_and(|stem| dir.join(format!("{stem}.rs")).is_file())
         };
         let object = |name: &str| relative.join(name).display().to_string();
-        for line in text.lines().filter(|line| line.contains(&needle)) {
-            let Some((_, names)) = assigned(line) else {
-                continue;
-            };
+        let lines = text.lines().filter(|line| line.contains(&needle));
+        for (_, names) in lines.filter_map(assigned) {
             for name in names.split_whitespace() {
                 let Some(stem) = name.strip_suffix(".o") else {
                     continue;

@@ -3,6 +3,7 @@
 //! system, bindgen of the version a tree asks for, and the wrapper through which Kbuild starts
 //! one compiler.
 
+use crate::catalog::Release;
 use crate::toolchains::loader::Launch;
 use crate::util::process::{self, Invocation};
 use anyhow::{anyhow, ensure, Context as _};
@@ -31,21 +32,12 @@ pub(crate) const OLD_BINDGEN: Bindgen = Bindgen {
     llvm: "15",
 };
 
-/// The first bindgen without `--size_t-is-usize`: a tree whose minimum is below it gets
-/// [`OLD_BINDGEN`].
-pub(crate) const SIZE_T_IS_USIZE_REMOVED: crate::catalog::Release =
-    crate::catalog::Release::new(0, 65, 0);
-
-/// The bindgen a tree is built with: [`OLD_BINDGEN`] where its minimum predates
-/// [`SIZE_T_IS_USIZE_REMOVED`], else [`BINDGEN`].
+/// The bindgen a tree is built with: [`OLD_BINDGEN`] where its minimum predates 0.65, the first
+/// bindgen without `--size_t-is-usize`, else [`BINDGEN`].
 pub(crate) fn bindgen_for(facts: &crate::kernel::stamps::Facts) -> Bindgen {
-    let old = facts
-        .minimum_bindgen()
-        .is_some_and(|bindgen| bindgen < SIZE_T_IS_USIZE_REMOVED);
-    if old {
-        OLD_BINDGEN
-    } else {
-        BINDGEN
+    match Release::parse(&facts.minimum_bindgen) {
+        Some(minimum) if minimum < Release::new(0, 65, 0) => OLD_BINDGEN,
+        _ => BINDGEN,
     }
 }
 

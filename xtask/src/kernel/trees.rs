@@ -5,7 +5,7 @@
 //! marker, with the `.deb`'s SHA-256, is in place), or a local checkout used where it is.
 
 use crate::toolchains::debian::Provisioner;
-use crate::toolchains::extracted::{self, Wanted};
+use crate::toolchains::extracted::{self, Marker, Wanted};
 use crate::toolchains::pins::{TreePin, TreeSource};
 use anyhow::{ensure, Context};
 use std::path::{Path, PathBuf};
@@ -26,6 +26,30 @@ pub(crate) struct Tree {
     pub cost: (f64, f64, u64),
 }
 
+impl Tree {
+    /// A local checkout at `root`, used where it is.
+    pub(crate) fn local(root: PathBuf) -> Tree {
+        Tree {
+            identity: format!("local tree {}", root.display()),
+            root,
+            package: None,
+            sha256: None,
+            cost: (0.0, 0.0, 0),
+        }
+    }
+
+    /// A Debian tree unpacked at `root`, as its `marker` says.
+    pub(crate) fn unpacked(root: PathBuf, marker: &Marker, cost: (f64, f64, u64)) -> Tree {
+        Tree {
+            root,
+            identity: marker.identity(),
+            package: Some(format!("{}={}", marker.package, marker.version)),
+            sha256: Some(marker.sha256.clone()),
+            cost,
+        }
+    }
+}
+
 /// Provides the tree `pin` names: unpacks a Debian tree (once; a complete copy is reused), or
 /// checks that a local path is a kernel tree.
 pub(crate) fn provide(provisioner: &mut Provisioner<'_>, pin: &TreePin) -> anyhow::Result<Tree> {
@@ -34,13 +58,7 @@ pub(crate) fn provide(provisioner: &mut Provisioner<'_>, pin: &TreePin) -> anyho
             let root = std::fs::canonicalize(path)
                 .with_context(|| format!("the tree `{}`: {}", pin.id, path.display()))?;
             check_kernel_tree(&root)?;
-            Ok(Tree {
-                identity: format!("local tree {}", root.display()),
-                root,
-                package: None,
-                sha256: None,
-                cost: (0.0, 0.0, 0),
-            })
+            Ok(Tree::local(root))
         }
         TreeSource::Debian(source) => {
             let suites = source.suites();
@@ -67,20 +85,9 @@ pub(crate) fn provide(provisioner: &mut Provisioner<'_>, pin: &TreePin) -> anyho
                 .context("the tree's marker names no directory")?;
             let root = extracted.prefix.join(tree);
             check_kernel_tree(&root)?;
-            Ok(Tree {
-                root,
-                identity: extracted.marker.identity(),
-                package: Some(format!(
-                    "{}={}",
-                    extracted.marker.package, extracted.marker.version
-                )),
-                sha256: Some(extracted.marker.sha256.clone()),
-                cost: (
-                    extracted.seconds.0,
-                    extracted.seconds.1,
-                    extracted.fetched_bytes,
-                ),
-            })
+            let (fetch, unpack) = extracted.seconds;
+            let cost = (fetch, unpack, extracted.fetched_bytes);
+            Ok(Tree::unpacked(root, &extracted.marker, cost))
         }
     }
 }

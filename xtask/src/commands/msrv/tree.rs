@@ -72,7 +72,7 @@ pub fn answer(
     let mut provisioner = Provisioner::new(sh, dir.clone(), Vec::new(), &mut log);
     let tree = trees::provide(&mut provisioner, &pin)?;
     let results = dir.join("results");
-    let (facts, tree_key, mut rules) = stamps::facts(&results, &tree, true)?;
+    let (facts, tree_key, mut rules) = stamps::facts(&results, &tree, true, true)?;
     let tools = tools::find_tools(&dir, tools::bindgen_for(&facts));
     let found = discover(
         sh,

@@ -7,7 +7,6 @@
 
 use crate::kernel::boot::qemu::{self, Accel, Host, Qemu};
 use crate::kernel::boot::{self, load, NOT_RUN};
-use crate::kernel::build::BUILD_MARKER;
 use std::path::{Path, PathBuf};
 
 /// What the boot stage costs when nothing measured says otherwise (two loaded cores, `-j 2`):
@@ -114,7 +113,7 @@ impl BootPlan {
             if count == 0 {
                 continue;
             }
-            let range = (low * count as f64, high * count as f64);
+            let range = super::times((low, high), count);
             total = (total.0 + range.0, total.1 + range.1);
             lines.push(format!(
                 "{count} {what}: {} ({:.0}-{:.0} s each, {from})",
@@ -137,14 +136,6 @@ impl BootPlan {
     }
 }
 
-/// Whether the tree `id`'s boot build directory is built for this tree and these tools, so
-/// that its next image is a switch.
-pub(super) fn prepared(dir: &Path, id: &str, identity: &str, tools: &str) -> bool {
-    let marker = std::fs::read_to_string(dir.join("boot").join(id).join(BUILD_MARKER));
-    let wanted = format!("{identity}\n{}\n", boot::marker_tools(tools));
-    marker.is_ok_and(|marker| marker == wanted)
-}
-
 /// The range of the boot times kept with the verdicts under `dir/results/` (`boot-*.json`).
 fn kept_boot_seconds(dir: &Path) -> Option<((f64, f64), &'static str)> {
     let entries = std::fs::read_dir(dir.join("results")).into_iter().flatten();
@@ -153,12 +144,7 @@ fn kept_boot_seconds(dir: &Path) -> Option<((f64, f64), &'static str)> {
         .filter(|entry| entry.file_name().to_string_lossy().starts_with("boot-"))
         .filter_map(|entry| load(&entry.path())?.seconds)
         .collect();
-    let low = times.iter().copied().fold(f64::INFINITY, f64::min);
-    let high = times.iter().copied().fold(0.0, f64::max);
-    (!times.is_empty()).then_some((
-        (low, high),
-        "from the boot times kept in target/kernel/results/",
-    ))
+    super::kept_range(&times, "from the boot times kept in target/kernel/results/")
 }
 
 #[cfg(test)]

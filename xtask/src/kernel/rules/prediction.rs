@@ -21,11 +21,8 @@ use std::time::Duration;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Predicted {
-    /// The compiler meets the tree's minimum and every probe builds.
     Pass,
-    /// Some probe fails.
     Fail,
-    /// The compiler is below the tree's minimum: the tree's own check refuses it.
     Refused,
 }
 
@@ -45,7 +42,8 @@ impl Predicted {
 pub struct Prediction {
     /// Whether the compiler's release is at least the tree's minimum for the host architecture.
     pub minimum_met: bool,
-    /// `Refused` below the minimum, else `Pass` when every crate root's probe builds.
+    /// `Refused` below the minimum (the tree's own check refuses it), else `Pass` when every
+    /// crate root's probe builds.
     pub predicted: Predicted,
     /// One per crate root, in the tree's order.
     pub crates: Vec<CratePrediction>,
@@ -130,12 +128,6 @@ pub(crate) fn enabled_features(
     (enabled, undecided)
 }
 
-#[derive(Clone, Debug)]
-struct Outcome {
-    success: bool,
-    errors: Vec<String>,
-}
-
 /// Predicts how `rustc` fares with `tree`: one probe per crate root (identical probes compiled
 /// once), in `directory` (created; the caller removes it). An error is a probe that could not
 /// be run or judged (a crash, a kill), never a compiler's verdict.
@@ -148,7 +140,7 @@ pub fn predict(
     std::fs::create_dir_all(directory)
         .with_context(|| format!("creating {}", directory.display()))?;
     let minimum_met = rustc.release >= tree.minimum_rustc();
-    let mut seen: BTreeMap<Probe, Outcome> = BTreeMap::new();
+    let mut seen: BTreeMap<Probe, (bool, Vec<String>)> = BTreeMap::new();
     let mut crates = Vec::new();
     for krate in &tree.crates {
         let (features, undecided) = enabled_features(tree, krate, rustc.release);
@@ -163,7 +155,8 @@ pub fn predict(
             .filter(|lint| !krate.allowed_lints.contains(lint))
             .cloned()
             .collect();
-        let mut outcome = |bootstrap| -> anyhow::Result<Outcome> {
+        // Whether the probe builds, and its errors.
+        let mut outcome = |bootstrap| -> anyhow::Result<(bool, Vec<String>)> {
             let key = Probe {
                 features: features.clone(),
                 flags: flags.clone(),
@@ -179,17 +172,17 @@ pub fn predict(
             seen.insert(key, outcome.clone());
             Ok(outcome)
         };
-        let (with, without) = (outcome(true)?, outcome(false)?);
+        let ((builds, errors), (without, _)) = (outcome(true)?, outcome(false)?);
         crates.push(CratePrediction {
             root: krate.root.clone(),
             features,
-            predicted: if with.success {
+            predicted: if builds {
                 Predicted::Pass
             } else {
                 Predicted::Fail
             },
-            needs_bootstrap: with.success && !without.success,
-            errors: with.errors,
+            needs_bootstrap: builds && !without,
+            errors,
             undecided,
         });
     }
@@ -226,7 +219,7 @@ fn compile(
     probe: &Probe,
     directory: &Path,
     timeout: Duration,
-) -> anyhow::Result<Outcome> {
+) -> anyhow::Result<(bool, Vec<String>)> {
     let names: Vec<&str> = probe.features.iter().map(String::as_str).collect();
     let extern_crates: &[&str] = if probe.loads_proc_macro {
         &["proc_macro"]
@@ -297,8 +290,5 @@ fn compile(
             }),
         );
     }
-    Ok(Outcome {
-        success: output.success(),
-        errors,
-    })
+    Ok((output.success(), errors))
 }

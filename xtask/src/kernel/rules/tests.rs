@@ -96,10 +96,7 @@ fn reads_6_12() {
             "-Zcrate-attr='feature($(rust_allowed_features))'"
         ]));
     assert_eq!(tree.minimum_rustc(), Release::new(1, 78, 0));
-    assert_eq!(
-        tree.minimum("x86_64").unwrap().bindgen,
-        Release::new(0, 65, 1)
-    );
+    assert_eq!(tree.minimum.bindgen, Release::new(0, 65, 1));
     let kernel = krate(&tree, "rust/kernel/lib.rs");
     assert_eq!(kernel.build, Build::Library);
     assert_eq!(
@@ -155,15 +152,11 @@ fn reads_7_3() {
     );
     // 7.3's min-tool-version.sh tells architectures apart.
     assert_eq!(tree.minimum_rustc(), Release::new(1, 85, 0));
-    assert_eq!(
-        tree.minimum("powerpc").unwrap().rustc,
-        Release::new(1, 95, 0)
-    );
-    assert_eq!(tree.minimum("s390").unwrap().rustc, Release::new(1, 96, 0));
-    assert_eq!(
-        tree.minimum("x86_64").unwrap().bindgen,
-        Release::new(0, 71, 1)
-    );
+    let powerpc = minimum(&root, "powerpc", "powerpc").unwrap();
+    assert_eq!(powerpc.rustc, Release::new(1, 95, 0));
+    let s390 = minimum(&root, "s390", "s390").unwrap();
+    assert_eq!(s390.rustc, Release::new(1, 96, 0));
+    assert_eq!(tree.minimum.bindgen, Release::new(0, 71, 1));
     let kernel = krate(&tree, "rust/kernel/lib.rs");
     let file_with_nul = kernel
         .features

@@ -130,18 +130,18 @@ fn a_tree_changed_after_unpacking_is_read_again_under_another_key() {
         identity: "linux-source-6.12=6.12.118-1 (trixie-security)".into(),
         ..local(&root.join("tree"))
     };
-    let (facts_read, key, rules) = facts(&cache, &tree, true).unwrap();
+    let (facts_read, key, rules) = facts(&cache, &tree, true, true).unwrap();
     assert!(rules.is_some(), "nothing was kept yet");
     assert_eq!(facts_read.minimum_rustc, "1.78.0");
-    let (kept, again, rules) = facts(&cache, &tree, true).unwrap();
+    let (kept, again, rules) = facts(&cache, &tree, true, true).unwrap();
     assert!(rules.is_none(), "read again though nothing changed");
     assert_eq!((kept, again), (facts_read.clone(), key));
     // --no-cache reads the rules.
-    assert!(facts(&cache, &tree, false).unwrap().2.is_some());
+    assert!(facts(&cache, &tree, false, true).unwrap().2.is_some());
     let script = tree.root.join("scripts/min-tool-version.sh");
     let text = std::fs::read_to_string(&script).unwrap();
     std::fs::write(&script, text.replacen("echo 1.78.0", "echo 1.99.0", 1)).unwrap();
-    let (changed, changed_key, rules) = facts(&cache, &tree, true).unwrap();
+    let (changed, changed_key, rules) = facts(&cache, &tree, true, true).unwrap();
     assert!(rules.is_some());
     assert_eq!(changed.minimum_rustc, "1.99.0");
     assert_ne!(changed_key, key);
@@ -163,11 +163,11 @@ fn a_prediction_is_kept_by_tree_and_compiler() {
             undecided: Vec::new(),
         }],
     };
-    let (tree, compiler) = (TreeKey(Key(1)), Key(2));
+    let (tree, compiler) = (Key(1), Key(2));
     assert_eq!(kept_prediction(&cache, tree, compiler), None);
     keep_prediction(&cache, tree, compiler, &prediction).unwrap();
     assert_eq!(kept_prediction(&cache, tree, compiler), Some(prediction));
-    assert_eq!(kept_prediction(&cache, TreeKey(Key(3)), compiler), None);
+    assert_eq!(kept_prediction(&cache, Key(3), compiler), None);
     assert_eq!(kept_prediction(&cache, tree, Key(3)), None);
     std::fs::remove_dir_all(cache).unwrap();
 }
