@@ -188,7 +188,7 @@ pub(crate) fn facts(
             .and_then(|text| json::read::<Kept>(&text).ok());
         if let Some(kept) = kept {
             let key = full_key(tree, base, &kept.facts)?;
-            if kept.key == key.0.to_string() {
+            if kept.key == key.to_string() {
                 return Ok((kept.facts, key, None));
             }
         }
@@ -200,7 +200,7 @@ pub(crate) fn facts(
     if keep {
         let kept = Kept {
             facts: facts.clone(),
-            key: key.0.to_string(),
+            key: key.to_string(),
         };
         let text = json::to_value(&kept).to_string();
         let _ = crate::util::files::write_atomically(&entry, text.as_bytes());

@@ -19,6 +19,7 @@ pub(crate) struct KernelJson {
     /// The tools the cells' builds ran with, each set once with its trees.
     #[serde(deserialize_with = "json::nullable")]
     pub tools: Option<String>,
+    /// Why the build tools are missing, if they are.
     #[serde(deserialize_with = "json::nullable")]
     pub tools_error: Option<String>,
     /// Wall time of the run.
