@@ -174,3 +174,59 @@ pub(crate) fn tiny_tree(name: &str, examples: &[&str]) -> PathBuf {
     std::fs::write(root.join("toolchains.toml"), ONE_PIN).unwrap();
     root
 }
+
+/// Asserts that a report's JSON layout in the page `page` names every member `written` has and
+/// no other. The layout is the ```text block after the last of `markers`, each looked for after
+/// the one before. Names that are data, not layout, are left out: in `written`, the keys that
+/// `data(parent, key)` picks, `parent` being the key whose object holds them (None at the top
+/// and in arrays); in the block, the `examples` it shows as such keys.
+pub(crate) fn assert_json_layout_documented(
+    page: &str,
+    what: &str,
+    markers: &[&str],
+    examples: &[&str],
+    written: &crate::util::json::Value,
+    data: &dyn Fn(Option<&str>, &str) -> bool,
+) {
+    use crate::util::json::Value;
+    use std::collections::BTreeSet;
+    fn keys(
+        value: &Value,
+        parent: Option<&str>,
+        data: &dyn Fn(Option<&str>, &str) -> bool,
+        into: &mut BTreeSet<String>,
+    ) {
+        match value {
+            Value::Object(members) => {
+                for (key, member) in members {
+                    if !data(parent, key) {
+                        into.insert(key.clone());
+                    }
+                    keys(member, Some(key), data, into);
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|item| keys(item, None, data, into)),
+            _ => {}
+        }
+    }
+    let mut members = BTreeSet::new();
+    keys(written, None, data, &mut members);
+    let text = std::fs::read_to_string(project_root().join(page)).unwrap();
+    let block = markers
+        .iter()
+        .chain(&["```text\n"])
+        .try_fold(text.as_str(), |rest, marker| rest.split(marker).nth(1))
+        .and_then(|rest| rest.split("\n```").next())
+        .unwrap_or_else(|| panic!("{page} documents the {what} report's JSON in a ```text block"));
+    let mut documented = BTreeSet::new();
+    for part in block.split('"').collect::<Vec<_>>().windows(2) {
+        if part[1].starts_with(':') && !part[0].contains(' ') && !examples.contains(&part[0]) {
+            documented.insert(part[0].to_string());
+        }
+    }
+    assert!(members.len() > 10, "{members:?}");
+    assert_eq!(
+        documented, members,
+        "{page}'s {what} JSON layout and to_json differ"
+    );
+}

@@ -294,3 +294,28 @@ fn an_audit_read_back_from_its_json_prints_as_it_did() {
     let read = AuditReport::from_json(&json::to_pretty(&value)).unwrap();
     assert_eq!(read.lint, report.lint);
 }
+
+#[test]
+fn the_docs_document_every_key_and_no_other() {
+    // The recorded audit: every toolchain answered, its lines have attributes, a target, kconfig
+    // thresholds and findings.
+    let recorded = project_root().join(crate::docs::audit_sample::AUDIT_REPORT);
+    let mut report = AuditReport::from_json(&std::fs::read_to_string(recorded).unwrap()).unwrap();
+    // No feature of it was probed alone; one shows that member's layout. Its `errors` finding
+    // list is empty, but written as `removable` and `dead` are.
+    let Probed::Answered(answer) = &mut report.columns[0].probed else {
+        panic!("the recorded audit's first toolchain answered");
+    };
+    answer
+        .breakers
+        .push(("staged_api".into(), "error[E0658]".into()));
+    crate::tests::support::assert_json_layout_documented(
+        "docs/audit.md",
+        "audit",
+        &["The JSON report (`--format json`):"],
+        &["inline_const", "target_arch"],
+        &report.to_json(),
+        // A toolchain's features and the target's cfgs are keyed by name.
+        &|parent, _| matches!(parent, Some("features" | "target")),
+    );
+}

@@ -125,40 +125,16 @@ fn people_read_places_items_and_why_there_are_none() {
 
 #[test]
 fn the_readme_documents_every_key_and_no_other() {
-    fn keys(value: &Value, into: &mut std::collections::BTreeSet<String>) {
-        match value {
-            Value::Object(members) => {
-                for (key, member) in members {
-                    // Toolchain ids are data, not layout.
-                    if !key.starts_with('t') || key.len() > 2 {
-                        into.insert(key.clone());
-                    }
-                    keys(member, into);
-                }
-            }
-            Value::Array(items) => items.iter().for_each(|item| keys(item, into)),
-            _ => {}
-        }
-    }
-    let mut written = std::collections::BTreeSet::new();
-    keys(&report().to_json(), &mut written);
-    let readme = std::fs::read_to_string(crate::project_root().join("docs/audit.md")).unwrap();
-    let section = readme
-        .split("## Where each feature is used")
-        .nth(1)
-        .and_then(|rest| rest.split("The JSON report (`--format json`):").nth(1))
-        .and_then(|rest| rest.split("```text\n").nth(1))
-        .and_then(|rest| rest.split("\n```").next())
-        .expect("docs/audit.md documents the usage report's JSON in a ```text block");
-    let mut documented = std::collections::BTreeSet::new();
-    for part in section.split('"').collect::<Vec<_>>().windows(2) {
-        if part[1].starts_with(':') && !part[0].contains(' ') && part[0] != "1.95.0" {
-            documented.insert(part[0].to_string());
-        }
-    }
-    assert!(written.len() > 10, "{written:?}");
-    assert_eq!(
-        documented, written,
-        "docs/audit.md's usage JSON layout and to_json differ"
+    crate::tests::support::assert_json_layout_documented(
+        "docs/audit.md",
+        "usage",
+        &[
+            "## Where each feature is used",
+            "The JSON report (`--format json`):",
+        ],
+        &["1.95.0"],
+        &report().to_json(),
+        // Toolchain ids are data, not layout.
+        &|_, key| key.starts_with('t') && key.len() <= 2,
     );
 }
