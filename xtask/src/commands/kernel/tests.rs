@@ -10,7 +10,6 @@ use crate::kernel::report::json::{KernelJson, TreeJson};
 use crate::kernel::rules::{CratePrediction, Predicted, Prediction};
 use crate::kernel::trees;
 use crate::kernel::{said, symbols, tools};
-use crate::util::json::Value;
 use std::path::{Path, PathBuf};
 use xshell::cmd;
 
@@ -396,38 +395,13 @@ fn the_report_names_the_tools_each_cell_really_ran_with() {
 
 #[test]
 fn the_readme_documents_every_key_of_the_json_and_no_other() {
-    fn keys(value: &Value, into: &mut std::collections::BTreeSet<String>) {
-        match value {
-            Value::Object(members) => {
-                for (key, member) in members {
-                    into.insert(key.clone());
-                    keys(member, into);
-                }
-            }
-            Value::Array(items) => items.iter().for_each(|item| keys(item, into)),
-            _ => {}
-        }
-    }
-    let mut written = std::collections::BTreeSet::new();
-    keys(&crate::util::json::to_value(&report()), &mut written);
-    let readme = std::fs::read_to_string(crate::project_root().join("docs/kernel.md")).unwrap();
-    let section = readme
-        .split("# Real kernel trees")
-        .nth(1)
-        .and_then(|rest| rest.split("The JSON report (`--format json`):").nth(1))
-        .and_then(|rest| rest.split("```text\n").nth(1))
-        .and_then(|rest| rest.split("\n```").next())
-        .expect("docs/kernel.md documents the kernel report's JSON in a ```text block");
-    let mut documented = std::collections::BTreeSet::new();
-    for part in section.split('"').collect::<Vec<_>>().windows(2) {
-        if part[1].starts_with(':') && !part[0].contains(' ') {
-            documented.insert(part[0].to_string());
-        }
-    }
-    assert!(written.len() > 20, "{written:?}");
-    assert_eq!(
-        documented, written,
-        "docs/kernel.md's kernel JSON layout and to_json differ"
+    crate::tests::support::assert_json_layout_documented(
+        "docs/kernel.md",
+        "kernel",
+        &["# Real kernel trees", "The JSON report (`--format json`):"],
+        &[],
+        &crate::util::json::to_value(&report()),
+        &|_, _| false,
     );
 }
 
