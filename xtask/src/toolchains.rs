@@ -14,13 +14,3 @@ pub(crate) mod loader;
 pub(crate) mod pins;
 pub(crate) mod provision;
 pub(crate) mod version;
-
-use std::path::{Path, PathBuf};
-
-/// The paths of the entries of `dir`, sorted; none where it cannot be read.
-pub(crate) fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
-    let entries = std::fs::read_dir(dir).into_iter().flatten();
-    let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    paths.sort();
-    paths
-}

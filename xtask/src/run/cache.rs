@@ -293,7 +293,7 @@ pub fn compiler_identity(launch: &Launch, version: &RustcVersion) -> Key {
             sysroot.join("lib/rustlib").join(&version.host).join("bin"),
         ];
         for directory in libraries {
-            let files = crate::toolchains::sorted_entries(&directory).into_iter();
+            let files = crate::util::files::sorted_entries(&directory).into_iter();
             for file in files.filter(|path| path.is_file()) {
                 hasher
                     .field(file.to_string_lossy().as_bytes())

@@ -378,11 +378,7 @@ fn find_linker(availabilities: &[Availability]) -> anyhow::Result<PathBuf> {
         let home = std::env::var_os("RUSTUP_HOME")
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".rustup")))?;
-        let mut toolchains: Vec<PathBuf> = std::fs::read_dir(home.join("toolchains"))
-            .ok()?
-            .filter_map(|entry| Some(entry.ok()?.path()))
-            .collect();
-        toolchains.sort();
+        let toolchains = crate::util::files::sorted_entries(&home.join("toolchains"));
         toolchains.into_iter().find_map(|toolchain| {
             let hosts = std::fs::read_dir(toolchain.join("lib/rustlib")).ok()?;
             hosts

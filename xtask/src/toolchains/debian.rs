@@ -551,7 +551,7 @@ fn answer(
 
 /// Every complete compiler prefix under `root`'s `debian/`, with its marker's compiler, sorted.
 pub(crate) fn provisioned_prefixes(root: &Path) -> Vec<(PathBuf, DebianSource)> {
-    crate::toolchains::sorted_entries(&root.join("debian"))
+    crate::util::files::sorted_entries(&root.join("debian"))
         .into_iter()
         // Not a staging directory (`.NAME.partial-PID`), whose marker is written before its check.
         .filter(|prefix| {

@@ -65,7 +65,7 @@ pub(crate) fn damaged(prefix: &Path) -> anyhow::Result<Vec<String>> {
 
 /// Every provisioned prefix under `root`: each under `debian/`, and qemu's.
 pub(crate) fn provisioned_prefixes(root: &Path) -> Vec<PathBuf> {
-    let debian = super::sorted_entries(&root.join("debian"));
+    let debian = crate::util::files::sorted_entries(&root.join("debian"));
     let debian = debian
         .into_iter()
         .filter(|path| !path.ends_with("downloads"));
@@ -80,7 +80,7 @@ pub(crate) fn provisioned_prefixes(root: &Path) -> Vec<PathBuf> {
 pub(crate) fn kernel_prefixes(kernel_dir: &Path) -> Vec<PathBuf> {
     ["trees", "library"]
         .iter()
-        .flat_map(|kind| super::sorted_entries(&kernel_dir.join(kind)))
+        .flat_map(|kind| crate::util::files::sorted_entries(&kernel_dir.join(kind)))
         .filter(|path| path.is_dir())
         .collect()
 }

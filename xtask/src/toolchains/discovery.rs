@@ -368,7 +368,7 @@ pub fn library_path_env(rustc: &Path) -> Vec<(String, String)> {
     let Some(prefix) = rustc.parent().and_then(Path::parent) else {
         return Vec::new();
     };
-    let mut dirs = super::sorted_entries(&prefix.join("lib"));
+    let mut dirs = crate::util::files::sorted_entries(&prefix.join("lib"));
     dirs.retain(|dir| holds(dir, "librustc_driver-", ".so"));
     if dirs.is_empty() {
         return Vec::new();
@@ -455,11 +455,11 @@ fn answer_stamps(toolchain: &Toolchain) -> Option<String> {
     let sysroot = launch.rustc.parent()?.parent()?;
     let mut files = vec![launch.rustc.clone()];
     files.extend(launch.loader.iter().map(|loader| loader.program.clone()));
-    let targets = super::sorted_entries(&sysroot.join("lib/rustlib"));
+    let targets = crate::util::files::sorted_entries(&sysroot.join("lib/rustlib"));
     let targets = targets.into_iter().map(|target| target.join("lib"));
     let directories = [sysroot.join("lib"), sysroot.join("lib/x86_64-linux-gnu")];
     for directory in directories.into_iter().chain(targets) {
-        files.extend(super::sorted_entries(&directory));
+        files.extend(crate::util::files::sorted_entries(&directory));
     }
     files.sort();
     let mut stamps = String::new();

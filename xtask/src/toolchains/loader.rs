@@ -126,7 +126,7 @@ pub(crate) fn host_glibc() -> GlibcVersion {
 pub(crate) fn library_dirs(prefix: &Path) -> Vec<PathBuf> {
     ["usr/lib", "lib"]
         .iter()
-        .flat_map(|base| super::sorted_entries(&prefix.join(base)))
+        .flat_map(|base| crate::util::files::sorted_entries(&prefix.join(base)))
         .filter(|path| {
             let name = path.file_name().unwrap_or_default().to_string_lossy();
             name.contains("-linux-") && path.is_dir()

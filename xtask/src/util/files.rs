@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Opens `path` for reading if it is a regular file (after symbolic links), with its metadata.
@@ -116,6 +116,14 @@ pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> anyhow::Result<(
         let _ = fs::remove_file(&temporary);
         format!("renaming {} to {}", temporary.display(), path.display())
     })
+}
+
+/// The paths of the entries of `dir`, sorted; none where it cannot be read.
+pub(crate) fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
+    let entries = std::fs::read_dir(dir).into_iter().flatten();
+    let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    paths.sort();
+    paths
 }
 
 #[cfg(test)]

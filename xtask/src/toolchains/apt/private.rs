@@ -233,7 +233,7 @@ impl PrivateApt {
             .output()
             .context("running apt-get update (is this a Debian-like system?)")?;
         let stderr = String::from_utf8_lossy(&output.stderr);
-        let lists = crate::toolchains::sorted_entries(&self.dir.join("lists"));
+        let lists = crate::util::files::sorted_entries(&self.dir.join("lists"));
         // A verified `InRelease` of `suite` in the lists.
         let has_index = |suite: &str| {
             let wanted = format!("_dists_{suite}_InRelease");
