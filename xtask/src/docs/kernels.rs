@@ -309,22 +309,15 @@ fn across_trees_section(page: &mut String, trees: &[TreeData]) {
              `cfg_attr`s follow the compiler (`init/Kconfig`'s `RUSTC_HAS_*`); between the \
              compilers probed:\n\n",
         );
-        for CompilerChange {
-            tree,
-            before,
-            release,
-            began,
-            stopped,
-        } in &changes
-        {
+        for change in &changes {
             let _ = writeln!(
                 page,
                 "- {}: by {} (not on {}), begins {}, stops {}.",
-                escape_markdown(tree),
-                escape_markdown(release),
-                escape_markdown(before),
-                code_list(began),
-                code_list(stopped)
+                escape_markdown(&change.tree),
+                escape_markdown(&change.release),
+                escape_markdown(&change.before),
+                code_list(&change.began),
+                code_list(&change.stopped)
             );
         }
         page.push('\n');
@@ -345,36 +338,22 @@ fn in_the_shim(feature: &str) -> String {
 /// A crate root other than the kernel crate and its features, each the catalog excludes with
 /// the reason (a whole crate's once, after its name).
 fn other_root_line(root: &str, features: &[String]) -> String {
+    let excluded = |excluded: &dyn Fn(&catalog::excluded::Exclusion) -> bool, name: &str| {
+        let code = markdown_code(name);
+        match catalog::EXCLUDED
+            .iter()
+            .find(|exclusion| excluded(exclusion))
+        {
+            Some(exclusion) => format!("{code} (not taught: {})", exclusion.reason),
+            None => code,
+        }
+    };
     let names: Vec<String> = features
         .iter()
-        .map(|feature| {
-            let excluded = catalog::EXCLUDED
-                .iter()
-                .find(|exclusion| exclusion.feature.is_some() && exclusion.covers(feature, root));
-            match excluded {
-                Some(exclusion) => {
-                    format!(
-                        "{} (not taught: {})",
-                        markdown_code(feature),
-                        exclusion.reason
-                    )
-                }
-                None => markdown_code(feature),
-            }
-        })
+        .map(|feature| excluded(&|e| e.feature.is_some() && e.covers(feature, root), feature))
         .collect();
-    let whole = catalog::EXCLUDED
-        .iter()
-        .find(|exclusion| exclusion.feature.is_none() && exclusion.crate_root == root);
-    match whole {
-        Some(exclusion) => format!(
-            "- {} (not taught: {}): {}",
-            markdown_code(root),
-            exclusion.reason,
-            names.join(", ")
-        ),
-        None => format!("- {}: {}", markdown_code(root), names.join(", ")),
-    }
+    let whole = excluded(&|e| e.feature.is_none() && e.crate_root == root, root);
+    format!("- {whole}: {}", names.join(", "))
 }
 
 /// The names `names` as code, or `none`.
@@ -447,15 +426,10 @@ fn tree_section(page: &mut String, data: &TreeData) {
             escape_markdown(real)
         ));
     }
-    let _ = writeln!(
-        page,
-        "- Compilers: {}.",
-        if built.is_empty() {
-            "none in that run".to_string()
-        } else {
-            built.join("; ")
-        }
-    );
+    if built.is_empty() {
+        built.push("none in that run".into());
+    }
+    let _ = writeln!(page, "- Compilers: {}.", built.join("; "));
     if let Some(line) = boot::boot_line(&data.boots) {
         let _ = writeln!(page, "{line}");
     }

@@ -5,7 +5,9 @@
 pub(crate) mod json;
 
 use super::build::{why, Built, Real};
-use crate::kernel::report::json::{BootJson, CellJson, CrateJson, KernelJson, StepJson};
+use crate::kernel::report::json::{
+    BootJson, CellJson, CrateJson, KernelJson, StepJson, BOOT_FAIL, BOOT_NOT_RUN,
+};
 use crate::kernel::rules::{Predicted, Prediction};
 use crate::util::output::{escape, escape_markdown, Style, Table};
 use crate::Verdict;
@@ -57,7 +59,7 @@ pub(crate) fn boot_finding(cell: &CellJson) -> bool {
         && cell
             .boot
             .as_ref()
-            .is_some_and(|boot| boot.result == super::boot::FAIL)
+            .is_some_and(|boot| boot.result == BOOT_FAIL)
 }
 
 impl KernelJson {
@@ -99,7 +101,7 @@ impl KernelJson {
                 || cell
                     .boot
                     .as_ref()
-                    .is_some_and(|boot| boot.result == crate::kernel::boot::NOT_RUN)
+                    .is_some_and(|boot| boot.result == BOOT_NOT_RUN)
         });
         Verdict::failure_if(!self.findings().is_empty() || (strict && not_run))
     }

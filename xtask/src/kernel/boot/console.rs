@@ -259,18 +259,6 @@ impl Ktap {
                 .map(move |case| (suite.name.as_str(), case))
         })
     }
-
-    /// Suites that failed as a whole though no case of theirs did (a suite's init failing).
-    pub(crate) fn failed_suites_without_failed_cases(&self) -> Vec<&str> {
-        self.suites
-            .iter()
-            .filter(|suite| {
-                suite.result == Some(Outcome::Fail)
-                    && !suite.cases.iter().any(|case| case.outcome == Outcome::Fail)
-            })
-            .map(|suite| suite.name.as_str())
-            .collect()
-    }
 }
 
 /// How the kernel's run ended, read from its console.

@@ -428,25 +428,20 @@ fn without_qemu_the_stage_builds_nothing_and_says_which_package() {
         llvm_suffix: "-19".into(),
         identity: "tools".into(),
     };
-    let stage = super::Stage {
-        pair: super::Pair {
-            tree: &dir,
-            out: &out,
-            wrapper: &dir.join("rustc"),
-            library: &dir.join("library"),
-            rustdoc: Some(&dir.join("rustdoc")),
-            tools: &tools,
-            jobs: 1,
-            lock: None,
-            timeout: std::time::Duration::from_secs(5),
-            progress: &|_| {},
-        },
-        release: "1.98.1",
-        qemu: &qemu::found(None),
-        accel: Accel::Tcg,
-        console: &dir.join("console.log"),
+    let pair = super::Pair {
+        tree: &dir,
+        out: &out,
+        wrapper: &dir.join("rustc"),
+        library: &dir.join("library"),
+        rustdoc: Some(&dir.join("rustdoc")),
+        tools: &tools,
+        jobs: 1,
+        lock: None,
+        timeout: std::time::Duration::from_secs(5),
+        progress: &|_| {},
     };
-    let booted = super::boot(&stage);
+    let console = dir.join("console.log");
+    let booted = super::boot(&pair, "1.98.1", &qemu::found(None), Accel::Tcg, &console);
     assert_eq!(booted.json.result, "not run");
     assert!(!booted.cacheable);
     assert!(

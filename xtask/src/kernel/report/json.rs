@@ -4,7 +4,7 @@
 //! another type is refused by its path and never taken for a default.
 
 use crate::kernel::build::Real;
-use crate::kernel::rules::CratePrediction;
+use crate::kernel::rules::{CratePrediction, Predicted};
 use crate::util::json::{self, Deserialize, Serialize};
 use crate::util::output::escape;
 use anyhow::{anyhow, bail, ensure, Context as _};
@@ -349,14 +349,11 @@ fn derived_prediction(
     let release =
         |text: &str| crate::toolchains::version::parse_release(text).map(|(release, _)| release);
     let met = release(rustc)? >= release(minimum)?;
-    let predicted = if !met {
-        "refused"
-    } else if cell.crates.iter().all(|krate| krate.predicted == "pass") {
-        "pass"
-    } else {
-        "fail"
-    };
-    Ok(Some((met, predicted)))
+    let every_probe_builds = cell.crates.iter().all(|krate| krate.predicted == "pass");
+    Ok(Some((
+        met,
+        Predicted::of_tree(met, every_probe_builds).word(),
+    )))
 }
 
 #[cfg(test)]

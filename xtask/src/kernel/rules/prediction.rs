@@ -35,6 +35,16 @@ impl Predicted {
             Predicted::Refused => "refused",
         }
     }
+
+    /// A tree's prediction: refused below its minimum (the tree's own check refuses the
+    /// compiler), else pass when every crate root's probe builds.
+    pub fn of_tree(minimum_met: bool, every_probe_builds: bool) -> Predicted {
+        match (minimum_met, every_probe_builds) {
+            (false, _) => Predicted::Refused,
+            (true, true) => Predicted::Pass,
+            (true, false) => Predicted::Fail,
+        }
+    }
 }
 
 /// What the probes predict for one tree and one compiler.
@@ -42,8 +52,7 @@ impl Predicted {
 pub struct Prediction {
     /// Whether the compiler's release is at least the tree's minimum for the host architecture.
     pub minimum_met: bool,
-    /// `Refused` below the minimum (the tree's own check refuses it), else `Pass` when every
-    /// crate root's probe builds.
+    /// [`Predicted::of_tree`].
     pub predicted: Predicted,
     /// One per crate root, in the tree's order.
     pub crates: Vec<CratePrediction>,
@@ -186,19 +195,12 @@ pub fn predict(
             undecided,
         });
     }
-    let predicted = if !minimum_met {
-        Predicted::Refused
-    } else if crates
+    let every_probe_builds = crates
         .iter()
-        .all(|krate| krate.predicted == Predicted::Pass)
-    {
-        Predicted::Pass
-    } else {
-        Predicted::Fail
-    };
+        .all(|krate| krate.predicted == Predicted::Pass);
     Ok(Prediction {
         minimum_met,
-        predicted,
+        predicted: Predicted::of_tree(minimum_met, every_probe_builds),
         crates,
     })
 }
