@@ -145,16 +145,13 @@ impl Asked {
     /// `rust/kernel`, `drivers` or both, with the first compiler probed that enables it where
     /// not every one does.
     pub fn words(&self) -> String {
-        let mut words = match (self.kernel, self.drivers) {
-            (true, true) => "rust/kernel, drivers".to_string(),
-            (true, false) => "rust/kernel".to_string(),
-            (false, true) => "drivers".to_string(),
-            (false, false) => return String::new(),
-        };
-        if let Some(from) = &self.from {
-            let _ = write!(words, " (from {from})");
+        let places = [(self.kernel, "rust/kernel"), (self.drivers, "drivers")];
+        let places = places.map(|(asked, place)| asked.then_some(place));
+        let places = places.into_iter().flatten().collect::<Vec<_>>().join(", ");
+        match &self.from {
+            Some(from) if self.any() => format!("{places} (from {from})"),
+            _ => places,
         }
-        words
     }
 }
 
@@ -167,10 +164,12 @@ pub struct AcrossTrees {
 impl AcrossTrees {
     /// Which tree first asked for it and which dropped it, or that the last still does.
     pub fn history(&self, trees: &[&TreeData]) -> String {
-        let asking: Vec<usize> = (0..self.asked.len())
-            .filter(|&index| self.asked[index].any())
-            .collect();
-        let (Some(&first), Some(&last)) = (asking.first(), asking.last()) else {
+        let asking = self
+            .asked
+            .iter()
+            .position(Asked::any)
+            .zip(self.asked.iter().rposition(Asked::any));
+        let Some((first, last)) = asking else {
             return String::new();
         };
         let (first, last_id) = (&trees[first].id, &trees[last].id);
@@ -392,31 +391,24 @@ fn tree_section(page: &mut String, data: &TreeData) {
         code_list(&data.allowed)
     );
     let mut built = Vec::new();
-    for (word, label) in [
-        ("pass", "built for real by"),
-        ("refused", "refused by the tree's own check"),
-        ("fail", "failed to build with"),
+    for (word, label, separator) in [
+        ("pass", "built for real by", ", "),
+        ("refused", "refused by the tree's own check", ", "),
+        ("fail", "failed to build with", ", "),
+        ("not run", "not built:", "; "),
     ] {
         let releases: Vec<String> = data
             .real
             .iter()
             .filter(|(real, ..)| real == word)
-            .map(|(_, release, ..)| escape_markdown(release))
+            .map(|(_, release, reason, _)| match word {
+                "not run" => format!("{} ({})", escape_markdown(release), escape_markdown(reason)),
+                _ => escape_markdown(release),
+            })
             .collect();
         if !releases.is_empty() {
-            built.push(format!("{label} {}", releases.join(", ")));
+            built.push(format!("{label} {}", releases.join(separator)));
         }
-    }
-    let not_run: Vec<String> = data
-        .real
-        .iter()
-        .filter(|(word, ..)| word == "not run")
-        .map(|(_, release, reason, _)| {
-            format!("{} ({})", escape_markdown(release), escape_markdown(reason))
-        })
-        .collect();
-    if !not_run.is_empty() {
-        built.push(format!("not built: {}", not_run.join("; ")));
     }
     for (release, predicted, real, _) in &data.findings {
         built.push(format!(

@@ -243,10 +243,11 @@ impl kernel::Module for X {
 }
 fn later() { pr_info!("not init\n"); }
 "#;
-    assert_eq!(samples::module_name(text).as_deref(), Some("rust_x"));
-    let body = samples::init_body(text).unwrap();
+    let tokens = samples::tokens(text).unwrap();
+    assert_eq!(samples::module_name(&tokens).as_deref(), Some("rust_x"));
+    let body = samples::init_body(&tokens).unwrap();
     assert_eq!(
-        samples::pr_info_formats(&body),
+        samples::pr_info_formats(body),
         ["braces {{}} and a hole {:?}\n", "on its own line {name}\n"]
     );
 }

@@ -259,15 +259,16 @@ fn compile(
         output.describe_ending(timeout)
     );
     // The features `-Zcrate-attr=feature(...)` turns on are classified as the source's are.
-    let mut classified = names.clone();
-    for flag in &probe.flags {
-        if let Some(list) = flag
-            .strip_prefix("-Zcrate-attr=feature(")
-            .and_then(|rest| rest.strip_suffix(')'))
-        {
-            classified.extend(list.split(',').map(str::trim).filter(|n| !n.is_empty()));
-        }
-    }
+    let attributes = probe.flags.iter().filter_map(|flag| {
+        flag.strip_prefix("-Zcrate-attr=feature(")?
+            .strip_suffix(')')
+    });
+    let from_flags = attributes.flat_map(|list| list.split(',').map(str::trim));
+    let classified: Vec<&str> = names
+        .iter()
+        .copied()
+        .chain(from_flags.filter(|name| !name.is_empty()))
+        .collect();
     let diagnostics = crate::features::probe::read_diagnostics(&output.stderr, &classified)?;
     let stable_denied = probe.denied.iter().any(|lint| lint == "stable_features");
     let mut seen = std::collections::BTreeSet::new();
