@@ -164,12 +164,8 @@ pub struct AcrossTrees {
 impl AcrossTrees {
     /// Which tree first asked for it and which dropped it, or that the last still does.
     pub fn history(&self, trees: &[&TreeData]) -> String {
-        let asking = self
-            .asked
-            .iter()
-            .position(Asked::any)
-            .zip(self.asked.iter().rposition(Asked::any));
-        let Some((first, last)) = asking else {
+        let first = self.asked.iter().position(Asked::any);
+        let Some((first, last)) = first.zip(self.asked.iter().rposition(Asked::any)) else {
             return String::new();
         };
         let (first, last_id) = (&trees[first].id, &trees[last].id);

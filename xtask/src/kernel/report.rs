@@ -6,7 +6,7 @@ pub(crate) mod json;
 
 use super::build::{why, Built, Real};
 use crate::kernel::report::json::{
-    BootJson, CellJson, CrateJson, KernelJson, StepJson, BOOT_FAIL, BOOT_NOT_RUN,
+    BootJson, CellJson, KernelJson, StepJson, BOOT_FAIL, BOOT_NOT_RUN,
 };
 use crate::kernel::rules::{Predicted, Prediction};
 use crate::util::output::{escape, escape_markdown, Style, Table};
@@ -29,7 +29,7 @@ pub(crate) fn cell(
         minimum_met: predicted.map(|prediction| prediction.minimum_met),
         predicted: predicted.map(|prediction| prediction.predicted.word().to_owned()),
         crates: predicted
-            .map(|prediction| prediction.crates.iter().map(CrateJson::from).collect())
+            .map(|prediction| prediction.crates.clone())
             .unwrap_or_default(),
         finding: false,
         prediction_error: prediction.err(),
@@ -127,7 +127,7 @@ impl KernelJson {
                 let failing: Vec<String> = cell
                     .crates
                     .iter()
-                    .filter(|krate| krate.predicted == Predicted::Fail.word())
+                    .filter(|krate| krate.predicted == Predicted::Fail)
                     .map(|krate| format!("{}: {}", krate.root, krate.errors.join("; ")))
                     .collect();
                 if !failing.is_empty() {

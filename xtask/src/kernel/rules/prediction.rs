@@ -70,9 +70,6 @@ pub struct CratePrediction {
     pub needs_bootstrap: bool,
     /// The probe's errors, each naming the feature and the code: `unknown feature `x` (E0635)`.
     pub errors: Vec<String>,
-    /// Features under a condition the tree's files cannot decide (a `CONFIG_*` that only a
-    /// `.config` sets, a cfg of the target), with it; they are left out of the probe.
-    pub undecided: Vec<String>,
 }
 
 /// Cfg names the compiler sets from the target and the codegen flags, not Kbuild.
@@ -152,7 +149,8 @@ pub fn predict(
     let mut seen: BTreeMap<Probe, (bool, Vec<String>)> = BTreeMap::new();
     let mut crates = Vec::new();
     for krate in &tree.crates {
-        let (features, undecided) = enabled_features(tree, krate, rustc.release);
+        // A feature under a condition the tree's files cannot decide is left out of the probe.
+        let (features, _undecided) = enabled_features(tree, krate, rustc.release);
         let flags = match krate.build {
             Build::Library => Vec::new(),
             Build::Kbuild => tree.driver_flags.clone(),
@@ -192,7 +190,6 @@ pub fn predict(
             },
             needs_bootstrap: builds && !without,
             errors,
-            undecided,
         });
     }
     let every_probe_builds = crates
@@ -259,16 +256,15 @@ fn compile(
         output.describe_ending(timeout)
     );
     // The features `-Zcrate-attr=feature(...)` turns on are classified as the source's are.
-    let attributes = probe.flags.iter().filter_map(|flag| {
-        flag.strip_prefix("-Zcrate-attr=feature(")?
-            .strip_suffix(')')
-    });
-    let from_flags = attributes.flat_map(|list| list.split(',').map(str::trim));
-    let classified: Vec<&str> = names
-        .iter()
-        .copied()
-        .chain(from_flags.filter(|name| !name.is_empty()))
-        .collect();
+    let mut classified = names.clone();
+    for flag in &probe.flags {
+        if let Some(list) = flag
+            .strip_prefix("-Zcrate-attr=feature(")
+            .and_then(|rest| rest.strip_suffix(')'))
+        {
+            classified.extend(list.split(',').map(str::trim).filter(|n| !n.is_empty()));
+        }
+    }
     let diagnostics = crate::features::probe::read_diagnostics(&output.stderr, &classified)?;
     let stable_denied = probe.denied.iter().any(|lint| lint == "stable_features");
     let mut seen = std::collections::BTreeSet::new();
