@@ -247,27 +247,21 @@ pub(crate) fn run_qemu(
             return Booted::not_run(format!("QEMU could not start: {why}"));
         }
     };
-    let mut booted = judge(tree, config, &console, accel);
-    booted.steps = vec![("boot: qemu".into(), output.seconds)];
-    booted.json.seconds = Some(output.seconds);
+    let steps = vec![("boot: qemu".to_owned(), output.seconds)];
+    let not_run = |reason: String| Booted {
+        steps: steps.clone(),
+        ..Booted::not_run(reason)
+    };
     let stderr = process::last_line(&output.stderr);
     let failed = match output.killed {
         Some(Killed::Timeout) => Some(format!(
             "no end within {} s: the kernel hung or the machine is too slow (not cached)",
             timeout.as_secs()
         )),
-        Some(Killed::Interrupted) => {
-            return Booted {
-                steps: booted.steps,
-                ..Booted::not_run("the run was interrupted".into())
-            }
-        }
+        Some(Killed::Interrupted) => return not_run("the run was interrupted".into()),
         None if console.trim().is_empty() => {
             let ending = output.describe_ending(timeout);
-            return Booted {
-                steps: booted.steps,
-                ..Booted::not_run(format!("QEMU printed no console ({ending}): {stderr}"))
-            };
+            return not_run(format!("QEMU printed no console ({ending}): {stderr}"));
         }
         // QEMU itself failed midway: what the kernel printed is not its whole verdict.
         None if !output.success() => Some(format!(
@@ -276,6 +270,9 @@ pub(crate) fn run_qemu(
         )),
         None => None,
     };
+    let mut booted = judge(tree, config, &console, accel);
+    booted.steps = steps;
+    booted.json.seconds = Some(output.seconds);
     if let Some(failed) = failed {
         booted.json.result = BOOT_FAIL.into();
         booted.json.reason = format!("{failed}; {}", booted.json.reason);
@@ -331,10 +328,6 @@ fn build_image(
     if !lost.is_empty() {
         // The next compiler starts again from tinyconfig; the objects stay.
         let _ = std::fs::remove_file(&config_path);
-        let lost: Vec<String> = lost
-            .iter()
-            .map(|symbol| format!("CONFIG_{symbol}"))
-            .collect();
         return Err(Box::new(Booted::failed(
             format!(
                 "the boot configuration lost {} at olddefconfig (Kconfig's conditions do not \

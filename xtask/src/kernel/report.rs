@@ -78,8 +78,7 @@ impl KernelJson {
                 continue;
             };
             match used.iter_mut().find(|(seen, _)| *seen == tools) {
-                Some((_, trees)) if trees.contains(&cell.tree.as_str()) => {}
-                Some((_, trees)) => trees.push(&cell.tree),
+                Some((_, trees)) => crate::push_once(trees, cell.tree.as_str()),
                 None => used.push((tools, vec![&cell.tree])),
             }
         }

@@ -44,19 +44,16 @@ impl CellBoot {
     /// In a few words: `boot pass (KUnit 390/1 skipped)`, `boot fail (KUnit 388/2 failed)`,
     /// `boot not run`, `boot not recorded`.
     pub fn short(&self) -> String {
-        let counts = self.boot.as_ref().and_then(|boot| boot.kunit.as_ref());
-        match counts {
-            Some(kunit) => {
-                let mut counts = format!("KUnit {}", kunit.passed);
-                for (count, word) in [(kunit.failed, "failed"), (kunit.skipped, "skipped")] {
-                    if count > 0 {
-                        counts.push_str(&format!("/{count} {word}"));
-                    }
-                }
-                format!("boot {} ({counts})", self.word())
+        let Some(kunit) = self.boot.as_ref().and_then(|boot| boot.kunit.as_ref()) else {
+            return format!("boot {}", self.word());
+        };
+        let mut counts = format!("KUnit {}", kunit.passed);
+        for (count, word) in [(kunit.failed, "failed"), (kunit.skipped, "skipped")] {
+            if count > 0 {
+                counts.push_str(&format!("/{count} {word}"));
             }
-            None => format!("boot {}", self.word()),
         }
+        format!("boot {} ({counts})", self.word())
     }
 
     /// Everything the report says of it in one line: the accelerator, the time, KUnit's counts,

@@ -54,13 +54,13 @@ impl BootConfig {
         on.chain(off).collect()
     }
 
-    /// The symbols of the fragment that `config` (a `.config`'s text) no longer has `=y`.
+    /// The symbols of the fragment (`CONFIG_X`) that `config` (a `.config`'s text) no longer has
+    /// `=y`.
     pub(crate) fn lost(&self, config: &str) -> Vec<String> {
         let set: BTreeSet<&str> = config.lines().collect();
-        self.on
-            .iter()
-            .filter(|symbol| !set.contains(format!("CONFIG_{symbol}=y").as_str()))
-            .cloned()
+        let names = self.on.iter().map(|symbol| format!("CONFIG_{symbol}"));
+        names
+            .filter(|name| !set.contains(format!("{name}=y").as_str()))
             .collect()
     }
 }

@@ -128,8 +128,7 @@ impl Accel {
 }
 
 /// QEMU's arguments to boot `image` (a `vmlinux` with the PVH entry) with `accel`, the serial
-/// console written to `console`: one CPU, 256 MB, no display, no default devices, and
-/// `-no-reboot`, so that the kernel's reboot ends QEMU.
+/// console written to `console`; `-no-reboot` makes the kernel's reboot end QEMU.
 pub(crate) fn arguments(accel: Accel, image: &Path, console: &Path) -> Vec<String> {
     let cpu = if accel == Accel::Kvm { "host" } else { "max" };
     format!(

@@ -115,7 +115,10 @@ fn a_config_step_that_loses_a_symbol_names_it() {
         ..BootConfig::default()
     };
     let after = "CONFIG_KUNIT=y\n# CONFIG_RUST is not set\nCONFIG_SAMPLE_RUST_MINIMAL=m\n";
-    assert_eq!(config.lost(after), ["RUST", "SAMPLE_RUST_MINIMAL"]);
+    assert_eq!(
+        config.lost(after),
+        ["CONFIG_RUST", "CONFIG_SAMPLE_RUST_MINIMAL"]
+    );
     assert!(config
         .lost("CONFIG_RUST=y\nCONFIG_KUNIT=y\nCONFIG_SAMPLE_RUST_MINIMAL=y\n")
         .is_empty());
