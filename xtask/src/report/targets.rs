@@ -9,7 +9,7 @@ use crate::run::judge::StepResult;
 use crate::run::plan::{cell_label, has_sites, not_built, Kind, Mode, Step};
 use crate::targets::{broken_jump_tables, kernel_target, KernelTarget};
 use crate::toolchains::library_sources::LibrarySources;
-use crate::util::json::Serialize;
+use crate::util::json::{self, Deserialize, Serialize};
 use crate::util::process::last_nonempty_line;
 use anyhow::{bail, ensure};
 use std::collections::HashMap;
@@ -21,17 +21,20 @@ mod text;
 pub(super) mod to_json;
 
 /// Whether one compiler knows one kernel target.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KnownCell {
     #[serde(skip)]
     pub toolchain: usize,
     #[serde(rename = "target")]
     pub triple: String,
     /// What `rustc --print target-list` said; `None` where it did not run or failed.
+    #[serde(deserialize_with = "json::nullable")]
     pub observed: Option<bool>,
     /// What the catalog predicts; `None` where it makes no claim.
+    #[serde(deserialize_with = "json::nullable")]
     pub expected: Option<bool>,
     /// Why there is no observation, if the probe ran and failed.
+    #[serde(deserialize_with = "json::nullable")]
     pub error: Option<String>,
 }
 
@@ -55,7 +58,7 @@ pub const STAGES: [(&str, Kind, bool); 5] = [
 ];
 
 /// One target step on one toolchain and kernel target.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TargetCell {
     #[serde(skip)]
     pub toolchain: usize,
@@ -66,13 +69,16 @@ pub struct TargetCell {
     /// Its kind, as [`STAGES`] gives it.
     pub kind: Kind,
     /// The mode, for the stages built per mode.
+    #[serde(deserialize_with = "json::nullable")]
     pub mode: Option<Mode>,
     pub outcome: Outcome,
     /// What the catalog predicts.
     pub expected: Outcome,
     /// The first error, for failures and skips.
+    #[serde(deserialize_with = "json::nullable")]
     pub first_error: Option<String>,
     /// What the step found: the static-branch sites checked, the test program's last line.
+    #[serde(deserialize_with = "json::nullable")]
     pub detail: Option<String>,
     /// Seconds of the run that produced the result.
     #[serde(serialize_with = "super::milliseconds")]

@@ -33,7 +33,16 @@ use std::time::Duration;
 use xshell::Shell;
 
 /// What a step does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, crate::util::json::Serialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    crate::util::json::Serialize,
+    crate::util::json::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
     /// Compile the feature probe and classify its diagnostics.

@@ -44,7 +44,9 @@ impl Source {
 }
 
 /// The kinds of [`Source`], as reports name them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, crate::util::json::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, crate::util::json::Serialize, crate::util::json::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum SourceKind {
     Rustup,

@@ -14,7 +14,16 @@ use std::path::{Path, PathBuf};
 pub const CHECK_CFG_SINCE: Release = Release::new(1, 80, 0);
 
 /// How the shim and the examples are built.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, crate::util::json::Serialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    crate::util::json::Serialize,
+    crate::util::json::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
     /// The kernel's way: `RUSTC_BOOTSTRAP=1`, the shim's feature block on as in `rust/kernel`,
