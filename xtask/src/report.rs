@@ -308,27 +308,21 @@ impl Report {
         let toolchain = &self.toolchains[index];
         let label = toolchain.label();
         // A feature the report was recorded without is left out of every count.
-        let recorded = |cells: &&Vec<FeatureCell>| cells[index].observed != Observed::NotRecorded;
-        let not_recorded = self
-            .features
-            .iter()
-            .filter(|cells| !recorded(cells))
-            .count();
         let observed: Vec<Option<Status>> = self
             .features
             .iter()
-            .filter(recorded)
+            .filter(|cells| cells[index].observed != Observed::NotRecorded)
             .map(|cells| match cells[index].observed {
                 Observed::Status(status) => Some(status),
                 _ => None,
             })
             .collect();
+        let (total, not_recorded) = (observed.len(), self.features.len() - observed.len());
         let stable = observed
             .iter()
             .filter(|status| matches!(status, Some(Status::Stable(_))))
             .count();
         let probe = if observed.iter().all(Option::is_some) {
-            let total = FEATURES.len() - not_recorded;
             match not_recorded {
                 0 => format!("{stable} of {total} features stable"),
                 _ => format!("{stable} of {total} features stable ({not_recorded} not recorded)"),

@@ -45,26 +45,23 @@ struct ReportJson<T = ToolchainEntry, B = BuildCell, K = KbuildCell, A = TargetA
     date: Option<String>,
 }
 
-type Keys = ReportJson<ToolchainVerdictJson, Key, Key, TargetAxisJson<Key, Key>>;
+type Keys = ReportJson<ToolchainSaid, Key, Key, TargetAxisJson<Key, Key>>;
 
 /// A toolchain as written: its entry, and what the report says of it.
 #[derive(Serialize)]
 struct ToolchainView<'a> {
     #[serde(flatten)]
     entry: &'a ToolchainEntry,
-    verdict: &'static str,
-    error: Option<String>,
-    summary: String,
+    #[serde(flatten)]
+    said: ToolchainSaid,
 }
 
-/// What [`ToolchainView`] writes beside the entry.
-#[derive(Deserialize)]
-struct ToolchainVerdictJson {
+/// What the report says of a toolchain; its summary is not read back but made again.
+#[derive(Serialize, Deserialize)]
+struct ToolchainSaid {
     verdict: String,
     #[serde(deserialize_with = "json::nullable")]
     error: Option<String>,
-    /// Not read back (it is made again from the entry), but a report must still carry it.
-    #[allow(dead_code)]
     summary: String,
 }
 
@@ -182,17 +179,21 @@ impl Report {
     pub fn to_json(&self) -> Value {
         let release = |release: Option<Release>| release.map(|release| release.to_string());
         let toolchains = self.toolchains.iter().zip(self.summary_lines());
-        let toolchains = toolchains.map(|(entry, summary)| ToolchainView {
-            entry,
-            verdict: entry.verdict.word(),
-            error: match &entry.verdict {
+        let toolchains = toolchains.map(|(entry, summary)| {
+            let error = match &entry.verdict {
                 ToolchainVerdict::Ok => None,
                 ToolchainVerdict::TooOld => Some(entry.verdict.describe()),
                 ToolchainVerdict::Broken(message) | ToolchainVerdict::Missing(message) => {
                     Some(message.clone())
                 }
-            },
-            summary,
+            };
+            let verdict = entry.verdict.word().to_string();
+            let said = ToolchainSaid {
+                verdict,
+                error,
+                summary,
+            };
+            ToolchainView { entry, said }
         });
         // A feature the report was recorded without stays out of it, as it was.
         let features = FEATURES.iter().zip(&self.features).filter(|(_, cells)| {
