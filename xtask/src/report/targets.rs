@@ -48,14 +48,17 @@ impl KnownCell {
     }
 }
 
-/// The stages of one toolchain on one kernel target, in run order: `(stage, kind, moded)`.
-pub const STAGES: [(&str, Kind, bool); 5] = [
-    ("core", Kind::Core, false),
-    ("compiler_builtins", Kind::Core, false),
-    ("kernel", Kind::Build, true),
-    ("sites", Kind::Objects, true),
-    ("program", Kind::Emulate, true),
+/// The stages of one toolchain on one kernel target, in run order: `(stage, kind, modes)`.
+pub const STAGES: [(&str, Kind, &[Option<Mode>]); 5] = [
+    ("core", Kind::Core, &[None]),
+    ("compiler_builtins", Kind::Core, &[None]),
+    ("kernel", Kind::Build, BOTH_MODES),
+    ("sites", Kind::Objects, BOTH_MODES),
+    ("program", Kind::Emulate, BOTH_MODES),
 ];
+
+/// The stages built per mode are built in both.
+const BOTH_MODES: &[Option<Mode>] = &[Some(Mode::Kernel), Some(Mode::Stable)];
 
 /// One target step on one toolchain and kernel target.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -193,12 +196,7 @@ pub fn assemble_target_axis(
             });
             let missing = sources.as_ref().err().map(String::as_str);
             let llvm = planned.llvm.get(index).copied().flatten();
-            for (stage, kind, moded) in STAGES {
-                let modes: &[Option<Mode>] = if moded {
-                    &[Some(Mode::Kernel), Some(Mode::Stable)]
-                } else {
-                    &[None]
-                };
+            for (stage, kind, modes) in STAGES {
                 for &mode in modes {
                     let (expected, why_not) = expected_cell(
                         column,
@@ -381,8 +379,8 @@ impl TargetAxis {
             if !self.triples.contains(&cell.triple) {
                 bail!("{}: names no toolchain or target of the run", cell.label());
             }
-            if !STAGES.iter().any(|&(stage, kind, moded)| {
-                stage == cell.stage && kind == cell.kind && moded == cell.mode.is_some()
+            if !STAGES.iter().any(|&(stage, kind, modes)| {
+                stage == cell.stage && kind == cell.kind && modes.contains(&cell.mode)
             }) {
                 bail!("{}: the plan makes no such cell", cell.label());
             }
