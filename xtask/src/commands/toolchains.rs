@@ -10,7 +10,7 @@ use crate::toolchains::debian::Provisioning;
 use crate::toolchains::discovery::{discover, Availability, Source, VERSION_TIMEOUT};
 use crate::toolchains::pins::{Pin, Pins, Shard};
 use crate::toolchains::provision::{self, Installation};
-use crate::toolchains::{emulators, library_sources};
+use crate::toolchains::{digests, emulators, library_sources};
 use crate::util::output::{escape, fit, pad, Output, Width};
 use crate::util::run_lock::RunLock;
 use crate::{commands::flags, Verdict};
@@ -46,15 +46,10 @@ impl flags::Toolchains {
                 }
                 install(sh, &pins_path, install_flags, output.width)
             }
-            flags::ToolchainsCmd::Verify(_) => {
-                use crate::toolchains::digests;
-                let mut prefixes =
-                    digests::provisioned_prefixes(&crate::toolchains::debian::toolchains_dir());
-                prefixes.extend(digests::kernel_prefixes(
-                    &crate::project_root().join("target/kernel"),
-                ));
-                Ok(verify(&prefixes))
-            }
+            flags::ToolchainsCmd::Verify(_) => Ok(verify(&digests::provisioned_prefixes(
+                &crate::toolchains::debian::toolchains_dir(),
+                &crate::project_root().join("target/kernel"),
+            ))),
         }
     }
 }
@@ -66,7 +61,7 @@ fn verify(prefixes: &[std::path::PathBuf]) -> Verdict {
     let started = Instant::now();
     let mut bad = 0;
     for prefix in prefixes {
-        match crate::toolchains::digests::damaged(prefix) {
+        match digests::damaged(prefix) {
             Ok(damaged) if damaged.is_empty() => println!("intact   {}", prefix.display()),
             Ok(damaged) => {
                 bad += 1;

@@ -160,9 +160,8 @@ pub(crate) struct Provisioned {
     pub source: DebianSource,
     pub launch: Launch,
     /// `None` if it was already there; else how many packages it took, bytes fetched from the
-    /// registry and bytes of all its packages.
-    pub unpacked: Option<(usize, u64, u64)>,
-    pub seconds: f64,
+    /// registry, bytes of all its packages and the seconds it took.
+    pub unpacked: Option<(usize, u64, u64, f64)>,
 }
 
 /// Provisions Debian compilers through one private apt, whose lists are fetched at most once per
@@ -250,12 +249,8 @@ impl<'a> Provisioner<'a> {
         accept: &dyn Fn(&RustcVersion) -> anyhow::Result<()>,
     ) -> anyhow::Result<Provisioned> {
         let started = Instant::now();
-        let timed = |found| Provisioned {
-            seconds: started.elapsed().as_secs_f64(),
-            ..found
-        };
         if let Some(found) = self.already_there(source, release, accept) {
-            return Ok(timed(found));
+            return Ok(found);
         }
         let suites = source.suites();
         let (apt, version) =
@@ -267,7 +262,7 @@ impl<'a> Provisioner<'a> {
         // Without a version, the newest one had to be asked for first; it may be there.
         if source.version.is_none() {
             if let Some(found) = self.already_there(&exact, release, accept) {
-                return Ok(timed(found));
+                return Ok(found);
             }
         }
         let mut index = AptIndex::new(self.sh, &apt);
@@ -333,8 +328,8 @@ impl<'a> Provisioner<'a> {
                 packages.len(),
                 downloaded.fetched_bytes,
                 downloaded.total_bytes,
+                started.elapsed().as_secs_f64(),
             )),
-            seconds: started.elapsed().as_secs_f64(),
         })
     }
 
@@ -347,13 +342,13 @@ impl<'a> Provisioner<'a> {
     }
 
     /// Downloads (or finds in the download cache, verified) `package` alone, at `version` or
-    /// else the newest `suites` serve, for a package whose parts are extracted.
+    /// else the newest `suites` serve, for a package whose parts are extracted: its `.deb`.
     pub(crate) fn fetch_one(
         &mut self,
         package: &str,
         version: Option<&str>,
         suites: &[String],
-    ) -> anyhow::Result<(Resolved, apt::Downloaded)> {
+    ) -> anyhow::Result<(PathBuf, Resolved, apt::Downloaded)> {
         let (apt, version) = self.apt_and_version(package, version, suites, None)?;
         let mut index = AptIndex::new(self.sh, &apt);
         let resolved = apt::closure(&mut index, package, &version, suites, HostLibraries::Reuse)
@@ -361,12 +356,9 @@ impl<'a> Provisioner<'a> {
             .into_iter()
             .find(|resolved| resolved.name == package)
             .with_context(|| format!("the closure of {package}={version} lacks it"))?;
-        let downloaded = apt.download(
-            self.sh,
-            std::slice::from_ref(&resolved),
-            &self.root.join("debian/downloads"),
-        )?;
-        Ok((resolved, downloaded))
+        let cache = self.root.join("debian/downloads");
+        let downloaded = apt.download(self.sh, std::slice::from_ref(&resolved), &cache)?;
+        Ok((cache.join(resolved.deb_file_name()), resolved, downloaded))
     }
 
     /// A complete prefix of a build of `source` whose compiler answers and is accepted.
@@ -391,7 +383,6 @@ impl<'a> Provisioner<'a> {
                         source: found,
                         launch,
                         unpacked: None,
-                        seconds: 0.0,
                     })
                 }
                 Err(error) => (self.log)(&format!(

@@ -140,13 +140,8 @@ pub(crate) fn provision(
     }) {
         return Ok(Extracted::already(wanted.prefix.clone(), marker));
     }
-    let (resolved, downloaded) =
+    let (deb, resolved, downloaded) =
         provisioner.fetch_one(wanted.package, wanted.version, wanted.suites)?;
-    let deb = downloaded
-        .files
-        .first()
-        .context("the download gave no file")?
-        .clone();
     let started = Instant::now();
     let members = apt::list_members(&deb)
         .and_then(|members| (wanted.select)(&members))

@@ -279,12 +279,11 @@ fn provision_debian(
     let summary = version.summary();
     let said = match provisioned.unpacked {
         None => format!("Debian {source} already unpacked in {prefix}: {summary}, {loader}"),
-        Some((packages, fetched, total)) => format!(
+        Some((packages, fetched, total, seconds)) => format!(
             "Debian {source} unpacked in {prefix}: {summary}, {loader} ({packages} packages, \
-             {:.1} of {:.1} MB fetched, {:.1}s)",
+             {:.1} of {:.1} MB fetched, {seconds:.1}s)",
             fetched as f64 / 1e6,
             total as f64 / 1e6,
-            provisioned.seconds
         ),
     };
     Ok((said, provisioned.source))

@@ -51,11 +51,11 @@ impl Mirrors {
                 &mut archive
             };
             slot.get_or_insert_with(|| uri.trim_end_matches('/').to_owned());
-            let listed = stanza
+            for component in stanza
                 .get("Components")
                 .unwrap_or("main")
-                .split_whitespace();
-            for component in listed {
+                .split_whitespace()
+            {
                 crate::push_once(&mut components, component.to_owned());
             }
         }
@@ -78,14 +78,15 @@ impl Mirrors {
     /// The one-line sources list for `suites`, every suite signed by [`ARCHIVE_KEYRING`].
     pub(crate) fn sources_list(&self, suites: &[String]) -> String {
         let components = self.components.join(" ");
-        let uri = |suite: &str| match suite.ends_with("-security") {
-            true => &self.security,
-            false => &self.archive,
-        };
         suites
             .iter()
             .map(|suite| {
-                let uri = uri(suite);
+                let security = suite.ends_with("-security");
+                let uri = if security {
+                    &self.security
+                } else {
+                    &self.archive
+                };
                 format!("deb [signed-by={ARCHIVE_KEYRING}] {uri} {suite} {components}\n")
             })
             .collect()
@@ -148,11 +149,9 @@ impl PrivateApt {
             Path::new(ARCHIVE_KEYRING).is_file(),
             "{ARCHIVE_KEYRING} is missing: install the debian-archive-keyring package"
         );
+        let named = |b: u8| b.is_ascii_alphanumeric() || b == b'-';
         ensure!(
-            architecture
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-')
-                && !architecture.is_empty(),
+            !architecture.is_empty() && architecture.bytes().all(named),
             "`{architecture}` is not a Debian architecture"
         );
         let suites: Vec<String> = suites
@@ -272,14 +271,20 @@ impl PrivateApt {
         Ok(problems)
     }
 
+    /// What `apt-cache QUERY ARGUMENT` prints on stdout (`showpkg`'s whatever its exit status).
+    fn apt_cache(&self, sh: &Shell, query: &str, argument: &str) -> xshell::Result<String> {
+        let mut cmd = self
+            .apt(sh, "apt-cache")
+            .args([query, argument])
+            .ignore_stderr();
+        cmd.set_ignore_status(query == "showpkg");
+        cmd.read()
+    }
+
     /// The binary versions of `package` the suites serve.
     pub(crate) fn madison(&self, sh: &Shell, package: &str) -> anyhow::Result<Vec<Served>> {
-        checked_package(package)?;
         let listing = self
-            .apt(sh, "apt-cache")
-            .args(["madison", package])
-            .ignore_stderr()
-            .read()
+            .apt_cache(sh, "madison", checked_package(package)?)
             .with_context(|| format!("running apt-cache madison {package}"))?;
         Ok(parse_madison_entries(&listing, package))
     }
@@ -291,10 +296,7 @@ impl PrivateApt {
             checked_version(version)?
         );
         let shown = self
-            .apt(sh, "apt-cache")
-            .args(["show", &spec])
-            .ignore_stderr()
-            .read()
+            .apt_cache(sh, "show", &spec)
             .with_context(|| format!("reading the registry's record of {spec}"))?;
         parse_stanzas(&shown)
             .into_iter()
@@ -308,13 +310,8 @@ impl PrivateApt {
         sh: &Shell,
         package: &str,
     ) -> anyhow::Result<Vec<(String, String)>> {
-        checked_package(package)?;
         let shown = self
-            .apt(sh, "apt-cache")
-            .args(["showpkg", package])
-            .ignore_stderr()
-            .ignore_status()
-            .read()
+            .apt_cache(sh, "showpkg", checked_package(package)?)
             .with_context(|| format!("running apt-cache showpkg {package}"))?;
         Ok(parse_reverse_provides(&shown))
     }

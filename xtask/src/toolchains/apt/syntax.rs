@@ -77,41 +77,25 @@ fn compare_fragment(a: &[u8], b: &[u8]) -> Ordering {
     Ordering::Equal
 }
 
-/// A version relation of a dependency: `<<`, `<=`, `=`, `>=`, `>>`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Operator {
-    Earlier,
-    EarlierOrEqual,
-    Exactly,
-    LaterOrEqual,
-    Later,
-}
-
-/// Each operator's symbols, the first the one Debian writes (`<` and `>` are obsolete forms of
-/// `<=` and `>=`); longer symbols first, as they are matched by prefix.
-const OPERATORS: [(&str, Operator); 7] = [
-    ("<<", Operator::Earlier),
-    ("<=", Operator::EarlierOrEqual),
-    (">=", Operator::LaterOrEqual),
-    (">>", Operator::Later),
-    ("=", Operator::Exactly),
-    ("<", Operator::EarlierOrEqual),
-    (">", Operator::LaterOrEqual),
+/// Each version relation as written and as Debian writes it now (`<` and `>` are obsolete forms
+/// of `<=` and `>=`); longer symbols first, as they are matched by prefix.
+const OPERATORS: [(&str, &str); 7] = [
+    ("<<", "<<"),
+    ("<=", "<="),
+    (">=", ">="),
+    (">>", ">>"),
+    ("=", "="),
+    ("<", "<="),
+    (">", ">="),
 ];
-
-impl fmt::Display for Operator {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut symbols = OPERATORS.iter().filter(|(_, operator)| operator == self);
-        f.write_str(symbols.next().map_or("=", |(symbol, _)| symbol))
-    }
-}
 
 /// One alternative of a dependency: `libc6 (>= 2.34)`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Relation {
     /// The package (or virtual package) name, without an architecture qualifier.
     pub name: String,
-    pub constraint: Option<(Operator, String)>,
+    /// The relation (`<<`, `<=`, `=`, `>=` or `>>`) and the version.
+    pub constraint: Option<(&'static str, String)>,
 }
 
 impl Relation {
@@ -120,12 +104,12 @@ impl Relation {
             return true;
         };
         let order = compare_versions(version, wanted);
-        match operator {
-            Operator::Earlier => order == Ordering::Less,
-            Operator::EarlierOrEqual => order != Ordering::Greater,
-            Operator::Exactly => order == Ordering::Equal,
-            Operator::LaterOrEqual => order != Ordering::Less,
-            Operator::Later => order == Ordering::Greater,
+        match *operator {
+            "<<" => order.is_lt(),
+            "<=" => order.is_le(),
+            ">=" => order.is_ge(),
+            ">>" => order.is_gt(),
+            _ => order.is_eq(),
         }
     }
 }
@@ -166,9 +150,9 @@ pub(crate) fn parse_relations(value: &str) -> Vec<Vec<Relation>> {
                         return None;
                     }
                     let constraint = constraint.and_then(|text| {
-                        OPERATORS.iter().find_map(|(symbol, operator)| {
+                        OPERATORS.iter().find_map(|&(symbol, operator)| {
                             text.strip_prefix(symbol)
-                                .map(|version| (*operator, version.trim().to_owned()))
+                                .map(|version| (operator, version.trim().to_owned()))
                         })
                     });
                     Some(Relation {
