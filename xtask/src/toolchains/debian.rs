@@ -86,11 +86,14 @@ impl DebianSource {
 
 impl fmt::Display for DebianSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.suite, self.package)?;
-        match &self.version {
-            Some(version) => write!(f, "={version}"),
-            None => Ok(()),
-        }
+        let version = self.version.as_ref().map(|version| format!("={version}"));
+        write!(
+            f,
+            "{}:{}{}",
+            self.suite,
+            self.package,
+            version.unwrap_or_default()
+        )
     }
 }
 
@@ -106,16 +109,13 @@ pub(crate) fn suite_family(suite: &str) -> Vec<String> {
         "sid" | "unstable" => vec![base.to_owned()],
         "experimental" | "rc-buggy" => vec![base.to_owned(), "sid".to_owned()],
         _ => {
-            let mut family = Vec::new();
-            if suite.ends_with("-backports") {
-                family.push(suite.to_owned());
-            }
-            family.extend([
+            let backports = suite.ends_with("-backports").then(|| suite.to_owned());
+            let release = [
                 format!("{base}-security"),
                 format!("{base}-updates"),
-                base.to_owned(),
-            ]);
-            family
+                base.into(),
+            ];
+            backports.into_iter().chain(release).collect()
         }
     }
 }
@@ -327,7 +327,7 @@ impl<'a> Provisioner<'a> {
             unpacked: Some((
                 packages.len(),
                 downloaded.fetched_bytes,
-                downloaded.total_bytes,
+                total,
                 started.elapsed().as_secs_f64(),
             )),
         })
@@ -419,8 +419,7 @@ impl<'a> Provisioner<'a> {
         for suite in &self.suites {
             crate::push_once(&mut suites, suite.clone());
         }
-        let names: Vec<&str> = suites.iter().map(String::as_str).collect();
-        let mut apt = PrivateApt::create(self.sh, &dir, &names)?;
+        let mut apt = PrivateApt::create(self.sh, &dir, &suites)?;
         let stamp = dir.join("updated");
         let fresh = std::fs::read_to_string(&stamp).is_ok_and(|listed| listed == suites.join(" "))
             && std::fs::metadata(&stamp)
@@ -448,12 +447,8 @@ impl<'a> Provisioner<'a> {
                 // A suite that could not be listed (a typo such as `bookwrom`, a suite gone
                 // from the mirror) is not kept: every later run would update it again. A run
                 // that needs it adds it back.
-                let kept: Vec<&str> = names
-                    .iter()
-                    .copied()
-                    .filter(|suite| !self.update_problems.contains_key(*suite))
-                    .collect();
-                apt = PrivateApt::create(self.sh, &dir, &kept)?;
+                suites.retain(|suite| !self.update_problems.contains_key(suite));
+                apt = PrivateApt::create(self.sh, &dir, &suites)?;
                 let left_out: Vec<&str> = self.update_problems.keys().map(String::as_str).collect();
                 (self.log)(&format!(
                     "apt: {} left out of {} until a run needs them again",

@@ -165,7 +165,7 @@ pub(crate) fn provision(
         marker,
         already: false,
         fetched_bytes: downloaded.fetched_bytes,
-        deb_bytes: downloaded.total_bytes,
+        deb_bytes: resolved.size,
         extracted_bytes: tree_size(&wanted.prefix),
         seconds: (downloaded.seconds, started.elapsed().as_secs_f64()),
     })

@@ -131,7 +131,7 @@ pub(crate) struct PrivateApt {
 impl PrivateApt {
     /// Creates (or reuses) the private apt in `dir` for `suites`, with the machine's mirrors
     /// (from [`HOST_SOURCES`]) and its [`reachability_settings`].
-    pub(crate) fn create(sh: &Shell, dir: &Path, suites: &[&str]) -> anyhow::Result<PrivateApt> {
+    pub(crate) fn create(sh: &Shell, dir: &Path, suites: &[String]) -> anyhow::Result<PrivateApt> {
         let sources = std::fs::read_to_string(HOST_SOURCES)
             .with_context(|| format!("reading the machine's apt sources {HOST_SOURCES}"))?;
         let mirrors =
@@ -154,10 +154,9 @@ impl PrivateApt {
             !architecture.is_empty() && architecture.bytes().all(named),
             "`{architecture}` is not a Debian architecture"
         );
-        let suites: Vec<String> = suites
-            .iter()
-            .map(|suite| checked_suite(suite).map(str::to_owned))
-            .collect::<anyhow::Result<_>>()?;
+        for suite in suites {
+            checked_suite(suite)?;
+        }
         let dir = std::path::absolute(dir)
             .with_context(|| format!("making {} absolute", dir.display()))?;
         for sub in "lists/partial cache/archives/partial state log empty".split(' ') {
@@ -184,7 +183,7 @@ impl PrivateApt {
         let options = apt_options(&dir, architecture, &reachability_settings(&dump));
         Ok(PrivateApt {
             dir,
-            suites,
+            suites: suites.to_vec(),
             options,
         })
     }
@@ -356,7 +355,6 @@ impl PrivateApt {
                 .collect(),
             fetched_bytes: missing.iter().map(|package| package.size).sum(),
             fetched: missing.len(),
-            total_bytes: packages.iter().map(|package| package.size).sum(),
             seconds: started.elapsed().as_secs_f64(),
         })
     }
@@ -455,13 +453,12 @@ pub(crate) fn apt_options(
 }
 
 /// What [`PrivateApt::download`] did: every `.deb` in the order asked, how many were fetched
-/// (the others were in the cache) and their bytes, the bytes of all.
+/// (the others were in the cache) and their bytes.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Downloaded {
     pub files: Vec<PathBuf>,
     pub fetched: usize,
     pub fetched_bytes: u64,
-    pub total_bytes: u64,
     pub seconds: f64,
 }
 
