@@ -294,7 +294,7 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
 /// file that runs and misbehaves is a compiler's answer, which the commands report.
 fn toolchain_paths_that_name_nothing(args: &[OsString]) -> Option<String> {
     use std::os::unix::fs::PermissionsExt as _;
-    let values = args
+    let mut values = args
         .windows(2)
         .filter(|pair| pair[0] == "--toolchain")
         .map(|pair| pair[1].as_os_str())
@@ -303,24 +303,22 @@ fn toolchain_paths_that_name_nothing(args: &[OsString]) -> Option<String> {
                 .filter_map(|arg| arg.to_str()?.strip_prefix("--toolchain="))
                 .map(std::ffi::OsStr::new),
         );
-    for value in values {
+    values.find_map(|value| {
         let text = value.to_string_lossy();
         if !text.contains('/') || text.starts_with("debian:") {
-            continue;
+            return None;
         }
-        let metadata = std::fs::metadata(crate::project_root().join(value));
-        let why = match &metadata {
+        let why = match std::fs::metadata(crate::project_root().join(value)) {
             Err(_) => "no such file",
             Ok(file) if !file.is_file() => "not a file",
             Ok(file) if file.permissions().mode() & 0o111 == 0 => "not executable",
-            Ok(_) => continue,
+            Ok(_) => return None,
         };
-        return Some(format!(
+        Some(format!(
             "--toolchain {}: {why} (a path names a rustc executable or a wrapper script)",
             output::escape(&text)
-        ));
-    }
-    None
+        ))
+    })
 }
 
 fn unknown_command(typed: &str) -> String {
@@ -347,12 +345,11 @@ pub(crate) fn explain_error(message: &str, args: &[OsString]) -> String {
         }
     }
     let help = if words.is_empty() {
-        "cargo xtask help".to_string()
+        "help".to_string()
     } else {
-        format!("cargo xtask {} --help", words.join(" "))
+        format!("{} --help", words.join(" "))
     };
-    text.push_str(&format!("\n(run `{help}` for the flags)"));
-    text
+    text + &format!("\n(run `cargo xtask {help}` for the flags)")
 }
 
 #[cfg(test)]

@@ -317,7 +317,7 @@ impl<'a> Provisioner<'a> {
             std::fs::write(staging.join(MARKER), &marker)
                 .with_context(|| format!("writing the marker in {}", staging.display()))?;
             answer(staging, accept)?;
-            crate::toolchains::digests::record(staging)
+            crate::toolchains::digests::record(staging).map(drop)
         })
         .with_context(|| format!("unpacking {exact} into {}", prefix.display()))?;
         Ok(Provisioned {

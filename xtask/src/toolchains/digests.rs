@@ -15,15 +15,22 @@ pub(crate) const DIGESTS: &str = "kshim-digests.txt";
 const BATCH: usize = 256;
 
 /// Records the digest of every regular file under `prefix` (not following links) in its
-/// [`DIGESTS`].
-pub(crate) fn record(prefix: &Path) -> anyhow::Result<()> {
-    let digests = digests_of(prefix, &regular_files(prefix)?)?;
-    let text: String = digests
+/// [`DIGESTS`]; the bytes of them all, the list included.
+pub(crate) fn record(prefix: &Path) -> anyhow::Result<u64> {
+    let files = regular_files(prefix)?;
+    let text: String = digests_of(prefix, &files)?
         .iter()
         .map(|(file, digest)| format!("{digest}  {file}\n"))
         .collect();
-    std::fs::write(prefix.join(DIGESTS), text)
-        .with_context(|| format!("writing {}", prefix.join(DIGESTS).display()))
+    std::fs::write(prefix.join(DIGESTS), &text)
+        .with_context(|| format!("writing {}", prefix.join(DIGESTS).display()))?;
+    let sizes = files
+        .iter()
+        .map(|file| prefix.join(file).symlink_metadata());
+    Ok(sizes
+        .map(|meta| meta.map_or(0, |meta| meta.len()))
+        .sum::<u64>()
+        + text.len() as u64)
 }
 
 /// The files of `prefix` that differ from its [`DIGESTS`], each with what is wrong ("changed",

@@ -153,11 +153,13 @@ pub(crate) fn provision(
         sha256: resolved.sha256.clone(),
         fields: Vec::new(),
     };
+    let mut extracted_bytes = 0;
     apt::extract_atomically(&deb, &members, &wanted.prefix, |staging| {
         marker.fields = check(staging)?;
         std::fs::write(staging.join(MARKER), marker.render())
             .with_context(|| format!("writing the marker in {}", staging.display()))?;
-        crate::toolchains::digests::record(staging)
+        extracted_bytes = crate::toolchains::digests::record(staging)?;
+        Ok(())
     })
     .with_context(|| format!("extracting {resolved} into {}", wanted.prefix.display()))?;
     Ok(Extracted {
@@ -166,21 +168,9 @@ pub(crate) fn provision(
         already: false,
         fetched_bytes: downloaded.fetched_bytes,
         deb_bytes: resolved.size,
-        extracted_bytes: tree_size(&wanted.prefix),
+        extracted_bytes,
         seconds: (downloaded.seconds, started.elapsed().as_secs_f64()),
     })
-}
-
-fn tree_size(dir: &Path) -> u64 {
-    let entries = std::fs::read_dir(dir).into_iter().flatten();
-    entries
-        .filter_map(Result::ok)
-        .map(|entry| match entry.file_type() {
-            Ok(kind) if kind.is_dir() => tree_size(&entry.path()),
-            Ok(kind) if kind.is_file() => entry.metadata().map_or(0, |meta| meta.len()),
-            _ => 0,
-        })
-        .sum()
 }
 
 #[cfg(test)]

@@ -24,54 +24,39 @@ pub(crate) fn compare_versions(a: &str, b: &str) -> Ordering {
         .then_with(|| compare_fragment(revision_a.as_bytes(), revision_b.as_bytes()))
 }
 
-/// dpkg's `verrevcmp`: alternating runs of non-digits (compared by [`sort_weight`]) and
-/// digits (compared as numbers).
-fn compare_fragment(a: &[u8], b: &[u8]) -> Ordering {
-    fn sort_weight(c: Option<u8>) -> i32 {
-        match c {
+/// dpkg's `verrevcmp`: alternating runs of non-digits, compared byte by byte by weight (the
+/// end of a run weighing 0), and of digits, compared as numbers.
+fn compare_fragment(mut a: &[u8], mut b: &[u8]) -> Ordering {
+    fn weight(c: Option<&u8>) -> i32 {
+        match c.copied() {
             None => 0,
-            Some(c) if c.is_ascii_digit() => 0,
             Some(c) if c.is_ascii_alphabetic() => i32::from(c),
             Some(b'~') => -1,
             Some(c) => i32::from(c) + 256,
         }
     }
-    let digit = |s: &[u8], i: usize| s.get(i).is_some_and(u8::is_ascii_digit);
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() || j < b.len() {
-        while (i < a.len() && !digit(a, i)) || (j < b.len() && !digit(b, j)) {
-            let (wa, wb) = (
-                sort_weight(a.get(i).copied()),
-                sort_weight(b.get(j).copied()),
-            );
-            if wa != wb {
-                return wa.cmp(&wb);
-            }
-            i += 1;
-            j += 1;
-        }
-        while a.get(i) == Some(&b'0') {
-            i += 1;
-        }
-        while b.get(j) == Some(&b'0') {
-            j += 1;
-        }
-        let mut first_difference = Ordering::Equal;
-        while digit(a, i) && digit(b, j) {
-            if first_difference == Ordering::Equal {
-                first_difference = a[i].cmp(&b[j]);
-            }
-            i += 1;
-            j += 1;
-        }
-        if digit(a, i) {
-            return Ordering::Greater;
-        }
-        if digit(b, j) {
-            return Ordering::Less;
-        }
-        if first_difference != Ordering::Equal {
-            return first_difference;
+    /// Takes the leading run of digits (or of non-digits) off `s`.
+    fn run<'a>(s: &mut &'a [u8], digits: bool) -> &'a [u8] {
+        let end = s.iter().position(|c| c.is_ascii_digit() != digits);
+        let (run, rest) = s.split_at(end.unwrap_or(s.len()));
+        *s = rest;
+        run
+    }
+    fn number<'a>(s: &mut &'a [u8]) -> &'a [u8] {
+        let digits = run(s, true);
+        &digits[digits.iter().take_while(|&&c| c == b'0').count()..]
+    }
+    while !a.is_empty() || !b.is_empty() {
+        let (text_a, text_b) = (run(&mut a, false), run(&mut b, false));
+        let texts = (0..text_a.len().max(text_b.len()))
+            .map(|i| weight(text_a.get(i)).cmp(&weight(text_b.get(i))));
+        let (number_a, number_b) = (number(&mut a), number(&mut b));
+        let numbers = number_a
+            .len()
+            .cmp(&number_b.len())
+            .then(number_a.cmp(number_b));
+        if let Some(order) = texts.chain([numbers]).find(|order| order.is_ne()) {
+            return order;
         }
     }
     Ordering::Equal
