@@ -154,11 +154,6 @@ pub(crate) fn command_help(words: &[String]) -> Option<String> {
     })
 }
 
-/// Every command's words, as the help names them.
-pub(crate) fn commands() -> Vec<String> {
-    sections().1.into_iter().map(|(name, _)| name).collect()
-}
-
 /// The flags the help lists under the command named by `words` (not its subcommands').
 fn flags_of(words: &[String]) -> Vec<String> {
     let wanted = words.join(" ");
@@ -181,7 +176,7 @@ fn flags_of(words: &[String]) -> Vec<String> {
 
 /// The words of the command that `args` (without the program) name, as far as they name one.
 fn command_words(args: &[OsString]) -> Vec<String> {
-    let known = commands();
+    let (_, known) = sections();
     let mut words: Vec<String> = Vec::new();
     for arg in args {
         let Some(arg) = arg.to_str() else { break };
@@ -189,7 +184,7 @@ fn command_words(args: &[OsString]) -> Vec<String> {
             continue;
         }
         words.push(arg.to_string());
-        if !known.contains(&words.join(" ")) {
+        if !known.iter().any(|(name, _)| *name == words.join(" ")) {
             words.pop();
             break;
         }
@@ -322,7 +317,8 @@ fn toolchain_paths_that_name_nothing(args: &[OsString]) -> Option<String> {
 }
 
 fn unknown_command(typed: &str) -> String {
-    let mut top = commands();
+    let (_, commands) = sections();
+    let mut top: Vec<String> = commands.into_iter().map(|(name, _)| name).collect();
     top.retain(|name| !name.contains(' '));
     match crate::closest(typed, &top) {
         Some(meant) => format!("no command `{typed}`: did you mean `{meant}`?"),

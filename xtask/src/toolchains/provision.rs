@@ -81,14 +81,10 @@ pub(crate) fn install(
         // A Debian compiler is there only if its files are the ones unpacked, and, for a pin
         // with a Debian source, only if it is that source (not another suite's build).
         let satisfied = found.is_some_and(|toolchain| {
+            let prefix = toolchain.launch.rustc.ancestors().nth(3);
             !matches!(toolchain.source, Source::Debian { .. })
                 || (pin.debian.is_none() || is_meant_for(pin, toolchain))
-                    && toolchain
-                        .launch
-                        .rustc
-                        .ancestors()
-                        .nth(3)
-                        .is_some_and(|prefix| provisioner.intact(prefix, &pin.id))
+                    && prefix.is_some_and(|prefix| provisioner.intact(prefix, &pin.id))
         });
         let outcome = if satisfied {
             if let Some(Source::Debian { package }) = found.map(|toolchain| &toolchain.source) {

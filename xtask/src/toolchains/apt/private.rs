@@ -136,14 +136,10 @@ impl PrivateApt {
             .with_context(|| format!("reading the machine's apt sources {HOST_SOURCES}"))?;
         let mirrors =
             Mirrors::from_deb822(&sources).with_context(|| format!("reading {HOST_SOURCES}"))?;
-        let dump = cmd!(sh, "apt-config dump")
-            .quiet()
-            .read()
-            .context("running apt-config (is this a Debian-like system?)")?;
-        let architecture = cmd!(sh, "dpkg --print-architecture")
-            .quiet()
-            .read()
-            .context("running dpkg --print-architecture")?;
+        let dump = cmd!(sh, "apt-config dump").quiet().read();
+        let dump = dump.context("running apt-config (is this a Debian-like system?)")?;
+        let architecture = cmd!(sh, "dpkg --print-architecture").quiet().read();
+        let architecture = architecture.context("running dpkg --print-architecture")?;
         let architecture = architecture.trim();
         ensure!(
             Path::new(ARCHIVE_KEYRING).is_file(),
@@ -228,8 +224,8 @@ impl PrivateApt {
             .apt(sh, "apt-get")
             .arg("update")
             .ignore_status()
-            .output()
-            .context("running apt-get update (is this a Debian-like system?)")?;
+            .output();
+        let output = output.context("running apt-get update (is this a Debian-like system?)")?;
         let stderr = String::from_utf8_lossy(&output.stderr);
         let lists = crate::util::files::sorted_entries(&self.dir.join("lists"));
         // A verified `InRelease` of `suite` in the lists.
@@ -272,10 +268,8 @@ impl PrivateApt {
 
     /// What `apt-cache QUERY ARGUMENT` prints on stdout (`showpkg`'s whatever its exit status).
     fn apt_cache(&self, sh: &Shell, query: &str, argument: &str) -> xshell::Result<String> {
-        let mut cmd = self
-            .apt(sh, "apt-cache")
-            .args([query, argument])
-            .ignore_stderr();
+        let mut cmd = self.apt(sh, "apt-cache").args([query, argument]);
+        cmd.set_ignore_stderr(true);
         cmd.set_ignore_status(query == "showpkg");
         cmd.read()
     }
@@ -377,10 +371,8 @@ impl PrivateApt {
             })
             .collect::<anyhow::Result<_>>()?;
         let _in_incoming = sh.push_dir(incoming);
-        let output = self
-            .apt(sh, "apt-get")
-            .arg("download")
-            .args(&specs)
+        let download = self.apt(sh, "apt-get").arg("download").args(&specs);
+        let output = download
             .ignore_status()
             .output()
             .context("running apt-get download")?;
