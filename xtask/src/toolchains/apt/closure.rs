@@ -28,12 +28,8 @@ pub(crate) struct Resolved {
 impl Resolved {
     /// The file name `apt-get download` gives its `.deb` (the epoch's `:` escaped).
     pub(crate) fn deb_file_name(&self) -> String {
-        format!(
-            "{}_{}_{}.deb",
-            self.name,
-            self.version.replace(':', "%3a"),
-            self.architecture
-        )
+        let version = self.version.replace(':', "%3a");
+        format!("{}_{version}_{}.deb", self.name, self.architecture)
     }
 }
 

@@ -109,46 +109,38 @@ impl fmt::Display for Relation {
 }
 
 /// Parses a `Depends:` (or `Pre-Depends:`) value into its entries, each a list of
-/// alternatives (`a | b`); architecture restrictions and build profiles are dropped.
+/// alternatives (`a | b`).
 pub(crate) fn parse_relations(value: &str) -> Vec<Vec<Relation>> {
-    value
-        .split(',')
-        .map(|entry| {
-            entry
-                .split('|')
-                .filter_map(|alternative| {
-                    // Architecture restrictions (`[amd64]`) and build profiles (`<!nocheck>`)
-                    // follow the name and the version relation.
-                    let after = alternative.find(')').unwrap_or(0);
-                    let end = alternative[after..]
-                        .find(['[', '<'])
-                        .map_or(alternative.len(), |at| after + at);
-                    let alternative = alternative[..end].trim();
-                    let (name, constraint) = match alternative.split_once('(') {
-                        Some((name, constraint)) => {
-                            (name.trim(), Some(constraint.trim_end_matches(')').trim()))
-                        }
-                        None => (alternative, None),
-                    };
-                    let name = name.split(':').next()?.trim();
-                    if name.is_empty() {
-                        return None;
-                    }
-                    let constraint = constraint.and_then(|text| {
-                        OPERATORS.iter().find_map(|&(symbol, operator)| {
-                            text.strip_prefix(symbol)
-                                .map(|version| (operator, version.trim().to_owned()))
-                        })
-                    });
-                    Some(Relation {
-                        name: name.to_owned(),
-                        constraint,
-                    })
-                })
-                .collect::<Vec<_>>()
-        })
+    let entries = value.split(',').map(|entry| {
+        let alternatives = entry.split('|').filter_map(parse_alternative);
+        alternatives.collect::<Vec<_>>()
+    });
+    entries
         .filter(|alternatives| !alternatives.is_empty())
         .collect()
+}
+
+/// One alternative of a dependency, its architecture qualifier (`:any`), restrictions
+/// (`[amd64]`) and build profiles (`<!nocheck>`) dropped.
+fn parse_alternative(alternative: &str) -> Option<Relation> {
+    // Restrictions and build profiles follow the name and the version relation.
+    let after = alternative.find(')').unwrap_or(0);
+    let end = alternative[after..].find(['[', '<']);
+    let alternative = alternative[..end.map_or(alternative.len(), |at| after + at)].trim();
+    let (name, constraint) = match alternative.split_once('(') {
+        Some((name, constraint)) => (name.trim(), Some(constraint.trim_end_matches(')').trim())),
+        None => (alternative, None),
+    };
+    let name = name.split(':').next()?.trim();
+    let constraint = constraint.and_then(|text| {
+        OPERATORS.iter().find_map(|&(symbol, operator)| {
+            Some((operator, text.strip_prefix(symbol)?.trim().to_owned()))
+        })
+    });
+    (!name.is_empty()).then(|| Relation {
+        name: name.to_owned(),
+        constraint,
+    })
 }
 
 /// One stanza of a control file (an `apt-cache show` record, a deb822 sources entry).

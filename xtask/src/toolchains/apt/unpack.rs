@@ -2,9 +2,8 @@
 //! Unpacking `.deb` files, whole or only some of their members, into a directory that either
 //! does not exist or is complete.
 
-use anyhow::{bail, Context};
+use anyhow::{ensure, Context};
 use std::path::{Path, PathBuf};
-use std::process::Output;
 use xshell::{cmd, Shell};
 
 /// Unpacks `debs` into `destination`, `check` run on the staging directory (it may write a
@@ -23,7 +22,7 @@ pub(crate) fn unpack_atomically(
                 .ignore_status()
                 .output()
                 .with_context(|| format!("unpacking {}", deb.display()))?;
-            anyhow::ensure!(
+            ensure!(
                 output.status.success(),
                 "unpacking {}: dpkg-deb exited with {}: {}",
                 deb.display(),
@@ -76,22 +75,16 @@ fn data_through(sh: &Shell, deb: &Path, tar: xshell::Cmd<'_>) -> anyhow::Result<
         })?;
     // tar first: when it stops early, dpkg-deb only fails with a broken pipe; when dpkg-deb
     // fails, tar only says that what it read is no archive.
-    let said = |output: &Output| String::from_utf8_lossy(&output.stderr).trim().to_owned();
-    let mut failures = Vec::new();
-    if !tar.status.success() {
-        failures.push(format!("tar exited with {}: {}", tar.status, said(&tar)));
-    }
-    if !data.status.success() {
-        failures.push(format!(
-            "`dpkg-deb --fsys-tarfile {}` exited with {}: {}",
-            deb.display(),
-            data.status,
-            said(&data)
-        ));
-    }
-    if !failures.is_empty() {
-        bail!("{}", failures.join("; "));
-    }
+    let dpkg_deb = format!("`dpkg-deb --fsys-tarfile {}`", deb.display());
+    let failures: Vec<String> = [("tar", &tar), (&dpkg_deb, &data)]
+        .into_iter()
+        .filter(|(_, output)| !output.status.success())
+        .map(|(program, output)| {
+            let said = String::from_utf8_lossy(&output.stderr);
+            format!("{program} exited with {}: {}", output.status, said.trim())
+        })
+        .collect();
+    ensure!(failures.is_empty(), "{}", failures.join("; "));
     Ok(String::from_utf8_lossy(&tar.stdout).into_owned())
 }
 
