@@ -54,8 +54,7 @@ impl flags::Toolchains {
     }
 }
 
-/// Checks every provisioned prefix (the compilers', qemu's, and the kernel trees and library
-/// sources under `target/kernel/`) against its digests, printing one line per prefix and one
+/// Checks every provisioned prefix against its digests, printing one line per prefix and one
 /// per damaged file.
 fn verify(prefixes: &[std::path::PathBuf]) -> Verdict {
     let started = Instant::now();

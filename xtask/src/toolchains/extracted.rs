@@ -54,22 +54,18 @@ impl Marker {
         if !apt::is_package_name(package) || !apt::is_version(version) || !apt::is_suite(suite) {
             return None;
         }
-        let mut sha256 = None;
-        let mut fields = Vec::new();
-        for line in lines {
+        let fields = lines.map(|line| {
             let (key, value) = line.split_once(": ")?;
-            if key == "sha256" {
-                sha256 = Some(value.to_owned());
-            } else {
-                fields.push((key.to_owned(), value.to_owned()));
-            }
+            Some((key.to_owned(), value.to_owned()))
+        });
+        let fields: Vec<(String, String)> = fields.collect::<Option<_>>()?;
+        let (hashes, fields): (Vec<_>, _) =
+            fields.into_iter().partition(|(key, _)| key == "sha256");
+        let (_, sha256) = hashes.into_iter().next_back()?;
+        let lower_hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
+        if sha256.len() != 64 || !sha256.bytes().all(lower_hex) {
+            return None;
         }
-        let sha256 = sha256.filter(|hash| {
-            hash.len() == 64
-                && hash
-                    .bytes()
-                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
-        })?;
         Some(Marker {
             package: package.to_owned(),
             version: version.to_owned(),
