@@ -164,7 +164,7 @@ impl PrivateApt {
             let path = dir.join(name);
             std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))
         };
-        write("sources.list", &mirrors.sources_list(&suites))?;
+        write("sources.list", &mirrors.sources_list(suites))?;
         write("status", "")?;
         // Read through APT_CONFIG before anything else, so that the machine's apt.conf.d (its
         // update hooks, extra index targets) is never read: `-o` comes too late for that.
