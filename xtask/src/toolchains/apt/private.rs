@@ -31,31 +31,21 @@ impl Mirrors {
         let mut security = None;
         let mut components = Vec::new();
         for stanza in parse_stanzas(text) {
+            let words = |name: &str| stanza.get(name).unwrap_or_default().split_whitespace();
             let enabled = stanza.get("Enabled").is_none_or(|value| value != "no");
-            let is_deb = stanza
-                .get("Types")
-                .is_some_and(|types| types.split_whitespace().any(|kind| kind == "deb"));
-            let uri = stanza
-                .get("URIs")
-                .and_then(|uris| uris.split_whitespace().next());
+            let is_deb = words("Types").any(|kind| kind == "deb");
+            let uri = words("URIs").next();
             let (Some(uri), Some(suites), true) = (uri, stanza.get("Suites"), enabled && is_deb)
             else {
                 continue;
             };
-            let is_security = suites
+            let secure = suites
                 .split_whitespace()
                 .any(|suite| suite.ends_with("-security"));
-            let slot = if is_security {
-                &mut security
-            } else {
-                &mut archive
-            };
+            let slot = if secure { &mut security } else { &mut archive };
             slot.get_or_insert_with(|| uri.trim_end_matches('/').to_owned());
-            for component in stanza
-                .get("Components")
-                .unwrap_or("main")
-                .split_whitespace()
-            {
+            let listed = stanza.get("Components").unwrap_or("main");
+            for component in listed.split_whitespace() {
                 crate::push_once(&mut components, component.to_owned());
             }
         }
@@ -77,16 +67,13 @@ impl Mirrors {
 
     /// The one-line sources list for `suites`, every suite signed by [`ARCHIVE_KEYRING`].
     pub(crate) fn sources_list(&self, suites: &[String]) -> String {
+        let (archive, security) = (&self.archive, &self.security);
         let components = self.components.join(" ");
         suites
             .iter()
             .map(|suite| {
-                let security = suite.ends_with("-security");
-                let uri = if security {
-                    &self.security
-                } else {
-                    &self.archive
-                };
+                let secure = suite.ends_with("-security");
+                let uri = if secure { security } else { archive };
                 format!("deb [signed-by={ARCHIVE_KEYRING}] {uri} {suite} {components}\n")
             })
             .collect()
