@@ -101,11 +101,8 @@ pub(crate) fn command_list() -> String {
         "{}\n\nUsage: cargo xtask COMMAND [FLAGS]\n\nCommands:\n",
         intro.trim_end()
     );
-    let width = commands
-        .iter()
-        .map(|(name, _)| name.len())
-        .max()
-        .unwrap_or(0);
+    let names = commands.iter().map(|(name, _)| name.len());
+    let width = names.max().unwrap_or(0);
     for (name, section) in &commands {
         text.push_str(&format!("    {name:width$}  {}\n", summary(section)));
     }

@@ -215,11 +215,8 @@ fn list_text(pins: &Pins, found: &[Availability], specs: bool) -> String {
         );
     }
     // Formatting widths stop at 65535; `output::pad` takes any.
-    let id_width = found
-        .iter()
-        .map(|entry| entry.id().chars().count())
-        .max()
-        .unwrap_or(0);
+    let ids = found.iter().map(|entry| entry.id().chars().count());
+    let id_width = ids.max().unwrap_or(0);
     let blank = pad("", id_width);
     let details_of = |toolchain: &Toolchain| -> Vec<String> {
         let pin = pins

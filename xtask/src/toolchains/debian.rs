@@ -123,10 +123,8 @@ pub(crate) fn suite_family(suite: &str) -> Vec<String> {
 /// The upstream part of a Debian version: `1.85.0` for `1.85.0+dfsg3-1~deb12u3`.
 pub(crate) fn upstream_version(version: &str) -> &str {
     let without_epoch = version.split_once(':').map_or(version, |(_, rest)| rest);
-    let end = without_epoch
-        .find(['+', '-', '~'])
-        .unwrap_or(without_epoch.len());
-    &without_epoch[..end]
+    let mut parts = without_epoch.split(['+', '-', '~']);
+    parts.next().unwrap_or(without_epoch)
 }
 
 /// The prefix a package is unpacked into: `debian/PACKAGE-VERSION` (an epoch's `:` escaped, as

@@ -24,13 +24,8 @@ pub(crate) fn record(prefix: &Path) -> anyhow::Result<u64> {
         .collect();
     std::fs::write(prefix.join(DIGESTS), &text)
         .with_context(|| format!("writing {}", prefix.join(DIGESTS).display()))?;
-    let sizes = files
-        .iter()
-        .map(|file| prefix.join(file).symlink_metadata());
-    Ok(sizes
-        .map(|meta| meta.map_or(0, |meta| meta.len()))
-        .sum::<u64>()
-        + text.len() as u64)
+    let size = |file: &String| prefix.join(file).symlink_metadata().map(|meta| meta.len());
+    Ok(files.iter().filter_map(|file| size(file).ok()).sum::<u64>() + text.len() as u64)
 }
 
 /// The files of `prefix` that differ from its [`DIGESTS`], each with what is wrong ("changed",
@@ -51,19 +46,17 @@ pub(crate) fn damaged(prefix: &Path) -> anyhow::Result<Vec<String>> {
             .with_context(|| format!("{}: a line that is no `DIGEST  FILE`", list.display()))?;
         recorded.insert(file.to_owned(), digest.to_owned());
     }
-    let (present, missing): (Vec<String>, Vec<String>) =
-        recorded.keys().cloned().partition(|file| {
-            let meta = prefix.join(file).symlink_metadata();
-            meta.is_ok_and(|meta| meta.is_file())
-        });
-    let changed = digests_of(prefix, &present)?
-        .into_iter()
-        .filter(|(file, digest)| recorded.get(file) != Some(digest));
-    let mut damaged: Vec<String> = missing
+    let is_file = |file: &String| {
+        let meta = prefix.join(file).symlink_metadata();
+        meta.is_ok_and(|meta| meta.is_file())
+    };
+    let (present, missing): (Vec<String>, _) = recorded.keys().cloned().partition(is_file);
+    let digests = digests_of(prefix, &present)?;
+    let changed = present
         .iter()
-        .map(|file| format!("{file}: missing"))
-        .collect();
-    damaged.extend(changed.map(|(file, _)| format!("{file}: changed")));
+        .filter(|file| digests.get(*file) != recorded.get(*file));
+    let mut damaged: Vec<String> = changed.map(|file| format!("{file}: changed")).collect();
+    damaged.extend(missing.iter().map(|file| format!("{file}: missing")));
     damaged.sort();
     Ok(damaged)
 }
@@ -78,8 +71,8 @@ pub(crate) fn provisioned_prefixes(toolchains: &Path, kernel: &Path) -> Vec<Path
         .chain([toolchains.join("qemu")])
         .chain(
             ["trees", "library"]
-                .iter()
-                .flat_map(|kind| entries(&kernel.join(kind))),
+                .map(|kind| entries(&kernel.join(kind)))
+                .concat(),
         )
         .filter(|path| path.is_dir())
         .collect()
