@@ -30,10 +30,8 @@ impl Marker {
     }
 
     pub(crate) fn get(&self, key: &str) -> Option<&str> {
-        self.fields
-            .iter()
-            .find(|(name, _)| name == key)
-            .map(|(_, value)| value.as_str())
+        let (_, value) = self.fields.iter().find(|(name, _)| name == key)?;
+        Some(value)
     }
 
     pub(crate) fn render(&self) -> String {
