@@ -129,20 +129,14 @@ fn replace_atomically(
 
 /// Removes staging directories of `name` whose process is gone.
 fn remove_abandoned_staging(parent: &Path, name: &str) {
-    let Ok(entries) = std::fs::read_dir(parent) else {
-        return;
-    };
-    for entry in entries.filter_map(Result::ok) {
-        let file_name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = [".partial-", ".old-"].iter().find_map(|kind| {
-            file_name
-                .strip_prefix(&format!(".{name}{kind}"))
-                .and_then(|pid| pid.parse::<u32>().ok())
-        }) else {
-            continue;
-        };
-        if !crate::util::process::is_running(pid) {
-            let _ = std::fs::remove_dir_all(entry.path());
+    for entry in crate::util::files::sorted_entries(parent) {
+        let file_name = entry.file_name().unwrap_or_default().to_string_lossy();
+        let pid = [".partial-", ".old-"].iter().find_map(|kind| {
+            let pid = file_name.strip_prefix(&format!(".{name}{kind}"))?;
+            pid.parse::<u32>().ok()
+        });
+        if pid.is_some_and(|pid| !crate::util::process::is_running(pid)) {
+            let _ = std::fs::remove_dir_all(&entry);
         }
     }
 }
