@@ -38,12 +38,11 @@ impl flags::Toolchains {
                 Ok(Verdict::failure_if(broken))
             }
             flags::ToolchainsCmd::Install(ref install_flags) => {
-                if !self.toolchain.is_empty() {
-                    anyhow::bail!(
-                        "`toolchains install` installs the pins; --toolchain only names \
-                         compilers that are already there"
-                    );
-                }
+                anyhow::ensure!(
+                    self.toolchain.is_empty(),
+                    "`toolchains install` installs the pins; --toolchain only names compilers \
+                     that are already there"
+                );
                 install(sh, &pins_path, install_flags, output.width)
             }
             flags::ToolchainsCmd::Verify(_) => Ok(verify(&digests::provisioned_prefixes(
