@@ -77,8 +77,10 @@ struct KconfigJson {
     source: String,
 }
 
-fn release(text: &str, what: &str) -> anyhow::Result<Release> {
-    Release::parse(text).ok_or_else(|| anyhow!("{what}: `{text}` is not a release"))
+fn release(text: Option<&str>, what: &str) -> anyhow::Result<Option<Release>> {
+    let read =
+        |text| Release::parse(text).ok_or_else(|| anyhow!("{what}: `{text}` is not a release"));
+    text.map(read).transpose()
 }
 
 impl AuditReport {
@@ -128,8 +130,8 @@ impl AuditReport {
             let released = toolchain
                 .release
                 .as_deref()
-                .map(|text| release(text.split('-').next().unwrap_or(text), &what))
-                .transpose()?;
+                .and_then(|text| text.split('-').next());
+            let released = release(released, &what)?;
             let probed = match (toolchain.features, &verdict) {
                 (Some(features), _) => {
                     let release = released.with_context(|| format!("{what}: no release"))?;
@@ -138,11 +140,7 @@ impl AuditReport {
                         let feature = features
                             .get(name)
                             .with_context(|| format!("{what}: no answer about {name}"))?;
-                        let since = feature
-                            .stable_since
-                            .as_deref()
-                            .map(|text| self::release(text, &what))
-                            .transpose()?;
+                        let since = self::release(feature.stable_since.as_deref(), &what)?;
                         let word = feature.status.as_deref().unwrap_or("");
                         let status = Status::from_parts(word, since)
                             .with_context(|| format!("{what}: {name}: unknown status `{word}`"))?;
@@ -179,24 +177,16 @@ impl AuditReport {
         for (key, values) in file.target {
             target.extend(values.into_iter().map(|value| (key.clone(), value)));
         }
-        let mut kconfig = Vec::new();
-        for symbol in file.kconfig {
-            let from = symbol
-                .from
-                .as_deref()
-                .map(|text| release(text, &symbol.cfg))
-                .transpose()?;
-            kconfig.push(KconfigSymbol {
+        let kconfig = file.kconfig.into_iter().map(|symbol| {
+            let from = release(symbol.from.as_deref(), &symbol.cfg)?;
+            anyhow::Ok(KconfigSymbol {
                 cfg: symbol.cfg,
                 from,
                 source: symbol.source,
-            });
-        }
-        let min_rust = file
-            .min_rust
-            .as_deref()
-            .map(|text| release(text, "min_rust"))
-            .transpose()?;
+            })
+        });
+        let kconfig = kconfig.collect::<anyhow::Result<_>>()?;
+        let min_rust = release(file.min_rust.as_deref(), "min_rust")?;
         let decider = Decider::new(&input, target, kconfig);
         Ok(AuditReport::new(input, decider, columns, min_rust))
     }

@@ -60,14 +60,11 @@ impl AuditReport {
                 )
             })
         });
-        let mut candidates: Vec<String> = crate::catalog::FEATURES
-            .iter()
-            .map(|feature| feature.name.to_string())
-            .collect();
-        for other in known_here {
-            crate::push_once(&mut candidates, other.to_string());
-        }
-        candidates.retain(|candidate| candidate != name);
+        let catalog = crate::catalog::FEATURES.iter().map(|feature| feature.name);
+        let candidates = catalog
+            .chain(known_here)
+            .filter(|candidate| *candidate != name);
+        let candidates = crate::distinct(candidates.map(String::from));
         crate::closest(name, &candidates)
             .map(|closest| format!(" (did you mean `{closest}`?)"))
             .unwrap_or_default()
@@ -77,35 +74,27 @@ impl AuditReport {
     pub fn summary_line(&self, index: usize) -> String {
         let column = &self.columns[index];
         let label = column.label();
-        let answer = match (&column.probed, &column.entry.verdict) {
-            (Probed::Answered(answer), _) => answer,
-            (Probed::Failed(error), _) => return format!("{label}: the probe failed: {error}"),
-            (Probed::Unavailable, verdict) => return format!("{label}: {}", verdict.describe()),
+        let answer = match &column.probed {
+            Probed::Answered(answer) => answer,
+            Probed::Failed(error) => return format!("{label}: the probe failed: {error}"),
+            Probed::Unavailable => return format!("{label}: {}", column.entry.verdict.describe()),
         };
         let summary = summary::summarize(&self.input, &self.decider, answer);
         let below = match column.entry.verdict {
             ToolchainVerdict::TooOld => "below the kernel's minimum, for information: ",
             _ => "",
         };
-        let mut off = Vec::new();
-        if summary.inactive > 0 {
-            off.push(format!(
-                "{} switched off by their cfg_attr",
-                summary.inactive
-            ));
-        }
-        let other = &summary.other_target;
-        if !other.is_empty() {
-            off.push(format!(
-                "{} for another target: {}",
-                other.len(),
-                other.join(", ")
-            ));
-        }
+        let (inactive, other) = (summary.inactive, &summary.other_target);
+        let off = [
+            (inactive > 0).then(|| format!("{inactive} switched off by their cfg_attr")),
+            (!other.is_empty())
+                .then(|| format!("{} for another target: {}", other.len(), other.join(", "))),
+        ];
+        let off = off.into_iter().flatten().collect::<Vec<_>>().join("; ");
         let off = if off.is_empty() {
-            String::new()
+            off
         } else {
-            format!(" ({})", off.join("; "))
+            format!(" ({off})")
         };
         let undecided = conditional_list(&summary.undecided_gated);
         let needs = &summary.needs_bootstrap;

@@ -132,13 +132,11 @@ impl Decider {
     /// leaves keep it alive, and so does a target leaf: another target's branch is not dead; no
     /// condition is active everywhere).
     pub fn is_dead_from(&self, condition: Option<&Predicate>, from: Release) -> bool {
-        let on_any_target = |release| {
-            condition.map_or(Some(true), |condition| {
-                condition.evaluate(&|query| self.leaf(query, release, false))
+        condition.is_some_and(|condition| {
+            self.releases_from(from).into_iter().all(|release| {
+                condition.evaluate(&|query| self.leaf(query, release, false)) == Some(false)
             })
-        };
-        let dead = |release| on_any_target(release) == Some(false);
-        self.releases_from(from).into_iter().all(dead)
+        })
     }
 
     /// Whether the conditions `a` and `b` (`None`: unconditional) can hold together on a
@@ -166,46 +164,30 @@ impl Decider {
             let written = format!("{query:?}");
             self.leaf(query, release, true).is_none().then_some(written)
         };
-        let mut free: Vec<String> = Vec::new();
-        for condition in [a, b].into_iter().flatten() {
-            for written in leaves(condition, undecided) {
-                crate::push_once(&mut free, written);
-            }
-        }
-        if free.len() > 16 {
-            return None;
-        }
-        let together = (0u32..1 << free.len()).any(|bits| {
-            let assigned = |query: Query<'_>| {
-                let written = format!("{query:?}");
-                match free.iter().position(|free| *free == written) {
-                    Some(index) => Some(bits >> index & 1 == 1),
-                    None => self.leaf(query, release, true),
-                }
-            };
-            both(&assigned) == Some(true)
-        });
-        if together {
-            None
-        } else {
-            Some(false)
-        }
+        let conditions = [a, b].into_iter().flatten();
+        let free = crate::distinct(conditions.flat_map(|condition| leaves(condition, undecided)));
+        let together = free.len() > 16
+            || (0u32..1 << free.len()).any(|bits| {
+                let assigned = |query: Query<'_>| {
+                    let written = format!("{query:?}");
+                    match free.iter().position(|free| *free == written) {
+                        Some(index) => Some(bits >> index & 1 == 1),
+                        None => self.leaf(query, release, true),
+                    }
+                };
+                both(&assigned) == Some(true)
+            });
+        (!together).then_some(false)
     }
 
     /// Whether a name enabled on several lines is active: if any line is; undecided if none
     /// is and some line is undecided.
     pub fn name_active_on(&self, lines: &[&Entry], release: Release) -> Option<bool> {
-        let activities: Vec<Option<bool>> = lines
+        let activities = lines
             .iter()
-            .map(|entry| self.active_on(entry.condition.as_ref(), release))
-            .collect();
-        if activities.contains(&Some(true)) {
-            Some(true)
-        } else if activities.contains(&None) {
-            None
-        } else {
-            Some(false)
-        }
+            .map(|entry| self.active_on(entry.condition.as_ref(), release));
+        let rank = |activity: &Option<bool>| activity.map_or(1, |active| 2 * u8::from(active));
+        activities.max_by_key(rank).unwrap_or(Some(false))
     }
 }
 
@@ -371,23 +353,19 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
     }
     // Judged at the newest release probed: what a later one says, no compiler here knows.
     let newest = by_release.last().map(|answer| answer.release);
-    let mut gated_on_newest = Vec::new();
-    let mut gated_on_newest_if = Vec::new();
-    if let Some(at) = newest {
-        for name in input.names() {
-            if since_of(name).is_some() || rejected(name) {
-                continue;
-            }
-            let lines = input.lines_of(name);
-            match decider.name_active_on(&lines, at) {
-                Some(true) if stable_from.is_none() => gated_on_newest.push(name.to_string()),
-                None if stable_from_if_conditions_hold.is_none() => {
-                    gated_on_newest_if.push(name.to_string())
-                }
-                _ => {}
-            }
-        }
-    }
+    // The names never stable whose lines are active (`Some(true)`) or undecided there, when
+    // `stable_from` found no release.
+    let gated_on_newest = |activity: Option<bool>, stable_from: Option<Release>| {
+        let Some(at) = newest.filter(|_| stable_from.is_none()) else {
+            return Vec::new();
+        };
+        let names = input.names().into_iter();
+        let names = names.filter(|name| since_of(name).is_none() && !rejected(name));
+        names
+            .filter(|name| decider.name_active_on(&input.lines_of(name), at) == activity)
+            .map(String::from)
+            .collect()
+    };
 
     let last_unknowing = by_release.iter().rev().find_map(|answer| {
         let errors = summarize(input, decider, answer).errors;
@@ -401,11 +379,11 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
         .map(|answer| answer.release)
         .find(|&release| Some(release) > last);
     CrossSummary {
+        gated_on_newest: gated_on_newest(Some(true), stable_from),
+        gated_on_newest_if: gated_on_newest(None, stable_from_if_conditions_hold),
         stable_from,
         stable_from_if_conditions_hold,
         depends_on,
-        gated_on_newest,
-        gated_on_newest_if,
         newest,
         rejected_by_newest,
         known_from,

@@ -137,42 +137,35 @@ impl<'a> Prober<'a> {
 
     fn probe_as_built(&self, names: &[&str]) -> anyhow::Result<Statuses> {
         let whole = self.run(names)?;
-        if whole.other_errors.is_empty() {
-            return Ok((whole.statuses, Vec::new()));
+        if !whole.other_errors.is_empty() {
+            if let Some(error) = self.run(&[])?.other_errors.into_iter().next() {
+                // The crate fails without any feature: nothing here is about the names.
+                bail!(error);
+            }
         }
-        let baseline = self.run(&[])?;
-        if let Some(error) = baseline.other_errors.into_iter().next() {
-            // The crate fails without any feature: nothing here is about the names.
-            bail!(error);
-        }
-        let mut statuses = Vec::with_capacity(names.len());
-        let mut breakers = Vec::new();
-        self.narrow(names, whole, &mut statuses, &mut breakers)?;
-        Ok((statuses, breakers))
+        self.narrow(names, whole)
     }
 
-    fn narrow(
-        &self,
-        names: &[&str],
-        diagnostics: Diagnostics,
-        statuses: &mut Vec<Status>,
-        breakers: &mut Vec<(String, String)>,
-    ) -> anyhow::Result<()> {
-        if diagnostics.other_errors.is_empty() {
-            statuses.extend(diagnostics.statuses);
-            return Ok(());
+    /// The statuses `diagnostics` give `names`; where another error is among them, each half
+    /// probed again, down to the single names that cause it.
+    fn narrow(&self, names: &[&str], diagnostics: Diagnostics) -> anyhow::Result<Statuses> {
+        match (names, diagnostics.other_errors.is_empty()) {
+            (_, true) => Ok((diagnostics.statuses, Vec::new())),
+            ([name], false) => {
+                let breaker = (name.to_string(), diagnostics.other_errors.join("; "));
+                Ok((diagnostics.statuses, vec![breaker]))
+            }
+            _ => {
+                let (mut statuses, mut breakers) = (Vec::new(), Vec::new());
+                let (left, right) = names.split_at(names.len() / 2);
+                for half in [left, right] {
+                    let (more, broke) = self.narrow(half, self.run(half)?)?;
+                    statuses.extend(more);
+                    breakers.extend(broke);
+                }
+                Ok((statuses, breakers))
+            }
         }
-        if let [name] = names {
-            statuses.extend(diagnostics.statuses);
-            breakers.push((name.to_string(), diagnostics.other_errors.join("; ")));
-            return Ok(());
-        }
-        let (left, right) = names.split_at(names.len() / 2);
-        for half in [left, right] {
-            let answer = self.run(half)?;
-            self.narrow(half, answer, statuses, breakers)?;
-        }
-        Ok(())
     }
 }
 
