@@ -498,11 +498,6 @@ impl AuditReport {
             target.entry(key).or_default().push(value.as_deref());
         }
         let cross = &self.cross;
-        let rejected_by_newest: Vec<&str> = cross
-            .rejected_by_newest
-            .iter()
-            .map(|(name, _)| &**name)
-            .collect();
         json!({
             "schema": SCHEMA_VERSION,
             "path": self.input.path.as_ref().map(|path| path.display().to_string()),
@@ -521,7 +516,8 @@ impl AuditReport {
             "depends_on": cross.depends_on,
             "gated_on_newest": cross.gated_on_newest,
             "newest": release(cross.newest),
-            "rejected_by_newest": rejected_by_newest,
+            "rejected_by_newest": cross.rejected_by_newest.iter().map(|(name, _)| name)
+                .collect::<Vec<_>>(),
             "known_from": release(cross.known_from),
             "removable": findings(&self.lint.removable),
             "dead": findings(&self.lint.dead),

@@ -452,17 +452,12 @@ pub fn lint(input: &Input, decider: &Decider, answers: &[Answer], minimum: Relea
             entry: index,
             reason,
         };
-        if let Some(&(_, first)) = twice.first() {
-            let releases: Vec<String> = twice.iter().map(|(r, _)| r.to_string()).collect();
-            let first = &input.entries[first];
-            lint.errors
-                .push(finding(enabled_twice("", first, "", &releases)));
-        }
-        if twice.is_empty() {
-            if let Some(reason) = twice_if(input, decider, &from_minimum, index) {
-                lint.errors.push(finding(reason));
-            }
-        }
+        let releases: Vec<String> = twice.iter().map(|(r, _)| r.to_string()).collect();
+        let twice = match twice.first() {
+            Some(&(_, first)) => Some(enabled_twice("", &input.entries[first], "", &releases)),
+            None => twice_if(input, decider, &from_minimum, index),
+        };
+        lint.errors.extend(twice.map(finding));
         if let Some(since) = stable_since(input, answers, &entry.name).filter(|&s| s <= minimum) {
             lint.removable.push(finding(format!(
                 "stable since {since}, at or before {minimum}"
@@ -505,10 +500,8 @@ fn twice_if(
             if releases.is_empty() {
                 return None;
             }
-            let mut conditions = Vec::new();
-            for condition in [a, b].into_iter().flatten() {
-                crate::push_once(&mut conditions, format!("`{condition}`"));
-            }
+            let conditions = [a, b].into_iter().flatten();
+            let conditions = crate::distinct(conditions.map(|condition| format!("`{condition}`")));
             let verb = if conditions.len() == 1 {
                 "holds"
             } else {

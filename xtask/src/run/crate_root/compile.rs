@@ -134,7 +134,7 @@ impl Compile {
             args.extend(allow.clone());
             rustc.launch.invocation(args, env.clone())
         };
-        let invocation = match self {
+        let mut invocation = match self {
             Compile::Cargo(manifest) => {
                 let real = &rustc.launch.rustc;
                 let cargo = real.with_file_name("cargo");
@@ -150,19 +150,14 @@ impl Compile {
                         env.push((name.into(), value));
                     }
                 }
-                let mut args = [
-                    "rustc",
-                    "--lib",
-                    "--profile",
-                    "check",
-                    "--message-format=json",
-                    "--manifest-path",
-                    &manifest.to_string_lossy(),
-                    "--target-dir",
-                    &scratch.to_string_lossy(),
-                ]
-                .map(String::from)
-                .to_vec();
+                let args = "rustc --lib --profile check --message-format=json --manifest-path";
+                let mut args: Vec<String> = args.split(' ').map(String::from).collect();
+                let target_dir = [
+                    "--target-dir".into(),
+                    scratch.to_string_lossy().into_owned(),
+                ];
+                args.push(manifest.to_string_lossy().into_owned());
+                args.extend(target_dir);
                 if let Some(allow) = &allow {
                     args.extend(["--".into(), allow.clone()]);
                 }
@@ -190,13 +185,10 @@ impl Compile {
                 )
             }
         };
-        Ok(match allowed {
-            Some(_) => invocation,
-            None => Invocation {
-                env_remove: vec!["RUSTC_BOOTSTRAP".into()],
-                ..invocation
-            },
-        })
+        if allowed.is_none() {
+            invocation.env_remove = vec!["RUSTC_BOOTSTRAP".into()];
+        }
+        Ok(invocation)
     }
 
     /// rustc's JSON diagnostics, one a line, from what the compile printed (Cargo wraps them
