@@ -141,7 +141,8 @@ impl AuditReport {
         // a Cargo feature).
         let activity = |name: &str| {
             self.decider
-                .name_active_on(&self.input.lines_of(name), answer.release)
+                .name_active_on(&self.input, name, answer.release)
+                .0
         };
         // Allowing a name the build does not enable is harmless; leaving out one it does
         // (behind a condition the audit cannot decide) would break every compile.

@@ -540,17 +540,14 @@ impl AuditReport {
         let features = answer.map(|answer| {
             let per_name = self.input.names().into_iter().map(|name| {
                 let status = answer.status(&self.input, name);
-                let lines = self.input.lines_of(name);
-                let activity = self.decider.name_active_on(&lines, answer.release);
-                let other_target = lines.iter().any(|entry| {
+                let (activity, other_target) =
                     self.decider
-                        .for_another_target(entry.condition.as_ref(), answer.release)
-                });
+                        .name_active_on(&self.input, name, answer.release);
                 let status = json!({
                     "status": status.map(Status::word),
                     "stable_since": status.and_then(Status::stable_since).map(|r| r.to_string()),
                     "active": activity,
-                    "other_target": activity == Some(false) && other_target,
+                    "other_target": other_target,
                 });
                 (name, status)
             });

@@ -181,13 +181,17 @@ impl Decider {
     }
 
     /// Whether a name enabled on several lines is active: if any line is; undecided if none
-    /// is and some line is undecided.
-    pub fn name_active_on(&self, lines: &[&Entry], release: Release) -> Option<bool> {
+    /// is and some line is undecided; and whether it is off only for another target.
+    pub fn name_active_on(&self, input: &Input, name: &str, at: Release) -> (Option<bool>, bool) {
+        let lines = input.lines_of(name);
         let activities = lines
             .iter()
-            .map(|entry| self.active_on(entry.condition.as_ref(), release));
+            .map(|entry| self.active_on(entry.condition.as_ref(), at));
         let rank = |activity: &Option<bool>| activity.map_or(1, |active| 2 * u8::from(active));
-        activities.max_by_key(rank).unwrap_or(Some(false))
+        let activity = activities.max_by_key(rank).unwrap_or(Some(false));
+        let elsewhere = |entry: &&Entry| self.for_another_target(entry.condition.as_ref(), at);
+        let off_elsewhere = activity == Some(false) && lines.iter().any(elsewhere);
+        (activity, off_elsewhere)
     }
 }
 
@@ -219,26 +223,17 @@ pub fn summarize(input: &Input, decider: &Decider, answer: &Answer) -> Toolchain
     let mut summary = ToolchainSummary::default();
     // A name enabled on several lines counts once, as active if any of its lines is.
     for name in input.names() {
-        let lines = input.lines_of(name);
-        let activity = decider.name_active_on(&lines, answer.release);
+        let (activity, other_target) = decider.name_active_on(input, name, answer.release);
         let status = answer.status(input, name);
         match activity {
-            Some(false) => {
-                if lines.iter().any(|entry| {
-                    decider.for_another_target(entry.condition.as_ref(), answer.release)
-                }) {
-                    summary.other_target.push(name.to_string());
-                } else {
-                    summary.inactive += 1;
-                }
-                continue;
-            }
+            Some(false) if other_target => summary.other_target.push(name.to_string()),
+            Some(false) => summary.inactive += 1,
             Some(true) => summary.active += 1,
             None => {}
         }
         // The conditions of its undecided lines, as written: what its being active depends on.
         let conditional = || {
-            let undecided = lines.iter().filter_map(|entry| {
+            let undecided = input.lines_of(name).into_iter().filter_map(|entry| {
                 let condition = entry.condition.as_ref()?;
                 let active = decider.active_on(Some(condition), answer.release);
                 active.is_none().then(|| format!("`{condition}`"))
@@ -362,7 +357,7 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
         let names = input.names().into_iter();
         let names = names.filter(|name| since_of(name).is_none() && !rejected(name));
         names
-            .filter(|name| decider.name_active_on(&input.lines_of(name), at) == activity)
+            .filter(|name| decider.name_active_on(input, name, at).0 == activity)
             .map(String::from)
             .collect()
     };
