@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! An audit's JSON read back into its report, for `cargo xtask docs`, which renders the audit
-//! recorded in `docs/audit-report.json` as the command prints it.
-//!
-//! Only what the compilers said and what the audit was asked is read (the feature lines, each
-//! toolchain's answers, the target's cfgs, the Kconfig thresholds, the minimum); the summaries,
-//! the conclusions and the findings are computed again, never taken from the file.
+//! An audit's JSON read back into its report, for `cargo xtask docs`: only what the compilers
+//! said and what the audit was asked; the summaries, conclusions and findings are computed
+//! again, never taken from the file.
 
 use super::input::{Entry, Input};
 use super::summary::{Answer, Decider};
