@@ -10,7 +10,7 @@
 //! so it must be a regular file (a directory for `-L` and `--sysroot`): a FIFO would block it.
 
 use crate::util::files;
-use anyhow::{bail, Context};
+use anyhow::{bail, ensure, Context};
 use std::path::Path;
 
 /// The `-C` options kept: code generation that writes no file of its own.
@@ -73,9 +73,7 @@ fn regular(what: &str, path: &str) -> anyhow::Result<()> {
 /// Refuses a directory rustc would search that is not one.
 fn directory(what: &str, path: &str) -> anyhow::Result<()> {
     let metadata = std::fs::metadata(path).with_context(|| format!("{what} {path}"))?;
-    if !metadata.is_dir() {
-        bail!("{what} {path}: it is not a directory");
-    }
+    ensure!(metadata.is_dir(), "{what} {path}: it is not a directory");
     Ok(())
 }
 

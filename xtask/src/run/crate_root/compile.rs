@@ -7,7 +7,7 @@
 use super::input::CrateKind;
 use crate::run::plan::{Kind, Rustc};
 use crate::util::process::Invocation;
-use anyhow::bail;
+use anyhow::ensure;
 use std::path::{Path, PathBuf};
 
 /// The argument file a [`Compile::ArgFile`] compile writes under its scratch directory.
@@ -138,9 +138,7 @@ impl Compile {
             Compile::Cargo(manifest) => {
                 let real = &rustc.launch.rustc;
                 let cargo = real.with_file_name("cargo");
-                if !cargo.is_file() {
-                    bail!("no Cargo beside {}", real.display());
-                }
+                ensure!(cargo.is_file(), "no Cargo beside {}", real.display());
                 let mut env = env.clone();
                 env.push(("RUSTC".into(), real.to_string_lossy().into_owned()));
                 // Cargo finds its registry and configuration from these; the process starts

@@ -10,7 +10,7 @@ use crate::features::status::Status;
 use crate::run::plan::Rustc;
 use crate::util::diagnostics::first_rustc_error;
 use crate::util::process::{self, DEFAULT_TIMEOUT};
-use anyhow::{bail, Context as _};
+use anyhow::{bail, ensure, Context as _};
 use std::path::Path;
 
 /// A target's cfgs, as `rustc --print cfg` lists them: `("target_arch", Some("x86_64"))`,
@@ -175,9 +175,7 @@ pub fn print_cfg(rustc: &Rustc) -> anyhow::Result<TargetCfgs> {
     invocation.env_remove.push("RUSTC_BOOTSTRAP".into());
     let output = process::run(&invocation, DEFAULT_TIMEOUT)
         .with_context(|| format!("cannot run {}", rustc.launch.rustc.display()))?;
-    if !output.success() {
-        bail!(process::last_line(&output.stderr));
-    }
+    ensure!(output.success(), process::last_line(&output.stderr));
     Ok(read_print_cfg(&output.stdout))
 }
 
