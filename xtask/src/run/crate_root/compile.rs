@@ -45,11 +45,9 @@ impl Compile {
     }
 
     /// What the compile writing under `scratch` reads besides the compiler's own files, for
-    /// its cache key: the crate root's directory (its modules), and the argument file written
-    /// under `scratch` and every regular file or directory an argument names (`--extern`'s
-    /// crates, `-L`'s directories, a target's `.json`); for a Cargo package its directory, the
-    /// manifests, lock files and Cargo configurations above it and in Cargo's home, and the
-    /// directories its `path = "..."` dependencies name.
+    /// its cache key: a root's directory (its modules); the argument file and every file or
+    /// directory an argument names; a package's directory, the Cargo files above it and in
+    /// Cargo's home, and its path dependencies.
     pub fn inputs(&self, scratch: &Path) -> Vec<PathBuf> {
         let absolute = |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.into());
         let directory_of = |file: &Path| absolute(file).parent().map(Path::to_path_buf);
