@@ -311,40 +311,37 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
         .map_or(Release::new(0, 0, 0), |a| a.release);
     candidates.extend(decider.releases_from(lowest));
     candidates.retain(|&candidate| candidate >= lowest);
-    // Whether every line that can be active from `from` on is stable there; undecided lines
-    // count as active when `assume` says so, and their conditions are collected.
-    let holds_from = |from: Release, assume: bool, depends: &mut Vec<String>| -> bool {
-        let mut holds = true;
+    // The lines that keep the crate from needing only stable Rust from `from` on, each by the
+    // condition that left it undecided (`None` if decided); undecided lines count as active
+    // when `assume` says so.
+    let blocking = |from: Release, assume: bool| {
+        let mut blocking: Vec<Option<&Predicate>> = Vec::new();
         for entry in &input.entries {
             for release in decider.releases_from(from) {
                 let activity = decider.active_on(entry.condition.as_ref(), release);
-                let counted = activity.unwrap_or(assume);
                 let stable = since_of(&entry.name).is_some_and(|since| since <= release);
-                if counted && !stable && !rejected(&entry.name) {
-                    holds = false;
-                    if let (None, Some(condition)) = (activity, &entry.condition) {
-                        crate::push_once(depends, format!("`{condition}`"));
-                    }
+                if activity.unwrap_or(assume) && !stable && !rejected(&entry.name) {
+                    blocking.push(entry.condition.as_ref().filter(|_| activity.is_none()));
                 }
             }
         }
-        holds
+        blocking
     };
     let first_holding = |assume: bool| {
         candidates
             .iter()
             .copied()
-            .find(|&from| holds_from(from, assume, &mut Vec::new()))
+            .find(|&from| blocking(from, assume).is_empty())
     };
     let stable_from = first_holding(false);
     let stable_from_if_conditions_hold = first_holding(true);
     let mut depends_on = Vec::new();
     if stable_from != stable_from_if_conditions_hold {
-        holds_from(
-            stable_from.unwrap_or(Release::new(u32::MAX, 0, 0)),
-            true,
-            &mut depends_on,
-        );
+        let never = Release::new(u32::MAX, 0, 0);
+        let conditions = blocking(stable_from.unwrap_or(never), true)
+            .into_iter()
+            .flatten();
+        depends_on = crate::distinct(conditions.map(|condition| format!("`{condition}`")));
     }
     // Judged at the newest release probed: what a later one says, no compiler here knows.
     let newest = by_release.last().map(|answer| answer.release);
