@@ -90,25 +90,21 @@ impl AuditReport {
             file.schema,
             super::render::SCHEMA_VERSION
         );
-        let mut entries = Vec::new();
-        for (index, entry) in file.features.into_iter().enumerate() {
-            let condition = entry
-                .condition
-                .map(|text| {
-                    Predicate::parse(&text)
-                        .map_err(|error| anyhow!("features[{index}].condition: {error:?}"))
-                })
-                .transpose()?;
-            entries.push(Entry {
+        let entries = file.features.into_iter().enumerate().map(|(index, entry)| {
+            let condition = entry.condition.map(|text| {
+                Predicate::parse(&text)
+                    .map_err(|error| anyhow!("features[{index}].condition: {error:?}"))
+            });
+            anyhow::Ok(Entry {
                 name: entry.name,
-                condition,
+                condition: condition.transpose()?,
                 location: entry.line.zip(entry.column),
                 attribute: entry.attribute.map(|at| (at.line, at.column)),
-            });
-        }
+            })
+        });
         let input = Input {
             path: file.path.map(Into::into),
-            entries,
+            entries: entries.collect::<anyhow::Result<_>>()?,
             kind: super::input::CrateKind::Library,
             loads_proc_macro: false,
             distinct: Default::default(),
@@ -132,17 +128,17 @@ impl AuditReport {
             let probed = match (toolchain.features, &verdict) {
                 (Some(features), _) => {
                     let release = released.with_context(|| format!("{what}: no release"))?;
-                    let mut statuses = Vec::new();
-                    for name in input.names() {
+                    let status = |name: &str| {
                         let feature = features
                             .get(name)
                             .with_context(|| format!("{what}: no answer about {name}"))?;
                         let since = self::release(feature.stable_since.as_deref(), &what)?;
                         let word = feature.status.as_deref().unwrap_or("");
-                        let status = Status::from_parts(word, since)
-                            .with_context(|| format!("{what}: {name}: unknown status `{word}`"))?;
-                        statuses.push(status);
-                    }
+                        Status::from_parts(word, since)
+                            .with_context(|| format!("{what}: {name}: unknown status `{word}`"))
+                    };
+                    let statuses = input.names().into_iter().map(status);
+                    let statuses = statuses.collect::<anyhow::Result<_>>()?;
                     let breakers = toolchain.probed_alone.unwrap_or_default();
                     let breakers = breakers.into_iter().map(|alone| (alone.name, alone.error));
                     Probed::Answered(Answer {
