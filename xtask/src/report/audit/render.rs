@@ -451,10 +451,7 @@ impl AuditReport {
             self.table(false).render_text(&mut out, style);
         }
         out.push('\n');
-        if let Some(legend) = self.legend() {
-            let _ = writeln!(out, "{legend}\n");
-        }
-        for note in self.never_set_notes() {
+        for note in self.legend().into_iter().chain(self.never_set_notes()) {
             let _ = writeln!(out, "{note}\n");
         }
         if markdown {
