@@ -110,21 +110,19 @@ impl<'a> Prober<'a> {
     /// crate enabling one loads it, whatever the root shows.
     pub fn probe(&self, names: &[&str]) -> anyhow::Result<Answer> {
         let (mut statuses, breakers) = self.probe_as_built(names)?;
-        if !self.loads_proc_macro {
-            let unknown: Vec<usize> = (0..names.len())
-                .filter(|&index| statuses.get(index) == Some(&Status::Unknown))
-                .collect();
-            if !unknown.is_empty() {
-                let with_proc_macro = Prober {
-                    loads_proc_macro: true,
-                    ..*self
-                };
-                let again: Vec<&str> = unknown.iter().map(|&index| names[index]).collect();
-                let (answers, _) = with_proc_macro.probe_as_built(&again)?;
-                for (index, status) in unknown.into_iter().zip(answers) {
-                    if status != Status::Unknown {
-                        statuses[index] = status;
-                    }
+        let unknown: Vec<usize> = (0..names.len())
+            .filter(|&index| statuses.get(index) == Some(&Status::Unknown))
+            .collect();
+        if !self.loads_proc_macro && !unknown.is_empty() {
+            let with_proc_macro = Prober {
+                loads_proc_macro: true,
+                ..*self
+            };
+            let again: Vec<&str> = unknown.iter().map(|&index| names[index]).collect();
+            let (answers, _) = with_proc_macro.probe_as_built(&again)?;
+            for (index, status) in unknown.into_iter().zip(answers) {
+                if status != Status::Unknown {
+                    statuses[index] = status;
                 }
             }
         }
