@@ -136,14 +136,33 @@ pub fn read_gate_errors(stderr: &str) -> GateErrors {
 }
 
 /// The keywords that begin an item, after its visibility and qualifiers.
-const ITEM_KEYWORDS: &str = "fn impl struct enum union trait mod const static type macro_rules!";
+const ITEM_KEYWORDS: [&str; 11] = [
+    "fn",
+    "impl",
+    "struct",
+    "enum",
+    "union",
+    "trait",
+    "mod",
+    "const",
+    "static",
+    "type",
+    "macro_rules!",
+];
 
 /// The item a line begins, as `(keyword, rest of the line)`, if it begins one.
 pub(crate) fn item_header(line: &str) -> Option<(&'static str, &str)> {
     let mut rest = line.trim_start();
     loop {
         let before = rest;
-        for qualifier in "pub(crate) pub(super) pub(self) pub unsafe async".split(' ') {
+        for qualifier in [
+            "pub(crate)",
+            "pub(super)",
+            "pub(self)",
+            "pub",
+            "unsafe",
+            "async",
+        ] {
             let after = rest.strip_prefix(qualifier);
             if let Some(after) = after.filter(|after| after.starts_with(char::is_whitespace)) {
                 rest = after.trim_start();
@@ -164,7 +183,7 @@ pub(crate) fn item_header(line: &str) -> Option<(&'static str, &str)> {
             break;
         }
     }
-    ITEM_KEYWORDS.split(' ').find_map(|keyword| {
+    ITEM_KEYWORDS.iter().find_map(|&keyword| {
         let after = rest.strip_prefix(keyword)?;
         let boundary = keyword.ends_with('!')
             || after.starts_with(|c: char| c.is_whitespace() || c == '<' || c == '{');

@@ -14,31 +14,108 @@ use anyhow::{bail, ensure, Context};
 use std::path::Path;
 
 /// The `-C` options kept: code generation that writes no file of its own.
-const CODEGEN: &str = "code-model codegen-units debug-assertions debuginfo embed-bitcode \
-    force-frame-pointers force-unwind-tables jump-tables lto metadata no-redzone opt-level \
-    overflow-checks panic relocation-model soft-float strip symbol-mangling-version target-cpu \
-    target-feature unsafe-allow-abi-mismatch";
+const CODEGEN: &[&str] = &[
+    "code-model",
+    "codegen-units",
+    "debug-assertions",
+    "debuginfo",
+    "embed-bitcode",
+    "force-frame-pointers",
+    "force-unwind-tables",
+    "jump-tables",
+    "lto",
+    "metadata",
+    "no-redzone",
+    "opt-level",
+    "overflow-checks",
+    "panic",
+    "relocation-model",
+    "soft-float",
+    "strip",
+    "symbol-mangling-version",
+    "target-cpu",
+    "target-feature",
+    "unsafe-allow-abi-mismatch",
+];
 
 /// The `-Z` options kept: those the kernel's Makefiles pass that name no path.
-const UNSTABLE: &str = "binary-dep-depinfo branch-protection cf-protection crate-attr \
-    direct-access-external-data dwarf-version fixed-x18 function-return function-sections \
-    indirect-branch-cs-prefix llvm-module-flag merge-functions min-function-alignment \
-    no-jump-tables packed-stack panic-abort-tests patchable-function-entry reg-struct-return \
-    regparm sanitizer sanitizer-cfi-normalize-integers tune-cpu unstable-options use-sync-unwind";
+const UNSTABLE: &[&str] = &[
+    "binary-dep-depinfo",
+    "branch-protection",
+    "cf-protection",
+    "crate-attr",
+    "direct-access-external-data",
+    "dwarf-version",
+    "fixed-x18",
+    "function-return",
+    "function-sections",
+    "indirect-branch-cs-prefix",
+    "llvm-module-flag",
+    "merge-functions",
+    "min-function-alignment",
+    "no-jump-tables",
+    "packed-stack",
+    "panic-abort-tests",
+    "patchable-function-entry",
+    "reg-struct-return",
+    "regparm",
+    "sanitizer",
+    "sanitizer-cfi-normalize-integers",
+    "tune-cpu",
+    "unstable-options",
+    "use-sync-unwind",
+];
 
 /// The long flags kept whose value names no path.
-const LONG: &str = "--allow --cap-lints --cfg --check-cfg --crate-name --crate-type --deny \
-    --edition --forbid --force-warn --warn";
+const LONG: &[&str] = &[
+    "--allow",
+    "--cap-lints",
+    "--cfg",
+    "--check-cfg",
+    "--crate-name",
+    "--crate-type",
+    "--deny",
+    "--edition",
+    "--forbid",
+    "--force-warn",
+    "--warn",
+];
 
 /// Every flag rustc reads a value for besides those of [`LONG`], so that a value given as the
 /// next argument goes with its flag, kept or left out.
-const TAKES_VALUE: &str = "-A -C -D -F -L -W -Z -l -o --codegen --color --diagnostic-width \
-    --emit --env-set --error-format --explain --extern --extern-location --json --out-dir \
-    --pretty --print --remap-path-prefix --remap-path-scope --sysroot --target --unpretty";
+const TAKES_VALUE: &[&str] = &[
+    "-A",
+    "-C",
+    "-D",
+    "-F",
+    "-L",
+    "-W",
+    "-Z",
+    "-l",
+    "-o",
+    "--codegen",
+    "--color",
+    "--diagnostic-width",
+    "--emit",
+    "--env-set",
+    "--error-format",
+    "--explain",
+    "--extern",
+    "--extern-location",
+    "--json",
+    "--out-dir",
+    "--pretty",
+    "--print",
+    "--remap-path-prefix",
+    "--remap-path-scope",
+    "--sysroot",
+    "--target",
+    "--unpretty",
+];
 
 /// Whether `name` is one of the words of `list`.
-fn listed(list: &str, name: &str) -> bool {
-    list.split_whitespace().any(|item| item == name)
+fn listed(list: &[&str], name: &str) -> bool {
+    list.contains(&name)
 }
 
 /// One argument as written, split into its flag and value: `("--cfg", Some("x"))` from
