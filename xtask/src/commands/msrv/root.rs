@@ -13,7 +13,6 @@ use crate::run::crate_root::probing::Prober;
 use crate::run::plan::{directory_name, Rustc};
 use crate::toolchains::debian::Provisioning;
 use crate::toolchains::discovery::{discover, Availability, VERSION_TIMEOUT};
-use crate::toolchains::version::Channel;
 use crate::util::diagnostics::{error_diagnostics, first_rustc_error};
 use crate::util::process::{self, DEFAULT_TIMEOUT};
 use std::path::Path;
@@ -66,17 +65,9 @@ fn row(availability: &Availability, input: &Input, compile: &Compile, directory:
         // The compiles say what is wrong; the probe only names what needs the variable.
         Err(_) => Vec::new(),
     };
-    let needs_variable = !matches!(version.channel, Channel::Nightly | Channel::Dev);
-    Row {
-        id: toolchain.id.clone(),
-        release: Some(version.release),
-        release_text: Some(version.release_string()),
-        unavailable: None,
-        stable: build(compile, &rustc, None, &directory.join("stable")),
-        kernel: build(compile, &rustc, Some(&names), &directory.join("kernel")),
-        bootstrap_for: if needs_variable { gated } else { Vec::new() },
-        cached: false,
-    }
+    let stable = build(compile, &rustc, None, &directory.join("stable"));
+    let kernel = build(compile, &rustc, Some(&names), &directory.join("kernel"));
+    Row::new((toolchain, version), [stable, kernel], gated)
 }
 
 /// One compile of the crate: whether it built, and its first error if not.

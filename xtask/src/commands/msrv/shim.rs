@@ -11,7 +11,6 @@ use crate::run::driver::{self, Settings, Work};
 use crate::run::judge::StepResult;
 use crate::run::plan::{Kind, Layout, Mode, Selection, Step};
 use crate::toolchains::discovery::Availability;
-use crate::toolchains::version::Channel;
 
 /// The rows of every selected compiler, and how many steps ran and came from the cache.
 pub fn rows(
@@ -65,10 +64,8 @@ fn row(index: usize, availability: &Availability, steps: &[Step], results: &[Ste
             .then_some(result.probe.as_ref())
             .flatten()
     });
-    // A nightly takes `#![feature]` without the variable.
-    let needs_variable = !matches!(version.channel, Channel::Nightly | Channel::Dev);
-    let bootstrap_for = match probe {
-        Some(Ok(statuses)) if needs_variable => enabled_in_kernel_mode(version.release)
+    let gated = match probe {
+        Some(Ok(statuses)) => enabled_in_kernel_mode(version.release)
             .iter()
             .filter(|feature| {
                 let position = FEATURES.iter().position(|known| known.name == feature.name);
@@ -78,15 +75,10 @@ fn row(index: usize, availability: &Availability, steps: &[Step], results: &[Ste
             .collect(),
         _ => Vec::new(),
     };
+    let both = [built(Mode::Stable), built(Mode::Kernel)];
     Row {
-        id: toolchain.id.clone(),
-        release: Some(version.release),
-        release_text: Some(version.release_string()),
-        unavailable: None,
-        stable: built(Mode::Stable),
-        kernel: built(Mode::Kernel),
-        bootstrap_for,
         cached: mine().all(|(_, result)| result.cached),
+        ..Row::new((toolchain, version), both, gated)
     }
 }
 

@@ -153,15 +153,10 @@ pub fn answer(
                 crate::push_once(&mut bootstrap_for, feature.clone());
             }
         }
+        let stable = Built::Unknown("a kernel tree is built in kernel mode only".into());
         rows.push(Row {
-            id: toolchain.id.clone(),
-            release: Some(version.release),
-            release_text: Some(version.release_string()),
-            unavailable: None,
-            stable: Built::Unknown("a kernel tree is built in kernel mode only".into()),
-            kernel,
-            bootstrap_for,
             cached: result.is_some(),
+            ..Row::new((toolchain, version), [stable, kernel], bootstrap_for)
         });
     }
     let compilers = rows.iter().filter(|row| row.unavailable.is_none()).count();
