@@ -287,40 +287,37 @@ fn summary_region(report: &Report, date: &str) -> String {
     )
 }
 
-/// The page and the reports it is generated from: with `report` (and `usage`) given, the
+/// The page and the reports it is generated from: with `given` (and `usage_given`), the
 /// reports to record under `docs/` (their text as given) and the page generated from them;
 /// without, the page generated from the recorded ones, if there are any.
 fn page_files(
     root: &Path,
-    given: Option<(&Path, &Report)>,
-    usage_given: Option<(&Path, &UsageReport)>,
+    given: Option<&(&Path, Report)>,
+    usage_given: Option<&(&Path, UsageReport)>,
 ) -> anyhow::Result<Vec<(PathBuf, String)>> {
-    let matrix_path = root.join(MATRIX_REPORT);
-    let usage_path = root.join(USAGE_REPORT);
     let mut files = Vec::new();
-    // A given report is recorded as its text stands.
-    let mut record = |path: &Path, to: PathBuf| -> anyhow::Result<()> {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        files.push((to, text));
-        Ok(())
-    };
-    if let Some((path, _)) = usage_given {
-        record(path, usage_path.clone())?;
+    let record = [(usage_given.map(|given| given.0), USAGE_REPORT)];
+    for (path, to) in record
+        .into_iter()
+        .chain([(given.map(|given| given.0), MATRIX_REPORT)])
+    {
+        if let Some(path) = path {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            files.push((root.join(to), text));
+        }
     }
+    let usage_path = root.join(USAGE_REPORT);
     let recorded_usage = match usage_given {
         None if usage_path.exists() => Some(UsageReport::read(&usage_path)?),
         _ => None,
     };
-    let usage = usage_given
-        .map(|(_, usage)| usage)
-        .or(recorded_usage.as_ref());
+    let usage = usage_given.map(|(_, usage)| usage);
+    let usage = usage.or(recorded_usage.as_ref());
+    let matrix_path = root.join(MATRIX_REPORT);
     let recorded;
     let report = match given {
-        Some((path, report)) => {
-            record(path, matrix_path)?;
-            report
-        }
+        Some((_, report)) => report,
         None if matrix_path.exists() => {
             recorded = Report::read(&matrix_path)?;
             recorded
@@ -354,18 +351,17 @@ pub fn regenerate(
     usage: Option<&Path>,
     check: bool,
 ) -> anyhow::Result<Verdict> {
-    let usage_path = usage;
     let usage = usage
         .map(|path| {
-            UsageReport::read(path)
+            let usage = UsageReport::read(path)
                 .and_then(|usage| {
                     usage_region(&usage)?;
                     Ok(usage)
                 })
-                .with_context(|| format!("{}: not usable for the places", path.display()))
+                .with_context(|| format!("{}: not usable for the places", path.display()))?;
+            anyhow::Ok((path, usage))
         })
         .transpose()?;
-    let usage_given = usage_path.zip(usage.as_ref());
     let report = report
         .map(|path| {
             let report = Report::read(path)?;
@@ -376,23 +372,23 @@ pub fn regenerate(
             anyhow::Ok((path, report))
         })
         .transpose()?;
-    let given = report.as_ref().map(|(path, report)| (*path, report));
-    let mut files = generated_files(root, given.map(|(_, report)| report), usage.as_ref())
-        .map_err(|error| match given {
-            Some((path, _)) => {
-                error.context(format!("{}: not usable for the statuses", path.display()))
-            }
-            None => error,
-        })?;
-    files.extend(page_files(root, given, usage_given)?);
-    // A report recorded from its own place is already there.
-    files.dedup_by(|later, earlier| later.0 == earlier.0);
+    let mut files = generated_files(
+        root,
+        report.as_ref().map(|(_, report)| report),
+        usage.as_ref().map(|(_, usage)| usage),
+    )
+    .map_err(|error| match &report {
+        Some((path, _)) => {
+            error.context(format!("{}: not usable for the statuses", path.display()))
+        }
+        None => error,
+    })?;
+    files.extend(page_files(root, report.as_ref(), usage.as_ref())?);
     let count = files.len();
     let page_path = root.join(page::PAGE);
-    let screenshot = match files.iter().find(|(path, _)| *path == page_path) {
-        Some((_, html)) => page::stale_screenshot(root, html)?,
-        None => None,
-    };
+    let page = files.iter().find(|(path, _)| *path == page_path);
+    let screenshot = page.map(|(_, html)| page::stale_screenshot(root, html));
+    let screenshot = screenshot.transpose()?.flatten();
     files.retain(|(path, contents)| {
         std::fs::read_to_string(path).ok().as_deref() != Some(contents.as_str())
     });

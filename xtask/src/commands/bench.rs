@@ -109,22 +109,15 @@ fn check_run(
 
 /// The one-minute load average, to show what else the machine was doing.
 fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|text| text.split_whitespace().next().map(String::from))
-        .unwrap_or_else(|| "?".into())
+    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    text.split_whitespace().next().unwrap_or("?").to_string()
 }
 
 fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|text| {
-            text.lines()
-                .find(|line| line.starts_with("model name"))
-                .and_then(|line| line.split_once(':'))
-                .map(|(_, model)| model.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into())
+    let text = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let line = text.lines().find(|line| line.starts_with("model name"));
+    let model = line.and_then(|line| line.split_once(':'));
+    model.map_or_else(|| "unknown".into(), |(_, model)| model.trim().to_string())
 }
 
 impl flags::Bench {
@@ -148,21 +141,18 @@ impl flags::Bench {
         if self.usage && !self.target.is_empty() {
             bail!("--target is the matrix's: the usage run builds for the host alone");
         }
-        let work = if self.usage {
-            Work::Usage
-        } else {
-            Work::Matrix
+        let (work, targets) = match self.usage {
+            true => (Work::Usage, Some(Vec::new())),
+            false => (Work::Matrix, None),
         };
         let what = work.word();
         let cores = driver::jobs("bench", None)?;
         let layout = Layout::new(&project_root());
         let selection = Selection {
             toolchains: self.toolchain.clone(),
-            targets: match work {
-                Work::Usage | Work::Shim => Some(Vec::new()),
-                Work::Matrix => (!self.target.is_empty())
-                    .then(|| parse_targets(&self.target))
-                    .transpose()?,
+            targets: match self.target.is_empty() {
+                true => targets,
+                false => Some(parse_targets(&self.target)?),
             },
             ..Selection::default()
         };
@@ -181,11 +171,9 @@ impl flags::Bench {
             .availabilities
             .iter()
             .filter_map(|availability| match availability {
-                Availability::Found { version, .. } => Some(format!(
-                    "{} = {}",
-                    availability.id(),
-                    version.release_string()
-                )),
+                Availability::Found { toolchain, version } => {
+                    Some(format!("{} = {}", toolchain.id, version.release_string()))
+                }
                 _ => None,
             })
             .collect();
@@ -234,12 +222,12 @@ impl flags::Bench {
             }
             if !output.status.success() {
                 let stderr = String::from_utf8_lossy(&output.stderr);
-                let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+                let lines: Vec<&str> = stderr.lines().collect();
                 bail!(
                     "the plain run {} failed ({}), so it did not do the {what} run's work:\n{}",
                     makefile_path.display(),
                     output.status,
-                    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                    lines[lines.len().saturating_sub(5)..].join("\n")
                 );
             }
             eprintln!("bench: plain run, run {run} of {runs}: {seconds:.2} s (load {load})");

@@ -208,6 +208,19 @@ fn feature_link(name: &str) -> String {
     }
 }
 
+/// The features `names` linked, or `none` where there are none.
+fn feature_links(names: &[impl AsRef<str>], none: &str) -> String {
+    let links: Vec<String> = names
+        .iter()
+        .map(|name| feature_link(name.as_ref()))
+        .collect();
+    if links.is_empty() {
+        none.to_string()
+    } else {
+        links.join(", ")
+    }
+}
+
 /// The header cells of a grid's compiler columns.
 fn column_headers(report: &Report, found: &[usize]) -> String {
     let headers = found.iter().map(|&index| {

@@ -70,19 +70,15 @@ pub struct Row {
 impl Row {
     /// The compiler `availability` found, with its version, or the row of one that is not there.
     pub fn found(availability: &Availability) -> Result<(&Toolchain, &RustcVersion), Box<Row>> {
-        match availability {
-            Availability::Found { toolchain, version } => Ok((toolchain, version)),
-            Availability::Broken { toolchain, error } => Err(Box::new(Row::unavailable(
-                &toolchain.id,
-                None,
-                ("broken", error),
-            ))),
+        let (id, release_text, why) = match availability {
+            Availability::Found { toolchain, version } => return Ok((toolchain, version)),
+            Availability::Broken { toolchain, error } => (&toolchain.id, None, ("broken", error)),
             Availability::Missing { pin, install_hint } => {
                 let release = Some(pin.release.clone());
-                let why = ("missing", install_hint.as_str());
-                Err(Box::new(Row::unavailable(&pin.id, release, why)))
+                (&pin.id, release, ("missing", install_hint))
             }
-        }
+        };
+        Err(Box::new(Row::unavailable(id, release_text, why)))
     }
 
     /// A compiler that took part. Of the features it gates (`gated`), kernel mode needs
@@ -110,7 +106,7 @@ impl Row {
     pub fn unavailable(
         id: &str,
         release_text: Option<String>,
-        (word, detail): (&'static str, &str),
+        (word, detail): (&'static str, &String),
     ) -> Row {
         let said = format!("not available ({word})");
         Row {
@@ -119,7 +115,7 @@ impl Row {
             release_text,
             unavailable: Some(Unavailable {
                 word,
-                detail: detail.to_string(),
+                detail: detail.clone(),
             }),
             stable: Built::Unknown(said.clone()),
             kernel: Built::Unknown(said),
@@ -354,18 +350,35 @@ impl Answer {
         table
     }
 
-    /// The lines above the table, each escaped by `escape`: per mode its answer (the first line
-    /// laid out by `first`, the others after `under`), then the notes after `note`.
-    fn summary(
-        &self,
-        escape: fn(&str) -> String,
-        first: fn(&str, &str) -> String,
-        [under, note]: [&str; 2],
-    ) -> String {
-        let mut out = String::new();
+    /// The answer for a terminal, its table laid out for `style`'s width.
+    pub fn human(&self, style: &Style) -> String {
+        self.text(Some(style))
+    }
+
+    pub fn markdown(&self) -> String {
+        self.text(None)
+    }
+
+    /// The answer for a terminal laid out for `style`, or without one as Markdown.
+    fn text(&self, style: Option<&Style>) -> String {
+        let escape = |text: &str| match style {
+            Some(_) => output::escape(text).into_owned(),
+            None => output::escape_markdown(text),
+        };
+        let (mut out, [lead, bold, under, note]) = match style {
+            Some(_) => (
+                format!("msrv: {}\n", self.subject),
+                ["  ", "", "    ", "  "],
+            ),
+            None => (
+                format!("## Which compiler builds {}?\n\n", escape(&self.subject)),
+                ["- **", "**", "  - ", "- "],
+            ),
+        };
         for (mode, answer) in &self.modes {
             let lines = self.mode_lines(*mode, answer);
-            out.push_str(&first(mode.word(), &escape(&lines[0])));
+            let first = escape(&lines[0]);
+            let _ = writeln!(out, "{lead}{} mode{bold}: {first}", mode.word());
             for line in &lines[1..] {
                 let _ = writeln!(out, "{under}{}", escape(line));
             }
@@ -374,27 +387,10 @@ impl Answer {
             let _ = writeln!(out, "{note}{}", escape(line));
         }
         out.push('\n');
-        out
-    }
-
-    /// The answer for a terminal, its table laid out for `style`'s width.
-    pub fn human(&self, style: &Style) -> String {
-        let escape = |text: &str| output::escape(text).into_owned();
-        let first = |mode: &str, line: &str| format!("  {mode} mode: {line}\n");
-        let mut out = format!("msrv: {}\n", self.subject);
-        out.push_str(&self.summary(escape, first, ["    ", "  "]));
-        self.table().render_text(&mut out, style);
-        out
-    }
-
-    pub fn markdown(&self) -> String {
-        let first = |mode: &str, line: &str| format!("- **{mode} mode**: {line}\n");
-        let mut out = format!(
-            "## Which compiler builds {}?\n\n",
-            output::escape_markdown(&self.subject)
-        );
-        out.push_str(&self.summary(output::escape_markdown, first, ["  - ", "- "]));
-        self.table().render_markdown(&mut out);
+        match style {
+            Some(style) => self.table().render_text(&mut out, style),
+            None => self.table().render_markdown(&mut out),
+        }
         out
     }
 

@@ -137,7 +137,7 @@ fn nothing_builds_is_a_failure_that_still_names_what_was_missing() {
 
 #[test]
 fn a_nightly_stands_by_its_release_and_a_compiler_without_one_comes_last() {
-    let broken = Row::unavailable("/opt/rustc", None, ("broken", "exit 1"));
+    let broken = Row::unavailable("/opt/rustc", None, ("broken", &"exit 1".into()));
     let rows = in_release_order(vec![
         broken,
         row("debian-1.97.1", "1.97.1", Built::Builds, Built::Builds),

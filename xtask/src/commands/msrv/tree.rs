@@ -82,7 +82,6 @@ pub fn answer(
         Provisioning::Allowed,
     )?;
     let mut rows = Vec::new();
-    let mut kept = 0;
     for availability in &found {
         let (toolchain, version) = match Row::found(availability) {
             Ok(found) => found,
@@ -107,20 +106,15 @@ pub fn answer(
             Library::ToExtract(package) => Err(format!("{package} is not extracted yet")),
             Library::Unavailable(why) => Err(why),
         };
-        let entry = match (&library, &tools) {
-            (Ok(library), Ok(tools)) => Some(result_entry(
-                &results,
-                tree_key,
-                identity,
-                library,
-                &tools.identity,
-            )),
+        let result = match (&library, &tools) {
+            (Ok(library), Ok(tools)) => {
+                let tools = &tools.identity;
+                load_result(&result_entry(&results, tree_key, identity, library, tools))
+            }
             _ => None,
         };
-        let result = entry.as_deref().and_then(load_result);
         let kernel = match &result {
             Some(built) => {
-                kept += 1;
                 let said = || built.first_error.clone().unwrap_or(built.reason.clone());
                 match built.real {
                     Real::Pass => Built::Builds,
@@ -143,16 +137,12 @@ pub fn answer(
                 Built::Unknown(format!("not built with it yet ({predicted}{why})"))
             }
         };
-        let mut bootstrap_for = Vec::new();
         let admitted = prediction
             .iter()
             .filter(|it| it.predicted != Predicted::Refused);
         let crates = admitted.flat_map(|prediction| &prediction.crates);
-        for krate in crates.filter(|krate| krate.needs_bootstrap) {
-            for feature in &krate.features {
-                crate::push_once(&mut bootstrap_for, feature.clone());
-            }
-        }
+        let needing = crates.filter(|krate| krate.needs_bootstrap);
+        let bootstrap_for = crate::distinct(needing.flat_map(|krate| krate.features.clone()));
         let stable = Built::Unknown("a kernel tree is built in kernel mode only".into());
         rows.push(Row {
             cached: result.is_some(),
@@ -160,6 +150,7 @@ pub fn answer(
         });
     }
     let compilers = rows.iter().filter(|row| row.unavailable.is_none()).count();
+    let kept = rows.iter().filter(|row| row.cached).count();
     let mut notes = vec![format!(
         "{kept} of {compilers} compilers from the results `cargo xtask kernel` kept; nothing was \
          built now"

@@ -4,22 +4,13 @@
 //! stable, and what each kernel tree began or stopped asking for, tree to tree and compiler to
 //! compiler).
 
-use super::{escape_html, feature_link, grid_head};
+use super::{escape_html, feature_link, feature_links, grid_head};
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
 use crate::docs::kernels::{
     across_trees, changes_by_compiler, difference, release_key, CompilerChange, TreeData,
 };
+use std::collections::BTreeMap;
 use std::fmt::Write;
-
-/// The features `names` linked, or `none`.
-fn code_list(names: &[String]) -> String {
-    let links: Vec<String> = names.iter().map(|name| feature_link(name)).collect();
-    if links.is_empty() {
-        "none".into()
-    } else {
-        links.join(", ")
-    }
-}
 
 /// Each feature against the trees the kernel report read.
 pub(super) fn trees_section(trees: &[TreeData]) -> String {
@@ -80,12 +71,8 @@ pub(super) fn trees_section(trees: &[TreeData]) -> String {
 /// which tree requires it, and what a tree's `rust/kernel` begins or stops asking for on it;
 /// then per kernel tree what it began and stopped asking for against the tree before it.
 pub(super) fn by_release_section(trees: &[TreeData]) -> String {
-    let mut rows: Vec<(Release, Vec<String>)> = Vec::new();
-    let mut add =
-        |release: Release, text: String| match rows.iter_mut().find(|(at, _)| *at == release) {
-            Some((_, texts)) => texts.push(text),
-            None => rows.push((release, vec![text])),
-        };
+    let mut rows: BTreeMap<Release, Vec<String>> = BTreeMap::new();
+    let mut add = |release: Release, text: String| rows.entry(release).or_default().push(text);
     add(
         MINIMUM_RELEASE,
         "the shim's minimum, the kernel's from 6.11".to_string(),
@@ -125,14 +112,13 @@ pub(super) fn by_release_section(trees: &[TreeData]) -> String {
             escape_html(&before)
         );
         if !began.is_empty() {
-            let _ = write!(text, " begins {}", code_list(&began));
+            let _ = write!(text, " begins {}", feature_links(&began, "none"));
         }
         if !stopped.is_empty() {
-            let _ = write!(text, " stops {}", code_list(&stopped));
+            let _ = write!(text, " stops {}", feature_links(&stopped, "none"));
         }
         add(at, text);
     }
-    rows.sort_by_key(|(release, _)| *release);
     let mut html = String::from(
         "<section><h2 id=\"by-release\">By release</h2><h3>Rust releases</h3><div class=\"scroll\">\
          <table class=\"list\"><thead><tr><th>Rust</th><th>what it brought, from the catalog \
@@ -170,11 +156,11 @@ pub(super) fn by_release_section(trees: &[TreeData]) -> String {
                 escape_html(&tree.id),
                 escape_html(&tree.version),
                 escape_html(tree.minimum_rustc.as_deref().unwrap_or("?")),
-                code_list(&began),
+                feature_links(&began, "none"),
                 if index == 0 {
                     "<span class=\"muted\">(the first tree)</span>".to_string()
                 } else {
-                    code_list(&stopped)
+                    feature_links(&stopped, "none")
                 },
             );
         }

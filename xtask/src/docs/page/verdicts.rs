@@ -4,7 +4,7 @@
 //! for on it (the features the kernel's block really enables there), and which real kernel
 //! trees it builds.
 
-use super::{escape_html, feature_link, mark, release_note};
+use super::{escape_html, feature_link, feature_links, mark, release_note};
 use crate::docs::kernels::TreeData;
 use crate::features::expect::ToolchainVerdict;
 use crate::report::{Observed, Report, ToolchainEntry};
@@ -153,13 +153,7 @@ pub(super) fn verdict_table(
         };
         let gated = match toolchain.release {
             Some(release) if !too_old => {
-                let names = report.still_gated(index, release);
-                let links: Vec<String> = names.iter().map(|name| feature_link(name)).collect();
-                if links.is_empty() {
-                    "nothing".to_string()
-                } else {
-                    links.join(", ")
-                }
+                feature_links(&report.still_gated(index, release), "nothing")
             }
             _ => "<span class=\"muted\">\u{2013}</span>".to_string(),
         };
