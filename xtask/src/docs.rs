@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The generated files of `cargo xtask docs`: README.md's feature table, the `kernel::features`
-//! page and `docs/features.md`, generated from the catalog (`features`), and in
-//! `docs/features.md` two marked regions, the statuses of a real matrix run and the places of a
-//! real usage run, which only `--report` and `--usage` replace; and `docs/kernels.md` from the
-//! committed JSON of a `cargo xtask kernel` run ([`kernels`]).
+//! The generated files of `cargo xtask docs`: from the catalog, README.md's feature table, the
+//! `kernel::features` page and `docs/features.md`, whose two marked regions (a matrix run's
+//! statuses, a usage run's places) only `--report` and `--usage` replace; from the recorded
+//! reports, `docs/kernels.md` ([`kernels`]) and the page ([`page`]).
 
 pub mod audit_sample;
 mod catalog_lists;
@@ -74,8 +73,8 @@ impl Region {
         Ok(&text[start..end])
     }
 
-    /// The file `root`/`file` with the region's contents replaced by `contents`, which starts
-    /// with the newline that ends the begin line.
+    /// `root`/`file` with the region replaced by `contents`, which starts with the begin line's
+    /// newline.
     pub fn splice(
         &self,
         root: &Path,
@@ -106,8 +105,7 @@ pub(crate) fn refuse_control_characters(text: &str, what: &str) -> anyhow::Resul
 
 pub(crate) use crate::util::output::escape_markdown;
 
-/// One cell of the status table: what the compiler said, marked where that is not simply the
-/// catalog's prediction.
+/// One cell of the status table, marked where it is not simply the catalog's prediction.
 fn status_cell(cell: &FeatureCell) -> String {
     let observed = match &cell.observed {
         Observed::Status(status) => status.to_string(),
@@ -123,8 +121,7 @@ fn status_cell(cell: &FeatureCell) -> String {
     }
 }
 
-/// The contents of the [`MATRIX_STATUS`] region for `report`: one row per feature, one column
-/// per toolchain that was probed.
+/// The [`MATRIX_STATUS`] region for `report`: a row per feature, a column per probed toolchain.
 pub fn status_region(report: &Report) -> anyhow::Result<String> {
     if let Some(shard) = &report.shard {
         bail!(
@@ -202,10 +199,8 @@ pub fn status_region(report: &Report) -> anyhow::Result<String> {
     Ok(region)
 }
 
-/// Every generated file under `root` with the contents it should have.
-///
-/// The statuses in `docs/features.md` come from `report`, or without one are kept exactly as
-/// the page has them; its places come from `usage` where it is given.
+/// Every generated file under `root` with the contents it should have: the statuses and the
+/// places of `docs/features.md` from `report` and `usage`, or kept as the page has them.
 pub fn generated_files(
     root: &Path,
     report: Option<&Report>,
@@ -242,8 +237,7 @@ pub fn generated_files(
     .collect())
 }
 
-/// Where the reports the compatibility page is generated from are committed, relative to the
-/// repository root.
+/// The recorded reports the page is generated from, relative to the repository root.
 pub const MATRIX_REPORT: &str = "docs/matrix-report.json";
 /// The usage report beside it.
 pub const USAGE_REPORT: &str = "docs/usage-report.json";
@@ -287,9 +281,8 @@ fn summary_region(report: &Report, date: &str) -> String {
     )
 }
 
-/// The page and the reports it is generated from: with `given` (and `usage_given`), the
-/// reports to record under `docs/` (their text as given) and the page generated from them;
-/// without, the page generated from the recorded ones, if there are any.
+/// The page, from the reports `given` (recorded under `docs/` as their text stands) or else
+/// from the recorded ones, if there are any.
 fn page_files(
     root: &Path,
     given: Option<&(&Path, Report)>,
@@ -341,10 +334,8 @@ fn page_files(
     Ok(files)
 }
 
-/// Regenerates every generated file under `root`, or with `check` only lists the stale ones;
-/// the reports given are recorded under `docs/`, and the page is generated from the recorded
-/// ones. Everything is generated before the first file is written, so a refused report changes
-/// nothing.
+/// Regenerates every generated file under `root`, or with `check` only lists the stale ones.
+/// Everything is generated before the first file is written, so a refused report changes nothing.
 pub fn regenerate(
     root: &Path,
     report: Option<&Path>,

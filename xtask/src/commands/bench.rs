@@ -38,13 +38,11 @@ fn median(samples: &[f64]) -> f64 {
     min_median_max(samples)[1]
 }
 
-/// The plain baseline as a Makefile: one phony target per step, after the steps it depends on
-/// and the one `mkdir -p` of every step's directories, whose recipe is the step's processes
-/// joined by `&&` (a test binary runs only after its compile). The probe's, a usage compile's,
-/// a Kbuild fixture's and a kernel target's test program's exit status means nothing by
-/// itself (the run reads their output, or the catalog predicts a failure): `|| true` follows
-/// them. Variables some processes run without are unexported for all (in practice
-/// `RUSTC_BOOTSTRAP`, which each kernel-mode line sets again for itself).
+/// The plain baseline as a Makefile: a phony target per step, after its dependencies and the
+/// one `mkdir -p`, whose recipe is its processes joined by `&&`. A probe's, a usage compile's,
+/// a Kbuild fixture's and a target test program's status means nothing by itself (the run
+/// reads their output, or a failure is predicted): `|| true` follows them. Variables some
+/// processes run without are unexported for all (`RUSTC_BOOTSTRAP`, which lines set again).
 fn makefile(steps: &[Step]) -> String {
     let mut text = String::from(
         "# The plain baseline of `cargo xtask bench`: the planned processes, run by\n\
@@ -121,14 +119,9 @@ fn cpu_model() -> String {
 }
 
 impl flags::Bench {
-    /// Runs `cargo xtask bench`, printing a Markdown table of wall-clock seconds.
-    ///
-    /// Each figure is timed with [`Instant`]: the cold run ([`driver::drive`] with the cache
-    /// off, after `target/kshim/matrix/` is removed; no step may come from the cache), the
-    /// plain run (`make` on the Makefile of [`makefile`], after the same removal, with the
-    /// probe's source written as the driver writes it) and the warm run (after one untimed
-    /// run refreshes the cache; every step that ran must come from it). Cold and plain runs
-    /// alternate, so that a change in the machine's load falls on both.
+    /// Runs `cargo xtask bench`, printing a Markdown table of wall-clock seconds: the cold and
+    /// the plain run each after the outputs are removed, the warm run after one untimed run
+    /// refreshes the cache. Cold and plain runs alternate, so that a change in load hits both.
     pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
         crate::util::interrupt::run_interruptible(|| self.measure(sh))
     }
@@ -234,8 +227,7 @@ impl flags::Bench {
             plain.push(seconds);
             loads.push(load);
         }
-        // One untimed run puts the current outputs' stamps into the cache; the plain run
-        // rewrote every artifact since the last cold run.
+        // The plain run rewrote every artifact: one untimed run puts their stamps in the cache.
         eprintln!("bench: refreshing the cache for the warm runs");
         driver::drive(&layout, &selection, work, settings(true))?;
         for _ in 0..runs {

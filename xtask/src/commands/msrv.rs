@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! `cargo xtask msrv`: the direct answer to "which compilers build it, in which mode": for the
-//! shim ([`shim`], the matrix's steps through the one driver and its cache), a crate root
-//! ([`root`], the audit's probes and a compile per compiler) or a kernel tree ([`tree`], the
-//! kernel command's cached results). [`answer`] decides and writes the answer.
+//! `cargo xtask msrv`: which compilers build the shim ([`shim`]), a crate root ([`root`]) or a
+//! kernel tree ([`tree`]), in which mode; [`answer`] decides and writes the answer.
 
 pub mod answer;
 pub mod root;

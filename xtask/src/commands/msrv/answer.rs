@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The answer of `msrv`, whatever was asked about: one row per compiler in release order (built
-//! in stable and kernel mode, or why not), and per mode the oldest and the newest compiler that
-//! built it, with the compilers between them that failed, were not tried or were not there.
+//! The answer of `msrv`: a row per compiler in release order, and per mode the oldest and the
+//! newest that built it, with the compilers around them that failed or were not there.
 
 use crate::catalog::Release;
 use crate::run::plan::Mode;
@@ -18,8 +17,7 @@ pub enum Built {
     Builds,
     /// It failed; the first error.
     Fails(String),
-    /// Nothing says, and why: no build was made (a kernel tree not built with it yet), or the
-    /// compiler is not there.
+    /// Nothing says, and why: no build was made, or the compiler is not there.
     Unknown(String),
 }
 
@@ -48,7 +46,6 @@ pub struct Unavailable {
     pub detail: String,
 }
 
-/// One compiler of the answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Row {
     pub id: String,
@@ -60,8 +57,7 @@ pub struct Row {
     pub unavailable: Option<Unavailable>,
     pub stable: Built,
     pub kernel: Built,
-    /// In kernel mode, the features the subject enables that this compiler gates, which
-    /// `RUSTC_BOOTSTRAP=1` lets it build (none on a nightly, which needs no such variable).
+    /// In kernel mode, the features this compiler gates that `RUSTC_BOOTSTRAP=1` lets it build.
     pub bootstrap_for: Vec<String>,
     /// Whether its results came from a cache, with nothing built now.
     pub cached: bool,
@@ -101,8 +97,7 @@ impl Row {
         }
     }
 
-    /// A compiler that took no part: both modes unknown for the same reason, `word` (`missing`
-    /// or `broken`) with its `detail`.
+    /// A compiler that took no part: both modes unknown for the same reason.
     pub fn unavailable(
         id: &str,
         release_text: Option<String>,
@@ -141,9 +136,9 @@ pub fn release_of(text: &str) -> Option<Release> {
     Release::parse(text.split('-').next().unwrap_or(text))
 }
 
-/// The lists of a mode's answer beside the oldest and the newest, in the order people read
-/// them: what the compilers did (a [`Built::word`], or `unavailable`), where they stand against
-/// the two, and the line for people. A build, and a failure outside the two, is the answer itself.
+/// The lists of a mode's answer, in the order people read them: what the compilers did (a
+/// [`Built::word`], or `unavailable`), where they stand against the oldest and the newest, and
+/// the line for people. A build, and a failure outside the two, is the answer itself.
 pub(super) const LISTS: [(&str, &str, &str); 7] = [
     ("fails", "between", "fail between them"),
     ("unknown", "between", "not built between them"),
@@ -212,8 +207,7 @@ pub struct Answer {
     pub kind: &'static str,
     /// In release order (then by id); compilers without a release last.
     pub rows: Vec<Row>,
-    /// The modes asked about, each with its answer: both for the shim and a crate root, kernel
-    /// mode alone for a kernel tree, which Kbuild builds only so.
+    /// The modes asked about (a kernel tree's kernel mode alone), each with its answer.
     pub modes: Vec<(Mode, ModeAnswer)>,
     /// Lines that say what the answer rests on (the cache, a build's cost), shown under it.
     pub notes: Vec<String>,
@@ -255,7 +249,6 @@ impl Answer {
         }
     }
 
-    /// Success when some compiler builds the subject in some mode.
     pub fn verdict(&self) -> Verdict {
         Verdict::failure_if(self.modes.iter().all(|(_, answer)| answer.oldest.is_none()))
     }

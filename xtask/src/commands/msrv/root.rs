@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Which compilers build any crate root: per compiler the audit's probe of the names it enables
-//! ([`Prober`]), then the crate root compiled alone as its package's edition says
-//! ([`Compile::Root`]), in stable mode and in kernel mode (`RUSTC_BOOTSTRAP=1` and its names in
-//! `-Zallow-features`, as Kbuild allows a crate's features). A crate with dependencies cannot be
-//! compiled alone: its compiles fail on the first `use` of one, which the answer shows.
+//! ([`Prober`]), then the root compiled alone ([`Compile::Root`]) in stable and in kernel mode.
+//! A crate with dependencies fails on the first `use` of one, which the answer shows.
 
 use super::answer::{Built, Row};
 use crate::features::status::Status;
@@ -18,8 +16,7 @@ use crate::util::process::{self, DEFAULT_TIMEOUT};
 use std::path::Path;
 use xshell::Shell;
 
-/// The crate root as read, and the rows of every selected compiler, each probed and compiled
-/// under `scratch` (removed after).
+/// The crate root as read, and a row per selected compiler, each compiled under `scratch`.
 pub fn rows(
     root: &Path,
     toolchains: &[String],

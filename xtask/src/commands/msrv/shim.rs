@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Which compilers build the shim: the matrix's own probes and shim builds in both modes, run
-//! through the one driver ([`Work::Shim`]) with its cache, so that after a matrix run (or an
-//! earlier `msrv`) the answer is read from the cache, and every step's result is taken as data.
+//! Which compilers build the shim: the matrix's own probes and shim builds in both modes
+//! ([`Work::Shim`]), so that after a matrix run the answer is read from the cache.
 
 use super::answer::{Built, Row};
 use crate::catalog::FEATURES;
@@ -12,7 +11,7 @@ use crate::run::judge::StepResult;
 use crate::run::plan::{Kind, Layout, Mode, Selection, Step};
 use crate::toolchains::discovery::Availability;
 
-/// The rows of every selected compiler, and how many steps ran and came from the cache.
+/// A row per selected compiler, and a note of how many steps came from the cache.
 pub fn rows(
     layout: &Layout,
     selection: &Selection,

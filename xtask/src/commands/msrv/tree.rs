@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Which compilers build a kernel tree's Rust, as Kbuild builds it (kernel mode alone): the real
-//! results `cargo xtask kernel` keeps ([`crate::kernel::results`]), looked up by the same key;
-//! a compiler the tree was not built with is shown with the tree's own prediction
-//! ([`crate::kernel::rules::predict`]) and what building it would cost. Nothing is fetched or
-//! built here.
+//! Which compilers build a kernel tree's Rust (kernel mode alone): the results `cargo xtask
+//! kernel` keeps ([`crate::kernel::results`]), and for a compiler the tree was not built with,
+//! the tree's own prediction. Nothing is fetched or built here.
 
 use super::answer::{Answer, Built, Row};
 use crate::kernel::build::Real;
@@ -22,8 +20,8 @@ use anyhow::bail;
 use std::path::{Path, PathBuf};
 use xshell::Shell;
 
-/// The tree `wanted` names (a tree pin's id or a kernel checkout's path), where it is: a pinned
-/// Debian tree must have been unpacked by `cargo xtask kernel`.
+/// The tree `wanted` names (a pin's id or a checkout's path); a pinned Debian tree must have
+/// been unpacked by `cargo xtask kernel`.
 fn tree_pin(pins: &Pins, wanted: &str, kernel_dir: &Path) -> anyhow::Result<TreePin> {
     if let Some(pin) = pins.trees.iter().find(|pin| pin.id == wanted) {
         if let TreeSource::Debian(source) = &pin.source {
@@ -56,7 +54,6 @@ fn tree_pin(pins: &Pins, wanted: &str, kernel_dir: &Path) -> anyhow::Result<Tree
     })
 }
 
-/// The answer for the tree `wanted` and the selected compilers.
 pub fn answer(
     sh: &Shell,
     wanted: &str,

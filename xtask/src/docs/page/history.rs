@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! How the list moves: each feature against the real kernel trees (which tree first asked for
-//! it, which still does, which dropped it), and a view by release (what each Rust release made
-//! stable, and what each kernel tree began or stopped asking for, tree to tree and compiler to
-//! compiler).
+//! How the list moves: each feature against the real kernel trees, and a view by release (what
+//! each Rust release brought, and what each tree began or stopped asking for).
 
 use super::{escape_html, feature_link, feature_links, grid_head};
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
@@ -67,9 +65,8 @@ pub(super) fn trees_section(trees: &[TreeData]) -> String {
     html
 }
 
-/// The view by release: per Rust release what the catalog says it made stable or brought,
-/// which tree requires it, and what a tree's `rust/kernel` begins or stops asking for on it;
-/// then per kernel tree what it began and stopped asking for against the tree before it.
+/// The view by release: per Rust release what the catalog and the trees say it brought, then
+/// per kernel tree what it began and stopped asking for against the tree before it.
 pub(super) fn by_release_section(trees: &[TreeData]) -> String {
     let mut rows: BTreeMap<Release, Vec<String>> = BTreeMap::new();
     let mut add = |release: Release, text: String| rows.entry(release).or_default().push(text);

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The page's first answers: the findings in one sentence each, and a row per compiler that
-//! says whether it builds the shim in both modes, what kernel mode needs `RUSTC_BOOTSTRAP`
-//! for on it (the features the kernel's block really enables there), and which real kernel
-//! trees it builds.
+//! The page's first answers: the findings, a sentence each, and a row per compiler: whether it
+//! builds the shim, what kernel mode needs `RUSTC_BOOTSTRAP` for on it, which trees it builds.
 
 use super::{escape_html, feature_link, feature_links, mark, release_note};
 use crate::docs::kernels::TreeData;
@@ -11,9 +9,8 @@ use crate::report::{Observed, Report, ToolchainEntry};
 use crate::run::plan::{Kind, Mode};
 use std::fmt::Write;
 
-/// Every finding of the run, a sentence each: cells that differ from the catalog, and real
-/// kernel builds that went against the prediction from the tree's rules or that built and then
-/// failed their boot.
+/// Every finding, a sentence each: cells that differ from the catalog, and kernel builds or
+/// boots that went against the prediction.
 pub(super) fn findings(report: &Report, trees: &[TreeData]) -> String {
     let mut sentences = vec![match report.failures().len() {
         0 => "No compiler disagreed with the catalog.".to_string(),
