@@ -22,6 +22,7 @@ use crate::catalog::MINIMUM_RELEASE;
 use crate::features::expect::{Outcome, ToolchainVerdict};
 use crate::report::usage::UsageReport;
 use crate::report::{release_order, Report, ToolchainEntry};
+use anyhow::Context;
 use std::fmt::Write;
 
 /// Where the page is written, relative to the repository root.
@@ -44,15 +45,12 @@ pub fn digest(html: &str) -> String {
 /// Why the committed screenshot does not show the page `html`, if it does not.
 pub fn stale_screenshot(root: &std::path::Path, html: &str) -> anyhow::Result<Option<String>> {
     let path = root.join(SCREENSHOT);
+    let reading = || format!("reading {SCREENSHOT}");
     let png = match std::fs::read(&path) {
-        Ok(png) => png,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => {
-            return Err(anyhow::Error::new(error).context(format!("reading {SCREENSHOT}")))
-        }
+        png => png.with_context(reading)?,
     };
-    let stamp = crate::util::png::text(&png, SCREENSHOT_STAMP)
-        .map_err(|error| error.context(format!("reading {SCREENSHOT}")))?;
+    let stamp = crate::util::png::text(&png, SCREENSHOT_STAMP).with_context(reading)?;
     Ok(match stamp {
         Some(stamp) if stamp == digest(html) => None,
         Some(_) => Some(format!(

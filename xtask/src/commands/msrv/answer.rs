@@ -302,11 +302,8 @@ impl Answer {
     }
 
     fn table(&self) -> Table {
-        let mut headers: Vec<String> = self
-            .modes
-            .iter()
-            .map(|(mode, _)| mode.word().into())
-            .collect();
+        let modes = || self.modes.iter().map(|(mode, _)| *mode);
+        let mut headers: Vec<String> = modes().map(|mode| mode.word().into()).collect();
         headers.push("note".into());
         let mut table = Table::new("compiler", &headers).with_free_last_column();
         for row in &self.rows {
@@ -315,14 +312,13 @@ impl Answer {
                 None => (built.word().to_string(), matches!(built, Built::Fails(_))),
             };
             // The first thing that went wrong: why it is not there, else the first mode's error.
-            let detail = self
-                .modes
-                .iter()
-                .find_map(|(mode, _)| row.built(*mode).detail());
+            let detail = modes().find_map(|mode| row.built(mode).detail());
             let unavailable = row.unavailable.as_ref().map(|why| why.detail.as_str());
             let mut note = unavailable.or(detail).unwrap_or_default().to_string();
-            let kernel_asked = self.modes.iter().any(|(mode, _)| *mode == Mode::Kernel);
-            if kernel_asked && row.kernel == Built::Builds && !row.bootstrap_for.is_empty() {
+            if modes().any(|mode| mode == Mode::Kernel)
+                && row.kernel == Built::Builds
+                && !row.bootstrap_for.is_empty()
+            {
                 // Counted: a list would make the table too wide to read; the JSON has it.
                 let with = format!(
                     "kernel mode with RUSTC_BOOTSTRAP=1 for {} gated features",
@@ -332,11 +328,8 @@ impl Answer {
                 note = format!("{note}{separator}{with}");
             }
             let note = note.lines().next().unwrap_or_default().to_string();
-            let mut cells: Vec<(String, bool)> = self
-                .modes
-                .iter()
-                .map(|(mode, _)| cell(row.built(*mode)))
-                .collect();
+            let mut cells: Vec<(String, bool)> =
+                modes().map(|mode| cell(row.built(mode))).collect();
             cells.push((note, false));
             table.rows.push((row.label(), cells));
         }
@@ -388,21 +381,17 @@ impl Answer {
     }
 
     pub fn to_json(&self) -> Value {
-        let id = |index: Option<usize>| index.map(|index| self.rows[index].id.clone());
-        let ids = |positions: &[usize]| -> Vec<String> {
-            positions
-                .iter()
-                .map(|&index| self.rows[index].id.clone())
-                .collect()
-        };
+        let id = |index: usize| &self.rows[index].id;
+        let ids =
+            |positions: &[usize]| positions.iter().map(|&index| id(index)).collect::<Vec<_>>();
         let modes: Vec<Value> = self
             .modes
             .iter()
             .map(|(mode, answer)| {
                 let mut json = json!({
                     "mode": mode.word(),
-                    "oldest": id(answer.oldest),
-                    "newest": id(answer.newest),
+                    "oldest": answer.oldest.map(id),
+                    "newest": answer.newest.map(id),
                 });
                 for (list, positions) in LISTS.iter().zip(&answer.lists) {
                     json[list_member(list)] = json!(ids(positions));
