@@ -34,10 +34,6 @@ fn min_median_max(samples: &[f64]) -> [f64; 3] {
     [min, (sorted[below] + sorted[middle]) / 2.0, max]
 }
 
-fn median(samples: &[f64]) -> f64 {
-    min_median_max(samples)[1]
-}
-
 /// The plain baseline as a Makefile: a phony target per step, after its dependencies and the
 /// one `mkdir -p`, whose recipe is its processes joined by `&&`. A probe's, a usage compile's,
 /// a Kbuild fixture's and a target test program's status means nothing by itself (the run
@@ -263,7 +259,7 @@ impl flags::Bench {
                 "| {name} | {runs} | {min:.3} | {median:.3} | {max:.3} |"
             );
         }
-        let ratio = median(&cold) / median(&plain);
+        let ratio = min_median_max(&cold)[1] / min_median_max(&plain)[1];
         let verdict = if ratio <= TARGET_RATIO {
             "met".to_string()
         } else {
@@ -282,7 +278,7 @@ impl flags::Bench {
              plan): median {:.3} s.\n\
              - One-minute load average before each cold and plain run: {}.\n",
             by_run.join(", "),
-            median(&planning),
+            min_median_max(&planning)[1],
             loads.join(", ")
         );
         print!("{table}");

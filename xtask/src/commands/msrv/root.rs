@@ -69,27 +69,25 @@ fn row(availability: &Availability, input: &Input, compile: &Compile, directory:
 
 /// One compile of the crate: whether it built, and its first error if not.
 fn build(compile: &Compile, rustc: &Rustc, allowed: Option<&[&str]>, scratch: &Path) -> Built {
-    if let Err(error) = std::fs::create_dir_all(scratch) {
-        return Built::Unknown(format!("cannot create {}: {error}", scratch.display()));
-    }
-    let invocation = match compile.invocation(rustc, allowed, scratch) {
-        Ok(invocation) => invocation,
-        Err(error) => return Built::Unknown(format!("{error:#}")),
+    let run = || {
+        std::fs::create_dir_all(scratch)
+            .map_err(|error| format!("cannot create {}: {error}", scratch.display()))?;
+        let invocation = compile
+            .invocation(rustc, allowed, scratch)
+            .map_err(|error| format!("{error:#}"))?;
+        process::run(&invocation, DEFAULT_TIMEOUT)
+            .map_err(|error| process::describe_spawn_error(&invocation.program, &error))
     };
-    let output = match process::run(&invocation, DEFAULT_TIMEOUT) {
+    let output = match run() {
         Ok(output) => output,
-        Err(error) => {
-            return Built::Unknown(process::describe_spawn_error(&invocation.program, &error))
-        }
+        Err(why) => return Built::Unknown(why),
     };
+    let ending = || format!("the compile {}", output.describe_ending(DEFAULT_TIMEOUT));
     if output.success() {
         return Built::Builds;
     }
     if output.status.is_none() {
-        return Built::Unknown(format!(
-            "the compile {}",
-            output.describe_ending(DEFAULT_TIMEOUT)
-        ));
+        return Built::Unknown(ending());
     }
     let diagnostics = compile.diagnostics(&output.stdout, &output.stderr);
     let first = error_diagnostics(&diagnostics)
@@ -100,6 +98,6 @@ fn build(compile: &Compile, rustc: &Rustc, allowed: Option<&[&str]>, scratch: &P
             code => format!("error[{code}]: {message}"),
         })
         .or_else(|| first_rustc_error(&output.stderr))
-        .unwrap_or_else(|| format!("the compile {}", output.describe_ending(DEFAULT_TIMEOUT)));
+        .unwrap_or_else(ending);
     Built::Fails(first)
 }
