@@ -51,9 +51,13 @@ impl flags::Msrv {
                     input.entries.len()
                 );
                 let note = "each compiler probed the names it enables and compiled the root \
-                            alone, in its package's edition, once per mode"
-                    .to_string();
-                Answer::new((subject, "crate-root"), &BOTH_MODES, rows, vec![note])
+                            alone, in its package's edition, once per mode";
+                Answer::new(
+                    (subject, "crate-root"),
+                    &BOTH_MODES,
+                    rows,
+                    vec![note.into()],
+                )
             }
             (None, Some(tree)) => tree::answer(sh, tree, &toolchains, self.pins.as_deref())?,
             (None, None) => {

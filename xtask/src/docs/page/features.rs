@@ -58,16 +58,10 @@ fn block_condition(feature: &Feature) -> Option<(String, Vec<String>)> {
     let words: Vec<&str> = text
         .split(|character: char| !(character.is_alphanumeric() || character == '_'))
         .collect();
-    let mut thresholds = Vec::new();
-    for cfg in FEATURES.iter().filter_map(|feature| feature.cfg) {
-        if words.contains(&cfg.name) {
-            crate::push_once(
-                &mut thresholds,
-                format!("{} is set from {}", cfg.name, cfg.from),
-            );
-        }
-    }
-    Some((text, thresholds))
+    let cfgs = FEATURES.iter().filter_map(|feature| feature.cfg);
+    let named = cfgs.filter(|cfg| words.contains(&cfg.name));
+    let thresholds = named.map(|cfg| format!("{} is set from {}", cfg.name, cfg.from));
+    Some((text, crate::distinct(thresholds)))
 }
 
 /// The row header of a feature: its link, stability, tracking issue and the block's condition.
