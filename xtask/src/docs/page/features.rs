@@ -61,7 +61,8 @@ fn block_condition(feature: &Feature) -> Option<(String, Vec<String>)> {
     let cfgs = FEATURES.iter().filter_map(|feature| feature.cfg);
     let named = cfgs.filter(|cfg| words.contains(&cfg.name));
     let thresholds = named.map(|cfg| format!("{} is set from {}", cfg.name, cfg.from));
-    Some((text, crate::distinct(thresholds)))
+    let thresholds = crate::distinct(thresholds);
+    Some((text, thresholds))
 }
 
 /// The row header of a feature: its link, stability, tracking issue and the block's condition.
