@@ -176,7 +176,7 @@ pub fn decide(rows: &[Row], mode: Mode) -> ModeAnswer {
     let builds = || (0..rows.len()).filter(|&index| rows[index].built(mode) == &Built::Builds);
     let mut answer = ModeAnswer {
         oldest: builds().next(),
-        newest: builds().last(),
+        newest: builds().next_back(),
         ..ModeAnswer::default()
     };
     for (index, row) in rows.iter().enumerate() {

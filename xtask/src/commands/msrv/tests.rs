@@ -102,7 +102,7 @@ fn a_missing_pin_older_than_the_oldest_says_the_oldest_may_be_older() {
     );
     let (mode, stable) = &answer.modes[0];
     assert_eq!(*mode, Mode::Stable);
-    assert_eq!(list(&stable, "unavailable_older"), [0]);
+    assert_eq!(list(stable, "unavailable_older"), [0]);
     let human = answer.human(&WIDE);
     assert!(
         human.contains("not available and older (the oldest may be older still): 1.60.0"),
