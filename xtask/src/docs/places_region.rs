@@ -40,25 +40,22 @@ pub(super) fn kept_region(page_path: &Path) -> anyhow::Result<String> {
 /// plain text for a file outside the repository.
 fn link(at: &SourcePoint) -> anyhow::Result<String> {
     refuse_control_characters(&at.file, "the file")?;
-    let file = &at.file;
+    let (file, line) = (&at.file, at.line);
     // A leading `/` makes an empty first part.
     let safe = |c: char| c.is_ascii_alphanumeric() || "/._-".contains(c);
     let inside =
         !file.split('/').any(|part| part == ".." || part.is_empty()) && file.chars().all(safe);
     if !inside {
-        if let Some(library) = at.library_path() {
-            return Ok(format!(
+        return Ok(match at.library_path() {
+            Some(library) => format!(
                 "{} (the compiler's library sources)",
-                escape_markdown(&format!("{library}:{}", at.line))
-            ));
-        }
-        return Ok(escape_markdown(&format!("{}:{}", at.file, at.line)));
+                escape_markdown(&format!("{library}:{line}"))
+            ),
+            None => escape_markdown(&format!("{file}:{line}")),
+        });
     }
-    let shown = at.file.strip_prefix("kernel-shim/src/").unwrap_or(&at.file);
-    Ok(format!(
-        "[{shown}:{}](../{}#L{})",
-        at.line, at.file, at.line
-    ))
+    let shown = file.strip_prefix("kernel-shim/src/").unwrap_or(file);
+    Ok(format!("[{shown}:{line}](../{file}#L{line})"))
 }
 
 fn place_text(place: &UsedPlace) -> anyhow::Result<String> {

@@ -4,9 +4,7 @@
 
 use super::{escape_html, feature_link, feature_links, grid_head};
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
-use crate::docs::kernels::{
-    across_trees, changes_by_compiler, difference, release_key, CompilerChange, TreeData,
-};
+use crate::docs::kernels::{across_trees, changes_by_compiler, difference, release_key, TreeData};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -91,28 +89,20 @@ pub(super) fn by_release_section(trees: &[TreeData]) -> String {
             );
         }
     }
-    for CompilerChange {
-        tree,
-        before,
-        release,
-        began,
-        stopped,
-    } in changes_by_compiler(trees)
-    {
-        let Some(at) = release_key(&release).1 else {
+    for change in changes_by_compiler(trees) {
+        let Some(at) = release_key(&change.release).1 else {
             continue;
         };
         let mut text = format!(
             "{}'s <code>rust/kernel</code> (probed: by {}, not on {})",
-            escape_html(&tree),
-            escape_html(&release),
-            escape_html(&before)
+            escape_html(&change.tree),
+            escape_html(&change.release),
+            escape_html(&change.before)
         );
-        if !began.is_empty() {
-            let _ = write!(text, " begins {}", feature_links(&began, "none"));
-        }
-        if !stopped.is_empty() {
-            let _ = write!(text, " stops {}", feature_links(&stopped, "none"));
+        for (verb, names) in [("begins", &change.began), ("stops", &change.stopped)] {
+            if !names.is_empty() {
+                let _ = write!(text, " {verb} {}", feature_links(names, "none"));
+            }
         }
         add(at, text);
     }
