@@ -40,11 +40,9 @@ pub fn without_machine_paths(text: &str) -> String {
         if absolute && !bytes[start..at].starts_with(b"//") {
             out.push_str(&text[copied..start]);
             out.push_str(shown);
-            at += anchor.len();
-            copied = at;
-        } else {
-            at += anchor.len();
+            copied = at + anchor.len();
         }
+        at += anchor.len();
     }
     out.push_str(&text[copied..]);
     out
