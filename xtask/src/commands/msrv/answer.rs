@@ -143,17 +143,9 @@ pub(super) const LISTS: [(&str, &str, &str); 7] = [
     ("fails", "between", "fail between them"),
     ("unknown", "between", "not built between them"),
     ("unavailable", "between", "not available between them"),
-    (
-        "unavailable",
-        "older",
-        "not available and older (the oldest may be older still)",
-    ),
+    ("unavailable", "older", "not available and older"),
     ("unavailable", "newer", "not available and newer"),
-    (
-        "unknown",
-        "older",
-        "not built and older (the oldest may be older still)",
-    ),
+    ("unknown", "older", "not built and older"),
     ("unknown", "newer", "not built and newer"),
 ];
 
@@ -286,12 +278,12 @@ impl Answer {
             }
             _ => lines.push("no compiler here builds it".to_string()),
         }
-        for ((.., words), positions) in LISTS.iter().zip(&answer.lists) {
-            // With nothing that builds there is no "between": only the compilers not there.
-            let words = if answer.oldest.is_some() {
-                words
-            } else {
-                "not available"
+        for (&(_, side, words), positions) in LISTS.iter().zip(&answer.lists) {
+            let words = match (answer.oldest, side) {
+                // With nothing that builds there is no "between": only the compilers not there.
+                (None, _) => "not available".to_string(),
+                (_, "older") => format!("{words} (the oldest may be older still)"),
+                _ => words.to_string(),
             };
             if !positions.is_empty() {
                 let ids: Vec<String> = positions.iter().map(|&index| label(index)).collect();
