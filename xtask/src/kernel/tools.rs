@@ -4,6 +4,7 @@
 //! one compiler.
 
 use crate::catalog::Release;
+use crate::kernel::stamps::Facts;
 use crate::toolchains::loader::Launch;
 use crate::util::process::{self, Invocation};
 use anyhow::{anyhow, ensure, Context as _};
@@ -34,10 +35,45 @@ pub(crate) const OLD_BINDGEN: Bindgen = Bindgen {
 
 /// The bindgen a tree is built with: [`OLD_BINDGEN`] where its minimum predates 0.65, the first
 /// bindgen without `--size_t-is-usize`, else [`BINDGEN`].
-pub(crate) fn bindgen_for(facts: &crate::kernel::stamps::Facts) -> Bindgen {
+pub(crate) fn bindgen_for(facts: &Facts) -> Bindgen {
     match Release::parse(&facts.minimum_bindgen) {
         Some(minimum) if minimum < Release::new(0, 65, 0) => OLD_BINDGEN,
         _ => BINDGEN,
+    }
+}
+
+/// The build tools of a run: today's, and the older ones, looked for once a tree needs them.
+pub(crate) struct Toolbox {
+    dir: PathBuf,
+    pub today: anyhow::Result<Tools>,
+    old: Option<anyhow::Result<Tools>>,
+}
+
+impl Toolbox {
+    pub(crate) fn find(kernel_dir: &Path) -> Toolbox {
+        Toolbox {
+            dir: kernel_dir.to_owned(),
+            today: find_tools(kernel_dir, BINDGEN),
+            old: None,
+        }
+    }
+
+    /// The tools `facts`' tree is built with ([`bindgen_for`]).
+    pub(crate) fn for_tree(&mut self, facts: &Facts) -> Result<&Tools, &anyhow::Error> {
+        if bindgen_for(facts).version == BINDGEN.version {
+            return self.today.as_ref();
+        }
+        let dir = &self.dir;
+        let old = self.old.get_or_insert_with(|| {
+            find_tools(dir, OLD_BINDGEN).map_err(|missing| {
+                anyhow!(
+                    "{missing:#} (this tree passes bindgen `--size_t-is-usize`, which bindgen \
+                     0.65 removed; its minimum is {})",
+                    facts.minimum_bindgen
+                )
+            })
+        });
+        old.as_ref()
     }
 }
 
