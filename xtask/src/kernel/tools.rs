@@ -102,31 +102,23 @@ pub(crate) struct Tools {
 
 /// The tools a build needs, or what is missing and the command that installs it.
 pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> anyhow::Result<Tools> {
-    let mut missing = Vec::new();
-    let llvm_suffix = format!("-{}", wanted.llvm);
+    let llvm = wanted.llvm;
     let programs = ["clang", "ld.lld", "llvm-ar", "llvm-nm", "llvm-objcopy"]
-        .map(|program| format!("{program}{llvm_suffix}"));
-    for program in programs
-        .iter()
-        .map(String::as_str)
+        .map(|program| format!("{program}-{llvm}"));
+    let libclang = PathBuf::from(format!("/usr/lib/llvm-{llvm}/lib"));
+    let files = [
+        "/usr/include/gelf.h".to_owned(),
+        "/usr/include/openssl/ssl.h".to_owned(),
+        format!("{}/libclang.so", libclang.display()),
+    ];
+    let missing: Vec<String> = (programs.iter().map(String::as_str))
         .chain(["flex", "bison", "bc"])
-    {
-        if !Path::new("/usr/bin").join(program).exists() {
-            missing.push(program.to_owned());
-        }
-    }
-    for header in ["/usr/include/gelf.h", "/usr/include/openssl/ssl.h"] {
-        if !Path::new(header).is_file() {
-            missing.push(header.to_owned());
-        }
-    }
-    let libclang = PathBuf::from(format!("/usr/lib/llvm-{}/lib", wanted.llvm));
-    if !libclang.join("libclang.so").exists() {
-        missing.push(format!("{}/libclang.so", libclang.display()));
-    }
+        .filter(|program| !Path::new("/usr/bin").join(program).exists())
+        .map(str::to_owned)
+        .chain(files.into_iter().filter(|file| !Path::new(file).exists()))
+        .collect();
     let mut problems = Vec::new();
     if !missing.is_empty() {
-        let llvm = wanted.llvm;
         problems.push(format!(
             "{} missing: install them with `apt-get install clang-{llvm} lld-{llvm} llvm-{llvm} \
              libclang-{llvm}-dev flex bison libelf-dev libssl-dev bc cpio kmod`",
@@ -158,7 +150,7 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> anyhow::Result<T
         ),
         bindgen,
         libclang,
-        llvm_suffix,
+        llvm_suffix: format!("-{llvm}"),
     })
 }
 
