@@ -308,7 +308,11 @@ fn build_in(pair: &Pair<'_>, mut steps: Vec<(String, f64)>) -> Built {
         return fail("make olddefconfig failed".into(), &output, steps);
     }
     let config = std::fs::read_to_string(&config_path).unwrap_or_default();
-    if !config.lines().any(|line| line == "CONFIG_RUST=y") {
+    let has_rust = || {
+        let config = std::fs::read_to_string(&config_path).unwrap_or_default();
+        config.lines().any(|line| line == "CONFIG_RUST=y")
+    };
+    if !has_rust() {
         return Built::not_run(
             "olddefconfig dropped CONFIG_RUST=y (Kconfig's `depends on` for RUST is not met \
              with this compiler, its library sources or the tools: see the tree's \
@@ -346,23 +350,18 @@ fn build_in(pair: &Pair<'_>, mut steps: Vec<(String, f64)>) -> Built {
         let _ = std::fs::remove_file(pair.out.out.join(object));
         let _ = std::fs::remove_file(pair.out.out.join(cmd_file(object)));
     }
-    let output = run_make!("prepare", &["prepare"]);
-    if !output.success() {
-        return compiler_failure("make prepare", &output, enabled, steps);
-    }
     let mut targets: Vec<&str> = vec!["rust/", "samples/rust/"];
     targets.extend(driver_objects.iter().map(String::as_str));
-    let output = run_make!("rust", &targets);
-    if !output.success() {
-        return compiler_failure(
-            "make rust/ samples/rust/ and the drivers",
-            &output,
-            enabled,
-            steps,
-        );
+    for (name, targets, what) in [
+        ("prepare", &["prepare"][..], "make prepare"),
+        ("rust", &targets, "make rust/ samples/rust/ and the drivers"),
+    ] {
+        let output = run_make!(name, targets);
+        if !output.success() {
+            return compiler_failure(what, &output, enabled, steps);
+        }
     }
-    let config = std::fs::read_to_string(&config_path).unwrap_or_default();
-    if !config.lines().any(|line| line == "CONFIG_RUST=y") {
+    if !has_rust() {
         pair.out.spoil();
         return Built::not_run(
             "CONFIG_RUST=y was gone from .config after the build (not cached)".into(),
