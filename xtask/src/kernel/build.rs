@@ -110,15 +110,20 @@ pub(crate) struct BuildDir {
     spoiled: std::cell::Cell<bool>,
 }
 
-pub(crate) const BUILD_MARKER: &str = "kshim-build.txt";
+const BUILD_MARKER: &str = "kshim-build.txt";
 
 impl BuildDir {
+    /// Whether the build directory `dir` is there, sealed, for this tree and these tools.
+    pub(crate) fn is_ready(dir: &Path, tree_identity: &str, tools: &str) -> bool {
+        let marker = std::fs::read_to_string(dir.join(BUILD_MARKER));
+        marker.is_ok_and(|marker| marker == format!("{tree_identity}\n{tools}\n"))
+    }
+
     /// The build directory `dir`, reused when its marker names the same tree and tools.
     pub(crate) fn open(dir: &Path, tree_identity: &str, tools: &str) -> anyhow::Result<BuildDir> {
         let out = dir.to_owned();
         let marker = format!("{tree_identity}\n{tools}\n");
-        let found = std::fs::read_to_string(out.join(BUILD_MARKER)).ok();
-        if out.exists() && found.as_deref() != Some(marker.as_str()) {
+        if out.exists() && !BuildDir::is_ready(dir, tree_identity, tools) {
             std::fs::remove_dir_all(&out).with_context(|| format!("removing {}", out.display()))?;
         }
         std::fs::create_dir_all(&out)?;

@@ -10,7 +10,7 @@
 mod boot;
 
 use crate::catalog::Release;
-use crate::kernel::build::{self, Real};
+use crate::kernel::build::{BuildDir, Built, Real};
 use crate::kernel::results::{library, read_result, result_entry, Library};
 use crate::kernel::run::Found;
 use crate::kernel::stamps::{self, Facts, TreeKey};
@@ -80,7 +80,7 @@ pub(crate) fn plan(
         let mut boot_first = match (there, tools) {
             (Some((tree, ..)), Ok(tools)) => {
                 let tools = crate::kernel::boot::marker_tools(&tools.identity);
-                !marker_is(&dir.join("boot").join(&pin.id), &tree.identity, &tools)
+                !BuildDir::is_ready(&dir.join("boot").join(&pin.id), &tree.identity, &tools)
             }
             _ => true,
         };
@@ -136,7 +136,7 @@ pub(crate) fn plan(
                         _ if std::mem::take(&mut first)
                             && !there.is_some_and(|(tree, ..)| {
                                 let build = dir.join("build").join(&pin.id);
-                                marker_is(&build, &tree.identity, &tools.identity)
+                                BuildDir::is_ready(&build, &tree.identity, &tools.identity)
                             }) =>
                         {
                             first_pairs += 1;
@@ -261,13 +261,6 @@ fn seconds((low, high): (f64, f64)) -> String {
     }
 }
 
-/// Whether the build directory `build` is there for this tree and these tools (its
-/// [`build::BUILD_MARKER`] says so).
-fn marker_is(build: &Path, identity: &str, tools: &str) -> bool {
-    let marker = std::fs::read_to_string(build.join(build::BUILD_MARKER));
-    marker.is_ok_and(|marker| marker == format!("{identity}\n{tools}\n"))
-}
-
 /// What happens to one tree: there (unpacked, or a local checkout), with its facts and key as
 /// the run reads them (nothing kept); to fetch and unpack; or it cannot be used.
 enum TreeStep {
@@ -305,9 +298,9 @@ fn tree_step(dir: &Path, pin: &TreePin) -> TreeStep {
 
 /// The range of `times`, said to come from `from`; `None` without one.
 fn kept_range(times: &[f64], from: &'static str) -> Option<((f64, f64), &'static str)> {
-    let low = times.iter().copied().fold(f64::INFINITY, f64::min);
+    let low = times.iter().copied().reduce(f64::min)?;
     let high = times.iter().copied().fold(0.0, f64::max);
-    (!times.is_empty()).then_some(((low, high), from))
+    Some(((low, high), from))
 }
 
 /// The range of the step times kept with earlier results, (low, high) seconds per first pair
@@ -315,31 +308,27 @@ fn kept_range(times: &[f64], from: &'static str) -> Option<((f64, f64), &'static
 type Kept = Option<((f64, f64), &'static str)>;
 
 fn kept_times(dir: &Path) -> (Kept, Kept) {
-    let (mut first, mut switch) = (Vec::new(), Vec::new());
-    let entries = std::fs::read_dir(dir.join("results"));
-    for entry in entries.into_iter().flatten().flatten() {
-        let Some(built) = read_result(&entry.path()) else {
-            continue;
-        };
-        // A refused cell ran only `make rustavailable`: it says nothing of a build's cost.
-        if built.steps.len() < 2 {
-            continue;
-        }
-        let total: f64 = built.steps.iter().map(|(_, seconds)| seconds).sum();
-        if built.steps.iter().any(|(step, _)| step == "defconfig") {
-            first.push(total);
-        } else {
-            switch.push(total);
-        }
-    }
-    let from = "from the step times kept in target/kernel/results/";
-    (kept_range(&first, from), kept_range(&switch, from))
+    let entries = std::fs::read_dir(dir.join("results")).into_iter().flatten();
+    // A refused cell ran only `make rustavailable`: it says nothing of a build's cost.
+    let built = (entries
+        .flatten()
+        .filter_map(|entry| read_result(&entry.path())))
+    .filter(|built| built.steps.len() >= 2);
+    let (first, switch): (Vec<Built>, Vec<Built>) =
+        built.partition(|built| built.steps.iter().any(|(step, _)| step == "defconfig"));
+    let range = |built: Vec<Built>| {
+        let totals = built
+            .iter()
+            .map(|built| built.steps.iter().map(|(_, s)| s).sum());
+        let from = "from the step times kept in target/kernel/results/";
+        kept_range(&totals.collect::<Vec<f64>>(), from)
+    };
+    (range(first), range(switch))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::build::Built;
     use crate::tests::support::scratch_dir;
     use crate::util::json;
 
