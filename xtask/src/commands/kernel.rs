@@ -1,11 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! `cargo xtask kernel`: the trees `--tree` names (or every pinned one) with every compiler, the
-//! matrix's way of resolving them, handed to [`crate::kernel::run`], which puts each pair's
-//! prediction from the tree's own rules and probes beside its real build; a disagreement is a
-//! finding (exit 1). `--dry-run` prints the plan of [`crate::kernel::plan`] instead. Trees, tools,
-//! build directories and results live under `target/kernel/`; a result is cached by (tree,
-//! compiler identity, library sources, tools, configuration), and only when it is the
-//! compiler's verdict.
+//! `cargo xtask kernel`: the trees `--tree` names (or every pinned one) with the compilers the
+//! matrix would resolve, handed to [`crate::kernel::run`] (a disagreement between a prediction
+//! and the real build is a finding, exit 1), or with `--dry-run` to [`crate::kernel::plan`].
 
 #[cfg(test)]
 pub(crate) mod tests;

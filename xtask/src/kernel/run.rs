@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The run of `cargo xtask kernel`, as a few named steps: the compilers found, the build tools
-//! looked for; then per tree, its preparation (provided and its facts read); then per
-//! compiler, its cell: the prediction, the build (or its cached result), the boot with
-//! `--boot`, side by side in the report.
+//! The run of `cargo xtask kernel`: per tree, its preparation (provided, its facts read); per
+//! compiler, its cell: the prediction, the build (or its cached result) and the boot.
 
 use crate::kernel::boot;
 use crate::kernel::build::{self, Built, Real};
@@ -35,8 +33,7 @@ pub(crate) struct Settings {
     pub boot: bool,
 }
 
-/// Runs every pair of the trees `pins` and the compilers `specs`: the compilers found, then
-/// per tree, its preparation and a cell per compiler.
+/// Runs every pair of the trees `pins` and the compilers `specs`.
 pub(crate) fn run(
     sh: &Shell,
     pins_path: &Path,
@@ -375,8 +372,7 @@ impl Run<'_> {
         Ok((built, false))
     }
 
-    /// Boots a pair that built (`--boot`): the boot's part of the cell, its steps added to
-    /// `built`'s.
+    /// Boots a pair that built (`--boot`), its steps added to `built`'s.
     fn boot(&self, tree: &mut TreeRun<'_>, pair: &Pair<'_>, built: &mut Built) -> BootJson {
         let cell = boot::Cell {
             dir: &self.dir,
@@ -411,8 +407,7 @@ fn take_lock(lock: &mut Option<RunLock>, dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Says how the run goes on stderr: one line, [`escape`]d, for it carries the trees' and the
-/// builds' text (a tree's id, a build's first error).
+/// Says how the run goes on stderr, [`escape`]d: it carries the trees' and the builds' text.
 fn progress(line: &str) {
     eprintln!("{}", progress_line(line));
 }
