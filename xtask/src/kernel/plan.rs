@@ -56,9 +56,9 @@ pub(crate) fn plan(
     for pin in pins {
         let step = tree_step(dir, pin);
         let there = match &step {
-            TreeStep::There(tree, facts, key) => {
-                let _ = writeln!(tree_lines, "  {}: there ({})", pin.id, tree.identity);
-                Some((tree, facts, *key))
+            TreeStep::There(there) => {
+                let _ = writeln!(tree_lines, "  {}: there ({})", pin.id, there.0.identity);
+                Some((&there.0, &there.1, there.2))
             }
             TreeStep::Provide(package) => {
                 to_provide += 1;
@@ -264,14 +264,14 @@ fn seconds((low, high): (f64, f64)) -> String {
 /// What happens to one tree: there (unpacked, or a local checkout), with its facts and key as
 /// the run reads them (nothing kept); to fetch and unpack; or it cannot be used.
 enum TreeStep {
-    There(trees::Tree, Facts, TreeKey),
+    There(Box<(trees::Tree, Facts, TreeKey)>),
     Provide(String),
     Unusable(String),
 }
 
 fn tree_step(dir: &Path, pin: &TreePin) -> TreeStep {
     let there = |tree: trees::Tree| match stamps::facts(&dir.join("results"), &tree, true, false) {
-        Ok((facts, key, _)) => TreeStep::There(tree, facts, key),
+        Ok((facts, key, _)) => TreeStep::There(Box::new((tree, facts, key))),
         Err(error) => TreeStep::Unusable(format!("{error:#}")),
     };
     match &pin.source {

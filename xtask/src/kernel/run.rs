@@ -285,7 +285,7 @@ impl Run<'_> {
             self.settings.use_cache,
             &say,
         );
-        let pair = (self.tools.for_tree(&tree.facts).map(Tools::clone))
+        let pair = (self.tools.for_tree(&tree.facts).cloned())
             .map_err(|missing| format!("the build tools are missing: {missing:#}"));
         if pair.is_ok() {
             take_lock(&mut self.lock, &self.dir)?;
