@@ -55,21 +55,15 @@ pub(crate) fn plan(
     let results = dir.join("results");
     for pin in pins {
         let step = tree_step(dir, pin);
-        let there = match &step {
-            TreeStep::There(there) => {
-                let _ = writeln!(tree_lines, "  {}: there ({})", pin.id, there.0.identity);
-                Some((&there.0, &there.1, there.2))
-            }
+        let (there, tree_line) = match &step {
+            TreeStep::There(there) => (Some(&**there), format!("there ({})", there.0.identity)),
             TreeStep::Provide(package) => {
                 to_provide += 1;
-                let _ = writeln!(tree_lines, "  {}: fetch and unpack {package}", pin.id);
-                None
+                (None, format!("fetch and unpack {package}"))
             }
-            TreeStep::Unusable(why) => {
-                let _ = writeln!(tree_lines, "  {}: cannot be used: {why}", pin.id);
-                None
-            }
+            TreeStep::Unusable(why) => (None, format!("cannot be used: {why}")),
         };
+        let _ = writeln!(tree_lines, "  {}: {tree_line}", pin.id);
         let tools = match there {
             Some((_, facts, _)) => toolbox.for_tree(facts),
             None => toolbox.today.as_ref(),
@@ -107,7 +101,9 @@ pub(crate) fn plan(
                                 booting.entry(&results, keys, (library, &tools.identity))
                             });
                             let tools = &tools.identity;
-                            read_result(&result_entry(&results, tree_key, compiler, library, tools))
+                            read_result(&result_entry(
+                                &results, *tree_key, compiler, library, tools,
+                            ))
                         }
                         _ => None,
                     };
@@ -168,7 +164,7 @@ pub(crate) fn plan(
     if let Some(booting) = &booting {
         let _ = writeln!(out, "\n{}", booting.header());
     }
-    let (first, switch) = kept_times(dir);
+    let [first, switch] = kept_times(dir);
     let trees = times(TREE_SECONDS, to_provide);
     let (mut lines, mut total) = (Vec::new(), trees);
     if to_provide > 0 {
@@ -181,8 +177,6 @@ pub(crate) fn plan(
             TREE_SECONDS.1
         ));
     }
-    let first = first.unwrap_or((FIRST_PAIR_SECONDS, "default"));
-    let switch = switch.unwrap_or((SWITCH_SECONDS, "default"));
     let (boot_lines, boot_total, boot_disk) = booting
         .as_ref()
         .map_or((Vec::new(), (0.0, 0.0), 0), |booting| booting.estimate(dir));
@@ -190,7 +184,12 @@ pub(crate) fn plan(
         (first_pairs, "first pair(s)", first),
         (switches, "compiler switch(es)", switch),
     ] {
-        add_row(&mut lines, &mut total, count, what, each, from);
+        add_row(
+            &mut lines,
+            &mut total,
+            (count, what, each, from),
+            f64::round,
+        );
     }
     if cached > 0 {
         lines.push(format!(
@@ -225,14 +224,13 @@ pub(crate) fn plan(
 }
 
 /// Adds the estimate's line for `count` steps of `each` (low, high) seconds, said to come
-/// `from` somewhere, and their time to `total`; nothing when `count` is 0.
+/// `from` somewhere, with `each` rounded by `round`, and their time to `total`; nothing when
+/// `count` is 0.
 fn add_row(
     lines: &mut Vec<String>,
     total: &mut (f64, f64),
-    count: usize,
-    what: &str,
-    each: (f64, f64),
-    from: &str,
+    (count, what, each, from): (usize, &str, (f64, f64), &str),
+    round: fn(f64) -> f64,
 ) {
     if count == 0 {
         return;
@@ -242,8 +240,8 @@ fn add_row(
     lines.push(format!(
         "{count} {what}: {} ({}-{} s each, {from})",
         seconds(range),
-        each.0.round(),
-        each.1.round()
+        round(each.0),
+        round(each.1)
     ));
 }
 
@@ -296,18 +294,22 @@ fn tree_step(dir: &Path, pin: &TreePin) -> TreeStep {
     }
 }
 
-/// The range of `times`, said to come from `from`; `None` without one.
-fn kept_range(times: &[f64], from: &'static str) -> Option<((f64, f64), &'static str)> {
-    let low = times.iter().copied().reduce(f64::min)?;
+/// The range of `times`, said to come `from` somewhere, else `default`.
+fn kept_range(
+    times: &[f64],
+    from: &'static str,
+    default: (f64, f64),
+) -> ((f64, f64), &'static str) {
+    let Some(low) = times.iter().copied().reduce(f64::min) else {
+        return (default, "default");
+    };
     let high = times.iter().copied().fold(0.0, f64::max);
-    Some(((low, high), from))
+    ((low, high), from)
 }
 
-/// The range of the step times kept with earlier results, (low, high) seconds per first pair
-/// and per switch, and where they come from.
-type Kept = Option<((f64, f64), &'static str)>;
-
-fn kept_times(dir: &Path) -> (Kept, Kept) {
+/// The (low, high) seconds of a first pair and of a switch, from the step times kept with
+/// earlier results, else the defaults, and where they come from.
+fn kept_times(dir: &Path) -> [((f64, f64), &'static str); 2] {
     let entries = std::fs::read_dir(dir.join("results")).into_iter().flatten();
     // A refused cell ran only `make rustavailable`: it says nothing of a build's cost.
     let built = (entries
@@ -316,14 +318,17 @@ fn kept_times(dir: &Path) -> (Kept, Kept) {
     .filter(|built| built.steps.len() >= 2);
     let (first, switch): (Vec<Built>, Vec<Built>) =
         built.partition(|built| built.steps.iter().any(|(step, _)| step == "defconfig"));
-    let range = |built: Vec<Built>| {
+    let range = |built: Vec<Built>, default| {
         let totals = built
             .iter()
             .map(|built| built.steps.iter().map(|(_, s)| s).sum());
         let from = "from the step times kept in target/kernel/results/";
-        kept_range(&totals.collect::<Vec<f64>>(), from)
+        kept_range(&totals.collect::<Vec<f64>>(), from, default)
     };
-    (range(first), range(switch))
+    [
+        range(first, FIRST_PAIR_SECONDS),
+        range(switch, SWITCH_SECONDS),
+    ]
 }
 
 #[cfg(test)]
@@ -333,7 +338,7 @@ mod tests {
     use crate::util::json;
 
     fn result(real: Real, steps: &[(&str, f64)]) -> String {
-        let mut built = Built::not_run(String::new(), Vec::new());
+        let mut built = Built::not_run(String::new());
         built.real = real;
         built.steps = steps
             .iter()
@@ -373,7 +378,7 @@ mod tests {
             text.contains("in all: 0-0 s; disk: about 0.0 GB more"),
             "{text}"
         );
-        assert!(kept_times(&dir).0.is_none());
+        assert_eq!(kept_times(&dir)[0], (FIRST_PAIR_SECONDS, "default"));
 
         let results = dir.join("results");
         std::fs::create_dir_all(&results).unwrap();
@@ -391,8 +396,8 @@ mod tests {
         std::fs::write(results.join("d.json"), result(Real::Refused, &refused)).unwrap();
         let never = result(Real::NotRun, &[("rustavailable", 0.5), ("prepare", 999.0)]);
         std::fs::write(results.join("e.json"), never).unwrap();
-        let (first, switch) = kept_times(&dir);
-        assert_eq!(first.map(|(range, _)| range), Some((100.0, 100.0)));
-        assert_eq!(switch.map(|(range, _)| range), Some((40.5, 60.5)));
+        let [first, switch] = kept_times(&dir);
+        assert_eq!(first.0, (100.0, 100.0));
+        assert_eq!(switch.0, (40.5, 60.5));
     }
 }

@@ -66,7 +66,7 @@ pub(crate) fn run(
             Err(error) => {
                 let reason = format!("the tree cannot be used: {error}");
                 cells.extend(compilers.iter().map(|found| {
-                    let built = Built::not_run(reason.clone(), Vec::new());
+                    let built = Built::not_run(reason.clone());
                     found.cell(&pin.id, Err(error.clone()), (built, false), None)
                 }));
                 continue;
@@ -268,7 +268,7 @@ impl Run<'_> {
         let (toolchain, version) = match &found.compiler {
             Ok((toolchain, version)) => (toolchain, version),
             Err(problem) => {
-                let built = Built::not_run(problem.clone(), Vec::new());
+                let built = Built::not_run(problem.clone());
                 let no_compiler = Err("no compiler".into());
                 return Ok(found.cell(&tree.pin.id, no_compiler, (built, false), None));
             }
@@ -316,7 +316,7 @@ impl Run<'_> {
             .as_ref()
             .map_err(String::clone)
             .and_then(|pair| self.build(tree, pair))
-            .unwrap_or_else(|reason| (Built::not_run(reason, Vec::new()), false));
+            .unwrap_or_else(|reason| (Built::not_run(reason), false));
         let booted = match &pair {
             Ok(pair) if self.settings.boot && built.real == Real::Pass => {
                 Some(self.boot(tree, pair, &mut built))

@@ -94,7 +94,7 @@ impl BootPlan {
     pub(super) fn estimate(&self, dir: &Path) -> (Vec<String>, (f64, f64), u64) {
         let (mut lines, mut total) = (Vec::new(), (0.0, 0.0));
         let boots = self.firsts + self.switches;
-        let (each, from) = kept_boot_seconds(dir).unwrap_or((BOOT_SECONDS, "default"));
+        let (each, from) = kept_boot_seconds(dir);
         for (count, what, each, from) in [
             (
                 self.firsts,
@@ -110,7 +110,8 @@ impl BootPlan {
             ),
             (boots, "boot(s) under QEMU with KUnit", each, from),
         ] {
-            super::add_row(&mut lines, &mut total, count, what, each, from);
+            let row = (count, what, each, from);
+            super::add_row(&mut lines, &mut total, row, f64::round_ties_even);
         }
         if boots > 0 {
             lines.push(
@@ -126,15 +127,17 @@ impl BootPlan {
     }
 }
 
-/// The range of the boot times kept with the verdicts under `dir/results/` (`boot-*.json`).
-fn kept_boot_seconds(dir: &Path) -> Option<((f64, f64), &'static str)> {
+/// The range of the boot times kept with the verdicts under `dir/results/` (`boot-*.json`), else
+/// the default.
+fn kept_boot_seconds(dir: &Path) -> ((f64, f64), &'static str) {
     let entries = std::fs::read_dir(dir.join("results")).into_iter().flatten();
     let times: Vec<f64> = entries
         .flatten()
         .filter(|entry| entry.file_name().to_string_lossy().starts_with("boot-"))
         .filter_map(|entry| load(&entry.path())?.seconds)
         .collect();
-    super::kept_range(&times, "from the boot times kept in target/kernel/results/")
+    let from = "from the boot times kept in target/kernel/results/";
+    super::kept_range(&times, from, BOOT_SECONDS)
 }
 
 #[cfg(test)]
@@ -220,6 +223,6 @@ mod tests {
         );
         assert!(first, "without QEMU no boot image is built");
         assert_eq!(missing.estimate(&empty), (Vec::new(), (0.0, 0.0), 0));
-        assert!(kept_boot_seconds(&empty).is_none());
+        assert_eq!(kept_boot_seconds(&empty), (BOOT_SECONDS, "default"));
     }
 }
