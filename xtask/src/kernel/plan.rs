@@ -164,39 +164,29 @@ pub(crate) fn plan(
     if let Some(booting) = &booting {
         let _ = writeln!(out, "\n{}", booting.header());
     }
-    let [first, switch] = kept_times(dir);
-    let trees = times(TREE_SECONDS, to_provide);
-    let (mut lines, mut total) = (Vec::new(), trees);
+    let mut estimate = Estimate {
+        lines: Vec::new(),
+        seconds: times(TREE_SECONDS, to_provide),
+    };
     if to_provide > 0 {
-        lines.push(format!(
+        estimate.lines.push(format!(
             "{to_provide} tree(s) to fetch and unpack: {} (default: a .deb of ~{TREE_DEB_MB} MB, \
              ~{:.1} GB unpacked, {}-{} s each)",
-            seconds(trees),
+            seconds(estimate.seconds),
             TREE_UNPACKED_MB as f64 / 1000.0,
             TREE_SECONDS.0,
             TREE_SECONDS.1
         ));
     }
-    let (boot_lines, boot_total, boot_disk) = booting
-        .as_ref()
-        .map_or((Vec::new(), (0.0, 0.0), 0), |booting| booting.estimate(dir));
-    for (count, what, (each, from)) in [
-        (first_pairs, "first pair(s)", first),
-        (switches, "compiler switch(es)", switch),
-    ] {
-        add_row(
-            &mut lines,
-            &mut total,
-            (count, what, each, from),
-            f64::round,
-        );
-    }
+    let [first, switch] = kept_times(dir);
+    estimate.row(first_pairs, "first pair(s)", first, f64::round);
+    estimate.row(switches, "compiler switch(es)", switch, f64::round);
     if cached > 0 {
-        lines.push(format!(
+        (estimate.lines).push(format!(
             "{cached} cell(s) cached: read back, only their predictions run"
         ));
     }
-    total = (total.0 + boot_total.0, total.1 + boot_total.1);
+    let boot_disk = (booting.as_ref()).map_or(0, |booting| booting.estimate(dir, &mut estimate));
     let disk = to_provide as u64 * (TREE_DEB_MB + TREE_UNPACKED_MB)
         + first_pairs as u64 * BUILD_DIR_MB
         + to_extract.len() as u64 * LIBRARY_MB
@@ -205,7 +195,7 @@ pub(crate) fn plan(
         out,
         "\nestimate (-j 2 on 2 cores; a busier machine takes longer):"
     );
-    for line in lines.iter().chain(&boot_lines) {
+    for line in &estimate.lines {
         let _ = writeln!(out, "  {line}");
     }
     let boot_dirs = match booting {
@@ -216,33 +206,35 @@ pub(crate) fn plan(
         out,
         "  in all: {}; disk: about {:.1} GB more ({to_provide} tree(s), {first_pairs} new build \
          director(ies) of ~{BUILD_DIR_MB} MB, {} compiler library/ of ~{LIBRARY_MB} MB{boot_dirs})",
-        seconds(total),
+        seconds(estimate.seconds),
         disk as f64 / 1000.0,
         to_extract.len()
     );
     out
 }
 
-/// Adds the estimate's line for `count` steps of `each` (low, high) seconds, said to come
-/// `from` somewhere, with `each` rounded by `round`, and their time to `total`; nothing when
-/// `count` is 0.
-fn add_row(
-    lines: &mut Vec<String>,
-    total: &mut (f64, f64),
-    (count, what, each, from): (usize, &str, (f64, f64), &str),
-    round: fn(f64) -> f64,
-) {
-    if count == 0 {
-        return;
+/// The estimate's lines, and the (low, high) seconds they add up to.
+struct Estimate {
+    lines: Vec<String>,
+    seconds: (f64, f64),
+}
+
+impl Estimate {
+    /// Adds the line for `count` steps of `each` (low, high) seconds, said to come `from`
+    /// somewhere and rounded by `round`, and their time; nothing when `count` is 0.
+    fn row(&mut self, count: usize, what: &str, (each, from): Kept, round: fn(f64) -> f64) {
+        if count == 0 {
+            return;
+        }
+        let range = times(each, count);
+        self.seconds = (self.seconds.0 + range.0, self.seconds.1 + range.1);
+        self.lines.push(format!(
+            "{count} {what}: {} ({}-{} s each, {from})",
+            seconds(range),
+            round(each.0),
+            round(each.1)
+        ));
     }
-    let range = times(each, count);
-    *total = (total.0 + range.0, total.1 + range.1);
-    lines.push(format!(
-        "{count} {what}: {} ({}-{} s each, {from})",
-        seconds(range),
-        round(each.0),
-        round(each.1)
-    ));
 }
 
 /// `count` times a (low, high) range.
@@ -295,11 +287,7 @@ fn tree_step(dir: &Path, pin: &TreePin) -> TreeStep {
 }
 
 /// The range of `times`, said to come `from` somewhere, else `default`.
-fn kept_range(
-    times: &[f64],
-    from: &'static str,
-    default: (f64, f64),
-) -> ((f64, f64), &'static str) {
+fn kept_range(times: &[f64], from: &'static str, default: (f64, f64)) -> Kept {
     let Some(low) = times.iter().copied().reduce(f64::min) else {
         return (default, "default");
     };
@@ -307,9 +295,12 @@ fn kept_range(
     ((low, high), from)
 }
 
-/// The (low, high) seconds of a first pair and of a switch, from the step times kept with
-/// earlier results, else the defaults, and where they come from.
-fn kept_times(dir: &Path) -> [((f64, f64), &'static str); 2] {
+/// (low, high) seconds, and where they come from.
+type Kept = ((f64, f64), &'static str);
+
+/// The seconds of a first pair and of a switch, from the step times kept with earlier
+/// results, else the defaults.
+fn kept_times(dir: &Path) -> [Kept; 2] {
     let entries = std::fs::read_dir(dir.join("results")).into_iter().flatten();
     // A refused cell ran only `make rustavailable`: it says nothing of a build's cost.
     let built = (entries

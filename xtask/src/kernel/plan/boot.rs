@@ -5,6 +5,7 @@
 //! already cached; QEMU and the accelerator as the run would find them (QEMU's `--version` and
 //! the host's files are only read); and what that costs.
 
+use super::{Estimate, Kept};
 use crate::kernel::boot::qemu::{self, Accel, Host, Qemu};
 use crate::kernel::boot::{self, load};
 use crate::kernel::report::json::BOOT_NOT_RUN;
@@ -89,47 +90,39 @@ impl BootPlan {
         }
     }
 
-    /// The estimate's lines, its (low, high) seconds and the disk it takes in MB; the boot
-    /// times come from the verdicts kept under `dir/results/`, else the defaults above.
-    pub(super) fn estimate(&self, dir: &Path) -> (Vec<String>, (f64, f64), u64) {
-        let (mut lines, mut total) = (Vec::new(), (0.0, 0.0));
+    /// Adds the estimate's lines, the boot times from the verdicts kept under `dir/results/`,
+    /// else the defaults above; the disk it takes in MB.
+    pub(super) fn estimate(&self, dir: &Path, estimate: &mut Estimate) -> u64 {
         let boots = self.firsts + self.switches;
-        let (each, from) = kept_boot_seconds(dir);
-        for (count, what, each, from) in [
-            (
-                self.firsts,
-                "first boot image(s) of a tree",
-                FIRST_IMAGE_SECONDS,
-                "default",
-            ),
-            (
-                self.switches,
-                "boot image switch(es) and relink(s)",
-                SWITCH_IMAGE_SECONDS,
-                "default",
-            ),
-            (boots, "boot(s) under QEMU with KUnit", each, from),
-        ] {
-            let row = (count, what, each, from);
-            super::add_row(&mut lines, &mut total, row, f64::round_ties_even);
-        }
+        let round = f64::round_ties_even;
+        let image = "first boot image(s) of a tree";
+        estimate.row(self.firsts, image, (FIRST_IMAGE_SECONDS, "default"), round);
+        let switch = "boot image switch(es) and relink(s)";
+        estimate.row(
+            self.switches,
+            switch,
+            (SWITCH_IMAGE_SECONDS, "default"),
+            round,
+        );
+        let booted = "boot(s) under QEMU with KUnit";
+        estimate.row(boots, booted, kept_boot_seconds(dir), round);
         if boots > 0 {
-            lines.push(
+            estimate.lines.push(
                 "(each boot only where the pair's build passes; the boot images' build times \
                  are not kept, so those are defaults)"
                     .into(),
             );
         }
         if self.cached > 0 {
-            lines.push(format!("{} boot(s) cached: read back", self.cached));
+            (estimate.lines).push(format!("{} boot(s) cached: read back", self.cached));
         }
-        (lines, total, self.firsts as u64 * BOOT_DIR_MB)
+        self.firsts as u64 * BOOT_DIR_MB
     }
 }
 
 /// The range of the boot times kept with the verdicts under `dir/results/` (`boot-*.json`), else
 /// the default.
-fn kept_boot_seconds(dir: &Path) -> ((f64, f64), &'static str) {
+fn kept_boot_seconds(dir: &Path) -> Kept {
     let entries = std::fs::read_dir(dir.join("results")).into_iter().flatten();
     let times: Vec<f64> = entries
         .flatten()
@@ -192,9 +185,13 @@ mod tests {
             "boot (a switch and relink in the boot directory)"
         );
         assert_eq!(plan.pair(Some(kept), &mut first), "boot cached: pass");
-        let (lines, total, disk) = plan.estimate(&dir);
+        let mut estimate = Estimate {
+            lines: Vec::new(),
+            seconds: (0.0, 0.0),
+        };
+        let disk = plan.estimate(&dir, &mut estimate);
         assert_eq!(
-            lines[..3],
+            estimate.lines[..3],
             [
                 "1 first boot image(s) of a tree: 4-5 min (225-300 s each, default)",
                 "1 boot image switch(es) and relink(s): 50-85 s (50-85 s each, default)",
@@ -202,8 +199,11 @@ mod tests {
                  in target/kernel/results/)",
             ]
         );
-        assert_eq!(lines.last().unwrap(), "1 boot(s) cached: read back");
-        assert_eq!(total, (225.0 + 50.0 + 6.0, 300.0 + 85.0 + 14.0));
+        assert_eq!(
+            estimate.lines.last().unwrap(),
+            "1 boot(s) cached: read back"
+        );
+        assert_eq!(estimate.seconds, (225.0 + 50.0 + 6.0, 300.0 + 85.0 + 14.0));
         assert_eq!(disk, BOOT_DIR_MB);
 
         let empty = scratch_dir("kernel-plan-boot-empty");
@@ -222,7 +222,12 @@ mod tests {
             "boot not run: qemu-system-x86_64 is not installed: `apt-get install qemu-system-x86`"
         );
         assert!(first, "without QEMU no boot image is built");
-        assert_eq!(missing.estimate(&empty), (Vec::new(), (0.0, 0.0), 0));
+        let mut estimate = Estimate {
+            lines: Vec::new(),
+            seconds: (0.0, 0.0),
+        };
+        assert_eq!(missing.estimate(&empty, &mut estimate), 0);
+        assert!(estimate.lines.is_empty() && estimate.seconds == (0.0, 0.0));
         assert_eq!(kept_boot_seconds(&empty), (BOOT_SECONDS, "default"));
     }
 }
