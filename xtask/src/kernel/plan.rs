@@ -86,10 +86,8 @@ pub(crate) fn plan(
                 (_, Err(why), _) => (format!("not run: {why}"), None),
                 (_, _, Err(missing)) => {
                     crate::push_once(&mut missing_tools, format!("{missing:#}"));
-                    (
-                        "not run: the build tools are missing (below)".to_owned(),
-                        None,
-                    )
+                    let what = "not run: the build tools are missing (below)";
+                    (what.to_owned(), None)
                 }
                 (_, Ok((toolchain, version)), Ok(tools)) => {
                     let library = library(dir, toolchain, version);
@@ -129,20 +127,21 @@ pub(crate) fn plan(
                             ),
                             None,
                         ),
-                        _ if std::mem::take(&mut first)
-                            && !there.is_some_and(|(tree, ..)| {
-                                let build = dir.join("build").join(&pin.id);
-                                BuildDir::is_ready(&build, &tree.identity, &tools.identity)
-                            }) =>
-                        {
-                            first_pairs += 1;
-                            let what = "build (the tree's first pair: defconfig and prepare)";
-                            (what.to_owned(), Some("if it passes, "))
-                        }
                         _ => {
-                            switches += 1;
-                            let what = "build (a compiler switch in the prepared tree)";
-                            (what.to_owned(), Some("if it passes, "))
+                            let (count, what) = if std::mem::take(&mut first)
+                                && !there.is_some_and(|(tree, ..)| {
+                                    let build = dir.join("build").join(&pin.id);
+                                    BuildDir::is_ready(&build, &tree.identity, &tools.identity)
+                                }) {
+                                (
+                                    &mut first_pairs,
+                                    "the tree's first pair: defconfig and prepare",
+                                )
+                            } else {
+                                (&mut switches, "a compiler switch in the prepared tree")
+                            };
+                            *count += 1;
+                            (format!("build ({what})"), Some("if it passes, "))
                         }
                     }
                 }

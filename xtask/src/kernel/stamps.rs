@@ -126,12 +126,11 @@ fn full_key(tree: &Tree, base: Key, facts: &Facts) -> anyhow::Result<TreeKey> {
     hasher.number(base.0);
     for dir in &facts.crate_dirs {
         stamp_crate_dir(&mut hasher, &tree.root.join(dir))?;
-        let mut above = Path::new(dir).parent();
-        while let Some(parent) = above.filter(|parent| !parent.as_os_str().is_empty()) {
+        let above = Path::new(dir).ancestors().skip(1);
+        for parent in above.filter(|parent| !parent.as_os_str().is_empty()) {
             for name in ["Makefile", "Kbuild", "Kconfig"] {
                 stamp_file(&mut hasher, &tree.root, &tree.root.join(parent).join(name));
             }
-            above = parent.parent();
         }
     }
     Ok(hasher.finish())
@@ -142,14 +141,8 @@ fn full_key(tree: &Tree, base: Key, facts: &Facts) -> anyhow::Result<TreeKey> {
 /// the rest: `drivers/gpu/drm/` holds one Rust crate root among 8,000 files of C.
 fn stamp_crate_dir(hasher: &mut StableHasher, dir: &Path) -> anyhow::Result<()> {
     hasher.field(dir.as_os_str().as_encoded_bytes());
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(());
-    };
-    let mut entries: Vec<std::fs::DirEntry> = entries.filter_map(Result::ok).collect();
-    entries.sort_by_key(|entry| entry.file_name());
-    for entry in entries {
-        let path = entry.path();
-        if !entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+    for path in crate::util::files::sorted_entries(dir) {
+        if !path.symlink_metadata().is_ok_and(|meta| meta.is_dir()) {
             stamp_file(hasher, dir, &path);
         } else if path.with_extension("rs").is_file() || path.join("mod.rs").is_file() {
             stamp_dir(hasher, &path)?;

@@ -143,20 +143,17 @@ pub(crate) fn objects_of(tree: &Path, symbol: &str) -> Vec<String> {
         let lines = text.lines().filter(|line| line.contains(&needle));
         for (_, names) in lines.filter_map(assigned) {
             for name in names.split_whitespace() {
-                let Some(stem) = name.strip_suffix(".o") else {
-                    continue;
-                };
                 if rust_object(&name) {
                     objects.push(object(name));
-                    continue;
+                } else if let Some(stem) = name.strip_suffix(".o") {
+                    let composite = [format!("{stem}-y"), format!("{stem}-objs")];
+                    let members = text
+                        .lines()
+                        .filter_map(assigned)
+                        .filter(|(left, _)| composite.iter().any(|key| left.trim() == key))
+                        .flat_map(|(_, right)| right.split_whitespace());
+                    objects.extend(members.filter(rust_object).map(object));
                 }
-                let composite = [format!("{stem}-y"), format!("{stem}-objs")];
-                let members = text
-                    .lines()
-                    .filter_map(assigned)
-                    .filter(|(left, _)| composite.iter().any(|key| left.trim() == key))
-                    .flat_map(|(_, right)| right.split_whitespace());
-                objects.extend(members.filter(rust_object).map(object));
             }
         }
     }
