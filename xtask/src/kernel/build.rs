@@ -121,16 +121,14 @@ impl BuildDir {
 
     /// The build directory `dir`, reused when its marker names the same tree and tools.
     pub(crate) fn open(dir: &Path, tree_identity: &str, tools: &str) -> anyhow::Result<BuildDir> {
-        let out = dir.to_owned();
-        let marker = format!("{tree_identity}\n{tools}\n");
-        if out.exists() && !BuildDir::is_ready(dir, tree_identity, tools) {
-            std::fs::remove_dir_all(&out).with_context(|| format!("removing {}", out.display()))?;
+        if dir.exists() && !BuildDir::is_ready(dir, tree_identity, tools) {
+            std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
         }
-        std::fs::create_dir_all(&out)?;
+        std::fs::create_dir_all(dir)?;
         Ok(BuildDir {
-            out,
-            marker,
-            spoiled: std::cell::Cell::new(false),
+            out: dir.to_owned(),
+            marker: format!("{tree_identity}\n{tools}\n"),
+            spoiled: Default::default(),
         })
     }
 

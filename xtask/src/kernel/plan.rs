@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! What `cargo xtask kernel` would do, without doing it (`--dry-run`): the trees to fetch and
-//! unpack, the pairs to build (each tree's first in a new build directory, the rest compiler
-//! switches) and the cells already cached, with time and disk estimates taken from the step
-//! times kept with earlier results under `target/kernel/results/`, or the defaults below where
-//! there are none; with `--boot`, each tree's boot images and boots too ([`boot`]). Everything
-//! here only reads, and looks for a result by the key the run keeps it under
-//! ([`crate::kernel::results`]).
+//! unpack, the pairs to build and the cells already cached (found by the run's own keys), with
+//! time and disk estimates from the step times kept under `target/kernel/results/`, else the
+//! defaults below; with `--boot`, the boots too ([`boot`]). Everything here only reads.
 
 mod boot;
 

@@ -41,9 +41,8 @@ pub(crate) const READ_WHOLE: &[&str] = &[
     "tools/scripts",
 ];
 
-/// A tree as its build reads it: the tree's identity and path, and the stamps of every file
-/// this module stamps; equal only if no stamped file changed in between. [`facts`] gives it
-/// (cheaply, from the kept facts, when nothing changed).
+/// A tree as its build reads it: its identity and path, and the stamps of every file this
+/// module stamps; equal only if no stamped file changed in between.
 pub(crate) type TreeKey = Key;
 
 /// What a run needs of a tree's rules before it probes anything, kept by [`facts`].
@@ -158,10 +157,9 @@ fn reader() -> anyhow::Result<Key> {
         .context("stamping the running xtask, which reads the tree's rules")
 }
 
-/// A tree's facts, its key and, when they had to be read, its rules: from `cache` when the
-/// stamps say nothing changed since they were read (and `read` allows it), else read from the
-/// tree ([`rules::read`]) and, when `keep` (`--dry-run` writes nothing), kept. An error is the
-/// rules' own (not a kernel tree, no Rust).
+/// A tree's facts, its key and, when they had to be read, its rules: from `cache` when `read`
+/// and the stamps say nothing changed, else read from the tree and, when `keep`, kept. An error
+/// is the rules' own (not a kernel tree, no Rust).
 pub(crate) fn facts(
     cache: &Path,
     tree: &Tree,

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The kernel trees `cargo xtask kernel` builds: Debian's `linux-source-X`, fetched through the
-//! project's private apt ([`crate::toolchains::debian::Provisioner`]) and unpacked under
+//! The kernel trees `cargo xtask kernel` builds: Debian's `linux-source-X`, unpacked under
 //! `target/kernel/trees/` by [`crate::toolchains::extracted::provision`] (complete only once its
 //! marker, with the `.deb`'s SHA-256, is in place), or a local checkout used where it is.
 

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! `kernel --boot --dry-run`'s part of the plan: per tree one boot build directory
-//! (`target/kernel/boot/ID/`), its first image built there, then a compiler switch and relink
-//! per other compiler, then the boot itself, for each cell whose build passes; the verdicts
-//! already cached; QEMU and the accelerator as the run would find them (QEMU's `--version` and
-//! the host's files are only read); and what that costs.
+//! `kernel --boot --dry-run`'s part of the plan: per tree a first boot image, then a switch and
+//! relink per other compiler, and the boot of each cell whose build passes, or its cached
+//! verdict; QEMU and the accelerator as the run would find them (only read); and the cost.
 
 use super::{Estimate, Kept};
 use crate::kernel::boot::qemu::{self, Accel, Host, Qemu};
