@@ -149,11 +149,8 @@ impl Found {
         (built, cached): (Built, bool),
         boot: Option<BootJson>,
     ) -> CellJson {
-        let rustc = self
-            .compiler
-            .as_ref()
-            .ok()
-            .map(|(_, version)| version.release_string());
+        let version = self.compiler.as_ref().ok().map(|(_, version)| version);
+        let rustc = version.map(RustcVersion::release_string);
         report::cell((tree, &self.id), rustc, prediction, (built, cached), boot)
     }
 }
