@@ -7,6 +7,7 @@
 mod boot;
 
 use crate::catalog::Release;
+use crate::kernel::boot::result_entry as boot_result_entry;
 use crate::kernel::build::{BuildDir, Built, Real};
 use crate::kernel::results::{library, read_result, result_entry, Library};
 use crate::kernel::run::Found;
@@ -92,8 +93,9 @@ pub(crate) fn plan(
                         (Library::There(library), Some((_, _, tree_key))) if use_cache => {
                             let compiler = compiler_identity(&toolchain.launch, version);
                             boot_entry = booting.as_ref().map(|booting| {
-                                let keys = (tree_key.0, compiler.0);
-                                booting.entry(&results, keys, (library, &tools.identity))
+                                let (keys, qemu) = ((tree_key.0, compiler.0), &booting.qemu);
+                                let ids = (library.as_str(), tools.identity.as_str());
+                                boot_result_entry(&results, keys, ids, qemu, booting.accel)
                             });
                             let tools = &tools.identity;
                             read_result(&result_entry(

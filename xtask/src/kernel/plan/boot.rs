@@ -4,8 +4,8 @@
 //! verdict; QEMU and the accelerator as the run would find them (only read); and the cost.
 
 use super::{Estimate, Kept};
+use crate::kernel::boot::load;
 use crate::kernel::boot::qemu::{self, Accel, Host, Qemu};
-use crate::kernel::boot::{self, load};
 use crate::kernel::report::json::BOOT_NOT_RUN;
 use std::path::{Path, PathBuf};
 
@@ -22,8 +22,8 @@ const BOOT_DIR_MB: u64 = 330;
 
 /// The boot stage's plan, gathered pair by pair.
 pub(super) struct BootPlan {
-    qemu: Result<Qemu, String>,
-    accel: Accel,
+    pub qemu: Result<Qemu, String>,
+    pub accel: Accel,
     why: String,
     firsts: usize,
     switches: usize,
@@ -42,17 +42,6 @@ impl BootPlan {
             switches: 0,
             cached: 0,
         }
-    }
-
-    /// The boot's entry under `results` for a pair whose build result is keyed by `keys` and
-    /// `identities` (library sources, tools).
-    pub(super) fn entry(
-        &self,
-        results: &Path,
-        keys: (u128, u128),
-        identities: (&str, &str),
-    ) -> PathBuf {
-        boot::result_entry(results, keys, identities, &self.qemu, self.accel)
     }
 
     /// The line that says what boots and how.
@@ -134,6 +123,7 @@ fn kept_boot_seconds(dir: &Path) -> Kept {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::boot;
     use crate::kernel::report::json::BootJson;
     use crate::tests::support::scratch_dir;
 
@@ -166,11 +156,12 @@ mod tests {
             seconds,
             cached: false,
         };
-        let kept = plan.entry(&results, (1, 2), ("library", "tools"));
+        let ids = ("library", "tools");
+        let kept = boot::result_entry(&results, (1, 2), ids, &plan.qemu, plan.accel);
         boot::store(&kept, &verdict(Some(3.0))).unwrap();
         boot::store(&results.join("boot-b.json"), &verdict(Some(7.0))).unwrap();
         boot::store(&results.join("boot-c.json"), &verdict(None)).unwrap();
-        let other = plan.entry(&results, (1, 3), ("library", "tools"));
+        let other = boot::result_entry(&results, (1, 3), ids, &plan.qemu, plan.accel);
         assert_ne!(kept, other, "another compiler's boot has another entry");
 
         let mut first = true;
