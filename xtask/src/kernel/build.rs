@@ -190,10 +190,10 @@ impl Pair<'_> {
             format!("RUST_LIB_SRC={}", self.library.display()),
             format!("-j{}", self.jobs),
         ];
-        args.extend(
-            self.rustdoc
-                .map(|rustdoc| format!("RUSTDOC={}", rustdoc.display())),
-        );
+        let rustdoc = self
+            .rustdoc
+            .map(|rustdoc| format!("RUSTDOC={}", rustdoc.display()));
+        args.extend(rustdoc);
         args.extend(targets.iter().map(|target| (*target).to_owned()));
         // By its absolute path on `PATH`, as [`Invocation`] wants.
         let make = process::which("make").unwrap_or_else(|| PathBuf::from("make"));
@@ -413,11 +413,8 @@ fn build_in(pair: &Pair<'_>, steps: &mut Vec<(String, f64)>) -> Result<Built, Bu
 
 /// The `.cmd` file in which Kbuild records how it built `object`: `dir/.name.o.cmd`.
 fn cmd_file(object: &str) -> PathBuf {
-    let name = Path::new(object);
-    name.parent().unwrap_or(Path::new("")).join(format!(
-        ".{}.cmd",
-        name.file_name().unwrap_or_default().to_string_lossy()
-    ))
+    let (dir, name) = object.rsplit_once('/').unwrap_or(("", object));
+    Path::new(dir).join(format!(".{name}.cmd"))
 }
 
 /// A build that ended with a failure the tools reported: the compiler's verdict when rustc said

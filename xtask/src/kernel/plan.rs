@@ -388,5 +388,21 @@ mod tests {
         let [first, switch] = kept_times(&dir);
         assert_eq!(first.0, (100.0, 100.0));
         assert_eq!(switch.0, (40.5, 60.5));
+
+        // A pair's times are rounded half away from zero, a boot's half to even (as `{:.0}`).
+        let mut estimate = Estimate {
+            lines: Vec::new(),
+            seconds: (0.0, 0.0),
+        };
+        estimate.row(1, "pair(s)", ((0.5, 2.5), "kept"), f64::round);
+        estimate.row(2, "boot(s)", ((0.5, 2.5), "kept"), f64::round_ties_even);
+        assert_eq!(
+            estimate.lines,
+            [
+                "1 pair(s): 0-2 s (1-3 s each, kept)",
+                "2 boot(s): 1-5 s (0-2 s each, kept)"
+            ]
+        );
+        assert_eq!(estimate.seconds, (1.5, 7.5));
     }
 }
