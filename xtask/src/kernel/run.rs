@@ -213,17 +213,23 @@ impl Run<'_> {
         if matches!(pin.source, TreeSource::Debian(_)) {
             take_lock(&mut self.lock, &self.dir)?;
         }
-        let use_cache = self.settings.use_cache;
-        let provided = trees::provide(&mut self.provisioner, pin);
-        let read = provided
-            .as_ref()
-            .map_err(|error| format!("{error:#}"))
-            .and_then(|tree| {
-                stamps::facts(&self.dir.join("results"), tree, use_cache, true)
-                    .map_err(|error| format!("{error:#}"))
-            });
+        let (use_cache, results) = (self.settings.use_cache, self.dir.join("results"));
+        let provided = trees::provide(&mut self.provisioner, pin).map_err(|e| format!("{e:#}"));
+        let prepared = provided.clone().and_then(|tree| {
+            let (facts, key, rules) = stamps::facts(&results, &tree, use_cache, true)
+                .map_err(|error| format!("{error:#}"))?;
+            Ok(TreeRun {
+                pin,
+                tree,
+                facts,
+                key,
+                rules,
+                opened: None,
+                opened_boot: None,
+            })
+        });
         let tree = provided.as_ref().ok();
-        let facts = read.as_ref().ok().map(|(facts, ..)| facts);
+        let facts = prepared.as_ref().ok().map(|prepared| &prepared.facts);
         let entry = TreeJson {
             id: pin.id.clone(),
             version: facts.map(|facts| facts.version.clone()),
@@ -234,7 +240,7 @@ impl Run<'_> {
             allowed_features: facts
                 .map(|facts| facts.allowed_features.clone())
                 .unwrap_or_default(),
-            error: read.as_ref().err().cloned(),
+            error: prepared.as_ref().err().cloned(),
         };
         if let Some(tree) = tree.filter(|tree| tree.cost.0 + tree.cost.1 > 0.0) {
             progress(&format!(
@@ -245,18 +251,6 @@ impl Run<'_> {
                 tree.cost.1
             ));
         }
-        let prepared = match (provided, read) {
-            (Ok(tree), Ok((facts, key, rules))) => Ok(TreeRun {
-                pin,
-                tree,
-                facts,
-                key,
-                rules,
-                opened: None,
-                opened_boot: None,
-            }),
-            (_, read) => Err(read.err().unwrap_or_default()),
-        };
         Ok((entry, prepared))
     }
 
