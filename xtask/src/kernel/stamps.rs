@@ -173,15 +173,14 @@ pub(crate) fn facts(
         .number(reader()?.0)
         .finish();
     let entry = cache.join(format!("tree-{entry_key}.json"));
-    if read {
-        let kept = crate::util::files::read_text(&entry, 1 << 20)
-            .ok()
-            .and_then(|text| json::read::<Kept>(&text).ok());
-        if let Some(kept) = kept {
-            let key = full_key(tree, base, &kept.facts)?;
-            if kept.key == key.to_string() {
-                return Ok((kept.facts, key, None));
-            }
+    let text = read.then(|| crate::util::files::read_text(&entry, 1 << 20).ok());
+    let kept = text
+        .flatten()
+        .and_then(|text| json::read::<Kept>(&text).ok());
+    if let Some(kept) = kept {
+        let key = full_key(tree, base, &kept.facts)?;
+        if kept.key == key.to_string() {
+            return Ok((kept.facts, key, None));
         }
     }
     let rules = rules::read(&tree.root)?;
