@@ -5,7 +5,7 @@
 
 use crate::toolchains::debian::{self, DebianSource, Provisioner};
 use crate::toolchains::discovery::{Source, Toolchain};
-use crate::toolchains::extracted::{self, Extracted, Marker, Wanted};
+use crate::toolchains::extracted::{Extracted, Marker, Wanted};
 use crate::toolchains::version::RustcVersion;
 use anyhow::{anyhow, bail, Context};
 use std::path::{Path, PathBuf};
@@ -294,7 +294,7 @@ pub(crate) fn provision_sources(
         prefix: prefix.clone(),
         select: &sources_members,
     };
-    let result = extracted::provision(provisioner, &wanted, |staging| {
+    let result = provisioner.extract(&wanted, |staging| {
         let library = library_in(staging)
             .with_context(|| format!("{} holds no usr/src/*/library/core", staging.display()))?;
         Ok(vec![("library".to_owned(), library)])
@@ -434,14 +434,22 @@ mod tests {
             sha256: "ab".repeat(32),
             fields: vec![("library".into(), "usr/src/rustc-1.97.1/library".into())],
         };
-        std::fs::write(prefix.join(extracted::MARKER), marker.render()).unwrap();
+        std::fs::write(
+            prefix.join(crate::toolchains::extracted::MARKER),
+            marker.render(),
+        )
+        .unwrap();
         let error = debian_sources(&root, &compiler).unwrap_err().to_string();
         assert!(
             error.contains("holds rust-src=1.97.1+dfsg1-2 (sid), not rust-src=1.97.1+dfsg1-1"),
             "{error}"
         );
         marker.version = "1.97.1+dfsg1-1".into();
-        std::fs::write(prefix.join(extracted::MARKER), marker.render()).unwrap();
+        std::fs::write(
+            prefix.join(crate::toolchains::extracted::MARKER),
+            marker.render(),
+        )
+        .unwrap();
         let sources = debian_sources(&root, &compiler).unwrap();
         assert_eq!(sources.library, library);
         assert_eq!(sources.identity, "rust-src=1.97.1+dfsg1-1 (sid)");
