@@ -313,6 +313,7 @@ pub(crate) fn provision_sources(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::toolchains::extracted;
 
     #[test]
     fn compilers_map_to_their_source_packages() {
@@ -434,22 +435,14 @@ mod tests {
             sha256: "ab".repeat(32),
             fields: vec![("library".into(), "usr/src/rustc-1.97.1/library".into())],
         };
-        std::fs::write(
-            prefix.join(crate::toolchains::extracted::MARKER),
-            marker.render(),
-        )
-        .unwrap();
+        std::fs::write(prefix.join(extracted::MARKER), marker.render()).unwrap();
         let error = debian_sources(&root, &compiler).unwrap_err().to_string();
         assert!(
             error.contains("holds rust-src=1.97.1+dfsg1-2 (sid), not rust-src=1.97.1+dfsg1-1"),
             "{error}"
         );
         marker.version = "1.97.1+dfsg1-1".into();
-        std::fs::write(
-            prefix.join(crate::toolchains::extracted::MARKER),
-            marker.render(),
-        )
-        .unwrap();
+        std::fs::write(prefix.join(extracted::MARKER), marker.render()).unwrap();
         let sources = debian_sources(&root, &compiler).unwrap();
         assert_eq!(sources.library, library);
         assert_eq!(sources.identity, "rust-src=1.97.1+dfsg1-1 (sid)");
