@@ -334,10 +334,6 @@ impl<'a> Provisioner<'a> {
         &self.root
     }
 
-    pub(crate) fn say(&mut self, line: &str) {
-        (self.log)(line)
-    }
-
     /// Extracts `wanted` into its prefix, unless a complete prefix of the package (at the
     /// version wanted, if one is named) is there already. `check` runs on the staging directory
     /// before it takes the prefix's place, and returns the marker's fields.
@@ -515,12 +511,9 @@ impl<'a> Provisioner<'a> {
         if let Some(version) = version {
             return Ok((apt, version.to_owned()));
         }
-        let served = apt.madison(self.sh, package)?;
-        let in_suites: Vec<&apt::Served> = served
-            .iter()
-            .filter(|entry| suites.contains(&entry.suite))
-            .collect();
-        let best = in_suites
+        let mut served = apt.madison(self.sh, package)?;
+        served.retain(|entry| suites.contains(&entry.suite));
+        let best = served
             .iter()
             .filter(|entry| {
                 release.is_none_or(|release| upstream_version(&entry.version) == release)
@@ -529,7 +522,7 @@ impl<'a> Provisioner<'a> {
         if let Some(best) = best {
             return Ok((apt, best.version.clone()));
         }
-        let listed: Vec<String> = in_suites
+        let listed: Vec<String> = served
             .iter()
             .map(|entry| format!("{} ({})", entry.version, entry.suite))
             .collect();
