@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Four of the kernel's Rust architectures, one row each: the matrix's target axis (each one's built-in
-//! freestanding target, and which compilers know it, as public sources state and the compilers
-//! confirm with `rustc --print target-list`), what its objects look like (ELF machine, NOP,
-//! `__jump_table` relocations) and how its programs run here (the emulator). Every other module
-//! asks this table; the shim's `arch/` modules, like the kernel's per-architecture headers, hold
-//! the instructions themselves.
+//! Four of the kernel's Rust architectures, one row each: the matrix's target axis, which
+//! compilers know each target, what its objects look like and how its programs run here. Every
+//! other module asks this table; the shim's `arch/` modules hold the instructions themselves.
 
 pub(crate) mod jump_table;
 
@@ -31,15 +28,13 @@ pub struct KernelTarget {
     pub nop: &'static [u8],
     /// The relocation types that may carry a `__jump_table` field.
     pub jump_table: JumpTableRelocations,
-    /// Whether its test programs run under qemu's user-mode emulator (every one but the
-    /// host's).
+    /// Whether its test programs run under qemu's user-mode emulator.
     pub emulated: bool,
 }
 
-/// How an architecture's assembler expresses the `__jump_table` fields `.long x - .` and
-/// `.quad x - .`: one PC-relative relocation of the field's width, or a pair that adds the
-/// target and subtracts the field's own address. The rows' types are those measured on the
-/// sample with rustc 1.95.0 (x86-64) and Debian's 1.96.0 (all four, LLVM 22).
+/// The relocations of the `__jump_table` fields `.long x - .` and `.quad x - .`: PC-relative of
+/// the field's width, or an ADD/SUB pair. The rows' types are those measured on the sample with
+/// rustc 1.95.0 (x86-64) and Debian's 1.96.0 (all four, LLVM 22).
 #[derive(Debug, PartialEq, Eq)]
 pub struct JumpTableRelocations {
     pub pc32: Option<RelocationType>,
@@ -149,9 +144,8 @@ pub const KERNEL_TARGETS: &[KernelTarget] = &[
     },
 ];
 
-/// Compilers whose LLVM writes a target's `__jump_table` entries wrongly, as the compilers
-/// showed it: the sites are there, but an entry does not lead back to its key, so enabling the
-/// key patches nothing.
+/// Compilers whose LLVM writes a target's `__jump_table` entries wrongly: an entry does not
+/// lead back to its key, so enabling the key patches nothing.
 #[derive(Debug, PartialEq, Eq)]
 pub struct BrokenJumpTables {
     /// `target_arch` of the target.
@@ -170,7 +164,7 @@ pub const BROKEN_JUMP_TABLES: &[BrokenJumpTables] = &[BrokenJumpTables {
 }];
 
 /// Why a compiler with LLVM `llvm` (the major version) writes `target`'s static-branch
-/// entries wrongly, if it is known to.
+/// entries wrongly, if it does.
 pub fn broken_jump_tables(target: &KernelTarget, llvm: Option<u32>) -> Option<&'static str> {
     let llvm = llvm?;
     BROKEN_JUMP_TABLES
@@ -193,19 +187,12 @@ pub fn target_of_arch(arch: &str) -> Option<&'static KernelTarget> {
 }
 
 impl KernelTarget {
-    /// Whether a compiler of `release` knows the target, by the catalog: `None` between the
-    /// releases that the sources speak for.
+    /// Whether a compiler of `release` knows the target: `None` where no source speaks.
     pub fn known_on(&self, release: Release) -> Option<bool> {
-        if release >= self.known_from.0 {
-            Some(true)
-        } else if self
+        let absent = self
             .absent_through
-            .is_some_and(|(through, _)| release <= through)
-        {
-            Some(false)
-        } else {
-            None
-        }
+            .is_some_and(|(through, _)| release <= through);
+        (release >= self.known_from.0 || absent).then_some(!absent)
     }
 }
 
@@ -226,16 +213,15 @@ pub fn parse_targets(values: &[String]) -> anyhow::Result<Vec<&'static KernelTar
             known.join(", ")
         );
     }
-    // Each once, in catalog order whatever order the flags gave: reports of one selection then
-    // line up.
+    // Each once, in catalog order, so that reports of one selection line up.
     Ok(KERNEL_TARGETS
         .iter()
         .filter(|target| values.iter().any(|value| value == target.triple))
         .collect())
 }
 
-/// The target names of `rustc --print target-list`: one per line; anything that is not a
-/// plausible target name (a warning, a blank line) is left out.
+/// The target names of `rustc --print target-list`, without what is no plausible name (a
+/// warning, a blank line).
 pub fn parse_target_list(stdout: &str) -> Vec<String> {
     stdout
         .lines()

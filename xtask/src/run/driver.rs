@@ -199,15 +199,12 @@ pub fn drive(
         let what = format!("{} without {}", compile.target, compile.feature);
         names[compile.step] = name(&steps[compile.step], what);
     }
-    let usage_compiles = compiles.len();
-    let report = Some(work.report(layout));
     let ran = Run {
         command,
         steps,
         keys: &keys,
         names,
-        usage_compiles,
-        report,
+        report: Some(work.report(layout)),
     };
     let results = execute(&lock, layout, &ran, settings, start)?;
     Ok(Driven {
@@ -225,8 +222,6 @@ pub struct Run<'a> {
     pub keys: &'a [crate::run::cache::Key],
     /// Per step, `toolchain: what`, for the progress lines.
     pub names: Vec<String>,
-    /// How many of the steps are usage compiles, for the closing summary.
-    pub usage_compiles: usize,
     /// Where the command writes its report, named when an interrupt stops it from writing it.
     pub report: Option<PathBuf>,
 }
@@ -300,7 +295,9 @@ pub fn execute(
     if settings.progress > Verbosity::Quiet {
         let toolchains: HashSet<usize> = steps.iter().map(|step| step.toolchain).collect();
         let reused = results.iter().filter(|result| result.cached).count();
-        let usage = match run.usage_compiles {
+        let usage_kinds = [Kind::Usage, Kind::CrateUsage, Kind::CargoUsage];
+        let usage_compiles = steps.iter().filter(|step| usage_kinds.contains(&step.kind));
+        let usage = match usage_compiles.count() {
             0 => String::new(),
             count => format!(" ({count} usage compiles)"),
         };

@@ -33,10 +33,11 @@ use std::time::Duration;
 use xshell::Shell;
 
 /// What a step does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, crate::util::json::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, crate::util::json::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
     /// Compile the feature probe and classify its diagnostics.
+    #[default]
     Probe,
     /// Compile a crate with code generation.
     Build,
@@ -67,22 +68,10 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The report's `kind` value.
-    pub fn word(self) -> &'static str {
-        match self {
-            Kind::Probe => "probe",
-            Kind::Build => "build",
-            Kind::Run => "run",
-            Kind::Test => "test",
-            Kind::Usage => "usage",
-            Kind::CrateUsage => "crate-usage",
-            Kind::CargoUsage => "cargo-usage",
-            Kind::Kbuild => "kbuild",
-            Kind::Targets => "targets",
-            Kind::Core => "core",
-            Kind::Objects => "objects",
-            Kind::Emulate => "emulate",
-        }
+    /// The report's `kind` value: the word serde writes.
+    pub fn word(self) -> String {
+        let word = crate::util::json::to_value(&self);
+        word.as_str().unwrap_or_default().to_owned()
     }
 }
 
@@ -126,7 +115,7 @@ pub struct PlannedToolchain {
 }
 
 /// One node of the step graph.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Step {
     pub toolchain: usize,
     pub kind: Kind,
@@ -182,13 +171,7 @@ impl Step {
             target: target.to_string(),
             mode,
             processes,
-            artifact: None,
-            directories: Vec::new(),
-            inputs: Vec::new(),
-            deps: Vec::new(),
-            kernel_target: None,
-            check: None,
-            outputs: Vec::new(),
+            ..Step::default()
         }
     }
 
@@ -453,10 +436,9 @@ pub fn plan(
     // What links the host's binaries (rustc's default linker) decides them as the sources do.
     let linker: Vec<PathBuf> = crate::util::process::which("cc").into_iter().collect();
     let shim_test_files = [shim_files.clone(), linker.clone()].concat();
-    let mut example_files = Vec::new();
-    for example in examples {
-        example_files.push([example_inputs(&example.path)?, linker.clone()].concat());
-    }
+    let inputs = |example: &Example| Ok([example_inputs(&example.path)?, linker.clone()].concat());
+    let example_files: Vec<Vec<PathBuf>> =
+        examples.iter().map(inputs).collect::<anyhow::Result<_>>()?;
     let mut steps = Vec::new();
     // Each shim build: toolchain, mode, directory, cfgs, its step and its rlib.
     let mut shims = Vec::new();

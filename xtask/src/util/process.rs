@@ -13,7 +13,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Output, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -32,7 +32,7 @@ pub fn inherited_environment() -> Vec<(String, String)> {
         .collect()
 }
 
-/// The first executable file called `name` in a directory of `PATH`, as a shell finds it.
+/// The first executable file called `name` in a directory of `PATH`.
 pub fn which(name: impl AsRef<Path>) -> Option<PathBuf> {
     which_in(&std::env::var_os("PATH")?, name.as_ref())
 }
@@ -64,8 +64,7 @@ pub struct Invocation {
     pub program: PathBuf,
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
-    /// Variables removed from the inherited environment, so that the caller's
-    /// `RUSTC_BOOTSTRAP` cannot turn a stable-mode build into a kernel-mode one.
+    /// Removed from the inherited environment (`RUSTC_BOOTSTRAP` in stable mode).
     pub env_remove: Vec<String>,
 }
 
@@ -83,9 +82,8 @@ impl Invocation {
         Invocation { env, ..self }
     }
 
-    /// A command ready to spawn: an empty environment plus [`inherited_environment`], minus
-    /// `env_remove`, plus `env`. Starting empty keeps the cache key exact: nothing the caller
-    /// has set (`RUSTC_BOOTSTRAP`, `RUSTFLAGS`, `RUST_TEST_THREADS`) can change a result.
+    /// A command ready to spawn: [`inherited_environment`] less `env_remove`, plus `env`, and
+    /// nothing else the caller has set, so that the cache key covers the whole environment.
     pub fn command(&self) -> Command {
         let mut command = Command::new(&self.program);
         command.args(&self.args).env_clear();
@@ -100,8 +98,7 @@ impl Invocation {
         command
     }
 
-    /// The invocation as one POSIX shell line, `NAME=value ... /abs/program args`, quoted;
-    /// removed variables are not shown (an ordinary shell has them unset anyway).
+    /// The invocation as one quoted POSIX shell line, `NAME=value ... /abs/program args`.
     pub fn shell_line(&self) -> String {
         let mut words: Vec<String> = self
             .env
@@ -120,8 +117,7 @@ impl fmt::Display for Invocation {
     }
 }
 
-/// Quotes a word for a POSIX shell: unchanged if it has only safe characters, otherwise in
-/// single quotes with each `'` written as `'\''`.
+/// Quotes a word for a POSIX shell.
 pub fn shell_quote(word: &str) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c);
     if !word.is_empty() && word.chars().all(safe) {
@@ -146,8 +142,8 @@ pub struct ProcessOutput {
     /// Up to [`CAPTURE_LIMIT`], as `stderr`.
     pub stdout: String,
     pub stderr: String,
-    /// Whether both streams were read to their end: not when something it started left its
-    /// process group and kept a pipe open, so that the output may lack its end.
+    /// Whether both streams were read to their end (not when something it started left its
+    /// process group and kept a pipe open).
     pub complete: bool,
     pub seconds: f64,
 }
@@ -157,8 +153,7 @@ impl ProcessOutput {
         self.status.is_some_and(|status| status.success())
     }
 
-    /// How it ended, in words: "exit status 3", "killed by signal 11 (SIGSEGV)", "killed after
-    /// 5 s (--timeout)", with the dynamic loader's complaint when it could not start at all.
+    /// How it ended, in words, with the dynamic loader's complaint when it could not start.
     pub fn describe_ending(&self, timeout: Duration) -> String {
         let ending = match (self.killed, self.status) {
             (Some(Killed::Timeout), _) => {
@@ -195,8 +190,7 @@ pub fn describe_status(status: ExitStatus) -> String {
     format!("killed by signal {signal}{name}{core}")
 }
 
-/// The library the dynamic loader could not find, from its message on stderr ("error while
-/// loading shared libraries: librustc_driver-....so: cannot open shared object file").
+/// The library the dynamic loader could not find, from its message on stderr.
 pub fn missing_library(stderr: &str) -> Option<&str> {
     let (_, rest) = stderr.split_once("error while loading shared libraries: ")?;
     rest.split(':').next().map(str::trim)
@@ -224,14 +218,6 @@ struct Streams {
 }
 
 impl Streams {
-    fn new(stdout: Option<ChildStdout>, stderr: Option<ChildStderr>) -> Self {
-        let pipes = [stdout.map(OwnedFd::from), stderr.map(OwnedFd::from)];
-        Streams {
-            pipes: pipes.map(|pipe| pipe.map(File::from)),
-            bytes: [Vec::new(), Vec::new()],
-        }
-    }
-
     fn open(&self) -> usize {
         self.pipes.iter().filter(|pipe| pipe.is_some()).count()
     }
@@ -316,22 +302,14 @@ pub fn is_running(pid: u32) -> bool {
     exists && !matches!(state, Some('Z' | 'X'))
 }
 
-/// Kills every process in the child's process group (the child leads it).
-fn kill_group(child: &Child) {
-    // SAFETY: `kill` has no memory effects. The group id is the child's pid, which cannot have
-    // been reused: the caller has not reaped the child yet.
-    unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
-}
-
-/// Runs one process to its end, or kills it (with its whole process group) after `timeout`
-/// or when the run is interrupted.
+/// Runs one process to its end, or kills its whole process group after `timeout` or when
+/// the run is interrupted.
 pub fn run(invocation: &Invocation, timeout: Duration) -> std::io::Result<ProcessOutput> {
     run_holding(invocation, timeout, None)
 }
 
-/// [`run`], with `lock` (an open descriptor holding the matrix's lock) inherited by the
-/// process, so that the lock stays held until it and everything it starts have exited, even
-/// if the xtask itself is killed.
+/// [`run`], the process inheriting `lock` (the run lock's descriptor), so that the lock stays
+/// held until everything it starts has exited, even if the xtask itself is killed.
 pub fn run_holding(
     invocation: &Invocation,
     timeout: Duration,
@@ -372,7 +350,14 @@ pub fn run_holding(
         })
     };
     let mut child = command.spawn()?;
-    let mut streams = Streams::new(child.stdout.take(), child.stderr.take());
+    let pipes = [
+        child.stdout.take().map(OwnedFd::from),
+        child.stderr.take().map(OwnedFd::from),
+    ];
+    let mut streams = Streams {
+        pipes: pipes.map(|pipe| pipe.map(File::from)),
+        bytes: [Vec::new(), Vec::new()],
+    };
     // A timeout too large to add to the clock is no timeout at all.
     let deadline = start.checked_add(timeout);
     let mut exited_at: Option<Instant> = None;
@@ -406,8 +391,9 @@ pub fn run_holding(
             break Some(Killed::Timeout);
         }
     };
-    // The child is exited-but-unreaped or still running: either way its group is still ours.
-    kill_group(&child);
+    // SAFETY: `kill` has no memory effects. The child leads its group and is exited but
+    // unreaped or still running: its pid, the group's id, cannot have been reused.
+    unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
     let status = child.wait()?;
     // With the group dead, what is left in the pipes is read and then they end, unless a
     // process that left the group holds one: give up after a grace period of silence.
@@ -457,8 +443,7 @@ pub fn pipe(first: xshell::Cmd<'_>, second: xshell::Cmd<'_>) -> anyhow::Result<[
 }
 
 /// The gist of an error report such as rustup's: its `error:` line and its innermost cause
-/// (the last line before any backtrace), e.g. "error: could not download file from '...' /
-/// 4: Connection refused (os error 111)".
+/// (the last line before any backtrace).
 pub fn error_and_cause(text: &str) -> String {
     let report = text.split("Stack backtrace:").next().unwrap_or(text);
     let error = report

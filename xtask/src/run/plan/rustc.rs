@@ -197,17 +197,12 @@ impl Rustc {
     /// The shim's or an example's compile, of its crate (a `crate_type`) or its test binary.
     fn compile(&self, mode: Mode, name: &str, crate_type: &str, product: Product) -> Invocation {
         let mut invocation = self.base(mode);
+        push(&mut invocation, &["--crate-name", name]);
         match product {
-            Product::Tests => push(&mut invocation, &["--crate-name", name, "--test"]),
+            Product::Tests => push(&mut invocation, &["--test"]),
             Product::Crate => push(
                 &mut invocation,
-                &[
-                    "--crate-name",
-                    name,
-                    "--crate-type",
-                    crate_type,
-                    "--emit=link",
-                ],
+                &["--crate-type", crate_type, "--emit=link"],
             ),
         }
         invocation

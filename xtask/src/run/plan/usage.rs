@@ -10,6 +10,8 @@ use super::{probes_and_shims, Kind, Layout, PlannedToolchain, Step};
 use crate::catalog::allowed_features;
 use crate::features::expect::enabled_in_kernel_mode;
 use crate::util::process::Invocation;
+use anyhow::Context;
+use std::path::PathBuf;
 
 /// One usage compile of the plan: which target it compiles without which feature.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,19 +84,15 @@ pub fn plan_usage(
         .collect();
     let mut steps = probes_and_shims(layout, &building, examples, &[Mode::Kernel])?;
     let shim_files = shim_inputs(&layout.root)?;
-    let mut example_files = Vec::new();
-    for example in examples {
-        example_files.push(example_inputs(&example.path)?);
-    }
+    let example_files: Vec<Vec<PathBuf>> = (examples.iter())
+        .map(|example| example_inputs(&example.path))
+        .collect::<anyhow::Result<_>>()?;
     let mut compiles = Vec::new();
     for toolchain in &building {
-        let Some((library, rlib)) = steps.iter().enumerate().find_map(|(index, step)| {
-            (step.kind == Kind::Build && step.toolchain == toolchain.index)
-                .then(|| (index, step.artifact.clone()))
-        }) else {
-            anyhow::bail!("the matrix's plan has no kernel-mode shim build for a toolchain");
-        };
-        let rlib = rlib.unwrap_or_default();
+        let shim = |step: &Step| step.kind == Kind::Build && step.toolchain == toolchain.index;
+        let library = (steps.iter().position(shim))
+            .context("the matrix's plan has no kernel-mode shim build for a toolchain")?;
+        let rlib = steps[library].artifact.clone().unwrap_or_default();
         let cfgs = mode_cfgs(toolchain.rustc.release, Mode::Kernel, None);
         let enabled: Vec<&'static str> = enabled_in_kernel_mode(toolchain.rustc.release)
             .iter()
