@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! What a step's processes mean: [`judge`] reads what they printed and how they ended, and
-//! says whether the step passed, with the first error, the probe's statuses, the test counts
-//! or the module log; it runs nothing.
+//! says whether the step passed, with what else the step found out; it runs nothing.
 
 use crate::features::expect::Outcome;
 use crate::features::places::{read_gate_errors, GateErrors};
@@ -80,9 +79,7 @@ impl StepResult {
     }
 }
 
-/// Judges a step from the outputs of its processes, in the order of [`Step::processes`]; a
-/// process that did not succeed is the last one that ran.
-///
+/// Judges a step from the outputs of its processes, in the order of [`Step::processes`];
 /// `timeout` only words the failure of a process killed by `--timeout`.
 pub fn judge(step: &Step, outputs: &[ProcessOutput], timeout: Duration) -> StepResult {
     let mut result = StepResult {
@@ -120,9 +117,8 @@ fn judge_outputs(
             step.processes[index].program.display()
         );
     }
-    // These compiles are judged by their diagnostics (a probe's E0635, a usage compile's gate
-    // errors, a fixture's codes); one that failed without any (a crash, a wrapper's own
-    // failure) said nothing about them.
+    // These compiles are judged by their diagnostics; one that failed without any (a crash, a
+    // wrapper's own failure) said nothing.
     let by_diagnostics = matches!(step.kind, Kind::Probe | Kind::Usage | Kind::Kbuild);
     if by_diagnostics && !first.success() && json_errors(&first.stderr).next().is_none() {
         bail!("rustc {} without a diagnostic: {said}", ending(first));
@@ -190,8 +186,7 @@ fn judge_outputs(
             if !first.success() {
                 bail!("rustc --print target-list {}: {said}", ending(first));
             }
-            // Every name the compiler listed, not only the table's: the verdict is cached by the
-            // compiler's identity alone, and a row added later must still find its answer.
+            // Every name, not only the table's: a row added later must find its answer cached.
             result.targets = Some(parse_target_list(&first.stdout));
             Ok(())
         }
@@ -220,9 +215,8 @@ fn judge_outputs(
                 return Ok(());
             };
             if ran.success() {
-                // Exit status 0 is also what a runner says that never ran the program (an
-                // emulator replaced by a script): only the program's own last line, with its
-                // checks counted, says it ran to the end.
+                // Exit status 0 is also what a runner says that never ran the program: only the
+                // program's own last line, with its checks counted, says it ran to the end.
                 completed_checks(&ran.stdout).with_context(|| {
                     format!(
                         "{} exited 0, but the test program did not say it completed",
@@ -260,9 +254,8 @@ fn judge_outputs(
     }
 }
 
-/// The number of checks the test program (`xtask/programs/run.rs`) made, from its output: its
-/// last line must be `ok: N checks`, N more than none and the number of `  pass: ` lines it
-/// printed before.
+/// The number of checks the test program (`xtask/programs/run.rs`) made: its last line must be
+/// `ok: N checks`, N the number of `  pass: ` lines before it, and more than none.
 pub fn completed_checks(stdout: &str) -> anyhow::Result<usize> {
     let last = stdout
         .lines()

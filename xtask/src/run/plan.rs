@@ -77,20 +77,14 @@ impl Kind {
 
 /// A file-system-safe directory name for a toolchain id.
 pub fn directory_name(id: &str) -> String {
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    id.replace(
+        |c: char| !c.is_ascii_alphanumeric() && !"._-".contains(c),
+        "_",
+    )
 }
 
 /// The output directory's name of a compiler: its id, and a short hash of where the compiler
-/// is and how it is started, so that no two compilers (`1.95.0` and a `--toolchain` wrapper,
-/// a pin moved to another package) ever share outputs.
+/// is and how it is started, so that no two compilers ever share outputs.
 fn identity_directory_name(toolchain: &crate::toolchains::discovery::Toolchain) -> String {
     let mut hasher = crate::util::hash::StableHasher::new();
     hasher
@@ -122,8 +116,7 @@ pub struct Step {
     /// `kernel` for the shim, the example's name, or `features` for the probe.
     pub target: String,
     pub mode: Option<Mode>,
-    /// Its processes, each run only after the one before it succeeded: rustc; for a test, rustc
-    /// and then the test binary; for a run, the example's binary.
+    /// Its processes, each run only after the one before it succeeded.
     pub processes: Vec<Invocation>,
     /// A file later steps need (the shim's rlib), which a cache hit must find unchanged.
     pub artifact: Option<PathBuf>,
@@ -137,7 +130,7 @@ pub struct Step {
     pub kernel_target: Option<&'static KernelTarget>,
     pub check: Option<Check>,
     /// The files its processes write that anything reads later: removed before they run, and
-    /// required after they succeed, so that what is judged or run is what was just built.
+    /// required after they succeed.
     pub outputs: Vec<PathBuf>,
 }
 
@@ -150,7 +143,7 @@ pub enum Check {
         arch: &'static str,
         /// Key symbol and number of sites the object must hold, each key once; empty when
         /// the build uses the load-and-branch replacement and has no sites at all.
-        expected: Vec<(String, usize)>,
+        expected: &'static [(&'static str, usize)],
     },
     /// A metadata file (`*.rmeta`) in the directory: a compile that wrote none compiled
     /// nothing, so it found no place.
@@ -230,8 +223,8 @@ pub struct PlannedRun {
     pub availabilities: Vec<Availability>,
     pub planned: Vec<PlannedToolchain>,
     pub examples: Vec<Example>,
-    /// Per entry of `availabilities`: its library sources for the target axis, or why there are
-    /// none (`None` for a toolchain that was not found).
+    /// Per entry of `availabilities`: its library sources, or why there are none (`None`: not
+    /// found).
     pub library_sources: Vec<Option<Result<LibrarySources, String>>>,
     pub targets: Vec<&'static KernelTarget>,
     /// Why each kernel target's test program is not built or not run here, if it is not.
@@ -341,8 +334,8 @@ pub fn plan_run(
     })
 }
 
-/// The `ld.lld` that links the test programs: `rust-lld` from a rustup toolchain that was
-/// found (Debian's compilers ship none), or `ld.lld` on `PATH`.
+/// The `ld.lld` that links the test programs: `rust-lld` from a rustup toolchain (Debian's
+/// compilers ship none), or `ld.lld` on `PATH`.
 fn find_linker(availabilities: &[Availability]) -> anyhow::Result<PathBuf> {
     let bundled = availabilities.iter().find_map(|availability| {
         let Availability::Found { toolchain, version } = availability else {
@@ -376,12 +369,11 @@ fn find_linker(availabilities: &[Availability]) -> anyhow::Result<PathBuf> {
     )
 }
 
-/// The fixtures of `xtask/programs/kbuild/` that each toolchain compiles as Kbuild compiles a driver:
-/// one enables the allowed features itself, one a feature outside the list.
+/// The fixtures of `xtask/programs/kbuild/`: one enables the allowed features itself, one a
+/// feature outside the list.
 pub const KBUILD_FIXTURES: [&str; 2] = ["inside_allow_list", "outside_allow_list"];
 
-/// A Kbuild fixture's source, in this xtask's own checkout: like the catalog, the fixtures
-/// check the compilers' rules, whichever sources are checked.
+/// A Kbuild fixture's source, in this xtask's own checkout, whichever sources are checked.
 pub fn kbuild_fixture(name: &str) -> PathBuf {
     project_root()
         .join("xtask/programs/kbuild")
@@ -389,8 +381,7 @@ pub fn kbuild_fixture(name: &str) -> PathBuf {
 }
 
 /// The steps that say which compilers build the shim: the matrix's probes and shim builds in
-/// both modes (the same steps, so they share its outputs and cache), on every toolchain, those
-/// below the minimum too, for whether a compiler builds the shim is the compiler's to say.
+/// both modes (sharing its outputs and cache), on every toolchain, those below the minimum too.
 pub fn plan_shim(
     layout: &Layout,
     toolchains: &[PlannedToolchain],
