@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Running one process: a clean environment, its own process group killed whole on timeout or
-//! interrupt, death with the xtask, and bounded capture of both output streams. Also the one
-//! `PATH` lookup ([`which`]) and the one pipe ([`pipe`]); other short commands are
-//! `xshell::cmd!`s, and no other file calls `Command::new` (a test checks).
+//! interrupt, death with the xtask, and bounded capture of both output streams; the one `PATH`
+//! lookup and the one pipe. Other short commands are `xshell::cmd!`s; no other file calls
+//! `Command::new` (a test checks).
 
 use crate::util::interrupt::{interrupted, signal_name, TICK};
 use anyhow::{anyhow, Context};
@@ -20,8 +20,7 @@ use std::time::{Duration, Instant};
 /// The variables a process inherits from the xtask's environment; every other one is removed.
 pub const INHERITED_VARIABLES: [&str; 2] = ["PATH", "TMPDIR"];
 
-/// The values of [`INHERITED_VARIABLES`] that are set, in that order: what every process
-/// inherits, and so part of every cache key.
+/// The values of [`INHERITED_VARIABLES`] that are set: part of every cache key.
 pub fn inherited_environment() -> Vec<(String, String)> {
     INHERITED_VARIABLES
         .iter()
@@ -50,12 +49,11 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
 pub const CAPTURE_LIMIT: usize = 16 << 20;
 
-/// How long a process's output may stay open after the process itself has exited (held by
-/// something it left behind) before its group is killed.
+/// How long a process's output may stay open after it exited before its group is killed.
 const STRAGGLER_GRACE: Duration = Duration::from_millis(500);
 
-/// How long the output of a killed process group may still be read, for a process outside the
-/// group that keeps writing into its pipe.
+/// How long the output of a killed process group may still be read (a process outside the
+/// group may keep writing into its pipe).
 const DRAIN_LIMIT: Duration = Duration::from_secs(10);
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -208,8 +206,7 @@ pub fn describe_spawn_error(program: &Path, error: &std::io::Error) -> String {
 }
 
 /// Both output streams of a child, read with `poll` in the runner's own thread, so that what
-/// the process wrote has been read before the runner decides that it has ended: no reader
-/// thread that an overloaded machine could leave unscheduled past a grace period.
+/// the process wrote has been read before the runner decides that it has ended.
 struct Streams {
     /// The read ends still open: stdout, then stderr.
     pipes: [Option<File>; 2],
@@ -288,9 +285,8 @@ fn has_exited(child: &Child) -> bool {
     result == 0 && unsafe { info.si_pid() } != 0
 }
 
-/// Whether the process `pid` is running: it exists and is no zombie. A zombie is dead, and only
-/// waits for its parent to read its exit status: a run killed with SIGKILL stays one until then,
-/// with its id still taken.
+/// Whether the process `pid` is running: it exists and is no zombie (a run killed with SIGKILL
+/// stays one, its id taken, until its parent reads its exit status).
 pub fn is_running(pid: u32) -> bool {
     // SAFETY: signal 0 only checks that the process exists; it sends nothing.
     let answer = unsafe { libc::kill(pid as libc::pid_t, 0) };
@@ -413,11 +409,9 @@ pub fn run_holding(
     })
 }
 
-/// The outputs of `first | second`, for the caller to judge (the first's stdout is the pipe,
-/// so it is empty). The one process this module starts that is not monitored: xshell has no
-/// pipes, and a file between the two would hold all that passes (a `.deb`'s whole data
-/// archive: 370 MB for qemu-user). The first's stderr is read once the second has ended, so
-/// it must say little (more than a pipe's 64 KiB would stall both).
+/// The outputs of `first | second` (the first's stdout empty), unmonitored: xshell has no pipes,
+/// and a file between the two would hold a `.deb`'s whole data archive (370 MB for qemu-user).
+/// The first's stderr is read once the second has ended, so it must say less than 64 KiB.
 pub fn pipe(first: xshell::Cmd<'_>, second: xshell::Cmd<'_>) -> anyhow::Result<[Output; 2]> {
     let (mut first, mut second) = (Command::from(first), Command::from(second));
     let cannot_run = |program: &std::ffi::OsStr, error| {

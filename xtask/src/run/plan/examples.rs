@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The shim's and the examples' sources as the matrix needs them: the `[[example]]` tables of
-//! `examples/Cargo.toml`, every file a build reads, and the check that the catalog names only
-//! examples that exist.
+//! The shim's and the examples' sources: the `[[example]]` tables of `examples/Cargo.toml`,
+//! every file a build reads, and the check that the catalog names only examples that exist.
 
 use crate::catalog::Feature;
 use anyhow::Context;
@@ -14,21 +13,17 @@ pub fn shim_root(root: &Path) -> PathBuf {
 
 /// Every file of the shim's source tree, sorted: all of them can change the build.
 pub fn shim_inputs(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    fn walk(directory: &Path, files: &mut Vec<PathBuf>) -> anyhow::Result<()> {
-        for entry in
-            fs::read_dir(directory).with_context(|| format!("reading {}", directory.display()))?
-        {
+    let (mut files, mut directories) = (Vec::new(), vec![root.join("kernel-shim/src")]);
+    while let Some(directory) = directories.pop() {
+        let entries = fs::read_dir(&directory);
+        for entry in entries.with_context(|| format!("reading {}", directory.display()))? {
             let path = entry?.path();
-            if path.is_dir() {
-                walk(&path, files)?;
-            } else {
-                files.push(path);
+            match path.is_dir() {
+                true => directories.push(path),
+                false => files.push(path),
             }
         }
-        Ok(())
     }
-    let mut files = Vec::new();
-    walk(&root.join("kernel-shim/src"), &mut files)?;
     files.sort();
     Ok(files)
 }
@@ -94,8 +89,7 @@ pub fn parse_examples(text: &str, directory: &Path) -> anyhow::Result<Vec<Exampl
 }
 
 /// Checks that every example the catalog names is an `[[example]]` of `manifest` whose source
-/// file exists, so that the matrix never reports a feature as taught by an example it did not
-/// build. The error names the line to fix, in `manifest` or in `catalog` (the catalog's source).
+/// file exists; the error names the line to fix, in `manifest` or in `catalog`.
 pub fn check_catalog_examples(
     features: &[Feature],
     examples: &[Example],

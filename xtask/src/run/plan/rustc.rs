@@ -37,8 +37,8 @@ impl Mode {
     }
 }
 
-/// The cfgs a build in `mode` gets from a compiler of `release`, for `kernel_target` (`None`: the
-/// host, which is the machine the xtask runs on), as the shim's build script derives them.
+/// The cfgs the shim's build script derives for a build in `mode` by a compiler of `release`,
+/// for `kernel_target` (`None`: the host).
 pub fn mode_cfgs(
     release: Release,
     mode: Mode,
@@ -91,8 +91,7 @@ fn push_line(invocation: &mut Invocation, line: &'static str) {
     invocation.args.extend(line.split(' ').map(String::from));
 }
 
-/// Kbuild's flags for a driver with the comma-separated allowed features `list`, as the
-/// catalog's [`crate::catalog::kbuild_driver_flags`] gives them.
+/// Kbuild's flags for a driver with the comma-separated allowed features `list`.
 pub fn kbuild_driver_flags(list: &str) -> Vec<String> {
     let mut flags = Vec::new();
     crate::catalog::kbuild_driver_flags(list, |flag| flags.push(flag.to_string()));
@@ -111,8 +110,7 @@ impl Rustc {
         env
     }
 
-    /// `--edition 2021` is known since 1.56; older compilers get 2018 (only the feature probe
-    /// runs on them, since they are below the minimum).
+    /// `--edition 2021` is known since 1.56; older compilers, which only probe, get 2018.
     fn edition(&self) -> &'static str {
         if self.release >= Release::new(1, 56, 0) {
             "2021"
@@ -223,8 +221,7 @@ impl Rustc {
         invocation
     }
 
-    /// An example as a binary, or as its test binary, linked against the shim's rlib; in
-    /// kernel mode limited to the kernel's `-Zallow-features` list.
+    /// An example as a binary, or as its test binary, linked against the shim's rlib.
     pub fn example(
         &self,
         example: &Example,
@@ -248,8 +245,7 @@ impl Rustc {
     }
 
     /// The parts every build of a sysroot crate shares, as the standard library's own build
-    /// has them: unstable features allowed, everything unmarked unstable, no unwinding, and
-    /// no lints, since newer lints may fire on an older library.
+    /// has them; no lints, since newer lints may fire on an older library.
     fn sysroot_crate(&self, name: &str, edition: &str, triple: &str, out_dir: &Path) -> Invocation {
         let mut invocation = self.launch.invocation(Vec::new(), self.bootstrap_env());
         let names = [
@@ -270,8 +266,7 @@ impl Rustc {
         invocation
     }
 
-    /// `core` for `triple`, from the compiler's own library sources, into `out_dir` (the
-    /// sysroot's `lib/rustlib/TRIPLE/lib`).
+    /// `core` for `triple`, from the compiler's own library sources, into `out_dir`.
     pub fn core(&self, sources: &LibrarySources, triple: &str, out_dir: &Path) -> Invocation {
         let mut invocation = self.sysroot_crate("core", &sources.core_edition, triple, out_dir);
         let root = sources.library.join("core/src/lib.rs");
@@ -315,15 +310,13 @@ impl Rustc {
         }
     }
 
-    /// Makes a compilation build for `triple` with the `core` of `sysroot`, as the kernel
-    /// builds its Rust: no unwinding.
+    /// Makes a compilation build for `triple` with the `core` of `sysroot`, without unwinding.
     pub fn for_target(invocation: &mut Invocation, triple: &str, sysroot: &Path) {
         Self::set_sysroot(invocation, sysroot);
         push(invocation, &["--target", triple, "-C", "panic=abort"]);
     }
 
-    /// A crate of `xtask/programs/` built against the shim's rlib for a kernel target: the
-    /// static-key sample as one object, or the test program linked by `linker` (`rust-lld`).
+    /// A crate of `xtask/programs/` built against the shim's rlib for a kernel target.
     pub fn target_crate(
         &self,
         source: &Path,
@@ -381,7 +374,7 @@ pub fn binary_run(rustc: &Rustc, binary: &Path) -> Invocation {
 }
 
 /// Running a test binary so that it reports libtest's JSON events, which a stable-built
-/// binary accepts with `RUSTC_BOOTSTRAP=1` (it changes nothing else about the tests).
+/// binary accepts with `RUSTC_BOOTSTRAP=1`.
 pub fn test_run(rustc: &Rustc, binary: &Path) -> Invocation {
     let args = crate::util::libtest::JSON_ARGS.map(String::from).to_vec();
     Invocation::new(binary, args).with_env(rustc.bootstrap_env())

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The usage run's plan: per toolchain the probe and the kernel-mode shim as the matrix plans
-//! them (so they share its outputs and cache), then one metadata-only kernel-mode compile per
-//! target (the shim, every example) and enabled feature, with that feature left out of
-//! `-Zallow-features`.
+//! The usage run's plan: per toolchain the matrix's probe and kernel-mode shim (sharing its
+//! outputs and cache), then one metadata-only kernel-mode compile per target (the shim, every
+//! example) and enabled feature, with that feature left out of `-Zallow-features`.
 
 use super::examples::{example_inputs, shim_inputs, Example};
 use super::rustc::{kbuild_driver_flags, mode_cfgs, Mode, Output, Product};
