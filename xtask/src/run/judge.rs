@@ -100,9 +100,7 @@ fn judge_outputs(
     timeout: Duration,
     result: &mut StepResult,
 ) -> anyhow::Result<()> {
-    let Some(first) = outputs.first() else {
-        bail!("no process ran");
-    };
+    let first = outputs.first().context("no process ran")?;
     let ending = |output: &ProcessOutput| output.describe_ending(timeout);
     let said = first_line_or(&first.stderr, "no output on stderr");
     let crate_usage = matches!(step.kind, Kind::CrateUsage | Kind::CargoUsage);
@@ -126,12 +124,8 @@ fn judge_outputs(
     match step.kind {
         Kind::Probe => {
             let classified = probe::classify(&first.stderr);
-            result.probe = Some(
-                classified
-                    .as_ref()
-                    .cloned()
-                    .map_err(|error| format!("{error:#}")),
-            );
+            let probe = classified.as_ref().cloned();
+            result.probe = Some(probe.map_err(|error| format!("{error:#}")));
             classified.map(|_| ())
         }
         Kind::Run => {
@@ -196,18 +190,12 @@ fn judge_outputs(
             // rustc's own error when it printed one; otherwise how it ended (a crash, a
             // wrapper's failure, a missing library) and the first thing it said.
             let said_error = first.stderr.lines().any(|line| line.starts_with("error"))
-                && missing_library(&first.stderr).is_none();
+                && missing_library(&first.stderr).is_none()
+                && first.status.and_then(|status| status.code()).is_some();
+            let printed = first_line_or(&first.stderr, "it printed nothing");
             let error = first_rustc_error(&first.stderr).filter(|_| said_error);
-            Err(
-                match (first.status.and_then(|status| status.code()), error) {
-                    (Some(_), Some(error)) => anyhow!(error),
-                    _ => anyhow!(
-                        "rustc {}: {}",
-                        ending(first),
-                        first_line_or(&first.stderr, "it printed nothing")
-                    ),
-                },
-            )
+            let ended = || anyhow!("rustc {}: {printed}", ending(first));
+            Err(error.map_or_else(ended, anyhow::Error::msg))
         }
         Kind::Build | Kind::Core | Kind::Objects => Ok(()),
         Kind::Emulate => {
