@@ -263,17 +263,14 @@ pub fn execute(
             steps.len(),
         );
         for (name, result) in &completed {
-            let error = match &result.first_error {
-                Some(error) if result.outcome != Outcome::Pass => format!(": {error}"),
-                _ => String::new(),
-            };
+            let error = (result.first_error.as_ref()).filter(|_| result.outcome != Outcome::Pass);
+            let error = error.map_or(String::new(), |error| format!(": {error}"));
             let line = format!("{name}: {}{error}", result.outcome.word());
             let _ = writeln!(text, "  {}", output::escape(&line));
         }
-        let last = match &run.report {
-            Some(report) => format!(" ({} is the last complete run's)", report.display()),
-            None => String::new(),
-        };
+        let last = (run.report.as_ref()).map_or(String::new(), |report| {
+            format!(" ({} is the last complete run's)", report.display())
+        });
         let _ = writeln!(
             text,
             "{command}: {} steps did not complete; no report was written{last}",

@@ -372,13 +372,10 @@ pub fn run_holding(
             pause = (pause * 2).min(Duration::from_millis(20));
         }
         let now = Instant::now();
-        if exited_at.is_none() && has_exited(&child) {
-            exited_at = Some(now);
-        }
-        if let Some(exited) = exited_at {
-            if streams.open() == 0 || now.duration_since(exited) >= STRAGGLER_GRACE {
-                break None;
-            }
+        exited_at = exited_at.or_else(|| has_exited(&child).then_some(now));
+        let ended = |exited| streams.open() == 0 || now.duration_since(exited) >= STRAGGLER_GRACE;
+        if exited_at.is_some_and(ended) {
+            break None;
         }
         if interrupted().is_some() {
             break Some(Killed::Interrupted);
