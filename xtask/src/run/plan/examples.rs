@@ -49,43 +49,39 @@ pub fn examples(root: &Path) -> anyhow::Result<Vec<Example>> {
 
 /// Reads `[[example]]` tables from a manifest's text; paths are relative to `directory`.
 pub fn parse_examples(text: &str, directory: &Path) -> anyhow::Result<Vec<Example>> {
-    let mut examples = Vec::new();
-    // The `[[example]]` being read: its line, its name and its path.
-    let mut current: Option<(usize, Option<String>, Option<String>)> = None;
-    // A `[` after the last line ends the last table as any next table does.
-    for (index, line) in text.lines().chain(["["]).enumerate() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            if let Some((line, name, path)) = current.take() {
-                let name =
-                    name.with_context(|| format!("the [[example]] on line {line} has no name"))?;
-                let path = directory.join(path.unwrap_or_else(|| format!("{name}.rs")));
-                examples.push(Example { name, path });
-            }
-            if line == "[[example]]" {
-                current = Some((index + 1, None, None));
-            }
-            continue;
-        }
-        let Some((_, name, path)) = current.as_mut() else {
-            continue;
-        };
-        if let Some((key, value)) = line.split_once('=') {
-            let value = value.trim();
-            let unquoted = value
-                .strip_prefix('"')
-                .and_then(|value| value.strip_suffix('"'));
-            match (key.trim(), unquoted) {
-                ("name", Some(value)) => *name = Some(value.to_string()),
-                ("path", Some(value)) => *path = Some(value.to_string()),
-                ("name" | "path", None) => {
-                    anyhow::bail!("line {}: expected a plain string, got {value}", index + 1)
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let headers = (0..lines.len()).filter(|&index| lines[index] == "[[example]]");
+    headers
+        .map(|header| {
+            // A table runs to the next table's header.
+            let body = lines[header + 1..]
+                .iter()
+                .take_while(|line| !line.starts_with('['));
+            let (mut name, mut path) = (None, None);
+            for (index, line) in (header + 1..).zip(body) {
+                let Some((key, value)) = line.split_once('=') else {
+                    continue;
+                };
+                let value = value.trim();
+                let unquoted = value
+                    .strip_prefix('"')
+                    .and_then(|value| value.strip_suffix('"'));
+                match (key.trim(), unquoted) {
+                    ("name", Some(value)) => name = Some(value.to_string()),
+                    ("path", Some(value)) => path = Some(value.to_string()),
+                    ("name" | "path", None) => {
+                        anyhow::bail!("line {}: expected a plain string, got {value}", index + 1)
+                    }
+                    _ => {}
                 }
-                _ => {}
             }
-        }
-    }
-    Ok(examples)
+            let line = header + 1;
+            let name =
+                name.with_context(|| format!("the [[example]] on line {line} has no name"))?;
+            let path = directory.join(path.unwrap_or_else(|| format!("{name}.rs")));
+            Ok(Example { name, path })
+        })
+        .collect()
 }
 
 /// Checks that every example the catalog names is an `[[example]]` of `manifest` whose source

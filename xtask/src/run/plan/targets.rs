@@ -78,8 +78,7 @@ pub fn plan_targets(
         };
         let sysroot = &layout.output(&toolchain.directory_name, "sysroot");
         for &kernel_target in targets {
-            // The library sources are at hand: only the catalog can rule the target out.
-            if not_built(toolchain.rustc.release, None, kernel_target).is_some() {
+            if kernel_target.known_on(toolchain.rustc.release) == Some(false) {
                 continue;
             }
             let rustc = &toolchain.rustc;
