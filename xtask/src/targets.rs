@@ -26,21 +26,21 @@ pub struct KernelTarget {
     pub little_endian: bool,
     /// The instruction at every disabled static-branch site, as the shim's `arch::*::NOP`.
     pub nop: &'static [u8],
-    /// The relocation types that may carry a `__jump_table` field.
-    pub jump_table: JumpTableRelocations,
+    /// The relocation types that may carry a `__jump_table` field (`.long x - .`, `.quad x - .`),
+    /// each with its role and width in bytes: those measured on the sample with rustc 1.95.0
+    /// (x86-64) and Debian's 1.96.0 (all four, LLVM 22).
+    pub jump_table: &'static [(RelocationType, Role, u64)],
     /// Whether its test programs run under qemu's user-mode emulator.
     pub emulated: bool,
 }
 
-/// The relocations of the `__jump_table` fields `.long x - .` and `.quad x - .`: PC-relative of
-/// the field's width, or an ADD/SUB pair. The rows' types are those measured on the sample with
-/// rustc 1.95.0 (x86-64) and Debian's 1.96.0 (all four, LLVM 22).
-#[derive(Debug, PartialEq, Eq)]
-pub struct JumpTableRelocations {
-    pub pc32: Option<RelocationType>,
-    pub pc64: Option<RelocationType>,
-    /// The `ADD32`, `ADD64`, `SUB32` and `SUB64` types of a pair, if the architecture has them.
-    pub pairs: Option<[RelocationType; 4]>,
+/// What a relocation contributes to a `__jump_table` field: a PC-relative value, or one half of
+/// a pair that adds the target and subtracts the field's own address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    PcRelative,
+    Add,
+    Sub,
 }
 
 /// The four architectures, in the order the report shows them.
@@ -59,13 +59,12 @@ pub const KERNEL_TARGETS: &[KernelTarget] = &[
         machine: elf::EM_X86_64,
         little_endian: true,
         nop: &[0x0f, 0x1f, 0x44, 0x00, 0x00],
-        jump_table: JumpTableRelocations {
-            // Against the function's section symbol plus the offset; the key field against
-            // the key's own symbol plus the field offset.
-            pc32: Some(elf::R_X86_64_PC32),
-            pc64: Some(elf::R_X86_64_PC64),
-            pairs: None,
-        },
+        // Against the function's section symbol plus the offset; the key field against the
+        // key's own symbol plus the field offset.
+        jump_table: &[
+            (elf::R_X86_64_PC32, Role::PcRelative, 4),
+            (elf::R_X86_64_PC64, Role::PcRelative, 8),
+        ],
         emulated: false,
     },
     KernelTarget {
@@ -79,12 +78,11 @@ pub const KERNEL_TARGETS: &[KernelTarget] = &[
         machine: elf::EM_AARCH64,
         little_endian: true,
         nop: &[0x1f, 0x20, 0x03, 0xd5],
-        jump_table: JumpTableRelocations {
-            // Against the same symbols as on x86-64.
-            pc32: Some(elf::R_AARCH64_PREL32),
-            pc64: Some(elf::R_AARCH64_PREL64),
-            pairs: None,
-        },
+        // Against the same symbols as on x86-64.
+        jump_table: &[
+            (elf::R_AARCH64_PREL32, Role::PcRelative, 4),
+            (elf::R_AARCH64_PREL64, Role::PcRelative, 8),
+        ],
         emulated: true,
     },
     KernelTarget {
@@ -98,20 +96,17 @@ pub const KERNEL_TARGETS: &[KernelTarget] = &[
         machine: elf::EM_RISCV,
         little_endian: true,
         nop: &[0x13, 0x00, 0x00, 0x00],
-        jump_table: JumpTableRelocations {
-            // Every field is an ADD/SUB pair, since linker relaxation may still move the code:
-            // the ADD names the target (local labels `.Ltmp`/`.LBB` kept in the symbol table),
-            // the SUB a local label at the field itself. The keys are merged into one local
-            // `.L_MergedGlobals`, which the key field names with the key's offset in it.
-            pc32: Some(elf::R_RISCV_32_PCREL),
-            pc64: None,
-            pairs: Some([
-                elf::R_RISCV_ADD32,
-                elf::R_RISCV_ADD64,
-                elf::R_RISCV_SUB32,
-                elf::R_RISCV_SUB64,
-            ]),
-        },
+        // Every field is an ADD/SUB pair, since linker relaxation may still move the code: the
+        // ADD names the target (local labels `.Ltmp`/`.LBB` kept in the symbol table), the SUB a
+        // local label at the field itself. The keys are merged into one local
+        // `.L_MergedGlobals`, which the key field names with the key's offset in it.
+        jump_table: &[
+            (elf::R_RISCV_32_PCREL, Role::PcRelative, 4),
+            (elf::R_RISCV_ADD32, Role::Add, 4),
+            (elf::R_RISCV_ADD64, Role::Add, 8),
+            (elf::R_RISCV_SUB32, Role::Sub, 4),
+            (elf::R_RISCV_SUB64, Role::Sub, 8),
+        ],
         emulated: true,
     },
     KernelTarget {
@@ -128,18 +123,16 @@ pub const KERNEL_TARGETS: &[KernelTarget] = &[
         machine: elf::EM_LOONGARCH,
         little_endian: true,
         nop: &[0x00, 0x00, 0x40, 0x03],
-        jump_table: JumpTableRelocations {
-            // Against local labels, and the key field against the key's symbol.
-            pc32: Some(elf::R_LARCH_32_PCREL),
-            pc64: Some(elf::R_LARCH_64_PCREL),
-            // Older LLVMs emit pairs, as riscv64 does; none were seen.
-            pairs: Some([
-                elf::R_LARCH_ADD32,
-                elf::R_LARCH_ADD64,
-                elf::R_LARCH_SUB32,
-                elf::R_LARCH_SUB64,
-            ]),
-        },
+        // Against local labels, and the key field against the key's symbol; older LLVMs emit
+        // pairs, as riscv64 does (none were seen).
+        jump_table: &[
+            (elf::R_LARCH_32_PCREL, Role::PcRelative, 4),
+            (elf::R_LARCH_64_PCREL, Role::PcRelative, 8),
+            (elf::R_LARCH_ADD32, Role::Add, 4),
+            (elf::R_LARCH_ADD64, Role::Add, 8),
+            (elf::R_LARCH_SUB32, Role::Sub, 4),
+            (elf::R_LARCH_SUB64, Role::Sub, 8),
+        ],
         emulated: true,
     },
 ];

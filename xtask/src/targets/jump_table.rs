@@ -7,7 +7,7 @@
 //! `.quad key + offset + branch - .`, where `branch` is bit 0; only the relocations that express
 //! these differ, as each row of [`KERNEL_TARGETS`](crate::targets::KERNEL_TARGETS) says.
 
-use crate::targets::{target_of_arch, KernelTarget};
+use crate::targets::{target_of_arch, KernelTarget, Role};
 use anyhow::{anyhow, bail, ensure};
 use object::elf::{self, FileHeader64, Machine, RelocationType, SectionHeader64, Sym64};
 use object::read::elf::{FileHeader, Rela, SectionHeader, SectionTable, Sym, SymbolTable};
@@ -40,31 +40,14 @@ const ENTRY_SIZE: u64 = 16;
 
 type Elf = FileHeader64<Endianness>;
 
-/// What a relocation contributes to a field: a PC-relative value, or one half of a pair.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Role {
-    PcRelative,
-    Add,
-    Sub,
-}
-
 /// The role and width in bytes of a relocation type that may carry a `__jump_table` field on
 /// `target`.
 fn classify(target: &KernelTarget, kind: u32) -> Option<(Role, u64)> {
-    let types = &target.jump_table;
-    let [add32, add64, sub32, sub64] = types.pairs.map_or([None; 4], |pair| pair.map(Some));
-    let known = [
-        (types.pc32, Role::PcRelative, 4),
-        (types.pc64, Role::PcRelative, 8),
-        (add32, Role::Add, 4),
-        (add64, Role::Add, 8),
-        (sub32, Role::Sub, 4),
-        (sub64, Role::Sub, 8),
-    ];
-    let (_, role, width) = known
-        .into_iter()
-        .find(|(known, ..)| *known == Some(RelocationType(kind)))?;
-    Some((role, width))
+    let known = target
+        .jump_table
+        .iter()
+        .find(|(known, ..)| *known == RelocationType(kind));
+    known.map(|&(_, role, width)| (role, width))
 }
 
 /// One relocation of a `__jump_table` section, its symbol checked to index the symbol table.
