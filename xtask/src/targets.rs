@@ -18,8 +18,7 @@ pub struct KernelTarget {
     pub arch: &'static str,
     /// The first release that knows the target, and the public source or compiler that says so.
     pub known_from: (Release, &'static str),
-    /// The last release that cannot know it (the target did not exist yet), and why; `None`
-    /// where no release is known to lack it.
+    /// The last release that cannot know it (the target did not exist yet), and why.
     pub absent_through: Option<(Release, &'static str)>,
     /// `e_machine` of its objects.
     pub machine: Machine,
@@ -156,8 +155,7 @@ pub const BROKEN_JUMP_TABLES: &[BrokenJumpTables] = &[BrokenJumpTables {
                LLVM 19 (Debian's 1.85.0) writes R_LARCH_64_PCREL",
 }];
 
-/// Why a compiler with LLVM `llvm` (the major version) writes `target`'s static-branch
-/// entries wrongly, if it does.
+/// Why a compiler with LLVM `llvm` (major) writes `target`'s static-branch entries wrongly.
 pub fn broken_jump_tables(target: &KernelTarget, llvm: Option<u32>) -> Option<&'static str> {
     let llvm = llvm?;
     BROKEN_JUMP_TABLES

@@ -87,8 +87,7 @@ fn encode_entry(result: &StepResult, artifact: Option<(u64, u128)>) -> String {
     json::to_value(&Entry { result, artifact }).to_string()
 }
 
-/// Reads a cache entry back; `None` for a damaged entry or a passing one whose artifact has
-/// changed.
+/// Reads a cache entry back; `None` when damaged, or passing with a changed artifact.
 fn decode_entry(text: &str, artifact: Option<&Path>) -> Option<StepResult> {
     let entry: Entry<StepResult> = json::read(text).ok()?;
     // Only a step that passed made a file that later steps use; a failed one made none (its
@@ -105,8 +104,7 @@ fn decode_entry(text: &str, artifact: Option<&Path>) -> Option<StepResult> {
     })
 }
 
-/// The `probe` member of an entry: per feature its status word and release, or why the probe
-/// failed.
+/// The `probe` member of an entry: per feature its status word and release, or the error.
 pub(crate) mod probe {
     use super::{Release, Status};
     use crate::util::json::{json, Deserialize, Serialize};
@@ -213,9 +211,8 @@ pub fn run_keys(
     keys_by_identity(steps, &|index| identities[index], root)
 }
 
-/// Every step's cache key, a step's compiler known by its [`compiler_identity`], with the
-/// inherited environment of [`crate::util::process::inherited_environment`] and each input
-/// file hashed once ([`input_key`]).
+/// Every step's cache key, each compiler known by its [`compiler_identity`], each input file
+/// hashed once ([`input_key`]).
 pub fn keys_by_identity(
     steps: &[Step],
     identity: &dyn Fn(usize) -> Option<Key>,

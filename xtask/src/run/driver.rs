@@ -62,8 +62,7 @@ pub fn timeout(flag: Option<u64>, default: Duration) -> anyhow::Result<Duration>
     }
 }
 
-/// Which steps a run takes from the plan: the whole matrix, the usage compiles, or `msrv`'s
-/// probes and shim builds ([`plan_shim`]).
+/// Which steps a run takes: the whole matrix, the usage compiles, or `msrv`'s ([`plan_shim`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Work {
     Matrix,
@@ -150,9 +149,9 @@ pub fn plan(
             Vec::new()
         }
         Work::Usage => {
-            let usage = plan_usage(layout, &planned.planned, &planned.examples)?;
-            planned.steps = usage.steps;
-            usage.compiles
+            let (steps, compiles) = plan_usage(layout, &planned.planned, &planned.examples)?;
+            planned.steps = steps;
+            compiles
         }
     };
     Ok((planned, compiles))

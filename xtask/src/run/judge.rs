@@ -25,8 +25,7 @@ pub struct StepResult {
     /// The first error, for failures and skips.
     #[serde(deserialize_with = "json::nullable")]
     pub first_error: Option<String>,
-    /// Wall-clock seconds of the run that produced this result (a cached result keeps the
-    /// original's).
+    /// Wall-clock seconds of the run that produced this result.
     pub seconds: f64,
     #[serde(skip)]
     pub cached: bool,
@@ -46,8 +45,7 @@ pub struct StepResult {
     /// For a Kbuild fixture's compile: the codes of its errors, in order, each once (rustc's
     /// `E0636`, or a lint's name).
     pub error_codes: Option<Vec<String>>,
-    /// Whether the run was interrupted before this step could finish; such a result is
-    /// never cached and never reported as the step's outcome.
+    /// Whether the run was interrupted before this step could finish (never cached or reported).
     #[serde(skip)]
     pub interrupted: bool,
 }
@@ -61,8 +59,7 @@ impl StepResult {
         }
     }
 
-    /// A step that failed before or outside its processes (a directory it could not create,
-    /// a program it could not start).
+    /// A step that failed before or outside its processes.
     pub fn failed(message: String) -> Self {
         StepResult {
             outcome: Outcome::Fail,
@@ -271,8 +268,7 @@ fn first_line_or<'a>(text: &'a str, otherwise: &'a str) -> &'a str {
         .unwrap_or(otherwise)
 }
 
-/// The first line that explains a failed test run: the failing tests' names, and the first
-/// one's panic.
+/// The line that explains a failed test run: the failing tests, and the first one's panic.
 fn test_failure(summary: Option<TestSummary>, output: &ProcessOutput) -> String {
     if let Some(summary) = summary.filter(|summary| !summary.failures.is_empty()) {
         let failing: Vec<&str> = summary

@@ -45,16 +45,15 @@ pub enum Kind {
     Run,
     /// Compile a crate with `--test` and run the test binary.
     Test,
-    /// Compile a crate's metadata in kernel mode without one feature in `-Zallow-features`,
-    /// and read where it needs that feature.
+    /// Compile a crate's metadata in kernel mode without one feature in `-Zallow-features`.
     Usage,
     /// Compile any crate (`audit --usage`) without one feature in `-Zallow-features` (or with
-    /// every feature allowed) and read where it needs that feature: rustc's JSON diagnostics.
+    /// every feature allowed), read from rustc's JSON diagnostics.
     CrateUsage,
     /// The same through the toolchain's Cargo, which wraps them in its own messages on stdout.
     CargoUsage,
     /// Compile a fixture of `xtask/programs/kbuild/` as Kbuild compiles a driver, and read the
-    /// codes of its errors: what a driver gets when it enables features itself.
+    /// codes of its errors.
     Kbuild,
     /// `--print target-list`: which kernel targets the compiler knows.
     Targets,
@@ -62,8 +61,7 @@ pub enum Kind {
     Core,
     /// Compile the static-key sample to an object for a kernel target and check its sites.
     Objects,
-    /// Build the freestanding test program for a kernel target and run it, natively or under
-    /// qemu's user-mode emulator.
+    /// Build the test program for a kernel target and run it, natively or under qemu.
     Emulate,
 }
 
@@ -223,8 +221,7 @@ pub struct PlannedRun {
     pub availabilities: Vec<Availability>,
     pub planned: Vec<PlannedToolchain>,
     pub examples: Vec<Example>,
-    /// Per entry of `availabilities`: its library sources, or why there are none (`None`: not
-    /// found).
+    /// Per entry of `availabilities`: its library sources, or why there are none.
     pub library_sources: Vec<Option<Result<LibrarySources, String>>>,
     pub targets: Vec<&'static KernelTarget>,
     /// Why each kernel target's test program is not built or not run here, if it is not.
@@ -243,8 +240,7 @@ pub struct Selection {
     pub targets: Option<Vec<&'static KernelTarget>>,
 }
 
-/// Discovers the toolchains (running each one's `rustc -vV`, killed after `timeout`) and
-/// plans every step for them.
+/// Discovers the toolchains (each `rustc -vV` killed after `timeout`) and plans their steps.
 pub fn plan_run(
     sh: &Shell,
     layout: &Layout,
@@ -348,8 +344,7 @@ fn find_linker(availabilities: &[Availability]) -> anyhow::Result<PathBuf> {
             .join("bin/rust-lld");
         lld.is_file().then_some(lld)
     });
-    // The xtask's machine has rustup (README's first command runs through it), whichever
-    // compilers were selected.
+    // The xtask's machine has rustup, whichever compilers were selected.
     let rustup = || {
         let home = std::env::var_os("RUSTUP_HOME")
             .map(PathBuf::from)
@@ -417,7 +412,7 @@ pub(crate) fn probes_and_shims(
 }
 
 /// Plans every step for the toolchains: probes and shim builds first (everything else waits
-/// for them), then the shim's tests, and every example's build, run and tests in both modes.
+/// for them), then the shim's tests, and every example's build, run and tests.
 pub fn plan(
     layout: &Layout,
     toolchains: &[PlannedToolchain],

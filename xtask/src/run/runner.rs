@@ -80,8 +80,7 @@ pub fn is_the_compilers_word(step: &Step, index: usize, output: &ProcessOutput) 
     }
 }
 
-/// The provisioned file that rustc's error names, when a step that builds the toolchain's own
-/// library sources (`core`, `compiler_builtins`) failed in them.
+/// The provisioned file that rustc's error names, when a `core` step failed in it.
 fn provisioned_error_file(step: &Step, outputs: &[ProcessOutput]) -> Option<String> {
     let failed = |output: &&ProcessOutput| step.kind == Kind::Core && !output.success();
     let compile = outputs.first().filter(failed)?;
@@ -132,8 +131,7 @@ pub fn run_step(
         }
     }
     for output in &step.outputs {
-        // An output left from an earlier run would be judged, run or linked as if this run
-        // had built it.
+        // An output left from an earlier run would be taken for this run's.
         if let Err(error) = std::fs::remove_file(output) {
             if error.kind() != std::io::ErrorKind::NotFound {
                 let output = output.display();

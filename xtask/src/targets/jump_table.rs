@@ -40,8 +40,7 @@ const ENTRY_SIZE: u64 = 16;
 
 type Elf = FileHeader64<Endianness>;
 
-/// The role and width in bytes of a relocation type that may carry a `__jump_table` field on
-/// `target`.
+/// The role and width in bytes of a relocation type of a `__jump_table` field on `target`.
 fn classify(target: &KernelTarget, kind: u32) -> Option<(Role, u64)> {
     let known = target
         .jump_table
@@ -343,7 +342,6 @@ impl Checker<'_> {
     }
 
     /// The name of the data symbol that the tagged key address lies in, and the branch bit.
-    ///
     /// LLVM may merge the keys into one local `.L_MergedGlobals` and relocate against it
     /// (riscv64 does), so the key is the smallest data symbol around the place.
     fn key(&self, (section, tagged): Place, relocated: usize) -> anyhow::Result<(String, bool)> {

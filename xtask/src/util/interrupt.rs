@@ -12,8 +12,7 @@ pub(crate) const TICK: Duration = Duration::from_millis(50);
 /// The signal that interrupted the run, or 0.
 static INTERRUPT: AtomicI32 = AtomicI32::new(0);
 
-/// The signal (SIGINT or SIGTERM) that asked the run to stop, if one did since the current
-/// [`InterruptGuard`] was installed.
+/// The signal that asked the run to stop, if one did since the [`InterruptGuard`] was installed.
 pub(crate) fn interrupted() -> Option<i32> {
     let signal = INTERRUPT.load(Ordering::SeqCst);
     (signal != 0).then_some(signal)

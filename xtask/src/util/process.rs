@@ -219,8 +219,7 @@ impl Streams {
         self.pipes.iter().filter(|pipe| pipe.is_some()).count()
     }
 
-    /// Waits up to `wait` for output and reads what is there; whether anything arrived (data
-    /// or the end of a stream).
+    /// Waits up to `wait` for output and reads what is there; whether anything arrived.
     fn read_for(&mut self, wait: Duration) -> bool {
         // `poll` skips a negative descriptor, an ended stream's, and with none left only waits.
         let mut fds = self.pipes.each_ref().map(|pipe| libc::pollfd {
@@ -298,8 +297,7 @@ pub fn is_running(pid: u32) -> bool {
     exists && !matches!(state, Some('Z' | 'X'))
 }
 
-/// Runs one process to its end, or kills its whole process group after `timeout` or when
-/// the run is interrupted.
+/// Runs one process, its whole process group killed after `timeout` or on an interrupt.
 pub fn run(invocation: &Invocation, timeout: Duration) -> std::io::Result<ProcessOutput> {
     run_holding(invocation, timeout, None)
 }
@@ -358,8 +356,7 @@ pub fn run_holding(
     let deadline = start.checked_add(timeout);
     let mut exited_at: Option<Instant> = None;
     let mut pause = Duration::from_millis(1);
-    // Wake when output arrives or a stream ends (the usual sign of the end), on every tick
-    // otherwise.
+    // Wake when output arrives or a stream ends, on every tick otherwise.
     let killed = loop {
         if streams.open() > 0 {
             let left = deadline.map_or(TICK, |deadline| {

@@ -21,8 +21,7 @@ pub fn of_checkout(root: &Path) -> PathBuf {
 /// The locks this process holds, by their files' device and inode numbers.
 static HELD: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
 
-/// The command this process runs (`usage`, `toolchains install`), recorded in every lock it
-/// takes.
+/// The command this process runs (`usage`), recorded in every lock it takes.
 static COMMAND: OnceLock<String> = OnceLock::new();
 
 pub fn set_command(words: &str) {

@@ -37,8 +37,7 @@ pub struct Example {
     pub path: PathBuf,
 }
 
-/// Reads the `[[example]]` tables of `examples/Cargo.toml`: each one's name and path (`NAME.rs`
-/// when the table gives none).
+/// Reads the `[[example]]` tables of `examples/Cargo.toml`.
 pub fn examples(root: &Path) -> anyhow::Result<Vec<Example>> {
     let manifest = root.join("examples/Cargo.toml");
     let text =

@@ -297,8 +297,7 @@ impl Rustc {
         invocation
     }
 
-    /// Points a compilation at `sysroot`, in place of the one a compiler run through its own
-    /// loader is given (rustc takes `--sysroot` once).
+    /// Points a compilation at `sysroot`, in place of the one its loader gives it.
     fn set_sysroot(invocation: &mut Invocation, sysroot: &Path) {
         match invocation.args.iter().position(|arg| arg == "--sysroot") {
             Some(index) if index + 1 < invocation.args.len() => {
@@ -367,8 +366,7 @@ pub enum TargetOutput<'a> {
     Program { binary: &'a Path, linker: &'a Path },
 }
 
-/// Running an example's binary: with the toolchain's environment, since it may link the
-/// toolchain's shared libraries.
+/// Running an example's binary, with the toolchain's environment for its shared libraries.
 pub fn binary_run(rustc: &Rustc, binary: &Path) -> Invocation {
     Invocation::new(binary, Vec::new()).with_env(rustc.launch.env.clone())
 }

@@ -48,8 +48,7 @@ pub fn has_sites(release: Release, mode: Mode) -> bool {
     mode_cfgs(release, mode, None).contains(&"kshim_has_asm_goto")
 }
 
-/// The target-list probe of every toolchain, and the target steps of those that build;
-/// `library_sources` is per entry of the run's toolchain list, as [`super::PlannedRun::library_sources`].
+/// The target-list probe of every toolchain, and the target steps of those that build.
 pub fn plan_targets(
     layout: &Layout,
     toolchains: &[PlannedToolchain],

@@ -15,22 +15,13 @@ use std::path::PathBuf;
 /// One usage compile of the plan: which target it compiles without which feature.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UsageCompile {
-    /// Its index in [`PlannedUsage::steps`].
+    /// Its index in the usage run's steps.
     pub step: usize,
     pub toolchain: usize,
     /// `kernel` for the shim, or the example's name.
     pub target: String,
     /// The feature left out of `-Zallow-features`.
     pub feature: &'static str,
-}
-
-/// The steps of a usage run and what each usage compile asks.
-#[derive(Clone, Debug)]
-pub struct PlannedUsage {
-    /// Every step, each after the steps it needs: probes and shim builds, then usage compiles.
-    pub steps: Vec<Step>,
-    /// The usage compiles among the steps, in plan order.
-    pub compiles: Vec<UsageCompile>,
 }
 
 /// Makes a kernel-mode compile metadata-only, with JSON diagnostics and `allowed` less
@@ -70,12 +61,13 @@ fn without(mut invocation: Invocation, allowed: &[&str], left_out: &str) -> Invo
 
 /// Plans a usage run on the toolchains that build (the others get no step): for each, every
 /// feature the shim enables in kernel mode on that release ([`enabled_in_kernel_mode`]) for the
-/// shim, and those of them in the kernel's `-Zallow-features` list for every example.
+/// shim, and those of them in the kernel's `-Zallow-features` list for every example. The
+/// steps: probes and shim builds, then the usage compiles, which the second list describes.
 pub fn plan_usage(
     layout: &Layout,
     toolchains: &[PlannedToolchain],
     examples: &[Example],
-) -> anyhow::Result<PlannedUsage> {
+) -> anyhow::Result<(Vec<Step>, Vec<UsageCompile>)> {
     let building: Vec<PlannedToolchain> = toolchains
         .iter()
         .filter(|toolchain| toolchain.builds)
@@ -149,5 +141,5 @@ pub fn plan_usage(
             });
         }
     }
-    Ok(PlannedUsage { steps, compiles })
+    Ok((steps, compiles))
 }
