@@ -10,9 +10,7 @@ mod tests;
 mod usage;
 
 pub use examples::{check_catalog_examples, example_inputs, examples, shim_inputs, Example};
-pub use rustc::{
-    binary_run, kbuild_driver_flags, mode_cfgs, test_run, Mode, Output, Product, Rustc,
-};
+pub use rustc::{binary_run, kbuild_driver_flags, mode_cfgs, test_run, Mode, Output, Rustc};
 pub use targets::{has_sites, not_built, plan_targets, Emulation};
 pub use usage::{plan_usage, UsageCompile};
 
@@ -457,13 +455,10 @@ pub fn plan(
             let directory = layout.output(&toolchain.directory_name, mode.word());
             let cfgs = mode_cfgs(toolchain.rustc.release, mode, None);
             let rlib = directory.join("libkernel.rlib");
-            let shim = toolchain.rustc.shim(
-                &layout.root,
-                mode,
-                &cfgs,
-                Product::Crate,
-                Output::Directory(&directory),
-            );
+            let shim =
+                toolchain
+                    .rustc
+                    .shim(&layout.root, mode, &cfgs, Output::Directory(&directory));
             steps.push(Step {
                 artifact: Some(rlib.clone()),
                 directories: vec![directory.clone()],
@@ -477,13 +472,9 @@ pub fn plan(
     for (toolchain, mode, directory, cfgs, library, rlib) in shims {
         let test_binary = directory.join("kernel-test");
         let processes = vec![
-            toolchain.rustc.shim(
-                &layout.root,
-                mode,
-                &cfgs,
-                Product::Tests,
-                Output::File(&test_binary),
-            ),
+            toolchain
+                .rustc
+                .shim(&layout.root, mode, &cfgs, Output::Tests(&test_binary)),
             test_run(&toolchain.rustc, &test_binary),
         ];
         steps.push(Step {
@@ -495,15 +486,11 @@ pub fn plan(
         for (example, files) in examples.iter().zip(&example_files) {
             let binary = directory.join(&example.name);
             let build = steps.len();
-            let compile = |product, output| {
-                toolchain
-                    .rustc
-                    .example(example, mode, &cfgs, &rlib, product, output)
-            };
+            let compile = |output| toolchain.rustc.example(example, mode, &cfgs, &rlib, output);
             let step = |kind, processes| {
                 Step::new(toolchain.index, kind, &example.name, Some(mode), processes)
             };
-            let built = compile(Product::Crate, Output::Directory(&directory));
+            let built = compile(Output::Directory(&directory));
             steps.push(Step {
                 // The run step below needs this very binary.
                 artifact: Some(binary.clone()),
@@ -519,7 +506,7 @@ pub fn plan(
                 ..step(Kind::Run, vec![binary_run(&toolchain.rustc, &binary)])
             });
             let test_binary = directory.join(format!("{}-test", example.name));
-            let tests = compile(Product::Tests, Output::File(&test_binary));
+            let tests = compile(Output::Tests(&test_binary));
             steps.push(Step {
                 directories: vec![directory.clone()],
                 inputs: files.clone(),

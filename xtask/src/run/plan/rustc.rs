@@ -58,21 +58,13 @@ pub struct Rustc {
     pub release: Release,
 }
 
-/// What a compilation of the shim or an example produces.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Product {
-    /// The shim's rlib, an example's binary.
-    Crate,
-    /// The unit-test binary (`rustc --test`).
-    Tests,
-}
-
-#[derive(Clone, Debug)]
+/// What a compilation of the shim or an example produces, and where.
+#[derive(Clone, Copy, Debug)]
 pub enum Output<'a> {
-    /// `--out-dir`: rustc names the file after the crate.
+    /// The crate (the shim's rlib, an example's binary), named by rustc in this directory.
     Directory(&'a Path),
-    /// `-o`: exactly this file (test binaries).
-    File(&'a Path),
+    /// The unit-test binary (`rustc --test`), as exactly this file.
+    Tests(&'a Path),
 }
 
 fn path_arg(path: &Path) -> String {
@@ -160,7 +152,7 @@ impl Rustc {
     fn add_output(invocation: &mut Invocation, output: Output<'_>) {
         let (flag, path) = match output {
             Output::Directory(directory) => ("--out-dir", directory),
-            Output::File(file) => ("-o", file),
+            Output::Tests(file) => ("-o", file),
         };
         invocation.args.extend([flag.into(), path_arg(path)]);
     }
@@ -193,12 +185,12 @@ impl Rustc {
     }
 
     /// The shim's or an example's compile, of its crate (a `crate_type`) or its test binary.
-    fn compile(&self, mode: Mode, name: &str, crate_type: &str, product: Product) -> Invocation {
+    fn compile(&self, mode: Mode, name: &str, crate_type: &str, output: Output<'_>) -> Invocation {
         let mut invocation = self.base(mode);
         push(&mut invocation, &["--crate-name", name]);
-        match product {
-            Product::Tests => push(&mut invocation, &["--test"]),
-            Product::Crate => push(
+        match output {
+            Output::Tests(_) => push(&mut invocation, &["--test"]),
+            _ => push(
                 &mut invocation,
                 &["--crate-type", crate_type, "--emit=link"],
             ),
@@ -206,15 +198,8 @@ impl Rustc {
         invocation
     }
 
-    pub fn shim(
-        &self,
-        root: &Path,
-        mode: Mode,
-        cfgs: &[&str],
-        product: Product,
-        output: Output<'_>,
-    ) -> Invocation {
-        let mut invocation = self.compile(mode, "kernel", "rlib", product);
+    pub fn shim(&self, root: &Path, mode: Mode, cfgs: &[&str], output: Output<'_>) -> Invocation {
+        let mut invocation = self.compile(mode, "kernel", "rlib", output);
         invocation.args.push(path_arg(&shim_root(root)));
         Self::add_cfgs(&mut invocation, cfgs);
         Self::add_output(&mut invocation, output);
@@ -228,10 +213,9 @@ impl Rustc {
         mode: Mode,
         cfgs: &[&str],
         rlib: &Path,
-        product: Product,
         output: Output<'_>,
     ) -> Invocation {
-        let mut invocation = self.compile(mode, &example.name, "bin", product);
+        let mut invocation = self.compile(mode, &example.name, "bin", output);
         invocation.args.push(path_arg(&example.path));
         Self::add_kernel_user(&mut invocation, mode, cfgs, rlib);
         Self::add_output(&mut invocation, output);

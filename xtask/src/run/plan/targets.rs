@@ -3,7 +3,7 @@
 //! it builds and has its library sources, per kernel target `core` and `compiler_builtins`,
 //! then per mode the shim, the static-key sample's object and the test program.
 
-use super::rustc::{mode_cfgs, Builtins, Mode, Output, Product, Rustc, TargetOutput};
+use super::rustc::{mode_cfgs, Builtins, Mode, Output, Rustc, TargetOutput};
 use super::{Check, Kind, Layout, PlannedToolchain, Step};
 use crate::catalog::Release;
 use crate::targets::KernelTarget;
@@ -130,13 +130,7 @@ pub fn plan_targets(
                     &format!("{}-{}", mode.word(), kernel_target.triple),
                 );
                 let rlib = directory.join("libkernel.rlib");
-                let mut shim = rustc.shim(
-                    &layout.root,
-                    mode,
-                    &cfgs,
-                    Product::Crate,
-                    Output::Directory(&directory),
-                );
+                let mut shim = rustc.shim(&layout.root, mode, &cfgs, Output::Directory(&directory));
                 Rustc::for_target(&mut shim, kernel_target.triple, sysroot);
                 let library = steps.len();
                 steps.push(Step {

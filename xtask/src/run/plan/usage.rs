@@ -4,7 +4,7 @@
 //! example) and enabled feature, with that feature left out of `-Zallow-features`.
 
 use super::examples::{example_inputs, shim_inputs, Example};
-use super::rustc::{kbuild_driver_flags, mode_cfgs, Mode, Output, Product};
+use super::rustc::{kbuild_driver_flags, mode_cfgs, Mode, Output};
 use super::{probes_and_shims, Kind, Layout, PlannedToolchain, Step};
 use crate::catalog::allowed_features;
 use crate::features::expect::enabled_in_kernel_mode;
@@ -111,12 +111,12 @@ pub fn plan_usage(
             let output = Output::Directory(&directory);
             let (compile, list, deps) = match example {
                 None => (
-                    rustc.shim(&layout.root, Mode::Kernel, &cfgs, Product::Crate, output),
+                    rustc.shim(&layout.root, Mode::Kernel, &cfgs, output),
                     &enabled,
                     Vec::new(),
                 ),
                 Some(example) => (
-                    rustc.example(example, Mode::Kernel, &cfgs, &rlib, Product::Crate, output),
+                    rustc.example(example, Mode::Kernel, &cfgs, &rlib, output),
                     &allowed,
                     vec![library],
                 ),
