@@ -455,10 +455,8 @@ pub fn plan(
             let directory = layout.output(&toolchain.directory_name, mode.word());
             let cfgs = mode_cfgs(toolchain.rustc.release, mode, None);
             let rlib = directory.join("libkernel.rlib");
-            let shim =
-                toolchain
-                    .rustc
-                    .shim(&layout.root, mode, &cfgs, Output::Directory(&directory));
+            let rustc = &toolchain.rustc;
+            let shim = rustc.shim(&layout.root, mode, &cfgs, Output::Directory(&directory));
             steps.push(Step {
                 artifact: Some(rlib.clone()),
                 directories: vec![directory.clone()],
@@ -470,12 +468,10 @@ pub fn plan(
         }
     }
     for (toolchain, mode, directory, cfgs, library, rlib) in shims {
-        let test_binary = directory.join("kernel-test");
+        let (rustc, test_binary) = (&toolchain.rustc, directory.join("kernel-test"));
         let processes = vec![
-            toolchain
-                .rustc
-                .shim(&layout.root, mode, &cfgs, Output::Tests(&test_binary)),
-            test_run(&toolchain.rustc, &test_binary),
+            rustc.shim(&layout.root, mode, &cfgs, Output::Tests(&test_binary)),
+            test_run(rustc, &test_binary),
         ];
         steps.push(Step {
             directories: vec![directory.clone()],
@@ -486,7 +482,7 @@ pub fn plan(
         for (example, files) in examples.iter().zip(&example_files) {
             let binary = directory.join(&example.name);
             let build = steps.len();
-            let compile = |output| toolchain.rustc.example(example, mode, &cfgs, &rlib, output);
+            let compile = |output| rustc.example(example, mode, &cfgs, &rlib, output);
             let step = |kind, processes| {
                 Step::new(toolchain.index, kind, &example.name, Some(mode), processes)
             };
@@ -503,7 +499,7 @@ pub fn plan(
             // No inputs: the build's cache key already covers the sources.
             steps.push(Step {
                 deps: vec![build],
-                ..step(Kind::Run, vec![binary_run(&toolchain.rustc, &binary)])
+                ..step(Kind::Run, vec![binary_run(rustc, &binary)])
             });
             let test_binary = directory.join(format!("{}-test", example.name));
             let tests = compile(Output::Tests(&test_binary));
@@ -512,10 +508,7 @@ pub fn plan(
                 inputs: files.clone(),
                 deps: vec![library],
                 outputs: vec![test_binary.clone()],
-                ..step(
-                    Kind::Test,
-                    vec![tests, test_run(&toolchain.rustc, &test_binary)],
-                )
+                ..step(Kind::Test, vec![tests, test_run(rustc, &test_binary)])
             });
         }
     }

@@ -71,10 +71,8 @@ fn path_arg(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
-fn push(invocation: &mut Invocation, args: &[&str]) {
-    invocation
-        .args
-        .extend(args.iter().map(|arg| arg.to_string()));
+fn push<S: Into<String>>(invocation: &mut Invocation, args: impl IntoIterator<Item = S>) {
+    invocation.args.extend(args.into_iter().map(Into::into));
 }
 
 /// Appends the flags of `line`, split at single spaces: a literal, so that no value read from a
@@ -131,18 +129,14 @@ impl Rustc {
     }
 
     fn add_cfgs(invocation: &mut Invocation, cfgs: &[&str]) {
-        for cfg in cfgs {
-            push(invocation, &["--cfg", cfg]);
-        }
+        push(invocation, cfgs.iter().flat_map(|cfg| ["--cfg", cfg]));
     }
 
     /// What a crate outside the shim gets: in kernel mode Kbuild's flags for a driver
     /// ([`kbuild_driver_flags`]), the shim's rlib as `kernel`, and the mode's cfgs.
     fn add_kernel_user(invocation: &mut Invocation, mode: Mode, cfgs: &[&str], rlib: &Path) {
         if mode == Mode::Kernel {
-            invocation
-                .args
-                .extend(kbuild_driver_flags(RUST_ALLOWED_FEATURES));
+            push(invocation, kbuild_driver_flags(RUST_ALLOWED_FEATURES));
         }
         let rlib = format!("kernel={}", path_arg(rlib));
         invocation.args.extend(["--extern".into(), rlib]);
@@ -176,9 +170,7 @@ impl Rustc {
             &mut invocation,
             "--crate-name kshim_kbuild --crate-type lib --emit=metadata --error-format=json",
         );
-        invocation
-            .args
-            .extend(kbuild_driver_flags(RUST_ALLOWED_FEATURES));
+        push(&mut invocation, kbuild_driver_flags(RUST_ALLOWED_FEATURES));
         invocation.args.push(path_arg(source));
         Self::add_output(&mut invocation, Output::Directory(out_dir));
         invocation
@@ -187,13 +179,10 @@ impl Rustc {
     /// The shim's or an example's compile, of its crate (a `crate_type`) or its test binary.
     fn compile(&self, mode: Mode, name: &str, crate_type: &str, output: Output<'_>) -> Invocation {
         let mut invocation = self.base(mode);
-        push(&mut invocation, &["--crate-name", name]);
+        push(&mut invocation, ["--crate-name", name]);
         match output {
-            Output::Tests(_) => push(&mut invocation, &["--test"]),
-            _ => push(
-                &mut invocation,
-                &["--crate-type", crate_type, "--emit=link"],
-            ),
+            Output::Tests(_) => push(&mut invocation, ["--test"]),
+            _ => push(&mut invocation, ["--crate-type", crate_type, "--emit=link"]),
         }
         invocation
     }
@@ -240,8 +229,8 @@ impl Rustc {
             "--crate-type",
             "rlib",
         ];
-        push(&mut invocation, &names);
-        push(&mut invocation, &["--target", triple]);
+        push(&mut invocation, names);
+        push(&mut invocation, ["--target", triple]);
         push_line(
             &mut invocation,
             "-C panic=abort -C opt-level=2 -Zforce-unstable-if-unmarked --cap-lints allow",
@@ -287,16 +276,14 @@ impl Rustc {
             Some(index) if index + 1 < invocation.args.len() => {
                 invocation.args[index + 1] = path_arg(sysroot);
             }
-            _ => invocation
-                .args
-                .extend(["--sysroot".into(), path_arg(sysroot)]),
+            _ => push(invocation, ["--sysroot".into(), path_arg(sysroot)]),
         }
     }
 
     /// Makes a compilation build for `triple` with the `core` of `sysroot`, without unwinding.
     pub fn for_target(invocation: &mut Invocation, triple: &str, sysroot: &Path) {
         Self::set_sysroot(invocation, sysroot);
-        push(invocation, &["--target", triple, "-C", "panic=abort"]);
+        push(invocation, ["--target", triple, "-C", "panic=abort"]);
     }
 
     /// A crate of `xtask/programs/` built against the shim's rlib for a kernel target.
@@ -310,7 +297,7 @@ impl Rustc {
         output: TargetOutput<'_>,
     ) -> Invocation {
         let mut invocation = self.base(mode);
-        push(&mut invocation, &["--crate-name", name]);
+        push(&mut invocation, ["--crate-name", name]);
         push_line(&mut invocation, "-C opt-level=2 -C codegen-units=1");
         let file = match output {
             TargetOutput::Object(object) => {
@@ -326,9 +313,10 @@ impl Rustc {
                 binary
             }
         };
-        invocation
-            .args
-            .extend(["-o".into(), path_arg(file), path_arg(source)]);
+        push(
+            &mut invocation,
+            ["-o".into(), path_arg(file), path_arg(source)],
+        );
         Self::add_kernel_user(&mut invocation, mode, cfgs, rlib);
         invocation
     }
