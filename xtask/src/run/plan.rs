@@ -336,10 +336,7 @@ fn find_linker(availabilities: &[Availability]) -> anyhow::Result<PathBuf> {
             return None;
         };
         let sysroot = toolchain.launch.rustc.parent()?.parent()?;
-        let lld = sysroot
-            .join("lib/rustlib")
-            .join(&version.host)
-            .join("bin/rust-lld");
+        let lld = sysroot.join(format!("lib/rustlib/{}/bin/rust-lld", version.host));
         lld.is_file().then_some(lld)
     });
     // The xtask's machine has rustup, whichever compilers were selected.
@@ -368,9 +365,7 @@ pub const KBUILD_FIXTURES: [&str; 2] = ["inside_allow_list", "outside_allow_list
 
 /// A Kbuild fixture's source, in this xtask's own checkout, whichever sources are checked.
 pub fn kbuild_fixture(name: &str) -> PathBuf {
-    project_root()
-        .join("xtask/programs/kbuild")
-        .join(format!("{name}.rs"))
+    project_root().join(format!("xtask/programs/kbuild/{name}.rs"))
 }
 
 /// The steps that say which compilers build the shim: the matrix's probes and shim builds in

@@ -81,10 +81,7 @@ pub fn plan_targets(
                 continue;
             }
             let rustc = &toolchain.rustc;
-            let libraries = sysroot
-                .join("lib/rustlib")
-                .join(kernel_target.triple)
-                .join("lib");
+            let libraries = sysroot.join(format!("lib/rustlib/{}/lib", kernel_target.triple));
             let step = |kind, target: &str, mode, processes| Step {
                 directories: vec![libraries.clone()],
                 kernel_target: Some(kernel_target),
