@@ -8,6 +8,7 @@ use crate::toolchains::loader::Launch;
 use crate::toolchains::pins::{Pin, Pins};
 use crate::toolchains::version::{parse_verbose_version, RustcVersion};
 use crate::util::interrupt::interrupted;
+use crate::util::json::{Deserialize, Serialize};
 use anyhow::{anyhow, bail, ensure, Context as _};
 use std::collections::HashMap;
 use std::fmt;
@@ -44,7 +45,7 @@ impl Source {
 }
 
 /// The kinds of [`Source`], as reports name them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, crate::util::json::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SourceKind {
     Rustup,
