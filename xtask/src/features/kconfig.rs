@@ -19,15 +19,12 @@ pub struct KconfigSymbol {
     pub source: String,
 }
 
-/// The pinned trees that define a threshold, each with the line: `[("7.3", 198)]`.
-pub type TreeLines = &'static [(&'static str, usize)];
-
 /// The `RUSTC_HAS_*` release thresholds of the pinned trees' own `init/Kconfig`, for a checkout
 /// where they are not unpacked: `(name, RUSTC_VERSION number, [(tree id, line)])`. Generated
 /// from the trees by `kernel::rules::pinned`; a test that reads the unpacked trees fails,
 /// printing the table anew, when they say otherwise. 6.1's defines none.
 #[rustfmt::skip]
-pub const PINNED_TREES: &[(&str, u32, TreeLines)] = &[
+pub const PINNED_TREES: &[(&str, u32, &[(&str, usize)])] = &[
     // generated table: start
     ("RUSTC_HAS_SPAN_FILE", 108800, &[("7.2", 186), ("7.3", 186)]),
     ("RUSTC_HAS_UNNECESSARY_TRANSMUTES", 108800, &[("6.12", 145), ("7.2", 189), ("7.3", 189)]),
@@ -36,15 +33,6 @@ pub const PINNED_TREES: &[(&str, u32, TreeLines)] = &[
     ("RUSTC_HAS_SUSPICIOUS_RUNTIME_SYMBOL_DEFINITIONS", 109800, &[("6.12", 148), ("7.2", 198), ("7.3", 198)]),
     // generated table: end
 ];
-
-/// The cfgs that the trees' Rust code tests but no pinned tree's `init/Kconfig` defines, and
-/// why: never set, as in the kernel.
-const NEVER_SET: &[(&str, &str)] = &[(
-    "RUSTC_HAS_UNSAFE_PINNED",
-    "no tree's init/Kconfig defines it (7.3's included), though pin-init's lib.rs tests it in \
-     a cfg_attr (`all(feature = \"unsafe-pinned\", CONFIG_RUSTC_HAS_UNSAFE_PINNED)`, for \
-     `feature(unsafe_pinned)`): in the kernel that branch is never on",
-)];
 
 /// Where a threshold comes from: `init/Kconfig of 6.12 (line 148), 7.3 (line 198)`.
 pub fn trees_source(trees: &[(&str, usize)]) -> String {
@@ -55,12 +43,17 @@ pub fn trees_source(trees: &[(&str, usize)]) -> String {
     format!("init/Kconfig of {}", trees.join(", "))
 }
 
-/// The never-set cfgs, as symbols with no release.
+/// The cfgs that the trees' Rust code tests but no pinned tree's `init/Kconfig` defines, with
+/// why: never set, as in the kernel.
 pub fn never_set() -> impl Iterator<Item = KconfigSymbol> {
-    NEVER_SET.iter().map(|(name, why)| KconfigSymbol {
-        cfg: format!("CONFIG_{name}"),
+    std::iter::once(KconfigSymbol {
+        cfg: "CONFIG_RUSTC_HAS_UNSAFE_PINNED".to_owned(),
         from: None,
-        source: (*why).to_string(),
+        source: "no tree's init/Kconfig defines it (7.3's included), though pin-init's lib.rs \
+                 tests it in a cfg_attr (`all(feature = \"unsafe-pinned\", \
+                 CONFIG_RUSTC_HAS_UNSAFE_PINNED)`, for `feature(unsafe_pinned)`): in the kernel \
+                 that branch is never on"
+            .to_owned(),
     })
 }
 

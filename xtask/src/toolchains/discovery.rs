@@ -13,7 +13,6 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::Duration;
 use xshell::{cmd, Shell};
 
@@ -144,10 +143,7 @@ pub fn discover(
     timeout: Duration,
     provisioning: Provisioning,
 ) -> anyhow::Result<Vec<Availability>> {
-    let pins_path = pins_path
-        .map(Path::to_owned)
-        .unwrap_or_else(Pins::default_path);
-    let pins = Pins::load(&pins_path)?;
+    let pins = Pins::load(&pins_path.map_or_else(Pins::default_path, Path::to_owned))?;
     if specs.is_empty() {
         Ok(discover_pins(sh, &pins.pins, timeout))
     } else {
@@ -169,27 +165,26 @@ fn probe_all(toolchains: Vec<Toolchain>, timeout: Duration) -> Vec<Availability>
     for (index, toolchain) in toolchains.iter().enumerate() {
         first_of.entry(toolchain.launch.clone()).or_insert(index);
     }
-    let mut distinct: Vec<usize> = first_of.values().copied().collect();
-    distinct.sort();
-    let answers: Mutex<HashMap<usize, anyhow::Result<RustcVersion>>> = Mutex::new(HashMap::new());
+    let distinct: Vec<usize> = (0..toolchains.len())
+        .filter(|&index| first_of[&toolchains[index].launch] == index)
+        .collect();
     let next = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..PARALLEL_PROBES.min(distinct.len()) {
-            scope.spawn(|| {
-                while let Some(&index) = distinct.get(next.fetch_add(1, Ordering::SeqCst)) {
-                    let answer = match interrupted() {
-                        Some(_) => Err(anyhow!(NOT_CHECKED)),
-                        None => verify(&toolchains[index], timeout),
-                    };
-                    answers
-                        .lock()
-                        .expect("a probe panicked")
-                        .insert(index, answer);
-                }
-            });
-        }
-    });
-    let answers = answers.into_inner().expect("a probe panicked");
+    let workers = 0..PARALLEL_PROBES.min(distinct.len());
+    let answers: HashMap<usize, anyhow::Result<RustcVersion>> =
+        crate::in_parallel(workers, |_, _| {
+            let mut answers = Vec::new();
+            while let Some(&index) = distinct.get(next.fetch_add(1, Ordering::SeqCst)) {
+                let answer = match interrupted() {
+                    Some(_) => Err(anyhow!(NOT_CHECKED)),
+                    None => verify(&toolchains[index], timeout),
+                };
+                answers.push((index, answer));
+            }
+            answers
+        })
+        .into_iter()
+        .flatten()
+        .collect();
     toolchains
         .into_iter()
         .map(|toolchain| match &answers[&first_of[&toolchain.launch]] {

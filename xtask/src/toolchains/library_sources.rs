@@ -165,38 +165,25 @@ fn found_in(library: PathBuf, identity: String) -> anyhow::Result<LibrarySources
 /// workspace's `Cargo.toml`); Cargo's default, 2015, when it declares none.
 pub(crate) fn manifest_edition(manifest: &str, workspace: Option<&str>) -> String {
     let edition = match table_value(manifest, "package", "edition") {
-        Some(Value::FromWorkspace) => {
+        Some(value) if value == "{workspace=true}" => {
             workspace.and_then(|workspace| table_value(workspace, "workspace.package", "edition"))
         }
         edition => edition,
     };
-    match edition {
-        Some(Value::Text(edition)) => edition,
-        _ => "2015".to_owned(),
-    }
-}
-
-/// A value [`table_value`] found: text, or `KEY.workspace = true` (`KEY = { workspace = true }`).
-#[derive(Debug, PartialEq)]
-enum Value {
-    Text(String),
-    FromWorkspace,
+    edition.unwrap_or_else(|| "2015".to_owned())
 }
 
 /// The value of `key` in `[table]` of a simple TOML file (one key per line, as Cargo.toml files
-/// of the standard library are written).
-fn table_value(text: &str, table: &str, key: &str) -> Option<Value> {
-    let mut current = String::new();
-    for line in text.lines() {
-        let line = line.trim();
+/// of the standard library are written), unquoted; inheriting from the workspace, in either
+/// spelling, is `{workspace=true}`.
+fn table_value(text: &str, table: &str, key: &str) -> Option<String> {
+    let mut current = "";
+    for line in text.lines().map(str::trim) {
         if let Some(header) = line.strip_prefix('[') {
-            current = header.trim_end_matches(']').trim().to_owned();
+            current = header.trim_end_matches(']').trim();
             continue;
         }
-        if current != table {
-            continue;
-        }
-        let Some((name, value)) = line.split_once('=') else {
+        let Some((name, value)) = line.split_once('=').filter(|_| current == table) else {
             continue;
         };
         let name: String = name.chars().filter(|c| !c.is_whitespace()).collect();
@@ -205,11 +192,10 @@ fn table_value(text: &str, table: &str, key: &str) -> Option<Value> {
         if name == format!("{key}.workspace") && compact == "true"
             || name == key && compact == "{workspace=true}"
         {
-            return Some(Value::FromWorkspace);
+            return Some("{workspace=true}".to_owned());
         }
         if name == key {
-            let text = value.trim_matches(|c| c == '"' || c == '\'');
-            return Some(Value::Text(text.to_owned()));
+            return Some(value.trim_matches(|c| c == '"' || c == '\'').to_owned());
         }
     }
     None

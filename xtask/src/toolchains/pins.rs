@@ -27,38 +27,43 @@ pub enum PinRole {
     Nightly,
 }
 
-impl PinRole {
-    pub const ALL: [PinRole; 5] = [
+/// Each role, in declaration order, with its word in the pin file and the output, and what it
+/// means.
+const ROLES: [(PinRole, &str, &str); 5] = [
+    (
         PinRole::Minimum,
+        "minimum",
+        "the oldest release the kernel supports",
+    ),
+    (
         PinRole::Feature,
-        PinRole::Debian,
+        "feature",
+        "a release at which a catalog feature stabilized or first appeared",
+    ),
+    (PinRole::Debian, "debian", "a compiler Debian ships"),
+    (
         PinRole::RustToolchain,
+        "rust-toolchain",
+        "the release rust-toolchain.toml pins",
+    ),
+    (
         PinRole::Nightly,
-    ];
+        "nightly",
+        "the nightly the project is checked with",
+    ),
+];
 
-    /// The word the pin file and the output use.
+impl PinRole {
     pub fn word(self) -> &'static str {
-        match self {
-            PinRole::Minimum => "minimum",
-            PinRole::Feature => "feature",
-            PinRole::Debian => "debian",
-            PinRole::RustToolchain => "rust-toolchain",
-            PinRole::Nightly => "nightly",
-        }
+        ROLES[self as usize].1
     }
 
     pub fn from_word(word: &str) -> Option<PinRole> {
-        PinRole::ALL.into_iter().find(|role| role.word() == word)
+        ROLES.iter().find(|role| role.1 == word).map(|role| role.0)
     }
 
     pub fn description(self) -> &'static str {
-        match self {
-            PinRole::Minimum => "the oldest release the kernel supports",
-            PinRole::Feature => "a release at which a catalog feature stabilized or first appeared",
-            PinRole::Debian => "a compiler Debian ships",
-            PinRole::RustToolchain => "the release rust-toolchain.toml pins",
-            PinRole::Nightly => "the nightly the project is checked with",
-        }
+        ROLES[self as usize].2
     }
 }
 
@@ -133,11 +138,13 @@ impl Pin {
 
 /// Whether `id` may name a pin ([`Pin::id`]): never a path step (`..`) or an option.
 pub fn is_pin_id(id: &str) -> bool {
-    id.len() <= MAX_ID_LENGTH
-        && id.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && id
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || b".-_".contains(&byte))
+    id.len() <= MAX_ID_LENGTH && id.starts_with(|c: char| c.is_ascii_alphanumeric()) && is_name(id)
+}
+
+/// Whether `name` is letters, digits, `.`, `-` and `_` only.
+fn is_name(name: &str) -> bool {
+    name.bytes()
+        .all(|byte| byte.is_ascii_alphanumeric() || b".-_".contains(&byte))
 }
 
 /// Whether `name` is a rustup toolchain name: a channel (`stable`, `beta`, `nightly`) or a
@@ -148,11 +155,7 @@ pub fn is_rustup_toolchain_name(name: &str) -> bool {
         .iter()
         .any(|channel| name == *channel || name.starts_with(&format!("{channel}-")))
         || name.starts_with(|c: char| c.is_ascii_digit());
-    name.len() <= 100
-        && channel_or_release
-        && name
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || b".-_".contains(&byte))
+    name.len() <= 100 && channel_or_release && is_name(name)
 }
 
 /// Where a pinned kernel tree comes from.
@@ -283,7 +286,7 @@ fn parse_pin(
          `{number}`"
     );
     let role = PinRole::from_word(&role).with_context(|| {
-        let words: Vec<&str> = PinRole::ALL.iter().map(|role| role.word()).collect();
+        let words: Vec<&str> = ROLES.iter().map(|role| role.1).collect();
         format!(
             "{file}:{role_line}: unknown role `{}`; the roles are {}",
             role.escape_debug(),
@@ -465,17 +468,10 @@ impl ReleaseRange {
         let from = bound(start)?.map(|(release, _)| release);
         let until = match end.strip_prefix('=') {
             Some(end) => {
-                let (
-                    Release {
-                        major,
-                        minor,
-                        patch,
-                    },
-                    exact,
-                ) = bound(end)?.ok_or_else(bad)?;
+                let (last, exact) = bound(end)?.ok_or_else(bad)?;
                 Some(match exact {
-                    true => Release::new(major, minor, patch + 1),
-                    false => Release::new(major, minor + 1, 0),
+                    true => Release::new(last.major, last.minor, last.patch + 1),
+                    false => Release::new(last.major, last.minor + 1, 0),
                 })
             }
             None => bound(end)?.map(|(release, _)| release),

@@ -46,8 +46,6 @@ pub struct RustcVersion {
     /// The release without its channel suffix: 1.97.0 for "1.97.0-nightly".
     pub release: Release,
     pub channel: Channel,
-    /// `None` where the compiler says `unknown`.
-    pub commit_hash: Option<String>,
     /// `YYYY-MM-DD`, or `None` where the compiler says `unknown`.
     pub commit_date: Option<String>,
     pub host: String,
@@ -166,7 +164,6 @@ pub fn parse_verbose_version(text: &str) -> anyhow::Result<RustcVersion> {
     Ok(RustcVersion {
         release,
         channel,
-        commit_hash: known(field("commit-hash")),
         commit_date,
         host,
         llvm_version: known(field("LLVM version")),
@@ -270,7 +267,6 @@ LLVM version: 22.1.4
         let version = parsed(DEBIAN_1_63);
         assert_eq!(version.release, Release::new(1, 63, 0));
         assert_eq!(version.channel, Channel::Stable);
-        assert_eq!(version.commit_hash, None);
         assert_eq!(version.commit_date, None);
         assert_eq!(version.host, "x86_64-unknown-linux-gnu");
         assert_eq!(version.llvm_version.as_deref(), Some("14.0.6"));
@@ -284,10 +280,6 @@ LLVM version: 22.1.4
         let version = parsed(DEBIAN_1_85);
         assert_eq!(version.release, Release::new(1, 85, 0));
         assert_eq!(version.channel, Channel::Stable);
-        assert_eq!(
-            version.commit_hash.as_deref(),
-            Some("4d91de4e48198da2e33413efdcd9cd2cc0c46688")
-        );
         assert_eq!(version.commit_date.as_deref(), Some("2025-02-17"));
         assert_eq!(version.llvm_version.as_deref(), Some("19.1.7"));
         assert_eq!(
