@@ -7,16 +7,17 @@ use crate::toolchains::debian::{self, DebianSource, Provisioning};
 use crate::toolchains::loader::Launch;
 use crate::toolchains::pins::{Pin, Pins};
 use crate::toolchains::version::{parse_verbose_version, RustcVersion};
+use crate::util::files::{read_text, write_atomically};
+use crate::util::hash::StableHasher;
 use crate::util::interrupt::interrupted;
+use crate::util::json::{self, Deserialize, Serialize};
 use anyhow::{anyhow, bail, ensure, Context as _};
 use std::collections::HashMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use xshell::{cmd, Shell};
 
-mod answers;
 mod specs;
 #[cfg(test)]
 mod tests;
@@ -43,7 +44,7 @@ impl Source {
 }
 
 /// The kinds of [`Source`], as reports name them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, crate::util::json::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SourceKind {
     Rustup,
@@ -91,16 +92,6 @@ impl Toolchain {
             source,
             launch,
             pin: None,
-        }
-    }
-}
-
-impl fmt::Display for Toolchain {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.id == self.spec {
-            write!(f, "{}", self.id)
-        } else {
-            write!(f, "{} ({})", self.id, self.spec)
         }
     }
 }
@@ -398,9 +389,13 @@ pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcV
         launch.rustc.display()
     );
     let stamps = answer_stamps(toolchain);
-    let cached = stamps.as_ref().and_then(|stamps| answers::load(stamps));
-    let (mut version, sysroot) = match cached {
-        Some(answers) => answers,
+    let kept = stamps.as_ref().and_then(|stamps| {
+        let kept: Answers = json::read(&read_text(&answers_path(stamps), 1 << 20).ok()?).ok()?;
+        let version = parse_verbose_version(&kept.verbose_version).ok()?;
+        (kept.stamps == *stamps).then_some((version, kept.sysroot))
+    });
+    let (mut version, sysroot) = match kept {
+        Some(kept) => kept,
         None => {
             let version = parse_verbose_version(&launch.run(&["-vV"], timeout)?)?;
             let sysroot = launch.run(&["--print", "sysroot"], timeout)?;
@@ -416,17 +411,20 @@ pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcV
                         launch.rustc.display()
                     )
                 })?;
-            if let Some(stamps) = &stamps {
-                answers::store(stamps, &version, &sysroot);
+            if let Some(stamps) = stamps {
+                let kept = Answers {
+                    stamps,
+                    verbose_version: version.raw.clone(),
+                    sysroot: sysroot.clone(),
+                };
+                // One that cannot be written costs a question next time.
+                let json = json::to_pretty(&json::to_value(&kept));
+                let _ = write_atomically(&answers_path(&kept.stamps), json.as_bytes());
             }
             (version, sysroot)
         }
     };
-    let libraries = sysroot
-        .join("lib")
-        .join("rustlib")
-        .join(&version.host)
-        .join("lib");
+    let libraries = sysroot.join("lib/rustlib").join(&version.host).join("lib");
     ensure!(
         holds(&libraries, "libcore-", ".rlib"),
         "its sysroot {} has no `core` for its host {}: no libcore-*.rlib in {}",
@@ -436,6 +434,22 @@ pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcV
     );
     version.sysroot = Some(sysroot);
     Ok(version)
+}
+
+/// What an installed compiler answered to `-vV` and `--print sysroot`, kept under
+/// `target/toolchains/answers/` with the [`answer_stamps`] they were given for, so that a warm
+/// run starts no compiler just to ask again; any changed stamp asks again.
+#[derive(Serialize, Deserialize)]
+struct Answers {
+    stamps: String,
+    verbose_version: String,
+    sysroot: PathBuf,
+}
+
+/// The file for these stamps: its name only spreads the entries, the stamps inside decide.
+fn answers_path(stamps: &str) -> PathBuf {
+    let key = StableHasher::new().field(stamps).finish();
+    debian::toolchains_dir().join(format!("answers/{key}.json"))
 }
 
 /// What the answers of an installed compiler depend on: the path, size and modification time of

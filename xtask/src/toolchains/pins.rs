@@ -424,9 +424,8 @@ impl Shard {
 
     pub fn pins<'a>(&self, pins: &'a [Pin]) -> Vec<&'a Pin> {
         pins.iter()
-            .enumerate()
-            .filter(|(position, _)| self.owns(*position))
-            .map(|(_, pin)| pin)
+            .skip(self.index - 1)
+            .step_by(self.count)
             .collect()
     }
 }
