@@ -8,7 +8,7 @@ use crate::targets::KERNEL_TARGETS;
 use crate::toolchains::debian::{self, Provisioner};
 use crate::toolchains::extracted::{self, Extracted, Marker, Wanted};
 use crate::toolchains::loader::elf_linkage;
-use anyhow::{bail, Context};
+use anyhow::{bail, ensure, Context};
 use std::path::{Path, PathBuf};
 
 /// The architectures (as Rust spells them, and as qemu names its emulators) whose emulators are
@@ -68,11 +68,8 @@ fn emulator_members(members: &[String], pattern: &str) -> anyhow::Result<Vec<Str
     emulated()
         .map(|arch| {
             let wanted = format!("./{}", pattern.replace("ARCH", arch));
-            if members.contains(&wanted) {
-                Ok(wanted)
-            } else {
-                bail!("it has no {wanted}")
-            }
+            ensure!(members.contains(&wanted), "it has no {wanted}");
+            Ok(wanted)
         })
         .collect()
 }
@@ -122,12 +119,13 @@ pub(crate) fn provision_qemu(
 fn checked_emulator(emulator: &Path) -> anyhow::Result<String> {
     let metadata = std::fs::symlink_metadata(emulator)
         .with_context(|| format!("{} was not extracted", emulator.display()))?;
-    if !metadata.is_file() {
-        bail!("{} is not a regular file", emulator.display());
-    }
-    if elf_linkage(emulator)?.interpreter.is_some() {
-        bail!("{} is dynamically linked", emulator.display());
-    }
+    ensure!(
+        metadata.is_file(),
+        "{} is not a regular file",
+        emulator.display()
+    );
+    let dynamic = elf_linkage(emulator)?.interpreter.is_some();
+    ensure!(!dynamic, "{} is dynamically linked", emulator.display());
     let sh = xshell::Shell::new()?;
     let output = xshell::cmd!(sh, "{emulator} --version")
         .ignore_status()
@@ -139,13 +137,11 @@ fn checked_emulator(emulator: &Path) -> anyhow::Result<String> {
         .next()
         .unwrap_or_default()
         .to_owned();
-    if !output.status.success() || first.is_empty() {
-        bail!(
-            "{} --version failed ({})",
-            emulator.display(),
-            output.status
-        );
-    }
+    let (status, shown) = (output.status, emulator.display());
+    ensure!(
+        status.success() && !first.is_empty(),
+        "{shown} --version failed ({status})"
+    );
     Ok(first)
 }
 

@@ -7,7 +7,7 @@ use crate::toolchains::debian::{self, DebianSource, Provisioner};
 use crate::toolchains::discovery::{Source, Toolchain};
 use crate::toolchains::extracted::{self, Extracted, Marker, Wanted};
 use crate::toolchains::version::RustcVersion;
-use anyhow::{anyhow, bail, Context};
+use anyhow::{anyhow, bail, ensure, Context};
 use std::path::{Path, PathBuf};
 
 /// A compiler's own library sources, as the cross builds need them.
@@ -126,9 +126,8 @@ fn debian_sources(root: &Path, compiler: &DebianSource) -> anyhow::Result<Librar
 
 fn found_in(library: PathBuf, identity: String) -> anyhow::Result<LibrarySources> {
     let core_manifest = library.join("core/Cargo.toml");
-    if !library.join("core/src/lib.rs").is_file() {
-        bail!("{} holds no core/src/lib.rs", library.display());
-    }
+    let has_core = library.join("core/src/lib.rs").is_file();
+    ensure!(has_core, "{} holds no core/src/lib.rs", library.display());
     let manifest = std::fs::read_to_string(&core_manifest)
         .with_context(|| format!("reading {}", core_manifest.display()))?;
     let workspace = std::fs::read_to_string(library.join("Cargo.toml")).ok();

@@ -5,7 +5,7 @@
 
 use crate::util::files::sorted_entries;
 use crate::util::process::Invocation;
-use anyhow::{anyhow, bail, ensure, Context};
+use anyhow::{anyhow, ensure, Context};
 use object::elf::FileHeader64;
 use object::read::elf::{FileHeader, ProgramHeader, SectionHeader};
 use object::{LittleEndian, ReadCache, ReadRef};
@@ -216,14 +216,13 @@ impl Launch {
         }
         let host = host_glibc();
         if let Some((needed, file)) = newest_glibc_needed(&prefix) {
-            if needed > host {
-                bail!(
-                    "{} needs glibc {needed}, the host has {host}, and {} has no loader of its own \
-                     (provision it with its C library)",
-                    file.display(),
-                    prefix.display()
-                );
-            }
+            ensure!(
+                needed <= host,
+                "{} needs glibc {needed}, the host has {host}, and {} has no loader of its own \
+                 (provision it with its C library)",
+                file.display(),
+                prefix.display()
+            );
         }
         let env = (!dirs.is_empty()).then(|| ("LD_LIBRARY_PATH".to_owned(), joined));
         Ok(Launch {

@@ -319,17 +319,16 @@ fn parse_pin(
         Some((line, value)) => Some(DebianSource::parse(&value).map_err(at(line))?),
         None => None,
     };
-    if let Some(debian) = &debian {
-        let upstream = debian
-            .version
-            .as_deref()
-            .map(crate::toolchains::debian::upstream_version);
-        if let Some(upstream) = upstream.filter(|upstream| *upstream != release) {
-            bail!(
-                "{file}:{header_line}: the Debian package `{debian}` is of release {upstream}, \
-                 not {release}"
-            );
-        }
+    let versioned = debian
+        .as_ref()
+        .and_then(|debian| Some((debian, debian.version.as_deref()?)));
+    if let Some((debian, version)) = versioned {
+        let upstream = crate::toolchains::debian::upstream_version(version);
+        ensure!(
+            upstream == release,
+            "{file}:{header_line}: the Debian package `{debian}` is of release {upstream}, \
+             not {release}"
+        );
     }
     let pin = Pin {
         id,

@@ -6,7 +6,7 @@
 //! the network on its own (no component updates, no sync, no background fetches).
 
 use crate::util::process::{self, Invocation};
-use anyhow::{bail, ensure, Context};
+use anyhow::{ensure, Context};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -84,8 +84,10 @@ pub fn screenshot(url: &str, png: &Path, scratch: &Path) -> anyhow::Result<()> {
         ],
         scratch,
     )?;
-    if !png.is_file() {
-        bail!("the browser wrote no screenshot at {}", png.display());
-    }
+    ensure!(
+        png.is_file(),
+        "the browser wrote no screenshot at {}",
+        png.display()
+    );
     Ok(())
 }
