@@ -155,12 +155,11 @@ pub fn read_kconfig_file(path: &Path) -> anyhow::Result<Vec<KconfigSymbol>> {
             Some("config" | "menuconfig")
         );
     }
-    if !has_entry {
-        anyhow::bail!(
-            "--kconfig: {} is no Kconfig: it has no `config` entry; give the tree's init/Kconfig",
-            path.display()
-        );
-    }
+    anyhow::ensure!(
+        has_entry,
+        "--kconfig: {} is no Kconfig: it has no `config` entry; give the tree's init/Kconfig",
+        path.display()
+    );
     Ok(read_kconfig(&text, &path.display().to_string()))
 }
 

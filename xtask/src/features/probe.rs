@@ -99,11 +99,8 @@ pub fn read_diagnostics(stderr: &str, names: &[&str]) -> anyhow::Result<Diagnost
             ("E0635", false) => Status::Unknown,
             ("E0557", false) => Status::Removed,
             _ if level == "error" && !message.starts_with("aborting due to") => {
-                let code = if code.is_empty() {
-                    String::new()
-                } else {
-                    format!("[{code}]")
-                };
+                let bracketed = format!("[{code}]");
+                let code = if code.is_empty() { "" } else { &bracketed };
                 other_errors.push(format!("error{code}: {message}"));
                 continue;
             }

@@ -11,7 +11,7 @@ use crate::util::files::{read_text, write_atomically};
 use crate::util::hash::StableHasher;
 use crate::util::interrupt::interrupted;
 use crate::util::json::{self, Deserialize, Serialize};
-use anyhow::{anyhow, bail, ensure, Context as _};
+use anyhow::{anyhow, ensure, Context as _};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -380,9 +380,11 @@ fn holds(dir: &Path, prefix: &str, suffix: &str) -> bool {
 /// `core` for its host in its sysroot (without it, it cannot build anything).
 pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcVersion> {
     let launch = &toolchain.launch;
-    if !launch.rustc.exists() {
-        bail!("{} does not exist", launch.rustc.display());
-    }
+    ensure!(
+        launch.rustc.exists(),
+        "{} does not exist",
+        launch.rustc.display()
+    );
     ensure!(
         !launch.rustc.is_dir(),
         "{} is a directory, not a rustc executable",

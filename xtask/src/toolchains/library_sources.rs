@@ -112,13 +112,12 @@ fn debian_sources(root: &Path, compiler: &DebianSource) -> anyhow::Result<Librar
             }
         });
     };
-    if marker.package != package || marker.version != version {
-        bail!(
-            "no library sources: {} holds {}, not {package}={version}; {install}",
-            prefix.display(),
-            marker.identity()
-        );
-    }
+    ensure!(
+        marker.package == package && marker.version == version,
+        "no library sources: {} holds {}, not {package}={version}; {install}",
+        prefix.display(),
+        marker.identity()
+    );
     let library = prefix.join(marker.get("library").unwrap_or("library"));
     found_in(library, marker.identity())
         .map_err(|why| anyhow!("no library sources: {why:#}; {install}"))

@@ -79,14 +79,13 @@ impl RustcVersion {
 /// Why a `rustc -vV` text could not be read, quoting the text: its first 600 characters, as
 /// long garbage (an error page, a binary) would drown the message.
 fn unreadable(problem: String, text: &str) -> anyhow::Error {
-    let quoted = if text.trim().is_empty() {
-        match text.is_empty() {
-            true => "it printed nothing".to_owned(),
-            false => format!("it printed nothing but whitespace ({text:?})"),
-        }
+    let shown: String = text.chars().take(600).collect();
+    let more = if shown.len() < text.len() { "..." } else { "" };
+    let quoted = if text.is_empty() {
+        "it printed nothing".to_owned()
+    } else if text.trim().is_empty() {
+        format!("it printed nothing but whitespace ({text:?})")
     } else {
-        let shown: String = text.chars().take(600).collect();
-        let more = if shown.len() < text.len() { "..." } else { "" };
         format!("it printed:\n{}{more}", shown.trim_end())
     };
     anyhow::anyhow!("cannot read `rustc -vV` output: {problem}; {quoted}")
@@ -122,14 +121,9 @@ pub fn parse_verbose_version(text: &str) -> anyhow::Result<RustcVersion> {
     let first_version = version_of(first_line).unwrap_or_default();
 
     let mut fields: HashMap<&str, &str> = HashMap::new();
-    for line in lines {
-        let Some((key, value)) = line.split_once(':') else {
-            continue;
-        };
-        let (key, value) = (key.trim(), value.trim());
-        if !KEYS.contains(&key) {
-            continue;
-        }
+    let pairs = lines.filter_map(|line| line.split_once(':'));
+    let pairs = pairs.map(|(key, value)| (key.trim(), value.trim()));
+    for (key, value) in pairs.filter(|(key, _)| KEYS.contains(key)) {
         if let Some(earlier) = fields
             .insert(key, value)
             .filter(|earlier| *earlier != value)
@@ -156,10 +150,8 @@ pub fn parse_verbose_version(text: &str) -> anyhow::Result<RustcVersion> {
     let known =
         |value: Option<String>| value.filter(|value| value != "unknown" && !value.is_empty());
     let commit_date = known(field("commit-date"));
-    if let Some(date) = &commit_date {
-        if !is_iso_date(date) {
-            return Err(error(format!("the commit date `{date}` is not YYYY-MM-DD")));
-        }
+    if let Some(date) = commit_date.as_ref().filter(|date| !is_iso_date(date)) {
+        return Err(error(format!("the commit date `{date}` is not YYYY-MM-DD")));
     }
     Ok(RustcVersion {
         release,

@@ -122,8 +122,7 @@ pub fn tree_stamp(directory: &Path) -> anyhow::Result<Key> {
     let mut pending = vec![directory.to_path_buf()];
     while let Some(current) = pending.pop() {
         let mut entries: Vec<_> = fs::read_dir(&current)
-            .with_context(|| format!("reading {}", current.display()))?
-            .collect::<Result<_, _>>()
+            .and_then(|entries| entries.collect())
             .with_context(|| format!("reading {}", current.display()))?;
         entries.sort_by_key(|entry| entry.file_name());
         for entry in entries {

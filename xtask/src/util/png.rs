@@ -73,17 +73,10 @@ fn push_chunk(out: &mut Vec<u8>, kind: [u8; 4], data: &[u8]) {
 
 /// The value of `png`'s `tEXt` chunk `keyword`, if it has one.
 pub fn text(png: &[u8], keyword: &str) -> anyhow::Result<Option<String>> {
-    for (kind, data) in chunks(png)? {
-        if &kind == b"tEXt" {
-            if let Some(value) = data
-                .strip_prefix(keyword.as_bytes())
-                .and_then(|rest| rest.strip_prefix(b"\0"))
-            {
-                return Ok(Some(String::from_utf8_lossy(value).into_owned()));
-            }
-        }
-    }
-    Ok(None)
+    let mut texts = chunks(png)?.into_iter().filter(|(kind, _)| kind == b"tEXt");
+    let value =
+        texts.find_map(|(_, data)| data.strip_prefix(keyword.as_bytes())?.strip_prefix(b"\0"));
+    Ok(value.map(|value| String::from_utf8_lossy(value).into_owned()))
 }
 
 #[cfg(test)]
