@@ -331,11 +331,15 @@ fn provisioned_candidates(timeout: Duration) -> Vec<Availability> {
         let id = package.to_string();
         let spec = format!("debian:{package}");
         let source = Source::Debian { package };
-        let rustc = prefix.join("usr/bin/rustc");
         match Launch::for_prefix(&prefix) {
             Ok(launch) => toolchains.push(Toolchain::launched(id, spec, source, launch)),
             Err(error) => broken.push(Availability::Broken {
-                toolchain: Toolchain::launched(id, spec, source, host_launch(rustc)),
+                toolchain: Toolchain::launched(
+                    id,
+                    spec,
+                    source,
+                    host_launch(prefix.join("usr/bin/rustc")),
+                ),
                 error: format!("{error:#}"),
             }),
         }

@@ -117,29 +117,23 @@ pub(crate) fn provision_qemu(
 /// Checks that `emulator` is a statically linked executable (a symbolic link into a package
 /// not extracted is not) that answers `--version`; returns its first line.
 fn checked_emulator(emulator: &Path) -> anyhow::Result<String> {
+    let shown = emulator.display();
     let metadata = std::fs::symlink_metadata(emulator)
-        .with_context(|| format!("{} was not extracted", emulator.display()))?;
-    ensure!(
-        metadata.is_file(),
-        "{} is not a regular file",
-        emulator.display()
-    );
+        .with_context(|| format!("{shown} was not extracted"))?;
+    ensure!(metadata.is_file(), "{shown} is not a regular file");
     let dynamic = elf_linkage(emulator)?.interpreter.is_some();
-    ensure!(!dynamic, "{} is dynamically linked", emulator.display());
+    ensure!(!dynamic, "{shown} is dynamically linked");
     let sh = xshell::Shell::new()?;
     let output = xshell::cmd!(sh, "{emulator} --version")
         .ignore_status()
         .quiet()
         .output()
-        .with_context(|| format!("running {} --version", emulator.display()))?;
-    let first = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .to_owned();
-    let (status, shown) = (output.status, emulator.display());
+        .with_context(|| format!("running {shown} --version"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let first = stdout.lines().next().unwrap_or_default().to_owned();
+    let status = output.status;
     ensure!(
-        status.success() && !first.is_empty(),
+        !first.is_empty() && status.success(),
         "{shown} --version failed ({status})"
     );
     Ok(first)

@@ -43,32 +43,25 @@ pub fn library_sources(
         bin.parent().unwrap_or(bin).to_owned()
     });
     let component = sysroot.join("lib/rustlib/src/rust/library");
-    match &toolchain.source {
-        Source::Debian { package } => debian_sources(&root, package),
-        Source::Rustup { name } => found_in(component, format!("rustup's rust-src of {name}"))
-            .map_err(|_| {
-                anyhow!(
-                    "no library sources: run `rustup component add rust-src --toolchain {name}`"
-                )
-            }),
-        Source::Path => {
-            // A provisioned Debian compiler given by its path: its sysroot is `PREFIX/usr`.
-            if let Some(package) = sysroot.parent().and_then(debian::read_marker) {
-                return debian_sources(&root, &package);
-            }
-            found_in(
-                component.clone(),
+    let (identity, missing) = match &toolchain.source {
+        Source::Debian { package } => return debian_sources(&root, package),
+        Source::Rustup { name } => (
+            format!("rustup's rust-src of {name}"),
+            format!("run `rustup component add rust-src --toolchain {name}`"),
+        ),
+        // A provisioned Debian compiler given by its path: its sysroot is `PREFIX/usr`.
+        Source::Path => match sysroot.parent().and_then(debian::read_marker) {
+            Some(package) => return debian_sources(&root, &package),
+            None => (
                 format!("rust-src in {}", sysroot.display()),
-            )
-            .map_err(|_| {
-                anyhow!(
-                    "no library sources: {} holds no core/src/lib.rs (the rust-src \
-                         component provides it)",
+                format!(
+                    "{} holds no core/src/lib.rs (the rust-src component provides it)",
                     component.display()
-                )
-            })
-        }
-    }
+                ),
+            ),
+        },
+    };
+    found_in(component, identity).map_err(|_| anyhow!("no library sources: {missing}"))
 }
 
 /// The source package that holds the library sources of Debian's compiler package `compiler`:
@@ -283,14 +276,10 @@ pub(crate) fn provision_sources(
             .with_context(|| format!("{} holds no usr/src/*/library/core", staging.display()))?;
         Ok(vec![("library".to_owned(), library)])
     });
-    match &result {
-        Ok(_) => {
-            let _ = std::fs::remove_file(&note);
-        }
-        Err(error) => {
-            let _ = std::fs::write(&note, format!("{package}={version}: {error:#}"));
-        }
-    }
+    let _ = match &result {
+        Ok(_) => std::fs::remove_file(&note),
+        Err(error) => std::fs::write(&note, format!("{package}={version}: {error:#}")),
+    };
     result
 }
 

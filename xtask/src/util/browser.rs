@@ -84,10 +84,7 @@ pub fn screenshot(url: &str, png: &Path, scratch: &Path) -> anyhow::Result<()> {
         ],
         scratch,
     )?;
-    ensure!(
-        png.is_file(),
-        "the browser wrote no screenshot at {}",
-        png.display()
-    );
+    let shown = png.display();
+    ensure!(png.is_file(), "the browser wrote no screenshot at {shown}");
     Ok(())
 }

@@ -182,10 +182,8 @@ impl TableReader<'_> {
                     let value = self.string_value(&key, &mut events)?;
                     if let Some(first) = events.next_if(|event| event.kind() == Error) {
                         // `toml_parser` marks each token up to the end of the line.
-                        let mut end = first.span().end();
-                        while let Some(more) = events.next_if(|event| event.kind() == Error) {
-                            end = more.span().end();
-                        }
+                        let more = std::iter::from_fn(|| events.next_if(|e| e.kind() == Error));
+                        let end = more.last().unwrap_or(first).span().end();
                         let extra = &input[first.span().start()..end];
                         return Err(Misread::Syntax(
                             first.span().start(),
@@ -299,19 +297,16 @@ impl TableReader<'_> {
             }
             ArrayOpen | InlineTableOpen => {
                 // Skip to the matching close, to quote the whole value.
-                let mut depth = 1;
-                let mut end = event.span().end();
-                for inner in events.by_ref() {
+                let (mut depth, mut end) = (1, event.span().end());
+                events.by_ref().find(|inner| {
                     end = inner.span().end();
-                    match inner.kind() {
-                        ArrayOpen | InlineTableOpen => depth += 1,
-                        ArrayClose | InlineTableClose => depth -= 1,
-                        _ => {}
-                    }
-                    if depth == 0 {
-                        break;
-                    }
-                }
+                    depth += match inner.kind() {
+                        ArrayOpen | InlineTableOpen => 1,
+                        ArrayClose | InlineTableClose => -1,
+                        _ => 0,
+                    };
+                    depth == 0
+                });
                 Err(not_a_string(end))
             }
             _ => Err(Misread::Malformed(start)),
