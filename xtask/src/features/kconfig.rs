@@ -123,33 +123,30 @@ pub fn with_given(
 /// Reads a Kconfig file's thresholds (none, for a tree older than them, such as 6.1's), refusing
 /// a `.config` (a configuration, not the Kconfig that defines the symbols).
 pub fn read_kconfig_file(path: &Path) -> anyhow::Result<Vec<KconfigSymbol>> {
+    let file = path.display().to_string();
     let text = crate::util::files::read_text(path, 16 << 20)
-        .with_context(|| format!("--kconfig: cannot read {}", path.display()))?;
+        .with_context(|| format!("--kconfig: cannot read {file}"))?;
+    let is_symbol = |name: &str| {
+        name.strip_prefix("CONFIG_").is_some_and(|rest| {
+            !rest.is_empty() && rest.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    };
     let mut has_entry = false;
     for (index, line) in text.lines().enumerate() {
         // A `.config` line stands at the start of its line; a Kconfig's help text that quotes
         // one is indented.
-        let is_symbol = |name: &str| {
-            name.strip_prefix("CONFIG_").is_some_and(|rest| {
-                !rest.is_empty() && rest.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            })
-        };
         let assignment = line
             .split_once('=')
             .is_some_and(|(name, _)| is_symbol(name));
         let unset = line
             .strip_prefix("# ")
-            .and_then(|rest| rest.strip_suffix(" is not set"))
-            .is_some_and(is_symbol);
-        let line = line.trim();
-        if assignment || unset {
-            anyhow::bail!(
-                "--kconfig: {} is a .config (line {}: `{line}`), not a Kconfig: give the \
-                 tree's init/Kconfig, which defines the RUSTC_HAS_* thresholds",
-                path.display(),
-                index + 1
-            );
-        }
+            .and_then(|rest| rest.strip_suffix(" is not set"));
+        let (line, number) = (line.trim(), index + 1);
+        anyhow::ensure!(
+            !assignment && !unset.is_some_and(is_symbol),
+            "--kconfig: {file} is a .config (line {number}: `{line}`), not a Kconfig: give the \
+             tree's init/Kconfig, which defines the RUSTC_HAS_* thresholds"
+        );
         has_entry |= matches!(
             line.split_whitespace().next(),
             Some("config" | "menuconfig")
@@ -157,10 +154,9 @@ pub fn read_kconfig_file(path: &Path) -> anyhow::Result<Vec<KconfigSymbol>> {
     }
     anyhow::ensure!(
         has_entry,
-        "--kconfig: {} is no Kconfig: it has no `config` entry; give the tree's init/Kconfig",
-        path.display()
+        "--kconfig: {file} is no Kconfig: it has no `config` entry; give the tree's init/Kconfig"
     );
-    Ok(read_kconfig(&text, &path.display().to_string()))
+    Ok(read_kconfig(&text, &file))
 }
 
 #[cfg(test)]

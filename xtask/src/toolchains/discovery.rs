@@ -384,15 +384,11 @@ fn holds(dir: &Path, prefix: &str, suffix: &str) -> bool {
 /// `core` for its host in its sysroot (without it, it cannot build anything).
 pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcVersion> {
     let launch = &toolchain.launch;
-    ensure!(
-        launch.rustc.exists(),
-        "{} does not exist",
-        launch.rustc.display()
-    );
+    let rustc = launch.rustc.display();
+    ensure!(launch.rustc.exists(), "{rustc} does not exist");
     ensure!(
         !launch.rustc.is_dir(),
-        "{} is a directory, not a rustc executable",
-        launch.rustc.display()
+        "{rustc} is a directory, not a rustc executable"
     );
     let stamps = answer_stamps(toolchain);
     let kept = stamps.as_ref().and_then(|stamps| {
@@ -411,12 +407,7 @@ pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcV
                 .map(str::trim)
                 .rfind(|line| !line.is_empty())
                 .map(PathBuf::from)
-                .with_context(|| {
-                    format!(
-                        "`{} --print sysroot` printed nothing",
-                        launch.rustc.display()
-                    )
-                })?;
+                .with_context(|| format!("`{rustc} --print sysroot` printed nothing"))?;
             if let Some(stamps) = stamps {
                 let kept = Answers {
                     stamps,
