@@ -202,42 +202,37 @@ fn discover_pins(sh: &Shell, pins: &[Pin], timeout: Duration) -> Vec<Availabilit
         .collect();
     pins.iter()
         .map(|pin| {
-            let as_pin = |toolchain: &Toolchain| Toolchain {
-                id: pin.id.clone(),
-                pin: Some(pin.id.clone()),
-                ..toolchain.clone()
-            };
-            let found = candidates
-                .iter()
-                .filter_map(|candidate| match candidate {
-                    Availability::Found { toolchain, version } if pin.is_satisfied_by(version) => {
-                        Some((toolchain, version))
-                    }
-                    _ => None,
-                })
-                .min_by_key(|(toolchain, _)| preference(pin, toolchain));
-            if let Some((toolchain, version)) = found {
-                return Availability::Found {
-                    toolchain: as_pin(toolchain),
-                    version: version.clone(),
-                };
-            }
-            let broken = candidates.iter().find_map(|candidate| match candidate {
-                Availability::Broken { toolchain, error } if is_meant_for(pin, toolchain) => {
-                    Some((toolchain, error))
+            let satisfying = candidates.iter().filter_map(|candidate| match candidate {
+                Availability::Found { toolchain, version } if pin.is_satisfied_by(version) => {
+                    Some((candidate, toolchain))
                 }
                 _ => None,
             });
-            if let Some((toolchain, error)) = broken {
-                return Availability::Broken {
-                    toolchain: as_pin(toolchain),
-                    error: error.clone(),
+            let found = satisfying.min_by_key(|(_, toolchain)| preference(pin, toolchain));
+            let broken = || {
+                candidates.iter().find(|candidate| match candidate {
+                    Availability::Broken { toolchain, .. } => is_meant_for(pin, toolchain),
+                    _ => false,
+                })
+            };
+            let Some(mut chosen) = found
+                .map(|(candidate, _)| candidate)
+                .or_else(broken)
+                .cloned()
+            else {
+                let install_hint = pin.install_hint();
+                return Availability::Missing {
+                    pin: pin.clone(),
+                    install_hint,
                 };
+            };
+            if let Availability::Found { toolchain, .. } | Availability::Broken { toolchain, .. } =
+                &mut chosen
+            {
+                toolchain.id = pin.id.clone();
+                toolchain.pin = Some(pin.id.clone());
             }
-            Availability::Missing {
-                pin: pin.clone(),
-                install_hint: pin.install_hint(),
-            }
+            chosen
         })
         .collect()
 }

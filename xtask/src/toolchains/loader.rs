@@ -237,17 +237,15 @@ impl Launch {
     pub(crate) fn sibling(&self, name: &str) -> Launch {
         let program = self.rustc.with_file_name(name);
         let rustc = self.rustc.display().to_string();
-        let loader = self.loader.clone().map(|loader| OwnLoader {
-            leading_args: loader
-                .leading_args
-                .iter()
-                .map(|arg| match arg == &rustc {
-                    true => program.display().to_string(),
-                    false => arg.clone(),
-                })
-                .collect(),
-            ..loader
-        });
+        let mut loader = self.loader.clone();
+        for arg in loader
+            .iter_mut()
+            .flat_map(|loader| &mut loader.leading_args)
+        {
+            if *arg == rustc {
+                *arg = program.display().to_string();
+            }
+        }
         Launch {
             rustc: program,
             loader,
