@@ -117,13 +117,9 @@ fn debian_sources(root: &Path, compiler: &DebianSource) -> anyhow::Result<Librar
 }
 
 fn found_in(library: PathBuf, identity: String) -> anyhow::Result<LibrarySources> {
-    let core_manifest = library.join("core/Cargo.toml");
     let has_core = library.join("core/src/lib.rs").is_file();
     ensure!(has_core, "{} holds no core/src/lib.rs", library.display());
-    let manifest = std::fs::read_to_string(&core_manifest)
-        .with_context(|| format!("reading {}", core_manifest.display()))?;
-    let workspace = std::fs::read_to_string(library.join("Cargo.toml")).ok();
-    let core_edition = manifest_edition(&manifest, workspace.as_deref());
+    let core_edition = package_edition(&library.join("core"))?;
     let compiler_builtins = [
         "compiler-builtins/compiler-builtins/src/lib.rs",
         "compiler-builtins/src/lib.rs",
@@ -134,14 +130,8 @@ fn found_in(library: PathBuf, identity: String) -> anyhow::Result<LibrarySources
     .map(|root| {
         // `compiler-builtins/` is a workspace of its own where it has a `compiler-builtins/`.
         let package = root.parent().and_then(Path::parent).unwrap_or(&library);
-        let manifest = std::fs::read_to_string(package.join("Cargo.toml")).unwrap_or_default();
-        let workspace = package
-            .parent()
-            .and_then(|parent| std::fs::read_to_string(parent.join("Cargo.toml")).ok());
-        SourceCrate {
-            edition: manifest_edition(&manifest, workspace.as_deref()),
-            root,
-        }
+        let edition = package_edition(package).unwrap_or_else(|_| "2015".to_owned());
+        SourceCrate { edition, root }
     });
     Ok(LibrarySources {
         library,
@@ -149,6 +139,16 @@ fn found_in(library: PathBuf, identity: String) -> anyhow::Result<LibrarySources
         core_edition,
         compiler_builtins,
     })
+}
+
+/// The [`manifest_edition`] of the crate in `package`, whose workspace is the directory above.
+fn package_edition(package: &Path) -> anyhow::Result<String> {
+    let manifest = package.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest)
+        .with_context(|| format!("reading {}", manifest.display()))?;
+    let workspace = package.parent().map(|parent| parent.join("Cargo.toml"));
+    let workspace = workspace.and_then(|workspace| std::fs::read_to_string(workspace).ok());
+    Ok(manifest_edition(&text, workspace.as_deref()))
 }
 
 /// The edition a crate's `Cargo.toml` declares in `[package]`: `edition = "2021"`, or with
