@@ -24,10 +24,9 @@ pub enum ToolchainVerdict {
 
 impl ToolchainVerdict {
     pub fn for_release(release: Release) -> Self {
-        if release >= MINIMUM_RELEASE {
-            ToolchainVerdict::Ok
-        } else {
-            ToolchainVerdict::TooOld
+        match release >= MINIMUM_RELEASE {
+            true => ToolchainVerdict::Ok,
+            false => ToolchainVerdict::TooOld,
         }
     }
 

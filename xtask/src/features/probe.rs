@@ -83,10 +83,8 @@ pub fn read_diagnostics(stderr: &str, names: &[&str]) -> anyhow::Result<Diagnost
             ("stable_features", false) => {
                 let since = message
                     .split_once("stable since ")
-                    .map(|(_, rest)| {
-                        rest.split(|c: char| c.is_whitespace() || c == ',')
-                            .next()
-                            .unwrap_or_default()
+                    .and_then(|(_, rest)| {
+                        rest.split(|c: char| c.is_whitespace() || c == ',').next()
                     })
                     // A nightly says `stable since 1.97.0-nightly`: a pre-release is a release.
                     .and_then(|text| crate::toolchains::version::parse_release(text).ok())

@@ -47,21 +47,13 @@ fn kind_of(kind: fs::FileType) -> &'static str {
 /// The contents of the regular file at `path`, refused if it holds more than `limit` bytes.
 pub(crate) fn read_bytes(path: &Path, limit: u64) -> anyhow::Result<Vec<u8>> {
     let (file, metadata) = open_regular(path)?;
-    let too_large = || {
-        anyhow::anyhow!(
-            "it is larger than {}, the most this reader takes",
-            describe_size(limit)
-        )
-    };
-    if metadata.len() > limit {
-        return Err(too_large());
-    }
+    let size = describe_size(limit);
+    let too_large = format!("it is larger than {size}, the most this reader takes");
+    ensure!(metadata.len() <= limit, "{too_large}");
     let mut bytes = Vec::with_capacity(metadata.len() as usize);
     // One byte past the limit tells a file that grew while it was read.
     file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(too_large());
-    }
+    ensure!(bytes.len() as u64 <= limit, "{too_large}");
     Ok(bytes)
 }
 
