@@ -75,7 +75,8 @@ pub fn read_diagnostics(stderr: &str, names: &[&str]) -> anyhow::Result<Diagnost
         let message = diagnostic["message"].as_str().unwrap_or_default();
         let level = diagnostic["level"].as_str().unwrap_or_default();
         let code = diagnostic["code"]["code"].as_str().unwrap_or_default();
-        let name = first_backticked(message).or_else(|| span_snippet(&diagnostic));
+        let first_backticked = || Some(message.split_once('`')?.1.split_once('`')?.0.to_string());
+        let name = first_backticked().or_else(|| span_snippet(&diagnostic));
         let indices: Vec<usize> = (0..names.len())
             .filter(|&index| name.as_deref() == Some(names[index]))
             .collect();
@@ -114,10 +115,6 @@ pub fn read_diagnostics(stderr: &str, names: &[&str]) -> anyhow::Result<Diagnost
         statuses,
         other_errors,
     })
-}
-
-fn first_backticked(message: &str) -> Option<String> {
-    Some(message.split_once('`')?.1.split_once('`')?.0.to_string())
 }
 
 /// The source text the diagnostic's first span highlights (E0557 names the feature only there).

@@ -174,12 +174,13 @@ pub fn parse_release(text: &str) -> anyhow::Result<(Release, Channel)> {
     let release = Release::parse(number).ok_or_else(|| {
         anyhow::anyhow!("the release `{text}` is not MAJOR.MINOR.PATCH with an optional -beta.N, -nightly or -dev")
     })?;
+    let decimal = |text: &str| !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit());
     let channel = match suffix {
         None => Channel::Stable,
         Some("nightly") => Channel::Nightly,
         Some("dev") => Channel::Dev,
         Some("beta") => Channel::Beta,
-        Some(beta) if beta.strip_prefix("beta.").is_some_and(is_decimal) => Channel::Beta,
+        Some(beta) if beta.strip_prefix("beta.").is_some_and(decimal) => Channel::Beta,
         Some(other) => anyhow::bail!(
             "the release `{text}` has the suffix `-{other}`, which is none of -beta.N, -nightly, -dev"
         ),
@@ -191,10 +192,6 @@ pub fn parse_release(text: &str) -> anyhow::Result<(Release, Channel)> {
 /// `2026-02-30` and `2026-13-01` are not.
 pub fn is_iso_date(text: &str) -> bool {
     crate::util::date::check_utc_minute(&format!("{text} 00:00 UTC")).is_ok()
-}
-
-fn is_decimal(text: &str) -> bool {
-    !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit())
 }
 
 #[cfg(test)]
