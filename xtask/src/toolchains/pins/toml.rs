@@ -21,17 +21,9 @@ pub(super) enum TableKind {
 /// An error at a line of the pin file.
 pub(super) type LineError = (usize, String);
 
-const PIN_KEYS: &[&str] = &[
-    "id",
-    "release",
-    "commit-date",
-    "role",
-    "rustup",
-    "debian",
-    "note",
-];
-
-const TREE_KEYS: &[&str] = &["id", "debian", "path", "note"];
+/// The keys of a `[[pin]]` and of a `[[tree]]`, as an unknown key's error lists them.
+const PIN_KEYS: &str = "id, release, commit-date, role, rustup, debian, note";
+const TREE_KEYS: &str = "id, debian, path, note";
 
 /// Reads the `[[pin]]` and `[[tree]]` tables of a TOML document, each with its header's line.
 ///
@@ -206,10 +198,10 @@ impl TableReader<'_> {
                         TableKind::Pin => (PIN_KEYS, "a pin"),
                         TableKind::Tree => (TREE_KEYS, "a tree"),
                     };
-                    if !keys.contains(&key.as_str()) {
+                    if !keys.split(", ").any(|known| known == key) {
                         return Err(Misread::Invalid(
                             start,
-                            format!("unknown key `{key}`; {what} has {}", keys.join(", ")),
+                            format!("unknown key `{key}`; {what} has {keys}"),
                         ));
                     }
                     if let Some((first_line, _)) = table.get(&key) {
