@@ -146,13 +146,10 @@ impl TableReader<'_> {
                         [name] if array && name == "tree" => TableKind::Tree,
                         _ => {
                             let header = &input[start..end];
-                            return Err(Misread::Invalid(
-                                start,
-                                format!(
-                                    "unknown table `{header}`; the tables are `[[pin]]` and \
-                                     `[[tree]]`"
-                                ),
-                            ));
+                            let message = format!(
+                                "unknown table `{header}`; the tables are `[[pin]]` and `[[tree]]`"
+                            );
+                            return Err(Misread::Invalid(start, message));
                         }
                     };
                     tables.push((kind, self.line_of(start), BTreeMap::new()));
@@ -162,53 +159,39 @@ impl TableReader<'_> {
                     key.extend(self.key(&mut events)?);
                     let key = key.join(".");
                     if events.next_if(|event| event.kind() == KeyValSep).is_none() {
-                        let line = input[start..].lines().next();
-                        return Err(Misread::Syntax(
-                            start,
-                            format!(
-                                "expected `key = \"value\"`, found `{}`",
-                                escape(line.unwrap_or_default().trim())
-                            ),
-                        ));
+                        let found =
+                            escape(input[start..].lines().next().unwrap_or_default().trim());
+                        let message = format!("expected `key = \"value\"`, found `{found}`");
+                        return Err(Misread::Syntax(start, message));
                     }
                     let value = self.string_value(&key, &mut events)?;
                     if let Some(first) = events.next_if(|event| event.kind() == Error) {
                         // `toml_parser` marks each token up to the end of the line.
                         let more = std::iter::from_fn(|| events.next_if(|e| e.kind() == Error));
                         let end = more.last().unwrap_or(first).span().end();
-                        let extra = &input[first.span().start()..end];
-                        return Err(Misread::Syntax(
-                            first.span().start(),
-                            format!(
-                                "unexpected text `{}` after the value of `{key}`",
-                                escape(extra)
-                            ),
-                        ));
+                        let extra = escape(&input[first.span().start()..end]);
+                        let message =
+                            format!("unexpected text `{extra}` after the value of `{key}`");
+                        return Err(Misread::Syntax(first.span().start(), message));
                     }
                     let Some((kind, _, table)) = tables.last_mut() else {
-                        return Err(Misread::Invalid(
-                            start,
-                            format!(
-                                "`{key}` is outside any `[[pin]]` table; start each pin with \
-                                 `[[pin]]`"
-                            ),
-                        ));
+                        let message = format!(
+                            "`{key}` is outside any `[[pin]]` table; start each pin with `[[pin]]`"
+                        );
+                        return Err(Misread::Invalid(start, message));
                     };
                     let (keys, what) = match kind {
                         TableKind::Pin => (PIN_KEYS, "a pin"),
                         TableKind::Tree => (TREE_KEYS, "a tree"),
                     };
                     if !keys.split(", ").any(|known| known == key) {
-                        return Err(Misread::Invalid(
-                            start,
-                            format!("unknown key `{key}`; {what} has {keys}"),
-                        ));
+                        let message = format!("unknown key `{key}`; {what} has {keys}");
+                        return Err(Misread::Invalid(start, message));
                     }
                     if let Some((first_line, _)) = table.get(&key) {
-                        return Err(Misread::Invalid(
-                            start,
-                            format!("duplicate key `{key}` (first set on line {first_line})"),
-                        ));
+                        let message =
+                            format!("duplicate key `{key}` (first set on line {first_line})");
+                        return Err(Misread::Invalid(start, message));
                     }
                     table.insert(key, (self.line_of(start), value));
                 }
@@ -256,10 +239,8 @@ impl TableReader<'_> {
         let start = event.span().start();
         let not_a_string = |end: usize| {
             let found = &self.source.input()[start..end];
-            Misread::Invalid(
-                start,
-                format!("the value of `{key}` must be a string, found `{found}`"),
-            )
+            let message = format!("the value of `{key}` must be a string, found `{found}`");
+            Misread::Invalid(start, message)
         };
         match event.kind() {
             Scalar => {
@@ -271,10 +252,8 @@ impl TableReader<'_> {
                     // The decoder reports a missing closing quote at the string's end, which
                     // for a multi-line string is the end of the file.
                     if offset == event.span().end() {
-                        return Err(Misread::Invalid(
-                            start,
-                            format!("the string value of `{key}` is not closed"),
-                        ));
+                        let message = format!("the string value of `{key}` is not closed");
+                        return Err(Misread::Invalid(start, message));
                     }
                     let message = format!(
                         "in the value of `{key}`: {}",
