@@ -212,31 +212,23 @@ impl Pins {
             if kind == toml::TableKind::Tree {
                 let tree = parse_tree(&file, header_line, table)?;
                 if let Some(earlier) = trees.iter().find(|earlier| earlier.id == tree.id) {
-                    bail!(
-                        "{file}:{header_line}: duplicate tree id `{}` (also on line {})",
-                        tree.id,
-                        earlier.line
-                    );
+                    let (id, line) = (&tree.id, earlier.line);
+                    bail!("{file}:{header_line}: duplicate tree id `{id}` (also on line {line})");
                 }
                 trees.push(tree);
                 continue;
             }
             let (pin, id_line, release_line) = parse_pin(&file, header_line, table)?;
             if let Some(&earlier) = pin_of_id.get(&pin.id) {
-                bail!(
-                    "{file}:{id_line}: duplicate pin id `{}` (also on line {})",
-                    pin.id,
-                    pins[earlier].line
-                );
+                let (id, line) = (&pin.id, pins[earlier].line);
+                bail!("{file}:{id_line}: duplicate pin id `{id}` (also on line {line})");
             }
             let release_key = (pin.release.clone(), pin.commit_date.clone());
             if let Some(&earlier) = pin_of_release.get(&release_key) {
-                let earlier = &pins[earlier];
+                let (id, line, release) = (&pins[earlier].id, pins[earlier].line, &pin.release);
                 bail!(
-                    "{file}:{release_line}: duplicate pin: `{}` (line {}) already pins {}",
-                    earlier.id,
-                    earlier.line,
-                    pin.release
+                    "{file}:{release_line}: duplicate pin: `{id}` (line {line}) already pins \
+                     {release}"
                 );
             }
             pin_of_id.insert(pin.id.clone(), pins.len());

@@ -4,7 +4,7 @@
 //! a FIFO, a device or a directory is refused at once instead of hanging the xtask; and writing
 //! one atomically, so that a reader never sees it torn.
 
-use anyhow::{bail, ensure, Context};
+use anyhow::{ensure, Context};
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
@@ -21,13 +21,9 @@ pub(crate) fn open_regular(path: &Path) -> anyhow::Result<(File, Metadata)> {
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)?;
     let metadata = file.metadata()?;
-    if metadata.is_file() {
-        return Ok((file, metadata));
-    }
-    bail!(
-        "it is {}, not a regular file",
-        kind_of(metadata.file_type())
-    )
+    let kind = kind_of(metadata.file_type());
+    ensure!(metadata.is_file(), "it is {kind}, not a regular file");
+    Ok((file, metadata))
 }
 
 /// What a file that is not a regular one is, as the refusals say it: "a FIFO".

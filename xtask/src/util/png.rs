@@ -33,12 +33,10 @@ fn chunks(png: &[u8]) -> anyhow::Result<Vec<([u8; 4], &[u8])>> {
         let Some(data) = png.get(at + 8..at + 8 + length) else {
             bail!("a PNG chunk is cut short at byte {at}");
         };
-        ensure!(
-            png.len() >= at + 12 + length,
-            "a PNG chunk's CRC is missing"
-        );
+        let end = at + 12 + length;
+        ensure!(png.len() >= end, "a PNG chunk's CRC is missing");
         chunks.push((kind, data));
-        at += 12 + length;
+        at = end;
     }
     Ok(chunks)
 }
