@@ -11,7 +11,7 @@ pub(crate) mod tests;
 
 use crate::catalog::Release;
 pub use crate::toolchains::debian::DebianSource;
-use crate::toolchains::version::{parse_release, Channel, RustcVersion};
+use crate::toolchains::version::{is_iso_date, parse_release, Channel, RustcVersion};
 use anyhow::{anyhow, bail, ensure, Context};
 use std::collections::HashMap;
 use std::fmt;
@@ -279,16 +279,12 @@ fn parse_pin(
     );
     let role = PinRole::from_word(&role).with_context(|| {
         let words: Vec<&str> = ROLES.iter().map(|role| role.1).collect();
-        format!(
-            "{file}:{role_line}: unknown role `{}`; the roles are {}",
-            role.escape_debug(),
-            words.join(", ")
-        )
+        let (role, words) = (role.escape_debug(), words.join(", "));
+        format!("{file}:{role_line}: unknown role `{role}`; the roles are {words}")
     })?;
     let commit_date = table.remove("commit-date");
-    if let Some((line, date)) = &commit_date {
-        ensure!(
-            crate::toolchains::version::is_iso_date(date),
+    if let Some((line, date)) = commit_date.as_ref().filter(|(_, date)| !is_iso_date(date)) {
+        bail!(
             "{file}:{line}: the commit date `{}` is not YYYY-MM-DD",
             date.escape_debug()
         );
