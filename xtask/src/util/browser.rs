@@ -15,10 +15,9 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 /// The browser's executable: `$CHROMIUM` if set, else `chromium` (Debian's package) or
 /// `chromium-browser` on `PATH`; `None` where there is none.
 pub fn find() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("CHROMIUM").filter(|path| !path.is_empty()) {
-        return Some(PathBuf::from(path));
-    }
-    process::which("chromium").or_else(|| process::which("chromium-browser"))
+    let given = std::env::var_os("CHROMIUM").filter(|path| !path.is_empty());
+    let given = given.map(PathBuf::from);
+    given.or_else(|| process::which("chromium").or_else(|| process::which("chromium-browser")))
 }
 
 /// Runs the browser headless on `url` with `switches`, in a fresh profile under `scratch`, and
