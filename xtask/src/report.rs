@@ -23,32 +23,37 @@ use crate::features::expect::{enabled_in_kernel_mode, Outcome, ToolchainVerdict}
 use crate::features::status::Status;
 use crate::run::plan::{cell_label, Kind, Mode};
 use crate::toolchains::discovery::SourceKind;
-use crate::util::json::{Deserialize, Serialize};
-use anyhow::{anyhow, ensure};
+use crate::util::json::{self, Deserialize, Serialize};
 use std::fmt::Write;
 
 /// The version of the JSON layout above; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 3;
 
 /// One toolchain column; the report's `toolchains` list it with their verdict, its error and
-/// their summary line.
-#[derive(Clone, Debug, Default, Serialize)]
+/// their summary line. Read back, every member must be there, null or not.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ToolchainEntry {
     pub id: String,
     /// What was asked for, or how it was found.
     pub spec: String,
     /// Where the compiler comes from, or `None` when missing.
+    #[serde(deserialize_with = "json::nullable")]
     pub source: Option<SourceKind>,
+    #[serde(deserialize_with = "json::nullable")]
     pub pin: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
     pub rustc: Option<String>,
     /// The release as `rustc -vV` writes it.
-    #[serde(rename = "release")]
+    #[serde(rename = "release", deserialize_with = "json::nullable")]
     pub release_text: Option<String>,
     #[serde(skip)]
     pub release: Option<Release>,
+    #[serde(deserialize_with = "json::nullable")]
     pub channel: Option<String>,
+    #[serde(deserialize_with = "json::nullable")]
     pub commit_date: Option<String>,
     /// The host triple.
+    #[serde(deserialize_with = "json::nullable")]
     pub host: Option<String>,
     #[serde(skip)]
     pub verdict: ToolchainVerdict,
@@ -141,7 +146,7 @@ pub fn cell_kinds(target: &str) -> &'static [Kind] {
 }
 
 /// One build or test on one toolchain in one mode.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct BuildCell {
     #[serde(skip)]
     pub toolchain: usize,
@@ -152,13 +157,14 @@ pub struct BuildCell {
     pub outcome: Outcome,
     pub expected: Outcome,
     /// The first error line, for failures and skips.
+    #[serde(deserialize_with = "json::nullable")]
     pub first_error: Option<String>,
     /// Seconds of the run that produced the result.
     #[serde(serialize_with = "milliseconds")]
     pub seconds: f64,
     pub cached: bool,
     /// Passed, failed, ignored tests.
-    #[serde(serialize_with = "to_json::test_counts")]
+    #[serde(with = "to_json::test_counts")]
     pub tests: Option<(u64, u64, u64)>,
 }
 
@@ -302,27 +308,21 @@ impl Report {
         let toolchain = &self.toolchains[index];
         let label = toolchain.label();
         // A feature the report was recorded without is left out of every count.
-        let recorded = |cells: &&Vec<FeatureCell>| cells[index].observed != Observed::NotRecorded;
-        let not_recorded = self
-            .features
-            .iter()
-            .filter(|cells| !recorded(cells))
-            .count();
         let observed: Vec<Option<Status>> = self
             .features
             .iter()
-            .filter(recorded)
+            .filter(|cells| cells[index].observed != Observed::NotRecorded)
             .map(|cells| match cells[index].observed {
                 Observed::Status(status) => Some(status),
                 _ => None,
             })
             .collect();
+        let (total, not_recorded) = (observed.len(), self.features.len() - observed.len());
         let stable = observed
             .iter()
             .filter(|status| matches!(status, Some(Status::Stable(_))))
             .count();
         let probe = if observed.iter().all(Option::is_some) {
-            let total = FEATURES.len() - not_recorded;
             match not_recorded {
                 0 => format!("{stable} of {total} features stable"),
                 _ => format!("{stable} of {total} features stable ({not_recorded} not recorded)"),
@@ -421,31 +421,6 @@ fn listed<'a, T>(
         }
     });
     listed.collect()
-}
-
-fn seconds(seconds: f64, what: &str) -> anyhow::Result<f64> {
-    let finite = seconds.is_finite() && seconds >= 0.0;
-    ensure!(finite, "{what}: `seconds` is not a number of seconds");
-    Ok(seconds)
-}
-
-/// The `ok` a file states must be what its cell says: a report edited into contradiction is
-/// not trusted.
-fn stated_ok(stated: bool, ok: bool, what: &str) -> anyhow::Result<()> {
-    ensure!(
-        stated == ok,
-        "{what}: `ok` is {stated}, but what was observed and what was expected say {ok}"
-    );
-    Ok(())
-}
-
-fn mode(word: &str, what: &str) -> anyhow::Result<Mode> {
-    let found = Mode::ALL.into_iter().find(|mode| mode.word() == word);
-    found.ok_or_else(|| anyhow!("{what}: unknown mode `{word}`"))
-}
-
-fn outcome(word: &str, what: &str) -> anyhow::Result<Outcome> {
-    Outcome::from_word(word).ok_or_else(|| anyhow!("{what}: unknown outcome `{word}`"))
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use crate::commands::flags;
 use crate::kernel::report::json::KernelJson;
 use crate::report::Report;
-use crate::util::json::{self, Value};
+use crate::util::json;
 use crate::util::output::{escape, Format, Output};
 use crate::Verdict;
 use anyhow::{bail, Context};
@@ -39,10 +39,11 @@ impl flags::Show {
                 |style| report.human_in(style),
             ))
         } else {
-            let members: Vec<&str> = match &value {
-                Value::Object(members) => members.keys().map(String::as_str).take(6).collect(),
-                _ => Vec::new(),
-            };
+            let members = value
+                .as_object()
+                .into_iter()
+                .flat_map(|members| members.keys());
+            let members: Vec<&str> = members.map(String::as_str).take(6).collect();
             bail!(
                 "{} is neither a matrix report (`matrix --format json`: `schema`, `features`, \
                  `builds`) nor a kernel report (`kernel --format json`: `trees`, `cells`); it \

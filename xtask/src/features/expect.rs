@@ -89,13 +89,6 @@ impl Outcome {
             Outcome::Skipped => "skipped",
         }
     }
-
-    /// Reads [`Outcome::word`] back.
-    pub fn from_word(word: &str) -> Option<Self> {
-        [Outcome::Pass, Outcome::Fail, Outcome::Skipped]
-            .into_iter()
-            .find(|outcome| outcome.word() == word)
-    }
 }
 
 /// What the probe must say about `feature` on a compiler of `release`.

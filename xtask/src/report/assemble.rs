@@ -174,24 +174,23 @@ fn compare_module_logs(
 
 /// The first line where two module logs differ, described for the failure list.
 pub fn first_difference(kernel: &str, stable: &str) -> Option<String> {
+    fn lines(log: &str) -> impl Iterator<Item = Option<&str>> {
+        log.lines().map(Some).chain(std::iter::repeat(None))
+    }
     if kernel == stable {
         return None;
     }
-    let mut kernel_lines = kernel.lines();
-    let mut stable_lines = stable.lines();
-    for number in 1.. {
-        match (kernel_lines.next(), stable_lines.next()) {
-            (Some(left), Some(right)) if left == right => continue,
-            (left, right) => {
-                return Some(format!(
-                    "the module log differs between the modes at line {number}: kernel mode {:?}, stable mode {:?}",
-                    left.unwrap_or("(end)"),
-                    right.unwrap_or("(end)")
-                ))
-            }
-        }
-    }
-    None
+    // Logs that differ only in their line ends differ at the line after their last.
+    let (number, (left, right)) = lines(kernel)
+        .zip(lines(stable))
+        .enumerate()
+        .find(|(_, (left, right))| left != right || left.is_none())?;
+    Some(format!(
+        "the module log differs between the modes at line {}: kernel mode {:?}, stable mode {:?}",
+        number + 1,
+        left.unwrap_or("(end)"),
+        right.unwrap_or("(end)")
+    ))
 }
 
 /// Each toolchain's probe result, by toolchain index.

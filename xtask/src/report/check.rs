@@ -3,7 +3,7 @@
 //! toolchain, each with the prediction the catalog makes; what `merge` and `docs --report`
 //! check before they trust a report that was read from a file.
 
-use super::{cell_kinds, BuildCell, Observed, Report};
+use super::{cell_kinds, Observed, Report};
 use crate::catalog::FEATURES;
 use crate::features::expect::{expected_outcome, expected_status, Outcome, ToolchainVerdict};
 use crate::features::status::Status;
@@ -11,12 +11,6 @@ use crate::run::plan::{cell_label, Kind, Mode};
 use crate::util::output::escape;
 use anyhow::{bail, ensure, Context as _};
 use std::collections::{BTreeSet, HashSet};
-
-fn describe(report: &Report, build: &BuildCell) -> String {
-    let toolchain = super::id_of(&report.toolchains, build.toolchain);
-    let cell = cell_label(build.kind, &build.target, Some(build.mode), None);
-    escape(&format!("{cell} on {toolchain}")).into_owned()
-}
 
 impl Report {
     /// Fails, saying what is wrong, unless the report is whole and consistent.
@@ -81,42 +75,42 @@ impl Report {
                     self.toolchains.len()
                 );
             };
+            let cell = || {
+                let label = cell_label(build.kind, &build.target, Some(build.mode), None);
+                escape(&format!("{label} on {}", toolchain.id)).into_owned()
+            };
             ensure!(
                 cell_kinds(&build.target).contains(&build.kind),
                 "{}: the plan makes no such cell",
-                describe(self, build)
+                cell()
             );
-            let expected = expected_outcome(&toolchain.verdict);
-            match &toolchain.verdict {
-                ToolchainVerdict::Missing(_) => {
-                    bail!(
-                        "{}: the toolchain is missing, so it has no cells",
-                        describe(self, build)
-                    )
-                }
-                _ if build.expected != expected => {
-                    bail!(
-                    "{}: it expects `{}`, but the catalog expects `{}` of a toolchain that is {}",
-                    describe(self, build),
-                    build.expected.word(),
-                    expected.word(),
-                    toolchain.verdict.word()
-                )
-                }
+            let (verdict, expected) = (&toolchain.verdict, expected_outcome(&toolchain.verdict));
+            ensure!(
+                !matches!(verdict, ToolchainVerdict::Missing(_)),
+                "{}: the toolchain is missing, so it has no cells",
+                cell()
+            );
+            ensure!(
+                build.expected == expected,
+                "{}: it expects `{}`, but the catalog expects `{}` of a toolchain that is {}",
+                cell(),
+                build.expected.word(),
+                expected.word(),
+                verdict.word()
+            );
+            let builds = !matches!(
+                verdict,
                 ToolchainVerdict::TooOld | ToolchainVerdict::Broken(_)
-                    if build.outcome != Outcome::Skipped =>
-                {
-                    bail!(
-                        "{}: its outcome is `{}`, but nothing is built on a toolchain that is {}",
-                        describe(self, build),
-                        build.outcome.word(),
-                        toolchain.verdict.word()
-                    )
-                }
-                _ => {}
-            }
+            );
+            ensure!(
+                builds || build.outcome == Outcome::Skipped,
+                "{}: its outcome is `{}`, but nothing is built on a toolchain that is {}",
+                cell(),
+                build.outcome.word(),
+                verdict.word()
+            );
             if !cells[build.toolchain].insert((&build.target, build.kind, build.mode)) {
-                bail!("{}: the cell is there twice", describe(self, build));
+                bail!("{}: the cell is there twice", cell());
             }
             targets.insert(&build.target);
         }

@@ -4,17 +4,16 @@
 //! (`outside_allow_list`), as the codes of the compiler's errors next to the catalog's
 //! prediction ([`expected_kbuild_error`]).
 
-use super::{id_of, seconds, stated_ok, Failure, ToolchainEntry};
+use super::{id_of, Failure, ToolchainEntry};
 use crate::features::expect::{expected_kbuild_error, ToolchainVerdict};
 use crate::run::judge::StepResult;
 use crate::run::plan::{Kind, Step, KBUILD_FIXTURES};
 use crate::util::json::{self, Deserialize, Serialize};
 use crate::util::output::Table;
-use anyhow::ensure;
 use std::collections::HashMap;
 
 /// One fixture compiled by one toolchain.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KbuildCell {
     #[serde(skip)]
     pub toolchain: usize,
@@ -22,11 +21,14 @@ pub struct KbuildCell {
     pub fixture: String,
     /// The error code the catalog predicts; `None` where nothing is built (the toolchain is
     /// too old or broken).
+    #[serde(deserialize_with = "json::nullable")]
     pub expected: Option<String>,
     /// The codes of the compiler's errors, each once, in order (empty: it built); `None` when
     /// the compile did not run or said nothing readable.
+    #[serde(deserialize_with = "json::nullable")]
     pub observed: Option<Vec<String>>,
     /// The compiler's first error, or why the cell has no codes.
+    #[serde(deserialize_with = "json::nullable")]
     pub first_error: Option<String>,
     /// Wall-clock seconds of the run that produced the result.
     #[serde(serialize_with = "super::milliseconds")]
@@ -133,52 +135,6 @@ pub fn kbuild_rows(cells: &[KbuildCell], shown: &[usize], table: &mut Table) {
     }
 }
 
-/// A cell as the report's `kbuild` member lists it, read back.
-#[derive(Deserialize)]
-pub(super) struct KbuildJson {
-    toolchain: String,
-    fixture: String,
-    #[serde(deserialize_with = "json::nullable")]
-    expected: Option<String>,
-    #[serde(deserialize_with = "json::nullable")]
-    observed: Option<Vec<String>>,
-    ok: bool,
-    #[serde(deserialize_with = "json::nullable")]
-    first_error: Option<String>,
-    seconds: f64,
-    cached: bool,
-}
-
-impl KbuildJson {
-    /// The cells read back; `index_of` finds a toolchain by id.
-    pub(super) fn read(
-        entries: Vec<Self>,
-        index_of: &dyn Fn(&str, &str) -> anyhow::Result<usize>,
-    ) -> anyhow::Result<Vec<KbuildCell>> {
-        let mut cells = Vec::new();
-        for (position, entry) in entries.into_iter().enumerate() {
-            let what = format!("kbuild[{position}]");
-            ensure!(
-                KBUILD_FIXTURES.contains(&entry.fixture.as_str()),
-                "{what}: unknown fixture `{}`",
-                entry.fixture
-            );
-            let cell = KbuildCell {
-                toolchain: index_of(&entry.toolchain, &what)?,
-                fixture: entry.fixture,
-                expected: entry.expected,
-                observed: entry.observed,
-                first_error: entry.first_error,
-                seconds: seconds(entry.seconds, &what)?,
-                cached: entry.cached,
-            };
-            stated_ok(entry.ok, cell.ok(), &what)?;
-            cells.push(cell);
-        }
-        Ok(cells)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,7 +215,21 @@ mod tests {
                 .then_some(0)
                 .ok_or_else(|| anyhow!("{what}: no toolchain {id}"))
         };
-        let read = |text: &str| KbuildJson::read(json::read(text).unwrap(), &index_of);
+        let read = |text: &str| -> anyhow::Result<Vec<KbuildCell>> {
+            let mut cells: Vec<KbuildCell> = json::read(text)?;
+            let keys: Vec<crate::report::to_json::Key> = json::read(text)?;
+            crate::report::to_json::read_listed(
+                &mut cells,
+                &keys,
+                "kbuild",
+                &index_of,
+                |cell, toolchain, _| {
+                    cell.toolchain = toolchain;
+                    Ok(cell.ok())
+                },
+            )?;
+            Ok(cells)
+        };
         assert_eq!(read(&text).unwrap(), cells);
         // An `ok` that contradicts the codes is refused.
         let tampered = text.replacen("\"ok\": true", "\"ok\": false", 1);

@@ -9,7 +9,7 @@ use crate::run::judge::StepResult;
 use crate::run::plan::{cell_label, has_sites, not_built, Kind, Mode, Step};
 use crate::targets::{broken_jump_tables, kernel_target, KernelTarget};
 use crate::toolchains::library_sources::LibrarySources;
-use crate::util::json::Serialize;
+use crate::util::json::{self, Deserialize, Serialize};
 use crate::util::process::last_nonempty_line;
 use anyhow::{bail, ensure};
 use std::collections::HashMap;
@@ -21,17 +21,20 @@ mod text;
 pub(super) mod to_json;
 
 /// Whether one compiler knows one kernel target.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KnownCell {
     #[serde(skip)]
     pub toolchain: usize,
     #[serde(rename = "target")]
     pub triple: String,
     /// What `rustc --print target-list` said; `None` where it did not run or failed.
+    #[serde(deserialize_with = "json::nullable")]
     pub observed: Option<bool>,
     /// What the catalog predicts; `None` where it makes no claim.
+    #[serde(deserialize_with = "json::nullable")]
     pub expected: Option<bool>,
     /// Why there is no observation, if the probe ran and failed.
+    #[serde(deserialize_with = "json::nullable")]
     pub error: Option<String>,
 }
 
@@ -45,17 +48,20 @@ impl KnownCell {
     }
 }
 
-/// The stages of one toolchain on one kernel target, in run order: `(stage, kind, moded)`.
-pub const STAGES: [(&str, Kind, bool); 5] = [
-    ("core", Kind::Core, false),
-    ("compiler_builtins", Kind::Core, false),
-    ("kernel", Kind::Build, true),
-    ("sites", Kind::Objects, true),
-    ("program", Kind::Emulate, true),
+/// The stages of one toolchain on one kernel target, in run order: `(stage, kind, modes)`.
+pub const STAGES: [(&str, Kind, &[Option<Mode>]); 5] = [
+    ("core", Kind::Core, &[None]),
+    ("compiler_builtins", Kind::Core, &[None]),
+    ("kernel", Kind::Build, BOTH_MODES),
+    ("sites", Kind::Objects, BOTH_MODES),
+    ("program", Kind::Emulate, BOTH_MODES),
 ];
 
+/// The stages built per mode are built in both.
+const BOTH_MODES: &[Option<Mode>] = &[Some(Mode::Kernel), Some(Mode::Stable)];
+
 /// One target step on one toolchain and kernel target.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TargetCell {
     #[serde(skip)]
     pub toolchain: usize,
@@ -66,13 +72,16 @@ pub struct TargetCell {
     /// Its kind, as [`STAGES`] gives it.
     pub kind: Kind,
     /// The mode, for the stages built per mode.
+    #[serde(deserialize_with = "json::nullable")]
     pub mode: Option<Mode>,
     pub outcome: Outcome,
     /// What the catalog predicts.
     pub expected: Outcome,
     /// The first error, for failures and skips.
+    #[serde(deserialize_with = "json::nullable")]
     pub first_error: Option<String>,
     /// What the step found: the static-branch sites checked, the test program's last line.
+    #[serde(deserialize_with = "json::nullable")]
     pub detail: Option<String>,
     /// Seconds of the run that produced the result.
     #[serde(serialize_with = "super::milliseconds")]
@@ -187,12 +196,7 @@ pub fn assemble_target_axis(
             });
             let missing = sources.as_ref().err().map(String::as_str);
             let llvm = planned.llvm.get(index).copied().flatten();
-            for (stage, kind, moded) in STAGES {
-                let modes: &[Option<Mode>] = if moded {
-                    &[Some(Mode::Kernel), Some(Mode::Stable)]
-                } else {
-                    &[None]
-                };
+            for (stage, kind, modes) in STAGES {
                 for &mode in modes {
                     let (expected, why_not) = expected_cell(
                         column,
@@ -375,8 +379,8 @@ impl TargetAxis {
             if !self.triples.contains(&cell.triple) {
                 bail!("{}: names no toolchain or target of the run", cell.label());
             }
-            if !STAGES.iter().any(|&(stage, kind, moded)| {
-                stage == cell.stage && kind == cell.kind && moded == cell.mode.is_some()
+            if !STAGES.iter().any(|&(stage, kind, modes)| {
+                stage == cell.stage && kind == cell.kind && modes.contains(&cell.mode)
             }) {
                 bail!("{}: the plan makes no such cell", cell.label());
             }

@@ -3,16 +3,15 @@
 //! damaged or foreign file is refused with the member that is wrong; then what the members must
 //! agree on (ids, words, each `ok`, the verdict) is checked here.
 
-use super::kbuild::KbuildJson;
+use super::kbuild::KbuildCell;
 use super::targets::to_json::TargetAxisJson;
 use super::upgrade::{schema_of, upgrade};
-use super::{listed, mode, outcome, seconds, stated_ok};
-use super::{BuildCell, Failure, FeatureCell, Observed, Report, ToolchainEntry, SCHEMA_VERSION};
+use super::SCHEMA_VERSION;
+use super::{listed, BuildCell, Failure, FeatureCell, Observed, Report, ToolchainEntry};
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
 use crate::features::expect::ToolchainVerdict;
 use crate::features::status::Status;
-use crate::run::plan::Kind;
-use crate::toolchains::discovery::SourceKind;
+use crate::run::plan::{Kind, KBUILD_FIXTURES};
 use crate::util::json::{self, Deserialize, Serialize, Value};
 use crate::util::output::escape;
 use anyhow::{anyhow, bail, ensure, Context as _};
@@ -22,10 +21,11 @@ use std::collections::{BTreeMap, HashMap};
 pub(crate) const REPORT_LIMIT: u64 = 64 << 20;
 
 /// The report file. Members are written in key order (through [`Value`]), whatever the order here.
-/// Written, its lists hold the domain types ([`Listed`] for the cells); read, the types below,
-/// whose words and toolchain ids the reader checks and turns into the domain's.
+/// Written, its lists hold the domain's types ([`Listed`] for the cells). Read, it is read twice
+/// from the same text, so that an error names the member: as the domain's types, and as [`Keys`],
+/// what the file writes beside them, whose words and toolchain ids the reader checks.
 #[derive(Serialize, Deserialize)]
-struct ReportJson<T = ToolchainJson, B = BuildJson, K = KbuildJson, A = TargetAxisJson> {
+struct ReportJson<T = ToolchainEntry, B = BuildCell, K = KbuildCell, A = TargetAxisJson> {
     schema: u32,
     minimum_release: String,
     strict: bool,
@@ -45,40 +45,68 @@ struct ReportJson<T = ToolchainJson, B = BuildJson, K = KbuildJson, A = TargetAx
     date: Option<String>,
 }
 
+type Keys = ReportJson<ToolchainSaid, Key, Key, TargetAxisJson<Key, Key>>;
+
 /// A toolchain as written: its entry, and what the report says of it.
 #[derive(Serialize)]
 struct ToolchainView<'a> {
     #[serde(flatten)]
     entry: &'a ToolchainEntry,
-    verdict: &'static str,
+    #[serde(flatten)]
+    said: ToolchainSaid,
+}
+
+/// What the report says of a toolchain; its summary is not read back but made again.
+#[derive(Serialize, Deserialize)]
+struct ToolchainSaid {
+    verdict: String,
+    #[serde(deserialize_with = "json::nullable")]
     error: Option<String>,
     summary: String,
 }
 
+/// What [`Listed`] writes beside a cell's own members.
 #[derive(Deserialize)]
-struct ToolchainJson {
-    id: String,
-    spec: String,
-    #[serde(deserialize_with = "json::nullable")]
-    source: Option<String>,
-    #[serde(deserialize_with = "json::nullable")]
-    pin: Option<String>,
-    #[serde(deserialize_with = "json::nullable")]
-    rustc: Option<String>,
-    #[serde(deserialize_with = "json::nullable")]
-    release: Option<String>,
-    #[serde(deserialize_with = "json::nullable")]
-    channel: Option<String>,
-    #[serde(deserialize_with = "json::nullable")]
-    commit_date: Option<String>,
-    #[serde(deserialize_with = "json::nullable")]
-    host: Option<String>,
-    verdict: String,
-    #[serde(deserialize_with = "json::nullable")]
-    error: Option<String>,
-    /// Not read back (it is made again from the entry), but a report must still carry it.
-    #[allow(dead_code)]
-    summary: String,
+pub(super) struct Key {
+    toolchain: String,
+    ok: bool,
+}
+
+/// A toolchain's column by its id; the error names `what` asked.
+pub(super) type IndexOf<'a> = dyn Fn(&str, &str) -> anyhow::Result<usize> + 'a;
+
+/// Cells read back from a list [`super::listed`] wrote (`list`, for errors), with `keys`, the
+/// same list read as [`Key`]s: `read` gives a cell its toolchain's index, checks it, and says
+/// whether it is ok, which must be what the file states.
+pub(super) fn read_listed<T>(
+    cells: &mut [T],
+    keys: &[Key],
+    list: &str,
+    index_of: &IndexOf<'_>,
+    read: impl Fn(&mut T, usize, &str) -> anyhow::Result<bool>,
+) -> anyhow::Result<()> {
+    for (position, (cell, key)) in cells.iter_mut().zip(keys).enumerate() {
+        let what = format!("{list}[{position}]");
+        let ok = read(cell, index_of(&key.toolchain, &what)?, &what)?;
+        stated_ok(key.ok, ok, &what)?;
+    }
+    Ok(())
+}
+
+/// The `ok` a file states must be what its cell says: a report edited into contradiction is
+/// not trusted.
+fn stated_ok(stated: bool, ok: bool, what: &str) -> anyhow::Result<()> {
+    ensure!(
+        stated == ok,
+        "{what}: `ok` is {stated}, but what was observed and what was expected say {ok}"
+    );
+    Ok(())
+}
+
+pub(super) fn seconds(seconds: f64, what: &str) -> anyhow::Result<()> {
+    let finite = seconds.is_finite() && seconds >= 0.0;
+    ensure!(finite, "{what}: `seconds` is not a number of seconds");
+    Ok(())
 }
 
 #[derive(Serialize, Deserialize)]
@@ -102,40 +130,35 @@ struct CellJson {
     ok: bool,
 }
 
-#[derive(Deserialize)]
-struct BuildJson {
-    toolchain: String,
-    target: String,
-    mode: String,
-    kind: String,
-    outcome: String,
-    expected: String,
-    ok: bool,
-    #[serde(deserialize_with = "json::nullable")]
-    first_error: Option<String>,
-    seconds: f64,
-    cached: bool,
-    #[serde(deserialize_with = "json::nullable")]
-    tests: Option<TestCounts>,
-}
+/// `(passed, failed, ignored)` as a `{passed, failed, ignored}` object, or null.
+pub(super) mod test_counts {
+    use super::{Deserialize, Serialize};
 
-#[derive(Serialize, Deserialize)]
-struct TestCounts {
-    passed: u64,
-    failed: u64,
-    ignored: u64,
-}
+    #[derive(Serialize, Deserialize)]
+    struct TestCounts {
+        passed: u64,
+        failed: u64,
+        ignored: u64,
+    }
 
-pub(super) fn test_counts<S: serde::Serializer>(
-    tests: &Option<(u64, u64, u64)>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    let counts = tests.map(|(passed, failed, ignored)| TestCounts {
-        passed,
-        failed,
-        ignored,
-    });
-    counts.serialize(serializer)
+    pub fn serialize<S: serde::Serializer>(
+        tests: &Option<(u64, u64, u64)>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let counts = tests.map(|(passed, failed, ignored)| TestCounts {
+            passed,
+            failed,
+            ignored,
+        });
+        counts.serialize(serializer)
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<(u64, u64, u64)>, D::Error> {
+        let counts = Option::<TestCounts>::deserialize(deserializer)?;
+        Ok(counts.map(|counts| (counts.passed, counts.failed, counts.ignored)))
+    }
 }
 
 fn release(text: Option<&str>, what: &str) -> anyhow::Result<Option<Release>> {
@@ -156,17 +179,21 @@ impl Report {
     pub fn to_json(&self) -> Value {
         let release = |release: Option<Release>| release.map(|release| release.to_string());
         let toolchains = self.toolchains.iter().zip(self.summary_lines());
-        let toolchains = toolchains.map(|(entry, summary)| ToolchainView {
-            entry,
-            verdict: entry.verdict.word(),
-            error: match &entry.verdict {
+        let toolchains = toolchains.map(|(entry, summary)| {
+            let error = match &entry.verdict {
                 ToolchainVerdict::Ok => None,
                 ToolchainVerdict::TooOld => Some(entry.verdict.describe()),
                 ToolchainVerdict::Broken(message) | ToolchainVerdict::Missing(message) => {
                     Some(message.clone())
                 }
-            },
-            summary,
+            };
+            let verdict = entry.verdict.word().to_string();
+            let said = ToolchainSaid {
+                verdict,
+                error,
+                summary,
+            };
+            ToolchainView { entry, said }
         });
         // A feature the report was recorded without stays out of it, as it was.
         let features = FEATURES.iter().zip(&self.features).filter(|(_, cells)| {
@@ -249,42 +276,31 @@ impl Report {
         let value = json::parse(text)?;
         let schema = schema_of(&value).unwrap_or_default();
         let value = upgrade(value)?;
-        let file: ReportJson = if schema == u64::from(SCHEMA_VERSION) {
-            // Read from the text, so that an error says its line.
-            json::read(text)?
-        } else {
-            json::read_value(value).map_err(|error| {
+        fn read<T: serde::de::DeserializeOwned>(
+            text: &str,
+            value: &Value,
+            schema: u64,
+        ) -> anyhow::Result<T> {
+            if schema == u64::from(SCHEMA_VERSION) {
+                // Read from the text, so that an error says its line.
+                return json::read(text);
+            }
+            json::read_value(value.clone()).map_err(|error| {
                 anyhow!("{error}, in the report upgraded from schema {schema} to {SCHEMA_VERSION}")
-            })?
-        };
-        let mut toolchains = Vec::new();
-        for (index, entry) in file.toolchains.into_iter().enumerate() {
+            })
+        }
+        let mut file: ReportJson = read(text, &value, schema)?;
+        let keys: Keys = read(text, &value, schema)?;
+        let mut toolchains = file.toolchains;
+        for (index, (entry, said)) in toolchains.iter_mut().zip(keys.toolchains).enumerate() {
             let what = format!("toolchains[{index}]");
-            let error = entry.error.unwrap_or_default();
-            let verdict = ToolchainVerdict::from_word(&entry.verdict, error)
-                .ok_or_else(|| anyhow!("{what}: unknown verdict `{}`", entry.verdict))?;
+            let error = said.error.unwrap_or_default();
+            entry.verdict = ToolchainVerdict::from_word(&said.verdict, error)
+                .ok_or_else(|| anyhow!("{what}: unknown verdict `{}`", said.verdict))?;
             // A missing pin's release is what the pin file asks for, not a compiler's.
-            let release = match verdict {
-                ToolchainVerdict::Missing(_) => None,
-                _ => release(entry.release.as_deref(), &what)?,
-            };
-            let source = entry.source.map(|word| {
-                SourceKind::from_word(&word)
-                    .ok_or_else(|| anyhow!("{what}: unknown source `{word}`"))
-            });
-            toolchains.push(ToolchainEntry {
-                id: entry.id,
-                spec: entry.spec,
-                source: source.transpose()?,
-                pin: entry.pin,
-                rustc: entry.rustc,
-                release_text: entry.release,
-                release,
-                channel: entry.channel,
-                commit_date: entry.commit_date,
-                host: entry.host,
-                verdict,
-            });
+            if !matches!(entry.verdict, ToolchainVerdict::Missing(_)) {
+                entry.release = release(entry.release_text.as_deref(), &what)?;
+            }
         }
         // Cells name their toolchain by id: two toolchains with one id would share cells.
         let mut positions: HashMap<&str, usize> = HashMap::with_capacity(toolchains.len());
@@ -361,43 +377,52 @@ impl Report {
             features.push(cells);
         }
 
-        let mut builds = Vec::new();
-        for (index, build) in file.builds.into_iter().enumerate() {
-            let what = format!("builds[{index}]");
-            let observed = outcome(&build.outcome, &what)?;
-            let expected = outcome(&build.expected, &what)?;
-            stated_ok(build.ok, observed == expected, &what)?;
-            let kind = [Kind::Probe, Kind::Build, Kind::Run, Kind::Test]
-                .into_iter()
-                .find(|candidate| candidate.word() == build.kind)
-                .ok_or_else(|| anyhow!("{what}: unknown kind `{}`", build.kind))?;
-            builds.push(BuildCell {
-                toolchain: index_of(&build.toolchain, &what)?,
-                target: build.target,
-                mode: mode(&build.mode, &what)?,
-                kind,
-                outcome: observed,
-                expected,
-                first_error: build.first_error,
-                seconds: seconds(build.seconds, &what)?,
-                cached: build.cached,
-                tests: build
-                    .tests
-                    .map(|tests| (tests.passed, tests.failed, tests.ignored)),
-            });
-        }
+        read_listed(
+            &mut file.builds,
+            &keys.builds,
+            "builds",
+            &index_of,
+            |build, toolchain, what| {
+                build.toolchain = toolchain;
+                ensure!(
+                    matches!(
+                        build.kind,
+                        Kind::Probe | Kind::Build | Kind::Run | Kind::Test
+                    ),
+                    "{what}: unknown kind `{}`",
+                    build.kind.word()
+                );
+                seconds(build.seconds, what)?;
+                Ok(build.ok())
+            },
+        )?;
+        read_listed(
+            &mut file.kbuild,
+            &keys.kbuild,
+            "kbuild",
+            &index_of,
+            |cell, toolchain, what| {
+                cell.toolchain = toolchain;
+                ensure!(
+                    KBUILD_FIXTURES.contains(&cell.fixture.as_str()),
+                    "{what}: unknown fixture `{}`",
+                    cell.fixture
+                );
+                seconds(cell.seconds, what)?;
+                Ok(cell.ok())
+            },
+        )?;
         if let Some(date) = &file.date {
             crate::util::date::check_utc_minute(date)?;
         }
-        let targets = file.targets.read(&toolchains, &index_of)?;
-        let kbuild = KbuildJson::read(file.kbuild, &index_of)?;
+        let targets = file.targets.read(keys.targets, &toolchains, &index_of)?;
         let report = Report {
             targets,
             toolchains,
             features,
-            builds,
+            builds: file.builds,
             strict: file.strict,
-            kbuild,
+            kbuild: file.kbuild,
             shard: file.shard,
             date: file.date,
         };

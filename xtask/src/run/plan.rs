@@ -25,6 +25,7 @@ use crate::toolchains::discovery::{discover, Availability};
 use crate::toolchains::emulators::qemu_user;
 use crate::toolchains::library_sources::{library_sources, LibrarySources};
 use crate::toolchains::pins::Shard;
+use crate::util::json::{Deserialize, Serialize};
 use crate::util::process::Invocation;
 use anyhow::Context;
 use std::collections::HashSet;
@@ -33,7 +34,7 @@ use std::time::Duration;
 use xshell::Shell;
 
 /// What a step does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, crate::util::json::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
     /// Compile the feature probe and classify its diagnostics.

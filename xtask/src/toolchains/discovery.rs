@@ -44,7 +44,7 @@ impl Source {
 }
 
 /// The kinds of [`Source`], as reports name them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SourceKind {
     Rustup,

@@ -124,7 +124,7 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
             );
         }
         html.push_str("</tr>\n");
-        for (stage, kind, moded) in STAGES {
+        for (stage, kind, modes) in STAGES {
             let label = match kind {
                 Kind::Build => "build the shim".to_string(),
                 Kind::Objects => "check static-key objects".to_string(),
@@ -132,11 +132,6 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
                 _ => format!("build {stage}"),
             };
             let _ = write!(html, "<tr><th class=\"row stage\">{label}</th>");
-            let modes: &[Option<Mode>] = if moded {
-                &[Some(Mode::Kernel), Some(Mode::Stable)]
-            } else {
-                &[None]
-            };
             for &index in found {
                 let toolchain = &report.toolchains[index];
                 let mut squares = String::new();

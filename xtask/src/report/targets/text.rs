@@ -5,7 +5,7 @@ use super::{known_word, KnownCell, TargetAxis, TargetCell, STAGES};
 use crate::features::expect::{Outcome, ToolchainVerdict};
 use crate::report::text::{mode_pair, outcome_word};
 use crate::report::{id_of, ToolchainEntry};
-use crate::run::plan::{Kind, Mode};
+use crate::run::plan::Kind;
 use crate::targets::{kernel_target, BROKEN_JUMP_TABLES};
 use crate::util::output::Table;
 use std::collections::HashMap;
@@ -37,7 +37,7 @@ impl TargetAxis {
                 })
                 .collect();
             table.rows.push((format!("{triple}: listed"), row));
-            for (stage, kind, moded) in STAGES {
+            for (stage, kind, modes) in STAGES {
                 let row = shown
                     .iter()
                     .map(|&index| {
@@ -45,8 +45,8 @@ impl TargetAxis {
                             let cell = cells.get(&(index, triple.as_str(), stage, mode));
                             cell.map(|cell| (cell.outcome, cell.ok()))
                         };
-                        if moded {
-                            mode_pair(cell(Some(Mode::Kernel)), cell(Some(Mode::Stable)))
+                        if let [kernel, stable] = modes {
+                            mode_pair(cell(*kernel), cell(*stable))
                         } else {
                             let cell = cell(None);
                             let word = outcome_word(cell.map(|(outcome, _)| outcome));

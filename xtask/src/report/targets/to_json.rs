@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The target axis as the report's `targets` member, and back.
 
-use super::{KnownCell, TargetAxis, TargetCell, STAGES};
-use crate::report::{listed, mode, outcome, seconds, stated_ok, Listed, ToolchainEntry};
-use crate::util::json::{self, Deserialize, Serialize};
-use anyhow::anyhow;
+use super::{KnownCell, TargetAxis, TargetCell};
+use crate::report::to_json::{read_listed, seconds, IndexOf, Key};
+use crate::report::{listed, Listed, ToolchainEntry};
+use crate::util::json::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The `targets` member: written, its cells are the domain's ([`Listed`]); read, the types below.
+/// The `targets` member: written, its cells are [`Listed`]; read, the domain's, or their [`Key`]s.
 #[derive(Serialize, Deserialize)]
-pub(in crate::report) struct TargetAxisJson<K = KnownJson, C = TargetCellJson> {
+pub(in crate::report) struct TargetAxisJson<K = KnownCell, C = TargetCell> {
     triples: Vec<String>,
     /// Keyed by toolchain id; null where nothing was looked for.
     sources: BTreeMap<String, Option<SourcesJson>>,
@@ -27,40 +27,6 @@ pub(in crate::report) struct TargetAxisJson<K = KnownJson, C = TargetCellJson> {
 enum SourcesJson {
     Identity(String),
     Missing(String),
-}
-
-#[derive(Deserialize)]
-pub(in crate::report) struct KnownJson {
-    toolchain: String,
-    target: String,
-    #[serde(deserialize_with = "json::nullable")]
-    observed: Option<bool>,
-    #[serde(deserialize_with = "json::nullable")]
-    expected: Option<bool>,
-    #[serde(deserialize_with = "json::nullable")]
-    error: Option<String>,
-    ok: bool,
-}
-
-#[derive(Deserialize)]
-pub(in crate::report) struct TargetCellJson {
-    toolchain: String,
-    target: String,
-    stage: String,
-    /// Required, but the stage says the kind.
-    #[allow(dead_code)]
-    kind: String,
-    #[serde(deserialize_with = "json::nullable")]
-    mode: Option<String>,
-    outcome: String,
-    expected: String,
-    ok: bool,
-    #[serde(deserialize_with = "json::nullable")]
-    first_error: Option<String>,
-    #[serde(deserialize_with = "json::nullable")]
-    detail: Option<String>,
-    seconds: f64,
-    cached: bool,
 }
 
 impl TargetAxis {
@@ -95,13 +61,14 @@ impl TargetAxis {
 }
 
 impl TargetAxisJson {
-    /// The target axis read back; `index_of` turns a toolchain id into its column.
+    /// The target axis read back, with `keys`, the same member read as [`Key`]s; `index_of`
+    /// turns a toolchain id into its column.
     pub(in crate::report) fn read(
-        self,
+        mut self,
+        keys: TargetAxisJson<Key, Key>,
         toolchains: &[ToolchainEntry],
-        index_of: &dyn Fn(&str, &str) -> anyhow::Result<usize>,
+        index_of: &IndexOf<'_>,
     ) -> anyhow::Result<TargetAxis> {
-        let what = "the report's targets";
         let mut sources = self.sources;
         let llvm = self.llvm.map(|llvm| {
             let major = |id: &String| llvm.get(id).copied().flatten();
@@ -110,53 +77,43 @@ impl TargetAxisJson {
                 .map(|toolchain| major(&toolchain.id))
                 .collect()
         });
-        let mut targets = TargetAxis {
-            triples: self.triples,
-            llvm,
-            ..TargetAxis::default()
-        };
-        for toolchain in toolchains {
+        let sources = toolchains.iter().map(|toolchain| {
             let found = sources.remove(&toolchain.id).flatten();
-            targets.sources.push(found.map(|found| match found {
+            found.map(|found| match found {
                 SourcesJson::Identity(identity) => Ok(identity),
                 SourcesJson::Missing(why) => Err(why),
-            }));
-        }
-        for (index, cell) in self.known.into_iter().enumerate() {
-            let what = format!("{what}: known[{index}]");
-            let parsed = KnownCell {
-                toolchain: index_of(&cell.toolchain, &what)?,
-                triple: cell.target,
-                observed: cell.observed,
-                expected: cell.expected,
-                error: cell.error,
-            };
-            stated_ok(cell.ok, parsed.ok(), &what)?;
-            targets.known.push(parsed);
-        }
-        for (index, cell) in self.cells.into_iter().enumerate() {
-            let what = format!("{what}: cells[{index}]");
-            let (_, kind, _) = STAGES
-                .iter()
-                .find(|(stage, _, _)| *stage == cell.stage)
-                .copied()
-                .ok_or_else(|| anyhow!("{what}: unknown stage `{}`", cell.stage))?;
-            let parsed = TargetCell {
-                toolchain: index_of(&cell.toolchain, &what)?,
-                triple: cell.target,
-                stage: cell.stage,
-                kind,
-                mode: cell.mode.map(|word| mode(&word, &what)).transpose()?,
-                outcome: outcome(&cell.outcome, &what)?,
-                expected: outcome(&cell.expected, &what)?,
-                first_error: cell.first_error,
-                detail: cell.detail,
-                seconds: seconds(cell.seconds, &what)?,
-                cached: cell.cached,
-            };
-            stated_ok(cell.ok, parsed.ok(), &what)?;
-            targets.cells.push(parsed);
-        }
+            })
+        });
+        let list = "the report's targets: known";
+        read_listed(
+            &mut self.known,
+            &keys.known,
+            list,
+            index_of,
+            |cell, toolchain, _| {
+                cell.toolchain = toolchain;
+                Ok(cell.ok())
+            },
+        )?;
+        let list = "the report's targets: cells";
+        read_listed(
+            &mut self.cells,
+            &keys.cells,
+            list,
+            index_of,
+            |cell, toolchain, what| {
+                cell.toolchain = toolchain;
+                seconds(cell.seconds, what)?;
+                Ok(cell.ok())
+            },
+        )?;
+        let targets = TargetAxis {
+            triples: self.triples,
+            sources: sources.collect(),
+            known: self.known,
+            cells: self.cells,
+            llvm,
+        };
         targets.check()?;
         Ok(targets)
     }

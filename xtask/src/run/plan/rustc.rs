@@ -7,6 +7,7 @@ use crate::catalog::{all_cfg_names, arch_cfg, derived_cfgs, Release, RUST_ALLOWE
 use crate::targets::KernelTarget;
 use crate::toolchains::library_sources::{LibrarySources, SourceCrate};
 use crate::toolchains::loader::Launch;
+use crate::util::json::{Deserialize, Serialize};
 use crate::util::process::Invocation;
 use std::path::{Path, PathBuf};
 
@@ -14,7 +15,7 @@ use std::path::{Path, PathBuf};
 pub const CHECK_CFG_SINCE: Release = Release::new(1, 80, 0);
 
 /// How the shim and the examples are built.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, crate::util::json::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
     /// The kernel's way: `RUSTC_BOOTSTRAP=1`, the shim's feature block on as in `rust/kernel`,

@@ -18,14 +18,11 @@ pub enum Width {
 }
 
 impl Width {
-    /// The width when nothing says what it is.
-    pub const UNKNOWN: usize = 100;
-
     /// The width without `--wide`: `COLUMNS` when set, else the size of the terminal on
-    /// stdout, else [`Width::UNKNOWN`].
+    /// stdout, else 100.
     pub fn of_stdout() -> Self {
         let columns = environment_columns().or_else(|| tty_columns(libc::STDOUT_FILENO));
-        Width::Fit(columns.unwrap_or(Self::UNKNOWN))
+        Width::Fit(columns.unwrap_or(100))
     }
 
     fn limit(self) -> Option<usize> {
