@@ -19,12 +19,15 @@ pub struct KconfigSymbol {
     pub source: String,
 }
 
+/// The pinned trees that define a threshold, each with the line: `[("7.3", 198)]`.
+pub type TreeLines = &'static [(&'static str, usize)];
+
 /// The `RUSTC_HAS_*` release thresholds of the pinned trees' own `init/Kconfig`, for a checkout
 /// where they are not unpacked: `(name, RUSTC_VERSION number, [(tree id, line)])`. Generated
 /// from the trees by `kernel::rules::pinned`; a test that reads the unpacked trees fails,
 /// printing the table anew, when they say otherwise. 6.1's defines none.
 #[rustfmt::skip]
-pub const PINNED_TREES: &[(&str, u32, &[(&str, usize)])] = &[
+pub const PINNED_TREES: &[(&str, u32, TreeLines)] = &[
     // generated table: start
     ("RUSTC_HAS_SPAN_FILE", 108800, &[("7.2", 186), ("7.3", 186)]),
     ("RUSTC_HAS_UNNECESSARY_TRANSMUTES", 108800, &[("6.12", 145), ("7.2", 189), ("7.3", 189)]),
