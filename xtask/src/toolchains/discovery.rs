@@ -284,8 +284,7 @@ fn rustup_toolchains(sh: &Shell) -> Vec<(String, PathBuf)> {
         .quiet()
         .ignore_stderr()
         .read();
-    list.map(|list| parse_rustup_list(&list))
-        .unwrap_or_default()
+    parse_rustup_list(&list.unwrap_or_default())
 }
 
 /// Reads `rustup toolchain list -v`: `NAME [(default)] [(active)] PATH` per line.

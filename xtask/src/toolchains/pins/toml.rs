@@ -206,25 +206,19 @@ impl TableReader<'_> {
         &self,
         events: &mut std::iter::Peekable<impl Iterator<Item = &'e Event>>,
     ) -> Result<Vec<String>, Misread> {
-        let mut parts = Vec::new();
-        while let Some(event) = events.next_if(|event| matches!(event.kind(), SimpleKey | KeySep)) {
-            if event.kind() == SimpleKey {
-                parts.push(self.simple_key(event)?);
-            }
-        }
-        Ok(parts)
+        std::iter::from_fn(|| events.next_if(|event| matches!(event.kind(), SimpleKey | KeySep)))
+            .filter(|event| event.kind() == SimpleKey)
+            .map(|event| self.simple_key(event))
+            .collect()
     }
 
     fn simple_key(&self, event: &Event) -> Result<String, Misread> {
-        let raw = self.raw(event);
         let mut key = String::new();
         let mut errors: Vec<ParseError> = Vec::new();
-        raw.decode_key(&mut key, &mut errors);
+        self.raw(event).decode_key(&mut key, &mut errors);
         errors.first().map_or(Ok(key), |error| {
-            Err(Misread::Invalid(
-                error_offset(error),
-                describe_toml_error(self.source.input(), error),
-            ))
+            let message = describe_toml_error(self.source.input(), error);
+            Err(Misread::Invalid(error_offset(error), message))
         })
     }
 
