@@ -194,12 +194,8 @@ fn spec_toolchain(
             .filter(|launch| launch.loader.is_some() && launch.rustc == rustc);
         let full = rustc.display().to_string();
         let launch = own_loader.unwrap_or_else(|| host_launch(rustc));
-        return Ok(Toolchain::launched(
-            spec.to_owned(),
-            full,
-            Source::Path,
-            launch,
-        ));
+        let toolchain = Toolchain::launched(spec.to_owned(), full, Source::Path, launch);
+        return Ok(toolchain);
     }
     let found = installed.iter().find(|(name, _)| name == spec).or_else(|| {
         installed
