@@ -4,7 +4,7 @@
 //! loader unpacked beside it, read from the ELF files themselves.
 
 use crate::util::files::sorted_entries;
-use crate::util::process::Invocation;
+use crate::util::process::{self, Invocation};
 use anyhow::{anyhow, ensure, Context};
 use object::elf::FileHeader64;
 use object::read::elf::{FileHeader, ProgramHeader, SectionHeader};
@@ -269,12 +269,8 @@ impl Launch {
             args.iter().map(|arg| arg.to_string()).collect(),
             self.env.clone(),
         );
-        let output = crate::util::process::run(&invocation, timeout).map_err(|error| {
-            anyhow!(crate::util::process::describe_spawn_error(
-                &self.rustc,
-                &error
-            ))
-        })?;
+        let output = process::run(&invocation, timeout)
+            .map_err(|error| anyhow!(process::describe_spawn_error(&self.rustc, &error)))?;
         let stderr = output.stderr.trim();
         let mut shown = stderr.lines().take(5).collect::<Vec<_>>().join(" | ");
         if stderr.is_empty() {
