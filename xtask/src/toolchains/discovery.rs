@@ -161,21 +161,20 @@ fn probe_all(toolchains: Vec<Toolchain>, timeout: Duration) -> Vec<Availability>
         .collect();
     let next = AtomicUsize::new(0);
     let workers = 0..PARALLEL_PROBES.min(distinct.len());
-    let answers: HashMap<usize, anyhow::Result<RustcVersion>> =
-        crate::in_parallel(workers, |_, _| {
-            let mut answers = Vec::new();
-            while let Some(&index) = distinct.get(next.fetch_add(1, Ordering::SeqCst)) {
-                let answer = match interrupted() {
-                    Some(_) => Err(anyhow!(NOT_CHECKED)),
-                    None => verify(&toolchains[index], timeout),
-                };
-                answers.push((index, answer));
-            }
-            answers
-        })
-        .into_iter()
-        .flatten()
-        .collect();
+    let answers: HashMap<_, _> = crate::in_parallel(workers, |_, _| {
+        let mut answers = Vec::new();
+        while let Some(&index) = distinct.get(next.fetch_add(1, Ordering::SeqCst)) {
+            let answer = match interrupted() {
+                Some(_) => Err(anyhow!(NOT_CHECKED)),
+                None => verify(&toolchains[index], timeout),
+            };
+            answers.push((index, answer));
+        }
+        answers
+    })
+    .into_iter()
+    .flatten()
+    .collect();
     toolchains
         .into_iter()
         .map(|toolchain| match &answers[&first_of[&toolchain.launch]] {
