@@ -76,9 +76,7 @@ pub(crate) fn source_package(compiler: &str) -> Option<String> {
 
 /// The file beside a prefix that says why the last `toolchains install` could not provision it.
 pub(crate) fn unavailable_note(prefix: &Path) -> PathBuf {
-    let mut name = prefix.file_name().unwrap_or_default().to_owned();
-    name.push(".unavailable");
-    prefix.with_file_name(name)
+    prefix.with_added_extension("unavailable")
 }
 
 /// The source package of `compiler`'s library sources, at the compiler's exact version.
