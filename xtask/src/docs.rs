@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The generated files of `cargo xtask docs`: README.md's feature table, the `kernel::features`
-//! page and `docs/features.md`, generated from the catalog (`features`), and in
-//! `docs/features.md` two marked regions, the statuses of a real matrix run and the places of a
-//! real usage run, which only `--report` and `--usage` replace; and `docs/kernels.md` from the
-//! committed JSON of a `cargo xtask kernel` run ([`kernels`]).
+//! The generated files of `cargo xtask docs`: from the catalog, README.md's feature table, the
+//! `kernel::features` page and `docs/features.md`, whose two marked regions (a matrix run's
+//! statuses, a usage run's places) only `--report` and `--usage` replace; from the recorded
+//! reports, `docs/kernels.md` ([`kernels`]) and the page ([`page`]).
 
 pub mod audit_sample;
 mod catalog_lists;
@@ -74,8 +73,8 @@ impl Region {
         Ok(&text[start..end])
     }
 
-    /// The file `root`/`file` with the region's contents replaced by `contents`, which starts
-    /// with the newline that ends the begin line.
+    /// `root`/`file` with the region replaced by `contents`, which starts with the begin line's
+    /// newline.
     pub fn splice(
         &self,
         root: &Path,
@@ -106,8 +105,7 @@ pub(crate) fn refuse_control_characters(text: &str, what: &str) -> anyhow::Resul
 
 pub(crate) use crate::util::output::escape_markdown;
 
-/// One cell of the status table: what the compiler said, marked where that is not simply the
-/// catalog's prediction.
+/// One cell of the status table, marked where it is not simply the catalog's prediction.
 fn status_cell(cell: &FeatureCell) -> String {
     let observed = match &cell.observed {
         Observed::Status(status) => status.to_string(),
@@ -123,8 +121,7 @@ fn status_cell(cell: &FeatureCell) -> String {
     }
 }
 
-/// The contents of the [`MATRIX_STATUS`] region for `report`: one row per feature, one column
-/// per toolchain that was probed.
+/// The [`MATRIX_STATUS`] region for `report`: a row per feature, a column per probed toolchain.
 pub fn status_region(report: &Report) -> anyhow::Result<String> {
     if let Some(shard) = &report.shard {
         bail!(
@@ -202,10 +199,8 @@ pub fn status_region(report: &Report) -> anyhow::Result<String> {
     Ok(region)
 }
 
-/// Every generated file under `root` with the contents it should have.
-///
-/// The statuses in `docs/features.md` come from `report`, or without one are kept exactly as
-/// the page has them; its places come from `usage` where it is given.
+/// Every generated file under `root` with the contents it should have: the statuses and the
+/// places of `docs/features.md` from `report` and `usage`, or kept as the page has them.
 pub fn generated_files(
     root: &Path,
     report: Option<&Report>,
@@ -242,8 +237,7 @@ pub fn generated_files(
     .collect())
 }
 
-/// Where the reports the compatibility page is generated from are committed, relative to the
-/// repository root.
+/// The recorded reports the page is generated from, relative to the repository root.
 pub const MATRIX_REPORT: &str = "docs/matrix-report.json";
 /// The usage report beside it.
 pub const USAGE_REPORT: &str = "docs/usage-report.json";
@@ -287,40 +281,36 @@ fn summary_region(report: &Report, date: &str) -> String {
     )
 }
 
-/// The page and the reports it is generated from: with `report` (and `usage`) given, the
-/// reports to record under `docs/` (their text as given) and the page generated from them;
-/// without, the page generated from the recorded ones, if there are any.
+/// The page, from the reports `given` (recorded under `docs/` as their text stands) or else
+/// from the recorded ones, if there are any.
 fn page_files(
     root: &Path,
-    given: Option<(&Path, &Report)>,
-    usage_given: Option<(&Path, &UsageReport)>,
+    given: Option<&(&Path, Report)>,
+    usage_given: Option<&(&Path, UsageReport)>,
 ) -> anyhow::Result<Vec<(PathBuf, String)>> {
-    let matrix_path = root.join(MATRIX_REPORT);
-    let usage_path = root.join(USAGE_REPORT);
     let mut files = Vec::new();
-    // A given report is recorded as its text stands.
-    let mut record = |path: &Path, to: PathBuf| -> anyhow::Result<()> {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        files.push((to, text));
-        Ok(())
-    };
-    if let Some((path, _)) = usage_given {
-        record(path, usage_path.clone())?;
+    let record = [(usage_given.map(|given| given.0), USAGE_REPORT)];
+    for (path, to) in record
+        .into_iter()
+        .chain([(given.map(|given| given.0), MATRIX_REPORT)])
+    {
+        if let Some(path) = path {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            files.push((root.join(to), text));
+        }
     }
+    let usage_path = root.join(USAGE_REPORT);
     let recorded_usage = match usage_given {
         None if usage_path.exists() => Some(UsageReport::read(&usage_path)?),
         _ => None,
     };
-    let usage = usage_given
-        .map(|(_, usage)| usage)
-        .or(recorded_usage.as_ref());
+    let usage = usage_given.map(|(_, usage)| usage);
+    let usage = usage.or(recorded_usage.as_ref());
+    let matrix_path = root.join(MATRIX_REPORT);
     let recorded;
     let report = match given {
-        Some((path, report)) => {
-            record(path, matrix_path)?;
-            report
-        }
+        Some((_, report)) => report,
         None if matrix_path.exists() => {
             recorded = Report::read(&matrix_path)?;
             recorded
@@ -344,28 +334,25 @@ fn page_files(
     Ok(files)
 }
 
-/// Regenerates every generated file under `root`, or with `check` only lists the stale ones;
-/// the reports given are recorded under `docs/`, and the page is generated from the recorded
-/// ones. Everything is generated before the first file is written, so a refused report changes
-/// nothing.
+/// Regenerates every generated file under `root`, or with `check` only lists the stale ones.
+/// Everything is generated before the first file is written, so a refused report changes nothing.
 pub fn regenerate(
     root: &Path,
     report: Option<&Path>,
     usage: Option<&Path>,
     check: bool,
 ) -> anyhow::Result<Verdict> {
-    let usage_path = usage;
     let usage = usage
         .map(|path| {
-            UsageReport::read(path)
+            let usage = UsageReport::read(path)
                 .and_then(|usage| {
                     usage_region(&usage)?;
                     Ok(usage)
                 })
-                .with_context(|| format!("{}: not usable for the places", path.display()))
+                .with_context(|| format!("{}: not usable for the places", path.display()))?;
+            anyhow::Ok((path, usage))
         })
         .transpose()?;
-    let usage_given = usage_path.zip(usage.as_ref());
     let report = report
         .map(|path| {
             let report = Report::read(path)?;
@@ -376,23 +363,23 @@ pub fn regenerate(
             anyhow::Ok((path, report))
         })
         .transpose()?;
-    let given = report.as_ref().map(|(path, report)| (*path, report));
-    let mut files = generated_files(root, given.map(|(_, report)| report), usage.as_ref())
-        .map_err(|error| match given {
-            Some((path, _)) => {
-                error.context(format!("{}: not usable for the statuses", path.display()))
-            }
-            None => error,
-        })?;
-    files.extend(page_files(root, given, usage_given)?);
-    // A report recorded from its own place is already there.
-    files.dedup_by(|later, earlier| later.0 == earlier.0);
+    let mut files = generated_files(
+        root,
+        report.as_ref().map(|(_, report)| report),
+        usage.as_ref().map(|(_, usage)| usage),
+    )
+    .map_err(|error| match &report {
+        Some((path, _)) => {
+            error.context(format!("{}: not usable for the statuses", path.display()))
+        }
+        None => error,
+    })?;
+    files.extend(page_files(root, report.as_ref(), usage.as_ref())?);
     let count = files.len();
     let page_path = root.join(page::PAGE);
-    let screenshot = match files.iter().find(|(path, _)| *path == page_path) {
-        Some((_, html)) => page::stale_screenshot(root, html)?,
-        None => None,
-    };
+    let page = files.iter().find(|(path, _)| *path == page_path);
+    let screenshot = page.map(|(_, html)| page::stale_screenshot(root, html));
+    let screenshot = screenshot.transpose()?.flatten();
     files.retain(|(path, contents)| {
         std::fs::read_to_string(path).ok().as_deref() != Some(contents.as_str())
     });

@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! `cargo xtask audit`: which of a crate's `#![feature]` lines each toolchain still needs, and
-//! what that means across them: the names come from a crate root or a list
-//! ([`crate::run::crate_root::input`]), each compiler is asked about all of them at once
-//! ([`crate::run::crate_root::probing`], which `msrv --root` shares), and the report ([`crate::report::audit`]) draws the conclusions and writes
-//! them; with `--usage`, [`compile`] plans the compiles of the crate without each gated feature
-//! (with only the flags [`rustc_args`] keeps) as steps of the one run, and writes where it is
-//! used.
+//! what that means across them ([`crate::report::audit`]); with `--usage`, [`compile`] plans
+//! the compiles without each gated feature (with only the flags [`rustc_args`] keeps) as steps
+//! of the one run.
 
 pub mod compile;
 pub mod rustc_args;

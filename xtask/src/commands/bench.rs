@@ -34,17 +34,11 @@ fn min_median_max(samples: &[f64]) -> [f64; 3] {
     [min, (sorted[below] + sorted[middle]) / 2.0, max]
 }
 
-fn median(samples: &[f64]) -> f64 {
-    min_median_max(samples)[1]
-}
-
-/// The plain baseline as a Makefile: one phony target per step, after the steps it depends on
-/// and the one `mkdir -p` of every step's directories, whose recipe is the step's processes
-/// joined by `&&` (a test binary runs only after its compile). The probe's, a usage compile's,
-/// a Kbuild fixture's and a kernel target's test program's exit status means nothing by
-/// itself (the run reads their output, or the catalog predicts a failure): `|| true` follows
-/// them. Variables some processes run without are unexported for all (in practice
-/// `RUSTC_BOOTSTRAP`, which each kernel-mode line sets again for itself).
+/// The plain baseline as a Makefile: a phony target per step, after its dependencies and the
+/// one `mkdir -p`, whose recipe is its processes joined by `&&`. A probe's, a usage compile's,
+/// a Kbuild fixture's and a target test program's status means nothing by itself (the run
+/// reads their output, or a failure is predicted): `|| true` follows them. Variables some
+/// processes run without are unexported for all (`RUSTC_BOOTSTRAP`, which lines set again).
 fn makefile(steps: &[Step]) -> String {
     let mut text = String::from(
         "# The plain baseline of `cargo xtask bench`: the planned processes, run by\n\
@@ -109,33 +103,21 @@ fn check_run(
 
 /// The one-minute load average, to show what else the machine was doing.
 fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|text| text.split_whitespace().next().map(String::from))
-        .unwrap_or_else(|| "?".into())
+    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    text.split_whitespace().next().unwrap_or("?").to_string()
 }
 
 fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|text| {
-            text.lines()
-                .find(|line| line.starts_with("model name"))
-                .and_then(|line| line.split_once(':'))
-                .map(|(_, model)| model.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into())
+    let text = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let line = text.lines().find(|line| line.starts_with("model name"));
+    let model = line.and_then(|line| line.split_once(':'));
+    model.map_or_else(|| "unknown".into(), |(_, model)| model.trim().to_string())
 }
 
 impl flags::Bench {
-    /// Runs `cargo xtask bench`, printing a Markdown table of wall-clock seconds.
-    ///
-    /// Each figure is timed with [`Instant`]: the cold run ([`driver::drive`] with the cache
-    /// off, after `target/kshim/matrix/` is removed; no step may come from the cache), the
-    /// plain run (`make` on the Makefile of [`makefile`], after the same removal, with the
-    /// probe's source written as the driver writes it) and the warm run (after one untimed
-    /// run refreshes the cache; every step that ran must come from it). Cold and plain runs
-    /// alternate, so that a change in the machine's load falls on both.
+    /// Runs `cargo xtask bench`, printing a Markdown table of wall-clock seconds: the cold and
+    /// the plain run each after the outputs are removed, the warm run after one untimed run
+    /// refreshes the cache. Cold and plain runs alternate, so that a change in load hits both.
     pub fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> {
         crate::util::interrupt::run_interruptible(|| self.measure(sh))
     }
@@ -148,21 +130,18 @@ impl flags::Bench {
         if self.usage && !self.target.is_empty() {
             bail!("--target is the matrix's: the usage run builds for the host alone");
         }
-        let work = if self.usage {
-            Work::Usage
-        } else {
-            Work::Matrix
+        let (work, targets) = match self.usage {
+            true => (Work::Usage, Some(Vec::new())),
+            false => (Work::Matrix, None),
         };
         let what = work.word();
         let cores = driver::jobs("bench", None)?;
         let layout = Layout::new(&project_root());
         let selection = Selection {
             toolchains: self.toolchain.clone(),
-            targets: match work {
-                Work::Usage | Work::Shim => Some(Vec::new()),
-                Work::Matrix => (!self.target.is_empty())
-                    .then(|| parse_targets(&self.target))
-                    .transpose()?,
+            targets: match self.target.is_empty() {
+                true => targets,
+                false => Some(parse_targets(&self.target)?),
             },
             ..Selection::default()
         };
@@ -181,11 +160,9 @@ impl flags::Bench {
             .availabilities
             .iter()
             .filter_map(|availability| match availability {
-                Availability::Found { version, .. } => Some(format!(
-                    "{} = {}",
-                    availability.id(),
-                    version.release_string()
-                )),
+                Availability::Found { toolchain, version } => {
+                    Some(format!("{} = {}", toolchain.id, version.release_string()))
+                }
                 _ => None,
             })
             .collect();
@@ -234,20 +211,19 @@ impl flags::Bench {
             }
             if !output.status.success() {
                 let stderr = String::from_utf8_lossy(&output.stderr);
-                let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+                let lines: Vec<&str> = stderr.lines().collect();
                 bail!(
                     "the plain run {} failed ({}), so it did not do the {what} run's work:\n{}",
                     makefile_path.display(),
                     output.status,
-                    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                    lines[lines.len().saturating_sub(5)..].join("\n")
                 );
             }
             eprintln!("bench: plain run, run {run} of {runs}: {seconds:.2} s (load {load})");
             plain.push(seconds);
             loads.push(load);
         }
-        // One untimed run puts the current outputs' stamps into the cache; the plain run
-        // rewrote every artifact since the last cold run.
+        // The plain run rewrote every artifact: one untimed run puts their stamps in the cache.
         eprintln!("bench: refreshing the cache for the warm runs");
         driver::drive(&layout, &selection, work, settings(true))?;
         for _ in 0..runs {
@@ -283,7 +259,7 @@ impl flags::Bench {
                 "| {name} | {runs} | {min:.3} | {median:.3} | {max:.3} |"
             );
         }
-        let ratio = median(&cold) / median(&plain);
+        let ratio = min_median_max(&cold)[1] / min_median_max(&plain)[1];
         let verdict = if ratio <= TARGET_RATIO {
             "met".to_string()
         } else {
@@ -302,7 +278,7 @@ impl flags::Bench {
              plan): median {:.3} s.\n\
              - One-minute load average before each cold and plain run: {}.\n",
             by_run.join(", "),
-            median(&planning),
+            min_median_max(&planning)[1],
             loads.join(", ")
         );
         print!("{table}");

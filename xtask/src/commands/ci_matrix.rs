@@ -8,11 +8,9 @@ use crate::util::json::{json, Value};
 use crate::{commands::flags, Verdict};
 use xshell::Shell;
 
-/// The job matrix for GitHub Actions: `{"include": [{"shard": "K/N", "pins": "ID ID"}, ...]}`.
-///
-/// It holds nothing but the shard and the pin ids, which the pin file's reader checked to be
-/// short names of letters, digits, `.`, `-` and `_`: each job installs its shard with
-/// `cargo xtask toolchains install --shard K/N`, so no pin value ever becomes a command.
+/// The job matrix for GitHub Actions: `{"include": [{"shard": "K/N", "pins": "ID ID"}, ...]}`,
+/// nothing but shards and pin ids (checked by the pin file's reader), so no pin value ever
+/// becomes a command.
 pub fn job_matrix(pins: &Pins, shards: usize) -> anyhow::Result<String> {
     if shards == 0 || shards > pins.pins.len() {
         anyhow::bail!(
@@ -37,8 +35,7 @@ pub fn job_matrix(pins: &Pins, shards: usize) -> anyhow::Result<String> {
     Ok(json!({ "include": jobs }).to_string())
 }
 
-/// The kernel trees' job matrix: `{"include": [{"tree": "ID"}, ...]}`, one job per pinned tree,
-/// holding nothing but the tree's id, which the pin file's reader checked as it checks a pin's.
+/// The kernel trees' job matrix: `{"include": [{"tree": "ID"}, ...]}`, one job per pinned tree.
 pub fn tree_matrix(pins: &Pins) -> anyhow::Result<String> {
     if pins.trees.is_empty() {
         anyhow::bail!("{} pins no kernel tree", pins.path.display());

@@ -101,11 +101,8 @@ pub(crate) fn command_list() -> String {
         "{}\n\nUsage: cargo xtask COMMAND [FLAGS]\n\nCommands:\n",
         intro.trim_end()
     );
-    let width = commands
-        .iter()
-        .map(|(name, _)| name.len())
-        .max()
-        .unwrap_or(0);
+    let names = commands.iter().map(|(name, _)| name.len());
+    let width = names.max().unwrap_or(0);
     for (name, section) in &commands {
         text.push_str(&format!("    {name:width$}  {}\n", summary(section)));
     }
@@ -154,11 +151,6 @@ pub(crate) fn command_help(words: &[String]) -> Option<String> {
     })
 }
 
-/// Every command's words, as the help names them.
-pub(crate) fn commands() -> Vec<String> {
-    sections().1.into_iter().map(|(name, _)| name).collect()
-}
-
 /// The flags the help lists under the command named by `words` (not its subcommands').
 fn flags_of(words: &[String]) -> Vec<String> {
     let wanted = words.join(" ");
@@ -181,7 +173,7 @@ fn flags_of(words: &[String]) -> Vec<String> {
 
 /// The words of the command that `args` (without the program) name, as far as they name one.
 fn command_words(args: &[OsString]) -> Vec<String> {
-    let known = commands();
+    let (_, known) = sections();
     let mut words: Vec<String> = Vec::new();
     for arg in args {
         let Some(arg) = arg.to_str() else { break };
@@ -189,7 +181,7 @@ fn command_words(args: &[OsString]) -> Vec<String> {
             continue;
         }
         words.push(arg.to_string());
-        if !known.contains(&words.join(" ")) {
+        if !known.iter().any(|(name, _)| *name == words.join(" ")) {
             words.pop();
             break;
         }
@@ -294,7 +286,7 @@ pub(crate) fn prepare(args: Vec<OsString>) -> Prepared {
 /// file that runs and misbehaves is a compiler's answer, which the commands report.
 fn toolchain_paths_that_name_nothing(args: &[OsString]) -> Option<String> {
     use std::os::unix::fs::PermissionsExt as _;
-    let values = args
+    let mut values = args
         .windows(2)
         .filter(|pair| pair[0] == "--toolchain")
         .map(|pair| pair[1].as_os_str())
@@ -303,28 +295,27 @@ fn toolchain_paths_that_name_nothing(args: &[OsString]) -> Option<String> {
                 .filter_map(|arg| arg.to_str()?.strip_prefix("--toolchain="))
                 .map(std::ffi::OsStr::new),
         );
-    for value in values {
+    values.find_map(|value| {
         let text = value.to_string_lossy();
         if !text.contains('/') || text.starts_with("debian:") {
-            continue;
+            return None;
         }
-        let metadata = std::fs::metadata(crate::project_root().join(value));
-        let why = match &metadata {
+        let why = match std::fs::metadata(crate::project_root().join(value)) {
             Err(_) => "no such file",
             Ok(file) if !file.is_file() => "not a file",
             Ok(file) if file.permissions().mode() & 0o111 == 0 => "not executable",
-            Ok(_) => continue,
+            Ok(_) => return None,
         };
-        return Some(format!(
+        Some(format!(
             "--toolchain {}: {why} (a path names a rustc executable or a wrapper script)",
             output::escape(&text)
-        ));
-    }
-    None
+        ))
+    })
 }
 
 fn unknown_command(typed: &str) -> String {
-    let mut top = commands();
+    let (_, commands) = sections();
+    let mut top: Vec<String> = commands.into_iter().map(|(name, _)| name).collect();
     top.retain(|name| !name.contains(' '));
     match crate::closest(typed, &top) {
         Some(meant) => format!("no command `{typed}`: did you mean `{meant}`?"),
@@ -347,12 +338,11 @@ pub(crate) fn explain_error(message: &str, args: &[OsString]) -> String {
         }
     }
     let help = if words.is_empty() {
-        "cargo xtask help".to_string()
+        "help".to_string()
     } else {
-        format!("cargo xtask {} --help", words.join(" "))
+        format!("{} --help", words.join(" "))
     };
-    text.push_str(&format!("\n(run `{help}` for the flags)"));
-    text
+    text + &format!("\n(run `cargo xtask {help}` for the flags)")
 }
 
 #[cfg(test)]

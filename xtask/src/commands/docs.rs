@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! `cargo xtask docs`: regenerates (or with `--check` compares) every generated file through
-//! [`crate::docs`], with `--record` from both reports recorded anew, and with `--screenshot`
-//! takes the page's picture.
+//! [`crate::docs`], with `--record` from both reports made anew; `--screenshot` takes the page's.
 
 use crate::commands::flags;
 use crate::docs::{page, regenerate};
@@ -65,11 +64,8 @@ fn take_screenshot(root: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs the matrix and the usage run on `toolchains` (every pin when empty: one that cannot be
-/// had is recorded as missing, as the matrix reports it), then regenerates every file from the
-/// reports the runs return and write, never from printed text, recording them under `docs/`;
-/// the runs show `progress` on stderr.
-/// The verdict is the matrix's once the files are written.
+/// Runs the matrix and the usage run on `toolchains` (every pin when empty), then regenerates
+/// every file from the reports they write; the verdict is the matrix's once the files are.
 fn record(root: &Path, toolchains: &[String], progress: Verbosity) -> anyhow::Result<Verdict> {
     let layout = Layout::new(root);
     let mut options = Options::new(toolchains.to_vec());

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! `cargo xtask msrv`: the direct answer to "which compilers build it, in which mode": for the
-//! shim ([`shim`], the matrix's steps through the one driver and its cache), a crate root
-//! ([`root`], the audit's probes and a compile per compiler) or a kernel tree ([`tree`], the
-//! kernel command's cached results). [`answer`] decides and writes the answer.
+//! `cargo xtask msrv`: which compilers build the shim ([`shim`]), a crate root ([`root`]) or a
+//! kernel tree ([`tree`]), in which mode; [`answer`] decides and writes the answer.
 
 pub mod answer;
 pub mod root;
@@ -53,9 +51,13 @@ impl flags::Msrv {
                     input.entries.len()
                 );
                 let note = "each compiler probed the names it enables and compiled the root \
-                            alone, in its package's edition, once per mode"
-                    .to_string();
-                Answer::new((subject, "crate-root"), &BOTH_MODES, rows, vec![note])
+                            alone, in its package's edition, once per mode";
+                Answer::new(
+                    (subject, "crate-root"),
+                    &BOTH_MODES,
+                    rows,
+                    vec![note.into()],
+                )
             }
             (None, Some(tree)) => tree::answer(sh, tree, &toolchains, self.pins.as_deref())?,
             (None, None) => {

@@ -7,10 +7,10 @@
 use crate::catalog;
 use crate::run::plan::Layout;
 use crate::toolchains::debian::Provisioning;
-use crate::toolchains::discovery::{discover, Availability, Source, VERSION_TIMEOUT};
+use crate::toolchains::discovery::{discover, Availability, Source, Toolchain, VERSION_TIMEOUT};
 use crate::toolchains::pins::{Pin, Pins, Shard};
 use crate::toolchains::provision::{self, Installation};
-use crate::toolchains::{emulators, library_sources};
+use crate::toolchains::{digests, emulators, library_sources};
 use crate::util::output::{escape, fit, pad, Output, Width};
 use crate::util::run_lock::RunLock;
 use crate::{commands::flags, Verdict};
@@ -38,35 +38,28 @@ impl flags::Toolchains {
                 Ok(Verdict::failure_if(broken))
             }
             flags::ToolchainsCmd::Install(ref install_flags) => {
-                if !self.toolchain.is_empty() {
-                    anyhow::bail!(
-                        "`toolchains install` installs the pins; --toolchain only names \
-                         compilers that are already there"
-                    );
-                }
+                anyhow::ensure!(
+                    self.toolchain.is_empty(),
+                    "`toolchains install` installs the pins; --toolchain only names compilers \
+                     that are already there"
+                );
                 install(sh, &pins_path, install_flags, output.width)
             }
-            flags::ToolchainsCmd::Verify(_) => {
-                use crate::toolchains::digests;
-                let mut prefixes =
-                    digests::provisioned_prefixes(&crate::toolchains::debian::toolchains_dir());
-                prefixes.extend(digests::kernel_prefixes(
-                    &crate::project_root().join("target/kernel"),
-                ));
-                Ok(verify(&prefixes))
-            }
+            flags::ToolchainsCmd::Verify(_) => Ok(verify(&digests::provisioned_prefixes(
+                &crate::toolchains::debian::toolchains_dir(),
+                &crate::project_root().join("target/kernel"),
+            ))),
         }
     }
 }
 
-/// Checks every provisioned prefix (the compilers', qemu's, and the kernel trees and library
-/// sources under `target/kernel/`) against its digests, printing one line per prefix and one
+/// Checks every provisioned prefix against its digests, printing one line per prefix and one
 /// per damaged file.
 fn verify(prefixes: &[std::path::PathBuf]) -> Verdict {
     let started = Instant::now();
     let mut bad = 0;
     for prefix in prefixes {
-        match crate::toolchains::digests::damaged(prefix) {
+        match digests::damaged(prefix) {
             Ok(damaged) if damaged.is_empty() => println!("intact   {}", prefix.display()),
             Ok(damaged) => {
                 bad += 1;
@@ -87,15 +80,14 @@ fn verify(prefixes: &[std::path::PathBuf]) -> Verdict {
         prefixes.len(),
         started.elapsed().as_secs_f64()
     );
-    if bad == 0 {
-        return Verdict::Success;
+    if bad > 0 {
+        println!(
+            "repair: `cargo xtask toolchains install --no-rustup` provisions every damaged or \
+             unchecked prefix under target/toolchains/ again (from the download cache where it \
+             can); one under target/kernel/, removed, is unpacked again by `cargo xtask kernel`"
+        );
     }
-    println!(
-        "repair: `cargo xtask toolchains install --no-rustup` provisions every damaged or \
-         unchecked prefix under target/toolchains/ again (from the download cache where it \
-         can); one under target/kernel/, removed, is unpacked again by `cargo xtask kernel`"
-    );
-    Verdict::Failure
+    Verdict::failure_if(bad > 0)
 }
 
 /// The pins `--only` and `--shard` select, in file order; an id that names no pin is an error.
@@ -163,21 +155,21 @@ fn install(
         "\nInstall summary ({:.1}s):\n",
         started.elapsed().as_secs_f64()
     );
-    let mut failed = 0;
-    let mut skipped = Vec::new();
+    let (mut failed, mut skipped) = (0, Vec::new());
     for (id, outcome) in &outcomes {
-        let _ = match outcome {
+        let said = match outcome {
             Installation::Skipped => {
                 skipped.push(id.as_str());
-                Ok(())
+                continue;
             }
-            Installation::AlreadyThere => writeln!(summary, "  {id}: already there"),
-            Installation::Installed(how) => writeln!(summary, "  {id}: installed: {how}"),
+            Installation::AlreadyThere => "already there".to_owned(),
+            Installation::Installed(how) => format!("installed: {how}"),
             Installation::Failed(why) => {
                 failed += 1;
-                writeln!(summary, "  {id}: NOT installed: {why}")
+                format!("NOT installed: {why}")
             }
         };
+        let _ = writeln!(summary, "  {id}: {said}");
     }
     if !skipped.is_empty() {
         let _ = writeln!(
@@ -192,15 +184,11 @@ fn install(
     // `--only` asked about those pins: the rest of the list is not news.
     after.retain(|entry| flags.only.is_empty() || flags.only.iter().any(|id| id == entry.id()));
     print!("{}", fit(&list_text(&pins, &after, false), width));
-    if failed == 0 {
-        Ok(Verdict::Success)
-    } else {
-        println!(
-            "\n{failed} of {} pins could not be installed (see above).",
-            outcomes.len()
-        );
-        Ok(Verdict::Failure)
+    if failed > 0 {
+        let pins = outcomes.len();
+        println!("\n{failed} of {pins} pins could not be installed (see above).");
     }
+    Ok(Verdict::failure_if(failed > 0))
 }
 
 /// The list of pins (or of the compilers `--toolchain` gave) as text.
@@ -226,79 +214,73 @@ fn list_text(pins: &Pins, found: &[Availability], specs: bool) -> String {
         );
     }
     // Formatting widths stop at 65535; `output::pad` takes any.
-    let id_width = found
-        .iter()
-        .map(|entry| entry.id().chars().count())
-        .max()
-        .unwrap_or(0);
+    let ids = found.iter().map(|entry| entry.id().chars().count());
+    let id_width = ids.max().unwrap_or(0);
     let blank = pad("", id_width);
-    // A line under the entry's first, aligned with its detail.
-    let under = |out: &mut String, line: &str| {
-        let _ = writeln!(out, "  {blank}           {line}");
-    };
-    let say_pin = |out: &mut String, toolchain: &crate::toolchains::discovery::Toolchain| {
-        let pin = toolchain.pin.as_ref();
-        if let Some(pin) = pin.and_then(|pin| pins.pins.iter().find(|p| &p.id == pin)) {
-            under(out, &format!("pin: {}", describe_pin(pin)));
-        }
+    let details_of = |toolchain: &Toolchain| -> Vec<String> {
+        let pin = pins
+            .pins
+            .iter()
+            .find(|pin| toolchain.pin == Some(pin.id.clone()));
+        pin.map(|pin| format!("pin: {}", describe_pin(pin)))
+            .into_iter()
+            .collect()
     };
     for entry in found {
-        let shown = pad(&escape(entry.id()), id_width);
-        match entry {
+        let (state, head, details) = match entry {
             Availability::Found { toolchain, version } => {
-                let below = if version.release < catalog::MINIMUM_RELEASE {
-                    format!(", below the minimum {}", catalog::MINIMUM_RELEASE)
-                } else {
-                    String::new()
-                };
-                let _ = writeln!(out, "  {shown}  found    {}{below}", version.summary());
-                say_pin(&mut out, toolchain);
+                let mut below = String::new();
+                if version.release < catalog::MINIMUM_RELEASE {
+                    below = format!(", below the minimum {}", catalog::MINIMUM_RELEASE);
+                }
                 let how = match &toolchain.source {
-                    Source::Rustup { .. } | Source::Debian { .. } => toolchain.spec.clone(),
-                    Source::Path => "path".to_owned(),
+                    Source::Rustup { .. } | Source::Debian { .. } => toolchain.spec.as_str(),
+                    Source::Path => "path",
                 };
-                let launch = &toolchain.launch;
-                under(&mut out, &format!("{how}: {}", launch.rustc.display()));
+                let (launch, mut details) = (&toolchain.launch, details_of(toolchain));
+                details.push(format!("{how}: {}", launch.rustc.display()));
                 if let Some(loader) = &launch.loader {
                     let loader = loader.program.display();
-                    under(&mut out, &format!("through its own loader: {loader}"));
+                    details.push(format!("through its own loader: {loader}"));
                 }
                 for (key, value) in &launch.env {
-                    under(&mut out, &format!("with {key}={value}"));
+                    details.push(format!("with {key}={value}"));
                 }
-                under(&mut out, &version.first_line);
-                match library_sources::library_sources(toolchain, version) {
-                    Ok(sources) => under(
-                        &mut out,
-                        &format!(
-                            "library sources: {} (core edition {})",
-                            sources.identity, sources.core_edition
-                        ),
+                details.push(version.first_line.clone());
+                details.push(match library_sources::library_sources(toolchain, version) {
+                    Ok(sources) => format!(
+                        "library sources: {} (core edition {})",
+                        sources.identity, sources.core_edition
                     ),
-                    Err(missing) => under(&mut out, &missing.to_string()),
-                }
+                    Err(missing) => missing.to_string(),
+                });
+                ("found", format!("{}{below}", version.summary()), details)
             }
             Availability::Broken { toolchain, error } => {
-                let rustc = toolchain.launch.rustc.display();
-                let _ = writeln!(out, "  {shown}  BROKEN   {rustc}");
-                say_pin(&mut out, toolchain);
-                for line in error.lines() {
-                    under(&mut out, line);
-                }
+                let mut details = details_of(toolchain);
+                details.extend(error.lines().map(str::to_owned));
+                (
+                    "BROKEN",
+                    toolchain.launch.rustc.display().to_string(),
+                    details,
+                )
             }
             Availability::Missing { pin, install_hint } => {
-                let _ = writeln!(out, "  {shown}  missing  {}", describe_pin(pin));
-                under(&mut out, &format!("install: {install_hint}"));
+                let details = vec![format!("install: {install_hint}")];
+                ("missing", describe_pin(pin), details)
             }
+        };
+        let shown = pad(&escape(entry.id()), id_width);
+        let _ = writeln!(out, "  {shown}  {state:7}  {head}");
+        for line in details {
+            // Under the entry's first line, aligned with its detail.
+            let _ = writeln!(out, "  {blank}           {line}");
         }
     }
-    let _ = match emulators::provisioned_qemu() {
-        Some(qemu) => writeln!(out, "qemu's user-mode emulators: {qemu}"),
-        None => writeln!(
-            out,
-            "qemu's user-mode emulators: not provisioned; run `cargo xtask toolchains install`"
-        ),
-    };
+    let qemu = emulators::provisioned_qemu();
+    let hint = "not provisioned; run `cargo xtask toolchains install`";
+    let qemu = qemu.unwrap_or_else(|| hint.into());
+    let _ = writeln!(out, "qemu's user-mode emulators: {qemu}");
     out
 }
 

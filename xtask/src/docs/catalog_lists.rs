@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The catalog's lists where other files must show them: the Kbuild fixture that enables the
-//! allowed features itself, and the driver flags `docs/modes.md` quotes, each a generated
-//! region, so that a feature added to the catalog reaches them through `cargo xtask docs`.
+//! The catalog's lists where other files show them, each a generated region: the Kbuild fixture
+//! that enables the allowed features itself, and the driver flags `docs/modes.md` quotes.
 
 use super::Region;
 use crate::catalog::{allowed_features, RUST_ALLOWED_FEATURES};

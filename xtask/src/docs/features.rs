@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! What the catalog says of each feature, as the pages show it: README's feature table, the
-//! `kernel::features` page and the sections of `docs/features.md`, each linking the shim's line
-//! where the feature's gated form and its replacement stand.
+//! What the catalog says of each feature, as README's table, the `kernel::features` page and
+//! `docs/features.md` show it, each linking the shim's line where the gated form stands.
 
 use super::{MATRIX_STATUS, USAGE_PLACES};
 use crate::catalog::{Feature, KernelUse, FEATURES};
@@ -10,8 +9,7 @@ use anyhow::{bail, Context};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-/// The README's feature table: one row per catalog feature, in catalog order, each linked to
-/// the line of the shim where its gated form and replacement stand.
+/// The README's feature table: a row per catalog feature.
 pub fn feature_table(root: &Path) -> anyhow::Result<String> {
     let mut table = String::from(
         "| Feature | Kernel use | Stable since | Tracking issue | Stable replacement | Shim | Example |\n\
@@ -145,9 +143,8 @@ fn kernel_use(feature: &Feature) -> &'static str {
     }
 }
 
-/// One section per feature: what it does, how it is gated and selected, its replacement; linked
-/// to the shim by repository paths and lines in the checkout at `root`, or without one by
-/// rustdoc intra-doc links (for the `kernel::features` page).
+/// A section per feature, linked to the shim's lines in the checkout at `root`, or without one
+/// by rustdoc intra-doc links (for the `kernel::features` page).
 fn feature_sections(root: Option<&Path>) -> anyhow::Result<String> {
     let mut page = String::new();
     for feature in FEATURES {
@@ -218,9 +215,8 @@ pub fn shim_features_page() -> anyhow::Result<String> {
         feature_sections(None)?.trim_end()
     ))
 }
-/// The `docs/features.md` page: the catalog's sections, then `statuses` (the contents of the
-/// [`MATRIX_STATUS`] region) and `places` (of the [`USAGE_PLACES`] region) under their own
-/// headings; the shim's items are linked to their lines in the checkout at `root`.
+/// The `docs/features.md` page: the catalog's sections, then the [`MATRIX_STATUS`] region's
+/// `statuses` and the [`USAGE_PLACES`] region's `places`.
 pub fn features_page(root: &Path, statuses: &str, places: &str) -> anyhow::Result<String> {
     Ok(format!(
         "# The features\n\n\

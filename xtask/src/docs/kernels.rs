@@ -145,16 +145,13 @@ impl Asked {
     /// `rust/kernel`, `drivers` or both, with the first compiler probed that enables it where
     /// not every one does.
     pub fn words(&self) -> String {
-        let mut words = match (self.kernel, self.drivers) {
-            (true, true) => "rust/kernel, drivers".to_string(),
-            (true, false) => "rust/kernel".to_string(),
-            (false, true) => "drivers".to_string(),
-            (false, false) => return String::new(),
-        };
-        if let Some(from) = &self.from {
-            let _ = write!(words, " (from {from})");
+        let places = [(self.kernel, "rust/kernel"), (self.drivers, "drivers")];
+        let places = places.map(|(asked, place)| asked.then_some(place));
+        let places = places.into_iter().flatten().collect::<Vec<_>>().join(", ");
+        match &self.from {
+            Some(from) if self.any() => format!("{places} (from {from})"),
+            _ => places,
         }
-        words
     }
 }
 
@@ -167,10 +164,8 @@ pub struct AcrossTrees {
 impl AcrossTrees {
     /// Which tree first asked for it and which dropped it, or that the last still does.
     pub fn history(&self, trees: &[&TreeData]) -> String {
-        let asking: Vec<usize> = (0..self.asked.len())
-            .filter(|&index| self.asked[index].any())
-            .collect();
-        let (Some(&first), Some(&last)) = (asking.first(), asking.last()) else {
+        let first = self.asked.iter().position(Asked::any);
+        let Some((first, last)) = first.zip(self.asked.iter().rposition(Asked::any)) else {
             return String::new();
         };
         let (first, last_id) = (&trees[first].id, &trees[last].id);
@@ -309,22 +304,15 @@ fn across_trees_section(page: &mut String, trees: &[TreeData]) {
              `cfg_attr`s follow the compiler (`init/Kconfig`'s `RUSTC_HAS_*`); between the \
              compilers probed:\n\n",
         );
-        for CompilerChange {
-            tree,
-            before,
-            release,
-            began,
-            stopped,
-        } in &changes
-        {
+        for change in &changes {
             let _ = writeln!(
                 page,
                 "- {}: by {} (not on {}), begins {}, stops {}.",
-                escape_markdown(tree),
-                escape_markdown(release),
-                escape_markdown(before),
-                code_list(began),
-                code_list(stopped)
+                escape_markdown(&change.tree),
+                escape_markdown(&change.release),
+                escape_markdown(&change.before),
+                code_list(&change.began),
+                code_list(&change.stopped)
             );
         }
         page.push('\n');
@@ -345,36 +333,22 @@ fn in_the_shim(feature: &str) -> String {
 /// A crate root other than the kernel crate and its features, each the catalog excludes with
 /// the reason (a whole crate's once, after its name).
 fn other_root_line(root: &str, features: &[String]) -> String {
+    let excluded = |excluded: &dyn Fn(&catalog::excluded::Exclusion) -> bool, name: &str| {
+        let code = markdown_code(name);
+        match catalog::EXCLUDED
+            .iter()
+            .find(|exclusion| excluded(exclusion))
+        {
+            Some(exclusion) => format!("{code} (not taught: {})", exclusion.reason),
+            None => code,
+        }
+    };
     let names: Vec<String> = features
         .iter()
-        .map(|feature| {
-            let excluded = catalog::EXCLUDED
-                .iter()
-                .find(|exclusion| exclusion.feature.is_some() && exclusion.covers(feature, root));
-            match excluded {
-                Some(exclusion) => {
-                    format!(
-                        "{} (not taught: {})",
-                        markdown_code(feature),
-                        exclusion.reason
-                    )
-                }
-                None => markdown_code(feature),
-            }
-        })
+        .map(|feature| excluded(&|e| e.feature.is_some() && e.covers(feature, root), feature))
         .collect();
-    let whole = catalog::EXCLUDED
-        .iter()
-        .find(|exclusion| exclusion.feature.is_none() && exclusion.crate_root == root);
-    match whole {
-        Some(exclusion) => format!(
-            "- {} (not taught: {}): {}",
-            markdown_code(root),
-            exclusion.reason,
-            names.join(", ")
-        ),
-        None => format!("- {}: {}", markdown_code(root), names.join(", ")),
-    }
+    let whole = excluded(&|e| e.feature.is_none() && e.crate_root == root, root);
+    format!("- {whole}: {}", names.join(", "))
 }
 
 /// The names `names` as code, or `none`.
@@ -413,31 +387,24 @@ fn tree_section(page: &mut String, data: &TreeData) {
         code_list(&data.allowed)
     );
     let mut built = Vec::new();
-    for (word, label) in [
-        ("pass", "built for real by"),
-        ("refused", "refused by the tree's own check"),
-        ("fail", "failed to build with"),
+    for (word, label, separator) in [
+        ("pass", "built for real by", ", "),
+        ("refused", "refused by the tree's own check", ", "),
+        ("fail", "failed to build with", ", "),
+        ("not run", "not built:", "; "),
     ] {
         let releases: Vec<String> = data
             .real
             .iter()
             .filter(|(real, ..)| real == word)
-            .map(|(_, release, ..)| escape_markdown(release))
+            .map(|(_, release, reason, _)| match word {
+                "not run" => format!("{} ({})", escape_markdown(release), escape_markdown(reason)),
+                _ => escape_markdown(release),
+            })
             .collect();
         if !releases.is_empty() {
-            built.push(format!("{label} {}", releases.join(", ")));
+            built.push(format!("{label} {}", releases.join(separator)));
         }
-    }
-    let not_run: Vec<String> = data
-        .real
-        .iter()
-        .filter(|(word, ..)| word == "not run")
-        .map(|(_, release, reason, _)| {
-            format!("{} ({})", escape_markdown(release), escape_markdown(reason))
-        })
-        .collect();
-    if !not_run.is_empty() {
-        built.push(format!("not built: {}", not_run.join("; ")));
     }
     for (release, predicted, real, _) in &data.findings {
         built.push(format!(
@@ -447,15 +414,10 @@ fn tree_section(page: &mut String, data: &TreeData) {
             escape_markdown(real)
         ));
     }
-    let _ = writeln!(
-        page,
-        "- Compilers: {}.",
-        if built.is_empty() {
-            "none in that run".to_string()
-        } else {
-            built.join("; ")
-        }
-    );
+    if built.is_empty() {
+        built.push("none in that run".into());
+    }
+    let _ = writeln!(page, "- Compilers: {}.", built.join("; "));
     if let Some(line) = boot::boot_line(&data.boots) {
         let _ = writeln!(page, "{line}");
     }

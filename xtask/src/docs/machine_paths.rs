@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The recording machine's absolute paths, taken out of a generated file: the reports keep
-//! what the compilers and Kbuild said (`/home/me/kshim/target/kernel/wrappers/1.78.0/rustc`,
-//! `/root/.rustup/toolchains/...`), the pages show it from the checkout
-//! (`target/kernel/wrappers/1.78.0/rustc`) or from the home directory (`~/.rustup/...`).
+//! `/home/me/kshim/target/...` and `/root/.rustup/...`, the pages show `target/...` and
+//! `~/.rustup/...`.
 
 /// Where a path leaves the recording machine's own part: the checkout's `target/` (kept from
 /// `target/` on) and rustup's and cargo's homes (kept from `~/`).
@@ -41,11 +40,9 @@ pub fn without_machine_paths(text: &str) -> String {
         if absolute && !bytes[start..at].starts_with(b"//") {
             out.push_str(&text[copied..start]);
             out.push_str(shown);
-            at += anchor.len();
-            copied = at;
-        } else {
-            at += anchor.len();
+            copied = at + anchor.len();
         }
+        at += anchor.len();
     }
     out.push_str(&text[copied..]);
     out

@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! `docs/compat.html`: the compatibility page, one self-contained file (inline style, no script,
-//! no external asset, readable from a `file:` URL) generated from a matrix report and a usage
-//! report: the feature, target and host-build grids, the compilers, and a popup per cell.
-//!
-//! Every cell that stands for one of the report's cells carries `data-cell` (its key) and a
-//! class naming what was observed; a cell that differs from the catalog's prediction also has
-//! the class `differs`, so the browser test can count them against the report's failures.
+//! no external asset) from the recorded reports, with a popup per cell. A cell that stands for
+//! one of the report's carries `data-cell` (its key), and the class `differs` where it is not
+//! the catalog's prediction, so the browser test can count them against the report's failures.
 
 mod builds;
 mod compilers;
@@ -25,6 +22,7 @@ use crate::catalog::MINIMUM_RELEASE;
 use crate::features::expect::{Outcome, ToolchainVerdict};
 use crate::report::usage::UsageReport;
 use crate::report::{release_order, Report, ToolchainEntry};
+use anyhow::Context;
 use std::fmt::Write;
 
 /// Where the page is written, relative to the repository root.
@@ -44,19 +42,15 @@ pub fn digest(html: &str) -> String {
         .to_string()
 }
 
-/// Why the committed screenshot does not show the page `html`, if it does not: it is stamped
-/// with another page's digest, or with none.
+/// Why the committed screenshot does not show the page `html`, if it does not.
 pub fn stale_screenshot(root: &std::path::Path, html: &str) -> anyhow::Result<Option<String>> {
     let path = root.join(SCREENSHOT);
+    let reading = || format!("reading {SCREENSHOT}");
     let png = match std::fs::read(&path) {
-        Ok(png) => png,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => {
-            return Err(anyhow::Error::new(error).context(format!("reading {SCREENSHOT}")))
-        }
+        png => png.with_context(reading)?,
     };
-    let stamp = crate::util::png::text(&png, SCREENSHOT_STAMP)
-        .map_err(|error| error.context(format!("reading {SCREENSHOT}")))?;
+    let stamp = crate::util::png::text(&png, SCREENSHOT_STAMP).with_context(reading)?;
     Ok(match stamp {
         Some(stamp) if stamp == digest(html) => None,
         Some(_) => Some(format!(
@@ -70,8 +64,7 @@ pub fn stale_screenshot(root: &std::path::Path, html: &str) -> anyhow::Result<Op
 
 pub use crate::util::output::escape_html;
 
-/// The popups the page's cells open (`<a href="#p12">`), collected while the grids are written
-/// and put at the end of the page.
+/// The popups the page's cells open (`<a href="#p12">`), put at the end of the page.
 #[derive(Default)]
 struct Popups {
     html: String,
@@ -98,8 +91,8 @@ impl Popups {
     }
 }
 
-/// A grid's start: `<section>`, `heading` (its `<h2>` and what stands above the table), then
-/// the table of `class` up to its body, its header row `corner` and `columns`.
+/// A grid's start, up to its body: `heading` above the table of `class`, whose header row is
+/// `corner` and `columns`.
 fn grid_head(heading: &str, class: &str, corner: &str, columns: &str) -> String {
     format!(
         "<section>{heading}<div class=\"scroll\"><table class=\"{class}\"><thead><tr>\
@@ -205,6 +198,19 @@ fn feature_link(name: &str) -> String {
             feature.name.replace('_', "_<wbr>")
         ),
         None => format!("<code>{}</code>", escape_html(name)),
+    }
+}
+
+/// The features `names` linked, or `none` where there are none.
+fn feature_links(names: &[impl AsRef<str>], none: &str) -> String {
+    let links: Vec<String> = names
+        .iter()
+        .map(|name| feature_link(name.as_ref()))
+        .collect();
+    if links.is_empty() {
+        none.to_string()
+    } else {
+        links.join(", ")
     }
 }
 

@@ -22,8 +22,7 @@ pub const USAGE_PLACES: Region = Region {
 const NO_USAGE_RUN: &str = "\nNo usage run has been recorded yet: run `cargo xtask usage \
      --format json > usage.json`, then `cargo xtask docs --usage usage.json`.\n";
 
-/// The region as the page at `page_path` has it, or the text for no run where the page or the
-/// region does not exist yet.
+/// The region as the page at `page_path` has it, or the text for no run.
 pub(super) fn kept_region(page_path: &Path) -> anyhow::Result<String> {
     let page = super::read_optional(page_path)?.filter(|page| page.contains(USAGE_PLACES.begin));
     let Some(page) = page else {
@@ -37,30 +36,26 @@ pub(super) fn kept_region(page_path: &Path) -> anyhow::Result<String> {
         .to_string())
 }
 
-/// A source point as a link from `docs/`, shown relative to `kernel-shim/src/` for the shim
-/// (`[sync/workqueue.rs:46](../kernel-shim/src/sync/workqueue.rs#L46)`), by its repository path
-/// for the rest, and as plain text for a file outside the repository.
+/// A source point as a link from `docs/` (shown from `kernel-shim/src/` for the shim), or as
+/// plain text for a file outside the repository.
 fn link(at: &SourcePoint) -> anyhow::Result<String> {
     refuse_control_characters(&at.file, "the file")?;
-    let file = &at.file;
+    let (file, line) = (&at.file, at.line);
     // A leading `/` makes an empty first part.
     let safe = |c: char| c.is_ascii_alphanumeric() || "/._-".contains(c);
     let inside =
         !file.split('/').any(|part| part == ".." || part.is_empty()) && file.chars().all(safe);
     if !inside {
-        if let Some(library) = at.library_path() {
-            return Ok(format!(
+        return Ok(match at.library_path() {
+            Some(library) => format!(
                 "{} (the compiler's library sources)",
-                escape_markdown(&format!("{library}:{}", at.line))
-            ));
-        }
-        return Ok(escape_markdown(&format!("{}:{}", at.file, at.line)));
+                escape_markdown(&format!("{library}:{line}"))
+            ),
+            None => escape_markdown(&format!("{file}:{line}")),
+        });
     }
-    let shown = at.file.strip_prefix("kernel-shim/src/").unwrap_or(&at.file);
-    Ok(format!(
-        "[{shown}:{}](../{}#L{})",
-        at.line, at.file, at.line
-    ))
+    let shown = file.strip_prefix("kernel-shim/src/").unwrap_or(file);
+    Ok(format!("[{shown}:{line}](../{file}#L{line})"))
 }
 
 fn place_text(place: &UsedPlace) -> anyhow::Result<String> {
@@ -75,12 +70,10 @@ fn place_text(place: &UsedPlace) -> anyhow::Result<String> {
     Ok(text)
 }
 
-/// The contents of the [`USAGE_PLACES`] region for `report`: per feature, the toolchains that
-/// said the same thing, with the places linked to their lines.
+/// The [`USAGE_PLACES`] region for `report`: per feature, the toolchains that said the same.
 pub fn usage_region(report: &UsageReport) -> anyhow::Result<String> {
-    let mut ran: Vec<usize> = (0..report.toolchains.len())
-        .filter(|&index| report.ran(index))
-        .collect();
+    let (mut ran, not_run): (Vec<usize>, Vec<usize>) =
+        (0..report.toolchains.len()).partition(|&index| report.ran(index));
     // In release order, as the status table's columns.
     ran.sort_by_key(|&index| {
         let toolchain = &report.toolchains[index];
@@ -96,8 +89,8 @@ pub fn usage_region(report: &UsageReport) -> anyhow::Result<String> {
     for toolchain in &report.toolchains {
         refuse_control_characters(&toolchain.label, "the toolchain label")?;
     }
-    let not_run: Vec<String> = (0..report.toolchains.len())
-        .filter(|index| !ran.contains(index))
+    let not_run: Vec<String> = not_run
+        .into_iter()
         .map(|index| escape_markdown(&report.toolchains[index].label))
         .collect();
     let mut region = format!(

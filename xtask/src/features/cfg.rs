@@ -192,8 +192,6 @@ impl fmt::Display for SyntaxError {
     }
 }
 
-impl std::error::Error for SyntaxError {}
-
 impl SyntaxError {
     pub(crate) fn at((line, column): (usize, usize), message: impl Into<String>) -> Self {
         SyntaxError {

@@ -70,21 +70,18 @@ fn location(span: &Value) -> Location {
 /// The outermost call site of a span inside a macro expansion, if it is one, and the macros
 /// expanded on the way, outermost first.
 fn expansion(span: &Value) -> (Option<Location>, Vec<String>) {
-    let mut outermost = None;
-    let mut macros = Vec::new();
-    let mut current = span;
+    let spans = std::iter::successors(Some(span), |span| {
+        Some(&span["expansion"]["span"]).filter(|next| next.is_object())
+    });
     // Expansions nest a few levels at most; the bound guards against a malformed report.
-    for _ in 0..64 {
-        let expansion = &current["expansion"];
-        macros.extend(expansion["macro_decl_name"].as_str().map(String::from));
-        current = &expansion["span"];
-        if !current.is_object() {
-            break;
-        }
-        outermost = Some(current);
-    }
-    macros.reverse();
-    (outermost.map(location), macros)
+    let spans: Vec<&Value> = spans.take(65).collect();
+    let names = spans.iter().take(64).rev();
+    let names = names.filter_map(|span| span["expansion"]["macro_decl_name"].as_str());
+    let outermost = spans.get(1..).and_then(<[_]>::last);
+    (
+        outermost.map(|span| location(span)),
+        names.map(String::from).collect(),
+    )
 }
 
 /// Whether a diagnostic or one of its children tells to add `#![feature(...)]`.

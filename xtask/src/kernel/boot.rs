@@ -17,13 +17,16 @@ pub(crate) mod tests;
 use super::build::{self, BuildDir, Pair};
 use super::said::machine_failure;
 use super::tools::{write_wrapper, Tools};
-use crate::kernel::report::json::{BootJson, FailureJson, KunitJson, SampleJson};
+use crate::kernel::report::json::{
+    BootJson, FailureJson, KunitJson, SampleJson, BOOT_FAIL, BOOT_NOT_RUN, BOOT_PASS,
+};
 use crate::run::cache::StableHasher;
 use crate::toolchains::loader::Launch;
 use crate::toolchains::version::RustcVersion;
 use crate::util::json;
 use crate::util::process::{self, Killed, ProcessOutput};
 use config::BootConfig;
+use console::Outcome;
 use qemu::{Accel, Host, Qemu};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -44,22 +47,6 @@ pub(crate) fn recipe() -> String {
     )
 }
 
-pub(crate) use crate::kernel::report::json::{
-    BOOT_FAIL as FAIL, BOOT_NOT_RUN as NOT_RUN, BOOT_PASS as PASS,
-};
-
-/// Everything one cell's boot needs.
-pub(crate) struct Stage<'a> {
-    /// The pair's `make`, in the tree's boot build directory, with `RUSTDOC`.
-    pub pair: Pair<'a>,
-    /// The compiler's release (`1.98.1`), which the image's `.comment` must name.
-    pub release: &'a str,
-    pub qemu: &'a Result<Qemu, String>,
-    pub accel: Accel,
-    /// Where the console is written.
-    pub console: &'a Path,
-}
-
 /// A boot's result, whether it may be cached (only the kernel's or the compiler's verdict),
 /// and each step's wall time.
 #[derive(Clone, Debug)]
@@ -72,7 +59,7 @@ pub(crate) struct Booted {
 impl Booted {
     fn not_run(reason: String) -> Booted {
         let json = BootJson {
-            result: NOT_RUN.into(),
+            result: BOOT_NOT_RUN.into(),
             reason,
             ..BootJson::default()
         };
@@ -85,7 +72,7 @@ impl Booted {
 
     fn failed(reason: String, cacheable: bool) -> Booted {
         let mut booted = Booted::not_run(reason);
-        booted.json.result = FAIL.into();
+        booted.json.result = BOOT_FAIL.into();
         booted.cacheable = cacheable;
         booted
     }
@@ -156,27 +143,20 @@ impl Cell<'_> {
             Ok(out) => out,
             Err(error) => return not_run(format!("the boot build directory: {error:#}")),
         };
-        let console = out.out.join(format!("console-{toolchain}.log"));
-        let release = version.release_string();
-        let stage = Stage {
-            pair: Pair {
-                tree: root,
-                out: &out,
-                wrapper: &rustc,
-                library: self.library.0,
-                rustdoc: Some(&rustdoc),
-                tools: self.tools,
-                jobs: self.jobs,
-                lock: self.lock,
-                timeout: self.timeout,
-                progress: self.progress,
-            },
-            release: &release,
-            qemu: &qemu,
-            accel,
-            console: &console,
+        let pair = Pair {
+            tree: root,
+            out: &out,
+            wrapper: &rustc,
+            library: self.library.0,
+            rustdoc: Some(&rustdoc),
+            tools: self.tools,
+            jobs: self.jobs,
+            lock: self.lock,
+            timeout: self.timeout,
+            progress: self.progress,
         };
-        let booted = boot(&stage);
+        let console = out.out.join(format!("console-{toolchain}.log"));
+        let booted = boot(&pair, &version.release_string(), &qemu, accel, &console);
         (self.progress)(&format!(
             "boot: {}: {}",
             booted.json.result, booted.json.reason
@@ -222,25 +202,29 @@ pub(crate) fn marker_tools(tools: &str) -> String {
     format!("{tools}\n{}", recipe())
 }
 
-/// Builds the boot image and boots it.
-pub(crate) fn boot(stage: &Stage<'_>) -> Booted {
-    let qemu = match stage.qemu {
+/// Builds the boot image with `pair` (in the tree's boot build directory, with `RUSTDOC`) and
+/// boots it, the console written to `console`; `release` is the compiler's (`1.98.1`), which
+/// the image's `.comment` must name.
+pub(crate) fn boot(
+    pair: &Pair<'_>,
+    release: &str,
+    qemu: &Result<Qemu, String>,
+    accel: Accel,
+    console: &Path,
+) -> Booted {
+    let qemu = match qemu {
         Ok(qemu) => qemu,
         Err(why) => return Booted::not_run(why.clone()),
     };
     let mut steps = Vec::new();
-    stage.pair.out.begin();
-    let image = build_image(stage, &mut steps);
-    stage.pair.out.seal();
+    pair.out.begin();
+    let image = build_image(pair, release, &mut steps);
+    pair.out.seal();
     let mut booted = match image {
         Ok((image, config)) => {
-            (stage.pair.progress)(&format!("booting under qemu ({})", stage.accel.word()));
-            run_qemu(
-                &qemu.program,
-                (stage.accel, &image, stage.console, BOOT_TIMEOUT),
-                stage.pair.tree,
-                &config,
-            )
+            (pair.progress)(&format!("booting under qemu ({})", accel.word()));
+            let boot = (accel, image.as_path(), console, BOOT_TIMEOUT);
+            run_qemu(&qemu.program, boot, pair.tree, &config)
         }
         Err(booted) => *booted,
     };
@@ -263,27 +247,21 @@ pub(crate) fn run_qemu(
             return Booted::not_run(format!("QEMU could not start: {why}"));
         }
     };
-    let mut booted = judge(tree, config, &console, accel);
-    booted.steps = vec![("boot: qemu".into(), output.seconds)];
-    booted.json.seconds = Some(output.seconds);
+    let steps = vec![("boot: qemu".to_owned(), output.seconds)];
+    let not_run = |reason: String| Booted {
+        steps: steps.clone(),
+        ..Booted::not_run(reason)
+    };
     let stderr = process::last_line(&output.stderr);
     let failed = match output.killed {
         Some(Killed::Timeout) => Some(format!(
             "no end within {} s: the kernel hung or the machine is too slow (not cached)",
             timeout.as_secs()
         )),
-        Some(Killed::Interrupted) => {
-            return Booted {
-                steps: booted.steps,
-                ..Booted::not_run("the run was interrupted".into())
-            }
-        }
+        Some(Killed::Interrupted) => return not_run("the run was interrupted".into()),
         None if console.trim().is_empty() => {
             let ending = output.describe_ending(timeout);
-            return Booted {
-                steps: booted.steps,
-                ..Booted::not_run(format!("QEMU printed no console ({ending}): {stderr}"))
-            };
+            return not_run(format!("QEMU printed no console ({ending}): {stderr}"));
         }
         // QEMU itself failed midway: what the kernel printed is not its whole verdict.
         None if !output.success() => Some(format!(
@@ -292,8 +270,11 @@ pub(crate) fn run_qemu(
         )),
         None => None,
     };
+    let mut booted = judge(tree, config, &console, accel);
+    booted.steps = steps;
+    booted.json.seconds = Some(output.seconds);
     if let Some(failed) = failed {
-        booted.json.result = FAIL.into();
+        booted.json.result = BOOT_FAIL.into();
         booted.json.reason = format!("{failed}; {}", booted.json.reason);
         booted.cacheable = false;
     }
@@ -303,10 +284,11 @@ pub(crate) fn run_qemu(
 /// Configures the boot build directory and builds `vmlinux`, each step's time pushed onto
 /// `steps`: the image with its configuration, or the boot's result when that fails.
 fn build_image(
-    stage: &Stage<'_>,
+    pair: &Pair<'_>,
+    release: &str,
     steps: &mut Vec<(String, f64)>,
 ) -> Result<(PathBuf, BootConfig), Box<Booted>> {
-    let (pair, out) = (&stage.pair, stage.pair.out);
+    let out = pair.out;
     let config_path = out.out.join(".config");
     let wanted = config::boot_config(pair.tree);
     let not_run = |reason: String| Box::new(Booted::not_run(reason));
@@ -346,10 +328,6 @@ fn build_image(
     if !lost.is_empty() {
         // The next compiler starts again from tinyconfig; the objects stay.
         let _ = std::fs::remove_file(&config_path);
-        let lost: Vec<String> = lost
-            .iter()
-            .map(|symbol| format!("CONFIG_{symbol}"))
-            .collect();
         return Err(Box::new(Booted::failed(
             format!(
                 "the boot configuration lost {} at olddefconfig (Kconfig's conditions do not \
@@ -371,7 +349,7 @@ fn build_image(
     }
     let image = out.out.join("vmlinux");
     let versions = rustc_versions(&image);
-    let expected = format!("rustc version {}", stage.release);
+    let expected = format!("rustc version {release}");
     if versions.is_empty()
         || versions
             .iter()
@@ -449,7 +427,7 @@ pub(crate) fn judge(tree: &Path, config: &BootConfig, console: &str, accel: Acce
     };
     let failures: Vec<FailureJson> = ktap
         .cases()
-        .filter(|(_, case)| case.outcome == console::Outcome::Fail)
+        .filter(|(_, case)| case.outcome == Outcome::Fail)
         .map(|(suite, case)| FailureJson {
             suite: suite.to_owned(),
             test: case.name.clone(),
@@ -463,8 +441,12 @@ pub(crate) fn judge(tree: &Path, config: &BootConfig, console: &str, accel: Acce
             .collect();
         problems.push(format!("KUnit failed: {}", names.join(", ")));
     }
-    for suite in ktap.failed_suites_without_failed_cases() {
-        problems.push(format!("suite {suite} failed with no failed case"));
+    // A suite that failed as a whole though no case of its own did (its init failing).
+    for suite in &ktap.suites {
+        let case_failed = suite.cases.iter().any(|case| case.outcome == Outcome::Fail);
+        if suite.result == Some(Outcome::Fail) && !case_failed {
+            problems.push(format!("suite {} failed with no failed case", suite.name));
+        }
     }
     for line in &ktap.unparsed {
         problems.push(format!("a KTAP line does not parse: `{}`", line.trim()));
@@ -482,26 +464,26 @@ pub(crate) fn judge(tree: &Path, config: &BootConfig, console: &str, accel: Acce
         ));
     }
     let mut json = BootJson {
-        result: FAIL.into(),
+        result: BOOT_FAIL.into(),
         reason: problems.join("; "),
         accel: Some(accel.word().into()),
         samples,
         kunit: Some(KunitJson {
-            passed: count(console::Outcome::Pass),
-            failed: count(console::Outcome::Fail),
-            skipped: count(console::Outcome::Skip),
+            passed: count(Outcome::Pass),
+            failed: count(Outcome::Fail),
+            skipped: count(Outcome::Skip),
             failures,
         }),
         console_tail: Some(console::tail(console, 20)),
         ..BootJson::default()
     };
     if problems.is_empty() {
-        json.result = PASS.into();
+        json.result = BOOT_PASS.into();
         json.reason = format!(
             "{} suites, {} cases passed, {} skipped; {} sample lines seen; rebooted",
             ktap.suites.len(),
-            count(console::Outcome::Pass),
-            count(console::Outcome::Skip),
+            count(Outcome::Pass),
+            count(Outcome::Skip),
             json.sample_lines().0
         );
     }
@@ -516,7 +498,7 @@ pub(crate) fn judge(tree: &Path, config: &BootConfig, console: &str, accel: Acce
 pub(crate) fn load(entry: &Path) -> Option<BootJson> {
     let text = crate::util::files::read_text(entry, 1 << 20).ok()?;
     let boot: BootJson = json::read(&text).ok()?;
-    (boot.result != NOT_RUN).then_some(BootJson {
+    (boot.result != BOOT_NOT_RUN).then_some(BootJson {
         cached: true,
         ..boot
     })

@@ -5,7 +5,9 @@
 pub(crate) mod json;
 
 use super::build::{why, Built, Real};
-use crate::kernel::report::json::{BootJson, CellJson, CrateJson, KernelJson, StepJson};
+use crate::kernel::report::json::{
+    BootJson, CellJson, KernelJson, StepJson, BOOT_FAIL, BOOT_NOT_RUN,
+};
 use crate::kernel::rules::{Predicted, Prediction};
 use crate::util::output::{escape, escape_markdown, Style, Table};
 use crate::Verdict;
@@ -27,7 +29,7 @@ pub(crate) fn cell(
         minimum_met: predicted.map(|prediction| prediction.minimum_met),
         predicted: predicted.map(|prediction| prediction.predicted.word().to_owned()),
         crates: predicted
-            .map(|prediction| prediction.crates.iter().map(CrateJson::from).collect())
+            .map(|prediction| prediction.crates.clone())
             .unwrap_or_default(),
         finding: false,
         prediction_error: prediction.err(),
@@ -57,7 +59,7 @@ pub(crate) fn boot_finding(cell: &CellJson) -> bool {
         && cell
             .boot
             .as_ref()
-            .is_some_and(|boot| boot.result == super::boot::FAIL)
+            .is_some_and(|boot| boot.result == BOOT_FAIL)
 }
 
 impl KernelJson {
@@ -76,8 +78,7 @@ impl KernelJson {
                 continue;
             };
             match used.iter_mut().find(|(seen, _)| *seen == tools) {
-                Some((_, trees)) if trees.contains(&cell.tree.as_str()) => {}
-                Some((_, trees)) => trees.push(&cell.tree),
+                Some((_, trees)) => crate::push_once(trees, cell.tree.as_str()),
                 None => used.push((tools, vec![&cell.tree])),
             }
         }
@@ -99,7 +100,7 @@ impl KernelJson {
                 || cell
                     .boot
                     .as_ref()
-                    .is_some_and(|boot| boot.result == crate::kernel::boot::NOT_RUN)
+                    .is_some_and(|boot| boot.result == BOOT_NOT_RUN)
         });
         Verdict::failure_if(!self.findings().is_empty() || (strict && not_run))
     }
@@ -125,7 +126,7 @@ impl KernelJson {
                 let failing: Vec<String> = cell
                     .crates
                     .iter()
-                    .filter(|krate| krate.predicted == Predicted::Fail.word())
+                    .filter(|krate| krate.predicted == Predicted::Fail)
                     .map(|krate| format!("{}: {}", krate.root, krate.errors.join("; ")))
                     .collect();
                 if !failing.is_empty() {

@@ -199,15 +199,15 @@ pub fn read(root: &Path) -> anyhow::Result<Tree> {
     })
 }
 
-/// Runs the tree's `scripts/min-tool-version.sh` for rustc and bindgen, as Kbuild runs it (with `ARCH` and `SRCARCH` in the environment, under `sh`).
+/// Runs the tree's `scripts/min-tool-version.sh` for rustc and bindgen as Kbuild runs it: under
+/// `sh`, with `ARCH` and `SRCARCH` in the environment.
 fn minimum(root: &Path, arch: &str, srcarch: &str) -> anyhow::Result<Minimum> {
     let script = root.join("scripts/min-tool-version.sh");
     let ask = |tool: &str| -> anyhow::Result<Release> {
         let args = vec![script.display().to_string(), tool.to_string()];
-        let invocation = Invocation::new("/bin/sh", args).with_env(vec![
-            ("ARCH".to_string(), arch.to_string()),
-            ("SRCARCH".to_string(), srcarch.to_string()),
-        ]);
+        let env = [("ARCH", arch), ("SRCARCH", srcarch)];
+        let env = env.map(|(name, value)| (name.to_owned(), value.to_owned()));
+        let invocation = Invocation::new("/bin/sh", args).with_env(env.to_vec());
         let output = process::run(&invocation, SCRIPT_TIMEOUT)
             .with_context(|| format!("running {invocation}"))?;
         ensure!(

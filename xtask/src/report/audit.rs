@@ -82,24 +82,18 @@ impl AuditReport {
         min_rust: Option<Release>,
     ) -> Self {
         let entries: Vec<ToolchainEntry> = columns.iter().map(|c| c.entry.clone()).collect();
-        let mut columns: Vec<Option<Column>> = columns.into_iter().map(Some).collect();
-        let columns: Vec<Column> = crate::report::release_order(&entries)
-            .into_iter()
-            .filter_map(|index| columns[index].take())
-            .collect();
+        let order = crate::report::release_order(&entries).into_iter();
+        let columns: Vec<Column> = order.map(|index| columns[index].clone()).collect();
         let answers: Vec<Answer> = columns.iter().filter_map(Column::answer).cloned().collect();
         let cross = summary::cross_summary(&input, &decider, &answers);
-        let lint = match min_rust {
-            Some(minimum) => summary::lint(&input, &decider, &answers, minimum),
-            None => Lint::default(),
-        };
+        let lint = min_rust.map(|minimum| summary::lint(&input, &decider, &answers, minimum));
         AuditReport {
             input,
             decider,
             columns,
             min_rust,
             cross,
-            lint,
+            lint: lint.unwrap_or_default(),
         }
     }
 

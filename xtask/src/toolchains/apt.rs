@@ -41,17 +41,17 @@ pub(crate) fn is_package_name(name: &str) -> bool {
 
 /// Whether `version` is a Debian version, `[epoch:]upstream[-revision]` (Policy 5.6.12).
 pub(crate) fn is_version(version: &str) -> bool {
-    let (epoch, rest) = match version.split_once(':') {
-        Some((epoch, rest)) => (Some(epoch), rest),
-        None => (None, version),
-    };
+    let (epoch, rest) = version
+        .split_once(':')
+        .map_or((None, version), |(epoch, rest)| (Some(epoch), rest));
     if epoch.is_some_and(|epoch| epoch.is_empty() || !epoch.bytes().all(|b| b.is_ascii_digit())) {
         return false;
     }
-    let (upstream, revision) = match rest.rsplit_once('-') {
-        Some((upstream, revision)) => (upstream, Some(revision)),
-        None => (rest, None),
-    };
+    let (upstream, revision) = rest
+        .rsplit_once('-')
+        .map_or((rest, None), |(upstream, revision)| {
+            (upstream, Some(revision))
+        });
     let allowed = |b: u8| b.is_ascii_alphanumeric() || b"+.~".contains(&b);
     // Upstream may hold a `:` only after an epoch and a `-` only before a revision.
     let in_upstream =

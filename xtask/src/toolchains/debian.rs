@@ -86,11 +86,14 @@ impl DebianSource {
 
 impl fmt::Display for DebianSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.suite, self.package)?;
-        match &self.version {
-            Some(version) => write!(f, "={version}"),
-            None => Ok(()),
-        }
+        let version = self.version.as_ref().map(|version| format!("={version}"));
+        write!(
+            f,
+            "{}:{}{}",
+            self.suite,
+            self.package,
+            version.unwrap_or_default()
+        )
     }
 }
 
@@ -106,16 +109,13 @@ pub(crate) fn suite_family(suite: &str) -> Vec<String> {
         "sid" | "unstable" => vec![base.to_owned()],
         "experimental" | "rc-buggy" => vec![base.to_owned(), "sid".to_owned()],
         _ => {
-            let mut family = Vec::new();
-            if suite.ends_with("-backports") {
-                family.push(suite.to_owned());
-            }
-            family.extend([
+            let backports = suite.ends_with("-backports").then(|| suite.to_owned());
+            let release = [
                 format!("{base}-security"),
                 format!("{base}-updates"),
-                base.to_owned(),
-            ]);
-            family
+                base.into(),
+            ];
+            backports.into_iter().chain(release).collect()
         }
     }
 }
@@ -123,10 +123,8 @@ pub(crate) fn suite_family(suite: &str) -> Vec<String> {
 /// The upstream part of a Debian version: `1.85.0` for `1.85.0+dfsg3-1~deb12u3`.
 pub(crate) fn upstream_version(version: &str) -> &str {
     let without_epoch = version.split_once(':').map_or(version, |(_, rest)| rest);
-    let end = without_epoch
-        .find(['+', '-', '~'])
-        .unwrap_or(without_epoch.len());
-    &without_epoch[..end]
+    let mut parts = without_epoch.split(['+', '-', '~']);
+    parts.next().unwrap_or(without_epoch)
 }
 
 /// The prefix a package is unpacked into: `debian/PACKAGE-VERSION` (an epoch's `:` escaped, as
@@ -160,9 +158,8 @@ pub(crate) struct Provisioned {
     pub source: DebianSource,
     pub launch: Launch,
     /// `None` if it was already there; else how many packages it took, bytes fetched from the
-    /// registry and bytes of all its packages.
-    pub unpacked: Option<(usize, u64, u64)>,
-    pub seconds: f64,
+    /// registry, bytes of all its packages and the seconds it took.
+    pub unpacked: Option<(usize, u64, u64, f64)>,
 }
 
 /// Provisions Debian compilers through one private apt, whose lists are fetched at most once per
@@ -250,12 +247,8 @@ impl<'a> Provisioner<'a> {
         accept: &dyn Fn(&RustcVersion) -> anyhow::Result<()>,
     ) -> anyhow::Result<Provisioned> {
         let started = Instant::now();
-        let timed = |found| Provisioned {
-            seconds: started.elapsed().as_secs_f64(),
-            ..found
-        };
         if let Some(found) = self.already_there(source, release, accept) {
-            return Ok(timed(found));
+            return Ok(found);
         }
         let suites = source.suites();
         let (apt, version) =
@@ -267,7 +260,7 @@ impl<'a> Provisioner<'a> {
         // Without a version, the newest one had to be asked for first; it may be there.
         if source.version.is_none() {
             if let Some(found) = self.already_there(&exact, release, accept) {
-                return Ok(timed(found));
+                return Ok(found);
             }
         }
         let mut index = AptIndex::new(self.sh, &apt);
@@ -322,7 +315,7 @@ impl<'a> Provisioner<'a> {
             std::fs::write(staging.join(MARKER), &marker)
                 .with_context(|| format!("writing the marker in {}", staging.display()))?;
             answer(staging, accept)?;
-            crate::toolchains::digests::record(staging)
+            crate::toolchains::digests::record(staging).map(drop)
         })
         .with_context(|| format!("unpacking {exact} into {}", prefix.display()))?;
         Ok(Provisioned {
@@ -332,9 +325,9 @@ impl<'a> Provisioner<'a> {
             unpacked: Some((
                 packages.len(),
                 downloaded.fetched_bytes,
-                downloaded.total_bytes,
+                total,
+                started.elapsed().as_secs_f64(),
             )),
-            seconds: started.elapsed().as_secs_f64(),
         })
     }
 
@@ -347,13 +340,13 @@ impl<'a> Provisioner<'a> {
     }
 
     /// Downloads (or finds in the download cache, verified) `package` alone, at `version` or
-    /// else the newest `suites` serve, for a package whose parts are extracted.
+    /// else the newest `suites` serve, for a package whose parts are extracted: its `.deb`.
     pub(crate) fn fetch_one(
         &mut self,
         package: &str,
         version: Option<&str>,
         suites: &[String],
-    ) -> anyhow::Result<(Resolved, apt::Downloaded)> {
+    ) -> anyhow::Result<(PathBuf, Resolved, apt::Downloaded)> {
         let (apt, version) = self.apt_and_version(package, version, suites, None)?;
         let mut index = AptIndex::new(self.sh, &apt);
         let resolved = apt::closure(&mut index, package, &version, suites, HostLibraries::Reuse)
@@ -361,12 +354,9 @@ impl<'a> Provisioner<'a> {
             .into_iter()
             .find(|resolved| resolved.name == package)
             .with_context(|| format!("the closure of {package}={version} lacks it"))?;
-        let downloaded = apt.download(
-            self.sh,
-            std::slice::from_ref(&resolved),
-            &self.root.join("debian/downloads"),
-        )?;
-        Ok((resolved, downloaded))
+        let cache = self.root.join("debian/downloads");
+        let downloaded = apt.download(self.sh, std::slice::from_ref(&resolved), &cache)?;
+        Ok((cache.join(resolved.deb_file_name()), resolved, downloaded))
     }
 
     /// A complete prefix of a build of `source` whose compiler answers and is accepted.
@@ -391,7 +381,6 @@ impl<'a> Provisioner<'a> {
                         source: found,
                         launch,
                         unpacked: None,
-                        seconds: 0.0,
                     })
                 }
                 Err(error) => (self.log)(&format!(
@@ -428,8 +417,7 @@ impl<'a> Provisioner<'a> {
         for suite in &self.suites {
             crate::push_once(&mut suites, suite.clone());
         }
-        let names: Vec<&str> = suites.iter().map(String::as_str).collect();
-        let mut apt = PrivateApt::create(self.sh, &dir, &names)?;
+        let mut apt = PrivateApt::create(self.sh, &dir, &suites)?;
         let stamp = dir.join("updated");
         let fresh = std::fs::read_to_string(&stamp).is_ok_and(|listed| listed == suites.join(" "))
             && std::fs::metadata(&stamp)
@@ -457,12 +445,8 @@ impl<'a> Provisioner<'a> {
                 // A suite that could not be listed (a typo such as `bookwrom`, a suite gone
                 // from the mirror) is not kept: every later run would update it again. A run
                 // that needs it adds it back.
-                let kept: Vec<&str> = names
-                    .iter()
-                    .copied()
-                    .filter(|suite| !self.update_problems.contains_key(*suite))
-                    .collect();
-                apt = PrivateApt::create(self.sh, &dir, &kept)?;
+                suites.retain(|suite| !self.update_problems.contains_key(suite));
+                apt = PrivateApt::create(self.sh, &dir, &suites)?;
                 let left_out: Vec<&str> = self.update_problems.keys().map(String::as_str).collect();
                 (self.log)(&format!(
                     "apt: {} left out of {} until a run needs them again",

@@ -15,15 +15,17 @@ pub(crate) const DIGESTS: &str = "kshim-digests.txt";
 const BATCH: usize = 256;
 
 /// Records the digest of every regular file under `prefix` (not following links) in its
-/// [`DIGESTS`].
-pub(crate) fn record(prefix: &Path) -> anyhow::Result<()> {
-    let digests = digests_of(prefix, &regular_files(prefix)?)?;
-    let mut text = String::new();
-    for (file, digest) in &digests {
-        text.push_str(&format!("{digest}  {file}\n"));
-    }
-    std::fs::write(prefix.join(DIGESTS), text)
-        .with_context(|| format!("writing {}", prefix.join(DIGESTS).display()))
+/// [`DIGESTS`]; the bytes of them all, the list included.
+pub(crate) fn record(prefix: &Path) -> anyhow::Result<u64> {
+    let files = regular_files(prefix)?;
+    let text: String = digests_of(prefix, &files)?
+        .iter()
+        .map(|(file, digest)| format!("{digest}  {file}\n"))
+        .collect();
+    std::fs::write(prefix.join(DIGESTS), &text)
+        .with_context(|| format!("writing {}", prefix.join(DIGESTS).display()))?;
+    let size = |file: &String| prefix.join(file).symlink_metadata().map(|meta| meta.len());
+    Ok(files.iter().filter_map(|file| size(file).ok()).sum::<u64>() + text.len() as u64)
 }
 
 /// The files of `prefix` that differ from its [`DIGESTS`], each with what is wrong ("changed",
@@ -44,43 +46,34 @@ pub(crate) fn damaged(prefix: &Path) -> anyhow::Result<Vec<String>> {
             .with_context(|| format!("{}: a line that is no `DIGEST  FILE`", list.display()))?;
         recorded.insert(file.to_owned(), digest.to_owned());
     }
-    let mut damaged = Vec::new();
-    let mut present = Vec::new();
-    for file in recorded.keys() {
-        let path = prefix.join(file);
-        if path.symlink_metadata().is_ok_and(|meta| meta.is_file()) {
-            present.push(file.clone());
-        } else {
-            damaged.push(format!("{file}: missing"));
-        }
-    }
-    for (file, digest) in digests_of(prefix, &present)? {
-        if recorded.get(&file) != Some(&digest) {
-            damaged.push(format!("{file}: changed"));
-        }
-    }
+    let is_file = |file: &String| {
+        let meta = prefix.join(file).symlink_metadata();
+        meta.is_ok_and(|meta| meta.is_file())
+    };
+    let (present, missing): (Vec<String>, _) = recorded.keys().cloned().partition(is_file);
+    let digests = digests_of(prefix, &present)?;
+    let changed = present
+        .iter()
+        .filter(|file| digests.get(*file) != recorded.get(*file));
+    let mut damaged: Vec<String> = changed.map(|file| format!("{file}: changed")).collect();
+    damaged.extend(missing.iter().map(|file| format!("{file}: missing")));
     damaged.sort();
     Ok(damaged)
 }
 
-/// Every provisioned prefix under `root`: each under `debian/`, and qemu's.
-pub(crate) fn provisioned_prefixes(root: &Path) -> Vec<PathBuf> {
-    let debian = crate::util::files::sorted_entries(&root.join("debian"));
-    let debian = debian
-        .into_iter()
-        .filter(|path| !path.ends_with("downloads"));
+/// Every provisioned prefix: each under `toolchains`' `debian/`, qemu's, and the kernel trees
+/// and library sources `cargo xtask kernel` extracted under `kernel`.
+pub(crate) fn provisioned_prefixes(toolchains: &Path, kernel: &Path) -> Vec<PathBuf> {
+    let entries = crate::util::files::sorted_entries;
+    let debian = entries(&toolchains.join("debian")).into_iter();
     debian
-        .chain([root.join("qemu")])
-        .filter(|path| path.is_dir())
-        .collect()
-}
-
-/// Every prefix `cargo xtask kernel` extracted under `kernel_dir`: its kernel trees and library
-/// sources.
-pub(crate) fn kernel_prefixes(kernel_dir: &Path) -> Vec<PathBuf> {
-    ["trees", "library"]
-        .iter()
-        .flat_map(|kind| crate::util::files::sorted_entries(&kernel_dir.join(kind)))
+        .filter(|path| !path.ends_with("downloads"))
+        .chain([toolchains.join("qemu")])
+        .chain(
+            ["trees", "library"]
+                .map(|kind| entries(&kernel.join(kind)))
+                .concat(),
+        )
         .filter(|path| path.is_dir())
         .collect()
 }
@@ -175,7 +168,11 @@ mod tests {
         let library = kernel.join("library/rust-src-1.98.1");
         std::fs::create_dir_all(&library).unwrap();
         std::fs::write(kernel.join("kernel.lock"), "").unwrap();
-        assert_eq!(kernel_prefixes(&kernel), [tree.clone(), library]);
+        let toolchains = kernel.join("no-toolchains");
+        assert_eq!(
+            provisioned_prefixes(&toolchains, &kernel),
+            [tree.clone(), library]
+        );
         record(&tree).unwrap();
         std::fs::write(&script, "rustc)\n\techo 1.99.0\n").unwrap();
         assert_eq!(

@@ -30,10 +30,8 @@ impl Marker {
     }
 
     pub(crate) fn get(&self, key: &str) -> Option<&str> {
-        self.fields
-            .iter()
-            .find(|(name, _)| name == key)
-            .map(|(_, value)| value.as_str())
+        let (_, value) = self.fields.iter().find(|(name, _)| name == key)?;
+        Some(value)
     }
 
     pub(crate) fn render(&self) -> String {
@@ -54,22 +52,18 @@ impl Marker {
         if !apt::is_package_name(package) || !apt::is_version(version) || !apt::is_suite(suite) {
             return None;
         }
-        let mut sha256 = None;
-        let mut fields = Vec::new();
-        for line in lines {
+        let fields = lines.map(|line| {
             let (key, value) = line.split_once(": ")?;
-            if key == "sha256" {
-                sha256 = Some(value.to_owned());
-            } else {
-                fields.push((key.to_owned(), value.to_owned()));
-            }
+            Some((key.to_owned(), value.to_owned()))
+        });
+        let fields: Vec<(String, String)> = fields.collect::<Option<_>>()?;
+        let (hashes, fields): (Vec<_>, _) =
+            fields.into_iter().partition(|(key, _)| key == "sha256");
+        let (_, sha256) = hashes.into_iter().next_back()?;
+        let lower_hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
+        if sha256.len() != 64 || !sha256.bytes().all(lower_hex) {
+            return None;
         }
-        let sha256 = sha256.filter(|hash| {
-            hash.len() == 64
-                && hash
-                    .bytes()
-                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
-        })?;
         Some(Marker {
             package: package.to_owned(),
             version: version.to_owned(),
@@ -140,13 +134,8 @@ pub(crate) fn provision(
     }) {
         return Ok(Extracted::already(wanted.prefix.clone(), marker));
     }
-    let (resolved, downloaded) =
+    let (deb, resolved, downloaded) =
         provisioner.fetch_one(wanted.package, wanted.version, wanted.suites)?;
-    let deb = downloaded
-        .files
-        .first()
-        .context("the download gave no file")?
-        .clone();
     let started = Instant::now();
     let members = apt::list_members(&deb)
         .and_then(|members| (wanted.select)(&members))
@@ -158,11 +147,13 @@ pub(crate) fn provision(
         sha256: resolved.sha256.clone(),
         fields: Vec::new(),
     };
+    let mut extracted_bytes = 0;
     apt::extract_atomically(&deb, &members, &wanted.prefix, |staging| {
         marker.fields = check(staging)?;
         std::fs::write(staging.join(MARKER), marker.render())
             .with_context(|| format!("writing the marker in {}", staging.display()))?;
-        crate::toolchains::digests::record(staging)
+        extracted_bytes = crate::toolchains::digests::record(staging)?;
+        Ok(())
     })
     .with_context(|| format!("extracting {resolved} into {}", wanted.prefix.display()))?;
     Ok(Extracted {
@@ -170,22 +161,10 @@ pub(crate) fn provision(
         marker,
         already: false,
         fetched_bytes: downloaded.fetched_bytes,
-        deb_bytes: downloaded.total_bytes,
-        extracted_bytes: tree_size(&wanted.prefix),
+        deb_bytes: resolved.size,
+        extracted_bytes,
         seconds: (downloaded.seconds, started.elapsed().as_secs_f64()),
     })
-}
-
-fn tree_size(dir: &Path) -> u64 {
-    let entries = std::fs::read_dir(dir).into_iter().flatten();
-    entries
-        .filter_map(Result::ok)
-        .map(|entry| match entry.file_type() {
-            Ok(kind) if kind.is_dir() => tree_size(&entry.path()),
-            Ok(kind) if kind.is_file() => entry.metadata().map_or(0, |meta| meta.len()),
-            _ => 0,
-        })
-        .sum()
 }
 
 #[cfg(test)]

@@ -42,11 +42,8 @@ pub(crate) enum Installation {
 }
 
 /// Installs into `root` every pin of `wanted` that `availability` (discovered on the same pins)
-/// reports missing or broken, then what `beside` says, printing progress.
-///
-/// A pin with a Debian package is provisioned from Debian first, since that changes nothing
-/// outside `target/`; rustup is tried when there is none or it failed (unless `use_rustup` is
-/// false). One pin's failure does not stop the others.
+/// reports missing or broken, then what `beside` says, printing progress; one pin's failure
+/// does not stop the others.
 pub(crate) fn install(
     sh: &Shell,
     root: PathBuf,
@@ -55,22 +52,19 @@ pub(crate) fn install(
     use_rustup: bool,
     beside: Beside,
 ) -> anyhow::Result<Vec<(String, Installation)>> {
-    let host_qemu_suites = || {
-        emulators::host_codename()
-            .map(|codename| emulators::qemu_suites(&codename))
-            .unwrap_or_default()
-    };
-    let (others, qemu_suites) = match beside {
-        Beside::Everything => (debian::provisioned_prefixes(&root), host_qemu_suites()),
-        Beside::PinsAndEmulators => (Vec::new(), host_qemu_suites()),
-        Beside::PinsAlone => (Vec::new(), Vec::new()),
+    // The emulators' suites, unless `beside` leaves them out (the host's codename may be unknown).
+    let qemu = (beside != Beside::PinsAlone)
+        .then(|| emulators::host_codename().map(|codename| emulators::qemu_suites(&codename)));
+    let others = match beside {
+        Beside::Everything => debian::provisioned_prefixes(&root),
+        _ => Vec::new(),
     };
     let suites: Vec<String> = wanted
         .iter()
         .filter_map(|pin| pin.debian.as_ref())
         .flat_map(DebianSource::suites)
         .chain(others.iter().flat_map(|(_, source)| source.suites()))
-        .chain(qemu_suites)
+        .chain(qemu.iter().flatten().flatten().cloned())
         .collect();
     let mut log = |line: &str| println!("  {line}");
     let mut provisioner = Provisioner::new(sh, root, suites, &mut log).verifying();
@@ -87,100 +81,86 @@ pub(crate) fn install(
         // A Debian compiler is there only if its files are the ones unpacked, and, for a pin
         // with a Debian source, only if it is that source (not another suite's build).
         let satisfied = found.is_some_and(|toolchain| {
+            let prefix = toolchain.launch.rustc.ancestors().nth(3);
             !matches!(toolchain.source, Source::Debian { .. })
                 || (pin.debian.is_none() || is_meant_for(pin, toolchain))
-                    && toolchain
-                        .launch
-                        .rustc
-                        .ancestors()
-                        .nth(3)
-                        .is_some_and(|prefix| provisioner.intact(prefix, &pin.id))
+                    && prefix.is_some_and(|prefix| provisioner.intact(prefix, &pin.id))
         });
-        if satisfied {
+        let outcome = if satisfied {
             if let Some(Source::Debian { package }) = found.map(|toolchain| &toolchain.source) {
                 compilers.push(package.clone());
             }
-            outcomes.push((pin.id.clone(), Installation::AlreadyThere));
-            continue;
-        }
-        println!(
-            "{}: {} is not here; installing",
-            pin.id,
-            pin.describe_release()
-        );
-        let mut failures = Vec::new();
-        let mut installed = None;
-        if let Some(package) = &pin.debian {
-            match provision_debian(&mut provisioner, pin, package) {
-                Ok((done, compiler)) => {
-                    compilers.push(compiler);
-                    installed = Some(done);
-                }
-                Err(error) => {
-                    println!("  {}: Debian {package}: failed: {error:#}", pin.id);
-                    failures.push(format!("Debian {package}: {error:#}"));
-                }
-            }
-        }
-        match (&pin.rustup, &installed) {
-            (Some(_), None) if !use_rustup => {
-                failures.push("rustup: skipped (--no-rustup)".to_string())
-            }
-            (Some(name), None) => match install_rustup(sh, pin, name) {
-                Ok(done) => installed = Some(done),
-                Err(error) => {
-                    println!("  {}: rustup: failed: {error:#}", pin.id);
-                    failures.push(format!("rustup: {error:#}"));
-                }
-            },
-            _ => {}
-        }
-        let outcome = match installed {
-            None if pin.debian.is_none() && pin.rustup.is_some() && !use_rustup => {
-                Installation::Skipped
-            }
-            Some(done) => {
-                println!("  {}: installed: {done}", pin.id);
-                Installation::Installed(done)
-            }
-            None if failures.is_empty() => Installation::Failed(
-                "the pin names no rustup toolchain and no Debian package".into(),
-            ),
-            None => Installation::Failed(failures.join("; ")),
+            Installation::AlreadyThere
+        } else {
+            install_pin(sh, &mut provisioner, pin, use_rustup, &mut compilers)
         };
         outcomes.push((pin.id.clone(), outcome));
     }
-    provision_extras(&mut provisioner, beside, others, compilers);
-    Ok(outcomes)
-}
-
-/// Provisions the library sources of the pins' Debian `compilers` and of the `others` under the
-/// root, and the emulators unless `beside` leaves them out, saying what became of each.
-fn provision_extras(
-    provisioner: &mut Provisioner<'_>,
-    beside: Beside,
-    others: Vec<(PathBuf, DebianSource)>,
-    mut compilers: Vec<DebianSource>,
-) {
     compilers.extend(others.into_iter().map(|(_, compiler)| compiler));
     compilers.sort_by_key(ToString::to_string);
     compilers.dedup();
     for compiler in compilers {
-        let outcome = library_sources::provision_sources(provisioner, &compiler);
-        report_extracted(
-            provisioner,
-            &format!("{compiler}: library sources"),
-            outcome,
-        );
+        let outcome = library_sources::provision_sources(&mut provisioner, &compiler);
+        let what = format!("{compiler}: library sources");
+        report_extracted(&mut provisioner, &what, outcome);
     }
-    if beside == Beside::PinsAlone {
-        provisioner.say("qemu's user-mode emulators: left as they are (--only)");
-        return;
+    let emulators = "qemu's user-mode emulators";
+    match qemu {
+        None => provisioner.say(&format!("{emulators}: left as they are (--only)")),
+        Some(suites) => {
+            let outcome =
+                suites.and_then(|suites| emulators::provision_qemu(&mut provisioner, &suites));
+            report_extracted(&mut provisioner, emulators, outcome);
+        }
     }
-    let outcome = emulators::host_codename().and_then(|codename| {
-        emulators::provision_qemu(provisioner, &emulators::qemu_suites(&codename))
-    });
-    report_extracted(provisioner, "qemu's user-mode emulators", outcome);
+    Ok(outcomes)
+}
+
+/// Installs a pin that is not there: from Debian first, since that changes nothing outside
+/// `target/`, then through rustup; a Debian compiler installed joins `compilers`.
+fn install_pin(
+    sh: &Shell,
+    provisioner: &mut Provisioner<'_>,
+    pin: &Pin,
+    use_rustup: bool,
+    compilers: &mut Vec<DebianSource>,
+) -> Installation {
+    println!(
+        "{}: {} is not here; installing",
+        pin.id,
+        pin.describe_release()
+    );
+    let installed = |done: String| {
+        println!("  {}: installed: {done}", pin.id);
+        Installation::Installed(done)
+    };
+    let failed = |what: &str, error: anyhow::Error| {
+        println!("  {}: {what}: failed: {error:#}", pin.id);
+        format!("{what}: {error:#}")
+    };
+    let mut failures = Vec::new();
+    if let Some(package) = &pin.debian {
+        match provision_debian(provisioner, pin, package) {
+            Ok((done, compiler)) => {
+                compilers.push(compiler);
+                return installed(done);
+            }
+            Err(error) => failures.push(failed(&format!("Debian {package}"), error)),
+        }
+    }
+    match &pin.rustup {
+        Some(_) if !use_rustup && pin.debian.is_none() => return Installation::Skipped,
+        Some(_) if !use_rustup => failures.push("rustup: skipped (--no-rustup)".to_string()),
+        Some(name) => match install_rustup(sh, pin, name) {
+            Ok(done) => return installed(done),
+            Err(error) => failures.push(failed("rustup", error)),
+        },
+        None if failures.is_empty() => {
+            failures.push("the pin names no rustup toolchain and no Debian package".into())
+        }
+        None => {}
+    }
+    Installation::Failed(failures.join("; "))
 }
 
 fn report_extracted(
@@ -279,12 +259,11 @@ fn provision_debian(
     let summary = version.summary();
     let said = match provisioned.unpacked {
         None => format!("Debian {source} already unpacked in {prefix}: {summary}, {loader}"),
-        Some((packages, fetched, total)) => format!(
+        Some((packages, fetched, total, seconds)) => format!(
             "Debian {source} unpacked in {prefix}: {summary}, {loader} ({packages} packages, \
-             {:.1} of {:.1} MB fetched, {:.1}s)",
+             {:.1} of {:.1} MB fetched, {seconds:.1}s)",
             fetched as f64 / 1e6,
             total as f64 / 1e6,
-            provisioned.seconds
         ),
     };
     Ok((said, provisioned.source))

@@ -7,7 +7,7 @@
 
 use super::input::{package_manifest, Input};
 use super::rustc_args::read_rustc_args;
-use super::{AuditReport, Column};
+use super::AuditReport;
 use crate::features::expect::Outcome;
 use crate::features::places::{PlaceReader, SourcePoint};
 use crate::features::status::Status;
@@ -69,22 +69,11 @@ impl AuditReport {
         };
         empty(&scratch)?;
         let names = self.input.names();
-        let (mut steps, mut step_names) = (Vec::new(), Vec::new());
-        let planned: Vec<Planned> = self
-            .columns
-            .iter()
-            .enumerate()
-            .map(|(index, column)| {
-                let directory =
-                    scratch.join(format!("{index}-{}", directory_name(&column.entry.id)));
-                let mut add = |step: Step, what: String| {
-                    steps.push(step);
-                    step_names.push(format!("{}: crate {what}", column.entry.id));
-                    steps.len() - 1
-                };
-                self.plan_column(index, column, &names, compile, &directory, &mut add)
-            })
+        let mut steps = Vec::new();
+        let planned: Vec<Planned> = (0..self.columns.len())
+            .map(|index| self.plan_column(index, &names, compile, &scratch, &mut steps))
             .collect();
+        let (steps, step_names): (Vec<Step>, Vec<String>) = steps.into_iter().unzip();
         let identity = |index: usize| self.columns[index].identity;
         let keys = keys_by_identity(&steps, &identity, &layout.root)?;
         let run = Run {
@@ -122,17 +111,21 @@ impl AuditReport {
         })
     }
 
-    /// Plans a column's compiles in `directory` through `add`, which takes a step and what it
-    /// compiles without, and gives its index.
+    /// Plans a column's compiles under `scratch`, each added to `steps` with its name.
     fn plan_column(
         &self,
         index: usize,
-        column: &Column,
         names: &[&str],
         compile: &Compile,
-        directory: &Path,
-        add: &mut dyn FnMut(Step, String) -> usize,
+        scratch: &Path,
+        steps: &mut Vec<(Step, String)>,
     ) -> Planned {
+        let column = &self.columns[index];
+        let directory = scratch.join(format!("{index}-{}", directory_name(&column.entry.id)));
+        let mut add = |step: Step, what: String| {
+            steps.push((step, format!("{}: crate {what}", column.entry.id)));
+            steps.len() - 1
+        };
         let (Some(answer), Some(rustc)) = (column.answer(), column.rustc.as_ref()) else {
             let cell = UsageCell::NotRun(column.entry.verdict.describe());
             return (None, vec![Err(cell); names.len()]);
@@ -141,7 +134,8 @@ impl AuditReport {
         // a Cargo feature).
         let activity = |name: &str| {
             self.decider
-                .name_active_on(&self.input.lines_of(name), answer.release)
+                .name_active_on(&self.input, name, answer.release)
+                .0
         };
         // Allowing a name the build does not enable is harmless; leaving out one it does
         // (behind a condition the audit cannot decide) would break every compile.

@@ -10,7 +10,7 @@
 //! so it must be a regular file (a directory for `-L` and `--sysroot`): a FIFO would block it.
 
 use crate::util::files;
-use anyhow::{bail, Context};
+use anyhow::{bail, ensure, Context};
 use std::path::Path;
 
 /// The `-C` options kept: code generation that writes no file of its own.
@@ -113,6 +113,11 @@ const TAKES_VALUE: &[&str] = &[
     "--unpretty",
 ];
 
+/// Whether `name` is one of the words of `list`.
+fn listed(list: &[&str], name: &str) -> bool {
+    list.contains(&name)
+}
+
 /// One argument as written, split into its flag and value: `("--cfg", Some("x"))` from
 /// `--cfg=x`, `-Cpanic=abort` as `("-C", Some("panic=abort"))`; a value given as the next
 /// argument is joined by the caller.
@@ -123,7 +128,7 @@ fn split(arg: &str) -> (&str, Option<&str>) {
             None => (arg, None),
         };
     }
-    let short = arg.get(..2).filter(|flag| TAKES_VALUE.contains(flag));
+    let short = arg.get(..2).filter(|flag| listed(TAKES_VALUE, flag));
     match short {
         Some(flag) if arg.len() > 2 => (flag, Some(&arg[2..])),
         _ => (arg, None),
@@ -145,9 +150,7 @@ fn regular(what: &str, path: &str) -> anyhow::Result<()> {
 /// Refuses a directory rustc would search that is not one.
 fn directory(what: &str, path: &str) -> anyhow::Result<()> {
     let metadata = std::fs::metadata(path).with_context(|| format!("{what} {path}"))?;
-    if !metadata.is_dir() {
-        bail!("{what} {path}: it is not a directory");
-    }
+    ensure!(metadata.is_dir(), "{what} {path}: it is not a directory");
     Ok(())
 }
 
@@ -163,7 +166,7 @@ fn why_left_out(flag: &str, value: Option<&str>) -> anyhow::Result<Option<&'stat
         "-C" | "--codegen" => {
             let name = option_name(value_text);
             match name.as_str() {
-                _ if CODEGEN.contains(&name.as_str()) => None,
+                _ if listed(CODEGEN, &name) => None,
                 "linker" | "linker-flavor" | "link-arg" | "link-args" => Some("a linker"),
                 "incremental" => Some("an output path"),
                 _ => Some(NOT_LISTED),
@@ -173,14 +176,14 @@ fn why_left_out(flag: &str, value: Option<&str>) -> anyhow::Result<Option<&'stat
             let name = option_name(value_text);
             match name.as_str() {
                 "allow-features" => Some(""),
-                _ if UNSTABLE.contains(&name.as_str()) => None,
+                _ if listed(UNSTABLE, &name) => None,
                 "temps-dir" => Some("an output path"),
                 "llvm-plugins" | "codegen-backend" => Some("a plugin"),
                 _ => Some(NOT_LISTED),
             }
         }
         "-A" | "-W" | "-D" | "-F" | "-O" | "-g" | "--test" => None,
-        _ if LONG.contains(&flag) => None,
+        _ if listed(LONG, flag) => None,
         "--target" => {
             if value_text.ends_with(".json") || value_text.contains('/') {
                 regular("--target", value_text)?;
@@ -219,12 +222,9 @@ pub fn read_rustc_args(file: &Path) -> anyhow::Result<(Vec<String>, Vec<String>)
     let text = files::read_text(file, 16 << 20)
         .with_context(|| format!("--rustc-args: cannot read {}", file.display()))?;
     let context = || format!("--rustc-args {}", file.display());
-    let lines: Vec<&str> = text.lines().collect();
+    let mut lines = text.lines();
     let (mut kept, mut left_out, mut roots) = (Vec::new(), Vec::new(), Vec::new());
-    let mut index = 0;
-    while index < lines.len() {
-        let line = lines[index];
-        index += 1;
+    while let Some(line) = lines.next() {
         if line.is_empty() {
             continue;
         }
@@ -235,16 +235,11 @@ pub fn read_rustc_args(file: &Path) -> anyhow::Result<(Vec<String>, Vec<String>)
             roots.push(line);
             continue;
         }
-        let (flag, mut value) = split(line);
-        let mut written = vec![line];
-        if value.is_none() && (LONG.contains(&flag) || TAKES_VALUE.contains(&flag)) {
-            if let Some(next) = lines.get(index) {
-                value = Some(next);
-                written.push(next);
-                index += 1;
-            }
-        }
-        match why_left_out(flag, value).with_context(context)? {
+        let (flag, value) = split(line);
+        let takes_next = value.is_none() && (listed(LONG, flag) || listed(TAKES_VALUE, flag));
+        let next = takes_next.then(|| lines.next()).flatten();
+        let written: Vec<&str> = std::iter::once(line).chain(next).collect();
+        match why_left_out(flag, value.or(next)).with_context(context)? {
             Some("") => {}
             Some(why) => left_out.push(format!("`{}` ({why})", written.join(" "))),
             None => kept.extend(written.iter().map(|arg| arg.to_string())),
@@ -304,22 +299,12 @@ mod tests {
         text.push_str(&root.display().to_string());
         std::fs::write(&file, &text).unwrap();
         let (kept, left_out) = read_rustc_args(&file).unwrap();
-        let root = root.display().to_string();
-        assert_eq!(
-            kept,
-            [
-                "--edition=2021",
-                "--cfg",
-                "MODULE",
-                "-Cpanic=abort",
-                "-C",
-                "target-feature=-sse",
-                "-Zcrate_attr=no_std",
-                "-Dwarnings",
-                "--sysroot=/dev/null",
-                &root
-            ]
-        );
+        // The first eight and the sysroot are kept, with the root.
+        let expected = [
+            &args[..8],
+            &["--sysroot=/dev/null", &root.display().to_string()],
+        ];
+        assert_eq!(kept, expected.concat());
         let named: Vec<&str> = left_out
             .iter()
             .map(|item| item.split(" (").next().unwrap())

@@ -289,7 +289,6 @@ fn report() -> KernelJson {
             predicted: Predicted::Pass,
             needs_bootstrap: true,
             errors: Vec::new(),
-            undecided: Vec::new(),
         }],
     };
     KernelJson {

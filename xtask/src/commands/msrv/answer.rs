@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The answer of `msrv`, whatever was asked about: one row per compiler in release order (built
-//! in stable and kernel mode, or why not), and per mode the oldest and the newest compiler that
-//! built it, with the compilers between them that failed, were not tried or were not there.
+//! The answer of `msrv`: a row per compiler in release order, and per mode the oldest and the
+//! newest that built it, with the compilers around them that failed or were not there.
 
 use crate::catalog::Release;
 use crate::run::plan::Mode;
 use crate::toolchains::discovery::{Availability, Toolchain};
-use crate::toolchains::version::RustcVersion;
+use crate::toolchains::version::{Channel, RustcVersion};
 use crate::util::json::{json, Value};
 use crate::util::output::{self, Style, Table};
 use crate::Verdict;
@@ -18,8 +17,7 @@ pub enum Built {
     Builds,
     /// It failed; the first error.
     Fails(String),
-    /// Nothing says, and why: no build was made (a kernel tree not built with it yet), or the
-    /// compiler is not there.
+    /// Nothing says, and why: no build was made, or the compiler is not there.
     Unknown(String),
 }
 
@@ -40,32 +38,14 @@ impl Built {
     }
 }
 
-/// Why a compiler took no part.
+/// Why a compiler took no part: `missing`, a pin not provisioned, with the command that
+/// provisions it; or `broken`, found and not working, with its error.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Unavailable {
-    /// A pin that is not provisioned, with the command that provisions it.
-    Missing(String),
-    /// A compiler that was found and does not work, with its error.
-    Broken(String),
+pub struct Unavailable {
+    pub word: &'static str,
+    pub detail: String,
 }
 
-impl Unavailable {
-    fn word(&self) -> &'static str {
-        match self {
-            Unavailable::Missing(_) => "missing",
-            Unavailable::Broken(_) => "broken",
-        }
-    }
-
-    fn detail(&self) -> &str {
-        match self {
-            Unavailable::Missing(hint) => hint,
-            Unavailable::Broken(error) => error,
-        }
-    }
-}
-
-/// One compiler of the answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Row {
     pub id: String,
@@ -77,8 +57,7 @@ pub struct Row {
     pub unavailable: Option<Unavailable>,
     pub stable: Built,
     pub kernel: Built,
-    /// In kernel mode, the features the subject enables that this compiler gates, which
-    /// `RUSTC_BOOTSTRAP=1` lets it build (none on a nightly, which needs no such variable).
+    /// In kernel mode, the features this compiler gates that `RUSTC_BOOTSTRAP=1` lets it build.
     pub bootstrap_for: Vec<String>,
     /// Whether its results came from a cache, with nothing built now.
     pub cached: bool,
@@ -87,28 +66,52 @@ pub struct Row {
 impl Row {
     /// The compiler `availability` found, with its version, or the row of one that is not there.
     pub fn found(availability: &Availability) -> Result<(&Toolchain, &RustcVersion), Box<Row>> {
-        match availability {
-            Availability::Found { toolchain, version } => Ok((toolchain, version)),
-            Availability::Broken { toolchain, error } => {
-                let why = Unavailable::Broken(error.clone());
-                Err(Box::new(Row::unavailable(&toolchain.id, None, why)))
-            }
+        let (id, release_text, why) = match availability {
+            Availability::Found { toolchain, version } => return Ok((toolchain, version)),
+            Availability::Broken { toolchain, error } => (&toolchain.id, None, ("broken", error)),
             Availability::Missing { pin, install_hint } => {
-                let why = Unavailable::Missing(install_hint.clone());
-                let row = Row::unavailable(&pin.id, Some(pin.release.clone()), why);
-                Err(Box::new(row))
+                let release = Some(pin.release.clone());
+                (&pin.id, release, ("missing", install_hint))
             }
+        };
+        Err(Box::new(Row::unavailable(id, release_text, why)))
+    }
+
+    /// A compiler that took part. Of the features it gates (`gated`), kernel mode needs
+    /// `RUSTC_BOOTSTRAP=1` for all, but on a nightly, which takes `#![feature]` without it.
+    pub fn new(
+        (toolchain, version): (&Toolchain, &RustcVersion),
+        [stable, kernel]: [Built; 2],
+        gated: Vec<String>,
+    ) -> Row {
+        let needs_variable = !matches!(version.channel, Channel::Nightly | Channel::Dev);
+        Row {
+            id: toolchain.id.clone(),
+            release: Some(version.release),
+            release_text: Some(version.release_string()),
+            unavailable: None,
+            stable,
+            kernel,
+            bootstrap_for: if needs_variable { gated } else { Vec::new() },
+            cached: false,
         }
     }
 
     /// A compiler that took no part: both modes unknown for the same reason.
-    pub fn unavailable(id: &str, release_text: Option<String>, why: Unavailable) -> Row {
-        let said = format!("not available ({})", why.word());
+    pub fn unavailable(
+        id: &str,
+        release_text: Option<String>,
+        (word, detail): (&'static str, &String),
+    ) -> Row {
+        let said = format!("not available ({word})");
         Row {
             id: id.to_string(),
             release: release_text.as_deref().and_then(release_of),
             release_text,
-            unavailable: Some(why),
+            unavailable: Some(Unavailable {
+                word,
+                detail: detail.clone(),
+            }),
             stable: Built::Unknown(said.clone()),
             kernel: Built::Unknown(said),
             bootstrap_for: Vec::new(),
@@ -133,24 +136,58 @@ pub fn release_of(text: &str) -> Option<Release> {
     Release::parse(text.split('-').next().unwrap_or(text))
 }
 
+/// The lists of a mode's answer, in the order people read them: what the compilers did (a
+/// [`Built::word`], or `unavailable`), where they stand against the oldest and the newest, and
+/// the line for people. A build, and a failure outside the two, is the answer itself.
+pub(super) const LISTS: [(&str, &str, &str); 7] = [
+    ("fails", "between", "fail between them"),
+    ("unknown", "between", "not built between them"),
+    ("unavailable", "between", "not available between them"),
+    ("unavailable", "older", "not available and older"),
+    ("unavailable", "newer", "not available and newer"),
+    ("unknown", "older", "not built and older"),
+    ("unknown", "newer", "not built and newer"),
+];
+
 /// The answer for one mode: positions among [`Answer::rows`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ModeAnswer {
     pub oldest: Option<usize>,
     pub newest: Option<usize>,
-    /// Between the oldest and the newest: compilers that took part and failed, or whose result
-    /// is unknown though they are there.
-    pub fails_between: Vec<usize>,
-    pub unknown_between: Vec<usize>,
-    /// Compilers that were not there: between the two, older than the oldest (the oldest may be
-    /// older still) and newer than the newest.
-    pub unavailable_between: Vec<usize>,
-    pub unavailable_older: Vec<usize>,
-    pub unavailable_newer: Vec<usize>,
-    /// Compilers that are there and whose result is unknown (no build made), older than the
-    /// oldest and newer than the newest.
-    pub unknown_older: Vec<usize>,
-    pub unknown_newer: Vec<usize>,
+    /// One list per [`LISTS`] entry; with nothing that builds, only the compilers not there.
+    pub lists: [Vec<usize>; 7],
+}
+
+/// What a JSON member of [`ModeAnswer`] names (`fails_between`).
+pub(super) fn list_member((what, side, _): &(&str, &str, &str)) -> String {
+    format!("{what}_{side}")
+}
+
+/// Decides one mode over rows in release order.
+pub fn decide(rows: &[Row], mode: Mode) -> ModeAnswer {
+    let builds = || (0..rows.len()).filter(|&index| rows[index].built(mode) == &Built::Builds);
+    let mut answer = ModeAnswer {
+        oldest: builds().next(),
+        newest: builds().next_back(),
+        ..ModeAnswer::default()
+    };
+    for (index, row) in rows.iter().enumerate() {
+        let side = match (answer.oldest, answer.newest) {
+            (Some(oldest), _) if index < oldest => "older",
+            (_, Some(newest)) if index > newest => "newer",
+            _ => "between",
+        };
+        let what = match (&row.unavailable, row.built(mode)) {
+            (Some(_), _) => "unavailable",
+            (None, _) if answer.oldest.is_none() => continue,
+            (None, built) => built.word(),
+        };
+        let list = LISTS.iter().position(|&(w, s, _)| (w, s) == (what, side));
+        if let Some(list) = list {
+            answer.lists[list].push(index);
+        }
+    }
+    answer
 }
 
 /// What `msrv` answers about one subject.
@@ -162,8 +199,7 @@ pub struct Answer {
     pub kind: &'static str,
     /// In release order (then by id); compilers without a release last.
     pub rows: Vec<Row>,
-    /// The modes asked about, each with its answer: both for the shim and a crate root, kernel
-    /// mode alone for a kernel tree, which Kbuild builds only so.
+    /// The modes asked about (a kernel tree's kernel mode alone), each with its answer.
     pub modes: Vec<(Mode, ModeAnswer)>,
     /// Lines that say what the answer rests on (the cache, a build's cost), shown under it.
     pub notes: Vec<String>,
@@ -171,42 +207,6 @@ pub struct Answer {
 
 /// The modes in the order the answer states them.
 pub const BOTH_MODES: [Mode; 2] = [Mode::Stable, Mode::Kernel];
-
-/// Decides one mode over rows in release order.
-pub fn decide(rows: &[Row], mode: Mode) -> ModeAnswer {
-    let builds: Vec<usize> = (0..rows.len())
-        .filter(|&index| rows[index].built(mode) == &Built::Builds)
-        .collect();
-    let (Some(&oldest), Some(&newest)) = (builds.first(), builds.last()) else {
-        return ModeAnswer {
-            unavailable_between: (0..rows.len())
-                .filter(|&index| rows[index].unavailable.is_some())
-                .collect(),
-            ..ModeAnswer::default()
-        };
-    };
-    let mut answer = ModeAnswer {
-        oldest: Some(oldest),
-        newest: Some(newest),
-        ..ModeAnswer::default()
-    };
-    for (index, row) in rows.iter().enumerate() {
-        let (older, newer) = (index < oldest, index > newest);
-        let list = match (&row.unavailable, row.built(mode)) {
-            (Some(_), _) if older => &mut answer.unavailable_older,
-            (Some(_), _) if newer => &mut answer.unavailable_newer,
-            (Some(_), _) => &mut answer.unavailable_between,
-            (None, Built::Unknown(_)) if older => &mut answer.unknown_older,
-            (None, Built::Unknown(_)) if newer => &mut answer.unknown_newer,
-            (None, Built::Unknown(_)) => &mut answer.unknown_between,
-            // Outside the two a failure is the answer itself.
-            (None, Built::Fails(_)) if !older && !newer => &mut answer.fails_between,
-            (None, _) => continue,
-        };
-        list.push(index);
-    }
-    answer
-}
 
 /// Puts `rows` in release order (then by id), those without a release last in their order.
 pub fn in_release_order(mut rows: Vec<Row>) -> Vec<Row> {
@@ -241,100 +241,76 @@ impl Answer {
         }
     }
 
-    /// Success when some compiler builds the subject in some mode.
     pub fn verdict(&self) -> Verdict {
         Verdict::failure_if(self.modes.iter().all(|(_, answer)| answer.oldest.is_none()))
     }
 
-    fn ids(&self, positions: &[usize]) -> Vec<String> {
-        positions
-            .iter()
-            .map(|&index| self.rows[index].label())
-            .collect()
-    }
-
     /// One mode's answer as lines for people, each without its mode's name.
     fn mode_lines(&self, mode: Mode, answer: &ModeAnswer) -> Vec<String> {
-        let (Some(oldest), Some(newest)) = (answer.oldest, answer.newest) else {
-            let mut lines = vec!["no compiler here builds it".to_string()];
-            if !answer.unavailable_between.is_empty() {
-                lines.push(format!(
-                    "not available: {}",
-                    self.ids(&answer.unavailable_between).join(", ")
-                ));
-            }
-            return lines;
-        };
-        let building = (oldest..=newest)
-            .filter(|&index| self.rows[index].built(mode) == &Built::Builds)
-            .count();
-        let mut lines = vec![if oldest == newest {
-            format!("only {} builds it", self.rows[oldest].label())
-        } else {
-            format!(
-                "oldest {}, newest {} ({building} compilers here build it)",
-                self.rows[oldest].label(),
-                self.rows[newest].label(),
-            )
-        }];
+        let label = |index: usize| self.rows[index].label();
         let gated = |index: usize| self.rows[index].bootstrap_for.len();
-        if mode == Mode::Kernel && gated(oldest) + gated(newest) > 0 {
-            lines.push(if oldest == newest {
-                format!(
-                    "with RUSTC_BOOTSTRAP=1 for {} gated features",
-                    gated(oldest)
-                )
-            } else {
-                format!(
-                    "with RUSTC_BOOTSTRAP=1: the oldest for {} gated features, the newest for {}",
-                    gated(oldest),
-                    gated(newest)
-                )
-            });
-        }
-        let mut list = |what: &str, positions: &[usize]| {
-            if !positions.is_empty() {
-                lines.push(format!("{what}: {}", self.ids(positions).join(", ")));
+        let mut lines = Vec::new();
+        match (answer.oldest, answer.newest) {
+            (Some(oldest), Some(newest)) if oldest == newest => {
+                lines.push(format!("only {} builds it", label(oldest)));
+                if mode == Mode::Kernel && gated(oldest) > 0 {
+                    let count = gated(oldest);
+                    lines.push(format!("with RUSTC_BOOTSTRAP=1 for {count} gated features"));
+                }
             }
-        };
-        list("fail between them", &answer.fails_between);
-        list("not built between them", &answer.unknown_between);
-        list("not available between them", &answer.unavailable_between);
-        list(
-            "not available and older (the oldest may be older still)",
-            &answer.unavailable_older,
-        );
-        list("not available and newer", &answer.unavailable_newer);
-        list(
-            "not built and older (the oldest may be older still)",
-            &answer.unknown_older,
-        );
-        list("not built and newer", &answer.unknown_newer);
+            (Some(oldest), Some(newest)) => {
+                let building = (oldest..=newest)
+                    .filter(|&index| self.rows[index].built(mode) == &Built::Builds)
+                    .count();
+                lines.push(format!(
+                    "oldest {}, newest {} ({building} compilers here build it)",
+                    label(oldest),
+                    label(newest),
+                ));
+                if mode == Mode::Kernel && gated(oldest) + gated(newest) > 0 {
+                    lines.push(format!(
+                        "with RUSTC_BOOTSTRAP=1: the oldest for {} gated features, the newest \
+                         for {}",
+                        gated(oldest),
+                        gated(newest)
+                    ));
+                }
+            }
+            _ => lines.push("no compiler here builds it".to_string()),
+        }
+        for (&(_, side, words), positions) in LISTS.iter().zip(&answer.lists) {
+            let words = match (answer.oldest, side) {
+                // With nothing that builds there is no "between": only the compilers not there.
+                (None, _) => "not available".to_string(),
+                (_, "older") => format!("{words} (the oldest may be older still)"),
+                _ => words.to_string(),
+            };
+            if !positions.is_empty() {
+                let ids: Vec<String> = positions.iter().map(|&index| label(index)).collect();
+                lines.push(format!("{words}: {}", ids.join(", ")));
+            }
+        }
         lines
     }
 
     fn table(&self) -> Table {
-        let mut headers: Vec<String> = self
-            .modes
-            .iter()
-            .map(|(mode, _)| mode.word().into())
-            .collect();
+        let modes = || self.modes.iter().map(|(mode, _)| *mode);
+        let mut headers: Vec<String> = modes().map(|mode| mode.word().into()).collect();
         headers.push("note".into());
         let mut table = Table::new("compiler", &headers).with_free_last_column();
         for row in &self.rows {
             let cell = |built: &Built| match &row.unavailable {
-                Some(why) => (why.word().to_string(), false),
+                Some(why) => (why.word.to_string(), false),
                 None => (built.word().to_string(), matches!(built, Built::Fails(_))),
             };
             // The first thing that went wrong: why it is not there, else the first mode's error.
-            let detail = self
-                .modes
-                .iter()
-                .find_map(|(mode, _)| row.built(*mode).detail());
-            let unavailable = row.unavailable.as_ref().map(Unavailable::detail);
+            let detail = modes().find_map(|mode| row.built(mode).detail());
+            let unavailable = row.unavailable.as_ref().map(|why| why.detail.as_str());
             let mut note = unavailable.or(detail).unwrap_or_default().to_string();
-            let kernel_asked = self.modes.iter().any(|(mode, _)| *mode == Mode::Kernel);
-            if kernel_asked && row.kernel == Built::Builds && !row.bootstrap_for.is_empty() {
+            if modes().any(|mode| mode == Mode::Kernel)
+                && row.kernel == Built::Builds
+                && !row.bootstrap_for.is_empty()
+            {
                 // Counted: a list would make the table too wide to read; the JSON has it.
                 let with = format!(
                     "kernel mode with RUSTC_BOOTSTRAP=1 for {} gated features",
@@ -344,11 +320,8 @@ impl Answer {
                 note = format!("{note}{separator}{with}");
             }
             let note = note.lines().next().unwrap_or_default().to_string();
-            let mut cells: Vec<(String, bool)> = self
-                .modes
-                .iter()
-                .map(|(mode, _)| cell(row.built(*mode)))
-                .collect();
+            let mut cells: Vec<(String, bool)> =
+                modes().map(|mode| cell(row.built(mode))).collect();
             cells.push((note, false));
             table.rows.push((row.label(), cells));
         }
@@ -357,71 +330,65 @@ impl Answer {
 
     /// The answer for a terminal, its table laid out for `style`'s width.
     pub fn human(&self, style: &Style) -> String {
-        let mut out = format!("msrv: {}\n", self.subject);
-        for (mode, answer) in &self.modes {
-            let lines = self.mode_lines(*mode, answer);
-            let _ = writeln!(out, "  {} mode: {}", mode.word(), output::escape(&lines[0]));
-            for line in &lines[1..] {
-                let _ = writeln!(out, "    {}", output::escape(line));
-            }
-        }
-        for note in &self.notes {
-            let _ = writeln!(out, "  {}", output::escape(note));
-        }
-        out.push('\n');
-        self.table().render_text(&mut out, style);
-        out
+        self.text(Some(style))
     }
 
     pub fn markdown(&self) -> String {
-        let mut out = format!(
-            "## Which compiler builds {}?\n\n",
-            output::escape_markdown(&self.subject)
-        );
+        self.text(None)
+    }
+
+    /// The answer for a terminal laid out for `style`, or without one as Markdown.
+    fn text(&self, style: Option<&Style>) -> String {
+        let escape = |text: &str| match style {
+            Some(_) => output::escape(text).into_owned(),
+            None => output::escape_markdown(text),
+        };
+        let (mut out, [lead, bold, under, note]) = match style {
+            Some(_) => (
+                format!("msrv: {}\n", self.subject),
+                ["  ", "", "    ", "  "],
+            ),
+            None => (
+                format!("## Which compiler builds {}?\n\n", escape(&self.subject)),
+                ["- **", "**", "  - ", "- "],
+            ),
+        };
         for (mode, answer) in &self.modes {
             let lines = self.mode_lines(*mode, answer);
-            let _ = writeln!(
-                out,
-                "- **{} mode**: {}",
-                mode.word(),
-                output::escape_markdown(&lines[0])
-            );
+            let first = escape(&lines[0]);
+            let _ = writeln!(out, "{lead}{} mode{bold}: {first}", mode.word());
             for line in &lines[1..] {
-                let _ = writeln!(out, "  - {}", output::escape_markdown(line));
+                let _ = writeln!(out, "{under}{}", escape(line));
             }
         }
-        for note in &self.notes {
-            let _ = writeln!(out, "- {}", output::escape_markdown(note));
+        for line in &self.notes {
+            let _ = writeln!(out, "{note}{}", escape(line));
         }
         out.push('\n');
-        self.table().render_markdown(&mut out);
+        match style {
+            Some(style) => self.table().render_text(&mut out, style),
+            None => self.table().render_markdown(&mut out),
+        }
         out
     }
 
     pub fn to_json(&self) -> Value {
-        let id = |index: Option<usize>| index.map(|index| self.rows[index].id.clone());
-        let ids = |positions: &[usize]| -> Vec<String> {
-            positions
-                .iter()
-                .map(|&index| self.rows[index].id.clone())
-                .collect()
-        };
+        let id = |index: usize| &self.rows[index].id;
+        let ids =
+            |positions: &[usize]| positions.iter().map(|&index| id(index)).collect::<Vec<_>>();
         let modes: Vec<Value> = self
             .modes
             .iter()
             .map(|(mode, answer)| {
-                json!({
+                let mut json = json!({
                     "mode": mode.word(),
-                    "oldest": id(answer.oldest),
-                    "newest": id(answer.newest),
-                    "fails_between": ids(&answer.fails_between),
-                    "unknown_between": ids(&answer.unknown_between),
-                    "unavailable_between": ids(&answer.unavailable_between),
-                    "unavailable_older": ids(&answer.unavailable_older),
-                    "unavailable_newer": ids(&answer.unavailable_newer),
-                    "unknown_older": ids(&answer.unknown_older),
-                    "unknown_newer": ids(&answer.unknown_newer),
-                })
+                    "oldest": answer.oldest.map(id),
+                    "newest": answer.newest.map(id),
+                });
+                for (list, positions) in LISTS.iter().zip(&answer.lists) {
+                    json[list_member(list)] = json!(ids(positions));
+                }
+                json
             })
             .collect();
         let built = |built: &Built| json!({"outcome": built.word(), "detail": built.detail()});
@@ -436,8 +403,8 @@ impl Answer {
                 json!({
                     "id": row.id,
                     "release": row.release_text,
-                    "available": row.unavailable.as_ref().map_or("yes", Unavailable::word),
-                    "unavailable": row.unavailable.as_ref().map(Unavailable::detail),
+                    "available": row.unavailable.as_ref().map_or("yes", |why| why.word),
+                    "unavailable": row.unavailable.as_ref().map(|why| &why.detail),
                     "stable": asked(row, Mode::Stable),
                     "kernel": asked(row, Mode::Kernel),
                     "bootstrap_for": row.bootstrap_for,

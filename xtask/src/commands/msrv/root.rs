@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Which compilers build any crate root: per compiler the audit's probe of the names it enables
-//! ([`Prober`]), then the crate root compiled alone as its package's edition says
-//! ([`Compile::Root`]), in stable mode and in kernel mode (`RUSTC_BOOTSTRAP=1` and its names in
-//! `-Zallow-features`, as Kbuild allows a crate's features). A crate with dependencies cannot be
-//! compiled alone: its compiles fail on the first `use` of one, which the answer shows.
+//! ([`Prober`]), then the root compiled alone ([`Compile::Root`]) in stable and in kernel mode.
+//! A crate with dependencies fails on the first `use` of one, which the answer shows.
 
 use super::answer::{Built, Row};
 use crate::features::status::Status;
@@ -13,14 +11,12 @@ use crate::run::crate_root::probing::Prober;
 use crate::run::plan::{directory_name, Rustc};
 use crate::toolchains::debian::Provisioning;
 use crate::toolchains::discovery::{discover, Availability, VERSION_TIMEOUT};
-use crate::toolchains::version::Channel;
 use crate::util::diagnostics::{error_diagnostics, first_rustc_error};
 use crate::util::process::{self, DEFAULT_TIMEOUT};
 use std::path::Path;
 use xshell::Shell;
 
-/// The crate root as read, and the rows of every selected compiler, each probed and compiled
-/// under `scratch` (removed after).
+/// The crate root as read, and a row per selected compiler, each compiled under `scratch`.
 pub fn rows(
     root: &Path,
     toolchains: &[String],
@@ -66,42 +62,32 @@ fn row(availability: &Availability, input: &Input, compile: &Compile, directory:
         // The compiles say what is wrong; the probe only names what needs the variable.
         Err(_) => Vec::new(),
     };
-    let needs_variable = !matches!(version.channel, Channel::Nightly | Channel::Dev);
-    Row {
-        id: toolchain.id.clone(),
-        release: Some(version.release),
-        release_text: Some(version.release_string()),
-        unavailable: None,
-        stable: build(compile, &rustc, None, &directory.join("stable")),
-        kernel: build(compile, &rustc, Some(&names), &directory.join("kernel")),
-        bootstrap_for: if needs_variable { gated } else { Vec::new() },
-        cached: false,
-    }
+    let stable = build(compile, &rustc, None, &directory.join("stable"));
+    let kernel = build(compile, &rustc, Some(&names), &directory.join("kernel"));
+    Row::new((toolchain, version), [stable, kernel], gated)
 }
 
 /// One compile of the crate: whether it built, and its first error if not.
 fn build(compile: &Compile, rustc: &Rustc, allowed: Option<&[&str]>, scratch: &Path) -> Built {
-    if let Err(error) = std::fs::create_dir_all(scratch) {
-        return Built::Unknown(format!("cannot create {}: {error}", scratch.display()));
-    }
-    let invocation = match compile.invocation(rustc, allowed, scratch) {
-        Ok(invocation) => invocation,
-        Err(error) => return Built::Unknown(format!("{error:#}")),
+    let run = || {
+        std::fs::create_dir_all(scratch)
+            .map_err(|error| format!("cannot create {}: {error}", scratch.display()))?;
+        let invocation = compile
+            .invocation(rustc, allowed, scratch)
+            .map_err(|error| format!("{error:#}"))?;
+        process::run(&invocation, DEFAULT_TIMEOUT)
+            .map_err(|error| process::describe_spawn_error(&invocation.program, &error))
     };
-    let output = match process::run(&invocation, DEFAULT_TIMEOUT) {
+    let output = match run() {
         Ok(output) => output,
-        Err(error) => {
-            return Built::Unknown(process::describe_spawn_error(&invocation.program, &error))
-        }
+        Err(why) => return Built::Unknown(why),
     };
+    let ending = || format!("the compile {}", output.describe_ending(DEFAULT_TIMEOUT));
     if output.success() {
         return Built::Builds;
     }
     if output.status.is_none() {
-        return Built::Unknown(format!(
-            "the compile {}",
-            output.describe_ending(DEFAULT_TIMEOUT)
-        ));
+        return Built::Unknown(ending());
     }
     let diagnostics = compile.diagnostics(&output.stdout, &output.stderr);
     let first = error_diagnostics(&diagnostics)
@@ -112,6 +98,6 @@ fn build(compile: &Compile, rustc: &Rustc, allowed: Option<&[&str]>, scratch: &P
             code => format!("error[{code}]: {message}"),
         })
         .or_else(|| first_rustc_error(&output.stderr))
-        .unwrap_or_else(|| format!("the compile {}", output.describe_ending(DEFAULT_TIMEOUT)));
+        .unwrap_or_else(ending);
     Built::Fails(first)
 }

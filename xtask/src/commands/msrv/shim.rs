@@ -1,19 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Which compilers build the shim: the matrix's own probes and shim builds in both modes, run
-//! through the one driver ([`Work::Shim`]) with its cache, so that after a matrix run (or an
-//! earlier `msrv`) the answer is read from the cache, and every step's result is taken as data.
+//! Which compilers build the shim: the matrix's own probes and shim builds in both modes
+//! ([`Work::Shim`]), so that after a matrix run the answer is read from the cache.
 
 use super::answer::{Built, Row};
 use crate::catalog::FEATURES;
 use crate::features::expect::{enabled_in_kernel_mode, Outcome};
 use crate::features::status::Status;
-use crate::run::driver::{self, Settings, Work};
-use crate::run::judge::StepResult;
-use crate::run::plan::{Kind, Layout, Mode, Selection, Step};
-use crate::toolchains::discovery::Availability;
-use crate::toolchains::version::Channel;
+use crate::run::driver::{self, Driven, Settings, Work};
+use crate::run::plan::{Kind, Layout, Mode, Selection};
 
-/// The rows of every selected compiler, and how many steps ran and came from the cache.
+/// A row per selected compiler, and a note of how many steps came from the cache.
 pub fn rows(
     layout: &Layout,
     selection: &Selection,
@@ -22,13 +18,11 @@ pub fn rows(
     let driven = driver::drive(layout, selection, Work::Shim, settings)?;
     let steps = &driven.planned.steps;
     let cached = driven.results.iter().filter(|result| result.cached).count();
-    let rows = driven
-        .planned
-        .availabilities
-        .iter()
-        .enumerate()
-        .map(|(index, availability)| row(index, availability, steps, &driven.results))
-        .map(|row| relative_to(row, &layout.root))
+    // Without the checkout's path, which the errors about the shim's files name.
+    let prefix = format!("{}/", layout.root.display());
+    let toolchains = 0..driven.planned.availabilities.len();
+    let rows = toolchains
+        .map(|index| row(&driven, index, &prefix))
         .collect();
     let note = format!(
         "from {} probes and shim builds, {cached} of them from the cache",
@@ -37,8 +31,9 @@ pub fn rows(
     Ok((rows, note))
 }
 
-fn row(index: usize, availability: &Availability, steps: &[Step], results: &[StepResult]) -> Row {
-    let (toolchain, version) = match Row::found(availability) {
+fn row(driven: &Driven, index: usize, prefix: &str) -> Row {
+    let (steps, results) = (&driven.planned.steps, &driven.results);
+    let (toolchain, version) = match Row::found(&driven.planned.availabilities[index]) {
         Ok(found) => found,
         Err(row) => return *row,
     };
@@ -53,22 +48,23 @@ fn row(index: usize, availability: &Availability, steps: &[Step], results: &[Ste
         let Some((_, result)) = found else {
             return Built::Unknown("not planned".into());
         };
-        let error = || result.first_error.clone().unwrap_or_default();
+        let error = || {
+            result
+                .first_error
+                .as_deref()
+                .unwrap_or("")
+                .replace(prefix, "")
+        };
         match result.outcome {
             Outcome::Pass => Built::Builds,
             Outcome::Fail => Built::Fails(error()),
             Outcome::Skipped => Built::Unknown(error()),
         }
     };
-    let probe = mine().find_map(|(step, result)| {
-        (step.kind == Kind::Probe)
-            .then_some(result.probe.as_ref())
-            .flatten()
-    });
-    // A nightly takes `#![feature]` without the variable.
-    let needs_variable = !matches!(version.channel, Channel::Nightly | Channel::Dev);
-    let bootstrap_for = match probe {
-        Some(Ok(statuses)) if needs_variable => enabled_in_kernel_mode(version.release)
+    let probe = mine()
+        .find_map(|(step, result)| result.probe.as_ref().filter(|_| step.kind == Kind::Probe));
+    let gated = match probe {
+        Some(Ok(statuses)) => enabled_in_kernel_mode(version.release)
             .iter()
             .filter(|feature| {
                 let position = FEATURES.iter().position(|known| known.name == feature.name);
@@ -78,25 +74,9 @@ fn row(index: usize, availability: &Availability, steps: &[Step], results: &[Ste
             .collect(),
         _ => Vec::new(),
     };
+    let both = [built(Mode::Stable), built(Mode::Kernel)];
     Row {
-        id: toolchain.id.clone(),
-        release: Some(version.release),
-        release_text: Some(version.release_string()),
-        unavailable: None,
-        stable: built(Mode::Stable),
-        kernel: built(Mode::Kernel),
-        bootstrap_for,
         cached: mine().all(|(_, result)| result.cached),
+        ..Row::new((toolchain, version), both, gated)
     }
-}
-
-/// `row` with the checkout's path left out of its errors, which name the shim's files.
-fn relative_to(mut row: Row, root: &std::path::Path) -> Row {
-    let prefix = format!("{}/", root.display());
-    for built in [&mut row.stable, &mut row.kernel] {
-        if let Built::Fails(error) | Built::Unknown(error) = built {
-            *error = error.replace(&prefix, "");
-        }
-    }
-    row
 }

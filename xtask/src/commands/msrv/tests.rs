@@ -2,7 +2,9 @@
 //! The decision of `msrv` on rows made by hand: the oldest and the newest that build, what
 //! failed or was not there between them, release order, the exit status and the JSON.
 
-use super::answer::{decide, in_release_order, Answer, Built, Row, Unavailable, BOTH_MODES};
+use super::answer::{
+    decide, in_release_order, list_member, Answer, Built, ModeAnswer, Row, BOTH_MODES, LISTS,
+};
 use crate::run::plan::Mode;
 use crate::util::output::{Style, Width};
 use crate::Verdict;
@@ -26,13 +28,19 @@ fn row(id: &str, release: &str, stable: Built, kernel: Built) -> Row {
     }
 }
 
+/// The list of `answer` that the JSON calls `member`.
+fn list<'a>(answer: &'a ModeAnswer, member: &str) -> &'a [usize] {
+    let at = LISTS.iter().position(|list| list_member(list) == member);
+    &answer.lists[at.unwrap()]
+}
+
 fn fails() -> Built {
     Built::Fails("error[E0658]: use of unstable library feature".into())
 }
 
 fn missing(id: &str, release: &str) -> Row {
     let hint = format!("rustup toolchain install {release}");
-    Row::unavailable(id, Some(release.into()), Unavailable::Missing(hint))
+    Row::unavailable(id, Some(release.into()), ("missing", &hint))
 }
 
 #[test]
@@ -66,19 +74,19 @@ fn the_oldest_and_newest_that_build_with_what_lies_between() {
     );
     let stable = decide(&rows, Mode::Stable);
     assert_eq!((stable.oldest, stable.newest), (Some(1), Some(5)));
-    assert_eq!(stable.fails_between, [3]);
-    assert_eq!(stable.unavailable_between, [2]);
-    assert_eq!(stable.unavailable_newer, [6]);
-    assert!(stable.unavailable_older.is_empty());
+    assert_eq!(list(&stable, "fails_between"), [3]);
+    assert_eq!(list(&stable, "unavailable_between"), [2]);
+    assert_eq!(list(&stable, "unavailable_newer"), [6]);
+    assert!(list(&stable, "unavailable_older").is_empty());
     // The failure older than the oldest is the answer itself, not a gap in it.
-    assert!(!stable.fails_between.contains(&0));
+    assert!(!list(&stable, "fails_between").contains(&0));
     let kernel = decide(&rows, Mode::Kernel);
     assert_eq!((kernel.oldest, kernel.newest), (Some(1), Some(3)));
-    assert_eq!(kernel.unavailable_between, [2]);
-    assert!(kernel.unknown_between.is_empty());
+    assert_eq!(list(&kernel, "unavailable_between"), [2]);
+    assert!(list(&kernel, "unknown_between").is_empty());
     // Newer than the newest: not built (killed) is said, a failure is not a gap.
-    assert_eq!(kernel.unknown_newer, [4]);
-    assert_eq!(kernel.unavailable_newer, [6]);
+    assert_eq!(list(&kernel, "unknown_newer"), [4]);
+    assert_eq!(list(&kernel, "unavailable_newer"), [6]);
 }
 
 #[test]
@@ -94,7 +102,7 @@ fn a_missing_pin_older_than_the_oldest_says_the_oldest_may_be_older() {
     );
     let (mode, stable) = &answer.modes[0];
     assert_eq!(*mode, Mode::Stable);
-    assert_eq!(stable.unavailable_older, [0]);
+    assert_eq!(list(stable, "unavailable_older"), [0]);
     let human = answer.human(&WIDE);
     assert!(
         human.contains("not available and older (the oldest may be older still): 1.60.0"),
@@ -129,7 +137,7 @@ fn nothing_builds_is_a_failure_that_still_names_what_was_missing() {
 
 #[test]
 fn a_nightly_stands_by_its_release_and_a_compiler_without_one_comes_last() {
-    let broken = Row::unavailable("/opt/rustc", None, Unavailable::Broken("exit 1".into()));
+    let broken = Row::unavailable("/opt/rustc", None, ("broken", &"exit 1".into()));
     let rows = in_release_order(vec![
         broken,
         row("debian-1.97.1", "1.97.1", Built::Builds, Built::Builds),
@@ -140,7 +148,7 @@ fn a_nightly_stands_by_its_release_and_a_compiler_without_one_comes_last() {
     assert_eq!(ids, ["1.95.0", "nightly", "debian-1.97.1", "/opt/rustc"]);
     // The broken one has no release, so it is never "between".
     let stable = decide(&rows, Mode::Stable);
-    assert_eq!(stable.unavailable_newer, [3]);
+    assert_eq!(list(&stable, "unavailable_newer"), [3]);
 }
 
 #[test]

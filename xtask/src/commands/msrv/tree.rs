@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Which compilers build a kernel tree's Rust, as Kbuild builds it (kernel mode alone): the real
-//! results `cargo xtask kernel` keeps ([`crate::kernel::results`]), looked up by the same key;
-//! a compiler the tree was not built with is shown with the tree's own prediction
-//! ([`crate::kernel::rules::predict`]) and what building it would cost. Nothing is fetched or
-//! built here.
+//! Which compilers build a kernel tree's Rust (kernel mode alone): the results `cargo xtask
+//! kernel` keeps ([`crate::kernel::results`]), and for a compiler the tree was not built with,
+//! the tree's own prediction. Nothing is fetched or built here.
 
 use super::answer::{Answer, Built, Row};
 use crate::kernel::build::Real;
@@ -22,8 +20,8 @@ use anyhow::bail;
 use std::path::{Path, PathBuf};
 use xshell::Shell;
 
-/// The tree `wanted` names (a tree pin's id or a kernel checkout's path), where it is: a pinned
-/// Debian tree must have been unpacked by `cargo xtask kernel`.
+/// The tree `wanted` names (a pin's id or a checkout's path); a pinned Debian tree must have
+/// been unpacked by `cargo xtask kernel`.
 fn tree_pin(pins: &Pins, wanted: &str, kernel_dir: &Path) -> anyhow::Result<TreePin> {
     if let Some(pin) = pins.trees.iter().find(|pin| pin.id == wanted) {
         if let TreeSource::Debian(source) = &pin.source {
@@ -56,7 +54,6 @@ fn tree_pin(pins: &Pins, wanted: &str, kernel_dir: &Path) -> anyhow::Result<Tree
     })
 }
 
-/// The answer for the tree `wanted` and the selected compilers.
 pub fn answer(
     sh: &Shell,
     wanted: &str,
@@ -82,7 +79,6 @@ pub fn answer(
         Provisioning::Allowed,
     )?;
     let mut rows = Vec::new();
-    let mut kept = 0;
     for availability in &found {
         let (toolchain, version) = match Row::found(availability) {
             Ok(found) => found,
@@ -107,20 +103,15 @@ pub fn answer(
             Library::ToExtract(package) => Err(format!("{package} is not extracted yet")),
             Library::Unavailable(why) => Err(why),
         };
-        let entry = match (&library, &tools) {
-            (Ok(library), Ok(tools)) => Some(result_entry(
-                &results,
-                tree_key,
-                identity,
-                library,
-                &tools.identity,
-            )),
+        let result = match (&library, &tools) {
+            (Ok(library), Ok(tools)) => {
+                let tools = &tools.identity;
+                load_result(&result_entry(&results, tree_key, identity, library, tools))
+            }
             _ => None,
         };
-        let result = entry.as_deref().and_then(load_result);
         let kernel = match &result {
             Some(built) => {
-                kept += 1;
                 let said = || built.first_error.clone().unwrap_or(built.reason.clone());
                 match built.real {
                     Real::Pass => Built::Builds,
@@ -143,28 +134,20 @@ pub fn answer(
                 Built::Unknown(format!("not built with it yet ({predicted}{why})"))
             }
         };
-        let mut bootstrap_for = Vec::new();
         let admitted = prediction
             .iter()
             .filter(|it| it.predicted != Predicted::Refused);
         let crates = admitted.flat_map(|prediction| &prediction.crates);
-        for krate in crates.filter(|krate| krate.needs_bootstrap) {
-            for feature in &krate.features {
-                crate::push_once(&mut bootstrap_for, feature.clone());
-            }
-        }
+        let needing = crates.filter(|krate| krate.needs_bootstrap);
+        let bootstrap_for = crate::distinct(needing.flat_map(|krate| krate.features.clone()));
+        let stable = Built::Unknown("a kernel tree is built in kernel mode only".into());
         rows.push(Row {
-            id: toolchain.id.clone(),
-            release: Some(version.release),
-            release_text: Some(version.release_string()),
-            unavailable: None,
-            stable: Built::Unknown("a kernel tree is built in kernel mode only".into()),
-            kernel,
-            bootstrap_for,
             cached: result.is_some(),
+            ..Row::new((toolchain, version), [stable, kernel], bootstrap_for)
         });
     }
     let compilers = rows.iter().filter(|row| row.unavailable.is_none()).count();
+    let kept = rows.iter().filter(|row| row.cached).count();
     let mut notes = vec![format!(
         "{kept} of {compilers} compilers from the results `cargo xtask kernel` kept; nothing was \
          built now"

@@ -4,7 +4,7 @@
 //! finding where the build passed), not run (and why), or not recorded: a cell that built in a
 //! report with no `boot` for it (one made without `--boot`).
 
-use crate::kernel::report::json::{BootJson, CellJson};
+use crate::kernel::report::json::{BootJson, CellJson, BOOT_PASS};
 use crate::kernel::report::{boot_finding, boot_summary};
 use crate::util::output::escape_markdown;
 
@@ -44,19 +44,16 @@ impl CellBoot {
     /// In a few words: `boot pass (KUnit 390/1 skipped)`, `boot fail (KUnit 388/2 failed)`,
     /// `boot not run`, `boot not recorded`.
     pub fn short(&self) -> String {
-        let counts = self.boot.as_ref().and_then(|boot| boot.kunit.as_ref());
-        match counts {
-            Some(kunit) => {
-                let mut counts = format!("KUnit {}", kunit.passed);
-                for (count, word) in [(kunit.failed, "failed"), (kunit.skipped, "skipped")] {
-                    if count > 0 {
-                        counts.push_str(&format!("/{count} {word}"));
-                    }
-                }
-                format!("boot {} ({counts})", self.word())
+        let Some(kunit) = self.boot.as_ref().and_then(|boot| boot.kunit.as_ref()) else {
+            return format!("boot {}", self.word());
+        };
+        let mut counts = format!("KUnit {}", kunit.passed);
+        for (count, word) in [(kunit.failed, "failed"), (kunit.skipped, "skipped")] {
+            if count > 0 {
+                counts.push_str(&format!("/{count} {word}"));
             }
-            None => format!("boot {}", self.word()),
         }
+        format!("boot {} ({counts})", self.word())
     }
 
     /// Everything the report says of it in one line: the accelerator, the time, KUnit's counts,
@@ -69,7 +66,7 @@ impl CellBoot {
             );
         };
         let mut text = format!("boot {}", boot_summary(boot));
-        if boot.result != crate::kernel::boot::PASS {
+        if boot.result != BOOT_PASS {
             text.push_str(&format!(": {}", boot.reason));
         }
         text
@@ -94,17 +91,10 @@ pub fn boot_line(boots: &[CellBoot]) -> Option<String> {
         let mut part = format!("{release} {}", escape_markdown(&cell.short()));
         // The samples' lines are counted where the boot read a console.
         if boot.kunit.is_some() {
-            let checked = boot
-                .samples
-                .iter()
-                .filter(|sample| sample.expected.is_some());
-            let seen = checked.clone().filter(|sample| sample.seen).count();
-            part.push_str(&format!(
-                ", samples' lines seen {seen} of {}",
-                checked.count()
-            ));
+            let (checked, seen) = boot.sample_lines();
+            part.push_str(&format!(", samples' lines seen {seen} of {checked}"));
         }
-        if boot.result != crate::kernel::boot::PASS {
+        if boot.result != BOOT_PASS {
             part.push_str(&format!(": {}", escape_markdown(&boot.reason)));
         }
         if cell.finding {

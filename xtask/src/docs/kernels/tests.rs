@@ -4,8 +4,9 @@
 use super::*;
 
 use crate::kernel::report::json::{
-    BootJson, CellJson, CrateJson, FailureJson, KunitJson, SampleJson, TreeJson,
+    BootJson, CellJson, FailureJson, KunitJson, SampleJson, TreeJson,
 };
+use crate::kernel::rules::{CratePrediction, Predicted};
 
 pub(crate) fn tree(
     id: &str,
@@ -35,10 +36,10 @@ pub(crate) fn cell(toolchain: &str, rustc: Option<&str>, real: &str, reason: &st
         prediction_error: None,
         crates: rustc
             .iter()
-            .map(|_| CrateJson {
+            .map(|_| CratePrediction {
                 root: KERNEL_CRATE.into(),
                 features: vec!["lint_reasons".into()],
-                predicted: "pass".into(),
+                predicted: Predicted::Pass,
                 needs_bootstrap: true,
                 errors: Vec::new(),
             })

@@ -9,8 +9,7 @@ use crate::report::{cell_kinds, Report, ToolchainEntry};
 use crate::run::plan::{Kind, Mode};
 use std::fmt::Write;
 
-/// One atomic build or target cell: a small square with a popup where `extra` has something
-/// to say.
+/// One build or target cell: a small square with a popup where `extra` has something to say.
 fn outcome_square(
     label: &str,
     key: &str,
@@ -65,8 +64,7 @@ fn squares_cell(toolchain: &ToolchainEntry, squares: &str) -> String {
 }
 
 /// The target x compiler grid: per kernel target, whether each compiler lists it, then its
-/// stages (`core`, `compiler_builtins`, the shim, the static-key objects, the test program
-/// under the emulator), per mode where built per mode.
+/// stages, per mode where built per mode.
 pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups) -> String {
     let targets = &report.targets;
     if targets.triples.is_empty() {
@@ -170,8 +168,8 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
     html
 }
 
-/// The host grid: per target (the shim and every example), build, run and test in both modes
-/// on each compiler, in a `<details>` that is open where a cell differs.
+/// The host grid: the shim and every example built, run and tested in both modes, in a
+/// `<details>` that is open where a cell differs.
 pub(super) fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -> String {
     let targets = crate::distinct(report.builds.iter().map(|build| build.target.as_str()));
     // Per compiler that built: how many cells passed; those below the minimum are named once.

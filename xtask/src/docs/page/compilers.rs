@@ -7,8 +7,7 @@ use crate::features::expect::ToolchainVerdict;
 use crate::report::Report;
 use std::fmt::Write;
 
-/// A row per compiler, those in the run first: its exact version, where it came from, its
-/// verdict and its summary line.
+/// A row per compiler, those in the run first.
 pub(super) fn compilers_table(
     report: &Report,
     found: &[usize],

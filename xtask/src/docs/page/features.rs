@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The feature x compiler grid, each cell opening the places where the usage report says the
-//! feature is needed.
+//! The feature x compiler grid, each cell opening where the usage report says it is needed.
 
 use super::{below_class, column_headers, escape_html, grid_head, Popups};
 use crate::catalog::{Feature, FEATURES, KERNEL_MODE_CFG};
@@ -59,20 +58,14 @@ fn block_condition(feature: &Feature) -> Option<(String, Vec<String>)> {
     let words: Vec<&str> = text
         .split(|character: char| !(character.is_alphanumeric() || character == '_'))
         .collect();
-    let mut thresholds = Vec::new();
-    for cfg in FEATURES.iter().filter_map(|feature| feature.cfg) {
-        if words.contains(&cfg.name) {
-            crate::push_once(
-                &mut thresholds,
-                format!("{} is set from {}", cfg.name, cfg.from),
-            );
-        }
-    }
+    let cfgs = FEATURES.iter().filter_map(|feature| feature.cfg);
+    let named = cfgs.filter(|cfg| words.contains(&cfg.name));
+    let thresholds = named.map(|cfg| format!("{} is set from {}", cfg.name, cfg.from));
+    let thresholds = crate::distinct(thresholds);
     Some((text, thresholds))
 }
 
-/// The row header of a feature: its name linked to `docs/features.md`, since when it is
-/// stable, its tracking issue, and the condition of the kernel's block where there is one.
+/// The row header of a feature: its link, stability, tracking issue and the block's condition.
 fn feature_header(feature: &Feature) -> String {
     let stable = match feature.stable_since {
         Some(since) => format!("stable {}.{}", since.major, since.minor),
@@ -98,7 +91,6 @@ fn feature_header(feature: &Feature) -> String {
     )
 }
 
-/// The feature x compiler grid, each cell opening the places the usage report has for it.
 pub(super) fn feature_grid(
     report: &Report,
     usage: Option<&UsageReport>,
@@ -236,8 +228,7 @@ fn usage_html(cell: &UsageCell) -> String {
     }
 }
 
-/// A source point as a link from `docs/` for a repository file, or as text relative to the
-/// compiler's library sources (`library/core/src/...`) for a file of theirs.
+/// A source point as a link from `docs/` for a repository file, else as text.
 fn point_html(at: &SourcePoint) -> String {
     if let Some(library) = at.library_path() {
         return format!(

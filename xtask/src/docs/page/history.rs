@@ -1,25 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-//! How the list moves: each feature against the real kernel trees (which tree first asked for
-//! it, which still does, which dropped it), and a view by release (what each Rust release made
-//! stable, and what each kernel tree began or stopped asking for, tree to tree and compiler to
-//! compiler).
+//! How the list moves: each feature against the real kernel trees, and a view by release (what
+//! each Rust release brought, and what each tree began or stopped asking for).
 
-use super::{escape_html, feature_link, grid_head};
+use super::{escape_html, feature_link, feature_links, grid_head};
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
-use crate::docs::kernels::{
-    across_trees, changes_by_compiler, difference, release_key, CompilerChange, TreeData,
-};
+use crate::docs::kernels::{across_trees, changes_by_compiler, difference, release_key, TreeData};
+use std::collections::BTreeMap;
 use std::fmt::Write;
-
-/// The features `names` linked, or `none`.
-fn code_list(names: &[String]) -> String {
-    let links: Vec<String> = names.iter().map(|name| feature_link(name)).collect();
-    if links.is_empty() {
-        "none".into()
-    } else {
-        links.join(", ")
-    }
-}
 
 /// Each feature against the trees the kernel report read.
 pub(super) fn trees_section(trees: &[TreeData]) -> String {
@@ -76,16 +63,11 @@ pub(super) fn trees_section(trees: &[TreeData]) -> String {
     html
 }
 
-/// The view by release: per Rust release what the catalog says it made stable or brought,
-/// which tree requires it, and what a tree's `rust/kernel` begins or stops asking for on it;
-/// then per kernel tree what it began and stopped asking for against the tree before it.
+/// The view by release: per Rust release what the catalog and the trees say it brought, then
+/// per kernel tree what it began and stopped asking for against the tree before it.
 pub(super) fn by_release_section(trees: &[TreeData]) -> String {
-    let mut rows: Vec<(Release, Vec<String>)> = Vec::new();
-    let mut add =
-        |release: Release, text: String| match rows.iter_mut().find(|(at, _)| *at == release) {
-            Some((_, texts)) => texts.push(text),
-            None => rows.push((release, vec![text])),
-        };
+    let mut rows: BTreeMap<Release, Vec<String>> = BTreeMap::new();
+    let mut add = |release: Release, text: String| rows.entry(release).or_default().push(text);
     add(
         MINIMUM_RELEASE,
         "the shim's minimum, the kernel's from 6.11".to_string(),
@@ -107,32 +89,23 @@ pub(super) fn by_release_section(trees: &[TreeData]) -> String {
             );
         }
     }
-    for CompilerChange {
-        tree,
-        before,
-        release,
-        began,
-        stopped,
-    } in changes_by_compiler(trees)
-    {
-        let Some(at) = release_key(&release).1 else {
+    for change in changes_by_compiler(trees) {
+        let Some(at) = release_key(&change.release).1 else {
             continue;
         };
         let mut text = format!(
             "{}'s <code>rust/kernel</code> (probed: by {}, not on {})",
-            escape_html(&tree),
-            escape_html(&release),
-            escape_html(&before)
+            escape_html(&change.tree),
+            escape_html(&change.release),
+            escape_html(&change.before)
         );
-        if !began.is_empty() {
-            let _ = write!(text, " begins {}", code_list(&began));
-        }
-        if !stopped.is_empty() {
-            let _ = write!(text, " stops {}", code_list(&stopped));
+        for (verb, names) in [("begins", &change.began), ("stops", &change.stopped)] {
+            if !names.is_empty() {
+                let _ = write!(text, " {verb} {}", feature_links(names, "none"));
+            }
         }
         add(at, text);
     }
-    rows.sort_by_key(|(release, _)| *release);
     let mut html = String::from(
         "<section><h2 id=\"by-release\">By release</h2><h3>Rust releases</h3><div class=\"scroll\">\
          <table class=\"list\"><thead><tr><th>Rust</th><th>what it brought, from the catalog \
@@ -170,11 +143,11 @@ pub(super) fn by_release_section(trees: &[TreeData]) -> String {
                 escape_html(&tree.id),
                 escape_html(&tree.version),
                 escape_html(tree.minimum_rustc.as_deref().unwrap_or("?")),
-                code_list(&began),
+                feature_links(&began, "none"),
                 if index == 0 {
                     "<span class=\"muted\">(the first tree)</span>".to_string()
                 } else {
-                    code_list(&stopped)
+                    feature_links(&stopped, "none")
                 },
             );
         }

@@ -8,8 +8,8 @@ use crate::docs::kernels::{release_key, TreeData};
 use crate::report::Report;
 use std::fmt::Write;
 
-/// What a driver gets from each compiler when it breaks Kbuild's rules: the codes of its
-/// errors per fixture of `xtask/programs/kbuild/`, framed where they are not the catalog's prediction.
+/// What a driver gets from each compiler when it breaks Kbuild's rules: its errors' codes per
+/// fixture of `xtask/programs/kbuild/`.
 pub(super) fn kbuild_grid(report: &Report, found: &[usize], popups: &mut Popups) -> String {
     if report.kbuild.is_empty() {
         return String::new();
@@ -99,10 +99,9 @@ fn kernel_columns(report: &Report, trees: &[TreeData]) -> Vec<String> {
     ids.into_iter().map(String::from).collect()
 }
 
-/// Which compiler built which real kernel tree's Rust, from the recorded `cargo xtask kernel`
-/// report: the real result per tree and compiler, with the boot of a cell that built, framed
-/// (`finding`) where the prediction from the tree's rules said otherwise or the boot failed.
-/// The compilers no tree was built with share one column.
+/// Which compiler built which real kernel tree's Rust, with the boot of a cell that built,
+/// framed where the tree's rules predicted otherwise or the boot failed; the compilers no tree
+/// was built with share one column.
 pub(super) fn kernel_trees_section(
     report: &Report,
     trees: &[TreeData],
@@ -229,8 +228,8 @@ pub(super) fn kernel_trees_section(
     html
 }
 
-/// A boot's part of its cell's popup: everything the report says of it, a failure as a finding,
-/// each failed KUnit case with what it printed, else the console's last lines.
+/// A boot's part of its cell's popup: a failure with each failed KUnit case's output, else the
+/// console's last lines.
 fn boot_body(boot: &CellBoot) -> String {
     let mut body = format!("<p>{}</p>", escape_html(&boot.long()));
     let Some(json) = boot.boot.as_ref().filter(|_| boot.finding) else {

@@ -1,19 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The page's first answers: the findings in one sentence each, and a row per compiler that
-//! says whether it builds the shim in both modes, what kernel mode needs `RUSTC_BOOTSTRAP`
-//! for on it (the features the kernel's block really enables there), and which real kernel
-//! trees it builds.
+//! The page's first answers: the findings, a sentence each, and a row per compiler: whether it
+//! builds the shim, what kernel mode needs `RUSTC_BOOTSTRAP` for on it, which trees it builds.
 
-use super::{escape_html, feature_link, mark, release_note};
+use super::{escape_html, feature_link, feature_links, mark, release_note};
 use crate::docs::kernels::TreeData;
 use crate::features::expect::ToolchainVerdict;
 use crate::report::{Observed, Report, ToolchainEntry};
 use crate::run::plan::{Kind, Mode};
 use std::fmt::Write;
 
-/// Every finding of the run, a sentence each: cells that differ from the catalog, and real
-/// kernel builds that went against the prediction from the tree's rules or that built and then
-/// failed their boot.
+/// Every finding, a sentence each: cells that differ from the catalog, and kernel builds or
+/// boots that went against the prediction.
 pub(super) fn findings(report: &Report, trees: &[TreeData]) -> String {
     let mut sentences = vec![match report.failures().len() {
         0 => "No compiler disagreed with the catalog.".to_string(),
@@ -153,13 +150,7 @@ pub(super) fn verdict_table(
         };
         let gated = match toolchain.release {
             Some(release) if !too_old => {
-                let names = report.still_gated(index, release);
-                let links: Vec<String> = names.iter().map(|name| feature_link(name)).collect();
-                if links.is_empty() {
-                    "nothing".to_string()
-                } else {
-                    links.join(", ")
-                }
+                feature_links(&report.still_gated(index, release), "nothing")
             }
             _ => "<span class=\"muted\">\u{2013}</span>".to_string(),
         };

@@ -54,13 +54,13 @@ impl BootConfig {
         on.chain(off).collect()
     }
 
-    /// The symbols of the fragment that `config` (a `.config`'s text) no longer has `=y`.
+    /// The symbols of the fragment (`CONFIG_X`) that `config` (a `.config`'s text) no longer has
+    /// `=y`.
     pub(crate) fn lost(&self, config: &str) -> Vec<String> {
         let set: BTreeSet<&str> = config.lines().collect();
-        self.on
-            .iter()
-            .filter(|symbol| !set.contains(format!("CONFIG_{symbol}=y").as_str()))
-            .cloned()
+        let names = self.on.iter().map(|symbol| format!("CONFIG_{symbol}"));
+        names
+            .filter(|name| !set.contains(format!("{name}=y").as_str()))
             .collect()
     }
 }
@@ -127,12 +127,8 @@ fn choose(samples: &[KconfigEntry], suites: &[KconfigEntry]) -> BootConfig {
     loop {
         let before = chosen.len();
         for entry in candidates.clone() {
-            let holds = entry
-                .depends
-                .iter()
-                .chain(&entry.within)
-                .all(|condition| holds(condition, &on, &chosen));
-            if holds {
+            let mut conditions = entry.depends.iter().chain(&entry.within);
+            if conditions.all(|condition| holds(condition, &on, &chosen)) {
                 chosen.insert(entry.name.clone());
             }
         }
@@ -143,16 +139,12 @@ fn choose(samples: &[KconfigEntry], suites: &[KconfigEntry]) -> BootConfig {
     let chosen = |entry: &&KconfigEntry| chosen.contains(&entry.name);
     // The software a chosen entry needs goes before it.
     for entry in candidates.clone().filter(chosen) {
-        for word in words_of(entry.depends.iter().chain(&entry.within)) {
-            if SOFTWARE.contains(&word.as_str()) && !on.contains(&word) {
-                on.push(word);
-            }
-        }
+        let words = words_of(entry.depends.iter().chain(&entry.within)).into_iter();
+        let software = words.filter(|word| SOFTWARE.contains(&word.as_str()));
+        software.for_each(|word| crate::push_once(&mut on, word));
     }
     for entry in candidates.filter(chosen) {
-        if !on.contains(&entry.name) {
-            on.push(entry.name.clone());
-        }
+        crate::push_once(&mut on, entry.name.clone());
     }
     let samples = samples.iter().filter(chosen);
     let samples = samples.map(|entry| entry.name.clone()).collect();

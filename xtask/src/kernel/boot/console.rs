@@ -7,24 +7,23 @@
 /// The console's lines, each without its trailing `\r` (a serial line's) and its
 /// `[    0.418530] ` stamp.
 pub(crate) fn lines(console: &str) -> Vec<&str> {
-    console
-        .lines()
-        .map(|line| strip_stamp(line.trim_end_matches('\r')))
-        .collect()
-}
-
-fn strip_stamp(line: &str) -> &str {
     let is_time = |stamp: &str| {
         let stamp = stamp.trim_start();
         !stamp.is_empty() && stamp.chars().all(|c| c.is_ascii_digit() || c == '.')
     };
-    match line
-        .strip_prefix('[')
-        .and_then(|rest| rest.split_once("] "))
-    {
-        Some((stamp, after)) if is_time(stamp) => after,
-        _ => line,
-    }
+    console
+        .lines()
+        .map(|line| {
+            let line = line.trim_end_matches('\r');
+            match line
+                .strip_prefix('[')
+                .and_then(|rest| rest.split_once("] "))
+            {
+                Some((stamp, after)) if is_time(stamp) => after,
+                _ => line,
+            }
+        })
+        .collect()
 }
 
 /// How one test or suite ended.
@@ -259,18 +258,6 @@ impl Ktap {
                 .map(move |case| (suite.name.as_str(), case))
         })
     }
-
-    /// Suites that failed as a whole though no case of theirs did (a suite's init failing).
-    pub(crate) fn failed_suites_without_failed_cases(&self) -> Vec<&str> {
-        self.suites
-            .iter()
-            .filter(|suite| {
-                suite.result == Some(Outcome::Fail)
-                    && !suite.cases.iter().any(|case| case.outcome == Outcome::Fail)
-            })
-            .map(|suite| suite.name.as_str())
-            .collect()
-    }
 }
 
 /// How the kernel's run ended, read from its console.
@@ -296,7 +283,7 @@ pub(crate) fn ending(lines: &[&str]) -> Ending {
         .iter()
         .rposition(|line| matches!(classify(line.trim()), Line::Result(..) | Line::Plan(_)))
         .unwrap_or(0);
-    let rebooted = lines[last_ktap.min(lines.len())..]
+    let rebooted = lines[last_ktap..]
         .iter()
         .any(|line| line.trim() == REBOOT_LINE);
     Ending { crash, rebooted }
@@ -304,11 +291,8 @@ pub(crate) fn ending(lines: &[&str]) -> Ending {
 
 fn is_crash(line: &str) -> bool {
     let line = line.trim_start();
-    line.starts_with("Kernel panic")
-        || line.starts_with("BUG:")
-        || line.starts_with("Oops")
-        || line.contains("] Oops:")
-        || line.starts_with("KVM internal error")
+    let starts = ["Kernel panic", "BUG:", "Oops", "KVM internal error"];
+    starts.iter().any(|start| line.starts_with(start)) || line.contains("] Oops:")
 }
 
 /// The last `count` lines of the console, stamps and all, for a reader.

@@ -96,20 +96,13 @@ impl Host {
     /// The accelerator to boot with, and why: KVM when the CPU has hardware virtualisation,
     /// `/dev/kvm` opens and it is not kvm-pvm; TCG otherwise.
     pub(crate) fn accel(&self) -> (Accel, String) {
-        if self.kvm_pvm {
-            return (
-                Accel::Tcg,
-                "/dev/kvm is kvm-pvm (/sys/module/kvm_pvm), which cannot boot a stock kernel"
-                    .into(),
-            );
-        }
-        if !self.virtualisation {
-            return (
+        let kvm_pvm = "/dev/kvm is kvm-pvm (/sys/module/kvm_pvm), which cannot boot a stock kernel";
+        match &self.dev_kvm {
+            _ if self.kvm_pvm => (Accel::Tcg, kvm_pvm.into()),
+            _ if !self.virtualisation => (
                 Accel::Tcg,
                 "the CPU has no vmx or svm flag in /proc/cpuinfo".into(),
-            );
-        }
-        match &self.dev_kvm {
+            ),
             Ok(()) => (
                 Accel::Kvm,
                 "/dev/kvm opens and the CPU has vmx or svm".into(),
@@ -135,17 +128,12 @@ impl Accel {
 }
 
 /// QEMU's arguments to boot `image` (a `vmlinux` with the PVH entry) with `accel`, the serial
-/// console written to `console`: one CPU, 256 MB, no display, no default devices, and
-/// `-no-reboot`, so that the kernel's reboot ends QEMU.
+/// console written to `console`; `-no-reboot` makes the kernel's reboot end QEMU.
 pub(crate) fn arguments(accel: Accel, image: &Path, console: &Path) -> Vec<String> {
-    let cpu = match accel {
-        Accel::Kvm => "host",
-        Accel::Tcg => "max",
-    };
-    let accel = accel.word();
+    let cpu = if accel == Accel::Kvm { "host" } else { "max" };
     format!(
-        "-accel {accel} -cpu {cpu} -m 256M -smp 1 -nodefaults -display none -no-reboot \
-         -monitor none"
+        "-accel {} -cpu {cpu} -m 256M -smp 1 -nodefaults -display none -no-reboot -monitor none",
+        accel.word()
     )
     .split(' ')
     .map(str::to_owned)

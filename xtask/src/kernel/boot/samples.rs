@@ -4,6 +4,7 @@
 //! name (`module! { name: "rust_minimal", ... }`) as the prefix the kernel prints, and each
 //! `{...}` hole a wildcard.
 
+use crate::features::cfg::{Lexer, Spanned, Token};
 use std::path::Path;
 
 /// One line a sample must print at init: `rust_minimal: Am I built-in? {}`.
@@ -59,14 +60,14 @@ pub(crate) fn samples(tree: &Path, symbols: &[String]) -> Vec<Sample> {
     symbols
         .iter()
         .map(|symbol| {
-            let sources: Vec<String> = super::super::symbols::objects_of(tree, symbol)
+            let sources: Vec<Vec<Spanned>> = super::super::symbols::objects_of(tree, symbol)
                 .iter()
                 .filter_map(|object| {
                     let source = tree.join(object).with_extension("rs");
-                    std::fs::read_to_string(source).ok()
+                    tokens(&std::fs::read_to_string(source).ok()?)
                 })
                 .collect();
-            let Some(name) = sources.iter().find_map(|text| module_name(text)) else {
+            let Some(name) = sources.iter().find_map(|tokens| module_name(tokens)) else {
                 return Sample {
                     name: symbol.clone(),
                     expected: Vec::new(),
@@ -74,8 +75,8 @@ pub(crate) fn samples(tree: &Path, symbols: &[String]) -> Vec<Sample> {
             };
             let expected = sources
                 .iter()
-                .filter_map(|text| init_body(text))
-                .flat_map(|body| pr_info_formats(&body))
+                .filter_map(|tokens| init_body(tokens))
+                .flat_map(pr_info_formats)
                 .map(|format| expected(&name, &format))
                 .collect();
             Sample { name, expected }
@@ -83,69 +84,86 @@ pub(crate) fn samples(tree: &Path, symbols: &[String]) -> Vec<Sample> {
         .collect()
 }
 
-/// The `name: "..."` of the file's `module!`-style macro (`module!`, `module_platform_driver!`,
-/// `module_misc_device!` ...).
-pub(crate) fn module_name(text: &str) -> Option<String> {
-    let code = code_only(text);
-    let at = code.find("module")?;
-    let after = &code[at..];
-    let name_at = after.find("name:")?;
-    let quoted = after[name_at + 5..].trim_start().strip_prefix('"')?;
-    let literal = &text[text.len() - quoted.len()..];
-    let end = literal.find('"')?;
-    Some(literal[..end].to_owned())
+/// A source file's token trees (comments gone, literals decoded); `None` where it does not lex.
+pub(crate) fn tokens(text: &str) -> Option<Vec<Spanned>> {
+    let mut lexer = Lexer::new(text);
+    let mut tokens = Vec::new();
+    while lexer.skip_trivia().is_ok() && lexer.peek_at(0).is_some() {
+        tokens.push(lexer.token().ok()?);
+    }
+    Some(tokens)
 }
 
-/// The body of the first `fn init(`, as source text (strings kept).
-pub(crate) fn init_body(text: &str) -> Option<String> {
-    let code = code_only(text);
-    let at = code.find("fn init(")?;
-    let open = at + code[at..].find('{')?;
-    let mut depth = 0usize;
-    for (offset, c) in code[open..].char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(text[open + 1..open + offset].to_owned());
-                }
+/// The `name: "..."` of the file's `module!`-style macro (`module!`, `module_platform_driver!`,
+/// `module_misc_device!` ...).
+pub(crate) fn module_name(tokens: &[Spanned]) -> Option<String> {
+    let fields = *macro_calls(tokens, &|name| name.starts_with("module")).first()?;
+    fields.windows(3).find_map(|field| match field {
+        [name, colon, value]
+            if name.token == Token::Ident("name".into()) && colon.token == Token::Punct(':') =>
+        {
+            string(value)
+        }
+        _ => None,
+    })
+}
+
+/// The body of the first `fn init(`, nested items searched in the order they are written.
+pub(crate) fn init_body(tokens: &[Spanned]) -> Option<&[Spanned]> {
+    tokens
+        .iter()
+        .enumerate()
+        .find_map(|(at, spanned)| match (&spanned.token, &tokens[at..]) {
+            (Token::Ident(word), [_, name, arguments, ..])
+                if word == "fn"
+                    && name.token == Token::Ident("init".into())
+                    && matches!(arguments.token, Token::Group('(', _)) =>
+            {
+                tokens[at..]
+                    .iter()
+                    .find_map(|spanned| match &spanned.token {
+                        Token::Group('{', body) => Some(body.as_slice()),
+                        _ => None,
+                    })
             }
+            (Token::Group(_, inner), _) => init_body(inner),
+            _ => None,
+        })
+}
+
+/// The format string of every `pr_info!` in `body`, decoded: its first string literal.
+pub(crate) fn pr_info_formats(body: &[Spanned]) -> Vec<String> {
+    let calls = macro_calls(body, &|name| name == "pr_info");
+    let format = |arguments: &&[Spanned]| arguments.iter().find_map(string);
+    calls.iter().filter_map(format).collect()
+}
+
+/// The arguments of every macro call `NAME!(...)` in `tokens` whose name `wanted` takes, in the
+/// order they are written, those inside brackets too.
+fn macro_calls<'a>(tokens: &'a [Spanned], wanted: &dyn Fn(&str) -> bool) -> Vec<&'a [Spanned]> {
+    let mut calls = Vec::new();
+    for (at, spanned) in tokens.iter().enumerate() {
+        let call = tokens
+            .get(at + 1..at + 3)
+            .map(|after| (&after[0].token, &after[1].token));
+        match (&spanned.token, call) {
+            (Token::Ident(name), Some((Token::Punct('!'), Token::Group(_, arguments))))
+                if wanted(name) =>
+            {
+                calls.push(arguments.as_slice());
+            }
+            (Token::Group(_, inner), _) => calls.extend(macro_calls(inner, wanted)),
             _ => {}
         }
     }
-    None
+    calls
 }
 
-/// The format string of every `pr_info!` in `body`, decoded (escapes resolved).
-pub(crate) fn pr_info_formats(body: &str) -> Vec<String> {
-    let code = code_only(body);
-    // The first string literal after each macro's opening bracket.
-    let format = |(at, _)| string_literal(&body[at + code[at..].find('"')?..]);
-    code.match_indices("pr_info!").filter_map(format).collect()
-}
-
-/// The decoded text of the string literal `source` starts with.
-fn string_literal(source: &str) -> Option<String> {
-    let mut chars = source.strip_prefix('"')?.chars();
-    let mut text = String::new();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => return Some(text),
-            '\\' => match chars.next()? {
-                'n' => text.push('\n'),
-                't' => text.push('\t'),
-                'r' => text.push('\r'),
-                '0' => text.push('\0'),
-                same @ ('\\' | '"' | '\'') => text.push(same),
-                // A line continuation skips the newline and the next line's indentation.
-                '\n' => chars = chars.as_str().trim_start().chars(),
-                other => text.extend(['\\', other]),
-            },
-            c => text.push(c),
-        }
+fn string(spanned: &Spanned) -> Option<String> {
+    match &spanned.token {
+        Token::Str(text) => Some(text.clone()),
+        _ => None,
     }
-    None
 }
 
 /// What `sample` prints for `format`: the kernel's `NAME: ` prefix, then the format's first
@@ -182,72 +200,4 @@ fn expected(sample: &str, format: &str) -> Expected {
         parts,
         open_end: ends_in_hole || !ends_line,
     }
-}
-
-/// `text` with every comment, string and character literal blanked out by spaces (byte for
-/// byte, so that offsets stay those of `text`), for finding code.
-fn code_only(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut code = bytes.to_vec();
-    let mut i = 0;
-    let blank = |code: &mut Vec<u8>, from: usize, to: usize| {
-        for byte in &mut code[from..to.min(bytes.len())] {
-            if *byte != b'\n' {
-                *byte = b' ';
-            }
-        }
-    };
-    while i < bytes.len() {
-        match bytes[i] {
-            b'/' if matches!(bytes.get(i + 1), Some(b'/' | b'*')) => {
-                let close = if bytes[i + 1] == b'/' { "\n" } else { "*/" };
-                let end = text[i + 2..]
-                    .find(close)
-                    .map_or(bytes.len(), |at| i + 2 + at + close.len());
-                blank(&mut code, i, end);
-                i = end;
-            }
-            b'r' if bytes.get(i + 1) == Some(&b'"') || bytes.get(i + 1) == Some(&b'#') => {
-                let hashes = bytes[i + 1..].iter().take_while(|b| **b == b'#').count();
-                if bytes.get(i + 1 + hashes) != Some(&b'"') {
-                    i += 1;
-                    continue;
-                }
-                let close = format!("\"{}", "#".repeat(hashes));
-                let body = i + 2 + hashes;
-                let end = text[body..]
-                    .find(&close)
-                    .map_or(bytes.len(), |at| body + at + close.len());
-                // The quotes stay, so that a string can still be found where it starts.
-                blank(&mut code, i + 2 + hashes, end - close.len());
-                i = end;
-            }
-            b'"' => {
-                let mut j = i + 1;
-                while j < bytes.len() && bytes[j] != b'"' {
-                    j += if bytes[j] == b'\\' { 2 } else { 1 };
-                }
-                blank(&mut code, i + 1, j);
-                i = j + 1;
-            }
-            b'\'' => {
-                // A character literal ('x', '\n', '{'), not a lifetime ('static).
-                let end = if bytes.get(i + 1) == Some(&b'\\') {
-                    text[i + 2..].find('\'').map(|at| i + 2 + at)
-                } else {
-                    let width = text[i + 1..].chars().next().map_or(1, char::len_utf8);
-                    (bytes.get(i + 1 + width) == Some(&b'\'')).then_some(i + 1 + width)
-                };
-                match end {
-                    Some(end) => {
-                        blank(&mut code, i + 1, end);
-                        i = end + 1;
-                    }
-                    None => i += 1,
-                }
-            }
-            _ => i += 1,
-        }
-    }
-    String::from_utf8(code).unwrap_or_default()
 }

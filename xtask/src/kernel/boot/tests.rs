@@ -115,7 +115,10 @@ fn a_config_step_that_loses_a_symbol_names_it() {
         ..BootConfig::default()
     };
     let after = "CONFIG_KUNIT=y\n# CONFIG_RUST is not set\nCONFIG_SAMPLE_RUST_MINIMAL=m\n";
-    assert_eq!(config.lost(after), ["RUST", "SAMPLE_RUST_MINIMAL"]);
+    assert_eq!(
+        config.lost(after),
+        ["CONFIG_RUST", "CONFIG_SAMPLE_RUST_MINIMAL"]
+    );
     assert!(config
         .lost("CONFIG_RUST=y\nCONFIG_KUNIT=y\nCONFIG_SAMPLE_RUST_MINIMAL=y\n")
         .is_empty());
@@ -243,10 +246,11 @@ impl kernel::Module for X {
 }
 fn later() { pr_info!("not init\n"); }
 "#;
-    assert_eq!(samples::module_name(text).as_deref(), Some("rust_x"));
-    let body = samples::init_body(text).unwrap();
+    let tokens = samples::tokens(text).unwrap();
+    assert_eq!(samples::module_name(&tokens).as_deref(), Some("rust_x"));
+    let body = samples::init_body(&tokens).unwrap();
     assert_eq!(
-        samples::pr_info_formats(&body),
+        samples::pr_info_formats(body),
         ["braces {{}} and a hole {:?}\n", "on its own line {name}\n"]
     );
 }
@@ -428,25 +432,20 @@ fn without_qemu_the_stage_builds_nothing_and_says_which_package() {
         llvm_suffix: "-19".into(),
         identity: "tools".into(),
     };
-    let stage = super::Stage {
-        pair: super::Pair {
-            tree: &dir,
-            out: &out,
-            wrapper: &dir.join("rustc"),
-            library: &dir.join("library"),
-            rustdoc: Some(&dir.join("rustdoc")),
-            tools: &tools,
-            jobs: 1,
-            lock: None,
-            timeout: std::time::Duration::from_secs(5),
-            progress: &|_| {},
-        },
-        release: "1.98.1",
-        qemu: &qemu::found(None),
-        accel: Accel::Tcg,
-        console: &dir.join("console.log"),
+    let pair = super::Pair {
+        tree: &dir,
+        out: &out,
+        wrapper: &dir.join("rustc"),
+        library: &dir.join("library"),
+        rustdoc: Some(&dir.join("rustdoc")),
+        tools: &tools,
+        jobs: 1,
+        lock: None,
+        timeout: std::time::Duration::from_secs(5),
+        progress: &|_| {},
     };
-    let booted = super::boot(&stage);
+    let console = dir.join("console.log");
+    let booted = super::boot(&pair, "1.98.1", &qemu::found(None), Accel::Tcg, &console);
     assert_eq!(booted.json.result, "not run");
     assert!(!booted.cacheable);
     assert!(

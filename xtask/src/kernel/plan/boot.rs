@@ -6,7 +6,8 @@
 //! the host's files are only read); and what that costs.
 
 use crate::kernel::boot::qemu::{self, Accel, Host, Qemu};
-use crate::kernel::boot::{self, load, NOT_RUN};
+use crate::kernel::boot::{self, load};
+use crate::kernel::report::json::BOOT_NOT_RUN;
 use std::path::{Path, PathBuf};
 
 /// What the boot stage costs when nothing measured says otherwise (two loaded cores, `-j 2`):
@@ -73,7 +74,7 @@ impl BootPlan {
     /// built, and it is once this pair boots.
     pub(super) fn pair(&mut self, cached: Option<PathBuf>, first: &mut bool) -> String {
         if let Err(why) = &self.qemu {
-            return format!("boot {NOT_RUN}: {why}");
+            return format!("boot {BOOT_NOT_RUN}: {why}");
         }
         if let Some(boot) = cached.as_deref().and_then(load) {
             self.cached += 1;

@@ -4,7 +4,7 @@
 //! another type is refused by its path and never taken for a default.
 
 use crate::kernel::build::Real;
-use crate::kernel::rules::CratePrediction;
+use crate::kernel::rules::{CratePrediction, Predicted};
 use crate::util::json::{self, Deserialize, Serialize};
 use crate::util::output::escape;
 use anyhow::{anyhow, bail, ensure, Context as _};
@@ -63,7 +63,7 @@ pub(crate) struct CellJson {
     pub predicted: Option<String>,
     #[serde(deserialize_with = "json::nullable")]
     pub prediction_error: Option<String>,
-    pub crates: Vec<CrateJson>,
+    pub crates: Vec<CratePrediction>,
     /// `pass`, `fail`, `refused` or `not run`.
     pub real: String,
     pub reason: String,
@@ -163,28 +163,6 @@ impl CellJson {
     }
 }
 
-/// One crate root's probe.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct CrateJson {
-    pub root: String,
-    pub features: Vec<String>,
-    pub predicted: String,
-    pub needs_bootstrap: bool,
-    pub errors: Vec<String>,
-}
-
-impl From<&CratePrediction> for CrateJson {
-    fn from(krate: &CratePrediction) -> Self {
-        CrateJson {
-            root: krate.root.clone(),
-            features: krate.features.clone(),
-            predicted: krate.predicted.word().into(),
-            needs_bootstrap: krate.needs_bootstrap,
-            errors: krate.errors.clone(),
-        }
-    }
-}
-
 /// One timed step of a build.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct StepJson {
@@ -241,18 +219,16 @@ impl KernelJson {
             seen.insert((&cell.tree, &cell.toolchain)),
             "the cell is there twice"
         );
-        let words = ["pass", "fail", "refused", "not run"];
         ensure!(
-            words.contains(&cell.real.as_str()),
+            ["pass", "fail", "refused", "not run"].contains(&cell.real.as_str()),
             "unknown real result `{}`",
             cell.real
         );
         for krate in &cell.crates {
             ensure!(
-                words[..2].contains(&krate.predicted.as_str()),
-                "{}: unknown probe result `{}`",
-                krate.root,
-                krate.predicted
+                krate.predicted != Predicted::Refused,
+                "{}: unknown probe result `refused`",
+                krate.root
             );
         }
         let derived = derived_prediction(tree, cell)?;
@@ -349,14 +325,14 @@ fn derived_prediction(
     let release =
         |text: &str| crate::toolchains::version::parse_release(text).map(|(release, _)| release);
     let met = release(rustc)? >= release(minimum)?;
-    let predicted = if !met {
-        "refused"
-    } else if cell.crates.iter().all(|krate| krate.predicted == "pass") {
-        "pass"
-    } else {
-        "fail"
-    };
-    Ok(Some((met, predicted)))
+    let every_probe_builds = cell
+        .crates
+        .iter()
+        .all(|krate| krate.predicted == Predicted::Pass);
+    Ok(Some((
+        met,
+        Predicted::of_tree(met, every_probe_builds).word(),
+    )))
 }
 
 #[cfg(test)]

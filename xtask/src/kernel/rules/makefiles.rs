@@ -35,24 +35,8 @@ pub(super) fn version(makefile: &str) -> Option<String> {
 
 /// The logical lines of a Makefile: `\`-continued lines joined with a space, comments kept.
 fn logical_lines(text: &str) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut current = String::new();
-    for line in text.lines() {
-        match line.strip_suffix('\\') {
-            Some(start) => {
-                current.push_str(start);
-                current.push(' ');
-            }
-            None => {
-                current.push_str(line);
-                lines.push(std::mem::take(&mut current));
-            }
-        }
-    }
-    if !current.is_empty() {
-        lines.push(current);
-    }
-    lines
+    let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
+    joined.lines().map(String::from).collect()
 }
 
 /// The value of the first assignment to `name` (`name := value`, `name = value`, with or

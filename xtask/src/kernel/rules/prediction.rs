@@ -35,6 +35,16 @@ impl Predicted {
             Predicted::Refused => "refused",
         }
     }
+
+    /// A tree's prediction: refused below its minimum (the tree's own check refuses the
+    /// compiler), else pass when every crate root's probe builds.
+    pub fn of_tree(minimum_met: bool, every_probe_builds: bool) -> Predicted {
+        match (minimum_met, every_probe_builds) {
+            (false, _) => Predicted::Refused,
+            (true, true) => Predicted::Pass,
+            (true, false) => Predicted::Fail,
+        }
+    }
 }
 
 /// What the probes predict for one tree and one compiler.
@@ -42,8 +52,7 @@ impl Predicted {
 pub struct Prediction {
     /// Whether the compiler's release is at least the tree's minimum for the host architecture.
     pub minimum_met: bool,
-    /// `Refused` below the minimum (the tree's own check refuses it), else `Pass` when every
-    /// crate root's probe builds.
+    /// [`Predicted::of_tree`].
     pub predicted: Predicted,
     /// One per crate root, in the tree's order.
     pub crates: Vec<CratePrediction>,
@@ -61,9 +70,6 @@ pub struct CratePrediction {
     pub needs_bootstrap: bool,
     /// The probe's errors, each naming the feature and the code: `unknown feature `x` (E0635)`.
     pub errors: Vec<String>,
-    /// Features under a condition the tree's files cannot decide (a `CONFIG_*` that only a
-    /// `.config` sets, a cfg of the target), with it; they are left out of the probe.
-    pub undecided: Vec<String>,
 }
 
 /// Cfg names the compiler sets from the target and the codegen flags, not Kbuild.
@@ -143,7 +149,8 @@ pub fn predict(
     let mut seen: BTreeMap<Probe, (bool, Vec<String>)> = BTreeMap::new();
     let mut crates = Vec::new();
     for krate in &tree.crates {
-        let (features, undecided) = enabled_features(tree, krate, rustc.release);
+        // A feature under a condition the tree's files cannot decide is left out of the probe.
+        let (features, _undecided) = enabled_features(tree, krate, rustc.release);
         let flags = match krate.build {
             Build::Library => Vec::new(),
             Build::Kbuild => tree.driver_flags.clone(),
@@ -183,22 +190,14 @@ pub fn predict(
             },
             needs_bootstrap: builds && !without,
             errors,
-            undecided,
         });
     }
-    let predicted = if !minimum_met {
-        Predicted::Refused
-    } else if crates
+    let every_probe_builds = crates
         .iter()
-        .all(|krate| krate.predicted == Predicted::Pass)
-    {
-        Predicted::Pass
-    } else {
-        Predicted::Fail
-    };
+        .all(|krate| krate.predicted == Predicted::Pass);
     Ok(Prediction {
         minimum_met,
-        predicted,
+        predicted: Predicted::of_tree(minimum_met, every_probe_builds),
         crates,
     })
 }

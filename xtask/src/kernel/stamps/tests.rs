@@ -160,7 +160,6 @@ fn a_prediction_is_kept_by_tree_and_compiler() {
             predicted: rules::Predicted::Fail,
             needs_bootstrap: false,
             errors: vec!["unknown feature `this_feature_does_not_exist` (E0635)".into()],
-            undecided: Vec::new(),
         }],
     };
     let (tree, compiler) = (Key(1), Key(2));

@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! An audit's JSON read back into its report, for `cargo xtask docs`, which renders the audit
-//! recorded in `docs/audit-report.json` as the command prints it.
-//!
-//! Only what the compilers said and what the audit was asked is read (the feature lines, each
-//! toolchain's answers, the target's cfgs, the Kconfig thresholds, the minimum); the summaries,
-//! the conclusions and the findings are computed again, never taken from the file.
+//! An audit's JSON read back into its report, for `cargo xtask docs`: only what the compilers
+//! said and what the audit was asked; the summaries, conclusions and findings are computed
+//! again, never taken from the file.
 
 use super::input::{Entry, Input};
 use super::summary::{Answer, Decider};
@@ -77,8 +74,10 @@ struct KconfigJson {
     source: String,
 }
 
-fn release(text: &str, what: &str) -> anyhow::Result<Release> {
-    Release::parse(text).ok_or_else(|| anyhow!("{what}: `{text}` is not a release"))
+fn release(text: Option<&str>, what: &str) -> anyhow::Result<Option<Release>> {
+    let read =
+        |text| Release::parse(text).ok_or_else(|| anyhow!("{what}: `{text}` is not a release"));
+    text.map(read).transpose()
 }
 
 impl AuditReport {
@@ -91,25 +90,21 @@ impl AuditReport {
             file.schema,
             super::render::SCHEMA_VERSION
         );
-        let mut entries = Vec::new();
-        for (index, entry) in file.features.into_iter().enumerate() {
-            let condition = entry
-                .condition
-                .map(|text| {
-                    Predicate::parse(&text)
-                        .map_err(|error| anyhow!("features[{index}].condition: {error:?}"))
-                })
-                .transpose()?;
-            entries.push(Entry {
+        let entries = file.features.into_iter().enumerate().map(|(index, entry)| {
+            let condition = entry.condition.map(|text| {
+                Predicate::parse(&text)
+                    .map_err(|error| anyhow!("features[{index}].condition: {error:?}"))
+            });
+            anyhow::Ok(Entry {
                 name: entry.name,
-                condition,
+                condition: condition.transpose()?,
                 location: entry.line.zip(entry.column),
                 attribute: entry.attribute.map(|at| (at.line, at.column)),
-            });
-        }
+            })
+        });
         let input = Input {
             path: file.path.map(Into::into),
-            entries,
+            entries: entries.collect::<anyhow::Result<_>>()?,
             kind: super::input::CrateKind::Library,
             loads_proc_macro: false,
             distinct: Default::default(),
@@ -128,26 +123,22 @@ impl AuditReport {
             let released = toolchain
                 .release
                 .as_deref()
-                .map(|text| release(text.split('-').next().unwrap_or(text), &what))
-                .transpose()?;
+                .and_then(|text| text.split('-').next());
+            let released = release(released, &what)?;
             let probed = match (toolchain.features, &verdict) {
                 (Some(features), _) => {
                     let release = released.with_context(|| format!("{what}: no release"))?;
-                    let mut statuses = Vec::new();
-                    for name in input.names() {
+                    let status = |name: &str| {
                         let feature = features
                             .get(name)
                             .with_context(|| format!("{what}: no answer about {name}"))?;
-                        let since = feature
-                            .stable_since
-                            .as_deref()
-                            .map(|text| self::release(text, &what))
-                            .transpose()?;
+                        let since = self::release(feature.stable_since.as_deref(), &what)?;
                         let word = feature.status.as_deref().unwrap_or("");
-                        let status = Status::from_parts(word, since)
-                            .with_context(|| format!("{what}: {name}: unknown status `{word}`"))?;
-                        statuses.push(status);
-                    }
+                        Status::from_parts(word, since)
+                            .with_context(|| format!("{what}: {name}: unknown status `{word}`"))
+                    };
+                    let statuses = input.names().into_iter().map(status);
+                    let statuses = statuses.collect::<anyhow::Result<_>>()?;
                     let breakers = toolchain.probed_alone.unwrap_or_default();
                     let breakers = breakers.into_iter().map(|alone| (alone.name, alone.error));
                     Probed::Answered(Answer {
@@ -179,24 +170,16 @@ impl AuditReport {
         for (key, values) in file.target {
             target.extend(values.into_iter().map(|value| (key.clone(), value)));
         }
-        let mut kconfig = Vec::new();
-        for symbol in file.kconfig {
-            let from = symbol
-                .from
-                .as_deref()
-                .map(|text| release(text, &symbol.cfg))
-                .transpose()?;
-            kconfig.push(KconfigSymbol {
+        let kconfig = file.kconfig.into_iter().map(|symbol| {
+            let from = release(symbol.from.as_deref(), &symbol.cfg)?;
+            anyhow::Ok(KconfigSymbol {
                 cfg: symbol.cfg,
                 from,
                 source: symbol.source,
-            });
-        }
-        let min_rust = file
-            .min_rust
-            .as_deref()
-            .map(|text| release(text, "min_rust"))
-            .transpose()?;
+            })
+        });
+        let kconfig = kconfig.collect::<anyhow::Result<_>>()?;
+        let min_rust = release(file.min_rust.as_deref(), "min_rust")?;
         let decider = Decider::new(&input, target, kconfig);
         Ok(AuditReport::new(input, decider, columns, min_rust))
     }

@@ -60,14 +60,11 @@ impl AuditReport {
                 )
             })
         });
-        let mut candidates: Vec<String> = crate::catalog::FEATURES
-            .iter()
-            .map(|feature| feature.name.to_string())
-            .collect();
-        for other in known_here {
-            crate::push_once(&mut candidates, other.to_string());
-        }
-        candidates.retain(|candidate| candidate != name);
+        let catalog = crate::catalog::FEATURES.iter().map(|feature| feature.name);
+        let candidates = catalog
+            .chain(known_here)
+            .filter(|candidate| *candidate != name);
+        let candidates = crate::distinct(candidates.map(String::from));
         crate::closest(name, &candidates)
             .map(|closest| format!(" (did you mean `{closest}`?)"))
             .unwrap_or_default()
@@ -77,35 +74,27 @@ impl AuditReport {
     pub fn summary_line(&self, index: usize) -> String {
         let column = &self.columns[index];
         let label = column.label();
-        let answer = match (&column.probed, &column.entry.verdict) {
-            (Probed::Answered(answer), _) => answer,
-            (Probed::Failed(error), _) => return format!("{label}: the probe failed: {error}"),
-            (Probed::Unavailable, verdict) => return format!("{label}: {}", verdict.describe()),
+        let answer = match &column.probed {
+            Probed::Answered(answer) => answer,
+            Probed::Failed(error) => return format!("{label}: the probe failed: {error}"),
+            Probed::Unavailable => return format!("{label}: {}", column.entry.verdict.describe()),
         };
         let summary = summary::summarize(&self.input, &self.decider, answer);
         let below = match column.entry.verdict {
             ToolchainVerdict::TooOld => "below the kernel's minimum, for information: ",
             _ => "",
         };
-        let mut off = Vec::new();
-        if summary.inactive > 0 {
-            off.push(format!(
-                "{} switched off by their cfg_attr",
-                summary.inactive
-            ));
-        }
-        let other = &summary.other_target;
-        if !other.is_empty() {
-            off.push(format!(
-                "{} for another target: {}",
-                other.len(),
-                other.join(", ")
-            ));
-        }
+        let (inactive, other) = (summary.inactive, &summary.other_target);
+        let off = [
+            (inactive > 0).then(|| format!("{inactive} switched off by their cfg_attr")),
+            (!other.is_empty())
+                .then(|| format!("{} for another target: {}", other.len(), other.join(", "))),
+        ];
+        let off = off.into_iter().flatten().collect::<Vec<_>>().join("; ");
         let off = if off.is_empty() {
-            String::new()
+            off
         } else {
-            format!(" ({})", off.join("; "))
+            format!(" ({off})")
         };
         let undecided = conditional_list(&summary.undecided_gated);
         let needs = &summary.needs_bootstrap;
@@ -462,10 +451,7 @@ impl AuditReport {
             self.table(false).render_text(&mut out, style);
         }
         out.push('\n');
-        if let Some(legend) = self.legend() {
-            let _ = writeln!(out, "{legend}\n");
-        }
-        for note in self.never_set_notes() {
+        for note in self.legend().into_iter().chain(self.never_set_notes()) {
             let _ = writeln!(out, "{note}\n");
         }
         if markdown {
@@ -509,11 +495,6 @@ impl AuditReport {
             target.entry(key).or_default().push(value.as_deref());
         }
         let cross = &self.cross;
-        let rejected_by_newest: Vec<&str> = cross
-            .rejected_by_newest
-            .iter()
-            .map(|(name, _)| &**name)
-            .collect();
         json!({
             "schema": SCHEMA_VERSION,
             "path": self.input.path.as_ref().map(|path| path.display().to_string()),
@@ -532,7 +513,8 @@ impl AuditReport {
             "depends_on": cross.depends_on,
             "gated_on_newest": cross.gated_on_newest,
             "newest": release(cross.newest),
-            "rejected_by_newest": rejected_by_newest,
+            "rejected_by_newest": cross.rejected_by_newest.iter().map(|(name, _)| name)
+                .collect::<Vec<_>>(),
             "known_from": release(cross.known_from),
             "removable": findings(&self.lint.removable),
             "dead": findings(&self.lint.dead),
@@ -555,17 +537,14 @@ impl AuditReport {
         let features = answer.map(|answer| {
             let per_name = self.input.names().into_iter().map(|name| {
                 let status = answer.status(&self.input, name);
-                let lines = self.input.lines_of(name);
-                let activity = self.decider.name_active_on(&lines, answer.release);
-                let other_target = lines.iter().any(|entry| {
+                let (activity, other_target) =
                     self.decider
-                        .for_another_target(entry.condition.as_ref(), answer.release)
-                });
+                        .name_active_on(&self.input, name, answer.release);
                 let status = json!({
                     "status": status.map(Status::word),
                     "stable_since": status.and_then(Status::stable_since).map(|r| r.to_string()),
                     "active": activity,
-                    "other_target": activity == Some(false) && other_target,
+                    "other_target": other_target,
                 });
                 (name, status)
             });

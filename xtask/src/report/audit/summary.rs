@@ -132,13 +132,11 @@ impl Decider {
     /// leaves keep it alive, and so does a target leaf: another target's branch is not dead; no
     /// condition is active everywhere).
     pub fn is_dead_from(&self, condition: Option<&Predicate>, from: Release) -> bool {
-        let on_any_target = |release| {
-            condition.map_or(Some(true), |condition| {
-                condition.evaluate(&|query| self.leaf(query, release, false))
+        condition.is_some_and(|condition| {
+            self.releases_from(from).into_iter().all(|release| {
+                condition.evaluate(&|query| self.leaf(query, release, false)) == Some(false)
             })
-        };
-        let dead = |release| on_any_target(release) == Some(false);
-        self.releases_from(from).into_iter().all(dead)
+        })
     }
 
     /// Whether the conditions `a` and `b` (`None`: unconditional) can hold together on a
@@ -166,46 +164,34 @@ impl Decider {
             let written = format!("{query:?}");
             self.leaf(query, release, true).is_none().then_some(written)
         };
-        let mut free: Vec<String> = Vec::new();
-        for condition in [a, b].into_iter().flatten() {
-            for written in leaves(condition, undecided) {
-                crate::push_once(&mut free, written);
-            }
-        }
-        if free.len() > 16 {
-            return None;
-        }
-        let together = (0u32..1 << free.len()).any(|bits| {
-            let assigned = |query: Query<'_>| {
-                let written = format!("{query:?}");
-                match free.iter().position(|free| *free == written) {
-                    Some(index) => Some(bits >> index & 1 == 1),
-                    None => self.leaf(query, release, true),
-                }
-            };
-            both(&assigned) == Some(true)
-        });
-        if together {
-            None
-        } else {
-            Some(false)
-        }
+        let conditions = [a, b].into_iter().flatten();
+        let free = crate::distinct(conditions.flat_map(|condition| leaves(condition, undecided)));
+        let together = free.len() > 16
+            || (0u32..1 << free.len()).any(|bits| {
+                let assigned = |query: Query<'_>| {
+                    let written = format!("{query:?}");
+                    match free.iter().position(|free| *free == written) {
+                        Some(index) => Some(bits >> index & 1 == 1),
+                        None => self.leaf(query, release, true),
+                    }
+                };
+                both(&assigned) == Some(true)
+            });
+        (!together).then_some(false)
     }
 
     /// Whether a name enabled on several lines is active: if any line is; undecided if none
-    /// is and some line is undecided.
-    pub fn name_active_on(&self, lines: &[&Entry], release: Release) -> Option<bool> {
-        let activities: Vec<Option<bool>> = lines
+    /// is and some line is undecided; and whether it is off only for another target.
+    pub fn name_active_on(&self, input: &Input, name: &str, at: Release) -> (Option<bool>, bool) {
+        let lines = input.lines_of(name);
+        let activities = lines
             .iter()
-            .map(|entry| self.active_on(entry.condition.as_ref(), release))
-            .collect();
-        if activities.contains(&Some(true)) {
-            Some(true)
-        } else if activities.contains(&None) {
-            None
-        } else {
-            Some(false)
-        }
+            .map(|entry| self.active_on(entry.condition.as_ref(), at));
+        let rank = |activity: &Option<bool>| activity.map_or(1, |active| 2 * u8::from(active));
+        let activity = activities.max_by_key(rank).unwrap_or(Some(false));
+        let elsewhere = |entry: &&Entry| self.for_another_target(entry.condition.as_ref(), at);
+        let off_elsewhere = activity == Some(false) && lines.iter().any(elsewhere);
+        (activity, off_elsewhere)
     }
 }
 
@@ -237,26 +223,17 @@ pub fn summarize(input: &Input, decider: &Decider, answer: &Answer) -> Toolchain
     let mut summary = ToolchainSummary::default();
     // A name enabled on several lines counts once, as active if any of its lines is.
     for name in input.names() {
-        let lines = input.lines_of(name);
-        let activity = decider.name_active_on(&lines, answer.release);
+        let (activity, other_target) = decider.name_active_on(input, name, answer.release);
         let status = answer.status(input, name);
         match activity {
-            Some(false) => {
-                if lines.iter().any(|entry| {
-                    decider.for_another_target(entry.condition.as_ref(), answer.release)
-                }) {
-                    summary.other_target.push(name.to_string());
-                } else {
-                    summary.inactive += 1;
-                }
-                continue;
-            }
+            Some(false) if other_target => summary.other_target.push(name.to_string()),
+            Some(false) => summary.inactive += 1,
             Some(true) => summary.active += 1,
             None => {}
         }
         // The conditions of its undecided lines, as written: what its being active depends on.
         let conditional = || {
-            let undecided = lines.iter().filter_map(|entry| {
+            let undecided = input.lines_of(name).into_iter().filter_map(|entry| {
                 let condition = entry.condition.as_ref()?;
                 let active = decider.active_on(Some(condition), answer.release);
                 active.is_none().then(|| format!("`{condition}`"))
@@ -334,60 +311,53 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
         .map_or(Release::new(0, 0, 0), |a| a.release);
     candidates.extend(decider.releases_from(lowest));
     candidates.retain(|&candidate| candidate >= lowest);
-    // Whether every line that can be active from `from` on is stable there; undecided lines
-    // count as active when `assume` says so, and their conditions are collected.
-    let holds_from = |from: Release, assume: bool, depends: &mut Vec<String>| -> bool {
-        let mut holds = true;
+    // The lines that keep the crate from needing only stable Rust from `from` on, each by the
+    // condition that left it undecided (`None` if decided); undecided lines count as active
+    // when `assume` says so.
+    let blocking = |from: Release, assume: bool| {
+        let mut blocking: Vec<Option<&Predicate>> = Vec::new();
         for entry in &input.entries {
             for release in decider.releases_from(from) {
                 let activity = decider.active_on(entry.condition.as_ref(), release);
-                let counted = activity.unwrap_or(assume);
                 let stable = since_of(&entry.name).is_some_and(|since| since <= release);
-                if counted && !stable && !rejected(&entry.name) {
-                    holds = false;
-                    if let (None, Some(condition)) = (activity, &entry.condition) {
-                        crate::push_once(depends, format!("`{condition}`"));
-                    }
+                if activity.unwrap_or(assume) && !stable && !rejected(&entry.name) {
+                    blocking.push(entry.condition.as_ref().filter(|_| activity.is_none()));
                 }
             }
         }
-        holds
+        blocking
     };
     let first_holding = |assume: bool| {
         candidates
             .iter()
             .copied()
-            .find(|&from| holds_from(from, assume, &mut Vec::new()))
+            .find(|&from| blocking(from, assume).is_empty())
     };
     let stable_from = first_holding(false);
     let stable_from_if_conditions_hold = first_holding(true);
     let mut depends_on = Vec::new();
     if stable_from != stable_from_if_conditions_hold {
-        holds_from(
-            stable_from.unwrap_or(Release::new(u32::MAX, 0, 0)),
-            true,
-            &mut depends_on,
-        );
+        let never = Release::new(u32::MAX, 0, 0);
+        let conditions = blocking(stable_from.unwrap_or(never), true)
+            .into_iter()
+            .flatten();
+        depends_on = crate::distinct(conditions.map(|condition| format!("`{condition}`")));
     }
     // Judged at the newest release probed: what a later one says, no compiler here knows.
     let newest = by_release.last().map(|answer| answer.release);
-    let mut gated_on_newest = Vec::new();
-    let mut gated_on_newest_if = Vec::new();
-    if let Some(at) = newest {
-        for name in input.names() {
-            if since_of(name).is_some() || rejected(name) {
-                continue;
-            }
-            let lines = input.lines_of(name);
-            match decider.name_active_on(&lines, at) {
-                Some(true) if stable_from.is_none() => gated_on_newest.push(name.to_string()),
-                None if stable_from_if_conditions_hold.is_none() => {
-                    gated_on_newest_if.push(name.to_string())
-                }
-                _ => {}
-            }
-        }
-    }
+    // The names never stable whose lines are active (`Some(true)`) or undecided there, when
+    // `stable_from` found no release.
+    let gated_on_newest = |activity: Option<bool>, stable_from: Option<Release>| {
+        let Some(at) = newest.filter(|_| stable_from.is_none()) else {
+            return Vec::new();
+        };
+        let names = input.names().into_iter();
+        let names = names.filter(|name| since_of(name).is_none() && !rejected(name));
+        names
+            .filter(|name| decider.name_active_on(input, name, at).0 == activity)
+            .map(String::from)
+            .collect()
+    };
 
     let last_unknowing = by_release.iter().rev().find_map(|answer| {
         let errors = summarize(input, decider, answer).errors;
@@ -401,11 +371,11 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
         .map(|answer| answer.release)
         .find(|&release| Some(release) > last);
     CrossSummary {
+        gated_on_newest: gated_on_newest(Some(true), stable_from),
+        gated_on_newest_if: gated_on_newest(None, stable_from_if_conditions_hold),
         stable_from,
         stable_from_if_conditions_hold,
         depends_on,
-        gated_on_newest,
-        gated_on_newest_if,
         newest,
         rejected_by_newest,
         known_from,
@@ -474,17 +444,12 @@ pub fn lint(input: &Input, decider: &Decider, answers: &[Answer], minimum: Relea
             entry: index,
             reason,
         };
-        if let Some(&(_, first)) = twice.first() {
-            let releases: Vec<String> = twice.iter().map(|(r, _)| r.to_string()).collect();
-            let first = &input.entries[first];
-            lint.errors
-                .push(finding(enabled_twice("", first, "", &releases)));
-        }
-        if twice.is_empty() {
-            if let Some(reason) = twice_if(input, decider, &from_minimum, index) {
-                lint.errors.push(finding(reason));
-            }
-        }
+        let releases: Vec<String> = twice.iter().map(|(r, _)| r.to_string()).collect();
+        let twice = match twice.first() {
+            Some(&(_, first)) => Some(enabled_twice("", &input.entries[first], "", &releases)),
+            None => twice_if(input, decider, &from_minimum, index),
+        };
+        lint.errors.extend(twice.map(finding));
         if let Some(since) = stable_since(input, answers, &entry.name).filter(|&s| s <= minimum) {
             lint.removable.push(finding(format!(
                 "stable since {since}, at or before {minimum}"
@@ -527,10 +492,8 @@ fn twice_if(
             if releases.is_empty() {
                 return None;
             }
-            let mut conditions = Vec::new();
-            for condition in [a, b].into_iter().flatten() {
-                crate::push_once(&mut conditions, format!("`{condition}`"));
-            }
+            let conditions = [a, b].into_iter().flatten();
+            let conditions = crate::distinct(conditions.map(|condition| format!("`{condition}`")));
             let verb = if conditions.len() == 1 {
                 "holds"
             } else {

@@ -7,7 +7,7 @@
 use super::input::CrateKind;
 use crate::run::plan::{Kind, Rustc};
 use crate::util::process::Invocation;
-use anyhow::bail;
+use anyhow::ensure;
 use std::path::{Path, PathBuf};
 
 /// The argument file a [`Compile::ArgFile`] compile writes under its scratch directory.
@@ -45,11 +45,9 @@ impl Compile {
     }
 
     /// What the compile writing under `scratch` reads besides the compiler's own files, for
-    /// its cache key: the crate root's directory (its modules), and the argument file written
-    /// under `scratch` and every regular file or directory an argument names (`--extern`'s
-    /// crates, `-L`'s directories, a target's `.json`); for a Cargo package its directory, the
-    /// manifests, lock files and Cargo configurations above it and in Cargo's home, and the
-    /// directories its `path = "..."` dependencies name.
+    /// its cache key: a root's directory (its modules); the argument file and every file or
+    /// directory an argument names; a package's directory, the Cargo files above it and in
+    /// Cargo's home, and its path dependencies.
     pub fn inputs(&self, scratch: &Path) -> Vec<PathBuf> {
         let absolute = |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.into());
         let directory_of = |file: &Path| absolute(file).parent().map(Path::to_path_buf);
@@ -134,13 +132,11 @@ impl Compile {
             args.extend(allow.clone());
             rustc.launch.invocation(args, env.clone())
         };
-        let invocation = match self {
+        let mut invocation = match self {
             Compile::Cargo(manifest) => {
                 let real = &rustc.launch.rustc;
                 let cargo = real.with_file_name("cargo");
-                if !cargo.is_file() {
-                    bail!("no Cargo beside {}", real.display());
-                }
+                ensure!(cargo.is_file(), "no Cargo beside {}", real.display());
                 let mut env = env.clone();
                 env.push(("RUSTC".into(), real.to_string_lossy().into_owned()));
                 // Cargo finds its registry and configuration from these; the process starts
@@ -150,19 +146,14 @@ impl Compile {
                         env.push((name.into(), value));
                     }
                 }
-                let mut args = [
-                    "rustc",
-                    "--lib",
-                    "--profile",
-                    "check",
-                    "--message-format=json",
-                    "--manifest-path",
-                    &manifest.to_string_lossy(),
-                    "--target-dir",
-                    &scratch.to_string_lossy(),
-                ]
-                .map(String::from)
-                .to_vec();
+                let args = "rustc --lib --profile check --message-format=json --manifest-path";
+                let mut args: Vec<String> = args.split(' ').map(String::from).collect();
+                let target_dir = [
+                    "--target-dir".into(),
+                    scratch.to_string_lossy().into_owned(),
+                ];
+                args.push(manifest.to_string_lossy().into_owned());
+                args.extend(target_dir);
                 if let Some(allow) = &allow {
                     args.extend(["--".into(), allow.clone()]);
                 }
@@ -190,13 +181,10 @@ impl Compile {
                 )
             }
         };
-        Ok(match allowed {
-            Some(_) => invocation,
-            None => Invocation {
-                env_remove: vec!["RUSTC_BOOTSTRAP".into()],
-                ..invocation
-            },
-        })
+        if allowed.is_none() {
+            invocation.env_remove = vec!["RUSTC_BOOTSTRAP".into()];
+        }
+        Ok(invocation)
     }
 
     /// rustc's JSON diagnostics, one a line, from what the compile printed (Cargo wraps them

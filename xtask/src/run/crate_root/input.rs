@@ -86,9 +86,7 @@ impl Input {
     /// `path:line:column` for an entry, or the name alone for a list entry.
     pub fn place(&self, entry: &Entry) -> String {
         match (&self.path, entry.location) {
-            (Some(path), Some((line, column))) => {
-                format!("{}:{line}:{column}", path.display())
-            }
+            (Some(path), Some((line, column))) => format!("{}:{line}:{column}", path.display()),
             _ => format!("--features {}", entry.name),
         }
     }

@@ -10,7 +10,7 @@ use crate::features::status::Status;
 use crate::run::plan::Rustc;
 use crate::util::diagnostics::first_rustc_error;
 use crate::util::process::{self, DEFAULT_TIMEOUT};
-use anyhow::{bail, Context as _};
+use anyhow::{bail, ensure, Context as _};
 use std::path::Path;
 
 /// A target's cfgs, as `rustc --print cfg` lists them: `("target_arch", Some("x86_64"))`,
@@ -110,21 +110,19 @@ impl<'a> Prober<'a> {
     /// crate enabling one loads it, whatever the root shows.
     pub fn probe(&self, names: &[&str]) -> anyhow::Result<Answer> {
         let (mut statuses, breakers) = self.probe_as_built(names)?;
-        if !self.loads_proc_macro {
-            let unknown: Vec<usize> = (0..names.len())
-                .filter(|&index| statuses.get(index) == Some(&Status::Unknown))
-                .collect();
-            if !unknown.is_empty() {
-                let with_proc_macro = Prober {
-                    loads_proc_macro: true,
-                    ..*self
-                };
-                let again: Vec<&str> = unknown.iter().map(|&index| names[index]).collect();
-                let (answers, _) = with_proc_macro.probe_as_built(&again)?;
-                for (index, status) in unknown.into_iter().zip(answers) {
-                    if status != Status::Unknown {
-                        statuses[index] = status;
-                    }
+        let unknown: Vec<usize> = (0..names.len())
+            .filter(|&index| statuses.get(index) == Some(&Status::Unknown))
+            .collect();
+        if !self.loads_proc_macro && !unknown.is_empty() {
+            let with_proc_macro = Prober {
+                loads_proc_macro: true,
+                ..*self
+            };
+            let again: Vec<&str> = unknown.iter().map(|&index| names[index]).collect();
+            let (answers, _) = with_proc_macro.probe_as_built(&again)?;
+            for (index, status) in unknown.into_iter().zip(answers) {
+                if status != Status::Unknown {
+                    statuses[index] = status;
                 }
             }
         }
@@ -137,42 +135,35 @@ impl<'a> Prober<'a> {
 
     fn probe_as_built(&self, names: &[&str]) -> anyhow::Result<Statuses> {
         let whole = self.run(names)?;
-        if whole.other_errors.is_empty() {
-            return Ok((whole.statuses, Vec::new()));
+        if !whole.other_errors.is_empty() {
+            if let Some(error) = self.run(&[])?.other_errors.into_iter().next() {
+                // The crate fails without any feature: nothing here is about the names.
+                bail!(error);
+            }
         }
-        let baseline = self.run(&[])?;
-        if let Some(error) = baseline.other_errors.into_iter().next() {
-            // The crate fails without any feature: nothing here is about the names.
-            bail!(error);
-        }
-        let mut statuses = Vec::with_capacity(names.len());
-        let mut breakers = Vec::new();
-        self.narrow(names, whole, &mut statuses, &mut breakers)?;
-        Ok((statuses, breakers))
+        self.narrow(names, whole)
     }
 
-    fn narrow(
-        &self,
-        names: &[&str],
-        diagnostics: Diagnostics,
-        statuses: &mut Vec<Status>,
-        breakers: &mut Vec<(String, String)>,
-    ) -> anyhow::Result<()> {
-        if diagnostics.other_errors.is_empty() {
-            statuses.extend(diagnostics.statuses);
-            return Ok(());
+    /// The statuses `diagnostics` give `names`; where another error is among them, each half
+    /// probed again, down to the single names that cause it.
+    fn narrow(&self, names: &[&str], diagnostics: Diagnostics) -> anyhow::Result<Statuses> {
+        match (names, diagnostics.other_errors.is_empty()) {
+            (_, true) => Ok((diagnostics.statuses, Vec::new())),
+            ([name], false) => {
+                let breaker = (name.to_string(), diagnostics.other_errors.join("; "));
+                Ok((diagnostics.statuses, vec![breaker]))
+            }
+            _ => {
+                let (mut statuses, mut breakers) = (Vec::new(), Vec::new());
+                let (left, right) = names.split_at(names.len() / 2);
+                for half in [left, right] {
+                    let (more, broke) = self.narrow(half, self.run(half)?)?;
+                    statuses.extend(more);
+                    breakers.extend(broke);
+                }
+                Ok((statuses, breakers))
+            }
         }
-        if let [name] = names {
-            statuses.extend(diagnostics.statuses);
-            breakers.push((name.to_string(), diagnostics.other_errors.join("; ")));
-            return Ok(());
-        }
-        let (left, right) = names.split_at(names.len() / 2);
-        for half in [left, right] {
-            let answer = self.run(half)?;
-            self.narrow(half, answer, statuses, breakers)?;
-        }
-        Ok(())
     }
 }
 
@@ -182,9 +173,7 @@ pub fn print_cfg(rustc: &Rustc) -> anyhow::Result<TargetCfgs> {
     invocation.env_remove.push("RUSTC_BOOTSTRAP".into());
     let output = process::run(&invocation, DEFAULT_TIMEOUT)
         .with_context(|| format!("cannot run {}", rustc.launch.rustc.display()))?;
-    if !output.success() {
-        bail!(process::last_line(&output.stderr));
-    }
+    ensure!(output.success(), process::last_line(&output.stderr));
     Ok(read_print_cfg(&output.stdout))
 }
 

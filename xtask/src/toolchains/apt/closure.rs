@@ -23,19 +23,13 @@ pub(crate) struct Resolved {
     pub size: u64,
     /// The SHA-256 of its `.deb`, as the signed index lists it.
     pub sha256: String,
-    /// Why it is in the closure: `rustc=1.85.1+dfsg1-1+deb13u1 depends on libstd-rust-dev (= ...)`.
-    pub wanted_by: String,
 }
 
 impl Resolved {
     /// The file name `apt-get download` gives its `.deb` (the epoch's `:` escaped).
     pub(crate) fn deb_file_name(&self) -> String {
-        format!(
-            "{}_{}_{}.deb",
-            self.name,
-            self.version.replace(':', "%3a"),
-            self.architecture
-        )
+        let version = self.version.replace(':', "%3a");
+        format!("{}_{version}_{}.deb", self.name, self.architecture)
     }
 }
 
@@ -107,13 +101,8 @@ pub(crate) fn closure(
     let root_record = index.record(package, version)?;
     let own_source = source_of(&root_record, package);
     let mut chosen: BTreeMap<String, Resolved> = BTreeMap::new();
-    let mut queue = vec![(
-        package.to_owned(),
-        version.to_owned(),
-        root_suite,
-        format!("asked for ({})", describe_suites(suites)),
-    )];
-    while let Some((name, version, suite, wanted_by)) = queue.pop() {
+    let mut queue = vec![(package.to_owned(), version.to_owned(), root_suite)];
+    while let Some((name, version, suite)) = queue.pop() {
         let record = index.record(&name, &version)?;
         let resolved = Resolved {
             architecture: record.get("Architecture").unwrap_or("all").to_owned(),
@@ -129,7 +118,6 @@ pub(crate) fn closure(
             name: name.clone(),
             version: version.clone(),
             suite,
-            wanted_by,
         };
         chosen.insert(name.clone(), resolved);
         let relations = ["Pre-Depends", "Depends"]
@@ -177,7 +165,7 @@ pub(crate) fn closure(
             if !is_own && host == HostLibraries::Reuse && on_host(index, &alternatives)? {
                 continue;
             }
-            queue.push((candidate, candidate_version, candidate_suite, dependent));
+            queue.push((candidate, candidate_version, candidate_suite));
         }
     }
     Ok(chosen.into_values().collect())

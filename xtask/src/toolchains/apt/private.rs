@@ -31,31 +31,21 @@ impl Mirrors {
         let mut security = None;
         let mut components = Vec::new();
         for stanza in parse_stanzas(text) {
+            let words = |name: &str| stanza.get(name).unwrap_or_default().split_whitespace();
             let enabled = stanza.get("Enabled").is_none_or(|value| value != "no");
-            let is_deb = stanza
-                .get("Types")
-                .is_some_and(|types| types.split_whitespace().any(|kind| kind == "deb"));
-            let uri = stanza
-                .get("URIs")
-                .and_then(|uris| uris.split_whitespace().next());
+            let is_deb = words("Types").any(|kind| kind == "deb");
+            let uri = words("URIs").next();
             let (Some(uri), Some(suites), true) = (uri, stanza.get("Suites"), enabled && is_deb)
             else {
                 continue;
             };
-            let is_security = suites
+            let secure = suites
                 .split_whitespace()
                 .any(|suite| suite.ends_with("-security"));
-            let slot = if is_security {
-                &mut security
-            } else {
-                &mut archive
-            };
+            let slot = if secure { &mut security } else { &mut archive };
             slot.get_or_insert_with(|| uri.trim_end_matches('/').to_owned());
-            let listed = stanza
-                .get("Components")
-                .unwrap_or("main")
-                .split_whitespace();
-            for component in listed {
+            let listed = stanza.get("Components").unwrap_or("main");
+            for component in listed.split_whitespace() {
                 crate::push_once(&mut components, component.to_owned());
             }
         }
@@ -77,15 +67,13 @@ impl Mirrors {
 
     /// The one-line sources list for `suites`, every suite signed by [`ARCHIVE_KEYRING`].
     pub(crate) fn sources_list(&self, suites: &[String]) -> String {
+        let (archive, security) = (&self.archive, &self.security);
         let components = self.components.join(" ");
-        let uri = |suite: &str| match suite.ends_with("-security") {
-            true => &self.security,
-            false => &self.archive,
-        };
         suites
             .iter()
             .map(|suite| {
-                let uri = uri(suite);
+                let secure = suite.ends_with("-security");
+                let uri = if secure { security } else { archive };
                 format!("deb [signed-by={ARCHIVE_KEYRING}] {uri} {suite} {components}\n")
             })
             .collect()
@@ -130,35 +118,28 @@ pub(crate) struct PrivateApt {
 impl PrivateApt {
     /// Creates (or reuses) the private apt in `dir` for `suites`, with the machine's mirrors
     /// (from [`HOST_SOURCES`]) and its [`reachability_settings`].
-    pub(crate) fn create(sh: &Shell, dir: &Path, suites: &[&str]) -> anyhow::Result<PrivateApt> {
+    pub(crate) fn create(sh: &Shell, dir: &Path, suites: &[String]) -> anyhow::Result<PrivateApt> {
         let sources = std::fs::read_to_string(HOST_SOURCES)
             .with_context(|| format!("reading the machine's apt sources {HOST_SOURCES}"))?;
         let mirrors =
             Mirrors::from_deb822(&sources).with_context(|| format!("reading {HOST_SOURCES}"))?;
-        let dump = cmd!(sh, "apt-config dump")
-            .quiet()
-            .read()
-            .context("running apt-config (is this a Debian-like system?)")?;
-        let architecture = cmd!(sh, "dpkg --print-architecture")
-            .quiet()
-            .read()
-            .context("running dpkg --print-architecture")?;
+        let dump = cmd!(sh, "apt-config dump").quiet().read();
+        let dump = dump.context("running apt-config (is this a Debian-like system?)")?;
+        let architecture = cmd!(sh, "dpkg --print-architecture").quiet().read();
+        let architecture = architecture.context("running dpkg --print-architecture")?;
         let architecture = architecture.trim();
         ensure!(
             Path::new(ARCHIVE_KEYRING).is_file(),
             "{ARCHIVE_KEYRING} is missing: install the debian-archive-keyring package"
         );
+        let named = |b: u8| b.is_ascii_alphanumeric() || b == b'-';
         ensure!(
-            architecture
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-')
-                && !architecture.is_empty(),
+            !architecture.is_empty() && architecture.bytes().all(named),
             "`{architecture}` is not a Debian architecture"
         );
-        let suites: Vec<String> = suites
-            .iter()
-            .map(|suite| checked_suite(suite).map(str::to_owned))
-            .collect::<anyhow::Result<_>>()?;
+        for suite in suites {
+            checked_suite(suite)?;
+        }
         let dir = std::path::absolute(dir)
             .with_context(|| format!("making {} absolute", dir.display()))?;
         for sub in "lists/partial cache/archives/partial state log empty".split(' ') {
@@ -170,7 +151,7 @@ impl PrivateApt {
             let path = dir.join(name);
             std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))
         };
-        write("sources.list", &mirrors.sources_list(&suites))?;
+        write("sources.list", &mirrors.sources_list(suites))?;
         write("status", "")?;
         // Read through APT_CONFIG before anything else, so that the machine's apt.conf.d (its
         // update hooks, extra index targets) is never read: `-o` comes too late for that.
@@ -185,7 +166,7 @@ impl PrivateApt {
         let options = apt_options(&dir, architecture, &reachability_settings(&dump));
         Ok(PrivateApt {
             dir,
-            suites,
+            suites: suites.to_vec(),
             options,
         })
     }
@@ -230,8 +211,8 @@ impl PrivateApt {
             .apt(sh, "apt-get")
             .arg("update")
             .ignore_status()
-            .output()
-            .context("running apt-get update (is this a Debian-like system?)")?;
+            .output();
+        let output = output.context("running apt-get update (is this a Debian-like system?)")?;
         let stderr = String::from_utf8_lossy(&output.stderr);
         let lists = crate::util::files::sorted_entries(&self.dir.join("lists"));
         // A verified `InRelease` of `suite` in the lists.
@@ -272,14 +253,18 @@ impl PrivateApt {
         Ok(problems)
     }
 
+    /// What `apt-cache QUERY ARGUMENT` prints on stdout (`showpkg`'s whatever its exit status).
+    fn apt_cache(&self, sh: &Shell, query: &str, argument: &str) -> xshell::Result<String> {
+        let mut cmd = self.apt(sh, "apt-cache").args([query, argument]);
+        cmd.set_ignore_stderr(true);
+        cmd.set_ignore_status(query == "showpkg");
+        cmd.read()
+    }
+
     /// The binary versions of `package` the suites serve.
     pub(crate) fn madison(&self, sh: &Shell, package: &str) -> anyhow::Result<Vec<Served>> {
-        checked_package(package)?;
         let listing = self
-            .apt(sh, "apt-cache")
-            .args(["madison", package])
-            .ignore_stderr()
-            .read()
+            .apt_cache(sh, "madison", checked_package(package)?)
             .with_context(|| format!("running apt-cache madison {package}"))?;
         Ok(parse_madison_entries(&listing, package))
     }
@@ -291,10 +276,7 @@ impl PrivateApt {
             checked_version(version)?
         );
         let shown = self
-            .apt(sh, "apt-cache")
-            .args(["show", &spec])
-            .ignore_stderr()
-            .read()
+            .apt_cache(sh, "show", &spec)
             .with_context(|| format!("reading the registry's record of {spec}"))?;
         parse_stanzas(&shown)
             .into_iter()
@@ -308,13 +290,8 @@ impl PrivateApt {
         sh: &Shell,
         package: &str,
     ) -> anyhow::Result<Vec<(String, String)>> {
-        checked_package(package)?;
         let shown = self
-            .apt(sh, "apt-cache")
-            .args(["showpkg", package])
-            .ignore_stderr()
-            .ignore_status()
-            .read()
+            .apt_cache(sh, "showpkg", checked_package(package)?)
             .with_context(|| format!("running apt-cache showpkg {package}"))?;
         Ok(parse_reverse_provides(&shown))
     }
@@ -359,7 +336,6 @@ impl PrivateApt {
                 .collect(),
             fetched_bytes: missing.iter().map(|package| package.size).sum(),
             fetched: missing.len(),
-            total_bytes: packages.iter().map(|package| package.size).sum(),
             seconds: started.elapsed().as_secs_f64(),
         })
     }
@@ -382,10 +358,8 @@ impl PrivateApt {
             })
             .collect::<anyhow::Result<_>>()?;
         let _in_incoming = sh.push_dir(incoming);
-        let output = self
-            .apt(sh, "apt-get")
-            .arg("download")
-            .args(&specs)
+        let download = self.apt(sh, "apt-get").arg("download").args(&specs);
+        let output = download
             .ignore_status()
             .output()
             .context("running apt-get download")?;
@@ -458,13 +432,12 @@ pub(crate) fn apt_options(
 }
 
 /// What [`PrivateApt::download`] did: every `.deb` in the order asked, how many were fetched
-/// (the others were in the cache) and their bytes, the bytes of all.
+/// (the others were in the cache) and their bytes.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Downloaded {
     pub files: Vec<PathBuf>,
     pub fetched: usize,
     pub fetched_bytes: u64,
-    pub total_bytes: u64,
     pub seconds: f64,
 }
 

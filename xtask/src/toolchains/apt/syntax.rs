@@ -24,94 +24,63 @@ pub(crate) fn compare_versions(a: &str, b: &str) -> Ordering {
         .then_with(|| compare_fragment(revision_a.as_bytes(), revision_b.as_bytes()))
 }
 
-/// dpkg's `verrevcmp`: alternating runs of non-digits (compared by [`sort_weight`]) and
-/// digits (compared as numbers).
-fn compare_fragment(a: &[u8], b: &[u8]) -> Ordering {
-    fn sort_weight(c: Option<u8>) -> i32 {
-        match c {
+/// dpkg's `verrevcmp`: alternating runs of non-digits, compared byte by byte by weight (the
+/// end of a run weighing 0), and of digits, compared as numbers.
+fn compare_fragment(mut a: &[u8], mut b: &[u8]) -> Ordering {
+    fn weight(c: Option<&u8>) -> i32 {
+        match c.copied() {
             None => 0,
-            Some(c) if c.is_ascii_digit() => 0,
             Some(c) if c.is_ascii_alphabetic() => i32::from(c),
             Some(b'~') => -1,
             Some(c) => i32::from(c) + 256,
         }
     }
-    let digit = |s: &[u8], i: usize| s.get(i).is_some_and(u8::is_ascii_digit);
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() || j < b.len() {
-        while (i < a.len() && !digit(a, i)) || (j < b.len() && !digit(b, j)) {
-            let (wa, wb) = (
-                sort_weight(a.get(i).copied()),
-                sort_weight(b.get(j).copied()),
-            );
-            if wa != wb {
-                return wa.cmp(&wb);
-            }
-            i += 1;
-            j += 1;
-        }
-        while a.get(i) == Some(&b'0') {
-            i += 1;
-        }
-        while b.get(j) == Some(&b'0') {
-            j += 1;
-        }
-        let mut first_difference = Ordering::Equal;
-        while digit(a, i) && digit(b, j) {
-            if first_difference == Ordering::Equal {
-                first_difference = a[i].cmp(&b[j]);
-            }
-            i += 1;
-            j += 1;
-        }
-        if digit(a, i) {
-            return Ordering::Greater;
-        }
-        if digit(b, j) {
-            return Ordering::Less;
-        }
-        if first_difference != Ordering::Equal {
-            return first_difference;
+    /// Takes the leading run of digits (or of non-digits) off `s`.
+    fn run<'a>(s: &mut &'a [u8], digits: bool) -> &'a [u8] {
+        let end = s.iter().position(|c| c.is_ascii_digit() != digits);
+        let (run, rest) = s.split_at(end.unwrap_or(s.len()));
+        *s = rest;
+        run
+    }
+    fn number<'a>(s: &mut &'a [u8]) -> &'a [u8] {
+        let digits = run(s, true);
+        &digits[digits.iter().take_while(|&&c| c == b'0').count()..]
+    }
+    while !a.is_empty() || !b.is_empty() {
+        let (text_a, text_b) = (run(&mut a, false), run(&mut b, false));
+        let texts = (0..text_a.len().max(text_b.len()))
+            .map(|i| weight(text_a.get(i)).cmp(&weight(text_b.get(i))));
+        let (number_a, number_b) = (number(&mut a), number(&mut b));
+        let numbers = number_a
+            .len()
+            .cmp(&number_b.len())
+            .then(number_a.cmp(number_b));
+        if let Some(order) = texts.chain([numbers]).find(|order| order.is_ne()) {
+            return order;
         }
     }
     Ordering::Equal
 }
 
-/// A version relation of a dependency: `<<`, `<=`, `=`, `>=`, `>>`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Operator {
-    Earlier,
-    EarlierOrEqual,
-    Exactly,
-    LaterOrEqual,
-    Later,
-}
-
-/// Each operator's symbols, the first the one Debian writes (`<` and `>` are obsolete forms of
-/// `<=` and `>=`); longer symbols first, as they are matched by prefix.
-const OPERATORS: [(&str, Operator); 7] = [
-    ("<<", Operator::Earlier),
-    ("<=", Operator::EarlierOrEqual),
-    (">=", Operator::LaterOrEqual),
-    (">>", Operator::Later),
-    ("=", Operator::Exactly),
-    ("<", Operator::EarlierOrEqual),
-    (">", Operator::LaterOrEqual),
+/// Each version relation as written and as Debian writes it now (`<` and `>` are obsolete forms
+/// of `<=` and `>=`); longer symbols first, as they are matched by prefix.
+const OPERATORS: [(&str, &str); 7] = [
+    ("<<", "<<"),
+    ("<=", "<="),
+    (">=", ">="),
+    (">>", ">>"),
+    ("=", "="),
+    ("<", "<="),
+    (">", ">="),
 ];
-
-impl fmt::Display for Operator {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut symbols = OPERATORS.iter().filter(|(_, operator)| operator == self);
-        f.write_str(symbols.next().map_or("=", |(symbol, _)| symbol))
-    }
-}
 
 /// One alternative of a dependency: `libc6 (>= 2.34)`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Relation {
     /// The package (or virtual package) name, without an architecture qualifier.
     pub name: String,
-    pub constraint: Option<(Operator, String)>,
+    /// The relation (`<<`, `<=`, `=`, `>=` or `>>`) and the version.
+    pub constraint: Option<(&'static str, String)>,
 }
 
 impl Relation {
@@ -120,12 +89,12 @@ impl Relation {
             return true;
         };
         let order = compare_versions(version, wanted);
-        match operator {
-            Operator::Earlier => order == Ordering::Less,
-            Operator::EarlierOrEqual => order != Ordering::Greater,
-            Operator::Exactly => order == Ordering::Equal,
-            Operator::LaterOrEqual => order != Ordering::Less,
-            Operator::Later => order == Ordering::Greater,
+        match *operator {
+            "<<" => order.is_lt(),
+            "<=" => order.is_le(),
+            ">=" => order.is_ge(),
+            ">>" => order.is_gt(),
+            _ => order.is_eq(),
         }
     }
 }
@@ -140,46 +109,38 @@ impl fmt::Display for Relation {
 }
 
 /// Parses a `Depends:` (or `Pre-Depends:`) value into its entries, each a list of
-/// alternatives (`a | b`); architecture restrictions and build profiles are dropped.
+/// alternatives (`a | b`).
 pub(crate) fn parse_relations(value: &str) -> Vec<Vec<Relation>> {
-    value
-        .split(',')
-        .map(|entry| {
-            entry
-                .split('|')
-                .filter_map(|alternative| {
-                    // Architecture restrictions (`[amd64]`) and build profiles (`<!nocheck>`)
-                    // follow the name and the version relation.
-                    let after = alternative.find(')').unwrap_or(0);
-                    let end = alternative[after..]
-                        .find(['[', '<'])
-                        .map_or(alternative.len(), |at| after + at);
-                    let alternative = alternative[..end].trim();
-                    let (name, constraint) = match alternative.split_once('(') {
-                        Some((name, constraint)) => {
-                            (name.trim(), Some(constraint.trim_end_matches(')').trim()))
-                        }
-                        None => (alternative, None),
-                    };
-                    let name = name.split(':').next()?.trim();
-                    if name.is_empty() {
-                        return None;
-                    }
-                    let constraint = constraint.and_then(|text| {
-                        OPERATORS.iter().find_map(|(symbol, operator)| {
-                            text.strip_prefix(symbol)
-                                .map(|version| (*operator, version.trim().to_owned()))
-                        })
-                    });
-                    Some(Relation {
-                        name: name.to_owned(),
-                        constraint,
-                    })
-                })
-                .collect::<Vec<_>>()
-        })
+    let entries = value.split(',').map(|entry| {
+        let alternatives = entry.split('|').filter_map(parse_alternative);
+        alternatives.collect::<Vec<_>>()
+    });
+    entries
         .filter(|alternatives| !alternatives.is_empty())
         .collect()
+}
+
+/// One alternative of a dependency, its architecture qualifier (`:any`), restrictions
+/// (`[amd64]`) and build profiles (`<!nocheck>`) dropped.
+fn parse_alternative(alternative: &str) -> Option<Relation> {
+    // Restrictions and build profiles follow the name and the version relation.
+    let after = alternative.find(')').unwrap_or(0);
+    let end = alternative[after..].find(['[', '<']);
+    let alternative = alternative[..end.map_or(alternative.len(), |at| after + at)].trim();
+    let (name, constraint) = match alternative.split_once('(') {
+        Some((name, constraint)) => (name.trim(), Some(constraint.trim_end_matches(')').trim())),
+        None => (alternative, None),
+    };
+    let name = name.split(':').next()?.trim();
+    let constraint = constraint.and_then(|text| {
+        OPERATORS.iter().find_map(|&(symbol, operator)| {
+            Some((operator, text.strip_prefix(symbol)?.trim().to_owned()))
+        })
+    });
+    (!name.is_empty()).then(|| Relation {
+        name: name.to_owned(),
+        constraint,
+    })
 }
 
 /// One stanza of a control file (an `apt-cache show` record, a deb822 sources entry).

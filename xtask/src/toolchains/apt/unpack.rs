@@ -2,9 +2,8 @@
 //! Unpacking `.deb` files, whole or only some of their members, into a directory that either
 //! does not exist or is complete.
 
-use anyhow::{bail, Context};
+use anyhow::{ensure, Context};
 use std::path::{Path, PathBuf};
-use std::process::Output;
 use xshell::{cmd, Shell};
 
 /// Unpacks `debs` into `destination`, `check` run on the staging directory (it may write a
@@ -23,7 +22,7 @@ pub(crate) fn unpack_atomically(
                 .ignore_status()
                 .output()
                 .with_context(|| format!("unpacking {}", deb.display()))?;
-            anyhow::ensure!(
+            ensure!(
                 output.status.success(),
                 "unpacking {}: dpkg-deb exited with {}: {}",
                 deb.display(),
@@ -76,22 +75,16 @@ fn data_through(sh: &Shell, deb: &Path, tar: xshell::Cmd<'_>) -> anyhow::Result<
         })?;
     // tar first: when it stops early, dpkg-deb only fails with a broken pipe; when dpkg-deb
     // fails, tar only says that what it read is no archive.
-    let said = |output: &Output| String::from_utf8_lossy(&output.stderr).trim().to_owned();
-    let mut failures = Vec::new();
-    if !tar.status.success() {
-        failures.push(format!("tar exited with {}: {}", tar.status, said(&tar)));
-    }
-    if !data.status.success() {
-        failures.push(format!(
-            "`dpkg-deb --fsys-tarfile {}` exited with {}: {}",
-            deb.display(),
-            data.status,
-            said(&data)
-        ));
-    }
-    if !failures.is_empty() {
-        bail!("{}", failures.join("; "));
-    }
+    let dpkg_deb = format!("`dpkg-deb --fsys-tarfile {}`", deb.display());
+    let failures: Vec<String> = [("tar", &tar), (&dpkg_deb, &data)]
+        .into_iter()
+        .filter(|(_, output)| !output.status.success())
+        .map(|(program, output)| {
+            let said = String::from_utf8_lossy(&output.stderr);
+            format!("{program} exited with {}: {}", output.status, said.trim())
+        })
+        .collect();
+    ensure!(failures.is_empty(), "{}", failures.join("; "));
     Ok(String::from_utf8_lossy(&tar.stdout).into_owned())
 }
 
@@ -136,20 +129,14 @@ fn replace_atomically(
 
 /// Removes staging directories of `name` whose process is gone.
 fn remove_abandoned_staging(parent: &Path, name: &str) {
-    let Ok(entries) = std::fs::read_dir(parent) else {
-        return;
-    };
-    for entry in entries.filter_map(Result::ok) {
-        let file_name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = [".partial-", ".old-"].iter().find_map(|kind| {
-            file_name
-                .strip_prefix(&format!(".{name}{kind}"))
-                .and_then(|pid| pid.parse::<u32>().ok())
-        }) else {
-            continue;
-        };
-        if !crate::util::process::is_running(pid) {
-            let _ = std::fs::remove_dir_all(entry.path());
+    for entry in crate::util::files::sorted_entries(parent) {
+        let file_name = entry.file_name().unwrap_or_default().to_string_lossy();
+        let pid = [".partial-", ".old-"].iter().find_map(|kind| {
+            let pid = file_name.strip_prefix(&format!(".{name}{kind}"))?;
+            pid.parse::<u32>().ok()
+        });
+        if pid.is_some_and(|pid| !crate::util::process::is_running(pid)) {
+            let _ = std::fs::remove_dir_all(&entry);
         }
     }
 }
