@@ -154,18 +154,28 @@ fn package_edition(package: &Path) -> anyhow::Result<String> {
 /// workspace's `Cargo.toml`); Cargo's default, 2015, when it declares none.
 pub(crate) fn manifest_edition(manifest: &str, workspace: Option<&str>) -> String {
     let edition = match table_value(manifest, "package", "edition") {
-        Some(value) if value == "{workspace=true}" => {
+        Some(Value::FromWorkspace) => {
             workspace.and_then(|workspace| table_value(workspace, "workspace.package", "edition"))
         }
         edition => edition,
     };
-    edition.unwrap_or_else(|| "2015".to_owned())
+    match edition {
+        Some(Value::Text(edition)) => edition,
+        _ => "2015".to_owned(),
+    }
+}
+
+/// A value [`table_value`] found: text, or `KEY.workspace = true` (`KEY = { workspace = true }`).
+#[derive(Debug, PartialEq)]
+enum Value {
+    Text(String),
+    FromWorkspace,
 }
 
 /// The value of `key` in `[table]` of a simple TOML file (one key per line, as Cargo.toml files
 /// of the standard library are written), unquoted; inheriting from the workspace, in either
 /// spelling, is `{workspace=true}`.
-fn table_value(text: &str, table: &str, key: &str) -> Option<String> {
+fn table_value(text: &str, table: &str, key: &str) -> Option<Value> {
     let mut current = "";
     for line in text.lines().map(str::trim) {
         if let Some(header) = line.strip_prefix('[') {
@@ -181,10 +191,11 @@ fn table_value(text: &str, table: &str, key: &str) -> Option<String> {
         if name == format!("{key}.workspace") && compact == "true"
             || name == key && compact == "{workspace=true}"
         {
-            return Some("{workspace=true}".to_owned());
+            return Some(Value::FromWorkspace);
         }
         if name == key {
-            return Some(value.trim_matches(|c| c == '"' || c == '\'').to_owned());
+            let text = value.trim_matches(|c| c == '"' || c == '\'');
+            return Some(Value::Text(text.to_owned()));
         }
     }
     None
