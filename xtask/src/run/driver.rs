@@ -262,12 +262,15 @@ pub fn execute(
             steps.len(),
         );
         for (name, result) in &completed {
-            let error = (result.first_error.as_ref()).filter(|_| result.outcome != Outcome::Pass);
+            let error = result
+                .first_error
+                .as_ref()
+                .filter(|_| result.outcome != Outcome::Pass);
             let error = error.map_or(String::new(), |error| format!(": {error}"));
             let line = format!("{name}: {}{error}", result.outcome.word());
             let _ = writeln!(text, "  {}", output::escape(&line));
         }
-        let last = (run.report.as_ref()).map_or(String::new(), |report| {
+        let last = run.report.as_ref().map_or(String::new(), |report| {
             format!(" ({} is the last complete run's)", report.display())
         });
         let _ = writeln!(
