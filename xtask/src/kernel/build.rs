@@ -209,11 +209,11 @@ impl Pair<'_> {
         name: &str,
         targets: &[&str],
         steps: &mut Vec<(String, f64)>,
-    ) -> Result<ProcessOutput, Built> {
+    ) -> Result<ProcessOutput, Box<Built>> {
         let what = format!("make {}", targets.join(" "));
         (self.progress)(&what);
         let output = (self.make(targets))
-            .map_err(|error| Built::not_run(format!("make could not start: {error}")))?;
+            .map_err(|error| stopped(format!("make could not start: {error}")))?;
         steps.push((name.to_owned(), output.seconds));
         if let Some(why) = machine_failure(&output, self.timeout) {
             self.out.spoil();
@@ -251,7 +251,7 @@ pub(crate) fn build(pair: &Pair<'_>) -> Built {
             .then(|| summary_of_stars(&said))
             .filter(|text| !text.is_empty());
         pair.out.begin();
-        let built = build_in(pair, &mut steps).unwrap_or_else(|stopped| stopped);
+        let built = build_in(pair, &mut steps).unwrap_or_else(|stopped| *stopped);
         pair.out.seal();
         Built { warning, ..built }
     } else {
@@ -269,17 +269,22 @@ pub(crate) fn build(pair: &Pair<'_>) -> Built {
     }
 }
 
-/// A pair not built after `output`'s failure, for `reason`.
-fn failed(reason: String, output: &ProcessOutput) -> Built {
-    Built {
+/// A pair that stopped before the end, for `reason`.
+fn stopped(reason: String) -> Box<Built> {
+    Box::new(Built::not_run(reason))
+}
+
+/// A pair stopped by `output`'s failure, for `reason`.
+fn failed(reason: String, output: &ProcessOutput) -> Box<Built> {
+    Box::new(Built {
         first_error: Some(first_error_of(output)),
         ..Built::not_run(reason)
-    }
+    })
 }
 
 /// Configures the build directory and builds in it, each step's time pushed onto `steps`; `Err`
 /// is a pair that stopped before the end.
-fn build_in(pair: &Pair<'_>, steps: &mut Vec<(String, f64)>) -> Result<Built, Built> {
+fn build_in(pair: &Pair<'_>, steps: &mut Vec<(String, f64)>) -> Result<Built, Box<Built>> {
     let started = SystemTime::now();
     let config_path = pair.out.out.join(".config");
     let configure = |name: &str, target: &str, steps: &mut Vec<(String, f64)>| {
@@ -305,7 +310,7 @@ fn build_in(pair: &Pair<'_>, steps: &mut Vec<(String, f64)>) -> Result<Built, Bu
     }
     let config = Invocation::new(pair.tree.join("scripts/config"), args);
     let output = process::run_holding(&config, pair.timeout, pair.lock)
-        .map_err(|error| Built::not_run(format!("scripts/config could not start: {error}")))?;
+        .map_err(|error| stopped(format!("scripts/config could not start: {error}")))?;
     if !output.success() {
         return Err(failed("scripts/config failed".into(), &output));
     }
@@ -316,7 +321,7 @@ fn build_in(pair: &Pair<'_>, steps: &mut Vec<(String, f64)>) -> Result<Built, Bu
         config.lines().any(|line| line == "CONFIG_RUST=y")
     };
     if !has_rust() {
-        return Err(Built::not_run(
+        return Err(stopped(
             "olddefconfig dropped CONFIG_RUST=y (Kconfig's `depends on` for RUST is not met \
              with this compiler, its library sources or the tools: see the tree's \
              init/Kconfig); nothing was built"
@@ -360,13 +365,13 @@ fn build_in(pair: &Pair<'_>, steps: &mut Vec<(String, f64)>) -> Result<Built, Bu
     ] {
         let output = pair.step(name, targets, steps)?;
         if !output.success() {
-            return Err(compiler_failure(what, &output, enabled));
+            return Err(Box::new(compiler_failure(what, &output, enabled)));
         }
     }
     if !has_rust() {
         pair.out.spoil();
         let reason = "CONFIG_RUST=y was gone from .config after the build (not cached)";
-        return Err(Built::not_run(reason.into()));
+        return Err(stopped(reason.into()));
     }
     let stale: Vec<String> = expected
         .iter()
@@ -391,10 +396,10 @@ fn build_in(pair: &Pair<'_>, steps: &mut Vec<(String, f64)>) -> Result<Built, Bu
             expected.len(),
             stale.join(", ")
         );
-        return Err(Built {
+        return Err(Box::new(Built {
             enabled,
             ..Built::not_run(reason)
-        });
+        }));
     }
     let reason = format!(
         "built prepare, rust/, samples/rust/ and {} Rust driver objects; {} Rust objects \
