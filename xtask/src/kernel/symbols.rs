@@ -8,40 +8,36 @@ use std::path::Path;
 /// every symbol under `drivers/` whose `depends on` names `RUST` or, in turn, such a symbol (the
 /// PHY driver that depends on `RUST_PHYLIB_ABSTRACTIONS`); each with whether it is a tristate.
 pub(crate) fn rust_symbols(tree: &Path) -> Vec<(String, bool)> {
-    // (name, tristate, the words of its `depends on` lines, whether it is a Rust sample)
-    let mut entries: Vec<(String, bool, Vec<String>, bool)> = Vec::new();
     let mut kconfigs = vec![tree.join("samples/rust/Kconfig")];
     crate::kernel::rules::files_under(
         &tree.join("drivers"),
         &|name| name.starts_with("Kconfig"),
         &mut kconfigs,
     );
+    // Every entry, after whether it is a Rust sample.
+    let mut entries: Vec<(bool, KconfigEntry)> = Vec::new();
     for file in kconfigs {
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };
         let is_samples = file.ends_with("samples/rust/Kconfig");
         for entry in kconfig_entries(&text) {
-            let sample = is_samples && entry.name.starts_with("SAMPLE_RUST_");
-            let words = entry.depends.iter().flat_map(|condition| {
-                condition
-                    .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
-                    .filter(|word| !word.is_empty())
-                    .map(str::to_owned)
-            });
-            entries.push((entry.name.clone(), entry.tristate, words.collect(), sample));
+            entries.push((is_samples && entry.name.starts_with("SAMPLE_RUST_"), entry));
         }
     }
     let mut rust = std::collections::BTreeSet::from(["RUST".to_owned()]);
-    while let Some((name, ..)) = entries.iter().find(|(name, _, depends, sample)| {
-        !rust.contains(name) && (*sample || depends.iter().any(|word| rust.contains(word)))
+    while let Some((_, entry)) = entries.iter().find(|(sample, entry)| {
+        let mut words = (entry.depends.iter()).flat_map(|condition| {
+            condition.split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        });
+        !rust.contains(&entry.name) && (*sample || words.any(|word| rust.contains(word)))
     }) {
-        rust.insert(name.clone());
+        rust.insert(entry.name.clone());
     }
     let mut found: Vec<(String, bool)> = entries
         .into_iter()
-        .filter(|(name, ..)| rust.contains(name) && name != "SAMPLES_RUST")
-        .map(|(name, tristate, ..)| (name, tristate))
+        .filter(|(_, entry)| rust.contains(&entry.name) && entry.name != "SAMPLES_RUST")
+        .map(|(_, entry)| (entry.name, entry.tristate))
         .collect();
     found.sort();
     found.dedup();
