@@ -126,9 +126,6 @@ pub(crate) fn objects_of(tree: &Path, symbol: &str) -> Vec<String> {
         };
         // A list continued over lines (`rust_binder-y := \` then one member a line) is one.
         let text = text.replace("\\\n", " ");
-        if !text.contains(&needle) {
-            continue;
-        }
         let dir = makefile.parent().unwrap_or(tree);
         let relative = dir.strip_prefix(tree).unwrap_or(dir);
         let rust_object = |name: &&str| {
