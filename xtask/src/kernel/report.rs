@@ -74,12 +74,8 @@ impl KernelJson {
         };
         let mut used: Vec<(&str, Vec<&str>)> = Vec::new();
         for cell in &self.cells {
-            let Some(tools) = cell.tools.as_deref() else {
-                continue;
-            };
-            match used.iter_mut().find(|(seen, _)| *seen == tools) {
-                Some((_, trees)) => crate::push_once(trees, cell.tree.as_str()),
-                None => used.push((tools, vec![&cell.tree])),
+            if let Some(tools) = cell.tools.as_deref() {
+                crate::push_once(filed(&mut used, tools), cell.tree.as_str());
             }
         }
         let used: Vec<String> = used
@@ -301,6 +297,18 @@ impl KernelJson {
         }
         text
     }
+}
+
+/// The list filed under `key` in `lists`, a new empty one at the end where there is none yet.
+pub(crate) fn filed<K: PartialEq, V>(lists: &mut Vec<(K, Vec<V>)>, key: K) -> &mut Vec<V> {
+    let at = match lists.iter().position(|(filed, _)| *filed == key) {
+        Some(at) => at,
+        None => {
+            lists.push((key, Vec::new()));
+            lists.len() - 1
+        }
+    };
+    &mut lists[at].1
 }
 
 /// A boot in a few words: `pass (tcg, 1.0 s, cached) KUnit 390 passed, 0 failed, 1 skipped;
