@@ -351,13 +351,10 @@ fn tree_section(page: &mut String, data: &TreeData) {
     }
     let _ = writeln!(
         page,
-        "- Minimum rustc (x86_64, `scripts/min-tool-version.sh`): {}.",
-        escape_markdown(data.minimum_rustc.as_deref().unwrap_or("?"))
-    );
-    let _ = writeln!(
-        page,
-        "- Allowed outside `rust/` (`rust_allowed_features`, on for every driver through \
+        "- Minimum rustc (x86_64, `scripts/min-tool-version.sh`): {}.\n\
+         - Allowed outside `rust/` (`rust_allowed_features`, on for every driver through \
          `-Zcrate-attr`): {}.",
+        escape_markdown(data.minimum_rustc.as_deref().unwrap_or("?")),
         code_list(&data.allowed)
     );
     let mut built = Vec::new();
@@ -413,11 +410,8 @@ fn tree_section(page: &mut String, data: &TreeData) {
             "every compiler probed".to_string()
         } else {
             let (without, _) = difference(&data.probed, releases);
-            escape_markdown(&format!(
-                "{} (not {})",
-                releases.join(", "),
-                without.join(", ")
-            ))
+            let with = format!("{} (not {})", releases.join(", "), without.join(", "));
+            escape_markdown(&with)
         };
         let allowed = if data.allowed.contains(feature) {
             "yes"

@@ -135,11 +135,9 @@ impl Cell<'_> {
                 return not_run(format!("writing the wrapper {}: {error:#}", path.display()));
             }
         }
-        let marker_tools = marker_tools(&self.tools.identity);
-        let out = match opened.take().map_or_else(
-            || BuildDir::open(&self.dir.join("boot").join(id), identity, &marker_tools),
-            Ok,
-        ) {
+        let marker = marker_tools(&self.tools.identity);
+        let open = || BuildDir::open(&self.dir.join("boot").join(id), identity, &marker);
+        let out = match opened.take().map_or_else(open, Ok) {
             Ok(out) => out,
             Err(error) => return not_run(format!("the boot build directory: {error:#}")),
         };
@@ -350,11 +348,7 @@ fn build_image(
     let image = out.out.join("vmlinux");
     let versions = rustc_versions(&image);
     let expected = format!("rustc version {release}");
-    if versions.is_empty()
-        || versions
-            .iter()
-            .any(|version| !version.starts_with(&expected))
-    {
+    if versions.is_empty() || !versions.iter().all(|only| only.starts_with(&expected)) {
         out.spoil();
         return Err(not_run(format!(
             "make vmlinux succeeded, but {} does not say it is {expected} only (its .comment \

@@ -55,11 +55,7 @@ pub(crate) fn cell(
 /// Whether a cell's boot contradicts its prediction: a cell whose build passed is predicted to
 /// boot and pass every test.
 pub(crate) fn boot_finding(cell: &CellJson) -> bool {
-    cell.real == Real::Pass.word()
-        && cell
-            .boot
-            .as_ref()
-            .is_some_and(|boot| boot.result == BOOT_FAIL)
+    cell.real == Real::Pass.word() && matches!(&cell.boot, Some(boot) if boot.result == BOOT_FAIL)
 }
 
 impl KernelJson {
@@ -93,10 +89,7 @@ impl KernelJson {
     pub(crate) fn verdict(&self, strict: bool) -> Verdict {
         let not_run = self.cells.iter().any(|cell| {
             cell.real == Real::NotRun.word()
-                || cell
-                    .boot
-                    .as_ref()
-                    .is_some_and(|boot| boot.result == BOOT_NOT_RUN)
+                || matches!(&cell.boot, Some(boot) if boot.result == BOOT_NOT_RUN)
         });
         Verdict::failure_if(!self.findings().is_empty() || (strict && not_run))
     }

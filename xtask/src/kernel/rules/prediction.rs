@@ -118,17 +118,13 @@ pub(crate) fn enabled_features(
     let mut enabled: Vec<String> = Vec::new();
     let mut undecided = Vec::new();
     for feature in &krate.features {
-        let condition = feature.condition();
-        match condition
-            .as_ref()
+        match feature
+            .condition()
             .map_or(Some(true), |c| c.evaluate(&lookup))
         {
             Some(true) => crate::push_once(&mut enabled, feature.name.clone()),
             Some(false) => {}
-            None => {
-                let condition = condition.map(|c| c.to_string()).unwrap_or_default();
-                undecided.push(format!("{} (under `{condition}`)", feature.name));
-            }
+            None => undecided.push(feature.name.clone()),
         }
     }
     (enabled, undecided)
