@@ -149,14 +149,10 @@ impl AcrossTrees {
             return String::new();
         };
         let (first, last_id) = (&trees[first].id, &trees[last].id);
-        if last + 1 == trees.len() {
-            if first == last_id {
-                format!("new in {first}")
-            } else {
-                format!("from {first}, still in {last_id}")
-            }
-        } else {
-            format!("from {first}, gone after {last_id}")
+        match (last + 1 == trees.len(), first == last_id) {
+            (true, true) => format!("new in {first}"),
+            (true, false) => format!("from {first}, still in {last_id}"),
+            (false, _) => format!("from {first}, gone after {last_id}"),
         }
     }
 }

@@ -443,14 +443,14 @@ pub(crate) fn judge(tree: &Path, config: &BootConfig, console: &str, accel: Acce
     }
     problems.extend(ktap.incomplete());
     if !ending.rebooted && ending.crash.is_none() {
+        let last = lines
+            .iter()
+            .map(|line| line.trim())
+            .rfind(|line| !line.is_empty());
         problems.push(format!(
             "the console was cut short: no `{}` after the KTAP (its last line: `{}`)",
             console::REBOOT_LINE,
-            lines
-                .iter()
-                .rev()
-                .find(|line| !line.trim().is_empty())
-                .map_or("", |line| line.trim())
+            last.unwrap_or("")
         ));
     }
     let mut json = BootJson {

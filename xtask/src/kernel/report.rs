@@ -5,12 +5,10 @@
 pub(crate) mod json;
 
 use super::build::{why, Built, Real};
-use crate::kernel::report::json::{
-    BootJson, CellJson, KernelJson, StepJson, BOOT_FAIL, BOOT_NOT_RUN,
-};
 use crate::kernel::rules::{Predicted, Prediction};
 use crate::util::output::{escape, escape_markdown, Style, Table};
 use crate::Verdict;
+use json::{BootJson, CellJson, KernelJson, StepJson, BOOT_FAIL, BOOT_NOT_RUN};
 
 /// The cell of one (tree, compiler) pair: the prediction, or why there is none, beside the real
 /// build (`cached` when it came from the cache), a finding where they disagree.
@@ -63,11 +61,10 @@ impl KernelJson {
     /// each once, with the trees that used them ("...; bindgen 0.56.0 ... (6.1) | ...; bindgen
     /// 0.71.1 ... (6.12, 7.3)"), else the tools found; `tools_error` why they are missing.
     pub(crate) fn with_tools_used(mut self) -> KernelJson {
-        let found = match (self.tools.take(), self.tools_error.take()) {
-            (_, Some(error)) => Err(error),
-            (Some(tools), None) => Ok(tools),
-            (None, None) => Err("the report names no build tools".to_owned()),
-        };
+        let error = self.tools_error.take();
+        let found = self.tools.take().filter(|_| error.is_none());
+        let missing = || "the report names no build tools".to_owned();
+        self.tools_error = error.or_else(|| found.is_none().then(missing));
         let mut used: Vec<(&str, Vec<&str>)> = Vec::new();
         for cell in &self.cells {
             if let Some(tools) = cell.tools.as_deref() {
@@ -80,8 +77,7 @@ impl KernelJson {
             .collect();
         self.tools = Some(used.join(" | "))
             .filter(|_| !used.is_empty())
-            .or(found.clone().ok());
-        self.tools_error = found.err();
+            .or(found);
         self
     }
 
