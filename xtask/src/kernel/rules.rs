@@ -34,7 +34,6 @@ const SCRIPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 /// hundred kilobytes, `init/Kconfig` about 70 KB), far below what would hurt.
 const MAX_FILE: u64 = 16 << 20;
 
-/// A kernel tree's Rust rules.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tree {
     pub root: PathBuf,

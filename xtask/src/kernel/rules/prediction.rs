@@ -27,7 +27,6 @@ pub enum Predicted {
 }
 
 impl Predicted {
-    /// The report's word.
     pub fn word(self) -> &'static str {
         match self {
             Predicted::Pass => "pass",
@@ -158,7 +157,6 @@ pub fn predict(
             .filter(|lint| !krate.allowed_lints.contains(lint))
             .cloned()
             .collect();
-        // Whether the probe builds, and its errors.
         let mut outcome = |bootstrap| -> anyhow::Result<(bool, Vec<String>)> {
             let key = Probe {
                 features: features.clone(),
