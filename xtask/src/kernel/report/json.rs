@@ -314,12 +314,7 @@ fn derived_prediction(
     let release =
         |text: &str| crate::toolchains::version::parse_release(text).map(|(release, _)| release);
     let met = release(rustc)? >= release(minimum)?;
-    let every_probe_builds = cell
-        .crates
-        .iter()
-        .all(|krate| krate.predicted == Predicted::Pass);
-    let predicted = Predicted::of_tree(met, every_probe_builds);
-    Ok(Some((met, predicted.word())))
+    Ok(Some((met, Predicted::of_tree(met, &cell.crates).word())))
 }
 
 #[cfg(test)]

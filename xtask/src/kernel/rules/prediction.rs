@@ -37,7 +37,10 @@ impl Predicted {
 
     /// A tree's prediction: refused below its minimum (the tree's own check refuses the
     /// compiler), else pass when every crate root's probe builds.
-    pub fn of_tree(minimum_met: bool, every_probe_builds: bool) -> Predicted {
+    pub fn of_tree(minimum_met: bool, crates: &[CratePrediction]) -> Predicted {
+        let every_probe_builds = crates
+            .iter()
+            .all(|krate| krate.predicted == Predicted::Pass);
         match (minimum_met, every_probe_builds) {
             (false, _) => Predicted::Refused,
             (true, true) => Predicted::Pass,
@@ -186,12 +189,9 @@ pub fn predict(
             errors,
         });
     }
-    let every_probe_builds = crates
-        .iter()
-        .all(|krate| krate.predicted == Predicted::Pass);
     Ok(Prediction {
         minimum_met,
-        predicted: Predicted::of_tree(minimum_met, every_probe_builds),
+        predicted: Predicted::of_tree(minimum_met, &crates),
         crates,
     })
 }
