@@ -120,27 +120,24 @@ fn column(
     names: &[&str],
     directory: &Path,
 ) -> (Column, Option<TargetCfgs>) {
-    let entry = toolchain_entry(&availability);
-    let (probed, rustc, identity, target) = match availability {
-        Availability::Found { toolchain, version } => {
-            let rustc = Rustc::of(&toolchain, version.release);
-            let prober = probing::Prober::for_input(&rustc, &options.input, directory);
-            let probed = prober.probe(names).map_or_else(
-                |error| Probed::Failed(format!("{error:#}")),
-                Probed::Answered,
-            );
-            let target = probing::print_cfg(&rustc).ok();
-            let identity = compiler_identity(&toolchain.launch, &version);
-            (probed, Some(rustc), Some(identity), target)
-        }
-        _ => (Probed::Unavailable, None, None, None),
+    let mut column = Column {
+        entry: toolchain_entry(&availability),
+        probed: Probed::Unavailable,
+        rustc: None,
+        identity: None,
     };
-    let column = Column {
-        entry,
-        probed,
-        rustc,
-        identity,
+    let Availability::Found { toolchain, version } = availability else {
+        return (column, None);
     };
+    let rustc = Rustc::of(&toolchain, version.release);
+    let prober = probing::Prober::for_input(&rustc, &options.input, directory);
+    column.probed = prober.probe(names).map_or_else(
+        |error| Probed::Failed(format!("{error:#}")),
+        Probed::Answered,
+    );
+    column.identity = Some(compiler_identity(&toolchain.launch, &version));
+    let target = probing::print_cfg(&rustc).ok();
+    column.rustc = Some(rustc);
     (column, target)
 }
 

@@ -121,7 +121,7 @@ impl Predicate {
 
     /// Evaluates the predicate in three-valued logic: `lookup` answers each leaf, or `None`
     /// when nothing is known about it.
-    pub fn evaluate(&self, lookup: &dyn Fn(Query<'_>) -> Option<bool>) -> Option<bool> {
+    pub fn evaluate<'a>(&'a self, lookup: &dyn Fn(Query<'a>) -> Option<bool>) -> Option<bool> {
         match self {
             Predicate::Bool(value) => Some(*value),
             Predicate::Name(name) => lookup(Query::Name(name)),
@@ -132,15 +132,13 @@ impl Predicate {
             // the answer undecided unless a deciding one follows.
             Predicate::All(items) | Predicate::Any(items) => {
                 let deciding = matches!(self, Predicate::Any(_));
-                let mut result = Some(!deciding);
-                for item in items {
+                let folded = items.iter().try_fold(Some(!deciding), |result, item| {
                     match item.evaluate(lookup) {
-                        Some(value) if value == deciding => return Some(deciding),
-                        None => result = None,
-                        Some(_) => {}
+                        Some(value) if value == deciding => Err(deciding),
+                        value => Ok(result.and(value)),
                     }
-                }
-                result
+                });
+                folded.unwrap_or_else(Some)
             }
         }
     }

@@ -144,19 +144,18 @@ impl AuditReport {
             .copied()
             .filter(|name| activity(name) != Some(false))
             .collect();
-        // Cargo's target directory is the column's, so that its dependencies are built once;
-        // rustc's outputs are each step's own.
-        let step_directory = |part: &str| match compile {
-            Compile::Cargo(_) => directory.to_path_buf(),
-            _ => directory.join(part),
-        };
         let step = |feature: &str, part: &str| {
             let list: Vec<&str> = allowed
                 .iter()
                 .copied()
                 .filter(|name| *name != feature)
                 .collect();
-            let output = step_directory(part);
+            // Cargo's target directory is the column's, so that its dependencies are built once;
+            // rustc's outputs are each step's own.
+            let output = match compile {
+                Compile::Cargo(_) => directory.to_path_buf(),
+                _ => directory.join(part),
+            };
             let invocation = compile.invocation(rustc, Some(&list), &output)?;
             Ok::<_, anyhow::Error>(Step {
                 inputs: compile.inputs(&output),

@@ -113,11 +113,6 @@ const TAKES_VALUE: &[&str] = &[
     "--unpretty",
 ];
 
-/// Whether `name` is one of the words of `list`.
-fn listed(list: &[&str], name: &str) -> bool {
-    list.contains(&name)
-}
-
 /// One argument as written, split into its flag and value: `("--cfg", Some("x"))` from
 /// `--cfg=x`, `-Cpanic=abort` as `("-C", Some("panic=abort"))`; a value given as the next
 /// argument is joined by the caller.
@@ -128,7 +123,7 @@ fn split(arg: &str) -> (&str, Option<&str>) {
             None => (arg, None),
         };
     }
-    let short = arg.get(..2).filter(|flag| listed(TAKES_VALUE, flag));
+    let short = arg.get(..2).filter(|flag| TAKES_VALUE.contains(flag));
     match short {
         Some(flag) if arg.len() > 2 => (flag, Some(&arg[2..])),
         _ => (arg, None),
@@ -166,7 +161,7 @@ fn why_left_out(flag: &str, value: Option<&str>) -> anyhow::Result<Option<&'stat
         "-C" | "--codegen" => {
             let name = option_name(value_text);
             match name.as_str() {
-                _ if listed(CODEGEN, &name) => None,
+                _ if CODEGEN.contains(&name.as_str()) => None,
                 "linker" | "linker-flavor" | "link-arg" | "link-args" => Some("a linker"),
                 "incremental" => Some("an output path"),
                 _ => Some(NOT_LISTED),
@@ -176,14 +171,14 @@ fn why_left_out(flag: &str, value: Option<&str>) -> anyhow::Result<Option<&'stat
             let name = option_name(value_text);
             match name.as_str() {
                 "allow-features" => Some(""),
-                _ if listed(UNSTABLE, &name) => None,
+                _ if UNSTABLE.contains(&name.as_str()) => None,
                 "temps-dir" => Some("an output path"),
                 "llvm-plugins" | "codegen-backend" => Some("a plugin"),
                 _ => Some(NOT_LISTED),
             }
         }
         "-A" | "-W" | "-D" | "-F" | "-O" | "-g" | "--test" => None,
-        _ if listed(LONG, flag) => None,
+        _ if LONG.contains(&flag) => None,
         "--target" => {
             if value_text.ends_with(".json") || value_text.contains('/') {
                 regular("--target", value_text)?;
@@ -236,7 +231,7 @@ pub fn read_rustc_args(file: &Path) -> anyhow::Result<(Vec<String>, Vec<String>)
             continue;
         }
         let (flag, value) = split(line);
-        let takes_next = value.is_none() && (listed(LONG, flag) || listed(TAKES_VALUE, flag));
+        let takes_next = value.is_none() && (LONG.contains(&flag) || TAKES_VALUE.contains(&flag));
         let next = takes_next.then(|| lines.next()).flatten();
         let written: Vec<&str> = std::iter::once(line).chain(next).collect();
         match why_left_out(flag, value.or(next)).with_context(context)? {

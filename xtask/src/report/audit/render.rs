@@ -10,7 +10,7 @@ use crate::features::cfg::Query;
 use crate::features::expect::ToolchainVerdict;
 use crate::features::status::Status;
 use crate::util::json::{json, Value};
-use crate::util::output::{Style, Table, Width};
+use crate::util::output::{Style, Table};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -225,10 +225,6 @@ impl AuditReport {
     /// `--min-rust`'s findings, build errors first: with the source line under each for a
     /// terminal (`snippets`), one line each for Markdown.
     fn findings(&self, snippets: bool) -> Vec<String> {
-        let mut lines = Vec::new();
-        if self.min_rust.is_none() {
-            return lines;
-        }
         let findings = [
             ("error", "", &self.lint.errors),
             ("removable", "", &self.lint.removable),
@@ -240,27 +236,25 @@ impl AuditReport {
             true => crate::project_root().join(path),
             false => path.to_path_buf(),
         };
-        let text = match (&self.input.path, snippets) {
+        let text = match (&self.input.path, snippets && !self.lint.is_empty()) {
             (Some(path), true) => crate::util::files::read_text(&readable(path), 16 << 20).ok(),
             _ => None,
         };
         let source: Vec<&str> = text.iter().flat_map(|text| text.lines()).collect();
-        for (word, what, findings) in findings {
-            for finding in findings {
+        let findings = findings.into_iter().flat_map(|(word, what, findings)| {
+            findings.iter().map(move |finding| (word, what, finding))
+        });
+        findings
+            .map(|(word, what, finding)| {
                 let entry = &self.input.entries[finding.entry];
                 let mut message = format!("{what}feature({}): {}", entry.name, finding.reason);
                 if finding.reason.starts_with("unknown") {
                     message.push_str(&self.did_you_mean(&entry.name));
                 }
-                lines.push(
-                    self.snippet(word, &message, entry, &source)
-                        .unwrap_or_else(|| {
-                            format!("{word}: {}: {message}", self.input.place(entry))
-                        }),
-                );
-            }
-        }
-        lines
+                self.snippet(word, &message, entry, &source)
+                    .unwrap_or_else(|| format!("{word}: {}: {message}", self.input.place(entry)))
+            })
+            .collect()
     }
 
     /// A finding as rustc shows a diagnostic: the message, where, and the source line with the
@@ -420,21 +414,17 @@ impl AuditReport {
     /// The table, the summaries and the findings for a terminal or a log, the table laid out
     /// for `style`'s width.
     pub fn human_in(&self, style: &Style) -> String {
-        self.text(false, style)
+        self.text(Some(style))
     }
 
     /// The same as Markdown.
     pub fn markdown(&self) -> String {
-        self.text(
-            true,
-            &Style {
-                colour: false,
-                width: Width::Wide,
-            },
-        )
+        self.text(None)
     }
 
-    fn text(&self, markdown: bool, style: &Style) -> String {
+    /// The report for a terminal laid out for `style`, or as Markdown without one.
+    fn text(&self, style: Option<&Style>) -> String {
+        let markdown = style.is_none();
         let (title, item) = if markdown { ("## ", "- ") } else { ("", "") };
         let mut out = format!("{title}{}\n\n", self.heading());
         // The findings first: what to change in the crate, before the evidence.
@@ -445,10 +435,9 @@ impl AuditReport {
         if !findings.is_empty() {
             out.push('\n');
         }
-        if markdown {
-            self.table(true).render_markdown(&mut out);
-        } else {
-            self.table(false).render_text(&mut out, style);
+        match style {
+            Some(style) => self.table(false).render_text(&mut out, style),
+            None => self.table(true).render_markdown(&mut out),
         }
         out.push('\n');
         for note in self.legend().into_iter().chain(self.never_set_notes()) {
