@@ -286,24 +286,16 @@ impl AuditReport {
     }
 
     fn heading(&self) -> String {
-        let conditional = self
-            .input
-            .entries
-            .iter()
-            .filter(|entry| entry.condition.is_some())
-            .count();
-        let mut heading = match &self.input.path {
+        let (input, count) = (&self.input, self.input.entries.len());
+        let mut heading = match &input.path {
             Some(path) => format!(
-                "audit of {}: {} feature(s) in {} attribute(s)",
+                "audit of {}: {count} feature(s) in {} attribute(s)",
                 path.display(),
-                self.input.entries.len(),
-                self.input.attribute_count()
+                input.attribute_count()
             ),
-            None => format!(
-                "audit of the --features list: {} feature(s)",
-                self.input.entries.len()
-            ),
+            None => format!("audit of the --features list: {count} feature(s)"),
         };
+        let conditional = input.conditions().count();
         if conditional > 0 {
             let _ = write!(heading, ", {conditional} under cfg_attr");
         }
@@ -395,18 +387,12 @@ impl AuditReport {
 
     /// Why a condition that names a cfg no Kconfig defines (`from: None`) is off everywhere.
     fn never_set_notes(&self) -> Vec<String> {
+        let conditions = self.input.conditions();
+        let leaves: Vec<Query<'_>> = conditions.flat_map(|c| summary::leaves(c, Some)).collect();
         self.decider
             .kconfig
             .iter()
-            .filter(|symbol| symbol.from.is_none())
-            .filter(|symbol| {
-                self.input.entries.iter().any(|entry| {
-                    entry.condition.as_ref().is_some_and(|condition| {
-                        let named = |query: Query<'_>| query == Query::Name(&symbol.cfg);
-                        !summary::leaves(condition, |query| named(query).then_some(())).is_empty()
-                    })
-                })
-            })
+            .filter(|symbol| symbol.from.is_none() && leaves.contains(&Query::Name(&symbol.cfg)))
             .map(|symbol| format!("`{}`: {}.", symbol.cfg, symbol.source))
             .collect()
     }

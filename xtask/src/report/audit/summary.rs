@@ -51,7 +51,7 @@ impl Decider {
             .filter_map(|feature| Some(feature.cfg?.from))
             .chain(kconfig.iter().filter_map(|symbol| symbol.from))
             .collect();
-        for condition in input.entries.iter().filter_map(|e| e.condition.as_ref()) {
+        for condition in input.conditions() {
             thresholds.extend(leaves(condition, |query| match query {
                 Query::Version(release) => Some(release),
                 _ => None,

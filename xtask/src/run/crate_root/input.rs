@@ -83,6 +83,13 @@ impl Input {
         })
     }
 
+    /// The `cfg_attr` conditions of the entries, in order.
+    pub fn conditions(&self) -> impl Iterator<Item = &Predicate> {
+        self.entries
+            .iter()
+            .filter_map(|entry| entry.condition.as_ref())
+    }
+
     /// `path:line:column` for an entry, or the name alone for a list entry.
     pub fn place(&self, entry: &Entry) -> String {
         match (&self.path, entry.location) {
