@@ -24,7 +24,7 @@ use crate::{commands::flags, project_root, Verdict};
 use anyhow::{bail, Context};
 use input::Input;
 use std::path::{Path, PathBuf};
-use summary::{Decider, TargetCfgs};
+use summary::Decider;
 use xshell::Shell;
 
 /// Everything an audit needs, as the flags give it.
@@ -89,7 +89,7 @@ pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
     let kconfig = kconfig::with_given(pinned, given);
     let names = options.input.names();
     let scratch = options.scratch.join(std::process::id().to_string());
-    let results = crate::in_parallel(availabilities, |index, availability| {
+    let columns: Vec<Column> = crate::in_parallel(availabilities, |index, availability| {
         let name = crate::run::plan::directory_name(availability.id());
         column(
             availability,
@@ -99,13 +99,11 @@ pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
         )
     });
     let _ = std::fs::remove_dir_all(&scratch);
-    // Every compiler here builds for the same host: the first answer stands for the target.
-    let target = results
-        .iter()
-        .find_map(|(_, target)| target.clone())
-        .unwrap_or_default();
-    let columns = results.into_iter().map(|(column, _)| column).collect();
-    let decider = Decider::new(&options.input, target, kconfig);
+    // Every compiler here builds for the same host: the first that prints its cfgs stands for
+    // the target.
+    let mut compilers = columns.iter().filter_map(|column| column.rustc.as_ref());
+    let target = compilers.find_map(|rustc| probing::print_cfg(rustc).ok());
+    let decider = Decider::new(&options.input, target.unwrap_or_default(), kconfig);
     Ok(AuditReport::new(
         options.input.clone(),
         decider,
@@ -119,7 +117,7 @@ fn column(
     options: &Options,
     names: &[&str],
     directory: &Path,
-) -> (Column, Option<TargetCfgs>) {
+) -> Column {
     let mut column = Column {
         entry: toolchain_entry(&availability),
         probed: Probed::Unavailable,
@@ -127,7 +125,7 @@ fn column(
         identity: None,
     };
     let Availability::Found { toolchain, version } = availability else {
-        return (column, None);
+        return column;
     };
     let rustc = Rustc::of(&toolchain, version.release);
     let prober = probing::Prober::for_input(&rustc, &options.input, directory);
@@ -136,9 +134,8 @@ fn column(
         Probed::Answered,
     );
     column.identity = Some(compiler_identity(&toolchain.launch, &version));
-    let target = probing::print_cfg(&rustc).ok();
     column.rustc = Some(rustc);
-    (column, target)
+    column
 }
 
 impl flags::Audit {

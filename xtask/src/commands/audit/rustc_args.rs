@@ -154,29 +154,24 @@ fn directory(what: &str, path: &str) -> anyhow::Result<()> {
 fn why_left_out(flag: &str, value: Option<&str>) -> anyhow::Result<Option<&'static str>> {
     const NOT_LISTED: &str = "not on the list of flags the audit passes on";
     let value_text = value.unwrap_or("");
+    let option = option_name(value_text);
     Ok(match flag {
         "-o" | "--out-dir" | "--emit" => Some("an output path"),
         "--error-format" => Some(""),
         _ if flag.starts_with('@') => Some("another argument file"),
-        "-C" | "--codegen" => {
-            let name = option_name(value_text);
-            match name.as_str() {
-                _ if CODEGEN.contains(&name.as_str()) => None,
-                "linker" | "linker-flavor" | "link-arg" | "link-args" => Some("a linker"),
-                "incremental" => Some("an output path"),
-                _ => Some(NOT_LISTED),
-            }
-        }
-        "-Z" => {
-            let name = option_name(value_text);
-            match name.as_str() {
-                "allow-features" => Some(""),
-                _ if UNSTABLE.contains(&name.as_str()) => None,
-                "temps-dir" => Some("an output path"),
-                "llvm-plugins" | "codegen-backend" => Some("a plugin"),
-                _ => Some(NOT_LISTED),
-            }
-        }
+        "-C" | "--codegen" => match option.as_str() {
+            name if CODEGEN.contains(&name) => None,
+            "linker" | "linker-flavor" | "link-arg" | "link-args" => Some("a linker"),
+            "incremental" => Some("an output path"),
+            _ => Some(NOT_LISTED),
+        },
+        "-Z" => match option.as_str() {
+            "allow-features" => Some(""),
+            name if UNSTABLE.contains(&name) => None,
+            "temps-dir" => Some("an output path"),
+            "llvm-plugins" | "codegen-backend" => Some("a plugin"),
+            _ => Some(NOT_LISTED),
+        },
         "-A" | "-W" | "-D" | "-F" | "-O" | "-g" | "--test" => None,
         _ if LONG.contains(&flag) => None,
         "--target" => {
