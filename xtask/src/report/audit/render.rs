@@ -26,11 +26,6 @@ fn conditional_list(items: &[Conditional]) -> String {
         .join(", ")
 }
 
-/// The newest release probed, as the conclusions name it.
-fn release_text(release: Option<Release>) -> String {
-    release.map_or_else(|| "the newest".into(), |release| release.to_string())
-}
-
 impl AuditReport {
     /// `unknown feature asm_gotto (did you mean `asm_goto`?), removed feature x`.
     fn rejected_list(&self, items: &[(String, Status)]) -> String {
@@ -98,31 +93,22 @@ impl AuditReport {
         };
         let undecided = conditional_list(&summary.undecided_gated);
         let needs = &summary.needs_bootstrap;
-        let mut parts = vec![match (needs.len(), undecided.is_empty()) {
-            (0, true) => "needs no RUSTC_BOOTSTRAP".to_string(),
-            (0, false) => format!(
-                "needs no RUSTC_BOOTSTRAP unless a condition it cannot decide holds: {undecided}"
+        let also = match (needs.is_empty(), undecided.is_empty()) {
+            (_, true) => String::new(),
+            (true, false) => format!(" unless a condition it cannot decide holds: {undecided}"),
+            _ => format!(", and if conditions it cannot decide hold, also {undecided}"),
+        };
+        let verb = if needs.len() == 1 { "needs" } else { "need" };
+        let mut parts = vec![match needs.len() {
+            0 => format!("needs no RUSTC_BOOTSTRAP{also}"),
+            count => format!(
+                "{count} still {verb} RUSTC_BOOTSTRAP ({}){also}",
+                needs.join(", ")
             ),
-            (count, _) => {
-                let verb = if count == 1 { "needs" } else { "need" };
-                let mut text = format!(
-                    "{count} still {verb} RUSTC_BOOTSTRAP ({})",
-                    needs.join(", ")
-                );
-                if !undecided.is_empty() {
-                    let _ = write!(
-                        text,
-                        ", and if conditions it cannot decide hold, also {undecided}"
-                    );
-                }
-                text
-            }
         }];
         if !summary.errors.is_empty() {
-            parts.push(format!(
-                "build errors on it: {}",
-                self.rejected_list(&summary.errors)
-            ));
+            let list = self.rejected_list(&summary.errors);
+            parts.push(format!("build errors on it: {list}"));
         }
         if !summary.undecided_errors.is_empty() {
             let list = conditional_list(&summary.undecided_errors);
@@ -153,6 +139,7 @@ impl AuditReport {
         let Some(lowest) = answers.map(|answer| answer.release).min() else {
             return vec!["No compiler answered: nothing can be concluded.".into()];
         };
+        let newest = cross.newest.unwrap_or(lowest);
         let mut lines = Vec::new();
         let conditions = cross.depends_on.join(" or ");
         let depends = if conditions.is_empty() {
@@ -180,9 +167,8 @@ impl AuditReport {
             )),
             None if cross.gated_on_newest.is_empty() => {}
             None => lines.push(format!(
-                "Needs RUSTC_BOOTSTRAP on every release probed, up to {}: it still calls {} \
-                 gated.",
-                release_text(cross.newest),
+                "Needs RUSTC_BOOTSTRAP on every release probed, up to {newest}: it still calls \
+                 {} gated.",
                 cross.gated_on_newest.join(", ")
             )),
         }
@@ -193,8 +179,7 @@ impl AuditReport {
                 )),
                 None => lines.push(format!(
                     "If {conditions} holds: needs RUSTC_BOOTSTRAP on every release probed, up \
-                     to {}, since it still calls {} gated.",
-                    release_text(cross.newest),
+                     to {newest}, since it still calls {} gated.",
                     cross.gated_on_newest_if.join(", ")
                 )),
             }
