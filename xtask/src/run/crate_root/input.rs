@@ -163,8 +163,12 @@ fn crate_root(path: &Path) -> anyhow::Result<PathBuf> {
     if metadata.is_dir() {
         let roots = ["src/lib.rs", "src/main.rs"].map(|root| path.join(root));
         let root = roots.into_iter().find(|root| root.is_file());
-        let missing = "is a directory without src/lib.rs or src/main.rs; give the crate root file";
-        return root.with_context(|| format!("{shown} {missing}"));
+        return root.with_context(|| {
+            format!(
+                "{shown} is a directory without src/lib.rs or src/main.rs; give the crate \
+                 root file"
+            )
+        });
     }
     Ok(path.to_path_buf())
 }
