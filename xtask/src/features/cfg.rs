@@ -371,22 +371,16 @@ impl<'a> Lexer<'a> {
                 _ => Ok(spanned(Token::Ident(word.to_string()))),
             };
         }
-        if first == '"' {
-            return Ok(spanned(Token::Str(self.quoted(start)?)));
-        }
-        if first == '\'' {
-            // A character literal, or the quote of a lifetime.
-            if self.peek_at(1) == Some('\\') || self.peek_at(2) == Some('\'') {
+        let close = match first {
+            '"' => return Ok(spanned(Token::Str(self.quoted(start)?))),
+            // A character literal; a lone quote is a lifetime's.
+            '\'' if self.peek_at(1) == Some('\\') || self.peek_at(2) == Some('\'') => {
                 return Ok(spanned(Token::Literal(self.quoted(start)?)));
             }
-            self.bump();
-            return Ok(spanned(Token::Punct('\'')));
-        }
-        if first.is_ascii_digit() {
-            let number = self.take_while(|c| is_ident_continue(c) || c == '.');
-            return Ok(spanned(Token::Literal(number.to_string())));
-        }
-        let close = match first {
+            _ if first.is_ascii_digit() => {
+                let number = self.take_while(|c| is_ident_continue(c) || c == '.');
+                return Ok(spanned(Token::Literal(number.to_string())));
+            }
             '(' => ')',
             '[' => ']',
             '{' => '}',

@@ -11,7 +11,7 @@ use crate::features::expect::ToolchainVerdict;
 use crate::features::status::Status;
 use crate::util::json::{json, Value};
 use crate::util::output::{Style, Table};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 /// 2: `never_stable` became `gated_on_newest`, with `newest`.
@@ -24,6 +24,30 @@ fn conditional_list(items: &[Conditional]) -> String {
         .map(|(name, conditions)| format!("{name} (if {})", conditions.join(" or ")))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// A table's legend: each marker it shows with what it means; `None` if it shows none.
+fn legend(shown: &BTreeSet<&str>) -> Option<String> {
+    const MEANINGS: [(&str, &str); 3] = [
+        (
+            " (off)",
+            "its cfg_attr condition does not hold on that compiler",
+        ),
+        (
+            " (other target)",
+            "it holds only for another target than the one probed",
+        ),
+        (
+            " (?)",
+            "the condition depends on a cfg the audit cannot derive from the compiler",
+        ),
+    ];
+    let parts: Vec<String> = MEANINGS
+        .iter()
+        .filter(|(marker, _)| shown.contains(marker))
+        .map(|(marker, meaning)| format!("`{}`: {meaning}", marker.trim()))
+        .collect();
+    (!parts.is_empty()).then(|| format!("{}.", parts.join("; ")))
 }
 
 impl AuditReport {
@@ -288,7 +312,9 @@ impl AuditReport {
         heading
     }
 
-    fn table(&self, markdown: bool) -> Table {
+    /// The table, and its legend: the markers it shows, each with what it means (`None` if it
+    /// shows none).
+    fn table(&self, markdown: bool) -> (Table, Option<String>) {
         let shown: Vec<&Column> = self
             .columns
             .iter()
@@ -298,6 +324,7 @@ impl AuditReport {
         let mut headers = vec!["line:col".to_string(), "condition".to_string()];
         headers.extend(shown.iter().map(|column| column.label()));
         let mut table = Table::new("feature", &headers);
+        let mut markers = BTreeSet::new();
         for entry in &self.input.entries {
             let mut cells = vec![
                 entry
@@ -313,14 +340,16 @@ impl AuditReport {
                     let status = answer
                         .status(&self.input, &entry.name)
                         .map_or_else(|| "-".into(), |status| status.to_string());
-                    format!("{status}{}", self.marker(entry, answer))
+                    let marker = self.marker(entry, answer);
+                    markers.insert(marker);
+                    format!("{status}{marker}")
                 }
                 _ => "probe failed".into(),
             }));
             let cells = cells.into_iter().map(|cell| (cell, false));
             table.rows.push((entry.name.clone(), cells.collect()));
         }
-        table
+        (table, legend(&markers))
     }
 
     /// What a table cell adds to a status: whether the line is active on that compiler.
@@ -334,40 +363,6 @@ impl AuditReport {
             Some(false) => " (off)",
             None => " (?)",
         }
-    }
-
-    /// The table's legend: the markers it shows, each with what it means; `None` if it shows
-    /// none.
-    fn legend(&self) -> Option<String> {
-        const MEANINGS: [(&str, &str); 3] = [
-            (
-                " (off)",
-                "its cfg_attr condition does not hold on that compiler",
-            ),
-            (
-                " (other target)",
-                "it holds only for another target than the one probed",
-            ),
-            (
-                " (?)",
-                "the condition depends on a cfg the audit cannot derive from the compiler",
-            ),
-        ];
-        let answers: Vec<&summary::Answer> =
-            self.columns.iter().filter_map(Column::answer).collect();
-        let shown = |marker: &str| {
-            self.input.entries.iter().any(|entry| {
-                answers
-                    .iter()
-                    .any(|answer| self.marker(entry, answer) == marker)
-            })
-        };
-        let parts: Vec<String> = MEANINGS
-            .iter()
-            .filter(|(marker, _)| shown(marker))
-            .map(|(marker, meaning)| format!("`{}`: {meaning}", marker.trim()))
-            .collect();
-        (!parts.is_empty()).then(|| format!("{}.", parts.join("; ")))
     }
 
     /// Why a condition that names a cfg no Kconfig defines (`from: None`) is off everywhere.
@@ -406,12 +401,13 @@ impl AuditReport {
         if !findings.is_empty() {
             out.push('\n');
         }
+        let (table, legend) = self.table(markdown);
         match style {
-            Some(style) => self.table(false).render_text(&mut out, style),
-            None => self.table(true).render_markdown(&mut out),
+            Some(style) => table.render_text(&mut out, style),
+            None => table.render_markdown(&mut out),
         }
         out.push('\n');
-        for note in self.legend().into_iter().chain(self.never_set_notes()) {
+        for note in legend.into_iter().chain(self.never_set_notes()) {
             let _ = writeln!(out, "{note}\n");
         }
         if markdown {
