@@ -87,16 +87,9 @@ pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
     let kernel_root = crate::project_root().join("target/kernel");
     let pinned = crate::kernel::rules::pinned::pinned_kconfig(&pins, &kernel_root)?;
     let kconfig = kconfig::with_given(pinned, given);
-    let names = options.input.names();
     let scratch = options.scratch.join(std::process::id().to_string());
     let columns: Vec<Column> = crate::in_parallel(availabilities, |index, availability| {
-        let name = crate::run::plan::directory_name(availability.id());
-        column(
-            availability,
-            options,
-            &names,
-            &scratch.join(format!("{index}-{name}")),
-        )
+        column(availability, options, &scratch, index)
     });
     let _ = std::fs::remove_dir_all(&scratch);
     // Every compiler here builds for the same host: the first that prints its cfgs stands for
@@ -112,12 +105,9 @@ pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
     ))
 }
 
-fn column(
-    availability: Availability,
-    options: &Options,
-    names: &[&str],
-    directory: &Path,
-) -> Column {
+fn column(availability: Availability, options: &Options, scratch: &Path, index: usize) -> Column {
+    let name = crate::run::plan::directory_name(availability.id());
+    let directory = scratch.join(format!("{index}-{name}"));
     let mut column = Column {
         entry: toolchain_entry(&availability),
         probed: Probed::Unavailable,
@@ -128,8 +118,8 @@ fn column(
         return column;
     };
     let rustc = Rustc::of(&toolchain, version.release);
-    let prober = probing::Prober::for_input(&rustc, &options.input, directory);
-    column.probed = prober.probe(names).map_or_else(
+    let prober = probing::Prober::for_input(&rustc, &options.input, &directory);
+    column.probed = prober.probe(&options.input.names()).map_or_else(
         |error| Probed::Failed(format!("{error:#}")),
         Probed::Answered,
     );

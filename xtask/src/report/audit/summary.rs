@@ -115,9 +115,8 @@ impl Decider {
     /// `from` and every later release at which a decided leaf changes: between two of them,
     /// every condition stays as it is.
     pub fn releases_from(&self, from: Release) -> Vec<Release> {
-        let mut releases = vec![from];
-        releases.extend(self.thresholds.iter().copied().filter(|&r| r > from));
-        releases
+        let later = self.thresholds.iter().copied().filter(|&r| r > from);
+        std::iter::once(from).chain(later).collect()
     }
 
     /// A `cfg_attr` branch that no compiler from `from` on can take, for any target (undecided
