@@ -92,8 +92,7 @@ pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
         column(availability, options, &scratch, index)
     });
     let _ = std::fs::remove_dir_all(&scratch);
-    // Every compiler here builds for the same host: the first that prints its cfgs stands for
-    // the target.
+    // Every compiler here builds for the host: the first to print its cfgs speaks for the target.
     let mut compilers = columns.iter().filter_map(|column| column.rustc.as_ref());
     let target = compilers.find_map(|rustc| probing::print_cfg(rustc).ok());
     let decider = Decider::new(&options.input, target.unwrap_or_default(), kconfig);

@@ -312,8 +312,7 @@ impl AuditReport {
         heading
     }
 
-    /// The table, and its legend: the markers it shows, each with what it means (`None` if it
-    /// shows none).
+    /// The table, and the legend of the markers it shows.
     fn table(&self, markdown: bool) -> (Table, Option<String>) {
         let shown: Vec<&Column> = self
             .columns
@@ -377,8 +376,7 @@ impl AuditReport {
             .collect()
     }
 
-    /// The table, the summaries and the findings for a terminal or a log, the table laid out
-    /// for `style`'s width.
+    /// The table, the summaries and the findings for a terminal, laid out for `style`'s width.
     pub fn human_in(&self, style: &Style) -> String {
         self.text(Some(style))
     }
