@@ -27,8 +27,7 @@ pub enum PinRole {
     Nightly,
 }
 
-/// Each role, in declaration order, with its word in the pin file and the output, and what it
-/// means.
+/// Each role, in declaration order, with its word in the pin file and the output and its meaning.
 const ROLES: [(PinRole, &str, &str); 5] = [
     (
         PinRole::Minimum,
@@ -307,10 +306,7 @@ fn parse_pin(
         Some((line, value)) => Some(DebianSource::parse(&value).map_err(at(line))?),
         None => None,
     };
-    let versioned = debian
-        .as_ref()
-        .and_then(|debian| Some((debian, debian.version.as_deref()?)));
-    if let Some((debian, version)) = versioned {
+    if let Some((debian, Some(version))) = debian.as_ref().map(|debian| (debian, &debian.version)) {
         let upstream = crate::toolchains::debian::upstream_version(version);
         ensure!(
             upstream == release,

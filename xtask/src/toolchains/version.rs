@@ -1,20 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-//! What a compiler says about itself: the parser for `rustc -vV`, the one trustworthy answer to
-//! "which release is this?" however the compiler was found (rustup, a path, a Debian package
-//! unpacked under `target/`). The output looks like this:
-//!
-//! ```text
-//! rustc 1.85.0 (4d91de4e4 2025-02-17) (built from a source tarball)
-//! binary: rustc
-//! commit-hash: 4d91de4e48198da2e33413efdcd9cd2cc0c46688
-//! commit-date: 2025-02-17
-//! host: x86_64-unknown-linux-gnu
-//! release: 1.85.0
-//! LLVM version: 19.1.7
-//! ```
-//!
-//! The first line's text after the version is free-form (distributions append such as "(built
-//! from a source tarball)"), and Debian's 1.63.0 writes `unknown` for the commit.
+//! What a compiler says about itself: the parser for `rustc -vV` (the tests hold real outputs),
+//! the one trustworthy answer to "which release is this?" however the compiler was found. The
+//! first line's text after the version is free-form (distributions append such as "(built from
+//! a source tarball)"), and Debian's 1.63.0 writes `unknown` for the commit.
 
 use crate::catalog::Release;
 use std::collections::HashMap;
