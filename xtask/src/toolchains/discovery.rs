@@ -207,8 +207,9 @@ fn discover_pins(sh: &Shell, pins: &[Pin], timeout: Duration) -> Vec<Availabilit
                 }
                 _ => None,
             });
-            let broken = candidates.iter().find(|candidate| {
-                matches!(candidate, Availability::Broken { toolchain, .. } if is_meant_for(pin, toolchain))
+            let broken = candidates.iter().find(|candidate| match candidate {
+                Availability::Broken { toolchain, .. } => is_meant_for(pin, toolchain),
+                _ => false,
             });
             let found = satisfying.min_by(|one, other| one.0.cmp(&other.0));
             let Some(mut chosen) = found.map(|(_, candidate)| candidate).or(broken).cloned() else {

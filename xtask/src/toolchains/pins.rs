@@ -218,20 +218,18 @@ impl Pins {
                 continue;
             }
             let (pin, id_line, release_line) = parse_pin(&file, header_line, table)?;
-            if let Some(&earlier) = pin_of_id.get(&pin.id) {
+            if let Some(earlier) = pin_of_id.insert(pin.id.clone(), pins.len()) {
                 let (id, line) = (&pin.id, pins[earlier].line);
                 bail!("{file}:{id_line}: duplicate pin id `{id}` (also on line {line})");
             }
             let release_key = (pin.release.clone(), pin.commit_date.clone());
-            if let Some(&earlier) = pin_of_release.get(&release_key) {
+            if let Some(earlier) = pin_of_release.insert(release_key, pins.len()) {
                 let (id, line, release) = (&pins[earlier].id, pins[earlier].line, &pin.release);
                 bail!(
                     "{file}:{release_line}: duplicate pin: `{id}` (line {line}) already pins \
                      {release}"
                 );
             }
-            pin_of_id.insert(pin.id.clone(), pins.len());
-            pin_of_release.insert(release_key, pins.len());
             pins.push(pin);
         }
         ensure!(!pins.is_empty(), "{file}: no `[[pin]]` tables");
