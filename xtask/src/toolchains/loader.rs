@@ -228,15 +228,14 @@ impl Launch {
     pub(crate) fn sibling(&self, name: &str) -> Launch {
         let mut launch = self.clone();
         launch.rustc = self.rustc.with_file_name(name);
-        let (rustc, program) = (self.rustc.display(), launch.rustc.display().to_string());
-        for arg in launch
+        let rustc = self.rustc.display().to_string();
+        let program = launch.rustc.display().to_string();
+        let own_args = launch
             .loader
             .iter_mut()
-            .flat_map(|own| &mut own.leading_args)
-        {
-            if *arg == rustc.to_string() {
-                arg.clone_from(&program);
-            }
+            .flat_map(|own| &mut own.leading_args);
+        for arg in own_args.filter(|arg| **arg == rustc) {
+            arg.clone_from(&program);
         }
         launch
     }
@@ -505,5 +504,17 @@ mod tests {
             libraries_outside(&launch, &prefix).unwrap(),
             Vec::<String>::new()
         );
+        let rustdoc = launch.sibling("rustdoc");
+        let leading = &rustdoc.loader.as_ref().unwrap().leading_args;
+        assert_eq!(rustdoc.rustc, prefix.join("usr/bin/rustdoc"));
+        assert_eq!(leading[2], rustdoc.rustc.display().to_string());
+        assert_eq!(
+            (&leading[..2], &leading[3..]),
+            (
+                &launch.loader.as_ref().unwrap().leading_args[..2],
+                &launch.loader.as_ref().unwrap().leading_args[3..]
+            )
+        );
+        assert_eq!(rustdoc.env, launch.env);
     }
 }
