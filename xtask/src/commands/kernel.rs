@@ -111,10 +111,9 @@ fn select_trees(pins: &Pins, wanted: &[String]) -> anyhow::Result<Vec<TreePin>> 
     Ok(chosen)
 }
 
-/// The ids of local trees, one per path (canonical, none twice): `path-NAME` after the
-/// directory's name, and where two of them share a name (`a/linux`, `b/linux`), each of those
-/// with the first 8 hex digits of its path's hash (`path-linux-3f2a9c1b`): deterministic,
-/// readable, and never one id (nor one build directory) for two trees.
+/// The ids of local trees, one per (canonical) path: `path-NAME` after the directory's name, and
+/// where two share a name (`a/linux`, `b/linux`), with the first 8 hex digits of the path's hash
+/// (`path-linux-3f2a9c1b`), so that two trees never share an id or a build directory.
 fn local_tree_ids(paths: &[PathBuf]) -> Vec<String> {
     let name = |path: &PathBuf| {
         let file_name = path.file_name().map(|name| name.to_string_lossy());

@@ -337,7 +337,7 @@ fn build_image(
     }
     let output = make("vmlinux")?;
     if !output.success() {
-        let built = build::compiler_failure("make vmlinux", &output, Vec::new(), Vec::new());
+        let built = build::compiler_failure("make vmlinux", &output, Vec::new());
         let mut booted = Booted::failed(
             format!("the boot image did not build: {}", built.reason),
             built.cacheable,

@@ -84,8 +84,8 @@ pub(crate) struct Built {
 }
 
 impl Built {
-    /// A cell that was not built, and why; `steps` are those that ran before it stopped.
-    pub(crate) fn not_run(reason: String, steps: Vec<(String, f64)>) -> Built {
+    /// A cell that was not built, and why.
+    pub(crate) fn not_run(reason: String) -> Built {
         Built {
             real: Real::NotRun,
             reason,
@@ -94,7 +94,7 @@ impl Built {
             cacheable: false,
             enabled: Vec::new(),
             objects: 0,
-            steps,
+            steps: Vec::new(),
             tools: None,
         }
     }
@@ -121,16 +121,14 @@ impl BuildDir {
 
     /// The build directory `dir`, reused when its marker names the same tree and tools.
     pub(crate) fn open(dir: &Path, tree_identity: &str, tools: &str) -> anyhow::Result<BuildDir> {
-        let out = dir.to_owned();
-        let marker = format!("{tree_identity}\n{tools}\n");
-        if out.exists() && !BuildDir::is_ready(dir, tree_identity, tools) {
-            std::fs::remove_dir_all(&out).with_context(|| format!("removing {}", out.display()))?;
+        if dir.exists() && !BuildDir::is_ready(dir, tree_identity, tools) {
+            std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
         }
-        std::fs::create_dir_all(&out)?;
+        std::fs::create_dir_all(dir)?;
         Ok(BuildDir {
-            out,
-            marker,
-            spoiled: std::cell::Cell::new(false),
+            out: dir.to_owned(),
+            marker: format!("{tree_identity}\n{tools}\n"),
+            spoiled: Default::default(),
         })
     }
 
@@ -192,16 +190,37 @@ impl Pair<'_> {
             format!("RUST_LIB_SRC={}", self.library.display()),
             format!("-j{}", self.jobs),
         ];
-        args.extend(
-            self.rustdoc
-                .map(|rustdoc| format!("RUSTDOC={}", rustdoc.display())),
-        );
+        let rustdoc = self
+            .rustdoc
+            .map(|rustdoc| format!("RUSTDOC={}", rustdoc.display()));
+        args.extend(rustdoc);
         args.extend(targets.iter().map(|target| (*target).to_owned()));
         // By its absolute path on `PATH`, as [`Invocation`] wants.
         let make = process::which("make").unwrap_or_else(|| PathBuf::from("make"));
         let invocation =
             Invocation::new(make, args).with_env(vec![libclang_env(&self.tools.libclang)]);
         process::run_holding(&invocation, self.timeout, self.lock)
+    }
+
+    /// Runs one `make` as the step `name`; `Err` ends the pair: `make` could not start, or the
+    /// machine failed it, which spoils the build directory.
+    fn step(
+        &self,
+        name: &str,
+        targets: &[&str],
+        steps: &mut Vec<(String, f64)>,
+    ) -> Result<ProcessOutput, Box<Built>> {
+        let what = format!("make {}", targets.join(" "));
+        (self.progress)(&what);
+        let output = (self.make(targets))
+            .map_err(|error| stopped(format!("make could not start: {error}")))?;
+        steps.push((name.to_owned(), output.seconds));
+        if let Some(why) = machine_failure(&output, self.timeout) {
+            self.out.spoil();
+            let reason = format!("{what}: {why} (not cached; the build directory is discarded)");
+            return Err(failed(reason, &output));
+        }
+        Ok(output)
     }
 }
 
@@ -211,13 +230,17 @@ pub(crate) fn build(pair: &Pair<'_>) -> Built {
     (pair.progress)("make rustavailable");
     let output = match pair.make(&["rustavailable"]) {
         Ok(output) => output,
-        Err(error) => return Built::not_run(format!("make could not start: {error}"), Vec::new()),
+        Err(error) => return Built::not_run(format!("make could not start: {error}")),
     };
     let said = format!("{}\n{}", output.stdout, output.stderr);
-    let steps = vec![("rustavailable".to_owned(), output.seconds)];
+    let mut steps = vec![("rustavailable".to_owned(), output.seconds)];
     if output.killed.is_some() {
         let ending = output.describe_ending(pair.timeout);
-        return Built::not_run(format!("make rustavailable: {ending}"), steps);
+        let reason = format!("make rustavailable: {ending}");
+        return Built {
+            steps,
+            ..Built::not_run(reason)
+        };
     }
     let built = if output.success() {
         // A check that accepts the compiler and still prints its `***` banner warns: 6.1's says
@@ -228,66 +251,51 @@ pub(crate) fn build(pair: &Pair<'_>) -> Built {
             .then(|| summary_of_stars(&said))
             .filter(|text| !text.is_empty());
         pair.out.begin();
-        let built = Built {
-            warning,
-            ..build_in(pair, steps)
-        };
+        let built = build_in(pair, &mut steps).unwrap_or_else(|stopped| *stopped);
         pair.out.seal();
-        built
+        Built { warning, ..built }
     } else {
         Built {
             real: Real::Refused,
             cacheable: true,
             first_error: Some(summary_of_stars(&said)),
-            ..Built::not_run(
-                "the tree's own `make rustavailable` refused it".into(),
-                steps,
-            )
+            ..Built::not_run("the tree's own `make rustavailable` refused it".into())
         }
     };
     Built {
         tools: Some(pair.tools.identity.clone()),
+        steps,
         ..built
     }
 }
 
-fn build_in(pair: &Pair<'_>, mut steps: Vec<(String, f64)>) -> Built {
+/// A pair that stopped before the end, for `reason`.
+fn stopped(reason: String) -> Box<Built> {
+    Box::new(Built::not_run(reason))
+}
+
+/// A pair stopped by `output`'s failure, for `reason`.
+fn failed(reason: String, output: &ProcessOutput) -> Box<Built> {
+    Box::new(Built {
+        first_error: Some(first_error_of(output)),
+        ..Built::not_run(reason)
+    })
+}
+
+/// Configures the build directory and builds in it, each step's time pushed onto `steps`; `Err`
+/// is a pair that stopped before the end.
+fn build_in(pair: &Pair<'_>, steps: &mut Vec<(String, f64)>) -> Result<Built, Box<Built>> {
     let started = SystemTime::now();
     let config_path = pair.out.out.join(".config");
-    let fail = |reason: String, output: &ProcessOutput, steps: Vec<(String, f64)>| Built {
-        first_error: Some(first_error_of(output)),
-        ..Built::not_run(reason, steps)
-    };
-    // Runs one `make`; a machine failure spoils the build directory and ends the pair.
-    macro_rules! run_make {
-        ($name:expr, $targets:expr) => {{
-            (pair.progress)(&format!("make {}", $targets.join(" ")));
-            let output = match pair.make($targets) {
-                Ok(output) => output,
-                Err(error) => {
-                    return Built::not_run(format!("make could not start: {error}"), steps)
-                }
-            };
-            steps.push(($name.to_owned(), output.seconds));
-            if let Some(why) = machine_failure(&output, pair.timeout) {
-                pair.out.spoil();
-                return fail(
-                    format!(
-                        "make {}: {why} (not cached; the build directory is discarded)",
-                        $targets.join(" ")
-                    ),
-                    &output,
-                    steps,
-                );
-            }
-            output
-        }};
-    }
-    if !config_path.is_file() {
-        let output = run_make!("defconfig", &["x86_64_defconfig"]);
-        if !output.success() {
-            return fail("make x86_64_defconfig failed".into(), &output, steps);
+    let configure = |name: &str, target: &str, steps: &mut Vec<(String, f64)>| {
+        let output = pair.step(name, &[target], steps)?;
+        match output.success() {
+            true => Ok(()),
+            false => Err(failed(format!("make {target} failed"), &output)),
         }
+    };
+    if !config_path.is_file() {
+        configure("defconfig", "x86_64_defconfig", steps)?;
     }
     let symbols = rust_symbols(pair.tree);
     let mut args = vec!["--file".to_owned(), config_path.display().to_string()];
@@ -301,32 +309,26 @@ fn build_in(pair: &Pair<'_>, mut steps: Vec<(String, f64)>) -> Built {
         args.push(symbol.clone());
     }
     let config = Invocation::new(pair.tree.join("scripts/config"), args);
-    match process::run_holding(&config, pair.timeout, pair.lock) {
-        Ok(output) if output.success() => steps.push(("scripts/config".into(), output.seconds)),
-        Ok(output) => return fail("scripts/config failed".into(), &output, steps),
-        Err(error) => {
-            return Built::not_run(format!("scripts/config could not start: {error}"), steps)
-        }
-    }
-    let output = run_make!("olddefconfig", &["olddefconfig"]);
+    let output = process::run_holding(&config, pair.timeout, pair.lock)
+        .map_err(|error| stopped(format!("scripts/config could not start: {error}")))?;
     if !output.success() {
-        return fail("make olddefconfig failed".into(), &output, steps);
+        return Err(failed("scripts/config failed".into(), &output));
     }
-    let config = std::fs::read_to_string(&config_path).unwrap_or_default();
+    steps.push(("scripts/config".into(), output.seconds));
+    configure("olddefconfig", "olddefconfig", steps)?;
     let has_rust = || {
         let config = std::fs::read_to_string(&config_path).unwrap_or_default();
         config.lines().any(|line| line == "CONFIG_RUST=y")
     };
     if !has_rust() {
-        return Built::not_run(
+        return Err(stopped(
             "olddefconfig dropped CONFIG_RUST=y (Kconfig's `depends on` for RUST is not met \
              with this compiler, its library sources or the tools: see the tree's \
              init/Kconfig); nothing was built"
                 .into(),
-            steps,
-        );
+        ));
     }
-    let enabled_now = enabled_in(&config);
+    let enabled_now = enabled_in(&std::fs::read_to_string(&config_path).unwrap_or_default());
     let enabled: Vec<String> = symbols
         .iter()
         .map(|(symbol, _)| symbol.clone())
@@ -361,17 +363,15 @@ fn build_in(pair: &Pair<'_>, mut steps: Vec<(String, f64)>) -> Built {
         ("prepare", &["prepare"][..], "make prepare"),
         ("rust", &targets, "make rust/ samples/rust/ and the drivers"),
     ] {
-        let output = run_make!(name, targets);
+        let output = pair.step(name, targets, steps)?;
         if !output.success() {
-            return compiler_failure(what, &output, enabled, steps);
+            return Err(Box::new(compiler_failure(what, &output, enabled)));
         }
     }
     if !has_rust() {
         pair.out.spoil();
-        return Built::not_run(
-            "CONFIG_RUST=y was gone from .config after the build (not cached)".into(),
-            steps,
-        );
+        let reason = "CONFIG_RUST=y was gone from .config after the build (not cached)";
+        return Err(stopped(reason.into()));
     }
     let stale: Vec<String> = expected
         .iter()
@@ -396,10 +396,10 @@ fn build_in(pair: &Pair<'_>, mut steps: Vec<(String, f64)>) -> Built {
             expected.len(),
             stale.join(", ")
         );
-        return Built {
+        return Err(Box::new(Built {
             enabled,
-            ..Built::not_run(reason, steps)
-        };
+            ..Built::not_run(reason)
+        }));
     }
     let reason = format!(
         "built prepare, rust/, samples/rust/ and {} Rust driver objects; {} Rust objects \
@@ -407,32 +407,24 @@ fn build_in(pair: &Pair<'_>, mut steps: Vec<(String, f64)>) -> Built {
         driver_objects.len(),
         expected.len()
     );
-    Built {
+    Ok(Built {
         real: Real::Pass,
         cacheable: true,
         enabled,
         objects: expected.len(),
-        ..Built::not_run(reason, steps)
-    }
+        ..Built::not_run(reason)
+    })
 }
 
 /// The `.cmd` file in which Kbuild records how it built `object`: `dir/.name.o.cmd`.
 fn cmd_file(object: &str) -> PathBuf {
-    let name = Path::new(object);
-    name.parent().unwrap_or(Path::new("")).join(format!(
-        ".{}.cmd",
-        name.file_name().unwrap_or_default().to_string_lossy()
-    ))
+    let (dir, name) = object.rsplit_once('/').unwrap_or(("", object));
+    Path::new(dir).join(format!(".{name}.cmd"))
 }
 
 /// A build that ended with a failure the tools reported: the compiler's verdict when rustc said
 /// an error, otherwise a failure that is not cached.
-pub(crate) fn compiler_failure(
-    what: &str,
-    output: &ProcessOutput,
-    enabled: Vec<String>,
-    steps: Vec<(String, f64)>,
-) -> Built {
+pub(crate) fn compiler_failure(what: &str, output: &ProcessOutput, enabled: Vec<String>) -> Built {
     let said = format!("{}\n{}", output.stdout, output.stderr);
     // bindgen's and libclang's errors look like rustc's (`error: ...`): the target make failed
     // to make tells them apart.
@@ -451,7 +443,7 @@ pub(crate) fn compiler_failure(
         first_error: Some(first_error_of(output)),
         cacheable: by_rustc,
         enabled,
-        ..Built::not_run(reason, steps)
+        ..Built::not_run(reason)
     }
 }
 

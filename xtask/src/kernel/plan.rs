@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 //! What `cargo xtask kernel` would do, without doing it (`--dry-run`): the trees to fetch and
-//! unpack, the pairs to build (each tree's first in a new build directory, the rest compiler
-//! switches) and the cells already cached, with time and disk estimates taken from the step
-//! times kept with earlier results under `target/kernel/results/`, or the defaults below where
-//! there are none; with `--boot`, each tree's boot images and boots too ([`boot`]). Everything
-//! here only reads, and looks for a result by the key the run keeps it under
-//! ([`crate::kernel::results`]).
+//! unpack, the pairs to build and the cells already cached (found by the run's own keys), with
+//! time and disk estimates from the step times kept under `target/kernel/results/`, else the
+//! defaults below; with `--boot`, the boots too ([`boot`]). Everything here only reads.
 
 mod boot;
 
 use crate::catalog::Release;
+use crate::kernel::boot::result_entry as boot_result_entry;
 use crate::kernel::build::{BuildDir, Built, Real};
 use crate::kernel::results::{library, read_result, result_entry, Library};
 use crate::kernel::run::Found;
@@ -55,21 +53,15 @@ pub(crate) fn plan(
     let results = dir.join("results");
     for pin in pins {
         let step = tree_step(dir, pin);
-        let there = match &step {
-            TreeStep::There(there) => {
-                let _ = writeln!(tree_lines, "  {}: there ({})", pin.id, there.0.identity);
-                Some((&there.0, &there.1, there.2))
-            }
+        let (there, tree_line) = match &step {
+            TreeStep::There(there) => (Some(&**there), format!("there ({})", there.0.identity)),
             TreeStep::Provide(package) => {
                 to_provide += 1;
-                let _ = writeln!(tree_lines, "  {}: fetch and unpack {package}", pin.id);
-                None
+                (None, format!("fetch and unpack {package}"))
             }
-            TreeStep::Unusable(why) => {
-                let _ = writeln!(tree_lines, "  {}: cannot be used: {why}", pin.id);
-                None
-            }
+            TreeStep::Unusable(why) => (None, format!("cannot be used: {why}")),
         };
+        let _ = writeln!(tree_lines, "  {}: {tree_line}", pin.id);
         let tools = match there {
             Some((_, facts, _)) => toolbox.for_tree(facts),
             None => toolbox.today.as_ref(),
@@ -92,10 +84,8 @@ pub(crate) fn plan(
                 (_, Err(why), _) => (format!("not run: {why}"), None),
                 (_, _, Err(missing)) => {
                     crate::push_once(&mut missing_tools, format!("{missing:#}"));
-                    (
-                        "not run: the build tools are missing (below)".to_owned(),
-                        None,
-                    )
+                    let what = "not run: the build tools are missing (below)";
+                    (what.to_owned(), None)
                 }
                 (_, Ok((toolchain, version)), Ok(tools)) => {
                     let library = library(dir, toolchain, version);
@@ -103,11 +93,14 @@ pub(crate) fn plan(
                         (Library::There(library), Some((_, _, tree_key))) if use_cache => {
                             let compiler = compiler_identity(&toolchain.launch, version);
                             boot_entry = booting.as_ref().map(|booting| {
-                                let keys = (tree_key.0, compiler.0);
-                                booting.entry(&results, keys, (library, &tools.identity))
+                                let (keys, qemu) = ((tree_key.0, compiler.0), &booting.qemu);
+                                let ids = (library.as_str(), tools.identity.as_str());
+                                boot_result_entry(&results, keys, ids, qemu, booting.accel)
                             });
                             let tools = &tools.identity;
-                            read_result(&result_entry(&results, tree_key, compiler, library, tools))
+                            read_result(&result_entry(
+                                &results, *tree_key, compiler, library, tools,
+                            ))
                         }
                         _ => None,
                     };
@@ -133,20 +126,21 @@ pub(crate) fn plan(
                             ),
                             None,
                         ),
-                        _ if std::mem::take(&mut first)
-                            && !there.is_some_and(|(tree, ..)| {
-                                let build = dir.join("build").join(&pin.id);
-                                BuildDir::is_ready(&build, &tree.identity, &tools.identity)
-                            }) =>
-                        {
-                            first_pairs += 1;
-                            let what = "build (the tree's first pair: defconfig and prepare)";
-                            (what.to_owned(), Some("if it passes, "))
-                        }
                         _ => {
-                            switches += 1;
-                            let what = "build (a compiler switch in the prepared tree)";
-                            (what.to_owned(), Some("if it passes, "))
+                            let (count, what) = if std::mem::take(&mut first)
+                                && !there.is_some_and(|(tree, ..)| {
+                                    let build = dir.join("build").join(&pin.id);
+                                    BuildDir::is_ready(&build, &tree.identity, &tools.identity)
+                                }) {
+                                (
+                                    &mut first_pairs,
+                                    "the tree's first pair: defconfig and prepare",
+                                )
+                            } else {
+                                (&mut switches, "a compiler switch in the prepared tree")
+                            };
+                            *count += 1;
+                            (format!("build ({what})"), Some("if it passes, "))
                         }
                     }
                 }
@@ -168,36 +162,29 @@ pub(crate) fn plan(
     if let Some(booting) = &booting {
         let _ = writeln!(out, "\n{}", booting.header());
     }
-    let (first, switch) = kept_times(dir);
-    let trees = times(TREE_SECONDS, to_provide);
-    let (mut lines, mut total) = (Vec::new(), trees);
+    let mut estimate = Estimate {
+        lines: Vec::new(),
+        seconds: times(TREE_SECONDS, to_provide),
+    };
     if to_provide > 0 {
-        lines.push(format!(
+        estimate.lines.push(format!(
             "{to_provide} tree(s) to fetch and unpack: {} (default: a .deb of ~{TREE_DEB_MB} MB, \
              ~{:.1} GB unpacked, {}-{} s each)",
-            seconds(trees),
+            seconds(estimate.seconds),
             TREE_UNPACKED_MB as f64 / 1000.0,
             TREE_SECONDS.0,
             TREE_SECONDS.1
         ));
     }
-    let first = first.unwrap_or((FIRST_PAIR_SECONDS, "default"));
-    let switch = switch.unwrap_or((SWITCH_SECONDS, "default"));
-    let (boot_lines, boot_total, boot_disk) = booting
-        .as_ref()
-        .map_or((Vec::new(), (0.0, 0.0), 0), |booting| booting.estimate(dir));
-    for (count, what, (each, from)) in [
-        (first_pairs, "first pair(s)", first),
-        (switches, "compiler switch(es)", switch),
-    ] {
-        add_row(&mut lines, &mut total, count, what, each, from);
-    }
+    let [first, switch] = kept_times(dir);
+    estimate.row(first_pairs, "first pair(s)", first, f64::round);
+    estimate.row(switches, "compiler switch(es)", switch, f64::round);
     if cached > 0 {
-        lines.push(format!(
+        (estimate.lines).push(format!(
             "{cached} cell(s) cached: read back, only their predictions run"
         ));
     }
-    total = (total.0 + boot_total.0, total.1 + boot_total.1);
+    let boot_disk = (booting.as_ref()).map_or(0, |booting| booting.estimate(dir, &mut estimate));
     let disk = to_provide as u64 * (TREE_DEB_MB + TREE_UNPACKED_MB)
         + first_pairs as u64 * BUILD_DIR_MB
         + to_extract.len() as u64 * LIBRARY_MB
@@ -206,7 +193,7 @@ pub(crate) fn plan(
         out,
         "\nestimate (-j 2 on 2 cores; a busier machine takes longer):"
     );
-    for line in lines.iter().chain(&boot_lines) {
+    for line in &estimate.lines {
         let _ = writeln!(out, "  {line}");
     }
     let boot_dirs = match booting {
@@ -217,34 +204,35 @@ pub(crate) fn plan(
         out,
         "  in all: {}; disk: about {:.1} GB more ({to_provide} tree(s), {first_pairs} new build \
          director(ies) of ~{BUILD_DIR_MB} MB, {} compiler library/ of ~{LIBRARY_MB} MB{boot_dirs})",
-        seconds(total),
+        seconds(estimate.seconds),
         disk as f64 / 1000.0,
         to_extract.len()
     );
     out
 }
 
-/// Adds the estimate's line for `count` steps of `each` (low, high) seconds, said to come
-/// `from` somewhere, and their time to `total`; nothing when `count` is 0.
-fn add_row(
-    lines: &mut Vec<String>,
-    total: &mut (f64, f64),
-    count: usize,
-    what: &str,
-    each: (f64, f64),
-    from: &str,
-) {
-    if count == 0 {
-        return;
+/// The estimate's lines, and the (low, high) seconds they add up to.
+struct Estimate {
+    lines: Vec<String>,
+    seconds: (f64, f64),
+}
+
+impl Estimate {
+    /// Adds the line for `count` steps of `each` (low, high) seconds, said to come `from`
+    /// somewhere and rounded by `round`, and their time; nothing when `count` is 0.
+    fn row(&mut self, count: usize, what: &str, (each, from): Kept, round: fn(f64) -> f64) {
+        if count == 0 {
+            return;
+        }
+        let range = times(each, count);
+        self.seconds = (self.seconds.0 + range.0, self.seconds.1 + range.1);
+        self.lines.push(format!(
+            "{count} {what}: {} ({}-{} s each, {from})",
+            seconds(range),
+            round(each.0),
+            round(each.1)
+        ));
     }
-    let range = times(each, count);
-    *total = (total.0 + range.0, total.1 + range.1);
-    lines.push(format!(
-        "{count} {what}: {} ({}-{} s each, {from})",
-        seconds(range),
-        each.0.round(),
-        each.1.round()
-    ));
 }
 
 /// `count` times a (low, high) range.
@@ -296,18 +284,21 @@ fn tree_step(dir: &Path, pin: &TreePin) -> TreeStep {
     }
 }
 
-/// The range of `times`, said to come from `from`; `None` without one.
-fn kept_range(times: &[f64], from: &'static str) -> Option<((f64, f64), &'static str)> {
-    let low = times.iter().copied().reduce(f64::min)?;
+/// The range of `times`, said to come `from` somewhere, else `default`.
+fn kept_range(times: &[f64], from: &'static str, default: (f64, f64)) -> Kept {
+    let Some(low) = times.iter().copied().reduce(f64::min) else {
+        return (default, "default");
+    };
     let high = times.iter().copied().fold(0.0, f64::max);
-    Some(((low, high), from))
+    ((low, high), from)
 }
 
-/// The range of the step times kept with earlier results, (low, high) seconds per first pair
-/// and per switch, and where they come from.
-type Kept = Option<((f64, f64), &'static str)>;
+/// (low, high) seconds, and where they come from.
+type Kept = ((f64, f64), &'static str);
 
-fn kept_times(dir: &Path) -> (Kept, Kept) {
+/// The seconds of a first pair and of a switch, from the step times kept with earlier
+/// results, else the defaults.
+fn kept_times(dir: &Path) -> [Kept; 2] {
     let entries = std::fs::read_dir(dir.join("results")).into_iter().flatten();
     // A refused cell ran only `make rustavailable`: it says nothing of a build's cost.
     let built = (entries
@@ -316,14 +307,17 @@ fn kept_times(dir: &Path) -> (Kept, Kept) {
     .filter(|built| built.steps.len() >= 2);
     let (first, switch): (Vec<Built>, Vec<Built>) =
         built.partition(|built| built.steps.iter().any(|(step, _)| step == "defconfig"));
-    let range = |built: Vec<Built>| {
+    let range = |built: Vec<Built>, default| {
         let totals = built
             .iter()
             .map(|built| built.steps.iter().map(|(_, s)| s).sum());
         let from = "from the step times kept in target/kernel/results/";
-        kept_range(&totals.collect::<Vec<f64>>(), from)
+        kept_range(&totals.collect::<Vec<f64>>(), from, default)
     };
-    (range(first), range(switch))
+    [
+        range(first, FIRST_PAIR_SECONDS),
+        range(switch, SWITCH_SECONDS),
+    ]
 }
 
 #[cfg(test)]
@@ -333,7 +327,7 @@ mod tests {
     use crate::util::json;
 
     fn result(real: Real, steps: &[(&str, f64)]) -> String {
-        let mut built = Built::not_run(String::new(), Vec::new());
+        let mut built = Built::not_run(String::new());
         built.real = real;
         built.steps = steps
             .iter()
@@ -373,7 +367,7 @@ mod tests {
             text.contains("in all: 0-0 s; disk: about 0.0 GB more"),
             "{text}"
         );
-        assert!(kept_times(&dir).0.is_none());
+        assert_eq!(kept_times(&dir)[0], (FIRST_PAIR_SECONDS, "default"));
 
         let results = dir.join("results");
         std::fs::create_dir_all(&results).unwrap();
@@ -391,8 +385,24 @@ mod tests {
         std::fs::write(results.join("d.json"), result(Real::Refused, &refused)).unwrap();
         let never = result(Real::NotRun, &[("rustavailable", 0.5), ("prepare", 999.0)]);
         std::fs::write(results.join("e.json"), never).unwrap();
-        let (first, switch) = kept_times(&dir);
-        assert_eq!(first.map(|(range, _)| range), Some((100.0, 100.0)));
-        assert_eq!(switch.map(|(range, _)| range), Some((40.5, 60.5)));
+        let [first, switch] = kept_times(&dir);
+        assert_eq!(first.0, (100.0, 100.0));
+        assert_eq!(switch.0, (40.5, 60.5));
+
+        // A pair's times are rounded half away from zero, a boot's half to even (as `{:.0}`).
+        let mut estimate = Estimate {
+            lines: Vec::new(),
+            seconds: (0.0, 0.0),
+        };
+        estimate.row(1, "pair(s)", ((0.5, 2.5), "kept"), f64::round);
+        estimate.row(2, "boot(s)", ((0.5, 2.5), "kept"), f64::round_ties_even);
+        assert_eq!(
+            estimate.lines,
+            [
+                "1 pair(s): 0-2 s (1-3 s each, kept)",
+                "2 boot(s): 1-5 s (0-2 s each, kept)"
+            ]
+        );
+        assert_eq!(estimate.seconds, (1.5, 7.5));
     }
 }

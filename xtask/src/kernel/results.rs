@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The real results `cargo xtask kernel` keeps under `target/kernel/results/`, which its
-//! `--dry-run` plan and `msrv --tree` read too: the key of one (tree, compiler) pair, which
-//! covers the tree's stamps, the compiler, its own `library/` (`RUST_LIB_SRC`), the tools and the
-//! configuration; reading and writing an entry; that `library/`, provided or only looked for;
-//! and a compiler's prediction, kept beside them.
+//! The real results `cargo xtask kernel` keeps under `target/kernel/results/` (read by its
+//! `--dry-run` and `msrv --tree` too), keyed by the tree, the compiler, its `library/`
+//! (`RUST_LIB_SRC`, provided or only looked for here), the tools and the configuration; and the
+//! compilers' predictions, kept beside them.
 
 use crate::kernel::build::{self, Built, Real};
 use crate::kernel::rules::{self, Prediction};
@@ -22,9 +21,8 @@ use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// The file under `results` (`target/kernel/results/`) that holds the real result of a tree,
-/// by its [`TreeKey`], built with a compiler, by its identity
-/// ([`crate::run::cache::compiler_identity`]), with those library sources and tools.
+/// The file under `results` that holds the real result of a tree built with a compiler (by its
+/// [`crate::run::cache::compiler_identity`]), with those library sources and tools.
 pub(crate) fn result_entry(
     results: &Path,
     tree: TreeKey,
@@ -43,11 +41,9 @@ pub(crate) fn result_entry(
     results.join(format!("{}.json", hasher.finish()))
 }
 
-/// A compiler's prediction for a tree: the one kept for (the tree's key, the compiler's
-/// identity, this xtask) under `dir/results/` when `use_cache`, else what its probes say
-/// (compiled under `dir/probes/`, removed after; the tree's rules read into `rules` unless they
-/// are there), kept for the next run. `say` hears that it predicts, and a prediction that could
-/// not be kept.
+/// A compiler's prediction for a tree: the one kept under `dir/results/` when `use_cache`, else
+/// what its probes (under `dir/probes/`, removed after; the rules read into `rules` once) say,
+/// kept for the next run. `say` hears that it predicts, and a prediction that was not kept.
 pub(crate) fn prediction(
     dir: &Path,
     (tree_id, tree, tree_key): (&str, &Tree, TreeKey),
@@ -91,8 +87,7 @@ pub(crate) fn read_result(entry: &Path) -> Option<Built> {
     (built.real != Real::NotRun).then_some(built)
 }
 
-/// A cached real result, as a run takes it: its kept step times are the build's that stored it,
-/// not this run's.
+/// A cached real result, as a run takes it: without the step times of the build that stored it.
 pub(crate) fn load_result(entry: &Path) -> Option<Built> {
     read_result(entry).map(|built| Built {
         cacheable: true,
@@ -140,19 +135,16 @@ pub(crate) enum Library {
 
 /// A compiler's library sources under `dir` (`target/kernel/`), looked for, never provided.
 pub(crate) fn library(dir: &Path, toolchain: &Toolchain, version: &RustcVersion) -> Library {
-    let Some(compiler) = debian_compiler(toolchain, version) else {
-        return match library_sources(toolchain, version) {
-            Ok(sources) => Library::There(sources.identity),
-            Err(error) => Library::Unavailable(format!("{error:#}")),
-        };
+    let found = match debian_compiler(toolchain, version) {
+        None => library_sources(toolchain, version).map(|sources| Library::There(sources.identity)),
+        Some(compiler) => sources_of(&compiler).map(|(package, version)| {
+            match Marker::read(&library_prefix(dir, &package, version)) {
+                Some(marker) => Library::There(whole_identity(&marker)),
+                None => Library::ToExtract(format!("{package}={version}")),
+            }
+        }),
     };
-    match sources_of(&compiler) {
-        Ok((package, version)) => match Marker::read(&library_prefix(dir, &package, version)) {
-            Some(marker) => Library::There(whole_identity(&marker)),
-            None => Library::ToExtract(format!("{package}={version}")),
-        },
-        Err(error) => Library::Unavailable(format!("{error:#}")),
-    }
+    found.unwrap_or_else(|error| Library::Unavailable(format!("{error:#}")))
 }
 
 /// The identity of a Debian compiler's extracted `library/`.
@@ -160,9 +152,8 @@ fn whole_identity(marker: &Marker) -> String {
     format!("{} (whole library/)", marker.identity())
 }
 
-/// The whole `library/` of a compiler's own sources, for `RUST_LIB_SRC` (the kernel builds
-/// `core`, and before 6.13 `alloc`, from it), with what it is exactly: a Debian compiler's
-/// source package extracted whole under `dir/library/`, or a rustup sysroot's `rust-src`.
+/// The `library/` the kernel builds `core` (and before 6.13 `alloc`) from, and its identity: a
+/// Debian compiler's source package extracted whole under `dir/library/`, or rustup's `rust-src`.
 pub(crate) fn kernel_library(
     provisioner: &mut Provisioner<'_>,
     dir: &Path,

@@ -66,7 +66,7 @@ pub(crate) fn run(
             Err(error) => {
                 let reason = format!("the tree cannot be used: {error}");
                 cells.extend(compilers.iter().map(|found| {
-                    let built = Built::not_run(reason.clone(), Vec::new());
+                    let built = Built::not_run(reason.clone());
                     found.cell(&pin.id, Err(error.clone()), (built, false), None)
                 }));
                 continue;
@@ -149,11 +149,8 @@ impl Found {
         (built, cached): (Built, bool),
         boot: Option<BootJson>,
     ) -> CellJson {
-        let rustc = self
-            .compiler
-            .as_ref()
-            .ok()
-            .map(|(_, version)| version.release_string());
+        let version = self.compiler.as_ref().ok().map(|(_, version)| version);
+        let rustc = version.map(RustcVersion::release_string);
         report::cell((tree, &self.id), rustc, prediction, (built, cached), boot)
     }
 }
@@ -216,17 +213,23 @@ impl Run<'_> {
         if matches!(pin.source, TreeSource::Debian(_)) {
             take_lock(&mut self.lock, &self.dir)?;
         }
-        let use_cache = self.settings.use_cache;
-        let provided = trees::provide(&mut self.provisioner, pin);
-        let read = provided
-            .as_ref()
-            .map_err(|error| format!("{error:#}"))
-            .and_then(|tree| {
-                stamps::facts(&self.dir.join("results"), tree, use_cache, true)
-                    .map_err(|error| format!("{error:#}"))
-            });
+        let (use_cache, results) = (self.settings.use_cache, self.dir.join("results"));
+        let provided = trees::provide(&mut self.provisioner, pin).map_err(|e| format!("{e:#}"));
+        let prepared = provided.clone().and_then(|tree| {
+            let (facts, key, rules) = stamps::facts(&results, &tree, use_cache, true)
+                .map_err(|error| format!("{error:#}"))?;
+            Ok(TreeRun {
+                pin,
+                tree,
+                facts,
+                key,
+                rules,
+                opened: None,
+                opened_boot: None,
+            })
+        });
         let tree = provided.as_ref().ok();
-        let facts = read.as_ref().ok().map(|(facts, ..)| facts);
+        let facts = prepared.as_ref().ok().map(|prepared| &prepared.facts);
         let entry = TreeJson {
             id: pin.id.clone(),
             version: facts.map(|facts| facts.version.clone()),
@@ -237,7 +240,7 @@ impl Run<'_> {
             allowed_features: facts
                 .map(|facts| facts.allowed_features.clone())
                 .unwrap_or_default(),
-            error: read.as_ref().err().cloned(),
+            error: prepared.as_ref().err().cloned(),
         };
         if let Some(tree) = tree.filter(|tree| tree.cost.0 + tree.cost.1 > 0.0) {
             progress(&format!(
@@ -248,18 +251,6 @@ impl Run<'_> {
                 tree.cost.1
             ));
         }
-        let prepared = match (provided, read) {
-            (Ok(tree), Ok((facts, key, rules))) => Ok(TreeRun {
-                pin,
-                tree,
-                facts,
-                key,
-                rules,
-                opened: None,
-                opened_boot: None,
-            }),
-            (_, read) => Err(read.err().unwrap_or_default()),
-        };
         Ok((entry, prepared))
     }
 
@@ -268,7 +259,7 @@ impl Run<'_> {
         let (toolchain, version) = match &found.compiler {
             Ok((toolchain, version)) => (toolchain, version),
             Err(problem) => {
-                let built = Built::not_run(problem.clone(), Vec::new());
+                let built = Built::not_run(problem.clone());
                 let no_compiler = Err("no compiler".into());
                 return Ok(found.cell(&tree.pin.id, no_compiler, (built, false), None));
             }
@@ -316,7 +307,7 @@ impl Run<'_> {
             .as_ref()
             .map_err(String::clone)
             .and_then(|pair| self.build(tree, pair))
-            .unwrap_or_else(|reason| (Built::not_run(reason, Vec::new()), false));
+            .unwrap_or_else(|reason| (Built::not_run(reason), false));
         let booted = match &pair {
             Ok(pair) if self.settings.boot && built.real == Real::Pass => {
                 Some(self.boot(tree, pair, &mut built))

@@ -8,16 +8,14 @@ use std::time::Duration;
 /// The `***` lines of `scripts/rust_is_available.sh`, joined: "Rust compiler '…' is too old.
 /// Your version: 1.78.0 Minimum version: 1.85.0".
 pub(crate) fn summary_of_stars(said: &str) -> String {
-    let lines: Vec<String> = said
+    let stars = said
         .lines()
-        .filter_map(|line| line.trim().strip_prefix("***"))
-        .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|line| !line.is_empty())
-        .collect();
-    if lines.is_empty() {
+        .filter_map(|line| line.trim().strip_prefix("***"));
+    let words: Vec<&str> = stars.flat_map(str::split_whitespace).collect();
+    if words.is_empty() {
         process::last_line(said)
     } else {
-        lines.join(" ")
+        words.join(" ")
     }
 }
 

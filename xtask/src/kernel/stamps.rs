@@ -41,9 +41,8 @@ pub(crate) const READ_WHOLE: &[&str] = &[
     "tools/scripts",
 ];
 
-/// A tree as its build reads it: the tree's identity and path, and the stamps of every file
-/// this module stamps; equal only if no stamped file changed in between. [`facts`] gives it
-/// (cheaply, from the kept facts, when nothing changed).
+/// A tree as its build reads it: its identity and path, and the stamps of every file this
+/// module stamps; equal only if no stamped file changed in between.
 pub(crate) type TreeKey = Key;
 
 /// What a run needs of a tree's rules before it probes anything, kept by [`facts`].
@@ -126,12 +125,11 @@ fn full_key(tree: &Tree, base: Key, facts: &Facts) -> anyhow::Result<TreeKey> {
     hasher.number(base.0);
     for dir in &facts.crate_dirs {
         stamp_crate_dir(&mut hasher, &tree.root.join(dir))?;
-        let mut above = Path::new(dir).parent();
-        while let Some(parent) = above.filter(|parent| !parent.as_os_str().is_empty()) {
+        let above = Path::new(dir).ancestors().skip(1);
+        for parent in above.filter(|parent| !parent.as_os_str().is_empty()) {
             for name in ["Makefile", "Kbuild", "Kconfig"] {
                 stamp_file(&mut hasher, &tree.root, &tree.root.join(parent).join(name));
             }
-            above = parent.parent();
         }
     }
     Ok(hasher.finish())
@@ -142,14 +140,8 @@ fn full_key(tree: &Tree, base: Key, facts: &Facts) -> anyhow::Result<TreeKey> {
 /// the rest: `drivers/gpu/drm/` holds one Rust crate root among 8,000 files of C.
 fn stamp_crate_dir(hasher: &mut StableHasher, dir: &Path) -> anyhow::Result<()> {
     hasher.field(dir.as_os_str().as_encoded_bytes());
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(());
-    };
-    let mut entries: Vec<std::fs::DirEntry> = entries.filter_map(Result::ok).collect();
-    entries.sort_by_key(|entry| entry.file_name());
-    for entry in entries {
-        let path = entry.path();
-        if !entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+    for path in crate::util::files::sorted_entries(dir) {
+        if !path.symlink_metadata().is_ok_and(|meta| meta.is_dir()) {
             stamp_file(hasher, dir, &path);
         } else if path.with_extension("rs").is_file() || path.join("mod.rs").is_file() {
             stamp_dir(hasher, &path)?;
@@ -165,10 +157,9 @@ fn reader() -> anyhow::Result<Key> {
         .context("stamping the running xtask, which reads the tree's rules")
 }
 
-/// A tree's facts, its key and, when they had to be read, its rules: from `cache` when the
-/// stamps say nothing changed since they were read (and `read` allows it), else read from the
-/// tree ([`rules::read`]) and, when `keep` (`--dry-run` writes nothing), kept. An error is the
-/// rules' own (not a kernel tree, no Rust).
+/// A tree's facts, its key and, when they had to be read, its rules: from `cache` when `read`
+/// and the stamps say nothing changed, else read from the tree and, when `keep`, kept. An error
+/// is the rules' own (not a kernel tree, no Rust).
 pub(crate) fn facts(
     cache: &Path,
     tree: &Tree,
@@ -182,15 +173,14 @@ pub(crate) fn facts(
         .number(reader()?.0)
         .finish();
     let entry = cache.join(format!("tree-{entry_key}.json"));
-    if read {
-        let kept = crate::util::files::read_text(&entry, 1 << 20)
-            .ok()
-            .and_then(|text| json::read::<Kept>(&text).ok());
-        if let Some(kept) = kept {
-            let key = full_key(tree, base, &kept.facts)?;
-            if kept.key == key.to_string() {
-                return Ok((kept.facts, key, None));
-            }
+    let text = read.then(|| crate::util::files::read_text(&entry, 1 << 20).ok());
+    let kept = text
+        .flatten()
+        .and_then(|text| json::read::<Kept>(&text).ok());
+    if let Some(kept) = kept {
+        let key = full_key(tree, base, &kept.facts)?;
+        if kept.key == key.to_string() {
+            return Ok((kept.facts, key, None));
         }
     }
     let rules = rules::read(&tree.root)?;

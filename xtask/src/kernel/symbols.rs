@@ -8,40 +8,36 @@ use std::path::Path;
 /// every symbol under `drivers/` whose `depends on` names `RUST` or, in turn, such a symbol (the
 /// PHY driver that depends on `RUST_PHYLIB_ABSTRACTIONS`); each with whether it is a tristate.
 pub(crate) fn rust_symbols(tree: &Path) -> Vec<(String, bool)> {
-    // (name, tristate, the words of its `depends on` lines, whether it is a Rust sample)
-    let mut entries: Vec<(String, bool, Vec<String>, bool)> = Vec::new();
     let mut kconfigs = vec![tree.join("samples/rust/Kconfig")];
     crate::kernel::rules::files_under(
         &tree.join("drivers"),
         &|name| name.starts_with("Kconfig"),
         &mut kconfigs,
     );
+    // Every entry, after whether it is a Rust sample.
+    let mut entries: Vec<(bool, KconfigEntry)> = Vec::new();
     for file in kconfigs {
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };
         let is_samples = file.ends_with("samples/rust/Kconfig");
         for entry in kconfig_entries(&text) {
-            let sample = is_samples && entry.name.starts_with("SAMPLE_RUST_");
-            let words = entry.depends.iter().flat_map(|condition| {
-                condition
-                    .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
-                    .filter(|word| !word.is_empty())
-                    .map(str::to_owned)
-            });
-            entries.push((entry.name.clone(), entry.tristate, words.collect(), sample));
+            entries.push((is_samples && entry.name.starts_with("SAMPLE_RUST_"), entry));
         }
     }
     let mut rust = std::collections::BTreeSet::from(["RUST".to_owned()]);
-    while let Some((name, ..)) = entries.iter().find(|(name, _, depends, sample)| {
-        !rust.contains(name) && (*sample || depends.iter().any(|word| rust.contains(word)))
+    while let Some((_, entry)) = entries.iter().find(|(sample, entry)| {
+        let mut words = (entry.depends.iter()).flat_map(|condition| {
+            condition.split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        });
+        !rust.contains(&entry.name) && (*sample || words.any(|word| rust.contains(word)))
     }) {
-        rust.insert(name.clone());
+        rust.insert(entry.name.clone());
     }
     let mut found: Vec<(String, bool)> = entries
         .into_iter()
-        .filter(|(name, ..)| rust.contains(name) && name != "SAMPLES_RUST")
-        .map(|(name, tristate, ..)| (name, tristate))
+        .filter(|(_, entry)| rust.contains(&entry.name) && entry.name != "SAMPLES_RUST")
+        .map(|(_, entry)| (entry.name, entry.tristate))
         .collect();
     found.sort();
     found.dedup();
@@ -130,9 +126,6 @@ pub(crate) fn objects_of(tree: &Path, symbol: &str) -> Vec<String> {
         };
         // A list continued over lines (`rust_binder-y := \` then one member a line) is one.
         let text = text.replace("\\\n", " ");
-        if !text.contains(&needle) {
-            continue;
-        }
         let dir = makefile.parent().unwrap_or(tree);
         let relative = dir.strip_prefix(tree).unwrap_or(dir);
         let rust_object = |name: &&str| {
@@ -143,20 +136,17 @@ pub(crate) fn objects_of(tree: &Path, symbol: &str) -> Vec<String> {
         let lines = text.lines().filter(|line| line.contains(&needle));
         for (_, names) in lines.filter_map(assigned) {
             for name in names.split_whitespace() {
-                let Some(stem) = name.strip_suffix(".o") else {
-                    continue;
-                };
                 if rust_object(&name) {
                     objects.push(object(name));
-                    continue;
+                } else if let Some(stem) = name.strip_suffix(".o") {
+                    let composite = [format!("{stem}-y"), format!("{stem}-objs")];
+                    let members = text
+                        .lines()
+                        .filter_map(assigned)
+                        .filter(|(left, _)| composite.iter().any(|key| left.trim() == key))
+                        .flat_map(|(_, right)| right.split_whitespace());
+                    objects.extend(members.filter(rust_object).map(object));
                 }
-                let composite = [format!("{stem}-y"), format!("{stem}-objs")];
-                let members = text
-                    .lines()
-                    .filter_map(assigned)
-                    .filter(|(left, _)| composite.iter().any(|key| left.trim() == key))
-                    .flat_map(|(_, right)| right.split_whitespace());
-                objects.extend(members.filter(rust_object).map(object));
             }
         }
     }

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The kernel trees `cargo xtask kernel` builds: Debian's `linux-source-X`, fetched through the
-//! project's private apt and unpacked under `target/kernel/trees/` by
-//! [`Provisioner::extract`] (complete only once its marker, with the `.deb`'s SHA-256, is in
-//! place), or a local checkout used where it is.
+//! The kernel trees `cargo xtask kernel` builds: Debian's `linux-source-X`, unpacked under
+//! `target/kernel/trees/` by [`Provisioner::extract`] (complete only once its marker, with the
+//! `.deb`'s SHA-256, is in place), or a local checkout used where it is.
 
 use crate::toolchains::debian::Provisioner;
 use crate::toolchains::extracted::{Marker, Wanted};

@@ -366,7 +366,7 @@ fn the_report_names_the_tools_each_cell_really_ran_with() {
     older.tree = "6.1".into();
     older.tools = Some(old.into());
     report.cells.push(older);
-    let never_ran = Built::not_run("no compiler".into(), Vec::new());
+    let never_ran = Built::not_run("no compiler".into());
     let never_ran = cell(
         ("6.12", "1.78.0"),
         None,

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-//! `kernel --boot --dry-run`'s part of the plan: per tree one boot build directory
-//! (`target/kernel/boot/ID/`), its first image built there, then a compiler switch and relink
-//! per other compiler, then the boot itself, for each cell whose build passes; the verdicts
-//! already cached; QEMU and the accelerator as the run would find them (QEMU's `--version` and
-//! the host's files are only read); and what that costs.
+//! `kernel --boot --dry-run`'s part of the plan: per tree a first boot image, then a switch and
+//! relink per other compiler, and the boot of each cell whose build passes, or its cached
+//! verdict; QEMU and the accelerator as the run would find them (only read); and the cost.
 
+use super::{Estimate, Kept};
+use crate::kernel::boot::load;
 use crate::kernel::boot::qemu::{self, Accel, Host, Qemu};
-use crate::kernel::boot::{self, load};
 use crate::kernel::report::json::BOOT_NOT_RUN;
 use std::path::{Path, PathBuf};
 
@@ -23,8 +22,8 @@ const BOOT_DIR_MB: u64 = 330;
 
 /// The boot stage's plan, gathered pair by pair.
 pub(super) struct BootPlan {
-    qemu: Result<Qemu, String>,
-    accel: Accel,
+    pub qemu: Result<Qemu, String>,
+    pub accel: Accel,
     why: String,
     firsts: usize,
     switches: usize,
@@ -43,17 +42,6 @@ impl BootPlan {
             switches: 0,
             cached: 0,
         }
-    }
-
-    /// The boot's entry under `results` for a pair whose build result is keyed by `keys` and
-    /// `identities` (library sources, tools).
-    pub(super) fn entry(
-        &self,
-        results: &Path,
-        keys: (u128, u128),
-        identities: (&str, &str),
-    ) -> PathBuf {
-        boot::result_entry(results, keys, identities, &self.qemu, self.accel)
     }
 
     /// The line that says what boots and how.
@@ -89,57 +77,53 @@ impl BootPlan {
         }
     }
 
-    /// The estimate's lines, its (low, high) seconds and the disk it takes in MB; the boot
-    /// times come from the verdicts kept under `dir/results/`, else the defaults above.
-    pub(super) fn estimate(&self, dir: &Path) -> (Vec<String>, (f64, f64), u64) {
-        let (mut lines, mut total) = (Vec::new(), (0.0, 0.0));
+    /// Adds the estimate's lines, the boot times from the verdicts kept under `dir/results/`,
+    /// else the defaults above; the disk it takes in MB.
+    pub(super) fn estimate(&self, dir: &Path, estimate: &mut Estimate) -> u64 {
         let boots = self.firsts + self.switches;
-        let (each, from) = kept_boot_seconds(dir).unwrap_or((BOOT_SECONDS, "default"));
-        for (count, what, each, from) in [
-            (
-                self.firsts,
-                "first boot image(s) of a tree",
-                FIRST_IMAGE_SECONDS,
-                "default",
-            ),
-            (
-                self.switches,
-                "boot image switch(es) and relink(s)",
-                SWITCH_IMAGE_SECONDS,
-                "default",
-            ),
-            (boots, "boot(s) under QEMU with KUnit", each, from),
-        ] {
-            super::add_row(&mut lines, &mut total, count, what, each, from);
-        }
+        let round = f64::round_ties_even;
+        let image = "first boot image(s) of a tree";
+        estimate.row(self.firsts, image, (FIRST_IMAGE_SECONDS, "default"), round);
+        let switch = "boot image switch(es) and relink(s)";
+        estimate.row(
+            self.switches,
+            switch,
+            (SWITCH_IMAGE_SECONDS, "default"),
+            round,
+        );
+        let booted = "boot(s) under QEMU with KUnit";
+        estimate.row(boots, booted, kept_boot_seconds(dir), round);
         if boots > 0 {
-            lines.push(
+            estimate.lines.push(
                 "(each boot only where the pair's build passes; the boot images' build times \
                  are not kept, so those are defaults)"
                     .into(),
             );
         }
         if self.cached > 0 {
-            lines.push(format!("{} boot(s) cached: read back", self.cached));
+            (estimate.lines).push(format!("{} boot(s) cached: read back", self.cached));
         }
-        (lines, total, self.firsts as u64 * BOOT_DIR_MB)
+        self.firsts as u64 * BOOT_DIR_MB
     }
 }
 
-/// The range of the boot times kept with the verdicts under `dir/results/` (`boot-*.json`).
-fn kept_boot_seconds(dir: &Path) -> Option<((f64, f64), &'static str)> {
+/// The range of the boot times kept with the verdicts under `dir/results/` (`boot-*.json`), else
+/// the default.
+fn kept_boot_seconds(dir: &Path) -> Kept {
     let entries = std::fs::read_dir(dir.join("results")).into_iter().flatten();
     let times: Vec<f64> = entries
         .flatten()
         .filter(|entry| entry.file_name().to_string_lossy().starts_with("boot-"))
         .filter_map(|entry| load(&entry.path())?.seconds)
         .collect();
-    super::kept_range(&times, "from the boot times kept in target/kernel/results/")
+    let from = "from the boot times kept in target/kernel/results/";
+    super::kept_range(&times, from, BOOT_SECONDS)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::boot;
     use crate::kernel::report::json::BootJson;
     use crate::tests::support::scratch_dir;
 
@@ -172,11 +156,12 @@ mod tests {
             seconds,
             cached: false,
         };
-        let kept = plan.entry(&results, (1, 2), ("library", "tools"));
+        let ids = ("library", "tools");
+        let kept = boot::result_entry(&results, (1, 2), ids, &plan.qemu, plan.accel);
         boot::store(&kept, &verdict(Some(3.0))).unwrap();
         boot::store(&results.join("boot-b.json"), &verdict(Some(7.0))).unwrap();
         boot::store(&results.join("boot-c.json"), &verdict(None)).unwrap();
-        let other = plan.entry(&results, (1, 3), ("library", "tools"));
+        let other = boot::result_entry(&results, (1, 3), ids, &plan.qemu, plan.accel);
         assert_ne!(kept, other, "another compiler's boot has another entry");
 
         let mut first = true;
@@ -189,9 +174,13 @@ mod tests {
             "boot (a switch and relink in the boot directory)"
         );
         assert_eq!(plan.pair(Some(kept), &mut first), "boot cached: pass");
-        let (lines, total, disk) = plan.estimate(&dir);
+        let mut estimate = Estimate {
+            lines: Vec::new(),
+            seconds: (0.0, 0.0),
+        };
+        let disk = plan.estimate(&dir, &mut estimate);
         assert_eq!(
-            lines[..3],
+            estimate.lines[..3],
             [
                 "1 first boot image(s) of a tree: 4-5 min (225-300 s each, default)",
                 "1 boot image switch(es) and relink(s): 50-85 s (50-85 s each, default)",
@@ -199,8 +188,11 @@ mod tests {
                  in target/kernel/results/)",
             ]
         );
-        assert_eq!(lines.last().unwrap(), "1 boot(s) cached: read back");
-        assert_eq!(total, (225.0 + 50.0 + 6.0, 300.0 + 85.0 + 14.0));
+        assert_eq!(
+            estimate.lines.last().unwrap(),
+            "1 boot(s) cached: read back"
+        );
+        assert_eq!(estimate.seconds, (225.0 + 50.0 + 6.0, 300.0 + 85.0 + 14.0));
         assert_eq!(disk, BOOT_DIR_MB);
 
         let empty = scratch_dir("kernel-plan-boot-empty");
@@ -219,7 +211,12 @@ mod tests {
             "boot not run: qemu-system-x86_64 is not installed: `apt-get install qemu-system-x86`"
         );
         assert!(first, "without QEMU no boot image is built");
-        assert_eq!(missing.estimate(&empty), (Vec::new(), (0.0, 0.0), 0));
-        assert!(kept_boot_seconds(&empty).is_none());
+        let mut estimate = Estimate {
+            lines: Vec::new(),
+            seconds: (0.0, 0.0),
+        };
+        assert_eq!(missing.estimate(&empty, &mut estimate), 0);
+        assert!(estimate.lines.is_empty() && estimate.seconds == (0.0, 0.0));
+        assert_eq!(kept_boot_seconds(&empty), (BOOT_SECONDS, "default"));
     }
 }
