@@ -163,9 +163,16 @@ pub struct BuildCell {
     #[serde(serialize_with = "milliseconds")]
     pub seconds: f64,
     pub cached: bool,
-    /// Passed, failed, ignored tests.
-    #[serde(with = "to_json::test_counts")]
-    pub tests: Option<(u64, u64, u64)>,
+    #[serde(deserialize_with = "json::nullable")]
+    pub tests: Option<TestCounts>,
+}
+
+/// What libtest counted in a test run.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct TestCounts {
+    pub passed: u64,
+    pub failed: u64,
+    pub ignored: u64,
 }
 
 impl BuildCell {
@@ -271,7 +278,7 @@ impl Report {
             if let Some((cells, passed, unit_tests)) = counts.get_mut(build.toolchain) {
                 *cells += 1;
                 *passed += usize::from(build.outcome == Outcome::Pass);
-                *unit_tests += build.tests.map_or(0, |(passed, _, _)| passed);
+                *unit_tests += build.tests.map_or(0, |tests| tests.passed);
             }
         }
         counts

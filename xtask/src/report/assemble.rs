@@ -3,7 +3,7 @@
 //! results, next to what the catalog predicts for every cell.
 
 use super::targets::{assemble_target_axis, PlannedTargetAxis};
-use super::{cell_kinds, BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
+use super::{cell_kinds, BuildCell, FeatureCell, Observed, Report, TestCounts, ToolchainEntry};
 use crate::catalog::FEATURES;
 use crate::features::expect::{expected_outcome, expected_status, Outcome, ToolchainVerdict};
 use crate::run::judge::StepResult;
@@ -124,7 +124,13 @@ pub fn assemble(
                         },
                         seconds: found.map_or(0.0, |result| result.seconds),
                         cached: found.is_some_and(|result| result.cached),
-                        tests: found.and_then(|result| result.tests),
+                        tests: found.and_then(|result| result.tests).map(
+                            |(passed, failed, ignored)| TestCounts {
+                                passed,
+                                failed,
+                                ignored,
+                            },
+                        ),
                     });
                 }
             }

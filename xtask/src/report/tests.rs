@@ -68,7 +68,11 @@ fn sample() -> Report {
         first_error: first_error.map(String::from),
         seconds: 0.5,
         cached: false,
-        tests: (kind == Kind::Test).then_some((3, 0, 0)),
+        tests: (kind == Kind::Test).then_some(TestCounts {
+            passed: 3,
+            failed: 0,
+            ignored: 0,
+        }),
     };
     Report {
         toolchains: vec![

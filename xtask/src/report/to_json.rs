@@ -130,37 +130,6 @@ struct CellJson {
     ok: bool,
 }
 
-/// `(passed, failed, ignored)` as a `{passed, failed, ignored}` object, or null.
-pub(super) mod test_counts {
-    use super::{Deserialize, Serialize};
-
-    #[derive(Serialize, Deserialize)]
-    struct TestCounts {
-        passed: u64,
-        failed: u64,
-        ignored: u64,
-    }
-
-    pub fn serialize<S: serde::Serializer>(
-        tests: &Option<(u64, u64, u64)>,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        let counts = tests.map(|(passed, failed, ignored)| TestCounts {
-            passed,
-            failed,
-            ignored,
-        });
-        counts.serialize(serializer)
-    }
-
-    pub fn deserialize<'de, D: serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Option<(u64, u64, u64)>, D::Error> {
-        let counts = Option::<TestCounts>::deserialize(deserializer)?;
-        Ok(counts.map(|counts| (counts.passed, counts.failed, counts.ignored)))
-    }
-}
-
 fn release(text: Option<&str>, what: &str) -> anyhow::Result<Option<Release>> {
     text.map(|text| {
         crate::toolchains::version::parse_release(text)
