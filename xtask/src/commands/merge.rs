@@ -88,12 +88,6 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         .enumerate()
         .map(|(position, pin)| (pin.id.as_str(), position))
         .collect();
-    // Each shard's pins, in file order, by the one rule of [`Shard::owns`].
-    let mut assigned: HashMap<usize, Vec<&str>> = HashMap::new();
-    for (position, pin) in pins.pins.iter().enumerate() {
-        let index = position % count + 1;
-        assigned.entry(index).or_default().push(pin.id.as_str());
-    }
     // Where each pin is: (shard position, index there).
     let mut held: HashMap<&str, (usize, usize)> = HashMap::new();
     for (position, (shard, path, report)) in shards.iter().enumerate() {
@@ -142,12 +136,12 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
             held.insert(pin, (position, index));
         }
         // A pin of this shard can be in no other report: each report holds only its own.
-        let missing: Vec<String> = assigned
-            .get(&shard.index)
-            .into_iter()
-            .flatten()
-            .filter(|pin| !held.contains_key(*pin))
-            .map(|pin| escape(pin).into_owned())
+        let missing: Vec<String> = pins
+            .pins
+            .iter()
+            .enumerate()
+            .filter(|(position, pin)| shard.owns(*position) && !held.contains_key(&*pin.id))
+            .map(|(_, pin)| escape(&pin.id).into_owned())
             .collect();
         ensure!(
             missing.is_empty(),
@@ -158,22 +152,19 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         );
     }
 
-    if let Some((_, path, report)) = shards
-        .iter()
-        .find(|(_, _, report)| report.strict != shards[0].2.strict)
-    {
-        let with = |strict: bool| if strict { "with" } else { "without" };
-        bail!(
+    let (_, first_path, first) = shards[0];
+    let with = |strict: bool| if strict { "with" } else { "without" };
+    for (_, path, report) in &shards {
+        ensure!(
+            report.strict == first.strict,
             "{} was run {} --strict, {} {} it: run every shard with the same --strict",
             path.display(),
             with(report.strict),
-            shards[0].1.display(),
-            with(shards[0].2.strict)
+            first_path.display(),
+            with(first.strict)
         );
     }
-
     // Every shard ran the same kernel targets, or their cells would not line up.
-    let first = shards[0].2;
     for (_, path, report) in &shards {
         ensure!(
             report.targets.triples == first.targets.triples,
@@ -189,7 +180,7 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         toolchains: Vec::new(),
         features: vec![Vec::new(); crate::catalog::FEATURES.len()],
         builds: Vec::new(),
-        strict: strict || shards.iter().any(|(_, _, report)| report.strict),
+        strict: strict || first.strict,
         kbuild: Vec::new(),
         shard: None,
         targets: TargetAxis {
@@ -205,10 +196,8 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
     };
     let mut columns = HashMap::new();
     for pin in &pins.pins {
-        let Some(&(position, index)) = held.get(pin.id.as_str()) else {
-            // Checked above: every pin is in its shard's report.
-            bail!("pin {} is in no report", escape(&pin.id));
-        };
+        // Every pin is in its shard's report: each shard was checked to lack none of its own.
+        let (position, index) = held[pin.id.as_str()];
         let report = shards[position].2;
         columns.insert((position, index), merged.toolchains.len());
         merged.toolchains.push(report.toolchains[index].clone());

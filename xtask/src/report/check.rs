@@ -9,7 +9,7 @@ use crate::features::expect::{expected_outcome, expected_status, Outcome, Toolch
 use crate::features::status::Status;
 use crate::run::plan::{cell_label, Kind, Mode};
 use crate::util::output::escape;
-use anyhow::{bail, ensure, Context as _};
+use anyhow::{bail, ensure};
 use std::collections::{BTreeSet, HashSet};
 
 impl Report {
@@ -20,7 +20,8 @@ impl Report {
     /// example (the catalog's and any other the report has), each once; a missing toolchain
     /// has none. Consistent: ids and pins name one toolchain each, every build cell expects
     /// what the catalog expects of its toolchain, and a toolchain that builds nothing has only
-    /// skipped cells. Time and memory are linear in the size of the report.
+    /// skipped cells. Time and memory are linear in the size of the report. A cell's toolchain
+    /// index is taken as valid: reading and merging give a cell only its report's own.
     pub fn check_complete(&self) -> anyhow::Result<()> {
         ensure!(
             self.features.len() == FEATURES.len(),
@@ -68,13 +69,7 @@ impl Report {
         let mut cells: Vec<HashSet<(&str, Kind, Mode)>> =
             vec![HashSet::new(); self.toolchains.len()];
         for build in &self.builds {
-            let Some(toolchain) = self.toolchains.get(build.toolchain) else {
-                bail!(
-                    "a build cell names toolchain {} of {}",
-                    build.toolchain,
-                    self.toolchains.len()
-                );
-            };
+            let toolchain = &self.toolchains[build.toolchain];
             let cell = || {
                 let label = cell_label(build.kind, &build.target, Some(build.mode), None);
                 escape(&format!("{label} on {}", toolchain.id)).into_owned()
@@ -117,13 +112,7 @@ impl Report {
 
         let mut kbuild_cells = HashSet::new();
         for cell in &self.kbuild {
-            let toolchain = self.toolchains.get(cell.toolchain).with_context(|| {
-                format!(
-                    "a kbuild cell names toolchain {} of {}",
-                    cell.toolchain,
-                    self.toolchains.len()
-                )
-            })?;
+            let toolchain = &self.toolchains[cell.toolchain];
             let predicted = toolchain.ok_release().and_then(|release| {
                 crate::features::expect::expected_kbuild_error(&cell.fixture, release)
             });

@@ -25,13 +25,7 @@ impl TargetAxis {
         toolchains: &[ToolchainEntry],
     ) -> anyhow::Result<()> {
         for cell in &self.known {
-            let Some(toolchain) = toolchains.get(cell.toolchain) else {
-                bail!(
-                    "a target cell names toolchain {} of {}",
-                    cell.toolchain,
-                    toolchains.len()
-                );
-            };
+            let toolchain = &toolchains[cell.toolchain];
             let target = kernel_target(&cell.triple);
             let predicted = toolchain
                 .release
@@ -50,14 +44,7 @@ impl TargetAxis {
             }
         }
         for cell in &self.cells {
-            let Some(toolchain) = toolchains.get(cell.toolchain) else {
-                bail!(
-                    "{}: names toolchain {} of {}",
-                    cell.label(),
-                    cell.toolchain,
-                    toolchains.len()
-                );
-            };
+            let toolchain = &toolchains[cell.toolchain];
             self.check_cell(cell, toolchain)
                 .with_context(|| format!("{} on {}", cell.label(), escape(&toolchain.id)))?;
         }
