@@ -59,7 +59,7 @@ impl Report {
                         let build = cells.get(&(index, target, kind, mode));
                         build.map(|build| (build.outcome, build.ok()))
                     };
-                    mode_pair(cell(Mode::Kernel), cell(Mode::Stable))
+                    outcome_cell(&Mode::ALL.map(cell))
                 })
                 .collect();
             builds
@@ -160,25 +160,18 @@ impl Report {
     }
 }
 
-/// A cell's outcome as a table shows it; `-` for no cell.
-pub(super) fn outcome_word(outcome: Option<Outcome>) -> &'static str {
-    match outcome {
-        Some(Outcome::Pass) => "pass",
-        Some(Outcome::Fail) => "FAIL",
-        Some(Outcome::Skipped) => "skip",
-        None => "-",
-    }
-}
-
-/// A cell's `(outcome, ok)` in kernel mode and in stable mode as one table cell, `pass/FAIL`,
-/// flagged when either differs from its prediction.
-pub(super) fn mode_pair(
-    kernel: Option<(Outcome, bool)>,
-    stable: Option<(Outcome, bool)>,
-) -> (String, bool) {
-    let word = |cell: Option<(Outcome, bool)>| outcome_word(cell.map(|(outcome, _)| outcome));
-    let differs = [kernel, stable]
+/// Cells' `(outcome, ok)`, one per mode, as one table cell (`pass/FAIL`, `-` for no cell),
+/// flagged when any differs from its prediction.
+pub(super) fn outcome_cell(cells: &[Option<(Outcome, bool)>]) -> (String, bool) {
+    let words: Vec<&str> = cells
         .iter()
-        .any(|cell| cell.is_some_and(|(_, ok)| !ok));
-    (format!("{}/{}", word(kernel), word(stable)), differs)
+        .map(|cell| match cell.map(|(outcome, _)| outcome) {
+            Some(Outcome::Pass) => "pass",
+            Some(Outcome::Fail) => "FAIL",
+            Some(Outcome::Skipped) => "skip",
+            None => "-",
+        })
+        .collect();
+    let differs = cells.iter().any(|cell| cell.is_some_and(|(_, ok)| !ok));
+    (words.join("/"), differs)
 }
