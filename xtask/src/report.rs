@@ -7,7 +7,6 @@ pub mod assemble;
 pub mod audit;
 mod check;
 pub mod kbuild;
-mod recorded;
 pub mod runs;
 pub mod targets;
 mod text;
@@ -15,7 +14,6 @@ mod to_json;
 pub(crate) mod upgrade;
 pub mod usage;
 
-pub(crate) use recorded::recorded_rows;
 pub(crate) use to_json::REPORT_LIMIT;
 
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
@@ -24,6 +22,7 @@ use crate::features::status::Status;
 use crate::run::plan::{cell_label, Kind, Mode};
 use crate::toolchains::discovery::SourceKind;
 use crate::util::json::{self, Deserialize, Serialize};
+use anyhow::bail;
 use std::fmt::Write;
 
 /// The version of the JSON layout above; bumped on any incompatible change.
@@ -82,6 +81,27 @@ pub fn release_order(toolchains: &[ToolchainEntry]) -> Vec<usize> {
         (release.is_none(), release, release.map(|_| id))
     });
     order
+}
+
+/// For each catalog feature in catalog order, the position of its row among `names` (the
+/// report's features, in its order), or `None` where the report was recorded before the catalog
+/// had it, so that adding a feature never leaves `cargo xtask docs` unable to regenerate; a
+/// feature the catalog does not have, or one named twice, is refused.
+pub(crate) fn recorded_rows(names: &[&str]) -> anyhow::Result<Vec<Option<usize>>> {
+    let mut rows = vec![None; FEATURES.len()];
+    for (row, name) in names.iter().enumerate() {
+        let Some(position) = FEATURES.iter().position(|feature| feature.name == *name) else {
+            bail!(
+                "the report names the feature `{}`, which the catalog does not have: it was made \
+                 from another version of kernel-shim/src/catalog.rs",
+                crate::util::output::escape(name)
+            )
+        };
+        if rows[position].replace(row).is_some() {
+            bail!("the report has the feature `{name}` twice");
+        }
+    }
+    Ok(rows)
 }
 
 /// What the probe found for one feature on one toolchain.
