@@ -106,31 +106,27 @@ pub fn assemble(
             continue;
         }
         let expected = expected_outcome(&column.verdict);
-        let not_run = column.verdict.not_run();
+        let skipped = StepResult::skipped(column.verdict.not_run());
         for target in &targets {
             for &kind in cell_kinds(target) {
                 for mode in Mode::ALL {
                     let found = by_cell.get(&(index, kind, mode, target.as_str()));
+                    let result = found.copied().unwrap_or(&skipped);
                     builds.push(BuildCell {
                         toolchain: index,
                         target: target.clone(),
                         mode,
                         kind,
-                        outcome: found.map_or(Outcome::Skipped, |result| result.outcome),
+                        outcome: result.outcome,
                         expected,
-                        first_error: match found {
-                            Some(result) => result.first_error.clone(),
-                            None => Some(not_run.clone()),
-                        },
-                        seconds: found.map_or(0.0, |result| result.seconds),
-                        cached: found.is_some_and(|result| result.cached),
-                        tests: found.and_then(|result| result.tests).map(
-                            |(passed, failed, ignored)| TestCounts {
-                                passed,
-                                failed,
-                                ignored,
-                            },
-                        ),
+                        first_error: result.first_error.clone(),
+                        seconds: result.seconds,
+                        cached: result.cached,
+                        tests: result.tests.map(|(passed, failed, ignored)| TestCounts {
+                            passed,
+                            failed,
+                            ignored,
+                        }),
                     });
                 }
             }
