@@ -138,27 +138,22 @@ impl Table {
             (true, width) => 2 + width.min(FREE_TEXT_SHARE),
             (false, width) => 2 + width,
         };
-        let full = first_width + (0..widths.len()).map(taken).sum::<usize>();
-        let limit = style.width.limit();
-        let blocks: Vec<Vec<usize>> = match limit {
-            Some(limit) if full > limit => {
-                if first_width + (0..widths.len()).map(taken).max().unwrap_or(0) > limit {
-                    return self.render_rows_as_lines(out, &rows, style.colour);
-                }
-                let mut blocks: Vec<Vec<usize>> = Vec::new();
-                let mut used = 0;
-                for column in 0..widths.len() {
-                    if blocks.is_empty() || used + taken(column) > limit {
-                        blocks.push(Vec::new());
-                        used = first_width;
-                    }
-                    blocks.last_mut().expect("one block").push(column);
-                    used += taken(column);
-                }
-                blocks
+        let limit = style.width.limit().unwrap_or(usize::MAX);
+        if first_width + (0..widths.len()).map(taken).max().unwrap_or(0) > limit {
+            return self.render_rows_as_lines(out, &rows, style.colour);
+        }
+        // As many columns in a block as fit, each block repeating the row names: one block when
+        // the whole table fits.
+        let mut blocks: Vec<Vec<usize>> = vec![Vec::new()];
+        let mut used = first_width;
+        for column in 0..widths.len() {
+            if used + taken(column) > limit {
+                blocks.push(Vec::new());
+                used = first_width;
             }
-            _ => vec![(0..widths.len()).collect()],
-        };
+            blocks.last_mut().expect("one block").push(column);
+            used += taken(column);
+        }
         for (number, block) in blocks.iter().enumerate() {
             if number > 0 {
                 out.push('\n');
