@@ -88,8 +88,10 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         .enumerate()
         .map(|(position, pin)| (pin.id.as_str(), position))
         .collect();
-    // Where each pin is: (shard position, index there).
-    let mut held: HashMap<&str, (usize, usize)> = HashMap::new();
+    // Where each pin is: (shard position, index there); a toolchain's column in the merged
+    // report is its pin's position.
+    let mut held = vec![None; pins.pins.len()];
+    let mut columns = vec![Vec::new(); shards.len()];
     for (position, (shard, path, report)) in shards.iter().enumerate() {
         for (index, toolchain) in report.toolchains.iter().enumerate() {
             let Some(pin) = toolchain.pin.as_deref() else {
@@ -133,14 +135,15 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
                 escape(pin),
                 pin_position % count + 1
             );
-            held.insert(pin, (position, index));
+            held[pin_position] = Some((position, index));
+            columns[position].push(pin_position);
         }
         // A pin of this shard can be in no other report: each report holds only its own.
         let missing: Vec<String> = pins
             .pins
             .iter()
             .enumerate()
-            .filter(|(position, pin)| shard.owns(*position) && !held.contains_key(&*pin.id))
+            .filter(|&(position, _)| shard.owns(position) && held[position].is_none())
             .map(|(_, pin)| escape(&pin.id).into_owned())
             .collect();
         ensure!(
@@ -194,12 +197,9 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
             .filter_map(|(_, _, report)| report.date.clone())
             .max(),
     };
-    let mut columns = HashMap::new();
-    for pin in &pins.pins {
-        // Every pin is in its shard's report: each shard was checked to lack none of its own.
-        let (position, index) = held[pin.id.as_str()];
+    // Every pin is held: each shard was checked to lack none of its own.
+    for (position, index) in held.into_iter().flatten() {
         let report = shards[position].2;
-        columns.insert((position, index), merged.toolchains.len());
         merged.toolchains.push(report.toolchains[index].clone());
         for (cells, shard_cells) in merged.features.iter_mut().zip(&report.features) {
             cells.push(shard_cells[index].clone());
@@ -227,14 +227,13 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
 /// The shards, and where each of their toolchains is in the merged report.
 struct Join<'a> {
     shards: &'a [(Shard, &'a Path, &'a Report)],
-    /// (shard position, index there) -> index in the merged report
-    columns: HashMap<(usize, usize), usize>,
+    /// Per shard, the merged report's column of each of its toolchains.
+    columns: Vec<Vec<usize>>,
 }
 
 impl Join<'_> {
     /// Every shard's `cells` with their `toolchain` renumbered to the merged report's, grouped
-    /// by it in its order: a stable sort keeps each toolchain's cells in their order. A cell
-    /// that names no toolchain is left out (reading and checking a report refuse one).
+    /// by it in its order: a stable sort keeps each toolchain's cells in their order.
     fn cells<T: Clone>(
         &self,
         cells: impl Fn(&Report) -> &Vec<T>,
@@ -245,10 +244,8 @@ impl Join<'_> {
             for cell in cells(report) {
                 let mut cell = cell.clone();
                 let toolchain = toolchain(&mut cell);
-                if let Some(&column) = self.columns.get(&(position, *toolchain)) {
-                    *toolchain = column;
-                    all.push((column, cell));
-                }
+                *toolchain = self.columns[position][*toolchain];
+                all.push((*toolchain, cell));
             }
         }
         all.sort_by_key(|(column, _)| *column);
