@@ -14,11 +14,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use xshell::Shell;
 
-/// Joins shard reports, checked against the pins they were run from, into one report.
-///
-/// Each report must be whole and consistent ([`Report::check_complete`]), and together they
-/// must hold every pin exactly once, each in the shard the pin file gives it. Time and memory
-/// are linear in the size of the reports and the pin file.
+/// Joins shard reports, each whole and consistent ([`Report::check_complete`]), that together
+/// hold every pin exactly once, in the shard the pin file gives it. Time and memory are linear
+/// in the size of the reports and the pin file.
 pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow::Result<Report> {
     if reports.is_empty() {
         bail!("give the JSON reports of every `cargo xtask matrix --shard K/N` run to merge");

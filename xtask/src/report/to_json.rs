@@ -235,11 +235,8 @@ impl Report {
         })
     }
 
-    /// Reads a report back from its JSON text (what [`Report::to_json`] wrote), for `merge` and
-    /// `docs`.
-    ///
-    /// The report must have this schema or one [`upgrade`] reads, and this catalog's features.
-    /// What the JSON does not keep is recomputed: the verdict, the failures and the summaries.
+    /// Reads back what [`Report::to_json`] wrote (of this schema or one [`upgrade`] reads); the
+    /// verdict, the failures and the summaries are recomputed.
     pub fn from_json(text: &str) -> anyhow::Result<Report> {
         // The schema first, so that another layout is named as such rather than by a member.
         let value = json::parse(text)?;

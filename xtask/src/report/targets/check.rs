@@ -12,14 +12,10 @@ use anyhow::{bail, Context as _};
 
 impl TargetAxis {
     /// Fails, naming the cell, unless every target-axis cell expects what the catalog predicts
-    /// of its toolchain and is not a result of a step that cannot have run.
-    ///
-    /// Recomputed: each known cell's `expected`, each target cell's `expected`. Kept as
-    /// recorded: what the compiler answered (`observed`, `outcome`, `first_error`, `detail`).
-    /// Two things only the run knew are taken from the report: whether the test program could
-    /// be run there (a program cell may be skipped where the catalog expects it to run), and,
-    /// in reports written before the LLVM version was recorded, whether that LLVM writes
-    /// static-branch entries wrongly (a cell the catalog would expect to fail with it may).
+    /// of its toolchain and is not a result of a step that cannot have run. Two things only the
+    /// run knew are taken from the report: whether the test program could run there, and, in
+    /// reports written before the LLVM version was recorded, whether that LLVM writes
+    /// static-branch entries wrongly.
     pub(in crate::report) fn check_predictions(
         &self,
         toolchains: &[ToolchainEntry],
