@@ -217,33 +217,30 @@ impl Report {
                 toolchain.verdict,
                 ToolchainVerdict::Missing(_) | ToolchainVerdict::Broken(_)
             );
-            // A compiler that was never run said nothing about any feature.
-            if !found {
-                for (feature, cells) in FEATURES.iter().zip(&self.features) {
-                    let observed = &cells[index].observed;
-                    ensure!(
-                        matches!(observed, Observed::NotProbed | Observed::NotRecorded),
-                        "feature {} on {id}: it says `{}`, but the toolchain is {}: it was never \
-                         asked",
-                        feature.name,
-                        observed.word(),
-                        toolchain.verdict.word()
-                    );
-                }
-            }
-            let Some(release) = toolchain.release else {
-                continue;
-            };
-            if found && toolchain.verdict != ToolchainVerdict::for_release(release) {
-                bail!(
+            let release = toolchain.release;
+            if let Some(release) = release.filter(|_| found) {
+                let predicted = ToolchainVerdict::for_release(release);
+                ensure!(
+                    toolchain.verdict == predicted,
                     "toolchain {id}: it is `{}`, but the catalog calls a compiler of release \
                      {release} `{}`",
                     toolchain.verdict.word(),
-                    ToolchainVerdict::for_release(release).word()
+                    predicted.word()
                 );
             }
             for (feature, cells) in FEATURES.iter().zip(&self.features) {
                 let cell = &cells[index];
+                // A compiler that was never run said nothing about any feature.
+                ensure!(
+                    found || matches!(cell.observed, Observed::NotProbed | Observed::NotRecorded),
+                    "feature {} on {id}: it says `{}`, but the toolchain is {}: it was never asked",
+                    feature.name,
+                    cell.observed.word(),
+                    toolchain.verdict.word()
+                );
+                let Some(release) = release else {
+                    continue;
+                };
                 if let Observed::Status(Status::Stable(since)) = cell.observed {
                     ensure!(
                         since <= release,
