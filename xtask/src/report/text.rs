@@ -5,7 +5,7 @@ use super::{failure_line, BuildCell, Report};
 use crate::catalog::FEATURES;
 use crate::features::expect::{Outcome, ToolchainVerdict};
 use crate::run::plan::{Kind, Mode};
-use crate::util::output::{escape, escape_markdown, paint_red, Style, Table};
+use crate::util::output::{escape, escape_markdown, paint_red, Format, Output, Style, Table};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
@@ -73,11 +73,7 @@ impl Report {
 
     /// Prints the report in `format` (nothing for a quiet success) and returns its verdict: what
     /// `matrix`, `merge` and `show` end with.
-    pub fn print(
-        &self,
-        format: crate::util::output::Format,
-        output: crate::util::output::Output,
-    ) -> crate::Verdict {
+    pub fn print(&self, format: Format, output: Output) -> crate::Verdict {
         format.print_report(
             self.verdict(),
             output,
