@@ -59,35 +59,25 @@ pub fn assemble(
     planned: &PlannedTargetAxis<'_>,
 ) -> Report {
     let probes = probe_results(steps, results);
-    let features = FEATURES
-        .iter()
-        .enumerate()
-        .map(|(feature_index, feature)| {
-            columns
-                .iter()
-                .enumerate()
-                .map(|(index, column)| {
-                    let expected = column
-                        .ok_release()
-                        .map(|release| expected_status(feature, release));
-                    let observed = match probes.get(&index) {
-                        None => Observed::NotProbed,
-                        Some(result) => match &result.probe {
-                            Some(Ok(statuses)) => Observed::Status(statuses[feature_index]),
-                            Some(Err(error)) => Observed::ProbeFailed(error.clone()),
-                            None => Observed::ProbeFailed(
-                                result
-                                    .first_error
-                                    .clone()
-                                    .unwrap_or_else(|| "the probe did not run".into()),
-                            ),
-                        },
-                    };
-                    FeatureCell { observed, expected }
-                })
-                .collect()
-        })
-        .collect();
+    let mut features = Vec::new();
+    for (feature_index, feature) in FEATURES.iter().enumerate() {
+        let cells = columns.iter().enumerate().map(|(index, column)| {
+            let expected = column
+                .ok_release()
+                .map(|release| expected_status(feature, release));
+            let observed = match probes.get(&index).map(|result| (&result.probe, result)) {
+                None => Observed::NotProbed,
+                Some((Some(Ok(statuses)), _)) => Observed::Status(statuses[feature_index]),
+                Some((Some(Err(error)), _)) => Observed::ProbeFailed(error.clone()),
+                Some((None, result)) => {
+                    let error = result.first_error.clone();
+                    Observed::ProbeFailed(error.unwrap_or_else(|| "the probe did not run".into()))
+                }
+            };
+            FeatureCell { observed, expected }
+        });
+        features.push(cells.collect());
+    }
 
     // Each step's result by its cell, so that assembling takes time linear in the steps.
     let mut by_cell: HashMap<(usize, Kind, Mode, &str), &StepResult> = HashMap::new();
