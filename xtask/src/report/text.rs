@@ -86,7 +86,6 @@ impl Report {
     /// The tables, the failures and the summary lines for a terminal or a log, the tables laid
     /// out for `style`'s width.
     pub fn human_in(&self, style: &Style) -> String {
-        let colour = style.colour;
         let (features, builds, targets) = self.tables();
         let mut out = String::new();
         features.render_text(&mut out, style);
@@ -105,7 +104,7 @@ impl Report {
             let _ = writeln!(out, "\n{} failure(s):", failures.len());
             for failure in &failures {
                 let line = escape(&failure_line(failure)).into_owned();
-                let _ = writeln!(out, "  {}", paint_red(&line, colour));
+                let _ = writeln!(out, "  {}", paint_red(&line, style.colour));
             }
         }
         out.push('\n');
