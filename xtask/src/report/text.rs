@@ -28,13 +28,12 @@ impl Report {
             .collect();
         let mut features = Table::new("feature", &headers);
         for (feature, cells) in FEATURES.iter().zip(&self.features) {
-            features.rows.push((
-                feature.name.to_string(),
-                shown
-                    .iter()
-                    .map(|&index| (cells[index].observed.cell(), !cells[index].ok()))
-                    .collect(),
-            ));
+            let row = shown
+                .iter()
+                .map(|&index| (cells[index].observed.cell(), !cells[index].ok()));
+            features
+                .rows
+                .push((feature.name.to_string(), row.collect()));
         }
         let mut builds = Table::new("build / run / test (kernel mode / stable mode)", &headers);
         // Rows in the order the builds first name them; cells found through an index, so
