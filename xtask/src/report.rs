@@ -16,7 +16,7 @@ pub mod usage;
 
 pub(crate) use to_json::REPORT_LIMIT;
 
-use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
+use crate::catalog::{Feature, Release, FEATURES, MINIMUM_RELEASE};
 use crate::features::expect::{enabled_in_kernel_mode, Outcome, ToolchainVerdict};
 use crate::features::status::Status;
 use crate::run::plan::{cell_label, Kind, Mode};
@@ -282,6 +282,16 @@ impl Report {
         failures.extend(kbuild::kbuild_failures(&self.kbuild, &self.toolchains));
         failures.extend(self.targets.failures(&self.toolchains));
         failures
+    }
+
+    /// The catalog's features the report was recorded with, each with its cells.
+    fn recorded(&self) -> impl Iterator<Item = (&'static Feature, &Vec<FeatureCell>)> {
+        let rows = FEATURES.iter().zip(&self.features);
+        rows.filter(|(_, cells)| {
+            cells
+                .iter()
+                .any(|cell| cell.observed != Observed::NotRecorded)
+        })
     }
 
     pub fn verdict(&self) -> crate::Verdict {

@@ -54,15 +54,8 @@ impl Report {
             }
         }
 
-        // The examples of the features the report was recorded with.
-        let mut targets: BTreeSet<&str> = FEATURES
-            .iter()
-            .zip(&self.features)
-            .filter(|(_, cells)| {
-                cells
-                    .iter()
-                    .any(|cell| cell.observed != Observed::NotRecorded)
-            })
+        let mut targets: BTreeSet<&str> = self
+            .recorded()
             .map(|(feature, _)| feature.example)
             .collect();
         targets.insert("kernel");

@@ -165,12 +165,7 @@ impl Report {
             ToolchainView { entry, said }
         });
         // A feature the report was recorded without stays out of it, as it was.
-        let features = FEATURES.iter().zip(&self.features).filter(|(_, cells)| {
-            cells
-                .iter()
-                .any(|cell| cell.observed != Observed::NotRecorded)
-        });
-        let features = features.map(|(feature, cells)| FeatureJson {
+        let features = self.recorded().map(|(feature, cells)| FeatureJson {
             name: feature.name.to_string(),
             catalog_stable_since: release(feature.stable_since),
             toolchains: self
