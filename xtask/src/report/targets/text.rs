@@ -29,10 +29,8 @@ impl TargetAxis {
             let row = shown
                 .iter()
                 .map(|&index| match known.get(&(index, triple.as_str())) {
-                    Some(cell) => match &cell.error {
-                        Some(_) => ("failed".to_string(), !cell.ok()),
-                        None => (known_word(cell.observed).to_string(), !cell.ok()),
-                    },
+                    Some(cell) if cell.error.is_some() => ("failed".to_string(), !cell.ok()),
+                    Some(cell) => (known_word(cell.observed).to_string(), !cell.ok()),
                     None => ("-".to_string(), false),
                 })
                 .collect();
