@@ -156,9 +156,8 @@ impl Report {
                     Some(message.clone())
                 }
             };
-            let verdict = entry.verdict.word().to_string();
             let said = ToolchainSaid {
-                verdict,
+                verdict: entry.verdict.word().to_string(),
                 error,
                 summary,
             };
