@@ -5,7 +5,7 @@
 use super::{below_class, column_headers, escape_html, grid_head, mark, Popups};
 use crate::features::expect::{Outcome, ToolchainVerdict};
 use crate::report::targets::STAGES;
-use crate::report::{cell_kinds, Report, TestCounts, ToolchainEntry};
+use crate::report::{cell_kinds, Report, ToolchainEntry};
 use crate::run::plan::{Kind, Mode};
 use std::fmt::Write;
 
@@ -247,15 +247,13 @@ pub(super) fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -
                         continue;
                     };
                     let (kind_word, mode_word) = (kind.word(), mode.word());
-                    let tests = build.tests.map(
-                        |TestCounts {
-                             passed,
-                             failed,
-                             ignored,
-                         }| {
-                            format!("{passed} passed, {failed} failed, {ignored} ignored")
-                        },
-                    );
+                    let tests = build.tests.map(|tests| {
+                        let (passed, failed) = (tests.passed, tests.failed);
+                        format!(
+                            "{passed} passed, {failed} failed, {} ignored",
+                            tests.ignored
+                        )
+                    });
                     squares.push_str(&outcome_square(
                         &format!("{kind_word} {target} ({mode_word}) on {}", toolchain.id),
                         &format!("build/{target}/{kind_word}/{mode_word}/{}", toolchain.id),
