@@ -248,11 +248,8 @@ pub(super) fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -
                     };
                     let (kind_word, mode_word) = (kind.word(), mode.word());
                     let tests = build.tests.map(|tests| {
-                        let (passed, failed) = (tests.passed, tests.failed);
-                        format!(
-                            "{passed} passed, {failed} failed, {} ignored",
-                            tests.ignored
-                        )
+                        let (passed, failed, ignored) = (tests.passed, tests.failed, tests.ignored);
+                        format!("{passed} passed, {failed} failed, {ignored} ignored")
                     });
                     squares.push_str(&outcome_square(
                         &format!("{kind_word} {target} ({mode_word}) on {}", toolchain.id),
