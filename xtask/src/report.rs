@@ -7,7 +7,6 @@ pub mod assemble;
 pub mod audit;
 mod check;
 pub mod kbuild;
-mod recorded;
 pub mod runs;
 pub mod targets;
 mod text;
@@ -15,15 +14,15 @@ mod to_json;
 pub(crate) mod upgrade;
 pub mod usage;
 
-pub(crate) use recorded::recorded_rows;
 pub(crate) use to_json::REPORT_LIMIT;
 
-use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
+use crate::catalog::{Feature, Release, FEATURES, MINIMUM_RELEASE};
 use crate::features::expect::{enabled_in_kernel_mode, Outcome, ToolchainVerdict};
 use crate::features::status::Status;
 use crate::run::plan::{cell_label, Kind, Mode};
 use crate::toolchains::discovery::SourceKind;
 use crate::util::json::{self, Deserialize, Serialize};
+use anyhow::bail;
 use std::fmt::Write;
 
 /// The version of the JSON layout above; bumped on any incompatible change.
@@ -82,6 +81,27 @@ pub fn release_order(toolchains: &[ToolchainEntry]) -> Vec<usize> {
         (release.is_none(), release, release.map(|_| id))
     });
     order
+}
+
+/// For each catalog feature in catalog order, the position of its row among `names` (the
+/// report's features, in its order), or `None` where the report was recorded before the catalog
+/// had it, so that adding a feature never leaves `cargo xtask docs` unable to regenerate; a
+/// feature the catalog does not have, or one named twice, is refused.
+pub(crate) fn recorded_rows(names: &[&str]) -> anyhow::Result<Vec<Option<usize>>> {
+    let mut rows = vec![None; FEATURES.len()];
+    for (row, name) in names.iter().enumerate() {
+        let Some(position) = FEATURES.iter().position(|feature| feature.name == *name) else {
+            bail!(
+                "the report names the feature `{}`, which the catalog does not have: it was made \
+                 from another version of kernel-shim/src/catalog.rs",
+                crate::util::output::escape(name)
+            )
+        };
+        if rows[position].replace(row).is_some() {
+            bail!("the report has the feature `{name}` twice");
+        }
+    }
+    Ok(rows)
 }
 
 /// What the probe found for one feature on one toolchain.
@@ -163,9 +183,16 @@ pub struct BuildCell {
     #[serde(serialize_with = "milliseconds")]
     pub seconds: f64,
     pub cached: bool,
-    /// Passed, failed, ignored tests.
-    #[serde(with = "to_json::test_counts")]
-    pub tests: Option<(u64, u64, u64)>,
+    #[serde(deserialize_with = "json::nullable")]
+    pub tests: Option<TestCounts>,
+}
+
+/// What libtest counted in a test run.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct TestCounts {
+    pub passed: u64,
+    pub failed: u64,
+    pub ignored: u64,
 }
 
 impl BuildCell {
@@ -257,6 +284,16 @@ impl Report {
         failures
     }
 
+    /// The catalog's features the report was recorded with, each with its cells.
+    fn recorded(&self) -> impl Iterator<Item = (&'static Feature, &Vec<FeatureCell>)> {
+        let rows = FEATURES.iter().zip(&self.features);
+        rows.filter(|(_, cells)| {
+            cells
+                .iter()
+                .any(|cell| cell.observed != Observed::NotRecorded)
+        })
+    }
+
     pub fn verdict(&self) -> crate::Verdict {
         crate::Verdict::failure_if(!self.failures().is_empty())
     }
@@ -271,7 +308,7 @@ impl Report {
             if let Some((cells, passed, unit_tests)) = counts.get_mut(build.toolchain) {
                 *cells += 1;
                 *passed += usize::from(build.outcome == Outcome::Pass);
-                *unit_tests += build.tests.map_or(0, |(passed, _, _)| passed);
+                *unit_tests += build.tests.map_or(0, |tests| tests.passed);
             }
         }
         counts

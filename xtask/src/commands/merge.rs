@@ -14,11 +14,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use xshell::Shell;
 
-/// Joins shard reports, checked against the pins they were run from, into one report.
-///
-/// Each report must be whole and consistent ([`Report::check_complete`]), and together they
-/// must hold every pin exactly once, each in the shard the pin file gives it. Time and memory
-/// are linear in the size of the reports and the pin file.
+/// Joins shard reports, each whole and consistent ([`Report::check_complete`]), that together
+/// hold every pin exactly once, in the shard the pin file gives it. Time and memory are linear
+/// in the size of the reports and the pin file.
 pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow::Result<Report> {
     if reports.is_empty() {
         bail!("give the JSON reports of every `cargo xtask matrix --shard K/N` run to merge");
@@ -88,14 +86,10 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         .enumerate()
         .map(|(position, pin)| (pin.id.as_str(), position))
         .collect();
-    // Each shard's pins, in file order, by the one rule of [`Shard::owns`].
-    let mut assigned: HashMap<usize, Vec<&str>> = HashMap::new();
-    for (position, pin) in pins.pins.iter().enumerate() {
-        let index = position % count + 1;
-        assigned.entry(index).or_default().push(pin.id.as_str());
-    }
-    // Where each pin is: (shard position, index there).
-    let mut held: HashMap<&str, (usize, usize)> = HashMap::new();
+    // Where each pin is: (shard position, index there); a toolchain's column in the merged
+    // report is its pin's position.
+    let mut held = vec![None; pins.pins.len()];
+    let mut columns = vec![Vec::new(); shards.len()];
     for (position, (shard, path, report)) in shards.iter().enumerate() {
         for (index, toolchain) in report.toolchains.iter().enumerate() {
             let Some(pin) = toolchain.pin.as_deref() else {
@@ -139,15 +133,16 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
                 escape(pin),
                 pin_position % count + 1
             );
-            held.insert(pin, (position, index));
+            held[pin_position] = Some((position, index));
+            columns[position].push(pin_position);
         }
         // A pin of this shard can be in no other report: each report holds only its own.
-        let missing: Vec<String> = assigned
-            .get(&shard.index)
-            .into_iter()
-            .flatten()
-            .filter(|pin| !held.contains_key(*pin))
-            .map(|pin| escape(pin).into_owned())
+        let missing: Vec<String> = pins
+            .pins
+            .iter()
+            .enumerate()
+            .filter(|&(position, _)| shard.owns(position) && held[position].is_none())
+            .map(|(_, pin)| escape(&pin.id).into_owned())
             .collect();
         ensure!(
             missing.is_empty(),
@@ -158,22 +153,19 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         );
     }
 
-    if let Some((_, path, report)) = shards
-        .iter()
-        .find(|(_, _, report)| report.strict != shards[0].2.strict)
-    {
-        let with = |strict: bool| if strict { "with" } else { "without" };
-        bail!(
+    let (_, first_path, first) = shards[0];
+    let with = |strict: bool| if strict { "with" } else { "without" };
+    for (_, path, report) in &shards {
+        ensure!(
+            report.strict == first.strict,
             "{} was run {} --strict, {} {} it: run every shard with the same --strict",
             path.display(),
             with(report.strict),
-            shards[0].1.display(),
-            with(shards[0].2.strict)
+            first_path.display(),
+            with(first.strict)
         );
     }
-
     // Every shard ran the same kernel targets, or their cells would not line up.
-    let first = shards[0].2;
     for (_, path, report) in &shards {
         ensure!(
             report.targets.triples == first.targets.triples,
@@ -189,7 +181,7 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
         toolchains: Vec::new(),
         features: vec![Vec::new(); crate::catalog::FEATURES.len()],
         builds: Vec::new(),
-        strict: strict || shards.iter().any(|(_, _, report)| report.strict),
+        strict: strict || first.strict,
         kbuild: Vec::new(),
         shard: None,
         targets: TargetAxis {
@@ -203,14 +195,9 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
             .filter_map(|(_, _, report)| report.date.clone())
             .max(),
     };
-    let mut columns = HashMap::new();
-    for pin in &pins.pins {
-        let Some(&(position, index)) = held.get(pin.id.as_str()) else {
-            // Checked above: every pin is in its shard's report.
-            bail!("pin {} is in no report", escape(&pin.id));
-        };
+    // Every pin is held: each shard was checked to lack none of its own.
+    for (position, index) in held.into_iter().flatten() {
         let report = shards[position].2;
-        columns.insert((position, index), merged.toolchains.len());
         merged.toolchains.push(report.toolchains[index].clone());
         for (cells, shard_cells) in merged.features.iter_mut().zip(&report.features) {
             cells.push(shard_cells[index].clone());
@@ -238,14 +225,13 @@ pub fn merge(reports: &[(PathBuf, Report)], pins: &Pins, strict: bool) -> anyhow
 /// The shards, and where each of their toolchains is in the merged report.
 struct Join<'a> {
     shards: &'a [(Shard, &'a Path, &'a Report)],
-    /// (shard position, index there) -> index in the merged report
-    columns: HashMap<(usize, usize), usize>,
+    /// Per shard, the merged report's column of each of its toolchains.
+    columns: Vec<Vec<usize>>,
 }
 
 impl Join<'_> {
     /// Every shard's `cells` with their `toolchain` renumbered to the merged report's, grouped
-    /// by it in its order: a stable sort keeps each toolchain's cells in their order. A cell
-    /// that names no toolchain is left out (reading and checking a report refuse one).
+    /// by it in its order: a stable sort keeps each toolchain's cells in their order.
     fn cells<T: Clone>(
         &self,
         cells: impl Fn(&Report) -> &Vec<T>,
@@ -256,10 +242,8 @@ impl Join<'_> {
             for cell in cells(report) {
                 let mut cell = cell.clone();
                 let toolchain = toolchain(&mut cell);
-                if let Some(&column) = self.columns.get(&(position, *toolchain)) {
-                    *toolchain = column;
-                    all.push((column, cell));
-                }
+                *toolchain = self.columns[position][*toolchain];
+                all.push((*toolchain, cell));
             }
         }
         all.sort_by_key(|(column, _)| *column);
@@ -271,8 +255,7 @@ impl flags::Merge {
     /// Runs `cargo xtask merge`.
     pub fn run(&self, _sh: &Shell, output: Output) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
-        let pins_path = self.pins.clone().unwrap_or_else(Pins::default_path);
-        let pins = Pins::load(&pins_path)?;
+        let pins = Pins::load(&self.pins.clone().unwrap_or_else(Pins::default_path))?;
         let reports = self
             .reports
             .iter()

@@ -3,7 +3,7 @@
 //! results, next to what the catalog predicts for every cell.
 
 use super::targets::{assemble_target_axis, PlannedTargetAxis};
-use super::{cell_kinds, BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
+use super::{cell_kinds, BuildCell, FeatureCell, Observed, Report, TestCounts, ToolchainEntry};
 use crate::catalog::FEATURES;
 use crate::features::expect::{expected_outcome, expected_status, Outcome, ToolchainVerdict};
 use crate::run::judge::StepResult;
@@ -59,35 +59,25 @@ pub fn assemble(
     planned: &PlannedTargetAxis<'_>,
 ) -> Report {
     let probes = probe_results(steps, results);
-    let features = FEATURES
-        .iter()
-        .enumerate()
-        .map(|(feature_index, feature)| {
-            columns
-                .iter()
-                .enumerate()
-                .map(|(index, column)| {
-                    let expected = column
-                        .ok_release()
-                        .map(|release| expected_status(feature, release));
-                    let observed = match probes.get(&index) {
-                        None => Observed::NotProbed,
-                        Some(result) => match &result.probe {
-                            Some(Ok(statuses)) => Observed::Status(statuses[feature_index]),
-                            Some(Err(error)) => Observed::ProbeFailed(error.clone()),
-                            None => Observed::ProbeFailed(
-                                result
-                                    .first_error
-                                    .clone()
-                                    .unwrap_or_else(|| "the probe did not run".into()),
-                            ),
-                        },
-                    };
-                    FeatureCell { observed, expected }
-                })
-                .collect()
-        })
-        .collect();
+    let mut features = Vec::new();
+    for (feature_index, feature) in FEATURES.iter().enumerate() {
+        let cells = columns.iter().enumerate().map(|(index, column)| {
+            let expected = column
+                .ok_release()
+                .map(|release| expected_status(feature, release));
+            let observed = match probes.get(&index).map(|result| (&result.probe, result)) {
+                None => Observed::NotProbed,
+                Some((Some(Ok(statuses)), _)) => Observed::Status(statuses[feature_index]),
+                Some((Some(Err(error)), _)) => Observed::ProbeFailed(error.clone()),
+                Some((None, result)) => {
+                    let error = result.first_error.clone();
+                    Observed::ProbeFailed(error.unwrap_or_else(|| "the probe did not run".into()))
+                }
+            };
+            FeatureCell { observed, expected }
+        });
+        features.push(cells.collect());
+    }
 
     // Each step's result by its cell, so that assembling takes time linear in the steps.
     let mut by_cell: HashMap<(usize, Kind, Mode, &str), &StepResult> = HashMap::new();
@@ -106,25 +96,27 @@ pub fn assemble(
             continue;
         }
         let expected = expected_outcome(&column.verdict);
-        let not_run = column.verdict.not_run();
+        let skipped = StepResult::skipped(column.verdict.not_run());
         for target in &targets {
             for &kind in cell_kinds(target) {
                 for mode in Mode::ALL {
                     let found = by_cell.get(&(index, kind, mode, target.as_str()));
+                    let result = found.copied().unwrap_or(&skipped);
                     builds.push(BuildCell {
                         toolchain: index,
                         target: target.clone(),
                         mode,
                         kind,
-                        outcome: found.map_or(Outcome::Skipped, |result| result.outcome),
+                        outcome: result.outcome,
                         expected,
-                        first_error: match found {
-                            Some(result) => result.first_error.clone(),
-                            None => Some(not_run.clone()),
-                        },
-                        seconds: found.map_or(0.0, |result| result.seconds),
-                        cached: found.is_some_and(|result| result.cached),
-                        tests: found.and_then(|result| result.tests),
+                        first_error: result.first_error.clone(),
+                        seconds: result.seconds,
+                        cached: result.cached,
+                        tests: result.tests.map(|(passed, failed, ignored)| TestCounts {
+                            passed,
+                            failed,
+                            ignored,
+                        }),
                     });
                 }
             }

@@ -9,7 +9,7 @@ use crate::features::expect::{expected_outcome, expected_status, Outcome, Toolch
 use crate::features::status::Status;
 use crate::run::plan::{cell_label, Kind, Mode};
 use crate::util::output::escape;
-use anyhow::{bail, ensure, Context as _};
+use anyhow::{bail, ensure};
 use std::collections::{BTreeSet, HashSet};
 
 impl Report {
@@ -20,7 +20,8 @@ impl Report {
     /// example (the catalog's and any other the report has), each once; a missing toolchain
     /// has none. Consistent: ids and pins name one toolchain each, every build cell expects
     /// what the catalog expects of its toolchain, and a toolchain that builds nothing has only
-    /// skipped cells. Time and memory are linear in the size of the report.
+    /// skipped cells. Time and memory are linear in the size of the report. A cell's toolchain
+    /// index is taken as valid: reading and merging give a cell only its report's own.
     pub fn check_complete(&self) -> anyhow::Result<()> {
         ensure!(
             self.features.len() == FEATURES.len(),
@@ -53,28 +54,15 @@ impl Report {
             }
         }
 
-        // The examples of the features the report was recorded with.
-        let mut targets: BTreeSet<&str> = FEATURES
-            .iter()
-            .zip(&self.features)
-            .filter(|(_, cells)| {
-                cells
-                    .iter()
-                    .any(|cell| cell.observed != Observed::NotRecorded)
-            })
+        let mut targets: BTreeSet<&str> = self
+            .recorded()
             .map(|(feature, _)| feature.example)
             .collect();
         targets.insert("kernel");
         let mut cells: Vec<HashSet<(&str, Kind, Mode)>> =
             vec![HashSet::new(); self.toolchains.len()];
         for build in &self.builds {
-            let Some(toolchain) = self.toolchains.get(build.toolchain) else {
-                bail!(
-                    "a build cell names toolchain {} of {}",
-                    build.toolchain,
-                    self.toolchains.len()
-                );
-            };
+            let toolchain = &self.toolchains[build.toolchain];
             let cell = || {
                 let label = cell_label(build.kind, &build.target, Some(build.mode), None);
                 escape(&format!("{label} on {}", toolchain.id)).into_owned()
@@ -117,13 +105,7 @@ impl Report {
 
         let mut kbuild_cells = HashSet::new();
         for cell in &self.kbuild {
-            let toolchain = self.toolchains.get(cell.toolchain).with_context(|| {
-                format!(
-                    "a kbuild cell names toolchain {} of {}",
-                    cell.toolchain,
-                    self.toolchains.len()
-                )
-            })?;
+            let toolchain = &self.toolchains[cell.toolchain];
             let predicted = toolchain.ok_release().and_then(|release| {
                 crate::features::expect::expected_kbuild_error(&cell.fixture, release)
             });
@@ -228,33 +210,30 @@ impl Report {
                 toolchain.verdict,
                 ToolchainVerdict::Missing(_) | ToolchainVerdict::Broken(_)
             );
-            // A compiler that was never run said nothing about any feature.
-            if !found {
-                for (feature, cells) in FEATURES.iter().zip(&self.features) {
-                    let observed = &cells[index].observed;
-                    ensure!(
-                        matches!(observed, Observed::NotProbed | Observed::NotRecorded),
-                        "feature {} on {id}: it says `{}`, but the toolchain is {}: it was never \
-                         asked",
-                        feature.name,
-                        observed.word(),
-                        toolchain.verdict.word()
-                    );
-                }
-            }
-            let Some(release) = toolchain.release else {
-                continue;
-            };
-            if found && toolchain.verdict != ToolchainVerdict::for_release(release) {
-                bail!(
+            let release = toolchain.release;
+            if let Some(release) = release.filter(|_| found) {
+                let predicted = ToolchainVerdict::for_release(release);
+                ensure!(
+                    toolchain.verdict == predicted,
                     "toolchain {id}: it is `{}`, but the catalog calls a compiler of release \
                      {release} `{}`",
                     toolchain.verdict.word(),
-                    ToolchainVerdict::for_release(release).word()
+                    predicted.word()
                 );
             }
             for (feature, cells) in FEATURES.iter().zip(&self.features) {
                 let cell = &cells[index];
+                // A compiler that was never run said nothing about any feature.
+                ensure!(
+                    found || matches!(cell.observed, Observed::NotProbed | Observed::NotRecorded),
+                    "feature {} on {id}: it says `{}`, but the toolchain is {}: it was never asked",
+                    feature.name,
+                    cell.observed.word(),
+                    toolchain.verdict.word()
+                );
+                let Some(release) = release else {
+                    continue;
+                };
                 if let Observed::Status(Status::Stable(since)) = cell.observed {
                     ensure!(
                         since <= release,

@@ -74,23 +74,21 @@ pub fn assemble_kbuild(
         if matches!(column.verdict, ToolchainVerdict::Missing(_)) {
             continue;
         }
+        let skipped = StepResult::skipped(column.verdict.not_run());
         for fixture in KBUILD_FIXTURES {
             let expected = column
                 .ok_release()
                 .and_then(|release| expected_kbuild_error(fixture, release))
                 .map(String::from);
-            let found = by_cell.get(&(index, fixture));
+            let result = by_cell.get(&(index, fixture)).copied().unwrap_or(&skipped);
             cells.push(KbuildCell {
                 toolchain: index,
                 fixture: fixture.into(),
                 expected,
-                observed: found.and_then(|result| result.error_codes.clone()),
-                first_error: match found {
-                    Some(result) => result.first_error.clone(),
-                    None => Some(column.verdict.not_run()),
-                },
-                seconds: found.map_or(0.0, |result| result.seconds),
-                cached: found.is_some_and(|result| result.cached),
+                observed: result.error_codes.clone(),
+                first_error: result.first_error.clone(),
+                seconds: result.seconds,
+                cached: result.cached,
             });
         }
     }

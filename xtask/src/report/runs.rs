@@ -15,6 +15,7 @@ use crate::util::files::write_atomically;
 use crate::util::output::Verbosity;
 use crate::util::{json, process};
 use anyhow::Context;
+use std::path::Path;
 
 /// Everything a matrix run needs besides the repository, as the flags give it.
 #[derive(Clone, Debug)]
@@ -74,11 +75,7 @@ pub fn run_matrix(layout: &Layout, options: &Options) -> anyhow::Result<Report> 
                 .collect::<Vec<_>>(),
         },
     );
-    write_atomically(
-        &layout.report(),
-        json::to_pretty(&report.to_json()).as_bytes(),
-    )
-    .context("writing the matrix report")?;
+    write_json(&layout.report(), &report.to_json(), "matrix")?;
     Ok(report)
 }
 
@@ -100,10 +97,11 @@ pub fn run_usage(
         &driven.results,
         &driven.compiles,
     );
-    write_atomically(
-        &Work::Usage.report(layout),
-        json::to_pretty(&report.to_json()).as_bytes(),
-    )
-    .context("writing the usage report")?;
+    write_json(&Work::Usage.report(layout), &report.to_json(), "usage")?;
     Ok(report)
+}
+
+fn write_json(path: &Path, report: &json::Value, what: &str) -> anyhow::Result<()> {
+    let text = json::to_pretty(report);
+    write_atomically(path, text.as_bytes()).with_context(|| format!("writing the {what} report"))
 }

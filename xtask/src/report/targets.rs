@@ -173,29 +173,27 @@ pub fn assemble_target_axis(
         llvm: Some(planned.llvm.to_vec()),
         ..TargetAxis::default()
     };
-    if planned.targets.is_empty() {
-        return targets;
-    }
     for (index, column) in columns.iter().enumerate() {
         let Some(Some(sources)) = planned.library_sources.get(index) else {
             continue;
         };
-        let release = column.release;
+        let probe = listed.get(&index);
+        let missing = sources.as_ref().err().map(String::as_str);
+        let llvm = planned.llvm.get(index).copied().flatten();
         for (position, &kernel_target) in planned.targets.iter().enumerate() {
-            let probe = listed.get(&index);
             targets.known.push(KnownCell {
                 toolchain: index,
                 triple: kernel_target.triple.to_string(),
                 observed: probe
                     .and_then(|result| result.targets.as_ref())
                     .map(|known| known.iter().any(|name| name == kernel_target.triple)),
-                expected: release.and_then(|release| kernel_target.known_on(release)),
+                expected: column
+                    .release
+                    .and_then(|release| kernel_target.known_on(release)),
                 error: probe
                     .filter(|result| result.outcome != Outcome::Pass)
                     .map(|result| result.first_error.clone().unwrap_or_default()),
             });
-            let missing = sources.as_ref().err().map(String::as_str);
-            let llvm = planned.llvm.get(index).copied().flatten();
             for (stage, kind, modes) in STAGES {
                 for &mode in modes {
                     let (expected, why_not) = expected_cell(

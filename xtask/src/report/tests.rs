@@ -68,7 +68,11 @@ fn sample() -> Report {
         first_error: first_error.map(String::from),
         seconds: 0.5,
         cached: false,
-        tests: (kind == Kind::Test).then_some((3, 0, 0)),
+        tests: (kind == Kind::Test).then_some(TestCounts {
+            passed: 3,
+            failed: 0,
+            ignored: 0,
+        }),
     };
     Report {
         toolchains: vec![
@@ -389,4 +393,25 @@ pub(crate) fn planned_builds(toolchains: &[ToolchainEntry]) -> Vec<BuildCell> {
         }
     }
     builds
+}
+
+#[test]
+fn a_report_may_lack_a_newer_feature_but_not_have_another() {
+    let all: Vec<&str> = FEATURES.iter().map(|feature| feature.name).collect();
+    let rows = recorded_rows(&all).unwrap();
+    assert!(rows
+        .iter()
+        .enumerate()
+        .all(|(index, row)| *row == Some(index)));
+    let without_second = [&all[..1], &all[2..]].concat();
+    let rows = recorded_rows(&without_second).unwrap();
+    assert_eq!((rows[0], rows[1], rows[2]), (Some(0), None, Some(1)));
+    let error = recorded_rows(&[all[0], "no_such_feature"]).unwrap_err();
+    assert!(error.to_string().contains("`no_such_feature`"), "{error}");
+    // Rows are found by name: a catalog that moved an entry still reads its old reports.
+    assert_eq!(
+        recorded_rows(&[all[1], all[0]]).unwrap()[..2],
+        [Some(1), Some(0)]
+    );
+    assert!(recorded_rows(&[all[0], all[0]]).is_err(), "a feature twice");
 }

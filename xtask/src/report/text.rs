@@ -5,7 +5,7 @@ use super::{failure_line, BuildCell, Report};
 use crate::catalog::FEATURES;
 use crate::features::expect::{Outcome, ToolchainVerdict};
 use crate::run::plan::{Kind, Mode};
-use crate::util::output::{escape, escape_markdown, paint_red, Style, Table};
+use crate::util::output::{escape, escape_markdown, paint_red, Format, Output, Style, Table};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
@@ -28,13 +28,12 @@ impl Report {
             .collect();
         let mut features = Table::new("feature", &headers);
         for (feature, cells) in FEATURES.iter().zip(&self.features) {
-            features.rows.push((
-                feature.name.to_string(),
-                shown
-                    .iter()
-                    .map(|&index| (cells[index].observed.cell(), !cells[index].ok()))
-                    .collect(),
-            ));
+            let row = shown
+                .iter()
+                .map(|&index| (cells[index].observed.cell(), !cells[index].ok()));
+            features
+                .rows
+                .push((feature.name.to_string(), row.collect()));
         }
         let mut builds = Table::new("build / run / test (kernel mode / stable mode)", &headers);
         // Rows in the order the builds first name them; cells found through an index, so
@@ -59,7 +58,7 @@ impl Report {
                         let build = cells.get(&(index, target, kind, mode));
                         build.map(|build| (build.outcome, build.ok()))
                     };
-                    mode_pair(cell(Mode::Kernel), cell(Mode::Stable))
+                    outcome_cell(&Mode::ALL.map(cell))
                 })
                 .collect();
             builds
@@ -73,11 +72,7 @@ impl Report {
 
     /// Prints the report in `format` (nothing for a quiet success) and returns its verdict: what
     /// `matrix`, `merge` and `show` end with.
-    pub fn print(
-        &self,
-        format: crate::util::output::Format,
-        output: crate::util::output::Output,
-    ) -> crate::Verdict {
+    pub fn print(&self, format: Format, output: Output) -> crate::Verdict {
         format.print_report(
             self.verdict(),
             output,
@@ -90,7 +85,6 @@ impl Report {
     /// The tables, the failures and the summary lines for a terminal or a log, the tables laid
     /// out for `style`'s width.
     pub fn human_in(&self, style: &Style) -> String {
-        let colour = style.colour;
         let (features, builds, targets) = self.tables();
         let mut out = String::new();
         features.render_text(&mut out, style);
@@ -109,7 +103,7 @@ impl Report {
             let _ = writeln!(out, "\n{} failure(s):", failures.len());
             for failure in &failures {
                 let line = escape(&failure_line(failure)).into_owned();
-                let _ = writeln!(out, "  {}", paint_red(&line, colour));
+                let _ = writeln!(out, "  {}", paint_red(&line, style.colour));
             }
         }
         out.push('\n');
@@ -160,25 +154,18 @@ impl Report {
     }
 }
 
-/// A cell's outcome as a table shows it; `-` for no cell.
-pub(super) fn outcome_word(outcome: Option<Outcome>) -> &'static str {
-    match outcome {
-        Some(Outcome::Pass) => "pass",
-        Some(Outcome::Fail) => "FAIL",
-        Some(Outcome::Skipped) => "skip",
-        None => "-",
-    }
-}
-
-/// A cell's `(outcome, ok)` in kernel mode and in stable mode as one table cell, `pass/FAIL`,
-/// flagged when either differs from its prediction.
-pub(super) fn mode_pair(
-    kernel: Option<(Outcome, bool)>,
-    stable: Option<(Outcome, bool)>,
-) -> (String, bool) {
-    let word = |cell: Option<(Outcome, bool)>| outcome_word(cell.map(|(outcome, _)| outcome));
-    let differs = [kernel, stable]
+/// Cells' `(outcome, ok)`, one per mode, as one table cell (`pass/FAIL`, `-` for no cell),
+/// flagged when any differs from its prediction.
+pub(super) fn outcome_cell(cells: &[Option<(Outcome, bool)>]) -> (String, bool) {
+    let words: Vec<&str> = cells
         .iter()
-        .any(|cell| cell.is_some_and(|(_, ok)| !ok));
-    (format!("{}/{}", word(kernel), word(stable)), differs)
+        .map(|cell| match cell.map(|(outcome, _)| outcome) {
+            Some(Outcome::Pass) => "pass",
+            Some(Outcome::Fail) => "FAIL",
+            Some(Outcome::Skipped) => "skip",
+            None => "-",
+        })
+        .collect();
+    let differs = cells.iter().any(|cell| cell.is_some_and(|(_, ok)| !ok));
+    (words.join("/"), differs)
 }

@@ -130,37 +130,6 @@ struct CellJson {
     ok: bool,
 }
 
-/// `(passed, failed, ignored)` as a `{passed, failed, ignored}` object, or null.
-pub(super) mod test_counts {
-    use super::{Deserialize, Serialize};
-
-    #[derive(Serialize, Deserialize)]
-    struct TestCounts {
-        passed: u64,
-        failed: u64,
-        ignored: u64,
-    }
-
-    pub fn serialize<S: serde::Serializer>(
-        tests: &Option<(u64, u64, u64)>,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        let counts = tests.map(|(passed, failed, ignored)| TestCounts {
-            passed,
-            failed,
-            ignored,
-        });
-        counts.serialize(serializer)
-    }
-
-    pub fn deserialize<'de, D: serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Option<(u64, u64, u64)>, D::Error> {
-        let counts = Option::<TestCounts>::deserialize(deserializer)?;
-        Ok(counts.map(|counts| (counts.passed, counts.failed, counts.ignored)))
-    }
-}
-
 fn release(text: Option<&str>, what: &str) -> anyhow::Result<Option<Release>> {
     text.map(|text| {
         crate::toolchains::version::parse_release(text)
@@ -187,21 +156,15 @@ impl Report {
                     Some(message.clone())
                 }
             };
-            let verdict = entry.verdict.word().to_string();
             let said = ToolchainSaid {
-                verdict,
+                verdict: entry.verdict.word().to_string(),
                 error,
                 summary,
             };
             ToolchainView { entry, said }
         });
         // A feature the report was recorded without stays out of it, as it was.
-        let features = FEATURES.iter().zip(&self.features).filter(|(_, cells)| {
-            cells
-                .iter()
-                .any(|cell| cell.observed != Observed::NotRecorded)
-        });
-        let features = features.map(|(feature, cells)| FeatureJson {
+        let features = self.recorded().map(|(feature, cells)| FeatureJson {
             name: feature.name.to_string(),
             catalog_stable_since: release(feature.stable_since),
             toolchains: self
@@ -266,11 +229,8 @@ impl Report {
         })
     }
 
-    /// Reads a report back from its JSON text (what [`Report::to_json`] wrote), for `merge` and
-    /// `docs`.
-    ///
-    /// The report must have this schema or one [`upgrade`] reads, and this catalog's features.
-    /// What the JSON does not keep is recomputed: the verdict, the failures and the summaries.
+    /// Reads back what [`Report::to_json`] wrote (of this schema or one [`upgrade`] reads); the
+    /// verdict, the failures and the summaries are recomputed.
     pub fn from_json(text: &str) -> anyhow::Result<Report> {
         // The schema first, so that another layout is named as such rather than by a member.
         let value = json::parse(text)?;

@@ -8,7 +8,7 @@ mod tests;
 pub mod text;
 
 use crate::catalog::FEATURES;
-use crate::features::expect::ToolchainVerdict;
+use crate::features::expect::{Outcome, ToolchainVerdict};
 use crate::features::places::{PlaceReader, SourcePoint, UsedPlace};
 use crate::features::status::Status;
 use crate::report::ToolchainEntry;
@@ -166,8 +166,7 @@ pub fn assemble(
                         attributes
                             .extend(usage.attributes.iter().map(|at| SourcePoint::of(at, root)));
                     }
-                    if result.outcome != crate::features::expect::Outcome::Pass && problem.is_none()
-                    {
+                    if result.outcome != Outcome::Pass && problem.is_none() {
                         let error = result.first_error.clone().unwrap_or_default();
                         problem = Some(format!("{}: {error}", compile.target));
                     }

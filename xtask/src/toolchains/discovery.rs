@@ -53,8 +53,6 @@ pub enum SourceKind {
 }
 
 impl SourceKind {
-    pub const ALL: [SourceKind; 3] = [SourceKind::Rustup, SourceKind::Path, SourceKind::Debian];
-
     /// The word reports use.
     pub fn word(self) -> &'static str {
         match self {
@@ -62,10 +60,6 @@ impl SourceKind {
             SourceKind::Path => "path",
             SourceKind::Debian => "debian",
         }
-    }
-
-    pub fn from_word(word: &str) -> Option<SourceKind> {
-        SourceKind::ALL.into_iter().find(|kind| kind.word() == word)
     }
 }
 

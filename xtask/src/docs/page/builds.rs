@@ -247,7 +247,8 @@ pub(super) fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -
                         continue;
                     };
                     let (kind_word, mode_word) = (kind.word(), mode.word());
-                    let tests = build.tests.map(|(passed, failed, ignored)| {
+                    let tests = build.tests.map(|tests| {
+                        let (passed, failed, ignored) = (tests.passed, tests.failed, tests.ignored);
                         format!("{passed} passed, {failed} failed, {ignored} ignored")
                     });
                     squares.push_str(&outcome_square(

@@ -48,7 +48,7 @@ struct ToolchainJson {
     id: String,
     spec: String,
     release: Option<String>,
-    source: Option<String>,
+    source: Option<SourceKind>,
     verdict: String,
     error: Option<String>,
     features: Option<BTreeMap<String, FeatureJson>>,
@@ -115,10 +115,6 @@ impl AuditReport {
             let error = toolchain.error.clone().unwrap_or_default();
             let verdict = ToolchainVerdict::from_word(&toolchain.verdict, error)
                 .ok_or_else(|| anyhow!("{what}: unknown verdict `{}`", toolchain.verdict))?;
-            let source = toolchain.source.map(|word| {
-                SourceKind::from_word(&word)
-                    .ok_or_else(|| anyhow!("{what}: unknown source `{word}`"))
-            });
             // A nightly's release is written `1.97.0-nightly`.
             let released = toolchain
                 .release
@@ -153,7 +149,7 @@ impl AuditReport {
             let entry = ToolchainEntry {
                 id: toolchain.id,
                 spec: toolchain.spec,
-                source: source.transpose()?,
+                source: toolchain.source,
                 release_text: toolchain.release,
                 release: released,
                 verdict,

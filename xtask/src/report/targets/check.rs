@@ -12,26 +12,16 @@ use anyhow::{bail, Context as _};
 
 impl TargetAxis {
     /// Fails, naming the cell, unless every target-axis cell expects what the catalog predicts
-    /// of its toolchain and is not a result of a step that cannot have run.
-    ///
-    /// Recomputed: each known cell's `expected`, each target cell's `expected`. Kept as
-    /// recorded: what the compiler answered (`observed`, `outcome`, `first_error`, `detail`).
-    /// Two things only the run knew are taken from the report: whether the test program could
-    /// be run there (a program cell may be skipped where the catalog expects it to run), and,
-    /// in reports written before the LLVM version was recorded, whether that LLVM writes
-    /// static-branch entries wrongly (a cell the catalog would expect to fail with it may).
+    /// of its toolchain and is not a result of a step that cannot have run. Two things only the
+    /// run knew are taken from the report: whether the test program could run there, and, in
+    /// reports written before the LLVM version was recorded, whether that LLVM writes
+    /// static-branch entries wrongly.
     pub(in crate::report) fn check_predictions(
         &self,
         toolchains: &[ToolchainEntry],
     ) -> anyhow::Result<()> {
         for cell in &self.known {
-            let Some(toolchain) = toolchains.get(cell.toolchain) else {
-                bail!(
-                    "a target cell names toolchain {} of {}",
-                    cell.toolchain,
-                    toolchains.len()
-                );
-            };
+            let toolchain = &toolchains[cell.toolchain];
             let target = kernel_target(&cell.triple);
             let predicted = toolchain
                 .release
@@ -50,14 +40,7 @@ impl TargetAxis {
             }
         }
         for cell in &self.cells {
-            let Some(toolchain) = toolchains.get(cell.toolchain) else {
-                bail!(
-                    "{}: names toolchain {} of {}",
-                    cell.label(),
-                    cell.toolchain,
-                    toolchains.len()
-                );
-            };
+            let toolchain = &toolchains[cell.toolchain];
             self.check_cell(cell, toolchain)
                 .with_context(|| format!("{} on {}", cell.label(), escape(&toolchain.id)))?;
         }

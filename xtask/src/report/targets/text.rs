@@ -3,7 +3,7 @@
 
 use super::{known_word, KnownCell, TargetAxis, TargetCell, STAGES};
 use crate::features::expect::{Outcome, ToolchainVerdict};
-use crate::report::text::{mode_pair, outcome_word};
+use crate::report::text::outcome_cell;
 use crate::report::{id_of, ToolchainEntry};
 use crate::run::plan::Kind;
 use crate::targets::{kernel_target, BROKEN_JUMP_TABLES};
@@ -29,10 +29,8 @@ impl TargetAxis {
             let row = shown
                 .iter()
                 .map(|&index| match known.get(&(index, triple.as_str())) {
-                    Some(cell) => match &cell.error {
-                        Some(_) => ("failed".to_string(), !cell.ok()),
-                        None => (known_word(cell.observed).to_string(), !cell.ok()),
-                    },
+                    Some(cell) if cell.error.is_some() => ("failed".to_string(), !cell.ok()),
+                    Some(cell) => (known_word(cell.observed).to_string(), !cell.ok()),
                     None => ("-".to_string(), false),
                 })
                 .collect();
@@ -41,17 +39,11 @@ impl TargetAxis {
                 let row = shown
                     .iter()
                     .map(|&index| {
-                        let cell = |mode| {
+                        let cells = modes.iter().map(|&mode| {
                             let cell = cells.get(&(index, triple.as_str(), stage, mode));
                             cell.map(|cell| (cell.outcome, cell.ok()))
-                        };
-                        if let [kernel, stable] = modes {
-                            mode_pair(cell(*kernel), cell(*stable))
-                        } else {
-                            let cell = cell(None);
-                            let word = outcome_word(cell.map(|(outcome, _)| outcome));
-                            (word.to_string(), cell.is_some_and(|(_, ok)| !ok))
-                        }
+                        });
+                        outcome_cell(&cells.collect::<Vec<_>>())
                     })
                     .collect();
                 let stage = match kind {

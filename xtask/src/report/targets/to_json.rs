@@ -84,22 +84,20 @@ impl TargetAxisJson {
                 SourcesJson::Missing(why) => Err(why),
             })
         });
-        let list = "the report's targets: known";
         read_listed(
             &mut self.known,
             &keys.known,
-            list,
+            "the report's targets: known",
             index_of,
             |cell, toolchain, _| {
                 cell.toolchain = toolchain;
                 Ok(cell.ok())
             },
         )?;
-        let list = "the report's targets: cells";
         read_listed(
             &mut self.cells,
             &keys.cells,
-            list,
+            "the report's targets: cells",
             index_of,
             |cell, toolchain, what| {
                 cell.toolchain = toolchain;

@@ -83,7 +83,11 @@ fn sample_report() -> crate::report::Report {
             first_error: Some("1 of 2 tests failed".into()),
             seconds: 1.0,
             cached: false,
-            tests: Some((1, 1, 0)),
+            tests: Some(crate::report::TestCounts {
+                passed: 1,
+                failed: 1,
+                ignored: 0,
+            }),
         }],
         strict: false,
         kbuild: vec![crate::report::kbuild::KbuildCell {

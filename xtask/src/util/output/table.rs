@@ -138,27 +138,22 @@ impl Table {
             (true, width) => 2 + width.min(FREE_TEXT_SHARE),
             (false, width) => 2 + width,
         };
-        let full = first_width + (0..widths.len()).map(taken).sum::<usize>();
-        let limit = style.width.limit();
-        let blocks: Vec<Vec<usize>> = match limit {
-            Some(limit) if full > limit => {
-                if first_width + (0..widths.len()).map(taken).max().unwrap_or(0) > limit {
-                    return self.render_rows_as_lines(out, &rows, style.colour);
-                }
-                let mut blocks: Vec<Vec<usize>> = Vec::new();
-                let mut used = 0;
-                for column in 0..widths.len() {
-                    if blocks.is_empty() || used + taken(column) > limit {
-                        blocks.push(Vec::new());
-                        used = first_width;
-                    }
-                    blocks.last_mut().expect("one block").push(column);
-                    used += taken(column);
-                }
-                blocks
+        let limit = style.width.limit().unwrap_or(usize::MAX);
+        if first_width + (0..widths.len()).map(taken).max().unwrap_or(0) > limit {
+            return self.render_rows_as_lines(out, &rows, style.colour);
+        }
+        // As many columns in a block as fit, each block repeating the row names: one block when
+        // the whole table fits.
+        let mut blocks: Vec<Vec<usize>> = vec![Vec::new()];
+        let mut used = first_width;
+        for column in 0..widths.len() {
+            if used + taken(column) > limit {
+                blocks.push(Vec::new());
+                used = first_width;
             }
-            _ => vec![(0..widths.len()).collect()],
-        };
+            blocks.last_mut().expect("one block").push(column);
+            used += taken(column);
+        }
         for (number, block) in blocks.iter().enumerate() {
             if number > 0 {
                 out.push('\n');
@@ -227,32 +222,29 @@ pub fn fit(text: &str, width: Width) -> String {
     let Some(limit) = width.limit() else {
         return text.to_string();
     };
-    let mut out = String::with_capacity(text.len());
-    for line in text.split_inclusive('\n') {
-        let (line, end) = match line.strip_suffix('\n') {
-            Some(line) => (line, "\n"),
-            None => (line, ""),
-        };
+    let lines = text.split('\n').map(|line| {
         if visible_width(line) <= limit {
-            out.push_str(line);
-        } else {
-            let indent = line.len() - line.trim_start_matches(' ').len();
-            let indent = (indent + 4).min(limit / 2);
-            wrap_line(line, limit, indent, &mut out);
+            return line.to_string();
         }
-        out.push_str(end);
-    }
-    out
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let indent = (indent + 4).min(limit / 2);
+        wrapped(line, limit, indent).join(&format!("\n{}", " ".repeat(indent)))
+    });
+    lines.collect::<Vec<_>>().join("\n")
 }
 
-/// Writes `line` as lines of at most `limit` visible columns, each after the first indented
-/// by `indent` spaces; a colour sequence is never split.
-fn wrap_line(line: &str, limit: usize, indent: usize, out: &mut String) {
+/// `line` cut into pieces of at most `limit` visible columns, each after the first `indent`
+/// columns narrower; a colour sequence is never split.
+fn wrapped(line: &str, limit: usize, indent: usize) -> Vec<String> {
     let units = units(line);
+    let mut pieces = Vec::new();
     let mut start = 0;
-    let mut first = true;
     while start < units.len() {
-        let room = if first { limit } else { limit - indent };
+        let room = if pieces.is_empty() {
+            limit
+        } else {
+            limit - indent
+        };
         // The longest run of units from `start` that fits.
         let mut used = 0;
         let mut end = start;
@@ -267,18 +259,14 @@ fn wrap_line(line: &str, limit: usize, indent: usize, out: &mut String) {
             }
         }
         let piece: String = units[start..end].iter().map(|unit| unit.0).collect();
-        if !first {
-            out.push('\n');
-            out.push_str(&" ".repeat(indent));
-        }
-        out.push_str(piece.trim_end_matches(' '));
+        pieces.push(piece.trim_end_matches(' ').to_string());
         start = end;
         // A continuation line does not begin with the spaces the break left.
         while start < units.len() && units[start].0 == " " {
             start += 1;
         }
-        first = false;
     }
+    pieces
 }
 
 #[cfg(test)]
