@@ -22,7 +22,7 @@ use crate::features::status::Status;
 use crate::run::plan::{cell_label, Kind, Mode};
 use crate::toolchains::discovery::SourceKind;
 use crate::util::json::{self, Deserialize, Serialize};
-use anyhow::bail;
+use anyhow::{bail, ensure};
 use std::fmt::Write;
 
 /// The version of the JSON layout above; bumped on any incompatible change.
@@ -458,6 +458,50 @@ fn listed<'a, T>(
         }
     });
     listed.collect()
+}
+
+/// What [`Listed`] writes beside a cell's own members.
+#[derive(Deserialize)]
+struct Key {
+    toolchain: String,
+    ok: bool,
+}
+
+/// A toolchain's column by its id; the error names `what` asked.
+type IndexOf<'a> = dyn Fn(&str, &str) -> anyhow::Result<usize> + 'a;
+
+/// Cells read back from a list [`listed`] wrote (`list`, for errors), with `keys`, the
+/// same list read as [`Key`]s: `read` gives a cell its toolchain's index, checks it, and says
+/// whether it is ok, which must be what the file states.
+fn read_listed<T>(
+    cells: &mut [T],
+    keys: &[Key],
+    list: &str,
+    index_of: &IndexOf<'_>,
+    read: impl Fn(&mut T, usize, &str) -> anyhow::Result<bool>,
+) -> anyhow::Result<()> {
+    for (position, (cell, key)) in cells.iter_mut().zip(keys).enumerate() {
+        let what = format!("{list}[{position}]");
+        let ok = read(cell, index_of(&key.toolchain, &what)?, &what)?;
+        stated_ok(key.ok, ok, &what)?;
+    }
+    Ok(())
+}
+
+/// The `ok` a file states must be what its cell says: a report edited into contradiction is
+/// not trusted.
+fn stated_ok(stated: bool, ok: bool, what: &str) -> anyhow::Result<()> {
+    ensure!(
+        stated == ok,
+        "{what}: `ok` is {stated}, but what was observed and what was expected say {ok}"
+    );
+    Ok(())
+}
+
+fn seconds(seconds: f64, what: &str) -> anyhow::Result<()> {
+    let finite = seconds.is_finite() && seconds >= 0.0;
+    ensure!(finite, "{what}: `seconds` is not a number of seconds");
+    Ok(())
 }
 
 #[cfg(test)]

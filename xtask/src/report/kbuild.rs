@@ -215,8 +215,8 @@ mod tests {
         };
         let read = |text: &str| -> anyhow::Result<Vec<KbuildCell>> {
             let mut cells: Vec<KbuildCell> = json::read(text)?;
-            let keys: Vec<crate::report::to_json::Key> = json::read(text)?;
-            crate::report::to_json::read_listed(
+            let keys: Vec<crate::report::Key> = json::read(text)?;
+            crate::report::read_listed(
                 &mut cells,
                 &keys,
                 "kbuild",

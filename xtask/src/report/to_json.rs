@@ -7,7 +7,10 @@ use super::kbuild::KbuildCell;
 use super::targets::to_json::TargetAxisJson;
 use super::upgrade::{schema_of, upgrade};
 use super::SCHEMA_VERSION;
-use super::{listed, BuildCell, Failure, FeatureCell, Observed, Report, ToolchainEntry};
+use super::{
+    listed, read_listed, seconds, BuildCell, Failure, FeatureCell, Observed, Report, ToolchainEntry,
+};
+use super::{stated_ok, Key};
 use crate::catalog::{Release, FEATURES, MINIMUM_RELEASE};
 use crate::features::expect::ToolchainVerdict;
 use crate::features::status::Status;
@@ -63,50 +66,6 @@ struct ToolchainSaid {
     #[serde(deserialize_with = "json::nullable")]
     error: Option<String>,
     summary: String,
-}
-
-/// What [`Listed`] writes beside a cell's own members.
-#[derive(Deserialize)]
-pub(super) struct Key {
-    toolchain: String,
-    ok: bool,
-}
-
-/// A toolchain's column by its id; the error names `what` asked.
-pub(super) type IndexOf<'a> = dyn Fn(&str, &str) -> anyhow::Result<usize> + 'a;
-
-/// Cells read back from a list [`super::listed`] wrote (`list`, for errors), with `keys`, the
-/// same list read as [`Key`]s: `read` gives a cell its toolchain's index, checks it, and says
-/// whether it is ok, which must be what the file states.
-pub(super) fn read_listed<T>(
-    cells: &mut [T],
-    keys: &[Key],
-    list: &str,
-    index_of: &IndexOf<'_>,
-    read: impl Fn(&mut T, usize, &str) -> anyhow::Result<bool>,
-) -> anyhow::Result<()> {
-    for (position, (cell, key)) in cells.iter_mut().zip(keys).enumerate() {
-        let what = format!("{list}[{position}]");
-        let ok = read(cell, index_of(&key.toolchain, &what)?, &what)?;
-        stated_ok(key.ok, ok, &what)?;
-    }
-    Ok(())
-}
-
-/// The `ok` a file states must be what its cell says: a report edited into contradiction is
-/// not trusted.
-fn stated_ok(stated: bool, ok: bool, what: &str) -> anyhow::Result<()> {
-    ensure!(
-        stated == ok,
-        "{what}: `ok` is {stated}, but what was observed and what was expected say {ok}"
-    );
-    Ok(())
-}
-
-pub(super) fn seconds(seconds: f64, what: &str) -> anyhow::Result<()> {
-    let finite = seconds.is_finite() && seconds >= 0.0;
-    ensure!(finite, "{what}: `seconds` is not a number of seconds");
-    Ok(())
 }
 
 #[derive(Serialize, Deserialize)]

@@ -2,8 +2,7 @@
 //! The target axis as the report's `targets` member, and back.
 
 use super::{KnownCell, TargetAxis, TargetCell};
-use crate::report::to_json::{read_listed, seconds, IndexOf, Key};
-use crate::report::{listed, Listed, ToolchainEntry};
+use crate::report::{listed, read_listed, seconds, IndexOf, Key, Listed, ToolchainEntry};
 use crate::util::json::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
