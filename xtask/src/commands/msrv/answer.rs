@@ -64,17 +64,20 @@ pub struct Row {
 }
 
 impl Row {
-    /// The compiler `availability` found, with its version, or the row of one that is not there.
-    pub fn found(availability: &Availability) -> Result<(&Toolchain, &RustcVersion), Box<Row>> {
+    /// The row of the compiler `availability` names: `found`'s where it is there.
+    pub fn of(
+        availability: &Availability,
+        found: impl FnOnce(&Toolchain, &RustcVersion) -> Row,
+    ) -> Row {
         let (id, release_text, why) = match availability {
-            Availability::Found { toolchain, version } => return Ok((toolchain, version)),
+            Availability::Found { toolchain, version } => return found(toolchain, version),
             Availability::Broken { toolchain, error } => (&toolchain.id, None, ("broken", error)),
             Availability::Missing { pin, install_hint } => {
                 let release = Some(pin.release.clone());
                 (&pin.id, release, ("missing", install_hint))
             }
         };
-        Err(Box::new(Row::unavailable(id, release_text, why)))
+        Row::unavailable(id, release_text, why)
     }
 
     /// A compiler that took part. Of the features it gates (`gated`), kernel mode needs
@@ -328,17 +331,8 @@ impl Answer {
         table
     }
 
-    /// The answer for a terminal, its table laid out for `style`'s width.
-    pub fn human(&self, style: &Style) -> String {
-        self.text(Some(style))
-    }
-
-    pub fn markdown(&self) -> String {
-        self.text(None)
-    }
-
     /// The answer for a terminal laid out for `style`, or without one as Markdown.
-    fn text(&self, style: Option<&Style>) -> String {
+    pub fn text(&self, style: Option<&Style>) -> String {
         let escape = |text: &str| match style {
             Some(_) => output::escape(text).into_owned(),
             None => output::escape_markdown(text),

@@ -103,7 +103,7 @@ fn a_missing_pin_older_than_the_oldest_says_the_oldest_may_be_older() {
     let (mode, stable) = &answer.modes[0];
     assert_eq!(*mode, Mode::Stable);
     assert_eq!(list(stable, "unavailable_older"), [0]);
-    let human = answer.human(&WIDE);
+    let human = answer.text(Some(&WIDE));
     assert!(
         human.contains("not available and older (the oldest may be older still): 1.60.0"),
         "{human}"
@@ -123,7 +123,7 @@ fn nothing_builds_is_a_failure_that_still_names_what_was_missing() {
         Vec::new(),
     );
     assert_eq!(answer.verdict(), Verdict::Failure);
-    let human = answer.human(&WIDE);
+    let human = answer.text(Some(&WIDE));
     assert!(
         human.contains("stable mode: no compiler here builds it"),
         "{human}"
@@ -166,7 +166,7 @@ fn a_kernel_tree_answers_kernel_mode_alone_and_names_the_gated_features() {
         vec![builds],
         Vec::new(),
     );
-    let human = answer.human(&WIDE);
+    let human = answer.text(Some(&WIDE));
     assert!(!human.contains("stable mode"), "{human}");
     assert!(
         human.contains(
@@ -185,7 +185,7 @@ fn a_kernel_tree_answers_kernel_mode_alone_and_names_the_gated_features() {
     );
     assert_eq!(json["toolchains"][0]["stable"], serde_json::Value::Null);
     assert_eq!(json["toolchains"][0]["kernel"]["outcome"], "builds");
-    let markdown = answer.markdown();
+    let markdown = answer.text(None);
     assert!(
         markdown.contains("- **kernel mode**: only debian-1.85.0"),
         "{markdown}"

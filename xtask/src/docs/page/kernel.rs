@@ -2,7 +2,7 @@
 //! The kernel's side: a driver against Kbuild's rules, and the real kernel trees built by each
 //! compiler.
 
-use super::{below_class, column_headers, escape_html, grid_head, release_note, Popups};
+use super::{below_class, column_headers, escape_html, grid_head, release_note, Column, Popups};
 use crate::docs::kernels::boot::CellBoot;
 use crate::docs::kernels::{release_key, TreeData};
 use crate::report::Report;
@@ -10,7 +10,7 @@ use std::fmt::Write;
 
 /// What a driver gets from each compiler when it breaks Kbuild's rules: its errors' codes per
 /// fixture of `xtask/programs/kbuild/`.
-pub(super) fn kbuild_grid(report: &Report, found: &[usize], popups: &mut Popups) -> String {
+pub(super) fn kbuild_grid(report: &Report, found: &[Column], popups: &mut Popups) -> String {
     if report.kbuild.is_empty() {
         return String::new();
     }
@@ -24,7 +24,7 @@ pub(super) fn kbuild_grid(report: &Report, found: &[usize], popups: &mut Popups)
          the compiler's errors.</p>",
         "grid",
         "fixture",
-        &column_headers(report, found),
+        &column_headers(found),
     );
     for fixture in fixtures {
         let _ = write!(
@@ -32,8 +32,7 @@ pub(super) fn kbuild_grid(report: &Report, found: &[usize], popups: &mut Popups)
             "<tr><th class=\"row\"><code>{}</code></th>",
             escape_html(fixture)
         );
-        for &index in found {
-            let toolchain = &report.toolchains[index];
+        for &(index, toolchain) in found {
             let Some(cell) = report
                 .kbuild
                 .iter()

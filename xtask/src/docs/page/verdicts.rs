@@ -2,7 +2,7 @@
 //! The page's first answers: the findings, a sentence each, and a row per compiler: whether it
 //! builds the shim, what kernel mode needs `RUSTC_BOOTSTRAP` for on it, which trees it builds.
 
-use super::{escape_html, feature_link, feature_links, mark, release_note};
+use super::{escape_html, feature_link, feature_links, mark, release_note, Column};
 use crate::docs::kernels::TreeData;
 use crate::features::expect::ToolchainVerdict;
 use crate::report::{Observed, Report, ToolchainEntry};
@@ -103,8 +103,8 @@ fn trees_built(trees: &[TreeData], toolchain: &ToolchainEntry) -> String {
 pub(super) fn verdict_table(
     report: &Report,
     trees: &[TreeData],
-    found: &[usize],
-    missing: &[usize],
+    found: &[Column],
+    missing: &[Column],
 ) -> String {
     let mut html = String::from(
         "<section><h2 id=\"verdicts\">Each compiler in one row</h2>\
@@ -114,8 +114,7 @@ pub(super) fn verdict_table(
          the kernel's block enables on it that it does not call stable</small></th>\
          <th>real kernel trees built</th></tr></thead><tbody>\n",
     );
-    for &index in found {
-        let toolchain = &report.toolchains[index];
+    for &(index, toolchain) in found {
         let id = escape_html(&toolchain.id);
         let note = release_note(
             &toolchain.id,
@@ -187,8 +186,7 @@ pub(super) fn verdict_table(
     if !missing.is_empty() {
         let names: Vec<String> = missing
             .iter()
-            .map(|&index| {
-                let toolchain = &report.toolchains[index];
+            .map(|(_, toolchain)| {
                 let word = escape_html(toolchain.verdict.word());
                 format!("<code>{}</code> ({word})", escape_html(&toolchain.id))
             })
