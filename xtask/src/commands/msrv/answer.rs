@@ -109,7 +109,10 @@ impl Row {
         let said = format!("not available ({word})");
         Row {
             id: id.to_string(),
-            release: release_text.as_deref().and_then(release_of),
+            // `1.97.0` for `1.97.0-nightly`.
+            release: release_text
+                .as_deref()
+                .and_then(|text| Release::parse(text.split('-').next()?)),
             release_text,
             unavailable: Some(Unavailable {
                 word,
@@ -134,14 +137,10 @@ impl Row {
     }
 }
 
-/// The release a `rustc -vV` or pin release string names: `1.97.0` for `1.97.0-nightly`.
-pub fn release_of(text: &str) -> Option<Release> {
-    Release::parse(text.split('-').next().unwrap_or(text))
-}
-
 /// The lists of a mode's answer, in the order people read them: what the compilers did (a
-/// [`Built::word`], or `unavailable`), where they stand against the oldest and the newest, and
-/// the line for people. A build, and a failure outside the two, is the answer itself.
+/// [`Built::word`], or `unavailable`), where they stand against the oldest and the newest (the
+/// JSON's `{what}_{side}`), and the line for people. A build, and a failure outside the two, is
+/// the answer itself.
 pub(super) const LISTS: [(&str, &str, &str); 7] = [
     ("fails", "between", "fail between them"),
     ("unknown", "between", "not built between them"),
@@ -159,11 +158,6 @@ pub struct ModeAnswer {
     pub newest: Option<usize>,
     /// One list per [`LISTS`] entry; with nothing that builds, only the compilers not there.
     pub lists: [Vec<usize>; 7],
-}
-
-/// What a JSON member of [`ModeAnswer`] names (`fails_between`).
-pub(super) fn list_member((what, side, _): &(&str, &str, &str)) -> String {
-    format!("{what}_{side}")
 }
 
 /// Decides one mode over rows in release order.
@@ -379,8 +373,8 @@ impl Answer {
                     "oldest": answer.oldest.map(id),
                     "newest": answer.newest.map(id),
                 });
-                for (list, positions) in LISTS.iter().zip(&answer.lists) {
-                    json[list_member(list)] = json!(ids(positions));
+                for ((what, side, _), positions) in LISTS.iter().zip(&answer.lists) {
+                    json[format!("{what}_{side}")] = json!(ids(positions));
                 }
                 json
             })

@@ -2,9 +2,7 @@
 //! The decision of `msrv` on rows made by hand: the oldest and the newest that build, what
 //! failed or was not there between them, release order, the exit status and the JSON.
 
-use super::answer::{
-    decide, in_release_order, list_member, Answer, Built, ModeAnswer, Row, BOTH_MODES, LISTS,
-};
+use super::answer::{decide, in_release_order, Answer, Built, ModeAnswer, Row, BOTH_MODES, LISTS};
 use crate::run::plan::Mode;
 use crate::util::output::{Style, Width};
 use crate::Verdict;
@@ -18,7 +16,7 @@ const WIDE: Style = Style {
 fn row(id: &str, release: &str, stable: Built, kernel: Built) -> Row {
     Row {
         id: id.into(),
-        release: super::answer::release_of(release),
+        release: crate::catalog::Release::parse(release.split('-').next().unwrap()),
         release_text: Some(release.into()),
         unavailable: None,
         stable,
@@ -30,7 +28,9 @@ fn row(id: &str, release: &str, stable: Built, kernel: Built) -> Row {
 
 /// The list of `answer` that the JSON calls `member`.
 fn list<'a>(answer: &'a ModeAnswer, member: &str) -> &'a [usize] {
-    let at = LISTS.iter().position(|list| list_member(list) == member);
+    let at = LISTS
+        .iter()
+        .position(|(what, side, _)| format!("{what}_{side}") == member);
     &answer.lists[at.unwrap()]
 }
 
