@@ -114,12 +114,13 @@ fn mark(outcome: Option<Outcome>) -> (String, &'static str) {
     (format!("out-{}", outcome.word()), sign)
 }
 
-/// A compiler's release after its `id`, where the id does not end with it.
-fn release_note(id: &str, release: &str) -> String {
-    if id.ends_with(release) {
-        String::new()
-    } else {
-        format!("<small>{}</small>", escape_html(release))
+/// A compiler's release after its `id`, where it has one and the id does not end with it.
+fn release_note(id: &str, release: Option<&str>) -> String {
+    match release {
+        Some(release) if !id.ends_with(release) => {
+            format!("<small>{}</small>", escape_html(release))
+        }
+        _ => String::new(),
     }
 }
 
@@ -223,13 +224,12 @@ fn feature_links(names: &[impl AsRef<str>], none: &str) -> String {
 /// The header cells of a grid's compiler columns.
 fn column_headers(found: &[Column]) -> String {
     let headers = found.iter().map(|(_, toolchain)| {
-        let release = toolchain.release_text.as_deref().unwrap_or("");
         format!(
             "<th class=\"col{}\" title=\"{}\">{}{}</th>",
             below_class(toolchain),
             escape_html(&toolchain.verdict.describe()),
             escape_html(&toolchain.id),
-            release_note(&toolchain.id, release),
+            release_note(&toolchain.id, toolchain.release_text.as_deref()),
         )
     });
     headers.collect()

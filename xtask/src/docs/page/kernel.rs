@@ -125,7 +125,7 @@ pub(super) fn kernel_trees_section(
             .iter()
             .find_map(|tree| cell(tree, id))
             .map(|cell| cell.1);
-        let note = release_note(id, release.as_deref().unwrap_or(id));
+        let note = release_note(id, release.as_deref());
         let _ = write!(headers, "<th class=\"col\">{}{note}</th>", escape_html(id));
     }
     if !idle.is_empty() {

@@ -19,37 +19,25 @@ pub(super) fn findings(report: &Report, trees: &[TreeData]) -> String {
              (<a href=\"#failures\">the list</a>)."
         ),
     }];
-    let against = |tree: &TreeData, toolchain: &str, what: String| {
-        format!(
-            "Linux {} with <code>{}</code>: {what}",
-            escape_html(&tree.version),
-            escape_html(toolchain),
-        )
-    };
-    let builds: Vec<String> = trees
-        .iter()
-        .flat_map(|tree| {
-            tree.findings
-                .iter()
-                .map(move |(_, predicted, real, toolchain)| {
-                    let what = format!("predicted {predicted}, the real build said {real}");
-                    against(tree, toolchain, escape_html(&what))
-                })
-        })
-        .collect();
-    let boots: Vec<String> = trees
-        .iter()
-        .flat_map(|tree| {
-            tree.boots
-                .iter()
-                .filter(|boot| boot.finding)
-                .map(move |boot| {
-                    let what = escape_html(&boot.short());
-                    let what = format!("built, so predicted to boot and pass, but {what}");
-                    against(tree, &boot.toolchain, what)
-                })
-        })
-        .collect();
+    let (mut builds, mut boots) = (Vec::new(), Vec::new());
+    for tree in trees {
+        let against = |toolchain: &str, what: String| {
+            format!(
+                "Linux {} with <code>{}</code>: {what}",
+                escape_html(&tree.version),
+                escape_html(toolchain),
+            )
+        };
+        for (_, predicted, real, toolchain) in &tree.findings {
+            let what = format!("predicted {predicted}, the real build said {real}");
+            builds.push(against(toolchain, escape_html(&what)));
+        }
+        for boot in tree.boots.iter().filter(|boot| boot.finding) {
+            let what = escape_html(&boot.short());
+            let what = format!("built, so predicted to boot and pass, but {what}");
+            boots.push(against(&boot.toolchain, what));
+        }
+    }
     let counts: Vec<String> = [
         (builds.len(), "real kernel build", "real kernel builds"),
         (boots.len(), "boot under QEMU", "boots under QEMU"),
@@ -116,10 +104,7 @@ pub(super) fn verdict_table(
     );
     for &(index, toolchain) in found {
         let id = escape_html(&toolchain.id);
-        let note = release_note(
-            &toolchain.id,
-            toolchain.release_text.as_deref().unwrap_or(""),
-        );
+        let note = release_note(&toolchain.id, toolchain.release_text.as_deref());
         let note = if note.is_empty() {
             note
         } else {
