@@ -179,8 +179,7 @@ pub fn decide(rows: &[Row], mode: Mode) -> ModeAnswer {
             (None, _) if answer.oldest.is_none() => continue,
             (None, built) => built.word(),
         };
-        let list = LISTS.iter().position(|&(w, s, _)| (w, s) == (what, side));
-        if let Some(list) = list {
+        if let Some(list) = LISTS.iter().position(|&(w, s, _)| (w, s) == (what, side)) {
             answer.lists[list].push(index);
         }
     }

@@ -64,8 +64,7 @@ pub(super) fn findings(report: &Report, trees: &[TreeData]) -> String {
 
 /// The trees `toolchain` built for real, and those it did not, as the kernel report says.
 fn trees_built(trees: &[TreeData], toolchain: &ToolchainEntry) -> String {
-    let mut built = Vec::new();
-    let mut not = Vec::new();
+    let (mut built, mut not) = (Vec::new(), Vec::new());
     for tree in trees {
         let Some((real, ..)) = tree.real.iter().find(|cell| cell.3 == toolchain.id) else {
             continue;
