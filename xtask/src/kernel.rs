@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Real kernel trees: their own Rust rules and what a compiler's probes of them predict
-//! ([`rules`]), the pinned trees and the tools a build runs, the build itself and what it said,
-//! the results it keeps and how they are found ([`results`]), the plan of a run (`--dry-run`),
-//! the boot of a built kernel, the report that puts the real result beside the prediction, and
-//! the run of every (tree, compiler) pair ([`run`]).
+//! Real kernel trees: their Rust rules and what they predict ([`rules`]), their build, its kept
+//! results ([`results`]) and boot, and the run of every (tree, compiler) pair ([`run`]) or its
+//! plan.
 
 pub(crate) mod boot;
 pub(crate) mod build;

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-//! kshim's automation. Its one public item is [`commands::cli::main`], which `main.rs` calls: it
-//! parses the flags and dispatches; each command lives in its own module under [`commands`], with
-//! `impl flags::Command { fn run(&self, sh: &Shell) -> anyhow::Result<Verdict> }`. The tests
-//! (`tests/`) are the crate's own unit tests, so that they can reach every module.
+//! kshim's automation. Its one public item is [`commands::cli::main`], which `main.rs` calls;
+//! each command lives in its own module under [`commands`]. The tests (`tests/`) are the crate's
+//! own unit tests, so that they can reach every module.
 
-/// The feature catalog: the shim's own file, compiled in here too, so that there is no second
-/// copy and a shim that does not build cannot stop the tool that reports it.
+/// The feature catalog: the shim's own file, compiled in here too, so that a shim that does not
+/// build cannot stop the tool that reports it.
 #[path = "../../kernel-shim/src/catalog.rs"]
 mod catalog;
 

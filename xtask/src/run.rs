@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The one run under `matrix`, `usage`, `bench` and `kernel`'s probes: the plan (toolchains,
-//! rustc command lines, the step graph), the cache, the judge of a step's processes, the runner
-//! of one step, the scheduler on N workers, and the driver that ties them together; and any
-//! crate root, probed and compiled per compiler (`crate_root`), for `audit` and `msrv`.
+//! The one run under `matrix`, `usage`, `bench`, `msrv` and `audit --usage`: the plan, the
+//! cache, the judge of a step's processes, the runner of one step, the scheduler and the driver;
+//! and any crate root, probed and compiled per compiler (`crate_root`), for `audit` and `msrv`.
 
 pub(crate) mod cache;
 pub(crate) mod crate_root;

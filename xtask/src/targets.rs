@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Four of the kernel's Rust architectures, one row each: the matrix's target axis (each one's built-in
-//! freestanding target, and which compilers know it, as public sources state and the compilers
-//! confirm with `rustc --print target-list`), what its objects look like (ELF machine, NOP,
-//! `__jump_table` relocations) and how its programs run here (the emulator). Every other module
-//! asks this table; the shim's `arch/` modules, like the kernel's per-architecture headers, hold
-//! the instructions themselves.
+//! Four of the kernel's Rust architectures, one row each: the matrix's target axis, which
+//! compilers know each target, what its objects look like and how its programs run here. Every
+//! other module asks this table; the shim's `arch/` modules hold the instructions themselves.
 
 pub(crate) mod jump_table;
 
@@ -21,31 +18,28 @@ pub struct KernelTarget {
     pub arch: &'static str,
     /// The first release that knows the target, and the public source or compiler that says so.
     pub known_from: (Release, &'static str),
-    /// The last release that cannot know it (the target did not exist yet), and why; `None`
-    /// where no release is known to lack it.
+    /// The last release that cannot know it (the target did not exist yet), and why.
     pub absent_through: Option<(Release, &'static str)>,
     /// `e_machine` of its objects.
     pub machine: Machine,
     pub little_endian: bool,
     /// The instruction at every disabled static-branch site, as the shim's `arch::*::NOP`.
     pub nop: &'static [u8],
-    /// The relocation types that may carry a `__jump_table` field.
-    pub jump_table: JumpTableRelocations,
-    /// Whether its test programs run under qemu's user-mode emulator (every one but the
-    /// host's).
+    /// The relocation types that may carry a `__jump_table` field (`.long x - .`, `.quad x - .`),
+    /// each with its role and width in bytes: those measured on the sample with rustc 1.95.0
+    /// (x86-64) and Debian's 1.96.0 (all four, LLVM 22).
+    pub jump_table: &'static [(RelocationType, Role, u64)],
+    /// Whether its test programs run under qemu's user-mode emulator.
     pub emulated: bool,
 }
 
-/// How an architecture's assembler expresses the `__jump_table` fields `.long x - .` and
-/// `.quad x - .`: one PC-relative relocation of the field's width, or a pair that adds the
-/// target and subtracts the field's own address. The rows' types are those measured on the
-/// sample with rustc 1.95.0 (x86-64) and Debian's 1.96.0 (all four, LLVM 22).
-#[derive(Debug, PartialEq, Eq)]
-pub struct JumpTableRelocations {
-    pub pc32: Option<RelocationType>,
-    pub pc64: Option<RelocationType>,
-    /// The `ADD32`, `ADD64`, `SUB32` and `SUB64` types of a pair, if the architecture has them.
-    pub pairs: Option<[RelocationType; 4]>,
+/// What a relocation contributes to a `__jump_table` field: a PC-relative value, or one half of
+/// a pair that adds the target and subtracts the field's own address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    PcRelative,
+    Add,
+    Sub,
 }
 
 /// The four architectures, in the order the report shows them.
@@ -64,13 +58,12 @@ pub const KERNEL_TARGETS: &[KernelTarget] = &[
         machine: elf::EM_X86_64,
         little_endian: true,
         nop: &[0x0f, 0x1f, 0x44, 0x00, 0x00],
-        jump_table: JumpTableRelocations {
-            // Against the function's section symbol plus the offset; the key field against
-            // the key's own symbol plus the field offset.
-            pc32: Some(elf::R_X86_64_PC32),
-            pc64: Some(elf::R_X86_64_PC64),
-            pairs: None,
-        },
+        // Against the function's section symbol plus the offset; the key field against the
+        // key's own symbol plus the field offset.
+        jump_table: &[
+            (elf::R_X86_64_PC32, Role::PcRelative, 4),
+            (elf::R_X86_64_PC64, Role::PcRelative, 8),
+        ],
         emulated: false,
     },
     KernelTarget {
@@ -84,12 +77,11 @@ pub const KERNEL_TARGETS: &[KernelTarget] = &[
         machine: elf::EM_AARCH64,
         little_endian: true,
         nop: &[0x1f, 0x20, 0x03, 0xd5],
-        jump_table: JumpTableRelocations {
-            // Against the same symbols as on x86-64.
-            pc32: Some(elf::R_AARCH64_PREL32),
-            pc64: Some(elf::R_AARCH64_PREL64),
-            pairs: None,
-        },
+        // Against the same symbols as on x86-64.
+        jump_table: &[
+            (elf::R_AARCH64_PREL32, Role::PcRelative, 4),
+            (elf::R_AARCH64_PREL64, Role::PcRelative, 8),
+        ],
         emulated: true,
     },
     KernelTarget {
@@ -103,20 +95,17 @@ pub const KERNEL_TARGETS: &[KernelTarget] = &[
         machine: elf::EM_RISCV,
         little_endian: true,
         nop: &[0x13, 0x00, 0x00, 0x00],
-        jump_table: JumpTableRelocations {
-            // Every field is an ADD/SUB pair, since linker relaxation may still move the code:
-            // the ADD names the target (local labels `.Ltmp`/`.LBB` kept in the symbol table),
-            // the SUB a local label at the field itself. The keys are merged into one local
-            // `.L_MergedGlobals`, which the key field names with the key's offset in it.
-            pc32: Some(elf::R_RISCV_32_PCREL),
-            pc64: None,
-            pairs: Some([
-                elf::R_RISCV_ADD32,
-                elf::R_RISCV_ADD64,
-                elf::R_RISCV_SUB32,
-                elf::R_RISCV_SUB64,
-            ]),
-        },
+        // Every field is an ADD/SUB pair, since linker relaxation may still move the code: the
+        // ADD names the target (local labels `.Ltmp`/`.LBB` kept in the symbol table), the SUB a
+        // local label at the field itself. The keys are merged into one local
+        // `.L_MergedGlobals`, which the key field names with the key's offset in it.
+        jump_table: &[
+            (elf::R_RISCV_32_PCREL, Role::PcRelative, 4),
+            (elf::R_RISCV_ADD32, Role::Add, 4),
+            (elf::R_RISCV_ADD64, Role::Add, 8),
+            (elf::R_RISCV_SUB32, Role::Sub, 4),
+            (elf::R_RISCV_SUB64, Role::Sub, 8),
+        ],
         emulated: true,
     },
     KernelTarget {
@@ -133,25 +122,22 @@ pub const KERNEL_TARGETS: &[KernelTarget] = &[
         machine: elf::EM_LOONGARCH,
         little_endian: true,
         nop: &[0x00, 0x00, 0x40, 0x03],
-        jump_table: JumpTableRelocations {
-            // Against local labels, and the key field against the key's symbol.
-            pc32: Some(elf::R_LARCH_32_PCREL),
-            pc64: Some(elf::R_LARCH_64_PCREL),
-            // Older LLVMs emit pairs, as riscv64 does; none were seen.
-            pairs: Some([
-                elf::R_LARCH_ADD32,
-                elf::R_LARCH_ADD64,
-                elf::R_LARCH_SUB32,
-                elf::R_LARCH_SUB64,
-            ]),
-        },
+        // Against local labels, and the key field against the key's symbol; older LLVMs emit
+        // pairs, as riscv64 does (none were seen).
+        jump_table: &[
+            (elf::R_LARCH_32_PCREL, Role::PcRelative, 4),
+            (elf::R_LARCH_64_PCREL, Role::PcRelative, 8),
+            (elf::R_LARCH_ADD32, Role::Add, 4),
+            (elf::R_LARCH_ADD64, Role::Add, 8),
+            (elf::R_LARCH_SUB32, Role::Sub, 4),
+            (elf::R_LARCH_SUB64, Role::Sub, 8),
+        ],
         emulated: true,
     },
 ];
 
-/// Compilers whose LLVM writes a target's `__jump_table` entries wrongly, as the compilers
-/// showed it: the sites are there, but an entry does not lead back to its key, so enabling the
-/// key patches nothing.
+/// Compilers whose LLVM writes a target's `__jump_table` entries wrongly: an entry does not
+/// lead back to its key, so enabling the key patches nothing.
 #[derive(Debug, PartialEq, Eq)]
 pub struct BrokenJumpTables {
     /// `target_arch` of the target.
@@ -169,8 +155,7 @@ pub const BROKEN_JUMP_TABLES: &[BrokenJumpTables] = &[BrokenJumpTables {
                LLVM 19 (Debian's 1.85.0) writes R_LARCH_64_PCREL",
 }];
 
-/// Why a compiler with LLVM `llvm` (the major version) writes `target`'s static-branch
-/// entries wrongly, if it is known to.
+/// Why a compiler with LLVM `llvm` (major) writes `target`'s static-branch entries wrongly.
 pub fn broken_jump_tables(target: &KernelTarget, llvm: Option<u32>) -> Option<&'static str> {
     let llvm = llvm?;
     BROKEN_JUMP_TABLES
@@ -193,19 +178,12 @@ pub fn target_of_arch(arch: &str) -> Option<&'static KernelTarget> {
 }
 
 impl KernelTarget {
-    /// Whether a compiler of `release` knows the target, by the catalog: `None` between the
-    /// releases that the sources speak for.
+    /// Whether a compiler of `release` knows the target: `None` where no source speaks.
     pub fn known_on(&self, release: Release) -> Option<bool> {
-        if release >= self.known_from.0 {
-            Some(true)
-        } else if self
+        let absent = self
             .absent_through
-            .is_some_and(|(through, _)| release <= through)
-        {
-            Some(false)
-        } else {
-            None
-        }
+            .is_some_and(|(through, _)| release <= through);
+        (release >= self.known_from.0 || absent).then_some(!absent)
     }
 }
 
@@ -226,16 +204,15 @@ pub fn parse_targets(values: &[String]) -> anyhow::Result<Vec<&'static KernelTar
             known.join(", ")
         );
     }
-    // Each once, in catalog order whatever order the flags gave: reports of one selection then
-    // line up.
+    // Each once, in catalog order, so that reports of one selection line up.
     Ok(KERNEL_TARGETS
         .iter()
         .filter(|target| values.iter().any(|value| value == target.triple))
         .collect())
 }
 
-/// The target names of `rustc --print target-list`: one per line; anything that is not a
-/// plausible target name (a warning, a blank line) is left out.
+/// The target names of `rustc --print target-list`, without what is no plausible name (a
+/// warning, a blank line).
 pub fn parse_target_list(stdout: &str) -> Vec<String> {
     stdout
         .lines()

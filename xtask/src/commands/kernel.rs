@@ -1,11 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! `cargo xtask kernel`: the trees `--tree` names (or every pinned one) with every compiler, the
-//! matrix's way of resolving them, handed to [`crate::kernel::run`], which puts each pair's
-//! prediction from the tree's own rules and probes beside its real build; a disagreement is a
-//! finding (exit 1). `--dry-run` prints the plan of [`crate::kernel::plan`] instead. Trees, tools,
-//! build directories and results live under `target/kernel/`; a result is cached by (tree,
-//! compiler identity, library sources, tools, configuration), and only when it is the
-//! compiler's verdict.
+//! `cargo xtask kernel`: the trees `--tree` names (or every pinned one) with the compilers the
+//! matrix would resolve, handed to [`crate::kernel::run`] (a disagreement between a prediction
+//! and the real build is a finding, exit 1), or with `--dry-run` to [`crate::kernel::plan`].
 
 #[cfg(test)]
 pub(crate) mod tests;
@@ -19,7 +15,7 @@ use crate::toolchains::pins::{Pins, TreePin, TreeSource};
 use crate::util::json;
 use crate::util::output::{Format, Output};
 use crate::Verdict;
-use anyhow::bail;
+use anyhow::{bail, ensure};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use xshell::Shell;
@@ -65,51 +61,47 @@ impl flags::Kernel {
 /// The trees `--tree` names (pin ids, or paths of local trees), or every pinned tree.
 fn select_trees(pins: &Pins, wanted: &[String]) -> anyhow::Result<Vec<TreePin>> {
     if wanted.is_empty() {
-        if pins.trees.is_empty() {
-            bail!(
-                "{} pins no kernel tree (`[[tree]]`); add one or name a path with --tree",
-                pins.path.display()
-            );
-        }
+        ensure!(
+            !pins.trees.is_empty(),
+            "{} pins no kernel tree (`[[tree]]`); add one or name a path with --tree",
+            pins.path.display()
+        );
         return Ok(pins.trees.clone());
     }
     let mut chosen = Vec::new();
     let mut local: Vec<PathBuf> = Vec::new();
     for name in wanted {
+        let path = Path::new(name);
         if let Some(pin) = pins.trees.iter().find(|pin| &pin.id == name) {
             chosen.push(pin.clone());
-        } else if name.contains('/') || Path::new(name).is_dir() {
-            let path = Path::new(name);
-            if !path.is_dir() {
-                let what = if path.exists() {
-                    "is not a directory"
-                } else {
-                    "no such directory"
-                };
-                bail!(
-                    "--tree {}: {what} (a local kernel tree is a directory)",
-                    crate::util::output::escape(name)
-                );
-            }
-            let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
-            // The same tree named twice is one tree.
-            if local.contains(&canonical) {
-                continue;
-            }
-            local.push(canonical);
-            chosen.push(TreePin {
-                id: String::new(), // named below, once every local tree is known
-                source: TreeSource::Path(PathBuf::from(name)),
-                note: None,
-                line: 0,
-            });
-        } else {
+        } else if !name.contains('/') && !path.is_dir() {
             let ids: Vec<&str> = pins.trees.iter().map(|pin| pin.id.as_str()).collect();
             bail!(
                 "--tree {}: no such tree pin (the pins are {}) and no such directory",
                 crate::util::output::escape(name),
                 ids.join(", ")
             );
+        } else if !path.is_dir() {
+            let what = match path.exists() {
+                true => "is not a directory",
+                false => "no such directory",
+            };
+            bail!(
+                "--tree {}: {what} (a local kernel tree is a directory)",
+                crate::util::output::escape(name)
+            );
+        } else {
+            // The same tree named twice is one tree.
+            let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+            if !local.contains(&canonical) {
+                local.push(canonical);
+                chosen.push(TreePin {
+                    id: String::new(), // named below, once every local tree is known
+                    source: TreeSource::Path(PathBuf::from(name)),
+                    note: None,
+                    line: 0,
+                });
+            }
         }
     }
     let unnamed = chosen.iter_mut().filter(|pin| pin.id.is_empty());

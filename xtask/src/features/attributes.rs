@@ -49,8 +49,13 @@ pub fn read_allowed(text: &str) -> Result<Vec<FeatureAttribute>, SyntaxError> {
 fn read_names(text: &str, wanted: &str) -> Result<Vec<FeatureAttribute>, SyntaxError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lexer = Lexer::new(text);
-    if starts_with_shebang(text) {
-        while lexer.bump().is_some_and(|c| c != '\n') {}
+    // A shebang line, which Rust skips, is `#!` not followed (past whitespace and comments) by
+    // the `[` of an inner attribute.
+    if let Some(after) = text.strip_prefix("#!") {
+        let mut after = Lexer::new(after);
+        if !(after.skip_trivia().is_ok() && after.peek_at(0) == Some('[')) {
+            while lexer.bump().is_some_and(|c| c != '\n') {}
+        }
     }
     let mut features = Vec::new();
     loop {
@@ -62,8 +67,7 @@ fn read_names(text: &str, wanted: &str) -> Result<Vec<FeatureAttribute>, SyntaxE
         let start = (lexer.line, lexer.column);
         lexer.bump();
         lexer.bump();
-        let group = lexer.token()?;
-        let Token::Group('[', tokens) = group.token else {
+        let Token::Group('[', tokens) = lexer.token()?.token else {
             return Err(SyntaxError::at(start, "expected `[` after `#!`"));
         };
         let Some((first, rest)) = tokens.split_first() else {
@@ -71,16 +75,6 @@ fn read_names(text: &str, wanted: &str) -> Result<Vec<FeatureAttribute>, SyntaxE
         };
         read_attribute(wanted, first, rest, &mut Vec::new(), start, &mut features)?;
     }
-}
-
-/// Whether the text opens with a shebang line, which Rust skips: `#!` that is not followed,
-/// past whitespace and comments, by the `[` of an inner attribute.
-fn starts_with_shebang(text: &str) -> bool {
-    let Some(after) = text.strip_prefix("#!") else {
-        return false;
-    };
-    let mut lexer = Lexer::new(after);
-    !(lexer.skip_trivia().is_ok() && lexer.peek_at(0) == Some('['))
 }
 
 /// Reads one attribute (`wanted(...)`, `cfg_attr(...)` or anything else, which is skipped)

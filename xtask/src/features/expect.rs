@@ -24,10 +24,9 @@ pub enum ToolchainVerdict {
 
 impl ToolchainVerdict {
     pub fn for_release(release: Release) -> Self {
-        if release >= MINIMUM_RELEASE {
-            ToolchainVerdict::Ok
-        } else {
-            ToolchainVerdict::TooOld
+        match release >= MINIMUM_RELEASE {
+            true => ToolchainVerdict::Ok,
+            false => ToolchainVerdict::TooOld,
         }
     }
 
@@ -94,13 +93,10 @@ impl Outcome {
 
 /// What the probe must say about `feature` on a compiler of `release`.
 pub fn expected_status(feature: &Feature, release: Release) -> Status {
-    if !feature.is_known_on(release) {
-        Status::Unknown
-    } else if feature.is_stable_on(release) {
-        // `is_stable_on` holds only for features with a release.
-        Status::Stable(feature.stable_since.unwrap_or(release))
-    } else {
-        Status::Gated
+    match feature.stable_since {
+        _ if !feature.is_known_on(release) => Status::Unknown,
+        Some(since) if feature.is_stable_on(release) => Status::Stable(since),
+        _ => Status::Gated,
     }
 }
 

@@ -37,15 +37,6 @@ pub const PINNED_TREES: &[(&str, u32, TreeLines)] = &[
     // generated table: end
 ];
 
-/// The cfgs that the trees' Rust code tests but no pinned tree's `init/Kconfig` defines, and
-/// why: never set, as in the kernel.
-const NEVER_SET: &[(&str, &str)] = &[(
-    "RUSTC_HAS_UNSAFE_PINNED",
-    "no tree's init/Kconfig defines it (7.3's included), though pin-init's lib.rs tests it in \
-     a cfg_attr (`all(feature = \"unsafe-pinned\", CONFIG_RUSTC_HAS_UNSAFE_PINNED)`, for \
-     `feature(unsafe_pinned)`): in the kernel that branch is never on",
-)];
-
 /// Where a threshold comes from: `init/Kconfig of 6.12 (line 148), 7.3 (line 198)`.
 pub fn trees_source(trees: &[(&str, usize)]) -> String {
     let trees: Vec<String> = trees
@@ -55,12 +46,17 @@ pub fn trees_source(trees: &[(&str, usize)]) -> String {
     format!("init/Kconfig of {}", trees.join(", "))
 }
 
-/// The never-set cfgs, as symbols with no release.
+/// The cfgs that the trees' Rust code tests but no pinned tree's `init/Kconfig` defines, with
+/// why: never set, as in the kernel.
 pub fn never_set() -> impl Iterator<Item = KconfigSymbol> {
-    NEVER_SET.iter().map(|(name, why)| KconfigSymbol {
-        cfg: format!("CONFIG_{name}"),
+    std::iter::once(KconfigSymbol {
+        cfg: "CONFIG_RUSTC_HAS_UNSAFE_PINNED".to_owned(),
         from: None,
-        source: (*why).to_string(),
+        source: "no tree's init/Kconfig defines it (7.3's included), though pin-init's lib.rs \
+                 tests it in a cfg_attr (`all(feature = \"unsafe-pinned\", \
+                 CONFIG_RUSTC_HAS_UNSAFE_PINNED)`, for `feature(unsafe_pinned)`): in the kernel \
+                 that branch is never on"
+            .to_owned(),
     })
 }
 
@@ -130,45 +126,40 @@ pub fn with_given(
 /// Reads a Kconfig file's thresholds (none, for a tree older than them, such as 6.1's), refusing
 /// a `.config` (a configuration, not the Kconfig that defines the symbols).
 pub fn read_kconfig_file(path: &Path) -> anyhow::Result<Vec<KconfigSymbol>> {
+    let file = path.display().to_string();
     let text = crate::util::files::read_text(path, 16 << 20)
-        .with_context(|| format!("--kconfig: cannot read {}", path.display()))?;
+        .with_context(|| format!("--kconfig: cannot read {file}"))?;
+    let is_symbol = |name: &str| {
+        name.strip_prefix("CONFIG_").is_some_and(|rest| {
+            !rest.is_empty() && rest.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    };
     let mut has_entry = false;
     for (index, line) in text.lines().enumerate() {
         // A `.config` line stands at the start of its line; a Kconfig's help text that quotes
         // one is indented.
-        let is_symbol = |name: &str| {
-            name.strip_prefix("CONFIG_").is_some_and(|rest| {
-                !rest.is_empty() && rest.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            })
-        };
         let assignment = line
             .split_once('=')
             .is_some_and(|(name, _)| is_symbol(name));
         let unset = line
             .strip_prefix("# ")
-            .and_then(|rest| rest.strip_suffix(" is not set"))
-            .is_some_and(is_symbol);
-        let line = line.trim();
-        if assignment || unset {
-            anyhow::bail!(
-                "--kconfig: {} is a .config (line {}: `{line}`), not a Kconfig: give the \
-                 tree's init/Kconfig, which defines the RUSTC_HAS_* thresholds",
-                path.display(),
-                index + 1
-            );
-        }
+            .and_then(|rest| rest.strip_suffix(" is not set"));
+        let (line, number) = (line.trim(), index + 1);
+        anyhow::ensure!(
+            !assignment && !unset.is_some_and(is_symbol),
+            "--kconfig: {file} is a .config (line {number}: `{line}`), not a Kconfig: give the \
+             tree's init/Kconfig, which defines the RUSTC_HAS_* thresholds"
+        );
         has_entry |= matches!(
             line.split_whitespace().next(),
             Some("config" | "menuconfig")
         );
     }
-    if !has_entry {
-        anyhow::bail!(
-            "--kconfig: {} is no Kconfig: it has no `config` entry; give the tree's init/Kconfig",
-            path.display()
-        );
-    }
-    Ok(read_kconfig(&text, &path.display().to_string()))
+    anyhow::ensure!(
+        has_entry,
+        "--kconfig: {file} is no Kconfig: it has no `config` entry; give the tree's init/Kconfig"
+    );
+    Ok(read_kconfig(&text, &file))
 }
 
 #[cfg(test)]

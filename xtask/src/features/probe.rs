@@ -75,7 +75,8 @@ pub fn read_diagnostics(stderr: &str, names: &[&str]) -> anyhow::Result<Diagnost
         let message = diagnostic["message"].as_str().unwrap_or_default();
         let level = diagnostic["level"].as_str().unwrap_or_default();
         let code = diagnostic["code"]["code"].as_str().unwrap_or_default();
-        let name = first_backticked(message).or_else(|| span_snippet(&diagnostic));
+        let first_backticked = || Some(message.split_once('`')?.1.split_once('`')?.0.to_string());
+        let name = first_backticked().or_else(|| span_snippet(&diagnostic));
         let indices: Vec<usize> = (0..names.len())
             .filter(|&index| name.as_deref() == Some(names[index]))
             .collect();
@@ -83,10 +84,8 @@ pub fn read_diagnostics(stderr: &str, names: &[&str]) -> anyhow::Result<Diagnost
             ("stable_features", false) => {
                 let since = message
                     .split_once("stable since ")
-                    .map(|(_, rest)| {
-                        rest.split(|c: char| c.is_whitespace() || c == ',')
-                            .next()
-                            .unwrap_or_default()
+                    .and_then(|(_, rest)| {
+                        rest.split(|c: char| c.is_whitespace() || c == ',').next()
                     })
                     // A nightly says `stable since 1.97.0-nightly`: a pre-release is a release.
                     .and_then(|text| crate::toolchains::version::parse_release(text).ok())
@@ -99,11 +98,8 @@ pub fn read_diagnostics(stderr: &str, names: &[&str]) -> anyhow::Result<Diagnost
             ("E0635", false) => Status::Unknown,
             ("E0557", false) => Status::Removed,
             _ if level == "error" && !message.starts_with("aborting due to") => {
-                let code = if code.is_empty() {
-                    String::new()
-                } else {
-                    format!("[{code}]")
-                };
+                let bracketed = format!("[{code}]");
+                let code = if code.is_empty() { "" } else { &bracketed };
                 other_errors.push(format!("error{code}: {message}"));
                 continue;
             }
@@ -119,10 +115,6 @@ pub fn read_diagnostics(stderr: &str, names: &[&str]) -> anyhow::Result<Diagnost
         statuses,
         other_errors,
     })
-}
-
-fn first_backticked(message: &str) -> Option<String> {
-    Some(message.split_once('`')?.1.split_once('`')?.0.to_string())
 }
 
 /// The source text the diagnostic's first span highlights (E0557 names the feature only there).

@@ -51,11 +51,10 @@ impl Status {
 impl fmt::Display for Status {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Status::Stable(since) => write!(formatter, "stable {}.{}", since.major, since.minor)
-                .and_then(|()| match since.patch {
-                    0 => Ok(()),
-                    patch => write!(formatter, ".{patch}"),
-                }),
+            Status::Stable(since) if since.patch == 0 => {
+                write!(formatter, "stable {}.{}", since.major, since.minor)
+            }
+            Status::Stable(since) => write!(formatter, "stable {since}"),
             other => formatter.write_str(other.word()),
         }
     }

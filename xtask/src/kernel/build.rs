@@ -110,15 +110,20 @@ pub(crate) struct BuildDir {
     spoiled: std::cell::Cell<bool>,
 }
 
-pub(crate) const BUILD_MARKER: &str = "kshim-build.txt";
+const BUILD_MARKER: &str = "kshim-build.txt";
 
 impl BuildDir {
+    /// Whether the build directory `dir` is there, sealed, for this tree and these tools.
+    pub(crate) fn is_ready(dir: &Path, tree_identity: &str, tools: &str) -> bool {
+        let marker = std::fs::read_to_string(dir.join(BUILD_MARKER));
+        marker.is_ok_and(|marker| marker == format!("{tree_identity}\n{tools}\n"))
+    }
+
     /// The build directory `dir`, reused when its marker names the same tree and tools.
     pub(crate) fn open(dir: &Path, tree_identity: &str, tools: &str) -> anyhow::Result<BuildDir> {
         let out = dir.to_owned();
         let marker = format!("{tree_identity}\n{tools}\n");
-        let found = std::fs::read_to_string(out.join(BUILD_MARKER)).ok();
-        if out.exists() && found.as_deref() != Some(marker.as_str()) {
+        if out.exists() && !BuildDir::is_ready(dir, tree_identity, tools) {
             std::fs::remove_dir_all(&out).with_context(|| format!("removing {}", out.display()))?;
         }
         std::fs::create_dir_all(&out)?;
@@ -308,7 +313,11 @@ fn build_in(pair: &Pair<'_>, mut steps: Vec<(String, f64)>) -> Built {
         return fail("make olddefconfig failed".into(), &output, steps);
     }
     let config = std::fs::read_to_string(&config_path).unwrap_or_default();
-    if !config.lines().any(|line| line == "CONFIG_RUST=y") {
+    let has_rust = || {
+        let config = std::fs::read_to_string(&config_path).unwrap_or_default();
+        config.lines().any(|line| line == "CONFIG_RUST=y")
+    };
+    if !has_rust() {
         return Built::not_run(
             "olddefconfig dropped CONFIG_RUST=y (Kconfig's `depends on` for RUST is not met \
              with this compiler, its library sources or the tools: see the tree's \
@@ -346,23 +355,18 @@ fn build_in(pair: &Pair<'_>, mut steps: Vec<(String, f64)>) -> Built {
         let _ = std::fs::remove_file(pair.out.out.join(object));
         let _ = std::fs::remove_file(pair.out.out.join(cmd_file(object)));
     }
-    let output = run_make!("prepare", &["prepare"]);
-    if !output.success() {
-        return compiler_failure("make prepare", &output, enabled, steps);
-    }
     let mut targets: Vec<&str> = vec!["rust/", "samples/rust/"];
     targets.extend(driver_objects.iter().map(String::as_str));
-    let output = run_make!("rust", &targets);
-    if !output.success() {
-        return compiler_failure(
-            "make rust/ samples/rust/ and the drivers",
-            &output,
-            enabled,
-            steps,
-        );
+    for (name, targets, what) in [
+        ("prepare", &["prepare"][..], "make prepare"),
+        ("rust", &targets, "make rust/ samples/rust/ and the drivers"),
+    ] {
+        let output = run_make!(name, targets);
+        if !output.success() {
+            return compiler_failure(what, &output, enabled, steps);
+        }
     }
-    let config = std::fs::read_to_string(&config_path).unwrap_or_default();
-    if !config.lines().any(|line| line == "CONFIG_RUST=y") {
+    if !has_rust() {
         pair.out.spoil();
         return Built::not_run(
             "CONFIG_RUST=y was gone from .config after the build (not cached)".into(),

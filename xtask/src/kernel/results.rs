@@ -16,6 +16,7 @@ use crate::toolchains::discovery::{Source, Toolchain};
 use crate::toolchains::extracted::{self, Marker, Wanted};
 use crate::toolchains::library_sources::{library_in, library_member, library_sources, sources_of};
 use crate::toolchains::version::RustcVersion;
+use crate::util::files::write_atomically;
 use crate::util::json;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
@@ -55,11 +56,12 @@ pub(crate) fn prediction(
     use_cache: bool,
     say: &dyn Fn(&str),
 ) -> Result<Prediction, String> {
-    let results = &dir.join("results");
-    if let Some(kept) = use_cache
-        .then(|| stamps::kept_prediction(results, tree_key, compiler))
-        .flatten()
-    {
+    let entry = stamps::prediction_entry(&dir.join("results"), tree_key, compiler);
+    let kept =
+        entry.as_ref().ok().filter(|_| use_cache).and_then(|entry| {
+            json::read(&crate::util::files::read_text(entry, 16 << 20).ok()?).ok()
+        });
+    if let Some(kept) = kept {
         return Ok(kept);
     }
     say("predicting");
@@ -71,8 +73,11 @@ pub(crate) fn prediction(
     let prediction = rules::predict(rules, rustc, &probes, Duration::from_secs(120))
         .map_err(|error| format!("{error:#}"));
     let _ = std::fs::remove_dir_all(&probes);
+    // Only a prediction the probes really made is kept, never an error.
     if let Ok(prediction) = &prediction {
-        if let Err(error) = stamps::keep_prediction(results, tree_key, compiler, prediction) {
+        let text = json::to_value(prediction).to_string();
+        let kept = entry.and_then(|entry| write_atomically(&entry, text.as_bytes()));
+        if let Err(error) = kept {
             say(&format!("the prediction was not kept: {error:#}"));
         }
     }
@@ -98,7 +103,7 @@ pub(crate) fn load_result(entry: &Path) -> Option<Built> {
 
 /// Stores a real result that is the compiler's verdict, with its step times.
 pub(crate) fn store_result(entry: &Path, built: &Built) -> anyhow::Result<()> {
-    crate::util::files::write_atomically(entry, json::to_value(built).to_string().as_bytes())
+    write_atomically(entry, json::to_value(built).to_string().as_bytes())
 }
 
 /// Where a Debian compiler's whole `library/` is extracted, for `RUST_LIB_SRC`.

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The run of `cargo xtask kernel`, as a few named steps: the compilers found, the build tools
-//! looked for; then per tree, its preparation (provided and its facts read); then per
-//! compiler, its cell: the prediction, the build (or its cached result), the boot with
-//! `--boot`, side by side in the report.
+//! The run of `cargo xtask kernel`: per tree, its preparation (provided, its facts read); per
+//! compiler, its cell: the prediction, the build (or its cached result) and the boot.
 
 use crate::kernel::boot;
 use crate::kernel::build::{self, Built, Real};
@@ -10,7 +8,7 @@ use crate::kernel::report;
 use crate::kernel::report::json::{BootJson, CellJson, KernelJson, TreeJson};
 use crate::kernel::rules::Prediction;
 use crate::kernel::stamps::{self, Facts, TreeKey};
-use crate::kernel::tools::{self, Tools};
+use crate::kernel::tools::{self, Toolbox, Tools};
 use crate::kernel::{results, trees};
 use crate::run::cache::{compiler_identity, Key};
 use crate::run::plan::Rustc;
@@ -21,7 +19,7 @@ use crate::toolchains::version::RustcVersion;
 use crate::util::interrupt::{interrupted, Interrupted};
 use crate::util::output::escape;
 use crate::util::run_lock::RunLock;
-use anyhow::{anyhow, Context};
+use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use xshell::Shell;
@@ -35,8 +33,7 @@ pub(crate) struct Settings {
     pub boot: bool,
 }
 
-/// Runs every pair of the trees `pins` and the compilers `specs`: the compilers found, then
-/// per tree, its preparation and a cell per compiler.
+/// Runs every pair of the trees `pins` and the compilers `specs`.
 pub(crate) fn run(
     sh: &Shell,
     pins_path: &Path,
@@ -51,8 +48,7 @@ pub(crate) fn run(
     progress("looking for the build tools");
     let mut log = |line: &str| progress(line);
     let mut run = Run {
-        tools: tools::find_tools(&dir, tools::BINDGEN),
-        old_tools: None,
+        tools: Toolbox::find(&dir),
         provisioner: Provisioner::new(sh, dir.clone(), suites(pins, &compilers), &mut log),
         lock: None,
         settings,
@@ -86,7 +82,7 @@ pub(crate) fn run(
     if let Some(signal) = interrupted() {
         return Err(Interrupted { signal }.into());
     }
-    let tools = run.tools.map(|tools| tools.identity);
+    let tools = run.tools.today.map(|tools| tools.identity);
     Ok(KernelJson {
         trees,
         cells,
@@ -166,10 +162,7 @@ impl Found {
 struct Run<'a> {
     /// `target/kernel/`.
     dir: PathBuf,
-    /// The build tools with today's bindgen.
-    tools: anyhow::Result<Tools>,
-    /// The tools with a bindgen older than 0.65, looked for once a tree needs them.
-    old_tools: Option<anyhow::Result<Tools>>,
+    tools: Toolbox,
     provisioner: Provisioner<'a>,
     /// Taken before anything under target/kernel/ is written, and only then: a run whose trees
     /// cannot be read never waits for another's build.
@@ -189,18 +182,14 @@ struct TreeRun<'p> {
     opened_boot: Option<build::BuildDir>,
 }
 
-/// The compiler of one pair, found and working.
-struct PairCompiler<'c> {
+/// One pair ready to build: its compiler, and what its build needs besides the tree.
+struct Pair<'c> {
     /// `TREE with COMPILER`, which starts the pair's progress lines.
     label: String,
     toolchain: &'c Toolchain,
     version: &'c RustcVersion,
     rustc: Rustc,
     identity: Key,
-}
-
-/// What a pair's build needs besides the tree and the compiler.
-struct Ready {
     tools: Tools,
     /// `RUST_LIB_SRC`, and what it is exactly.
     library: (PathBuf, String),
@@ -208,6 +197,12 @@ struct Ready {
     entry: PathBuf,
     /// The wrapper Kbuild runs as `RUSTC`.
     wrapper: PathBuf,
+}
+
+impl Pair<'_> {
+    fn say(&self, line: &str) {
+        progress(&format!("{}: {line}", self.label));
+    }
 }
 
 impl Run<'_> {
@@ -274,179 +269,124 @@ impl Run<'_> {
             Ok((toolchain, version)) => (toolchain, version),
             Err(problem) => {
                 let built = Built::not_run(problem.clone(), Vec::new());
-                return Ok(found.cell(
-                    &tree.pin.id,
-                    Err("no compiler".into()),
-                    (built, false),
-                    None,
-                ));
+                let no_compiler = Err("no compiler".into());
+                return Ok(found.cell(&tree.pin.id, no_compiler, (built, false), None));
             }
         };
+        let label = format!("{} with {}", tree.pin.id, found.id);
         let rustc = Rustc::of(toolchain, version.release);
-        let compiler = PairCompiler {
-            label: format!("{} with {}", tree.pin.id, found.id),
-            toolchain,
-            version,
-            identity: compiler_identity(&rustc.launch, version),
-            rustc,
-        };
-        let say = |line: &str| progress(&format!("{}: {line}", compiler.label));
+        let identity = compiler_identity(&rustc.launch, version);
+        let say = |line: &str| progress(&format!("{label}: {line}"));
         let prediction = results::prediction(
             &self.dir,
             (&tree.pin.id, &tree.tree, tree.key),
             &mut tree.rules,
-            (&compiler.toolchain.id, &compiler.rustc, compiler.identity),
+            (&toolchain.id, &rustc, identity),
             self.settings.use_cache,
             &say,
         );
-        let ready = self.ready(tree, &compiler)?;
-        let (mut built, cached) = match &ready {
-            Ok(ready) => self.build(tree, &compiler, ready),
-            Err(reason) => Err(reason.clone()),
+        let pair = (self.tools.for_tree(&tree.facts).cloned())
+            .map_err(|missing| format!("the build tools are missing: {missing:#}"));
+        if pair.is_ok() {
+            take_lock(&mut self.lock, &self.dir)?;
         }
-        .unwrap_or_else(|reason| (Built::not_run(reason, Vec::new()), false));
-        let booted = match &ready {
-            Ok(ready) if self.settings.boot && built.real == Real::Pass => {
-                Some(self.boot(tree, &compiler, ready, &mut built))
+        let pair = pair.and_then(|tools| {
+            let library =
+                results::kernel_library(&mut self.provisioner, &self.dir, toolchain, version)
+                    .map_err(|error| format!("RUST_LIB_SRC: {error}"))?;
+            let results = self.dir.join("results");
+            let entry =
+                results::result_entry(&results, tree.key, identity, &library.1, &tools.identity);
+            let wrapper = self.dir.join("wrappers").join(&toolchain.id).join("rustc");
+            tools::write_wrapper(&wrapper, &rustc.launch)
+                .map_err(|error| format!("writing the wrapper: {error:#}"))?;
+            Ok(Pair {
+                label,
+                toolchain,
+                version,
+                rustc,
+                identity,
+                tools,
+                library,
+                entry,
+                wrapper,
+            })
+        });
+        let (mut built, cached) = pair
+            .as_ref()
+            .map_err(String::clone)
+            .and_then(|pair| self.build(tree, pair))
+            .unwrap_or_else(|reason| (Built::not_run(reason, Vec::new()), false));
+        let booted = match &pair {
+            Ok(pair) if self.settings.boot && built.real == Real::Pass => {
+                Some(self.boot(tree, pair, &mut built))
             }
             _ => None,
         };
         Ok(found.cell(&tree.pin.id, prediction, (built, cached), booted))
     }
 
-    /// The tools, the lock, the library sources, the cache entry and the wrapper of a pair's
-    /// build, or why it cannot be built.
-    fn ready(
-        &mut self,
-        tree: &TreeRun<'_>,
-        compiler: &PairCompiler<'_>,
-    ) -> anyhow::Result<Result<Ready, String>> {
-        let tools = match self.tools_for(&tree.facts) {
-            Ok(tools) => tools.clone(),
-            Err(missing) => return Ok(Err(format!("the build tools are missing: {missing:#}"))),
-        };
-        take_lock(&mut self.lock, &self.dir)?;
-        let (toolchain, version) = (compiler.toolchain, compiler.version);
-        let library =
-            match results::kernel_library(&mut self.provisioner, &self.dir, toolchain, version) {
-                Ok(library) => library,
-                Err(error) => return Ok(Err(format!("RUST_LIB_SRC: {error}"))),
-            };
-        let (identity, tools_identity) = (compiler.identity, &tools.identity);
-        let entry = results::result_entry(
-            &self.dir.join("results"),
-            tree.key,
-            identity,
-            &library.1,
-            tools_identity,
-        );
-        let wrapper = self.dir.join("wrappers").join(&toolchain.id).join("rustc");
-        if let Err(error) = tools::write_wrapper(&wrapper, &compiler.rustc.launch) {
-            return Ok(Err(format!("writing the wrapper: {error:#}")));
-        }
-        Ok(Ok(Ready {
-            tools,
-            library,
-            entry,
-            wrapper,
-        }))
-    }
-
-    /// The build tools `facts`' tree takes: today's, or for a tree that passes bindgen
-    /// `--size_t-is-usize` (which bindgen 0.65 removed) the older ones.
-    fn tools_for(&mut self, facts: &Facts) -> Result<&Tools, &anyhow::Error> {
-        if tools::bindgen_for(facts).version == tools::BINDGEN.version {
-            return self.tools.as_ref();
-        }
-        let dir = &self.dir;
-        let old = self.old_tools.get_or_insert_with(|| {
-            tools::find_tools(dir, tools::OLD_BINDGEN).map_err(|missing| {
-                anyhow!(
-                    "{missing:#} (this tree passes bindgen `--size_t-is-usize`, which bindgen \
-                     0.65 removed; its minimum is {})",
-                    facts.minimum_bindgen
-                )
-            })
-        });
-        old.as_ref()
-    }
-
     /// The pair's real result, and whether it came from the cache: the cached one, else the
     /// build's (cached if it is the compiler's verdict); or why nothing was built.
-    fn build(
-        &self,
-        tree: &mut TreeRun<'_>,
-        compiler: &PairCompiler<'_>,
-        ready: &Ready,
-    ) -> Result<(Built, bool), String> {
-        let label = &compiler.label;
+    fn build(&self, tree: &mut TreeRun<'_>, pair: &Pair<'_>) -> Result<(Built, bool), String> {
         if let Some(built) = (self.settings.use_cache)
-            .then(|| results::load_result(&ready.entry))
+            .then(|| results::load_result(&pair.entry))
             .flatten()
         {
-            progress(&format!("{label}: {} (cached)", built.real.word()));
+            pair.say(&format!("{} (cached)", built.real.word()));
             return Ok((built, true));
         }
         let out = match tree.opened.take() {
             Some(out) => out,
             None => {
                 let build_dir = self.dir.join("build").join(&tree.pin.id);
-                build::BuildDir::open(&build_dir, &tree.tree.identity, &ready.tools.identity)
+                build::BuildDir::open(&build_dir, &tree.tree.identity, &pair.tools.identity)
                     .map_err(|error| format!("the build directory: {error:#}"))?
             }
         };
-        let say = |line: &str| progress(&format!("{label}: {line}"));
         let started = Instant::now();
         let built = build::build(&build::Pair {
             tree: &tree.tree.root,
             out: &out,
-            wrapper: &ready.wrapper,
-            library: &ready.library.0,
+            wrapper: &pair.wrapper,
+            library: &pair.library.0,
             rustdoc: None,
-            tools: &ready.tools,
+            tools: &pair.tools,
             jobs: self.settings.jobs,
             lock: self.lock.as_ref().map(RunLock::descriptor),
             timeout: self.settings.timeout,
-            progress: &say,
+            progress: &|line| pair.say(line),
         });
         let (word, seconds) = (built.real.word(), started.elapsed().as_secs_f64());
         let why = build::why(word, &built.reason, built.first_error.as_deref());
-        say(&format!("{word} in {seconds:.0} s: {why}"));
+        pair.say(&format!("{word} in {seconds:.0} s: {why}"));
         if !out.is_spoiled() {
             tree.opened = Some(out);
         }
         // Only a compiler's verdict, never a run cut short, is cached.
         if built.cacheable && interrupted().is_none() {
-            if let Err(error) = results::store_result(&ready.entry, &built) {
-                progress(&format!("{label}: the result was not cached: {error:#}"));
+            if let Err(error) = results::store_result(&pair.entry, &built) {
+                pair.say(&format!("the result was not cached: {error:#}"));
             }
         }
         Ok((built, false))
     }
 
-    /// Boots a pair that built (`--boot`): the boot's part of the cell, its steps added to
-    /// `built`'s.
-    fn boot(
-        &self,
-        tree: &mut TreeRun<'_>,
-        compiler: &PairCompiler<'_>,
-        ready: &Ready,
-        built: &mut Built,
-    ) -> BootJson {
-        let say = |line: &str| progress(&format!("{}: {line}", compiler.label));
+    /// Boots a pair that built (`--boot`), its steps added to `built`'s.
+    fn boot(&self, tree: &mut TreeRun<'_>, pair: &Pair<'_>, built: &mut Built) -> BootJson {
         let cell = boot::Cell {
             dir: &self.dir,
             tree: (&tree.pin.id, &tree.tree.root, &tree.tree.identity),
-            keys: (tree.key.0, compiler.identity.0),
-            launch: &compiler.rustc.launch,
-            compiler: (&compiler.toolchain.id, compiler.version),
-            library: (&ready.library.0, &ready.library.1),
-            tools: &ready.tools,
+            keys: (tree.key.0, pair.identity.0),
+            launch: &pair.rustc.launch,
+            compiler: (&pair.toolchain.id, pair.version),
+            library: (&pair.library.0, &pair.library.1),
+            tools: &pair.tools,
             jobs: self.settings.jobs,
             lock: self.lock.as_ref().map(RunLock::descriptor),
             timeout: self.settings.timeout,
             use_cache: self.settings.use_cache,
-            progress: &say,
+            progress: &|line| pair.say(line),
         };
         let (json, steps) = cell.run(&mut tree.opened_boot);
         built.steps.extend(steps);
@@ -467,8 +407,7 @@ fn take_lock(lock: &mut Option<RunLock>, dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Says how the run goes on stderr: one line, [`escape`]d, for it carries the trees' and the
-/// builds' text (a tree's id, a build's first error).
+/// Says how the run goes on stderr, [`escape`]d: it carries the trees' and the builds' text.
 fn progress(line: &str) {
     eprintln!("{}", progress_line(line));
 }

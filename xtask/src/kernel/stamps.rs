@@ -14,7 +14,7 @@
 //! is about 90,000 files; these are 11,649). A Debian tree's every byte is checked
 //! against the digests recorded when it was unpacked by `cargo xtask toolchains verify`.
 
-use super::rules::{self, Build, Prediction};
+use super::rules::{self, Build};
 use super::trees::Tree;
 use crate::util::hash::{stat_stamp, tree_stamp, Key, StableHasher};
 use crate::util::json::{self, Deserialize, Serialize};
@@ -215,8 +215,12 @@ struct Kept {
     key: String,
 }
 
-/// The entry of one compiler's prediction for a tree.
-fn prediction_entry(cache: &Path, tree: TreeKey, compiler: Key) -> anyhow::Result<PathBuf> {
+/// The entry of one compiler's prediction for a tree, by this xtask.
+pub(crate) fn prediction_entry(
+    cache: &Path,
+    tree: TreeKey,
+    compiler: Key,
+) -> anyhow::Result<PathBuf> {
     let key = StableHasher::new()
         .field("kernel prediction v1")
         .number(tree.0)
@@ -224,23 +228,6 @@ fn prediction_entry(cache: &Path, tree: TreeKey, compiler: Key) -> anyhow::Resul
         .number(reader()?.0)
         .finish();
     Ok(cache.join(format!("prediction-{key}.json")))
-}
-
-/// The prediction kept for (`tree`, `compiler`, this xtask), if reading is allowed.
-pub(crate) fn kept_prediction(cache: &Path, tree: TreeKey, compiler: Key) -> Option<Prediction> {
-    let entry = prediction_entry(cache, tree, compiler).ok()?;
-    json::read(&crate::util::files::read_text(&entry, 16 << 20).ok()?).ok()
-}
-
-/// Keeps a prediction (only one the probes really made: never an error).
-pub(crate) fn keep_prediction(
-    cache: &Path,
-    tree: TreeKey,
-    compiler: Key,
-    prediction: &Prediction,
-) -> anyhow::Result<()> {
-    let entry = prediction_entry(cache, tree, compiler)?;
-    crate::util::files::write_atomically(&entry, json::to_value(prediction).to_string().as_bytes())
 }
 
 #[cfg(test)]

@@ -33,16 +33,10 @@ pub(crate) fn rust_symbols(tree: &Path) -> Vec<(String, bool)> {
         }
     }
     let mut rust = std::collections::BTreeSet::from(["RUST".to_owned()]);
-    loop {
-        let before = rust.len();
-        for (name, _, depends, sample) in &entries {
-            if *sample || depends.iter().any(|word| rust.contains(word)) {
-                rust.insert(name.clone());
-            }
-        }
-        if rust.len() == before {
-            break;
-        }
+    while let Some((name, ..)) = entries.iter().find(|(name, _, depends, sample)| {
+        !rust.contains(name) && (*sample || depends.iter().any(|word| rust.contains(word)))
+    }) {
+        rust.insert(name.clone());
     }
     let mut found: Vec<(String, bool)> = entries
         .into_iter()

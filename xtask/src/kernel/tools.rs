@@ -4,6 +4,7 @@
 //! one compiler.
 
 use crate::catalog::Release;
+use crate::kernel::stamps::Facts;
 use crate::toolchains::loader::Launch;
 use crate::util::process::{self, Invocation};
 use anyhow::{anyhow, ensure, Context as _};
@@ -34,10 +35,45 @@ pub(crate) const OLD_BINDGEN: Bindgen = Bindgen {
 
 /// The bindgen a tree is built with: [`OLD_BINDGEN`] where its minimum predates 0.65, the first
 /// bindgen without `--size_t-is-usize`, else [`BINDGEN`].
-pub(crate) fn bindgen_for(facts: &crate::kernel::stamps::Facts) -> Bindgen {
+pub(crate) fn bindgen_for(facts: &Facts) -> Bindgen {
     match Release::parse(&facts.minimum_bindgen) {
         Some(minimum) if minimum < Release::new(0, 65, 0) => OLD_BINDGEN,
         _ => BINDGEN,
+    }
+}
+
+/// The build tools of a run: today's, and the older ones, looked for once a tree needs them.
+pub(crate) struct Toolbox {
+    dir: PathBuf,
+    pub today: anyhow::Result<Tools>,
+    old: Option<anyhow::Result<Tools>>,
+}
+
+impl Toolbox {
+    pub(crate) fn find(kernel_dir: &Path) -> Toolbox {
+        Toolbox {
+            dir: kernel_dir.to_owned(),
+            today: find_tools(kernel_dir, BINDGEN),
+            old: None,
+        }
+    }
+
+    /// The tools `facts`' tree is built with ([`bindgen_for`]).
+    pub(crate) fn for_tree(&mut self, facts: &Facts) -> Result<&Tools, &anyhow::Error> {
+        if bindgen_for(facts).version == BINDGEN.version {
+            return self.today.as_ref();
+        }
+        let dir = &self.dir;
+        let old = self.old.get_or_insert_with(|| {
+            find_tools(dir, OLD_BINDGEN).map_err(|missing| {
+                anyhow!(
+                    "{missing:#} (this tree passes bindgen `--size_t-is-usize`, which bindgen \
+                     0.65 removed; its minimum is {})",
+                    facts.minimum_bindgen
+                )
+            })
+        });
+        old.as_ref()
     }
 }
 
@@ -66,31 +102,23 @@ pub(crate) struct Tools {
 
 /// The tools a build needs, or what is missing and the command that installs it.
 pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> anyhow::Result<Tools> {
-    let mut missing = Vec::new();
-    let llvm_suffix = format!("-{}", wanted.llvm);
+    let llvm = wanted.llvm;
     let programs = ["clang", "ld.lld", "llvm-ar", "llvm-nm", "llvm-objcopy"]
-        .map(|program| format!("{program}{llvm_suffix}"));
-    for program in programs
-        .iter()
-        .map(String::as_str)
+        .map(|program| format!("{program}-{llvm}"));
+    let libclang = PathBuf::from(format!("/usr/lib/llvm-{llvm}/lib"));
+    let files = [
+        "/usr/include/gelf.h".to_owned(),
+        "/usr/include/openssl/ssl.h".to_owned(),
+        format!("{}/libclang.so", libclang.display()),
+    ];
+    let missing: Vec<String> = (programs.iter().map(String::as_str))
         .chain(["flex", "bison", "bc"])
-    {
-        if !Path::new("/usr/bin").join(program).exists() {
-            missing.push(program.to_owned());
-        }
-    }
-    for header in ["/usr/include/gelf.h", "/usr/include/openssl/ssl.h"] {
-        if !Path::new(header).is_file() {
-            missing.push(header.to_owned());
-        }
-    }
-    let libclang = PathBuf::from(format!("/usr/lib/llvm-{}/lib", wanted.llvm));
-    if !libclang.join("libclang.so").exists() {
-        missing.push(format!("{}/libclang.so", libclang.display()));
-    }
+        .filter(|program| !Path::new("/usr/bin").join(program).exists())
+        .map(str::to_owned)
+        .chain(files.into_iter().filter(|file| !Path::new(file).exists()))
+        .collect();
     let mut problems = Vec::new();
     if !missing.is_empty() {
-        let llvm = wanted.llvm;
         problems.push(format!(
             "{} missing: install them with `apt-get install clang-{llvm} lld-{llvm} llvm-{llvm} \
              libclang-{llvm}-dev flex bison libelf-dev libssl-dev bc cpio kmod`",
@@ -122,7 +150,7 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> anyhow::Result<T
         ),
         bindgen,
         libclang,
-        llvm_suffix,
+        llvm_suffix: format!("-{llvm}"),
     })
 }
 

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The matrix's result cache under `target/kshim/cache/`: one entry per step, named by an
-//! FNV-1a-128 hash of everything that can change its result (the compiler's identity, command
-//! lines, environment, input files and the keys of the steps it needs), written atomically and
-//! only for results that are the compiler's word.
+//! The matrix's result cache under `target/kshim/cache/`: one entry per step, named by a hash
+//! of everything that can change its result, written atomically and only for results that are
+//! the compiler's word.
 
 use crate::catalog::Release;
 use crate::features::expect::Outcome;
 use crate::features::status::Status;
 use crate::run::judge::StepResult;
 use crate::run::plan::Step;
+use crate::toolchains::discovery::Availability;
 use crate::toolchains::loader::Launch;
 use crate::toolchains::version::RustcVersion;
 use crate::util::files::{self, write_atomically};
@@ -20,9 +20,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// The largest cache entry read; a larger one (or one that is not a regular file) is a miss.
-/// An entry's largest part is a module log, at most [`crate::util::process::CAPTURE_LIMIT`] before
-/// JSON escapes it.
+/// The largest cache entry read (a larger one is a miss): its largest part is a module log, at
+/// most [`crate::util::process::CAPTURE_LIMIT`] before JSON escapes it.
 const ENTRY_LIMIT: u64 = 64 << 20;
 
 /// The cache directory and whether reading from it is allowed (`--no-cache` still writes).
@@ -57,9 +56,8 @@ impl Cache {
         decode_entry(&text, artifact)
     }
 
-    /// Stores a result for `key`, atomically, with the `artifact` stamp it was made with. A
-    /// cache that cannot be written costs a rerun next time, nothing more; the first failure of
-    /// a run is said on stderr, once.
+    /// Stores a result for `key` with the `artifact` stamp it was made with. A cache that
+    /// cannot be written costs a rerun next time; the first failure is said on stderr, once.
     pub fn store(&self, key: Key, result: &StepResult, artifact: Option<(u64, u128)>) {
         let written = write_atomically(&self.path(key), encode_entry(result, artifact).as_bytes());
         if let Err(error) = written {
@@ -89,8 +87,7 @@ fn encode_entry(result: &StepResult, artifact: Option<(u64, u128)>) -> String {
     json::to_value(&Entry { result, artifact }).to_string()
 }
 
-/// Reads a cache entry back; `None` for a damaged entry or a passing one whose artifact has
-/// changed.
+/// Reads a cache entry back; `None` when damaged, or passing with a changed artifact.
 fn decode_entry(text: &str, artifact: Option<&Path>) -> Option<StepResult> {
     let entry: Entry<StepResult> = json::read(text).ok()?;
     // Only a step that passed made a file that later steps use; a failed one made none (its
@@ -107,8 +104,7 @@ fn decode_entry(text: &str, artifact: Option<&Path>) -> Option<StepResult> {
     })
 }
 
-/// The `probe` member of an entry: per feature its status word and release, or why the probe
-/// failed.
+/// The `probe` member of an entry: per feature its status word and release, or the error.
 pub(crate) mod probe {
     use super::{Release, Status};
     use crate::util::json::{json, Deserialize, Serialize};
@@ -150,10 +146,8 @@ pub(crate) mod probe {
     }
 }
 
-/// Computes every step's cache key, which holds the keys of the steps it needs (so a changed
-/// shim reruns everything built on it) and, for a step the xtask checks itself (an object's
-/// jump table), `checker`, the checking xtask's identity, so that a changed checker's verdict
-/// is never served from a run of the old one.
+/// Computes every step's cache key, which holds the keys of the steps it needs and, for a step
+/// the xtask checks itself (an object's jump table), `checker`, the checking xtask's identity.
 pub fn cache_keys(
     steps: &[Step],
     inherited: &[(String, String)],
@@ -200,30 +194,25 @@ pub fn cache_keys(
     Ok(keys)
 }
 
-/// Every step's cache key in a run of `planned` toolchains (found among `availabilities`); see
-/// [`keys_by_identity`].
+/// Every step's cache key in a run over `availabilities`; see [`keys_by_identity`].
 pub fn run_keys(
     steps: &[Step],
-    planned: &[crate::run::plan::PlannedToolchain],
-    availabilities: &[crate::toolchains::discovery::Availability],
+    availabilities: &[Availability],
     root: &Path,
 ) -> anyhow::Result<Vec<Key>> {
-    let identities: std::collections::HashMap<usize, Key> = planned
-        .iter()
-        .filter_map(|toolchain| match &availabilities[toolchain.index] {
-            crate::toolchains::discovery::Availability::Found { version, .. } => Some((
-                toolchain.index,
-                compiler_identity(&toolchain.rustc.launch, version),
-            )),
+    let identities: Vec<Option<Key>> = (availabilities.iter())
+        .map(|availability| match availability {
+            Availability::Found { toolchain, version } => {
+                Some(compiler_identity(&toolchain.launch, version))
+            }
             _ => None,
         })
         .collect();
-    keys_by_identity(steps, &|index| identities.get(&index).copied(), root)
+    keys_by_identity(steps, &|index| identities[index], root)
 }
 
-/// Every step's cache key, a step's compiler known by its [`compiler_identity`], with the
-/// inherited environment of [`crate::util::process::inherited_environment`] and each input
-/// file hashed once ([`input_key`]).
+/// Every step's cache key, each compiler known by its [`compiler_identity`], each input file
+/// hashed once ([`input_key`]).
 pub fn keys_by_identity(
     steps: &[Step],
     identity: &dyn Fn(usize) -> Option<Key>,
@@ -248,8 +237,7 @@ pub fn keys_by_identity(
 }
 
 /// The key of one input of a step: a file of the checkout at `root` (outside `provisioned`) by
-/// its contents; any other file (the library sources, the linker, the emulator: provisioned or
-/// the system's) by its [`stat_stamp`], which says why, and a directory by its [`tree_stamp`].
+/// its contents, any other file by its [`stat_stamp`], a directory by its [`tree_stamp`].
 pub fn input_key(path: &Path, root: &Path, provisioned: &Path) -> anyhow::Result<Key> {
     if path.is_dir() {
         tree_stamp(path)
@@ -304,9 +292,8 @@ pub fn compiler_identity(launch: &Launch, version: &RustcVersion) -> Key {
     hasher.finish()
 }
 
-/// Removes temporary files that a killed run left in `directory` (see [`write_atomically`]).
-///
-/// Only while holding the [`crate::util::run_lock::RunLock`]: then no other run can be writing one.
+/// Removes the temporary files of [`write_atomically`] that a killed run left in `directory`;
+/// only while holding the [`crate::util::run_lock::RunLock`].
 pub fn remove_stale_temporaries(directory: &Path) {
     let Ok(entries) = fs::read_dir(directory) else {
         return;

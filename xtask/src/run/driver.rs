@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The run driver under every command that compiles (`audit --usage` plans its own steps and
-//! hands them to [`execute`]): `-j` and `--timeout`, the lock, plan, cache keys, scheduler,
-//! Ctrl-C and progress, handing back every step's result as data for the commands' reports.
+//! The run driver under every command that compiles (`audit --usage` hands its own steps to
+//! [`execute`]): `-j` and `--timeout`, the lock, plan, cache keys, scheduler, Ctrl-C and
+//! progress, handing back every step's result as data.
 
 use crate::run::cache::{remove_stale_temporaries, run_keys, Cache};
 use crate::run::judge::StepResult;
@@ -30,9 +30,8 @@ pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 
-/// `-j`: at least 1; more than four per core only competes for the cores and the memory, and
-/// makes timeouts fire for the machine's sake rather than the compiler's, so a larger N is
-/// lowered, and `command` says so on stderr. Without the flag, one per core.
+/// `-j`: at least 1, one per core without the flag; more than four per core makes timeouts
+/// fire for the machine's sake rather than the compiler's, so it is lowered, and `command` says so.
 pub fn jobs(command: &str, flag: Option<usize>) -> anyhow::Result<usize> {
     let cores = cores();
     match flag {
@@ -63,8 +62,7 @@ pub fn timeout(flag: Option<u64>, default: Duration) -> anyhow::Result<Duration>
     }
 }
 
-/// Which steps a run takes from the plan: the whole matrix, the usage compiles (with the
-/// probes and shim builds they need), or `msrv`'s probes and shim builds ([`plan_shim`]).
+/// Which steps a run takes: the whole matrix, the usage compiles, or `msrv`'s ([`plan_shim`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Work {
     Matrix,
@@ -112,8 +110,8 @@ pub struct Driven {
     pub planning: f64,
 }
 
-/// Takes the run lock of `layout` (saying on stderr, as `who`, whom it waits for) until the
-/// returned value is dropped, then readies the outputs, removed first when `fresh` (a cold run).
+/// Takes the run lock of `layout` (saying on stderr, as `who`, whom it waits for), then readies
+/// the outputs, removed first when `fresh` (a cold run).
 pub fn lock(layout: &Layout, who: &str, fresh: bool) -> anyhow::Result<RunLock> {
     let lock = RunLock::acquire(&layout.lock(), &mut |message| eprintln!("{who}: {message}"))?;
     let outputs = layout.kshim.join("matrix");
@@ -151,16 +149,15 @@ pub fn plan(
             Vec::new()
         }
         Work::Usage => {
-            let usage = plan_usage(layout, &planned.planned, &planned.examples)?;
-            planned.steps = usage.steps;
-            usage.compiles
+            let (steps, compiles) = plan_usage(layout, &planned.planned, &planned.examples)?;
+            planned.steps = steps;
+            compiles
         }
     };
     Ok((planned, compiles))
 }
 
-/// Runs `work` on the selected toolchains, holding the run lock throughout (waiting for
-/// another run that holds it), and returns every step's result, as [`execute`].
+/// Runs `work` on the selected toolchains under the run lock, and returns every step's result.
 pub fn drive(
     layout: &Layout,
     selection: &Selection,
@@ -185,12 +182,7 @@ pub fn drive(
         );
         return Err(Interrupted { signal }.into());
     }
-    let keys = run_keys(
-        steps,
-        &planned.planned,
-        &planned.availabilities,
-        &layout.root,
-    )?;
+    let keys = run_keys(steps, &planned.availabilities, &layout.root)?;
     let name = |step: &Step, what: String| {
         format!("{}: {what}", planned.availabilities[step.toolchain].id())
     };
@@ -199,15 +191,12 @@ pub fn drive(
         let what = format!("{} without {}", compile.target, compile.feature);
         names[compile.step] = name(&steps[compile.step], what);
     }
-    let usage_compiles = compiles.len();
-    let report = Some(work.report(layout));
     let ran = Run {
         command,
         steps,
         keys: &keys,
         names,
-        usage_compiles,
-        report,
+        report: Some(work.report(layout)),
     };
     let results = execute(&lock, layout, &ran, settings, start)?;
     Ok(Driven {
@@ -225,18 +214,13 @@ pub struct Run<'a> {
     pub keys: &'a [crate::run::cache::Key],
     /// Per step, `toolchain: what`, for the progress lines.
     pub names: Vec<String>,
-    /// How many of the steps are usage compiles, for the closing summary.
-    pub usage_compiles: usize,
     /// Where the command writes its report, named when an interrupt stops it from writing it.
     pub report: Option<PathBuf>,
 }
 
-/// Runs planned steps on `settings.jobs` workers while `lock` is held (taken by [`lock`], at
-/// `start`), each cached or run ([`runner::run_step`]), showing progress and a closing summary,
-/// and returns every step's result.
-///
-/// If the run is interrupted ([`interrupt::InterruptGuard`]), it says on stderr which steps
-/// had completed and fails with [`Interrupted`].
+/// Runs planned steps on `settings.jobs` workers while `lock` is held (taken by [`lock`] at
+/// `start`), showing progress and a closing summary, and returns every step's result; if the
+/// run is interrupted, it says which steps had completed and fails with [`Interrupted`].
 pub fn execute(
     lock: &RunLock,
     layout: &Layout,
@@ -278,17 +262,17 @@ pub fn execute(
             steps.len(),
         );
         for (name, result) in &completed {
-            let error = match &result.first_error {
-                Some(error) if result.outcome != Outcome::Pass => format!(": {error}"),
-                _ => String::new(),
-            };
+            let error = result
+                .first_error
+                .as_ref()
+                .filter(|_| result.outcome != Outcome::Pass);
+            let error = error.map_or(String::new(), |error| format!(": {error}"));
             let line = format!("{name}: {}{error}", result.outcome.word());
             let _ = writeln!(text, "  {}", output::escape(&line));
         }
-        let last = match &run.report {
-            Some(report) => format!(" ({} is the last complete run's)", report.display()),
-            None => String::new(),
-        };
+        let last = run.report.as_ref().map_or(String::new(), |report| {
+            format!(" ({} is the last complete run's)", report.display())
+        });
         let _ = writeln!(
             text,
             "{command}: {} steps did not complete; no report was written{last}",
@@ -300,7 +284,9 @@ pub fn execute(
     if settings.progress > Verbosity::Quiet {
         let toolchains: HashSet<usize> = steps.iter().map(|step| step.toolchain).collect();
         let reused = results.iter().filter(|result| result.cached).count();
-        let usage = match run.usage_compiles {
+        let usage_kinds = [Kind::Usage, Kind::CrateUsage, Kind::CargoUsage];
+        let usage_compiles = steps.iter().filter(|step| usage_kinds.contains(&step.kind));
+        let usage = match usage_compiles.count() {
             0 => String::new(),
             count => format!(" ({count} usage compiles)"),
         };
@@ -316,8 +302,8 @@ pub fn execute(
     Ok(results)
 }
 
-/// Fails when a step must link and no `cc`, the linker rustc runs for the host, is on the
-/// `PATH` the processes get: one environment error instead of a failed build per cell.
+/// Fails when a step must link and no `cc`, rustc's linker for the host, is on `PATH`: one
+/// error instead of a failed build per cell.
 fn check_linker(steps: &[Step]) -> anyhow::Result<()> {
     if steps.iter().any(|step| step.kind != Kind::Probe) && process::which("cc").is_none() {
         let path = std::env::var_os("PATH").unwrap_or_default();
@@ -330,11 +316,9 @@ fn check_linker(steps: &[Step]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The progress display on stderr. On and off a terminal it says the same: a line for every
-/// step that finishes, with its outcome and time, except those taken from the cache (shown
-/// with `-v`); nothing with `-q`. A terminal shows them on one line redrawn in place, where
-/// the step that just started shows until the next one finishes; anywhere else each is a line
-/// of its own, for a log.
+/// The progress on stderr: a line for every step that finishes, except those taken from the
+/// cache (shown with `-v`); nothing with `-q`. A terminal shows them on one line redrawn in
+/// place, with the step that just started until the next one finishes.
 struct Display {
     command: &'static str,
     enabled: bool,
@@ -348,8 +332,7 @@ struct Display {
 }
 
 impl Display {
-    /// Through `eprint!`, which libtest captures, unlike a write to `std::io::stderr()`: a test
-    /// that runs the driver in its own process shows the progress only when it fails.
+    /// Through `eprint!`, which libtest captures, unlike a write to `std::io::stderr()`.
     fn show(&self, text: &str) {
         let text = output::escape(text);
         if self.terminal {

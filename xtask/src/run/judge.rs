@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! What a step's processes mean: [`judge`] reads what they printed and how they ended, and
-//! says whether the step passed, with the first error, the probe's statuses, the test counts
-//! or the module log; it runs nothing.
+//! says whether the step passed, with what else the step found out; it runs nothing.
 
 use crate::features::expect::Outcome;
 use crate::features::places::{read_gate_errors, GateErrors};
@@ -26,8 +25,7 @@ pub struct StepResult {
     /// The first error, for failures and skips.
     #[serde(deserialize_with = "json::nullable")]
     pub first_error: Option<String>,
-    /// Wall-clock seconds of the run that produced this result (a cached result keeps the
-    /// original's).
+    /// Wall-clock seconds of the run that produced this result.
     pub seconds: f64,
     #[serde(skip)]
     pub cached: bool,
@@ -47,8 +45,7 @@ pub struct StepResult {
     /// For a Kbuild fixture's compile: the codes of its errors, in order, each once (rustc's
     /// `E0636`, or a lint's name).
     pub error_codes: Option<Vec<String>>,
-    /// Whether the run was interrupted before this step could finish; such a result is
-    /// never cached and never reported as the step's outcome.
+    /// Whether the run was interrupted before this step could finish (never cached or reported).
     #[serde(skip)]
     pub interrupted: bool,
 }
@@ -62,8 +59,7 @@ impl StepResult {
         }
     }
 
-    /// A step that failed before or outside its processes (a directory it could not create,
-    /// a program it could not start).
+    /// A step that failed before or outside its processes.
     pub fn failed(message: String) -> Self {
         StepResult {
             outcome: Outcome::Fail,
@@ -80,9 +76,7 @@ impl StepResult {
     }
 }
 
-/// Judges a step from the outputs of its processes, in the order of [`Step::processes`]; a
-/// process that did not succeed is the last one that ran.
-///
+/// Judges a step from the outputs of its processes, in the order of [`Step::processes`];
 /// `timeout` only words the failure of a process killed by `--timeout`.
 pub fn judge(step: &Step, outputs: &[ProcessOutput], timeout: Duration) -> StepResult {
     let mut result = StepResult {
@@ -103,9 +97,7 @@ fn judge_outputs(
     timeout: Duration,
     result: &mut StepResult,
 ) -> anyhow::Result<()> {
-    let Some(first) = outputs.first() else {
-        bail!("no process ran");
-    };
+    let first = outputs.first().context("no process ran")?;
     let ending = |output: &ProcessOutput| output.describe_ending(timeout);
     let said = first_line_or(&first.stderr, "no output on stderr");
     let crate_usage = matches!(step.kind, Kind::CrateUsage | Kind::CargoUsage);
@@ -120,9 +112,8 @@ fn judge_outputs(
             step.processes[index].program.display()
         );
     }
-    // These compiles are judged by their diagnostics (a probe's E0635, a usage compile's gate
-    // errors, a fixture's codes); one that failed without any (a crash, a wrapper's own
-    // failure) said nothing about them.
+    // These compiles are judged by their diagnostics; one that failed without any (a crash, a
+    // wrapper's own failure) said nothing.
     let by_diagnostics = matches!(step.kind, Kind::Probe | Kind::Usage | Kind::Kbuild);
     if by_diagnostics && !first.success() && json_errors(&first.stderr).next().is_none() {
         bail!("rustc {} without a diagnostic: {said}", ending(first));
@@ -130,12 +121,8 @@ fn judge_outputs(
     match step.kind {
         Kind::Probe => {
             let classified = probe::classify(&first.stderr);
-            result.probe = Some(
-                classified
-                    .as_ref()
-                    .cloned()
-                    .map_err(|error| format!("{error:#}")),
-            );
+            let probe = classified.as_ref().cloned();
+            result.probe = Some(probe.map_err(|error| format!("{error:#}")));
             classified.map(|_| ())
         }
         Kind::Run => {
@@ -190,8 +177,7 @@ fn judge_outputs(
             if !first.success() {
                 bail!("rustc --print target-list {}: {said}", ending(first));
             }
-            // Every name the compiler listed, not only the table's: the verdict is cached by the
-            // compiler's identity alone, and a row added later must still find its answer.
+            // Every name, not only the table's: a row added later must find its answer cached.
             result.targets = Some(parse_target_list(&first.stdout));
             Ok(())
         }
@@ -201,18 +187,12 @@ fn judge_outputs(
             // rustc's own error when it printed one; otherwise how it ended (a crash, a
             // wrapper's failure, a missing library) and the first thing it said.
             let said_error = first.stderr.lines().any(|line| line.starts_with("error"))
-                && missing_library(&first.stderr).is_none();
+                && missing_library(&first.stderr).is_none()
+                && first.status.and_then(|status| status.code()).is_some();
+            let printed = first_line_or(&first.stderr, "it printed nothing");
             let error = first_rustc_error(&first.stderr).filter(|_| said_error);
-            Err(
-                match (first.status.and_then(|status| status.code()), error) {
-                    (Some(_), Some(error)) => anyhow!(error),
-                    _ => anyhow!(
-                        "rustc {}: {}",
-                        ending(first),
-                        first_line_or(&first.stderr, "it printed nothing")
-                    ),
-                },
-            )
+            let ended = || anyhow!("rustc {}: {printed}", ending(first));
+            Err(error.map_or_else(ended, anyhow::Error::msg))
         }
         Kind::Build | Kind::Core | Kind::Objects => Ok(()),
         Kind::Emulate => {
@@ -220,9 +200,8 @@ fn judge_outputs(
                 return Ok(());
             };
             if ran.success() {
-                // Exit status 0 is also what a runner says that never ran the program (an
-                // emulator replaced by a script): only the program's own last line, with its
-                // checks counted, says it ran to the end.
+                // Exit status 0 is also what a runner says that never ran the program: only the
+                // program's own last line, with its checks counted, says it ran to the end.
                 completed_checks(&ran.stdout).with_context(|| {
                     format!(
                         "{} exited 0, but the test program did not say it completed",
@@ -260,9 +239,8 @@ fn judge_outputs(
     }
 }
 
-/// The number of checks the test program (`xtask/programs/run.rs`) made, from its output: its
-/// last line must be `ok: N checks`, N more than none and the number of `  pass: ` lines it
-/// printed before.
+/// The number of checks the test program (`xtask/programs/run.rs`) made: its last line must be
+/// `ok: N checks`, N the number of `  pass: ` lines before it, and more than none.
 pub fn completed_checks(stdout: &str) -> anyhow::Result<usize> {
     let last = stdout
         .lines()
@@ -290,8 +268,7 @@ fn first_line_or<'a>(text: &'a str, otherwise: &'a str) -> &'a str {
         .unwrap_or(otherwise)
 }
 
-/// The first line that explains a failed test run: the failing tests' names, and the first
-/// one's panic.
+/// The line that explains a failed test run: the failing tests, and the first one's panic.
 fn test_failure(summary: Option<TestSummary>, output: &ProcessOutput) -> String {
     if let Some(summary) = summary.filter(|summary| !summary.failures.is_empty()) {
         let failing: Vec<&str> = summary

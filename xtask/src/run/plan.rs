@@ -10,9 +10,7 @@ mod tests;
 mod usage;
 
 pub use examples::{check_catalog_examples, example_inputs, examples, shim_inputs, Example};
-pub use rustc::{
-    binary_run, kbuild_driver_flags, mode_cfgs, test_run, Mode, Output, Product, Rustc,
-};
+pub use rustc::{binary_run, kbuild_driver_flags, mode_cfgs, test_run, Mode, Output, Rustc};
 pub use targets::{has_sites, not_built, plan_targets, Emulation};
 pub use usage::{plan_usage, UsageCompile};
 
@@ -34,10 +32,11 @@ use std::time::Duration;
 use xshell::Shell;
 
 /// What a step does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
     /// Compile the feature probe and classify its diagnostics.
+    #[default]
     Probe,
     /// Compile a crate with code generation.
     Build,
@@ -45,16 +44,15 @@ pub enum Kind {
     Run,
     /// Compile a crate with `--test` and run the test binary.
     Test,
-    /// Compile a crate's metadata in kernel mode without one feature in `-Zallow-features`,
-    /// and read where it needs that feature.
+    /// Compile a crate's metadata in kernel mode without one feature in `-Zallow-features`.
     Usage,
     /// Compile any crate (`audit --usage`) without one feature in `-Zallow-features` (or with
-    /// every feature allowed) and read where it needs that feature: rustc's JSON diagnostics.
+    /// every feature allowed), read from rustc's JSON diagnostics.
     CrateUsage,
     /// The same through the toolchain's Cargo, which wraps them in its own messages on stdout.
     CargoUsage,
     /// Compile a fixture of `xtask/programs/kbuild/` as Kbuild compiles a driver, and read the
-    /// codes of its errors: what a driver gets when it enables features itself.
+    /// codes of its errors.
     Kbuild,
     /// `--print target-list`: which kernel targets the compiler knows.
     Targets,
@@ -62,47 +60,28 @@ pub enum Kind {
     Core,
     /// Compile the static-key sample to an object for a kernel target and check its sites.
     Objects,
-    /// Build the freestanding test program for a kernel target and run it, natively or under
-    /// qemu's user-mode emulator.
+    /// Build the test program for a kernel target and run it, natively or under qemu.
     Emulate,
 }
 
 impl Kind {
-    /// The report's `kind` value.
-    pub fn word(self) -> &'static str {
-        match self {
-            Kind::Probe => "probe",
-            Kind::Build => "build",
-            Kind::Run => "run",
-            Kind::Test => "test",
-            Kind::Usage => "usage",
-            Kind::CrateUsage => "crate-usage",
-            Kind::CargoUsage => "cargo-usage",
-            Kind::Kbuild => "kbuild",
-            Kind::Targets => "targets",
-            Kind::Core => "core",
-            Kind::Objects => "objects",
-            Kind::Emulate => "emulate",
-        }
+    /// The report's `kind` value: the word serde writes.
+    pub fn word(self) -> String {
+        let word = crate::util::json::to_value(&self);
+        word.as_str().unwrap_or_default().to_owned()
     }
 }
 
 /// A file-system-safe directory name for a toolchain id.
 pub fn directory_name(id: &str) -> String {
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    id.replace(
+        |c: char| !c.is_ascii_alphanumeric() && !"._-".contains(c),
+        "_",
+    )
 }
 
 /// The output directory's name of a compiler: its id, and a short hash of where the compiler
-/// is and how it is started, so that no two compilers (`1.95.0` and a `--toolchain` wrapper,
-/// a pin moved to another package) ever share outputs.
+/// is and how it is started, so that no two compilers ever share outputs.
 fn identity_directory_name(toolchain: &crate::toolchains::discovery::Toolchain) -> String {
     let mut hasher = crate::util::hash::StableHasher::new();
     hasher
@@ -127,15 +106,14 @@ pub struct PlannedToolchain {
 }
 
 /// One node of the step graph.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Step {
     pub toolchain: usize,
     pub kind: Kind,
     /// `kernel` for the shim, the example's name, or `features` for the probe.
     pub target: String,
     pub mode: Option<Mode>,
-    /// Its processes, each run only after the one before it succeeded: rustc; for a test, rustc
-    /// and then the test binary; for a run, the example's binary.
+    /// Its processes, each run only after the one before it succeeded.
     pub processes: Vec<Invocation>,
     /// A file later steps need (the shim's rlib), which a cache hit must find unchanged.
     pub artifact: Option<PathBuf>,
@@ -149,7 +127,7 @@ pub struct Step {
     pub kernel_target: Option<&'static KernelTarget>,
     pub check: Option<Check>,
     /// The files its processes write that anything reads later: removed before they run, and
-    /// required after they succeed, so that what is judged or run is what was just built.
+    /// required after they succeed.
     pub outputs: Vec<PathBuf>,
 }
 
@@ -162,7 +140,7 @@ pub enum Check {
         arch: &'static str,
         /// Key symbol and number of sites the object must hold, each key once; empty when
         /// the build uses the load-and-branch replacement and has no sites at all.
-        expected: Vec<(String, usize)>,
+        expected: &'static [(&'static str, usize)],
     },
     /// A metadata file (`*.rmeta`) in the directory: a compile that wrote none compiled
     /// nothing, so it found no place.
@@ -183,13 +161,7 @@ impl Step {
             target: target.to_string(),
             mode,
             processes,
-            artifact: None,
-            directories: Vec::new(),
-            inputs: Vec::new(),
-            deps: Vec::new(),
-            kernel_target: None,
-            check: None,
-            outputs: Vec::new(),
+            ..Step::default()
         }
     }
 
@@ -248,8 +220,7 @@ pub struct PlannedRun {
     pub availabilities: Vec<Availability>,
     pub planned: Vec<PlannedToolchain>,
     pub examples: Vec<Example>,
-    /// Per entry of `availabilities`: its library sources for the target axis, or why there are
-    /// none (`None` for a toolchain that was not found).
+    /// Per entry of `availabilities`: its library sources, or why there are none.
     pub library_sources: Vec<Option<Result<LibrarySources, String>>>,
     pub targets: Vec<&'static KernelTarget>,
     /// Why each kernel target's test program is not built or not run here, if it is not.
@@ -268,8 +239,7 @@ pub struct Selection {
     pub targets: Option<Vec<&'static KernelTarget>>,
 }
 
-/// Discovers the toolchains (running each one's `rustc -vV`, killed after `timeout`) and
-/// plans every step for them.
+/// Discovers the toolchains (each `rustc -vV` killed after `timeout`) and plans their steps.
 pub fn plan_run(
     sh: &Shell,
     layout: &Layout,
@@ -359,22 +329,18 @@ pub fn plan_run(
     })
 }
 
-/// The `ld.lld` that links the test programs: `rust-lld` from a rustup toolchain that was
-/// found (Debian's compilers ship none), or `ld.lld` on `PATH`.
+/// The `ld.lld` that links the test programs: `rust-lld` from a rustup toolchain (Debian's
+/// compilers ship none), or `ld.lld` on `PATH`.
 fn find_linker(availabilities: &[Availability]) -> anyhow::Result<PathBuf> {
     let bundled = availabilities.iter().find_map(|availability| {
         let Availability::Found { toolchain, version } = availability else {
             return None;
         };
         let sysroot = toolchain.launch.rustc.parent()?.parent()?;
-        let lld = sysroot
-            .join("lib/rustlib")
-            .join(&version.host)
-            .join("bin/rust-lld");
+        let lld = sysroot.join(format!("lib/rustlib/{}/bin/rust-lld", version.host));
         lld.is_file().then_some(lld)
     });
-    // The xtask's machine has rustup (README's first command runs through it), whichever
-    // compilers were selected.
+    // The xtask's machine has rustup, whichever compilers were selected.
     let rustup = || {
         let home = std::env::var_os("RUSTUP_HOME")
             .map(PathBuf::from)
@@ -394,21 +360,17 @@ fn find_linker(availabilities: &[Availability]) -> anyhow::Result<PathBuf> {
     )
 }
 
-/// The fixtures of `xtask/programs/kbuild/` that each toolchain compiles as Kbuild compiles a driver:
-/// one enables the allowed features itself, one a feature outside the list.
+/// The fixtures of `xtask/programs/kbuild/`: one enables the allowed features itself, one a
+/// feature outside the list.
 pub const KBUILD_FIXTURES: [&str; 2] = ["inside_allow_list", "outside_allow_list"];
 
-/// A Kbuild fixture's source, in this xtask's own checkout: like the catalog, the fixtures
-/// check the compilers' rules, whichever sources are checked.
+/// A Kbuild fixture's source, in this xtask's own checkout, whichever sources are checked.
 pub fn kbuild_fixture(name: &str) -> PathBuf {
-    project_root()
-        .join("xtask/programs/kbuild")
-        .join(format!("{name}.rs"))
+    project_root().join(format!("xtask/programs/kbuild/{name}.rs"))
 }
 
 /// The steps that say which compilers build the shim: the matrix's probes and shim builds in
-/// both modes (the same steps, so they share its outputs and cache), on every toolchain, those
-/// below the minimum too, for whether a compiler builds the shim is the compiler's to say.
+/// both modes (sharing its outputs and cache), on every toolchain, those below the minimum too.
 pub fn plan_shim(
     layout: &Layout,
     toolchains: &[PlannedToolchain],
@@ -444,7 +406,7 @@ pub(crate) fn probes_and_shims(
 }
 
 /// Plans every step for the toolchains: probes and shim builds first (everything else waits
-/// for them), then the shim's tests, and every example's build, run and tests in both modes.
+/// for them), then the shim's tests, and every example's build, run and tests.
 pub fn plan(
     layout: &Layout,
     toolchains: &[PlannedToolchain],
@@ -454,10 +416,9 @@ pub fn plan(
     // What links the host's binaries (rustc's default linker) decides them as the sources do.
     let linker: Vec<PathBuf> = crate::util::process::which("cc").into_iter().collect();
     let shim_test_files = [shim_files.clone(), linker.clone()].concat();
-    let mut example_files = Vec::new();
-    for example in examples {
-        example_files.push([example_inputs(&example.path)?, linker.clone()].concat());
-    }
+    let inputs = |example: &Example| Ok([example_inputs(&example.path)?, linker.clone()].concat());
+    let example_files: Vec<Vec<PathBuf>> =
+        examples.iter().map(inputs).collect::<anyhow::Result<_>>()?;
     let mut steps = Vec::new();
     // Each shim build: toolchain, mode, directory, cfgs, its step and its rlib.
     let mut shims = Vec::new();
@@ -490,13 +451,8 @@ pub fn plan(
             let directory = layout.output(&toolchain.directory_name, mode.word());
             let cfgs = mode_cfgs(toolchain.rustc.release, mode, None);
             let rlib = directory.join("libkernel.rlib");
-            let shim = toolchain.rustc.shim(
-                &layout.root,
-                mode,
-                &cfgs,
-                Product::Crate,
-                Output::Directory(&directory),
-            );
+            let rustc = &toolchain.rustc;
+            let shim = rustc.shim(&layout.root, mode, &cfgs, Output::Directory(&directory));
             steps.push(Step {
                 artifact: Some(rlib.clone()),
                 directories: vec![directory.clone()],
@@ -508,16 +464,10 @@ pub fn plan(
         }
     }
     for (toolchain, mode, directory, cfgs, library, rlib) in shims {
-        let test_binary = directory.join("kernel-test");
+        let (rustc, test_binary) = (&toolchain.rustc, directory.join("kernel-test"));
         let processes = vec![
-            toolchain.rustc.shim(
-                &layout.root,
-                mode,
-                &cfgs,
-                Product::Tests,
-                Output::File(&test_binary),
-            ),
-            test_run(&toolchain.rustc, &test_binary),
+            rustc.shim(&layout.root, mode, &cfgs, Output::Tests(&test_binary)),
+            test_run(rustc, &test_binary),
         ];
         steps.push(Step {
             directories: vec![directory.clone()],
@@ -528,15 +478,11 @@ pub fn plan(
         for (example, files) in examples.iter().zip(&example_files) {
             let binary = directory.join(&example.name);
             let build = steps.len();
-            let compile = |product, output| {
-                toolchain
-                    .rustc
-                    .example(example, mode, &cfgs, &rlib, product, output)
-            };
+            let compile = |output| rustc.example(example, mode, &cfgs, &rlib, output);
             let step = |kind, processes| {
                 Step::new(toolchain.index, kind, &example.name, Some(mode), processes)
             };
-            let built = compile(Product::Crate, Output::Directory(&directory));
+            let built = compile(Output::Directory(&directory));
             steps.push(Step {
                 // The run step below needs this very binary.
                 artifact: Some(binary.clone()),
@@ -549,19 +495,16 @@ pub fn plan(
             // No inputs: the build's cache key already covers the sources.
             steps.push(Step {
                 deps: vec![build],
-                ..step(Kind::Run, vec![binary_run(&toolchain.rustc, &binary)])
+                ..step(Kind::Run, vec![binary_run(rustc, &binary)])
             });
             let test_binary = directory.join(format!("{}-test", example.name));
-            let tests = compile(Product::Tests, Output::File(&test_binary));
+            let tests = compile(Output::Tests(&test_binary));
             steps.push(Step {
                 directories: vec![directory.clone()],
                 inputs: files.clone(),
                 deps: vec![library],
                 outputs: vec![test_binary.clone()],
-                ..step(
-                    Kind::Test,
-                    vec![tests, test_run(&toolchain.rustc, &test_binary)],
-                )
+                ..step(Kind::Test, vec![tests, test_run(rustc, &test_binary)])
             });
         }
     }

@@ -14,9 +14,8 @@ use std::os::fd::RawFd;
 use std::path::Path;
 use std::time::Duration;
 
-/// What a process says when the machine, not its input, made it fail: any `io::Error` as Rust
-/// prints it (`(os error N)`: a full disk, a read-only file system, no more processes), the C
-/// library's words for the commonest of them, and Rust's own allocation failure.
+/// What a process says when the machine, not its input, made it fail: an `io::Error` as Rust
+/// prints it, the C library's words for the commonest, and Rust's allocation failure.
 const MACHINE_TROUBLE: [&str; 7] = [
     "(os error ",
     "Resource temporarily unavailable",
@@ -27,8 +26,7 @@ const MACHINE_TROUBLE: [&str; 7] = [
     "failed to spawn thread",
 ];
 
-/// What rustc says when its linker, not the code, failed: the linker is another program, whose
-/// failure (a crash, a full disk) names no line of the source.
+/// What rustc says when its linker, another program, failed rather than the code.
 const LINKER_FAILURE: [&str; 3] = [
     "linking with `",
     "could not exec the linker",
@@ -36,15 +34,10 @@ const LINKER_FAILURE: [&str; 3] = [
 ];
 
 /// Whether the `index`th process of `step` gave the compiler's (or the program's) word on its
-/// inputs, so that its result may be cached.
-///
-/// Every process must have ended with an exit code of its own, been read to the end, found its
-/// shared libraries, and said nothing of the machine's trouble. A process that failed must
-/// have said why in terms of the code: rustc an error naming a file of the step's own sources
-/// (not the toolchain's library sources, which are provisioned files that may be damaged), and
-/// not its linker's failure; a test program the number of its checks that failed. A crash, a
-/// signal, a linker's failure, an `os error`, an unexplained exit status are the machine's
-/// word, or nobody's, and are never kept.
+/// inputs, so that its result may be cached: it ended with an exit code, was read to the end,
+/// found its libraries and said nothing of the machine's trouble; and if it failed, it said why
+/// in terms of the code: rustc an error in the step's own sources (not the provisioned library
+/// sources, which may be damaged) and not its linker's, a test program its failed checks.
 pub fn is_the_compilers_word(step: &Step, index: usize, output: &ProcessOutput) -> bool {
     let machine_trouble = |text: &str| MACHINE_TROUBLE.iter().any(|sign| text.contains(sign));
     let ran_to_its_end = output.killed.is_none()
@@ -87,8 +80,7 @@ pub fn is_the_compilers_word(step: &Step, index: usize, output: &ProcessOutput) 
     }
 }
 
-/// The provisioned file that rustc's error names, when a step that builds the toolchain's own
-/// library sources (`core`, `compiler_builtins`) failed in them.
+/// The provisioned file that rustc's error names, when a `core` step failed in it.
 fn provisioned_error_file(step: &Step, outputs: &[ProcessOutput]) -> Option<String> {
     let failed = |output: &&ProcessOutput| step.kind == Kind::Core && !output.success();
     let compile = outputs.first().filter(failed)?;
@@ -98,8 +90,7 @@ fn provisioned_error_file(step: &Step, outputs: &[ProcessOutput]) -> Option<Stri
 }
 
 /// Whether `file`, as a diagnostic names it, is one of the step's own input files, or the
-/// `<crate attribute>` that `-Zcrate-attr` puts on the step's own command line (as Kbuild's
-/// `feature(L)`), which the cache key holds like a file's contents.
+/// `<crate attribute>` of a `-Zcrate-attr` on its command line, which the cache key holds too.
 fn is_own_source(step: &Step, file: &str) -> bool {
     if file == "<crate attribute>" {
         let mut args = step.processes.iter().flat_map(|process| &process.args);
@@ -123,8 +114,7 @@ fn is_own_source(step: &Step, file: &str) -> bool {
 }
 
 /// Runs a step's processes, each only after the one before it succeeded, or reads its cached
-/// result. Each process is killed after `timeout`, and inherits `lock`, the descriptor of the
-/// matrix's lock (see [`process::run_holding`]).
+/// result; each process inherits `lock` ([`process::run_holding`]).
 pub fn run_step(
     step: &Step,
     key: Key,
@@ -141,8 +131,7 @@ pub fn run_step(
         }
     }
     for output in &step.outputs {
-        // An output left from an earlier run would be judged, run or linked as if this run
-        // had built it.
+        // An output left from an earlier run would be taken for this run's.
         if let Err(error) = std::fs::remove_file(output) {
             if error.kind() != std::io::ErrorKind::NotFound {
                 let output = output.display();
@@ -182,8 +171,7 @@ pub fn run_step(
         ));
     }
     if result.outcome == Outcome::Fail && outputs.iter().all(ProcessOutput::success) {
-        // Every process said it succeeded and the judge found otherwise (a program that
-        // exited 0 without its last line): no process gave a verdict to keep.
+        // Every process succeeded and the judge found otherwise: no verdict to keep.
         cacheable = false;
     }
     if result.outcome == Outcome::Pass {
@@ -225,11 +213,7 @@ fn run_check(check: &Check, result: &mut StepResult) -> Result<(), (String, bool
         } => {
             let bytes = crate::util::files::read_bytes(object, OBJECT_LIMIT)
                 .map_err(|error| (format!("reading {}: {error:#}", object.display()), false))?;
-            let expected: Vec<(&str, usize)> = expected
-                .iter()
-                .map(|(key, count)| (key.as_str(), *count))
-                .collect();
-            let sites = check_object(&bytes, arch, &expected)
+            let sites = check_object(&bytes, arch, expected)
                 .map_err(|error| (format!("{}: {error}", object.display()), true))?;
             result.log = Some(match sites.len() {
                 0 => "no static-branch sites: the load-and-branch replacement".to_string(),
@@ -513,7 +497,7 @@ mod tests {
         step.check = Some(Check::JumpTable {
             object: object.clone(),
             arch: "aarch64",
-            expected: Vec::new(),
+            expected: &[],
         });
         let (result, kept) = run_and_look("check-garbage", &step);
         assert_eq!(result.outcome, Outcome::Fail);

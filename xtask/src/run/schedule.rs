@@ -20,9 +20,8 @@ pub trait Progress: Sync {
     fn finished(&self, index: usize, step: &Step, result: &StepResult, done: usize);
 }
 
-/// Runs `steps` as the module doc says, at most `jobs` at once. When the run is
-/// [`interrupted`], running processes are killed, no further step starts, and every step that
-/// did not finish comes back with `interrupted` set.
+/// Runs `steps`, at most `jobs` at once. When the run is [`interrupted`], no further step
+/// starts, and every step that did not finish comes back with `interrupted` set.
 pub fn execute(
     steps: &[Step],
     jobs: usize,

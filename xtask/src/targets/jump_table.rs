@@ -3,16 +3,11 @@
 //! the architecture's NOP, at a label in the same section and at a key symbol, and each key
 //! has as many sites as the source has `static_branch_unlikely!` uses.
 //!
-//! An entry is 16 bytes, eight-byte aligned, the same on every kernel architecture: `.long site -
-//! .`, `.long label - .`, `.quad key + offset + branch - .`, where `branch` is bit 0. Only the
-//! relocations that express these differences differ, one PC-relative relocation of the field's
-//! width or an `ADD`/`SUB` pair, as each architecture's row in
-//! [`KERNEL_TARGETS`](crate::targets::KERNEL_TARGETS) says with what was measured.
-//!
-//! The key is the smallest data symbol around the key field's target, so that a key inside a
-//! merged block is still found by name.
+//! An entry is 16 bytes on every kernel architecture: `.long site - .`, `.long label - .`,
+//! `.quad key + offset + branch - .`, where `branch` is bit 0; only the relocations that express
+//! these differ, as each row of [`KERNEL_TARGETS`](crate::targets::KERNEL_TARGETS) says.
 
-use crate::targets::{target_of_arch, KernelTarget};
+use crate::targets::{target_of_arch, KernelTarget, Role};
 use anyhow::{anyhow, bail, ensure};
 use object::elf::{self, FileHeader64, Machine, RelocationType, SectionHeader64, Sym64};
 use object::read::elf::{FileHeader, Rela, SectionHeader, SectionTable, Sym, SymbolTable};
@@ -45,35 +40,16 @@ const ENTRY_SIZE: u64 = 16;
 
 type Elf = FileHeader64<Endianness>;
 
-/// What a relocation contributes to a field: a PC-relative value, or one half of a pair.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Role {
-    PcRelative,
-    Add,
-    Sub,
-}
-
-/// The role and width in bytes of a relocation type that may carry a `__jump_table` field on
-/// `target`, as its row in [`KERNEL_TARGETS`](crate::targets::KERNEL_TARGETS) says.
+/// The role and width in bytes of a relocation type of a `__jump_table` field on `target`.
 fn classify(target: &KernelTarget, kind: u32) -> Option<(Role, u64)> {
-    let types = &target.jump_table;
-    let [add32, add64, sub32, sub64] = types.pairs.map_or([None; 4], |pair| pair.map(Some));
-    let known = [
-        (types.pc32, Role::PcRelative, 4),
-        (types.pc64, Role::PcRelative, 8),
-        (add32, Role::Add, 4),
-        (add64, Role::Add, 8),
-        (sub32, Role::Sub, 4),
-        (sub64, Role::Sub, 8),
-    ];
-    let (_, role, width) = known
-        .into_iter()
-        .find(|(known, ..)| *known == Some(RelocationType(kind)))?;
-    Some((role, width))
+    let known = target
+        .jump_table
+        .iter()
+        .find(|(known, ..)| *known == RelocationType(kind));
+    known.map(|&(_, role, width)| (role, width))
 }
 
-/// One relocation of a `__jump_table` section: `r_offset`, `r_type` (whose meaning depends on
-/// the machine), `r_sym` (checked to index the symbol table) and `r_addend`.
+/// One relocation of a `__jump_table` section, its symbol checked to index the symbol table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Relocation {
     offset: u64,
@@ -82,9 +58,8 @@ struct Relocation {
     addend: i64,
 }
 
-/// A relocatable object as the `object` crate reads it, with what the checker needs checked
-/// once: the header's type, the section and symbol tables, and that every section's bytes lie
-/// inside the file. The bytes may be hostile: what is wrong is an `Err`, never a panic.
+/// A relocatable object, its header, section and symbol tables and every section's bytes
+/// checked once. The bytes may be hostile: what is wrong is an `Err`, never a panic.
 struct Object<'a> {
     data: &'a [u8],
     endian: Endianness,
@@ -153,14 +128,14 @@ impl<'a> Object<'a> {
         name.map_or_else(|| "?".into(), |name| String::from_utf8_lossy(name).into())
     }
 
-    fn flags(&self, index: usize) -> anyhow::Result<u64> {
-        Ok(self.section(index)?.sh_flags(self.endian).0)
-    }
-
     fn sections_named(&self, name: &str) -> Vec<usize> {
         (1..self.sections.len())
             .filter(|&index| self.section_name(index) == name)
             .collect()
+    }
+
+    fn flags(&self, index: usize) -> anyhow::Result<u64> {
+        Ok(self.section(index)?.sh_flags(self.endian).0)
     }
 
     fn symbol(&self, index: usize) -> anyhow::Result<&'a Sym64<Endianness>> {
@@ -367,10 +342,8 @@ impl Checker<'_> {
     }
 
     /// The name of the data symbol that the tagged key address lies in, and the branch bit.
-    ///
     /// LLVM may merge the keys into one local `.L_MergedGlobals` and relocate against it
-    /// (riscv64 does), so the key is the smallest data symbol around the place, the one
-    /// relocated against if it is among the smallest.
+    /// (riscv64 does), so the key is the smallest data symbol around the place.
     fn key(&self, (section, tagged): Place, relocated: usize) -> anyhow::Result<(String, bool)> {
         let place = (section, tagged & !1);
         let flags = self.object.flags(section)?;
@@ -410,10 +383,9 @@ fn hex(bytes: &[u8]) -> String {
     words.join(" ")
 }
 
-/// Checks every `__jump_table` entry of the object, whose architecture must be `target_arch` of
-/// a kernel target (as Rust names it), then that the sites per key symbol are exactly
-/// `expected` (empty: no entries at all, as in stable mode before asm goto). Returns the sites,
-/// or a one-line error naming the first problem.
+/// Checks every `__jump_table` entry of an object for `target_arch`, then that the sites per key
+/// symbol are exactly `expected` (empty: no entries at all). Returns the sites, or a one-line
+/// error naming the first problem.
 pub fn check_object(
     bytes: &[u8],
     target_arch: &str,
@@ -447,16 +419,14 @@ pub fn check_object(
         data_symbols,
     };
     let mut sites = Vec::new();
-    for index in checker.object.sections_named("__jump_table") {
-        let size = checker
-            .object
-            .section(index)?
-            .sh_size(checker.object.endian);
+    let object = &checker.object;
+    for index in object.sections_named("__jump_table") {
+        let size = object.section(index)?.sh_size(object.endian);
         ensure!(
             size.is_multiple_of(ENTRY_SIZE),
             "__jump_table's size {size:#x} is not a multiple of 16"
         );
-        let relocations = checker.object.relocations(index)?;
+        let relocations = object.relocations(index)?;
         let mut table = Table {
             index,
             by_offset: BTreeMap::new(),

@@ -19,9 +19,7 @@ use crate::commands::matrix::{run_matrix, Options};
 use crate::features::cfg::Predicate;
 use crate::features::expect::expected_kbuild_error;
 use crate::project_root;
-use crate::run::plan::{
-    examples, kbuild_fixture, mode_cfgs, Example, Layout, Mode, Output, Product, Rustc,
-};
+use crate::run::plan::{examples, kbuild_fixture, mode_cfgs, Example, Layout, Mode, Output, Rustc};
 use crate::tests::support::{current_rustc, scratch_dir};
 use crate::util::diagnostics::error_diagnostics;
 use crate::util::diagnostics::first_rustc_error;
@@ -97,13 +95,7 @@ fn build_and_run_tests(
 /// The shim's rlib for `mode` and `cfgs`, built into `directory`.
 pub(super) fn build_shim(rustc: &Rustc, mode: Mode, cfgs: &[&str], directory: &Path) -> PathBuf {
     std::fs::create_dir_all(directory).unwrap();
-    let invocation = rustc.shim(
-        &project_root(),
-        mode,
-        cfgs,
-        Product::Crate,
-        Output::Directory(directory),
-    );
+    let invocation = rustc.shim(&project_root(), mode, cfgs, Output::Directory(directory));
     if let Err(message) = run_ok(&invocation) {
         panic!("the shim does not build in {} mode: {message}", mode.word());
     }
@@ -126,15 +118,9 @@ pub(super) fn example_object(
         .into_iter()
         .find(|example| example.name == name)
         .unwrap_or_else(|| panic!("examples/Cargo.toml declares no {name}"));
+    // One codegen unit's object, which rustc names after the crate in the directory.
     let object_file = directory.join(format!("{name}.o"));
-    let mut invocation = rustc.example(
-        &example,
-        mode,
-        &cfgs,
-        &rlib,
-        Product::Crate,
-        Output::File(&object_file),
-    );
+    let mut invocation = rustc.example(&example, mode, &cfgs, &rlib, Output::Directory(directory));
     for arg in &mut invocation.args {
         if arg == "--emit=link" {
             "--emit=obj".clone_into(arg);
@@ -178,7 +164,6 @@ fn examples_log_the_same_in_kernel_mode_and_stable_mode() {
                                 mode,
                                 &cfgs,
                                 &rlib,
-                                Product::Crate,
                                 Output::Directory(&directory),
                             );
                             run_ok(&build)?;
@@ -234,8 +219,7 @@ fn kernel_mode_test_runs(
         &project_root(),
         Mode::Kernel,
         cfgs,
-        Product::Tests,
-        Output::File(&shim_binary),
+        Output::Tests(&shim_binary),
     );
     let mut runs = vec![(
         "kernel".to_string(),
@@ -243,14 +227,7 @@ fn kernel_mode_test_runs(
     )];
     for example in all_examples() {
         let binary = directory.join(format!("{}-test", example.name));
-        let invocation = rustc.example(
-            &example,
-            Mode::Kernel,
-            cfgs,
-            &rlib,
-            Product::Tests,
-            Output::File(&binary),
-        );
+        let invocation = rustc.example(&example, Mode::Kernel, cfgs, &rlib, Output::Tests(&binary));
         runs.push((
             example.name.clone(),
             build_and_run_tests(rustc, &invocation, &binary),

@@ -180,7 +180,7 @@ fn audit_usage_reads_places_from_a_rustc_argument_file() {
     use crate::commands::audit::compile::Compile;
     use crate::commands::audit::rustc_args::read_rustc_args;
     use crate::commands::audit::{input::read_crate_root, run_audit, Options};
-    use crate::run::plan::{mode_cfgs, Mode, Output, Product, Rustc};
+    use crate::run::plan::{mode_cfgs, Mode, Output, Rustc};
 
     let root = project_root();
     let rustc_path = crate::tests::support::current_rustc();
@@ -201,13 +201,7 @@ fn audit_usage_reads_places_from_a_rustc_argument_file() {
     };
     let scratch = crate::tests::support::scratch_dir("audit-usage-argfile");
     let cfgs = mode_cfgs(rustc.release, Mode::Kernel, None);
-    let shim = rustc.shim(
-        &root,
-        Mode::Kernel,
-        &cfgs,
-        Product::Crate,
-        Output::Directory(&scratch),
-    );
+    let shim = rustc.shim(&root, Mode::Kernel, &cfgs, Output::Directory(&scratch));
     let args: Vec<String> = shim
         .args
         .iter()

@@ -7,18 +7,17 @@ use crate::toolchains::debian::{self, DebianSource, Provisioning};
 use crate::toolchains::loader::Launch;
 use crate::toolchains::pins::{Pin, Pins};
 use crate::toolchains::version::{parse_verbose_version, RustcVersion};
+use crate::util::files::{read_text, write_atomically};
+use crate::util::hash::StableHasher;
 use crate::util::interrupt::interrupted;
-use crate::util::json::{Deserialize, Serialize};
-use anyhow::{anyhow, bail, ensure, Context as _};
+use crate::util::json::{self, Deserialize, Serialize};
+use anyhow::{anyhow, ensure, Context as _};
 use std::collections::HashMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::Duration;
 use xshell::{cmd, Shell};
 
-mod answers;
 mod specs;
 #[cfg(test)]
 mod tests;
@@ -97,16 +96,6 @@ impl Toolchain {
     }
 }
 
-impl fmt::Display for Toolchain {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.id == self.spec {
-            write!(f, "{}", self.id)
-        } else {
-            write!(f, "{} ({})", self.id, self.spec)
-        }
-    }
-}
-
 /// What became of one pin or one `--toolchain` spec.
 #[derive(Debug, Clone)]
 pub enum Availability {
@@ -145,10 +134,7 @@ pub fn discover(
     timeout: Duration,
     provisioning: Provisioning,
 ) -> anyhow::Result<Vec<Availability>> {
-    let pins_path = pins_path
-        .map(Path::to_owned)
-        .unwrap_or_else(Pins::default_path);
-    let pins = Pins::load(&pins_path)?;
+    let pins = Pins::load(&pins_path.map_or_else(Pins::default_path, Path::to_owned))?;
     if specs.is_empty() {
         Ok(discover_pins(sh, &pins.pins, timeout))
     } else {
@@ -170,27 +156,25 @@ fn probe_all(toolchains: Vec<Toolchain>, timeout: Duration) -> Vec<Availability>
     for (index, toolchain) in toolchains.iter().enumerate() {
         first_of.entry(toolchain.launch.clone()).or_insert(index);
     }
-    let mut distinct: Vec<usize> = first_of.values().copied().collect();
-    distinct.sort();
-    let answers: Mutex<HashMap<usize, anyhow::Result<RustcVersion>>> = Mutex::new(HashMap::new());
+    let distinct: Vec<usize> = (0..toolchains.len())
+        .filter(|&index| first_of[&toolchains[index].launch] == index)
+        .collect();
     let next = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..PARALLEL_PROBES.min(distinct.len()) {
-            scope.spawn(|| {
-                while let Some(&index) = distinct.get(next.fetch_add(1, Ordering::SeqCst)) {
-                    let answer = match interrupted() {
-                        Some(_) => Err(anyhow!(NOT_CHECKED)),
-                        None => verify(&toolchains[index], timeout),
-                    };
-                    answers
-                        .lock()
-                        .expect("a probe panicked")
-                        .insert(index, answer);
-                }
-            });
+    let workers = 0..PARALLEL_PROBES.min(distinct.len());
+    let answers: HashMap<_, _> = crate::in_parallel(workers, |_, _| {
+        let mut answers = Vec::new();
+        while let Some(&index) = distinct.get(next.fetch_add(1, Ordering::SeqCst)) {
+            let answer = match interrupted() {
+                Some(_) => Err(anyhow!(NOT_CHECKED)),
+                None => verify(&toolchains[index], timeout),
+            };
+            answers.push((index, answer));
         }
-    });
-    let answers = answers.into_inner().expect("a probe panicked");
+        answers
+    })
+    .into_iter()
+    .flatten()
+    .collect();
     toolchains
         .into_iter()
         .map(|toolchain| match &answers[&first_of[&toolchain.launch]] {
@@ -217,42 +201,37 @@ fn discover_pins(sh: &Shell, pins: &[Pin], timeout: Duration) -> Vec<Availabilit
         .collect();
     pins.iter()
         .map(|pin| {
-            let as_pin = |toolchain: &Toolchain| Toolchain {
-                id: pin.id.clone(),
-                pin: Some(pin.id.clone()),
-                ..toolchain.clone()
-            };
-            let found = candidates
-                .iter()
-                .filter_map(|candidate| match candidate {
-                    Availability::Found { toolchain, version } if pin.is_satisfied_by(version) => {
-                        Some((toolchain, version))
-                    }
-                    _ => None,
-                })
-                .min_by_key(|(toolchain, _)| preference(pin, toolchain));
-            if let Some((toolchain, version)) = found {
-                return Availability::Found {
-                    toolchain: as_pin(toolchain),
-                    version: version.clone(),
-                };
-            }
-            let broken = candidates.iter().find_map(|candidate| match candidate {
-                Availability::Broken { toolchain, error } if is_meant_for(pin, toolchain) => {
-                    Some((toolchain, error))
+            let satisfying = candidates.iter().filter_map(|candidate| match candidate {
+                Availability::Found { toolchain, version } if pin.is_satisfied_by(version) => {
+                    Some((candidate, toolchain))
                 }
                 _ => None,
             });
-            if let Some((toolchain, error)) = broken {
-                return Availability::Broken {
-                    toolchain: as_pin(toolchain),
-                    error: error.clone(),
+            let found = satisfying.min_by_key(|(_, toolchain)| preference(pin, toolchain));
+            let broken = || {
+                candidates.iter().find(|candidate| match candidate {
+                    Availability::Broken { toolchain, .. } => is_meant_for(pin, toolchain),
+                    _ => false,
+                })
+            };
+            let Some(mut chosen) = found
+                .map(|(candidate, _)| candidate)
+                .or_else(broken)
+                .cloned()
+            else {
+                let install_hint = pin.install_hint();
+                return Availability::Missing {
+                    pin: pin.clone(),
+                    install_hint,
                 };
+            };
+            if let Availability::Found { toolchain, .. } | Availability::Broken { toolchain, .. } =
+                &mut chosen
+            {
+                toolchain.id = pin.id.clone();
+                toolchain.pin = Some(pin.id.clone());
             }
-            Availability::Missing {
-                pin: pin.clone(),
-                install_hint: pin.install_hint(),
-            }
+            chosen
         })
         .collect()
 }
@@ -304,8 +283,7 @@ fn rustup_toolchains(sh: &Shell) -> Vec<(String, PathBuf)> {
         .quiet()
         .ignore_stderr()
         .read();
-    list.map(|list| parse_rustup_list(&list))
-        .unwrap_or_default()
+    parse_rustup_list(&list.unwrap_or_default())
 }
 
 /// Reads `rustup toolchain list -v`: `NAME [(default)] [(active)] PATH` per line.
@@ -346,11 +324,15 @@ fn provisioned_candidates(timeout: Duration) -> Vec<Availability> {
         let id = package.to_string();
         let spec = format!("debian:{package}");
         let source = Source::Debian { package };
-        let rustc = prefix.join("usr/bin/rustc");
         match Launch::for_prefix(&prefix) {
             Ok(launch) => toolchains.push(Toolchain::launched(id, spec, source, launch)),
             Err(error) => broken.push(Availability::Broken {
-                toolchain: Toolchain::launched(id, spec, source, host_launch(rustc)),
+                toolchain: Toolchain::launched(
+                    id,
+                    spec,
+                    source,
+                    host_launch(prefix.join("usr/bin/rustc")),
+                ),
                 error: format!("{error:#}"),
             }),
         }
@@ -395,18 +377,20 @@ fn holds(dir: &Path, prefix: &str, suffix: &str) -> bool {
 /// `core` for its host in its sysroot (without it, it cannot build anything).
 pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcVersion> {
     let launch = &toolchain.launch;
-    if !launch.rustc.exists() {
-        bail!("{} does not exist", launch.rustc.display());
-    }
+    let rustc = launch.rustc.display();
+    ensure!(launch.rustc.exists(), "{rustc} does not exist");
     ensure!(
         !launch.rustc.is_dir(),
-        "{} is a directory, not a rustc executable",
-        launch.rustc.display()
+        "{rustc} is a directory, not a rustc executable"
     );
     let stamps = answer_stamps(toolchain);
-    let cached = stamps.as_ref().and_then(|stamps| answers::load(stamps));
-    let (mut version, sysroot) = match cached {
-        Some(answers) => answers,
+    let kept = stamps.as_ref().and_then(|stamps| {
+        let kept: Answers = json::read(&read_text(&answers_path(stamps), 1 << 20).ok()?).ok()?;
+        let version = parse_verbose_version(&kept.verbose_version).ok()?;
+        (kept.stamps == *stamps).then_some((version, kept.sysroot))
+    });
+    let (mut version, sysroot) = match kept {
+        Some(kept) => kept,
         None => {
             let version = parse_verbose_version(&launch.run(&["-vV"], timeout)?)?;
             let sysroot = launch.run(&["--print", "sysroot"], timeout)?;
@@ -416,23 +400,21 @@ pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcV
                 .map(str::trim)
                 .rfind(|line| !line.is_empty())
                 .map(PathBuf::from)
-                .with_context(|| {
-                    format!(
-                        "`{} --print sysroot` printed nothing",
-                        launch.rustc.display()
-                    )
-                })?;
-            if let Some(stamps) = &stamps {
-                answers::store(stamps, &version, &sysroot);
+                .with_context(|| format!("`{rustc} --print sysroot` printed nothing"))?;
+            if let Some(stamps) = stamps {
+                let kept = Answers {
+                    stamps,
+                    verbose_version: version.raw.clone(),
+                    sysroot: sysroot.clone(),
+                };
+                // One that cannot be written costs a question next time.
+                let json = json::to_pretty(&json::to_value(&kept));
+                let _ = write_atomically(&answers_path(&kept.stamps), json.as_bytes());
             }
             (version, sysroot)
         }
     };
-    let libraries = sysroot
-        .join("lib")
-        .join("rustlib")
-        .join(&version.host)
-        .join("lib");
+    let libraries = sysroot.join("lib/rustlib").join(&version.host).join("lib");
     ensure!(
         holds(&libraries, "libcore-", ".rlib"),
         "its sysroot {} has no `core` for its host {}: no libcore-*.rlib in {}",
@@ -442,6 +424,22 @@ pub fn verify(toolchain: &Toolchain, timeout: Duration) -> anyhow::Result<RustcV
     );
     version.sysroot = Some(sysroot);
     Ok(version)
+}
+
+/// What an installed compiler answered to `-vV` and `--print sysroot`, kept under
+/// `target/toolchains/answers/` with the [`answer_stamps`] they were given for, so that a warm
+/// run starts no compiler just to ask again; any changed stamp asks again.
+#[derive(Serialize, Deserialize)]
+struct Answers {
+    stamps: String,
+    verbose_version: String,
+    sysroot: PathBuf,
+}
+
+/// The file for these stamps: its name only spreads the entries, the stamps inside decide.
+fn answers_path(stamps: &str) -> PathBuf {
+    let key = StableHasher::new().field(stamps).finish();
+    debian::toolchains_dir().join(format!("answers/{key}.json"))
 }
 
 /// What the answers of an installed compiler depend on: the path, size and modification time of

@@ -8,7 +8,7 @@ use crate::targets::KERNEL_TARGETS;
 use crate::toolchains::debian::{self, Provisioner};
 use crate::toolchains::extracted::{self, Extracted, Marker, Wanted};
 use crate::toolchains::loader::elf_linkage;
-use anyhow::{bail, Context};
+use anyhow::{bail, ensure, Context};
 use std::path::{Path, PathBuf};
 
 /// The architectures (as Rust spells them, and as qemu names its emulators) whose emulators are
@@ -29,14 +29,10 @@ const PACKAGES: [(&str, &str); 2] = [
 /// The provisioned emulator of `target_arch`; `None` for the host's own, or any arch not
 /// [`emulated`].
 pub fn qemu_user(target_arch: &str) -> Option<PathBuf> {
-    qemu_user_in(&debian::toolchains_dir(), target_arch)
-}
-
-fn qemu_user_in(root: &Path, target_arch: &str) -> Option<PathBuf> {
     if !emulated().any(|arch| arch == target_arch) {
         return None;
     }
-    let dir = root.join("qemu");
+    let dir = debian::toolchains_dir().join("qemu");
     let marker = Marker::read(&dir)?;
     let emulator = dir.join(marker.get(target_arch)?);
     emulator.is_file().then_some(emulator)
@@ -72,11 +68,8 @@ fn emulator_members(members: &[String], pattern: &str) -> anyhow::Result<Vec<Str
     emulated()
         .map(|arch| {
             let wanted = format!("./{}", pattern.replace("ARCH", arch));
-            if members.contains(&wanted) {
-                Ok(wanted)
-            } else {
-                bail!("it has no {wanted}")
-            }
+            ensure!(members.contains(&wanted), "it has no {wanted}");
+            Ok(wanted)
         })
         .collect()
 }
@@ -124,32 +117,25 @@ pub(crate) fn provision_qemu(
 /// Checks that `emulator` is a statically linked executable (a symbolic link into a package
 /// not extracted is not) that answers `--version`; returns its first line.
 fn checked_emulator(emulator: &Path) -> anyhow::Result<String> {
+    let shown = emulator.display();
     let metadata = std::fs::symlink_metadata(emulator)
-        .with_context(|| format!("{} was not extracted", emulator.display()))?;
-    if !metadata.is_file() {
-        bail!("{} is not a regular file", emulator.display());
-    }
-    if elf_linkage(emulator)?.interpreter.is_some() {
-        bail!("{} is dynamically linked", emulator.display());
-    }
+        .with_context(|| format!("{shown} was not extracted"))?;
+    ensure!(metadata.is_file(), "{shown} is not a regular file");
+    let dynamic = elf_linkage(emulator)?.interpreter.is_some();
+    ensure!(!dynamic, "{shown} is dynamically linked");
     let sh = xshell::Shell::new()?;
     let output = xshell::cmd!(sh, "{emulator} --version")
         .ignore_status()
         .quiet()
         .output()
-        .with_context(|| format!("running {} --version", emulator.display()))?;
-    let first = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .to_owned();
-    if !output.status.success() || first.is_empty() {
-        bail!(
-            "{} --version failed ({})",
-            emulator.display(),
-            output.status
-        );
-    }
+        .with_context(|| format!("running {shown} --version"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let first = stdout.lines().next().unwrap_or_default().to_owned();
+    let status = output.status;
+    ensure!(
+        !first.is_empty() && status.success(),
+        "{shown} --version failed ({status})"
+    );
     Ok(first)
 }
 
@@ -205,12 +191,6 @@ mod tests {
         let mut header = host_dynamic[..64].to_vec();
         header[0x38..0x3a].copy_from_slice(&0u16.to_le_bytes());
         assert_eq!(interpreter(&header[..]).unwrap(), None);
-    }
-
-    #[test]
-    fn the_host_needs_no_emulator() {
-        assert_eq!(qemu_user_in(Path::new("/nonexistent"), "x86_64"), None);
-        assert_eq!(qemu_user_in(Path::new("/nonexistent"), "aarch64"), None);
     }
 
     /// A static ELF executable for `machine` whose code is `instructions` (little-endian):

@@ -7,7 +7,7 @@ use crate::toolchains::debian::{self, DebianSource, Provisioner};
 use crate::toolchains::discovery::{Source, Toolchain};
 use crate::toolchains::extracted::{self, Extracted, Marker, Wanted};
 use crate::toolchains::version::RustcVersion;
-use anyhow::{anyhow, bail, Context};
+use anyhow::{anyhow, bail, ensure, Context};
 use std::path::{Path, PathBuf};
 
 /// A compiler's own library sources, as the cross builds need them.
@@ -43,32 +43,25 @@ pub fn library_sources(
         bin.parent().unwrap_or(bin).to_owned()
     });
     let component = sysroot.join("lib/rustlib/src/rust/library");
-    match &toolchain.source {
-        Source::Debian { package } => debian_sources(&root, package),
-        Source::Rustup { name } => found_in(component, format!("rustup's rust-src of {name}"))
-            .map_err(|_| {
-                anyhow!(
-                    "no library sources: run `rustup component add rust-src --toolchain {name}`"
-                )
-            }),
-        Source::Path => {
-            // A provisioned Debian compiler given by its path: its sysroot is `PREFIX/usr`.
-            if let Some(package) = sysroot.parent().and_then(debian::read_marker) {
-                return debian_sources(&root, &package);
-            }
-            found_in(
-                component.clone(),
+    let (identity, missing) = match &toolchain.source {
+        Source::Debian { package } => return debian_sources(&root, package),
+        Source::Rustup { name } => (
+            format!("rustup's rust-src of {name}"),
+            format!("run `rustup component add rust-src --toolchain {name}`"),
+        ),
+        // A provisioned Debian compiler given by its path: its sysroot is `PREFIX/usr`.
+        Source::Path => match sysroot.parent().and_then(debian::read_marker) {
+            Some(package) => return debian_sources(&root, &package),
+            None => (
                 format!("rust-src in {}", sysroot.display()),
-            )
-            .map_err(|_| {
-                anyhow!(
-                    "no library sources: {} holds no core/src/lib.rs (the rust-src \
-                         component provides it)",
+                format!(
+                    "{} holds no core/src/lib.rs (the rust-src component provides it)",
                     component.display()
-                )
-            })
-        }
-    }
+                ),
+            ),
+        },
+    };
+    found_in(component, identity).map_err(|_| anyhow!("no library sources: {missing}"))
 }
 
 /// The source package that holds the library sources of Debian's compiler package `compiler`:
@@ -83,9 +76,7 @@ pub(crate) fn source_package(compiler: &str) -> Option<String> {
 
 /// The file beside a prefix that says why the last `toolchains install` could not provision it.
 pub(crate) fn unavailable_note(prefix: &Path) -> PathBuf {
-    let mut name = prefix.file_name().unwrap_or_default().to_owned();
-    name.push(".unavailable");
-    prefix.with_file_name(name)
+    prefix.with_added_extension("unavailable")
 }
 
 /// The source package of `compiler`'s library sources, at the compiler's exact version.
@@ -112,27 +103,21 @@ fn debian_sources(root: &Path, compiler: &DebianSource) -> anyhow::Result<Librar
             }
         });
     };
-    if marker.package != package || marker.version != version {
-        bail!(
-            "no library sources: {} holds {}, not {package}={version}; {install}",
-            prefix.display(),
-            marker.identity()
-        );
-    }
+    ensure!(
+        marker.package == package && marker.version == version,
+        "no library sources: {} holds {}, not {package}={version}; {install}",
+        prefix.display(),
+        marker.identity()
+    );
     let library = prefix.join(marker.get("library").unwrap_or("library"));
     found_in(library, marker.identity())
         .map_err(|why| anyhow!("no library sources: {why:#}; {install}"))
 }
 
 fn found_in(library: PathBuf, identity: String) -> anyhow::Result<LibrarySources> {
-    let core_manifest = library.join("core/Cargo.toml");
-    if !library.join("core/src/lib.rs").is_file() {
-        bail!("{} holds no core/src/lib.rs", library.display());
-    }
-    let manifest = std::fs::read_to_string(&core_manifest)
-        .with_context(|| format!("reading {}", core_manifest.display()))?;
-    let workspace = std::fs::read_to_string(library.join("Cargo.toml")).ok();
-    let core_edition = manifest_edition(&manifest, workspace.as_deref());
+    let has_core = library.join("core/src/lib.rs").is_file();
+    ensure!(has_core, "{} holds no core/src/lib.rs", library.display());
+    let core_edition = package_edition(&library.join("core"))?;
     let compiler_builtins = [
         "compiler-builtins/compiler-builtins/src/lib.rs",
         "compiler-builtins/src/lib.rs",
@@ -143,14 +128,8 @@ fn found_in(library: PathBuf, identity: String) -> anyhow::Result<LibrarySources
     .map(|root| {
         // `compiler-builtins/` is a workspace of its own where it has a `compiler-builtins/`.
         let package = root.parent().and_then(Path::parent).unwrap_or(&library);
-        let manifest = std::fs::read_to_string(package.join("Cargo.toml")).unwrap_or_default();
-        let workspace = package
-            .parent()
-            .and_then(|parent| std::fs::read_to_string(parent.join("Cargo.toml")).ok());
-        SourceCrate {
-            edition: manifest_edition(&manifest, workspace.as_deref()),
-            root,
-        }
+        let edition = package_edition(package).unwrap_or_else(|_| "2015".to_owned());
+        SourceCrate { edition, root }
     });
     Ok(LibrarySources {
         library,
@@ -158,6 +137,16 @@ fn found_in(library: PathBuf, identity: String) -> anyhow::Result<LibrarySources
         core_edition,
         compiler_builtins,
     })
+}
+
+/// The [`manifest_edition`] of the crate in `package`, whose workspace is the directory above.
+fn package_edition(package: &Path) -> anyhow::Result<String> {
+    let manifest = package.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest)
+        .with_context(|| format!("reading {}", manifest.display()))?;
+    let workspace = package.parent().map(|parent| parent.join("Cargo.toml"));
+    let workspace = workspace.and_then(|workspace| std::fs::read_to_string(workspace).ok());
+    Ok(manifest_edition(&text, workspace.as_deref()))
 }
 
 /// The edition a crate's `Cargo.toml` declares in `[package]`: `edition = "2021"`, or with
@@ -184,19 +173,16 @@ enum Value {
 }
 
 /// The value of `key` in `[table]` of a simple TOML file (one key per line, as Cargo.toml files
-/// of the standard library are written).
+/// of the standard library are written), unquoted; inheriting from the workspace, in either
+/// spelling, is `{workspace=true}`.
 fn table_value(text: &str, table: &str, key: &str) -> Option<Value> {
-    let mut current = String::new();
-    for line in text.lines() {
-        let line = line.trim();
+    let mut current = "";
+    for line in text.lines().map(str::trim) {
         if let Some(header) = line.strip_prefix('[') {
-            current = header.trim_end_matches(']').trim().to_owned();
+            current = header.trim_end_matches(']').trim();
             continue;
         }
-        if current != table {
-            continue;
-        }
-        let Some((name, value)) = line.split_once('=') else {
+        let Some((name, value)) = line.split_once('=').filter(|_| current == table) else {
             continue;
         };
         let name: String = name.chars().filter(|c| !c.is_whitespace()).collect();
@@ -299,14 +285,10 @@ pub(crate) fn provision_sources(
             .with_context(|| format!("{} holds no usr/src/*/library/core", staging.display()))?;
         Ok(vec![("library".to_owned(), library)])
     });
-    match &result {
-        Ok(_) => {
-            let _ = std::fs::remove_file(&note);
-        }
-        Err(error) => {
-            let _ = std::fs::write(&note, format!("{package}={version}: {error:#}"));
-        }
-    }
+    let _ = match &result {
+        Ok(_) => std::fs::remove_file(&note),
+        Err(error) => std::fs::write(&note, format!("{package}={version}: {error:#}")),
+    };
     result
 }
 

@@ -3,8 +3,9 @@
 //! `LD_LIBRARY_PATH` when the host's C library is new enough for it, or else through the
 //! loader unpacked beside it, read from the ELF files themselves.
 
-use crate::util::process::Invocation;
-use anyhow::{anyhow, bail, ensure, Context};
+use crate::util::files::sorted_entries;
+use crate::util::process::{self, Invocation};
+use anyhow::{anyhow, ensure, Context};
 use object::elf::FileHeader64;
 use object::read::elf::{FileHeader, ProgramHeader, SectionHeader};
 use object::{LittleEndian, ReadCache, ReadRef};
@@ -126,7 +127,7 @@ pub(crate) fn host_glibc() -> GlibcVersion {
 pub(crate) fn library_dirs(prefix: &Path) -> Vec<PathBuf> {
     ["usr/lib", "lib"]
         .iter()
-        .flat_map(|base| crate::util::files::sorted_entries(&prefix.join(base)))
+        .flat_map(|base| sorted_entries(&prefix.join(base)))
         .filter(|path| {
             let name = path.file_name().unwrap_or_default().to_string_lossy();
             name.contains("-linux-") && path.is_dir()
@@ -136,29 +137,23 @@ pub(crate) fn library_dirs(prefix: &Path) -> Vec<PathBuf> {
 
 /// The newest glibc version that the compiler under `prefix` or a library beside it needs
 /// (glibc's own files aside), with the file that needs it.
-pub(crate) fn newest_glibc_needed(
-    prefix: &Path,
-) -> anyhow::Result<Option<(GlibcVersion, PathBuf)>> {
-    let mut files = vec![prefix.join("usr/bin/rustc")];
-    for dir in library_dirs(prefix) {
-        let entries =
-            std::fs::read_dir(&dir).with_context(|| format!("listing {}", dir.display()))?;
-        for entry in entries.filter_map(Result::ok) {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let is_file = entry.file_type().is_ok_and(|kind| kind.is_file());
-            if is_file && name.contains(".so") {
-                files.push(entry.path());
-            }
-        }
-    }
-    let needs = files.into_iter().filter_map(|file| {
+pub(crate) fn newest_glibc_needed(prefix: &Path) -> Option<(GlibcVersion, PathBuf)> {
+    let libraries = library_dirs(prefix)
+        .into_iter()
+        .flat_map(|dir| sorted_entries(&dir));
+    let libraries = libraries.filter(|path| {
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        name.contains(".so") && path.symlink_metadata().is_ok_and(|meta| meta.is_file())
+    });
+    let files = std::iter::once(prefix.join("usr/bin/rustc")).chain(libraries);
+    let needs = files.filter_map(|file| {
         // Not an ELF file (a linker script that happens to match) needs nothing.
         let linkage = elf_linkage(&file)
             .ok()
             .filter(|linkage| !linkage.is_glibc)?;
         Some((linkage.glibc_needed.last()?.clone(), file))
     });
-    Ok(needs.reduce(|newest, next| if next.0 > newest.0 { next } else { newest }))
+    needs.reduce(|newest, next| if next.0 > newest.0 { next } else { newest })
 }
 
 /// The loader a compiler runs through instead of the host's (the prefix's `ld-linux-*.so.2`),
@@ -220,15 +215,14 @@ impl Launch {
             });
         }
         let host = host_glibc();
-        if let Some((needed, file)) = newest_glibc_needed(&prefix)? {
-            if needed > host {
-                bail!(
-                    "{} needs glibc {needed}, the host has {host}, and {} has no loader of its own \
-                     (provision it with its C library)",
-                    file.display(),
-                    prefix.display()
-                );
-            }
+        if let Some((needed, file)) = newest_glibc_needed(&prefix) {
+            ensure!(
+                needed <= host,
+                "{} needs glibc {needed}, the host has {host}, and {} has no loader of its own \
+                 (provision it with its C library)",
+                file.display(),
+                prefix.display()
+            );
         }
         let env = (!dirs.is_empty()).then(|| ("LD_LIBRARY_PATH".to_owned(), joined));
         Ok(Launch {
@@ -243,17 +237,15 @@ impl Launch {
     pub(crate) fn sibling(&self, name: &str) -> Launch {
         let program = self.rustc.with_file_name(name);
         let rustc = self.rustc.display().to_string();
-        let loader = self.loader.clone().map(|loader| OwnLoader {
-            leading_args: loader
-                .leading_args
-                .iter()
-                .map(|arg| match arg == &rustc {
-                    true => program.display().to_string(),
-                    false => arg.clone(),
-                })
-                .collect(),
-            ..loader
-        });
+        let mut loader = self.loader.clone();
+        for arg in loader
+            .iter_mut()
+            .flat_map(|loader| &mut loader.leading_args)
+        {
+            if *arg == rustc {
+                *arg = program.display().to_string();
+            }
+        }
         Launch {
             rustc: program,
             loader,
@@ -277,12 +269,8 @@ impl Launch {
             args.iter().map(|arg| arg.to_string()).collect(),
             self.env.clone(),
         );
-        let output = crate::util::process::run(&invocation, timeout).map_err(|error| {
-            anyhow!(crate::util::process::describe_spawn_error(
-                &self.rustc,
-                &error
-            ))
-        })?;
+        let output = process::run(&invocation, timeout)
+            .map_err(|error| anyhow!(process::describe_spawn_error(&self.rustc, &error)))?;
         let stderr = output.stderr.trim();
         let mut shown = stderr.lines().take(5).collect::<Vec<_>>().join(" | ");
         if stderr.is_empty() {

@@ -11,7 +11,7 @@ pub(crate) mod tests;
 
 use crate::catalog::Release;
 pub use crate::toolchains::debian::DebianSource;
-use crate::toolchains::version::{parse_release, Channel, RustcVersion};
+use crate::toolchains::version::{is_iso_date, parse_release, Channel, RustcVersion};
 use anyhow::{anyhow, bail, ensure, Context};
 use std::collections::HashMap;
 use std::fmt;
@@ -27,38 +27,43 @@ pub enum PinRole {
     Nightly,
 }
 
-impl PinRole {
-    pub const ALL: [PinRole; 5] = [
+/// Each role, in declaration order, with its word in the pin file and the output, and what it
+/// means.
+const ROLES: [(PinRole, &str, &str); 5] = [
+    (
         PinRole::Minimum,
+        "minimum",
+        "the oldest release the kernel supports",
+    ),
+    (
         PinRole::Feature,
-        PinRole::Debian,
+        "feature",
+        "a release at which a catalog feature stabilized or first appeared",
+    ),
+    (PinRole::Debian, "debian", "a compiler Debian ships"),
+    (
         PinRole::RustToolchain,
+        "rust-toolchain",
+        "the release rust-toolchain.toml pins",
+    ),
+    (
         PinRole::Nightly,
-    ];
+        "nightly",
+        "the nightly the project is checked with",
+    ),
+];
 
-    /// The word the pin file and the output use.
+impl PinRole {
     pub fn word(self) -> &'static str {
-        match self {
-            PinRole::Minimum => "minimum",
-            PinRole::Feature => "feature",
-            PinRole::Debian => "debian",
-            PinRole::RustToolchain => "rust-toolchain",
-            PinRole::Nightly => "nightly",
-        }
+        ROLES[self as usize].1
     }
 
     pub fn from_word(word: &str) -> Option<PinRole> {
-        PinRole::ALL.into_iter().find(|role| role.word() == word)
+        ROLES.iter().find(|role| role.1 == word).map(|role| role.0)
     }
 
     pub fn description(self) -> &'static str {
-        match self {
-            PinRole::Minimum => "the oldest release the kernel supports",
-            PinRole::Feature => "a release at which a catalog feature stabilized or first appeared",
-            PinRole::Debian => "a compiler Debian ships",
-            PinRole::RustToolchain => "the release rust-toolchain.toml pins",
-            PinRole::Nightly => "the nightly the project is checked with",
-        }
+        ROLES[self as usize].2
     }
 }
 
@@ -133,11 +138,13 @@ impl Pin {
 
 /// Whether `id` may name a pin ([`Pin::id`]): never a path step (`..`) or an option.
 pub fn is_pin_id(id: &str) -> bool {
-    id.len() <= MAX_ID_LENGTH
-        && id.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && id
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || b".-_".contains(&byte))
+    id.len() <= MAX_ID_LENGTH && id.starts_with(|c: char| c.is_ascii_alphanumeric()) && is_name(id)
+}
+
+/// Whether `name` is letters, digits, `.`, `-` and `_` only.
+fn is_name(name: &str) -> bool {
+    name.bytes()
+        .all(|byte| byte.is_ascii_alphanumeric() || b".-_".contains(&byte))
 }
 
 /// Whether `name` is a rustup toolchain name: a channel (`stable`, `beta`, `nightly`) or a
@@ -148,11 +155,7 @@ pub fn is_rustup_toolchain_name(name: &str) -> bool {
         .iter()
         .any(|channel| name == *channel || name.starts_with(&format!("{channel}-")))
         || name.starts_with(|c: char| c.is_ascii_digit());
-    name.len() <= 100
-        && channel_or_release
-        && name
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || b".-_".contains(&byte))
+    name.len() <= 100 && channel_or_release && is_name(name)
 }
 
 /// Where a pinned kernel tree comes from.
@@ -209,31 +212,23 @@ impl Pins {
             if kind == toml::TableKind::Tree {
                 let tree = parse_tree(&file, header_line, table)?;
                 if let Some(earlier) = trees.iter().find(|earlier| earlier.id == tree.id) {
-                    bail!(
-                        "{file}:{header_line}: duplicate tree id `{}` (also on line {})",
-                        tree.id,
-                        earlier.line
-                    );
+                    let (id, line) = (&tree.id, earlier.line);
+                    bail!("{file}:{header_line}: duplicate tree id `{id}` (also on line {line})");
                 }
                 trees.push(tree);
                 continue;
             }
             let (pin, id_line, release_line) = parse_pin(&file, header_line, table)?;
             if let Some(&earlier) = pin_of_id.get(&pin.id) {
-                bail!(
-                    "{file}:{id_line}: duplicate pin id `{}` (also on line {})",
-                    pin.id,
-                    pins[earlier].line
-                );
+                let (id, line) = (&pin.id, pins[earlier].line);
+                bail!("{file}:{id_line}: duplicate pin id `{id}` (also on line {line})");
             }
             let release_key = (pin.release.clone(), pin.commit_date.clone());
             if let Some(&earlier) = pin_of_release.get(&release_key) {
-                let earlier = &pins[earlier];
+                let (id, line, release) = (&pins[earlier].id, pins[earlier].line, &pin.release);
                 bail!(
-                    "{file}:{release_line}: duplicate pin: `{}` (line {}) already pins {}",
-                    earlier.id,
-                    earlier.line,
-                    pin.release
+                    "{file}:{release_line}: duplicate pin: `{id}` (line {line}) already pins \
+                     {release}"
                 );
             }
             pin_of_id.insert(pin.id.clone(), pins.len());
@@ -283,17 +278,13 @@ fn parse_pin(
          `{number}`"
     );
     let role = PinRole::from_word(&role).with_context(|| {
-        let words: Vec<&str> = PinRole::ALL.iter().map(|role| role.word()).collect();
-        format!(
-            "{file}:{role_line}: unknown role `{}`; the roles are {}",
-            role.escape_debug(),
-            words.join(", ")
-        )
+        let words: Vec<&str> = ROLES.iter().map(|role| role.1).collect();
+        let (role, words) = (role.escape_debug(), words.join(", "));
+        format!("{file}:{role_line}: unknown role `{role}`; the roles are {words}")
     })?;
     let commit_date = table.remove("commit-date");
-    if let Some((line, date)) = &commit_date {
-        ensure!(
-            crate::toolchains::version::is_iso_date(date),
+    if let Some((line, date)) = commit_date.as_ref().filter(|(_, date)| !is_iso_date(date)) {
+        bail!(
             "{file}:{line}: the commit date `{}` is not YYYY-MM-DD",
             date.escape_debug()
         );
@@ -316,17 +307,16 @@ fn parse_pin(
         Some((line, value)) => Some(DebianSource::parse(&value).map_err(at(line))?),
         None => None,
     };
-    if let Some(debian) = &debian {
-        let upstream = debian
-            .version
-            .as_deref()
-            .map(crate::toolchains::debian::upstream_version);
-        if let Some(upstream) = upstream.filter(|upstream| *upstream != release) {
-            bail!(
-                "{file}:{header_line}: the Debian package `{debian}` is of release {upstream}, \
-                 not {release}"
-            );
-        }
+    let versioned = debian
+        .as_ref()
+        .and_then(|debian| Some((debian, debian.version.as_deref()?)));
+    if let Some((debian, version)) = versioned {
+        let upstream = crate::toolchains::debian::upstream_version(version);
+        ensure!(
+            upstream == release,
+            "{file}:{header_line}: the Debian package `{debian}` is of release {upstream}, \
+             not {release}"
+        );
     }
     let pin = Pin {
         id,
@@ -421,9 +411,8 @@ impl Shard {
 
     pub fn pins<'a>(&self, pins: &'a [Pin]) -> Vec<&'a Pin> {
         pins.iter()
-            .enumerate()
-            .filter(|(position, _)| self.owns(*position))
-            .map(|(_, pin)| pin)
+            .skip(self.index - 1)
+            .step_by(self.count)
             .collect()
     }
 }
@@ -465,17 +454,10 @@ impl ReleaseRange {
         let from = bound(start)?.map(|(release, _)| release);
         let until = match end.strip_prefix('=') {
             Some(end) => {
-                let (
-                    Release {
-                        major,
-                        minor,
-                        patch,
-                    },
-                    exact,
-                ) = bound(end)?.ok_or_else(bad)?;
+                let (last, exact) = bound(end)?.ok_or_else(bad)?;
                 Some(match exact {
-                    true => Release::new(major, minor, patch + 1),
-                    false => Release::new(major, minor + 1, 0),
+                    true => Release::new(last.major, last.minor, last.patch + 1),
+                    false => Release::new(last.major, last.minor + 1, 0),
                 })
             }
             None => bound(end)?.map(|(release, _)| release),

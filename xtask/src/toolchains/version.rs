@@ -46,8 +46,6 @@ pub struct RustcVersion {
     /// The release without its channel suffix: 1.97.0 for "1.97.0-nightly".
     pub release: Release,
     pub channel: Channel,
-    /// `None` where the compiler says `unknown`.
-    pub commit_hash: Option<String>,
     /// `YYYY-MM-DD`, or `None` where the compiler says `unknown`.
     pub commit_date: Option<String>,
     pub host: String,
@@ -81,14 +79,13 @@ impl RustcVersion {
 /// Why a `rustc -vV` text could not be read, quoting the text: its first 600 characters, as
 /// long garbage (an error page, a binary) would drown the message.
 fn unreadable(problem: String, text: &str) -> anyhow::Error {
-    let quoted = if text.trim().is_empty() {
-        match text.is_empty() {
-            true => "it printed nothing".to_owned(),
-            false => format!("it printed nothing but whitespace ({text:?})"),
-        }
+    let shown: String = text.chars().take(600).collect();
+    let more = if shown.len() < text.len() { "..." } else { "" };
+    let quoted = if text.is_empty() {
+        "it printed nothing".to_owned()
+    } else if text.trim().is_empty() {
+        format!("it printed nothing but whitespace ({text:?})")
     } else {
-        let shown: String = text.chars().take(600).collect();
-        let more = if shown.len() < text.len() { "..." } else { "" };
         format!("it printed:\n{}{more}", shown.trim_end())
     };
     anyhow::anyhow!("cannot read `rustc -vV` output: {problem}; {quoted}")
@@ -124,14 +121,9 @@ pub fn parse_verbose_version(text: &str) -> anyhow::Result<RustcVersion> {
     let first_version = version_of(first_line).unwrap_or_default();
 
     let mut fields: HashMap<&str, &str> = HashMap::new();
-    for line in lines {
-        let Some((key, value)) = line.split_once(':') else {
-            continue;
-        };
-        let (key, value) = (key.trim(), value.trim());
-        if !KEYS.contains(&key) {
-            continue;
-        }
+    let pairs = lines.filter_map(|line| line.split_once(':'));
+    let pairs = pairs.map(|(key, value)| (key.trim(), value.trim()));
+    for (key, value) in pairs.filter(|(key, _)| KEYS.contains(key)) {
         if let Some(earlier) = fields
             .insert(key, value)
             .filter(|earlier| *earlier != value)
@@ -158,15 +150,12 @@ pub fn parse_verbose_version(text: &str) -> anyhow::Result<RustcVersion> {
     let known =
         |value: Option<String>| value.filter(|value| value != "unknown" && !value.is_empty());
     let commit_date = known(field("commit-date"));
-    if let Some(date) = &commit_date {
-        if !is_iso_date(date) {
-            return Err(error(format!("the commit date `{date}` is not YYYY-MM-DD")));
-        }
+    if let Some(date) = commit_date.as_ref().filter(|date| !is_iso_date(date)) {
+        return Err(error(format!("the commit date `{date}` is not YYYY-MM-DD")));
     }
     Ok(RustcVersion {
         release,
         channel,
-        commit_hash: known(field("commit-hash")),
         commit_date,
         host,
         llvm_version: known(field("LLVM version")),
@@ -185,12 +174,13 @@ pub fn parse_release(text: &str) -> anyhow::Result<(Release, Channel)> {
     let release = Release::parse(number).ok_or_else(|| {
         anyhow::anyhow!("the release `{text}` is not MAJOR.MINOR.PATCH with an optional -beta.N, -nightly or -dev")
     })?;
+    let decimal = |text: &str| !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit());
     let channel = match suffix {
         None => Channel::Stable,
         Some("nightly") => Channel::Nightly,
         Some("dev") => Channel::Dev,
         Some("beta") => Channel::Beta,
-        Some(beta) if beta.strip_prefix("beta.").is_some_and(is_decimal) => Channel::Beta,
+        Some(beta) if beta.strip_prefix("beta.").is_some_and(decimal) => Channel::Beta,
         Some(other) => anyhow::bail!(
             "the release `{text}` has the suffix `-{other}`, which is none of -beta.N, -nightly, -dev"
         ),
@@ -202,10 +192,6 @@ pub fn parse_release(text: &str) -> anyhow::Result<(Release, Channel)> {
 /// `2026-02-30` and `2026-13-01` are not.
 pub fn is_iso_date(text: &str) -> bool {
     crate::util::date::check_utc_minute(&format!("{text} 00:00 UTC")).is_ok()
-}
-
-fn is_decimal(text: &str) -> bool {
-    !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit())
 }
 
 #[cfg(test)]
@@ -270,7 +256,6 @@ LLVM version: 22.1.4
         let version = parsed(DEBIAN_1_63);
         assert_eq!(version.release, Release::new(1, 63, 0));
         assert_eq!(version.channel, Channel::Stable);
-        assert_eq!(version.commit_hash, None);
         assert_eq!(version.commit_date, None);
         assert_eq!(version.host, "x86_64-unknown-linux-gnu");
         assert_eq!(version.llvm_version.as_deref(), Some("14.0.6"));
@@ -284,10 +269,6 @@ LLVM version: 22.1.4
         let version = parsed(DEBIAN_1_85);
         assert_eq!(version.release, Release::new(1, 85, 0));
         assert_eq!(version.channel, Channel::Stable);
-        assert_eq!(
-            version.commit_hash.as_deref(),
-            Some("4d91de4e48198da2e33413efdcd9cd2cc0c46688")
-        );
         assert_eq!(version.commit_date.as_deref(), Some("2025-02-17"));
         assert_eq!(version.llvm_version.as_deref(), Some("19.1.7"));
         assert_eq!(

@@ -6,7 +6,7 @@
 //! the network on its own (no component updates, no sync, no background fetches).
 
 use crate::util::process::{self, Invocation};
-use anyhow::{bail, ensure, Context};
+use anyhow::{ensure, Context};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -15,10 +15,9 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 /// The browser's executable: `$CHROMIUM` if set, else `chromium` (Debian's package) or
 /// `chromium-browser` on `PATH`; `None` where there is none.
 pub fn find() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("CHROMIUM").filter(|path| !path.is_empty()) {
-        return Some(PathBuf::from(path));
-    }
-    process::which("chromium").or_else(|| process::which("chromium-browser"))
+    let given = std::env::var_os("CHROMIUM").filter(|path| !path.is_empty());
+    let given = given.map(PathBuf::from);
+    given.or_else(|| process::which("chromium").or_else(|| process::which("chromium-browser")))
 }
 
 /// Runs the browser headless on `url` with `switches`, in a fresh profile under `scratch`, and
@@ -84,8 +83,7 @@ pub fn screenshot(url: &str, png: &Path, scratch: &Path) -> anyhow::Result<()> {
         ],
         scratch,
     )?;
-    if !png.is_file() {
-        bail!("the browser wrote no screenshot at {}", png.display());
-    }
+    let shown = png.display();
+    ensure!(png.is_file(), "the browser wrote no screenshot at {shown}");
     Ok(())
 }

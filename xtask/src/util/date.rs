@@ -64,11 +64,8 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
     let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
     let shifted_month = (5 * day_of_year + 2) / 153;
     let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
-    let month = if shifted_month < 10 {
-        shifted_month + 3
-    } else {
-        shifted_month - 9
-    };
+    // The shifted year starts in March.
+    let month = (shifted_month + 2) % 12 + 1;
     let year = year_of_era + era * 400 + u64::from(month <= 2);
     (year, month, day)
 }

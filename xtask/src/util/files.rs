@@ -4,7 +4,7 @@
 //! a FIFO, a device or a directory is refused at once instead of hanging the xtask; and writing
 //! one atomically, so that a reader never sees it torn.
 
-use anyhow::{bail, Context};
+use anyhow::{ensure, Context};
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
@@ -21,13 +21,9 @@ pub(crate) fn open_regular(path: &Path) -> anyhow::Result<(File, Metadata)> {
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)?;
     let metadata = file.metadata()?;
-    if metadata.is_file() {
-        return Ok((file, metadata));
-    }
-    bail!(
-        "it is {}, not a regular file",
-        kind_of(metadata.file_type())
-    )
+    let kind = kind_of(metadata.file_type());
+    ensure!(metadata.is_file(), "it is {kind}, not a regular file");
+    Ok((file, metadata))
 }
 
 /// What a file that is not a regular one is, as the refusals say it: "a FIFO".
@@ -47,21 +43,13 @@ fn kind_of(kind: fs::FileType) -> &'static str {
 /// The contents of the regular file at `path`, refused if it holds more than `limit` bytes.
 pub(crate) fn read_bytes(path: &Path, limit: u64) -> anyhow::Result<Vec<u8>> {
     let (file, metadata) = open_regular(path)?;
-    let too_large = || {
-        anyhow::anyhow!(
-            "it is larger than {}, the most this reader takes",
-            describe_size(limit)
-        )
-    };
-    if metadata.len() > limit {
-        return Err(too_large());
-    }
+    let size = describe_size(limit);
+    let too_large = format!("it is larger than {size}, the most this reader takes");
+    ensure!(metadata.len() <= limit, "{too_large}");
     let mut bytes = Vec::with_capacity(metadata.len() as usize);
     // One byte past the limit tells a file that grew while it was read.
     file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(too_large());
-    }
+    ensure!(bytes.len() as u64 <= limit, "{too_large}");
     Ok(bytes)
 }
 
@@ -88,29 +76,22 @@ fn describe_size(bytes: u64) -> String {
 /// root would put a file in the place of `/dev/null` or a FIFO that another process reads.
 pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let shown = path.display();
     if let Ok(metadata) = fs::symlink_metadata(path) {
         let kind = metadata.file_type();
-        if !kind.is_file() && !kind.is_symlink() {
-            bail!(
-                "not writing {}: it is {}, not a regular file",
-                path.display(),
-                kind_of(kind)
-            );
-        }
+        let what = kind_of(kind);
+        ensure!(
+            kind.is_file() || kind.is_symlink(),
+            "not writing {shown}: it is {what}, not a regular file"
+        );
     }
     let directory = path
         .parent()
-        .with_context(|| format!("{} has no parent directory", path.display()))?;
+        .with_context(|| format!("{shown} has no parent directory"))?;
     fs::create_dir_all(directory).with_context(|| format!("creating {}", directory.display()))?;
-    let file_name = path
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temporary = directory.join(format!(
-        ".{file_name}.{}.{}.tmp",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
+    let (pid, count) = (std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+    let file_name = path.file_name().unwrap_or_default().to_string_lossy();
+    let temporary = directory.join(format!(".{file_name}.{pid}.{count}.tmp"));
     fs::write(&temporary, contents).with_context(|| format!("writing {}", temporary.display()))?;
     fs::rename(&temporary, path).with_context(|| {
         let _ = fs::remove_file(&temporary);

@@ -88,16 +88,16 @@ pub fn file_stamp(path: &Path) -> Option<(u64, u128)> {
 pub fn stat_stamp(path: &Path) -> std::io::Result<Key> {
     use std::os::unix::fs::MetadataExt;
     let metadata = fs::metadata(path)?;
-    let mut hasher = StableHasher::new();
-    hasher
+    let stamp = StableHasher::new()
         .number(u128::from(metadata.dev()))
         .number(u128::from(metadata.ino()))
         .number(u128::from(metadata.size()))
         .number(metadata.mtime() as u128)
         .number(metadata.mtime_nsec() as u128)
         .number(metadata.ctime() as u128)
-        .number(metadata.ctime_nsec() as u128);
-    Ok(hasher.finish())
+        .number(metadata.ctime_nsec() as u128)
+        .finish();
+    Ok(stamp)
 }
 
 /// The running xtask's [`stat_stamp`], taken once per process through `/proc/self/exe`, which
@@ -122,8 +122,7 @@ pub fn tree_stamp(directory: &Path) -> anyhow::Result<Key> {
     let mut pending = vec![directory.to_path_buf()];
     while let Some(current) = pending.pop() {
         let mut entries: Vec<_> = fs::read_dir(&current)
-            .with_context(|| format!("reading {}", current.display()))?
-            .collect::<Result<_, _>>()
+            .and_then(|entries| entries.collect())
             .with_context(|| format!("reading {}", current.display()))?;
         entries.sort_by_key(|entry| entry.file_name());
         for entry in entries {

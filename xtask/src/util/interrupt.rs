@@ -12,8 +12,7 @@ pub(crate) const TICK: Duration = Duration::from_millis(50);
 /// The signal that interrupted the run, or 0.
 static INTERRUPT: AtomicI32 = AtomicI32::new(0);
 
-/// The signal (SIGINT or SIGTERM) that asked the run to stop, if one did since the current
-/// [`InterruptGuard`] was installed.
+/// The signal that asked the run to stop, if one did since the [`InterruptGuard`] was installed.
 pub(crate) fn interrupted() -> Option<i32> {
     let signal = INTERRUPT.load(Ordering::SeqCst);
     (signal != 0).then_some(signal)
@@ -24,11 +23,8 @@ extern "C" fn record_interrupt(signal: libc::c_int) {
     INTERRUPT.store(signal, Ordering::SeqCst);
 }
 
-/// While it lives, SIGINT and SIGTERM set [`interrupted`] instead of killing the xtask.
-///
-/// std has no signal handling, hence `libc`. The handler is installed with `SA_RESETHAND`, so a
-/// second Ctrl-C kills the xtask at once (its direct children die with it, by
-/// `PR_SET_PDEATHSIG`). Dropping the guard restores the previous handlers.
+/// While it lives, SIGINT and SIGTERM set [`interrupted`] instead of killing the xtask; a second
+/// Ctrl-C kills it at once (`SA_RESETHAND`), its children with it (`PR_SET_PDEATHSIG`).
 pub(crate) struct InterruptGuard {
     previous: Vec<(libc::c_int, libc::sigaction)>,
 }
@@ -105,8 +101,7 @@ pub(crate) fn signal_name(signal: i32) -> Option<&'static str> {
 }
 
 /// Runs a command's `work` with the [`InterruptGuard`] installed; if it failed with
-/// [`Interrupted`], ends the process by that same signal once the guard is gone, as a
-/// well-behaved command-line program does, so that a shell loop or `make` running it stops too.
+/// [`Interrupted`], ends the process by that same signal, so that a shell loop running it stops.
 pub(crate) fn run_interruptible<T>(work: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
     use anyhow::Context as _;
     let guard = InterruptGuard::install().context("installing the SIGINT handler")?;

@@ -12,11 +12,8 @@ fn crc32(bytes: &[u8]) -> u32 {
     for &byte in bytes {
         crc ^= u32::from(byte);
         for _ in 0..8 {
-            crc = if crc & 1 == 1 {
-                (crc >> 1) ^ 0xedb8_8320
-            } else {
-                crc >> 1
-            };
+            // Shifts, and folds the polynomial in where the bit shifted out was set.
+            crc = (crc >> 1) ^ (0xedb8_8320 & (crc & 1).wrapping_neg());
         }
     }
     !crc
@@ -36,12 +33,10 @@ fn chunks(png: &[u8]) -> anyhow::Result<Vec<([u8; 4], &[u8])>> {
         let Some(data) = png.get(at + 8..at + 8 + length) else {
             bail!("a PNG chunk is cut short at byte {at}");
         };
-        ensure!(
-            png.len() >= at + 12 + length,
-            "a PNG chunk's CRC is missing"
-        );
+        let end = at + 12 + length;
+        ensure!(png.len() >= end, "a PNG chunk's CRC is missing");
         chunks.push((kind, data));
-        at += 12 + length;
+        at = end;
     }
     Ok(chunks)
 }
@@ -76,17 +71,10 @@ fn push_chunk(out: &mut Vec<u8>, kind: [u8; 4], data: &[u8]) {
 
 /// The value of `png`'s `tEXt` chunk `keyword`, if it has one.
 pub fn text(png: &[u8], keyword: &str) -> anyhow::Result<Option<String>> {
-    for (kind, data) in chunks(png)? {
-        if &kind == b"tEXt" {
-            if let Some(value) = data
-                .strip_prefix(keyword.as_bytes())
-                .and_then(|rest| rest.strip_prefix(b"\0"))
-            {
-                return Ok(Some(String::from_utf8_lossy(value).into_owned()));
-            }
-        }
-    }
-    Ok(None)
+    let mut texts = chunks(png)?.into_iter().filter(|(kind, _)| kind == b"tEXt");
+    let value =
+        texts.find_map(|(_, data)| data.strip_prefix(keyword.as_bytes())?.strip_prefix(b"\0"));
+    Ok(value.map(|value| String::from_utf8_lossy(value).into_owned()))
 }
 
 #[cfg(test)]

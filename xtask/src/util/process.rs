@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Running one process: a clean environment, its own process group killed whole on timeout or
-//! interrupt, death with the xtask, and bounded capture of both output streams. Also the one
-//! `PATH` lookup ([`which`]) and the one pipe ([`pipe`]); other short commands are
-//! `xshell::cmd!`s, and no other file calls `Command::new` (a test checks).
+//! interrupt, death with the xtask, and bounded capture of both output streams; the one `PATH`
+//! lookup and the one pipe. Other short commands are `xshell::cmd!`s; no other file calls
+//! `Command::new` (a test checks).
 
 use crate::util::interrupt::{interrupted, signal_name, TICK};
 use anyhow::{anyhow, Context};
@@ -13,15 +13,14 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Output, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
 /// The variables a process inherits from the xtask's environment; every other one is removed.
 pub const INHERITED_VARIABLES: [&str; 2] = ["PATH", "TMPDIR"];
 
-/// The values of [`INHERITED_VARIABLES`] that are set, in that order: what every process
-/// inherits, and so part of every cache key.
+/// The values of [`INHERITED_VARIABLES`] that are set: part of every cache key.
 pub fn inherited_environment() -> Vec<(String, String)> {
     INHERITED_VARIABLES
         .iter()
@@ -32,7 +31,7 @@ pub fn inherited_environment() -> Vec<(String, String)> {
         .collect()
 }
 
-/// The first executable file called `name` in a directory of `PATH`, as a shell finds it.
+/// The first executable file called `name` in a directory of `PATH`.
 pub fn which(name: impl AsRef<Path>) -> Option<PathBuf> {
     which_in(&std::env::var_os("PATH")?, name.as_ref())
 }
@@ -50,12 +49,11 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
 pub const CAPTURE_LIMIT: usize = 16 << 20;
 
-/// How long a process's output may stay open after the process itself has exited (held by
-/// something it left behind) before its group is killed.
+/// How long a process's output may stay open after it exited before its group is killed.
 const STRAGGLER_GRACE: Duration = Duration::from_millis(500);
 
-/// How long the output of a killed process group may still be read, for a process outside the
-/// group that keeps writing into its pipe.
+/// How long the output of a killed process group may still be read (a process outside the
+/// group may keep writing into its pipe).
 const DRAIN_LIMIT: Duration = Duration::from_secs(10);
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,8 +62,7 @@ pub struct Invocation {
     pub program: PathBuf,
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
-    /// Variables removed from the inherited environment, so that the caller's
-    /// `RUSTC_BOOTSTRAP` cannot turn a stable-mode build into a kernel-mode one.
+    /// Removed from the inherited environment (`RUSTC_BOOTSTRAP` in stable mode).
     pub env_remove: Vec<String>,
 }
 
@@ -83,9 +80,8 @@ impl Invocation {
         Invocation { env, ..self }
     }
 
-    /// A command ready to spawn: an empty environment plus [`inherited_environment`], minus
-    /// `env_remove`, plus `env`. Starting empty keeps the cache key exact: nothing the caller
-    /// has set (`RUSTC_BOOTSTRAP`, `RUSTFLAGS`, `RUST_TEST_THREADS`) can change a result.
+    /// A command ready to spawn: [`inherited_environment`] less `env_remove`, plus `env`, and
+    /// nothing else the caller has set, so that the cache key covers the whole environment.
     pub fn command(&self) -> Command {
         let mut command = Command::new(&self.program);
         command.args(&self.args).env_clear();
@@ -100,8 +96,7 @@ impl Invocation {
         command
     }
 
-    /// The invocation as one POSIX shell line, `NAME=value ... /abs/program args`, quoted;
-    /// removed variables are not shown (an ordinary shell has them unset anyway).
+    /// The invocation as one quoted POSIX shell line, `NAME=value ... /abs/program args`.
     pub fn shell_line(&self) -> String {
         let mut words: Vec<String> = self
             .env
@@ -120,8 +115,7 @@ impl fmt::Display for Invocation {
     }
 }
 
-/// Quotes a word for a POSIX shell: unchanged if it has only safe characters, otherwise in
-/// single quotes with each `'` written as `'\''`.
+/// Quotes a word for a POSIX shell.
 pub fn shell_quote(word: &str) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c);
     if !word.is_empty() && word.chars().all(safe) {
@@ -146,8 +140,8 @@ pub struct ProcessOutput {
     /// Up to [`CAPTURE_LIMIT`], as `stderr`.
     pub stdout: String,
     pub stderr: String,
-    /// Whether both streams were read to their end: not when something it started left its
-    /// process group and kept a pipe open, so that the output may lack its end.
+    /// Whether both streams were read to their end (not when something it started left its
+    /// process group and kept a pipe open).
     pub complete: bool,
     pub seconds: f64,
 }
@@ -157,8 +151,7 @@ impl ProcessOutput {
         self.status.is_some_and(|status| status.success())
     }
 
-    /// How it ended, in words: "exit status 3", "killed by signal 11 (SIGSEGV)", "killed after
-    /// 5 s (--timeout)", with the dynamic loader's complaint when it could not start at all.
+    /// How it ended, in words, with the dynamic loader's complaint when it could not start.
     pub fn describe_ending(&self, timeout: Duration) -> String {
         let ending = match (self.killed, self.status) {
             (Some(Killed::Timeout), _) => {
@@ -195,8 +188,7 @@ pub fn describe_status(status: ExitStatus) -> String {
     format!("killed by signal {signal}{name}{core}")
 }
 
-/// The library the dynamic loader could not find, from its message on stderr ("error while
-/// loading shared libraries: librustc_driver-....so: cannot open shared object file").
+/// The library the dynamic loader could not find, from its message on stderr.
 pub fn missing_library(stderr: &str) -> Option<&str> {
     let (_, rest) = stderr.split_once("error while loading shared libraries: ")?;
     rest.split(':').next().map(str::trim)
@@ -224,20 +216,11 @@ struct Streams {
 }
 
 impl Streams {
-    fn new(stdout: Option<ChildStdout>, stderr: Option<ChildStderr>) -> Self {
-        let pipes = [stdout.map(OwnedFd::from), stderr.map(OwnedFd::from)];
-        Streams {
-            pipes: pipes.map(|pipe| pipe.map(File::from)),
-            bytes: [Vec::new(), Vec::new()],
-        }
-    }
-
     fn open(&self) -> usize {
         self.pipes.iter().filter(|pipe| pipe.is_some()).count()
     }
 
-    /// Waits up to `wait` for output and reads what is there; whether anything arrived (data
-    /// or the end of a stream).
+    /// Waits up to `wait` for output and reads what is there; whether anything arrived.
     fn read_for(&mut self, wait: Duration) -> bool {
         // `poll` skips a negative descriptor, an ended stream's, and with none left only waits.
         let mut fds = self.pipes.each_ref().map(|pipe| libc::pollfd {
@@ -302,9 +285,8 @@ fn has_exited(child: &Child) -> bool {
     result == 0 && unsafe { info.si_pid() } != 0
 }
 
-/// Whether the process `pid` is running: it exists and is no zombie. A zombie is dead, and only
-/// waits for its parent to read its exit status: a run killed with SIGKILL stays one until then,
-/// with its id still taken.
+/// Whether the process `pid` is running: it exists and is no zombie (a run killed with SIGKILL
+/// stays one, its id taken, until its parent reads its exit status).
 pub fn is_running(pid: u32) -> bool {
     // SAFETY: signal 0 only checks that the process exists; it sends nothing.
     let answer = unsafe { libc::kill(pid as libc::pid_t, 0) };
@@ -316,22 +298,13 @@ pub fn is_running(pid: u32) -> bool {
     exists && !matches!(state, Some('Z' | 'X'))
 }
 
-/// Kills every process in the child's process group (the child leads it).
-fn kill_group(child: &Child) {
-    // SAFETY: `kill` has no memory effects. The group id is the child's pid, which cannot have
-    // been reused: the caller has not reaped the child yet.
-    unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
-}
-
-/// Runs one process to its end, or kills it (with its whole process group) after `timeout`
-/// or when the run is interrupted.
+/// Runs one process, its whole process group killed after `timeout` or on an interrupt.
 pub fn run(invocation: &Invocation, timeout: Duration) -> std::io::Result<ProcessOutput> {
     run_holding(invocation, timeout, None)
 }
 
-/// [`run`], with `lock` (an open descriptor holding the matrix's lock) inherited by the
-/// process, so that the lock stays held until it and everything it starts have exited, even
-/// if the xtask itself is killed.
+/// [`run`], the process inheriting `lock` (the run lock's descriptor), so that the lock stays
+/// held until everything it starts has exited, even if the xtask itself is killed.
 pub fn run_holding(
     invocation: &Invocation,
     timeout: Duration,
@@ -372,13 +345,19 @@ pub fn run_holding(
         })
     };
     let mut child = command.spawn()?;
-    let mut streams = Streams::new(child.stdout.take(), child.stderr.take());
+    let pipes = [
+        child.stdout.take().map(OwnedFd::from),
+        child.stderr.take().map(OwnedFd::from),
+    ];
+    let mut streams = Streams {
+        pipes: pipes.map(|pipe| pipe.map(File::from)),
+        bytes: [Vec::new(), Vec::new()],
+    };
     // A timeout too large to add to the clock is no timeout at all.
     let deadline = start.checked_add(timeout);
     let mut exited_at: Option<Instant> = None;
     let mut pause = Duration::from_millis(1);
-    // Wake when output arrives or a stream ends (the usual sign of the end), on every tick
-    // otherwise.
+    // Wake when output arrives or a stream ends, on every tick otherwise.
     let killed = loop {
         if streams.open() > 0 {
             let left = deadline.map_or(TICK, |deadline| {
@@ -391,13 +370,10 @@ pub fn run_holding(
             pause = (pause * 2).min(Duration::from_millis(20));
         }
         let now = Instant::now();
-        if exited_at.is_none() && has_exited(&child) {
-            exited_at = Some(now);
-        }
-        if let Some(exited) = exited_at {
-            if streams.open() == 0 || now.duration_since(exited) >= STRAGGLER_GRACE {
-                break None;
-            }
+        exited_at = exited_at.or_else(|| has_exited(&child).then_some(now));
+        let ended = |exited| streams.open() == 0 || now.duration_since(exited) >= STRAGGLER_GRACE;
+        if exited_at.is_some_and(ended) {
+            break None;
         }
         if interrupted().is_some() {
             break Some(Killed::Interrupted);
@@ -406,8 +382,9 @@ pub fn run_holding(
             break Some(Killed::Timeout);
         }
     };
-    // The child is exited-but-unreaped or still running: either way its group is still ours.
-    kill_group(&child);
+    // SAFETY: `kill` has no memory effects. The child leads its group and is exited but
+    // unreaped or still running: its pid, the group's id, cannot have been reused.
+    unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
     let status = child.wait()?;
     // With the group dead, what is left in the pipes is read and then they end, unless a
     // process that left the group holds one: give up after a grace period of silence.
@@ -427,11 +404,9 @@ pub fn run_holding(
     })
 }
 
-/// The outputs of `first | second`, for the caller to judge (the first's stdout is the pipe,
-/// so it is empty). The one process this module starts that is not monitored: xshell has no
-/// pipes, and a file between the two would hold all that passes (a `.deb`'s whole data
-/// archive: 370 MB for qemu-user). The first's stderr is read once the second has ended, so
-/// it must say little (more than a pipe's 64 KiB would stall both).
+/// The outputs of `first | second` (the first's stdout empty), unmonitored: xshell has no pipes,
+/// and a file between the two would hold a `.deb`'s whole data archive (370 MB for qemu-user).
+/// The first's stderr is read once the second has ended, so it must say less than 64 KiB.
 pub fn pipe(first: xshell::Cmd<'_>, second: xshell::Cmd<'_>) -> anyhow::Result<[Output; 2]> {
     let (mut first, mut second) = (Command::from(first), Command::from(second));
     let cannot_run = |program: &std::ffi::OsStr, error| {
@@ -457,8 +432,7 @@ pub fn pipe(first: xshell::Cmd<'_>, second: xshell::Cmd<'_>) -> anyhow::Result<[
 }
 
 /// The gist of an error report such as rustup's: its `error:` line and its innermost cause
-/// (the last line before any backtrace), e.g. "error: could not download file from '...' /
-/// 4: Connection refused (os error 111)".
+/// (the last line before any backtrace).
 pub fn error_and_cause(text: &str) -> String {
     let report = text.split("Stack backtrace:").next().unwrap_or(text);
     let error = report

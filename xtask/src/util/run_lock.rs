@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The run lock of a checkout (`target/kshim/matrix.lock`): one run at a time writes the
 //! checkout's outputs and its provisioned compilers, a waiting run says who holds the lock (the
-//! holder's command and process id, which it writes into the lock file), and a
-//! lock only a dead run's orphans hold is reclaimed. A process takes each lock once: taking one it
-//! holds already (a matrix that provisions into its own checkout) neither waits nor locks again.
+//! holder writes its process id and command into the file), and a lock only a dead run's
+//! orphans hold is reclaimed. A process takes each lock once.
 
 use crate::util::process::is_running;
 use anyhow::Context;
@@ -22,24 +21,32 @@ pub fn of_checkout(root: &Path) -> PathBuf {
 /// The locks this process holds, by their files' device and inode numbers.
 static HELD: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
 
-/// The command this process runs (`usage`, `toolchains install`), which every lock it takes
-/// records for the message of a run that waits.
+/// The command this process runs (`usage`), recorded in every lock it takes.
 static COMMAND: OnceLock<String> = OnceLock::new();
 
 pub fn set_command(words: &str) {
     let _ = COMMAND.set(words.to_owned());
 }
 
-/// What the lock file at `path` says of the run that took the lock last: its process id, and
-/// its command where it recorded one (`12345 usage`; else empty).
+/// The process id and command (empty if none) the lock file at `path` records: `12345 usage`.
 fn recorded_owner(path: &Path) -> Option<(u32, String)> {
     let text = fs::read_to_string(path).ok()?;
     let (pid, command) = text.trim().split_once(' ').unwrap_or((text.trim(), ""));
     Some((pid.parse().ok()?, command.to_owned()))
 }
 
-/// The processes with a descriptor open on the lock file `path`, from `/proc`: each one's id,
-/// process group and name.
+/// [`recorded_owner`], read again after a moment if it is not running: the owner writes its id
+/// just after it takes the lock.
+fn settled_owner(path: &Path) -> Option<(u32, String)> {
+    let owner = recorded_owner(path);
+    if owner.as_ref().is_some_and(|(pid, _)| !is_running(*pid)) {
+        std::thread::sleep(Duration::from_millis(200));
+        return recorded_owner(path);
+    }
+    owner
+}
+
+/// The processes with a descriptor open on the lock file `path`: id, process group and name.
 fn lock_holders(path: &Path) -> Vec<(u32, u32, String)> {
     let Ok(target) = fs::canonicalize(path) else {
         return Vec::new();
@@ -66,14 +73,12 @@ fn lock_holders(path: &Path) -> Vec<(u32, u32, String)> {
         .collect()
 }
 
-/// The exclusive lock of one matrix directory (`target/kshim/matrix.lock`), held for a whole
-/// run, so that two runs never write the same outputs at once.
+/// The exclusive lock of one checkout's outputs, held for a whole run.
 ///
-/// It is an advisory `flock` (what `File::try_lock` takes on Linux), held by the open file
-/// description, which the kernel drops when its last descriptor is closed: when the run ends,
-/// or is killed, and everything it started that inherited the descriptor (see
-/// [`crate::util::process::run_holding`]) has ended too. The file is never deleted: that would
-/// let a third run lock a new file while the second still holds the old.
+/// It is an advisory `flock` (what `File::try_lock` takes on Linux) on the open file
+/// description, which the kernel drops only when the run and everything it started that
+/// inherited the descriptor ([`crate::util::process::run_holding`]) have ended. The file is
+/// never deleted: a third run would lock a new file while the second still holds the old.
 ///
 /// # Invariants
 ///
@@ -86,11 +91,8 @@ pub struct RunLock {
 }
 
 impl RunLock {
-    /// Takes the lock at `path`, waiting while another run holds it; `waiting` is called once,
-    /// with a sentence that names the other run, before the wait begins.
-    ///
-    /// Fails when the lock file cannot be created (an unwritable `target/`), and when the run is
-    /// interrupted (SIGINT, SIGTERM) while it waits.
+    /// Takes the lock at `path`, waiting while another run holds it; `waiting` hears who holds
+    /// it before the wait begins. Fails when the run is interrupted while it waits.
     pub fn acquire(path: &Path, waiting: &mut dyn FnMut(&str)) -> anyhow::Result<RunLock> {
         let command = COMMAND.get().map_or("", String::as_str);
         RunLock::acquire_as(path, command, waiting)
@@ -158,9 +160,8 @@ impl RunLock {
         Ok(lock)
     }
 
-    /// Takes the lock at `path` as [`RunLock::acquire`] does, unless this process holds it
-    /// already: then `None`, and what holds it covers the caller too (taking it again would wait
-    /// for ever, on this very process).
+    /// [`RunLock::acquire`], unless this process holds the lock already (taking it again would
+    /// wait for ever): then `None`.
     pub fn acquire_unless_held(
         path: &Path,
         waiting: &mut dyn FnMut(&str),
@@ -180,19 +181,12 @@ impl RunLock {
         writeln!(file, "{}", owner.trim_end())
     }
 
-    /// When the run that took the lock is dead and only what it started holds it still (it was
-    /// killed with SIGKILL, so it could not end them), ends their process groups so that the
-    /// lock comes free, and says whom it ended; `None` while the owner lives or before it has
-    /// written its id. What a dead run's processes do, no one will read.
+    /// When the run that took the lock is dead (killed with SIGKILL) and only what it started
+    /// holds it still, ends their process groups and says whom it ended; `None` while the
+    /// owner lives. What a dead run's processes do, no one will read.
     fn reclaim_from_the_dead(path: &Path) -> Option<String> {
-        let (owner, _) = recorded_owner(path)?;
+        let (owner, _) = settled_owner(path)?;
         if is_running(owner) {
-            return None;
-        }
-        // The owner writes its id just after it takes the lock: look again before acting.
-        std::thread::sleep(Duration::from_millis(200));
-        let (again, _) = recorded_owner(path)?;
-        if again != owner || is_running(owner) {
             return None;
         }
         // SAFETY: `getpgrp` has no arguments and cannot fail.
@@ -220,19 +214,12 @@ impl RunLock {
 
     /// Who holds the lock, as the waiting message says it.
     fn holder(path: &Path) -> String {
-        // The owner writes its id just after it takes the lock: look twice before saying it is
-        // gone.
-        let mut owner = recorded_owner(path);
-        if owner.as_ref().is_some_and(|(pid, _)| !is_running(*pid)) {
-            std::thread::sleep(Duration::from_millis(200));
-            owner = recorded_owner(path);
-        }
         // A run that recorded no command (the library's own tests) is named as a run.
         let run = |command: &str| match command {
             "" => "run".to_owned(),
             command => format!("cargo xtask {}", crate::util::output::escape(command)),
         };
-        let whom = match owner {
+        let whom = match settled_owner(path) {
             Some((pid, command)) if is_running(pid) => {
                 format!("another {} (pid {pid})", run(&command))
             }
@@ -253,10 +240,7 @@ impl RunLock {
 
 impl Drop for RunLock {
     fn drop(&mut self) {
-        let mut held = held();
-        if let Some(position) = held.iter().position(|id| *id == self.id) {
-            held.swap_remove(position);
-        }
+        held().retain(|id| *id != self.id);
     }
 }
 

@@ -81,7 +81,6 @@ impl AuditReport {
             steps: &steps,
             keys: &keys,
             names: step_names,
-            usage_compiles: steps.len(),
             report: None,
         };
         let results = driver::execute(&lock, &layout, &run, settings, start)?;

@@ -92,36 +92,25 @@ impl BootPlan {
     /// The estimate's lines, its (low, high) seconds and the disk it takes in MB; the boot
     /// times come from the verdicts kept under `dir/results/`, else the defaults above.
     pub(super) fn estimate(&self, dir: &Path) -> (Vec<String>, (f64, f64), u64) {
-        let mut lines = Vec::new();
-        let mut total = (0.0, 0.0);
+        let (mut lines, mut total) = (Vec::new(), (0.0, 0.0));
         let boots = self.firsts + self.switches;
         let (each, from) = kept_boot_seconds(dir).unwrap_or((BOOT_SECONDS, "default"));
-        for (count, (low, high), what, from) in [
+        for (count, what, each, from) in [
             (
                 self.firsts,
-                FIRST_IMAGE_SECONDS,
                 "first boot image(s) of a tree",
+                FIRST_IMAGE_SECONDS,
                 "default",
             ),
             (
                 self.switches,
-                SWITCH_IMAGE_SECONDS,
                 "boot image switch(es) and relink(s)",
+                SWITCH_IMAGE_SECONDS,
                 "default",
             ),
-            (boots, each, "boot(s) under QEMU with KUnit", from),
+            (boots, "boot(s) under QEMU with KUnit", each, from),
         ] {
-            if count == 0 {
-                continue;
-            }
-            let range = super::times((low, high), count);
-            total = (total.0 + range.0, total.1 + range.1);
-            lines.push(format!(
-                "{count} {what}: {} ({:.0}-{:.0} s each, {from})",
-                super::seconds(range),
-                low,
-                high
-            ));
+            super::add_row(&mut lines, &mut total, count, what, each, from);
         }
         if boots > 0 {
             lines.push(

@@ -3,6 +3,7 @@
 //! driver's directory, each changes it; a file the build does not read does not.
 
 use super::*;
+use crate::kernel::rules::Prediction;
 
 fn write(root: &Path, relative: &str, text: &str) {
     let path = root.join(relative);
@@ -163,10 +164,11 @@ fn a_prediction_is_kept_by_tree_and_compiler() {
         }],
     };
     let (tree, compiler) = (Key(1), Key(2));
-    assert_eq!(kept_prediction(&cache, tree, compiler), None);
-    keep_prediction(&cache, tree, compiler, &prediction).unwrap();
-    assert_eq!(kept_prediction(&cache, tree, compiler), Some(prediction));
-    assert_eq!(kept_prediction(&cache, Key(3), compiler), None);
-    assert_eq!(kept_prediction(&cache, tree, Key(3)), None);
+    let entry = prediction_entry(&cache, tree, compiler).unwrap();
+    assert_eq!(entry, prediction_entry(&cache, tree, compiler).unwrap());
+    assert_ne!(entry, prediction_entry(&cache, Key(3), compiler).unwrap());
+    assert_ne!(entry, prediction_entry(&cache, tree, Key(3)).unwrap());
+    let text = json::to_value(&prediction).to_string();
+    assert_eq!(json::read::<Prediction>(&text).unwrap(), prediction);
     std::fs::remove_dir_all(cache).unwrap();
 }

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The shim's and the examples' sources as the matrix needs them: the `[[example]]` tables of
-//! `examples/Cargo.toml`, every file a build reads, and the check that the catalog names only
-//! examples that exist.
+//! The shim's and the examples' sources: the `[[example]]` tables of `examples/Cargo.toml`,
+//! every file a build reads, and the check that the catalog names only examples that exist.
 
 use crate::catalog::Feature;
 use anyhow::Context;
@@ -14,21 +13,17 @@ pub fn shim_root(root: &Path) -> PathBuf {
 
 /// Every file of the shim's source tree, sorted: all of them can change the build.
 pub fn shim_inputs(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    fn walk(directory: &Path, files: &mut Vec<PathBuf>) -> anyhow::Result<()> {
-        for entry in
-            fs::read_dir(directory).with_context(|| format!("reading {}", directory.display()))?
-        {
+    let (mut files, mut directories) = (Vec::new(), vec![root.join("kernel-shim/src")]);
+    while let Some(directory) = directories.pop() {
+        let entries = fs::read_dir(&directory);
+        for entry in entries.with_context(|| format!("reading {}", directory.display()))? {
             let path = entry?.path();
-            if path.is_dir() {
-                walk(&path, files)?;
-            } else {
-                files.push(path);
+            match path.is_dir() {
+                true => directories.push(path),
+                false => files.push(path),
             }
         }
-        Ok(())
     }
-    let mut files = Vec::new();
-    walk(&root.join("kernel-shim/src"), &mut files)?;
     files.sort();
     Ok(files)
 }
@@ -42,8 +37,7 @@ pub struct Example {
     pub path: PathBuf,
 }
 
-/// Reads the `[[example]]` tables of `examples/Cargo.toml`: each one's name and path (`NAME.rs`
-/// when the table gives none).
+/// Reads the `[[example]]` tables of `examples/Cargo.toml`.
 pub fn examples(root: &Path) -> anyhow::Result<Vec<Example>> {
     let manifest = root.join("examples/Cargo.toml");
     let text =
@@ -54,48 +48,43 @@ pub fn examples(root: &Path) -> anyhow::Result<Vec<Example>> {
 
 /// Reads `[[example]]` tables from a manifest's text; paths are relative to `directory`.
 pub fn parse_examples(text: &str, directory: &Path) -> anyhow::Result<Vec<Example>> {
-    let mut examples = Vec::new();
-    // The `[[example]]` being read: its line, its name and its path.
-    let mut current: Option<(usize, Option<String>, Option<String>)> = None;
-    // A `[` after the last line ends the last table as any next table does.
-    for (index, line) in text.lines().chain(["["]).enumerate() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            if let Some((line, name, path)) = current.take() {
-                let name =
-                    name.with_context(|| format!("the [[example]] on line {line} has no name"))?;
-                let path = directory.join(path.unwrap_or_else(|| format!("{name}.rs")));
-                examples.push(Example { name, path });
-            }
-            if line == "[[example]]" {
-                current = Some((index + 1, None, None));
-            }
-            continue;
-        }
-        let Some((_, name, path)) = current.as_mut() else {
-            continue;
-        };
-        if let Some((key, value)) = line.split_once('=') {
-            let value = value.trim();
-            let unquoted = value
-                .strip_prefix('"')
-                .and_then(|value| value.strip_suffix('"'));
-            match (key.trim(), unquoted) {
-                ("name", Some(value)) => *name = Some(value.to_string()),
-                ("path", Some(value)) => *path = Some(value.to_string()),
-                ("name" | "path", None) => {
-                    anyhow::bail!("line {}: expected a plain string, got {value}", index + 1)
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let headers = (0..lines.len()).filter(|&index| lines[index] == "[[example]]");
+    headers
+        .map(|header| {
+            // A table runs to the next table's header.
+            let body = lines[header + 1..]
+                .iter()
+                .take_while(|line| !line.starts_with('['));
+            let (mut name, mut path) = (None, None);
+            for (index, line) in (header + 1..).zip(body) {
+                let Some((key, value)) = line.split_once('=') else {
+                    continue;
+                };
+                let value = value.trim();
+                let unquoted = value
+                    .strip_prefix('"')
+                    .and_then(|value| value.strip_suffix('"'));
+                match (key.trim(), unquoted) {
+                    ("name", Some(value)) => name = Some(value.to_string()),
+                    ("path", Some(value)) => path = Some(value.to_string()),
+                    ("name" | "path", None) => {
+                        anyhow::bail!("line {}: expected a plain string, got {value}", index + 1)
+                    }
+                    _ => {}
                 }
-                _ => {}
             }
-        }
-    }
-    Ok(examples)
+            let line = header + 1;
+            let name =
+                name.with_context(|| format!("the [[example]] on line {line} has no name"))?;
+            let path = directory.join(path.unwrap_or_else(|| format!("{name}.rs")));
+            Ok(Example { name, path })
+        })
+        .collect()
 }
 
 /// Checks that every example the catalog names is an `[[example]]` of `manifest` whose source
-/// file exists, so that the matrix never reports a feature as taught by an example it did not
-/// build. The error names the line to fix, in `manifest` or in `catalog` (the catalog's source).
+/// file exists; the error names the line to fix, in `manifest` or in `catalog`.
 pub fn check_catalog_examples(
     features: &[Feature],
     examples: &[Example],

@@ -38,8 +38,8 @@ impl Mode {
     }
 }
 
-/// The cfgs a build in `mode` gets from a compiler of `release`, for `kernel_target` (`None`: the
-/// host, which is the machine the xtask runs on), as the shim's build script derives them.
+/// The cfgs the shim's build script derives for a build in `mode` by a compiler of `release`,
+/// for `kernel_target` (`None`: the host).
 pub fn mode_cfgs(
     release: Release,
     mode: Mode,
@@ -59,31 +59,21 @@ pub struct Rustc {
     pub release: Release,
 }
 
-/// What a compilation of the shim or an example produces.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Product {
-    /// The shim's rlib, an example's binary.
-    Crate,
-    /// The unit-test binary (`rustc --test`).
-    Tests,
-}
-
-#[derive(Clone, Debug)]
+/// What a compilation of the shim or an example produces, and where.
+#[derive(Clone, Copy, Debug)]
 pub enum Output<'a> {
-    /// `--out-dir`: rustc names the file after the crate.
+    /// The crate (the shim's rlib, an example's binary), named by rustc in this directory.
     Directory(&'a Path),
-    /// `-o`: exactly this file (test binaries).
-    File(&'a Path),
+    /// The unit-test binary (`rustc --test`), as exactly this file.
+    Tests(&'a Path),
 }
 
 fn path_arg(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
-fn push(invocation: &mut Invocation, args: &[&str]) {
-    invocation
-        .args
-        .extend(args.iter().map(|arg| arg.to_string()));
+fn push<S: Into<String>>(invocation: &mut Invocation, args: impl IntoIterator<Item = S>) {
+    invocation.args.extend(args.into_iter().map(Into::into));
 }
 
 /// Appends the flags of `line`, split at single spaces: a literal, so that no value read from a
@@ -92,8 +82,7 @@ fn push_line(invocation: &mut Invocation, line: &'static str) {
     invocation.args.extend(line.split(' ').map(String::from));
 }
 
-/// Kbuild's flags for a driver with the comma-separated allowed features `list`, as the
-/// catalog's [`crate::catalog::kbuild_driver_flags`] gives them.
+/// Kbuild's flags for a driver with the comma-separated allowed features `list`.
 pub fn kbuild_driver_flags(list: &str) -> Vec<String> {
     let mut flags = Vec::new();
     crate::catalog::kbuild_driver_flags(list, |flag| flags.push(flag.to_string()));
@@ -112,8 +101,7 @@ impl Rustc {
         env
     }
 
-    /// `--edition 2021` is known since 1.56; older compilers get 2018 (only the feature probe
-    /// runs on them, since they are below the minimum).
+    /// `--edition 2021` is known since 1.56; older compilers, which only probe, get 2018.
     fn edition(&self) -> &'static str {
         if self.release >= Release::new(1, 56, 0) {
             "2021"
@@ -142,18 +130,14 @@ impl Rustc {
     }
 
     fn add_cfgs(invocation: &mut Invocation, cfgs: &[&str]) {
-        for cfg in cfgs {
-            push(invocation, &["--cfg", cfg]);
-        }
+        push(invocation, cfgs.iter().flat_map(|cfg| ["--cfg", cfg]));
     }
 
     /// What a crate outside the shim gets: in kernel mode Kbuild's flags for a driver
     /// ([`kbuild_driver_flags`]), the shim's rlib as `kernel`, and the mode's cfgs.
     fn add_kernel_user(invocation: &mut Invocation, mode: Mode, cfgs: &[&str], rlib: &Path) {
         if mode == Mode::Kernel {
-            invocation
-                .args
-                .extend(kbuild_driver_flags(RUST_ALLOWED_FEATURES));
+            push(invocation, kbuild_driver_flags(RUST_ALLOWED_FEATURES));
         }
         let rlib = format!("kernel={}", path_arg(rlib));
         invocation.args.extend(["--extern".into(), rlib]);
@@ -163,7 +147,7 @@ impl Rustc {
     fn add_output(invocation: &mut Invocation, output: Output<'_>) {
         let (flag, path) = match output {
             Output::Directory(directory) => ("--out-dir", directory),
-            Output::File(file) => ("-o", file),
+            Output::Tests(file) => ("-o", file),
         };
         invocation.args.extend([flag.into(), path_arg(path)]);
     }
@@ -187,60 +171,41 @@ impl Rustc {
             &mut invocation,
             "--crate-name kshim_kbuild --crate-type lib --emit=metadata --error-format=json",
         );
-        invocation
-            .args
-            .extend(kbuild_driver_flags(RUST_ALLOWED_FEATURES));
+        push(&mut invocation, kbuild_driver_flags(RUST_ALLOWED_FEATURES));
         invocation.args.push(path_arg(source));
         Self::add_output(&mut invocation, Output::Directory(out_dir));
         invocation
     }
 
     /// The shim's or an example's compile, of its crate (a `crate_type`) or its test binary.
-    fn compile(&self, mode: Mode, name: &str, crate_type: &str, product: Product) -> Invocation {
+    fn compile(&self, mode: Mode, name: &str, crate_type: &str, output: Output<'_>) -> Invocation {
         let mut invocation = self.base(mode);
-        match product {
-            Product::Tests => push(&mut invocation, &["--crate-name", name, "--test"]),
-            Product::Crate => push(
-                &mut invocation,
-                &[
-                    "--crate-name",
-                    name,
-                    "--crate-type",
-                    crate_type,
-                    "--emit=link",
-                ],
-            ),
+        push(&mut invocation, ["--crate-name", name]);
+        match output {
+            Output::Tests(_) => push(&mut invocation, ["--test"]),
+            _ => push(&mut invocation, ["--crate-type", crate_type, "--emit=link"]),
         }
         invocation
     }
 
-    pub fn shim(
-        &self,
-        root: &Path,
-        mode: Mode,
-        cfgs: &[&str],
-        product: Product,
-        output: Output<'_>,
-    ) -> Invocation {
-        let mut invocation = self.compile(mode, "kernel", "rlib", product);
+    pub fn shim(&self, root: &Path, mode: Mode, cfgs: &[&str], output: Output<'_>) -> Invocation {
+        let mut invocation = self.compile(mode, "kernel", "rlib", output);
         invocation.args.push(path_arg(&shim_root(root)));
         Self::add_cfgs(&mut invocation, cfgs);
         Self::add_output(&mut invocation, output);
         invocation
     }
 
-    /// An example as a binary, or as its test binary, linked against the shim's rlib; in
-    /// kernel mode limited to the kernel's `-Zallow-features` list.
+    /// An example as a binary, or as its test binary, linked against the shim's rlib.
     pub fn example(
         &self,
         example: &Example,
         mode: Mode,
         cfgs: &[&str],
         rlib: &Path,
-        product: Product,
         output: Output<'_>,
     ) -> Invocation {
-        let mut invocation = self.compile(mode, &example.name, "bin", product);
+        let mut invocation = self.compile(mode, &example.name, "bin", output);
         invocation.args.push(path_arg(&example.path));
         Self::add_kernel_user(&mut invocation, mode, cfgs, rlib);
         Self::add_output(&mut invocation, output);
@@ -254,8 +219,7 @@ impl Rustc {
     }
 
     /// The parts every build of a sysroot crate shares, as the standard library's own build
-    /// has them: unstable features allowed, everything unmarked unstable, no unwinding, and
-    /// no lints, since newer lints may fire on an older library.
+    /// has them; no lints, since newer lints may fire on an older library.
     fn sysroot_crate(&self, name: &str, edition: &str, triple: &str, out_dir: &Path) -> Invocation {
         let mut invocation = self.launch.invocation(Vec::new(), self.bootstrap_env());
         let names = [
@@ -266,8 +230,8 @@ impl Rustc {
             "--crate-type",
             "rlib",
         ];
-        push(&mut invocation, &names);
-        push(&mut invocation, &["--target", triple]);
+        push(&mut invocation, names);
+        push(&mut invocation, ["--target", triple]);
         push_line(
             &mut invocation,
             "-C panic=abort -C opt-level=2 -Zforce-unstable-if-unmarked --cap-lints allow",
@@ -276,8 +240,7 @@ impl Rustc {
         invocation
     }
 
-    /// `core` for `triple`, from the compiler's own library sources, into `out_dir` (the
-    /// sysroot's `lib/rustlib/TRIPLE/lib`).
+    /// `core` for `triple`, from the compiler's own library sources, into `out_dir`.
     pub fn core(&self, sources: &LibrarySources, triple: &str, out_dir: &Path) -> Invocation {
         let mut invocation = self.sysroot_crate("core", &sources.core_edition, triple, out_dir);
         let root = sources.library.join("core/src/lib.rs");
@@ -308,28 +271,23 @@ impl Rustc {
         invocation
     }
 
-    /// Points a compilation at `sysroot`, in place of the one a compiler run through its own
-    /// loader is given (rustc takes `--sysroot` once).
+    /// Points a compilation at `sysroot`, in place of the one its loader gives it.
     fn set_sysroot(invocation: &mut Invocation, sysroot: &Path) {
         match invocation.args.iter().position(|arg| arg == "--sysroot") {
             Some(index) if index + 1 < invocation.args.len() => {
                 invocation.args[index + 1] = path_arg(sysroot);
             }
-            _ => invocation
-                .args
-                .extend(["--sysroot".into(), path_arg(sysroot)]),
+            _ => push(invocation, ["--sysroot".into(), path_arg(sysroot)]),
         }
     }
 
-    /// Makes a compilation build for `triple` with the `core` of `sysroot`, as the kernel
-    /// builds its Rust: no unwinding.
+    /// Makes a compilation build for `triple` with the `core` of `sysroot`, without unwinding.
     pub fn for_target(invocation: &mut Invocation, triple: &str, sysroot: &Path) {
         Self::set_sysroot(invocation, sysroot);
-        push(invocation, &["--target", triple, "-C", "panic=abort"]);
+        push(invocation, ["--target", triple, "-C", "panic=abort"]);
     }
 
-    /// A crate of `xtask/programs/` built against the shim's rlib for a kernel target: the
-    /// static-key sample as one object, or the test program linked by `linker` (`rust-lld`).
+    /// A crate of `xtask/programs/` built against the shim's rlib for a kernel target.
     pub fn target_crate(
         &self,
         source: &Path,
@@ -340,7 +298,7 @@ impl Rustc {
         output: TargetOutput<'_>,
     ) -> Invocation {
         let mut invocation = self.base(mode);
-        push(&mut invocation, &["--crate-name", name]);
+        push(&mut invocation, ["--crate-name", name]);
         push_line(&mut invocation, "-C opt-level=2 -C codegen-units=1");
         let file = match output {
             TargetOutput::Object(object) => {
@@ -356,9 +314,10 @@ impl Rustc {
                 binary
             }
         };
-        invocation
-            .args
-            .extend(["-o".into(), path_arg(file), path_arg(source)]);
+        push(
+            &mut invocation,
+            ["-o".into(), path_arg(file), path_arg(source)],
+        );
         Self::add_kernel_user(&mut invocation, mode, cfgs, rlib);
         invocation
     }
@@ -380,14 +339,13 @@ pub enum TargetOutput<'a> {
     Program { binary: &'a Path, linker: &'a Path },
 }
 
-/// Running an example's binary: with the toolchain's environment, since it may link the
-/// toolchain's shared libraries.
+/// Running an example's binary, with the toolchain's environment for its shared libraries.
 pub fn binary_run(rustc: &Rustc, binary: &Path) -> Invocation {
     Invocation::new(binary, Vec::new()).with_env(rustc.launch.env.clone())
 }
 
 /// Running a test binary so that it reports libtest's JSON events, which a stable-built
-/// binary accepts with `RUSTC_BOOTSTRAP=1` (it changes nothing else about the tests).
+/// binary accepts with `RUSTC_BOOTSTRAP=1`.
 pub fn test_run(rustc: &Rustc, binary: &Path) -> Invocation {
     let args = crate::util::libtest::JSON_ARGS.map(String::from).to_vec();
     Invocation::new(binary, args).with_env(rustc.bootstrap_env())

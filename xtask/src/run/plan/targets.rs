@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The target axis of the plan: for every toolchain, which kernel targets it knows; and where
-//! it builds and its own library sources are at hand, `core` and `compiler_builtins` for each
-//! kernel target, then per mode the shim, the static-key sample's object (whose sites the
-//! runner checks) and the freestanding test program, run natively or under qemu.
+//! it builds and has its library sources, per kernel target `core` and `compiler_builtins`,
+//! then per mode the shim, the static-key sample's object and the test program.
 
-use super::rustc::{mode_cfgs, Builtins, Mode, Output, Product, Rustc, TargetOutput};
+use super::rustc::{mode_cfgs, Builtins, Mode, Output, Rustc, TargetOutput};
 use super::{Check, Kind, Layout, PlannedToolchain, Step};
 use crate::catalog::Release;
 use crate::targets::KernelTarget;
@@ -31,9 +30,8 @@ impl Emulation<'_> {
     }
 }
 
-/// Why no target step runs for `target` on a toolchain, if none does: the catalog says the
-/// compiler does not know it, or its library sources are missing (`missing` says why). What
-/// the report's cells say.
+/// Why no target step runs for `target` on a toolchain, if none does: the compiler does not
+/// know it, or its library sources are `missing`.
 pub fn not_built(release: Release, missing: Option<&str>, target: &KernelTarget) -> Option<String> {
     if target.known_on(release) == Some(false) {
         return Some(format!(
@@ -50,8 +48,7 @@ pub fn has_sites(release: Release, mode: Mode) -> bool {
     mode_cfgs(release, mode, None).contains(&"kshim_has_asm_goto")
 }
 
-/// The target-list probe of every toolchain, and the target steps of those that build;
-/// `library_sources` is per entry of the run's toolchain list, as [`super::PlannedRun::library_sources`].
+/// The target-list probe of every toolchain, and the target steps of those that build.
 pub fn plan_targets(
     layout: &Layout,
     toolchains: &[PlannedToolchain],
@@ -80,15 +77,11 @@ pub fn plan_targets(
         };
         let sysroot = &layout.output(&toolchain.directory_name, "sysroot");
         for &kernel_target in targets {
-            // The library sources are at hand: only the catalog can rule the target out.
-            if not_built(toolchain.rustc.release, None, kernel_target).is_some() {
+            if kernel_target.known_on(toolchain.rustc.release) == Some(false) {
                 continue;
             }
             let rustc = &toolchain.rustc;
-            let libraries = sysroot
-                .join("lib/rustlib")
-                .join(kernel_target.triple)
-                .join("lib");
+            let libraries = sysroot.join(format!("lib/rustlib/{}/lib", kernel_target.triple));
             let step = |kind, target: &str, mode, processes| Step {
                 directories: vec![libraries.clone()],
                 kernel_target: Some(kernel_target),
@@ -99,8 +92,7 @@ pub fn plan_targets(
             steps.push(Step {
                 artifact: Some(core_rlib.clone()),
                 outputs: vec![core_rlib],
-                // Provisioned files, keyed by their stat stamps (see `cache::run_keys`): a damaged
-                // source must not be served a result built from the intact one.
+                // Provisioned files, keyed by their stat stamps (`cache::input_key`).
                 inputs: sources.parts(),
                 ..step(
                     Kind::Core,
@@ -111,8 +103,7 @@ pub fn plan_targets(
             });
             let (builtins_crate, builtins_inputs) = match &sources.compiler_builtins {
                 Some(source) => (Builtins::Sources(source), sources.parts()),
-                // The empty crate of `xtask/programs/`: only the test program links against it, and it
-                // needs none of its routines.
+                // The empty crate: only the test program links it, and uses none of its routines.
                 None => {
                     let file = layout.root.join("xtask/programs/compiler_builtins.rs");
                     (Builtins::Empty(file.clone()), vec![file])
@@ -136,13 +127,7 @@ pub fn plan_targets(
                     &format!("{}-{}", mode.word(), kernel_target.triple),
                 );
                 let rlib = directory.join("libkernel.rlib");
-                let mut shim = rustc.shim(
-                    &layout.root,
-                    mode,
-                    &cfgs,
-                    Product::Crate,
-                    Output::Directory(&directory),
-                );
+                let mut shim = rustc.shim(&layout.root, mode, &cfgs, Output::Directory(&directory));
                 Rustc::for_target(&mut shim, kernel_target.triple, sysroot);
                 let library = steps.len();
                 steps.push(Step {
@@ -162,13 +147,9 @@ pub fn plan_targets(
                 let object = directory.join("kshim_sites.o");
                 let sites = layout.root.join(crate::targets::jump_table::SAMPLE_PATH);
                 let compile = target_crate(&sites, "kshim_sites", TargetOutput::Object(&object));
-                let expected = if has_sites(rustc.release, mode) {
-                    crate::targets::jump_table::SAMPLE_SITES
-                        .iter()
-                        .map(|&(key, count)| (key.to_string(), count))
-                        .collect()
-                } else {
-                    Vec::new()
+                let expected = match has_sites(rustc.release, mode) {
+                    true => crate::targets::jump_table::SAMPLE_SITES,
+                    false => &[],
                 };
                 steps.push(Step {
                     directories: vec![directory.clone()],
@@ -198,8 +179,7 @@ pub fn plan_targets(
                     _ => (binary.clone(), Vec::new()),
                 };
                 let run = Invocation::new(program, args);
-                // The program's root and the module of its Linux plumbing; the linker and the emulator
-                // decide the cell as much as the sources do.
+                // The linker and the emulator decide the cell as much as the sources do.
                 let linux = layout.root.join("xtask/programs/linux.rs");
                 let mut inputs = vec![source, linux, linker.clone()];
                 if run.program != binary {

@@ -76,7 +76,6 @@ fn kernel_mode_lines_carry_bootstrap_and_the_allow_list() {
             Mode::Kernel,
             &cfgs,
             Path::new("/o/libkernel.rlib"),
-            Product::Crate,
             Output::Directory(Path::new("/o")),
         )
         .shell_line();
@@ -101,7 +100,6 @@ fn kernel_mode_lines_carry_bootstrap_and_the_allow_list() {
         Path::new("/p"),
         Mode::Stable,
         &mode_cfgs(rustc.release, Mode::Stable, None),
-        Product::Crate,
         Output::Directory(Path::new("/o")),
     );
     assert!(!stable.shell_line().contains("RUSTC_BOOTSTRAP"));
@@ -115,7 +113,6 @@ fn kernel_mode_lines_carry_bootstrap_and_the_allow_list() {
             Path::new("/p"),
             Mode::Stable,
             &[],
-            Product::Crate,
             Output::Directory(Path::new("/o")),
         )
         .shell_line();

@@ -1,35 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The usage run's plan: per toolchain the probe and the kernel-mode shim as the matrix plans
-//! them (so they share its outputs and cache), then one metadata-only kernel-mode compile per
-//! target (the shim, every example) and enabled feature, with that feature left out of
-//! `-Zallow-features`.
+//! The usage run's plan: per toolchain the matrix's probe and kernel-mode shim (sharing its
+//! outputs and cache), then one metadata-only kernel-mode compile per target (the shim, every
+//! example) and enabled feature, with that feature left out of `-Zallow-features`.
 
 use super::examples::{example_inputs, shim_inputs, Example};
-use super::rustc::{kbuild_driver_flags, mode_cfgs, Mode, Output, Product};
+use super::rustc::{kbuild_driver_flags, mode_cfgs, Mode, Output};
 use super::{probes_and_shims, Kind, Layout, PlannedToolchain, Step};
 use crate::catalog::allowed_features;
 use crate::features::expect::enabled_in_kernel_mode;
 use crate::util::process::Invocation;
+use anyhow::Context;
+use std::path::PathBuf;
 
 /// One usage compile of the plan: which target it compiles without which feature.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UsageCompile {
-    /// Its index in [`PlannedUsage::steps`].
+    /// Its index in the usage run's steps.
     pub step: usize,
     pub toolchain: usize,
     /// `kernel` for the shim, or the example's name.
     pub target: String,
     /// The feature left out of `-Zallow-features`.
     pub feature: &'static str,
-}
-
-/// The steps of a usage run and what each usage compile asks.
-#[derive(Clone, Debug)]
-pub struct PlannedUsage {
-    /// Every step, each after the steps it needs: probes and shim builds, then usage compiles.
-    pub steps: Vec<Step>,
-    /// The usage compiles among the steps, in plan order.
-    pub compiles: Vec<UsageCompile>,
 }
 
 /// Makes a kernel-mode compile metadata-only, with JSON diagnostics and `allowed` less
@@ -69,12 +61,13 @@ fn without(mut invocation: Invocation, allowed: &[&str], left_out: &str) -> Invo
 
 /// Plans a usage run on the toolchains that build (the others get no step): for each, every
 /// feature the shim enables in kernel mode on that release ([`enabled_in_kernel_mode`]) for the
-/// shim, and those of them in the kernel's `-Zallow-features` list for every example.
+/// shim, and those of them in the kernel's `-Zallow-features` list for every example. The
+/// steps: probes and shim builds, then the usage compiles, which the second list describes.
 pub fn plan_usage(
     layout: &Layout,
     toolchains: &[PlannedToolchain],
     examples: &[Example],
-) -> anyhow::Result<PlannedUsage> {
+) -> anyhow::Result<(Vec<Step>, Vec<UsageCompile>)> {
     let building: Vec<PlannedToolchain> = toolchains
         .iter()
         .filter(|toolchain| toolchain.builds)
@@ -82,19 +75,15 @@ pub fn plan_usage(
         .collect();
     let mut steps = probes_and_shims(layout, &building, examples, &[Mode::Kernel])?;
     let shim_files = shim_inputs(&layout.root)?;
-    let mut example_files = Vec::new();
-    for example in examples {
-        example_files.push(example_inputs(&example.path)?);
-    }
+    let example_files: Vec<Vec<PathBuf>> = (examples.iter())
+        .map(|example| example_inputs(&example.path))
+        .collect::<anyhow::Result<_>>()?;
     let mut compiles = Vec::new();
     for toolchain in &building {
-        let Some((library, rlib)) = steps.iter().enumerate().find_map(|(index, step)| {
-            (step.kind == Kind::Build && step.toolchain == toolchain.index)
-                .then(|| (index, step.artifact.clone()))
-        }) else {
-            anyhow::bail!("the matrix's plan has no kernel-mode shim build for a toolchain");
-        };
-        let rlib = rlib.unwrap_or_default();
+        let shim = |step: &Step| step.kind == Kind::Build && step.toolchain == toolchain.index;
+        let library = (steps.iter().position(shim))
+            .context("the matrix's plan has no kernel-mode shim build for a toolchain")?;
+        let rlib = steps[library].artifact.clone().unwrap_or_default();
         let cfgs = mode_cfgs(toolchain.rustc.release, Mode::Kernel, None);
         let enabled: Vec<&'static str> = enabled_in_kernel_mode(toolchain.rustc.release)
             .iter()
@@ -122,12 +111,12 @@ pub fn plan_usage(
             let output = Output::Directory(&directory);
             let (compile, list, deps) = match example {
                 None => (
-                    rustc.shim(&layout.root, Mode::Kernel, &cfgs, Product::Crate, output),
+                    rustc.shim(&layout.root, Mode::Kernel, &cfgs, output),
                     &enabled,
                     Vec::new(),
                 ),
                 Some(example) => (
-                    rustc.example(example, Mode::Kernel, &cfgs, &rlib, Product::Crate, output),
+                    rustc.example(example, Mode::Kernel, &cfgs, &rlib, output),
                     &allowed,
                     vec![library],
                 ),
@@ -152,5 +141,5 @@ pub fn plan_usage(
             });
         }
     }
-    Ok(PlannedUsage { steps, compiles })
+    Ok((steps, compiles))
 }

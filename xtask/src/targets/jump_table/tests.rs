@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::catalog::Release;
-use crate::run::plan::{mode_cfgs, Example, Mode, Output, Product, Rustc};
+use crate::run::plan::{mode_cfgs, Example, Mode, Output, Rustc};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::OnceLock;
@@ -51,26 +51,13 @@ fn build_sample(name: &str, mode: Mode, cfgs_of: Option<Release>) -> Vec<u8> {
     std::fs::create_dir_all(&directory).unwrap();
     let rustc = host_rustc();
     let cfgs = mode_cfgs(cfgs_of.unwrap_or(rustc.release), mode, None);
-    let _ = run(&rustc.shim(
-        &root,
-        mode,
-        &cfgs,
-        Product::Crate,
-        Output::Directory(&directory),
-    ));
+    let _ = run(&rustc.shim(&root, mode, &cfgs, Output::Directory(&directory)));
     let sample = Example {
         name: "sites".into(),
         path: root.join(SAMPLE_PATH),
     };
     let rlib = directory.join("libkernel.rlib");
-    let mut invocation = rustc.example(
-        &sample,
-        mode,
-        &cfgs,
-        &rlib,
-        Product::Crate,
-        Output::Directory(&directory),
-    );
+    let mut invocation = rustc.example(&sample, mode, &cfgs, &rlib, Output::Directory(&directory));
     let crate_type = invocation.args.iter().position(|arg| arg == "bin").unwrap();
     invocation.args[crate_type] = "lib".into();
     let emit = invocation

@@ -110,28 +110,13 @@ fn resolve_specs(
     let mut log = |line: &str| eprintln!("toolchain: {line}");
     let mut provisioner =
         Provisioner::new(sh, debian::toolchains_dir(), debian_suites, &mut log).with(provisioning);
-    let mut resolved: Vec<Result<Toolchain, Availability>> = Vec::with_capacity(distinct.len());
-    for spec in distinct {
-        let result = if interrupted().is_some() {
-            Err(anyhow!(NOT_CHECKED))
-        } else {
-            spec_toolchain(sh, spec, installed, &mut provisioner)
-        };
-        resolved.push(result.map_err(|error| {
-            // A name that is neither a file nor a rustup toolchain is broken like any other.
-            let launch = Launch {
-                rustc: PathBuf::from(spec),
-                loader: None,
-                env: Vec::new(),
-            };
-            let toolchain =
-                Toolchain::launched(spec.to_string(), spec.to_string(), Source::Path, launch);
-            Availability::Broken {
-                toolchain,
-                error: format!("{error:#}"),
-            }
-        }));
-    }
+    let resolved: Vec<anyhow::Result<Toolchain>> = distinct
+        .iter()
+        .map(|spec| match interrupted() {
+            Some(_) => Err(anyhow!(NOT_CHECKED)),
+            None => spec_toolchain(sh, spec, installed, &mut provisioner),
+        })
+        .collect();
     let runnable: Vec<Toolchain> = resolved
         .iter()
         .filter_map(|result| result.as_ref().ok().cloned())
@@ -139,9 +124,21 @@ fn resolve_specs(
     let mut probed = probe_all(runnable, timeout).into_iter();
     let mut results: Vec<Availability> = resolved
         .into_iter()
-        .map(|result| match result {
+        .zip(distinct)
+        .map(|(result, spec)| match result {
             Ok(_) => probed.next().expect("one probe per runnable spec"),
-            Err(broken) => broken,
+            // A name that is neither a file nor a rustup toolchain is broken like any other.
+            Err(error) => {
+                let launch = Launch {
+                    rustc: PathBuf::from(spec),
+                    loader: None,
+                    env: Vec::new(),
+                };
+                let toolchain =
+                    Toolchain::launched(spec.to_string(), spec.to_string(), Source::Path, launch);
+                let error = format!("{error:#}");
+                Availability::Broken { toolchain, error }
+            }
         })
         .collect();
     let pin_of_release: HashMap<(String, Option<String>), &Pin> = pins
@@ -154,10 +151,8 @@ fn resolve_specs(
             let by_date =
                 pin_of_release.get(&(version.release_string(), version.commit_date.clone()));
             let any_date = pin_of_release.get(&(version.release_string(), None));
-            toolchain.pin = by_date
-                .or(any_date)
-                .filter(|pin| pin.is_satisfied_by(version))
-                .map(|pin| pin.id.clone());
+            // The release is the key: a pin found by it is satisfied.
+            toolchain.pin = by_date.or(any_date).map(|pin| pin.id.clone());
             if matches!(toolchain.source, Source::Path | Source::Debian { .. }) {
                 toolchain.id = version.release_string();
             }
@@ -199,12 +194,8 @@ fn spec_toolchain(
             .filter(|launch| launch.loader.is_some() && launch.rustc == rustc);
         let full = rustc.display().to_string();
         let launch = own_loader.unwrap_or_else(|| host_launch(rustc));
-        return Ok(Toolchain::launched(
-            spec.to_owned(),
-            full,
-            Source::Path,
-            launch,
-        ));
+        let toolchain = Toolchain::launched(spec.to_owned(), full, Source::Path, launch);
+        return Ok(toolchain);
     }
     let found = installed.iter().find(|(name, _)| name == spec).or_else(|| {
         installed

@@ -21,17 +21,9 @@ pub(super) enum TableKind {
 /// An error at a line of the pin file.
 pub(super) type LineError = (usize, String);
 
-const PIN_KEYS: &[&str] = &[
-    "id",
-    "release",
-    "commit-date",
-    "role",
-    "rustup",
-    "debian",
-    "note",
-];
-
-const TREE_KEYS: &[&str] = &["id", "debian", "path", "note"];
+/// The keys of a `[[pin]]` and of a `[[tree]]`, as an unknown key's error lists them.
+const PIN_KEYS: &str = "id, release, commit-date, role, rustup, debian, note";
+const TREE_KEYS: &str = "id, debian, path, note";
 
 /// Reads the `[[pin]]` and `[[tree]]` tables of a TOML document, each with its header's line.
 ///
@@ -154,13 +146,10 @@ impl TableReader<'_> {
                         [name] if array && name == "tree" => TableKind::Tree,
                         _ => {
                             let header = &input[start..end];
-                            return Err(Misread::Invalid(
-                                start,
-                                format!(
-                                    "unknown table `{header}`; the tables are `[[pin]]` and \
-                                     `[[tree]]`"
-                                ),
-                            ));
+                            let message = format!(
+                                "unknown table `{header}`; the tables are `[[pin]]` and `[[tree]]`"
+                            );
+                            return Err(Misread::Invalid(start, message));
                         }
                     };
                     tables.push((kind, self.line_of(start), BTreeMap::new()));
@@ -170,55 +159,39 @@ impl TableReader<'_> {
                     key.extend(self.key(&mut events)?);
                     let key = key.join(".");
                     if events.next_if(|event| event.kind() == KeyValSep).is_none() {
-                        let line = input[start..].lines().next();
-                        return Err(Misread::Syntax(
-                            start,
-                            format!(
-                                "expected `key = \"value\"`, found `{}`",
-                                escape(line.unwrap_or_default().trim())
-                            ),
-                        ));
+                        let found =
+                            escape(input[start..].lines().next().unwrap_or_default().trim());
+                        let message = format!("expected `key = \"value\"`, found `{found}`");
+                        return Err(Misread::Syntax(start, message));
                     }
                     let value = self.string_value(&key, &mut events)?;
                     if let Some(first) = events.next_if(|event| event.kind() == Error) {
                         // `toml_parser` marks each token up to the end of the line.
-                        let mut end = first.span().end();
-                        while let Some(more) = events.next_if(|event| event.kind() == Error) {
-                            end = more.span().end();
-                        }
-                        let extra = &input[first.span().start()..end];
-                        return Err(Misread::Syntax(
-                            first.span().start(),
-                            format!(
-                                "unexpected text `{}` after the value of `{key}`",
-                                escape(extra)
-                            ),
-                        ));
+                        let more = std::iter::from_fn(|| events.next_if(|e| e.kind() == Error));
+                        let end = more.last().unwrap_or(first).span().end();
+                        let extra = escape(&input[first.span().start()..end]);
+                        let message =
+                            format!("unexpected text `{extra}` after the value of `{key}`");
+                        return Err(Misread::Syntax(first.span().start(), message));
                     }
                     let Some((kind, _, table)) = tables.last_mut() else {
-                        return Err(Misread::Invalid(
-                            start,
-                            format!(
-                                "`{key}` is outside any `[[pin]]` table; start each pin with \
-                                 `[[pin]]`"
-                            ),
-                        ));
+                        let message = format!(
+                            "`{key}` is outside any `[[pin]]` table; start each pin with `[[pin]]`"
+                        );
+                        return Err(Misread::Invalid(start, message));
                     };
                     let (keys, what) = match kind {
                         TableKind::Pin => (PIN_KEYS, "a pin"),
                         TableKind::Tree => (TREE_KEYS, "a tree"),
                     };
-                    if !keys.contains(&key.as_str()) {
-                        return Err(Misread::Invalid(
-                            start,
-                            format!("unknown key `{key}`; {what} has {}", keys.join(", ")),
-                        ));
+                    if !keys.split(", ").any(|known| known == key) {
+                        let message = format!("unknown key `{key}`; {what} has {keys}");
+                        return Err(Misread::Invalid(start, message));
                     }
                     if let Some((first_line, _)) = table.get(&key) {
-                        return Err(Misread::Invalid(
-                            start,
-                            format!("duplicate key `{key}` (first set on line {first_line})"),
-                        ));
+                        let message =
+                            format!("duplicate key `{key}` (first set on line {first_line})");
+                        return Err(Misread::Invalid(start, message));
                     }
                     table.insert(key, (self.line_of(start), value));
                 }
@@ -233,25 +206,19 @@ impl TableReader<'_> {
         &self,
         events: &mut std::iter::Peekable<impl Iterator<Item = &'e Event>>,
     ) -> Result<Vec<String>, Misread> {
-        let mut parts = Vec::new();
-        while let Some(event) = events.next_if(|event| matches!(event.kind(), SimpleKey | KeySep)) {
-            if event.kind() == SimpleKey {
-                parts.push(self.simple_key(event)?);
-            }
-        }
-        Ok(parts)
+        std::iter::from_fn(|| events.next_if(|event| matches!(event.kind(), SimpleKey | KeySep)))
+            .filter(|event| event.kind() == SimpleKey)
+            .map(|event| self.simple_key(event))
+            .collect()
     }
 
     fn simple_key(&self, event: &Event) -> Result<String, Misread> {
-        let raw = self.raw(event);
         let mut key = String::new();
         let mut errors: Vec<ParseError> = Vec::new();
-        raw.decode_key(&mut key, &mut errors);
+        self.raw(event).decode_key(&mut key, &mut errors);
         errors.first().map_or(Ok(key), |error| {
-            Err(Misread::Invalid(
-                error_offset(error),
-                describe_toml_error(self.source.input(), error),
-            ))
+            let message = describe_toml_error(self.source.input(), error);
+            Err(Misread::Invalid(error_offset(error), message))
         })
     }
 
@@ -266,10 +233,8 @@ impl TableReader<'_> {
         let start = event.span().start();
         let not_a_string = |end: usize| {
             let found = &self.source.input()[start..end];
-            Misread::Invalid(
-                start,
-                format!("the value of `{key}` must be a string, found `{found}`"),
-            )
+            let message = format!("the value of `{key}` must be a string, found `{found}`");
+            Misread::Invalid(start, message)
         };
         match event.kind() {
             Scalar => {
@@ -281,10 +246,8 @@ impl TableReader<'_> {
                     // The decoder reports a missing closing quote at the string's end, which
                     // for a multi-line string is the end of the file.
                     if offset == event.span().end() {
-                        return Err(Misread::Invalid(
-                            start,
-                            format!("the string value of `{key}` is not closed"),
-                        ));
+                        let message = format!("the string value of `{key}` is not closed");
+                        return Err(Misread::Invalid(start, message));
                     }
                     let message = format!(
                         "in the value of `{key}`: {}",
@@ -299,19 +262,16 @@ impl TableReader<'_> {
             }
             ArrayOpen | InlineTableOpen => {
                 // Skip to the matching close, to quote the whole value.
-                let mut depth = 1;
-                let mut end = event.span().end();
-                for inner in events.by_ref() {
+                let (mut depth, mut end) = (1, event.span().end());
+                events.by_ref().find(|inner| {
                     end = inner.span().end();
-                    match inner.kind() {
-                        ArrayOpen | InlineTableOpen => depth += 1,
-                        ArrayClose | InlineTableClose => depth -= 1,
-                        _ => {}
-                    }
-                    if depth == 0 {
-                        break;
-                    }
-                }
+                    depth += match inner.kind() {
+                        ArrayOpen | InlineTableOpen => 1,
+                        ArrayClose | InlineTableClose => -1,
+                        _ => 0,
+                    };
+                    depth == 0
+                });
                 Err(not_a_string(end))
             }
             _ => Err(Misread::Malformed(start)),
