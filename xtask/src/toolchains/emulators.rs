@@ -6,7 +6,7 @@
 
 use crate::targets::KERNEL_TARGETS;
 use crate::toolchains::debian::{self, Provisioner};
-use crate::toolchains::extracted::{self, Extracted, Marker, Wanted};
+use crate::toolchains::extracted::{Extracted, Marker, Wanted};
 use crate::toolchains::loader::elf_linkage;
 use anyhow::{bail, ensure, Context};
 use std::path::{Path, PathBuf};
@@ -83,7 +83,12 @@ pub(crate) fn provision_qemu(
     if let Some(marker) =
         Marker::read(&prefix).filter(|marker| emulated().all(|arch| marker.get(arch).is_some()))
     {
-        return Ok(Extracted::already(prefix, marker));
+        return Ok(Extracted {
+            prefix,
+            marker,
+            already: true,
+            ..Default::default()
+        });
     }
     let mut refusals = Vec::new();
     for (package, pattern) in PACKAGES {
@@ -95,7 +100,7 @@ pub(crate) fn provision_qemu(
             prefix: prefix.clone(),
             select: &select,
         };
-        let outcome = extracted::provision(provisioner, &wanted, |staging| {
+        let outcome = provisioner.extract(&wanted, |staging| {
             let mut fields = Vec::new();
             let mut said = String::new();
             for arch in emulated() {

@@ -5,7 +5,7 @@
 
 use crate::toolchains::debian::{self, DebianSource, Provisioner};
 use crate::toolchains::discovery::{Source, Toolchain};
-use crate::toolchains::extracted::{self, Extracted, Marker, Wanted};
+use crate::toolchains::extracted::{Extracted, Marker, Wanted};
 use crate::toolchains::version::RustcVersion;
 use anyhow::{anyhow, bail, ensure, Context};
 use std::path::{Path, PathBuf};
@@ -280,7 +280,7 @@ pub(crate) fn provision_sources(
         prefix: prefix.clone(),
         select: &sources_members,
     };
-    let result = extracted::provision(provisioner, &wanted, |staging| {
+    let result = provisioner.extract(&wanted, |staging| {
         let library = library_in(staging)
             .with_context(|| format!("{} holds no usr/src/*/library/core", staging.display()))?;
         Ok(vec![("library".to_owned(), library)])
@@ -295,6 +295,7 @@ pub(crate) fn provision_sources(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::toolchains::extracted;
 
     #[test]
     fn compilers_map_to_their_source_packages() {
