@@ -51,12 +51,11 @@ pub fn answer(root: &Path, toolchains: &[String], pins: Option<&Path>) -> anyhow
     );
     let note = "each compiler probed the names it enables and compiled the root alone, in its \
                 package's edition, once per mode";
-    let notes = vec![note.into()];
     Ok(Answer::new(
         (subject, "crate-root"),
         &BOTH_MODES,
         rows,
-        notes,
+        vec![note.into()],
     ))
 }
 
