@@ -94,6 +94,10 @@ impl Region {
 const NO_MATRIX_RUN: &str = "\nNo matrix run has been recorded yet: run `cargo xtask matrix`, \
      then `cargo xtask docs --report target/kshim/matrix-report.json`.\n";
 
+/// The contents of the [`USAGE_PLACES`] region of a page that no usage report has filled yet.
+const NO_USAGE_RUN: &str = "\nNo usage run has been recorded yet: run `cargo xtask usage \
+     --format json > usage.json`, then `cargo xtask docs --usage usage.json`.\n";
+
 /// Refuses text with a control character (ESC, NUL, a line break ...), which no page should
 /// show and which would break a table; `what` names the text for the error.
 pub(crate) fn refuse_control_characters(text: &str, what: &str) -> anyhow::Result<()> {
@@ -207,10 +211,11 @@ pub fn generated_files(
     usage: Option<&UsageReport>,
 ) -> anyhow::Result<Vec<(PathBuf, String)>> {
     let page_path = root.join("docs/features.md");
-    let statuses = match (report, read_optional(&page_path)?) {
+    let page = read_optional(&page_path)?;
+    let statuses = match (report, &page) {
         (Some(report), _) => status_region(report)?,
         (None, Some(page)) => MATRIX_STATUS
-            .contents(&page, &page_path)
+            .contents(page, &page_path)
             .context(
                 "cannot keep the page's statuses (regenerate them with \
                  `cargo xtask docs --report target/kshim/matrix-report.json`)",
@@ -218,9 +223,17 @@ pub fn generated_files(
             .to_string(),
         (None, None) => NO_MATRIX_RUN.into(),
     };
-    let places = match usage {
-        Some(usage) => usage_region(usage)?,
-        None => places_region::kept_region(&page_path)?,
+    // A page made before it had the places gets the text for no run.
+    let page = page.filter(|page| page.contains(USAGE_PLACES.begin));
+    let places = match (usage, page) {
+        (Some(usage), _) => usage_region(usage)?,
+        (None, Some(page)) => USAGE_PLACES
+            .contents(&page, &page_path)
+            .context(
+                "cannot keep the page's places (regenerate them with `cargo xtask docs --usage FILE`)",
+            )?
+            .to_string(),
+        (None, None) => NO_USAGE_RUN.into(),
     };
     Ok([
         FEATURE_TABLE.splice(root, "README.md", &format!("\n{}", feature_table(root)?))?,
@@ -281,44 +294,51 @@ fn summary_region(report: &Report, date: &str) -> String {
     )
 }
 
-/// The page, from the reports `given` (recorded under `docs/` as their text stands) or else
-/// from the recorded ones, if there are any.
+/// The matrix report at `path`, checked as `merge` checks a shard's.
+fn read_whole_report(path: &Path) -> anyhow::Result<Report> {
+    let report = Report::read(path)?;
+    report
+        .check_complete()
+        .with_context(|| format!("{} is not a whole report", path.display()))?;
+    Ok(report)
+}
+
+/// The report `given`, its text recorded at `root`/`recorded` as it stands (pushed on `files`),
+/// or else the one recorded there, if there is one.
+fn given_or_recorded<T>(
+    root: &Path,
+    recorded: &str,
+    given: Option<(&Path, T)>,
+    read: impl Fn(&Path) -> anyhow::Result<T>,
+    files: &mut Vec<(PathBuf, String)>,
+) -> anyhow::Result<Option<T>> {
+    let Some((path, report)) = given else {
+        let path = root.join(recorded);
+        return path.exists().then(|| read(&path)).transpose();
+    };
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    files.push((root.join(recorded), text));
+    Ok(Some(report))
+}
+
+/// The page and the matrix page's summary, from the reports given or else the recorded ones.
 fn page_files(
     root: &Path,
-    given: Option<&(&Path, Report)>,
-    usage_given: Option<&(&Path, UsageReport)>,
+    given: Option<(&Path, Report)>,
+    usage_given: Option<(&Path, UsageReport)>,
 ) -> anyhow::Result<Vec<(PathBuf, String)>> {
     let mut files = Vec::new();
-    let record = [(usage_given.map(|given| given.0), USAGE_REPORT)];
-    for (path, to) in record
-        .into_iter()
-        .chain([(given.map(|given| given.0), MATRIX_REPORT)])
-    {
-        if let Some(path) = path {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            files.push((root.join(to), text));
-        }
-    }
-    let usage_path = root.join(USAGE_REPORT);
-    let recorded_usage = match usage_given {
-        None if usage_path.exists() => Some(UsageReport::read(&usage_path)?),
-        _ => None,
-    };
-    let usage = usage_given.map(|(_, usage)| usage);
-    let usage = usage.or(recorded_usage.as_ref());
-    let matrix_path = root.join(MATRIX_REPORT);
-    let recorded;
-    let report = match given {
-        Some((_, report)) => report,
-        None if matrix_path.exists() => {
-            recorded = Report::read(&matrix_path)?;
-            recorded
-                .check_complete()
-                .with_context(|| format!("{} is not a whole report", matrix_path.display()))?;
-            &recorded
-        }
-        None => return Ok(files),
+    let usage = given_or_recorded(
+        root,
+        USAGE_REPORT,
+        usage_given,
+        UsageReport::read,
+        &mut files,
+    )?;
+    let report = given_or_recorded(root, MATRIX_REPORT, given, read_whole_report, &mut files)?;
+    let Some(report) = report else {
+        return Ok(files);
     };
     // A report made before reports carried a date still makes a page.
     let date = report.date.as_deref().unwrap_or("date not recorded");
@@ -328,9 +348,9 @@ fn page_files(
         Some(text) => kernels::read_trees(&KernelJson::read(&text, &kernel_path)?),
         None => Vec::new(),
     };
-    let html = page::compat_page(report, usage, &kernel_trees, date);
+    let html = page::compat_page(&report, usage.as_ref(), &kernel_trees, date);
     files.push((root.join(page::PAGE), html));
-    files.push(MATRIX_SUMMARY.splice(root, MATRIX_PAGE, &summary_region(report, date))?);
+    files.push(MATRIX_SUMMARY.splice(root, MATRIX_PAGE, &summary_region(&report, date))?);
     Ok(files)
 }
 
@@ -354,14 +374,7 @@ pub fn regenerate(
         })
         .transpose()?;
     let report = report
-        .map(|path| {
-            let report = Report::read(path)?;
-            // Checked as `merge` checks a shard's, before anything is generated or written.
-            report
-                .check_complete()
-                .with_context(|| format!("{} is not a whole report", path.display()))?;
-            anyhow::Ok((path, report))
-        })
+        .map(|path| anyhow::Ok((path, read_whole_report(path)?)))
         .transpose()?;
     let mut files = generated_files(
         root,
@@ -374,7 +387,7 @@ pub fn regenerate(
         }
         None => error,
     })?;
-    files.extend(page_files(root, report.as_ref(), usage.as_ref())?);
+    files.extend(page_files(root, report, usage)?);
     let count = files.len();
     let page_path = root.join(page::PAGE);
     let page = files.iter().find(|(path, _)| *path == page_path);

@@ -12,13 +12,12 @@ mod tests;
 
 use crate::commands::flags;
 use crate::run::driver::{self, Settings};
-use crate::run::plan::{Layout, Selection};
+use crate::run::plan::Selection;
 use crate::toolchains::pins::with_range;
-use crate::util::output::{self, Format, Output};
+use crate::util::output::{Format, Output};
 use crate::util::process;
-use crate::{project_root, Verdict};
-use answer::{Answer, BOTH_MODES};
-use anyhow::{bail, Context};
+use crate::Verdict;
+use anyhow::bail;
 use xshell::Shell;
 
 impl flags::Msrv {
@@ -33,32 +32,9 @@ impl flags::Msrv {
             (Some(_), Some(_)) => {
                 bail!("ask about a crate root (--root) or a tree (--tree), not both")
             }
-            (Some(root), None) => {
-                if !root.is_file() && !root.is_dir() {
-                    bail!(
-                        "--root {}: no such file or directory",
-                        output::escape(&root.to_string_lossy())
-                    );
-                }
-                let scratch = project_root().join("target/kshim/msrv");
-                let (input, rows) = crate::util::interrupt::run_interruptible(|| {
-                    root::rows(root, &toolchains, self.pins.as_deref(), &scratch)
-                })?;
-                let path = input.path.unwrap_or_else(|| root.clone());
-                let subject = format!(
-                    "the crate root {} ({} feature names)",
-                    path.display(),
-                    input.entries.len()
-                );
-                let note = "each compiler probed the names it enables and compiled the root \
-                            alone, in its package's edition, once per mode";
-                Answer::new(
-                    (subject, "crate-root"),
-                    &BOTH_MODES,
-                    rows,
-                    vec![note.into()],
-                )
-            }
+            (Some(root), None) => crate::util::interrupt::run_interruptible(|| {
+                root::answer(root, &toolchains, self.pins.as_deref())
+            })?,
             (None, Some(tree)) => tree::answer(sh, tree, &toolchains, self.pins.as_deref())?,
             (None, None) => {
                 let settings = Settings {
@@ -74,19 +50,7 @@ impl flags::Msrv {
                     targets: Some(Vec::new()),
                     ..Selection::default()
                 };
-                let layout = Layout::new(&project_root());
-                let (rows, note) = crate::util::interrupt::run_interruptible(|| {
-                    shim::rows(&layout, &selection, settings)
-                })?;
-                let subject = "the shim (kernel-shim/src/lib.rs)".to_string();
-                let answer = Answer::new((subject, "shim"), &BOTH_MODES, rows, vec![note]);
-                let path = driver::Work::Shim.report(&layout);
-                crate::util::files::write_atomically(
-                    &path,
-                    crate::util::json::to_pretty(&answer.to_json()).as_bytes(),
-                )
-                .with_context(|| format!("writing {}", path.display()))?;
-                answer
+                crate::util::interrupt::run_interruptible(|| shim::answer(&selection, settings))?
             }
         };
         if self.no_cache && self.tree.is_some() {
@@ -96,8 +60,8 @@ impl flags::Msrv {
             answer.verdict(),
             output,
             || answer.to_json(),
-            || answer.markdown(),
-            |style| answer.human(style),
+            || answer.text(None),
+            |style| answer.text(Some(style)),
         ))
     }
 }

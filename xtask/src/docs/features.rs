@@ -89,15 +89,12 @@ pub(crate) fn shim_location(root: &Path, shim_item: &str) -> anyhow::Result<(Str
         });
         if let Some(index) = found {
             // Back over the item's attributes (a `cfg`, a `derive`), up to its doc comment.
-            let mut first = index;
-            while first > 0 {
-                let above = lines[first - 1].trim_start();
-                if above.is_empty() || above.starts_with("//") || above == "}" {
-                    break;
-                }
-                first -= 1;
-            }
-            return Ok((relative(file), first + 1));
+            let stop = |line: &&str| {
+                let line = line.trim_start();
+                line.is_empty() || line.starts_with("//") || line == "}"
+            };
+            let first = lines[..index].iter().rposition(stop);
+            return Ok((relative(file), first.map_or(1, |above| above + 2)));
         }
     }
     bail!("the catalog's shim item `{shim_item}` is defined nowhere in kernel-shim/src")

@@ -64,6 +64,9 @@ pub fn stale_screenshot(root: &std::path::Path, html: &str) -> anyhow::Result<Op
 
 pub use crate::util::output::escape_html;
 
+/// A compiler's column: its index among the report's toolchains, and its entry.
+type Column<'a> = (usize, &'a ToolchainEntry);
+
 /// The popups the page's cells open (`<a href="#p12">`), put at the end of the page.
 #[derive(Default)]
 struct Popups {
@@ -111,12 +114,13 @@ fn mark(outcome: Option<Outcome>) -> (String, &'static str) {
     (format!("out-{}", outcome.word()), sign)
 }
 
-/// A compiler's release after its `id`, where the id does not end with it.
-fn release_note(id: &str, release: &str) -> String {
-    if id.ends_with(release) {
-        String::new()
-    } else {
-        format!("<small>{}</small>", escape_html(release))
+/// A compiler's release after its `id`, where it has one and the id does not end with it.
+fn release_note(id: &str, release: Option<&str>) -> String {
+    match release {
+        Some(release) if !id.ends_with(release) => {
+            format!("<small>{}</small>", escape_html(release))
+        }
+        _ => String::new(),
     }
 }
 
@@ -128,9 +132,12 @@ pub fn compat_page(
     date: &str,
 ) -> String {
     let order = release_order(&report.toolchains);
-    let (found, missing): (Vec<usize>, Vec<usize>) = order.into_iter().partition(|&index| {
+    let columns = order
+        .into_iter()
+        .map(|index| (index, &report.toolchains[index]));
+    let (found, missing): (Vec<Column>, Vec<Column>) = columns.partition(|(_, toolchain)| {
         matches!(
-            report.toolchains[index].verdict,
+            toolchain.verdict,
             ToolchainVerdict::Ok | ToolchainVerdict::TooOld
         )
     });
@@ -215,16 +222,14 @@ fn feature_links(names: &[impl AsRef<str>], none: &str) -> String {
 }
 
 /// The header cells of a grid's compiler columns.
-fn column_headers(report: &Report, found: &[usize]) -> String {
-    let headers = found.iter().map(|&index| {
-        let toolchain = &report.toolchains[index];
-        let release = toolchain.release_text.as_deref().unwrap_or("");
+fn column_headers(found: &[Column]) -> String {
+    let headers = found.iter().map(|(_, toolchain)| {
         format!(
             "<th class=\"col{}\" title=\"{}\">{}{}</th>",
             below_class(toolchain),
             escape_html(&toolchain.verdict.describe()),
             escape_html(&toolchain.id),
-            release_note(&toolchain.id, release),
+            release_note(&toolchain.id, toolchain.release_text.as_deref()),
         )
     });
     headers.collect()

@@ -7,9 +7,8 @@ use super::{escape_markdown, refuse_control_characters, Region};
 use crate::features::places::{SourcePoint, UsedPlace};
 use crate::report::usage::text::{cell_summary, groups};
 use crate::report::usage::{UsageCell, UsageReport};
-use anyhow::{bail, Context};
+use anyhow::bail;
 use std::fmt::Write;
-use std::path::Path;
 
 /// The places in `docs/features.md`, replaced only by `cargo xtask docs --usage`.
 pub const USAGE_PLACES: Region = Region {
@@ -17,24 +16,6 @@ pub const USAGE_PLACES: Region = Region {
             and kept as it is by a run without one; do not edit -->",
     end: "<!-- end of usage-places -->",
 };
-
-/// The region's contents on a page that no usage report has filled yet.
-const NO_USAGE_RUN: &str = "\nNo usage run has been recorded yet: run `cargo xtask usage \
-     --format json > usage.json`, then `cargo xtask docs --usage usage.json`.\n";
-
-/// The region as the page at `page_path` has it, or the text for no run.
-pub(super) fn kept_region(page_path: &Path) -> anyhow::Result<String> {
-    let page = super::read_optional(page_path)?.filter(|page| page.contains(USAGE_PLACES.begin));
-    let Some(page) = page else {
-        return Ok(NO_USAGE_RUN.into());
-    };
-    Ok(USAGE_PLACES
-        .contents(&page, page_path)
-        .context(
-            "cannot keep the page's places (regenerate them with `cargo xtask docs --usage FILE`)",
-        )?
-        .to_string())
-}
 
 /// A source point as a link from `docs/` (shown from `kernel-shim/src/` for the shim), or as
 /// plain text for a file outside the repository.

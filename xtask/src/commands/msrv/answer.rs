@@ -64,17 +64,20 @@ pub struct Row {
 }
 
 impl Row {
-    /// The compiler `availability` found, with its version, or the row of one that is not there.
-    pub fn found(availability: &Availability) -> Result<(&Toolchain, &RustcVersion), Box<Row>> {
+    /// The row of the compiler `availability` names: `found`'s where it is there.
+    pub fn of(
+        availability: &Availability,
+        found: impl FnOnce(&Toolchain, &RustcVersion) -> Row,
+    ) -> Row {
         let (id, release_text, why) = match availability {
-            Availability::Found { toolchain, version } => return Ok((toolchain, version)),
+            Availability::Found { toolchain, version } => return found(toolchain, version),
             Availability::Broken { toolchain, error } => (&toolchain.id, None, ("broken", error)),
             Availability::Missing { pin, install_hint } => {
                 let release = Some(pin.release.clone());
                 (&pin.id, release, ("missing", install_hint))
             }
         };
-        Err(Box::new(Row::unavailable(id, release_text, why)))
+        Row::unavailable(id, release_text, why)
     }
 
     /// A compiler that took part. Of the features it gates (`gated`), kernel mode needs
@@ -106,7 +109,10 @@ impl Row {
         let said = format!("not available ({word})");
         Row {
             id: id.to_string(),
-            release: release_text.as_deref().and_then(release_of),
+            // `1.97.0` for `1.97.0-nightly`.
+            release: release_text
+                .as_deref()
+                .and_then(|text| Release::parse(text.split('-').next()?)),
             release_text,
             unavailable: Some(Unavailable {
                 word,
@@ -131,14 +137,10 @@ impl Row {
     }
 }
 
-/// The release a `rustc -vV` or pin release string names: `1.97.0` for `1.97.0-nightly`.
-pub fn release_of(text: &str) -> Option<Release> {
-    Release::parse(text.split('-').next().unwrap_or(text))
-}
-
 /// The lists of a mode's answer, in the order people read them: what the compilers did (a
-/// [`Built::word`], or `unavailable`), where they stand against the oldest and the newest, and
-/// the line for people. A build, and a failure outside the two, is the answer itself.
+/// [`Built::word`], or `unavailable`), where they stand against the oldest and the newest (the
+/// JSON's `{what}_{side}`), and the line for people. A build, and a failure outside the two, is
+/// the answer itself.
 pub(super) const LISTS: [(&str, &str, &str); 7] = [
     ("fails", "between", "fail between them"),
     ("unknown", "between", "not built between them"),
@@ -156,11 +158,6 @@ pub struct ModeAnswer {
     pub newest: Option<usize>,
     /// One list per [`LISTS`] entry; with nothing that builds, only the compilers not there.
     pub lists: [Vec<usize>; 7],
-}
-
-/// What a JSON member of [`ModeAnswer`] names (`fails_between`).
-pub(super) fn list_member((what, side, _): &(&str, &str, &str)) -> String {
-    format!("{what}_{side}")
 }
 
 /// Decides one mode over rows in release order.
@@ -182,8 +179,7 @@ pub fn decide(rows: &[Row], mode: Mode) -> ModeAnswer {
             (None, _) if answer.oldest.is_none() => continue,
             (None, built) => built.word(),
         };
-        let list = LISTS.iter().position(|&(w, s, _)| (w, s) == (what, side));
-        if let Some(list) = list {
+        if let Some(list) = LISTS.iter().position(|&(w, s, _)| (w, s) == (what, side)) {
             answer.lists[list].push(index);
         }
     }
@@ -328,17 +324,8 @@ impl Answer {
         table
     }
 
-    /// The answer for a terminal, its table laid out for `style`'s width.
-    pub fn human(&self, style: &Style) -> String {
-        self.text(Some(style))
-    }
-
-    pub fn markdown(&self) -> String {
-        self.text(None)
-    }
-
     /// The answer for a terminal laid out for `style`, or without one as Markdown.
-    fn text(&self, style: Option<&Style>) -> String {
+    pub fn text(&self, style: Option<&Style>) -> String {
         let escape = |text: &str| match style {
             Some(_) => output::escape(text).into_owned(),
             None => output::escape_markdown(text),
@@ -385,8 +372,8 @@ impl Answer {
                     "oldest": answer.oldest.map(id),
                     "newest": answer.newest.map(id),
                 });
-                for (list, positions) in LISTS.iter().zip(&answer.lists) {
-                    json[list_member(list)] = json!(ids(positions));
+                for ((what, side, _), positions) in LISTS.iter().zip(&answer.lists) {
+                    json[format!("{what}_{side}")] = json!(ids(positions));
                 }
                 json
             })

@@ -2,9 +2,7 @@
 //! The decision of `msrv` on rows made by hand: the oldest and the newest that build, what
 //! failed or was not there between them, release order, the exit status and the JSON.
 
-use super::answer::{
-    decide, in_release_order, list_member, Answer, Built, ModeAnswer, Row, BOTH_MODES, LISTS,
-};
+use super::answer::{decide, in_release_order, Answer, Built, ModeAnswer, Row, BOTH_MODES, LISTS};
 use crate::run::plan::Mode;
 use crate::util::output::{Style, Width};
 use crate::Verdict;
@@ -18,7 +16,7 @@ const WIDE: Style = Style {
 fn row(id: &str, release: &str, stable: Built, kernel: Built) -> Row {
     Row {
         id: id.into(),
-        release: super::answer::release_of(release),
+        release: crate::catalog::Release::parse(release.split('-').next().unwrap()),
         release_text: Some(release.into()),
         unavailable: None,
         stable,
@@ -30,7 +28,9 @@ fn row(id: &str, release: &str, stable: Built, kernel: Built) -> Row {
 
 /// The list of `answer` that the JSON calls `member`.
 fn list<'a>(answer: &'a ModeAnswer, member: &str) -> &'a [usize] {
-    let at = LISTS.iter().position(|list| list_member(list) == member);
+    let at = LISTS
+        .iter()
+        .position(|(what, side, _)| format!("{what}_{side}") == member);
     &answer.lists[at.unwrap()]
 }
 
@@ -103,7 +103,7 @@ fn a_missing_pin_older_than_the_oldest_says_the_oldest_may_be_older() {
     let (mode, stable) = &answer.modes[0];
     assert_eq!(*mode, Mode::Stable);
     assert_eq!(list(stable, "unavailable_older"), [0]);
-    let human = answer.human(&WIDE);
+    let human = answer.text(Some(&WIDE));
     assert!(
         human.contains("not available and older (the oldest may be older still): 1.60.0"),
         "{human}"
@@ -123,7 +123,7 @@ fn nothing_builds_is_a_failure_that_still_names_what_was_missing() {
         Vec::new(),
     );
     assert_eq!(answer.verdict(), Verdict::Failure);
-    let human = answer.human(&WIDE);
+    let human = answer.text(Some(&WIDE));
     assert!(
         human.contains("stable mode: no compiler here builds it"),
         "{human}"
@@ -166,7 +166,7 @@ fn a_kernel_tree_answers_kernel_mode_alone_and_names_the_gated_features() {
         vec![builds],
         Vec::new(),
     );
-    let human = answer.human(&WIDE);
+    let human = answer.text(Some(&WIDE));
     assert!(!human.contains("stable mode"), "{human}");
     assert!(
         human.contains(
@@ -185,7 +185,7 @@ fn a_kernel_tree_answers_kernel_mode_alone_and_names_the_gated_features() {
     );
     assert_eq!(json["toolchains"][0]["stable"], serde_json::Value::Null);
     assert_eq!(json["toolchains"][0]["kernel"]["outcome"], "builds");
-    let markdown = answer.markdown();
+    let markdown = answer.text(None);
     assert!(
         markdown.contains("- **kernel mode**: only debian-1.85.0"),
         "{markdown}"

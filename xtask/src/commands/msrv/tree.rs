@@ -80,71 +80,68 @@ pub fn answer(
     )?;
     let mut rows = Vec::new();
     for availability in &found {
-        let (toolchain, version) = match Row::found(availability) {
-            Ok(found) => found,
-            Err(row) => {
-                rows.push(*row);
-                continue;
-            }
-        };
-        let rustc = Rustc::of(toolchain, version.release);
-        let identity = compiler_identity(&rustc.launch, version);
-        let say = |line: &str| eprintln!("msrv: {} with {}: {line}", pin.id, toolchain.id);
-        let prediction = prediction(
-            &dir,
-            (&pin.id, &tree, tree_key),
-            &mut rules,
-            (&toolchain.id, &rustc, identity),
-            true,
-            &say,
-        );
-        let library = match library(&dir, toolchain, version) {
-            Library::There(identity) => Ok(identity),
-            Library::ToExtract(package) => Err(format!("{package} is not extracted yet")),
-            Library::Unavailable(why) => Err(why),
-        };
-        let result = match (&library, &tools) {
-            (Ok(library), Ok(tools)) => {
-                let tools = &tools.identity;
-                load_result(&result_entry(&results, tree_key, identity, library, tools))
-            }
-            _ => None,
-        };
-        let kernel = match &result {
-            Some(built) => {
-                let said = || built.first_error.clone().unwrap_or(built.reason.clone());
-                match built.real {
-                    Real::Pass => Built::Builds,
-                    Real::Refused => {
-                        Built::Fails(format!("make rustavailable refuses it: {}", said()))
-                    }
-                    Real::Fail | Real::NotRun => Built::Fails(said()),
+        rows.push(Row::of(availability, |toolchain, version| {
+            let rustc = Rustc::of(toolchain, version.release);
+            let identity = compiler_identity(&rustc.launch, version);
+            let say = |line: &str| eprintln!("msrv: {} with {}: {line}", pin.id, toolchain.id);
+            let prediction = prediction(
+                &dir,
+                (&pin.id, &tree, tree_key),
+                &mut rules,
+                (&toolchain.id, &rustc, identity),
+                true,
+                &say,
+            );
+            // The result's entry, or why no result can be there.
+            let entry = match library(&dir, toolchain, version) {
+                Library::There(library) => match &tools {
+                    Ok(tools) => Ok(result_entry(
+                        &results,
+                        tree_key,
+                        identity,
+                        &library,
+                        &tools.identity,
+                    )),
+                    Err(missing) => Err(format!("the build tools are missing: {missing:#}")),
+                },
+                Library::ToExtract(package) => {
+                    Err(format!("RUST_LIB_SRC: {package} is not extracted yet"))
                 }
+                Library::Unavailable(why) => Err(format!("RUST_LIB_SRC: {why}")),
+            };
+            let result = entry.as_deref().ok().and_then(load_result);
+            let kernel = match &result {
+                Some(built) => {
+                    let said = || built.first_error.clone().unwrap_or(built.reason.clone());
+                    match built.real {
+                        Real::Pass => Built::Builds,
+                        Real::Refused => {
+                            Built::Fails(format!("make rustavailable refuses it: {}", said()))
+                        }
+                        Real::Fail | Real::NotRun => Built::Fails(said()),
+                    }
+                }
+                None => {
+                    let predicted = match &prediction {
+                        Ok(prediction) => format!("predicted {}", prediction.predicted.word()),
+                        Err(error) => format!("no prediction: {error:#}"),
+                    };
+                    let why = entry.err().map_or(String::new(), |why| format!("; {why}"));
+                    Built::Unknown(format!("not built with it yet ({predicted}{why})"))
+                }
+            };
+            let admitted = prediction
+                .iter()
+                .filter(|it| it.predicted != Predicted::Refused);
+            let crates = admitted.flat_map(|prediction| &prediction.crates);
+            let needing = crates.filter(|krate| krate.needs_bootstrap);
+            let bootstrap_for = crate::distinct(needing.flat_map(|krate| krate.features.clone()));
+            let stable = Built::Unknown("a kernel tree is built in kernel mode only".into());
+            Row {
+                cached: result.is_some(),
+                ..Row::new((toolchain, version), [stable, kernel], bootstrap_for)
             }
-            None => {
-                let predicted = match &prediction {
-                    Ok(prediction) => format!("predicted {}", prediction.predicted.word()),
-                    Err(error) => format!("no prediction: {error:#}"),
-                };
-                let why = match (&library, &tools) {
-                    (Err(error), _) => format!("; RUST_LIB_SRC: {error}"),
-                    (_, Err(missing)) => format!("; the build tools are missing: {missing:#}"),
-                    _ => String::new(),
-                };
-                Built::Unknown(format!("not built with it yet ({predicted}{why})"))
-            }
-        };
-        let admitted = prediction
-            .iter()
-            .filter(|it| it.predicted != Predicted::Refused);
-        let crates = admitted.flat_map(|prediction| &prediction.crates);
-        let needing = crates.filter(|krate| krate.needs_bootstrap);
-        let bootstrap_for = crate::distinct(needing.flat_map(|krate| krate.features.clone()));
-        let stable = Built::Unknown("a kernel tree is built in kernel mode only".into());
-        rows.push(Row {
-            cached: result.is_some(),
-            ..Row::new((toolchain, version), [stable, kernel], bootstrap_for)
-        });
+        }));
     }
     let compilers = rows.iter().filter(|row| row.unavailable.is_none()).count();
     let kept = rows.iter().filter(|row| row.cached).count();

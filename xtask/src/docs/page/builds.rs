@@ -2,7 +2,7 @@
 //! The grids of builds: per kernel target its stages, and on the host the shim and every
 //! example built, run and tested, each cell a small square.
 
-use super::{below_class, column_headers, escape_html, grid_head, mark, Popups};
+use super::{below_class, column_headers, escape_html, grid_head, mark, Column, Popups};
 use crate::features::expect::{Outcome, ToolchainVerdict};
 use crate::report::targets::STAGES;
 use crate::report::{cell_kinds, Report, ToolchainEntry};
@@ -65,7 +65,7 @@ fn squares_cell(toolchain: &ToolchainEntry, squares: &str) -> String {
 
 /// The target x compiler grid: per kernel target, whether each compiler lists it, then its
 /// stages, per mode where built per mode.
-pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups) -> String {
+pub(super) fn target_grid(report: &Report, found: &[Column], popups: &mut Popups) -> String {
     let targets = &report.targets;
     if targets.triples.is_empty() {
         return "<section><h2 id=\"targets\">Kernel targets</h2><p>This run had no target \
@@ -80,7 +80,7 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
          program that patches its keys run under qemu.</p>",
         "grid",
         "target and stage",
-        &column_headers(report, found),
+        &column_headers(found),
     );
     for triple in &targets.triples {
         let _ = write!(
@@ -88,8 +88,7 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
             "<tr class=\"group\"><th class=\"row\"><code>{}</code> listed</th>",
             escape_html(triple)
         );
-        for &index in found {
-            let toolchain = &report.toolchains[index];
+        for &(index, toolchain) in found {
             let below = below_class(toolchain);
             let cell = targets
                 .known
@@ -130,8 +129,7 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
                 _ => format!("build {stage}"),
             };
             let _ = write!(html, "<tr><th class=\"row stage\">{label}</th>");
-            for &index in found {
-                let toolchain = &report.toolchains[index];
+            for &(index, toolchain) in found {
                 let mut squares = String::new();
                 for &mode in modes {
                     let Some(cell) = targets.cells.iter().find(|cell| {
@@ -170,13 +168,12 @@ pub(super) fn target_grid(report: &Report, found: &[usize], popups: &mut Popups)
 
 /// The host grid: the shim and every example built, run and tested in both modes, in a
 /// `<details>` that is open where a cell differs.
-pub(super) fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -> String {
+pub(super) fn host_grid(report: &Report, found: &[Column], popups: &mut Popups) -> String {
     let targets = crate::distinct(report.builds.iter().map(|build| build.target.as_str()));
     // Per compiler that built: how many cells passed; those below the minimum are named once.
     let mut passes: Vec<(usize, usize, &str)> = Vec::new();
     let mut below: Vec<&str> = Vec::new();
-    for &index in found {
-        let toolchain = &report.toolchains[index];
+    for &(index, toolchain) in found {
         if toolchain.verdict == ToolchainVerdict::TooOld {
             below.push(&toolchain.id);
             continue;
@@ -223,7 +220,7 @@ pub(super) fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -
         ),
         "grid",
         "target (k: b r t / s: b r t)",
-        &column_headers(report, found),
+        &column_headers(found),
     );
     for target in &targets {
         let _ = write!(
@@ -231,8 +228,7 @@ pub(super) fn host_grid(report: &Report, found: &[usize], popups: &mut Popups) -
             "<tr><th class=\"row\"><code>{}</code></th>",
             escape_html(target)
         );
-        for &index in found {
-            let toolchain = &report.toolchains[index];
+        for &(index, toolchain) in found {
             let mut squares = String::new();
             for mode in [Mode::Kernel, Mode::Stable] {
                 for &kind in cell_kinds(target) {

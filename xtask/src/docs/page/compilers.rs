@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The compilers, by release: exact version, where each came from, and its verdict.
 
-use super::{below_class, escape_html, Popups};
+use super::{below_class, escape_html, Column, Popups};
 use crate::docs::machine_paths::without_machine_paths;
 use crate::features::expect::ToolchainVerdict;
 use crate::report::Report;
@@ -10,8 +10,8 @@ use std::fmt::Write;
 /// A row per compiler, those in the run first.
 pub(super) fn compilers_table(
     report: &Report,
-    found: &[usize],
-    missing: &[usize],
+    found: &[Column],
+    missing: &[Column],
     popups: &mut Popups,
 ) -> String {
     let mut html = String::from(
@@ -20,8 +20,7 @@ pub(super) fn compilers_table(
          </tr></thead><tbody>\n",
     );
     let summaries = report.summary_lines();
-    for &index in found.iter().chain(missing) {
-        let toolchain = &report.toolchains[index];
+    for &(index, toolchain) in found.iter().chain(missing) {
         let found = !matches!(toolchain.verdict, ToolchainVerdict::Missing(_));
         let version = match &toolchain.release_text {
             Some(release) if found => {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The feature x compiler grid, each cell opening where the usage report says it is needed.
 
-use super::{below_class, column_headers, escape_html, grid_head, Popups};
+use super::{below_class, column_headers, escape_html, grid_head, Column, Popups};
 use crate::catalog::{Feature, FEATURES, KERNEL_MODE_CFG};
 use crate::features::cfg::Predicate;
 use crate::features::expect::enabled_in_kernel_mode;
@@ -94,7 +94,7 @@ fn feature_header(feature: &Feature) -> String {
 pub(super) fn feature_grid(
     report: &Report,
     usage: Option<&UsageReport>,
-    found: &[usize],
+    found: &[Column],
     popups: &mut Popups,
 ) -> String {
     let mut html = grid_head(
@@ -103,13 +103,12 @@ pub(super) fn feature_grid(
          <code>RUSTC_BOOTSTRAP=1</code>.</p>",
         "grid",
         "feature",
-        &column_headers(report, found),
+        &column_headers(found),
     );
     for (feature, cells) in FEATURES.iter().zip(&report.features) {
         html.push_str("<tr>");
         html.push_str(&feature_header(feature));
-        for &index in found {
-            let toolchain = &report.toolchains[index];
+        for &(index, toolchain) in found {
             let cell: &FeatureCell = &cells[index];
             let (mut words, short) = status_words(&cell.observed);
             let mut detail = format!(

@@ -2,7 +2,7 @@
 //! The kernel's side: a driver against Kbuild's rules, and the real kernel trees built by each
 //! compiler.
 
-use super::{below_class, column_headers, escape_html, grid_head, release_note, Popups};
+use super::{below_class, column_headers, escape_html, grid_head, release_note, Column, Popups};
 use crate::docs::kernels::boot::CellBoot;
 use crate::docs::kernels::{release_key, TreeData};
 use crate::report::Report;
@@ -10,7 +10,7 @@ use std::fmt::Write;
 
 /// What a driver gets from each compiler when it breaks Kbuild's rules: its errors' codes per
 /// fixture of `xtask/programs/kbuild/`.
-pub(super) fn kbuild_grid(report: &Report, found: &[usize], popups: &mut Popups) -> String {
+pub(super) fn kbuild_grid(report: &Report, found: &[Column], popups: &mut Popups) -> String {
     if report.kbuild.is_empty() {
         return String::new();
     }
@@ -24,7 +24,7 @@ pub(super) fn kbuild_grid(report: &Report, found: &[usize], popups: &mut Popups)
          the compiler's errors.</p>",
         "grid",
         "fixture",
-        &column_headers(report, found),
+        &column_headers(found),
     );
     for fixture in fixtures {
         let _ = write!(
@@ -32,8 +32,7 @@ pub(super) fn kbuild_grid(report: &Report, found: &[usize], popups: &mut Popups)
             "<tr><th class=\"row\"><code>{}</code></th>",
             escape_html(fixture)
         );
-        for &index in found {
-            let toolchain = &report.toolchains[index];
+        for &(index, toolchain) in found {
             let Some(cell) = report
                 .kbuild
                 .iter()
@@ -82,11 +81,11 @@ pub(super) fn kbuild_grid(report: &Report, found: &[usize], popups: &mut Popups)
 
 /// The kernel report's compilers in the page's order: the matrix report's release order, then
 /// any the matrix did not run, by release.
-fn kernel_columns(report: &Report, trees: &[TreeData]) -> Vec<String> {
+fn kernel_columns<'a>(report: &Report, trees: &'a [TreeData]) -> Vec<&'a str> {
     let cells = trees.iter().flat_map(|tree| &tree.real);
     let mut ids = crate::distinct(cells.clone().map(|cell| cell.3.as_str()));
+    let order = crate::report::release_order(&report.toolchains);
     let rank = |id: &str| {
-        let order = crate::report::release_order(&report.toolchains);
         order
             .iter()
             .position(|&index| report.toolchains[index].id == id)
@@ -96,7 +95,7 @@ fn kernel_columns(report: &Report, trees: &[TreeData]) -> Vec<String> {
         cell.map(|cell| release_key(&cell.1))
     };
     ids.sort_by_key(|id| (rank(id).is_none(), rank(id), release(id)));
-    ids.into_iter().map(String::from).collect()
+    ids
 }
 
 /// Which compiler built which real kernel tree's Rust, with the boot of a cell that built,
@@ -113,9 +112,9 @@ pub(super) fn kernel_trees_section(
                 report is recorded (<code>docs/kernel-report.json</code>).</p></section>\n"
             .into();
     }
-    let columns = kernel_columns(report, trees);
+    let columns = kernel_columns(report, trees).into_iter();
     let cell = |tree: &'_ TreeData, id: &str| tree.real.iter().find(|cell| cell.3 == id).cloned();
-    let (ran, idle): (Vec<&String>, Vec<&String>) = columns.iter().partition(|id| {
+    let (ran, idle): (Vec<&str>, Vec<&str>) = columns.partition(|id| {
         trees
             .iter()
             .any(|tree| cell(tree, id).is_some_and(|cell| cell.0 != "not run"))
@@ -126,15 +125,14 @@ pub(super) fn kernel_trees_section(
             .iter()
             .find_map(|tree| cell(tree, id))
             .map(|cell| cell.1);
-        let note = release_note(id, release.as_deref().unwrap_or(id));
+        let note = release_note(id, release.as_deref());
         let _ = write!(headers, "<th class=\"col\">{}{note}</th>", escape_html(id));
     }
     if !idle.is_empty() {
-        let names: Vec<&str> = idle.iter().map(|id| id.as_str()).collect();
         let _ = write!(
             headers,
             "<th class=\"col idle\" title=\"{}\">not run<small>{} compilers</small></th>",
-            escape_html(&names.join(", ")),
+            escape_html(&idle.join(", ")),
             idle.len()
         );
     }

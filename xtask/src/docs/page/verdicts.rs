@@ -2,7 +2,7 @@
 //! The page's first answers: the findings, a sentence each, and a row per compiler: whether it
 //! builds the shim, what kernel mode needs `RUSTC_BOOTSTRAP` for on it, which trees it builds.
 
-use super::{escape_html, feature_link, feature_links, mark, release_note};
+use super::{escape_html, feature_link, feature_links, mark, release_note, Column};
 use crate::docs::kernels::TreeData;
 use crate::features::expect::ToolchainVerdict;
 use crate::report::{Observed, Report, ToolchainEntry};
@@ -19,37 +19,25 @@ pub(super) fn findings(report: &Report, trees: &[TreeData]) -> String {
              (<a href=\"#failures\">the list</a>)."
         ),
     }];
-    let against = |tree: &TreeData, toolchain: &str, what: String| {
-        format!(
-            "Linux {} with <code>{}</code>: {what}",
-            escape_html(&tree.version),
-            escape_html(toolchain),
-        )
-    };
-    let builds: Vec<String> = trees
-        .iter()
-        .flat_map(|tree| {
-            tree.findings
-                .iter()
-                .map(move |(_, predicted, real, toolchain)| {
-                    let what = format!("predicted {predicted}, the real build said {real}");
-                    against(tree, toolchain, escape_html(&what))
-                })
-        })
-        .collect();
-    let boots: Vec<String> = trees
-        .iter()
-        .flat_map(|tree| {
-            tree.boots
-                .iter()
-                .filter(|boot| boot.finding)
-                .map(move |boot| {
-                    let what = escape_html(&boot.short());
-                    let what = format!("built, so predicted to boot and pass, but {what}");
-                    against(tree, &boot.toolchain, what)
-                })
-        })
-        .collect();
+    let (mut builds, mut boots) = (Vec::new(), Vec::new());
+    for tree in trees {
+        let against = |toolchain: &str, what: String| {
+            format!(
+                "Linux {} with <code>{}</code>: {what}",
+                escape_html(&tree.version),
+                escape_html(toolchain),
+            )
+        };
+        for (_, predicted, real, toolchain) in &tree.findings {
+            let what = format!("predicted {predicted}, the real build said {real}");
+            builds.push(against(toolchain, escape_html(&what)));
+        }
+        for boot in tree.boots.iter().filter(|boot| boot.finding) {
+            let what = escape_html(&boot.short());
+            let what = format!("built, so predicted to boot and pass, but {what}");
+            boots.push(against(&boot.toolchain, what));
+        }
+    }
     let counts: Vec<String> = [
         (builds.len(), "real kernel build", "real kernel builds"),
         (boots.len(), "boot under QEMU", "boots under QEMU"),
@@ -76,8 +64,7 @@ pub(super) fn findings(report: &Report, trees: &[TreeData]) -> String {
 
 /// The trees `toolchain` built for real, and those it did not, as the kernel report says.
 fn trees_built(trees: &[TreeData], toolchain: &ToolchainEntry) -> String {
-    let mut built = Vec::new();
-    let mut not = Vec::new();
+    let (mut built, mut not) = (Vec::new(), Vec::new());
     for tree in trees {
         let Some((real, ..)) = tree.real.iter().find(|cell| cell.3 == toolchain.id) else {
             continue;
@@ -103,8 +90,8 @@ fn trees_built(trees: &[TreeData], toolchain: &ToolchainEntry) -> String {
 pub(super) fn verdict_table(
     report: &Report,
     trees: &[TreeData],
-    found: &[usize],
-    missing: &[usize],
+    found: &[Column],
+    missing: &[Column],
 ) -> String {
     let mut html = String::from(
         "<section><h2 id=\"verdicts\">Each compiler in one row</h2>\
@@ -114,13 +101,9 @@ pub(super) fn verdict_table(
          the kernel's block enables on it that it does not call stable</small></th>\
          <th>real kernel trees built</th></tr></thead><tbody>\n",
     );
-    for &index in found {
-        let toolchain = &report.toolchains[index];
+    for &(index, toolchain) in found {
         let id = escape_html(&toolchain.id);
-        let note = release_note(
-            &toolchain.id,
-            toolchain.release_text.as_deref().unwrap_or(""),
-        );
+        let note = release_note(&toolchain.id, toolchain.release_text.as_deref());
         let note = if note.is_empty() {
             note
         } else {
@@ -187,8 +170,7 @@ pub(super) fn verdict_table(
     if !missing.is_empty() {
         let names: Vec<String> = missing
             .iter()
-            .map(|&index| {
-                let toolchain = &report.toolchains[index];
+            .map(|(_, toolchain)| {
                 let word = escape_html(toolchain.verdict.word());
                 format!("<code>{}</code> ({word})", escape_html(&toolchain.id))
             })
