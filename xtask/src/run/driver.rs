@@ -3,7 +3,9 @@
 //! [`execute`]): `-j` and `--timeout`, the lock, plan, cache keys, scheduler, Ctrl-C and
 //! progress, handing back every step's result as data.
 
-use crate::run::cache::{remove_stale_temporaries, run_keys, Cache};
+use crate::run::cache::{
+    compiler_identity, keys_by_identity, remove_stale_temporaries, Cache, Key,
+};
 use crate::run::judge::StepResult;
 use crate::run::plan::{
     plan_run, plan_shim, plan_usage, Kind, Layout, PlannedRun, Selection, Step, UsageCompile,
@@ -11,6 +13,7 @@ use crate::run::plan::{
 use crate::run::runner;
 use crate::run::schedule::{self, Progress};
 use crate::toolchains::debian::Provisioning;
+use crate::toolchains::discovery::Availability;
 use crate::util::files::write_atomically;
 use crate::util::interrupt::{self, Interrupted};
 use crate::util::output::{self, Verbosity};
@@ -182,7 +185,17 @@ pub fn drive(
         );
         return Err(Interrupted { signal }.into());
     }
-    let keys = run_keys(steps, &planned.availabilities, &layout.root)?;
+    let identities: Vec<Option<Key>> = planned
+        .availabilities
+        .iter()
+        .map(|availability| match availability {
+            Availability::Found { toolchain, version } => {
+                Some(compiler_identity(&toolchain.launch, version))
+            }
+            _ => None,
+        })
+        .collect();
+    let keys = keys_by_identity(steps, &|index| identities[index], &layout.root)?;
     let name = |step: &Step, what: String| {
         format!("{}: {what}", planned.availabilities[step.toolchain].id())
     };
@@ -211,7 +224,7 @@ pub fn drive(
 pub struct Run<'a> {
     pub command: &'static str,
     pub steps: &'a [Step],
-    pub keys: &'a [crate::run::cache::Key],
+    pub keys: &'a [Key],
     /// Per step, `toolchain: what`, for the progress lines.
     pub names: Vec<String>,
     /// Where the command writes its report, named when an interrupt stops it from writing it.

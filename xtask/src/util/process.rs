@@ -95,9 +95,11 @@ impl Invocation {
         }
         command
     }
+}
 
-    /// The invocation as one quoted POSIX shell line, `NAME=value ... /abs/program args`.
-    pub fn shell_line(&self) -> String {
+/// The invocation as one quoted POSIX shell line, `NAME=value ... /abs/program args`.
+impl fmt::Display for Invocation {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut words: Vec<String> = self
             .env
             .iter()
@@ -105,13 +107,7 @@ impl Invocation {
             .collect();
         words.push(shell_quote(&self.program.to_string_lossy()));
         words.extend(self.args.iter().map(|arg| shell_quote(arg)));
-        words.join(" ")
-    }
-}
-
-impl fmt::Display for Invocation {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(&self.shell_line())
+        formatter.write_str(&words.join(" "))
     }
 }
 
