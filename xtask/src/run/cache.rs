@@ -17,19 +17,18 @@ use anyhow::Context;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 /// The largest cache entry read (a larger one is a miss): its largest part is a module log, at
 /// most [`crate::util::process::CAPTURE_LIMIT`] before JSON escapes it.
 const ENTRY_LIMIT: u64 = 64 << 20;
 
 /// The cache directory and whether reading from it is allowed (`--no-cache` still writes).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Cache {
     directory: PathBuf,
     read: bool,
-    /// Whether a failed write was already reported, by this cache or a clone of it.
-    write_failed: Arc<AtomicBool>,
+    /// Whether a failed write was already reported.
+    write_failed: AtomicBool,
 }
 
 impl Cache {
@@ -37,7 +36,7 @@ impl Cache {
         Self {
             directory,
             read,
-            write_failed: Arc::default(),
+            write_failed: AtomicBool::default(),
         }
     }
 

@@ -8,7 +8,7 @@ use crate::run::cache::{
 };
 use crate::run::judge::StepResult;
 use crate::run::plan::{
-    plan_run, plan_shim, plan_usage, Kind, Layout, PlannedRun, Selection, Step, UsageCompile,
+    plan_run, plan_shim, plan_usage, Kind, Layout, Mode, PlannedRun, Selection, Step, UsageCompile,
 };
 use crate::run::runner;
 use crate::run::schedule::{self, Progress};
@@ -148,7 +148,8 @@ pub fn plan(
     let compiles = match work {
         Work::Matrix => Vec::new(),
         Work::Shim => {
-            planned.steps = plan_shim(layout, &planned.planned, &planned.examples)?;
+            let (toolchains, examples) = (&planned.planned, &planned.examples);
+            planned.steps = plan_shim(layout, toolchains, examples, &Mode::ALL)?;
             Vec::new()
         }
         Work::Usage => {

@@ -369,12 +369,13 @@ pub fn kbuild_fixture(name: &str) -> PathBuf {
     project_root().join(format!("xtask/programs/kbuild/{name}.rs"))
 }
 
-/// The steps that say which compilers build the shim: the matrix's probes and shim builds in
-/// both modes (sharing its outputs and cache), on every toolchain, those below the minimum too.
+/// The matrix's probes and the shim's host builds in `modes` (sharing its outputs and cache),
+/// which depend on no step, on every toolchain given, those below the minimum too.
 pub fn plan_shim(
     layout: &Layout,
     toolchains: &[PlannedToolchain],
     examples: &[Example],
+    modes: &[Mode],
 ) -> anyhow::Result<Vec<Step>> {
     let every: Vec<PlannedToolchain> = toolchains
         .iter()
@@ -383,17 +384,7 @@ pub fn plan_shim(
             ..toolchain.clone()
         })
         .collect();
-    probes_and_shims(layout, &every, examples, &Mode::ALL)
-}
-
-/// The probes and the shim's host builds in `modes` of [`plan`], which depend on no step.
-pub(crate) fn probes_and_shims(
-    layout: &Layout,
-    toolchains: &[PlannedToolchain],
-    examples: &[Example],
-    modes: &[Mode],
-) -> anyhow::Result<Vec<Step>> {
-    let mut steps = plan(layout, toolchains, examples)?;
+    let mut steps = plan(layout, &every, examples)?;
     steps.retain(|step| {
         step.kind == Kind::Probe
             || (step.kind == Kind::Build

@@ -245,7 +245,6 @@ impl Checker<'_> {
     ) -> anyhow::Result<(Place, usize)> {
         let field = (table, at);
         let here = fields.remove(&at).unwrap_or_default();
-        // Each relocation's role, where the architecture has it for a field of this width.
         let roles: Vec<Option<Role>> = here
             .iter()
             .map(|relocation| {
@@ -324,9 +323,8 @@ impl Checker<'_> {
             self.target.arch,
             hex(nop)
         );
-        let size = self.object.section(site.0)?.sh_size(self.object.endian);
         ensure!(
-            label.0 == site.0 && label.1 < size,
+            label.0 == site.0 && label.1 < text.len() as u64,
             "the label {} of the site {} is not in the site's section",
             self.describe(label),
             self.describe(site)

@@ -83,16 +83,14 @@ impl Invocation {
     /// A command ready to spawn: [`inherited_environment`] less `env_remove`, plus `env`, and
     /// nothing else the caller has set, so that the cache key covers the whole environment.
     pub fn command(&self) -> Command {
+        let inherited = inherited_environment().into_iter();
+        let kept = inherited.filter(|(name, _)| !self.env_remove.contains(name));
         let mut command = Command::new(&self.program);
-        command.args(&self.args).env_clear();
-        for (name, value) in inherited_environment() {
-            if !self.env_remove.contains(&name) {
-                command.env(name, value);
-            }
-        }
-        for (name, value) in &self.env {
-            command.env(name, value);
-        }
+        command
+            .args(&self.args)
+            .env_clear()
+            .envs(kept)
+            .envs(self.env.clone());
         command
     }
 }
