@@ -11,7 +11,7 @@ mod usage;
 
 pub use examples::{check_catalog_examples, example_inputs, examples, shim_inputs, Example};
 pub use rustc::{binary_run, kbuild_driver_flags, mode_cfgs, test_run, Mode, Output, Rustc};
-pub use targets::{has_sites, not_built, plan_targets, Emulation};
+pub use targets::{has_sites, not_built, plan_targets, Program};
 pub use usage::{plan_usage, UsageCompile};
 
 use crate::catalog::FEATURES;
@@ -297,10 +297,11 @@ pub fn plan_run(
         .targets
         .clone()
         .unwrap_or_else(|| KERNEL_TARGETS.iter().collect());
-    let emulation = Emulation {
-        linker: find_linker(&availabilities),
-        runner: &|target: &KernelTarget| {
-            (target.arch != std::env::consts::ARCH).then(|| {
+    let linker = find_linker(&availabilities).map_err(|why| format!("{why:#}"));
+    let programs: Vec<Program> = targets
+        .iter()
+        .map(|target| {
+            let emulator = (target.arch != std::env::consts::ARCH).then(|| {
                 qemu_user(target.arch).with_context(|| {
                     format!(
                         "no qemu-{}-static here to run it: `cargo xtask toolchains install` \
@@ -308,15 +309,17 @@ pub fn plan_run(
                         target.arch
                     )
                 })
-            })
-        },
-    };
+            });
+            let emulator = emulator.transpose().map_err(|why| format!("{why:#}"));
+            Ok((linker.clone()?, emulator?))
+        })
+        .collect();
     if !targets.is_empty() {
-        plan_targets(layout, &planned, &sources, &targets, &emulation, &mut steps)?;
+        plan_targets(layout, &planned, &sources, &targets, &programs, &mut steps)?;
     }
-    let not_run = targets
+    let not_run = programs
         .iter()
-        .map(|kernel_target| emulation.not_run(kernel_target))
+        .map(|program| program.clone().err())
         .collect();
     Ok(PlannedRun {
         availabilities,

@@ -2,7 +2,7 @@
 //! The rustc command lines of the matrix: the probe, the shim and the examples in either mode,
 //! and the runs of what they build.
 
-use super::examples::{shim_root, Example};
+use super::examples::Example;
 use crate::catalog::{all_cfg_names, arch_cfg, derived_cfgs, Release, RUST_ALLOWED_FEATURES};
 use crate::targets::KernelTarget;
 use crate::toolchains::library_sources::{LibrarySources, SourceCrate};
@@ -190,7 +190,9 @@ impl Rustc {
 
     pub fn shim(&self, root: &Path, mode: Mode, cfgs: &[&str], output: Output<'_>) -> Invocation {
         let mut invocation = self.compile(mode, "kernel", "rlib", output);
-        invocation.args.push(path_arg(&shim_root(root)));
+        invocation
+            .args
+            .push(path_arg(&root.join("kernel-shim/src/lib.rs")));
         Self::add_cfgs(&mut invocation, cfgs);
         Self::add_output(&mut invocation, output);
         invocation
