@@ -319,7 +319,7 @@ pub fn plan_run(
     }
     let not_run = programs
         .iter()
-        .map(|program| program.clone().err())
+        .map(|program| program.as_ref().err().cloned())
         .collect();
     Ok(PlannedRun {
         availabilities,

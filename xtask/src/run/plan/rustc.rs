@@ -129,10 +129,6 @@ impl Rustc {
         }
     }
 
-    fn add_cfgs(invocation: &mut Invocation, cfgs: &[&str]) {
-        push(invocation, cfgs.iter().flat_map(|cfg| ["--cfg", cfg]));
-    }
-
     /// What a crate outside the shim gets: in kernel mode Kbuild's flags for a driver
     /// ([`kbuild_driver_flags`]), the shim's rlib as `kernel`, and the mode's cfgs.
     fn add_kernel_user(invocation: &mut Invocation, mode: Mode, cfgs: &[&str], rlib: &Path) {
@@ -141,7 +137,7 @@ impl Rustc {
         }
         let rlib = format!("kernel={}", path_arg(rlib));
         invocation.args.extend(["--extern".into(), rlib]);
-        Self::add_cfgs(invocation, cfgs);
+        push(invocation, cfgs.iter().flat_map(|cfg| ["--cfg", cfg]));
     }
 
     fn add_output(invocation: &mut Invocation, output: Output<'_>) {
@@ -193,7 +189,7 @@ impl Rustc {
         invocation
             .args
             .push(path_arg(&root.join("kernel-shim/src/lib.rs")));
-        Self::add_cfgs(&mut invocation, cfgs);
+        push(&mut invocation, cfgs.iter().flat_map(|cfg| ["--cfg", cfg]));
         Self::add_output(&mut invocation, output);
         invocation
     }
