@@ -24,7 +24,7 @@ use crate::{commands::flags, project_root, Verdict};
 use anyhow::{bail, Context};
 use input::Input;
 use std::path::{Path, PathBuf};
-use summary::{Decider, TargetCfgs};
+use summary::Decider;
 use xshell::Shell;
 
 /// Everything an audit needs, as the flags give it.
@@ -87,25 +87,15 @@ pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
     let kernel_root = crate::project_root().join("target/kernel");
     let pinned = crate::kernel::rules::pinned::pinned_kconfig(&pins, &kernel_root)?;
     let kconfig = kconfig::with_given(pinned, given);
-    let names = options.input.names();
     let scratch = options.scratch.join(std::process::id().to_string());
-    let results = crate::in_parallel(availabilities, |index, availability| {
-        let name = crate::run::plan::directory_name(availability.id());
-        column(
-            availability,
-            options,
-            &names,
-            &scratch.join(format!("{index}-{name}")),
-        )
+    let columns: Vec<Column> = crate::in_parallel(availabilities, |index, availability| {
+        column(availability, options, &scratch, index)
     });
     let _ = std::fs::remove_dir_all(&scratch);
-    // Every compiler here builds for the same host: the first answer stands for the target.
-    let target = results
-        .iter()
-        .find_map(|(_, target)| target.clone())
-        .unwrap_or_default();
-    let columns = results.into_iter().map(|(column, _)| column).collect();
-    let decider = Decider::new(&options.input, target, kconfig);
+    // Every compiler here builds for the host: the first to print its cfgs speaks for the target.
+    let mut compilers = columns.iter().filter_map(|column| column.rustc.as_ref());
+    let target = compilers.find_map(|rustc| probing::print_cfg(rustc).ok());
+    let decider = Decider::new(&options.input, target.unwrap_or_default(), kconfig);
     Ok(AuditReport::new(
         options.input.clone(),
         decider,
@@ -114,34 +104,27 @@ pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
     ))
 }
 
-fn column(
-    availability: Availability,
-    options: &Options,
-    names: &[&str],
-    directory: &Path,
-) -> (Column, Option<TargetCfgs>) {
-    let entry = toolchain_entry(&availability);
-    let (probed, rustc, identity, target) = match availability {
-        Availability::Found { toolchain, version } => {
-            let rustc = Rustc::of(&toolchain, version.release);
-            let prober = probing::Prober::for_input(&rustc, &options.input, directory);
-            let probed = prober.probe(names).map_or_else(
-                |error| Probed::Failed(format!("{error:#}")),
-                Probed::Answered,
-            );
-            let target = probing::print_cfg(&rustc).ok();
-            let identity = compiler_identity(&toolchain.launch, &version);
-            (probed, Some(rustc), Some(identity), target)
-        }
-        _ => (Probed::Unavailable, None, None, None),
+fn column(availability: Availability, options: &Options, scratch: &Path, index: usize) -> Column {
+    let name = crate::run::plan::directory_name(availability.id());
+    let directory = scratch.join(format!("{index}-{name}"));
+    let mut column = Column {
+        entry: toolchain_entry(&availability),
+        probed: Probed::Unavailable,
+        rustc: None,
+        identity: None,
     };
-    let column = Column {
-        entry,
-        probed,
-        rustc,
-        identity,
+    let Availability::Found { toolchain, version } = availability else {
+        return column;
     };
-    (column, target)
+    let rustc = Rustc::of(&toolchain, version.release);
+    let prober = probing::Prober::for_input(&rustc, &options.input, &directory);
+    column.probed = prober.probe(&options.input.names()).map_or_else(
+        |error| Probed::Failed(format!("{error:#}")),
+        Probed::Answered,
+    );
+    column.identity = Some(compiler_identity(&toolchain.launch, &version));
+    column.rustc = Some(rustc);
+    column
 }
 
 impl flags::Audit {

@@ -175,11 +175,8 @@ fn flags_of(words: &[String]) -> Vec<String> {
 fn command_words(args: &[OsString]) -> Vec<String> {
     let (_, known) = sections();
     let mut words: Vec<String> = Vec::new();
-    for arg in args {
-        let Some(arg) = arg.to_str() else { break };
-        if arg.starts_with('-') || arg.starts_with('+') {
-            continue;
-        }
+    let texts = args.iter().map_while(|arg| arg.to_str());
+    for arg in texts.filter(|arg| !arg.starts_with(['-', '+'])) {
         words.push(arg.to_string());
         if !known.iter().any(|(name, _)| *name == words.join(" ")) {
             words.pop();

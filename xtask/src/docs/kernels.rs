@@ -10,7 +10,7 @@ pub mod boot;
 use self::boot::CellBoot;
 use crate::catalog::{self, Release};
 use crate::kernel::build::why;
-use crate::kernel::report::json::KernelJson;
+use crate::kernel::report::{filed, json::KernelJson};
 use crate::util::output::{escape_markdown, markdown_code};
 use std::fmt::Write;
 use std::path::Path;
@@ -66,47 +66,27 @@ pub(crate) fn read_trees(report: &KernelJson) -> Vec<TreeData> {
         };
         for cell in report.cells.iter().filter(|cell| cell.tree == data.id) {
             let release = cell.rustc.clone().unwrap_or_else(|| cell.toolchain.clone());
-            let reason = why(&cell.real, &cell.reason, cell.first_error.as_deref());
-            if cell.is_finding() {
-                let predicted = cell.predicted.clone().unwrap_or_else(|| "?".into());
-                data.findings.push((
-                    release.clone(),
-                    predicted,
-                    cell.real.clone(),
-                    cell.toolchain.clone(),
-                ));
+            let toolchain = cell.toolchain.clone();
+            if let Some(predicted) = cell.predicted.clone().filter(|_| cell.is_finding()) {
+                let real = cell.real.clone();
+                data.findings
+                    .push((release.clone(), predicted, real, toolchain.clone()));
             }
             data.boots.extend(CellBoot::of(cell, &release));
-            data.real.push((
-                cell.real.clone(),
-                release.clone(),
-                reason,
-                cell.toolchain.clone(),
-            ));
+            let reason = why(&cell.real, &cell.reason, cell.first_error.as_deref());
+            data.real
+                .push((cell.real.clone(), release.clone(), reason, toolchain));
             for krate in &cell.crates {
-                if krate.root == KERNEL_CRATE || krate.features.is_empty() {
-                    continue;
-                }
-                // A prediction lists each feature of a crate once.
-                match data.others.iter_mut().find(|(root, _)| *root == krate.root) {
-                    Some((_, features)) => {
-                        for feature in &krate.features {
-                            crate::push_once(features, feature.clone());
-                        }
+                if krate.root == KERNEL_CRATE {
+                    data.probed.push(release.clone());
+                    for feature in &krate.features {
+                        filed(&mut data.features, feature.clone()).push(release.clone());
                     }
-                    None => data
-                        .others
-                        .push((krate.root.clone(), krate.features.clone())),
-                }
-            }
-            let Some(kernel) = cell.crates.iter().find(|krate| krate.root == KERNEL_CRATE) else {
-                continue;
-            };
-            data.probed.push(release.clone());
-            for feature in &kernel.features {
-                match data.features.iter_mut().find(|(name, _)| name == feature) {
-                    Some((_, releases)) => releases.push(release.clone()),
-                    None => data.features.push((feature.clone(), vec![release.clone()])),
+                } else if !krate.features.is_empty() {
+                    let features = filed(&mut data.others, krate.root.clone());
+                    for feature in &krate.features {
+                        crate::push_once(features, feature.clone());
+                    }
                 }
             }
         }
@@ -169,14 +149,10 @@ impl AcrossTrees {
             return String::new();
         };
         let (first, last_id) = (&trees[first].id, &trees[last].id);
-        if last + 1 == trees.len() {
-            if first == last_id {
-                format!("new in {first}")
-            } else {
-                format!("from {first}, still in {last_id}")
-            }
-        } else {
-            format!("from {first}, gone after {last_id}")
+        match (last + 1 == trees.len(), first == last_id) {
+            (true, true) => format!("new in {first}"),
+            (true, false) => format!("from {first}, still in {last_id}"),
+            (false, _) => format!("from {first}, gone after {last_id}"),
         }
     }
 }
@@ -198,19 +174,13 @@ pub fn across_trees(trees: &[TreeData]) -> (Vec<&TreeData>, Vec<AcrossTrees>) {
             let asked = read
                 .iter()
                 .map(|tree| {
-                    let releases = tree
-                        .features
-                        .iter()
-                        .find(|(feature, _)| *feature == name)
-                        .map(|(_, releases)| releases);
-                    let from = releases.filter(|releases| releases.len() < tree.probed.len());
+                    let releases = tree.features.iter().find(|(feature, _)| *feature == name);
+                    let releases = releases.map(|(_, releases)| releases);
+                    let not_all = releases.filter(|releases| releases.len() < tree.probed.len());
                     Asked {
                         kernel: releases.is_some(),
-                        from: from.and_then(|releases| {
-                            releases
-                                .iter()
-                                .min_by_key(|release| release_key(release))
-                                .cloned()
+                        from: not_all.and_then(|not_all| {
+                            not_all.iter().min_by_key(|r| release_key(r)).cloned()
                         }),
                         drivers: tree.allowed.contains(&name),
                     }
@@ -377,13 +347,10 @@ fn tree_section(page: &mut String, data: &TreeData) {
     }
     let _ = writeln!(
         page,
-        "- Minimum rustc (x86_64, `scripts/min-tool-version.sh`): {}.",
-        escape_markdown(data.minimum_rustc.as_deref().unwrap_or("?"))
-    );
-    let _ = writeln!(
-        page,
-        "- Allowed outside `rust/` (`rust_allowed_features`, on for every driver through \
+        "- Minimum rustc (x86_64, `scripts/min-tool-version.sh`): {}.\n\
+         - Allowed outside `rust/` (`rust_allowed_features`, on for every driver through \
          `-Zcrate-attr`): {}.",
+        escape_markdown(data.minimum_rustc.as_deref().unwrap_or("?")),
         code_list(&data.allowed)
     );
     let mut built = Vec::new();
@@ -438,17 +405,9 @@ fn tree_section(page: &mut String, data: &TreeData) {
         let with = if releases.len() == data.probed.len() {
             "every compiler probed".to_string()
         } else {
-            let without: Vec<&str> = data
-                .probed
-                .iter()
-                .filter(|release| !releases.contains(release))
-                .map(String::as_str)
-                .collect();
-            escape_markdown(&format!(
-                "{} (not {})",
-                releases.join(", "),
-                without.join(", ")
-            ))
+            let (without, _) = difference(&data.probed, releases);
+            let with = format!("{} (not {})", releases.join(", "), without.join(", "));
+            escape_markdown(&with)
         };
         let allowed = if data.allowed.contains(feature) {
             "yes"

@@ -121,7 +121,7 @@ impl Predicate {
 
     /// Evaluates the predicate in three-valued logic: `lookup` answers each leaf, or `None`
     /// when nothing is known about it.
-    pub fn evaluate(&self, lookup: &dyn Fn(Query<'_>) -> Option<bool>) -> Option<bool> {
+    pub fn evaluate<'a>(&'a self, lookup: &dyn Fn(Query<'a>) -> Option<bool>) -> Option<bool> {
         match self {
             Predicate::Bool(value) => Some(*value),
             Predicate::Name(name) => lookup(Query::Name(name)),
@@ -132,15 +132,13 @@ impl Predicate {
             // the answer undecided unless a deciding one follows.
             Predicate::All(items) | Predicate::Any(items) => {
                 let deciding = matches!(self, Predicate::Any(_));
-                let mut result = Some(!deciding);
-                for item in items {
+                let folded = items.iter().try_fold(Some(!deciding), |result, item| {
                     match item.evaluate(lookup) {
-                        Some(value) if value == deciding => return Some(deciding),
-                        None => result = None,
-                        Some(_) => {}
+                        Some(value) if value == deciding => Err(deciding),
+                        value => Ok(result.and(value)),
                     }
-                }
-                result
+                });
+                folded.unwrap_or_else(Some)
             }
         }
     }
@@ -373,22 +371,16 @@ impl<'a> Lexer<'a> {
                 _ => Ok(spanned(Token::Ident(word.to_string()))),
             };
         }
-        if first == '"' {
-            return Ok(spanned(Token::Str(self.quoted(start)?)));
-        }
-        if first == '\'' {
-            // A character literal, or the quote of a lifetime.
-            if self.peek_at(1) == Some('\\') || self.peek_at(2) == Some('\'') {
+        let close = match first {
+            '"' => return Ok(spanned(Token::Str(self.quoted(start)?))),
+            // A character literal; a lone quote is a lifetime's.
+            '\'' if self.peek_at(1) == Some('\\') || self.peek_at(2) == Some('\'') => {
                 return Ok(spanned(Token::Literal(self.quoted(start)?)));
             }
-            self.bump();
-            return Ok(spanned(Token::Punct('\'')));
-        }
-        if first.is_ascii_digit() {
-            let number = self.take_while(|c| is_ident_continue(c) || c == '.');
-            return Ok(spanned(Token::Literal(number.to_string())));
-        }
-        let close = match first {
+            _ if first.is_ascii_digit() => {
+                let number = self.take_while(|c| is_ident_continue(c) || c == '.');
+                return Ok(spanned(Token::Literal(number.to_string())));
+            }
             '(' => ')',
             '[' => ']',
             '{' => '}',

@@ -135,11 +135,9 @@ impl Cell<'_> {
                 return not_run(format!("writing the wrapper {}: {error:#}", path.display()));
             }
         }
-        let marker_tools = marker_tools(&self.tools.identity);
-        let out = match opened.take().map_or_else(
-            || BuildDir::open(&self.dir.join("boot").join(id), identity, &marker_tools),
-            Ok,
-        ) {
+        let marker = marker_tools(&self.tools.identity);
+        let open = || BuildDir::open(&self.dir.join("boot").join(id), identity, &marker);
+        let out = match opened.take().map_or_else(open, Ok) {
             Ok(out) => out,
             Err(error) => return not_run(format!("the boot build directory: {error:#}")),
         };
@@ -350,11 +348,7 @@ fn build_image(
     let image = out.out.join("vmlinux");
     let versions = rustc_versions(&image);
     let expected = format!("rustc version {release}");
-    if versions.is_empty()
-        || versions
-            .iter()
-            .any(|version| !version.starts_with(&expected))
-    {
+    if versions.is_empty() || !versions.iter().all(|only| only.starts_with(&expected)) {
         out.spoil();
         return Err(not_run(format!(
             "make vmlinux succeeded, but {} does not say it is {expected} only (its .comment \
@@ -401,21 +395,17 @@ pub(crate) fn judge(tree: &Path, config: &BootConfig, console: &str, accel: Acce
     }
     let mut samples = Vec::new();
     for sample in samples::samples(tree, &config.samples) {
-        if sample.expected.is_empty() {
-            samples.push(SampleJson {
-                name: sample.name.clone(),
-                expected: None,
-                seen: false,
-            });
-        }
-        for expected in &sample.expected {
-            let seen = lines.iter().any(|line| expected.matches(line));
-            if !seen {
+        // A sample that prints nothing at init is listed, not checked.
+        let unchecked = sample.expected.is_empty().then_some(None);
+        for expected in sample.expected.iter().map(Some).chain(unchecked) {
+            let seen =
+                expected.is_some_and(|expected| lines.iter().any(|line| expected.matches(line)));
+            if let (Some(expected), false) = (expected, seen) {
                 problems.push(format!("{} did not print `{}`", sample.name, expected.text));
             }
             samples.push(SampleJson {
                 name: sample.name.clone(),
-                expected: Some(expected.text.clone()),
+                expected: expected.map(|expected| expected.text.clone()),
                 seen,
             });
         }
@@ -453,14 +443,14 @@ pub(crate) fn judge(tree: &Path, config: &BootConfig, console: &str, accel: Acce
     }
     problems.extend(ktap.incomplete());
     if !ending.rebooted && ending.crash.is_none() {
+        let last = lines
+            .iter()
+            .map(|line| line.trim())
+            .rfind(|line| !line.is_empty());
         problems.push(format!(
             "the console was cut short: no `{}` after the KTAP (its last line: `{}`)",
             console::REBOOT_LINE,
-            lines
-                .iter()
-                .rev()
-                .find(|line| !line.trim().is_empty())
-                .map_or("", |line| line.trim())
+            last.unwrap_or("")
         ));
     }
     let mut json = BootJson {

@@ -5,12 +5,10 @@
 pub(crate) mod json;
 
 use super::build::{why, Built, Real};
-use crate::kernel::report::json::{
-    BootJson, CellJson, KernelJson, StepJson, BOOT_FAIL, BOOT_NOT_RUN,
-};
 use crate::kernel::rules::{Predicted, Prediction};
 use crate::util::output::{escape, escape_markdown, Style, Table};
 use crate::Verdict;
+use json::{BootJson, CellJson, KernelJson, StepJson, BOOT_FAIL, BOOT_NOT_RUN};
 
 /// The cell of one (tree, compiler) pair: the prediction, or why there is none, beside the real
 /// build (`cached` when it came from the cache), a finding where they disagree.
@@ -55,11 +53,7 @@ pub(crate) fn cell(
 /// Whether a cell's boot contradicts its prediction: a cell whose build passed is predicted to
 /// boot and pass every test.
 pub(crate) fn boot_finding(cell: &CellJson) -> bool {
-    cell.real == Real::Pass.word()
-        && cell
-            .boot
-            .as_ref()
-            .is_some_and(|boot| boot.result == BOOT_FAIL)
+    cell.real == Real::Pass.word() && matches!(&cell.boot, Some(boot) if boot.result == BOOT_FAIL)
 }
 
 impl KernelJson {
@@ -67,19 +61,14 @@ impl KernelJson {
     /// each once, with the trees that used them ("...; bindgen 0.56.0 ... (6.1) | ...; bindgen
     /// 0.71.1 ... (6.12, 7.3)"), else the tools found; `tools_error` why they are missing.
     pub(crate) fn with_tools_used(mut self) -> KernelJson {
-        let found = match (self.tools.take(), self.tools_error.take()) {
-            (_, Some(error)) => Err(error),
-            (Some(tools), None) => Ok(tools),
-            (None, None) => Err("the report names no build tools".to_owned()),
-        };
+        let error = self.tools_error.take();
+        let found = self.tools.take().filter(|_| error.is_none());
+        let missing = || "the report names no build tools".to_owned();
+        self.tools_error = error.or_else(|| found.is_none().then(missing));
         let mut used: Vec<(&str, Vec<&str>)> = Vec::new();
         for cell in &self.cells {
-            let Some(tools) = cell.tools.as_deref() else {
-                continue;
-            };
-            match used.iter_mut().find(|(seen, _)| *seen == tools) {
-                Some((_, trees)) => crate::push_once(trees, cell.tree.as_str()),
-                None => used.push((tools, vec![&cell.tree])),
+            if let Some(tools) = cell.tools.as_deref() {
+                crate::push_once(filed(&mut used, tools), cell.tree.as_str());
             }
         }
         let used: Vec<String> = used
@@ -88,8 +77,7 @@ impl KernelJson {
             .collect();
         self.tools = Some(used.join(" | "))
             .filter(|_| !used.is_empty())
-            .or(found.clone().ok());
-        self.tools_error = found.err();
+            .or(found);
         self
     }
 
@@ -97,10 +85,7 @@ impl KernelJson {
     pub(crate) fn verdict(&self, strict: bool) -> Verdict {
         let not_run = self.cells.iter().any(|cell| {
             cell.real == Real::NotRun.word()
-                || cell
-                    .boot
-                    .as_ref()
-                    .is_some_and(|boot| boot.result == BOOT_NOT_RUN)
+                || matches!(&cell.boot, Some(boot) if boot.result == BOOT_NOT_RUN)
         });
         Verdict::failure_if(!self.findings().is_empty() || (strict && not_run))
     }
@@ -301,6 +286,18 @@ impl KernelJson {
         }
         text
     }
+}
+
+/// The list filed under `key` in `lists`, a new empty one at the end where there is none yet.
+pub(crate) fn filed<K: PartialEq, V>(lists: &mut Vec<(K, Vec<V>)>, key: K) -> &mut Vec<V> {
+    let at = match lists.iter().position(|(filed, _)| *filed == key) {
+        Some(at) => at,
+        None => {
+            lists.push((key, Vec::new()));
+            lists.len() - 1
+        }
+    };
+    &mut lists[at].1
 }
 
 /// A boot in a few words: `pass (tcg, 1.0 s, cached) KUnit 390 passed, 0 failed, 1 skipped;

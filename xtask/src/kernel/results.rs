@@ -13,7 +13,7 @@ use crate::run::cache::{Key, StableHasher};
 use crate::run::plan::Rustc;
 use crate::toolchains::debian::Provisioner;
 use crate::toolchains::discovery::{Source, Toolchain};
-use crate::toolchains::extracted::{self, Marker, Wanted};
+use crate::toolchains::extracted::{Marker, Wanted};
 use crate::toolchains::library_sources::{library_in, library_member, library_sources, sources_of};
 use crate::toolchains::version::RustcVersion;
 use crate::util::files::write_atomically;
@@ -184,7 +184,7 @@ pub(crate) fn kernel_library(
         prefix: library_prefix(dir, &package, version_wanted),
         select: &select,
     };
-    let extracted = extracted::provision(provisioner, &wanted, |staging| {
+    let extracted = provisioner.extract(&wanted, |staging| {
         let library = library_in(staging).context("no library/core/src/lib.rs was extracted")?;
         Ok(vec![("library".to_owned(), library)])
     })?;

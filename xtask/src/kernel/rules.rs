@@ -34,7 +34,6 @@ const SCRIPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 /// hundred kilobytes, `init/Kconfig` about 70 KB), far below what would hurt.
 const MAX_FILE: u64 = 16 << 20;
 
-/// A kernel tree's Rust rules.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tree {
     pub root: PathBuf,
@@ -107,23 +106,15 @@ impl Tree {
 /// Reads a kernel tree's Rust rules; an error says what is missing (not a kernel tree, no Rust
 /// support, a `Makefile.build` without an allowed list).
 pub fn read(root: &Path) -> anyhow::Result<Tree> {
-    let text = read_text(&root.join("Makefile")).with_context(|| {
-        format!(
-            "{} is not a kernel tree: it has no readable top Makefile",
-            root.display()
-        )
-    })?;
-    let version = makefiles::version(&text).with_context(|| {
-        format!(
-            "{} is not a kernel tree: its Makefile sets no VERSION, PATCHLEVEL and SUBLEVEL",
-            root.display()
-        )
-    })?;
+    let not_a_tree = |why: &str| format!("{} is not a kernel tree: {why}", root.display());
+    let text = read_text(&root.join("Makefile"))
+        .with_context(|| not_a_tree("it has no readable top Makefile"))?;
+    let version = makefiles::version(&text)
+        .with_context(|| not_a_tree("its Makefile sets no VERSION, PATCHLEVEL and SUBLEVEL"))?;
     let build = root.join("scripts/Makefile.build");
     ensure!(
         build.is_file() && root.join("init/Kconfig").is_file(),
-        "{} is not a kernel tree: it has no scripts/Makefile.build or init/Kconfig",
-        root.display()
+        not_a_tree("it has no scripts/Makefile.build or init/Kconfig")
     );
     ensure!(
         root.join("rust/Makefile").is_file(),

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The kernel trees `cargo xtask kernel` builds: Debian's `linux-source-X`, fetched through the
-//! project's private apt ([`crate::toolchains::debian::Provisioner`]) and unpacked under
-//! `target/kernel/trees/` by [`crate::toolchains::extracted::provision`] (complete only once its
-//! marker, with the `.deb`'s SHA-256, is in place), or a local checkout used where it is.
+//! project's private apt and unpacked under `target/kernel/trees/` by
+//! [`Provisioner::extract`] (complete only once its marker, with the `.deb`'s SHA-256, is in
+//! place), or a local checkout used where it is.
 
 use crate::toolchains::debian::Provisioner;
-use crate::toolchains::extracted::{self, Marker, Wanted};
+use crate::toolchains::extracted::{Marker, Wanted};
 use crate::toolchains::pins::{TreePin, TreeSource};
 use anyhow::{ensure, Context};
 use std::path::{Path, PathBuf};
@@ -76,9 +76,8 @@ pub(crate) fn provide(provisioner: &mut Provisioner<'_>, pin: &TreePin) -> anyho
                 prefix: prefix.clone(),
                 select: &select,
             };
-            let extracted = extracted::provision(provisioner, &wanted, |staging| {
-                unpack_tarball(staging, &source.package)
-            })?;
+            let extracted =
+                provisioner.extract(&wanted, |staging| unpack_tarball(staging, &source.package))?;
             let tree = extracted
                 .marker
                 .get("tree")

@@ -67,10 +67,6 @@ fn asked_by_the_tree(root: &std::path::Path) -> (Asked, Asked) {
         }
         for &release in releases.iter().filter(|release| **release >= minimum) {
             let (enabled, undecided) = enabled_features(&tree, krate, release);
-            // An undecided one reads `name (under `condition`)`.
-            let undecided = undecided
-                .iter()
-                .filter_map(|text| text.split_whitespace().next().map(str::to_string));
             for feature in enabled.into_iter().chain(undecided) {
                 asked.insert((krate.root.clone(), feature));
             }

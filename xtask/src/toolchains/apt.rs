@@ -11,7 +11,7 @@ mod tests;
 mod unpack;
 
 pub(crate) use closure::{closure, HostLibraries, PackageIndex, Resolved};
-pub(crate) use private::{AptIndex, Downloaded, PrivateApt};
+pub(crate) use private::{AptIndex, PrivateApt};
 pub(crate) use syntax::{
     compare_versions, parse_madison_entries, parse_relations, parse_reverse_provides,
     parse_stanzas, Relation, Served, Stanza,
@@ -71,29 +71,27 @@ pub(crate) fn is_suite(suite: &str) -> bool {
             .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-.".contains(&b))
 }
 
-pub(crate) fn checked_package(name: &str) -> anyhow::Result<&str> {
+/// `text` if it is `valid` and at most `max` bytes long: what may reach apt as an argument.
+fn checked<'a>(text: &'a str, valid: bool, max: usize, what: &str) -> anyhow::Result<&'a str> {
     ensure!(
-        is_package_name(name) && name.len() <= 100,
-        "`{}` is not a Debian package name (lowercase letters, digits, `+`, `-`, `.`; at least two)",
-        name.escape_debug()
+        valid && text.len() <= max,
+        "`{}` is not a Debian {what}",
+        text.escape_debug()
     );
-    Ok(name)
+    Ok(text)
+}
+
+pub(crate) fn checked_package(name: &str) -> anyhow::Result<&str> {
+    let what = "package name (lowercase letters, digits, `+`, `-`, `.`; at least two)";
+    checked(name, is_package_name(name), 100, what)
 }
 
 pub(crate) fn checked_version(version: &str) -> anyhow::Result<&str> {
-    ensure!(
-        is_version(version) && version.len() <= 100,
-        "`{}` is not a Debian version ([epoch:]upstream[-revision], upstream starting with a digit)",
-        version.escape_debug()
-    );
-    Ok(version)
+    let what = "version ([epoch:]upstream[-revision], upstream starting with a digit)";
+    checked(version, is_version(version), 100, what)
 }
 
 pub(crate) fn checked_suite(suite: &str) -> anyhow::Result<&str> {
-    ensure!(
-        is_suite(suite) && suite.len() <= 64,
-        "`{}` is not a Debian suite name (such as `trixie` or `bookworm-security`)",
-        suite.escape_debug()
-    );
-    Ok(suite)
+    let what = "suite name (such as `trixie` or `bookworm-security`)";
+    checked(suite, is_suite(suite), 64, what)
 }

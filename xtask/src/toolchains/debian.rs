@@ -3,7 +3,9 @@
 //! prefix of its own under `target/toolchains/debian/` through the private apt, installed only
 //! once it has answered `-vV`.
 
-use crate::toolchains::apt::{self, AptIndex, HostLibraries, PrivateApt, Resolved};
+use crate::toolchains::apt::{self, AptIndex, HostLibraries, PrivateApt};
+use crate::toolchains::digests;
+use crate::toolchains::extracted::{self, Extracted, Marker, Wanted};
 use crate::toolchains::loader::Launch;
 use crate::toolchains::version::{parse_verbose_version, RustcVersion};
 use crate::util::run_lock::{self, RunLock};
@@ -86,14 +88,11 @@ impl DebianSource {
 
 impl fmt::Display for DebianSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let version = self.version.as_ref().map(|version| format!("={version}"));
-        write!(
-            f,
-            "{}:{}{}",
-            self.suite,
-            self.package,
-            version.unwrap_or_default()
-        )
+        write!(f, "{}:{}", self.suite, self.package)?;
+        match &self.version {
+            Some(version) => write!(f, "={version}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -222,7 +221,7 @@ impl<'a> Provisioner<'a> {
         if !self.verify {
             return true;
         }
-        let why = match crate::toolchains::digests::damaged(prefix) {
+        let why = match digests::damaged(prefix) {
             Ok(damaged) if damaged.is_empty() => return true,
             Ok(damaged) => format!(
                 "{} damaged file(s) in {} ({}{})",
@@ -315,7 +314,7 @@ impl<'a> Provisioner<'a> {
             std::fs::write(staging.join(MARKER), &marker)
                 .with_context(|| format!("writing the marker in {}", staging.display()))?;
             answer(staging, accept)?;
-            crate::toolchains::digests::record(staging).map(drop)
+            digests::record(staging).map(drop)
         })
         .with_context(|| format!("unpacking {exact} into {}", prefix.display()))?;
         Ok(Provisioned {
@@ -335,19 +334,30 @@ impl<'a> Provisioner<'a> {
         &self.root
     }
 
-    pub(crate) fn say(&mut self, line: &str) {
-        (self.log)(line)
-    }
-
-    /// Downloads (or finds in the download cache, verified) `package` alone, at `version` or
-    /// else the newest `suites` serve, for a package whose parts are extracted: its `.deb`.
-    pub(crate) fn fetch_one(
+    /// Extracts `wanted` into its prefix, unless a complete prefix of the package (at the
+    /// version wanted, if one is named) is there already. `check` runs on the staging directory
+    /// before it takes the prefix's place, and returns the marker's fields.
+    pub(crate) fn extract(
         &mut self,
-        package: &str,
-        version: Option<&str>,
-        suites: &[String],
-    ) -> anyhow::Result<(PathBuf, Resolved, apt::Downloaded)> {
-        let (apt, version) = self.apt_and_version(package, version, suites, None)?;
+        wanted: &Wanted<'_>,
+        check: impl FnOnce(&Path) -> anyhow::Result<Vec<(String, String)>>,
+    ) -> anyhow::Result<Extracted> {
+        let (package, suites, prefix) = (wanted.package, wanted.suites, wanted.prefix.clone());
+        if let Some(marker) = Marker::read(&prefix).filter(|marker| {
+            marker.package == package
+                && wanted
+                    .version
+                    .is_none_or(|version| version == marker.version)
+                && self.intact(&prefix, &marker.identity())
+        }) {
+            return Ok(Extracted {
+                prefix,
+                marker,
+                already: true,
+                ..Default::default()
+            });
+        }
+        let (apt, version) = self.apt_and_version(package, wanted.version, suites, None)?;
         let mut index = AptIndex::new(self.sh, &apt);
         let resolved = apt::closure(&mut index, package, &version, suites, HostLibraries::Reuse)
             .map_err(|error| self.with_update_problems(error, suites))?
@@ -356,7 +366,36 @@ impl<'a> Provisioner<'a> {
             .with_context(|| format!("the closure of {package}={version} lacks it"))?;
         let cache = self.root.join("debian/downloads");
         let downloaded = apt.download(self.sh, std::slice::from_ref(&resolved), &cache)?;
-        Ok((cache.join(resolved.deb_file_name()), resolved, downloaded))
+        let deb = cache.join(resolved.deb_file_name());
+        let started = Instant::now();
+        let members = apt::list_members(&deb)
+            .and_then(|members| (wanted.select)(&members))
+            .with_context(|| format!("choosing what to extract from {resolved}"))?;
+        let mut marker = Marker {
+            package: resolved.name.clone(),
+            version: resolved.version.clone(),
+            suite: resolved.suite.clone(),
+            sha256: resolved.sha256.clone(),
+            fields: Vec::new(),
+        };
+        let mut extracted_bytes = 0;
+        apt::extract_atomically(&deb, &members, &prefix, |staging| {
+            marker.fields = check(staging)?;
+            std::fs::write(staging.join(extracted::MARKER), marker.render())
+                .with_context(|| format!("writing the marker in {}", staging.display()))?;
+            extracted_bytes = digests::record(staging)?;
+            Ok(())
+        })
+        .with_context(|| format!("extracting {resolved} into {}", prefix.display()))?;
+        Ok(Extracted {
+            prefix,
+            marker,
+            already: false,
+            fetched_bytes: downloaded.fetched_bytes,
+            deb_bytes: resolved.size,
+            extracted_bytes,
+            seconds: (downloaded.seconds, started.elapsed().as_secs_f64()),
+        })
     }
 
     /// A complete prefix of a build of `source` whose compiler answers and is accepted.
@@ -472,12 +511,9 @@ impl<'a> Provisioner<'a> {
         if let Some(version) = version {
             return Ok((apt, version.to_owned()));
         }
-        let served = apt.madison(self.sh, package)?;
-        let in_suites: Vec<&apt::Served> = served
-            .iter()
-            .filter(|entry| suites.contains(&entry.suite))
-            .collect();
-        let best = in_suites
+        let mut served = apt.madison(self.sh, package)?;
+        served.retain(|entry| suites.contains(&entry.suite));
+        let best = served
             .iter()
             .filter(|entry| {
                 release.is_none_or(|release| upstream_version(&entry.version) == release)
@@ -486,7 +522,7 @@ impl<'a> Provisioner<'a> {
         if let Some(best) = best {
             return Ok((apt, best.version.clone()));
         }
-        let listed: Vec<String> = in_suites
+        let listed: Vec<String> = served
             .iter()
             .map(|entry| format!("{} ({})", entry.version, entry.suite))
             .collect();

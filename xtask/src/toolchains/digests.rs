@@ -4,6 +4,7 @@
 //! (before it says "already there") and `toolchains verify`. The matrix's cache keys them by
 //! stat stamps only; this is where their bytes are checked.
 
+use crate::util::files::sorted_entries;
 use anyhow::Context;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -64,14 +65,13 @@ pub(crate) fn damaged(prefix: &Path) -> anyhow::Result<Vec<String>> {
 /// Every provisioned prefix: each under `toolchains`' `debian/`, qemu's, and the kernel trees
 /// and library sources `cargo xtask kernel` extracted under `kernel`.
 pub(crate) fn provisioned_prefixes(toolchains: &Path, kernel: &Path) -> Vec<PathBuf> {
-    let entries = crate::util::files::sorted_entries;
-    let debian = entries(&toolchains.join("debian")).into_iter();
+    let debian = sorted_entries(&toolchains.join("debian")).into_iter();
     debian
         .filter(|path| !path.ends_with("downloads"))
         .chain([toolchains.join("qemu")])
         .chain(
             ["trees", "library"]
-                .map(|kind| entries(&kernel.join(kind)))
+                .map(|kind| sorted_entries(&kernel.join(kind)))
                 .concat(),
         )
         .filter(|path| path.is_dir())

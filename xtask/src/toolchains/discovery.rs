@@ -203,22 +203,16 @@ fn discover_pins(sh: &Shell, pins: &[Pin], timeout: Duration) -> Vec<Availabilit
         .map(|pin| {
             let satisfying = candidates.iter().filter_map(|candidate| match candidate {
                 Availability::Found { toolchain, version } if pin.is_satisfied_by(version) => {
-                    Some((candidate, toolchain))
+                    Some((preference(pin, toolchain), candidate))
                 }
                 _ => None,
             });
-            let found = satisfying.min_by_key(|(_, toolchain)| preference(pin, toolchain));
-            let broken = || {
-                candidates.iter().find(|candidate| match candidate {
-                    Availability::Broken { toolchain, .. } => is_meant_for(pin, toolchain),
-                    _ => false,
-                })
-            };
-            let Some(mut chosen) = found
-                .map(|(candidate, _)| candidate)
-                .or_else(broken)
-                .cloned()
-            else {
+            let broken = candidates.iter().find(|candidate| match candidate {
+                Availability::Broken { toolchain, .. } => is_meant_for(pin, toolchain),
+                _ => false,
+            });
+            let found = satisfying.min_by(|one, other| one.0.cmp(&other.0));
+            let Some(mut chosen) = found.map(|(_, candidate)| candidate).or(broken).cloned() else {
                 let install_hint = pin.install_hint();
                 return Availability::Missing {
                     pin: pin.clone(),

@@ -6,7 +6,7 @@
 
 use crate::targets::KERNEL_TARGETS;
 use crate::toolchains::debian::{self, Provisioner};
-use crate::toolchains::extracted::{self, Extracted, Marker, Wanted};
+use crate::toolchains::extracted::{Extracted, Marker, Wanted};
 use crate::toolchains::loader::elf_linkage;
 use anyhow::{bail, ensure, Context};
 use std::path::{Path, PathBuf};
@@ -83,7 +83,12 @@ pub(crate) fn provision_qemu(
     if let Some(marker) =
         Marker::read(&prefix).filter(|marker| emulated().all(|arch| marker.get(arch).is_some()))
     {
-        return Ok(Extracted::already(prefix, marker));
+        return Ok(Extracted {
+            prefix,
+            marker,
+            already: true,
+            ..Default::default()
+        });
     }
     let mut refusals = Vec::new();
     for (package, pattern) in PACKAGES {
@@ -95,7 +100,7 @@ pub(crate) fn provision_qemu(
             prefix: prefix.clone(),
             select: &select,
         };
-        let outcome = extracted::provision(provisioner, &wanted, |staging| {
+        let outcome = provisioner.extract(&wanted, |staging| {
             let mut fields = Vec::new();
             let mut said = String::new();
             for arch in emulated() {
@@ -142,7 +147,7 @@ fn checked_emulator(emulator: &Path) -> anyhow::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolchains::loader::interpreter;
+    use crate::toolchains::loader::linkage;
     use xshell::cmd;
 
     #[test]
@@ -184,12 +189,15 @@ mod tests {
     #[test]
     fn static_and_dynamic_executables_are_told_apart() {
         let host_dynamic = std::fs::read("/bin/sh").unwrap();
+        let interpreter = |bytes: &[u8]| linkage(bytes).map(|linkage| linkage.interpreter);
         assert!(interpreter(&host_dynamic[..]).unwrap().is_some());
         assert!(interpreter(&b"#!/bin/sh\n"[..]).is_err());
         assert!(interpreter(&host_dynamic[..40]).is_err());
-        // A static executable: the header with no program header asking for an interpreter.
+        // A static executable: the header with no program header asking for an interpreter (and
+        // no sections).
         let mut header = host_dynamic[..64].to_vec();
         header[0x38..0x3a].copy_from_slice(&0u16.to_le_bytes());
+        header[0x28..0x30].copy_from_slice(&0u64.to_le_bytes());
         assert_eq!(interpreter(&header[..]).unwrap(), None);
     }
 
@@ -261,10 +269,8 @@ mod tests {
                 emulator.display(),
                 program.display()
             );
-            assert_eq!(
-                interpreter(&std::fs::read(&program).unwrap()[..]).unwrap(),
-                None
-            );
+            let linkage = linkage(&std::fs::read(&program).unwrap()[..]).unwrap();
+            assert_eq!(linkage.interpreter, None);
         }
         assert_eq!(qemu_user("x86_64"), None);
         std::fs::remove_dir_all(&dir).unwrap();

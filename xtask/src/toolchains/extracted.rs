@@ -4,16 +4,13 @@
 //! its suite and its `.deb`'s SHA-256 is in place.
 
 use crate::toolchains::apt;
-use crate::toolchains::debian::Provisioner;
-use anyhow::Context;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 pub(crate) const MARKER: &str = "kshim-extracted.txt";
 
 /// What an extracted prefix's marker says: `NAME=VERSION (SUITE)` on its first line, then
 /// `KEY: VALUE` lines, `sha256` among them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Marker {
     pub package: String,
     pub version: String,
@@ -80,7 +77,7 @@ impl Marker {
 
 /// An extracted prefix, and what making it cost: bytes fetched (0 from the download cache), of
 /// the `.deb` and of the files extracted, and the seconds fetching and extracting took.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Extracted {
     pub prefix: PathBuf,
     pub marker: Marker,
@@ -92,20 +89,6 @@ pub(crate) struct Extracted {
     pub seconds: (f64, f64),
 }
 
-impl Extracted {
-    pub(crate) fn already(prefix: PathBuf, marker: Marker) -> Extracted {
-        Extracted {
-            prefix,
-            marker,
-            already: true,
-            fetched_bytes: 0,
-            deb_bytes: 0,
-            extracted_bytes: 0,
-            seconds: (0.0, 0.0),
-        }
-    }
-}
-
 /// What to extract from which package (at `version`, or the newest `suites` serve), and where.
 pub(crate) struct Wanted<'a> {
     pub package: &'a str,
@@ -115,56 +98,6 @@ pub(crate) struct Wanted<'a> {
     /// Chooses the members to extract from every member the package has (as
     /// [`apt::list_members`] names them), or says why the package will not do.
     pub select: &'a dyn Fn(&[String]) -> anyhow::Result<Vec<String>>,
-}
-
-/// Extracts `wanted` into its prefix, unless a complete prefix of the package (at the version
-/// wanted, if one is named) is there already. `check` runs on the staging directory before it
-/// takes the prefix's place, and returns the marker's fields.
-pub(crate) fn provision(
-    provisioner: &mut Provisioner<'_>,
-    wanted: &Wanted<'_>,
-    check: impl FnOnce(&Path) -> anyhow::Result<Vec<(String, String)>>,
-) -> anyhow::Result<Extracted> {
-    if let Some(marker) = Marker::read(&wanted.prefix).filter(|marker| {
-        marker.package == wanted.package
-            && wanted
-                .version
-                .is_none_or(|version| version == marker.version)
-            && provisioner.intact(&wanted.prefix, &marker.identity())
-    }) {
-        return Ok(Extracted::already(wanted.prefix.clone(), marker));
-    }
-    let (deb, resolved, downloaded) =
-        provisioner.fetch_one(wanted.package, wanted.version, wanted.suites)?;
-    let started = Instant::now();
-    let members = apt::list_members(&deb)
-        .and_then(|members| (wanted.select)(&members))
-        .with_context(|| format!("choosing what to extract from {resolved}"))?;
-    let mut marker = Marker {
-        package: resolved.name.clone(),
-        version: resolved.version.clone(),
-        suite: resolved.suite.clone(),
-        sha256: resolved.sha256.clone(),
-        fields: Vec::new(),
-    };
-    let mut extracted_bytes = 0;
-    apt::extract_atomically(&deb, &members, &wanted.prefix, |staging| {
-        marker.fields = check(staging)?;
-        std::fs::write(staging.join(MARKER), marker.render())
-            .with_context(|| format!("writing the marker in {}", staging.display()))?;
-        extracted_bytes = crate::toolchains::digests::record(staging)?;
-        Ok(())
-    })
-    .with_context(|| format!("extracting {resolved} into {}", wanted.prefix.display()))?;
-    Ok(Extracted {
-        prefix: wanted.prefix.clone(),
-        marker,
-        already: false,
-        fetched_bytes: downloaded.fetched_bytes,
-        deb_bytes: resolved.size,
-        extracted_bytes,
-        seconds: (downloaded.seconds, started.elapsed().as_secs_f64()),
-    })
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use crate::toolchains::debian::{self, DebianSource, Provisioner};
 use crate::toolchains::discovery::{Source, Toolchain};
-use crate::toolchains::extracted::{self, Extracted, Marker, Wanted};
+use crate::toolchains::extracted::{Extracted, Marker, Wanted};
 use crate::toolchains::version::RustcVersion;
 use anyhow::{anyhow, bail, ensure, Context};
 use std::path::{Path, PathBuf};
@@ -13,9 +13,12 @@ use std::path::{Path, PathBuf};
 /// A compiler's own library sources, as the cross builds need them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LibrarySources {
-    /// The `library/` directory: holds `core/src/lib.rs`, `stdarch/crates/core_arch`, `portable-simd/crates/core_simd`.
+    /// The `library/` directory: holds `core/src/lib.rs`, `stdarch/crates/core_arch`,
+    /// `portable-simd/crates/core_simd`.
     pub library: PathBuf,
-    /// Where they come from, exactly, for cache keys and the report: e.g. "rust-web-src=1.96.0+dfsg1-1~deb12u2 (bookworm-security)" or "rustup's rust-src of 1.95.0-x86_64-unknown-linux-gnu".
+    /// Where they come from, exactly, for cache keys and the report: e.g.
+    /// "rust-web-src=1.96.0+dfsg1-1~deb12u2 (bookworm-security)" or "rustup's rust-src of
+    /// 1.95.0-x86_64-unknown-linux-gnu".
     pub identity: String,
     /// The edition `library/core/Cargo.toml` declares ("2021", "2024").
     pub core_edition: String,
@@ -32,7 +35,8 @@ pub struct SourceCrate {
     pub edition: String,
 }
 
-/// The library sources of a discovered compiler, or why there are none and how to get them (one sentence, e.g. "no library sources: run `rustup component add rust-src --toolchain 1.95.0`" or "no library sources: Debian has no rust-web-src=1.63.0...; run `cargo xtask toolchains install`").
+/// The library sources of a discovered compiler, or why there are none and how to get them, in
+/// one sentence ("no library sources: run `rustup component add rust-src --toolchain 1.95.0`").
 pub fn library_sources(
     toolchain: &Toolchain,
     version: &RustcVersion,
@@ -280,7 +284,7 @@ pub(crate) fn provision_sources(
         prefix: prefix.clone(),
         select: &sources_members,
     };
-    let result = extracted::provision(provisioner, &wanted, |staging| {
+    let result = provisioner.extract(&wanted, |staging| {
         let library = library_in(staging)
             .with_context(|| format!("{} holds no usr/src/*/library/core", staging.display()))?;
         Ok(vec![("library".to_owned(), library)])
@@ -295,6 +299,7 @@ pub(crate) fn provision_sources(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::toolchains::extracted;
 
     #[test]
     fn compilers_map_to_their_source_packages() {

@@ -51,18 +51,6 @@ pub(crate) fn elf_linkage(path: &Path) -> anyhow::Result<ElfLinkage> {
     linkage(&ReadCache::new(file)).with_context(|| format!("reading {}", path.display()))
 }
 
-/// The `PT_INTERP` of a little-endian ELF64 file: `None` for a statically linked one.
-pub(crate) fn interpreter<'a, R: ReadRef<'a>>(data: R) -> anyhow::Result<Option<String>> {
-    let header = header(data)?;
-    let endian = LittleEndian;
-    for program in header.program_headers(endian, data).map_err(elf_error)? {
-        if let Some(path) = program.interpreter(endian, data).map_err(elf_error)? {
-            return Ok(Some(String::from_utf8_lossy(path).into_owned()));
-        }
-    }
-    Ok(None)
-}
-
 fn header<'a, R: ReadRef<'a>>(data: R) -> anyhow::Result<&'a Elf> {
     let header = Elf::parse(data)
         .ok()
@@ -74,13 +62,16 @@ fn elf_error(error: object::read::Error) -> anyhow::Error {
     anyhow::anyhow!("a malformed ELF file: {error}")
 }
 
-fn linkage<'a, R: ReadRef<'a>>(data: R) -> anyhow::Result<ElfLinkage> {
-    let endian = LittleEndian;
-    let mut linkage = ElfLinkage {
-        interpreter: interpreter(data)?,
-        ..ElfLinkage::default()
-    };
-    let sections = header(data)?.sections(endian, data).map_err(elf_error)?;
+pub(crate) fn linkage<'a, R: ReadRef<'a>>(data: R) -> anyhow::Result<ElfLinkage> {
+    let (endian, header) = (LittleEndian, header(data)?);
+    let mut linkage = ElfLinkage::default();
+    for program in header.program_headers(endian, data).map_err(elf_error)? {
+        if let Some(path) = program.interpreter(endian, data).map_err(elf_error)? {
+            linkage.interpreter = Some(String::from_utf8_lossy(path).into_owned());
+            break;
+        }
+    }
+    let sections = header.sections(endian, data).map_err(elf_error)?;
     for section in sections.iter() {
         if let Some((mut needs, link)) = section.gnu_verneed(endian, data).map_err(elf_error)? {
             let strings = sections.strings(endian, data, link).map_err(elf_error)?;
@@ -235,22 +226,18 @@ impl Launch {
     /// The same start for another program of the compiler's `bin/` (its `rustdoc`): the same
     /// loader, library path, sysroot and environment.
     pub(crate) fn sibling(&self, name: &str) -> Launch {
-        let program = self.rustc.with_file_name(name);
+        let mut launch = self.clone();
+        launch.rustc = self.rustc.with_file_name(name);
         let rustc = self.rustc.display().to_string();
-        let mut loader = self.loader.clone();
-        for arg in loader
+        let program = launch.rustc.display().to_string();
+        let own_args = launch
+            .loader
             .iter_mut()
-            .flat_map(|loader| &mut loader.leading_args)
-        {
-            if *arg == rustc {
-                *arg = program.display().to_string();
-            }
+            .flat_map(|own| &mut own.leading_args);
+        for arg in own_args.filter(|arg| **arg == rustc) {
+            arg.clone_from(&program);
         }
-        Launch {
-            rustc: program,
-            loader,
-            env: self.env.clone(),
-        }
+        launch
     }
 
     pub(crate) fn invocation(&self, args: Vec<String>, env: Vec<(String, String)>) -> Invocation {
@@ -517,5 +504,17 @@ mod tests {
             libraries_outside(&launch, &prefix).unwrap(),
             Vec::<String>::new()
         );
+        let rustdoc = launch.sibling("rustdoc");
+        let leading = &rustdoc.loader.as_ref().unwrap().leading_args;
+        assert_eq!(rustdoc.rustc, prefix.join("usr/bin/rustdoc"));
+        assert_eq!(leading[2], rustdoc.rustc.display().to_string());
+        assert_eq!(
+            (&leading[..2], &leading[3..]),
+            (
+                &launch.loader.as_ref().unwrap().leading_args[..2],
+                &launch.loader.as_ref().unwrap().leading_args[3..]
+            )
+        );
+        assert_eq!(rustdoc.env, launch.env);
     }
 }

@@ -27,8 +27,7 @@ pub enum PinRole {
     Nightly,
 }
 
-/// Each role, in declaration order, with its word in the pin file and the output, and what it
-/// means.
+/// Each role, in declaration order, with its word in the pin file and the output and its meaning.
 const ROLES: [(PinRole, &str, &str); 5] = [
     (
         PinRole::Minimum,
@@ -219,20 +218,18 @@ impl Pins {
                 continue;
             }
             let (pin, id_line, release_line) = parse_pin(&file, header_line, table)?;
-            if let Some(&earlier) = pin_of_id.get(&pin.id) {
+            if let Some(earlier) = pin_of_id.insert(pin.id.clone(), pins.len()) {
                 let (id, line) = (&pin.id, pins[earlier].line);
                 bail!("{file}:{id_line}: duplicate pin id `{id}` (also on line {line})");
             }
             let release_key = (pin.release.clone(), pin.commit_date.clone());
-            if let Some(&earlier) = pin_of_release.get(&release_key) {
+            if let Some(earlier) = pin_of_release.insert(release_key, pins.len()) {
                 let (id, line, release) = (&pins[earlier].id, pins[earlier].line, &pin.release);
                 bail!(
                     "{file}:{release_line}: duplicate pin: `{id}` (line {line}) already pins \
                      {release}"
                 );
             }
-            pin_of_id.insert(pin.id.clone(), pins.len());
-            pin_of_release.insert(release_key, pins.len());
             pins.push(pin);
         }
         ensure!(!pins.is_empty(), "{file}: no `[[pin]]` tables");
@@ -307,10 +304,7 @@ fn parse_pin(
         Some((line, value)) => Some(DebianSource::parse(&value).map_err(at(line))?),
         None => None,
     };
-    let versioned = debian
-        .as_ref()
-        .and_then(|debian| Some((debian, debian.version.as_deref()?)));
-    if let Some((debian, version)) = versioned {
+    if let Some((debian, Some(version))) = debian.as_ref().map(|debian| (debian, &debian.version)) {
         let upstream = crate::toolchains::debian::upstream_version(version);
         ensure!(
             upstream == release,

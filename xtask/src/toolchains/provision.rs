@@ -102,15 +102,15 @@ pub(crate) fn install(
     for compiler in compilers {
         let outcome = library_sources::provision_sources(&mut provisioner, &compiler);
         let what = format!("{compiler}: library sources");
-        report_extracted(&mut provisioner, &what, outcome);
+        report_extracted(&what, outcome);
     }
     let emulators = "qemu's user-mode emulators";
     match qemu {
-        None => provisioner.say(&format!("{emulators}: left as they are (--only)")),
+        None => println!("  {emulators}: left as they are (--only)"),
         Some(suites) => {
             let outcome =
                 suites.and_then(|suites| emulators::provision_qemu(&mut provisioner, &suites));
-            report_extracted(&mut provisioner, emulators, outcome);
+            report_extracted(emulators, outcome);
         }
     }
     Ok(outcomes)
@@ -163,11 +163,8 @@ fn install_pin(
     Installation::Failed(failures.join("; "))
 }
 
-fn report_extracted(
-    provisioner: &mut Provisioner<'_>,
-    what: &str,
-    outcome: anyhow::Result<Extracted>,
-) {
+/// Says, as the provisioner's log does, what became of `what`.
+fn report_extracted(what: &str, outcome: anyhow::Result<Extracted>) {
     let line = match outcome {
         Ok(done) if done.already => format!(
             "{what}: {} already in {}",
@@ -196,7 +193,7 @@ fn report_extracted(
         }
         Err(error) => format!("{what}: not provisioned (nothing else depends on it): {error:#}"),
     };
-    provisioner.say(&line);
+    println!("  {line}");
 }
 
 /// Runs `rustup toolchain install` and checks that the result satisfies the pin.

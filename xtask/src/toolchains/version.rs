@@ -1,20 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-//! What a compiler says about itself: the parser for `rustc -vV`, the one trustworthy answer to
-//! "which release is this?" however the compiler was found (rustup, a path, a Debian package
-//! unpacked under `target/`). The output looks like this:
-//!
-//! ```text
-//! rustc 1.85.0 (4d91de4e4 2025-02-17) (built from a source tarball)
-//! binary: rustc
-//! commit-hash: 4d91de4e48198da2e33413efdcd9cd2cc0c46688
-//! commit-date: 2025-02-17
-//! host: x86_64-unknown-linux-gnu
-//! release: 1.85.0
-//! LLVM version: 19.1.7
-//! ```
-//!
-//! The first line's text after the version is free-form (distributions append such as "(built
-//! from a source tarball)"), and Debian's 1.63.0 writes `unknown` for the commit.
+//! What a compiler says about itself: the parser for `rustc -vV` (the tests hold real outputs),
+//! the one trustworthy answer to "which release is this?" however the compiler was found. The
+//! first line's text after the version is free-form (distributions append such as "(built from
+//! a source tarball)"), and Debian's 1.63.0 writes `unknown` for the commit.
 
 use crate::catalog::Release;
 use std::collections::HashMap;
@@ -63,10 +51,7 @@ impl RustcVersion {
     /// The release as `rustc -vV` writes it, suffix included: "1.97.0-nightly", "1.85.0".
     pub fn release_string(&self) -> String {
         // The parser made sure that the `release:` line says what the first line says.
-        self.first_line
-            .strip_prefix("rustc ")
-            .and_then(|rest| rest.split_whitespace().next())
-            .map_or_else(|| self.release.to_string(), str::to_owned)
+        version_in(&self.first_line).map_or_else(|| self.release.to_string(), str::to_owned)
     }
 
     /// A one-line summary for reports: "1.85.0 stable (2025-02-17)".
@@ -108,17 +93,12 @@ pub fn parse_verbose_version(text: &str) -> anyhow::Result<RustcVersion> {
     if text.trim().is_empty() {
         return Err(error("the output is empty".to_owned()));
     }
-    let version_of = |line: &str| {
-        line.strip_prefix("rustc ")
-            .and_then(|rest| rest.split_whitespace().next())
-            .map(str::to_owned)
-    };
     let lines = text.lines().map(|line| line.trim_end_matches('\r'));
-    let mut lines = lines.skip_while(|line| version_of(line).is_none());
+    let mut lines = lines.skip_while(|line| version_in(line).is_none());
     let first_line = lines.next().ok_or_else(|| {
         error("the first line is not `rustc VERSION ...` (nor is any later line)".to_owned())
     })?;
-    let first_version = version_of(first_line).unwrap_or_default();
+    let first_version = version_in(first_line).unwrap_or_default();
 
     let mut fields: HashMap<&str, &str> = HashMap::new();
     let pairs = lines.filter_map(|line| line.split_once(':'));
@@ -163,6 +143,11 @@ pub fn parse_verbose_version(text: &str) -> anyhow::Result<RustcVersion> {
         raw: text.to_owned(),
         sysroot: None,
     })
+}
+
+/// The VERSION of a `rustc VERSION ...` line.
+fn version_in(line: &str) -> Option<&str> {
+    line.strip_prefix("rustc ")?.split_whitespace().next()
 }
 
 /// Parses a release as `rustc -vV` writes it: `1.85.0`, `1.86.0-beta.3`, `1.97.0-nightly`,

@@ -2,7 +2,7 @@
 //! A PNG's text chunks (`tEXt`, a keyword and a Latin-1 value): written into a screenshot so that
 //! it says which page it was taken from, and read back to check it.
 
-use anyhow::{bail, ensure};
+use anyhow::{anyhow, ensure};
 
 const SIGNATURE: &[u8; 8] = b"\x89PNG\r\n\x1a\n";
 
@@ -25,14 +25,11 @@ fn chunks(png: &[u8]) -> anyhow::Result<Vec<([u8; 4], &[u8])>> {
     let mut chunks = Vec::new();
     let mut at = SIGNATURE.len();
     while at < png.len() {
-        let Some(header) = png.get(at..at + 8) else {
-            bail!("a PNG chunk is cut short at byte {at}");
-        };
+        let cut_short = || anyhow!("a PNG chunk is cut short at byte {at}");
+        let header = png.get(at..at + 8).ok_or_else(cut_short)?;
         let length = u32::from_be_bytes(header[..4].try_into()?) as usize;
         let kind: [u8; 4] = header[4..].try_into()?;
-        let Some(data) = png.get(at + 8..at + 8 + length) else {
-            bail!("a PNG chunk is cut short at byte {at}");
-        };
+        let data = png.get(at + 8..at + 8 + length).ok_or_else(cut_short)?;
         let end = at + 12 + length;
         ensure!(png.len() >= end, "a PNG chunk's CRC is missing");
         chunks.push((kind, data));

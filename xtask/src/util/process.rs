@@ -200,7 +200,8 @@ pub fn describe_spawn_error(program: &Path, error: &std::io::Error) -> String {
 }
 
 /// Both output streams of a child, read with `poll` in the runner's own thread, so that what
-/// the process wrote has been read before the runner decides that it has ended.
+/// the process wrote has been read before the runner decides that it has ended: no reader
+/// thread that an overloaded machine could leave unscheduled past a grace period.
 struct Streams {
     /// The read ends still open: stdout, then stderr.
     pipes: [Option<File>; 2],

@@ -143,27 +143,27 @@ impl AuditReport {
             .copied()
             .filter(|name| activity(name) != Some(false))
             .collect();
-        // Cargo's target directory is the column's, so that its dependencies are built once;
-        // rustc's outputs are each step's own.
-        let step_directory = |part: &str| match compile {
-            Compile::Cargo(_) => directory.to_path_buf(),
-            _ => directory.join(part),
-        };
-        let step = |feature: &str, part: &str| {
+        let step = |feature: &str, part: &str, deps: Vec<usize>| {
             let list: Vec<&str> = allowed
                 .iter()
                 .copied()
                 .filter(|name| *name != feature)
                 .collect();
-            let output = step_directory(part);
+            // Cargo's target directory is the column's, so that its dependencies are built once;
+            // rustc's outputs are each step's own.
+            let output = match compile {
+                Compile::Cargo(_) => directory.to_path_buf(),
+                _ => directory.join(part),
+            };
             let invocation = compile.invocation(rustc, Some(&list), &output)?;
             Ok::<_, anyhow::Error>(Step {
                 inputs: compile.inputs(&output),
                 directories: vec![output],
+                deps,
                 ..Step::new(index, compile.kind(), "crate", None, vec![invocation])
             })
         };
-        let every = match step("", "every") {
+        let every = match step("", "every", Vec::new()) {
             Err(error) => {
                 let error = format!("with every feature allowed, {error:#}");
                 return (
@@ -184,26 +184,17 @@ impl AuditReport {
             .iter()
             .map(|name| {
                 let undecided = "its line's condition is undecided, so it is left out";
-                match (activity(name), answer.status(&self.input, name)) {
-                    (Some(false), _) => return Err(UsageCell::NotEnabled),
-                    (None, _) => return Err(UsageCell::NotRun(undecided.into())),
-                    (_, Some(Status::Stable(since))) => {
-                        return Err(UsageCell::Stable(since.to_string()))
-                    }
-                    (_, Some(Status::Gated)) => {}
-                    (_, Some(other)) => return Err(UsageCell::NotGated(other.word().into())),
-                    (_, None) => return Err(UsageCell::NotGated("unanswered".into())),
-                }
-                match step(name, name) {
-                    Err(error) => Err(UsageCell::Failed(format!("{error:#}"), Vec::new())),
-                    Ok(without) => Ok(add(
-                        Step {
-                            deps: vec![every],
-                            ..without
-                        },
-                        format!("without {name}"),
-                    )),
-                }
+                Err(match (activity(name), answer.status(&self.input, name)) {
+                    (Some(false), _) => UsageCell::NotEnabled,
+                    (None, _) => UsageCell::NotRun(undecided.into()),
+                    (_, Some(Status::Stable(since))) => UsageCell::Stable(since.to_string()),
+                    (_, Some(Status::Gated)) => match step(name, name, vec![every]) {
+                        Err(error) => UsageCell::Failed(format!("{error:#}"), Vec::new()),
+                        Ok(without) => return Ok(add(without, format!("without {name}"))),
+                    },
+                    (_, Some(other)) => UsageCell::NotGated(other.word().into()),
+                    (_, None) => UsageCell::NotGated("unanswered".into()),
+                })
             })
             .collect();
         (Some(every), cells)

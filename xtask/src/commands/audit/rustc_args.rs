@@ -113,11 +113,6 @@ const TAKES_VALUE: &[&str] = &[
     "--unpretty",
 ];
 
-/// Whether `name` is one of the words of `list`.
-fn listed(list: &[&str], name: &str) -> bool {
-    list.contains(&name)
-}
-
 /// One argument as written, split into its flag and value: `("--cfg", Some("x"))` from
 /// `--cfg=x`, `-Cpanic=abort` as `("-C", Some("panic=abort"))`; a value given as the next
 /// argument is joined by the caller.
@@ -128,7 +123,7 @@ fn split(arg: &str) -> (&str, Option<&str>) {
             None => (arg, None),
         };
     }
-    let short = arg.get(..2).filter(|flag| listed(TAKES_VALUE, flag));
+    let short = arg.get(..2).filter(|flag| TAKES_VALUE.contains(flag));
     match short {
         Some(flag) if arg.len() > 2 => (flag, Some(&arg[2..])),
         _ => (arg, None),
@@ -159,31 +154,26 @@ fn directory(what: &str, path: &str) -> anyhow::Result<()> {
 fn why_left_out(flag: &str, value: Option<&str>) -> anyhow::Result<Option<&'static str>> {
     const NOT_LISTED: &str = "not on the list of flags the audit passes on";
     let value_text = value.unwrap_or("");
+    let option = option_name(value_text);
     Ok(match flag {
         "-o" | "--out-dir" | "--emit" => Some("an output path"),
         "--error-format" => Some(""),
         _ if flag.starts_with('@') => Some("another argument file"),
-        "-C" | "--codegen" => {
-            let name = option_name(value_text);
-            match name.as_str() {
-                _ if listed(CODEGEN, &name) => None,
-                "linker" | "linker-flavor" | "link-arg" | "link-args" => Some("a linker"),
-                "incremental" => Some("an output path"),
-                _ => Some(NOT_LISTED),
-            }
-        }
-        "-Z" => {
-            let name = option_name(value_text);
-            match name.as_str() {
-                "allow-features" => Some(""),
-                _ if listed(UNSTABLE, &name) => None,
-                "temps-dir" => Some("an output path"),
-                "llvm-plugins" | "codegen-backend" => Some("a plugin"),
-                _ => Some(NOT_LISTED),
-            }
-        }
+        "-C" | "--codegen" => match option.as_str() {
+            name if CODEGEN.contains(&name) => None,
+            "linker" | "linker-flavor" | "link-arg" | "link-args" => Some("a linker"),
+            "incremental" => Some("an output path"),
+            _ => Some(NOT_LISTED),
+        },
+        "-Z" => match option.as_str() {
+            "allow-features" => Some(""),
+            name if UNSTABLE.contains(&name) => None,
+            "temps-dir" => Some("an output path"),
+            "llvm-plugins" | "codegen-backend" => Some("a plugin"),
+            _ => Some(NOT_LISTED),
+        },
         "-A" | "-W" | "-D" | "-F" | "-O" | "-g" | "--test" => None,
-        _ if listed(LONG, flag) => None,
+        _ if LONG.contains(&flag) => None,
         "--target" => {
             if value_text.ends_with(".json") || value_text.contains('/') {
                 regular("--target", value_text)?;
@@ -236,7 +226,7 @@ pub fn read_rustc_args(file: &Path) -> anyhow::Result<(Vec<String>, Vec<String>)
             continue;
         }
         let (flag, value) = split(line);
-        let takes_next = value.is_none() && (listed(LONG, flag) || listed(TAKES_VALUE, flag));
+        let takes_next = value.is_none() && (LONG.contains(&flag) || TAKES_VALUE.contains(&flag));
         let next = takes_next.then(|| lines.next()).flatten();
         let written: Vec<&str> = std::iter::once(line).chain(next).collect();
         match why_left_out(flag, value.or(next)).with_context(context)? {

@@ -35,7 +35,6 @@ pub(crate) const OFF: [&str; 1] = ["MODVERSIONS"];
 /// Subsystems that need no hardware, turned on only for a sample or suite that depends on one.
 pub(crate) const SOFTWARE: [&str; 2] = ["CONFIGFS_FS", "DEBUG_FS"];
 
-/// The boot configuration of a tree.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct BootConfig {
     /// Every symbol the fragment sets `=y`, in the fragment's order.

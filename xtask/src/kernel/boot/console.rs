@@ -109,11 +109,8 @@ fn classify(content: &str) -> Line<'_> {
         return Line::Bad;
     };
     let (name, directive) = after.split_once('#').unwrap_or((after, ""));
-    let skipped = directive
-        .trim_start()
-        .to_ascii_uppercase()
-        .starts_with("SKIP");
-    let outcome = match (failed, skipped) {
+    let directive = directive.trim_start().to_ascii_uppercase();
+    let outcome = match (failed, directive.starts_with("SKIP")) {
         (true, _) => Outcome::Fail,
         (false, true) => Outcome::Skip,
         (false, false) => Outcome::Pass,

@@ -84,7 +84,6 @@ impl Host {
         }
     }
 
-    /// The host the xtask runs on.
     pub(crate) fn this() -> Host {
         Host::read(
             Path::new("/proc/cpuinfo"),

@@ -87,7 +87,6 @@ pub(crate) struct CellJson {
     pub boot: Option<BootJson>,
 }
 
-/// The words of a boot's result.
 pub(crate) const BOOT_PASS: &str = "pass";
 pub(crate) const BOOT_FAIL: &str = "fail";
 pub(crate) const BOOT_NOT_RUN: &str = "not run";
@@ -113,7 +112,6 @@ pub(crate) struct BootJson {
     /// The boot's wall time (QEMU's start to its exit); null when it was not started.
     #[serde(deserialize_with = "json::nullable")]
     pub seconds: Option<f64>,
-    /// Whether this came from the cache.
     pub cached: bool,
 }
 
@@ -156,10 +154,7 @@ impl CellJson {
     /// Whether the real build contradicts the prediction: the one definition of a finding.
     pub(crate) fn is_finding(&self) -> bool {
         self.real != Real::NotRun.word()
-            && self
-                .predicted
-                .as_ref()
-                .is_some_and(|word| *word != self.real)
+            && matches!(&self.predicted, Some(word) if *word != self.real)
     }
 }
 
@@ -189,14 +184,9 @@ impl KernelJson {
         Ok(report)
     }
 
-    /// Fails, naming the cell, unless what the report derives is what its own members give.
-    ///
-    /// Recomputed: each cell's `minimum_met` (its rustc against its tree's minimum), its
-    /// `predicted` (refused below the minimum, else pass when every crate's probe passes) and
-    /// its `finding` ([`CellJson::is_finding`]). A `boot` must be one the boot stage can write
-    /// ([`check_boot`]). Kept as recorded: the compilers' and builds' own words (each crate's
-    /// probe result and errors, `real`, `reason`, `first_error`, the versions, the tools, the
-    /// steps).
+    /// Fails, naming the cell, unless each cell's `minimum_met`, `predicted` and `finding` are
+    /// what its own members derive and its `boot` is one the boot stage can write; the
+    /// compilers' and builds' own words (probe results, `real`, errors, tools) are kept as read.
     fn check(&self) -> anyhow::Result<()> {
         let mut seen = HashSet::new();
         for (index, cell) in self.cells.iter().enumerate() {
@@ -212,9 +202,8 @@ impl KernelJson {
         cell: &'a CellJson,
         seen: &mut HashSet<(&'a str, &'a str)>,
     ) -> anyhow::Result<()> {
-        let Some(tree) = self.trees.iter().find(|tree| tree.id == cell.tree) else {
-            bail!("no tree has that id");
-        };
+        let tree = self.trees.iter().find(|tree| tree.id == cell.tree);
+        let tree = tree.context("no tree has that id")?;
         ensure!(
             seen.insert((&cell.tree, &cell.toolchain)),
             "the cell is there twice"
@@ -224,23 +213,23 @@ impl KernelJson {
             "unknown real result `{}`",
             cell.real
         );
-        for krate in &cell.crates {
-            ensure!(
-                krate.predicted != Predicted::Refused,
-                "{}: unknown probe result `refused`",
-                krate.root
-            );
+        let refused = cell
+            .crates
+            .iter()
+            .find(|krate| krate.predicted == Predicted::Refused);
+        if let Some(krate) = refused {
+            bail!("{}: unknown probe result `refused`", krate.root);
         }
         let derived = derived_prediction(tree, cell)?;
+        let (met, predicted) = (derived.map(|(met, _)| met), derived.map(|(_, word)| word));
         ensure!(
-            cell.minimum_met == derived.map(|(met, _)| met),
+            cell.minimum_met == met,
             "`minimum_met` is {:?}, but rustc {} against the tree's minimum {} makes it {:?}",
             cell.minimum_met,
             cell.rustc.as_deref().unwrap_or("?"),
             tree.minimum_rustc.as_deref().unwrap_or("?"),
-            derived.map(|(met, _)| met)
+            met
         );
-        let predicted = derived.map(|(_, predicted)| predicted);
         ensure!(
             cell.predicted.as_deref() == predicted,
             "`predicted` is {:?}, but its crates' probes and the minimum make it {:?}",
@@ -325,14 +314,7 @@ fn derived_prediction(
     let release =
         |text: &str| crate::toolchains::version::parse_release(text).map(|(release, _)| release);
     let met = release(rustc)? >= release(minimum)?;
-    let every_probe_builds = cell
-        .crates
-        .iter()
-        .all(|krate| krate.predicted == Predicted::Pass);
-    Ok(Some((
-        met,
-        Predicted::of_tree(met, every_probe_builds).word(),
-    )))
+    Ok(Some((met, Predicted::of_tree(met, &cell.crates).word())))
 }
 
 #[cfg(test)]

@@ -45,10 +45,8 @@ pub(super) fn assignment(text: &str, name: &str) -> Option<String> {
     logical_lines(text).into_iter().find_map(|line| {
         let line = line.strip_prefix("export ").unwrap_or(&line);
         let rest = line.strip_prefix(name)?.trim_start();
-        let value = rest
-            .strip_prefix(":=")
-            .or_else(|| rest.strip_prefix("?="))
-            .or_else(|| rest.strip_prefix('='))?;
+        let operators = [":=", "?=", "="];
+        let value = operators.iter().find_map(|op| rest.strip_prefix(op))?;
         Some(value.trim().to_string())
     })
 }
@@ -227,15 +225,10 @@ pub(super) fn crate_roots(
 /// `samples/rust/rust_minimal.rs` is `rust_minimal`.
 pub(super) fn crate_name(root: &str) -> String {
     let path = root.strip_prefix("rust/").unwrap_or(root);
-    let name = path
-        .strip_suffix("/src/lib.rs")
-        .or_else(|| path.strip_suffix("/lib.rs"))
-        .unwrap_or_else(|| {
-            path.rsplit('/')
-                .next()
-                .unwrap_or(path)
-                .trim_end_matches(".rs")
-        });
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let ends = ["/src/lib.rs", "/lib.rs"];
+    let crate_dir = ends.iter().find_map(|end| path.strip_suffix(end));
+    let name = crate_dir.unwrap_or_else(|| file.trim_end_matches(".rs"));
     name.replace(['/', '-'], "_")
 }
 

@@ -15,15 +15,11 @@ use std::path::{Path, PathBuf};
 
 /// Where a Debian tree is unpacked under `kernel_root` (`target/kernel`).
 pub(crate) fn debian_prefix(kernel_root: &Path, source: &DebianSource) -> PathBuf {
-    kernel_root.join("trees").join(format!(
-        "{}-{}",
-        source.package,
-        source
-            .version
-            .as_deref()
-            .unwrap_or("newest")
-            .replace(':', "%3a")
-    ))
+    let version = source.version.as_deref().unwrap_or("newest");
+    let version = version.replace(':', "%3a");
+    kernel_root
+        .join("trees")
+        .join(format!("{}-{version}", source.package))
 }
 
 /// The pinned trees that are there to read, in the pin file's order: `(id, tree root)`. A

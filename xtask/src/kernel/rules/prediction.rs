@@ -27,7 +27,6 @@ pub enum Predicted {
 }
 
 impl Predicted {
-    /// The report's word.
     pub fn word(self) -> &'static str {
         match self {
             Predicted::Pass => "pass",
@@ -38,7 +37,10 @@ impl Predicted {
 
     /// A tree's prediction: refused below its minimum (the tree's own check refuses the
     /// compiler), else pass when every crate root's probe builds.
-    pub fn of_tree(minimum_met: bool, every_probe_builds: bool) -> Predicted {
+    pub fn of_tree(minimum_met: bool, crates: &[CratePrediction]) -> Predicted {
+        let every_probe_builds = crates
+            .iter()
+            .all(|krate| krate.predicted == Predicted::Pass);
         match (minimum_met, every_probe_builds) {
             (false, _) => Predicted::Refused,
             (true, true) => Predicted::Pass,
@@ -118,17 +120,13 @@ pub(crate) fn enabled_features(
     let mut enabled: Vec<String> = Vec::new();
     let mut undecided = Vec::new();
     for feature in &krate.features {
-        let condition = feature.condition();
-        match condition
-            .as_ref()
+        match feature
+            .condition()
             .map_or(Some(true), |c| c.evaluate(&lookup))
         {
             Some(true) => crate::push_once(&mut enabled, feature.name.clone()),
             Some(false) => {}
-            None => {
-                let condition = condition.map(|c| c.to_string()).unwrap_or_default();
-                undecided.push(format!("{} (under `{condition}`)", feature.name));
-            }
+            None => undecided.push(feature.name.clone()),
         }
     }
     (enabled, undecided)
@@ -162,7 +160,6 @@ pub fn predict(
             .filter(|lint| !krate.allowed_lints.contains(lint))
             .cloned()
             .collect();
-        // Whether the probe builds, and its errors.
         let mut outcome = |bootstrap| -> anyhow::Result<(bool, Vec<String>)> {
             let key = Probe {
                 features: features.clone(),
@@ -192,12 +189,9 @@ pub fn predict(
             errors,
         });
     }
-    let every_probe_builds = crates
-        .iter()
-        .all(|krate| krate.predicted == Predicted::Pass);
     Ok(Prediction {
         minimum_met,
-        predicted: Predicted::of_tree(minimum_met, every_probe_builds),
+        predicted: Predicted::of_tree(minimum_met, &crates),
         crates,
     })
 }

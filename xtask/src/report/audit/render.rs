@@ -10,8 +10,8 @@ use crate::features::cfg::Query;
 use crate::features::expect::ToolchainVerdict;
 use crate::features::status::Status;
 use crate::util::json::{json, Value};
-use crate::util::output::{Style, Table, Width};
-use std::collections::BTreeMap;
+use crate::util::output::{Style, Table};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 /// 2: `never_stable` became `gated_on_newest`, with `newest`.
@@ -26,9 +26,28 @@ fn conditional_list(items: &[Conditional]) -> String {
         .join(", ")
 }
 
-/// The newest release probed, as the conclusions name it.
-fn release_text(release: Option<Release>) -> String {
-    release.map_or_else(|| "the newest".into(), |release| release.to_string())
+/// A table's legend: each marker it shows with what it means; `None` if it shows none.
+fn legend(shown: &BTreeSet<&str>) -> Option<String> {
+    const MEANINGS: [(&str, &str); 3] = [
+        (
+            " (off)",
+            "its cfg_attr condition does not hold on that compiler",
+        ),
+        (
+            " (other target)",
+            "it holds only for another target than the one probed",
+        ),
+        (
+            " (?)",
+            "the condition depends on a cfg the audit cannot derive from the compiler",
+        ),
+    ];
+    let parts: Vec<String> = MEANINGS
+        .iter()
+        .filter(|(marker, _)| shown.contains(marker))
+        .map(|(marker, meaning)| format!("`{}`: {meaning}", marker.trim()))
+        .collect();
+    (!parts.is_empty()).then(|| format!("{}.", parts.join("; ")))
 }
 
 impl AuditReport {
@@ -98,31 +117,22 @@ impl AuditReport {
         };
         let undecided = conditional_list(&summary.undecided_gated);
         let needs = &summary.needs_bootstrap;
-        let mut parts = vec![match (needs.len(), undecided.is_empty()) {
-            (0, true) => "needs no RUSTC_BOOTSTRAP".to_string(),
-            (0, false) => format!(
-                "needs no RUSTC_BOOTSTRAP unless a condition it cannot decide holds: {undecided}"
+        let also = match (needs.is_empty(), undecided.is_empty()) {
+            (_, true) => String::new(),
+            (true, false) => format!(" unless a condition it cannot decide holds: {undecided}"),
+            _ => format!(", and if conditions it cannot decide hold, also {undecided}"),
+        };
+        let verb = if needs.len() == 1 { "needs" } else { "need" };
+        let mut parts = vec![match needs.len() {
+            0 => format!("needs no RUSTC_BOOTSTRAP{also}"),
+            count => format!(
+                "{count} still {verb} RUSTC_BOOTSTRAP ({}){also}",
+                needs.join(", ")
             ),
-            (count, _) => {
-                let verb = if count == 1 { "needs" } else { "need" };
-                let mut text = format!(
-                    "{count} still {verb} RUSTC_BOOTSTRAP ({})",
-                    needs.join(", ")
-                );
-                if !undecided.is_empty() {
-                    let _ = write!(
-                        text,
-                        ", and if conditions it cannot decide hold, also {undecided}"
-                    );
-                }
-                text
-            }
         }];
         if !summary.errors.is_empty() {
-            parts.push(format!(
-                "build errors on it: {}",
-                self.rejected_list(&summary.errors)
-            ));
+            let list = self.rejected_list(&summary.errors);
+            parts.push(format!("build errors on it: {list}"));
         }
         if !summary.undecided_errors.is_empty() {
             let list = conditional_list(&summary.undecided_errors);
@@ -153,6 +163,7 @@ impl AuditReport {
         let Some(lowest) = answers.map(|answer| answer.release).min() else {
             return vec!["No compiler answered: nothing can be concluded.".into()];
         };
+        let newest = cross.newest.unwrap_or(lowest);
         let mut lines = Vec::new();
         let conditions = cross.depends_on.join(" or ");
         let depends = if conditions.is_empty() {
@@ -180,9 +191,8 @@ impl AuditReport {
             )),
             None if cross.gated_on_newest.is_empty() => {}
             None => lines.push(format!(
-                "Needs RUSTC_BOOTSTRAP on every release probed, up to {}: it still calls {} \
-                 gated.",
-                release_text(cross.newest),
+                "Needs RUSTC_BOOTSTRAP on every release probed, up to {newest}: it still calls \
+                 {} gated.",
                 cross.gated_on_newest.join(", ")
             )),
         }
@@ -193,8 +203,7 @@ impl AuditReport {
                 )),
                 None => lines.push(format!(
                     "If {conditions} holds: needs RUSTC_BOOTSTRAP on every release probed, up \
-                     to {}, since it still calls {} gated.",
-                    release_text(cross.newest),
+                     to {newest}, since it still calls {} gated.",
                     cross.gated_on_newest_if.join(", ")
                 )),
             }
@@ -225,10 +234,6 @@ impl AuditReport {
     /// `--min-rust`'s findings, build errors first: with the source line under each for a
     /// terminal (`snippets`), one line each for Markdown.
     fn findings(&self, snippets: bool) -> Vec<String> {
-        let mut lines = Vec::new();
-        if self.min_rust.is_none() {
-            return lines;
-        }
         let findings = [
             ("error", "", &self.lint.errors),
             ("removable", "", &self.lint.removable),
@@ -240,27 +245,25 @@ impl AuditReport {
             true => crate::project_root().join(path),
             false => path.to_path_buf(),
         };
-        let text = match (&self.input.path, snippets) {
+        let text = match (&self.input.path, snippets && !self.lint.is_empty()) {
             (Some(path), true) => crate::util::files::read_text(&readable(path), 16 << 20).ok(),
             _ => None,
         };
         let source: Vec<&str> = text.iter().flat_map(|text| text.lines()).collect();
-        for (word, what, findings) in findings {
-            for finding in findings {
+        let findings = findings.into_iter().flat_map(|(word, what, findings)| {
+            findings.iter().map(move |finding| (word, what, finding))
+        });
+        findings
+            .map(|(word, what, finding)| {
                 let entry = &self.input.entries[finding.entry];
                 let mut message = format!("{what}feature({}): {}", entry.name, finding.reason);
                 if finding.reason.starts_with("unknown") {
                     message.push_str(&self.did_you_mean(&entry.name));
                 }
-                lines.push(
-                    self.snippet(word, &message, entry, &source)
-                        .unwrap_or_else(|| {
-                            format!("{word}: {}: {message}", self.input.place(entry))
-                        }),
-                );
-            }
-        }
-        lines
+                self.snippet(word, &message, entry, &source)
+                    .unwrap_or_else(|| format!("{word}: {}: {message}", self.input.place(entry)))
+            })
+            .collect()
     }
 
     /// A finding as rustc shows a diagnostic: the message, where, and the source line with the
@@ -292,24 +295,16 @@ impl AuditReport {
     }
 
     fn heading(&self) -> String {
-        let conditional = self
-            .input
-            .entries
-            .iter()
-            .filter(|entry| entry.condition.is_some())
-            .count();
-        let mut heading = match &self.input.path {
+        let (input, count) = (&self.input, self.input.entries.len());
+        let mut heading = match &input.path {
             Some(path) => format!(
-                "audit of {}: {} feature(s) in {} attribute(s)",
+                "audit of {}: {count} feature(s) in {} attribute(s)",
                 path.display(),
-                self.input.entries.len(),
-                self.input.attribute_count()
+                input.attribute_count()
             ),
-            None => format!(
-                "audit of the --features list: {} feature(s)",
-                self.input.entries.len()
-            ),
+            None => format!("audit of the --features list: {count} feature(s)"),
         };
+        let conditional = input.conditions().count();
         if conditional > 0 {
             let _ = write!(heading, ", {conditional} under cfg_attr");
         }
@@ -317,7 +312,8 @@ impl AuditReport {
         heading
     }
 
-    fn table(&self, markdown: bool) -> Table {
+    /// The table, and the legend of the markers it shows.
+    fn table(&self, markdown: bool) -> (Table, Option<String>) {
         let shown: Vec<&Column> = self
             .columns
             .iter()
@@ -327,6 +323,7 @@ impl AuditReport {
         let mut headers = vec!["line:col".to_string(), "condition".to_string()];
         headers.extend(shown.iter().map(|column| column.label()));
         let mut table = Table::new("feature", &headers);
+        let mut markers = BTreeSet::new();
         for entry in &self.input.entries {
             let mut cells = vec![
                 entry
@@ -342,14 +339,16 @@ impl AuditReport {
                     let status = answer
                         .status(&self.input, &entry.name)
                         .map_or_else(|| "-".into(), |status| status.to_string());
-                    format!("{status}{}", self.marker(entry, answer))
+                    let marker = self.marker(entry, answer);
+                    markers.insert(marker);
+                    format!("{status}{marker}")
                 }
                 _ => "probe failed".into(),
             }));
             let cells = cells.into_iter().map(|cell| (cell, false));
             table.rows.push((entry.name.clone(), cells.collect()));
         }
-        table
+        (table, legend(&markers))
     }
 
     /// What a table cell adds to a status: whether the line is active on that compiler.
@@ -365,76 +364,31 @@ impl AuditReport {
         }
     }
 
-    /// The table's legend: the markers it shows, each with what it means; `None` if it shows
-    /// none.
-    fn legend(&self) -> Option<String> {
-        const MEANINGS: [(&str, &str); 3] = [
-            (
-                " (off)",
-                "its cfg_attr condition does not hold on that compiler",
-            ),
-            (
-                " (other target)",
-                "it holds only for another target than the one probed",
-            ),
-            (
-                " (?)",
-                "the condition depends on a cfg the audit cannot derive from the compiler",
-            ),
-        ];
-        let answers: Vec<&summary::Answer> =
-            self.columns.iter().filter_map(Column::answer).collect();
-        let shown = |marker: &str| {
-            self.input.entries.iter().any(|entry| {
-                answers
-                    .iter()
-                    .any(|answer| self.marker(entry, answer) == marker)
-            })
-        };
-        let parts: Vec<String> = MEANINGS
-            .iter()
-            .filter(|(marker, _)| shown(marker))
-            .map(|(marker, meaning)| format!("`{}`: {meaning}", marker.trim()))
-            .collect();
-        (!parts.is_empty()).then(|| format!("{}.", parts.join("; ")))
-    }
-
     /// Why a condition that names a cfg no Kconfig defines (`from: None`) is off everywhere.
     fn never_set_notes(&self) -> Vec<String> {
+        let conditions = self.input.conditions();
+        let leaves: Vec<Query<'_>> = conditions.flat_map(|c| summary::leaves(c, Some)).collect();
         self.decider
             .kconfig
             .iter()
-            .filter(|symbol| symbol.from.is_none())
-            .filter(|symbol| {
-                self.input.entries.iter().any(|entry| {
-                    entry.condition.as_ref().is_some_and(|condition| {
-                        let named = |query: Query<'_>| query == Query::Name(&symbol.cfg);
-                        !summary::leaves(condition, |query| named(query).then_some(())).is_empty()
-                    })
-                })
-            })
+            .filter(|symbol| symbol.from.is_none() && leaves.contains(&Query::Name(&symbol.cfg)))
             .map(|symbol| format!("`{}`: {}.", symbol.cfg, symbol.source))
             .collect()
     }
 
-    /// The table, the summaries and the findings for a terminal or a log, the table laid out
-    /// for `style`'s width.
+    /// The table, the summaries and the findings for a terminal, laid out for `style`'s width.
     pub fn human_in(&self, style: &Style) -> String {
-        self.text(false, style)
+        self.text(Some(style))
     }
 
     /// The same as Markdown.
     pub fn markdown(&self) -> String {
-        self.text(
-            true,
-            &Style {
-                colour: false,
-                width: Width::Wide,
-            },
-        )
+        self.text(None)
     }
 
-    fn text(&self, markdown: bool, style: &Style) -> String {
+    /// The report for a terminal laid out for `style`, or as Markdown without one.
+    fn text(&self, style: Option<&Style>) -> String {
+        let markdown = style.is_none();
         let (title, item) = if markdown { ("## ", "- ") } else { ("", "") };
         let mut out = format!("{title}{}\n\n", self.heading());
         // The findings first: what to change in the crate, before the evidence.
@@ -445,13 +399,13 @@ impl AuditReport {
         if !findings.is_empty() {
             out.push('\n');
         }
-        if markdown {
-            self.table(true).render_markdown(&mut out);
-        } else {
-            self.table(false).render_text(&mut out, style);
+        let (table, legend) = self.table(markdown);
+        match style {
+            Some(style) => table.render_text(&mut out, style),
+            None => table.render_markdown(&mut out),
         }
         out.push('\n');
-        for note in self.legend().into_iter().chain(self.never_set_notes()) {
+        for note in legend.into_iter().chain(self.never_set_notes()) {
             let _ = writeln!(out, "{note}\n");
         }
         if markdown {

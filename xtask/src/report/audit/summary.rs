@@ -33,17 +33,8 @@ pub struct Decider {
     thresholds: BTreeSet<Release>,
 }
 
-/// Whether a leaf is about the target: decided by `--print cfg`.
-fn is_target_leaf(query: Query<'_>) -> bool {
-    match query {
-        Query::Name(name) => matches!(name, "unix" | "windows"),
-        Query::KeyValue(key, _) => key.starts_with("target_") || key == "panic",
-        Query::Version(_) => false,
-    }
-}
-
 /// The leaves of a condition that `map` turns into something.
-pub fn leaves<T>(condition: &Predicate, map: impl Fn(Query<'_>) -> Option<T>) -> Vec<T> {
+pub fn leaves<'a, T>(condition: &'a Predicate, map: impl Fn(Query<'a>) -> Option<T>) -> Vec<T> {
     let found = RefCell::new(Vec::new());
     // Every leaf is answered as undecided, so that `evaluate` visits every one.
     condition.evaluate(&|query| {
@@ -60,7 +51,7 @@ impl Decider {
             .filter_map(|feature| Some(feature.cfg?.from))
             .chain(kconfig.iter().filter_map(|symbol| symbol.from))
             .collect();
-        for condition in input.entries.iter().filter_map(|e| e.condition.as_ref()) {
+        for condition in input.conditions() {
             thresholds.extend(leaves(condition, |query| match query {
                 Query::Version(release) => Some(release),
                 _ => None,
@@ -75,22 +66,23 @@ impl Decider {
     }
 
     fn leaf(&self, query: Query<'_>, release: Release, with_target: bool) -> Option<bool> {
-        if is_target_leaf(query) {
-            if !with_target || self.target.is_empty() {
-                return None;
-            }
-            return Some(self.target.iter().any(|(key, value)| match query {
-                Query::Name(name) => key == name && value.is_none(),
-                Query::KeyValue(wanted, wanted_value) => {
-                    key == wanted && value.as_deref() == Some(wanted_value)
-                }
-                Query::Version(_) => false,
-            }));
-        }
+        // A leaf about the target is decided by `--print cfg`, if it was printed.
+        let target = |key: &str, value: Option<&str>| {
+            let printed = with_target && !self.target.is_empty();
+            printed.then(|| {
+                self.target
+                    .iter()
+                    .any(|(k, v)| k == key && v.as_deref() == value)
+            })
+        };
         // A Kconfig threshold (a `--kconfig` file's, else the built-in table's) wins over the
         // catalog's derivation of the same name.
         let kconfig = |name: &str| self.kconfig.iter().find(|symbol| symbol.cfg == name);
         match query {
+            Query::Name(name @ ("unix" | "windows")) => target(name, None),
+            Query::KeyValue(key, value) if key.starts_with("target_") || key == "panic" => {
+                target(key, Some(value))
+            }
             Query::Name(name) if kconfig(name).is_some() => {
                 kconfig(name).map(|symbol| symbol.from.is_some_and(|from| release >= from))
             }
@@ -123,9 +115,8 @@ impl Decider {
     /// `from` and every later release at which a decided leaf changes: between two of them,
     /// every condition stays as it is.
     pub fn releases_from(&self, from: Release) -> Vec<Release> {
-        let mut releases = vec![from];
-        releases.extend(self.thresholds.iter().copied().filter(|&r| r > from));
-        releases
+        let later = self.thresholds.iter().copied().filter(|&r| r > from);
+        std::iter::once(from).chain(later).collect()
     }
 
     /// A `cfg_attr` branch that no compiler from `from` on can take, for any target (undecided
@@ -159,21 +150,15 @@ impl Decider {
         if let Some(decided) = both(&|query| self.leaf(query, release, true)) {
             return Some(decided);
         }
-        // The undecided leaves, each by its written form.
-        let undecided = |query: Query<'_>| {
-            let written = format!("{query:?}");
-            self.leaf(query, release, true).is_none().then_some(written)
-        };
+        let undecided = |query| self.leaf(query, release, true).is_none().then_some(query);
         let conditions = [a, b].into_iter().flatten();
         let free = crate::distinct(conditions.flat_map(|condition| leaves(condition, undecided)));
         let together = free.len() > 16
             || (0u32..1 << free.len()).any(|bits| {
-                let assigned = |query: Query<'_>| {
-                    let written = format!("{query:?}");
-                    match free.iter().position(|free| *free == written) {
-                        Some(index) => Some(bits >> index & 1 == 1),
-                        None => self.leaf(query, release, true),
-                    }
+                let assigned = |query: Query<'_>| match free.iter().position(|free| *free == query)
+                {
+                    Some(index) => Some(bits >> index & 1 == 1),
+                    None => self.leaf(query, release, true),
                 };
                 both(&assigned) == Some(true)
             });

@@ -83,6 +83,13 @@ impl Input {
         })
     }
 
+    /// The `cfg_attr` conditions of the entries, in order.
+    pub fn conditions(&self) -> impl Iterator<Item = &Predicate> {
+        self.entries
+            .iter()
+            .filter_map(|entry| entry.condition.as_ref())
+    }
+
     /// `path:line:column` for an entry, or the name alone for a list entry.
     pub fn place(&self, entry: &Entry) -> String {
         match (&self.path, entry.location) {
@@ -145,24 +152,23 @@ pub fn read_feature_list(list: &str) -> anyhow::Result<Input> {
 /// The crate root for a path: the file itself, or a crate directory's `src/lib.rs` (then
 /// `src/main.rs`).
 fn crate_root(path: &Path) -> anyhow::Result<PathBuf> {
+    let shown = path.display();
     let metadata = match std::fs::metadata(path) {
         Ok(metadata) => metadata,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            bail!("no such file: {}", path.display())
+            bail!("no such file: {shown}")
         }
-        Err(error) => return Err(error).with_context(|| format!("cannot read {}", path.display())),
+        Err(error) => return Err(error).with_context(|| format!("cannot read {shown}")),
     };
     if metadata.is_dir() {
-        return ["src/lib.rs", "src/main.rs"]
-            .iter()
-            .map(|root| path.join(root))
-            .find(|root| root.is_file())
-            .with_context(|| {
-                format!(
-                    "{} is a directory without src/lib.rs or src/main.rs; give the crate root file",
-                    path.display()
-                )
-            });
+        let roots = ["src/lib.rs", "src/main.rs"].map(|root| path.join(root));
+        let root = roots.into_iter().find(|root| root.is_file());
+        return root.with_context(|| {
+            format!(
+                "{shown} is a directory without src/lib.rs or src/main.rs; give the crate \
+                 root file"
+            )
+        });
     }
     Ok(path.to_path_buf())
 }
@@ -171,29 +177,19 @@ fn crate_root(path: &Path) -> anyhow::Result<PathBuf> {
 /// enables none is valid (it has no entries).
 pub fn read_crate_root(path: &Path) -> anyhow::Result<Input> {
     let root = crate_root(path)?;
+    let shown = root.display();
     if root.extension().and_then(|extension| extension.to_str()) != Some("rs") {
-        bail!(
-            "{} is not Rust source: a crate root is a `.rs` file",
-            root.display()
-        );
+        bail!("{shown} is not Rust source: a crate root is a `.rs` file");
     }
     let bytes = crate::util::files::read_bytes(&root, 64 << 20)
-        .with_context(|| format!("cannot read {}", root.display()))?;
+        .with_context(|| format!("cannot read {shown}"))?;
     let text = match String::from_utf8(bytes) {
         Ok(text) if !text.contains('\0') => text,
-        _ => bail!(
-            "{} is not Rust source: it is not UTF-8 text",
-            root.display()
-        ),
+        _ => bail!("{shown} is not Rust source: it is not UTF-8 text"),
     };
     let features = read_features(&text).map_err(|error| {
-        anyhow::anyhow!(
-            "{}:{}:{}: malformed attribute: {}",
-            root.display(),
-            error.line,
-            error.column,
-            error.message
-        )
+        let at = format!("{shown}:{}:{}", error.line, error.column);
+        anyhow::anyhow!("{at}: malformed attribute: {}", error.message)
     })?;
     let entries = features.into_iter().map(Entry::from).collect();
     Ok(Input {

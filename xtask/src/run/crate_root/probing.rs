@@ -121,9 +121,7 @@ impl<'a> Prober<'a> {
             let again: Vec<&str> = unknown.iter().map(|&index| names[index]).collect();
             let (answers, _) = with_proc_macro.probe_as_built(&again)?;
             for (index, status) in unknown.into_iter().zip(answers) {
-                if status != Status::Unknown {
-                    statuses[index] = status;
-                }
+                statuses[index] = status;
             }
         }
         Ok(Answer {

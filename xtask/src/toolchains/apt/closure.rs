@@ -101,6 +101,8 @@ pub(crate) fn closure(
     let root_record = index.record(package, version)?;
     let own_source = source_of(&root_record, package);
     let mut chosen: BTreeMap<String, Resolved> = BTreeMap::new();
+    // Every package chosen or queued, at its version: a later dependency on it must fit it.
+    let mut taken = BTreeMap::from([(package.to_owned(), version.to_owned())]);
     let mut queue = vec![(package.to_owned(), version.to_owned(), root_suite)];
     while let Some((name, version, suite)) = queue.pop() {
         let record = index.record(&name, &version)?;
@@ -128,20 +130,12 @@ pub(crate) fn closure(
             let described: Vec<String> = alternatives.iter().map(Relation::to_string).collect();
             let described = described.join(" | ");
             let dependent = format!("{name}={version} depends on {described}");
-            // A package already taken (or queued) must fit this dependency too.
-            let taken = alternatives.iter().find_map(|relation| {
-                let version = chosen
-                    .get(&relation.name)
-                    .map(|resolved| &resolved.version)
-                    .or_else(|| {
-                        let queued = queue.iter().find(|(queued, ..)| queued == &relation.name);
-                        queued.map(|(_, version, ..)| version)
-                    })?;
-                Some((relation, version.clone()))
-            });
-            if let Some((relation, taken_version)) = taken {
+            let fitted = alternatives
+                .iter()
+                .find_map(|relation| Some((relation, taken.get(&relation.name)?)));
+            if let Some((relation, taken_version)) = fitted {
                 ensure!(
-                    relation.accepts(&taken_version),
+                    relation.accepts(taken_version),
                     "{dependent}, but {}={taken_version} is already taken",
                     relation.name
                 );
@@ -165,6 +159,7 @@ pub(crate) fn closure(
             if !is_own && host == HostLibraries::Reuse && on_host(index, &alternatives)? {
                 continue;
             }
+            taken.insert(candidate.clone(), candidate_version.clone());
             queue.push((candidate, candidate_version, candidate_suite));
         }
     }

@@ -269,33 +269,6 @@ impl PrivateApt {
         Ok(parse_madison_entries(&listing, package))
     }
 
-    pub(crate) fn show(&self, sh: &Shell, package: &str, version: &str) -> anyhow::Result<Stanza> {
-        let spec = format!(
-            "{}={}",
-            checked_package(package)?,
-            checked_version(version)?
-        );
-        let shown = self
-            .apt_cache(sh, "show", &spec)
-            .with_context(|| format!("reading the registry's record of {spec}"))?;
-        parse_stanzas(&shown)
-            .into_iter()
-            .next()
-            .with_context(|| format!("the registry has no record of {spec}"))
-    }
-
-    /// The real packages providing the virtual package `package`.
-    pub(crate) fn providers(
-        &self,
-        sh: &Shell,
-        package: &str,
-    ) -> anyhow::Result<Vec<(String, String)>> {
-        let shown = self
-            .apt_cache(sh, "showpkg", checked_package(package)?)
-            .with_context(|| format!("running apt-cache showpkg {package}"))?;
-        Ok(parse_reverse_provides(&shown))
-    }
-
     /// Downloads `packages` into `cache`, reusing a `.deb` with the SHA-256 the signed index
     /// lists. apt fetches into a fresh directory beside the cache, and a file moves into the
     /// cache only once its SHA-256 matches, so a cut-short download is never taken for complete.
@@ -472,14 +445,26 @@ impl PackageIndex for AptIndex<'_> {
     fn record(&mut self, name: &str, version: &str) -> anyhow::Result<Stanza> {
         let key = (name.to_owned(), version.to_owned());
         if !self.records.contains_key(&key) {
-            let record = self.apt.show(self.sh, name, version)?;
+            let spec = format!("{}={}", checked_package(name)?, checked_version(version)?);
+            let shown = self
+                .apt
+                .apt_cache(self.sh, "show", &spec)
+                .with_context(|| format!("reading the registry's record of {spec}"))?;
+            let record = parse_stanzas(&shown)
+                .into_iter()
+                .next()
+                .with_context(|| format!("the registry has no record of {spec}"))?;
             self.records.insert(key.clone(), record);
         }
         Ok(self.records[&key].clone())
     }
 
     fn providers(&mut self, name: &str) -> anyhow::Result<Vec<(String, String)>> {
-        self.apt.providers(self.sh, name)
+        let shown = self
+            .apt
+            .apt_cache(self.sh, "showpkg", checked_package(name)?)
+            .with_context(|| format!("running apt-cache showpkg {name}"))?;
+        Ok(parse_reverse_provides(&shown))
     }
 
     fn installed(&mut self, name: &str) -> anyhow::Result<Option<String>> {

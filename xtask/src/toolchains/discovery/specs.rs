@@ -141,18 +141,12 @@ fn resolve_specs(
             }
         })
         .collect();
-    let pin_of_release: HashMap<(String, Option<String>), &Pin> = pins
-        .pins
-        .iter()
-        .map(|pin| ((pin.release.clone(), pin.commit_date.clone()), pin))
-        .collect();
     for availability in &mut results {
         if let Availability::Found { toolchain, version } = availability {
-            let by_date =
-                pin_of_release.get(&(version.release_string(), version.commit_date.clone()));
-            let any_date = pin_of_release.get(&(version.release_string(), None));
-            // The release is the key: a pin found by it is satisfied.
-            toolchain.pin = by_date.or(any_date).map(|pin| pin.id.clone());
+            // The pin of its release, one of its commit date before one of any date.
+            let satisfied = pins.pins.iter().filter(|pin| pin.is_satisfied_by(version));
+            let pin = satisfied.max_by_key(|pin| pin.commit_date.is_some());
+            toolchain.pin = pin.map(|pin| pin.id.clone());
             if matches!(toolchain.source, Source::Path | Source::Debian { .. }) {
                 toolchain.id = version.release_string();
             }
