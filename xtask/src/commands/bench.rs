@@ -61,7 +61,7 @@ fn makefile(steps: &[Step]) -> String {
     let _ = writeln!(text, "directories:\n\tmkdir -p {}", directories.join(" "));
     for (index, step) in steps.iter().enumerate() {
         let deps: String = step.deps.iter().map(|dep| format!(" s{dep}")).collect();
-        let lines: Vec<String> = step.processes.iter().map(|p| p.shell_line()).collect();
+        let lines: Vec<String> = step.processes.iter().map(ToString::to_string).collect();
         let ignored = matches!(
             step.kind,
             Kind::Probe | Kind::Usage | Kind::Kbuild | Kind::Emulate

@@ -153,7 +153,7 @@ fn print_dry_run(layout: &Layout, steps: &[Step], probe_source: &str) {
     }
     for step in steps {
         for invocation in &step.processes {
-            println!("{}", invocation.shell_line());
+            println!("{invocation}");
         }
     }
 }

@@ -8,7 +8,6 @@ use crate::features::expect::Outcome;
 use crate::features::status::Status;
 use crate::run::judge::StepResult;
 use crate::run::plan::Step;
-use crate::toolchains::discovery::Availability;
 use crate::toolchains::loader::Launch;
 use crate::toolchains::version::RustcVersion;
 use crate::util::files::{self, write_atomically};
@@ -18,19 +17,18 @@ use anyhow::Context;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 /// The largest cache entry read (a larger one is a miss): its largest part is a module log, at
 /// most [`crate::util::process::CAPTURE_LIMIT`] before JSON escapes it.
 const ENTRY_LIMIT: u64 = 64 << 20;
 
 /// The cache directory and whether reading from it is allowed (`--no-cache` still writes).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Cache {
     directory: PathBuf,
     read: bool,
-    /// Whether a failed write was already reported, by this cache or a clone of it.
-    write_failed: Arc<AtomicBool>,
+    /// Whether a failed write was already reported.
+    write_failed: AtomicBool,
 }
 
 impl Cache {
@@ -38,7 +36,7 @@ impl Cache {
         Self {
             directory,
             read,
-            write_failed: Arc::default(),
+            write_failed: AtomicBool::default(),
         }
     }
 
@@ -194,23 +192,6 @@ pub fn cache_keys(
     Ok(keys)
 }
 
-/// Every step's cache key in a run over `availabilities`; see [`keys_by_identity`].
-pub fn run_keys(
-    steps: &[Step],
-    availabilities: &[Availability],
-    root: &Path,
-) -> anyhow::Result<Vec<Key>> {
-    let identities: Vec<Option<Key>> = (availabilities.iter())
-        .map(|availability| match availability {
-            Availability::Found { toolchain, version } => {
-                Some(compiler_identity(&toolchain.launch, version))
-            }
-            _ => None,
-        })
-        .collect();
-    keys_by_identity(steps, &|index| identities[index], root)
-}
-
 /// Every step's cache key, each compiler known by its [`compiler_identity`], each input file
 /// hashed once ([`input_key`]).
 pub fn keys_by_identity(
@@ -295,10 +276,7 @@ pub fn compiler_identity(launch: &Launch, version: &RustcVersion) -> Key {
 /// Removes the temporary files of [`write_atomically`] that a killed run left in `directory`;
 /// only while holding the [`crate::util::run_lock::RunLock`].
 pub fn remove_stale_temporaries(directory: &Path) {
-    let Ok(entries) = fs::read_dir(directory) else {
-        return;
-    };
-    for entry in entries.filter_map(Result::ok) {
+    for entry in fs::read_dir(directory).into_iter().flatten().flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
         if name.starts_with('.') && name.ends_with(".tmp") {

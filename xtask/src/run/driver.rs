@@ -3,14 +3,17 @@
 //! [`execute`]): `-j` and `--timeout`, the lock, plan, cache keys, scheduler, Ctrl-C and
 //! progress, handing back every step's result as data.
 
-use crate::run::cache::{remove_stale_temporaries, run_keys, Cache};
+use crate::run::cache::{
+    compiler_identity, keys_by_identity, remove_stale_temporaries, Cache, Key,
+};
 use crate::run::judge::StepResult;
 use crate::run::plan::{
-    plan_run, plan_shim, plan_usage, Kind, Layout, PlannedRun, Selection, Step, UsageCompile,
+    plan_run, plan_shim, plan_usage, Kind, Layout, Mode, PlannedRun, Selection, Step, UsageCompile,
 };
 use crate::run::runner;
 use crate::run::schedule::{self, Progress};
 use crate::toolchains::debian::Provisioning;
+use crate::toolchains::discovery::Availability;
 use crate::util::files::write_atomically;
 use crate::util::interrupt::{self, Interrupted};
 use crate::util::output::{self, Verbosity};
@@ -145,7 +148,8 @@ pub fn plan(
     let compiles = match work {
         Work::Matrix => Vec::new(),
         Work::Shim => {
-            planned.steps = plan_shim(layout, &planned.planned, &planned.examples)?;
+            let (toolchains, examples) = (&planned.planned, &planned.examples);
+            planned.steps = plan_shim(layout, toolchains, examples, &Mode::ALL)?;
             Vec::new()
         }
         Work::Usage => {
@@ -182,7 +186,17 @@ pub fn drive(
         );
         return Err(Interrupted { signal }.into());
     }
-    let keys = run_keys(steps, &planned.availabilities, &layout.root)?;
+    let identities: Vec<Option<Key>> = planned
+        .availabilities
+        .iter()
+        .map(|availability| match availability {
+            Availability::Found { toolchain, version } => {
+                Some(compiler_identity(&toolchain.launch, version))
+            }
+            _ => None,
+        })
+        .collect();
+    let keys = keys_by_identity(steps, &|index| identities[index], &layout.root)?;
     let name = |step: &Step, what: String| {
         format!("{}: {what}", planned.availabilities[step.toolchain].id())
     };
@@ -211,7 +225,7 @@ pub fn drive(
 pub struct Run<'a> {
     pub command: &'static str,
     pub steps: &'a [Step],
-    pub keys: &'a [crate::run::cache::Key],
+    pub keys: &'a [Key],
     /// Per step, `toolchain: what`, for the progress lines.
     pub names: Vec<String>,
     /// Where the command writes its report, named when an interrupt stops it from writing it.

@@ -11,7 +11,7 @@ mod usage;
 
 pub use examples::{check_catalog_examples, example_inputs, examples, shim_inputs, Example};
 pub use rustc::{binary_run, kbuild_driver_flags, mode_cfgs, test_run, Mode, Output, Rustc};
-pub use targets::{has_sites, not_built, plan_targets, Emulation};
+pub use targets::{has_sites, not_built, plan_targets, Program};
 pub use usage::{plan_usage, UsageCompile};
 
 use crate::catalog::FEATURES;
@@ -297,10 +297,11 @@ pub fn plan_run(
         .targets
         .clone()
         .unwrap_or_else(|| KERNEL_TARGETS.iter().collect());
-    let emulation = Emulation {
-        linker: find_linker(&availabilities),
-        runner: &|target: &KernelTarget| {
-            (target.arch != std::env::consts::ARCH).then(|| {
+    let linker = find_linker(&availabilities).map_err(|why| format!("{why:#}"));
+    let programs: Vec<Program> = targets
+        .iter()
+        .map(|target| {
+            let emulator = (target.arch != std::env::consts::ARCH).then(|| {
                 qemu_user(target.arch).with_context(|| {
                     format!(
                         "no qemu-{}-static here to run it: `cargo xtask toolchains install` \
@@ -308,15 +309,17 @@ pub fn plan_run(
                         target.arch
                     )
                 })
-            })
-        },
-    };
+            });
+            let emulator = emulator.transpose().map_err(|why| format!("{why:#}"));
+            Ok((linker.clone()?, emulator?))
+        })
+        .collect();
     if !targets.is_empty() {
-        plan_targets(layout, &planned, &sources, &targets, &emulation, &mut steps)?;
+        plan_targets(layout, &planned, &sources, &targets, &programs, &mut steps)?;
     }
-    let not_run = targets
+    let not_run = programs
         .iter()
-        .map(|kernel_target| emulation.not_run(kernel_target))
+        .map(|program| program.as_ref().err().cloned())
         .collect();
     Ok(PlannedRun {
         availabilities,
@@ -369,12 +372,13 @@ pub fn kbuild_fixture(name: &str) -> PathBuf {
     project_root().join(format!("xtask/programs/kbuild/{name}.rs"))
 }
 
-/// The steps that say which compilers build the shim: the matrix's probes and shim builds in
-/// both modes (sharing its outputs and cache), on every toolchain, those below the minimum too.
+/// The matrix's probes and the shim's host builds in `modes` (sharing its outputs and cache),
+/// which depend on no step, on every toolchain given, those below the minimum too.
 pub fn plan_shim(
     layout: &Layout,
     toolchains: &[PlannedToolchain],
     examples: &[Example],
+    modes: &[Mode],
 ) -> anyhow::Result<Vec<Step>> {
     let every: Vec<PlannedToolchain> = toolchains
         .iter()
@@ -383,17 +387,7 @@ pub fn plan_shim(
             ..toolchain.clone()
         })
         .collect();
-    probes_and_shims(layout, &every, examples, &Mode::ALL)
-}
-
-/// The probes and the shim's host builds in `modes` of [`plan`], which depend on no step.
-pub(crate) fn probes_and_shims(
-    layout: &Layout,
-    toolchains: &[PlannedToolchain],
-    examples: &[Example],
-    modes: &[Mode],
-) -> anyhow::Result<Vec<Step>> {
-    let mut steps = plan(layout, toolchains, examples)?;
+    let mut steps = plan(layout, &every, examples)?;
     steps.retain(|step| {
         step.kind == Kind::Probe
             || (step.kind == Kind::Build

@@ -40,19 +40,9 @@ const ENTRY_SIZE: u64 = 16;
 
 type Elf = FileHeader64<Endianness>;
 
-/// The role and width in bytes of a relocation type of a `__jump_table` field on `target`.
-fn classify(target: &KernelTarget, kind: u32) -> Option<(Role, u64)> {
-    let known = target
-        .jump_table
-        .iter()
-        .find(|(known, ..)| *known == RelocationType(kind));
-    known.map(|&(_, role, width)| (role, width))
-}
-
 /// One relocation of a `__jump_table` section, its symbol checked to index the symbol table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Relocation {
-    offset: u64,
     kind: u32,
     symbol: usize,
     addend: i64,
@@ -163,10 +153,10 @@ impl<'a> Object<'a> {
             .transpose()
     }
 
-    /// The `RELA` relocations that apply to section `target`. A `REL` section is an error,
-    /// since its addends would be in the bytes it applies to.
-    fn relocations(&self, target: usize) -> anyhow::Result<Vec<Relocation>> {
-        let mut relocations = Vec::new();
+    /// The `RELA` relocations that apply to section `target`, by the offset they apply to. A
+    /// `REL` section is an error, since its addends would be in the bytes it applies to.
+    fn relocations(&self, target: usize) -> anyhow::Result<Fields> {
+        let mut relocations = Fields::new();
         for (index, table) in self.sections.enumerate() {
             if table.sh_info(self.endian) as usize != target {
                 continue;
@@ -193,8 +183,8 @@ impl<'a> Object<'a> {
                     symbol < self.symbols.len(),
                     "{what}: symbol index {symbol} is out of range"
                 );
-                relocations.push(Relocation {
-                    offset: entry.r_offset(self.endian),
+                let at = relocations.entry(entry.r_offset(self.endian));
+                at.or_default().push(Relocation {
                     kind: entry.r_type(self.endian, false).0,
                     symbol,
                     addend: entry.r_addend(self.endian),
@@ -208,12 +198,8 @@ impl<'a> Object<'a> {
 /// A place in the object: a section index and an offset in it.
 type Place = (usize, u64);
 
-/// One `__jump_table` section's relocations, found by the offset they apply to.
-struct Table {
-    index: usize,
-    by_offset: BTreeMap<u64, Vec<Relocation>>,
-    used: usize,
-}
+/// A section's relocations by the offset they apply to.
+type Fields = BTreeMap<u64, Vec<Relocation>>;
 
 struct Checker<'a> {
     object: Object<'a>,
@@ -248,21 +234,33 @@ impl Checker<'_> {
         Ok((section, offset))
     }
 
-    /// What the `width`-byte field at `at` in `table` points at, and the relocation's symbol.
-    fn field(&self, table: &mut Table, at: u64, width: u64) -> anyhow::Result<(Place, usize)> {
-        let field = (table.index, at);
-        let here = table.by_offset.get(&at).map_or(&[][..], Vec::as_slice);
-        let roles: Vec<Option<(Role, u64)>> = here
+    /// What the `width`-byte field at `at` of section `table` points at, and the relocation's
+    /// symbol; its relocations are taken out of `fields`.
+    fn field(
+        &self,
+        table: usize,
+        fields: &mut Fields,
+        at: u64,
+        width: u64,
+    ) -> anyhow::Result<(Place, usize)> {
+        let field = (table, at);
+        let here = fields.remove(&at).unwrap_or_default();
+        let roles: Vec<Option<Role>> = here
             .iter()
-            .map(|relocation| classify(self.target, relocation.kind))
+            .map(|relocation| {
+                let mut rows = self.target.jump_table.iter();
+                let row =
+                    rows.find(|(kind, _, known)| kind.0 == relocation.kind && *known == width);
+                row.map(|&(_, role, _)| role)
+            })
             .collect();
         let target = match roles.as_slice() {
-            [Some((Role::PcRelative, w))] if *w == width => &here[0],
-            [Some((Role::Add, w1)), Some((Role::Sub, w2))] if *w1 == width && *w2 == width => {
+            [Some(Role::PcRelative)] => &here[0],
+            [Some(Role::Add), Some(Role::Sub)] => {
                 self.own_address(field, &here[1])?;
                 &here[0]
             }
-            [Some((Role::Sub, w1)), Some((Role::Add, w2))] if *w1 == width && *w2 == width => {
+            [Some(Role::Sub), Some(Role::Add)] => {
                 self.own_address(field, &here[0])?;
                 &here[1]
             }
@@ -282,7 +280,6 @@ impl Checker<'_> {
                 );
             }
         };
-        table.used += here.len();
         Ok((self.resolve(target)?, target.symbol))
     }
 
@@ -298,17 +295,19 @@ impl Checker<'_> {
         Ok(())
     }
 
-    /// The entry at `at`: the site, its label and its key, each checked.
-    fn entry(&self, table: &mut Table, at: u64) -> anyhow::Result<Site> {
-        let (site, _) = self.field(table, at, 4)?;
-        let (label, _) = self.field(table, at + 4, 4)?;
-        let (key, key_symbol) = self.field(table, at + 8, 8)?;
+    /// The entry at `at` of section `table`: the site, its label and its key, each checked.
+    fn entry(&self, table: usize, fields: &mut Fields, at: u64) -> anyhow::Result<Site> {
+        let (site, _) = self.field(table, fields, at, 4)?;
+        let (label, _) = self.field(table, fields, at + 4, 4)?;
+        let (key, key_symbol) = self.field(table, fields, at + 8, 8)?;
         ensure!(
             self.object.flags(site.0)? & elf::SHF_EXECINSTR.0 != 0,
             "the site {} is not in an executable section",
             self.describe(site)
         );
-        let text = (self.object.section(site.0)?)
+        let text = self
+            .object
+            .section(site.0)?
             .data(self.object.endian, self.object.data)
             .map_err(read_error(&format!("section {}", site.0)))?;
         let nop = self.target.nop;
@@ -324,9 +323,8 @@ impl Checker<'_> {
             self.target.arch,
             hex(nop)
         );
-        let size = self.object.section(site.0)?.sh_size(self.object.endian);
         ensure!(
-            label.0 == site.0 && label.1 < size,
+            label.0 == site.0 && label.1 < text.len() as u64,
             "the label {} of the site {} is not in the site's section",
             self.describe(label),
             self.describe(site)
@@ -426,26 +424,17 @@ pub fn check_object(
             size.is_multiple_of(ENTRY_SIZE),
             "__jump_table's size {size:#x} is not a multiple of 16"
         );
-        let relocations = object.relocations(index)?;
-        let mut table = Table {
-            index,
-            by_offset: BTreeMap::new(),
-            used: 0,
-        };
-        for relocation in &relocations {
-            let here = table.by_offset.entry(relocation.offset).or_default();
-            here.push(*relocation);
-        }
+        let mut fields = object.relocations(index)?;
         for at in (0..size).step_by(ENTRY_SIZE as usize) {
             let site = checker
-                .entry(&mut table, at)
+                .entry(index, &mut fields, at)
                 .map_err(|error| anyhow!("__jump_table entry at {at:#x}: {error}"))?;
             sites.push(site);
         }
+        let left: usize = fields.values().map(Vec::len).sum();
         ensure!(
-            table.used == relocations.len(),
-            "__jump_table has {} relocations outside its entries' fields",
-            relocations.len() - table.used
+            left == 0,
+            "__jump_table has {left} relocations outside its entries' fields"
         );
     }
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();

@@ -56,7 +56,7 @@ fn compile(mut invocation: Invocation) {
     assert!(
         output.stderr.contains("mixing `-Zsanitizer"),
         "`{}` failed:\n{}",
-        invocation.shell_line(),
+        invocation,
         output.stderr
     );
     invocation
@@ -66,7 +66,7 @@ fn compile(mut invocation: Invocation) {
     assert!(
         output.success(),
         "`{}` failed:\n{}",
-        invocation.shell_line(),
+        invocation,
         output.stderr
     );
 }

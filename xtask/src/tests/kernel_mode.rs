@@ -72,7 +72,7 @@ fn run_ok(invocation: &Invocation) -> Result<ProcessOutput, String> {
     } else {
         Err(format!(
             "`{}` failed: {}\n{}{}",
-            invocation.shell_line(),
+            invocation,
             first_rustc_error(&output.stderr).unwrap_or_default(),
             output.stdout,
             output.stderr

@@ -69,7 +69,7 @@ fn example_object_entries(rustc: &Rustc, mode: Mode, directory: &Path) -> Vec<(S
     assert!(
         output.success(),
         "`{}` failed:\n{}",
-        invocation.shell_line(),
+        invocation,
         output.stderr
     );
     modinfo_entries(&object_file)

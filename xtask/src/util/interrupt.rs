@@ -42,8 +42,7 @@ impl InterruptGuard {
             let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
             action.sa_sigaction = record_interrupt as extern "C" fn(libc::c_int) as usize;
             action.sa_flags = libc::SA_RESTART | libc::SA_RESETHAND;
-            // SAFETY: as above.
-            let mut previous: libc::sigaction = unsafe { std::mem::zeroed() };
+            let mut previous = action;
             // SAFETY: both pointers are to live, initialised `sigaction` values; the handler
             // only stores to an atomic, which is async-signal-safe.
             if unsafe { libc::sigaction(signal, &action, &mut previous) } != 0 {

@@ -83,21 +83,21 @@ impl Invocation {
     /// A command ready to spawn: [`inherited_environment`] less `env_remove`, plus `env`, and
     /// nothing else the caller has set, so that the cache key covers the whole environment.
     pub fn command(&self) -> Command {
+        let inherited = inherited_environment().into_iter();
+        let kept = inherited.filter(|(name, _)| !self.env_remove.contains(name));
         let mut command = Command::new(&self.program);
-        command.args(&self.args).env_clear();
-        for (name, value) in inherited_environment() {
-            if !self.env_remove.contains(&name) {
-                command.env(name, value);
-            }
-        }
-        for (name, value) in &self.env {
-            command.env(name, value);
-        }
+        command
+            .args(&self.args)
+            .env_clear()
+            .envs(kept)
+            .envs(self.env.clone());
         command
     }
+}
 
-    /// The invocation as one quoted POSIX shell line, `NAME=value ... /abs/program args`.
-    pub fn shell_line(&self) -> String {
+/// The invocation as one quoted POSIX shell line, `NAME=value ... /abs/program args`.
+impl fmt::Display for Invocation {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut words: Vec<String> = self
             .env
             .iter()
@@ -105,13 +105,7 @@ impl Invocation {
             .collect();
         words.push(shell_quote(&self.program.to_string_lossy()));
         words.extend(self.args.iter().map(|arg| shell_quote(arg)));
-        words.join(" ")
-    }
-}
-
-impl fmt::Display for Invocation {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(&self.shell_line())
+        formatter.write_str(&words.join(" "))
     }
 }
 

@@ -57,7 +57,7 @@ fn a_sysroot_library_rewritten_in_place_changes_the_compilers_identity() {
 
 #[test]
 fn provisioned_inputs_rewritten_in_place_change_the_keys_of_the_cross_cells() {
-    use crate::run::plan::{plan_targets, Emulation, Layout, PlannedToolchain};
+    use crate::run::plan::{plan_targets, Layout, PlannedToolchain};
     let scratch = crate::project_root().join("target/kshim/unit-tests/cache-cross");
     let _ = fs::remove_dir_all(&scratch);
     let library = scratch.join("usr/src/rustc-1.95.0/library");
@@ -95,18 +95,13 @@ fn provisioned_inputs_rewritten_in_place_change_the_keys_of_the_cross_cells() {
         .iter()
         .find(|target| target.arch == "aarch64")
         .unwrap();
-    let runner = |_: &crate::targets::KernelTarget| Some(Ok(emulator.clone()));
-    let emulation = Emulation {
-        linker: Ok(linker.clone()),
-        runner: &runner,
-    };
     let mut steps = Vec::new();
     plan_targets(
         &layout,
         &[toolchain],
         &[Some(Ok(sources))],
         &[kernel_target],
-        &emulation,
+        &[Ok((linker.clone(), Some(emulator.clone())))],
         &mut steps,
     )
     .unwrap();

@@ -7,10 +7,6 @@ use anyhow::Context;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-pub fn shim_root(root: &Path) -> PathBuf {
-    root.join("kernel-shim/src/lib.rs")
-}
-
 /// Every file of the shim's source tree, sorted: all of them can change the build.
 pub fn shim_inputs(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let (mut files, mut directories) = (Vec::new(), vec![root.join("kernel-shim/src")]);

@@ -2,7 +2,7 @@
 //! The rustc command lines of the matrix: the probe, the shim and the examples in either mode,
 //! and the runs of what they build.
 
-use super::examples::{shim_root, Example};
+use super::examples::Example;
 use crate::catalog::{all_cfg_names, arch_cfg, derived_cfgs, Release, RUST_ALLOWED_FEATURES};
 use crate::targets::KernelTarget;
 use crate::toolchains::library_sources::{LibrarySources, SourceCrate};
@@ -129,10 +129,6 @@ impl Rustc {
         }
     }
 
-    fn add_cfgs(invocation: &mut Invocation, cfgs: &[&str]) {
-        push(invocation, cfgs.iter().flat_map(|cfg| ["--cfg", cfg]));
-    }
-
     /// What a crate outside the shim gets: in kernel mode Kbuild's flags for a driver
     /// ([`kbuild_driver_flags`]), the shim's rlib as `kernel`, and the mode's cfgs.
     fn add_kernel_user(invocation: &mut Invocation, mode: Mode, cfgs: &[&str], rlib: &Path) {
@@ -141,7 +137,7 @@ impl Rustc {
         }
         let rlib = format!("kernel={}", path_arg(rlib));
         invocation.args.extend(["--extern".into(), rlib]);
-        Self::add_cfgs(invocation, cfgs);
+        push(invocation, cfgs.iter().flat_map(|cfg| ["--cfg", cfg]));
     }
 
     fn add_output(invocation: &mut Invocation, output: Output<'_>) {
@@ -190,8 +186,10 @@ impl Rustc {
 
     pub fn shim(&self, root: &Path, mode: Mode, cfgs: &[&str], output: Output<'_>) -> Invocation {
         let mut invocation = self.compile(mode, "kernel", "rlib", output);
-        invocation.args.push(path_arg(&shim_root(root)));
-        Self::add_cfgs(&mut invocation, cfgs);
+        invocation
+            .args
+            .push(path_arg(&root.join("kernel-shim/src/lib.rs")));
+        push(&mut invocation, cfgs.iter().flat_map(|cfg| ["--cfg", cfg]));
         Self::add_output(&mut invocation, output);
         invocation
     }

@@ -11,24 +11,9 @@ use crate::toolchains::library_sources::LibrarySources;
 use crate::util::process::Invocation;
 use std::path::{Path, PathBuf};
 
-/// What the machine offers the test programs.
-pub struct Emulation<'a> {
-    /// The `ld.lld` that links them, or why there is none.
-    pub linker: anyhow::Result<PathBuf>,
-    /// What runs each architecture's program: `None` runs it natively (the host's own
-    /// architecture), `Some(Err(why))` means it cannot run here.
-    pub runner: &'a dyn Fn(&KernelTarget) -> Option<anyhow::Result<PathBuf>>,
-}
-
-impl Emulation<'_> {
-    /// Why the test program of `target` is not built or not run here, if it is not.
-    pub fn not_run(&self, target: &KernelTarget) -> Option<String> {
-        if let Err(why) = &self.linker {
-            return Some(format!("{why:#}"));
-        }
-        (self.runner)(target)?.err().map(|why| format!("{why:#}"))
-    }
-}
+/// How a kernel target's test program is made and run here: the `ld.lld` that links it and the
+/// emulator that runs it (`None`: natively, on the host's own architecture), or why it is not.
+pub type Program = Result<(PathBuf, Option<PathBuf>), String>;
 
 /// Why no target step runs for `target` on a toolchain, if none does: the compiler does not
 /// know it, or its library sources are `missing`.
@@ -54,7 +39,7 @@ pub fn plan_targets(
     toolchains: &[PlannedToolchain],
     library_sources: &[Option<Result<LibrarySources, String>>],
     targets: &[&'static KernelTarget],
-    emulation: &Emulation<'_>,
+    programs: &[Program],
     steps: &mut Vec<Step>,
 ) -> anyhow::Result<()> {
     let shim_files = super::shim_inputs(&layout.root)?;
@@ -76,7 +61,7 @@ pub fn plan_targets(
             continue;
         };
         let sysroot = &layout.output(&toolchain.directory_name, "sysroot");
-        for &kernel_target in targets {
+        for (&kernel_target, program) in targets.iter().zip(programs) {
             if kernel_target.known_on(toolchain.rustc.release) == Some(false) {
                 continue;
             }
@@ -163,8 +148,7 @@ pub fn plan_targets(
                     }),
                     ..step(Kind::Objects, "sites", Some(mode), vec![compile])
                 });
-                let (Ok(linker), None) = (&emulation.linker, emulation.not_run(kernel_target))
-                else {
+                let Ok((linker, emulator)) = program else {
                     continue;
                 };
                 let binary = directory.join("kshim_run");
@@ -174,11 +158,14 @@ pub fn plan_targets(
                     linker,
                 };
                 let build = target_crate(&source, "kshim_run", output);
-                let (program, args) = match (emulation.runner)(kernel_target) {
-                    Some(Ok(emulator)) => (emulator, vec![binary.to_string_lossy().into_owned()]),
-                    _ => (binary.clone(), Vec::new()),
+                let (runner, args) = match emulator {
+                    Some(emulator) => (
+                        emulator.clone(),
+                        vec![binary.to_string_lossy().into_owned()],
+                    ),
+                    None => (binary.clone(), Vec::new()),
                 };
-                let run = Invocation::new(program, args);
+                let run = Invocation::new(runner, args);
                 // The linker and the emulator decide the cell as much as the sources do.
                 let linux = layout.root.join("xtask/programs/linux.rs");
                 let mut inputs = vec![source, linux, linker.clone()];

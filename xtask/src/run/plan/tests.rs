@@ -78,7 +78,7 @@ fn kernel_mode_lines_carry_bootstrap_and_the_allow_list() {
             Path::new("/o/libkernel.rlib"),
             Output::Directory(Path::new("/o")),
         )
-        .shell_line();
+        .to_string();
     assert!(
         line.starts_with("LD_LIBRARY_PATH=/r/lib RUSTC_BOOTSTRAP=1 /r/rustc "),
         "{line}"
@@ -102,7 +102,7 @@ fn kernel_mode_lines_carry_bootstrap_and_the_allow_list() {
         &mode_cfgs(rustc.release, Mode::Stable, None),
         Output::Directory(Path::new("/o")),
     );
-    assert!(!stable.shell_line().contains("RUSTC_BOOTSTRAP"));
+    assert!(!stable.to_string().contains("RUSTC_BOOTSTRAP"));
     assert_eq!(stable.env_remove, ["RUSTC_BOOTSTRAP"]);
     let old = Rustc {
         release: Release::new(1, 79, 0),
@@ -115,6 +115,6 @@ fn kernel_mode_lines_carry_bootstrap_and_the_allow_list() {
             &[],
             Output::Directory(Path::new("/o")),
         )
-        .shell_line();
+        .to_string();
     assert!(!line.contains("--check-cfg"), "{line}");
 }

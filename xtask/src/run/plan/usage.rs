@@ -5,7 +5,7 @@
 
 use super::examples::{example_inputs, shim_inputs, Example};
 use super::rustc::{kbuild_driver_flags, mode_cfgs, Mode, Output};
-use super::{probes_and_shims, Kind, Layout, PlannedToolchain, Step};
+use super::{plan_shim, Kind, Layout, PlannedToolchain, Step};
 use crate::catalog::allowed_features;
 use crate::features::expect::enabled_in_kernel_mode;
 use crate::util::process::Invocation;
@@ -73,15 +73,18 @@ pub fn plan_usage(
         .filter(|toolchain| toolchain.builds)
         .cloned()
         .collect();
-    let mut steps = probes_and_shims(layout, &building, examples, &[Mode::Kernel])?;
+    let mut steps = plan_shim(layout, &building, examples, &[Mode::Kernel])?;
     let shim_files = shim_inputs(&layout.root)?;
-    let example_files: Vec<Vec<PathBuf>> = (examples.iter())
+    let example_files: Vec<Vec<PathBuf>> = examples
+        .iter()
         .map(|example| example_inputs(&example.path))
         .collect::<anyhow::Result<_>>()?;
     let mut compiles = Vec::new();
     for toolchain in &building {
         let shim = |step: &Step| step.kind == Kind::Build && step.toolchain == toolchain.index;
-        let library = (steps.iter().position(shim))
+        let library = steps
+            .iter()
+            .position(shim)
             .context("the matrix's plan has no kernel-mode shim build for a toolchain")?;
         let rlib = steps[library].artifact.clone().unwrap_or_default();
         let cfgs = mode_cfgs(toolchain.rustc.release, Mode::Kernel, None);

@@ -266,13 +266,7 @@ fn corrupted_relocations_are_named() {
     let other_symbol = {
         let object = Object::parse(object(KERNEL)).unwrap();
         let table = object.sections_named("__jump_table")[0];
-        object
-            .relocations(table)
-            .unwrap()
-            .iter()
-            .find(|r| r.offset == 16)
-            .unwrap()
-            .symbol as u32
+        object.relocations(table).unwrap()[&16][0].symbol as u32
     };
     let moved = with_relocation_changed(4, |e| {
         e[12..16].copy_from_slice(&other_symbol.to_le_bytes())
@@ -375,7 +369,7 @@ fn objects_named_in_the_environment() {
         let table = object.sections_named("__jump_table");
         let mut kinds: Vec<u32> = table
             .iter()
-            .flat_map(|&index| object.relocations(index).unwrap())
+            .flat_map(|&index| object.relocations(index).unwrap().into_values().flatten())
             .map(|relocation| relocation.kind)
             .collect();
         kinds.sort();
