@@ -145,7 +145,8 @@ pub(crate) mod probe {
 }
 
 /// Computes every step's cache key, which holds the keys of the steps it needs and, for a step
-/// the xtask checks itself (an object's jump table), `checker`, the checking xtask's identity.
+/// the xtask checks itself (an object's jump table), `checker`, the checking xtask's identity,
+/// so that a changed checker's verdict is never served from a run of the old one.
 pub fn cache_keys(
     steps: &[Step],
     inherited: &[(String, String)],
@@ -274,7 +275,7 @@ pub fn compiler_identity(launch: &Launch, version: &RustcVersion) -> Key {
 }
 
 /// Removes the temporary files of [`write_atomically`] that a killed run left in `directory`;
-/// only while holding the [`crate::util::run_lock::RunLock`].
+/// only while holding the [`crate::util::run_lock::RunLock`], when no other run can be writing one.
 pub fn remove_stale_temporaries(directory: &Path) {
     for entry in fs::read_dir(directory).into_iter().flatten().flatten() {
         let name = entry.file_name();
