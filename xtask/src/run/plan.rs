@@ -32,11 +32,10 @@ use std::time::Duration;
 use xshell::Shell;
 
 /// What a step does.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
     /// Compile the feature probe and classify its diagnostics.
-    #[default]
     Probe,
     /// Compile a crate with code generation.
     Build,
@@ -106,7 +105,7 @@ pub struct PlannedToolchain {
 }
 
 /// One node of the step graph.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Step {
     pub toolchain: usize,
     pub kind: Kind,
@@ -161,7 +160,13 @@ impl Step {
             target: target.to_string(),
             mode,
             processes,
-            ..Step::default()
+            artifact: None,
+            directories: Vec::new(),
+            inputs: Vec::new(),
+            deps: Vec::new(),
+            kernel_target: None,
+            check: None,
+            outputs: Vec::new(),
         }
     }
 
