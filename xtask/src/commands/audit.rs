@@ -204,8 +204,8 @@ impl flags::Audit {
             report.verdict(),
             output,
             || report.to_json(),
-            || report.markdown(),
-            |style| report.human_in(style),
+            || report.text(None),
+            |style| report.text(Some(style)),
         ))
     }
 }

@@ -39,7 +39,7 @@ pub fn generated(root: &Path) -> anyhow::Result<(PathBuf, String)> {
         colour: false,
         width: crate::util::output::Width::Wide,
     };
-    let output = format!("$ {AUDIT_COMMAND} --wide\n{}", report.human_in(&style));
+    let output = format!("$ {AUDIT_COMMAND} --wide\n{}", report.text(Some(&style)));
     let sample = format!(
         "\n{}\n",
         crate::util::output::markdown_block("text", output.trim_end())

@@ -376,18 +376,9 @@ impl AuditReport {
             .collect()
     }
 
-    /// The table, the summaries and the findings for a terminal, laid out for `style`'s width.
-    pub fn human_in(&self, style: &Style) -> String {
-        self.text(Some(style))
-    }
-
-    /// The same as Markdown.
-    pub fn markdown(&self) -> String {
-        self.text(None)
-    }
-
-    /// The report for a terminal laid out for `style`, or as Markdown without one.
-    fn text(&self, style: Option<&Style>) -> String {
+    /// The findings, the table, the summaries and the conclusions for a terminal laid out for
+    /// `style`'s width, or as Markdown without one.
+    pub fn text(&self, style: Option<&Style>) -> String {
         let markdown = style.is_none();
         let (title, item) = if markdown { ("## ", "- ") } else { ("", "") };
         let mut out = format!("{title}{}\n\n", self.heading());

@@ -10,12 +10,12 @@ use crate::util::json::{self, Value};
 use input::read_feature_list;
 
 impl AuditReport {
-    /// [`AuditReport::human_in`] in the table's full layout.
+    /// [`AuditReport::text`] in the table's full layout.
     pub fn human(&self, colour: bool) -> String {
-        self.human_in(&crate::util::output::Style {
+        self.text(Some(&crate::util::output::Style {
             colour,
             width: crate::util::output::Width::Wide,
-        })
+        }))
     }
 }
 
@@ -149,7 +149,7 @@ fn summaries_name_what_still_needs_bootstrap_and_what_is_missing() {
 fn min_rust_makes_it_a_lint_that_fails() {
     let report = sample(Some("1.85"));
     assert_eq!(report.verdict(), Verdict::Failure);
-    let text = report.markdown();
+    let text = report.text(None);
     for expected in [
         "- removable: --features asm_const: feature(asm_const): stable since 1.82.0, at or before 1.85.0",
         "- removable: --features lint_reasons: feature(lint_reasons): stable since 1.81.0, at or before 1.85.0",
@@ -268,7 +268,7 @@ fn a_cfg_no_kconfig_defines_is_explained_where_a_condition_names_it() {
 #[test]
 fn findings_come_first_and_the_legend_only_with_its_markers() {
     let report = sample(Some("1.85.0"));
-    for text in [report.human(false), report.markdown()] {
+    for text in [report.human(false), report.text(None)] {
         let finding = text.find("removable: ").expect("a removable line");
         let table = text.find("line:col").expect("the table's header");
         assert!(finding < table, "{text}");
@@ -286,7 +286,7 @@ fn an_audit_read_back_from_its_json_prints_as_it_did() {
     let text = json::to_pretty(&report.to_json());
     let read = AuditReport::from_json(&text).unwrap();
     assert_eq!(read.human(false), report.human(false));
-    assert_eq!(read.markdown(), report.markdown());
+    assert_eq!(read.text(None), report.text(None));
     assert_eq!(json::to_pretty(&read.to_json()), text);
     // Findings are computed again, never read: a file that claims none still has them.
     let mut value = json::parse(&text).unwrap();
