@@ -281,10 +281,8 @@ pub struct CrossSummary {
 pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> CrossSummary {
     let mut by_release: Vec<&Answer> = answers.iter().collect();
     by_release.sort_by_key(|answer| answer.release);
-    let rejected_by_newest: Vec<(String, Status)> = by_release
-        .last()
-        .map(|answer| summarize(input, decider, answer).errors)
-        .unwrap_or_default();
+    let errors = |answer: &&Answer| summarize(input, decider, answer).errors;
+    let rejected_by_newest = by_release.last().map(errors).unwrap_or_default();
     let rejected = |name: &str| rejected_by_newest.iter().any(|(known, _)| known == name);
     let since_of = |name: &str| stable_since(input, answers, name);
     // Candidates: every stable-since answer and every release at which a condition can change.
@@ -345,8 +343,7 @@ pub fn cross_summary(input: &Input, decider: &Decider, answers: &[Answer]) -> Cr
     };
 
     let last_unknowing = by_release.iter().rev().find_map(|answer| {
-        let errors = summarize(input, decider, answer).errors;
-        let names: Vec<String> = errors.into_iter().map(|(name, _)| name).collect();
+        let names: Vec<String> = errors(answer).into_iter().map(|(name, _)| name).collect();
         (!names.is_empty()).then_some((answer.release, names))
     });
     // The first release after the last unknowing one (any, if none is: `None` is lowest).
