@@ -285,7 +285,7 @@ pub fn enclosing_items(source: &str, line: u64) -> Vec<EnclosingItem> {
     };
     let index = attributed_item(&lines, index).unwrap_or(index);
     // An `impl` header may name its self type on a later line, before its `{`.
-    let header_at = |at: usize| -> String {
+    let item_at = |at: usize| {
         let mut header = lines[at].to_string();
         for next in lines.iter().skip(at + 1).take(4) {
             if header.contains('{') || header.trim_end().ends_with(';') {
@@ -294,24 +294,17 @@ pub fn enclosing_items(source: &str, line: u64) -> Vec<EnclosingItem> {
             header.push(' ');
             header.push_str(next.trim());
         }
-        header
+        item_header(&header).map(|(keyword, rest)| enclosing_item(keyword, rest, lines[at]))
     };
-    let mut items = Vec::new();
-    if let Some((keyword, rest)) = item_header(&header_at(index)) {
-        items.push(enclosing_item(keyword, rest, lines[index]));
-    }
+    let mut items: Vec<EnclosingItem> = item_at(index).into_iter().collect();
     let mut limit = indentation(lines[index]);
     for (position, candidate) in lines[..index].iter().enumerate().rev() {
         if limit == 0 {
             break;
         }
-        if candidate.trim().is_empty() || indentation(candidate) >= limit {
-            continue;
-        }
-        if item_header(candidate).is_some() {
-            if let Some((keyword, rest)) = item_header(&header_at(position)) {
-                items.push(enclosing_item(keyword, rest, candidate));
-            }
+        let outer = !candidate.trim().is_empty() && indentation(candidate) < limit;
+        if outer && item_header(candidate).is_some() {
+            items.extend(item_at(position));
             limit = indentation(candidate);
         }
     }
