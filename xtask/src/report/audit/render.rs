@@ -109,12 +109,8 @@ impl AuditReport {
             (!other.is_empty())
                 .then(|| format!("{} for another target: {}", other.len(), other.join(", "))),
         ];
-        let off = off.into_iter().flatten().collect::<Vec<_>>().join("; ");
-        let off = if off.is_empty() {
-            off
-        } else {
-            format!(" ({off})")
-        };
+        let off: Vec<String> = off.into_iter().flatten().collect();
+        let off = (!off.is_empty()).then(|| format!(" ({})", off.join("; ")));
         let undecided = conditional_list(&summary.undecided_gated);
         let needs = &summary.needs_bootstrap;
         let also = match (needs.is_empty(), undecided.is_empty()) {
@@ -144,8 +140,9 @@ impl AuditReport {
             format!("{name} fails a plain crate ({error}), so it was probed alone")
         }));
         format!(
-            "{label}: {below}{} active feature(s){off}, {} stable; {}",
+            "{label}: {below}{} active feature(s){}, {} stable; {}",
             summary.active,
+            off.unwrap_or_default(),
             summary.stable,
             parts.join("; ")
         )
