@@ -249,7 +249,6 @@ pub(crate) fn split_commas(tokens: &[Spanned]) -> Result<Vec<&[Spanned]>, Syntax
 }
 
 /// Reads Rust token trees from text, keeping line and column.
-#[derive(Clone)]
 pub(crate) struct Lexer<'a> {
     rest: &'a str,
     pub(crate) line: usize,
