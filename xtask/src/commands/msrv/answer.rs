@@ -72,7 +72,7 @@ impl Row {
         availability: &Availability,
         found: impl FnOnce(&Toolchain, &RustcVersion) -> ([Built; 2], Vec<String>, bool),
     ) -> Row {
-        let (id, release_text, why) = match availability {
+        let (id, release_text, (word, detail)) = match availability {
             Availability::Found { toolchain, version } => {
                 let ([stable, kernel], gated, cached) = found(toolchain, version);
                 let needs_variable = !matches!(version.channel, Channel::Nightly | Channel::Dev);
@@ -93,15 +93,7 @@ impl Row {
                 (&pin.id, release, ("missing", install_hint))
             }
         };
-        Row::unavailable(id, release_text, why)
-    }
-
-    /// A compiler that took no part: both modes unknown for the same reason.
-    pub fn unavailable(
-        id: &str,
-        release_text: Option<String>,
-        (word, detail): (&'static str, &String),
-    ) -> Row {
+        // Took no part: both modes unknown for the same reason.
         let said = format!("not available ({word})");
         Row {
             id: id.to_string(),
