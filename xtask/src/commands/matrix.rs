@@ -22,8 +22,6 @@ use std::path::PathBuf;
 use xshell::Shell;
 
 impl flags::Matrix {
-    /// Runs `cargo xtask matrix`; an interrupted run ends by its signal
-    /// ([`interrupt::run_interruptible`]).
     pub fn run(&self, sh: &Shell, output: Output) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
         let settings = Settings {

@@ -252,7 +252,6 @@ impl Join<'_> {
 }
 
 impl flags::Merge {
-    /// Runs `cargo xtask merge`.
     pub fn run(&self, _sh: &Shell, output: Output) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
         let pins = Pins::load(&self.pins.clone().unwrap_or_else(Pins::default_path))?;

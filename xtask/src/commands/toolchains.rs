@@ -15,6 +15,7 @@ use crate::util::output::{escape, fit, pad, Output, Width};
 use crate::util::run_lock::RunLock;
 use crate::{commands::flags, Verdict};
 use std::fmt::Write;
+use std::path::Path;
 use std::time::Instant;
 use xshell::Shell;
 
@@ -23,13 +24,7 @@ impl flags::Toolchains {
         let pins_path = self.pins.clone().unwrap_or_else(Pins::default_path);
         match self.subcommand {
             flags::ToolchainsCmd::List(_) => {
-                let found = discover(
-                    sh,
-                    Some(&pins_path),
-                    &self.toolchain,
-                    VERSION_TIMEOUT,
-                    Provisioning::Allowed,
-                )?;
+                let found = found(sh, &pins_path, &self.toolchain)?;
                 let list = list_text(&Pins::load(&pins_path)?, &found, !self.toolchain.is_empty());
                 print!("{}", fit(&list, output.width));
                 let broken = found
@@ -51,6 +46,17 @@ impl flags::Toolchains {
             ))),
         }
     }
+}
+
+/// The pins of `pins_path` (or the compilers `specs` name), each found, broken or missing.
+fn found(sh: &Shell, pins_path: &Path, specs: &[String]) -> anyhow::Result<Vec<Availability>> {
+    discover(
+        sh,
+        Some(pins_path),
+        specs,
+        VERSION_TIMEOUT,
+        Provisioning::Allowed,
+    )
 }
 
 /// Checks every provisioned prefix against its digests, printing one line per prefix and one
@@ -113,7 +119,7 @@ fn selected<'p>(pins: &'p Pins, flags: &flags::Install) -> anyhow::Result<Vec<&'
 
 fn install(
     sh: &Shell,
-    pins_path: &std::path::Path,
+    pins_path: &Path,
     flags: &flags::Install,
     width: Width,
 ) -> anyhow::Result<Verdict> {
@@ -126,16 +132,7 @@ fn install(
     )?;
     let pins = Pins::load(pins_path)?;
     let wanted = selected(&pins, flags)?;
-    let pins_found = || {
-        discover(
-            sh,
-            Some(pins_path),
-            &[],
-            VERSION_TIMEOUT,
-            Provisioning::Allowed,
-        )
-    };
-    let before = pins_found()?;
+    let before = found(sh, pins_path, &[])?;
     let beside = if !flags.only.is_empty() {
         provision::Beside::PinsAlone
     } else if flags.shard.is_some() {
@@ -180,7 +177,7 @@ fn install(
     }
     print!("{}", fit(&summary, width));
     println!();
-    let mut after = pins_found()?;
+    let mut after = found(sh, pins_path, &[])?;
     // `--only` asked about those pins: the rest of the list is not news.
     after.retain(|entry| flags.only.is_empty() || flags.only.iter().any(|id| id == entry.id()));
     print!("{}", fit(&list_text(&pins, &after, false), width));

@@ -64,48 +64,36 @@ pub struct Row {
 }
 
 impl Row {
-    /// The row of the compiler `availability` names: `found`'s where it is there.
+    /// The row of the compiler `availability` names. Where it is there, `found` says what it
+    /// did in each mode, the features it gates and whether that came from a cache; of those
+    /// features kernel mode needs `RUSTC_BOOTSTRAP=1` for all, but on a nightly, which takes
+    /// `#![feature]` without it.
     pub fn of(
         availability: &Availability,
-        found: impl FnOnce(&Toolchain, &RustcVersion) -> Row,
+        found: impl FnOnce(&Toolchain, &RustcVersion) -> ([Built; 2], Vec<String>, bool),
     ) -> Row {
-        let (id, release_text, why) = match availability {
-            Availability::Found { toolchain, version } => return found(toolchain, version),
+        let (id, release_text, (word, detail)) = match availability {
+            Availability::Found { toolchain, version } => {
+                let ([stable, kernel], gated, cached) = found(toolchain, version);
+                let needs_variable = !matches!(version.channel, Channel::Nightly | Channel::Dev);
+                return Row {
+                    id: toolchain.id.clone(),
+                    release: Some(version.release),
+                    release_text: Some(version.release_string()),
+                    unavailable: None,
+                    stable,
+                    kernel,
+                    bootstrap_for: if needs_variable { gated } else { Vec::new() },
+                    cached,
+                };
+            }
             Availability::Broken { toolchain, error } => (&toolchain.id, None, ("broken", error)),
             Availability::Missing { pin, install_hint } => {
                 let release = Some(pin.release.clone());
                 (&pin.id, release, ("missing", install_hint))
             }
         };
-        Row::unavailable(id, release_text, why)
-    }
-
-    /// A compiler that took part. Of the features it gates (`gated`), kernel mode needs
-    /// `RUSTC_BOOTSTRAP=1` for all, but on a nightly, which takes `#![feature]` without it.
-    pub fn new(
-        (toolchain, version): (&Toolchain, &RustcVersion),
-        [stable, kernel]: [Built; 2],
-        gated: Vec<String>,
-    ) -> Row {
-        let needs_variable = !matches!(version.channel, Channel::Nightly | Channel::Dev);
-        Row {
-            id: toolchain.id.clone(),
-            release: Some(version.release),
-            release_text: Some(version.release_string()),
-            unavailable: None,
-            stable,
-            kernel,
-            bootstrap_for: if needs_variable { gated } else { Vec::new() },
-            cached: false,
-        }
-    }
-
-    /// A compiler that took no part: both modes unknown for the same reason.
-    pub fn unavailable(
-        id: &str,
-        release_text: Option<String>,
-        (word, detail): (&'static str, &String),
-    ) -> Row {
+        // Took no part: both modes unknown for the same reason.
         let said = format!("not available ({word})");
         Row {
             id: id.to_string(),

@@ -77,7 +77,7 @@ fn row(availability: &Availability, input: &Input, compile: &Compile, directory:
             };
         let stable = build(compile, &rustc, None, &directory.join("stable"));
         let kernel = build(compile, &rustc, Some(&names), &directory.join("kernel"));
-        Row::new((toolchain, version), [stable, kernel], gated)
+        ([stable, kernel], gated, false)
     })
 }
 

@@ -57,25 +57,19 @@ fn row(driven: &Driven, index: usize, prefix: &str) -> Row {
     };
     let probe = mine()
         .find_map(|(step, result)| result.probe.as_ref().filter(|_| step.kind == Kind::Probe));
-    Row::of(
-        &driven.planned.availabilities[index],
-        |toolchain, version| {
-            let enabled = enabled_in_kernel_mode(version.release);
-            let is_enabled = |feature: &Feature| enabled.iter().any(|on| on.name == feature.name);
-            let gated = match probe {
-                Some(Ok(statuses)) => FEATURES
-                    .iter()
-                    .zip(statuses)
-                    .filter(|(feature, status)| **status == Status::Gated && is_enabled(feature))
-                    .map(|(feature, _)| feature.name.to_string())
-                    .collect(),
-                _ => Vec::new(),
-            };
-            let both = [built(Mode::Stable), built(Mode::Kernel)];
-            Row {
-                cached: mine().all(|(_, result)| result.cached),
-                ..Row::new((toolchain, version), both, gated)
-            }
-        },
-    )
+    Row::of(&driven.planned.availabilities[index], |_, version| {
+        let enabled = enabled_in_kernel_mode(version.release);
+        let is_enabled = |feature: &Feature| enabled.iter().any(|on| on.name == feature.name);
+        let gated = match probe {
+            Some(Ok(statuses)) => FEATURES
+                .iter()
+                .zip(statuses)
+                .filter(|(feature, status)| **status == Status::Gated && is_enabled(feature))
+                .map(|(feature, _)| feature.name.to_string())
+                .collect(),
+            _ => Vec::new(),
+        };
+        let both = [built(Mode::Stable), built(Mode::Kernel)];
+        (both, gated, mine().all(|(_, result)| result.cached))
+    })
 }

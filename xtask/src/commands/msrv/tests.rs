@@ -4,8 +4,11 @@
 
 use super::answer::{decide, in_release_order, Answer, Built, ModeAnswer, Row, BOTH_MODES, LISTS};
 use crate::run::plan::Mode;
+use crate::toolchains::discovery::{rustup_toolchain, Availability};
+use crate::toolchains::pins::Pins;
 use crate::util::output::{Style, Width};
 use crate::Verdict;
+use std::path::Path;
 
 /// The full layout, uncoloured, as `--wide` prints it.
 const WIDE: Style = Style {
@@ -39,8 +42,19 @@ fn fails() -> Built {
 }
 
 fn missing(id: &str, release: &str) -> Row {
-    let hint = format!("rustup toolchain install {release}");
-    Row::unavailable(id, Some(release.into()), ("missing", &hint))
+    let text = format!("[[pin]]\nid = \"{id}\"\nrelease = \"{release}\"\nrole = \"feature\"\n");
+    let pin = Pins::parse(&text, Path::new("pins.toml"))
+        .unwrap()
+        .pins
+        .remove(0);
+    let install_hint = format!("rustup toolchain install {release}");
+    not_there(Availability::Missing { pin, install_hint })
+}
+
+fn not_there(availability: Availability) -> Row {
+    Row::of(&availability, |_, _| {
+        unreachable!("the compiler is not there")
+    })
 }
 
 #[test]
@@ -137,7 +151,9 @@ fn nothing_builds_is_a_failure_that_still_names_what_was_missing() {
 
 #[test]
 fn a_nightly_stands_by_its_release_and_a_compiler_without_one_comes_last() {
-    let broken = Row::unavailable("/opt/rustc", None, ("broken", &"exit 1".into()));
+    let toolchain = rustup_toolchain("/opt/rustc", Path::new("/opt/rustc"));
+    let error = "exit 1".into();
+    let broken = not_there(Availability::Broken { toolchain, error });
     let rows = in_release_order(vec![
         broken,
         row("debian-1.97.1", "1.97.1", Built::Builds, Built::Builds),

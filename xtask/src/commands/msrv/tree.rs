@@ -137,10 +137,7 @@ pub fn answer(
             let needing = crates.filter(|krate| krate.needs_bootstrap);
             let bootstrap_for = crate::distinct(needing.flat_map(|krate| krate.features.clone()));
             let stable = Built::Unknown("a kernel tree is built in kernel mode only".into());
-            Row {
-                cached: result.is_some(),
-                ..Row::new((toolchain, version), [stable, kernel], bootstrap_for)
-            }
+            ([stable, kernel], bootstrap_for, result.is_some())
         }));
     }
     let compilers = rows.iter().filter(|row| row.unavailable.is_none()).count();
