@@ -272,10 +272,9 @@ fn tree_step(dir: &Path, pin: &TreePin) -> TreeStep {
         },
         TreeSource::Debian(source) => {
             let prefix = rules::pinned::debian_prefix(dir, source);
-            let tree = Marker::read(&prefix).and_then(|marker| {
-                let root = prefix.join(marker.get("tree")?);
-                Some(trees::Tree::unpacked(root, &marker, (0.0, 0.0, 0)))
-            });
+            let marker = Marker::read(&prefix);
+            let tree =
+                marker.and_then(|marker| trees::Tree::unpacked(&prefix, &marker, (0.0, 0.0, 0)));
             match tree.filter(|tree| trees::check_kernel_tree(&tree.root).is_ok()) {
                 Some(tree) => there(tree),
                 None => TreeStep::Provide(source.to_string()),

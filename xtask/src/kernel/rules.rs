@@ -92,11 +92,6 @@ pub struct CrateRoot {
 }
 
 impl Tree {
-    /// The minimum rustc for [`HOST_ARCH`].
-    pub fn minimum_rustc(&self) -> Release {
-        self.minimum.rustc
-    }
-
     /// The tree's Kconfig symbol named `cfg` (`CONFIG_RUSTC_HAS_X`), if its Kconfig has it.
     pub fn symbol(&self, cfg: &str) -> Option<&KconfigSymbol> {
         self.kconfig.iter().find(|symbol| symbol.cfg == cfg)

@@ -70,7 +70,7 @@ impl Facts {
         }
         Facts {
             version: rules.version.clone(),
-            minimum_rustc: rules.minimum_rustc().to_string(),
+            minimum_rustc: rules.minimum.rustc.to_string(),
             minimum_bindgen: rules.minimum.bindgen.to_string(),
             allowed_features: rules.allowed_features.clone(),
             crate_dirs,

@@ -37,15 +37,16 @@ impl Tree {
         }
     }
 
-    /// A Debian tree unpacked at `root`, as its `marker` says.
-    pub(crate) fn unpacked(root: PathBuf, marker: &Marker, cost: (f64, f64, u64)) -> Tree {
-        Tree {
-            root,
+    /// A Debian tree unpacked under `prefix`, as its `marker` says; `None` when the marker names
+    /// no directory.
+    pub(crate) fn unpacked(prefix: &Path, marker: &Marker, cost: (f64, f64, u64)) -> Option<Tree> {
+        Some(Tree {
+            root: prefix.join(marker.get("tree")?),
             identity: marker.identity(),
             package: Some(format!("{}={}", marker.package, marker.version)),
             sha256: Some(marker.sha256.clone()),
             cost,
-        }
+        })
     }
 }
 
@@ -77,15 +78,12 @@ pub(crate) fn provide(provisioner: &mut Provisioner<'_>, pin: &TreePin) -> anyho
             };
             let extracted =
                 provisioner.extract(&wanted, |staging| unpack_tarball(staging, &source.package))?;
-            let tree = extracted
-                .marker
-                .get("tree")
-                .context("the tree's marker names no directory")?;
-            let root = extracted.prefix.join(tree);
-            check_kernel_tree(&root)?;
             let (fetch, unpack) = extracted.seconds;
             let cost = (fetch, unpack, extracted.fetched_bytes);
-            Ok(Tree::unpacked(root, &extracted.marker, cost))
+            let tree = Tree::unpacked(&extracted.prefix, &extracted.marker, cost)
+                .context("the tree's marker names no directory")?;
+            check_kernel_tree(&tree.root)?;
+            Ok(tree)
         }
     }
 }

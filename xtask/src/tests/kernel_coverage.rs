@@ -48,7 +48,7 @@ fn asked_by_the_report() -> Vec<(String, Asked)> {
 /// condition.
 fn asked_by_the_tree(root: &std::path::Path) -> (Asked, Asked) {
     let tree = read(root).unwrap_or_else(|error| panic!("{}: {error:#}", root.display()));
-    let minimum = tree.minimum_rustc();
+    let minimum = tree.minimum.rustc;
     let mut releases: Vec<Release> = (minimum.minor..=200)
         .map(|minor| Release::new(1, minor, 0))
         .collect();

@@ -143,7 +143,7 @@ pub fn predict(
 ) -> anyhow::Result<Prediction> {
     std::fs::create_dir_all(directory)
         .with_context(|| format!("creating {}", directory.display()))?;
-    let minimum_met = rustc.release >= tree.minimum_rustc();
+    let minimum_met = rustc.release >= tree.minimum.rustc;
     let mut seen: BTreeMap<Probe, (bool, Vec<String>)> = BTreeMap::new();
     let mut crates = Vec::new();
     for krate in &tree.crates {

@@ -95,7 +95,7 @@ fn reads_6_12() {
             "-Zcrate-attr=no_std",
             "-Zcrate-attr='feature($(rust_allowed_features))'"
         ]));
-    assert_eq!(tree.minimum_rustc(), Release::new(1, 78, 0));
+    assert_eq!(tree.minimum.rustc, Release::new(1, 78, 0));
     assert_eq!(tree.minimum.bindgen, Release::new(0, 65, 1));
     let kernel = krate(&tree, "rust/kernel/lib.rs");
     assert_eq!(kernel.build, Build::Library);
@@ -151,7 +151,7 @@ fn reads_7_3() {
         ]
     );
     // 7.3's min-tool-version.sh tells architectures apart.
-    assert_eq!(tree.minimum_rustc(), Release::new(1, 85, 0));
+    assert_eq!(tree.minimum.rustc, Release::new(1, 85, 0));
     let powerpc = minimum(&root, "powerpc", "powerpc").unwrap();
     assert_eq!(powerpc.rustc, Release::new(1, 95, 0));
     let s390 = minimum(&root, "s390", "s390").unwrap();
@@ -214,7 +214,7 @@ fn reads_6_1_and_refuses_5_10_and_bad_trees() {
     if let Some(root) = real_tree("6.1") {
         let tree = read(&root).unwrap();
         assert_eq!(tree.allowed_features, ["core_ffi_c"]);
-        assert_eq!(tree.minimum_rustc(), Release::new(1, 62, 0));
+        assert_eq!(tree.minimum.rustc, Release::new(1, 62, 0));
     }
     if let Some(root) = real_tree("5.10") {
         let error = format!("{:#}", read(&root).unwrap_err());
@@ -435,7 +435,7 @@ fn report_part(
         package: None,
         source: None,
         sha256: None,
-        minimum_rustc: Some(tree.minimum_rustc().to_string()),
+        minimum_rustc: Some(tree.minimum.rustc.to_string()),
         allowed_features: tree.allowed_features.clone(),
         error: None,
     };
