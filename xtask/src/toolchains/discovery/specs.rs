@@ -134,8 +134,7 @@ fn resolve_specs(
                     loader: None,
                     env: Vec::new(),
                 };
-                let toolchain =
-                    Toolchain::launched(spec.to_string(), spec.to_string(), Source::Path, launch);
+                let toolchain = Toolchain::launched(spec.to_string(), Source::Path, launch);
                 let error = format!("{error:#}");
                 Availability::Broken { toolchain, error }
             }
@@ -169,11 +168,12 @@ fn spec_toolchain(
         let provisioned = provisioner
             .provision(&package, None, &|_| Ok(()))
             .with_context(|| format!("provisioning {package}"))?;
-        let exact = provisioned.source.clone();
+        let source = Source::Debian {
+            package: provisioned.source,
+        };
         return Ok(Toolchain::launched(
             spec.to_owned(),
-            format!("debian:{exact}"),
-            Source::Debian { package: exact },
+            source,
             provisioned.launch,
         ));
     }
@@ -186,10 +186,8 @@ fn spec_toolchain(
             .and_then(|bin| bin.parent()?.parent())
             .and_then(|prefix| Launch::for_prefix(prefix).ok())
             .filter(|launch| launch.loader.is_some() && launch.rustc == rustc);
-        let full = rustc.display().to_string();
         let launch = own_loader.unwrap_or_else(|| host_launch(rustc));
-        let toolchain = Toolchain::launched(spec.to_owned(), full, Source::Path, launch);
-        return Ok(toolchain);
+        return Ok(Toolchain::launched(spec.to_owned(), Source::Path, launch));
     }
     let found = installed.iter().find(|(name, _)| name == spec).or_else(|| {
         installed
