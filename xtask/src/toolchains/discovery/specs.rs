@@ -50,10 +50,12 @@ pub(super) fn discover_specs(
         );
     }
     // Input that can name no compiler is refused before anything is probed or fetched.
+    let mut debian_suites = Vec::new();
     for spec in specs {
         if let Some(text) = spec.strip_prefix("debian:") {
-            DebianSource::parse(text)
+            let source = DebianSource::parse(text)
                 .with_context(|| format!("--toolchain `{}`", spec.escape_debug()))?;
+            debian_suites.extend(source.suites());
         }
     }
     let mut unique = HashSet::new();
@@ -71,7 +73,10 @@ pub(super) fn discover_specs(
         let found = super::discover_pins(sh, &named_pins, timeout);
         answers.extend(named.into_iter().zip(found));
     }
-    let found = resolve_specs(sh, pins, &others, timeout, &installed, provisioning);
+    let mut log = |line: &str| eprintln!("toolchain: {line}");
+    let mut provisioner =
+        Provisioner::new(sh, debian::toolchains_dir(), debian_suites, &mut log).with(provisioning);
+    let found = resolve_specs(sh, pins, &others, timeout, &installed, &mut provisioner);
     answers.extend(others.into_iter().zip(found));
     let mut results: Vec<Availability> = specs
         .iter()
@@ -100,21 +105,13 @@ fn resolve_specs(
     distinct: &[&str],
     timeout: Duration,
     installed: &[(String, PathBuf)],
-    provisioning: Provisioning,
+    provisioner: &mut Provisioner<'_>,
 ) -> Vec<Availability> {
-    let debian_suites: Vec<String> = distinct
-        .iter()
-        .filter_map(|spec| DebianSource::parse(spec.strip_prefix("debian:")?).ok())
-        .flat_map(|source| source.suites())
-        .collect();
-    let mut log = |line: &str| eprintln!("toolchain: {line}");
-    let mut provisioner =
-        Provisioner::new(sh, debian::toolchains_dir(), debian_suites, &mut log).with(provisioning);
     let resolved: Vec<anyhow::Result<Toolchain>> = distinct
         .iter()
         .map(|spec| match interrupted() {
             Some(_) => Err(anyhow!(NOT_CHECKED)),
-            None => spec_toolchain(sh, spec, installed, &mut provisioner),
+            None => spec_toolchain(sh, spec, installed, provisioner),
         })
         .collect();
     let runnable: Vec<Toolchain> = resolved
