@@ -78,8 +78,13 @@ pub struct Toolchain {
 }
 
 impl Toolchain {
-    /// A toolchain that satisfies no pin yet.
-    pub(crate) fn launched(id: String, spec: String, source: Source, launch: Launch) -> Toolchain {
+    /// A toolchain that satisfies no pin yet, its spec said by where it comes from.
+    pub(crate) fn launched(id: String, source: Source, launch: Launch) -> Toolchain {
+        let spec = match &source {
+            Source::Rustup { name } => format!("rustup:{name}"),
+            Source::Debian { package } => format!("debian:{package}"),
+            Source::Path => launch.rustc.display().to_string(),
+        };
         Toolchain {
             id,
             spec,
@@ -292,7 +297,7 @@ pub(crate) fn rustup_toolchain(name: &str, rustc: &Path) -> Toolchain {
         name: name.to_owned(),
     };
     let launch = host_launch(rustc.to_owned());
-    Toolchain::launched(name.to_owned(), format!("rustup:{name}"), source, launch)
+    Toolchain::launched(name.to_owned(), source, launch)
 }
 
 pub(super) fn host_launch(rustc: PathBuf) -> Launch {
@@ -310,14 +315,12 @@ fn provisioned_candidates(timeout: Duration) -> Vec<Availability> {
     let mut toolchains = Vec::new();
     for (prefix, package) in debian::provisioned_prefixes(&debian::toolchains_dir()) {
         let id = package.to_string();
-        let spec = format!("debian:{package}");
         let source = Source::Debian { package };
         match Launch::for_prefix(&prefix) {
-            Ok(launch) => toolchains.push(Toolchain::launched(id, spec, source, launch)),
+            Ok(launch) => toolchains.push(Toolchain::launched(id, source, launch)),
             Err(error) => broken.push(Availability::Broken {
                 toolchain: Toolchain::launched(
                     id,
-                    spec,
                     source,
                     host_launch(prefix.join("usr/bin/rustc")),
                 ),

@@ -51,47 +51,42 @@ pub(crate) fn elf_linkage(path: &Path) -> anyhow::Result<ElfLinkage> {
     linkage(&ReadCache::new(file)).with_context(|| format!("reading {}", path.display()))
 }
 
-fn header<'a, R: ReadRef<'a>>(data: R) -> anyhow::Result<&'a Elf> {
+pub(crate) fn linkage<'a, R: ReadRef<'a>>(data: R) -> anyhow::Result<ElfLinkage> {
     let header = Elf::parse(data)
         .ok()
         .filter(|header| header.endian().is_ok());
-    header.context("not a little-endian 64-bit ELF file")
+    let header = header.context("not a little-endian 64-bit ELF file")?;
+    read_linkage(header, data).map_err(|error| anyhow!("a malformed ELF file: {error}"))
 }
 
-fn elf_error(error: object::read::Error) -> anyhow::Error {
-    anyhow::anyhow!("a malformed ELF file: {error}")
-}
-
-pub(crate) fn linkage<'a, R: ReadRef<'a>>(data: R) -> anyhow::Result<ElfLinkage> {
-    let (endian, header) = (LittleEndian, header(data)?);
+fn read_linkage<'a, R: ReadRef<'a>>(header: &Elf, data: R) -> object::read::Result<ElfLinkage> {
+    let endian = LittleEndian;
     let mut linkage = ElfLinkage::default();
-    for program in header.program_headers(endian, data).map_err(elf_error)? {
-        if let Some(path) = program.interpreter(endian, data).map_err(elf_error)? {
+    for program in header.program_headers(endian, data)? {
+        if let Some(path) = program.interpreter(endian, data)? {
             linkage.interpreter = Some(String::from_utf8_lossy(path).into_owned());
             break;
         }
     }
-    let sections = header.sections(endian, data).map_err(elf_error)?;
+    let sections = header.sections(endian, data)?;
     for section in sections.iter() {
-        if let Some((mut needs, link)) = section.gnu_verneed(endian, data).map_err(elf_error)? {
-            let strings = sections.strings(endian, data, link).map_err(elf_error)?;
-            while let Some((_, mut versions)) = needs.next().map_err(elf_error)? {
-                while let Some(version) = versions.next().map_err(elf_error)? {
-                    let name = version.name(endian, strings).map_err(elf_error)?;
+        if let Some((mut needs, link)) = section.gnu_verneed(endian, data)? {
+            let strings = sections.strings(endian, data, link)?;
+            while let Some((_, mut versions)) = needs.next()? {
+                while let Some(version) = versions.next()? {
+                    let name = version.name(endian, strings)?;
                     linkage
                         .glibc_needed
                         .extend(GlibcVersion::parse(&String::from_utf8_lossy(name)));
                 }
             }
         }
-        if let Some((mut definitions, link)) =
-            section.gnu_verdef(endian, data).map_err(elf_error)?
-        {
-            let strings = sections.strings(endian, data, link).map_err(elf_error)?;
-            while let Some((_, mut names)) = definitions.next().map_err(elf_error)? {
+        if let Some((mut definitions, link)) = section.gnu_verdef(endian, data)? {
+            let strings = sections.strings(endian, data, link)?;
+            while let Some((_, mut names)) = definitions.next()? {
                 // The first name is the version's own; any others are its parents.
-                if let Some(name) = names.next().map_err(elf_error)? {
-                    let name = name.name(endian, strings).map_err(elf_error)?;
+                if let Some(name) = names.next()? {
+                    let name = name.name(endian, strings)?;
                     linkage.is_glibc |=
                         GlibcVersion::parse(&String::from_utf8_lossy(name)).is_some();
                 }

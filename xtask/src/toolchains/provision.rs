@@ -243,14 +243,10 @@ fn provision_debian(
         Some(_) => "through its own loader",
         None => "under the host's loader",
     };
-    let toolchain = Toolchain::launched(
-        pin.id.clone(),
-        format!("debian:{}", provisioned.source),
-        Source::Debian {
-            package: provisioned.source.clone(),
-        },
-        provisioned.launch.clone(),
-    );
+    let debian = Source::Debian {
+        package: provisioned.source.clone(),
+    };
+    let toolchain = Toolchain::launched(pin.id.clone(), debian, provisioned.launch.clone());
     let version = verified(pin, toolchain)?;
     let (source, prefix) = (&provisioned.source, provisioned.prefix.display());
     let summary = version.summary();

@@ -50,10 +50,12 @@ pub(super) fn discover_specs(
         );
     }
     // Input that can name no compiler is refused before anything is probed or fetched.
+    let mut debian_suites = Vec::new();
     for spec in specs {
         if let Some(text) = spec.strip_prefix("debian:") {
-            DebianSource::parse(text)
+            let source = DebianSource::parse(text)
                 .with_context(|| format!("--toolchain `{}`", spec.escape_debug()))?;
+            debian_suites.extend(source.suites());
         }
     }
     let mut unique = HashSet::new();
@@ -71,7 +73,10 @@ pub(super) fn discover_specs(
         let found = super::discover_pins(sh, &named_pins, timeout);
         answers.extend(named.into_iter().zip(found));
     }
-    let found = resolve_specs(sh, pins, &others, timeout, &installed, provisioning);
+    let mut log = |line: &str| eprintln!("toolchain: {line}");
+    let mut provisioner =
+        Provisioner::new(sh, debian::toolchains_dir(), debian_suites, &mut log).with(provisioning);
+    let found = resolve_specs(sh, pins, &others, timeout, &installed, &mut provisioner);
     answers.extend(others.into_iter().zip(found));
     let mut results: Vec<Availability> = specs
         .iter()
@@ -100,21 +105,13 @@ fn resolve_specs(
     distinct: &[&str],
     timeout: Duration,
     installed: &[(String, PathBuf)],
-    provisioning: Provisioning,
+    provisioner: &mut Provisioner<'_>,
 ) -> Vec<Availability> {
-    let debian_suites: Vec<String> = distinct
-        .iter()
-        .filter_map(|spec| DebianSource::parse(spec.strip_prefix("debian:")?).ok())
-        .flat_map(|source| source.suites())
-        .collect();
-    let mut log = |line: &str| eprintln!("toolchain: {line}");
-    let mut provisioner =
-        Provisioner::new(sh, debian::toolchains_dir(), debian_suites, &mut log).with(provisioning);
     let resolved: Vec<anyhow::Result<Toolchain>> = distinct
         .iter()
         .map(|spec| match interrupted() {
             Some(_) => Err(anyhow!(NOT_CHECKED)),
-            None => spec_toolchain(sh, spec, installed, &mut provisioner),
+            None => spec_toolchain(sh, spec, installed, provisioner),
         })
         .collect();
     let runnable: Vec<Toolchain> = resolved
@@ -134,8 +131,7 @@ fn resolve_specs(
                     loader: None,
                     env: Vec::new(),
                 };
-                let toolchain =
-                    Toolchain::launched(spec.to_string(), spec.to_string(), Source::Path, launch);
+                let toolchain = Toolchain::launched(spec.to_string(), Source::Path, launch);
                 let error = format!("{error:#}");
                 Availability::Broken { toolchain, error }
             }
@@ -169,11 +165,12 @@ fn spec_toolchain(
         let provisioned = provisioner
             .provision(&package, None, &|_| Ok(()))
             .with_context(|| format!("provisioning {package}"))?;
-        let exact = provisioned.source.clone();
+        let source = Source::Debian {
+            package: provisioned.source,
+        };
         return Ok(Toolchain::launched(
             spec.to_owned(),
-            format!("debian:{exact}"),
-            Source::Debian { package: exact },
+            source,
             provisioned.launch,
         ));
     }
@@ -186,10 +183,8 @@ fn spec_toolchain(
             .and_then(|bin| bin.parent()?.parent())
             .and_then(|prefix| Launch::for_prefix(prefix).ok())
             .filter(|launch| launch.loader.is_some() && launch.rustc == rustc);
-        let full = rustc.display().to_string();
         let launch = own_loader.unwrap_or_else(|| host_launch(rustc));
-        let toolchain = Toolchain::launched(spec.to_owned(), full, Source::Path, launch);
-        return Ok(toolchain);
+        return Ok(Toolchain::launched(spec.to_owned(), Source::Path, launch));
     }
     let found = installed.iter().find(|(name, _)| name == spec).or_else(|| {
         installed
