@@ -251,22 +251,22 @@ pub(crate) fn run_qemu(
         ..Booted::not_run(reason)
     };
     let stderr = process::last_line(&output.stderr);
-    let failed = match output.killed {
-        Some(Killed::Timeout) => Some(format!(
+    let failed = match output.status {
+        Err(Killed::Timeout) => Some(format!(
             "no end within {} s: the kernel hung or the machine is too slow (not cached)",
             timeout.as_secs()
         )),
-        Some(Killed::Interrupted) => return not_run("the run was interrupted".into()),
-        None if console.trim().is_empty() => {
+        Err(Killed::Interrupted) => return not_run("the run was interrupted".into()),
+        Ok(_) if console.trim().is_empty() => {
             let ending = output.describe_ending(timeout);
             return not_run(format!("QEMU printed no console ({ending}): {stderr}"));
         }
         // QEMU itself failed midway: what the kernel printed is not its whole verdict.
-        None if !output.success() => Some(format!(
+        Ok(status) if !status.success() => Some(format!(
             "QEMU ended with {} (not cached): {stderr}",
             output.describe_ending(timeout)
         )),
-        None => None,
+        Ok(_) => None,
     };
     let mut booted = judge(tree, config, &console, accel);
     booted.steps = steps;
