@@ -24,7 +24,7 @@ use crate::run::cache::StableHasher;
 use crate::toolchains::loader::Launch;
 use crate::toolchains::version::RustcVersion;
 use crate::util::json;
-use crate::util::process::{self, Killed, ProcessOutput};
+use crate::util::process::{self, Invocation, Killed, ProcessOutput};
 use config::BootConfig;
 use console::Outcome;
 use qemu::{Accel, Host, Qemu};
@@ -230,20 +230,25 @@ pub(crate) fn boot(
     booted
 }
 
-/// Boots `image` and judges its console; the step's time is QEMU's.
+/// Boots `image`, QEMU run to its end or killed with its process group after `timeout`, and
+/// judges its console as the file holds it; the step's time is QEMU's.
 pub(crate) fn run_qemu(
     qemu: &Path,
     (accel, image, console, timeout): (Accel, &Path, &Path, Duration),
     tree: &Path,
     config: &BootConfig,
 ) -> Booted {
-    let (output, console) = match qemu::boot(qemu, accel, image, console, timeout) {
-        Ok(ran) => ran,
+    let _ = std::fs::remove_file(console);
+    let invocation = Invocation::new(qemu, qemu::arguments(accel, image, console));
+    let output = match process::run(&invocation, timeout) {
+        Ok(output) => output,
         Err(error) => {
             let why = process::describe_spawn_error(qemu, &error);
             return Booted::not_run(format!("QEMU could not start: {why}"));
         }
     };
+    let console = std::fs::read(console).unwrap_or_default();
+    let console = String::from_utf8_lossy(&console);
     let steps = vec![("boot: qemu".to_owned(), output.seconds)];
     let not_run = |reason: String| Booted {
         steps: steps.clone(),
