@@ -24,7 +24,7 @@ use crate::run::cache::StableHasher;
 use crate::toolchains::loader::Launch;
 use crate::toolchains::version::RustcVersion;
 use crate::util::json;
-use crate::util::process::{self, Killed, ProcessOutput};
+use crate::util::process::{self, Invocation, Killed, ProcessOutput};
 use config::BootConfig;
 use console::Outcome;
 use qemu::{Accel, Host, Qemu};
@@ -90,6 +90,8 @@ pub(crate) struct Cell<'a> {
     /// the build's result is keyed.
     pub keys: (u128, u128),
     pub launch: &'a Launch,
+    /// The compiler's `RUSTC` wrapper, which its build wrote; the `RUSTDOC` one goes beside it.
+    pub wrapper: &'a Path,
     /// The compiler's id and version.
     pub compiler: (&'a str, &'a RustcVersion),
     /// `RUST_LIB_SRC` and what it is exactly.
@@ -125,15 +127,12 @@ impl Cell<'_> {
             return (json, Vec::new());
         }
         let not_run = |reason: String| (Booted::not_run(reason).json, Vec::new());
-        let wrappers = self.dir.join("wrappers").join(toolchain);
-        let (rustc, rustdoc) = (wrappers.join("rustc"), wrappers.join("rustdoc"));
-        for (path, launch) in [
-            (&rustc, self.launch.clone()),
-            (&rustdoc, self.launch.sibling("rustdoc")),
-        ] {
-            if let Err(error) = write_wrapper(path, &launch) {
-                return not_run(format!("writing the wrapper {}: {error:#}", path.display()));
-            }
+        let rustdoc = self.wrapper.with_file_name("rustdoc");
+        if let Err(error) = write_wrapper(&rustdoc, &self.launch.sibling("rustdoc")) {
+            return not_run(format!(
+                "writing the wrapper {}: {error:#}",
+                rustdoc.display()
+            ));
         }
         let marker = marker_tools(&self.tools.identity);
         let open = || BuildDir::open(&self.dir.join("boot").join(id), identity, &marker);
@@ -144,7 +143,7 @@ impl Cell<'_> {
         let pair = Pair {
             tree: root,
             out: &out,
-            wrapper: &rustc,
+            wrapper: self.wrapper,
             library: self.library.0,
             rustdoc: Some(&rustdoc),
             tools: self.tools,
@@ -231,42 +230,47 @@ pub(crate) fn boot(
     booted
 }
 
-/// Boots `image` and judges its console; the step's time is QEMU's.
+/// Boots `image`, QEMU run to its end or killed with its process group after `timeout`, and
+/// judges its console as the file holds it; the step's time is QEMU's.
 pub(crate) fn run_qemu(
     qemu: &Path,
     (accel, image, console, timeout): (Accel, &Path, &Path, Duration),
     tree: &Path,
     config: &BootConfig,
 ) -> Booted {
-    let (output, console) = match qemu::boot(qemu, accel, image, console, timeout) {
-        Ok(ran) => ran,
+    let _ = std::fs::remove_file(console);
+    let invocation = Invocation::new(qemu, qemu::arguments(accel, image, console));
+    let output = match process::run(&invocation, timeout) {
+        Ok(output) => output,
         Err(error) => {
             let why = process::describe_spawn_error(qemu, &error);
             return Booted::not_run(format!("QEMU could not start: {why}"));
         }
     };
+    let console = std::fs::read(console).unwrap_or_default();
+    let console = String::from_utf8_lossy(&console);
     let steps = vec![("boot: qemu".to_owned(), output.seconds)];
     let not_run = |reason: String| Booted {
         steps: steps.clone(),
         ..Booted::not_run(reason)
     };
     let stderr = process::last_line(&output.stderr);
-    let failed = match output.killed {
-        Some(Killed::Timeout) => Some(format!(
+    let failed = match output.status {
+        Err(Killed::Timeout) => Some(format!(
             "no end within {} s: the kernel hung or the machine is too slow (not cached)",
             timeout.as_secs()
         )),
-        Some(Killed::Interrupted) => return not_run("the run was interrupted".into()),
-        None if console.trim().is_empty() => {
+        Err(Killed::Interrupted) => return not_run("the run was interrupted".into()),
+        Ok(_) if console.trim().is_empty() => {
             let ending = output.describe_ending(timeout);
             return not_run(format!("QEMU printed no console ({ending}): {stderr}"));
         }
         // QEMU itself failed midway: what the kernel printed is not its whole verdict.
-        None if !output.success() => Some(format!(
+        Ok(status) if !status.success() => Some(format!(
             "QEMU ended with {} (not cached): {stderr}",
             output.describe_ending(timeout)
         )),
-        None => None,
+        Ok(_) => None,
     };
     let mut booted = judge(tree, config, &console, accel);
     booted.steps = steps;

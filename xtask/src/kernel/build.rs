@@ -234,7 +234,7 @@ pub(crate) fn build(pair: &Pair<'_>) -> Built {
     };
     let said = format!("{}\n{}", output.stdout, output.stderr);
     let mut steps = vec![("rustavailable".to_owned(), output.seconds)];
-    if output.killed.is_some() {
+    if output.status.is_err() {
         let ending = output.describe_ending(pair.timeout);
         let reason = format!("make rustavailable: {ending}");
         return Built {

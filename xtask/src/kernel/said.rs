@@ -21,7 +21,7 @@ pub(crate) fn summary_of_stars(said: &str) -> String {
 
 /// Why a failed `make` is the machine's fault rather than the compiler's, if it is.
 pub(crate) fn machine_failure(output: &ProcessOutput, timeout: Duration) -> Option<String> {
-    if output.killed.is_some() {
+    if output.status.is_err() {
         return Some(output.describe_ending(timeout));
     }
     let said = format!("{}\n{}", output.stdout, output.stderr);
@@ -38,7 +38,7 @@ pub(crate) fn machine_failure(output: &ProcessOutput, timeout: Duration) -> Opti
             ));
         }
     }
-    let no_exit_code = output.status.is_none_or(|status| status.code().is_none());
+    let no_exit_code = output.code().is_none();
     no_exit_code.then(|| output.describe_ending(timeout))
 }
 

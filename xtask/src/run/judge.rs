@@ -101,7 +101,7 @@ fn judge_outputs(
     let ending = |output: &ProcessOutput| output.describe_ending(timeout);
     let said = first_line_or(&first.stderr, "no output on stderr");
     let crate_usage = matches!(step.kind, Kind::CrateUsage | Kind::CargoUsage);
-    if first.killed == Some(Killed::Timeout) && !crate_usage {
+    if first.status == Err(Killed::Timeout) && !crate_usage {
         bail!("{} {}", step.processes[0].program.display(), ending(first));
     }
     if let Some(index) = outputs.iter().position(|output| !output.complete) {
@@ -188,7 +188,7 @@ fn judge_outputs(
             // wrapper's failure, a missing library) and the first thing it said.
             let said_error = first.stderr.lines().any(|line| line.starts_with("error"))
                 && missing_library(&first.stderr).is_none()
-                && first.status.and_then(|status| status.code()).is_some();
+                && first.code().is_some();
             let printed = first_line_or(&first.stderr, "it printed nothing");
             let error = first_rustc_error(&first.stderr).filter(|_| said_error);
             let ended = || anyhow!("rustc {}: {printed}", ending(first));
@@ -223,7 +223,7 @@ fn judge_outputs(
             let Some(tested) = outputs.get(1) else {
                 return Ok(());
             };
-            if tested.killed == Some(Killed::Timeout) {
+            if tested.status == Err(Killed::Timeout) {
                 bail!("{} {}", step.processes[1].program.display(), ending(tested));
             }
             let summary = TestSummary::parse(&tested.stdout);
@@ -231,9 +231,9 @@ fn judge_outputs(
                 .as_ref()
                 .map(|summary| (summary.passed, summary.failed, summary.ignored));
             match (tested.status, summary) {
-                (Some(status), Some(summary)) if status.success() && summary.failed == 0 => Ok(()),
-                (Some(_), summary) => Err(anyhow!(test_failure(summary, tested))),
-                (None, _) => Err(anyhow!("the test binary {}", ending(tested))),
+                (Ok(status), Some(summary)) if status.success() && summary.failed == 0 => Ok(()),
+                (Ok(_), summary) => Err(anyhow!(test_failure(summary, tested))),
+                (Err(_), _) => Err(anyhow!("the test binary {}", ending(tested))),
             }
         }
     }
@@ -301,7 +301,7 @@ fn test_failure(summary: Option<TestSummary>, output: &ProcessOutput) -> String 
         .unwrap_or("no output");
     let ending = output
         .status
-        .map_or_else(|| "no exit status".to_string(), describe_status);
+        .map_or_else(|_| "no exit status".to_string(), describe_status);
     format!("the test binary ended with {ending}: {last}")
 }
 
@@ -312,8 +312,7 @@ mod tests {
     #[test]
     fn a_failed_test_run_is_named_with_its_first_panic() {
         let output = ProcessOutput {
-            status: None,
-            killed: None,
+            status: Err(Killed::Timeout),
             stdout: String::new(),
             stderr: String::new(),
             complete: true,

@@ -40,9 +40,8 @@ const LINKER_FAILURE: [&str; 3] = [
 /// sources, which may be damaged) and not its linker's, a test program its failed checks.
 pub fn is_the_compilers_word(step: &Step, index: usize, output: &ProcessOutput) -> bool {
     let machine_trouble = |text: &str| MACHINE_TROUBLE.iter().any(|sign| text.contains(sign));
-    let ran_to_its_end = output.killed.is_none()
-        && output.complete
-        && output.status.is_some_and(|status| status.code().is_some())
+    let ran_to_its_end = output.complete
+        && output.code().is_some()
         && missing_library(&output.stderr).is_none()
         && !machine_trouble(&output.stderr)
         && !machine_trouble(&output.stdout);
@@ -60,7 +59,7 @@ pub fn is_the_compilers_word(step: &Step, index: usize, output: &ProcessOutput) 
             Kind::CargoUsage => (101, cargo_diagnostics(&output.stdout)),
             _ => (1, output.stderr.clone()),
         };
-        output.status.and_then(|status| status.code()) == Some(code)
+        output.code() == Some(code)
             && !LINKER_FAILURE
                 .iter()
                 .any(|sign| output.stderr.contains(sign))
@@ -151,7 +150,7 @@ pub fn run_step(
             }
         };
         cacheable &= is_the_compilers_word(step, index, &output);
-        if output.killed == Some(Killed::Interrupted) {
+        if output.status == Err(Killed::Interrupted) {
             return StepResult::interrupted();
         }
         let succeeded = output.success();

@@ -128,9 +128,8 @@ pub enum Killed {
 
 #[derive(Clone, Debug)]
 pub struct ProcessOutput {
-    /// `None` if the runner killed it (then `killed` says why).
-    pub status: Option<ExitStatus>,
-    pub killed: Option<Killed>,
+    /// How it ended: its exit status, or why the runner killed it.
+    pub status: Result<ExitStatus, Killed>,
     /// Up to [`CAPTURE_LIMIT`], as `stderr`.
     pub stdout: String,
     pub stderr: String,
@@ -142,18 +141,20 @@ pub struct ProcessOutput {
 
 impl ProcessOutput {
     pub fn success(&self) -> bool {
-        self.status.is_some_and(|status| status.success())
+        self.status.is_ok_and(|status| status.success())
+    }
+
+    /// Its exit code, if it exited rather than being killed by a signal or the runner.
+    pub fn code(&self) -> Option<i32> {
+        self.status.ok().and_then(|status| status.code())
     }
 
     /// How it ended, in words, with the dynamic loader's complaint when it could not start.
     pub fn describe_ending(&self, timeout: Duration) -> String {
-        let ending = match (self.killed, self.status) {
-            (Some(Killed::Timeout), _) => {
-                format!("killed after {} s (--timeout)", timeout.as_secs())
-            }
-            (Some(Killed::Interrupted), _) => "killed: the run was interrupted".to_string(),
-            (None, Some(status)) => describe_status(status),
-            (None, None) => "no exit status".to_string(),
+        let ending = match self.status {
+            Err(Killed::Timeout) => format!("killed after {} s (--timeout)", timeout.as_secs()),
+            Err(Killed::Interrupted) => "killed: the run was interrupted".to_string(),
+            Ok(status) => describe_status(status),
         };
         match missing_library(&self.stderr) {
             Some(library) => format!(
@@ -389,8 +390,7 @@ pub fn run_holding(
         }
     }
     Ok(ProcessOutput {
-        status: if killed.is_some() { None } else { Some(status) },
-        killed,
+        status: killed.map_or(Ok(status), Err),
         stdout: streams.take(0),
         stderr: streams.take(1),
         complete: streams.open() == 0,

@@ -100,7 +100,7 @@ fn build(compile: &Compile, rustc: &Rustc, allowed: Option<&[&str]>, scratch: &P
     if output.success() {
         return Built::Builds;
     }
-    if output.status.is_none() {
+    if output.status.is_err() {
         return Built::Unknown(ending());
     }
     let diagnostics = compile.diagnostics(&output.stdout, &output.stderr);

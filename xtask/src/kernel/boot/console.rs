@@ -74,8 +74,7 @@ enum Line<'a> {
     /// `ok 3 name # SKIP why` or `not ok 1 name`: the number, the name and the outcome.
     Result(usize, String, Outcome),
     Subtest(&'a str),
-    Diagnostic,
-    /// Not KTAP's own: kernel log, or the text of a test's message.
+    /// Not KTAP's own: a diagnostic (`# ...`), kernel log, or the text of a test's message.
     Other,
     /// Looks like KTAP's own and does not parse.
     Bad,
@@ -91,9 +90,6 @@ fn classify(content: &str) -> Line<'_> {
     }
     if let Some(name) = content.strip_prefix("# Subtest:") {
         return Line::Subtest(name.trim());
-    }
-    if content.starts_with('#') {
-        return Line::Diagnostic;
     }
     let failed = content.starts_with("not ok");
     let Some(rest) = content.strip_prefix(if failed { "not ok" } else { "ok" }) else {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Booting a kernel under `qemu-system-x86_64`: finding it (Debian's `qemu-system-x86`),
 //! choosing the accelerator (KVM only where it really works, from what the host says, never
-//! by waiting out a timeout), and one run with the serial console written to a file.
+//! by waiting out a timeout), and its arguments to boot with the serial console in a file.
 
-use crate::util::process::{self, Invocation, ProcessOutput};
+use crate::util::process::{self, Invocation};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -145,22 +145,4 @@ pub(crate) fn arguments(accel: Accel, image: &Path, console: &Path) -> Vec<Strin
         COMMAND_LINE.to_owned(),
     ])
     .collect()
-}
-
-/// One boot: QEMU run to its end, or killed with its process group after `timeout`; the
-/// console as the file holds it.
-pub(crate) fn boot(
-    qemu: &Path,
-    accel: Accel,
-    image: &Path,
-    console: &Path,
-    timeout: Duration,
-) -> std::io::Result<(ProcessOutput, String)> {
-    let _ = std::fs::remove_file(console);
-    let invocation = Invocation::new(qemu, arguments(accel, image, console));
-    let output = process::run(&invocation, timeout)?;
-    let text = std::fs::read(console)
-        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-        .unwrap_or_default();
-    Ok((output, text))
 }

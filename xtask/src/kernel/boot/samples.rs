@@ -171,29 +171,31 @@ fn string(spanned: &Spanned) -> Option<String> {
 fn expected(sample: &str, format: &str) -> Expected {
     let line = format.split('\n').next().unwrap_or("");
     let ends_line = format.contains('\n');
-    let mut parts = vec![format!("{sample}: ")];
-    let mut text = format!("{sample}: ");
+    let mut part = format!("{sample}: ");
+    let mut text = part.clone();
+    let mut parts = Vec::new();
     let mut chars = line.chars().peekable();
     let mut ends_in_hole = false;
     while let Some(c) = chars.next() {
         ends_in_hole = false;
         match c {
             '{' | '}' if chars.next_if_eq(&c).is_some() => {
-                parts.last_mut().unwrap().push(c);
+                part.push(c);
                 text.extend([c, c]);
             }
             '{' => {
                 chars.by_ref().find(|&c| c == '}');
                 text.push_str("{}");
-                parts.push(String::new());
+                parts.push(std::mem::take(&mut part));
                 ends_in_hole = true;
             }
             c => {
-                parts.last_mut().unwrap().push(c);
+                part.push(c);
                 text.push(c);
             }
         }
     }
+    parts.push(part);
     parts.retain(|part| !part.is_empty());
     Expected {
         text,

@@ -245,7 +245,7 @@ fn compile(
     let output = process::run(&invocation, timeout)
         .with_context(|| format!("running {}", rustc.launch.rustc.display()))?;
     anyhow::ensure!(
-        output.status.is_some(),
+        output.status.is_ok(),
         "the probe {}",
         output.describe_ending(timeout)
     );

@@ -84,7 +84,7 @@ impl<'a> Prober<'a> {
         }
         let output = process::run(&invocation, DEFAULT_TIMEOUT)
             .with_context(|| format!("cannot run {}", self.rustc.launch.rustc.display()))?;
-        if output.status.is_none() {
+        if output.status.is_err() {
             bail!("the probe was killed after {} s", DEFAULT_TIMEOUT.as_secs());
         }
         let diagnostics = probe::read_diagnostics(&output.stderr, names)?;
