@@ -90,8 +90,6 @@ pub(crate) struct Cell<'a> {
     /// the build's result is keyed.
     pub keys: (u128, u128),
     pub launch: &'a Launch,
-    /// The compiler's `RUSTC` wrapper, which its build wrote; the `RUSTDOC` one goes beside it.
-    pub wrapper: &'a Path,
     /// The compiler's id and version.
     pub compiler: (&'a str, &'a RustcVersion),
     /// `RUST_LIB_SRC` and what it is exactly.
@@ -127,12 +125,15 @@ impl Cell<'_> {
             return (json, Vec::new());
         }
         let not_run = |reason: String| (Booted::not_run(reason).json, Vec::new());
-        let rustdoc = self.wrapper.with_file_name("rustdoc");
-        if let Err(error) = write_wrapper(&rustdoc, &self.launch.sibling("rustdoc")) {
-            return not_run(format!(
-                "writing the wrapper {}: {error:#}",
-                rustdoc.display()
-            ));
+        let wrappers = self.dir.join("wrappers").join(toolchain);
+        let (rustc, rustdoc) = (wrappers.join("rustc"), wrappers.join("rustdoc"));
+        for (path, launch) in [
+            (&rustc, self.launch.clone()),
+            (&rustdoc, self.launch.sibling("rustdoc")),
+        ] {
+            if let Err(error) = write_wrapper(path, &launch) {
+                return not_run(format!("writing the wrapper {}: {error:#}", path.display()));
+            }
         }
         let marker = marker_tools(&self.tools.identity);
         let open = || BuildDir::open(&self.dir.join("boot").join(id), identity, &marker);
@@ -143,7 +144,7 @@ impl Cell<'_> {
         let pair = Pair {
             tree: root,
             out: &out,
-            wrapper: self.wrapper,
+            wrapper: &rustc,
             library: self.library.0,
             rustdoc: Some(&rustdoc),
             tools: self.tools,

@@ -370,7 +370,6 @@ impl Run<'_> {
             tree: (&tree.pin.id, &tree.tree.root, &tree.tree.identity),
             keys: (tree.key.0, pair.identity.0),
             launch: &pair.rustc.launch,
-            wrapper: &pair.wrapper,
             compiler: (&pair.toolchain.id, pair.version),
             library: (&pair.library.0, &pair.library.1),
             tools: &pair.tools,
