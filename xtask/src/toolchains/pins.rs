@@ -208,7 +208,7 @@ impl Pins {
         let mut pin_of_id: HashMap<String, usize> = HashMap::new();
         let mut pin_of_release: HashMap<(String, Option<String>), usize> = HashMap::new();
         for (kind, header_line, table) in tables {
-            if kind == "tree" {
+            if kind == toml::TableKind::Tree {
                 let tree = parse_tree(&file, header_line, table)?;
                 if let Some(earlier) = trees.iter().find(|earlier| earlier.id == tree.id) {
                     let (id, line) = (&tree.id, earlier.line);

@@ -11,25 +11,25 @@ use toml_parser::{ParseError, Source};
 /// One `[[pin]]` or `[[tree]]` table as read: each key's line and string value.
 pub(super) type RawTable = BTreeMap<String, (usize, String)>;
 
+/// Which table a [`RawTable`] is: `[[pin]]` or `[[tree]]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum TableKind {
+    Pin,
+    Tree,
+}
+
 /// An error at a line of the pin file.
 pub(super) type LineError = (usize, String);
 
-/// The tables a pin file may have, `[[pin]]` and `[[tree]]` by name, each with its keys as an
-/// unknown key's error lists them.
-const TABLES: [(&str, &str); 2] = [
-    (
-        "pin",
-        "id, release, commit-date, role, rustup, debian, note",
-    ),
-    ("tree", "id, debian, path, note"),
-];
+/// The keys of a `[[pin]]` and of a `[[tree]]`, as an unknown key's error lists them.
+const PIN_KEYS: &str = "id, release, commit-date, role, rustup, debian, note";
+const TREE_KEYS: &str = "id, debian, path, note";
 
-/// Reads the `[[pin]]` and `[[tree]]` tables of a TOML document, each with its name (`pin`)
-/// and its header's line.
+/// Reads the `[[pin]]` and `[[tree]]` tables of a TOML document, each with its header's line.
 ///
 /// The first error in the file wins. `toml_parser` checks the syntax and leaves decoding to
 /// the reader, so an error the reader finds after the first syntax error may be its echo.
-pub(super) fn read_tables(text: &str) -> Result<Vec<(&'static str, usize, RawTable)>, LineError> {
+pub(super) fn read_tables(text: &str) -> Result<Vec<(TableKind, usize, RawTable)>, LineError> {
     let source = Source::new(text);
     let tokens = source.lex().into_vec();
     let mut events: Vec<Event> = Vec::new();
@@ -122,13 +122,13 @@ impl TableReader<'_> {
         self.line_starts.partition_point(|&start| start <= offset)
     }
 
-    fn read(&self, events: &[Event]) -> Result<Vec<(&'static str, usize, RawTable)>, Misread> {
+    fn read(&self, events: &[Event]) -> Result<Vec<(TableKind, usize, RawTable)>, Misread> {
         let input = self.source.input();
         let mut events = events
             .iter()
             .filter(|event| !matches!(event.kind(), Whitespace | Comment | Newline))
             .peekable();
-        let mut tables: Vec<(&'static str, usize, RawTable)> = Vec::new();
+        let mut tables: Vec<(TableKind, usize, RawTable)> = Vec::new();
         while let Some(event) = events.next() {
             let start = event.span().start();
             match event.kind() {
@@ -141,15 +141,18 @@ impl TableReader<'_> {
                         return Err(Misread::Malformed(start));
                     };
                     let array = event.kind() == ArrayTableOpen;
-                    let known = TABLES.iter().find(|(name, _)| array && key == [*name]);
-                    let Some(&(name, _)) = known else {
-                        let header = &input[start..end];
-                        let message = format!(
-                            "unknown table `{header}`; the tables are `[[pin]]` and `[[tree]]`"
-                        );
-                        return Err(Misread::Invalid(start, message));
+                    let kind = match key.as_slice() {
+                        [name] if array && name == "pin" => TableKind::Pin,
+                        [name] if array && name == "tree" => TableKind::Tree,
+                        _ => {
+                            let header = &input[start..end];
+                            let message = format!(
+                                "unknown table `{header}`; the tables are `[[pin]]` and `[[tree]]`"
+                            );
+                            return Err(Misread::Invalid(start, message));
+                        }
                     };
-                    tables.push((name, self.line_of(start), BTreeMap::new()));
+                    tables.push((kind, self.line_of(start), BTreeMap::new()));
                 }
                 SimpleKey => {
                     let mut key = vec![self.simple_key(event)?];
@@ -171,16 +174,18 @@ impl TableReader<'_> {
                             format!("unexpected text `{extra}` after the value of `{key}`");
                         return Err(Misread::Syntax(first.span().start(), message));
                     }
-                    let Some((name, _, table)) = tables.last_mut() else {
+                    let Some((kind, _, table)) = tables.last_mut() else {
                         let message = format!(
                             "`{key}` is outside any `[[pin]]` table; start each pin with `[[pin]]`"
                         );
                         return Err(Misread::Invalid(start, message));
                     };
-                    let keys = TABLES.iter().find(|(known, _)| known == name);
-                    let keys = keys.map_or("", |(_, keys)| keys);
+                    let (keys, what) = match kind {
+                        TableKind::Pin => (PIN_KEYS, "a pin"),
+                        TableKind::Tree => (TREE_KEYS, "a tree"),
+                    };
                     if !keys.split(", ").any(|known| known == key) {
-                        let message = format!("unknown key `{key}`; a {name} has {keys}");
+                        let message = format!("unknown key `{key}`; {what} has {keys}");
                         return Err(Misread::Invalid(start, message));
                     }
                     if let Some((first_line, _)) = table.get(&key) {
