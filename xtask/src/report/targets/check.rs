@@ -3,7 +3,7 @@
 //! targets a release knows, what each target cell is expected to do) recomputed from the report's
 //! own toolchains, their library sources and LLVM, and a recorded one that differs refused.
 
-use super::{expected_cell, known_word, TargetAxis, TargetCell};
+use super::{expected_cell, known_word, Sources, TargetAxis, TargetCell};
 use crate::features::expect::Outcome;
 use crate::report::ToolchainEntry;
 use crate::targets::{broken_jump_tables, kernel_target};
@@ -52,8 +52,8 @@ impl TargetAxis {
             bail!("not a kernel target");
         };
         let missing = match self.sources.get(cell.toolchain) {
-            Some(Some(Ok(_))) => None,
-            Some(Some(Err(why))) => Some(why.as_str()),
+            Some(Some(Sources::Identity(_))) => None,
+            Some(Some(Sources::Missing(why))) => Some(why.as_str()),
             _ => bail!("no library sources were looked for on that toolchain, so it has no cells"),
         };
         // Without a recorded LLVM, either answer of `broken_jump_tables` may be the run's.
