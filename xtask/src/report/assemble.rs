@@ -2,12 +2,15 @@
 //! The report of a run, assembled from the toolchains found, the steps planned and their
 //! results, next to what the catalog predicts for every cell.
 
+use super::kbuild::KbuildCell;
 use super::targets::{assemble_target_axis, PlannedTargetAxis};
 use super::{cell_kinds, BuildCell, FeatureCell, Observed, Report, TestCounts, ToolchainEntry};
 use crate::catalog::FEATURES;
-use crate::features::expect::{expected_outcome, expected_status, Outcome, ToolchainVerdict};
+use crate::features::expect::{
+    expected_kbuild_error, expected_outcome, expected_status, Outcome, ToolchainVerdict,
+};
 use crate::run::judge::StepResult;
-use crate::run::plan::{Example, Kind, Mode, Step};
+use crate::run::plan::{Example, Kind, Mode, Step, KBUILD_FIXTURES};
 use crate::toolchains::discovery::{Availability, Toolchain};
 use std::collections::HashMap;
 
@@ -87,7 +90,7 @@ pub fn assemble(
             by_cell.entry(key).or_insert(result);
         }
     }
-    let mut builds = Vec::new();
+    let (mut builds, mut kbuild) = (Vec::new(), Vec::new());
     let targets: Vec<String> = std::iter::once("kernel".to_string())
         .chain(examples.iter().map(|example| example.name.clone()))
         .collect();
@@ -121,6 +124,23 @@ pub fn assemble(
                 }
             }
         }
+        // The plan compiles the fixtures as kernel-mode steps.
+        for fixture in KBUILD_FIXTURES {
+            let found = by_cell.get(&(index, Kind::Kbuild, Mode::Kernel, fixture));
+            let result = found.copied().unwrap_or(&skipped);
+            kbuild.push(KbuildCell {
+                toolchain: index,
+                fixture: fixture.into(),
+                expected: column
+                    .ok_release()
+                    .and_then(|release| expected_kbuild_error(fixture, release))
+                    .map(String::from),
+                observed: result.error_codes.clone(),
+                first_error: result.first_error.clone(),
+                seconds: result.seconds,
+                cached: result.cached,
+            });
+        }
     }
     compare_module_logs(&mut builds, &by_cell);
     Report {
@@ -128,7 +148,7 @@ pub fn assemble(
         features,
         builds,
         strict,
-        kbuild: super::kbuild::assemble_kbuild(columns, steps, results),
+        kbuild,
         shard,
         targets: assemble_target_axis(columns, steps, results, planned),
         // Assembled as the run ends.

@@ -2,15 +2,12 @@
 //! The Kbuild cells: per toolchain, what a driver built as Kbuild builds it gets when it enables
 //! an allowed feature itself (`inside_allow_list`) and when it enables one outside the list
 //! (`outside_allow_list`), as the codes of the compiler's errors next to the catalog's
-//! prediction ([`expected_kbuild_error`]).
+//! prediction ([`crate::features::expect::expected_kbuild_error`]).
 
 use super::{id_of, Failure, ToolchainEntry};
-use crate::features::expect::{expected_kbuild_error, ToolchainVerdict};
-use crate::run::judge::StepResult;
-use crate::run::plan::{Kind, Step, KBUILD_FIXTURES};
+use crate::run::plan::KBUILD_FIXTURES;
 use crate::util::json::{self, Deserialize, Serialize};
 use crate::util::output::Table;
-use std::collections::HashMap;
 
 /// One fixture compiled by one toolchain.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -57,44 +54,6 @@ impl KbuildCell {
     }
 }
 
-/// The Kbuild cells of a run: one per toolchain that was found and fixture.
-pub fn assemble_kbuild(
-    columns: &[ToolchainEntry],
-    steps: &[Step],
-    results: &[StepResult],
-) -> Vec<KbuildCell> {
-    let by_cell: HashMap<(usize, &str), &StepResult> = steps
-        .iter()
-        .zip(results)
-        .filter(|(step, _)| step.kind == Kind::Kbuild)
-        .map(|(step, result)| ((step.toolchain, step.target.as_str()), result))
-        .collect();
-    let mut cells = Vec::new();
-    for (index, column) in columns.iter().enumerate() {
-        if matches!(column.verdict, ToolchainVerdict::Missing(_)) {
-            continue;
-        }
-        let skipped = StepResult::skipped(column.verdict.not_run());
-        for fixture in KBUILD_FIXTURES {
-            let expected = column
-                .ok_release()
-                .and_then(|release| expected_kbuild_error(fixture, release))
-                .map(String::from);
-            let result = by_cell.get(&(index, fixture)).copied().unwrap_or(&skipped);
-            cells.push(KbuildCell {
-                toolchain: index,
-                fixture: fixture.into(),
-                expected,
-                observed: result.error_codes.clone(),
-                first_error: result.first_error.clone(),
-                seconds: result.seconds,
-                cached: result.cached,
-            });
-        }
-    }
-    cells
-}
-
 /// The cells that differ from their prediction, as failures.
 pub fn kbuild_failures(cells: &[KbuildCell], toolchains: &[ToolchainEntry]) -> Vec<Failure> {
     cells
@@ -137,6 +96,7 @@ pub fn kbuild_rows(cells: &[KbuildCell], shown: &[usize], table: &mut Table) {
 mod tests {
     use super::*;
     use crate::catalog::Release;
+    use crate::features::expect::{expected_kbuild_error, ToolchainVerdict};
     use anyhow::anyhow;
 
     fn cell(expected: Option<&str>, observed: Option<&[&str]>) -> KbuildCell {

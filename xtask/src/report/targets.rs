@@ -105,6 +105,14 @@ impl TargetCell {
     }
 }
 
+/// Where a toolchain's target libraries come from, or why there are none.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum Sources {
+    Identity(String),
+    Missing(String),
+}
+
 /// The target axis of a report.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TargetAxis {
@@ -112,7 +120,7 @@ pub struct TargetAxis {
     pub triples: Vec<String>,
     /// Per toolchain: where its library sources come from, or why there are none (`None` for
     /// a toolchain that was not found).
-    pub sources: Vec<Option<Result<String, String>>>,
+    pub sources: Vec<Option<Sources>>,
     /// Per toolchain that was found and kernel target, whether the compiler knows it.
     pub known: Vec<KnownCell>,
     pub cells: Vec<TargetCell>,
@@ -166,8 +174,10 @@ pub fn assemble_target_axis(
             .library_sources
             .iter()
             .map(|sources| {
-                let sources = sources.as_ref()?.as_ref().map_err(String::clone);
-                Some(sources.map(|found| found.identity.clone()))
+                Some(match sources.as_ref()? {
+                    Ok(found) => Sources::Identity(found.identity.clone()),
+                    Err(why) => Sources::Missing(why.clone()),
+                })
             })
             .collect(),
         llvm: Some(planned.llvm.to_vec()),
@@ -339,14 +349,14 @@ impl TargetAxis {
         // Cells that could not run are said as skipped, with why, so that they never read as
         // failures: "32 skipped: no library sources (`rustup component add rust-src ...`)".
         match self.sources.get(toolchain) {
-            Some(Some(Err(why))) if skipped > 0 => {
+            Some(Some(Sources::Missing(why))) if skipped > 0 => {
                 let why = match why.split_once(": run ") {
                     Some((what, command)) => format!("{what} ({command})"),
                     None => why.clone(),
                 };
                 text.push_str(&format!(", {skipped} skipped: {why}"));
             }
-            Some(Some(Err(why))) => text.push_str(&format!(" ({why})")),
+            Some(Some(Sources::Missing(why))) => text.push_str(&format!(" ({why})")),
             _ if skipped > 0 => text.push_str(&format!(", {skipped} skipped")),
             _ => {}
         }

@@ -156,7 +156,7 @@ fn missing_sources_an_old_compiler_and_no_emulator_skip_with_reasons() {
     }));
     assert_eq!(
         targets.sources,
-        [Some(Err(
+        [Some(Sources::Missing(
             "no library sources: run `rustup component add rust-src`".to_string()
         ))]
     );

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The target axis as a table for people, and the notes that say why cells were skipped.
 
-use super::{known_word, KnownCell, TargetAxis, TargetCell, STAGES};
+use super::{known_word, KnownCell, Sources, TargetAxis, TargetCell, STAGES};
 use crate::features::expect::{Outcome, ToolchainVerdict};
 use crate::report::text::outcome_cell;
 use crate::report::{id_of, ToolchainEntry};
@@ -63,7 +63,7 @@ impl TargetAxis {
     pub fn notes(&self, toolchains: &[ToolchainEntry]) -> Vec<String> {
         let mut notes = Vec::new();
         for (toolchain, sources) in toolchains.iter().zip(&self.sources) {
-            if let Some(Err(why)) = sources {
+            if let Some(Sources::Missing(why)) = sources {
                 notes.push(format!("{}: {why}", toolchain.id));
             }
         }
@@ -75,8 +75,8 @@ impl TargetAxis {
             .filter(|cell| cell.expected == Outcome::Skipped && cell.outcome == Outcome::Skipped)
             .filter_map(|cell| {
                 let why = cell.first_error.as_ref()?;
-                let sources_why = self.sources.get(cell.toolchain).cloned().flatten();
-                let said = sources_why.and_then(Result::err).as_ref() == Some(why)
+                let sources = self.sources.get(cell.toolchain);
+                let said = matches!(sources, Some(Some(Sources::Missing(missing))) if missing == why)
                     || toolchains
                         .get(cell.toolchain)
                         .is_some_and(|toolchain| toolchain.verdict != ToolchainVerdict::Ok);

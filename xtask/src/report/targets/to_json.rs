@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The target axis as the report's `targets` member, and back.
 
-use super::{KnownCell, TargetAxis, TargetCell};
+use super::{KnownCell, Sources, TargetAxis, TargetCell};
 use crate::report::{listed, read_listed, seconds, IndexOf, Key, Listed, ToolchainEntry};
 use crate::util::json::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 pub(in crate::report) struct TargetAxisJson<K = KnownCell, C = TargetCell> {
     triples: Vec<String>,
     /// Keyed by toolchain id; null where nothing was looked for.
-    sources: BTreeMap<String, Option<SourcesJson>>,
+    sources: BTreeMap<String, Option<Sources>>,
     known: Vec<K>,
     cells: Vec<C>,
     /// Keyed by toolchain id: the major version of its LLVM. Absent in reports written before
@@ -20,12 +20,25 @@ pub(in crate::report) struct TargetAxisJson<K = KnownCell, C = TargetCell> {
     llvm: Option<BTreeMap<String, Option<u32>>>,
 }
 
-/// Where a toolchain's target libraries come from, or why there are none.
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "lowercase", deny_unknown_fields)]
-enum SourcesJson {
-    Identity(String),
-    Missing(String),
+/// `values`, one per toolchain, keyed by its id: null for a toolchain past their end.
+fn by_id<T: Clone>(
+    toolchains: &[ToolchainEntry],
+    values: &[Option<T>],
+) -> BTreeMap<String, Option<T>> {
+    let value = |index: usize| values.get(index).cloned().flatten();
+    let ids = toolchains.iter().map(|toolchain| toolchain.id.clone());
+    ids.enumerate()
+        .map(|(index, id)| (id, value(index)))
+        .collect()
+}
+
+/// What [`by_id`] wrote read back in the order of `toolchains`: `None` for an id it lacks.
+fn of_ids<T>(
+    toolchains: &[ToolchainEntry],
+    mut values: BTreeMap<String, Option<T>>,
+) -> Vec<Option<T>> {
+    let value = |toolchain: &ToolchainEntry| values.remove(&toolchain.id).flatten();
+    toolchains.iter().map(value).collect()
 }
 
 impl TargetAxis {
@@ -34,25 +47,10 @@ impl TargetAxis {
         &'a self,
         toolchains: &[ToolchainEntry],
     ) -> TargetAxisJson<Listed<'a, KnownCell>, Listed<'a, TargetCell>> {
-        let sources = toolchains.iter().enumerate().map(|(index, toolchain)| {
-            let sources = self.sources.get(index).cloned().flatten();
-            let sources = sources.map(|found| match found {
-                Ok(identity) => SourcesJson::Identity(identity),
-                Err(why) => SourcesJson::Missing(why),
-            });
-            (toolchain.id.clone(), sources)
-        });
-        let llvm = self.llvm.as_ref().map(|llvm| {
-            let major = |index: usize| llvm.get(index).copied().flatten();
-            let ids = toolchains.iter().map(|toolchain| toolchain.id.clone());
-            ids.enumerate()
-                .map(|(index, id)| (id, major(index)))
-                .collect()
-        });
         TargetAxisJson {
-            llvm,
+            llvm: self.llvm.as_deref().map(|llvm| by_id(toolchains, llvm)),
             triples: self.triples.clone(),
-            sources: sources.collect(),
+            sources: by_id(toolchains, &self.sources),
             known: listed(&self.known, toolchains, |cell| (cell.toolchain, cell.ok())),
             cells: listed(&self.cells, toolchains, |cell| (cell.toolchain, cell.ok())),
         }
@@ -68,21 +66,6 @@ impl TargetAxisJson {
         toolchains: &[ToolchainEntry],
         index_of: &IndexOf<'_>,
     ) -> anyhow::Result<TargetAxis> {
-        let mut sources = self.sources;
-        let llvm = self.llvm.map(|llvm| {
-            let major = |id: &String| llvm.get(id).copied().flatten();
-            toolchains
-                .iter()
-                .map(|toolchain| major(&toolchain.id))
-                .collect()
-        });
-        let sources = toolchains.iter().map(|toolchain| {
-            let found = sources.remove(&toolchain.id).flatten();
-            found.map(|found| match found {
-                SourcesJson::Identity(identity) => Ok(identity),
-                SourcesJson::Missing(why) => Err(why),
-            })
-        });
         read_listed(
             &mut self.known,
             &keys.known,
@@ -106,10 +89,10 @@ impl TargetAxisJson {
         )?;
         let targets = TargetAxis {
             triples: self.triples,
-            sources: sources.collect(),
+            sources: of_ids(toolchains, self.sources),
             known: self.known,
             cells: self.cells,
-            llvm,
+            llvm: self.llvm.map(|llvm| of_ids(toolchains, llvm)),
         };
         targets.check()?;
         Ok(targets)

@@ -45,7 +45,7 @@ fn sample_report() -> crate::report::Report {
     use crate::catalog::{Release, FEATURES};
     use crate::features::expect::{Outcome, ToolchainVerdict};
     use crate::features::status::Status;
-    use crate::report::targets::{KnownCell, TargetAxis, TargetCell};
+    use crate::report::targets::{KnownCell, Sources, TargetAxis, TargetCell};
     use crate::report::{BuildCell, FeatureCell, Observed, Report, ToolchainEntry};
     use crate::run::plan::{Kind, Mode};
     let release = Release::new(1, 85, 0);
@@ -105,7 +105,7 @@ fn sample_report() -> crate::report::Report {
         date: Some("2026-12-04 03:08 UTC".into()),
         targets: TargetAxis {
             triples: vec!["aarch64-unknown-none".into()],
-            sources: vec![Some(Ok("rust-web-src=1.85.0".into()))],
+            sources: vec![Some(Sources::Identity("rust-web-src=1.85.0".into()))],
             llvm: Some(vec![Some(19)]),
             known: vec![KnownCell {
                 toolchain: 0,
