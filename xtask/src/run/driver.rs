@@ -84,11 +84,7 @@ impl Work {
     }
 
     pub fn report(self, layout: &Layout) -> PathBuf {
-        match self {
-            Work::Matrix => layout.report(),
-            Work::Usage => layout.kshim.join("usage-report.json"),
-            Work::Shim => layout.kshim.join("msrv-report.json"),
-        }
+        layout.kshim.join(format!("{}-report.json", self.word()))
     }
 }
 

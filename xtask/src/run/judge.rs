@@ -8,9 +8,7 @@ use crate::features::probe;
 use crate::features::status::Status;
 use crate::run::plan::{Kind, Step};
 use crate::targets::parse_target_list;
-use crate::util::diagnostics::{
-    cargo_diagnostics, error_diagnostics, first_rustc_error, json_errors,
-};
+use crate::util::diagnostics::{error_diagnostics, first_rustc_error, json_errors};
 use crate::util::json::{self, Deserialize, Serialize};
 use crate::util::libtest::TestSummary;
 use crate::util::process::{describe_status, missing_library, Killed, ProcessOutput};
@@ -136,11 +134,7 @@ fn judge_outputs(
             }
         }
         Kind::Usage | Kind::CrateUsage | Kind::CargoUsage => {
-            let diagnostics = match step.kind {
-                Kind::CargoUsage => cargo_diagnostics(&first.stdout),
-                _ => first.stderr.clone(),
-            };
-            let read = read_gate_errors(&diagnostics);
+            let read = read_gate_errors(&step.kind.diagnostics(first));
             // Any error but a gate error makes the places incomplete.
             let other = read.other_error.clone();
             if crate_usage

@@ -24,7 +24,7 @@ use crate::toolchains::emulators::qemu_user;
 use crate::toolchains::library_sources::{library_sources, LibrarySources};
 use crate::toolchains::pins::Shard;
 use crate::util::json::{Deserialize, Serialize};
-use crate::util::process::Invocation;
+use crate::util::process::{Invocation, ProcessOutput};
 use anyhow::Context;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -68,6 +68,15 @@ impl Kind {
     pub fn word(self) -> String {
         let word = crate::util::json::to_value(&self);
         word.as_str().unwrap_or_default().to_owned()
+    }
+
+    /// rustc's JSON diagnostics in what a process of this kind printed: on stderr, or on stdout
+    /// wrapped in Cargo's own messages.
+    pub fn diagnostics(self, output: &ProcessOutput) -> String {
+        match self {
+            Kind::CargoUsage => crate::util::diagnostics::cargo_diagnostics(&output.stdout),
+            _ => output.stderr.clone(),
+        }
     }
 }
 

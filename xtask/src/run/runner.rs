@@ -8,7 +8,7 @@ use crate::run::cache::{file_stamp, Cache, Key};
 use crate::run::judge::{judge, StepResult};
 use crate::run::plan::{Check, Kind, Step};
 use crate::targets::jump_table::check_object;
-use crate::util::diagnostics::{cargo_diagnostics, error_files};
+use crate::util::diagnostics::error_files;
 use crate::util::process::{self, describe_spawn_error, missing_library, Killed, ProcessOutput};
 use std::os::fd::RawFd;
 use std::path::Path;
@@ -55,15 +55,15 @@ pub fn is_the_compilers_word(step: &Step, index: usize, output: &ProcessOutput) 
     if compiles {
         // rustc's own errors end with status 1; 101 is a panic of the compiler, or Cargo's
         // status when the rustc it ran failed (rustc's diagnostics are then on its stdout).
-        let (code, diagnostics) = match step.kind {
-            Kind::CargoUsage => (101, cargo_diagnostics(&output.stdout)),
-            _ => (1, output.stderr.clone()),
+        let code = match step.kind {
+            Kind::CargoUsage => 101,
+            _ => 1,
         };
         output.code() == Some(code)
             && !LINKER_FAILURE
                 .iter()
                 .any(|sign| output.stderr.contains(sign))
-            && error_files(&diagnostics)
+            && error_files(&step.kind.diagnostics(output))
                 .iter()
                 .any(|file| is_own_source(step, file))
     } else {

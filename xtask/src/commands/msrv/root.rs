@@ -103,7 +103,7 @@ fn build(compile: &Compile, rustc: &Rustc, allowed: Option<&[&str]>, scratch: &P
     if output.status.is_err() {
         return Built::Unknown(ending());
     }
-    let diagnostics = compile.diagnostics(&output.stdout, &output.stderr);
+    let diagnostics = compile.kind().diagnostics(&output);
     let first = error_diagnostics(&diagnostics)
         .into_iter()
         .next()

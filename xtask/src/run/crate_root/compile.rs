@@ -186,15 +186,6 @@ impl Compile {
         }
         Ok(invocation)
     }
-
-    /// rustc's JSON diagnostics, one a line, from what the compile printed (Cargo wraps them
-    /// in its own messages on stdout).
-    pub fn diagnostics(&self, stdout: &str, stderr: &str) -> String {
-        match self {
-            Compile::Cargo(_) => crate::util::diagnostics::cargo_diagnostics(stdout),
-            _ => stderr.to_string(),
-        }
-    }
 }
 
 /// The values of `path = "..."` in a manifest's text: its path dependencies (and a target's

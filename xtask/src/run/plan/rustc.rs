@@ -210,7 +210,6 @@ impl Rustc {
         invocation
     }
 
-    /// `rustc --print what`.
     pub fn print(&self, what: &str) -> Invocation {
         let args = vec!["--print".into(), what.into()];
         self.launch.invocation(args, self.launch.env.clone())

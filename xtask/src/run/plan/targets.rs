@@ -158,20 +158,16 @@ pub fn plan_targets(
                     linker,
                 };
                 let build = target_crate(&source, "kshim_run", output);
-                let (runner, args) = match emulator {
-                    Some(emulator) => (
-                        emulator.clone(),
-                        vec![binary.to_string_lossy().into_owned()],
-                    ),
-                    None => (binary.clone(), Vec::new()),
-                };
-                let run = Invocation::new(runner, args);
                 // The linker and the emulator decide the cell as much as the sources do.
                 let linux = layout.root.join("xtask/programs/linux.rs");
                 let mut inputs = vec![source, linux, linker.clone()];
-                if run.program != binary {
-                    inputs.push(run.program.clone());
-                }
+                let run = match emulator {
+                    Some(emulator) => {
+                        inputs.push(emulator.clone());
+                        Invocation::new(emulator, vec![binary.to_string_lossy().into_owned()])
+                    }
+                    None => Invocation::new(&binary, Vec::new()),
+                };
                 steps.push(Step {
                     directories: vec![directory.clone()],
                     inputs,

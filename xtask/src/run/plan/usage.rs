@@ -3,7 +3,7 @@
 //! outputs and cache), then one metadata-only kernel-mode compile per target (the shim, every
 //! example) and enabled feature, with that feature left out of `-Zallow-features`.
 
-use super::examples::{example_inputs, shim_inputs, Example};
+use super::examples::{example_inputs, Example};
 use super::rustc::{kbuild_driver_flags, mode_cfgs, Mode, Output};
 use super::{plan_shim, Kind, Layout, PlannedToolchain, Step};
 use crate::catalog::allowed_features;
@@ -74,7 +74,6 @@ pub fn plan_usage(
         .cloned()
         .collect();
     let mut steps = plan_shim(layout, &building, examples, &[Mode::Kernel])?;
-    let shim_files = shim_inputs(&layout.root)?;
     let example_files: Vec<Vec<PathBuf>> = examples
         .iter()
         .map(|example| example_inputs(&example.path))
@@ -87,6 +86,7 @@ pub fn plan_usage(
             .position(shim)
             .context("the matrix's plan has no kernel-mode shim build for a toolchain")?;
         let rlib = steps[library].artifact.clone().unwrap_or_default();
+        let shim_files = steps[library].inputs.clone();
         let cfgs = mode_cfgs(toolchain.rustc.release, Mode::Kernel, None);
         let enabled: Vec<&'static str> = enabled_in_kernel_mode(toolchain.rustc.release)
             .iter()
