@@ -7,8 +7,8 @@
 pub(crate) mod tests;
 
 use crate::commands::flags;
-use crate::kernel::plan;
 use crate::kernel::run::{find_compilers, run, Settings};
+use crate::kernel::{plan, trees};
 use crate::run::cache::StableHasher;
 use crate::toolchains::debian::Provisioning;
 use crate::toolchains::pins::{Pins, TreePin, TreeSource};
@@ -75,12 +75,7 @@ fn select_trees(pins: &Pins, wanted: &[String]) -> anyhow::Result<Vec<TreePin>> 
         if let Some(pin) = pins.trees.iter().find(|pin| &pin.id == name) {
             chosen.push(pin.clone());
         } else if !name.contains('/') && !path.is_dir() {
-            let ids: Vec<&str> = pins.trees.iter().map(|pin| pin.id.as_str()).collect();
-            bail!(
-                "--tree {}: no such tree pin (the pins are {}) and no such directory",
-                crate::util::output::escape(name),
-                ids.join(", ")
-            );
+            return Err(trees::no_such_tree(pins, name));
         } else if !path.is_dir() {
             let what = match path.exists() {
                 true => "is not a directory",

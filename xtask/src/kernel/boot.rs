@@ -16,6 +16,7 @@ pub(crate) mod tests;
 
 use super::build::{self, BuildDir, Pair};
 use super::said::machine_failure;
+use super::stamps::{read_entry, write_entry};
 use super::tools::{write_wrapper, Tools};
 use crate::kernel::report::json::{
     BootJson, FailureJson, KunitJson, SampleJson, BOOT_FAIL, BOOT_NOT_RUN, BOOT_PASS,
@@ -23,7 +24,6 @@ use crate::kernel::report::json::{
 use crate::run::cache::StableHasher;
 use crate::toolchains::loader::Launch;
 use crate::toolchains::version::RustcVersion;
-use crate::util::json;
 use crate::util::process::{self, Invocation, Killed, ProcessOutput};
 use config::BootConfig;
 use console::Outcome;
@@ -163,7 +163,7 @@ impl Cell<'_> {
             *opened = Some(out);
         }
         if booted.cacheable && crate::util::interrupt::interrupted().is_none() {
-            if let Err(error) = store(&entry, &booted.json) {
+            if let Err(error) = write_entry(&entry, &booted.json) {
                 (self.progress)(&format!("boot: the result was not cached: {error:#}"));
             }
         }
@@ -491,15 +491,9 @@ pub(crate) fn judge(tree: &Path, config: &BootConfig, console: &str, accel: Acce
 
 /// A cached boot result, if `entry` holds a well-formed one that is a verdict.
 pub(crate) fn load(entry: &Path) -> Option<BootJson> {
-    let text = crate::util::files::read_text(entry, 1 << 20).ok()?;
-    let boot: BootJson = json::read(&text).ok()?;
+    let boot: BootJson = read_entry(entry, 1 << 20)?;
     (boot.result != BOOT_NOT_RUN).then_some(BootJson {
         cached: true,
         ..boot
     })
-}
-
-/// Stores a boot result that is a verdict.
-pub(crate) fn store(entry: &Path, boot: &BootJson) -> anyhow::Result<()> {
-    crate::util::files::write_atomically(entry, json::to_value(boot).to_string().as_bytes())
 }

@@ -15,8 +15,6 @@ use crate::toolchains::discovery::{Source, Toolchain};
 use crate::toolchains::extracted::{Marker, Wanted};
 use crate::toolchains::library_sources::{library_in, library_member, library_sources, sources_of};
 use crate::toolchains::version::RustcVersion;
-use crate::util::files::write_atomically;
-use crate::util::json;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -53,11 +51,8 @@ pub(crate) fn prediction(
     say: &dyn Fn(&str),
 ) -> Result<Prediction, String> {
     let entry = stamps::prediction_entry(&dir.join("results"), tree_key, compiler);
-    let kept =
-        entry.as_ref().ok().filter(|_| use_cache).and_then(|entry| {
-            json::read(&crate::util::files::read_text(entry, 16 << 20).ok()?).ok()
-        });
-    if let Some(kept) = kept {
+    let readable = entry.as_ref().ok().filter(|_| use_cache);
+    if let Some(kept) = readable.and_then(|entry| stamps::read_entry(entry, 16 << 20)) {
         return Ok(kept);
     }
     say("predicting");
@@ -71,8 +66,7 @@ pub(crate) fn prediction(
     let _ = std::fs::remove_dir_all(&probes);
     // Only a prediction the probes really made is kept, never an error.
     if let Ok(prediction) = &prediction {
-        let text = json::to_value(prediction).to_string();
-        let kept = entry.and_then(|entry| write_atomically(&entry, text.as_bytes()));
+        let kept = entry.and_then(|entry| stamps::write_entry(&entry, prediction));
         if let Err(error) = kept {
             say(&format!("the prediction was not kept: {error:#}"));
         }
@@ -83,7 +77,7 @@ pub(crate) fn prediction(
 /// A result under `results/`, if it is a well-formed one that is not `not run`, with the step
 /// times of the build that stored it.
 pub(crate) fn read_result(entry: &Path) -> Option<Built> {
-    let built: Built = json::read(&crate::util::files::read_text(entry, 1 << 20).ok()?).ok()?;
+    let built: Built = stamps::read_entry(entry, 1 << 20)?;
     (built.real != Real::NotRun).then_some(built)
 }
 
@@ -94,11 +88,6 @@ pub(crate) fn load_result(entry: &Path) -> Option<Built> {
         steps: Vec::new(),
         ..built
     })
-}
-
-/// Stores a real result that is the compiler's verdict, with its step times.
-pub(crate) fn store_result(entry: &Path, built: &Built) -> anyhow::Result<()> {
-    write_atomically(entry, json::to_value(built).to_string().as_bytes())
 }
 
 /// Where a Debian compiler's whole `library/` is extracted, for `RUST_LIB_SRC`.

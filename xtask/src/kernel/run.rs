@@ -356,7 +356,7 @@ impl Run<'_> {
         }
         // Only a compiler's verdict, never a run cut short, is cached.
         if built.cacheable && interrupted().is_none() {
-            if let Err(error) = results::store_result(&pair.entry, &built) {
+            if let Err(error) = stamps::write_entry(&pair.entry, &built) {
                 pair.say(&format!("the result was not cached: {error:#}"));
             }
         }

@@ -16,6 +16,7 @@
 
 use super::rules::{self, Build};
 use super::trees::Tree;
+use crate::util::files::{read_text, write_atomically};
 use crate::util::hash::{stat_stamp, tree_stamp, Key, StableHasher};
 use crate::util::json::{self, Deserialize, Serialize};
 use anyhow::Context;
@@ -173,10 +174,7 @@ pub(crate) fn facts(
         .number(reader()?.0)
         .finish();
     let entry = cache.join(format!("tree-{entry_key}.json"));
-    let text = read.then(|| crate::util::files::read_text(&entry, 1 << 20).ok());
-    let kept = text
-        .flatten()
-        .and_then(|text| json::read::<Kept>(&text).ok());
+    let kept = read.then(|| read_entry::<Kept>(&entry, 1 << 20)).flatten();
     if let Some(kept) = kept {
         let key = full_key(tree, base, &kept.facts)?;
         if kept.key == key.to_string() {
@@ -192,8 +190,7 @@ pub(crate) fn facts(
             facts: facts.clone(),
             key: key.to_string(),
         };
-        let text = json::to_value(&kept).to_string();
-        let _ = crate::util::files::write_atomically(&entry, text.as_bytes());
+        let _ = write_entry(&entry, &kept);
     }
     Ok((facts, key, Some(rules)))
 }
@@ -203,6 +200,17 @@ pub(crate) fn facts(
 struct Kept {
     facts: Facts,
     key: String,
+}
+
+/// A cached entry under `target/kernel/results/` as `T`: a miss when it is not there, larger
+/// than `limit` bytes or not a well-formed `T`.
+pub(crate) fn read_entry<T: serde::de::DeserializeOwned>(entry: &Path, limit: u64) -> Option<T> {
+    json::read(&read_text(entry, limit).ok()?).ok()
+}
+
+/// Writes a cache entry atomically, as JSON on one line.
+pub(crate) fn write_entry(entry: &Path, value: &impl Serialize) -> anyhow::Result<()> {
+    write_atomically(entry, json::to_value(value).to_string().as_bytes())
 }
 
 /// The entry of one compiler's prediction for a tree, by this xtask.

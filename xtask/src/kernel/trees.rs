@@ -5,8 +5,8 @@
 
 use crate::toolchains::debian::Provisioner;
 use crate::toolchains::extracted::{Marker, Wanted};
-use crate::toolchains::pins::{TreePin, TreeSource};
-use anyhow::{ensure, Context};
+use crate::toolchains::pins::{Pins, TreePin, TreeSource};
+use anyhow::{anyhow, ensure, Context};
 use std::path::{Path, PathBuf};
 use xshell::{cmd, Shell};
 
@@ -48,6 +48,16 @@ impl Tree {
             cost,
         })
     }
+}
+
+/// The refusal of a `--tree` that names no tree pin and no directory.
+pub(crate) fn no_such_tree(pins: &Pins, wanted: &str) -> anyhow::Error {
+    let ids: Vec<&str> = pins.trees.iter().map(|pin| pin.id.as_str()).collect();
+    anyhow!(
+        "--tree {}: no such tree pin (the pins are {}) and no such directory",
+        crate::util::output::escape(wanted),
+        ids.join(", ")
+    )
 }
 
 /// Provides the tree `pin` names: unpacks a Debian tree (once; a complete copy is reused), or

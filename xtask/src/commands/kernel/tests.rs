@@ -256,7 +256,7 @@ fn cached_results_round_trip_and_a_result_not_run_is_never_read_back() {
     let dir = temp_dir("cache");
     let entry = dir.join("entry.json");
     for real in [Real::Pass, Real::Fail, Real::Refused] {
-        crate::kernel::results::store_result(&entry, &built(real.clone())).unwrap();
+        crate::kernel::stamps::write_entry(&entry, &built(real.clone())).unwrap();
         let back = crate::kernel::results::load_result(&entry).unwrap();
         assert_eq!(back.real, real);
         assert_eq!(back.first_error.as_deref(), Some("error: e"));
@@ -264,7 +264,7 @@ fn cached_results_round_trip_and_a_result_not_run_is_never_read_back() {
         assert_eq!(back.objects, 3);
         assert_eq!(back.tools, built(real.clone()).tools);
     }
-    crate::kernel::results::store_result(&entry, &built(Real::NotRun)).unwrap();
+    crate::kernel::stamps::write_entry(&entry, &built(Real::NotRun)).unwrap();
     assert!(crate::kernel::results::load_result(&entry).is_none());
     std::fs::write(&entry, "{\"real\": \"pass\"").unwrap();
     assert!(crate::kernel::results::load_result(&entry).is_none());

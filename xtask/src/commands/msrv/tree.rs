@@ -39,12 +39,7 @@ fn tree_pin(pins: &Pins, wanted: &str, kernel_dir: &Path) -> anyhow::Result<Tree
     }
     let path = PathBuf::from(wanted);
     if !path.is_dir() {
-        let ids: Vec<&str> = pins.trees.iter().map(|pin| pin.id.as_str()).collect();
-        bail!(
-            "--tree {}: no such tree pin (the pins are {}) and no such directory",
-            escape(wanted),
-            ids.join(", ")
-        );
+        return Err(trees::no_such_tree(pins, wanted));
     }
     Ok(TreePin {
         id: wanted.to_string(),

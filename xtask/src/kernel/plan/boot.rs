@@ -125,6 +125,7 @@ mod tests {
     use super::*;
     use crate::kernel::boot;
     use crate::kernel::report::json::BootJson;
+    use crate::kernel::stamps::write_entry;
     use crate::tests::support::scratch_dir;
 
     /// A pair's boot is a tree's first image once, then switches; a kept verdict is read back;
@@ -158,9 +159,9 @@ mod tests {
         };
         let ids = ("library", "tools");
         let kept = boot::result_entry(&results, (1, 2), ids, &plan.qemu, plan.accel);
-        boot::store(&kept, &verdict(Some(3.0))).unwrap();
-        boot::store(&results.join("boot-b.json"), &verdict(Some(7.0))).unwrap();
-        boot::store(&results.join("boot-c.json"), &verdict(None)).unwrap();
+        write_entry(&kept, &verdict(Some(3.0))).unwrap();
+        write_entry(&results.join("boot-b.json"), &verdict(Some(7.0))).unwrap();
+        write_entry(&results.join("boot-c.json"), &verdict(None)).unwrap();
         let other = boot::result_entry(&results, (1, 3), ids, &plan.qemu, plan.accel);
         assert_ne!(kept, other, "another compiler's boot has another entry");
 
