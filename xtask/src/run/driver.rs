@@ -16,7 +16,7 @@ use crate::toolchains::debian::Provisioning;
 use crate::toolchains::discovery::Availability;
 use crate::util::files::write_atomically;
 use crate::util::interrupt::{self, Interrupted};
-use crate::util::output::{self, Verbosity};
+use crate::util::output::{self, Output, Verbosity};
 use crate::util::run_lock::RunLock;
 use crate::{features::expect::Outcome, features::probe, util::process};
 use anyhow::{bail, Context};
@@ -98,6 +98,24 @@ pub struct Settings {
     pub use_cache: bool,
     /// The progress and the closing summary on stderr (a line for cached steps too with `-v`).
     pub progress: Verbosity,
+}
+
+impl Settings {
+    /// From `command`'s `-j`, `--timeout`, `--no-cache` and `-q`/`-v` flags.
+    pub fn new(
+        command: &str,
+        jobs: Option<usize>,
+        timeout: Option<u64>,
+        no_cache: bool,
+        output: Output,
+    ) -> anyhow::Result<Settings> {
+        Ok(Settings {
+            jobs: self::jobs(command, jobs)?,
+            timeout: self::timeout(timeout, process::DEFAULT_TIMEOUT)?,
+            use_cache: !no_cache,
+            progress: output.verbosity,
+        })
+    }
 }
 
 pub struct Driven {
