@@ -41,8 +41,6 @@ impl flags::Msrv {
                 let selection = Selection {
                     toolchains,
                     pins: self.pins.clone(),
-                    // The host alone: whether the shim builds, not the target axis.
-                    targets: Some(Vec::new()),
                     ..Selection::default()
                 };
                 crate::util::interrupt::run_interruptible(|| shim::answer(&selection, settings))?

@@ -15,15 +15,13 @@ impl flags::Usage {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
         let settings = Settings::new("usage", self.jobs, self.timeout, self.no_cache, output)?;
         let selection = Selection {
-            // Where the code needs each feature does not depend on the target.
-            targets: Some(Vec::new()),
             toolchains: crate::toolchains::pins::with_range(
                 &self.toolchain,
                 self.pins.as_deref(),
                 self.version_range.as_deref(),
             )?,
             pins: self.pins.clone(),
-            shard: None,
+            ..Selection::default()
         };
         let layout = Layout::new(&project_root());
         let report =

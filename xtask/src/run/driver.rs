@@ -158,7 +158,16 @@ pub fn plan(
     work: Work,
     timeout: Duration,
 ) -> anyhow::Result<(PlannedRun, Vec<UsageCompile>)> {
-    let mut planned = plan_run(sh, layout, selection, timeout, Provisioning::Allowed)?;
+    let selection = Selection {
+        targets: match work {
+            Work::Matrix => selection.targets.clone(),
+            // The host alone: where code needs a feature, or whether the shim builds, does not
+            // depend on the target.
+            Work::Usage | Work::Shim => Some(Vec::new()),
+        },
+        ..selection.clone()
+    };
+    let mut planned = plan_run(sh, layout, &selection, timeout, Provisioning::Allowed)?;
     let compiles = match work {
         Work::Matrix => Vec::new(),
         Work::Shim => {
