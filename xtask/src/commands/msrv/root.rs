@@ -12,7 +12,7 @@ use crate::run::crate_root::probing::Prober;
 use crate::run::plan::{directory_name, Rustc};
 use crate::toolchains::debian::Provisioning;
 use crate::toolchains::discovery::{discover, Availability, VERSION_TIMEOUT};
-use crate::util::diagnostics::{error_diagnostics, first_rustc_error};
+use crate::util::diagnostics::{error_diagnostics, error_line, first_rustc_error};
 use crate::util::output::escape;
 use crate::util::process::{self, DEFAULT_TIMEOUT};
 use anyhow::bail;
@@ -107,10 +107,7 @@ fn build(compile: &Compile, rustc: &Rustc, allowed: Option<&[&str]>, scratch: &P
     let first = error_diagnostics(&diagnostics)
         .into_iter()
         .next()
-        .map(|(code, message)| match code.as_str() {
-            "" => format!("error: {message}"),
-            code => format!("error[{code}]: {message}"),
-        })
+        .map(|(code, message)| error_line(&code, &message))
         .or_else(|| first_rustc_error(&output.stderr))
         .unwrap_or_else(ending);
     Built::Fails(first)
