@@ -63,6 +63,8 @@ pub fn parse_min_rust(text: &str) -> anyhow::Result<Release> {
 /// Discovers the toolchains, probes each that runs (in parallel), and sums up.
 pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
     let sh = Shell::new()?;
+    // A relative `--toolchain` path is from the project root, as for `matrix`.
+    sh.change_dir(project_root());
     let availabilities = discover(
         &sh,
         options.pins.as_deref(),

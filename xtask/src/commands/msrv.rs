@@ -32,7 +32,7 @@ impl flags::Msrv {
                 bail!("ask about a crate root (--root) or a tree (--tree), not both")
             }
             (Some(root), None) => crate::util::interrupt::run_interruptible(|| {
-                root::answer(root, &toolchains, self.pins.as_deref())
+                root::answer(sh, root, &toolchains, self.pins.as_deref())
             })?,
             (None, Some(tree)) => tree::answer(sh, tree, &toolchains, self.pins.as_deref())?,
             (None, None) => {

@@ -19,8 +19,14 @@ use anyhow::bail;
 use std::path::Path;
 use xshell::Shell;
 
-/// The answer for the crate root `root`, each compiler's compiles made under `target/kshim/msrv`.
-pub fn answer(root: &Path, toolchains: &[String], pins: Option<&Path>) -> anyhow::Result<Answer> {
+/// The answer for the crate root `root`, each compiler's compiles made under `target/kshim/msrv`,
+/// on the toolchains `sh` finds (a relative path is from the project root, as for `matrix`).
+pub fn answer(
+    sh: &Shell,
+    root: &Path,
+    toolchains: &[String],
+    pins: Option<&Path>,
+) -> anyhow::Result<Answer> {
     if !root.is_file() && !root.is_dir() {
         bail!(
             "--root {}: no such file or directory",
@@ -30,14 +36,7 @@ pub fn answer(root: &Path, toolchains: &[String], pins: Option<&Path>) -> anyhow
     let input = read_crate_root(root)?;
     let path = input.path.clone().unwrap_or_else(|| root.to_path_buf());
     let compile = Compile::Root(path.clone(), input.kind);
-    let sh = Shell::new()?;
-    let availabilities = discover(
-        &sh,
-        pins,
-        toolchains,
-        VERSION_TIMEOUT,
-        Provisioning::Allowed,
-    )?;
+    let availabilities = discover(sh, pins, toolchains, VERSION_TIMEOUT, Provisioning::Allowed)?;
     let scratch = project_root().join(format!("target/kshim/msrv/{}", std::process::id()));
     let rows = crate::in_parallel(&availabilities, |index, availability| {
         let directory = scratch.join(format!("{index}-{}", directory_name(availability.id())));
