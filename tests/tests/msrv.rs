@@ -182,3 +182,29 @@ fn what_msrv_refuses() {
         .stdout_has("Usage: cargo xtask msrv [FLAGS]")
         .stdout_has("Exit status: 0 an answer was found; 1 no compiler here builds it");
 }
+
+/// A relative `--toolchain` path is from the project root for `msrv --root` and `audit` too, as
+/// for `matrix`, wherever the command starts: both took it from the working directory, and
+/// called the compiler broken ("does not exist") where `matrix` found it.
+#[test]
+fn a_relative_toolchain_path_is_from_the_project_root_for_msrv_root_and_audit() {
+    let dir = scratch_dir("msrv-relative-toolchain");
+    let rustc = wrapper(&dir.join("rustc"), verbose_version(), "");
+    let relative = path_str(rustc.strip_prefix(root()).unwrap());
+    let lib = dir.join("lib.rs");
+    std::fs::write(&lib, "pub fn answer() -> u32 {\n    42\n}\n").unwrap();
+    let run = |args: &[&str]| {
+        xtask(args)
+            .args(["--toolchain", relative, "--format", "json"])
+            .current_dir(&dir)
+            .run_within(Duration::from_secs(300))
+    };
+    let msrv = run(&["msrv", "--root", path_str(&lib)]);
+    let answer = msrv.success().json();
+    let available = &answer["toolchains"][0]["available"];
+    msrv.check(available == "yes", "msrv --root found the compiler");
+    let audit = run(&["audit", path_str(&lib)]);
+    let report = audit.json();
+    let verdict = &report["toolchains"][0]["verdict"];
+    audit.check(verdict != "broken", "audit found the compiler");
+}

@@ -71,15 +71,16 @@ impl ToolchainEntry {
     }
 }
 
-/// The indices of `toolchains` in release order (then by id), the column order of every table
-/// and page; those without a release (missing, broken) follow in their own order.
+/// A compiler's place in every table, page and `msrv` answer: by release, then by id; those
+/// without a release (missing, broken) have equal keys, so a stable sort keeps their order.
+pub fn release_key(release: Option<Release>, id: &str) -> (bool, Option<Release>, Option<&str>) {
+    (release.is_none(), release, release.map(|_| id))
+}
+
+/// The indices of `toolchains` in [`release_key`] order.
 pub fn release_order(toolchains: &[ToolchainEntry]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..toolchains.len()).collect();
-    // A stable sort: those without a release have equal keys and keep their order.
-    order.sort_by_key(|&index| {
-        let (release, id) = (toolchains[index].release, toolchains[index].id.as_str());
-        (release.is_none(), release, release.map(|_| id))
-    });
+    order.sort_by_key(|&index| release_key(toolchains[index].release, &toolchains[index].id));
     order
 }
 

@@ -13,13 +13,12 @@ use crate::report::assemble::toolchain_entry;
 pub use crate::report::audit::{input, summary, AuditReport, Column, Probed};
 use crate::run::cache::compiler_identity;
 pub use crate::run::crate_root::probing;
-use crate::run::driver::{self, Settings};
+use crate::run::driver::Settings;
 use crate::run::plan::Rustc;
 use crate::toolchains::debian::Provisioning;
 use crate::toolchains::discovery::{discover, Availability, VERSION_TIMEOUT};
 use crate::util::interrupt::run_interruptible;
 use crate::util::output::{Format, Output};
-use crate::util::process::DEFAULT_TIMEOUT;
 use crate::{commands::flags, project_root, Verdict};
 use anyhow::{bail, Context};
 use input::Input;
@@ -64,6 +63,8 @@ pub fn parse_min_rust(text: &str) -> anyhow::Result<Release> {
 /// Discovers the toolchains, probes each that runs (in parallel), and sums up.
 pub fn run_audit(options: &Options) -> anyhow::Result<AuditReport> {
     let sh = Shell::new()?;
+    // A relative `--toolchain` path is from the project root, as for `matrix`.
+    sh.change_dir(project_root());
     let availabilities = discover(
         &sh,
         options.pins.as_deref(),
@@ -179,12 +180,7 @@ impl flags::Audit {
         if let Some((flag, _)) = usage_only.iter().find(|(_, given)| *given && !self.usage) {
             bail!("{flag} is for --usage");
         }
-        let settings = Settings {
-            jobs: driver::jobs("audit", self.jobs)?,
-            timeout: driver::timeout(self.timeout, DEFAULT_TIMEOUT)?,
-            use_cache: !self.no_cache,
-            progress: output.verbosity,
-        };
+        let settings = Settings::new("audit", self.jobs, self.timeout, self.no_cache, output)?;
         let compile = self
             .usage
             .then(|| compile::Compile::for_input(&options.input, self.rustc_args.as_deref()))

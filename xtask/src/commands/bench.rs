@@ -130,19 +130,18 @@ impl flags::Bench {
         if self.usage && !self.target.is_empty() {
             bail!("--target is the matrix's: the usage run builds for the host alone");
         }
-        let (work, targets) = match self.usage {
-            true => (Work::Usage, Some(Vec::new())),
-            false => (Work::Matrix, None),
+        let work = match self.usage {
+            true => Work::Usage,
+            false => Work::Matrix,
         };
         let what = work.word();
         let cores = driver::jobs("bench", None)?;
         let layout = Layout::new(&project_root());
         let selection = Selection {
             toolchains: self.toolchain.clone(),
-            targets: match self.target.is_empty() {
-                true => targets,
-                false => Some(parse_targets(&self.target)?),
-            },
+            targets: (!self.target.is_empty())
+                .then(|| parse_targets(&self.target))
+                .transpose()?,
             ..Selection::default()
         };
         let (planned, _) = driver::plan(sh, &layout, &selection, work, DEFAULT_TIMEOUT)?;

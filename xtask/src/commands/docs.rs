@@ -6,7 +6,7 @@ use crate::commands::flags;
 use crate::docs::{page, regenerate};
 use crate::report::runs::{run_matrix, run_usage, Options};
 use crate::run::driver::Work;
-use crate::run::plan::{Layout, Selection};
+use crate::run::plan::Layout;
 use crate::util::output::Verbosity;
 use crate::{project_root, Verdict};
 use anyhow::bail;
@@ -72,12 +72,7 @@ fn record(root: &Path, toolchains: &[String], progress: Verbosity) -> anyhow::Re
     options.settings.progress = progress;
     let matrix = crate::util::interrupt::run_interruptible(|| {
         let matrix = run_matrix(&layout, &options)?;
-        let usage = Selection {
-            // Where the code needs each feature does not depend on the target.
-            targets: Some(Vec::new()),
-            ..options.selection.clone()
-        };
-        run_usage(&layout, &usage, options.settings)?;
+        run_usage(&layout, &options.selection, options.settings)?;
         Ok(matrix)
     })?;
     let usage = Work::Usage.report(&layout);

@@ -6,7 +6,7 @@
 use crate::features::expect::ToolchainVerdict;
 use crate::features::probe;
 pub use crate::report::runs::{run_matrix, Options};
-use crate::run::driver::{self, Settings};
+use crate::run::driver::Settings;
 use crate::run::plan::{plan_run, Layout, Step};
 use crate::targets::parse_targets;
 use crate::toolchains::debian::Provisioning;
@@ -14,7 +14,7 @@ use crate::toolchains::discovery::Availability;
 use crate::toolchains::pins::Shard;
 use crate::util::interrupt;
 use crate::util::output::{self, Format, Output};
-use crate::util::process::{self, shell_quote};
+use crate::util::process::shell_quote;
 use crate::{commands::flags, project_root, Verdict};
 use anyhow::{ensure, Context};
 use std::collections::BTreeSet;
@@ -24,12 +24,7 @@ use xshell::Shell;
 impl flags::Matrix {
     pub fn run(&self, sh: &Shell, output: Output) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
-        let settings = Settings {
-            jobs: driver::jobs("matrix", self.jobs)?,
-            timeout: driver::timeout(self.timeout, process::DEFAULT_TIMEOUT)?,
-            use_cache: !self.no_cache,
-            progress: output.verbosity,
-        };
+        let settings = Settings::new("matrix", self.jobs, self.timeout, self.no_cache, output)?;
         let shard = self.shard.as_deref().map(Shard::parse).transpose()?;
         let targets = (!self.target.is_empty())
             .then(|| parse_targets(&self.target))

@@ -11,11 +11,10 @@ pub mod tree;
 mod tests;
 
 use crate::commands::flags;
-use crate::run::driver::{self, Settings};
+use crate::run::driver::Settings;
 use crate::run::plan::Selection;
 use crate::toolchains::pins::with_range;
 use crate::util::output::{Format, Output};
-use crate::util::process;
 use crate::Verdict;
 use anyhow::bail;
 use xshell::Shell;
@@ -33,21 +32,15 @@ impl flags::Msrv {
                 bail!("ask about a crate root (--root) or a tree (--tree), not both")
             }
             (Some(root), None) => crate::util::interrupt::run_interruptible(|| {
-                root::answer(root, &toolchains, self.pins.as_deref())
+                root::answer(sh, root, &toolchains, self.pins.as_deref())
             })?,
             (None, Some(tree)) => tree::answer(sh, tree, &toolchains, self.pins.as_deref())?,
             (None, None) => {
-                let settings = Settings {
-                    jobs: driver::jobs("msrv", self.jobs)?,
-                    timeout: driver::timeout(self.timeout, process::DEFAULT_TIMEOUT)?,
-                    use_cache: !self.no_cache,
-                    progress: output.verbosity,
-                };
+                let settings =
+                    Settings::new("msrv", self.jobs, self.timeout, self.no_cache, output)?;
                 let selection = Selection {
                     toolchains,
                     pins: self.pins.clone(),
-                    // The host alone: whether the shim builds, not the target axis.
-                    targets: Some(Vec::new()),
                     ..Selection::default()
                 };
                 crate::util::interrupt::run_interruptible(|| shim::answer(&selection, settings))?

@@ -4,31 +4,24 @@
 //! [`crate::report::usage`]'s.
 
 pub use crate::report::runs::run_usage;
-use crate::run::driver::{self, Settings};
+use crate::run::driver::Settings;
 use crate::run::plan::{Layout, Selection};
 use crate::util::output::{Format, Output};
-use crate::{commands::flags, project_root, util::process, Verdict};
+use crate::{commands::flags, project_root, Verdict};
 use xshell::Shell;
 
 impl flags::Usage {
     pub fn run(&self, _sh: &Shell, output: Output) -> anyhow::Result<Verdict> {
         let format = Format::parse(self.format.as_deref().unwrap_or("human"))?;
-        let settings = Settings {
-            jobs: driver::jobs("usage", self.jobs)?,
-            timeout: driver::timeout(self.timeout, process::DEFAULT_TIMEOUT)?,
-            use_cache: !self.no_cache,
-            progress: output.verbosity,
-        };
+        let settings = Settings::new("usage", self.jobs, self.timeout, self.no_cache, output)?;
         let selection = Selection {
-            // Where the code needs each feature does not depend on the target.
-            targets: Some(Vec::new()),
             toolchains: crate::toolchains::pins::with_range(
                 &self.toolchain,
                 self.pins.as_deref(),
                 self.version_range.as_deref(),
             )?,
             pins: self.pins.clone(),
-            shard: None,
+            ..Selection::default()
         };
         let layout = Layout::new(&project_root());
         let report =

@@ -16,7 +16,7 @@ use crate::toolchains::debian::Provisioning;
 use crate::toolchains::discovery::Availability;
 use crate::util::files::write_atomically;
 use crate::util::interrupt::{self, Interrupted};
-use crate::util::output::{self, Verbosity};
+use crate::util::output::{self, Output, Verbosity};
 use crate::util::run_lock::RunLock;
 use crate::{features::expect::Outcome, features::probe, util::process};
 use anyhow::{bail, Context};
@@ -100,6 +100,24 @@ pub struct Settings {
     pub progress: Verbosity,
 }
 
+impl Settings {
+    /// From `command`'s `-j`, `--timeout`, `--no-cache` and `-q`/`-v` flags.
+    pub fn new(
+        command: &str,
+        jobs: Option<usize>,
+        timeout: Option<u64>,
+        no_cache: bool,
+        output: Output,
+    ) -> anyhow::Result<Settings> {
+        Ok(Settings {
+            jobs: self::jobs(command, jobs)?,
+            timeout: self::timeout(timeout, process::DEFAULT_TIMEOUT)?,
+            use_cache: !no_cache,
+            progress: output.verbosity,
+        })
+    }
+}
+
 pub struct Driven {
     /// The toolchains found and the plan, its `steps` being the steps this run took.
     pub planned: PlannedRun,
@@ -140,7 +158,16 @@ pub fn plan(
     work: Work,
     timeout: Duration,
 ) -> anyhow::Result<(PlannedRun, Vec<UsageCompile>)> {
-    let mut planned = plan_run(sh, layout, selection, timeout, Provisioning::Allowed)?;
+    let selection = Selection {
+        targets: match work {
+            Work::Matrix => selection.targets.clone(),
+            // The host alone: where code needs a feature, or whether the shim builds, does not
+            // depend on the target.
+            Work::Usage | Work::Shim => Some(Vec::new()),
+        },
+        ..selection.clone()
+    };
+    let mut planned = plan_run(sh, layout, &selection, timeout, Provisioning::Allowed)?;
     let compiles = match work {
         Work::Matrix => Vec::new(),
         Work::Shim => {

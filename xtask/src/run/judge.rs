@@ -8,7 +8,7 @@ use crate::features::probe;
 use crate::features::status::Status;
 use crate::run::plan::{Kind, Step};
 use crate::targets::parse_target_list;
-use crate::util::diagnostics::{error_diagnostics, first_rustc_error, json_errors};
+use crate::util::diagnostics::{error_diagnostics, error_line, first_rustc_error, json_errors};
 use crate::util::json::{self, Deserialize, Serialize};
 use crate::util::libtest::TestSummary;
 use crate::util::process::{describe_status, missing_library, Killed, ProcessOutput};
@@ -163,8 +163,7 @@ fn judge_outputs(
             result.error_codes = Some(crate::distinct(codes.filter(|code| !code.is_empty())));
             match errors.first() {
                 None => Ok(()),
-                Some((code, message)) if code.is_empty() => Err(anyhow!("error: {message}")),
-                Some((code, message)) => Err(anyhow!("error[{code}]: {message}")),
+                Some((code, message)) => Err(anyhow!(error_line(code, message))),
             }
         }
         Kind::Targets => {

@@ -47,6 +47,14 @@ pub fn error_diagnostics(stderr: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// An error's first line as rustc prints it: `error[E0658]: message`, `error: message` uncoded.
+pub fn error_line(code: &str, message: &str) -> String {
+    match code {
+        "" => format!("error: {message}"),
+        code => format!("error[{code}]: {message}"),
+    }
+}
+
 /// rustc's JSON diagnostics, one a line, from what `cargo --message-format=json` printed on
 /// stdout (each wrapped in a `compiler-message`).
 pub fn cargo_diagnostics(stdout: &str) -> String {
@@ -141,6 +149,15 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn error_lines_carry_the_code_when_there_is_one() {
+        assert_eq!(
+            error_line("E0725", "not allowed"),
+            "error[E0725]: not allowed"
+        );
+        assert_eq!(error_line("", "aborting"), "error: aborting");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! newest that built it, with the compilers around them that failed or were not there.
 
 use crate::catalog::Release;
+use crate::report::release_key;
 use crate::run::plan::Mode;
 use crate::toolchains::discovery::{Availability, Toolchain};
 use crate::toolchains::version::{Channel, RustcVersion};
@@ -192,15 +193,9 @@ pub struct Answer {
 /// The modes in the order the answer states them.
 pub const BOTH_MODES: [Mode; 2] = [Mode::Stable, Mode::Kernel];
 
-/// Puts `rows` in release order (then by id), those without a release last in their order.
+/// Puts `rows` in [`release_key`] order.
 pub fn in_release_order(mut rows: Vec<Row>) -> Vec<Row> {
-    rows.sort_by_key(|row| {
-        (
-            row.release.is_none(),
-            row.release,
-            row.release.and(Some(row.id.clone())),
-        )
-    });
+    rows.sort_by(|a, b| release_key(a.release, &a.id).cmp(&release_key(b.release, &b.id)));
     rows
 }
 

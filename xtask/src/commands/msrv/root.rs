@@ -12,15 +12,21 @@ use crate::run::crate_root::probing::Prober;
 use crate::run::plan::{directory_name, Rustc};
 use crate::toolchains::debian::Provisioning;
 use crate::toolchains::discovery::{discover, Availability, VERSION_TIMEOUT};
-use crate::util::diagnostics::{error_diagnostics, first_rustc_error};
+use crate::util::diagnostics::{error_diagnostics, error_line, first_rustc_error};
 use crate::util::output::escape;
 use crate::util::process::{self, DEFAULT_TIMEOUT};
 use anyhow::bail;
 use std::path::Path;
 use xshell::Shell;
 
-/// The answer for the crate root `root`, each compiler's compiles made under `target/kshim/msrv`.
-pub fn answer(root: &Path, toolchains: &[String], pins: Option<&Path>) -> anyhow::Result<Answer> {
+/// The answer for the crate root `root`, each compiler's compiles made under `target/kshim/msrv`,
+/// on the toolchains `sh` finds (a relative path is from the project root, as for `matrix`).
+pub fn answer(
+    sh: &Shell,
+    root: &Path,
+    toolchains: &[String],
+    pins: Option<&Path>,
+) -> anyhow::Result<Answer> {
     if !root.is_file() && !root.is_dir() {
         bail!(
             "--root {}: no such file or directory",
@@ -30,14 +36,7 @@ pub fn answer(root: &Path, toolchains: &[String], pins: Option<&Path>) -> anyhow
     let input = read_crate_root(root)?;
     let path = input.path.clone().unwrap_or_else(|| root.to_path_buf());
     let compile = Compile::Root(path.clone(), input.kind);
-    let sh = Shell::new()?;
-    let availabilities = discover(
-        &sh,
-        pins,
-        toolchains,
-        VERSION_TIMEOUT,
-        Provisioning::Allowed,
-    )?;
+    let availabilities = discover(sh, pins, toolchains, VERSION_TIMEOUT, Provisioning::Allowed)?;
     let scratch = project_root().join(format!("target/kshim/msrv/{}", std::process::id()));
     let rows = crate::in_parallel(&availabilities, |index, availability| {
         let directory = scratch.join(format!("{index}-{}", directory_name(availability.id())));
@@ -107,10 +106,7 @@ fn build(compile: &Compile, rustc: &Rustc, allowed: Option<&[&str]>, scratch: &P
     let first = error_diagnostics(&diagnostics)
         .into_iter()
         .next()
-        .map(|(code, message)| match code.as_str() {
-            "" => format!("error: {message}"),
-            code => format!("error[{code}]: {message}"),
-        })
+        .map(|(code, message)| error_line(&code, &message))
         .or_else(|| first_rustc_error(&output.stderr))
         .unwrap_or_else(ending);
     Built::Fails(first)
