@@ -27,7 +27,7 @@ impl flags::Show {
         // A matrix report carries its schema; a kernel report is its trees and cells.
         let member = |name: &str| value.get(name).is_some();
         if member("schema") && member("features") && member("builds") {
-            let report = Report::read_text(&text, path)?;
+            let report = Report::read(path)?;
             Ok(report.print(format, output))
         } else if member("trees") && member("cells") {
             let report = KernelJson::read(&text, path)?.with_tools_used();

@@ -178,13 +178,8 @@ impl Report {
                 path.display()
             )
         })?;
-        Report::read_text(&text, path)
-    }
-
-    /// The report in `text`, JSON read from `path`.
-    pub fn read_text(text: &str, path: &std::path::Path) -> anyhow::Result<Report> {
         // The message may quote the file's own text.
-        Report::from_json(text).map_err(|error| {
+        Report::from_json(&text).map_err(|error| {
             anyhow!(
                 "{} is not a matrix report: {}",
                 path.display(),
