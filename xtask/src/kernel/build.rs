@@ -212,7 +212,8 @@ impl Pair<'_> {
     ) -> Result<ProcessOutput, Box<Built>> {
         let what = format!("make {}", targets.join(" "));
         (self.progress)(&what);
-        let output = (self.make(targets))
+        let output = self
+            .make(targets)
             .map_err(|error| stopped(format!("make could not start: {error}")))?;
         steps.push((name.to_owned(), output.seconds));
         if let Some(why) = machine_failure(&output, self.timeout) {

@@ -180,11 +180,13 @@ pub(crate) fn plan(
     estimate.row(first_pairs, "first pair(s)", first, f64::round);
     estimate.row(switches, "compiler switch(es)", switch, f64::round);
     if cached > 0 {
-        (estimate.lines).push(format!(
+        estimate.lines.push(format!(
             "{cached} cell(s) cached: read back, only their predictions run"
         ));
     }
-    let boot_disk = (booting.as_ref()).map_or(0, |booting| booting.estimate(dir, &mut estimate));
+    let boot_disk = booting
+        .as_ref()
+        .map_or(0, |booting| booting.estimate(dir, &mut estimate));
     let disk = to_provide as u64 * (TREE_DEB_MB + TREE_UNPACKED_MB)
         + first_pairs as u64 * BUILD_DIR_MB
         + to_extract.len() as u64 * LIBRARY_MB

@@ -276,7 +276,10 @@ impl Run<'_> {
             self.settings.use_cache,
             &say,
         );
-        let pair = (self.tools.for_tree(&tree.facts).cloned())
+        let pair = self
+            .tools
+            .for_tree(&tree.facts)
+            .cloned()
             .map_err(|missing| format!("the build tools are missing: {missing:#}"));
         if pair.is_ok() {
             take_lock(&mut self.lock, &self.dir)?;
@@ -320,7 +323,9 @@ impl Run<'_> {
     /// The pair's real result, and whether it came from the cache: the cached one, else the
     /// build's (cached if it is the compiler's verdict); or why nothing was built.
     fn build(&self, tree: &mut TreeRun<'_>, pair: &Pair<'_>) -> Result<(Built, bool), String> {
-        if let Some(built) = (self.settings.use_cache)
+        if let Some(built) = self
+            .settings
+            .use_cache
             .then(|| results::load_result(&pair.entry))
             .flatten()
         {

@@ -27,7 +27,7 @@ pub(crate) fn rust_symbols(tree: &Path) -> Vec<(String, bool)> {
     }
     let mut rust = std::collections::BTreeSet::from(["RUST".to_owned()]);
     while let Some((_, entry)) = entries.iter().find(|(sample, entry)| {
-        let mut words = (entry.depends.iter()).flat_map(|condition| {
+        let mut words = entry.depends.iter().flat_map(|condition| {
             condition.split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
         });
         !rust.contains(&entry.name) && (*sample || words.any(|word| rust.contains(word)))

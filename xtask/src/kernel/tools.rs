@@ -111,7 +111,9 @@ pub(crate) fn find_tools(kernel_dir: &Path, wanted: Bindgen) -> anyhow::Result<T
         "/usr/include/openssl/ssl.h".to_owned(),
         format!("{}/libclang.so", libclang.display()),
     ];
-    let missing: Vec<String> = (programs.iter().map(String::as_str))
+    let missing: Vec<String> = programs
+        .iter()
+        .map(String::as_str)
         .chain(["flex", "bison", "bc"])
         .filter(|program| !Path::new("/usr/bin").join(program).exists())
         .map(str::to_owned)

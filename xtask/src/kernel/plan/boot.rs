@@ -101,7 +101,9 @@ impl BootPlan {
             );
         }
         if self.cached > 0 {
-            (estimate.lines).push(format!("{} boot(s) cached: read back", self.cached));
+            estimate
+                .lines
+                .push(format!("{} boot(s) cached: read back", self.cached));
         }
         self.firsts as u64 * BOOT_DIR_MB
     }
